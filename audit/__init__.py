@@ -1,0 +1,1 @@
+"""Audits: Pufferfish frameworks, hypothesis tests, certified and conversion bounds, reports, the CLI."""

@@ -1,0 +1,1 @@
+"""Conversion bounds between privacy notions, one module per paper."""

@@ -1,0 +1,1 @@
+"""MI estimators: batched neural critics, sliced MI, classical baselines and result types."""

@@ -1,0 +1,108 @@
+"""The result type of every MI estimate, in the style of ``scipy.stats`` result objects."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .units import NATS, UNITS, convert
+from .validation import check_choice
+
+
+def _jsonable(value):
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v) for v in value.tolist()]
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+@dataclass(frozen=True)
+class MIEstimate:
+    """An estimate of (sliced) mutual information with its evidence.
+
+    Attributes
+    ----------
+    estimator : str
+        The base estimator (``"dv"``, ``"mine"``, ``"nwj"``, ``"ksg"``, ``"gaussian"``, ``"plugin"``).
+    value : float
+        Point estimate, on data the estimator did not fit (neural estimators: the test split).
+    unit : str
+        ``"nats"`` or ``"bits"``; every information field below is in this unit.
+    lower_bound : float or None
+        Certified lower bound on the estimated quantity, holding with probability at least
+        ``confidence`` over the data; ``None`` when the estimator cannot certify.
+    confidence : float or None
+        ``1 - alpha`` for ``lower_bound`` (``None`` when there is no bound).
+    stderr : float or None
+        Standard error of ``value``: across slices for sliced MI, else from the test-split sample.
+    n : int
+        Number of samples used.
+    seconds : float
+        Wall-clock time of the estimation.
+    sliced : bool
+        Whether ``value`` is sliced MI (Goldfeld and Greenewald 2021; Eq. (5) of the Pufferfish paper).
+    slices : int or None
+        Number of Monte Carlo slices p (Eq. (7)).
+    per_slice : ndarray or None
+        Per-slice estimates, shape ``(p,)``.
+    per_slice_lower_bounds : ndarray or None
+        Per-slice certified lower bounds, valid simultaneously with probability ``confidence``.
+    max_slice_lower_bound : float or None
+        The largest per-slice bound: by data processing also a certified lower bound on the
+        full MI I(X; Y) at the same confidence.
+    details : dict
+        Estimator-specific diagnostics (hyper-parameters, training curves, split sizes).
+    """
+
+    estimator: str
+    value: float
+    unit: str = NATS
+    lower_bound: float | None = None
+    confidence: float | None = None
+    stderr: float | None = None
+    n: int = 0
+    seconds: float = 0.0
+    sliced: bool = False
+    slices: int | None = None
+    per_slice: np.ndarray | None = None
+    per_slice_lower_bounds: np.ndarray | None = None
+    max_slice_lower_bound: float | None = None
+    details: dict = field(default_factory=dict)
+
+    _INFO_FIELDS = ("value", "lower_bound", "stderr", "per_slice", "per_slice_lower_bounds", "max_slice_lower_bound")
+
+    def to(self, unit: str) -> "MIEstimate":
+        """Return the same result with every information field converted to ``unit``."""
+        check_choice(unit, "unit", UNITS)
+        changes = {name: convert(getattr(self, name), self.unit, unit) for name in self._INFO_FIELDS}
+        return dataclasses.replace(self, unit=unit, **changes)
+
+    def to_dict(self, *, include_details: bool = False) -> dict:
+        """A JSON-ready dict (arrays become lists, non-finite numbers become ``None``)."""
+        out = {
+            "estimator": self.estimator,
+            "sliced": self.sliced,
+            "slices": self.slices,
+            "value": self.value,
+            "unit": self.unit,
+            "lower_bound": self.lower_bound,
+            "confidence": self.confidence,
+            "stderr": self.stderr,
+            "n": self.n,
+            "seconds": self.seconds,
+            "per_slice": self.per_slice,
+            "per_slice_lower_bounds": self.per_slice_lower_bounds,
+            "max_slice_lower_bound": self.max_slice_lower_bound,
+        }
+        if include_details:
+            out["details"] = self.details
+        return _jsonable(out)

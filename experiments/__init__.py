@@ -1,0 +1,1 @@
+"""Reproduced figures, studies and benchmarks. Nothing outside this package imports from it."""

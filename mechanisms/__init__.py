@@ -1,0 +1,1 @@
+"""Black-box mechanisms, priors, noise calibrations, reference catalog, LIP/PML constructions."""
