@@ -1,0 +1,307 @@
+"""Adapters that turn other kinds of mechanisms into the batched protocol ``mech(dbs, rng) -> (m, d)``.
+
+- :class:`PerDatabaseMechanism` wraps a per-database callable ``f(db, rng) -> (d,)``.
+- :class:`ExternalCommandMechanism` runs a program that reads databases on stdin and
+  writes outputs on stdout (the wire format is documented on the class).
+- :func:`opendp_mechanism` and :func:`diffprivlib_mechanism` wrap mechanisms of the
+  optional OpenDP and diffprivlib libraries, imported only when called.
+
+Each adapter raises :class:`~mechanisms.base.MechanismError` naming itself and the
+database index when the wrapped mechanism fails on a database.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import os
+import subprocess
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+import numpy as np
+
+from estimators.validation import InputError, check_choice, check_positive
+
+from .base import MechanismError
+
+__all__ = [
+    "ExternalCommandMechanism",
+    "PerDatabaseMechanism",
+    "WIRE_FORMATS",
+    "diffprivlib_mechanism",
+    "opendp_mechanism",
+]
+
+#: Wire formats understood by :class:`ExternalCommandMechanism`.
+WIRE_FORMATS = ("text", "npy")
+
+#: Environment variable through which an external command receives its seed.
+SEED_VARIABLE = "MIAUDIT_SEED"
+
+_STDERR_TAIL = 800
+
+
+def _as_output_row(value, who: str, index: int) -> np.ndarray:
+    try:
+        row = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise MechanismError(f"{who} returned non-numeric output for database {index}: {exc}",
+                             mechanism=who, database_index=index) from None
+    if row.ndim == 0:
+        row = row.reshape(1)
+    if row.ndim != 1 or row.size == 0:
+        raise MechanismError(f"{who} returned shape {row.shape} for database {index}; expected (d,) with d >= 1",
+                             mechanism=who, database_index=index)
+    return row
+
+
+def _stack_rows(rows: list[np.ndarray], who: str) -> np.ndarray:
+    width = rows[0].size
+    for index, row in enumerate(rows):
+        if row.size != width:
+            raise MechanismError(
+                f"{who} returned {row.size} values for database {index} but {width} for database 0",
+                mechanism=who, database_index=index)
+    return np.stack(rows)
+
+
+@dataclass(frozen=True, eq=False)
+class PerDatabaseMechanism:
+    """Batch a per-database mechanism ``f(db, rng) -> (d,)`` (a scalar counts as ``d = 1``).
+
+    Parameters
+    ----------
+    function : callable
+        ``function(db, rng)`` with ``db`` of shape ``(n, k)``; called once per database,
+        in batch order, with the same generator (so a seed reproduces the whole batch).
+    name : str
+        Name used in error messages.
+    """
+
+    function: Callable
+    name: str = "per-database mechanism"
+
+    def __post_init__(self):
+        if not callable(self.function):
+            raise InputError(f"argument 'function' must be callable, got {type(self.function).__name__}")
+
+    def __call__(self, dbs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        who = f"mechanism '{self.name}'"
+        rows = []
+        for index, db in enumerate(dbs):
+            try:
+                value = self.function(db, rng)
+            except Exception as exc:  # noqa: BLE001 - a black box may raise anything
+                raise MechanismError(f"{who} raised {type(exc).__name__} on database {index}: {exc}",
+                                     mechanism=who, database_index=index) from exc
+            rows.append(_as_output_row(value, who, index))
+        return _stack_rows(rows, who)
+
+
+def _encode_text(dbs: np.ndarray) -> bytes:
+    m, n, k = dbs.shape
+    lines = [f"{m} {n} {k}"]
+    lines.extend(" ".join(repr(float(v)) for v in db.ravel()) for db in dbs)
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _decode_text(stdout: bytes, m: int, who: str) -> np.ndarray:
+    try:
+        text = stdout.decode()
+    except UnicodeDecodeError:
+        raise MechanismError(f"{who} printed bytes that are not UTF-8 text", mechanism=who) from None
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) != m:
+        raise MechanismError(f"{who} printed {len(lines)} non-empty lines for {m} databases; "
+                             f"expected one line of numbers per database", mechanism=who)
+    rows = []
+    for index, line in enumerate(lines):
+        try:
+            rows.append(np.array([float(token) for token in line.split()]))
+        except ValueError:
+            shown = line if len(line) <= 80 else line[:77] + "..."
+            raise MechanismError(f"{who} printed a line that is not numbers for database {index}: {shown!r}",
+                                 mechanism=who, database_index=index) from None
+    return _stack_rows(rows, who)
+
+
+def _encode_npy(dbs: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, dbs, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _decode_npy(stdout: bytes, who: str) -> np.ndarray:
+    try:
+        return np.load(io.BytesIO(stdout), allow_pickle=False)
+    except Exception as exc:  # noqa: BLE001 - any unreadable stdout is the same failure
+        raise MechanismError(f"{who} did not print a valid .npy array: {type(exc).__name__}: {exc}",
+                             mechanism=who) from None
+
+
+@dataclass(frozen=True, eq=False)
+class ExternalCommandMechanism:
+    """A mechanism implemented by an external program, batch in on stdin, outputs on stdout.
+
+    The program is started once per batch. Its seed is the environment variable
+    ``MIAUDIT_SEED`` (a non-negative integer drawn from the audit's generator), so a
+    seeded audit is reproducible when the program seeds its own randomness from it.
+
+    Wire format ``"text"`` (the default; any language can speak it):
+
+    - stdin: a header line ``m n k``, then one line per database holding its ``n * k``
+      entries separated by spaces, row by row (record 0's k attributes, then record 1's, ...);
+    - stdout: one line per database (``m`` non-empty lines, in order) holding its ``d``
+      output numbers separated by whitespace.
+
+    Wire format ``"npy"``: stdin is the ``(m, n, k)`` float64 batch as ``.npy`` bytes
+    (``numpy.save``); stdout must be the ``(m, d)`` outputs as ``.npy`` bytes.
+
+    Parameters
+    ----------
+    command : sequence of str
+        Program and arguments (no shell), e.g. ``(sys.executable, "mech.py")``.
+    timeout : float
+        Seconds the program may run per batch before it is killed (default 60).
+    wire : {"text", "npy"}
+        Wire format (default ``"text"``).
+    name : str, optional
+        Name used in error messages (default: the command line).
+
+    Raises
+    ------
+    MechanismError
+        When the program cannot be started, exceeds ``timeout``, exits with a non-zero
+        status (its stderr is quoted), or prints something that is not the expected outputs.
+    """
+
+    command: tuple
+    timeout: float = 60.0
+    wire: str = "text"
+    name: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if isinstance(self.command, str) or not self.command:
+            raise InputError("argument 'command' must be a non-empty sequence of strings (no shell), "
+                             f"got {self.command!r}")
+        if not all(isinstance(part, (str, os.PathLike)) for part in self.command):
+            raise InputError(f"argument 'command' must hold only strings, got {self.command!r}")
+        object.__setattr__(self, "command", tuple(os.fspath(part) for part in self.command))
+        object.__setattr__(self, "timeout", check_positive(self.timeout, "timeout"))
+        check_choice(self.wire, "wire", WIRE_FORMATS)
+        if self.name is None:
+            object.__setattr__(self, "name", " ".join(self.command))
+
+    def __call__(self, dbs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        who = f"mechanism '{self.name}'"
+        batch = np.asarray(dbs, dtype=np.float64)
+        seed = int(rng.integers(0, 2**63 - 1))
+        env = {**os.environ, **self.env, SEED_VARIABLE: str(seed)}
+        payload = _encode_text(batch) if self.wire == "text" else _encode_npy(batch)
+        try:
+            done = subprocess.run(self.command, input=payload, capture_output=True,
+                                  timeout=self.timeout, env=env, check=False)
+        except subprocess.TimeoutExpired:
+            raise MechanismError(f"{who} did not finish within {self.timeout:g} s on a batch of "
+                                 f"{batch.shape[0]} databases (hung?); it was killed", mechanism=who) from None
+        except OSError as exc:
+            raise MechanismError(f"{who} could not be started: {exc}", mechanism=who) from None
+        if done.returncode != 0:
+            stderr = done.stderr.decode(errors="replace").strip()[-_STDERR_TAIL:]
+            raise MechanismError(f"{who} exited with status {done.returncode}; stderr: {stderr or '(empty)'}",
+                                 mechanism=who)
+        if self.wire == "text":
+            return _decode_text(done.stdout, batch.shape[0], who)
+        return _decode_npy(done.stdout, who)
+
+
+def _import_optional(module: str, extra: str):
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"this adapter needs the optional dependency {extra!r} "
+                          f"(pip install 'miaudit[{extra}]'); importing {module!r} failed: {exc}") from exc
+
+
+def _column_as_list(db: np.ndarray) -> list:
+    if db.shape[1] != 1:
+        raise InputError(f"databases have k = {db.shape[1]} attributes; pass 'to_input' to say how a "
+                         "database becomes the measurement's input")
+    return db[:, 0].tolist()
+
+
+def opendp_mechanism(measurement, *, to_input: Callable | None = None,
+                     name: str = "opendp measurement") -> PerDatabaseMechanism:
+    """Wrap an OpenDP ``Measurement`` as a batched mechanism (needs the ``opendp`` extra).
+
+    Parameters
+    ----------
+    measurement : opendp.mod.Measurement
+        Called once per database on ``to_input(db)``; its output (a number or a
+        sequence of numbers) becomes the ``d`` outputs.
+    to_input : callable, optional
+        Maps a database of shape ``(n, k)`` to the measurement's input. Default: for
+        ``k = 1``, the column as a list of floats (OpenDP's vector domains).
+    name : str
+        Name used in error messages.
+
+    Notes
+    -----
+    OpenDP draws its noise from its own cryptographically secure generator, which
+    cannot be seeded: the generator passed to the mechanism is ignored, so audits of an
+    OpenDP measurement are not reproducible bit for bit.
+    """
+    opendp = _import_optional("opendp.mod", "opendp")
+    if not isinstance(measurement, opendp.Measurement):
+        raise InputError(f"argument 'measurement' must be an opendp Measurement, got {type(measurement).__name__}")
+    convert = to_input or _column_as_list
+
+    def run_measurement(db: np.ndarray, rng: np.random.Generator):
+        return measurement(convert(db))
+
+    return PerDatabaseMechanism(run_measurement, name=name)
+
+
+def diffprivlib_mechanism(mechanism_class, params: Mapping, query: Callable, *,
+                          name: str = "diffprivlib mechanism") -> PerDatabaseMechanism:
+    """Wrap a diffprivlib mechanism class as a batched mechanism (needs the ``diffprivlib`` extra).
+
+    For each database the adapter computes ``query(db)`` (``d`` numbers), builds
+    ``mechanism_class(**params, random_state=seed)`` with a seed drawn from the audit's
+    generator, and releases ``randomise(value)`` for every value, so a seed reproduces the run.
+
+    Parameters
+    ----------
+    mechanism_class : type
+        A diffprivlib mechanism, e.g. ``diffprivlib.mechanisms.Laplace``.
+    params : mapping
+        Its keyword arguments other than ``random_state`` (e.g. ``epsilon``, ``sensitivity``).
+    query : callable
+        ``query(db) -> (d,)``, the value released with noise.
+    name : str
+        Name used in error messages.
+
+    Raises
+    ------
+    InputError
+        When diffprivlib rejects ``params`` (checked once here).
+    """
+    _import_optional("diffprivlib.mechanisms", "diffprivlib")
+    if not callable(query):
+        raise InputError(f"argument 'query' must be callable, got {type(query).__name__}")
+    if "random_state" in params:
+        raise InputError("argument 'params' must not set 'random_state': the adapter seeds from the audit's generator")
+    try:
+        mechanism_class(**params, random_state=0)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"argument 'params' rejected by {getattr(mechanism_class, '__name__', mechanism_class)}: "
+                         f"{exc}") from None
+
+    def randomise_query(db: np.ndarray, rng: np.random.Generator):
+        mechanism = mechanism_class(**params, random_state=int(rng.integers(0, 2**32 - 1)))
+        values = np.atleast_1d(np.asarray(query(db), dtype=np.float64))
+        return [mechanism.randomise(float(value)) for value in values.ravel()]
+
+    return PerDatabaseMechanism(randomise_query, name=name)

@@ -1,0 +1,186 @@
+"""The black-box mechanism protocol and its validation at the boundary.
+
+A mechanism is a batched callable ``mech(dbs, rng) -> (m, d)``: it receives ``m``
+databases of ``n`` records with ``k`` attributes each (a float array of shape
+``(m, n, k)``) and a :class:`numpy.random.Generator`, and returns one ``d``-dimensional
+output per database. It models the randomized mechanism ``M: X^{n x k} -> Y`` of
+Definition 1 of the Pufferfish paper (``pufferfish-mi-privacy.txt``), with ``Y = R^d``.
+
+The audit engine never calls a mechanism directly: it calls :func:`sample_mechanism`,
+which turns every way a black box can misbehave (it raises, returns the wrong shape,
+returns NaN or inf) into one :class:`MechanismError` naming the mechanism and, where it
+can be found, the index of the offending database in the batch.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol, runtime_checkable
+
+import numpy as np
+
+from estimators.validation import InputError, as_generator
+
+__all__ = [
+    "Mechanism",
+    "MechanismError",
+    "as_database_batch",
+    "check_batch_output",
+    "mechanism_name",
+    "sample_mechanism",
+]
+
+
+@runtime_checkable
+class Mechanism(Protocol):
+    """A batched randomized mechanism ``mech(dbs, rng) -> (m, d)``."""
+
+    def __call__(self, dbs: np.ndarray, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover
+        ...
+
+
+class MechanismError(InputError):
+    """A mechanism (or a secret function) misbehaved on a batch of databases.
+
+    Attributes
+    ----------
+    mechanism : str
+        The name of the mechanism.
+    database_index : int or None
+        Index in the batch of the first database on which it misbehaved, when known.
+    """
+
+    def __init__(self, message: str, *, mechanism: str, database_index: int | None = None):
+        super().__init__(message)
+        self.mechanism = mechanism
+        self.database_index = database_index
+
+
+def mechanism_name(mech) -> str:
+    """A readable name for a mechanism: its ``name`` attribute, else its qualified name."""
+    name = getattr(mech, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    for attribute in ("__name__", "__qualname__"):
+        name = getattr(mech, attribute, None)
+        if isinstance(name, str) and name:
+            return name
+    return type(mech).__qualname__
+
+
+def _first_nonfinite(arr: np.ndarray) -> int | None:
+    """Index along the first axis of the first NaN/inf entry, or None when all are finite."""
+    bad = ~np.isfinite(arr)
+    return int(np.argwhere(bad)[0][0]) if bad.any() else None
+
+
+def as_database_batch(dbs, name: str = "dbs") -> np.ndarray:
+    """Return a database batch as a float64 array of shape ``(m, n, k)`` with finite entries.
+
+    Raises
+    ------
+    InputError
+        Naming ``name`` when the batch is not numeric, not 3-D, empty, or holds NaN/inf
+        (the message gives the first offending database index).
+    """
+    try:
+        arr = np.asarray(dbs, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"argument '{name}' must be a numeric array of shape (m, n, k): {exc}") from None
+    if arr.ndim != 3:
+        raise InputError(f"argument '{name}' must have shape (m, n, k), got shape {arr.shape}")
+    if 0 in arr.shape:
+        raise InputError(f"argument '{name}' must be non-empty, got shape {arr.shape}")
+    index = _first_nonfinite(arr)
+    if index is not None:
+        raise InputError(f"argument '{name}' contains NaN or inf (first in database {index})")
+    return arr
+
+
+def check_batch_output(values, m: int, who: str) -> np.ndarray:
+    """Return a per-database output as a float64 array of shape ``(m, d)``.
+
+    Shared by mechanisms and secret functions: both map a batch of ``m`` databases to
+    one row per database.
+
+    Raises
+    ------
+    MechanismError
+        Naming ``who`` when ``values`` is not numeric, not of shape ``(m, d)`` with
+        ``d >= 1``, or holds NaN/inf (the message gives the first offending database).
+    """
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise MechanismError(f"{who} returned non-numeric output: {exc}", mechanism=who) from None
+    if arr.ndim != 2 or arr.shape[0] != m or arr.shape[1] == 0:
+        raise MechanismError(
+            f"{who} returned shape {arr.shape} for a batch of {m} databases; expected ({m}, d) with d >= 1",
+            mechanism=who,
+        )
+    index = _first_nonfinite(arr)
+    if index is not None:
+        raise MechanismError(f"{who} returned NaN or inf for database {index}",
+                             mechanism=who, database_index=index)
+    return arr
+
+
+def _locate_failure(mech: Callable, dbs: np.ndarray, rng: np.random.Generator) -> int | None:
+    # Re-run on single databases to find one that fails on its own. Only on the error
+    # path, so the draws it consumes never affect a successful audit.
+    for index in range(dbs.shape[0]):
+        try:
+            mech(dbs[index:index + 1], rng)
+        except Exception:  # noqa: BLE001 - any failure of the black box locates it
+            return index
+    return None
+
+
+def sample_mechanism(mech: Callable, dbs, rng=None, *, name: str | None = None,
+                     locate: bool = True) -> np.ndarray:
+    """Run ``mech`` on a database batch and validate what it returns.
+
+    Parameters
+    ----------
+    mech : callable
+        A batched mechanism ``mech(dbs, rng) -> (m, d)``.
+    dbs : array_like, shape (m, n, k)
+        The databases.
+    rng : int, None or numpy.random.Generator
+        Seed or generator handed to the mechanism.
+    name : str, optional
+        Name used in error messages (default: :func:`mechanism_name`).
+    locate : bool
+        When a batched mechanism raises, re-run it on single databases to name the
+        first one that fails on its own (default True).
+
+    Returns
+    -------
+    ndarray, shape (m, d)
+        The outputs as float64.
+
+    Raises
+    ------
+    InputError
+        When ``dbs`` is not a finite ``(m, n, k)`` batch.
+    MechanismError
+        When the mechanism raises, returns the wrong shape, or returns NaN/inf. The
+        message names the mechanism and, when it can be found, the database index.
+    """
+    batch = as_database_batch(dbs)
+    generator = as_generator(rng)
+    who = f"mechanism '{name or mechanism_name(mech)}'"
+    try:
+        out = mech(batch, generator)
+    except MechanismError as exc:
+        if str(exc).startswith(who):
+            raise
+        raise MechanismError(f"{who}: {exc}", mechanism=who,
+                             database_index=exc.database_index) from exc
+    except Exception as exc:  # noqa: BLE001 - a black box may raise anything
+        index = _locate_failure(mech, batch, generator) if locate and batch.shape[0] > 1 else None
+        if index is None and batch.shape[0] == 1:
+            index = 0
+        where = f" on database {index}" if index is not None else f" on the batch of {batch.shape[0]} databases"
+        raise MechanismError(f"{who} raised {type(exc).__name__}{where}: {exc}",
+                             mechanism=who, database_index=index) from exc
+    return check_batch_output(out, batch.shape[0], who)
