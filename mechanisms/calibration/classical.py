@@ -1,0 +1,101 @@
+"""Classical (sensitivity-based) Laplace and Gaussian noise for ε-DP and (ε, δ)-DP.
+
+These are the baselines the Pufferfish/MI paper compares with (Remark 8, Remark 11):
+Laplace ε-DP b = Δ₁/ε (Dwork et al. 2006), Laplace (ε, δ)-DP b = Δ₁/(ε − log(1 − δ))
+(the paper's reference [10]), the classical Gaussian σ = Δ₂ √(2 ln(1.25/δ))/ε for ε ≤ 1
+(Dwork and Roth 2014, Theorem A.1) and the analytic Gaussian mechanism (Balle and Wang 2018,
+Theorem 8 and Algorithm 1: the smallest σ whose exact δ(ε) meets the target).
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy.optimize import brentq
+
+from estimators.validation import InputError, check_choice, check_positive, check_probability
+
+from ._inputs import check_epsilon, resolve_dim
+from ..dp_curves import gaussian_dp_delta
+from .result import Calibration, gaussian_calibration, laplace_calibration
+
+GAUSSIAN_METHODS = ("classical", "analytic")
+# Relative accuracy of the analytic Gaussian σ (root of δ(ε; σ) = δ in log σ).
+ANALYTIC_RTOL = 1e-12
+
+
+def laplace_dp(epsilon, l1_sensitivity, *, dim=None) -> Calibration:
+    """Laplace b = Δ₁/ε for ε-DP (Remark 8 of the Pufferfish/MI paper, citing Dwork et al.)."""
+    eps = check_epsilon(epsilon)
+    delta1 = check_positive(l1_sensitivity, "l1_sensitivity")
+    return laplace_calibration(delta1 / eps, notion="dp", epsilon=eps, delta=None, dim=resolve_dim(dim),
+                               rule="Remark 8 (classic Laplace): b = Delta_1 / eps")
+
+
+def laplace_approx_dp(epsilon, delta, l1_sensitivity, *, dim=None) -> Calibration:
+    """Laplace b = Δ₁/(ε − log(1 − δ)) for (ε, δ)-DP (Remark 8, citing reference [10])."""
+    eps = check_epsilon(epsilon)
+    dlt = check_probability(delta, "delta")
+    delta1 = check_positive(l1_sensitivity, "l1_sensitivity")
+    return laplace_calibration(delta1 / (eps - math.log1p(-dlt)), notion="approx-dp", epsilon=eps, delta=dlt,
+                               dim=resolve_dim(dim), rule="Remark 8 (classic Laplace): b = Delta_1 / (eps - log(1 - delta))")
+
+
+def classical_gaussian_variance(epsilon: float, delta: float, sensitivity: float) -> float:
+    """σ² = 2 ln(1.25/δ) Δ² / ε², valid for ε ≤ 1 (Dwork and Roth 2014, Theorem A.1;
+    Remark 11 of the Pufferfish/MI paper)."""
+    if epsilon > 1.0:
+        raise InputError(f"argument 'epsilon' must be <= 1 for the classical Gaussian mechanism "
+                         f"(use the analytic Gaussian for larger epsilon), got {epsilon!r}")
+    return 2.0 * math.log(1.25 / delta) * sensitivity ** 2 / epsilon ** 2
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float, l2_sensitivity: float) -> float:
+    """The smallest σ with δ(ε; σ) ≤ δ for the exact Balle–Wang profile (Theorem 8).
+
+    δ(ε; σ) decreases strictly in σ, so the boundary is the unique root of
+    δ(ε; σ) − δ, found by Brent's method in log σ to relative accuracy 1e-12.
+    """
+    def gap(log_sigma):
+        return gaussian_dp_delta(epsilon, math.exp(log_sigma), l2_sensitivity) - delta
+
+    # Bracket: widen by factors of 2 until the sign changes (δ → 1 as σ → 0, → 0 as σ → ∞).
+    lo = hi = math.log(l2_sensitivity)
+    while gap(lo) <= 0:
+        lo -= math.log(2.0)
+    while gap(hi) > 0:
+        hi += math.log(2.0)
+    root = brentq(gap, lo, hi, xtol=1e-300, rtol=ANALYTIC_RTOL, maxiter=500)
+    return math.exp(root)
+
+
+def gaussian_approx_dp(epsilon, delta, l2_sensitivity, *, dim=None, method="classical") -> Calibration:
+    """Gaussian σ for (ε, δ)-DP: classical or analytic (Balle–Wang) calibration.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0 (≤ 1 for ``method="classical"``).
+    delta : float
+        δ in (0, 1).
+    l2_sensitivity : float
+        Δ₂(f) > 0.
+    dim : int, optional
+        Query dimension (noise is N(0, σ² I_d)); default 1. It does not change σ.
+    method : {"classical", "analytic"}
+        ``"classical"``: σ = Δ₂ √(2 ln(1.25/δ))/ε (Dwork and Roth, Theorem A.1).
+        ``"analytic"``: the smallest σ whose exact δ(ε) (Balle and Wang 2018, Theorem 8;
+        :func:`mechanisms.dp_curves.gaussian_dp_delta`) equals δ, to 1e-12 relative.
+    """
+    eps = check_epsilon(epsilon)
+    dlt = check_probability(delta, "delta")
+    delta2 = check_positive(l2_sensitivity, "l2_sensitivity")
+    method = check_choice(method, "method", GAUSSIAN_METHODS)
+    if method == "classical":
+        variance = classical_gaussian_variance(eps, dlt, delta2)
+        rule = "Dwork-Roth Thm A.1 (classic Gaussian): sigma = Delta_2 sqrt(2 ln(1.25/delta)) / eps"
+    else:
+        variance = analytic_gaussian_sigma(eps, dlt, delta2) ** 2
+        rule = "Balle-Wang 2018 Thm 8 (analytic Gaussian): smallest sigma with delta(eps; sigma) = delta"
+    return gaussian_calibration(variance, notion="approx-dp", epsilon=eps, delta=dlt, dim=resolve_dim(dim),
+                                rule=rule)

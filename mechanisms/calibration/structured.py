@@ -1,0 +1,57 @@
+"""Gaussian noise for (ε, δ) structured Pufferfish privacy under Gaussianity, and the
+(ε, δ) attribute-privacy baseline it extends.
+
+Reference: the Pufferfish/MI paper (``papers/pufferfish-mi-privacy.txt``): Section III-A
+(the structured-PP Gaussian mechanism when f(X) | g(X), w(X) is Gaussian) and Section V-C
+(Theorem 1 of reference [7], the (ε, δ)-AP Gaussian mechanism). Both subtract the query's own
+conditional variance from the classical Gaussian variance 2 ln(1.25/δ) Δ²/ε².
+"""
+
+from __future__ import annotations
+
+from estimators.validation import check_nonnegative, check_probability
+
+from ._inputs import check_epsilon
+from .classical import classical_gaussian_variance
+from .result import Calibration, gaussian_calibration
+
+
+def _gaussianity_variance(epsilon, delta, mean_gap, cond_var):
+    eps = check_epsilon(epsilon)
+    dlt = check_probability(delta, "delta")
+    gap = check_nonnegative(mean_gap, "mean_gap")
+    var = check_nonnegative(cond_var, "cond_var")
+    return eps, dlt, max(classical_gaussian_variance(eps, dlt, gap) - var, 0.0)
+
+
+def gaussian_structured_pp(epsilon, delta, mean_gap, cond_var) -> Calibration:
+    """Gaussian σ for (ε, δ) structured PP when f(X) | g(X), w(X) is Gaussian (Section III-A).
+
+    σ² = 2 (Δ_{f,g,w}/ε)² log(1.25/δ) − Var(f(X) | g(X) = a₀, w(X) = c₀), and 0 when negative.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in (0, 1].
+    delta : float
+        δ in (0, 1).
+    mean_gap : float
+        sup over P_X, g ∼ w, c of Δ_{f,g,w}(c) = sup_{a,b} |E[f | g=a, w=c] − E[f | g=b, w=c]|.
+    cond_var : float
+        The (constant) conditional variance Var(f(X) | g(X), w(X)) under Gaussianity.
+    """
+    eps, dlt, variance = _gaussianity_variance(epsilon, delta, mean_gap, cond_var)
+    return gaussian_calibration(variance, notion="approx-pp", epsilon=eps, delta=dlt, dim=1,
+                                rule="Section III-A: sigma^2 = max(2 (Delta_fgw/eps)^2 log(1.25/delta) - Var(f|g,w), 0)")
+
+
+def gaussian_attribute_dp(epsilon, delta, mean_gap, cond_var) -> Calibration:
+    """Gaussian σ for (ε, δ) attribute privacy, Theorem 1 of [7] as quoted in Section V-C.
+
+    σ² = (C Δ_AP(f)/ε)² − Var(f(X) | g(X) = a), and 0 when negative, with C = √(2 log(1.25/δ))
+    and Δ_AP(f) = max_{a,b} |E[f | g=a] − E[f | g=b]| (``mean_gap``).
+    """
+    eps, dlt, variance = _gaussianity_variance(epsilon, delta, mean_gap, cond_var)
+    return gaussian_calibration(variance, notion="approx-ap", epsilon=eps, delta=dlt, dim=1,
+                                rule="[7] Thm 1 (Section V-C): sigma^2 = max((C Delta_AP/eps)^2 - Var(f|g), 0), "
+                                     "C = sqrt(2 log(1.25/delta))")
