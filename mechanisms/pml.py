@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimators.units import NATS
-from estimators.validation import InputError, check_int, check_positive
+from estimators.validation import InputError, as_generator, check_int, check_positive
 
 __all__ = [
     "KernelLeakage",
@@ -30,6 +30,7 @@ __all__ = [
     "optimal_binary_pml_kernel",
     "outcome_pml",
     "randomized_response",
+    "sample_min_mass_priors",
 ]
 
 # Row sums of a stochastic matrix are compared to 1 with this absolute tolerance, so that
@@ -75,6 +76,37 @@ def check_min_mass(c, n_inputs: int, name: str = "c") -> float:
     if c * n_inputs > 1.0 + 1e-12:
         raise InputError(f"argument '{name}' must be in (0, 1/N] = (0, {1.0 / n_inputs:.6g}] for N = {n_inputs}, got {c!r}")
     return min(c, 1.0 / n_inputs)
+
+
+def sample_min_mass_priors(n_inputs: int, c, size: int, seed=None, concentration=1.0) -> np.ndarray:
+    """Random priors in Q_X(c), as used for the random distribution pairs of Fig. 1.
+
+    Q_X(c) = {c + (1 − Nc) V : V ∈ P(X)} (paper, Appendix B), so a prior is drawn as
+    c + (1 − Nc) V with V ~ Dirichlet(concentration, ..., concentration); concentration 1
+    makes the draws uniform on Q_X(c).
+
+    Parameters
+    ----------
+    n_inputs : int
+        N ≥ 1.
+    c : float
+        Minimum mass, 0 < c ≤ 1/N.
+    size : int
+        Number of priors.
+    seed : int, numpy.random.Generator or None
+    concentration : float
+        Dirichlet parameter > 0: small values spread the priors towards the vertices of Q_X(c).
+
+    Returns
+    -------
+    ndarray, shape (size, N)
+    """
+    n = check_int(n_inputs, "n_inputs", minimum=1)
+    c = check_min_mass(c, n)
+    size = check_int(size, "size", minimum=1)
+    alpha = check_positive(concentration, "concentration")
+    simplex = as_generator(seed).dirichlet(np.full(n, alpha), size=size)
+    return c + (1.0 - n * c) * simplex
 
 
 def _as_prior(prior, n_inputs: int) -> np.ndarray:

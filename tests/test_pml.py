@@ -18,6 +18,7 @@ from mechanisms.pml import (
     optimal_binary_pml_kernel,
     outcome_pml,
     randomized_response,
+    sample_min_mass_priors,
 )
 
 
@@ -208,3 +209,18 @@ def test_bad_scalars_raise_naming_the_argument():
         outcome_pml(kernel, [0.3, 0.3])
     with pytest.raises(InputError, match="'prior'"):
         outcome_pml(kernel, [1.0, 0.0])
+
+
+def test_sampled_priors_lie_in_q_and_are_reproducible():
+    priors = sample_min_mass_priors(5, 0.1, 4000, seed=3)
+    assert priors.shape == (4000, 5)
+    assert priors.min() >= 0.1 - 1e-15
+    np.testing.assert_allclose(priors.sum(axis=1), 1.0, rtol=1e-12)
+    # Uniform on c + (1 − Nc)·simplex: mean 1/N per entry, variance (1 − Nc)² (N−1)/(N²(N+1)).
+    np.testing.assert_allclose(priors.mean(axis=0), 0.2, atol=0.005)
+    np.testing.assert_allclose(priors.var(axis=0), 0.25 * 4 / (25 * 6), rtol=0.1)
+    np.testing.assert_array_equal(priors, sample_min_mass_priors(5, 0.1, 4000, seed=3))
+    with pytest.raises(InputError, match="'c'"):
+        sample_min_mass_priors(5, 0.3, 10, seed=0)
+    with pytest.raises(InputError, match="'concentration'"):
+        sample_min_mass_priors(5, 0.1, 10, seed=0, concentration=0.0)
