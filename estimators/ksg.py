@@ -122,7 +122,10 @@ def ksg_mi(x, y, k: int = 3) -> float:
     Distances are max-norm distances on the raw coordinates, so the relative scaling of
     the columns matters; the estimator is nearly (not exactly) invariant under invertible
     monotone transforms of X or Y. Ties (discrete or rounded data) bias KSG: the data are
-    used unchanged, with no jitter, so duplicate rows are counted as they are.
+    used unchanged, with no jitter, so duplicate rows are counted as they are. Where k + 1
+    or more joint rows coincide, ε_i = 0, nothing is strictly closer and the estimate is
+    inflated (constant data give ψ(k) + ψ(N) − 2ψ(1), not 0); use :func:`plugin_mi` for
+    discrete data.
     """
     x, y = paired_samples(x, y)
     return _ksg_unchecked(x, y, _check_k(k, len(x)))

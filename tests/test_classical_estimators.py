@@ -380,3 +380,24 @@ def test_exact_mi_properties(rows, cols, weights):
     assert value == pytest.approx(direct_sum_mi(pmf.tolist()), rel=1e-9, abs=1e-12)
     assert -1e-12 <= value <= math.log(min(rows, cols)) + 1e-12
     assert exact_mi(pmf.T) == pytest.approx(value, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(2, 25), k=st.integers(-3, 40), extra=st.integers(1, 3), p=st.integers(1, 3))
+def test_invalid_k_and_mismatched_samples_always_raise(n, k, extra, p):
+    rng = np.random.default_rng(n)
+    x, y = rng.standard_normal((p, n, 1)), rng.standard_normal((p, n, 2))
+    if 1 <= k < n:
+        assert ksg_mi_batch(x, y, k=k).shape == (p,)
+    else:
+        with pytest.raises(InputError, match="'k'"):
+            ksg_mi_batch(x, y, k=k)
+        with pytest.raises(InputError, match="'k'"):
+            ksg_mi(x[0], y[0], k=k)
+    longer = rng.standard_normal((p, n + extra, 2))
+    for estimator in (ksg_mi_batch, gaussian_mi_batch, plugin_mi_batch):
+        with pytest.raises(InputError, match="'x' and 'y'"):
+            estimator(x, longer)
+    for estimator in (ksg_mi, gaussian_mi, plugin_mi):
+        with pytest.raises(InputError, match=f"'x' has {n}.*'y' has {n + extra}"):
+            estimator(x[0], longer[0])
