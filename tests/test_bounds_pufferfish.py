@@ -386,6 +386,20 @@ def test_cli_approx_pp_to_mipp(capsys):
     assert dens["mi_epsilon"] == pytest.approx((1 - 2 / (math.e + 1)) * term) and dens["method"] == "density"
 
 
+def test_cli_approx_pp_to_mipp_from_density_file(capsys, tmp_path):
+    # Gaussian mechanism, shift 1, σ = 1 on a finite grid: the likelihood ratio is e^{x − 1/2}
+    grid = np.linspace(-3.0, 4.0, 701)
+    path = tmp_path / "dens.npy"
+    np.save(path, np.array([stats.norm(0, 1).pdf(grid), stats.norm(1, 1).pdf(grid)]))
+    out = run_json(capsys, "approx-pp-to-mipp", "--epsilon", "1", "--delta", "0.05", "--densities", str(path))
+    sup_ratio = math.exp(4.0 - 0.5)  # f0/f1 = e^{1/2 − x} at x = −3, and f1/f0 at x = 4 alike
+    a = 1 / sup_ratio
+    reverse_pinsker = 0.5 * (math.log(sup_ratio) / (1 - a) - a)
+    log_range = math.log(stats.norm.pdf(0) / stats.norm.pdf(4.0))  # peak over the farthest grid point
+    dprime = 1 - 2 * 0.95 / (math.e + 1)
+    assert out["mi_epsilon"] == pytest.approx(dprime * min(reverse_pinsker, log_range), rel=1e-9)
+
+
 def test_cli_dp_epsilon_from_mi(capsys):
     assert run_json(capsys, "dp-epsilon-from-mi", "--mi", "0.5")["epsilon"] == pytest.approx(1.0)
     assert run_json(capsys, "dp-epsilon-from-mi", "--mi", "-1")["epsilon"] == 0.0
@@ -395,10 +409,10 @@ def test_cli_dp_epsilon_from_mi(capsys):
 
 def test_cli_composition(capsys):
     out = run_json(capsys, "composition", "--mi-epsilons", "0.1,0.2,0.3", "--method", "non-adaptive",
-                   "--supports", "5,2,3")
+                   "--output-supports", "5,2,3")
     assert out["mi_epsilon"] == pytest.approx(0.6 + math.log(6)) and out["eta"] == pytest.approx(math.log(6))
     bits = run_json(capsys, "composition", "--mi-epsilons", "1,2", "--method", "non-adaptive",
-                    "--supports", "4,4", "--bits")
+                    "--output-supports", "4,4", "--bits")
     assert bits["mi_epsilon"] == pytest.approx(3 + 2) and bits["unit"] == "bits"  # log2 4 = 2 bits
     assert run_json(capsys, "composition", "--mi-epsilons", "0.1,0.2")["mi_epsilon"] == pytest.approx(0.3)
 
@@ -412,8 +426,10 @@ def test_cli_utility(capsys):
 @pytest.mark.parametrize("argv,name", [
     (["pp-to-mipp", "--epsilon", "0"], "epsilon"),
     (["approx-pp-to-mipp", "--epsilon", "1", "--delta", "1.2", "--support", "3"], "delta"),
-    (["approx-pp-to-mipp", "--epsilon", "1", "--delta", "0.1", "--support", "1"], "output_support"),
-    (["mipp-to-pp", "--mi", "-0.5"], "mi_epsilon"),
+    (["approx-pp-to-mipp", "--epsilon", "1", "--delta", "0.1", "--support", "1"], "support"),
+    (["approx-pp-to-mipp", "--epsilon", "1", "--delta", "0.1", "--densities", "/nonexistent.npy"], "densities"),
+    (["mipp-to-pp", "--mi", "-0.5"], "mi"),
+    (["dp-epsilon-from-mi", "--mi", "nan"], "mi"),
     (["composition", "--mi-epsilons", "0.1,x"], "mi_epsilons"),
 ])
 def test_cli_bad_input_exits_2(capsys, argv, name):

@@ -577,6 +577,7 @@ def _configure_mipp_to_pp(parser) -> None:
 
 
 def _compute_mipp_to_pp(args) -> dict:
+    check_nonnegative(args.mi, "mi")  # named as the flag; mipp_to_pp checks again in nats
     result = mipp_to_pp(_info_in(args, args.mi), args.epsilon_prime).to_dict()
     result = _info_out(args, result, ["mi_epsilon"])
     return {"mi": result.pop("mi_epsilon"), **result}
@@ -591,11 +592,29 @@ def _configure_approx_pp_to_mipp(parser) -> None:
     parser.add_argument("--beta", help="density form (4): β values aligned with --alpha")
     parser.add_argument("--u", help="density form (4): u values (density sups), comma-separated")
     parser.add_argument("--ell", help="density form (4): ℓ values (density infs) aligned with --u")
+    parser.add_argument("--densities", help="density form (4) computed from a discretized mechanism: a .npy "
+                        "array (k, n) or (c, k, n) of f(x | a, c) on an output grid")
+
+
+def _density_inputs(args) -> dict:
+    """α, β, u, ℓ from the flags, or computed from ``--densities FILE.npy``."""
+    density = {name: _number_list(getattr(args, name), name) for name in ("alpha", "beta", "u", "ell")}
+    if args.densities is None:
+        return density
+    if any(v is not None for v in density.values()):
+        raise InputError("argument 'densities' replaces '--alpha', '--beta', '--u' and '--ell'; give one or the other")
+    try:
+        table = np.load(args.densities, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"argument 'densities' must be a readable .npy file: {exc}") from None
+    return density_constants(table).to_dict()
 
 
 def _compute_approx_pp_to_mipp(args) -> dict:
-    density = {name: _number_list(getattr(args, name), name) for name in ("alpha", "beta", "u", "ell")}
+    density = _density_inputs(args)
     method = "density" if any(v is not None for v in density.values()) else "finite"
+    if args.support is not None:
+        check_int(args.support, "support", minimum=2)  # named as the flag
     mi = approx_pp_to_mipp(args.epsilon, args.delta, method=method, output_support=args.support,
                            secret_values=args.secret_values, **density)
     part = "Part 1" if method == "finite" else "Part 2, formula (4)"
@@ -611,7 +630,7 @@ def _configure_dp_epsilon_from_mi(parser) -> None:
 
 
 def _compute_dp_epsilon_from_mi(args) -> dict:
-    mi = args.mi
+    mi = check_finite_number(args.mi, "mi")
     return {"mi": mi, "unit": _unit(args), "epsilon": dp_epsilon_lower_bound_from_mi(_info_in(args, mi)),
             "source": THEOREM_1 + " (ε-DP ⇒ min(ε, ε²/2)-MI DP, inverted; ε is not converted by --bits)"}
 
@@ -622,7 +641,7 @@ def _configure_composition(parser) -> None:
                         help="adaptive (Thm 2), non-adaptive (Prop. 1 + Remark 5), universally-composable "
                              "(Cor. 1 / Remark 6), mixture (Thm 2 convexity); default adaptive")
     parser.add_argument("--eta", type=float, help="non-adaptive: η of Proposition 1 if known")
-    parser.add_argument("--supports", help="non-adaptive: |spt M_i| for all k mechanisms (first unused)")
+    parser.add_argument("--output-supports", help="non-adaptive: |spt M_i| for all k mechanisms (first unused)")
     parser.add_argument("--output-variances", help="non-adaptive, log-concave 1-D: Var(M_i | g, w) for all k")
     parser.add_argument("--noise-variances", help="non-adaptive, log-concave 1-D: Var(M_i | X) for all k")
     parser.add_argument("--weights", help="mixture: probabilities p_1,...,p_k")
@@ -632,7 +651,7 @@ def _compute_composition(args) -> dict:
     epsilons = _number_list(args.mi_epsilons, "mi_epsilons")
     bound = compose_mi_pp(
         [_info_in(args, e) for e in epsilons], method=args.method, eta=_info_in(args, args.eta),
-        output_supports=_number_list(args.supports, "supports"),
+        output_supports=_number_list(args.output_supports, "output_supports"),
         output_variances=_number_list(args.output_variances, "output_variances"),
         noise_variances=_number_list(args.noise_variances, "noise_variances"),
         weights=_number_list(args.weights, "weights"),
