@@ -28,6 +28,7 @@ from estimators.validation import InputError, check_choice
 
 __all__ = [
     "METHODS",
+    "as_finite_vector",
     "CompositionBound",
     "compose_mi_pp",
     "eta_bound_finite_support",
@@ -88,10 +89,13 @@ class CompositionBound:
         return asdict(self)
 
 
-def _vector(values, name: str, *, length: int | None = None) -> np.ndarray:
-    """A finite 1-D float array, optionally of a given length, or :class:`InputError`."""
+def as_finite_vector(values, name: str, *, length: int | None = None) -> np.ndarray:
+    """A finite 1-D float array (a scalar becomes length 1), optionally of a given length.
+
+    Raises :class:`InputError` naming ``name`` otherwise.
+    """
     try:
-        arr = np.asarray(values, dtype=np.float64)
+        arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
     except (TypeError, ValueError):
         raise InputError(f"argument '{name}' must be a sequence of numbers, got {values!r}") from None
     if arr.ndim != 1 or arr.size == 0:
@@ -116,7 +120,7 @@ def eta_bound_finite_support(output_supports) -> float:
     float
         The bound on η of Proposition 1.
     """
-    sizes = _vector(output_supports, "output_supports")
+    sizes = as_finite_vector(output_supports, "output_supports")
     if np.any(sizes < 1) or np.any(sizes != np.round(sizes)):
         raise InputError(f"argument 'output_supports' must hold integers >= 1, got {list(sizes)}")
     return float(np.sum(np.log(sizes)))
@@ -144,8 +148,8 @@ def eta_bound_log_concave(output_variances, noise_variances) -> float:
     float
         The bound on η of Proposition 1.
     """
-    outputs = _vector(output_variances, "output_variances")
-    noise = _vector(noise_variances, "noise_variances", length=outputs.size)
+    outputs = as_finite_vector(output_variances, "output_variances")
+    noise = as_finite_vector(noise_variances, "noise_variances", length=outputs.size)
     if np.any(noise <= 0):
         raise InputError("argument 'noise_variances' must be > 0 (a log-concave density has positive variance)")
     # Law of total variance: Var(M|g,w) >= E[Var(M|X)]; a smaller value is an inconsistent input.
@@ -196,7 +200,7 @@ def compose_mi_pp(
         since each term of η is bounded by either).
     """
     check_choice(method, "method", METHODS)
-    eps = _vector(mi_epsilons, "mi_epsilons")
+    eps = as_finite_vector(mi_epsilons, "mi_epsilons")
     if np.any(eps < 0):
         raise InputError(f"argument 'mi_epsilons' must be >= 0 (mutual information), got {list(eps)}")
     k = eps.size
@@ -212,7 +216,7 @@ def compose_mi_pp(
     if method == "mixture":
         if weights is None:
             raise InputError("argument 'weights' is required for method='mixture'")
-        p = _vector(weights, "weights", length=k)
+        p = as_finite_vector(weights, "weights", length=k)
         if np.any(p < 0) or not math.isclose(float(p.sum()), 1.0, abs_tol=1e-9):
             raise InputError(f"argument 'weights' must be a probability vector (>= 0, summing to 1), got {list(p)}")
         total = float(p @ eps)
@@ -235,18 +239,18 @@ def _non_adaptive(eps, eta, output_supports, output_variances, noise_variances) 
 
     eta_given = None
     if eta is not None:
-        eta_given = float(_vector([eta], "eta")[0])
+        eta_given = float(as_finite_vector(eta, "eta", length=1)[0])
         if eta_given < 0:
             raise InputError(f"argument 'eta' must be >= 0 (a sum of mutual informations), got {eta!r}")
     per_term = []  # per mechanism i >= 2: the Remark 5 bounds supplied for I(M_i; M^{i-1} | w, g)
     finite = log_concave = None
     if output_supports is not None:
-        sizes = _vector(output_supports, "output_supports", length=k)[1:]
+        sizes = as_finite_vector(output_supports, "output_supports", length=k)[1:]
         finite = eta_bound_finite_support(sizes) if k > 1 else 0.0
         per_term.append(np.log(sizes))
     if output_variances is not None:
-        outputs = _vector(output_variances, "output_variances", length=k)[1:]
-        noise = _vector(noise_variances, "noise_variances", length=k)[1:]
+        outputs = as_finite_vector(output_variances, "output_variances", length=k)[1:]
+        noise = as_finite_vector(noise_variances, "noise_variances", length=k)[1:]
         log_concave = eta_bound_log_concave(outputs, noise) if k > 1 else 0.0
         per_term.append(0.5 * np.log(math.pi * math.e * outputs / (4.0 * noise)))
     candidates = [eta_given] if eta_given is not None else []

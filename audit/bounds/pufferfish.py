@@ -32,7 +32,7 @@ from estimators.validation import (
 
 from .calculator import Calculator
 from .composition import METHODS as COMPOSITION_METHODS
-from .composition import compose_mi_pp
+from .composition import as_finite_vector, compose_mi_pp
 
 __all__ = [
     "CALCULATORS",
@@ -269,19 +269,10 @@ def density_constants(conditional_densities) -> DensityConstants:
     return DensityConstants(alpha.ravel(), beta.ravel(), dens.max(axis=2).ravel(), dens.min(axis=2).ravel())
 
 
-def _array(values, name: str) -> np.ndarray:
-    arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
-    if arr.ndim != 1 or arr.size == 0:
-        raise InputError(f"argument '{name}' must be a number or a non-empty 1-D sequence")
-    if np.any(np.isnan(arr)):
-        raise InputError(f"argument '{name}' contains NaN")
-    return arr
-
-
 def _reverse_pinsker_term(alpha, beta) -> float:
     """sup ½(log(1/α)/(1−α) − β) over the supplied (α, β) pairs (formula (4))."""
-    a = _array(alpha, "alpha")
-    b = _array(beta, "beta")
+    a = as_finite_vector(alpha, "alpha")
+    b = as_finite_vector(beta, "beta")
     if a.shape != b.shape:
         raise InputError(f"arguments 'alpha' and 'beta' must have the same length, got {a.size} and {b.size}")
     if np.any((a < 0) | (a > 1)):
@@ -296,12 +287,12 @@ def _reverse_pinsker_term(alpha, beta) -> float:
 
 def _log_density_range(u, ell) -> float:
     """sup log(u/ℓ) over the supplied (u, ℓ) pairs (formula (4); Lemma 1's γ)."""
-    hi = _array(u, "u")
-    lo = _array(ell, "ell")
+    hi = as_finite_vector(u, "u")
+    lo = as_finite_vector(ell, "ell")
     if hi.shape != lo.shape:
         raise InputError(f"arguments 'u' and 'ell' must have the same length, got {hi.size} and {lo.size}")
-    if np.any(lo < 0) or np.any(~np.isfinite(hi)) or np.any(hi <= 0):
-        raise InputError("arguments 'u' and 'ell' must satisfy u > 0 finite and ell >= 0")
+    if np.any(lo < 0) or np.any(hi <= 0):
+        raise InputError("arguments 'u' and 'ell' must satisfy u > 0 and ell >= 0")
     if np.any(lo > hi):
         raise InputError("argument 'ell' must be <= 'u' (an inf and a sup of the same density)")
     with np.errstate(divide="ignore"):
