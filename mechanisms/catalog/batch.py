@@ -1,0 +1,62 @@
+"""Validation of the database batches that the catalog mechanisms accept.
+
+Every catalog mechanism works on a batch of m databases of shape ``(m, n, k)`` whose
+entries lie in ``[0, 1]``: the sensitivities behind the claimed guarantees (a column sum
+moves by at most 1 when one record changes) hold only on that domain, so data outside it
+is refused rather than clipped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from estimators.validation import InputError
+
+__all__ = ["as_database_batch", "column_sums"]
+
+
+def as_database_batch(dbs, *, records: int, attributes: int, binary: bool = False,
+                      name: str = "dbs") -> np.ndarray:
+    """Return ``dbs`` as a float64 array of shape ``(m, records, attributes)``.
+
+    Parameters
+    ----------
+    dbs : array_like
+        The database batch.
+    records, attributes : int
+        The record count n and attribute count k the mechanism was built for.
+    binary : bool
+        Require every entry to be exactly 0 or 1 (bit-valued records).
+    name : str
+        Argument name used in error messages.
+
+    Raises
+    ------
+    InputError
+        Non-numeric data, a shape other than ``(m, records, attributes)`` with m >= 1,
+        NaN/inf, entries outside [0, 1] (or not in {0, 1} when ``binary``).
+    """
+    try:
+        arr = np.asarray(dbs, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"argument '{name}' must be numeric: {exc}") from None
+    if arr.ndim != 3 or arr.shape[0] < 1 or arr.shape[1:] != (records, attributes):
+        raise InputError(f"argument '{name}' must have shape (m, {records}, {attributes}) with m >= 1, "
+                         f"got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise InputError(f"argument '{name}' contains NaN or inf")
+    if binary:
+        if not np.all((arr == 0.0) | (arr == 1.0)):
+            raise InputError(f"argument '{name}' must contain only 0 and 1 (bit-valued records)")
+    elif np.any(arr < 0.0) or np.any(arr > 1.0):
+        raise InputError(f"argument '{name}' must have every entry in [0, 1]")
+    return arr
+
+
+def column_sums(dbs: np.ndarray) -> np.ndarray:
+    """The k counting-query answers of each database: sums over records, shape ``(m, k)``.
+
+    With entries in [0, 1], changing one record moves each answer by at most 1
+    (ℓ∞ sensitivity 1, ℓ₁ sensitivity k, ℓ₂ sensitivity √k).
+    """
+    return dbs.sum(axis=1)

@@ -1,0 +1,58 @@
+"""Binary randomized response (Warner 1965): each bit is reported truthfully with p = e^ε/(1+e^ε).
+
+The likelihood ratio of a report under the two values of a bit is p/(1 − p) = e^ε, so
+each report is ε-LDP, and the vector of reports is ε-DP under substitution of one record.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from estimators.validation import as_generator, check_int, check_positive
+
+from .batch import as_database_batch
+from .entry import CatalogEntry
+from .guarantee import Guarantee
+from .pair_prior import NeighbouringPair
+
+__all__ = ["RandomizedResponse", "entries"]
+
+
+@dataclass(frozen=True)
+class RandomizedResponse:
+    """One randomized report per bit record; output ``(m, n)`` of 0.0/1.0 reports."""
+
+    epsilon: float
+    records: int
+
+    def __post_init__(self):
+        check_positive(self.epsilon, "epsilon")
+        check_int(self.records, "records", minimum=1)
+
+    @property
+    def truth_probability(self) -> float:
+        """p = e^ε / (1 + e^ε)."""
+        return 1.0 / (1.0 + math.exp(-self.epsilon))
+
+    def __call__(self, dbs, rng=None) -> np.ndarray:
+        bits = as_database_batch(dbs, records=self.records, attributes=1, binary=True)[:, :, 0]
+        flip = as_generator(rng).random(bits.shape) >= self.truth_probability
+        return np.where(flip, 1.0 - bits, bits)
+
+
+def entries(epsilon: float = 1.0) -> list:
+    """Randomized response on n = 3 bit records."""
+    records = 3
+    first = np.array([[0.0], [1.0], [0.0]])
+    second = np.array([[1.0], [1.0], [0.0]])
+    return [CatalogEntry(
+        name="randomized_response", description=f"binary randomized response on {records} bit records",
+        mechanism=RandomizedResponse(epsilon, records), output_dim=records,
+        output_encoding="one 0.0/1.0 report per record",
+        claimed=Guarantee("ldp", epsilon, note="Warner (1965); ratio p/(1-p) = e^ε"),
+        true=Guarantee("ldp", epsilon, note="tight"),
+        buggy=False, neighbouring="substitution: one bit record flipped (local: one user's value changes)",
+        pairs=(NeighbouringPair(first, second, why="record 0 flips 0 -> 1"),), source="Warner (1965)")]
