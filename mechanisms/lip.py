@@ -96,8 +96,11 @@ def check_distribution(p, name: str, size: int | None = None) -> np.ndarray:
 
 def check_epsilons(epsilon, name: str = "epsilon") -> np.ndarray:
     """Return ε (scalar or array) as a float64 array, or raise unless every entry is finite and > 0."""
-    eps = np.asarray(epsilon, dtype=np.float64) if not isinstance(epsilon, (str, bytes)) else None
-    if eps is None or eps.dtype.kind != "f" or eps.size == 0 or not np.all(np.isfinite(eps)) or np.any(eps <= 0):
+    try:
+        eps = None if isinstance(epsilon, (str, bytes, bool)) else np.asarray(epsilon, dtype=np.float64)
+    except (TypeError, ValueError):
+        eps = None
+    if eps is None or eps.size == 0 or not np.all(np.isfinite(eps)) or np.any(eps <= 0):
         raise InputError(f"argument '{name}' must be finite and > 0, got {epsilon!r}")
     return eps
 

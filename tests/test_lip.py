@@ -164,8 +164,9 @@ def test_release_samples_follow_the_kernel():
 # The exact optimum of problem (1)
 
 
-def _grid_optimum_binary(pxgy, py, eps, points=1501):
-    """Brute force: every binary kernel (a, b) = P(U=0|Y=y) on a grid, LIP checked directly."""
+def _grid_optimum_binary(pxgy, py, eps, points=1501, two_sided=True):
+    """Brute force: every binary kernel (a, b) = P(U=0|Y=y) on a grid, the lift checked directly
+    (both sides for LIP, the upper side only for max-lift)."""
     grid = np.linspace(0.0, 1.0, points)
     a, b = np.meshgrid(grid, grid, indexing="ij")
     k0 = np.stack([a.ravel(), b.ravel()])  # (y, n)
@@ -176,7 +177,9 @@ def _grid_optimum_binary(pxgy, py, eps, points=1501):
     with np.errstate(divide="ignore", invalid="ignore"):
         lift0 = np.log(pxu0 / (px[:, None] * pu0))
         lift1 = np.log((px[:, None] - pxu0) / (px[:, None] * (1 - pu0)))
-        ok = (np.all(np.abs(lift0) <= eps, axis=0) | (pu0 == 0)) & (np.all(np.abs(lift1) <= eps, axis=0) | (pu0 == 1))
+        if two_sided:
+            lift0, lift1 = np.abs(lift0), np.abs(lift1)
+        ok = (np.all(lift0 <= eps, axis=0) | (pu0 == 0)) & (np.all(lift1 <= eps, axis=0) | (pu0 == 1))
         mi = _entropy(np.stack([pu0, 1 - pu0]), axis=0) - py @ _entropy(np.stack([k0, 1 - k0]), axis=0)
     best = mi[ok].max()
     return best
@@ -213,6 +216,17 @@ def test_exact_optimum_matches_brute_force_grid_for_binary_alphabets():
         assert _mutual_information(optimum.p_u_given_y, PY) == pytest.approx(optimum.value, rel=1e-9)
         assert optimum.certificate == pytest.approx(optimum.value, rel=1e-9)
         assert optimum.certificate_violation <= 1e-9
+
+
+def test_exact_max_lift_optimum_matches_brute_force_grid():
+    eps = 0.3
+    optimum = exact_optimum(PXGY, PY, eps, leakage="max-lift")
+    grid_best = _grid_optimum_binary(PXGY, PY, eps, 1001, two_sided=False)
+    assert grid_best <= optimum.value + 1e-12
+    assert grid_best >= optimum.value * (1 - 2e-2)
+    assert _log_lifts(optimum.p_u_given_y, PXGY, PY).max() <= eps + 1e-9
+    # Dropping the lower side of (1c) can only help.
+    assert optimum.value >= exact_optimum(PXGY, PY, eps, leakage="lip").value
 
 
 def test_exact_optimum_is_not_beaten_by_a_local_optimizer():
@@ -389,3 +403,10 @@ def test_cli_rejects_bad_input(capsys, tmp_path):
     assert code == 2 and "'pxgy'" in out.err
     code, out = _run_cli(capsys, tmp_path, PXGY, PY, "--epsilon", "-0.1")
     assert code == 2 and "epsilon" in out.err
+
+
+def test_exact_search_refuses_large_alphabets_by_name():
+    rng = np.random.default_rng(0)
+    pxgy, py = _random_instance(rng, 8)  # 24 constraints, choose 7: 346104 active sets
+    with pytest.raises(InputError, match="'pxgy'.*too large"):
+        exact_optimum(pxgy, py, 0.1)

@@ -24,6 +24,7 @@ optimal solution uses at most dim+1 vertices, so |U| ≤ |Y| + 1 suffices (Carat
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
@@ -132,8 +133,6 @@ class MixtureOptimum:
 
     def to(self, unit: str) -> "MixtureOptimum":
         """The same optimum with ``value`` and ``certificate`` in ``unit``."""
-        import dataclasses
-
         return dataclasses.replace(self, unit=unit, value=convert(self.value, self.unit, unit),
                                    certificate=convert(self.certificate, self.unit, unit))
 
@@ -274,8 +273,6 @@ class LIPBounds:
 
     def to(self, unit: str) -> "LIPBounds":
         """The same bounds with every information field in ``unit``."""
-        import dataclasses
-
         changes = {name: convert(getattr(self, name), self.unit, unit) for name in self._INFO_FIELDS}
         return dataclasses.replace(self, unit=unit, **changes)
 
