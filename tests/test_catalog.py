@@ -10,7 +10,7 @@ from scipy import integrate, stats
 
 from audit.cli.main import main
 from estimators.validation import InputError
-from mechanisms.catalog import NeighbouringPair, TwoPointPrior, catalog, get_entry
+from mechanisms.catalog import NeighbouringPair, catalog, get_entry
 
 ENTRIES = catalog()
 NAMES = [e.name for e in ENTRIES]
@@ -193,17 +193,42 @@ def test_gaussian_sum_true_epsilon_by_integrating_the_hockey_stick():
     assert eps < entry.claimed.epsilon
 
 
-def test_two_point_prior_and_pair_validation():
-    pair = get_entry("svt1").pairs[0]
-    prior = TwoPointPrior(pair)
-    dbs = prior(4000, np.random.default_rng(0))
-    which = prior.which(dbs)
-    assert abs(which.mean() - 0.5) < 5 * 0.5 / math.sqrt(4000)
-    np.testing.assert_array_equal(dbs[which == 1][0], pair.second)
+@pytest.mark.parametrize("name, law", [("gaussian_mi_pp_count", stats.norm), ("laplace_mi_pp_count", stats.laplace)])
+def test_mi_pp_calibrated_count_leaks_at_most_epsilon_on_its_prior(name, law):
+    entry = get_entry(name)
+    assert entry.claimed.notion == "mi-pp" and entry.to_dict()["claimed"]["unit"] == "nats"
+    pair = entry.pairs[0]
+    counts = pair.first.sum(), pair.second.sum()
+    scale = entry.mechanism.scale
+    # I(secret; count + Z) for a uniform secret = mean KL of each output law to their mixture.
+    def integrand(y):
+        dens = [law.pdf(y, c, scale) for c in counts]
+        mix = 0.5 * (dens[0] + dens[1])
+        return sum(0.5 * d * math.log(d / mix) for d in dens if d > 0)
+    mi = integrate.quad(integrand, min(counts) - 40 * scale, max(counts) + 40 * scale, points=counts, limit=400)[0]
+    assert 0.0 < mi <= entry.claimed.epsilon
+    # Empirically the mechanism adds noise of that scale: Var = σ² or 2b².
+    m = 20000
+    noise = entry.mechanism(np.repeat(pair.first[None], m, axis=0), np.random.default_rng(9))[:, 0] - counts[0]
+    assert noise.var() == pytest.approx(law.var(scale=scale), rel=0.08)
+
+
+def test_entry_prior_draws_each_database_of_the_pair_half_the_time():
+    entry = get_entry("svt1")
+    pair = entry.pairs[0]
+    m = 4000
+    dbs = entry.prior(m, np.random.default_rng(0))
+    is_first = np.all(dbs == pair.first, axis=(1, 2))
+    is_second = np.all(dbs == pair.second, axis=(1, 2))
+    assert np.all(is_first ^ is_second)
+    assert abs(is_second.mean() - 0.5) < 5 * 0.5 / math.sqrt(m)
+
+
+def test_pair_must_differ_in_one_record():
     with pytest.raises(InputError, match="one record"):
         NeighbouringPair(np.zeros((3, 2)), np.ones((3, 2)))
-    with pytest.raises(InputError, match="'m'"):
-        prior(0)
+    with pytest.raises(InputError, match="'second'.*shape"):
+        NeighbouringPair(np.zeros((3, 2)), np.zeros((2, 2)))
 
 
 def test_cli_catalog_json_schema(capsys):

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from estimators.validation import InputError
 
-from . import geometric, histogram, means, noisy_max, randomized_response, rappor, sparse_vector, sums
+from . import calibrated, geometric, histogram, means, noisy_max, randomized_response, rappor, sparse_vector, sums
 from .entry import CatalogEntry
 from .guarantee import NOT_PRIVATE, Guarantee
-from .pair_prior import NeighbouringPair, TwoPointPrior
+from .neighbouring_pair import NeighbouringPair
 
-__all__ = ["CatalogEntry", "Guarantee", "NOT_PRIVATE", "NeighbouringPair", "TwoPointPrior", "catalog", "get_entry"]
+__all__ = ["CatalogEntry", "Guarantee", "NOT_PRIVATE", "NeighbouringPair", "catalog", "get_entry"]
 
 # One builder per concept, in the order the catalog lists them.
 _BUILDERS = (
@@ -27,6 +27,7 @@ _BUILDERS = (
     geometric.entries,
     randomized_response.entries,
     rappor.entries,
+    calibrated.entries,  # last: the MI-calibrated mechanisms of mechanisms.calibration
 )
 
 

@@ -10,7 +10,9 @@ import numpy as np
 from estimators.validation import InputError, as_generator, check_int
 
 from .guarantee import Guarantee
-from .pair_prior import NeighbouringPair, TwoPointPrior
+from mechanisms.priors import TwoPoint
+
+from .neighbouring_pair import NeighbouringPair
 
 __all__ = ["CatalogEntry"]
 
@@ -71,9 +73,9 @@ class CatalogEntry:
         return self.pairs[0].record_shape
 
     @property
-    def prior(self) -> TwoPointPrior:
+    def prior(self) -> TwoPoint:
         """Two-point prior on the first exposing pair (each database with probability 1/2)."""
-        return TwoPointPrior(self.pairs[0])
+        return self.pairs[0].prior()
 
     def sample(self, m: int, seed=None) -> tuple[np.ndarray, np.ndarray]:
         """Draw m databases from ``prior`` and run the mechanism once on each.

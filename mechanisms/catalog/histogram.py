@@ -16,7 +16,7 @@ from estimators.validation import InputError, as_generator, check_int, check_pos
 from .batch import as_database_batch, column_sums
 from .entry import CatalogEntry
 from .guarantee import Guarantee
-from .pair_prior import NeighbouringPair
+from .neighbouring_pair import NeighbouringPair
 
 __all__ = ["NoisyHistogram", "entries"]
 

@@ -17,7 +17,7 @@ from estimators.validation import InputError, as_generator, check_choice, check_
 from .batch import as_database_batch
 from .entry import CatalogEntry
 from .guarantee import NOT_PRIVATE, Guarantee
-from .pair_prior import NeighbouringPair
+from .neighbouring_pair import NeighbouringPair
 
 __all__ = ["PresenceMean", "entries"]
 

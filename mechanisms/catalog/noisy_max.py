@@ -16,7 +16,7 @@ from estimators.validation import as_generator, check_choice, check_int, check_p
 from .batch import as_database_batch, column_sums
 from .entry import CatalogEntry
 from .guarantee import NOT_PRIVATE, Guarantee
-from .pair_prior import NeighbouringPair
+from .neighbouring_pair import NeighbouringPair
 
 __all__ = ["NoisyMax", "entries"]
 

@@ -16,7 +16,7 @@ from estimators.validation import as_generator, check_int, check_positive
 from .batch import as_database_batch
 from .entry import CatalogEntry
 from .guarantee import Guarantee
-from .pair_prior import NeighbouringPair
+from .neighbouring_pair import NeighbouringPair
 
 __all__ = ["RandomizedResponse", "entries"]
 

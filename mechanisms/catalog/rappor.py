@@ -27,7 +27,7 @@ from estimators.validation import InputError, as_generator, check_int, check_pro
 from .batch import as_database_batch
 from .entry import CatalogEntry
 from .guarantee import Guarantee
-from .pair_prior import NeighbouringPair
+from .neighbouring_pair import NeighbouringPair
 
 __all__ = ["Rappor", "entries", "one_report_epsilon", "permanent_epsilon"]
 

@@ -28,7 +28,7 @@ from estimators.validation import InputError, as_generator, check_finite_number,
 from .batch import as_database_batch, column_sums
 from .entry import CatalogEntry
 from .guarantee import NOT_PRIVATE, Guarantee
-from .pair_prior import NeighbouringPair
+from .neighbouring_pair import NeighbouringPair
 
 __all__ = ["SparseVector", "VARIANTS", "entries"]
 

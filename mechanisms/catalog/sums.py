@@ -19,7 +19,7 @@ from mechanisms.dp_curves import gaussian_dp_delta
 from .batch import as_database_batch, column_sums
 from .entry import CatalogEntry
 from .guarantee import Guarantee
-from .pair_prior import NeighbouringPair
+from .neighbouring_pair import NeighbouringPair
 
 __all__ = ["NoisySum", "classic_gaussian_sigma", "gaussian_exact_epsilon", "entries"]
 

@@ -1,20 +1,21 @@
-"""The two-point prior on a neighbouring pair of databases.
+"""A neighbouring pair of databases that exposes a mechanism.
 
 An MI audit sees a DP violation when the secret is *which* of two neighbouring databases
 was used: with the database uniform on the pair, I(secret; output) is the Jensen–Shannon
 divergence between the two output laws, which a mechanism that separates them too well
-makes large. This prior draws each database of the pair with probability 1/2.
+makes large. :meth:`NeighbouringPair.prior` is that uniform two-point prior.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from estimators.validation import InputError, as_generator, check_int
+from estimators.validation import InputError
+from mechanisms.priors import TwoPoint
 
-__all__ = ["NeighbouringPair", "TwoPointPrior"]
+__all__ = ["NeighbouringPair"]
 
 
 def _database(value, name: str) -> np.ndarray:
@@ -62,41 +63,14 @@ class NeighbouringPair:
         """``(n, k)``."""
         return self.first.shape
 
+    def prior(self) -> TwoPoint:
+        """Prior ``prior(m, rng) -> (m, n, k)`` drawing ``first`` or ``second`` with probability 1/2 each.
+
+        The pair differs in at most one record, so the per-record two-point prior of
+        :mod:`mechanisms.priors` with P(second) = 1/2 switches exactly that record.
+        """
+        return TwoPoint(self.first, self.second, p=0.5)
+
     def to_dict(self) -> dict:
         """JSON-ready form."""
         return {"first": self.first.tolist(), "second": self.second.tolist(), "why": self.why}
-
-
-@dataclass(frozen=True)
-class TwoPointPrior:
-    """Prior ``prior(m, rng) -> (m, n, k)``: each database of ``pair`` with probability 1/2.
-
-    ``secret(m, rng)`` is not offered: the secret bit is recovered as
-    ``TwoPointPrior.which(dbs)`` (0 for ``pair.first``, 1 for ``pair.second``).
-    """
-
-    pair: NeighbouringPair = field()
-
-    def __call__(self, m, rng=None) -> np.ndarray:
-        m = check_int(m, "m", minimum=1)
-        rng = as_generator(rng)
-        second = rng.random(m) < 0.5
-        return np.where(second[:, None, None], self.pair.second, self.pair.first)
-
-    def which(self, dbs) -> np.ndarray:
-        """The secret bit of each database in ``dbs``: 0 for ``first``, 1 for ``second``.
-
-        Raises
-        ------
-        InputError
-            If a database is neither of the pair.
-        """
-        arr = np.asarray(dbs, dtype=np.float64)
-        if arr.ndim != 3 or arr.shape[1:] != self.pair.record_shape:
-            raise InputError(f"argument 'dbs' must have shape (m, {', '.join(map(str, self.pair.record_shape))}), "
-                             f"got shape {arr.shape}")
-        is_first = np.all(arr == self.pair.first, axis=(1, 2))
-        is_second = np.all(arr == self.pair.second, axis=(1, 2))
-        if not np.all(is_first | is_second):
-            raise InputError("argument 'dbs' holds a database that is neither of the pair")
-        return (~is_first).astype(np.float64)
