@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimators.validation import (InputError, as_generator, as_samples, check_choice, check_int, check_positive,
-                                   check_probability)
+from estimators.validation import (InputError, as_generator, as_samples, check_choice, check_int, check_nonnegative,
+                                   check_positive, check_probability)
 
 MEDIANS = ("geometric", "coordinate")
 RATES = ("mi-dp-geometric", "mi-dp-coordinate", "dp")
@@ -163,7 +163,14 @@ def noisy_block_means(dbs, blocks: int, noise_std: float, rng) -> np.ndarray:
     mk are not used). Returns shape (B, m, d).
     """
     dbs = np.asarray(dbs, dtype=np.float64)
+    if dbs.ndim != 3 or 0 in dbs.shape:
+        raise InputError(f"argument 'dbs' must have shape (B, n, d), got shape {dbs.shape}")
     b, n, d = dbs.shape
+    blocks = check_int(blocks, "blocks", minimum=1)
+    if blocks > n:
+        raise InputError(f"argument 'blocks' ({blocks}) exceeds the number of samples n = {n}")
+    noise_std = check_nonnegative(noise_std, "noise_std")
+    rng = as_generator(rng)
     k = n // blocks
     means = dbs[:, : blocks * k, :].reshape(b, blocks, k, d).mean(axis=2)
     return means + rng.normal(0.0, noise_std, size=means.shape)
@@ -270,7 +277,7 @@ class MIDPMeanEstimator:
                              "Algorithm 1 needs (lower 'blocks' or raise 'beta')")
         k = n // self.blocks
         variance = algorithm1_noise_variance(k, d, self.epsilon, self.variance_bound)
-        means = noisy_block_means(dbs, self.blocks, math.sqrt(variance), as_generator(rng))
+        means = noisy_block_means(dbs, self.blocks, math.sqrt(variance), rng)
         if self.median == "geometric":
             gm = geometric_median(means, tol=self.tol, max_iter=self.max_iter)
             point, iterations, converged, tol, max_iter = gm.point, gm.iterations, gm.converged, self.tol, self.max_iter

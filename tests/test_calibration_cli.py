@@ -59,6 +59,12 @@ def test_projection_flags(capsys):
     assert rnd["variance"] == pytest.approx(0.4 / (math.exp(0.5) - 1))
 
 
+def test_projection_text_states_the_unit_column_assumption(capsys):
+    assert main(["calibrate", "gaussian", "--notion", "mi-pp", "--epsilon", "0.5", "--projection-dim", "2",
+                 "--op-norm", "0.1"]) == 0
+    assert "--max-column-norm" in capsys.readouterr().out
+
+
 def test_text_output(capsys):
     assert main(["calibrate", "laplace", "--notion", "dp", "--epsilon", "1", "--l1-sensitivity", "1"]) == 0
     text = capsys.readouterr().out

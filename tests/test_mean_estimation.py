@@ -134,6 +134,8 @@ def test_rates_by_hand_and_epsilon_scaling():
     (lambda: MIDPMeanEstimator(1.0, blocks=50).estimate(np.zeros((1, 10, 2))), "'dbs'"),
     (lambda: MIDPMeanEstimator(1.0, blocks=2).estimate(np.zeros((10, 2))), "'dbs'"),
     (lambda: mi_dp_mean(np.array([[np.nan, 1.0]] * 10), 1.0, blocks=2), "'samples'"),
+    (lambda: noisy_block_means(np.zeros((1, 4, 2)), 5, 1.0, 0), "'blocks'"),
+    (lambda: noisy_block_means(np.zeros((1, 4, 2)), 2, -1.0, 0), "'noise_std'"),
     (lambda: geometric_median(np.zeros((2, 3, 4, 5))), "'points'"),
     (lambda: geometric_median(np.zeros((3, 2)), tol=0.0), "'tol'"),
     (lambda: proposition5_block_size(0.0, 1.0, 2), "'alpha'"),

@@ -64,7 +64,8 @@ def _with_flag_names(message: str) -> str:
 
 def run(args):
     max_column_norm = args.max_column_norm
-    if args.projection_dim is not None and not args.random_projection and max_column_norm is None:
+    assumed_unit_columns = args.projection_dim is not None and not args.random_projection and max_column_norm is None
+    if assumed_unit_columns:
         max_column_norm = 1.0
     try:
         result = calibrate(
@@ -84,4 +85,6 @@ def run(args):
             f"  {name} = {result.scale:.6g}   variance per coordinate = {result.variance:.6g}"
             f"   total = {result.total_variance:.6g}\n"
             f"  rule: {result.rule}")
+    if assumed_unit_columns:
+        text += "\n  assumes projection columns of norm <= 1 (set --max-column-norm otherwise)"
     return payload, text
