@@ -14,6 +14,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from estimators.validation import as_generator, check_choice, check_int, check_positive, check_probability
+from mechanisms.calibration import classical_gaussian_variance
 from mechanisms.dp_curves import gaussian_dp_delta
 
 from .batch import as_database_batch, column_sums
@@ -65,14 +66,14 @@ class NoisySum:
 
 
 def classic_gaussian_sigma(epsilon: float, delta: float, l2_sensitivity: float) -> float:
-    """σ = Δ₂ √(2 ln(1.25/δ)) / ε of the classic Gaussian mechanism.
+    """σ = Δ₂ √(2 ln(1.25/δ)) / ε of the classic Gaussian mechanism, (ε, δ)-DP for ε ≤ 1.
 
-    Dwork and Roth (2014), The Algorithmic Foundations of Differential Privacy, Theorem A.1:
-    (ε, δ)-DP for ε ∈ (0, 1).
+    Dwork and Roth (2014), Theorem A.1, via
+    :func:`mechanisms.calibration.classical_gaussian_variance`.
     """
     epsilon = check_positive(epsilon, "epsilon")
     delta = check_probability(delta, "delta")
-    return check_positive(l2_sensitivity, "l2_sensitivity") * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    return math.sqrt(classical_gaussian_variance(epsilon, delta, check_positive(l2_sensitivity, "l2_sensitivity")))
 
 
 def gaussian_exact_epsilon(delta: float, sigma: float, l2_sensitivity: float) -> float:
