@@ -1,0 +1,51 @@
+"""``miaudit experiment``: list the registered experiments or run one (CSV + PNG + summary).
+
+The registry lives in the ``experiments`` package, which library code must not import
+(DESIGN.md); it is therefore looked up at run time inside :func:`run`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from audit.cli.main import add_device_option
+from estimators.validation import InputError
+
+HELP = "list the reproduced figures and studies, or run one (writes CSV, PNG and a Markdown summary)"
+
+
+def configure(parser) -> None:
+    parser.add_argument("name", nargs="?", default=None, help="the experiment to run (see --list)")
+    parser.add_argument("--list", action="store_true", help="list the experiments and exit")
+    parser.add_argument("--out", default=None, help="output folder (default: experiments-out/NAME)")
+    parser.add_argument("--quick", action="store_true",
+                        help="reduced setting: under 30 s on a 2-core CPU (what the tests run)")
+    add_device_option(parser)
+
+
+def _registry():
+    return importlib.import_module("experiments.registry")
+
+
+def _list(registry):
+    rows = registry.experiments()
+    payload = {"experiments": [{"name": e.name, "description": e.description, "source": e.source,
+                                "trains": e.trains} for e in rows]}
+    width = max(len(e.name) for e in rows)
+    text = "\n".join(f"{e.name.ljust(width)}  {e.description}  [{e.source}]" for e in rows)
+    return payload, text
+
+
+def run(args):
+    registry = _registry()
+    if args.list:
+        if args.name is not None:
+            raise InputError("give either --list or an experiment NAME, not both")
+        return _list(registry)
+    if args.name is None:
+        raise InputError("argument 'name': give an experiment NAME or --list")
+    result = registry.run(args.name, out_dir=args.out, quick=args.quick, seed=args.seed, device=args.device)
+    lines = [f"{result.name} ({result.source}): {result.seconds:.2f} s on {result.device}",
+             *[f"  {finding}" for finding in result.findings],
+             "files:", *[f"  {path}" for path in (*result.csv_files, result.png_file, result.summary_file)]]
+    return result.to_dict(), "\n".join(lines)

@@ -1,0 +1,322 @@
+"""Shared machinery of the experiments: what an experiment declares, what it returns, and how
+its CSV tables, PNG figure and Markdown summary are written.
+
+An experiment module defines ``EXPERIMENTS``, a list of :class:`Experiment`. Each
+``Experiment.run(context)`` computes its numbers and returns an :class:`ExperimentOutput`
+(tables, one figure, findings); :func:`run_experiment` times it and writes the files,
+each one atomically (written to a temporary file in the same folder, then renamed), so
+an interrupted run never leaves a half-written CSV or PNG behind.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+import os
+import platform
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from estimators.validation import InputError
+
+__all__ = ["Experiment", "ExperimentOutput", "ExperimentResult", "RunContext", "Table", "new_figure",
+           "read_table", "run_experiment", "write_atomic"]
+
+DEFAULT_OUT_ROOT = "experiments-out"
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a run was asked for.
+
+    Attributes
+    ----------
+    quick : bool
+        ``--quick``: a reduced setting that finishes in under 30 s on a 2-core CPU.
+    seed : int
+        Seed of every random draw of the run.
+    device : str or None
+        The resolved torch device (``"cpu"``, ``"cuda"``, ``"cuda:0"``) for experiments that
+        train; ``None`` for experiments that do not.
+    """
+
+    quick: bool
+    seed: int
+    device: str | None = None
+
+    def rng(self, stream: int = 0) -> np.random.Generator:
+        """An independent generator for ``stream`` (same seed and stream give the same numbers)."""
+        return np.random.default_rng([self.seed, stream])
+
+
+@dataclass(frozen=True)
+class Table:
+    """One CSV file: named columns of equal length (numbers or strings).
+
+    Attributes
+    ----------
+    name : str
+        File stem; the file is ``<name>.csv``.
+    columns : dict
+        Column name → 1-D sequence. Floats are written with ``repr`` (full precision).
+    """
+
+    name: str
+    columns: dict
+
+    def __post_init__(self):
+        lengths = {key: len(values) for key, values in self.columns.items()}
+        if not lengths:
+            raise InputError(f"table '{self.name}' has no columns")
+        if len(set(lengths.values())) != 1:
+            raise InputError(f"table '{self.name}' has columns of different lengths: {lengths}")
+
+    @property
+    def n_rows(self) -> int:
+        return len(next(iter(self.columns.values())))
+
+    def to_csv(self) -> str:
+        """The table as CSV text with a header row."""
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(list(self.columns))
+        for row in zip(*self.columns.values()):
+            writer.writerow([_cell(value) for value in row])
+        return buffer.getvalue()
+
+
+def read_table(path) -> dict:
+    """Read a CSV written by :class:`Table` back: column name → NumPy array.
+
+    Columns whose every cell parses as a float come back as float64 arrays; ``true``/``false``
+    columns as bool arrays; anything else as arrays of str.
+    """
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    header, body = rows[0], rows[1:]
+    out = {}
+    for index, name in enumerate(header):
+        cells = [row[index] for row in body]
+        if cells and all(cell in ("true", "false") for cell in cells):
+            out[name] = np.array([cell == "true" for cell in cells])
+            continue
+        try:
+            out[name] = np.array([float(cell) for cell in cells], dtype=np.float64)
+        except ValueError:
+            out[name] = np.array(cells, dtype=str)
+    return out
+
+
+def _cell(value):
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+@dataclass(frozen=True)
+class ExperimentOutput:
+    """What an experiment's ``run`` returns.
+
+    Attributes
+    ----------
+    tables : list of Table
+        The numbers (one CSV each).
+    figure : matplotlib.figure.Figure
+        The figure (saved as ``<name>.png``); build it with :func:`new_figure`.
+    settings : dict
+        The parameters of this run (shown in the summary and the JSON result).
+    findings : list of str
+        What the numbers show, each a sentence with the numbers it rests on (Markdown).
+    """
+
+    tables: list
+    figure: object
+    settings: dict
+    findings: list
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A registered experiment.
+
+    Attributes
+    ----------
+    name : str
+        The name used on the command line (``miaudit experiment NAME``).
+    description : str
+        One line: what it computes.
+    source : str
+        The paper and figure/example it reproduces (or "study" for new studies).
+    run : callable
+        ``run(context: RunContext) -> ExperimentOutput``.
+    trains : bool
+        Whether it trains models and so takes ``--device``.
+    full_runtime : str
+        The documented wall time of the full (non-quick) run, with the machine it was measured on.
+    """
+
+    name: str
+    description: str
+    source: str
+    run: Callable
+    trains: bool = False
+    full_runtime: str = "not measured"
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "description": self.description, "source": self.source,
+                "trains": self.trains, "full_runtime": self.full_runtime}
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """What :func:`run_experiment` did: the files written, the time and the machine."""
+
+    name: str
+    source: str
+    out_dir: str
+    quick: bool
+    seed: int
+    device: str
+    seconds: float
+    csv_files: tuple
+    png_file: str
+    summary_file: str
+    settings: dict = field(default_factory=dict)
+    findings: tuple = ()
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "source": self.source, "out_dir": self.out_dir, "quick": self.quick,
+                "seed": self.seed, "device": self.device, "seconds": self.seconds,
+                "files": {"csv": list(self.csv_files), "png": self.png_file, "summary": self.summary_file},
+                "settings": self.settings, "findings": list(self.findings)}
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: float = 4.4):
+    """A matplotlib Figure on the Agg canvas (no display, no global pyplot state) and its axes."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(nrows, ncols, squeeze=False)
+    return figure, axes
+
+
+def write_atomic(path: Path, write: Callable) -> None:
+    """Write ``path`` by ``write(file_object)`` on a temporary binary file, then rename it into place."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _write_text(path: Path, text: str) -> None:
+    write_atomic(path, lambda handle: handle.write(text.encode("utf-8")))
+
+
+def machine_description(device: str | None) -> str:
+    """The machine a run used: CPU model and core count, and the torch device where it trains."""
+    cpu = platform.processor() or platform.machine()
+    host = f"{cpu}, {os.cpu_count()} CPU cores, Python {platform.python_version()}, NumPy {np.__version__}"
+    if device is None:
+        return f"CPU only (NumPy/SciPy; this experiment does not train) — {host}"
+    if device.startswith("cuda"):
+        import torch
+
+        return f"{device} ({torch.cuda.get_device_name(torch.device(device))}) — {host}"
+    return f"{device} — {host}"
+
+
+def _summary(experiment: Experiment, output: ExperimentOutput, context: RunContext, seconds: float,
+             device_text: str, files: list) -> str:
+    mode = "quick (`--quick`)" if context.quick else "full (the paper's setting)"
+    lines = [
+        f"# {experiment.name}",
+        "",
+        f"{experiment.description}",
+        "",
+        f"**Source:** {experiment.source}",
+        "",
+        "## Run",
+        "",
+        f"- mode: {mode}",
+        f"- seed: {context.seed}",
+        f"- device: {device_text}",
+        f"- wall time: {seconds:.2f} s",
+        f"- finished: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
+        f"- full (non-quick) run time: {experiment.full_runtime}",
+        f"- command: `miaudit experiment {experiment.name}{' --quick' if context.quick else ''} --seed {context.seed}`",
+        "",
+        "## Settings",
+        "",
+    ]
+    lines += [f"- {key}: {value}" for key, value in output.settings.items()]
+    lines += ["", "## What it shows", ""]
+    lines += [f"- {finding}" for finding in output.findings]
+    lines += ["", "## Files", ""]
+    lines += [f"- `{name}`" for name in files]
+    return "\n".join(lines) + "\n"
+
+
+def run_experiment(experiment: Experiment, *, out_dir=None, quick: bool = False, seed: int = 0,
+                   device: str = "auto") -> ExperimentResult:
+    """Run ``experiment`` and write its CSV tables, PNG figure and ``summary.md`` into ``out_dir``.
+
+    Parameters
+    ----------
+    experiment : Experiment
+    out_dir : str or Path, optional
+        Default ``experiments-out/<name>``; created if missing.
+    quick : bool
+        The reduced setting (under 30 s on a 2-core CPU).
+    seed : int
+    device : {"auto", "cpu", "cuda"}
+        Used only by experiments that train; resolved by :func:`estimators.device.resolve_device`.
+    """
+    from estimators.device import resolve_device
+    from estimators.validation import check_int
+
+    seed = check_int(seed, "seed", minimum=0)
+    resolved = str(resolve_device(device)) if experiment.trains else None
+    directory = Path(out_dir) if out_dir is not None else Path(DEFAULT_OUT_ROOT) / experiment.name
+    if directory.exists() and not directory.is_dir():
+        raise InputError(f"argument 'out' is not a directory: {directory}")
+    directory.mkdir(parents=True, exist_ok=True)
+    context = RunContext(quick=bool(quick), seed=seed, device=resolved)
+
+    start = time.perf_counter()
+    output = experiment.run(context)
+    seconds = time.perf_counter() - start
+
+    csv_names = []
+    for table in output.tables:
+        name = f"{table.name}.csv"
+        _write_text(directory / name, table.to_csv())
+        csv_names.append(name)
+    png_name = f"{experiment.name}.png"
+    write_atomic(directory / png_name, lambda handle: output.figure.savefig(handle, format="png", dpi=120))
+    device_text = machine_description(resolved)
+    summary_name = "summary.md"
+    _write_text(directory / summary_name,
+                _summary(experiment, output, context, seconds, device_text, csv_names + [png_name]))
+    return ExperimentResult(
+        name=experiment.name, source=experiment.source, out_dir=str(directory), quick=context.quick, seed=seed,
+        device=device_text, seconds=seconds, csv_files=tuple(str(directory / n) for n in csv_names),
+        png_file=str(directory / png_name), summary_file=str(directory / summary_name),
+        settings=dict(output.settings), findings=tuple(output.findings))
