@@ -219,11 +219,18 @@ def write_atomic(path: Path, write: Callable) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             write(handle)
+        os.chmod(tmp, 0o666 & ~_current_umask())  # mkstemp creates 0600; give the usual permissions
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _write_text(path: Path, text: str) -> None:

@@ -37,3 +37,34 @@ def test_fig3a_matches_corollaries_with_the_bernoulli_variance_supremum(tmp_path
     smallest = eps == eps.min()
     ratio = table["laplace_total_variance"][smallest] / table["gaussian_total_variance"][smallest]
     np.testing.assert_allclose(ratio, 4 * d[smallest] / eps.min(), rtol=0.02)
+
+
+def test_fig3b_region_is_where_the_mi_dp_variance_is_smaller(tmp_path):
+    result = run("pufferfish-fig3b", out_dir=tmp_path, quick=True)
+    region = read_table(tmp_path / "region.csv")
+    eps, eps_prime, quieter = region["epsilon"], region["epsilon_prime"], region["mi_dp_quieter"]
+    assert eps.size == 60 * 60 and quieter.dtype == bool
+    assert np.all((eps > 0) & (eps < 0.5) & (eps_prime > 0) & (eps_prime <= 1))
+    # Compare the two noise variances directly (Delta_2 = 1 cancels): Corollary 3 vs the classical Gaussian.
+    d = 30
+    mi_dp_variance = 1 / (2 * d * np.expm1(2 * eps / d))
+    classical_variance = 2 * np.log(1.25 / np.sqrt(2 * eps)) / eps_prime**2
+    assert np.array_equal(quieter, mi_dp_variance < classical_variance)
+    assert 0 < quieter.mean() < 1
+    boundary = read_table(tmp_path / "threshold.csv")
+    # The region shrinks (boundary falls) as d grows, at every epsilon (Remark 11).
+    dims = (1, 5, 30, 300)
+    for small, large in zip(dims, dims[1:]):
+        assert np.all(boundary[f"epsilon_prime_threshold_d{large}"] < boundary[f"epsilon_prime_threshold_d{small}"])
+    # Boundary = the eps' at which both variances are equal, found by bisection on eps' for a few eps.
+    for index in (0, 17, 42):
+        e = boundary["epsilon"][index]
+        lo, hi = 1e-9, 10.0
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if 1 / (2 * d * np.expm1(2 * e / d)) < 2 * np.log(1.25 / np.sqrt(2 * e)) / mid**2:
+                lo = mid
+            else:
+                hi = mid
+        assert abs(boundary["epsilon_prime_threshold_d30"][index] - lo) < 1e-9
+    assert result.png_file.endswith("pufferfish-fig3b.png")
