@@ -152,5 +152,5 @@ EXPERIMENTS = [Experiment(
     description="Algorithm 1 (eps-MI DP mean, geometric / coordinate median) vs n, beside an eps-DP Laplace baseline",
     source="Pufferfish/MI paper, Algorithm 1, Proposition 5, Remarks 18-19",
     run=run,
-    full_runtime="not yet measured",
+    full_runtime="49 s on a 2-core x86_64 CPU (10 sizes n = 1,000 … 200,000, 200 trials each)",
 )]
