@@ -208,15 +208,17 @@ def gaussian_lmip_ci_bits(sigma: float, amplitude: float, dim: int = 1, *, rtol:
     )
 
 
-def gaussian_capacity_bounds_bits(sigma: float, amplitude: float, dim: int) -> tuple[float, float]:
+def gaussian_capacity_bounds_bits(sigma: float, amplitude: float, dim: int, *, rtol: float = 1e-4) -> tuple[float, float]:
     """Simple bounds on μ̄_G^CI for ‖X‖ ≤ A in d dimensions, in bits: (lower, upper).
 
     - lower: the cube [−A/√d, A/√d]^d lies in the ball, so d independent scalar channels
       with amplitude A/√d give d · μ̄_G^CI(A/√d, d = 1);
     - upper: ‖X‖ ≤ A implies E‖X‖² ≤ A², whose capacity is (d/2) log(1 + A²/(dσ²))
       (local-MI paper, Theorem 3 with K_X = (A²/d) I and K_Y = σ² I; footnote 2).
+
+    ``rtol`` is passed to the scalar Blahut–Arimoto run (its achieved value is the lower bound).
     """
     dim = check_int(dim, "dim", minimum=1)
-    scalar = gaussian_lmip_ci_bits(sigma, amplitude / math.sqrt(dim), 1)
+    scalar = gaussian_lmip_ci_bits(sigma, amplitude / math.sqrt(dim), 1, rtol=rtol)
     upper = 0.5 * dim * math.log2(1.0 + amplitude**2 / (dim * sigma**2))
     return dim * scalar.mu, upper
