@@ -202,3 +202,21 @@ def test_cli_gaussian_calculators(capsys):
     assert mu["mu"] >= cd["mu"]
     assert main(["bounds", "gaussian-lmip-cd", "--sigma", "1", "--support=-1,1", "--pmf", "0.5,0.6"]) == 2
     assert "'pmf'" in capsys.readouterr().err
+
+
+def test_sigma_calibration_for_figures_1_and_3():
+    from audit.bounds.local_mi_gaussian_calibration import gaussian_sigma_for_lmip_bits
+
+    # Fig. 1: d = 10, Δ = 1 (‖X‖ ≤ √10), μ̄_G^CI = 0.1 bit. At this σ the uniform-sphere input
+    # is optimal (small amplitude), so its MI by the noncentral χ² integral must be 0.1.
+    sigma = gaussian_sigma_for_lmip_bits(0.1, "ci", amplitude=math.sqrt(10), dim=10)
+    assert sphere_mi_bits(math.sqrt(10), sigma, 10) == pytest.approx(0.1, abs=2e-6)
+    # Fig. 3: 21-point truncated N(0, 1/4), μ̄_G^CD ∈ {0.1, 0.01} bit; MI by quad.
+    support, pmf = truncated_gaussian_input()
+    for mu in (0.1, 0.01):
+        sigma = gaussian_sigma_for_lmip_bits(mu, "cd", support=support, pmf=pmf)
+        assert mixture_mi_bits(support, pmf, sigma) == pytest.approx(mu, rel=1e-5)
+    with pytest.raises(InputError, match="'method'"):
+        gaussian_sigma_for_lmip_bits(0.1, "xx")
+    with pytest.raises(InputError, match="'amplitude'"):
+        gaussian_sigma_for_lmip_bits(0.1, "ci")
