@@ -22,3 +22,30 @@ def resolve_device(device: str = "auto"):
     if device == "cuda" and not torch.cuda.is_available():
         raise InputError("argument 'device' is 'cuda' but no CUDA device is available")
     return torch.device(device)
+
+
+class cpu_threads:
+    """Context manager: run torch CPU work with ``n`` intra-op threads, then restore the setting.
+
+    Tiny batched critics gain nothing from intra-op parallelism, and when the cores are
+    shared the threads' synchronization can slow each step down many times over.
+    """
+
+    def __init__(self, n: int):
+        self.n = n
+        self.saved = None
+
+    def __enter__(self):
+        import torch
+
+        self.saved = torch.get_num_threads()
+        if self.n != self.saved:
+            torch.set_num_threads(self.n)
+        return self
+
+    def __exit__(self, *exc):
+        import torch
+
+        if torch.get_num_threads() != self.saved:
+            torch.set_num_threads(self.saved)
+        return False

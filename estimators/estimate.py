@@ -1,0 +1,180 @@
+"""``estimate_mi``: one entry point for every MI estimator, plain or sliced, with ``method``-style choices.
+
+Quantities
+----------
+- ``z`` absent: I(X; Y), or with ``sliced=True`` the sliced MI SI(X; Y) (Pufferfish paper, Eq. (5)),
+  estimated by the Monte Carlo average over ``slices`` random slices (Eq. (7)).
+- ``z`` given, ``conditional="independent"``: I(X; Y, Z), which equals I(X; Y | Z) when X and Z
+  are independent (the form the paper uses for DP with independent rows, proof of Prop. 2);
+  sliced: I(θᵀX; φᵀY, ψᵀZ).
+- ``z`` given, ``conditional="chain"``: I(X; Y, Z) − I(X; Z) = I(X; Y | Z) for dependent X, Z
+  (chain rule). A difference of two estimates has no certificate: ``lower_bound`` is None.
+
+Neural estimators (``dv``, ``mine``, ``nwj``) train every critic — one per slice — in one
+batched ensemble and certify on a held-out split; classical ones (``ksg``, ``gaussian``,
+``plugin``) give point estimates only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from .certify import BOUND_METHODS, averaged_dv_lower_bound, certify_critics
+from .discrete import plugin_mi_batch
+from .gaussian_mi import gaussian_mi_batch
+from .ksg import ksg_mi_batch
+from .neural import CriticConfig, fit_critics
+from .results import MIEstimate
+from .slicing import project, random_frames
+from .units import NATS, UNITS
+from .validation import (InputError, as_generator, as_samples, check_choice, check_int, check_probability,
+                         check_same_length)
+
+NEURAL_ESTIMATORS = ("dv", "mine", "nwj")
+CLASSICAL_ESTIMATORS = ("ksg", "gaussian", "plugin")
+ESTIMATORS = NEURAL_ESTIMATORS + CLASSICAL_ESTIMATORS
+CONDITIONAL_FORMS = ("independent", "chain")
+
+
+def _projections(x, y, z, sliced, slices, slice_dim, rng):
+    """The per-critic inputs u (p, n, du), v_y (p, n, dy'), v_z (p, n, dz') or None, and the frames.
+
+    Unsliced, p = 1 and the samples pass unchanged; sliced, each variable is projected onto
+    its own independent random frames.
+    """
+    if not sliced:
+        return x[None], y[None], None if z is None else z[None], {}
+    frames = {"x": random_frames(slices, x.shape[1], slice_dim, rng),
+              "y": random_frames(slices, y.shape[1], slice_dim, rng)}
+    if z is not None:
+        frames["z"] = random_frames(slices, z.shape[1], slice_dim, rng)
+    u, v_y = project(x, frames["x"]), project(y, frames["y"])
+    v_z = None if z is None else project(z, frames["z"])
+    return u, v_y, v_z, frames
+
+
+def _classical(estimator, u, v, k, correction):
+    if estimator == "ksg":
+        return ksg_mi_batch(u, v, k=k)
+    if estimator == "gaussian":
+        return gaussian_mi_batch(u, v)
+    return plugin_mi_batch(u, v, correction=correction)
+
+
+def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, slices: int = 128,
+                slice_dim: int = 1, conditional: str = "independent", alpha: float = 0.05,
+                unit: str = NATS, seed=0, device="auto", critic: CriticConfig | None = None,
+                bound: str = "bernstein", k: int = 3, correction: str | None = "miller-madow",
+                quiet: bool = True) -> MIEstimate:
+    """Estimate (sliced, conditional) mutual information from paired samples.
+
+    Parameters
+    ----------
+    x, y : array-like (n,) or (n, d)
+        Paired samples of X and Y.
+    z : array-like (n,) or (n, dz), optional
+        Samples of a conditioning variable Z (see the module docstring for the two forms).
+    estimator : {"dv", "mine", "nwj", "ksg", "gaussian", "plugin"}
+        Donsker–Varadhan, MINE, NWJ neural critics; Kraskov–Stögbauer–Grassberger k-NN;
+        Gaussian/CCA; discrete plug-in (Miller–Madow corrected by default).
+    sliced : bool
+        Estimate sliced MI over ``slices`` random slices of dimension ``slice_dim``.
+    alpha : float in (0, 1)
+        Neural estimators: ``lower_bound`` holds with probability ≥ 1 − α.
+    unit : {"nats", "bits"}
+    seed : int or numpy.random.Generator
+        Seeds the slices, the splits and the critics.
+    device : {"auto", "cpu", "cuda"}
+    critic : CriticConfig, optional
+        Architecture and training of the neural critics.
+    bound : {"bernstein", "hoeffding"}
+        Concentration inequality of the certificate.
+    k : int
+        Neighbours for KSG.
+    correction : {"miller-madow", None}
+        Bias correction of the plug-in estimator.
+
+    Returns
+    -------
+    MIEstimate
+        For neural estimators: ``value`` is the objective on the held-out test split;
+        ``lower_bound`` is certified at confidence 1 − α (for sliced MI: on the average over
+        the drawn slices, by the averaged DV bound); ``per_slice_lower_bounds`` hold
+        simultaneously at 1 − α (union bound over slices) and ``max_slice_lower_bound``, their
+        maximum, is by data processing a certified lower bound on the full I(X; Y[, Z]).
+    """
+    started = time.perf_counter()
+    check_choice(estimator, "estimator", ESTIMATORS)
+    check_choice(conditional, "conditional", CONDITIONAL_FORMS)
+    check_choice(unit, "unit", UNITS)
+    check_choice(bound, "bound", BOUND_METHODS)
+    alpha = check_probability(alpha, "alpha")
+    x = as_samples(x, "x", min_rows=2)
+    y = as_samples(y, "y", min_rows=2)
+    z = None if z is None else as_samples(z, "z", min_rows=2)
+    n = check_same_length(x=x, y=y, z=z)
+    if sliced:
+        slices = check_int(slices, "slices", 1)
+    rng = as_generator(seed)
+    u, v_y, v_z, frames = _projections(x, y, z, sliced, slices, slice_dim, rng)
+    v = v_y if v_z is None else np.concatenate((v_y, v_z), axis=2)
+    chain = v_z is not None and conditional == "chain"
+    n_terms = u.shape[0]
+    details: dict = {"quantity": _describe(z is not None, conditional, sliced)}
+    if sliced:
+        details["frames"] = frames  # slice s projects X onto frames["x"][s], Y onto frames["y"][s]
+
+    if estimator in NEURAL_ESTIMATORS:
+        config = critic or CriticConfig()
+        if chain:
+            # The second term I(u; v_z) uses critics of the same shape: the Y columns are
+            # zeroed, and a constant input carries no information.
+            u, v = np.concatenate((u, u)), np.concatenate((v, np.concatenate((np.zeros_like(v_y), v_z), axis=2)))
+        fit = fit_critics(u, v, objective=estimator, config=config, seed=int(rng.integers(2**31)),
+                          device=device, quiet=quiet, desc=f"{estimator} critics")
+        terms = fit.estimates[:n_terms] - fit.estimates[n_terms:] if chain else fit.estimates
+        details.update(steps=fit.steps, split_sizes=fit.split_sizes, training_seconds=fit.seconds,
+                       history=fit.history, critic=dataclasses.asdict(config))
+        lower = per_slice_lower = max_slice_lower = None
+        if not chain:
+            per_slice_lower, caps = certify_critics(fit, alpha / n_terms, bound)
+            details["caps"] = caps
+            if sliced:
+                lower = averaged_dv_lower_bound(fit.test_joint, fit.test_product, fit.output_range[0], caps, alpha, bound)
+                max_slice_lower = float(per_slice_lower.max())
+            else:
+                lower = float(per_slice_lower[0])
+        stderr_single = None if chain else float(fit.stderr[0])
+    else:
+        terms = _classical(estimator, u, v, k, correction)
+        if chain:
+            terms = terms - _classical(estimator, u, v_z, k, correction)
+        lower = per_slice_lower = max_slice_lower = None
+        stderr_single = None
+
+    value = float(np.mean(terms))
+    if sliced:
+        stderr = float(np.std(terms, ddof=1) / np.sqrt(n_terms)) if n_terms > 1 else None
+    else:
+        stderr = stderr_single
+    result = MIEstimate(
+        estimator=estimator, value=value, unit=NATS, lower_bound=lower,
+        confidence=None if lower is None else 1.0 - alpha, stderr=stderr, n=n,
+        seconds=time.perf_counter() - started, sliced=bool(sliced), slices=n_terms if sliced else None,
+        per_slice=np.asarray(terms, dtype=float) if sliced else None,
+        per_slice_lower_bounds=per_slice_lower if sliced else None,
+        max_slice_lower_bound=max_slice_lower, details=details,
+    )
+    return result.to(unit)
+
+
+def _describe(has_z: bool, conditional: str, sliced: bool) -> str:
+    s = "S" if sliced else ""
+    if not has_z:
+        return f"{s}I(X; Y)"
+    if conditional == "independent":
+        return f"{s}I(X; Y, Z) (= {s}I(X; Y | Z) when X and Z are independent)"
+    return f"{s}I(X; Y, Z) - {s}I(X; Z) (chain rule, estimate only)"

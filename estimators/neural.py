@@ -1,0 +1,334 @@
+"""Training an ensemble of neural MI critics as one batched model, with held-out evaluation.
+
+The data are split once into train / validation / test (DESIGN.md: train, select, certify).
+Critics are trained on the train split with early stopping on the validation split (each
+critic keeps its own best state); estimates and the samples used for certification come
+from the test split, which the critics never saw.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .critics import ARCHITECTURES, CriticEnsemble
+from .device import cpu_threads, resolve_device
+from .objectives import OBJECTIVES, MineMovingAverage, donsker_varadhan, nwj, objective_value
+from .progress import progress_bar
+from .validation import InputError, check_choice, check_int, check_positive
+
+
+# Below this many hidden activations per step (critics × batch × width), a CPU step is
+# dominated by per-op overhead and one intra-op thread is fastest.
+SMALL_STEP_WORK = 1 << 20
+
+
+@dataclass(frozen=True)
+class CriticConfig:
+    """Hyper-parameters of the critic ensemble and its training.
+
+    Attributes
+    ----------
+    architecture : {"shallow", "mlp"}
+        ``"shallow"``: the paper's class G_ℓ(a), ℓ = ``hidden`` ReLU units plus a linear skip.
+        ``"mlp"``: ``depth`` hidden layers of width ``hidden``.
+    output_range : (lo, hi)
+        Every critic is bounded to this interval, which the certified bound requires. Values
+        of e^T enter the certificate through e^hi, so ``hi`` is kept small; DV is invariant to
+        shifts of T, so a small ``hi`` costs little as long as the log-likelihood ratio's
+        useful range (after a shift) fits in [lo, hi].
+    split : (train, validation, test)
+        Fractions of the samples for training, early stopping / candidate selection, and
+        estimation / certification.
+    project_a : float or None
+        If set (shallow only), project onto the norm constraints of G_ℓ(a) after every step.
+    patience, min_delta : int, float
+        Training ends once the ensemble's mean validation objective has not improved by more
+        than ``min_delta`` nats for ``patience`` evaluations. (With many critics some critic
+        always "improves" by noise, so stopping looks at the mean.) Each critic still keeps
+        the state of its own best validation value.
+    max_critics_per_chunk : int
+        Critics trained together at most; larger ensembles are trained chunk by chunk.
+    """
+
+    architecture: str = "shallow"
+    hidden: int = 32
+    depth: int = 2
+    learning_rate: float = 1e-2
+    batch_size: int = 256
+    max_steps: int = 2000
+    eval_every: int = 50
+    patience: int = 6
+    min_delta: float = 1e-3
+    output_range: tuple = (-8.0, 3.0)
+    split: tuple = (0.4, 0.1, 0.5)
+    project_a: float | None = None
+    mine_rate: float = 0.01
+    max_critics_per_chunk: int = 4096
+    eval_shifts: int = 4
+
+    def validated(self) -> "CriticConfig":
+        """Return self after checking every field (raises :class:`InputError`)."""
+        check_choice(self.architecture, "architecture", ARCHITECTURES)
+        for name in ("hidden", "depth", "batch_size", "max_steps", "eval_every", "patience",
+                     "max_critics_per_chunk", "eval_shifts"):
+            check_int(getattr(self, name), name, 1)
+        check_positive(self.learning_rate, "learning_rate")
+        check_positive(self.mine_rate, "mine_rate")
+        check_positive(self.min_delta, "min_delta")
+        lo, hi = self.output_range
+        if not (np.isfinite(lo) and np.isfinite(hi) and lo < 0 < hi):
+            raise InputError(f"argument 'output_range' must satisfy lo < 0 < hi, got {self.output_range!r}")
+        fractions = np.asarray(self.split, dtype=float)
+        if fractions.shape != (3,) or np.any(fractions <= 0) or abs(fractions.sum() - 1.0) > 1e-9:
+            raise InputError(f"argument 'split' must be three positive fractions summing to 1, got {self.split!r}")
+        if self.project_a is not None:
+            if self.architecture != "shallow":
+                raise InputError("argument 'project_a' needs architecture='shallow' (the class G_ℓ(a))")
+            check_positive(self.project_a, "project_a")
+        return self
+
+
+@dataclass(frozen=True)
+class CriticFit:
+    """What training an ensemble of M critics produced, all on held-out data.
+
+    Attributes
+    ----------
+    estimates : ndarray (M,)
+        Objective value (DV, or NWJ for ``nwj``) of each trained critic on the test split.
+    stderr : ndarray (M,)
+        Delta-method standard error of each estimate.
+    validation : ndarray (M,)
+        Best validation value of each critic (used to select candidates).
+    test_joint : ndarray (M, n_test)
+        Critic values on the test split's joint samples.
+    test_product : ndarray (M, n_test // 2)
+        Critic values on independent product samples: x of test sample i paired with y of
+        test sample i + n_test // 2, each sample used once.
+    validation_joint, validation_product : ndarray (M, n_val), (M, n_val // 2)
+        The same on the validation split (for choosing how to certify without the test split).
+    output_range : (lo, hi)
+        The range every critic value lies in.
+    history : dict
+        ``steps`` and the mean validation objective at each evaluation.
+    """
+
+    estimates: np.ndarray
+    stderr: np.ndarray
+    validation: np.ndarray
+    test_joint: np.ndarray
+    test_product: np.ndarray
+    validation_joint: np.ndarray
+    validation_product: np.ndarray
+    output_range: tuple
+    steps: int
+    seconds: float
+    split_sizes: tuple
+    history: dict = field(default_factory=dict)
+
+
+def split_indices(n: int, fractions, rng: np.random.Generator):
+    """Random disjoint train / validation / test index arrays with the given fractions."""
+    order = rng.permutation(n)
+    n_train = int(round(fractions[0] * n))
+    n_val = int(round(fractions[1] * n))
+    parts = order[:n_train], order[n_train:n_train + n_val], order[n_train + n_val:]
+    for name, part in zip(("train", "validation", "test"), parts):
+        if len(part) < 4:
+            raise InputError(f"argument 'x' has too few samples ({n}) for a {name} split of at least 4")
+    return parts
+
+
+def _standardize(u: torch.Tensor, train: torch.Tensor) -> torch.Tensor:
+    mean = u[:, train].mean(dim=1, keepdim=True)
+    std = u[:, train].std(dim=1, keepdim=True)
+    std = torch.where(std > 0, std, torch.ones_like(std))  # a constant feature carries nothing
+    return (u - mean) / std
+
+
+@torch.no_grad()
+def _scores(ensemble: CriticEnsemble, u: torch.Tensor, v: torch.Tensor, chunk: int) -> torch.Tensor:
+    """Critic values on pairs (u[:, i], v[:, i]) for all i, in sample chunks to bound memory."""
+    parts = [ensemble(torch.cat((u[:, s:s + chunk], v[:, s:s + chunk]), dim=-1))
+             for s in range(0, u.shape[1], chunk)]
+    return torch.cat(parts, dim=1)
+
+
+def _chunk_size(n_critics: int, hidden: int) -> int:
+    return max(256, (1 << 24) // max(1, n_critics * hidden))
+
+
+def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = None, seed: int = 0,
+                device="auto", quiet: bool = True, desc: str = "critics") -> CriticFit:
+    """Train M critics T_m(u, v) at once and evaluate them on held-out data.
+
+    Parameters
+    ----------
+    u, v : array-like (M, N, du) and (M, N, dv)
+        Critic m sees the pairs (u[m, i], v[m, i]), i = 1..N, all drawn from one joint law.
+        The N samples are split into train / validation / test identically for every critic.
+    objective : {"dv", "mine", "nwj"}
+        Training objective: Donsker–Varadhan, MINE's bias-corrected DV gradient, or NWJ.
+    config : CriticConfig
+    seed : int
+        Seeds the split, the initialization and the mini-batches.
+    device : {"auto", "cpu", "cuda"} or torch.device
+
+    Returns
+    -------
+    CriticFit
+    """
+    config = (config or CriticConfig()).validated()
+    check_choice(objective, "objective", OBJECTIVES)
+    dev = resolve_device(device)
+    u = torch.as_tensor(np.asarray(u, dtype=np.float32)) if not torch.is_tensor(u) else u.float()
+    v = torch.as_tensor(np.asarray(v, dtype=np.float32)) if not torch.is_tensor(v) else v.float()
+    if u.dim() != 3 or v.dim() != 3 or u.shape[:2] != v.shape[:2]:
+        raise InputError(f"arguments 'u' and 'v' must have shapes (M, N, du) and (M, N, dv), got {tuple(u.shape)} and {tuple(v.shape)}")
+    n_critics, n = u.shape[0], u.shape[1]
+    rng = np.random.default_rng(seed)
+    train, val, test = split_indices(n, config.split, rng)
+    fits = []
+    for start in range(0, n_critics, config.max_critics_per_chunk):
+        stop = min(n_critics, start + config.max_critics_per_chunk)
+        work = (stop - start) * config.batch_size * config.hidden
+        threads = torch.get_num_threads() if dev.type != "cpu" or work >= SMALL_STEP_WORK else 1
+        with cpu_threads(threads):
+            fits.append(_fit_chunk(u[start:stop], v[start:stop], train, val, test, objective, config,
+                                   int(rng.integers(2**31)), dev, quiet, desc))
+    if len(fits) == 1:
+        return fits[0]
+    return CriticFit(
+        estimates=np.concatenate([f.estimates for f in fits]),
+        stderr=np.concatenate([f.stderr for f in fits]),
+        validation=np.concatenate([f.validation for f in fits]),
+        test_joint=np.concatenate([f.test_joint for f in fits]),
+        test_product=np.concatenate([f.test_product for f in fits]),
+        validation_joint=np.concatenate([f.validation_joint for f in fits]),
+        validation_product=np.concatenate([f.validation_product for f in fits]),
+        output_range=fits[0].output_range,
+        steps=max(f.steps for f in fits),
+        seconds=sum(f.seconds for f in fits),
+        split_sizes=fits[0].split_sizes,
+        history={"chunks": [f.history for f in fits]},
+    )
+
+
+def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, device, quiet, desc) -> CriticFit:
+    started = time.perf_counter()
+    n_critics = u.shape[0]
+    u, v = u.to(device), v.to(device)
+    train = torch.as_tensor(train_idx, device=device)
+    u, v = _standardize(u, train), _standardize(v, train)
+    u_train, v_train = u[:, train], v[:, train]
+    u_val, v_val = u[:, torch.as_tensor(val_idx, device=device)], v[:, torch.as_tensor(val_idx, device=device)]
+    u_test, v_test = u[:, torch.as_tensor(test_idx, device=device)], v[:, torch.as_tensor(test_idx, device=device)]
+
+    gen = torch.Generator().manual_seed(seed)
+    shift_rng = np.random.default_rng(seed)
+    ensemble = CriticEnsemble(n_critics, u.shape[2] + v.shape[2], architecture=config.architecture,
+                              hidden=config.hidden, depth=config.depth, output_range=config.output_range,
+                              generator=gen).to(device)
+    if config.project_a is not None:
+        ensemble.project_(config.project_a)
+    optimizer = torch.optim.Adam(ensemble.parameters(), lr=config.learning_rate)
+    mine = MineMovingAverage(n_critics, config.mine_rate, device) if objective == "mine" else None
+    chunk = _chunk_size(n_critics, config.hidden)
+
+    def evaluate(u_part, v_part, shifts) -> torch.Tensor:
+        t_joint = _scores(ensemble, u_part, v_part, chunk)
+        t_prod = torch.cat([_scores(ensemble, u_part, torch.roll(v_part, s, dims=1), chunk) for s in shifts], dim=1)
+        return objective_value(objective, t_joint, t_prod)
+
+    n_train, n_val = u_train.shape[1], u_val.shape[1]
+    batch = min(config.batch_size, n_train)
+    best = torch.full((n_critics,), -float("inf"), device=device)
+    best_mean, stale = -float("inf"), 0
+    snapshot = ensemble.snapshot()
+    history = {"steps": [], "validation_mean": []}
+    bar = progress_bar(config.max_steps, desc, quiet=quiet)
+    step = 0
+    for step in range(1, config.max_steps + 1):
+        idx = torch.randint(n_train, (batch,), generator=gen).to(device)
+        shift = int(shift_rng.integers(1, batch))  # a derangement of the batch: product pairs
+        ub, vb = u_train[:, idx], v_train[:, idx]
+        t_joint = ensemble(torch.cat((ub, vb), dim=-1))
+        t_marg = ensemble(torch.cat((ub, torch.roll(vb, shift, dims=1)), dim=-1))
+        if objective == "dv":
+            gain = donsker_varadhan(t_joint, t_marg)
+        elif objective == "nwj":
+            gain = nwj(t_joint, t_marg)
+        else:
+            gain = mine.surrogate(t_joint, t_marg)
+        optimizer.zero_grad(set_to_none=True)
+        (-gain.sum()).backward()
+        optimizer.step()
+        if config.project_a is not None:
+            ensemble.project_(config.project_a)
+        bar.update(1)
+        if step % config.eval_every == 0 or step == config.max_steps:
+            value = evaluate(u_val, v_val, [n_val // 2])
+            improved = value > best
+            best = torch.where(improved, value, best)
+            ensemble.store_where(snapshot, improved)
+            mean_value = float(value.mean())
+            history["steps"].append(step)
+            history["validation_mean"].append(mean_value)
+            if mean_value > best_mean + config.min_delta:
+                best_mean, stale = mean_value, 0
+            else:
+                stale += 1
+                if stale >= config.patience:
+                    break
+    bar.close()
+    ensemble.restore_where(snapshot, torch.ones(n_critics, dtype=torch.bool, device=device))
+
+    n_test = u_test.shape[1]
+    half = n_test // 2
+    with torch.no_grad():
+        t_joint = _scores(ensemble, u_test, v_test, chunk)
+        shifts = [1 + k * max(1, (n_test - 1) // config.eval_shifts) for k in range(config.eval_shifts)]
+        t_prod_all = torch.cat([_scores(ensemble, u_test, torch.roll(v_test, s, dims=1), chunk) for s in shifts], dim=1)
+        estimates = objective_value(objective, t_joint, t_prod_all)
+        t_cert = _scores(ensemble, u_test[:, :half], v_test[:, half:2 * half], chunk)
+        half_val = n_val // 2
+        val_joint = _scores(ensemble, u_val, v_val, chunk)
+        val_prod = _scores(ensemble, u_val[:, :half_val], v_val[:, half_val:2 * half_val], chunk)
+    tj = t_joint.double().cpu().numpy()
+    tp = t_prod_all.double().cpu().numpy()
+    return CriticFit(
+        estimates=estimates.double().cpu().numpy(),
+        stderr=_delta_method_stderr(tj, tp, objective),
+        validation=best.double().cpu().numpy(),
+        test_joint=tj,
+        test_product=t_cert.double().cpu().numpy(),
+        validation_joint=val_joint.double().cpu().numpy(),
+        validation_product=val_prod.double().cpu().numpy(),
+        output_range=tuple(config.output_range),
+        steps=step,
+        seconds=time.perf_counter() - started,
+        split_sizes=(len(train_idx), len(val_idx), len(test_idx)),
+        history=history,
+    )
+
+
+def _delta_method_stderr(t_joint: np.ndarray, t_prod: np.ndarray, objective: str) -> np.ndarray:
+    """Standard error of E_P[T] − log E_Q[e^T] (or − E_Q[e^{T−1}] for NWJ) by the delta method.
+
+    The product scores from cyclic shifts are not independent, so their sample count is taken
+    as n_test (one shift's worth), a conservative choice.
+    """
+    n = t_joint.shape[-1]
+    var_joint = t_joint.var(axis=-1, ddof=1) / n
+    shifted = t_prod - t_prod.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    if objective == "nwj":
+        e_scaled = np.exp(t_prod - 1.0)
+        var_prod = e_scaled.var(axis=-1, ddof=1) / n
+    else:
+        var_prod = e.var(axis=-1, ddof=1) / (n * e.mean(axis=-1) ** 2)
+    return np.sqrt(var_joint + var_prod)
