@@ -11,13 +11,13 @@ from .units import NATS, UNITS, convert
 from .validation import check_choice
 
 
-def _jsonable(value):
+def to_jsonable(value):
     if isinstance(value, np.ndarray):
-        return [_jsonable(v) for v in value.tolist()]
+        return [to_jsonable(v) for v in value.tolist()]
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [to_jsonable(v) for v in value]
     if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+        return {k: to_jsonable(v) for k, v in value.items()}
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, float) and not np.isfinite(value):
@@ -105,4 +105,4 @@ class MIEstimate:
         }
         if include_details:
             out["details"] = self.details
-        return _jsonable(out)
+        return to_jsonable(out)
