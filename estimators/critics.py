@@ -92,24 +92,28 @@ class CriticEnsemble(nn.Module):
         else:
             self.register_parameter("skip_weight", None)
 
-    def raw(self, z: torch.Tensor) -> torch.Tensor:
-        """Unbounded critic values for inputs ``z`` of shape (M, batch, in); returns (M, batch)."""
+    def raw(self, z: torch.Tensor, critics: slice = slice(None)) -> torch.Tensor:
+        """Unbounded values of the ``critics`` (a slice of the ensemble) on ``z`` of shape
+        (len(critics), batch, in); returns (len(critics), batch)."""
         h = z
         for w, b in zip(self.weights, self.biases):
-            h = torch.relu(torch.baddbmm(b, h, w))
-        out = torch.baddbmm(self.out_bias, h, self.out_weight)
+            h = torch.relu(torch.baddbmm(b[critics], h, w[critics]))
+        out = torch.baddbmm(self.out_bias[critics], h, self.out_weight[critics])
         if self.skip_weight is not None:
-            out = out + torch.bmm(z, self.skip_weight)
+            out = out + torch.bmm(z, self.skip_weight[critics])
         return out.squeeze(-1)
 
-    def forward(self, z: torch.Tensor) -> torch.Tensor:
+    def forward(self, z: torch.Tensor, critics: slice = slice(None)) -> torch.Tensor:
         """Critic values T_m(z) of shape (M, batch), within ``output_range`` when one is set."""
-        r = self.raw(z)
+        return self.bound(self.raw(z, critics))
+
+    def bound(self, raw: torch.Tensor) -> torch.Tensor:
+        """Map raw outputs into ``output_range`` (identity without one)."""
         if self.output_range is None:
-            return r
+            return raw
         lo, hi = self.output_range
         width = hi - lo
-        return lo + width * torch.sigmoid((r - 0.5 * (lo + hi)) * (4.0 / width))
+        return lo + width * torch.sigmoid((raw - 0.5 * (lo + hi)) * (4.0 / width))
 
     @torch.no_grad()
     def project_(self, a: float) -> None:

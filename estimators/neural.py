@@ -113,8 +113,13 @@ class CriticFit:
         The same on the validation split (for choosing how to certify without the test split).
     output_range : (lo, hi)
         The range every critic value lies in.
+    split : (train, validation, test)
+        The sample indices of the three splits (the same for every critic).
     history : dict
         ``steps`` and the mean validation objective at each evaluation.
+    scorer : CriticScorer
+        The trained critics (each restored to its best validation state) with their input
+        standardization, to evaluate them on new data.
     """
 
     estimates: np.ndarray
@@ -129,6 +134,35 @@ class CriticFit:
     seconds: float
     split_sizes: tuple
     history: dict = field(default_factory=dict)
+    scorer: "CriticScorer | None" = None
+    split: tuple = ()
+
+
+class CriticScorer:
+    """Evaluates trained critics on new inputs, with the standardization fixed at training.
+
+    The critics are fixed functions once trained, so their values on fresh data (new runs of
+    a mechanism, say) can be used in further certified tests.
+    """
+
+    def __init__(self):
+        self._chunks = []  # (start, stop, ensemble, u_mean, u_std, v_mean, v_std)
+
+    def add(self, start, ensemble, u_stats, v_stats) -> None:
+        self._chunks.append((start, start + ensemble.n_critics, ensemble, *u_stats, *v_stats))
+
+    @torch.no_grad()
+    def __call__(self, index: int, u, v) -> np.ndarray:
+        """Values of critic ``index`` on the pairs (u[i], v[i]); u (n, du), v (n, dv) → (n,)."""
+        for start, stop, ensemble, u_mean, u_std, v_mean, v_std in self._chunks:
+            if start <= index < stop:
+                m = index - start
+                device = u_mean.device
+                uu = (torch.as_tensor(np.asarray(u, dtype=np.float32), device=device) - u_mean[m]) / u_std[m]
+                vv = (torch.as_tensor(np.asarray(v, dtype=np.float32), device=device) - v_mean[m]) / v_std[m]
+                z = torch.cat((uu, vv), dim=-1)[None]
+                return ensemble(z, slice(m, m + 1))[0].double().cpu().numpy()
+        raise InputError(f"argument 'index' must be a critic index below {self._chunks[-1][1]}, got {index}")
 
 
 def split_indices(n: int, fractions, rng: np.random.Generator):
@@ -143,11 +177,11 @@ def split_indices(n: int, fractions, rng: np.random.Generator):
     return parts
 
 
-def _standardize(u: torch.Tensor, train: torch.Tensor) -> torch.Tensor:
+def _standardization(u: torch.Tensor, train: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     mean = u[:, train].mean(dim=1, keepdim=True)
     std = u[:, train].std(dim=1, keepdim=True)
     std = torch.where(std > 0, std, torch.ones_like(std))  # a constant feature carries nothing
-    return (u - mean) / std
+    return mean, std
 
 
 @torch.no_grad()
@@ -202,6 +236,10 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
                                    int(rng.integers(2**31)), dev, quiet, desc))
     if len(fits) == 1:
         return fits[0]
+    scorer = CriticScorer()
+    for chunk_start, f in zip(range(0, n_critics, config.max_critics_per_chunk), fits):
+        for _, _, ensemble, u_mean, u_std, v_mean, v_std in f.scorer._chunks:
+            scorer.add(chunk_start, ensemble, (u_mean, u_std), (v_mean, v_std))
     return CriticFit(
         estimates=np.concatenate([f.estimates for f in fits]),
         stderr=np.concatenate([f.stderr for f in fits]),
@@ -215,6 +253,8 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
         seconds=sum(f.seconds for f in fits),
         split_sizes=fits[0].split_sizes,
         history={"chunks": [f.history for f in fits]},
+        scorer=scorer,
+        split=fits[0].split,
     )
 
 
@@ -223,7 +263,8 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
     n_critics = u.shape[0]
     u, v = u.to(device), v.to(device)
     train = torch.as_tensor(train_idx, device=device)
-    u, v = _standardize(u, train), _standardize(v, train)
+    u_stats, v_stats = _standardization(u, train), _standardization(v, train)
+    u, v = (u - u_stats[0]) / u_stats[1], (v - v_stats[0]) / v_stats[1]
     u_train, v_train = u[:, train], v[:, train]
     u_val, v_val = u[:, torch.as_tensor(val_idx, device=device)], v[:, torch.as_tensor(val_idx, device=device)]
     u_test, v_test = u[:, torch.as_tensor(test_idx, device=device)], v[:, torch.as_tensor(test_idx, device=device)]
@@ -300,6 +341,8 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
         val_prod = _scores(ensemble, u_val[:, :half_val], v_val[:, half_val:2 * half_val], chunk)
     tj = t_joint.double().cpu().numpy()
     tp = t_prod_all.double().cpu().numpy()
+    scorer = CriticScorer()
+    scorer.add(0, ensemble, u_stats, v_stats)
     return CriticFit(
         estimates=estimates.double().cpu().numpy(),
         stderr=_delta_method_stderr(tj, tp, objective),
@@ -313,6 +356,8 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
         seconds=time.perf_counter() - started,
         split_sizes=(len(train_idx), len(val_idx), len(test_idx)),
         history=history,
+        scorer=scorer,
+        split=(train_idx, val_idx, test_idx),
     )
 
 

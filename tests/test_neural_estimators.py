@@ -203,3 +203,17 @@ def test_non_finite_samples(bad):
 def test_too_few_samples_for_splits():
     with pytest.raises(InputError, match="too few samples"):
         estimate_mi(np.arange(8.0), np.arange(8.0))
+
+
+def test_scorer_reproduces_held_out_values_and_chunks_agree():
+    rng = np.random.default_rng(24)
+    x = rng.standard_normal((3, 1500, 1))
+    y = x + rng.standard_normal((3, 1500, 1))
+    config = CriticConfig(max_steps=60)
+    fit = fit_critics(x, y, config=config, seed=5)
+    test = fit.split[2]
+    for m in range(3):
+        assert np.allclose(fit.scorer(m, x[m, test], y[m, test]), fit.test_joint[m], atol=1e-5)
+    chunked = fit_critics(x, y, config=CriticConfig(max_steps=60, max_critics_per_chunk=2), seed=5)
+    test = chunked.split[2]
+    assert np.allclose(chunked.scorer(2, x[2, test], y[2, test]), chunked.test_joint[2], atol=1e-5)
