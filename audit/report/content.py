@@ -1,0 +1,211 @@
+"""What a report says about each audit, as plain strings, independent of the output format.
+
+The Markdown and HTML renderers draw the same :class:`AuditSection` objects, so both formats
+carry the same words and numbers. Nothing here escapes text: each renderer escapes for its
+own format. Every string that comes from an :class:`~audit.result.AuditResult` (mechanism
+names, prior descriptions, notes) is user input and must be escaped by the renderer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from audit.result import AuditResult
+from estimators.validation import InputError
+
+NOTION_NAMES = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}
+MISSING = "—"
+
+
+@dataclass(frozen=True)
+class TextTable:
+    """A table of plain strings: a caption, column headers and rows of equal length."""
+
+    caption: str
+    headers: tuple
+    rows: list
+
+    def __post_init__(self):
+        for row in self.rows:
+            if len(row) != len(self.headers):
+                raise InputError(f"table '{self.caption}' has a row of {len(row)} cells for {len(self.headers)} columns")
+
+
+@dataclass(frozen=True)
+class AuditSection:
+    """One audit's part of a report.
+
+    Attributes
+    ----------
+    anchor : str
+        A stable identifier (``audit-1``) for links from the summary table.
+    heading : str
+        Mechanism, notion and ε in a line.
+    verdict : str
+        ``"violation"`` or ``"no-violation-detected"``.
+    statement : str
+        :meth:`AuditResult.statement`, the guarantee in plain words.
+    limits : list of str
+        What the audit did not show (and, with no violation found, the power it had).
+    facts : list of (str, str)
+        The headline numbers, labelled.
+    tables : list of TextTable
+        Per-secret evidence, the event test and the cross-checks, where present.
+    notes : list of str
+        The audit's own notes.
+    """
+
+    anchor: str
+    heading: str
+    verdict: str
+    statement: str
+    limits: list
+    facts: list
+    tables: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+
+def as_result_list(results) -> list:
+    """One :class:`AuditResult` or a sequence of them, as a non-empty list."""
+    items = [results] if isinstance(results, AuditResult) else results
+    try:
+        items = list(items)
+    except TypeError:
+        raise InputError(f"argument 'results' must be an AuditResult or a list of them, got {type(results).__name__}")
+    if not items:
+        raise InputError("argument 'results' is empty: give at least one AuditResult")
+    for index, item in enumerate(items):
+        if not isinstance(item, AuditResult):
+            raise InputError(f"argument 'results' item {index} is a {type(item).__name__}, not an AuditResult")
+    return items
+
+
+def number(value, digits: int = 4) -> str:
+    """``value`` to ``digits`` significant figures; :data:`MISSING` for ``None``."""
+    return MISSING if value is None else f"{value:.{digits}g}"
+
+
+def mechanism_name(result: AuditResult, index: int) -> str:
+    """The mechanism's declared name, or ``audit <n>`` when it has none."""
+    return result.mechanism or f"audit {index + 1}"
+
+
+def dp_bounds_text(result: AuditResult) -> str:
+    """Both certified DP ε lower bounds in one cell: ``MI 0.77 / event 1.1``."""
+    return f"MI {number(result.dp_epsilon_lower_bound_mi, 3)} / event {number(result.dp_epsilon_lower_bound_event, 3)}"
+
+
+def summary_rows(results: list) -> TextTable:
+    """The summary table at the top of a report (and on the terminal): one row per audit."""
+    units = {r.unit for r in results}
+    unit = f" ({units.pop()})" if len(units) == 1 else ""
+
+    def info(value, result):
+        # With mixed units no header can name the unit, so every cell carries its own.
+        return number(value) if unit or value is None else f"{number(value)} {result.unit}"
+
+    rows = [(str(i + 1), mechanism_name(r, i), NOTION_NAMES[r.notion], f"{r.epsilon:g}", r.verdict,
+             info(r.lower_bound, r), info(r.estimate, r), dp_bounds_text(r), f"{r.seconds:.1f}")
+            for i, r in enumerate(results)]
+    headers = ("#", "mechanism", "notion", "ε" + unit, "verdict", "certified lower bound" + unit,
+               "estimate" + unit, "DP ε lower bounds", "seconds")
+    return TextTable("Summary", headers, rows)
+
+
+def limits(result: AuditResult) -> list:
+    """What the audit did not show; with no violation found, also the power it had."""
+    unit = result.unit
+    examined = (f"Only the declared prior(s) were examined ({', '.join(result.priors)})" if result.priors
+                else "Only the declared prior was examined")
+    out = []
+    if result.violation:
+        out.append(f"The certified value is a lower bound: the actual leakage may be larger than "
+                   f"{number(result.lower_bound)} {unit}.")
+        out.append(f"{examined}; the violation is shown for them.")
+        return out
+    out.append("This is not a proof of privacy. A lower bound that stays below ε says only that this audit "
+               "found no evidence of a violation.")
+    if result.estimate_only:
+        out.append("No certificate was possible for the audited secret under this prior (continuous public "
+                   "information that depends on the secret); the estimate carries no error guarantee.")
+    elif result.lower_bound is not None:
+        margin = result.estimate - result.lower_bound
+        k = result.candidates_certified
+        candidates = "one candidate certified at level α" if k == 1 else f"{k} candidates certified at α/{k} each"
+        out.append(
+            f"Power: with {result.samples} samples and {candidates}, the certified bound sat {number(margin)} {unit} below the "
+            f"point estimate, so a leakage would have needed a point estimate above about "
+            f"ε + {number(margin)} = {number(result.epsilon + margin)} {unit} to be flagged. "
+            f"More samples narrow this margin.")
+    else:
+        out.append(f"No certified lower bound was produced with {result.samples} samples.")
+    out.append(f"The {result.estimator} critics form a restricted class: leakage they cannot represent is "
+               f"invisible to this audit.")
+    out.append(f"{examined}; other priors may leak more.")
+    return out
+
+
+def facts(result: AuditResult) -> list:
+    """The headline numbers of one audit, labelled, as strings."""
+    unit = result.unit
+    pairs = [
+        ("verdict", result.verdict),
+        ("notion", NOTION_NAMES[result.notion]),
+        ("ε", f"{result.epsilon:g} {unit}"),
+        ("confidence", f"{100 * (1 - result.alpha):.4g}% (α = {result.alpha:g})"),
+        ("certified lower bound", f"{number(result.lower_bound)} {unit}" if result.lower_bound is not None else MISSING),
+        ("certified secret", result.certified_secret or MISSING),
+        ("point estimate", f"{number(result.estimate)} {unit}"),
+        ("paper statistic (Eq. 8, estimate)", number(result.paper_statistic)),
+        ("DP ε lower bound from MI (Pufferfish paper Thm 1)", number(result.dp_epsilon_lower_bound_mi)),
+        ("DP ε lower bound from the event test", number(result.dp_epsilon_lower_bound_event)),
+        ("samples", str(result.samples)),
+        ("candidates certified (union bound)", str(result.candidates_certified)),
+        ("slices", MISSING if result.slices is None else str(result.slices)),
+        ("estimator", result.estimator),
+        ("device", result.device),
+        ("seed", str(result.seed)),
+        ("seconds", f"{result.seconds:.2f}"),
+        ("priors", ", ".join(result.priors) if result.priors else MISSING),
+    ]
+    if result.theta_statement:
+        pairs.append(("Θ", result.theta_statement))
+    return pairs
+
+
+def evidence_tables(result: AuditResult) -> list:
+    """Per-secret evidence, the event test and the cross-checks, each where the result has them."""
+    tables = []
+    if result.per_record:
+        rows = [(e.secret, MISSING if e.record is None else str(e.record), e.prior, e.strategy, number(e.estimate),
+                 number(e.lower_bound), MISSING if e.lower_bound is None else ("yes" if e.lower_bound > result.epsilon else "no"))
+                for e in result.per_record]
+        tables.append(TextTable(f"Per-secret evidence ({result.unit})",
+                                ("secret", "record", "prior", "strategy", "estimate", "certified lower bound", "above ε"),
+                                rows))
+    event = result.event_test
+    if event is not None:
+        rows = [("secret", event.secret), ("event", event.description), ("threshold", number(event.threshold)),
+                ("runs per input", str(event.runs_per_input)),
+                ("P(E) under first input", f"{number(event.p_first)} (lower bound {number(event.p_first_lower)})"),
+                ("P(E) under second input", f"{number(event.p_second)} (upper bound {number(event.p_second_upper)})"),
+                ("δ", f"{event.delta:g}"), ("certified ε lower bound (δ = 0)", number(event.epsilon_lower_bound)),
+                (f"certified ε lower bound at δ = {event.delta:g}", number(event.epsilon_lower_bound_at_delta))]
+        tables.append(TextTable("DP event test (Clopper–Pearson)", ("quantity", "value"), rows))
+    if result.cross_checks:
+        rows = [(c.claim, number(c.implied_mi_upper_bound), "yes" if c.certified_contradiction else "no",
+                 MISSING if c.estimate_consistent is None else ("yes" if c.estimate_consistent else "no"),
+                 ", ".join(str(t) for t in c.theorems), c.detail) for c in result.cross_checks]
+        tables.append(TextTable("Cross-checks against claimed guarantees",
+                                ("claim", f"implied MI upper bound ({result.unit})", "certified contradiction",
+                                 "estimate consistent", "theorems", "detail"), rows))
+    return tables
+
+
+def audit_section(result: AuditResult, index: int) -> AuditSection:
+    """Everything one audit's section of a report says."""
+    heading = (f"{index + 1}. {mechanism_name(result, index)} — {NOTION_NAMES[result.notion]} "
+               f"at ε = {result.epsilon:g} {result.unit}")
+    return AuditSection(anchor=f"audit-{index + 1}", heading=heading, verdict=result.verdict,
+                        statement=result.statement(), limits=limits(result), facts=facts(result),
+                        tables=evidence_tables(result), notes=[str(n) for n in result.notes])
