@@ -211,8 +211,8 @@ def test_atomic_write_failure_mid_write_keeps_old_file_and_no_temp(tmp_path):
     assert os.listdir(tmp_path) == ["report.html"]
 
 
-def test_write_reports_failure_at_rename_keeps_old_files(tmp_path, monkeypatch, three):
-    write_reports(three[1], tmp_path)
+def test_write_reports_failure_at_rename_keeps_old_files(tmp_path, monkeypatch):
+    write_reports(estimate_only_result(), tmp_path)
     before = {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)}
 
     def failing_replace(src, dst):
@@ -220,7 +220,7 @@ def test_write_reports_failure_at_rename_keeps_old_files(tmp_path, monkeypatch, 
 
     monkeypatch.setattr(writing.os, "replace", failing_replace)
     with pytest.raises(OSError, match="rename interrupted"):
-        write_reports(three, tmp_path)
+        write_reports(clean_result(), tmp_path)
     assert {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)} == before
 
 
@@ -270,3 +270,30 @@ def test_training_curves_flatten_estimator_histories():
     assert curves[0][1].tolist() == [5.0, 10.0] and curves[0][2].tolist() == [0.1, 0.2]
     assert curves[2][1].tolist() == [0.0, 1.0, 2.0] and curves[2][2].tolist() == [1.0, 0.5, 0.25]
     assert training_curves({}) == [] and training_curves({"steps": []}) == []
+
+
+def test_figures_handle_many_secrets_several_priors_and_array_slices():
+    # Engine-like evidence: 25 secrets under two priors, per-slice values as NumPy arrays,
+    # some secrets estimate-only (no bound); the figures must still render as PNGs.
+    import numpy as np
+
+    from audit.report.plots import per_record_figure, per_slice_figure
+
+    evidence = [SecretEvidence(f"record {i}", i, f"prior {i % 2}", "certify" if i % 3 else "estimate-only",
+                               0.1 * i, 0.05 * i if i % 3 else None, np.linspace(0, 0.2 * i, 4) if i % 4 else None)
+                for i in range(25)]
+    result = AuditResult("no-violation-detected", "smi-dp", 5.0, 0.05, 0.2, 0.4, None, None, None, evidence, [],
+                         100, 1.0, 0, priors=["prior 0", "prior 1"], slices=4)
+    for figure in (per_record_figure(result), per_slice_figure(result)):
+        assert figure.png.startswith(PNG_SIGNATURE) and figure.absent == ""
+
+
+def test_dollar_signs_in_user_names_are_not_mathtext():
+    # An unbalanced or odd '$' in a name would make matplotlib's mathtext parser fail.
+    from audit.report.plots import audit_figures
+
+    evidence = [SecretEvidence("rec $x^{$", 1, "prior $x^{", "certify", 0.3, 0.2, [0.1, 0.5])]
+    result = AuditResult("violation", "smi-dp", 0.1, 0.05, 0.2, 0.3, None, None, None, evidence, [], 10, 1.0, 0,
+                         training_history={"$bad{$": {"steps": [1, 2], "validation_mean": [0.1, 0.2]}})
+    figures = audit_figures(result)
+    assert all(f.png.startswith(PNG_SIGNATURE) for f in figures[:3])

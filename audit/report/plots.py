@@ -63,26 +63,34 @@ def _epsilon_line(axes, result: AuditResult) -> None:
 def _secret_ticks(axes, names: list) -> None:
     positions = np.arange(len(names))
     if len(names) <= MAX_NAMED_TICKS:
-        axes.set_xticks(positions, names, rotation=45 if len(names) > 4 else 0, ha="right" if len(names) > 4 else "center")
+        axes.set_xticks(positions, [_label(name, 20) for name in names], rotation=45 if len(names) > 4 else 0, ha="right" if len(names) > 4 else "center")
     else:
         axes.set_xlabel("secret index")
 
 
 def per_record_figure(result: AuditResult) -> ReportFigure:
-    """Per-secret point estimates and certified lower bounds against the ε line."""
+    """Per-secret point estimates and certified lower bounds against the ε line, coloured by prior."""
     title = "Per-secret estimates and certified lower bounds against ε"
     evidence = list(result.per_record)
     if not evidence:
         return ReportFigure(title, None, "The result lists no per-secret evidence.")
     figure, axes = _figure()
-    x = np.arange(len(evidence))
-    estimates = np.array([e.estimate for e in evidence], dtype=float)
-    axes.plot(x, estimates, "o", color="tab:blue", label="point estimate")
-    certified = [(i, e.lower_bound) for i, e in enumerate(evidence) if e.lower_bound is not None]
-    if certified:
-        idx, bounds = map(np.array, zip(*certified))
-        axes.vlines(idx, bounds, estimates[idx], color="tab:gray", linewidth=0.8)
-        axes.plot(idx, bounds, "v", color="tab:green", label=f"certified lower bound ({100 * (1 - result.alpha):.4g}%)")
+    priors = list(dict.fromkeys(e.prior for e in evidence))
+    colors = [f"C{i % 10}" for i in range(len(priors))]
+    confidence = f"{100 * (1 - result.alpha):.4g}%"
+    for prior, color in zip(priors, colors):
+        rows = [(i, e) for i, e in enumerate(evidence) if e.prior == prior]
+        # One prior needs no legend entry of its own; several are told apart by colour.
+        suffix = f" — {_label(prior)}" if len(priors) > 1 else ""
+        x = np.array([i for i, _ in rows], dtype=float)
+        estimates = np.array([e.estimate for _, e in rows], dtype=float)
+        axes.plot(x, estimates, "o", color=color, label="point estimate" + suffix)
+        certified = [(i, e.lower_bound, e.estimate) for i, e in rows if e.lower_bound is not None]
+        if certified:
+            idx, bounds, tops = map(np.array, zip(*certified))
+            axes.vlines(idx, bounds, tops, color="tab:gray", linewidth=0.8)
+            axes.plot(idx, bounds, "v", color=color, markerfacecolor="none",
+                      label=f"certified lower bound ({confidence})" + suffix)
     _epsilon_line(axes, result)
     _secret_ticks(axes, [e.secret for e in evidence])
     axes.set_ylabel(f"leakage ({result.unit})")
@@ -90,10 +98,17 @@ def per_record_figure(result: AuditResult) -> ReportFigure:
     return ReportFigure(title, _png(figure))
 
 
+def _label(text, limit: int = 40) -> str:
+    """User text as a matplotlib label: shortened, and with '$' escaped so it is never parsed as mathtext."""
+    text = str(text)
+    text = text if len(text) <= limit else text[:limit - 1] + "…"
+    return text.replace("$", r"\$")
+
+
 def per_slice_figure(result: AuditResult) -> ReportFigure:
     """The distribution of per-slice estimates of each secret that has them, against ε."""
     title = "Distribution of per-slice estimates"
-    evidence = [e for e in result.per_record if e.per_slice]
+    evidence = [e for e in result.per_record if e.per_slice is not None and len(e.per_slice)]
     if not evidence:
         return ReportFigure(title, None, "This audit recorded no per-slice values (no slices were used).")
     figure, axes = _figure()
@@ -145,7 +160,7 @@ def training_figure(result: AuditResult) -> ReportFigure:
         return ReportFigure(title, None, "The result carries no critic training history.")
     figure, axes = _figure()
     for i, (label, steps, values) in enumerate(curves):
-        axes.plot(steps, values, linewidth=1.0, label=(label or "critic") if i < MAX_LEGEND_ENTRIES else None)
+        axes.plot(steps, values, linewidth=1.0, label=_label(label or "critic") if i < MAX_LEGEND_ENTRIES else None)
     axes.set_xlabel("training step")
     axes.set_ylabel(f"validation objective ({result.unit})")
     axes.legend(fontsize="small")
