@@ -151,6 +151,13 @@ class CriticScorer:
     def add(self, start, ensemble, u_stats, v_stats) -> None:
         self._chunks.append((start, start + ensemble.n_critics, ensemble, *u_stats, *v_stats))
 
+    def input_widths(self, index: int) -> tuple[int, int]:
+        """(du, dv) that critic ``index`` expects."""
+        for start, stop, _, u_mean, _, v_mean, _ in self._chunks:
+            if start <= index < stop:
+                return u_mean.shape[-1], v_mean.shape[-1]
+        raise InputError(f"argument 'index' must be a critic index below {self._chunks[-1][1]}, got {index}")
+
     @torch.no_grad()
     def __call__(self, index: int, u, v) -> np.ndarray:
         """Values of critic ``index`` on the pairs (u[i], v[i]); u (n, du), v (n, dv) → (n,)."""

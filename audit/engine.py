@@ -1,0 +1,389 @@
+"""The audit engine: sample, train one batched critic ensemble, select, certify, decide.
+
+1. Draw ``samples`` databases from each prior in Θ and run the mechanism once on each.
+2. For every secret (record i under DP: g = X_i, w = X_−i; a pair g ~ w under PP) and prior,
+   build critic inputs: a full-dimensional critic for I(g; M, w) and one critic per random
+   slice for I(θᵀg; φᵀM, ψᵀw) (Pufferfish paper, Section VI-C). All critics of one input
+   shape train together as one batched model.
+3. Choose ``candidates`` critics (or, for SMI-DP, secrets) on the validation split and
+   certify them on the held-out test split with a union bound (α / K): a certified bound
+   above ε gives the verdict ``violation`` with type-I error ≤ α (DESIGN.md, statistical core).
+4. Report per-secret estimates and simultaneously valid bounds, the paper's statistic
+   (Eq. (8)), the DP ε lower bounds (Theorem 1; the critic as likelihood-ratio test on
+   fresh runs between neighbouring inputs) and the cross-checks against a claim.
+
+When g(X) and w(X) may be dependent (a prior without independent rows, or a PP secret), the
+certificate on I(g; M, w) no longer bounds I(g; M | w); such secrets get the chain-rule
+estimate I(g; M, w) − I(g; w) and no certificate ("estimate only").
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from estimators.certify import averaged_dv_lower_bound, certify_critics
+from estimators.device import resolve_device
+from estimators.neural import fit_critics
+from estimators.progress import progress_bar
+from estimators.slicing import project, random_frames
+from estimators.validation import InputError
+from mechanisms.base import sample_mechanism
+
+from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
+from .crosscheck import DP_NOTIONS, cross_checks
+from .event_test import choose_threshold, clopper_pearson, epsilon_from_bounds
+from .result import AuditResult, EventTest, SecretEvidence, finite_or_none
+from .spec import AuditSpec
+
+SAMPLING_CHUNK = 8192
+MIN_TEST_SAMPLES = 200
+
+
+@dataclass
+class _Cell:
+    """One (prior, secret) combination and the indices of its critics."""
+
+    prior_index: int
+    record: int | None
+    pair: object
+    strategy: str
+    g: np.ndarray
+    w: np.ndarray | None
+    full: int | None = None
+    full_chain: int | None = None
+    slices: slice | None = None
+    slices_chain: slice | None = None
+    frames: dict = field(default_factory=dict)
+
+    @property
+    def certifiable(self) -> bool:
+        return self.strategy == "certify"
+
+    @property
+    def name(self) -> str:
+        return self.pair.name if self.record is None else f"record {self.record}"
+
+
+def draw_samples(spec: AuditSpec, prior, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``samples`` databases from ``prior`` and one mechanism output each, in validated chunks."""
+    dbs = prior(spec.samples, rng)
+    outputs = []
+    bar = progress_bar(spec.samples, f"sampling {spec.mechanism_label}", quiet=spec.quiet)
+    for start in range(0, spec.samples, SAMPLING_CHUNK):
+        chunk = dbs[start:start + SAMPLING_CHUNK]
+        try:
+            outputs.append(sample_mechanism(spec.mechanism, chunk, rng, name=spec.mechanism_label))
+        except InputError as exc:
+            index = getattr(exc, "database_index", None)
+            if index is not None:
+                exc.args = (f"{exc.args[0]} (audit sample {start + index})",)
+            raise
+        bar.update(len(chunk))
+    bar.close()
+    return dbs, np.concatenate(outputs)
+
+
+def _pad(arr: np.ndarray, width: int) -> np.ndarray:
+    """Zero columns up to ``width``: a constant input carries no information and lets critics of
+    different input widths share one batched model."""
+    return np.concatenate((arr, np.zeros(arr.shape[:-1] + (width - arr.shape[-1],))), axis=-1)
+
+
+def _full_inputs(cells, outputs):
+    us, vs = [], []
+    for cell in cells:
+        y = outputs[cell.prior_index]
+        v = y if cell.w is None else np.concatenate((y, cell.w), axis=1)
+        cell.full = len(us)
+        us.append(cell.g)
+        vs.append(v)
+        if not cell.certifiable:
+            cell.full_chain = len(us)
+            us.append(cell.g)
+            vs.append(np.concatenate((np.zeros_like(y), cell.w), axis=1))
+    du = max(u.shape[1] for u in us)
+    dv = max(v.shape[1] for v in vs)
+    return np.stack([_pad(u, du) for u in us]), np.stack([_pad(v, dv) for v in vs])
+
+
+def _slice_inputs(cells, outputs, n_slices, rng):
+    us, vs, count = [], [], 0
+    for cell in cells:
+        y = outputs[cell.prior_index]
+        cell.frames = {"g": random_frames(n_slices, cell.g.shape[1], 1, rng),
+                       "y": random_frames(n_slices, y.shape[1], 1, rng)}
+        u = project(cell.g, cell.frames["g"])
+        vy = project(y, cell.frames["y"])
+        if cell.w is None:
+            vw = np.zeros_like(vy)
+        else:
+            cell.frames["w"] = random_frames(n_slices, cell.w.shape[1], 1, rng)
+            vw = project(cell.w, cell.frames["w"])
+        cell.slices = slice(count, count + n_slices)
+        us.append(u)
+        vs.append(np.concatenate((vy, vw), axis=2))
+        count += n_slices
+        if not cell.certifiable:
+            cell.slices_chain = slice(count, count + n_slices)
+            us.append(u)
+            vs.append(np.concatenate((np.zeros_like(vy), vw), axis=2))
+            count += n_slices
+    return np.concatenate(us), np.concatenate(vs)
+
+
+def _difference(estimates, index, chain_index):
+    return estimates[index] - (0.0 if chain_index is None else estimates[chain_index])
+
+
+def run_audit(spec: AuditSpec) -> AuditResult:
+    """Audit ``spec.mechanism`` for ε-``spec.notion`` under the priors Θ = ``spec.priors``.
+
+    Returns
+    -------
+    AuditResult
+        ``verdict == "violation"`` iff the certified lower bound exceeds ε (type-I error ≤ α).
+
+    Raises
+    ------
+    InputError
+        Bad inputs, a sample budget too small to certify anything, or (``MechanismError``)
+        a mechanism that raises, returns the wrong shape or non-finite values.
+    """
+    started = time.perf_counter()
+    if spec.samples * spec.critic.split[2] < MIN_TEST_SAMPLES:
+        need = int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2]))
+        raise InputError(f"argument 'samples' ({spec.samples}) is too small to certify anything: the held-out "
+                         f"split would have fewer than {MIN_TEST_SAMPLES} samples; use at least {need}")
+    device = resolve_device(spec.device)
+    rng = np.random.default_rng(spec.seed)
+    mechanism_rng = np.random.default_rng(rng.integers(2**63))
+    notes = []
+
+    data = [draw_samples(spec, prior, mechanism_rng) for prior in spec.priors]
+    outputs = [y for _, y in data]
+    cells = []
+    for prior_index, (prior, (dbs, _)) in enumerate(zip(spec.priors, data)):
+        for record, pair in spec.secret_pairs():
+            g, w = pair.evaluate(dbs)
+            strategy = pair.strategy(prior)
+            if strategy == "stratify":
+                notes.append(f"{pair.name} under prior {prior_index}: w is discrete and may depend on g; "
+                             "stratified certification is not implemented yet, so this secret gets the "
+                             "chain-rule estimate only")
+                strategy = "estimate-only"
+            cells.append(_Cell(prior_index, record, pair, strategy, g, w))
+
+    fits = {}
+    if spec.notion != "smi-dp":
+        u, v = _full_inputs(cells, outputs)
+        fits["full"] = fit_critics(u, v, objective=spec.estimator, config=spec.critic, seed=int(rng.integers(2**31)),
+                                   device=device, quiet=spec.quiet, desc="full critics")
+    if spec.slices > 0:
+        u, v = _slice_inputs(cells, outputs, spec.slices, rng)
+        fits["slices"] = fit_critics(u, v, objective=spec.estimator, config=spec.critic, seed=int(rng.integers(2**31)),
+                                     device=device, quiet=spec.quiet, desc="sliced critics")
+
+    certifiable = [c for c in cells if c.certifiable]
+    evidence, selected_bound, certified_name, best_candidate, n_certified = _certify(spec, cells, certifiable, fits)
+    estimate = max(e.estimate for e in evidence)
+    paper_statistic = None
+    if "slices" in fits:
+        est = fits["slices"].estimates
+        paper_statistic = max(float(np.mean(est[c.slices] - (0 if c.slices_chain is None else est[c.slices_chain])))
+                              for c in cells)
+    estimate_only = not certifiable
+    if estimate_only:
+        verdict = "violation" if estimate > spec.epsilon else "no-violation-detected"
+        notes.append("no secret could be certified: the verdict rests on the point estimate only")
+    else:
+        verdict = "violation" if selected_bound > spec.epsilon else "no-violation-detected"
+
+    dp_mi = event = None
+    event_samples = 0
+    if spec.notion in DP_NOTIONS and selected_bound is not None:
+        dp_mi = dp_epsilon_lower_bound_from_mi(selected_bound)
+        if spec.event_runs > 0 and best_candidate is not None:
+            event, event_samples = _event_test(spec, best_candidate, fits, data, mechanism_rng)
+    delta_for_checks = spec.delta
+    checks = cross_checks(spec.claim, spec.notion, selected_bound, estimate,
+                          None if event is None else (event.epsilon_lower_bound_at_delta
+                                                      if spec.delta > 0 else event.epsilon_lower_bound),
+                          delta_for_checks)
+    return AuditResult(
+        verdict=verdict, notion=spec.notion, epsilon=spec.epsilon, alpha=spec.alpha,
+        lower_bound=finite_or_none(selected_bound), estimate=estimate, paper_statistic=paper_statistic,
+        dp_epsilon_lower_bound_mi=dp_mi,
+        dp_epsilon_lower_bound_event=None if event is None else event.epsilon_lower_bound,
+        per_record=evidence, cross_checks=checks,
+        samples=spec.samples * len(spec.priors) + event_samples,
+        seconds=time.perf_counter() - started, seed=spec.seed, mechanism=spec.mechanism_label,
+        priors=[p.describe() for p in spec.priors],
+        theta_statement=("Θ is the declared prior" + ("s" if len(spec.priors) > 1 else "") + ": "
+                         + "; ".join(p.describe() for p in spec.priors)),
+        certified_secret=certified_name, estimate_only=estimate_only, candidates_certified=n_certified,
+        event_test=event, slices=spec.slices or None, estimator=spec.estimator, device=str(device),
+        training_history={name: fit.history for name, fit in fits.items()}, notes=notes,
+    )
+
+
+def _certify(spec, cells, certifiable, fits):
+    """Per-secret evidence (bounds simultaneous over all secrets), and the selected certificate."""
+    alpha = spec.alpha
+    full, sliced = fits.get("full"), fits.get("slices")
+    if spec.notion == "smi-dp":
+        return _certify_sliced_average(spec, cells, certifiable, sliced)
+
+    # Every critic of a certifiable secret is a candidate lower bound on I(g; M, w): the full
+    # critic, and each slice by data processing.
+    candidates = []
+    for cell in certifiable:
+        candidates.append((cell, "full", cell.full))
+        if sliced is not None:
+            candidates += [(cell, "slices", i) for i in range(cell.slices.start, cell.slices.stop)]
+    simultaneous = {}
+    if candidates:
+        delta_all = alpha / len(candidates)
+        for kind, fit in fits.items():
+            simultaneous[kind] = certify_critics(fit, delta_all)[0]
+    evidence = []
+    for cell in cells:
+        estimate = float(_difference(full.estimates, cell.full, cell.full_chain))
+        per_slice = None
+        if sliced is not None:
+            per_slice = (sliced.estimates[cell.slices]
+                         - (0 if cell.slices_chain is None else sliced.estimates[cell.slices_chain])).tolist()
+        bound = None
+        if cell.certifiable:
+            bound = float(simultaneous["full"][cell.full])
+            if sliced is not None:
+                bound = max(bound, float(simultaneous["slices"][cell.slices].max()))
+        evidence.append(SecretEvidence(cell.name, cell.record, spec.priors[cell.prior_index].describe(),
+                                       cell.strategy, estimate, bound, per_slice))
+    if not candidates:
+        return evidence, None, None, None, 0
+    k = min(spec.candidates, len(candidates))
+    scores = np.array([fits[kind].validation[i] for _, kind, i in candidates])
+    chosen = [candidates[i] for i in np.argsort(-scores)[:k]]
+    selected = {kind: certify_critics(fit, alpha / k)[0] for kind, fit in fits.items()}
+    bounds = [float(selected[kind][i]) for _, kind, i in chosen]
+    best = int(np.argmax(bounds))
+    cell, kind, index = chosen[best]
+    label = cell.name + (" (full critic)" if kind == "full" else f" (slice {index - cell.slices.start})")
+    return evidence, bounds[best], label, chosen[best], k
+
+
+def _certify_sliced_average(spec, cells, certifiable, fit):
+    """SMI-DP: each secret's certificate is the averaged DV bound over its slices."""
+    alpha = spec.alpha
+    lo = fit.output_range[0]
+    _, caps = certify_critics(fit, alpha)
+
+    def averaged(cell, delta):
+        s = cell.slices
+        return averaged_dv_lower_bound(fit.test_joint[s], fit.test_product[s], lo, caps[s], delta)
+
+    evidence = []
+    for cell in cells:
+        per_slice = fit.estimates[cell.slices] - (0 if cell.slices_chain is None else fit.estimates[cell.slices_chain])
+        bound = averaged(cell, alpha / len(certifiable)) if cell.certifiable else None
+        evidence.append(SecretEvidence(cell.name, cell.record, spec.priors[cell.prior_index].describe(),
+                                       cell.strategy, float(np.mean(per_slice)), bound, per_slice.tolist()))
+    if not certifiable:
+        return evidence, None, None, None, 0
+    k = min(spec.candidates, len(certifiable))
+    scores = np.array([fit.validation[c.slices].mean() for c in certifiable])
+    chosen = [certifiable[i] for i in np.argsort(-scores)[:k]]
+    bounds = [averaged(c, alpha / k) for c in chosen]
+    best = int(np.argmax(bounds))
+    cell = chosen[best]
+    # The event test uses the single most informative slice of the chosen secret.
+    index = cell.slices.start + int(np.argmax(fit.validation[cell.slices]))
+    return evidence, bounds[best], f"{cell.name} (average over {spec.slices} slices)", (cell, "slices", index), k
+
+
+def _features(cell, kind, index, dbs, outputs):
+    """Critic inputs (u, v) of one critic on new databases and outputs, as at training."""
+    g, w = cell.pair.evaluate(dbs)
+    if kind == "full":
+        v = outputs if w is None else np.concatenate((outputs, w), axis=1)
+        return g, v
+    s = index - cell.slices.start
+    u = g @ cell.frames["g"][s]
+    vy = outputs @ cell.frames["y"][s]
+    vw = np.zeros_like(vy) if w is None else w @ cell.frames["w"][s]
+    return u, np.concatenate((vy, vw), axis=1)
+
+
+def _event_test(spec, candidate, fits, data, rng):
+    """Certified ε-DP lower bound from the chosen critic between two neighbouring databases."""
+    cell, kind, index = candidate
+    fit = fits[kind]
+    scorer = fit.scorer
+    dbs, _ = data[cell.prior_index]
+    validation = fit.split[1]
+    record = cell.record
+    base = dbs[validation[0]].copy()
+    values = np.unique(dbs[validation[:256], record, :], axis=0)[:4]
+    if len(values) < 2:
+        return None, 0
+    width_u, width_v = scorer.input_widths(index)
+    select_runs = max(500, spec.event_runs // 4)
+
+    def run(value, runs):
+        neighbour = base.copy()
+        neighbour[record] = value
+        batch = np.repeat(neighbour[None], runs, axis=0)
+        return batch, sample_mechanism(spec.mechanism, batch, rng, name=spec.mechanism_label)
+
+    def score(first, second, batch_first, outputs):
+        # log-likelihood-ratio statistic: T(first, y, rest) − T(second, y, rest)
+        batch_second = batch_first.copy()
+        batch_second[:, record] = second
+        batch_first = batch_first.copy()
+        batch_first[:, record] = first
+        t = []
+        for batch in (batch_first, batch_second):
+            u, v = _features(cell, kind, index, batch, outputs)
+            t.append(scorer(index, _pad(u, width_u), _pad(v, width_v)))
+        return t[0] - t[1]
+
+    best = None
+    used = 0
+    for i in range(len(values)):
+        for j in range(i + 1, len(values)):
+            batch_a, y_a = run(values[i], select_runs)
+            batch_b, y_b = run(values[j], select_runs)
+            used += 2 * select_runs
+            s_a = score(values[i], values[j], batch_a, y_a)
+            s_b = score(values[i], values[j], batch_b, y_b)
+            threshold, upper, predicted = choose_threshold(s_a, s_b, runs=spec.event_runs, alpha=spec.alpha,
+                                                           delta=spec.delta)
+            if best is None or predicted > best[4]:
+                best = (values[i], values[j], threshold, upper, predicted)
+    a, b, threshold, upper, _ = best
+    batch_a, y_a = run(a, spec.event_runs)
+    batch_b, y_b = run(b, spec.event_runs)
+    used += 2 * spec.event_runs
+    s_a, s_b = score(a, b, batch_a, y_a), score(a, b, batch_b, y_b)
+    if upper:
+        hits_first, hits_second = int((s_a > threshold).sum()), int((s_b > threshold).sum())
+        description = f"E = {{T(a, y) − T(b, y) > {threshold:.4g}}}, first input a, second b"
+    else:
+        hits_first, hits_second = int((s_b <= threshold).sum()), int((s_a <= threshold).sum())
+        description = f"E = {{T(a, y) − T(b, y) ≤ {threshold:.4g}}}, first input b, second a"
+    n = spec.event_runs
+    p_lower, _ = clopper_pearson(hits_first, n, spec.alpha / 2)
+    _, p_upper = clopper_pearson(hits_second, n, spec.alpha / 2)
+    p_lower, p_upper = float(p_lower), float(p_upper)
+    description += (f"; neighbouring databases differ in record {record} "
+                    f"(a = {np.array2string(a, precision=4)}, b = {np.array2string(b, precision=4)})")
+    test = EventTest(
+        secret=cell.name, description=description, threshold=threshold, runs_per_input=n,
+        p_first=hits_first / n, p_second=hits_second / n, p_first_lower=p_lower, p_second_upper=p_upper,
+        delta=spec.delta, epsilon_lower_bound=epsilon_from_bounds(p_lower, p_upper, 0.0),
+        epsilon_lower_bound_at_delta=epsilon_from_bounds(p_lower, p_upper, spec.delta) if spec.delta > 0 else None,
+    )
+    return test, used

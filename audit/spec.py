@@ -1,0 +1,134 @@
+"""What an audit is asked to do: the mechanism, Θ, the secrets, the notion, ε, α and the budget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from estimators.estimate import NEURAL_ESTIMATORS
+from estimators.neural import CriticConfig
+from estimators.validation import InputError, check_choice, check_int, check_nonnegative, check_positive, check_probability
+from mechanisms.base import mechanism_name
+from mechanisms.catalog.guarantee import Guarantee
+from mechanisms.priors import Prior
+
+from .frameworks import PufferfishFramework, differential_privacy
+from .result import NOTIONS
+
+
+@dataclass(frozen=True, eq=False)
+class AuditSpec:
+    """The inputs of :func:`audit.engine.run_audit`.
+
+    Parameters
+    ----------
+    mechanism : callable
+        The black box ``mechanism(dbs, rng) -> (m, d)``.
+    priors : sequence of Prior
+        Θ for this audit: the declared priors (for DP semantics, any priors of interest).
+    notion : {"mi-dp", "smi-dp", "mi-pp"}
+        ε-MI DP (I(X_i; M(X) | X_−i) ≤ ε for every record i), ε-SMI DP (the sliced version,
+        Pufferfish paper Eq. (6)), or ε-MI PP (I(g(X); M(X) | w(X)) ≤ ε for every secret pair of
+        ``framework``, Definition 5).
+    epsilon : float > 0
+        The audited ε, in nats.
+    framework : PufferfishFramework, optional
+        The secrets for ``mi-pp`` (required there). DP notions build the DP framework (each
+        record against the others) from the priors' shape.
+    alpha : float in (0, 1)
+        The type-I error of a ``violation`` verdict is at most α.
+    samples : int
+        Databases drawn per prior (each run once through the mechanism).
+    slices : int
+        Random slices per secret (0: none; ``smi-dp`` needs at least 1).
+    records : sequence of int, optional
+        DP notions: audit only these records (default: all).
+    estimator : {"dv", "mine", "nwj"}
+        Training objective of the critics.
+    candidates : int
+        How many candidates, chosen on the select split, are certified (union bound α/K).
+    delta : float
+        δ for the event-based DP bound (also reported at δ = 0).
+    event_runs : int
+        Mechanism runs per neighbouring input for certifying the event test (0: skip it).
+    claim : Guarantee, optional
+        The guarantee the mechanism claims, for cross-checks.
+    """
+
+    mechanism: Callable
+    priors: tuple
+    notion: str
+    epsilon: float
+    framework: PufferfishFramework | None = None
+    alpha: float = 0.05
+    samples: int = 20000
+    slices: int = 32
+    records: tuple | None = None
+    estimator: str = "dv"
+    critic: CriticConfig = field(default_factory=CriticConfig)
+    candidates: int = 1
+    delta: float = 0.0
+    event_runs: int = 20000
+    claim: Guarantee | None = None
+    seed: int = 0
+    device: str = "auto"
+    name: str | None = None
+    quiet: bool = True
+
+    def __post_init__(self):
+        if not callable(self.mechanism):
+            raise InputError("argument 'mechanism' must be callable: mechanism(dbs, rng) -> (m, d)")
+        priors = tuple(self.priors) if isinstance(self.priors, (list, tuple)) else (self.priors,)
+        if not priors or not all(isinstance(p, Prior) for p in priors):
+            raise InputError("argument 'priors' must be a non-empty sequence of Prior objects")
+        shapes = {p.shape for p in priors}
+        if len(shapes) != 1:
+            raise InputError(f"argument 'priors' must share one database shape, got {sorted(shapes)}")
+        check_choice(self.notion, "notion", NOTIONS)
+        check_positive(self.epsilon, "epsilon")
+        check_probability(self.alpha, "alpha")
+        check_int(self.samples, "samples", 1)
+        check_int(self.slices, "slices", 0)
+        check_int(self.candidates, "candidates", 1)
+        check_int(self.event_runs, "event_runs", 0)
+        check_choice(self.estimator, "estimator", NEURAL_ESTIMATORS)
+        delta = check_nonnegative(self.delta, "delta")
+        if delta >= 1:
+            raise InputError(f"argument 'delta' must be < 1, got {self.delta!r}")
+        if self.notion == "smi-dp" and self.slices < 1:
+            raise InputError("argument 'slices' must be >= 1 for notion 'smi-dp'")
+        if self.claim is not None and not isinstance(self.claim, Guarantee):
+            raise InputError("argument 'claim' must be a Guarantee")
+        n, _ = priors[0].shape
+        framework = self.framework
+        if self.notion == "mi-pp":
+            if not isinstance(framework, PufferfishFramework):
+                raise InputError("argument 'framework' (the secrets g and public w) is required for notion 'mi-pp'")
+            if framework.shape is not None and framework.shape != priors[0].shape:
+                raise InputError(f"argument 'framework' is for databases of shape {framework.shape}, "
+                                 f"the priors have {priors[0].shape}")
+        else:
+            framework = differential_privacy(*priors[0].shape)
+        records = self.records
+        if records is not None:
+            if self.notion == "mi-pp":
+                raise InputError("argument 'records' applies to the DP notions only")
+            records = tuple(check_int(r, "records", 0) for r in records)
+            if not records or max(records) >= n:
+                raise InputError(f"argument 'records' must be record indices in [0, {n}), got {self.records!r}")
+        object.__setattr__(self, "priors", priors)
+        object.__setattr__(self, "framework", framework)
+        object.__setattr__(self, "records", records)
+        object.__setattr__(self, "critic", self.critic.validated())
+
+    @property
+    def mechanism_label(self) -> str:
+        return self.name or mechanism_name(self.mechanism)
+
+    def secret_pairs(self) -> list:
+        """(record index or None, SecretPair) for every secret to audit."""
+        pairs = list(self.framework.secret_pairs)
+        if self.notion == "mi-pp":
+            return [(None, pair) for pair in pairs]
+        chosen = self.records if self.records is not None else range(len(pairs))
+        return [(i, pairs[i]) for i in chosen]

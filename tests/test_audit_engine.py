@@ -1,0 +1,182 @@
+"""The audit engine: power on buggy mechanisms, validity on correct ones, MI-PP, reliability."""
+
+import math
+
+import numpy as np
+import pytest
+
+from audit.engine import run_audit
+from audit.frameworks import attribute_privacy
+from audit.spec import AuditSpec
+from estimators.neural import CriticConfig
+from estimators.validation import InputError
+from mechanisms.base import MechanismError
+from mechanisms.calibration import gaussian_mi_pp
+from mechanisms.catalog import get_entry
+from mechanisms.priors import ProductBernoulli, ProductGaussian
+
+FAST = CriticConfig(max_steps=800)
+
+
+def catalog_audit(name, **kwargs):
+    entry = get_entry(name)
+    eps = entry.claimed.epsilon
+    mi_eps = min(eps, eps**2 / 2)  # Theorem 1, written out here: ε-DP ⇒ min(ε, ε²/2)-MI DP
+    settings = dict(mechanism=entry.mechanism, priors=[entry.prior], notion="mi-dp", epsilon=mi_eps,
+                    samples=8000, slices=4, event_runs=8000, claim=entry.claimed, name=name, critic=FAST, seed=1)
+    settings.update(kwargs)
+    return run_audit(AuditSpec(**settings))
+
+
+def test_buggy_histogram_is_flagged_with_dp_bounds_below_the_truth():
+    result = catalog_audit("histogram_buggy")
+    assert result.verdict == "violation"
+    assert result.lower_bound > result.epsilon
+    # Both DP ε bounds are certified lower bounds on the true ε = 2 of the buggy histogram.
+    assert 0.5 < result.dp_epsilon_lower_bound_event <= 2.0
+    assert 0 < result.dp_epsilon_lower_bound_mi <= 2.0
+    assert result.dp_epsilon_lower_bound_mi == pytest.approx(math.sqrt(2 * result.lower_bound))
+    assert any(c.certified_contradiction for c in result.cross_checks)
+    assert "is not 0.125-MI-DP" in result.statement()
+
+
+def test_correct_laplace_sum_is_not_flagged():
+    result = catalog_audit("laplace_sum")
+    assert result.verdict == "no-violation-detected"
+    assert result.dp_epsilon_lower_bound_event <= 1.0  # its true ε
+    assert not any(c.certified_contradiction for c in result.cross_checks)
+    assert "not a proof of privacy" in result.statement()
+
+
+def test_smi_dp_notion_on_scalar_records():
+    """One-attribute records and scalar output: every slice is ± the variable, so SI = I and the
+    off-by-one mean (MI ≈ 0.17 nats under its exposing prior) violates 0.03-SMI-DP."""
+    result = catalog_audit("mean_off_by_one_count", notion="smi-dp", epsilon=0.03, slices=8)
+    assert result.notion == "smi-dp"
+    assert result.paper_statistic == pytest.approx(result.estimate)  # Eq. (8) is the SMI-DP estimate
+    assert result.verdict == "violation"
+
+
+@pytest.mark.parametrize("name", ["noisy_max_laplace_value", "mean_true_count"])
+def test_buggy_mechanisms_refuted_by_the_event_test(name):
+    """Their MI under the exposing prior stays below min(ε, ε²/2), but the critic's event
+    certifies an ε-DP lower bound above the claimed ε = 1."""
+    result = catalog_audit(name, slices=2)
+    assert result.dp_epsilon_lower_bound_event > get_entry(name).claimed.epsilon
+    assert any(c.certified_contradiction for c in result.cross_checks)
+
+
+def test_per_record_evidence_singles_out_the_changed_record():
+    result = catalog_audit("histogram_buggy", event_runs=0)
+    records = {e.record: e for e in result.per_record}
+    changed = int(np.flatnonzero((get_entry("histogram_buggy").pairs[0].first
+                                  != get_entry("histogram_buggy").pairs[0].second).any(axis=1))[0])
+    assert records[changed].estimate > 0.1
+    for record, evidence in records.items():
+        if record != changed:
+            assert abs(evidence.estimate) < 0.05
+            assert evidence.lower_bound < 0.05
+    assert result.event_test is None and result.dp_epsilon_lower_bound_event is None
+
+
+def _mi_pp_setting(epsilon, n=5):
+    """Column-mean release f(X) = mean of n N(0,1) records, Theorem 4 noise for ε-MI PP:
+    the secret g = f has I(g; M) = ½ log(1 + (1/n)/σ²), which the calibration makes ε."""
+    prior = ProductGaussian.iid_rows([0.0], [[1.0]], n)
+    calibration = gaussian_mi_pp(epsilon, [1.0 / n])
+    mechanism = calibration.mechanism(lambda dbs: dbs.mean(axis=1))
+    framework = attribute_privacy(n, 1, statistic=lambda col: col.mean(axis=1, keepdims=True))
+    truth = 0.5 * math.log(1 + (1.0 / n) / calibration.scale**2)
+    return prior, mechanism, framework, truth
+
+
+def test_mi_pp_attribute_privacy_violation_and_truth():
+    prior, mechanism, framework, truth = _mi_pp_setting(0.6)
+    assert truth == pytest.approx(0.6)
+    flagged = run_audit(AuditSpec(mechanism=mechanism, priors=[prior], notion="mi-pp", epsilon=0.2,
+                                  framework=framework, samples=8000, slices=4, critic=FAST, seed=2))
+    assert flagged.verdict == "violation"
+    assert flagged.lower_bound < truth  # a certified lower bound, below the exact MI
+    assert abs(flagged.estimate - truth) < 0.08
+    assert flagged.dp_epsilon_lower_bound_mi is None  # DP bounds are for the DP notions
+
+
+def test_mi_pp_with_dependent_continuous_public_part_is_estimate_only():
+    n = 4
+    prior = ProductGaussian.iid_rows([0.0, 0.0], [[1.0, 0.8], [0.8, 1.0]], n)
+    framework = attribute_privacy(n, 2, statistic=lambda col: col.mean(axis=1, keepdims=True), public_rest=True)
+
+    def release(dbs, rng):
+        return dbs[:, :, 0].mean(axis=1, keepdims=True) + rng.normal(0, 0.3, (dbs.shape[0], 1))
+
+    result = run_audit(AuditSpec(mechanism=release, priors=[prior], notion="mi-pp", epsilon=0.1,
+                                 framework=framework, samples=4000, slices=0, critic=FAST, seed=3))
+    assert result.estimate_only and result.lower_bound is None
+    assert all(e.strategy == "estimate-only" for e in result.per_record)
+    assert "estimate only" in result.statement()
+
+
+def test_same_seed_same_result():
+    a = catalog_audit("histogram", samples=3000, slices=2, event_runs=2000, critic=CriticConfig(max_steps=150))
+    b = catalog_audit("histogram", samples=3000, slices=2, event_runs=2000, critic=CriticConfig(max_steps=150))
+    assert a.to_dict()["per_record"] == b.to_dict()["per_record"]
+    assert a.lower_bound == b.lower_bound and a.dp_epsilon_lower_bound_event == b.dp_epsilon_lower_bound_event
+
+
+def _small_spec(mechanism, **kwargs):
+    settings = dict(mechanism=mechanism, priors=[ProductBernoulli(0.5, shape=(3, 1))], notion="mi-dp",
+                    epsilon=0.1, samples=1000, slices=0, event_runs=0, critic=CriticConfig(max_steps=20))
+    settings.update(kwargs)
+    return AuditSpec(**settings)
+
+
+def test_mechanism_that_raises_is_named_with_the_sample():
+    def broken(dbs, rng):
+        if dbs.shape[0] > 1:
+            raise RuntimeError("boom")
+        return dbs.sum(axis=1)
+
+    with pytest.raises(MechanismError, match="broken.*boom"):
+        run_audit(_small_spec(broken, name="broken"))
+
+
+@pytest.mark.parametrize("bad_output,match", [
+    (lambda dbs: np.ones((dbs.shape[0] - 1, 1)), "shape|rows"),
+    (lambda dbs: np.full((dbs.shape[0], 1), np.nan), "NaN|inf|finite"),
+])
+def test_mechanism_wrong_shape_or_nan(bad_output, match):
+    with pytest.raises(MechanismError, match=match):
+        run_audit(_small_spec(lambda dbs, rng: bad_output(dbs), name="bad"))
+
+
+def test_budget_too_small_says_so():
+    with pytest.raises(InputError, match="'samples'.*too small"):
+        run_audit(_small_spec(lambda dbs, rng: dbs.sum(axis=1), samples=100))
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"epsilon": 0.0}, "'epsilon'"),
+    ({"alpha": 1.0}, "'alpha'"),
+    ({"notion": "dp"}, "'notion'"),
+    ({"notion": "mi-pp"}, "'framework'"),
+    ({"notion": "smi-dp", "slices": 0}, "'slices'"),
+    ({"records": [7]}, "'records'"),
+    ({"estimator": "ksg"}, "'estimator'"),
+])
+def test_bad_specs(kwargs, match):
+    with pytest.raises(InputError, match=match):
+        _small_spec(lambda dbs, rng: dbs.sum(axis=1), **kwargs)
+
+
+@pytest.mark.slow
+def test_type_one_error_at_the_boundary():
+    """True MI exactly ε (Theorem 4 Gaussian on Gaussian data): violations in at most about α of runs."""
+    prior, mechanism, framework, truth = _mi_pp_setting(0.3)
+    runs, alpha = 30, 0.2
+    violations = 0
+    for seed in range(runs):
+        result = run_audit(AuditSpec(mechanism=mechanism, priors=[prior], notion="mi-pp", epsilon=truth,
+                                     framework=framework, samples=3000, slices=0, alpha=alpha,
+                                     critic=CriticConfig(max_steps=400), seed=100 + seed))
+        violations += result.verdict == "violation"
+    assert violations <= alpha * runs + 3 * math.sqrt(alpha * (1 - alpha) * runs)
