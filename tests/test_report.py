@@ -297,3 +297,17 @@ def test_dollar_signs_in_user_names_are_not_mathtext():
                          training_history={"$bad{$": {"steps": [1, 2], "validation_mean": [0.1, 0.2]}})
     figures = audit_figures(result)
     assert all(f.png.startswith(PNG_SIGNATURE) for f in figures[:3])
+
+
+def test_estimate_only_violation_claims_no_certificate():
+    # The engine calls an uncertifiable audit a violation when the estimate exceeds ε; the report
+    # must then say the verdict has no error guarantee, never speak of a certified bound.
+    result = AuditResult("violation", "mi-pp", 0.2, 0.05, None, 0.9, None, None, None,
+                         [SecretEvidence("g ~ w", None, "Gaussian", "estimate-only", 0.9, None)], [], 500, 1.0, 0,
+                         estimate_only=True)
+    markdown = render_markdown(result, "t")
+    section = markdown[markdown.index("## 1."):]
+    assert "### What this audit did not show" in section and "### Limits" not in section
+    assert "No certificate: the verdict 'violation' rests on the point estimate 0.9 nats only" in section
+    assert "certified value is a lower bound" not in section
+    assert 'class="statement estimate-only"' in render_html(result, "t")

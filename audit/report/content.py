@@ -53,6 +53,8 @@ class AuditSection:
         Per-secret evidence, the event test and the cross-checks, where present.
     notes : list of str
         The audit's own notes.
+    estimate_only : bool
+        Whether the verdict rests on a point estimate alone (no certificate).
     """
 
     anchor: str
@@ -63,6 +65,12 @@ class AuditSection:
     facts: list
     tables: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    estimate_only: bool = False
+
+    @property
+    def limits_title(self) -> str:
+        """``Limits`` for a certified violation, else ``What this audit did not show``."""
+        return "Limits" if self.verdict == "violation" and not self.estimate_only else "What this audit did not show"
 
 
 def as_result_list(results) -> list:
@@ -117,31 +125,32 @@ def limits(result: AuditResult) -> list:
     unit = result.unit
     examined = (f"Only the declared prior(s) were examined ({', '.join(result.priors)})" if result.priors
                 else "Only the declared prior was examined")
-    out = []
-    if result.violation:
-        out.append(f"The certified value is a lower bound: the actual leakage may be larger than "
-                   f"{number(result.lower_bound)} {unit}.")
-        out.append(f"{examined}; the violation is shown for them.")
-        return out
-    out.append("This is not a proof of privacy. A lower bound that stays below ε says only that this audit "
-               "found no evidence of a violation.")
+    critics = (f"The {result.estimator} critics form a restricted class: leakage they cannot represent is "
+               f"invisible to this audit.")
     if result.estimate_only:
-        out.append("No certificate was possible for the audited secret under this prior (continuous public "
-                   "information that depends on the secret); the estimate carries no error guarantee.")
-    elif result.lower_bound is not None:
+        # The verdict then rests on the point estimate alone (either way), with no type-I error control.
+        return [f"No certificate: the verdict '{result.verdict}' rests on the point estimate "
+                f"{number(result.estimate)} {unit} only and carries no error guarantee (the public information "
+                f"is continuous and depends on the secret, so no secret could be certified).",
+                "Neither a violation nor privacy is shown.", critics, f"{examined}."]
+    if result.violation:
+        return [f"The certified value is a lower bound: the actual leakage may be larger than "
+                f"{number(result.lower_bound)} {unit}.",
+                f"{examined}; the violation is shown for them."]
+    out = ["This is not a proof of privacy. A lower bound that stays below ε says only that this audit "
+           "found no evidence of a violation."]
+    if result.lower_bound is not None:
         margin = result.estimate - result.lower_bound
         k = result.candidates_certified
         candidates = "one candidate certified at level α" if k == 1 else f"{k} candidates certified at α/{k} each"
         out.append(
-            f"Power: with {result.samples} samples and {candidates}, the certified bound sat {number(margin)} {unit} below the "
-            f"point estimate, so a leakage would have needed a point estimate above about "
+            f"Power: with {result.samples} samples and {candidates}, the certified bound sat {number(margin)} {unit} "
+            f"below the point estimate, so a leakage would have needed a point estimate above about "
             f"ε + {number(margin)} = {number(result.epsilon + margin)} {unit} to be flagged. "
             f"More samples narrow this margin.")
     else:
         out.append(f"No certified lower bound was produced with {result.samples} samples.")
-    out.append(f"The {result.estimator} critics form a restricted class: leakage they cannot represent is "
-               f"invisible to this audit.")
-    out.append(f"{examined}; other priors may leak more.")
+    out += [critics, f"{examined}; other priors may leak more."]
     return out
 
 
@@ -208,4 +217,5 @@ def audit_section(result: AuditResult, index: int) -> AuditSection:
                f"at ε = {result.epsilon:g} {result.unit}")
     return AuditSection(anchor=f"audit-{index + 1}", heading=heading, verdict=result.verdict,
                         statement=result.statement(), limits=limits(result), facts=facts(result),
-                        tables=evidence_tables(result), notes=[str(n) for n in result.notes])
+                        tables=evidence_tables(result), notes=[str(n) for n in result.notes],
+                        estimate_only=result.estimate_only)

@@ -18,6 +18,7 @@ th { background: #f2f2f2; }
 .statement { padding: 0.8em 1em; border-left: 5px solid; margin: 1em 0; }
 .violation { border-color: #c62828; background: #fdecea; }
 .no-violation-detected { border-color: #2e7d32; background: #edf7ed; }
+.estimate-only { border-color: #b26a00; background: #fff4e5; }
 figure { margin: 1em 0; }
 figcaption { font-size: 0.9em; color: #555; }
 .absent { color: #777; font-style: italic; }
@@ -53,10 +54,11 @@ def figure_html(figure: ReportFigure) -> str:
 
 
 def _section(section: AuditSection, figures: list) -> str:
-    limits_title = "Limits" if section.verdict == "violation" else "What this audit did not show"
+    # An estimate-only verdict is neither red nor green: it has no error guarantee.
+    style = "estimate-only" if section.estimate_only else section.verdict
     parts = [f'<section id="{escape(section.anchor)}">', f"<h2>{escape(section.heading)}</h2>",
-             f'<p class="statement {escape(section.verdict)}">{escape(section.statement)}</p>',
-             f"<h3>{limits_title}</h3>", "<ul>" + "".join(f"<li>{escape(item)}</li>" for item in section.limits) + "</ul>",
+             f'<p class="statement {escape(style)}">{escape(section.statement)}</p>',
+             f"<h3>{escape(section.limits_title)}</h3>", "<ul>" + "".join(f"<li>{escape(item)}</li>" for item in section.limits) + "</ul>",
              html_table(TextTable("Key figures", ("quantity", "value"), section.facts))]
     parts += [figure_html(figure) for figure in figures]
     parts += [html_table(table) for table in section.tables]

@@ -28,7 +28,7 @@ def markdown_table(table: TextTable) -> str:
 
 def _section(section: AuditSection) -> str:
     parts = [f"## {escape(section.heading)}", "", f"**{escape(section.statement)}**", ""]
-    parts += ["### What this audit did not show" if section.verdict != "violation" else "### Limits", ""]
+    parts += [f"### {escape(section.limits_title)}", ""]
     parts += [f"- {escape(item)}" for item in section.limits] + [""]
     parts += [markdown_table(TextTable("Key figures", ("quantity", "value"), section.facts)), ""]
     for table in section.tables:
