@@ -42,6 +42,7 @@ __all__ = [
     "ProductGaussian",
     "TwoPoint",
     "UniformBox",
+    "UserPrior",
 ]
 
 _SUM_TOLERANCE = 1e-9
@@ -596,3 +597,51 @@ class Mixture(Prior):
     def describe(self) -> str:
         parts = "; ".join(f"{w:g} x ({c.describe()})" for w, c in zip(self.weights, self.components))
         return f"mixture of {len(self.components)}: {parts}"
+
+
+@dataclass(frozen=True, eq=False)
+class UserPrior(Prior):
+    """A user's callable ``sample(m, rng) -> (m, n, k)`` as a prior, with its structure declared.
+
+    Nothing can be inferred about an arbitrary sampler, so its rows count as dependent and
+    its values as continuous unless the user declares otherwise; the audit then certifies
+    only what those declarations allow.
+
+    Parameters
+    ----------
+    sample : callable
+        ``sample(m, rng) -> (m, n, k)``.
+    label : str
+        Name for reports.
+    independent_rows, independent_columns, discrete : bool
+        Structure the user vouches for.
+    """
+
+    sample: object
+    label: str = "user prior"
+    independent_rows: bool = False
+    independent_columns: bool = False
+    discrete: bool = False
+
+    name = "user"
+
+    def __post_init__(self):
+        if not callable(self.sample):
+            raise InputError("argument 'sample' must be callable: sample(m, rng) -> (m, n, k)")
+        probe = np.asarray(self.sample(2, np.random.default_rng(0)), dtype=np.float64)
+        if probe.ndim != 3 or probe.shape[0] != 2:
+            raise InputError(f"prior {self.label!r} must return an array of shape (m, n, k); for m = 2 it "
+                             f"returned shape {probe.shape}")
+        object.__setattr__(self, "shape", probe.shape[1:])
+
+    def _sample(self, m, rng):
+        out = np.asarray(self.sample(m, rng), dtype=np.float64)
+        if out.shape != (m,) + self.shape:
+            raise InputError(f"prior {self.label!r} returned shape {out.shape}, expected {(m,) + self.shape}")
+        if not np.all(np.isfinite(out)):
+            raise InputError(f"prior {self.label!r} returned NaN or inf")
+        return out
+
+    def describe(self) -> str:
+        flags = [name for name in ("independent_rows", "independent_columns", "discrete") if getattr(self, name)]
+        return f"{self.label} on {self.n}x{self.k} databases" + (f" ({', '.join(flags)})" if flags else "")
