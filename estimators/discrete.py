@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ksg import paired_sample_batches, paired_samples
-from .validation import InputError, check_choice
+from .validation import InputError, check_choice, paired_sample_batches, paired_samples
 
 __all__ = ["CORRECTIONS", "exact_mi", "plugin_mi", "plugin_mi_batch"]
 

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ksg import paired_sample_batches, paired_samples
-from .validation import InputError
+from .validation import InputError, paired_sample_batches, paired_samples
 
 __all__ = ["gaussian_mi", "gaussian_mi_batch"]
 

@@ -9,9 +9,9 @@ where ε_i is the max-norm distance from sample i to its k-th nearest neighbour 
 joint space (X, Y), and n_x(i), n_y(i) count the other samples whose marginal max-norm
 distance to sample i is *strictly* smaller than ε_i.
 
-This module also holds the validation of paired samples (single and batched) that all
-classical estimators (:mod:`estimators.ksg`, :mod:`estimators.gaussian_mi`,
-:mod:`estimators.discrete`) share.
+The validation of paired samples that all classical estimators share lives in
+:mod:`estimators.validation` (:func:`~estimators.validation.paired_samples`,
+:func:`~estimators.validation.paired_sample_batches`).
 """
 
 from __future__ import annotations
@@ -20,52 +20,9 @@ import numpy as np
 from scipy.spatial import cKDTree
 from scipy.special import digamma
 
-from .validation import InputError, as_samples, check_int, check_same_length
+from .validation import InputError, check_int, paired_sample_batches, paired_samples
 
-__all__ = ["ksg_mi", "ksg_mi_batch", "paired_samples", "paired_sample_batches"]
-
-
-def paired_samples(x, y, *, min_rows: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """Validate paired samples ``x`` (n, dx) and ``y`` (n, dy) (1-D arrays become one column).
-
-    Returns float64 arrays; raises :class:`InputError` naming ``x`` or ``y`` for bad shapes,
-    NaN/inf, fewer than ``min_rows`` rows, or different numbers of rows.
-    """
-    x = as_samples(x, "x", min_rows=min_rows)
-    y = as_samples(y, "y", min_rows=min_rows)
-    check_same_length(x=x, y=y)
-    return x, y
-
-
-def _as_sample_batch(values, name: str, min_rows: int) -> np.ndarray:
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"argument '{name}' must be numeric: {exc}") from None
-    if arr.ndim != 3:
-        raise InputError(f"argument '{name}' must have shape (p, n, d), got shape {arr.shape}")
-    if arr.shape[0] < 1 or arr.shape[2] < 1:
-        raise InputError(f"argument '{name}' needs at least one slice and one column, got shape {arr.shape}")
-    if arr.shape[1] < min_rows:
-        raise InputError(f"argument '{name}' needs at least {min_rows} samples per slice, got {arr.shape[1]}")
-    if not np.isfinite(arr).all():
-        raise InputError(f"argument '{name}' contains NaN or inf")
-    return arr
-
-
-def paired_sample_batches(x, y, *, min_rows: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """Validate batches of paired samples ``x`` (p, n, dx) and ``y`` (p, n, dy).
-
-    Returns float64 arrays; raises :class:`InputError` naming ``x`` or ``y`` for bad shapes,
-    NaN/inf, or when the two disagree in the number of slices p or samples n.
-    """
-    x = _as_sample_batch(x, "x", min_rows)
-    y = _as_sample_batch(y, "y", min_rows)
-    if x.shape[:2] != y.shape[:2]:
-        raise InputError(
-            f"arguments 'x' and 'y' must have the same (slices, samples), got {x.shape[:2]} and {y.shape[:2]}"
-        )
-    return x, y
+__all__ = ["ksg_mi", "ksg_mi_batch"]
 
 
 def _strictly_closer_counts(points: np.ndarray, radii: np.ndarray) -> np.ndarray:

@@ -14,7 +14,9 @@ import numpy as np
 
 __all__ = [
     "InputError",
+    "as_float_array",
     "as_generator",
+    "as_sample_batch",
     "as_samples",
     "check_choice",
     "check_finite_number",
@@ -23,6 +25,9 @@ __all__ = [
     "check_positive",
     "check_probability",
     "check_same_length",
+    "first_nonfinite_index",
+    "paired_sample_batches",
+    "paired_samples",
 ]
 
 
@@ -86,28 +91,90 @@ def check_choice(value, name: str, choices) -> str:
     return value
 
 
+def first_nonfinite_index(arr: np.ndarray) -> int | None:
+    """Index along the first axis of the first NaN/inf entry of ``arr`` (at least 1-D), or None."""
+    bad = ~np.isfinite(arr)
+    return int(np.argwhere(bad)[0][0]) if bad.any() else None
+
+
+def as_float_array(values, name: str, *, ndim=None, shape: str | None = None,
+                   first_axis: str = "position") -> np.ndarray:
+    """Return ``values`` as a float64 array with finite entries and an allowed number of axes.
+
+    The shared core of every array check at the boundary (samples, sample batches,
+    database batches, parameter vectors).
+
+    Parameters
+    ----------
+    values : array_like
+        The data.
+    name : str
+        Argument name used in error messages.
+    ndim : int or tuple of int, optional
+        The allowed numbers of axes (default: any).
+    shape : str, optional
+        How the expected shape reads in messages, e.g. ``"(m, n, k)"``.
+    first_axis : str
+        What the first axis indexes (``"row"``, ``"database"``, ...); the NaN/inf message
+        names the first offending index along it.
+
+    Returns
+    -------
+    ndarray
+        ``values`` as float64 (no copy when it already is one).
+
+    Raises
+    ------
+    InputError
+        Naming ``name`` when ``values`` is not numeric (or ragged), has a number of axes
+        outside ``ndim``, or holds NaN or inf.
+    """
+    expected = f" of shape {shape}" if shape else ""
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"argument '{name}' must be a numeric array{expected}: {exc}") from None
+    allowed = (ndim,) if isinstance(ndim, int) else ndim
+    if allowed is not None and arr.ndim not in allowed:
+        wanted = shape or " or ".join(f"{n}-D" for n in allowed)
+        raise InputError(f"argument '{name}' must have shape {wanted}, got shape {arr.shape}")
+    if arr.ndim == 0:
+        if not np.isfinite(arr):
+            raise InputError(f"argument '{name}' contains NaN or inf")
+        return arr
+    index = first_nonfinite_index(arr)
+    if index is not None:
+        raise InputError(f"argument '{name}' contains NaN or inf (first in {first_axis} {index})")
+    return arr
+
+
 def as_samples(values, name: str, *, min_rows: int = 1) -> np.ndarray:
     """Return samples as a float64 array of shape ``(n, d)``.
 
     A 1-D array of length n becomes ``(n, 1)``. Raises :class:`InputError` for other
     shapes, fewer than ``min_rows`` rows, zero columns, non-numeric data, NaN or inf.
     """
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"argument '{name}' must be numeric: {exc}") from None
+    arr = as_float_array(values, name, ndim=(1, 2), shape="(n,) or (n, d)", first_axis="row")
     if arr.ndim == 1:
         arr = arr[:, None]
-    if arr.ndim != 2:
-        raise InputError(f"argument '{name}' must have shape (n,) or (n, d), got shape {arr.shape}")
     if arr.shape[0] < min_rows:
         raise InputError(f"argument '{name}' needs at least {min_rows} samples, got {arr.shape[0]}")
     if arr.shape[1] == 0:
         raise InputError(f"argument '{name}' has zero columns (shape {arr.shape})")
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        row = int(np.argwhere(bad)[0][0])
-        raise InputError(f"argument '{name}' contains NaN or inf (first at row {row})")
+    return arr
+
+
+def as_sample_batch(values, name: str, *, min_rows: int = 1) -> np.ndarray:
+    """Return a batch of p sample sets as a float64 array of shape ``(p, n, d)``.
+
+    Raises :class:`InputError` naming ``name`` for another number of axes, no slice, zero
+    columns, fewer than ``min_rows`` samples per slice, non-numeric data, NaN or inf.
+    """
+    arr = as_float_array(values, name, ndim=3, shape="(p, n, d)", first_axis="slice")
+    if arr.shape[0] < 1 or arr.shape[2] < 1:
+        raise InputError(f"argument '{name}' needs at least one slice and one column, got shape {arr.shape}")
+    if arr.shape[1] < min_rows:
+        raise InputError(f"argument '{name}' needs at least {min_rows} samples per slice, got {arr.shape[1]}")
     return arr
 
 
@@ -129,3 +196,30 @@ def as_generator(seed) -> np.random.Generator:
             raise InputError(f"argument 'seed' must be a non-negative integer, got {seed!r}")
         return np.random.default_rng(seed)
     raise InputError(f"argument 'seed' must be an integer, None or numpy.random.Generator, got {seed!r}")
+
+
+def paired_samples(x, y, *, min_rows: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Validate paired samples ``x`` (n, dx) and ``y`` (n, dy) (1-D arrays become one column).
+
+    Returns float64 arrays; raises :class:`InputError` naming ``x`` or ``y`` for bad shapes,
+    NaN/inf, fewer than ``min_rows`` rows, or different numbers of rows.
+    """
+    x = as_samples(x, "x", min_rows=min_rows)
+    y = as_samples(y, "y", min_rows=min_rows)
+    check_same_length(x=x, y=y)
+    return x, y
+
+
+def paired_sample_batches(x, y, *, min_rows: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Validate batches of paired samples ``x`` (p, n, dx) and ``y`` (p, n, dy).
+
+    Returns float64 arrays; raises :class:`InputError` naming ``x`` or ``y`` for bad shapes,
+    NaN/inf, or when the two disagree in the number of slices p or samples n.
+    """
+    x = as_sample_batch(x, "x", min_rows=min_rows)
+    y = as_sample_batch(y, "y", min_rows=min_rows)
+    if x.shape[:2] != y.shape[:2]:
+        raise InputError(
+            f"arguments 'x' and 'y' must have the same (slices, samples), got {x.shape[:2]} and {y.shape[:2]}"
+        )
+    return x, y

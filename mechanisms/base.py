@@ -18,7 +18,7 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from estimators.validation import InputError, as_generator
+from estimators.validation import InputError, as_float_array, as_generator, first_nonfinite_index
 
 __all__ = [
     "Mechanism",
@@ -67,12 +67,6 @@ def mechanism_name(mech) -> str:
     return type(mech).__qualname__
 
 
-def _first_nonfinite(arr: np.ndarray) -> int | None:
-    """Index along the first axis of the first NaN/inf entry, or None when all are finite."""
-    bad = ~np.isfinite(arr)
-    return int(np.argwhere(bad)[0][0]) if bad.any() else None
-
-
 def as_database_batch(dbs, name: str = "dbs") -> np.ndarray:
     """Return a database batch as a float64 array of shape ``(m, n, k)`` with finite entries.
 
@@ -82,17 +76,9 @@ def as_database_batch(dbs, name: str = "dbs") -> np.ndarray:
         Naming ``name`` when the batch is not numeric, not 3-D, empty, or holds NaN/inf
         (the message gives the first offending database index).
     """
-    try:
-        arr = np.asarray(dbs, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"argument '{name}' must be a numeric array of shape (m, n, k): {exc}") from None
-    if arr.ndim != 3:
-        raise InputError(f"argument '{name}' must have shape (m, n, k), got shape {arr.shape}")
+    arr = as_float_array(dbs, name, ndim=3, shape="(m, n, k)", first_axis="database")
     if 0 in arr.shape:
         raise InputError(f"argument '{name}' must be non-empty, got shape {arr.shape}")
-    index = _first_nonfinite(arr)
-    if index is not None:
-        raise InputError(f"argument '{name}' contains NaN or inf (first in database {index})")
     return arr
 
 
@@ -117,7 +103,7 @@ def check_batch_output(values, m: int, who: str) -> np.ndarray:
             f"{who} returned shape {arr.shape} for a batch of {m} databases; expected ({m}, d) with d >= 1",
             mechanism=who,
         )
-    index = _first_nonfinite(arr)
+    index = first_nonfinite_index(arr)
     if index is not None:
         raise MechanismError(f"{who} returned NaN or inf for database {index}",
                              mechanism=who, database_index=index)

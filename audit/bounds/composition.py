@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from estimators.units import NATS
-from estimators.validation import InputError, check_choice
+from estimators.validation import InputError, as_float_array, check_choice
 
 __all__ = [
     "METHODS",
@@ -94,14 +94,9 @@ def as_finite_vector(values, name: str, *, length: int | None = None) -> np.ndar
 
     Raises :class:`InputError` naming ``name`` otherwise.
     """
-    try:
-        arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
-    except (TypeError, ValueError):
-        raise InputError(f"argument '{name}' must be a sequence of numbers, got {values!r}") from None
-    if arr.ndim != 1 or arr.size == 0:
-        raise InputError(f"argument '{name}' must be a non-empty 1-D sequence, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise InputError(f"argument '{name}' contains NaN or inf")
+    arr = np.atleast_1d(as_float_array(values, name, ndim=(0, 1), shape="(k,) or a single number", first_axis="entry"))
+    if arr.size == 0:
+        raise InputError(f"argument '{name}' must be a non-empty sequence of numbers")
     if length is not None and arr.size != length:
         raise InputError(f"argument '{name}' needs {length} values (one per mechanism), got {arr.size}")
     return arr

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from estimators.validation import InputError
+from estimators.validation import InputError, as_float_array
 
 __all__ = ["as_database_batch", "column_sums"]
 
@@ -36,15 +36,10 @@ def as_database_batch(dbs, *, records: int, attributes: int, binary: bool = Fals
         Non-numeric data, a shape other than ``(m, records, attributes)`` with m >= 1,
         NaN/inf, entries outside [0, 1] (or not in {0, 1} when ``binary``).
     """
-    try:
-        arr = np.asarray(dbs, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"argument '{name}' must be numeric: {exc}") from None
-    if arr.ndim != 3 or arr.shape[0] < 1 or arr.shape[1:] != (records, attributes):
-        raise InputError(f"argument '{name}' must have shape (m, {records}, {attributes}) with m >= 1, "
-                         f"got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise InputError(f"argument '{name}' contains NaN or inf")
+    expected = f"(m, {records}, {attributes}) with m >= 1"
+    arr = as_float_array(dbs, name, ndim=3, shape=expected, first_axis="database")
+    if arr.shape[0] < 1 or arr.shape[1:] != (records, attributes):
+        raise InputError(f"argument '{name}' must have shape {expected}, got shape {arr.shape}")
     if binary:
         if not np.all((arr == 0.0) | (arr == 1.0)):
             raise InputError(f"argument '{name}' must contain only 0 and 1 (bit-valued records)")
