@@ -163,3 +163,26 @@ def test_benchmark_registered_experiment_writes_tables(tmp_path, monkeypatch):
     assert list(sliced["estimator"]) == ["dv", "dv", "sklearn-ksg", "dv-same-slices"]
     assert np.all(np.isfinite(sliced["truth_drawn_slices"])) and np.all(sliced["truth_drawn_slices"] > 0)
     assert any(f.startswith(("PASS", "FAIL")) for f in result.findings)
+
+
+def test_gpu_throughput_quick_table(tmp_path):
+    from estimators.neural import SMALL_STEP_WORK
+    from experiments.gpu_throughput import GRIDS
+
+    result = run("gpu-throughput", out_dir=tmp_path, quick=True, seed=0, device="cpu")
+    table = read_table(result.csv_files[0])
+    grid = GRIDS["quick"]
+    assert set(table) >= {"device", "critics", "batch_size", "steps", "seconds", "critic_steps_per_second",
+                          "peak_memory_mb", "status"}
+    assert len(table["critics"]) == len(grid.critics) * len(grid.batch_sizes)
+    assert set(table["status"]) == {"ok"} and set(table["device"]) == {"cpu"}
+    assert np.all(table["steps"] == grid.timed_steps) and np.all(table["seconds"] > 0)
+    np.testing.assert_allclose(table["critic_steps_per_second"], table["critics"] * table["steps"] / table["seconds"])
+    np.testing.assert_allclose(table["pair_evaluations_per_second"],
+                               2 * table["critics"] * table["batch_size"] * table["steps"] / table["seconds"])
+    # Small steps run on one thread, like fit_critics; GPU memory is reported only on CUDA.
+    small = table["critics"] * table["batch_size"] * table["hidden"] < SMALL_STEP_WORK
+    assert np.all(table["threads"][small] == 1) and np.all(np.isnan(table["peak_memory_mb"]))
+    # The DV objective of a bounded critic lies in [lo - hi, hi - lo]; a trained one is finite.
+    assert np.all(np.isfinite(table["final_objective_mean"])) and np.all(np.abs(table["final_objective_mean"]) < 11)
+    assert any("critic-steps/s" in finding for finding in result.findings)
