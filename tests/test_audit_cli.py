@@ -1,0 +1,126 @@
+"""``miaudit audit`` (config file, overrides, flags, reports) and ``miaudit demo``."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import audit.demo as demo
+from audit.cli.main import main
+from estimators.neural import CriticConfig
+
+FIXTURE = Path(__file__).parent / "fixtures" / "audit_user_code.py"
+FAST = ["--set", "critic.max_steps=300"]
+
+
+def run_json(capsys, argv):
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)
+
+
+REQUIRED = ("verdict", "notion", "epsilon", "alpha", "unit", "lower_bound", "estimate", "paper_statistic",
+            "dp_epsilon_lower_bound_mi", "dp_epsilon_lower_bound_event", "per_record", "cross_checks",
+            "samples", "seconds", "seed")
+
+
+def test_flag_form_on_user_code_flags_the_leaky_count(capsys):
+    payload = run_json(capsys, ["audit", "--mechanism", f"{FIXTURE}:leaky_count", "--prior", "builtin:bernoulli",
+                                "--n", "4", "--k", "1", "--p", "0.5", "--notion", "mi-dp", "--epsilon", "0.05",
+                                "--samples", "4000", "--slices", "2", "--records", "0,1", "--event-runs", "3000",
+                                "--claim", "dp:1", "--json", *FAST])
+    for field in REQUIRED:
+        assert field in payload
+    assert payload["verdict"] == "violation" and payload["unit"] == "nats"
+    assert [r["record"] for r in payload["per_record"]] == [0, 1]
+    # The leaky count is far from 1-DP: the event test certifies more than the claimed ε.
+    assert payload["dp_epsilon_lower_bound_event"] > 1.0
+    assert any(c["certified_contradiction"] for c in payload["cross_checks"])
+
+
+def test_config_file_with_overrides_and_report(tmp_path, capsys):
+    config = tmp_path / "audit.toml"
+    config.write_text(f"""
+[mechanism]
+spec = "{FIXTURE.name}:noisy_count"
+name = "noisy count"
+
+[prior]
+spec = "{FIXTURE.name}:bits"
+independent_rows = true
+discrete = true
+
+[audit]
+notion = "mi-dp"
+epsilon = 0.5
+samples = 3000
+slices = 2
+records = [0]
+event_runs = 2000
+
+[claim]
+notion = "dp"
+epsilon = 1.0
+""")
+    (tmp_path / FIXTURE.name).write_text(FIXTURE.read_text())
+    report = tmp_path / "out.html"
+    payload = run_json(capsys, ["audit", str(config), "--set", "audit.epsilon=0.4", "--set", "audit.seed=3",
+                                "--report", str(report), "--json", *FAST])
+    assert payload["epsilon"] == 0.4 and payload["seed"] == 3
+    assert payload["mechanism"] == "noisy count"
+    assert payload["verdict"] == "no-violation-detected"
+    assert payload["priors"][0] == "audit_user_code.py:bits on 4x1 databases (independent_rows, discrete)"
+    assert report.exists() and report.with_suffix(".md").exists()
+    assert json.loads(report.with_suffix(".json").read_text())["audits"][0]["epsilon"] == 0.4
+    assert "data:image/png;base64," in report.read_text()
+
+
+def test_catalog_mechanism_uses_its_prior_and_claim(capsys):
+    payload = run_json(capsys, ["audit", "--mechanism", "catalog:laplace_mean", "--notion", "mi-dp",
+                                "--epsilon", "0.5", "--samples", "2000", "--slices", "0", "--event-runs", "0",
+                                "--json", *FAST])
+    assert payload["cross_checks"][0]["claim"] == "1-DP"
+    assert "two-point" in payload["priors"][0]
+
+
+def test_text_output_has_statement_and_claims(capsys):
+    assert main(["audit", "--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "0.5",
+                 "--samples", "2000", "--slices", "0", "--event-runs", "0", *FAST]) == 0
+    out = capsys.readouterr().out
+    assert "No violation of 0.5-MI-DP" in out and "claim 1-DP" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--mechanism", "catalog:nope", "--notion", "mi-dp", "--epsilon", "1"], "nope"),
+    (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "-1"], "'epsilon'"),
+    (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "1", "--alpha", "2"], "'alpha'"),
+    (["--mechanism", "catalog:laplace_mean", "--notion", "mi-pp", "--epsilon", "1"], "'framework'"),
+    (["--mechanism", "catalog:laplace_mean", "--epsilon", "1"], "notion"),
+    (["--mechanism", f"{FIXTURE}:missing", "--prior", "builtin:bernoulli", "--notion", "mi-dp", "--epsilon", "1"],
+     "missing"),
+    (["--mechanism", f"{FIXTURE}:broken", "--prior", "builtin:bernoulli", "--n", "3", "--notion", "mi-dp",
+      "--epsilon", "1", "--samples", "1000"], "always fails"),
+    (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "1", "--samples", "50"], "too small"),
+    (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "1", "--claim", "dp"], "--claim"),
+    (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "1", "--set", "audit.bogus=1"],
+     "bogus"),
+    (["missing-config.toml"], "no such file"),
+])
+def test_bad_input_gets_one_clear_error(argv, message, capsys):
+    assert main(["audit", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_demo_writes_reports_and_summary(tmp_path, capsys, monkeypatch):
+    # The demo at a smaller budget (its default budget is exercised by running `miaudit demo`).
+    monkeypatch.setattr(demo, "DEMO_SAMPLES", 3000)
+    monkeypatch.setattr(demo, "DEMO_CRITIC", CriticConfig(max_steps=200))
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "laplace_sum" in text and "histogram_buggy" in text and "MI-PP" in text
+    for name in ("report.html", "report.md", "report.json"):
+        assert (out / name).exists()
+    audits = json.loads((out / "report.json").read_text())["audits"]
+    assert [a["notion"] for a in audits] == ["mi-dp", "mi-dp", "mi-pp"]
