@@ -50,7 +50,7 @@ def figure_html(figure: ReportFigure) -> str:
         return f'<p class="absent">{escape(figure.title)}: {escape(figure.absent)}</p>'
     data = base64.b64encode(figure.png).decode("ascii")
     return (f'<figure><img alt="{escape(figure.title)}" src="data:image/png;base64,{data}">'
-            f"<figcaption>{escape(figure.title)}</figcaption></figure>")
+            f"<figcaption><strong>{escape(figure.title)}.</strong> {escape(figure.caption)}</figcaption></figure>")
 
 
 def _section(section: AuditSection, figures: list) -> str:

@@ -32,11 +32,14 @@ class ReportFigure:
         The PNG image; ``None`` when there was nothing to draw.
     absent : str
         Why there is no image (empty when there is one).
+    caption : str
+        How to read the figure (empty when the title says it all).
     """
 
     title: str
     png: bytes | None
     absent: str = ""
+    caption: str = ""
 
 
 def _figure(width: float = 6.4, height: float = 3.6):
@@ -90,12 +93,18 @@ def per_record_figure(result: AuditResult) -> ReportFigure:
             idx, bounds, tops = map(np.array, zip(*certified))
             axes.vlines(idx, bounds, tops, color="tab:gray", linewidth=0.8)
             axes.plot(idx, bounds, "v", color=color, markerfacecolor="none",
-                      label=f"certified lower bound ({confidence})" + suffix)
+                      label=f"per-secret certified bound ({confidence}, all at once)" + suffix)
+    if result.lower_bound is not None:
+        axes.axhline(result.lower_bound, color="tab:green", linestyle=":", linewidth=1.2,
+                     label=f"certified bound behind the verdict ({result.lower_bound:.3g})")
     _epsilon_line(axes, result)
     _secret_ticks(axes, [e.secret for e in evidence])
     axes.set_ylabel(f"leakage ({result.unit})")
     axes.legend(fontsize="small")
-    return ReportFigure(title, _png(figure))
+    caption = ("Per-secret bounds hold simultaneously for every secret and prior shown, so they can be looser "
+               "than the bound behind the verdict, which certifies only the candidate(s) chosen on the "
+               "validation split (union bound over those candidates).")
+    return ReportFigure(title, _png(figure), caption=caption)
 
 
 def _label(text, limit: int = 40) -> str:
