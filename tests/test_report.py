@@ -158,7 +158,7 @@ def test_nothing_found_says_what_was_not_shown_and_the_power():
     assert "not a proof of privacy" in markdown
     margin = result.estimate - result.lower_bound  # 0.04 nats: the certificate's distance below the estimate
     assert f"above about ε + {margin:.4g} = {result.epsilon + margin:.4g} nats" in markdown
-    assert "40000 samples" in markdown
+    assert "40000 mechanism runs in all" in markdown
 
 
 def test_result_without_optional_parts_renders(tmp_path):

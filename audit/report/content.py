@@ -144,7 +144,7 @@ def limits(result: AuditResult) -> list:
         k = result.candidates_certified
         candidates = "one candidate certified at level α" if k == 1 else f"{k} candidates certified at α/{k} each"
         out.append(
-            f"Power: with {result.samples} samples and {candidates}, the certified bound sat {number(margin)} {unit} "
+            f"Power: with {result.samples} mechanism runs in all and {candidates}, the certified bound sat {number(margin)} {unit} "
             f"below the point estimate, so a leakage would have needed a point estimate above about "
             f"ε + {number(margin)} = {number(result.epsilon + margin)} {unit} to be flagged. "
             f"More samples narrow this margin.")
