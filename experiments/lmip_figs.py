@@ -14,7 +14,13 @@ the paper (every information column says ``_bits``).
 
 Settings the text does not give (chosen here, and written into each summary): the μ of Fig. 1
 (taken equal to Fig. 3's {0.1, 0.01} bits), the ε axis of Figs. 1 and 3 (0 < ε ≤ 10), and the σ²
-axis of Fig. 4 (the Fig. 2 axis, σ² ≤ 200, starting at 0.5, below which Eq. (10) exceeds 10 bits).
+axis of Fig. 4 (the Fig. 2 axis, σ² ≤ 200, starting at 0.5: Eq. (10) is 17.5 bits there and 3·10^13 bits
+at σ² = 0.1).
+Fig. 3 also shows what the paper does not: for μ = 0.1 bits the Gaussian's optimal LIP curve is
+*above* δ^LIP_μ for small ε, so Theorem 2(a) as printed fails for this input. Its proof bounds a
+single input's KL(P_M(x) ‖ P_M(X)) by μ, but μ-CD-LMIP bounds only the average over x; the table
+therefore adds δ^LIP at μ′ = max_x KL(P_M(x) ‖ P_M(X)), which does hold.
+
 Following DESIGN.md, the peak bound ‖X‖ ≤ √d Δ is ℓ₂ sensitivity 2√d Δ, so δ̄_G^LDP is the
 Balle–Wang curve at that sensitivity (the paper's Section II formula).
 """
@@ -94,7 +100,9 @@ class GuaranteeFigure:
     floor : callable
         Its limit as ε → ∞: p̄_μ or 1 − 2^−μ.
     floor_name : str
-        Column name and legend of the floor.
+        Column name of the floor.
+    floor_label : str
+        The floor in the figure's legend.
     gaussian_sigma : callable
         σ of the Gaussian mechanism whose optimal LMIP is μ (bits).
     gaussian_curve : callable
@@ -108,6 +116,7 @@ class GuaranteeFigure:
     guarantee: Callable
     floor: Callable
     floor_name: str
+    floor_label: str
     gaussian_sigma: Callable
     gaussian_curve: Callable
     worst_input_mu: Callable | None = None
@@ -145,7 +154,7 @@ def _guarantee_figure(spec: GuaranteeFigure, columns: dict, title: str):
         rows = columns["mu_bits"] == mu
         eps = columns["epsilon"][rows]
         ax.plot(eps, columns[f"delta_{tag}_mu"][rows], color=color, label=f"δ^{spec.notion}_μ(ε), μ = {mu:g} bits")
-        ax.plot(eps, columns[spec.floor_name][rows], ":", color=color, label=f"floor {spec.floor_name}")
+        ax.plot(eps, columns[spec.floor_name][rows], ":", color=color, label=f"floor {spec.floor_label}")
         ax.plot(eps, columns[f"delta_gaussian_{tag}"][rows], "--", color=color,
                 label=f"Gaussian, σ² = {columns['sigma2'][rows][0]:.3g}")
         if "mu_worst_input_bits" in columns:
@@ -171,7 +180,7 @@ def _guarantee_findings(spec: GuaranteeFigure, columns: dict) -> list:
         at_one = int(np.argmin(np.abs(eps - 1.0)))
         text = (f"μ = {mu:g} bits (Gaussian σ² = {columns['sigma2'][rows][0]:.4g}): δ^{spec.notion}_μ falls from "
                 f"{bound[0]:.4f} at ε = {eps[0]:.3g} to {bound[-1]:.6f} at ε = {eps[-1]:g}, within "
-                f"{abs(bound[-1] - floor):.1e} of its floor {spec.floor_name} = {floor:.6f}: it does not vanish, while "
+                f"{abs(bound[-1] - floor):.1e} of its floor {spec.floor_label} = {floor:.6f}: it does not vanish, while "
                 f"the Gaussian's optimal {spec.notion} curve keeps falling ({gauss[at_one]:.2e} at ε = {eps[at_one]:.3g}, "
                 f"{gauss[-1]:.1e} at ε = {eps[-1]:g}). ")
         if not above.any():
@@ -214,11 +223,13 @@ def _largest_input_kl_bits(sigma: float) -> float:
 
 
 FIG1 = GuaranteeFigure(
-    notion="LDP", guarantee=ldp_delta_from_lmip_bits, floor=ldp_floor_bits, floor_name="p_bar_mu",
-    gaussian_sigma=_ci_sigma, gaussian_curve=lambda sigma: gaussian_ldp_curve(sigma, gaussian_l2_sensitivity(FIG1_DIM)))
+    notion="LDP", guarantee=ldp_delta_from_lmip_bits, floor=ldp_floor_bits,
+    floor_name="p_bar_mu", floor_label="p̄_μ", gaussian_sigma=_ci_sigma,
+    gaussian_curve=lambda sigma: gaussian_ldp_curve(sigma, gaussian_l2_sensitivity(FIG1_DIM)))
 FIG3 = GuaranteeFigure(
-    notion="LIP", guarantee=lip_delta_from_lmip_bits, floor=lip_floor_bits, floor_name="one_minus_2_pow_minus_mu",
-    gaussian_sigma=_cd_sigma, gaussian_curve=_gaussian_lip_curve, worst_input_mu=_largest_input_kl_bits)
+    notion="LIP", guarantee=lip_delta_from_lmip_bits, floor=lip_floor_bits,
+    floor_name="one_minus_2_pow_minus_mu", floor_label="1 − 2^−μ", gaussian_sigma=_cd_sigma,
+    gaussian_curve=_gaussian_lip_curve, worst_input_mu=_largest_input_kl_bits)
 
 
 def _run_guarantee(spec: GuaranteeFigure, name: str, title: str, settings: dict, context,
@@ -264,7 +275,8 @@ def _mu_figure(series: list, notion: str, title: str):
     figure, axes = new_figure()
     ax = axes[0, 0]
     for color, (label, sigma2, from_curve, optimal) in zip(("C0", "C3"), series):
-        ax.plot(sigma2, from_curve, color=color, label=f"μ^{notion} from δ̄_G (Thm {'1' if notion == 'CI' else '2'}(b)){label}")
+        theorem = "1" if notion == "CI" else "2"
+        ax.plot(sigma2, from_curve, color=color, label=f"μ^{notion} from δ̄_G (Thm {theorem}(b)){label}")
         ax.plot(sigma2, optimal, "--", color=color, label=f"μ̄_G^{notion}{label}")
     ax.set_yscale("log")
     ax.set_xlabel("σ²")
@@ -278,8 +290,8 @@ def _ratio_finding(name: str, sigma2, from_curve, optimal) -> str:
     ratio = from_curve / optimal
     falling = bool(np.all(np.diff(from_curve) < 0) and np.all(np.diff(optimal) < 0))
     return (f"{name}: μ from the curve / optimal μ goes from {ratio[0]:.3g} at σ² = {sigma2[0]:.3g} to "
-            f"{ratio[-1]:.3g} at σ² = {sigma2[-1]:g}; the curve's μ is above the optimal μ at every σ² "
-            f"({bool(np.all(ratio >= 1))}) and both fall {'strictly ' if falling else 'NOT monotonically '}"
+            f"{ratio[-1]:.3g} at σ² = {sigma2[-1]:g}; the curve's μ is {'' if np.all(ratio >= 1) else 'NOT '}above "
+            f"the optimal μ at every σ² and both fall {'strictly ' if falling else 'NOT monotonically '}"
             f"with σ² ({from_curve[0]:.3g} → {from_curve[-1]:.3g} and {optimal[0]:.3g} → {optimal[-1]:.3g} bits).")
 
 
@@ -332,26 +344,40 @@ def run_fig4(context) -> ExperimentOutput:
                         f"μ^CD from its LIP curve = {from_curve[at]:.4g} bits.")
     figure = _mu_figure([("", sigma2, from_curve, optimal)], "CD",
                         "Fig. 4: LIP ⇒ CD-LMIP for the Gaussian mechanism (21-point truncated N(0, 1/4))")
+    marked = columns["fig3_mechanism"]
+    figure.axes[0].plot(sigma2[marked], from_curve[marked], "ko", markersize=4, label="Fig. 3's mechanisms")
+    figure.axes[0].plot(sigma2[marked], optimal[marked], "ko", markersize=4)
+    figure.axes[0].legend(fontsize=7)
     settings = {"input": "N(0, 1/4) restricted to 21 evenly spaced points of [−1, 1] (Fig. 3)",
                 "sigma^2 grid": f"{sigma2.size} points: geometric in [{FIG4_SIGMA2_RANGE[0]:g}, {FIG4_SIGMA2_RANGE[1]:g}] "
                                 "plus Fig. 3's two σ²",
-                "choice": "the σ² axis is not given; Fig. 2's is used, from 0.5 (below it Eq. (10) exceeds 10 bits)",
+                "choice": "the σ² axis is not given; Fig. 2's is used, from 0.5 (Eq. (10) is 17.5 bits there and 3e13 at σ² = 0.1)",
                 "mu^CD": "Eq. (10) by quadrature of the numerically evaluated optimal LIP curve",
                 "mu_bar_G^CD": "I(X; X + N(0, σ²)) by numerical integration"}
     return ExperimentOutput([Table("lmip_fig4", columns)], figure, settings, findings)
 
 
+_MEASURED_ON = "on a shared 2-core x86_64 CPU (load average ≈ 4 from other jobs)"
+
 EXPERIMENTS = [
-    Experiment(name="lmip-fig1", run=run_fig1, source="Local-MI paper, Fig. 1 (Theorem 1(a), Eq. (6))",
-               description="delta^LDP_mu(eps) of a mu-CI-LMIP mechanism, its floor p_bar_mu, and the optimal LDP "
-                           "curve of the Gaussian mechanism calibrated to mu (d = 10)"),
-    Experiment(name="lmip-fig2", run=run_fig2, source="Local-MI paper, Fig. 2 (Theorem 1(b), Eq. (8))",
-               description="mu^CI implied by the Gaussian mechanism's optimal LDP curve vs its CI-LMIP (capacity), "
-                           "over sigma^2, d in {1, 10}"),
-    Experiment(name="lmip-fig3", run=run_fig3, source="Local-MI paper, Fig. 3 (Theorem 2(a), Eq. (9))",
-               description="delta^LIP_mu(eps) of a mu-CD-LMIP mechanism, its floor 1 - 2^-mu, and the optimal LIP "
-                           "curve of the Gaussian mechanism on a 21-point truncated Gaussian input"),
-    Experiment(name="lmip-fig4", run=run_fig4, source="Local-MI paper, Fig. 4 (Theorem 2(b), Eq. (10))",
-               description="mu^CD implied by the Gaussian mechanism's optimal LIP curve vs its CD-LMIP, over sigma^2 "
-                           "(21-point truncated Gaussian input)"),
+    Experiment(
+        name="lmip-fig1", run=run_fig1, source="Local-MI paper, Fig. 1 (Theorem 1(a), Eq. (6))",
+        description="delta^LDP_mu(eps) of a mu-CI-LMIP mechanism, its floor p_bar_mu, and the optimal LDP curve "
+                    "of the Gaussian mechanism calibrated to mu (d = 10)",
+        full_runtime=f"16.7 s {_MEASURED_ON}"),
+    Experiment(
+        name="lmip-fig2", run=run_fig2, source="Local-MI paper, Fig. 2 (Theorem 1(b), Eq. (8))",
+        description="mu^CI implied by the Gaussian mechanism's optimal LDP curve vs its CI-LMIP (capacity), "
+                    "over sigma^2, d in {1, 10}",
+        full_runtime=f"51 s {_MEASURED_ON}"),
+    Experiment(
+        name="lmip-fig3", run=run_fig3, source="Local-MI paper, Fig. 3 (Theorem 2(a), Eq. (9))",
+        description="delta^LIP_mu(eps) of a mu-CD-LMIP mechanism, its floor 1 - 2^-mu, and the optimal LIP curve "
+                    "of the Gaussian mechanism on a 21-point truncated Gaussian input",
+        full_runtime=f"10.6 s {_MEASURED_ON}"),
+    Experiment(
+        name="lmip-fig4", run=run_fig4, source="Local-MI paper, Fig. 4 (Theorem 2(b), Eq. (10))",
+        description="mu^CD implied by the Gaussian mechanism's optimal LIP curve vs its CD-LMIP, over sigma^2 "
+                    "(21-point truncated Gaussian input)",
+        full_runtime=f"53 s {_MEASURED_ON}"),
 ]
