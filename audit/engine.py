@@ -13,8 +13,11 @@
    fresh runs between neighbouring inputs) and the cross-checks against a claim.
 
 When g(X) and w(X) may be dependent (a prior without independent rows, or a PP secret), the
-certificate on I(g; M, w) no longer bounds I(g; M | w); such secrets get the chain-rule
-estimate I(g; M, w) − I(g; w) and no certificate ("estimate only").
+certificate on I(g; M, w) no longer bounds I(g; M | w). If w is discrete the engine conditions
+on its values: I(g; M | w) = Σ_v P(w = v) I(g; M | w = v) ≥ P(w = v) I(g; M | w = v) for the
+stratum v chosen on the validation split, certified as P̲(w = v) · L_v (stratum critics on the
+held-out split, Clopper–Pearson on fresh prior draws). If w is continuous, the secret gets the
+chain-rule estimate I(g; M, w) − I(g; w) and no certificate ("estimate only").
 """
 
 from __future__ import annotations
@@ -57,10 +60,11 @@ class _Cell:
     slices: slice | None = None
     slices_chain: slice | None = None
     frames: dict = field(default_factory=dict)
+    strata: list = field(default_factory=list)  # (value of w, P̂(w = value), critic index)
 
     @property
     def certifiable(self) -> bool:
-        return self.strategy == "certify"
+        return self.strategy in ("certify", "stratify")
 
     @property
     def name(self) -> str:
@@ -100,7 +104,7 @@ def _full_inputs(cells, outputs):
         cell.full = len(us)
         us.append(cell.g)
         vs.append(v)
-        if not cell.certifiable:
+        if cell.strategy != "certify":
             cell.full_chain = len(us)
             us.append(cell.g)
             vs.append(np.concatenate((np.zeros_like(y), cell.w), axis=1))
@@ -126,12 +130,50 @@ def _slice_inputs(cells, outputs, n_slices, rng):
         us.append(u)
         vs.append(np.concatenate((vy, vw), axis=2))
         count += n_slices
-        if not cell.certifiable:
+        if cell.strategy != "certify":
             cell.slices_chain = slice(count, count + n_slices)
             us.append(u)
             vs.append(np.concatenate((np.zeros_like(vy), vw), axis=2))
             count += n_slices
     return np.concatenate(us), np.concatenate(vs)
+
+
+MAX_STRATA = 8
+
+
+def _strata_inputs(cells, outputs, min_count, rng, notes):
+    """Critic inputs for I(g; M | w = v), one critic per well-populated value v of a discrete w.
+
+    Every stratum is subsampled to the size of the smallest kept stratum so that all stratum
+    critics train together; strata rarer than ``min_count`` samples are left out.
+    """
+    kept = []
+    for cell in cells:
+        if cell.strategy != "stratify":
+            continue
+        values, inverse, counts = np.unique(cell.w, axis=0, return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(-1)
+        order = np.argsort(-counts)[:MAX_STRATA]
+        strata = [(values[i], counts[i] / len(cell.w), np.flatnonzero(inverse == i)) for i in order
+                  if counts[i] >= min_count]
+        if not strata:
+            notes.append(f"{cell.name}: no value of the public part w has {min_count} samples; "
+                         "estimate only (raise 'samples' to stratify)")
+            cell.strategy = "estimate-only"
+            continue
+        kept.append((cell, strata))
+    if not kept:
+        return None
+    size = min(len(idx) for _, strata in kept for _, _, idx in strata)
+    us, vs = [], []
+    for cell, strata in kept:
+        for value, p_hat, idx in strata:
+            chosen = rng.permutation(idx)[:size]
+            cell.strata.append((value, float(p_hat), len(us)))
+            us.append(cell.g[chosen])
+            vs.append(outputs[cell.prior_index][chosen])
+    du, dv = max(u.shape[1] for u in us), max(v.shape[1] for v in vs)
+    return np.stack([_pad(u, du) for u in us]), np.stack([_pad(v, dv) for v in vs])
 
 
 def _difference(estimates, index, chain_index):
@@ -169,10 +211,9 @@ def run_audit(spec: AuditSpec) -> AuditResult:
         for record, pair in spec.secret_pairs():
             g, w = pair.evaluate(dbs)
             strategy = pair.strategy(prior)
-            if strategy == "stratify":
-                notes.append(f"{pair.name} under prior {prior_index}: w is discrete and may depend on g; "
-                             "stratified certification is not implemented yet, so this secret gets the "
-                             "chain-rule estimate only")
+            if strategy == "stratify" and spec.notion == "smi-dp":
+                notes.append(f"{pair.name} under prior {prior_index}: w is discrete and may depend on g; the "
+                             "sliced notion is not stratified, so this secret gets the chain-rule estimate only")
                 strategy = "estimate-only"
             cells.append(_Cell(prior_index, record, pair, strategy, g, w))
 
@@ -181,13 +222,20 @@ def run_audit(spec: AuditSpec) -> AuditResult:
         u, v = _full_inputs(cells, outputs)
         fits["full"] = fit_critics(u, v, objective=spec.estimator, config=spec.critic, seed=int(rng.integers(2**31)),
                                    device=device, quiet=spec.quiet, desc="full critics")
+    if spec.notion != "smi-dp":
+        min_count = int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2]))
+        stacks = _strata_inputs(cells, outputs, min_count, rng, notes)
+        if stacks is not None:
+            fits["strata"] = fit_critics(*stacks, objective=spec.estimator, config=spec.critic,
+                                         seed=int(rng.integers(2**31)), device=device, quiet=spec.quiet,
+                                         desc="stratum critics")
     if spec.slices > 0:
         u, v = _slice_inputs(cells, outputs, spec.slices, rng)
         fits["slices"] = fit_critics(u, v, objective=spec.estimator, config=spec.critic, seed=int(rng.integers(2**31)),
                                      device=device, quiet=spec.quiet, desc="sliced critics")
 
     certifiable = [c for c in cells if c.certifiable]
-    evidence, selected_bound, certified_name, best_candidate, n_certified = _certify(spec, cells, certifiable, fits)
+    evidence, selected_bound, certified_name, best_candidate, n_certified = _certify(spec, cells, certifiable, fits, rng)
     estimate = max(e.estimate for e in evidence)
     paper_statistic = None
     if "slices" in fits:
@@ -205,7 +253,7 @@ def run_audit(spec: AuditSpec) -> AuditResult:
     event_samples = 0
     if spec.notion in DP_NOTIONS and selected_bound is not None:
         dp_mi = dp_epsilon_lower_bound_from_mi(selected_bound)
-        if spec.event_runs > 0 and best_candidate is not None:
+        if spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
             event, event_samples = _event_test(spec, best_candidate, fits, data, mechanism_rng)
     delta_for_checks = spec.delta
     checks = cross_checks(spec.claim, spec.notion, selected_bound, estimate,
@@ -229,50 +277,111 @@ def run_audit(spec: AuditSpec) -> AuditResult:
     )
 
 
-def _certify(spec, cells, certifiable, fits):
-    """Per-secret evidence (bounds simultaneous over all secrets), and the selected certificate."""
+FRESH_PRIOR_DRAWS = 100_000
+
+
+@dataclass(frozen=True, eq=False)
+class _Candidate:
+    """A certifiable lower bound on a secret's leakage: one critic, or one stratum of w."""
+
+    cell: _Cell
+    kind: str  # "full", "slices" or "strata" (the key of its fit)
+    index: int  # the critic's index in that fit
+    score: float  # what selection ranks by, from the validation split only
+    value: object = None  # strata: the value v of w
+    mass: float = 1.0  # strata: P̂(w = v) in the audit's samples
+
+    @property
+    def label(self) -> str:
+        if self.kind == "full":
+            return f"{self.cell.name} (full critic)"
+        if self.kind == "slices":
+            return f"{self.cell.name} (slice {self.index - self.cell.slices.start})"
+        return f"{self.cell.name} (stratum w = {np.array2string(np.asarray(self.value), precision=4)})"
+
+
+def _candidates(cells, fits) -> list:
+    """Every critic of a certifiable secret bounds its leakage from below: the full critic, each
+    slice (data processing), and for a stratified secret each stratum v through
+    I(g; M | w) ≥ P(w = v) I(g; M | w = v)."""
+    out = []
+    for cell in cells:
+        if cell.strategy == "certify":
+            out.append(_Candidate(cell, "full", cell.full, fits["full"].validation[cell.full]))
+            if "slices" in fits:
+                out += [_Candidate(cell, "slices", i, fits["slices"].validation[i])
+                        for i in range(cell.slices.start, cell.slices.stop)]
+        elif cell.strategy == "stratify":
+            out += [_Candidate(cell, "strata", i, mass * fits["strata"].validation[i], value, mass)
+                    for value, mass, i in cell.strata]
+    return out
+
+
+class _Certifier:
+    """Certified bounds of candidates at a failure probability δ, from the held-out splits.
+
+    A stratum's bound is P̲(w = v) · max(L_v, 0), each factor at δ/2: L_v certifies
+    I(g; M | w = v) on the stratum critic's test split, and P̲ is a Clopper–Pearson lower
+    bound from fresh draws of the prior (w needs no mechanism run).
+    """
+
+    def __init__(self, spec, fits, rng):
+        self.spec, self.fits, self.rng = spec, fits, rng
+        self._critic_bounds, self._fresh_w = {}, {}
+
+    def critic_bounds(self, kind, delta):
+        if (kind, delta) not in self._critic_bounds:
+            self._critic_bounds[kind, delta] = certify_critics(self.fits[kind], delta)[0]
+        return self._critic_bounds[kind, delta]
+
+    def _mass_lower_bound(self, candidate, delta):
+        cell = candidate.cell
+        if id(cell) not in self._fresh_w:
+            prior = self.spec.priors[cell.prior_index]
+            self._fresh_w[id(cell)] = cell.pair.w(prior(FRESH_PRIOR_DRAWS, self.rng))
+        hits = int(np.all(self._fresh_w[id(cell)] == candidate.value, axis=1).sum())
+        return float(clopper_pearson(hits, FRESH_PRIOR_DRAWS, delta)[0])
+
+    def bound(self, candidate, delta) -> float:
+        if candidate.kind != "strata":
+            return float(self.critic_bounds(candidate.kind, delta)[candidate.index])
+        within = float(self.critic_bounds("strata", delta / 2)[candidate.index])
+        return self._mass_lower_bound(candidate, delta / 2) * max(within, 0.0)
+
+
+def _cell_estimate(cell, fits) -> float:
+    if cell.strategy == "stratify":
+        # Σ_v P̂(w = v) Î(g; M | w = v) over the strata with enough samples (the rest add ≥ 0).
+        return float(sum(mass * fits["strata"].estimates[i] for _, mass, i in cell.strata))
+    return float(_difference(fits["full"].estimates, cell.full, cell.full_chain))
+
+
+def _certify(spec, cells, certifiable, fits, rng):
+    """Per-secret evidence (bounds simultaneous over all candidates), and the selected certificate."""
     alpha = spec.alpha
-    full, sliced = fits.get("full"), fits.get("slices")
+    sliced = fits.get("slices")
     if spec.notion == "smi-dp":
         return _certify_sliced_average(spec, cells, certifiable, sliced)
-
-    # Every critic of a certifiable secret is a candidate lower bound on I(g; M, w): the full
-    # critic, and each slice by data processing.
-    candidates = []
-    for cell in certifiable:
-        candidates.append((cell, "full", cell.full))
-        if sliced is not None:
-            candidates += [(cell, "slices", i) for i in range(cell.slices.start, cell.slices.stop)]
-    simultaneous = {}
-    if candidates:
-        delta_all = alpha / len(candidates)
-        for kind, fit in fits.items():
-            simultaneous[kind] = certify_critics(fit, delta_all)[0]
+    candidates = _candidates(cells, fits)
+    certifier = _Certifier(spec, fits, rng)
+    delta_all = alpha / max(1, len(candidates))
     evidence = []
     for cell in cells:
-        estimate = float(_difference(full.estimates, cell.full, cell.full_chain))
         per_slice = None
         if sliced is not None:
             per_slice = (sliced.estimates[cell.slices]
                          - (0 if cell.slices_chain is None else sliced.estimates[cell.slices_chain])).tolist()
-        bound = None
-        if cell.certifiable:
-            bound = float(simultaneous["full"][cell.full])
-            if sliced is not None:
-                bound = max(bound, float(simultaneous["slices"][cell.slices].max()))
+        own = [c for c in candidates if c.cell is cell]
+        bound = max((certifier.bound(c, delta_all) for c in own), default=None)
         evidence.append(SecretEvidence(cell.name, cell.record, spec.priors[cell.prior_index].describe(),
-                                       cell.strategy, estimate, bound, per_slice))
+                                       cell.strategy, _cell_estimate(cell, fits), bound, per_slice))
     if not candidates:
         return evidence, None, None, None, 0
     k = min(spec.candidates, len(candidates))
-    scores = np.array([fits[kind].validation[i] for _, kind, i in candidates])
-    chosen = [candidates[i] for i in np.argsort(-scores)[:k]]
-    selected = {kind: certify_critics(fit, alpha / k)[0] for kind, fit in fits.items()}
-    bounds = [float(selected[kind][i]) for _, kind, i in chosen]
+    chosen = [candidates[i] for i in np.argsort([-c.score for c in candidates])[:k]]
+    bounds = [certifier.bound(c, alpha / k) for c in chosen]
     best = int(np.argmax(bounds))
-    cell, kind, index = chosen[best]
-    label = cell.name + (" (full critic)" if kind == "full" else f" (slice {index - cell.slices.start})")
-    return evidence, bounds[best], label, chosen[best], k
+    return evidence, bounds[best], chosen[best].label, chosen[best], k
 
 
 def _certify_sliced_average(spec, cells, certifiable, fit):
@@ -301,7 +410,8 @@ def _certify_sliced_average(spec, cells, certifiable, fit):
     cell = chosen[best]
     # The event test uses the single most informative slice of the chosen secret.
     index = cell.slices.start + int(np.argmax(fit.validation[cell.slices]))
-    return evidence, bounds[best], f"{cell.name} (average over {spec.slices} slices)", (cell, "slices", index), k
+    candidate = _Candidate(cell, "slices", index, float(fit.validation[index]))
+    return evidence, bounds[best], f"{cell.name} (average over {spec.slices} slices)", candidate, k
 
 
 def _features(cell, kind, index, dbs, outputs):
@@ -319,7 +429,7 @@ def _features(cell, kind, index, dbs, outputs):
 
 def _event_test(spec, candidate, fits, data, rng):
     """Certified ε-DP lower bound from the chosen critic between two neighbouring databases."""
-    cell, kind, index = candidate
+    cell, kind, index = candidate.cell, candidate.kind, candidate.index
     fit = fits[kind]
     scorer = fit.scorer
     dbs, _ = data[cell.prior_index]

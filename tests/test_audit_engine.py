@@ -180,3 +180,33 @@ def test_type_one_error_at_the_boundary():
                                      critic=CriticConfig(max_steps=400), seed=100 + seed))
         violations += result.verdict == "violation"
     assert violations <= alpha * runs + 3 * math.sqrt(alpha * (1 - alpha) * runs)
+
+
+def test_mi_pp_stratifies_on_a_discrete_dependent_public_part():
+    """Salary s depends on the public department d ∈ {0, 1}: s | d ~ N(d, 1). The release
+    s₀ + N(0, 1) leaks I(s₀; M | d₀) = ½ log 2 within each department, so ½ log 2 in all.
+    The certificate is P̲(d = v) · L_v for one stratum, below the truth and above ε = 0.05."""
+    from audit.frameworks import PufferfishFramework, SecretFunction, SecretPair
+    from mechanisms.priors import UserPrior
+
+    def sampler(m, rng):
+        dept = rng.integers(0, 2, (m, 3)).astype(float)
+        return np.stack((dept + rng.standard_normal((m, 3)), dept), axis=2)
+
+    g = SecretFunction("salary 0", lambda dbs: dbs[:, 0, 0:1])
+    w = SecretFunction("department 0", lambda dbs: dbs[:, 0, 1:2], always_discrete=True)
+    framework = PufferfishFramework("salary given department", (g,), (w,), (SecretPair(g, w, "unknown"),))
+
+    def release(dbs, rng):
+        return dbs[:, 0, 0:1] + rng.standard_normal((dbs.shape[0], 1))
+
+    result = run_audit(AuditSpec(mechanism=release, priors=[UserPrior(sampler, "salary by department")],
+                                 notion="mi-pp", epsilon=0.05, framework=framework, samples=10000, slices=0,
+                                 critic=FAST, seed=4))
+    truth = 0.5 * math.log(2)
+    assert result.per_record[0].strategy == "stratify"
+    assert not result.estimate_only
+    assert abs(result.estimate - truth) < 0.08
+    assert 0.05 < result.lower_bound < truth
+    assert result.verdict == "violation"
+    assert "stratum" in result.certified_secret
