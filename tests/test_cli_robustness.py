@@ -1,0 +1,117 @@
+"""The CLI reads negative numbers (and lists starting with one) as values, and ends quietly
+when the reader of its output goes away (``miaudit ... --json | head``).
+
+Expected numbers are computed here: the MI of a discrete input through Gaussian noise by
+numerical integration of the output entropy.
+"""
+
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy.stats import norm
+
+from audit.cli.main import BROKEN_PIPE_STATUS, main
+
+SUPPORT = (-1.0, 0.0, 1.0)
+PMF = (0.3, 0.4, 0.3)
+
+
+def discrete_gaussian_mi_nats(support, pmf, sigma):
+    """I(X; X + N(0, σ²)) = h(Y) − ½ log(2πe σ²), h(Y) by adaptive quadrature."""
+    def density(y):
+        return sum(p * norm.pdf(y, loc=x, scale=sigma) for x, p in zip(support, pmf))
+
+    def integrand(y):
+        f = density(y)
+        return -f * math.log(f) if f > 0 else 0.0
+
+    lo, hi = min(support) - 12 * sigma, max(support) + 12 * sigma
+    h_y, _ = integrate.quad(integrand, lo, hi, points=list(support), limit=200, epsabs=1e-12)
+    return h_y - 0.5 * math.log(2 * math.pi * math.e * sigma ** 2)
+
+
+def run_json(argv, capsys):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("support_args", [
+    ["--support", "-1,0,1"],      # a list that starts with a minus sign
+    ["--support=-1,0,1"],         # the '=' form always worked
+])
+def test_negative_list_is_a_value(support_args, capsys):
+    out = run_json(["bounds", "gaussian-lmip-cd", "--sigma", "1", *support_args, "--pmf", "0.3,0.4,0.3", "--json"],
+                   capsys)
+    assert out["unit"] == "nats"
+    assert out["mu"] == pytest.approx(discrete_gaussian_mi_nats(SUPPORT, PMF, 1.0), rel=1e-6)
+
+
+def test_list_starting_with_a_negative_fraction(capsys):
+    out = run_json(["bounds", "gaussian-lmip-cd", "--sigma", "0.5", "--support", "-.5,.5", "--pmf", "0.5,0.5",
+                    "--json"], capsys)
+    assert out["mu"] == pytest.approx(discrete_gaussian_mi_nats((-0.5, 0.5), (0.5, 0.5), 0.5), rel=1e-6)
+
+
+def test_negative_scientific_value_reaches_validation(capsys):
+    # Without the parser rule argparse would say "expected one argument"; the value must
+    # instead reach the calculator, whose error names the flag.
+    status = main(["bounds", "gaussian-ldp", "--sigma", "1", "--sensitivity", "1", "--epsilon", "-1e-3"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "argument 'epsilon' must be > 0" in err
+    assert "expected one argument" not in err
+
+
+def test_a_real_option_after_a_flag_is_still_an_option(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["bounds", "gaussian-ldp", "--sigma", "1", "--sensitivity", "--epsilon", "1"])
+    assert info.value.code == 2
+    assert "argument --sensitivity: expected one argument" in capsys.readouterr().err
+
+
+def test_closed_pipe_exits_quietly(monkeypatch, capsys):
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone away, as `head` does after its lines
+    closed_pipe = os.fdopen(write_end, "w")
+    monkeypatch.setattr(sys, "stdout", closed_pipe)
+    try:
+        status = main(["bounds", "gaussian-ldp", "--sigma", "1", "--sensitivity", "1", "--epsilon", "1", "--json"])
+        closed_pipe.write("x" * 10)  # stdout now points at devnull: later writes and flushes succeed
+        closed_pipe.flush()
+    finally:
+        closed_pipe.close()
+    assert status == BROKEN_PIPE_STATUS == 141
+    assert capsys.readouterr().err == ""
+
+
+def test_open_pipe_still_gets_the_output(capsys):
+    out = run_json(["bounds", "gaussian-ldp", "--sigma", "1", "--sensitivity", "1", "--epsilon", "1", "--json"],
+                   capsys)
+    # Balle–Wang Thm 8 at Δ/σ = 1, ε = 1: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), μ = Δ/σ.
+    expected = norm.cdf(-1 + 0.5) - math.e * norm.cdf(-1 - 0.5)
+    assert out["delta"] == pytest.approx(expected, rel=1e-12)
+    assert np.isfinite(out["delta"])
+
+
+def test_one_commands_defaults_do_not_leak_into_another(monkeypatch):
+    import types
+
+    import audit.cli.main as cli
+
+    def configure_own_default(parser):
+        parser.set_defaults(seed=None)  # as a command with its own seed rule may do
+
+    fake = {
+        "first": types.SimpleNamespace(HELP="sets its own seed default", configure=configure_own_default),
+        "second": types.SimpleNamespace(HELP="keeps the common default", configure=lambda parser: None),
+    }
+    monkeypatch.setattr(cli, "_available_commands", lambda: fake)
+    parser, _ = cli.build_parser()
+    assert parser.parse_args(["first"]).seed is None
+    assert parser.parse_args(["second"]).seed == 0  # the documented default of --seed
+    assert parser.parse_args(["second", "--seed", "7"]).seed == 7
