@@ -242,3 +242,21 @@ def test_cli_bad_input_exits_2(capsys):
     assert "'p0'" in capsys.readouterr().err
     assert main(["bounds", "lmip-from-ldp", "--gaussian-sigma", "1"]) == 2
     assert "'sensitivity'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["gaussian-ldp", "--sigma", "1", "--sensitivity", "0", "--epsilon", "1"], "sensitivity"),
+    (["gaussian-ldp", "--sigma", "1", "--sensitivity", "-2", "--epsilon", "1"], "sensitivity"),
+    (["gaussian-ldp", "--sigma", "0", "--sensitivity", "1", "--epsilon", "1"], "sigma"),
+    (["gaussian-ldp", "--sigma", "1", "--sensitivity", "1", "--epsilon", "nan"], "epsilon"),
+    (["lmip-from-ldp", "--gaussian-sigma", "1", "--sensitivity", "0"], "sensitivity"),
+    (["lmip-from-ldp", "--gaussian-sigma", "-1", "--sensitivity", "1"], "gaussian-sigma"),
+    (["lmip-from-ldp", "--laplace-scale", "1", "--sensitivity", "inf"], "sensitivity"),
+    (["lmip-from-ldp", "--laplace-scale", "0", "--sensitivity", "1"], "laplace-scale"),
+    (["lmip-from-ldp", "--pure-epsilon", "0"], "pure-epsilon"),
+])
+def test_cli_errors_name_the_flag_not_the_library_parameter(argv, flag, capsys):
+    assert main(["bounds", *argv]) == 2
+    err = capsys.readouterr().err
+    assert f"argument '{flag}'" in err
+    assert "l1_sensitivity" not in err and "l2_sensitivity" not in err and "'scale'" not in err

@@ -10,7 +10,7 @@ the project default, unless ``--bits`` is given. ε and δ are unit-free.
 from __future__ import annotations
 
 from estimators.units import BITS, NATS, convert
-from estimators.validation import InputError
+from estimators.validation import InputError, check_positive
 from mechanisms.dp_curves import gaussian_dp_delta
 
 from .calculator import Calculator
@@ -40,6 +40,17 @@ def _mu_bits(args) -> float:
     if args.mu < 0 or args.mu != args.mu:
         raise InputError(f"argument 'mu' must be >= 0, got {args.mu!r}")
     return convert(args.mu, _unit(args), BITS)
+
+
+def _positive_flags(args, *flags: str) -> None:
+    """Check that each named flag holds a finite value > 0, naming the flag as typed.
+
+    The library functions name their own parameters (``l2_sensitivity``, ``scale``); checking
+    here first makes the message name the flag the user gave (``sensitivity``,
+    ``laplace-scale``).
+    """
+    for flag in flags:
+        check_positive(getattr(args, flag.replace("-", "_")), flag)
 
 
 def _to_user_unit(value_bits: float, args) -> float:
@@ -126,12 +137,15 @@ def _lmip_from_ldp_configure(parser) -> None:
 
 def _lmip_from_ldp(args) -> dict:
     if args.pure_epsilon is not None:
+        _positive_flags(args, "pure-epsilon")
         curve = pure_ldp_curve(args.pure_epsilon)
     elif args.sensitivity is None:
         raise InputError("argument 'sensitivity' is required with --gaussian-sigma or --laplace-scale")
     elif args.gaussian_sigma is not None:
+        _positive_flags(args, "gaussian-sigma", "sensitivity")
         curve = gaussian_ldp_curve(args.gaussian_sigma, args.sensitivity)
     else:
+        _positive_flags(args, "laplace-scale", "sensitivity")
         curve = laplace_ldp_curve(args.laplace_scale, args.sensitivity)
     mu = lmip_from_privacy_curve_bits(curve)
     return {"curve": curve.name, **curve.parameters, "mu": _to_user_unit(mu, args), "unit": _unit(args),
@@ -156,8 +170,7 @@ def _gaussian_ldp_configure(parser) -> None:
 
 
 def _gaussian_ldp(args) -> dict:
-    if args.epsilon != args.epsilon or args.epsilon <= 0:
-        raise InputError(f"argument 'epsilon' must be > 0, got {args.epsilon!r}")
+    _positive_flags(args, "sigma", "sensitivity", "epsilon")
     delta = gaussian_dp_delta(args.epsilon, args.sigma, args.sensitivity)
     return {"sigma": args.sigma, "sensitivity": args.sensitivity, "epsilon": args.epsilon, "delta": delta,
             "source": "local-MI paper, Section II (Balle and Wang 2018, Thm 8)"}
@@ -193,8 +206,7 @@ def _gaussian_lip_configure(parser) -> None:
 
 
 def _gaussian_lip(args) -> dict:
-    if args.epsilon != args.epsilon or args.epsilon <= 0:
-        raise InputError(f"argument 'epsilon' must be > 0, got {args.epsilon!r}")
+    _positive_flags(args, "epsilon")
     support, pmf = _discrete_input(args)
     delta = gaussian_lip_curve(args.sigma, support, pmf)(args.epsilon)
     return {"sigma": args.sigma, "epsilon": args.epsilon, "delta": delta,
