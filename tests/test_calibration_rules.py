@@ -191,3 +191,35 @@ def test_calibration_to_dict_fields():
 def test_bad_input_names_the_argument(call, name):
     with pytest.raises(InputError, match=name):
         call()
+
+
+@pytest.mark.parametrize("args,name", [
+    ((0.0, 1e-5, 1.0), "'epsilon' must be > 0"),
+    ((-0.5, 1e-5, 1.0), "'epsilon' must be > 0"),
+    ((float("nan"), 1e-5, 1.0), "'epsilon' must be finite"),
+    ((1.5, 1e-5, 1.0), "'epsilon' must be <= 1"),
+    ((0.5, 0.0, 1.0), "'delta' must be in \\(0, 1\\)"),
+    ((0.5, 1.0, 1.0), "'delta' must be in \\(0, 1\\)"),
+    ((0.5, 1e-5, -1.0), "'sensitivity' must be >= 0"),
+    ((0.5, 1e-5, float("inf")), "'sensitivity' must be finite"),
+])
+def test_classical_gaussian_variance_rejects_bad_input(args, name):
+    from mechanisms.calibration import classical_gaussian_variance
+
+    with pytest.raises(InputError, match=name):
+        classical_gaussian_variance(*args)
+
+
+def test_classical_gaussian_variance_by_hand_and_its_wrappers():
+    from mechanisms.calibration import classical_gaussian_variance
+    from mechanisms.catalog.sums import classic_gaussian_sigma
+
+    # Dwork and Roth Thm A.1: σ² = 2 ln(1.25/δ) Δ² / ε².
+    assert classical_gaussian_variance(0.5, 1e-5, 2.0) == pytest.approx(2 * math.log(1.25e5) * 4 / 0.25, rel=1e-14)
+    assert classic_gaussian_sigma(0.5, 1e-5, 2.0) == pytest.approx(2 * math.sqrt(2 * math.log(1.25e5)) / 0.5,
+                                                                  rel=1e-14)
+    with pytest.raises(InputError, match="'l2_sensitivity'"):
+        classic_gaussian_sigma(0.5, 1e-5, 0.0)
+    # A zero mean gap (the secret does not move the query's mean) needs no noise.
+    assert classical_gaussian_variance(0.5, 1e-5, 0.0) == 0.0
+    assert gaussian_structured_pp(0.5, 1e-3, 0.0, 0.2).scale == 0.0

@@ -13,7 +13,7 @@ import math
 
 from scipy.optimize import brentq
 
-from estimators.validation import InputError, check_choice, check_positive, check_probability
+from estimators.validation import InputError, check_choice, check_nonnegative, check_positive, check_probability
 
 from ._inputs import check_epsilon, resolve_dim
 from ..dp_curves import gaussian_dp_delta
@@ -43,11 +43,37 @@ def laplace_approx_dp(epsilon, delta, l1_sensitivity, *, dim=None) -> Calibratio
 
 def classical_gaussian_variance(epsilon: float, delta: float, sensitivity: float) -> float:
     """σ² = 2 ln(1.25/δ) Δ² / ε², valid for ε ≤ 1 (Dwork and Roth 2014, Theorem A.1;
-    Remark 11 of the Pufferfish/MI paper)."""
-    if epsilon > 1.0:
+    Remark 11 of the Pufferfish/MI paper).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in (0, 1].
+    delta : float
+        δ in (0, 1).
+    sensitivity : float
+        Δ ≥ 0: the ℓ₂ sensitivity for DP, or the conditional-mean gap Δ_{f,g,w} of the
+        structured rules (Section III-A of the Pufferfish/MI paper), where Δ = 0 (the secret
+        does not move the query's mean) legitimately needs no noise.
+
+    Returns
+    -------
+    float
+        The noise variance σ².
+
+    Raises
+    ------
+    InputError
+        Naming ``epsilon`` (not in (0, 1]), ``delta`` (not in (0, 1)) or ``sensitivity``
+        (negative), or any of them when NaN or inf.
+    """
+    eps = check_epsilon(epsilon)
+    if eps > 1.0:
         raise InputError(f"argument 'epsilon' must be <= 1 for the classical Gaussian mechanism "
                          f"(use the analytic Gaussian for larger epsilon), got {epsilon!r}")
-    return 2.0 * math.log(1.25 / delta) * sensitivity ** 2 / epsilon ** 2
+    dlt = check_probability(delta, "delta")
+    gap = check_nonnegative(sensitivity, "sensitivity")
+    return 2.0 * math.log(1.25 / dlt) * gap ** 2 / eps ** 2
 
 
 def analytic_gaussian_sigma(epsilon: float, delta: float, l2_sensitivity: float) -> float:
