@@ -26,6 +26,7 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     candidates = 1
     delta = 0.0                           # δ of the event-based DP bound
     event_runs = 20000
+    prior_search = 0                      # DP notions: random two-point priors added to Θ
     seed = 0
     device = "auto"
 
@@ -34,6 +35,10 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     w = "secrets.py:department"           # optional public part w(dbs) -> (m, dw)
     independent = false                   # g(X) and w(X) independent under every prior (you vouch)
     w_discrete = false
+
+    [[pairs]]                             # optional, DP notions: neighbouring databases whose
+    first = [[0.0], [1.0]]                # two-point priors join Θ (with prior_search > 0 a
+    second = [[1.0], [1.0]]               # catalog mechanism's exposing pairs join too)
 
     [claim]                               # optional: what the mechanism claims, for cross-checks
     notion = "dp"                         # dp | ldp | mi-dp | mi-pp
@@ -55,6 +60,7 @@ from estimators.neural import CriticConfig
 from estimators.validation import InputError
 from mechanisms.catalog import get_entry
 from mechanisms.catalog.guarantee import Guarantee
+from mechanisms.catalog.neighbouring_pair import NeighbouringPair
 from mechanisms.loading import load_object
 from mechanisms.priors import Prior, ProductBernoulli, ProductGaussian, UniformBox, UserPrior
 
@@ -67,7 +73,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 AUDIT_KEYS = ("notion", "epsilon", "alpha", "samples", "slices", "records", "estimator", "candidates", "delta",
-              "event_runs", "seed", "device")
+              "event_runs", "prior_search", "seed", "device")
 BUILTIN_PRIORS = ("bernoulli", "gaussian", "uniform")
 
 
@@ -197,6 +203,20 @@ def _claim(table: dict):
         raise InputError(f"configuration table [claim] needs {exc.args[0]!r}") from None
 
 
+def _pairs(config: dict, entry, searching: bool) -> tuple:
+    tables = config.get("pairs", [])
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise InputError("configuration entry 'pairs' must be an array of tables ([[pairs]]) with first and second")
+    pairs = []
+    for table in tables:
+        if "first" not in table or "second" not in table:
+            raise InputError("each [[pairs]] table needs 'first' and 'second' (databases as arrays of rows)")
+        pairs.append(NeighbouringPair(table["first"], table["second"], why="supplied in the configuration"))
+    if searching and entry is not None:
+        pairs += list(entry.pairs)
+    return tuple(pairs)
+
+
 def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     """The :class:`AuditSpec` a configuration describes."""
     base_dir = config.get("_base_dir")
@@ -233,6 +253,8 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     except TypeError as exc:
         raise InputError(f"configuration table [critic]: {exc}") from None
     settings = {k: audit[k] for k in AUDIT_KEYS if k in audit and k != "records"}
+    pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)))
     return AuditSpec(mechanism=mechanism, priors=priors, framework=_framework(_table(config, "secret"), base_dir),
+                     pairs=pairs,
                      records=_records(audit.get("records")), claim=claim, critic=critic,
                      name=mech_table.get("name", name), quiet=quiet, **settings)

@@ -38,6 +38,7 @@ from mechanisms.base import sample_mechanism
 from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from .crosscheck import DP_NOTIONS, cross_checks
 from .event_test import choose_threshold, clopper_pearson, epsilon_from_bounds
+from .prior_search import random_pairs, search_priors
 from .result import AuditResult, EventTest, SecretEvidence, finite_or_none
 from .spec import AuditSpec
 
@@ -50,6 +51,7 @@ class _Cell:
     """One (prior, secret) combination and the indices of its critics."""
 
     prior_index: int
+    prior: object
     record: int | None
     pair: object
     strategy: str
@@ -204,18 +206,25 @@ def run_audit(spec: AuditSpec) -> AuditResult:
     mechanism_rng = np.random.default_rng(rng.integers(2**63))
     notes = []
 
-    data = [draw_samples(spec, prior, mechanism_rng) for prior in spec.priors]
+    # Θ: the declared priors (every audited secret), then any searched two-point priors (only
+    # the record that switches can leak under them).
+    searched = search_priors(tuple(spec.pairs) + tuple(random_pairs(spec.priors[0], spec.prior_search, rng)))
+    theta = [(prior, None) for prior in spec.priors] + searched
+    priors = [prior for prior, _ in theta]
+    data = [draw_samples(spec, prior, mechanism_rng) for prior in priors]
     outputs = [y for _, y in data]
     cells = []
-    for prior_index, (prior, (dbs, _)) in enumerate(zip(spec.priors, data)):
+    for prior_index, ((prior, varying), (dbs, _)) in enumerate(zip(theta, data)):
         for record, pair in spec.secret_pairs():
+            if varying is not None and record != varying:
+                continue
             g, w = pair.evaluate(dbs)
             strategy = pair.strategy(prior)
             if strategy == "stratify" and spec.notion == "smi-dp":
                 notes.append(f"{pair.name} under prior {prior_index}: w is discrete and may depend on g; the "
                              "sliced notion is not stratified, so this secret gets the chain-rule estimate only")
                 strategy = "estimate-only"
-            cells.append(_Cell(prior_index, record, pair, strategy, g, w))
+            cells.append(_Cell(prior_index, prior, record, pair, strategy, g, w))
 
     fits = {}
     if spec.notion != "smi-dp":
@@ -266,11 +275,10 @@ def run_audit(spec: AuditSpec) -> AuditResult:
         dp_epsilon_lower_bound_mi=dp_mi,
         dp_epsilon_lower_bound_event=None if event is None else event.epsilon_lower_bound,
         per_record=evidence, cross_checks=checks,
-        samples=spec.samples * len(spec.priors) + event_samples,
+        samples=spec.samples * len(priors) + event_samples,
         seconds=time.perf_counter() - started, seed=spec.seed, mechanism=spec.mechanism_label,
-        priors=[p.describe() for p in spec.priors],
-        theta_statement=("Θ is the declared prior" + ("s" if len(spec.priors) > 1 else "") + ": "
-                         + "; ".join(p.describe() for p in spec.priors)),
+        priors=[p.describe() for p in priors],
+        theta_statement=_theta_statement(spec, len(searched)),
         certified_secret=certified_name, estimate_only=estimate_only, candidates_certified=n_certified,
         event_test=event, slices=spec.slices or None, estimator=spec.estimator, device=str(device),
         training_history={name: fit.history for name, fit in fits.items()}, notes=notes,
@@ -337,7 +345,7 @@ class _Certifier:
     def _mass_lower_bound(self, candidate, delta):
         cell = candidate.cell
         if id(cell) not in self._fresh_w:
-            prior = self.spec.priors[cell.prior_index]
+            prior = cell.prior
             self._fresh_w[id(cell)] = cell.pair.w(prior(FRESH_PRIOR_DRAWS, self.rng))
         hits = int(np.all(self._fresh_w[id(cell)] == candidate.value, axis=1).sum())
         return float(clopper_pearson(hits, FRESH_PRIOR_DRAWS, delta)[0])
@@ -354,6 +362,15 @@ def _cell_estimate(cell, fits) -> float:
         # Σ_v P̂(w = v) Î(g; M | w = v) over the strata with enough samples (the rest add ≥ 0).
         return float(sum(mass * fits["strata"].estimates[i] for _, mass, i in cell.strata))
     return float(_difference(fits["full"].estimates, cell.full, cell.full_chain))
+
+
+def _theta_statement(spec, n_searched: int) -> str:
+    declared = ("Θ is the declared prior" + ("s" if len(spec.priors) > 1 else "") + ": "
+                + "; ".join(p.describe() for p in spec.priors))
+    if not n_searched:
+        return declared
+    return (declared + f"; plus {n_searched} two-point priors on neighbouring pairs (prior search: under DP "
+            "semantics Θ is all distributions, and a leak under any member refutes the claim)")
 
 
 def _certify(spec, cells, certifiable, fits, rng):
@@ -373,7 +390,7 @@ def _certify(spec, cells, certifiable, fits, rng):
                          - (0 if cell.slices_chain is None else sliced.estimates[cell.slices_chain])).tolist()
         own = [c for c in candidates if c.cell is cell]
         bound = max((certifier.bound(c, delta_all) for c in own), default=None)
-        evidence.append(SecretEvidence(cell.name, cell.record, spec.priors[cell.prior_index].describe(),
+        evidence.append(SecretEvidence(cell.name, cell.record, cell.prior.describe(),
                                        cell.strategy, _cell_estimate(cell, fits), bound, per_slice))
     if not candidates:
         return evidence, None, None, None, 0
@@ -398,7 +415,7 @@ def _certify_sliced_average(spec, cells, certifiable, fit):
     for cell in cells:
         per_slice = fit.estimates[cell.slices] - (0 if cell.slices_chain is None else fit.estimates[cell.slices_chain])
         bound = averaged(cell, alpha / len(certifiable)) if cell.certifiable else None
-        evidence.append(SecretEvidence(cell.name, cell.record, spec.priors[cell.prior_index].describe(),
+        evidence.append(SecretEvidence(cell.name, cell.record, cell.prior.describe(),
                                        cell.strategy, float(np.mean(per_slice)), bound, per_slice.tolist()))
     if not certifiable:
         return evidence, None, None, None, 0

@@ -10,6 +10,7 @@ from estimators.neural import CriticConfig
 from estimators.validation import InputError, check_choice, check_int, check_nonnegative, check_positive, check_probability
 from mechanisms.base import mechanism_name
 from mechanisms.catalog.guarantee import Guarantee
+from mechanisms.catalog.neighbouring_pair import NeighbouringPair
 from mechanisms.priors import Prior
 
 from .frameworks import PufferfishFramework, differential_privacy
@@ -53,6 +54,12 @@ class AuditSpec:
         Mechanism runs per neighbouring input for certifying the event test (0: skip it).
     claim : Guarantee, optional
         The guarantee the mechanism claims, for cross-checks.
+    prior_search : int
+        DP notions only (Θ = all distributions): add this many two-point priors on random
+        neighbouring pairs built from the first declared prior (:mod:`audit.prior_search`).
+    pairs : sequence of NeighbouringPair
+        DP notions only: neighbouring pairs whose two-point priors join Θ (user-supplied, or a
+        catalog entry's exposing pairs).
     """
 
     mechanism: Callable
@@ -70,6 +77,8 @@ class AuditSpec:
     delta: float = 0.0
     event_runs: int = 20000
     claim: Guarantee | None = None
+    prior_search: int = 0
+    pairs: tuple = ()
     seed: int = 0
     device: str = "auto"
     name: str | None = None
@@ -91,6 +100,14 @@ class AuditSpec:
         check_int(self.slices, "slices", 0)
         check_int(self.candidates, "candidates", 1)
         check_int(self.event_runs, "event_runs", 0)
+        check_int(self.prior_search, "prior_search", 0)
+        pairs = tuple(self.pairs)
+        if (self.prior_search or pairs) and self.notion == "mi-pp":
+            raise InputError("arguments 'prior_search' and 'pairs' apply to the DP notions only "
+                             "(DP semantics: Θ is all distributions)")
+        for pair in pairs:
+            if not isinstance(pair, NeighbouringPair) or pair.record_shape != priors[0].shape:
+                raise InputError(f"argument 'pairs' must hold NeighbouringPair objects of shape {priors[0].shape}")
         check_choice(self.estimator, "estimator", NEURAL_ESTIMATORS)
         delta = check_nonnegative(self.delta, "delta")
         if delta >= 1:
@@ -117,6 +134,7 @@ class AuditSpec:
             if not records or max(records) >= n:
                 raise InputError(f"argument 'records' must be record indices in [0, {n}), got {self.records!r}")
         object.__setattr__(self, "priors", priors)
+        object.__setattr__(self, "pairs", pairs)
         object.__setattr__(self, "framework", framework)
         object.__setattr__(self, "records", records)
         object.__setattr__(self, "critic", self.critic.validated())

@@ -124,3 +124,33 @@ def test_demo_writes_reports_and_summary(tmp_path, capsys, monkeypatch):
         assert (out / name).exists()
     audits = json.loads((out / "report.json").read_text())["audits"]
     assert [a["notion"] for a in audits] == ["mi-dp", "mi-dp", "mi-pp"]
+
+
+def test_prior_search_flag_and_pairs_table(tmp_path, capsys):
+    config = tmp_path / "search.toml"
+    config.write_text(f"""
+[mechanism]
+spec = "{FIXTURE}:leaky_count"
+
+[prior]
+spec = "builtin:bernoulli"
+n = 3
+k = 1
+
+[audit]
+notion = "mi-dp"
+epsilon = 0.1
+samples = 2000
+slices = 0
+records = [1]
+event_runs = 0
+
+[[pairs]]
+first = [[0.0], [0.0], [0.0]]
+second = [[0.0], [1.0], [0.0]]
+""")
+    payload = run_json(capsys, ["audit", str(config), "--prior-search", "1", "--json", *FAST])
+    assert len(payload["priors"]) == 3  # declared + the supplied pair + one random pair
+    assert "prior search" in payload["theta"]
+    assert main(["audit", str(config), "--set", "pairs=[{first = [[0.0]], second = [[1.0]]}]"]) == 2
+    assert "shape" in capsys.readouterr().err

@@ -210,3 +210,27 @@ def test_mi_pp_stratifies_on_a_discrete_dependent_public_part():
     assert 0.05 < result.lower_bound < truth
     assert result.verdict == "violation"
     assert "stratum" in result.certified_secret
+
+
+def test_prior_search_finds_the_leak_a_flat_prior_dilutes():
+    """A count whose noise is far too small, audited under a product-Bernoulli prior on 6 records
+    for record 0 only: the two-point priors of the search concentrate on neighbouring pairs, are
+    named in Θ, and their candidates are paid for in the union bound."""
+    def leaky(dbs, rng):
+        return dbs.sum(axis=(1, 2))[:, None] + rng.laplace(0.0, 0.3, (dbs.shape[0], 1))
+
+    base = dict(mechanism=leaky, priors=[ProductBernoulli(0.5, shape=(6, 1))], notion="mi-dp", epsilon=0.2,
+                samples=4000, slices=0, event_runs=0, critic=FAST, seed=5, records=(0,))
+    plain = run_audit(AuditSpec(**base))
+    searched = run_audit(AuditSpec(**base, prior_search=2))
+    assert len(searched.priors) == 3 and "prior search" in searched.theta_statement
+    assert "prior search" not in plain.theta_statement
+    assert searched.lower_bound > plain.lower_bound
+    assert searched.verdict == "violation"
+
+
+def test_prior_search_is_for_dp_notions_only():
+    prior, mechanism, framework, _ = _mi_pp_setting(0.3)
+    with pytest.raises(InputError, match="'prior_search'"):
+        AuditSpec(mechanism=mechanism, priors=[prior], notion="mi-pp", epsilon=0.1, framework=framework,
+                  prior_search=2)

@@ -42,6 +42,9 @@ def configure(parser) -> None:
     parser.add_argument("--claim", metavar="NOTION:EPS[:DELTA]", help="claimed guarantee, e.g. dp:1 or mi-dp:0.5")
     parser.add_argument("--delta", type=float, help="delta of the event-based DP bound (default 0)")
     parser.add_argument("--event-runs", type=int, help="mechanism runs per neighbouring input for the event test")
+    parser.add_argument("--prior-search", type=int, metavar="N",
+                        help="DP notions (Θ = all distributions): add N two-point priors on random neighbouring "
+                             "pairs (and a catalog mechanism's exposing pairs) to Θ")
     add_device_option(parser)
     # None means "not given": the configuration file's value, if any, then the default applies.
     parser.set_defaults(seed=None, device=None)
@@ -63,6 +66,8 @@ def _flag_config(args) -> dict:
              if getattr(args, k) is not None}
     if args.event_runs is not None:
         audit["event_runs"] = args.event_runs
+    if args.prior_search is not None:
+        audit["prior_search"] = args.prior_search
     if audit:
         config["audit"] = audit
     if args.secret or args.public:
