@@ -110,7 +110,7 @@ def test_one_commands_defaults_do_not_leak_into_another(monkeypatch):
         "first": types.SimpleNamespace(HELP="sets its own seed default", configure=configure_own_default),
         "second": types.SimpleNamespace(HELP="keeps the common default", configure=lambda parser: None),
     }
-    monkeypatch.setattr(cli, "_available_commands", lambda: fake)
+    monkeypatch.setattr(cli, "_available_commands", lambda only=None: fake)
     parser, _ = cli.build_parser()
     assert parser.parse_args(["first"]).seed is None
     assert parser.parse_args(["second"]).seed == 0  # the documented default of --seed

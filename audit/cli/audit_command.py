@@ -10,7 +10,6 @@ from audit.engine import run_audit
 from audit.report import render_html, render_json, render_markdown, summary_table, write_atomic
 from estimators.validation import InputError
 
-HELP = "audit a mechanism for MI-DP, SMI-DP or MI-PP violations (certified type-I error)"
 
 
 def configure(parser) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 
-HELP = "conversion bounds between privacy notions (pufferfish, local MI, PML, LIP papers)"
 
 # One module per paper; a module that has not landed yet contributes nothing.
 BOUND_MODULES = ("audit.bounds.pufferfish", "audit.bounds.local_mi", "audit.bounds.pml", "audit.bounds.lip")

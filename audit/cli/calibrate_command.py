@@ -7,7 +7,6 @@ import re
 from estimators.validation import InputError
 from mechanisms.calibration import NOTIONS, calibrate
 
-HELP = "calibrate Laplace or Gaussian noise for MI-DP, MI Pufferfish privacy, eps-DP or (eps, delta)-DP"
 
 # Library argument names and the flags that carry them, so errors name what the user typed.
 _FLAGS = {

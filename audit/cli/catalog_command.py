@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from mechanisms.catalog import catalog, get_entry
 
-HELP = "the reference mechanisms (correct and buggy) with claimed and true guarantees"
 
 
 def configure(parser) -> None:

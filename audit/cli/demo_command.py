@@ -10,7 +10,6 @@ from audit.engine import run_audit
 from audit.report import summary_table, write_reports
 from estimators.validation import InputError
 
-HELP = "audit a built-in selection of mechanisms (correct, buggy, MI-PP) and write a report"
 
 
 def configure(parser) -> None:

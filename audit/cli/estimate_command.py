@@ -8,7 +8,6 @@ from audit.cli.main import add_device_option
 from estimators.estimate import CONDITIONAL_FORMS, ESTIMATORS, estimate_mi
 from estimators.validation import InputError
 
-HELP = "estimate mutual information between samples in .npy files (nats unless --bits)"
 
 
 def configure(parser) -> None:

@@ -11,7 +11,6 @@ import importlib
 from audit.cli.main import add_device_option
 from estimators.validation import InputError
 
-HELP = "list the reproduced figures and studies, or run one (writes CSV, PNG and a Markdown summary)"
 
 
 def configure(parser) -> None:

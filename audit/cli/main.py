@@ -1,8 +1,8 @@
 """Entry point of the ``miaudit`` console script.
 
-Sub-commands are modules of :mod:`audit.cli` listed in :data:`COMMANDS`. Each module defines
+Sub-commands are modules ``audit.cli.<name>_command`` named in :data:`COMMANDS` (with their
+one-line help). Each module defines
 
-- ``HELP``: a one-line description,
 - ``configure(parser)``: adds its own arguments to an ``argparse`` sub-parser,
 - ``run(args) -> (payload, text)``: does the work and returns the JSON payload (a dict)
   and the human-readable text.
@@ -28,7 +28,17 @@ import sys
 
 from estimators.validation import InputError
 
-COMMANDS = ("demo", "estimate", "audit", "calibrate", "bounds", "catalog", "experiment")
+# Sub-command name -> one-line help. The help lives here so that building the parser imports
+# only the module of the command being run (some pull in torch, which takes seconds to load).
+COMMANDS = {
+    "demo": "audit a built-in selection of mechanisms (correct, buggy, MI-PP) and write a report",
+    "estimate": "estimate mutual information between samples in .npy files (nats unless --bits)",
+    "audit": "audit a mechanism for MI-DP, SMI-DP or MI-PP violations (certified type-I error)",
+    "calibrate": "calibrate Laplace or Gaussian noise for MI-DP, MI Pufferfish privacy, eps-DP or (eps, delta)-DP",
+    "bounds": "conversion bounds between privacy notions (pufferfish, local MI, PML, LIP papers)",
+    "catalog": "the reference mechanisms (correct and buggy) with claimed and true guarantees",
+    "experiment": "list the reproduced figures and studies, or run one (writes CSV, PNG and a Markdown summary)",
+}
 
 # Exit status after the reader of stdout went away: 128 + SIGPIPE, as a shell reports a
 # process killed by a broken pipe.
@@ -64,9 +74,10 @@ def _common_options() -> argparse.ArgumentParser:
     return common
 
 
-def _available_commands() -> dict:
+def _available_commands(only: str | None = None) -> dict:
+    """The sub-command modules (all, or just ``only``) that can be imported."""
     modules = {}
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         qualified = f"audit.cli.{name}_command"
         try:
             modules[name] = importlib.import_module(qualified)
@@ -77,19 +88,27 @@ def _available_commands() -> dict:
     return modules
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict]:
-    """Build the argument parser; return it with the sub-command modules it offers."""
-    modules = _available_commands()
+def build_parser(argv=None) -> tuple[argparse.ArgumentParser, dict]:
+    """Build the argument parser; return it with the sub-command modules it loaded.
+
+    With ``argv``, only the sub-command it names is imported and configured (the others are
+    listed with their help); without, every sub-command is.
+    """
+    selected = argv[0] if argv and argv[0] in COMMANDS else None
+    modules = _available_commands(selected) if argv is not None else _available_commands()
     parser = _Parser(
         prog="miaudit",
         description="Audit randomized mechanisms for privacy violations with mutual information.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module in modules.items():
+    for name in list(COMMANDS) + [n for n in modules if n not in COMMANDS]:
+        module = modules.get(name)
+        help_text = getattr(module, "HELP", None) or COMMANDS.get(name, "")
         # A fresh parent per sub-command: argparse shares a parent's action objects, so one
         # sub-command's set_defaults(seed=...) would otherwise change every other's default.
-        sub_parser = sub.add_parser(name, help=module.HELP, description=module.HELP, parents=[_common_options()])
-        module.configure(sub_parser)
+        sub_parser = sub.add_parser(name, help=help_text, description=help_text, parents=[_common_options()])
+        if module is not None:
+            module.configure(sub_parser)
     return parser, modules
 
 
@@ -105,7 +124,8 @@ def _clean_for_json(value):
 
 def main(argv=None) -> int:
     """Run ``miaudit`` with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
-    parser, modules = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser, modules = build_parser(argv)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
