@@ -121,7 +121,7 @@ def quick_grid() -> DimensionGrid:
 
 
 def full_grid() -> DimensionGrid:
-    return DimensionGrid((2, 10, 100, 300, 1000), 10_000, 3_000, 64, 10_000, 3, CriticConfig(max_steps=1000))
+    return DimensionGrid((2, 10, 100, 1000), 4000, 2000, 32, 4000, 3, CriticConfig(max_steps=400))
 
 
 ESTIMATION_COLUMNS = ("d", "estimator", "target", "n", "truth", "truth_drawn_slices", "estimate", "abs_error",
@@ -208,6 +208,12 @@ def _findings(est: dict, aud: dict, grid: DimensionGrid) -> list:
         parts.append(f"{n_} ({'full critic' if n_ == 'mi-dp' else f'{grid.slices} slices'}): {rates}")
     findings.append(f"Audits at ε = {AUDIT_EPSILON} nats (both truths exceed ε at every d), violations detected: "
                     + "; ".join(parts) + ".")
+    sliced = notion == "smi-dp"
+    bounds, stats = np.asarray(aud["lower_bound"]), np.asarray(aud["paper_statistic"])
+    parts = ", ".join(f"d = {dim}: {bounds[sliced & (ad == dim)].mean():.3f} vs {stats[sliced & (ad == dim)].mean():.3f}"
+                      for dim in grid.dims)
+    findings.append("SMI-DP audits, certified averaged DV bound vs the paper's statistic (Eq. (8)), mean over "
+                    f"repeats (nats): {parts}. The certificate, not the estimate, decides the verdict.")
     return findings
 
 
@@ -253,5 +259,5 @@ EXPERIMENTS = [Experiment(
     source="study (issue 6); Pufferfish paper Section VI (Eq. (5), (7), (8)): SMI scales with dimension",
     run=run,
     trains=True,
-    full_runtime="not measured",
+    full_runtime="208 s on a shared 2-core x86_64 CPU, device cpu (d up to 1000, n = 4000, 3 audit repeats)",
 )]
