@@ -156,13 +156,20 @@ def _strata_inputs(cells, outputs, min_count, rng, notes):
         values, inverse, counts = np.unique(cell.w, axis=0, return_inverse=True, return_counts=True)
         inverse = inverse.reshape(-1)
         order = np.argsort(-counts)[:MAX_STRATA]
+        # Strata train together at the smallest kept stratum's size, so rare strata would cut
+        # every stratum's certification sample; keep those with ≥ 1/4 of the largest count.
+        floor = max(min_count, counts[order[0]] / 4)
         strata = [(values[i], counts[i] / len(cell.w), np.flatnonzero(inverse == i)) for i in order
-                  if counts[i] >= min_count]
+                  if counts[i] >= floor]
         if not strata:
             notes.append(f"{cell.name}: no value of the public part w has {min_count} samples; "
                          "estimate only (raise 'samples' to stratify)")
             cell.strategy = "estimate-only"
             continue
+        covered = sum(mass for _, mass, _ in strata)
+        if covered < 0.999:
+            notes.append(f"{cell.name}: the stratified estimate covers the {len(strata)} most frequent values of w "
+                         f"({100 * covered:.1f}% of the mass); the rest is left out, so it underestimates")
         kept.append((cell, strata))
     if not kept:
         return None
