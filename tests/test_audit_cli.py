@@ -154,3 +154,12 @@ second = [[0.0], [1.0], [0.0]]
     assert "prior search" in payload["theta"]
     assert main(["audit", str(config), "--set", "pairs=[{first = [[0.0]], second = [[1.0]]}]"]) == 2
     assert "shape" in capsys.readouterr().err
+
+
+def test_ctrl_c_ends_cleanly_without_writing_a_report(tmp_path, capsys):
+    report = tmp_path / "report.html"
+    code = main(["audit", "--mechanism", f"{FIXTURE}:interrupted", "--prior", "builtin:bernoulli", "--n", "3",
+                 "--notion", "mi-dp", "--epsilon", "1", "--samples", "1000", "--report", str(report)])
+    assert code == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert not report.exists() and list(tmp_path.iterdir()) == []
