@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from estimators.certify import averaged_dv_lower_bound, certify_critics
+from estimators.certify import averaged_dv_lower_bound, averaging_shifts, certify_critics
 from estimators.device import resolve_device
 from estimators.neural import fit_critics
 from estimators.progress import progress_bar
@@ -413,10 +413,12 @@ def _certify_sliced_average(spec, cells, certifiable, fit):
     alpha = spec.alpha
     lo = fit.output_range[0]
     _, caps = certify_critics(fit, alpha)
+    shifts = averaging_shifts(fit.validation_product, caps)
 
     def averaged(cell, delta):
         s = cell.slices
-        return averaged_dv_lower_bound(fit.test_joint[s], fit.test_product[s], lo, caps[s], delta)
+        return averaged_dv_lower_bound(fit.test_joint[s], fit.test_product[s], lo, caps[s], delta,
+                                       shifts=shifts[s])
 
     evidence = []
     for cell in cells:

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from .certify import BOUND_METHODS, averaged_dv_lower_bound, certify_critics
+from .certify import BOUND_METHODS, averaged_dv_lower_bound, averaging_shifts, certify_critics
 from .discrete import plugin_mi_batch
 from .gaussian_mi import gaussian_mi_batch
 from .ksg import ksg_mi_batch
@@ -143,7 +143,8 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
             per_slice_lower, caps = certify_critics(fit, alpha / n_terms, bound)
             details["caps"] = caps
             if sliced:
-                lower = averaged_dv_lower_bound(fit.test_joint, fit.test_product, fit.output_range[0], caps, alpha, bound)
+                lower = averaged_dv_lower_bound(fit.test_joint, fit.test_product, fit.output_range[0], caps, alpha,
+                                                bound, averaging_shifts(fit.validation_product, caps))
                 max_slice_lower = float(per_slice_lower.max())
             else:
                 lower = float(per_slice_lower[0])
