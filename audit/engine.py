@@ -238,7 +238,6 @@ def run_audit(spec: AuditSpec) -> AuditResult:
         u, v = _full_inputs(cells, outputs)
         fits["full"] = fit_critics(u, v, objective=spec.estimator, config=spec.critic, seed=int(rng.integers(2**31)),
                                    device=device, quiet=spec.quiet, desc="full critics")
-    if spec.notion != "smi-dp":
         min_count = int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2]))
         stacks = _strata_inputs(cells, outputs, min_count, rng, notes)
         if stacks is not None:
@@ -271,11 +270,10 @@ def run_audit(spec: AuditSpec) -> AuditResult:
         dp_mi = dp_epsilon_lower_bound_from_mi(selected_bound)
         if spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
             event, event_samples = _event_test(spec, best_candidate, fits, data, mechanism_rng)
-    delta_for_checks = spec.delta
     checks = cross_checks(spec.claim, spec.notion, selected_bound, estimate,
                           None if event is None else (event.epsilon_lower_bound_at_delta
                                                       if spec.delta > 0 else event.epsilon_lower_bound),
-                          delta_for_checks)
+                          spec.delta)
     return AuditResult(
         verdict=verdict, notion=spec.notion, epsilon=spec.epsilon, alpha=spec.alpha,
         lower_bound=finite_or_none(selected_bound), estimate=estimate, paper_statistic=paper_statistic,
