@@ -30,7 +30,7 @@ from .neural import CriticConfig, fit_critics
 from .results import MIEstimate
 from .slicing import project, random_frames
 from .units import NATS, UNITS
-from .validation import (InputError, as_generator, as_samples, check_choice, check_int, check_probability,
+from .validation import (as_generator, as_samples, check_choice, check_int, check_probability,
                          check_same_length)
 
 NEURAL_ESTIMATORS = ("dv", "mine", "nwj")
