@@ -3,9 +3,9 @@
 The hot loop of every audit is training many tiny critics at once (DESIGN.md, "Performance
 design"). This study times exactly that loop — a :class:`estimators.critics.CriticEnsemble`
 of M shallow critics (the paper's class G_ℓ(a), ℓ = 32 units, on 2 inputs) trained with Adam
-on the Donsker–Varadhan objective (:func:`estimators.objectives.donsker_varadhan`), one
-mini-batch of joint pairs and one of derangement-shifted product pairs per step — without data
-preparation, validation or final scoring. Throughput is critic-steps per second
+on the Donsker–Varadhan objective by :func:`estimators.neural.training_step` (one forward pass
+over a mini-batch of joint pairs and derangement-shifted product pairs, one backward pass, one
+optimizer step) — without data preparation, validation or final scoring. Throughput is critic-steps per second
 = M × timed steps / seconds of the timed steps (after untimed warm-up steps; on CUDA the device
 is synchronized before the clock is read). On CUDA the peak allocated GPU memory is reported;
 a configuration that does not fit is recorded as ``out of memory``.
@@ -26,8 +26,7 @@ import torch
 
 from estimators.critics import CriticEnsemble
 from estimators.device import cpu_threads
-from estimators.neural import SMALL_STEP_WORK, CriticConfig
-from estimators.objectives import donsker_varadhan
+from estimators.neural import SMALL_STEP_WORK, CriticConfig, adam, training_step
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 
@@ -92,7 +91,8 @@ def time_training_loop(n_critics: int, batch_size: int, grid: ThroughputGrid, de
     """Train ``n_critics`` critics for warm-up + timed steps and time the timed steps only.
 
     Each critic draws its mini-batches from its own pool of 2 × ``batch_size`` Gaussian pairs
-    held on the device (indexing a stored sample, as :func:`estimators.neural.fit_critics` does).
+    held on the device, sample-major as :func:`estimators.neural.fit_critics` holds them, and
+    each step is :func:`estimators.neural.training_step`, the step every fit makes.
     """
     work = n_critics * batch_size * HIDDEN
     threads = torch.get_num_threads() if device.type != "cpu" or work >= SMALL_STEP_WORK else 1
@@ -104,11 +104,11 @@ def time_training_loop(n_critics: int, batch_size: int, grid: ThroughputGrid, de
             if device.type == "cuda":
                 torch.cuda.empty_cache()
                 torch.cuda.reset_peak_memory_stats(device)
-            u = torch.randn((n_critics, pool, 1), generator=generator).to(device)
-            v = RHO * u + math.sqrt(1 - RHO**2) * torch.randn((n_critics, pool, 1), generator=generator).to(device)
+            u = torch.randn((pool, n_critics, 1), generator=generator).to(device)
+            v = RHO * u + math.sqrt(1 - RHO**2) * torch.randn((pool, n_critics, 1), generator=generator).to(device)
             ensemble = CriticEnsemble(n_critics, 2, hidden=HIDDEN, output_range=OUTPUT_RANGE,
                                       generator=generator).to(device)
-            optimizer = torch.optim.Adam(ensemble.parameters(), lr=LEARNING_RATE)
+            optimizer = adam(ensemble.parameters(), LEARNING_RATE)
             # Index draws and shifts are made before the clock starts: only the step is timed.
             draws = torch.randint(pool, (grid.warmup_steps + grid.timed_steps, batch_size), generator=generator)
             shifts = np.random.default_rng(seed).integers(1, batch_size, grid.warmup_steps + grid.timed_steps)
@@ -118,12 +118,7 @@ def time_training_loop(n_critics: int, batch_size: int, grid: ThroughputGrid, de
                 if step == grid.warmup_steps:
                     _synchronize(device)
                     started = time.perf_counter()
-                joint = torch.cat((u[:, draws[step]], v[:, draws[step]]), dim=-1)
-                product = torch.cat((joint[..., :1], torch.roll(joint[..., 1:], int(shifts[step]), dims=1)), dim=-1)
-                objective = donsker_varadhan(ensemble(joint), ensemble(product))
-                optimizer.zero_grad(set_to_none=True)
-                (-objective.sum()).backward()
-                optimizer.step()
+                objective = training_step(ensemble, optimizer, u, v, draws[step], int(shifts[step]))
             _synchronize(device)
             seconds = time.perf_counter() - started
             if device.type == "cuda":
