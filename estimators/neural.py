@@ -191,11 +191,10 @@ def _standardization(u: torch.Tensor, train: torch.Tensor) -> tuple[torch.Tensor
     standard deviation, these are not dragged by heavy tails, which would squash the bulk of
     the data into a sliver of the critic's input range."""
     sample = u[:, train]
-    ordered = sample.sort(dim=1).values  # one sort for all three order statistics (no size limit)
-    last = ordered.shape[1] - 1
+    last = sample.shape[1] - 1
 
-    def order_statistic(q):
-        return ordered[:, int(round(q * last))].unsqueeze(1)
+    def order_statistic(q):  # a selection, not a sort: a third of the time, and no size limit
+        return sample.kthvalue(int(round(q * last)) + 1, dim=1, keepdim=True).values
 
     centre = order_statistic(0.5)
     scale = (order_statistic(0.75) - order_statistic(0.25)) / 1.349
