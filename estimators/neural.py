@@ -194,7 +194,7 @@ def _standardization(u: torch.Tensor, train: torch.Tensor) -> tuple[torch.Tensor
     sample = u[:, train]
     last = sample.shape[1] - 1
 
-    def order_statistic(q):  # a selection, not a sort: a third of the time, and no size limit
+    def order_statistic(q):  # a selection, not a sort: two thirds of the time, and no size limit
         return sample.kthvalue(int(round(q * last)) + 1, dim=1, keepdim=True).values
 
     centre = order_statistic(0.5)
