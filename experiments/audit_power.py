@@ -359,5 +359,5 @@ EXPERIMENTS = [Experiment(
     source="study (issue 6; catalog audit table of issue 5 §4); Theorem 1 and Theorem 4 of the Pufferfish paper",
     run=run,
     trains=True,
-    full_runtime="484 s on a shared 2-core x86_64 CPU, device cpu (6 repeats x 3 budgets x 6 cases + 27-entry table)",
+    full_runtime="136 s on a quiet 2-core x86_64 CPU, device cpu (6 repeats x 3 budgets x 6 cases + 27-entry table)",
 )]

@@ -334,5 +334,6 @@ EXPERIMENTS = [Experiment(
     source="study (issue 6); truths: Gaussian closed form, invariance under invertible maps, a/2 - log a, log K",
     run=run,
     trains=True,
-    full_runtime="not measured",
+    full_runtime=("863 s on a quiet 2-core x86_64 CPU, device cpu (12 tasks, n up to 100,000, 2 seeds; KSG at "
+                  "n = 100,000 takes 490 s of it, 424 s on the d = 10 Gaussian alone)"),
 )]

@@ -259,5 +259,5 @@ EXPERIMENTS = [Experiment(
     source="study (issue 6); Pufferfish paper Section VI (Eq. (5), (7), (8)): SMI scales with dimension",
     run=run,
     trains=True,
-    full_runtime="208 s on a shared 2-core x86_64 CPU, device cpu (d up to 1000, n = 4000, 3 audit repeats)",
+    full_runtime="34 s on a quiet 2-core x86_64 CPU, device cpu (d up to 1000, n = 4000, 3 audit repeats)",
 )]
