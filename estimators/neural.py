@@ -213,6 +213,12 @@ def _scores(ensemble: CriticEnsemble, u: torch.Tensor, v: torch.Tensor, chunk: i
     return torch.cat(parts, dim=1)
 
 
+def step_threads(n_critics: int, batch_size: int, hidden: int, device: torch.device) -> int:
+    """Intra-op threads for training steps: one for small CPU steps (see ``SMALL_STEP_WORK``), else all."""
+    small = device.type == "cpu" and n_critics * batch_size * hidden < SMALL_STEP_WORK
+    return 1 if small else torch.get_num_threads()
+
+
 def sample_major(u: torch.Tensor) -> torch.Tensor:
     """One variable of every critic as an (N, M, d) tensor, sample-major.
 
@@ -308,8 +314,7 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
     fits = []
     for start in range(0, n_critics, config.max_critics_per_chunk):
         stop = min(n_critics, start + config.max_critics_per_chunk)
-        work = (stop - start) * config.batch_size * config.hidden
-        threads = torch.get_num_threads() if dev.type != "cpu" or work >= SMALL_STEP_WORK else 1
+        threads = step_threads(stop - start, config.batch_size, config.hidden, dev)
         with cpu_threads(threads):
             fits.append(_fit_chunk(u[start:stop], v[start:stop], train, val, test, objective, config,
                                    int(rng.integers(2**31)), dev, quiet, desc))

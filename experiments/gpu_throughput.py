@@ -5,14 +5,14 @@ design"). This study times exactly that loop — a :class:`estimators.critics.Cr
 of M shallow critics (the paper's class G_ℓ(a), ℓ = 32 units, on 2 inputs) trained with Adam
 on the Donsker–Varadhan objective by :func:`estimators.neural.training_step` (one forward pass
 over a mini-batch of joint pairs and derangement-shifted product pairs, one backward pass, one
-optimizer step) — without data preparation, validation or final scoring. Throughput is critic-steps per second
-= M × timed steps / seconds of the timed steps (after untimed warm-up steps; on CUDA the device
-is synchronized before the clock is read). On CUDA the peak allocated GPU memory is reported;
+optimizer step) — without data preparation, validation or final scoring. Throughput is
+critic-steps per second = M × timed steps / seconds of the timed steps (after untimed warm-up
+steps; on CUDA the device is synchronized before the clock is read). On CUDA the peak allocated GPU memory is reported;
 a configuration that does not fit is recorded as ``out of memory``.
 
 On a GPU, M runs up to 10⁵; on CPU a small version (M up to 4096). CPU runs use one intra-op
-thread for small steps, the rule :func:`estimators.neural.fit_critics` applies
-(``SMALL_STEP_WORK``), so the numbers are those the estimators see.
+thread for small steps, by the rule :func:`estimators.neural.fit_critics` applies
+(:func:`estimators.neural.step_threads`), so the numbers are those the estimators see.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import torch
 
 from estimators.critics import CriticEnsemble
 from estimators.device import cpu_threads
-from estimators.neural import SMALL_STEP_WORK, CriticConfig, adam, training_step
+from estimators.neural import CriticConfig, adam, step_threads, training_step
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 
@@ -94,8 +94,7 @@ def time_training_loop(n_critics: int, batch_size: int, grid: ThroughputGrid, de
     held on the device, sample-major as :func:`estimators.neural.fit_critics` holds them, and
     each step is :func:`estimators.neural.training_step`, the step every fit makes.
     """
-    work = n_critics * batch_size * HIDDEN
-    threads = torch.get_num_threads() if device.type != "cpu" or work >= SMALL_STEP_WORK else 1
+    threads = step_threads(n_critics, batch_size, HIDDEN, device)
     generator = torch.Generator().manual_seed(seed)
     pool = 2 * batch_size
     peak = math.nan
