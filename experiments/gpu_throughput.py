@@ -7,8 +7,9 @@ on the Donsker–Varadhan objective by :func:`estimators.neural.training_step` (
 over a mini-batch of joint pairs and derangement-shifted product pairs, one backward pass, one
 optimizer step) — without data preparation, validation or final scoring. Throughput is
 critic-steps per second = M × timed steps / seconds of the timed steps (after untimed warm-up
-steps; on CUDA the device is synchronized before the clock is read). On CUDA the peak allocated GPU memory is reported;
-a configuration that does not fit is recorded as ``out of memory``.
+steps; on CUDA the device is synchronized before the clock is read). On CUDA the peak
+allocated GPU memory is reported; a configuration that does not fit is recorded as
+``out of memory``.
 
 On a GPU, M runs up to 10⁵; on CPU a small version (M up to 4096). CPU runs use one intra-op
 thread for small steps, by the rule :func:`estimators.neural.fit_critics` applies
