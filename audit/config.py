@@ -40,10 +40,9 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     first = [[0.0], [1.0]]                # two-point priors join Θ (with prior_search > 0 a
     second = [[1.0], [1.0]]               # catalog mechanism's exposing pairs join too)
 
-    [claim]                               # optional: what the mechanism claims, for cross-checks
-    notion = "dp"                         # dp | ldp | mi-dp | mi-pp
-    epsilon = 0.5
-    delta = 0.0
+    [claim]                               # optional: what the mechanism claims (mechanisms/claims.py)
+    spec = "dp:0.5"                       # dp:EPS[:DELTA] zcdp:RHO rdp:ALPHA:EPS gdp:MU ldp:EPS mi-dp:EPS mi-pp:EPS
+                                          # or notion = "zcdp" with its parameters by name (rho = 0.5)
 
     [critic]                              # optional: estimators.neural.CriticConfig fields
     max_steps = 2000
@@ -59,7 +58,7 @@ from pathlib import Path
 from estimators.neural import CriticConfig
 from estimators.validation import InputError
 from mechanisms.catalog import get_entry
-from mechanisms.catalog.guarantee import Guarantee
+from mechanisms.claims import Claim, claim_from_table
 from mechanisms.catalog.neighbouring_pair import NeighbouringPair
 from mechanisms.loading import load_object
 from mechanisms.priors import Prior, ProductBernoulli, ProductGaussian, UniformBox, UserPrior
@@ -194,13 +193,11 @@ def _records(value):
     return (value,)
 
 
-def _claim(table: dict):
-    if not table:
-        return None
-    try:
-        return Guarantee(table["notion"], float(table["epsilon"]), float(table.get("delta", 0.0)))
-    except KeyError as exc:
-        raise InputError(f"configuration table [claim] needs {exc.args[0]!r}") from None
+def _claim(table):
+    """The [claim] table (``spec = "zcdp:0.5"`` or notion and parameters), or a Claim the flags parsed."""
+    if isinstance(table, Claim) or not table:
+        return table or None
+    return claim_from_table(table, where="[claim]")
 
 
 def _pairs(config: dict, entry, searching: bool) -> tuple:
@@ -244,9 +241,9 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     for required in ("notion", "epsilon"):
         if required not in audit:
             raise InputError(f"configuration needs [audit] {required}")
-    claim = _claim(_table(config, "claim"))
+    claim = _claim(config.get("claim"))
     if claim is None and entry is not None:
-        claim = entry.claimed
+        claim = entry.claimed.as_claim(origin=f"catalog entry {entry.name}")
     critic_table = {k: tuple(v) if isinstance(v, list) else v for k, v in _table(config, "critic").items()}
     try:
         critic = CriticConfig(**critic_table)

@@ -9,6 +9,7 @@ from audit.config import apply_overrides, build_spec, load_config
 from audit.engine import run_audit
 from audit.report import render_html, render_json, render_markdown, summary_table, write_atomic
 from estimators.validation import InputError
+from mechanisms.claims import CLAIM_SYNTAX, parse_claim
 
 
 
@@ -38,7 +39,7 @@ def configure(parser) -> None:
     parser.add_argument("--samples", type=int, help="databases per prior (default 20000)")
     parser.add_argument("--slices", type=int, help="random slices per secret (default 32)")
     parser.add_argument("--records", help="DP notions: 'all' or comma-separated record indices")
-    parser.add_argument("--claim", metavar="NOTION:EPS[:DELTA]", help="claimed guarantee, e.g. dp:1 or mi-dp:0.5")
+    parser.add_argument("--claim", metavar="NOTION:PARAMS", help=f"claimed guarantee: {CLAIM_SYNTAX}")
     parser.add_argument("--delta", type=float, help="delta of the event-based DP bound (default 0)")
     parser.add_argument("--event-runs", type=int, help="mechanism runs per neighbouring input for the event test")
     parser.add_argument("--prior-search", type=int, metavar="N",
@@ -72,14 +73,7 @@ def _flag_config(args) -> dict:
     if args.secret or args.public:
         config["secret"] = {"g": args.secret, "w": args.public}
     if args.claim:
-        parts = args.claim.split(":")
-        if len(parts) not in (2, 3):
-            raise InputError(f"argument '--claim' must be NOTION:EPSILON[:DELTA], got {args.claim!r}")
-        try:
-            config["claim"] = {"notion": parts[0], "epsilon": float(parts[1]),
-                               "delta": float(parts[2]) if len(parts) == 3 else 0.0}
-        except ValueError:
-            raise InputError(f"argument '--claim' must be NOTION:EPSILON[:DELTA], got {args.claim!r}") from None
+        config["claim"] = parse_claim(args.claim, argument="--claim")
     return config
 
 
