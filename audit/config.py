@@ -330,7 +330,8 @@ def _claim(raw, notion: str):
     """The [claim] table (``spec = "zcdp:0.5"``, or notion and parameters), or the Claim --claim parsed."""
     if isinstance(raw, Claim) or not raw:
         return raw or None
-    return claim_from_table(validate_table(raw, keys_of("claim"), "[claim]", notion=notion), where="[claim]")
+    return claim_from_table(validate_table(raw, keys_of("claim"), "[claim]", notion=notion), where="[claim] (--claim)",
+                            origin="[claim]")
 
 
 def _pairs(config: dict, entry, searching: bool, shape, notion: str) -> tuple:

@@ -264,6 +264,7 @@ class Claim:
     def _grid(self) -> tuple:
         """(ε′ grid, δ on it) for the trade-off curve and event selection."""
         eps = np.union1d(np.linspace(0.0, self._profile_scale(), 401), np.asarray(self._kinks(), dtype=float))
+        # Beyond the scale δ(ε′) < e^−28 while e^ε′ p̄ only grows: no larger ε′ matters.
         return eps, self.privacy_profile(eps)
 
     def tradeoff(self, type_one_error):
@@ -299,28 +300,38 @@ class Claim:
 
         The claim implies P(M(D) ∈ E) ≤ e^{ε′} P(M(D′) ∈ E) + δ(ε′) for every ε′ ≥ 0 and both
         orders of the pair (definition of the profile; Dwork and Roth 2014, Definition 2.4 at
-        each ε′). ε′ is searched on a grid from 0 to log(1 / min(p̄, 1 − p̲)) (beyond it neither
-        form can be violated) that contains the profile's kinks; a grid point that is violated
-        refutes the claim, so the check is valid whatever the grid.
+        each ε′). ε′ is searched on the claim's grid (0 to where δ(ε′) is negligible, with the
+        profile's kinks), then refined around the best grid point (bounded Brent search); only
+        points where the profile is evaluated exactly are compared, so a reported refutation is
+        valid whatever the grid.
         """
         p_lower, p_upper = float(p_lower), float(p_upper)
         if not (0 <= p_lower <= 1 and 0 <= p_upper <= 1):
             raise InputError(f"arguments 'p_lower' and 'p_upper' must be probabilities, got {p_lower!r}, {p_upper!r}")
         if not self.has_profile:
             raise InputError(f"the claim {self.text} has no privacy profile: {self.no_profile_reason}")
-        smallest = min(p_upper, 1 - p_lower)
-        end = min(60.0, math.log(1 / smallest)) if smallest > 0 else 60.0
-        eps = np.union1d(np.linspace(0.0, max(end, 1e-9), 2001),
-                         np.asarray([e for e in self._kinks() if e <= end], dtype=float))
-        delta = np.asarray(self.privacy_profile(eps))
-        direct = p_lower - np.exp(eps) * p_upper
-        swapped = (1 - p_upper) - np.exp(eps) * (1 - p_lower)
-        excess = np.maximum(direct, swapped) - delta
-        i = int(np.argmax(excess))
-        use_direct = direct[i] >= swapped[i]
-        return EventCheck(refuted=bool(excess[i] > 0), epsilon_prime=float(eps[i]),
-                          statistic=float(direct[i] if use_direct else swapped[i]), threshold=float(delta[i]),
-                          event="E" if use_direct else "complement")
+
+        def forms(eps):
+            return p_lower - math.exp(eps) * p_upper, (1 - p_upper) - math.exp(eps) * (1 - p_lower)
+
+        def excess(eps):
+            return max(forms(eps)) - float(self.privacy_profile(eps))
+
+        grid, delta = self._grid
+        direct, swapped = p_lower - np.exp(grid) * p_upper, (1 - p_upper) - np.exp(grid) * (1 - p_lower)
+        i = int(np.argmax(np.maximum(direct, swapped) - delta))
+        best = float(grid[i])
+        if 0 < i < len(grid) - 1:
+            from scipy.optimize import minimize_scalar
+
+            refined = minimize_scalar(lambda e: -excess(e), bounds=(grid[i - 1], grid[i + 1]), method="bounded",
+                                      options={"xatol": 1e-6}).x
+            best = max((best, float(refined)), key=excess)
+        first, second = forms(best)
+        threshold = float(self.privacy_profile(best))
+        statistic = max(first, second)
+        return EventCheck(refuted=bool(statistic - threshold > 0), epsilon_prime=best, statistic=statistic,
+                          threshold=threshold, event="E" if first >= second else "complement")
 
     def to_dict(self, audit_notion: str | None = None, record_support: int | None = None) -> dict:
         """JSON form: notion, parameters, implied MI budget (nats or ``None``) and profile source."""
@@ -454,8 +465,8 @@ class ZeroConcentratedDP(Claim):
     rho: float
 
     notion: ClassVar[str] = "zcdp"
-    profile_source: ClassVar[str] = ("dp_accounting RdpAccountant(ZCDpEvent(ρ)).get_delta: RDP-to-(ε, δ) "
-                                     "conversion (Canonne, Kamath and Steinke 2020, Proposition 12)")
+    profile_source: ClassVar[str] = ("dp_accounting RDP-to-(ε, δ) conversion of ZCDpEvent(ρ) at the RDP "
+                                     "accountant's default orders (Canonne, Kamath and Steinke 2020, Proposition 12)")
 
     def __post_init__(self):
         _positive(self.rho, "ρ", "rho")
@@ -471,11 +482,12 @@ class ZeroConcentratedDP(Claim):
         return MIBudget(self.rho, ("Bun and Steinke (2016), Definition 1.1 at α → 1: KL ≤ ρ", _KL_CONVEXITY))
 
     def _profile(self, eps):
-        import dp_accounting
+        # What RdpAccountant().compose(ZCDpEvent(ρ)).get_delta(ε′) computes: the RDP curve ρα at
+        # the accountant's default orders through compute_delta (without rebuilding it per ε′).
+        from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS
 
-        accountant = dp_accounting.rdp.RdpAccountant()
-        accountant.compose(dp_accounting.ZCDpEvent(self.rho))
-        return np.array([accountant.get_delta(float(e)) for e in eps])
+        orders = [float(a) for a in DEFAULT_RDP_ORDERS]  # plain floats: compute_delta loops in Python
+        return _rdp_delta(orders, [self.rho * a for a in orders], eps)
 
     def _profile_scale(self):
         # Bun and Steinke (2016), Proposition 1.3: δ ≤ exp(−(ε′ − ρ)²/(4ρ)) < 1e-12 beyond here.
@@ -616,20 +628,25 @@ _FORMS = {
 }
 
 
-def _checked(notion: str, name: str, value, argument: str, shown: str) -> float:
-    """One parameter of a written claim, checked; errors name ``argument`` and the symbol."""
+def _checked(notion: str, name: str, value, label: str, shown: str) -> float:
+    """One parameter of a written claim, checked; errors start with ``label`` and name the symbol."""
     _, names, symbols = _FORMS[notion]
     symbol = symbols[names.index(name)]
     form = ":".join((notion,) + symbols)
-    number = _finite(value, f"{symbol} in {form}", argument)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{label}: {symbol} in {form} must be a number, got {shown}") from None
+    if isinstance(value, bool) or not math.isfinite(number):
+        raise InputError(f"{label}: {symbol} in {form} must be a finite number, got {shown}")
     if name == "delta":
         if not 0 <= number < 1:
-            raise InputError(f"argument '{argument}': DELTA in {form} must be in [0, 1), got {shown}")
+            raise InputError(f"{label}: DELTA in {form} must be in [0, 1), got {shown}")
     elif name == "order":
         if number <= 1:
-            raise InputError(f"argument '{argument}': ALPHA in {form} (the Rényi order) must be > 1, got {shown}")
+            raise InputError(f"{label}: ALPHA in {form} (the Rényi order) must be > 1, got {shown}")
     elif number <= 0:
-        raise InputError(f"argument '{argument}': {symbol} in {form} must be > 0, got {shown}")
+        raise InputError(f"{label}: {symbol} in {form} must be > 0, got {shown}")
     return number
 
 
@@ -665,7 +682,7 @@ def parse_claim(text, *, argument: str = "--claim", origin: str | None = None) -
     if not len(names) - optional <= len(parts) <= len(names):
         forms = " or ".join(":".join((notion,) + symbols[:k]) for k in range(len(names) - optional, len(names) + 1))
         raise InputError(f"argument '{argument}' must be {forms}, got {text!r}")
-    values = {name: _checked(notion, name, part, argument, repr(text)) for name, part in zip(names, parts)}
+    values = {name: _checked(notion, name, part, f"argument '{argument}'", repr(text)) for name, part in zip(names, parts)}
     return _FORMS[notion][0](**values, origin=origin if origin is not None else argument)
 
 
@@ -687,7 +704,7 @@ def claim_from_table(table: dict, *, where: str = "[claim]", origin: str | None 
         raise InputError(f"{where} needs 'spec' (e.g. \"dp:1\") or 'notion' with its parameters")
     notion = table["notion"]
     if notion not in _FORMS:
-        raise InputError(f"argument '{where} notion': unknown notion {notion!r}; choose from {', '.join(CLAIM_NOTIONS)}")
+        raise InputError(f"{where}: unknown notion {notion!r}; choose from {', '.join(CLAIM_NOTIONS)}")
     _, names, _ = _FORMS[notion]
     unknown = sorted(set(table) - {"notion", *names})
     if unknown:

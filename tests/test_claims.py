@@ -78,7 +78,7 @@ def test_claim_table_forms_and_errors():
     assert claim_from_table({"spec": "gdp:1"}) == GaussianDP(1.0)
     assert claim_from_table({"notion": "rdp", "order": 3, "epsilon": 0.2}) == RenyiDP(3.0, 0.2)
     assert claim_from_table({"notion": "dp", "epsilon": 1, "delta": 1e-6}) == DifferentialPrivacy(1.0, 1e-6)
-    with pytest.raises(InputError, match=r"argument '\[claim\] rho'"):
+    with pytest.raises(InputError, match=r"^\[claim\] rho: RHO in zcdp:RHO must be > 0"):
         claim_from_table({"notion": "zcdp", "rho": 0})
     with pytest.raises(InputError, match=r"\[claim\] needs 'rho'"):
         claim_from_table({"notion": "zcdp"})
@@ -86,7 +86,7 @@ def test_claim_table_forms_and_errors():
         claim_from_table({"notion": "zcdp", "rho": 1, "epsilon": 1})
     with pytest.raises(InputError, match=r"argument '\[claim\] spec'"):
         claim_from_table({"spec": "zcdp:x"})
-    with pytest.raises(InputError, match=r"argument '\[claim\] notion'"):
+    with pytest.raises(InputError, match=r"^\[claim\]: unknown notion 'approx'"):
         claim_from_table({"notion": "approx", "epsilon": 1})
 
 
