@@ -200,12 +200,19 @@ class OpenDPMechanism:
         if self.sensitivity is not None and not (isinstance(self.sensitivity, (int, float))
                                                  and math.isfinite(self.sensitivity) and self.sensitivity > 0):
             raise InputError(f"argument 'sensitivity' must be a finite number > 0, got {self.sensitivity!r}")
+        # Read the measurement's types once: each attribute access crosses into OpenDP's library.
+        carrier = self.measurement.input_carrier_type
+        args = getattr(carrier, "args", None)
+        object.__setattr__(self, "_carrier", str(carrier))
+        object.__setattr__(self, "_element", str(args[0]) if args else str(carrier))
+        object.__setattr__(self, "_vector", str(getattr(carrier, "origin", "")) == "Vec")
+        object.__setattr__(self, "_metric", _runtime_name(self.measurement.input_metric.type))
 
     # -- what the measurement is ----------------------------------------------------------
     @property
     def metric(self) -> str:
         """The input metric's name, e.g. ``"SymmetricDistance"``."""
-        return _runtime_name(self.measurement.input_metric.type)
+        return self._metric
 
     @property
     def measure(self) -> str:
@@ -217,20 +224,11 @@ class OpenDPMechanism:
         """Whether the input is an aggregate of the database (absolute/L1/L2 metric)."""
         return self.metric in AGGREGATE_METRICS
 
-    def _element_type(self) -> str:
-        carrier = self.measurement.input_carrier_type
-        args = getattr(carrier, "args", None)
-        return str(args[0]) if args else str(carrier)
-
-    def _vector_input(self) -> bool:
-        return str(getattr(self.measurement.input_carrier_type, "origin", "")) == "Vec"
-
     # -- running it -----------------------------------------------------------------------
     def _convert(self, value, index: int):
         """``value`` (a number or a 1-D array) as the domain's element type, refusing lossy conversions."""
         array = np.asarray(value, dtype=np.float64)
-        element = self._element_type()
-        carrier = self.measurement.input_carrier_type
+        element, carrier = self._element, self._carrier
         if element == "bool":
             if not np.all((array == 0) | (array == 1)):
                 raise MechanismError(
@@ -258,7 +256,7 @@ class OpenDPMechanism:
             except Exception as exc:  # noqa: BLE001 - a user query may raise anything
                 raise _library_error("OpenDP", f"query of {self.name}", index, exc,
                                      "make [mechanism] query return the measurement's input") from exc
-        vector = self._vector_input()
+        vector = self._vector
         if self.aggregate:
             value = column_sums(db)
             if not vector:
@@ -277,7 +275,7 @@ class OpenDPMechanism:
 
     def _too_wide(self, db: np.ndarray, index: int):
         raise MechanismError(
-            f"OpenDP {self.name} takes {self.measurement.input_carrier_type} but database {index} has shape {db.shape}; "
+            f"OpenDP {self.name} takes {self._carrier} but database {index} has shape {db.shape}; "
             "miaudit feeds a one-attribute database's column (or, for an atom-domain measurement, a one-record "
             "database's value). Likely fix: give [mechanism] query = \"FILE.py:NAME\", a function from a "
             "database (n, k) to the measurement's input", mechanism=f"OpenDP {self.name}", database_index=index)
@@ -296,7 +294,7 @@ class OpenDPMechanism:
     def _fix(self, exc: BaseException) -> str:
         text = str(exc)
         if "inferred type" in text:
-            return (f"type conversion: the measurement takes {self.measurement.input_carrier_type}; give "
+            return (f"type conversion: the measurement takes {self._carrier}; give "
                     "[mechanism] query returning that type, or compose a cast (dp.t.make_cast_default) in front")
         return ("check that the measurement's input domain (type, bounds, size) matches the databases the prior "
                 "draws; give [mechanism] query to convert a database")
