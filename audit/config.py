@@ -62,9 +62,12 @@ from mechanisms.catalog import get_entry
 from mechanisms.catalog.guarantee import Guarantee
 from mechanisms.catalog.neighbouring_pair import NeighbouringPair
 from mechanisms.loading import load_object
+from mechanisms.pair_files import pair_from_files
+from mechanisms.recognition import load_mechanism
 from mechanisms.priors import Prior, ProductBernoulli, ProductGaussian, UniformBox, UserPrior
 
 from .frameworks import PufferfishFramework, SecretFunction, SecretPair
+from .prior_search import differing_record
 from .spec import AuditSpec
 
 if sys.version_info >= (3, 11):
@@ -210,8 +213,14 @@ def _pairs(config: dict, entry, searching: bool) -> tuple:
     pairs = []
     for table in tables:
         if "first" not in table or "second" not in table:
-            raise InputError("each [[pairs]] table needs 'first' and 'second' (databases as arrays of rows)")
-        pairs.append(NeighbouringPair(table["first"], table["second"], why="supplied in the configuration"))
+            raise InputError("each [[pairs]] table needs 'first' and 'second' (databases as arrays of rows, "
+                             "or .npy files)")
+        first, second = table["first"], table["second"]
+        if isinstance(first, str) and isinstance(second, str):
+            base = Path(config.get("_base_dir") or ".")
+            pairs.append(pair_from_files(base / first, base / second, "[[pairs]] first/second (--pair)"))
+        else:
+            pairs.append(NeighbouringPair(first, second, why="supplied in the configuration"))
     if searching and entry is not None:
         pairs += list(entry.pairs)
     return tuple(pairs)
@@ -222,21 +231,28 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     base_dir = config.get("_base_dir")
     mech_table = _table(config, "mechanism")
     spec = mech_table.get("spec")
-    if not isinstance(spec, str):
-        raise InputError("configuration needs [mechanism] spec = \"catalog:NAME\" or \"FILE.py:NAME\"")
-    entry = None
-    if spec.startswith("catalog:"):
+    if not isinstance(spec, str) and mech_table.get("command") is None:
+        raise InputError("configuration needs [mechanism] spec = \"catalog:NAME\" or \"FILE.py:NAME\" "
+                         "(or command = \"PROGRAM ARGS\")")
+    entry, notes = None, ()
+    if isinstance(spec, str) and spec.startswith("catalog:"):
         entry = get_entry(spec.split(":", 1)[1])
         mechanism, name = entry.mechanism, entry.name
     else:
-        mechanism, name = load_object(_resolve(spec, base_dir), "--mechanism"), spec
-    if "priors" in config:
+        loaded = load_mechanism(mech_table, lambda text: _resolve(text, base_dir))
+        mechanism, name, notes = loaded.mechanism, loaded.name, loaded.notes
+    pairs_only = "priors" not in config and "prior" not in config and bool(config.get("pairs")) and entry is None
+    if pairs_only:
+        # Pairs alone: under DP Θ is all distributions, and the two-point priors on the pairs are the audit's Θ.
+        priors, pairs = _pair_priors(config)
+    elif "priors" in config:
         tables = config["priors"]
         if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
             raise InputError("configuration entry 'priors' must be an array of tables ([[priors]])")
     else:
         tables = [_table(config, "prior")]
-    priors = tuple(_prior(t, base_dir, entry) for t in tables)
+    if not pairs_only:
+        priors = tuple(_prior(t, base_dir, entry) for t in tables)
     audit = _table(config, "audit")
     unknown = sorted(set(audit) - set(AUDIT_KEYS))
     if unknown:
@@ -247,14 +263,42 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     claim = _claim(_table(config, "claim"))
     if claim is None and entry is not None:
         claim = entry.claimed
+    if claim is None and entry is None:  # what a library states, unless --claim / [claim] overrides it
+        claim, claim_note = _library_claim(loaded)
+        notes = notes + claim_note
     critic_table = {k: tuple(v) if isinstance(v, list) else v for k, v in _table(config, "critic").items()}
     try:
         critic = CriticConfig(**critic_table)
     except TypeError as exc:
         raise InputError(f"configuration table [critic]: {exc}") from None
     settings = {k: audit[k] for k in AUDIT_KEYS if k in audit and k != "records"}
-    pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)))
+    records = _records(audit.get("records"))
+    if pairs_only:
+        if records is None:  # only the record that switches can leak under a pair's two-point prior
+            records = tuple(sorted({differing_record(pair) for pair in pairs}))
+        pairs = ()
+    else:
+        pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)))
     return AuditSpec(mechanism=mechanism, priors=priors, framework=_framework(_table(config, "secret"), base_dir),
-                     pairs=pairs,
-                     records=_records(audit.get("records")), claim=claim, critic=critic,
+                     pairs=pairs, records=records, claim=claim, critic=critic, notes=tuple(notes),
                      name=mech_table.get("name", name), quiet=quiet, **settings)
+
+
+def _pair_priors(config: dict) -> tuple:
+    """Θ of a pairs-only audit: the two-point prior on each [[pairs]] entry (and the pairs)."""
+    pairs = _pairs(config, None, False)
+    shapes = {pair.record_shape for pair in pairs}
+    if len(shapes) != 1:
+        raise InputError(f"[[pairs]] (--pair): all pairs must hold databases of one shape (n, k), got {sorted(shapes)}")
+    return tuple(pair.prior() for pair in pairs), pairs
+
+
+def _library_claim(loaded) -> tuple:
+    """The claim a library brings as a Guarantee, and notes for what cannot be expressed yet."""
+    claim = loaded.claim
+    if claim is None:
+        return None, ()
+    if claim.notion == "dp":
+        epsilon, delta = (tuple(claim.parameters) + (0.0,))[:2]
+        return Guarantee("dp", epsilon, delta, note=claim.source), ()
+    return None, (f"claim {claim.text} is not cross-checked: this version checks DP claims only",)

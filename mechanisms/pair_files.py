@@ -15,7 +15,7 @@ from estimators.validation import InputError
 
 from .catalog.neighbouring_pair import NeighbouringPair
 
-__all__ = ["load_database", "pair_from_files", "parse_pair_flag"]
+__all__ = ["load_database", "pair_from_files", "split_pair_flag"]
 
 
 def load_database(path, label: str) -> np.ndarray:
@@ -59,12 +59,9 @@ def pair_from_files(first, second, label: str) -> NeighbouringPair:
     return NeighbouringPair(a, b, why=f"given as {first}, {second} (record {int(differing[0])} replaced)")
 
 
-def parse_pair_flag(text: str, base_dir=None, label: str = "--pair") -> NeighbouringPair:
-    """The pair named by ``A.npy,B.npy`` (relative paths from ``base_dir`` when given)."""
+def split_pair_flag(text: str, label: str = "--pair") -> tuple[str, str]:
+    """The two file names in ``A.npy,B.npy``."""
     parts = text.split(",") if isinstance(text, str) else []
     if len(parts) != 2 or not all(part.strip() for part in parts):
         raise InputError(f"argument '{label}' must be A.npy,B.npy (two database files), got {text!r}")
-    paths = [Path(part.strip()) for part in parts]
-    if base_dir is not None:
-        paths = [path if path.is_absolute() else Path(base_dir) / path for path in paths]
-    return pair_from_files(*paths, label=f"argument '{label}'")
+    return parts[0].strip(), parts[1].strip()

@@ -9,6 +9,7 @@ from audit.config import apply_overrides, build_spec, load_config
 from audit.engine import run_audit
 from audit.report import render_html, render_json, render_markdown, summary_table, write_atomic
 from estimators.validation import InputError
+from mechanisms.pair_files import split_pair_flag
 
 
 
@@ -18,6 +19,15 @@ def configure(parser) -> None:
                         help="override a configuration value, e.g. --set audit.epsilon=0.2 (repeatable)")
     parser.add_argument("--report", metavar="OUT.html", help="write the HTML report there (and .md/.json beside it)")
     parser.add_argument("--mechanism", metavar="SPEC", help="FILE.py:NAME, package.module:NAME or catalog:NAME")
+    # dest "program": "command" is the sub-command's name in audit.cli.main.
+    parser.add_argument("--command", dest="program", metavar="\"PROGRAM ARGS\"",
+                        help="the mechanism is an external program (databases on stdin, outputs on stdout; "
+                             "seed in MIAUDIT_SEED; see the README)")
+    parser.add_argument("--wire", choices=("text", "npy"), help="--command: wire format (default text)")
+    parser.add_argument("--timeout", type=float, metavar="S", help="--command: seconds per batch (default 60)")
+    parser.add_argument("--pair", action="append", metavar="A.npy,B.npy",
+                        help="a neighbouring pair of databases (n, k) whose two-point prior joins Θ; "
+                             "pairs alone make a DP audit (repeatable)")
     parser.add_argument("--prior", metavar="SPEC",
                         help="FILE.py:NAME, builtin:bernoulli|gaussian|uniform or catalog:NAME "
                              "(default for a catalog mechanism: its exposing prior)")
@@ -51,8 +61,18 @@ def configure(parser) -> None:
 
 def _flag_config(args) -> dict:
     config: dict = {}
-    if args.mechanism:
-        config["mechanism"] = {"spec": args.mechanism}
+    mechanism = {key: getattr(args, attribute) for key, attribute in
+                 (("spec", "mechanism"), ("command", "program"), ("wire", "wire"), ("timeout", "timeout"))
+                 if getattr(args, attribute) is not None}
+    if mechanism:
+        config["mechanism"] = mechanism
+    if args.pair:
+        pairs = []
+        for text in args.pair:
+            # Flags name files from the current folder, not from a configuration file's.
+            first, second = (str(Path(name).absolute()) for name in split_pair_flag(text))
+            pairs.append({"first": first, "second": second})
+        config["pairs"] = pairs
     prior = {k: getattr(args, k) for k in ("n", "k", "p", "mean", "std", "low", "high") if getattr(args, k) is not None}
     if args.prior:
         prior["spec"] = args.prior
