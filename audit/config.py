@@ -263,9 +263,12 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     claim = _claim(_table(config, "claim"))
     if claim is None and entry is not None:
         claim = entry.claimed
-    if claim is None and entry is None:  # what a library states, unless --claim / [claim] overrides it
-        claim, claim_note = _library_claim(loaded)
-        notes = notes + claim_note
+    if entry is None:  # what a library states, unless --claim / [claim] overrides it
+        if claim is None:
+            claim, claim_notes = _library_claim(loaded)
+            notes = claim_notes + notes
+        elif loaded.claim is not None:
+            notes = (f"claim from --claim / [claim], overriding the {loaded.claim_note}",) + notes
     critic_table = {k: tuple(v) if isinstance(v, list) else v for k, v in _table(config, "critic").items()}
     try:
         critic = CriticConfig(**critic_table)
@@ -294,11 +297,11 @@ def _pair_priors(config: dict) -> tuple:
 
 
 def _library_claim(loaded) -> tuple:
-    """The claim a library brings as a Guarantee, and notes for what cannot be expressed yet."""
+    """The claim a library brings as a Guarantee, and the notes saying where it came from."""
     claim = loaded.claim
     if claim is None:
-        return None, ()
+        return None, ((loaded.claim_note,) if loaded.claim_note else ())
     if claim.notion == "dp":
         epsilon, delta = (tuple(claim.parameters) + (0.0,))[:2]
-        return Guarantee("dp", epsilon, delta, note=claim.source), ()
-    return None, (f"claim {claim.text} is not cross-checked: this version checks DP claims only",)
+        return Guarantee("dp", epsilon, delta, note=claim.source), (loaded.claim_note,)
+    return None, (f"{loaded.claim_note}; not cross-checked: this version checks DP claims only",)

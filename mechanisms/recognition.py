@@ -50,15 +50,17 @@ class RecognizedMechanism:
         ``"OpenDP"``, ``"diffprivlib"``, ``"external program"``, or None for a batched callable.
     claim : LibraryClaim or None
         The guarantee the library states at miaudit's neighbouring relation.
+    claim_note : str
+        Where that claim came from, or why none was read ("" when the library states none).
     notes : tuple of str
-        For the audit's notes: where the claim came from (or why none was read), and whether
-        the mechanism's randomness follows the audit's seed.
+        For the audit's notes: whether the mechanism's randomness follows the audit's seed.
     """
 
     mechanism: Callable
     name: str
     library: str | None = None
     claim: LibraryClaim | None = None
+    claim_note: str = ""
     notes: tuple = ()
 
 
@@ -75,10 +77,9 @@ def _is_opendp(obj, class_name: str) -> bool:
 
 def _library_result(wrapped, name: str) -> RecognizedMechanism:
     claim, why = wrapped.claim()
-    notes = [f"claim {claim.text} from {claim.source}" if claim is not None else why]
-    if not wrapped.seeded:
-        notes.append(_unseeded_note(wrapped.library))
-    return RecognizedMechanism(wrapped, name, wrapped.library, claim, tuple(notes))
+    claim_note = f"claim {claim.text} from {claim.source}" if claim is not None else why
+    notes = () if wrapped.seeded else (_unseeded_note(wrapped.library),)
+    return RecognizedMechanism(wrapped, name, wrapped.library, claim, claim_note, notes)
 
 
 def recognize_mechanism(obj, name: str, *, query: Callable | None = None, params: Mapping | None = None,
@@ -151,7 +152,7 @@ def _command_mechanism(table: Mapping) -> RecognizedMechanism:
     mechanism = ExternalCommandMechanism(tuple(argv), timeout=float(timeout), wire=wire, name=name)
     note = (f"external program: its seed is the environment variable {SEED_VARIABLE} (drawn from the audit's seed); "
             "its outputs reproduce only if it seeds its randomness from that variable")
-    return RecognizedMechanism(mechanism, name, "external program", None, (note,))
+    return RecognizedMechanism(mechanism, name, "external program", notes=(note,))
 
 
 def load_mechanism(table: Mapping, resolve: Callable[[str], str] = lambda spec: spec) -> RecognizedMechanism:

@@ -82,7 +82,7 @@ def test_opendp_claim_is_the_map_at_the_replace_one_distance(opendp_file, name, 
     # The library's own map at the relation's distance: symmetric distance 2, change-one 1.
     d_in = 1 if name == "change_one" else 2
     assert loaded.claim.parameters == (float(measurement.map(d_in)),)
-    assert any("privacy map at d_in = " + str(d_in) in note for note in loaded.notes)
+    assert "privacy map at d_in = " + str(d_in) in loaded.claim_note
 
 
 def test_opendp_approximate_and_smoothed_claims(opendp_file):
@@ -104,7 +104,7 @@ def test_opendp_approximate_and_smoothed_claims(opendp_file):
 def test_opendp_aggregate_claim_needs_the_declared_sensitivity(opendp_file):
     without = _load(opendp_file, "scalar")
     assert without.claim is None
-    assert "[mechanism] sensitivity" in without.notes[0]
+    assert "[mechanism] sensitivity" in without.claim_note
     declared = _load(opendp_file, "scalar", sensitivity=1.0)
     # Laplace of scale 0.5 on a value that moves by 1: ε = 1 / 0.5.
     assert declared.claim.notion == "dp" and declared.claim.parameters == pytest.approx((2.0,))
@@ -255,7 +255,7 @@ def test_diffprivlib_import_error_says_what_fixes_it(monkeypatch):
 def test_batched_callable_passes_through_and_unknown_objects_are_refused(tmp_path):
     (tmp_path / "plain.py").write_text("def mech(dbs, rng):\n    return dbs.sum(axis=1)\nVALUE = 3\n")
     loaded = load_mechanism({"spec": f"{tmp_path / 'plain.py'}:mech"})
-    assert loaded.library is None and loaded.claim is None and loaded.notes == ()
+    assert loaded.library is None and loaded.claim is None and loaded.notes == () and loaded.claim_note == ""
     with pytest.raises(InputError, match="is a int: expected a batched callable"):
         load_mechanism({"spec": f"{tmp_path / 'plain.py'}:VALUE"})
     with pytest.raises(InputError, match=r"\[mechanism\] sensitivity do\(es\) not apply to a batched callable"):
