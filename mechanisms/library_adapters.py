@@ -202,9 +202,9 @@ class OpenDPMechanism:
             raise InputError(f"argument 'sensitivity' must be a finite number > 0, got {self.sensitivity!r}")
         # Read the measurement's types once: each attribute access crosses into OpenDP's library.
         carrier = self.measurement.input_carrier_type
-        args = getattr(carrier, "args", None)
+        type_arguments = getattr(carrier, "args", None)
         object.__setattr__(self, "_carrier", str(carrier))
-        object.__setattr__(self, "_element", str(args[0]) if args else str(carrier))
+        object.__setattr__(self, "_element", str(type_arguments[0]) if type_arguments else str(carrier))
         object.__setattr__(self, "_vector", str(getattr(carrier, "origin", "")) == "Vec")
         object.__setattr__(self, "_metric", _runtime_name(self.measurement.input_metric.type))
 

@@ -313,3 +313,25 @@ def test_external_command_seed_fits_in_31_bits():
                                      "import os,sys; sys.stdin.read(); print(os.environ['MIAUDIT_SEED'])"))
     seeds = [int(mech(np.zeros((1, 1, 1)), np.random.default_rng(s))[0, 0]) for s in range(20)]
     assert all(0 <= seed < 2**31 for seed in seeds) and len(set(seeds)) == 20
+
+
+# ---------------------------------------------------------------- the overhead benchmark
+
+
+def test_library_overhead_benchmark_measures_every_route(monkeypatch):
+    from experiments import library_overhead
+
+    # An absent optional library is recorded, not fatal.
+    monkeypatch.setattr(library_overhead, "_diffprivlib_routes", lambda: None)
+    rows = library_overhead.measure((20,), repeats=1, seed=0)
+    by_route = {row["route"]: row for row in rows}
+    assert set(by_route) == {"numpy batched", "opendp", "diffprivlib", "diffprivlib per-database build",
+                             "external awk (text)"}
+    assert by_route["diffprivlib"]["status"] == "not installed"
+    assert math.isnan(by_route["diffprivlib"]["seconds_per_database"])
+    measured = [row for row in rows if row["status"] == "ok"]
+    assert by_route["numpy batched"] in measured
+    for row in measured:
+        assert row["seconds_per_database"] > 0
+    findings = library_overhead._findings(rows)
+    assert any("not installed" in line for line in findings)
