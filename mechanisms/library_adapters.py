@@ -72,17 +72,13 @@ SMOOTHED_DELTA = 1e-6
 _INTEGER_TYPES = ("i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize")
 
 
-def _import_optional(module: str, library: str, fix: str):
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise ImportError(f"{library} is needed for this mechanism but importing {module!r} failed: {exc}. "
-                          f"Fix: {fix}") from exc
-
-
 def import_opendp():
     """``opendp.prelude``, or an ImportError that says how to install it."""
-    return _import_optional("opendp.prelude", "OpenDP", "pip install 'miaudit[opendp]' (or pip install opendp)")
+    try:
+        return importlib.import_module("opendp.prelude")
+    except ImportError as exc:
+        raise ImportError(f"OpenDP is needed for this mechanism but importing 'opendp.prelude' failed: {exc}. "
+                          "Fix: pip install 'miaudit[opendp]' (or pip install opendp)") from exc
 
 
 def import_diffprivlib():
@@ -410,7 +406,9 @@ class DiffprivlibMechanism:
             return self.mechanism(**dict(self.params or {}), random_state=seed)
         except (TypeError, ValueError) as exc:
             raise InputError(f"argument 'params' ([mechanism] params) rejected by "
-                             f"{getattr(self.mechanism, '__name__', self.mechanism)}: {exc}") from None
+                             f"{getattr(self.mechanism, '__name__', self.mechanism)}: {exc}. A class needs its keyword "
+                             "arguments, e.g. --set mechanism.params.epsilon=1 --set mechanism.params.sensitivity=1"
+                             ) from None
 
     @property
     def seeded(self) -> bool:

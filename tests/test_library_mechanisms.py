@@ -203,6 +203,17 @@ def test_diffprivlib_class_builds_one_mechanism_per_batch():
         recognize_mechanism(_StandInLaplace, "cls", params={"epsilon": 1.0, "sensitivity": 1.0, "random_state": 3})
 
 
+def test_randomise_object_without_a_replaceable_generator_is_reported_as_unseeded():
+    class OwnGenerator:
+        epsilon = 1.0
+
+        def randomise(self, value):
+            return value + np.random.default_rng().laplace()
+
+    loaded = recognize_mechanism(OwnGenerator(), "own")
+    assert any("diffprivlib draws its noise from its own generator and takes no seed" in note for note in loaded.notes)
+
+
 def test_diffprivlib_failures_name_library_database_and_fix():
     class Integers(_StandInLaplace):
         def randomise(self, value):
