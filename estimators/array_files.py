@@ -57,7 +57,7 @@ def load_npy_array(path, argument: str, *, ndim=None, shape: str | None = None) 
     InputError
         Naming ``argument``: no such file, a folder, unreadable, not a ``.npy`` file (a ``.npz``
         archive is named as such, with how to extract an array), Python objects inside,
-        non-numeric or complex data, a wrong number of axes, NaN or inf.
+        non-numeric or complex data, an empty array, a wrong number of axes, NaN or inf.
     """
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -88,4 +88,7 @@ def load_npy_array(path, argument: str, *, ndim=None, shape: str | None = None) 
                          f"corrupt: {exc})") from None
     if array.dtype.kind not in _NUMERIC_KINDS + "c":  # complex data get as_float_array's message
         raise InputError(f"argument '{argument}': {path!r} holds data of type {array.dtype}, not numbers")
+    if array.size == 0:
+        raise InputError(f"argument '{argument}': {path!r} holds an empty array (shape {array.shape}); "
+                         "it needs at least one value")
     return as_float_array(array, argument, ndim=ndim, shape=shape)

@@ -173,6 +173,11 @@ def test_complex_values_are_refused_at_every_entry_point(tmp_path):
         fit_critics(np.zeros((1, 40, 1)), np.zeros((1, 40, 1)) + 1j)
     with pytest.raises(MechanismError, match="mechanism 'leaky'.*complex"):
         sample_mechanism(lambda dbs, rng: dbs[:, 0, :1] + 1j, np.zeros((3, 2, 1)), 0, name="leaky")
+    from mechanisms.adapters import PerDatabaseMechanism
+
+    per_database = PerDatabaseMechanism(lambda db, rng: [db[0, 0] + 2j], name="rowwise")
+    with pytest.raises(MechanismError, match="rowwise.*database 0.*complex"):
+        sample_mechanism(per_database, np.zeros((3, 2, 1)), 0)
     np.save(tmp_path / "c.npy", z)
     np.save(tmp_path / "r.npy", np.arange(40.0))
     assert main(["estimate", "--x", str(tmp_path / "c.npy"), "--y", str(tmp_path / "r.npy"),
@@ -209,6 +214,7 @@ def test_load_npy_array_messages(tmp_path):
     np.save(tmp_path / "objects.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
     np.save(tmp_path / "text.npy", np.array(["1.5", "2"]))
     np.save(tmp_path / "nan.npy", np.array([1.0, np.nan]))
+    np.save(tmp_path / "empty.npy", np.zeros((0, 3)))
     (tmp_path / "cut.npy").write_bytes((tmp_path / "good.npy").read_bytes()[:-8])
     cases = {
         "missing.npy": "no such file",
@@ -217,6 +223,7 @@ def test_load_npy_array_messages(tmp_path):
         "objects.npy": "Python objects",
         "text.npy": "not numbers",
         "nan.npy": "NaN or inf",
+        "empty.npy": r"empty array \(shape \(0, 3\)\)",
         "cut.npy": "not a readable .npy",
         ".": "folder",
     }
