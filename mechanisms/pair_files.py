@@ -7,10 +7,9 @@ prior on such a pair is a member of Θ, and pairs alone make a complete DP audit
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
+from estimators.array_files import load_npy_array
 from estimators.validation import InputError
 
 from .catalog.neighbouring_pair import NeighbouringPair
@@ -18,36 +17,30 @@ from .catalog.neighbouring_pair import NeighbouringPair
 __all__ = ["load_database", "pair_from_files", "split_pair_flag"]
 
 
-def load_database(path, label: str) -> np.ndarray:
-    """A database of shape ``(n, k)`` from a ``.npy`` file, or one error naming ``label`` and the fix."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{label}: no such file {str(path)!r}")
-    try:
-        array = np.load(path, allow_pickle=False)
-    except (ValueError, OSError) as exc:
-        raise InputError(f"{label}: cannot read {str(path)!r} as .npy (save it with numpy.save): {exc}") from None
-    if not isinstance(array, np.ndarray) or array.dtype.kind not in "biuf":
-        raise InputError(f"{label}: {str(path)!r} must hold a numeric array, got dtype {array.dtype}")
-    if array.ndim != 2 or 0 in array.shape:
+def load_database(path, argument: str) -> np.ndarray:
+    """A database of shape ``(n, k)`` from a ``.npy`` file, or one error naming ``argument`` and the fix.
+
+    Reading and the file checks are :func:`estimators.array_files.load_npy_array`'s.
+    """
+    array = load_npy_array(path, argument)
+    if array.ndim != 2:
         hint = " (one attribute per record: save a.reshape(-1, 1))" if array.ndim == 1 else ""
-        raise InputError(f"{label}: {str(path)!r} must hold one database of shape (n, k), got shape "
+        raise InputError(f"argument '{argument}': {str(path)!r} must hold one database of shape (n, k), got shape "
                          f"{array.shape}{hint}")
-    if not np.all(np.isfinite(array)):
-        raise InputError(f"{label}: {str(path)!r} contains NaN or inf")
-    return array.astype(np.float64)
+    return array
 
 
-def pair_from_files(first, second, label: str) -> NeighbouringPair:
+def pair_from_files(first, second, argument: str) -> NeighbouringPair:
     """The neighbouring pair stored in two ``.npy`` files.
 
     Raises
     ------
     InputError
-        Naming ``label`` when a file cannot be read, the shapes differ, the databases differ in
+        Naming ``argument`` when a file cannot be read, the shapes differ, the databases differ in
         more than one record, or they are equal (nothing to tell apart).
     """
-    a, b = load_database(first, label), load_database(second, label)
+    a, b = load_database(first, argument), load_database(second, argument)
+    label = f"argument '{argument}'"
     if a.shape != b.shape:
         raise InputError(f"{label}: the two databases must have the same shape (n, k), got {a.shape} and {b.shape}")
     differing = np.flatnonzero(np.any(a != b, axis=1))
