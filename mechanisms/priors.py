@@ -645,9 +645,12 @@ class UserPrior(Prior):
         who = f"prior {self.label!r}"
         try:
             out = self.sample(m, rng)
-        except Exception as exc:  # noqa: BLE001 - a user's sampler may raise anything
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a user's sampler may raise anything; sys.exit() must not end the audit silently
             raise MechanismError(f"{who} raised {type(exc).__name__} when asked for {m} databases: {exc}",
                                  mechanism=who) from exc
+        if np.iscomplexobj(out):
+            # Casting would silently drop the imaginary part.
+            raise MechanismError(f"{who} returned complex values; databases must be real", mechanism=who)
         try:
             out = np.asarray(out, dtype=np.float64)
         except (TypeError, ValueError) as exc:
