@@ -94,9 +94,6 @@ class SecretFunction:
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a user's function may raise anything; sys.exit() must not end the audit silently
             raise MechanismError(f"{who} raised {type(exc).__name__} on a batch of {batch.shape[0]} databases: {exc}",
                                  mechanism=who) from exc
-        if np.iscomplexobj(values):
-            # Casting would silently drop the imaginary part.
-            raise MechanismError(f"{who} returned complex values; secrets must be real", mechanism=who)
         return check_batch_output(values, batch.shape[0], who)
 
     def is_discrete(self, prior: Prior) -> bool:
