@@ -356,7 +356,7 @@ def test_config_path_that_is_a_folder_or_not_utf8(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name,expected", [("raising_prior", "raised RuntimeError"),
-                                           ("text_prior", "non-numeric"), ("complex_prior", "complex values"),
+                                           ("text_prior", "non-numeric"), ("complex_prior", "complex numbers"),
                                            ("exiting_prior", "raised SystemExit")])
 def test_a_failing_prior_function_is_named(name, expected):
     config = dp_config()
@@ -367,7 +367,7 @@ def test_a_failing_prior_function_is_named(name, expected):
 
 
 @pytest.mark.parametrize("name,expected", [("raising_secret", "raised KeyError"),
-                                           ("text_secret", "non-numeric"), ("complex_secret", "complex values")])
+                                           ("text_secret", "non-numeric"), ("complex_secret", "complex numbers")])
 def test_a_failing_secret_function_is_named_before_the_audit_runs(name, expected, capsys):
     err = cli_error(capsys, ["--mechanism", code("pure_noise"), "--prior", code("gaussian_rows"), "--notion", "mi-pp",
                              "--epsilon", "0.1", "--secret", code(name)])
