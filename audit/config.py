@@ -50,10 +50,9 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     second = [[1.0], [1.0]]               # catalog mechanism's exposing pairs join too); arrays
                                           # or .npy files; without a prior, the pairs alone are Θ
 
-    [claim]                               # optional: what the mechanism claims, for cross-checks
-    notion = "dp"                         # dp | ldp | mi-dp | mi-pp
-    epsilon = 0.5
-    delta = 0.0
+    [claim]                               # optional: what the mechanism claims (mechanisms/claims.py)
+    spec = "dp:0.5"                       # dp:EPS[:DELTA] zcdp:RHO rdp:ALPHA:EPS gdp:MU ldp:EPS mi-dp:EPS mi-pp:EPS
+                                          # or notion = "zcdp" with its parameters by name (rho = 0.5)
 
     [critic]                              # optional: estimators.neural.CriticConfig fields
     max_steps = 2000
@@ -80,7 +79,7 @@ from estimators.neural import CriticConfig
 from estimators.validation import InputError
 from mechanisms.base import MechanismError
 from mechanisms.catalog import catalog
-from mechanisms.catalog.guarantee import Guarantee
+from mechanisms.claims import Claim, claim_from_table, parse_claim
 from mechanisms.catalog.neighbouring_pair import NeighbouringPair
 from mechanisms.loading import load_object
 from mechanisms.pair_files import pair_from_files
@@ -170,9 +169,13 @@ KEYS = (
     Key("audit", "device", "choice", choices=("auto", "cpu", "cuda"), flag="--device", flag_added_elsewhere=True),
     Key("pairs", "first", "any", notions=DP_NOTIONS),
     Key("pairs", "second", "any", notions=DP_NOTIONS),
+    Key("claim", "spec", "string"),
     Key("claim", "notion", "string"),
     Key("claim", "epsilon", "number"),
     Key("claim", "delta", "number", at_least=0),
+    Key("claim", "rho", "number"),
+    Key("claim", "order", "number"),
+    Key("claim", "mu", "number"),
     *_critic_keys(),
 )
 
@@ -355,17 +358,12 @@ def _framework(raw: dict, base_dir, notion: str) -> PufferfishFramework | None:
     return PufferfishFramework("user secret", (g,), (w,), (pair,), description="the secret g given the public w")
 
 
-def _claim(raw: dict, notion: str):
-    if not raw:
-        return None
-    table = validate_table(raw, keys_of("claim"), "[claim]", notion=notion)
-    for required in ("notion", "epsilon"):
-        if required not in table:
-            raise InputError(f"[claim] (--claim) needs {required!r}")
-    try:
-        return Guarantee(table["notion"], table["epsilon"], table.get("delta", 0.0))
-    except InputError as exc:
-        raise _named("[claim] (--claim)", exc) from None
+def _claim(raw, notion: str):
+    """The [claim] table (``spec = "zcdp:0.5"``, or notion and parameters), or the Claim --claim parsed."""
+    if isinstance(raw, Claim) or not raw:
+        return raw or None
+    return claim_from_table(validate_table(raw, keys_of("claim"), "[claim]", notion=notion), where="[claim] (--claim)",
+                            origin="[claim]")
 
 
 def _pairs(config: dict, entry, searching: bool, shape, notion: str) -> tuple:
@@ -433,10 +431,8 @@ def _with_library_claim(claim, loaded) -> tuple:
         notes = (loaded.claim_note,) + notes
     if loaded.claim is None:
         return None, notes
-    if loaded.claim.notion == "dp":
-        epsilon, delta = (tuple(loaded.claim.parameters) + (0.0,))[:2]
-        return Guarantee("dp", epsilon, delta, note=loaded.claim.source), notes
-    return None, notes + (f"the claim {loaded.claim.text} is not cross-checked: this version checks DP claims only",)
+    return parse_claim(loaded.claim.text, argument=loaded.claim_note or "the library's claim",
+                       origin=loaded.claim.source), notes
 
 
 def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
@@ -506,7 +502,7 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
 
     claim = _claim(config.get("claim", {}), notion)
     if claim is None and entry is not None:
-        claim = entry.claimed
+        claim = entry.claimed.as_claim(origin=f"catalog entry {entry.name}")
     notes = ()
     if loaded is not None:
         claim, notes = _with_library_claim(claim, loaded)
