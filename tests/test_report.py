@@ -219,8 +219,8 @@ def test_write_reports_failure_at_rename_keeps_old_files(tmp_path, monkeypatch):
         raise OSError("rename interrupted")
 
     monkeypatch.setattr(writing.os, "replace", failing_replace)
-    with pytest.raises(OSError, match="rename interrupted"):
-        write_reports(clean_result(), tmp_path)
+    with pytest.raises(InputError, match="argument '--out': could not write .*rename interrupted"):
+        write_reports(clean_result(), tmp_path, flag="--out")
     assert {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)} == before
 
 

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from audit.cli.main import add_device_option
-from audit.config import apply_overrides, build_spec, load_config
-from audit.engine import run_audit
-from audit.report import render_html, render_json, render_markdown, summary_table, write_atomic
+from audit.report import report_target, summary_table
 from estimators.validation import InputError
 
 
@@ -16,7 +13,9 @@ def configure(parser) -> None:
     parser.add_argument("config", nargs="?", metavar="CONFIG.toml", help="audit configuration (see the README)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a configuration value, e.g. --set audit.epsilon=0.2 (repeatable)")
-    parser.add_argument("--report", metavar="OUT.html", help="write the HTML report there (and .md/.json beside it)")
+    parser.add_argument("--report", metavar="OUT.html",
+                        help="OUT.html: the HTML report with OUT.md and OUT.json beside it; OUT.md or OUT.json: "
+                             "that report alone (the location is checked before the audit)")
     parser.add_argument("--mechanism", metavar="SPEC", help="FILE.py:NAME, package.module:NAME or catalog:NAME")
     parser.add_argument("--prior", metavar="SPEC",
                         help="FILE.py:NAME, builtin:bernoulli|gaussian|uniform or catalog:NAME "
@@ -93,18 +92,17 @@ def _merge(base: dict, extra: dict) -> dict:
 
 
 def run(args):
+    from audit.config import apply_overrides, build_spec, load_config  # here: they load torch, --help must not
+    from audit.engine import run_audit
+
+    report = report_target(args.report) if args.report else None  # checked before any work
     config = load_config(args.config) if args.config else {}
     config = _merge(config, _flag_config(args))
     config = apply_overrides(config, args.set)
     spec = build_spec(config, quiet=args.quiet or args.json)
     result = run_audit(spec)
-    if args.report:
-        target = Path(args.report)
-        if not target.parent.exists():
-            raise InputError(f"argument '--report': folder {str(target.parent)!r} does not exist")
-        write_atomic(target, [render_html(result).encode()])
-        write_atomic(target.with_suffix(".md"), [render_markdown(result).encode()])
-        write_atomic(target.with_suffix(".json"), [render_json(result).encode()])
+    if report:
+        report.write(result)
     text = summary_table(result) + "\n\n" + result.statement() + "".join(
         f"\n- claim {check.claim}: {'REFUTED' if check.certified_contradiction else 'not contradicted'} ({check.detail})"
         for check in result.cross_checks)

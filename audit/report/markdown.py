@@ -5,17 +5,33 @@ from __future__ import annotations
 import re
 
 from audit.report.content import AuditSection, TextTable, as_result_list, audit_section, summary_rows
+from audit.report.terminal import terminal_text
 
 
-# A '<' that could open an HTML tag or comment, an '&' that could start an entity, and the
-# characters that break table cells or start code spans. Backslash escapes of ASCII punctuation
-# are CommonMark, so a plain "ε < 0.77" stays readable in the raw file.
-_MARKDOWN_ACTIVE = re.compile(r"[\\|`*]|<(?=[A-Za-z/!?])|&(?=#?\w+;)")
+# Characters that make inline Markdown live, each escaped with a backslash (CommonMark §2.4: a
+# backslash before ASCII punctuation makes it literal): links and images ``[ ] ( )`` need ``[``,
+# emphasis ``* _``, strikethrough ``~``, code spans ``` ` ```, maths ``$`` (GitHub, Pandoc), table
+# cells ``|``, the backslash itself; a ``<`` that could open an HTML tag, comment or autolink; an
+# ``&`` that could start an entity. Other punctuation is left as it is, so that a plain
+# "ε < 0.77" stays readable in the raw file.
+_MARKDOWN_ACTIVE = re.compile(r"[\\|`*_\[\]$~]|<(?=[A-Za-z/!?])|&(?=#?\w+;)")
+# What would start a block when it opens a line or a list item (CommonMark §4–5): an ATX heading,
+# a block quote, a bullet or ordered list marker, a thematic break. A number such as -0.5 or
+# 0.77 starts none of them and stays as it is.
+_BLOCK_START = re.compile(r"^(?:#{1,6}(?=\s|$)|>|[-+](?=\s|$)|-{2,}|\d{1,9}(?=[.)](?:\s|$)))")
 
 
 def escape(text) -> str:
-    """Make user text inert in Markdown: no raw HTML or entities, no table breaks, one line."""
-    return " ".join(_MARKDOWN_ACTIVE.sub(lambda m: "\\" + m.group(0), str(text)).split())
+    """Make user text inert in Markdown: no links, images, emphasis, maths, code, raw HTML or
+    entities, no block markers at its start, no table breaks, one line, no control characters."""
+    text = " ".join(terminal_text(text).split())
+    text = _MARKDOWN_ACTIVE.sub(lambda m: "\\" + m.group(0), text)
+    match = _BLOCK_START.match(text)
+    if match:
+        # "1." stays a number: only the punctuation after it is escaped.
+        end = match.end()
+        text = (text[:end] + "\\" + text[end:]) if match.group(0)[0].isdigit() else "\\" + text
+    return text
 
 
 def markdown_table(table: TextTable) -> str:
