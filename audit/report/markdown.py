@@ -22,16 +22,22 @@ _BLOCK_START = re.compile(r"^(?:#{1,6}(?=\s|$)|>|[-+](?=\s|$)|-{2,}|\d{1,9}(?=[.
 
 
 def escape(text) -> str:
-    """Make user text inert in Markdown: no links, images, emphasis, maths, code, raw HTML or
-    entities, no block markers at its start, no table breaks, one line, no control characters."""
+    """Make user text inert inline in Markdown: no links, images, emphasis, maths, code, raw HTML
+    or entities, no table breaks, one line, no control characters (for table cells and headings,
+    where no block can start)."""
     text = " ".join(terminal_text(text).split())
-    text = _MARKDOWN_ACTIVE.sub(lambda m: "\\" + m.group(0), text)
+    return _MARKDOWN_ACTIVE.sub(lambda m: "\\" + m.group(0), text)
+
+
+def list_item(text) -> str:
+    """``- text`` with ``text`` escaped (:func:`escape`) and unable to open a block inside the item."""
+    text = escape(text)
     match = _BLOCK_START.match(text)
     if match:
         # "1." stays a number: only the punctuation after it is escaped.
         end = match.end()
         text = (text[:end] + "\\" + text[end:]) if match.group(0)[0].isdigit() else "\\" + text
-    return text
+    return "- " + text
 
 
 def markdown_table(table: TextTable) -> str:
@@ -45,12 +51,12 @@ def markdown_table(table: TextTable) -> str:
 def _section(section: AuditSection) -> str:
     parts = [f"## {escape(section.heading)}", "", f"**{escape(section.statement)}**", ""]
     parts += [f"### {escape(section.limits_title)}", ""]
-    parts += [f"- {escape(item)}" for item in section.limits] + [""]
+    parts += [list_item(item) for item in section.limits] + [""]
     parts += [markdown_table(TextTable("Key figures", ("quantity", "value"), section.facts)), ""]
     for table in section.tables:
         parts += [f"### {escape(table.caption)}", "", markdown_table(table), ""]
     if section.notes:
-        parts += ["### Notes", ""] + [f"- {escape(note)}" for note in section.notes] + [""]
+        parts += ["### Notes", ""] + [list_item(note) for note in section.notes] + [""]
     return "\n".join(parts)
 
 
