@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from audit.cli.main import add_device_option
+from audit.cli.main import add_device_option, check_seed
 
 
 def configure(parser) -> None:
@@ -16,6 +16,7 @@ def run(args):
     from audit.engine import run_audit
     from audit.report import check_output_location, summary_table, write_reports
 
+    check_seed(args.seed)
     out = check_output_location(args.out, "--out", folder=True)  # before the audits, not after them
     results = [run_audit(spec) for spec in demo_specs(args.seed, args.device, args.quiet or args.json)]
     paths = write_reports(results, out, title="miaudit demo: a correct, a buggy and an MI-PP mechanism", flag="--out")

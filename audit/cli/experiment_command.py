@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from audit.cli.main import add_device_option
+from audit.cli.main import add_device_option, check_seed
 
 
 
@@ -51,6 +51,7 @@ def run(args):
     from experiments.framework import DEFAULT_OUT_ROOT
 
     experiment = registry.get_experiment(args.name)
+    check_seed(args.seed)
     # Checked before the run: a bad folder must not cost the experiment's minutes.
     out = check_output_location(args.out if args.out is not None else f"{DEFAULT_OUT_ROOT}/{experiment.name}",
                                 "--out", folder=True)

@@ -88,21 +88,20 @@ def add_device_option(parser: argparse.ArgumentParser) -> None:
                         help="where to train: auto picks CUDA when present (default: auto)")
 
 
-def seed_value(text: str) -> int:
-    """``--seed``: a whole number ≥ 0 (what :func:`numpy.random.default_rng` accepts)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {text!r}")
-    return value
+def check_seed(seed, flag: str = "--seed") -> int:
+    """``--seed`` for commands that validate it themselves: a whole number ≥ 0 (what
+    :func:`numpy.random.default_rng` accepts); :class:`InputError` naming the flag otherwise."""
+    from estimators.validation import InputError
+
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(f"argument '{flag}' must be a whole number >= 0, got {seed!r}")
+    return seed
 
 
 def _common_options() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     common.add_argument("--json", action="store_true", help="print only the JSON result on stdout")
-    common.add_argument("--seed", type=seed_value, default=0, help="random seed, a whole number >= 0 (default: 0)")
+    common.add_argument("--seed", type=int, default=0, help="random seed, a whole number >= 0 (default: 0)")
     common.add_argument("--quiet", action="store_true", help="no progress bars")
     return common
 
