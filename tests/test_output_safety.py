@@ -199,7 +199,6 @@ def test_kill_leaves_no_mixed_set_after_the_next_start(tmp_path, kill_at, surviv
     assert leftovers  # the kill left temporaries (and, after the commit, a journal)
     # The next start (checking the location for a new run) repairs the folder before anything else.
     report_target(tmp_path / "report.html")
-    writing.recover_file_set([tmp_path / name for name in ("report.html", "report.md", "report.json")])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.json", "report.md"]
     assert _titles(tmp_path) == {survivor}
 

@@ -354,6 +354,7 @@ def report_target(path, flag: str = "--report") -> ReportTarget:
     The suffix decides: ``.html`` (or ``.htm``) writes the HTML report there and the Markdown
     and JSON reports beside it (``PATH`` with ``.md`` and ``.json``); ``.md`` or ``.json``
     writes that report alone. Any other suffix is refused, so that no name is guessed.
+    What an interrupted earlier run left there is repaired now (:func:`recover_file_set`).
 
     Raises
     ------
@@ -371,6 +372,11 @@ def report_target(path, flag: str = "--report") -> ReportTarget:
              for fmt in REPORT_SUFFIXES[suffix]}
     for target in paths.values():
         check_output_location(target, flag)
+    try:
+        recover_file_set(list(paths.values()))  # what a killed earlier run left, repaired at the start
+    except OSError as exc:
+        raise InputError(f"argument '{flag}': cannot repair what an interrupted run left beside '{path}' "
+                         f"({exc.strerror or exc})") from None
     return ReportTarget(paths, flag)
 
 
