@@ -21,7 +21,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from estimators.validation import InputError, check_choice, check_positive
+from estimators.validation import InputError, check_choice, check_positive, check_real
 
 from .base import MechanismError
 
@@ -43,6 +43,8 @@ _STDERR_TAIL = 800
 
 
 def _as_output_row(value, who: str, index: int) -> np.ndarray:
+    check_real(value, f"{who} output for database {index}",
+               error=lambda message: MechanismError(message, mechanism=who, database_index=index))
     try:
         row = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
