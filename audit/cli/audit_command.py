@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from pathlib import Path
 
 from audit.cli.main import add_device_option
 from audit.config import apply_overrides, build_spec, flag_keys, load_config
