@@ -45,9 +45,9 @@ def _per_coordinate(text, flag, dim):
     if text is None:
         return None
     values = number_list(text, flag)
-    if len(values) == 1 and dim is not None and dim > 1:
-        values = values * dim
-    return values
+    # One value with --dim d: the same in every coordinate (the library takes a single number
+    # with its dim that way, without building a d-long list).
+    return values[0] if len(values) == 1 and dim is not None else values
 
 
 def run(args):

@@ -156,11 +156,20 @@ def _gaussian_ci_configure(parser) -> None:
     parser.add_argument("--dim", type=int, default=1, help="dimension d (default 1)")
 
 
+_CI_NOTES = {
+    "exact": "duality gap within the tolerance",
+    "lower": "iteration cap reached: mu is a lower and upper an upper bound, the gap is the accuracy",
+    "bounds": "grid beyond its size cap: mu is the entropy-power / cube lower bound, upper the average-power "
+              "upper bound (no iteration run)",
+}
+
+
 def _gaussian_ci(args) -> dict:
     result = gaussian_lmip_ci_bits(args.sigma, args.amplitude, args.dim)
     return {"sigma": args.sigma, "amplitude": args.amplitude, "dim": args.dim,
             "mu": _to_user_unit(result.mu, args), "upper": _to_user_unit(result.upper, args),
-            "gap": _to_user_unit(result.gap, args), "kind": result.kind, "iterations": result.iterations,
+            "gap": _to_user_unit(result.gap, args), "kind": result.kind, "note": _CI_NOTES[result.kind],
+            "iterations": result.iterations,
             "unit": unit(args),
             "source": "local-MI paper, Section II: capacity of the amplitude-constrained Gaussian channel "
                       "(radial Blahut–Arimoto with duality gap)"}

@@ -10,7 +10,7 @@ from typing import Callable
 
 from audit.bounds.pml import divergence_bound, eta_tv
 from estimators.units import NATS, convert
-from estimators.validation import check_positive
+from estimators.validation import check_int, check_positive
 from mechanisms.pml import kernel_leakage
 
 from .common import Calculator, info_in, load_npy, unit
@@ -48,6 +48,7 @@ def _configure_privacy(parser) -> None:
 
 
 def _compute_dobrushin(args) -> dict:
+    check_int(args.n, "--n", minimum=1)
     eta = eta_tv(_epsilon_in_nats(args), args.c, args.n)
     return {"epsilon": args.epsilon, "c": args.c, "n": args.n, "eta_tv": eta, "unit": unit(args),
             "source": "Grosse et al., PML Dobrushin paper: Theorem 1 (Theorems 2 and 3)"}
@@ -60,6 +61,7 @@ def _configure_divergence(parser) -> None:
 
 def _divergence_calculator(divergence: str, information: bool, source: str) -> Callable:
     def compute(args) -> dict:
+        check_int(args.n, "--n", minimum=1)
         bound = divergence_bound(divergence, _epsilon_in_nats(args), args.c, args.n, args.tv)
         out_unit = unit(args)
         if information:
