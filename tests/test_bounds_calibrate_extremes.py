@@ -13,7 +13,7 @@ import pytest
 from audit.cli.main import main
 
 EXTREMES = ("1e-320", "1e308", "0", "-1", "inf", "nan", "-1e308")
-INT_EXTREMES = ("0", "-1", "1000000000", "1000000000000000000")
+INT_EXTREMES = ("0", "-1", "1000000000", "1e9", "1000000000000000000", "1.5", "inf")
 LIST_EXTREMES = ("1e-320", "1e308,1e308", "0,0", "-1,2", "nan,1", "inf")
 
 

@@ -7,7 +7,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from audit.cli.flag_values import number_list, with_flag_names
+from audit.cli.flag_values import integer, number_list, with_flag_names
 from estimators.validation import InputError, as_positive_array, scalar_or_array, shown
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -80,6 +80,14 @@ def test_number_list():
     for bad in ("1,x", "", "1,nan", "inf"):
         with pytest.raises(InputError, match="'--x'"):
             number_list(bad, "--x")
+
+
+def test_integer_flag_values():
+    assert integer("1000000000") == integer("1e9") == 10**9
+    assert integer("-3") == -3
+    for bad in ("1.5", "inf", "nan", "x"):
+        with pytest.raises(ValueError):
+            integer(bad)
 
 
 def test_with_flag_names():

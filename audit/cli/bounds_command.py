@@ -35,7 +35,8 @@ def run(args):
         raise InputError(with_flag_names(str(exc), args.flag_names)) from None
     except (OverflowError, ZeroDivisionError, FloatingPointError) as exc:
         raise InputError(f"{_given_numbers(args)}: beyond the float range for this calculator ({exc})") from None
-    bad = non_finite_fields(payload)
+    bad = [name for name in non_finite_fields(payload)
+           if not (name in calc.unbounded_fields and payload[name] == math.inf)]
     if bad:
         raise InputError(f"{_given_numbers(args)}: the result {', '.join(bad)} is not a finite number for these "
                          "values (beyond the float range)")

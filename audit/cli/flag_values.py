@@ -13,7 +13,7 @@ import numpy as np
 
 from estimators.validation import InputError
 
-__all__ = ["load_npy", "number_list", "with_flag_names"]
+__all__ = ["integer", "load_npy", "number_list", "with_flag_names"]
 
 
 def number_list(text: str | None, flag: str) -> list | None:
@@ -33,6 +33,18 @@ def number_list(text: str | None, flag: str) -> list | None:
     if not all(math.isfinite(v) for v in values):
         raise InputError(f"argument '{flag}' must hold finite numbers, got {text!r}")
     return values
+
+
+def integer(text: str) -> int:
+    """An integer flag value (an argparse ``type``): ``1000000000`` or ``1e9`` alike; a value
+    that is not a whole finite number is argparse's "invalid integer value" error."""
+    try:
+        return int(text)
+    except ValueError:
+        value = float(text)  # not a number: ValueError, reported by argparse
+    if not math.isfinite(value) or value != math.floor(value):
+        raise ValueError(f"not an integer: {text!r}")
+    return int(value)
 
 
 def load_npy(path: str, flag: str) -> np.ndarray:

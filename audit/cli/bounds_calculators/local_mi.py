@@ -23,7 +23,7 @@ from mechanisms.dp_curves import gaussian_dp_delta, gaussian_ldp_curve, laplace_
 from mechanisms.gaussian_capacity import gaussian_lmip_ci_bits
 from mechanisms.gaussian_discrete_input import gaussian_lip_curve, gaussian_lmip_cd_bits
 
-from .common import Calculator, number_list, positive_flags, unit
+from .common import Calculator, integer, number_list, positive_flags, unit
 
 __all__ = ["CALCULATORS"]
 
@@ -153,7 +153,7 @@ def _gaussian_ci_configure(parser) -> None:
     parser.add_argument("--sigma", type=float, required=True, help="noise standard deviation σ")
     parser.add_argument("--amplitude", type=float, required=True,
                         help="peak norm A of the input, ‖X‖ ≤ A (the paper's √d Δ)")
-    parser.add_argument("--dim", type=int, default=1, help="dimension d (default 1)")
+    parser.add_argument("--dim", type=integer, default=1, help="dimension d (default 1)")
 
 
 _CI_NOTES = {

@@ -13,7 +13,7 @@ from estimators.units import NATS, convert
 from estimators.validation import check_int, check_positive
 from mechanisms.pml import kernel_leakage
 
-from .common import Calculator, info_in, load_npy, unit
+from .common import Calculator, info_in, integer, load_npy, unit
 
 __all__ = ["CALCULATORS"]
 
@@ -44,7 +44,7 @@ def _compute_kernel(args) -> dict:
 def _configure_privacy(parser) -> None:
     parser.add_argument("--epsilon", type=float, required=True, help="PML level epsilon (nats; bits with --bits)")
     parser.add_argument("--c", type=float, required=True, help="minimum mass of the priors in Q_X(c), 0 < c <= 1/N")
-    parser.add_argument("--n", type=int, required=True, help="input alphabet size N")
+    parser.add_argument("--n", type=integer, required=True, help="input alphabet size N")
 
 
 def _compute_dobrushin(args) -> dict:
@@ -74,7 +74,7 @@ def _divergence_calculator(divergence: str, information: bool, source: str) -> C
 
 CALCULATORS = [
     Calculator("pml-kernel", "(eps, c)-PML level and LDP level of a kernel K.npy",
-               _configure_kernel, _compute_kernel),
+               _configure_kernel, _compute_kernel, unbounded_fields=("pml", "ldp")),
     Calculator("pml-dobrushin", "largest Dobrushin coefficient eta_TV(eps, c) of an (eps, c)-PML kernel",
                _configure_privacy, _compute_dobrushin),
     Calculator("pml-kl", "KL contraction bound for (eps, c)-PML kernels given the input TV",
