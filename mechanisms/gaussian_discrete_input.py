@@ -20,7 +20,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from estimators.units import LN2
-from estimators.validation import InputError, check_positive, shown
+from estimators.validation import InputError, check_positive, plain
 
 from .dp_curves import PrivacyCurve
 
@@ -40,15 +40,15 @@ def _support_and_pmf(support, pmf):
     except (TypeError, ValueError):
         raise InputError("arguments 'support' and 'pmf' must be numeric") from None
     if xs.size == 0 or not np.all(np.isfinite(xs)):
-        raise InputError(f"argument 'support' must be a non-empty list of finite numbers, got {shown(support)}")
+        raise InputError(f"argument 'support' must be a non-empty list of finite numbers, got {plain(support)}")
     if np.unique(xs).size != xs.size:
-        raise InputError(f"argument 'support' must hold distinct points, got {shown(support)}")
+        raise InputError(f"argument 'support' must hold distinct points, got {plain(support)}")
     if ps.shape != xs.shape:
         raise InputError(f"argument 'pmf' must have one entry per support point ({xs.size}), got {ps.size}")
     if not np.all(np.isfinite(ps)) or np.any(ps < 0.0) or np.any(ps > 1.0):
-        raise InputError(f"argument 'pmf' must hold probabilities in [0, 1], got {shown(pmf)}")
+        raise InputError(f"argument 'pmf' must hold probabilities in [0, 1], got {plain(pmf)}")
     if abs(ps.sum() - 1.0) > 1e-9:
-        raise InputError(f"argument 'pmf' must sum to 1, sums to {shown(ps.sum())}")
+        raise InputError(f"argument 'pmf' must sum to 1, sums to {plain(ps.sum())}")
     keep = ps > 0.0  # points of zero mass are not inputs of the context (LIP's sup is over the support)
     return xs[keep], ps[keep]
 
@@ -60,7 +60,7 @@ def truncated_gaussian_input(points: int = 21, amplitude: float = 1.0, std: floa
     masses proportional to the Gaussian density at the points. Returns (support, pmf).
     """
     if isinstance(points, bool) or not isinstance(points, (int, np.integer)) or points < 1:
-        raise InputError(f"argument 'points' must be an integer >= 1, got {shown(points)}")
+        raise InputError(f"argument 'points' must be an integer >= 1, got {plain(points)}")
     amplitude = check_positive(amplitude, "amplitude")
     std = check_positive(std, "std")
     support = np.linspace(-amplitude, amplitude, int(points))
@@ -112,7 +112,7 @@ class GaussianMixtureChannel:
             scaled = (self.support - self.support.min()) / self.sigma
         if not np.all(np.isfinite(scaled)):
             raise InputError(f"arguments 'support', 'sigma': the spread of the support in units of sigma "
-                             f"overflows a float (sigma = {shown(self.sigma)})")
+                             f"overflows a float (sigma = {plain(self.sigma)})")
         # 200 points per σ: the hockey-stick error is O(step²) (the integrand vanishes at the
         # event's edge), about 1e-7 here.
         u, self._weights = _union_grid(scaled, len(self.support))
@@ -200,7 +200,7 @@ def gaussian_lip_curve(sigma: float, support, pmf) -> PrivacyCurve:
     def delta(epsilon):
         eps = np.asarray(epsilon, dtype=np.float64)
         if not np.all(np.isfinite(eps)) or np.any(eps < 0):
-            raise InputError(f"argument 'epsilon' must be finite and >= 0, got {shown(epsilon)}")
+            raise InputError(f"argument 'epsilon' must be finite and >= 0, got {plain(epsilon)}")
         mix_over, cond_over = channel.hockey_sticks(eps.ravel())
         worst = np.maximum(mix_over, np.exp(-eps.ravel())[:, None] * cond_over).max(axis=1)
         return float(worst[0]) if eps.ndim == 0 else worst.reshape(eps.shape)

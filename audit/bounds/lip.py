@@ -33,7 +33,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from estimators.units import NATS, convert
-from estimators.validation import InputError, as_positive_array, check_choice, check_positive, shown
+from estimators.validation import InputError, as_positive_array, check_choice, check_positive, plain
 from mechanisms.lip import (
     LEAKAGES,
     ScalingFactors,
@@ -197,7 +197,7 @@ def exact_optimum(pxgy, py, epsilon: float, leakage: str = "lip") -> MixtureOpti
 def _quadratic_polytope(geometry, epsilon: float, leakage: str, approach: str):
     lower, upper = (float(v) for v in privacy_box(epsilon, leakage, approach))
     if not math.isfinite(upper):
-        raise InputError(f"argument 'epsilon' = {shown(epsilon)} is too large for the {approach} approach: its box "
+        raise InputError(f"argument 'epsilon' = {plain(epsilon)} is too large for the {approach} approach: its box "
                          "(e^eps - 1)/eps is beyond the float range")
     s = geometry.sqrt_px
     k = len(s)

@@ -13,7 +13,7 @@ import math
 
 from scipy.optimize import brentq
 
-from estimators.validation import InputError, check_choice, check_nonnegative, check_positive, check_probability, shown
+from estimators.validation import InputError, check_choice, check_nonnegative, check_positive, check_probability, plain
 
 from ._inputs import attempt, check_epsilon, noise_value, resolve_dim, safe_log
 from ..dp_curves import gaussian_dp_delta
@@ -87,7 +87,7 @@ def classical_inputs(epsilon, delta, sensitivity):
     eps = check_epsilon(epsilon)
     if eps > 1.0:
         raise InputError(f"argument 'epsilon' must be <= 1 for the classical Gaussian mechanism "
-                         f"(use the analytic Gaussian for larger epsilon), got {shown(epsilon)}")
+                         f"(use the analytic Gaussian for larger epsilon), got {plain(epsilon)}")
     return eps, check_probability(delta, "delta"), check_nonnegative(sensitivity, "sensitivity")
 
 

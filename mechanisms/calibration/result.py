@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from estimators.validation import InputError, shown
+from estimators.validation import InputError, plain
 
 from ._inputs import attempt, noise_value
 from .noisy import NoisyMechanism
@@ -92,7 +92,7 @@ class Calibration:
         else:
             if matrix is not None:
                 raise InputError(f"argument 'matrix' is only used with a deterministic projection, "
-                                 f"this calibration has projection={shown(self.projection)}")
+                                 f"this calibration has projection={plain(self.projection)}")
             projection = "gaussian" if self.projection == "random-gaussian" else None
         return NoisyMechanism(query, self.noise, self.scale, self.dim, projection=projection,
                               input_dim=self.input_dim)

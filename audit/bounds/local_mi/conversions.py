@@ -18,7 +18,7 @@ import numpy as np
 from scipy import optimize
 
 from estimators.units import LN2
-from estimators.validation import InputError, as_positive_array, check_choice, scalar_or_array, shown
+from estimators.validation import InputError, as_positive_array, check_choice, plain, scalar_or_array
 from mechanisms.dp_curves import PrivacyCurve
 
 from .binary import bac_capacity_bits, bernoulli_kl_bits
@@ -214,7 +214,7 @@ def _ldp_floor_one(mu: float) -> float:
                            xtol=1e-14, rtol=4 * np.finfo(float).eps)
     if root > -math.log2(sys.float_info.min):
         raise InputError(f"argument 'mu': the floor p̄_mu = 2^-{root:.6g} is below the smallest normal float "
-                         f"for mu = {shown(mu)} bits")
+                         f"for mu = {plain(mu)} bits")
     return 2.0 ** -root
 
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from estimators.array_files import load_npy_array
 from estimators.units import BITS, NATS, convert
 from estimators.validation import check_finite_number, check_nonnegative, check_positive
 
-from ..flag_values import integer, load_npy, number_list
+from ..flag_values import integer, number_list
 
-__all__ = ["Calculator", "finite_flags", "info_in", "info_out", "integer", "load_npy", "nonnegative_flags", "number_list",
-           "positive_flags", "unit"]
+__all__ = ["Calculator", "finite_flags", "info_in", "info_out", "integer",
+           "load_npy_array", "nonnegative_flags", "number_list", "positive_flags", "unit"]
 
 
 @dataclass(frozen=True)

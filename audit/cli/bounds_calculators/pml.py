@@ -13,7 +13,7 @@ from estimators.units import NATS, convert
 from estimators.validation import check_int, check_positive
 from mechanisms.pml import kernel_leakage
 
-from .common import Calculator, info_in, integer, load_npy, unit
+from .common import Calculator, info_in, integer, load_npy_array, unit
 
 __all__ = ["CALCULATORS"]
 
@@ -28,7 +28,7 @@ def _configure_kernel(parser) -> None:
 
 
 def _compute_kernel(args) -> dict:
-    result = kernel_leakage(load_npy(args.kernel, "--kernel"), args.c)
+    result = kernel_leakage(load_npy_array(args.kernel, "--kernel"), args.c)
     out_unit = unit(args)
     return {
         "pml": convert(result.pml, NATS, out_unit),

@@ -21,7 +21,7 @@ from audit.bounds.pufferfish import (
 )
 from estimators.validation import InputError, check_finite_number, check_int, check_nonnegative
 
-from .common import Calculator, info_in, info_out, integer, load_npy, number_list, unit
+from .common import Calculator, info_in, info_out, integer, load_npy_array, number_list, unit
 
 __all__ = ["CALCULATORS"]
 
@@ -72,7 +72,7 @@ def _density_inputs(args) -> dict:
         return density
     if any(v is not None for v in density.values()):
         raise InputError("argument '--densities' replaces '--alpha', '--beta', '--u' and '--ell'; give one or the other")
-    return density_constants(load_npy(args.densities, "--densities")).to_dict()
+    return density_constants(load_npy_array(args.densities, "--densities")).to_dict()
 
 
 def _compute_approx_pp_to_mipp(args) -> dict:
