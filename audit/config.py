@@ -25,16 +25,16 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     discrete = false
 
     [audit]
-    notion = "mi-dp"                      # mi-dp | smi-dp | mi-pp
-    epsilon = 0.125                       # nats
+    notion = "mi-dp"                      # mi-dp | smi-dp | mi-pp (default with a claim: mi-dp, mi-pp for mi-pp:EPS)
+    epsilon = 0.125                       # nats (default with a claim: the MI budget it implies)
     alpha = 0.05
     samples = 20000                       # databases per prior
     slices = 32
     records = "all"                       # or [0, 3] (DP notions)
     estimator = "dv"                      # dv | mine | nwj
     candidates = 1
-    delta = 0.0                           # DP notions: δ of the event-based DP bound
-    event_runs = 20000                    # DP notions
+    delta = 0.0                           # DP notions: δ of the event-based DP bound (default: the claim's)
+    event_runs = 20000                    # DP notions (default: samples; runs per input)
     prior_search = 0                      # DP notions: random two-point priors added to Θ (at most 1000)
     seed = 0                              # >= 0
     device = "auto"
@@ -140,7 +140,8 @@ KEYS = (
     Key("prior", "independent_columns", "bool", priors=("user",)),
     Key("prior", "discrete", "bool", priors=("user",)),
     Key("audit", "notion", "choice", choices=NOTIONS, flag="--notion"),
-    Key("audit", "epsilon", "number", above=0, flag="--epsilon", metavar="E", help="audited epsilon, nats"),
+    Key("audit", "epsilon", "number", above=0, flag="--epsilon", metavar="E",
+        help="audited MI level epsilon, nats (default with --claim: the MI budget the claim implies)"),
     Key("secret", "g", "spec", notions=("mi-pp",), flag="--secret", metavar="FILE.py:G",
         help="mi-pp: the secret g(dbs) -> (m, dg)"),
     Key("secret", "w", "spec", notions=("mi-pp",), flag="--public", metavar="FILE.py:W",
@@ -156,9 +157,9 @@ KEYS = (
     Key("audit", "estimator", "choice", choices=NEURAL_ESTIMATORS),
     Key("audit", "candidates", "int", at_least=1),
     Key("audit", "delta", "number", at_least=0, below=1, notions=DP_NOTIONS, flag="--delta",
-        help="DP notions: delta of the event-based DP bound (default 0)"),
+        help="DP notions: delta of the event-based DP bound (default: the claim's delta, else 0)"),
     Key("audit", "event_runs", "int", at_least=0, notions=DP_NOTIONS, flag="--event-runs",
-        help="DP notions: mechanism runs per neighbouring input for the event test"),
+        help="DP notions: mechanism runs per neighbouring input for the event test (default: --samples)"),
     Key("audit", "prior_search", "int", at_least=0, at_most=MAX_PRIOR_SEARCH, notions=DP_NOTIONS,
         flag="--prior-search", metavar="N",
         help=f"DP notions (Θ = all distributions): add N (at most {MAX_PRIOR_SEARCH}) distinct two-point priors "
@@ -440,13 +441,13 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     raw_audit = config.get("audit", {})
     if not isinstance(raw_audit, dict):
         raise InputError("configuration entry [audit] must be a table")
-    for required in ("notion", "epsilon"):
-        if required not in raw_audit:
-            raise InputError(f"the audit needs {keys_of('audit')[required].label}")
-    notion = keys_of("audit")["notion"].check(raw_audit["notion"])
-    audit = validate_table(raw_audit, keys_of("audit"), "[audit]", notion=notion)
+    # The claim: --claim / [claim], else the catalog entry's or the library's. With a claim the
+    # notion and the MI level audited default to the claim's (AuditSpec resolves the level).
+    claim = _claim(config.get("claim", {}), None)
+    given_notion = keys_of("audit")["notion"].check(raw_audit["notion"]) if "notion" in raw_audit else None
 
-    mechanism_table = validate_table(config.get("mechanism", {}), keys_of("mechanism"), "[mechanism]", notion=notion)
+    mechanism_table = validate_table(config.get("mechanism", {}), keys_of("mechanism"), "[mechanism]",
+                                     notion=given_notion)
     if "spec" not in mechanism_table and "command" not in mechanism_table:
         raise InputError("the audit needs a mechanism: --mechanism or [mechanism] spec = \"catalog:NAME\" or "
                          "\"FILE.py:NAME\" (or --command \"PROGRAM ARGS\")")
@@ -458,6 +459,19 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     else:  # a batched callable, a library mechanism or a program (mechanisms.recognition)
         loaded = load_mechanism(mechanism_table, lambda text: _resolve(text, base_dir))
         mechanism, name = loaded.mechanism, loaded.name
+    if claim is None and entry is not None:
+        claim = entry.claimed.as_claim(origin=f"catalog entry {entry.name}")
+    notes = ()
+    if loaded is not None:
+        claim, notes = _with_library_claim(claim, loaded)
+
+    for required in ("notion", "epsilon"):
+        if required not in raw_audit and claim is None:
+            raise InputError(f"the audit needs {keys_of('audit')[required].label}, or a claim to audit "
+                             "(--claim or [claim])")
+    notion = given_notion or claim.default_audit_notion
+    audit = validate_table(raw_audit, keys_of("audit"), "[audit]", notion=notion)
+    audit["notion"] = notion
 
     pairs_only = entry is None and "prior" not in config and "priors" not in config and bool(config.get("pairs"))
     if "priors" in config and "prior" in config:
@@ -487,12 +501,6 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
         raise InputError(f"{keys_of('audit')['records'].label} must be record indices in [0, {shape[0]}) for "
                          f"databases of {shape[0]} records, got {plain(list(records))}")
 
-    claim = _claim(config.get("claim", {}), notion)
-    if claim is None and entry is not None:
-        claim = entry.claimed.as_claim(origin=f"catalog entry {entry.name}")
-    notes = ()
-    if loaded is not None:
-        claim, notes = _with_library_claim(claim, loaded)
     if pairs_only:
         if records is None:  # under a pair's two-point prior only the record that switches can leak
             records = tuple(sorted({differing_record(pair) for pair in pairs}))

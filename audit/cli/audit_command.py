@@ -30,7 +30,11 @@ def configure(parser) -> None:
     for key in flag_keys():
         if not key.flag_added_elsewhere:
             parser.add_argument(key.flag, **key.flag_options())
-    parser.add_argument("--claim", metavar="NOTION:PARAMS", help=f"claimed guarantee: {CLAIM_SYNTAX}")
+    parser.add_argument("--claim", metavar="NOTION:PARAMS",
+                        help=f"the privacy claim to audit: {CLAIM_SYNTAX} (default for a catalog mechanism: its own)")
+    parser.add_argument("--fail-on-violation", action="store_true",
+                        help="exit with status 1 when the claim is refuted or an MI violation is certified "
+                             "(0 otherwise, 2 for usage errors): an audit can gate CI")
     parser.add_argument("--pair", action="append", metavar="A.npy,B.npy",
                         help="DP notions: a neighbouring pair of databases (n, k) whose two-point prior joins Θ; "
                              "pairs alone make a DP audit (repeatable; [[pairs]] first, second)")
@@ -76,7 +80,35 @@ def _show_input_warning(message, category, filename, lineno, file=None, line=Non
         _default_showwarning(message, category, filename, lineno, file, line)
 
 
+def _check_report_path(report) -> Path | None:
+    """The report's path, checked before any sampling (its folder must exist)."""
+    if not report:
+        return None
+    target = Path(report)
+    if not target.parent.exists():
+        raise InputError(f"argument '--report': folder {str(target.parent)!r} does not exist")
+    if target.is_dir():
+        raise InputError(f"argument '--report': {report!r} is a folder; give a file name such as {report}/report.html")
+    return target
+
+
+def _text(result) -> str:
+    """The terminal summary: the claim's verdict first, then the MI audit's table and statement."""
+    lines = []
+    if result.claim is not None:
+        lines.append(f"claim {result.claim['label']}: {result.claim_verdict.upper()}")
+        lines += [f"  refuted by the {r['test']} test (α = {r['alpha_spent']:.3g}): {r['detail']}"
+                  for r in result.refuted_by]
+        lines.append("")
+    lines += [summary_table(result), "", result.statement()]
+    lines += [f"- {check.test} test of {check.claim}: "
+              f"{'REFUTED' if check.certified_contradiction else 'not refuted'} ({check.detail})"
+              for check in result.cross_checks]
+    return "\n".join(lines)
+
+
 def run(args):
+    target = _check_report_path(args.report)
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)
         warnings.showwarning = _show_input_warning
@@ -85,16 +117,13 @@ def run(args):
         config = apply_overrides(config, args.set)
         spec = build_spec(config, quiet=args.quiet or args.json)
         result = run_audit(spec)
-    if args.report:
-        target = Path(args.report)
-        if not target.parent.exists():
-            raise InputError(f"argument '--report': folder {str(target.parent)!r} does not exist")
+    if target is not None:
         write_atomic(target, [render_html(result).encode()])
         write_atomic(target.with_suffix(".md"), [render_markdown(result).encode()])
         write_atomic(target.with_suffix(".json"), [render_json(result).encode()])
-    text = summary_table(result) + "\n\n" + result.statement() + "".join(
-        f"\n- claim {check.claim}: {'REFUTED' if check.certified_contradiction else 'not contradicted'} ({check.detail})"
-        for check in result.cross_checks)
+    text = _text(result)
+    if args.fail_on_violation and (result.refuted or (result.violation and not result.estimate_only)):
+        args.exit_status = 1  # audit.cli.main returns it after printing the result
     if args.report:
         text += f"\n\nreport: {args.report}"
     return result.to_dict(), text

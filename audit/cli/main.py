@@ -139,7 +139,8 @@ def main(argv=None) -> int:
         print(f"miaudit {args.command}: interrupted", file=sys.stderr)
         return 130
     output = json.dumps(_clean_for_json(payload), indent=2, allow_nan=False) if args.json else text
-    return _write_stdout(output)
+    # A sub-command may ask for another status once its output is printed (audit --fail-on-violation).
+    return _write_stdout(output) or getattr(args, "exit_status", 0)
 
 
 def _write_stdout(output: str) -> int:
