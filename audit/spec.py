@@ -117,7 +117,7 @@ class AuditSpec:
             raise InputError(f"argument 'priors' must share one database shape, got {sorted(shapes)}")
         claim = self.claim
         if isinstance(claim, Guarantee):
-            claim = claim.as_claim(origin=claim.note)
+            claim = claim.as_claim(origin=f"stated guarantee: {claim.note}" if claim.note else "stated guarantee")
         elif claim is not None and not isinstance(claim, Claim):
             raise InputError("argument 'claim' must be a Claim (mechanisms.claims) or a Guarantee")
         notion = self.notion

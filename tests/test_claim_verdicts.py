@@ -202,3 +202,22 @@ def test_refuted_rate_at_the_claims_boundary_stays_within_alpha():
     # One-sided Clopper–Pearson at 99%: the true rate is at most α unless this fails.
     lower, _ = clopper_pearson(refuted, repeats, 0.01)
     assert float(lower) <= 0.05, f"{refuted}/{repeats} refuted"
+
+
+def test_readme_zcdp_and_gdp_examples(tmp_path, capsys):
+    """The README's Gaussian-sum example (at a reduced budget): its true claims stand, the false one falls."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+                 if b.splitlines()[0].strip() == "# gaussian_sum.py")
+    (tmp_path / "gaussian_sum.py").write_text(block)
+    base = ["audit", "--mechanism", f"{tmp_path / 'gaussian_sum.py'}:noisy_sum", "--prior", "builtin:bernoulli",
+            "--n", "3", "--k", "1", "--records", "0", "--samples", "2000", "--slices", "0",
+            "--set", "critic.max_steps=200", "--json", "--seed", "3"]
+    verdicts = {}
+    for claim in ("zcdp:0.5", "gdp:1", "gdp:0.5"):
+        assert main([*base, "--claim", claim]) == 0
+        verdicts[claim] = json.loads(capsys.readouterr().out)["claim_verdict"]
+    assert verdicts == {"zcdp:0.5": "not-refuted", "gdp:1": "not-refuted", "gdp:0.5": "refuted"}
