@@ -103,8 +103,10 @@ BUILTIN_PRIORS = ("bernoulli", "gaussian", "uniform")
 
 def _critic_keys() -> tuple:
     """One key per :class:`~estimators.neural.CriticConfig` field; ranges are checked by the class."""
-    kinds = {int: "int", float: "number", str: "string", tuple: "list", type(None): "number"}
-    return tuple(Key("critic", f.name, kinds[type(f.default)]) for f in dataclasses.fields(CriticConfig))
+    kinds = {int: "int", float: "number", str: "string", tuple: "numbers", type(None): "number"}
+    return tuple(Key("critic", f.name, kinds[type(f.default)],
+                     length=len(f.default) if isinstance(f.default, tuple) else None)
+                 for f in dataclasses.fields(CriticConfig))
 
 
 #: Every configuration value: where it lives, its type and range, where it applies, its flag.
@@ -181,6 +183,8 @@ KEYS = (
 #: Top-level entries: tables, and arrays of tables (``[[priors]]``, ``[[pairs]]``).
 TABLES = ("mechanism", "prior", "audit", "secret", "claim", "critic")
 ARRAYS_OF_TABLES = {"priors": "prior", "pairs": "pairs"}
+#: Where :func:`load_config` records the configuration file's folder (relative paths start there).
+BASE_DIR = "_base_dir"
 
 
 def keys_of(table: str) -> dict:
@@ -194,7 +198,7 @@ def flag_keys() -> tuple:
 
 
 def load_config(path) -> dict:
-    """Parse a TOML audit configuration; ``_base_dir`` records where relative paths start."""
+    """Parse a TOML audit configuration; :data:`BASE_DIR` records where relative paths start."""
     path = Path(path)
     where = f"argument 'CONFIG': {str(path)!r}"
     if path.is_dir():
@@ -210,7 +214,7 @@ def load_config(path) -> dict:
         raise InputError(f"{where} is not valid TOML: {exc}") from None
     except OSError as exc:
         raise InputError(f"{where} cannot be read: {exc.strerror or exc}") from None
-    config["_base_dir"] = str(path.resolve().parent)
+    config[BASE_DIR] = str(path.resolve().parent)
     return config
 
 
@@ -230,6 +234,8 @@ def apply_overrides(config: dict, assignments) -> dict:
         parts = [part.strip() for part in key.strip().split(".")]
         if not all(parts):
             raise InputError(f"argument '--set' has an empty key in {assignment!r}")
+        if parts[0] == BASE_DIR:
+            raise InputError(f"argument '--set': {BASE_DIR!r} is not a configuration entry")
         table = config
         for part in parts[:-1]:
             table = table.setdefault(part, {})
@@ -256,7 +262,7 @@ def _named(label: str, error: InputError) -> InputError:
 
 def _check_top_level(config: dict) -> None:
     for name in config:
-        if name == "_base_dir" or name in TABLES or name in ARRAYS_OF_TABLES:
+        if name == BASE_DIR or name in TABLES or name in ARRAYS_OF_TABLES:
             continue
         homes = [key.table for key in KEYS if key.name == name]
         hint = f"; did you mean [{homes[0]}] {name} (--set {homes[0]}.{name}=...)?" if homes else ""
@@ -312,7 +318,11 @@ def _prior(raw: dict, where: str, base_dir, entry, notion: str) -> Prior:
     kind = _prior_kind(spec, entry)
     table = validate_table(raw, keys_of("prior"), where, notion=notion, prior_kind=kind)
     if kind in BUILTIN_PRIORS:
-        return _builtin_prior(kind, table, where)
+        try:
+            return _builtin_prior(kind, table, where)
+        except MemoryError:
+            raise InputError(f"{where} n and k (--n, --k): databases of {table.get('n', 10)} x {table.get('k', 1)} "
+                             "entries do not fit in memory") from None
     if kind == "catalog":
         return entry.prior if spec is None else _catalog_entry(spec.split(":", 1)[1], f"{where} spec (--prior)").prior
     loaded = load_object(_resolve(spec, base_dir), f"{where} spec (--prior)")
@@ -338,8 +348,8 @@ def _framework(raw: dict, base_dir, notion: str) -> PufferfishFramework | None:
     if "w" not in table:
         extra = [name for name in ("independent", "w_discrete") if name in table]
         if extra:
-            raise InputError(f"[secret] {', '.join(extra)} describe the public part w; give it with --public "
-                             "FILE.py:W or [secret] w, or drop them")
+            raise InputError(f"[secret] {', '.join(extra)} describe{'s' if len(extra) == 1 else ''} the public part w; "
+                             "give it with --public FILE.py:W or [secret] w, or drop them")
     g = SecretFunction(f"g = {table['g']}", load_object(_resolve(table["g"], base_dir), "[secret] g (--secret)"))
     if "w" not in table:
         return PufferfishFramework("user secret", (g,), description="the secret g with no public information")
@@ -436,7 +446,7 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
         the wrong type or out of range, a key that does not apply to the notion or the prior,
         or a missing required value.
     """
-    base_dir = config.get("_base_dir")
+    base_dir = config.get(BASE_DIR)
     _check_top_level(config)
     raw_audit = config.get("audit", {})
     if not isinstance(raw_audit, dict):
@@ -496,6 +506,9 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     shape = priors[0].shape
     if any(p.shape != shape for p in priors):
         raise InputError(f"the [[priors]] must share one database shape, got {sorted({p.shape for p in priors})}")
+    if notion == "smi-dp" and audit.get("slices", 1) < 1:
+        raise InputError(f"{keys_of('audit')['slices'].label} must be >= 1 for notion smi-dp (it averages over "
+                         "random slices)")
     records = audit.pop("records", None)
     if records is not None and max(records) >= shape[0]:
         raise InputError(f"{keys_of('audit')['records'].label} must be record indices in [0, {shape[0]}) for "
