@@ -50,18 +50,21 @@ def epsilon_objective(delta: float = 0.0):
 def claim_objective(claim):
     """An event objective for refuting ``claim``: events predicted to refute it first.
 
-    A pair predicted outside the claim's profile scores 1 + its excess over δ(ε′)
-    (:meth:`mechanisms.claims.Claim.event_margin`, in (0, 1]); any other pair that would
-    certify some ε > 0 at the claim's δ scores in (−1, 0) by that ε, so that when nothing
-    refutes the ε bound is still the best available; the rest score in [−2, −1] by their
+    A pair predicted outside the claim's profile scores above 1: for a (local) DP claim by the
+    ε it would certify at the claim's δ (the ε lower bound is that claim's natural evidence), for
+    the other notions by its excess over δ(ε′) (:meth:`mechanisms.claims.Claim.event_margin`).
+    Any other pair that would certify some ε > 0 scores in (−1, 0) by that ε, so that when
+    nothing refutes the ε bound is still the best available; the rest score below −1 by their
     (negative) excess: the event closest to refuting.
     """
     epsilon = epsilon_objective(claim.delta)
+    by_epsilon = claim.notion in ("dp", "ldp")
 
     def objective(lower, upper):
         margin = claim.event_margin(lower, upper)
         eps = epsilon(lower, upper)
-        return np.where(margin > 0, 1.0 + margin, np.where(eps > 0, eps / (1.0 + eps) - 1.0, (margin - 3.0) / 2.0))
+        refuting = 1.0 + (eps / (1.0 + eps) if by_epsilon else margin)
+        return np.where(margin > 0, refuting, np.where(eps > 0, eps / (1.0 + eps) - 1.0, (margin - 3.0) / 2.0))
     return objective
 
 
