@@ -50,15 +50,15 @@ def epsilon_objective(delta: float = 0.0):
 def claim_objective(claim):
     """An event objective for refuting ``claim``: events predicted to refute it first.
 
-    A pair predicted outside the claim's profile scores above 1: for a (local) DP claim by the
-    ε it would certify at the claim's δ (the ε lower bound is that claim's natural evidence), for
-    the other notions by its excess over δ(ε′) (:meth:`mechanisms.claims.Claim.event_margin`).
+    A pair predicted outside the claim's profile scores above 1: for a pure (local) DP claim by
+    the ε it would certify (the ε lower bound is that claim's natural evidence), for the other
+    claims by its excess over δ(ε′) (:meth:`mechanisms.claims.Claim.event_margin`).
     Any other pair that would certify some ε > 0 scores in (−1, 0) by that ε, so that when
     nothing refutes the ε bound is still the best available; the rest score below −1 by their
     (negative) excess: the event closest to refuting.
     """
     epsilon = epsilon_objective(claim.delta)
-    by_epsilon = claim.notion in ("dp", "ldp")
+    by_epsilon = claim.notion in ("dp", "ldp") and claim.delta == 0
 
     def objective(lower, upper):
         margin = claim.event_margin(lower, upper)
