@@ -5,6 +5,7 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
 
     [mechanism]
     spec = "catalog:histogram_buggy"     # or "path/file.py:NAME" or "package.module:NAME"
+    # params = {epsilon = 0.1}           # catalog parameters (also catalog:NAME?epsilon=0.1)
     name = "display name"                 # optional
 
     [prior]                               # or several [[priors]] tables (Θ); default: the catalog entry's
@@ -225,9 +226,11 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     if not isinstance(spec, str):
         raise InputError("configuration needs [mechanism] spec = \"catalog:NAME\" or \"FILE.py:NAME\"")
     entry = None
-    if spec.startswith("catalog:"):
-        entry = get_entry(spec.split(":", 1)[1])
+    if spec.startswith("catalog:"):  # parameters: catalog:NAME?KEY=VALUE or [mechanism] params = {...}
+        entry = get_entry(spec.split(":", 1)[1], mech_table.get("params"))
         mechanism, name = entry.mechanism, entry.name
+    elif "params" in mech_table:
+        raise InputError("[mechanism] params applies to catalog mechanisms only (spec = \"catalog:NAME\")")
     else:
         mechanism, name = load_object(_resolve(spec, base_dir), "--mechanism"), spec
     if "priors" in config:

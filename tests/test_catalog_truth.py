@@ -371,3 +371,20 @@ def test_cli_catalog_shows_exact_or_bound_and_pair_epsilon(capsys):
     assert 0.1 < row["exposing_pair_epsilon"] < row["true"]["epsilon"]
     assert main(["catalog", "--name", "svt4?bogus=1"]) == 2
     assert "'bogus'" in capsys.readouterr().err
+
+
+def test_configuration_params_table_builds_the_parametrised_entry():
+    from audit.config import build_spec
+    config = {"mechanism": {"spec": "catalog:svt4", "params": {"epsilon": 0.1, "queries": 10}},
+              "audit": {"notion": "mi-dp", "epsilon": 0.005}}
+    spec = build_spec(config)
+    assert spec.claim.epsilon == 0.1 and spec.priors[0].shape == (2, 10)
+    assert spec.name == "svt4?epsilon=0.1&queries=10"
+    config["mechanism"]["params"] = {"queries": 0}
+    with pytest.raises(InputError, match="'queries'"):
+        build_spec(config)
+    config["mechanism"]["params"] = [1]
+    with pytest.raises(InputError, match="params"):
+        build_spec(config)
+    with pytest.raises(InputError, match="catalog mechanisms only"):
+        build_spec({"mechanism": {"spec": "x.py:f", "params": {}}, "audit": {"notion": "mi-dp", "epsilon": 1.0}})

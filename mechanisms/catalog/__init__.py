@@ -74,6 +74,8 @@ def get_entry(spec: str, params: dict | None = None) -> CatalogEntry:
     """
     name, spec_params = split_spec(spec)
     factory = _factory(name)
+    if params is not None and not isinstance(params, dict):
+        raise InputError(f"catalog parameters ([mechanism] params) must be a table of KEY = VALUE, got {params!r}")
     params = dict(params or {})
     twice = sorted(set(spec_params) & set(params))
     if twice:
