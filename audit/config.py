@@ -4,9 +4,17 @@ into one :class:`~audit.spec.AuditSpec`.
 Schema (every table optional except ``mechanism`` and ``audit``)::
 
     [mechanism]
-    spec = "catalog:histogram_buggy"     # or "path/file.py:NAME" or "package.module:NAME"
-    # params = {epsilon = 0.1}           # catalog parameters (also catalog:NAME?epsilon=0.1)
+    spec = "catalog:histogram_buggy"     # or "path/file.py:NAME" or "package.module:NAME"; the object may be
+                                          # a batched callable, an OpenDP Measurement or a diffprivlib mechanism
     name = "display name"                 # optional
+    query = "file.py:NAME"                # library mechanisms: query(db), a database's input to the library
+    params = { epsilon = 1.0 }            # a diffprivlib class: its keyword arguments; a catalog mechanism:
+                                          # its parameters (also spec = "catalog:NAME?epsilon=1.0")
+    sensitivity = 1.0                     # an OpenDP measurement on an aggregate: the query's sensitivity
+    delta = 1e-6                          # an OpenDP smoothed max-divergence: δ at which it is read
+    command = "sh mech.sh 1"              # instead of spec: an external program (mechanisms.recognition)
+    wire = "text"                         # command: text | npy
+    timeout = 60                          # command: seconds per batch
 
     [prior]                               # or several [[priors]] tables (Θ); default: the catalog entry's
     spec = "builtin:bernoulli"            # builtin:bernoulli|gaussian|uniform, catalog:NAME, FILE.py:NAME
@@ -40,7 +48,8 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
 
     [[pairs]]                             # optional, DP notions: neighbouring databases whose
     first = [[0.0], [1.0]]                # two-point priors join Θ (with prior_search > 0 a
-    second = [[1.0], [1.0]]               # catalog mechanism's exposing pairs join too)
+    second = [[1.0], [1.0]]               # catalog mechanism's exposing pairs join too); arrays
+                                          # or .npy files; without a prior, the pairs alone are Θ
 
     [claim]                               # optional: what the mechanism claims, for cross-checks
     notion = "dp"                         # dp | ldp | mi-dp | mi-pp
@@ -75,11 +84,13 @@ from mechanisms.catalog import catalog, get_entry
 from mechanisms.catalog.guarantee import Guarantee
 from mechanisms.catalog.neighbouring_pair import NeighbouringPair
 from mechanisms.loading import load_object
+from mechanisms.pair_files import pair_from_files
+from mechanisms.recognition import load_mechanism
 from mechanisms.priors import Prior, ProductBernoulli, ProductGaussian, UniformBox, UserPrior
 
 from .config_schema import InputWarning, Key, plain, validate_table
 from .frameworks import PufferfishFramework, SecretFunction, SecretPair
-from .prior_search import MAX_PRIOR_SEARCH
+from .prior_search import MAX_PRIOR_SEARCH, differing_record
 from .result import NOTIONS
 from .spec import AuditSpec
 
@@ -103,7 +114,17 @@ KEYS = (
     Key("mechanism", "spec", "spec", flag="--mechanism", metavar="SPEC",
         help="FILE.py:NAME, package.module:NAME or catalog:NAME"),
     Key("mechanism", "name", "string"),
-    Key("mechanism", "params", "any"),  # catalog parameters, checked by mechanisms.catalog (NAME?KEY=VALUE too)
+    Key("mechanism", "command", "spec", flag="--command", flag_dest="program", metavar="\"PROGRAM ARGS\"",
+        help="the mechanism is an external program: databases on stdin, outputs on stdout, seed in "
+             "MIAUDIT_SEED (see the README)"),
+    Key("mechanism", "wire", "choice", choices=("text", "npy"), flag="--wire",
+        help="--command: wire format (default text)"),
+    Key("mechanism", "timeout", "number", above=0, flag="--timeout", metavar="S",
+        help="--command: seconds a batch may take (default 60)"),
+    Key("mechanism", "query", "spec"),
+    Key("mechanism", "params", "any"),
+    Key("mechanism", "sensitivity", "number", above=0),
+    Key("mechanism", "delta", "number", above=0, below=1),
     Key("prior", "spec", "spec", flag="--prior", metavar="SPEC",
         help="FILE.py:NAME, builtin:bernoulli|gaussian|uniform or catalog:NAME "
              "(default for a catalog mechanism: its exposing prior)"),
@@ -146,8 +167,8 @@ KEYS = (
              "on random neighbouring pairs (and a catalog mechanism's exposing pairs) to Θ"),
     Key("audit", "seed", "int", at_least=0, flag="--seed", flag_added_elsewhere=True),
     Key("audit", "device", "choice", choices=("auto", "cpu", "cuda"), flag="--device", flag_added_elsewhere=True),
-    Key("pairs", "first", "list", notions=DP_NOTIONS),
-    Key("pairs", "second", "list", notions=DP_NOTIONS),
+    Key("pairs", "first", "any", notions=DP_NOTIONS),
+    Key("pairs", "second", "any", notions=DP_NOTIONS),
     Key("claim", "notion", "string"),
     Key("claim", "epsilon", "number"),
     Key("claim", "delta", "number", at_least=0),
@@ -348,12 +369,20 @@ def _pairs(config: dict, entry, searching: bool, shape, notion: str) -> tuple:
         where = f"[[pairs]] entry {number}"
         table = validate_table(raw, keys_of("pairs"), where, notion=notion)
         if "first" not in table or "second" not in table:
-            raise InputError(f"{where} needs 'first' and 'second' (databases as arrays of rows)")
-        try:
-            pair = NeighbouringPair(table["first"], table["second"], why="supplied in the configuration")
-        except InputError as exc:
-            raise _named(where, exc) from None
-        if pair.first.shape != shape:
+            raise InputError(f"{where} needs 'first' and 'second' (databases as arrays of rows, or .npy files)")
+        first, second = table["first"], table["second"]
+        if isinstance(first, str) and isinstance(second, str):
+            base = Path(config.get("_base_dir") or ".")
+            pair = pair_from_files(base / first, base / second, f"{where} first, second (--pair)")
+        else:
+            for name, value in (("first", first), ("second", second)):
+                if not isinstance(value, (list, tuple)):
+                    raise InputError(f"{where} {name} must be an array of rows or a .npy file name, got {plain(value)}")
+            try:
+                pair = NeighbouringPair(first, second, why="supplied in the configuration")
+            except InputError as exc:
+                raise _named(where, exc) from None
+        if shape is not None and pair.first.shape != shape:
             raise InputError(f"{where}: first and second must have the prior's database shape {shape}, "
                              f"got {pair.first.shape}")
         pairs.append(pair)
@@ -388,6 +417,23 @@ def _warn_if_uncertifiable(spec: AuditSpec) -> None:
                       "audit reports a point estimate only, with no error guarantee.", InputWarning, stacklevel=2)
 
 
+def _with_library_claim(claim, loaded) -> tuple:
+    """The audit's claim (the user's, else the library's) and the notes saying where it came from."""
+    notes = loaded.notes
+    if claim is not None:
+        if loaded.claim is not None:
+            notes = (f"claim from --claim / [claim], overriding the {loaded.claim_note}",) + notes
+        return claim, notes
+    if loaded.claim_note:
+        notes = (loaded.claim_note,) + notes
+    if loaded.claim is None:
+        return None, notes
+    if loaded.claim.notion == "dp":
+        epsilon, delta = (tuple(loaded.claim.parameters) + (0.0,))[:2]
+        return Guarantee("dp", epsilon, delta, note=loaded.claim.source), notes
+    return None, notes + (f"the claim {loaded.claim.text} is not cross-checked: this version checks DP claims only",)
+
+
 def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     """The :class:`AuditSpec` a configuration describes; every value is checked against :data:`KEYS`.
 
@@ -410,19 +456,19 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     audit = validate_table(raw_audit, keys_of("audit"), "[audit]", notion=notion)
 
     mechanism_table = validate_table(config.get("mechanism", {}), keys_of("mechanism"), "[mechanism]", notion=notion)
-    if "spec" not in mechanism_table:
+    if "spec" not in mechanism_table and "command" not in mechanism_table:
         raise InputError("the audit needs a mechanism: --mechanism or [mechanism] spec = \"catalog:NAME\" or "
-                         "\"FILE.py:NAME\"")
-    spec = mechanism_table["spec"]
-    entry = None
+                         "\"FILE.py:NAME\" (or --command \"PROGRAM ARGS\")")
+    spec = mechanism_table.get("spec", "")
+    entry = loaded = None
     if spec.startswith("catalog:"):
         entry = _catalog_entry(spec.split(":", 1)[1], "[mechanism] spec (--mechanism)", mechanism_table.get("params"))
         mechanism, name = entry.mechanism, entry.name
-    elif "params" in mechanism_table:
-        raise InputError("[mechanism] params applies to catalog mechanisms only (spec = \"catalog:NAME\")")
-    else:
-        mechanism, name = load_object(_resolve(spec, base_dir), "[mechanism] spec (--mechanism)"), spec
+    else:  # a batched callable, a library mechanism or a program (mechanisms.recognition)
+        loaded = load_mechanism(mechanism_table, lambda text: _resolve(text, base_dir))
+        mechanism, name = loaded.mechanism, loaded.name
 
+    pairs_only = entry is None and "prior" not in config and "priors" not in config and bool(config.get("pairs"))
     if "priors" in config and "prior" in config:
         raise InputError("give the priors either as one [prior] table (or the --prior flags) or as [[priors]] "
                          "tables, not both")
@@ -433,7 +479,15 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
         places = [f"[[priors]] entry {number}" for number in range(1, len(tables) + 1)]
     else:
         tables, places = [config.get("prior", {})], ["[prior]"]
-    priors = tuple(_prior(t, where, base_dir, entry, notion) for t, where in zip(tables, places))
+    if pairs_only:
+        # Under DP, Θ is all distributions: the two-point priors on the pairs alone are a complete Θ.
+        pairs = _pairs(config, None, False, None, notion)
+        priors = tuple(pair.prior() for pair in pairs)
+        if len({p.shape for p in priors}) != 1:
+            raise InputError(f"[[pairs]] (--pair): every pair must hold databases of one shape (n, k), got "
+                             f"{sorted({p.shape for p in priors})}")
+    else:
+        priors = tuple(_prior(t, where, base_dir, entry, notion) for t, where in zip(tables, places))
     shape = priors[0].shape
     if any(p.shape != shape for p in priors):
         raise InputError(f"the [[priors]] must share one database shape, got {sorted({p.shape for p in priors})}")
@@ -445,10 +499,18 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     claim = _claim(config.get("claim", {}), notion)
     if claim is None and entry is not None:
         claim = entry.claimed
-    pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion)
+    notes = ()
+    if loaded is not None:
+        claim, notes = _with_library_claim(claim, loaded)
+    if pairs_only:
+        if records is None:  # under a pair's two-point prior only the record that switches can leak
+            records = tuple(sorted({differing_record(pair) for pair in pairs}))
+        pairs = ()
+    else:
+        pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion)
     result = AuditSpec(mechanism=mechanism, priors=priors, framework=_framework(config.get("secret", {}), base_dir,
                                                                                  notion),
                        pairs=pairs, records=records, claim=claim, critic=_critic(config.get("critic", {}), notion),
-                       name=mechanism_table.get("name", name), quiet=quiet, **audit)
+                       notes=notes, name=mechanism_table.get("name", name), quiet=quiet, **audit)
     _warn_if_uncertifiable(result)
     return result

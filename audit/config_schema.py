@@ -87,6 +87,9 @@ class Key:
     flag_added_elsewhere : bool
         The flag exists for every sub-command (``--seed``): the audit command reads it but
         does not add it.
+    flag_dest : str, optional
+        The ``argparse`` attribute when the flag's own name is taken (``--command``: the
+        sub-command's name is ``args.command``).
     metavar, help : str
         For the flag's help.
     """
@@ -103,6 +106,7 @@ class Key:
     priors: tuple | None = None
     flag: str | None = None
     flag_added_elsewhere: bool = False
+    flag_dest: str | None = None
     metavar: str | None = None
     help: str = ""
 
@@ -118,12 +122,14 @@ class Key:
 
     @property
     def dest(self) -> str | None:
-        """The ``argparse`` attribute of the flag."""
-        return None if self.flag is None else self.flag.lstrip("-").replace("-", "_")
+        """The ``argparse`` attribute of the flag (``flag_dest`` where the flag's own name is taken)."""
+        if self.flag is None:
+            return None
+        return self.flag_dest or self.flag.lstrip("-").replace("-", "_")
 
     def flag_options(self) -> dict:
         """``argparse.add_argument`` keyword arguments for the flag (default None: not given)."""
-        options = {"help": self.help, "default": None}
+        options = {"help": self.help, "default": None, "dest": self.dest}
         if self.kind == "bool":
             return {**options, "action": "store_true"}
         if self.kind == "choice":

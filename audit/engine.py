@@ -211,7 +211,7 @@ def run_audit(spec: AuditSpec) -> AuditResult:
     device = resolve_device(spec.device)
     rng = np.random.default_rng(spec.seed)
     mechanism_rng = np.random.default_rng(rng.integers(2**63))
-    notes = []
+    notes = list(spec.notes)
 
     # Θ: the declared priors (every audited secret), then any searched two-point priors (only
     # the record that switches can leak under them).

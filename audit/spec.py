@@ -64,6 +64,9 @@ class AuditSpec:
     pairs : sequence of NeighbouringPair
         DP notions only: neighbouring pairs whose two-point priors join Θ (user-supplied, or a
         catalog entry's exposing pairs).
+    notes : tuple of str
+        Notes the result carries from the start (where a library's claim came from, whether the
+        mechanism follows the seed).
     """
 
     mechanism: Callable
@@ -83,6 +86,7 @@ class AuditSpec:
     claim: Guarantee | None = None
     prior_search: int = 0
     pairs: tuple = ()
+    notes: tuple = ()
     seed: int = 0
     device: str = "auto"
     name: str | None = None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .scaling import standardized_columns
 from .validation import InputError, paired_sample_batches, paired_samples
 
 __all__ = ["gaussian_mi", "gaussian_mi_batch"]
@@ -35,7 +36,9 @@ def _log_dets(cov: np.ndarray, name: str) -> np.ndarray:
 
 def _gaussian_mi_unchecked(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     n, dx = x.shape[1], x.shape[2]
-    joint = np.concatenate([x, y], axis=2)
+    # Standardizing each column leaves the MI unchanged (it is affine invariant) and keeps the
+    # covariance from overflowing (data of scale 1e200) or underflowing (1e-200) to a singular one.
+    joint = standardized_columns(np.concatenate([x, y], axis=2))
     centred = joint - joint.mean(axis=1, keepdims=True)
     # One batched product gives every slice's joint covariance; the 1/(n-1) factor
     # cancels in det Σ_X det Σ_Y / det Σ but keeps the numbers of a sensible size.

@@ -18,7 +18,7 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from estimators.validation import InputError, as_float_array, as_generator, first_nonfinite_index
+from estimators.validation import InputError, as_float_array, as_generator, check_real, first_nonfinite_index
 
 __all__ = [
     "Mechanism",
@@ -94,6 +94,7 @@ def check_batch_output(values, m: int, who: str) -> np.ndarray:
         Naming ``who`` when ``values`` is not numeric, not of shape ``(m, d)`` with
         ``d >= 1``, or holds NaN/inf (the message gives the first offending database).
     """
+    check_real(values, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
     try:
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -386,5 +386,3 @@ def test_configuration_params_table_builds_the_parametrised_entry():
     config["mechanism"]["params"] = [1]
     with pytest.raises(InputError, match="params"):
         build_spec(config)
-    with pytest.raises(InputError, match="catalog mechanisms only"):
-        build_spec({"mechanism": {"spec": "x.py:f", "params": {}}, "audit": {"notion": "mi-dp", "epsilon": 1.0}})

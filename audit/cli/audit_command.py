@@ -17,6 +17,7 @@ from audit.config_schema import InputWarning
 from audit.engine import run_audit
 from audit.report import render_html, render_json, render_markdown, summary_table, write_atomic
 from estimators.validation import InputError
+from mechanisms.pair_files import split_pair_flag
 
 
 def configure(parser) -> None:
@@ -29,6 +30,9 @@ def configure(parser) -> None:
         if not key.flag_added_elsewhere:
             parser.add_argument(key.flag, **key.flag_options())
     parser.add_argument("--claim", metavar="NOTION:EPS[:DELTA]", help="claimed guarantee, e.g. dp:1 or mi-dp:0.5")
+    parser.add_argument("--pair", action="append", metavar="A.npy,B.npy",
+                        help="DP notions: a neighbouring pair of databases (n, k) whose two-point prior joins Θ; "
+                             "pairs alone make a DP audit (repeatable; [[pairs]] first, second)")
     add_device_option(parser)
     # None means "not given": the configuration file's value, if any, then the default applies.
     parser.set_defaults(seed=None, device=None)
@@ -42,6 +46,10 @@ def _flag_config(args) -> dict:
         if value is None or value is False:
             continue
         config.setdefault(key.table, {})[key.name] = value
+    if args.pair:
+        # Flags name files from the current folder, not from a configuration file's.
+        config["pairs"] = [{"first": str(Path(first).absolute()), "second": str(Path(second).absolute())}
+                           for first, second in map(split_pair_flag, args.pair)]
     if args.claim:
         parts = args.claim.split(":")
         if len(parts) not in (2, 3):
