@@ -34,5 +34,6 @@ def run(args):
         rows = [e for e in rows if e.buggy]
     payload = {"mechanisms": [e.to_dict() for e in rows]}
     note = ("\n\n'true is': whether the true ε is exact or an upper bound; 'pair attains': the ε of the "
-            "entry's exposing pairs (largest |log-likelihood ratio|; '-': not computed, the MI notions)")
+            "entry's exposing pairs (largest |log-likelihood ratio|; '-': not computed: the MI notions, "
+            "SVT3 with c > 1, more than 4096 output patterns)")
     return payload, _table(rows) + note
