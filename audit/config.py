@@ -51,10 +51,9 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     second = [[1.0], [1.0]]               # catalog mechanism's exposing pairs join too); arrays
                                           # or .npy files; without a prior, the pairs alone are Θ
 
-    [claim]                               # optional: what the mechanism claims, for cross-checks
-    notion = "dp"                         # dp | ldp | mi-dp | mi-pp
-    epsilon = 0.5
-    delta = 0.0
+    [claim]                               # optional: what the mechanism claims (mechanisms/claims.py)
+    spec = "dp:0.5"                       # dp:EPS[:DELTA] zcdp:RHO rdp:ALPHA:EPS gdp:MU ldp:EPS mi-dp:EPS mi-pp:EPS
+                                          # or notion = "zcdp" with its parameters by name (rho = 0.5)
 
     [critic]                              # optional: estimators.neural.CriticConfig fields
     max_steps = 2000
@@ -81,7 +80,7 @@ from estimators.neural import CriticConfig
 from estimators.validation import InputError
 from mechanisms.base import MechanismError
 from mechanisms.catalog import catalog, get_entry
-from mechanisms.catalog.guarantee import Guarantee
+from mechanisms.claims import Claim, claim_from_table, parse_claim
 from mechanisms.catalog.neighbouring_pair import NeighbouringPair
 from mechanisms.loading import load_object
 from mechanisms.pair_files import pair_from_files
@@ -105,8 +104,10 @@ BUILTIN_PRIORS = ("bernoulli", "gaussian", "uniform")
 
 def _critic_keys() -> tuple:
     """One key per :class:`~estimators.neural.CriticConfig` field; ranges are checked by the class."""
-    kinds = {int: "int", float: "number", str: "string", tuple: "list", type(None): "number"}
-    return tuple(Key("critic", f.name, kinds[type(f.default)]) for f in dataclasses.fields(CriticConfig))
+    kinds = {int: "int", float: "number", str: "string", tuple: "numbers", type(None): "number"}
+    return tuple(Key("critic", f.name, kinds[type(f.default)],
+                     length=len(f.default) if isinstance(f.default, tuple) else None)
+                 for f in dataclasses.fields(CriticConfig))
 
 
 #: Every configuration value: where it lives, its type and range, where it applies, its flag.
@@ -169,15 +170,21 @@ KEYS = (
     Key("audit", "device", "choice", choices=("auto", "cpu", "cuda"), flag="--device", flag_added_elsewhere=True),
     Key("pairs", "first", "any", notions=DP_NOTIONS),
     Key("pairs", "second", "any", notions=DP_NOTIONS),
+    Key("claim", "spec", "string"),
     Key("claim", "notion", "string"),
     Key("claim", "epsilon", "number"),
     Key("claim", "delta", "number", at_least=0),
+    Key("claim", "rho", "number"),
+    Key("claim", "order", "number"),
+    Key("claim", "mu", "number"),
     *_critic_keys(),
 )
 
 #: Top-level entries: tables, and arrays of tables (``[[priors]]``, ``[[pairs]]``).
 TABLES = ("mechanism", "prior", "audit", "secret", "claim", "critic")
 ARRAYS_OF_TABLES = {"priors": "prior", "pairs": "pairs"}
+#: Where :func:`load_config` records the configuration file's folder (relative paths start there).
+BASE_DIR = "_base_dir"
 
 
 def keys_of(table: str) -> dict:
@@ -191,7 +198,7 @@ def flag_keys() -> tuple:
 
 
 def load_config(path) -> dict:
-    """Parse a TOML audit configuration; ``_base_dir`` records where relative paths start."""
+    """Parse a TOML audit configuration; :data:`BASE_DIR` records where relative paths start."""
     path = Path(path)
     where = f"argument 'CONFIG': {str(path)!r}"
     if path.is_dir():
@@ -207,7 +214,7 @@ def load_config(path) -> dict:
         raise InputError(f"{where} is not valid TOML: {exc}") from None
     except OSError as exc:
         raise InputError(f"{where} cannot be read: {exc.strerror or exc}") from None
-    config["_base_dir"] = str(path.resolve().parent)
+    config[BASE_DIR] = str(path.resolve().parent)
     return config
 
 
@@ -227,6 +234,8 @@ def apply_overrides(config: dict, assignments) -> dict:
         parts = [part.strip() for part in key.strip().split(".")]
         if not all(parts):
             raise InputError(f"argument '--set' has an empty key in {assignment!r}")
+        if parts[0] == BASE_DIR:
+            raise InputError(f"argument '--set': {BASE_DIR!r} is not a configuration entry")
         table = config
         for part in parts[:-1]:
             table = table.setdefault(part, {})
@@ -253,7 +262,7 @@ def _named(label: str, error: InputError) -> InputError:
 
 def _check_top_level(config: dict) -> None:
     for name in config:
-        if name == "_base_dir" or name in TABLES or name in ARRAYS_OF_TABLES:
+        if name == BASE_DIR or name in TABLES or name in ARRAYS_OF_TABLES:
             continue
         homes = [key.table for key in KEYS if key.name == name]
         hint = f"; did you mean [{homes[0]}] {name} (--set {homes[0]}.{name}=...)?" if homes else ""
@@ -313,7 +322,11 @@ def _prior(raw: dict, where: str, base_dir, entry, notion: str) -> Prior:
     kind = _prior_kind(spec, entry)
     table = validate_table(raw, keys_of("prior"), where, notion=notion, prior_kind=kind)
     if kind in BUILTIN_PRIORS:
-        return _builtin_prior(kind, table, where)
+        try:
+            return _builtin_prior(kind, table, where)
+        except MemoryError:
+            raise InputError(f"{where} n and k (--n, --k): databases of {table.get('n', 10)} x {table.get('k', 1)} "
+                             "entries do not fit in memory") from None
     if kind == "catalog":
         return entry.prior if spec is None else _catalog_entry(spec.split(":", 1)[1], f"{where} spec (--prior)").prior
     loaded = load_object(_resolve(spec, base_dir), f"{where} spec (--prior)")
@@ -339,8 +352,8 @@ def _framework(raw: dict, base_dir, notion: str) -> PufferfishFramework | None:
     if "w" not in table:
         extra = [name for name in ("independent", "w_discrete") if name in table]
         if extra:
-            raise InputError(f"[secret] {', '.join(extra)} describe the public part w; give it with --public "
-                             "FILE.py:W or [secret] w, or drop them")
+            raise InputError(f"[secret] {', '.join(extra)} describe{'s' if len(extra) == 1 else ''} the public part w; "
+                             "give it with --public FILE.py:W or [secret] w, or drop them")
     g = SecretFunction(f"g = {table['g']}", load_object(_resolve(table["g"], base_dir), "[secret] g (--secret)"))
     if "w" not in table:
         return PufferfishFramework("user secret", (g,), description="the secret g with no public information")
@@ -350,17 +363,12 @@ def _framework(raw: dict, base_dir, notion: str) -> PufferfishFramework | None:
     return PufferfishFramework("user secret", (g,), (w,), (pair,), description="the secret g given the public w")
 
 
-def _claim(raw: dict, notion: str):
-    if not raw:
-        return None
-    table = validate_table(raw, keys_of("claim"), "[claim]", notion=notion)
-    for required in ("notion", "epsilon"):
-        if required not in table:
-            raise InputError(f"[claim] (--claim) needs {required!r}")
-    try:
-        return Guarantee(table["notion"], table["epsilon"], table.get("delta", 0.0))
-    except InputError as exc:
-        raise _named("[claim] (--claim)", exc) from None
+def _claim(raw, notion: str):
+    """The [claim] table (``spec = "zcdp:0.5"``, or notion and parameters), or the Claim --claim parsed."""
+    if isinstance(raw, Claim) or not raw:
+        return raw or None
+    return claim_from_table(validate_table(raw, keys_of("claim"), "[claim]", notion=notion), where="[claim] (--claim)",
+                            origin="[claim]")
 
 
 def _pairs(config: dict, entry, searching: bool, shape, notion: str) -> tuple:
@@ -428,10 +436,8 @@ def _with_library_claim(claim, loaded) -> tuple:
         notes = (loaded.claim_note,) + notes
     if loaded.claim is None:
         return None, notes
-    if loaded.claim.notion == "dp":
-        epsilon, delta = (tuple(loaded.claim.parameters) + (0.0,))[:2]
-        return Guarantee("dp", epsilon, delta, note=loaded.claim.source), notes
-    return None, notes + (f"the claim {loaded.claim.text} is not cross-checked: this version checks DP claims only",)
+    return parse_claim(loaded.claim.text, argument=loaded.claim_note or "the library's claim",
+                       origin=loaded.claim.source), notes
 
 
 def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
@@ -444,7 +450,7 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
         the wrong type or out of range, a key that does not apply to the notion or the prior,
         or a missing required value.
     """
-    base_dir = config.get("_base_dir")
+    base_dir = config.get(BASE_DIR)
     _check_top_level(config)
     raw_audit = config.get("audit", {})
     if not isinstance(raw_audit, dict):
@@ -491,6 +497,9 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     shape = priors[0].shape
     if any(p.shape != shape for p in priors):
         raise InputError(f"the [[priors]] must share one database shape, got {sorted({p.shape for p in priors})}")
+    if notion == "smi-dp" and audit.get("slices", 1) < 1:
+        raise InputError(f"{keys_of('audit')['slices'].label} must be >= 1 for notion smi-dp (it averages over "
+                         "random slices)")
     records = audit.pop("records", None)
     if records is not None and max(records) >= shape[0]:
         raise InputError(f"{keys_of('audit')['records'].label} must be record indices in [0, {shape[0]}) for "
@@ -498,7 +507,7 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
 
     claim = _claim(config.get("claim", {}), notion)
     if claim is None and entry is not None:
-        claim = entry.claimed
+        claim = entry.claimed.as_claim(origin=f"catalog entry {entry.name}")
     notes = ()
     if loaded is not None:
         claim, notes = _with_library_claim(claim, loaded)

@@ -56,7 +56,8 @@ def load_npy_array(path, argument: str, *, ndim=None, shape: str | None = None) 
     ------
     InputError
         Naming ``argument``: no such file, a folder, unreadable, not a ``.npy`` file (a ``.npz``
-        archive is named as such, with how to extract an array), Python objects inside,
+        archive is named as such, with how to extract an array), a pipe or device, too large
+        for memory, Python objects inside,
         non-numeric or complex data, an empty array, a wrong number of axes, NaN or inf.
     """
     path = os.fspath(path)
@@ -64,6 +65,10 @@ def load_npy_array(path, argument: str, *, ndim=None, shape: str | None = None) 
         raise InputError(f"argument '{argument}': no such file {path!r}")
     if os.path.isdir(path):
         raise InputError(f"argument '{argument}': {path!r} is a folder, not a .npy array file")
+    if not os.path.isfile(path):
+        # A FIFO or device would block or never end; .npy files are regular files.
+        raise InputError(f"argument '{argument}': {path!r} is not a regular file (a pipe or device?); "
+                         "give a .npy array file")
     try:
         with open(path, "rb") as handle:
             magic = handle.read(len(_NPY_MAGIC))
@@ -86,9 +91,16 @@ def load_npy_array(path, argument: str, *, ndim=None, shape: str | None = None) 
     except (OSError, EOFError) as exc:
         raise InputError(f"argument '{argument}': {path!r} is not a readable .npy array file (truncated or "
                          f"corrupt: {exc})") from None
+    except MemoryError:
+        raise InputError(f"argument '{argument}': {path!r} ({os.path.getsize(path) / 2**30:.1f} GiB) does not fit "
+                         "in memory") from None
     if array.dtype.kind not in _NUMERIC_KINDS + "c":  # complex data get as_float_array's message
         raise InputError(f"argument '{argument}': {path!r} holds data of type {array.dtype}, not numbers")
     if array.size == 0:
         raise InputError(f"argument '{argument}': {path!r} holds an empty array (shape {array.shape}); "
                          "it needs at least one value")
-    return as_float_array(array, argument, ndim=ndim, shape=shape)
+    try:
+        return as_float_array(array, argument, ndim=ndim, shape=shape)
+    except MemoryError:
+        raise InputError(f"argument '{argument}': {path!r} holds {array.size} values; as float64 they need "
+                         f"{array.size * 8 / 2**30:.1f} GiB, more than the memory available") from None

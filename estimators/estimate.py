@@ -18,12 +18,13 @@ batched ensemble and certify on a held-out split; classical ones (``ksg``, ``gau
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 
 import numpy as np
 
 from .certify import BOUND_METHODS, averaged_dv_lower_bound, averaging_shifts, certify_critics
-from .discrete import plugin_mi_batch
+from .discrete import CORRECTIONS, plugin_mi_batch
 from .gaussian_mi import gaussian_mi_batch
 from .ksg import TIE_JITTER, has_ties, ksg_mi_batch
 from .neural import CriticConfig, fit_critics, minimum_split_samples
@@ -73,6 +74,23 @@ def minimum_samples(estimator: str, dims, *, sliced: bool = False, slice_dim: in
     return 2, "at least two samples"
 
 
+def _physical_memory_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not a POSIX system that reports it
+        return None
+
+
+def _check_memory(slices: int, n: int, columns: int) -> None:
+    """Refuse a sliced estimate whose projected samples alone exceed the machine's memory."""
+    needed = slices * n * columns * 8
+    available = _physical_memory_bytes()
+    if available is not None and needed > available:
+        raise InputError(f"argument 'slices': {slices} slices of {n} samples need {needed / 2**30:.1f} GiB for the "
+                         f"projected samples alone, more than this machine's {available / 2**30:.1f} GiB; "
+                         "use fewer slices")
+
+
 def _projections(x, y, z, sliced, slices, slice_dim, rng):
     """The per-critic inputs u (p, n, du), v_y (p, n, dy'), v_z (p, n, dz') or None, and the frames.
 
@@ -93,11 +111,11 @@ def _projections(x, y, z, sliced, slices, slice_dim, rng):
     return u, v_y, v_z, frames
 
 
-def _classical(estimator, u, v, k, correction, seed):
+def _classical(estimator, u, v, k, correction, seed, v_label="argument 'y'"):
     if estimator == "ksg":
         return ksg_mi_batch(u, v, k=k, seed=seed)
     if estimator == "gaussian":
-        return gaussian_mi_batch(u, v)
+        return gaussian_mi_batch(u, v, labels=("argument 'x'", v_label))
     return plugin_mi_batch(u, v, correction=correction)
 
 
@@ -148,6 +166,7 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
     check_choice(conditional, "conditional", CONDITIONAL_FORMS)
     check_choice(unit, "unit", UNITS)
     check_choice(bound, "bound", BOUND_METHODS)
+    check_choice(correction, "correction", CORRECTIONS)
     alpha = check_probability(alpha, "alpha")
     x = as_samples(x, "x", min_rows=2)
     y = as_samples(y, "y", min_rows=2)
@@ -165,6 +184,8 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
         raise InputError(f"arguments 'x' and 'y' have {n} samples; estimator '{estimator}' needs at least {need} "
                          f"({why})")
     rng = as_generator(seed)
+    if sliced:
+        _check_memory(slices, n, sum(min(slice_dim, a.shape[1]) for a in (x, y, z) if a is not None))
     u, v_y, v_z, frames = _projections(x, y, z, sliced, slices, slice_dim, rng)
     v = v_y if v_z is None else np.concatenate((v_y, v_z), axis=2)
     chain = v_z is not None and conditional == "chain"
@@ -197,9 +218,17 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
         stderr_single = None if chain else float(fit.stderr[0])
     else:
         ksg_seed = int(rng.integers(2**31))
-        terms = _classical(estimator, u, v, k, correction, ksg_seed)
+        terms = _classical(estimator, u, v, k, correction, ksg_seed,
+                           "argument 'y'" if v_z is None else "arguments 'y' and 'z' together")
         if chain:
-            terms = terms - _classical(estimator, u, v_z, k, correction, ksg_seed)
+            second = _classical(estimator, u, v_z, k, correction, ksg_seed, "argument 'z'")
+            if np.isinf(second).any():
+                raise InputError("argument 'z' determines 'x' exactly (an exact linear relation): I(X; Z) is "
+                                 "infinite, so the chain-rule difference I(X; Y, Z) - I(X; Z) is undefined")
+            terms = terms - second
+        if np.isinf(terms).any():
+            notes.append("x is an exact linear function of the other variables: the Gaussian MI is infinite "
+                         "(JSON shows null)")
         if estimator == "ksg" and has_ties(u, v):
             notes.append(f"the data have repeated values (ties); KSG assumes continuous data, so noise of standard "
                          f"deviation {TIE_JITTER:g} (relative to each standardized coordinate, seeded) broke the ties "

@@ -646,7 +646,7 @@ class UserPrior(Prior):
         who = f"prior {self.label!r}"
         try:
             out = self.sample(m, rng)
-        except Exception as exc:  # noqa: BLE001 - a user's sampler may raise anything
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a user's sampler may raise anything; sys.exit() must not end the audit silently
             raise MechanismError(f"{who} raised {type(exc).__name__} when asked for {m} databases: {exc}",
                                  mechanism=who) from exc
         check_real(out, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))

@@ -282,3 +282,52 @@ def test_estimate_warns_about_alpha_without_a_certificate_and_reports_bits(files
 def test_estimate_alpha_outside_the_open_interval(files, capsys, alpha):
     assert main(["estimate", "--x", str(files / "x.npy"), "--y", str(files / "y.npy"), "--alpha", alpha]) == 2
     assert "'--alpha'" in capsys.readouterr().err
+
+
+def test_audit_of_a_mechanism_with_outputs_of_1e300_matches_the_unscaled_audit():
+    """Once 'argument mi_lower_bound must be finite' (NaN critics from a float32 overflow)."""
+    from audit.engine import run_audit
+    from audit.spec import AuditSpec
+    from mechanisms.priors import ProductBernoulli
+
+    def leaky(dbs, rng):
+        return dbs[:, 0, :1] + 0.5 * rng.standard_normal((dbs.shape[0], 1))
+
+    def leaky_huge(dbs, rng):
+        return 1e300 * leaky(dbs, rng)
+
+    results = [run_audit(AuditSpec(mechanism=mechanism, priors=[ProductBernoulli(0.5, shape=(2, 1))], notion="mi-dp",
+                                   epsilon=0.1, samples=2000, slices=0, event_runs=0, records=(0,),
+                                   critic=FAST_CRITIC, seed=3))
+               for mechanism in (leaky, leaky_huge)]
+    assert all(math.isfinite(r.lower_bound) for r in results)
+    assert results[1].lower_bound == pytest.approx(results[0].lower_bound, abs=0.05)
+
+
+def test_gaussian_conditional_cases_name_the_right_argument():
+    x, y = gaussian_pair(300, 0.6, 14)
+    with pytest.raises(InputError, match="'y' and 'z' together: singular"):
+        estimate_mi(x, y, np.ones(300), estimator="gaussian", conditional="chain")
+    with pytest.raises(InputError, match="'z' determines 'x' exactly"):
+        estimate_mi(x, y, x, estimator="gaussian", conditional="chain")
+    # Identical columns: the 2 x 2 covariance [[a, a], [a, a]] has determinant exactly 0.
+    exact = estimate_mi(x, x, estimator="gaussian")
+    assert exact.value == math.inf and exact.to_dict()["value"] is None and "infinite" in exact.notes[0]
+    with pytest.raises(InputError, match="'correction'"):
+        estimate_mi(x, y, estimator="gaussian", correction="jackknife")
+
+
+def test_load_npy_array_refuses_a_fifo(tmp_path):
+    import os
+
+    fifo = tmp_path / "pipe.npy"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="'--x'.*not a regular file"):
+        load_npy_array(fifo, "--x")
+
+
+def test_sliced_estimate_too_large_for_memory_is_refused_before_allocating():
+    x, y = gaussian_pair(300, 0.5, 15)
+    # 10^12 slices x 300 samples x 2 columns x 8 bytes = 4.8e15 bytes, more than any machine.
+    with pytest.raises(InputError, match="'slices'.*GiB"):
+        estimate_mi(x, y, estimator="gaussian", sliced=True, slices=10**12)
