@@ -57,7 +57,7 @@ def test_out_must_be_a_directory(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     assert main(["experiment", "pufferfish-fig3a", "--quick", "--out", str(blocker)]) == 2
-    assert "'out'" in capsys.readouterr().err
+    assert "'--out'" in capsys.readouterr().err
 
 
 def test_table_rejects_ragged_columns_and_round_trips(tmp_path):

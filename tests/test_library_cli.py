@@ -153,3 +153,24 @@ def test_pair_errors_name_the_flag(in_tmp, capsys, argv, message):
     captured = capsys.readouterr()
     assert code == 2
     assert re.search(message, captured.err), captured.err
+
+
+def test_opendp_zcdp_claim_reaches_the_audit_spec(in_tmp):
+    pytest.importorskip("opendp.prelude")
+    from audit.config import build_spec
+
+    (in_tmp / "gauss.py").write_text(
+        "import opendp.prelude as dp\n"
+        "dp.enable_features('contrib')\n"
+        "space = dp.vector_domain(dp.atom_domain(bounds=(0.0, 1.0)), size=5), dp.symmetric_distance()\n"
+        "gaussian_sum = space >> dp.t.then_sum() >> dp.m.then_gaussian(2.0)\n")
+    config = {"mechanism": {"spec": str(in_tmp / "gauss.py") + ":gaussian_sum"},
+              "prior": {"spec": "builtin:bernoulli", "n": 5}, "audit": {"notion": "mi-dp", "epsilon": 0.1}}
+    spec = build_spec(config)
+    # σ = 2 on a sum that moves by 1: ρ = 1 / (2σ²) = 0.125 (Bun & Steinke 2016, Prop. 1.6).
+    assert spec.claim.notion == "zcdp"
+    assert spec.claim.parameters()["rho"] == pytest.approx(0.125, rel=1e-9)
+    assert any("ZeroConcentratedDivergence -> zCDP" in note for note in spec.notes)
+    overridden = build_spec({**config, "claim": {"spec": "dp:1"}})
+    assert overridden.claim.notion == "dp"
+    assert any("overriding the claim zcdp:" in note for note in overridden.notes)
