@@ -14,8 +14,7 @@ from pathlib import Path
 from audit.cli.main import add_device_option
 from audit.config import apply_overrides, build_spec, flag_keys, load_config
 from audit.config_schema import InputWarning
-from audit.engine import run_audit
-from audit.report import render_html, render_json, render_markdown, summary_table, write_atomic
+from audit.report import report_target, summary_table
 from estimators.validation import InputError
 from mechanisms.claims import CLAIM_SYNTAX, parse_claim
 from mechanisms.pair_files import split_pair_flag
@@ -26,7 +25,9 @@ def configure(parser) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a configuration value, e.g. --set audit.epsilon=0.2 (repeatable; "
                              "values in TOML syntax: true, 0.5, \"text\", [0, 3])")
-    parser.add_argument("--report", metavar="OUT.html", help="write the HTML report there (and .md/.json beside it)")
+    parser.add_argument("--report", metavar="OUT.html",
+                        help="OUT.html: the HTML report with OUT.md and OUT.json beside it; OUT.md or OUT.json: "
+                             "that report alone (the location is checked before the audit)")
     for key in flag_keys():
         if not key.flag_added_elsewhere:
             parser.add_argument(key.flag, **key.flag_options())
@@ -80,18 +81,6 @@ def _show_input_warning(message, category, filename, lineno, file=None, line=Non
         _default_showwarning(message, category, filename, lineno, file, line)
 
 
-def _check_report_path(report) -> Path | None:
-    """The report's path, checked before any sampling (its folder must exist)."""
-    if not report:
-        return None
-    target = Path(report)
-    if not target.parent.exists():
-        raise InputError(f"argument '--report': folder {str(target.parent)!r} does not exist")
-    if target.is_dir():
-        raise InputError(f"argument '--report': {report!r} is a folder; give a file name such as {report}/report.html")
-    return target
-
-
 def _text(result) -> str:
     """The terminal summary: the claim's verdict first, then the MI audit's table and statement."""
     lines = []
@@ -108,7 +97,9 @@ def _text(result) -> str:
 
 
 def run(args):
-    target = _check_report_path(args.report)
+    from audit.engine import run_audit  # here: it loads torch, which --help must not wait for
+
+    report = report_target(args.report) if args.report else None  # checked before any work
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)
         warnings.showwarning = _show_input_warning
@@ -117,10 +108,8 @@ def run(args):
         config = apply_overrides(config, args.set)
         spec = build_spec(config, quiet=args.quiet or args.json)
         result = run_audit(spec)
-    if target is not None:
-        write_atomic(target, [render_html(result).encode()])
-        write_atomic(target.with_suffix(".md"), [render_markdown(result).encode()])
-        write_atomic(target.with_suffix(".json"), [render_json(result).encode()])
+    if report:
+        report.write(result)
     text = _text(result)
     if args.fail_on_violation and (result.refuted or (result.violation and not result.estimate_only)):
         args.exit_status = 1  # audit.cli.main returns it after printing the result
