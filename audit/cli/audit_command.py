@@ -15,7 +15,6 @@ from audit.cli.main import add_device_option
 from audit.config import apply_overrides, build_spec, flag_keys, load_config
 from audit.config_schema import InputWarning
 from audit.report import report_target, summary_table
-from estimators.validation import InputError
 from mechanisms.claims import CLAIM_SYNTAX, parse_claim
 from mechanisms.pair_files import split_pair_flag
 
