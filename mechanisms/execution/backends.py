@@ -4,8 +4,10 @@ Every backend offers the same small interface to :class:`~mechanisms.execution.r
 ``submit(fn, task)`` returns a :class:`concurrent.futures.Future`; ``outcome(future)`` returns
 the chunk's result or raises :class:`~mechanisms.errors.MechanismError` (the user code failed)
 or :class:`WorkerLost` (the process running it died); ``restart()`` replaces dead workers;
-``cancel()`` stops everything outstanding; ``close()`` releases the workers. Scheduling is the
-pool's or Ray's; the runner only keeps at most ``slots`` chunks in flight.
+``cancel()`` stops everything outstanding; ``close()`` releases the workers; ``slots`` is how
+many chunks run at once and ``isolated_failures`` whether a dying worker fails only its own
+chunk. Scheduling is the pool's or Ray's; the runner only keeps at most ``slots`` chunks in
+flight.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class InProcessBackend:
     """Chunks run one after another in the audit's own process (the default: nothing to start)."""
 
     slots = 1
+    isolated_failures = True
 
     def __init__(self, reference: MechanismReference):
         self.reference = reference
@@ -68,7 +71,10 @@ def _check_sendable(reference: MechanismReference) -> None:
 
 class ProcessBackend:
     """Chunks run in ``workers`` local processes (started fresh: ``spawn``), the mechanism
-    loaded once per process from its specification."""
+    loaded once per process from its specification. A dying worker breaks the whole pool, so
+    every chunk in flight fails with it (``isolated_failures = False``)."""
+
+    isolated_failures = False
 
     def __init__(self, reference: MechanismReference, workers: int):
         _check_sendable(reference)
@@ -114,8 +120,11 @@ class RayBackend:
     """Chunks run as Ray tasks on a local Ray instance or an existing cluster (``address``).
 
     Ray's own retries are off (``max_retries=0``): the runner retries, the same way for every
-    backend. The mechanism travels once, through the object store, by reference.
+    backend. The mechanism travels once, through the object store, by reference. A dying
+    worker fails only its own task (``isolated_failures = True``).
     """
+
+    isolated_failures = True
 
     def __init__(self, reference: MechanismReference, address: str | None, cpus: int | None):
         _check_sendable(reference)

@@ -24,7 +24,7 @@ import numpy as np
 from estimators.progress import progress_bar
 from estimators.validation import InputError, check_choice, check_int, check_positive
 
-from ..base import as_database_batch
+from ..base import as_database_batch, mechanism_name
 from ..errors import MechanismError
 from .backends import WorkerLost, make_backend
 from .chunks import MECHANISM, PRIOR, PROBE, ChunkTask, chunk_generator, plan_chunks, seeded_global_generators
@@ -153,7 +153,9 @@ class MechanismRunner:
         """
         job_seed = int(rng.integers(2**63))
         label = getattr(prior, "label", None)
-        who = f"prior '{label if isinstance(label, str) else prior.describe()}'"
+        if not isinstance(label, str):
+            label = prior.describe() if hasattr(prior, "describe") else mechanism_name(prior)
+        who = f"prior '{label}'"
         chunks = []
         try:
             for index, start, stop in plan_chunks(samples, self.settings.chunk_size):
@@ -222,16 +224,33 @@ class MechanismRunner:
         self.notes.append(note)
 
     def _dispatch(self, fn, tasks: list, retries: int, what: str, on_done=None) -> list:
-        """Run ``fn(reference, task)`` for every task, at most ``slots`` in flight; results in task order."""
+        """Run ``fn(reference, task)`` for every task, at most ``slots`` in flight; results in task order.
+
+        A chunk whose code raised, or whose worker died while it ran alone, counts a failed
+        attempt. When a local pool breaks, every chunk in flight fails with it; those are not
+        counted but run again alone, so that only the one that kills its worker is blamed.
+        """
         backend = self.backend
         results = [None] * len(tasks)
         failures = [0] * len(tasks)
         pending = deque(range(len(tasks)))
-        in_flight = {}
+        in_flight, suspects, alone = {}, set(), None
+
+        def failed(position, exc):
+            failures[position] += 1
+            if failures[position] > retries:
+                raise self._final_error(tasks[position], exc, failures[position], what) from None
+            pending.appendleft(position)
+
         try:
             while pending or in_flight:
-                while pending and len(in_flight) < backend.slots:
-                    position = pending.popleft()
+                while pending and len(in_flight) < backend.slots and alone is None:
+                    position = pending[0]
+                    if position in suspects:
+                        if in_flight:
+                            break
+                        alone = position
+                    pending.popleft()
                     task = tasks[position]
                     if failures[position] == retries and not task.last_attempt:
                         task = tasks[position] = replace(task, last_attempt=True)
@@ -240,22 +259,30 @@ class MechanismRunner:
                 lost = False
                 for future in done:
                     position = in_flight.pop(future)
+                    ran_alone, alone = position == alone, None if position == alone else alone
                     try:
                         results[position] = backend.outcome(future)
-                    except (MechanismError, WorkerLost) as exc:
-                        lost |= isinstance(exc, WorkerLost)
-                        failures[position] += 1
-                        if failures[position] > retries:
-                            raise self._final_error(tasks[position], exc, failures[position], what) from None
-                        pending.appendleft(position)
+                    except MechanismError as exc:
+                        failed(position, exc)
                         continue
+                    except WorkerLost as exc:
+                        lost = True
+                        if ran_alone or backend.slots == 1 or backend.isolated_failures:
+                            failed(position, exc)
+                        else:
+                            suspects.add(position)
+                            pending.appendleft(position)
+                        continue
+                    suspects.discard(position)
                     if on_done is not None:
                         on_done(tasks[position])
-                if lost:
+                if lost and not backend.isolated_failures:
                     backend.restart()
-                    for position in in_flight.values():  # their worker pool is gone with it
+                    for position in in_flight.values():  # their pool is gone with it
+                        suspects.add(position)
                         pending.appendleft(position)
                     in_flight.clear()
+                    alone = None
         except BaseException:
             backend.cancel()
             raise
