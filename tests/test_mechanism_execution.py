@@ -21,10 +21,11 @@ from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
 from mechanisms.execution.user_call import call_user_code
 from mechanisms.priors import ProductBernoulli
 
-sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
+FIXTURES = Path(__file__).parent / "fixtures"
+sys.path.insert(0, str(FIXTURES))
 import execution_mechanisms as fx  # noqa: E402
 
-SOURCE = "execution_mechanisms"
+SOURCE = str(FIXTURES / "execution_mechanisms.py")  # workers load FILE.py:NAME, as from the command line
 FAST = CriticConfig(max_steps=400)
 
 
@@ -221,3 +222,59 @@ def test_bad_execution_settings_name_the_argument(settings, message):
 
 def test_auto_workers_is_the_number_of_cores():
     assert ExecutionSettings(workers="auto").workers == (os.cpu_count() or 1)
+
+
+# ---------------------------------------------------------------- the same audit on every backend
+
+
+def audit_json(**execution):
+    prior = ProductBernoulli(0.5, shape=(3, 1))
+    result = run_audit(AuditSpec(mechanism=fx.summing, priors=[prior], notion="mi-dp", epsilon=0.1, samples=2000,
+                                 slices=2, event_runs=600, critic=CriticConfig(max_steps=200), seed=4,
+                                 execution=ExecutionSettings(chunk_size=100, **execution),
+                                 mechanism_source=f"{SOURCE}:summing"))
+    payload = result.to_dict()
+    payload.pop("seconds")
+    return payload
+
+
+def test_audit_json_is_identical_for_one_and_two_workers():
+    assert audit_json() == audit_json(workers=2)
+
+
+@pytest.fixture(scope="module")
+def local_ray(tmp_path_factory):
+    """A local Ray instance on 2 CPUs, started once; its workers see the marker file's name."""
+    ray = pytest.importorskip("ray")
+    marker = tmp_path_factory.mktemp("ray") / "marker"
+    saved = os.environ.get("MIAUDIT_TEST_MARKER")
+    os.environ["MIAUDIT_TEST_MARKER"] = str(marker)  # before ray.init: its workers inherit it
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, configure_logging=False)
+    yield marker
+    if started:
+        ray.shutdown()
+    if saved is None:
+        os.environ.pop("MIAUDIT_TEST_MARKER", None)
+    else:
+        os.environ["MIAUDIT_TEST_MARKER"] = saved
+
+
+@pytest.mark.ray
+def test_ray_gives_the_same_audit_json_as_in_process(local_ray):
+    assert audit_json(backend="ray") == audit_json()
+
+
+@pytest.mark.ray
+def test_ray_task_failures_name_the_mechanism_and_database(local_ray):
+    dbs = numbered(600)
+    np.testing.assert_array_equal(sample("flaky", dbs, chunk_size=64, backend="ray"),
+                                  sample("summing", dbs, chunk_size=64))
+    assert local_ray.exists()  # the first attempt failed and was retried
+    with pytest.raises(MechanismError, match=r"raised ValueError on database 44: boom \(audit sample 300\)"):
+        with MechanismRunner(fx.raises_on_sample_300, "raises", ExecutionSettings(chunk_size=64, backend="ray"),
+                             source=f"{SOURCE}:raises_on_sample_300") as r:
+            r.sample(dbs, np.random.default_rng(0), what="audit sample")
+    with pytest.raises(MechanismError, match=r"mechanism 'hangs' did not return within 1 s"):
+        sample("hangs", numbered(4), backend="ray", timeout=1, retries=0)

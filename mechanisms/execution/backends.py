@@ -15,6 +15,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import sys
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -136,7 +137,10 @@ class RayBackend:
         self._ray = ray
         self._started = not ray.is_initialized()
         if self._started:
-            options = {"address": address} if address else {"num_cpus": cpus or os.cpu_count()}
+            # A local instance's workers import what this process can: its sys.path, as PYTHONPATH.
+            path = os.pathsep.join(entry for entry in sys.path if entry)
+            options = {"address": address} if address else {
+                "num_cpus": cpus or os.cpu_count(), "runtime_env": {"env_vars": {"PYTHONPATH": path}}}
             ray.init(include_dashboard=False, configure_logging=False, log_to_driver=True, **options)
         self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._reference = ray.put(reference)

@@ -8,8 +8,8 @@ process, on any number of worker processes and on Ray. The job seed comes from t
 seeded generator, one per job.
 
 The global generators (``numpy.random``'s functions, the ``random`` module, and torch's when
-torch is loaded) are seeded from the chunk's seed while the chunk runs, and restored
-afterwards: a mechanism that uses them instead of its ``rng`` is then reproducible too, and
+torch is loaded) are seeded from the chunk's seed before the chunk runs (and the audit's own process gets
+its states back after each job): a mechanism that uses them instead of its ``rng`` is then reproducible too, and
 worker processes never repeat each other's draws (every fresh process starts torch's
 generator from the same fixed seed, and forked workers share numpy's global state).
 """
@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MECHANISM", "PRIOR", "ChunkTask", "chunk_generator", "plan_chunks", "seeded_global_generators"]
+__all__ = ["MECHANISM", "PRIOR", "PROBE", "ChunkTask", "chunk_generator", "plan_chunks", "preserved_global_generators",
+           "seed_global_generators"]
 
 #: ``purpose`` keys of the seed: a prior's draws and a mechanism's runs of one chunk index
 #: use independent streams.
@@ -82,21 +83,30 @@ def chunk_generator(job_seed: int, index: int, purpose: int = MECHANISM) -> np.r
     return np.random.default_rng(np.random.SeedSequence(job_seed, spawn_key=(index, purpose)))
 
 
-@contextmanager
-def seeded_global_generators(job_seed: int, index: int, purpose: int = MECHANISM):
-    """Seed the global generators (numpy, random, torch if loaded) for one chunk; restore them after."""
+def seed_global_generators(job_seed: int, index: int, purpose: int = MECHANISM) -> None:
+    """Seed the global generators (numpy, random, and torch if loaded) for one chunk.
+
+    Cheap (microseconds); :func:`preserved_global_generators` puts the caller's states back
+    once per job, which costs about a millisecond.
+    """
     state = np.random.SeedSequence(job_seed, spawn_key=(index, purpose, 1)).generate_state(4)
+    np.random.seed(state)
+    random.seed(int.from_bytes(state.tobytes(), "little"))
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(int(state[0]) << 32 | int(state[1]))
+
+
+@contextmanager
+def preserved_global_generators():
+    """Restore the global generators' states (numpy, random, torch if loaded) on exit."""
     torch = sys.modules.get("torch")
     saved_numpy, saved_random = np.random.get_state(), random.getstate()
     saved_torch = torch.get_rng_state() if torch is not None else None
-    np.random.seed(state)
-    random.seed(int.from_bytes(state.tobytes(), "little"))
-    if torch is not None:
-        torch.manual_seed(int(state[0]) << 32 | int(state[1]))
     try:
         yield
     finally:
         np.random.set_state(saved_numpy)
         random.setstate(saved_random)
-        if torch is not None:
+        if saved_torch is not None:
             torch.set_rng_state(saved_torch)

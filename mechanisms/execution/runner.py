@@ -27,7 +27,8 @@ from estimators.validation import InputError, check_choice, check_int, check_pos
 from ..base import as_database_batch, mechanism_name
 from ..errors import MechanismError
 from .backends import WorkerLost, make_backend
-from .chunks import MECHANISM, PRIOR, PROBE, ChunkTask, chunk_generator, plan_chunks, seeded_global_generators
+from .chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, chunk_generator, plan_chunks, preserved_global_generators,
+                     seed_global_generators)
 from .memory import format_bytes
 from .user_call import call_user_code
 from .worker import MechanismReference, run_chunk, run_probe
@@ -158,9 +159,10 @@ class MechanismRunner:
         who = f"prior '{label}'"
         chunks = []
         try:
-            for index, start, stop in plan_chunks(samples, self.settings.chunk_size):
-                generator = chunk_generator(job_seed, index, PRIOR)
-                with seeded_global_generators(job_seed, index, PRIOR):
+            with preserved_global_generators():
+                for index, start, stop in plan_chunks(samples, self.settings.chunk_size):
+                    generator = chunk_generator(job_seed, index, PRIOR)
+                    seed_global_generators(job_seed, index, PRIOR)
                     chunks.append(call_user_code(prior, (stop - start, generator), who=who,
                                                  timeout=self.settings.timeout,
                                                  where=f" drawing databases {start}-{stop - 1}"))
@@ -199,8 +201,9 @@ class MechanismRunner:
                   for index, start, stop in plan_chunks(batch.shape[0], self.settings.chunk_size)]
         bar = progress_bar(batch.shape[0], f"sampling {self.label}", quiet=self.quiet)
         try:
-            outputs = self._dispatch(run_chunk, chunks, self.settings.retries, what,
-                                     lambda task: bar.update(task.size))
+            with preserved_global_generators():
+                outputs = self._dispatch(run_chunk, chunks, self.settings.retries, what,
+                                         lambda task: bar.update(task.size))
         finally:
             bar.close()
         return np.concatenate(outputs)
@@ -208,7 +211,8 @@ class MechanismRunner:
     def _probe(self, first: np.ndarray, job_seed: int) -> None:
         timeout = self.settings.timeout or PROBE_TIMEOUT
         task = ChunkTask(job_seed, 0, 0, first, 1, timeout, PROBE)
-        [(one, two)] = self._dispatch(run_probe, [task], 0, "database")
+        with preserved_global_generators():
+            [(one, two)] = self._dispatch(run_probe, [task], 0, "database")
         self._probed = True
         if np.array_equal(one, two):
             return

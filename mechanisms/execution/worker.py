@@ -18,7 +18,7 @@ import numpy as np
 
 from ..base import mechanism_name, sample_mechanism
 from ..errors import MechanismError
-from .chunks import ChunkTask, chunk_generator, seeded_global_generators
+from .chunks import ChunkTask, chunk_generator, seed_global_generators
 
 __all__ = ["MechanismReference", "init_worker", "run_chunk", "run_probe"]
 
@@ -112,10 +112,10 @@ def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
     rng = chunk_generator(task.job_seed, task.index, task.purpose)
     if hard_kill and task.timeout is not None:
         faulthandler.dump_traceback_later(task.timeout + HARD_KILL_GRACE, exit=True)
+    seed_global_generators(task.job_seed, task.index, task.purpose)
     try:
-        with seeded_global_generators(task.job_seed, task.index, task.purpose):
-            return sample_mechanism(mech, task.dbs, rng, name=label or mechanism_name(mech),
-                                    locate=task.last_attempt, timeout=task.timeout)
+        return sample_mechanism(mech, task.dbs, rng, name=label or mechanism_name(mech),
+                                locate=task.last_attempt, timeout=task.timeout)
     finally:
         if hard_kill and task.timeout is not None:
             faulthandler.cancel_dump_traceback_later()
