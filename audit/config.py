@@ -1,5 +1,5 @@
-"""Audit configuration: a TOML file, ``--set key=value`` overrides and the flag form, all into one
-:class:`~audit.spec.AuditSpec`.
+"""Audit configuration: a TOML file, ``--set table.key=value`` overrides and the flag form, all
+into one :class:`~audit.spec.AuditSpec`.
 
 Schema (every table optional except ``mechanism`` and ``audit``)::
 
@@ -11,8 +11,9 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     spec = "builtin:bernoulli"            # builtin:bernoulli|gaussian|uniform, catalog:NAME, FILE.py:NAME
     n = 10                                # builtin priors: records
     k = 1                                 #                 attributes
-    p = 0.5                               # bernoulli: P(1); gaussian: mean, std; uniform: low, high
-    independent_rows = true               # user callables only: structure you vouch for
+    p = 0.5                               # bernoulli: P(1); gaussian: mean, std > 0; uniform: low < high
+    independent_rows = true               # FILE.py samplers only: structure you vouch for
+    independent_columns = false
     discrete = false
 
     [audit]
@@ -24,17 +25,17 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     records = "all"                       # or [0, 3] (DP notions)
     estimator = "dv"                      # dv | mine | nwj
     candidates = 1
-    delta = 0.0                           # δ of the event-based DP bound
-    event_runs = 20000
-    prior_search = 0                      # DP notions: random two-point priors added to Θ
-    seed = 0
+    delta = 0.0                           # DP notions: δ of the event-based DP bound
+    event_runs = 20000                    # DP notions
+    prior_search = 0                      # DP notions: random two-point priors added to Θ (at most 1000)
+    seed = 0                              # >= 0
     device = "auto"
 
     [secret]                              # mi-pp only
     g = "secrets.py:salary"               # g(dbs) -> (m, dg)
     w = "secrets.py:department"           # optional public part w(dbs) -> (m, dw)
     independent = false                   # g(X) and w(X) independent under every prior (you vouch)
-    w_discrete = false
+    w_discrete = false                    # w takes finitely many values
 
     [[pairs]]                             # optional, DP notions: neighbouring databases whose
     first = [[0.0], [1.0]]                # two-point priors join Θ (with prior_search > 0 a
@@ -49,22 +50,36 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     max_steps = 2000
 
 Relative file paths are read relative to the configuration file.
+
+Every value is checked against :data:`KEYS` (one :class:`~audit.config_schema.Key` per line:
+table, name, type, range or choices, the notions and priors it applies to, its flag). To add a
+configuration value, add its line there; a key with a ``flag`` gets that command-line flag in
+``miaudit audit`` automatically, and the value reaches :func:`build_spec` type-checked. Unknown
+tables and keys, values of the wrong type (``independent = "false"``), and keys that do not apply
+to the notion or the prior are errors naming the key, never silently ignored.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+import warnings
 from pathlib import Path
 
+from estimators.estimate import NEURAL_ESTIMATORS
 from estimators.neural import CriticConfig
 from estimators.validation import InputError
-from mechanisms.catalog import get_entry
+from mechanisms.base import MechanismError
+from mechanisms.catalog import catalog
 from mechanisms.catalog.guarantee import Guarantee
 from mechanisms.catalog.neighbouring_pair import NeighbouringPair
 from mechanisms.loading import load_object
 from mechanisms.priors import Prior, ProductBernoulli, ProductGaussian, UniformBox, UserPrior
 
+from .config_schema import InputWarning, Key, plain, validate_table
 from .frameworks import PufferfishFramework, SecretFunction, SecretPair
+from .prior_search import MAX_PRIOR_SEARCH
+from .result import NOTIONS
 from .spec import AuditSpec
 
 if sys.version_info >= (3, 11):
@@ -72,21 +87,103 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-AUDIT_KEYS = ("notion", "epsilon", "alpha", "samples", "slices", "records", "estimator", "candidates", "delta",
-              "event_runs", "prior_search", "seed", "device")
+DP_NOTIONS = ("mi-dp", "smi-dp")
 BUILTIN_PRIORS = ("bernoulli", "gaussian", "uniform")
+
+
+def _critic_keys() -> tuple:
+    """One key per :class:`~estimators.neural.CriticConfig` field; ranges are checked by the class."""
+    kinds = {int: "int", float: "number", str: "string", tuple: "list", type(None): "number"}
+    return tuple(Key("critic", f.name, kinds[type(f.default)]) for f in dataclasses.fields(CriticConfig))
+
+
+#: Every configuration value: where it lives, its type and range, where it applies, its flag.
+KEYS = (
+    Key("mechanism", "spec", "spec", flag="--mechanism", metavar="SPEC",
+        help="FILE.py:NAME, package.module:NAME or catalog:NAME"),
+    Key("mechanism", "name", "string"),
+    Key("prior", "spec", "spec", flag="--prior", metavar="SPEC",
+        help="FILE.py:NAME, builtin:bernoulli|gaussian|uniform or catalog:NAME "
+             "(default for a catalog mechanism: its exposing prior)"),
+    Key("prior", "n", "int", at_least=1, priors=BUILTIN_PRIORS, flag="--n", help="builtin prior: records per database"),
+    Key("prior", "k", "int", at_least=1, priors=BUILTIN_PRIORS, flag="--k", help="builtin prior: attributes per record"),
+    Key("prior", "p", "number", at_least=0, at_most=1, priors=("bernoulli",), flag="--p",
+        help="builtin:bernoulli: P(entry = 1), in [0, 1]"),
+    Key("prior", "mean", "number", priors=("gaussian",), flag="--mean", help="builtin:gaussian: mean"),
+    Key("prior", "std", "number", above=0, priors=("gaussian",), flag="--std",
+        help="builtin:gaussian: standard deviation, > 0"),
+    Key("prior", "low", "number", priors=("uniform",), flag="--low", help="builtin:uniform: lower end"),
+    Key("prior", "high", "number", priors=("uniform",), flag="--high", help="builtin:uniform: upper end (> low)"),
+    Key("prior", "independent_rows", "bool", priors=("user",), flag="--independent-rows",
+        help="a FILE.py prior callable has independent rows (you vouch for it)"),
+    Key("prior", "independent_columns", "bool", priors=("user",)),
+    Key("prior", "discrete", "bool", priors=("user",)),
+    Key("audit", "notion", "choice", choices=NOTIONS, flag="--notion"),
+    Key("audit", "epsilon", "number", above=0, flag="--epsilon", metavar="E", help="audited epsilon, nats"),
+    Key("secret", "g", "spec", notions=("mi-pp",), flag="--secret", metavar="FILE.py:G",
+        help="mi-pp: the secret g(dbs) -> (m, dg)"),
+    Key("secret", "w", "spec", notions=("mi-pp",), flag="--public", metavar="FILE.py:W",
+        help="mi-pp: the public part w(dbs) -> (m, dw)"),
+    Key("secret", "independent", "bool", notions=("mi-pp",)),
+    Key("secret", "w_discrete", "bool", notions=("mi-pp",)),
+    Key("audit", "alpha", "number", above=0, below=1, flag="--alpha",
+        help="type-I error of a violation verdict (default 0.05)"),
+    Key("audit", "samples", "int", at_least=1, flag="--samples", help="databases per prior (default 20000)"),
+    Key("audit", "slices", "int", at_least=0, flag="--slices", help="random slices per secret (default 32)"),
+    Key("audit", "records", "records", notions=DP_NOTIONS, flag="--records",
+        help="DP notions: 'all' or comma-separated record indices"),
+    Key("audit", "estimator", "choice", choices=NEURAL_ESTIMATORS),
+    Key("audit", "candidates", "int", at_least=1),
+    Key("audit", "delta", "number", at_least=0, below=1, notions=DP_NOTIONS, flag="--delta",
+        help="DP notions: delta of the event-based DP bound (default 0)"),
+    Key("audit", "event_runs", "int", at_least=0, notions=DP_NOTIONS, flag="--event-runs",
+        help="DP notions: mechanism runs per neighbouring input for the event test"),
+    Key("audit", "prior_search", "int", at_least=0, at_most=MAX_PRIOR_SEARCH, notions=DP_NOTIONS,
+        flag="--prior-search", metavar="N",
+        help=f"DP notions (Θ = all distributions): add N (at most {MAX_PRIOR_SEARCH}) distinct two-point priors "
+             "on random neighbouring pairs (and a catalog mechanism's exposing pairs) to Θ"),
+    Key("audit", "seed", "int", at_least=0, flag="--seed", flag_added_elsewhere=True),
+    Key("audit", "device", "choice", choices=("auto", "cpu", "cuda"), flag="--device", flag_added_elsewhere=True),
+    Key("pairs", "first", "list", notions=DP_NOTIONS),
+    Key("pairs", "second", "list", notions=DP_NOTIONS),
+    Key("claim", "notion", "string"),
+    Key("claim", "epsilon", "number"),
+    Key("claim", "delta", "number", at_least=0),
+    *_critic_keys(),
+)
+
+#: Top-level entries: tables, and arrays of tables (``[[priors]]``, ``[[pairs]]``).
+TABLES = ("mechanism", "prior", "audit", "secret", "claim", "critic")
+ARRAYS_OF_TABLES = {"priors": "prior", "pairs": "pairs"}
+
+
+def keys_of(table: str) -> dict:
+    """``name -> Key`` for one table."""
+    return {key.name: key for key in KEYS if key.table == table}
+
+
+def flag_keys() -> tuple:
+    """The keys a command-line flag sets, in declaration order."""
+    return tuple(key for key in KEYS if key.flag)
 
 
 def load_config(path) -> dict:
     """Parse a TOML audit configuration; ``_base_dir`` records where relative paths start."""
     path = Path(path)
+    where = f"argument 'CONFIG': {str(path)!r}"
+    if path.is_dir():
+        raise InputError(f"{where} is a folder, not a TOML file")
     try:
         with open(path, "rb") as handle:
             config = tomllib.load(handle)
     except FileNotFoundError:
         raise InputError(f"argument 'CONFIG': no such file {str(path)!r}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{where} is not UTF-8 text (TOML files are UTF-8)") from None
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"argument 'CONFIG': {str(path)!r} is not valid TOML: {exc}") from None
+        raise InputError(f"{where} is not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise InputError(f"{where} cannot be read: {exc.strerror or exc}") from None
     config["_base_dir"] = str(path.resolve().parent)
     return config
 
@@ -95,7 +192,7 @@ def _parse_value(text: str):
     try:
         return tomllib.loads(f"value = {text}")["value"]
     except tomllib.TOMLDecodeError:
-        return text  # a bare word is a string
+        return text  # a bare word is a string (and then fails the type check of a non-string key)
 
 
 def apply_overrides(config: dict, assignments) -> dict:
@@ -104,7 +201,7 @@ def apply_overrides(config: dict, assignments) -> dict:
         if "=" not in assignment:
             raise InputError(f"argument '--set' must look like table.key=value, got {assignment!r}")
         key, text = assignment.split("=", 1)
-        parts = key.strip().split(".")
+        parts = [part.strip() for part in key.strip().split(".")]
         if not all(parts):
             raise InputError(f"argument '--set' has an empty key in {assignment!r}")
         table = config
@@ -124,137 +221,226 @@ def _resolve(spec: str, base_dir: str | None) -> str:
     return spec
 
 
-def _table(config: dict, name: str) -> dict:
-    value = config.get(name, {})
-    if not isinstance(value, dict):
-        raise InputError(f"configuration entry '{name}' must be a table")
+def _named(label: str, error: InputError) -> InputError:
+    """``error`` with ``label`` in front (a failing user function keeps its own class and name)."""
+    if isinstance(error, MechanismError):
+        return error
+    return InputError(f"{label}: {error}")
+
+
+def _check_top_level(config: dict) -> None:
+    for name in config:
+        if name == "_base_dir" or name in TABLES or name in ARRAYS_OF_TABLES:
+            continue
+        homes = [key.table for key in KEYS if key.name == name]
+        hint = f"; did you mean [{homes[0]}] {name} (--set {homes[0]}.{name}=...)?" if homes else ""
+        raise InputError(f"unknown configuration entry {name!r}; the tables are "
+                         f"{', '.join(TABLES + tuple(ARRAYS_OF_TABLES))}{hint}")
+
+
+def _array_of_tables(config: dict, name: str) -> list:
+    value = config.get(name, [])
+    if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+        raise InputError(f"configuration entry '{name}' must be an array of tables ([[{name}]])")
     return value
 
 
-def _builtin_prior(kind: str, table: dict) -> Prior:
-    try:
-        n, k = int(table.get("n", 10)), int(table.get("k", 1))
-    except (TypeError, ValueError):
-        raise InputError("prior 'n' and 'k' must be integers") from None
-    if kind == "bernoulli":
-        return ProductBernoulli(table.get("p", 0.5), shape=(n, k))
-    if kind == "gaussian":
-        mean, std = table.get("mean", 0.0), table.get("std", 1.0)
-        return ProductGaussian.iid_rows([mean] * k, [[std**2 if i == j else 0.0 for j in range(k)] for i in range(k)], n)
-    return UniformBox(table.get("low", 0.0), table.get("high", 1.0), shape=(n, k))
-
-
-def _prior(table: dict, base_dir, entry) -> Prior:
-    spec = table.get("spec")
+def _prior_kind(spec, entry) -> str:
     if spec is None:
-        if entry is None:
-            raise InputError("configuration needs a [prior] with 'spec' (or a catalog mechanism, whose prior is the default)")
-        return entry.prior
-    if not isinstance(spec, str):
-        raise InputError(f"prior 'spec' must be a string, got {spec!r}")
+        return "catalog"
     if spec.startswith("builtin:"):
         kind = spec.split(":", 1)[1]
         if kind not in BUILTIN_PRIORS:
-            raise InputError(f"prior 'spec': unknown builtin {kind!r}; choose from {', '.join(BUILTIN_PRIORS)}")
-        return _builtin_prior(kind, table)
-    if spec.startswith("catalog:"):
-        return get_entry(spec.split(":", 1)[1]).prior
-    loaded = load_object(_resolve(spec, base_dir), "--prior")
+            raise InputError(f"[prior] spec (--prior): unknown builtin {kind!r}; choose from "
+                             f"{', '.join('builtin:' + b for b in BUILTIN_PRIORS)}")
+        return kind
+    return "catalog" if spec.startswith("catalog:") else "user"
+
+
+def _catalog_entry(name: str, label: str):
+    entries = {e.name: e for e in catalog()}
+    if name not in entries:
+        raise InputError(f"{label}: no catalog mechanism {name!r}; choose from {', '.join(sorted(entries))}")
+    return entries[name]
+
+
+def _builtin_prior(kind: str, table: dict, where: str) -> Prior:
+    n, k = table.get("n", 10), table.get("k", 1)
+    if kind == "bernoulli":
+        return ProductBernoulli(table.get("p", 0.5), shape=(n, k))
+    if kind == "gaussian":
+        std = table.get("std", 1.0)
+        return ProductGaussian.iid_rows([table.get("mean", 0.0)] * k, std**2, n)
+    low, high = table.get("low", 0.0), table.get("high", 1.0)
+    if not low < high:
+        raise InputError(f"{where} low and high (--low, --high) must satisfy low < high, got low = {plain(low)}, "
+                         f"high = {plain(high)}")
+    return UniformBox(low, high, shape=(n, k))
+
+
+def _prior(raw: dict, where: str, base_dir, entry, notion: str) -> Prior:
+    spec = keys_of("prior")["spec"].check(raw["spec"], f"{where} spec (--prior)") if "spec" in raw else None
+    if spec is None and entry is None:
+        raise InputError(f"the audit needs a prior: {where} spec (--prior) = builtin:bernoulli|gaussian|uniform, "
+                         "catalog:NAME or FILE.py:NAME (only a catalog mechanism brings its own)")
+    kind = _prior_kind(spec, entry)
+    table = validate_table(raw, keys_of("prior"), where, notion=notion, prior_kind=kind)
+    if kind in BUILTIN_PRIORS:
+        return _builtin_prior(kind, table, where)
+    if kind == "catalog":
+        return entry.prior if spec is None else _catalog_entry(spec.split(":", 1)[1], f"{where} spec (--prior)").prior
+    loaded = load_object(_resolve(spec, base_dir), f"{where} spec (--prior)")
+    declared = [name for name in ("independent_rows", "independent_columns", "discrete") if name in table]
     if isinstance(loaded, Prior):
+        if declared:
+            raise InputError(f"{where} {', '.join(declared)}: {spec!r} is a Prior object, which declares its own "
+                             "structure; these keys apply to sampling functions only")
         return loaded
-    return UserPrior(loaded, label=spec, independent_rows=bool(table.get("independent_rows", False)),
-                     independent_columns=bool(table.get("independent_columns", False)),
-                     discrete=bool(table.get("discrete", False)))
+    return UserPrior(loaded, label=spec, independent_rows=table.get("independent_rows", False),
+                     independent_columns=table.get("independent_columns", False),
+                     discrete=table.get("discrete", False))
 
 
-def _framework(table: dict, base_dir) -> PufferfishFramework | None:
-    if not table:
+def _framework(raw: dict, base_dir, notion: str) -> PufferfishFramework | None:
+    table = validate_table(raw, keys_of("secret"), "[secret]", notion=notion)
+    if notion != "mi-pp":
         return None
     if "g" not in table:
-        raise InputError("configuration table [secret] needs 'g' (FILE.py:NAME of g(dbs) -> (m, dg))")
-    g = SecretFunction(f"g = {table['g']}", load_object(_resolve(table["g"], base_dir), "--secret"))
-    if table.get("w") is None:
+        raise InputError("notion mi-pp needs a secret: --secret FILE.py:G or [secret] g = \"FILE.py:G\" "
+                         "(g(dbs) -> (m, dg))" + (" to go with the public part --public ([secret] w)"
+                                                  if "w" in table else ""))
+    if "w" not in table:
+        extra = [name for name in ("independent", "w_discrete") if name in table]
+        if extra:
+            raise InputError(f"[secret] {', '.join(extra)} describe the public part w; give it with --public "
+                             "FILE.py:W or [secret] w, or drop them")
+    g = SecretFunction(f"g = {table['g']}", load_object(_resolve(table["g"], base_dir), "[secret] g (--secret)"))
+    if "w" not in table:
         return PufferfishFramework("user secret", (g,), description="the secret g with no public information")
-    w = SecretFunction(f"w = {table['w']}", load_object(_resolve(table["w"], base_dir), "--public"),
-                       always_discrete=bool(table.get("w_discrete", False)))
+    w = SecretFunction(f"w = {table['w']}", load_object(_resolve(table["w"], base_dir), "[secret] w (--public)"),
+                       always_discrete=table.get("w_discrete", False))
     pair = SecretPair(g, w, "always" if table.get("independent", False) else "unknown")
     return PufferfishFramework("user secret", (g,), (w,), (pair,), description="the secret g given the public w")
 
 
-def _records(value):
-    if value is None or value == "all":
+def _claim(raw: dict, notion: str):
+    if not raw:
         return None
-    if isinstance(value, str):
-        try:
-            return tuple(int(v) for v in value.split(","))
-        except ValueError:
-            raise InputError(f"argument 'records' must be 'all' or comma-separated record indices, got {value!r}") from None
-    if isinstance(value, (list, tuple)):
-        return tuple(value)
-    return (value,)
-
-
-def _claim(table: dict):
-    if not table:
-        return None
+    table = validate_table(raw, keys_of("claim"), "[claim]", notion=notion)
+    for required in ("notion", "epsilon"):
+        if required not in table:
+            raise InputError(f"[claim] (--claim) needs {required!r}")
     try:
-        return Guarantee(table["notion"], float(table["epsilon"]), float(table.get("delta", 0.0)))
-    except KeyError as exc:
-        raise InputError(f"configuration table [claim] needs {exc.args[0]!r}") from None
+        return Guarantee(table["notion"], table["epsilon"], table.get("delta", 0.0))
+    except InputError as exc:
+        raise _named("[claim] (--claim)", exc) from None
 
 
-def _pairs(config: dict, entry, searching: bool) -> tuple:
-    tables = config.get("pairs", [])
-    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
-        raise InputError("configuration entry 'pairs' must be an array of tables ([[pairs]]) with first and second")
+def _pairs(config: dict, entry, searching: bool, shape, notion: str) -> tuple:
     pairs = []
-    for table in tables:
+    for number, raw in enumerate(_array_of_tables(config, "pairs"), start=1):
+        where = f"[[pairs]] entry {number}"
+        table = validate_table(raw, keys_of("pairs"), where, notion=notion)
         if "first" not in table or "second" not in table:
-            raise InputError("each [[pairs]] table needs 'first' and 'second' (databases as arrays of rows)")
-        pairs.append(NeighbouringPair(table["first"], table["second"], why="supplied in the configuration"))
+            raise InputError(f"{where} needs 'first' and 'second' (databases as arrays of rows)")
+        try:
+            pair = NeighbouringPair(table["first"], table["second"], why="supplied in the configuration")
+        except InputError as exc:
+            raise _named(where, exc) from None
+        if pair.first.shape != shape:
+            raise InputError(f"{where}: first and second must have the prior's database shape {shape}, "
+                             f"got {pair.first.shape}")
+        pairs.append(pair)
     if searching and entry is not None:
         pairs += list(entry.pairs)
     return tuple(pairs)
 
 
+def _critic(raw: dict, notion: str) -> CriticConfig:
+    table = validate_table(raw, keys_of("critic"), "[critic]", notion=notion)
+    try:
+        return CriticConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}).validated()
+    except InputError as exc:
+        raise _named("[critic]", exc) from None
+
+
+def _warn_if_uncertifiable(spec: AuditSpec) -> None:
+    """Say why, and how to fix it, when a declared prior allows no certificate for any secret."""
+    for prior in spec.priors:
+        if not all(pair.strategy(prior) == "estimate-only" for _, pair in spec.secret_pairs()):
+            continue
+        if spec.notion == "mi-pp":
+            why = ("the public part w is not declared independent of the secret g, nor discrete. If g(X) and "
+                   "w(X) are independent under every prior, declare it with independent = true in [secret]; "
+                   "if w takes finitely many values, with w_discrete = true")
+        else:
+            why = ("its records are not declared independent (nor its values discrete), so a record may depend "
+                   "on the others. If the sampler draws records independently, declare it with "
+                   "--independent-rows (independent_rows = true in [prior]); if its values are finitely many, "
+                   "with discrete = true in [prior]")
+        warnings.warn(f"no certificate is possible under the prior {prior.describe()}: {why}. Without it the "
+                      "audit reports a point estimate only, with no error guarantee.", InputWarning, stacklevel=2)
+
+
 def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
-    """The :class:`AuditSpec` a configuration describes."""
+    """The :class:`AuditSpec` a configuration describes; every value is checked against :data:`KEYS`.
+
+    Raises
+    ------
+    InputError
+        Naming the key (``[table] key``) and its flag for an unknown table or key, a value of
+        the wrong type or out of range, a key that does not apply to the notion or the prior,
+        or a missing required value.
+    """
     base_dir = config.get("_base_dir")
-    mech_table = _table(config, "mechanism")
-    spec = mech_table.get("spec")
-    if not isinstance(spec, str):
-        raise InputError("configuration needs [mechanism] spec = \"catalog:NAME\" or \"FILE.py:NAME\"")
+    _check_top_level(config)
+    raw_audit = config.get("audit", {})
+    if not isinstance(raw_audit, dict):
+        raise InputError("configuration entry [audit] must be a table")
+    for required in ("notion", "epsilon"):
+        if required not in raw_audit:
+            raise InputError(f"the audit needs {keys_of('audit')[required].label}")
+    notion = keys_of("audit")["notion"].check(raw_audit["notion"])
+    audit = validate_table(raw_audit, keys_of("audit"), "[audit]", notion=notion)
+
+    mechanism_table = validate_table(config.get("mechanism", {}), keys_of("mechanism"), "[mechanism]", notion=notion)
+    if "spec" not in mechanism_table:
+        raise InputError("the audit needs a mechanism: --mechanism or [mechanism] spec = \"catalog:NAME\" or "
+                         "\"FILE.py:NAME\"")
+    spec = mechanism_table["spec"]
     entry = None
     if spec.startswith("catalog:"):
-        entry = get_entry(spec.split(":", 1)[1])
+        entry = _catalog_entry(spec.split(":", 1)[1], "[mechanism] spec (--mechanism)")
         mechanism, name = entry.mechanism, entry.name
     else:
-        mechanism, name = load_object(_resolve(spec, base_dir), "--mechanism"), spec
+        mechanism, name = load_object(_resolve(spec, base_dir), "[mechanism] spec (--mechanism)"), spec
+
+    if "priors" in config and "prior" in config:
+        raise InputError("give the priors either as one [prior] table (or the --prior flags) or as [[priors]] "
+                         "tables, not both")
     if "priors" in config:
-        tables = config["priors"]
-        if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
-            raise InputError("configuration entry 'priors' must be an array of tables ([[priors]])")
+        tables = _array_of_tables(config, "priors")
+        if not tables:
+            raise InputError("configuration entry 'priors' must hold at least one [[priors]] table")
+        places = [f"[[priors]] entry {number}" for number in range(1, len(tables) + 1)]
     else:
-        tables = [_table(config, "prior")]
-    priors = tuple(_prior(t, base_dir, entry) for t in tables)
-    audit = _table(config, "audit")
-    unknown = sorted(set(audit) - set(AUDIT_KEYS))
-    if unknown:
-        raise InputError(f"unknown key(s) in [audit]: {', '.join(unknown)}; known: {', '.join(AUDIT_KEYS)}")
-    for required in ("notion", "epsilon"):
-        if required not in audit:
-            raise InputError(f"configuration needs [audit] {required}")
-    claim = _claim(_table(config, "claim"))
+        tables, places = [config.get("prior", {})], ["[prior]"]
+    priors = tuple(_prior(t, where, base_dir, entry, notion) for t, where in zip(tables, places))
+    shape = priors[0].shape
+    if any(p.shape != shape for p in priors):
+        raise InputError(f"the [[priors]] must share one database shape, got {sorted({p.shape for p in priors})}")
+    records = audit.pop("records", None)
+    if records is not None and max(records) >= shape[0]:
+        raise InputError(f"{keys_of('audit')['records'].label} must be record indices in [0, {shape[0]}) for "
+                         f"databases of {shape[0]} records, got {plain(list(records))}")
+
+    claim = _claim(config.get("claim", {}), notion)
     if claim is None and entry is not None:
         claim = entry.claimed
-    critic_table = {k: tuple(v) if isinstance(v, list) else v for k, v in _table(config, "critic").items()}
-    try:
-        critic = CriticConfig(**critic_table)
-    except TypeError as exc:
-        raise InputError(f"configuration table [critic]: {exc}") from None
-    settings = {k: audit[k] for k in AUDIT_KEYS if k in audit and k != "records"}
-    pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)))
-    return AuditSpec(mechanism=mechanism, priors=priors, framework=_framework(_table(config, "secret"), base_dir),
-                     pairs=pairs,
-                     records=_records(audit.get("records")), claim=claim, critic=critic,
-                     name=mech_table.get("name", name), quiet=quiet, **settings)
+    pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion)
+    result = AuditSpec(mechanism=mechanism, priors=priors, framework=_framework(config.get("secret", {}), base_dir,
+                                                                                 notion),
+                       pairs=pairs, records=records, claim=claim, critic=_critic(config.get("critic", {}), notion),
+                       name=mechanism_table.get("name", name), quiet=quiet, **audit)
+    _warn_if_uncertifiable(result)
+    return result

@@ -28,7 +28,7 @@ from typing import Callable
 import numpy as np
 
 from estimators.validation import InputError, check_choice, check_int
-from mechanisms.base import as_database_batch, check_batch_output
+from mechanisms.base import MechanismError, as_database_batch, check_batch_output
 from mechanisms.priors import Prior
 
 __all__ = [
@@ -50,6 +50,12 @@ INDEPENDENCE_RULES = ("always", "rows", "columns", "unknown")
 
 #: How the audit engine can test a secret pair under a prior, best first.
 STRATEGIES = ("certify", "stratify", "estimate-only")
+
+
+def _check_flag(value, name: str) -> None:
+    """Structure flags must be real booleans: a string such as "false" would be truthy."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"argument '{name}' must be True or False, got {value!r}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,11 +82,19 @@ class SecretFunction:
             raise InputError(f"argument 'name' must be a non-empty string, got {self.name!r}")
         if not callable(self.function):
             raise InputError(f"argument 'function' of {self.name!r} must be callable")
+        _check_flag(self.always_discrete, "always_discrete")
 
     def __call__(self, dbs) -> np.ndarray:
-        """Evaluate on a batch; raise :class:`~mechanisms.base.MechanismError` unless the result is (m, d)."""
+        """Evaluate on a batch; raise :class:`~mechanisms.base.MechanismError` naming the function
+        when it raises or its result is not a finite numeric (m, d) array."""
         batch = as_database_batch(dbs)
-        return check_batch_output(self.function(batch), batch.shape[0], f"secret function '{self.name}'")
+        who = f"secret function '{self.name}'"
+        try:
+            values = self.function(batch)
+        except Exception as exc:  # noqa: BLE001 - a user's function may raise anything
+            raise MechanismError(f"{who} raised {type(exc).__name__} on a batch of {batch.shape[0]} databases: {exc}",
+                                 mechanism=who) from exc
+        return check_batch_output(values, batch.shape[0], who)
 
     def is_discrete(self, prior: Prior) -> bool:
         """Whether the values are discrete under ``prior`` (a function of a discrete X is discrete)."""
@@ -325,6 +339,8 @@ def attribute_privacy(n: int, k: int, *, statistic: Callable | None = None, publ
         Θ.
     """
     n, k = _shape(n, k)
+    _check_flag(public_rest, "public_rest")
+    _check_flag(statistic_discrete, "statistic_discrete")
     if public_rest and k < 2:
         raise InputError("argument 'public_rest' needs k >= 2 columns (the public part is the other columns)")
     if statistic is not None and not callable(statistic):

@@ -140,7 +140,9 @@ class AuditResult:
         name = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}[self.notion]
         theta = "under the declared prior" + ("s" if len(self.priors) > 1 else "")
         if self.estimate_only:
-            return (f"No certificate was possible (the public information is continuous and depends on the secret): "
+            return (f"No certificate was possible (the public information is continuous and was not declared "
+                    f"independent of the secret: for DP, declare independent records with --independent-rows; "
+                    f"for MI-PP, [secret] independent = true or w_discrete = true): "
                     f"the estimate {self.estimate:.4g} nats is {'above' if self.estimate > self.epsilon else 'at most'} "
                     f"ε = {self.epsilon:g}. This is an estimate only, with no error guarantee.")
         if self.violation:

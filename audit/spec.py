@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from estimators.estimate import NEURAL_ESTIMATORS
 from estimators.neural import CriticConfig
 from estimators.validation import InputError, check_choice, check_int, check_nonnegative, check_positive, check_probability
@@ -14,7 +16,9 @@ from mechanisms.catalog.neighbouring_pair import NeighbouringPair
 from mechanisms.execution.runner import ExecutionSettings
 from mechanisms.priors import Prior
 
+from .config_schema import plain
 from .frameworks import PufferfishFramework, differential_privacy
+from .prior_search import MAX_PRIOR_SEARCH
 from .result import NOTIONS
 
 
@@ -109,7 +113,10 @@ class AuditSpec:
         check_int(self.slices, "slices", 0)
         check_int(self.candidates, "candidates", 1)
         check_int(self.event_runs, "event_runs", 0)
-        check_int(self.prior_search, "prior_search", 0)
+        if check_int(self.prior_search, "prior_search", 0) > MAX_PRIOR_SEARCH:
+            raise InputError(f"argument 'prior_search' must be at most {MAX_PRIOR_SEARCH} (each searched prior costs "
+                             f"'samples' mechanism runs and a critic), got {self.prior_search}")
+        check_int(self.seed, "seed", 0)
         pairs = tuple(self.pairs)
         if (self.prior_search or pairs) and self.notion == "mi-pp":
             raise InputError("arguments 'prior_search' and 'pairs' apply to the DP notions only "
@@ -120,7 +127,7 @@ class AuditSpec:
         check_choice(self.estimator, "estimator", NEURAL_ESTIMATORS)
         delta = check_nonnegative(self.delta, "delta")
         if delta >= 1:
-            raise InputError(f"argument 'delta' must be < 1, got {self.delta!r}")
+            raise InputError(f"argument 'delta' must be < 1, got {plain(self.delta)}")
         if self.notion == "smi-dp" and self.slices < 1:
             raise InputError("argument 'slices' must be >= 1 for notion 'smi-dp'")
         if self.claim is not None and not isinstance(self.claim, Guarantee):
@@ -129,10 +136,16 @@ class AuditSpec:
         framework = self.framework
         if self.notion == "mi-pp":
             if not isinstance(framework, PufferfishFramework):
-                raise InputError("argument 'framework' (the secrets g and public w) is required for notion 'mi-pp'")
+                raise InputError("notion 'mi-pp' needs the secret: argument 'framework' (a PufferfishFramework "
+                                 "with the secret g and public w; on the command line --secret and --public)")
             if framework.shape is not None and framework.shape != priors[0].shape:
                 raise InputError(f"argument 'framework' is for databases of shape {framework.shape}, "
                                  f"the priors have {priors[0].shape}")
+            # Call g and w once on two databases now, so that a secret function that raises or
+            # returns the wrong shape is named before the mechanism runs (which may take long).
+            probe = priors[0](2, np.random.default_rng(0))
+            for pair in framework.secret_pairs:
+                pair.evaluate(probe)
         else:
             framework = differential_privacy(*priors[0].shape)
         records = self.records
@@ -141,7 +154,7 @@ class AuditSpec:
                 raise InputError("argument 'records' applies to the DP notions only")
             records = tuple(check_int(r, "records", 0) for r in records)
             if not records or max(records) >= n:
-                raise InputError(f"argument 'records' must be record indices in [0, {n}), got {self.records!r}")
+                raise InputError(f"argument 'records' must be record indices in [0, {n}), got {plain(list(self.records))}")
         object.__setattr__(self, "priors", priors)
         object.__setattr__(self, "pairs", pairs)
         object.__setattr__(self, "framework", framework)

@@ -17,6 +17,7 @@ __all__ = [
     "as_float_array",
     "as_generator",
     "as_sample_batch",
+    "as_positive_array",
     "as_samples",
     "check_choice",
     "check_finite_number",
@@ -28,6 +29,8 @@ __all__ = [
     "first_nonfinite_index",
     "paired_sample_batches",
     "paired_samples",
+    "scalar_or_array",
+    "shown",
 ]
 
 
@@ -89,6 +92,36 @@ def check_choice(value, name: str, choices) -> str:
         listed = ", ".join(repr(c) for c in choices)
         raise InputError(f"argument '{name}' must be one of {listed}, got {value!r}")
     return value
+
+
+def shown(value) -> str:
+    """``value`` as a message shows it: plain numbers (``1e-05``, not ``np.float64(1e-05)``),
+    lists for arrays (at most six entries), ``repr`` for anything else."""
+    if isinstance(value, np.ndarray) or (isinstance(value, (list, tuple)) and len(value) > 0):
+        flat = np.asarray(value, dtype=object).ravel().tolist()
+        head = ", ".join(shown(v) for v in flat[:6])
+        return f"[{head}{', ...' if len(flat) > 6 else ''}]"
+    if isinstance(value, (np.floating, np.integer, np.bool_)):
+        value = value.item()
+    return repr(value)
+
+
+def as_positive_array(values, name: str, *, allow_zero: bool = False) -> np.ndarray:
+    """Return a scalar or array parameter (ε over a grid, μ, ...) as a non-empty float64 array,
+    or raise unless every entry is finite and > 0 (>= 0 with ``allow_zero``)."""
+    try:
+        arr = None if isinstance(values, (str, bytes, bool)) else np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0 if allow_zero else arr <= 0):
+        raise InputError(f"argument '{name}' must be finite and {'>=' if allow_zero else '>'} 0, got {shown(values)}")
+    return arr
+
+
+def scalar_or_array(values):
+    """A 0-d result as a Python float, anything else unchanged (functions vectorised over ε
+    return a float for a scalar input and an array for an array input)."""
+    return float(values) if np.ndim(values) == 0 else values
 
 
 def first_nonfinite_index(arr: np.ndarray) -> int | None:

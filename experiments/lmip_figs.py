@@ -33,17 +33,17 @@ from typing import Callable
 
 import numpy as np
 
-from audit.bounds.local_mi_conversions import (
-    gaussian_ldp_curve,
+from audit.bounds.local_mi.conversions import (
     ldp_delta_from_lmip_bits,
     ldp_floor_bits,
     lip_delta_from_lmip_bits,
     lip_floor_bits,
     lmip_from_privacy_curve_bits,
 )
-from audit.bounds.local_mi_gaussian_calibration import gaussian_sigma_for_lmip_bits
-from audit.bounds.local_mi_gaussian_capacity import gaussian_lmip_ci_bits
-from audit.bounds.local_mi_gaussian_discrete import (
+from mechanisms.calibration import gaussian_sigma_for_lmip_bits
+from mechanisms.dp_curves import gaussian_ldp_curve
+from mechanisms.gaussian_capacity import gaussian_lmip_ci_bits
+from mechanisms.gaussian_discrete_input import (
     GaussianMixtureChannel,
     gaussian_lip_curve,
     gaussian_lmip_cd_bits,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimators.units import NATS
-from estimators.validation import InputError, as_generator, check_choice, check_positive
+from estimators.validation import InputError, as_generator, as_positive_array, check_choice, check_positive
 
 __all__ = [
     "APPROACHES",
@@ -32,7 +32,6 @@ __all__ = [
     "LeakageGeometry",
     "ScalingFactors",
     "check_distribution",
-    "check_epsilons",
     "check_leakage_matrix",
     "kl_divergence",
     "largest_feasible_scale",
@@ -92,17 +91,6 @@ def check_distribution(p, name: str, size: int | None = None) -> np.ndarray:
     if abs(arr.sum() - 1.0) > _STOCHASTIC_TOL:
         raise InputError(f"argument '{name}' must sum to 1, sums to {arr.sum()!r}")
     return arr
-
-
-def check_epsilons(epsilon, name: str = "epsilon") -> np.ndarray:
-    """Return ε (scalar or array) as a float64 array, or raise unless every entry is finite and > 0."""
-    try:
-        eps = None if isinstance(epsilon, (str, bytes, bool)) else np.asarray(epsilon, dtype=np.float64)
-    except (TypeError, ValueError):
-        eps = None
-    if eps is None or eps.size == 0 or not np.all(np.isfinite(eps)) or np.any(eps <= 0):
-        raise InputError(f"argument '{name}' must be finite and > 0, got {epsilon!r}")
-    return eps
 
 
 def kl_divergence(p, q) -> np.ndarray:
@@ -206,7 +194,7 @@ def privacy_box(epsilon, leakage: str = "lip", approach: str = "second"):
     """
     check_choice(leakage, "leakage", LEAKAGES)
     check_choice(approach, "approach", APPROACHES)
-    eps = check_epsilons(epsilon)
+    eps = as_positive_array(epsilon, "epsilon")
     if approach == "first":
         lower, upper = -1.0 / (1.0 + eps), np.ones_like(eps)
     else:
@@ -259,7 +247,7 @@ class ScalingFactors:
 
 def scaling_factors(geometry: LeakageGeometry, epsilon, leakage: str = "lip") -> ScalingFactors:
     """γ₁, γ₂, γ_max, λ₁, λ₂, λ' of Lemmas 2–5 for every ε in ``epsilon``."""
-    eps = check_epsilons(epsilon)
+    eps = as_positive_array(epsilon, "epsilon")
     s = geometry.sqrt_px
     first = privacy_box(eps, leakage, "first")
     second = privacy_box(eps, leakage, "second")

@@ -30,7 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from estimators.validation import InputError, as_generator, check_int
+from estimators.validation import InputError, as_generator, check_int, first_nonfinite_index
+from mechanisms.base import MechanismError
 
 __all__ = [
     "Categorical",
@@ -628,18 +629,43 @@ class UserPrior(Prior):
     def __post_init__(self):
         if not callable(self.sample):
             raise InputError("argument 'sample' must be callable: sample(m, rng) -> (m, n, k)")
-        probe = np.asarray(self.sample(2, np.random.default_rng(0)), dtype=np.float64)
-        if probe.ndim != 3 or probe.shape[0] != 2:
-            raise InputError(f"prior {self.label!r} must return an array of shape (m, n, k); for m = 2 it "
-                             f"returned shape {probe.shape}")
+        for flag in ("independent_rows", "independent_columns", "discrete"):
+            # A string such as "false" would be truthy: only a real boolean may vouch for structure.
+            if not isinstance(getattr(self, flag), (bool, np.bool_)):
+                raise InputError(f"argument '{flag}' must be True or False, got {getattr(self, flag)!r}")
+            object.__setattr__(self, flag, bool(getattr(self, flag)))
+        probe = self._call(2, np.random.default_rng(0))
+        if probe.ndim != 3 or 0 in probe.shape[1:]:
+            raise MechanismError(f"prior {self.label!r} must return an array of shape (m, n, k); for m = 2 it "
+                                 f"returned shape {probe.shape}", mechanism=f"prior {self.label!r}")
         object.__setattr__(self, "shape", probe.shape[1:])
 
+    def _call(self, m, rng) -> np.ndarray:
+        """``sample(m, rng)`` as finite float64 of shape (m, ...); any failure names the prior."""
+        who = f"prior {self.label!r}"
+        try:
+            out = self.sample(m, rng)
+        except Exception as exc:  # noqa: BLE001 - a user's sampler may raise anything
+            raise MechanismError(f"{who} raised {type(exc).__name__} when asked for {m} databases: {exc}",
+                                 mechanism=who) from exc
+        try:
+            out = np.asarray(out, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise MechanismError(f"{who} returned non-numeric data ({type(out).__name__}): {exc}",
+                                 mechanism=who) from None
+        if out.ndim == 0 or out.shape[0] != m:
+            raise MechanismError(f"{who} returned shape {out.shape} when asked for {m} databases; expected "
+                                 f"({m}, n, k)", mechanism=who)
+        bad = first_nonfinite_index(out)
+        if bad is not None:
+            raise MechanismError(f"{who} returned NaN or inf (database {bad})", mechanism=who, database_index=bad)
+        return out
+
     def _sample(self, m, rng):
-        out = np.asarray(self.sample(m, rng), dtype=np.float64)
+        out = self._call(m, rng)
         if out.shape != (m,) + self.shape:
-            raise InputError(f"prior {self.label!r} returned shape {out.shape}, expected {(m,) + self.shape}")
-        if not np.all(np.isfinite(out)):
-            raise InputError(f"prior {self.label!r} returned NaN or inf")
+            raise MechanismError(f"prior {self.label!r} returned shape {out.shape}, expected {(m,) + self.shape}",
+                                 mechanism=f"prior {self.label!r}")
         return out
 
     def describe(self) -> str:

@@ -93,9 +93,9 @@ def test_text_output_has_statement_and_claims(capsys):
 
 @pytest.mark.parametrize("argv,message", [
     (["--mechanism", "catalog:nope", "--notion", "mi-dp", "--epsilon", "1"], "nope"),
-    (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "-1"], "'epsilon'"),
-    (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "1", "--alpha", "2"], "'alpha'"),
-    (["--mechanism", "catalog:laplace_mean", "--notion", "mi-pp", "--epsilon", "1"], "'framework'"),
+    (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "-1"], "[audit] epsilon (--epsilon) must be > 0"),
+    (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "1", "--alpha", "2"], "[audit] alpha (--alpha) must be < 1"),
+    (["--mechanism", "catalog:laplace_mean", "--notion", "mi-pp", "--epsilon", "1"], "--secret"),
     (["--mechanism", "catalog:laplace_mean", "--epsilon", "1"], "notion"),
     (["--mechanism", f"{FIXTURE}:missing", "--prior", "builtin:bernoulli", "--notion", "mi-dp", "--epsilon", "1"],
      "missing"),

@@ -11,19 +11,17 @@ import math
 import numpy as np
 import pytest
 
-from audit.bounds.local_mi_binary import bac_capacity_bits, bernoulli_kl_bits, binary_entropy_bits
-from audit.bounds.local_mi_conversions import (
-    gaussian_ldp_curve,
-    laplace_ldp_curve,
+from audit.bounds.local_mi.binary import bac_capacity_bits, bernoulli_kl_bits, binary_entropy_bits
+from audit.bounds.local_mi.conversions import (
     ldp_delta_from_lmip_bits,
     ldp_floor_bits,
     lip_delta_from_lmip_bits,
     lip_floor_bits,
     lmip_from_privacy_curve_bits,
-    pure_ldp_curve,
 )
 from audit.cli.main import main
 from estimators.validation import InputError
+from mechanisms.dp_curves import gaussian_ldp_curve, laplace_ldp_curve, pure_ldp_curve
 
 LOG2E = 1.0 / math.log(2.0)
 
@@ -237,11 +235,11 @@ def test_cli_lmip_from_ldp_curves(capsys):
 
 def test_cli_bad_input_exits_2(capsys):
     assert main(["bounds", "ldp-from-lmip", "--mu", "-1", "--epsilon", "1", "--json"]) == 2
-    assert "'mu'" in capsys.readouterr().err
+    assert "'--mu'" in capsys.readouterr().err
     assert main(["bounds", "bac-capacity", "--p0", "1.5", "--p1", "0.1"]) == 2
-    assert "'p0'" in capsys.readouterr().err
+    assert "'--p0'" in capsys.readouterr().err
     assert main(["bounds", "lmip-from-ldp", "--gaussian-sigma", "1"]) == 2
-    assert "'sensitivity'" in capsys.readouterr().err
+    assert "'--sensitivity'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, flag", [
@@ -258,5 +256,5 @@ def test_cli_bad_input_exits_2(capsys):
 def test_cli_errors_name_the_flag_not_the_library_parameter(argv, flag, capsys):
     assert main(["bounds", *argv]) == 2
     err = capsys.readouterr().err
-    assert f"argument '{flag}'" in err
+    assert f"argument '--{flag}'" in err
     assert "l1_sensitivity" not in err and "l2_sensitivity" not in err and "'scale'" not in err

@@ -13,16 +13,18 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from audit.bounds.local_mi_conversions import gaussian_ldp_curve, lmip_from_privacy_curve_bits
-from audit.bounds.local_mi_gaussian_capacity import gaussian_capacity_bounds_bits, gaussian_lmip_ci_bits
-from audit.bounds.local_mi_gaussian_discrete import (
+from audit.bounds.local_mi.conversions import lmip_from_privacy_curve_bits
+from audit.cli.main import main
+from estimators.validation import InputError
+from mechanisms.calibration import gaussian_sigma_for_lmip_bits
+from mechanisms.dp_curves import gaussian_ldp_curve
+from mechanisms.gaussian_capacity import gaussian_capacity_bounds_bits, gaussian_lmip_ci_bits
+from mechanisms.gaussian_discrete_input import (
     gaussian_lip_curve,
     gaussian_lmip_cd_bits,
     gaussian_noise_lmip_bits,
     truncated_gaussian_input,
 )
-from audit.cli.main import main
-from estimators.validation import InputError
 
 LOG2E = 1.0 / math.log(2.0)
 
@@ -201,11 +203,10 @@ def test_cli_gaussian_calculators(capsys):
     mu = run_cli(capsys, "lmip-from-lip", "--sigma", "1", "--support=-1,1", "--pmf", "0.5,0.5", "--bits")
     assert mu["mu"] >= cd["mu"]
     assert main(["bounds", "gaussian-lmip-cd", "--sigma", "1", "--support=-1,1", "--pmf", "0.5,0.6"]) == 2
-    assert "'pmf'" in capsys.readouterr().err
+    assert "'--pmf'" in capsys.readouterr().err
 
 
 def test_sigma_calibration_for_figures_1_and_3():
-    from audit.bounds.local_mi_gaussian_calibration import gaussian_sigma_for_lmip_bits
 
     # Fig. 1: d = 10, Δ = 1 (‖X‖ ≤ √10), μ̄_G^CI = 0.1 bit. At this σ the uniform-sphere input
     # is optimal (small amplitude), so its MI by the noncentral χ² integral must be 0.1.

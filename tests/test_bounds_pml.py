@@ -272,10 +272,10 @@ def test_cli_pml_dobrushin_and_divergences(capsys):
 
 
 @pytest.mark.parametrize("argv, argument", [
-    (["pml-dobrushin", "--epsilon", "0", "--c", "0.05", "--n", "10"], "'epsilon'"),
-    (["pml-dobrushin", "--epsilon", "1", "--c", "0.2", "--n", "10"], "'c'"),
-    (["pml-dobrushin", "--epsilon", "nan", "--c", "0.05", "--n", "10"], "'epsilon'"),
-    (["pml-kl", "--epsilon", "1", "--c", "0.05", "--n", "10", "--tv", "0.7"], "'tv'"),
+    (["pml-dobrushin", "--epsilon", "0", "--c", "0.05", "--n", "10"], "'--epsilon'"),
+    (["pml-dobrushin", "--epsilon", "1", "--c", "0.2", "--n", "10"], "'--c'"),
+    (["pml-dobrushin", "--epsilon", "nan", "--c", "0.05", "--n", "10"], "'--epsilon'"),
+    (["pml-kl", "--epsilon", "1", "--c", "0.05", "--n", "10", "--tv", "0.7"], "'--tv'"),
 ])
 def test_cli_bad_input_exits_2(capsys, argv, argument):
     assert main(["bounds", *argv, "--json"]) == 2
@@ -286,4 +286,4 @@ def test_cli_non_stochastic_kernel_exits_2(tmp_path, capsys):
     path = tmp_path / "bad.npy"
     np.save(path, np.array([[0.6, 0.6], [0.5, 0.5]]))
     assert main(["bounds", "pml-kernel", "--kernel", str(path), "--c", "0.1", "--json"]) == 2
-    assert "'kernel'" in capsys.readouterr().err
+    assert "'--kernel'" in capsys.readouterr().err

@@ -430,9 +430,9 @@ def test_cli_utility(capsys):
     (["approx-pp-to-mipp", "--epsilon", "1", "--delta", "0.1", "--densities", "/nonexistent.npy"], "densities"),
     (["mipp-to-pp", "--mi", "-0.5"], "mi"),
     (["dp-epsilon-from-mi", "--mi", "nan"], "mi"),
-    (["composition", "--mi-epsilons", "0.1,x"], "mi_epsilons"),
+    (["composition", "--mi-epsilons", "0.1,x"], "mi-epsilons"),
 ])
 def test_cli_bad_input_exits_2(capsys, argv, name):
     assert main(["bounds", *argv, "--json"]) == 2
     captured = capsys.readouterr()
-    assert captured.out == "" and f"'{name}'" in captured.err
+    assert captured.out == "" and f"'--{name}'" in captured.err

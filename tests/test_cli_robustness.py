@@ -63,7 +63,7 @@ def test_negative_scientific_value_reaches_validation(capsys):
     status = main(["bounds", "gaussian-ldp", "--sigma", "1", "--sensitivity", "1", "--epsilon", "-1e-3"])
     err = capsys.readouterr().err
     assert status == 2
-    assert "argument 'epsilon' must be > 0" in err
+    assert "argument '--epsilon' must be > 0" in err
     assert "expected one argument" not in err
 
 

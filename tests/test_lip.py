@@ -400,7 +400,7 @@ def test_cli_lip_design_example1(capsys, tmp_path):
 
 def test_cli_rejects_bad_input(capsys, tmp_path):
     code, out = _run_cli(capsys, tmp_path, np.array([[0.3, 0.4], [0.6, 0.6]]), PY, "--epsilon", "0.1")
-    assert code == 2 and "'pxgy'" in out.err
+    assert code == 2 and "'--pxgy'" in out.err
     code, out = _run_cli(capsys, tmp_path, PXGY, PY, "--epsilon", "-0.1")
     assert code == 2 and "epsilon" in out.err
 

@@ -1,4 +1,4 @@
-"""Bounds and exact optima for LIP / max-lift privacy–utility design, and ``miaudit bounds lip-design``.
+"""Bounds and exact optima for LIP / max-lift privacy–utility design.
 
 Source: Zamani, Sadeghi and Skoglund, "An Information Geometric Approach to Local Information
 Privacy ..." (``papers/lip-information-geometry.txt``); the construction itself is in
@@ -32,21 +32,18 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
-from audit.bounds.calculator import Calculator
-from estimators.units import BITS, NATS, convert
-from estimators.validation import InputError, check_choice, check_positive
+from estimators.units import NATS, convert
+from estimators.validation import InputError, as_positive_array, check_choice, check_positive
 from mechanisms.lip import (
     LEAKAGES,
     ScalingFactors,
-    check_epsilons,
     kl_divergence,
     leakage_geometry,
-    lip_design,
     privacy_box,
     scaling_factors,
 )
 
-__all__ = ["CALCULATORS", "LIPBounds", "MixtureOptimum", "approximate_optimum", "exact_optimum", "lip_bounds"]
+__all__ = ["LIPBounds", "MixtureOptimum", "approximate_optimum", "exact_optimum", "lip_bounds"]
 
 # The vertex search enumerates every choice of active constraints; beyond this many choices
 # it is no longer a "small alphabet" and we refuse rather than run for minutes.
@@ -293,7 +290,7 @@ def lip_bounds(pxgy, py, epsilon, leakage: str = "lip") -> LIPBounds:
     """
     check_choice(leakage, "leakage", LEAKAGES)
     geometry = leakage_geometry(pxgy, py)
-    eps = check_epsilons(epsilon)
+    eps = as_positive_array(epsilon, "epsilon")
     f = scaling_factors(geometry, eps, leakage)
     half_sq = 0.5 * eps**2 * geometry.sigma_max**2
     energy = 1.0 if leakage == "lip" else _max_lift_energy(geometry)
@@ -311,75 +308,3 @@ def lip_bounds(pxgy, py, epsilon, leakage: str = "lip") -> LIPBounds:
         chi2_approximation=half_sq,
         optimum_upper=np.minimum(geometry.sigma_max**2 * spread, entropy_y),
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# miaudit bounds lip-design
-
-
-def _load_array(path, flag: str) -> np.ndarray:
-    try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"argument '{flag}' could not be read as a .npy array: {exc}") from None
-
-
-def _configure(parser) -> None:
-    parser.add_argument("--pxgy", required=True, metavar="P.npy",
-                        help="leakage matrix P_X|Y, rows x, columns y (square, invertible, columns sum to 1)")
-    parser.add_argument("--py", required=True, metavar="p.npy", help="distribution of the useful data Y")
-    parser.add_argument("--epsilon", required=True, type=float, help="LIP / max-lift bound ε > 0 (a log-ratio)")
-    parser.add_argument("--leakage", choices=LEAKAGES, default="lip",
-                        help="privacy constraint: lip (Eq. 1c, two-sided) or max-lift (Eq. 28)")
-
-
-def _design_fields(pxgy, py, eps, leakage, approach) -> dict:
-    try:
-        design = lip_design(pxgy, py, eps, approach=approach, leakage=leakage)
-    except InputError:  # ε outside the range where this binary design is a valid kernel
-        return {f"mi_{approach}": None, f"p_u_given_y_{approach}": None, f"p_y_given_u_{approach}": None}
-    return {f"mi_{approach}": design.mutual_information, f"p_u_given_y_{approach}": design.p_u_given_y.tolist(),
-            f"p_y_given_u_{approach}": design.p_y_given_u.tolist()}
-
-
-def _compute(args) -> dict:
-    pxgy = _load_array(args.pxgy, "--pxgy")
-    py = _load_array(args.py, "--py")
-    eps = check_positive(args.epsilon, "--epsilon")
-    unit = BITS if args.bits else NATS
-    geometry = leakage_geometry(pxgy, py)
-    bounds = lip_bounds(pxgy, py, [eps], args.leakage).to(unit)  # a one-point grid: every field a list
-    p1 = approximate_optimum(pxgy, py, eps, "first", args.leakage).to(unit)
-    p2 = approximate_optimum(pxgy, py, eps, "second", args.leakage).to(unit)
-    optimum = exact_optimum(pxgy, py, eps, args.leakage).to(unit)
-    design = {**_design_fields(pxgy, py, eps, args.leakage, "first"),
-              **_design_fields(pxgy, py, eps, args.leakage, "second")}
-    for key in ("mi_first", "mi_second"):
-        design[key] = convert(design[key], NATS, unit)
-    scalar = {name: float(value[0]) for name, value in bounds.to_dict().items() if isinstance(value, list)}
-    del scalar["epsilon"]
-    in_range = eps < max(geometry.c1_prime, geometry.c2_prime)
-    return {
-        "epsilon": eps, "leakage": args.leakage, "unit": unit,
-        "px": geometry.px.tolist(), "w": geometry.w.tolist(), "sigma_max": geometry.sigma_max,
-        "l_star": geometry.l_star.tolist(),
-        "P1": p1.value, "P2": p2.value, **scalar,
-        "optimum": optimum.value, "optimum_certificate": optimum.certificate,
-        "optimum_u_size": optimum.u_alphabet_size, "optimum_p_u_given_y": optimum.p_u_given_y.tolist(),
-        "optimum_method": optimum.method + f"; searched {optimum.vertices_searched} vertices, any |U|",
-        **design,
-        "c1": geometry.c1, "c2": geometry.c2, "c1_prime": geometry.c1_prime, "c2_prime": geometry.c2_prime,
-        "epsilon_in_approximation_range": bool(in_range),
-        "source": "Zamani-Sadeghi-Skoglund LIP information geometry: Lemmas 2-5, Theorems 1-3, Eqs. (12), (19); "
-                  "optimum of problem (1) by vertex LP; optimum_upper by D <= chi^2 and Bhatia-Davis",
-    }
-
-
-CALCULATORS = [
-    Calculator(
-        name="lip-design",
-        help="LIP / max-lift privacy-utility design: sigma_max, P1, P2 with bounds, exact optimum of problem (1)",
-        configure=_configure,
-        compute=_compute,
-    )
-]

@@ -19,13 +19,11 @@ from typing import Callable
 
 import numpy as np
 
-from audit.bounds.calculator import Calculator
-from estimators.units import BITS, NATS, convert
-from estimators.validation import InputError, check_int, check_positive
-from mechanisms.pml import check_min_mass, kernel_leakage
+from estimators.units import NATS
+from estimators.validation import InputError, as_positive_array, check_int, check_positive, scalar_or_array
+from mechanisms.pml import check_min_mass
 
 __all__ = [
-    "CALCULATORS",
     "MinimaxRiskBound",
     "divergence_bound",
     "eta_tv",
@@ -33,17 +31,6 @@ __all__ = [
     "ldp_divergence_bound",
     "minimax_risk_bound",
 ]
-
-
-def _epsilons(epsilon, name: str = "epsilon") -> np.ndarray:
-    eps = np.asarray(epsilon, dtype=np.float64)
-    if eps.size == 0 or not np.all(np.isfinite(eps)) or np.any(eps <= 0):
-        raise InputError(f"argument '{name}' must be finite and > 0, got {epsilon!r}")
-    return eps
-
-
-def _scalar_or_array(values):
-    return float(values) if np.ndim(values) == 0 else values
 
 
 def _check_tv(tv, c: float, n_inputs: int) -> np.ndarray:
@@ -76,13 +63,13 @@ def eta_tv(epsilon, c, n_inputs: int):
     n_inputs : int
         N = |X| ≥ 1.
     """
-    eps = _epsilons(epsilon)
+    eps = as_positive_array(epsilon, "epsilon")
     n = check_int(n_inputs, "n_inputs", minimum=1)
     c = check_min_mass(c, n)
     switch = math.log(2.0 / (n * c))
     growth = np.exp(np.minimum(eps, switch))  # capped so the unused branch cannot overflow
     theorem3 = (growth - 1.0) / (growth * (1.0 - n * c) + 1.0)
-    return _scalar_or_array(np.where(eps >= switch, 1.0, theorem3))
+    return scalar_or_array(np.where(eps >= switch, 1.0, theorem3))
 
 
 def likelihood_ratio_bounds(epsilon, c, n_inputs: int):
@@ -97,11 +84,11 @@ def likelihood_ratio_bounds(epsilon, c, n_inputs: int):
     tuple of float or ndarray
         ``(gamma_min, gamma_max)``, broadcast over ``epsilon``.
     """
-    eps = _epsilons(epsilon)
+    eps = as_positive_array(epsilon, "epsilon")
     n = check_int(n_inputs, "n_inputs", minimum=1)
     c = check_min_mass(c, n)
     gamma_max = (1.0 - n * c) * np.exp(eps) + 1.0
-    return _scalar_or_array(1.0 / gamma_max), _scalar_or_array(gamma_max)
+    return scalar_or_array(1.0 / gamma_max), scalar_or_array(gamma_max)
 
 
 def _binette_coefficient(f: Callable, gamma_min: np.ndarray, gamma_max: np.ndarray) -> np.ndarray:
@@ -155,7 +142,7 @@ def divergence_bound(divergence, epsilon, c, n_inputs: int, tv):
     n = int(n_inputs)
     c = check_min_mass(c, n)
     delta = _check_tv(tv, c, n)
-    growth = (1.0 - n * c) * np.exp(_epsilons(epsilon)) + 1.0  # Γ_max of Proposition 2
+    growth = (1.0 - n * c) * np.exp(as_positive_array(epsilon, "epsilon")) + 1.0  # Γ_max of Proposition 2
     if callable(divergence):
         coefficient = _binette_coefficient(divergence, 1.0 / growth, growth)
     else:
@@ -166,7 +153,7 @@ def divergence_bound(divergence, epsilon, c, n_inputs: int, tv):
             "kl": np.log(growth),
             "hellinger": 2.0 - 4.0 / (np.sqrt(growth) + 1.0),
         }[divergence]
-    return _scalar_or_array(coefficient * eta * delta)
+    return scalar_or_array(coefficient * eta * delta)
 
 
 LDP_METHODS = ("duchi", "asoodeh-zhang", "kairouz")
@@ -189,7 +176,7 @@ def ldp_divergence_bound(method, epsilon, tv, *, q_min=None):
     """
     if method not in LDP_METHODS:
         raise InputError(f"argument 'method' must be one of {LDP_METHODS}, got {method!r}")
-    eps = _epsilons(epsilon)
+    eps = as_positive_array(epsilon, "epsilon")
     delta = np.asarray(tv, dtype=np.float64)
     if delta.size == 0 or not np.all(np.isfinite(delta)) or np.any(delta < 0) or np.any(delta > 1):
         raise InputError(f"argument 'tv' must be in [0, 1], got {tv!r}")
@@ -205,7 +192,7 @@ def ldp_divergence_bound(method, epsilon, tv, *, q_min=None):
         if q_min > 0.5:
             raise InputError(f"argument 'q_min' must be in (0, 1/2] (smallest mass of a distribution on >= 2 points), got {q_min!r}")
         out = ((growth - 1.0) / (growth + 1.0)) ** 2 * np.log1p(2.0 * delta**2 / q_min)
-    return _scalar_or_array(out)
+    return scalar_or_array(out)
 
 
 @dataclass(frozen=True)
@@ -286,83 +273,7 @@ def minimax_risk_bound(epsilon, c, delta, n_samples: int, target_risk=None) -> M
         target_risk = check_positive(target_risk, "target_risk")
         # log(δ/(4r)) ≤ 0 means the bound never exceeds r: one sample is not excluded.
         needed = np.maximum(np.ceil(np.log(delta / (4.0 * target_risk)) / kl), 1.0)
-        needed = _scalar_or_array(needed)
-    return MinimaxRiskBound(epsilon=_scalar_or_array(np.asarray(epsilon, dtype=np.float64)), c=c, delta=delta,
-                            n_samples=n, kl_per_sample=_scalar_or_array(kl), risk_lower_bound=_scalar_or_array(risk),
+        needed = scalar_or_array(needed)
+    return MinimaxRiskBound(epsilon=scalar_or_array(np.asarray(epsilon, dtype=np.float64)), c=c, delta=delta,
+                            n_samples=n, kl_per_sample=scalar_or_array(kl), risk_lower_bound=scalar_or_array(risk),
                             samples_needed=needed, target_risk=target_risk)
-
-
-# --- miaudit bounds calculators -------------------------------------------------------------
-
-def _unit(args) -> str:
-    return BITS if args.bits else NATS
-
-
-def _epsilon_in_nats(args) -> float:
-    return convert(check_positive(args.epsilon, "epsilon"), _unit(args), NATS)
-
-
-def _configure_kernel(parser) -> None:
-    parser.add_argument("--kernel", required=True, help="row-stochastic matrix K.npy (rows = inputs, columns = outputs)")
-    parser.add_argument("--c", type=float, required=True, help="minimum mass of the priors in Q_X(c), 0 < c <= 1/N")
-
-
-def _compute_kernel(args) -> dict:
-    try:
-        matrix = np.load(args.kernel, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"argument 'kernel': cannot read {args.kernel!r} as a .npy matrix: {exc}") from None
-    result = kernel_leakage(matrix, args.c)
-    unit = _unit(args)
-    return {
-        "pml": convert(result.pml, NATS, unit),
-        "ldp": convert(result.ldp, NATS, unit),
-        "c": result.c,
-        "n_inputs": result.n_inputs,
-        "n_outputs": result.n_outputs,
-        "unit": unit,
-        "source": "Grosse et al., PML Dobrushin paper: Definition 2 and Lemma 4 (pml), Eq. (1) (ldp)",
-    }
-
-
-def _configure_privacy(parser) -> None:
-    parser.add_argument("--epsilon", type=float, required=True, help="PML level epsilon (nats; bits with --bits)")
-    parser.add_argument("--c", type=float, required=True, help="minimum mass of the priors in Q_X(c), 0 < c <= 1/N")
-    parser.add_argument("--n", type=int, required=True, help="input alphabet size N")
-
-
-def _compute_dobrushin(args) -> dict:
-    eta = eta_tv(_epsilon_in_nats(args), args.c, args.n)
-    return {"epsilon": args.epsilon, "c": args.c, "n": args.n, "eta_tv": eta, "unit": _unit(args),
-            "source": "Grosse et al., PML Dobrushin paper: Theorem 1 (Theorems 2 and 3)"}
-
-
-def _configure_divergence(parser) -> None:
-    _configure_privacy(parser)
-    parser.add_argument("--tv", type=float, required=True, help="TV(P_X || Q_X) of the input priors, in [0, 1 - N c]")
-
-
-def _divergence_calculator(divergence: str, information: bool, source: str) -> Callable:
-    def compute(args) -> dict:
-        bound = divergence_bound(divergence, _epsilon_in_nats(args), args.c, args.n, args.tv)
-        unit = _unit(args)
-        if information:
-            bound = convert(bound, NATS, unit)
-        return {"epsilon": args.epsilon, "c": args.c, "n": args.n, "tv": args.tv, "bound": bound,
-                "divergence": divergence, "unit": unit, "source": source}
-
-    return compute
-
-
-CALCULATORS = [
-    Calculator("pml-kernel", "(eps, c)-PML level and LDP level of a kernel K.npy",
-               _configure_kernel, _compute_kernel),
-    Calculator("pml-dobrushin", "largest Dobrushin coefficient eta_TV(eps, c) of an (eps, c)-PML kernel",
-               _configure_privacy, _compute_dobrushin),
-    Calculator("pml-kl", "KL contraction bound for (eps, c)-PML kernels given the input TV",
-               _configure_divergence,
-               _divergence_calculator("kl", True, "Grosse et al., PML Dobrushin paper: Corollary 1")),
-    Calculator("pml-hellinger", "squared-Hellinger contraction bound for (eps, c)-PML kernels given the input TV",
-               _configure_divergence,
-               _divergence_calculator("hellinger", False, "Grosse et al., PML Dobrushin paper: Corollary 2")),
-]

@@ -5,8 +5,8 @@ IEEE Trans. Inf. Theory 2023 (``papers/pufferfish-mi-privacy.txt``): Theorem 1 a
 (Section VIII-A, formula (4)), Remark 4 (KL PP), Propositions 7-8 (utility). DP is the special
 case of PP with Θ = all distributions and secrets = single rows (Remark 2), so every
 statement here applies to DP / MI DP as well. Composition (Theorem 2, Proposition 1,
-Remark 5, Corollary 1) is in :mod:`audit.bounds.composition`; its ``miaudit bounds``
-calculator is listed in :data:`CALCULATORS` below.
+Remark 5, Corollary 1) is in :mod:`audit.bounds.composition`. The ``miaudit bounds``
+calculators over these functions are in :mod:`audit.cli.bounds_calculators.pufferfish`.
 
 Information values (MI PP levels, entropies) are in nats; ε and δ of classic PP / DP are
 not information values and carry no unit.
@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.special import entr, rel_entr
 
-from estimators.units import BITS, NATS, convert
+from estimators.units import NATS
 from estimators.validation import (
     InputError,
     check_choice,
@@ -30,12 +30,9 @@ from estimators.validation import (
     check_positive,
 )
 
-from .calculator import Calculator
-from .composition import METHODS as COMPOSITION_METHODS
-from .composition import as_finite_vector, compose_mi_pp
+from .composition import as_finite_vector
 
 __all__ = [
-    "CALCULATORS",
     "DensityConstants",
     "KLPPLevels",
     "MIPPToPP",
@@ -513,172 +510,3 @@ def utility_bounds(mi_epsilon: float, *, h_f_given_g: float, h_g_given_f: float,
     lower_1 = hfg - hgf + eps
     lower_2 = hfg - alpha * hgf + eps - (1.0 - alpha) * (math.log(info + 1.0) + 4.0)
     return UtilityBounds(hfg + eps, max(lower_1, lower_2), lower_1, lower_2, alpha)
-
-
-# ---------------------------------------------------------------------------------------------
-# miaudit bounds calculators
-# ---------------------------------------------------------------------------------------------
-
-
-def _unit(args) -> str:
-    return BITS if args.bits else NATS
-
-
-def _info_in(args, value):
-    """An information value given on the command line, in nats."""
-    return None if value is None else convert(value, _unit(args), NATS)
-
-
-def _info_out(args, payload: dict, fields) -> dict:
-    """Convert the information ``fields`` of a nats payload to the requested unit."""
-    out = dict(payload)
-    for name in fields:
-        out[name] = convert(out[name], NATS, _unit(args))
-    out["unit"] = _unit(args)
-    return out
-
-
-def _number_list(text, name: str):
-    """Parse a comma-separated flag value into floats, or :class:`InputError` naming the flag."""
-    if text is None:
-        return None
-    try:
-        return [float(part) for part in text.split(",")]
-    except ValueError:
-        raise InputError(f"argument '{name}' must be comma-separated numbers, got {text!r}") from None
-
-
-_NOT_INFO = "(a PP/DP parameter, not an information value: --bits does not convert it)"
-
-
-def _configure_pp_to_mipp(parser) -> None:
-    parser.add_argument("--epsilon", type=float, required=True, help=f"ε of ε-PP / ε-DP, > 0 {_NOT_INFO}")
-
-
-def _compute_pp_to_mipp(args) -> dict:
-    payload = {"epsilon": args.epsilon, "mi_epsilon": pp_to_mipp(args.epsilon),
-               "source": THEOREM_1 + " (first implication)"}
-    return _info_out(args, payload, ["mi_epsilon"])
-
-
-def _configure_mipp_to_pp(parser) -> None:
-    parser.add_argument("--mi", type=float, required=True, help="ε'' of ε''-MI PP (nats, or bits with --bits)")
-    parser.add_argument("--epsilon-prime", type=float, default=0.0,
-                        help=f"ε' to pair with δ; any ε' >= 0 holds (default 0) {_NOT_INFO}")
-
-
-def _compute_mipp_to_pp(args) -> dict:
-    check_nonnegative(args.mi, "mi")  # named as the flag; mipp_to_pp checks again in nats
-    result = mipp_to_pp(_info_in(args, args.mi), args.epsilon_prime).to_dict()
-    result = _info_out(args, result, ["mi_epsilon"])
-    return {"mi": result.pop("mi_epsilon"), **result}
-
-
-def _configure_approx_pp_to_mipp(parser) -> None:
-    parser.add_argument("--epsilon", type=float, required=True, help=f"ε of (ε, δ)-PP, >= 0 {_NOT_INFO}")
-    parser.add_argument("--delta", type=float, required=True, help="δ of (ε, δ)-PP, in [0, 1)")
-    parser.add_argument("--support", type=int, help="|spt M(X)|, the number of mechanism outputs (>= 2)")
-    parser.add_argument("--secret-values", type=int, help="max |Im g|, the number of secret values (>= 2)")
-    parser.add_argument("--alpha", help="density form (4): α values, comma-separated")
-    parser.add_argument("--beta", help="density form (4): β values aligned with --alpha")
-    parser.add_argument("--u", help="density form (4): u values (density sups), comma-separated")
-    parser.add_argument("--ell", help="density form (4): ℓ values (density infs) aligned with --u")
-    parser.add_argument("--densities", help="density form (4) computed from a discretized mechanism: a .npy "
-                        "array (k, n) or (c, k, n) of f(x | a, c) on an output grid")
-
-
-def _density_inputs(args) -> dict:
-    """α, β, u, ℓ from the flags, or computed from ``--densities FILE.npy``."""
-    density = {name: _number_list(getattr(args, name), name) for name in ("alpha", "beta", "u", "ell")}
-    if args.densities is None:
-        return density
-    if any(v is not None for v in density.values()):
-        raise InputError("argument 'densities' replaces '--alpha', '--beta', '--u' and '--ell'; give one or the other")
-    try:
-        table = np.load(args.densities, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"argument 'densities' must be a readable .npy file: {exc}") from None
-    return density_constants(table).to_dict()
-
-
-def _compute_approx_pp_to_mipp(args) -> dict:
-    density = _density_inputs(args)
-    method = "density" if any(v is not None for v in density.values()) else "finite"
-    if args.support is not None:
-        check_int(args.support, "support", minimum=2)  # named as the flag
-    mi = approx_pp_to_mipp(args.epsilon, args.delta, method=method, output_support=args.support,
-                           secret_values=args.secret_values, **density)
-    part = "Part 1" if method == "finite" else "Part 2, formula (4)"
-    payload = {"epsilon": args.epsilon, "delta": args.delta, "method": method,
-               "delta_prime": tv_bound_from_approx_pp(args.epsilon, args.delta), "mi_epsilon": mi,
-               "source": f"{THEOREM_1} (inverse implication, {part})"}
-    return _info_out(args, payload, ["mi_epsilon"])
-
-
-def _configure_dp_epsilon_from_mi(parser) -> None:
-    parser.add_argument("--mi", type=float, required=True,
-                        help="certified MI lower bound L (nats, or bits with --bits); L <= 0 gives 0")
-
-
-def _compute_dp_epsilon_from_mi(args) -> dict:
-    mi = check_finite_number(args.mi, "mi")
-    return {"mi": mi, "unit": _unit(args), "epsilon": dp_epsilon_lower_bound_from_mi(_info_in(args, mi)),
-            "source": THEOREM_1 + " (ε-DP ⇒ min(ε, ε²/2)-MI DP, inverted; ε is not converted by --bits)"}
-
-
-def _configure_composition(parser) -> None:
-    parser.add_argument("--mi-epsilons", required=True, help="ε_1,...,ε_k of the MI PP mechanisms (comma-separated)")
-    parser.add_argument("--method", choices=COMPOSITION_METHODS, default="adaptive",
-                        help="adaptive (Thm 2), non-adaptive (Prop. 1 + Remark 5), universally-composable "
-                             "(Cor. 1 / Remark 6), mixture (Thm 2 convexity); default adaptive")
-    parser.add_argument("--eta", type=float, help="non-adaptive: η of Proposition 1 if known")
-    parser.add_argument("--output-supports", help="non-adaptive: |spt M_i| for all k mechanisms (first unused)")
-    parser.add_argument("--output-variances", help="non-adaptive, log-concave 1-D: Var(M_i | g, w) for all k")
-    parser.add_argument("--noise-variances", help="non-adaptive, log-concave 1-D: Var(M_i | X) for all k")
-    parser.add_argument("--weights", help="mixture: probabilities p_1,...,p_k")
-
-
-def _compute_composition(args) -> dict:
-    epsilons = _number_list(args.mi_epsilons, "mi_epsilons")
-    bound = compose_mi_pp(
-        [_info_in(args, e) for e in epsilons], method=args.method, eta=_info_in(args, args.eta),
-        output_supports=_number_list(args.output_supports, "output_supports"),
-        output_variances=_number_list(args.output_variances, "output_variances"),
-        noise_variances=_number_list(args.noise_variances, "noise_variances"),
-        weights=_number_list(args.weights, "weights"),
-    )
-    payload = bound.to_dict()
-    fields = [name for name in bound.INFORMATION_FIELDS if payload[name] is not None]
-    return _info_out(args, payload, fields)
-
-
-def _configure_utility(parser) -> None:
-    parser.add_argument("--mi-epsilon", type=float, required=True, help="MI PP budget ε (nats, or bits with --bits)")
-    parser.add_argument("--h-f-given-g", type=float, required=True, help="H(f(X) | g(X))")
-    parser.add_argument("--h-g-given-f", type=float, required=True, help="H(g(X) | f(X))")
-    parser.add_argument("--h-g", type=float, required=True, help="H(g(X))")
-
-
-def _compute_utility(args) -> dict:
-    result = utility_bounds(_info_in(args, args.mi_epsilon), h_f_given_g=_info_in(args, args.h_f_given_g),
-                            h_g_given_f=_info_in(args, args.h_g_given_f), h_g=_info_in(args, args.h_g))
-    payload = {"mi_epsilon": args.mi_epsilon, **result.to_dict(),
-               "source": "Nuradha & Goldfeld 2023, Propositions 7-8"}
-    payload = _info_out(args, payload, ["upper_bound", "lower_bound", "lower_bound_1", "lower_bound_2"])
-    payload["mi_epsilon"] = args.mi_epsilon  # echoed as given
-    return payload
-
-
-CALCULATORS = [
-    Calculator("pp-to-mipp", "ε-PP/DP ⇒ (ε ∧ ε²/2)-MI PP (Theorem 1)", _configure_pp_to_mipp, _compute_pp_to_mipp),
-    Calculator("mipp-to-pp", "ε''-MI PP ⇒ (ε', √(2ε''))-PP when Θ = all distributions (Theorem 1)",
-               _configure_mipp_to_pp, _compute_mipp_to_pp),
-    Calculator("approx-pp-to-mipp", "(ε, δ)-PP ⇒ ε*-MI PP (Theorem 1, finite support or density form (4))",
-               _configure_approx_pp_to_mipp, _compute_approx_pp_to_mipp),
-    Calculator("dp-epsilon-from-mi", "certified MI lower bound ⇒ lower bound on ε of ε-DP (Theorem 1 inverted)",
-               _configure_dp_epsilon_from_mi, _compute_dp_epsilon_from_mi),
-    Calculator("composition", "MI PP level of composed mechanisms (Theorem 2, Prop. 1, Remark 5, Cor. 1)",
-               _configure_composition, _compute_composition),
-    Calculator("utility", "bounds on the utility I(f; M) of ε-MI PP mechanisms (Propositions 7-8)",
-               _configure_utility, _compute_utility),
-]

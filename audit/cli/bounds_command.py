@@ -2,26 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
+from estimators.validation import InputError
 
-
-# One module per paper; a module that has not landed yet contributes nothing.
-BOUND_MODULES = ("audit.bounds.pufferfish", "audit.bounds.local_mi", "audit.bounds.pml", "audit.bounds.lip")
-
-
-def calculators() -> dict:
-    """All registered calculators by name."""
-    found = {}
-    for qualified in BOUND_MODULES:
-        try:
-            module = importlib.import_module(qualified)
-        except ModuleNotFoundError as exc:
-            if exc.name != qualified:
-                raise
-            continue
-        for calc in module.CALCULATORS:
-            found[calc.name] = calc
-    return found
+from .bounds_calculators import calculators
+from .flag_values import with_flag_names
 
 
 def configure(parser) -> None:
@@ -31,11 +15,17 @@ def configure(parser) -> None:
         p.add_argument("--bits", action="store_true", help="information inputs and outputs in bits (default: nats)")
         p.add_argument("--json", action="store_true", default=None, dest="json_sub", help="print only JSON")
         calc.configure(p)
+        # Library functions name their parameters; errors are shown with the flag instead.
+        p.set_defaults(flag_names={action.dest: action.option_strings[0]
+                                   for action in p._actions if action.option_strings})
 
 
 def run(args):
     calc = calculators()[args.bound_name]
     if getattr(args, "json_sub", None):
         args.json = True
-    payload = calc.compute(args)
+    try:
+        payload = calc.compute(args)
+    except InputError as exc:
+        raise InputError(with_flag_names(str(exc), args.flag_names)) from None
     return payload, calc.describe(payload)

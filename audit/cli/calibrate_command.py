@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 from estimators.validation import InputError
 from mechanisms.calibration import NOTIONS, calibrate
+
+from .flag_values import number_list, with_flag_names
 
 
 # Library argument names and the flags that carry them, so errors name what the user typed.
@@ -16,13 +16,6 @@ _FLAGS = {
     "random_projection": "--random-projection", "mean_sq_norm": "--mean-sq-norm", "analytic": "--analytic",
     "compact": "--compact", "notion": "--notion", "noise": "NOISE", "input_dim": "--dim",
 }
-
-
-def _number_list(text: str, flag: str) -> list:
-    try:
-        return [float(part) for part in text.split(",")]
-    except ValueError:
-        raise InputError(f"argument '{flag}' must be a comma-separated list of numbers, got {text!r}") from None
 
 
 def configure(parser) -> None:
@@ -51,14 +44,10 @@ def configure(parser) -> None:
 def _per_coordinate(text, flag, dim):
     if text is None:
         return None
-    values = _number_list(text, flag)
+    values = number_list(text, flag)
     if len(values) == 1 and dim is not None and dim > 1:
         values = values * dim
     return values
-
-
-def _with_flag_names(message: str) -> str:
-    return re.sub(r"'([a-z_0-9]+)'", lambda m: f"'{_FLAGS.get(m.group(1), m.group(1))}'", message)
 
 
 def run(args):
@@ -76,7 +65,7 @@ def run(args):
             random_projection=args.random_projection, mean_sq_norm=args.mean_sq_norm,
             analytic=args.analytic, compact=args.compact)
     except InputError as exc:
-        raise InputError(_with_flag_names(str(exc))) from None
+        raise InputError(with_flag_names(str(exc), _FLAGS)) from None
     payload = result.to_dict()
     delta = "" if result.delta is None else f", delta={result.delta:g}"
     name = "b" if result.noise == "laplace" else "sigma"

@@ -131,7 +131,7 @@ def limits(result: AuditResult) -> list:
         # The verdict then rests on the point estimate alone (either way), with no type-I error control.
         return [f"No certificate: the verdict '{result.verdict}' rests on the point estimate "
                 f"{number(result.estimate)} {unit} only and carries no error guarantee (the public information "
-                f"is continuous and depends on the secret, so no secret could be certified).",
+                f"is continuous and was not declared independent of the secret, so no secret could be certified).",
                 "Neither a violation nor privacy is shown.", critics, f"{examined}."]
     if result.violation:
         return [f"The certified value is a lower bound: the actual leakage may be larger than "

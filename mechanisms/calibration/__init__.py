@@ -3,7 +3,9 @@
 Each rule returns a :class:`Calibration` (noise law, scale, variance, the theorem used);
 ``Calibration.mechanism(query)`` builds the batched noisy mechanism f + Z. Reference: the
 Pufferfish/MI paper (``papers/pufferfish-mi-privacy.txt``), Theorems 3–6, Corollaries 2–4,
-Remarks 8, 11, 12, 14 and Section III-A; classical rules as cited in :mod:`.classical`.
+Remarks 8, 11, 12, 14 and Section III-A; classical rules as cited in :mod:`.classical`;
+the Gaussian σ for a local-MI target (local-MI paper, Section II, Figs. 1 and 3) in
+:mod:`.local_mi`.
 """
 
 from .classical import (analytic_gaussian_sigma, classical_gaussian_variance, gaussian_approx_dp,
@@ -12,6 +14,7 @@ from .dependence import entropy_power_term, gaussian_attribute_mi, gaussian_secr
 from .dispatch import NOTIONS, calibrate
 from .gaussian import gaussian_mi_dp, gaussian_mi_pp, gaussian_mi_variance
 from .laplace import laplace_mi_dp, laplace_mi_pp, laplace_mi_scale
+from .local_mi import gaussian_sigma_for_lmip_bits
 from .noisy import NoisyMechanism
 from .projection import gaussian_projection_mi_pp
 from .regions import (remark11_mi_dp_is_quieter, remark11_threshold, remark14_correlation_threshold,
@@ -23,7 +26,7 @@ __all__ = [
     "Calibration", "NOTIONS", "NoisyMechanism", "analytic_gaussian_sigma", "calibrate",
     "classical_gaussian_variance", "entropy_power_term", "gaussian_approx_dp", "gaussian_attribute_dp",
     "gaussian_attribute_mi", "gaussian_mi_dp", "gaussian_mi_pp", "gaussian_mi_variance",
-    "gaussian_projection_mi_pp", "gaussian_secret_mi_pp", "gaussian_structured_pp", "laplace_approx_dp",
+    "gaussian_projection_mi_pp", "gaussian_secret_mi_pp", "gaussian_sigma_for_lmip_bits", "gaussian_structured_pp", "laplace_approx_dp",
     "laplace_dp", "laplace_mi_dp", "laplace_mi_pp", "laplace_mi_scale", "remark11_mi_dp_is_quieter",
     "remark11_threshold", "remark14_correlation_threshold", "remark14_free_privacy",
 ]

@@ -48,3 +48,20 @@ def exactly_one(**candidates) -> str:
         found = ", ".join(f"'{n}'" for n in given) or "none"
         raise InputError(f"give exactly one of the arguments {listed} (got {found})")
     return given[0]
+
+
+def projection_matrix(matrix, input_dim=None) -> np.ndarray:
+    """A deterministic projection as a float (d, ℓ) array with ℓ ≤ d, finite entries."""
+    try:
+        arr = np.asarray(matrix, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"argument 'matrix' must be numeric: {exc}") from None
+    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise InputError(f"argument 'matrix' must have shape (d, l), got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise InputError("argument 'matrix' contains NaN or inf")
+    if arr.shape[1] > arr.shape[0]:
+        raise InputError(f"argument 'matrix' must have l <= d columns, got shape {arr.shape}")
+    if input_dim is not None and arr.shape[0] != input_dim:
+        raise InputError(f"argument 'matrix' has {arr.shape[0]} rows but 'input_dim' is {input_dim}")
+    return arr

@@ -12,7 +12,8 @@ from .classical import gaussian_approx_dp, laplace_approx_dp, laplace_dp
 from .gaussian import gaussian_mi_dp, gaussian_mi_pp
 from .laplace import laplace_mi_dp, laplace_mi_pp
 from .projection import gaussian_projection_mi_pp
-from .result import NOISES, Calibration
+from .noisy import NOISES
+from .result import Calibration
 
 NOTIONS = ("mi-dp", "mi-pp", "dp", "approx-dp")
 

@@ -6,8 +6,9 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_choice, check_int, check_nonnegative
 
-from .projection import projection_matrix
-from .result import NOISES
+from ._inputs import projection_matrix
+
+NOISES = ("laplace", "gaussian")
 
 
 class NoisyMechanism:

@@ -10,28 +10,11 @@ import numpy as np
 
 from estimators.validation import InputError, check_choice, check_int, check_nonnegative
 
-from ._inputs import check_epsilon
+from ._inputs import check_epsilon, projection_matrix
 from .gaussian import gaussian_mi_variance
 from .result import Calibration, gaussian_calibration
 
 METHODS = ("deterministic", "random-gaussian")
-
-
-def projection_matrix(matrix, input_dim=None) -> np.ndarray:
-    """A deterministic projection as a float (d, ℓ) array with ℓ ≤ d, finite entries."""
-    try:
-        arr = np.asarray(matrix, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"argument 'matrix' must be numeric: {exc}") from None
-    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise InputError(f"argument 'matrix' must have shape (d, l), got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise InputError("argument 'matrix' contains NaN or inf")
-    if arr.shape[1] > arr.shape[0]:
-        raise InputError(f"argument 'matrix' must have l <= d columns, got shape {arr.shape}")
-    if input_dim is not None and arr.shape[0] != input_dim:
-        raise InputError(f"argument 'matrix' has {arr.shape[0]} rows but 'input_dim' is {input_dim}")
-    return arr
 
 
 def gaussian_projection_mi_pp(epsilon, op_norm, *, method="deterministic", matrix=None, projection_dim=None,

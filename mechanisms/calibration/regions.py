@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from estimators.validation import InputError, check_int
+from estimators.validation import InputError, check_int, scalar_or_array
 
 from .dependence import entropy_power_term
 
@@ -26,10 +26,6 @@ def _array(values, name, *, positive=True):
     return arr
 
 
-def _scalar_or_array(arr):
-    return float(arr) if np.ndim(arr) == 0 else arr
-
-
 def remark11_threshold(epsilon, dim):
     """ε′* = 2 √(d (e^{2ε/d} − 1) log(1.25/√(2ε))) (Remark 11).
 
@@ -43,7 +39,7 @@ def remark11_threshold(epsilon, dim):
     if np.any(eps >= 0.5):
         raise InputError("argument 'epsilon' must be < 0.5 so that delta = sqrt(2 eps) is in (0, 1)")
     out = 2.0 * np.sqrt(d * np.expm1(2.0 * eps / d) * np.log(1.25 / np.sqrt(2.0 * eps)))
-    return _scalar_or_array(out)
+    return scalar_or_array(out)
 
 
 def remark11_mi_dp_is_quieter(epsilon_prime, epsilon, dim):
@@ -87,4 +83,4 @@ def remark14_correlation_threshold(epsilon):
     """ρ* = √((e^{2ε} − 1) e^{−2ε}) = √(1 − e^{−2ε}): for d = 1 and jointly Gaussian
     f, g, w, free ε-MI PP holds when |ρ(f, g | w)| ≤ ρ* (Remark 14). Vectorized."""
     eps = _array(epsilon, "epsilon")
-    return _scalar_or_array(np.sqrt(-np.expm1(-2.0 * eps)))
+    return scalar_or_array(np.sqrt(-np.expm1(-2.0 * eps)))

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from estimators.validation import InputError
 
-NOISES = ("laplace", "gaussian")
+from .noisy import NoisyMechanism
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,6 @@ class Calibration:
             Required exactly when ``projection == "deterministic"``; must be the matrix
             whose column norms the calibration used.
         """
-        from .noisy import NoisyMechanism  # deferred: noisy.py does not need this module
-
         if self.projection == "deterministic":
             if matrix is None:
                 raise InputError("argument 'matrix' is required for a deterministic-projection calibration")

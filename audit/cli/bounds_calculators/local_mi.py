@@ -2,66 +2,39 @@
 
 Ngo, Östman and Graell i Amat, "Local Mutual-Information Differential Privacy"
 (``papers/local-mi-dp-conversions.txt``). The paper and the library functions work in bits
-(``audit.bounds.local_mi_conversions``, ``local_mi_binary``, ``local_mi_gaussian_capacity``,
-``local_mi_gaussian_discrete``); these calculators take and print μ and capacities in nats,
+(:mod:`audit.bounds.local_mi`, :mod:`mechanisms.gaussian_capacity`,
+:mod:`mechanisms.gaussian_discrete_input`); these calculators take and print μ and capacities in nats,
 the project default, unless ``--bits`` is given. ε and δ are unit-free.
 """
 
 from __future__ import annotations
 
-from estimators.units import BITS, NATS, convert
-from estimators.validation import InputError, check_positive
-from mechanisms.dp_curves import gaussian_dp_delta
-
-from .calculator import Calculator
-from .local_mi_binary import as_unit_interval, bac_capacity_bits
-from .local_mi_conversions import (
-    gaussian_ldp_curve,
-    laplace_ldp_curve,
+from audit.bounds.local_mi.binary import as_unit_interval, bac_capacity_bits
+from audit.bounds.local_mi.conversions import (
     ldp_delta_from_lmip_bits,
     ldp_floor_bits,
     lip_delta_from_lmip_bits,
     lip_floor_bits,
     lmip_from_privacy_curve_bits,
-    pure_ldp_curve,
 )
-from .local_mi_gaussian_capacity import gaussian_lmip_ci_bits
-from .local_mi_gaussian_discrete import gaussian_lip_curve, gaussian_lmip_cd_bits
+from estimators.units import BITS, convert
+from estimators.validation import InputError, check_nonnegative
+from mechanisms.dp_curves import gaussian_dp_delta, gaussian_ldp_curve, laplace_ldp_curve, pure_ldp_curve
+from mechanisms.gaussian_capacity import gaussian_lmip_ci_bits
+from mechanisms.gaussian_discrete_input import gaussian_lip_curve, gaussian_lmip_cd_bits
+
+from .common import Calculator, number_list, positive_flags, unit
 
 __all__ = ["CALCULATORS"]
 
 
-def _unit(args) -> str:
-    return BITS if args.bits else NATS
-
-
 def _mu_bits(args) -> float:
     """The --mu flag in bits (it was given in the unit the --bits flag selects)."""
-    if args.mu < 0 or args.mu != args.mu:
-        raise InputError(f"argument 'mu' must be >= 0, got {args.mu!r}")
-    return convert(args.mu, _unit(args), BITS)
-
-
-def _positive_flags(args, *flags: str) -> None:
-    """Check that each named flag holds a finite value > 0, naming the flag as typed.
-
-    The library functions name their own parameters (``l2_sensitivity``, ``scale``); checking
-    here first makes the message name the flag the user gave (``sensitivity``,
-    ``laplace-scale``).
-    """
-    for flag in flags:
-        check_positive(getattr(args, flag.replace("-", "_")), flag)
+    return convert(check_nonnegative(args.mu, "--mu"), unit(args), BITS)
 
 
 def _to_user_unit(value_bits: float, args) -> float:
-    return convert(value_bits, BITS, _unit(args))
-
-
-def _number_list(text: str, name: str) -> list:
-    try:
-        return [float(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise InputError(f"argument '{name}' must be comma-separated numbers, got {text!r}") from None
+    return convert(value_bits, BITS, unit(args))
 
 
 def _add_mu(parser) -> None:
@@ -79,7 +52,7 @@ def _add_discrete_input(parser) -> None:
 
 
 def _discrete_input(args):
-    return _number_list(args.support, "support"), _number_list(args.pmf, "pmf")
+    return number_list(args.support, "--support"), number_list(args.pmf, "--pmf")
 
 
 # -- bac-capacity --------------------------------------------------------------------------
@@ -90,9 +63,9 @@ def _bac_configure(parser) -> None:
 
 
 def _bac_compute(args) -> dict:
-    p0, p1 = as_unit_interval(args.p0, "p0"), as_unit_interval(args.p1, "p1")
+    p0, p1 = as_unit_interval(args.p0, "--p0"), as_unit_interval(args.p1, "--p1")
     capacity = bac_capacity_bits(p0, p1)
-    return {"p0": args.p0, "p1": args.p1, "capacity": _to_user_unit(capacity, args), "unit": _unit(args),
+    return {"p0": args.p0, "p1": args.p1, "capacity": _to_user_unit(capacity, args), "unit": unit(args),
             "source": "local-MI paper, Eq. (7) (binary asymmetric channel capacity)"}
 
 
@@ -105,23 +78,23 @@ def _mu_eps_configure(parser) -> None:
 
 def _ldp_from_lmip(args) -> dict:
     delta = ldp_delta_from_lmip_bits(_mu_bits(args), args.epsilon)
-    return {"mu": args.mu, "epsilon": args.epsilon, "delta": delta, "unit": _unit(args),
+    return {"mu": args.mu, "epsilon": args.epsilon, "delta": delta, "unit": unit(args),
             "source": "local-MI paper, Theorem 1(a), Eq. (6)"}
 
 
 def _ldp_floor(args) -> dict:
-    return {"mu": args.mu, "delta": ldp_floor_bits(_mu_bits(args)), "unit": _unit(args),
+    return {"mu": args.mu, "delta": ldp_floor_bits(_mu_bits(args)), "unit": unit(args),
             "source": "local-MI paper, remarks after Theorem 1: p̄_μ with H_b(p)/p = −log(2^μ − 1)"}
 
 
 def _lip_from_lmip(args) -> dict:
     delta = lip_delta_from_lmip_bits(_mu_bits(args), args.epsilon)
-    return {"mu": args.mu, "epsilon": args.epsilon, "delta": delta, "unit": _unit(args),
+    return {"mu": args.mu, "epsilon": args.epsilon, "delta": delta, "unit": unit(args),
             "source": "local-MI paper, Theorem 2(a), Eq. (9)"}
 
 
 def _lip_floor(args) -> dict:
-    return {"mu": args.mu, "delta": lip_floor_bits(_mu_bits(args)), "unit": _unit(args),
+    return {"mu": args.mu, "delta": lip_floor_bits(_mu_bits(args)), "unit": unit(args),
             "source": "local-MI paper, Theorem 2(a) and Fig. 3: 1 − 2^−μ"}
 
 
@@ -137,18 +110,18 @@ def _lmip_from_ldp_configure(parser) -> None:
 
 def _lmip_from_ldp(args) -> dict:
     if args.pure_epsilon is not None:
-        _positive_flags(args, "pure-epsilon")
+        positive_flags(args, "--pure-epsilon")
         curve = pure_ldp_curve(args.pure_epsilon)
     elif args.sensitivity is None:
-        raise InputError("argument 'sensitivity' is required with --gaussian-sigma or --laplace-scale")
+        raise InputError("argument '--sensitivity' is required with --gaussian-sigma or --laplace-scale")
     elif args.gaussian_sigma is not None:
-        _positive_flags(args, "gaussian-sigma", "sensitivity")
+        positive_flags(args, "--gaussian-sigma", "--sensitivity")
         curve = gaussian_ldp_curve(args.gaussian_sigma, args.sensitivity)
     else:
-        _positive_flags(args, "laplace-scale", "sensitivity")
+        positive_flags(args, "--laplace-scale", "--sensitivity")
         curve = laplace_ldp_curve(args.laplace_scale, args.sensitivity)
     mu = lmip_from_privacy_curve_bits(curve)
-    return {"curve": curve.name, **curve.parameters, "mu": _to_user_unit(mu, args), "unit": _unit(args),
+    return {"curve": curve.name, **curve.parameters, "mu": _to_user_unit(mu, args), "unit": unit(args),
             "source": "local-MI paper, Theorem 1(b), Eq. (8) (Lemma 1)"}
 
 
@@ -156,7 +129,7 @@ def _lmip_from_lip(args) -> dict:
     support, pmf = _discrete_input(args)
     curve = gaussian_lip_curve(args.sigma, support, pmf)
     mu = lmip_from_privacy_curve_bits(curve)
-    return {"curve": curve.name, "sigma": args.sigma, "mu": _to_user_unit(mu, args), "unit": _unit(args),
+    return {"curve": curve.name, "sigma": args.sigma, "mu": _to_user_unit(mu, args), "unit": unit(args),
             "source": "local-MI paper, Theorem 2(b), Eq. (10), for the optimal LIP curve of X + N(0, σ²)"}
 
 
@@ -170,7 +143,7 @@ def _gaussian_ldp_configure(parser) -> None:
 
 
 def _gaussian_ldp(args) -> dict:
-    _positive_flags(args, "sigma", "sensitivity", "epsilon")
+    positive_flags(args, "--sigma", "--sensitivity", "--epsilon")
     delta = gaussian_dp_delta(args.epsilon, args.sigma, args.sensitivity)
     return {"sigma": args.sigma, "sensitivity": args.sensitivity, "epsilon": args.epsilon, "delta": delta,
             "source": "local-MI paper, Section II (Balle and Wang 2018, Thm 8)"}
@@ -188,7 +161,7 @@ def _gaussian_ci(args) -> dict:
     return {"sigma": args.sigma, "amplitude": args.amplitude, "dim": args.dim,
             "mu": _to_user_unit(result.mu, args), "upper": _to_user_unit(result.upper, args),
             "gap": _to_user_unit(result.gap, args), "kind": result.kind, "iterations": result.iterations,
-            "unit": _unit(args),
+            "unit": unit(args),
             "source": "local-MI paper, Section II: capacity of the amplitude-constrained Gaussian channel "
                       "(radial Blahut–Arimoto with duality gap)"}
 
@@ -196,7 +169,7 @@ def _gaussian_ci(args) -> dict:
 def _gaussian_cd(args) -> dict:
     support, pmf = _discrete_input(args)
     mu = gaussian_lmip_cd_bits(args.sigma, support, pmf)
-    return {"sigma": args.sigma, "mu": _to_user_unit(mu, args), "unit": _unit(args),
+    return {"sigma": args.sigma, "mu": _to_user_unit(mu, args), "unit": unit(args),
             "source": "local-MI paper, Section II: I(X; X + N(0, σ²)) for a discrete input (numerical KL)"}
 
 
@@ -206,7 +179,7 @@ def _gaussian_lip_configure(parser) -> None:
 
 
 def _gaussian_lip(args) -> dict:
-    _positive_flags(args, "epsilon")
+    positive_flags(args, "--epsilon")
     support, pmf = _discrete_input(args)
     delta = gaussian_lip_curve(args.sigma, support, pmf)(args.epsilon)
     return {"sigma": args.sigma, "epsilon": args.epsilon, "delta": delta,

@@ -10,52 +10,29 @@ Every function accepts scalars or broadcastable arrays of μ and ε, so whole cu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 from scipy import optimize
 
 from estimators.units import LN2
-from estimators.validation import InputError, check_choice, check_positive
-from mechanisms.dp_curves import gaussian_dp_delta, laplace_dp_delta
+from estimators.validation import InputError, as_positive_array, check_choice, scalar_or_array
+from mechanisms.dp_curves import PrivacyCurve
 
-from .local_mi_binary import bac_capacity_bits, bernoulli_kl_bits, binary_entropy_bits
+from .binary import bac_capacity_bits, bernoulli_kl_bits, binary_entropy_bits
 
 __all__ = [
-    "PrivacyCurve",
-    "gaussian_ldp_curve",
-    "laplace_ldp_curve",
     "ldp_delta_from_lmip_bits",
     "ldp_floor_bits",
     "lip_delta_from_lmip_bits",
     "lip_floor_bits",
     "lmip_from_privacy_curve_bits",
-    "pure_ldp_curve",
 ]
 
 LOG2_E = 1.0 / LN2
 _BISECTION_STEPS = 64  # halves [0, 1] to below 1e-19: far finer than the 1e-6 asked of δ
 _ZOOM_POINTS = 65
 _ZOOM_ROUNDS = 7  # each round shrinks the bracket 32-fold: 32^7 ≈ 3e10
-
-
-def _as_mu(mu) -> np.ndarray:
-    arr = np.asarray(mu, dtype=np.float64)
-    if not np.all(np.isfinite(arr)) or np.any(arr < 0.0):
-        raise InputError(f"argument 'mu' must be finite and >= 0 (bits), got {mu!r}")
-    return arr
-
-
-def _as_epsilon(epsilon) -> np.ndarray:
-    arr = np.asarray(epsilon, dtype=np.float64)
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0.0):
-        raise InputError(f"argument 'epsilon' must be finite and > 0, got {epsilon!r}")
-    return arr
-
-
-def _out(arr: np.ndarray):
-    return float(arr) if np.ndim(arr) == 0 else arr
 
 
 # --------------------------------------------------------------------------------------------
@@ -107,12 +84,12 @@ def _solve_per_mu(mu_bits, epsilon, best: Callable):
 
     The feasible set depends on μ only, so all ε sharing a μ are optimised in one batch.
     """
-    mu, eps = np.broadcast_arrays(_as_mu(mu_bits), _as_epsilon(epsilon))
+    mu, eps = np.broadcast_arrays(as_positive_array(mu_bits, "mu", allow_zero=True), as_positive_array(epsilon, "epsilon"))
     out = np.empty(mu.shape)
     for m in np.unique(mu):
         where = mu == m
         out[where] = np.maximum(best(float(m), np.exp(eps[where])[:, None]), 0.0)
-    return _out(out)
+    return scalar_or_array(out)
 
 
 def _bac_constraint(p0, p1):
@@ -196,7 +173,7 @@ def ldp_floor_bits(mu_bits):
     with H_b(p)/p = −log(2^μ − 1); δ^LDP_μ(ε) ≥ p̄_μ for every ε. Returns 0 for μ = 0 and
     1 for μ ≥ 1 bit (where δ^LDP_μ ≡ 1, the limit of p̄_μ as μ → 1).
     """
-    mu = _as_mu(mu_bits)
+    mu = as_positive_array(mu_bits, "mu", allow_zero=True)
     out = np.empty(mu.shape)
     for index, m in np.ndenumerate(mu):
         if m == 0.0:
@@ -208,7 +185,7 @@ def ldp_floor_bits(mu_bits):
             # H_b(p)/p decreases from +∞ (p → 0) to 0 (p = 1), so the root is unique.
             out[index] = optimize.brentq(lambda p: binary_entropy_bits(p) / p - target,
                                          1e-300, 1.0, xtol=1e-15, rtol=1e-15)
-    return _out(out)
+    return scalar_or_array(out)
 
 
 def lip_floor_bits(mu_bits):
@@ -217,88 +194,12 @@ def lip_floor_bits(mu_bits):
     Local-MI paper, discussion of Fig. 3 (Theorem 2(a)): the branch p0 − e^ε p1 with p1 = 0
     is feasible iff KL(Ber(0) ‖ Ber(p0)) = −log(1 − p0) ≤ μ, i.e. p0 ≤ 1 − 2^{−μ}.
     """
-    return _out(-np.expm1(-_as_mu(mu_bits) * LN2))
+    return scalar_or_array(-np.expm1(-as_positive_array(mu_bits, "mu", allow_zero=True) * LN2))
 
 
 # --------------------------------------------------------------------------------------------
 # From a δ(ε) curve back to μ: Theorem 1(b) and Theorem 2(b) via Lemma 1
 # --------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class PrivacyCurve:
-    """A privacy curve ε ↦ δ(ε) (an LDP or a LIP curve), vectorised over ε ≥ 0.
-
-    Attributes
-    ----------
-    name : str
-        What the curve belongs to, e.g. ``"gaussian"``.
-    delta : callable
-        ``delta(epsilon_array) -> array`` of the same shape.
-    notion : str
-        ``"ldp"`` or ``"lip"``: which definition (Eq. (2) or Eq. (4)) the curve satisfies.
-    breakpoints : tuple of float
-        ε values where δ has a kink (integration splits there).
-    vanishes_after : float
-        δ(ε) = 0 for every ε at or beyond this value (``inf`` when it never vanishes).
-    parameters : dict
-        The parameters of the mechanism, for reports.
-    """
-
-    name: str
-    delta: Callable
-    notion: str
-    breakpoints: tuple = ()
-    vanishes_after: float = np.inf
-    parameters: dict = field(default_factory=dict)
-
-    def __call__(self, epsilon):
-        return self.delta(epsilon)
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "notion": self.notion, "breakpoints": list(self.breakpoints),
-                "vanishes_after": self.vanishes_after, **self.parameters}
-
-
-def gaussian_ldp_curve(sigma: float, l2_sensitivity: float) -> PrivacyCurve:
-    """Optimal LDP curve of the Gaussian mechanism X + N(0, σ² I).
-
-    Local-MI paper, Section II (from Balle and Wang 2018, Thm 8): with ‖X‖ ≤ √d Δ the
-    ℓ₂ sensitivity is 2√d Δ and δ̄_G(ε) = Φ(√dΔ/σ − εσ/(2√dΔ)) − e^ε Φ(−√dΔ/σ − εσ/(2√dΔ)).
-    """
-    sigma = check_positive(sigma, "sigma")
-    l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity")
-    return PrivacyCurve("gaussian", lambda eps: gaussian_dp_delta(eps, sigma, l2_sensitivity), "ldp",
-                        parameters={"sigma": sigma, "l2_sensitivity": l2_sensitivity})
-
-
-def laplace_ldp_curve(scale: float, l1_sensitivity: float) -> PrivacyCurve:
-    """Exact LDP curve of the scalar Laplace mechanism x + Lap(b), inputs Δ apart (ℓ₁).
-
-    δ(ε) = 1 − exp((ε − Δ/b)/2) for ε < Δ/b, else 0 (``mechanisms.dp_curves.laplace_dp_delta``).
-    """
-    scale = check_positive(scale, "scale")
-    l1_sensitivity = check_positive(l1_sensitivity, "l1_sensitivity")
-    return PrivacyCurve("laplace", lambda eps: laplace_dp_delta(eps, scale, l1_sensitivity), "ldp",
-                        breakpoints=(l1_sensitivity / scale,), vanishes_after=l1_sensitivity / scale,
-                        parameters={"scale": scale, "l1_sensitivity": l1_sensitivity})
-
-
-def pure_ldp_curve(epsilon: float) -> PrivacyCurve:
-    """The tightest LDP curve implied by pure ε₀-LDP alone.
-
-    Every ε₀-LDP mechanism is a post-processing of binary randomized response with
-    P[flip] = 1/(1 + e^{ε₀}) (Kairouz, Oh and Viswanath 2015, Thm 2.4), whose hockey-stick
-    divergence gives δ(ε) = (e^{ε₀} − e^ε)/(1 + e^{ε₀}) for ε < ε₀, else 0.
-    """
-    eps0 = check_positive(epsilon, "epsilon")
-
-    def delta(eps):
-        eps = np.asarray(eps, dtype=np.float64)
-        out = np.where(eps < eps0, (np.exp(eps0) - np.exp(np.minimum(eps, eps0))) / (1.0 + np.exp(eps0)), 0.0)
-        return float(out) if out.ndim == 0 else out
-
-    return PrivacyCurve("pure", delta, "ldp", breakpoints=(eps0,), vanishes_after=eps0, parameters={"epsilon": eps0})
-
 
 def _gauss_legendre(function: Callable, lo: float, hi: float, panels: int, nodes, weights) -> float:
     edges = np.linspace(lo, hi, panels + 1)

@@ -18,7 +18,7 @@ from scipy.special import logsumexp
 from estimators.units import LN2
 from estimators.validation import InputError, check_positive
 
-from .local_mi_conversions import PrivacyCurve
+from .dp_curves import PrivacyCurve
 
 __all__ = ["GaussianMixtureChannel", "gaussian_lip_curve", "gaussian_lmip_cd_bits", "gaussian_noise_lmip_bits",
            "truncated_gaussian_input"]

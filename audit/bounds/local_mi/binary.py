@@ -14,7 +14,7 @@ import numpy as np
 from scipy.special import entr, rel_entr
 
 from estimators.units import LN2
-from estimators.validation import InputError
+from estimators.validation import InputError, scalar_or_array
 
 __all__ = ["as_unit_interval", "bac_capacity_bits", "bernoulli_kl_bits", "binary_entropy_bits"]
 
@@ -33,17 +33,13 @@ def as_unit_interval(value, name: str) -> np.ndarray:
     return arr
 
 
-def _scalar_or_array(arr: np.ndarray):
-    return float(arr) if np.ndim(arr) == 0 else arr
-
-
 def binary_entropy_bits(p):
     """Binary entropy H_b(p) = −p log₂ p − (1−p) log₂(1−p) in bits (0 log 0 = 0).
 
     Defined in the notation paragraph of the local-MI paper, below Eq. (7).
     """
     p = as_unit_interval(p, "p")
-    return _scalar_or_array((entr(p) + entr(1.0 - p)) / LN2)
+    return scalar_or_array((entr(p) + entr(1.0 - p)) / LN2)
 
 
 def bernoulli_kl_bits(p1, p0):
@@ -54,7 +50,7 @@ def bernoulli_kl_bits(p1, p0):
     """
     p1 = as_unit_interval(p1, "p1")
     p0 = as_unit_interval(p0, "p0")
-    return _scalar_or_array((rel_entr(p1, p0) + rel_entr(1.0 - p1, 1.0 - p0)) / LN2)
+    return scalar_or_array((rel_entr(p1, p0) + rel_entr(1.0 - p1, 1.0 - p0)) / LN2)
 
 
 def _canonical_crossovers(e0: np.ndarray, e1: np.ndarray):
@@ -93,4 +89,4 @@ def bac_capacity_bits(e0, e1):
     capacity = (e0 * h1 - (1.0 - e1) * h0) / safe_gap + np.log2(1.0 + np.exp2((h0 - h1) / safe_gap))
     # Only rounding can push the formula below 0 (a capacity is ≥ 0 exactly).
     capacity = np.where(useful, np.maximum(capacity, 0.0), 0.0)
-    return _scalar_or_array(capacity)
+    return scalar_or_array(capacity)

@@ -1,0 +1,84 @@
+"""``miaudit bounds pml-*`` calculators for the PML paper (Dobrushin coefficients of (ε, c)-PML kernels).
+
+Grosse, Saeidian, Oechtering and Skoglund (``papers/pml-dobrushin-contraction.txt``); the maths is in
+:mod:`audit.bounds.pml` and :mod:`mechanisms.pml`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from audit.bounds.pml import divergence_bound, eta_tv
+from estimators.units import NATS, convert
+from estimators.validation import check_positive
+from mechanisms.pml import kernel_leakage
+
+from .common import Calculator, info_in, load_npy, unit
+
+__all__ = ["CALCULATORS"]
+
+
+def _epsilon_in_nats(args) -> float:
+    return info_in(args, check_positive(args.epsilon, "--epsilon"))
+
+
+def _configure_kernel(parser) -> None:
+    parser.add_argument("--kernel", required=True, help="row-stochastic matrix K.npy (rows = inputs, columns = outputs)")
+    parser.add_argument("--c", type=float, required=True, help="minimum mass of the priors in Q_X(c), 0 < c <= 1/N")
+
+
+def _compute_kernel(args) -> dict:
+    result = kernel_leakage(load_npy(args.kernel, "--kernel"), args.c)
+    out_unit = unit(args)
+    return {
+        "pml": convert(result.pml, NATS, out_unit),
+        "ldp": convert(result.ldp, NATS, out_unit),
+        "c": result.c,
+        "n_inputs": result.n_inputs,
+        "n_outputs": result.n_outputs,
+        "unit": out_unit,
+        "source": "Grosse et al., PML Dobrushin paper: Definition 2 and Lemma 4 (pml), Eq. (1) (ldp)",
+    }
+
+
+def _configure_privacy(parser) -> None:
+    parser.add_argument("--epsilon", type=float, required=True, help="PML level epsilon (nats; bits with --bits)")
+    parser.add_argument("--c", type=float, required=True, help="minimum mass of the priors in Q_X(c), 0 < c <= 1/N")
+    parser.add_argument("--n", type=int, required=True, help="input alphabet size N")
+
+
+def _compute_dobrushin(args) -> dict:
+    eta = eta_tv(_epsilon_in_nats(args), args.c, args.n)
+    return {"epsilon": args.epsilon, "c": args.c, "n": args.n, "eta_tv": eta, "unit": unit(args),
+            "source": "Grosse et al., PML Dobrushin paper: Theorem 1 (Theorems 2 and 3)"}
+
+
+def _configure_divergence(parser) -> None:
+    _configure_privacy(parser)
+    parser.add_argument("--tv", type=float, required=True, help="TV(P_X || Q_X) of the input priors, in [0, 1 - N c]")
+
+
+def _divergence_calculator(divergence: str, information: bool, source: str) -> Callable:
+    def compute(args) -> dict:
+        bound = divergence_bound(divergence, _epsilon_in_nats(args), args.c, args.n, args.tv)
+        out_unit = unit(args)
+        if information:
+            bound = convert(bound, NATS, out_unit)
+        return {"epsilon": args.epsilon, "c": args.c, "n": args.n, "tv": args.tv, "bound": bound,
+                "divergence": divergence, "unit": out_unit, "source": source}
+
+    return compute
+
+
+CALCULATORS = [
+    Calculator("pml-kernel", "(eps, c)-PML level and LDP level of a kernel K.npy",
+               _configure_kernel, _compute_kernel),
+    Calculator("pml-dobrushin", "largest Dobrushin coefficient eta_TV(eps, c) of an (eps, c)-PML kernel",
+               _configure_privacy, _compute_dobrushin),
+    Calculator("pml-kl", "KL contraction bound for (eps, c)-PML kernels given the input TV",
+               _configure_divergence,
+               _divergence_calculator("kl", True, "Grosse et al., PML Dobrushin paper: Corollary 1")),
+    Calculator("pml-hellinger", "squared-Hellinger contraction bound for (eps, c)-PML kernels given the input TV",
+               _configure_divergence,
+               _divergence_calculator("hellinger", False, "Grosse et al., PML Dobrushin paper: Corollary 2")),
+]
