@@ -278,3 +278,60 @@ def test_ray_task_failures_name_the_mechanism_and_database(local_ray):
             r.sample(dbs, np.random.default_rng(0), what="audit sample")
     with pytest.raises(MechanismError, match=r"mechanism 'hangs' did not return within 1 s"):
         sample("hangs", numbered(4), backend="ray", timeout=1, retries=0)
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def cli(*argv):
+    from audit.cli.main import main
+
+    return main(["audit", "--prior", "builtin:bernoulli", "--n", "3", "--notion", "mi-dp", "--epsilon", "0.1",
+                 "--samples", "2000", "--slices", "0", "--event-runs", "0", "--set", "critic.max_steps=100",
+                 "--quiet", *argv])
+
+
+def test_cli_a_mechanism_calling_sys_exit_fails_with_status_1_naming_it(capsys):
+    assert cli("--mechanism", f"{SOURCE}:exits") == 1
+    assert f"mechanism '{SOURCE}:exits' called sys.exit(3)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags, message", [
+    (("--workers", "0"), "[execution] workers (--workers) must be a positive integer"),
+    (("--workers", "many"), "[execution] workers (--workers) must be a positive integer"),
+    (("--chunk-size", "0"), "[execution] chunk_size (--chunk-size) must be >= 1"),
+    (("--ray-address", "x:1"), "applies to --backend ray only"),
+    (("--set", "execution.retries=-1"), "[execution] retries must be >= 0"),
+])
+def test_cli_bad_execution_flags_name_the_flag(flags, message, capsys):
+    assert cli("--mechanism", f"{SOURCE}:summing", *flags) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_cli_ctrl_c_ends_the_workers_and_writes_no_report(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    marker = tmp_path / "pids"
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "MIAUDIT_TEST_MARKER": str(marker), "PYTHONPATH": str(repo)}
+    report = tmp_path / "report.html"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "audit.cli.main", "audit", "--mechanism", f"{SOURCE}:announces_then_sleeps",
+         "--prior", "builtin:bernoulli", "--n", "3", "--notion", "mi-dp", "--epsilon", "0.1", "--samples", "2000",
+         "--workers", "2", "--report", str(report), "--quiet"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    worker = int(marker.read_text().split()[0])
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err.decode()
+    assert b"interrupted" in err
+    assert not report.exists() and not list(tmp_path.glob("report*"))
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{worker}").exists()  # the worker running the mechanism was ended

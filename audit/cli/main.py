@@ -134,7 +134,7 @@ def main(argv=None) -> int:
         payload, text = modules[args.command].run(args)
     except InputError as exc:
         print(f"miaudit {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return getattr(exc, "exit_status", 2)  # 1 for a failing user function (MechanismError)
     except KeyboardInterrupt:
         print(f"miaudit {args.command}: interrupted", file=sys.stderr)
         return 130
