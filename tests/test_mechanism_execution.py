@@ -335,3 +335,11 @@ def test_cli_ctrl_c_ends_the_workers_and_writes_no_report(tmp_path):
     while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not Path(f"/proc/{worker}").exists()  # the worker running the mechanism was ended
+
+
+def test_a_file_prior_that_never_returns_is_named_at_its_first_call(monkeypatch):
+    from mechanisms import priors
+
+    monkeypatch.setattr(priors, "PROBE_TIMEOUT", 0.5)
+    with pytest.raises(MechanismError, match="prior 'stuck.py:sample' did not return within 0.5 s when asked for 2"):
+        priors.UserPrior(lambda m, rng: fx.hangs(None, None), label="stuck.py:sample")

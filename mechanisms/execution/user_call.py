@@ -24,7 +24,7 @@ import threading
 
 from ..errors import MechanismError
 
-__all__ = ["call_user_code"]
+__all__ = ["TIMEOUT_HINT", "call_user_code"]
 
 
 class _Deadline(BaseException):
@@ -32,9 +32,11 @@ class _Deadline(BaseException):
     ``except Exception`` does not swallow it."""
 
 
-def _timed_out(who: str, timeout: float, where: str) -> MechanismError:
-    return MechanismError(f"{who} did not return within {timeout:g} s{where} (--timeout); "
-                          "raise --timeout if it is merely slow", mechanism=who)
+TIMEOUT_HINT = "(--timeout); raise --timeout if it is merely slow"
+
+
+def _timed_out(who: str, timeout: float, where: str, hint: str) -> MechanismError:
+    return MechanismError(f"{who} did not return within {timeout:g} s{where} {hint}", mechanism=who)
 
 
 def _exited(who: str, exc: SystemExit, where: str) -> MechanismError:
@@ -87,7 +89,8 @@ def _call_on_thread(fn, args, timeout):
     return outcome["result"], False
 
 
-def call_user_code(fn, args=(), *, who: str, timeout: float | None = None, where: str = ""):
+def call_user_code(fn, args=(), *, who: str, timeout: float | None = None, where: str = "",
+                   hint: str = TIMEOUT_HINT):
     """Return ``fn(*args)``, bounded in time and with ``sys.exit`` turned into an error.
 
     Parameters
@@ -102,6 +105,8 @@ def call_user_code(fn, args=(), *, who: str, timeout: float | None = None, where
         Seconds to wait for it (default: no limit).
     where : str
         Appended to messages to say on what it was called (``" on databases 0-255"``).
+    hint : str
+        Ends the timeout message: what bounds the wait and how to change it.
 
     Raises
     ------
@@ -117,5 +122,5 @@ def call_user_code(fn, args=(), *, who: str, timeout: float | None = None, where
     except SystemExit as exc:
         raise _exited(who, exc, where) from None
     if late:
-        raise _timed_out(who, timeout, where)
+        raise _timed_out(who, timeout, where, hint)
     return result
