@@ -49,7 +49,7 @@ def _can_use_alarm() -> bool:
             and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0))
 
 
-def _call_with_alarm(fn, args, timeout):
+def _call_with_alarm(fn, arguments, timeout):
     fired = False
 
     def on_alarm(signum, frame):
@@ -60,7 +60,7 @@ def _call_with_alarm(fn, args, timeout):
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        result = fn(*args)
+        result = fn(*arguments)
     except _Deadline:
         return None, True
     finally:
@@ -70,12 +70,12 @@ def _call_with_alarm(fn, args, timeout):
     return result, fired
 
 
-def _call_on_thread(fn, args, timeout):
+def _call_on_thread(fn, arguments, timeout):
     outcome = {}
 
     def target():
         try:
-            outcome["result"] = fn(*args)
+            outcome["result"] = fn(*arguments)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller as it is
             outcome["error"] = exc
 
@@ -89,15 +89,15 @@ def _call_on_thread(fn, args, timeout):
     return outcome["result"], False
 
 
-def call_user_code(fn, args=(), *, who: str, timeout: float | None = None, where: str = "",
+def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, where: str = "",
                    hint: str = TIMEOUT_HINT):
-    """Return ``fn(*args)``, bounded in time and with ``sys.exit`` turned into an error.
+    """Return ``fn(*arguments)``, bounded in time and with ``sys.exit`` turned into an error.
 
     Parameters
     ----------
     fn : callable
         The user's code.
-    args : tuple
+    arguments : tuple
         Its arguments.
     who : str
         What it is, for messages (``"mechanism 'noisy_sum'"``).
@@ -116,9 +116,9 @@ def call_user_code(fn, args=(), *, who: str, timeout: float | None = None, where
     """
     try:
         if timeout is None:
-            return fn(*args)
+            return fn(*arguments)
         runner = _call_with_alarm if _can_use_alarm() else _call_on_thread
-        result, late = runner(fn, args, timeout)
+        result, late = runner(fn, arguments, timeout)
     except SystemExit as exc:
         raise _exited(who, exc, where) from None
     if late:
