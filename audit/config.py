@@ -4,8 +4,16 @@ into one :class:`~audit.spec.AuditSpec`.
 Schema (every table optional except ``mechanism`` and ``audit``)::
 
     [mechanism]
-    spec = "catalog:histogram_buggy"     # or "path/file.py:NAME" or "package.module:NAME"
+    spec = "catalog:histogram_buggy"     # or "path/file.py:NAME" or "package.module:NAME"; the object may be
+                                          # a batched callable, an OpenDP Measurement or a diffprivlib mechanism
     name = "display name"                 # optional
+    query = "file.py:NAME"                # library mechanisms: query(db), a database's input to the library
+    params = { epsilon = 1.0 }            # a diffprivlib class: its keyword arguments
+    sensitivity = 1.0                     # an OpenDP measurement on an aggregate: the query's sensitivity
+    delta = 1e-6                          # an OpenDP smoothed max-divergence: δ at which it is read
+    command = "sh mech.sh 1"              # instead of spec: an external program (mechanisms.recognition)
+    wire = "text"                         # command: text | npy
+    timeout = 60                          # command: seconds per batch
 
     [prior]                               # or several [[priors]] tables (Θ); default: the catalog entry's
     spec = "builtin:bernoulli"            # builtin:bernoulli|gaussian|uniform, catalog:NAME, FILE.py:NAME
@@ -39,12 +47,12 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
 
     [[pairs]]                             # optional, DP notions: neighbouring databases whose
     first = [[0.0], [1.0]]                # two-point priors join Θ (with prior_search > 0 a
-    second = [[1.0], [1.0]]               # catalog mechanism's exposing pairs join too)
+    second = [[1.0], [1.0]]               # catalog mechanism's exposing pairs join too); arrays
+                                          # or .npy files; without a prior, the pairs alone are Θ
 
-    [claim]                               # optional: what the mechanism claims, for cross-checks
-    notion = "dp"                         # dp | ldp | mi-dp | mi-pp
-    epsilon = 0.5
-    delta = 0.0
+    [claim]                               # optional: what the mechanism claims (mechanisms/claims.py)
+    spec = "dp:0.5"                       # dp:EPS[:DELTA] zcdp:RHO rdp:ALPHA:EPS gdp:MU ldp:EPS mi-dp:EPS mi-pp:EPS
+                                          # or notion = "zcdp" with its parameters by name (rho = 0.5)
 
     [critic]                              # optional: estimators.neural.CriticConfig fields
     max_steps = 2000
@@ -78,15 +86,17 @@ from estimators.neural import CriticConfig
 from estimators.validation import InputError
 from mechanisms.base import MechanismError
 from mechanisms.catalog import catalog
-from mechanisms.catalog.guarantee import Guarantee
+from mechanisms.claims import Claim, claim_from_table, parse_claim
 from mechanisms.catalog.neighbouring_pair import NeighbouringPair
 from mechanisms.execution.runner import BACKENDS, ExecutionSettings
 from mechanisms.loading import load_object
+from mechanisms.pair_files import pair_from_files
+from mechanisms.recognition import load_mechanism
 from mechanisms.priors import Prior, ProductBernoulli, ProductGaussian, UniformBox, UserPrior
 
 from .config_schema import InputWarning, Key, plain, validate_table
 from .frameworks import PufferfishFramework, SecretFunction, SecretPair
-from .prior_search import MAX_PRIOR_SEARCH
+from .prior_search import MAX_PRIOR_SEARCH, differing_record
 from .result import NOTIONS
 from .spec import AuditSpec
 
@@ -101,8 +111,10 @@ BUILTIN_PRIORS = ("bernoulli", "gaussian", "uniform")
 
 def _critic_keys() -> tuple:
     """One key per :class:`~estimators.neural.CriticConfig` field; ranges are checked by the class."""
-    kinds = {int: "int", float: "number", str: "string", tuple: "list", type(None): "number"}
-    return tuple(Key("critic", f.name, kinds[type(f.default)]) for f in dataclasses.fields(CriticConfig))
+    kinds = {int: "int", float: "number", str: "string", tuple: "numbers", type(None): "number"}
+    return tuple(Key("critic", f.name, kinds[type(f.default)],
+                     length=len(f.default) if isinstance(f.default, tuple) else None)
+                 for f in dataclasses.fields(CriticConfig))
 
 
 #: Every configuration value: where it lives, its type and range, where it applies, its flag.
@@ -110,6 +122,17 @@ KEYS = (
     Key("mechanism", "spec", "spec", flag="--mechanism", metavar="SPEC",
         help="FILE.py:NAME, package.module:NAME or catalog:NAME"),
     Key("mechanism", "name", "string"),
+    Key("mechanism", "command", "spec", flag="--command", flag_dest="program", metavar="\"PROGRAM ARGS\"",
+        help="the mechanism is an external program: databases on stdin, outputs on stdout, seed in "
+             "MIAUDIT_SEED (see the README)"),
+    Key("mechanism", "wire", "choice", choices=("text", "npy"), flag="--wire",
+        help="--command: wire format (default text)"),
+    Key("mechanism", "timeout", "number", above=0, flag="--timeout", metavar="S",
+        help="--command: seconds a batch may take (default 60)"),
+    Key("mechanism", "query", "spec"),
+    Key("mechanism", "params", "any"),
+    Key("mechanism", "sensitivity", "number", above=0),
+    Key("mechanism", "delta", "number", above=0, below=1),
     Key("prior", "spec", "spec", flag="--prior", metavar="SPEC",
         help="FILE.py:NAME, builtin:bernoulli|gaussian|uniform or catalog:NAME "
              "(default for a catalog mechanism: its exposing prior)"),
@@ -152,11 +175,15 @@ KEYS = (
              "on random neighbouring pairs (and a catalog mechanism's exposing pairs) to Θ"),
     Key("audit", "seed", "int", at_least=0, flag="--seed", flag_added_elsewhere=True),
     Key("audit", "device", "choice", choices=("auto", "cpu", "cuda"), flag="--device", flag_added_elsewhere=True),
-    Key("pairs", "first", "list", notions=DP_NOTIONS),
-    Key("pairs", "second", "list", notions=DP_NOTIONS),
+    Key("pairs", "first", "any", notions=DP_NOTIONS),
+    Key("pairs", "second", "any", notions=DP_NOTIONS),
+    Key("claim", "spec", "string"),
     Key("claim", "notion", "string"),
     Key("claim", "epsilon", "number"),
     Key("claim", "delta", "number", at_least=0),
+    Key("claim", "rho", "number"),
+    Key("claim", "order", "number"),
+    Key("claim", "mu", "number"),
     *_critic_keys(),
     Key("execution", "workers", "any", flag="--workers", metavar="N|auto",
         help="mechanism calls in parallel: 1 (default) in this process, N > 1 local worker processes, "
@@ -173,6 +200,8 @@ KEYS = (
 #: Top-level entries: tables, and arrays of tables (``[[priors]]``, ``[[pairs]]``).
 TABLES = ("mechanism", "prior", "audit", "secret", "claim", "critic", "execution")
 ARRAYS_OF_TABLES = {"priors": "prior", "pairs": "pairs"}
+#: Where :func:`load_config` records the configuration file's folder (relative paths start there).
+BASE_DIR = "_base_dir"
 
 
 def keys_of(table: str) -> dict:
@@ -186,7 +215,7 @@ def flag_keys() -> tuple:
 
 
 def load_config(path) -> dict:
-    """Parse a TOML audit configuration; ``_base_dir`` records where relative paths start."""
+    """Parse a TOML audit configuration; :data:`BASE_DIR` records where relative paths start."""
     path = Path(path)
     where = f"argument 'CONFIG': {str(path)!r}"
     if path.is_dir():
@@ -202,7 +231,7 @@ def load_config(path) -> dict:
         raise InputError(f"{where} is not valid TOML: {exc}") from None
     except OSError as exc:
         raise InputError(f"{where} cannot be read: {exc.strerror or exc}") from None
-    config["_base_dir"] = str(path.resolve().parent)
+    config[BASE_DIR] = str(path.resolve().parent)
     return config
 
 
@@ -222,6 +251,8 @@ def apply_overrides(config: dict, assignments) -> dict:
         parts = [part.strip() for part in key.strip().split(".")]
         if not all(parts):
             raise InputError(f"argument '--set' has an empty key in {assignment!r}")
+        if parts[0] == BASE_DIR:
+            raise InputError(f"argument '--set': {BASE_DIR!r} is not a configuration entry")
         table = config
         for part in parts[:-1]:
             table = table.setdefault(part, {})
@@ -258,7 +289,7 @@ def _named(label: str, error: InputError) -> InputError:
 
 def _check_top_level(config: dict) -> None:
     for name in config:
-        if name == "_base_dir" or name in TABLES or name in ARRAYS_OF_TABLES:
+        if name == BASE_DIR or name in TABLES or name in ARRAYS_OF_TABLES:
             continue
         homes = [key.table for key in KEYS if key.name == name]
         hint = f"; did you mean [{homes[0]}] {name} (--set {homes[0]}.{name}=...)?" if homes else ""
@@ -314,7 +345,11 @@ def _prior(raw: dict, where: str, base_dir, entry, notion: str) -> Prior:
     kind = _prior_kind(spec, entry)
     table = validate_table(raw, keys_of("prior"), where, notion=notion, prior_kind=kind)
     if kind in BUILTIN_PRIORS:
-        return _builtin_prior(kind, table, where)
+        try:
+            return _builtin_prior(kind, table, where)
+        except MemoryError:
+            raise InputError(f"{where} n and k (--n, --k): databases of {table.get('n', 10)} x {table.get('k', 1)} "
+                             "entries do not fit in memory") from None
     if kind == "catalog":
         return entry.prior if spec is None else _catalog_entry(spec.split(":", 1)[1], f"{where} spec (--prior)").prior
     loaded = load_object(_resolve(spec, base_dir), f"{where} spec (--prior)")
@@ -340,8 +375,8 @@ def _framework(raw: dict, base_dir, notion: str) -> PufferfishFramework | None:
     if "w" not in table:
         extra = [name for name in ("independent", "w_discrete") if name in table]
         if extra:
-            raise InputError(f"[secret] {', '.join(extra)} describe the public part w; give it with --public "
-                             "FILE.py:W or [secret] w, or drop them")
+            raise InputError(f"[secret] {', '.join(extra)} describe{'s' if len(extra) == 1 else ''} the public part w; "
+                             "give it with --public FILE.py:W or [secret] w, or drop them")
     g = SecretFunction(f"g = {table['g']}", load_object(_resolve(table["g"], base_dir), "[secret] g (--secret)"))
     if "w" not in table:
         return PufferfishFramework("user secret", (g,), description="the secret g with no public information")
@@ -351,17 +386,12 @@ def _framework(raw: dict, base_dir, notion: str) -> PufferfishFramework | None:
     return PufferfishFramework("user secret", (g,), (w,), (pair,), description="the secret g given the public w")
 
 
-def _claim(raw: dict, notion: str):
-    if not raw:
-        return None
-    table = validate_table(raw, keys_of("claim"), "[claim]", notion=notion)
-    for required in ("notion", "epsilon"):
-        if required not in table:
-            raise InputError(f"[claim] (--claim) needs {required!r}")
-    try:
-        return Guarantee(table["notion"], table["epsilon"], table.get("delta", 0.0))
-    except InputError as exc:
-        raise _named("[claim] (--claim)", exc) from None
+def _claim(raw, notion: str):
+    """The [claim] table (``spec = "zcdp:0.5"``, or notion and parameters), or the Claim --claim parsed."""
+    if isinstance(raw, Claim) or not raw:
+        return raw or None
+    return claim_from_table(validate_table(raw, keys_of("claim"), "[claim]", notion=notion), where="[claim] (--claim)",
+                            origin="[claim]")
 
 
 def _pairs(config: dict, entry, searching: bool, shape, notion: str) -> tuple:
@@ -370,12 +400,20 @@ def _pairs(config: dict, entry, searching: bool, shape, notion: str) -> tuple:
         where = f"[[pairs]] entry {number}"
         table = validate_table(raw, keys_of("pairs"), where, notion=notion)
         if "first" not in table or "second" not in table:
-            raise InputError(f"{where} needs 'first' and 'second' (databases as arrays of rows)")
-        try:
-            pair = NeighbouringPair(table["first"], table["second"], why="supplied in the configuration")
-        except InputError as exc:
-            raise _named(where, exc) from None
-        if pair.first.shape != shape:
+            raise InputError(f"{where} needs 'first' and 'second' (databases as arrays of rows, or .npy files)")
+        first, second = table["first"], table["second"]
+        if isinstance(first, str) and isinstance(second, str):
+            base = Path(config.get("_base_dir") or ".")
+            pair = pair_from_files(base / first, base / second, f"{where} first, second (--pair)")
+        else:
+            for name, value in (("first", first), ("second", second)):
+                if not isinstance(value, (list, tuple)):
+                    raise InputError(f"{where} {name} must be an array of rows or a .npy file name, got {plain(value)}")
+            try:
+                pair = NeighbouringPair(first, second, why="supplied in the configuration")
+            except InputError as exc:
+                raise _named(where, exc) from None
+        if shape is not None and pair.first.shape != shape:
             raise InputError(f"{where}: first and second must have the prior's database shape {shape}, "
                              f"got {pair.first.shape}")
         pairs.append(pair)
@@ -424,6 +462,21 @@ def _warn_if_uncertifiable(spec: AuditSpec) -> None:
                       "audit reports a point estimate only, with no error guarantee.", InputWarning, stacklevel=2)
 
 
+def _with_library_claim(claim, loaded) -> tuple:
+    """The audit's claim (the user's, else the library's) and the notes saying where it came from."""
+    notes = loaded.notes
+    if claim is not None:
+        if loaded.claim is not None:
+            notes = (f"claim from --claim / [claim], overriding the {loaded.claim_note}",) + notes
+        return claim, notes
+    if loaded.claim_note:
+        notes = (loaded.claim_note,) + notes
+    if loaded.claim is None:
+        return None, notes
+    return parse_claim(loaded.claim.text, argument=loaded.claim_note or "the library's claim",
+                       origin=loaded.claim.source), notes
+
+
 def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     """The :class:`AuditSpec` a configuration describes; every value is checked against :data:`KEYS`.
 
@@ -434,7 +487,7 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
         the wrong type or out of range, a key that does not apply to the notion or the prior,
         or a missing required value.
     """
-    base_dir = config.get("_base_dir")
+    base_dir = config.get(BASE_DIR)
     _check_top_level(config)
     raw_audit = config.get("audit", {})
     if not isinstance(raw_audit, dict):
@@ -446,17 +499,19 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     audit = validate_table(raw_audit, keys_of("audit"), "[audit]", notion=notion)
 
     mechanism_table = validate_table(config.get("mechanism", {}), keys_of("mechanism"), "[mechanism]", notion=notion)
-    if "spec" not in mechanism_table:
+    if "spec" not in mechanism_table and "command" not in mechanism_table:
         raise InputError("the audit needs a mechanism: --mechanism or [mechanism] spec = \"catalog:NAME\" or "
-                         "\"FILE.py:NAME\"")
-    spec = mechanism_table["spec"]
-    entry = None
+                         "\"FILE.py:NAME\" (or --command \"PROGRAM ARGS\")")
+    spec = mechanism_table.get("spec", "")
+    entry = loaded = None
     if spec.startswith("catalog:"):
         entry = _catalog_entry(spec.split(":", 1)[1], "[mechanism] spec (--mechanism)")
         mechanism, name = entry.mechanism, entry.name
-    else:
-        mechanism, name = load_object(_resolve(spec, base_dir), "[mechanism] spec (--mechanism)"), spec
+    else:  # a batched callable, a library mechanism or a program (mechanisms.recognition)
+        loaded = load_mechanism(mechanism_table, lambda text: _resolve(text, base_dir))
+        mechanism, name = loaded.mechanism, loaded.name
 
+    pairs_only = entry is None and "prior" not in config and "priors" not in config and bool(config.get("pairs"))
     if "priors" in config and "prior" in config:
         raise InputError("give the priors either as one [prior] table (or the --prior flags) or as [[priors]] "
                          "tables, not both")
@@ -467,10 +522,21 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
         places = [f"[[priors]] entry {number}" for number in range(1, len(tables) + 1)]
     else:
         tables, places = [config.get("prior", {})], ["[prior]"]
-    priors = tuple(_prior(t, where, base_dir, entry, notion) for t, where in zip(tables, places))
+    if pairs_only:
+        # Under DP, Θ is all distributions: the two-point priors on the pairs alone are a complete Θ.
+        pairs = _pairs(config, None, False, None, notion)
+        priors = tuple(pair.prior() for pair in pairs)
+        if len({p.shape for p in priors}) != 1:
+            raise InputError(f"[[pairs]] (--pair): every pair must hold databases of one shape (n, k), got "
+                             f"{sorted({p.shape for p in priors})}")
+    else:
+        priors = tuple(_prior(t, where, base_dir, entry, notion) for t, where in zip(tables, places))
     shape = priors[0].shape
     if any(p.shape != shape for p in priors):
         raise InputError(f"the [[priors]] must share one database shape, got {sorted({p.shape for p in priors})}")
+    if notion == "smi-dp" and audit.get("slices", 1) < 1:
+        raise InputError(f"{keys_of('audit')['slices'].label} must be >= 1 for notion smi-dp (it averages over "
+                         "random slices)")
     records = audit.pop("records", None)
     if records is not None and max(records) >= shape[0]:
         raise InputError(f"{keys_of('audit')['records'].label} must be record indices in [0, {shape[0]}) for "
@@ -478,13 +544,22 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
 
     claim = _claim(config.get("claim", {}), notion)
     if claim is None and entry is not None:
-        claim = entry.claimed
-    pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion)
+        claim = entry.claimed.as_claim(origin=f"catalog entry {entry.name}")
+    notes = ()
+    if loaded is not None:
+        claim, notes = _with_library_claim(claim, loaded)
+    if pairs_only:
+        if records is None:  # under a pair's two-point prior only the record that switches can leak
+            records = tuple(sorted({differing_record(pair) for pair in pairs}))
+        pairs = ()
+    else:
+        pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion)
     result = AuditSpec(mechanism=mechanism, priors=priors, framework=_framework(config.get("secret", {}), base_dir,
                                                                                  notion),
                        pairs=pairs, records=records, claim=claim, critic=_critic(config.get("critic", {}), notion),
-                       name=mechanism_table.get("name", name), quiet=quiet,
+                       notes=notes, name=mechanism_table.get("name", name), quiet=quiet,
                        execution=_execution(config.get("execution", {}), notion),
-                       mechanism_source=_source(spec, base_dir), **audit)
+                       mechanism_source=_source(spec, base_dir) if entry is not None or (
+                           spec and loaded.library is None) else None, **audit)
     _warn_if_uncertifiable(result)
     return result

@@ -26,8 +26,9 @@ __all__ = ["KINDS", "InputWarning", "Key", "plain", "validate_table"]
 #: What a key may hold: ``bool`` (a TOML boolean), ``int`` (a TOML integer), ``number`` (a
 #: finite TOML integer or float), ``string``, ``choice`` (one of ``Key.choices``), ``spec``
 #: (a non-empty string such as ``FILE.py:NAME``), ``records`` (``"all"``, an index, a list of
-#: indices or ``"0,3"``), ``list`` (a TOML array), ``any`` (checked by the code that uses it).
-KINDS = ("bool", "int", "number", "string", "choice", "spec", "records", "list", "any")
+#: indices or ``"0,3"``), ``numbers`` (an array of finite numbers, of ``Key.length`` if set),
+#: ``list`` (a TOML array), ``any`` (checked by the code that uses it).
+KINDS = ("bool", "int", "number", "string", "choice", "spec", "records", "numbers", "list", "any")
 
 
 class InputWarning(UserWarning):
@@ -76,6 +77,8 @@ class Key:
     above, at_least, below, at_most : float, optional
         Range of an ``int`` or ``number`` key (strict ``above``/``below``, inclusive
         ``at_least``/``at_most``).
+    length : int, optional
+        How many entries a ``numbers`` key holds.
     notions : tuple, optional
         The notions the key applies to (default: every notion). Giving it for another notion
         is an error, never silently ignored.
@@ -87,6 +90,9 @@ class Key:
     flag_added_elsewhere : bool
         The flag exists for every sub-command (``--seed``): the audit command reads it but
         does not add it.
+    flag_dest : str, optional
+        The ``argparse`` attribute when the flag's own name is taken (``--command``: the
+        sub-command's name is ``args.command``).
     metavar, help : str
         For the flag's help.
     """
@@ -99,10 +105,12 @@ class Key:
     at_least: float | None = None
     below: float | None = None
     at_most: float | None = None
+    length: int | None = None
     notions: tuple | None = None
     priors: tuple | None = None
     flag: str | None = None
     flag_added_elsewhere: bool = False
+    flag_dest: str | None = None
     metavar: str | None = None
     help: str = ""
 
@@ -118,12 +126,14 @@ class Key:
 
     @property
     def dest(self) -> str | None:
-        """The ``argparse`` attribute of the flag."""
-        return None if self.flag is None else self.flag.lstrip("-").replace("-", "_")
+        """The ``argparse`` attribute of the flag (``flag_dest`` where the flag's own name is taken)."""
+        if self.flag is None:
+            return None
+        return self.flag_dest or self.flag.lstrip("-").replace("-", "_")
 
     def flag_options(self) -> dict:
         """``argparse.add_argument`` keyword arguments for the flag (default None: not given)."""
-        options = {"help": self.help, "default": None}
+        options = {"help": self.help, "default": None, "dest": self.dest}
         if self.kind == "bool":
             return {**options, "action": "store_true"}
         if self.kind == "choice":
@@ -162,6 +172,15 @@ class Key:
             return value
         if kind == "records":
             return _records(value, label)
+        if kind == "numbers":
+            if (not isinstance(value, (list, tuple))
+                    or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+                raise InputError(f"{label} must be an array of numbers, {got}")
+            if not all(math.isfinite(v) for v in value):
+                raise InputError(f"{label} must hold finite numbers, got {plain(value)}")
+            if self.length is not None and len(value) != self.length:
+                raise InputError(f"{label} must hold {self.length} numbers, got {len(value)}: {plain(value)}")
+            return tuple(float(v) for v in value)
         if kind == "list":
             if not isinstance(value, (list, tuple)):
                 raise InputError(f"{label} must be an array, {got}")
@@ -191,6 +210,10 @@ def _records(value, label: str):
     for item in items:
         if isinstance(item, bool) or not isinstance(item, int) or item < 0:
             raise InputError(f"{label} must be \"all\" or record indices >= 0, got {plain(value)}")
+    repeated = sorted({item for item in items if items.count(item) > 1})
+    if repeated:
+        raise InputError(f"{label} names record{'s' if len(repeated) > 1 else ''} "
+                         f"{', '.join(map(str, repeated))} more than once")
     return tuple(items)
 
 
@@ -239,4 +262,5 @@ def validate_table(values: dict, keys: dict, where: str, *, notion: str | None =
 
 def _prior_kinds(kinds) -> str:
     names = {"user": "a FILE.py prior (a sampling function)", "catalog": "a catalog prior"}
-    return " and ".join(names.get(k, f"builtin:{k}") for k in kinds)
+    shown = [names.get(k, f"builtin:{k}") for k in kinds]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]

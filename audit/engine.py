@@ -36,7 +36,9 @@ from mechanisms.execution.memory import check_sample_memory
 from mechanisms.execution.runner import MechanismRunner
 
 from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
-from .crosscheck import DP_NOTIONS, cross_checks
+from mechanisms.claims import RECORD_AUDIT_NOTIONS
+
+from .crosscheck import cross_checks
 from .event_test import choose_threshold, clopper_pearson, epsilon_from_bounds
 from .prior_search import random_pairs, search_priors
 from .result import AuditResult, EventTest, SecretEvidence, finite_or_none
@@ -205,7 +207,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
     device = resolve_device(spec.device)
     rng = np.random.default_rng(spec.seed)
     mechanism_rng = np.random.default_rng(rng.integers(2**63))
-    notes = []
+    notes = list(spec.notes)
 
     # Θ: the declared priors (every audited secret), then any searched two-point priors (only
     # the record that switches can leak under them).
@@ -262,14 +264,11 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
 
     dp_mi = event = None
     event_samples = 0
-    if spec.notion in DP_NOTIONS and selected_bound is not None:
+    if spec.notion in RECORD_AUDIT_NOTIONS and selected_bound is not None:
         dp_mi = dp_epsilon_lower_bound_from_mi(selected_bound)
         if spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
             event, event_samples = _event_test(spec, best_candidate, fits, data, mechanism_rng, runner)
-    checks = cross_checks(spec.claim, spec.notion, selected_bound, estimate,
-                          None if event is None else (event.epsilon_lower_bound_at_delta
-                                                      if spec.delta > 0 else event.epsilon_lower_bound),
-                          spec.delta)
+    checks = cross_checks(spec.claim, spec.notion, selected_bound, estimate, event)
     return AuditResult(
         verdict=verdict, notion=spec.notion, epsilon=spec.epsilon, alpha=spec.alpha,
         lower_bound=finite_or_none(selected_bound), estimate=estimate, paper_statistic=paper_statistic,

@@ -91,7 +91,7 @@ class SecretFunction:
         who = f"secret function '{self.name}'"
         try:
             values = self.function(batch)
-        except Exception as exc:  # noqa: BLE001 - a user's function may raise anything
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a user's function may raise anything; sys.exit() must not end the audit silently
             raise MechanismError(f"{who} raised {type(exc).__name__} on a batch of {batch.shape[0]} databases: {exc}",
                                  mechanism=who) from exc
         return check_batch_output(values, batch.shape[0], who)

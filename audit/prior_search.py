@@ -75,7 +75,7 @@ def random_pairs(prior, count: int, rng: np.random.Generator, max_tries: int = 2
             exhausted.add(record)  # no new pair in max_tries draws: this record has no more
     if len(pairs) < count:
         warnings.warn(f"prior search: {count} two-point priors were asked for, but the declared prior gives only "
-                      f"{len(pairs)} distinct neighbouring pairs (one base database, each record switched between "
+                      f"{len(pairs)} distinct neighbouring pair{'' if len(pairs) == 1 else 's'} (one base database, each record switched between "
                       f"two of its values; no new pair in {max_tries} draws per record); auditing those {len(pairs)}",
                       InputWarning, stacklevel=2)
     return pairs

@@ -11,9 +11,9 @@ import math
 from dataclasses import dataclass, field
 
 from estimators.results import to_jsonable
+from mechanisms.claims import AUDIT_NOTIONS as NOTIONS
 
 VERDICTS = ("violation", "no-violation-detected")
-NOTIONS = ("mi-dp", "smi-dp", "mi-pp")
 
 
 @dataclass(frozen=True)

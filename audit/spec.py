@@ -14,6 +14,7 @@ from mechanisms.base import mechanism_name
 from mechanisms.catalog.guarantee import Guarantee
 from mechanisms.catalog.neighbouring_pair import NeighbouringPair
 from mechanisms.execution.runner import ExecutionSettings
+from mechanisms.claims import Claim
 from mechanisms.priors import Prior
 
 from .config_schema import plain
@@ -57,8 +58,9 @@ class AuditSpec:
         δ for the event-based DP bound (also reported at δ = 0).
     event_runs : int
         Mechanism runs per neighbouring input for certifying the event test (0: skip it).
-    claim : Guarantee, optional
-        The guarantee the mechanism claims, for cross-checks.
+    claim : Claim or Guarantee, optional
+        The guarantee the mechanism claims (:mod:`mechanisms.claims`; a catalog
+        :class:`Guarantee` is turned into its claim).
     prior_search : int
         DP notions only (Θ = all distributions): add this many two-point priors on random
         neighbouring pairs built from the first declared prior (:mod:`audit.prior_search`).
@@ -71,6 +73,9 @@ class AuditSpec:
     mechanism_source : str, optional
         The specification that loaded the mechanism (``FILE.py:NAME``, ``package.module:NAME``,
         ``catalog:NAME``): how worker processes load it.
+    notes : tuple of str
+        Notes the result carries from the start (where a library's claim came from, whether the
+        mechanism follows the seed).
     """
 
     mechanism: Callable
@@ -87,9 +92,10 @@ class AuditSpec:
     candidates: int = 1
     delta: float = 0.0
     event_runs: int = 20000
-    claim: Guarantee | None = None
+    claim: Claim | None = None
     prior_search: int = 0
     pairs: tuple = ()
+    notes: tuple = ()
     seed: int = 0
     device: str = "auto"
     name: str | None = None
@@ -130,8 +136,11 @@ class AuditSpec:
             raise InputError(f"argument 'delta' must be < 1, got {plain(self.delta)}")
         if self.notion == "smi-dp" and self.slices < 1:
             raise InputError("argument 'slices' must be >= 1 for notion 'smi-dp'")
-        if self.claim is not None and not isinstance(self.claim, Guarantee):
-            raise InputError("argument 'claim' must be a Guarantee")
+        claim = self.claim
+        if isinstance(claim, Guarantee):
+            claim = claim.as_claim(origin=claim.note)
+        elif claim is not None and not isinstance(claim, Claim):
+            raise InputError("argument 'claim' must be a Claim (mechanisms.claims) or a Guarantee")
         n, _ = priors[0].shape
         framework = self.framework
         if self.notion == "mi-pp":
@@ -159,6 +168,7 @@ class AuditSpec:
         object.__setattr__(self, "pairs", pairs)
         object.__setattr__(self, "framework", framework)
         object.__setattr__(self, "records", records)
+        object.__setattr__(self, "claim", claim)
         object.__setattr__(self, "critic", self.critic.validated())
         if not isinstance(self.execution, ExecutionSettings):
             raise InputError("argument 'execution' must be an ExecutionSettings")

@@ -11,19 +11,28 @@ to each entropy, m being the number of symbols seen (Miller 1955, "Note on the b
 information estimates"; see Paninski 2003, Neural Computation 15:1191), hence
 
     Î_MM = Î − (m_XY − m_X − m_Y + 1)/(2N).
+
+The plug-in estimate needs every symbol to be seen many times. On continuous data each
+sample is its own symbol and Î = log N whatever the true MI (10.7 bits reported for a true
+1 bit). Samples whose pairs (x, y) take more than ``MAX_DISTINCT_FRACTION`` · N distinct
+values are therefore refused: there the first-order bias (m_XY − 1)/(2N) of Ĥ(X, Y) alone
+exceeds 1/4 nat, and the expansion behind it (and behind the Miller–Madow correction) no
+longer holds, since most symbols are seen once (Paninski 2003, Sec. 3–4: the plug-in is
+inconsistent unless m/N → 0).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .validation import InputError, check_choice, paired_sample_batches, paired_samples
+from .validation import InputError, check_choice, paired_sample_batches, paired_samples, plain
 
-__all__ = ["CORRECTIONS", "exact_mi", "plugin_mi", "plugin_mi_batch"]
+__all__ = ["CORRECTIONS", "MAX_DISTINCT_FRACTION", "exact_mi", "plugin_mi", "plugin_mi_batch"]
 
 MILLER_MADOW = "miller-madow"
 CORRECTIONS = (MILLER_MADOW, None)
 _PMF_TOLERANCE = 1e-9
+MAX_DISTINCT_FRACTION = 0.5
 
 
 def _symbol_ids(batch: np.ndarray) -> np.ndarray:
@@ -47,6 +56,18 @@ def _count_terms(ids: np.ndarray, sample_slice: np.ndarray, p: int) -> tuple[np.
     return c_log_c, symbols
 
 
+def _check_repeated_values(joint_symbols: np.ndarray, n: int) -> None:
+    """Refuse samples with too many distinct (x, y) pairs for a plug-in estimate (module docstring)."""
+    worst = int(np.argmax(joint_symbols))
+    if joint_symbols[worst] > MAX_DISTINCT_FRACTION * n:
+        where = f" (slice {worst})" if len(joint_symbols) > 1 else ""
+        raise InputError(
+            f"arguments 'x' and 'y' take {int(joint_symbols[worst])} distinct (x, y) pairs among {n} samples{where}: "
+            f"the plug-in estimator needs each value seen many times (at most {MAX_DISTINCT_FRACTION:g} n distinct "
+            "pairs) and would report about log n here. For continuous data use the 'ksg', 'gaussian' or a neural "
+            "estimator; for discrete data, more samples")
+
+
 def _plugin_mi_unchecked(x: np.ndarray, y: np.ndarray, correction) -> np.ndarray:
     p, n = x.shape[:2]
     sample_slice = np.repeat(np.arange(p), n)
@@ -57,6 +78,7 @@ def _plugin_mi_unchecked(x: np.ndarray, y: np.ndarray, correction) -> np.ndarray
     sx, mx = _count_terms(x_ids, sample_slice, p)
     sy, my = _count_terms(y_ids, sample_slice, p)
     sxy, mxy = _count_terms(joint_ids.reshape(-1), sample_slice, p)
+    _check_repeated_values(mxy, n)
     # With Ĥ = log N − (Σ c log c)/N for each of X, Y and (X, Y):
     mi = np.log(n) + (sxy - sx - sy) / n
     if correction == MILLER_MADOW:
@@ -80,6 +102,12 @@ def plugin_mi(x, y, correction: str | None = MILLER_MADOW) -> float:
     -------
     float
         The estimate in nats. With the correction it can be negative on small samples.
+
+    Raises
+    ------
+    InputError
+        When the pairs (x, y) take more than ``MAX_DISTINCT_FRACTION`` · n distinct values
+        (continuous data; see the module docstring).
     """
     check_choice(correction, "correction", CORRECTIONS)
     x, y = paired_samples(x, y)
@@ -131,10 +159,10 @@ def exact_mi(joint_pmf) -> float:
     if not np.isfinite(pmf).all():
         raise InputError("argument 'joint_pmf' contains NaN or inf")
     if (pmf < 0).any():
-        raise InputError(f"argument 'joint_pmf' must be nonnegative, smallest entry is {pmf.min()!r}")
+        raise InputError(f"argument 'joint_pmf' must be nonnegative, smallest entry is {plain(pmf.min())}")
     total = pmf.sum()
     if abs(total - 1.0) > _PMF_TOLERANCE:
-        raise InputError(f"argument 'joint_pmf' must sum to 1 (within {_PMF_TOLERANCE}), sums to {total!r}")
+        raise InputError(f"argument 'joint_pmf' must sum to 1 (within {_PMF_TOLERANCE}), sums to {plain(total)}")
     pmf = pmf / total
     product = pmf.sum(axis=1, keepdims=True) * pmf.sum(axis=0, keepdims=True)
     support = pmf > 0

@@ -18,19 +18,21 @@ batched ensemble and certify on a held-out split; classical ones (``ksg``, ``gau
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 
 import numpy as np
 
 from .certify import BOUND_METHODS, averaged_dv_lower_bound, averaging_shifts, certify_critics
-from .discrete import plugin_mi_batch
+from .discrete import CORRECTIONS, plugin_mi_batch
 from .gaussian_mi import gaussian_mi_batch
-from .ksg import ksg_mi_batch
-from .neural import CriticConfig, fit_critics
+from .ksg import TIE_JITTER, has_ties, ksg_mi_batch
+from .neural import CriticConfig, fit_critics, minimum_split_samples
 from .results import MIEstimate
+from .scaling import unit_power_of_two
 from .slicing import project, random_frames
 from .units import NATS, UNITS
-from .validation import (as_generator, as_samples, check_choice, check_int, check_probability,
+from .validation import (InputError, as_generator, as_samples, check_choice, check_int, check_probability,
                          check_same_length)
 
 NEURAL_ESTIMATORS = ("dv", "mine", "nwj")
@@ -39,14 +41,67 @@ ESTIMATORS = NEURAL_ESTIMATORS + CLASSICAL_ESTIMATORS
 CONDITIONAL_FORMS = ("independent", "chain")
 
 
+def minimum_samples(estimator: str, dims, *, sliced: bool = False, slice_dim: int = 1, k: int = 3,
+                    critic: CriticConfig | None = None) -> tuple[int, str]:
+    """The fewest paired samples ``estimator`` can work with, and why.
+
+    Parameters
+    ----------
+    estimator : str
+        One of ``ESTIMATORS``.
+    dims : sequence of int
+        Columns of each variable: (dx, dy) or (dx, dy, dz).
+    sliced, slice_dim : bool, int
+        Sliced estimation projects each variable onto min(``slice_dim``, its dimension) dimensions.
+    k : int
+        KSG neighbours.
+    critic : CriticConfig, optional
+        The neural critics' split fractions.
+
+    Returns
+    -------
+    (int, str)
+        The minimum n and the reason, e.g. ``(4, "KSG with k = 3 neighbours needs k + 1")``.
+    """
+    if estimator in NEURAL_ESTIMATORS:
+        return (minimum_split_samples((critic or CriticConfig()).split),
+                "the critics need at least 4 samples in each of their train, validation and test splits")
+    if estimator == "ksg":
+        return k + 1, f"KSG with k = {k} neighbours needs k + 1"
+    if estimator == "gaussian":
+        columns = sum(min(slice_dim, d) if sliced else d for d in dims)
+        return columns + 1, f"the sample covariance of {columns} columns is singular with fewer"
+    return 2, "at least two samples"
+
+
+def _physical_memory_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not a POSIX system that reports it
+        return None
+
+
+def _check_memory(slices: int, n: int, columns: int) -> None:
+    """Refuse a sliced estimate whose projected samples alone exceed the machine's memory."""
+    needed = slices * n * columns * 8
+    available = _physical_memory_bytes()
+    if available is not None and needed > available:
+        raise InputError(f"argument 'slices': {slices} slices of {n} samples need {needed / 2**30:.1f} GiB for the "
+                         f"projected samples alone, more than this machine's {available / 2**30:.1f} GiB; "
+                         "use fewer slices")
+
+
 def _projections(x, y, z, sliced, slices, slice_dim, rng):
     """The per-critic inputs u (p, n, du), v_y (p, n, dy'), v_z (p, n, dz') or None, and the frames.
 
     Unsliced, p = 1 and the samples pass unchanged; sliced, each variable is projected onto
-    its own independent random frames.
+    its own independent random frames, after being multiplied by a power of two that keeps
+    the projections from overflowing (exact, and MI is unchanged by scaling a variable).
     """
     if not sliced:
         return x[None], y[None], None if z is None else z[None], {}
+    x, y = unit_power_of_two(x), unit_power_of_two(y)
+    z = None if z is None else unit_power_of_two(z)
     frames = {"x": random_frames(slices, x.shape[1], slice_dim, rng),
               "y": random_frames(slices, y.shape[1], slice_dim, rng)}
     if z is not None:
@@ -56,11 +111,11 @@ def _projections(x, y, z, sliced, slices, slice_dim, rng):
     return u, v_y, v_z, frames
 
 
-def _classical(estimator, u, v, k, correction):
+def _classical(estimator, u, v, k, correction, seed, v_label="argument 'y'"):
     if estimator == "ksg":
-        return ksg_mi_batch(u, v, k=k)
+        return ksg_mi_batch(u, v, k=k, seed=seed)
     if estimator == "gaussian":
-        return gaussian_mi_batch(u, v)
+        return gaussian_mi_batch(u, v, labels=("argument 'x'", v_label))
     return plugin_mi_batch(u, v, correction=correction)
 
 
@@ -111,6 +166,7 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
     check_choice(conditional, "conditional", CONDITIONAL_FORMS)
     check_choice(unit, "unit", UNITS)
     check_choice(bound, "bound", BOUND_METHODS)
+    check_choice(correction, "correction", CORRECTIONS)
     alpha = check_probability(alpha, "alpha")
     x = as_samples(x, "x", min_rows=2)
     y = as_samples(y, "y", min_rows=2)
@@ -118,7 +174,18 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
     n = check_same_length(x=x, y=y, z=z)
     if sliced:
         slices = check_int(slices, "slices", 1)
+        slice_dim = check_int(slice_dim, "slice_dim", 1)
+    if estimator == "ksg":
+        k = check_int(k, "k", 1)
+    config = (critic or CriticConfig()).validated() if estimator in NEURAL_ESTIMATORS else None
+    need, why = minimum_samples(estimator, [a.shape[1] for a in (x, y, z) if a is not None], sliced=sliced,
+                                slice_dim=slice_dim, k=k, critic=config)
+    if n < need:
+        raise InputError(f"arguments 'x' and 'y' have {n} samples; estimator '{estimator}' needs at least {need} "
+                         f"({why})")
     rng = as_generator(seed)
+    if sliced:
+        _check_memory(slices, n, sum(min(slice_dim, a.shape[1]) for a in (x, y, z) if a is not None))
     u, v_y, v_z, frames = _projections(x, y, z, sliced, slices, slice_dim, rng)
     v = v_y if v_z is None else np.concatenate((v_y, v_z), axis=2)
     chain = v_z is not None and conditional == "chain"
@@ -127,8 +194,8 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
     if sliced:
         details["frames"] = frames  # slice s projects X onto frames["x"][s], Y onto frames["y"][s]
 
+    notes = []
     if estimator in NEURAL_ESTIMATORS:
-        config = critic or CriticConfig()
         if chain:
             # The second term I(u; v_z) uses critics of the same shape: the Y columns are
             # zeroed, and a constant input carries no information.
@@ -150,9 +217,22 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
                 lower = float(per_slice_lower[0])
         stderr_single = None if chain else float(fit.stderr[0])
     else:
-        terms = _classical(estimator, u, v, k, correction)
+        ksg_seed = int(rng.integers(2**31))
+        terms = _classical(estimator, u, v, k, correction, ksg_seed,
+                           "argument 'y'" if v_z is None else "arguments 'y' and 'z' together")
         if chain:
-            terms = terms - _classical(estimator, u, v_z, k, correction)
+            second = _classical(estimator, u, v_z, k, correction, ksg_seed, "argument 'z'")
+            if np.isinf(second).any():
+                raise InputError("argument 'z' determines 'x' exactly (an exact linear relation): I(X; Z) is "
+                                 "infinite, so the chain-rule difference I(X; Y, Z) - I(X; Z) is undefined")
+            terms = terms - second
+        if np.isinf(terms).any():
+            notes.append("x is an exact linear function of the other variables: the Gaussian MI is infinite "
+                         "(JSON shows null)")
+        if estimator == "ksg" and has_ties(u, v):
+            notes.append(f"the data have repeated values (ties); KSG assumes continuous data, so noise of standard "
+                         f"deviation {TIE_JITTER:g} (relative to each standardized coordinate, seeded) broke the ties "
+                         "(Kraskov et al. 2004, Sec. II); for discrete data the 'plugin' estimator is the right one")
         lower = per_slice_lower = max_slice_lower = None
         stderr_single = None
 
@@ -167,7 +247,7 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
         seconds=time.perf_counter() - started, sliced=bool(sliced), slices=n_terms if sliced else None,
         per_slice=np.asarray(terms, dtype=float) if sliced else None,
         per_slice_lower_bounds=per_slice_lower if sliced else None,
-        max_slice_lower_bound=max_slice_lower, details=details,
+        max_slice_lower_bound=max_slice_lower, details=details, notes=tuple(notes),
     )
     return result.to(unit)
 

@@ -17,31 +17,34 @@ from __future__ import annotations
 
 import numpy as np
 
+from .scaling import standardized_columns
 from .validation import InputError, paired_sample_batches, paired_samples
 
 __all__ = ["gaussian_mi", "gaussian_mi_batch"]
 
 
-def _log_dets(cov: np.ndarray, name: str) -> np.ndarray:
+def _log_dets(cov: np.ndarray, what: str) -> np.ndarray:
     """log det of each stacked covariance; a singular one means constant or collinear columns."""
     sign, logdet = np.linalg.slogdet(cov)
     if np.any(sign <= 0):
         slice_index = int(np.argmax(sign <= 0))
-        raise InputError(
-            f"argument '{name}' has a singular sample covariance (constant or collinear columns) in slice {slice_index}"
-        )
+        where = f" in slice {slice_index}" if len(cov) > 1 else ""
+        raise InputError(f"{what}: singular sample covariance (constant or collinear columns){where}; "
+                         "the Gaussian estimator needs linearly independent, non-constant columns")
     return logdet
 
 
-def _gaussian_mi_unchecked(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def _gaussian_mi_unchecked(x: np.ndarray, y: np.ndarray, labels=("argument 'x'", "argument 'y'")) -> np.ndarray:
     n, dx = x.shape[1], x.shape[2]
-    joint = np.concatenate([x, y], axis=2)
+    # Standardizing each column leaves the MI unchanged (it is affine invariant) and keeps the
+    # covariance from overflowing (data of scale 1e200) or underflowing (1e-200) to a singular one.
+    joint = standardized_columns(np.concatenate([x, y], axis=2))
     centred = joint - joint.mean(axis=1, keepdims=True)
     # One batched product gives every slice's joint covariance; the 1/(n-1) factor
     # cancels in det Σ_X det Σ_Y / det Σ but keeps the numbers of a sensible size.
     cov = np.einsum("pni,pnj->pij", centred, centred) / (n - 1)
-    logdet_x = _log_dets(cov[:, :dx, :dx], "x")
-    logdet_y = _log_dets(cov[:, dx:, dx:], "y")
+    logdet_x = _log_dets(cov[:, :dx, :dx], labels[0])
+    logdet_y = _log_dets(cov[:, dx:, dx:], labels[1])
     sign, logdet_joint = np.linalg.slogdet(cov)
     # Singular joint covariance with regular marginals: an exact linear relation, I = +inf.
     logdet_joint = np.where(sign > 0, logdet_joint, -np.inf)
@@ -76,7 +79,7 @@ def gaussian_mi(x, y) -> float:
     return float(_gaussian_mi_unchecked(x[None], y[None])[0])
 
 
-def gaussian_mi_batch(x, y) -> np.ndarray:
+def gaussian_mi_batch(x, y, *, labels=("argument 'x'", "argument 'y'")) -> np.ndarray:
     """Gaussian/CCA estimates of I(X_s; Y_s) in nats for every slice s, fully vectorized.
 
     Parameters
@@ -84,6 +87,8 @@ def gaussian_mi_batch(x, y) -> np.ndarray:
     x : array_like, shape (p, n, dx)
     y : array_like, shape (p, n, dy)
         n > dx + dy.
+    labels : (str, str)
+        How messages name ``x`` and ``y`` (a caller passing other variables names them).
 
     Returns
     -------
@@ -92,4 +97,4 @@ def gaussian_mi_batch(x, y) -> np.ndarray:
     """
     x, y = paired_sample_batches(x, y)
     _check_enough_samples(x.shape[1], x.shape[2], y.shape[2])
-    return _gaussian_mi_unchecked(x, y)
+    return _gaussian_mi_unchecked(x, y, labels)

@@ -18,7 +18,7 @@ from .critics import ARCHITECTURES, CriticEnsemble
 from .device import cpu_threads, resolve_device
 from .objectives import OBJECTIVES, MineMovingAverage, donsker_varadhan, nwj, objective_value
 from .progress import progress_bar
-from .validation import InputError, check_choice, check_int, check_positive
+from .validation import InputError, check_choice, check_int, check_positive, check_real
 
 
 # Below this many hidden activations per step (critics × batch × width), a CPU step is
@@ -148,41 +148,60 @@ class CriticScorer:
     """
 
     def __init__(self):
-        self._chunks = []  # (start, stop, ensemble, u_mean, u_std, v_mean, v_std)
+        self._chunks = []  # (start, stop, ensemble, u_stats, v_stats), stats as (centre, scale)
 
     def add(self, start, ensemble, u_stats, v_stats) -> None:
-        self._chunks.append((start, start + ensemble.n_critics, ensemble, *u_stats, *v_stats))
+        self._chunks.append((start, start + ensemble.n_critics, ensemble, u_stats, v_stats))
 
     def input_widths(self, index: int) -> tuple[int, int]:
         """(du, dv) that critic ``index`` expects."""
-        for start, stop, _, u_mean, _, v_mean, _ in self._chunks:
+        for start, stop, _, u_stats, v_stats in self._chunks:
             if start <= index < stop:
-                return u_mean.shape[-1], v_mean.shape[-1]
+                return u_stats[0].shape[-1], v_stats[0].shape[-1]
         raise InputError(f"argument 'index' must be a critic index below {self._chunks[-1][1]}, got {index}")
 
     @torch.no_grad()
     def __call__(self, index: int, u, v) -> np.ndarray:
         """Values of critic ``index`` on the pairs (u[i], v[i]); u (n, du), v (n, dv) → (n,)."""
-        for start, stop, ensemble, u_mean, u_std, v_mean, v_std in self._chunks:
+        for start, stop, ensemble, u_stats, v_stats in self._chunks:
             if start <= index < stop:
                 m = index - start
-                device = u_mean.device
-                uu = (torch.as_tensor(np.asarray(u, dtype=np.float32), device=device) - u_mean[m]) / u_std[m]
-                vv = (torch.as_tensor(np.asarray(v, dtype=np.float32), device=device) - v_mean[m]) / v_std[m]
+                device = u_stats[0].device
+                uu = critic_inputs(torch.as_tensor(np.asarray(u, dtype=np.float64), device=device),
+                                   u_stats[0][m], u_stats[1][m])
+                vv = critic_inputs(torch.as_tensor(np.asarray(v, dtype=np.float64), device=device),
+                                   v_stats[0][m], v_stats[1][m])
                 z = torch.cat((uu, vv), dim=-1)[None]
                 return ensemble(z, slice(m, m + 1))[0].double().cpu().numpy()
         raise InputError(f"argument 'index' must be a critic index below {self._chunks[-1][1]}, got {index}")
 
 
+MIN_SPLIT_SAMPLES = 4
+
+
+def split_sizes(n: int, fractions) -> tuple[int, int, int]:
+    """Sizes of the train / validation / test splits of n samples with the given fractions."""
+    n_train = int(round(fractions[0] * n))
+    n_val = int(round(fractions[1] * n))
+    return n_train, n_val, n - n_train - n_val
+
+
+def minimum_split_samples(fractions) -> int:
+    """The fewest samples for which every split has at least ``MIN_SPLIT_SAMPLES``."""
+    n = 3 * MIN_SPLIT_SAMPLES
+    while min(split_sizes(n, fractions)) < MIN_SPLIT_SAMPLES:
+        n += 1
+    return n
+
+
 def split_indices(n: int, fractions, rng: np.random.Generator):
     """Random disjoint train / validation / test index arrays with the given fractions."""
     order = rng.permutation(n)
-    n_train = int(round(fractions[0] * n))
-    n_val = int(round(fractions[1] * n))
+    n_train, n_val, _ = split_sizes(n, fractions)
     parts = order[:n_train], order[n_train:n_train + n_val], order[n_train + n_val:]
-    for name, part in zip(("train", "validation", "test"), parts):
-        if len(part) < 4:
-            raise InputError(f"argument 'x' has too few samples ({n}) for a {name} split of at least 4")
+    if min(len(part) for part in parts) < MIN_SPLIT_SAMPLES:
+        raise InputError(f"argument 'x' has {n} samples, too few for the critics' train, validation and test "
+                         f"splits of at least {MIN_SPLIT_SAMPLES} each: it needs at least {minimum_split_samples(fractions)}")
     return parts
 
 
@@ -190,8 +209,13 @@ def _standardization(u: torch.Tensor, train: torch.Tensor) -> tuple[torch.Tensor
     """Per-critic, per-feature centre and scale from the training split: the median and the
     interquartile range / 1.349 (the standard deviation for Gaussian data). Unlike the mean and
     standard deviation, these are not dragged by heavy tails, which would squash the bulk of
-    the data into a sliver of the critic's input range."""
-    sample = u[:, train]
+    the data into a sliver of the critic's input range.
+
+    ``u`` is float64. The statistics are those of u / 2 (what :func:`critic_inputs` expects):
+    halving is exact and makes every difference of two finite float64 values finite, so data
+    of any finite size (1e300) standardize without overflow.
+    """
+    sample = u[:, train] * 0.5
     last = sample.shape[1] - 1
 
     def order_statistic(q):  # a selection, not a sort: two thirds of the time, and no size limit
@@ -199,10 +223,37 @@ def _standardization(u: torch.Tensor, train: torch.Tensor) -> tuple[torch.Tensor
 
     centre = order_statistic(0.5)
     scale = (order_statistic(0.75) - order_statistic(0.25)) / 1.349
-    fallback = sample.std(dim=1, keepdim=True)
-    scale = torch.where(scale > 0, scale, fallback)  # discrete data can have a zero IQR
+    # Discrete data can have a zero IQR: fall back to the standard deviation, computed on
+    # deviations divided by their largest magnitude so that squaring cannot overflow.
+    deviation = sample - centre
+    top = deviation.abs().amax(dim=1, keepdim=True)
+    fallback = (deviation / torch.where(top > 0, top, torch.ones_like(top))).std(dim=1, keepdim=True) * top
+    scale = torch.where(scale > 0, scale, fallback)
     scale = torch.where(scale > 0, scale, torch.ones_like(scale))  # a constant feature carries nothing
     return centre, scale
+
+
+# Standardized critic inputs beyond this magnitude are compressed logarithmically (see
+# critic_inputs): normal data never get there (1e4 robust standard deviations), extreme
+# outliers (a mechanism output of 1e300 among values near 1) stay far inside float32 range.
+COMPRESS_BEYOND = 1e4
+
+
+def critic_inputs(u: torch.Tensor, centre: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """The float32 inputs a critic sees: (u / 2 − centre) / scale from :func:`_standardization`,
+    computed in float64, then t ↦ sign(t)·c·(1 + log(|t|/c)) beyond c = ``COMPRESS_BEYOND``.
+
+    The compression is continuous, strictly increasing and invertible, so the critics see the
+    same information (MI is invariant under invertible maps of each variable); it keeps data
+    of any finite float64 size within float32 range (3.4e38), where a plain cast would give
+    inf and then NaN critic values. Being fixed by the training split, the whole map is part
+    of a fixed critic and the certified bound stays valid.
+    """
+    t = (u.double() * 0.5 - centre) / scale
+    far = t.abs() > COMPRESS_BEYOND
+    if bool(far.any()):
+        t = torch.where(far, torch.sign(t) * COMPRESS_BEYOND * (1.0 + torch.log(t.abs() / COMPRESS_BEYOND)), t)
+    return t.float()
 
 
 @torch.no_grad()
@@ -304,9 +355,9 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
     config = (config or CriticConfig()).validated()
     check_choice(objective, "objective", OBJECTIVES)
     dev = resolve_device(device)
-    u = torch.as_tensor(np.asarray(u, dtype=np.float32)) if not torch.is_tensor(u) else u.float()
-    v = torch.as_tensor(np.asarray(v, dtype=np.float32)) if not torch.is_tensor(v) else v.float()
-    if u.dim() != 3 or v.dim() != 3 or u.shape[:2] != v.shape[:2]:
+    # Kept in their own precision here; each chunk is standardized in float64 (critic_inputs).
+    u, v = (_real_values(values, name) for values, name in ((u, "u"), (v, "v")))
+    if u.ndim != 3 or v.ndim != 3 or u.shape[:2] != v.shape[:2]:
         raise InputError(f"arguments 'u' and 'v' must have shapes (M, N, du) and (M, N, dv), got {tuple(u.shape)} and {tuple(v.shape)}")
     n_critics, n = u.shape[0], u.shape[1]
     rng = np.random.default_rng(seed)
@@ -316,14 +367,15 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
         stop = min(n_critics, start + config.max_critics_per_chunk)
         threads = step_threads(stop - start, config.batch_size, config.hidden, dev)
         with cpu_threads(threads):
-            fits.append(_fit_chunk(u[start:stop], v[start:stop], train, val, test, objective, config,
+            fits.append(_fit_chunk(_float64_chunk(u, start, stop, "u", dev), _float64_chunk(v, start, stop, "v", dev),
+                                   train, val, test, objective, config,
                                    int(rng.integers(2**31)), dev, quiet, desc))
     if len(fits) == 1:
         return fits[0]
     scorer = CriticScorer()
     for chunk_start, f in zip(range(0, n_critics, config.max_critics_per_chunk), fits):
-        for _, _, ensemble, u_mean, u_std, v_mean, v_std in f.scorer._chunks:
-            scorer.add(chunk_start, ensemble, (u_mean, u_std), (v_mean, v_std))
+        for _, _, ensemble, u_stats, v_stats in f.scorer._chunks:
+            scorer.add(chunk_start, ensemble, u_stats, v_stats)
     return CriticFit(
         estimates=np.concatenate([f.estimates for f in fits]),
         stderr=np.concatenate([f.stderr for f in fits]),
@@ -342,13 +394,27 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
     )
 
 
+def _real_values(values, name: str):
+    """``values`` as a torch tensor or NumPy array (no copy), refusing complex numbers."""
+    check_real(values, f"argument '{name}'")
+    return values if torch.is_tensor(values) else np.asarray(values)
+
+
+def _float64_chunk(values, start: int, stop: int, name: str, device) -> torch.Tensor:
+    """Critics start..stop of ``values`` as a float64 tensor on ``device``, checked finite."""
+    part = values[start:stop]
+    chunk = (part.double() if torch.is_tensor(part) else torch.as_tensor(np.asarray(part, dtype=np.float64))).to(device)
+    if not bool(torch.isfinite(chunk).all()):
+        raise InputError(f"argument '{name}' contains NaN or inf")
+    return chunk
+
+
 def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, device, quiet, desc) -> CriticFit:
     started = time.perf_counter()
     n_critics = u.shape[0]
-    u, v = u.to(device), v.to(device)
     train = torch.as_tensor(train_idx, device=device)
     u_stats, v_stats = _standardization(u, train), _standardization(v, train)
-    u, v = (u - u_stats[0]) / u_stats[1], (v - v_stats[0]) / v_stats[1]
+    u, v = critic_inputs(u, *u_stats), critic_inputs(v, *v_stats)
     u_rows, v_rows = sample_major(u[:, train]), sample_major(v[:, train])
     u_val, v_val = u[:, torch.as_tensor(val_idx, device=device)], v[:, torch.as_tensor(val_idx, device=device)]
     u_test, v_test = u[:, torch.as_tensor(test_idx, device=device)], v[:, torch.as_tensor(test_idx, device=device)]
@@ -411,6 +477,9 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
         val_joint = _scores(ensemble, u_val, v_val, chunk)
         val_prod = _scores(ensemble, u_val[:, :half_val], v_val[:, half_val:2 * half_val], chunk)
     ensemble.release_buffers()  # the scorer keeps the ensemble; its training-sized buffer is not needed
+    if not all(bool(torch.isfinite(t).all()) for t in (t_joint, t_prod_all, t_cert, val_joint, val_prod)):
+        # Bounded critics on finite standardized inputs cannot do this; refuse rather than certify NaN.
+        raise InputError(f"{desc}: training diverged (critic values are not finite); try a smaller learning rate")
     tj = t_joint.double().cpu().numpy()
     scorer = CriticScorer()
     scorer.add(0, ensemble, u_stats, v_stats)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .units import NATS, UNITS, convert
-from .validation import check_choice
+from .validation import InputError, check_choice
 
 
 def to_jsonable(value):
@@ -61,6 +61,15 @@ class MIEstimate:
         full MI I(X; Y) at the same confidence.
     details : dict
         Estimator-specific diagnostics (hyper-parameters, training curves, split sizes).
+    notes : tuple of str
+        What a reader of the number must know about how it was obtained (e.g. that KSG broke
+        ties in the data with tiny seeded noise).
+
+    Raises
+    ------
+    InputError
+        On construction, when ``value`` or a certified field is NaN: a number that could not
+        be computed is never reported (and a certified bound is never NaN).
     """
 
     estimator: str
@@ -77,8 +86,16 @@ class MIEstimate:
     per_slice_lower_bounds: np.ndarray | None = None
     max_slice_lower_bound: float | None = None
     details: dict = field(default_factory=dict)
+    notes: tuple = ()
 
     _INFO_FIELDS = ("value", "lower_bound", "stderr", "per_slice", "per_slice_lower_bounds", "max_slice_lower_bound")
+
+    def __post_init__(self):
+        for name in ("value", "lower_bound", "per_slice", "per_slice_lower_bounds", "max_slice_lower_bound"):
+            values = getattr(self, name)
+            if values is not None and np.isnan(np.asarray(values, dtype=np.float64)).any():
+                raise InputError(f"the {self.estimator} estimate could not be computed on these data ({name} is NaN)")
+        object.__setattr__(self, "notes", tuple(self.notes))
 
     def to(self, unit: str) -> "MIEstimate":
         """Return the same result with every information field converted to ``unit``."""
@@ -102,6 +119,7 @@ class MIEstimate:
             "per_slice": self.per_slice,
             "per_slice_lower_bounds": self.per_slice_lower_bounds,
             "max_slice_lower_bound": self.max_slice_lower_bound,
+            "notes": list(self.notes),
         }
         if include_details:
             out["details"] = self.details

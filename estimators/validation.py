@@ -20,6 +20,7 @@ __all__ = [
     "as_positive_array",
     "as_samples",
     "check_choice",
+    "check_real",
     "check_finite_number",
     "check_int",
     "check_nonnegative",
@@ -27,6 +28,7 @@ __all__ = [
     "check_probability",
     "check_same_length",
     "first_nonfinite_index",
+    "plain",
     "paired_sample_batches",
     "paired_samples",
     "scalar_or_array",
@@ -38,12 +40,48 @@ class InputError(ValueError):
     """Invalid user input. The message names the argument and what was wrong."""
 
 
+def plain(value) -> str:
+    """``value`` as a message shows it: NumPy scalars as the Python number they hold
+    (``0.5``, not ``np.float64(0.5)``), strings quoted, everything else by ``repr``."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
+
+
+def check_real(values, what: str, error=InputError) -> None:
+    """Raise ``error`` naming ``what`` when ``values`` holds complex numbers.
+
+    Converting a complex array to float silently drops the imaginary part, so every array
+    that enters miaudit (user data, mechanism outputs, prior draws) passes here first.
+
+    Parameters
+    ----------
+    values : array_like
+    what : str
+        How the message names the data, e.g. ``"argument 'x'"`` or ``"mechanism 'f' output"``.
+    error : callable, default InputError
+        Builds the exception from the message (e.g. a ``MechanismError`` naming the mechanism).
+    """
+    if callable(getattr(values, "is_complex", None)):  # a torch tensor: ask it, do not convert it
+        is_complex = bool(values.is_complex())
+    else:
+        try:
+            is_complex = np.iscomplexobj(values)
+        except (TypeError, ValueError):  # ragged or exotic input: the float conversion will say why
+            return
+    if not is_complex and isinstance(values, np.ndarray) and values.dtype == object:
+        is_complex = any(isinstance(v, complex) for v in values.flat)
+    if is_complex:
+        raise error(f"{what} holds complex numbers; miaudit works with real numbers (pass the real and "
+                    "imaginary parts as separate columns, e.g. numpy.column_stack([z.real, z.imag]))")
+
+
 def _number(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise InputError(f"argument '{name}' must be a real number, got {value!r}")
+        raise InputError(f"argument '{name}' must be a real number, got {plain(value)}")
     out = float(value)
     if not math.isfinite(out):
-        raise InputError(f"argument '{name}' must be finite, got {value!r}")
+        raise InputError(f"argument '{name}' must be finite, got {plain(value)}")
     return out
 
 
@@ -56,7 +94,7 @@ def check_positive(value, name: str) -> float:
     """Return ``value`` as a float, or raise unless it is finite and > 0."""
     out = _number(value, name)
     if out <= 0:
-        raise InputError(f"argument '{name}' must be > 0, got {value!r}")
+        raise InputError(f"argument '{name}' must be > 0, got {plain(value)}")
     return out
 
 
@@ -64,7 +102,7 @@ def check_nonnegative(value, name: str) -> float:
     """Return ``value`` as a float, or raise unless it is finite and >= 0."""
     out = _number(value, name)
     if out < 0:
-        raise InputError(f"argument '{name}' must be >= 0, got {value!r}")
+        raise InputError(f"argument '{name}' must be >= 0, got {plain(value)}")
     return out
 
 
@@ -72,25 +110,25 @@ def check_probability(value, name: str) -> float:
     """Return ``value`` as a float, or raise unless it lies in the open interval (0, 1)."""
     out = _number(value, name)
     if not 0.0 < out < 1.0:
-        raise InputError(f"argument '{name}' must be in (0, 1), got {value!r}")
+        raise InputError(f"argument '{name}' must be in (0, 1), got {plain(value)}")
     return out
 
 
 def check_int(value, name: str, minimum: int | None = None) -> int:
     """Return ``value`` as an int, or raise unless it is an integer >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise InputError(f"argument '{name}' must be an integer, got {value!r}")
+        raise InputError(f"argument '{name}' must be an integer, got {plain(value)}")
     out = int(value)
     if minimum is not None and out < minimum:
-        raise InputError(f"argument '{name}' must be >= {minimum}, got {value!r}")
+        raise InputError(f"argument '{name}' must be >= {minimum}, got {plain(value)}")
     return out
 
 
 def check_choice(value, name: str, choices) -> str:
     """Return ``value`` unchanged, or raise unless it is one of ``choices``."""
     if value not in choices:
-        listed = ", ".join(repr(c) for c in choices)
-        raise InputError(f"argument '{name}' must be one of {listed}, got {value!r}")
+        listed = ", ".join(plain(c) for c in choices)
+        raise InputError(f"argument '{name}' must be one of {listed}, got {plain(value)}")
     return value
 
 
@@ -159,10 +197,15 @@ def as_float_array(values, name: str, *, ndim=None, shape: str | None = None,
     Raises
     ------
     InputError
-        Naming ``name`` when ``values`` is not numeric (or ragged), has a number of axes
-        outside ``ndim``, or holds NaN or inf.
+        Naming ``name`` when ``values`` is not numeric (or ragged), holds complex numbers,
+        has a number of axes outside ``ndim``, or holds NaN or inf.
     """
     expected = f" of shape {shape}" if shape else ""
+    check_real(values, f"argument '{name}'")
+    if isinstance(values, (str, bytes)) or (isinstance(values, np.ndarray) and values.dtype.kind in "SUV"):
+        # NumPy would parse text such as "1.5" as a number; data that are text are refused.
+        raise InputError(f"argument '{name}' must be a numeric array{expected}, "
+                         f"got {'text' if isinstance(values, (str, bytes)) else 'dtype ' + str(values.dtype)}")
     try:
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -226,9 +269,9 @@ def as_generator(seed) -> np.random.Generator:
         return seed
     if seed is None or (isinstance(seed, (numbers.Integral, np.integer)) and not isinstance(seed, bool)):
         if seed is not None and int(seed) < 0:
-            raise InputError(f"argument 'seed' must be a non-negative integer, got {seed!r}")
+            raise InputError(f"argument 'seed' must be a non-negative integer, got {plain(seed)}")
         return np.random.default_rng(seed)
-    raise InputError(f"argument 'seed' must be an integer, None or numpy.random.Generator, got {seed!r}")
+    raise InputError(f"argument 'seed' must be an integer, None or numpy.random.Generator, got {plain(seed)}")
 
 
 def paired_samples(x, y, *, min_rows: int = 1) -> tuple[np.ndarray, np.ndarray]:

@@ -4,7 +4,9 @@
 - :class:`ExternalCommandMechanism` runs a program that reads databases on stdin and
   writes outputs on stdout (the wire format is documented on the class).
 - :func:`opendp_mechanism` and :func:`diffprivlib_mechanism` wrap mechanisms of the
-  optional OpenDP and diffprivlib libraries, imported only when called.
+  optional OpenDP and diffprivlib libraries (:mod:`mechanisms.library_adapters`, imported
+  only when called); ``--mechanism FILE.py:NAME`` recognizes them without these calls
+  (:mod:`mechanisms.recognition`).
 
 Each adapter raises :class:`~mechanisms.base.MechanismError` naming itself and the
 database index when the wrapped mechanism fails on a database.
@@ -12,7 +14,6 @@ database index when the wrapped mechanism fails on a database.
 
 from __future__ import annotations
 
-import importlib
 import io
 import os
 import subprocess
@@ -21,7 +22,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from estimators.validation import InputError, check_choice, check_positive
+from estimators.validation import InputError, check_choice, check_positive, check_real
 
 from .base import MechanismError
 
@@ -39,10 +40,15 @@ WIRE_FORMATS = ("text", "npy")
 #: Environment variable through which an external command receives its seed.
 SEED_VARIABLE = "MIAUDIT_SEED"
 
+#: The seed an external command receives is below this (2^31: exact in a double, so awk reads it).
+SEED_LIMIT = 2**31
+
 _STDERR_TAIL = 800
 
 
 def _as_output_row(value, who: str, index: int) -> np.ndarray:
+    check_real(value, f"{who} output for database {index}",
+               error=lambda message: MechanismError(message, mechanism=who, database_index=index))
     try:
         row = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -145,8 +151,9 @@ class ExternalCommandMechanism:
     """A mechanism implemented by an external program, batch in on stdin, outputs on stdout.
 
     The program is started once per batch. Its seed is the environment variable
-    ``MIAUDIT_SEED`` (a non-negative integer drawn from the audit's generator), so a
-    seeded audit is reproducible when the program seeds its own randomness from it.
+    ``MIAUDIT_SEED``, an integer in [0, 2^31) drawn from the audit's generator (small enough
+    for any language's generator, awk's ``srand`` included), so a seeded audit is
+    reproducible when the program seeds its own randomness from it.
 
     Wire format ``"text"`` (the default; any language can speak it):
 
@@ -197,7 +204,7 @@ class ExternalCommandMechanism:
     def __call__(self, dbs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         who = f"mechanism '{self.name}'"
         batch = np.asarray(dbs, dtype=np.float64)
-        seed = int(rng.integers(0, 2**63 - 1))
+        seed = int(rng.integers(0, SEED_LIMIT))
         env = {**os.environ, **self.env, SEED_VARIABLE: str(seed)}
         payload = _encode_text(batch) if self.wire == "text" else _encode_npy(batch)
         try:
@@ -217,91 +224,53 @@ class ExternalCommandMechanism:
         return _decode_npy(done.stdout, who)
 
 
-def _import_optional(module: str, extra: str):
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise ImportError(f"this adapter needs the optional dependency {extra!r} "
-                          f"(pip install 'miaudit[{extra}]'); importing {module!r} failed: {exc}") from exc
-
-
-def _column_as_list(db: np.ndarray) -> list:
-    if db.shape[1] != 1:
-        raise InputError(f"databases have k = {db.shape[1]} attributes; pass 'to_input' to say how a "
-                         "database becomes the measurement's input")
-    return db[:, 0].tolist()
-
-
-def opendp_mechanism(measurement, *, to_input: Callable | None = None,
-                     name: str = "opendp measurement") -> PerDatabaseMechanism:
+def opendp_mechanism(measurement, *, to_input: Callable | None = None, sensitivity: float | None = None,
+                     name: str = "measurement"):
     """Wrap an OpenDP ``Measurement`` as a batched mechanism (needs the ``opendp`` extra).
+
+    A shortcut for :class:`~mechanisms.library_adapters.OpenDPMechanism`; ``--mechanism
+    FILE.py:NAME`` recognizes a measurement without it.
 
     Parameters
     ----------
     measurement : opendp.mod.Measurement
-        Called once per database on ``to_input(db)``; its output (a number or a
-        sequence of numbers) becomes the ``d`` outputs.
+        Called once per database on ``to_input(db)``.
     to_input : callable, optional
-        Maps a database of shape ``(n, k)`` to the measurement's input. Default: for
-        ``k = 1``, the column as a list of floats (OpenDP's vector domains).
+        Maps a database of shape ``(n, k)`` to the measurement's input (default: the column,
+        ``k = 1``, as the domain's element type; for an aggregate measurement the column sums).
+    sensitivity : float, optional
+        Aggregate measurements: the replace-one sensitivity of ``to_input``, where the
+        privacy map is read for the claim.
     name : str
         Name used in error messages.
 
     Notes
     -----
-    OpenDP draws its noise from its own cryptographically secure generator, which
-    cannot be seeded: the generator passed to the mechanism is ignored, so audits of an
-    OpenDP measurement are not reproducible bit for bit.
+    OpenDP draws its noise from its own cryptographically secure generator, which cannot
+    be seeded, so audits of an OpenDP measurement are not reproducible bit for bit.
     """
-    opendp = _import_optional("opendp.mod", "opendp")
-    if not isinstance(measurement, opendp.Measurement):
-        raise InputError(f"argument 'measurement' must be an opendp Measurement, got {type(measurement).__name__}")
-    convert = to_input or _column_as_list
+    from .library_adapters import OpenDPMechanism
 
-    def run_measurement(db: np.ndarray, rng: np.random.Generator):
-        return measurement(convert(db))
-
-    return PerDatabaseMechanism(run_measurement, name=name)
+    return OpenDPMechanism(measurement, query=to_input, sensitivity=sensitivity, name=name)
 
 
-def diffprivlib_mechanism(mechanism_class, params: Mapping, query: Callable, *,
-                          name: str = "diffprivlib mechanism") -> PerDatabaseMechanism:
+def diffprivlib_mechanism(mechanism_class, params: Mapping, query: Callable, *, name: str = "mechanism"):
     """Wrap a diffprivlib mechanism class as a batched mechanism (needs the ``diffprivlib`` extra).
 
-    For each database the adapter computes ``query(db)`` (``d`` numbers), builds
-    ``mechanism_class(**params, random_state=seed)`` with a seed drawn from the audit's
-    generator, and releases ``randomise(value)`` for every value, so a seed reproduces the run.
-
-    Parameters
-    ----------
-    mechanism_class : type
-        A diffprivlib mechanism, e.g. ``diffprivlib.mechanisms.Laplace``.
-    params : mapping
-        Its keyword arguments other than ``random_state`` (e.g. ``epsilon``, ``sensitivity``).
-    query : callable
-        ``query(db) -> (d,)``, the value released with noise.
-    name : str
-        Name used in error messages.
+    A shortcut for :class:`~mechanisms.library_adapters.DiffprivlibMechanism`: per batch,
+    one ``mechanism_class(**params, random_state=seed)`` with a seed drawn from the audit's
+    generator randomises ``query(db)`` of every database, so a seed reproduces the run.
 
     Raises
     ------
     InputError
         When diffprivlib rejects ``params`` (checked once here).
+    ImportError
+        When diffprivlib does not import, saying what fixes it.
     """
-    _import_optional("diffprivlib.mechanisms", "diffprivlib")
+    from .library_adapters import DiffprivlibMechanism, import_diffprivlib
+
+    import_diffprivlib()
     if not callable(query):
         raise InputError(f"argument 'query' must be callable, got {type(query).__name__}")
-    if "random_state" in params:
-        raise InputError("argument 'params' must not set 'random_state': the adapter seeds from the audit's generator")
-    try:
-        mechanism_class(**params, random_state=0)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"argument 'params' rejected by {getattr(mechanism_class, '__name__', mechanism_class)}: "
-                         f"{exc}") from None
-
-    def randomise_query(db: np.ndarray, rng: np.random.Generator):
-        mechanism = mechanism_class(**params, random_state=int(rng.integers(0, 2**32 - 1)))
-        values = np.atleast_1d(np.asarray(query(db), dtype=np.float64))
-        return [mechanism.randomise(float(value)) for value in values.ravel()]
-
-    return PerDatabaseMechanism(randomise_query, name=name)
+    return DiffprivlibMechanism(mechanism_class, params=params, query=query, name=name)

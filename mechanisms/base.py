@@ -19,7 +19,7 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from estimators.validation import InputError, as_float_array, as_generator, first_nonfinite_index
+from estimators.validation import InputError, as_float_array, as_generator, check_real, first_nonfinite_index
 
 from .errors import MechanismError
 from .execution.user_call import call_user_code
@@ -81,9 +81,7 @@ def check_batch_output(values, m: int, who: str) -> np.ndarray:
         Naming ``who`` when ``values`` is not numeric, not of shape ``(m, d)`` with
         ``d >= 1``, or holds NaN/inf (the message gives the first offending database).
     """
-    if np.iscomplexobj(values):
-        raise MechanismError(f"{who} returned complex values; outputs must be real (split real and "
-                             "imaginary parts into separate columns)", mechanism=who)
+    check_real(values, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
     try:
         # A copy: the mechanism may hand back a buffer it overwrites on its next call.
         arr = np.array(values, dtype=np.float64)

@@ -17,6 +17,7 @@ import hashlib
 import importlib
 import importlib.util
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from estimators.validation import InputError
@@ -55,12 +56,34 @@ def _module_from_file(path: Path, spec: str, what: str):
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[module_name] = module
     try:
-        module_spec.loader.exec_module(module)
+        with _folder_importable(path.resolve().parent):
+            module_spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - user code may raise anything on import
         sys.modules.pop(module_name, None)
         raise InputError(f"{what} {spec!r}: executing {str(path)!r} failed: "
                          f"{type(exc).__name__}: {exc}") from exc
     return module
+
+
+@contextmanager
+def _folder_importable(folder: Path):
+    """Let a user file import the modules beside it, as ``python FILE.py`` would.
+
+    While the file executes, its folder is first on ``sys.path`` (so ``import helpers``
+    finds ``helpers.py`` beside it, as for a script). Afterwards the folder stays importable
+    but moves to the end of ``sys.path``: imports the file makes later (inside a function,
+    at call time) still find its neighbours, and no module beside it shadows an installed
+    package or the standard library for the rest of the process.
+    """
+    entry = str(folder)
+    already = entry in sys.path
+    sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        sys.path.remove(entry)  # removes the first occurrence: the one inserted above
+        if not already:
+            sys.path.append(entry)
 
 
 def _module_by_import(module_name: str, spec: str, what: str):

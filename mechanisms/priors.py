@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from estimators.validation import InputError, as_generator, check_int, first_nonfinite_index
+from estimators.validation import InputError, as_generator, check_int, check_real, first_nonfinite_index
 from mechanisms.base import MechanismError
 from mechanisms.execution.runner import PROBE_TIMEOUT
 from mechanisms.execution.user_call import TIMEOUT_HINT, call_user_code
@@ -52,6 +52,7 @@ _SUM_TOLERANCE = 1e-9
 
 
 def _finite_array(value, name: str) -> np.ndarray:
+    check_real(value, f"argument '{name}'")
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -655,6 +656,7 @@ class UserPrior(Prior):
         except Exception as exc:  # noqa: BLE001 - a user's sampler may raise anything
             raise MechanismError(f"{who} raised {type(exc).__name__} when asked for {m} databases: {exc}",
                                  mechanism=who) from exc
+        check_real(out, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
         try:
             out = np.asarray(out, dtype=np.float64)
         except (TypeError, ValueError) as exc:

@@ -146,12 +146,33 @@ def test_boolean_keys_refuse_anything_but_a_boolean(table, name, value):
     ("mechanism", "name", 3, "must be a string"),
     ("critic", "max_steps", "300", "must be an integer"),
     ("critic", "learning_rate", True, "must be a number"),
+    ("critic", "output_range", ["a", "b"], "must be an array of numbers"),
+    ("critic", "output_range", [1.0], "must hold 2 numbers"),
+    ("critic", "split", 0.5, "must be an array of numbers"),
+    ("audit", "records", [0, 0], "more than once"),
 ])
 def test_every_value_is_type_checked_naming_the_key(table, name, value, expected):
     config = dp_config()
     config.setdefault(table, {})[name] = value
     message = error_of(config)
     assert f"[{table}] {name}" in message and expected in message
+
+
+def test_smi_dp_without_slices_names_the_flag():
+    config = dp_config()
+    config["audit"].update(notion="smi-dp", slices=0)
+    assert "[audit] slices (--slices) must be >= 1 for notion smi-dp" in error_of(config)
+
+
+def test_the_internal_base_dir_cannot_be_set():
+    with pytest.raises(InputError, match="_base_dir"):
+        apply_overrides(dp_config(), ["_base_dir=/etc"])
+
+
+def test_databases_too_large_for_memory_name_n_and_k(capsys):
+    err = cli_error(capsys, ["--mechanism", code("pure_noise"), "--prior", "builtin:bernoulli", "--n", "100000000",
+                             "--k", "1000000", "--notion", "mi-dp", "--epsilon", "0.1"])
+    assert "[prior] n and k (--n, --k)" in err and "memory" in err
 
 
 def test_flag_values_are_named_with_their_flag(capsys):
@@ -335,7 +356,8 @@ def test_config_path_that_is_a_folder_or_not_utf8(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name,expected", [("raising_prior", "raised RuntimeError"),
-                                           ("text_prior", "non-numeric")])
+                                           ("text_prior", "non-numeric"), ("complex_prior", "complex numbers"),
+                                           ("exiting_prior", "raised SystemExit")])
 def test_a_failing_prior_function_is_named(name, expected):
     config = dp_config()
     config["prior"] = {"spec": code(name)}
@@ -345,7 +367,7 @@ def test_a_failing_prior_function_is_named(name, expected):
 
 
 @pytest.mark.parametrize("name,expected", [("raising_secret", "raised KeyError"),
-                                           ("text_secret", "non-numeric")])
+                                           ("text_secret", "non-numeric"), ("complex_secret", "complex numbers")])
 def test_a_failing_secret_function_is_named_before_the_audit_runs(name, expected, capsys):
     err = cli_error(capsys, ["--mechanism", code("pure_noise"), "--prior", code("gaussian_rows"), "--notion", "mi-pp",
                              "--epsilon", "0.1", "--secret", code(name)], status_expected=1)  # a failing user function

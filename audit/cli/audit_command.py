@@ -17,6 +17,8 @@ from audit.config_schema import InputWarning
 from audit.engine import run_audit
 from audit.report import render_html, render_json, render_markdown, summary_table, write_atomic
 from estimators.validation import InputError
+from mechanisms.claims import CLAIM_SYNTAX, parse_claim
+from mechanisms.pair_files import split_pair_flag
 
 
 def configure(parser) -> None:
@@ -28,7 +30,10 @@ def configure(parser) -> None:
     for key in flag_keys():
         if not key.flag_added_elsewhere:
             parser.add_argument(key.flag, **key.flag_options())
-    parser.add_argument("--claim", metavar="NOTION:EPS[:DELTA]", help="claimed guarantee, e.g. dp:1 or mi-dp:0.5")
+    parser.add_argument("--claim", metavar="NOTION:PARAMS", help=f"claimed guarantee: {CLAIM_SYNTAX}")
+    parser.add_argument("--pair", action="append", metavar="A.npy,B.npy",
+                        help="DP notions: a neighbouring pair of databases (n, k) whose two-point prior joins Θ; "
+                             "pairs alone make a DP audit (repeatable; [[pairs]] first, second)")
     add_device_option(parser)
     # None means "not given": the configuration file's value, if any, then the default applies.
     parser.set_defaults(seed=None, device=None)
@@ -42,15 +47,12 @@ def _flag_config(args) -> dict:
         if value is None or value is False:
             continue
         config.setdefault(key.table, {})[key.name] = value
+    if args.pair:
+        # Flags name files from the current folder, not from a configuration file's.
+        config["pairs"] = [{"first": str(Path(first).absolute()), "second": str(Path(second).absolute())}
+                           for first, second in map(split_pair_flag, args.pair)]
     if args.claim:
-        parts = args.claim.split(":")
-        if len(parts) not in (2, 3):
-            raise InputError(f"argument '--claim' must be NOTION:EPSILON[:DELTA], got {args.claim!r}")
-        try:
-            config["claim"] = {"notion": parts[0], "epsilon": float(parts[1]),
-                               "delta": float(parts[2]) if len(parts) == 3 else 0.0}
-        except ValueError:
-            raise InputError(f"argument '--claim' must be NOTION:EPSILON[:DELTA], got {args.claim!r}") from None
+        config["claim"] = parse_claim(args.claim, argument="--claim")
     return config
 
 

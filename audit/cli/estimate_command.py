@@ -2,45 +2,73 @@
 
 from __future__ import annotations
 
-import numpy as np
+import sys
 
 from audit.cli.main import add_device_option
-from estimators.estimate import CONDITIONAL_FORMS, ESTIMATORS, estimate_mi
-from estimators.validation import InputError
+from estimators.array_files import load_npy_array
+from estimators.estimate import CONDITIONAL_FORMS, ESTIMATORS, NEURAL_ESTIMATORS, estimate_mi, minimum_samples
+from estimators.validation import InputError, check_int, check_probability, check_same_length
 
+# Flags that only some runs use. Their defaults are None so that a flag the user gave can be
+# told from one left at its default; the effective defaults are these.
+DEFAULT_SLICES = 128
+DEFAULT_SLICE_DIM = 1
+DEFAULT_ALPHA = 0.05
+DEFAULT_CONDITIONAL = "independent"
 
 
 def configure(parser) -> None:
     parser.add_argument("--x", required=True, metavar="X.npy", help="samples of X, shape (n,) or (n, d)")
     parser.add_argument("--y", required=True, metavar="Y.npy", help="samples of Y, shape (n,) or (n, d)")
     parser.add_argument("--z", metavar="Z.npy", help="conditioning samples Z: estimates I(X; Y, Z) (see --conditional)")
-    parser.add_argument("--conditional", choices=CONDITIONAL_FORMS, default="independent",
-                        help="with --z: 'independent' estimates I(X; Y, Z) = I(X; Y | Z) for independent X, Z; "
-                             "'chain' estimates I(X; Y, Z) - I(X; Z) (no certificate)")
+    parser.add_argument("--conditional", choices=CONDITIONAL_FORMS, default=None,
+                        help="with --z: 'independent' (default) estimates I(X; Y, Z) = I(X; Y | Z) for independent "
+                             "X, Z; 'chain' estimates I(X; Y, Z) - I(X; Z) (no certificate)")
     parser.add_argument("--estimator", choices=ESTIMATORS, default="dv", help="base estimator (default: dv)")
     parser.add_argument("--sliced", action="store_true", help="estimate sliced MI")
-    parser.add_argument("--slices", type=int, default=128, metavar="P", help="number of random slices (default: 128)")
-    parser.add_argument("--slice-dim", type=int, default=1, metavar="K", help="dimension of each slice (default: 1)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="the lower bound holds with probability 1 - alpha")
+    parser.add_argument("--slices", type=int, default=None, metavar="P",
+                        help=f"with --sliced: number of random slices (default: {DEFAULT_SLICES})")
+    parser.add_argument("--slice-dim", type=int, default=None, metavar="K",
+                        help=f"with --sliced: dimension of each slice (default: {DEFAULT_SLICE_DIM})")
+    parser.add_argument("--alpha", type=float, default=None,
+                        help=f"neural estimators: the lower bound holds with probability 1 - alpha "
+                             f"(default: {DEFAULT_ALPHA})")
     parser.add_argument("--bits", action="store_true", help="report information in bits (default: nats)")
     add_device_option(parser)
 
 
-def _load(path: str, flag: str) -> np.ndarray:
-    try:
-        return np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise InputError(f"argument '{flag}': no such file {path!r}") from None
-    except (ValueError, OSError) as exc:
-        raise InputError(f"argument '{flag}': cannot read {path!r} as .npy ({exc})") from None
+def _check_flags(args) -> None:
+    """Refuse flags that would be silently ignored; warn (stderr) about harmless ones."""
+    for flag, value in (("--slices", args.slices), ("--slice-dim", args.slice_dim)):
+        if value is not None and not args.sliced:
+            raise InputError(f"argument '{flag}' applies only to sliced estimation: add --sliced, or drop {flag}")
+    if args.conditional is not None and args.z is None:
+        raise InputError("argument '--conditional' applies only with --z (a conditioning variable): add --z Z.npy, "
+                         "or drop --conditional")
+    if args.alpha is not None and args.estimator not in NEURAL_ESTIMATORS:
+        print(f"miaudit estimate: warning: --alpha is ignored: estimator '{args.estimator}' gives no certified "
+              "bound (only dv, mine and nwj do)", file=sys.stderr)
 
 
 def run(args):
+    _check_flags(args)
+    sliced = args.sliced
+    slices = check_int(DEFAULT_SLICES if args.slices is None else args.slices, "--slices", 1)
+    slice_dim = check_int(DEFAULT_SLICE_DIM if args.slice_dim is None else args.slice_dim, "--slice-dim", 1)
+    alpha = check_probability(DEFAULT_ALPHA if args.alpha is None else args.alpha, "--alpha")
+    samples = {flag: load_npy_array(path, flag, ndim=(1, 2), shape="(n,) or (n, d)")
+               for flag, path in (("--x", args.x), ("--y", args.y), ("--z", args.z)) if path is not None}
+    n = check_same_length(**samples)
+    dims = [1 if a.ndim == 1 else a.shape[1] for a in samples.values()]
+    need, why = minimum_samples(args.estimator, dims, sliced=sliced, slice_dim=slice_dim)
+    if n < need:
+        raise InputError(f"arguments '--x' and '--y' have {n} samples; --estimator {args.estimator} needs at "
+                         f"least {need} ({why})")
     result = estimate_mi(
-        _load(args.x, "--x"), _load(args.y, "--y"), None if args.z is None else _load(args.z, "--z"),
-        estimator=args.estimator, sliced=args.sliced, slices=args.slices, slice_dim=args.slice_dim,
-        conditional=args.conditional, alpha=args.alpha, unit="bits" if args.bits else "nats",
-        seed=args.seed, device=args.device, quiet=args.quiet,
+        samples["--x"], samples["--y"], samples.get("--z"),
+        estimator=args.estimator, sliced=sliced, slices=slices, slice_dim=slice_dim,
+        conditional=args.conditional or DEFAULT_CONDITIONAL, alpha=alpha,
+        unit="bits" if args.bits else "nats", seed=args.seed, device=args.device, quiet=args.quiet,
     )
     full = result.to_dict()
     payload = {k: full[k] for k in
@@ -49,6 +77,7 @@ def run(args):
         payload["max_slice_lower_bound"] = full["max_slice_lower_bound"]
         payload["per_slice"] = full["per_slice"]
     payload["quantity"] = result.details["quantity"]
+    payload["notes"] = full["notes"]
     lines = [f"{payload['quantity']} by {result.estimator}{' (sliced, %d slices)' % result.slices if result.sliced else ''}:",
              f"  estimate     {result.value:.4f} {result.unit}" + (f" ± {result.stderr:.4f}" if result.stderr is not None else "")]
     if result.lower_bound is not None:
@@ -58,4 +87,5 @@ def run(args):
     if result.max_slice_lower_bound is not None:
         lines.append(f"  best slice   {result.max_slice_lower_bound:.4f} {result.unit} (certified lower bound on the full MI)")
     lines.append(f"  n = {result.n}, {result.seconds:.1f} s")
+    lines.extend(f"  note: {note}" for note in result.notes)
     return payload, "\n".join(lines)

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from estimators.validation import InputError, check_choice
 
+from ..claims import CALIBRATION_NOTIONS as NOTIONS
 from .classical import gaussian_approx_dp, laplace_approx_dp, laplace_dp
 from .gaussian import gaussian_mi_dp, gaussian_mi_pp
 from .laplace import laplace_mi_dp, laplace_mi_pp
 from .projection import gaussian_projection_mi_pp
 from .noisy import NOISES
 from .result import Calibration
-
-NOTIONS = ("mi-dp", "mi-pp", "dp", "approx-dp")
 
 # Which optional quantities each (noise, notion) rule reads.
 _ACCEPTS = {

@@ -1,4 +1,4 @@
-"""A privacy guarantee as a catalog entry states it: notion, ε and δ."""
+"""A privacy guarantee as a catalog entry states it: notion, ε and δ, and the claim it makes."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ from dataclasses import dataclass
 
 from estimators.validation import InputError, check_choice, check_nonnegative, check_positive
 
+from ..claims import MIDP, MIPP, Claim, DifferentialPrivacy, LocalDP
+from ..claims import GUARANTEE_NOTIONS as NOTIONS
+
 __all__ = ["Guarantee", "NOTIONS", "NOT_PRIVATE"]
 
-# "dp": central (ε, δ)-differential privacy over the entry's neighbouring relation;
+# NOTIONS: "dp": central (ε, δ)-differential privacy over the entry's neighbouring relation;
 # "ldp": local DP of each record's report; "mi-dp" / "mi-pp": ε-MI DP and ε-MI Pufferfish
 # privacy of the Pufferfish paper (ε in nats); "none": no finite guarantee.
-NOTIONS = ("dp", "ldp", "mi-dp", "mi-pp", "none")
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,8 @@ class Guarantee:
             check_nonnegative(self.delta, "delta")
             if self.delta >= 1.0:
                 raise InputError(f"argument 'delta' must be < 1, got {self.delta!r}")
+            if self.delta > 0 and self.notion != "dp":
+                raise InputError(f"argument 'delta' applies to notion 'dp' only, got {self.delta!r} for {self.notion!r}")
 
     @property
     def private(self) -> bool:
@@ -62,6 +66,14 @@ class Guarantee:
         if self.delta > 0:
             return f"({eps}, {self.delta:.3g})-{label}"
         return f"{eps}-{label}" + (" nats" if self.notion.startswith("mi") else "")
+
+    def as_claim(self, origin: str = "") -> Claim | None:
+        """The claim this guarantee makes (:mod:`mechanisms.claims`); ``None`` when not private."""
+        if not self.private:
+            return None
+        if self.notion == "dp":
+            return DifferentialPrivacy(self.epsilon, self.delta, origin=origin)
+        return {"ldp": LocalDP, "mi-dp": MIDP, "mi-pp": MIPP}[self.notion](self.epsilon, origin=origin)
 
     def to_dict(self) -> dict:
         """JSON-ready form; a missing guarantee has ``epsilon`` and ``delta`` ``None``."""

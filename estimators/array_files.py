@@ -1,0 +1,106 @@
+"""Loading a user's array from a ``.npy`` file, safely and with messages that point the right way.
+
+Only the ``.npy`` format is read, never with pickle: a file that holds Python objects is
+refused, and no message suggests loading it unsafely. Other files get a message that says what
+the file is (a ``.npz`` archive, text, ...) and how to make a ``.npy`` file from it.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+
+import numpy as np
+
+from .validation import InputError, as_float_array
+
+__all__ = ["load_npy_array"]
+
+_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGIC = b"PK\x03\x04"
+_NUMERIC_KINDS = "biuf"  # bool, signed and unsigned integers, floats
+
+
+def _archive_message(path: str, argument: str) -> str:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = [name[:-4] for name in archive.namelist() if name.endswith(".npy")]
+    except (OSError, zipfile.BadZipFile):
+        names = []
+    first = names[0] if names else "NAME"
+    listed = f" (arrays: {', '.join(names)})" if names else ""
+    return (f"argument '{argument}': {path!r} is a .npz archive{listed}, not a .npy array file; extract one array "
+            f"with: python -c \"import numpy as np; np.save('{first}.npy', np.load({path!r})['{first}'])\"")
+
+
+def load_npy_array(path, argument: str, *, ndim=None, shape: str | None = None) -> np.ndarray:
+    """Load the numeric array stored in the ``.npy`` file ``path`` as validated float64.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file the user named.
+    argument : str
+        The user's name for it in messages, e.g. ``"--x"``.
+    ndim : int or tuple of int, optional
+        The allowed numbers of axes (default: any).
+    shape : str, optional
+        How the expected shape reads in messages, e.g. ``"(n,) or (n, d)"``.
+
+    Returns
+    -------
+    ndarray
+        float64, finite, real.
+
+    Raises
+    ------
+    InputError
+        Naming ``argument``: no such file, a folder, unreadable, not a ``.npy`` file (a ``.npz``
+        archive is named as such, with how to extract an array), a pipe or device, too large
+        for memory, Python objects inside,
+        non-numeric or complex data, an empty array, a wrong number of axes, NaN or inf.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise InputError(f"argument '{argument}': no such file {path!r}")
+    if os.path.isdir(path):
+        raise InputError(f"argument '{argument}': {path!r} is a folder, not a .npy array file")
+    if not os.path.isfile(path):
+        # A FIFO or device would block or never end; .npy files are regular files.
+        raise InputError(f"argument '{argument}': {path!r} is not a regular file (a pipe or device?); "
+                         "give a .npy array file")
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(len(_NPY_MAGIC))
+    except OSError as exc:
+        raise InputError(f"argument '{argument}': cannot read {path!r} ({exc.strerror or exc})") from None
+    if magic.startswith(_ZIP_MAGIC):
+        raise InputError(_archive_message(path, argument))
+    if magic != _NPY_MAGIC:
+        raise InputError(f"argument '{argument}': {path!r} is not a .npy array file (it does not start with the "
+                         ".npy signature); save the array with numpy.save, e.g. for a text table: "
+                         "np.save('X.npy', np.loadtxt('X.csv', delimiter=','))")
+    try:
+        array = np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        if "pickle" in str(exc):
+            # Never pass on numpy's hint to load with pickle: that runs code from the file.
+            raise InputError(f"argument '{argument}': {path!r} holds Python objects, not numbers; miaudit loads "
+                             "only numeric .npy arrays (save one with numpy.save on a float array)") from None
+        raise InputError(f"argument '{argument}': {path!r} is not a readable .npy array file ({exc})") from None
+    except (OSError, EOFError) as exc:
+        raise InputError(f"argument '{argument}': {path!r} is not a readable .npy array file (truncated or "
+                         f"corrupt: {exc})") from None
+    except MemoryError:
+        raise InputError(f"argument '{argument}': {path!r} ({os.path.getsize(path) / 2**30:.1f} GiB) does not fit "
+                         "in memory") from None
+    if array.dtype.kind not in _NUMERIC_KINDS + "c":  # complex data get as_float_array's message
+        raise InputError(f"argument '{argument}': {path!r} holds data of type {array.dtype}, not numbers")
+    if array.size == 0:
+        raise InputError(f"argument '{argument}': {path!r} holds an empty array (shape {array.shape}); "
+                         "it needs at least one value")
+    try:
+        return as_float_array(array, argument, ndim=ndim, shape=shape)
+    except MemoryError:
+        raise InputError(f"argument '{argument}': {path!r} holds {array.size} values; as float64 they need "
+                         f"{array.size * 8 / 2**30:.1f} GiB, more than the memory available") from None
