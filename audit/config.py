@@ -6,6 +6,7 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     [mechanism]
     spec = "catalog:histogram_buggy"     # or "path/file.py:NAME" or "package.module:NAME"
     name = "display name"                 # optional
+    timeout = 60                          # seconds one call (one chunk of databases) may take
 
     [prior]                               # or several [[priors]] tables (Θ); default: the catalog entry's
     spec = "builtin:bernoulli"            # builtin:bernoulli|gaussian|uniform, catalog:NAME, FILE.py:NAME
@@ -110,6 +111,9 @@ KEYS = (
     Key("mechanism", "spec", "spec", flag="--mechanism", metavar="SPEC",
         help="FILE.py:NAME, package.module:NAME or catalog:NAME"),
     Key("mechanism", "name", "string"),
+    Key("mechanism", "timeout", "number", above=0, flag="--timeout", metavar="S",
+        help="seconds one call of the mechanism or the prior (one chunk of databases) may take "
+             "(default: no limit, 60 s for the first call)"),
     Key("prior", "spec", "spec", flag="--prior", metavar="SPEC",
         help="FILE.py:NAME, builtin:bernoulli|gaussian|uniform or catalog:NAME "
              "(default for a catalog mechanism: its exposing prior)"),
@@ -392,7 +396,7 @@ def _critic(raw: dict, notion: str) -> CriticConfig:
         raise _named("[critic]", exc) from None
 
 
-def _execution(raw: dict, notion: str) -> ExecutionSettings:
+def _execution(raw: dict, notion: str, timeout: float | None) -> ExecutionSettings:
     table = validate_table(raw, keys_of("execution"), "[execution]", notion=notion)
     workers = table.get("workers", 1)
     if isinstance(workers, str) and workers.isdigit():
@@ -401,7 +405,7 @@ def _execution(raw: dict, notion: str) -> ExecutionSettings:
         raise InputError(f"{keys_of('execution')['workers'].label} must be a positive integer or \"auto\", "
                          f"got {plain(workers)}")
     try:
-        return ExecutionSettings(**{**table, "workers": workers})
+        return ExecutionSettings(**{**table, "workers": workers}, timeout=timeout)
     except InputError as exc:
         raise _named("[execution]", exc) from None
 
@@ -484,7 +488,7 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
                                                                                  notion),
                        pairs=pairs, records=records, claim=claim, critic=_critic(config.get("critic", {}), notion),
                        name=mechanism_table.get("name", name), quiet=quiet,
-                       execution=_execution(config.get("execution", {}), notion),
+                       execution=_execution(config.get("execution", {}), notion, mechanism_table.get("timeout")),
                        mechanism_source=_source(spec, base_dir), **audit)
     _warn_if_uncertifiable(result)
     return result
