@@ -13,7 +13,7 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     delta = 1e-6                          # an OpenDP smoothed max-divergence: δ at which it is read
     command = "sh mech.sh 1"              # instead of spec: an external program (mechanisms.recognition)
     wire = "text"                         # command: text | npy
-    timeout = 60                          # command: seconds per batch
+    timeout = 60                          # seconds one call (one chunk of databases; a command: one batch) may take
 
     [prior]                               # or several [[priors]] tables (Θ); default: the catalog entry's
     spec = "builtin:bernoulli"            # builtin:bernoulli|gaussian|uniform, catalog:NAME, FILE.py:NAME
@@ -128,7 +128,8 @@ KEYS = (
     Key("mechanism", "wire", "choice", choices=("text", "npy"), flag="--wire",
         help="--command: wire format (default text)"),
     Key("mechanism", "timeout", "number", above=0, flag="--timeout", metavar="S",
-        help="--command: seconds a batch may take (default 60)"),
+        help="seconds one call of the mechanism or the prior (one chunk of databases) may take "
+             "(default: no limit, 60 s for the first call; --command: 60 s per batch)"),
     Key("mechanism", "query", "spec"),
     Key("mechanism", "params", "any"),
     Key("mechanism", "sensitivity", "number", above=0),
@@ -430,7 +431,7 @@ def _critic(raw: dict, notion: str) -> CriticConfig:
         raise _named("[critic]", exc) from None
 
 
-def _execution(raw: dict, notion: str) -> ExecutionSettings:
+def _execution(raw: dict, notion: str, timeout: float | None) -> ExecutionSettings:
     table = validate_table(raw, keys_of("execution"), "[execution]", notion=notion)
     workers = table.get("workers", 1)
     if isinstance(workers, str) and workers.isdigit():
@@ -439,7 +440,7 @@ def _execution(raw: dict, notion: str) -> ExecutionSettings:
         raise InputError(f"{keys_of('execution')['workers'].label} must be a positive integer or \"auto\", "
                          f"got {plain(workers)}")
     try:
-        return ExecutionSettings(**{**table, "workers": workers})
+        return ExecutionSettings(**{**table, "workers": workers}, timeout=timeout)
     except InputError as exc:
         raise _named("[execution]", exc) from None
 
@@ -558,7 +559,7 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
                                                                                  notion),
                        pairs=pairs, records=records, claim=claim, critic=_critic(config.get("critic", {}), notion),
                        notes=notes, name=mechanism_table.get("name", name), quiet=quiet,
-                       execution=_execution(config.get("execution", {}), notion),
+                       execution=_execution(config.get("execution", {}), notion, mechanism_table.get("timeout")),
                        mechanism_source=_source(spec, base_dir) if entry is not None or (
                            spec and loaded.library is None) else None, **audit)
     _warn_if_uncertifiable(result)

@@ -357,7 +357,7 @@ def test_config_path_that_is_a_folder_or_not_utf8(tmp_path, capsys):
 
 @pytest.mark.parametrize("name,expected", [("raising_prior", "raised RuntimeError"),
                                            ("text_prior", "non-numeric"), ("complex_prior", "complex numbers"),
-                                           ("exiting_prior", "raised SystemExit")])
+                                           ("exiting_prior", "called sys.exit(3)")])
 def test_a_failing_prior_function_is_named(name, expected):
     config = dp_config()
     config["prior"] = {"spec": code(name)}

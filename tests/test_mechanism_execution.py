@@ -343,3 +343,14 @@ def test_a_file_prior_that_never_returns_is_named_at_its_first_call(monkeypatch)
     monkeypatch.setattr(priors, "PROBE_TIMEOUT", 0.5)
     with pytest.raises(MechanismError, match="prior 'stuck.py:sample' did not return within 0.5 s when asked for 2"):
         priors.UserPrior(lambda m, rng: fx.hangs(None, None), label="stuck.py:sample")
+
+
+def test_cli_timeout_flag_bounds_every_call(capsys):
+    assert cli("--mechanism", f"{SOURCE}:hangs", "--timeout", "0.5") == 1
+    assert f"mechanism '{SOURCE}:hangs' did not return within 0.5 s" in capsys.readouterr().err
+
+
+def test_os_randomness_declared_independent_across_processes_may_run_in_parallel():
+    with pytest.warns(UserWarning, match="mechanism 'os_noise' returned different outputs"):
+        out = sample("os_noise", numbered(10), workers=2)
+    assert out.shape == (10, 1)

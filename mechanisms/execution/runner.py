@@ -7,7 +7,9 @@ one chunk per worker in flight, retries a chunk whose user code raised or whose 
 Its first call probes the mechanism on one database, twice with the same seed, under a
 timeout (``--timeout``, else :data:`PROBE_TIMEOUT`): a mechanism that hangs is reported
 within a minute, and one whose outputs are not a function of its ``rng`` is reported (a
-warning in process; an error on parallel backends, whose workers could repeat its draws).
+warning in process; an error on parallel backends, whose workers could repeat its draws, unless
+the mechanism declares ``independent_across_processes = True``: its own randomness comes from
+the operating system, fresh in every process, as OpenDP's does).
 Ctrl-C cancels every outstanding chunk and ends the workers.
 """
 
@@ -219,7 +221,8 @@ class MechanismRunner:
         message = (f"{self.who} returned different outputs for the same database and the same seed: it draws "
                    "randomness that is not from the rng it is given (nor from numpy.random, random or torch, "
                    "which miaudit seeds for every chunk): its own generator, os.urandom, the clock")
-        if self.settings.workers > 1 or self.settings.backend == "ray":
+        parallel = self.settings.workers > 1 or self.settings.backend == "ray"
+        if parallel and not getattr(self.reference.mechanism, "independent_across_processes", False):
             raise MechanismError(message + "; on worker processes such draws may repeat from one worker to the "
                                  "next and make the samples dependent, so the audit stops: draw from rng, or "
                                  "run in process (--workers 1)", mechanism=self.who)
