@@ -32,7 +32,6 @@ __all__ = [
     "paired_sample_batches",
     "paired_samples",
     "scalar_or_array",
-    "shown",
 ]
 
 
@@ -42,7 +41,12 @@ class InputError(ValueError):
 
 def plain(value) -> str:
     """``value`` as a message shows it: NumPy scalars as the Python number they hold
-    (``0.5``, not ``np.float64(0.5)``), strings quoted, everything else by ``repr``."""
+    (``0.5``, not ``np.float64(0.5)``), arrays and sequences as lists of such numbers (at most
+    six entries shown), strings quoted, everything else by ``repr``."""
+    if isinstance(value, np.ndarray) or (isinstance(value, (list, tuple)) and len(value) > 0):
+        flat = np.asarray(value, dtype=object).ravel().tolist()
+        head = ", ".join(plain(v) for v in flat[:6])
+        return f"[{head}{', ...' if len(flat) > 6 else ''}]"
     if isinstance(value, np.generic):
         value = value.item()
     return repr(value)
@@ -132,18 +136,6 @@ def check_choice(value, name: str, choices) -> str:
     return value
 
 
-def shown(value) -> str:
-    """``value`` as a message shows it: plain numbers (``1e-05``, not ``np.float64(1e-05)``),
-    lists for arrays (at most six entries), ``repr`` for anything else."""
-    if isinstance(value, np.ndarray) or (isinstance(value, (list, tuple)) and len(value) > 0):
-        flat = np.asarray(value, dtype=object).ravel().tolist()
-        head = ", ".join(shown(v) for v in flat[:6])
-        return f"[{head}{', ...' if len(flat) > 6 else ''}]"
-    if isinstance(value, (np.floating, np.integer, np.bool_)):
-        value = value.item()
-    return repr(value)
-
-
 def as_positive_array(values, name: str, *, allow_zero: bool = False) -> np.ndarray:
     """Return a scalar or array parameter (ε over a grid, μ, ...) as a non-empty float64 array,
     or raise unless every entry is finite and > 0 (>= 0 with ``allow_zero``)."""
@@ -152,7 +144,7 @@ def as_positive_array(values, name: str, *, allow_zero: bool = False) -> np.ndar
     except (TypeError, ValueError):
         arr = None
     if arr is None or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0 if allow_zero else arr <= 0):
-        raise InputError(f"argument '{name}' must be finite and {'>=' if allow_zero else '>'} 0, got {shown(values)}")
+        raise InputError(f"argument '{name}' must be finite and {'>=' if allow_zero else '>'} 0, got {plain(values)}")
     return arr
 
 

@@ -20,6 +20,13 @@ law of R on a fine grid is a Blahut–Arimoto iteration with the linear reward g
 duality bound C ≤ max_r c(r), so every run reports a lower value, an upper value and their gap.
 In d = 1 this is the channel with X = ±R; in any d it is exact up to the reported gap
 (evaluated on a grid of radii four times finer than the one optimised over).
+
+The work is bounded. The grid needs about 10 A/σ radii times 25 (A/σ + √d + 12) output radii;
+beyond :data:`MAX_GRID_ENTRIES` no iteration is run and the closed-form bounds of
+:func:`gaussian_capacity_bounds_bits` are returned instead (``kind="bounds"``: ``mu`` a lower and
+``upper`` an upper bound, which are tight when A²/(dσ²) is small, i.e. for large d). The
+iterations stop after :data:`MAX_KERNEL_UPDATES` kernel-entry updates in all (a few seconds),
+and ``kind="lower"`` then says that the gap, not ``rtol``, is the accuracy.
 """
 
 from __future__ import annotations
@@ -31,9 +38,16 @@ import numpy as np
 from scipy.special import gammaln, ive
 
 from estimators.units import LN2
-from estimators.validation import InputError, check_int, check_positive
+from estimators.validation import check_int, check_positive
 
-__all__ = ["GaussianCapacity", "gaussian_capacity_bounds_bits", "gaussian_lmip_ci_bits", "radial_log_density"]
+__all__ = ["MAX_GRID_ENTRIES", "MAX_KERNEL_UPDATES", "GaussianCapacity", "gaussian_capacity_bounds_bits",
+           "gaussian_lmip_ci_bits", "radial_log_density"]
+
+# Largest (radii × output radii) kernel the Blahut–Arimoto iteration builds (the duality check
+# builds one four times larger): ~8 MB per array.
+MAX_GRID_ENTRIES = 1_000_000
+# Largest total number of kernel-entry updates (iterations × kernel entries): a few seconds.
+MAX_KERNEL_UPDATES = 2_000_000_000
 
 
 @dataclass(frozen=True)
@@ -49,8 +63,10 @@ class GaussianCapacity:
     gap : float
         ``upper - mu``.
     kind : str
-        ``"exact"`` when the gap is within the requested tolerance, else ``"lower"``
-        (``mu`` is then only a lower bound, ``upper`` an upper bound).
+        ``"exact"`` when the gap is within the requested tolerance, ``"lower"`` when the
+        iteration cap was reached first (``mu`` is then only a lower bound, ``upper`` an upper
+        bound), ``"bounds"`` when the grid would exceed :data:`MAX_GRID_ENTRIES` and the
+        closed-form bounds were returned.
     unit : str
         ``"bits"``.
     amplitude, sigma : float
@@ -58,7 +74,7 @@ class GaussianCapacity:
     dim : int
         Dimension d.
     iterations : int
-        Blahut–Arimoto iterations used.
+        Blahut–Arimoto iterations used (0 for ``kind="bounds"``).
     radii, weights : tuple of float
         Support (radii with mass > 1e-6) and masses of the optimised input radius law.
     """
@@ -90,9 +106,30 @@ def _log_hyp0f1_bessel(order_half: float, z: np.ndarray) -> np.ndarray:
     b = order_half
     small = z < 1e-6
     zs = np.where(small, 1.0, z)
+    scaled = ive(b - 1.0, zs)
     with np.errstate(divide="ignore"):
-        big = gammaln(b) + (1.0 - b) * np.log(zs / 2.0) + np.log(ive(b - 1.0, zs)) + zs
+        log_bessel = np.log(scaled) + zs
+    # For a large order (high dimension) and small z, I_{b−1}(z) underflows; there the
+    # uniform (Debye) expansion gives log I_ν directly.
+    underflow = scaled < 1e-250
+    if np.any(underflow & ~small):
+        log_bessel = np.where(underflow, _log_bessel_debye(b - 1.0, zs), log_bessel)
+    big = gammaln(b) + (1.0 - b) * np.log(zs / 2.0) + log_bessel
     return np.where(small, np.log1p(z * z / (4.0 * b)), big)
+
+
+def _log_bessel_debye(order: float, x: np.ndarray) -> np.ndarray:
+    """log I_ν(x) by the uniform asymptotic expansion for large ν (Abramowitz and Stegun
+    9.7.7, terms u₁ and u₂): relative error O(ν⁻³); used only where I_ν(x) e^{−x} underflows,
+    which needs ν ≳ 50."""
+    w = x / order
+    root = np.sqrt(1.0 + w * w)
+    t = 1.0 / root
+    eta = root + np.log(w / (1.0 + root))
+    u1 = (3.0 * t - 5.0 * t**3) / 24.0
+    u2 = (81.0 * t**2 - 462.0 * t**4 + 385.0 * t**6) / 1152.0
+    return (-0.5 * np.log(2.0 * math.pi * order) - 0.5 * np.log(root) + order * eta
+            + np.log1p(u1 / order + u2 / order**2))
 
 
 def radial_log_density(t: np.ndarray, r: np.ndarray, sigma: float, dim: int) -> np.ndarray:
@@ -166,12 +203,11 @@ def gaussian_lmip_ci_bits(sigma: float, amplitude: float, dim: int = 1, *, rtol:
     atol = check_positive(atol_bits, "atol_bits") * LN2
     max_iter = check_int(max_iter, "max_iter", minimum=1)
     density = check_positive(radii_per_sigma, "radii_per_sigma")
+    if not _grid_entries(sigma, amplitude, dim, density) <= MAX_GRID_ENTRIES:
+        return _closed_form(sigma, amplitude, dim, rtol)
     n_radii = max(101, int(math.ceil(density * amplitude / sigma)) + 1)
-    if n_radii > 20001:
-        raise InputError(f"argument 'amplitude' / 'sigma' = {amplitude / sigma:.3g} is too large for the grid")
     radii = np.linspace(0.0, amplitude, n_radii)
-    # Output radius grid: past A + (√d + 12)σ the radial density is below e^{-70} of its peak.
-    t_max = amplitude + sigma * (math.sqrt(dim) + 12.0)
+    t_max = amplitude + sigma * (math.sqrt(dim) + 12.0)  # see _grid_entries
     n_t = int(math.ceil(t_max / (sigma / 25.0))) + 1
     t = np.linspace(0.0, t_max, n_t)
     t_weights = np.full(n_t, t[1] - t[0])
@@ -179,6 +215,7 @@ def gaussian_lmip_ci_bits(sigma: float, amplitude: float, dim: int = 1, *, rtol:
     if dim > 1:
         t, t_weights = t[1:], t_weights[1:]  # the radial density vanishes at t = 0 when d > 1
     kernel, log_kernel, reward = _channel(radii, sigma, dim, t, t_weights)
+    max_iter = min(max_iter, max(1, MAX_KERNEL_UPDATES // kernel.size))
     # Start from the largest radius: optimal on its own when A/σ is small (binary / sphere input).
     p = np.full(n_radii, 1e-3 / n_radii)
     p[-1] += 1.0 - p.sum()
@@ -211,14 +248,44 @@ def gaussian_lmip_ci_bits(sigma: float, amplitude: float, dim: int = 1, *, rtol:
 def gaussian_capacity_bounds_bits(sigma: float, amplitude: float, dim: int, *, rtol: float = 1e-4) -> tuple[float, float]:
     """Simple bounds on μ̄_G^CI for ‖X‖ ≤ A in d dimensions, in bits: (lower, upper).
 
-    - lower: the cube [−A/√d, A/√d]^d lies in the ball, so d independent scalar channels
-      with amplitude A/√d give d · μ̄_G^CI(A/√d, d = 1);
+    - lower, the larger of: (a) the cube [−A/√d, A/√d]^d lies in the ball, so d independent
+      scalar channels with amplitude A/√d give d · μ̄_G^CI(A/√d, d = 1) (when that scalar grid
+      fits :data:`MAX_GRID_ENTRIES`); (b) X uniform on the ball and the entropy-power inequality
+      (Shannon 1948; Stam 1959): I ≥ (d/2) log(1 + e^{2h(X)/d} / (2πeσ²)) with
+      h(X) = log(π^{d/2} A^d / Γ(d/2 + 1));
     - upper: ‖X‖ ≤ A implies E‖X‖² ≤ A², whose capacity is (d/2) log(1 + A²/(dσ²))
       (local-MI paper, Theorem 3 with K_X = (A²/d) I and K_Y = σ² I; footnote 2).
 
-    ``rtol`` is passed to the scalar Blahut–Arimoto run (its achieved value is the lower bound).
+    All logs are taken before exponentiating, so a tiny σ or a huge d gives finite bounds.
+    ``rtol`` is passed to the scalar Blahut–Arimoto run (its achieved value is a lower bound).
     """
+    sigma = check_positive(sigma, "sigma")
+    amplitude = check_positive(amplitude, "amplitude")
     dim = check_int(dim, "dim", minimum=1)
-    scalar = gaussian_lmip_ci_bits(sigma, amplitude / math.sqrt(dim), 1, rtol=rtol)
-    upper = 0.5 * dim * math.log2(1.0 + amplitude**2 / (dim * sigma**2))
-    return dim * scalar.mu, upper
+    log_sigma, log_amplitude = math.log(sigma), math.log(amplitude)
+    upper = 0.5 * dim * np.logaddexp(0.0, 2.0 * log_amplitude - math.log(dim) - 2.0 * log_sigma) / LN2
+    log_ball_volume = 0.5 * dim * math.log(math.pi) + dim * log_amplitude - float(gammaln(0.5 * dim + 1.0))
+    snr = 2.0 * log_ball_volume / dim - math.log(2.0 * math.pi * math.e) - 2.0 * log_sigma
+    lower = 0.5 * dim * np.logaddexp(0.0, snr) / LN2
+    cube_side = math.exp(log_amplitude - 0.5 * math.log(dim))
+    if _grid_entries(sigma, cube_side, 1, 10.0) <= MAX_GRID_ENTRIES:
+        lower = max(lower, dim * gaussian_lmip_ci_bits(sigma, cube_side, 1, rtol=rtol).mu)
+    return float(min(lower, upper)), float(upper)
+
+
+def _grid_entries(sigma: float, amplitude: float, dim: int, radii_per_sigma: float) -> float:
+    """Entries of the Blahut–Arimoto kernel: radii × output radii (inf when A/σ overflows).
+
+    Past A + (√d + 12)σ the radial density is below e^{-70} of its peak; output radii are
+    σ/25 apart, input radii at least ``radii_per_sigma`` per σ (and at least 101).
+    """
+    ratio = amplitude / sigma
+    if not math.isfinite(radii_per_sigma * ratio):
+        return math.inf
+    return max(101.0, math.ceil(radii_per_sigma * ratio) + 1.0) * (25.0 * (ratio + math.sqrt(dim) + 12.0) + 1.0)
+
+
+def _closed_form(sigma: float, amplitude: float, dim: int, rtol: float) -> GaussianCapacity:
+    lower, upper = gaussian_capacity_bounds_bits(sigma, amplitude, dim, rtol=rtol)
+    return GaussianCapacity(mu=lower, upper=upper, gap=upper - lower, kind="bounds", unit="bits",
+                            amplitude=amplitude, sigma=sigma, dim=dim, iterations=0, radii=(), weights=())

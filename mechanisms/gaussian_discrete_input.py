@@ -5,7 +5,11 @@ Local-MI paper (``papers/local-mi-dp-conversions.txt``), end of Section II: with
 X on {x_1, …, x_n}, G(x_i) ~ N(x_i, σ²) and G(X) follows the Gaussian mixture
 Σ_i P_X(x_i) N(x_i, σ²); μ̄_G^CD and δ̄_G^LIP(ε) come from numerical KL and hockey-stick
 divergences between P_{G(X)} and P_{G(x)}. Here both are evaluated on one fine output grid
-(trapezoid rule over [min x − 40σ, max x + 40σ], 200 points per σ).
+(trapezoid rule, 200 points per σ, on the union of the intervals x_i ± 40σ, outside which every
+density is below e^−800 of its peak). Both quantities depend on σ only through x/σ, so the grid
+is laid out in units of σ: a tiny or huge σ costs nothing extra. The grid is capped at
+:data:`MAX_GRID_ENTRIES` (support points × grid points); beyond that (many support points, each
+far from the others in units of σ) the error names ``sigma`` and ``support``.
 """
 
 from __future__ import annotations
@@ -16,12 +20,17 @@ import numpy as np
 from scipy.special import logsumexp
 
 from estimators.units import LN2
-from estimators.validation import InputError, check_positive
+from estimators.validation import InputError, check_positive, plain
 
 from .dp_curves import PrivacyCurve
 
-__all__ = ["GaussianMixtureChannel", "gaussian_lip_curve", "gaussian_lmip_cd_bits", "gaussian_noise_lmip_bits",
-           "truncated_gaussian_input"]
+__all__ = ["MAX_GRID_ENTRIES", "GaussianMixtureChannel", "gaussian_lip_curve", "gaussian_lmip_cd_bits",
+           "gaussian_noise_lmip_bits", "truncated_gaussian_input"]
+
+# Support points × output grid points: about 64 MB per tabulated array.
+MAX_GRID_ENTRIES = 8_000_000
+_POINTS_PER_SIGMA = 200
+_HALF_WIDTH = 40.0  # in units of σ
 
 
 def _support_and_pmf(support, pmf):
@@ -31,15 +40,15 @@ def _support_and_pmf(support, pmf):
     except (TypeError, ValueError):
         raise InputError("arguments 'support' and 'pmf' must be numeric") from None
     if xs.size == 0 or not np.all(np.isfinite(xs)):
-        raise InputError(f"argument 'support' must be a non-empty list of finite numbers, got {support!r}")
+        raise InputError(f"argument 'support' must be a non-empty list of finite numbers, got {plain(support)}")
     if np.unique(xs).size != xs.size:
-        raise InputError(f"argument 'support' must hold distinct points, got {support!r}")
+        raise InputError(f"argument 'support' must hold distinct points, got {plain(support)}")
     if ps.shape != xs.shape:
         raise InputError(f"argument 'pmf' must have one entry per support point ({xs.size}), got {ps.size}")
     if not np.all(np.isfinite(ps)) or np.any(ps < 0.0) or np.any(ps > 1.0):
-        raise InputError(f"argument 'pmf' must hold probabilities in [0, 1], got {pmf!r}")
+        raise InputError(f"argument 'pmf' must hold probabilities in [0, 1], got {plain(pmf)}")
     if abs(ps.sum() - 1.0) > 1e-9:
-        raise InputError(f"argument 'pmf' must sum to 1, sums to {ps.sum()!r}")
+        raise InputError(f"argument 'pmf' must sum to 1, sums to {plain(ps.sum())}")
     keep = ps > 0.0  # points of zero mass are not inputs of the context (LIP's sup is over the support)
     return xs[keep], ps[keep]
 
@@ -51,12 +60,37 @@ def truncated_gaussian_input(points: int = 21, amplitude: float = 1.0, std: floa
     masses proportional to the Gaussian density at the points. Returns (support, pmf).
     """
     if isinstance(points, bool) or not isinstance(points, (int, np.integer)) or points < 1:
-        raise InputError(f"argument 'points' must be an integer >= 1, got {points!r}")
+        raise InputError(f"argument 'points' must be an integer >= 1, got {plain(points)}")
     amplitude = check_positive(amplitude, "amplitude")
     std = check_positive(std, "std")
     support = np.linspace(-amplitude, amplitude, int(points))
     log_mass = -0.5 * (support / std) ** 2
     return support, np.exp(log_mass - logsumexp(log_mass))
+
+
+def _union_grid(centres: np.ndarray, rows: int):
+    """Grid points and trapezoid weights on the union of [c − 40, c + 40] over ``centres``."""
+    order = np.sort(centres)
+    starts, ends = [order[0] - _HALF_WIDTH], [order[0] + _HALF_WIDTH]
+    for c in order[1:]:
+        if c - _HALF_WIDTH <= ends[-1]:
+            ends[-1] = c + _HALF_WIDTH
+        else:
+            starts.append(c - _HALF_WIDTH)
+            ends.append(c + _HALF_WIDTH)
+    counts = [int(math.ceil(_POINTS_PER_SIGMA * (b - a))) + 1 for a, b in zip(starts, ends)]
+    if rows * sum(counts) > MAX_GRID_ENTRIES:
+        raise InputError(f"arguments 'sigma', 'support': {rows} support points this far apart in units of sigma need "
+                         f"{rows * sum(counts)} grid entries (limit {MAX_GRID_ENTRIES}); use fewer support "
+                         "points or a larger sigma")
+    points, weights = [], []
+    for a, b, n in zip(starts, ends, counts):
+        y = np.linspace(a, b, n)
+        w = np.full(n, y[1] - y[0])
+        w[[0, -1]] *= 0.5
+        points.append(y)
+        weights.append(w)
+    return np.concatenate(points), np.concatenate(weights)
 
 
 class GaussianMixtureChannel:
@@ -73,15 +107,18 @@ class GaussianMixtureChannel:
     def __init__(self, sigma: float, support, pmf):
         self.sigma = check_positive(sigma, "sigma")
         self.support, self.pmf = _support_and_pmf(support, pmf)
-        lo, hi = self.support.min() - 40.0 * sigma, self.support.max() + 40.0 * sigma
+        # Support points in units of σ, measured from the smallest one.
+        with np.errstate(over="ignore"):
+            scaled = (self.support - self.support.min()) / self.sigma
+        if not np.all(np.isfinite(scaled)):
+            raise InputError(f"arguments 'support', 'sigma': the spread of the support in units of sigma "
+                             f"overflows a float (sigma = {plain(self.sigma)})")
         # 200 points per σ: the hockey-stick error is O(step²) (the integrand vanishes at the
         # event's edge), about 1e-7 here.
-        n = int(min(max(200.0 * (hi - lo) / sigma, 4001), 400001))
-        y = np.linspace(lo, hi, n)
-        self._weights = np.full(n, y[1] - y[0])
-        self._weights[[0, -1]] *= 0.5
-        # log N(y; x_i, σ²) for each support point (rows) and the mixture's log density.
-        self._log_cond = -0.5 * ((y[None, :] - self.support[:, None]) / sigma) ** 2 - math.log(sigma * math.sqrt(2 * math.pi))
+        u, self._weights = _union_grid(scaled, len(self.support))
+        # log N(u; s_i, 1) for each support point (rows) and the mixture's log density; KL and
+        # likelihood ratios are the same in units of σ.
+        self._log_cond = -0.5 * (u[None, :] - scaled[:, None]) ** 2 - 0.5 * math.log(2 * math.pi)
         self._log_mix = logsumexp(self._log_cond + np.log(self.pmf)[:, None], axis=0)
         self._cond = np.exp(self._log_cond)
         self._tails = None  # built on the first hockey-stick query
@@ -163,7 +200,7 @@ def gaussian_lip_curve(sigma: float, support, pmf) -> PrivacyCurve:
     def delta(epsilon):
         eps = np.asarray(epsilon, dtype=np.float64)
         if not np.all(np.isfinite(eps)) or np.any(eps < 0):
-            raise InputError(f"argument 'epsilon' must be finite and >= 0, got {epsilon!r}")
+            raise InputError(f"argument 'epsilon' must be finite and >= 0, got {plain(epsilon)}")
         mix_over, cond_over = channel.hockey_sticks(eps.ravel())
         worst = np.maximum(mix_over, np.exp(-eps.ravel())[:, None] * cond_over).max(axis=1)
         return float(worst[0]) if eps.ndim == 0 else worst.reshape(eps.shape)

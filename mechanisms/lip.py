@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimators.units import NATS
-from estimators.validation import InputError, as_generator, as_positive_array, check_choice, check_positive
+from estimators.validation import InputError, as_generator, as_positive_array, check_choice, check_positive, plain
 
 __all__ = [
     "APPROACHES",
@@ -89,7 +89,7 @@ def check_distribution(p, name: str, size: int | None = None) -> np.ndarray:
     if np.any(arr <= 0):
         raise InputError(f"argument '{name}' must have all entries > 0 (the paper assumes P_Y(y) > 0)")
     if abs(arr.sum() - 1.0) > _STOCHASTIC_TOL:
-        raise InputError(f"argument '{name}' must sum to 1, sums to {arr.sum()!r}")
+        raise InputError(f"argument '{name}' must sum to 1, sums to {plain(arr.sum())}")
     return arr
 
 
@@ -359,7 +359,7 @@ def lip_design(pxgy, py, epsilon: float, approach: str = "second", leakage: str 
     p_y_given_u = np.linalg.solve(geometry.pxgy, p_x_given_u)
     if np.any(p_y_given_u < -1e-12):
         raise InputError(
-            f"argument 'epsilon' = {eps!r} is too large for this design: P_Y|U would have a negative "
+            f"argument 'epsilon' = {plain(eps)} is too large for this design: P_Y|U would have a negative "
             f"entry (the paper's range is eps < max(c1', c2') = {max(geometry.c1_prime, geometry.c2_prime):.4g})")
     p_y_given_u = np.clip(p_y_given_u, 0.0, None)  # only rounding below 0 remains after the check
     p_u_given_y = (p_u[:, None] * p_y_given_u.T) / geometry.py[None, :]

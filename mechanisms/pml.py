@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimators.units import NATS
-from estimators.validation import InputError, as_generator, check_int, check_positive
+from estimators.validation import InputError, as_generator, check_int, check_positive, plain
 
 __all__ = [
     "KernelLeakage",
@@ -61,7 +61,7 @@ def as_kernel(kernel, name: str = "kernel") -> np.ndarray:
     bad = np.flatnonzero(np.abs(sums - 1.0) > ROW_SUM_TOLERANCE)
     if bad.size:
         row = int(bad[0])
-        raise InputError(f"argument '{name}' is not row-stochastic: row {row} sums to {sums[row]!r}, not 1")
+        raise InputError(f"argument '{name}' is not row-stochastic: row {row} sums to {plain(sums[row])}, not 1")
     return arr
 
 
@@ -74,7 +74,7 @@ def check_min_mass(c, n_inputs: int, name: str = "c") -> float:
     n_inputs = check_int(n_inputs, "n_inputs", minimum=1)
     # Compare c·N with 1 so that c = 1/N written in floating point is accepted.
     if c * n_inputs > 1.0 + 1e-12:
-        raise InputError(f"argument '{name}' must be in (0, 1/N] = (0, {1.0 / n_inputs:.6g}] for N = {n_inputs}, got {c!r}")
+        raise InputError(f"argument '{name}' must be in (0, 1/N] = (0, {1.0 / n_inputs:.6g}] for N = {n_inputs}, got {plain(c)}")
     return min(c, 1.0 / n_inputs)
 
 
@@ -118,7 +118,7 @@ def _as_prior(prior, n_inputs: int) -> np.ndarray:
     if np.any(arr <= 0):
         raise InputError("argument 'prior' must have full support (every entry > 0)")
     if abs(arr.sum() - 1.0) > ROW_SUM_TOLERANCE:
-        raise InputError(f"argument 'prior' must sum to 1, got {arr.sum()!r}")
+        raise InputError(f"argument 'prior' must sum to 1, got {plain(arr.sum())}")
     return arr
 
 
@@ -287,14 +287,14 @@ def optimal_binary_pml_kernel(epsilon, c, n_inputs: int, q: int | None = None) -
     valid = [k for k in range(1, n) if k <= reach and n - k <= reach]
     if q is None:
         if not valid:
-            raise InputError(f"Remark 2 gives no valid kernel for epsilon={epsilon!r}, c={c!r}, N={n}: "
+            raise InputError(f"Remark 2 gives no valid kernel for epsilon={plain(epsilon)}, c={plain(c)}, N={n}: "
                              "no q in 1..N-1 with N - 1/(c e^eps) <= q <= 1/(c e^eps)")
         q = min(valid, key=lambda k: abs(k - n / 2))
     else:
         q = check_int(q, "q", minimum=1)
         if q not in valid:
             raise InputError(f"argument 'q' must satisfy 1 <= q <= N-1 and N - 1/(c e^eps) <= q <= 1/(c e^eps) "
-                             f"(= {n - reach:.6g} .. {reach:.6g}) so that Remark 2's matrix is stochastic, got {q!r}")
+                             f"(= {n - reach:.6g} .. {reach:.6g}) so that Remark 2's matrix is stochastic, got {plain(q)}")
     denominator = 1.0 + e * (1.0 - n * c)
     big = e * (1.0 - c * q) / denominator
     small = (1.0 - e * c * q) / denominator
@@ -311,9 +311,9 @@ def randomized_response(p) -> np.ndarray:
     try:
         p = float(p)
     except (TypeError, ValueError):
-        raise InputError(f"argument 'p' must be a number in [0, 1], got {p!r}") from None
+        raise InputError(f"argument 'p' must be a number in [0, 1], got {plain(p)}") from None
     if not (math.isfinite(p) and 0.0 <= p <= 1.0):
-        raise InputError(f"argument 'p' must be in [0, 1], got {p!r}")
+        raise InputError(f"argument 'p' must be in [0, 1], got {plain(p)}")
     return np.array([[p, 1.0 - p], [1.0 - p, p]])
 
 

@@ -7,8 +7,8 @@ import pathlib
 import numpy as np
 import pytest
 
-from audit.cli.flag_values import number_list, with_flag_names
-from estimators.validation import InputError, as_positive_array, scalar_or_array, shown
+from audit.cli.flag_values import integer, number_list, with_flag_names
+from estimators.validation import InputError, as_positive_array, plain, scalar_or_array
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -82,6 +82,14 @@ def test_number_list():
             number_list(bad, "--x")
 
 
+def test_integer_flag_values():
+    assert integer("1000000000") == integer("1e9") == 10**9
+    assert integer("-3") == -3
+    for bad in ("1.5", "inf", "nan", "x"):
+        with pytest.raises(ValueError):
+            integer(bad)
+
+
 def test_with_flag_names():
     flags = {"l1_sensitivity": "--l1-sensitivity", "mu": "--mu"}
     assert with_flag_names("argument 'l1_sensitivity' must be > 0; 'other' stays", flags) == \
@@ -98,11 +106,11 @@ def test_as_positive_array_and_scalar_or_array():
     assert isinstance(scalar_or_array(np.array([2.0])), np.ndarray)
 
 
-def test_shown_writes_plain_numbers():
-    assert shown(np.float64(1e-05)) == "1e-05"
-    assert shown(np.int64(3)) == "3"
-    assert shown(np.array([1.0, 2.0])) == "[1.0, 2.0]"
-    assert shown(list(range(8))) == "[0, 1, 2, 3, 4, 5, ...]"
+def test_plain_writes_plain_numbers():
+    assert plain(np.float64(1e-05)) == "1e-05"
+    assert plain(np.int64(3)) == "3"
+    assert plain(np.array([1.0, 2.0])) == "[1.0, 2.0]"
+    assert plain(list(range(8))) == "[0, 1, 2, 3, 4, 5, ...]"
     with pytest.raises(InputError) as info:
         as_positive_array(np.array([np.float64(-1.0)]), "epsilon")
     assert "np.float64" not in str(info.value) and "array(" not in str(info.value)

@@ -249,4 +249,4 @@ def test_cli_catalog_table_and_errors(capsys):
     text = capsys.readouterr().out
     assert "svt5" in text and "not private" in text and "svt1 " not in text
     assert main(["catalog", "--name", "nope"]) == 2
-    assert "'name'" in capsys.readouterr().err
+    assert "'--name'" in capsys.readouterr().err

@@ -115,3 +115,75 @@ def test_one_commands_defaults_do_not_leak_into_another(monkeypatch):
     assert parser.parse_args(["first"]).seed is None
     assert parser.parse_args(["second"]).seed == 0  # the documented default of --seed
     assert parser.parse_args(["second", "--seed", "7"]).seed == 7
+
+
+@pytest.mark.parametrize("value", ["-inf", "-Infinity", "-nan", "-NaN", "-1e-3", "-.5"])
+def test_non_finite_and_negative_values_reach_validation(value, capsys):
+    # argparse alone would answer "expected one argument"; the value must reach validation,
+    # which rejects it naming the flag's argument.
+    status = main(["audit", "--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", value])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "expected one argument" not in err
+    assert err.count("\n") == 1 and "epsilon" in err
+
+
+@pytest.mark.parametrize("argv", [["demo", "--seed", "-1"], ["experiment", "pufferfish-fig3a", "--seed", "-1"]])
+def test_negative_seed_is_one_line_naming_the_flag(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "argument '--seed' must be a whole number >= 0, got -1" in err
+
+
+@pytest.mark.parametrize("value", ["1.5", "x"])
+def test_non_integer_seed_is_a_usage_error(value, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["catalog", "--seed", value])
+    assert info.value.code == 2
+    assert "argument --seed: invalid int value" in capsys.readouterr().err
+
+
+# `miaudit audit|estimate|calibrate|bounds --help` still load numerical libraries through their
+# configuration modules (measured by `python -m experiments.cli_startup`).
+@pytest.mark.parametrize("argv", [["--help"], [], ["nonsense"], ["demo", "--help"], ["experiment", "--bogus"],
+                                  ["catalog", "--help"], ["catalog", "--seed", "x"]])
+def test_help_and_usage_errors_load_no_heavy_library(argv):
+    # In a fresh interpreter: which of torch, SciPy, matplotlib were imported by the time argparse exits.
+    import subprocess
+    from pathlib import Path
+
+    code = ("import sys\nfrom audit.cli.main import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('torch', 'scipy', 'matplotlib') if m in sys.modules))")
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=root,
+                          env=dict(os.environ, PYTHONPATH=str(root)))
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr
+
+
+def test_numpy_scalars_in_error_messages_are_shown_as_numbers(monkeypatch, capsys):
+    import types
+
+    import audit.cli.main as cli
+    from estimators.validation import InputError
+
+    def run(args):
+        raise InputError(f"argument '--sigma' must be > 0, got {np.float64(-0.25)!r}")
+
+    fake = {"fake": types.SimpleNamespace(HELP="raises", configure=lambda parser: None, run=run)}
+    monkeypatch.setattr(cli, "_available_commands", lambda only=None: fake)
+    monkeypatch.setitem(cli.COMMANDS, "fake", "raises")
+    assert main(["fake"]) == 2
+    assert capsys.readouterr().err == "miaudit fake: error: argument '--sigma' must be > 0, got -0.25\n"
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["catalog", "--name", "nope"], "argument '--name': no catalog mechanism 'nope'"),
+    (["experiment", "--list", "--out", "somewhere"], "argument '--out' applies to running an experiment"),
+    (["experiment", "--list", "--quick"], "argument '--quick' applies to running an experiment"),
+    (["experiment", "no-such-experiment"], "unknown experiment 'no-such-experiment'"),
+    (["demo", "--out", ""], "argument '--out' must be a path"),
+])
+def test_hostile_catalog_experiment_and_demo_input_gets_one_line(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from estimators.units import NATS
-from estimators.validation import InputError, as_float_array, check_choice
+from estimators.validation import InputError, as_float_array, check_choice, plain
 
 __all__ = [
     "METHODS",
@@ -117,7 +117,7 @@ def eta_bound_finite_support(output_supports) -> float:
     """
     sizes = as_finite_vector(output_supports, "output_supports")
     if np.any(sizes < 1) or np.any(sizes != np.round(sizes)):
-        raise InputError(f"argument 'output_supports' must hold integers >= 1, got {list(sizes)}")
+        raise InputError(f"argument 'output_supports' must hold integers >= 1, got {plain(sizes)}")
     return float(np.sum(np.log(sizes)))
 
 
@@ -197,23 +197,23 @@ def compose_mi_pp(
     check_choice(method, "method", METHODS)
     eps = as_finite_vector(mi_epsilons, "mi_epsilons")
     if np.any(eps < 0):
-        raise InputError(f"argument 'mi_epsilons' must be >= 0 (mutual information), got {list(eps)}")
+        raise InputError(f"argument 'mi_epsilons' must be >= 0 (mutual information), got {plain(eps)}")
     k = eps.size
     non_adaptive_inputs = {"eta": eta, "output_supports": output_supports,
                            "output_variances": output_variances, "noise_variances": noise_variances}
     if method != "non-adaptive":
         given = [name for name, value in non_adaptive_inputs.items() if value is not None]
         if given:
-            raise InputError(f"argument '{given[0]}' applies only to method='non-adaptive', not {method!r}")
+            raise InputError(f"argument '{given[0]}' applies only to method='non-adaptive', not {plain(method)}")
     if method != "mixture" and weights is not None:
-        raise InputError(f"argument 'weights' applies only to method='mixture', not {method!r}")
+        raise InputError(f"argument 'weights' applies only to method='mixture', not {plain(method)}")
 
     if method == "mixture":
         if weights is None:
             raise InputError("argument 'weights' is required for method='mixture'")
         p = as_finite_vector(weights, "weights", length=k)
         if np.any(p < 0) or not math.isclose(float(p.sum()), 1.0, abs_tol=1e-9):
-            raise InputError(f"argument 'weights' must be a probability vector (>= 0, summing to 1), got {list(p)}")
+            raise InputError(f"argument 'weights' must be a probability vector (>= 0, summing to 1), got {plain(p)}")
         total = float(p @ eps)
         return CompositionBound(method, total, total, source=_SOURCES[method])
 
@@ -236,7 +236,7 @@ def _non_adaptive(eps, eta, output_supports, output_variances, noise_variances) 
     if eta is not None:
         eta_given = float(as_finite_vector(eta, "eta", length=1)[0])
         if eta_given < 0:
-            raise InputError(f"argument 'eta' must be >= 0 (a sum of mutual informations), got {eta!r}")
+            raise InputError(f"argument 'eta' must be >= 0 (a sum of mutual informations), got {plain(eta)}")
     per_term = []  # per mechanism i >= 2: the Remark 5 bounds supplied for I(M_i; M^{i-1} | w, g)
     finite = log_concave = None
     if output_supports is not None:

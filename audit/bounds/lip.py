@@ -33,7 +33,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from estimators.units import NATS, convert
-from estimators.validation import InputError, as_positive_array, check_choice, check_positive
+from estimators.validation import InputError, as_positive_array, check_choice, check_positive, plain
 from mechanisms.lip import (
     LEAKAGES,
     ScalingFactors,
@@ -181,7 +181,9 @@ def exact_optimum(pxgy, py, epsilon: float, leakage: str = "lip") -> MixtureOpti
     eps = check_positive(epsilon, "epsilon")
     k = len(geometry.py)
     rows = [-np.eye(k), geometry.pxgy]
-    rhs = [np.zeros(k), math.exp(eps) * geometry.px]
+    # P_X|Y q ≤ 1 for every q in the simplex, so the upper constraint is vacuous once
+    # e^ε min P_X ≥ 1; holding e^ε there gives the same polytope and cannot overflow.
+    rhs = [np.zeros(k), math.exp(min(eps, -math.log(geometry.px.min()))) * geometry.px]
     if leakage == "lip":
         rows.append(-geometry.pxgy)
         rhs.append(-math.exp(-eps) * geometry.px)
@@ -194,6 +196,9 @@ def exact_optimum(pxgy, py, epsilon: float, leakage: str = "lip") -> MixtureOpti
 
 def _quadratic_polytope(geometry, epsilon: float, leakage: str, approach: str):
     lower, upper = (float(v) for v in privacy_box(epsilon, leakage, approach))
+    if not math.isfinite(upper):
+        raise InputError(f"argument 'epsilon' = {plain(epsilon)} is too large for the {approach} approach: its box "
+                         "(e^eps - 1)/eps is beyond the float range")
     s = geometry.sqrt_px
     k = len(s)
     rows, rhs = [np.eye(k)], [upper * s]

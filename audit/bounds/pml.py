@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 from estimators.units import NATS
-from estimators.validation import InputError, as_positive_array, check_int, check_positive, scalar_or_array
+from estimators.validation import InputError, as_positive_array, check_int, check_positive, plain, scalar_or_array
 from mechanisms.pml import check_min_mass
 
 __all__ = [
@@ -39,7 +39,7 @@ def _check_tv(tv, c: float, n_inputs: int) -> np.ndarray:
     largest = 1.0 - n_inputs * c
     if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > largest + 1e-12):
         raise InputError(f"argument 'tv' must be in [0, 1 - N c] = [0, {largest:.6g}] "
-                         f"(the largest TV between two priors in Q_X(c)), got {tv!r}")
+                         f"(the largest TV between two priors in Q_X(c)), got {plain(tv)}")
     return arr
 
 
@@ -147,7 +147,7 @@ def divergence_bound(divergence, epsilon, c, n_inputs: int, tv):
         coefficient = _binette_coefficient(divergence, 1.0 / growth, growth)
     else:
         if not isinstance(divergence, str) or divergence not in DIVERGENCES:
-            raise InputError(f"argument 'divergence' must be one of {DIVERGENCES} or a callable f, got {divergence!r}")
+            raise InputError(f"argument 'divergence' must be one of {DIVERGENCES} or a callable f, got {plain(divergence)}")
         coefficient = {
             "tv": np.ones_like(growth),
             "kl": np.log(growth),
@@ -175,11 +175,11 @@ def ldp_divergence_bound(method, epsilon, tv, *, q_min=None):
     KL values are in nats.
     """
     if method not in LDP_METHODS:
-        raise InputError(f"argument 'method' must be one of {LDP_METHODS}, got {method!r}")
+        raise InputError(f"argument 'method' must be one of {LDP_METHODS}, got {plain(method)}")
     eps = as_positive_array(epsilon, "epsilon")
     delta = np.asarray(tv, dtype=np.float64)
     if delta.size == 0 or not np.all(np.isfinite(delta)) or np.any(delta < 0) or np.any(delta > 1):
-        raise InputError(f"argument 'tv' must be in [0, 1], got {tv!r}")
+        raise InputError(f"argument 'tv' must be in [0, 1], got {plain(tv)}")
     growth = np.exp(eps)
     if method == "duchi":
         out = np.minimum(4.0, growth) * (growth - 1.0) ** 2 * delta**2
@@ -190,7 +190,7 @@ def ldp_divergence_bound(method, epsilon, tv, *, q_min=None):
             raise InputError("argument 'q_min' is required for method 'asoodeh-zhang'")
         q_min = check_positive(q_min, "q_min")
         if q_min > 0.5:
-            raise InputError(f"argument 'q_min' must be in (0, 1/2] (smallest mass of a distribution on >= 2 points), got {q_min!r}")
+            raise InputError(f"argument 'q_min' must be in (0, 1/2] (smallest mass of a distribution on >= 2 points), got {plain(q_min)}")
         out = ((growth - 1.0) / (growth + 1.0)) ** 2 * np.log1p(2.0 * delta**2 / q_min)
     return scalar_or_array(out)
 
@@ -228,10 +228,10 @@ class MinimaxRiskBound:
 
     def to_dict(self) -> dict:
         """A JSON-ready dict (arrays become lists)."""
-        def plain(v):
+        def listed(v):
             return v.tolist() if isinstance(v, np.ndarray) else v
 
-        return {k: plain(getattr(self, k)) for k in self.__dataclass_fields__}
+        return {k: listed(getattr(self, k)) for k in self.__dataclass_fields__}
 
 
 def minimax_risk_bound(epsilon, c, delta, n_samples: int, target_risk=None) -> MinimaxRiskBound:
@@ -261,10 +261,10 @@ def minimax_risk_bound(epsilon, c, delta, n_samples: int, target_risk=None) -> M
     """
     delta = check_positive(delta, "delta")
     if delta >= 0.25:
-        raise InputError(f"argument 'delta' must be in (0, 1/4), got {delta!r}")
+        raise InputError(f"argument 'delta' must be in (0, 1/4), got {plain(delta)}")
     c = check_min_mass(c, 4)
     if c > 0.25 - delta + 1e-12:
-        raise InputError(f"argument 'c' must be <= 1/4 - delta = {0.25 - delta:.6g} so that both hypotheses lie in Q_X(c), got {c!r}")
+        raise InputError(f"argument 'c' must be <= 1/4 - delta = {0.25 - delta:.6g} so that both hypotheses lie in Q_X(c), got {plain(c)}")
     n = check_int(n_samples, "n_samples", minimum=1)
     kl = np.asarray(divergence_bound("kl", epsilon, c, 4, 2.0 * delta))
     risk = delta / 4.0 * np.exp(-n * kl)

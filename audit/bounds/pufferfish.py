@@ -28,6 +28,7 @@ from estimators.validation import (
     check_int,
     check_nonnegative,
     check_positive,
+    plain,
 )
 
 from .composition import as_finite_vector
@@ -164,14 +165,14 @@ def binary_entropy(p: float) -> float:
     """h_b(p) = −p log p − (1−p) log(1−p) in nats, with 0 log 0 = 0 (as in Theorem 1)."""
     prob = check_finite_number(p, "p")
     if not 0.0 <= prob <= 1.0:
-        raise InputError(f"argument 'p' must be in [0, 1], got {p!r}")
+        raise InputError(f"argument 'p' must be in [0, 1], got {plain(p)}")
     return float(entr(prob) + entr(1.0 - prob))
 
 
 def _check_delta(delta) -> float:
     value = check_finite_number(delta, "delta")
     if not 0.0 <= value < 1.0:
-        raise InputError(f"argument 'delta' must be in [0, 1), got {delta!r}")
+        raise InputError(f"argument 'delta' must be in [0, 1), got {plain(delta)}")
     return value
 
 

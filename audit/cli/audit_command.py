@@ -14,8 +14,7 @@ from pathlib import Path
 from audit.cli.main import add_device_option
 from audit.config import apply_overrides, build_spec, flag_keys, load_config
 from audit.config_schema import InputWarning
-from audit.engine import run_audit
-from audit.report import render_html, render_json, render_markdown, summary_table, write_atomic
+from audit.report import report_target, summary_table
 from estimators.validation import InputError
 from mechanisms.claims import CLAIM_SYNTAX, parse_claim
 from mechanisms.pair_files import split_pair_flag
@@ -26,7 +25,9 @@ def configure(parser) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a configuration value, e.g. --set audit.epsilon=0.2 (repeatable; "
                              "values in TOML syntax: true, 0.5, \"text\", [0, 3])")
-    parser.add_argument("--report", metavar="OUT.html", help="write the HTML report there (and .md/.json beside it)")
+    parser.add_argument("--report", metavar="OUT.html",
+                        help="OUT.html: the HTML report with OUT.md and OUT.json beside it; OUT.md or OUT.json: "
+                             "that report alone (the location is checked before the audit)")
     for key in flag_keys():
         if not key.flag_added_elsewhere:
             parser.add_argument(key.flag, **key.flag_options())
@@ -77,6 +78,9 @@ def _show_input_warning(message, category, filename, lineno, file=None, line=Non
 
 
 def run(args):
+    from audit.engine import run_audit  # here: it loads torch, which --help must not wait for
+
+    report = report_target(args.report) if args.report else None  # checked before any work
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)
         warnings.showwarning = _show_input_warning
@@ -85,13 +89,8 @@ def run(args):
         config = apply_overrides(config, args.set)
         spec = build_spec(config, quiet=args.quiet or args.json)
         result = run_audit(spec)
-    if args.report:
-        target = Path(args.report)
-        if not target.parent.exists():
-            raise InputError(f"argument '--report': folder {str(target.parent)!r} does not exist")
-        write_atomic(target, [render_html(result).encode()])
-        write_atomic(target.with_suffix(".md"), [render_markdown(result).encode()])
-        write_atomic(target.with_suffix(".json"), [render_json(result).encode()])
+    if report:
+        report.write(result)
     text = summary_table(result) + "\n\n" + result.statement() + "".join(
         f"\n- claim {check.claim}: {'REFUTED' if check.certified_contradiction else 'not contradicted'} ({check.detail})"
         for check in result.cross_checks)

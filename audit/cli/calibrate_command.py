@@ -5,7 +5,7 @@ from __future__ import annotations
 from estimators.validation import InputError
 from mechanisms.calibration import NOTIONS, calibrate
 
-from .flag_values import number_list, with_flag_names
+from .flag_values import integer, number_list, with_flag_names
 
 
 # Library argument names and the flags that carry them, so errors name what the user typed.
@@ -23,14 +23,14 @@ def configure(parser) -> None:
     parser.add_argument("--notion", required=True, choices=NOTIONS, help="the privacy notion to meet")
     parser.add_argument("--epsilon", type=float, required=True, help="epsilon (nats for the MI notions)")
     parser.add_argument("--delta", type=float, help="delta in (0, 1), approx-dp only")
-    parser.add_argument("--dim", type=int, help="query dimension d (default 1 with a sensitivity; "
+    parser.add_argument("--dim", type=integer, help="query dimension d (default 1 with a sensitivity; "
                                                "with a projection: the input dimension)")
     parser.add_argument("--l1-sensitivity", type=float, help="l1 sensitivity of the query")
     parser.add_argument("--l2-sensitivity", type=float, help="l2 sensitivity of the query")
     parser.add_argument("--cond-var", help="per-coordinate conditional variances v1,...,vd of the query "
                                            "(one value with --dim d: the same for every coordinate)")
     parser.add_argument("--cond-std", help="per-coordinate expected conditional standard deviations (Laplace)")
-    parser.add_argument("--projection-dim", type=int, help="projection dimension l (Theorem 5)")
+    parser.add_argument("--projection-dim", type=integer, help="projection dimension l (Theorem 5)")
     parser.add_argument("--op-norm", type=float, help="bound on E||Sigma_f|w||_op (Theorem 5)")
     parser.add_argument("--max-column-norm", type=float, default=None,
                         help="largest column norm of the deterministic projection (default 1: unit-norm columns)")
@@ -45,9 +45,9 @@ def _per_coordinate(text, flag, dim):
     if text is None:
         return None
     values = number_list(text, flag)
-    if len(values) == 1 and dim is not None and dim > 1:
-        values = values * dim
-    return values
+    # One value with --dim d: the same in every coordinate (the library takes a single number
+    # with its dim that way, without building a d-long list).
+    return values[0] if len(values) == 1 and dim is not None else values
 
 
 def run(args):

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from mechanisms.catalog import catalog, get_entry
-
-
 
 def configure(parser) -> None:
     parser.add_argument("--name", default=None, help="show only this entry")
@@ -12,17 +9,26 @@ def configure(parser) -> None:
 
 
 def _table(rows: list) -> str:
-    header = ("name", "claimed", "true", "buggy", "output")
-    cells = [header] + [(e.name, e.claimed.text, e.true.text, "yes" if e.buggy else "no",
-                         f"(m, {e.output_dim})") for e in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    from audit.report.content import TextTable
+    from audit.report.table import format_text_table
+
+    return format_text_table(TextTable("catalog", ("name", "claimed", "true", "buggy", "output"),
+                                       [(e.name, e.claimed.text, e.true.text, "yes" if e.buggy else "no",
+                                         f"(m, {e.output_dim})") for e in rows]))
 
 
 def run(args):
-    rows = [get_entry(args.name)] if args.name is not None else catalog()
+    # Imported here: the catalog loads SciPy, which --help and usage errors must not wait for.
+    from mechanisms.catalog import catalog, get_entry
+
+    from estimators.validation import InputError
+
+    rows = catalog()
+    if args.name is not None:
+        if args.name not in {e.name for e in rows}:
+            raise InputError(f"argument '--name': no catalog mechanism {args.name!r}; "
+                             f"available: {', '.join(sorted(e.name for e in rows))}")
+        rows = [get_entry(args.name)]
     if args.buggy:
         rows = [e for e in rows if e.buggy]
     payload = {"mechanisms": [e.to_dict() for e in rows]}

@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from audit.cli.main import add_device_option
-from audit.demo import demo_specs
-from audit.engine import run_audit
-from audit.report import summary_table, write_reports
-from estimators.validation import InputError
-
+from audit.cli.main import add_device_option, check_seed
 
 
 def configure(parser) -> None:
@@ -18,12 +11,15 @@ def configure(parser) -> None:
 
 
 def run(args):
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"argument '--out': {str(out)!r} exists and is not a folder")
+    # Imported here, after the arguments parsed: the engine loads torch, which --help must not wait for.
+    from audit.demo import demo_specs
+    from audit.engine import run_audit
+    from audit.report import check_output_location, summary_table, write_reports
+
+    check_seed(args.seed)
+    out = check_output_location(args.out, "--out", folder=True)  # before the audits, not after them
     results = [run_audit(spec) for spec in demo_specs(args.seed, args.device, args.quiet or args.json)]
-    out.mkdir(parents=True, exist_ok=True)
-    paths = write_reports(results, out, title="miaudit demo: a correct, a buggy and an MI-PP mechanism")
+    paths = write_reports(results, out, title="miaudit demo: a correct, a buggy and an MI-PP mechanism", flag="--out")
     payload = {"audits": [r.to_dict() for r in results], "reports": {k: str(v) for k, v in paths.items()}}
     lines = [summary_table(results), ""]
     for result in results:

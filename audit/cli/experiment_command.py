@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import importlib
 
-from audit.cli.main import add_device_option
-from estimators.validation import InputError
+from audit.cli.main import add_device_option, check_seed
 
 
 
 def configure(parser) -> None:
     parser.add_argument("name", nargs="?", default=None, help="the experiment to run (see --list)")
     parser.add_argument("--list", action="store_true", help="list the experiments and exit")
-    parser.add_argument("--out", default=None, help="output folder (default: experiments-out/NAME)")
+    parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default: experiments-out/NAME)")
     parser.add_argument("--quick", action="store_true",
                         help="reduced setting: under 30 s on a 2-core CPU (what the tests run)")
     add_device_option(parser)
@@ -36,14 +35,27 @@ def _list(registry):
 
 
 def run(args):
+    from estimators.validation import InputError
+
     registry = _registry()
     if args.list:
         if args.name is not None:
             raise InputError("give either --list or an experiment NAME, not both")
+        ignored = [flag for flag, given in (("--out", args.out is not None), ("--quick", args.quick)) if given]
+        if ignored:
+            raise InputError(f"argument '{ignored[0]}' applies to running an experiment, not to --list")
         return _list(registry)
     if args.name is None:
         raise InputError("argument 'name': give an experiment NAME or --list")
-    result = registry.run(args.name, out_dir=args.out, quick=args.quick, seed=args.seed, device=args.device)
+    from audit.report.writing import check_output_location
+    from experiments.framework import DEFAULT_OUT_ROOT
+
+    experiment = registry.get_experiment(args.name)
+    check_seed(args.seed)
+    # Checked before the run: a bad folder must not cost the experiment's minutes.
+    out = check_output_location(args.out if args.out is not None else f"{DEFAULT_OUT_ROOT}/{experiment.name}",
+                                "--out", folder=True)
+    result = registry.run(args.name, out_dir=out, quick=args.quick, seed=args.seed, device=args.device)
     lines = [f"{result.name} ({result.source}): {result.seconds:.2f} s on {result.device}",
              *[f"  {finding}" for finding in result.findings],
              "files:", *[f"  {path}" for path in (*result.csv_files, result.png_file, result.summary_file)]]

@@ -1,7 +1,8 @@
-"""Reading flag values that argparse leaves as text: number lists and ``.npy`` files.
+"""Reading flag values that argparse leaves as text: integers, number lists, flag names in messages.
 
 Shared by ``miaudit bounds`` and ``miaudit calibrate``; every error is one
-:class:`~estimators.validation.InputError` that names the flag.
+:class:`~estimators.validation.InputError` that names the flag. ``.npy`` files are read by
+:func:`estimators.array_files.load_npy_array`.
 """
 
 from __future__ import annotations
@@ -9,11 +10,9 @@ from __future__ import annotations
 import math
 import re
 
-import numpy as np
-
 from estimators.validation import InputError
 
-__all__ = ["load_npy", "number_list", "with_flag_names"]
+__all__ = ["integer", "number_list", "with_flag_names"]
 
 
 def number_list(text: str | None, flag: str) -> list | None:
@@ -35,12 +34,16 @@ def number_list(text: str | None, flag: str) -> list | None:
     return values
 
 
-def load_npy(path: str, flag: str) -> np.ndarray:
-    """A ``.npy`` file given by ``flag``, loaded without pickles."""
+def integer(text: str) -> int:
+    """An integer flag value (an argparse ``type``): ``1000000000`` or ``1e9`` alike; a value
+    that is not a whole finite number is argparse's "invalid integer value" error."""
     try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"argument '{flag}': cannot read {path!r} as a .npy array: {exc}") from None
+        return int(text)
+    except ValueError:
+        value = float(text)  # not a number: ValueError, reported by argparse
+    if not math.isfinite(value) or value != math.floor(value):
+        raise ValueError(f"not an integer: {text!r}")
+    return int(value)
 
 
 def with_flag_names(message: str, flags: dict) -> str:

@@ -10,23 +10,37 @@ one-line help). Each module defines
 Every sub-command gets ``--json`` (only the JSON payload on stdout), ``--seed`` and
 ``--quiet``; commands that train call :func:`add_device_option` for ``--device``.
 
-Two robustness rules hold for every sub-command: a flag value that starts with a minus
-sign and a digit (``--support -1,0,1``, ``--epsilon -1e-3``) is read as a value, never as
-an option; and output piped into a reader that stops early (``miaudit ... | head``) ends
-quietly instead of with a ``BrokenPipeError`` traceback.
+Robustness rules that hold for every sub-command:
+
+- a flag value that starts with a minus sign and a digit, ``inf`` or ``nan``
+  (``--support -1,0,1``, ``--epsilon -1e-3``, ``--epsilon -inf``) is read as a value, never
+  as an option, so that validation can reject it with an error naming the flag;
+- stdout carries the result alone: while a command runs, anything written to stdout (a
+  mechanism's ``print``, a C extension, a subprocess) goes to stderr instead, at the file
+  descriptor level (:func:`stdout_to_stderr`);
+- everything printed from user input is terminal-safe (control characters shown as escapes,
+  :func:`audit.report.terminal.terminal_text`) and error messages show numbers, not numpy reprs;
+- output piped into a reader that stops early (``miaudit ... | head``) ends quietly (status
+  141); stdout that cannot be written (``> /dev/full``) gives one line on stderr and status 2.
+
+Only the module of the command being run is imported, and command modules import their heavy
+dependencies inside ``run``: ``miaudit --help`` and usage errors load neither torch, SciPy nor
+matplotlib.
+
+Exit status: 0 success; 2 bad input, an output that cannot be written, or a usage error;
+130 interrupted; 141 stdout closed by its reader.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import math
 import os
 import re
 import sys
-
-from estimators.validation import InputError
 
 # Sub-command name -> one-line help. The help lives here so that building the parser imports
 # only the module of the command being run (some pull in torch, which takes seconds to load).
@@ -43,21 +57,29 @@ COMMANDS = {
 # Exit status after the reader of stdout went away: 128 + SIGPIPE, as a shell reports a
 # process killed by a broken pipe.
 BROKEN_PIPE_STATUS = 141
+# Exit status for bad input, including an output (report, folder, stdout) that cannot be written.
+USAGE_STATUS = 2
 
 
 class _Parser(argparse.ArgumentParser):
-    """An argument parser that reads any token of the form ``-<digit>...`` or ``-.<digit>...``
-    as a value.
+    """An argument parser that reads any token of the form ``-<digit>...``, ``-.<digit>...``,
+    ``-inf``, ``-infinity`` or ``-nan`` (any case) as a value.
 
-    argparse treats only ``-12`` and ``-1.5`` as negative numbers; ``-1,0,1`` or ``-1e-3``
-    would be taken for an unknown option. No miaudit option starts with a digit, so every
-    such token can safely be a value. Sub-parsers inherit the class (argparse creates them
-    with ``type(parent)``).
+    argparse treats only ``-12`` and ``-1.5`` as negative numbers; ``-1,0,1``, ``-1e-3`` or
+    ``-inf`` would be taken for an unknown option ("expected one argument"). No miaudit option
+    starts with a digit or is called ``-inf``/``-nan``, so every such token can safely be a
+    value, which validation then accepts or rejects naming the flag. Sub-parsers inherit the
+    class (argparse creates them with ``type(parent)``).
     """
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._negative_number_matcher = re.compile(r"^-\.?\d")
+        self._negative_number_matcher = re.compile(r"^-(\.?\d|inf(inity)?$|nan$)", re.IGNORECASE)
+
+    def _print_message(self, message, file=None):
+        # argparse swallows OSError here, so --help into a full device would "succeed" with exit 0.
+        if message:
+            (file or sys.stderr).write(message)
 
 
 def add_device_option(parser: argparse.ArgumentParser) -> None:
@@ -66,10 +88,20 @@ def add_device_option(parser: argparse.ArgumentParser) -> None:
                         help="where to train: auto picks CUDA when present (default: auto)")
 
 
+def check_seed(seed, flag: str = "--seed") -> int:
+    """``--seed`` for commands that validate it themselves: a whole number ≥ 0 (what
+    :func:`numpy.random.default_rng` accepts); :class:`InputError` naming the flag otherwise."""
+    from estimators.validation import InputError
+
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(f"argument '{flag}' must be a whole number >= 0, got {seed!r}")
+    return seed
+
+
 def _common_options() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     common.add_argument("--json", action="store_true", help="print only the JSON result on stdout")
-    common.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    common.add_argument("--seed", type=int, default=0, help="random seed, a whole number >= 0 (default: 0)")
     common.add_argument("--quiet", action="store_true", help="no progress bars")
     return common
 
@@ -92,10 +124,14 @@ def build_parser(argv=None) -> tuple[argparse.ArgumentParser, dict]:
     """Build the argument parser; return it with the sub-command modules it loaded.
 
     With ``argv``, only the sub-command it names is imported and configured (the others are
-    listed with their help); without, every sub-command is.
+    listed with their help, from :data:`COMMANDS`, and none is imported when ``argv`` names no
+    command: ``miaudit --help``); without, every sub-command is.
     """
     selected = argv[0] if argv and argv[0] in COMMANDS else None
-    modules = _available_commands(selected) if argv is not None else _available_commands()
+    if argv is None:
+        modules = _available_commands()
+    else:
+        modules = _available_commands(selected) if selected is not None else {}
     parser = _Parser(
         prog="miaudit",
         description="Audit randomized mechanisms for privacy violations with mutual information.",
@@ -122,28 +158,96 @@ def _clean_for_json(value):
     return value
 
 
+@contextlib.contextmanager
+def stdout_to_stderr():
+    """Send everything written to stdout to stderr while the block runs.
+
+    Both levels are redirected: ``sys.stdout`` (Python ``print``) and file descriptor 1 (C
+    extensions, ``os.write(1, ...)``, subprocesses), so that stdout carries the command's
+    result alone (``--json`` stays valid JSON whatever a mechanism prints).
+    """
+    _flush(sys.stdout)
+    saved_stdout = sys.stdout
+    try:
+        saved_fd = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:
+        saved_fd = None  # no fd 1 or fd 2 to work with: the Python-level redirection still holds
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        _flush(sys.stderr)
+        sys.stdout = saved_stdout
+        if saved_fd is not None:
+            os.dup2(saved_fd, 1)
+            os.close(saved_fd)
+
+
+def _flush(stream) -> None:
+    try:
+        stream.flush()
+    except (OSError, ValueError):
+        pass  # a full or closed stream is reported when the result is written
+
+
+def _error(command: str | None, message) -> None:
+    """One line (or a few) on stderr, terminal-safe, with numbers shown plainly."""
+    from audit.report.terminal import plain_numbers, terminal_text
+
+    prefix = f"miaudit {command}" if command else "miaudit"
+    print(f"{prefix}: error: {terminal_text(plain_numbers(message))}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
     """Run ``miaudit`` with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        status = _main(argv)
+    except SystemExit as exc:
+        # argparse's --help and usage errors: their text may still sit in stdout's buffer.
+        if _write_stdout("") == USAGE_STATUS and exc.code == 0:
+            raise SystemExit(USAGE_STATUS) from None
+        raise
+    return status
+
+
+def _main(argv: list) -> int:
     parser, modules = build_parser(argv)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except BrokenPipeError:
+        _stdout_to_devnull()  # the help text's reader went away (miaudit --help | head -1)
+        return BROKEN_PIPE_STATUS
+    except OSError as exc:
+        return _output_failed(exc)  # the help or usage text could not be written
     if args.command is None:
         parser.print_help(sys.stderr)
-        return 2
+        return USAGE_STATUS
+    from estimators.validation import InputError  # here, after parsing: it loads NumPy, which --help does not need
+
     try:
-        payload, text = modules[args.command].run(args)
+        with stdout_to_stderr():
+            payload, text = modules[args.command].run(args)
     except InputError as exc:
-        print(f"miaudit {args.command}: error: {exc}", file=sys.stderr)
-        return getattr(exc, "exit_status", 2)  # 1 for a failing user function (MechanismError)
+        _error(args.command, exc)
+        return getattr(exc, "exit_status", USAGE_STATUS)  # 1 for a failing user function (MechanismError)
     except KeyboardInterrupt:
         print(f"miaudit {args.command}: interrupted", file=sys.stderr)
         return 130
-    output = json.dumps(_clean_for_json(payload), indent=2, allow_nan=False) if args.json else text
+    if args.json:
+        # ensure_ascii (the default) writes every control character in user strings as \uXXXX.
+        output = json.dumps(_clean_for_json(payload), indent=2, allow_nan=False)
+    else:
+        from audit.report.terminal import terminal_text
+
+        output = terminal_text(text)
     return _write_stdout(output)
 
 
 def _write_stdout(output: str) -> int:
-    """Print ``output`` (if any); exit quietly when the reader of stdout has gone away."""
+    """Print ``output`` (if any) and flush; exit quietly when the reader of stdout has gone away,
+    with one line on stderr when stdout cannot be written (a full device)."""
     try:
         if output:
             print(output)
@@ -151,11 +255,31 @@ def _write_stdout(output: str) -> int:
     except BrokenPipeError:
         # The recipe of the Python docs (signal module, "Note on SIGPIPE"): point stdout at
         # devnull so that the interpreter's final flush does not raise a second time.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        _stdout_to_devnull()
         return BROKEN_PIPE_STATUS
+    except OSError as exc:
+        return _output_failed(exc)
     return 0
+
+
+def _output_failed(exc: OSError) -> int:
+    """One line on stderr (where possible) for output that cannot be written; status 2."""
+    _stdout_to_devnull()
+    try:
+        _error(None, f"cannot write the result to stdout ({exc.strerror or exc})")
+    except OSError:
+        pass  # stderr cannot be written either: the status alone tells
+    return USAGE_STATUS
+
+
+def _stdout_to_devnull() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(devnull)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,12 +3,36 @@ terminal summary table. Each accepts one :class:`~audit.result.AuditResult` or a
 (one section per audit, a summary table at the top).
 
 Modules: :mod:`.content` (what a report says), :mod:`.plots` (figures), :mod:`.html`,
-:mod:`.markdown`, :mod:`.table` (terminal), :mod:`.writing` (JSON and atomic files).
+:mod:`.markdown`, :mod:`.table` (terminal), :mod:`.terminal` (text safe for a terminal),
+:mod:`.writing` (checked locations, JSON and files written as one set).
+
+The names below are loaded on first use (PEP 562), so that ``miaudit --help`` and usage errors
+do not import the plotting stack.
 """
 
-from audit.report.html import render_html
-from audit.report.markdown import render_markdown
-from audit.report.table import summary_table
-from audit.report.writing import render_json, write_atomic, write_reports
+import importlib
 
-__all__ = ["render_html", "render_json", "render_markdown", "summary_table", "write_atomic", "write_reports"]
+_EXPORTS = {
+    "render_html": "audit.report.html",
+    "render_markdown": "audit.report.markdown",
+    "summary_table": "audit.report.table",
+    "render_json": "audit.report.writing",
+    "write_atomic": "audit.report.writing",
+    "write_reports": "audit.report.writing",
+    "report_target": "audit.report.writing",
+    "ReportTarget": "audit.report.writing",
+    "check_output_location": "audit.report.writing",
+    "terminal_text": "audit.report.terminal",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'audit.report' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_EXPORTS))

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from audit.report.content import TextTable, as_result_list, summary_rows
+from audit.report.terminal import terminal_text
 
 
 def format_text_table(table: TextTable) -> str:
-    """Left-aligned columns separated by two spaces, with a dashed rule under the header."""
-    cells = [tuple(table.headers)] + [tuple(row) for row in table.rows]
+    """Left-aligned columns separated by two spaces, with a dashed rule under the header.
+
+    Every cell is made terminal-safe and kept to one line (:func:`terminal_text`): cells hold
+    user input such as mechanism names.
+    """
+    cells = [tuple(terminal_text(cell, keep_newlines=False) for cell in row)
+             for row in [table.headers, *table.rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(table.headers))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in cells]
     lines.insert(1, "  ".join("-" * width for width in widths))

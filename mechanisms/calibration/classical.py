@@ -13,9 +13,9 @@ import math
 
 from scipy.optimize import brentq
 
-from estimators.validation import InputError, check_choice, check_nonnegative, check_positive, check_probability
+from estimators.validation import InputError, check_choice, check_nonnegative, check_positive, check_probability, plain
 
-from ._inputs import check_epsilon, resolve_dim
+from ._inputs import attempt, check_epsilon, noise_value, resolve_dim, safe_log
 from ..dp_curves import gaussian_dp_delta
 from .result import Calibration, gaussian_calibration, laplace_calibration
 
@@ -28,8 +28,10 @@ def laplace_dp(epsilon, l1_sensitivity, *, dim=None) -> Calibration:
     """Laplace b = Δ₁/ε for ε-DP (Remark 8 of the Pufferfish/MI paper, citing Dwork et al.)."""
     eps = check_epsilon(epsilon)
     delta1 = check_positive(l1_sensitivity, "l1_sensitivity")
-    return laplace_calibration(delta1 / eps, notion="dp", epsilon=eps, delta=None, dim=resolve_dim(dim),
-                               rule="Remark 8 (classic Laplace): b = Delta_1 / eps")
+    return laplace_calibration(attempt(lambda: delta1 / eps), log_b=math.log(delta1) - math.log(eps), notion="dp",
+                               epsilon=eps, delta=None,
+                               dim=resolve_dim(dim), rule="Remark 8 (classic Laplace): b = Delta_1 / eps",
+                               drivers=("epsilon", "l1_sensitivity"))
 
 
 def laplace_approx_dp(epsilon, delta, l1_sensitivity, *, dim=None) -> Calibration:
@@ -37,8 +39,12 @@ def laplace_approx_dp(epsilon, delta, l1_sensitivity, *, dim=None) -> Calibratio
     eps = check_epsilon(epsilon)
     dlt = check_probability(delta, "delta")
     delta1 = check_positive(l1_sensitivity, "l1_sensitivity")
-    return laplace_calibration(delta1 / (eps - math.log1p(-dlt)), notion="approx-dp", epsilon=eps, delta=dlt,
-                               dim=resolve_dim(dim), rule="Remark 8 (classic Laplace): b = Delta_1 / (eps - log(1 - delta))")
+    denominator = eps - math.log1p(-dlt)
+    return laplace_calibration(attempt(lambda: delta1 / denominator),
+                               log_b=math.log(delta1) - math.log(denominator), notion="approx-dp", epsilon=eps,
+                               delta=dlt, dim=resolve_dim(dim),
+                               rule="Remark 8 (classic Laplace): b = Delta_1 / (eps - log(1 - delta))",
+                               drivers=("epsilon", "delta", "l1_sensitivity"))
 
 
 def classical_gaussian_variance(epsilon: float, delta: float, sensitivity: float) -> float:
@@ -67,13 +73,28 @@ def classical_gaussian_variance(epsilon: float, delta: float, sensitivity: float
         Naming ``epsilon`` (not in (0, 1]), ``delta`` (not in (0, 1)) or ``sensitivity``
         (negative), or any of them when NaN or inf.
     """
+    eps, dlt, gap = classical_inputs(epsilon, delta, sensitivity)
+    return noise_value(attempt(lambda: classical_gaussian_formula(eps, dlt, gap)),
+                       log_classical_gaussian_variance(eps, dlt, gap), "classical Gaussian variance",
+                       ("epsilon", "delta", "sensitivity"))
+
+
+def classical_gaussian_formula(epsilon: float, delta: float, sensitivity: float) -> float:
+    return 2.0 * math.log(1.25 / delta) * sensitivity ** 2 / epsilon ** 2
+
+
+def classical_inputs(epsilon, delta, sensitivity):
     eps = check_epsilon(epsilon)
     if eps > 1.0:
         raise InputError(f"argument 'epsilon' must be <= 1 for the classical Gaussian mechanism "
-                         f"(use the analytic Gaussian for larger epsilon), got {epsilon!r}")
-    dlt = check_probability(delta, "delta")
-    gap = check_nonnegative(sensitivity, "sensitivity")
-    return 2.0 * math.log(1.25 / dlt) * gap ** 2 / eps ** 2
+                         f"(use the analytic Gaussian for larger epsilon), got {plain(epsilon)}")
+    return eps, check_probability(delta, "delta"), check_nonnegative(sensitivity, "sensitivity")
+
+
+def log_classical_gaussian_variance(epsilon: float, delta: float, sensitivity: float) -> float:
+    """log of 2 ln(1.25/δ) Δ² / ε² for checked inputs (−inf when Δ = 0), without overflow."""
+    return (math.log(2.0) + math.log(math.log(1.25 / delta)) + 2.0 * safe_log(sensitivity)
+            - 2.0 * math.log(epsilon))
 
 
 def analytic_gaussian_sigma(epsilon: float, delta: float, l2_sensitivity: float) -> float:
@@ -83,16 +104,28 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, l2_sensitivity: float)
     δ(ε; σ) − δ, found by Brent's method in log σ to relative accuracy 1e-12.
     """
     def gap(log_sigma):
-        return gaussian_dp_delta(epsilon, math.exp(log_sigma), l2_sensitivity) - delta
+        # δ(ε; σ) depends on σ only through Δ/σ: evaluating it at Δ = 1, σ/Δ keeps a huge
+        # or tiny Δ from overflowing Δ/σ.
+        return gaussian_dp_delta(epsilon, math.exp(log_sigma), 1.0) - delta
 
-    # Bracket: widen by factors of 2 until the sign changes (δ → 1 as σ → 0, → 0 as σ → ∞).
-    lo = hi = math.log(l2_sensitivity)
-    while gap(lo) <= 0:
-        lo -= math.log(2.0)
-    while gap(hi) > 0:
-        hi += math.log(2.0)
+    # Bracket σ/Δ: widen by factors of 2 until the sign changes (δ → 1 as σ → 0, → 0 as
+    # σ → ∞); the float range of σ/Δ is crossed in under 2100 steps.
+    step = math.log(2.0)
+    lo = hi = 0.0
+    for _ in range(2100):
+        if gap(lo) > 0:
+            break
+        lo -= step
+    for _ in range(2100):
+        if gap(hi) <= 0:
+            break
+        hi += step
+    if gap(lo) <= 0 or gap(hi) > 0:
+        raise InputError("arguments 'epsilon', 'delta': no sigma/l2_sensitivity within the float range meets "
+                         "delta(epsilon; sigma) = delta")
     root = brentq(gap, lo, hi, xtol=1e-300, rtol=ANALYTIC_RTOL, maxiter=500)
-    return math.exp(root)
+    return noise_value(attempt(lambda: math.exp(root) * l2_sensitivity), root + math.log(l2_sensitivity),
+                       "analytic Gaussian sigma", ("epsilon", "delta", "l2_sensitivity"))
 
 
 def gaussian_approx_dp(epsilon, delta, l2_sensitivity, *, dim=None, method="classical") -> Calibration:
@@ -118,10 +151,14 @@ def gaussian_approx_dp(epsilon, delta, l2_sensitivity, *, dim=None, method="clas
     delta2 = check_positive(l2_sensitivity, "l2_sensitivity")
     method = check_choice(method, "method", GAUSSIAN_METHODS)
     if method == "classical":
-        variance = classical_gaussian_variance(eps, dlt, delta2)
+        classical_inputs(eps, dlt, delta2)  # ε <= 1
+        variance = attempt(lambda: classical_gaussian_formula(eps, dlt, delta2))
+        log_variance = log_classical_gaussian_variance(eps, dlt, delta2)
         rule = "Dwork-Roth Thm A.1 (classic Gaussian): sigma = Delta_2 sqrt(2 ln(1.25/delta)) / eps"
     else:
-        variance = analytic_gaussian_sigma(eps, dlt, delta2) ** 2
+        sigma = analytic_gaussian_sigma(eps, dlt, delta2)
+        variance, log_variance = attempt(lambda: sigma ** 2), 2.0 * math.log(sigma)
         rule = "Balle-Wang 2018 Thm 8 (analytic Gaussian): smallest sigma with delta(eps; sigma) = delta"
-    return gaussian_calibration(variance, notion="approx-dp", epsilon=eps, delta=dlt, dim=resolve_dim(dim),
-                                rule=rule)
+    return gaussian_calibration(variance, log_variance=log_variance, notion="approx-dp", epsilon=eps, delta=dlt,
+                                dim=resolve_dim(dim),
+                                rule=rule, drivers=("epsilon", "delta", "l2_sensitivity"))

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 
-from estimators.validation import check_finite_number, check_int, check_nonnegative, check_positive
+from estimators.validation import InputError, check_finite_number, check_int, check_nonnegative, check_positive
 
-from ._inputs import check_epsilon
+from ._inputs import attempt, check_epsilon, log_expm1_ratio, normal_ratio, safe_log
 from .result import Calibration, gaussian_calibration
 
 
@@ -20,14 +20,36 @@ def entropy_power_term(cond_entropy_lower: float, dim: int) -> float:
     Theorem 6 of the Pufferfish/MI paper. For a Gaussian f | g, w with covariance v I_d,
     h = (d/2) log(2πe v) and B = v.
     """
-    return math.exp(2.0 * cond_entropy_lower / dim - 1.0) / (2.0 * math.pi)
+    value = attempt(lambda: math.exp(2.0 * cond_entropy_lower / dim - 1.0) / (2.0 * math.pi))
+    if not math.isfinite(value):
+        raise InputError(f"argument 'cond_entropy_lower': B = exp(2h/d - 1)/(2 pi) = "
+                         f"e^{log_entropy_power_term(cond_entropy_lower, dim):.6g} is above the largest float")
+    return value
 
 
-def theorem6_variance(epsilon: float, total_cond_var: float, cond_entropy_lower: float, dim: int) -> float:
-    """σ² = (A − d e^{2ε/d} B) / (d (e^{2ε/d} − 1)) ∨ 0 (Theorem 6), A = Σ_j E[Var(f_j | w)]."""
-    growth = math.exp(2.0 * epsilon / dim)
-    b_term = entropy_power_term(cond_entropy_lower, dim)
-    return max((total_cond_var - dim * growth * b_term) / (dim * math.expm1(2.0 * epsilon / dim)), 0.0)
+def log_entropy_power_term(cond_entropy_lower: float, dim: int) -> float:
+    """log B of :func:`entropy_power_term`, which does not overflow."""
+    return 2.0 * cond_entropy_lower / dim - 1.0 - math.log(2.0 * math.pi)
+
+
+def theorem6_variance(epsilon: float, total_cond_var: float, cond_entropy_lower: float,
+                      dim: int) -> tuple[float, float]:
+    """(σ², log σ²) of Theorem 6, σ² = (A − d e^{2ε/d} B) / (d (e^{2ε/d} − 1)) ∨ 0 with
+    A = Σ_j E[Var(f_j | w)]: the formula as printed (NaN where it overflows) and the same in log
+    space (−inf when σ² = 0): log(A − C) = log A + log(1 − C/A) with log C = log d + 2ε/d + log B,
+    so neither e^{2ε/d} nor B can overflow there.
+    """
+    def direct():
+        growth = math.exp(2.0 * epsilon / dim)
+        b_term = math.exp(2.0 * cond_entropy_lower / dim - 1.0) / (2.0 * math.pi)
+        return max((total_cond_var - dim * growth * b_term) / (dim * math.expm1(normal_ratio(2.0 * epsilon, dim))), 0.0)
+
+    log_a = safe_log(total_cond_var)
+    log_c = math.log(dim) + 2.0 * epsilon / dim + log_entropy_power_term(cond_entropy_lower, dim)
+    if log_c >= log_a:
+        return 0.0, -math.inf  # A ≤ d e^{2ε/d} B: free privacy (Remark 14)
+    log_variance = log_a + math.log(-math.expm1(log_c - log_a)) - math.log(dim) - log_expm1_ratio(2.0 * epsilon, dim)
+    return attempt(direct), log_variance
 
 
 def gaussian_secret_mi_pp(epsilon, total_cond_var, cond_entropy_lower, dim) -> Calibration:
@@ -55,8 +77,9 @@ def gaussian_secret_mi_pp(epsilon, total_cond_var, cond_entropy_lower, dim) -> C
     a_term = check_nonnegative(total_cond_var, "total_cond_var")
     h_low = check_finite_number(cond_entropy_lower, "cond_entropy_lower")
     d = check_int(dim, "dim", minimum=1)
-    return gaussian_calibration(theorem6_variance(eps, a_term, h_low, d), notion="mi-pp", epsilon=eps,
-                                delta=None, dim=d,
+    variance, log_variance = theorem6_variance(eps, a_term, h_low, d)
+    return gaussian_calibration(variance, log_variance=log_variance, notion="mi-pp", epsilon=eps,
+                                delta=None, dim=d, drivers=("epsilon", "total_cond_var", "cond_entropy_lower", "dim"),
                                 rule="Theorem 6: sigma^2 = max((A - d e^(2 eps/d) B) / (d (e^(2 eps/d) - 1)), 0), "
                                      "B = exp(2h/d - 1) / (2 pi)")
 
@@ -80,7 +103,10 @@ def gaussian_attribute_mi(epsilon, total_var, cond_var_given_secret) -> Calibrat
     eps = check_epsilon(epsilon)
     var_f = check_positive(total_var, "total_var")
     var_fg = check_positive(cond_var_given_secret, "cond_var_given_secret")
-    gaussian_entropy = 0.5 * math.log(2.0 * math.pi * math.e * var_fg)
-    return gaussian_calibration(theorem6_variance(eps, var_f, gaussian_entropy, 1), notion="mi-ap",
+    gaussian_entropy = 0.5 * math.log(2.0 * math.pi * math.e * var_fg) if var_fg < 1e300 else \
+        0.5 * (math.log(2.0 * math.pi * math.e) + math.log(var_fg))
+    variance, log_variance = theorem6_variance(eps, var_f, gaussian_entropy, 1)
+    return gaussian_calibration(variance, log_variance=log_variance, notion="mi-ap",
                                 epsilon=eps, delta=None, dim=1,
+                                drivers=("epsilon", "total_var", "cond_var_given_secret"),
                                 rule="Corollary 4: sigma^2 = max((Var(f) - e^(2 eps) Var(f|g)) / (e^(2 eps) - 1), 0)")

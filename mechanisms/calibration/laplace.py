@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
 from estimators.validation import check_positive
 
-from ._inputs import check_epsilon, exactly_one, nonnegative_vector, resolve_dim
+from ._inputs import (attempt, check_epsilon, coordinate_total, exactly_one, log_expm1_ratio, noise_value, normal_ratio,
+                      resolve_dim, safe_log)
 from .result import Calibration, laplace_calibration
 
 
@@ -23,15 +23,24 @@ def laplace_mi_scale(epsilon: float, total_cond_std: float, dim: int) -> float:
     bound d log(1 + s/(d b)) on I(g; f + Z | w), with s the summed conditional standard
     deviations, equals ε at this b.
     """
-    return float(total_cond_std) / (dim * math.expm1(epsilon / dim))
+    return noise_value(*mi_scale(epsilon, lambda: total_cond_std, safe_log(total_cond_std), dim), "Laplace scale b",
+                       ("epsilon", "total_cond_std", "dim"))
+
+
+def mi_scale(epsilon: float, total_cond_std, log_total_cond_std: float, dim: int) -> tuple[float, float]:
+    """(b, log b) of Theorem 3: the formula as printed (NaN where it overflows) and the same in
+    log space (−inf when s = 0). ``total_cond_std`` is a callable giving s, which may overflow."""
+    direct = attempt(lambda: float(total_cond_std()) / (dim * math.expm1(normal_ratio(epsilon, dim))))
+    return direct, log_total_cond_std - math.log(dim) - log_expm1_ratio(epsilon, dim)
 
 
 def _std_per_coordinate(cond_std, cond_var, dim):
+    """(d, Σ_j s_j as a callable, log Σ_j s_j, what s_j is, the argument given)."""
     name = exactly_one(cond_std=cond_std, cond_var=cond_var)
     if name == "cond_std":
-        return nonnegative_vector(cond_std, "cond_std", dim), "E[sqrt Var(f_j|w)]"
+        return (*coordinate_total(cond_std, "cond_std", dim), "E[sqrt Var(f_j|w)]", name)
     # Jensen: E[√Var] ≤ √E[Var], so variances give a valid (larger) b.
-    return np.sqrt(nonnegative_vector(cond_var, "cond_var", dim)), "sqrt(E[Var(f_j|w)]) (Jensen)"
+    return (*coordinate_total(cond_var, "cond_var", dim, root=True), "sqrt(E[Var(f_j|w)]) (Jensen)", name)
 
 
 def laplace_mi_pp(epsilon, *, cond_std=None, cond_var=None, dim=None) -> Calibration:
@@ -41,9 +50,9 @@ def laplace_mi_pp(epsilon, *, cond_std=None, cond_var=None, dim=None) -> Calibra
     ----------
     epsilon : float
         MI budget in nats, > 0.
-    cond_std : array_like of shape (d,), optional
+    cond_std : array_like of shape (d,), or one number for all d = ``dim`` coordinates, optional
         Per coordinate j, the supremum over P_X ∈ Θ and w ∈ W* of E[√Var(f_j(X) | w(X))].
-    cond_var : array_like of shape (d,), optional
+    cond_var : array_like of shape (d,), or one number for all d = ``dim`` coordinates, optional
         Alternatively, the supremum of E[Var(f_j(X) | w(X))]; its square root bounds the
         term above by Jensen's inequality. Give exactly one of the two.
     dim : int, optional
@@ -55,11 +64,11 @@ def laplace_mi_pp(epsilon, *, cond_std=None, cond_var=None, dim=None) -> Calibra
         b = Σ_j s_j / (d (e^{ε/d} − 1)) (Theorem 3).
     """
     eps = check_epsilon(epsilon)
-    spreads, what = _std_per_coordinate(cond_std, cond_var, dim)
-    d = spreads.size
-    b = laplace_mi_scale(eps, spreads.sum(), d)
-    return laplace_calibration(b, notion="mi-pp", epsilon=eps, delta=None, dim=d,
-                               rule=f"Theorem 3: b = sum_j {what} / (d (e^(eps/d) - 1))")
+    d, total, log_total, what, given = _std_per_coordinate(cond_std, cond_var, dim)
+    b, log_b = mi_scale(eps, total, log_total, d)
+    return laplace_calibration(b, log_b=log_b, notion="mi-pp", epsilon=eps,
+                               delta=None, dim=d, rule=f"Theorem 3: b = sum_j {what} / (d (e^(eps/d) - 1))",
+                               drivers=("epsilon", given))
 
 
 def laplace_mi_dp(epsilon, *, cond_std=None, cond_var=None, l1_sensitivity=None, dim=None) -> Calibration:
@@ -69,7 +78,7 @@ def laplace_mi_dp(epsilon, *, cond_std=None, cond_var=None, l1_sensitivity=None,
     ----------
     epsilon : float
         MI budget in nats, > 0.
-    cond_std, cond_var : array_like of shape (d,), optional
+    cond_std, cond_var : array_like of shape (d,), or one number for all d = ``dim`` coordinates, optional
         Per coordinate, the supremum over P_X and rows i of E[√Var(f_ℓ(X) | X_{−i})]
         (or of E[Var(...)], square-rooted by Jensen). First form of Corollary 2.
     l1_sensitivity : float, optional
@@ -83,14 +92,17 @@ def laplace_mi_dp(epsilon, *, cond_std=None, cond_var=None, l1_sensitivity=None,
     eps = check_epsilon(epsilon)
     exactly_one(cond_std=cond_std, cond_var=cond_var, l1_sensitivity=l1_sensitivity)
     if l1_sensitivity is None:
-        spreads, what = _std_per_coordinate(cond_std, cond_var, dim)
-        d = spreads.size
-        b = laplace_mi_scale(eps, spreads.sum(), d)
+        d, total, log_total, what, given = _std_per_coordinate(cond_std, cond_var, dim)
+        b, log_b = mi_scale(eps, total, log_total, d)
+        drivers = ("epsilon", given)
         rule = f"Corollary 2 (variance form): b = sum_l {what} / (d (e^(eps/d) - 1))"
     else:
         delta1 = check_positive(l1_sensitivity, "l1_sensitivity")
         d = resolve_dim(dim)
         # Eq. (20) bounds the summed conditional spread by Δ₂/√2 ≤ Δ₁/√2.
-        b = laplace_mi_scale(eps, delta1 / math.sqrt(2.0), d)
+        b, log_b = mi_scale(eps, lambda: delta1 / math.sqrt(2.0), math.log(delta1) - 0.5 * math.log(2.0), d)
+        drivers = ("epsilon", "l1_sensitivity", "dim")
         rule = "Corollary 2 (l1 form): b = Delta_1 / (sqrt(2) d (e^(eps/d) - 1))"
-    return laplace_calibration(b, notion="mi-dp", epsilon=eps, delta=None, dim=d, rule=rule)
+    return laplace_calibration(b, log_b=log_b, notion="mi-dp", epsilon=eps, delta=None, dim=d, rule=rule,
+                               drivers=drivers)
+

@@ -12,7 +12,7 @@ import math
 
 from scipy import optimize
 
-from estimators.validation import InputError, check_choice, check_positive
+from estimators.validation import InputError, check_choice, check_positive, plain
 
 from ..gaussian_capacity import gaussian_lmip_ci_bits
 from ..gaussian_discrete_input import gaussian_lmip_cd_bits
@@ -69,7 +69,7 @@ def gaussian_sigma_for_lmip_bits(mu_bits: float, method: str = "ci", *, amplitud
         if mu_of(lo) > mu_bits:
             break
     else:
-        raise InputError(f"argument 'mu_bits' = {mu_bits!r} is not reachable by any σ")
+        raise InputError(f"argument 'mu_bits' = {plain(mu_bits)} is not reachable by any σ")
     if mu_of(hi) >= mu_bits:  # only when the bound is attained (Gaussian-like input): σ = hi
         return hi
     root = optimize.brentq(lambda log_sigma: mu_of(math.exp(log_sigma)) - mu_bits,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from estimators.validation import InputError, as_generator, check_choice, check_int, check_nonnegative
+from estimators.validation import InputError, as_generator, check_choice, check_int, check_nonnegative, plain
 
 from ._inputs import projection_matrix
 
@@ -39,7 +39,7 @@ class NoisyMechanism:
 
     def __init__(self, query, noise, scale, dim, *, projection=None, input_dim=None):
         if not callable(query):
-            raise InputError(f"argument 'query' must be callable, got {query!r}")
+            raise InputError(f"argument 'query' must be callable, got {plain(query)}")
         self.query = query
         self.noise = check_choice(noise, "noise", NOISES)
         self.scale = check_nonnegative(scale, "scale")
@@ -97,4 +97,4 @@ class NoisyMechanism:
 
     def __repr__(self) -> str:
         proj = None if self.matrix is None else ("gaussian" if isinstance(self.matrix, str) else self.matrix.shape)
-        return f"NoisyMechanism(noise={self.noise!r}, scale={self.scale!r}, dim={self.dim}, projection={proj})"
+        return f"NoisyMechanism(noise={plain(self.noise)}, scale={plain(self.scale)}, dim={self.dim}, projection={proj})"

@@ -6,12 +6,14 @@ Remark 12 and the proof in Section VIII-I. All ε are in nats.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from estimators.validation import InputError, check_choice, check_int, check_nonnegative
 
-from ._inputs import check_epsilon, projection_matrix
-from .gaussian import gaussian_mi_variance
+from ._inputs import attempt, check_epsilon, log_sum, projection_matrix, safe_log
+from .gaussian import mi_variance
 from .result import Calibration, gaussian_calibration
 
 METHODS = ("deterministic", "random-gaussian")
@@ -56,14 +58,21 @@ def gaussian_projection_mi_pp(epsilon, op_norm, *, method="deterministic", matri
                 raise InputError("give either 'matrix' or 'projection_dim' with 'max_column_norm', not both")
             arr = projection_matrix(matrix, input_dim)
             input_dim, ell = arr.shape
-            col_sq = float(np.max(np.sum(arr ** 2, axis=0)))
+            # log max_j ‖φ_j‖² without squaring entries that could overflow.
+            log_col_sq = max(_log_sq_norm(column) for column in arr.T)
+            col_sq = attempt(lambda: float(np.max(np.sum(arr ** 2, axis=0))))
+            col_driver = "matrix"
         else:
             if projection_dim is None or max_column_norm is None:
                 raise InputError("method='deterministic' needs 'matrix', or 'projection_dim' and 'max_column_norm'")
             ell = check_int(projection_dim, "projection_dim", minimum=1)
-            col_sq = check_nonnegative(max_column_norm, "max_column_norm") ** 2
+            column_norm = check_nonnegative(max_column_norm, "max_column_norm")
+            log_col_sq, col_sq = 2.0 * safe_log(column_norm), attempt(lambda: column_norm ** 2)
+            col_driver = "max_column_norm"
         # Eq. (22): Σ_j E[φ_jᵀ Σ φ_j] ≤ ℓ ‖Σ‖_op max‖φ_j‖², then Theorem 4 with d = ℓ.
-        variance = gaussian_mi_variance(eps, ell * op * col_sq, ell)
+        variance, log_variance = mi_variance(eps, lambda: ell * op * col_sq,
+                                             math.log(ell) + safe_log(op) + log_col_sq, ell)
+        drivers = ("epsilon", "op_norm", col_driver, "projection_dim")
         rule = "Theorem 5 (1): sigma^2 = E||Sigma_f|w||_op max_j ||phi_j||^2 / (e^(2 eps/l) - 1)"
     else:
         if matrix is not None or max_column_norm is not None:
@@ -72,10 +81,21 @@ def gaussian_projection_mi_pp(epsilon, op_norm, *, method="deterministic", matri
             raise InputError("method='random-gaussian' needs 'projection_dim', 'input_dim' and 'mean_sq_norm'")
         ell = check_int(projection_dim, "projection_dim", minimum=1)
         mu_sq = check_nonnegative(mean_sq_norm, "mean_sq_norm")
-        variance = gaussian_mi_variance(eps, ell * (op + mu_sq), ell)
+        variance, log_variance = mi_variance(eps, lambda: ell * (op + mu_sq),
+                                             math.log(ell) + log_sum(np.array([op, mu_sq])), ell)
+        drivers = ("epsilon", "op_norm", "mean_sq_norm", "projection_dim")
         rule = ("Theorem 5 (2) with Remark 12's N(0, 1/d) matrix: "
                 "sigma^2 = E[||Sigma_f|w||_op + ||mu_f|w||^2] / (e^(2 eps/l) - 1)")
     if input_dim is not None and ell > input_dim:
         raise InputError(f"argument 'projection_dim' ({ell}) must be <= the query dimension 'input_dim' ({input_dim})")
-    return gaussian_calibration(variance, notion="mi-pp", epsilon=eps, delta=None, dim=ell, rule=rule,
-                                projection=method, input_dim=input_dim)
+    return gaussian_calibration(variance, log_variance=log_variance, notion="mi-pp", epsilon=eps, delta=None,
+                                dim=ell, rule=rule,
+                                drivers=drivers, projection=method, input_dim=input_dim)
+
+
+def _log_sq_norm(column: np.ndarray) -> float:
+    """log ‖φ‖² (−inf for a zero column), scaled so that squaring cannot overflow."""
+    scale = float(np.max(np.abs(column)))
+    if scale == 0.0:
+        return -math.inf
+    return 2.0 * math.log(scale) + math.log(float(np.sum((column / scale) ** 2)))

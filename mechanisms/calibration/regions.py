@@ -7,11 +7,14 @@ Reference: the Pufferfish/MI paper (``papers/pufferfish-mi-privacy.txt``), Remar
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from estimators.validation import InputError, check_int, scalar_or_array
 
-from .dependence import entropy_power_term
+from ._inputs import safe_log
+from .dependence import log_entropy_power_term
 
 
 def _array(values, name, *, positive=True):
@@ -76,7 +79,8 @@ def remark14_free_privacy(epsilon, total_cond_var, cond_entropy_lower, dim) -> b
         raise InputError("argument 'total_cond_var' must be >= 0")
     h_low = float(_array(cond_entropy_lower, "cond_entropy_lower", positive=False))
     d = check_int(dim, "dim", minimum=1)
-    return bool(a_term <= d * np.exp(2.0 * eps / d) * entropy_power_term(h_low, d))
+    # A ≤ d e^{2ε/d} B compared in log space: neither e^{2ε/d} nor B can overflow.
+    return bool(safe_log(a_term) <= math.log(d) + 2.0 * eps / d + log_entropy_power_term(h_low, d))
 
 
 def remark14_correlation_threshold(epsilon):

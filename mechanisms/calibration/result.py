@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from estimators.validation import InputError
+from estimators.validation import InputError, plain
 
+from ._inputs import attempt, noise_value
 from .noisy import NoisyMechanism
 
 
@@ -90,20 +92,31 @@ class Calibration:
         else:
             if matrix is not None:
                 raise InputError(f"argument 'matrix' is only used with a deterministic projection, "
-                                 f"this calibration has projection={self.projection!r}")
+                                 f"this calibration has projection={plain(self.projection)}")
             projection = "gaussian" if self.projection == "random-gaussian" else None
         return NoisyMechanism(query, self.noise, self.scale, self.dim, projection=projection,
                               input_dim=self.input_dim)
 
 
-def laplace_calibration(b: float, *, notion, epsilon, delta, dim, rule) -> Calibration:
-    """A Laplace :class:`Calibration` with scale b (variance 2b² per coordinate)."""
-    return Calibration("laplace", notion, float(epsilon), delta, int(dim), float(b), 2.0 * float(b) ** 2, rule)
+def laplace_calibration(b: float, *, log_b: float, notion, epsilon, delta, dim, rule, drivers) -> Calibration:
+    """A Laplace :class:`Calibration` with scale b (variance 2b² per coordinate).
+
+    ``b`` is the rule's formula as printed (NaN where it overflowed), ``log_b`` the same in log
+    space; ``drivers`` names the arguments that set b, named when b, 2b² or the total variance
+    is beyond the normal float range (see :func:`._inputs.noise_value`).
+    """
+    b = noise_value(b, log_b, "Laplace scale b", drivers)
+    log_variance = math.log(2.0) + 2.0 * log_b
+    variance = noise_value(attempt(lambda: 2.0 * b * b), log_variance, "Laplace variance 2b^2", drivers)
+    noise_value(attempt(lambda: dim * variance), math.log(dim) + log_variance, "total noise variance", drivers)
+    return Calibration("laplace", notion, float(epsilon), delta, int(dim), b, variance, rule)
 
 
-def gaussian_calibration(variance: float, *, notion, epsilon, delta, dim, rule,
+def gaussian_calibration(variance: float, *, log_variance: float, notion, epsilon, delta, dim, rule, drivers,
                          projection=None, input_dim=None) -> Calibration:
-    """A Gaussian :class:`Calibration` with per-coordinate variance σ²."""
-    variance = float(variance)
+    """A Gaussian :class:`Calibration` with per-coordinate variance σ² (as printed; NaN where it
+    overflowed) or exp(``log_variance``), range-checked as in :func:`laplace_calibration`."""
+    variance = noise_value(variance, log_variance, "Gaussian variance sigma^2", drivers)
+    noise_value(attempt(lambda: dim * variance), math.log(dim) + log_variance, "total noise variance", drivers)
     return Calibration("gaussian", notion, float(epsilon), delta, int(dim), variance ** 0.5, variance, rule,
                        projection, input_dim)

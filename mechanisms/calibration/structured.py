@@ -9,19 +9,24 @@ conditional variance from the classical Gaussian variance 2 ln(1.25/δ) Δ²/ε�
 
 from __future__ import annotations
 
-from estimators.validation import check_nonnegative, check_probability
+from estimators.validation import check_nonnegative
 
-from ._inputs import check_epsilon
-from .classical import classical_gaussian_variance
+from ._inputs import attempt, noise_value, safe_log
+from .classical import classical_gaussian_formula, classical_inputs, log_classical_gaussian_variance
 from .result import Calibration, gaussian_calibration
 
 
+_DRIVERS = ("epsilon", "delta", "mean_gap", "cond_var")
+
+
 def _gaussianity_variance(epsilon, delta, mean_gap, cond_var):
-    eps = check_epsilon(epsilon)
-    dlt = check_probability(delta, "delta")
     gap = check_nonnegative(mean_gap, "mean_gap")
     var = check_nonnegative(cond_var, "cond_var")
-    return eps, dlt, max(classical_gaussian_variance(eps, dlt, gap) - var, 0.0)
+    eps, dlt, gap = classical_inputs(epsilon, delta, gap)
+    classical = noise_value(attempt(lambda: classical_gaussian_formula(eps, dlt, gap)),
+                            log_classical_gaussian_variance(eps, dlt, gap), "classical Gaussian variance", _DRIVERS)
+    variance = max(classical - var, 0.0)
+    return eps, dlt, variance, safe_log(variance)
 
 
 def gaussian_structured_pp(epsilon, delta, mean_gap, cond_var) -> Calibration:
@@ -40,8 +45,9 @@ def gaussian_structured_pp(epsilon, delta, mean_gap, cond_var) -> Calibration:
     cond_var : float
         The (constant) conditional variance Var(f(X) | g(X), w(X)) under Gaussianity.
     """
-    eps, dlt, variance = _gaussianity_variance(epsilon, delta, mean_gap, cond_var)
-    return gaussian_calibration(variance, notion="approx-pp", epsilon=eps, delta=dlt, dim=1,
+    eps, dlt, variance, log_variance = _gaussianity_variance(epsilon, delta, mean_gap, cond_var)
+    return gaussian_calibration(variance, log_variance=log_variance, notion="approx-pp", epsilon=eps, delta=dlt, dim=1,
+                                drivers=_DRIVERS,
                                 rule="Section III-A: sigma^2 = max(2 (Delta_fgw/eps)^2 log(1.25/delta) - Var(f|g,w), 0)")
 
 
@@ -51,7 +57,8 @@ def gaussian_attribute_dp(epsilon, delta, mean_gap, cond_var) -> Calibration:
     σ² = (C Δ_AP(f)/ε)² − Var(f(X) | g(X) = a), and 0 when negative, with C = √(2 log(1.25/δ))
     and Δ_AP(f) = max_{a,b} |E[f | g=a] − E[f | g=b]| (``mean_gap``).
     """
-    eps, dlt, variance = _gaussianity_variance(epsilon, delta, mean_gap, cond_var)
-    return gaussian_calibration(variance, notion="approx-ap", epsilon=eps, delta=dlt, dim=1,
+    eps, dlt, variance, log_variance = _gaussianity_variance(epsilon, delta, mean_gap, cond_var)
+    return gaussian_calibration(variance, log_variance=log_variance, notion="approx-ap", epsilon=eps, delta=dlt, dim=1,
+                                drivers=_DRIVERS,
                                 rule="[7] Thm 1 (Section V-C): sigma^2 = max((C Delta_AP/eps)^2 - Var(f|g), 0), "
                                      "C = sqrt(2 log(1.25/delta))")

@@ -14,7 +14,7 @@ import numpy as np
 from scipy.special import entr, rel_entr
 
 from estimators.units import LN2
-from estimators.validation import InputError, scalar_or_array
+from estimators.validation import InputError, plain, scalar_or_array
 
 __all__ = ["as_unit_interval", "bac_capacity_bits", "bernoulli_kl_bits", "binary_entropy_bits"]
 
@@ -27,9 +27,9 @@ def as_unit_interval(value, name: str) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise InputError(f"argument '{name}' must be numeric, got {value!r}") from None
+        raise InputError(f"argument '{name}' must be numeric, got {plain(value)}") from None
     if not np.all(np.isfinite(arr)) or np.any(arr < 0.0) or np.any(arr > 1.0):
-        raise InputError(f"argument '{name}' must be a probability in [0, 1], got {value!r}")
+        raise InputError(f"argument '{name}' must be a probability in [0, 1], got {plain(value)}")
     return arr
 
 

@@ -10,16 +10,18 @@ Every function accepts scalars or broadcastable arrays of μ and ε, so whole cu
 
 from __future__ import annotations
 
+import math
+import sys
 from typing import Callable
 
 import numpy as np
 from scipy import optimize
 
 from estimators.units import LN2
-from estimators.validation import InputError, as_positive_array, check_choice, scalar_or_array
+from estimators.validation import InputError, as_positive_array, check_choice, plain, scalar_or_array
 from mechanisms.dp_curves import PrivacyCurve
 
-from .binary import bac_capacity_bits, bernoulli_kl_bits, binary_entropy_bits
+from .binary import bac_capacity_bits, bernoulli_kl_bits
 
 __all__ = [
     "ldp_delta_from_lmip_bits",
@@ -33,6 +35,12 @@ LOG2_E = 1.0 / LN2
 _BISECTION_STEPS = 64  # halves [0, 1] to below 1e-19: far finer than the 1e-6 asked of δ
 _ZOOM_POINTS = 65
 _ZOOM_ROUNDS = 7  # each round shrinks the bracket 32-fold: 32^7 ≈ 3e10
+# e^ε enters the objectives as a slope; beyond ε = 700 (e^ε ≈ 1e304, near the float limit)
+# it is held there. That changes nothing computed: already for e^ε > 1e14 every grid point
+# p0 > 0 (the finest is ~1e-11) loses to p0 = 0, so the maximum is the p0 = 0 value (the
+# floor of the curve) for both slopes, and it differs from the exact δ(ε) by at most the
+# gain from p0 < e^-700.
+_LARGEST_EXPONENT = 700.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -88,7 +96,7 @@ def _solve_per_mu(mu_bits, epsilon, best: Callable):
     out = np.empty(mu.shape)
     for m in np.unique(mu):
         where = mu == m
-        out[where] = np.maximum(best(float(m), np.exp(eps[where])[:, None]), 0.0)
+        out[where] = np.maximum(best(float(m), np.exp(np.minimum(eps[where], _LARGEST_EXPONENT))[:, None]), 0.0)
     return scalar_or_array(out)
 
 
@@ -172,6 +180,10 @@ def ldp_floor_bits(mu_bits):
     Local-MI paper, remarks after Theorem 1: for μ < 1 bit, p̄_μ is the unique p ∈ [0, 1]
     with H_b(p)/p = −log(2^μ − 1); δ^LDP_μ(ε) ≥ p̄_μ for every ε. Returns 0 for μ = 0 and
     1 for μ ≥ 1 bit (where δ^LDP_μ ≡ 1, the limit of p̄_μ as μ → 1).
+
+    The root is found in u = −log₂ p, where H_b(p)/p = u + (2^u − 1)(−log₂(1 − 2^−u)), so a
+    tiny μ (p̄_μ near 2^−1000) is as accurate as a large one. A p̄_μ below the smallest normal
+    float (μ below about 2^−1020 bits) is an :class:`InputError` naming ``mu``.
     """
     mu = as_positive_array(mu_bits, "mu", allow_zero=True)
     out = np.empty(mu.shape)
@@ -181,11 +193,29 @@ def ldp_floor_bits(mu_bits):
         elif m >= 1.0:
             out[index] = 1.0
         else:
-            target = -np.log2(np.expm1(m * LN2))
-            # H_b(p)/p decreases from +∞ (p → 0) to 0 (p = 1), so the root is unique.
-            out[index] = optimize.brentq(lambda p: binary_entropy_bits(p) / p - target,
-                                         1e-300, 1.0, xtol=1e-15, rtol=1e-15)
+            out[index] = _ldp_floor_one(float(m))
     return scalar_or_array(out)
+
+
+def _entropy_ratio_bits(u: float) -> float:
+    """H_b(p)/p in bits at p = 2^−u, u > 0 (decreasing in p, so increasing in u)."""
+    if u < 1.0:  # p near 1: (1 − p)/p = 2^u − 1 and 1 − p = −expm1(−u ln 2) keep their digits
+        return u + math.expm1(u * LN2) * -math.log2(-math.expm1(-u * LN2))
+    p = 2.0 ** -u
+    ratio = 1.0 if p < 1e-300 else -math.log1p(-p) / p  # −log(1 − p)/p → 1 as p → 0
+    return u + LOG2_E * (1.0 - p) * ratio
+
+
+def _ldp_floor_one(mu: float) -> float:
+    target = -math.log2(math.expm1(mu * LN2))  # > 0 for 0 < μ < 1
+    # f(u) = H_b/p − target is < 0 as u → 0 (H_b/p → 0) and > 0 at u = target + 2 (the
+    # second term of H_b/p is positive); the root is unique.
+    root = optimize.brentq(lambda u: _entropy_ratio_bits(u) - target, 1e-300, target + 2.0,
+                           xtol=1e-14, rtol=4 * np.finfo(float).eps)
+    if root > -math.log2(sys.float_info.min):
+        raise InputError(f"argument 'mu': the floor p̄_mu = 2^-{root:.6g} is below the smallest normal float "
+                         f"for mu = {plain(mu)} bits")
+    return 2.0 ** -root
 
 
 def lip_floor_bits(mu_bits):

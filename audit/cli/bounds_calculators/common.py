@@ -13,13 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from estimators.array_files import load_npy_array
 from estimators.units import BITS, NATS, convert
 from estimators.validation import check_finite_number, check_nonnegative, check_positive
 
-from ..flag_values import load_npy, number_list
+from ..flag_values import integer, number_list
 
-__all__ = ["Calculator", "finite_flags", "info_in", "info_out", "load_npy", "nonnegative_flags", "number_list",
-           "positive_flags", "unit"]
+__all__ = ["Calculator", "finite_flags", "info_in", "info_out", "integer",
+           "load_npy_array", "nonnegative_flags", "number_list", "positive_flags", "unit"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,9 @@ class Calculator:
     help: str
     configure: Callable  # (argparse.ArgumentParser) -> None
     compute: Callable  # (argparse.Namespace) -> dict
+    # Fields whose exact value may be +inf (e.g. the LDP level of a kernel with a zero entry);
+    # any other non-finite field is refused by ``miaudit bounds`` as beyond the float range.
+    unbounded_fields: tuple = ()
 
     def describe(self, payload: dict) -> str:
         """Readable text for a payload: one ``field: value`` line each."""

@@ -11,7 +11,7 @@ from estimators.units import NATS, convert
 from estimators.validation import InputError, check_positive
 from mechanisms.lip import LEAKAGES, leakage_geometry, lip_design
 
-from .common import Calculator, load_npy, unit
+from .common import Calculator, load_npy_array, unit
 
 __all__ = ["CALCULATORS"]
 
@@ -35,8 +35,8 @@ def _design_fields(pxgy, py, eps, leakage, approach) -> dict:
 
 
 def _compute(args) -> dict:
-    pxgy = load_npy(args.pxgy, "--pxgy")
-    py = load_npy(args.py, "--py")
+    pxgy = load_npy_array(args.pxgy, "--pxgy")
+    py = load_npy_array(args.py, "--py")
     eps = check_positive(args.epsilon, "--epsilon")
     out_unit = unit(args)
     geometry = leakage_geometry(pxgy, py)

@@ -23,7 +23,7 @@ from mechanisms.dp_curves import gaussian_dp_delta, gaussian_ldp_curve, laplace_
 from mechanisms.gaussian_capacity import gaussian_lmip_ci_bits
 from mechanisms.gaussian_discrete_input import gaussian_lip_curve, gaussian_lmip_cd_bits
 
-from .common import Calculator, number_list, positive_flags, unit
+from .common import Calculator, integer, number_list, positive_flags, unit
 
 __all__ = ["CALCULATORS"]
 
@@ -153,14 +153,23 @@ def _gaussian_ci_configure(parser) -> None:
     parser.add_argument("--sigma", type=float, required=True, help="noise standard deviation σ")
     parser.add_argument("--amplitude", type=float, required=True,
                         help="peak norm A of the input, ‖X‖ ≤ A (the paper's √d Δ)")
-    parser.add_argument("--dim", type=int, default=1, help="dimension d (default 1)")
+    parser.add_argument("--dim", type=integer, default=1, help="dimension d (default 1)")
+
+
+_CI_NOTES = {
+    "exact": "duality gap within the tolerance",
+    "lower": "iteration cap reached: mu is a lower and upper an upper bound, the gap is the accuracy",
+    "bounds": "grid beyond its size cap: mu is the entropy-power / cube lower bound, upper the average-power "
+              "upper bound (no iteration run)",
+}
 
 
 def _gaussian_ci(args) -> dict:
     result = gaussian_lmip_ci_bits(args.sigma, args.amplitude, args.dim)
     return {"sigma": args.sigma, "amplitude": args.amplitude, "dim": args.dim,
             "mu": _to_user_unit(result.mu, args), "upper": _to_user_unit(result.upper, args),
-            "gap": _to_user_unit(result.gap, args), "kind": result.kind, "iterations": result.iterations,
+            "gap": _to_user_unit(result.gap, args), "kind": result.kind, "note": _CI_NOTES[result.kind],
+            "iterations": result.iterations,
             "unit": unit(args),
             "source": "local-MI paper, Section II: capacity of the amplitude-constrained Gaussian channel "
                       "(radial Blahut–Arimoto with duality gap)"}

@@ -10,10 +10,10 @@ from typing import Callable
 
 from audit.bounds.pml import divergence_bound, eta_tv
 from estimators.units import NATS, convert
-from estimators.validation import check_positive
+from estimators.validation import check_int, check_positive
 from mechanisms.pml import kernel_leakage
 
-from .common import Calculator, info_in, load_npy, unit
+from .common import Calculator, info_in, integer, load_npy_array, unit
 
 __all__ = ["CALCULATORS"]
 
@@ -28,7 +28,7 @@ def _configure_kernel(parser) -> None:
 
 
 def _compute_kernel(args) -> dict:
-    result = kernel_leakage(load_npy(args.kernel, "--kernel"), args.c)
+    result = kernel_leakage(load_npy_array(args.kernel, "--kernel"), args.c)
     out_unit = unit(args)
     return {
         "pml": convert(result.pml, NATS, out_unit),
@@ -44,10 +44,11 @@ def _compute_kernel(args) -> dict:
 def _configure_privacy(parser) -> None:
     parser.add_argument("--epsilon", type=float, required=True, help="PML level epsilon (nats; bits with --bits)")
     parser.add_argument("--c", type=float, required=True, help="minimum mass of the priors in Q_X(c), 0 < c <= 1/N")
-    parser.add_argument("--n", type=int, required=True, help="input alphabet size N")
+    parser.add_argument("--n", type=integer, required=True, help="input alphabet size N")
 
 
 def _compute_dobrushin(args) -> dict:
+    check_int(args.n, "--n", minimum=1)
     eta = eta_tv(_epsilon_in_nats(args), args.c, args.n)
     return {"epsilon": args.epsilon, "c": args.c, "n": args.n, "eta_tv": eta, "unit": unit(args),
             "source": "Grosse et al., PML Dobrushin paper: Theorem 1 (Theorems 2 and 3)"}
@@ -60,6 +61,7 @@ def _configure_divergence(parser) -> None:
 
 def _divergence_calculator(divergence: str, information: bool, source: str) -> Callable:
     def compute(args) -> dict:
+        check_int(args.n, "--n", minimum=1)
         bound = divergence_bound(divergence, _epsilon_in_nats(args), args.c, args.n, args.tv)
         out_unit = unit(args)
         if information:
@@ -72,7 +74,7 @@ def _divergence_calculator(divergence: str, information: bool, source: str) -> C
 
 CALCULATORS = [
     Calculator("pml-kernel", "(eps, c)-PML level and LDP level of a kernel K.npy",
-               _configure_kernel, _compute_kernel),
+               _configure_kernel, _compute_kernel, unbounded_fields=("pml", "ldp")),
     Calculator("pml-dobrushin", "largest Dobrushin coefficient eta_TV(eps, c) of an (eps, c)-PML kernel",
                _configure_privacy, _compute_dobrushin),
     Calculator("pml-kl", "KL contraction bound for (eps, c)-PML kernels given the input TV",

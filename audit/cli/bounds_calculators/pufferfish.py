@@ -21,7 +21,7 @@ from audit.bounds.pufferfish import (
 )
 from estimators.validation import InputError, check_finite_number, check_int, check_nonnegative
 
-from .common import Calculator, info_in, info_out, load_npy, number_list, unit
+from .common import Calculator, info_in, info_out, integer, load_npy_array, number_list, unit
 
 __all__ = ["CALCULATORS"]
 
@@ -55,8 +55,8 @@ def _compute_mipp_to_pp(args) -> dict:
 def _configure_approx_pp_to_mipp(parser) -> None:
     parser.add_argument("--epsilon", type=float, required=True, help=f"ε of (ε, δ)-PP, >= 0 {_NOT_INFO}")
     parser.add_argument("--delta", type=float, required=True, help="δ of (ε, δ)-PP, in [0, 1)")
-    parser.add_argument("--support", type=int, help="|spt M(X)|, the number of mechanism outputs (>= 2)")
-    parser.add_argument("--secret-values", type=int, help="max |Im g|, the number of secret values (>= 2)")
+    parser.add_argument("--support", type=integer, help="|spt M(X)|, the number of mechanism outputs (>= 2)")
+    parser.add_argument("--secret-values", type=integer, help="max |Im g|, the number of secret values (>= 2)")
     parser.add_argument("--alpha", help="density form (4): α values, comma-separated")
     parser.add_argument("--beta", help="density form (4): β values aligned with --alpha")
     parser.add_argument("--u", help="density form (4): u values (density sups), comma-separated")
@@ -72,7 +72,7 @@ def _density_inputs(args) -> dict:
         return density
     if any(v is not None for v in density.values()):
         raise InputError("argument '--densities' replaces '--alpha', '--beta', '--u' and '--ell'; give one or the other")
-    return density_constants(load_npy(args.densities, "--densities")).to_dict()
+    return density_constants(load_npy_array(args.densities, "--densities")).to_dict()
 
 
 def _compute_approx_pp_to_mipp(args) -> dict:

@@ -1,0 +1,66 @@
+"""Benchmark: how fast ``miaudit`` answers ``--help`` and usage errors (issue 13 §3).
+
+``python -m experiments.cli_startup [--repeats N]`` runs each command line N times in a fresh
+interpreter and prints the median wall time, and whether torch, SciPy or matplotlib were
+imported (``-X importtime``). Target: under 0.5 s on a 2-core CPU, with none of the three
+loaded. This is a measurement, not a test: timings depend on the machine and its load.
+It defines no ``EXPERIMENTS``, so ``miaudit experiment`` does not list it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("torch", "scipy", "matplotlib")
+COMMAND_LINES = {
+    "miaudit --help": ["--help"],
+    "miaudit (no command)": [],
+    "miaudit nonsense (usage error)": ["nonsense"],
+    "miaudit audit --help": ["audit", "--help"],
+    "miaudit audit --epsilon (usage error)": ["audit", "--epsilon"],
+    "miaudit demo --help": ["demo", "--help"],
+    "miaudit experiment --bogus (usage error)": ["experiment", "--bogus"],
+    "miaudit catalog --help": ["catalog", "--help"],
+    "miaudit estimate --help": ["estimate", "--help"],
+    "miaudit calibrate --help": ["calibrate", "--help"],
+    "miaudit bounds --help": ["bounds", "--help"],
+}
+
+
+def _run(args: list, importtime: bool) -> tuple[float, str]:
+    command = [sys.executable, *(["-X", "importtime"] if importtime else []), "-m", "audit.cli.main", *args]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
+    return time.perf_counter() - start, done.stderr
+
+
+def heavy_imports(args: list) -> list:
+    """The heavy top-level packages a command line imports, from ``-X importtime``."""
+    _, log = _run(args, importtime=True)
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in log.splitlines() if line.startswith("import time:")}
+    return [name for name in HEAVY if name in loaded]
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7, help="runs per command line (default: 7)")
+    options = parser.parse_args(argv)
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPU cores; median of {options.repeats} runs")
+    width = max(map(len, COMMAND_LINES))
+    for label, args in COMMAND_LINES.items():
+        times = [_run(args, importtime=False)[0] for _ in range(options.repeats)]
+        heavy = heavy_imports(args)
+        print(f"{label.ljust(width)}  median {statistics.median(times):.3f} s  "
+              f"(min {min(times):.3f})  heavy imports: {', '.join(heavy) or 'none'}")
+
+
+if __name__ == "__main__":
+    main()
