@@ -8,7 +8,8 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
                                           # a batched callable, an OpenDP Measurement or a diffprivlib mechanism
     name = "display name"                 # optional
     query = "file.py:NAME"                # library mechanisms: query(db), a database's input to the library
-    params = { epsilon = 1.0 }            # a diffprivlib class: its keyword arguments
+    params = { epsilon = 1.0 }            # a diffprivlib class: its keyword arguments; a catalog mechanism:
+                                          # its parameters (also spec = "catalog:NAME?epsilon=1.0")
     sensitivity = 1.0                     # an OpenDP measurement on an aggregate: the query's sensitivity
     delta = 1e-6                          # an OpenDP smoothed max-divergence: δ at which it is read
     command = "sh mech.sh 1"              # instead of spec: an external program (mechanisms.recognition)
@@ -78,7 +79,7 @@ from estimators.estimate import NEURAL_ESTIMATORS
 from estimators.neural import CriticConfig
 from estimators.validation import InputError
 from mechanisms.base import MechanismError
-from mechanisms.catalog import catalog
+from mechanisms.catalog import catalog, get_entry
 from mechanisms.claims import Claim, claim_from_table, parse_claim
 from mechanisms.catalog.neighbouring_pair import NeighbouringPair
 from mechanisms.loading import load_object
@@ -288,11 +289,15 @@ def _prior_kind(spec, entry) -> str:
     return "catalog" if spec.startswith("catalog:") else "user"
 
 
-def _catalog_entry(name: str, label: str):
-    entries = {e.name: e for e in catalog()}
-    if name not in entries:
-        raise InputError(f"{label}: no catalog mechanism {name!r}; choose from {', '.join(sorted(entries))}")
-    return entries[name]
+def _catalog_entry(name: str, label: str, params=None):
+    """The catalog entry ``NAME[?KEY=VALUE&...]`` at ``params`` ([mechanism] params)."""
+    names = [e.name for e in catalog()]
+    if name.partition("?")[0] not in names:
+        raise InputError(f"{label}: no catalog mechanism {name!r}; choose from {', '.join(sorted(names))}")
+    try:
+        return get_entry(name, params)
+    except InputError as exc:
+        raise InputError(f"{label}: {exc}") from None
 
 
 def _builtin_prior(kind: str, table: dict, where: str) -> Prior:
@@ -463,7 +468,7 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     spec = mechanism_table.get("spec", "")
     entry = loaded = None
     if spec.startswith("catalog:"):
-        entry = _catalog_entry(spec.split(":", 1)[1], "[mechanism] spec (--mechanism)")
+        entry = _catalog_entry(spec.split(":", 1)[1], "[mechanism] spec (--mechanism)", mechanism_table.get("params"))
         mechanism, name = entry.mechanism, entry.name
     else:  # a batched callable, a library mechanism or a program (mechanisms.recognition)
         loaded = load_mechanism(mechanism_table, lambda text: _resolve(text, base_dir))

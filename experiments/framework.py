@@ -15,7 +15,6 @@ import datetime
 import io
 import os
 import platform
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -213,24 +212,14 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: fl
 
 
 def write_atomic(path: Path, write: Callable) -> None:
-    """Write ``path`` by ``write(file_object)`` on a temporary binary file, then rename it into place."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            write(handle)
-        os.chmod(tmp, 0o666 & ~_current_umask())  # mkstemp creates 0600; give the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write ``path`` by ``write(file_object)`` into memory, then atomically into place with
+    :func:`audit.report.writing.write_file_set`: only a regular file (or nothing) is ever replaced,
+    and a failure leaves the previous file as it was."""
+    from audit.report.writing import write_file_set
 
-
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    buffer = io.BytesIO()
+    write(buffer)
+    write_file_set({Path(path): buffer.getvalue()}, flag="--out")
 
 
 def _write_text(path: Path, text: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -84,6 +85,15 @@ def test_write_atomic_keeps_old_file_when_writing_fails(tmp_path):
         write_atomic(path, failing)
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["a.csv"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_experiment_files_never_replace_a_fifo(tmp_path):
+    fifo = tmp_path / "summary.md"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="argument '--out': .*FIFO"):
+        write_atomic(fifo, lambda handle: handle.write(b"text"))
+    assert fifo.is_fifo()
 
 
 def test_library_code_does_not_import_experiments():

@@ -37,6 +37,9 @@ def run_cli(argv, capsys) -> dict:
 
 
 def refuted(payload) -> bool:
+    """The claim's verdict where the result gives one, else whether a cross-check refuted the claim."""
+    if payload.get("claim_verdict") is not None:
+        return payload["claim_verdict"] == "refuted"
     return any(check["certified_contradiction"] for check in payload["cross_checks"])
 
 
