@@ -14,7 +14,7 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     delta = 1e-6                          # an OpenDP smoothed max-divergence: δ at which it is read
     command = "sh mech.sh 1"              # instead of spec: an external program (mechanisms.recognition)
     wire = "text"                         # command: text | npy
-    timeout = 60                          # command: seconds per batch
+    timeout = 60                          # seconds one call (one chunk of databases; a command: one batch) may take
 
     [prior]                               # or several [[priors]] tables (Θ); default: the catalog entry's
     spec = "builtin:bernoulli"            # builtin:bernoulli|gaussian|uniform, catalog:NAME, FILE.py:NAME
@@ -58,6 +58,13 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     [critic]                              # optional: estimators.neural.CriticConfig fields
     max_steps = 2000
 
+    [execution]                           # optional: where the mechanism runs (README: Running the mechanism)
+    workers = 1                           # N > 1: N local worker processes; "auto": one per core
+    backend = "local"                     # local | ray
+    ray_address = "HEAD_IP:6379"          # ray: an existing cluster (default: start a local one)
+    chunk_size = 256                      # databases per mechanism call (each chunk has its own seed)
+    retries = 2                           # times a failed chunk is run again
+
 Relative file paths are read relative to the configuration file.
 
 Every value is checked against :data:`KEYS` (one :class:`~audit.config_schema.Key` per line:
@@ -82,6 +89,7 @@ from mechanisms.base import MechanismError
 from mechanisms.catalog import catalog, get_entry
 from mechanisms.claims import Claim, claim_from_table, parse_claim
 from mechanisms.catalog.neighbouring_pair import NeighbouringPair
+from mechanisms.execution.runner import BACKENDS, ExecutionSettings
 from mechanisms.loading import load_object
 from mechanisms.pair_files import pair_from_files
 from mechanisms.recognition import load_mechanism
@@ -121,7 +129,8 @@ KEYS = (
     Key("mechanism", "wire", "choice", choices=("text", "npy"), flag="--wire",
         help="--command: wire format (default text)"),
     Key("mechanism", "timeout", "number", above=0, flag="--timeout", metavar="S",
-        help="--command: seconds a batch may take (default 60)"),
+        help="seconds one call of the mechanism or the prior (one chunk of databases) may take "
+             "(default: no limit, 60 s for the first call; --command: 60 s per batch)"),
     Key("mechanism", "query", "spec"),
     Key("mechanism", "params", "any"),
     Key("mechanism", "sensitivity", "number", above=0),
@@ -179,10 +188,20 @@ KEYS = (
     Key("claim", "order", "number"),
     Key("claim", "mu", "number"),
     *_critic_keys(),
+    Key("execution", "workers", "any", flag="--workers", metavar="N|auto",
+        help="mechanism calls in parallel: 1 (default) in this process, N > 1 local worker processes, "
+             "auto one per core"),
+    Key("execution", "backend", "choice", choices=BACKENDS, flag="--backend",
+        help="local (default) or ray: chunks of mechanism runs as Ray tasks (pip install 'miaudit[ray]')"),
+    Key("execution", "ray_address", "string", flag="--ray-address", metavar="ADDR",
+        help="--backend ray: address of an existing Ray cluster (default: start a local Ray instance)"),
+    Key("execution", "chunk_size", "int", at_least=1, flag="--chunk-size", metavar="C",
+        help="databases per mechanism call (default 256); the samples depend on it, not on the backend"),
+    Key("execution", "retries", "int", at_least=0),
 )
 
 #: Top-level entries: tables, and arrays of tables (``[[priors]]``, ``[[pairs]]``).
-TABLES = ("mechanism", "prior", "audit", "secret", "claim", "critic")
+TABLES = ("mechanism", "prior", "audit", "secret", "claim", "critic", "execution")
 ARRAYS_OF_TABLES = {"priors": "prior", "pairs": "pairs"}
 #: Where :func:`load_config` records the configuration file's folder (relative paths start there).
 BASE_DIR = "_base_dir"
@@ -251,6 +270,16 @@ def _resolve(spec: str, base_dir: str | None) -> str:
     source, sep, name = spec.rpartition(":")
     if base_dir and source.endswith(".py") and not Path(source).is_absolute():
         return str(Path(base_dir) / source) + sep + name
+    return spec
+
+
+def _source(spec: str, base_dir: str | None) -> str:
+    """The mechanism's specification as worker processes load it: a FILE.py part made absolute
+    (Ray workers do not run in this folder)."""
+    spec = _resolve(spec, base_dir)
+    source, sep, name = spec.rpartition(":")
+    if source.endswith(".py"):
+        return str(Path(source).resolve()) + sep + name
     return spec
 
 
@@ -408,6 +437,20 @@ def _critic(raw: dict, notion: str) -> CriticConfig:
         raise _named("[critic]", exc) from None
 
 
+def _execution(raw: dict, notion: str, timeout: float | None) -> ExecutionSettings:
+    table = validate_table(raw, keys_of("execution"), "[execution]", notion=notion)
+    workers = table.get("workers", 1)
+    if isinstance(workers, str) and workers.isdigit():
+        workers = int(workers)  # from the flag
+    if workers != "auto" and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise InputError(f"{keys_of('execution')['workers'].label} must be a positive integer or \"auto\", "
+                         f"got {plain(workers)}")
+    try:
+        return ExecutionSettings(**{**table, "workers": workers}, timeout=timeout)
+    except InputError as exc:
+        raise _named("[execution]", exc) from None
+
+
 def _warn_if_uncertifiable(spec: AuditSpec) -> None:
     """Say why, and how to fix it, when a declared prior allows no certificate for any secret."""
     for prior in spec.priors:
@@ -528,6 +571,9 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     result = AuditSpec(mechanism=mechanism, priors=priors, framework=_framework(config.get("secret", {}), base_dir,
                                                                                  notion),
                        pairs=pairs, records=records, claim=claim, critic=_critic(config.get("critic", {}), notion),
-                       notes=notes, name=mechanism_table.get("name", name), quiet=quiet, **audit)
+                       notes=notes, name=mechanism_table.get("name", name), quiet=quiet,
+                       execution=_execution(config.get("execution", {}), notion, mechanism_table.get("timeout")),
+                       mechanism_source=_source(spec, base_dir) if entry is not None or (
+                           spec and loaded.library is None) else None, **audit)
     _warn_if_uncertifiable(result)
     return result

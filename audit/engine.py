@@ -30,10 +30,10 @@ import numpy as np
 from estimators.certify import averaged_dv_lower_bound, averaging_shifts, certify_critics
 from estimators.device import resolve_device
 from estimators.neural import fit_critics
-from estimators.progress import progress_bar
 from estimators.slicing import project, random_frames
 from estimators.validation import InputError
-from mechanisms.base import sample_mechanism
+from mechanisms.execution.memory import check_sample_memory
+from mechanisms.execution.runner import MechanismRunner
 
 from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from mechanisms.claims import RECORD_AUDIT_NOTIONS
@@ -44,7 +44,6 @@ from .prior_search import random_pairs, search_priors
 from .result import AuditResult, EventTest, SecretEvidence, finite_or_none
 from .spec import AuditSpec
 
-SAMPLING_CHUNK = 8192
 MIN_TEST_SAMPLES = 200
 
 
@@ -75,23 +74,12 @@ class _Cell:
         return self.pair.name if self.record is None else f"record {self.record}"
 
 
-def draw_samples(spec: AuditSpec, prior, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """``samples`` databases from ``prior`` and one mechanism output each, in validated chunks."""
-    dbs = prior(spec.samples, rng)
-    outputs = []
-    bar = progress_bar(spec.samples, f"sampling {spec.mechanism_label}", quiet=spec.quiet)
-    for start in range(0, spec.samples, SAMPLING_CHUNK):
-        chunk = dbs[start:start + SAMPLING_CHUNK]
-        try:
-            outputs.append(sample_mechanism(spec.mechanism, chunk, rng, name=spec.mechanism_label))
-        except InputError as exc:
-            index = getattr(exc, "database_index", None)
-            if index is not None:
-                exc.args = (f"{exc.args[0]} (audit sample {start + index})",)
-            raise
-        bar.update(len(chunk))
-    bar.close()
-    return dbs, np.concatenate(outputs)
+def draw_samples(spec: AuditSpec, prior, rng: np.random.Generator,
+                 runner: MechanismRunner) -> tuple[np.ndarray, np.ndarray]:
+    """``samples`` databases from ``prior`` and one mechanism output each, in seeded chunks
+    (identical on every backend; :mod:`mechanisms.execution.runner`)."""
+    dbs = runner.draw(prior, spec.samples, rng)
+    return dbs, runner.sample(dbs, rng, what="audit sample")
 
 
 def _pad(arr: np.ndarray, width: int) -> np.ndarray:
@@ -205,6 +193,12 @@ def run_audit(spec: AuditSpec) -> AuditResult:
         Bad inputs, a sample budget too small to certify anything, or (``MechanismError``)
         a mechanism that raises, returns the wrong shape or non-finite values.
     """
+    with MechanismRunner(spec.mechanism, spec.mechanism_label, spec.execution, source=spec.mechanism_source,
+                         quiet=spec.quiet) as runner:
+        return _run_audit(spec, runner)
+
+
+def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
     started = time.perf_counter()
     if spec.samples * spec.critic.split[2] < MIN_TEST_SAMPLES:
         need = int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2]))
@@ -222,7 +216,9 @@ def run_audit(spec: AuditSpec) -> AuditResult:
     searched = search_priors(tuple(spec.pairs) + tuple(random_pairs(spec.priors[0], spec.prior_search, rng)))
     theta = [(prior, None) for prior in spec.priors] + searched
     priors = [prior for prior, _ in theta]
-    data = [draw_samples(spec, prior, mechanism_rng) for prior in priors]
+    check_sample_memory(spec.samples, spec.priors[0].shape, len(priors))
+    data = [draw_samples(spec, prior, mechanism_rng, runner) for prior in priors]
+    notes.extend(runner.notes)
     outputs = [y for _, y in data]
     cells = []
     for prior_index, ((prior, varying), (dbs, _)) in enumerate(zip(theta, data)):
@@ -278,7 +274,7 @@ def run_audit(spec: AuditSpec) -> AuditResult:
         dp_mi = dp_epsilon_lower_bound_from_mi(selected_bound)
         if spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
             target = spec.claim if "event" in plan.alpha_spent else None
-            event = _event_test(spec, best_candidate, fits, data, mechanism_rng, plan.event_alpha, target)
+            event = _event_test(spec, best_candidate, fits, data, mechanism_rng, runner, plan.event_alpha, target)
     checks = cross_checks(spec.claim, spec.notion, selected_bound, estimate, event, plan)
     claim_verdict = None
     if spec.claim is not None:
@@ -467,14 +463,14 @@ def _features(cell, kind, index, dbs, outputs):
 MIN_SELECTION_RUNS = 100
 
 
-def _event_test(spec, candidate, fits, data, rng, alpha, claim=None):
+def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None):
     """The chosen critic as a likelihood-ratio test between two neighbouring databases.
 
     Its certified pair (p̲, p̄) at level ``alpha`` gives the ε-DP lower bound and, with a
     ``claim``, is what the claim's profile is checked against (the event is then chosen to
     refute the claim, :func:`audit.event_test.claim_objective`). Choosing the event spends
     about ``event_runs`` runs in all (split over the candidate pairs and their two inputs);
-    certifying it ``event_runs`` fresh runs per input.
+    certifying it ``event_runs`` fresh runs per input. The mechanism runs go through ``runner``.
     """
     cell, kind, index = candidate.cell, candidate.kind, candidate.index
     fit = fits[kind]
@@ -495,7 +491,7 @@ def _event_test(spec, candidate, fits, data, rng, alpha, claim=None):
         neighbour = base.copy()
         neighbour[record] = value
         batch = np.repeat(neighbour[None], runs, axis=0)
-        return batch, sample_mechanism(spec.mechanism, batch, rng, name=spec.mechanism_label)
+        return batch, runner.sample(batch, rng, what="event-test run")
 
     def score(first, second, batch_first, outputs):
         # log-likelihood-ratio statistic: T(first, y, rest) − T(second, y, rest)

@@ -14,6 +14,7 @@ from estimators.validation import InputError, check_choice, check_int, check_non
 from mechanisms.base import mechanism_name
 from mechanisms.catalog.guarantee import Guarantee
 from mechanisms.catalog.neighbouring_pair import NeighbouringPair
+from mechanisms.execution.runner import ExecutionSettings
 from mechanisms.claims import Claim
 from mechanisms.priors import Prior
 
@@ -78,6 +79,12 @@ class AuditSpec:
     pairs : sequence of NeighbouringPair
         DP notions only: neighbouring pairs whose two-point priors join Θ (user-supplied, or a
         catalog entry's exposing pairs).
+    execution : ExecutionSettings
+        Where the mechanism runs (in process, worker processes, Ray), its timeout, chunk size
+        and retries.
+    mechanism_source : str, optional
+        The specification that loaded the mechanism (``FILE.py:NAME``, ``package.module:NAME``,
+        ``catalog:NAME``): how worker processes load it.
     notes : tuple of str
         Notes the result carries from the start (where a library's claim came from, whether the
         mechanism follows the seed).
@@ -105,6 +112,8 @@ class AuditSpec:
     device: str = "auto"
     name: str | None = None
     quiet: bool = True
+    execution: ExecutionSettings = field(default_factory=ExecutionSettings)
+    mechanism_source: str | None = None
 
     def __post_init__(self):
         if not callable(self.mechanism):
@@ -194,6 +203,8 @@ class AuditSpec:
         object.__setattr__(self, "delta", float(delta))
         object.__setattr__(self, "event_runs", int(event_runs))
         object.__setattr__(self, "critic", self.critic.validated())
+        if not isinstance(self.execution, ExecutionSettings):
+            raise InputError("argument 'execution' must be an ExecutionSettings")
 
     @property
     def mechanism_label(self) -> str:

@@ -103,8 +103,6 @@ def test_text_output_has_statement_and_claims(capsys):
     (["--mechanism", "catalog:laplace_mean", "--report", "no/such/folder/r.html"], "no/such/folder"),
     (["--mechanism", f"{FIXTURE}:missing", "--prior", "builtin:bernoulli", "--notion", "mi-dp", "--epsilon", "1"],
      "missing"),
-    (["--mechanism", f"{FIXTURE}:broken", "--prior", "builtin:bernoulli", "--n", "3", "--notion", "mi-dp",
-      "--epsilon", "1", "--samples", "1000"], "always fails"),
     (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "1", "--samples", "50"], "too small"),
     (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "1", "--claim", "dp"], "--claim"),
     (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "1", "--set", "audit.bogus=1"],
@@ -114,6 +112,12 @@ def test_text_output_has_statement_and_claims(capsys):
 def test_bad_input_gets_one_clear_error(argv, message, capsys):
     assert main(["audit", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_failing_mechanism_exits_with_status_1_naming_it(capsys):
+    assert main(["audit", "--mechanism", f"{FIXTURE}:broken", "--prior", "builtin:bernoulli", "--n", "3", "--notion",
+                 "mi-dp", "--epsilon", "1", "--samples", "1000"]) == 1
+    assert "always fails" in capsys.readouterr().err
 
 
 def test_demo_writes_reports_and_summary(tmp_path, capsys, monkeypatch):

@@ -231,7 +231,7 @@ def _main(argv: list) -> int:
             payload, text = modules[args.command].run(args)
     except InputError as exc:
         _error(args.command, exc)
-        return USAGE_STATUS
+        return getattr(exc, "exit_status", USAGE_STATUS)  # 1 for a failing user function (MechanismError)
     except KeyboardInterrupt:
         print(f"miaudit {args.command}: interrupted", file=sys.stderr)
         return 130
