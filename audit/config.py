@@ -8,12 +8,13 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
                                           # a batched callable, an OpenDP Measurement or a diffprivlib mechanism
     name = "display name"                 # optional
     query = "file.py:NAME"                # library mechanisms: query(db), a database's input to the library
-    params = { epsilon = 1.0 }            # a diffprivlib class: its keyword arguments
+    params = { epsilon = 1.0 }            # a diffprivlib class: its keyword arguments; a catalog mechanism:
+                                          # its parameters (also spec = "catalog:NAME?epsilon=1.0")
     sensitivity = 1.0                     # an OpenDP measurement on an aggregate: the query's sensitivity
     delta = 1e-6                          # an OpenDP smoothed max-divergence: δ at which it is read
     command = "sh mech.sh 1"              # instead of spec: an external program (mechanisms.recognition)
     wire = "text"                         # command: text | npy
-    timeout = 60                          # command: seconds per batch
+    timeout = 60                          # seconds one call (one chunk of databases; a command: one batch) may take
 
     [prior]                               # or several [[priors]] tables (Θ); default: the catalog entry's
     spec = "builtin:bernoulli"            # builtin:bernoulli|gaussian|uniform, catalog:NAME, FILE.py:NAME
@@ -25,16 +26,16 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     discrete = false
 
     [audit]
-    notion = "mi-dp"                      # mi-dp | smi-dp | mi-pp
-    epsilon = 0.125                       # nats
+    notion = "mi-dp"                      # mi-dp | smi-dp | mi-pp (default with a claim: mi-dp, mi-pp for mi-pp:EPS)
+    epsilon = 0.125                       # nats (default with a claim: the MI budget it implies)
     alpha = 0.05
     samples = 20000                       # databases per prior
     slices = 32
     records = "all"                       # or [0, 3] (DP notions)
     estimator = "dv"                      # dv | mine | nwj
     candidates = 1
-    delta = 0.0                           # DP notions: δ of the event-based DP bound
-    event_runs = 20000                    # DP notions
+    delta = 0.0                           # DP notions: δ of the event-based DP bound (default: the claim's)
+    event_runs = 20000                    # DP notions (default: samples; runs per input)
     prior_search = 0                      # DP notions: random two-point priors added to Θ (at most 1000)
     seed = 0                              # >= 0
     device = "auto"
@@ -57,6 +58,13 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     [critic]                              # optional: estimators.neural.CriticConfig fields
     max_steps = 2000
 
+    [execution]                           # optional: where the mechanism runs (README: Running the mechanism)
+    workers = 1                           # N > 1: N local worker processes; "auto": one per core
+    backend = "local"                     # local | ray
+    ray_address = "HEAD_IP:6379"          # ray: an existing cluster (default: start a local one)
+    chunk_size = 256                      # databases per mechanism call (each chunk has its own seed)
+    retries = 2                           # times a failed chunk is run again
+
 Relative file paths are read relative to the configuration file.
 
 Every value is checked against :data:`KEYS` (one :class:`~audit.config_schema.Key` per line:
@@ -78,9 +86,10 @@ from estimators.estimate import NEURAL_ESTIMATORS
 from estimators.neural import CriticConfig
 from estimators.validation import InputError
 from mechanisms.base import MechanismError
-from mechanisms.catalog import catalog
+from mechanisms.catalog import catalog, get_entry
 from mechanisms.claims import Claim, claim_from_table, parse_claim
 from mechanisms.catalog.neighbouring_pair import NeighbouringPair
+from mechanisms.execution.runner import BACKENDS, ExecutionSettings
 from mechanisms.loading import load_object
 from mechanisms.pair_files import pair_from_files
 from mechanisms.recognition import load_mechanism
@@ -120,7 +129,8 @@ KEYS = (
     Key("mechanism", "wire", "choice", choices=("text", "npy"), flag="--wire",
         help="--command: wire format (default text)"),
     Key("mechanism", "timeout", "number", above=0, flag="--timeout", metavar="S",
-        help="--command: seconds a batch may take (default 60)"),
+        help="seconds one call of the mechanism or the prior (one chunk of databases) may take "
+             "(default: no limit, 60 s for the first call; --command: 60 s per batch)"),
     Key("mechanism", "query", "spec"),
     Key("mechanism", "params", "any"),
     Key("mechanism", "sensitivity", "number", above=0),
@@ -142,7 +152,8 @@ KEYS = (
     Key("prior", "independent_columns", "bool", priors=("user",)),
     Key("prior", "discrete", "bool", priors=("user",)),
     Key("audit", "notion", "choice", choices=NOTIONS, flag="--notion"),
-    Key("audit", "epsilon", "number", above=0, flag="--epsilon", metavar="E", help="audited epsilon, nats"),
+    Key("audit", "epsilon", "number", above=0, flag="--epsilon", metavar="E",
+        help="audited MI level epsilon, nats (default with --claim: the MI budget the claim implies)"),
     Key("secret", "g", "spec", notions=("mi-pp",), flag="--secret", metavar="FILE.py:G",
         help="mi-pp: the secret g(dbs) -> (m, dg)"),
     Key("secret", "w", "spec", notions=("mi-pp",), flag="--public", metavar="FILE.py:W",
@@ -158,9 +169,9 @@ KEYS = (
     Key("audit", "estimator", "choice", choices=NEURAL_ESTIMATORS),
     Key("audit", "candidates", "int", at_least=1),
     Key("audit", "delta", "number", at_least=0, below=1, notions=DP_NOTIONS, flag="--delta",
-        help="DP notions: delta of the event-based DP bound (default 0)"),
+        help="DP notions: delta of the event-based DP bound (default: the claim's delta, else 0)"),
     Key("audit", "event_runs", "int", at_least=0, notions=DP_NOTIONS, flag="--event-runs",
-        help="DP notions: mechanism runs per neighbouring input for the event test"),
+        help="DP notions: mechanism runs per neighbouring input for the event test (default: --samples)"),
     Key("audit", "prior_search", "int", at_least=0, at_most=MAX_PRIOR_SEARCH, notions=DP_NOTIONS,
         flag="--prior-search", metavar="N",
         help=f"DP notions (Θ = all distributions): add N (at most {MAX_PRIOR_SEARCH}) distinct two-point priors "
@@ -177,10 +188,20 @@ KEYS = (
     Key("claim", "order", "number"),
     Key("claim", "mu", "number"),
     *_critic_keys(),
+    Key("execution", "workers", "any", flag="--workers", metavar="N|auto",
+        help="mechanism calls in parallel: 1 (default) in this process, N > 1 local worker processes, "
+             "auto one per core"),
+    Key("execution", "backend", "choice", choices=BACKENDS, flag="--backend",
+        help="local (default) or ray: chunks of mechanism runs as Ray tasks (pip install 'miaudit[ray]')"),
+    Key("execution", "ray_address", "string", flag="--ray-address", metavar="ADDR",
+        help="--backend ray: address of an existing Ray cluster (default: start a local Ray instance)"),
+    Key("execution", "chunk_size", "int", at_least=1, flag="--chunk-size", metavar="C",
+        help="databases per mechanism call (default 256); the samples depend on it, not on the backend"),
+    Key("execution", "retries", "int", at_least=0),
 )
 
 #: Top-level entries: tables, and arrays of tables (``[[priors]]``, ``[[pairs]]``).
-TABLES = ("mechanism", "prior", "audit", "secret", "claim", "critic")
+TABLES = ("mechanism", "prior", "audit", "secret", "claim", "critic", "execution")
 ARRAYS_OF_TABLES = {"priors": "prior", "pairs": "pairs"}
 #: Where :func:`load_config` records the configuration file's folder (relative paths start there).
 BASE_DIR = "_base_dir"
@@ -252,6 +273,16 @@ def _resolve(spec: str, base_dir: str | None) -> str:
     return spec
 
 
+def _source(spec: str, base_dir: str | None) -> str:
+    """The mechanism's specification as worker processes load it: a FILE.py part made absolute
+    (Ray workers do not run in this folder)."""
+    spec = _resolve(spec, base_dir)
+    source, sep, name = spec.rpartition(":")
+    if source.endswith(".py"):
+        return str(Path(source).resolve()) + sep + name
+    return spec
+
+
 def _named(label: str, error: InputError) -> InputError:
     """``error`` with ``label`` in front (a failing user function keeps its own class and name)."""
     if isinstance(error, MechanismError):
@@ -288,11 +319,15 @@ def _prior_kind(spec, entry) -> str:
     return "catalog" if spec.startswith("catalog:") else "user"
 
 
-def _catalog_entry(name: str, label: str):
-    entries = {e.name: e for e in catalog()}
-    if name not in entries:
-        raise InputError(f"{label}: no catalog mechanism {name!r}; choose from {', '.join(sorted(entries))}")
-    return entries[name]
+def _catalog_entry(name: str, label: str, params=None):
+    """The catalog entry ``NAME[?KEY=VALUE&...]`` at ``params`` ([mechanism] params)."""
+    names = [e.name for e in catalog()]
+    if name.partition("?")[0] not in names:
+        raise InputError(f"{label}: no catalog mechanism {name!r}; choose from {', '.join(sorted(names))}")
+    try:
+        return get_entry(name, params)
+    except InputError as exc:
+        raise InputError(f"{label}: {exc}") from None
 
 
 def _builtin_prior(kind: str, table: dict, where: str) -> Prior:
@@ -402,6 +437,20 @@ def _critic(raw: dict, notion: str) -> CriticConfig:
         raise _named("[critic]", exc) from None
 
 
+def _execution(raw: dict, notion: str, timeout: float | None) -> ExecutionSettings:
+    table = validate_table(raw, keys_of("execution"), "[execution]", notion=notion)
+    workers = table.get("workers", 1)
+    if isinstance(workers, str) and workers.isdigit():
+        workers = int(workers)  # from the flag
+    if workers != "auto" and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise InputError(f"{keys_of('execution')['workers'].label} must be a positive integer or \"auto\", "
+                         f"got {plain(workers)}")
+    try:
+        return ExecutionSettings(**{**table, "workers": workers}, timeout=timeout)
+    except InputError as exc:
+        raise _named("[execution]", exc) from None
+
+
 def _warn_if_uncertifiable(spec: AuditSpec) -> None:
     """Say why, and how to fix it, when a declared prior allows no certificate for any secret."""
     for prior in spec.priors:
@@ -450,24 +499,37 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     raw_audit = config.get("audit", {})
     if not isinstance(raw_audit, dict):
         raise InputError("configuration entry [audit] must be a table")
-    for required in ("notion", "epsilon"):
-        if required not in raw_audit:
-            raise InputError(f"the audit needs {keys_of('audit')[required].label}")
-    notion = keys_of("audit")["notion"].check(raw_audit["notion"])
-    audit = validate_table(raw_audit, keys_of("audit"), "[audit]", notion=notion)
+    # The claim: --claim / [claim], else the catalog entry's or the library's. With a claim the
+    # notion and the MI level audited default to the claim's (AuditSpec resolves the level).
+    claim = _claim(config.get("claim", {}), None)
+    given_notion = keys_of("audit")["notion"].check(raw_audit["notion"]) if "notion" in raw_audit else None
 
-    mechanism_table = validate_table(config.get("mechanism", {}), keys_of("mechanism"), "[mechanism]", notion=notion)
+    mechanism_table = validate_table(config.get("mechanism", {}), keys_of("mechanism"), "[mechanism]",
+                                     notion=given_notion)
     if "spec" not in mechanism_table and "command" not in mechanism_table:
         raise InputError("the audit needs a mechanism: --mechanism or [mechanism] spec = \"catalog:NAME\" or "
                          "\"FILE.py:NAME\" (or --command \"PROGRAM ARGS\")")
     spec = mechanism_table.get("spec", "")
     entry = loaded = None
     if spec.startswith("catalog:"):
-        entry = _catalog_entry(spec.split(":", 1)[1], "[mechanism] spec (--mechanism)")
+        entry = _catalog_entry(spec.split(":", 1)[1], "[mechanism] spec (--mechanism)", mechanism_table.get("params"))
         mechanism, name = entry.mechanism, entry.name
     else:  # a batched callable, a library mechanism or a program (mechanisms.recognition)
         loaded = load_mechanism(mechanism_table, lambda text: _resolve(text, base_dir))
         mechanism, name = loaded.mechanism, loaded.name
+    if claim is None and entry is not None:
+        claim = entry.claimed.as_claim(origin=f"catalog entry {entry.name}")
+    notes = ()
+    if loaded is not None:
+        claim, notes = _with_library_claim(claim, loaded)
+
+    for required in ("notion", "epsilon"):
+        if required not in raw_audit and claim is None:
+            raise InputError(f"the audit needs {keys_of('audit')[required].label}, or a claim to audit "
+                             "(--claim or [claim])")
+    notion = given_notion or claim.default_audit_notion
+    audit = validate_table(raw_audit, keys_of("audit"), "[audit]", notion=notion)
+    audit["notion"] = notion
 
     pairs_only = entry is None and "prior" not in config and "priors" not in config and bool(config.get("pairs"))
     if "priors" in config and "prior" in config:
@@ -500,12 +562,6 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
         raise InputError(f"{keys_of('audit')['records'].label} must be record indices in [0, {shape[0]}) for "
                          f"databases of {shape[0]} records, got {plain(list(records))}")
 
-    claim = _claim(config.get("claim", {}), notion)
-    if claim is None and entry is not None:
-        claim = entry.claimed.as_claim(origin=f"catalog entry {entry.name}")
-    notes = ()
-    if loaded is not None:
-        claim, notes = _with_library_claim(claim, loaded)
     if pairs_only:
         if records is None:  # under a pair's two-point prior only the record that switches can leak
             records = tuple(sorted({differing_record(pair) for pair in pairs}))
@@ -515,6 +571,9 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     result = AuditSpec(mechanism=mechanism, priors=priors, framework=_framework(config.get("secret", {}), base_dir,
                                                                                  notion),
                        pairs=pairs, records=records, claim=claim, critic=_critic(config.get("critic", {}), notion),
-                       notes=notes, name=mechanism_table.get("name", name), quiet=quiet, **audit)
+                       notes=notes, name=mechanism_table.get("name", name), quiet=quiet,
+                       execution=_execution(config.get("execution", {}), notion, mechanism_table.get("timeout")),
+                       mechanism_source=_source(spec, base_dir) if entry is not None or (
+                           spec and loaded.library is None) else None, **audit)
     _warn_if_uncertifiable(result)
     return result

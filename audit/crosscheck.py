@@ -1,24 +1,152 @@
-"""Cross-checks: does the audit's evidence contradict what a claimed guarantee implies?
+"""The tests of a claim: which can refute it, the share of α each spends, and what they found.
 
-A claim (:mod:`mechanisms.claims`) implies an upper bound on the audited MI (its MI budget);
-a certified lower bound above it refutes the claim (with the audit's confidence), and a point
-estimate above it is inconsistent with it (no error guarantee). A claim with a privacy profile
-is also checked against the event test's certified pair over its whole profile.
+A claim (:mod:`mechanisms.claims`) can be refuted by
+
+- **the MI test**: the certified MI lower bound above the MI budget the claim implies;
+- **the event test**: the certified pair (p̲ on one input, p̄ on its neighbour) of an event
+  outside the claim's privacy profile (p̲ > e^ε′ p̄ + δ(ε′) for some ε′ ≥ 0, or the same for
+  the complement with the roles swapped).
+
+``claim_verdict`` is ``refuted`` when any planned test refutes. Each planned test spends a
+share of α fixed before any sampling (:func:`plan_claim_tests`), the shares summing to α, so
+by the union bound the type-I error of ``refuted`` is at most α (DESIGN.md, statistical core).
+A test that cannot refute the claim whatever the mechanism does (no MI budget; a budget at or
+above the MI a record can carry, log of its number of values; an event test whose runs cannot
+certify a pair outside the profile even for perfectly separated inputs) spends nothing.
 """
 
 from __future__ import annotations
 
-from mechanisms.claims import Claim
+import math
+from dataclasses import dataclass, field
 
+import numpy as np
+
+from mechanisms.claims import RECORD_AUDIT_NOTIONS, Claim
+
+from .event_test import clopper_pearson
 from .result import CrossCheck
 
 _EVENT_THEOREMS = ["privacy profile: P(M(D) ∈ E) ≤ e^ε′ P(M(D′) ∈ E) + δ(ε′) for every ε′ ≥ 0",
                    "Clopper–Pearson (1934)"]
 
 
+def record_support(priors) -> int | None:
+    """The most values one record takes under any of ``priors`` when that is finite and known.
+
+    Counted from the prior's definition (product Bernoulli: 2^k; categorical: C^k; two-point: 2;
+    fixed rest: its record prior's; empirical: the distinct rows of the data), never from
+    samples; ``None`` when any prior's record support is not known to be finite.
+    """
+    from mechanisms.priors import Categorical, EmpiricalResample, FixedRest, ProductBernoulli, TwoPoint
+
+    def one(prior):
+        if isinstance(prior, TwoPoint):
+            return 2
+        if isinstance(prior, ProductBernoulli):
+            return 2 ** prior.k
+        if isinstance(prior, Categorical):
+            return int(np.shape(prior.probabilities)[-1]) ** prior.k
+        if isinstance(prior, FixedRest):
+            return one(prior.record_prior)
+        if isinstance(prior, EmpiricalResample):
+            return len(np.unique(np.asarray(prior.data).reshape(len(prior.data), -1), axis=0))
+        return None
+
+    sizes = [one(p) for p in priors]
+    return None if any(s is None for s in sizes) else max(max(sizes), 2)
+
+
+def smallest_refutable_runs(claim: Claim, alpha: float, limit: int = 10**9) -> int | None:
+    """The fewest certification runs per input with which the event test could refute ``claim``.
+
+    The best any event can do with n runs per input is all n hits on one input and none on
+    the other: p̲ = (α/2)^{1/n}, p̄ = 1 − (α/2)^{1/n} (Clopper–Pearson at α/2 each). Returns the
+    smallest n (by bisection; the best pair improves with n) whose best pair lies outside the
+    claim's profile, ``None`` when none up to ``limit`` does.
+    """
+    def refutes(n):
+        lower, _ = clopper_pearson(n, n, alpha / 2)
+        _, upper = clopper_pearson(0, n, alpha / 2)
+        return claim.check_event(float(lower), float(upper)).refuted
+
+    if not refutes(limit):
+        return None
+    lo, hi = 1, limit
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if refutes(mid) else (mid + 1, hi)
+    return lo
+
+
+@dataclass(frozen=True)
+class ClaimPlan:
+    """Which tests may refute the claim and the α each spends, fixed before sampling.
+
+    Attributes
+    ----------
+    alpha_spent : dict
+        ``test -> α share`` for the tests that may refute the claim (``"mi"``, ``"event"``);
+        the shares sum to α (empty without a claim or when no test can refute it).
+    mi_alpha, event_alpha : float
+        The level at which the MI lower bound and the event pair are certified: the test's
+        share when it tests the claim, else α (a separate statement).
+    record_support : int or None
+        Values a record takes under the declared priors (finite and known), or ``None``.
+    notes : tuple of str
+        Why a test does not test the claim (said up front, before any sampling).
+    """
+
+    alpha_spent: dict = field(default_factory=dict)
+    mi_alpha: float = 0.05
+    event_alpha: float = 0.05
+    record_support: int | None = None
+    notes: tuple = ()
+
+
+def plan_claim_tests(spec) -> ClaimPlan:
+    """The claim's tests and their α shares for ``spec`` (an :class:`~audit.spec.AuditSpec`)."""
+    alpha, claim = spec.alpha, spec.claim
+    support = record_support(spec.priors)
+    if claim is None:
+        return ClaimPlan({}, alpha, alpha, support, ())
+    tests, notes = [], []
+    budget = claim.implied_mi_budget(spec.notion, support)
+    if budget.value is None:
+        notes.append(f"The MI test does not test the claim {claim.label}: {budget.reason}.")
+    elif support is not None and budget.value >= math.log(support):
+        notes.append(f"The MI test cannot refute the claim {claim.label}: a record takes at most {support} values, so "
+                     f"its MI is at most log {support} = {math.log(support):.4g} nats, not above the claim's budget "
+                     f"{budget.value:.4g} nats; it spends no α.")
+    else:
+        tests.append("mi")
+    if not claim.has_profile:
+        notes.append(f"The event test does not test the claim {claim.label}: {claim.no_profile_reason}.")
+    elif spec.notion not in RECORD_AUDIT_NOTIONS:
+        notes.append(f"The event test does not test the claim {claim.label}: it compares neighbouring databases, "
+                     "and this audit's notion is about Pufferfish secrets.")
+    elif spec.event_runs == 0:
+        notes.append(f"The event test is off (event_runs = 0), so it does not test the claim {claim.label}.")
+    else:
+        share = alpha / (len(tests) + 1)
+        needed = smallest_refutable_runs(claim, share, limit=max(spec.event_runs, 1))
+        if needed is None:
+            best = smallest_refutable_runs(claim, share)
+            more = "" if best is None else f"; it needs at least {best} runs per input"
+            notes.append(f"With {spec.event_runs} runs per input the event test cannot refute the claim "
+                         f"{claim.label}, even for perfectly separated inputs{more} (raise --samples or "
+                         f"--event-runs); it spends no α.")
+        else:
+            tests.append("event")
+    shares = {test: alpha / len(tests) for test in tests}
+    if not tests:
+        notes.append(f"No test of this audit can refute the claim {claim.label}; it is reported as not refuted.")
+    return ClaimPlan(shares, shares.get("mi", alpha), shares.get("event", alpha), support, tuple(notes))
+
+
 def cross_checks(claim: Claim | None, notion: str, lower_bound, estimate: float, event=None,
-                 record_support: int | None = None) -> list:
-    """The cross-checks of an audit's evidence against ``claim`` (empty without a claim).
+                 plan: ClaimPlan | None = None) -> list:
+    """The tests of ``claim`` against the audit's evidence (empty without a claim).
 
     Parameters
     ----------
@@ -26,31 +154,40 @@ def cross_checks(claim: Claim | None, notion: str, lower_bound, estimate: float,
     notion : {"mi-dp", "smi-dp", "mi-pp"}
         The audited MI notion.
     lower_bound : float or None
-        The certified MI lower bound (nats).
+        The certified MI lower bound (nats), at level ``plan.mi_alpha``.
     estimate : float
         The MI point estimate (nats).
     event : audit.result.EventTest, optional
-        The event test's certified pair, checked against the claim's profile.
-    record_support : int, optional
-        Values a record can take under every audited prior (finite), for (ε, δ) claims.
+        The event test's certified pair (at level ``plan.event_alpha``).
+    plan : ClaimPlan, optional
+        The α shares; a test not in ``plan.alpha_spent`` is reported but cannot refute.
     """
     if claim is None:
         return []
+    plan = plan or ClaimPlan()
     checks = []
-    budget = claim.implied_mi_budget(notion, record_support)
+    budget = claim.implied_mi_budget(notion, plan.record_support)
+    mi_alpha = plan.alpha_spent.get("mi")
     if budget.value is not None:
         bound = budget.value
-        contradiction = lower_bound is not None and lower_bound > bound
+        contradiction = mi_alpha is not None and lower_bound is not None and lower_bound > bound
         detail = (f"the claim {claim.label} implies at most {bound:.4g} nats; certified lower bound "
-                  f"{'none' if lower_bound is None else f'{lower_bound:.4g}'} nats, estimate {estimate:.4g} nats")
-        checks.append(CrossCheck(claim.label, bound, contradiction, estimate <= bound, list(budget.theorems), detail))
+                  f"{'none' if lower_bound is None else f'{lower_bound:.4g}'} nats, estimate {estimate:.4g} nats"
+                  + ("" if mi_alpha is not None else " (not a test of the claim: it cannot refute it here)"))
+        checks.append(CrossCheck(claim.label, bound, contradiction, estimate <= bound, list(budget.theorems), detail,
+                                 test="mi", statistic=lower_bound, threshold=bound, alpha_spent=mi_alpha))
     else:
-        checks.append(CrossCheck(claim.label, None, False, None, [], budget.reason))
+        checks.append(CrossCheck(claim.label, None, False, None, [], budget.reason, test="mi"))
+    event_alpha = plan.alpha_spent.get("event")
     if event is not None and claim.has_profile:
         check = claim.check_event(event.p_first_lower, event.p_second_upper)
         form = ("p̲ − e^ε′ p̄" if check.event == "E" else "(1 − p̄) − e^ε′ (1 − p̲)")
         detail = (f"event test: certified p̲ = {event.p_first_lower:.4g}, p̄ = {event.p_second_upper:.4g}; at "
                   f"ε′ = {check.epsilon_prime:.4g}, {form} = {check.statistic:.4g} "
-                  f"{'>' if check.refuted else '≤'} δ(ε′) = {check.threshold:.4g}")
-        checks.append(CrossCheck(claim.label, None, check.refuted, None, list(_EVENT_THEOREMS), detail))
+                  f"{'>' if check.refuted else '≤'} δ(ε′) = {check.threshold:.4g}"
+                  + ("" if event_alpha is not None else " (not a test of the claim: no α was planned for it)"))
+        checks.append(CrossCheck(claim.label, None, check.refuted and event_alpha is not None, None,
+                                 list(_EVENT_THEOREMS), detail, test="event", statistic=check.statistic,
+                                 threshold=check.threshold, alpha_spent=event_alpha,
+                                 epsilon_prime=check.epsilon_prime))
     return checks

@@ -30,21 +30,20 @@ import numpy as np
 from estimators.certify import averaged_dv_lower_bound, averaging_shifts, certify_critics
 from estimators.device import resolve_device
 from estimators.neural import fit_critics
-from estimators.progress import progress_bar
 from estimators.slicing import project, random_frames
 from estimators.validation import InputError
-from mechanisms.base import sample_mechanism
+from mechanisms.execution.memory import check_sample_memory
+from mechanisms.execution.runner import MechanismRunner
 
 from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from mechanisms.claims import RECORD_AUDIT_NOTIONS
 
-from .crosscheck import cross_checks
-from .event_test import choose_threshold, clopper_pearson, epsilon_from_bounds
+from .crosscheck import cross_checks, plan_claim_tests
+from .event_test import choose_threshold, claim_objective, clopper_pearson, epsilon_from_bounds
 from .prior_search import random_pairs, search_priors
 from .result import AuditResult, EventTest, SecretEvidence, finite_or_none
 from .spec import AuditSpec
 
-SAMPLING_CHUNK = 8192
 MIN_TEST_SAMPLES = 200
 
 
@@ -75,23 +74,12 @@ class _Cell:
         return self.pair.name if self.record is None else f"record {self.record}"
 
 
-def draw_samples(spec: AuditSpec, prior, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """``samples`` databases from ``prior`` and one mechanism output each, in validated chunks."""
-    dbs = prior(spec.samples, rng)
-    outputs = []
-    bar = progress_bar(spec.samples, f"sampling {spec.mechanism_label}", quiet=spec.quiet)
-    for start in range(0, spec.samples, SAMPLING_CHUNK):
-        chunk = dbs[start:start + SAMPLING_CHUNK]
-        try:
-            outputs.append(sample_mechanism(spec.mechanism, chunk, rng, name=spec.mechanism_label))
-        except InputError as exc:
-            index = getattr(exc, "database_index", None)
-            if index is not None:
-                exc.args = (f"{exc.args[0]} (audit sample {start + index})",)
-            raise
-        bar.update(len(chunk))
-    bar.close()
-    return dbs, np.concatenate(outputs)
+def draw_samples(spec: AuditSpec, prior, rng: np.random.Generator,
+                 runner: MechanismRunner) -> tuple[np.ndarray, np.ndarray]:
+    """``samples`` databases from ``prior`` and one mechanism output each, in seeded chunks
+    (identical on every backend; :mod:`mechanisms.execution.runner`)."""
+    dbs = runner.draw(prior, spec.samples, rng)
+    return dbs, runner.sample(dbs, rng, what="audit sample")
 
 
 def _pad(arr: np.ndarray, width: int) -> np.ndarray:
@@ -205,22 +193,32 @@ def run_audit(spec: AuditSpec) -> AuditResult:
         Bad inputs, a sample budget too small to certify anything, or (``MechanismError``)
         a mechanism that raises, returns the wrong shape or non-finite values.
     """
+    with MechanismRunner(spec.mechanism, spec.mechanism_label, spec.execution, source=spec.mechanism_source,
+                         quiet=spec.quiet) as runner:
+        return _run_audit(spec, runner)
+
+
+def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
     started = time.perf_counter()
     if spec.samples * spec.critic.split[2] < MIN_TEST_SAMPLES:
         need = int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2]))
         raise InputError(f"argument 'samples' ({spec.samples}) is too small to certify anything: the held-out "
                          f"split would have fewer than {MIN_TEST_SAMPLES} samples; use at least {need}")
+    # Which tests may refute the claim, and their shares of α, fixed before any sampling.
+    plan = plan_claim_tests(spec)
     device = resolve_device(spec.device)
     rng = np.random.default_rng(spec.seed)
     mechanism_rng = np.random.default_rng(rng.integers(2**63))
-    notes = list(spec.notes)
+    notes = list(spec.notes) + list(plan.notes)
 
     # Θ: the declared priors (every audited secret), then any searched two-point priors (only
     # the record that switches can leak under them).
     searched = search_priors(tuple(spec.pairs) + tuple(random_pairs(spec.priors[0], spec.prior_search, rng)))
     theta = [(prior, None) for prior in spec.priors] + searched
     priors = [prior for prior, _ in theta]
-    data = [draw_samples(spec, prior, mechanism_rng) for prior in priors]
+    check_sample_memory(spec.samples, spec.priors[0].shape, len(priors))
+    data = [draw_samples(spec, prior, mechanism_rng, runner) for prior in priors]
+    notes.extend(runner.notes)
     outputs = [y for _, y in data]
     cells = []
     for prior_index, ((prior, varying), (dbs, _)) in enumerate(zip(theta, data)):
@@ -252,7 +250,8 @@ def run_audit(spec: AuditSpec) -> AuditResult:
                                      device=device, quiet=spec.quiet, desc="sliced critics")
 
     certifiable = [c for c in cells if c.certifiable]
-    evidence, selected_bound, certified_name, best_candidate, n_certified = _certify(spec, cells, certifiable, fits, rng)
+    evidence, selected_bound, certified_name, best_candidate, n_certified = _certify(spec, cells, certifiable, fits, rng,
+                                                                                     plan.mi_alpha)
     estimate = max(e.estimate for e in evidence)
     paper_statistic = None
     if "slices" in fits:
@@ -260,26 +259,39 @@ def run_audit(spec: AuditSpec) -> AuditResult:
         paper_statistic = max(float(np.mean(est[c.slices] - (0 if c.slices_chain is None else est[c.slices_chain])))
                               for c in cells)
     estimate_only = not certifiable
-    if estimate_only:
+    if spec.epsilon is None:
+        verdict = None
+        notes.append("No MI level was audited: the claim implies no MI budget here and no epsilon was given, so "
+                     "there is no MI-notion verdict.")
+    elif estimate_only:
         verdict = "violation" if estimate > spec.epsilon else "no-violation-detected"
         notes.append("no secret could be certified: the verdict rests on the point estimate only")
     else:
         verdict = "violation" if selected_bound > spec.epsilon else "no-violation-detected"
 
     dp_mi = event = None
-    event_samples = 0
     if spec.notion in RECORD_AUDIT_NOTIONS and selected_bound is not None:
         dp_mi = dp_epsilon_lower_bound_from_mi(selected_bound)
         if spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
-            event, event_samples = _event_test(spec, best_candidate, fits, data, mechanism_rng)
-    checks = cross_checks(spec.claim, spec.notion, selected_bound, estimate, event)
+            target = spec.claim if "event" in plan.alpha_spent else None
+            event = _event_test(spec, best_candidate, fits, data, mechanism_rng, runner, plan.event_alpha, target)
+    checks = cross_checks(spec.claim, spec.notion, selected_bound, estimate, event, plan)
+    claim_verdict = None
+    if spec.claim is not None:
+        claim_verdict = "refuted" if any(c.certified_contradiction for c in checks) else "not-refuted"
+    by_purpose = {"mi": spec.samples * len(priors)}
+    if event is not None:
+        by_purpose["event_selection"] = event.selection_runs
+        by_purpose["event_certification"] = 2 * event.runs_per_input
     return AuditResult(
         verdict=verdict, notion=spec.notion, epsilon=spec.epsilon, alpha=spec.alpha,
         lower_bound=finite_or_none(selected_bound), estimate=estimate, paper_statistic=paper_statistic,
         dp_epsilon_lower_bound_mi=dp_mi,
         dp_epsilon_lower_bound_event=None if event is None else event.epsilon_lower_bound,
         per_record=evidence, cross_checks=checks,
-        samples=spec.samples * len(priors) + event_samples,
+        samples=sum(by_purpose.values()), samples_by_purpose=by_purpose,
+        claim=None if spec.claim is None else spec.claim.to_dict(spec.notion, plan.record_support),
+        claim_verdict=claim_verdict, claim_alpha=dict(plan.alpha_spent),
         seconds=time.perf_counter() - started, seed=spec.seed, mechanism=spec.mechanism_label,
         priors=[p.describe() for p in priors],
         theta_statement=_theta_statement(spec, len(searched)),
@@ -377,12 +389,11 @@ def _theta_statement(spec, n_searched: int) -> str:
             "semantics Θ is all distributions, and a leak under any member refutes the claim)")
 
 
-def _certify(spec, cells, certifiable, fits, rng):
-    """Per-secret evidence (bounds simultaneous over all candidates), and the selected certificate."""
-    alpha = spec.alpha
+def _certify(spec, cells, certifiable, fits, rng, alpha):
+    """Per-secret evidence (bounds simultaneous over all candidates), and the selected certificate, at level α."""
     sliced = fits.get("slices")
     if spec.notion == "smi-dp":
-        return _certify_sliced_average(spec, cells, certifiable, sliced)
+        return _certify_sliced_average(spec, cells, certifiable, sliced, alpha)
     candidates = _candidates(cells, fits)
     certifier = _Certifier(spec, fits, rng)
     delta_all = alpha / max(1, len(candidates))
@@ -405,9 +416,8 @@ def _certify(spec, cells, certifiable, fits, rng):
     return evidence, bounds[best], chosen[best].label, chosen[best], k
 
 
-def _certify_sliced_average(spec, cells, certifiable, fit):
-    """SMI-DP: each secret's certificate is the averaged DV bound over its slices."""
-    alpha = spec.alpha
+def _certify_sliced_average(spec, cells, certifiable, fit, alpha):
+    """SMI-DP: each secret's certificate is the averaged DV bound over its slices, at level α."""
     lo = fit.output_range[0]
     _, caps = certify_critics(fit, alpha)
     shifts = averaging_shifts(fit.validation_product, caps)
@@ -450,8 +460,18 @@ def _features(cell, kind, index, dbs, outputs):
     return u, np.concatenate((vy, vw), axis=1)
 
 
-def _event_test(spec, candidate, fits, data, rng):
-    """Certified ε-DP lower bound from the chosen critic between two neighbouring databases."""
+MIN_SELECTION_RUNS = 100
+
+
+def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None):
+    """The chosen critic as a likelihood-ratio test between two neighbouring databases.
+
+    Its certified pair (p̲, p̄) at level ``alpha`` gives the ε-DP lower bound and, with a
+    ``claim``, is what the claim's profile is checked against (the event is then chosen to
+    refute the claim, :func:`audit.event_test.claim_objective`). Choosing the event spends
+    about ``event_runs`` runs in all (split over the candidate pairs and their two inputs);
+    certifying it ``event_runs`` fresh runs per input. The mechanism runs go through ``runner``.
+    """
     cell, kind, index = candidate.cell, candidate.kind, candidate.index
     fit = fits[kind]
     scorer = fit.scorer
@@ -461,15 +481,17 @@ def _event_test(spec, candidate, fits, data, rng):
     base = dbs[validation[0]].copy()
     values = np.unique(dbs[validation[:256], record, :], axis=0)[:4]
     if len(values) < 2:
-        return None, 0
+        return None
     width_u, width_v = scorer.input_widths(index)
-    select_runs = max(500, spec.event_runs // 4)
+    n_pairs = len(values) * (len(values) - 1) // 2
+    select_runs = max(MIN_SELECTION_RUNS, spec.event_runs // (2 * n_pairs))
+    objective = None if claim is None else claim_objective(claim)
 
     def run(value, runs):
         neighbour = base.copy()
         neighbour[record] = value
         batch = np.repeat(neighbour[None], runs, axis=0)
-        return batch, sample_mechanism(spec.mechanism, batch, rng, name=spec.mechanism_label)
+        return batch, runner.sample(batch, rng, what="event-test run")
 
     def score(first, second, batch_first, outputs):
         # log-likelihood-ratio statistic: T(first, y, rest) − T(second, y, rest)
@@ -492,14 +514,13 @@ def _event_test(spec, candidate, fits, data, rng):
             used += 2 * select_runs
             s_a = score(values[i], values[j], batch_a, y_a)
             s_b = score(values[i], values[j], batch_b, y_b)
-            threshold, upper, predicted = choose_threshold(s_a, s_b, runs=spec.event_runs, alpha=spec.alpha,
-                                                           delta=spec.delta)
+            threshold, upper, predicted = choose_threshold(s_a, s_b, runs=spec.event_runs, alpha=alpha,
+                                                           delta=spec.delta, objective=objective)
             if best is None or predicted > best[4]:
                 best = (values[i], values[j], threshold, upper, predicted)
     a, b, threshold, upper, _ = best
     batch_a, y_a = run(a, spec.event_runs)
     batch_b, y_b = run(b, spec.event_runs)
-    used += 2 * spec.event_runs
     s_a, s_b = score(a, b, batch_a, y_a), score(a, b, batch_b, y_b)
     if upper:
         hits_first, hits_second = int((s_a > threshold).sum()), int((s_b > threshold).sum())
@@ -508,8 +529,8 @@ def _event_test(spec, candidate, fits, data, rng):
         hits_first, hits_second = int((s_b <= threshold).sum()), int((s_a <= threshold).sum())
         description = f"E = {{T(a, y) − T(b, y) ≤ {threshold:.4g}}}, first input b, second a"
     n = spec.event_runs
-    p_lower, _ = clopper_pearson(hits_first, n, spec.alpha / 2)
-    _, p_upper = clopper_pearson(hits_second, n, spec.alpha / 2)
+    p_lower, _ = clopper_pearson(hits_first, n, alpha / 2)
+    _, p_upper = clopper_pearson(hits_second, n, alpha / 2)
     p_lower, p_upper = float(p_lower), float(p_upper)
     description += (f"; neighbouring databases differ in record {record} "
                     f"(a = {np.array2string(a, precision=4)}, b = {np.array2string(b, precision=4)})")
@@ -518,5 +539,6 @@ def _event_test(spec, candidate, fits, data, rng):
         p_first=hits_first / n, p_second=hits_second / n, p_first_lower=p_lower, p_second_upper=p_upper,
         delta=spec.delta, epsilon_lower_bound=epsilon_from_bounds(p_lower, p_upper, 0.0),
         epsilon_lower_bound_at_delta=epsilon_from_bounds(p_lower, p_upper, spec.delta) if spec.delta > 0 else None,
+        alpha=alpha, selection_runs=used,
     )
-    return test, used
+    return test

@@ -39,28 +39,59 @@ def epsilon_from_bounds(p_lower: float, p_upper: float, delta: float = 0.0) -> f
     return max(0.0, math.log((p_lower - delta) / p_upper))
 
 
+def epsilon_objective(delta: float = 0.0):
+    """The default event objective: the ε ≥ log((p̲ − δ)/p̄) a pair of bounds would certify."""
+    def objective(lower, upper):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where((lower - delta > 0) & (upper > 0), np.log(np.maximum(lower - delta, 1e-300) / upper), 0.0)
+    return objective
+
+
+def claim_objective(claim):
+    """An event objective for refuting ``claim``: events predicted to refute it first.
+
+    A pair predicted outside the claim's profile scores above 1: for a pure (local) DP claim by
+    the ε it would certify (the ε lower bound is that claim's natural evidence), for the other
+    claims by its excess over δ(ε′) (:meth:`mechanisms.claims.Claim.event_margin`).
+    Any other pair that would certify some ε > 0 scores in (−1, 0) by that ε, so that when
+    nothing refutes the ε bound is still the best available; the rest score below −1 by their
+    (negative) excess: the event closest to refuting.
+    """
+    epsilon = epsilon_objective(claim.delta)
+    by_epsilon = claim.notion in ("dp", "ldp") and claim.delta == 0
+
+    def objective(lower, upper):
+        margin = claim.event_margin(lower, upper)
+        eps = epsilon(lower, upper)
+        refuting = 1.0 + (eps / (1.0 + eps) if by_epsilon else margin)
+        return np.where(margin > 0, refuting, np.where(eps > 0, eps / (1.0 + eps) - 1.0, (margin - 3.0) / 2.0))
+    return objective
+
+
 def choose_threshold(scores_first: np.ndarray, scores_second: np.ndarray, *, runs: int, alpha: float,
-                     delta: float = 0.0) -> tuple[float, bool, float]:
-    """Threshold t and direction maximizing the ε bound that ``runs`` fresh runs would certify.
+                     delta: float = 0.0, objective=None) -> tuple[float, bool, float]:
+    """Threshold t and direction maximizing what ``runs`` fresh runs would certify.
 
     Considers E = {score > t} (first input more likely) and E = {score ≤ t} (second input more
     likely, roles swapped). The prediction uses the observed frequencies with Clopper–Pearson
-    bounds at the certification sample size, so tiny events with no power are not chosen.
+    bounds at the certification sample size (each at α/2), so tiny events with no power are
+    not chosen. ``objective(p_lower, p_upper) -> score`` ranks the predicted bounds (default:
+    the ε bound at ``delta``, :func:`epsilon_objective`; for a claim, :func:`claim_objective`).
 
     Returns
     -------
-    threshold, upper_tail, predicted_epsilon
+    threshold, upper_tail, predicted_score
     """
+    objective = objective or epsilon_objective(delta)
     pooled = np.concatenate((scores_first, scores_second))
     thresholds = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, 201)))
     above_first = (scores_first[:, None] > thresholds).mean(axis=0)
     above_second = (scores_second[:, None] > thresholds).mean(axis=0)
-    best = (float(thresholds[0]), True, 0.0)
+    best = (float(thresholds[0]), True, -np.inf)
     for upper_tail, p_first, p_second in ((True, above_first, above_second), (False, 1 - above_second, 1 - above_first)):
         lower, _ = clopper_pearson(np.round(p_first * runs), runs, alpha / 2)
         _, upper = clopper_pearson(np.round(p_second * runs), runs, alpha / 2)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            predicted = np.where((lower - delta > 0) & (upper > 0), np.log(np.maximum(lower - delta, 1e-300) / upper), 0.0)
+        predicted = objective(lower, upper)
         i = int(np.argmax(predicted))
         if predicted[i] > best[2]:
             best = (float(thresholds[i]), upper_tail, float(predicted[i]))

@@ -60,7 +60,9 @@ class EventTest:
 
     The critic, thresholded on the select split, defines an event E. Its probabilities under
     the two inputs are bounded with Clopper–Pearson intervals from fresh, independent runs
-    of the mechanism, and ε ≥ log((p̲ − δ) / p̄) is certified at confidence 1 − α.
+    of the mechanism (p̲ = ``p_first_lower``, p̄ = ``p_second_upper``, each at level α/2 with
+    α = ``alpha``), and ε ≥ log((p̲ − δ) / p̄) is certified at confidence 1 − α.
+    ``selection_runs`` counts the runs spent choosing the event (on other runs).
     """
 
     secret: str
@@ -74,6 +76,8 @@ class EventTest:
     delta: float
     epsilon_lower_bound: float
     epsilon_lower_bound_at_delta: float | None
+    alpha: float | None = None
+    selection_runs: int = 0
 
     def to_dict(self) -> dict:
         return to_jsonable(dict(self.__dict__))
@@ -81,7 +85,29 @@ class EventTest:
 
 @dataclass(frozen=True)
 class CrossCheck:
-    """A comparison of the audit's evidence with a theorem applied to a claimed guarantee."""
+    """One test of a claim against the audit's evidence (:mod:`audit.crosscheck`).
+
+    Attributes
+    ----------
+    claim : str
+        The claim, in words.
+    implied_mi_upper_bound : float or None
+        The MI test: the claim's MI budget (nats), ``None`` for the event test or no budget.
+    certified_contradiction : bool
+        Whether this test refutes the claim (only a test with an α share can).
+    estimate_consistent : bool or None
+        The MI test: whether the point estimate is within the budget (no error guarantee).
+    theorems : list of str
+    detail : str
+    test : {"mi", "event"}
+    statistic, threshold : float or None
+        What was compared: the certified MI lower bound against the budget; for the event test
+        p̲ − e^ε′ p̄ (or its complement form) against δ(ε′) at ``epsilon_prime``.
+    alpha_spent : float or None
+        This test's share of α (``None``: it does not test the claim, see the notes).
+    epsilon_prime : float or None
+        The event test's ε′.
+    """
 
     claim: str
     implied_mi_upper_bound: float | None
@@ -89,6 +115,19 @@ class CrossCheck:
     estimate_consistent: bool | None
     theorems: list
     detail: str
+    test: str = "mi"
+    statistic: float | None = None
+    threshold: float | None = None
+    alpha_spent: float | None = None
+    epsilon_prime: float | None = None
+
+    def refutation(self) -> dict:
+        """The evidence as ``refuted_by`` lists it."""
+        out = {"test": self.test, "statistic": self.statistic, "threshold": self.threshold,
+               "alpha_spent": self.alpha_spent, "detail": self.detail}
+        if self.epsilon_prime is not None:
+            out["epsilon_prime"] = self.epsilon_prime
+        return to_jsonable(out)
 
     def to_dict(self) -> dict:
         return to_jsonable(dict(self.__dict__))
@@ -100,11 +139,16 @@ class AuditResult:
 
     ``verdict`` is ``"violation"`` iff the certified lower bound exceeds ε; the type-I error
     of that verdict is then at most α whatever the mechanism (DESIGN.md, statistical core).
+    It is ``None`` when no MI level was audited (a claim that implies no MI budget, with no
+    ``epsilon`` given).
+
+    With a claim, ``claim_verdict`` is ``"refuted"`` when a test with a share of α refutes it
+    (``refuted_by``); the shares (``claim_alpha``) sum to α, so its type-I error is at most α.
     """
 
-    verdict: str
+    verdict: str | None
     notion: str
-    epsilon: float
+    epsilon: float | None
     alpha: float
     lower_bound: float | None
     estimate: float
@@ -129,16 +173,56 @@ class AuditResult:
     training_history: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     unit: str = "nats"
+    claim: dict | None = None
+    claim_verdict: str | None = None
+    claim_alpha: dict = field(default_factory=dict)
+    samples_by_purpose: dict = field(default_factory=dict)
 
     @property
     def violation(self) -> bool:
         return self.verdict == "violation"
 
+    @property
+    def refuted(self) -> bool:
+        return self.claim_verdict == "refuted"
+
+    @property
+    def refuted_by(self) -> list:
+        """The tests that refuted the claim: test, statistic, threshold, alpha_spent, detail."""
+        return [c.refutation() for c in self.cross_checks if c.certified_contradiction]
+
+    def claim_statement(self) -> str:
+        """The verdict about the claim in plain words (empty without a claim)."""
+        if self.claim is None:
+            return ""
+        confidence = f"{100 * (1 - self.alpha):.4g}%"
+        label, origin = self.claim["label"], self.claim.get("origin")
+        source = f" (from {origin})" if origin else ""
+        tests = ", ".join(f"{name} test at α = {share:.3g}" for name, share in self.claim_alpha.items())
+        split = f" α = {self.alpha:g} was split between the tests that can refute it: {tests}." if tests else ""
+        if self.refuted:
+            evidence = "; ".join(r["detail"] for r in self.refuted_by)
+            return (f"Claim {label}{source}: REFUTED. With probability at least {confidence} over this audit's "
+                    f"randomness, the mechanism does not satisfy {label}: {evidence}.{split}")
+        if not self.claim_alpha:
+            return (f"Claim {label}{source}: not refuted, but no test of this audit could refute it "
+                    "(see the notes).")
+        return (f"Claim {label}{source}: not refuted. No test found evidence against it at {confidence} confidence; "
+                f"this is not a proof that the claim holds.{split}")
+
     def statement(self) -> str:
-        """The guarantee in plain words."""
+        """The verdicts in plain words: the claim's first (when there is one), then the MI notion's."""
+        return " ".join(part for part in (self.claim_statement(), self._mi_statement()) if part)
+
+    def _mi_statement(self) -> str:
         confidence = f"{100 * (1 - self.alpha):.4g}%"
         name = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}[self.notion]
         theta = "under the declared prior" + ("s" if len(self.priors) > 1 else "")
+        if self.epsilon is None:
+            bound = "none" if self.lower_bound is None else f"{self.lower_bound:.4g} nats"
+            text = (f"No MI level was audited (the claim implies no MI budget and no ε was given): certified "
+                    f"{name} lower bound {bound}, point estimate {self.estimate:.4g} nats.")
+            return text + self._dp_bounds_text(confidence)
         if self.estimate_only:
             return (f"No certificate was possible (the public information is continuous and was not declared "
                     f"independent of the secret: for DP, declare independent records with --independent-rows; "
@@ -154,14 +238,25 @@ class AuditResult:
             text = (f"No violation of {self.epsilon:g}-{name} was detected {theta} (certified lower bound {bound}, "
                     f"point estimate {self.estimate:.4g} nats). This is not a proof of privacy: a leakage up to "
                     f"the point estimate could go undetected with this sample budget, and other priors were not examined.")
-        dp_bounds = [b for b in (self.dp_epsilon_lower_bound_mi, self.dp_epsilon_lower_bound_event) if b is not None]
-        best = max(dp_bounds, default=0.0)
-        if best > 0:
-            text += f" It is not ε-DP for any ε < {best:.3g} (certified at {confidence})."
-        return text
+        return text + self._dp_bounds_text(confidence)
+
+    def _dp_bounds_text(self, confidence: str) -> str:
+        # Each bound is certified on its own at level ≤ α (its test's share with a claim), so the
+        # sentence names the one it quotes.
+        bounds = [(b, source) for b, source in ((self.dp_epsilon_lower_bound_mi, "from the MI bound, Theorem 1"),
+                                                (self.dp_epsilon_lower_bound_event, "from the event test"))
+                  if b is not None and b > 0]
+        if not bounds:
+            return ""
+        best, source = max(bounds)
+        return f" It is not ε-DP for any ε < {best:.3g} ({source}, certified at {confidence})."
 
     def to_dict(self) -> dict:
         out = {
+            "claim": self.claim,
+            "claim_verdict": self.claim_verdict,
+            "refuted_by": self.refuted_by,
+            "claim_alpha": dict(self.claim_alpha),
             "verdict": self.verdict,
             "notion": self.notion,
             "epsilon": self.epsilon,
@@ -175,6 +270,7 @@ class AuditResult:
             "per_record": [r.to_dict() for r in self.per_record],
             "cross_checks": [c.to_dict() for c in self.cross_checks],
             "samples": self.samples,
+            "samples_by_purpose": dict(self.samples_by_purpose),
             "seconds": self.seconds,
             "seed": self.seed,
             "statement": self.statement(),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -13,13 +14,21 @@ from estimators.validation import InputError, check_choice, check_int, check_non
 from mechanisms.base import mechanism_name
 from mechanisms.catalog.guarantee import Guarantee
 from mechanisms.catalog.neighbouring_pair import NeighbouringPair
+from mechanisms.execution.runner import ExecutionSettings
 from mechanisms.claims import Claim
 from mechanisms.priors import Prior
 
 from .config_schema import plain
+from .crosscheck import record_support
 from .frameworks import PufferfishFramework, differential_privacy
 from .prior_search import MAX_PRIOR_SEARCH
 from .result import NOTIONS
+
+
+# The event test's certification runs per neighbouring input, per database of the MI sample
+# (``samples``): by default the event test runs each of its two inputs as often as the MI test
+# draws databases from each prior, plus as many again for choosing the event.
+EVENT_RUNS_PER_SAMPLE = 1.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -32,12 +41,15 @@ class AuditSpec:
         The black box ``mechanism(dbs, rng) -> (m, d)``.
     priors : sequence of Prior
         Θ for this audit: the declared priors (for DP semantics, any priors of interest).
-    notion : {"mi-dp", "smi-dp", "mi-pp"}
+    notion : {"mi-dp", "smi-dp", "mi-pp"}, optional
         ε-MI DP (I(X_i; M(X) | X_−i) ≤ ε for every record i), ε-SMI DP (the sliced version,
         Pufferfish paper Eq. (6)), or ε-MI PP (I(g(X); M(X) | w(X)) ≤ ε for every secret pair of
-        ``framework``, Definition 5).
-    epsilon : float > 0
-        The audited ε, in nats.
+        ``framework``, Definition 5). Default with a claim: the claim's
+        (:attr:`~mechanisms.claims.Claim.default_audit_notion`: mi-dp for the DP family).
+    epsilon : float > 0, optional
+        The audited MI level ε, in nats. Default with a claim: the MI budget the claim implies
+        (:meth:`~mechanisms.claims.Claim.implied_mi_budget`); ``None`` when it implies none (the
+        MI-notion verdict is then not given).
     framework : PufferfishFramework, optional
         The secrets for ``mi-pp`` (required there). DP notions build the DP framework (each
         record against the others) from the priors' shape.
@@ -53,10 +65,11 @@ class AuditSpec:
         Training objective of the critics.
     candidates : int
         How many candidates, chosen on the select split, are certified (union bound α/K).
-    delta : float
-        δ for the event-based DP bound (also reported at δ = 0).
-    event_runs : int
-        Mechanism runs per neighbouring input for certifying the event test (0: skip it).
+    delta : float, optional
+        δ for the event-based DP bound (also reported at δ = 0); default the claim's δ, else 0.
+    event_runs : int, optional
+        Mechanism runs per neighbouring input for certifying the event test (0: skip it);
+        default ``EVENT_RUNS_PER_SAMPLE × samples`` (the event test's budget follows ``samples``).
     claim : Claim or Guarantee, optional
         The guarantee the mechanism claims (:mod:`mechanisms.claims`; a catalog
         :class:`Guarantee` is turned into its claim).
@@ -66,6 +79,12 @@ class AuditSpec:
     pairs : sequence of NeighbouringPair
         DP notions only: neighbouring pairs whose two-point priors join Θ (user-supplied, or a
         catalog entry's exposing pairs).
+    execution : ExecutionSettings
+        Where the mechanism runs (in process, worker processes, Ray), its timeout, chunk size
+        and retries.
+    mechanism_source : str, optional
+        The specification that loaded the mechanism (``FILE.py:NAME``, ``package.module:NAME``,
+        ``catalog:NAME``): how worker processes load it.
     notes : tuple of str
         Notes the result carries from the start (where a library's claim came from, whether the
         mechanism follows the seed).
@@ -73,8 +92,8 @@ class AuditSpec:
 
     mechanism: Callable
     priors: tuple
-    notion: str
-    epsilon: float
+    notion: str | None = None
+    epsilon: float | None = None
     framework: PufferfishFramework | None = None
     alpha: float = 0.05
     samples: int = 20000
@@ -83,8 +102,8 @@ class AuditSpec:
     estimator: str = "dv"
     critic: CriticConfig = field(default_factory=CriticConfig)
     candidates: int = 1
-    delta: float = 0.0
-    event_runs: int = 20000
+    delta: float | None = None
+    event_runs: int | None = None
     claim: Claim | None = None
     prior_search: int = 0
     pairs: tuple = ()
@@ -93,6 +112,8 @@ class AuditSpec:
     device: str = "auto"
     name: str | None = None
     quiet: bool = True
+    execution: ExecutionSettings = field(default_factory=ExecutionSettings)
+    mechanism_source: str | None = None
 
     def __post_init__(self):
         if not callable(self.mechanism):
@@ -103,13 +124,33 @@ class AuditSpec:
         shapes = {p.shape for p in priors}
         if len(shapes) != 1:
             raise InputError(f"argument 'priors' must share one database shape, got {sorted(shapes)}")
-        check_choice(self.notion, "notion", NOTIONS)
-        check_positive(self.epsilon, "epsilon")
+        claim = self.claim
+        if isinstance(claim, Guarantee):
+            claim = claim.as_claim(origin=f"stated guarantee: {claim.note}" if claim.note else "stated guarantee")
+        elif claim is not None and not isinstance(claim, Claim):
+            raise InputError("argument 'claim' must be a Claim (mechanisms.claims) or a Guarantee")
+        notion = self.notion
+        if notion is None:
+            if claim is None:
+                raise InputError("argument 'notion' is required without a claim")
+            notion = claim.default_audit_notion
+        check_choice(notion, "notion", NOTIONS)
+        object.__setattr__(self, "notion", notion)
+        epsilon = self.epsilon
+        if epsilon is None:
+            if claim is None:
+                raise InputError("argument 'epsilon' is required without a claim")
+            epsilon = claim.implied_mi_budget(notion, record_support(priors)).value
+        else:
+            check_positive(epsilon, "epsilon")
         check_probability(self.alpha, "alpha")
         check_int(self.samples, "samples", 1)
         check_int(self.slices, "slices", 0)
         check_int(self.candidates, "candidates", 1)
-        check_int(self.event_runs, "event_runs", 0)
+        event_runs = self.event_runs
+        if event_runs is None:
+            event_runs = int(math.ceil(EVENT_RUNS_PER_SAMPLE * self.samples))
+        check_int(event_runs, "event_runs", 0)
         if check_int(self.prior_search, "prior_search", 0) > MAX_PRIOR_SEARCH:
             raise InputError(f"argument 'prior_search' must be at most {MAX_PRIOR_SEARCH} (each searched prior costs "
                              f"'samples' mechanism runs and a critic), got {self.prior_search}")
@@ -122,16 +163,14 @@ class AuditSpec:
             if not isinstance(pair, NeighbouringPair) or pair.record_shape != priors[0].shape:
                 raise InputError(f"argument 'pairs' must hold NeighbouringPair objects of shape {priors[0].shape}")
         check_choice(self.estimator, "estimator", NEURAL_ESTIMATORS)
-        delta = check_nonnegative(self.delta, "delta")
+        delta = self.delta
+        if delta is None:
+            delta = claim.delta if claim is not None else 0.0
+        delta = check_nonnegative(delta, "delta")
         if delta >= 1:
             raise InputError(f"argument 'delta' must be < 1, got {plain(self.delta)}")
         if self.notion == "smi-dp" and self.slices < 1:
             raise InputError("argument 'slices' must be >= 1 for notion 'smi-dp'")
-        claim = self.claim
-        if isinstance(claim, Guarantee):
-            claim = claim.as_claim(origin=claim.note)
-        elif claim is not None and not isinstance(claim, Claim):
-            raise InputError("argument 'claim' must be a Claim (mechanisms.claims) or a Guarantee")
         n, _ = priors[0].shape
         framework = self.framework
         if self.notion == "mi-pp":
@@ -160,7 +199,12 @@ class AuditSpec:
         object.__setattr__(self, "framework", framework)
         object.__setattr__(self, "records", records)
         object.__setattr__(self, "claim", claim)
+        object.__setattr__(self, "epsilon", None if epsilon is None else float(epsilon))
+        object.__setattr__(self, "delta", float(delta))
+        object.__setattr__(self, "event_runs", int(event_runs))
         object.__setattr__(self, "critic", self.critic.validated())
+        if not isinstance(self.execution, ExecutionSettings):
+            raise InputError("argument 'execution' must be an ExecutionSettings")
 
     @property
     def mechanism_label(self) -> str:

@@ -164,7 +164,9 @@ def exact_mi(joint_pmf) -> float:
     if abs(total - 1.0) > _PMF_TOLERANCE:
         raise InputError(f"argument 'joint_pmf' must sum to 1 (within {_PMF_TOLERANCE}), sums to {plain(total)}")
     pmf = pmf / total
-    product = pmf.sum(axis=1, keepdims=True) * pmf.sum(axis=0, keepdims=True)
-    support = pmf > 0
-    # P(i,j) > 0 implies P_X(i) P_Y(j) > 0, so the ratio is finite on the support.
-    return float(np.sum(pmf[support] * np.log(pmf[support] / product[support])))
+    rows, cols = np.nonzero(pmf > 0)
+    p = pmf[rows, cols]
+    # In log space: P_X(i) ≥ P(i,j) > 0 and P_Y(j) > 0 on the support, but their product can
+    # underflow to 0 for tiny (subnormal) entries, which a plain ratio would turn into inf.
+    log_ratio = np.log(p) - np.log(pmf.sum(axis=1)[rows]) - np.log(pmf.sum(axis=0)[cols])
+    return float(np.sum(p * log_ratio))

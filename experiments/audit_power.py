@@ -9,11 +9,10 @@ How a catalog entry is audited (as :mod:`audit.demo` does):
   claimed ε at the claimed δ.
 - A claimed ε-MI DP is tested as ``mi-dp`` at ε; a claimed ε-MI PP as ``mi-pp`` at ε with the
   record that differs in the exposing pair as the secret g (no public part).
-- The entry counts as **flagged** when any cross-check reports a ``certified_contradiction``:
-  the certified MI lower bound above the MI level the claim implies, or the event-based ε-DP
-  lower bound above the claimed ε. Each route alone has type-I error ≤ α (Theorem 1 with the
-  held-out certificate; Clopper–Pearson bounds), so "flagged" has type-I error ≤ 2α by the
-  union bound, and ≤ α whenever one route cannot fire.
+- The entry counts as **flagged** when the audit's ``claim_verdict`` is ``refuted``: the
+  certified MI lower bound above the MI level the claim implies, or the event test's certified
+  pair outside the claim's privacy profile. The audit splits α between the routes that can
+  fire (union bound, :mod:`audit.crosscheck`), so "flagged" has type-I error ≤ α.
 
 Power: the fraction of ``repeats`` audits (independent seeds) that flag a buggy entry, per
 sample budget. Type-I: the same fraction for correct entries, and for a boundary case where the
@@ -175,10 +174,9 @@ def boundary_spec(samples: int, seed: int, critic: CriticConfig, slices: int, de
 
 
 def flag_routes(result) -> tuple[bool, bool]:
-    """(flagged by the MI route, flagged by the event route): the certified contradictions."""
-    by_mi = any(c.certified_contradiction for c in result.cross_checks if c.implied_mi_upper_bound is not None)
-    by_event = any(c.certified_contradiction for c in result.cross_checks if c.implied_mi_upper_bound is None)
-    return by_mi, by_event
+    """(flagged by the MI route, flagged by the event route): the tests that refuted the claim."""
+    tests = {r["test"] for r in result.refuted_by}
+    return "mi" in tests, "event" in tests
 
 
 def _nan(value) -> float:

@@ -8,8 +8,9 @@ Definition 1 of the Pufferfish paper (``pufferfish-mi-privacy.txt``), with ``Y =
 
 The audit engine never calls a mechanism directly: it calls :func:`sample_mechanism`,
 which turns every way a black box can misbehave (it raises, returns the wrong shape,
-returns NaN or inf) into one :class:`MechanismError` naming the mechanism and, where it
-can be found, the index of the offending database in the batch.
+returns NaN or inf, calls ``sys.exit``, never returns) into one :class:`MechanismError`
+naming the mechanism and, where it can be found, the index of the offending database in
+the batch, and which protects the audit from a mechanism that writes into its argument.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from typing import Callable, Protocol, runtime_checkable
 import numpy as np
 
 from estimators.validation import InputError, as_float_array, as_generator, check_real, first_nonfinite_index
+
+from .errors import MechanismError
+from .execution.user_call import call_user_code
 
 __all__ = [
     "Mechanism",
@@ -36,23 +40,6 @@ class Mechanism(Protocol):
 
     def __call__(self, dbs: np.ndarray, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover
         ...
-
-
-class MechanismError(InputError):
-    """A mechanism (or a secret function) misbehaved on a batch of databases.
-
-    Attributes
-    ----------
-    mechanism : str
-        The name of the mechanism.
-    database_index : int or None
-        Index in the batch of the first database on which it misbehaved, when known.
-    """
-
-    def __init__(self, message: str, *, mechanism: str, database_index: int | None = None):
-        super().__init__(message)
-        self.mechanism = mechanism
-        self.database_index = database_index
 
 
 def mechanism_name(mech) -> str:
@@ -96,7 +83,8 @@ def check_batch_output(values, m: int, who: str) -> np.ndarray:
     """
     check_real(values, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
     try:
-        arr = np.asarray(values, dtype=np.float64)
+        # A copy: the mechanism may hand back a buffer it overwrites on its next call.
+        arr = np.array(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise MechanismError(f"{who} returned non-numeric output: {exc}", mechanism=who) from None
     if arr.ndim != 2 or arr.shape[0] != m or arr.shape[1] == 0:
@@ -111,20 +99,31 @@ def check_batch_output(values, m: int, who: str) -> np.ndarray:
     return arr
 
 
-def _locate_failure(mech: Callable, dbs: np.ndarray, rng: np.random.Generator) -> int | None:
+def _locate_failure(mech: Callable, batch: np.ndarray, rng: np.random.Generator, who: str,
+                    timeout: float | None) -> int | None:
     # Re-run on single databases to find one that fails on its own. Only on the error
     # path, so the draws it consumes never affect a successful audit.
-    for index in range(dbs.shape[0]):
+    for index in range(batch.shape[0]):
         try:
-            mech(dbs[index:index + 1], rng)
+            call_user_code(mech, (batch[index:index + 1].copy(), rng), who=who, timeout=timeout,
+                           where=f" on database {index}")
         except Exception:  # noqa: BLE001 - any failure of the black box locates it
             return index
     return None
 
 
 def sample_mechanism(mech: Callable, dbs, rng=None, *, name: str | None = None,
-                     locate: bool = True) -> np.ndarray:
-    """Run ``mech`` on a database batch and validate what it returns.
+                     locate: bool = True, timeout: float | None = None) -> np.ndarray:
+    """Run ``mech`` on a copy of a database batch and validate what it returns.
+
+    The mechanism gets its own copy of ``dbs``: whatever it writes into its argument, the
+    caller's databases (from which the audit reads the secrets and the public part) stay as
+    they were drawn. A copy rather than a read-only view, because a view's ``writeable`` flag
+    can be switched back on by the mechanism, and because mechanisms that use their argument
+    as scratch space are legitimate. Measured cost (2-core machine, one call of a summing
+    mechanism): 1 µs for a 256 x 10 x 1 chunk (5% of the call), 19 µs for 8192 x 10 x 1
+    (5%), 7.6 ms for 8192 x 100 x 10 (38% of the cheapest possible mechanism, less for any
+    real one); a read-only view costs 1 µs at every size.
 
     Parameters
     ----------
@@ -139,35 +138,41 @@ def sample_mechanism(mech: Callable, dbs, rng=None, *, name: str | None = None,
     locate : bool
         When a batched mechanism raises, re-run it on single databases to name the
         first one that fails on its own (default True).
+    timeout : float, optional
+        Seconds one call may take (default: no limit); see
+        :func:`mechanisms.execution.user_call.call_user_code`.
 
     Returns
     -------
     ndarray, shape (m, d)
-        The outputs as float64.
+        The outputs as float64 (a fresh array).
 
     Raises
     ------
     InputError
         When ``dbs`` is not a finite ``(m, n, k)`` batch.
     MechanismError
-        When the mechanism raises, returns the wrong shape, or returns NaN/inf. The
-        message names the mechanism and, when it can be found, the database index.
+        When the mechanism raises, returns the wrong shape, returns NaN/inf, calls
+        ``sys.exit`` or does not return within ``timeout``. The message names the
+        mechanism and, when it can be found, the database index.
     """
     batch = as_database_batch(dbs)
     generator = as_generator(rng)
     who = f"mechanism '{name or mechanism_name(mech)}'"
+    m = batch.shape[0]
+    where = " on database 0" if m == 1 else f" on a batch of {m} databases"
     try:
-        out = mech(batch, generator)
+        out = call_user_code(mech, (batch.copy(), generator), who=who, timeout=timeout, where=where)
     except MechanismError as exc:
         if str(exc).startswith(who):
             raise
         raise MechanismError(f"{who}: {exc}", mechanism=who,
                              database_index=exc.database_index) from exc
     except Exception as exc:  # noqa: BLE001 - a black box may raise anything
-        index = _locate_failure(mech, batch, generator) if locate and batch.shape[0] > 1 else None
-        if index is None and batch.shape[0] == 1:
+        index = _locate_failure(mech, batch, generator, who, timeout) if locate and m > 1 else None
+        if index is None and m == 1:
             index = 0
-        where = f" on database {index}" if index is not None else f" on the batch of {batch.shape[0]} databases"
+        where = f" on database {index}" if index is not None else f" on the batch of {m} databases"
         raise MechanismError(f"{who} raised {type(exc).__name__}{where}: {exc}",
                              mechanism=who, database_index=index) from exc
-    return check_batch_output(out, batch.shape[0], who)
+    return check_batch_output(out, m, who)

@@ -32,6 +32,8 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_int, check_real, first_nonfinite_index
 from mechanisms.base import MechanismError
+from mechanisms.execution.runner import PROBE_TIMEOUT
+from mechanisms.execution.user_call import TIMEOUT_HINT, call_user_code
 
 __all__ = [
     "Categorical",
@@ -635,18 +637,23 @@ class UserPrior(Prior):
             if not isinstance(getattr(self, flag), (bool, np.bool_)):
                 raise InputError(f"argument '{flag}' must be True or False, got {getattr(self, flag)!r}")
             object.__setattr__(self, flag, bool(getattr(self, flag)))
-        probe = self._call(2, np.random.default_rng(0))
+        # Bounded in time: a sampler that never returns is named instead of hanging the audit.
+        probe = self._call(2, np.random.default_rng(0), timeout=PROBE_TIMEOUT,
+                           hint=f"(its first call may take {PROBE_TIMEOUT:g} s)")
         if probe.ndim != 3 or 0 in probe.shape[1:]:
             raise MechanismError(f"prior {self.label!r} must return an array of shape (m, n, k); for m = 2 it "
                                  f"returned shape {probe.shape}", mechanism=f"prior {self.label!r}")
         object.__setattr__(self, "shape", probe.shape[1:])
 
-    def _call(self, m, rng) -> np.ndarray:
+    def _call(self, m, rng, timeout=None, hint=TIMEOUT_HINT) -> np.ndarray:
         """``sample(m, rng)`` as finite float64 of shape (m, ...); any failure names the prior."""
         who = f"prior {self.label!r}"
         try:
-            out = self.sample(m, rng)
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a user's sampler may raise anything; sys.exit() must not end the audit silently
+            out = call_user_code(self.sample, (m, rng), who=who, timeout=timeout,
+                                 where=f" when asked for {m} databases", hint=hint)
+        except MechanismError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a user's sampler may raise anything
             raise MechanismError(f"{who} raised {type(exc).__name__} when asked for {m} databases: {exc}",
                                  mechanism=who) from exc
         check_real(out, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))

@@ -33,7 +33,7 @@ __all__ = ["MECHANISM_KEYS", "RecognizedMechanism", "load_mechanism", "recognize
 MECHANISM_KEYS = ("spec", "command", "name", "wire", "timeout", "query", "params", "sensitivity", "delta")
 
 _LIBRARY_KEYS = ("query", "params", "sensitivity", "delta")
-_COMMAND_KEYS = ("wire", "timeout")
+_COMMAND_KEYS = ("wire",)  # timeout bounds every mechanism (mechanisms.execution), a command per batch
 
 
 @dataclass(frozen=True, eq=False)

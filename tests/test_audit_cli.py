@@ -96,11 +96,13 @@ def test_text_output_has_statement_and_claims(capsys):
     (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "-1"], "[audit] epsilon (--epsilon) must be > 0"),
     (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "1", "--alpha", "2"], "[audit] alpha (--alpha) must be < 1"),
     (["--mechanism", "catalog:laplace_mean", "--notion", "mi-pp", "--epsilon", "1"], "--secret"),
-    (["--mechanism", "catalog:laplace_mean", "--epsilon", "1"], "notion"),
+    # Without a claim (a user mechanism brings none) the notion is required; a catalog entry brings its claim.
+    (["--mechanism", f"{FIXTURE}:broken", "--prior", "builtin:bernoulli", "--epsilon", "1"], "--notion"),
+    (["--mechanism", f"{FIXTURE}:broken", "--prior", "builtin:bernoulli", "--notion", "mi-dp"], "--epsilon"),
+    (["--mechanism", "catalog:laplace_mean", "--claim", "rdp:1:2"], "ALPHA in rdp:ALPHA:EPS"),
+    (["--mechanism", "catalog:laplace_mean", "--report", "no/such/folder/r.html"], "no/such/folder"),
     (["--mechanism", f"{FIXTURE}:missing", "--prior", "builtin:bernoulli", "--notion", "mi-dp", "--epsilon", "1"],
      "missing"),
-    (["--mechanism", f"{FIXTURE}:broken", "--prior", "builtin:bernoulli", "--n", "3", "--notion", "mi-dp",
-      "--epsilon", "1", "--samples", "1000"], "always fails"),
     (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "1", "--samples", "50"], "too small"),
     (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "1", "--claim", "dp"], "--claim"),
     (["--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "1", "--set", "audit.bogus=1"],
@@ -110,6 +112,12 @@ def test_text_output_has_statement_and_claims(capsys):
 def test_bad_input_gets_one_clear_error(argv, message, capsys):
     assert main(["audit", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_failing_mechanism_exits_with_status_1_naming_it(capsys):
+    assert main(["audit", "--mechanism", f"{FIXTURE}:broken", "--prior", "builtin:bernoulli", "--n", "3", "--notion",
+                 "mi-dp", "--epsilon", "1", "--samples", "1000"]) == 1
+    assert "always fails" in capsys.readouterr().err
 
 
 def test_demo_writes_reports_and_summary(tmp_path, capsys, monkeypatch):

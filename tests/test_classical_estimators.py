@@ -40,7 +40,8 @@ def direct_sum_mi(pmf):
     for i, row in enumerate(pmf):
         for j, p in enumerate(row):
             if p > 0:
-                total += p * math.log(p / (rows[i] * cols[j]))
+                # Logs of each factor: p_i. p_.j can underflow to 0 for subnormal entries.
+                total += p * (math.log(p) - math.log(rows[i]) - math.log(cols[j]))
     return total
 
 

@@ -331,3 +331,13 @@ def test_sliced_estimate_too_large_for_memory_is_refused_before_allocating():
     # 10^12 slices x 300 samples x 2 columns x 8 bytes = 4.8e15 bytes, more than any machine.
     with pytest.raises(InputError, match="'slices'.*GiB"):
         estimate_mi(x, y, estimator="gaussian", sliced=True, slices=10**12)
+
+
+def test_exact_mi_with_subnormal_entries_stays_finite():
+    """P_X(i) P_Y(j) underflows to 0 for an entry of 2.2e-311; the log-space sum does not."""
+    pmf = np.array([[0.0, 1.0], [2.225073858507e-311, 0.0]])
+    pmf = pmf / pmf.sum()
+    tiny = pmf[1, 0]
+    # Direct sum: the tiny cell contributes tiny·log(tiny / (tiny · tiny)) = −tiny·log(tiny) ≈ 1.6e-308,
+    # the other −(1 − tiny)·log(1 − tiny) ≈ 0: the MI equals the binary entropy, about 1.6e-308.
+    assert exact_mi(pmf) == pytest.approx(-tiny * math.log(tiny), rel=1e-6, abs=1e-320)

@@ -146,7 +146,8 @@ def test_markdown_summary_table_lists_every_audit(three):
     header = _markdown_cells(lines[start])
     assert all(len(row) == len(header) for row in body)
     assert [row[0] for row in body] == ["1", "2", "3"]
-    assert [row[4] for row in body] == [r.verdict for r in three]
+    assert [row[header.index("verdict")] for row in body] == [r.verdict for r in three]
+    assert [row[header.index("claim")] for row in body] == ["—"] * 3  # no claims in these results
     # The hostile name cannot open a tag nor split the row; the unnamed audit gets a name.
     assert body[0][1] == r'\<script>alert("x")\</script> sum \| v2 & co'
     assert body[2][1] == "audit 3"

@@ -15,7 +15,6 @@ from audit.cli.main import add_device_option
 from audit.config import apply_overrides, build_spec, flag_keys, load_config
 from audit.config_schema import InputWarning
 from audit.report import report_target, summary_table
-from estimators.validation import InputError
 from mechanisms.claims import CLAIM_SYNTAX, parse_claim
 from mechanisms.pair_files import split_pair_flag
 
@@ -31,7 +30,11 @@ def configure(parser) -> None:
     for key in flag_keys():
         if not key.flag_added_elsewhere:
             parser.add_argument(key.flag, **key.flag_options())
-    parser.add_argument("--claim", metavar="NOTION:PARAMS", help=f"claimed guarantee: {CLAIM_SYNTAX}")
+    parser.add_argument("--claim", metavar="NOTION:PARAMS",
+                        help=f"the privacy claim to audit: {CLAIM_SYNTAX} (default for a catalog mechanism: its own)")
+    parser.add_argument("--fail-on-violation", action="store_true",
+                        help="exit with status 1 when the claim is refuted or an MI violation is certified "
+                             "(0 otherwise, 2 for usage errors): an audit can gate CI")
     parser.add_argument("--pair", action="append", metavar="A.npy,B.npy",
                         help="DP notions: a neighbouring pair of databases (n, k) whose two-point prior joins Θ; "
                              "pairs alone make a DP audit (repeatable; [[pairs]] first, second)")
@@ -77,6 +80,21 @@ def _show_input_warning(message, category, filename, lineno, file=None, line=Non
         _default_showwarning(message, category, filename, lineno, file, line)
 
 
+def _text(result) -> str:
+    """The terminal summary: the claim's verdict first, then the MI audit's table and statement."""
+    lines = []
+    if result.claim is not None:
+        lines.append(f"claim {result.claim['label']}: {result.claim_verdict.upper()}")
+        lines += [f"  refuted by the {r['test']} test (α = {r['alpha_spent']:.3g}): {r['detail']}"
+                  for r in result.refuted_by]
+        lines.append("")
+    lines += [summary_table(result), "", result.statement()]
+    lines += [f"- {check.test} test of {check.claim}: "
+              f"{'REFUTED' if check.certified_contradiction else 'not refuted'} ({check.detail})"
+              for check in result.cross_checks]
+    return "\n".join(lines)
+
+
 def run(args):
     from audit.engine import run_audit  # here: it loads torch, which --help must not wait for
 
@@ -91,9 +109,9 @@ def run(args):
         result = run_audit(spec)
     if report:
         report.write(result)
-    text = summary_table(result) + "\n\n" + result.statement() + "".join(
-        f"\n- claim {check.claim}: {'REFUTED' if check.certified_contradiction else 'not contradicted'} ({check.detail})"
-        for check in result.cross_checks)
+    text = _text(result)
+    if args.fail_on_violation and (result.refuted or (result.violation and not result.estimate_only)):
+        args.exit_status = 1  # audit.cli.main returns it after printing the result
     if args.report:
         text += f"\n\nreport: {args.report}"
     return result.to_dict(), text

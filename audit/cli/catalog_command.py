@@ -4,16 +4,25 @@ from __future__ import annotations
 
 
 def configure(parser) -> None:
-    parser.add_argument("--name", default=None, help="show only this entry")
+    parser.add_argument("--name", default=None, metavar="NAME[?KEY=VALUE&...]",
+                        help="show only this entry, optionally at other parameters, e.g. 'svt4?epsilon=0.1&queries=10'")
     parser.add_argument("--buggy", action="store_true", help="show only the buggy entries")
+
+
+def _pair_text(value) -> str:
+    if value is None:
+        return "-"
+    return "inf" if value == float("inf") else f"{value:.4g}"
 
 
 def _table(rows: list) -> str:
     from audit.report.content import TextTable
     from audit.report.table import format_text_table
 
-    return format_text_table(TextTable("catalog", ("name", "claimed", "true", "buggy", "output"),
-                                       [(e.name, e.claimed.text, e.true.text, "yes" if e.buggy else "no",
+    return format_text_table(TextTable("catalog", ("name", "claimed", "true", "true is", "pair attains", "buggy",
+                                                   "output"),
+                                       [(e.name, e.claimed.text, e.true.text, e.true_kind,
+                                         _pair_text(e.exposing_epsilon), "yes" if e.buggy else "no",
                                          f"(m, {e.output_dim})") for e in rows]))
 
 
@@ -25,11 +34,17 @@ def run(args):
 
     rows = catalog()
     if args.name is not None:
-        if args.name not in {e.name for e in rows}:
+        if args.name.partition("?")[0] not in {e.name for e in rows}:
             raise InputError(f"argument '--name': no catalog mechanism {args.name!r}; "
                              f"available: {', '.join(sorted(e.name for e in rows))}")
-        rows = [get_entry(args.name)]
+        try:  # NAME?KEY=VALUE&...: the entry at other parameters
+            rows = [get_entry(args.name)]
+        except InputError as exc:
+            raise InputError(f"argument '--name': {exc}") from None
     if args.buggy:
         rows = [e for e in rows if e.buggy]
     payload = {"mechanisms": [e.to_dict() for e in rows]}
-    return payload, _table(rows)
+    note = ("\n\n'true is': whether the true ε is exact or an upper bound; 'pair attains': the ε of the "
+            "entry's exposing pairs (largest |log-likelihood ratio|; '-': not computed: the MI notions, "
+            "SVT3 with c > 1, more than 4096 output patterns)")
+    return payload, _table(rows) + note

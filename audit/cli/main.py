@@ -231,7 +231,7 @@ def _main(argv: list) -> int:
             payload, text = modules[args.command].run(args)
     except InputError as exc:
         _error(args.command, exc)
-        return USAGE_STATUS
+        return getattr(exc, "exit_status", USAGE_STATUS)  # 1 for a failing user function (MechanismError)
     except KeyboardInterrupt:
         print(f"miaudit {args.command}: interrupted", file=sys.stderr)
         return 130
@@ -242,7 +242,8 @@ def _main(argv: list) -> int:
         from audit.report.terminal import terminal_text
 
         output = terminal_text(text)
-    return _write_stdout(output)
+    # A sub-command may ask for another status once its output is printed (audit --fail-on-violation).
+    return _write_stdout(output) or getattr(args, "exit_status", 0)
 
 
 def _write_stdout(output: str) -> int:

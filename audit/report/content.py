@@ -40,9 +40,9 @@ class AuditSection:
     anchor : str
         A stable identifier (``audit-1``) for links from the summary table.
     heading : str
-        Mechanism, notion and ε in a line.
+        Mechanism, the claim and its verdict (when there is one), notion and ε in a line.
     verdict : str
-        ``"violation"`` or ``"no-violation-detected"``.
+        ``"violation"`` (a refuted claim or a certified MI violation) or ``"no-violation-detected"``.
     statement : str
         :meth:`AuditResult.statement`, the guarantee in plain words.
     limits : list of str
@@ -98,6 +98,16 @@ def mechanism_name(result: AuditResult, index: int) -> str:
     return result.mechanism or f"audit {index + 1}"
 
 
+def level_text(value, unit: str = "") -> str:
+    """The audited MI level ε, or :data:`MISSING` when none was audited."""
+    return MISSING if value is None else f"{value:g}" + (f" {unit}" if unit else "")
+
+
+def claim_text(result: AuditResult) -> str:
+    """The claim and its verdict in a cell: ``1-DP: refuted``; :data:`MISSING` without a claim."""
+    return MISSING if result.claim is None else f"{result.claim['label']}: {result.claim_verdict}"
+
+
 def dp_bounds_text(result: AuditResult) -> str:
     """Both certified DP ε lower bounds in one cell: ``MI 0.77 / event 1.1``."""
     return f"MI {number(result.dp_epsilon_lower_bound_mi, 3)} / event {number(result.dp_epsilon_lower_bound_event, 3)}"
@@ -112,16 +122,31 @@ def summary_rows(results: list) -> TextTable:
         # With mixed units no header can name the unit, so every cell carries its own.
         return number(value) if unit or value is None else f"{number(value)} {result.unit}"
 
-    rows = [(str(i + 1), mechanism_name(r, i), NOTION_NAMES[r.notion], f"{r.epsilon:g}", r.verdict,
-             info(r.lower_bound, r), info(r.estimate, r), dp_bounds_text(r), f"{r.seconds:.1f}")
+    rows = [(str(i + 1), mechanism_name(r, i), claim_text(r), NOTION_NAMES[r.notion], level_text(r.epsilon),
+             r.verdict or MISSING, info(r.lower_bound, r), info(r.estimate, r), dp_bounds_text(r), f"{r.seconds:.1f}")
             for i, r in enumerate(results)]
-    headers = ("#", "mechanism", "notion", "ε" + unit, "verdict", "certified lower bound" + unit,
+    headers = ("#", "mechanism", "claim", "notion", "ε" + unit, "verdict", "certified lower bound" + unit,
                "estimate" + unit, "DP ε lower bounds", "seconds")
     return TextTable("Summary", headers, rows)
 
 
+def _claim_limits(result: AuditResult) -> list:
+    if result.claim is None:
+        return []
+    label = result.claim["label"]
+    if result.refuted:
+        return [f"The refutation of {label} is shown for the neighbouring inputs and event (or prior) named in the "
+                "evidence; how far the mechanism is from the claim elsewhere is not measured."]
+    return [f"Not refuted is not a proof that {label} holds: the tests examined only the inputs, events and priors "
+            "named here, with this sample budget."]
+
+
 def limits(result: AuditResult) -> list:
     """What the audit did not show; with no violation found, also the power it had."""
+    return _claim_limits(result) + _mi_limits(result)
+
+
+def _mi_limits(result: AuditResult) -> list:
     unit = result.unit
     examined = (f"Only the declared prior(s) were examined ({', '.join(result.priors)})" if result.priors
                 else "Only the declared prior was examined")
@@ -139,10 +164,12 @@ def limits(result: AuditResult) -> list:
                 f"{examined}; the violation is shown for them."]
     out = ["This is not a proof of privacy. A lower bound that stays below ε says only that this audit "
            "found no evidence of a violation."]
-    if result.lower_bound is not None:
+    if result.lower_bound is not None and result.epsilon is not None:
         margin = result.estimate - result.lower_bound
         k = result.candidates_certified
-        candidates = "one candidate certified at level α" if k == 1 else f"{k} candidates certified at α/{k} each"
+        level = result.claim_alpha.get("mi", result.alpha)  # the MI test's share of α when it tests a claim
+        candidates = (f"one candidate certified at level {level:.3g}" if k == 1
+                      else f"{k} candidates certified at {level:.3g}/{k} each")
         out.append(
             f"Power: with {result.samples} mechanism runs in all and {candidates}, the certified bound sat {number(margin)} {unit} "
             f"below the point estimate, so a leakage would have needed a point estimate above about "
@@ -157,10 +184,24 @@ def limits(result: AuditResult) -> list:
 def facts(result: AuditResult) -> list:
     """The headline numbers of one audit, labelled, as strings."""
     unit = result.unit
-    pairs = [
-        ("verdict", result.verdict),
+    pairs = []
+    if result.claim is not None:
+        claim = result.claim
+        budget = claim["implied_mi_budget"]
+        pairs += [
+            ("claim", f"{claim['label']}" + (f" (from {claim['origin']})" if claim.get("origin") else "")),
+            ("claim verdict", result.claim_verdict),
+            ("refuted by", "; ".join(f"{r['test']} test (α = {r['alpha_spent']:.3g})" for r in result.refuted_by)
+             or MISSING),
+            ("α split between the claim's tests", ", ".join(f"{t} {a:.3g}" for t, a in result.claim_alpha.items())
+             or "no test could refute the claim"),
+            ("MI budget the claim implies", MISSING if budget is None else f"{budget:.4g} nats"),
+            ("claim's privacy profile", claim["profile_source"] or MISSING),
+        ]
+    pairs += [
+        ("verdict", result.verdict or MISSING),
         ("notion", NOTION_NAMES[result.notion]),
-        ("ε", f"{result.epsilon:g} {unit}"),
+        ("ε", level_text(result.epsilon, unit)),
         ("confidence", f"{100 * (1 - result.alpha):.4g}% (α = {result.alpha:g})"),
         ("certified lower bound", f"{number(result.lower_bound)} {unit}" if result.lower_bound is not None else MISSING),
         ("certified secret", result.certified_secret or MISSING),
@@ -168,7 +209,8 @@ def facts(result: AuditResult) -> list:
         ("paper statistic (Eq. 8, estimate)", number(result.paper_statistic)),
         ("DP ε lower bound from MI (Pufferfish paper Thm 1)", number(result.dp_epsilon_lower_bound_mi)),
         ("DP ε lower bound from the event test", number(result.dp_epsilon_lower_bound_event)),
-        ("samples", str(result.samples)),
+        ("samples", str(result.samples) + (" (" + ", ".join(f"{k} {v}" for k, v in result.samples_by_purpose.items())
+                                           + ")" if result.samples_by_purpose else "")),
         ("candidates certified (union bound)", str(result.candidates_certified)),
         ("slices", MISSING if result.slices is None else str(result.slices)),
         ("estimator", result.estimator),
@@ -187,7 +229,8 @@ def evidence_tables(result: AuditResult) -> list:
     tables = []
     if result.per_record:
         rows = [(e.secret, MISSING if e.record is None else str(e.record), e.prior, e.strategy, number(e.estimate),
-                 number(e.lower_bound), MISSING if e.lower_bound is None else ("yes" if e.lower_bound > result.epsilon else "no"))
+                 number(e.lower_bound),
+                 MISSING if e.lower_bound is None or result.epsilon is None else ("yes" if e.lower_bound > result.epsilon else "no"))
                 for e in result.per_record]
         tables.append(TextTable(f"Per-secret evidence ({result.unit})",
                                 ("secret", "record", "prior", "strategy", "estimate", "certified lower bound", "above ε"),
@@ -200,22 +243,30 @@ def evidence_tables(result: AuditResult) -> list:
                 ("P(E) under second input", f"{number(event.p_second)} (upper bound {number(event.p_second_upper)})"),
                 ("δ", f"{event.delta:g}"), ("certified ε lower bound (δ = 0)", number(event.epsilon_lower_bound)),
                 (f"certified ε lower bound at δ = {event.delta:g}", number(event.epsilon_lower_bound_at_delta))]
+        if event.alpha is not None:
+            rows.append(("level α of this test (each bound at α/2)", f"{event.alpha:.3g}"))
+        if event.selection_runs:
+            rows.append(("runs spent choosing the event", str(event.selection_runs)))
         tables.append(TextTable("DP event test (Clopper–Pearson)", ("quantity", "value"), rows))
     if result.cross_checks:
-        rows = [(c.claim, number(c.implied_mi_upper_bound), "yes" if c.certified_contradiction else "no",
+        rows = [(c.claim, c.test, number(c.implied_mi_upper_bound), "yes" if c.certified_contradiction else "no",
+                 MISSING if c.alpha_spent is None else f"{c.alpha_spent:.3g}",
                  MISSING if c.estimate_consistent is None else ("yes" if c.estimate_consistent else "no"),
                  ", ".join(str(t) for t in c.theorems), c.detail) for c in result.cross_checks]
-        tables.append(TextTable("Cross-checks against claimed guarantees",
-                                ("claim", f"implied MI upper bound ({result.unit})", "certified contradiction",
-                                 "estimate consistent", "theorems", "detail"), rows))
+        tables.append(TextTable("Tests of the claim",
+                                ("claim", "test", f"implied MI upper bound ({result.unit})", "refutes the claim",
+                                 "α spent", "estimate consistent", "theorems", "detail"), rows))
     return tables
 
 
 def audit_section(result: AuditResult, index: int) -> AuditSection:
     """Everything one audit's section of a report says."""
-    heading = (f"{index + 1}. {mechanism_name(result, index)} — {NOTION_NAMES[result.notion]} "
-               f"at ε = {result.epsilon:g} {result.unit}")
-    return AuditSection(anchor=f"audit-{index + 1}", heading=heading, verdict=result.verdict,
+    level = ("no MI level" if result.epsilon is None else f"at ε = {result.epsilon:g} {result.unit}")
+    claim = "" if result.claim is None else f"claim {result.claim['label']} {result.claim_verdict} — "
+    heading = f"{index + 1}. {mechanism_name(result, index)} — {claim}{NOTION_NAMES[result.notion]} {level}"
+    flagged = result.refuted or result.violation
+    return AuditSection(anchor=f"audit-{index + 1}", heading=heading,
+                        verdict="violation" if flagged else "no-violation-detected",
                         statement=result.statement(), limits=limits(result), facts=facts(result),
                         tables=evidence_tables(result), notes=[str(n) for n in result.notes],
                         estimate_only=result.estimate_only)

@@ -59,6 +59,8 @@ def _png(figure) -> bytes:
 
 
 def _epsilon_line(axes, result: AuditResult) -> None:
+    if result.epsilon is None:  # no MI level was audited
+        return
     axes.axhline(result.epsilon, color="tab:red", linestyle="--", linewidth=1.2,
                  label=f"ε = {result.epsilon:g} {result.unit}")
 
@@ -197,6 +199,49 @@ def dp_epsilon_figure(result: AuditResult) -> ReportFigure:
     return ReportFigure(title, _png(figure))
 
 
+def claim_tradeoff_figure(result: AuditResult) -> ReportFigure:
+    """The claim's trade-off curve with the event test's certified point against it.
+
+    Testing the second input against the first with the event E as rejection region has
+    type-I error P(E | second) ≤ p̄ and type-II error 1 − P(E | first) ≤ 1 − p̲. Every mechanism
+    with the claim keeps each test on or above the claim's trade-off curve f (Dong, Roth and
+    Su 2022, Definition 2.1), so a certified point (p̄, 1 − p̲) below the curve refutes it.
+    """
+    title = "The claim's trade-off curve and the certified event"
+    if result.claim is None:
+        return ReportFigure(title, None, "The audit had no claim.")
+    from mechanisms.claims import parse_claim
+
+    claim = parse_claim(result.claim["text"], argument="claim")
+    if not claim.has_profile:
+        return ReportFigure(title, None, f"The claim {claim.label} has no trade-off curve: {claim.no_profile_reason}.")
+    figure, axes = _figure(width=4.8, height=4.4)
+    type_one = np.linspace(0.0, 1.0, 401)
+    axes.plot(type_one, claim.tradeoff(type_one), color="tab:blue", label=f"{_label(claim.label)} trade-off curve")
+    axes.fill_between(type_one, 0, claim.tradeoff(type_one), color="tab:blue", alpha=0.08,
+                      label="impossible under the claim")
+    axes.plot(type_one, 1 - type_one, color="tab:gray", linestyle=":", linewidth=0.8, label="random guessing")
+    event = result.event_test
+    caption = ("Type-I error P(E | second input) against type-II error 1 − P(E | first input) of the event test; "
+               "the claim allows only points on or above its curve.")
+    if event is not None:
+        confidence = "" if event.alpha is None else f" ({100 * (1 - event.alpha):.4g}%)"
+        axes.plot([event.p_second_upper], [1 - event.p_first_lower], "v", color="tab:red", markersize=8,
+                  label="certified point" + confidence)
+        axes.plot([event.p_second], [1 - event.p_first], "o", color="tab:orange", markersize=5,
+                  label="observed frequencies")
+    else:
+        caption += " No event test ran in this audit, so no point is drawn."
+    axes.set_xlim(0, 1)
+    axes.set_ylim(0, 1)
+    axes.set_xlabel("type-I error")
+    axes.set_ylabel("type-II error")
+    axes.legend(fontsize="small")
+    return ReportFigure(title, _png(figure), caption=caption)
+
+
 def audit_figures(result: AuditResult) -> list:
-    """All figures of one audit's section, in report order."""
-    return [per_record_figure(result), per_slice_figure(result), training_figure(result), dp_epsilon_figure(result)]
+    """All figures of one audit's section, in report order (with a claim, its trade-off curve first)."""
+    claim = [] if result.claim is None else [claim_tradeoff_figure(result)]
+    return claim + [per_record_figure(result), per_slice_figure(result), training_figure(result),
+                    dp_epsilon_figure(result)]

@@ -8,37 +8,81 @@ the neighbouring input pairs that expose it, and a two-point prior on the first 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from estimators.validation import InputError
 
-from . import calibrated, geometric, histogram, means, noisy_max, randomized_response, rappor, sparse_vector, sums
+from . import (calibrated, geometric, histogram, means, noisy_max, numerical_svt, parallel, prefix_sum,
+               randomized_response, rappor, sparse_vector, sums)
 from .entry import CatalogEntry
 from .guarantee import NOT_PRIVATE, Guarantee
 from .neighbouring_pair import NeighbouringPair
+from .parameters import build, defaults, split_spec
 
-__all__ = ["CatalogEntry", "Guarantee", "NOT_PRIVATE", "NeighbouringPair", "catalog", "get_entry"]
+__all__ = ["CatalogEntry", "Guarantee", "NOT_PRIVATE", "NeighbouringPair", "catalog", "get_entry", "parameters_of"]
 
-# One builder per concept, in the order the catalog lists them.
-_BUILDERS = (
-    sums.entries,
-    means.entries,
-    histogram.entries,
-    noisy_max.entries,
-    sparse_vector.entries,
-    geometric.entries,
-    randomized_response.entries,
-    rappor.entries,
-    calibrated.entries,  # last: the MI-calibrated mechanisms of mechanisms.calibration
-)
+# One factory per entry, module by module, in the order the catalog lists them.
+_FACTORIES = {
+    **sums.FACTORIES,
+    **means.FACTORIES,
+    **histogram.FACTORIES,
+    **prefix_sum.FACTORIES,
+    **noisy_max.FACTORIES,
+    **sparse_vector.FACTORIES,
+    **numerical_svt.FACTORIES,
+    **parallel.FACTORIES,
+    **geometric.FACTORIES,
+    **randomized_response.FACTORIES,
+    **rappor.FACTORIES,
+    **calibrated.FACTORIES,  # last: the MI-calibrated mechanisms of mechanisms.calibration
+}
+
+
+def _factory(name: str):
+    if name not in _FACTORIES:
+        raise InputError(f"argument 'name' must be one of {', '.join(sorted(_FACTORIES))}, got {name!r}")
+    return _FACTORIES[name]
 
 
 def catalog() -> list:
     """All catalog entries at their default parameters, as a list of :class:`CatalogEntry`."""
-    return [entry for build in _BUILDERS for entry in build()]
+    return [get_entry(name) for name in _FACTORIES]
 
 
-def get_entry(name: str) -> CatalogEntry:
-    """The entry called ``name``; raises :class:`InputError` listing the names otherwise."""
-    entries = {e.name: e for e in catalog()}
-    if name not in entries:
-        raise InputError(f"argument 'name' must be one of {', '.join(sorted(entries))}, got {name!r}")
-    return entries[name]
+def parameters_of(name: str) -> dict:
+    """The settable parameters of entry ``name`` and their defaults."""
+    return defaults(_factory(name))
+
+
+def get_entry(spec: str, params: dict | None = None) -> CatalogEntry:
+    """The entry a spec names, at the given parameters.
+
+    Parameters
+    ----------
+    spec : str
+        ``NAME`` or ``NAME?KEY=VALUE&KEY=VALUE``, e.g. ``"svt4?epsilon=0.1&queries=10"``
+        (what follows ``catalog:`` in a mechanism spec).
+    params : dict, optional
+        More parameters (a configuration's ``[mechanism] params`` table); a key may not be
+        given both here and in ``spec``.
+
+    Raises
+    ------
+    InputError
+        An unknown name (listing the names), an unknown parameter (listing the entry's), or an
+        invalid value (naming the parameter).
+    """
+    name, spec_params = split_spec(spec)
+    factory = _factory(name)
+    if params is not None and not isinstance(params, dict):
+        raise InputError(f"catalog parameters ([mechanism] params) must be a table of KEY = VALUE, got {params!r}")
+    params = dict(params or {})
+    twice = sorted(set(spec_params) & set(params))
+    if twice:
+        raise InputError(f"catalog parameter(s) {', '.join(map(repr, twice))} of catalog:{name} given both in "
+                         "the spec and in params")
+    entry, values = build(name, factory, {**spec_params, **params})
+    changed = {k: v for k, v in values.items() if v != defaults(factory)[k]}
+    if changed:  # the name says which instance it is, e.g. in an audit report
+        name = name + "?" + "&".join(f"{k}={v:g}" for k, v in changed.items())
+    return replace(entry, name=name, parameters=values)

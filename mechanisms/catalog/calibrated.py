@@ -20,7 +20,7 @@ from .guarantee import Guarantee
 from .neighbouring_pair import NeighbouringPair
 from .sums import NoisySum
 
-__all__ = ["entries"]
+__all__ = ["FACTORIES"]
 
 SUM_NEIGHBOURING = "substitution: one record (row in [0,1]^k) replaced; n is public"
 # Θ for the MI-PP entries: every product-Bernoulli prior on n bit records; secret g = record 0,
@@ -37,34 +37,55 @@ def _sum_entry(name, calibration, records, attributes, pair, theorem):
         mechanism=NoisySum(calibration.noise, calibration.scale, records, attributes), output_dim=attributes,
         output_encoding="the k noisy column sums",
         claimed=Guarantee(calibration.notion, calibration.epsilon, note=theorem),
-        true=Guarantee(calibration.notion, calibration.epsilon, note=f"upper bound: {theorem}"),
+        true=Guarantee(calibration.notion, calibration.epsilon, note=f"upper bound: {theorem}"), true_exact=False,
         buggy=False,
         neighbouring=SUM_NEIGHBOURING if calibration.notion == "mi-dp" else PP_NEIGHBOURING,
-        pairs=(pair,), source="Pufferfish/MI paper (papers/pufferfish-mi-privacy.txt)")
+        # an MI guarantee is not a likelihood-ratio bound: no pair ε is computed for these entries
+        pairs=(pair,), source="Pufferfish/MI paper (papers/pufferfish-mi-privacy.txt)", pair_epsilon=None)
 
 
-def entries(epsilon: float = 0.5) -> list:
-    """Laplace and Gaussian MI-DP sums and MI-PP counts at ε nats."""
-    records, attributes = 3, 2
-    empty = np.zeros((records, attributes))
+RECORDS, ATTRIBUTES, BITS = 3, 2, 4
+
+
+def _sum_pair() -> NeighbouringPair:
+    empty = np.zeros((RECORDS, ATTRIBUTES))
     full_first = empty.copy()
     full_first[0] = 1.0
-    sum_pair = NeighbouringPair(empty, full_first, why="record 0 changes from all zeros to all ones")
-    bits = 4
-    bit_first = np.zeros((bits, 1))
+    return NeighbouringPair(empty, full_first, why="record 0 changes from all zeros to all ones")
+
+
+def _bit_pair() -> NeighbouringPair:
+    bit_first = np.zeros((BITS, 1))
     bit_first[1:3] = 1.0
     bit_second = bit_first.copy()
     bit_second[0] = 1.0
-    bit_pair = NeighbouringPair(bit_first, bit_second, why="record 0 (the secret) is 0 or 1")
-    worst_var = bits / 4.0
-    return [
-        _sum_entry("laplace_mi_dp_sum", laplace_mi_dp(epsilon, l1_sensitivity=float(attributes), dim=attributes),
-                   records, attributes, sum_pair, "Corollary 2 (ℓ₁ form)"),
-        _sum_entry("gaussian_mi_dp_sum",
-                   gaussian_mi_dp(epsilon, l2_sensitivity=math.sqrt(attributes), dim=attributes),
-                   records, attributes, sum_pair, "Corollary 3 (ℓ₂ form)"),
-        _sum_entry("laplace_mi_pp_count", laplace_mi_pp(epsilon, cond_std=[math.sqrt(worst_var)]),
-                   bits, 1, bit_pair, "Theorem 3 with E[√Var(count)] ≤ √(n/4)"),
-        _sum_entry("gaussian_mi_pp_count", gaussian_mi_pp(epsilon, [worst_var]),
-                   bits, 1, bit_pair, "Theorem 4 with Var(count) ≤ n/4"),
-    ]
+    return NeighbouringPair(bit_first, bit_second, why="record 0 (the secret) is 0 or 1")
+
+
+def laplace_mi_dp_sum(*, epsilon: float = 0.5) -> CatalogEntry:
+    """Laplace sums calibrated for ε-MI DP (Corollary 2)."""
+    return _sum_entry("laplace_mi_dp_sum", laplace_mi_dp(epsilon, l1_sensitivity=float(ATTRIBUTES), dim=ATTRIBUTES),
+                      RECORDS, ATTRIBUTES, _sum_pair(), "Corollary 2 (ℓ₁ form)")
+
+
+def gaussian_mi_dp_sum(*, epsilon: float = 0.5) -> CatalogEntry:
+    """Gaussian sums calibrated for ε-MI DP (Corollary 3)."""
+    return _sum_entry("gaussian_mi_dp_sum",
+                      gaussian_mi_dp(epsilon, l2_sensitivity=math.sqrt(ATTRIBUTES), dim=ATTRIBUTES),
+                      RECORDS, ATTRIBUTES, _sum_pair(), "Corollary 3 (ℓ₂ form)")
+
+
+def laplace_mi_pp_count(*, epsilon: float = 0.5) -> CatalogEntry:
+    """Laplace count calibrated for ε-MI PP (Theorem 3)."""
+    return _sum_entry("laplace_mi_pp_count", laplace_mi_pp(epsilon, cond_std=[math.sqrt(BITS / 4.0)]),
+                      BITS, 1, _bit_pair(), "Theorem 3 with E[√Var(count)] ≤ √(n/4)")
+
+
+def gaussian_mi_pp_count(*, epsilon: float = 0.5) -> CatalogEntry:
+    """Gaussian count calibrated for ε-MI PP (Theorem 4)."""
+    return _sum_entry("gaussian_mi_pp_count", gaussian_mi_pp(epsilon, [BITS / 4.0]),
+                      BITS, 1, _bit_pair(), "Theorem 4 with Var(count) ≤ n/4")
+
+
+FACTORIES = {f.__name__: f for f in (laplace_mi_dp_sum, gaussian_mi_dp_sum, laplace_mi_pp_count,
+                                     gaussian_mi_pp_count)}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -45,6 +47,15 @@ class CatalogEntry:
         Neighbouring input pairs that expose the mechanism; the first one builds ``prior``.
     source : str
         The publication or benchmark the mechanism and its guarantees come from.
+    true_exact : bool
+        Whether ``true.epsilon`` is the mechanism's exact ε (the smallest that holds) rather
+        than only an upper bound on it. A not-private entry's ∞ is exact.
+    pair_epsilon : callable or None
+        ``pair_epsilon(pair) -> float``: the ε a neighbouring pair attains on this mechanism
+        (the largest |log-likelihood ratio| between its two output laws, at ``true.delta`` for
+        approximate DP); ``None`` where it is not computed (the MI notions).
+    parameters : dict
+        The parameter values the entry was built with (settable as ``catalog:NAME?KEY=VALUE``).
     """
 
     name: str
@@ -58,6 +69,9 @@ class CatalogEntry:
     neighbouring: str
     pairs: tuple
     source: str
+    true_exact: bool
+    pair_epsilon: Callable | None
+    parameters: dict = field(default_factory=dict)
 
     def __post_init__(self):
         check_int(self.output_dim, "output_dim", minimum=1)
@@ -71,6 +85,25 @@ class CatalogEntry:
     def record_shape(self) -> tuple[int, int]:
         """``(n, k)`` of the databases the mechanism accepts."""
         return self.pairs[0].record_shape
+
+    @cached_property
+    def exposing_epsilon(self) -> float | None:
+        """The largest ε any of ``pairs`` attains (computed once); ``None`` if not computed.
+
+        At most ``true.epsilon`` (a pair attains no more than the mechanism's ε); equal to it
+        when a pair is a worst case.
+        """
+        if self.pair_epsilon is None:
+            return None
+        attained = [self.pair_epsilon(pair) for pair in self.pairs]
+        if any(value is None for value in attained):  # too many outputs to enumerate
+            return None
+        return max(float(value) for value in attained)
+
+    @property
+    def true_kind(self) -> str:
+        """``"exact"`` or ``"upper bound"``: what ``true.epsilon`` is."""
+        return "exact" if self.true_exact else "upper bound"
 
     @property
     def prior(self) -> TwoPoint:
@@ -96,6 +129,9 @@ class CatalogEntry:
             "description": self.description,
             "claimed": self.claimed.to_dict(),
             "true": self.true.to_dict(),
+            "true_epsilon_is": self.true_kind,
+            "exposing_pair_epsilon": _json_number(self.exposing_epsilon),
+            "parameters": dict(self.parameters),
             "buggy": self.buggy,
             "neighbouring": self.neighbouring,
             "record_shape": list(self.record_shape),
@@ -104,3 +140,10 @@ class CatalogEntry:
             "pairs": [p.to_dict() for p in self.pairs],
             "source": self.source,
         }
+
+
+def _json_number(value):
+    """``None`` stays ``None``; ∞ becomes the string ``"inf"`` (JSON has no infinity)."""
+    if value is None:
+        return None
+    return "inf" if math.isinf(value) else value

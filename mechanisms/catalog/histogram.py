@@ -17,8 +17,9 @@ from .batch import as_database_batch, column_sums
 from .entry import CatalogEntry
 from .guarantee import Guarantee
 from .neighbouring_pair import NeighbouringPair
+from .sums import laplace_pair_epsilon
 
-__all__ = ["NoisyHistogram", "entries"]
+__all__ = ["FACTORIES", "NoisyHistogram", "histogram_pair"]
 
 
 @dataclass(frozen=True)
@@ -42,28 +43,50 @@ class NoisyHistogram:
         return counts + as_generator(rng).laplace(0.0, self.scale, size=counts.shape)
 
 
-def entries(epsilon: float = 0.5) -> list:
-    """Correct and buggy histograms; ε ≠ 1 so that scale ε differs from scale 1/ε."""
-    records, bins = 3, 4
+NEIGHBOURING = "add/remove: one row switches between all-zero (absent) and a one-hot bin indicator"
+SOURCE = "StatDP benchmark (Ding et al. 2018): Histogram / HistogramBuggy"
+
+
+def histogram_pair(records: int, bins: int) -> NeighbouringPair:
+    """Records 0..n-2 in bins 0, 1, ...; record n-1 absent or in the next bin."""
     first = np.zeros((records, bins))
-    first[0, 0] = first[1, 1] = 1.0
+    for i in range(records - 1):
+        first[i, i % bins] = 1.0
     second = first.copy()
-    second[2, 2] = 1.0
-    pair = NeighbouringPair(first, second, why="record 2 is added to bin 2: that count moves by 1")
-    neighbouring = "add/remove: one row switches between all-zero (absent) and a one-hot bin indicator"
-    encoding = "the k noisy bin counts"
-    source = "StatDP benchmark (Ding et al. 2018): Histogram / HistogramBuggy"
-    return [
-        CatalogEntry(
-            name="histogram", description=f"{bins}-bin histogram of {records} records plus Lap(1/ε)",
-            mechanism=NoisyHistogram(1.0 / epsilon, records, bins), output_dim=bins, output_encoding=encoding,
-            claimed=Guarantee("dp", epsilon, note="Laplace mechanism, ℓ₁ sensitivity 1 (Dwork-Roth 2014 Thm 3.6)"),
-            true=Guarantee("dp", epsilon, note="tight: one count moves by 1"),
-            buggy=False, neighbouring=neighbouring, pairs=(pair,), source=source),
-        CatalogEntry(
-            name="histogram_buggy", description=f"{bins}-bin histogram plus Lap(ε): scale ε instead of 1/ε",
-            mechanism=NoisyHistogram(epsilon, records, bins), output_dim=bins, output_encoding=encoding,
-            claimed=Guarantee("dp", epsilon, note="as if the scale were 1/ε"),
-            true=Guarantee("dp", 1.0 / epsilon, note="Laplace scale b with ℓ₁ sensitivity 1 is exactly (1/b)-DP"),
-            buggy=True, neighbouring=neighbouring, pairs=(pair,), source=source),
-    ]
+    second[records - 1, (records - 1) % bins] = 1.0
+    return NeighbouringPair(first, second, why=f"record {records - 1} is added to bin {(records - 1) % bins}: "
+                            "that count moves by 1")
+
+
+def _checked(epsilon, records, bins):
+    check_positive(epsilon, "epsilon")
+    check_int(records, "records", minimum=1)
+    check_int(bins, "bins", minimum=1)
+
+
+def histogram(*, epsilon: float = 0.5, records: int = 3, bins: int = 4) -> CatalogEntry:
+    """Bin counts plus Lap(1/ε)."""
+    _checked(epsilon, records, bins)
+    return CatalogEntry(
+        name="histogram", description=f"{bins}-bin histogram of {records} records plus Lap(1/ε)",
+        mechanism=NoisyHistogram(1.0 / epsilon, records, bins), output_dim=bins, output_encoding=ENCODING,
+        claimed=Guarantee("dp", epsilon, note="Laplace mechanism, ℓ₁ sensitivity 1 (Dwork-Roth 2014 Thm 3.6)"),
+        true=Guarantee("dp", epsilon, note="exact: one count moves by 1"), true_exact=True,
+        buggy=False, neighbouring=NEIGHBOURING, pairs=(histogram_pair(records, bins),), source=SOURCE,
+        pair_epsilon=laplace_pair_epsilon(1.0 / epsilon))
+
+
+def histogram_buggy(*, epsilon: float = 0.5, records: int = 3, bins: int = 4) -> CatalogEntry:
+    """Bin counts plus Lap(ε): scale ε instead of 1/ε (ε ≠ 1 shows it)."""
+    _checked(epsilon, records, bins)
+    return CatalogEntry(
+        name="histogram_buggy", description=f"{bins}-bin histogram plus Lap(ε): scale ε instead of 1/ε",
+        mechanism=NoisyHistogram(epsilon, records, bins), output_dim=bins, output_encoding=ENCODING,
+        claimed=Guarantee("dp", epsilon, note="as if the scale were 1/ε"),
+        true=Guarantee("dp", 1.0 / epsilon, note="exact: Laplace scale b with ℓ₁ sensitivity 1 is (1/b)-DP"),
+        true_exact=True, buggy=True, neighbouring=NEIGHBOURING, pairs=(histogram_pair(records, bins),),
+        source=SOURCE, pair_epsilon=laplace_pair_epsilon(epsilon))
+
+
+ENCODING = "the k noisy bin counts"
+FACTORIES = {f.__name__: f for f in (histogram, histogram_buggy)}

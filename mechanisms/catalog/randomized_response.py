@@ -18,7 +18,7 @@ from .entry import CatalogEntry
 from .guarantee import Guarantee
 from .neighbouring_pair import NeighbouringPair
 
-__all__ = ["RandomizedResponse", "entries"]
+__all__ = ["FACTORIES", "RandomizedResponse"]
 
 
 @dataclass(frozen=True)
@@ -43,16 +43,23 @@ class RandomizedResponse:
         return np.where(flip, 1.0 - bits, bits)
 
 
-def entries(epsilon: float = 1.0) -> list:
-    """Randomized response on n = 3 bit records."""
-    records = 3
-    first = np.array([[0.0], [1.0], [0.0]])
-    second = np.array([[1.0], [1.0], [0.0]])
-    return [CatalogEntry(
+def randomized_response(*, epsilon: float = 1.0, records: int = 3) -> CatalogEntry:
+    """Randomized response on n bit records."""
+    check_int(records, "records", minimum=1)
+    first = np.zeros((records, 1))
+    first[1:2] = 1.0
+    second = first.copy()
+    second[0] = 1.0
+    return CatalogEntry(
         name="randomized_response", description=f"binary randomized response on {records} bit records",
         mechanism=RandomizedResponse(epsilon, records), output_dim=records,
         output_encoding="one 0.0/1.0 report per record",
         claimed=Guarantee("ldp", epsilon, note="Warner (1965); ratio p/(1-p) = e^ε"),
-        true=Guarantee("ldp", epsilon, note="tight"),
+        true=Guarantee("ldp", epsilon, note="exact: one report's ratio is e^ε"), true_exact=True,
         buggy=False, neighbouring="substitution: one bit record flipped (local: one user's value changes)",
-        pairs=(NeighbouringPair(first, second, why="record 0 flips 0 -> 1"),), source="Warner (1965)")]
+        pairs=(NeighbouringPair(first, second, why="record 0 flips 0 -> 1"),), source="Warner (1965)",
+        # each flipped bit's report has likelihood ratio e^ε in the direction of its true value
+        pair_epsilon=lambda pair: float(epsilon * np.count_nonzero(pair.first != pair.second)))
+
+
+FACTORIES = {"randomized_response": randomized_response}

@@ -26,6 +26,7 @@ Lyu et al. Table 1 and was not cross-checked there.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,8 +37,10 @@ from .batch import as_database_batch, column_sums
 from .entry import CatalogEntry
 from .guarantee import NOT_PRIVATE, Guarantee
 from .neighbouring_pair import NeighbouringPair
+from .sparse_vector_exposure import svt_log_ratio_extremes
 
-__all__ = ["SparseVector", "VARIANTS", "entries"]
+__all__ = ["FACTORIES", "SparseVector", "VARIANTS", "exposing_pair", "extremes_epsilon", "pair_answers",
+           "true_guarantee"]
 
 ABOVE, BELOW, NOT_ANSWERED = 1.0, 0.0, -1.0
 
@@ -113,11 +116,7 @@ class SparseVector:
         spec = VARIANTS[self.variant]
         answers = column_sums(dbs)
         m, c = answers.shape[0], self.cutoff
-        eps1 = spec.epsilon1_share * self.epsilon
-        eps2 = self.epsilon - eps1
-        rho_scale = (c if spec.threshold_scale_times_c else 1.0) / eps1
-        nu_scale = spec.query_noise_c_factor * (c if spec.query_noise_uses_c else 1.0) / eps2
-
+        rho_scale, nu_scale = self.scales
         rho = rng.laplace(0.0, rho_scale, size=m)
         indicators = np.full((m, self.queries), NOT_ANSWERED)
         released = np.zeros((m, self.queries))
@@ -139,49 +138,122 @@ class SparseVector:
             return np.concatenate([indicators, released], axis=1)
         return indicators
 
+    @property
+    def scales(self) -> tuple[float, float]:
+        """(threshold noise scale, query noise scale), as :meth:`__call__` draws them (0: no query noise)."""
+        spec, c = VARIANTS[self.variant], self.cutoff
+        eps1 = spec.epsilon1_share * self.epsilon
+        eps2 = self.epsilon - eps1
+        rho_scale = (c if spec.threshold_scale_times_c else 1.0) / eps1
+        return rho_scale, spec.query_noise_c_factor * (c if spec.query_noise_uses_c else 1.0) / eps2
 
-def _true_guarantee(variant: int, epsilon: float, cutoff: int) -> Guarantee:
+    def log_ratio_extremes(self, first_answers, second_answers):
+        """(sup log p/q, sup log q/p) of the outputs on two answer vectors; ``None`` if not computed."""
+        spec = VARIANTS[self.variant]
+        rho_scale, nu_scale = self.scales
+        return svt_log_ratio_extremes(first_answers, second_answers, variant=self.variant,
+                                      threshold=self.threshold, rho_scale=rho_scale, nu_scale=nu_scale,
+                                      cutoff=self.cutoff if spec.cutoff else None, redraw=spec.redraw_threshold)
+
+
+def pair_answers(pair: NeighbouringPair) -> tuple[np.ndarray, np.ndarray]:
+    """The query answers (column sums) of the pair's two databases."""
+    return column_sums(pair.first[None])[0], column_sums(pair.second[None])[0]
+
+
+def extremes_epsilon(mechanism):
+    """``pair -> ε``: the larger of the two one-sided extremes, ``None`` where not computed."""
+    def attained(pair):
+        extremes = mechanism.log_ratio_extremes(*pair_answers(pair))
+        return None if extremes is None else max(extremes)
+    return attained
+
+
+def true_guarantee(variant: int, epsilon: float, queries: int, cutoff: int, nu_scale: float) -> tuple:
+    """(the true guarantee of the k-query instance, whether its ε is exact).
+
+    Besides Lyu et al.'s Table 1, every variant with query noise ν ~ Lap(b) is (k/b)-DP on k
+    queries with Δ = 1: with the threshold noise held fixed, each of the at most k comparisons
+    (and a released q_i + ν_i) has probability (density) log-(1/b)-Lipschitz in q_i, because the
+    Laplace CDF, survival function and density are (Lyu et al. 2017, proof of Theorem 2, without
+    the cutoff). That bound is finite for variants 3 and 6, which the table lists as ∞-DP because
+    their loss grows with k.
+    """
+    per_query = math.inf if nu_scale == 0.0 else queries / nu_scale
     if variant in (1, 2):
-        return Guarantee("dp", epsilon, note=f"Lyu et al. (2017) Table 1: Alg. {variant} is ε-DP")
-    if variant == 4:
-        return Guarantee("dp", (1 + 6 * cutoff) / 4 * epsilon,
-                         note="Lyu et al. (2017) Table 1: ((1+6c)/4)ε-DP, an upper bound; not ε-DP")
-    reasons = {
-        3: "releasing q_i + ν_i on ⊤ leaks the answers (Lyu et al. 2017 Table 1: ∞-DP)",
-        5: "without query noise the ⊤/⊥ pattern compares answers exactly: ⊤⊥⊤⊥⊤ is impossible on "
-           "equal answers and likely on [2,0,2,0,2] (Lyu et al. 2017 Table 1: ∞-DP)",
-        6: "no cutoff: the privacy loss grows without bound in the number of queries "
-           "(Lyu et al. 2017 Table 1: ∞-DP)",
-    }
-    return NOT_PRIVATE(reasons[variant])
+        bound, note = min(epsilon, per_query), f"Lyu et al. (2017) Table 1: Alg. {variant} is ε-DP"
+    elif variant == 4:
+        bound = min((1 + 6 * cutoff) / 4 * epsilon, per_query)
+        note = "Lyu et al. (2017) Table 1: ((1+6c)/4)ε-DP, and k/b with ν ~ Lap(b); not ε-DP"
+    elif variant == 5:
+        return NOT_PRIVATE("without query noise the ⊤/⊥ pattern compares answers exactly: ⊤⊥⊤⊥⊤ is impossible "
+                           "on equal answers and likely on [2,0,2,0,2] (Lyu et al. 2017 Table 1: ∞-DP)"), True
+    else:
+        bound = per_query
+        note = (f"k/b for k = {queries} queries with ν ~ Lap(b) (log-Lipschitz Laplace laws, threshold noise held "
+                f"fixed); ∞ as k grows (Lyu et al. 2017 Table 1: Alg. {variant} is ∞-DP)")
+    return Guarantee("dp", bound, note="an upper bound: " + note), False
 
 
-def exposing_pair() -> NeighbouringPair:
-    """Answers [1,1,1,1,1] vs [2,0,2,0,2] (StatDP style), n = 2 records, k = 5 queries."""
-    first = np.array([[1.0, 0.0, 1.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0, 0.0]])
-    second = np.array([[1.0, 0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 1.0, 0.0, 1.0]])
-    return NeighbouringPair(first, second, why="answers [1,1,1,1,1] vs [2,0,2,0,2]: record 1 moves half the "
+def exposing_pair(queries: int = 5) -> NeighbouringPair:
+    """Answers [1,1,1,...] vs [2,0,2,0,...] (StatDP style), n = 2 records, k queries."""
+    ones_zeros = np.array([float(i % 2 == 0) for i in range(queries)])
+    first = np.stack([ones_zeros, 1.0 - ones_zeros])
+    second = np.stack([ones_zeros, ones_zeros])
+    return NeighbouringPair(first, second, why="answers [1,1,1,...] vs [2,0,2,...]: record 1 moves half the "
                             "answers up and half down, against one shared noisy threshold")
 
 
-def entries(epsilon: float = 1.0, threshold: float = 1.0, cutoff: int = 1) -> list:
-    """The six sparse vector entries on the exposing pair."""
-    pair = exposing_pair()
-    records, queries = pair.record_shape
-    out = []
-    for variant, spec in VARIANTS.items():
-        mech = SparseVector(variant, epsilon, records, queries, threshold, cutoff)
-        encoding = "per query 1.0 = ⊤ (above), 0.0 = ⊥, -1.0 = not answered after the cutoff"
-        if spec.release_value:
-            encoding += "; then per query the released noisy answer (0.0 where none)"
-        true = _true_guarantee(variant, epsilon, cutoff)
-        out.append(CatalogEntry(
-            name=f"svt{variant}",
-            description=f"sparse vector, {spec.source}, T = {threshold:g}, c = {cutoff}"
-                        + ("" if spec.cutoff else " (ignored: no cutoff)"),
-            mechanism=mech, output_dim=mech.output_dim, output_encoding=encoding,
-            claimed=Guarantee("dp", epsilon, note=f"claimed by {spec.source.split(',')[0]}"),
-            true=true, buggy=variant not in (1, 2),
-            neighbouring="substitution: one record (row in [0,1]^k) replaced; every answer moves by at most 1",
-            pairs=(pair,), source=spec.source))
-    return out
+NEIGHBOURING = "substitution: one record (row in [0,1]^k) replaced; every answer moves by at most 1"
+ENCODING = "per query 1.0 = ⊤ (above), 0.0 = ⊥, -1.0 = not answered after the cutoff"
+
+
+def _entry(variant: int, epsilon: float, queries: int, threshold: float, cutoff: int) -> CatalogEntry:
+    spec = VARIANTS[variant]
+    pair = exposing_pair(check_int(queries, "queries", minimum=1))
+    records, _ = pair.record_shape
+    mech = SparseVector(variant, epsilon, records, queries, threshold, cutoff)
+    true, exact = true_guarantee(variant, epsilon, queries, cutoff, mech.scales[1])
+    return CatalogEntry(
+        name=f"svt{variant}",
+        description=f"sparse vector, {spec.source}, {queries} queries, T = {threshold:g}, c = {cutoff}"
+                    + ("" if spec.cutoff else " (ignored: no cutoff)"),
+        mechanism=mech, output_dim=mech.output_dim,
+        output_encoding=ENCODING + ("; then per query the released noisy answer (0.0 where none)"
+                                    if spec.release_value else ""),
+        claimed=Guarantee("dp", epsilon, note=f"claimed by {spec.source.split(',')[0]}"),
+        true=true, true_exact=exact, buggy=variant not in (1, 2), neighbouring=NEIGHBOURING,
+        pairs=(pair,), source=spec.source, pair_epsilon=extremes_epsilon(mech))
+
+
+def svt1(*, epsilon: float = 1.0, queries: int = 5, threshold: float = 1.0, cutoff: int = 1) -> CatalogEntry:
+    """Lyu et al. Alg. 1."""
+    return _entry(1, epsilon, queries, threshold, cutoff)
+
+
+def svt2(*, epsilon: float = 1.0, queries: int = 5, threshold: float = 1.0, cutoff: int = 1) -> CatalogEntry:
+    """Lyu et al. Alg. 2 (threshold redrawn after each ⊤)."""
+    return _entry(2, epsilon, queries, threshold, cutoff)
+
+
+def svt3(*, epsilon: float = 1.0, queries: int = 5, threshold: float = 1.0, cutoff: int = 1) -> CatalogEntry:
+    """Lyu et al. Alg. 3 (releases the noisy answer on ⊤)."""
+    return _entry(3, epsilon, queries, threshold, cutoff)
+
+
+def svt4(*, epsilon: float = 1.0, queries: int = 5, threshold: float = 1.0, cutoff: int = 1) -> CatalogEntry:
+    """Lyu et al. Alg. 4 (ε/4 for the threshold, too little query noise)."""
+    return _entry(4, epsilon, queries, threshold, cutoff)
+
+
+def svt5(*, epsilon: float = 1.0, queries: int = 5, threshold: float = 1.0) -> CatalogEntry:
+    """Lyu et al. Alg. 5 (no query noise, no cutoff)."""
+    return _entry(5, epsilon, queries, threshold, 1)
+
+
+def svt6(*, epsilon: float = 1.0, queries: int = 5, threshold: float = 1.0) -> CatalogEntry:
+    """Lyu et al. Alg. 6 (no cutoff)."""
+    return _entry(6, epsilon, queries, threshold, 1)
+
+
+FACTORIES = {f.__name__: f for f in (svt1, svt2, svt3, svt4, svt5, svt6)}

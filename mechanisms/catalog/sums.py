@@ -22,7 +22,8 @@ from .entry import CatalogEntry
 from .guarantee import Guarantee
 from .neighbouring_pair import NeighbouringPair
 
-__all__ = ["NoisySum", "classic_gaussian_sigma", "gaussian_exact_epsilon", "entries"]
+__all__ = ["FACTORIES", "NoisySum", "classic_gaussian_sigma", "gaussian_exact_epsilon", "gaussian_pair_epsilon",
+           "laplace_pair_epsilon"]
 
 NEIGHBOURING = "substitution: one record (row in [0,1]^k) replaced; n is public"
 ENCODING = "the k noisy column sums (or means), one per column"
@@ -99,63 +100,106 @@ def _pair(records: int, attributes: int) -> NeighbouringPair:
                             "every column moves by 1, the largest shift in every norm")
 
 
-def entries(epsilon: float = 1.0, gaussian_epsilon: float = 0.5, delta: float = 1e-5) -> list:
-    """The sum and mean entries at the given parameters."""
-    records, attributes = 3, 2
-    sum_pair = _pair(records, attributes)
-    mean_records = 4
-    mean_pair = _pair(mean_records, 1)
-    out = []
+def _shift(pair: NeighbouringPair, mean: bool) -> np.ndarray:
+    """How far the pair moves the noiseless column sums (or means)."""
+    shift = column_sums(pair.second[None])[0] - column_sums(pair.first[None])[0]
+    return shift / (pair.record_shape[0] if mean else 1.0)
 
+
+def laplace_pair_epsilon(scale: float, mean: bool = False):
+    """``pair -> ‖shift‖₁ / b``: the ε a pair attains on a Laplace sum (or mean).
+
+    The log density ratio of Lap(a, b) and Lap(a', b) is (|y − a'| − |y − a|)/b, which reaches
+    |a − a'|/b beyond both centres; coordinates add (Dwork and Roth 2014, Thm 3.6, proof).
+    """
+    return lambda pair: float(np.abs(_shift(pair, mean)).sum() / scale)
+
+
+def gaussian_pair_epsilon(sigma: float, delta: float, mean: bool = False):
+    """``pair -> ε(δ)`` of N(a, σ²I) against N(a', σ²I): the exact profile at ‖a − a'‖₂ (Balle-Wang 2018, Thm 8)."""
+    def attained(pair):
+        distance = float(np.linalg.norm(_shift(pair, mean)))
+        return 0.0 if distance == 0.0 else gaussian_exact_epsilon(delta, sigma, distance)
+    return attained
+
+
+def laplace_sum(*, epsilon: float = 1.0, records: int = 3, attributes: int = 2) -> CatalogEntry:
+    """Column sums plus Lap(k/ε) per column."""
+    check_positive(epsilon, "epsilon")
     l1 = float(attributes)
-    out.append(CatalogEntry(
+    scale = l1 / epsilon
+    return CatalogEntry(
         name="laplace_sum", description=f"column sums of {records}x{attributes} records in [0,1] plus Lap(k/ε)",
-        mechanism=NoisySum("laplace", l1 / epsilon, records, attributes), output_dim=attributes,
+        mechanism=NoisySum("laplace", scale, records, attributes), output_dim=attributes,
         output_encoding=ENCODING,
         claimed=Guarantee("dp", epsilon, note="Laplace mechanism, Dwork-Roth (2014) Thm 3.6, ℓ₁ sensitivity k"),
-        true=Guarantee("dp", epsilon, note="tight: the pair shifts every column by 1"),
-        buggy=False, neighbouring=NEIGHBOURING, pairs=(sum_pair,), source="Dwork & Roth (2014) Thm 3.6"))
+        true=Guarantee("dp", epsilon, note="exact: the pair shifts every column by 1"), true_exact=True,
+        buggy=False, neighbouring=NEIGHBOURING, pairs=(_pair(records, attributes),),
+        source="Dwork & Roth (2014) Thm 3.6", pair_epsilon=laplace_pair_epsilon(scale))
 
+
+def gaussian_sum(*, epsilon: float = 0.5, delta: float = 1e-5, records: int = 3, attributes: int = 2) -> CatalogEntry:
+    """Column sums plus N(0, σ²) per column, σ by the classic calibration."""
     l2 = math.sqrt(attributes)
-    sigma = classic_gaussian_sigma(gaussian_epsilon, delta, l2)
-    exact = gaussian_exact_epsilon(delta, sigma, l2)
-    out.append(CatalogEntry(
+    sigma = classic_gaussian_sigma(epsilon, delta, l2)
+    return CatalogEntry(
         name="gaussian_sum",
         description=f"column sums of {records}x{attributes} records in [0,1] plus N(0, σ²), classic σ",
         mechanism=NoisySum("gaussian", sigma, records, attributes), output_dim=attributes,
         output_encoding=ENCODING,
-        claimed=Guarantee("dp", gaussian_epsilon, delta, note="classic calibration, Dwork-Roth (2014) Thm A.1"),
-        true=Guarantee("dp", exact, delta, note="exact: Balle-Wang (2018) Thm 8 profile inverted at δ"),
-        buggy=False, neighbouring=NEIGHBOURING, pairs=(sum_pair,), source="Dwork & Roth (2014) Thm A.1"))
+        claimed=Guarantee("dp", epsilon, delta, note="classic calibration, Dwork-Roth (2014) Thm A.1"),
+        true=Guarantee("dp", gaussian_exact_epsilon(delta, sigma, l2), delta,
+                       note="exact: Balle-Wang (2018) Thm 8 profile inverted at δ"), true_exact=True,
+        buggy=False, neighbouring=NEIGHBOURING, pairs=(_pair(records, attributes),),
+        source="Dwork & Roth (2014) Thm A.1", pair_epsilon=gaussian_pair_epsilon(sigma, delta))
 
-    out.append(CatalogEntry(
-        name="laplace_mean", description=f"mean of {mean_records} values in [0,1] plus Lap(1/(nε))",
-        mechanism=NoisySum("laplace", 1.0 / (mean_records * epsilon), mean_records, 1, mean=True),
+
+def laplace_mean(*, epsilon: float = 1.0, records: int = 4) -> CatalogEntry:
+    """Mean of n values plus Lap(1/(nε))."""
+    check_positive(epsilon, "epsilon")
+    check_int(records, "records", minimum=1)
+    scale = 1.0 / (records * epsilon)
+    return CatalogEntry(
+        name="laplace_mean", description=f"mean of {records} values in [0,1] plus Lap(1/(nε))",
+        mechanism=NoisySum("laplace", scale, records, 1, mean=True),
         output_dim=1, output_encoding=ENCODING,
         claimed=Guarantee("dp", epsilon, note="Laplace mechanism, sensitivity 1/n"),
-        true=Guarantee("dp", epsilon, note="tight on the pair"),
-        buggy=False, neighbouring=NEIGHBOURING, pairs=(mean_pair,), source="Dwork & Roth (2014) Thm 3.6"))
+        true=Guarantee("dp", epsilon, note="exact: the pair moves the mean by 1/n"), true_exact=True,
+        buggy=False, neighbouring=NEIGHBOURING, pairs=(_pair(records, 1),), source="Dwork & Roth (2014) Thm 3.6",
+        pair_epsilon=laplace_pair_epsilon(scale, mean=True))
 
-    mean_sigma = classic_gaussian_sigma(gaussian_epsilon, delta, 1.0 / mean_records)
-    out.append(CatalogEntry(
-        name="gaussian_mean", description=f"mean of {mean_records} values in [0,1] plus N(0, σ²), classic σ",
-        mechanism=NoisySum("gaussian", mean_sigma, mean_records, 1, mean=True), output_dim=1,
+
+def gaussian_mean(*, epsilon: float = 0.5, delta: float = 1e-5, records: int = 4) -> CatalogEntry:
+    """Mean of n values plus N(0, σ²), classic σ."""
+    check_int(records, "records", minimum=1)
+    sigma = classic_gaussian_sigma(epsilon, delta, 1.0 / records)
+    return CatalogEntry(
+        name="gaussian_mean", description=f"mean of {records} values in [0,1] plus N(0, σ²), classic σ",
+        mechanism=NoisySum("gaussian", sigma, records, 1, mean=True), output_dim=1,
         output_encoding=ENCODING,
-        claimed=Guarantee("dp", gaussian_epsilon, delta, note="classic calibration, Dwork-Roth (2014) Thm A.1"),
-        true=Guarantee("dp", gaussian_exact_epsilon(delta, mean_sigma, 1.0 / mean_records), delta,
-                       note="exact: Balle-Wang (2018) Thm 8 profile inverted at δ"),
-        buggy=False, neighbouring=NEIGHBOURING, pairs=(mean_pair,), source="Dwork & Roth (2014) Thm A.1"))
+        claimed=Guarantee("dp", epsilon, delta, note="classic calibration, Dwork-Roth (2014) Thm A.1"),
+        true=Guarantee("dp", gaussian_exact_epsilon(delta, sigma, 1.0 / records), delta,
+                       note="exact: Balle-Wang (2018) Thm 8 profile inverted at δ"), true_exact=True,
+        buggy=False, neighbouring=NEIGHBOURING, pairs=(_pair(records, 1),), source="Dwork & Roth (2014) Thm A.1",
+        pair_epsilon=gaussian_pair_epsilon(sigma, delta, mean=True))
 
-    small = 2  # the off-by-one error matters most for small n: true ε = ε (n+1)/n
-    out.append(CatalogEntry(
+
+def mean_off_by_one_count(*, epsilon: float = 1.0, records: int = 2) -> CatalogEntry:
+    """Mean plus Lap(1/((n+1)ε)): calibrated to a record count one too large (small n shows it most)."""
+    check_positive(epsilon, "epsilon")
+    check_int(records, "records", minimum=1)
+    scale = 1.0 / ((records + 1) * epsilon)
+    return CatalogEntry(
         name="mean_off_by_one_count",
-        description=f"mean of {small} values in [0,1] plus Lap(1/((n+1)ε)): the noise is calibrated "
+        description=f"mean of {records} values in [0,1] plus Lap(1/((n+1)ε)): the noise is calibrated "
                     "to a record count one too large",
-        mechanism=NoisySum("laplace", 1.0 / ((small + 1) * epsilon), small, 1, mean=True), output_dim=1,
+        mechanism=NoisySum("laplace", scale, records, 1, mean=True), output_dim=1,
         output_encoding=ENCODING,
         claimed=Guarantee("dp", epsilon, note="as if the sensitivity were 1/(n+1)"),
-        true=Guarantee("dp", epsilon * (small + 1) / small,
-                       note="Laplace mechanism with scale b: exactly (1/n)/b-DP = ε(n+1)/n"),
-        buggy=True, neighbouring=NEIGHBOURING, pairs=(_pair(small, 1),),
-        source="wrong-count mean bug (DP-testing benchmarks)"))
-    return out
+        true=Guarantee("dp", epsilon * (records + 1) / records,
+                       note="exact: Laplace mechanism with scale b is (1/n)/b-DP = ε(n+1)/n"), true_exact=True,
+        buggy=True, neighbouring=NEIGHBOURING, pairs=(_pair(records, 1),),
+        source="wrong-count mean bug (DP-testing benchmarks)", pair_epsilon=laplace_pair_epsilon(scale, mean=True))
+
+
+FACTORIES = {f.__name__: f for f in (laplace_sum, gaussian_sum, laplace_mean, gaussian_mean, mean_off_by_one_count)}

@@ -1,0 +1,150 @@
+"""Sampling backends (issue 18): speedup of worker processes and Ray, per-chunk overhead, chunk sizing.
+
+Two mechanisms of 20 ms per run: one that sleeps (waiting on I/O, a remote service) and a CPU-bound
+external program (:mod:`experiments._busy_program`, started once per chunk through
+:class:`~mechanisms.adapters.ExternalCommandMechanism`). Each runs ``runs`` databases in process,
+on 2 local worker processes and on a local Ray instance with 2 CPUs, at one chunk size; startup
+(pool or Ray start, loading the mechanism) is timed separately and left out of the sampling time.
+
+The per-chunk overhead of a backend is measured with a mechanism that does no work (sampling
+time × slots / chunks, chunk size 1); for the external program it includes starting the program,
+measured with 0 ms of work per run. Overhead stays under 5% of the run time when a chunk holds
+at least ``overhead / (0.05 × time per run)`` runs: the sizing rule in the README.
+
+Run it with ``miaudit experiment sampling-benchmark`` or ``python -m experiments.sampling_benchmark``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mechanisms.adapters import ExternalCommandMechanism
+from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
+
+from .framework import Experiment, ExperimentOutput, Table, new_figure
+
+RUN_SECONDS = 0.02
+OVERHEAD_TARGET = 0.05
+SOURCE = "experiments.sampling_benchmark"
+BUSY_PROGRAM = Path(__file__).with_name("_busy_program.py")
+
+
+def sleepy(dbs, rng):
+    """Sleeps 20 ms per database, then releases a noisy sum."""
+    time.sleep(RUN_SECONDS * dbs.shape[0])
+    return dbs.sum(axis=1) + rng.normal(size=(dbs.shape[0], dbs.shape[2]))
+
+
+def idle(dbs, rng):
+    """Does no work: its sampling time is the backend's overhead."""
+    return dbs.sum(axis=1)
+
+
+def busy_program(milliseconds: float) -> ExternalCommandMechanism:
+    """The CPU-bound external program, ``milliseconds`` of CPU per run."""
+    return ExternalCommandMechanism((sys.executable, str(BUSY_PROGRAM), f"{milliseconds:g}"),
+                                    name=f"external program, {milliseconds:g} ms CPU per run")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A backend configuration."""
+
+    label: str
+    options: dict
+
+    @property
+    def slots(self) -> int:
+        return self.options.get("workers", 1)
+
+
+SETTINGS = (Setting("in process", {}), Setting("2 workers", {"workers": 2}),
+            Setting("ray, 2 CPUs", {"backend": "ray", "workers": 2}))
+
+
+def time_sampling(mechanism, source, setting: Setting, runs: int, chunk_size: int, seed: int):
+    """(startup seconds, sampling seconds) of ``runs`` mechanism runs on ``setting``."""
+    dbs = np.random.default_rng(seed).integers(0, 2, size=(runs, 4, 1)).astype(float)
+    settings = ExecutionSettings(chunk_size=chunk_size, **setting.options)
+    started = time.perf_counter()
+    with MechanismRunner(mechanism, getattr(mechanism, "name", None) or mechanism.__name__, settings,
+                         source=source) as runner:
+        rng = np.random.default_rng(seed)
+        # Warm-up on one chunk per slot: starts the pool or Ray, loads the mechanism, probes it.
+        runner.sample(dbs[:chunk_size * setting.slots], rng)
+        ready = time.perf_counter()
+        runner.sample(dbs, rng)
+        done = time.perf_counter()
+    return ready - started, done - ready
+
+
+def run(context) -> ExperimentOutput:
+    quick = context.quick
+    runs = 100 if quick else 2000
+    chunk_size = 25
+    overhead_runs = 40 if quick else 400
+    settings = SETTINGS[:2] if quick else SETTINGS
+    mechanisms = [("sleep 20 ms", sleepy, f"{SOURCE}:sleepy"),
+                  ("external program, 20 ms CPU", busy_program(1000 * RUN_SECONDS), None)]
+    rows = {"mechanism": [], "backend": [], "runs": [], "chunk size": [], "startup s": [], "sampling s": [],
+            "runs per s": [], "speedup": []}
+    for name, mechanism, source in mechanisms:
+        serial = None
+        for setting in settings:
+            startup, seconds = time_sampling(mechanism, source, setting, runs, chunk_size, context.seed)
+            serial = serial or seconds
+            for key, value in zip(rows, (name, setting.label, runs, chunk_size, startup, seconds, runs / seconds,
+                                         serial / seconds)):
+                rows[key].append(value)
+    overhead = {"mechanism": [], "backend": [], "chunks": [], "overhead ms per chunk": [],
+                "chunk size for < 5% overhead": []}
+    for name, mechanism, source in [("no work (Python)", idle, f"{SOURCE}:idle"),
+                                    ("external program, 0 ms", busy_program(0), None)]:
+        for setting in settings:
+            _, seconds = time_sampling(mechanism, source, setting, overhead_runs, 1, context.seed)
+            per_chunk = seconds * setting.slots / overhead_runs
+            for key, value in zip(overhead, (name, setting.label, overhead_runs, 1000 * per_chunk,
+                                             max(1, math.ceil(per_chunk / (OVERHEAD_TARGET * RUN_SECONDS))))):
+                overhead[key].append(value)
+
+    figure, axes = new_figure()
+    ax = axes[0, 0]
+    labels = [f"{m}\n{b}" for m, b in zip(rows["mechanism"], rows["backend"])]
+    ax.barh(range(len(labels)), rows["runs per s"], color=[f"C{i % len(settings)}" for i in range(len(labels))])
+    ax.set_yticks(range(len(labels)), labels, fontsize=7)
+    ax.set_xlabel("mechanism runs per second")
+    ax.set_title(f"{runs} runs of 20 ms, chunks of {chunk_size}")
+    findings = []
+    for name in dict.fromkeys(rows["mechanism"]):
+        parts = [f"{b} {s:.2f}x" for m, b, s in zip(rows["mechanism"], rows["backend"], rows["speedup"]) if m == name]
+        findings.append(f"{name}: speedup over in process " + ", ".join(parts) + ".")
+    for m, b, ms, size in zip(overhead["mechanism"], overhead["backend"], overhead["overhead ms per chunk"],
+                              overhead["chunk size for < 5% overhead"]):
+        findings.append(f"{m}, {b}: {ms:.3g} ms per chunk; chunks of ≥ {size} runs of 20 ms keep it under 5%.")
+    out_settings = {"runs": runs, "chunk size": chunk_size, "time per run": "20 ms",
+                    "overhead runs (chunk size 1)": overhead_runs, "backends": [s.label for s in settings]}
+    return ExperimentOutput([Table("sampling_speed", rows), Table("chunk_overhead", overhead)], figure,
+                            out_settings, findings)
+
+
+EXPERIMENTS = [Experiment(
+    name="sampling-benchmark",
+    description="mechanism runs per second in process, on 2 worker processes and on Ray; per-chunk overhead",
+    source="study (issue 18)",
+    run=run,
+    full_runtime="1,398 s on a 2-core x86_64 CPU shared with other test runs (load average 10-12)",
+)]
+
+
+if __name__ == "__main__":
+    from .registry import run as run_registered
+
+    result = run_registered("sampling-benchmark", quick="--quick" in sys.argv[1:])
+    print("\n".join(result.findings))
+    print(f"written to {result.out_dir}")

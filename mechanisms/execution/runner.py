@@ -1,0 +1,313 @@
+"""Run an audit's mechanism calls as chunked, seeded, fault-tolerant tasks on a backend.
+
+:class:`MechanismRunner` owns the backend of one audit. Its :meth:`~MechanismRunner.sample`
+cuts a batch of databases into chunks (:mod:`mechanisms.execution.chunks`), keeps at most
+one chunk per worker in flight, retries a chunk whose user code raised or whose worker died
+(``retries`` times), and then stops with one error naming the mechanism and the databases.
+Its first call probes the mechanism on one database, twice with the same seed, under a
+timeout (``--timeout``, else :data:`PROBE_TIMEOUT`): a mechanism that hangs is reported
+within a minute, and one whose outputs are not a function of its ``rng`` is reported (a
+warning in process; an error on parallel backends, whose workers could repeat its draws, unless
+the mechanism declares ``independent_across_processes = True``: its own randomness comes from
+the operating system, fresh in every process, as OpenDP's does).
+Ctrl-C cancels every outstanding chunk and ends the workers.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, wait
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from estimators.progress import progress_bar
+from estimators.validation import InputError, check_choice, check_int, check_positive
+
+from ..base import as_database_batch, mechanism_name
+from ..errors import MechanismError
+from .backends import WorkerLost, make_backend
+from .chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, chunk_generator, plan_chunks, preserved_global_generators,
+                     seed_global_generators)
+from .memory import format_bytes
+from .user_call import call_user_code
+from .worker import MechanismReference, run_chunk, run_probe
+
+__all__ = ["BACKENDS", "PROBE_TIMEOUT", "ExecutionSettings", "MechanismRunner"]
+
+BACKENDS = ("local", "ray")
+
+#: Seconds the first (probe) call of the mechanism, on one database, may take when no
+#: ``--timeout`` is given: long enough for a small training run, short enough that a
+#: mechanism that never returns is reported within a minute.
+PROBE_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class ExecutionSettings:
+    """Where and how an audit runs its mechanism.
+
+    Parameters
+    ----------
+    workers : int or "auto"
+        Mechanism calls in parallel: 1 runs them in the audit's process (the default);
+        N > 1 starts N local worker processes ("auto": one per core); with the Ray backend
+        and no address, the CPUs of the local Ray instance.
+    backend : {"local", "ray"}
+        ``ray`` runs chunks as Ray tasks (``pip install 'miaudit[ray]'``).
+    ray_address : str, optional
+        Address of an existing Ray cluster (``ray start --head`` prints it); default: start
+        a local Ray instance.
+    timeout : float, optional
+        Seconds one call of the mechanism or the prior (one chunk) may take; default: no
+        limit, except :data:`PROBE_TIMEOUT` for the first call.
+    chunk_size : int
+        Databases per mechanism call. The samples depend on it (each chunk has its own
+        seed), never on the backend or the number of workers.
+    retries : int
+        Times a failed chunk is run again before the audit stops.
+    """
+
+    workers: int | str = 1
+    backend: str = "local"
+    ray_address: str | None = None
+    timeout: float | None = None
+    chunk_size: int = 256
+    retries: int = 2
+
+    def __post_init__(self):
+        workers = self.workers
+        if workers == "auto":
+            workers = os.cpu_count() or 1
+        elif isinstance(workers, str) and workers.isdigit():
+            workers = int(workers)
+        if isinstance(workers, str):
+            raise InputError(f"argument 'workers' must be a positive integer or 'auto', got {self.workers!r}")
+        object.__setattr__(self, "workers", check_int(workers, "workers", 1))
+        check_choice(self.backend, "backend", BACKENDS)
+        if self.ray_address is not None and self.backend != "ray":
+            raise InputError("argument 'ray_address' applies to --backend ray only")
+        if self.timeout is not None:
+            object.__setattr__(self, "timeout", check_positive(self.timeout, "timeout"))
+        check_int(self.chunk_size, "chunk_size", 1)
+        check_int(self.retries, "retries", 0)
+
+
+class MechanismRunner:
+    """Runs one audit's mechanism (and draws its priors) in seeded chunks; a context manager.
+
+    Parameters
+    ----------
+    mechanism : callable
+        The mechanism ``mech(dbs, rng) -> (m, d)``.
+    label : str
+        Its name in messages.
+    settings : ExecutionSettings
+        Backend, workers, timeout, chunk size, retries.
+    source : str, optional
+        The specification that loaded the mechanism (how worker processes load it).
+    quiet : bool
+        No progress bar.
+
+    Attributes
+    ----------
+    notes : list of str
+        What the audit should report about the runs (e.g. a mechanism that is not reproducible).
+    """
+
+    def __init__(self, mechanism, label: str, settings: ExecutionSettings | None = None, *,
+                 source: str | None = None, quiet: bool = True):
+        self.settings = settings or ExecutionSettings()
+        self.label, self.quiet = label, quiet
+        self.who = f"mechanism '{label}'"
+        self.reference = MechanismReference(label, source, mechanism)
+        self.notes: list[str] = []
+        self._backend = None
+        self._probed = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.close()
+
+    def close(self):
+        """Release the workers (and a Ray instance this runner started)."""
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+
+    @property
+    def backend(self):
+        if self._backend is None:
+            s = self.settings
+            self._backend = make_backend(self.reference, s.backend, s.workers, s.ray_address)
+        return self._backend
+
+    # ------------------------------------------------------------------ priors
+
+    def draw(self, prior, samples: int, rng: np.random.Generator) -> np.ndarray:
+        """``samples`` databases from ``prior``, drawn in this process in seeded chunks.
+
+        Each call of the prior is bounded by ``timeout``, and a ``sys.exit`` in it is an error
+        naming it; a budget that cannot be allocated is an error naming ``samples``.
+        """
+        job_seed = int(rng.integers(2**63))
+        label = getattr(prior, "label", None)
+        if not isinstance(label, str):
+            label = prior.describe() if hasattr(prior, "describe") else mechanism_name(prior)
+        who = f"prior '{label}'"
+        chunks = []
+        try:
+            with preserved_global_generators():
+                for index, start, stop in plan_chunks(samples, self.settings.chunk_size):
+                    generator = chunk_generator(job_seed, index, PRIOR)
+                    seed_global_generators(job_seed, index, PRIOR)
+                    chunks.append(call_user_code(prior, (stop - start, generator), who=who,
+                                                 timeout=self.settings.timeout,
+                                                 where=f" drawing databases {start}-{stop - 1}"))
+            return np.concatenate(chunks)
+        except MemoryError:
+            size = sum(c.nbytes for c in chunks)
+            raise InputError(f"argument 'samples' ({samples}): out of memory after drawing {format_bytes(size)} of "
+                             "databases; lower --samples") from None
+
+    # ------------------------------------------------------------------ mechanism
+
+    def sample(self, dbs, rng: np.random.Generator, *, what: str = "database") -> np.ndarray:
+        """The mechanism's output on every database of ``dbs``, run in seeded chunks.
+
+        Parameters
+        ----------
+        dbs : array_like, shape (m, n, k)
+            The databases (never modified: each call gets a copy).
+        rng : numpy.random.Generator
+            The audit's generator; one draw from it seeds the whole job.
+        what : str
+            What a database is in this job, for messages (``"audit sample"``).
+
+        Raises
+        ------
+        MechanismError
+            Naming the mechanism and the database, after ``retries`` failed attempts.
+        """
+        batch = as_database_batch(dbs)
+        job_seed = int(rng.integers(2**63))
+        timeout = self.settings.timeout
+        if not self._probed:
+            self._probe(batch[:1], job_seed)
+        chunks = [ChunkTask(job_seed, index, start, batch[start:stop], stop - start, timeout, MECHANISM,
+                            last_attempt=self.settings.retries == 0)
+                  for index, start, stop in plan_chunks(batch.shape[0], self.settings.chunk_size)]
+        bar = progress_bar(batch.shape[0], f"sampling {self.label}", quiet=self.quiet)
+        try:
+            with preserved_global_generators():
+                outputs = self._dispatch(run_chunk, chunks, self.settings.retries, what,
+                                         lambda task: bar.update(task.size))
+        finally:
+            bar.close()
+        return np.concatenate(outputs)
+
+    def _probe(self, first: np.ndarray, job_seed: int) -> None:
+        timeout = self.settings.timeout or PROBE_TIMEOUT
+        task = ChunkTask(job_seed, 0, 0, first, 1, timeout, PROBE)
+        with preserved_global_generators():
+            [(one, two)] = self._dispatch(run_probe, [task], 0, "database")
+        self._probed = True
+        if np.array_equal(one, two):
+            return
+        message = (f"{self.who} returned different outputs for the same database and the same seed: it draws "
+                   "randomness that is not from the rng it is given (nor from numpy.random, random or torch, "
+                   "which miaudit seeds for every chunk): its own generator, os.urandom, the clock")
+        parallel = self.settings.workers > 1 or self.settings.backend == "ray"
+        if parallel and not getattr(self.reference.mechanism, "independent_across_processes", False):
+            raise MechanismError(message + "; on worker processes such draws may repeat from one worker to the "
+                                 "next and make the samples dependent, so the audit stops: draw from rng, or "
+                                 "run in process (--workers 1)", mechanism=self.who)
+        note = message + "; the audit is valid but cannot be reproduced from its seed"
+        warnings.warn(note, UserWarning, stacklevel=2)
+        self.notes.append(note)
+
+    def _dispatch(self, fn, tasks: list, retries: int, what: str, on_done=None) -> list:
+        """Run ``fn(reference, task)`` for every task, at most ``slots`` in flight; results in task order.
+
+        A chunk whose code raised, or whose worker died while it ran alone, counts a failed
+        attempt. When a local pool breaks, every chunk in flight fails with it; those are not
+        counted but run again alone, so that only the one that kills its worker is blamed.
+        """
+        backend = self.backend
+        results = [None] * len(tasks)
+        failures = [0] * len(tasks)
+        pending = deque(range(len(tasks)))
+        in_flight, suspects, alone = {}, set(), None
+
+        def failed(position, exc):
+            failures[position] += 1
+            if failures[position] > retries:
+                raise self._final_error(tasks[position], exc, failures[position], what) from None
+            pending.appendleft(position)
+
+        try:
+            while pending or in_flight:
+                while pending and len(in_flight) < backend.slots and alone is None:
+                    position = pending[0]
+                    if position in suspects:
+                        if in_flight:
+                            break
+                        alone = position
+                    pending.popleft()
+                    task = tasks[position]
+                    if failures[position] == retries and not task.last_attempt:
+                        task = tasks[position] = replace(task, last_attempt=True)
+                    in_flight[backend.submit(fn, task)] = position
+                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+                lost = False
+                for future in done:
+                    position = in_flight.pop(future)
+                    ran_alone, alone = position == alone, None if position == alone else alone
+                    try:
+                        results[position] = backend.outcome(future)
+                    except MechanismError as exc:
+                        failed(position, exc)
+                        continue
+                    except WorkerLost as exc:
+                        lost = True
+                        if ran_alone or backend.slots == 1 or backend.isolated_failures:
+                            failed(position, exc)
+                        else:
+                            suspects.add(position)
+                            pending.appendleft(position)
+                        continue
+                    suspects.discard(position)
+                    if on_done is not None:
+                        on_done(tasks[position])
+                if lost and not backend.isolated_failures:
+                    backend.restart()
+                    for position in in_flight.values():  # their pool is gone with it
+                        suspects.add(position)
+                        pending.appendleft(position)
+                    in_flight.clear()
+                    alone = None
+        except BaseException:
+            backend.cancel()
+            raise
+        return results
+
+    def _final_error(self, task: ChunkTask, exc: Exception, attempts: int, what: str) -> MechanismError:
+        tried = f" ({attempts} attempts)" if attempts > 1 else ""
+        if isinstance(exc, WorkerLost):
+            return MechanismError(
+                f"{self.who}: the worker process running it on {task.databases} died{tried}: it was killed, ran out "
+                f"of memory, called os._exit or crashed in compiled code, or was stopped after hanging past "
+                f"--timeout ({exc})", mechanism=self.who)
+        index = exc.database_index
+        message = str(exc)
+        if index is not None:
+            message += f" ({what} {task.start + index})"
+            index += task.start
+        elif task.size > 1 or task.start:
+            message += f" ({what}s {task.start}-{task.start + task.size - 1})"
+        return MechanismError(message + tried, mechanism=self.who, database_index=index)
+

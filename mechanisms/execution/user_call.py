@@ -1,0 +1,126 @@
+"""Call a piece of user code (a mechanism, a prior) so that it can neither hang nor end the audit.
+
+Two ways a user's callable escapes the ``except Exception`` that turns its failures into one
+error naming it:
+
+- it never returns (an endless loop, a dead network call, a lost lock): with a ``timeout``
+  the audit stops waiting and raises :class:`~mechanisms.errors.MechanismError` naming it;
+- it calls ``sys.exit()`` (``SystemExit`` is no ``Exception``, and the audit would end
+  silently with the user code's status): it becomes a ``MechanismError`` naming it.
+
+How the wait is bounded. On the main thread of a process that has ``SIGALRM`` (POSIX), an
+interval timer interrupts the call: the user code runs where it always ran, and a loop in
+Python, a ``time.sleep`` or a blocked system call are interrupted (code inside one compiled
+call is interrupted only when it returns to Python). Elsewhere (another thread, Windows) the
+call runs on a daemon thread and the caller stops waiting after ``timeout``; the abandoned
+thread runs on in the background until the process ends. Worker processes add a hard kill
+for code stuck in compiled code (:mod:`mechanisms.execution.worker`).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+from ..errors import MechanismError
+
+__all__ = ["TIMEOUT_HINT", "call_user_code"]
+
+
+class _Deadline(BaseException):
+    """Raised inside user code when its time is up. A ``BaseException``, so that the user's own
+    ``except Exception`` does not swallow it."""
+
+
+TIMEOUT_HINT = "(--timeout); raise --timeout if it is merely slow"
+
+
+def _timed_out(who: str, timeout: float, where: str, hint: str) -> MechanismError:
+    return MechanismError(f"{who} did not return within {timeout:g} s{where} {hint}", mechanism=who)
+
+
+def _exited(who: str, exc: SystemExit, where: str) -> MechanismError:
+    return MechanismError(f"{who} called sys.exit({exc.code!r}){where}; user code must return "
+                          "its output or raise an exception", mechanism=who)
+
+
+def _can_use_alarm() -> bool:
+    return (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+            and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0))
+
+
+def _call_with_alarm(fn, arguments, timeout):
+    fired = False
+
+    def on_alarm(signum, frame):
+        nonlocal fired
+        fired = True
+        raise _Deadline
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        result = fn(*arguments)
+    except _Deadline:
+        return None, True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    # User code that caught the interruption with a bare ``except:`` still ran out of time.
+    return result, fired
+
+
+def _call_on_thread(fn, arguments, timeout):
+    outcome = {}
+
+    def target():
+        try:
+            outcome["result"] = fn(*arguments)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller as it is
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="miaudit-user-call", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        return None, True
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"], False
+
+
+def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, where: str = "",
+                   hint: str = TIMEOUT_HINT):
+    """Return ``fn(*arguments)``, bounded in time and with ``sys.exit`` turned into an error.
+
+    Parameters
+    ----------
+    fn : callable
+        The user's code.
+    arguments : tuple
+        Its arguments.
+    who : str
+        What it is, for messages (``"mechanism 'noisy_sum'"``).
+    timeout : float, optional
+        Seconds to wait for it (default: no limit).
+    where : str
+        Appended to messages to say on what it was called (``" on databases 0-255"``).
+    hint : str
+        Ends the timeout message: what bounds the wait and how to change it.
+
+    Raises
+    ------
+    MechanismError
+        Naming ``who`` when it does not return within ``timeout`` or calls ``sys.exit``.
+        Any other exception of ``fn`` propagates unchanged, for the caller to describe.
+    """
+    try:
+        if timeout is None:
+            return fn(*arguments)
+        runner = _call_with_alarm if _can_use_alarm() else _call_on_thread
+        result, late = runner(fn, arguments, timeout)
+    except SystemExit as exc:
+        raise _exited(who, exc, where) from None
+    if late:
+        raise _timed_out(who, timeout, where, hint)
+    return result

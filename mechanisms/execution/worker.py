@@ -1,0 +1,130 @@
+"""What runs a chunk, in the audit's process, in a worker process or in a Ray task.
+
+The mechanism reaches a worker by reference: the specification that loaded it
+(``FILE.py:NAME`` with an absolute path, ``package.module:NAME`` or ``catalog:NAME``), loaded
+once per worker process. Only a mechanism built in code with no specification (a library
+user's object) is pickled; a closure or lambda cannot be, and the error says so.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import signal
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..base import mechanism_name, sample_mechanism
+from ..errors import MechanismError
+from .chunks import ChunkTask, chunk_generator, seed_global_generators
+
+__all__ = ["MechanismReference", "init_worker", "run_chunk", "run_probe"]
+
+#: Seconds past ``--timeout`` after which a worker stuck inside compiled code (which the
+#: in-process interruption cannot reach) ends its own process; the audit then retries the
+#: chunk on a fresh worker and finally reports it.
+HARD_KILL_GRACE = 10.0
+
+_LOADED: dict = {}
+
+
+@dataclass(frozen=True)
+class MechanismReference:
+    """How to obtain the mechanism in any process.
+
+    Attributes
+    ----------
+    label : str
+        Its name in messages.
+    source : str, optional
+        The specification that loads it (``FILE.py:NAME``, ``package.module:NAME``,
+        ``catalog:NAME``); when given, workers load it and the object itself never travels.
+    mechanism : callable, optional
+        The object (used in the audit's own process, and sent pickled when ``source`` is None).
+    """
+
+    label: str
+    source: str | None = None
+    mechanism: object = None
+
+    def __getstate__(self):
+        # By reference when possible: a worker loads the specification itself.
+        return {"label": self.label, "source": self.source,
+                "mechanism": None if self.source else self.mechanism}
+
+    def __setstate__(self, state):
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+
+    def resolve(self):
+        """The mechanism: the object at hand, else the one loaded from ``source`` (once per process)."""
+        if self.mechanism is not None:
+            return self.mechanism
+        if self.source not in _LOADED:
+            _LOADED[self.source] = _load(self.source)
+        return _LOADED[self.source]
+
+
+def _load(source: str):
+    if source.startswith("catalog:"):
+        from ..catalog import get_entry
+
+        return get_entry(source.split(":", 1)[1]).mechanism
+    from ..loading import load_object
+
+    return load_object(source, "--mechanism")
+
+
+def init_worker() -> None:
+    """Set up a worker process: Ctrl-C is the audit's to handle (it cancels the workers), and
+    the mechanism's prints go to stderr, so that stdout keeps only the result (``--json``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+
+
+def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = False) -> np.ndarray:
+    """Run the mechanism on one chunk with the chunk's generator; return its validated outputs.
+
+    Parameters
+    ----------
+    reference : MechanismReference
+        The mechanism.
+    task : ChunkTask
+        The chunk.
+    hard_kill : bool
+        In a worker process: end the process when the call outlives ``task.timeout`` by
+        :data:`HARD_KILL_GRACE` seconds (code stuck in a compiled call never sees the
+        ordinary interruption).
+
+    Raises
+    ------
+    MechanismError
+        Naming the mechanism and the chunk's databases.
+    """
+    label = reference.label
+    try:
+        mech = reference.resolve()
+    except Exception as exc:  # noqa: BLE001 - loading user code may fail in a fresh process
+        raise MechanismError(f"mechanism '{label}' could not be loaded in a worker process: {exc}",
+                             mechanism=label) from None
+    rng = chunk_generator(task.job_seed, task.index, task.purpose)
+    if hard_kill and task.timeout is not None:
+        faulthandler.dump_traceback_later(task.timeout + HARD_KILL_GRACE, exit=True)
+    seed_global_generators(task.job_seed, task.index, task.purpose)
+    try:
+        return sample_mechanism(mech, task.dbs, rng, name=label or mechanism_name(mech),
+                                locate=task.last_attempt, timeout=task.timeout)
+    finally:
+        if hard_kill and task.timeout is not None:
+            faulthandler.cancel_dump_traceback_later()
+
+
+def run_probe(reference: MechanismReference, task: ChunkTask, hard_kill: bool = False):
+    """Run the mechanism twice on the same chunk with the same seed, in one process.
+
+    Returns both outputs: they differ when the mechanism draws randomness that is neither its
+    ``rng`` nor a global generator seeded per chunk (its own generator, ``os.urandom``, ...).
+    """
+    return run_chunk(reference, task, hard_kill), run_chunk(reference, task, hard_kill)

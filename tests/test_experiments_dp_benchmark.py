@@ -1,0 +1,79 @@
+"""dp-epsilon-benchmark: the quick run, the run budget split, and the classifier baseline on known mechanisms.
+
+Expected values are computed here: the split of 70,000 runs written out, Clopper–Pearson by
+scipy's beta quantiles, and the true ε of the audited entries from their closed forms.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from experiments.dp_epsilon_benchmark import OutputFeatures, classifier_audit, dp_entries, split_runs
+from experiments.framework import read_table
+from experiments.registry import run
+from mechanisms.catalog import catalog, get_entry
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dp_benchmark")
+    result = run("dp-epsilon-benchmark", out_dir=out, quick=True, seed=0, device="cpu")
+    names = ("benchmark", "targets", "benchmark_runs", "svt_budget")
+    return {name: read_table(out / f"{name}.csv") for name in names}, result
+
+
+def test_quick_run_tables_and_equal_runs(quick_run):
+    tables, result = quick_run
+    rows = tables["benchmark_runs"]
+    assert set(rows["mechanism"]) == {"histogram_buggy", "laplace_sum"}
+    # the budget: 2000 prior draws + 2·500 selection + 2·2000 certification (miaudit: 2000 if it skips the event test)
+    assert set(rows["baseline_runs"]) == {7000} and set(rows["miaudit_runs"]) <= {7000, 2000}
+    for i, name in enumerate(rows["mechanism"]):
+        true_eps = {"histogram_buggy": 1 / 0.5, "laplace_sum": 1.0}[str(name)]  # Laplace: Δ₁/b
+        assert rows["true_epsilon"][i] == pytest.approx(true_eps)
+        for who in ("miaudit", "baseline"):
+            assert 0.0 <= rows[f"{who}_epsilon"][i] <= rows["pair_epsilon"][i] + 1e-9, (name, who)
+    summary = tables["benchmark"]
+    for i, name in enumerate(summary["mechanism"]):
+        ours = np.asarray(rows["miaudit_epsilon"])[np.asarray(rows["mechanism"]) == name]
+        assert summary["miaudit_median"][i] == pytest.approx(np.median(ours))
+        assert summary["miaudit_min"][i] == pytest.approx(ours.min())
+    assert list(tables["targets"]["result"]) and set(tables["targets"]["result"]) <= {"PASS", "FAIL"}
+    assert set(tables["svt_budget"]["mechanism"]) == {"svt4"}
+    assert any("Seed-to-seed spread" in f for f in result.findings)
+
+
+def test_split_of_the_runs_matches_the_audit_budget():
+    train, select, certify = split_runs(70000)
+    assert (train, select, certify) == (20000, 5000, 20000)
+    assert train + 2 * select + 2 * certify == 70000
+
+
+def test_dp_entries_are_exactly_the_dp_and_ldp_claims():
+    expected = [e.name for e in catalog() if e.claimed.notion in ("dp", "ldp")]
+    assert dp_entries() == expected and "laplace_mi_dp_sum" not in expected and "svt34_parallel" in expected
+
+
+def test_output_features_one_hot_only_few_valued_columns():
+    outputs = np.column_stack([np.arange(40) % 3, np.linspace(0, 1, 40), np.arange(40) % 2])
+    features = OutputFeatures(outputs)
+    assert [j for j, _ in features.levels] == [0]  # 3 values: one-hot; 40 values: raw; 2 values: raw is enough
+    x = features(outputs)
+    assert x.shape == (40, 3 + 3)
+    np.testing.assert_allclose(x.mean(axis=0), 0.0, atol=1e-12)
+
+
+def test_classifier_baseline_stays_under_the_true_epsilon_and_finds_randomized_response():
+    entry = get_entry("randomized_response")
+    result = classifier_audit(entry, 35000, seed=4)
+    assert result["runs"] == 35000
+    # one flipped bit: the best event is that report; 10,000 runs per input certify close to ε = 1
+    assert 0.6 < result["epsilon"] <= 1.0
+    # the bound is what Clopper–Pearson at α/2 gives at the ideal event's frequencies, at most
+    p, n = 1 / (1 + math.exp(-1.0)), 10000
+    lower, upper = stats.beta.ppf(0.025, p * n, n - p * n + 1), stats.beta.ppf(0.975, (1 - p) * n + 1, p * n)
+    assert result["epsilon"] <= math.log(lower / upper) + 0.1

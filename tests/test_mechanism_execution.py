@@ -1,0 +1,356 @@
+"""Calling user code safely and in parallel: private inputs, timeouts, sys.exit, hidden
+randomness, memory, seeded chunks identical on every backend, retries and worker deaths."""
+
+import os
+import sys
+import threading
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from audit.engine import draw_samples, run_audit
+from audit.spec import AuditSpec
+from estimators.neural import CriticConfig
+from estimators.validation import InputError
+from mechanisms.base import MechanismError
+from mechanisms.execution import runner as runner_module
+from mechanisms.execution.memory import check_sample_memory, format_bytes
+from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
+from mechanisms.execution.user_call import call_user_code
+from mechanisms.priors import ProductBernoulli
+
+FIXTURES = Path(__file__).parent / "fixtures"
+sys.path.insert(0, str(FIXTURES))
+import execution_mechanisms as fx  # noqa: E402
+
+SOURCE = str(FIXTURES / "execution_mechanisms.py")  # workers load FILE.py:NAME, as from the command line
+FAST = CriticConfig(max_steps=400)
+
+
+def numbered(m=600, n=3, k=1):
+    """Databases whose first entry is their index, so a fixture can fail on one of them."""
+    dbs = np.zeros((m, n, k))
+    dbs[:, 0, 0] = np.arange(m)
+    dbs[:, 1:, :] = np.random.default_rng(5).integers(0, 2, size=(m, n - 1, k))
+    return dbs
+
+
+def sample(name, dbs, seed=0, **settings):
+    with MechanismRunner(getattr(fx, name), name, ExecutionSettings(**settings), source=f"{SOURCE}:{name}") as r:
+        return r.sample(dbs, np.random.default_rng(seed))
+
+
+@pytest.fixture
+def marker(tmp_path, monkeypatch):
+    path = tmp_path / "marker"
+    monkeypatch.setenv("MIAUDIT_TEST_MARKER", str(path))
+    return path
+
+
+# ---------------------------------------------------------------- A2: a mechanism writing into its input
+
+
+def test_databases_are_unchanged_by_a_mechanism_that_zeroes_them():
+    prior = ProductBernoulli(0.5, shape=(4, 1))
+    spec = AuditSpec(mechanism=fx.leak_then_zero, priors=[prior], notion="mi-dp", epsilon=0.1, samples=1000)
+    with MechanismRunner(fx.leak_then_zero, "leak") as runner:
+        dbs, outputs = draw_samples(spec, prior, np.random.default_rng(3), runner)
+    with MechanismRunner(fx.summing, "benign") as runner:  # same seed, a mechanism that writes nothing
+        expected, _ = draw_samples(spec, prior, np.random.default_rng(3), runner)
+    np.testing.assert_array_equal(dbs, expected)
+    assert dbs.any()
+    np.testing.assert_array_equal(outputs, dbs[:, 0, :])  # the leak, read from untouched databases
+
+
+@pytest.mark.parametrize("name, verdict", [("leak_then_zero", "violation"),
+                                           ("noise_into_input", "no-violation-detected")])
+def test_mechanisms_writing_into_their_input_get_the_true_verdict(name, verdict):
+    """Before: the leak passed as 'no violation' and the pure noise was certified as violating."""
+    prior = ProductBernoulli(0.5, shape=(3, 1))
+    result = run_audit(AuditSpec(mechanism=getattr(fx, name), priors=[prior], notion="mi-dp", epsilon=0.1,
+                                 samples=3000, slices=0, event_runs=0, critic=FAST, seed=2))
+    assert result.verdict == verdict
+
+
+# ---------------------------------------------------------------- E, D: hangs, sys.exit, hidden randomness
+
+
+def test_a_hanging_mechanism_is_stopped_at_the_timeout_and_named():
+    with pytest.raises(MechanismError, match=r"mechanism 'hangs' did not return within 0.5 s.*--timeout"):
+        sample("hangs", numbered(4), timeout=0.5)
+
+
+def test_a_hanging_call_off_the_main_thread_is_abandoned_at_the_timeout():
+    caught = []
+
+    def target():
+        try:
+            call_user_code(fx.hangs, (None, None), who="mechanism 'hangs'", timeout=0.3)
+        except MechanismError as exc:
+            caught.append(str(exc))
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join(30)
+    assert caught and "did not return within 0.3 s" in caught[0]
+
+
+def test_the_first_call_has_a_default_timeout(monkeypatch):
+    monkeypatch.setattr(runner_module, "PROBE_TIMEOUT", 0.5)
+    with pytest.raises(MechanismError, match="did not return within 0.5 s on database 0"):
+        sample("hangs", numbered(4))  # no timeout given
+
+
+def test_a_hanging_prior_is_named():
+    def stuck(m, rng):
+        import time
+
+        time.sleep(3600)
+
+    with MechanismRunner(fx.summing, "s", ExecutionSettings(timeout=0.5)) as runner:
+        with pytest.raises(MechanismError, match="prior 'stuck' did not return within 0.5 s"):
+            runner.draw(stuck, 10, np.random.default_rng(0))
+
+
+def test_sys_exit_in_a_mechanism_is_an_error_naming_it():
+    with pytest.raises(MechanismError, match=r"mechanism 'exits' called sys.exit\(3\)"):
+        sample("exits", numbered(4))
+
+
+def test_numpy_global_randomness_is_seeded_per_chunk_and_reproducible():
+    dbs = numbered(300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        first = sample("global_numpy", dbs, chunk_size=64)
+    np.testing.assert_array_equal(first, sample("global_numpy", dbs, chunk_size=64))
+    assert np.unique(first[:, 0] - dbs.sum(axis=1)[:, 0]).size == 300  # fresh noise for every database
+
+
+def test_hidden_randomness_is_warned_about_in_process_and_noted():
+    with MechanismRunner(fx.own_generator, "own_generator", ExecutionSettings()) as runner:
+        with pytest.warns(UserWarning, match="mechanism 'own_generator' returned different outputs"):
+            runner.sample(numbered(10), np.random.default_rng(0))
+    assert runner.notes and "cannot be reproduced" in runner.notes[0]
+
+
+def test_hidden_randomness_stops_a_parallel_audit():
+    with pytest.raises(MechanismError, match="may repeat from one worker to the next"):
+        sample("own_generator", numbered(10), workers=2)
+
+
+# ---------------------------------------------------------------- C: memory
+
+
+def test_a_sample_budget_beyond_memory_is_refused_with_the_size_it_needs():
+    need = 10**9 * 20 * 3 * 8 * 2  # samples x n x k x float64 x priors, written out
+    with pytest.raises(InputError, match=rf"'samples' \(1000000000\).*at least {format_bytes(need)}"):
+        check_sample_memory(10**9, (20, 3), 2, available=10**9)
+    assert check_sample_memory(1000, (20, 3), 2, available=10**9) == 1000 * 20 * 3 * 8 * 2
+
+
+def test_run_audit_refuses_an_impossible_budget_before_allocating():
+    prior = ProductBernoulli(0.5, shape=(1000, 1000))
+    spec = AuditSpec(mechanism=fx.summing, priors=[prior], notion="mi-dp", epsilon=0.1, samples=10**9)
+    with pytest.raises(InputError, match="argument 'samples'.*of memory"):
+        run_audit(spec)
+
+
+# ---------------------------------------------------------------- chunks, backends, faults
+
+
+def test_samples_are_identical_for_one_and_two_workers_and_any_retry():
+    dbs = numbered(600)
+    one = sample("summing", dbs, chunk_size=64)
+    np.testing.assert_array_equal(one, sample("summing", dbs, chunk_size=64, workers=2))
+    noise = one - dbs.sum(axis=1)
+    assert np.unique(noise).size == 600  # no chunk repeats another's draws
+
+
+def test_samples_depend_on_the_seed():
+    dbs = numbered(100)
+    assert not np.array_equal(sample("summing", dbs, seed=0), sample("summing", dbs, seed=1))
+
+
+def test_a_task_that_raises_once_is_retried(marker):
+    dbs = numbered(600)
+    np.testing.assert_array_equal(sample("flaky", dbs, chunk_size=64), sample("summing", dbs, chunk_size=64))
+    assert marker.exists()
+
+
+def test_a_task_that_always_raises_stops_with_the_database_index():
+    with pytest.raises(MechanismError, match=r"raised ValueError on database 44: boom \(audit sample 300\) "
+                                             r"\(3 attempts\)") as info:
+        with MechanismRunner(fx.raises_on_sample_300, "raises", ExecutionSettings(chunk_size=64)) as r:
+            r.sample(numbered(600), np.random.default_rng(0), what="audit sample")
+    assert info.value.database_index == 300
+
+
+def test_a_worker_killed_mid_audit_is_replaced_and_the_samples_do_not_change(marker):
+    dbs = numbered(600)
+    killed = sample("dies_once", dbs, chunk_size=64, workers=2)
+    assert marker.exists()
+    np.testing.assert_array_equal(killed, sample("summing", dbs, chunk_size=64))
+
+
+def test_a_worker_that_always_dies_stops_the_audit_naming_mechanism_and_databases():
+    with pytest.raises(MechanismError, match=r"mechanism 'always_dies': the worker process running it on "
+                                             r"databases 256-319 died \(2 attempts\)"):
+        sample("always_dies", numbered(600), chunk_size=64, workers=2, retries=1)
+
+
+def test_a_hanging_worker_is_stopped_at_the_timeout():
+    with pytest.raises(MechanismError, match=r"mechanism 'hangs' did not return within 1 s"):
+        sample("hangs", numbered(4), workers=2, timeout=1, retries=0)
+
+
+def test_a_mechanism_without_a_source_that_cannot_be_pickled_is_refused_for_workers():
+    with MechanismRunner(lambda d, rng: d.sum(axis=1), "lambda", ExecutionSettings(workers=2)) as runner:
+        with pytest.raises(MechanismError, match="cannot be sent to worker processes"):
+            runner.sample(numbered(4), np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"workers": 0}, "'workers'"), ({"workers": "many"}, "'workers'"), ({"backend": "dask"}, "'backend'"),
+    ({"timeout": -1}, "'timeout'"), ({"chunk_size": 0}, "'chunk_size'"), ({"ray_address": "x:1"}, "'ray_address'"),
+])
+def test_bad_execution_settings_name_the_argument(settings, message):
+    with pytest.raises(InputError, match=message):
+        ExecutionSettings(**settings)
+
+
+def test_auto_workers_is_the_number_of_cores():
+    assert ExecutionSettings(workers="auto").workers == (os.cpu_count() or 1)
+
+
+# ---------------------------------------------------------------- the same audit on every backend
+
+
+def audit_json(**execution):
+    prior = ProductBernoulli(0.5, shape=(3, 1))
+    result = run_audit(AuditSpec(mechanism=fx.summing, priors=[prior], notion="mi-dp", epsilon=0.1, samples=2000,
+                                 slices=2, event_runs=600, critic=CriticConfig(max_steps=200), seed=4,
+                                 execution=ExecutionSettings(chunk_size=100, **execution),
+                                 mechanism_source=f"{SOURCE}:summing"))
+    payload = result.to_dict()
+    payload.pop("seconds")
+    return payload
+
+
+def test_audit_json_is_identical_for_one_and_two_workers():
+    assert audit_json() == audit_json(workers=2)
+
+
+@pytest.fixture(scope="module")
+def local_ray(tmp_path_factory):
+    """A local Ray instance on 2 CPUs, started once; its workers see the marker file's name."""
+    ray = pytest.importorskip("ray")
+    marker = tmp_path_factory.mktemp("ray") / "marker"
+    saved = os.environ.get("MIAUDIT_TEST_MARKER")
+    os.environ["MIAUDIT_TEST_MARKER"] = str(marker)  # before ray.init: its workers inherit it
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, configure_logging=False)
+    yield marker
+    if started:
+        ray.shutdown()
+    if saved is None:
+        os.environ.pop("MIAUDIT_TEST_MARKER", None)
+    else:
+        os.environ["MIAUDIT_TEST_MARKER"] = saved
+
+
+@pytest.mark.ray
+def test_ray_gives_the_same_audit_json_as_in_process(local_ray):
+    assert audit_json(backend="ray") == audit_json()
+
+
+@pytest.mark.ray
+def test_ray_task_failures_name_the_mechanism_and_database(local_ray):
+    dbs = numbered(600)
+    np.testing.assert_array_equal(sample("flaky", dbs, chunk_size=64, backend="ray"),
+                                  sample("summing", dbs, chunk_size=64))
+    assert local_ray.exists()  # the first attempt failed and was retried
+    with pytest.raises(MechanismError, match=r"raised ValueError on database 44: boom \(audit sample 300\)"):
+        with MechanismRunner(fx.raises_on_sample_300, "raises", ExecutionSettings(chunk_size=64, backend="ray"),
+                             source=f"{SOURCE}:raises_on_sample_300") as r:
+            r.sample(dbs, np.random.default_rng(0), what="audit sample")
+    with pytest.raises(MechanismError, match=r"mechanism 'hangs' did not return within 1 s"):
+        sample("hangs", numbered(4), backend="ray", timeout=1, retries=0)
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def cli(*argv):
+    from audit.cli.main import main
+
+    return main(["audit", "--prior", "builtin:bernoulli", "--n", "3", "--notion", "mi-dp", "--epsilon", "0.1",
+                 "--samples", "2000", "--slices", "0", "--event-runs", "0", "--set", "critic.max_steps=100",
+                 "--quiet", *argv])
+
+
+def test_cli_a_mechanism_calling_sys_exit_fails_with_status_1_naming_it(capsys):
+    assert cli("--mechanism", f"{SOURCE}:exits") == 1
+    assert f"mechanism '{SOURCE}:exits' called sys.exit(3)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags, message", [
+    (("--workers", "0"), "[execution] workers (--workers) must be a positive integer"),
+    (("--workers", "many"), "[execution] workers (--workers) must be a positive integer"),
+    (("--chunk-size", "0"), "[execution] chunk_size (--chunk-size) must be >= 1"),
+    (("--ray-address", "x:1"), "applies to --backend ray only"),
+    (("--set", "execution.retries=-1"), "[execution] retries must be >= 0"),
+])
+def test_cli_bad_execution_flags_name_the_flag(flags, message, capsys):
+    assert cli("--mechanism", f"{SOURCE}:summing", *flags) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_cli_ctrl_c_ends_the_workers_and_writes_no_report(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    marker = tmp_path / "pids"
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "MIAUDIT_TEST_MARKER": str(marker), "PYTHONPATH": str(repo)}
+    report = tmp_path / "report.html"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "audit.cli.main", "audit", "--mechanism", f"{SOURCE}:announces_then_sleeps",
+         "--prior", "builtin:bernoulli", "--n", "3", "--notion", "mi-dp", "--epsilon", "0.1", "--samples", "2000",
+         "--workers", "2", "--report", str(report), "--quiet"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    worker = int(marker.read_text().split()[0])
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err.decode()
+    assert b"interrupted" in err
+    assert not report.exists() and not list(tmp_path.glob("report*"))
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{worker}").exists()  # the worker running the mechanism was ended
+
+
+def test_a_file_prior_that_never_returns_is_named_at_its_first_call(monkeypatch):
+    from mechanisms import priors
+
+    monkeypatch.setattr(priors, "PROBE_TIMEOUT", 0.5)
+    with pytest.raises(MechanismError, match="prior 'stuck.py:sample' did not return within 0.5 s when asked for 2"):
+        priors.UserPrior(lambda m, rng: fx.hangs(None, None), label="stuck.py:sample")
+
+
+def test_cli_timeout_flag_bounds_every_call(capsys):
+    assert cli("--mechanism", f"{SOURCE}:hangs", "--timeout", "0.5") == 1
+    assert f"mechanism '{SOURCE}:hangs' did not return within 0.5 s" in capsys.readouterr().err
+
+
+def test_os_randomness_declared_independent_across_processes_may_run_in_parallel():
+    with pytest.warns(UserWarning, match="mechanism 'os_noise' returned different outputs"):
+        out = sample("os_noise", numbered(10), workers=2)
+    assert out.shape == (10, 1)
