@@ -47,7 +47,10 @@ def _entry(name, description, mechanism, claimed, true, buggy, pair):
     return CatalogEntry(name=name, description=description, mechanism=mechanism, output_dim=mechanism.output_dim,
                         output_encoding="the canary coordinate of each step's noisy clipped gradient sum (T columns)",
                         claimed=claimed, true=true, buggy=buggy, neighbouring=_NEIGHBOURING, pairs=(pair,),
-                        source=_SOURCE)
+                        source=_SOURCE,
+                        # ∞ of a not-private entry is exact; every finite true ε here is an accountant's
+                        # (or a composition) upper bound. The pair's attained ε is not computed.
+                        true_exact=not true.private, pair_epsilon=None)
 
 
 def entries() -> list:
