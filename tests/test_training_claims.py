@@ -1,0 +1,94 @@
+"""The DP-SGD accountant's claims against Opacus and closed forms; the entries audited with their claims."""
+
+import math
+
+import numpy as np
+import pytest
+
+from audit.engine import run_audit
+from audit.spec import AuditSpec
+from estimators.neural import CriticConfig
+from estimators.validation import InputError
+
+pytest.importorskip("opacus")
+pytest.importorskip("dp_accounting")
+
+from mechanisms.training import dpsgd_claim, dpsgd_epsilon, dpsgd_rdp_claim, dpsgd_zcdp_claim  # noqa: E402
+from mechanisms.training.accountant import noise_for_epsilon  # noqa: E402
+from mechanisms.training.catalog import entries  # noqa: E402
+
+
+@pytest.mark.parametrize("sigma, q, steps", [(1.0, 1.0, 4), (2.0, 0.25, 16), (1.1, 0.01, 1000)])
+def test_epsilon_agrees_with_opacus_rdp_accountant(sigma, q, steps):
+    from opacus.accountants import RDPAccountant
+
+    accountant = RDPAccountant()
+    accountant.history = [(sigma, q, steps)]
+    # Two implementations of the same RDP bound on different order grids and conversions.
+    assert dpsgd_epsilon(sigma, q, steps, 1e-5) == pytest.approx(accountant.get_epsilon(1e-5), rel=0.03)
+
+
+def test_claims_are_stated_in_the_claims_vocabulary():
+    claim = dpsgd_claim(1.0, 0.5, 8, delta=1e-5)
+    assert claim.notion == "dp" and claim.delta == 1e-5 and "dp-accounting" in claim.origin
+    replace = dpsgd_claim(1.0, 0.5, 8, delta=1e-5, relation="replace-one")
+    # group privacy over remove-then-add, written out: (2ε, (1 + e^ε) δ)
+    assert replace.parameters()["epsilon"] == pytest.approx(2 * claim.parameters()["epsilon"])
+    assert replace.delta == pytest.approx((1 + math.exp(claim.parameters()["epsilon"])) * 1e-5)
+    with pytest.raises(InputError, match="'relation'"):
+        dpsgd_claim(1.0, 0.5, 8, relation="swap")
+
+
+@pytest.mark.parametrize("order", [2.0, 8.0, 32.0])
+def test_full_batch_rdp_and_zcdp_are_the_gaussian_closed_form(order):
+    sigma, steps = 1.5, 10
+    # Mironov 2017, Prop. 7: the Gaussian mechanism of sensitivity 1 and noise σ is (α, α/(2σ²))-RDP.
+    assert dpsgd_rdp_claim(sigma, 1.0, steps, order).parameters()["epsilon"] == pytest.approx(steps * order / (2 * sigma**2))
+    assert dpsgd_zcdp_claim(sigma, steps).parameters()["rho"] == pytest.approx(steps / (2 * sigma**2))
+
+
+def test_subsampled_rdp_agrees_with_dp_accounting():
+    from dp_accounting import GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent
+    from dp_accounting.rdp import RdpAccountant
+
+    accountant = RdpAccountant([4.0])
+    accountant.compose(SelfComposedDpEvent(PoissonSampledDpEvent(0.1, GaussianDpEvent(1.2)), 50))
+    assert dpsgd_rdp_claim(1.2, 0.1, 50, 4.0).parameters()["epsilon"] == pytest.approx(float(accountant._rdp[0]), rel=1e-6)
+
+
+def test_noise_for_epsilon_inverts_the_accountant():
+    sigma = noise_for_epsilon(2.0, 0.5, 8)
+    assert dpsgd_epsilon(sigma, 0.5, 8, 1e-5) <= 2.0 < dpsgd_epsilon(sigma * 0.99, 0.5, 8, 1e-5)
+
+
+ENTRIES = {e.name: e for e in entries()}
+
+
+@pytest.mark.parametrize("entry", list(ENTRIES.values()), ids=list(ENTRIES))
+def test_entries_run_seeded_with_truth_flags(entry):
+    dbs, out = entry.sample(64, seed=3)
+    assert out.shape == (64, entry.output_dim) and np.all(np.isfinite(out))
+    np.testing.assert_array_equal(out, entry.sample(64, seed=3)[1])
+    assert entry.buggy == (not entry.true.private or entry.true.epsilon > entry.claimed.epsilon + 1e-12)
+
+
+FAST = CriticConfig(max_steps=600)
+
+
+def _audit(name, runs):
+    entry = ENTRIES[name]
+    eps = entry.claimed.epsilon
+    return run_audit(AuditSpec(mechanism=entry.mechanism, priors=[entry.prior], notion="mi-dp", epsilon=min(eps, eps**2 / 2),
+                               samples=runs, slices=2, event_runs=runs, delta=entry.claimed.delta, claim=entry.claimed,
+                               critic=FAST, seed=2, name=name))
+
+
+@pytest.mark.slow  # two audits with critics: about a minute on a loaded 2-core machine
+def test_unclipped_dpsgd_refuted_on_a_small_run_budget_and_correct_one_not():
+    assert ENTRIES["dpsgd_no_clipping"].claimed.epsilon == pytest.approx(1.0, abs=0.05)
+    buggy = _audit("dpsgd_no_clipping", 3000)
+    assert any(c.certified_contradiction for c in buggy.cross_checks)
+    assert buggy.dp_epsilon_lower_bound_event > ENTRIES["dpsgd_no_clipping"].claimed.epsilon
+    correct = _audit("dpsgd_s8_q1_t4", 3000)
+    assert not any(c.certified_contradiction for c in correct.cross_checks)
+    assert correct.dp_epsilon_lower_bound_event <= ENTRIES["dpsgd_s8_q1_t4"].true.epsilon
