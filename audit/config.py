@@ -82,16 +82,13 @@ import sys
 import warnings
 from pathlib import Path
 
-from estimators.estimate import NEURAL_ESTIMATORS
-from estimators.neural import CriticConfig
+from estimators.critic_config import NEURAL_ESTIMATORS, CriticConfig
 from estimators.validation import InputError
 from mechanisms.base import MechanismError
-from mechanisms.catalog import catalog, get_entry
 from mechanisms.claims import Claim, claim_from_table, parse_claim
-from mechanisms.catalog.neighbouring_pair import NeighbouringPair
+from mechanisms.neighbouring_pair import NeighbouringPair
 from mechanisms.execution.runner import BACKENDS, ExecutionSettings
 from mechanisms.loading import load_object
-from mechanisms.pair_files import pair_from_files
 from mechanisms.recognition import load_mechanism
 from mechanisms.priors import Prior, ProductBernoulli, ProductGaussian, UniformBox, UserPrior
 
@@ -99,7 +96,6 @@ from .config_schema import InputWarning, Key, plain, validate_table
 from .frameworks import PufferfishFramework, SecretFunction, SecretPair
 from .prior_search import MAX_PRIOR_SEARCH, differing_record
 from .result import NOTIONS
-from .spec import AuditSpec
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -321,6 +317,8 @@ def _prior_kind(spec, entry) -> str:
 
 def _catalog_entry(name: str, label: str, params=None):
     """The catalog entry ``NAME[?KEY=VALUE&...]`` at ``params`` ([mechanism] params)."""
+    from mechanisms.catalog import catalog, get_entry  # scipy: loaded only when an audit is built
+
     names = [e.name for e in catalog()]
     if name.partition("?")[0] not in names:
         raise InputError(f"{label}: no catalog mechanism {name!r}; choose from {', '.join(sorted(names))}")
@@ -411,6 +409,8 @@ def _pairs(config: dict, entry, searching: bool, shape, notion: str) -> tuple:
         first, second = table["first"], table["second"]
         if isinstance(first, str) and isinstance(second, str):
             base = Path(config.get("_base_dir") or ".")
+            from mechanisms.pair_files import pair_from_files  # scipy, via the catalog
+
             pair = pair_from_files(base / first, base / second, f"{where} first, second (--pair)")
         else:
             for name, value in (("first", first), ("second", second)):
@@ -451,7 +451,7 @@ def _execution(raw: dict, notion: str, timeout: float | None) -> ExecutionSettin
         raise _named("[execution]", exc) from None
 
 
-def _warn_if_uncertifiable(spec: AuditSpec) -> None:
+def _warn_if_uncertifiable(spec) -> None:
     """Say why, and how to fix it, when a declared prior allows no certificate for any secret."""
     for prior in spec.priors:
         if not all(pair.strategy(prior) == "estimate-only" for _, pair in spec.secret_pairs()):
@@ -484,8 +484,8 @@ def _with_library_claim(claim, loaded) -> tuple:
                        origin=loaded.claim.source), notes
 
 
-def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
-    """The :class:`AuditSpec` a configuration describes; every value is checked against :data:`KEYS`.
+def build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
+    """The :class:`~audit.spec.AuditSpec` a configuration describes; every value is checked against :data:`KEYS`.
 
     Raises
     ------
@@ -494,6 +494,8 @@ def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
         the wrong type or out of range, a key that does not apply to the notion or the prior,
         or a missing required value.
     """
+    from .spec import AuditSpec  # torch and scipy: loaded only when an audit is built
+
     base_dir = config.get(BASE_DIR)
     _check_top_level(config)
     raw_audit = config.get("audit", {})

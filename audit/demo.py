@@ -10,7 +10,7 @@ from __future__ import annotations
 from estimators.neural import CriticConfig
 from mechanisms.calibration import gaussian_mi_pp
 from mechanisms.catalog import get_entry
-from mechanisms.catalog.guarantee import Guarantee
+from mechanisms.guarantee import Guarantee
 from mechanisms.priors import ProductGaussian
 
 from .frameworks import attribute_privacy

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from estimators.validation import InputError, check_int
-from mechanisms.catalog.neighbouring_pair import NeighbouringPair
+from mechanisms.neighbouring_pair import NeighbouringPair
 from mechanisms.priors import TwoPoint
 
 from .config_schema import InputWarning

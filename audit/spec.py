@@ -8,12 +8,11 @@ from typing import Callable
 
 import numpy as np
 
-from estimators.estimate import NEURAL_ESTIMATORS
-from estimators.neural import CriticConfig
+from estimators.critic_config import NEURAL_ESTIMATORS, CriticConfig
 from estimators.validation import InputError, check_choice, check_int, check_nonnegative, check_positive, check_probability
 from mechanisms.base import mechanism_name
-from mechanisms.catalog.guarantee import Guarantee
-from mechanisms.catalog.neighbouring_pair import NeighbouringPair
+from mechanisms.guarantee import Guarantee
+from mechanisms.neighbouring_pair import NeighbouringPair
 from mechanisms.execution.runner import ExecutionSettings
 from mechanisms.claims import Claim
 from mechanisms.priors import Prior

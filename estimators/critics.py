@@ -13,9 +13,8 @@ import math
 import torch
 from torch import nn
 
+from .critic_config import ARCHITECTURES
 from .validation import InputError, check_choice, check_int, check_positive
-
-ARCHITECTURES = ("shallow", "mlp")
 
 
 def _uniform(generator: torch.Generator, shape, bound: float) -> torch.Tensor:

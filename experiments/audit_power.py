@@ -40,7 +40,7 @@ from audit.spec import AuditSpec
 from estimators.neural import CriticConfig
 from mechanisms.calibration import gaussian_mi_pp
 from mechanisms.catalog import catalog, get_entry
-from mechanisms.catalog.guarantee import Guarantee
+from mechanisms.guarantee import Guarantee
 from mechanisms.priors import ProductGaussian
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure

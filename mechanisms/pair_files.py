@@ -12,7 +12,7 @@ import numpy as np
 from estimators.array_files import load_npy_array
 from estimators.validation import InputError
 
-from .catalog.neighbouring_pair import NeighbouringPair
+from .neighbouring_pair import NeighbouringPair
 
 __all__ = ["load_database", "pair_from_files", "split_pair_flag"]
 

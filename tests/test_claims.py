@@ -17,7 +17,7 @@ from scipy import integrate, optimize, stats
 
 from estimators.validation import InputError
 from mechanisms.catalog import catalog
-from mechanisms.catalog.guarantee import Guarantee
+from mechanisms.guarantee import Guarantee
 from mechanisms.claims import (
     AUDIT_NOTIONS, CLAIM_NOTIONS, MIDP, MIPP, DifferentialPrivacy, GaussianDP, LocalDP, RenyiDP,
     ZeroConcentratedDP, claim_from_table, parse_claim,

@@ -14,7 +14,7 @@ from audit.config_schema import InputWarning, plain
 from audit.prior_search import MAX_PRIOR_SEARCH, random_pairs, search_priors
 from estimators.validation import InputError
 from mechanisms.base import MechanismError
-from mechanisms.catalog.neighbouring_pair import NeighbouringPair
+from mechanisms.neighbouring_pair import NeighbouringPair
 from mechanisms.priors import Categorical, ProductBernoulli, UserPrior
 
 FIXTURE = Path(__file__).parent / "fixtures" / "config_user_code.py"

@@ -314,3 +314,18 @@ def test_estimate_only_violation_claims_no_certificate():
     assert "No certificate: the verdict 'violation' rests on the point estimate 0.9 nats only" in section
     assert "certified value is a lower bound" not in section
     assert 'class="statement estimate-only"' in render_html(result, "t")
+
+
+def test_claim_tradeoff_figure_draws_a_curve_only_for_claims_with_a_profile():
+    from types import SimpleNamespace
+
+    from audit.report.plots import claim_tradeoff_figure
+
+    event = SimpleNamespace(alpha=0.025, p_second_upper=0.1, p_first_lower=0.6, p_second=0.08, p_first=0.65)
+    drawn = claim_tradeoff_figure(SimpleNamespace(claim={"text": "gdp:1"}, event_test=event))
+    assert drawn.png is not None and drawn.png.startswith(b"\x89PNG") and "Type-I error" in drawn.caption
+    no_event = claim_tradeoff_figure(SimpleNamespace(claim={"text": "dp:1"}, event_test=None))
+    assert no_event.png is not None and "no point is drawn" in no_event.caption
+    none = claim_tradeoff_figure(SimpleNamespace(claim={"text": "mi-dp:0.5"}, event_test=None))
+    assert none.png is None and "has no trade-off curve" in none.absent
+    assert claim_tradeoff_figure(SimpleNamespace(claim=None, event_test=None)).png is None

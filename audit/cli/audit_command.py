@@ -14,7 +14,7 @@ from pathlib import Path
 from audit.cli.main import add_device_option
 from audit.config import apply_overrides, build_spec, flag_keys, load_config
 from audit.config_schema import InputWarning
-from audit.report import report_target, summary_table
+from audit.report import report_target, summary_table, terminal_text
 from mechanisms.claims import CLAIM_SYNTAX, parse_claim
 from mechanisms.pair_files import split_pair_flag
 
@@ -75,7 +75,7 @@ _default_showwarning = warnings.showwarning
 def _show_input_warning(message, category, filename, lineno, file=None, line=None):
     """Input warnings as one line on stderr; any other warning as Python shows it."""
     if issubclass(category, InputWarning):
-        print(f"miaudit audit: warning: {message}", file=sys.stderr)
+        print(f"miaudit audit: warning: {terminal_text(str(message))}", file=sys.stderr)
     else:
         _default_showwarning(message, category, filename, lineno, file, line)
 
@@ -96,8 +96,6 @@ def _text(result) -> str:
 
 
 def run(args):
-    from audit.engine import run_audit  # here: it loads torch, which --help must not wait for
-
     report = report_target(args.report) if args.report else None  # checked before any work
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)
@@ -106,6 +104,8 @@ def run(args):
         config = _merge(config, _flag_config(args))
         config = apply_overrides(config, args.set)
         spec = build_spec(config, quiet=args.quiet or args.json)
+        from audit.engine import run_audit  # here: torch loads only once the flags and files are checked
+
         result = run_audit(spec)
     if report:
         report.write(result)

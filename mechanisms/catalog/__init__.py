@@ -15,8 +15,8 @@ from estimators.validation import InputError
 from . import (calibrated, geometric, histogram, means, noisy_max, numerical_svt, parallel, prefix_sum,
                randomized_response, rappor, sparse_vector, sums)
 from .entry import CatalogEntry
-from .guarantee import NOT_PRIVATE, Guarantee
-from .neighbouring_pair import NeighbouringPair
+from ..guarantee import NOT_PRIVATE, Guarantee
+from ..neighbouring_pair import NeighbouringPair
 from .parameters import build, defaults, split_spec
 
 __all__ = ["CatalogEntry", "Guarantee", "NOT_PRIVATE", "NeighbouringPair", "catalog", "get_entry", "parameters_of"]

@@ -16,8 +16,8 @@ import numpy as np
 from mechanisms.calibration import gaussian_mi_dp, gaussian_mi_pp, laplace_mi_dp, laplace_mi_pp
 
 from .entry import CatalogEntry
-from .guarantee import Guarantee
-from .neighbouring_pair import NeighbouringPair
+from ..guarantee import Guarantee
+from ..neighbouring_pair import NeighbouringPair
 from .sums import NoisySum
 
 __all__ = ["FACTORIES"]

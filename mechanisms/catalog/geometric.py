@@ -19,8 +19,8 @@ from estimators.validation import as_generator, check_int, check_positive
 from .batch import as_database_batch
 from .entry import CatalogEntry
 from .exposure import max_abs_log_ratio
-from .guarantee import Guarantee
-from .neighbouring_pair import NeighbouringPair
+from ..guarantee import Guarantee
+from ..neighbouring_pair import NeighbouringPair
 
 __all__ = ["FACTORIES", "GeoSample", "TruncatedGeometric"]
 

@@ -15,8 +15,8 @@ from estimators.validation import InputError, as_generator, check_int, check_pos
 
 from .batch import as_database_batch, column_sums
 from .entry import CatalogEntry
-from .guarantee import Guarantee
-from .neighbouring_pair import NeighbouringPair
+from ..guarantee import Guarantee
+from ..neighbouring_pair import NeighbouringPair
 from .sums import laplace_pair_epsilon
 
 __all__ = ["FACTORIES", "NoisyHistogram", "histogram_pair"]

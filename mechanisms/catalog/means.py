@@ -18,8 +18,8 @@ from estimators.validation import InputError, as_generator, check_choice, check_
 from .batch import as_database_batch
 from .entry import CatalogEntry
 from .exposure import integration_grid, laplace_log_pdf, log_integral, max_abs_log_ratio
-from .guarantee import NOT_PRIVATE, Guarantee
-from .neighbouring_pair import NeighbouringPair
+from ..guarantee import NOT_PRIVATE, Guarantee
+from ..neighbouring_pair import NeighbouringPair
 
 __all__ = ["FACTORIES", "PresenceMean"]
 

@@ -17,7 +17,7 @@ from estimators.validation import as_generator, check_finite_number, check_int, 
 
 from .batch import as_database_batch, column_sums
 from .entry import CatalogEntry
-from .guarantee import Guarantee
+from ..guarantee import Guarantee
 from .sparse_vector import ENCODING, NEIGHBOURING, exposing_pair, extremes_epsilon
 from .sparse_vector_exposure import svt_log_ratio_extremes
 

@@ -15,8 +15,8 @@ from estimators.validation import as_generator, check_int, check_positive
 
 from .batch import as_database_batch, column_sums
 from .entry import CatalogEntry
-from .guarantee import Guarantee
-from .neighbouring_pair import NeighbouringPair
+from ..guarantee import Guarantee
+from ..neighbouring_pair import NeighbouringPair
 from .sparse_vector import ENCODING, NEIGHBOURING, SparseVector, exposing_pair, extremes_epsilon, true_guarantee
 
 __all__ = ["FACTORIES", "ParallelSparseVector", "ReplicatedLaplace"]

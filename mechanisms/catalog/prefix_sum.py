@@ -15,7 +15,7 @@ import numpy as np
 from estimators.validation import check_int, check_positive
 
 from .entry import CatalogEntry
-from .guarantee import Guarantee
+from ..guarantee import Guarantee
 from .histogram import NEIGHBOURING, NoisyHistogram, histogram_pair
 from .sums import laplace_pair_epsilon
 

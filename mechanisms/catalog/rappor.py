@@ -32,8 +32,8 @@ from estimators.validation import InputError, as_generator, check_int, check_pro
 
 from .batch import as_database_batch
 from .entry import CatalogEntry
-from .guarantee import Guarantee
-from .neighbouring_pair import NeighbouringPair
+from ..guarantee import Guarantee
+from ..neighbouring_pair import NeighbouringPair
 
 __all__ = ["FACTORIES", "Rappor", "bloom_bit", "one_report_epsilon", "permanent_epsilon"]
 

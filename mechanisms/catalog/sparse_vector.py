@@ -35,8 +35,8 @@ from estimators.validation import InputError, as_generator, check_finite_number,
 
 from .batch import as_database_batch, column_sums
 from .entry import CatalogEntry
-from .guarantee import NOT_PRIVATE, Guarantee
-from .neighbouring_pair import NeighbouringPair
+from ..guarantee import NOT_PRIVATE, Guarantee
+from ..neighbouring_pair import NeighbouringPair
 from .sparse_vector_exposure import svt_log_ratio_extremes
 
 __all__ = ["FACTORIES", "SparseVector", "VARIANTS", "exposing_pair", "extremes_epsilon", "pair_answers",

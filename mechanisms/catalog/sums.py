@@ -19,8 +19,8 @@ from mechanisms.dp_curves import gaussian_dp_delta
 
 from .batch import as_database_batch, column_sums
 from .entry import CatalogEntry
-from .guarantee import Guarantee
-from .neighbouring_pair import NeighbouringPair
+from ..guarantee import Guarantee
+from ..neighbouring_pair import NeighbouringPair
 
 __all__ = ["FACTORIES", "NoisySum", "classic_gaussian_sigma", "gaussian_exact_epsilon", "gaussian_pair_epsilon",
            "laplace_pair_epsilon"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 
 from mechanisms.catalog.entry import CatalogEntry
-from mechanisms.catalog.guarantee import NOT_PRIVATE, Guarantee
-from mechanisms.catalog.neighbouring_pair import NeighbouringPair
+from mechanisms.guarantee import NOT_PRIVATE, Guarantee
+from mechanisms.neighbouring_pair import NeighbouringPair
 
 from .accountant import dpsgd_epsilon
 from .dpsgd import DPSGD

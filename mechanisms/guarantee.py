@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from estimators.validation import InputError, check_choice, check_nonnegative, check_positive
 
-from ..claims import MIDP, MIPP, Claim, DifferentialPrivacy, LocalDP
-from ..claims import GUARANTEE_NOTIONS as NOTIONS
+from .claims import MIDP, MIPP, Claim, DifferentialPrivacy, LocalDP
+from .claims import GUARANTEE_NOTIONS as NOTIONS
 
 __all__ = ["Guarantee", "NOTIONS", "NOT_PRIVATE"]
 
