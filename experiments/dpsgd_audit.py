@@ -32,7 +32,7 @@ import numpy as np
 from audit.engine import run_audit
 from audit.spec import AuditSpec
 from estimators.neural import CriticConfig
-from mechanisms.catalog.neighbouring_pair import NeighbouringPair
+from mechanisms.neighbouring_pair import NeighbouringPair
 from mechanisms.training import DPSGD, dpsgd_claim, gaussian_training_set, gradient_canary, input_canary, \
     null_record, with_record
 from mechanisms.training.accountant import noise_for_epsilon
