@@ -1,10 +1,11 @@
-"""The error a misbehaving piece of user code (mechanism, prior, secret function) raises."""
+"""The error a misbehaving piece of user code (mechanism, prior, secret function) raises, and the
+warning for user code that runs but deserves attention."""
 
 from __future__ import annotations
 
 from estimators.validation import InputError
 
-__all__ = ["MechanismError"]
+__all__ = ["MechanismError", "MechanismWarning"]
 
 
 def _rebuild(cls, message, mechanism, database_index):
@@ -35,3 +36,8 @@ class MechanismError(InputError):
         # Keyword-only arguments defeat the default exception pickling; worker processes and
         # Ray tasks send this error back to the audit.
         return _rebuild, (type(self), self.args[0], self.mechanism, self.database_index)
+
+
+class MechanismWarning(UserWarning):
+    """User code that runs but deserves attention (e.g. it draws randomness the audit's seed does
+    not control); the command line prints it as one line on stderr."""

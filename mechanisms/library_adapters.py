@@ -182,6 +182,9 @@ class OpenDPMechanism:
     name: str = "measurement"
 
     seeded = False
+    # Each process's CSPRNG is seeded by the operating system, so worker processes never repeat
+    # one another's draws (the execution layer may run it on several workers).
+    independent_across_processes = True
     library = "OpenDP"
 
     def __post_init__(self):

@@ -16,6 +16,7 @@ from audit.config import apply_overrides, build_spec, flag_keys, load_config
 from audit.config_schema import InputWarning
 from audit.report import report_target, summary_table, terminal_text
 from mechanisms.claims import CLAIM_SYNTAX, parse_claim
+from mechanisms.errors import MechanismWarning
 from mechanisms.pair_files import split_pair_flag
 
 
@@ -74,7 +75,7 @@ _default_showwarning = warnings.showwarning
 
 def _show_input_warning(message, category, filename, lineno, file=None, line=None):
     """Input warnings as one line on stderr; any other warning as Python shows it."""
-    if issubclass(category, InputWarning):
+    if issubclass(category, (InputWarning, MechanismWarning)):
         print(f"miaudit audit: warning: {terminal_text(str(message))}", file=sys.stderr)
     else:
         _default_showwarning(message, category, filename, lineno, file, line)
@@ -99,6 +100,7 @@ def run(args):
     report = report_target(args.report) if args.report else None  # checked before any work
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)
+        warnings.simplefilter("always", MechanismWarning)
         warnings.showwarning = _show_input_warning
         config = load_config(args.config) if args.config else {}
         config = _merge(config, _flag_config(args))

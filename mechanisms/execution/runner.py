@@ -27,7 +27,7 @@ from estimators.progress import progress_bar
 from estimators.validation import InputError, check_choice, check_int, check_positive
 
 from ..base import as_database_batch, mechanism_name
-from ..errors import MechanismError
+from ..errors import MechanismError, MechanismWarning
 from .backends import WorkerLost, make_backend
 from .chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, chunk_generator, plan_chunks, preserved_global_generators,
                      seed_global_generators)
@@ -218,6 +218,9 @@ class MechanismRunner:
         self._probed = True
         if np.array_equal(one, two):
             return
+        mechanism = self.reference.mechanism
+        if getattr(mechanism, "seeded", True) is False and getattr(mechanism, "independent_across_processes", False):
+            return  # a library that declares it takes no seed (OpenDP); its adapter's note already says so
         message = (f"{self.who} returned different outputs for the same database and the same seed: it draws "
                    "randomness that is not from the rng it is given (nor from numpy.random, random or torch, "
                    "which miaudit seeds for every chunk): its own generator, os.urandom, the clock")
@@ -227,7 +230,7 @@ class MechanismRunner:
                                  "next and make the samples dependent, so the audit stops: draw from rng, or "
                                  "run in process (--workers 1)", mechanism=self.who)
         note = message + "; the audit is valid but cannot be reproduced from its seed"
-        warnings.warn(note, UserWarning, stacklevel=2)
+        warnings.warn(note, MechanismWarning, stacklevel=2)
         self.notes.append(note)
 
     def _dispatch(self, fn, tasks: list, retries: int, what: str, on_done=None) -> list:
