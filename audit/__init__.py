@@ -1,1 +1,39 @@
-"""Audits: Pufferfish frameworks, hypothesis tests, certified and conversion bounds, reports, the CLI."""
+"""Audits: Pufferfish frameworks, hypothesis tests, certified and conversion bounds, reports, the CLI.
+
+>>> from audit import AuditSpec, run_audit, write_reports
+>>> sorted(__import__("audit").__all__)[:3]
+['AuditResult', 'AuditSpec', 'PufferfishFramework']
+
+The names below are the public, documented surface; everything else is internal. They load on
+first use (PEP 562), so importing the package (as ``miaudit --help`` does) pulls in neither
+torch nor scipy.
+"""
+
+import importlib
+
+_EXPORTS = {
+    "run_audit": "audit.engine",
+    "AuditSpec": "audit.spec",
+    "AuditResult": "audit.result",
+    "write_reports": "audit.report.writing",
+    "PufferfishFramework": "audit.frameworks",
+    "SecretPair": "audit.frameworks",
+    "SecretFunction": "audit.frameworks",
+    "differential_privacy": "audit.frameworks",
+    "attribute_privacy": "audit.frameworks",
+    "salary_example": "audit.frameworks",
+    "load_config": "audit.config",
+    "build_spec": "audit.config",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_EXPORTS))
