@@ -19,9 +19,9 @@ mechanism runs per audit and in the same process:
   :func:`audit.event_test.clopper_pearson`), so the comparison isolates the test statistic and
   the way the runs are spent.
 
-Budget: a total of R runs splits as miaudit's audit spends them: R/3.5 draws from the two-point
-prior (training data), 2·max(500, R/14) selection runs and 2·R/3.5 certification runs (R = 70,000:
-20,000 + 10,000 + 40,000). The baseline gets the same three numbers of runs.
+Budget: a total of R runs splits as miaudit's audit spends them: R/4 draws from the two-point
+prior (training data), 2·R/8 selection runs and 2·R/4 certification runs (R = 70,000:
+17,500 + 17,500 + 35,000). The baseline gets the same three numbers of runs.
 
 Each pair (entry, seed) runs both auditors back to back, so machine load hits both alike. The
 targets (issue 15 §4) are reported as PASS/FAIL: miaudit's median bound ≥ the baseline's on at
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from audit.engine import run_audit
+from audit.engine import MIN_SELECTION_RUNS, run_audit
 from audit.event_test import choose_threshold, clopper_pearson, epsilon_from_bounds
 from estimators.neural import CriticConfig
 from mechanisms.catalog import catalog, get_entry
@@ -86,12 +86,13 @@ def dp_entries() -> list:
 def split_runs(total_runs: int) -> tuple[int, int, int]:
     """(training draws, selection runs per input, certification runs per input) for ``total_runs``.
 
-    miaudit's audit spends ``samples`` prior draws, 2·max(500, event_runs // 4) selection runs
-    and 2·event_runs certification runs (:func:`audit.engine._event_test`); samples = event_runs
-    = R/3.5 makes the total R.
+    miaudit's audit of a two-point prior spends ``samples`` prior draws, about ``event_runs``
+    selection runs (``event_runs // 2`` on each input of the one candidate pair) and
+    ``event_runs`` certification runs per input (:func:`audit.engine._event_test`); with
+    samples = event_runs = R/4 the total is R, and the baseline gets the same split.
     """
-    per = int(round(total_runs / 3.5))
-    return per, max(500, per // 4), per
+    per = int(round(total_runs / 4))
+    return per, max(MIN_SELECTION_RUNS, per // 2), per
 
 
 class OutputFeatures:
@@ -319,8 +320,8 @@ def run(context) -> ExperimentOutput:
     summary = summarize(rows)
     goal = targets(rows, summary)
     sweep = run_sweep(grid, context.device, context.seed)
-    settings = {**grid.to_dict(), "split of the runs": "R/3.5 training draws, 2·max(500, R/14) selection runs, "
-                "2·R/3.5 certification runs (both auditors)", "audits run in": f"{time.perf_counter() - started:.1f} s"}
+    settings = {**grid.to_dict(), "split of the runs": "R/4 training draws, 2·R/8 selection runs, "
+                "2·R/4 certification runs (both auditors)", "audits run in": f"{time.perf_counter() - started:.1f} s"}
     tables = [Table("benchmark", summary), Table("targets", goal), Table("benchmark_runs", rows)]
     if sweep["mechanism"]:
         tables.append(Table("svt_budget", sweep))

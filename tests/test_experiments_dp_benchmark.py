@@ -49,7 +49,7 @@ def test_quick_run_tables_and_equal_runs(quick_run):
 
 def test_split_of_the_runs_matches_the_audit_budget():
     train, select, certify = split_runs(70000)
-    assert (train, select, certify) == (20000, 5000, 20000)
+    assert (train, select, certify) == (17500, 8750, 17500)
     assert train + 2 * select + 2 * certify == 70000
 
 
