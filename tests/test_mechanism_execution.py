@@ -276,7 +276,10 @@ def test_ray_task_failures_name_the_mechanism_and_database(local_ray):
         with MechanismRunner(fx.raises_on_sample_300, "raises", ExecutionSettings(chunk_size=64, backend="ray"),
                              source=f"{SOURCE}:raises_on_sample_300") as r:
             r.sample(dbs, np.random.default_rng(0), what="audit sample")
-    with pytest.raises(MechanismError, match=r"mechanism 'hangs' did not return within 1 s"):
+    # Ray reports the timeout itself, or (seen once in a full CI run, not reproduced alone) the death
+    # of the worker that the hard kill ended: either way one error names the mechanism and database.
+    with pytest.raises(MechanismError, match=r"mechanism 'hangs'(?: did not return within 1 s|: the worker process "
+                                             r"running it on database 0 died)"):
         sample("hangs", numbered(4), backend="ray", timeout=1, retries=0)
 
 
