@@ -9,7 +9,7 @@ first use (PEP 562), so importing the package (as ``miaudit --help`` does) pulls
 torch nor scipy.
 """
 
-import importlib
+from estimators.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "estimate_mi": "estimators.estimate",
@@ -24,14 +24,4 @@ _EXPORTS = {
     "InputError": "estimators.validation",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(list(globals()) + list(_EXPORTS))
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -10,7 +10,7 @@ The names below are loaded on first use (PEP 562), so that ``miaudit --help`` an
 do not import the plotting stack.
 """
 
-import importlib
+from estimators.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "render_html": "audit.report.html",
@@ -25,14 +25,4 @@ _EXPORTS = {
     "terminal_text": "audit.report.terminal",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'audit.report' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(list(globals()) + list(_EXPORTS))
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
