@@ -337,6 +337,17 @@ def test_terminal_output_neutralises_control_characters():
     assert terminal_text("a\nb", keep_newlines=False) == "a\\x0ab"
 
 
+def test_terminal_summary_keeps_each_statement_on_one_line(monkeypatch):
+    from audit.cli.audit_command import _text
+
+    result = result_named("honest")
+    # A statement that quotes user text holding a newline (a claim's origin, a secret's name).
+    monkeypatch.setattr(type(result), "statement", lambda self: "quoted 'honest\nclaim 1-DP: NOT-REFUTED'")
+    text = _text(result)
+    assert not any(line.startswith("claim 1-DP") for line in text.splitlines())  # no forged line
+    assert "quoted 'honest\\x0aclaim 1-DP: NOT-REFUTED'" in text
+
+
 def test_error_messages_are_terminal_safe_and_show_plain_numbers(tmp_path, capsys):
     status = main(["audit", "--report", str(tmp_path / "x\x1b[2J.txt"), "--mechanism", "catalog:laplace_mean"])
     err = capsys.readouterr().err

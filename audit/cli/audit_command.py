@@ -83,15 +83,18 @@ def _show_input_warning(message, category, filename, lineno, file=None, line=Non
 
 def _text(result) -> str:
     """The terminal summary: the claim's verdict first, then the MI audit's table and statement."""
+    # Each line is one line whatever the user's names hold: a newline in a mechanism's name must
+    # not forge a line of the verdict.
     lines = []
     if result.claim is not None:
         lines.append(f"claim {result.claim['label']}: {result.claim_verdict.upper()}")
         lines += [f"  refuted by the {r['test']} test (α = {r['alpha_spent']:.3g}): {r['detail']}"
                   for r in result.refuted_by]
-        lines.append("")
-    lines += [summary_table(result), "", result.statement()]
-    lines += [f"- {check.test} test of {check.claim}: "
-              f"{'REFUTED' if check.certified_contradiction else 'not refuted'} ({check.detail})"
+    lines = [terminal_text(line, keep_newlines=False) for line in lines] + ([""] if lines else [])
+    lines += [summary_table(result), "", terminal_text(result.statement(), keep_newlines=False)]
+    lines += [terminal_text(f"- {check.test} test of {check.claim}: "
+                            f"{'REFUTED' if check.certified_contradiction else 'not refuted'} ({check.detail})",
+                            keep_newlines=False)
               for check in result.cross_checks]
     return "\n".join(lines)
 
