@@ -34,6 +34,7 @@ from estimators.slicing import project, random_frames
 from estimators.validation import InputError
 from mechanisms.execution.memory import check_sample_memory
 from mechanisms.execution.runner import MechanismRunner
+from mechanisms.execution.user_call import call_user_code
 
 from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from mechanisms.claims import RECORD_AUDIT_NOTIONS
@@ -362,7 +363,13 @@ class _Certifier:
         cell = candidate.cell
         if id(cell) not in self._fresh_w:
             prior = cell.prior
-            self._fresh_w[id(cell)] = cell.pair.w(prior(FRESH_PRIOR_DRAWS, self.rng))
+            # Bounded like every other prior call (--timeout): a sampler that hangs on a large
+            # request is named instead of stalling the certificate.
+            who = f"prior '{prior.describe()}'" if hasattr(prior, "describe") else "prior"
+            draws = call_user_code(prior, (FRESH_PRIOR_DRAWS, self.rng), who=who,
+                                   timeout=self.spec.execution.timeout,
+                                   where=f" drawing {FRESH_PRIOR_DRAWS} fresh databases for a stratum's mass")
+            self._fresh_w[id(cell)] = cell.pair.w(draws)
         hits = int(np.all(self._fresh_w[id(cell)] == candidate.value, axis=1).sum())
         return float(clopper_pearson(hits, FRESH_PRIOR_DRAWS, delta)[0])
 

@@ -185,6 +185,37 @@ def test_type_one_error_at_the_boundary():
     assert violations <= alpha * runs + 3 * math.sqrt(alpha * (1 - alpha) * runs)
 
 
+def test_fresh_prior_draws_of_a_stratified_certificate_obey_the_timeout():
+    """The stratum's mass is bounded from fresh prior draws: a sampler that hangs on that large
+    request is named after --timeout instead of stalling the audit (issue 12, E)."""
+    import time
+
+    from audit.frameworks import PufferfishFramework, SecretFunction, SecretPair
+    from mechanisms.execution.runner import ExecutionSettings
+    from mechanisms.priors import UserPrior
+
+    def sampler(m, rng):
+        if m > 50000:
+            time.sleep(30)  # long enough to see the timeout, short enough that a regression fails, not hangs
+        dept = rng.integers(0, 2, (m, 3)).astype(float)
+        return np.stack((dept + rng.standard_normal((m, 3)), dept), axis=2)
+
+    g = SecretFunction("salary 0", lambda dbs: dbs[:, 0, 0:1])
+    w = SecretFunction("department 0", lambda dbs: dbs[:, 0, 1:2], always_discrete=True)
+    framework = PufferfishFramework("salary given department", (g,), (w,), (SecretPair(g, w, "unknown"),))
+
+    def release(dbs, rng):
+        return dbs[:, 0, 0:1] + rng.standard_normal((dbs.shape[0], 1))
+
+    spec = AuditSpec(mechanism=release, priors=[UserPrior(sampler, "hangs when asked for many")], notion="mi-pp",
+                     epsilon=0.05, framework=framework, samples=4000, slices=0, critic=CriticConfig(max_steps=50),
+                     seed=4, execution=ExecutionSettings(timeout=1))
+    started = time.perf_counter()
+    with pytest.raises(MechanismError, match="prior .*did not return within 1 s drawing 100000 fresh databases"):
+        run_audit(spec)
+    assert time.perf_counter() - started < 25
+
+
 def test_mi_pp_stratifies_on_a_discrete_dependent_public_part():
     """Salary s depends on the public department d ∈ {0, 1}: s | d ~ N(d, 1). The release
     s₀ + N(0, 1) leaks I(s₀; M | d₀) = ½ log 2 within each department, so ½ log 2 in all.
