@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimators.validation import as_generator, check_finite_number, check_int, check_positive
+from estimators.validation import as_generator, check_int
 
 from .batch import as_database_batch, column_sums
 from .entry import CatalogEntry
 from ..guarantee import Guarantee
-from .sparse_vector import ENCODING, NEIGHBOURING, exposing_pair, extremes_epsilon
+from .sparse_vector import ENCODING, NEIGHBOURING, check_svt_parameters, exposing_pair, extremes_epsilon
 from .sparse_vector_exposure import svt_log_ratio_extremes
 
 __all__ = ["FACTORIES", "NumericalSparseVector"]
@@ -35,11 +35,7 @@ class NumericalSparseVector:
     cutoff: int = 1
 
     def __post_init__(self):
-        check_positive(self.epsilon, "epsilon")
-        check_int(self.records, "records", minimum=1)
-        check_int(self.queries, "queries", minimum=1)
-        check_finite_number(self.threshold, "threshold")
-        check_int(self.cutoff, "cutoff", minimum=1)
+        check_svt_parameters(self)
 
     @property
     def output_dim(self) -> int:

@@ -39,10 +39,19 @@ from ..guarantee import NOT_PRIVATE, Guarantee
 from ..neighbouring_pair import NeighbouringPair
 from .sparse_vector_exposure import svt_log_ratio_extremes
 
-__all__ = ["FACTORIES", "SparseVector", "VARIANTS", "exposing_pair", "extremes_epsilon", "pair_answers",
+__all__ = ["FACTORIES", "SparseVector", "VARIANTS", "check_svt_parameters", "exposing_pair", "extremes_epsilon", "pair_answers",
            "true_guarantee"]
 
 ABOVE, BELOW, NOT_ANSWERED = 1.0, 0.0, -1.0
+
+
+def check_svt_parameters(svt) -> None:
+    """Check the parameters every sparse-vector mechanism shares (ε, records, queries, threshold, cutoff)."""
+    check_positive(svt.epsilon, "epsilon")
+    check_int(svt.records, "records", minimum=1)
+    check_int(svt.queries, "queries", minimum=1)
+    check_finite_number(svt.threshold, "threshold")
+    check_int(svt.cutoff, "cutoff", minimum=1)
 
 
 @dataclass(frozen=True)
@@ -99,11 +108,7 @@ class SparseVector:
     def __post_init__(self):
         if check_int(self.variant, "variant") not in VARIANTS:
             raise InputError(f"argument 'variant' must be one of 1..6, got {self.variant!r}")
-        check_positive(self.epsilon, "epsilon")
-        check_int(self.records, "records", minimum=1)
-        check_int(self.queries, "queries", minimum=1)
-        check_finite_number(self.threshold, "threshold")
-        check_int(self.cutoff, "cutoff", minimum=1)
+        check_svt_parameters(self)
 
     @property
     def output_dim(self) -> int:
