@@ -40,9 +40,10 @@ from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from mechanisms.claims import RECORD_AUDIT_NOTIONS
 
 from .crosscheck import cross_checks, plan_claim_tests
-from .event_test import choose_threshold, claim_objective, clopper_pearson, epsilon_from_bounds
+from .event_search import event_test
+from .event_test import clopper_pearson
 from .prior_search import random_pairs, search_priors
-from .result import AuditResult, EventTest, SecretEvidence, finite_or_none
+from .result import AuditResult, SecretEvidence, finite_or_none
 from .spec import AuditSpec
 
 MIN_TEST_SAMPLES = 200
@@ -467,85 +468,32 @@ def _features(cell, kind, index, dbs, outputs):
     return u, np.concatenate((vy, vw), axis=1)
 
 
-MIN_SELECTION_RUNS = 100
-
-
-def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None):
-    """The chosen critic as a likelihood-ratio test between two neighbouring databases.
-
-    Its certified pair (p̲, p̄) at level ``alpha`` gives the ε-DP lower bound and, with a
-    ``claim``, is what the claim's profile is checked against (the event is then chosen to
-    refute the claim, :func:`audit.event_test.claim_objective`). Choosing the event spends
-    about ``event_runs`` runs in all (split over the candidate pairs and their two inputs);
-    certifying it ``event_runs`` fresh runs per input. The mechanism runs go through ``runner``.
-    """
+def _critic_statistic(candidate, fits):
+    """The chosen critic as a log-likelihood-ratio statistic between two values of its record:
+    ``statistic(a, b, dbs, outputs) = T(a, y, rest) − T(b, y, rest)`` on each row."""
     cell, kind, index = candidate.cell, candidate.kind, candidate.index
-    fit = fits[kind]
-    scorer = fit.scorer
-    dbs, _ = data[cell.prior_index]
-    validation = fit.split[1]
+    scorer = fits[kind].scorer
     record = cell.record
-    base = dbs[validation[0]].copy()
-    values = np.unique(dbs[validation[:256], record, :], axis=0)[:4]
-    if len(values) < 2:
-        return None
     width_u, width_v = scorer.input_widths(index)
-    n_pairs = len(values) * (len(values) - 1) // 2
-    select_runs = max(MIN_SELECTION_RUNS, spec.event_runs // (2 * n_pairs))
-    objective = None if claim is None else claim_objective(claim)
 
-    def run(value, runs):
-        neighbour = base.copy()
-        neighbour[record] = value
-        batch = np.repeat(neighbour[None], runs, axis=0)
-        return batch, runner.sample(batch, rng, what="event-test run")
-
-    def score(first, second, batch_first, outputs):
-        # log-likelihood-ratio statistic: T(first, y, rest) − T(second, y, rest)
-        batch_second = batch_first.copy()
-        batch_second[:, record] = second
-        batch_first = batch_first.copy()
-        batch_first[:, record] = first
+    def statistic(first, second, dbs, outputs):
         t = []
-        for batch in (batch_first, batch_second):
+        for value in (first, second):
+            batch = dbs.copy()
+            batch[:, record] = value
             u, v = _features(cell, kind, index, batch, outputs)
             t.append(scorer(index, _pad(u, width_u), _pad(v, width_v)))
         return t[0] - t[1]
+    return statistic
 
-    best = None
-    used = 0
-    for i in range(len(values)):
-        for j in range(i + 1, len(values)):
-            batch_a, y_a = run(values[i], select_runs)
-            batch_b, y_b = run(values[j], select_runs)
-            used += 2 * select_runs
-            s_a = score(values[i], values[j], batch_a, y_a)
-            s_b = score(values[i], values[j], batch_b, y_b)
-            threshold, upper, predicted = choose_threshold(s_a, s_b, runs=spec.event_runs, alpha=alpha,
-                                                           delta=spec.delta, objective=objective)
-            if best is None or predicted > best[4]:
-                best = (values[i], values[j], threshold, upper, predicted)
-    a, b, threshold, upper, _ = best
-    batch_a, y_a = run(a, spec.event_runs)
-    batch_b, y_b = run(b, spec.event_runs)
-    s_a, s_b = score(a, b, batch_a, y_a), score(a, b, batch_b, y_b)
-    if upper:
-        hits_first, hits_second = int((s_a > threshold).sum()), int((s_b > threshold).sum())
-        description = f"E = {{T(a, y) − T(b, y) > {threshold:.4g}}}, first input a, second b"
-    else:
-        hits_first, hits_second = int((s_b <= threshold).sum()), int((s_a <= threshold).sum())
-        description = f"E = {{T(a, y) − T(b, y) ≤ {threshold:.4g}}}, first input b, second a"
-    n = spec.event_runs
-    p_lower, _ = clopper_pearson(hits_first, n, alpha / 2)
-    _, p_upper = clopper_pearson(hits_second, n, alpha / 2)
-    p_lower, p_upper = float(p_lower), float(p_upper)
-    description += (f"; neighbouring databases differ in record {record} "
-                    f"(a = {np.array2string(a, precision=4)}, b = {np.array2string(b, precision=4)})")
-    test = EventTest(
-        secret=cell.name, description=description, threshold=threshold, runs_per_input=n,
-        p_first=hits_first / n, p_second=hits_second / n, p_first_lower=p_lower, p_second_upper=p_upper,
-        delta=spec.delta, epsilon_lower_bound=epsilon_from_bounds(p_lower, p_upper, 0.0),
-        epsilon_lower_bound_at_delta=epsilon_from_bounds(p_lower, p_upper, spec.delta) if spec.delta > 0 else None,
-        alpha=alpha, selection_runs=used,
-    )
-    return test
+
+def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None):
+    """The event test on the chosen critic's record (:func:`audit.event_search.event_test`), with
+    the base database and the record's candidate values taken from the validation split."""
+    cell, kind = candidate.cell, candidate.kind
+    dbs, _ = data[cell.prior_index]
+    validation = fits[kind].split[1]
+    values = np.unique(dbs[validation[:256], cell.record, :], axis=0)[:4]
+    return event_test(secret=cell.name, record=cell.record, base=dbs[validation[0]], values=values,
+                      statistic=_critic_statistic(candidate, fits), runner=runner, rng=rng,
+                      runs=spec.event_runs, alpha=alpha, delta=spec.delta, claim=claim)

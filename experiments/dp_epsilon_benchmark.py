@@ -39,7 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from audit.engine import MIN_SELECTION_RUNS, run_audit
+from audit.engine import run_audit
+from audit.event_search import MIN_SELECTION_RUNS
 from audit.event_test import choose_threshold, clopper_pearson, epsilon_from_bounds
 from estimators.neural import CriticConfig
 from mechanisms.catalog import catalog, get_entry
@@ -88,7 +89,7 @@ def split_runs(total_runs: int) -> tuple[int, int, int]:
 
     miaudit's audit of a two-point prior spends ``samples`` prior draws, about ``event_runs``
     selection runs (``event_runs // 2`` on each input of the one candidate pair) and
-    ``event_runs`` certification runs per input (:func:`audit.engine._event_test`); with
+    ``event_runs`` certification runs per input (:func:`audit.event_search.event_test`); with
     samples = event_runs = R/4 the total is R, and the baseline gets the same split.
     """
     per = int(round(total_runs / 4))
