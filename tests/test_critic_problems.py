@@ -37,6 +37,7 @@ def test_sliced_bound_of_one_slice_is_that_critics_dv_bound(delta):
         assert sliced_lower_bound(fit, slice(i, i + 1), delta) == pytest.approx(per_critic[i], rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.train
 def test_fit_problems_places_terms_and_chain_critics():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(600, 2))
@@ -60,6 +61,7 @@ def test_fit_problems_places_terms_and_chain_critics():
                                                  axis=1))
 
 
+@pytest.mark.train
 def test_estimate_mi_and_the_engine_give_the_same_sliced_certificate(monkeypatch):
     """An SMI-DP audit of one record and estimate_mi on that record's data, with the generator
     the engine used, train the same critics and certify the same averaged bound."""

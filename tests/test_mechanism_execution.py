@@ -24,6 +24,7 @@ from mechanisms.priors import ProductBernoulli
 FIXTURES = Path(__file__).parent / "fixtures"
 sys.path.insert(0, str(FIXTURES))
 import execution_mechanisms as fx  # noqa: E402
+from conftest import SMALL_CRITIC  # noqa: E402
 
 SOURCE = str(FIXTURES / "execution_mechanisms.py")  # workers load FILE.py:NAME, as from the command line
 FAST = CriticConfig(max_steps=400)
@@ -66,6 +67,7 @@ def test_databases_are_unchanged_by_a_mechanism_that_zeroes_them():
 
 @pytest.mark.parametrize("name, verdict", [("leak_then_zero", "violation"),
                                            ("noise_into_input", "no-violation-detected")])
+@pytest.mark.train
 def test_mechanisms_writing_into_their_input_get_the_true_verdict(name, verdict):
     """Before: the leak passed as 'no violation' and the pure noise was certified as violating."""
     prior = ProductBernoulli(0.5, shape=(3, 1))
@@ -230,7 +232,7 @@ def test_auto_workers_is_the_number_of_cores():
 def audit_json(**execution):
     prior = ProductBernoulli(0.5, shape=(3, 1))
     result = run_audit(AuditSpec(mechanism=fx.summing, priors=[prior], notion="mi-dp", epsilon=0.1, samples=2000,
-                                 slices=2, event_runs=600, critic=CriticConfig(max_steps=200), seed=4,
+                                 slices=2, event_runs=600, critic=SMALL_CRITIC, seed=4,
                                  execution=ExecutionSettings(chunk_size=100, **execution),
                                  mechanism_source=f"{SOURCE}:summing"))
     payload = result.to_dict()
@@ -238,6 +240,7 @@ def audit_json(**execution):
     return payload
 
 
+@pytest.mark.train
 def test_audit_json_is_identical_for_one_and_two_workers():
     assert audit_json() == audit_json(workers=2)
 
@@ -262,6 +265,7 @@ def local_ray(tmp_path_factory):
 
 
 @pytest.mark.ray
+@pytest.mark.train
 def test_ray_gives_the_same_audit_json_as_in_process(local_ray):
     assert audit_json(backend="ray") == audit_json()
 
