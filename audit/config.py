@@ -14,7 +14,7 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     delta = 1e-6                          # an OpenDP smoothed max-divergence: δ at which it is read
     command = "sh mech.sh 1"              # instead of spec: an external program (mechanisms.recognition)
     wire = "text"                         # command: text | npy
-    timeout = 60                          # seconds one call (one chunk of databases; a command: one batch) may take
+    timeout = 60                          # seconds one call (one chunk of databases; a command: one batch; g, w) may take
 
     [prior]                               # or several [[priors]] tables (Θ); default: the catalog entry's
     spec = "builtin:bernoulli"            # builtin:bernoulli|gaussian|uniform, catalog:NAME, FILE.py:NAME
@@ -125,7 +125,7 @@ KEYS = (
     Key("mechanism", "wire", "choice", choices=("text", "npy"), flag="--wire",
         help="--command: wire format (default text)"),
     Key("mechanism", "timeout", "number", above=0, flag="--timeout", metavar="S",
-        help="seconds one call of the mechanism or the prior (one chunk of databases) may take "
+        help="seconds one call of the mechanism or the prior (one chunk of databases), or of g or w, may take "
              "(default: no limit, 60 s for the first call; --command: 60 s per batch)"),
     Key("mechanism", "query", "spec"),
     Key("mechanism", "params", "any"),

@@ -114,6 +114,40 @@ def test_a_hanging_prior_is_named():
             runner.draw(stuck, 10, np.random.default_rng(0))
 
 
+def _secret_spec(g, w=None, **execution):
+    from audit.frameworks import PufferfishFramework, SecretFunction, SecretPair
+
+    secret = SecretFunction(f"g = {g}", getattr(fx, g))
+    if w is None:
+        framework = PufferfishFramework("hanging secret", (secret,))
+    else:
+        public = SecretFunction(f"w = {w}", getattr(fx, w))
+        framework = PufferfishFramework("hanging secret", (secret,), (public,), (SecretPair(secret, public),))
+    return AuditSpec(mechanism=fx.summing, priors=[ProductBernoulli(0.5, shape=(3, 1))], notion="mi-pp",
+                     epsilon=0.1, framework=framework, samples=600, slices=0, event_runs=0, critic=FAST,
+                     execution=ExecutionSettings(**execution))
+
+
+def test_a_secret_function_that_hangs_in_the_audit_is_stopped_at_the_timeout_and_named():
+    # g answers the early probe on 2 databases, then hangs on the audit's sample: the engine's call is bounded.
+    spec = _secret_spec("secret_hangs_on_large_batches", timeout=0.5)
+    with pytest.raises(MechanismError, match=r"secret function 'g = secret_hangs_on_large_batches' did not return "
+                                             r"within 0.5 s on a batch of 600 databases \(--timeout\)"):
+        run_audit(spec)
+
+
+def test_a_public_function_that_hangs_is_named_before_sampling(monkeypatch):
+    with pytest.raises(MechanismError, match=r"secret function 'w = secret_hangs' did not return within 0.5 s "
+                                             r"on a batch of 2 databases"):
+        _secret_spec("secret_first_record", "secret_hangs", timeout=0.5)
+    # Without --timeout the first call has the mechanism's first-call limit.
+    from audit import spec as spec_module
+
+    monkeypatch.setattr(spec_module, "PROBE_TIMEOUT", 0.5)
+    with pytest.raises(MechanismError, match="secret function 'w = secret_hangs' did not return within 0.5 s"):
+        _secret_spec("secret_first_record", "secret_hangs")
+
+
 def test_sys_exit_in_a_mechanism_is_an_error_naming_it():
     with pytest.raises(MechanismError, match=r"mechanism 'exits' called sys.exit\(3\)"):
         sample("exits", numbered(4))
@@ -286,12 +320,16 @@ def test_ray_task_failures_name_the_mechanism_and_database(local_ray):
 # ---------------------------------------------------------------- the command line
 
 
-def cli(*argv):
+def main_audit(*argv):
     from audit.cli.main import main
 
-    return main(["audit", "--prior", "builtin:bernoulli", "--n", "3", "--notion", "mi-dp", "--epsilon", "0.1",
-                 "--samples", "2000", "--slices", "0", "--event-runs", "0", "--set", "critic.max_steps=100",
-                 "--quiet", *argv])
+    return main(["audit", *argv])
+
+
+def cli(*argv):
+    return main_audit("--prior", "builtin:bernoulli", "--n", "3", "--notion", "mi-dp", "--epsilon", "0.1",
+                      "--samples", "2000", "--slices", "0", "--event-runs", "0", "--set", "critic.max_steps=100",
+                      "--quiet", *argv)
 
 
 def test_cli_a_mechanism_calling_sys_exit_fails_with_status_1_naming_it(capsys):
@@ -351,6 +389,15 @@ def test_a_file_prior_that_never_returns_is_named_at_its_first_call(monkeypatch)
 def test_cli_timeout_flag_bounds_every_call(capsys):
     assert cli("--mechanism", f"{SOURCE}:hangs", "--timeout", "0.5") == 1
     assert f"mechanism '{SOURCE}:hangs' did not return within 0.5 s" in capsys.readouterr().err
+
+
+def test_cli_a_hanging_secret_function_fails_with_status_1_naming_it(capsys):
+    assert main_audit("--mechanism", f"{SOURCE}:summing", "--prior", "builtin:bernoulli", "--n", "3",
+                      "--notion", "mi-pp", "--epsilon", "0.1", "--secret", f"{SOURCE}:secret_hangs_on_large_batches",
+                      "--samples", "600", "--slices", "0", "--set", "critic.max_steps=100",
+                      "--timeout", "0.5", "--quiet") == 1
+    err = capsys.readouterr().err
+    assert f"secret function 'g = {SOURCE}:secret_hangs_on_large_batches' did not return within 0.5 s" in err
 
 
 def test_os_randomness_declared_independent_across_processes_may_run_in_parallel():
