@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -81,9 +81,10 @@ class AuditSpec:
     execution : ExecutionSettings
         Where the mechanism runs (in process, worker processes, Ray), its timeout, chunk size
         and retries.
-    mechanism_source : str, optional
+    mechanism_source : str or mapping, optional
         The specification that loaded the mechanism (``FILE.py:NAME``, ``package.module:NAME``,
-        ``catalog:NAME``): how worker processes load it.
+        ``catalog:NAME``), or the ``[mechanism]`` table that did (a library mechanism, a program):
+        how worker processes load it (:class:`mechanisms.execution.worker.MechanismReference`).
     notes : tuple of str
         Notes the result carries from the start (where a library's claim came from, whether the
         mechanism follows the seed).
@@ -112,7 +113,7 @@ class AuditSpec:
     name: str | None = None
     quiet: bool = True
     execution: ExecutionSettings = field(default_factory=ExecutionSettings)
-    mechanism_source: str | None = None
+    mechanism_source: str | Mapping | None = None
 
     def __post_init__(self):
         if not callable(self.mechanism):
