@@ -474,3 +474,30 @@ def test_os_randomness_declared_independent_across_processes_may_run_in_parallel
         out = sample("os_noise", numbered(10), workers=2)
     assert out.shape == (10, 1)
 
+
+# ---------------------------------------------------------------- the sampling benchmark (quick run)
+
+
+def test_sampling_benchmark_quick_run_reports_speed_overhead_and_load(tmp_path):
+    import math
+
+    from experiments.framework import read_table
+    from experiments.registry import run
+    from experiments.sampling_benchmark import OVERHEAD_TARGET, RUN_SECONDS
+
+    result = run("sampling-benchmark", out_dir=tmp_path, quick=True, seed=0)
+    speed, overhead = (read_table(tmp_path / f"{name}.csv") for name in ("sampling_speed", "chunk_overhead"))
+    assert {str(m).split(" (")[0] for m in speed["mechanism"]} == {"sleep 20 ms", "external program, 20 ms CPU",
+                                                                   "DP-SGD training run"}
+    np.testing.assert_allclose(speed["runs per s"], speed["runs"] / speed["sampling s"])
+    for name in set(speed["mechanism"]):
+        rows = np.flatnonzero(speed["mechanism"] == name)
+        serial = speed["sampling s"][rows[0]]  # the first setting is in process
+        np.testing.assert_allclose(speed["speedup"][rows], serial / speed["sampling s"][rows])
+    # The sizing rule: the smallest chunk whose overhead is under 5% of its runs' time.
+    per_chunk = overhead["overhead ms per chunk"] / 1000
+    expected = [max(1, math.ceil(o / (OVERHEAD_TARGET * RUN_SECONDS) - 1e-9)) for o in per_chunk]
+    np.testing.assert_array_equal(overhead["chunk size for < 5% overhead"], expected)
+    for table in (speed, overhead):
+        assert np.all(table["load average before"] >= 0) and np.all(table["load average after"] >= 0)
+    assert any(f.startswith("1-minute load average") for f in result.findings)
