@@ -194,10 +194,11 @@ def run(context) -> ExperimentOutput:
 
 EXPERIMENTS = [Experiment(
     name="sampling-benchmark",
-    description="mechanism runs per second in process, on 2 worker processes and on Ray; per-chunk overhead",
+    description=("mechanism runs per second (sleeping, external program, DP-SGD training run) in process, on 2 "
+                 "worker processes and on Ray; per-chunk overhead; load average"),
     source="study (issue 18)",
     run=run,
-    full_runtime="1,398 s on a 2-core x86_64 CPU shared with other test runs (load average 10-12)",
+    full_runtime="1,148 s on a 2-core x86_64 CPU shared with five other engineers' test runs (load average 10-14)",
 )]
 
 
