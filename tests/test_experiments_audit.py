@@ -28,6 +28,7 @@ def power_run(tmp_path_factory):
     return {name: read_table(out / f"{name}.csv") for name in names}, result
 
 
+@pytest.mark.train
 def test_power_tables_have_the_columns_and_finite_values(power_run):
     tables, result = power_run
     table = tables["catalog_audit"]
@@ -45,6 +46,7 @@ def test_power_tables_have_the_columns_and_finite_values(power_run):
     assert any("weaker" in f for f in result.findings) and any("stronger" in f for f in result.findings)
 
 
+@pytest.mark.train
 def test_catalog_rows_agree_with_theorem_1_and_the_claims(power_run):
     table = power_run[0]["catalog_audit"]
     for i, name in enumerate(table["mechanism"]):
@@ -64,6 +66,7 @@ def test_catalog_rows_agree_with_theorem_1_and_the_claims(power_run):
             assert table["dp_epsilon_lower_bound_event"][i] <= entry.true.epsilon + 1e-9
 
 
+@pytest.mark.train
 def test_buggy_histogram_is_flagged_and_correct_laplace_sum_keeps_its_level(power_run):
     tables, _ = power_run
     table = tables["catalog_audit"]
@@ -79,6 +82,7 @@ def test_buggy_histogram_is_flagged_and_correct_laplace_sum_keeps_its_level(powe
         assert power["rate"][i] <= ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / repeats)
 
 
+@pytest.mark.train
 def test_power_summary_counts_the_runs(power_run):
     tables, _ = power_run
     runs, power = tables["power_runs"], tables["power"]
@@ -93,6 +97,7 @@ def test_power_summary_counts_the_runs(power_run):
     assert len(set(runs["seed"].tolist())) == len(runs["seed"])  # independent audits
 
 
+@pytest.mark.train
 def test_claim_boundary_count_is_reported_with_its_one_sided_interval(power_run):
     tables, result = power_run
     runs = tables["claim_boundary_runs"]
@@ -118,11 +123,10 @@ def test_claim_boundary_count_is_reported_with_its_one_sided_interval(power_run)
                for f in result.findings)
 
 
-def test_catalog_spec_follows_each_claims_notion():
-    from estimators.neural import CriticConfig
+def test_catalog_spec_follows_each_claims_notion(small_critic):
     from experiments.audit_power import catalog_spec
 
-    critic = CriticConfig(max_steps=10)
+    critic = small_critic
     rr = catalog_spec(get_entry("randomized_response"), 1000, 1, critic, 1, "cpu")
     assert rr.notion == "mi-dp" and rr.epsilon == pytest.approx(0.5)  # 1-LDP: min(1, 1/2)
     gauss = catalog_spec(get_entry("gaussian_sum"), 1000, 1, critic, 1, "cpu")
@@ -161,6 +165,7 @@ def smi_run(tmp_path_factory):
     return read_table(out / "smi_dimension_estimates.csv"), read_table(out / "smi_dimension_audits.csv"), result
 
 
+@pytest.mark.train
 def test_smi_tables_have_the_columns_and_finite_values(smi_run):
     est, aud, result = smi_run
     assert set(est) >= {"d", "estimator", "target", "truth", "truth_drawn_slices", "estimate", "abs_error",
@@ -176,6 +181,7 @@ def test_smi_tables_have_the_columns_and_finite_values(smi_run):
     assert open(result.png_file, "rb").read(4) == b"\x89PNG"
 
 
+@pytest.mark.train
 def test_smi_truths_match_independent_computations(smi_run):
     est, aud, _ = smi_run
     for table in (est, aud):
@@ -190,6 +196,7 @@ def test_smi_truths_match_independent_computations(smi_run):
     assert np.all(est["truth_drawn_slices"][sliced] <= 0.5 * np.log1p(est["d"][sliced] / NOISE_STD**2))
 
 
+@pytest.mark.train
 def test_smi_audit_verdicts_follow_the_certified_bounds(smi_run):
     _, aud, _ = smi_run
     np.testing.assert_array_equal(aud["detected"], aud["lower_bound"] > aud["epsilon"])

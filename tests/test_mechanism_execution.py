@@ -25,6 +25,7 @@ from mechanisms.priors import ProductBernoulli
 FIXTURES = Path(__file__).parent / "fixtures"
 sys.path.insert(0, str(FIXTURES))
 import execution_mechanisms as fx  # noqa: E402
+from conftest import SMALL_CRITIC  # noqa: E402
 
 SOURCE = str(FIXTURES / "execution_mechanisms.py")  # workers load FILE.py:NAME, as from the command line
 FAST = CriticConfig(max_steps=400)
@@ -67,6 +68,7 @@ def test_databases_are_unchanged_by_a_mechanism_that_zeroes_them():
 
 @pytest.mark.parametrize("name, verdict", [("leak_then_zero", "violation"),
                                            ("noise_into_input", "no-violation-detected")])
+@pytest.mark.train
 def test_mechanisms_writing_into_their_input_get_the_true_verdict(name, verdict):
     """Before: the leak passed as 'no violation' and the pure noise was certified as violating."""
     prior = ProductBernoulli(0.5, shape=(3, 1))
@@ -265,7 +267,7 @@ def test_auto_workers_is_the_number_of_cores():
 def audit_json(**execution):
     prior = ProductBernoulli(0.5, shape=(3, 1))
     result = run_audit(AuditSpec(mechanism=fx.summing, priors=[prior], notion="mi-dp", epsilon=0.1, samples=2000,
-                                 slices=2, event_runs=600, critic=CriticConfig(max_steps=200), seed=4,
+                                 slices=2, event_runs=600, critic=SMALL_CRITIC, seed=4,
                                  execution=ExecutionSettings(chunk_size=100, **execution),
                                  mechanism_source=f"{SOURCE}:summing"))
     payload = result.to_dict()
@@ -273,6 +275,7 @@ def audit_json(**execution):
     return payload
 
 
+@pytest.mark.train
 def test_audit_json_is_identical_for_one_and_two_workers():
     assert audit_json() == audit_json(workers=2)
 
@@ -297,6 +300,7 @@ def local_ray(tmp_path_factory):
 
 
 @pytest.mark.ray
+@pytest.mark.train
 def test_ray_gives_the_same_audit_json_as_in_process(local_ray):
     assert audit_json(backend="ray") == audit_json()
 
@@ -334,6 +338,7 @@ def test_a_catalog_entry_with_parameters_reaches_workers_with_its_parameters():
     assert not np.array_equal(get_entry("laplace_sum").mechanism(dbs, np.random.default_rng(0)), expected)
 
 
+@pytest.mark.train
 @pytest.mark.ray
 @pytest.mark.parametrize("route", ["diffprivlib object", "diffprivlib class, file query"])
 def test_library_mechanisms_give_the_same_json_on_ray(route, local_ray, capsys):
@@ -446,6 +451,7 @@ def library_json(capsys, route, *execution):
     return payload
 
 
+@pytest.mark.train
 @pytest.mark.parametrize("route", ["diffprivlib object", "diffprivlib class, file query", "external program"])
 def test_library_mechanisms_give_identical_json_on_one_and_two_workers(route, capsys):
     # Workers rebuild them from the [mechanism] table (a diffprivlib object cannot be pickled, a query
@@ -453,6 +459,7 @@ def test_library_mechanisms_give_identical_json_on_one_and_two_workers(route, ca
     assert library_json(capsys, route, "--workers", "2") == library_json(capsys, route)
 
 
+@pytest.mark.train
 def test_an_opendp_measurement_runs_on_two_workers_with_independent_noise(capsys):
     # An OpenDP measurement holds C pointers (it cannot be pickled) and takes no seed, so its outputs
     # cannot be the same on two backends; what must hold is that the workers rebuild it and draw
