@@ -106,6 +106,21 @@ def candidates(fits) -> list:
     return out
 
 
+def cell_critic(fits, i: int) -> Candidate | None:
+    """Cell i's critic as a statistic (for the event test): its full critic, else its slice with the best
+    validation value; ``None`` when it has neither (a stratified cell's critics are per stratum)."""
+    cell = fits.cells[i]
+    if fits.full is not None:
+        critics = fits.full.problems[i]
+        return Candidate(cell, "full", critics.terms.start, float(fits.full.fit.validation[critics.terms.start]),
+                         critics)
+    if fits.sliced is not None:
+        critics = fits.sliced.problems[i]
+        index = critics.terms.start + int(np.argmax(fits.sliced.fit.validation[critics.terms]))
+        return Candidate(cell, "slices", index, float(fits.sliced.fit.validation[index]), critics)
+    return None
+
+
 class Certifier:
     """Certified bounds of candidates at a failure probability δ, from the held-out splits.
 
@@ -198,10 +213,7 @@ def certify_sliced_average(fits, *, alpha: float, n_candidates: int) -> Certific
     bounds = [sliced_lower_bound(fit, sliced.problems[i].terms, alpha / k) for i in chosen]
     best = int(np.argmax(bounds))
     i = chosen[best]
-    critics = sliced.problems[i]
-    # The event test uses the single most informative slice of the chosen secret.
-    index = critics.terms.start + int(np.argmax(fit.validation[critics.terms]))
-    candidate = Candidate(fits.cells[i], "slices", index, float(fit.validation[index]), critics)
-    n_slices = critics.terms.stop - critics.terms.start
-    return Certification(evidence, bounds[best], f"{fits.cells[i].name} (average over {n_slices} slices)",
-                         candidate, k)
+    terms = sliced.problems[i].terms
+    # The event test uses the single most informative slice of the chosen secret (SMI-DP trains no full critic).
+    return Certification(evidence, bounds[best], f"{fits.cells[i].name} (average over {terms.stop - terms.start} slices)",
+                         cell_critic(fits, i), k)

@@ -82,7 +82,22 @@ def test_estimate_mi_and_the_engine_give_the_same_sliced_certificate(monkeypatch
     assert not problem.chain  # independent rows: I(X_2; M, X_-2) = I(X_2; M | X_-2)
     estimate = estimate_mi(problem.x, problem.y, problem.z, sliced=True, slices=slices, alpha=spec.alpha, seed=rng,
                            critic=FAST, device="cpu")
-    (evidence,) = result.per_record
+    (evidence,) = [e for e in result.per_record if e.record == 2]
     assert estimate.lower_bound == pytest.approx(result.lower_bound, rel=1e-12)
     assert evidence.lower_bound == pytest.approx(result.lower_bound, rel=1e-12)  # one secret: both at α
     np.testing.assert_allclose(estimate.per_slice, evidence.per_slice, rtol=1e-12)
+
+
+def test_cell_critic_is_the_full_critic_else_the_best_slice():
+    from audit.certification import cell_critic
+    from audit.secret_critics import SecretFits
+    from estimators.critic_problems import ProblemCritics, ProblemFit
+
+    cell = SimpleNamespace(name="record 0")
+    validation = np.array([0.1, 0.5, 0.3, 0.9, 0.2])
+    sliced = ProblemFit(SimpleNamespace(validation=validation), (ProblemCritics(slice(1, 4), None, None),))
+    full = ProblemFit(SimpleNamespace(validation=np.array([0.05])), (ProblemCritics(slice(0, 1), None, None),))
+    best_slice = cell_critic(SecretFits(cells=(cell,), sliced=sliced), 0)
+    assert (best_slice.kind, best_slice.index, best_slice.score) == ("slices", 3, 0.9)  # slices 1..3: 0.5, 0.3, 0.9
+    assert (cell_critic(SecretFits(cells=(cell,), full=full, sliced=sliced), 0).kind) == "full"
+    assert cell_critic(SecretFits(cells=(cell,)), 0) is None
