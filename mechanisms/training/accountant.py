@@ -11,8 +11,8 @@ composition of the Poisson-subsampled Gaussian mechanism (Abadi et al. 2016). It
   accountant is tight up to its discretisation, and its pessimistic estimate (dp-accounting's
   default) stays an upper bound on the true ε; the RDP route is an upper bound with the slack of
   the RDP-to-(ε, δ) conversion (Mironov 2017, Prop. 3; Canonne, Kamath and Steinke 2020, Prop. 12),
-  so ε_PLD ≤ ε_RDP up to the discretisation (Doroshenko et al. 2022, Section 6, report the PLD's
-  ε below the RDP's for DP-SGD);
+  so ε_PLD ≤ ε_RDP up to the discretisation: the exact ε(δ) is the smallest valid one and RDP's
+  is a valid one (Koskela, Jälkö and Honkela 2020 compare the two on DP-SGD's subsampled Gaussian);
 - (α, ε_α)-RDP at one order α: Opacus's ``compute_rdp`` (the same Mironov et al. 2019 bound);
 - ρ-zCDP for full-batch training (q = 1) only: ρ = T/(2σ²) (Bun and Steinke 2016,
   Proposition 1.6 for one Gaussian step of sensitivity C and noise σC, Lemma 2.3 for composition).
