@@ -51,6 +51,7 @@ def test_unclipped_variant_is_refuted_even_at_the_quick_budget(dpsgd_run):
     assert set(dim["notion"]) == {"mi-dp", "smi-dp"} and np.all(np.isfinite(dim["mi_estimate"]))
 
 
+@pytest.mark.train
 def test_the_gpu_grid_trains_with_torch_and_an_mlp(monkeypatch, tmp_path):
     """The GPU grid's code path, shrunk and run on the CPU (the CUDA run itself needs a GPU)."""
     import experiments.dpsgd_audit as study

@@ -82,6 +82,7 @@ def test_dpsgd_catalog_mechanisms_pickle_and_stay_out_of_the_reference_sweep():
     np.testing.assert_array_equal(clone(dbs, np.random.default_rng(1)), entry.mechanism(dbs, np.random.default_rng(1)))
 
 
+@pytest.mark.train
 def test_cli_audit_refutes_the_unclipped_variant_on_a_small_budget(capsys):
     """The README's command."""
     payload = _json(capsys, ["audit", "--mechanism", "catalog:dpsgd_no_clipping?steps=4", "--samples", "400",
