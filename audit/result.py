@@ -28,8 +28,9 @@ class SecretEvidence:
         The record index for DP notions.
     prior : str
         Description of the prior (member of Θ) this evidence is about.
-    strategy : {"certify", "stratify", "estimate-only"}
-        How the secret could be tested under this prior.
+    strategy : {"certify", "stratify", "estimate-only", "constant"}
+        How the secret could be tested under this prior (``"constant"``: g never changes under it,
+        so its MI with the output is 0 exactly and it has no critic; :mod:`audit.plan`).
     estimate : float
         Point estimate of the audited quantity on the held-out split (nats).
     lower_bound : float or None
