@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .event_test import choose_threshold, claim_objective, clopper_pearson, epsilon_from_bounds
+from .event_test import choose_event, claim_objective, clopper_pearson, epsilon_from_bounds
 from .result import EventTest
 
 #: The fewest selection runs per input of a candidate pair.
@@ -75,30 +75,29 @@ def event_test(*, secret: str, record: int, base: np.ndarray, values: np.ndarray
             batch_a, y_a = run(values[i], select_runs)
             batch_b, y_b = run(values[j], select_runs)
             used += 2 * select_runs
-            s_a = statistic(values[i], values[j], batch_a, y_a)
-            s_b = statistic(values[i], values[j], batch_b, y_b)
-            threshold, upper, predicted = choose_threshold(s_a, s_b, runs=runs, alpha=alpha,
-                                                           delta=delta, objective=objective)
-            if best is None or predicted > best[4]:
-                best = (values[i], values[j], threshold, upper, predicted)
-    a, b, threshold, upper, _ = best
+            choice = choose_event(statistic(values[i], values[j], batch_a, y_a),
+                                  statistic(values[i], values[j], batch_b, y_b),
+                                  runs=runs, alpha=alpha, delta=delta, objective=objective)
+            if best is None or choice.predicted > best[2].predicted:
+                best = (values[i], values[j], choice)
+    a, b, choice = best
+    event = choice.event
+    # A randomized event's boundary coins come from their own seeded generator (part of the event).
+    coins = np.random.default_rng(rng.integers(2**63))
     batch_a, y_a = run(a, runs)
     batch_b, y_b = run(b, runs)
-    s_a, s_b = statistic(a, b, batch_a, y_a), statistic(a, b, batch_b, y_b)
-    if upper:
-        hits_first, hits_second = int((s_a > threshold).sum()), int((s_b > threshold).sum())
-        description = f"E = {{T(a, y) − T(b, y) > {threshold:.4g}}}, first input a, second b"
-    else:
-        hits_first, hits_second = int((s_b <= threshold).sum()), int((s_a <= threshold).sum())
-        description = f"E = {{T(a, y) − T(b, y) ≤ {threshold:.4g}}}, first input b, second a"
+    in_a = int(event.contains(statistic(a, b, batch_a, y_a), coins).sum())
+    in_b = int(event.contains(statistic(a, b, batch_b, y_b), coins).sum())
+    hits_first, hits_second = (in_a, in_b) if event.first_is_a else (in_b, in_a)
+    description = event.describe("T(a, y) − T(b, y)")
     p_lower = float(clopper_pearson(hits_first, runs, alpha / 2)[0])
     p_upper = float(clopper_pearson(hits_second, runs, alpha / 2)[1])
     description += (f"; neighbouring databases differ in record {record} "
                     f"(a = {np.array2string(np.asarray(a), precision=4)}, b = {np.array2string(np.asarray(b), precision=4)})")
     return EventTest(
-        secret=secret, description=description, threshold=threshold, runs_per_input=runs,
+        secret=secret, description=description, threshold=event.threshold, runs_per_input=runs,
         p_first=hits_first / runs, p_second=hits_second / runs, p_first_lower=p_lower, p_second_upper=p_upper,
         delta=delta, epsilon_lower_bound=epsilon_from_bounds(p_lower, p_upper, 0.0),
         epsilon_lower_bound_at_delta=epsilon_from_bounds(p_lower, p_upper, delta) if delta > 0 else None,
-        alpha=alpha, selection_runs=used,
+        alpha=alpha, selection_runs=used, event=event.to_dict(),
     )

@@ -78,6 +78,7 @@ class EventTest:
     epsilon_lower_bound_at_delta: float | None
     alpha: float | None = None
     selection_runs: int = 0
+    event: dict | None = None  # the event's form (:meth:`audit.event_test.ScoreEvent.to_dict`)
 
     def to_dict(self) -> dict:
         return to_jsonable(dict(self.__dict__))
