@@ -244,6 +244,8 @@ class PufferfishFramework:
 
     def to_dict(self) -> dict:
         """A JSON-ready summary of the framework."""
+        # Not the field walk of estimators.result_forms: secrets are named, not walked, and
+        # the strategies are computed.
         return {
             "name": self.name,
             "description": self.description,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from estimators.results import to_jsonable
+from estimators.result_forms import fields_to_dict, headline_repr, to_jsonable
 from mechanisms.claims import AUDIT_NOTIONS as NOTIONS
 
 VERDICTS = ("violation", "no-violation-detected")
@@ -48,10 +48,7 @@ class SecretEvidence:
     per_slice: list | None = None
 
     def to_dict(self) -> dict:
-        return to_jsonable({
-            "secret": self.secret, "record": self.record, "prior": self.prior, "strategy": self.strategy,
-            "estimate": self.estimate, "lower_bound": self.lower_bound, "per_slice": self.per_slice,
-        })
+        return fields_to_dict(self)
 
 
 @dataclass(frozen=True)
@@ -83,7 +80,7 @@ class EventTest:
     pairs_considered: int = 1  # candidate neighbouring pairs the selection runs chose among
 
     def to_dict(self) -> dict:
-        return to_jsonable(dict(self.__dict__))
+        return fields_to_dict(self)
 
 
 @dataclass(frozen=True)
@@ -133,7 +130,7 @@ class CrossCheck:
         return to_jsonable(out)
 
     def to_dict(self) -> dict:
-        return to_jsonable(dict(self.__dict__))
+        return fields_to_dict(self)
 
 
 @dataclass(frozen=True)
@@ -254,43 +251,26 @@ class AuditResult:
         best, source = max(bounds)
         return f" It is not ε-DP for any ε < {best:.3g} ({source}, certified at {confidence})."
 
+    # The JSON contract's key order (README, ``miaudit audit``); a field not listed here (a new
+    # one) follows these keys.
+    _JSON_ORDER = ("claim", "claim_verdict", "refuted_by", "claim_alpha", "verdict", "notion", "epsilon", "alpha",
+                   "unit", "lower_bound", "estimate", "paper_statistic", "dp_epsilon_lower_bound_mi",
+                   "dp_epsilon_lower_bound_event", "per_record", "cross_checks", "samples", "samples_by_purpose",
+                   "seconds", "seed", "statement", "mechanism", "priors", "theta", "certified_secret",
+                   "estimate_only", "candidates_certified", "event_test", "slices", "estimator", "device",
+                   "training_history", "notes")
+
     def to_dict(self) -> dict:
-        out = {
-            "claim": self.claim,
-            "claim_verdict": self.claim_verdict,
-            "refuted_by": self.refuted_by,
-            "claim_alpha": dict(self.claim_alpha),
-            "verdict": self.verdict,
-            "notion": self.notion,
-            "epsilon": self.epsilon,
-            "alpha": self.alpha,
-            "unit": self.unit,
-            "lower_bound": self.lower_bound,
-            "estimate": self.estimate,
-            "paper_statistic": self.paper_statistic,
-            "dp_epsilon_lower_bound_mi": self.dp_epsilon_lower_bound_mi,
-            "dp_epsilon_lower_bound_event": self.dp_epsilon_lower_bound_event,
-            "per_record": [r.to_dict() for r in self.per_record],
-            "cross_checks": [c.to_dict() for c in self.cross_checks],
-            "samples": self.samples,
-            "samples_by_purpose": dict(self.samples_by_purpose),
-            "seconds": self.seconds,
-            "seed": self.seed,
-            "statement": self.statement(),
-            "mechanism": self.mechanism,
-            "priors": list(self.priors),
-            "theta": self.theta_statement,
-            "certified_secret": self.certified_secret,
-            "estimate_only": self.estimate_only,
-            "candidates_certified": self.candidates_certified,
-            "event_test": None if self.event_test is None else self.event_test.to_dict(),
-            "slices": self.slices,
-            "estimator": self.estimator,
-            "device": self.device,
-            "training_history": self.training_history,
-            "notes": list(self.notes),
-        }
-        return to_jsonable(out)
+        """The JSON form: every field (``theta_statement`` as ``theta``), ``refuted_by`` and ``statement``."""
+        return fields_to_dict(self, order=self._JSON_ORDER, exclude=("theta_statement",),
+                              extra={"refuted_by": self.refuted_by, "statement": self.statement(),
+                                     "theta": self.theta_statement})
+
+    def __repr__(self) -> str:
+        headline = ("mechanism", "notion", "verdict", "epsilon", "lower_bound", "estimate", "alpha")
+        claim = None if self.claim is None else self.claim.get("label")
+        return headline_repr(self, headline, extra={"claim": claim, "claim_verdict": self.claim_verdict,
+                                                    "samples": self.samples})
 
 
 def finite_or_none(value) -> float | None:

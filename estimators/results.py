@@ -7,22 +7,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .result_forms import fields_to_dict, headline_repr
 from .units import NATS, UNITS, convert
 from .validation import InputError, check_choice
-
-
-def to_jsonable(value):
-    if isinstance(value, np.ndarray):
-        return [to_jsonable(v) for v in value.tolist()]
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {k: to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    return value
 
 
 @dataclass(frozen=True)
@@ -89,6 +76,9 @@ class MIEstimate:
     notes: tuple = ()
 
     _INFO_FIELDS = ("value", "lower_bound", "stderr", "per_slice", "per_slice_lower_bounds", "max_slice_lower_bound")
+    # The JSON contract's order (README, ``miaudit estimate``); ``details`` follows when asked for.
+    _JSON_ORDER = ("estimator", "sliced", "slices", "value", "unit", "lower_bound", "confidence", "stderr", "n",
+                   "seconds", "per_slice", "per_slice_lower_bounds", "max_slice_lower_bound", "notes")
 
     def __post_init__(self):
         for name in ("value", "lower_bound", "per_slice", "per_slice_lower_bounds", "max_slice_lower_bound"):
@@ -105,22 +95,8 @@ class MIEstimate:
 
     def to_dict(self, *, include_details: bool = False) -> dict:
         """A JSON-ready dict (arrays become lists, non-finite numbers become ``None``)."""
-        out = {
-            "estimator": self.estimator,
-            "sliced": self.sliced,
-            "slices": self.slices,
-            "value": self.value,
-            "unit": self.unit,
-            "lower_bound": self.lower_bound,
-            "confidence": self.confidence,
-            "stderr": self.stderr,
-            "n": self.n,
-            "seconds": self.seconds,
-            "per_slice": self.per_slice,
-            "per_slice_lower_bounds": self.per_slice_lower_bounds,
-            "max_slice_lower_bound": self.max_slice_lower_bound,
-            "notes": list(self.notes),
-        }
-        if include_details:
-            out["details"] = self.details
-        return to_jsonable(out)
+        return fields_to_dict(self, order=self._JSON_ORDER, exclude=() if include_details else ("details",))
+
+    def __repr__(self) -> str:
+        names = ("estimator", "value", "unit", "lower_bound", "confidence", "stderr", "n")
+        return headline_repr(self, names + (("slices",) if self.sliced else ()))

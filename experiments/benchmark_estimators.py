@@ -43,7 +43,7 @@ import numpy as np
 
 from estimators.estimate import estimate_mi
 from estimators.neural import CriticConfig, fit_critics
-from estimators.results import to_jsonable
+from estimators.result_forms import to_jsonable
 from estimators.slicing import project
 from estimators.validation import InputError
 

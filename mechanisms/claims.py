@@ -37,6 +37,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from estimators.result_forms import fields_to_dict
 from estimators.validation import InputError
 
 __all__ = [
@@ -83,7 +84,7 @@ class MIBudget:
     unit: ClassVar[str] = "nats"
 
     def to_dict(self) -> dict:
-        return {"value": self.value, "unit": self.unit, "theorems": list(self.theorems), "reason": self.reason}
+        return fields_to_dict(self, order=("value", "unit"), extra={"unit": self.unit}, null_nonfinite=False)
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ class EventCheck:
     event: str
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        return fields_to_dict(self, null_nonfinite=False)
 
 
 def _finite(value, what: str, argument: str) -> float:
@@ -335,6 +336,8 @@ class Claim:
 
     def to_dict(self, audit_notion: str | None = None, record_support: int | None = None) -> dict:
         """JSON form: notion, parameters, implied MI budget (nats or ``None``) and profile source."""
+        # Not the field walk of estimators.result_forms: the parameters live in subclass fields
+        # and the budget is computed for the audited notion.
         budget = self.implied_mi_budget(audit_notion or self.default_audit_notion, record_support)
         return {
             "notion": self.notion,

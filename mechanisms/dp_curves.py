@@ -88,6 +88,8 @@ class PrivacyCurve:
         return self.delta(epsilon)
 
     def to_dict(self) -> dict:
+        # Not the field walk of estimators.result_forms: ``delta`` is a function, and the
+        # parameters are flattened into the top level.
         return {"name": self.name, "notion": self.notion, "breakpoints": list(self.breakpoints),
                 "vanishes_after": self.vanishes_after, **self.parameters}
 

@@ -32,11 +32,12 @@ and ``kind="lower"`` then says that the gap, not ``rtol``, is the accuracy.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import gammaln, ive
 
+from estimators.result_forms import fields_to_dict
 from estimators.units import LN2
 from estimators.validation import check_int, check_positive
 
@@ -92,9 +93,7 @@ class GaussianCapacity:
     weights: tuple
 
     def to_dict(self) -> dict:
-        out = asdict(self)
-        out["radii"], out["weights"] = list(self.radii), list(self.weights)
-        return out
+        return fields_to_dict(self, null_nonfinite=False)
 
 
 def _log_hyp0f1_bessel(order_half: float, z: np.ndarray) -> np.ndarray:

@@ -77,6 +77,8 @@ class Guarantee:
 
     def to_dict(self) -> dict:
         """JSON-ready form; a missing guarantee has ``epsilon`` and ``delta`` ``None``."""
+        # Not the field walk of estimators.result_forms: epsilon and delta depend on ``private``,
+        # and unit and text are computed.
         return {
             "notion": self.notion,
             "epsilon": self.epsilon if self.private else None,

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from estimators.result_forms import fields_to_dict
 from estimators.units import NATS
 from estimators.validation import InputError, as_generator, as_positive_array, check_choice, check_positive, plain
 
@@ -137,11 +138,8 @@ class LeakageGeometry:
         return np.sqrt(self.px)
 
     def to_dict(self) -> dict:
-        return {
-            "px": self.px.tolist(), "w": self.w.tolist(), "sigma_max": self.sigma_max,
-            "l_star": self.l_star.tolist(), "c1": self.c1, "c2": self.c2,
-            "c1_prime": self.c1_prime, "c2_prime": self.c2_prime,
-        }
+        """A JSON-ready dict of the fields but the inputs ``pxgy`` and ``py``."""
+        return fields_to_dict(self, exclude=("pxgy", "py"), null_nonfinite=False)
 
 
 def leakage_geometry(pxgy, py) -> LeakageGeometry:
@@ -315,14 +313,7 @@ class LIPDesign:
         return np.sum(draws[None, ...] >= cumulative[:-1], axis=0)
 
     def to_dict(self) -> dict:
-        return {
-            "epsilon": self.epsilon, "leakage": self.leakage, "approach": self.approach,
-            "symmetric": self.symmetric, "p_u": self.p_u.tolist(), "l_vectors": self.l_vectors.tolist(),
-            "p_x_given_u": self.p_x_given_u.tolist(), "p_y_given_u": self.p_y_given_u.tolist(),
-            "p_u_given_y": self.p_u_given_y.tolist(), "approx_utility": self.approx_utility,
-            "mutual_information": self.mutual_information, "max_log_lift": self.max_log_lift,
-            "min_log_lift": self.min_log_lift, "unit": self.unit,
-        }
+        return fields_to_dict(self, null_nonfinite=False)
 
 
 def lip_design(pxgy, py, epsilon: float, approach: str = "second", leakage: str = "lip",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from estimators.result_forms import fields_to_dict
 from estimators.validation import (InputError, as_generator, as_samples, check_choice, check_int, check_nonnegative,
                                    check_positive, check_probability)
 
@@ -221,15 +222,8 @@ class MeanEstimate:
 
     def to_dict(self) -> dict:
         """JSON-ready dict (arrays become lists)."""
-        conv = self.converged
-        return {
-            "estimate": np.asarray(self.estimate).tolist(), "epsilon": self.epsilon, "unit": "nats",
-            "beta": self.beta, "blocks": self.blocks, "block_size": self.block_size,
-            "samples_used": self.samples_used, "noise_std": self.noise_std, "noise_variance": self.noise_variance,
-            "variance_bound": self.variance_bound, "median": self.median, "iterations": self.iterations,
-            "converged": conv.tolist() if isinstance(conv, np.ndarray) else conv,
-            "tol": self.tol, "max_iter": self.max_iter,
-        }
+        return fields_to_dict(self, order=("estimate", "epsilon", "unit"), extra={"unit": "nats"},
+                              null_nonfinite=False)
 
 
 class MIDPMeanEstimator:

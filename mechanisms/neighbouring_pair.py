@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from estimators.result_forms import fields_to_dict
 from estimators.validation import InputError
 from mechanisms.priors import TwoPoint
 
@@ -73,4 +74,4 @@ class NeighbouringPair:
 
     def to_dict(self) -> dict:
         """JSON-ready form."""
-        return {"first": self.first.tolist(), "second": self.second.tolist(), "why": self.why}
+        return fields_to_dict(self)

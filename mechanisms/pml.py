@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from estimators.result_forms import fields_to_dict
 from estimators.units import NATS
 from estimators.validation import InputError, as_generator, check_int, check_positive, plain
 
@@ -224,18 +225,7 @@ class KernelLeakage:
 
     def to_dict(self) -> dict:
         """A JSON-ready dict (NaN / inf become ``None``)."""
-        def clean(v):
-            return float(v) if math.isfinite(v) else None
-
-        return {
-            "pml": clean(self.pml),
-            "ldp": clean(self.ldp),
-            "per_outcome": [clean(v) for v in self.per_outcome],
-            "c": self.c,
-            "n_inputs": self.n_inputs,
-            "n_outputs": self.n_outputs,
-            "unit": self.unit,
-        }
+        return fields_to_dict(self, order=("pml", "ldp"))
 
 
 def kernel_leakage(kernel, c) -> KernelLeakage:

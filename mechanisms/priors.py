@@ -133,6 +133,8 @@ class Prior:
 
     def to_dict(self) -> dict:
         """A JSON-ready summary: name, shape, structure flags and description."""
+        # Not the field walk of estimators.result_forms: a summary for every subclass, whose fields
+        # (probability arrays, callables) differ; the description is computed.
         return {
             "name": self.name,
             "shape": list(self.shape),

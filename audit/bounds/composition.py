@@ -19,10 +19,11 @@ Every information value is in nats.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
+from estimators.result_forms import fields_to_dict
 from estimators.units import NATS
 from estimators.validation import InputError, as_float_array, check_choice, plain
 
@@ -86,7 +87,7 @@ class CompositionBound:
 
     def to_dict(self) -> dict:
         """A flat JSON-ready dict of the fields."""
-        return asdict(self)
+        return fields_to_dict(self, null_nonfinite=False)
 
 
 def as_finite_vector(values, name: str, *, length: int | None = None) -> np.ndarray:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
+from estimators.result_forms import fields_to_dict
 from estimators.units import NATS, convert
 from estimators.validation import InputError, as_positive_array, check_choice, check_positive, plain
 from mechanisms.lip import (
@@ -134,15 +135,11 @@ class MixtureOptimum:
                                    certificate=convert(self.certificate, self.unit, unit))
 
     def to_dict(self) -> dict:
-        return {
-            "problem": self.problem, "epsilon": self.epsilon, "leakage": self.leakage,
-            "value": self.value, "unit": self.unit, "p_u": self.p_u.tolist(),
-            "points": self.points.tolist(),
-            "p_u_given_y": None if self.p_u_given_y is None else self.p_u_given_y.tolist(),
-            "certificate": self.certificate, "certificate_violation": self.certificate_violation,
-            "u_alphabet_size": self.u_alphabet_size, "vertices_searched": self.vertices_searched,
-            "method": self.method,
-        }
+        """A JSON-ready dict of the fields (arrays become lists) plus ``u_alphabet_size``."""
+        order = ("problem", "epsilon", "leakage", "value", "unit", "p_u", "points", "p_u_given_y", "certificate",
+                 "certificate_violation", "u_alphabet_size")
+        return fields_to_dict(self, order=order, extra={"u_alphabet_size": self.u_alphabet_size},
+                              null_nonfinite=False)
 
 
 def _best_mixture(vertices: np.ndarray, values: np.ndarray, mean: np.ndarray):
@@ -284,8 +281,8 @@ class LIPBounds:
 
     def to_dict(self) -> dict:
         """A flat JSON-ready dict: the scaling factors, σ_max and the bounds (lists over ε)."""
-        fields = {**vars(self.factors), **{k: v for k, v in vars(self).items() if k != "factors"}}
-        return {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in fields.items()}
+        return {**fields_to_dict(self.factors, null_nonfinite=False),
+                **fields_to_dict(self, exclude=("factors",), null_nonfinite=False)}
 
 
 def lip_bounds(pxgy, py, epsilon, leakage: str = "lip") -> LIPBounds:

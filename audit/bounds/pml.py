@@ -19,6 +19,7 @@ from typing import Callable
 
 import numpy as np
 
+from estimators.result_forms import fields_to_dict
 from estimators.units import NATS
 from estimators.validation import InputError, as_positive_array, check_int, check_positive, plain, scalar_or_array
 from mechanisms.pml import check_min_mass
@@ -228,10 +229,7 @@ class MinimaxRiskBound:
 
     def to_dict(self) -> dict:
         """A JSON-ready dict (arrays become lists)."""
-        def listed(v):
-            return v.tolist() if isinstance(v, np.ndarray) else v
-
-        return {k: listed(getattr(self, k)) for k in self.__dataclass_fields__}
+        return fields_to_dict(self, null_nonfinite=False)
 
 
 def minimax_risk_bound(epsilon, c, delta, n_samples: int, target_risk=None) -> MinimaxRiskBound:

@@ -15,11 +15,12 @@ not information values and carry no unit.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import entr, rel_entr
 
+from estimators.result_forms import fields_to_dict
 from estimators.units import NATS
 from estimators.validation import (
     InputError,
@@ -129,7 +130,7 @@ class MIPPToPP:
 
     def to_dict(self) -> dict:
         """A flat JSON-ready dict of the fields."""
-        return asdict(self)
+        return fields_to_dict(self, null_nonfinite=False)
 
 
 def mipp_to_pp(mi_epsilon: float, epsilon_prime: float = 0.0) -> MIPPToPP:
@@ -223,7 +224,7 @@ class DensityConstants:
 
     def to_dict(self) -> dict:
         """JSON-ready lists."""
-        return {name: getattr(self, name).tolist() for name in ("alpha", "beta", "u", "ell")}
+        return fields_to_dict(self, null_nonfinite=False)
 
 
 def density_constants(conditional_densities) -> DensityConstants:
@@ -407,7 +408,7 @@ class KLPPLevels:
 
     def to_dict(self) -> dict:
         """A flat JSON-ready dict of the fields."""
-        return asdict(self)
+        return fields_to_dict(self, null_nonfinite=False)
 
 
 def kl_pp_levels(conditionals, prior=None) -> KLPPLevels:
@@ -478,7 +479,7 @@ class UtilityBounds:
 
     def to_dict(self) -> dict:
         """A flat JSON-ready dict of the fields."""
-        return asdict(self)
+        return fields_to_dict(self, null_nonfinite=False)
 
 
 def utility_bounds(mi_epsilon: float, *, h_f_given_g: float, h_g_given_f: float, h_g: float) -> UtilityBounds:

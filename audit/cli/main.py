@@ -37,7 +37,6 @@ import argparse
 import contextlib
 import importlib
 import json
-import math
 import os
 import re
 import sys
@@ -148,16 +147,6 @@ def build_parser(argv=None) -> tuple[argparse.ArgumentParser, dict]:
     return parser, modules
 
 
-def _clean_for_json(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean_for_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean_for_json(v) for v in value]
-    return value
-
-
 @contextlib.contextmanager
 def stdout_to_stderr():
     """Send everything written to stdout to stderr while the block runs.
@@ -237,7 +226,9 @@ def _main(argv: list) -> int:
         return 130
     if args.json:
         # ensure_ascii (the default) writes every control character in user strings as \uXXXX.
-        output = json.dumps(_clean_for_json(payload), indent=2, allow_nan=False)
+        from estimators.result_forms import to_jsonable  # after parsing, as InputError above
+
+        output = json.dumps(to_jsonable(payload), indent=2, allow_nan=False)
     else:
         from audit.report.terminal import terminal_text
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from estimators.result_forms import fields_to_dict, headline_repr
 from estimators.validation import InputError, plain
 
 from ._inputs import attempt, noise_value
@@ -60,19 +61,12 @@ class Calibration:
 
     def to_dict(self) -> dict:
         """A JSON-ready dict of every field plus ``total_variance``."""
-        return {
-            "noise": self.noise,
-            "notion": self.notion,
-            "epsilon": self.epsilon,
-            "delta": self.delta,
-            "dim": self.dim,
-            "scale": self.scale,
-            "variance": self.variance,
-            "total_variance": self.total_variance,
-            "rule": self.rule,
-            "projection": self.projection,
-            "input_dim": self.input_dim,
-        }
+        return fields_to_dict(self, order=("noise", "notion", "epsilon", "delta", "dim", "scale", "variance",
+                                           "total_variance"),
+                              extra={"total_variance": self.total_variance}, null_nonfinite=False)
+
+    def __repr__(self) -> str:
+        return headline_repr(self, ("noise", "notion", "epsilon", "delta", "dim", "scale", "projection"))
 
     def mechanism(self, query, matrix=None):
         """The batched noisy mechanism f + Z (or Aᵀf + Z) with this noise.

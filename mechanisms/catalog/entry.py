@@ -124,6 +124,8 @@ class CatalogEntry:
 
     def to_dict(self) -> dict:
         """JSON-ready summary (the mechanism itself is left out)."""
+        # Not the field walk of estimators.result_forms: callables are left out and half the keys
+        # are computed (true_epsilon_is, exposing_pair_epsilon, record_shape).
         return {
             "name": self.name,
             "description": self.description,
