@@ -182,10 +182,18 @@ def candidate_pairs(prior, count: int, rng: np.random.Generator) -> list:
     if count > MAX_PRIOR_SEARCH:
         raise InputError(f"argument 'prior_search' must be at most {MAX_PRIOR_SEARCH}, got {count}")
     pairs = structured_pairs(prior, count, rng)
-    if len(pairs) < count:
+    n_structured = len(pairs)
+    if n_structured < count:
         seen = {_identity(p.first, p.second) for p in pairs}
-        extra = random_pairs(prior, count - len(pairs), rng)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InputWarning)  # said below, for the whole search
+            extra = random_pairs(prior, count - n_structured, rng)
         pairs += [p for p in extra if _identity(p.first, p.second) not in seen]
+    if len(pairs) < count:
+        warnings.warn(f"prior search: {count} two-point priors were asked for, but the declared prior gives only "
+                      f"{len(pairs)} distinct neighbouring pairs ({n_structured} structured, {len(pairs) - n_structured} "
+                      "random: one base database, each record switched between two of its values); auditing those "
+                      f"{len(pairs)}", InputWarning, stacklevel=2)
     return pairs
 
 
