@@ -75,8 +75,8 @@ def claim_objective(claim):
 #: The event forms :func:`choose_event` considers (all by default).
 EVENT_FORMS = ("upper", "lower", "two-tailed")
 
-#: Weights γ of a randomized boundary point (DP-Sniper's randomized threshold, Bichsel et al. 2021,
-#: Section 5): the atom {s = t} joins the event with probability γ.
+#: Weights γ of a randomized boundary point (DP-Sniper's randomized threshold, Bichsel et al. 2021):
+#: the atom {s = t} joins the event with probability γ.
 BOUNDARY_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 #: Thresholds considered: every distinct pooled score when there are at most this many, else
@@ -101,7 +101,7 @@ class ScoreEvent:
 
     with t = ``threshold``, t₂ = ``second_threshold``, γ = ``boundary_weight`` and U uniform on
     [0, 1) drawn independently of the output from a seeded generator (DP-Sniper's randomized
-    threshold, Bichsel et al. 2021, Section 5). ``first_is_a``: the probability bounded from
+    threshold, Bichsel et al. 2021). ``first_is_a``: the probability bounded from
     below (p̲) is the one under the input whose value is a (the statistic's first argument),
     and p̄ is under b; otherwise the roles are swapped.
 
