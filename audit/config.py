@@ -30,7 +30,7 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     epsilon = 0.125                       # nats (default with a claim: the MI budget it implies)
     alpha = 0.05
     samples = 20000                       # databases per prior
-    slices = 32
+    slices = 32                           # default: 32 for smi-dp, none otherwise (audit.plan)
     records = "all"                       # or [0, 3] (DP notions)
     estimator = "dv"                      # dv | mine | nwj
     candidates = 1
@@ -159,7 +159,7 @@ KEYS = (
     Key("audit", "alpha", "number", above=0, below=1, flag="--alpha",
         help="type-I error of a violation verdict (default 0.05)"),
     Key("audit", "samples", "int", at_least=1, flag="--samples", help="databases per prior (default 20000)"),
-    Key("audit", "slices", "int", at_least=0, flag="--slices", help="random slices per secret (default 32)"),
+    Key("audit", "slices", "int", at_least=0, flag="--slices", help="random slices per secret (default: 32 for --notion smi-dp, none otherwise)"),
     Key("audit", "records", "records", notions=DP_NOTIONS, flag="--records",
         help="DP notions: 'all' or comma-separated record indices"),
     Key("audit", "estimator", "choice", choices=NEURAL_ESTIMATORS),

@@ -39,9 +39,10 @@ from mechanisms.execution.user_call import call_user_code
 from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from mechanisms.claims import RECORD_AUDIT_NOTIONS
 
-from .crosscheck import cross_checks, plan_claim_tests
+from .crosscheck import cross_checks
 from .event_search import PairCandidate, event_search, neighbouring_pair_of, value_pairs
 from .event_test import clopper_pearson
+from .plan import plan_audit
 from .prior_search import candidate_pairs, search_priors, structured_pairs
 from .result import AuditResult, SecretEvidence, finite_or_none
 from .spec import AuditSpec
@@ -60,6 +61,7 @@ class _Cell:
     strategy: str
     g: np.ndarray
     w: np.ndarray | None
+    position: int = 0  # in the plan's list of secrets (the order of the per-secret evidence)
     full: int | None = None
     full_chain: int | None = None
     slices: slice | None = None
@@ -206,37 +208,46 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
         need = int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2]))
         raise InputError(f"argument 'samples' ({spec.samples}) is too small to certify anything: the held-out "
                          f"split would have fewer than {MIN_TEST_SAMPLES} samples; use at least {need}")
-    # Which tests may refute the claim, and their shares of α, fixed before any sampling.
-    plan = plan_claim_tests(spec)
     device = resolve_device(spec.device)
     rng = np.random.default_rng(spec.seed)
     mechanism_rng = np.random.default_rng(rng.integers(2**63))
-    notes = list(spec.notes) + list(plan.notes)
 
     # Θ: the declared priors (every audited secret), then any searched two-point priors (only
     # the record that switches can leak under them).
     searched = search_priors(tuple(spec.pairs) + tuple(candidate_pairs(spec.priors[0], spec.prior_search, rng)))
     theta = [(prior, None) for prior in spec.priors] + searched
     priors = [prior for prior, _ in theta]
+    # Which tests may refute the claim (and their shares of α), which secrets get critics, how
+    # many slices: all fixed before any sampling (audit.plan).
+    plan = plan_audit(spec, theta)
+    notes = list(spec.notes) + list(plan.notes)
     check_sample_memory(spec.samples, spec.priors[0].shape, len(priors))
     data = [draw_samples(spec, prior, mechanism_rng, runner) for prior in priors]
     notes.extend(runner.notes)
     outputs = [y for _, y in data]
-    cells = []
-    for prior_index, ((prior, varying), (dbs, _)) in enumerate(zip(theta, data)):
-        for record, pair in spec.secret_pairs():
-            if varying is not None and record != varying:
-                continue
-            g, w = pair.evaluate(dbs)
-            strategy = pair.strategy(prior)
-            if strategy == "stratify" and spec.notion == "smi-dp":
-                notes.append(f"{pair.name} under prior {prior_index}: w is discrete and may depend on g; the "
-                             "sliced notion is not stratified, so this secret gets the chain-rule estimate only")
-                strategy = "estimate-only"
-            cells.append(_Cell(prior_index, prior, record, pair, strategy, g, w))
+    cells, constant = [], []  # constant: (position in the plan, evidence) of secrets that get no critic
+    for position, planned in enumerate(plan.secrets):
+        prior = priors[planned.prior_index]
+        if planned.deterministic:
+            constant.append((position, _constant_evidence(planned, prior)))
+            continue
+        g, w = planned.pair.evaluate(data[planned.prior_index][0])
+        if np.all(g == g[:1]):
+            # I(g; ·) of the samples' empirical law is 0 when g takes one value on all of them.
+            notes.append(f"{planned.name} under prior {planned.prior_index}: g took one value in all {len(g)} "
+                         "samples, so its MI with the output in these samples is 0; it gets no critic and no "
+                         "certificate")
+            constant.append((position, _constant_evidence(planned, prior)))
+            continue
+        strategy = planned.pair.strategy(prior)
+        if strategy == "stratify" and spec.notion == "smi-dp":
+            notes.append(f"{planned.pair.name} under prior {planned.prior_index}: w is discrete and may depend on g; "
+                         "the sliced notion is not stratified, so this secret gets the chain-rule estimate only")
+            strategy = "estimate-only"
+        cells.append(_Cell(planned.prior_index, prior, planned.record, planned.pair, strategy, g, w, position))
 
     fits = {}
-    if spec.notion != "smi-dp":
+    if plan.full_critics and cells:
         u, v = _full_inputs(cells, outputs)
         fits["full"] = fit_critics(u, v, objective=spec.estimator, config=spec.critic, seed=int(rng.integers(2**31)),
                                    device=device, quiet=spec.quiet, desc="full critics")
@@ -246,25 +257,31 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
             fits["strata"] = fit_critics(*stacks, objective=spec.estimator, config=spec.critic,
                                          seed=int(rng.integers(2**31)), device=device, quiet=spec.quiet,
                                          desc="stratum critics")
-    if spec.slices > 0:
-        u, v = _slice_inputs(cells, outputs, spec.slices, rng)
+    if plan.slices > 0 and cells:
+        u, v = _slice_inputs(cells, outputs, plan.slices, rng)
         fits["slices"] = fit_critics(u, v, objective=spec.estimator, config=spec.critic, seed=int(rng.integers(2**31)),
                                      device=device, quiet=spec.quiet, desc="sliced critics")
 
     certifiable = [c for c in cells if c.certifiable]
-    evidence, selected_bound, certified_name, best_candidate, n_certified = _certify(spec, cells, certifiable, fits, rng,
-                                                                                     plan.mi_alpha)
+    evidence, selected_bound, certified_name, best_candidate, n_certified = _certify(
+        spec, plan, cells, certifiable, fits, rng, plan.claim_tests.mi_alpha)
+    positions = [c.position for c in cells] + [position for position, _ in constant]
+    evidence = [e for _, e in sorted(zip(positions, evidence + [e for _, e in constant]), key=lambda pe: pe[0])]
     estimate = max(e.estimate for e in evidence)
     paper_statistic = None
     if "slices" in fits:
         est = fits["slices"].estimates
         paper_statistic = max(float(np.mean(est[c.slices] - (0 if c.slices_chain is None else est[c.slices_chain])))
                               for c in cells)
-    estimate_only = not certifiable
+    estimate_only = bool(cells) and not certifiable
     if spec.epsilon is None:
         verdict = None
         notes.append("No MI level was audited: the claim implies no MI budget here and no epsilon was given, so "
                      "there is no MI-notion verdict.")
+    elif not cells:
+        verdict = "no-violation-detected"
+        notes.append("every audited secret is constant under its prior: the leakage is 0 and there is nothing to "
+                     "certify")
     elif estimate_only:
         verdict = "violation" if estimate > spec.epsilon else "no-violation-detected"
         notes.append("no secret could be certified: the verdict rests on the point estimate only")
@@ -275,9 +292,10 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
     if spec.notion in RECORD_AUDIT_NOTIONS and selected_bound is not None:
         dp_mi = dp_epsilon_lower_bound_from_mi(selected_bound)
         if spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
-            target = spec.claim if "event" in plan.alpha_spent else None
-            event = _event_test(spec, best_candidate, fits, data, mechanism_rng, runner, plan.event_alpha, target, cells)
-    checks = cross_checks(spec.claim, spec.notion, selected_bound, estimate, event, plan)
+            target = spec.claim if "event" in plan.claim_tests.alpha_spent else None
+            event = _event_test(spec, best_candidate, fits, data, mechanism_rng, runner, plan.claim_tests.event_alpha,
+                                target, cells)
+    checks = cross_checks(spec.claim, spec.notion, selected_bound, estimate, event, plan.claim_tests)
     claim_verdict = None
     if spec.claim is not None:
         claim_verdict = "refuted" if any(c.certified_contradiction for c in checks) else "not-refuted"
@@ -292,13 +310,13 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
         dp_epsilon_lower_bound_event=None if event is None else event.epsilon_lower_bound,
         per_record=evidence, cross_checks=checks,
         samples=sum(by_purpose.values()), samples_by_purpose=by_purpose,
-        claim=None if spec.claim is None else spec.claim.to_dict(spec.notion, plan.record_support),
-        claim_verdict=claim_verdict, claim_alpha=dict(plan.alpha_spent),
+        claim=None if spec.claim is None else spec.claim.to_dict(spec.notion, plan.claim_tests.record_support),
+        claim_verdict=claim_verdict, claim_alpha=dict(plan.claim_tests.alpha_spent),
         seconds=time.perf_counter() - started, seed=spec.seed, mechanism=spec.mechanism_label,
         priors=[p.describe() for p in priors],
         theta_statement=_theta_statement(spec, len(searched)),
         certified_secret=certified_name, estimate_only=estimate_only, candidates_certified=n_certified,
-        event_test=event, slices=spec.slices or None, estimator=spec.estimator, device=str(device),
+        event_test=event, slices=plan.slices or None, estimator=spec.estimator, device=str(device),
         training_history={name: fit.history for name, fit in fits.items()}, notes=notes,
     )
 
@@ -381,6 +399,11 @@ class _Certifier:
         return self._mass_lower_bound(candidate, delta / 2) * max(within, 0.0)
 
 
+def _constant_evidence(planned, prior) -> SecretEvidence:
+    """A secret whose g is constant under its prior: I(g; M | w) = 0 exactly, nothing to certify."""
+    return SecretEvidence(planned.name, planned.record, prior.describe(), "constant", 0.0, None, None)
+
+
 def _cell_estimate(cell, fits) -> float:
     if cell.strategy == "stratify":
         # Σ_v P̂(w = v) Î(g; M | w = v) over the strata with enough samples (the rest add ≥ 0).
@@ -397,11 +420,11 @@ def _theta_statement(spec, n_searched: int) -> str:
             "semantics Θ is all distributions, and a leak under any member refutes the claim)")
 
 
-def _certify(spec, cells, certifiable, fits, rng, alpha):
+def _certify(spec, plan, cells, certifiable, fits, rng, alpha):
     """Per-secret evidence (bounds simultaneous over all candidates), and the selected certificate, at level α."""
     sliced = fits.get("slices")
-    if spec.notion == "smi-dp":
-        return _certify_sliced_average(spec, cells, certifiable, sliced, alpha)
+    if spec.notion == "smi-dp" and cells:
+        return _certify_sliced_average(spec.candidates, plan.slices, cells, certifiable, sliced, alpha)
     candidates = _candidates(cells, fits)
     certifier = _Certifier(spec, fits, rng)
     delta_all = alpha / max(1, len(candidates))
@@ -424,7 +447,7 @@ def _certify(spec, cells, certifiable, fits, rng, alpha):
     return evidence, bounds[best], chosen[best].label, chosen[best], k
 
 
-def _certify_sliced_average(spec, cells, certifiable, fit, alpha):
+def _certify_sliced_average(candidates, n_slices, cells, certifiable, fit, alpha):
     """SMI-DP: each secret's certificate is the averaged DV bound over its slices, at level α."""
     lo = fit.output_range[0]
     _, caps = certify_critics(fit, alpha)
@@ -443,7 +466,7 @@ def _certify_sliced_average(spec, cells, certifiable, fit, alpha):
                                        cell.strategy, float(np.mean(per_slice)), bound, per_slice.tolist()))
     if not certifiable:
         return evidence, None, None, None, 0
-    k = min(spec.candidates, len(certifiable))
+    k = min(candidates, len(certifiable))
     scores = np.array([fit.validation[c.slices].mean() for c in certifiable])
     chosen = [certifiable[i] for i in np.argsort(-scores)[:k]]
     bounds = [averaged(c, alpha / k) for c in chosen]
@@ -452,7 +475,7 @@ def _certify_sliced_average(spec, cells, certifiable, fit, alpha):
     # The event test uses the single most informative slice of the chosen secret.
     index = cell.slices.start + int(np.argmax(fit.validation[cell.slices]))
     candidate = _Candidate(cell, "slices", index, float(fit.validation[index]))
-    return evidence, bounds[best], f"{cell.name} (average over {spec.slices} slices)", candidate, k
+    return evidence, bounds[best], f"{cell.name} (average over {n_slices} slices)", candidate, k
 
 
 def _features(cell, kind, index, dbs, outputs):

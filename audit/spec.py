@@ -56,8 +56,11 @@ class AuditSpec:
         The type-I error of a ``violation`` verdict is at most α.
     samples : int
         Databases drawn per prior (each run once through the mechanism).
-    slices : int
-        Random slices per secret (0: none; ``smi-dp`` needs at least 1).
+    slices : int, optional
+        Random slices per secret (0: none; ``smi-dp`` needs at least 1). Default: 32 for
+        ``smi-dp`` (it averages over slices), none for the other notions
+        (:func:`audit.plan.resolve_slices`; slices of an ``mi-dp`` / ``mi-pp`` audit are extra
+        candidates, by data processing).
     records : sequence of int, optional
         DP notions: audit only these records (default: all).
     estimator : {"dv", "mine", "nwj"}
@@ -96,7 +99,7 @@ class AuditSpec:
     framework: PufferfishFramework | None = None
     alpha: float = 0.05
     samples: int = 20000
-    slices: int = 32
+    slices: int | None = None
     records: tuple | None = None
     estimator: str = "dv"
     critic: CriticConfig = field(default_factory=CriticConfig)
@@ -144,7 +147,8 @@ class AuditSpec:
             check_positive(epsilon, "epsilon")
         check_probability(self.alpha, "alpha")
         check_int(self.samples, "samples", 1)
-        check_int(self.slices, "slices", 0)
+        if self.slices is not None:
+            check_int(self.slices, "slices", 0)
         check_int(self.candidates, "candidates", 1)
         event_runs = self.event_runs
         if event_runs is None:
@@ -168,7 +172,7 @@ class AuditSpec:
         delta = check_nonnegative(delta, "delta")
         if delta >= 1:
             raise InputError(f"argument 'delta' must be < 1, got {plain(self.delta)}")
-        if self.notion == "smi-dp" and self.slices < 1:
+        if self.notion == "smi-dp" and self.slices is not None and self.slices < 1:
             raise InputError("argument 'slices' must be >= 1 for notion 'smi-dp'")
         n, _ = priors[0].shape
         framework = self.framework

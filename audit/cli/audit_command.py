@@ -91,7 +91,10 @@ def _text(result) -> str:
         lines += [f"  refuted by the {r['test']} test (α = {r['alpha_spent']:.3g}): {r['detail']}"
                   for r in result.refuted_by]
     lines = [terminal_text(line, keep_newlines=False) for line in lines] + ([""] if lines else [])
-    lines += [summary_table(result), "", terminal_text(result.statement(), keep_newlines=False)]
+    from audit.report.content import runs_text
+
+    lines += [summary_table(result), "", terminal_text(result.statement(), keep_newlines=False),
+              f"mechanism runs: {runs_text(result)}"]
     lines += [terminal_text(f"- {check.test} test of {check.claim}: "
                             f"{'REFUTED' if check.certified_contradiction else 'not refuted'} ({check.detail})",
                             keep_newlines=False)

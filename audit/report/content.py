@@ -15,6 +15,15 @@ from estimators.validation import InputError
 
 NOTION_NAMES = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}
 MISSING = "—"
+# What each entry of ``samples_by_purpose`` paid for, in words.
+RUN_PURPOSES = {"mi": "MI sample (trains and certifies the critics)", "event_selection": "choosing the event",
+                "event_certification": "certifying the event"}
+
+
+def runs_text(result: AuditResult) -> str:
+    """How many mechanism runs the audit made and where they went: ``"87500 (MI sample ... 17500; ...)"``."""
+    parts = [f"{RUN_PURPOSES.get(purpose, purpose)} {count}" for purpose, count in result.samples_by_purpose.items()]
+    return f"{result.samples}" + (f" ({'; '.join(parts)})" if parts else "")
 
 
 @dataclass(frozen=True)
@@ -209,8 +218,7 @@ def facts(result: AuditResult) -> list:
         ("paper statistic (Eq. 8, estimate)", number(result.paper_statistic)),
         ("DP ε lower bound from MI (Pufferfish paper Thm 1)", number(result.dp_epsilon_lower_bound_mi)),
         ("DP ε lower bound from the event test", number(result.dp_epsilon_lower_bound_event)),
-        ("samples", str(result.samples) + (" (" + ", ".join(f"{k} {v}" for k, v in result.samples_by_purpose.items())
-                                           + ")" if result.samples_by_purpose else "")),
+        ("mechanism runs", runs_text(result)),
         ("candidates certified (union bound)", str(result.candidates_certified)),
         ("slices", MISSING if result.slices is None else str(result.slices)),
         ("estimator", result.estimator),

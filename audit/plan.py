@@ -1,0 +1,167 @@
+"""The audit plan: what an audit trains and runs, decided from the claim and the spec before sampling.
+
+An audit answers the question it was asked and trains only what that question needs
+(issue 15, "train what the question needs"):
+
+- **the claim's tests** (:func:`audit.crosscheck.plan_claim_tests`): which of the MI test and the
+  event test can refute the claim, and the share of α each spends;
+- **which secrets get critics**: a secret whose g is deterministic under its prior (a record that
+  a two-point prior never switches, the fixed records of a fixed-rest prior, a searched prior's
+  non-switching records) has I(g; M | w) = 0 exactly — the mutual information of a constant is
+  zero (Cover and Thomas 2006, Eq. (2.45): I(X; Y) = H(X) − H(X | Y) ≤ H(X) = 0). It gets no
+  critic, its estimate is 0 exactly, no certificate, and it is no candidate of the union bound;
+- **slices**: random slices per secret run when the audited notion needs them (SMI-DP averages
+  over them: Pufferfish paper, Eq. (6)–(7)) or the caller asked for them (``slices`` set); a
+  DP-family claim decided by the event test needs one good likelihood-ratio statistic between
+  neighbouring inputs, not the sliced MI of every record, so it gets none by default;
+- **the run budget**: ``samples`` databases per prior for the MI sample (it also trains the
+  event test's statistic), and ``event_runs`` runs per neighbouring input for certifying the
+  event (plus about as many for choosing it, :func:`audit.event_search.event_test`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mechanisms.claims import RECORD_AUDIT_NOTIONS
+from mechanisms.priors import FixedRest, ProductBernoulli, TwoPoint
+
+from .crosscheck import ClaimPlan, plan_claim_tests
+
+#: Random slices per secret when the notion needs slices (SMI-DP) and the caller gave no number.
+DEFAULT_SMI_SLICES = 32
+
+
+def deterministic_records(prior) -> frozenset:
+    """The records that take one fixed value under ``prior``, read from its definition (never from samples).
+
+    A two-point prior's record i is fixed when its two rows are equal or P(second) ∈ {0, 1}; a
+    product-Bernoulli prior's when every entry has p ∈ {0, 1}; a fixed-rest prior fixes every record
+    but its random one. Other priors: none known.
+    """
+    if isinstance(prior, ProductBernoulli):
+        return frozenset(int(i) for i in np.flatnonzero(np.all((prior.p == 0) | (prior.p == 1), axis=1)))
+    if isinstance(prior, TwoPoint):
+        same = np.all(prior.first == prior.second, axis=1)
+        sure = (prior.p == 0) | (prior.p == 1)
+        return frozenset(int(i) for i in np.flatnonzero(same | sure))
+    if isinstance(prior, FixedRest):
+        return frozenset(i for i in range(prior.shape[0]) if i != prior.record)
+    return frozenset()
+
+
+@dataclass(frozen=True)
+class PlannedSecret:
+    """One (prior, secret) the audit examines.
+
+    Attributes
+    ----------
+    prior_index : int
+        Index of the prior in Θ (declared priors first, then searched ones).
+    record : int or None
+        The record under DP notions; ``None`` for a Pufferfish secret pair.
+    pair : SecretPair
+        The secret g ~ w.
+    deterministic : bool
+        g is constant under the prior: no critic, estimate 0 exactly, no certificate.
+    """
+
+    prior_index: int
+    record: int | None
+    pair: object
+    deterministic: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.pair.name if self.record is None else f"record {self.record}"
+
+
+@dataclass(frozen=True)
+class AuditPlan:
+    """What an audit trains and runs, fixed before any sampling.
+
+    Attributes
+    ----------
+    claim_tests : ClaimPlan
+        The tests that may refute the claim and their shares of α.
+    secrets : tuple of PlannedSecret
+        Every (prior, secret) examined, in order; ``trained`` are those that get critics.
+    slices : int
+        Random slices per trained secret (0: none).
+    full_critics : bool
+        Whether each trained secret gets a full-dimensional critic (every notion but SMI-DP, whose
+        certificate averages over slices).
+    mi_runs : int
+        Mechanism runs of the MI sample: ``samples`` per prior in Θ.
+    event_runs : int
+        Runs per neighbouring input certifying the event test (0: the event test does not run).
+    notes : tuple of str
+        What the plan decided and why, said in the result.
+    """
+
+    claim_tests: ClaimPlan
+    secrets: tuple
+    slices: int
+    full_critics: bool
+    mi_runs: int
+    event_runs: int
+    notes: tuple = ()
+
+    @property
+    def trained(self) -> list:
+        """The secrets that get critics."""
+        return [s for s in self.secrets if not s.deterministic]
+
+    @property
+    def critics_per_secret(self) -> int:
+        """Critics of one certifiable secret (before chain-rule or stratum critics)."""
+        return int(self.full_critics) + self.slices
+
+
+def resolve_slices(notion: str, requested: int | None) -> int:
+    """Slices per secret: the caller's number when given, else :data:`DEFAULT_SMI_SLICES` for SMI-DP
+    (it averages over slices) and none for the other notions."""
+    if requested is not None:
+        return requested
+    return DEFAULT_SMI_SLICES if notion == "smi-dp" else 0
+
+
+def plan_audit(spec, theta) -> AuditPlan:
+    """The plan of the audit ``spec`` over Θ.
+
+    Parameters
+    ----------
+    spec : AuditSpec
+    theta : sequence of (Prior, int or None)
+        Θ: each prior with the one record that can vary under it (a searched two-point prior),
+        or ``None`` when any may.
+
+    Returns
+    -------
+    AuditPlan
+    """
+    claim_tests = plan_claim_tests(spec)
+    slices = resolve_slices(spec.notion, spec.slices)
+    secrets, fixed = [], []
+    for prior_index, (prior, varying) in enumerate(theta):
+        constant = deterministic_records(prior) if spec.notion in RECORD_AUDIT_NOTIONS else frozenset()
+        for record, pair in spec.secret_pairs():
+            if varying is not None and record != varying:
+                continue  # a searched prior is examined at the record it switches only
+            secrets.append(PlannedSecret(prior_index, record, pair, record in constant))
+            if record in constant:
+                fixed.append(f"record {record} under prior {prior_index}")
+    notes = []
+    if fixed:
+        notes.append(f"{', '.join(fixed)}: the record never changes under its prior, so its MI with the output is 0 "
+                     "exactly; it gets no critic, no certificate, and is no candidate of the union bound.")
+    if spec.notion in RECORD_AUDIT_NOTIONS and spec.claim is not None and "mi" not in claim_tests.alpha_spent \
+            and "event" in claim_tests.alpha_spent:
+        notes.append("The MI test cannot refute the claim here, so the critics are trained to give the event test its "
+                     "likelihood-ratio statistic; the MI bound is reported as a separate statement.")
+    event_runs = spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0
+    return AuditPlan(claim_tests=claim_tests, secrets=tuple(secrets), slices=slices,
+                     full_critics=spec.notion != "smi-dp", mi_runs=spec.samples * len(theta),
+                     event_runs=event_runs, notes=tuple(claim_tests.notes) + tuple(notes))

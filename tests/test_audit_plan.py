@@ -1,0 +1,186 @@
+"""The audit plan: which critics a claim trains, which secrets are skipped, slices, the run budget."""
+
+import math
+
+import numpy as np
+import pytest
+
+import audit.engine as engine
+from audit.engine import run_audit
+from audit.plan import DEFAULT_SMI_SLICES, deterministic_records, plan_audit
+from audit.spec import AuditSpec
+from estimators.neural import CriticConfig
+from mechanisms.catalog import get_entry
+from mechanisms.claims import parse_claim
+from mechanisms.priors import FixedRest, ProductBernoulli, TwoPoint, UserPrior
+
+FAST = CriticConfig(max_steps=200)
+
+
+def _plan(spec):
+    return plan_audit(spec, [(prior, None) for prior in spec.priors])
+
+
+def _laplace_sum(**kwargs):
+    entry = get_entry("laplace_sum")
+    settings = dict(mechanism=entry.mechanism, priors=[entry.prior], samples=2000, critic=FAST, seed=3)
+    settings.update(kwargs)
+    return entry, AuditSpec(**settings)
+
+
+def _switching_records(prior):
+    """Records a two-point prior can switch, counted here row by row."""
+    return [i for i in range(prior.shape[0])
+            if not np.array_equal(prior.first[i], prior.second[i]) and 0 < prior.p[i] < 1]
+
+
+def test_dp_claim_on_a_two_point_prior_trains_one_full_critic_for_the_switching_record():
+    entry, spec = _laplace_sum(claim=parse_claim("dp:1"))
+    plan = _plan(spec)
+    assert [s.record for s in plan.trained] == _switching_records(entry.prior) == [0]
+    assert plan.slices == 0 and plan.full_critics and plan.critics_per_secret == 1
+    assert [s.record for s in plan.secrets if s.deterministic] == [1, 2]
+    # dp:1 implies min(1, 1/2) = 0.5 nats < log 2 (a record of two values): both tests can refute.
+    assert set(plan.claim_tests.alpha_spent) == {"mi", "event"}
+    assert plan.mi_runs == 2000 and plan.event_runs == 2000
+    assert any("never changes under its prior" in note for note in plan.notes)
+
+
+def test_dp_claim_the_mi_test_cannot_refute_says_the_critics_serve_the_event_test():
+    # dp:2 implies min(2, 2) = 2 nats > log 2: only the event test can refute it.
+    _, spec = _laplace_sum(claim=parse_claim("dp:2"))
+    plan = _plan(spec)
+    assert set(plan.claim_tests.alpha_spent) == {"event"}
+    assert any("give the event test its likelihood-ratio statistic" in note for note in plan.notes)
+
+
+@pytest.mark.parametrize("claim", ["zcdp:0.5", "gdp:1", "rdp:2:0.5", "ldp:1"])
+def test_every_dp_family_claim_gets_no_slices_by_default(claim):
+    _, spec = _laplace_sum(claim=parse_claim(claim))
+    assert _plan(spec).slices == 0
+
+
+def test_mi_dp_audit_without_claim_trains_every_record_and_no_slices():
+    prior = ProductBernoulli(np.full((4, 1), 0.5))
+    spec = AuditSpec(mechanism=get_entry("laplace_sum").mechanism, priors=[ProductBernoulli(np.full((3, 2), 0.5))],
+                     notion="mi-dp", epsilon=0.1, samples=2000)
+    plan = _plan(spec)
+    assert [s.record for s in plan.trained] == [0, 1, 2]
+    assert plan.slices == 0 and plan.full_critics
+    assert plan.claim_tests.alpha_spent == {}
+    assert deterministic_records(prior) == frozenset()
+
+
+def test_smi_dp_trains_slices_only():
+    _, spec = _laplace_sum(notion="smi-dp", epsilon=0.1)
+    plan = _plan(spec)
+    assert plan.slices == DEFAULT_SMI_SLICES == 32
+    assert not plan.full_critics and plan.critics_per_secret == 32
+
+
+@pytest.mark.parametrize("slices", [0, 4])
+def test_explicit_slices_are_honoured(slices):
+    _, spec = _laplace_sum(claim=parse_claim("dp:1"), slices=slices)
+    assert _plan(spec).slices == slices
+    _, spec = _laplace_sum(notion="smi-dp", epsilon=0.1, slices=max(slices, 1))
+    assert _plan(spec).slices == max(slices, 1)
+
+
+def test_explicit_slices_from_the_configuration_reach_the_plan():
+    from audit.config import build_spec
+
+    config = {"mechanism": {"spec": "catalog:laplace_sum"}, "audit": {"samples": 2000, "slices": 3}}
+    assert _plan(build_spec(config)).slices == 3
+    del config["audit"]["slices"]
+    assert _plan(build_spec(config)).slices == 0
+
+
+def test_deterministic_records_read_from_the_prior_definition():
+    first = np.zeros((4, 2))
+    second = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [1.0, 1.0]])
+    # record 1: equal rows; record 3: P(second) = 1; records 0 and 2 switch.
+    assert deterministic_records(TwoPoint(first, second, p=[0.5, 0.5, 0.3, 1.0])) == {1, 3}
+    assert deterministic_records(FixedRest(np.zeros((3, 1)), 1, ProductBernoulli(np.full((1, 1), 0.5)))) == {0, 2}
+    assert deterministic_records(ProductBernoulli(np.array([[0.0, 1.0], [0.5, 1.0], [1.0, 1.0]]))) == {0, 2}
+
+
+def test_a_searched_prior_is_examined_at_its_switching_record_only():
+    entry, spec = _laplace_sum(claim=parse_claim("dp:1"))
+    pair_prior = TwoPoint(np.zeros((3, 2)), np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0]]))
+    plan = plan_audit(spec, [(entry.prior, None), (pair_prior, 2)])
+    assert [(s.prior_index, s.record) for s in plan.trained] == [(0, 0), (1, 2)]
+    assert plan.mi_runs == 2 * 2000
+
+
+def _count_critics(monkeypatch):
+    trained = []
+    original = engine.fit_critics
+
+    def counting(u, v, **kwargs):
+        trained.append(len(u))
+        return original(u, v, **kwargs)
+    monkeypatch.setattr(engine, "fit_critics", counting)
+    return trained
+
+
+def test_dp_claim_audit_of_laplace_sum_trains_exactly_one_critic(monkeypatch):
+    trained = _count_critics(monkeypatch)
+    entry, spec = _laplace_sum(claim=entry_claim(), event_runs=2000)
+    result = run_audit(spec)
+    assert trained == [1]
+    constant = [e for e in result.per_record if e.strategy == "constant"]
+    assert [(e.record, e.estimate, e.lower_bound) for e in constant] == [(1, 0.0, None), (2, 0.0, None)]
+    assert result.candidates_certified == 1 and result.slices is None
+    assert result.event_test is not None
+    # Every run is accounted for, by purpose.
+    assert result.samples_by_purpose["mi"] == 2000
+    assert result.samples == sum(result.samples_by_purpose.values())
+    assert result.samples_by_purpose["event_certification"] == 2 * 2000
+
+
+def entry_claim():
+    return get_entry("laplace_sum").claimed
+
+
+def _first_record_fixed(m, rng):
+    dbs = rng.integers(0, 2, size=(m, 3, 2)).astype(float)
+    dbs[:, 0] = 1.0
+    return dbs
+
+
+def test_a_secret_constant_over_the_samples_gets_no_critic(monkeypatch):
+    trained = _count_critics(monkeypatch)
+    prior = UserPrior(_first_record_fixed, independent_rows=True, discrete=True)
+    spec = AuditSpec(mechanism=get_entry("laplace_sum").mechanism, priors=[prior], notion="mi-dp", epsilon=0.1,
+                     samples=2000, event_runs=0, critic=FAST, seed=1)
+    assert _plan(spec).trained == list(_plan(spec).secrets)  # not known from the definition
+    result = run_audit(spec)
+    assert trained == [2]
+    first = result.per_record[0]
+    assert (first.record, first.strategy, first.estimate, first.lower_bound) == (0, "constant", 0.0, None)
+    assert any("took one value in all 2000 samples" in note for note in result.notes)
+
+
+def test_all_secrets_constant_gives_zero_leakage_and_no_critic(monkeypatch):
+    trained = _count_critics(monkeypatch)
+    spec = AuditSpec(mechanism=get_entry("laplace_sum").mechanism, priors=[get_entry("laplace_sum").prior],
+                     notion="mi-dp", epsilon=0.1, records=(1, 2), samples=2000, critic=FAST)
+    result = run_audit(spec)
+    assert trained == [] and result.estimate == 0.0 and result.lower_bound is None
+    assert result.verdict == "no-violation-detected" and not result.estimate_only
+    assert result.event_test is None and math.isclose(result.samples, 2000)
+
+
+def test_terminal_summary_states_where_the_runs_went(capsys):
+    from audit.cli.main import main
+
+    assert main(["audit", "--mechanism", "catalog:laplace_sum", "--samples", "2000", "--event-runs", "1500",
+                 "--set", "critic.max_steps=200", "--quiet"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    runs = [line for line in lines if line.startswith("mechanism runs: ")]
+    assert len(runs) == 1
+    assert "MI sample (trains and certifies the critics) 2000" in runs[0]
+    assert "certifying the event 3000" in runs[0]  # 1500 runs on each of the two neighbouring inputs
+    total = int(runs[0].split()[2])
+    counts = [int(part.rstrip(")").split()[-1]) for part in runs[0].split("(", 1)[1].split(";")]
+    assert total == sum(counts)
