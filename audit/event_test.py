@@ -56,7 +56,10 @@ def claim_objective(claim):
 
     A pair predicted outside the claim's profile scores above 1: for a pure (local) DP claim by
     the ε it would certify (the ε lower bound is that claim's natural evidence), for the other
-    claims by its excess over δ(ε′) (:meth:`mechanisms.claims.Claim.event_margin`).
+    claims by its excess over δ(ε′) (:meth:`mechanisms.claims.Claim.event_margin`). For a pure
+    claim only the event itself counts (ε > the claimed ε), not its complement with the roles
+    swapped: that complement is an event of its own among those considered, and ranking an
+    event by its complement would choose it for an ε it does not certify.
     Any other pair that would certify some ε > 0 scores in (−1, 0) by that ε, so that when
     nothing refutes the ε bound is still the best available; the rest score below −1 by their
     (negative) excess: the event closest to refuting.
@@ -68,7 +71,8 @@ def claim_objective(claim):
         margin = claim.event_margin(lower, upper)
         eps = epsilon(lower, upper)
         refuting = 1.0 + (eps / (1.0 + eps) if by_epsilon else margin)
-        return np.where(margin > 0, refuting, np.where(eps > 0, eps / (1.0 + eps) - 1.0, (margin - 3.0) / 2.0))
+        refutes = eps > claim.epsilon if by_epsilon else margin > 0
+        return np.where(refutes, refuting, np.where(eps > 0, eps / (1.0 + eps) - 1.0, (margin - 3.0) / 2.0))
     return objective
 
 
@@ -210,9 +214,9 @@ class _Predictor:
         return self.objective(lower[inverse[0]].reshape(k_first.shape), upper[inverse[1]].reshape(k_second.shape))
 
 
-def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: float, delta: float = 0.0,
-                 objective=None, forms=EVENT_FORMS, boundary_weights=BOUNDARY_WEIGHTS) -> EventChoice:
-    """The event on a statistic's scores that ``runs`` fresh runs per input are predicted to certify best.
+def best_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: float, delta: float = 0.0,
+               objective=None, forms=EVENT_FORMS, boundary_weights=BOUNDARY_WEIGHTS) -> EventChoice:
+    """The event on these scores that ``runs`` fresh runs per input are predicted to certify best.
 
     ``scores_a`` and ``scores_b`` are the statistic on selection runs of the two neighbouring
     inputs (values a and b of the record). Every form of :class:`ScoreEvent` in ``forms`` is
@@ -225,9 +229,9 @@ def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha
     the ε bound at ``delta``, :func:`epsilon_objective`; for a claim, :func:`claim_objective`).
     Ties go to the first form considered (plain tails before randomized ones and two tails).
 
-    Choosing among forms, thresholds and directions costs no α: the choice is made on these
-    selection runs only, and the chosen event is certified on fresh runs, so it is a fixed event
-    for the certificate (the recipe of Ding et al. 2018 and Jagielski et al. 2020).
+    The maximum is over every event considered on the same scores, so its predicted value is
+    optimistic (the more events, the more): :func:`choose_event` chooses among forms on held-out
+    scores.
 
     Returns
     -------
@@ -284,6 +288,71 @@ def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha
         best = EventChoice(ScoreEvent("upper", float(pooled.max()), True), float(predict(np.zeros(1), np.zeros(1))[0]),
                            0.0, 0.0)
     return best
+
+
+#: The families of events :func:`choose_event` compares on held-out scores: (forms, boundary weights).
+EVENT_FAMILIES = (("upper", "lower"), (0.0, 1.0)), (("upper", "lower"), None), (("two-tailed",), (0.0,))
+
+
+def _frequency(event: ScoreEvent, scores: np.ndarray) -> float:
+    """P̂(E) on ``scores``, a randomized boundary point counted at its weight (no coin needed)."""
+    if not event.randomized:
+        return float(event.contains(scores).mean())
+    at = _at(scores, event.threshold)
+    strict = (scores > event.threshold) if event.form == "upper" else (scores < event.threshold)
+    return float((strict & ~at).mean() + event.boundary_weight * at.mean())
+
+
+def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: float, delta: float = 0.0,
+                 objective=None, forms=EVENT_FORMS, boundary_weights=BOUNDARY_WEIGHTS) -> EventChoice:
+    """The event on a statistic's selection scores to certify on ``runs`` fresh runs per input.
+
+    Three families of events are considered (:func:`best_event` within each): plain tails (an
+    upper or a lower tail with either input first), tails with a randomized boundary point
+    (weights ``boundary_weights`` strictly between 0 and 1), and both tails. The richer families
+    hold many more events, so their best on the selection scores is the more optimistic (the
+    winner's curse): each family's best event on one half of the scores (alternate runs, which
+    are i.i.d.) is scored on the other half, the family that scores best there is kept (ties to
+    the plainer), and its event is chosen again on all the scores. ``predicted`` is that
+    held-out score, so that candidates (pairs) are ranked on an honest prediction too.
+
+    Choosing among forms, thresholds and directions costs no α: the choice is made on the
+    selection runs only, and the chosen event is certified on fresh runs, so it is a fixed event
+    for the certificate (the recipe of Ding et al. 2018 and Jagielski et al. 2020).
+
+    Returns
+    -------
+    EventChoice
+    """
+    objective = objective or epsilon_objective(delta)
+    predict = _Predictor(runs, alpha, objective)
+    scores_a, scores_b = np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64)
+    interior = tuple(w for w in boundary_weights if 0.0 < w < 1.0)
+    families = []
+    for family_forms, weights in EVENT_FAMILIES:
+        family_forms = tuple(f for f in family_forms if f in forms)
+        weights = interior if weights is None else tuple(w for w in weights if w in boundary_weights or w == 0.0)
+        if family_forms and weights:
+            families.append((family_forms, weights))
+    if not families:
+        raise InputError(f"argument 'forms' must be a non-empty subset of {EVENT_FORMS}, got {tuple(forms)!r}")
+    settings = dict(runs=runs, alpha=alpha, delta=delta, objective=objective)
+    if len(families) > 1 and min(len(scores_a), len(scores_b)) >= 4:
+        held_out = []
+        for family_forms, weights in families:
+            event = best_event(scores_a[::2], scores_b[::2], forms=family_forms, boundary_weights=weights,
+                               **settings).event
+            p_a, p_b = _frequency(event, scores_a[1::2]), _frequency(event, scores_b[1::2])
+            p_first, p_second = (p_a, p_b) if event.first_is_a else (p_b, p_a)
+            held_out.append(float(predict(np.array([p_first]), np.array([p_second]))[0]))
+        chosen = int(np.argmax(held_out))  # the first of equals: the plainer family
+    else:
+        chosen, held_out = 0, None
+    family_forms, weights = families[chosen]
+    choice = best_event(scores_a, scores_b, forms=family_forms, boundary_weights=weights, **settings)
+    if held_out is None:
+        return choice
+    return EventChoice(choice.event, held_out[chosen], choice.p_first, choice.p_second)
 
 
 def choose_threshold(scores_first: np.ndarray, scores_second: np.ndarray, *, runs: int, alpha: float,

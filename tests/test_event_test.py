@@ -90,7 +90,7 @@ def test_choose_threshold_swaps_roles_when_the_second_input_scores_lower():
 
 # --- event forms (choose_event) --------------------------------------------------------------
 
-from audit.event_test import ScoreEvent, choose_event  # noqa: E402
+from audit.event_test import ScoreEvent, best_event, choose_event, claim_objective  # noqa: E402
 
 
 def _cp_lower(k, n, level):
@@ -122,16 +122,18 @@ def _brute_force_forms(a, b, runs, alpha, gammas):
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_choose_event_matches_brute_force_over_every_form_on_discrete_scores(seed):
+def test_best_event_matches_brute_force_over_every_form_on_discrete_scores(seed):
     rng = np.random.default_rng(seed)
     a = rng.choice(6, 6000, p=[0.3, 0.1, 0.1, 0.1, 0.1, 0.3]).astype(float)
     b = rng.choice(6, 6000, p=[0.1, 0.2, 0.2, 0.2, 0.2, 0.1]).astype(float)
     gammas = (0.0, 0.25, 0.5, 0.75, 1.0)
-    choice = choose_event(a, b, runs=300, alpha=0.05, boundary_weights=gammas)
+    choice = best_event(a, b, runs=300, alpha=0.05, boundary_weights=gammas)
     assert choice.predicted == pytest.approx(_brute_force_forms(a, b, 300, 0.05, gammas), rel=1e-9)
     # Both tails carry a's extra mass here ({0} ∪ {5}: 0.6 against 0.2, one tail 0.3 against 0.1, the
     # same ratio): at 300 certification runs the larger event has the tighter bounds.
     assert choice.event.form == "two-tailed" and choice.event.first_is_a
+    # choose_event checks the richer family on held-out scores: here both tails hold up there too.
+    assert choose_event(a, b, runs=300, alpha=0.05, boundary_weights=gammas).event.form == "two-tailed"
 
 
 def _normal_event_probability(event: ScoreEvent, mean: float) -> float:
@@ -196,3 +198,29 @@ def test_score_event_plain_forms_and_bad_arguments():
             ScoreEvent(**kwargs)
     with pytest.raises(Exception, match="forms"):
         choose_event(s, s, runs=10, alpha=0.05, forms=("middle",))
+
+
+def _laplace_llr_scores(mean, count, rng):
+    """The log-likelihood ratio of Laplace(0, 1) against Laplace(1, 1) at y ~ Laplace(mean, 1), plus a
+    little noise (a trained critic's imprecision): it saturates at ±1, so no event has a ratio above e."""
+    y = rng.laplace(mean, 1.0, count)
+    return np.abs(y - 1) - np.abs(y) + rng.normal(0.0, 0.02, count)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_claim_at_its_boundary_gets_the_event_with_the_best_certified_epsilon(seed):
+    """ε = 1 exactly and a 1-DP claim: no event refutes it, and selection noise must not make a rich
+    event (both tails, refuting only through its complement) beat the plain tail. The chosen event,
+    certified on fresh runs, gives nearly the ε the plain tail gives (closed form: 1 minus the
+    Clopper–Pearson loss)."""
+    from mechanisms.claims import parse_claim
+
+    rng = np.random.default_rng(seed)
+    objective = claim_objective(parse_claim("dp:1"))
+    select_a, select_b = _laplace_llr_scores(0.0, 8750, rng), _laplace_llr_scores(1.0, 8750, rng)
+    fresh_a, fresh_b = _laplace_llr_scores(0.0, 17500, rng), _laplace_llr_scores(1.0, 17500, rng)
+    event = choose_event(select_a, select_b, runs=17500, alpha=0.025, objective=objective).event
+    in_a, in_b = event.contains(fresh_a, rng).sum(), event.contains(fresh_b, rng).sum()
+    first, second = (in_a, in_b) if event.first_is_a else (in_b, in_a)
+    lower, upper = _cp_lower(int(first), 17500, 1 - 0.0125), _cp_upper(int(second), 17500, 1 - 0.0125)
+    assert math.log(lower / upper) > 0.5
