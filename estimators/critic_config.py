@@ -10,13 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .choices import NEURAL_ESTIMATORS  # noqa: F401 - imported from here by the audit
 from .validation import InputError, check_choice, check_int, check_positive
 
 # The critic architectures: the Pufferfish paper's shallow class G_ℓ(a) (Section VI-C), or an MLP.
 ARCHITECTURES = ("shallow", "mlp")
-# The neural MI estimators, by the variational bound their critics maximize: Donsker–Varadhan,
-# MINE (Belghazi et al. 2018) and NWJ (Nguyen, Wainwright and Jordan 2010).
-NEURAL_ESTIMATORS = ("dv", "mine", "nwj")
 
 
 @dataclass(frozen=True)

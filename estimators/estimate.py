@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from .critic_config import NEURAL_ESTIMATORS
+from .choices import CONDITIONAL_FORMS, ESTIMATORS, NEURAL_ESTIMATORS
 from .certify import BOUND_METHODS, averaged_dv_lower_bound, averaging_shifts, certify_critics
 from .discrete import CORRECTIONS, plugin_mi_batch
 from .gaussian_mi import gaussian_mi_batch
@@ -36,9 +36,6 @@ from .units import NATS, UNITS
 from .validation import (InputError, as_generator, as_samples, check_choice, check_int, check_probability,
                          check_same_length)
 
-CLASSICAL_ESTIMATORS = ("ksg", "gaussian", "plugin")
-ESTIMATORS = NEURAL_ESTIMATORS + CLASSICAL_ESTIMATORS
-CONDITIONAL_FORMS = ("independent", "chain")
 
 
 def minimum_samples(estimator: str, dims, *, sliced: bool = False, slice_dim: int = 1, k: int = 3,

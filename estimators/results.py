@@ -57,6 +57,14 @@ class MIEstimate:
     InputError
         On construction, when ``value`` or a certified field is NaN: a number that could not
         be computed is never reported (and a certified bound is never NaN).
+
+    Examples
+    --------
+    >>> estimate = MIEstimate("ksg", 0.5, n=1000)
+    >>> estimate
+    MIEstimate(estimator='ksg', value=0.5, unit='nats', n=1000)
+    >>> estimate.to("bits")  # 0.5 / log 2
+    MIEstimate(estimator='ksg', value=0.721348, unit='bits', n=1000)
     """
 
     estimator: str

@@ -29,8 +29,12 @@ COMMAND_LINES = {
     "miaudit experiment --bogus (usage error)": ["experiment", "--bogus"],
     "miaudit catalog --help": ["catalog", "--help"],
     "miaudit estimate --help": ["estimate", "--help"],
+    "miaudit estimate --x (usage error)": ["estimate", "--x"],
     "miaudit calibrate --help": ["calibrate", "--help"],
+    "miaudit calibrate laplace (usage error)": ["calibrate", "laplace"],
     "miaudit bounds --help": ["bounds", "--help"],
+    "miaudit bounds mipp-to-pp --help": ["bounds", "mipp-to-pp", "--help"],
+    "miaudit bounds nonsense (usage error)": ["bounds", "nonsense"],
 }
 
 

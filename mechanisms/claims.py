@@ -670,6 +670,12 @@ def parse_claim(text, *, argument: str = "--claim", origin: str | None = None) -
     InputError
         Naming ``argument``, for an unknown notion, a wrong number of parameters or a value
         out of range.
+
+    Examples
+    --------
+    >>> claim = parse_claim("dp:1")
+    >>> claim.label, claim.implied_mi_budget("mi-dp").value  # min(ε, ε²/2) nats
+    ('1-DP', 0.5)
     """
     if isinstance(text, Claim):
         return text

@@ -25,6 +25,7 @@ REQUIRED = ("verdict", "notion", "epsilon", "alpha", "unit", "lower_bound", "est
             "samples", "seconds", "seed")
 
 
+@pytest.mark.train
 def test_flag_form_on_user_code_flags_the_leaky_count(capsys):
     payload = run_json(capsys, ["audit", "--mechanism", f"{FIXTURE}:leaky_count", "--prior", "builtin:bernoulli",
                                 "--n", "4", "--k", "1", "--p", "0.5", "--notion", "mi-dp", "--epsilon", "0.05",
@@ -39,6 +40,7 @@ def test_flag_form_on_user_code_flags_the_leaky_count(capsys):
     assert any(c["certified_contradiction"] for c in payload["cross_checks"])
 
 
+@pytest.mark.train
 def test_config_file_with_overrides_and_report(tmp_path, capsys):
     config = tmp_path / "audit.toml"
     config.write_text(f"""
@@ -76,6 +78,7 @@ epsilon = 1.0
     assert "data:image/png;base64," in report.read_text()
 
 
+@pytest.mark.train
 def test_catalog_mechanism_uses_its_prior_and_claim(capsys):
     payload = run_json(capsys, ["audit", "--mechanism", "catalog:laplace_mean", "--notion", "mi-dp",
                                 "--epsilon", "0.5", "--samples", "2000", "--slices", "0", "--event-runs", "0",
@@ -84,6 +87,7 @@ def test_catalog_mechanism_uses_its_prior_and_claim(capsys):
     assert "two-point" in payload["priors"][0]
 
 
+@pytest.mark.train
 def test_text_output_has_statement_and_claims(capsys):
     assert main(["audit", "--mechanism", "catalog:laplace_mean", "--notion", "mi-dp", "--epsilon", "0.5",
                  "--samples", "2000", "--slices", "0", "--event-runs", "0", *FAST]) == 0
@@ -120,6 +124,7 @@ def test_a_failing_mechanism_exits_with_status_1_naming_it(capsys):
     assert "always fails" in capsys.readouterr().err
 
 
+@pytest.mark.train
 def test_demo_writes_reports_and_summary(tmp_path, capsys, monkeypatch):
     # The demo at a smaller budget (its default budget is exercised by running `miaudit demo`).
     monkeypatch.setattr(demo, "DEMO_SAMPLES", 3000)
@@ -134,6 +139,7 @@ def test_demo_writes_reports_and_summary(tmp_path, capsys, monkeypatch):
     assert [a["notion"] for a in audits] == ["mi-dp", "mi-dp", "mi-pp"]
 
 
+@pytest.mark.train
 def test_prior_search_flag_and_pairs_table(tmp_path, capsys):
     config = tmp_path / "search.toml"
     config.write_text(f"""

@@ -15,6 +15,8 @@ from mechanisms.calibration import gaussian_mi_pp
 from mechanisms.catalog import get_entry
 from mechanisms.priors import ProductBernoulli, ProductGaussian
 
+from conftest import SMALL_CRITIC
+
 FAST = CriticConfig(max_steps=800)
 
 
@@ -28,6 +30,7 @@ def catalog_audit(name, **kwargs):
     return run_audit(AuditSpec(**settings))
 
 
+@pytest.mark.train
 def test_buggy_histogram_is_flagged_with_dp_bounds_below_the_truth():
     result = catalog_audit("histogram_buggy")
     assert result.verdict == "violation"
@@ -40,6 +43,7 @@ def test_buggy_histogram_is_flagged_with_dp_bounds_below_the_truth():
     assert "is not 0.125-MI-DP" in result.statement()
 
 
+@pytest.mark.train
 def test_correct_laplace_sum_is_not_flagged():
     result = catalog_audit("laplace_sum")
     assert result.verdict == "no-violation-detected"
@@ -48,6 +52,7 @@ def test_correct_laplace_sum_is_not_flagged():
     assert "not a proof of privacy" in result.statement()
 
 
+@pytest.mark.train
 def test_smi_dp_notion_on_scalar_records():
     """One-attribute records and scalar output: every slice is ± the variable, so SI = I and the
     off-by-one mean (MI ≈ 0.17 nats under its exposing prior) violates 0.03-SMI-DP."""
@@ -58,6 +63,7 @@ def test_smi_dp_notion_on_scalar_records():
 
 
 @pytest.mark.parametrize("name", ["noisy_max_laplace_value", "mean_true_count"])
+@pytest.mark.train
 def test_buggy_mechanisms_refuted_by_the_event_test(name):
     """Their MI under the exposing prior stays below min(ε, ε²/2), but the critic's event refutes
     the claimed 1-DP: its certified pair lies outside the claim's privacy profile (at the event
@@ -69,6 +75,7 @@ def test_buggy_mechanisms_refuted_by_the_event_test(name):
     assert result.dp_epsilon_lower_bound_event > 0.5
 
 
+@pytest.mark.train
 def test_per_record_evidence_singles_out_the_changed_record():
     result = catalog_audit("histogram_buggy", event_runs=0)
     records = {e.record: e for e in result.per_record}
@@ -93,6 +100,7 @@ def _mi_pp_setting(epsilon, n=5):
     return prior, mechanism, framework, truth
 
 
+@pytest.mark.train
 def test_mi_pp_attribute_privacy_violation_and_truth():
     prior, mechanism, framework, truth = _mi_pp_setting(0.6)
     assert truth == pytest.approx(0.6)
@@ -104,6 +112,7 @@ def test_mi_pp_attribute_privacy_violation_and_truth():
     assert flagged.dp_epsilon_lower_bound_mi is None  # DP bounds are for the DP notions
 
 
+@pytest.mark.train
 def test_mi_pp_with_dependent_continuous_public_part_is_estimate_only():
     n = 4
     prior = ProductGaussian.iid_rows([0.0, 0.0], [[1.0, 0.8], [0.8, 1.0]], n)
@@ -119,16 +128,17 @@ def test_mi_pp_with_dependent_continuous_public_part_is_estimate_only():
     assert "estimate only" in result.statement()
 
 
+@pytest.mark.train
 def test_same_seed_same_result():
-    a = catalog_audit("histogram", samples=3000, slices=2, event_runs=2000, critic=CriticConfig(max_steps=150))
-    b = catalog_audit("histogram", samples=3000, slices=2, event_runs=2000, critic=CriticConfig(max_steps=150))
+    a = catalog_audit("histogram", samples=3000, slices=2, event_runs=2000, critic=SMALL_CRITIC)
+    b = catalog_audit("histogram", samples=3000, slices=2, event_runs=2000, critic=SMALL_CRITIC)
     assert a.to_dict()["per_record"] == b.to_dict()["per_record"]
     assert a.lower_bound == b.lower_bound and a.dp_epsilon_lower_bound_event == b.dp_epsilon_lower_bound_event
 
 
 def _small_spec(mechanism, **kwargs):
     settings = dict(mechanism=mechanism, priors=[ProductBernoulli(0.5, shape=(3, 1))], notion="mi-dp",
-                    epsilon=0.1, samples=1000, slices=0, event_runs=0, critic=CriticConfig(max_steps=20))
+                    epsilon=0.1, samples=1000, slices=0, event_runs=0, critic=SMALL_CRITIC)
     settings.update(kwargs)
     return AuditSpec(**settings)
 
@@ -172,6 +182,7 @@ def test_bad_specs(kwargs, match):
 
 
 @pytest.mark.slow
+@pytest.mark.train
 def test_type_one_error_at_the_boundary():
     """True MI exactly ε (Theorem 4 Gaussian on Gaussian data): violations in at most about α of runs."""
     prior, mechanism, framework, truth = _mi_pp_setting(0.3)
@@ -185,6 +196,7 @@ def test_type_one_error_at_the_boundary():
     assert violations <= alpha * runs + 3 * math.sqrt(alpha * (1 - alpha) * runs)
 
 
+@pytest.mark.train
 def test_fresh_prior_draws_of_a_stratified_certificate_obey_the_timeout():
     """The stratum's mass is bounded from fresh prior draws: a sampler that hangs on that large
     request is named after --timeout instead of stalling the audit (issue 12, E)."""
@@ -208,7 +220,7 @@ def test_fresh_prior_draws_of_a_stratified_certificate_obey_the_timeout():
         return dbs[:, 0, 0:1] + rng.standard_normal((dbs.shape[0], 1))
 
     spec = AuditSpec(mechanism=release, priors=[UserPrior(sampler, "hangs when asked for many")], notion="mi-pp",
-                     epsilon=0.05, framework=framework, samples=4000, slices=0, critic=CriticConfig(max_steps=50),
+                     epsilon=0.05, framework=framework, samples=4000, slices=0, critic=SMALL_CRITIC,
                      seed=4, execution=ExecutionSettings(timeout=1))
     started = time.perf_counter()
     with pytest.raises(MechanismError, match="prior .*did not return within 1 s drawing 100000 fresh databases"):
@@ -216,6 +228,7 @@ def test_fresh_prior_draws_of_a_stratified_certificate_obey_the_timeout():
     assert time.perf_counter() - started < 25
 
 
+@pytest.mark.train
 def test_mi_pp_stratifies_on_a_discrete_dependent_public_part():
     """Salary s depends on the public department d ∈ {0, 1}: s | d ~ N(d, 1). The release
     s₀ + N(0, 1) leaks I(s₀; M | d₀) = ½ log 2 within each department, so ½ log 2 in all.
@@ -246,6 +259,7 @@ def test_mi_pp_stratifies_on_a_discrete_dependent_public_part():
     assert "stratum" in result.certified_secret
 
 
+@pytest.mark.train
 def test_prior_search_finds_the_leak_a_flat_prior_dilutes():
     """A count whose noise is far too small, audited under a product-Bernoulli prior on 6 records
     for record 0 only: the two-point priors of the search concentrate on neighbouring pairs, are

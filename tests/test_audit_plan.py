@@ -123,6 +123,7 @@ def _count_critics(monkeypatch):
     return trained
 
 
+@pytest.mark.train
 def test_dp_claim_audit_of_laplace_sum_trains_exactly_one_critic(monkeypatch):
     trained = _count_critics(monkeypatch)
     entry, spec = _laplace_sum(claim=entry_claim(), event_runs=2000)
@@ -148,6 +149,7 @@ def _first_record_fixed(m, rng):
     return dbs
 
 
+@pytest.mark.train
 def test_a_secret_constant_over_the_samples_gets_no_critic(monkeypatch):
     trained = _count_critics(monkeypatch)
     prior = UserPrior(_first_record_fixed, independent_rows=True, discrete=True)
@@ -171,6 +173,7 @@ def test_all_secrets_constant_gives_zero_leakage_and_no_critic(monkeypatch):
     assert result.event_test is None and math.isclose(result.samples, 2000)
 
 
+@pytest.mark.train
 def test_terminal_summary_states_where_the_runs_went(capsys):
     from audit.cli.main import main
 

@@ -124,12 +124,14 @@ def test_cross_checks_refute_only_with_an_alpha_share():
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("claim", ["gdp:1", "zcdp:0.5"])
+@pytest.mark.train
 def test_true_claims_of_the_gaussian_mechanism_are_not_refuted(claim, seed):
     result = run_audit(_spec(claim, seed=seed))
     assert result.claim_verdict == "not-refuted" and result.refuted_by == []
 
 
 @pytest.mark.parametrize("claim", ["gdp:0.3", "zcdp:0.05", "dp:1:0.01"])
+@pytest.mark.train
 def test_false_claims_of_the_gaussian_mechanism_are_refuted(claim):
     result = run_audit(_spec(claim, seed=1))
     assert result.claim_verdict == "refuted"
@@ -141,6 +143,7 @@ def test_false_claims_of_the_gaussian_mechanism_are_refuted(claim):
 
 @pytest.mark.parametrize("seed", [1, 2])
 @pytest.mark.parametrize("name", ["laplace_sum", "randomized_response"])
+@pytest.mark.train
 def test_correct_catalog_entries_are_not_refuted_at_their_claim(name, seed):
     entry = get_entry(name)
     result = run_audit(AuditSpec(mechanism=entry.mechanism, priors=[entry.prior], claim=entry.claimed, seed=seed,
@@ -149,6 +152,7 @@ def test_correct_catalog_entries_are_not_refuted_at_their_claim(name, seed):
 
 
 @pytest.mark.parametrize("name", ["histogram_buggy", "svt5"])
+@pytest.mark.train
 def test_buggy_catalog_entries_are_refuted(name):
     entry = get_entry(name)
     result = run_audit(AuditSpec(mechanism=entry.mechanism, priors=[entry.prior], claim=entry.claimed, seed=1,
@@ -156,6 +160,7 @@ def test_buggy_catalog_entries_are_refuted(name):
     assert result.claim_verdict == "refuted"
 
 
+@pytest.mark.train
 def test_json_carries_the_claim_the_verdict_and_the_budget(capsys):
     argv = ["audit", "--mechanism", "catalog:histogram_buggy", "--samples", "2000", "--slices", "0",
             "--set", "critic.max_steps=200", "--json"]
@@ -173,6 +178,7 @@ def test_json_carries_the_claim_the_verdict_and_the_budget(capsys):
     assert payload["event_test"]["alpha"] == pytest.approx(payload["claim_alpha"]["event"])
 
 
+@pytest.mark.train
 def test_exit_codes_gate_ci(capsys):
     fast = ["--samples", "2000", "--slices", "0", "--set", "critic.max_steps=200", "--quiet"]
     assert main(["audit", "--mechanism", "catalog:histogram_buggy", *fast, "--fail-on-violation"]) == 1
@@ -191,6 +197,7 @@ def test_early_errors_come_before_sampling(capsys, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.train
 def test_refuted_rate_at_the_claims_boundary_stays_within_alpha():
     """A mechanism exactly at its claim: the Gaussian mechanism claimed 1-GDP, whose trade-off curve it
     attains exactly (every event of the likelihood-ratio test lies on the curve). Over repeated audits
@@ -204,6 +211,7 @@ def test_refuted_rate_at_the_claims_boundary_stays_within_alpha():
     assert float(lower) <= 0.05, f"{refuted}/{repeats} refuted"
 
 
+@pytest.mark.train
 def test_readme_zcdp_and_gdp_examples(tmp_path, capsys):
     """The README's Gaussian-sum example (at a reduced budget): its true claims stand, the false one falls."""
     import re

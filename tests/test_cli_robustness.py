@@ -143,21 +143,38 @@ def test_non_integer_seed_is_a_usage_error(value, capsys):
     assert "argument --seed: invalid int value" in capsys.readouterr().err
 
 
-# `miaudit audit|estimate|calibrate|bounds --help` still load numerical libraries through their
-# configuration modules (measured by `python -m experiments.cli_startup`).
-@pytest.mark.parametrize("argv", [["--help"], [], ["nonsense"], ["demo", "--help"], ["experiment", "--bogus"],
-                                  ["catalog", "--help"], ["catalog", "--seed", "x"]])
-def test_help_and_usage_errors_load_no_heavy_library(argv):
-    # In a fresh interpreter: which of torch, SciPy, matplotlib were imported by the time argparse exits.
+def _heavy_libraries_loaded(code: str, *argv) -> str:
+    """Run ``code`` in a fresh interpreter; the last line it prints: which of torch, SciPy and
+    matplotlib were imported by the end (the code prints it)."""
     import subprocess
     from pathlib import Path
 
-    code = ("import sys\nfrom audit.cli.main import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('torch', 'scipy', 'matplotlib') if m in sys.modules))")
+    code += "\nprint(sorted(m for m in ('torch', 'scipy', 'matplotlib') if m in sys.modules))"
     root = Path(__file__).resolve().parents[1]
     done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=root,
                           env=dict(os.environ, PYTHONPATH=str(root)))
-    assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr
+    assert done.stdout.strip(), done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+# How long these take is measured by `python -m experiments.cli_startup`, not here.
+@pytest.mark.parametrize("argv", [
+    ["--help"], [], ["nonsense"], ["demo", "--help"], ["experiment", "--bogus"], ["catalog", "--help"],
+    ["catalog", "--seed", "x"], ["audit", "--help"], ["audit", "--epsilon"],
+    ["estimate", "--help"], ["estimate", "--x"], ["estimate", "--x", "x.npy"],
+    ["calibrate", "--help"], ["calibrate", "laplace", "--help"], ["calibrate", "laplace"], ["calibrate", "--bogus"],
+    ["bounds", "--help"], ["bounds", "nonsense"], ["bounds", "mipp-to-pp", "--help"], ["bounds", "mipp-to-pp"],
+    ["bounds", "lip-design", "--help"], ["bounds", "gaussian-lmip-ci", "--help"],
+])
+def test_help_and_usage_errors_load_no_heavy_library(argv):
+    code = "import sys\nfrom audit.cli.main import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass"
+    assert _heavy_libraries_loaded(code, *argv) == "[]"
+
+
+def test_building_every_sub_command_parser_loads_no_heavy_library():
+    code = ("import sys\nfrom audit.cli.main import build_parser\nparser, modules = build_parser()\n"
+            "assert {'audit', 'estimate', 'calibrate', 'bounds'} <= set(modules), sorted(modules)")
+    assert _heavy_libraries_loaded(code) == "[]"
 
 
 def test_numpy_scalars_in_error_messages_are_shown_as_numbers(monkeypatch, capsys):

@@ -88,6 +88,7 @@ def test_string_false_no_longer_certifies_a_violation_of_pure_noise(tmp_path, ca
     assert "[secret] independent" in err
 
 
+@pytest.mark.train
 def test_a_real_false_audits_pure_noise_without_a_certified_violation(tmp_path, capsys):
     path = write_config(tmp_path, MI_PP_TOML + "independent = false\n")
     status = main(["audit", str(path), "--json", "--quiet", *FAST])
@@ -428,6 +429,7 @@ def test_prior_search_above_the_cap_is_refused(capsys):
     assert f"[audit] prior_search (--prior-search) must be <= {MAX_PRIOR_SEARCH}" in err
 
 
+@pytest.mark.train
 def test_prior_search_audits_only_the_distinct_priors(capsys):
     status = main(["audit", "--mechanism", code("pure_noise"), "--prior", "builtin:bernoulli", "--n", "4",
                    "--notion", "mi-dp", "--epsilon", "0.1", "--samples", "2000", "--slices", "0",

@@ -43,6 +43,7 @@ def test_ensemble_forward_and_gradients_match_the_cpu(architecture):
 
 
 @needs_cuda
+@pytest.mark.train
 def test_fit_on_cuda_estimates_like_the_cpu():
     """Float32 rounding differs between devices, so trajectories differ slightly; the estimates
     of the same critics on the same data agree to well within their standard errors."""
@@ -58,6 +59,7 @@ def test_fit_on_cuda_estimates_like_the_cpu():
 
 
 @needs_cuda
+@pytest.mark.train
 def test_sliced_estimate_on_cuda_is_reproducible():
     rng = np.random.default_rng(3)
     x = rng.standard_normal((3000, 4))
@@ -70,6 +72,7 @@ def test_sliced_estimate_on_cuda_is_reproducible():
 
 
 @needs_cuda
+@pytest.mark.train
 def test_gpu_throughput_quick_reports_gpu_memory(tmp_path):
     from experiments.framework import read_table
     from experiments.registry import run

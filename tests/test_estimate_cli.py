@@ -25,6 +25,7 @@ def run_json(capsys, argv):
     return json.loads(out)
 
 
+@pytest.mark.train
 def test_estimate_json_fields(gaussian_files, capsys):
     d = gaussian_files
     payload = run_json(capsys, ["estimate", "--x", str(d / "x.npy"), "--y", str(d / "y.npy"), "--json", "--quiet"])

@@ -108,6 +108,7 @@ def test_plugin_distinct_fraction_boundary():
 # --------------------------------------------------------------------------- A5: scale and NaN
 
 
+@pytest.mark.train
 def test_dv_estimate_on_data_of_scale_1e40_equals_the_unscaled_one():
     x, y = gaussian_pair(2000, 0.8, 9)
     plain = estimate_mi(x, y, critic=FAST_CRITIC, seed=0)
@@ -120,6 +121,7 @@ def test_dv_estimate_on_data_of_scale_1e40_equals_the_unscaled_one():
     assert np.isfinite(sliced.per_slice_lower_bounds).all() and math.isfinite(sliced.lower_bound)
 
 
+@pytest.mark.train
 def test_critics_standardize_in_float64():
     """Mechanism outputs of 1e300 (finite in float64, inf in float32) train the same critics."""
     x, y = gaussian_pair(1500, 0.8, 10)
@@ -132,6 +134,7 @@ def test_critics_standardize_in_float64():
     np.testing.assert_allclose(huge.scorer(0, u[0], v[0] * 1e300), base.scorer(0, u[0], v[0]), atol=1e-4)
 
 
+@pytest.mark.train
 def test_critics_survive_an_extreme_outlier():
     x, y = gaussian_pair(1500, 0.8, 11)
     y[17] = 1e300
@@ -284,6 +287,7 @@ def test_estimate_alpha_outside_the_open_interval(files, capsys, alpha):
     assert "'--alpha'" in capsys.readouterr().err
 
 
+@pytest.mark.train
 def test_audit_of_a_mechanism_with_outputs_of_1e300_matches_the_unscaled_audit():
     """Once 'argument mi_lower_bound must be finite' (NaN critics from a float32 overflow)."""
     from audit.engine import run_audit

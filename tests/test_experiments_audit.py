@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import integrate
+from scipy import integrate, stats
 
 from experiments.framework import read_table
 from experiments.registry import run
@@ -24,9 +24,11 @@ ALPHA = 0.05
 def power_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("audit_power")
     result = run("audit-power", out_dir=out, quick=True, seed=0, device="cpu")
-    return {name: read_table(out / f"{name}.csv") for name in ("catalog_audit", "power", "power_runs")}, result
+    names = ("catalog_audit", "power", "power_runs", "claim_boundary", "claim_boundary_runs")
+    return {name: read_table(out / f"{name}.csv") for name in names}, result
 
 
+@pytest.mark.train
 def test_power_tables_have_the_columns_and_finite_values(power_run):
     tables, result = power_run
     table = tables["catalog_audit"]
@@ -44,6 +46,7 @@ def test_power_tables_have_the_columns_and_finite_values(power_run):
     assert any("weaker" in f for f in result.findings) and any("stronger" in f for f in result.findings)
 
 
+@pytest.mark.train
 def test_catalog_rows_agree_with_theorem_1_and_the_claims(power_run):
     table = power_run[0]["catalog_audit"]
     for i, name in enumerate(table["mechanism"]):
@@ -63,6 +66,7 @@ def test_catalog_rows_agree_with_theorem_1_and_the_claims(power_run):
             assert table["dp_epsilon_lower_bound_event"][i] <= entry.true.epsilon + 1e-9
 
 
+@pytest.mark.train
 def test_buggy_histogram_is_flagged_and_correct_laplace_sum_keeps_its_level(power_run):
     tables, _ = power_run
     table = tables["catalog_audit"]
@@ -78,6 +82,7 @@ def test_buggy_histogram_is_flagged_and_correct_laplace_sum_keeps_its_level(powe
         assert power["rate"][i] <= ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / repeats)
 
 
+@pytest.mark.train
 def test_power_summary_counts_the_runs(power_run):
     tables, _ = power_run
     runs, power = tables["power_runs"], tables["power"]
@@ -92,11 +97,36 @@ def test_power_summary_counts_the_runs(power_run):
     assert len(set(runs["seed"].tolist())) == len(runs["seed"])  # independent audits
 
 
-def test_catalog_spec_follows_each_claims_notion():
-    from estimators.neural import CriticConfig
+@pytest.mark.train
+def test_claim_boundary_count_is_reported_with_its_one_sided_interval(power_run):
+    tables, result = power_run
+    runs = tables["claim_boundary_runs"]
+    assert len(tables["claim_boundary"]["case"]) == 1
+    row = {key: values[0] for key, values in tables["claim_boundary"].items()}
+    k, n = int(row["refuted"]), int(row["repeats"])
+    assert n == len(runs["repeat"]) >= 5 and k == int((runs["claim_verdict"] == "refuted").sum())
+    assert set(runs["claim_verdict"]) <= {"refuted", "not-refuted"} and set(runs["claim"]) == {"gdp:1"}
+    assert len(set(runs["seed"].tolist())) == n  # independent audits
+    assert row["alpha"] == ALPHA and row["confidence"] == 0.99
+    # One-sided Clopper–Pearson, from the binomial tails it inverts: P(Bin(n, L) >= k) = 1 %, P(Bin(n, U) <= k) = 1 %.
+    lower, upper = row["rate_lower_one_sided"], row["rate_upper_one_sided"]
+    if k == 0:
+        assert lower == 0 and upper == pytest.approx(1 - 0.01 ** (1 / n))
+    else:
+        assert stats.binom.sf(k - 1, n, lower) == pytest.approx(0.01, rel=1e-6)
+        assert stats.binom.cdf(k, n, upper) == pytest.approx(0.01, rel=1e-6)
+    assert row["within_alpha"] == (lower <= ALPHA)
+    # The Gaussian count is exactly 1-GDP: its claim holds with equality, so refutations are rare
+    # (binomial slack: three standard deviations of a rate of at most α).
+    assert k / n <= ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / n)
+    assert any(f"refuted {k}/{n} at the claim boundary" in f and f"α = {ALPHA}" in f and "Clopper–Pearson" in f
+               for f in result.findings)
+
+
+def test_catalog_spec_follows_each_claims_notion(small_critic):
     from experiments.audit_power import catalog_spec
 
-    critic = CriticConfig(max_steps=10)
+    critic = small_critic
     rr = catalog_spec(get_entry("randomized_response"), 1000, 1, critic, 1, "cpu")
     assert rr.notion == "mi-dp" and rr.epsilon == pytest.approx(0.5)  # 1-LDP: min(1, 1/2)
     gauss = catalog_spec(get_entry("gaussian_sum"), 1000, 1, critic, 1, "cpu")
@@ -135,6 +165,7 @@ def smi_run(tmp_path_factory):
     return read_table(out / "smi_dimension_estimates.csv"), read_table(out / "smi_dimension_audits.csv"), result
 
 
+@pytest.mark.train
 def test_smi_tables_have_the_columns_and_finite_values(smi_run):
     est, aud, result = smi_run
     assert set(est) >= {"d", "estimator", "target", "truth", "truth_drawn_slices", "estimate", "abs_error",
@@ -150,6 +181,7 @@ def test_smi_tables_have_the_columns_and_finite_values(smi_run):
     assert open(result.png_file, "rb").read(4) == b"\x89PNG"
 
 
+@pytest.mark.train
 def test_smi_truths_match_independent_computations(smi_run):
     est, aud, _ = smi_run
     for table in (est, aud):
@@ -164,6 +196,7 @@ def test_smi_truths_match_independent_computations(smi_run):
     assert np.all(est["truth_drawn_slices"][sliced] <= 0.5 * np.log1p(est["d"][sliced] / NOISE_STD**2))
 
 
+@pytest.mark.train
 def test_smi_audit_verdicts_follow_the_certified_bounds(smi_run):
     _, aud, _ = smi_run
     np.testing.assert_array_equal(aud["detected"], aud["lower_bound"] > aud["epsilon"])

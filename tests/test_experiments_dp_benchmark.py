@@ -30,6 +30,7 @@ def quick_run(tmp_path_factory):
     return {name: read_table(out / f"{name}.csv") for name in names}, result
 
 
+@pytest.mark.train
 def test_quick_run_tables_and_equal_runs(quick_run):
     tables, result = quick_run
     rows = tables["benchmark_runs"]

@@ -26,6 +26,7 @@ def dpsgd_run(tmp_path_factory):
     return {name: read_table(out / f"{name}.csv") for name in ("dpsgd_epsilon", "dpsgd_dimension", "dpsgd_detection")}, result
 
 
+@pytest.mark.train
 def test_accountant_column_and_validity_of_certified_bounds(dpsgd_run):
     tables, result = dpsgd_run
     eps = tables["dpsgd_epsilon"]
@@ -39,6 +40,7 @@ def test_accountant_column_and_validity_of_certified_bounds(dpsgd_run):
     assert open(result.png_file, "rb").read(4) == b"\x89PNG"
 
 
+@pytest.mark.train
 def test_unclipped_variant_is_refuted_even_at_the_quick_budget(dpsgd_run):
     det = dpsgd_run[0]["dpsgd_detection"]
     rows = det["variant"] == "dpsgd_no_clipping"

@@ -49,6 +49,7 @@ def in_tmp(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.train
 def test_readme_opendp_example(in_tmp, capsys):
     pytest.importorskip("opendp.prelude")
     (in_tmp / "opendp_sum.py").write_text(code_block("python", "# opendp_sum.py"))
@@ -62,6 +63,7 @@ def test_readme_opendp_example(in_tmp, capsys):
     assert refuted(payload) and payload["dp_epsilon_lower_bound_event"] > 0.5
 
 
+@pytest.mark.train
 def test_library_claim_is_overridden_by_claim_flag(in_tmp, capsys):
     pytest.importorskip("opendp.prelude")
     (in_tmp / "opendp_sum.py").write_text(code_block("python", "# opendp_sum.py"))
@@ -73,6 +75,7 @@ def test_library_claim_is_overridden_by_claim_flag(in_tmp, capsys):
     assert "takes no seed" in (in_tmp / "report.md").read_text()
 
 
+@pytest.mark.train
 def test_readme_diffprivlib_example(in_tmp, capsys):
     pytest.importorskip("diffprivlib.mechanisms", exc_type=ImportError)
     (in_tmp / "dpl_sum.py").write_text(code_block("python", "# dpl_sum.py"))
@@ -88,6 +91,7 @@ def test_readme_diffprivlib_example(in_tmp, capsys):
     assert refuted(payload) and payload["dp_epsilon_lower_bound_event"] > 0.5
 
 
+@pytest.mark.train
 def test_readme_diffprivlib_class_route(in_tmp, capsys):
     pytest.importorskip("diffprivlib.mechanisms", exc_type=ImportError)
     payload = run_cli(["audit", "--mechanism", "diffprivlib.mechanisms:Laplace", "--set", "mechanism.params.epsilon=0.5",
@@ -97,6 +101,7 @@ def test_readme_diffprivlib_class_route(in_tmp, capsys):
 
 
 @pytest.mark.skipif(shutil.which("awk") is None or shutil.which("sh") is None, reason="needs sh and awk")
+@pytest.mark.train
 def test_readme_external_program_example(in_tmp, capsys):
     (in_tmp / "mech.sh").write_text(code_block("sh", "# mech.sh — usage: sh mech.sh EPSILON SENSITIVITY"))
     correct, misconfigured = readme_commands("An external program (sh and awk)")
@@ -108,6 +113,7 @@ def test_readme_external_program_example(in_tmp, capsys):
     assert refuted(payload) and payload["dp_epsilon_lower_bound_event"] > 0.5
 
 
+@pytest.mark.train
 def test_readme_pairs_example(in_tmp, capsys):
     pytest.importorskip("opendp.prelude")
     (in_tmp / "opendp_sum.py").write_text(code_block("python", "# opendp_sum.py"))
@@ -123,6 +129,7 @@ def test_readme_pairs_example(in_tmp, capsys):
     assert len(payload["priors"]) == 1 and payload["priors"][0].startswith("two-point")
 
 
+@pytest.mark.train
 def test_pairs_from_a_configuration_file(in_tmp, capsys):
     (in_tmp / "mech.py").write_text("def mech(dbs, rng):\n"
                                     "    return dbs.sum(axis=1) + rng.laplace(0.0, 0.1, (dbs.shape[0], 1))\n")

@@ -1,5 +1,6 @@
 """Neural MI estimators against closed-form truths (computed here, never by the code under test)."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -25,6 +26,7 @@ def gaussian_pair_mi(rho, dim=1):
 
 
 @pytest.mark.parametrize("rho,dim,tol", [(0.5, 1, 0.05), (0.9, 1, 0.1), (0.6, 2, 0.08)])
+@pytest.mark.train
 def test_dv_on_correlated_gaussians(rho, dim, tol):
     x, y = correlated(8000, rho, dim, np.random.default_rng(1))
     r = estimate_mi(x, y, estimator="dv", seed=2, critic=FAST)
@@ -35,6 +37,7 @@ def test_dv_on_correlated_gaussians(rho, dim, tol):
 
 
 @pytest.mark.parametrize("estimator", ["mine", "nwj"])
+@pytest.mark.train
 def test_mine_and_nwj_on_correlated_gaussian(estimator):
     x, y = correlated(8000, 0.7, 1, np.random.default_rng(3))
     r = estimate_mi(x, y, estimator=estimator, seed=4, critic=FAST)
@@ -42,6 +45,7 @@ def test_mine_and_nwj_on_correlated_gaussian(estimator):
     assert r.lower_bound < gaussian_pair_mi(0.7)
 
 
+@pytest.mark.train
 def test_gaussian_channel_log_det():
     rng = np.random.default_rng(5)
     a = np.array([[1.0, 0.5], [0.0, 0.8]])
@@ -54,6 +58,7 @@ def test_gaussian_channel_log_det():
     assert abs(r.value - truth) < 0.1
 
 
+@pytest.mark.train
 def test_discrete_input_plus_uniform_noise_gives_log_k():
     rng = np.random.default_rng(7)
     k = 4
@@ -64,6 +69,7 @@ def test_discrete_input_plus_uniform_noise_gives_log_k():
     assert math.log(k) - 0.35 < r.lower_bound < math.log(k)
 
 
+@pytest.mark.train
 def test_additive_uniform_noise():
     rng = np.random.default_rng(9)
     a = 0.5
@@ -74,6 +80,7 @@ def test_additive_uniform_noise():
     assert abs(r.value - truth) < 0.1
 
 
+@pytest.mark.train
 def test_independence_estimate_near_zero_and_bound_not_positive():
     rng = np.random.default_rng(11)
     x, y = rng.standard_normal((6000, 2)), rng.standard_normal((6000, 2))
@@ -82,6 +89,7 @@ def test_independence_estimate_near_zero_and_bound_not_positive():
     assert r.lower_bound <= 0.0
 
 
+@pytest.mark.train
 def test_invariance_under_invertible_transforms():
     x, y = correlated(8000, 0.8, 1, np.random.default_rng(13))
     plain = estimate_mi(x, y, estimator="dv", seed=14, critic=FAST)
@@ -91,6 +99,7 @@ def test_invariance_under_invertible_transforms():
     assert abs(warped.value - truth) < 0.1
 
 
+@pytest.mark.train
 def test_conditional_independent_form_and_chain_rule():
     """X ⊥ Z, Y = X + Z + N: I(X; Y | Z) = I(X; X + N) = ½ log(1 + 1/σ²)."""
     rng = np.random.default_rng(15)
@@ -120,6 +129,7 @@ def test_chain_rule_with_dependent_conditioning():
     assert abs(chain.value - truth) < 0.03
 
 
+@pytest.mark.train
 def test_same_seed_same_numbers_and_bits():
     x, y = correlated(3000, 0.6, 1, np.random.default_rng(18))
     config = CriticConfig(max_steps=200)
@@ -130,6 +140,7 @@ def test_same_seed_same_numbers_and_bits():
 
 
 @pytest.mark.slow
+@pytest.mark.train
 def test_certified_bound_coverage_over_independent_datasets():
     """The certificate must hold for any data: over 200 independent datasets with known MI,
     the bound exceeds the truth in at most about α of them (each dataset its own critic)."""
@@ -143,6 +154,7 @@ def test_certified_bound_coverage_over_independent_datasets():
     assert misses <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / m)
 
 
+@pytest.mark.train
 def test_certified_bound_coverage_at_zero_mi():
     """Independent X, Y: the bound is positive in at most about α of 100 datasets."""
     rng = np.random.default_rng(21)
@@ -153,6 +165,7 @@ def test_certified_bound_coverage_at_zero_mi():
     assert np.mean(bounds > 0) <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / m)
 
 
+@pytest.mark.train
 def test_projected_shallow_class_trains():
     x, y = correlated(4000, 0.8, 1, np.random.default_rng(23))
     config = CriticConfig(max_steps=400, project_a=4.0)
@@ -206,20 +219,21 @@ def test_too_few_samples_for_splits():
         estimate_mi(np.arange(8.0), np.arange(8.0))
 
 
-def test_scorer_reproduces_held_out_values_and_chunks_agree():
+@pytest.mark.train
+def test_scorer_reproduces_held_out_values_and_chunks_agree(small_critic):
     rng = np.random.default_rng(24)
     x = rng.standard_normal((3, 1500, 1))
     y = x + rng.standard_normal((3, 1500, 1))
-    config = CriticConfig(max_steps=60)
-    fit = fit_critics(x, y, config=config, seed=5)
+    fit = fit_critics(x, y, config=small_critic, seed=5)
     test = fit.split[2]
     for m in range(3):
         assert np.allclose(fit.scorer(m, x[m, test], y[m, test]), fit.test_joint[m], atol=1e-5)
-    chunked = fit_critics(x, y, config=CriticConfig(max_steps=60, max_critics_per_chunk=2), seed=5)
+    chunked = fit_critics(x, y, config=dataclasses.replace(small_critic, max_critics_per_chunk=2), seed=5)
     test = chunked.split[2]
     assert np.allclose(chunked.scorer(2, x[2, test], y[2, test]), chunked.test_joint[2], atol=1e-5)
 
 
+@pytest.mark.train
 def test_heavy_tailed_marginals():
     """Cauchy marginals from an invertible map of a Gaussian pair: the MI stays −½ log(1 − ρ²)."""
     from scipy.special import ndtr

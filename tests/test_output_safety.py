@@ -358,6 +358,7 @@ def test_error_messages_are_terminal_safe_and_show_plain_numbers(tmp_path, capsy
     assert plain_numbers(message) == "argument 'sigma' must be > 0, got -0.5 (n = 3, ok = True)"
 
 
+@pytest.mark.train
 def test_printing_mechanism_cannot_corrupt_json_stdout(tmp_path):
     source = tmp_path / "chatty.py"
     source.write_text(textwrap.dedent("""

@@ -34,3 +34,37 @@ def test_package_docstring_examples_run(name):
     package = importlib.import_module(name)
     failures, attempted = doctest.testmod(package, verbose=False)
     assert attempted > 0 and failures == 0
+
+
+# The public objects whose numpydoc Examples run here; a public docstring with an Examples
+# section must hold doctests, and they must pass.
+DOCUMENTED_BY_EXAMPLE = {("estimators", "MIEstimate"), ("estimators", "exact_mi"), ("estimators", "plugin_mi"),
+                         ("mechanisms", "parse_claim"), ("mechanisms", "calibrate")}
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_exported_docstring_examples_run(name):
+    import inspect
+
+    package = importlib.import_module(name)
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    with_examples = set()
+    for exported in package.__all__:
+        obj = getattr(package, exported)
+        tests = [t for t in finder.find(obj, f"{name}.{exported}", module=inspect.getmodule(obj)) if t.examples]
+        if "Examples\n" in (inspect.getdoc(obj) or ""):
+            assert tests, f"{name}.{exported}: its Examples section holds no doctest"
+        for test in tests:
+            runner.run(test)
+        if tests:
+            with_examples.add((name, exported))
+    assert runner.failures == 0
+    assert {entry for entry in DOCUMENTED_BY_EXAMPLE if entry[0] == name} <= with_examples
+
+
+def test_result_forms_examples_run():
+    import estimators.result_forms
+
+    failures, attempted = doctest.testmod(estimators.result_forms, verbose=False)
+    assert attempted > 0 and failures == 0

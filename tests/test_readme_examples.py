@@ -5,6 +5,8 @@ import math
 import re
 from pathlib import Path
 
+import pytest
+
 from audit.cli.main import main
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -18,6 +20,7 @@ def code_block(language: str, first_line: str) -> str:
     raise AssertionError(f"README has no ```{language} block starting with {first_line!r}")
 
 
+@pytest.mark.train
 def test_readme_mi_pp_example(tmp_path, capsys):
     (tmp_path / "team.py").write_text(code_block("python", "# team.py"))
     (tmp_path / "audit.toml").write_text(code_block("toml", "# audit.toml"))
@@ -32,6 +35,7 @@ def test_readme_mi_pp_example(tmp_path, capsys):
     assert abs(payload["estimate"] - truth) < 0.08
 
 
+@pytest.mark.train
 def test_readme_smi_dp_example_mechanism(tmp_path, capsys):
     (tmp_path / "counts.py").write_text(code_block("python", "# counts.py"))
     code = main(["audit", "--mechanism", f"{tmp_path / 'counts.py'}:noisy_count", "--prior", "builtin:bernoulli",
@@ -45,6 +49,7 @@ def test_readme_smi_dp_example_mechanism(tmp_path, capsys):
     assert payload["dp_epsilon_lower_bound_event"] > 1.0
 
 
+@pytest.mark.train
 def test_readme_salary_example():
     """Runs the README's Fig. 1 example as written; its exact leakage comes from quadrature here."""
     import numpy as np

@@ -66,6 +66,7 @@ def test_sliced_mi_approaches_exact_si():
     assert abs(r.value - truth) < 4 * r.stderr + 0.005
 
 
+@pytest.mark.train
 def test_sliced_dv_accuracy_and_certificates():
     rng = np.random.default_rng(7)
     d, sigma = 3, 0.5

@@ -84,6 +84,7 @@ def _audit(name, runs):
 
 
 @pytest.mark.slow  # two audits with critics: about a minute on a loaded 2-core machine
+@pytest.mark.train
 def test_unclipped_dpsgd_refuted_on_a_small_run_budget_and_correct_one_not():
     assert ENTRIES["dpsgd_no_clipping"].claimed.epsilon == pytest.approx(1.0, abs=0.05)
     buggy = _audit("dpsgd_no_clipping", 3000)

@@ -12,6 +12,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 @pytest.mark.slow  # an audit with critics on 2 × 3000 training runs
+@pytest.mark.train
 def test_readme_dpsgd_example():
     blocks = [b for b in re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
               if b.splitlines()[0].strip() == "# dpsgd_audit.py"]

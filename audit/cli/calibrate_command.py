@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from estimators.validation import InputError
-from mechanisms.calibration import NOTIONS, calibrate
+from mechanisms.claims import CALIBRATION_NOTIONS as NOTIONS
 
 from .flag_values import integer, number_list, with_flag_names
 
@@ -51,6 +51,8 @@ def _per_coordinate(text, flag, dim):
 
 
 def run(args):
+    from mechanisms.calibration import calibrate  # SciPy: loaded only for a calibration
+
     max_column_norm = args.max_column_norm
     assumed_unit_columns = args.projection_dim is not None and not args.random_projection and max_column_norm is None
     if assumed_unit_columns:

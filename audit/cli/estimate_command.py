@@ -6,7 +6,7 @@ import sys
 
 from audit.cli.main import add_device_option
 from estimators.array_files import load_npy_array
-from estimators.estimate import CONDITIONAL_FORMS, ESTIMATORS, NEURAL_ESTIMATORS, estimate_mi, minimum_samples
+from estimators.choices import CONDITIONAL_FORMS, ESTIMATORS, NEURAL_ESTIMATORS
 from estimators.validation import InputError, check_int, check_probability, check_same_length
 
 # Flags that only some runs use. Their defaults are None so that a flag the user gave can be
@@ -51,6 +51,8 @@ def _check_flags(args) -> None:
 
 
 def run(args):
+    from estimators.estimate import estimate_mi, minimum_samples  # torch: loaded only for an estimate
+
     _check_flags(args)
     sliced = args.sliced
     slices = check_int(DEFAULT_SLICES if args.slices is None else args.slices, "--slices", 1)

@@ -71,6 +71,11 @@ def calibrate(noise, notion, epsilon, *, delta=None, dim=None, l1_sensitivity=No
     Rules: Laplace dp/approx-dp: Remark 8; Laplace mi-pp: Theorem 3; Laplace mi-dp:
     Corollary 2; Gaussian approx-dp: Dwork–Roth A.1 or Balle–Wang Theorem 8; Gaussian mi-pp:
     Theorem 4, or Theorem 5 with ``projection_dim``; Gaussian mi-dp: Corollary 3.
+
+    Examples
+    --------
+    >>> calibrate("laplace", "dp", 1.0, l1_sensitivity=2.0)  # b = Δ₁ / ε
+    Calibration(noise='laplace', notion='dp', epsilon=1.0, dim=1, scale=2.0)
     """
     noise = check_choice(noise, "noise", NOISES)
     notion = check_choice(notion, "notion", NOTIONS)

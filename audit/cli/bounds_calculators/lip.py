@@ -6,12 +6,14 @@ Zamani, Sadeghi and Skoglund (``papers/lip-information-geometry.txt``); the math
 
 from __future__ import annotations
 
-from audit.bounds.lip import approximate_optimum, exact_optimum, lip_bounds
 from estimators.units import NATS, convert
 from estimators.validation import InputError, check_positive
-from mechanisms.lip import LEAKAGES, leakage_geometry, lip_design
+from mechanisms.lip import LEAKAGES, leakage_geometry, lip_design  # NumPy only
 
 from .common import Calculator, load_npy_array, unit
+
+# The maths modules load SciPy: they are imported where a calculator computes, so that
+# `miaudit bounds --help` and its usage errors load neither SciPy nor torch (issue 13, §3).
 
 __all__ = ["CALCULATORS"]
 
@@ -35,6 +37,8 @@ def _design_fields(pxgy, py, eps, leakage, approach) -> dict:
 
 
 def _compute(args) -> dict:
+    from audit.bounds.lip import approximate_optimum, exact_optimum, lip_bounds
+
     pxgy = load_npy_array(args.pxgy, "--pxgy")
     py = load_npy_array(args.py, "--py")
     eps = check_positive(args.epsilon, "--epsilon")

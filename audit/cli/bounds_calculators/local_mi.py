@@ -9,21 +9,13 @@ the project default, unless ``--bits`` is given. ε and δ are unit-free.
 
 from __future__ import annotations
 
-from audit.bounds.local_mi.binary import as_unit_interval, bac_capacity_bits
-from audit.bounds.local_mi.conversions import (
-    ldp_delta_from_lmip_bits,
-    ldp_floor_bits,
-    lip_delta_from_lmip_bits,
-    lip_floor_bits,
-    lmip_from_privacy_curve_bits,
-)
 from estimators.units import BITS, convert
 from estimators.validation import InputError, check_nonnegative
-from mechanisms.dp_curves import gaussian_dp_delta, gaussian_ldp_curve, laplace_ldp_curve, pure_ldp_curve
-from mechanisms.gaussian_capacity import gaussian_lmip_ci_bits
-from mechanisms.gaussian_discrete_input import gaussian_lip_curve, gaussian_lmip_cd_bits
 
 from .common import Calculator, integer, number_list, positive_flags, unit
+
+# The maths modules load SciPy: they are imported where a calculator computes, so that
+# `miaudit bounds --help` and its usage errors load neither SciPy nor torch (issue 13, §3).
 
 __all__ = ["CALCULATORS"]
 
@@ -63,6 +55,8 @@ def _bac_configure(parser) -> None:
 
 
 def _bac_compute(args) -> dict:
+    from audit.bounds.local_mi.binary import as_unit_interval, bac_capacity_bits
+
     p0, p1 = as_unit_interval(args.p0, "--p0"), as_unit_interval(args.p1, "--p1")
     capacity = bac_capacity_bits(p0, p1)
     return {"p0": args.p0, "p1": args.p1, "capacity": _to_user_unit(capacity, args), "unit": unit(args),
@@ -77,23 +71,31 @@ def _mu_eps_configure(parser) -> None:
 
 
 def _ldp_from_lmip(args) -> dict:
+    from audit.bounds.local_mi.conversions import ldp_delta_from_lmip_bits
+
     delta = ldp_delta_from_lmip_bits(_mu_bits(args), args.epsilon)
     return {"mu": args.mu, "epsilon": args.epsilon, "delta": delta, "unit": unit(args),
             "source": "local-MI paper, Theorem 1(a), Eq. (6)"}
 
 
 def _ldp_floor(args) -> dict:
+    from audit.bounds.local_mi.conversions import ldp_floor_bits
+
     return {"mu": args.mu, "delta": ldp_floor_bits(_mu_bits(args)), "unit": unit(args),
             "source": "local-MI paper, remarks after Theorem 1: p̄_μ with H_b(p)/p = −log(2^μ − 1)"}
 
 
 def _lip_from_lmip(args) -> dict:
+    from audit.bounds.local_mi.conversions import lip_delta_from_lmip_bits
+
     delta = lip_delta_from_lmip_bits(_mu_bits(args), args.epsilon)
     return {"mu": args.mu, "epsilon": args.epsilon, "delta": delta, "unit": unit(args),
             "source": "local-MI paper, Theorem 2(a), Eq. (9)"}
 
 
 def _lip_floor(args) -> dict:
+    from audit.bounds.local_mi.conversions import lip_floor_bits
+
     return {"mu": args.mu, "delta": lip_floor_bits(_mu_bits(args)), "unit": unit(args),
             "source": "local-MI paper, Theorem 2(a) and Fig. 3: 1 − 2^−μ"}
 
@@ -109,6 +111,9 @@ def _lmip_from_ldp_configure(parser) -> None:
 
 
 def _lmip_from_ldp(args) -> dict:
+    from audit.bounds.local_mi.conversions import lmip_from_privacy_curve_bits
+    from mechanisms.dp_curves import gaussian_ldp_curve, laplace_ldp_curve, pure_ldp_curve
+
     if args.pure_epsilon is not None:
         positive_flags(args, "--pure-epsilon")
         curve = pure_ldp_curve(args.pure_epsilon)
@@ -126,6 +131,9 @@ def _lmip_from_ldp(args) -> dict:
 
 
 def _lmip_from_lip(args) -> dict:
+    from audit.bounds.local_mi.conversions import lmip_from_privacy_curve_bits
+    from mechanisms.gaussian_discrete_input import gaussian_lip_curve
+
     support, pmf = _discrete_input(args)
     curve = gaussian_lip_curve(args.sigma, support, pmf)
     mu = lmip_from_privacy_curve_bits(curve)
@@ -143,6 +151,8 @@ def _gaussian_ldp_configure(parser) -> None:
 
 
 def _gaussian_ldp(args) -> dict:
+    from mechanisms.dp_curves import gaussian_dp_delta
+
     positive_flags(args, "--sigma", "--sensitivity", "--epsilon")
     delta = gaussian_dp_delta(args.epsilon, args.sigma, args.sensitivity)
     return {"sigma": args.sigma, "sensitivity": args.sensitivity, "epsilon": args.epsilon, "delta": delta,
@@ -165,6 +175,8 @@ _CI_NOTES = {
 
 
 def _gaussian_ci(args) -> dict:
+    from mechanisms.gaussian_capacity import gaussian_lmip_ci_bits
+
     result = gaussian_lmip_ci_bits(args.sigma, args.amplitude, args.dim)
     return {"sigma": args.sigma, "amplitude": args.amplitude, "dim": args.dim,
             "mu": _to_user_unit(result.mu, args), "upper": _to_user_unit(result.upper, args),
@@ -176,6 +188,8 @@ def _gaussian_ci(args) -> dict:
 
 
 def _gaussian_cd(args) -> dict:
+    from mechanisms.gaussian_discrete_input import gaussian_lmip_cd_bits
+
     support, pmf = _discrete_input(args)
     mu = gaussian_lmip_cd_bits(args.sigma, support, pmf)
     return {"sigma": args.sigma, "mu": _to_user_unit(mu, args), "unit": unit(args),
@@ -188,6 +202,8 @@ def _gaussian_lip_configure(parser) -> None:
 
 
 def _gaussian_lip(args) -> dict:
+    from mechanisms.gaussian_discrete_input import gaussian_lip_curve
+
     positive_flags(args, "--epsilon")
     support, pmf = _discrete_input(args)
     delta = gaussian_lip_curve(args.sigma, support, pmf)(args.epsilon)

@@ -9,19 +9,12 @@ from __future__ import annotations
 
 from audit.bounds.composition import METHODS as COMPOSITION_METHODS
 from audit.bounds.composition import compose_mi_pp
-from audit.bounds.pufferfish import (
-    THEOREM_1,
-    approx_pp_to_mipp,
-    density_constants,
-    dp_epsilon_lower_bound_from_mi,
-    mipp_to_pp,
-    pp_to_mipp,
-    tv_bound_from_approx_pp,
-    utility_bounds,
-)
 from estimators.validation import InputError, check_finite_number, check_int, check_nonnegative
 
 from .common import Calculator, info_in, info_out, integer, load_npy_array, number_list, unit
+
+# The maths modules load SciPy: they are imported where a calculator computes, so that
+# `miaudit bounds --help` and its usage errors load neither SciPy nor torch (issue 13, §3).
 
 __all__ = ["CALCULATORS"]
 
@@ -34,6 +27,8 @@ def _configure_pp_to_mipp(parser) -> None:
 
 
 def _compute_pp_to_mipp(args) -> dict:
+    from audit.bounds.pufferfish import THEOREM_1, pp_to_mipp
+
     payload = {"epsilon": args.epsilon, "mi_epsilon": pp_to_mipp(args.epsilon),
                "source": THEOREM_1 + " (first implication)"}
     return info_out(args, payload, ["mi_epsilon"])
@@ -46,6 +41,8 @@ def _configure_mipp_to_pp(parser) -> None:
 
 
 def _compute_mipp_to_pp(args) -> dict:
+    from audit.bounds.pufferfish import mipp_to_pp
+
     check_nonnegative(args.mi, "--mi")  # mipp_to_pp checks again, in nats
     result = mipp_to_pp(info_in(args, args.mi), args.epsilon_prime).to_dict()
     result = info_out(args, result, ["mi_epsilon"])
@@ -67,6 +64,8 @@ def _configure_approx_pp_to_mipp(parser) -> None:
 
 def _density_inputs(args) -> dict:
     """α, β, u, ℓ from the flags, or computed from ``--densities FILE.npy``."""
+    from audit.bounds.pufferfish import density_constants
+
     density = {name: number_list(getattr(args, name), f"--{name}") for name in ("alpha", "beta", "u", "ell")}
     if args.densities is None:
         return density
@@ -76,6 +75,8 @@ def _density_inputs(args) -> dict:
 
 
 def _compute_approx_pp_to_mipp(args) -> dict:
+    from audit.bounds.pufferfish import THEOREM_1, approx_pp_to_mipp, tv_bound_from_approx_pp
+
     density = _density_inputs(args)
     method = "density" if any(v is not None for v in density.values()) else "finite"
     if args.support is not None:
@@ -95,6 +96,8 @@ def _configure_dp_epsilon_from_mi(parser) -> None:
 
 
 def _compute_dp_epsilon_from_mi(args) -> dict:
+    from audit.bounds.pufferfish import THEOREM_1, dp_epsilon_lower_bound_from_mi
+
     mi = check_finite_number(args.mi, "--mi")
     return {"mi": mi, "unit": unit(args), "epsilon": dp_epsilon_lower_bound_from_mi(info_in(args, mi)),
             "source": THEOREM_1 + " (ε-DP ⇒ min(ε, ε²/2)-MI DP, inverted; ε is not converted by --bits)"}
@@ -134,6 +137,8 @@ def _configure_utility(parser) -> None:
 
 
 def _compute_utility(args) -> dict:
+    from audit.bounds.pufferfish import utility_bounds
+
     result = utility_bounds(info_in(args, args.mi_epsilon), h_f_given_g=info_in(args, args.h_f_given_g),
                             h_g_given_f=info_in(args, args.h_g_given_f), h_g=info_in(args, args.h_g))
     payload = {"mi_epsilon": args.mi_epsilon, **result.to_dict(),

@@ -1,0 +1,16 @@
+"""The names the estimators answer to, in a module that imports neither torch nor SciPy: the
+command line builds its choices from them, so ``miaudit estimate --help`` and its usage errors
+load neither (issue 13, §3)."""
+
+from __future__ import annotations
+
+__all__ = ["CLASSICAL_ESTIMATORS", "CONDITIONAL_FORMS", "ESTIMATORS", "NEURAL_ESTIMATORS"]
+
+# The neural MI estimators, by the variational bound their critics maximize: Donsker–Varadhan,
+# MINE (Belghazi et al. 2018) and NWJ (Nguyen, Wainwright and Jordan 2010).
+NEURAL_ESTIMATORS = ("dv", "mine", "nwj")
+# Kraskov–Stögbauer–Grassberger (2004), the Gaussian closed form, and the plug-in estimator.
+CLASSICAL_ESTIMATORS = ("ksg", "gaussian", "plugin")
+ESTIMATORS = NEURAL_ESTIMATORS + CLASSICAL_ESTIMATORS
+# I(X; Y, Z) for independent X, Z (= I(X; Y | Z)), or by the chain rule I(X; Y, Z) − I(X; Z).
+CONDITIONAL_FORMS = ("independent", "chain")

@@ -1,0 +1,170 @@
+"""Direct tests of audit/crosscheck.py: which tests of a claim may refute it, their α shares,
+the notes, and the checks against the evidence.
+
+Expected values are computed here from the definitions: the MI budget of ε-DP is min(ε, ε²/2)
+(Pufferfish paper, Theorem 1); a record with s values carries at most log s nats; for ε-DP the
+privacy profile δ(ε′) = (e^ε − e^ε′)₊/(1 + e^ε) makes p̲ − e^ε′ p̄ − δ(ε′) largest at ε′ = ε, so a
+certified pair refutes ε-DP iff p̲ > e^ε p̄ (or 1 − p̄ > e^ε (1 − p̲)); and the best pair n runs
+per input can certify at one-sided level c is p̲ = c^{1/n}, p̄ = 1 − c^{1/n} (Clopper–Pearson
+with all or no hits), which refutes ε-DP iff n > log c / log(e^ε / (1 + e^ε)).
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from audit.crosscheck import ClaimPlan, cross_checks, plan_claim_tests, record_support, smallest_refutable_runs
+from mechanisms.claims import parse_claim
+from mechanisms.priors import (Categorical, EmpiricalResample, FixedRest, ProductBernoulli, ProductGaussian,
+                               TwoPoint)
+
+ALPHA = 0.05
+BINARY_RECORDS = TwoPoint(np.zeros((2, 1)), np.ones((2, 1)))  # each record takes 2 values
+
+
+def _spec(claim, *, notion="mi-dp", priors=(BINARY_RECORDS,), event_runs=10_000, alpha=ALPHA):
+    """The attributes of an AuditSpec that plan_claim_tests reads."""
+    return SimpleNamespace(alpha=alpha, claim=None if claim is None else parse_claim(claim), notion=notion,
+                           priors=list(priors), event_runs=event_runs)
+
+
+def _runs_needed(epsilon: float, share: float) -> int:
+    """Fewest runs per input whose best certified pair refutes ε-DP (see the module docstring)."""
+    one_sided = share / 2
+    return math.floor(math.log(one_sided) / math.log(math.exp(epsilon) / (1 + math.exp(epsilon)))) + 1
+
+
+def test_record_support_counts_values_from_the_priors_definitions():
+    assert record_support([BINARY_RECORDS]) == 2
+    assert record_support([ProductBernoulli(np.full((3, 3), 0.5))]) == 2 ** 3
+    assert record_support([Categorical(np.full((2, 2, 3), 1 / 3))]) == 3 ** 2
+    assert record_support([FixedRest(np.zeros((3, 2)), 1, ProductBernoulli(np.full((1, 2), 0.5)))]) == 4
+    data = np.array([[0, 1], [0, 1], [2, 2], [3, 0]])
+    assert record_support([EmpiricalResample(data, 5)]) == 3
+    assert record_support([BINARY_RECORDS, ProductBernoulli(np.full((2, 2), 0.5))]) == 4  # the largest
+    assert record_support([BINARY_RECORDS, ProductGaussian(np.zeros(2), 1.0)]) is None  # continuous
+    assert record_support([EmpiricalResample(np.zeros((4, 1)), 2)]) == 2  # one value: still at least 2
+
+
+def test_no_claim_plans_nothing():
+    plan = plan_claim_tests(_spec(None))
+    assert plan == ClaimPlan({}, ALPHA, ALPHA, 2, ())
+
+
+def test_pure_dp_claim_splits_alpha_between_the_mi_and_event_tests():
+    plan = plan_claim_tests(_spec("dp:1"))
+    # min(1, 1/2) = 0.5 nats < log 2: the MI test can refute; 10,000 runs can certify an event.
+    assert plan.alpha_spent == {"mi": ALPHA / 2, "event": ALPHA / 2}
+    assert (plan.mi_alpha, plan.event_alpha) == (ALPHA / 2, ALPHA / 2)
+    assert sum(plan.alpha_spent.values()) == pytest.approx(ALPHA)
+    assert plan.notes == ()
+
+
+def test_mi_test_spends_nothing_when_the_budget_is_at_least_log_support():
+    plan = plan_claim_tests(_spec("dp:2"))  # min(2, 2) = 2 nats ≥ log 2
+    assert plan.alpha_spent == {"event": ALPHA}
+    assert (plan.mi_alpha, plan.event_alpha) == (ALPHA, ALPHA)
+    assert len(plan.notes) == 1 and "cannot refute" in plan.notes[0] and "at most 2 values" in plan.notes[0]
+
+
+def test_an_mi_claim_has_no_event_test():
+    plan = plan_claim_tests(_spec("mi-dp:0.1"))
+    assert plan.alpha_spent == {"mi": ALPHA}
+    assert len(plan.notes) == 1 and plan.notes[0].startswith("The event test does not test the claim")
+
+
+def test_a_record_claim_on_a_pufferfish_audit_has_no_test():
+    plan = plan_claim_tests(_spec("dp:1", notion="mi-pp"))
+    assert plan.alpha_spent == {}
+    assert (plan.mi_alpha, plan.event_alpha) == (ALPHA, ALPHA)
+    assert [note.split(":")[0] for note in plan.notes] == [
+        "The MI test does not test the claim 1-DP", "The event test does not test the claim 1-DP",
+        "No test of this audit can refute the claim 1-DP; it is reported as not refuted."]
+    assert "Pufferfish secrets" in plan.notes[1]
+
+
+def test_event_test_off():
+    plan = plan_claim_tests(_spec("dp:1", event_runs=0))
+    assert plan.alpha_spent == {"mi": ALPHA}
+    assert plan.notes == ("The event test is off (event_runs = 0), so it does not test the claim 1-DP.",)
+
+
+def test_event_test_is_planned_from_the_first_run_count_that_could_refute():
+    needed = _runs_needed(1.0, ALPHA / 2)
+    assert needed == 14  # log(0.0125) / log(e / (1 + e)) = 13.99
+    assert smallest_refutable_runs(parse_claim("dp:1"), ALPHA / 2) == needed
+    enough = plan_claim_tests(_spec("dp:1", event_runs=needed))
+    assert enough.alpha_spent == {"mi": ALPHA / 2, "event": ALPHA / 2}
+    short = plan_claim_tests(_spec("dp:1", event_runs=needed - 1))
+    assert short.alpha_spent == {"mi": ALPHA}
+    assert len(short.notes) == 1
+    assert f"With {needed - 1} runs per input" in short.notes[0]
+    assert f"needs at least {needed} runs per input" in short.notes[0]
+
+
+@pytest.mark.parametrize("epsilon, share", [(0.5, 0.05), (2.0, 0.01), (3.0, 0.025)])
+def test_smallest_refutable_runs_matches_the_closed_form(epsilon, share):
+    assert smallest_refutable_runs(parse_claim(f"dp:{epsilon}"), share) == _runs_needed(epsilon, share)
+
+
+def test_cross_checks_without_a_claim():
+    assert cross_checks(None, "mi-dp", 1.0, 1.0) == []
+
+
+def test_mi_check_refutes_only_with_an_alpha_share_and_a_bound_above_the_budget():
+    claim = parse_claim("dp:1")
+    plan = ClaimPlan({"mi": 0.025, "event": 0.025}, 0.025, 0.025, 2)
+    (above,) = cross_checks(claim, "mi-dp", 0.6, 0.7, plan=plan)
+    assert above.test == "mi" and above.certified_contradiction
+    assert (above.implied_mi_upper_bound, above.statistic, above.threshold, above.alpha_spent) == (0.5, 0.6, 0.5, 0.025)
+    assert above.estimate_consistent is False  # 0.7 > 0.5
+    assert above.theorems and "Theorem 1" in above.theorems[0]
+    (below,) = cross_checks(claim, "mi-dp", 0.4, 0.45, plan=plan)
+    assert not below.certified_contradiction and below.estimate_consistent
+    (no_bound,) = cross_checks(claim, "mi-dp", None, 0.45, plan=plan)
+    assert not no_bound.certified_contradiction and "certified lower bound none" in no_bound.detail
+    (unplanned,) = cross_checks(claim, "mi-dp", 0.6, 0.7, plan=ClaimPlan({"event": 0.05}, 0.05, 0.05, 2))
+    assert not unplanned.certified_contradiction and unplanned.alpha_spent is None
+    assert "not a test of the claim" in unplanned.detail
+
+
+def test_mi_check_of_a_claim_without_budget():
+    claim = parse_claim("dp:1:1e-6")
+    (check,) = cross_checks(claim, "mi-dp", 5.0, 5.0, plan=ClaimPlan({"mi": 0.05}, 0.05, 0.05, None))
+    assert (check.implied_mi_upper_bound, check.certified_contradiction, check.estimate_consistent) == (None, False, None)
+    assert check.detail == claim.implied_mi_budget("mi-dp", None).reason
+
+
+@pytest.mark.parametrize("p_lower, p_upper, refuted, form, statistic", [
+    (0.6, 0.1, True, "E", 0.6 - math.e * 0.1),                     # p̲ > e p̄
+    (0.95, 0.5, True, "complement", 0.5 - math.e * 0.05),           # 1 − p̄ > e (1 − p̲)
+    (0.3, 0.2, False, None, None),
+])
+def test_event_check_against_the_pure_dp_profile(p_lower, p_upper, refuted, form, statistic):
+    claim = parse_claim("dp:1")
+    event = SimpleNamespace(p_first_lower=p_lower, p_second_upper=p_upper)
+    plan = ClaimPlan({"mi": 0.025, "event": 0.025}, 0.025, 0.025, 2)
+    mi, check = cross_checks(claim, "mi-dp", 0.1, 0.1, event=event, plan=plan)
+    assert mi.test == "mi" and check.test == "event"
+    assert check.certified_contradiction is refuted and check.alpha_spent == 0.025
+    if refuted:
+        assert check.epsilon_prime == pytest.approx(1.0, abs=1e-4)  # the excess peaks at ε′ = ε
+        assert check.statistic == pytest.approx(statistic, abs=1e-4)
+        assert check.threshold == pytest.approx(0.0, abs=1e-4)  # δ(ε) = 0
+        assert ("p̲ − e^ε′ p̄" if form == "E" else "(1 − p̄) − e^ε′ (1 − p̲)") in check.detail
+    else:
+        assert check.statistic <= check.threshold
+
+
+def test_event_check_without_a_share_or_without_a_profile_cannot_refute():
+    event = SimpleNamespace(p_first_lower=0.6, p_second_upper=0.1)
+    _, unplanned = cross_checks(parse_claim("dp:1"), "mi-dp", 0.1, 0.1, event=event,
+                                plan=ClaimPlan({"mi": 0.05}, 0.05, 0.05, 2))
+    assert not unplanned.certified_contradiction and "no α was planned" in unplanned.detail
+    checks = cross_checks(parse_claim("mi-dp:0.1"), "mi-dp", 0.05, 0.05, event=event,
+                          plan=ClaimPlan({"mi": 0.05}, 0.05, 0.05, 2))
+    assert [c.test for c in checks] == ["mi"]
