@@ -101,6 +101,7 @@ def corner_leak(dbs, rng):
     return (rng.laplace(0.0, 1.0, len(dbs)) + np.where(corner, 10.0 * dbs[:, 0, 0], 0.0))[:, None]
 
 
+@pytest.mark.train
 @pytest.mark.parametrize("search", [0, 2])
 def test_structured_pairs_find_a_corner_leak(search):
     """StatDP's patterns with the other records at their lowest observed value (e.g. 'extremes':

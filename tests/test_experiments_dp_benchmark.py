@@ -54,6 +54,7 @@ def test_quick_run_tables_and_equal_runs(quick_run):
     np.testing.assert_allclose(summary["miaudit_spread"], spread)
 
 
+@pytest.mark.train
 def test_quick_run_one_database_at_a_time_regime(quick_run):
     """The second regime is labelled, audits laplace_sum at the same runs and seed as the headline."""
     tables, result = quick_run
