@@ -161,8 +161,9 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
             break
     best = max(alive, key=lambda i: choices[i].predicted)
     chosen, event = candidates[best], choices[best].event
-    # A randomized event's boundary coins come from their own seeded generator (part of the event).
-    coins = np.random.default_rng(rng.integers(2**63))
+    # A randomized event's boundary coins come from their own seeded generator (part of the event);
+    # a plain event draws none, so its runs are those of the same seed without the search.
+    coins = np.random.default_rng(rng.integers(2**63)) if event.randomized else None
     in_a = int(event.contains(chosen.scores(0, runs, runner, rng), coins).sum())
     in_b = int(event.contains(chosen.scores(1, runs, runner, rng), coins).sum())
     hits_first, hits_second = (in_a, in_b) if event.first_is_a else (in_b, in_a)
