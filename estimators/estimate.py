@@ -26,7 +26,7 @@ import numpy as np
 from .choices import CONDITIONAL_FORMS, ESTIMATORS, NEURAL_ESTIMATORS
 from .certify import BOUND_METHODS, averaged_dv_lower_bound, averaging_shifts, certify_critics
 from .discrete import CORRECTIONS, plugin_mi_batch
-from .gaussian_mi import gaussian_mi_batch
+from .gaussian import gaussian_mi_batch
 from .ksg import TIE_JITTER, has_ties, ksg_mi_batch
 from .neural import CriticConfig, fit_critics, minimum_split_samples
 from .results import MIEstimate
