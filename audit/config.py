@@ -14,7 +14,7 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     delta = 1e-6                          # an OpenDP smoothed max-divergence: δ at which it is read
     command = "sh mech.sh 1"              # instead of spec: an external program (mechanisms.recognition)
     wire = "text"                         # command: text | npy
-    timeout = 60                          # seconds one call (one chunk of databases; a command: one batch) may take
+    timeout = 60                          # seconds one call (one chunk of databases; a command: one batch; g, w) may take
 
     [prior]                               # or several [[priors]] tables (Θ); default: the catalog entry's
     spec = "builtin:bernoulli"            # builtin:bernoulli|gaussian|uniform, catalog:NAME, FILE.py:NAME
@@ -125,7 +125,7 @@ KEYS = (
     Key("mechanism", "wire", "choice", choices=("text", "npy"), flag="--wire",
         help="--command: wire format (default text)"),
     Key("mechanism", "timeout", "number", above=0, flag="--timeout", metavar="S",
-        help="seconds one call of the mechanism or the prior (one chunk of databases) may take "
+        help="seconds one call of the mechanism or the prior (one chunk of databases), or of g or w, may take "
              "(default: no limit, 60 s for the first call; --command: 60 s per batch)"),
     Key("mechanism", "query", "spec"),
     Key("mechanism", "params", "any"),
@@ -269,14 +269,24 @@ def _resolve(spec: str, base_dir: str | None) -> str:
     return spec
 
 
-def _source(spec: str, base_dir: str | None) -> str:
-    """The mechanism's specification as worker processes load it: a FILE.py part made absolute
-    (Ray workers do not run in this folder)."""
+def _absolute(spec: str, base_dir: str | None) -> str:
+    """A FILE.py:NAME spec with its file made absolute (Ray workers do not run in this folder)."""
     spec = _resolve(spec, base_dir)
     source, sep, name = spec.rpartition(":")
     if source.endswith(".py"):
         return str(Path(source).resolve()) + sep + name
     return spec
+
+
+def _source(table: dict, base_dir: str | None) -> str | dict:
+    """How worker processes load the mechanism (:class:`mechanisms.execution.worker.MechanismReference`):
+    its specification, or the whole [mechanism] table where more than the spec makes the mechanism
+    (a library's query and parameters, a program, catalog parameters); file paths made absolute."""
+    table = {key: value for key, value in table.items() if value is not None}
+    for key in ("spec", "query"):
+        if isinstance(table.get(key), str):
+            table[key] = _absolute(table[key], base_dir)
+    return table["spec"] if set(table) <= {"spec", "name", "timeout"} else table
 
 
 def _named(label: str, error: InputError) -> InputError:
@@ -575,7 +585,6 @@ def build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
                        pairs=pairs, records=records, claim=claim, critic=_critic(config.get("critic", {}), notion),
                        notes=notes, name=mechanism_table.get("name", name), quiet=quiet,
                        execution=_execution(config.get("execution", {}), notion, mechanism_table.get("timeout")),
-                       mechanism_source=_source(spec, base_dir) if entry is not None or (
-                           spec and loaded.library is None) else None, **audit)
+                       mechanism_source=_source(mechanism_table, base_dir), **audit)
     _warn_if_uncertifiable(result)
     return result

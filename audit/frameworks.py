@@ -27,8 +27,9 @@ from typing import Callable
 
 import numpy as np
 
-from estimators.validation import InputError, check_choice, check_int
+from estimators.validation import InputError, check_choice, check_int, check_positive
 from mechanisms.base import MechanismError, as_database_batch, check_batch_output
+from mechanisms.execution.user_call import call_user_code
 from mechanisms.priors import Prior
 
 __all__ = [
@@ -71,11 +72,16 @@ class SecretFunction:
     always_discrete : bool
         The function takes finitely many values whatever the prior (e.g. an indicator).
         Otherwise it is discrete exactly when the prior is.
+    timeout : float, optional
+        Seconds one call may take (an audit sets ``--timeout``; default: no limit). A call
+        that does not return in time is an error naming the function, like a hanging
+        mechanism or prior (:func:`mechanisms.execution.user_call.call_user_code`).
     """
 
     name: str
     function: Callable
     always_discrete: bool = False
+    timeout: float | None = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -83,17 +89,22 @@ class SecretFunction:
         if not callable(self.function):
             raise InputError(f"argument 'function' of {self.name!r} must be callable")
         _check_flag(self.always_discrete, "always_discrete")
+        if self.timeout is not None:
+            object.__setattr__(self, "timeout", check_positive(self.timeout, "timeout"))
 
     def __call__(self, dbs) -> np.ndarray:
         """Evaluate on a batch; raise :class:`~mechanisms.base.MechanismError` naming the function
-        when it raises or its result is not a finite numeric (m, d) array."""
+        when it raises, calls ``sys.exit``, outlives ``timeout`` or its result is not a finite
+        numeric (m, d) array."""
         batch = as_database_batch(dbs)
         who = f"secret function '{self.name}'"
+        where = f" on a batch of {batch.shape[0]} databases"
         try:
-            values = self.function(batch)
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a user's function may raise anything; sys.exit() must not end the audit silently
-            raise MechanismError(f"{who} raised {type(exc).__name__} on a batch of {batch.shape[0]} databases: {exc}",
-                                 mechanism=who) from exc
+            values = call_user_code(self.function, (batch,), who=who, timeout=self.timeout, where=where)
+        except Exception as exc:  # noqa: BLE001 - a user's function may raise anything
+            if isinstance(exc, MechanismError) and str(exc).startswith(who):  # out of time or sys.exit: named
+                raise
+            raise MechanismError(f"{who} raised {type(exc).__name__}{where}: {exc}", mechanism=who) from exc
         return check_batch_output(values, batch.shape[0], who)
 
     def is_discrete(self, prior: Prior) -> bool:
@@ -231,6 +242,13 @@ class PufferfishFramework:
     def with_priors(self, *priors: Prior) -> "PufferfishFramework":
         """The same (G, W, E) with Θ replaced by ``priors``."""
         return dataclasses.replace(self, priors=priors)
+
+    def with_timeout(self, seconds: float | None) -> "PufferfishFramework":
+        """The same framework with every call of every g and w bounded by ``seconds`` (None: no limit)."""
+        bounded = {id(f): dataclasses.replace(f, timeout=seconds) for f in self.private + self.public}
+        edges = tuple(SecretPair(bounded[id(e.g)], bounded[id(e.w)], e.independence) for e in self.edges)
+        return dataclasses.replace(self, private=tuple(bounded[id(g)] for g in self.private),
+                                   public=tuple(bounded[id(w)] for w in self.public), edges=edges)
 
     def strategies(self) -> list[dict]:
         """For every secret pair and prior in Θ: independence, discreteness of w, and the strategy."""

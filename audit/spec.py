@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -13,7 +13,7 @@ from estimators.validation import InputError, check_choice, check_int, check_non
 from mechanisms.base import mechanism_name
 from mechanisms.guarantee import Guarantee
 from mechanisms.neighbouring_pair import NeighbouringPair
-from mechanisms.execution.runner import ExecutionSettings
+from mechanisms.execution.runner import PROBE_TIMEOUT, ExecutionSettings
 from mechanisms.claims import Claim
 from mechanisms.priors import Prior
 
@@ -84,9 +84,10 @@ class AuditSpec:
     execution : ExecutionSettings
         Where the mechanism runs (in process, worker processes, Ray), its timeout, chunk size
         and retries.
-    mechanism_source : str, optional
+    mechanism_source : str or mapping, optional
         The specification that loaded the mechanism (``FILE.py:NAME``, ``package.module:NAME``,
-        ``catalog:NAME``): how worker processes load it.
+        ``catalog:NAME``), or the ``[mechanism]`` table that did (a library mechanism, a program):
+        how worker processes load it (:class:`mechanisms.execution.worker.MechanismReference`).
     notes : tuple of str
         Notes the result carries from the start (where a library's claim came from, whether the
         mechanism follows the seed).
@@ -115,7 +116,7 @@ class AuditSpec:
     name: str | None = None
     quiet: bool = True
     execution: ExecutionSettings = field(default_factory=ExecutionSettings)
-    mechanism_source: str | None = None
+    mechanism_source: str | Mapping | None = None
 
     def __post_init__(self):
         if not callable(self.mechanism):
@@ -174,6 +175,8 @@ class AuditSpec:
             raise InputError(f"argument 'delta' must be < 1, got {plain(self.delta)}")
         if self.notion == "smi-dp" and self.slices is not None and self.slices < 1:
             raise InputError("argument 'slices' must be >= 1 for notion 'smi-dp'")
+        if not isinstance(self.execution, ExecutionSettings):
+            raise InputError("argument 'execution' must be an ExecutionSettings")
         n, _ = priors[0].shape
         framework = self.framework
         if self.notion == "mi-pp":
@@ -183,11 +186,13 @@ class AuditSpec:
             if framework.shape is not None and framework.shape != priors[0].shape:
                 raise InputError(f"argument 'framework' is for databases of shape {framework.shape}, "
                                  f"the priors have {priors[0].shape}")
-            # Call g and w once on two databases now, so that a secret function that raises or
-            # returns the wrong shape is named before the mechanism runs (which may take long).
+            # Call g and w once on two databases now, so that a secret function that raises,
+            # hangs or returns the wrong shape is named before the mechanism runs (which may take
+            # long). Every call is bounded by --timeout, the first one as the mechanism's is.
             probe = priors[0](2, np.random.default_rng(0))
-            for pair in framework.secret_pairs:
+            for pair in framework.with_timeout(self.execution.timeout or PROBE_TIMEOUT).secret_pairs:
                 pair.evaluate(probe)
+            framework = framework.with_timeout(self.execution.timeout)
         else:
             framework = differential_privacy(*priors[0].shape)
         records = self.records
@@ -206,8 +211,6 @@ class AuditSpec:
         object.__setattr__(self, "delta", float(delta))
         object.__setattr__(self, "event_runs", int(event_runs))
         object.__setattr__(self, "critic", self.critic.validated())
-        if not isinstance(self.execution, ExecutionSettings):
-            raise InputError("argument 'execution' must be an ExecutionSettings")
 
     @property
     def mechanism_label(self) -> str:

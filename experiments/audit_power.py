@@ -20,6 +20,17 @@ null holds with equality: the column mean of n N(0, 1) records released with the
 of Theorem 4 for ε-MI PP has I(mean; M) = ½ log(1 + (1/n)/σ²) = ε exactly (attribute privacy,
 the audit's claim being ε-MI PP). Rates carry two-sided 95% Clopper–Pearson intervals.
 
+The claim boundary count (issue 13, Tests): a mechanism exactly at its claim, audited against that
+claim ``repeats`` times with independent seeds, must be refuted at a rate at most α (the claim
+verdict's type-I error, over every test that can refute it). The mechanism is the one of the slow
+test ``tests/test_claim_verdicts.py``: the column sum of 3 binary records plus N(0, 1) noise, claimed
+1-GDP, which it is exactly (Dong, Roth and Su 2022, Theorem 2.7: the Gaussian mechanism with
+sensitivity 1 and σ = 1 is 1-GDP, and its likelihood-ratio tests attain the trade-off curve G_1).
+The output reports "refuted k/N at the claim boundary" with α and the one-sided 99% Clopper–Pearson
+interval [L, 1] for the refuted rate (Clopper and Pearson 1934): L ≤ α is what the test requires
+(the count is consistent with a rate ≤ α); the one-sided 99% upper bound says how small the rate
+is shown to be.
+
 Where MI-based auditing is weaker or stronger than DP-testing tools is discussed in the findings
 (:data:`DISCUSSION`).
 """
@@ -40,8 +51,9 @@ from audit.spec import AuditSpec
 from estimators.neural import CriticConfig
 from mechanisms.calibration import gaussian_mi_pp
 from mechanisms.catalog import catalog, get_entry
+from mechanisms.claims import parse_claim
 from mechanisms.guarantee import Guarantee
-from mechanisms.priors import ProductGaussian
+from mechanisms.priors import ProductBernoulli, ProductGaussian
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 
@@ -49,6 +61,13 @@ ALPHA = 0.05
 BOUNDARY = "theorem4_gaussian_boundary"  # I(mean; M) = ε exactly
 BOUNDARY_EPSILON = 0.3
 BOUNDARY_RECORDS = 5
+CLAIM_BOUNDARY = "gaussian_count_at_1_gdp"  # exactly its claim, 1-GDP
+CLAIM_BOUNDARY_CLAIM = "gdp:1"
+CLAIM_BOUNDARY_RECORDS = 3
+#: One-sided Clopper–Pearson level of the boundary count, as in tests/test_claim_verdicts.py.
+CLAIM_BOUNDARY_CONFIDENCE = 0.99
+#: The critic of the boundary audits (the slow test's: 200 steps).
+CLAIM_BOUNDARY_CRITIC = CriticConfig(max_steps=200)
 
 DISCUSSION = [
     "**Where MI-based auditing is weaker.** ε-DP only implies min(ε, ε²/2)-MI DP (Theorem 1), and the MI "
@@ -103,6 +122,10 @@ class PowerGrid:
     slices : int
         Random slices per secret (candidates beside the full critic).
     critic : CriticConfig
+    claim_boundary_repeats : int
+        Independent audits of the claim boundary case (:data:`CLAIM_BOUNDARY`).
+    claim_boundary_samples : int
+        Their sample budget.
     """
 
     cases: tuple
@@ -113,23 +136,30 @@ class PowerGrid:
     table_samples: int
     slices: int
     critic: CriticConfig
+    claim_boundary_repeats: int
+    claim_boundary_samples: int
 
     def to_dict(self) -> dict:
         return {"cases": list(self.cases) + ([BOUNDARY] if self.boundary else []), "budgets": list(self.budgets),
                 "repeats": self.repeats,
                 "catalog table": "whole catalog" if self.table_entries is None else list(self.table_entries),
                 "catalog table samples": self.table_samples, "slices": self.slices, "alpha": ALPHA,
-                "critic": f"{self.critic.architecture}, hidden {self.critic.hidden}, max_steps {self.critic.max_steps}"}
+                "critic": f"{self.critic.architecture}, hidden {self.critic.hidden}, max_steps {self.critic.max_steps}",
+                "claim boundary": (f"{CLAIM_BOUNDARY} claimed {CLAIM_BOUNDARY_CLAIM}: {self.claim_boundary_repeats} "
+                                   f"audits of {self.claim_boundary_samples} samples, critic max_steps "
+                                   f"{CLAIM_BOUNDARY_CRITIC.max_steps}, no slices")}
 
 
 def quick_grid() -> PowerGrid:
     return PowerGrid(("histogram_buggy", "laplace_sum"), True, (600,), 3, ("histogram_buggy", "laplace_sum"), 600,
-                     2, CriticConfig(hidden=16, max_steps=150, eval_every=25, patience=3))
+                     2, CriticConfig(hidden=16, max_steps=150, eval_every=25, patience=3), 6, 1500)
 
 
 def full_grid() -> PowerGrid:
+    # The claim boundary: the slow test's audits of 1,500 samples (about a second each), 100 of them
+    # rather than its 30, so that a count of 0 bounds the refuted rate below α.
     return PowerGrid(("histogram_buggy", "mean_off_by_one_count", "svt4", "laplace_sum", "histogram"), True,
-                     (500, 2000, 8000), 6, None, 8000, 4, CriticConfig(max_steps=600))
+                     (500, 2000, 8000), 6, None, 8000, 4, CriticConfig(max_steps=600), 100, 1500)
 
 
 def changed_record(entry) -> int:
@@ -171,6 +201,81 @@ def boundary_spec(samples: int, seed: int, critic: CriticConfig, slices: int, de
                      alpha=ALPHA, samples=samples, slices=slices, claim=Guarantee("mi-pp", truth, note=calibration.rule),
                      name=BOUNDARY, critic=critic, seed=seed, device=device)
     return spec, truth
+
+
+def gaussian_count(dbs, rng):
+    """The column sums plus N(0, 1): exactly 1-GDP for one changed binary record (Dong, Roth and Su 2022,
+    Theorem 2.7)."""
+    return dbs.sum(axis=1) + rng.normal(size=(dbs.shape[0], dbs.shape[2]))
+
+
+def claim_boundary_spec(samples: int, seed: int, device) -> AuditSpec:
+    """The audit of :func:`gaussian_count` against its exact claim 1-GDP (record 0 of 3 binary records)."""
+    return AuditSpec(mechanism=gaussian_count, priors=[ProductBernoulli(0.5, shape=(CLAIM_BOUNDARY_RECORDS, 1))],
+                     claim=parse_claim(CLAIM_BOUNDARY_CLAIM), records=(0,), alpha=ALPHA, samples=samples, slices=0,
+                     critic=CLAIM_BOUNDARY_CRITIC, name=CLAIM_BOUNDARY, seed=seed, device=device)
+
+
+@dataclass(frozen=True)
+class BoundaryCount:
+    """How many of ``repeats`` audits refuted a claim that holds with equality.
+
+    The bounds are one-sided Clopper–Pearson (Clopper and Pearson 1934) at ``confidence``:
+    the refuted rate is ≥ ``lower`` and ≤ ``upper``, each with probability ≥ ``confidence``.
+    ``within_alpha`` (``lower`` ≤ α) is the requirement of the claim verdict's type-I error.
+    """
+
+    refuted: int
+    repeats: int
+    alpha: float
+    confidence: float
+
+    @property
+    def rate(self) -> float:
+        return self.refuted / self.repeats
+
+    @property
+    def lower(self) -> float:
+        return float(clopper_pearson(self.refuted, self.repeats, 1.0 - self.confidence)[0])
+
+    @property
+    def upper(self) -> float:
+        return float(clopper_pearson(self.refuted, self.repeats, 1.0 - self.confidence)[1])
+
+    @property
+    def within_alpha(self) -> bool:
+        return self.lower <= self.alpha
+
+    def describe(self) -> str:
+        level = f"{100 * self.confidence:g}%"
+        verdict = ("consistent with a type-I error ≤ α" if self.within_alpha else
+                   "the type-I error exceeds α at this confidence")
+        return (f"Claim boundary ({CLAIM_BOUNDARY}: the Gaussian count audited at its exact claim "
+                f"{CLAIM_BOUNDARY_CLAIM}): refuted {self.refuted}/{self.repeats} at the claim boundary, α = {self.alpha}; "
+                f"one-sided {level} Clopper–Pearson interval for the refuted rate [{self.lower:.3g}, 1] "
+                f"({verdict}); one-sided {level} upper bound {self.upper:.3f}.")
+
+    def to_table(self) -> dict:
+        return {"case": [CLAIM_BOUNDARY], "claim": [CLAIM_BOUNDARY_CLAIM], "refuted": [self.refuted],
+                "repeats": [self.repeats], "rate": [self.rate], "alpha": [self.alpha], "confidence": [self.confidence],
+                "rate_lower_one_sided": [self.lower], "rate_upper_one_sided": [self.upper],
+                "within_alpha": [self.within_alpha]}
+
+
+def run_claim_boundary(repeats: int, samples: int, device, seed: int) -> tuple[dict, BoundaryCount]:
+    """``repeats`` audits of the claim boundary case with independent seeds: per-audit rows and the count."""
+    runs: dict = {}
+    for repeat in range(repeats):
+        audit_seed = _seed(seed, 77, repeat)
+        result = run_audit(claim_boundary_spec(samples, audit_seed, device))
+        by_mi, by_event = flag_routes(result)
+        row = {"case": CLAIM_BOUNDARY, "claim": CLAIM_BOUNDARY_CLAIM, "repeat": repeat, "seed": audit_seed,
+               "samples_per_audit": samples, "claim_verdict": result.claim_verdict, "refuted": result.refuted,
+               "refuted_by_mi": by_mi, "refuted_by_event": by_event, "seconds": result.seconds}
+        for key, value in row.items():
+            runs.setdefault(key, []).append(value)
+    count = BoundaryCount(int(sum(runs["refuted"])), repeats, ALPHA, CLAIM_BOUNDARY_CONFIDENCE)
+    return runs, count
 
 
 def flag_routes(result) -> tuple[bool, bool]:
@@ -266,8 +371,8 @@ def run_table(grid: PowerGrid, device, seed: int, kept: dict) -> dict:
     return columns
 
 
-def _findings(summary: dict, table: dict, grid: PowerGrid) -> list:
-    findings = []
+def _findings(summary: dict, table: dict, grid: PowerGrid, boundary: BoundaryCount) -> list:
+    findings = [boundary.describe()]
     kind = np.asarray(summary["kind"])
     budgets = np.asarray(summary["budget"])
     top = max(grid.budgets)
@@ -344,18 +449,24 @@ def run(context) -> ExperimentOutput:
     runs, kept = run_power(grid, context.device, context.seed)
     summary = summarize_power(runs)
     table = run_table(grid, context.device, context.seed, kept)
+    boundary_runs, boundary = run_claim_boundary(grid.claim_boundary_repeats, grid.claim_boundary_samples,
+                                                 context.device, context.seed)
     settings = {**grid.to_dict(), "unit": "nats (MI); ε-DP bounds are DP parameters",
                 "boundary truth": f"I = ε = {BOUNDARY_EPSILON} nats (n = {BOUNDARY_RECORDS})",
                 "audits run in": f"{time.perf_counter() - started:.1f} s"}
-    return ExperimentOutput([Table("catalog_audit", table), Table("power", summary), Table("power_runs", runs)],
-                            _figure(summary, table), settings, _findings(summary, table, grid))
+    tables = [Table("catalog_audit", table), Table("power", summary), Table("power_runs", runs),
+              Table("claim_boundary", boundary.to_table()), Table("claim_boundary_runs", boundary_runs)]
+    return ExperimentOutput(tables, _figure(summary, table), settings, _findings(summary, table, grid, boundary))
 
 
 EXPERIMENTS = [Experiment(
     name="audit-power",
-    description="Catalog audits: power and type-I error vs sample budget, and the audit table over the whole catalog",
+    description=("Catalog audits: power and type-I error vs sample budget, the audit table over the whole catalog, "
+                 "and the refuted count of a claim audited at its exact boundary"),
     source="study (issue 6; catalog audit table of issue 5 §4); Theorem 1 and Theorem 4 of the Pufferfish paper",
     run=run,
     trains=True,
-    full_runtime="136 s on a quiet 2-core x86_64 CPU, device cpu (6 repeats x 3 budgets x 6 cases + 27-entry table)",
+    full_runtime=("2,132 s under nice on a 2-core x86_64 CPU shared with five engineers' test runs (load average "
+                  "8-15), device cpu (6 repeats x 3 budgets x 6 cases, 34-entry table, 100 claim boundary audits); "
+                  "136 s on the quiet machine before the claim boundary count"),
 )]

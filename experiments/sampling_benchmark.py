@@ -1,10 +1,16 @@
 """Sampling backends (issue 18): speedup of worker processes and Ray, per-chunk overhead, chunk sizing.
 
-Two mechanisms of 20 ms per run: one that sleeps (waiting on I/O, a remote service) and a CPU-bound
-external program (:mod:`experiments._busy_program`, started once per chunk through
-:class:`~mechanisms.adapters.ExternalCommandMechanism`). Each runs ``runs`` databases in process,
-on 2 local worker processes and on a local Ray instance with 2 CPUs, at one chunk size; startup
-(pool or Ray start, loading the mechanism) is timed separately and left out of the sampling time.
+Three mechanisms of about 20 ms per run: one that sleeps (waiting on I/O, a remote service), a
+CPU-bound external program (:mod:`experiments._busy_program`, started once per chunk through
+:class:`~mechanisms.adapters.ExternalCommandMechanism`), and a small DP-SGD training run (the
+catalog's correct DP-SGD, :mod:`mechanisms.training`, at its setting σ = 2, q = 0.25, on a
+larger training set so that one run trains for about 20 ms: logistic regression on 500 records
+of 10 features, 128 noisy steps, releasing the gradient trace; the databases alternate between
+the training set with its gradient canary and the one with a null record in its place). Each
+runs ``runs`` databases in process, on 2 local worker processes and on a local Ray instance with
+2 CPUs, at one chunk size; startup (pool or Ray start, loading the mechanism) is timed
+separately and left out of the sampling time. The machine's load average is read before and
+after every timing: CPU-bound speedups need idle cores, and a shared machine has none.
 
 The per-chunk overhead of a backend is measured with a mechanism that does no work (sampling
 time × slots / chunks, chunk size 1); for the external program it includes starting the program,
@@ -17,15 +23,19 @@ Run it with ``miaudit experiment sampling-benchmark`` or ``python -m experiments
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 from mechanisms.adapters import ExternalCommandMechanism
 from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
+from mechanisms.training import DPSGD
+from mechanisms.training.catalog import canary_pair
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 
@@ -52,6 +62,34 @@ def busy_program(milliseconds: float) -> ExternalCommandMechanism:
                                     name=f"external program, {milliseconds:g} ms CPU per run")
 
 
+#: Training set size of the DP-SGD run: records, features, steps (about 20 ms per run on this CPU).
+DPSGD_RECORDS, DPSGD_FEATURES, DPSGD_STEPS = 500, 10, 128
+#: The catalog's correct DP-SGD at σ = 2, q = 0.25 (entry dpsgd_s2_q0.25_t16), trained longer on more records.
+dpsgd_training = DPSGD(DPSGD_RECORDS, DPSGD_FEATURES, 2.0, sampling_rate=0.25, steps=DPSGD_STEPS,
+                       release="gradient_trace")
+
+
+def binary_databases(runs: int, seed: int) -> np.ndarray:
+    """``runs`` databases of 4 binary records."""
+    return np.random.default_rng(seed).integers(0, 2, size=(runs, 4, 1)).astype(float)
+
+
+def training_sets(runs: int, seed: int) -> np.ndarray:
+    """``runs`` training sets alternating between the canary's and its neighbour's (a null record)."""
+    pair = canary_pair(DPSGD_RECORDS, DPSGD_FEATURES, seed=seed)
+    return np.stack([pair.first, pair.second])[np.arange(runs) % 2]
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A mechanism of the benchmark, how workers load it, and its databases."""
+
+    name: str
+    mechanism: Callable
+    source: str | None
+    databases: Callable = binary_databases
+
+
 @dataclass(frozen=True)
 class Setting:
     """A backend configuration."""
@@ -68,49 +106,63 @@ SETTINGS = (Setting("in process", {}), Setting("2 workers", {"workers": 2}),
             Setting("ray, 2 CPUs", {"backend": "ray", "workers": 2}))
 
 
-def time_sampling(mechanism, source, setting: Setting, runs: int, chunk_size: int, seed: int):
-    """(startup seconds, sampling seconds) of ``runs`` mechanism runs on ``setting``."""
-    dbs = np.random.default_rng(seed).integers(0, 2, size=(runs, 4, 1)).astype(float)
+@dataclass(frozen=True)
+class Timing:
+    """One timed sampling job: startup and sampling seconds, and the 1-minute load average before and after."""
+
+    startup: float
+    seconds: float
+    load_before: float
+    load_after: float
+
+
+def time_sampling(workload: Workload, setting: Setting, runs: int, chunk_size: int, seed: int) -> Timing:
+    """The timing of ``runs`` runs of ``workload`` on ``setting``."""
+    dbs = workload.databases(runs, seed)
     settings = ExecutionSettings(chunk_size=chunk_size, **setting.options)
+    load_before = os.getloadavg()[0]
     started = time.perf_counter()
-    with MechanismRunner(mechanism, getattr(mechanism, "name", None) or mechanism.__name__, settings,
-                         source=source) as runner:
+    with MechanismRunner(workload.mechanism, workload.name, settings, source=workload.source) as runner:
         rng = np.random.default_rng(seed)
         # Warm-up on one chunk per slot: starts the pool or Ray, loads the mechanism, probes it.
         runner.sample(dbs[:chunk_size * setting.slots], rng)
         ready = time.perf_counter()
         runner.sample(dbs, rng)
         done = time.perf_counter()
-    return ready - started, done - ready
+    return Timing(ready - started, done - ready, load_before, os.getloadavg()[0])
 
 
 def run(context) -> ExperimentOutput:
     quick = context.quick
     runs = 100 if quick else 2000
     chunk_size = 25
-    overhead_runs = 40 if quick else 400
+    overhead_runs = 12 if quick else 400
     settings = SETTINGS[:2] if quick else SETTINGS
-    mechanisms = [("sleep 20 ms", sleepy, f"{SOURCE}:sleepy"),
-                  ("external program, 20 ms CPU", busy_program(1000 * RUN_SECONDS), None)]
+    workloads = [Workload("sleep 20 ms", sleepy, f"{SOURCE}:sleepy"),
+                 Workload("external program, 20 ms CPU", busy_program(1000 * RUN_SECONDS), None),
+                 Workload(f"DP-SGD training run ({DPSGD_RECORDS} records, {DPSGD_STEPS} steps)", dpsgd_training,
+                          f"{SOURCE}:dpsgd_training", training_sets)]
     rows = {"mechanism": [], "backend": [], "runs": [], "chunk size": [], "startup s": [], "sampling s": [],
-            "runs per s": [], "speedup": []}
-    for name, mechanism, source in mechanisms:
+            "runs per s": [], "speedup": [], "load average before": [], "load average after": []}
+    for workload in workloads:
         serial = None
         for setting in settings:
-            startup, seconds = time_sampling(mechanism, source, setting, runs, chunk_size, context.seed)
-            serial = serial or seconds
-            for key, value in zip(rows, (name, setting.label, runs, chunk_size, startup, seconds, runs / seconds,
-                                         serial / seconds)):
+            timing = time_sampling(workload, setting, runs, chunk_size, context.seed)
+            serial = serial or timing.seconds
+            for key, value in zip(rows, (workload.name, setting.label, runs, chunk_size, timing.startup,
+                                         timing.seconds, runs / timing.seconds, serial / timing.seconds,
+                                         timing.load_before, timing.load_after)):
                 rows[key].append(value)
     overhead = {"mechanism": [], "backend": [], "chunks": [], "overhead ms per chunk": [],
-                "chunk size for < 5% overhead": []}
-    for name, mechanism, source in [("no work (Python)", idle, f"{SOURCE}:idle"),
-                                    ("external program, 0 ms", busy_program(0), None)]:
+                "chunk size for < 5% overhead": [], "load average before": [], "load average after": []}
+    for workload in [Workload("no work (Python)", idle, f"{SOURCE}:idle"),
+                     Workload("external program, 0 ms", busy_program(0), None)]:
         for setting in settings:
-            _, seconds = time_sampling(mechanism, source, setting, overhead_runs, 1, context.seed)
-            per_chunk = seconds * setting.slots / overhead_runs
-            for key, value in zip(overhead, (name, setting.label, overhead_runs, 1000 * per_chunk,
-                                             max(1, math.ceil(per_chunk / (OVERHEAD_TARGET * RUN_SECONDS))))):
+            timing = time_sampling(workload, setting, overhead_runs, 1, context.seed)
+            per_chunk = timing.seconds * setting.slots / overhead_runs
+            for key, value in zip(overhead, (workload.name, setting.label, overhead_runs, 1000 * per_chunk,
+                                             max(1, math.ceil(per_chunk / (OVERHEAD_TARGET * RUN_SECONDS))),
+                                             timing.load_before, timing.load_after)):
                 overhead[key].append(value)
 
     figure, axes = new_figure()
@@ -127,18 +179,26 @@ def run(context) -> ExperimentOutput:
     for m, b, ms, size in zip(overhead["mechanism"], overhead["backend"], overhead["overhead ms per chunk"],
                               overhead["chunk size for < 5% overhead"]):
         findings.append(f"{m}, {b}: {ms:.3g} ms per chunk; chunks of ≥ {size} runs of 20 ms keep it under 5%.")
+    loads = rows["load average before"] + rows["load average after"] + overhead["load average before"] \
+        + overhead["load average after"]
+    findings.append(f"1-minute load average of the machine ({os.cpu_count()} cores) during the run: "
+                    f"{min(loads):.1f} to {max(loads):.1f}; a CPU-bound mechanism speeds up only with idle cores.")
     out_settings = {"runs": runs, "chunk size": chunk_size, "time per run": "20 ms",
-                    "overhead runs (chunk size 1)": overhead_runs, "backends": [s.label for s in settings]}
+                    "overhead runs (chunk size 1)": overhead_runs, "backends": [s.label for s in settings],
+                    "DP-SGD run": (f"{DPSGD_RECORDS} records x {DPSGD_FEATURES} features, σ = 2, q = 0.25, "
+                                   f"{DPSGD_STEPS} steps, gradient trace released"),
+                    "load average (1 min)": f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"}
     return ExperimentOutput([Table("sampling_speed", rows), Table("chunk_overhead", overhead)], figure,
                             out_settings, findings)
 
 
 EXPERIMENTS = [Experiment(
     name="sampling-benchmark",
-    description="mechanism runs per second in process, on 2 worker processes and on Ray; per-chunk overhead",
+    description=("mechanism runs per second (sleeping, external program, DP-SGD training run) in process, on 2 "
+                 "worker processes and on Ray; per-chunk overhead; load average"),
     source="study (issue 18)",
     run=run,
-    full_runtime="1,398 s on a 2-core x86_64 CPU shared with other test runs (load average 10-12)",
+    full_runtime="1,148 s on a 2-core x86_64 CPU shared with five other engineers' test runs (load average 10-14)",
 )]
 
 

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import integrate
+from scipy import integrate, stats
 
 from experiments.framework import read_table
 from experiments.registry import run
@@ -24,7 +24,8 @@ ALPHA = 0.05
 def power_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("audit_power")
     result = run("audit-power", out_dir=out, quick=True, seed=0, device="cpu")
-    return {name: read_table(out / f"{name}.csv") for name in ("catalog_audit", "power", "power_runs")}, result
+    names = ("catalog_audit", "power", "power_runs", "claim_boundary", "claim_boundary_runs")
+    return {name: read_table(out / f"{name}.csv") for name in names}, result
 
 
 @pytest.mark.train
@@ -94,6 +95,32 @@ def test_power_summary_counts_the_runs(power_run):
     np.testing.assert_allclose(runs["truth_mi"][boundary], 0.3, rtol=1e-12)
     np.testing.assert_allclose(runs["audit_epsilon"][boundary], 0.3, rtol=1e-12)
     assert len(set(runs["seed"].tolist())) == len(runs["seed"])  # independent audits
+
+
+@pytest.mark.train
+def test_claim_boundary_count_is_reported_with_its_one_sided_interval(power_run):
+    tables, result = power_run
+    runs = tables["claim_boundary_runs"]
+    assert len(tables["claim_boundary"]["case"]) == 1
+    row = {key: values[0] for key, values in tables["claim_boundary"].items()}
+    k, n = int(row["refuted"]), int(row["repeats"])
+    assert n == len(runs["repeat"]) >= 5 and k == int((runs["claim_verdict"] == "refuted").sum())
+    assert set(runs["claim_verdict"]) <= {"refuted", "not-refuted"} and set(runs["claim"]) == {"gdp:1"}
+    assert len(set(runs["seed"].tolist())) == n  # independent audits
+    assert row["alpha"] == ALPHA and row["confidence"] == 0.99
+    # One-sided Clopper–Pearson, from the binomial tails it inverts: P(Bin(n, L) >= k) = 1 %, P(Bin(n, U) <= k) = 1 %.
+    lower, upper = row["rate_lower_one_sided"], row["rate_upper_one_sided"]
+    if k == 0:
+        assert lower == 0 and upper == pytest.approx(1 - 0.01 ** (1 / n))
+    else:
+        assert stats.binom.sf(k - 1, n, lower) == pytest.approx(0.01, rel=1e-6)
+        assert stats.binom.cdf(k, n, upper) == pytest.approx(0.01, rel=1e-6)
+    assert row["within_alpha"] == (lower <= ALPHA)
+    # The Gaussian count is exactly 1-GDP: its claim holds with equality, so refutations are rare
+    # (binomial slack: three standard deviations of a rate of at most α).
+    assert k / n <= ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / n)
+    assert any(f"refuted {k}/{n} at the claim boundary" in f and f"α = {ALPHA}" in f and "Clopper–Pearson" in f
+               for f in result.findings)
 
 
 def test_catalog_spec_follows_each_claims_notion(small_critic):

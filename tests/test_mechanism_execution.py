@@ -1,6 +1,7 @@
 """Calling user code safely and in parallel: private inputs, timeouts, sys.exit, hidden
 randomness, memory, seeded chunks identical on every backend, retries and worker deaths."""
 
+import json
 import os
 import sys
 import threading
@@ -114,6 +115,40 @@ def test_a_hanging_prior_is_named():
     with MechanismRunner(fx.summing, "s", ExecutionSettings(timeout=0.5)) as runner:
         with pytest.raises(MechanismError, match="prior 'stuck' did not return within 0.5 s"):
             runner.draw(stuck, 10, np.random.default_rng(0))
+
+
+def _secret_spec(g, w=None, **execution):
+    from audit.frameworks import PufferfishFramework, SecretFunction, SecretPair
+
+    secret = SecretFunction(f"g = {g}", getattr(fx, g))
+    if w is None:
+        framework = PufferfishFramework("hanging secret", (secret,))
+    else:
+        public = SecretFunction(f"w = {w}", getattr(fx, w))
+        framework = PufferfishFramework("hanging secret", (secret,), (public,), (SecretPair(secret, public),))
+    return AuditSpec(mechanism=fx.summing, priors=[ProductBernoulli(0.5, shape=(3, 1))], notion="mi-pp",
+                     epsilon=0.1, framework=framework, samples=600, slices=0, event_runs=0, critic=FAST,
+                     execution=ExecutionSettings(**execution))
+
+
+def test_a_secret_function_that_hangs_in_the_audit_is_stopped_at_the_timeout_and_named():
+    # g answers the early probe on 2 databases, then hangs on the audit's sample: the engine's call is bounded.
+    spec = _secret_spec("secret_hangs_on_large_batches", timeout=0.5)
+    with pytest.raises(MechanismError, match=r"secret function 'g = secret_hangs_on_large_batches' did not return "
+                                             r"within 0.5 s on a batch of 600 databases \(--timeout\)"):
+        run_audit(spec)
+
+
+def test_a_public_function_that_hangs_is_named_before_sampling(monkeypatch):
+    with pytest.raises(MechanismError, match=r"secret function 'w = secret_hangs' did not return within 0.5 s "
+                                             r"on a batch of 2 databases"):
+        _secret_spec("secret_first_record", "secret_hangs", timeout=0.5)
+    # Without --timeout the first call has the mechanism's first-call limit.
+    from audit import spec as spec_module
+
+    monkeypatch.setattr(spec_module, "PROBE_TIMEOUT", 0.5)
+    with pytest.raises(MechanismError, match="secret function 'w = secret_hangs' did not return within 0.5 s"):
+        _secret_spec("secret_first_record", "secret_hangs")
 
 
 def test_sys_exit_in_a_mechanism_is_an_error_naming_it():
@@ -287,15 +322,42 @@ def test_ray_task_failures_name_the_mechanism_and_database(local_ray):
         sample("hangs", numbered(4), backend="ray", timeout=1, retries=0)
 
 
+def test_a_catalog_entry_with_parameters_reaches_workers_with_its_parameters():
+    # Before, workers loaded "catalog:NAME" and silently ran the entry at its default parameters.
+    import pickle
+
+    from audit.config import build_spec
+    from mechanisms.catalog import get_entry
+    from mechanisms.execution.worker import MechanismReference
+
+    spec = build_spec({"mechanism": {"spec": "catalog:laplace_sum", "params": {"epsilon": 5.0}}})
+    shipped = pickle.loads(pickle.dumps(MechanismReference("laplace_sum", spec.mechanism_source)))
+    dbs = np.zeros((4, 3, 2))
+    expected = get_entry("laplace_sum", {"epsilon": 5.0}).mechanism(dbs, np.random.default_rng(0))
+    np.testing.assert_array_equal(shipped.resolve()(dbs, np.random.default_rng(0)), expected)
+    assert not np.array_equal(get_entry("laplace_sum").mechanism(dbs, np.random.default_rng(0)), expected)
+
+
+@pytest.mark.train
+@pytest.mark.ray
+@pytest.mark.parametrize("route", ["diffprivlib object", "diffprivlib class, file query"])
+def test_library_mechanisms_give_the_same_json_on_ray(route, local_ray, capsys):
+    assert library_json(capsys, route, "--backend", "ray") == library_json(capsys, route)
+
+
 # ---------------------------------------------------------------- the command line
 
 
-def cli(*argv):
+def main_audit(*argv):
     from audit.cli.main import main
 
-    return main(["audit", "--prior", "builtin:bernoulli", "--n", "3", "--notion", "mi-dp", "--epsilon", "0.1",
-                 "--samples", "2000", "--slices", "0", "--event-runs", "0", "--set", "critic.max_steps=100",
-                 "--quiet", *argv])
+    return main(["audit", *argv])
+
+
+def cli(*argv):
+    return main_audit("--prior", "builtin:bernoulli", "--n", "3", "--notion", "mi-dp", "--epsilon", "0.1",
+                      "--samples", "2000", "--slices", "0", "--event-runs", "0", "--set", "critic.max_steps=100",
+                      "--quiet", *argv)
 
 
 def test_cli_a_mechanism_calling_sys_exit_fails_with_status_1_naming_it(capsys):
@@ -357,7 +419,92 @@ def test_cli_timeout_flag_bounds_every_call(capsys):
     assert f"mechanism '{SOURCE}:hangs' did not return within 0.5 s" in capsys.readouterr().err
 
 
+def test_cli_a_hanging_secret_function_fails_with_status_1_naming_it(capsys):
+    assert main_audit("--mechanism", f"{SOURCE}:summing", "--prior", "builtin:bernoulli", "--n", "3",
+                      "--notion", "mi-pp", "--epsilon", "0.1", "--secret", f"{SOURCE}:secret_hangs_on_large_batches",
+                      "--samples", "600", "--slices", "0", "--set", "critic.max_steps=100",
+                      "--timeout", "0.5", "--quiet") == 1
+    err = capsys.readouterr().err
+    assert f"secret function 'g = {SOURCE}:secret_hangs_on_large_batches' did not return within 0.5 s" in err
+
+
+LIBRARY = str(FIXTURES / "library_mechanisms.py")  # imports OpenDP and diffprivlib
+LIBRARY_ROUTES = {
+    "OpenDP measurement": ("--mechanism", f"{LIBRARY}:laplace_sum"),
+    "diffprivlib object": ("--mechanism", f"{LIBRARY}:laplace"),
+    "diffprivlib class, file query": ("--mechanism", "diffprivlib.mechanisms:Laplace", "--set",
+                                      "mechanism.params.epsilon=0.5", "--set", "mechanism.params.sensitivity=1",
+                                      "--set", f"mechanism.query={LIBRARY}:first_two"),
+    "external program": ("--command", f"{sys.executable} {FIXTURES / 'wire_mechanism.py'} noisy", "--claim", "dp:1"),
+}
+
+
+def library_json(capsys, route, *execution):
+    """The JSON of a small audit of a library mechanism named as on the command line, without times."""
+    pytest.importorskip("opendp")
+    pytest.importorskip("diffprivlib")
+    assert main_audit(*LIBRARY_ROUTES[route], "--prior", "builtin:bernoulli", "--n", "10", "--records", "0",
+                      "--slices", "0", "--samples", "1000", "--set", "critic.max_steps=100", "--chunk-size", "200",
+                      "--json", *execution) == 0, capsys.readouterr().err
+    payload = json.loads(capsys.readouterr().out)
+    payload.pop("seconds")
+    return payload
+
+
+@pytest.mark.train
+@pytest.mark.parametrize("route", ["diffprivlib object", "diffprivlib class, file query", "external program"])
+def test_library_mechanisms_give_identical_json_on_one_and_two_workers(route, capsys):
+    # Workers rebuild them from the [mechanism] table (a diffprivlib object cannot be pickled, a query
+    # from a file cannot be unpickled where the file was not run); the seeded copies give the same samples.
+    assert library_json(capsys, route, "--workers", "2") == library_json(capsys, route)
+
+
+@pytest.mark.train
+def test_an_opendp_measurement_runs_on_two_workers_with_independent_noise(capsys):
+    # An OpenDP measurement holds C pointers (it cannot be pickled) and takes no seed, so its outputs
+    # cannot be the same on two backends; what must hold is that the workers rebuild it and draw
+    # independent noise: the same database 400 times over 8 chunks gives no repeated output.
+    from mechanisms.recognition import load_mechanism
+
+    one, two = library_json(capsys, "OpenDP measurement"), library_json(capsys, "OpenDP measurement", "--workers", "2")
+    assert one["claim"] == two["claim"] and one["samples_by_purpose"] == two["samples_by_purpose"]
+    assert any("OpenDP draws its noise from its own generator" in note for note in two["notes"])
+    table = {"spec": f"{LIBRARY}:laplace_sum"}
+    with MechanismRunner(load_mechanism(table).mechanism, "laplace_sum", ExecutionSettings(workers=2, chunk_size=50),
+                         source=table) as r:
+        outputs = r.sample(np.ones((400, 10, 1)), np.random.default_rng(0))
+    assert outputs.shape == (400, 1) and len(np.unique(outputs)) == 400
+
+
 def test_os_randomness_declared_independent_across_processes_may_run_in_parallel():
     with pytest.warns(UserWarning, match="mechanism 'os_noise' returned different outputs"):
         out = sample("os_noise", numbered(10), workers=2)
     assert out.shape == (10, 1)
+
+
+# ---------------------------------------------------------------- the sampling benchmark (quick run)
+
+
+def test_sampling_benchmark_quick_run_reports_speed_overhead_and_load(tmp_path):
+    import math
+
+    from experiments.framework import read_table
+    from experiments.registry import run
+    from experiments.sampling_benchmark import OVERHEAD_TARGET, RUN_SECONDS
+
+    result = run("sampling-benchmark", out_dir=tmp_path, quick=True, seed=0)
+    speed, overhead = (read_table(tmp_path / f"{name}.csv") for name in ("sampling_speed", "chunk_overhead"))
+    assert {str(m).split(" (")[0] for m in speed["mechanism"]} == {"sleep 20 ms", "external program, 20 ms CPU",
+                                                                   "DP-SGD training run"}
+    np.testing.assert_allclose(speed["runs per s"], speed["runs"] / speed["sampling s"])
+    for name in set(speed["mechanism"]):
+        rows = np.flatnonzero(speed["mechanism"] == name)
+        serial = speed["sampling s"][rows[0]]  # the first setting is in process
+        np.testing.assert_allclose(speed["speedup"][rows], serial / speed["sampling s"][rows])
+    # The sizing rule: the smallest chunk whose overhead is under 5% of its runs' time.
+    per_chunk = overhead["overhead ms per chunk"] / 1000
+    expected = [max(1, math.ceil(o / (OVERHEAD_TARGET * RUN_SECONDS) - 1e-9)) for o in per_chunk]
+    np.testing.assert_array_equal(overhead["chunk size for < 5% overhead"], expected)
+    for table in (speed, overhead):
+        assert np.all(table["load average before"] >= 0) and np.all(table["load average after"] >= 0)
+    assert any(f.startswith("1-minute load average") for f in result.findings)

@@ -67,7 +67,8 @@ def _check_sendable(reference: MechanismReference) -> None:
         raise MechanismError(
             f"mechanism '{reference.label}' cannot be sent to worker processes: it was not loaded from a "
             f"specification (FILE.py:NAME or package.module:NAME) and cannot be pickled ({exc}); define it at the "
-            "top level of a module, or run in process (--workers 1)", mechanism=reference.label) from None
+            "top level of a module (from Python: give the specification or [mechanism] table that loads it as "
+            "AuditSpec(mechanism_source=...)), or run in process (--workers 1)", mechanism=reference.label) from None
 
 
 class ProcessBackend:

@@ -106,8 +106,9 @@ class MechanismRunner:
         Its name in messages.
     settings : ExecutionSettings
         Backend, workers, timeout, chunk size, retries.
-    source : str, optional
-        The specification that loaded the mechanism (how worker processes load it).
+    source : str or mapping, optional
+        The specification or ``[mechanism]`` table that loaded the mechanism (how worker
+        processes load it; :class:`~mechanisms.execution.worker.MechanismReference`).
     quiet : bool
         No progress bar.
 
@@ -118,7 +119,7 @@ class MechanismRunner:
     """
 
     def __init__(self, mechanism, label: str, settings: ExecutionSettings | None = None, *,
-                 source: str | None = None, quiet: bool = True):
+                 source=None, quiet: bool = True):
         self.settings = settings or ExecutionSettings()
         self.label, self.quiet = label, quiet
         self.who = f"mechanism '{label}'"

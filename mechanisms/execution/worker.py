@@ -1,18 +1,24 @@
 """What runs a chunk, in the audit's process, in a worker process or in a Ray task.
 
 The mechanism reaches a worker by reference: the specification that loaded it
-(``FILE.py:NAME`` with an absolute path, ``package.module:NAME`` or ``catalog:NAME``), loaded
-once per worker process. Only a mechanism built in code with no specification (a library
-user's object) is pickled; a closure or lambda cannot be, and the error says so.
+(``FILE.py:NAME`` with an absolute path, ``package.module:NAME`` or ``catalog:NAME``), or the
+whole ``[mechanism]`` table for a library mechanism (OpenDP, diffprivlib), an external program
+or catalog parameters, loaded once per worker process. A library's object is never pickled:
+an OpenDP measurement holds C pointers, a diffprivlib mechanism built without ``random_state``
+the system's entropy source, and a query loaded from a file lives in a module that exists only
+in the process that ran the file. Only a mechanism built in code with no specification (a
+library user's object) is pickled; a closure or lambda cannot be, and the error says so.
 """
 
 from __future__ import annotations
 
 import faulthandler
+import json
 import os
 import signal
 import sys
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
 
@@ -38,15 +44,18 @@ class MechanismReference:
     ----------
     label : str
         Its name in messages.
-    source : str, optional
+    source : str or mapping, optional
         The specification that loads it (``FILE.py:NAME``, ``package.module:NAME``,
-        ``catalog:NAME``); when given, workers load it and the object itself never travels.
+        ``catalog:NAME[?KEY=VALUE]``), or the ``[mechanism]`` table that loads it (``spec`` or
+        ``command``, with ``query``, ``params``, ``sensitivity``, ... and absolute paths), as
+        :func:`mechanisms.recognition.load_mechanism` reads it; when given, workers load it and
+        the object itself never travels.
     mechanism : callable, optional
         The object (used in the audit's own process, and sent pickled when ``source`` is None).
     """
 
     label: str
-    source: str | None = None
+    source: str | Mapping | None = None
     mechanism: object = None
 
     def __getstate__(self):
@@ -62,19 +71,22 @@ class MechanismReference:
         """The mechanism: the object at hand, else the one loaded from ``source`` (once per process)."""
         if self.mechanism is not None:
             return self.mechanism
-        if self.source not in _LOADED:
-            _LOADED[self.source] = _load(self.source)
-        return _LOADED[self.source]
+        key = self.source if isinstance(self.source, str) else json.dumps(self.source, sort_keys=True, default=str)
+        if key not in _LOADED:
+            _LOADED[key] = _load(self.source)
+        return _LOADED[key]
 
 
-def _load(source: str):
-    if source.startswith("catalog:"):
+def _load(source):
+    table = {"spec": source} if isinstance(source, str) else source
+    spec = table.get("spec") or ""
+    if spec.startswith("catalog:"):
         from ..catalog import get_entry
 
-        return get_entry(source.split(":", 1)[1]).mechanism
-    from ..loading import load_object
+        return get_entry(spec.split(":", 1)[1], table.get("params")).mechanism
+    from ..recognition import load_mechanism  # wraps a library's object as the audit's process did
 
-    return load_object(source, "--mechanism")
+    return load_mechanism(table).mechanism
 
 
 def init_worker() -> None:
