@@ -327,9 +327,9 @@ def _prior_kind(spec, entry) -> str:
 
 def _catalog_entry(name: str, label: str, params=None):
     """The catalog entry ``NAME[?KEY=VALUE&...]`` at ``params`` ([mechanism] params)."""
-    from mechanisms.catalog import catalog, get_entry  # scipy: loaded only when an audit is built
+    from mechanisms.catalog import catalog_names, get_entry  # scipy: loaded only when an audit is built
 
-    names = [e.name for e in catalog()]
+    names = catalog_names()
     if name.partition("?")[0] not in names:
         raise InputError(f"{label}: no catalog mechanism {name!r}; choose from {', '.join(sorted(names))}")
     try:

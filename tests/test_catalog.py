@@ -10,7 +10,7 @@ from scipy import integrate, stats
 
 from audit.cli.main import main
 from estimators.validation import InputError
-from mechanisms.catalog import NeighbouringPair, catalog, get_entry
+from mechanisms.catalog import NeighbouringPair, catalog, catalog_names, get_entry
 
 ENTRIES = catalog()
 NAMES = [e.name for e in ENTRIES]
@@ -235,7 +235,8 @@ def test_cli_catalog_json_schema(capsys):
     assert main(["catalog", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     rows = payload["mechanisms"]
-    assert [r["name"] for r in rows] == NAMES
+    assert [r["name"] for r in rows] == catalog_names()  # the DP-SGD training runs follow the reference entries
+    assert [r["name"] for r in rows][:len(NAMES)] == NAMES
     for row in rows:
         assert {"name", "claimed", "true", "buggy", "description", "pairs", "output_dim"} <= set(row)
         assert isinstance(row["buggy"], bool)

@@ -37,6 +37,7 @@ def test_accountant_column_and_validity_of_certified_bounds(dpsgd_run):
         # RDP is looser than the exact (PLD) accounting of T Gaussians: the PLD ε is at most the claim.
         assert _epsilon(sigma, 4) <= accountant + 1e-6
         assert bound <= accountant  # correct DP-SGD: a certified lower bound stays below the truth
+    np.testing.assert_allclose(eps["pld_epsilon"], [_epsilon(s, 4) for s in eps["sigma"]], rtol=1e-3)
     assert open(result.png_file, "rb").read(4) == b"\x89PNG"
 
 
@@ -48,3 +49,20 @@ def test_unclipped_variant_is_refuted_even_at_the_quick_budget(dpsgd_run):
     assert set(det["variant"]) == {"dpsgd_no_clipping", "dpsgd_reused_noise"}
     dim = dpsgd_run[0]["dpsgd_dimension"]
     assert set(dim["notion"]) == {"mi-dp", "smi-dp"} and np.all(np.isfinite(dim["mi_estimate"]))
+
+
+@pytest.mark.train
+def test_the_gpu_grid_trains_with_torch_and_an_mlp(monkeypatch, tmp_path):
+    """The GPU grid's code path, shrunk and run on the CPU (the CUDA run itself needs a GPU)."""
+    import experiments.dpsgd_audit as study
+    from estimators.neural import CriticConfig
+    from experiments.framework import read_table
+
+    small = study.DPSGDGrid(epsilons=(8.0,), steps=2, runs=400, dims=(3,), dimension_sigma=0.5, budgets=(400,),
+                            repeats=1, critic=CriticConfig(max_steps=20), slices=2, variants=("dpsgd_no_clipping",),
+                            hidden=4, torch=True)
+    monkeypatch.setattr(study, "quick_grid", lambda: small)
+    run("dpsgd-audit", out_dir=tmp_path, quick=True, seed=0, device="cpu")
+    dim = read_table(tmp_path / "dpsgd_dimension.csv")
+    assert set(dim["parameters_d"]) == {4 * 3 + 2 * 4 + 1}  # the MLP's parameters, not logistic regression's
+    assert study.gpu_grid().torch and study.gpu_grid().hidden > 0

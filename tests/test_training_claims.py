@@ -93,3 +93,37 @@ def test_unclipped_dpsgd_refuted_on_a_small_run_budget_and_correct_one_not():
     correct = _audit("dpsgd_s8_q1_t4", 3000)
     assert not any(c.certified_contradiction for c in correct.cross_checks)
     assert correct.dp_epsilon_lower_bound_event <= ENTRIES["dpsgd_s8_q1_t4"].true.epsilon
+
+
+def _direct_pld_epsilon(sigma, q, steps, delta):
+    """dp-accounting's PLD built directly (not through its accountant or DpEvents): the
+    subsampled Gaussian's privacy loss distribution, self-composed T times."""
+    from dp_accounting.pld import privacy_loss_distribution
+
+    pld = privacy_loss_distribution.from_gaussian_mechanism(sigma, sampling_prob=q)
+    return pld.self_compose(steps).get_epsilon_for_delta(delta)
+
+
+@pytest.mark.parametrize("sigma, q, steps", [(1.0, 1.0, 4), (2.0, 0.25, 16), (1.1, 0.05, 200)])
+def test_pld_accountant_agrees_with_direct_pld_and_is_below_rdp(sigma, q, steps):
+    pld = dpsgd_epsilon(sigma, q, steps, 1e-5, accountant="pld")
+    assert pld == pytest.approx(_direct_pld_epsilon(sigma, q, steps, 1e-5), rel=1e-3)
+    # Tight accounting (up to discretisation) never exceeds the RDP conversion's upper bound.
+    assert pld <= dpsgd_epsilon(sigma, q, steps, 1e-5, accountant="rdp")
+    if q == 1.0:  # T Gaussians are √T/σ-GDP: the PLD is exact up to discretisation (Balle-Wang 2018, Thm 8)
+        from scipy import optimize, stats
+
+        mu = math.sqrt(steps) / sigma
+        exact = optimize.brentq(lambda e: stats.norm.cdf(mu / 2 - e / mu) - math.exp(e) * stats.norm.cdf(-mu / 2 - e / mu)
+                                - 1e-5, 0.0, 100.0)
+        assert pld == pytest.approx(exact, rel=1e-3) and pld >= exact - 1e-9
+
+
+def test_pld_claim_and_inverse():
+    claim = dpsgd_claim(2.0, 0.25, 16, accountant="pld")
+    assert "PLD" in claim.origin and claim.parameters()["epsilon"] < dpsgd_claim(2.0, 0.25, 16).parameters()["epsilon"]
+    with pytest.raises(InputError, match="'accountant'"):
+        dpsgd_claim(2.0, 0.25, 16, accountant="prv")
+    sigma = noise_for_epsilon(2.0, 1.0, 4, accountant="pld")
+    assert dpsgd_epsilon(sigma, 1.0, 4, 1e-5, accountant="pld") <= 2.0 < dpsgd_epsilon(sigma * 0.99, 1.0, 4, 1e-5,
+                                                                                       accountant="pld")

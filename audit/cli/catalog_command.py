@@ -32,7 +32,7 @@ def run(args):
 
     from estimators.validation import InputError
 
-    rows = catalog()
+    rows = catalog(training=True)  # the DP-SGD training runs too
     if args.name is not None:
         if args.name.partition("?")[0] not in {e.name for e in rows}:
             raise InputError(f"argument '--name': no catalog mechanism {args.name!r}; "

@@ -19,7 +19,7 @@ from ..guarantee import NOT_PRIVATE, Guarantee
 from ..neighbouring_pair import NeighbouringPair
 from .parameters import build, defaults, split_spec
 
-__all__ = ["CatalogEntry", "Guarantee", "NOT_PRIVATE", "NeighbouringPair", "catalog", "get_entry", "parameters_of"]
+__all__ = ["CatalogEntry", "Guarantee", "NOT_PRIVATE", "NeighbouringPair", "catalog", "catalog_names", "get_entry", "parameters_of"]
 
 # One factory per entry, module by module, in the order the catalog lists them.
 _FACTORIES = {
@@ -38,15 +38,35 @@ _FACTORIES = {
 }
 
 
+def _factories(training: bool = True) -> dict:
+    if not training:
+        return _FACTORIES
+    # The DP-SGD training runs (mechanisms.training.catalog), imported when first asked for.
+    from mechanisms.training.catalog import FACTORIES as TRAINING
+
+    return {**_FACTORIES, **TRAINING}
+
+
 def _factory(name: str):
-    if name not in _FACTORIES:
-        raise InputError(f"argument 'name' must be one of {', '.join(sorted(_FACTORIES))}, got {name!r}")
-    return _FACTORIES[name]
+    factories = _factories()
+    if name not in factories:
+        raise InputError(f"argument 'name' must be one of {', '.join(sorted(factories))}, got {name!r}")
+    return factories[name]
 
 
-def catalog() -> list:
-    """All catalog entries at their default parameters, as a list of :class:`CatalogEntry`."""
-    return [get_entry(name) for name in _FACTORIES]
+def catalog(training: bool = False) -> list:
+    """The catalog entries at their default parameters, as a list of :class:`CatalogEntry`.
+
+    ``training=True`` adds the DP-SGD training runs (:mod:`mechanisms.training.catalog`); they
+    are left out by default, so the studies and tests that sweep the reference mechanisms
+    (claimed ε against the exposing pairs' exact ε) do not train models.
+    """
+    return [get_entry(name) for name in _factories(training)]
+
+
+def catalog_names(training: bool = True) -> list:
+    """The names of the catalog entries (DP-SGD's included unless ``training=False``), building none."""
+    return list(_factories(training))
 
 
 def parameters_of(name: str) -> dict:

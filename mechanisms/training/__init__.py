@@ -3,14 +3,17 @@
 One concept per module: :mod:`~mechanisms.training.records` (training sets, canaries, the
 neighbouring relation), :mod:`~mechanisms.training.dpsgd` (the functional, batched DP-SGD
 mechanism and its releases), :mod:`~mechanisms.training.accountant` (claims from the
-accountant), :mod:`~mechanisms.training.catalog` (correct and buggy DP-SGD entries).
+accountant), :mod:`~mechanisms.training.catalog` (correct and buggy DP-SGD entries),
+:mod:`~mechanisms.training.torch_dpsgd` (the same step in torch, on a GPU, with an optional MLP;
+torch is imported when a run starts).
 """
 
 from .accountant import dpsgd_claim, dpsgd_epsilon, dpsgd_rdp_claim, dpsgd_zcdp_claim
 from .dpsgd import BUGS, DPSGD, RELEASES, SAMPLINGS
 from .records import (digits_training_set, gaussian_training_set, gradient_canary, input_canary, null_record,
                       with_record)
+from .torch_dpsgd import TorchDPSGD, on_device
 
 __all__ = ["BUGS", "DPSGD", "RELEASES", "SAMPLINGS", "digits_training_set", "dpsgd_claim", "dpsgd_epsilon",
            "dpsgd_rdp_claim", "dpsgd_zcdp_claim", "gaussian_training_set", "gradient_canary", "input_canary",
-           "null_record", "with_record"]
+           "null_record", "on_device", "TorchDPSGD", "with_record"]

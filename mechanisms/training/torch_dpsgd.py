@@ -1,0 +1,200 @@
+"""DP-SGD training runs in torch, on a CPU or a GPU: the step of :mod:`~mechanisms.training.dpsgd`
+batched over m runs as one batched model, for logistic regression or a one-hidden-layer MLP.
+
+The step is the one :class:`~mechanisms.training.dpsgd.DPSGD` takes (Abadi et al. 2016,
+Algorithm 1, as Opacus 1.6 computes it): per-sample gradients, each clipped to ℓ₂ norm ≤ C,
+summed over the sampled examples, N(0, σ²C² I) added, divided by the expected batch size, a
+plain SGD step. With ``hidden = 0`` the model is DPSGD's logistic regression (its closed-form
+per-sample gradients); with ``hidden = H > 0`` it is the MLP
+
+    logit(x) = w₂ · relu(W₁ x̃ + b₁) + b₂,   x̃ = x (p features),
+
+whose per-sample gradients are written out by the chain rule (backpropagation, Rumelhart,
+Hinton and Williams 1986) for all m·n examples at once, with no Python loop over runs or
+examples. The flat parameter vector is ``[W₁ (H×p, row-major), b₁, w₂, b₂]``: its first
+coordinate W₁[0, 0] multiplies feature 0, the canary coordinate, which is 0 in every ordinary
+example, so as in the logistic model only a canary moves it. A gradient canary's crafted
+gradient is ``canary_scale``·C on that coordinate. The MLP starts from one initialisation
+(seeded by ``init_seed``, the same for every run): the audit compares training randomness only.
+
+Randomness (Poisson inclusion, shuffles, noise) comes from a torch generator on the device,
+seeded from the numpy generator the mechanism is called with: the same seed gives the same
+outputs on the same device, but not the numbers :class:`DPSGD` draws (the laws are the same).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from estimators.validation import InputError, check_choice, check_int
+
+from .dpsgd import DPSGD
+from .records import GRADIENT_CANARY, ORDINARY
+
+__all__ = ["TorchDPSGD", "on_device", "torch_clipped_gradient_sum", "torch_per_sample_gradients"]
+
+_DTYPES = ("float64", "float32")
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        raise InputError("TorchDPSGD needs torch: pip install 'torch==2.13.0'") from None
+    return torch
+
+
+def _split(theta, features: int, hidden: int):
+    """Views of the flat ``(m, D)`` parameters: W₁ (m, H, p), b₁ (m, H), w₂ (m, H), b₂ (m,)."""
+    m, width = theta.shape[0], hidden * features
+    return (theta[:, :width].reshape(m, hidden, features), theta[:, width:width + hidden],
+            theta[:, width + hidden:width + 2 * hidden], theta[:, -1])
+
+
+def torch_logits(theta, x, hidden: int):
+    """Logits ``(m, n)`` of the m models on their ``(m, n, p)`` inputs (logistic if ``hidden = 0``)."""
+    torch = _torch()
+    if hidden == 0:
+        return torch.einsum("mnp,mp->mn", x, theta[:, :-1]) + theta[:, -1:]
+    w1, b1, w2, b2 = _split(theta, x.shape[2], hidden)
+    activation = torch.relu(torch.einsum("mnp,mhp->mnh", x, w1) + b1[:, None, :])
+    return torch.einsum("mnh,mh->mn", activation, w2) + b2[:, None]
+
+
+def torch_per_sample_gradients(theta, dbs, canary_gradient, hidden: int = 0):
+    """Per-sample gradients ``(m, n, D)`` of the logistic loss log(1 + e^z) − y z, z the logit.
+
+    ``dbs`` is ``(m, n, p + 2)`` (rows ``[x, y, role]``); null records get 0, gradient canaries
+    ``canary_gradient`` (D,). With ``hidden = 0`` this is
+    :func:`mechanisms.training.dpsgd.per_sample_gradients` in torch.
+    """
+    torch = _torch()
+    x, y, role = dbs[:, :, :-2], dbs[:, :, -2], dbs[:, :, -1]
+    m, n, p = x.shape
+    if hidden == 0:
+        residual = (torch.sigmoid(torch_logits(theta, x, 0)) - y) * (role == ORDINARY)
+        grads = torch.cat([residual[:, :, None] * x, residual[:, :, None]], dim=2)
+    else:
+        w1, b1, w2, _ = _split(theta, p, hidden)
+        pre = torch.einsum("mnp,mhp->mnh", x, w1) + b1[:, None, :]
+        activation = torch.relu(pre)
+        logit = torch.einsum("mnh,mh->mn", activation, w2) + theta[:, -1:]
+        residual = (torch.sigmoid(logit) - y) * (role == ORDINARY)           # ∂loss/∂logit
+        hidden_grad = residual[:, :, None] * w2[:, None, :] * (pre > 0)        # ∂loss/∂pre
+        grads = torch.cat([(hidden_grad[:, :, :, None] * x[:, :, None, :]).reshape(m, n, hidden * p), hidden_grad,
+                           residual[:, :, None] * activation, residual[:, :, None]], dim=2)
+    return torch.where((role == GRADIENT_CANARY)[:, :, None], canary_gradient, grads)
+
+
+def torch_clipped_gradient_sum(grads, included, clip_norm: float | None):
+    """Σ_i included_i · g_i · min(1, C/‖g_i‖₂), ``(m, D)``: :func:`~mechanisms.training.dpsgd.clipped_gradient_sum`."""
+    torch = _torch()
+    if clip_norm is not None:
+        norms = torch.linalg.vector_norm(grads, dim=2, keepdim=True)
+        grads = grads * torch.clamp(clip_norm / torch.clamp(norms, min=1e-300), max=1.0)
+    return torch.einsum("mn,mnd->md", included.to(grads.dtype), grads)
+
+
+@dataclass(frozen=True)
+class TorchDPSGD(DPSGD):
+    """:class:`~mechanisms.training.dpsgd.DPSGD` in torch, on ``device``, optionally an MLP.
+
+    Parameters
+    ----------
+    (all of DPSGD's), and
+    device : {"auto", "cpu", "cuda"}
+        Where the m runs train (resolved when called; the mechanism stays picklable).
+    hidden : int >= 0
+        0: logistic regression (d = p + 1); H > 0: one hidden ReLU layer of H units
+        (d = H·p + 2H + 1).
+    init_seed : int
+        Seed of the MLP's one initialisation (W₁, w₂ ~ N(0, 1/fan-in), biases 0).
+    dtype : {"float64", "float32"}
+        float32 halves memory and is faster on most GPUs.
+    """
+
+    device: str = "cpu"
+    hidden: int = 0
+    init_seed: int = 0
+    dtype: str = "float64"
+
+    def __post_init__(self):
+        super().__post_init__()
+        check_choice(self.device, "device", ("auto", "cpu", "cuda"))
+        check_int(self.hidden, "hidden", minimum=0)
+        check_int(self.init_seed, "init_seed", minimum=0)
+        check_choice(self.dtype, "dtype", _DTYPES)
+
+    @property
+    def parameter_dim(self) -> int:
+        """d of the model: p + 1 (logistic), or H·p + 2H + 1 (MLP)."""
+        if self.hidden == 0:
+            return self.features + 1
+        return self.hidden * self.features + 2 * self.hidden + 1
+
+    def initial_parameters(self, torch, device, dtype):
+        """θ₀ ``(D,)``: zeros (logistic, as DPSGD) or the MLP's seeded initialisation."""
+        theta = torch.zeros(self.parameter_dim, dtype=dtype)
+        if self.hidden:
+            generator = torch.Generator().manual_seed(self.init_seed)
+            p, h = self.features, self.hidden
+            theta[:h * p] = torch.randn(h * p, generator=generator, dtype=dtype) / np.sqrt(p)
+            theta[h * p + h:h * p + 2 * h] = torch.randn(h, generator=generator, dtype=dtype) / np.sqrt(h)
+        return theta.to(device)
+
+    def _train(self, dbs: np.ndarray, rng) -> np.ndarray:
+        from estimators.device import resolve_device
+
+        torch = _torch()
+        device, dtype = resolve_device(self.device), getattr(torch, self.dtype)
+        generator = torch.Generator(device=device).manual_seed(int(rng.integers(2**63)))
+        data = torch.as_tensor(dbs, dtype=dtype, device=device)
+        m, n, d = data.shape[0], self.records, self.parameter_dim
+        theta = self.initial_parameters(torch, device, dtype).expand(m, d).clone()
+        canary_gradient = torch.zeros(d, dtype=dtype, device=device)
+        canary_gradient[0] = self.canary_scale * self.clip_norm
+        clip = None if self.bug == "no-clipping" else self.clip_norm
+        noise_std = self.noise_multiplier * (1.0 if self.bug == "unscaled-noise" else self.clip_norm)
+        normaliser = self.sampling_rate * n if self.sampling == "poisson" else self.batch_size
+        noise_of = lambda: torch.randn((m, d), generator=generator, dtype=dtype, device=device)  # noqa: E731
+        reused = noise_of() if self.bug == "reused-noise" else None
+        order = None
+        trace = torch.zeros((m, self.steps), dtype=dtype, device=device)
+        for step in range(self.steps):
+            if self.sampling == "poisson":
+                included = torch.rand((m, n), generator=generator, dtype=dtype, device=device) < self.sampling_rate
+            else:  # a fresh permutation per epoch, cut into batches of round(q·n)
+                position = step % (n // self.batch_size)
+                if position == 0:
+                    order = torch.argsort(torch.rand((m, n), generator=generator, device=device), dim=1)
+                chosen = order[:, position * self.batch_size:(position + 1) * self.batch_size]
+                included = torch.zeros((m, n), dtype=torch.bool, device=device).scatter_(1, chosen, True)
+            grads = torch_per_sample_gradients(theta, data, canary_gradient, self.hidden)
+            noise = reused if reused is not None else noise_of()
+            noisy_sum = torch_clipped_gradient_sum(grads, included, clip) + noise_std * noise
+            trace[:, step] = noisy_sum[:, 0]
+            theta = theta - self.learning_rate * noisy_sum / normaliser
+        if self.release == "parameters":
+            out = theta
+        elif self.release == "gradient_trace":
+            out = trace
+        elif self.release == "gradient_sum":
+            out = trace.sum(dim=1, keepdim=True)
+        else:
+            canary = torch.as_tensor(self.canary, dtype=dtype, device=device)
+            logit = torch_logits(theta, canary[None, None, :-2].expand(m, 1, -1), self.hidden)[:, 0]
+            if self.release == "margin":
+                out = ((2.0 * canary[-2] - 1.0) * logit)[:, None]
+            else:
+                out = (torch.nn.functional.softplus(logit) - canary[-2] * logit)[:, None]
+        return out.to(device="cpu", dtype=torch.float64).numpy()
+
+
+def on_device(mechanism: DPSGD, device: str = "auto", **changes) -> TorchDPSGD:
+    """The :class:`TorchDPSGD` with ``mechanism``'s settings on ``device`` (and ``changes``)."""
+    if not isinstance(mechanism, DPSGD):
+        raise InputError(f"argument 'mechanism' must be a DPSGD, got {type(mechanism).__name__}")
+    settings = {f.name: getattr(mechanism, f.name) for f in fields(DPSGD)}
+    return TorchDPSGD(**{**settings, "device": device, **changes})

@@ -1,0 +1,138 @@
+"""The torch DP-SGD step against the NumPy one (same data, same seed), the MLP's per-sample
+gradients against autograd, and the CUDA path (skipped without a GPU)."""
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+from estimators.validation import InputError
+from mechanisms.training import DPSGD, gaussian_training_set, gradient_canary, input_canary, null_record, with_record
+from mechanisms.training.dpsgd import clipped_gradient_sum, per_sample_gradients
+from mechanisms.training.torch_dpsgd import (TorchDPSGD, on_device, torch_clipped_gradient_sum, torch_logits,
+                                             torch_per_sample_gradients)
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+N, P = 12, 3  # records (canary slot included) and features (canary coordinate included)
+
+
+def _databases(m=6, seed=0, canary=None):
+    """m training sets: random examples, a null record, and the canary (default: gradient) in the last row."""
+    rng = np.random.default_rng(seed)
+    dbs = []
+    for _ in range(m):
+        base = gaussian_training_set(N - 2, P - 1, seed=int(rng.integers(2**31)))
+        with_null = with_record(base, null_record(base))
+        dbs.append(with_record(with_null, gradient_canary(base) if canary is None else canary))
+    return np.stack(dbs)
+
+
+def test_logistic_per_sample_gradients_and_clipped_sums_equal_numpy():
+    rng = np.random.default_rng(1)
+    dbs = _databases()
+    theta = rng.normal(size=(6, P + 1))
+    canary = np.zeros(P + 1)
+    canary[0] = 10.0
+    expected = per_sample_gradients(theta, dbs, canary)
+    got = torch_per_sample_gradients(torch.as_tensor(theta), torch.as_tensor(dbs), torch.as_tensor(canary))
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12, atol=1e-14)
+    included = rng.random((6, N)) < 0.5
+    for clip in (None, 0.3):
+        np.testing.assert_allclose(torch_clipped_gradient_sum(got, torch.as_tensor(included), clip).numpy(),
+                                   clipped_gradient_sum(expected, included, clip), rtol=1e-12, atol=1e-14)
+
+
+def test_mlp_per_sample_gradients_equal_autograd():
+    hidden = 5
+    mechanism = TorchDPSGD(N, P, 1.0, hidden=hidden)
+    dbs = torch.as_tensor(_databases(m=4, canary=input_canary(gaussian_training_set(2, P - 1), value=2.0)))
+    theta = torch.randn(4, mechanism.parameter_dim, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    canary = torch.zeros(mechanism.parameter_dim, dtype=torch.float64)
+    got = torch_per_sample_gradients(theta, dbs, canary, hidden)
+
+    def loss(flat, row):  # one example's logistic loss on one model, differentiated by autograd
+        z = torch_logits(flat[None], row[None, None, :-2], hidden)[0, 0]
+        return torch.nn.functional.softplus(z) - row[-2] * z
+
+    for run in range(4):
+        for example in range(N):
+            row = dbs[run, example]
+            flat = theta[run].clone().requires_grad_(True)
+            (expected,) = torch.autograd.grad(loss(flat, row), flat)
+            expected = expected * float(row[-1] == 1.0)  # the null record contributes nothing
+            torch.testing.assert_close(got[run, example], expected, rtol=1e-10, atol=1e-12)
+    # Feature 0 is 0 in ordinary examples: their gradients vanish on W1[:, 0], the first coordinate.
+    ordinary = _databases(m=4)
+    grads = torch_per_sample_gradients(theta, torch.as_tensor(ordinary), canary, hidden)
+    assert torch.all(grads[:, :-2, 0] == 0)
+
+
+@pytest.mark.parametrize("release", ["parameters", "gradient_trace", "gradient_sum", "loss", "margin"])
+@pytest.mark.parametrize("bug", ["none", "no-clipping"])
+def test_noiseless_full_batch_training_equals_numpy(release, bug):
+    dbs = _databases()
+    kwargs = dict(records=N, features=P, noise_multiplier=0.0, clip_norm=0.5, steps=5, learning_rate=0.7,
+                  release=release, bug=bug, canary=tuple(input_canary(dbs[0], value=1.5)))
+    expected = DPSGD(**kwargs)(dbs, np.random.default_rng(0))
+    got = TorchDPSGD(**kwargs)(dbs, np.random.default_rng(0))
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_noise_and_poisson_sampling_have_numpys_law():
+    """Same law, not the same draws: the canary coordinate of step 0 is C·Bernoulli(q) + N(0, σ²C²)."""
+    m = 4000
+    kwargs = dict(records=N, features=P, noise_multiplier=1.5, clip_norm=2.0, sampling_rate=0.3, steps=2,
+                  release="gradient_trace")
+    dbs = np.repeat(_databases(m=1), m, axis=0)
+    expected = DPSGD(**kwargs)(dbs, np.random.default_rng(3))
+    got = TorchDPSGD(**kwargs)(dbs, np.random.default_rng(4))
+    for step in range(2):
+        assert stats.ks_2samp(got[:, step], expected[:, step]).pvalue > 1e-3
+    # Closed form: mean qC = 0.6, variance q(1 − q)C² + σ²C² = 0.84 + 9; 4000 draws.
+    assert got[:, 0].mean() == pytest.approx(0.6, abs=4 * np.sqrt(9.84 / m))
+    assert got[:, 0].var() == pytest.approx(9.84, rel=0.1)
+
+
+def test_shuffled_batches_hold_the_canary_once_per_epoch_and_reused_noise_repeats():
+    dbs = _databases()
+    trace = TorchDPSGD(N, P, 0.0, sampling="shuffle", sampling_rate=0.25, steps=8,
+                       release="gradient_trace")(dbs, np.random.default_rng(0))
+    # batches of 3 out of 12: 4 steps per epoch, the canary (gradient C = 1) in exactly one of them
+    np.testing.assert_allclose(trace.reshape(6, 2, 4).sum(axis=2), 1.0)
+    assert set(np.unique(trace)) == {0.0, 1.0}
+    absent = with_record(dbs[0, :-1], null_record(dbs[0]))
+    reused = TorchDPSGD(N, P, 1.0, sampling_rate=0.5, steps=4, release="gradient_trace",
+                        bug="reused-noise")(np.repeat(absent[None], 5, axis=0), np.random.default_rng(0))
+    np.testing.assert_array_equal(reused, np.repeat(reused[:, :1], 4, axis=1))
+
+
+def test_seeded_picklable_and_checked():
+    mechanism = TorchDPSGD(N, P, 1.0, sampling_rate=0.5, steps=3, hidden=4, release="parameters")
+    assert mechanism.output_dim == 4 * P + 2 * 4 + 1
+    dbs = _databases()
+    first = mechanism(dbs, np.random.default_rng(5))
+    np.testing.assert_array_equal(first, pickle.loads(pickle.dumps(mechanism))(dbs, np.random.default_rng(5)))
+    assert not np.array_equal(first, mechanism(dbs, np.random.default_rng(6)))
+    assert on_device(DPSGD(N, P, 2.0, steps=3), "cpu", hidden=4).hidden == 4
+    with pytest.raises(InputError, match="'hidden'"):
+        TorchDPSGD(N, P, 1.0, hidden=-1)
+    with pytest.raises(InputError, match="'device'"):
+        TorchDPSGD(N, P, 1.0, device="tpu")
+
+
+@needs_cuda
+@pytest.mark.parametrize("hidden", [0, 8])
+def test_cuda_training_equals_the_cpu_without_noise_and_keeps_the_law_with_it(hidden):
+    dbs = _databases(m=64)
+    kwargs = dict(records=N, features=P, noise_multiplier=0.0, steps=4, hidden=hidden, release="parameters")
+    cpu = TorchDPSGD(**kwargs, device="cpu")(dbs, np.random.default_rng(0))
+    gpu = TorchDPSGD(**kwargs, device="cuda")(dbs, np.random.default_rng(0))
+    np.testing.assert_allclose(gpu, cpu, rtol=1e-9, atol=1e-11)
+    noisy = dict(records=N, features=P, noise_multiplier=1.5, clip_norm=2.0, sampling_rate=0.3, steps=2,
+                 hidden=hidden, release="gradient_trace")
+    many = np.repeat(dbs[:1], 4000, axis=0)
+    on_gpu = TorchDPSGD(**noisy, device="cuda")(many, np.random.default_rng(1))
+    assert stats.ks_2samp(on_gpu[:, 0], DPSGD(**{k: v for k, v in noisy.items() if k != "hidden"})(
+        many, np.random.default_rng(2))[:, 0]).pvalue > 1e-3
