@@ -57,26 +57,44 @@ def record_support(priors) -> int | None:
     return None if any(s is None for s in sizes) else max(max(sizes), 2)
 
 
-def smallest_refutable_runs(claim: Claim, alpha: float, limit: int = 10**9) -> int | None:
-    """The fewest certification runs per input with which the event test could refute ``claim``.
+def _best_event_bounds(n: int, alpha: float) -> tuple[float, float]:
+    """(p̲, p̄) of the best event n runs per input can show: all n hits on one input, none on the
+    other, each bound at α/2 (Clopper–Pearson): p̲ = (α/2)^{1/n}, p̄ = 1 − (α/2)^{1/n}."""
+    lower, _ = clopper_pearson(n, n, alpha / 2)
+    _, upper = clopper_pearson(0, n, alpha / 2)
+    return float(lower), float(upper)
 
-    The best any event can do with n runs per input is all n hits on one input and none on
-    the other: p̲ = (α/2)^{1/n}, p̄ = 1 − (α/2)^{1/n} (Clopper–Pearson at α/2 each). Returns the
-    smallest n (by bisection; the best pair improves with n) whose best pair lies outside the
-    claim's profile, ``None`` when none up to ``limit`` does.
-    """
-    def refutes(n):
-        lower, _ = clopper_pearson(n, n, alpha / 2)
-        _, upper = clopper_pearson(0, n, alpha / 2)
-        return claim.check_event(float(lower), float(upper)).refuted
 
-    if not refutes(limit):
+def _smallest_runs(works, limit: int) -> int | None:
+    """The smallest n ≤ ``limit`` with ``works(n)`` (monotone in n), by bisection; ``None`` if none."""
+    if not works(limit):
         return None
     lo, hi = 1, limit
     while lo < hi:
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if refutes(mid) else (mid + 1, hi)
+        lo, hi = (lo, mid) if works(mid) else (mid + 1, hi)
     return lo
+
+
+def smallest_refutable_runs(claim: Claim, alpha: float, limit: int = 10**9) -> int | None:
+    """The fewest certification runs per input with which the event test could refute ``claim``.
+
+    The best any event can do with n runs per input is all n hits on one input and none on
+    the other (:func:`_best_event_bounds`). Returns the smallest n (the best pair improves
+    with n) whose best pair lies outside the claim's profile, ``None`` when none up to
+    ``limit`` does.
+    """
+    return _smallest_runs(lambda n: claim.check_event(*_best_event_bounds(n, alpha)).refuted, limit)
+
+
+def smallest_certifying_runs(alpha: float, limit: int = 10**9) -> int:
+    """The fewest certification runs per input with which the event test can certify any ε > 0 at level α.
+
+    The certified ε is log(p̲ / p̄) (Dwork and Roth 2014, Definition 2.4, at δ = 0), positive iff
+    p̲ > p̄; the best pair n runs can show (:func:`_best_event_bounds`) has p̲ > p̄ iff
+    (α/2)^{1/n} > 1/2, i.e. n > log₂(2/α).
+    """
+    return _smallest_runs(lambda n: _best_event_bounds(n, alpha)[0] > _best_event_bounds(n, alpha)[1], limit)
 
 
 @dataclass(frozen=True)

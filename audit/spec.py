@@ -14,11 +14,11 @@ from mechanisms.base import mechanism_name
 from mechanisms.guarantee import Guarantee
 from mechanisms.neighbouring_pair import NeighbouringPair
 from mechanisms.execution.runner import PROBE_TIMEOUT, ExecutionSettings
-from mechanisms.claims import Claim
+from mechanisms.claims import RECORD_AUDIT_NOTIONS, Claim
 from mechanisms.priors import Prior
 
 from .config_schema import plain
-from .crosscheck import record_support
+from .crosscheck import record_support, smallest_certifying_runs
 from .frameworks import PufferfishFramework, differential_privacy
 from .prior_search import MAX_PRIOR_SEARCH
 from .result import NOTIONS
@@ -155,6 +155,12 @@ class AuditSpec:
         if event_runs is None:
             event_runs = int(math.ceil(EVENT_RUNS_PER_SAMPLE * self.samples))
         check_int(event_runs, "event_runs", 0)
+        if notion in RECORD_AUDIT_NOTIONS and 0 < event_runs < smallest_certifying_runs(self.alpha):
+            # Said before any run: such an event test would spend its runs and certify nothing.
+            raise InputError(f"argument 'event_runs' (--event-runs, [audit] event_runs) is {event_runs}: with so few "
+                             f"runs per input the event test cannot certify any ε > 0 at α = {self.alpha:g}, even "
+                             f"for perfectly separated inputs; use at least {smallest_certifying_runs(self.alpha)} "
+                             "(the default is --samples), or 0 to skip the event test")
         if check_int(self.prior_search, "prior_search", 0) > MAX_PRIOR_SEARCH:
             raise InputError(f"argument 'prior_search' must be at most {MAX_PRIOR_SEARCH} (each searched prior costs "
                              f"'samples' mechanism runs and a critic), got {self.prior_search}")

@@ -24,14 +24,13 @@ import time
 import numpy as np
 
 from .choices import CONDITIONAL_FORMS, ESTIMATORS, NEURAL_ESTIMATORS
-from .certify import BOUND_METHODS, averaged_dv_lower_bound, averaging_shifts, certify_critics
+from .certify import BOUND_METHODS, certify_critics, sliced_lower_bound
+from .critic_problems import MIProblem, fit_problems, problem_projections
 from .discrete import CORRECTIONS, plugin_mi_batch
 from .gaussian import gaussian_mi_batch
 from .ksg import TIE_JITTER, has_ties, ksg_mi_batch
-from .neural import CriticConfig, fit_critics, minimum_split_samples
+from .neural import CriticConfig, minimum_split_samples
 from .results import MIEstimate
-from .scaling import unit_power_of_two
-from .slicing import project, random_frames
 from .units import NATS, UNITS
 from .validation import (InputError, as_generator, as_samples, check_choice, check_int, check_probability,
                          check_same_length)
@@ -86,26 +85,6 @@ def _check_memory(slices: int, n: int, columns: int) -> None:
         raise InputError(f"argument 'slices': {slices} slices of {n} samples need {needed / 2**30:.1f} GiB for the "
                          f"projected samples alone, more than this machine's {available / 2**30:.1f} GiB; "
                          "use fewer slices")
-
-
-def _projections(x, y, z, sliced, slices, slice_dim, rng):
-    """The per-critic inputs u (p, n, du), v_y (p, n, dy'), v_z (p, n, dz') or None, and the frames.
-
-    Unsliced, p = 1 and the samples pass unchanged; sliced, each variable is projected onto
-    its own independent random frames, after being multiplied by a power of two that keeps
-    the projections from overflowing (exact, and MI is unchanged by scaling a variable).
-    """
-    if not sliced:
-        return x[None], y[None], None if z is None else z[None], {}
-    x, y = unit_power_of_two(x), unit_power_of_two(y)
-    z = None if z is None else unit_power_of_two(z)
-    frames = {"x": random_frames(slices, x.shape[1], slice_dim, rng),
-              "y": random_frames(slices, y.shape[1], slice_dim, rng)}
-    if z is not None:
-        frames["z"] = random_frames(slices, z.shape[1], slice_dim, rng)
-    u, v_y = project(x, frames["x"]), project(y, frames["y"])
-    v_z = None if z is None else project(z, frames["z"])
-    return u, v_y, v_z, frames
 
 
 def _classical(estimator, u, v, k, correction, seed, v_label="argument 'y'"):
@@ -183,41 +162,41 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
     rng = as_generator(seed)
     if sliced:
         _check_memory(slices, n, sum(min(slice_dim, a.shape[1]) for a in (x, y, z) if a is not None))
-    u, v_y, v_z, frames = _projections(x, y, z, sliced, slices, slice_dim, rng)
-    v = v_y if v_z is None else np.concatenate((v_y, v_z), axis=2)
-    chain = v_z is not None and conditional == "chain"
-    n_terms = u.shape[0]
+    problem = MIProblem(x, y, z, chain=z is not None and conditional == "chain")
+    n_slices = slices if sliced else 0
+    n_terms = n_slices or 1
     details: dict = {"quantity": _describe(z is not None, conditional, sliced)}
-    if sliced:
-        details["frames"] = frames  # slice s projects X onto frames["x"][s], Y onto frames["y"][s]
 
     notes = []
     if estimator in NEURAL_ESTIMATORS:
-        if chain:
-            # The second term I(u; v_z) uses critics of the same shape: the Y columns are
-            # zeroed, and a constant input carries no information.
-            u, v = np.concatenate((u, u)), np.concatenate((v, np.concatenate((np.zeros_like(v_y), v_z), axis=2)))
-        fit = fit_critics(u, v, objective=estimator, config=config, seed=int(rng.integers(2**31)),
-                          device=device, quiet=quiet, desc=f"{estimator} critics")
-        terms = fit.estimates[:n_terms] - fit.estimates[n_terms:] if chain else fit.estimates
+        # The estimators' one slice -> fit path, shared with the audit engine.
+        trained = fit_problems([problem], slices=n_slices, slice_dim=slice_dim, rng=rng, objective=estimator,
+                               config=config, device=device, quiet=quiet, desc=f"{estimator} critics")
+        fit, critics = trained.fit, trained.problems[0]
+        if sliced:
+            details["frames"] = critics.slicing.frames  # slice s projects X onto frames["x"][s], Y onto frames["y"][s]
+        terms = critics.values(fit.estimates)
         details.update(steps=fit.steps, split_sizes=fit.split_sizes, training_seconds=fit.seconds,
                        history=fit.history, critic=dataclasses.asdict(config))
         lower = per_slice_lower = max_slice_lower = None
-        if not chain:
+        if not problem.chain:
             per_slice_lower, caps = certify_critics(fit, alpha / n_terms, bound)
             details["caps"] = caps
             if sliced:
-                lower = averaged_dv_lower_bound(fit.test_joint, fit.test_product, fit.output_range[0], caps, alpha,
-                                                bound, averaging_shifts(fit.validation_product, caps))
+                lower = sliced_lower_bound(fit, critics.terms, alpha, bound)
                 max_slice_lower = float(per_slice_lower.max())
             else:
                 lower = float(per_slice_lower[0])
-        stderr_single = None if chain else float(fit.stderr[0])
+        stderr_single = None if problem.chain else float(fit.stderr[0])
     else:
+        u, v_y, v_z, slicing = problem_projections(problem, n_slices, slice_dim, rng)
+        if sliced:
+            details["frames"] = slicing.frames
+        v = v_y if v_z is None else np.concatenate((v_y, v_z), axis=2)
         ksg_seed = int(rng.integers(2**31))
         terms = _classical(estimator, u, v, k, correction, ksg_seed,
                            "argument 'y'" if v_z is None else "arguments 'y' and 'z' together")
-        if chain:
+        if problem.chain:
             second = _classical(estimator, u, v_z, k, correction, ksg_seed, "argument 'z'")
             if np.isinf(second).any():
                 raise InputError("argument 'z' determines 'x' exactly (an exact linear relation): I(X; Z) is "

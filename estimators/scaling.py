@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["standardized_columns", "unit_power_of_two"]
+__all__ = ["power_of_two_exponent", "standardized_columns", "unit_power_of_two"]
 
 
 def unit_power_of_two(values: np.ndarray) -> np.ndarray:
@@ -22,11 +22,17 @@ def unit_power_of_two(values: np.ndarray) -> np.ndarray:
     sums of the values can no longer overflow. All-zero data are returned unchanged.
     """
     values = np.asarray(values, dtype=np.float64)
+    return np.ldexp(values, power_of_two_exponent(values))
+
+
+def power_of_two_exponent(values: np.ndarray) -> int:
+    """The exponent e with which :func:`unit_power_of_two` returns ``values`` · 2^e (0 for all-zero data)."""
+    values = np.asarray(values, dtype=np.float64)
     top = float(np.max(np.abs(values))) if values.size else 0.0
     if top == 0.0:
-        return values
+        return 0
     _, exponent = np.frexp(top)
-    return np.ldexp(values, -int(exponent))
+    return -int(exponent)
 
 
 def standardized_columns(values: np.ndarray) -> np.ndarray:

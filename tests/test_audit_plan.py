@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-import audit.engine as engine
+import estimators.critic_problems as critic_problems
 from audit.engine import run_audit
 from audit.plan import DEFAULT_SMI_SLICES, deterministic_records, plan_audit
 from audit.spec import AuditSpec
@@ -114,12 +114,12 @@ def test_a_searched_prior_is_examined_at_its_switching_record_only():
 
 def _count_critics(monkeypatch):
     trained = []
-    original = engine.fit_critics
+    original = critic_problems.fit_critics
 
     def counting(u, v, **kwargs):
         trained.append(len(u))
         return original(u, v, **kwargs)
-    monkeypatch.setattr(engine, "fit_critics", counting)
+    monkeypatch.setattr(critic_problems, "fit_critics", counting)
     return trained
 
 
@@ -187,3 +187,39 @@ def test_terminal_summary_states_where_the_runs_went(capsys):
     total = int(runs[0].split()[2])
     counts = [int(part.rstrip(")").split()[-1]) for part in runs[0].split("(", 1)[1].split(";")]
     assert total == sum(counts)
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.01, 0.2, 0.25])
+def test_smallest_certifying_runs_matches_the_closed_form(alpha):
+    from audit.crosscheck import smallest_certifying_runs
+
+    # All n hits against none, each Clopper–Pearson bound at α/2: p̲ = (α/2)^(1/n) and
+    # p̄ = 1 − (α/2)^(1/n) give log(p̲/p̄) > 0 iff (α/2)^(1/n) > 1/2, i.e. n > log2(2/α).
+    assert smallest_certifying_runs(alpha) == math.floor(math.log2(2 / alpha)) + 1
+
+
+def test_an_event_budget_that_can_certify_nothing_is_an_error_before_any_run():
+    from estimators.validation import InputError
+
+    calls = []
+
+    def mechanism(dbs, rng):
+        calls.append(len(dbs))
+        return dbs.sum(axis=1)
+
+    prior = ProductBernoulli(np.full((3, 1), 0.5))
+    common = dict(mechanism=mechanism, priors=[prior], notion="mi-dp", epsilon=0.1, samples=2000)
+    with pytest.raises(InputError, match=r"'event_runs' \(--event-runs.*is 5.*at least 6.*or 0 to skip"):
+        AuditSpec(event_runs=5, **common)  # α = 0.05: n > log2(40) = 5.3
+    assert calls == []
+    assert AuditSpec(event_runs=6, **common).event_runs == 6
+    assert AuditSpec(event_runs=0, **common).event_runs == 0
+    with pytest.raises(InputError, match="'event_runs'"):
+        AuditSpec(event_runs=3, claim=parse_claim("dp:1"), mechanism=mechanism, priors=[prior], samples=2000)
+
+
+def test_the_cli_refuses_a_useless_event_budget_with_status_2(capsys):
+    from audit.cli.main import main
+
+    assert main(["audit", "--mechanism", "catalog:laplace_sum", "--samples", "2000", "--event-runs", "4"]) == 2
+    assert "--event-runs" in capsys.readouterr().err

@@ -76,8 +76,9 @@ def test_plan_splits_alpha_between_the_tests_that_can_refute():
     # An MI claim has no profile: the event test does not test it.
     plan = plan_claim_tests(_spec("mi-dp:0.1"))
     assert plan.alpha_spent == {"mi": 0.05}
-    # Too few event runs to certify anything outside the profile: said up front, no α spent.
-    plan = plan_claim_tests(_spec("dp:3", event_runs=5))
+    # Too few event runs to certify anything outside the profile (refuting 3-DP at α = 0.05 takes
+    # 76; 10 can certify some ε > 0 but not ε > 3): said up front, no α spent.
+    plan = plan_claim_tests(_spec("dp:3", event_runs=10))
     assert "event" not in plan.alpha_spent and any("cannot refute" in n for n in plan.notes)
     assert plan_claim_tests(_spec("gdp:1", alpha=0.1)).alpha_spent == {"mi": 0.05, "event": 0.05}
     # No claim: each test is its own statement at α.

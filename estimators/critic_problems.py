@@ -1,0 +1,174 @@
+"""Slice → fit: the critic inputs of one or many MI quantities, trained as one batched ensemble.
+
+One code path serves :func:`estimators.estimate.estimate_mi` (one quantity) and the audit engine
+(one quantity per secret and prior): each :class:`MIProblem` asks for I(X; Y) or I(X; Y, Z),
+optionally by the chain rule I(X; Y, Z) − I(X; Z) (Z and X dependent), and optionally sliced:
+each variable projected onto its own random frames (Pufferfish paper, Eq. (7); Goldfeld and
+Greenewald 2021), one critic per slice. All critics of all problems are padded to one input
+width — a constant zero column carries no information — and trained together
+(:func:`estimators.neural.fit_critics`); :class:`ProblemCritics` says where each problem's
+critics sit. Certification is :mod:`estimators.certify` (per critic, or averaged over a
+problem's slices by :func:`~estimators.certify.sliced_lower_bound`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .neural import fit_critics
+from .scaling import power_of_two_exponent
+from .slicing import project, random_frames
+
+
+@dataclass(frozen=True)
+class MIProblem:
+    """One quantity to estimate from paired samples.
+
+    Attributes
+    ----------
+    x, y : ndarray (n, dx), (n, dy)
+    z : ndarray (n, dz) or None
+        A conditioning variable, appended to Y: the quantity is I(X; Y, Z).
+    chain : bool
+        Also train critics for I(X; Z), so that I(X; Y, Z) − I(X; Z) = I(X; Y | Z) (chain rule)
+        can be estimated when X and Z are dependent.
+    """
+
+    x: np.ndarray
+    y: np.ndarray
+    z: np.ndarray | None = None
+    chain: bool = False
+
+
+@dataclass(frozen=True)
+class Slicing:
+    """The random frames of one problem's variables and the power of two each is scaled by first.
+
+    Scaling a variable by a power of two is exact and leaves MI unchanged; it keeps the
+    projections from overflowing (:func:`estimators.scaling.unit_power_of_two`).
+    """
+
+    frames: dict  # "x", "y", "z" -> (p, dim, k)
+    exponents: dict  # "x", "y", "z" -> e: the variable is multiplied by 2^e before projection
+
+    def project(self, name: str, values: np.ndarray, index=slice(None)) -> np.ndarray:
+        """``values`` (n, dim) projected onto frame(s) ``index`` of variable ``name``: (p, n, k) or (n, k)."""
+        frames = self.frames[name][index]
+        scaled = np.ldexp(np.asarray(values, dtype=np.float64), self.exponents[name])
+        return scaled @ frames if frames.ndim == 2 else project(scaled, frames)
+
+
+def draw_slicing(problem: MIProblem, slices: int, slice_dim: int, rng: np.random.Generator) -> Slicing:
+    """Independent random frames for X, Y and (if present) Z, drawn in that order."""
+    names = ("x", "y") + (() if problem.z is None else ("z",))
+    frames, exponents = {}, {}
+    for name in names:
+        values = getattr(problem, name)
+        frames[name] = random_frames(slices, values.shape[1], slice_dim, rng)
+        exponents[name] = power_of_two_exponent(values)
+    return Slicing(frames, exponents)
+
+
+@dataclass(frozen=True)
+class ProblemCritics:
+    """Where one problem's critics sit in a fit, and how to rebuild their inputs.
+
+    Attributes
+    ----------
+    terms : slice
+        Critics of I(X; Y[, Z]): one per slice (one unsliced).
+    chain : slice or None
+        Critics of I(X; Z) for the chain rule, in the same order as ``terms``.
+    slicing : Slicing or None
+        The frames of a sliced problem.
+    """
+
+    terms: slice
+    chain: slice | None
+    slicing: Slicing | None
+
+    def values(self, per_critic: np.ndarray) -> np.ndarray:
+        """Per-term values (estimates, say) of the quantity: the chain-rule difference when chained."""
+        own = per_critic[self.terms]
+        return own if self.chain is None else own - per_critic[self.chain]
+
+    def features(self, x, y, z, index: int) -> tuple[np.ndarray, np.ndarray]:
+        """The inputs (u, v) of critic ``index`` (one of ``terms``) on new samples, as at training."""
+        if self.slicing is None:
+            return x, (y if z is None else np.concatenate((y, z), axis=1))
+        s = index - self.terms.start
+        u = self.slicing.project("x", x, s)
+        vy = self.slicing.project("y", y, s)
+        return u, (vy if z is None else np.concatenate((vy, self.slicing.project("z", z, s)), axis=1))
+
+
+@dataclass(frozen=True)
+class ProblemFit:
+    """A trained ensemble and each problem's critics in it."""
+
+    fit: object  # estimators.neural.CriticFit
+    problems: tuple  # of ProblemCritics, in the order of the problems
+
+
+def pad_columns(arr: np.ndarray, width: int) -> np.ndarray:
+    """Zero columns up to ``width``: a constant input carries no information and lets critics of
+    different input widths share one batched model."""
+    return np.concatenate((arr, np.zeros(arr.shape[:-1] + (width - arr.shape[-1],))), axis=-1)
+
+
+def problem_projections(problem: MIProblem, slices: int, slice_dim: int, rng: np.random.Generator):
+    """The per-critic inputs u (p, n, du), v_y (p, n, dy'), v_z (p, n, dz') or None, and the slicing.
+
+    Unsliced (``slices`` 0), p = 1 and the samples pass unchanged (slicing ``None``); sliced, each
+    variable is scaled by a power of two and projected onto its own random frames
+    (:func:`draw_slicing`, frames drawn from ``rng`` in the order X, Y, Z).
+    """
+    if not slices:
+        return problem.x[None], problem.y[None], None if problem.z is None else problem.z[None], None
+    slicing = draw_slicing(problem, slices, slice_dim, rng)
+    vz = None if problem.z is None else slicing.project("z", problem.z)
+    return slicing.project("x", problem.x), slicing.project("y", problem.y), vz, slicing
+
+
+def fit_problems(problems, *, slices: int = 0, slice_dim: int = 1, rng: np.random.Generator, objective: str,
+                 config, device, quiet: bool = True, desc: str = "critics") -> ProblemFit:
+    """Build every problem's critic inputs (frames drawn from ``rng`` problem by problem), train them
+    as one batched ensemble seeded from ``rng``, and say where each problem's critics are.
+
+    Parameters
+    ----------
+    problems : sequence of MIProblem
+        All with the same number of samples.
+    slices : int
+        Random slices per problem (0: one unsliced critic per problem).
+    slice_dim : int
+        Dimension of each slice.
+    rng : numpy.random.Generator
+    objective, config, device, quiet, desc
+        As for :func:`estimators.neural.fit_critics`.
+    """
+    us, vs, placed = [], [], []
+    count = 0
+    for problem in problems:
+        u, vy, vz, slicing = problem_projections(problem, slices, slice_dim, rng)
+        terms = slice(count, count + len(u))
+        us.append(u)
+        vs.append(vy if vz is None else np.concatenate((vy, vz), axis=2))
+        count += len(u)
+        chain_slice = None
+        if problem.chain:
+            # I(X; Z) by critics of the same shape: the Y columns zeroed carry no information.
+            chain_slice = slice(count, count + len(u))
+            us.append(u)
+            vs.append(np.concatenate((np.zeros_like(vy), vz), axis=2))
+            count += len(u)
+        placed.append(ProblemCritics(terms, chain_slice, slicing))
+    du = max(u.shape[2] for u in us)
+    dv = max(v.shape[2] for v in vs)
+    u = np.concatenate([pad_columns(a, du) for a in us])
+    v = np.concatenate([pad_columns(a, dv) for a in vs])
+    fit = fit_critics(u, v, objective=objective, config=config, seed=int(rng.integers(2**31)), device=device,
+                      quiet=quiet, desc=desc)
+    return ProblemFit(fit, tuple(placed))

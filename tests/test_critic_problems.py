@@ -1,0 +1,103 @@
+"""One slice → fit → certify path: estimate_mi and the audit engine share it and agree."""
+
+import copy
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import audit.secret_critics as secret_critics
+from audit.engine import run_audit
+from audit.spec import AuditSpec
+from estimators.certify import certify_critics, sliced_lower_bound
+from estimators.critic_problems import MIProblem, fit_problems
+from estimators.estimate import estimate_mi
+from estimators.neural import CriticConfig
+from mechanisms.catalog import get_entry
+
+FAST = CriticConfig(max_steps=150)
+
+
+def _fake_fit(rng, m, n_val=400, n_test=600):
+    """Critic values of m fixed critics on validation and test splits, in [lo, hi] = [-3, 3]."""
+    def values(*shape, shift):
+        return np.clip(rng.normal(shift, 0.8, shape), -3.0, 3.0)
+    return SimpleNamespace(output_range=(-3.0, 3.0),
+                           validation_joint=values(m, n_val, shift=0.4), validation_product=values(m, n_val // 2, shift=-0.3),
+                           test_joint=values(m, n_test, shift=0.4), test_product=values(m, n_test // 2, shift=-0.3))
+
+
+@pytest.mark.parametrize("delta", [0.05, 0.001])
+def test_sliced_bound_of_one_slice_is_that_critics_dv_bound(delta):
+    """With one slice the averaged bound is the critic's own DV bound: DV is shift-invariant and
+    the Bernstein bound of e^(T − s) is e^(−s) times that of e^T, so the shift cancels."""
+    fit = _fake_fit(np.random.default_rng(4), 3)
+    per_critic, _ = certify_critics(fit, delta)
+    for i in range(3):
+        assert sliced_lower_bound(fit, slice(i, i + 1), delta) == pytest.approx(per_critic[i], rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.train
+def test_fit_problems_places_terms_and_chain_critics():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(600, 2))
+    z = x[:, :1] + rng.normal(size=(600, 1))
+    y = rng.normal(size=(600, 3))
+    trained = fit_problems([MIProblem(x, y), MIProblem(x, y, z, chain=True)], slices=4, rng=rng, objective="dv",
+                           config=FAST, device="cpu")
+    first, second = trained.problems
+    assert (first.terms, first.chain) == (slice(0, 4), None)
+    assert (second.terms, second.chain) == (slice(4, 8), slice(8, 12))
+    assert len(trained.fit.estimates) == 12
+    np.testing.assert_array_equal(second.values(trained.fit.estimates),
+                                  trained.fit.estimates[4:8] - trained.fit.estimates[8:12])
+    # The frames of each problem are its own; features rebuild one slice's inputs as at training.
+    s = 2
+    u, v = second.features(x, y, z, second.terms.start + s)
+    frames = second.slicing.frames
+    scale = {name: 2.0 ** second.slicing.exponents[name] for name in ("x", "y", "z")}
+    np.testing.assert_allclose(u, (x * scale["x"]) @ frames["x"][s])
+    np.testing.assert_allclose(v, np.concatenate(((y * scale["y"]) @ frames["y"][s], (z * scale["z"]) @ frames["z"][s]),
+                                                 axis=1))
+
+
+@pytest.mark.train
+def test_estimate_mi_and_the_engine_give_the_same_sliced_certificate(monkeypatch):
+    """An SMI-DP audit of one record and estimate_mi on that record's data, with the generator
+    the engine used, train the same critics and certify the same averaged bound."""
+    captured = []
+    original = secret_critics.fit_problems
+
+    def capture(problems, **kwargs):
+        if kwargs.get("slices"):
+            captured.append((list(problems), kwargs["slices"], copy.deepcopy(kwargs["rng"])))
+        return original(problems, **kwargs)
+    monkeypatch.setattr(secret_critics, "fit_problems", capture)
+    entry = get_entry("histogram_buggy")
+    spec = AuditSpec(mechanism=entry.mechanism, priors=[entry.prior], notion="smi-dp", epsilon=0.05, slices=6,
+                     records=(2,), samples=3000, event_runs=0, critic=FAST, seed=5, device="cpu")
+    result = run_audit(spec)
+    (problems, slices, rng), = captured
+    (problem,) = problems
+    assert not problem.chain  # independent rows: I(X_2; M, X_-2) = I(X_2; M | X_-2)
+    estimate = estimate_mi(problem.x, problem.y, problem.z, sliced=True, slices=slices, alpha=spec.alpha, seed=rng,
+                           critic=FAST, device="cpu")
+    (evidence,) = [e for e in result.per_record if e.record == 2]
+    assert estimate.lower_bound == pytest.approx(result.lower_bound, rel=1e-12)
+    assert evidence.lower_bound == pytest.approx(result.lower_bound, rel=1e-12)  # one secret: both at α
+    np.testing.assert_allclose(estimate.per_slice, evidence.per_slice, rtol=1e-12)
+
+
+def test_cell_critic_is_the_full_critic_else_the_best_slice():
+    from audit.certification import cell_critic
+    from audit.secret_critics import SecretFits
+    from estimators.critic_problems import ProblemCritics, ProblemFit
+
+    cell = SimpleNamespace(name="record 0")
+    validation = np.array([0.1, 0.5, 0.3, 0.9, 0.2])
+    sliced = ProblemFit(SimpleNamespace(validation=validation), (ProblemCritics(slice(1, 4), None, None),))
+    full = ProblemFit(SimpleNamespace(validation=np.array([0.05])), (ProblemCritics(slice(0, 1), None, None),))
+    best_slice = cell_critic(SecretFits(cells=(cell,), sliced=sliced), 0)
+    assert (best_slice.kind, best_slice.index, best_slice.score) == ("slices", 3, 0.9)  # slices 1..3: 0.5, 0.3, 0.9
+    assert (cell_critic(SecretFits(cells=(cell,), full=full, sliced=sliced), 0).kind) == "full"
+    assert cell_critic(SecretFits(cells=(cell,)), 0) is None
