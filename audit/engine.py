@@ -38,11 +38,11 @@ from mechanisms.execution.memory import check_sample_memory
 from mechanisms.execution.runner import MechanismRunner
 
 from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
-from .certification import certify, certify_sliced_average
+from .certification import cell_critic, certify, certify_sliced_average
 from .crosscheck import cross_checks
-from .event_search import event_test
+from .event_search import PairCandidate, event_search, neighbouring_pair_of, value_pairs
 from .plan import plan_audit
-from .prior_search import random_pairs, search_priors
+from .prior_search import candidate_pairs, search_priors, structured_pairs
 from .result import AuditResult, SecretEvidence, finite_or_none
 from .secret_critics import SecretCell, fit_secret_critics
 from .spec import AuditSpec
@@ -89,7 +89,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
 
     # Θ: the declared priors (every audited secret), then any searched two-point priors (only
     # the record that switches can leak under them).
-    searched = search_priors(tuple(spec.pairs) + tuple(random_pairs(spec.priors[0], spec.prior_search, rng)))
+    searched = search_priors(tuple(spec.pairs) + tuple(candidate_pairs(spec.priors[0], spec.prior_search, rng)))
     theta = [(prior, None) for prior in spec.priors] + searched
     priors = [prior for prior, _ in theta]
     # Which tests may refute the claim (and their shares of α), which secrets get critics, how
@@ -223,13 +223,34 @@ def _critic_statistic(candidate, fits):
     return statistic
 
 
+#: Structured pairs (StatDP patterns) the event search tries on the chosen critic's record under a
+#: declared prior that is not a two-point prior (the critic generalizes over the other records).
+STRUCTURED_EVENT_PAIRS = 8
+
+
 def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None):
-    """The event test on the chosen critic's record (:func:`audit.event_search.event_test`), with
-    the base database and the record's candidate values taken from the validation split."""
+    """The event search (:func:`audit.event_search.event_search`) over candidate pairs, in order:
+    each two-point prior of Θ on a neighbouring pair (the declared ones, the user's and a catalog's
+    pairs, then the prior search's structured and random pairs) with its own critic (the MI test's
+    chosen critic for its cell); then, when the chosen critic's prior is not such a two-point prior,
+    structured pairs on its record (StatDP patterns, column levels read from the audit's draws of
+    that prior) and pairs of its values on a base database of the validation split."""
+    pairs = []
+    for i, cell in enumerate(fits.cells):
+        if cell.strategy == "certify" and neighbouring_pair_of(cell.prior, cell.record) is not None:
+            critic = candidate if candidate.cell is cell else cell_critic(fits, i)
+            if critic is not None:
+                pairs.append(PairCandidate(cell.prior.first, cell.prior.second, cell.record,
+                                           _critic_statistic(critic, fits), f"the pair of prior {cell.prior_index} of Θ"))
     cell, kind = candidate.cell, candidate.kind
-    dbs, _ = data[cell.prior_index]
-    validation = fits.fit(kind).split[1]
-    values = np.unique(dbs[validation[:256], cell.record, :], axis=0)[:4]
-    return event_test(secret=cell.name, record=cell.record, base=dbs[validation[0]], values=values,
-                      statistic=_critic_statistic(candidate, fits), runner=runner, rng=rng,
-                      runs=spec.event_runs, alpha=alpha, delta=spec.delta, claim=claim)
+    if neighbouring_pair_of(cell.prior, cell.record) is None:
+        dbs, _ = data[cell.prior_index]
+        statistic = _critic_statistic(candidate, fits)
+        structured = structured_pairs(cell.prior, STRUCTURED_EVENT_PAIRS, rng, records=(cell.record,), observed=dbs)
+        pairs += [PairCandidate(p.first, p.second, cell.record, statistic, p.why) for p in structured]
+        validation = fits.fit(kind).split[1]
+        values = np.unique(dbs[validation[:256], cell.record, :], axis=0)[:4]
+        pairs += value_pairs(dbs[validation[0]], cell.record, values, statistic,
+                             "values and base database from the validation split")
+    return event_search(pairs, runner=runner, rng=rng, runs=spec.event_runs, alpha=alpha, delta=spec.delta,
+                        claim=claim)

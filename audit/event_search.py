@@ -2,48 +2,129 @@
 
 A statistic T(a, b, D, y) (the critic's T(a, y, rest) − T(b, y, rest) in an audit) separates the
 output laws of two neighbouring databases, D_a and D_b, that differ only in one record (value a
-or b). Selection runs of both choose the pair of values and the event E = {T > t} or {T ≤ t}
-(:func:`audit.event_test.choose_threshold`); fresh certification runs bound P(M(D₁) ∈ E) from
-below and P(M(D₂) ∈ E) from above, each at α/2 (Clopper–Pearson), which certifies
-ε ≥ log((p̲ − δ)/p̄) (Dwork and Roth 2014, Definition 2.4) and is what a claim's profile is
-checked against (:mod:`audit.crosscheck`).
+or b). Selection runs choose, among candidate pairs (:class:`PairCandidate`, in the order given:
+a catalog's exposing pairs and the user's pairs, then structured patterns, then random pairs),
+the pair and the event (:func:`audit.event_test.choose_event`: either tail with either input
+first, a randomized boundary point, both tails). Fresh certification runs of the chosen pair
+bound P(M(D₁) ∈ E) from below and P(M(D₂) ∈ E) from above, each at α/2 (Clopper–Pearson), which
+certifies ε ≥ log((p̲ − δ)/p̄) (Dwork and Roth 2014, Definition 2.4) and is what a claim's profile
+is checked against (:mod:`audit.crosscheck`).
+
+Choosing among pairs and events costs no α: every choice is made on selection runs, and the
+certificate is computed on fresh runs of one fixed pair and event. (Training a critic for a pair,
+which the prior search does, is paid separately in the MI test's union bound.)
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+from typing import Callable
+
 import numpy as np
 
-from .event_test import choose_threshold, claim_objective, clopper_pearson, epsilon_from_bounds
+from mechanisms.priors import TwoPoint
+
+from .event_test import choose_event, claim_objective, clopper_pearson, epsilon_from_bounds
 from .result import EventTest
 
 #: The fewest selection runs per input of a candidate pair.
 MIN_SELECTION_RUNS = 100
 
 
-def event_test(*, secret: str, record: int, base: np.ndarray, values: np.ndarray, statistic, runner,
-               rng: np.random.Generator, runs: int, alpha: float, delta: float = 0.0, claim=None):
-    """Choose and certify an event between two neighbours of ``base`` that differ in ``record``.
+@dataclass(frozen=True, eq=False)
+class PairCandidate:
+    """A neighbouring pair of databases and the statistic that tests it.
 
-    Parameters
+    Attributes
     ----------
-    secret : str
-        What the event is about, for the result (``"record 0"``).
+    first, second : ndarray of shape (n, k)
+        The two databases; they differ in ``record`` only (value a in ``first``, b in ``second``).
     record : int
         The record that differs.
-    base : ndarray of shape (n, k)
-        The database whose ``record`` is switched.
-    values : ndarray of shape (m, k)
-        Candidate values of the record; every pair of them is a candidate neighbouring pair.
     statistic : callable
         ``statistic(a, b, dbs, outputs) -> (N,)`` scores, larger where the output looks
         produced with the record at ``a`` rather than ``b``.
+    origin : str
+        Where the pair comes from, for the result (``"exposing pair"``, ``"structured pair ..."``).
+    """
+
+    first: np.ndarray
+    second: np.ndarray
+    record: int
+    statistic: Callable
+    origin: str = ""
+
+    @property
+    def values(self) -> tuple:
+        return self.first[self.record], self.second[self.record]
+
+    def scores(self, which: int, count: int, runner, rng) -> np.ndarray:
+        """The statistic on ``count`` fresh runs of the first (``which = 0``) or second database."""
+        database = self.first if which == 0 else self.second
+        batch = np.repeat(np.asarray(database, dtype=np.float64)[None], count, axis=0)
+        outputs = runner.sample(batch, rng, what="event-test run")
+        a, b = self.values
+        return self.statistic(a, b, batch, outputs)
+
+
+def neighbouring_pair_of(prior, record) -> tuple | None:
+    """(first, second) when ``prior`` is a two-point prior on two databases that differ in ``record`` only."""
+    first, second = getattr(prior, "first", None), getattr(prior, "second", None)
+    if not isinstance(prior, TwoPoint) or record is None:
+        return None
+    rows = np.flatnonzero(np.any(first != second, axis=1))
+    return (first, second) if len(rows) == 1 and rows[0] == record else None
+
+
+def value_pairs(base: np.ndarray, record: int, values: np.ndarray, statistic, origin: str = "") -> list:
+    """Candidates switching ``record`` of ``base`` between every two of ``values``."""
+    out = []
+    for i in range(len(values)):
+        for j in range(i + 1, len(values)):
+            first = np.array(base, dtype=np.float64, copy=True)
+            second = first.copy()
+            first[record], second[record] = values[i], values[j]
+            out.append(PairCandidate(first, second, record, statistic, origin))
+    return out
+
+
+def _selection_plan(n_candidates: int, runs: int) -> tuple[int, int]:
+    """(candidates considered, halving rounds) for a selection budget of about ``runs`` runs.
+
+    Successive halving (Karnin, Koren and Somekh 2013): each of ⌈log₂ C⌉ rounds spends an equal
+    share of the budget on the candidates still in, and keeps the better half. C is the largest
+    number of candidates (the first ones, in order) whose first round gives each input at least
+    :data:`MIN_SELECTION_RUNS` runs; a single candidate gets the whole budget.
+    """
+    count = n_candidates
+    while count > 1:
+        rounds = math.ceil(math.log2(count))
+        if runs // (rounds * 2 * count) >= MIN_SELECTION_RUNS:
+            return count, rounds
+        count -= 1
+    return 1, 1
+
+
+def event_search(candidates, *, secret: str | None = None, runner, rng: np.random.Generator, runs: int, alpha: float,
+                 delta: float = 0.0, claim=None) -> EventTest | None:
+    """Choose a pair and an event on selection runs; certify them on fresh runs.
+
+    Parameters
+    ----------
+    candidates : sequence of PairCandidate
+        In order of preference: when the selection budget cannot serve them all, the first ones
+        are considered.
+    secret : str, optional
+        What the event is about, for the result (default: ``"record i"`` of the chosen pair).
     runner : MechanismRunner
         Runs the mechanism (every run is counted in the result).
     rng : numpy.random.Generator
-        Seeds the mechanism runs.
+        Seeds the mechanism runs and a randomized event's boundary coins.
     runs : int
-        Certification runs per input; selection spends about ``runs`` in all, split over the
-        candidate pairs and their two inputs (at least :data:`MIN_SELECTION_RUNS` per input).
+        Certification runs per input; selection spends about ``runs`` in all, over the candidates
+        and their two inputs (at least :data:`MIN_SELECTION_RUNS` per input), by successive
+        halving (:func:`_selection_plan`).
     alpha : float
         The level: p̲ and p̄ each hold with probability ≥ 1 − α/2.
     delta : float
@@ -54,51 +135,61 @@ def event_test(*, secret: str, record: int, base: np.ndarray, values: np.ndarray
     Returns
     -------
     EventTest or None
-        None when ``values`` holds fewer than two distinct values (no neighbouring pair).
+        None without candidates.
     """
-    if len(values) < 2:
+    candidates = list(candidates)
+    if not candidates:
         return None
-    n_pairs = len(values) * (len(values) - 1) // 2
-    select_runs = max(MIN_SELECTION_RUNS, runs // (2 * n_pairs))
     objective = None if claim is None else claim_objective(claim)
-
-    def run(value, count):
-        neighbour = np.array(base, dtype=np.float64, copy=True)
-        neighbour[record] = value
-        batch = np.repeat(neighbour[None], count, axis=0)
-        return batch, runner.sample(batch, rng, what="event-test run")
-
-    best = None
+    count, rounds = _selection_plan(len(candidates), runs)
+    alive = list(range(count))
+    scores = {i: ([], []) for i in alive}
     used = 0
-    for i in range(len(values)):
-        for j in range(i + 1, len(values)):
-            batch_a, y_a = run(values[i], select_runs)
-            batch_b, y_b = run(values[j], select_runs)
-            used += 2 * select_runs
-            s_a = statistic(values[i], values[j], batch_a, y_a)
-            s_b = statistic(values[i], values[j], batch_b, y_b)
-            threshold, upper, predicted = choose_threshold(s_a, s_b, runs=runs, alpha=alpha,
-                                                           delta=delta, objective=objective)
-            if best is None or predicted > best[4]:
-                best = (values[i], values[j], threshold, upper, predicted)
-    a, b, threshold, upper, _ = best
-    batch_a, y_a = run(a, runs)
-    batch_b, y_b = run(b, runs)
-    s_a, s_b = statistic(a, b, batch_a, y_a), statistic(a, b, batch_b, y_b)
-    if upper:
-        hits_first, hits_second = int((s_a > threshold).sum()), int((s_b > threshold).sum())
-        description = f"E = {{T(a, y) − T(b, y) > {threshold:.4g}}}, first input a, second b"
-    else:
-        hits_first, hits_second = int((s_b <= threshold).sum()), int((s_a <= threshold).sum())
-        description = f"E = {{T(a, y) − T(b, y) ≤ {threshold:.4g}}}, first input b, second a"
+    choices = {}
+    for _ in range(rounds):
+        per_input = max(MIN_SELECTION_RUNS, runs // (rounds * 2 * len(alive)))
+        for i in alive:
+            for which in (0, 1):
+                scores[i][which].append(candidates[i].scores(which, per_input, runner, rng))
+            used += 2 * per_input
+            choices[i] = choose_event(np.concatenate(scores[i][0]), np.concatenate(scores[i][1]), runs=runs,
+                                      alpha=alpha, delta=delta, objective=objective)
+        # Keep the better half (stable: ties keep the earlier candidate).
+        alive = sorted(alive, key=lambda i: -choices[i].predicted)[:max(1, math.ceil(len(alive) / 2))]
+        alive.sort()
+        if len(alive) == 1:
+            break
+    best = max(alive, key=lambda i: choices[i].predicted)
+    chosen, event = candidates[best], choices[best].event
+    # A randomized event's boundary coins come from their own seeded generator (part of the event);
+    # a plain event draws none, so its runs are those of the same seed without the search.
+    coins = np.random.default_rng(rng.integers(2**63)) if event.randomized else None
+    in_a = int(event.contains(chosen.scores(0, runs, runner, rng), coins).sum())
+    in_b = int(event.contains(chosen.scores(1, runs, runner, rng), coins).sum())
+    hits_first, hits_second = (in_a, in_b) if event.first_is_a else (in_b, in_a)
     p_lower = float(clopper_pearson(hits_first, runs, alpha / 2)[0])
     p_upper = float(clopper_pearson(hits_second, runs, alpha / 2)[1])
-    description += (f"; neighbouring databases differ in record {record} "
-                    f"(a = {np.array2string(np.asarray(a), precision=4)}, b = {np.array2string(np.asarray(b), precision=4)})")
+    a, b = chosen.values
+    description = (event.describe("T(a, y) − T(b, y)") + f"; neighbouring databases differ in record {chosen.record} "
+                   f"(a = {np.array2string(np.asarray(a), precision=4)}, b = {np.array2string(np.asarray(b), precision=4)})"
+                   + (f"; {chosen.origin}" if chosen.origin else "")
+                   + (f"; chosen among {count} candidate pairs on selection runs" if count > 1 else ""))
     return EventTest(
-        secret=secret, description=description, threshold=threshold, runs_per_input=runs,
+        secret=secret or f"record {chosen.record}", description=description, threshold=event.threshold, runs_per_input=runs,
         p_first=hits_first / runs, p_second=hits_second / runs, p_first_lower=p_lower, p_second_upper=p_upper,
         delta=delta, epsilon_lower_bound=epsilon_from_bounds(p_lower, p_upper, 0.0),
         epsilon_lower_bound_at_delta=epsilon_from_bounds(p_lower, p_upper, delta) if delta > 0 else None,
-        alpha=alpha, selection_runs=used,
+        alpha=alpha, selection_runs=used, event=event.to_dict(), pairs_considered=count,
     )
+
+
+def event_test(*, secret: str, record: int, base: np.ndarray, values: np.ndarray, statistic, runner,
+               rng: np.random.Generator, runs: int, alpha: float, delta: float = 0.0, claim=None):
+    """:func:`event_search` over the pairs of ``values`` at ``record`` of ``base`` (:func:`value_pairs`).
+
+    Returns None when ``values`` holds fewer than two values (no neighbouring pair).
+    """
+    if len(values) < 2:
+        return None
+    return event_search(value_pairs(base, record, values, statistic), secret=secret, runner=runner, rng=rng,
+                        runs=runs, alpha=alpha, delta=delta, claim=claim)

@@ -5,17 +5,21 @@ neighbours D, D′ (Dwork and Roth 2014, Definition 2.4). Given lower/upper conf
 p̲ on P(M(D) ∈ E) and p̄ on P(M(D′) ∈ E), each at level α/2, ε ≥ log((p̲ − δ) / p̄) holds with
 probability ≥ 1 − α. The event is a thresholded critic score chosen on separate runs, so
 the certifying runs are fresh (the DP-auditing recipe of Ding et al. 2018 and Jagielski et
-al. 2020, with the trained critic as test statistic).
+al. 2020, with the trained critic as test statistic). :func:`choose_event` considers an upper
+or a lower tail of the score with either input first, with a randomized boundary point
+(Bichsel et al. 2021), and both tails at once; the choice is made on the selection runs only,
+so it costs no α.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-from estimators.validation import check_int, check_probability
+from estimators.validation import InputError, check_int, check_probability
 
 
 def clopper_pearson(successes, trials: int, alpha: float) -> tuple:
@@ -52,7 +56,10 @@ def claim_objective(claim):
 
     A pair predicted outside the claim's profile scores above 1: for a pure (local) DP claim by
     the ε it would certify (the ε lower bound is that claim's natural evidence), for the other
-    claims by its excess over δ(ε′) (:meth:`mechanisms.claims.Claim.event_margin`).
+    claims by its excess over δ(ε′) (:meth:`mechanisms.claims.Claim.event_margin`). For a pure
+    claim only the event itself counts (ε > the claimed ε), not its complement with the roles
+    swapped: that complement is an event of its own among those considered, and ranking an
+    event by its complement would choose it for an ε it does not certify.
     Any other pair that would certify some ε > 0 scores in (−1, 0) by that ε, so that when
     nothing refutes the ε bound is still the best available; the rest score below −1 by their
     (negative) excess: the event closest to refuting.
@@ -64,19 +71,298 @@ def claim_objective(claim):
         margin = claim.event_margin(lower, upper)
         eps = epsilon(lower, upper)
         refuting = 1.0 + (eps / (1.0 + eps) if by_epsilon else margin)
-        return np.where(margin > 0, refuting, np.where(eps > 0, eps / (1.0 + eps) - 1.0, (margin - 3.0) / 2.0))
+        refutes = eps > claim.epsilon if by_epsilon else margin > 0
+        return np.where(refutes, refuting, np.where(eps > 0, eps / (1.0 + eps) - 1.0, (margin - 3.0) / 2.0))
     return objective
+
+
+#: The event forms :func:`choose_event` considers (all by default).
+EVENT_FORMS = ("upper", "lower", "two-tailed")
+
+#: Weights γ of a randomized boundary point (DP-Sniper's randomized threshold, Bichsel et al. 2021):
+#: the atom {s = t} joins the event with probability γ.
+BOUNDARY_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+#: Thresholds considered: every distinct pooled score when there are at most this many, else
+#: this many quantiles (a two-tailed event uses a grid half as fine on each side).
+MAX_THRESHOLDS = 201
+
+
+def _at(scores: np.ndarray, threshold: float) -> np.ndarray:
+    """Scores equal to ``threshold`` up to rounding (an atom of a discrete score law)."""
+    return np.abs(scores - threshold) <= 1e-9 * max(1.0, abs(threshold))
+
+
+@dataclass(frozen=True)
+class ScoreEvent:
+    """An event on a test statistic's score s, and which input it is likelier under.
+
+    Forms (``form``):
+
+    - ``"upper"``: E = {s > t} ∪ {s = t and U < γ};
+    - ``"lower"``: E = {s < t} ∪ {s = t and U < γ};
+    - ``"two-tailed"``: E = {s ≤ t} ∪ {s > t₂} (t < t₂, no randomization),
+
+    with t = ``threshold``, t₂ = ``second_threshold``, γ = ``boundary_weight`` and U uniform on
+    [0, 1) drawn independently of the output from a seeded generator (DP-Sniper's randomized
+    threshold, Bichsel et al. 2021). ``first_is_a``: the probability bounded from
+    below (p̲) is the one under the input whose value is a (the statistic's first argument),
+    and p̄ is under b; otherwise the roles are swapped.
+
+    The coin makes E an event of the output post-processed with independent randomness, so the DP
+    inequality P(M(D) ∈ E) ≤ e^ε P(M(D′) ∈ E) + δ holds for it as for any event (post-processing,
+    Dwork and Roth 2014, Proposition 2.1), and its counts on fresh runs are binomial.
+    """
+
+    form: str
+    threshold: float
+    first_is_a: bool = True
+    boundary_weight: float = 0.0
+    second_threshold: float | None = None
+
+    def __post_init__(self):
+        if self.form not in EVENT_FORMS:
+            raise InputError(f"argument 'form' must be one of {EVENT_FORMS}, got {self.form!r}")
+        if not 0.0 <= self.boundary_weight <= 1.0:
+            raise InputError(f"argument 'boundary_weight' must be in [0, 1], got {self.boundary_weight!r}")
+        if (self.form == "two-tailed") != (self.second_threshold is not None):
+            raise InputError("argument 'second_threshold' is given exactly for the two-tailed form")
+
+    @property
+    def randomized(self) -> bool:
+        return self.form != "two-tailed" and 0.0 < self.boundary_weight < 1.0
+
+    def contains(self, scores: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        """Whether each score's run falls in E (``rng`` draws the boundary coins of a randomized event)."""
+        scores = np.asarray(scores, dtype=np.float64)
+        if self.form == "two-tailed":
+            low = (scores <= self.threshold) | _at(scores, self.threshold)
+            return low | ((scores > self.second_threshold) & ~_at(scores, self.second_threshold))
+        at = _at(scores, self.threshold)
+        strict = (scores > self.threshold) if self.form == "upper" else (scores < self.threshold)
+        strict &= ~at
+        if self.boundary_weight == 0.0:
+            return strict
+        if self.boundary_weight == 1.0:
+            return strict | at
+        if rng is None:
+            raise InputError("argument 'rng' is required by a randomized event (its boundary coin is seeded)")
+        return strict | (at & (rng.random(len(scores)) < self.boundary_weight))
+
+    def describe(self, statistic: str = "s") -> str:
+        """The event in words, e.g. ``E = {s > 0.3}, first input a``."""
+        t = f"{self.threshold:.4g}"
+        if self.form == "two-tailed":
+            event = f"{{{statistic} ≤ {t}}} ∪ {{{statistic} > {self.second_threshold:.4g}}}"
+        else:
+            inclusive = self.boundary_weight == 1.0
+            sign = {("upper", False): ">", ("upper", True): "≥", ("lower", False): "<", ("lower", True): "≤"}[
+                self.form, inclusive]
+            event = f"{{{statistic} {sign} {t}}}"
+            if self.randomized:
+                event += f" ∪ {{{statistic} = {t} with probability {self.boundary_weight:g} (seeded coin)}}"
+        first, second = ("a", "b") if self.first_is_a else ("b", "a")
+        return f"E = {event}, first input {first}, second {second}"
+
+    def to_dict(self) -> dict:
+        return {"form": self.form, "threshold": self.threshold, "second_threshold": self.second_threshold,
+                "boundary_weight": self.boundary_weight, "first_input": "a" if self.first_is_a else "b"}
+
+
+@dataclass(frozen=True)
+class EventChoice:
+    """The event :func:`choose_event` chose and the score ``objective`` predicts for it at ``runs``."""
+
+    event: ScoreEvent
+    predicted: float
+    p_first: float   # the event's frequency under the first input on the selection runs
+    p_second: float  # ... under the second input
+
+
+def _thresholds(pooled: np.ndarray, count: int) -> np.ndarray:
+    values = np.unique(pooled)
+    if len(values) <= count:
+        return values
+    return np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, count)))
+
+
+def _tail_frequencies(scores: np.ndarray, thresholds: np.ndarray) -> tuple:
+    """(P̂(s > t excluding the atom), P̂(s = t), P̂(s < t excluding the atom)) for each t."""
+    ordered = np.sort(scores)
+    tol = 1e-9 * np.maximum(1.0, np.abs(thresholds))
+    below_or_at = np.searchsorted(ordered, thresholds + tol, side="right")
+    below = np.searchsorted(ordered, thresholds - tol, side="left")
+    n = len(scores)
+    return (n - below_or_at) / n, (below_or_at - below) / n, below / n
+
+
+class _Predictor:
+    """``objective`` of the Clopper–Pearson bounds ``runs`` fresh runs would give at observed frequencies.
+
+    The bounds depend only on the rounded count, so each distinct count is computed once.
+    """
+
+    def __init__(self, runs, alpha, objective):
+        self.runs, self.alpha, self.objective = runs, alpha, objective
+
+    def __call__(self, p_first, p_second):
+        k_first = np.round(np.asarray(p_first) * self.runs)
+        k_second = np.round(np.asarray(p_second) * self.runs)
+        counts, inverse = np.unique(np.concatenate((k_first.ravel(), k_second.ravel())), return_inverse=True)
+        lower, upper = clopper_pearson(counts, self.runs, self.alpha / 2)
+        inverse = inverse.reshape(2, -1)
+        return self.objective(lower[inverse[0]].reshape(k_first.shape), upper[inverse[1]].reshape(k_second.shape))
+
+
+def best_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: float, delta: float = 0.0,
+               objective=None, forms=EVENT_FORMS, boundary_weights=BOUNDARY_WEIGHTS) -> EventChoice:
+    """The event on these scores that ``runs`` fresh runs per input are predicted to certify best.
+
+    ``scores_a`` and ``scores_b`` are the statistic on selection runs of the two neighbouring
+    inputs (values a and b of the record). Every form of :class:`ScoreEvent` in ``forms`` is
+    considered with both inputs as the first one (p̲ on it, p̄ on the other): an upper or a lower
+    tail (with a randomized boundary point of weight γ ∈ ``boundary_weights`` where the scores
+    have atoms; γ = 0 and 1 are the plain strict and non-strict tails), and both tails
+    {s ≤ t} ∪ {s > t₂}. The prediction uses the observed frequencies with Clopper–Pearson
+    bounds at the certification sample size (each at α/2), so tiny events with no power are
+    not chosen. ``objective(p_lower, p_upper) -> score`` ranks the predicted bounds (default:
+    the ε bound at ``delta``, :func:`epsilon_objective`; for a claim, :func:`claim_objective`).
+    Ties go to the first form considered (plain tails before randomized ones and two tails).
+
+    The maximum is over every event considered on the same scores, so its predicted value is
+    optimistic (the more events, the more): :func:`choose_event` chooses among forms on held-out
+    scores.
+
+    Returns
+    -------
+    EventChoice
+    """
+    unknown = set(forms) - set(EVENT_FORMS)
+    if not forms or unknown:
+        raise InputError(f"argument 'forms' must be a non-empty subset of {EVENT_FORMS}, got {tuple(forms)!r}")
+    objective = objective or epsilon_objective(delta)
+    predict = _Predictor(runs, alpha, objective)
+    scores_a, scores_b = np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64)
+    pooled = np.concatenate((scores_a, scores_b))
+    best = None
+
+    def consider(candidates):
+        # candidates: [(p under a, p under b, make_event(index, first_is_a))]
+        nonlocal best
+        for p_a, p_b, make in candidates:
+            for first_is_a, (p_first, p_second) in ((True, (p_a, p_b)), (False, (p_b, p_a))):
+                predicted = predict(p_first, p_second)
+                i = np.unravel_index(int(np.argmax(predicted)), predicted.shape)
+                if best is None or predicted[i] > best.predicted:
+                    best = EventChoice(make(i, first_is_a), float(predicted[i]), float(p_first[i]), float(p_second[i]))
+
+    thresholds = _thresholds(pooled, MAX_THRESHOLDS)
+    above_a, at_a, below_a = _tail_frequencies(scores_a, thresholds)
+    above_b, at_b, below_b = _tail_frequencies(scores_b, thresholds)
+    weights = np.asarray([w for w in boundary_weights if w in (0.0, 1.0)]
+                         + [w for w in boundary_weights if w not in (0.0, 1.0)], dtype=np.float64)
+    plain = np.isin(weights, (0.0, 1.0))
+    for keep in (plain, ~plain):  # plain tails first: a randomized event must do strictly better
+        if not keep.any():
+            continue
+        gammas = weights[keep]
+        for form, (strict_a, strict_b) in (("upper", (above_a, above_b)), ("lower", (below_a, below_b))):
+            if form not in forms:
+                continue
+            p_a = strict_a[:, None] + gammas[None, :] * at_a[:, None]
+            p_b = strict_b[:, None] + gammas[None, :] * at_b[:, None]
+            consider([(p_a, p_b, lambda i, first, form=form, gammas=gammas: ScoreEvent(
+                form, float(thresholds[i[0]]), first, float(gammas[i[1]])))])
+    if "two-tailed" in forms:
+        grid = _thresholds(pooled, (MAX_THRESHOLDS + 1) // 2)
+        above_a, at_a, _ = _tail_frequencies(scores_a, grid)
+        above_b, at_b, _ = _tail_frequencies(scores_b, grid)
+        low, high = np.triu_indices(len(grid), k=1)
+        if len(low):
+            # {s ≤ t} ∪ {s > t₂}: the atom at t is in the lower tail, the one at t₂ is not.
+            p_a = (1.0 - above_a[low]) + above_a[high]
+            p_b = (1.0 - above_b[low]) + above_b[high]
+            consider([(p_a, p_b, lambda i, first: ScoreEvent(
+                "two-tailed", float(grid[low[i[0]]]), first, second_threshold=float(grid[high[i[0]]])))])
+    if best is None:  # a single distinct score and only the two-tailed form: the empty event
+        best = EventChoice(ScoreEvent("upper", float(pooled.max()), True), float(predict(np.zeros(1), np.zeros(1))[0]),
+                           0.0, 0.0)
+    return best
+
+
+#: The families of events :func:`choose_event` compares on held-out scores: (forms, boundary weights).
+EVENT_FAMILIES = (("upper", "lower"), (0.0, 1.0)), (("upper", "lower"), None), (("two-tailed",), (0.0,))
+
+
+def _frequency(event: ScoreEvent, scores: np.ndarray) -> float:
+    """P̂(E) on ``scores``, a randomized boundary point counted at its weight (no coin needed)."""
+    if not event.randomized:
+        return float(event.contains(scores).mean())
+    at = _at(scores, event.threshold)
+    strict = (scores > event.threshold) if event.form == "upper" else (scores < event.threshold)
+    return float((strict & ~at).mean() + event.boundary_weight * at.mean())
+
+
+def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: float, delta: float = 0.0,
+                 objective=None, forms=EVENT_FORMS, boundary_weights=BOUNDARY_WEIGHTS) -> EventChoice:
+    """The event on a statistic's selection scores to certify on ``runs`` fresh runs per input.
+
+    Three families of events are considered (:func:`best_event` within each): plain tails (an
+    upper or a lower tail with either input first), tails with a randomized boundary point
+    (weights ``boundary_weights`` strictly between 0 and 1), and both tails. The richer families
+    hold many more events, so their best on the selection scores is the more optimistic (the
+    winner's curse): each family's best event on one half of the scores (alternate runs, which
+    are i.i.d.) is scored on the other half, the family that scores best there is kept (ties to
+    the plainer), and its event is chosen again on all the scores. ``predicted`` is that
+    held-out score, so that candidates (pairs) are ranked on an honest prediction too.
+
+    Choosing among forms, thresholds and directions costs no α: the choice is made on the
+    selection runs only, and the chosen event is certified on fresh runs, so it is a fixed event
+    for the certificate (the recipe of Ding et al. 2018 and Jagielski et al. 2020).
+
+    Returns
+    -------
+    EventChoice
+    """
+    objective = objective or epsilon_objective(delta)
+    predict = _Predictor(runs, alpha, objective)
+    scores_a, scores_b = np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64)
+    interior = tuple(w for w in boundary_weights if 0.0 < w < 1.0)
+    families = []
+    for family_forms, weights in EVENT_FAMILIES:
+        family_forms = tuple(f for f in family_forms if f in forms)
+        weights = interior if weights is None else tuple(w for w in weights if w in boundary_weights or w == 0.0)
+        if family_forms and weights:
+            families.append((family_forms, weights))
+    if not families:
+        raise InputError(f"argument 'forms' must be a non-empty subset of {EVENT_FORMS}, got {tuple(forms)!r}")
+    settings = dict(runs=runs, alpha=alpha, delta=delta, objective=objective)
+    if len(families) > 1 and min(len(scores_a), len(scores_b)) >= 4:
+        held_out = []
+        for family_forms, weights in families:
+            event = best_event(scores_a[::2], scores_b[::2], forms=family_forms, boundary_weights=weights,
+                               **settings).event
+            p_a, p_b = _frequency(event, scores_a[1::2]), _frequency(event, scores_b[1::2])
+            p_first, p_second = (p_a, p_b) if event.first_is_a else (p_b, p_a)
+            held_out.append(float(predict(np.array([p_first]), np.array([p_second]))[0]))
+        chosen = int(np.argmax(held_out))  # the first of equals: the plainer family
+    else:
+        chosen, held_out = 0, None
+    family_forms, weights = families[chosen]
+    choice = best_event(scores_a, scores_b, forms=family_forms, boundary_weights=weights, **settings)
+    if held_out is None:
+        return choice
+    return EventChoice(choice.event, held_out[chosen], choice.p_first, choice.p_second)
 
 
 def choose_threshold(scores_first: np.ndarray, scores_second: np.ndarray, *, runs: int, alpha: float,
                      delta: float = 0.0, objective=None) -> tuple[float, bool, float]:
-    """Threshold t and direction maximizing what ``runs`` fresh runs would certify.
+    """Threshold t and direction of the published classifier auditors' event (one threshold).
 
     Considers E = {score > t} (first input more likely) and E = {score ≤ t} (second input more
-    likely, roles swapped). The prediction uses the observed frequencies with Clopper–Pearson
-    bounds at the certification sample size (each at α/2), so tiny events with no power are
-    not chosen. ``objective(p_lower, p_upper) -> score`` ranks the predicted bounds (default:
-    the ε bound at ``delta``, :func:`epsilon_objective`; for a claim, :func:`claim_objective`).
+    likely, roles swapped) only: the event rule of a logistic-regression auditor (Jagielski et
+    al. 2020, Section 3), kept for the classifier baseline of ``dp-epsilon-benchmark``; miaudit's
+    own event test uses :func:`choose_event`. The prediction is as there.
 
     Returns
     -------
@@ -84,7 +370,7 @@ def choose_threshold(scores_first: np.ndarray, scores_second: np.ndarray, *, run
     """
     objective = objective or epsilon_objective(delta)
     pooled = np.concatenate((scores_first, scores_second))
-    thresholds = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, 201)))
+    thresholds = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, MAX_THRESHOLDS)))
     above_first = (scores_first[:, None] > thresholds).mean(axis=0)
     above_second = (scores_second[:, None] > thresholds).mean(axis=0)
     best = (float(thresholds[0]), True, -np.inf)

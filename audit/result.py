@@ -60,7 +60,8 @@ class EventTest:
     the two inputs are bounded with Clopper–Pearson intervals from fresh, independent runs
     of the mechanism (p̲ = ``p_first_lower``, p̄ = ``p_second_upper``, each at level α/2 with
     α = ``alpha``), and ε ≥ log((p̲ − δ) / p̄) is certified at confidence 1 − α.
-    ``selection_runs`` counts the runs spent choosing the event (on other runs).
+    ``selection_runs`` counts the runs spent choosing the pair and the event (on other runs),
+    ``pairs_considered`` the candidate pairs they chose among, ``event`` the event's form.
     """
 
     secret: str
@@ -76,6 +77,8 @@ class EventTest:
     epsilon_lower_bound_at_delta: float | None
     alpha: float | None = None
     selection_runs: int = 0
+    event: dict | None = None  # the event's form (:meth:`audit.event_test.ScoreEvent.to_dict`)
+    pairs_considered: int = 1  # candidate neighbouring pairs the selection runs chose among
 
     def to_dict(self) -> dict:
         return fields_to_dict(self)

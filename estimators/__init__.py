@@ -17,7 +17,7 @@ _EXPORTS = {
     "fit_critics": "estimators.neural",
     "CriticConfig": "estimators.critic_config",
     "ksg_mi": "estimators.ksg",
-    "gaussian_mi": "estimators.gaussian_mi",
+    "gaussian_mi": "estimators.gaussian",
     "plugin_mi": "estimators.discrete",
     "exact_mi": "estimators.discrete",
     "load_npy_array": "estimators.array_files",

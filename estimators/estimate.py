@@ -27,7 +27,7 @@ from .choices import CONDITIONAL_FORMS, ESTIMATORS, NEURAL_ESTIMATORS
 from .certify import BOUND_METHODS, certify_critics, sliced_lower_bound
 from .critic_problems import MIProblem, fit_problems, problem_projections
 from .discrete import CORRECTIONS, plugin_mi_batch
-from .gaussian_mi import gaussian_mi_batch
+from .gaussian import gaussian_mi_batch
 from .ksg import TIE_JITTER, has_ties, ksg_mi_batch
 from .neural import CriticConfig, minimum_split_samples
 from .results import MIEstimate

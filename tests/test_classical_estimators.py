@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 from scipy import integrate
 
 from estimators.discrete import exact_mi, plugin_mi, plugin_mi_batch
-from estimators.gaussian_mi import gaussian_mi, gaussian_mi_batch
+from estimators.gaussian import gaussian_mi, gaussian_mi_batch
 from estimators.ksg import ksg_mi, ksg_mi_batch
 from estimators.validation import InputError
 

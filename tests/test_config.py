@@ -436,6 +436,8 @@ def test_prior_search_audits_only_the_distinct_priors(capsys):
                    "--event-runs", "0", "--records", "0", "--prior-search", "50", "--json", "--quiet", *FAST])
     captured = capsys.readouterr()
     assert status == 0, captured.err
-    assert "only 4 distinct" in captured.err
+    # Four structured pairs (record 0 or 3 switched 0 ↔ 1, the other records all 0 or all 1) and the
+    # four random ones (one base database, each of the n = 4 binary records switched).
+    assert "only 8 distinct neighbouring pairs (4 structured, 4 random" in captured.err
     payload = json.loads(captured.out)
-    assert len(payload["priors"]) == 1 + 4 and "plus 4 two-point priors" in payload["theta"]
+    assert len(payload["priors"]) == 1 + 8 and "plus 8 two-point priors" in payload["theta"]

@@ -13,7 +13,7 @@ from audit.cli.main import main
 from estimators.array_files import load_npy_array
 from estimators.discrete import exact_mi, plugin_mi, plugin_mi_batch
 from estimators.estimate import estimate_mi
-from estimators.gaussian_mi import gaussian_mi
+from estimators.gaussian import gaussian_mi
 from estimators.ksg import ksg_mi, ksg_mi_batch
 from estimators.neural import CriticConfig, fit_critics
 from estimators.results import MIEstimate

@@ -86,3 +86,141 @@ def test_choose_threshold_swaps_roles_when_the_second_input_scores_lower():
     second = np.where(rng.random(400) < 0.2, rng.normal(-5.0, 1.0, 400), rng.normal(0.0, 1.0, 400))
     _, upper_tail, predicted = choose_threshold(first, second, runs=2000, alpha=0.05)
     assert not upper_tail and predicted > 1.0
+
+
+# --- event forms (choose_event) --------------------------------------------------------------
+
+from audit.event_test import ScoreEvent, best_event, choose_event, claim_objective  # noqa: E402
+
+
+def _cp_lower(k, n, level):
+    return 0.0 if k == 0 else stats.binomtest(k, n, alternative="greater").proportion_ci(level, method="exact").low
+
+
+def _cp_upper(k, n, level):
+    return 1.0 if k == n else stats.binomtest(k, n, alternative="less").proportion_ci(level, method="exact").high
+
+
+def _log_ratio(p_first, p_second, runs, alpha):
+    lo, hi = _cp_lower(int(round(p_first * runs)), runs, 1 - alpha / 2), _cp_upper(int(round(p_second * runs)), runs, 1 - alpha / 2)
+    return math.log(lo / hi) if lo > 0 and hi > 0 and lo > hi else 0.0
+
+
+def _brute_force_forms(a, b, runs, alpha, gammas):
+    """Every form, threshold, boundary weight and direction on discrete scores, one at a time."""
+    values = np.unique(np.concatenate((a, b)))
+    best = 0.0
+    for t in values:
+        for g in gammas:
+            for p_a, p_b in ((np.mean(a > t) + g * np.mean(a == t), np.mean(b > t) + g * np.mean(b == t)),
+                             (np.mean(a < t) + g * np.mean(a == t), np.mean(b < t) + g * np.mean(b == t))):
+                best = max(best, _log_ratio(p_a, p_b, runs, alpha), _log_ratio(p_b, p_a, runs, alpha))
+        for t2 in values[values > t]:
+            p_a, p_b = np.mean((a <= t) | (a > t2)), np.mean((b <= t) | (b > t2))
+            best = max(best, _log_ratio(p_a, p_b, runs, alpha), _log_ratio(p_b, p_a, runs, alpha))
+    return best
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_best_event_matches_brute_force_over_every_form_on_discrete_scores(seed):
+    rng = np.random.default_rng(seed)
+    a = rng.choice(6, 6000, p=[0.3, 0.1, 0.1, 0.1, 0.1, 0.3]).astype(float)
+    b = rng.choice(6, 6000, p=[0.1, 0.2, 0.2, 0.2, 0.2, 0.1]).astype(float)
+    gammas = (0.0, 0.25, 0.5, 0.75, 1.0)
+    choice = best_event(a, b, runs=300, alpha=0.05, boundary_weights=gammas)
+    assert choice.predicted == pytest.approx(_brute_force_forms(a, b, 300, 0.05, gammas), rel=1e-9)
+    # Both tails carry a's extra mass here ({0} ∪ {5}: 0.6 against 0.2, one tail 0.3 against 0.1, the
+    # same ratio): at 300 certification runs the larger event has the tighter bounds.
+    assert choice.event.form == "two-tailed" and choice.event.first_is_a
+    # choose_event checks the richer family on held-out scores: here both tails hold up there too.
+    assert choose_event(a, b, runs=300, alpha=0.05, boundary_weights=gammas).event.form == "two-tailed"
+
+
+def _normal_event_probability(event: ScoreEvent, mean: float) -> float:
+    """P(s ∈ E) for s ~ N(mean, 1), in closed form (no atoms)."""
+    sf = stats.norm.sf
+    if event.form == "upper":
+        return sf(event.threshold - mean)
+    if event.form == "lower":
+        return 1 - sf(event.threshold - mean)
+    return (1 - sf(event.threshold - mean)) + sf(event.second_threshold - mean)
+
+
+@pytest.mark.parametrize("shift, runs, tolerance", [(0.5, 20000, 0.05), (1.0, 5000, 0.05)])
+def test_choose_event_on_two_gaussian_score_laws_is_near_the_closed_form_best(shift, runs, tolerance):
+    """s ~ N(μ, 1) under a, N(0, 1) under b: the best event is a tail, and its predicted ε at the
+    certification size is known in closed form; the chosen event's exact value must be close."""
+    rng = np.random.default_rng(7)
+    a, b = rng.normal(shift, 1.0, 50_000), rng.normal(0.0, 1.0, 50_000)
+    choice = choose_event(a, b, runs=runs, alpha=0.05)
+    grid = np.linspace(-4.0, 8.0, 601)
+    best = max(_log_ratio(stats.norm.sf(t - shift), stats.norm.sf(t), runs, 0.05) for t in grid)
+    event = choice.event
+    p_a, p_b = _normal_event_probability(event, shift), _normal_event_probability(event, 0.0)
+    exact = _log_ratio(p_a, p_b, runs, 0.05) if event.first_is_a else _log_ratio(p_b, p_a, runs, 0.05)
+    assert exact == pytest.approx(best, abs=tolerance)
+    assert event.form in ("upper", "lower") and event.first_is_a == (event.form == "upper")
+
+
+def test_choose_event_finds_a_lower_tail_likelier_under_the_first_input():
+    """The two combinations the published one-threshold rule leaves out: a fifth of a's scores lie
+    far below, so E = {s ≤ t} with a first; choose_threshold cannot see it."""
+    rng = np.random.default_rng(4)
+    b = rng.normal(0.0, 1.0, 2000)
+    a = np.where(rng.random(2000) < 0.2, rng.normal(-6.0, 1.0, 2000), rng.normal(0.0, 1.0, 2000))
+    choice = choose_event(a, b, runs=5000, alpha=0.05, forms=("upper", "lower"))
+    assert choice.event.form == "lower" and choice.event.first_is_a and choice.predicted > 1.5
+    assert choose_threshold(a, b, runs=5000, alpha=0.05)[2] < 0.2
+
+
+def test_randomized_event_hits_its_probability_and_is_reproducible():
+    """A randomized boundary point: P(E) = P(s > t) + γ P(s = t), drawn with seeded coins."""
+    event = ScoreEvent("upper", 1.0, boundary_weight=0.25)
+    scores = np.repeat([0.0, 1.0, 2.0], [50_000, 40_000, 10_000])
+    hits = event.contains(scores, np.random.default_rng(3))
+    assert hits.mean() == pytest.approx(0.1 + 0.25 * 0.4, abs=0.005)
+    assert np.array_equal(hits, event.contains(scores, np.random.default_rng(3)))
+    with pytest.raises(Exception, match="rng"):
+        event.contains(scores)
+    assert "probability 0.25" in event.describe()
+
+
+def test_score_event_plain_forms_and_bad_arguments():
+    s = np.array([-1.0, 0.0, 1.0, 2.0])
+    assert ScoreEvent("upper", 0.0).contains(s).tolist() == [False, False, True, True]
+    assert ScoreEvent("upper", 0.0, boundary_weight=1.0).contains(s).tolist() == [False, True, True, True]
+    assert ScoreEvent("lower", 1.0, boundary_weight=1.0).contains(s).tolist() == [True, True, True, False]
+    assert ScoreEvent("two-tailed", -1.0, second_threshold=1.0).contains(s).tolist() == [True, False, False, True]
+    for kwargs, name in ((dict(form="middle", threshold=0.0), "form"),
+                         (dict(form="upper", threshold=0.0, boundary_weight=2.0), "boundary_weight"),
+                         (dict(form="two-tailed", threshold=0.0), "second_threshold")):
+        with pytest.raises(Exception, match=name):
+            ScoreEvent(**kwargs)
+    with pytest.raises(Exception, match="forms"):
+        choose_event(s, s, runs=10, alpha=0.05, forms=("middle",))
+
+
+def _laplace_llr_scores(mean, count, rng):
+    """The log-likelihood ratio of Laplace(0, 1) against Laplace(1, 1) at y ~ Laplace(mean, 1), plus a
+    little noise (a trained critic's imprecision): it saturates at ±1, so no event has a ratio above e."""
+    y = rng.laplace(mean, 1.0, count)
+    return np.abs(y - 1) - np.abs(y) + rng.normal(0.0, 0.02, count)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_claim_at_its_boundary_gets_the_event_with_the_best_certified_epsilon(seed):
+    """ε = 1 exactly and a 1-DP claim: no event refutes it, and selection noise must not make a rich
+    event (both tails, refuting only through its complement) beat the plain tail. The chosen event,
+    certified on fresh runs, gives nearly the ε the plain tail gives (closed form: 1 minus the
+    Clopper–Pearson loss)."""
+    from mechanisms.claims import parse_claim
+
+    rng = np.random.default_rng(seed)
+    objective = claim_objective(parse_claim("dp:1"))
+    select_a, select_b = _laplace_llr_scores(0.0, 8750, rng), _laplace_llr_scores(1.0, 8750, rng)
+    fresh_a, fresh_b = _laplace_llr_scores(0.0, 17500, rng), _laplace_llr_scores(1.0, 17500, rng)
+    event = choose_event(select_a, select_b, runs=17500, alpha=0.025, objective=objective).event
+    in_a, in_b = event.contains(fresh_a, rng).sum(), event.contains(fresh_b, rng).sum()
+    first, second = (in_a, in_b) if event.first_is_a else (in_b, in_a)
+    lower, upper = _cp_lower(int(first), 17500, 1 - 0.0125), _cp_upper(int(second), 17500, 1 - 0.0125)
+    assert math.log(lower / upper) > 0.5

@@ -7,12 +7,15 @@ scipy's beta quantiles, and the true ε of the audited entries from their closed
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from experiments.dp_epsilon_benchmark import OutputFeatures, classifier_audit, dp_entries, split_runs
+from experiments.dp_epsilon_benchmark import (OutputFeatures, classifier_audit, dp_entries, one_database_at_a_time,
+                                              split_runs)
+from mechanisms.adapters import PerDatabaseMechanism
 from experiments.framework import read_table
 from experiments.registry import run
 from mechanisms.catalog import catalog, get_entry
@@ -22,7 +25,8 @@ from mechanisms.catalog import catalog, get_entry
 def quick_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("dp_benchmark")
     result = run("dp-epsilon-benchmark", out_dir=out, quick=True, seed=0, device="cpu")
-    names = ("benchmark", "targets", "benchmark_runs", "svt_budget")
+    names = ("benchmark", "targets", "benchmark_runs", "svt_budget", "benchmark_per_database",
+             "targets_per_database", "benchmark_per_database_runs")
     return {name: read_table(out / f"{name}.csv") for name in names}, result
 
 
@@ -45,7 +49,25 @@ def test_quick_run_tables_and_equal_runs(quick_run):
         assert summary["miaudit_min"][i] == pytest.approx(ours.min())
     assert list(tables["targets"]["result"]) and set(tables["targets"]["result"]) <= {"PASS", "FAIL"}
     assert set(tables["svt_budget"]["mechanism"]) == {"svt4"}
-    assert any("Seed-to-seed spread" in f for f in result.findings)
+    assert any("seed-to-seed spread" in f for f in result.findings)
+    spread = np.asarray(summary["miaudit_max"]) - np.asarray(summary["miaudit_min"])
+    np.testing.assert_allclose(summary["miaudit_spread"], spread)
+
+
+@pytest.mark.train
+def test_quick_run_one_database_at_a_time_regime(quick_run):
+    """The second regime is labelled, audits laplace_sum at the same runs and seed as the headline."""
+    tables, result = quick_run
+    rows, headline = tables["benchmark_per_database_runs"], tables["benchmark_runs"]
+    assert list(rows["mechanism"]) == ["laplace_sum"]
+    assert set(rows["baseline_runs"]) == {7000} and set(rows["miaudit_runs"]) <= {7000, 2000}
+    first = list(headline["mechanism"]).index("laplace_sum")
+    assert rows["seed"][0] == headline["seed"][first]
+    for who in ("miaudit", "baseline"):
+        assert 0.0 <= rows[f"{who}_epsilon"][0] <= 1.0 + 1e-9  # laplace_sum's true ε
+    assert set(tables["targets_per_database"]["result"]) <= {"PASS", "FAIL"}
+    assert any(f.startswith("One database at a time:") for f in result.findings)
+    assert any(f.startswith("Vectorized (headline):") for f in result.findings)
 
 
 def test_split_of_the_runs_matches_the_audit_budget():
@@ -78,3 +100,20 @@ def test_classifier_baseline_stays_under_the_true_epsilon_and_finds_randomized_r
     p, n = 1 / (1 + math.exp(-1.0)), 10000
     lower, upper = stats.beta.ppf(0.025, p * n, n - p * n + 1), stats.beta.ppf(0.975, (1 - p) * n + 1, p * n)
     assert result["epsilon"] <= math.log(lower / upper) + 0.1
+
+
+def test_one_database_at_a_time_calls_the_mechanism_per_database():
+    entry = get_entry("laplace_sum")
+    calls = []
+
+    def counting(dbs, rng):
+        calls.append(len(dbs))
+        return entry.mechanism(dbs, rng)
+    wrapped = one_database_at_a_time(replace(entry, mechanism=counting))
+    assert isinstance(wrapped.mechanism, PerDatabaseMechanism)
+    db = entry.pairs[0].first
+    outputs = wrapped.mechanism(np.repeat(db[None], 4000, axis=0), np.random.default_rng(0))
+    assert calls == [1] * 4000 and outputs.shape == (4000, entry.output_dim)
+    # Laplace noise on the column sums: the mean output is the database's column sums (closed form), within
+    # 4 standard errors (Lap(b = k/ε = 2): standard deviation 2√2).
+    np.testing.assert_allclose(outputs.mean(axis=0), db.sum(axis=0), atol=4 * 2 * math.sqrt(2) / math.sqrt(4000))

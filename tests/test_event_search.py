@@ -1,0 +1,119 @@
+"""The event search over candidate neighbouring pairs (audit.event_search), against closed forms:
+a mechanism where only one pair exposes, the budget's order of candidates, and the prior search's
+structured pairs finding a leak that random pairs miss."""
+
+import math
+
+import numpy as np
+import pytest
+
+from audit.engine import run_audit
+from audit.event_search import MIN_SELECTION_RUNS, PairCandidate, _selection_plan, event_search
+from audit.spec import AuditSpec
+from estimators.neural import CriticConfig
+from mechanisms.claims import parse_claim
+from mechanisms.priors import UniformBox
+
+N_RECORDS = 4
+LEAKY_RECORD, LEAKY_VALUE = 2, 3.0
+
+
+def one_leaky_database(dbs, rng):
+    """One bit: Bernoulli(1/2) on every database except D* (record 2 = 3, the rest 0), where it is
+    Bernoulli(0.9). Only the pairs with D* expose it: P(y = 0) is 0.5 on D* 's neighbours and 0.1
+    on D*, so the best event {y = 0} attains ε = log 5 and every other pair ε = 0."""
+    target = np.zeros((N_RECORDS, 1))
+    target[LEAKY_RECORD] = LEAKY_VALUE
+    leaky = np.all(dbs == target, axis=(1, 2))
+    p = np.where(leaky, 0.9, 0.5)
+    return (rng.random(len(dbs)) < p).astype(np.float64)[:, None]
+
+
+class Runner:
+    """The part of MechanismRunner the search uses; counts the runs."""
+
+    def __init__(self, mechanism):
+        self.mechanism, self.runs = mechanism, 0
+
+    def sample(self, dbs, rng, what=""):
+        self.runs += len(dbs)
+        return self.mechanism(dbs, rng)
+
+
+def output_bit(a, b, dbs, outputs):
+    return outputs[:, 0] - 0.5
+
+
+def _pair(record, a, b):
+    first, second = np.zeros((N_RECORDS, 1)), np.zeros((N_RECORDS, 1))
+    first[record], second[record] = a, b
+    return PairCandidate(first, second, record, output_bit, f"record {record}: {a} vs {b}")
+
+
+def _candidates():
+    pairs = [_pair(r, 0.0, v) for r in range(N_RECORDS) for v in (1.0, 2.0) if (r, v) != (LEAKY_RECORD, 3.0)]
+    pairs.insert(5, _pair(LEAKY_RECORD, 0.0, LEAKY_VALUE))  # the only exposing pair, among 9
+    return pairs
+
+
+def test_event_search_finds_the_only_exposing_pair():
+    runner, runs, alpha = Runner(one_leaky_database), 8000, 0.05
+    result = event_search(_candidates(), runner=runner, rng=np.random.default_rng(1), runs=runs, alpha=alpha)
+    assert result.pairs_considered == 9
+    assert "record 2: 0.0 vs 3.0" in result.description and result.secret == "record 2"
+    # The closed form: ε = log(0.5 / 0.1) on this pair; the certificate is below it and close to it
+    # (Clopper–Pearson at 8,000 runs per input loses about 0.15).
+    assert math.log(5) - 0.3 < result.epsilon_lower_bound <= math.log(5)
+    assert runner.runs == result.selection_runs + 2 * runs
+    assert result.selection_runs <= runs + 2 * MIN_SELECTION_RUNS * 9
+
+
+def test_event_search_on_pairs_that_do_not_expose_certifies_nothing_large():
+    pairs = [c for c in _candidates() if LEAKY_VALUE not in c.values[1]]
+    result = event_search(pairs, runner=Runner(one_leaky_database), rng=np.random.default_rng(2), runs=4000, alpha=0.05)
+    assert result.epsilon_lower_bound == 0.0  # every one of these pairs has ε = 0
+
+
+def test_a_small_budget_considers_the_first_candidates_only():
+    """Order matters: with room for one candidate the first is certified (the exposing pair here)."""
+    pairs = _candidates()
+    first = pairs.pop(5)
+    result = event_search([first] + pairs, runner=Runner(one_leaky_database), rng=np.random.default_rng(3),
+                          runs=2 * MIN_SELECTION_RUNS + 1, alpha=0.05)
+    assert result.pairs_considered == 1 and "record 2: 0.0 vs 3.0" in result.description
+
+
+@pytest.mark.parametrize("n, runs", [(1, 100), (2, 400), (9, 8000), (9, 1000), (40, 20000)])
+def test_selection_plan_gives_each_first_round_input_the_minimum(n, runs):
+    count, rounds = _selection_plan(n, runs)
+    assert 1 <= count <= n and rounds == max(1, math.ceil(math.log2(count)))
+    if count > 1:
+        assert runs // (rounds * 2 * count) >= MIN_SELECTION_RUNS
+    if count < n:  # one more candidate would not fit
+        more = count + 1
+        assert runs // (math.ceil(math.log2(more)) * 2 * more) < MIN_SELECTION_RUNS
+
+
+def corner_leak(dbs, rng):
+    """Laplace(1) noise, plus 10 × record 0 only when every other record is below 0.01: a corner of
+    the input space that random draws from Uniform(0, 1)⁴ reach with probability 10⁻⁶."""
+    corner = np.all(dbs[:, 1:, 0] < 0.01, axis=1)
+    return (rng.laplace(0.0, 1.0, len(dbs)) + np.where(corner, 10.0 * dbs[:, 0, 0], 0.0))[:, None]
+
+
+@pytest.mark.train
+@pytest.mark.parametrize("search", [0, 2])
+def test_structured_pairs_find_a_corner_leak(search):
+    """StatDP's patterns with the other records at their lowest observed value (e.g. 'extremes':
+    record 0 from the lowest to the highest) reach the corner, which random draws almost never do:
+    with a prior search they are the first searched two-point priors (each with its own critic);
+    without one, the event search tries them on the declared prior's critic. Either way the 1-DP
+    claim is refuted by far."""
+    prior = UniformBox(0.0, 1.0, shape=(N_RECORDS, 1))
+    spec = AuditSpec(mechanism=corner_leak, priors=[prior], notion="mi-dp", claim=parse_claim("dp:1"),
+                     samples=2000, slices=0, prior_search=search, critic=CriticConfig(max_steps=300), seed=4)
+    result = run_audit(spec)
+    assert result.claim_verdict == "refuted"
+    assert result.dp_epsilon_lower_bound_event > 3.0 and result.event_test.secret == "record 0"
+    origin = "the pair of prior 1 of Θ" if search else "StatDP pattern"
+    assert origin in result.event_test.description
