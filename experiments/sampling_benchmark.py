@@ -198,7 +198,7 @@ EXPERIMENTS = [Experiment(
                  "worker processes and on Ray; per-chunk overhead; load average"),
     source="study (issue 18)",
     run=run,
-    full_runtime="1,148 s on a 2-core x86_64 CPU shared with five other engineers' test runs (load average 10-14)",
+    full_runtime="283 s on a quiet 2-core x86_64 CPU (load average 0.5-1.7); 1,148 s at load 10-14",
 )]
 
 
