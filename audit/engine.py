@@ -132,9 +132,8 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
         certified = certify(fits, alpha=plan.claim_tests.mi_alpha, n_candidates=spec.candidates, rng=rng,
                             timeout=spec.execution.timeout)
     selected_bound, best_candidate = certified.lower_bound, certified.candidate
-    positions = [c.position for c in cells] + [position for position, _ in constant]
-    evidence = [e for _, e in sorted(zip(positions, certified.evidence + [e for _, e in constant]),
-                                     key=lambda pe: pe[0])]
+    by_position = dict(constant) | {cell.position: e for cell, e in zip(cells, certified.evidence)}
+    evidence = [by_position[position] for position in sorted(by_position)]
     estimate = max(e.estimate for e in evidence)
     paper_statistic = None
     if fits.sliced is not None:

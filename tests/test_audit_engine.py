@@ -196,29 +196,39 @@ def test_type_one_error_at_the_boundary():
     assert violations <= alpha * runs + 3 * math.sqrt(alpha * (1 - alpha) * runs)
 
 
+def _salaries_by_department(m, rng):
+    """Three records (salary s, department d ∈ {0, 1}) with s | d ~ N(d, 1)."""
+    dept = rng.integers(0, 2, (m, 3)).astype(float)
+    return np.stack((dept + rng.standard_normal((m, 3)), dept), axis=2)
+
+
+def _salary_given_department():
+    from audit.frameworks import PufferfishFramework, SecretFunction, SecretPair
+
+    g = SecretFunction("salary 0", lambda dbs: dbs[:, 0, 0:1])
+    w = SecretFunction("department 0", lambda dbs: dbs[:, 0, 1:2], always_discrete=True)
+    return PufferfishFramework("salary given department", (g,), (w,), (SecretPair(g, w, "unknown"),))
+
+
+def _release_salary_0(dbs, rng):
+    return dbs[:, 0, 0:1] + rng.standard_normal((dbs.shape[0], 1))
+
+
 @pytest.mark.train
 def test_fresh_prior_draws_of_a_stratified_certificate_obey_the_timeout():
     """The stratum's mass is bounded from fresh prior draws: a sampler that hangs on that large
     request is named after --timeout instead of stalling the audit (issue 12, E)."""
     import time
 
-    from audit.frameworks import PufferfishFramework, SecretFunction, SecretPair
     from mechanisms.execution.runner import ExecutionSettings
     from mechanisms.priors import UserPrior
 
     def sampler(m, rng):
         if m > 50000:
             time.sleep(30)  # long enough to see the timeout, short enough that a regression fails, not hangs
-        dept = rng.integers(0, 2, (m, 3)).astype(float)
-        return np.stack((dept + rng.standard_normal((m, 3)), dept), axis=2)
+        return _salaries_by_department(m, rng)
 
-    g = SecretFunction("salary 0", lambda dbs: dbs[:, 0, 0:1])
-    w = SecretFunction("department 0", lambda dbs: dbs[:, 0, 1:2], always_discrete=True)
-    framework = PufferfishFramework("salary given department", (g,), (w,), (SecretPair(g, w, "unknown"),))
-
-    def release(dbs, rng):
-        return dbs[:, 0, 0:1] + rng.standard_normal((dbs.shape[0], 1))
-
+    framework, release = _salary_given_department(), _release_salary_0
     spec = AuditSpec(mechanism=release, priors=[UserPrior(sampler, "hangs when asked for many")], notion="mi-pp",
                      epsilon=0.05, framework=framework, samples=4000, slices=0, critic=SMALL_CRITIC,
                      seed=4, execution=ExecutionSettings(timeout=1))
@@ -233,19 +243,9 @@ def test_mi_pp_stratifies_on_a_discrete_dependent_public_part():
     """Salary s depends on the public department d ∈ {0, 1}: s | d ~ N(d, 1). The release
     s₀ + N(0, 1) leaks I(s₀; M | d₀) = ½ log 2 within each department, so ½ log 2 in all.
     The certificate is P̲(d = v) · L_v for one stratum, below the truth and above ε = 0.05."""
-    from audit.frameworks import PufferfishFramework, SecretFunction, SecretPair
     from mechanisms.priors import UserPrior
 
-    def sampler(m, rng):
-        dept = rng.integers(0, 2, (m, 3)).astype(float)
-        return np.stack((dept + rng.standard_normal((m, 3)), dept), axis=2)
-
-    g = SecretFunction("salary 0", lambda dbs: dbs[:, 0, 0:1])
-    w = SecretFunction("department 0", lambda dbs: dbs[:, 0, 1:2], always_discrete=True)
-    framework = PufferfishFramework("salary given department", (g,), (w,), (SecretPair(g, w, "unknown"),))
-
-    def release(dbs, rng):
-        return dbs[:, 0, 0:1] + rng.standard_normal((dbs.shape[0], 1))
+    sampler, framework, release = _salaries_by_department, _salary_given_department(), _release_salary_0
 
     result = run_audit(AuditSpec(mechanism=release, priors=[UserPrior(sampler, "salary by department")],
                                  notion="mi-pp", epsilon=0.05, framework=framework, samples=10000, slices=0,
