@@ -2,7 +2,8 @@
 
 ``train`` marks every test that trains critics (:mod:`estimators.neural`); ``integration`` marks
 every test that starts a process (a CLI run in a fresh interpreter, an external command, worker
-processes, Ray), runs a quick experiment, writes full reports or waits out a timeout. Deselecting
+processes, Ray), runs a quick experiment, writes full reports, waits out a timeout or spends
+seconds cross-checking against an external library (Opacus, dp-accounting). Deselecting
 both, ``python -m pytest -m "not train and not integration"``, is a quick loop over the maths
 (README, Tests). The markers are kept true where a test's cost can be counted: a test without
 ``train`` that trains a critic in the test process, or without ``integration`` that starts a
@@ -12,6 +13,7 @@ process or uses Ray, fails at teardown, naming the marker to add (tests/test_mar
 from __future__ import annotations
 
 import functools
+import importlib.util
 import multiprocessing.process
 import subprocess
 import sys
@@ -31,6 +33,16 @@ SMALL_CRITIC = CriticConfig(max_steps=20)
 def small_critic() -> CriticConfig:
     """:data:`SMALL_CRITIC`."""
     return SMALL_CRITIC
+
+
+def needs(*modules: str) -> pytest.MarkDecorator:
+    """Skip unless every one of ``modules`` is installed, found without importing it.
+
+    Unlike a module-level ``pytest.importorskip``, collecting the tests (the quick loop included)
+    then imports no optional library; the tests that use one import it when they run.
+    """
+    missing = [module for module in modules if importlib.util.find_spec(module) is None]
+    return pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)}")
 
 
 _TRAININGS = {"count": 0}

@@ -3,22 +3,21 @@
 import numpy as np
 import pytest
 
+from conftest import needs
 from experiments.framework import read_table
 from experiments.registry import run
 
 #: Every test here runs the experiment (quick budget) and writes its files.
-pytestmark = pytest.mark.integration
-
-dp_accounting = pytest.importorskip("dp_accounting")
-pytest.importorskip("opacus")
+pytestmark = [pytest.mark.integration, needs("dp_accounting", "opacus")]
 
 
 def _epsilon(sigma, steps, delta=1e-5):
     """Full-batch DP-SGD: T Gaussian mechanisms, through dp-accounting's PLD accountant (not the RDP one used)."""
+    from dp_accounting import GaussianDpEvent
     from dp_accounting.pld import PLDAccountant
 
     accountant = PLDAccountant()
-    accountant.compose(dp_accounting.GaussianDpEvent(sigma), steps)
+    accountant.compose(GaussianDpEvent(sigma), steps)
     return accountant.get_epsilon(delta)
 
 

@@ -10,9 +10,9 @@ import pytest
 from scipy import optimize, stats
 
 from audit.cli.main import main
+from conftest import needs
 
-pytest.importorskip("dp_accounting")
-pytest.importorskip("opacus")
+pytestmark = needs("dp_accounting", "opacus")
 
 DPSGD_NAMES = {"dpsgd_s8_q1_t4", "dpsgd_s1_q1_t4", "dpsgd_s2_q0.25_t16", "dpsgd_s0.8_q0.5_t8", "dpsgd_no_clipping",
                "dpsgd_unscaled_noise", "dpsgd_reused_noise", "dpsgd_shuffle_as_poisson", "dpsgd_wrong_sampling_rate"}

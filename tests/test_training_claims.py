@@ -7,15 +7,14 @@ import pytest
 
 from audit.engine import run_audit
 from audit.spec import AuditSpec
+from conftest import needs
 from estimators.neural import CriticConfig
 from estimators.validation import InputError
+from mechanisms.training import dpsgd_claim, dpsgd_epsilon, dpsgd_rdp_claim, dpsgd_zcdp_claim
+from mechanisms.training.accountant import noise_for_epsilon
+from mechanisms.training.catalog import FACTORIES
 
-pytest.importorskip("opacus")
-pytest.importorskip("dp_accounting")
-
-from mechanisms.training import dpsgd_claim, dpsgd_epsilon, dpsgd_rdp_claim, dpsgd_zcdp_claim  # noqa: E402
-from mechanisms.training.accountant import noise_for_epsilon  # noqa: E402
-from mechanisms.training.catalog import entries  # noqa: E402
+pytestmark = needs("opacus", "dp_accounting")
 
 
 @pytest.mark.parametrize("sigma, q, steps", [(1.0, 1.0, 4), (2.0, 0.25, 16), (1.1, 0.01, 1000)])
@@ -57,15 +56,23 @@ def test_subsampled_rdp_agrees_with_dp_accounting():
 
 
 def test_noise_for_epsilon_inverts_the_accountant():
-    sigma = noise_for_epsilon(2.0, 0.5, 8)
-    assert dpsgd_epsilon(sigma, 0.5, 8, 1e-5) <= 2.0 < dpsgd_epsilon(sigma * 0.99, 0.5, 8, 1e-5)
+    # Full batch (q = 1): the bisection is the same at any q, and dp-accounting's RDP of T
+    # Gaussians is its closed form, so the forty accountant calls take milliseconds.
+    sigma = noise_for_epsilon(2.0, 1.0, 8)
+    assert dpsgd_epsilon(sigma, 1.0, 8, 1e-5) <= 2.0 < dpsgd_epsilon(sigma * 0.99, 1.0, 8, 1e-5)
 
 
-ENTRIES = {e.name: e for e in entries()}
+@pytest.mark.integration  # forty subsampled-RDP and PLD accountings in dp-accounting: seconds
+@pytest.mark.parametrize("sampling_rate, steps, accountant", [(0.5, 8, "rdp"), (1.0, 4, "pld")])
+def test_noise_for_epsilon_inverts_the_subsampled_and_pld_accountants(sampling_rate, steps, accountant):
+    sigma = noise_for_epsilon(2.0, sampling_rate, steps, accountant=accountant)
+    assert (dpsgd_epsilon(sigma, sampling_rate, steps, 1e-5, accountant=accountant) <= 2.0
+            < dpsgd_epsilon(sigma * 0.99, sampling_rate, steps, 1e-5, accountant=accountant))
 
 
-@pytest.mark.parametrize("entry", list(ENTRIES.values()), ids=list(ENTRIES))
-def test_entries_run_seeded_with_truth_flags(entry):
+@pytest.mark.parametrize("name", list(FACTORIES))
+def test_entries_run_seeded_with_truth_flags(name):
+    entry = FACTORIES[name]()  # built here, not at collection: its claim runs dp-accounting
     dbs, out = entry.sample(64, seed=3)
     assert out.shape == (64, entry.output_dim) and np.all(np.isfinite(out))
     np.testing.assert_array_equal(out, entry.sample(64, seed=3)[1])
@@ -76,7 +83,7 @@ FAST = CriticConfig(max_steps=600)
 
 
 def _audit(name, runs):
-    entry = ENTRIES[name]
+    entry = FACTORIES[name]()
     eps = entry.claimed.epsilon
     return run_audit(AuditSpec(mechanism=entry.mechanism, priors=[entry.prior], notion="mi-dp", epsilon=min(eps, eps**2 / 2),
                                samples=runs, slices=2, event_runs=runs, delta=entry.claimed.delta, claim=entry.claimed,
@@ -86,13 +93,14 @@ def _audit(name, runs):
 @pytest.mark.slow  # two audits with critics: about a minute on a loaded 2-core machine
 @pytest.mark.train
 def test_unclipped_dpsgd_refuted_on_a_small_run_budget_and_correct_one_not():
-    assert ENTRIES["dpsgd_no_clipping"].claimed.epsilon == pytest.approx(1.0, abs=0.05)
+    unclipped, correct_entry = FACTORIES["dpsgd_no_clipping"](), FACTORIES["dpsgd_s8_q1_t4"]()
+    assert unclipped.claimed.epsilon == pytest.approx(1.0, abs=0.05)
     buggy = _audit("dpsgd_no_clipping", 3000)
     assert any(c.certified_contradiction for c in buggy.cross_checks)
-    assert buggy.dp_epsilon_lower_bound_event > ENTRIES["dpsgd_no_clipping"].claimed.epsilon
+    assert buggy.dp_epsilon_lower_bound_event > unclipped.claimed.epsilon
     correct = _audit("dpsgd_s8_q1_t4", 3000)
     assert not any(c.certified_contradiction for c in correct.cross_checks)
-    assert correct.dp_epsilon_lower_bound_event <= ENTRIES["dpsgd_s8_q1_t4"].true.epsilon
+    assert correct.dp_epsilon_lower_bound_event <= correct_entry.true.epsilon
 
 
 def _direct_pld_epsilon(sigma, q, steps, delta):
@@ -104,6 +112,7 @@ def _direct_pld_epsilon(sigma, q, steps, delta):
     return pld.self_compose(steps).get_epsilon_for_delta(delta)
 
 
+@pytest.mark.integration  # dp-accounting's PLD built and composed twice a case: seconds
 @pytest.mark.parametrize("sigma, q, steps", [(1.0, 1.0, 4), (2.0, 0.25, 16), (1.1, 0.05, 200)])
 def test_pld_accountant_agrees_with_direct_pld_and_is_below_rdp(sigma, q, steps):
     pld = dpsgd_epsilon(sigma, q, steps, 1e-5, accountant="pld")
@@ -119,11 +128,8 @@ def test_pld_accountant_agrees_with_direct_pld_and_is_below_rdp(sigma, q, steps)
         assert pld == pytest.approx(exact, rel=1e-3) and pld >= exact - 1e-9
 
 
-def test_pld_claim_and_inverse():
+def test_pld_claim():
     claim = dpsgd_claim(2.0, 0.25, 16, accountant="pld")
     assert "PLD" in claim.origin and claim.parameters()["epsilon"] < dpsgd_claim(2.0, 0.25, 16).parameters()["epsilon"]
     with pytest.raises(InputError, match="'accountant'"):
         dpsgd_claim(2.0, 0.25, 16, accountant="prv")
-    sigma = noise_for_epsilon(2.0, 1.0, 4, accountant="pld")
-    assert dpsgd_epsilon(sigma, 1.0, 4, 1e-5, accountant="pld") <= 2.0 < dpsgd_epsilon(sigma * 0.99, 1.0, 4, 1e-5,
-                                                                                       accountant="pld")

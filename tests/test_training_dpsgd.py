@@ -8,13 +8,12 @@ import pytest
 from estimators.validation import InputError
 from mechanisms.training import DPSGD, digits_training_set, gaussian_training_set, gradient_canary, input_canary, \
     null_record, with_record
+from conftest import needs
 from mechanisms.training.dpsgd import per_sample_gradients
 
 torch = pytest.importorskip("torch")
-opacus = pytest.importorskip("opacus")
-dp_accounting = pytest.importorskip("dp_accounting")
 # Opacus's hooks warn that the inputs need no gradient; they do not.
-pytestmark = pytest.mark.filterwarnings("ignore:Full backward hook")
+pytestmark = [needs("opacus", "dp_accounting"), pytest.mark.filterwarnings("ignore:Full backward hook")]
 
 
 def _pair(records=12, features=3, canary=None, seed=0):
@@ -61,19 +60,31 @@ def test_functional_step_matches_opacus_without_noise():
     np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-7)
 
 
-def test_noise_std_matches_opacus():
-    """One full-batch step from θ = 0: θ₁ − θ₁(σ = 0) is −η N(0, σ²C²)/n in both, measured."""
+def _noise_step_setup():
+    """One full-batch step from θ = 0: θ₁ − θ₁(σ = 0) is −η N(0, σ²C²)/n, of std η σ C / n written out."""
     db = gaussian_training_set(6, 2, seed=1)
-    sigma, clip, lr, reps = 2.0, 0.5, 1.0, 300
-    clean, _ = _opacus_run(db, 0.0, clip, lr, 1, seed=0)
-    opacus_dev = np.array([_opacus_run(db, sigma, clip, lr, 1, seed=s)[0] - clean for s in range(reps)]).ravel()
+    sigma, clip, lr = 2.0, 0.5, 1.0
+    return db, sigma, clip, lr, lr * sigma * clip / 6
+
+
+def test_noise_std_is_the_gaussian_mechanisms():
+    db, sigma, clip, lr, expected = _noise_step_setup()
     mechanism = DPSGD(6, 3, noise_multiplier=sigma, clip_norm=clip, sampling_rate=1.0, steps=1, learning_rate=lr)
+    noiseless = DPSGD(6, 3, noise_multiplier=0.0, clip_norm=clip, sampling_rate=1.0, steps=1, learning_rate=lr)
+    clean = noiseless(db[None], np.random.default_rng(0))[0]
     ours_dev = (mechanism(np.repeat(db[None], 2000, axis=0), np.random.default_rng(1)) - clean).ravel()
-    expected = lr * sigma * clip / 6  # written out: η σ C / n
-    # 1200 and 8000 Gaussian draws: the sample std is within 10% with overwhelming probability.
-    assert np.std(opacus_dev) == pytest.approx(expected, rel=0.1)
+    # 8000 Gaussian draws: the sample std is within 10% with overwhelming probability.
     assert np.std(ours_dev) == pytest.approx(expected, rel=0.1)
     assert abs(np.mean(ours_dev)) < 5 * expected / math.sqrt(ours_dev.size)
+
+
+@pytest.mark.integration  # 300 Opacus optimiser steps: seconds
+def test_noise_std_matches_opacus():
+    db, sigma, clip, lr, expected = _noise_step_setup()
+    clean, _ = _opacus_run(db, 0.0, clip, lr, 1, seed=0)
+    opacus_dev = np.array([_opacus_run(db, sigma, clip, lr, 1, seed=s)[0] - clean for s in range(300)]).ravel()
+    # 1200 Gaussian draws: the sample std is within 10% with overwhelming probability.
+    assert np.std(opacus_dev) == pytest.approx(expected, rel=0.1)
 
 
 def test_gradient_canary_moves_only_its_coordinate_when_present():

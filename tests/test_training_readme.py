@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("opacus")
-pytest.importorskip("dp_accounting")
+from conftest import needs
+
+pytestmark = needs("opacus", "dp_accounting")
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
