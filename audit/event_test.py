@@ -196,16 +196,42 @@ def _tail_frequencies(scores: np.ndarray, thresholds: np.ndarray) -> tuple:
     return (n - below_or_at) / n, (below_or_at - below) / n, below / n
 
 
+#: One-sided level of the pessimistic selection estimates (about one standard error): an event's
+#: probability on the selection scores enters the prediction as its Clopper–Pearson bound at this
+#: level (lower under the first input, upper under the second), so that a rare event whose observed
+#: ratio is large by chance is not preferred to a frequent one whose ratio is sure.
+SELECTION_PESSIMISM = 0.16
+
+
+def _pessimistic(p_first, p_second, n_first: int, n_second: int):
+    """(lower bound on p_first, upper bound on p_second) from ``n_first`` and ``n_second`` selection scores."""
+    lower = _bounds(np.round(np.asarray(p_first, dtype=np.float64) * n_first), n_first, SELECTION_PESSIMISM)[0]
+    upper = _bounds(np.round(np.asarray(p_second, dtype=np.float64) * n_second), n_second, SELECTION_PESSIMISM)[1]
+    return lower, upper
+
+
+def _bounds(counts: np.ndarray, trials: int, alpha: float) -> tuple:
+    """:func:`clopper_pearson` of ``counts`` computed once per distinct count."""
+    distinct, inverse = np.unique(counts, return_inverse=True)
+    lower, upper = clopper_pearson(distinct, trials, alpha)
+    return lower[inverse].reshape(counts.shape), upper[inverse].reshape(counts.shape)
+
+
 class _Predictor:
     """``objective`` of the Clopper–Pearson bounds ``runs`` fresh runs would give at observed frequencies.
 
-    The bounds depend only on the rounded count, so each distinct count is computed once.
+    The bounds depend only on the rounded count, so each distinct count is computed once. Given
+    the numbers of selection scores the frequencies come from, they are first made pessimistic
+    (:data:`SELECTION_PESSIMISM`): the winner's curse of choosing the best of many events on the
+    same scores falls hardest on rare events, whose frequencies are the least certain.
     """
 
     def __init__(self, runs, alpha, objective):
         self.runs, self.alpha, self.objective = runs, alpha, objective
 
-    def __call__(self, p_first, p_second):
+    def __call__(self, p_first, p_second, n_first: int | None = None, n_second: int | None = None):
+        if n_first is not None:
+            p_first, p_second = _pessimistic(p_first, p_second, n_first, n_second)
         k_first = np.round(np.asarray(p_first) * self.runs)
         k_second = np.round(np.asarray(p_second) * self.runs)
         counts, inverse = np.unique(np.concatenate((k_first.ravel(), k_second.ravel())), return_inverse=True)
@@ -251,7 +277,8 @@ def best_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: 
         nonlocal best
         for p_a, p_b, make in candidates:
             for first_is_a, (p_first, p_second) in ((True, (p_a, p_b)), (False, (p_b, p_a))):
-                predicted = predict(p_first, p_second)
+                sizes = (len(scores_a), len(scores_b)) if first_is_a else (len(scores_b), len(scores_a))
+                predicted = predict(p_first, p_second, *sizes)
                 i = np.unravel_index(int(np.argmax(predicted)), predicted.shape)
                 if best is None or predicted[i] > best.predicted:
                     best = EventChoice(make(i, first_is_a), float(predicted[i]), float(p_first[i]), float(p_second[i]))
@@ -344,7 +371,9 @@ def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha
                                **settings).event
             p_a, p_b = _frequency(event, scores_a[1::2]), _frequency(event, scores_b[1::2])
             p_first, p_second = (p_a, p_b) if event.first_is_a else (p_b, p_a)
-            held_out.append(float(predict(np.array([p_first]), np.array([p_second]))[0]))
+            sizes = (len(scores_a[1::2]), len(scores_b[1::2]))
+            held_out.append(float(predict(np.array([p_first]), np.array([p_second]),
+                                          *(sizes if event.first_is_a else sizes[::-1]))[0]))
         chosen = int(np.argmax(held_out))  # the first of equals: the plainer family
     else:
         chosen, held_out = 0, None
