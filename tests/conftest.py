@@ -1,14 +1,20 @@
-"""Shared test configuration: the small critic, and the ``train`` marker kept true.
+"""Shared test configuration: the small critic, and the ``train`` and ``integration`` markers kept true.
 
-``train`` marks every test that trains critics (:mod:`estimators.neural`), so that
-``python -m pytest -m "not train"`` is a quick loop over the maths alone (README, Tests). The
-marker is kept true: a test without it that trains a critic in the test process fails at
-teardown, naming the marker to add.
+``train`` marks every test that trains critics (:mod:`estimators.neural`); ``integration`` marks
+every test that starts a process (a CLI run in a fresh interpreter, an external command, worker
+processes, Ray), runs a quick experiment, writes full reports or waits out a timeout. Deselecting
+both, ``python -m pytest -m "not train and not integration"``, is a quick loop over the maths
+(README, Tests). The markers are kept true where a test's cost can be counted: a test without
+``train`` that trains a critic in the test process, or without ``integration`` that starts a
+process or uses Ray, fails at teardown, naming the marker to add (tests/test_markers.py).
 """
 
 from __future__ import annotations
 
 import functools
+import multiprocessing.process
+import subprocess
+import sys
 
 import pytest
 
@@ -48,24 +54,73 @@ def _count_trainings() -> None:
     neural._fit_chunk = counted
 
 
+#: Processes started and objects put into Ray: what ``integration`` stands for, and costs.
+_STARTS = {"count": 0}
+_STARTS_BEFORE = pytest.StashKey[int]()
+
+
+def _counted(start):
+    """``start`` that also counts its calls in :data:`_STARTS`."""
+
+    @functools.wraps(start)
+    def counted(*args, **kwargs):
+        _STARTS["count"] += 1
+        return start(*args, **kwargs)
+
+    counted.counts_starts = True
+    return counted
+
+
+def _count_starts() -> None:
+    """Count every process started and every use of Ray.
+
+    ``subprocess`` (a CLI run in a fresh interpreter, an external command, Ray's own services)
+    goes through ``Popen.__init__``; ``multiprocessing`` (and so ``ProcessPoolExecutor``) through
+    ``BaseProcess.start``. A Ray instance that an earlier test's module-scoped fixture started
+    starts no process when used again, but every run on it puts the mechanism into its object
+    store with ``ray.put``: counted once Ray is imported (never imported here only to count).
+    """
+    owners = [(subprocess.Popen, "__init__"), (multiprocessing.process.BaseProcess, "start")]
+    if "ray" in sys.modules and hasattr(sys.modules["ray"], "put"):
+        owners.append((sys.modules["ray"], "put"))
+    for owner, name in owners:
+        if not getattr(getattr(owner, name), "counts_starts", False):
+            setattr(owner, name, _counted(getattr(owner, name)))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_setup(item):
     # Counted from before the fixtures are set up: a module-scoped fixture that trains critics
-    # (a quick experiment run) trains them in the setup of the first test that uses it.
+    # (a quick experiment run) or starts Ray does so in the setup of the first test that uses it.
     _count_trainings()
+    _count_starts()
     item.stash[_TRAININGS_BEFORE] = _TRAININGS["count"]
+    item.stash[_STARTS_BEFORE] = _STARTS["count"]
     yield
+
+
+def _missing_marker(item) -> str | None:
+    """What ``item`` did that its markers do not say, as the message of its failure (or None)."""
+    if item.get_closest_marker("train") is None:
+        if _TRAININGS["count"] != item.stash.get(_TRAININGS_BEFORE, _TRAININGS["count"]):
+            return f"{item.nodeid} trains critics (or uses a fixture that does): mark it @pytest.mark.train"
+    if item.get_closest_marker("integration") is None:
+        if _STARTS["count"] != item.stash.get(_STARTS_BEFORE, _STARTS["count"]):
+            return (f"{item.nodeid} starts a process or uses Ray (or uses a fixture that does): "
+                    "mark it @pytest.mark.integration")
+    return None
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Fail a test that trains critics without the ``train`` marker (reported at its teardown)."""
+    """Fail a test that trains critics without the ``train`` marker, or starts a process or uses Ray
+    without the ``integration`` marker (reported at its teardown)."""
     outcome = yield
     report = outcome.get_result()
-    if call.when != "teardown" or item.get_closest_marker("train") is not None:
+    if call.when != "teardown" or report.outcome == "failed":
         return
-    before = item.stash.get(_TRAININGS_BEFORE, _TRAININGS["count"])
-    if _TRAININGS["count"] != before and report.outcome != "failed":
+    message = _missing_marker(item)
+    if message is not None:
         report.outcome = "failed"
-        report.longrepr = f"{item.nodeid} trains critics (or uses a fixture that does): mark it @pytest.mark.train"
+        report.longrepr = message
 

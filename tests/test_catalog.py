@@ -231,6 +231,7 @@ def test_pair_must_differ_in_one_record():
         NeighbouringPair(np.zeros((3, 2)), np.zeros((2, 2)))
 
 
+@pytest.mark.integration
 def test_cli_catalog_json_schema(capsys):
     assert main(["catalog", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
@@ -245,6 +246,7 @@ def test_cli_catalog_json_schema(capsys):
     assert svt5["true"]["private"] is False and svt5["true"]["epsilon"] is None
 
 
+@pytest.mark.integration
 def test_cli_catalog_table_and_errors(capsys):
     assert main(["catalog", "--buggy"]) == 0
     text = capsys.readouterr().out

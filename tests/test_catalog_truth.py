@@ -360,6 +360,7 @@ def test_parameters_by_spec_and_table_with_clear_errors():
         get_entry("svt4?epsilon=1&epsilon=2")
 
 
+@pytest.mark.integration
 def test_cli_catalog_shows_exact_or_bound_and_pair_epsilon(capsys):
     import json
     assert main(["catalog", "--name", "svt6"]) == 0

@@ -158,6 +158,7 @@ def _heavy_libraries_loaded(code: str, *argv) -> str:
 
 
 # How long these take is measured by `python -m experiments.cli_startup`, not here.
+@pytest.mark.integration
 @pytest.mark.parametrize("argv", [
     ["--help"], [], ["nonsense"], ["demo", "--help"], ["experiment", "--bogus"], ["catalog", "--help"],
     ["catalog", "--seed", "x"], ["audit", "--help"], ["audit", "--epsilon"],
@@ -171,6 +172,7 @@ def test_help_and_usage_errors_load_no_heavy_library(argv):
     assert _heavy_libraries_loaded(code, *argv) == "[]"
 
 
+@pytest.mark.integration
 def test_building_every_sub_command_parser_loads_no_heavy_library():
     code = ("import sys\nfrom audit.cli.main import build_parser\nparser, modules = build_parser()\n"
             "assert {'audit', 'estimate', 'calibrate', 'bounds'} <= set(modules), sorted(modules)")

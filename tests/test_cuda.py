@@ -71,6 +71,7 @@ def test_sliced_estimate_on_cuda_is_reproducible():
     assert first.lower_bound is not None and first.lower_bound < first.value
 
 
+@pytest.mark.integration
 @needs_cuda
 @pytest.mark.train
 def test_gpu_throughput_quick_reports_gpu_memory(tmp_path):

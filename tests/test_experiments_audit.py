@@ -28,6 +28,7 @@ def power_run(tmp_path_factory):
     return {name: read_table(out / f"{name}.csv") for name in names}, result
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_power_tables_have_the_columns_and_finite_values(power_run):
     tables, result = power_run
@@ -46,6 +47,7 @@ def test_power_tables_have_the_columns_and_finite_values(power_run):
     assert any("weaker" in f for f in result.findings) and any("stronger" in f for f in result.findings)
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_catalog_rows_agree_with_theorem_1_and_the_claims(power_run):
     table = power_run[0]["catalog_audit"]
@@ -66,6 +68,7 @@ def test_catalog_rows_agree_with_theorem_1_and_the_claims(power_run):
             assert table["dp_epsilon_lower_bound_event"][i] <= entry.true.epsilon + 1e-9
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_buggy_histogram_is_flagged_and_correct_laplace_sum_keeps_its_level(power_run):
     tables, _ = power_run
@@ -82,6 +85,7 @@ def test_buggy_histogram_is_flagged_and_correct_laplace_sum_keeps_its_level(powe
         assert power["rate"][i] <= ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / repeats)
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_power_summary_counts_the_runs(power_run):
     tables, _ = power_run
@@ -97,6 +101,7 @@ def test_power_summary_counts_the_runs(power_run):
     assert len(set(runs["seed"].tolist())) == len(runs["seed"])  # independent audits
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_claim_boundary_count_is_reported_with_its_one_sided_interval(power_run):
     tables, result = power_run
@@ -165,6 +170,7 @@ def smi_run(tmp_path_factory):
     return read_table(out / "smi_dimension_estimates.csv"), read_table(out / "smi_dimension_audits.csv"), result
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_smi_tables_have_the_columns_and_finite_values(smi_run):
     est, aud, result = smi_run
@@ -181,6 +187,7 @@ def test_smi_tables_have_the_columns_and_finite_values(smi_run):
     assert open(result.png_file, "rb").read(4) == b"\x89PNG"
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_smi_truths_match_independent_computations(smi_run):
     est, aud, _ = smi_run
@@ -196,6 +203,7 @@ def test_smi_truths_match_independent_computations(smi_run):
     assert np.all(est["truth_drawn_slices"][sliced] <= 0.5 * np.log1p(est["d"][sliced] / NOISE_STD**2))
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_smi_audit_verdicts_follow_the_certified_bounds(smi_run):
     _, aud, _ = smi_run

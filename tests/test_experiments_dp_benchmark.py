@@ -30,6 +30,7 @@ def quick_run(tmp_path_factory):
     return {name: read_table(out / f"{name}.csv") for name in names}, result
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_quick_run_tables_and_equal_runs(quick_run):
     tables, result = quick_run
@@ -55,6 +56,7 @@ def test_quick_run_tables_and_equal_runs(quick_run):
     np.testing.assert_allclose(summary["miaudit_spread"], spread)
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_quick_run_one_database_at_a_time_regime(quick_run):
     """The second regime is labelled, audits laplace_sum at the same runs and seed as the headline."""

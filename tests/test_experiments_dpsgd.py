@@ -6,6 +6,9 @@ import pytest
 from experiments.framework import read_table
 from experiments.registry import run
 
+#: Every test here runs the experiment (quick budget) and writes its files.
+pytestmark = pytest.mark.integration
+
 dp_accounting = pytest.importorskip("dp_accounting")
 pytest.importorskip("opacus")
 

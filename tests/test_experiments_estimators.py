@@ -64,6 +64,7 @@ def accuracy_table(tmp_path_factory):
     return read_table(result.csv_files[0]), result
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_accuracy_columns_and_finite_values(accuracy_table):
     table, result = accuracy_table
@@ -83,6 +84,7 @@ def test_accuracy_columns_and_finite_values(accuracy_table):
     assert open(png, "rb").read(4) == b"\x89PNG"
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_accuracy_truths_match_independent_computations(accuracy_table):
     table, _ = accuracy_table
@@ -95,6 +97,7 @@ def test_accuracy_truths_match_independent_computations(accuracy_table):
         assert table["truth"][i] == pytest.approx(expected, abs=4e-3)
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_gaussian_estimator_is_accurate_on_gaussian_tasks(accuracy_table):
     table, _ = accuracy_table
@@ -115,6 +118,7 @@ def test_rho_for_mi_inverts_the_gaussian_formula():
         assert rho_for_mi(mi) == pytest.approx(root, rel=1e-9)
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_benchmark_quick_writes_json_and_markdown(tmp_path, capsys):
     assert benchmark_main(["--quick", "--device", "cpu", "--out", str(tmp_path), "--seed", "1"]) == 0
@@ -156,6 +160,7 @@ TINY = BenchmarkSettings(accuracy_n=600, accuracy_mis=(0.5,), accuracy_seeds=1, 
                          sliced_rho=0.9, slice_counts=(2, 4), sliced_steps=20, sklearn_slices=2)
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_benchmark_registered_experiment_writes_tables(tmp_path, monkeypatch):
     monkeypatch.setattr(benchmark_estimators, "QUICK", TINY)
@@ -170,6 +175,7 @@ def test_benchmark_registered_experiment_writes_tables(tmp_path, monkeypatch):
     assert any(f.startswith(("PASS", "FAIL")) for f in result.findings)
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_gpu_throughput_quick_table(tmp_path):
     from estimators.neural import SMALL_STEP_WORK

@@ -28,6 +28,7 @@ def test_list_json_names_every_reproduction(capsys):
         assert set(row) >= {"name", "description", "source"}
 
 
+@pytest.mark.integration
 def test_run_through_cli_writes_csv_png_and_summary(tmp_path, capsys):
     out = tmp_path / "fig3a"
     assert main(["experiment", "pufferfish-fig3a", "--quick", "--out", str(out), "--seed", "3", "--json"]) == 0
@@ -96,6 +97,7 @@ def test_experiment_files_never_replace_a_fifo(tmp_path):
     assert fifo.is_fifo()
 
 
+@pytest.mark.integration
 def test_library_code_does_not_import_experiments():
     code = ("import sys, audit.cli.main as m; m.build_parser(); "
             "print(any(name == 'experiments' or name.startswith('experiments.') for name in sys.modules))")

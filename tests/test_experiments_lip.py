@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from experiments.framework import read_table
 from experiments.registry import run
+
+#: Every test here runs the experiment (quick budget) and writes its files.
+pytestmark = pytest.mark.integration
 
 PXGY = np.array([[1 / 4, 2 / 5], [3 / 4, 3 / 5]])
 PY = np.array([1 / 4, 3 / 4])

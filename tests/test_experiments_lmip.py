@@ -126,6 +126,7 @@ def test_all_four_are_registered():
         assert f"Fig. {index}" in sources[f"lmip-fig{index}"]
 
 
+@pytest.mark.integration
 def test_fig1_ldp_guarantee_floor_and_gaussian_curve(tables):
     table = tables[1]
     assert set(table) == {"mu_bits", "sigma", "sigma2", "epsilon", "delta_ldp_mu", "p_bar_mu", "delta_gaussian_ldp"}
@@ -156,6 +157,7 @@ def test_fig1_ldp_guarantee_floor_and_gaussian_curve(tables):
     assert brute - 1e-9 <= rows["delta_ldp_mu"][index] <= brute + 1e-4
 
 
+@pytest.mark.integration
 def test_fig2_mu_ci_of_gaussian_ldp_curve_and_capacity(tables):
     table = tables[2]
     assert set(table) == {"dim", "sigma2", "sigma", "mu_ci_from_ldp_curve_bits", "mu_ci_gaussian_bits",
@@ -180,6 +182,7 @@ def test_fig2_mu_ci_of_gaussian_ldp_curve_and_capacity(tables):
         assert rows["mu_ci_from_ldp_curve_bits"][-1] / optimal[-1] == pytest.approx(4.0, rel=0.01)
 
 
+@pytest.mark.integration
 def test_fig3_lip_guarantee_floor_and_gaussian_curve(tables):
     table = tables[3]
     assert set(table) == {"mu_bits", "sigma", "sigma2", "epsilon", "delta_lip_mu", "one_minus_2_pow_minus_mu",
@@ -210,6 +213,7 @@ def test_fig3_lip_guarantee_floor_and_gaussian_curve(tables):
     assert _lip_delta_by_integration(rows["epsilon"][0], rows["sigma"][0]) > brute + 0.05
 
 
+@pytest.mark.integration
 def test_fig4_mu_cd_of_gaussian_lip_curve(tables):
     table = tables[4]
     assert set(table) == {"sigma2", "sigma", "mu_cd_from_lip_curve_bits", "mu_cd_gaussian_bits", "fig3_mechanism"}

@@ -5,9 +5,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from experiments.framework import read_table
 from experiments.registry import run
+
+#: Every test here runs the experiment (quick budget) and writes its files.
+pytestmark = pytest.mark.integration
 
 
 def test_pml_fig1_true_divergences_and_bounds(tmp_path):

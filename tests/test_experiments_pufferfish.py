@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from experiments.framework import read_table
 from experiments.registry import run
+
+#: Every test here runs the experiment (quick budget) and writes its files.
+pytestmark = pytest.mark.integration
 
 N_ROWS = 100
 

@@ -100,6 +100,7 @@ def test_readme_diffprivlib_class_route(in_tmp, capsys):
     assert refuted(payload)
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(shutil.which("awk") is None or shutil.which("sh") is None, reason="needs sh and awk")
 @pytest.mark.train
 def test_readme_external_program_example(in_tmp, capsys):

@@ -302,6 +302,7 @@ NR == 1 { next }
 """
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(shutil.which("awk") is None, reason="needs awk")
 def test_external_awk_program_is_seeded_by_the_audit(tmp_path):
     (tmp_path / "mech.sh").write_text(AWK_LAPLACE)
@@ -318,6 +319,7 @@ def test_external_awk_program_is_seeded_by_the_audit(tmp_path):
     assert abs(noise.var() - 2.0) < 5 * math.sqrt(20 / 2000)
 
 
+@pytest.mark.integration
 def test_external_command_seed_fits_in_31_bits():
     # awk and other languages read MIAUDIT_SEED as a double or a 32-bit int: it must stay exact.
     mech = ExternalCommandMechanism((sys.executable, "-c",
@@ -329,6 +331,7 @@ def test_external_command_seed_fits_in_31_bits():
 # ---------------------------------------------------------------- the overhead benchmark
 
 
+@pytest.mark.integration
 def test_library_overhead_benchmark_measures_every_route(monkeypatch):
     from experiments import library_overhead
 

@@ -80,11 +80,13 @@ def test_mechanisms_writing_into_their_input_get_the_true_verdict(name, verdict)
 # ---------------------------------------------------------------- E, D: hangs, sys.exit, hidden randomness
 
 
+@pytest.mark.integration
 def test_a_hanging_mechanism_is_stopped_at_the_timeout_and_named():
     with pytest.raises(MechanismError, match=r"mechanism 'hangs' did not return within 0.5 s.*--timeout"):
         sample("hangs", numbered(4), timeout=0.5)
 
 
+@pytest.mark.integration
 def test_a_hanging_call_off_the_main_thread_is_abandoned_at_the_timeout():
     caught = []
 
@@ -100,12 +102,14 @@ def test_a_hanging_call_off_the_main_thread_is_abandoned_at_the_timeout():
     assert caught and "did not return within 0.3 s" in caught[0]
 
 
+@pytest.mark.integration
 def test_the_first_call_has_a_default_timeout(monkeypatch):
     monkeypatch.setattr(runner_module, "PROBE_TIMEOUT", 0.5)
     with pytest.raises(MechanismError, match="did not return within 0.5 s on database 0"):
         sample("hangs", numbered(4))  # no timeout given
 
 
+@pytest.mark.integration
 def test_a_hanging_prior_is_named():
     def stuck(m, rng):
         import time
@@ -131,6 +135,7 @@ def _secret_spec(g, w=None, **execution):
                      execution=ExecutionSettings(**execution))
 
 
+@pytest.mark.integration
 def test_a_secret_function_that_hangs_in_the_audit_is_stopped_at_the_timeout_and_named():
     # g answers the early probe on 2 databases, then hangs on the audit's sample: the engine's call is bounded.
     spec = _secret_spec("secret_hangs_on_large_batches", timeout=0.5)
@@ -139,6 +144,7 @@ def test_a_secret_function_that_hangs_in_the_audit_is_stopped_at_the_timeout_and
         run_audit(spec)
 
 
+@pytest.mark.integration
 def test_a_public_function_that_hangs_is_named_before_sampling(monkeypatch):
     with pytest.raises(MechanismError, match=r"secret function 'w = secret_hangs' did not return within 0.5 s "
                                              r"on a batch of 2 databases"):
@@ -172,6 +178,7 @@ def test_hidden_randomness_is_warned_about_in_process_and_noted():
     assert runner.notes and "cannot be reproduced" in runner.notes[0]
 
 
+@pytest.mark.integration
 def test_hidden_randomness_stops_a_parallel_audit():
     with pytest.raises(MechanismError, match="may repeat from one worker to the next"):
         sample("own_generator", numbered(10), workers=2)
@@ -197,6 +204,7 @@ def test_run_audit_refuses_an_impossible_budget_before_allocating():
 # ---------------------------------------------------------------- chunks, backends, faults
 
 
+@pytest.mark.integration
 def test_samples_are_identical_for_one_and_two_workers_and_any_retry():
     dbs = numbered(600)
     one = sample("summing", dbs, chunk_size=64)
@@ -224,6 +232,7 @@ def test_a_task_that_always_raises_stops_with_the_database_index():
     assert info.value.database_index == 300
 
 
+@pytest.mark.integration
 def test_a_worker_killed_mid_audit_is_replaced_and_the_samples_do_not_change(marker):
     dbs = numbered(600)
     killed = sample("dies_once", dbs, chunk_size=64, workers=2)
@@ -231,12 +240,14 @@ def test_a_worker_killed_mid_audit_is_replaced_and_the_samples_do_not_change(mar
     np.testing.assert_array_equal(killed, sample("summing", dbs, chunk_size=64))
 
 
+@pytest.mark.integration
 def test_a_worker_that_always_dies_stops_the_audit_naming_mechanism_and_databases():
     with pytest.raises(MechanismError, match=r"mechanism 'always_dies': the worker process running it on "
                                              r"databases 256-319 died \(2 attempts\)"):
         sample("always_dies", numbered(600), chunk_size=64, workers=2, retries=1)
 
 
+@pytest.mark.integration
 def test_a_hanging_worker_is_stopped_at_the_timeout():
     with pytest.raises(MechanismError, match=r"mechanism 'hangs' did not return within 1 s"):
         sample("hangs", numbered(4), workers=2, timeout=1, retries=0)
@@ -275,6 +286,7 @@ def audit_json(**execution):
     return payload
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_audit_json_is_identical_for_one_and_two_workers():
     assert audit_json() == audit_json(workers=2)
@@ -299,12 +311,14 @@ def local_ray(tmp_path_factory):
         os.environ["MIAUDIT_TEST_MARKER"] = saved
 
 
+@pytest.mark.integration
 @pytest.mark.ray
 @pytest.mark.train
 def test_ray_gives_the_same_audit_json_as_in_process(local_ray):
     assert audit_json(backend="ray") == audit_json()
 
 
+@pytest.mark.integration
 @pytest.mark.ray
 def test_ray_task_failures_name_the_mechanism_and_database(local_ray):
     dbs = numbered(600)
@@ -338,6 +352,7 @@ def test_a_catalog_entry_with_parameters_reaches_workers_with_its_parameters():
     assert not np.array_equal(get_entry("laplace_sum").mechanism(dbs, np.random.default_rng(0)), expected)
 
 
+@pytest.mark.integration
 @pytest.mark.train
 @pytest.mark.ray
 @pytest.mark.parametrize("route", ["diffprivlib object", "diffprivlib class, file query"])
@@ -377,6 +392,7 @@ def test_cli_bad_execution_flags_name_the_flag(flags, message, capsys):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.integration
 def test_cli_ctrl_c_ends_the_workers_and_writes_no_report(tmp_path):
     import signal
     import subprocess
@@ -413,6 +429,7 @@ def test_cli_ctrl_c_ends_the_workers_and_writes_no_report(tmp_path):
     assert not Path(f"/proc/{worker}").exists()  # the worker running the mechanism was ended
 
 
+@pytest.mark.integration
 def test_a_file_prior_that_never_returns_is_named_at_its_first_call(monkeypatch):
     from mechanisms import priors
 
@@ -421,11 +438,13 @@ def test_a_file_prior_that_never_returns_is_named_at_its_first_call(monkeypatch)
         priors.UserPrior(lambda m, rng: fx.hangs(None, None), label="stuck.py:sample")
 
 
+@pytest.mark.integration
 def test_cli_timeout_flag_bounds_every_call(capsys):
     assert cli("--mechanism", f"{SOURCE}:hangs", "--timeout", "0.5") == 1
     assert f"mechanism '{SOURCE}:hangs' did not return within 0.5 s" in capsys.readouterr().err
 
 
+@pytest.mark.integration
 def test_cli_a_hanging_secret_function_fails_with_status_1_naming_it(capsys):
     assert main_audit("--mechanism", f"{SOURCE}:summing", "--prior", "builtin:bernoulli", "--n", "3",
                       "--notion", "mi-pp", "--epsilon", "0.1", "--secret", f"{SOURCE}:secret_hangs_on_large_batches",
@@ -458,6 +477,7 @@ def library_json(capsys, route, *execution):
     return payload
 
 
+@pytest.mark.integration
 @pytest.mark.train
 @pytest.mark.parametrize("route", ["diffprivlib object", "diffprivlib class, file query", "external program"])
 def test_library_mechanisms_give_identical_json_on_one_and_two_workers(route, capsys):
@@ -466,6 +486,7 @@ def test_library_mechanisms_give_identical_json_on_one_and_two_workers(route, ca
     assert library_json(capsys, route, "--workers", "2") == library_json(capsys, route)
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_an_opendp_measurement_runs_on_two_workers_with_independent_noise(capsys):
     # An OpenDP measurement holds C pointers (it cannot be pickled) and takes no seed, so its outputs
@@ -483,6 +504,7 @@ def test_an_opendp_measurement_runs_on_two_workers_with_independent_noise(capsys
     assert outputs.shape == (400, 1) and len(np.unique(outputs)) == 400
 
 
+@pytest.mark.integration
 def test_os_randomness_declared_independent_across_processes_may_run_in_parallel():
     with pytest.warns(UserWarning, match="mechanism 'os_noise' returned different outputs"):
         out = sample("os_noise", numbered(10), workers=2)
@@ -492,6 +514,7 @@ def test_os_randomness_declared_independent_across_processes_may_run_in_parallel
 # ---------------------------------------------------------------- the sampling benchmark (quick run)
 
 
+@pytest.mark.integration
 def test_sampling_benchmark_quick_run_reports_speed_overhead_and_load(tmp_path):
     import math
 

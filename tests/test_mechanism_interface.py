@@ -169,6 +169,7 @@ def _command(mode, **kwargs):
     return ExternalCommandMechanism((sys.executable, WIRE, mode), **kwargs)
 
 
+@pytest.mark.integration
 def test_external_command_text_round_trip():
     dbs = _batch(m=3, n=4, k=2)
     out = sample_mechanism(_command("sum", timeout=30), dbs, 0)
@@ -176,6 +177,7 @@ def test_external_command_text_round_trip():
     np.testing.assert_allclose(out, expected, rtol=1e-12)
 
 
+@pytest.mark.integration
 def test_external_command_npy_round_trip():
     dbs = _batch(m=3, n=4, k=2)
     out = sample_mechanism(_command("npy", wire="npy", timeout=30), dbs, 0)
@@ -183,6 +185,7 @@ def test_external_command_npy_round_trip():
     np.testing.assert_allclose(out, expected, rtol=1e-12)
 
 
+@pytest.mark.integration
 def test_external_command_seed_reproduces():
     dbs = _batch(m=3)
     mech = _command("noisy", timeout=30)
@@ -193,26 +196,31 @@ def test_external_command_seed_reproduces():
     assert not np.allclose(first[:, 0], other[:, 0])
 
 
+@pytest.mark.integration
 def test_external_command_that_hangs_times_out():
     with pytest.raises(MechanismError, match=r"did not finish within 0.5 s"):
         sample_mechanism(_command("hang", timeout=0.5), _batch(), 0)
 
 
+@pytest.mark.integration
 def test_external_command_that_dies_quotes_stderr():
     with pytest.raises(MechanismError, match="exited with status 3; stderr: fixture mechanism: deliberate failure"):
         sample_mechanism(_command("die", timeout=30), _batch(m=1), 0)
 
 
+@pytest.mark.integration
 def test_external_command_that_prints_garbage():
     with pytest.raises(MechanismError, match="not numbers for database 0: 'this is not a number'"):
         sample_mechanism(_command("garbage", timeout=30), _batch(m=1), 0)
 
 
+@pytest.mark.integration
 def test_external_command_wrong_line_count():
     with pytest.raises(MechanismError, match="printed 3 non-empty lines for 4 databases"):
         sample_mechanism(_command("short", timeout=30), _batch(m=4), 0, locate=False)
 
 
+@pytest.mark.integration
 def test_external_command_missing_program_and_bad_arguments():
     with pytest.raises(MechanismError, match="could not be started"):
         sample_mechanism(ExternalCommandMechanism(("/nonexistent/program-xyz",)), _batch(), 0, locate=False)
@@ -224,6 +232,7 @@ def test_external_command_missing_program_and_bad_arguments():
         _command("sum", wire="json")
 
 
+@pytest.mark.integration
 def test_external_npy_garbage_is_reported():
     with pytest.raises(MechanismError, match="valid .npy"):
         mech = ExternalCommandMechanism((sys.executable, "-c", "print('hello')"), wire="npy", timeout=30)

@@ -168,6 +168,7 @@ def test_failure_between_renames_completes_the_new_set(tmp_path, monkeypatch):
     assert _titles(tmp_path) == {"new"}
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("kill_at,survivor", [("temporary", "old"), ("rename", "killed")])
 def test_kill_leaves_no_mixed_set_after_the_next_start(tmp_path, kill_at, survivor):
     write_reports(result_named("m"), tmp_path, title="old")
@@ -267,6 +268,7 @@ def test_experiment_bad_out_fails_before_the_run(tmp_path, capsys, monkeypatch):
     assert "unknown experiment 'no-such-experiment'" in capsys.readouterr().err
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 @pytest.mark.parametrize("args", [["catalog"], ["catalog", "--json"], ["--help"], ["catalog", "--help"]])
 def test_stdout_on_a_full_device_gives_one_line(args):
@@ -358,6 +360,7 @@ def test_error_messages_are_terminal_safe_and_show_plain_numbers(tmp_path, capsy
     assert plain_numbers(message) == "argument 'sigma' must be > 0, got -0.5 (n = 3, ok = True)"
 
 
+@pytest.mark.integration
 @pytest.mark.train
 def test_printing_mechanism_cannot_corrupt_json_stdout(tmp_path):
     source = tmp_path / "chatty.py"

@@ -30,6 +30,7 @@ def test_every_exported_name_resolves_and_is_documented(name):
         getattr(package, "not_a_name")
 
 
+@pytest.mark.integration
 def test_importing_the_packages_loads_neither_torch_nor_scipy():
     code = ("import sys, audit, estimators, mechanisms; "
             "print(sorted(m for m in ('torch', 'scipy', 'matplotlib') if m in sys.modules))")

@@ -81,6 +81,7 @@ def _markdown_cells(line: str) -> list:
     return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
 
 
+@pytest.mark.integration
 def test_write_reports_writes_every_format_parseable(tmp_path, three):
     paths = write_reports(three, tmp_path / "new" / "dir", title="weekly")
     assert set(paths) == {"html", "md", "json"}
@@ -100,6 +101,7 @@ def test_write_reports_accepts_one_result_and_chosen_formats(tmp_path):
     assert len(json.loads(paths["json"].read_text())["audits"]) == 1
 
 
+@pytest.mark.integration
 def test_html_is_self_contained_with_embedded_png_figures(html_text):
     parser = _TagBalance()
     parser.feed(html_text)
@@ -114,6 +116,7 @@ def test_html_is_self_contained_with_embedded_png_figures(html_text):
     assert html_text.lower().count("<script") == 0
 
 
+@pytest.mark.integration
 def test_html_escapes_every_user_string(html_text):
     assert HOSTILE_NAME not in html_text
     assert html.escape(HOSTILE_NAME) in html_text
@@ -121,6 +124,7 @@ def test_html_escapes_every_user_string(html_text):
     assert "<title>weekly &lt;audit&gt;</title>" in html_text
 
 
+@pytest.mark.integration
 def test_statements_match_result_statement(three, html_text):
     markdown = render_markdown(three, "t")
     for result in three:
@@ -214,6 +218,7 @@ def test_atomic_write_failure_mid_write_keeps_old_file_and_no_temp(tmp_path):
     assert os.listdir(tmp_path) == ["report.html"]
 
 
+@pytest.mark.integration
 def test_write_reports_failure_at_rename_keeps_old_files(tmp_path, monkeypatch):
     write_reports(estimate_only_result(), tmp_path)
     before = {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)}
@@ -227,6 +232,7 @@ def test_write_reports_failure_at_rename_keeps_old_files(tmp_path, monkeypatch):
     assert {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)} == before
 
 
+@pytest.mark.integration
 def test_rendering_error_writes_nothing(tmp_path, monkeypatch):
     def broken(results, title):
         raise RuntimeError("renderer failed")
@@ -275,6 +281,7 @@ def test_training_curves_flatten_estimator_histories():
     assert training_curves({}) == [] and training_curves({"steps": []}) == []
 
 
+@pytest.mark.integration
 def test_figures_handle_many_secrets_several_priors_and_array_slices():
     # Engine-like evidence: 25 secrets under two priors, per-slice values as NumPy arrays,
     # some secrets estimate-only (no bound); the figures must still render as PNGs.
@@ -291,6 +298,7 @@ def test_figures_handle_many_secrets_several_priors_and_array_slices():
         assert figure.png.startswith(PNG_SIGNATURE) and figure.absent == ""
 
 
+@pytest.mark.integration
 def test_dollar_signs_in_user_names_are_not_mathtext():
     # An unbalanced or odd '$' in a name would make matplotlib's mathtext parser fail.
     from audit.report.plots import audit_figures
@@ -316,6 +324,7 @@ def test_estimate_only_violation_claims_no_certificate():
     assert 'class="statement estimate-only"' in render_html(result, "t")
 
 
+@pytest.mark.integration
 def test_claim_tradeoff_figure_draws_a_curve_only_for_claims_with_a_profile():
     from types import SimpleNamespace
 

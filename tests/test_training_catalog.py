@@ -40,6 +40,7 @@ def _gaussian_epsilon(mu, delta):
     return optimize.brentq(profile, 0.0, 100.0, xtol=1e-12)
 
 
+@pytest.mark.integration
 def test_catalog_json_lists_dpsgd_entries_with_accountant_claims_and_true_guarantees(capsys):
     payload = _json(capsys, ["catalog", "--json"])
     rows = {row["name"]: row for row in payload["mechanisms"] if row["name"].startswith("dpsgd")}
