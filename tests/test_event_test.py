@@ -237,3 +237,21 @@ def test_a_claim_at_its_boundary_gets_the_event_with_the_best_certified_epsilon(
     first, second = (in_a, in_b) if event.first_is_a else (in_b, in_a)
     lower, upper = _cp_lower(int(first), 17500, 1 - 0.0125), _cp_upper(int(second), 17500, 1 - 0.0125)
     assert math.log(lower / upper) > 0.5
+
+
+@pytest.mark.parametrize("trials", [1, 37, 23333, 250_000])
+def test_tabulated_bounds_equal_scipys_exact_intervals_on_repeated_lookups(trials):
+    """The event choice's remembered bounds (audit.event_test._cp_lookup) are the exact one-sided
+    Clopper–Pearson bounds, first asked or remembered, tabulated or not (beyond MAX_TABULATED_TRIALS)."""
+    from audit.event_test import _cp_lookup
+
+    rng = np.random.default_rng(trials)
+    for _ in range(2):  # the second pass reads the table
+        counts = rng.integers(0, trials + 1, size=6).astype(float)
+        counts[:2] = (0, trials)
+        lower = _cp_lookup(counts, trials, 0.025, True)
+        upper = _cp_lookup(counts.reshape(2, 3), trials, 0.025, False)
+        assert upper.shape == (2, 3)
+        for i, k in enumerate(counts.astype(int)):
+            assert lower[i] == pytest.approx(_cp_lower(k, trials, 0.975), rel=1e-7, abs=1e-15)
+            assert upper.ravel()[i] == pytest.approx(_cp_upper(k, trials, 0.975), rel=1e-7, abs=1e-15)
