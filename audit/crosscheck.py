@@ -24,7 +24,6 @@ import numpy as np
 
 from mechanisms.claims import RECORD_AUDIT_NOTIONS, Claim
 
-from .event_test import clopper_pearson
 from .result import CrossCheck
 
 _EVENT_THEOREMS = ["privacy profile: P(M(D) ∈ E) ≤ e^ε′ P(M(D′) ∈ E) + δ(ε′) for every ε′ ≥ 0",
@@ -59,10 +58,14 @@ def record_support(priors) -> int | None:
 
 def _best_event_bounds(n: int, alpha: float) -> tuple[float, float]:
     """(p̲, p̄) of the best event n runs per input can show: all n hits on one input, none on the
-    other, each bound at α/2 (Clopper–Pearson): p̲ = (α/2)^{1/n}, p̄ = 1 − (α/2)^{1/n}."""
-    lower, _ = clopper_pearson(n, n, alpha / 2)
-    _, upper = clopper_pearson(0, n, alpha / 2)
-    return float(lower), float(upper)
+    other, each bound at α/2 (Clopper–Pearson): p̲ = (α/2)^{1/n}, p̄ = 1 − (α/2)^{1/n}.
+
+    Closed forms of :func:`audit.event_test.clopper_pearson` at k = n and k = 0: the α/2 quantile
+    of Beta(n, 1), whose CDF is xⁿ, and the 1 − α/2 quantile of Beta(1, n), whose CDF is
+    1 − (1 − x)ⁿ (Clopper and Pearson 1934).
+    """
+    lower = (alpha / 2) ** (1.0 / n)
+    return lower, 1.0 - lower
 
 
 def _smallest_runs(works, limit: int) -> int | None:

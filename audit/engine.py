@@ -40,7 +40,8 @@ from mechanisms.execution.runner import MechanismRunner
 from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from .certification import cell_critic, certify, certify_sliced_average
 from .crosscheck import cross_checks
-from .event_search import PairCandidate, event_search, neighbouring_pair_of, value_pairs
+from .classifier_statistic import LogOdds, pair_statistic
+from .event_search import PairCandidate, event_search, held_out_scores, neighbouring_pair_of, value_pairs
 from .plan import plan_audit
 from .prior_search import candidate_pairs, search_priors, structured_pairs
 from .result import AuditResult, SecretEvidence, finite_or_none
@@ -167,7 +168,8 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
         claim_verdict = "refuted" if any(c.certified_contradiction for c in checks) else "not-refuted"
     by_purpose = {"mi": spec.samples * len(priors)}
     if event is not None:
-        by_purpose["event_selection"] = event.selection_runs
+        if event.selection_runs:  # else the event was chosen on the MI sample's held-out draws
+            by_purpose["event_selection"] = event.selection_runs
         by_purpose["event_certification"] = 2 * event.runs_per_input
     return AuditResult(
         verdict=verdict, notion=spec.notion, epsilon=spec.epsilon, alpha=spec.alpha,
@@ -222,6 +224,31 @@ def _critic_statistic(candidate, fits):
     return statistic
 
 
+def _pair_statistics(cell, critic, fits, data) -> list:
+    """The event-test candidates of a cell whose prior is a two-point prior on a neighbouring pair.
+
+    Two statistics: the critic's T(a, y) − T(b, y), and the log-odds of a logistic regression
+    fitted on the critic's training split (:mod:`audit.classifier_statistic`), each with its
+    scores on the MI sample's validation and test splits (held-out draws of the two databases,
+    on which the event search chooses between them at no run's cost).
+    """
+    first, second, record = cell.prior.first, cell.prior.second, cell.record
+    dbs, outputs = data
+    train, validation, test = fits.fit(critic.kind).split
+    held = np.concatenate([validation, test])
+    origin = f"the pair of prior {cell.prior_index} of Θ"
+    statistics = [(_critic_statistic(critic, fits), "T(a, y) − T(b, y)", origin)]
+    is_first = np.all(dbs[train, record] == first[record], axis=-1)
+    if is_first.any() and not is_first.all():
+        log_odds = LogOdds(outputs[train][is_first], outputs[train][~is_first])
+        statistics.append((pair_statistic(log_odds, first[record], second[record]), "logistic log-odds(a | y)",
+                           origin + "; statistic: a logistic regression on output features, fitted on the critic's "
+                           "training split"))
+    return [PairCandidate(first, second, record, statistic, why, statistic_label=label,
+                          held_out=held_out_scores(statistic, first, second, record, dbs[held], outputs[held]))
+            for statistic, label, why in statistics]
+
+
 #: Structured pairs (StatDP patterns) the event search tries on the chosen critic's record under a
 #: declared prior that is not a two-point prior (the critic generalizes over the other records).
 STRUCTURED_EVENT_PAIRS = 8
@@ -239,8 +266,7 @@ def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None):
         if cell.strategy == "certify" and neighbouring_pair_of(cell.prior, cell.record) is not None:
             critic = candidate if candidate.cell is cell else cell_critic(fits, i)
             if critic is not None:
-                pairs.append(PairCandidate(cell.prior.first, cell.prior.second, cell.record,
-                                           _critic_statistic(critic, fits), f"the pair of prior {cell.prior_index} of Θ"))
+                pairs += _pair_statistics(cell, critic, fits, data[cell.prior_index])
     cell, kind = candidate.cell, candidate.kind
     if neighbouring_pair_of(cell.prior, cell.record) is None:
         dbs, _ = data[cell.prior_index]

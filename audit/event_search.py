@@ -5,12 +5,16 @@ output laws of two neighbouring databases, D_a and D_b, that differ only in one 
 or b). Selection runs choose, among candidate pairs (:class:`PairCandidate`, in the order given:
 a catalog's exposing pairs and the user's pairs, then structured patterns, then random pairs),
 the pair and the event (:func:`audit.event_test.choose_event`: either tail with either input
-first, a randomized boundary point, both tails). Fresh certification runs of the chosen pair
+first, a randomized boundary point, both tails). Where every candidate is the pair of a two-point
+prior the MI sample drew from, the choice is made on the statistic's scores on that sample's
+held-out draws instead (the validation and test splits: draws of the two databases the critic
+was not trained on), and no selection run is spent. Fresh certification runs of the chosen pair
 bound P(M(D₁) ∈ E) from below and P(M(D₂) ∈ E) from above, each at α/2 (Clopper–Pearson), which
 certifies ε ≥ log((p̲ − δ)/p̄) (Dwork and Roth 2014, Definition 2.4) and is what a claim's profile
 is checked against (:mod:`audit.crosscheck`).
 
-Choosing among pairs and events costs no α: every choice is made on selection runs, and the
+Choosing among pairs, statistics and events costs no α: every choice is made on selection runs
+or held-out draws, never on the certification runs, and the
 certificate is computed on fresh runs of one fixed pair and event. (Training a critic for a pair,
 which the prior search does, is paid separately in the MI test's union bound.)
 """
@@ -47,6 +51,13 @@ class PairCandidate:
         produced with the record at ``a`` rather than ``b``.
     origin : str
         Where the pair comes from, for the result (``"exposing pair"``, ``"structured pair ..."``).
+    statistic_label : str
+        The statistic in words, for the event's description.
+    held_out : (ndarray, ndarray) or None
+        The statistic's scores on held-out draws of the first and of the second database (the
+        MI sample's validation and test splits under the pair's two-point prior): when every
+        candidate has them, the pair and the event are chosen on them and no selection run is
+        spent (:func:`event_search`).
     """
 
     first: np.ndarray
@@ -54,6 +65,8 @@ class PairCandidate:
     record: int
     statistic: Callable
     origin: str = ""
+    statistic_label: str = "T(a, y) − T(b, y)"
+    held_out: tuple | None = None
 
     @property
     def values(self) -> tuple:
@@ -75,6 +88,23 @@ def neighbouring_pair_of(prior, record) -> tuple | None:
         return None
     rows = np.flatnonzero(np.any(first != second, axis=1))
     return (first, second) if len(rows) == 1 and rows[0] == record else None
+
+
+def held_out_scores(statistic, first: np.ndarray, second: np.ndarray, record: int, dbs: np.ndarray,
+                    outputs: np.ndarray) -> tuple | None:
+    """A statistic's scores on draws of a two-point prior, split by the database drawn.
+
+    ``dbs`` are draws of the prior on ``first`` and ``second`` (which differ in ``record`` only)
+    and ``outputs`` the mechanism's outputs on them. Returns (scores on the draws of ``first``,
+    scores on those of ``second``), or None when either has fewer than
+    :data:`MIN_SELECTION_RUNS` draws (too few to choose an event on).
+    """
+    a, b = first[record], second[record]
+    is_first = np.all(dbs[:, record] == a, axis=-1)
+    if min(int(is_first.sum()), int((~is_first).sum())) < MIN_SELECTION_RUNS:
+        return None
+    scores = np.asarray(statistic(a, b, dbs, outputs), dtype=np.float64)
+    return scores[is_first], scores[~is_first]
 
 
 def value_pairs(base: np.ndarray, record: int, values: np.ndarray, statistic, origin: str = "") -> list:
@@ -114,7 +144,9 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     ----------
     candidates : sequence of PairCandidate
         In order of preference: when the selection budget cannot serve them all, the first ones
-        are considered.
+        are considered. When every candidate carries held-out scores (``held_out``), the
+        choice is made on those instead and spends no run; the certificate is the same, on
+        fresh runs of the chosen pair.
     secret : str, optional
         What the event is about, for the result (default: ``"record i"`` of the chosen pair).
     runner : MechanismRunner
@@ -122,9 +154,9 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     rng : numpy.random.Generator
         Seeds the mechanism runs and a randomized event's boundary coins.
     runs : int
-        Certification runs per input; selection spends about ``runs`` in all, over the candidates
-        and their two inputs (at least :data:`MIN_SELECTION_RUNS` per input), by successive
-        halving (:func:`_selection_plan`).
+        Certification runs per input. Without held-out scores, selection spends about ``runs``
+        in all, over the candidates and their two inputs (at least :data:`MIN_SELECTION_RUNS`
+        per input), by successive halving (:func:`_selection_plan`).
     alpha : float
         The level: p̲ and p̄ each hold with probability ≥ 1 − α/2.
     delta : float
@@ -141,6 +173,45 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     if not candidates:
         return None
     objective = None if claim is None else claim_objective(claim)
+    settings = dict(runs=runs, alpha=alpha, delta=delta, objective=objective)
+    if all(c.held_out is not None for c in candidates):
+        count, used = len(candidates), 0
+        alive = list(range(count))
+        choices = {i: choose_event(*c.held_out, **settings) for i, c in enumerate(candidates)}
+        chosen_on = None
+    else:
+        count, used, alive, choices = _successive_halving(candidates, runner, rng, runs, settings)
+        chosen_on = "selection runs"
+    best = max(alive, key=lambda i: choices[i].predicted)  # ties: the earlier candidate
+    chosen, event = candidates[best], choices[best].event
+    chosen_on = chosen_on or f"{sum(len(s) for s in chosen.held_out)} held-out draws of the MI sample"
+    # A randomized event's boundary coins come from their own seeded generator (part of the event);
+    # a plain event draws none, so its runs are those of the same seed without the search.
+    coins = np.random.default_rng(rng.integers(2**63)) if event.randomized else None
+    in_a = int(event.contains(chosen.scores(0, runs, runner, rng), coins).sum())
+    in_b = int(event.contains(chosen.scores(1, runs, runner, rng), coins).sum())
+    hits_first, hits_second = (in_a, in_b) if event.first_is_a else (in_b, in_a)
+    p_lower = float(clopper_pearson(hits_first, runs, alpha / 2)[0])
+    p_upper = float(clopper_pearson(hits_second, runs, alpha / 2)[1])
+    a, b = chosen.values
+    description = (event.describe(chosen.statistic_label) + f"; neighbouring databases differ in record {chosen.record} "
+                   f"(a = {np.array2string(np.asarray(a), precision=4)}, b = {np.array2string(np.asarray(b), precision=4)})"
+                   + (f"; {chosen.origin}" if chosen.origin else "")
+                   + (f"; chosen among {count} candidates on {chosen_on}" if count > 1 else f"; chosen on {chosen_on}"))
+    return EventTest(
+        secret=secret or f"record {chosen.record}", description=description, threshold=event.threshold, runs_per_input=runs,
+        p_first=hits_first / runs, p_second=hits_second / runs, p_first_lower=p_lower, p_second_upper=p_upper,
+        delta=delta, epsilon_lower_bound=epsilon_from_bounds(p_lower, p_upper, 0.0),
+        epsilon_lower_bound_at_delta=epsilon_from_bounds(p_lower, p_upper, delta) if delta > 0 else None,
+        alpha=alpha, selection_runs=used, event=event.to_dict(), pairs_considered=count,
+    )
+
+
+def _successive_halving(candidates, runner, rng, runs, settings):
+    """Choose among ``candidates`` on fresh selection runs (:func:`_selection_plan`).
+
+    Returns (candidates considered, runs spent, the candidates still in, their event choices).
+    """
     count, rounds = _selection_plan(len(candidates), runs)
     alive = list(range(count))
     scores = {i: ([], []) for i in alive}
@@ -152,35 +223,13 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
             for which in (0, 1):
                 scores[i][which].append(candidates[i].scores(which, per_input, runner, rng))
             used += 2 * per_input
-            choices[i] = choose_event(np.concatenate(scores[i][0]), np.concatenate(scores[i][1]), runs=runs,
-                                      alpha=alpha, delta=delta, objective=objective)
+            choices[i] = choose_event(np.concatenate(scores[i][0]), np.concatenate(scores[i][1]), **settings)
         # Keep the better half (stable: ties keep the earlier candidate).
         alive = sorted(alive, key=lambda i: -choices[i].predicted)[:max(1, math.ceil(len(alive) / 2))]
         alive.sort()
         if len(alive) == 1:
             break
-    best = max(alive, key=lambda i: choices[i].predicted)
-    chosen, event = candidates[best], choices[best].event
-    # A randomized event's boundary coins come from their own seeded generator (part of the event);
-    # a plain event draws none, so its runs are those of the same seed without the search.
-    coins = np.random.default_rng(rng.integers(2**63)) if event.randomized else None
-    in_a = int(event.contains(chosen.scores(0, runs, runner, rng), coins).sum())
-    in_b = int(event.contains(chosen.scores(1, runs, runner, rng), coins).sum())
-    hits_first, hits_second = (in_a, in_b) if event.first_is_a else (in_b, in_a)
-    p_lower = float(clopper_pearson(hits_first, runs, alpha / 2)[0])
-    p_upper = float(clopper_pearson(hits_second, runs, alpha / 2)[1])
-    a, b = chosen.values
-    description = (event.describe("T(a, y) − T(b, y)") + f"; neighbouring databases differ in record {chosen.record} "
-                   f"(a = {np.array2string(np.asarray(a), precision=4)}, b = {np.array2string(np.asarray(b), precision=4)})"
-                   + (f"; {chosen.origin}" if chosen.origin else "")
-                   + (f"; chosen among {count} candidate pairs on selection runs" if count > 1 else ""))
-    return EventTest(
-        secret=secret or f"record {chosen.record}", description=description, threshold=event.threshold, runs_per_input=runs,
-        p_first=hits_first / runs, p_second=hits_second / runs, p_first_lower=p_lower, p_second_upper=p_upper,
-        delta=delta, epsilon_lower_bound=epsilon_from_bounds(p_lower, p_upper, 0.0),
-        epsilon_lower_bound_at_delta=epsilon_from_bounds(p_lower, p_upper, delta) if delta > 0 else None,
-        alpha=alpha, selection_runs=used, event=event.to_dict(), pairs_considered=count,
-    )
+    return count, used, alive, choices
 
 
 def event_test(*, secret: str, record: int, base: np.ndarray, values: np.ndarray, statistic, runner,

@@ -13,6 +13,7 @@ so it costs no α.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -31,9 +32,43 @@ def clopper_pearson(successes, trials: int, alpha: float) -> tuple:
     trials = check_int(trials, "trials", 1)
     alpha = check_probability(alpha, "alpha")
     k = np.asarray(successes, dtype=np.float64)
-    lower = np.where(k > 0, stats.beta.ppf(alpha, np.maximum(k, 1e-300), trials - k + 1), 0.0)
-    upper = np.where(k < trials, stats.beta.ppf(1 - alpha, k + 1, np.maximum(trials - k, 1e-300)), 1.0)
-    return lower, upper
+    return _cp_side(k, trials, alpha, lower=True), _cp_side(k, trials, alpha, lower=False)
+
+
+def _cp_side(k: np.ndarray, trials: int, alpha: float, lower: bool) -> np.ndarray:
+    """One side of :func:`clopper_pearson` (validated arguments)."""
+    if lower:
+        return np.where(k > 0, stats.beta.ppf(alpha, np.maximum(k, 1e-300), trials - k + 1), 0.0)
+    return np.where(k < trials, stats.beta.ppf(1 - alpha, k + 1, np.maximum(trials - k, 1e-300)), 1.0)
+
+
+#: Sample sizes up to which the event choice tabulates Clopper–Pearson bounds as it asks for them.
+MAX_TABULATED_TRIALS = 200_000
+
+
+@functools.lru_cache(maxsize=16)
+def _bound_table(trials: int, alpha: float, lower: bool) -> np.ndarray:
+    """One side of the Clopper–Pearson bounds for counts 0..trials, NaN until first asked for."""
+    return np.full(trials + 1, np.nan)
+
+
+def _cp_lookup(counts: np.ndarray, trials: int, alpha: float, lower: bool) -> np.ndarray:
+    """One side of :func:`clopper_pearson` for whole-number ``counts``, each distinct count computed once.
+
+    Choosing an event predicts the bounds of thousands of candidate events, often at the same
+    few sample sizes and levels and the same counts: the bounds computed are kept
+    (:func:`_bound_table`) up to :data:`MAX_TABULATED_TRIALS` trials.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    if trials > MAX_TABULATED_TRIALS:
+        distinct, inverse = np.unique(counts, return_inverse=True)
+        return _cp_side(distinct, trials, alpha, lower)[inverse].reshape(counts.shape)
+    table = _bound_table(int(trials), float(alpha), lower)
+    index = counts.astype(np.int64)
+    missing = np.unique(index[np.isnan(table[index])])
+    if len(missing):
+        table[missing] = _cp_side(missing.astype(np.float64), trials, alpha, lower)
+    return table[index]
 
 
 def epsilon_from_bounds(p_lower: float, p_upper: float, delta: float = 0.0) -> float:
@@ -68,11 +103,18 @@ def claim_objective(claim):
     by_epsilon = claim.notion in ("dp", "ldp") and claim.delta == 0
 
     def objective(lower, upper):
-        margin = claim.event_margin(lower, upper)
+        lower, upper = np.broadcast_arrays(np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64))
         eps = epsilon(lower, upper)
-        refuting = 1.0 + (eps / (1.0 + eps) if by_epsilon else margin)
-        refutes = eps > claim.epsilon if by_epsilon else margin > 0
-        return np.where(refutes, refuting, np.where(eps > 0, eps / (1.0 + eps) - 1.0, (margin - 3.0) / 2.0))
+        certifies = eps > 0
+        if by_epsilon:
+            # The margin ranks only the events that certify no ε; the profile scan is the costly part.
+            margin = np.zeros(eps.shape)
+            margin[~certifies] = claim.event_margin(lower[~certifies], upper[~certifies])
+            refuting, refutes = 1.0 + eps / (1.0 + eps), eps > claim.epsilon
+        else:
+            margin = claim.event_margin(lower, upper)
+            refuting, refutes = 1.0 + margin, margin > 0
+        return np.where(refutes, refuting, np.where(certifies, eps / (1.0 + eps) - 1.0, (margin - 3.0) / 2.0))
     return objective
 
 
@@ -196,22 +238,39 @@ def _tail_frequencies(scores: np.ndarray, thresholds: np.ndarray) -> tuple:
     return (n - below_or_at) / n, (below_or_at - below) / n, below / n
 
 
+#: One-sided level of the pessimistic selection estimates (about one standard error): an event's
+#: probability on the selection scores enters the prediction as its Clopper–Pearson bound at this
+#: level (lower under the first input, upper under the second), so that a rare event whose observed
+#: ratio is large by chance is not preferred to a frequent one whose ratio is sure.
+SELECTION_PESSIMISM = 0.16
+
+
+def _pessimistic(p_first, p_second, n_first: int, n_second: int):
+    """(lower bound on p_first, upper bound on p_second) from ``n_first`` and ``n_second`` selection scores."""
+    lower = _cp_lookup(np.round(np.asarray(p_first, dtype=np.float64) * n_first), n_first, SELECTION_PESSIMISM, True)
+    upper = _cp_lookup(np.round(np.asarray(p_second, dtype=np.float64) * n_second), n_second, SELECTION_PESSIMISM,
+                       False)
+    return lower, upper
+
+
 class _Predictor:
     """``objective`` of the Clopper–Pearson bounds ``runs`` fresh runs would give at observed frequencies.
 
-    The bounds depend only on the rounded count, so each distinct count is computed once.
+    The bounds depend only on the rounded count, so each is computed once (:func:`_cp_lookup`). Given
+    the numbers of selection scores the frequencies come from, they are first made pessimistic
+    (:data:`SELECTION_PESSIMISM`): the winner's curse of choosing the best of many events on the
+    same scores falls hardest on rare events, whose frequencies are the least certain.
     """
 
     def __init__(self, runs, alpha, objective):
         self.runs, self.alpha, self.objective = runs, alpha, objective
 
-    def __call__(self, p_first, p_second):
-        k_first = np.round(np.asarray(p_first) * self.runs)
-        k_second = np.round(np.asarray(p_second) * self.runs)
-        counts, inverse = np.unique(np.concatenate((k_first.ravel(), k_second.ravel())), return_inverse=True)
-        lower, upper = clopper_pearson(counts, self.runs, self.alpha / 2)
-        inverse = inverse.reshape(2, -1)
-        return self.objective(lower[inverse[0]].reshape(k_first.shape), upper[inverse[1]].reshape(k_second.shape))
+    def __call__(self, p_first, p_second, n_first: int | None = None, n_second: int | None = None):
+        if n_first is not None:
+            p_first, p_second = _pessimistic(p_first, p_second, n_first, n_second)
+        lower = _cp_lookup(np.round(np.asarray(p_first) * self.runs), self.runs, self.alpha / 2, True)
+        upper = _cp_lookup(np.round(np.asarray(p_second) * self.runs), self.runs, self.alpha / 2, False)
+        return self.objective(lower, upper)
 
 
 def best_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: float, delta: float = 0.0,
@@ -251,7 +310,8 @@ def best_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: 
         nonlocal best
         for p_a, p_b, make in candidates:
             for first_is_a, (p_first, p_second) in ((True, (p_a, p_b)), (False, (p_b, p_a))):
-                predicted = predict(p_first, p_second)
+                sizes = (len(scores_a), len(scores_b)) if first_is_a else (len(scores_b), len(scores_a))
+                predicted = predict(p_first, p_second, *sizes)
                 i = np.unravel_index(int(np.argmax(predicted)), predicted.shape)
                 if best is None or predicted[i] > best.predicted:
                     best = EventChoice(make(i, first_is_a), float(predicted[i]), float(p_first[i]), float(p_second[i]))
@@ -344,7 +404,9 @@ def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha
                                **settings).event
             p_a, p_b = _frequency(event, scores_a[1::2]), _frequency(event, scores_b[1::2])
             p_first, p_second = (p_a, p_b) if event.first_is_a else (p_b, p_a)
-            held_out.append(float(predict(np.array([p_first]), np.array([p_second]))[0]))
+            sizes = (len(scores_a[1::2]), len(scores_b[1::2]))
+            held_out.append(float(predict(np.array([p_first]), np.array([p_second]),
+                                          *(sizes if event.first_is_a else sizes[::-1]))[0]))
         chosen = int(np.argmax(held_out))  # the first of equals: the plainer family
     else:
         chosen, held_out = 0, None

@@ -6,7 +6,8 @@ mechanism runs per audit and in the same process:
 - **miaudit**: :func:`audit.engine.run_audit` as a DP-claim audit of the entry is set up
   (``audit-power``'s :func:`~experiments.audit_power.catalog_spec`: ``mi-dp`` at the level the
   claim implies under the entry's exposing two-point prior, no slices, the default critic); the
-  reported bound is the event test's certified ε (at the claimed δ where δ > 0).
+  event test's statistic is the critic's or a logistic regression's, whichever the held-out draws
+  favour; the reported bound is the event test's certified ε (at the claimed δ where δ > 0).
 - **classifier baseline**, from the published description of classifier-based DP auditors
   (logistic regression on the output features between the two neighbouring inputs, a threshold
   chosen on separate runs, Clopper–Pearson on fresh runs; Jagielski, Ullman and Oprea 2020,
@@ -20,9 +21,12 @@ mechanism runs per audit and in the same process:
   miaudit's (:func:`audit.event_test.clopper_pearson`). miaudit's own event search (several
   event forms and pairs, :mod:`audit.event_search`) is part of what is compared.
 
-Budget: a total of R runs splits as miaudit's audit spends them: R/4 draws from the two-point
-prior (training data), 2·R/8 selection runs and 2·R/4 certification runs (R = 70,000:
-17,500 + 17,500 + 35,000). The baseline gets the same three numbers of runs.
+Budget: both auditors get the same total of R runs. The baseline splits them as published:
+R/4 training runs, 2·R/8 selection runs and 2·R/4 certification runs (R = 70,000: 17,500 +
+17,500 + 35,000). miaudit spends them as its audit does (:func:`miaudit_split`): R/3 draws
+from the two-point prior (the critic and the logistic statistic train on 40% of them; the
+statistic and the event are chosen on the other 60%, held out) and 2·R/3 certification runs
+(R = 70,000: 23,333 + 2 · 23,333).
 
 Each pair (entry, seed) runs both auditors back to back, so machine load hits both alike. The
 targets (issue 15 §4) are reported as PASS/FAIL: miaudit's median bound ≥ the baseline's on at
@@ -48,8 +52,8 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
 
+from audit.classifier_statistic import LogOdds
 from audit.engine import run_audit
 from audit.event_search import MIN_SELECTION_RUNS
 from audit.event_test import choose_threshold, clopper_pearson, epsilon_from_bounds
@@ -60,7 +64,6 @@ from mechanisms.catalog import catalog, get_entry
 from .audit_power import ALPHA, catalog_spec
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 
-MAX_ONE_HOT_VALUES = 16  # a column with at most this many distinct values is also one-hot encoded
 TIGHTNESS_TARGET = 0.8
 TIME_TARGET = 1.2
 
@@ -113,36 +116,13 @@ def dp_entries() -> list:
 
 
 def split_runs(total_runs: int) -> tuple[int, int, int]:
-    """(training draws, selection runs per input, certification runs per input) for ``total_runs``.
+    """The baseline's (training runs, selection runs per input, certification runs per input).
 
-    miaudit's audit of a two-point prior spends ``samples`` prior draws, about ``event_runs``
-    selection runs (``event_runs // 2`` on each input of the one candidate pair) and
-    ``event_runs`` certification runs per input (:func:`audit.event_search.event_test`); with
-    samples = event_runs = R/4 the total is R, and the baseline gets the same split.
+    The published split: R/4 training runs, R/8 selection runs and R/4 certification runs per
+    input (at least :data:`audit.event_search.MIN_SELECTION_RUNS` selection runs per input).
     """
     per = int(round(total_runs / 4))
     return per, max(MIN_SELECTION_RUNS, per // 2), per
-
-
-class OutputFeatures:
-    """Raw output columns plus one-hot indicators of every column with few distinct values, standardized."""
-
-    def __init__(self, outputs: np.ndarray):
-        self.levels = []
-        for j in range(outputs.shape[1]):
-            values = np.unique(outputs[:, j])
-            if 2 < len(values) <= MAX_ONE_HOT_VALUES:
-                self.levels.append((j, values))
-        raw = self._expand(outputs)
-        self.mean, self.std = raw.mean(axis=0), raw.std(axis=0)
-        self.std[self.std == 0] = 1.0
-
-    def _expand(self, outputs: np.ndarray) -> np.ndarray:
-        parts = [outputs] + [(outputs[:, [j]] == values[None, :]).astype(np.float64) for j, values in self.levels]
-        return np.concatenate(parts, axis=1)
-
-    def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        return (self._expand(outputs) - self.mean) / self.std
 
 
 def classifier_audit(entry, total_runs: int, seed: int, alpha: float = ALPHA) -> dict:
@@ -157,14 +137,7 @@ def classifier_audit(entry, total_runs: int, seed: int, alpha: float = ALPHA) ->
         return entry.mechanism(np.repeat(db[None], m, axis=0), rng)
 
     half = train // 2
-    y_first, y_second = run(pair.first, half), run(pair.second, train - half)
-    outputs = np.concatenate([y_first, y_second])
-    features = OutputFeatures(outputs)
-    labels = np.concatenate([np.ones(half), np.zeros(train - half)])
-    model = LogisticRegression(max_iter=1000).fit(features(outputs), labels)
-
-    def score(y):
-        return model.decision_function(features(y))  # log-odds of the first input
+    score = LogOdds(run(pair.first, half), run(pair.second, train - half))  # log-odds of the first input
 
     threshold, upper, _ = choose_threshold(score(run(pair.first, select)), score(run(pair.second, select)),
                                            runs=certify, alpha=alpha, delta=delta)
@@ -179,11 +152,23 @@ def classifier_audit(entry, total_runs: int, seed: int, alpha: float = ALPHA) ->
             "runs": train + 2 * select + 2 * certify, "seconds": time.perf_counter() - started}
 
 
+def miaudit_split(total_runs: int) -> tuple[int, int]:
+    """(prior draws, certification runs per input) of miaudit's audit at ``total_runs`` runs.
+
+    With the entry's exposing pair as its two-point prior, miaudit chooses the statistic and the
+    event on the MI sample's held-out draws (:func:`audit.event_search.event_search`), so it
+    spends ``samples + 2 · event_runs`` runs; at the audit's default ratio (event_runs =
+    samples, ``audit.spec.EVENT_RUNS_PER_SAMPLE``) that is R/3 each.
+    """
+    event_runs = (total_runs - int(round(total_runs / 3))) // 2
+    return total_runs - 2 * event_runs, event_runs
+
+
 def miaudit_audit(entry, total_runs: int, seed: int, critic: CriticConfig, device) -> dict:
     """miaudit's certified event-test ε on the entry, at ``total_runs`` mechanism runs (module docstring)."""
-    samples, _, _ = split_runs(total_runs)
+    samples, event_runs = miaudit_split(total_runs)
     started = time.perf_counter()
-    result = run_audit(catalog_spec(entry, samples, seed, critic, 0, device))
+    result = run_audit(replace(catalog_spec(entry, samples, seed, critic, 0, device), event_runs=event_runs))
     seconds = time.perf_counter() - started
     event = result.event_test
     if event is None:
@@ -382,8 +367,9 @@ def run(context) -> ExperimentOutput:
     sweep = run_sweep(grid, context.device, context.seed)
     if sweep["mechanism"]:
         tables.append(Table("svt_budget", sweep))
-    settings = {**grid.to_dict(), "split of the runs": "R/4 training draws, 2·R/8 selection runs, "
-                "2·R/4 certification runs (both auditors)", "audits run in": f"{time.perf_counter() - started:.1f} s"}
+    settings = {**grid.to_dict(), "split of the runs": "baseline: R/4 training runs, 2·R/8 selection runs, "
+                "2·R/4 certification runs; miaudit: R/3 prior draws (training and held-out selection), "
+                "2·R/3 certification runs", "audits run in": f"{time.perf_counter() - started:.1f} s"}
     return ExperimentOutput(tables, _figure(summary), settings, _findings(grid, regimes, sweep))
 
 

@@ -13,6 +13,7 @@ from estimators.validation import InputError
 from mechanisms.base import MechanismError
 from mechanisms.calibration import gaussian_mi_pp
 from mechanisms.catalog import get_entry
+from mechanisms.claims import parse_claim
 from mechanisms.priors import ProductBernoulli, ProductGaussian
 
 from conftest import SMALL_CRITIC
@@ -282,3 +283,35 @@ def test_prior_search_is_for_dp_notions_only():
     with pytest.raises(InputError, match="'prior_search'"):
         AuditSpec(mechanism=mechanism, priors=[prior], notion="mi-pp", epsilon=0.1, framework=framework,
                   prior_search=2)
+
+
+def _one_coordinate_among_many(dbs, rng):
+    """Record 0 (a bit) flips the sign of a unit shift on coordinate 0 of 24 Gaussian coordinates:
+    N(±1, 1) there, N(0, 1) elsewhere. The log-likelihood ratio between the two values is 2·y₀,
+    linear in the output, so a logistic regression on the outputs is the exact family."""
+    y = rng.normal(size=(len(dbs), 24))
+    y[:, 0] += 2.0 * dbs[:, 0, 0] - 1.0
+    return y
+
+
+@pytest.mark.train
+def test_a_two_point_audit_chooses_its_statistic_and_event_on_held_out_draws():
+    """Under the exposing pair's two-point prior the event is chosen on the MI sample's held-out draws: no
+    selection run is made, every run is counted, and the logistic statistic beats a 20-step critic on a
+    one-coordinate leak among 24 coordinates. The Gaussian shift is no pure-DP mechanism (its privacy loss
+    2·y₀ is unbounded), and the event {y₀ > 1.5} alone has probabilities Φ(0.5) = 0.69 and Φ(−2.5) = 0.0062
+    (log-ratio 4.7), so the 0.5-DP claim is refuted with ε > 1 certified at 2,000 runs per input.
+    """
+    from mechanisms.priors import TwoPoint
+
+    first, second = np.zeros((3, 1)), np.zeros((3, 1))
+    first[0] = 1.0
+    spec = AuditSpec(mechanism=_one_coordinate_among_many, priors=[TwoPoint(first, second)], notion="mi-dp",
+                     claim=parse_claim("dp:0.5"), samples=3000, event_runs=2000, slices=0, critic=SMALL_CRITIC, seed=3)
+    result = run_audit(spec)
+    event = result.event_test
+    assert event.selection_runs == 0 and "held-out draws of the MI sample" in event.description
+    assert "event_selection" not in result.samples_by_purpose
+    assert result.samples == 3000 + 2 * 2000
+    assert "logistic" in event.description
+    assert result.claim_verdict == "refuted" and event.epsilon_lower_bound > 1.0

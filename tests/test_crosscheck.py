@@ -111,6 +111,17 @@ def test_smallest_refutable_runs_matches_the_closed_form(epsilon, share):
     assert smallest_refutable_runs(parse_claim(f"dp:{epsilon}"), share) == _runs_needed(epsilon, share)
 
 
+
+@pytest.mark.parametrize("n, alpha", [(1, 0.05), (14, 0.025), (20000, 0.05)])
+def test_best_event_bounds_are_the_clopper_pearson_bounds_of_all_and_no_hits(n, alpha):
+    from scipy import stats
+
+    from audit.crosscheck import _best_event_bounds
+
+    lower, upper = _best_event_bounds(n, alpha)
+    assert lower == pytest.approx(stats.beta.ppf(alpha / 2, n, 1), rel=1e-12)
+    assert upper == pytest.approx(stats.beta.ppf(1 - alpha / 2, 1, n), rel=1e-9)
+
 def test_cross_checks_without_a_claim():
     assert cross_checks(None, "mi-dp", 1.0, 1.0) == []
 

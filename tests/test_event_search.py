@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from audit.engine import run_audit
-from audit.event_search import MIN_SELECTION_RUNS, PairCandidate, _selection_plan, event_search
+from audit.event_search import MIN_SELECTION_RUNS, PairCandidate, _selection_plan, event_search, held_out_scores
 from audit.spec import AuditSpec
 from estimators.neural import CriticConfig
 from mechanisms.claims import parse_claim
@@ -82,6 +82,57 @@ def test_a_small_budget_considers_the_first_candidates_only():
                           runs=2 * MIN_SELECTION_RUNS + 1, alpha=0.05)
     assert result.pairs_considered == 1 and "record 2: 0.0 vs 3.0" in result.description
 
+
+
+def _leaky_pair_draws(n, rng):
+    """n draws of the two-point prior on the exposing pair (D* or its neighbour, 1/2 each) and their outputs."""
+    pair = _pair(LEAKY_RECORD, 0.0, LEAKY_VALUE)
+    which = rng.random(n) < 0.5
+    dbs = np.where(which[:, None, None], pair.first[None], pair.second[None])
+    return pair, dbs, one_leaky_database(dbs, rng), which
+
+
+def test_held_out_scores_split_the_draws_by_database():
+    pair, dbs, outputs, is_first = _leaky_pair_draws(1000, np.random.default_rng(5))
+    scores_first, scores_second = held_out_scores(output_bit, pair.first, pair.second, LEAKY_RECORD, dbs, outputs)
+    np.testing.assert_array_equal(scores_first, outputs[is_first, 0] - 0.5)
+    np.testing.assert_array_equal(scores_second, outputs[~is_first, 0] - 0.5)
+    few = np.concatenate([np.flatnonzero(is_first)[:MIN_SELECTION_RUNS - 1], np.flatnonzero(~is_first)])
+    assert held_out_scores(output_bit, pair.first, pair.second, LEAKY_RECORD, dbs[few], outputs[few]) is None
+
+
+def test_held_out_draws_choose_the_statistic_and_the_event_without_selection_runs():
+    """Two statistics of the exposing pair, one blind (a coin independent of the output), one the output bit:
+    chosen on held-out draws, the output bit wins, no selection run is made, and the certificate on
+    fresh runs is close to the closed form log 5."""
+    rng = np.random.default_rng(6)
+    pair, dbs, outputs, _ = _leaky_pair_draws(4000, rng)
+    coin = np.random.default_rng(7)
+
+    def blind(a, b, dbs, outputs):
+        return coin.random(len(outputs))
+    candidates = []
+    for statistic, label in ((blind, "blind coin"), (output_bit, "output bit")):
+        candidates.append(PairCandidate(pair.first, pair.second, LEAKY_RECORD, statistic, label, statistic_label=label,
+                                        held_out=held_out_scores(statistic, pair.first, pair.second, LEAKY_RECORD,
+                                                                 dbs, outputs)))
+    runner, runs = Runner(one_leaky_database), 8000
+    result = event_search(candidates, runner=runner, rng=np.random.default_rng(8), runs=runs, alpha=0.05)
+    assert result.selection_runs == 0 and runner.runs == 2 * runs
+    assert result.pairs_considered == 2 and "output bit" in result.description and "held-out draws" in result.description
+    assert math.log(5) - 0.3 < result.epsilon_lower_bound <= math.log(5)
+
+
+def test_a_candidate_without_held_out_scores_sends_every_candidate_to_selection_runs():
+    rng = np.random.default_rng(9)
+    pair, dbs, outputs, _ = _leaky_pair_draws(2000, rng)
+    with_scores = PairCandidate(pair.first, pair.second, LEAKY_RECORD, output_bit, "held out",
+                                held_out=held_out_scores(output_bit, pair.first, pair.second, LEAKY_RECORD, dbs, outputs))
+    runner = Runner(one_leaky_database)
+    result = event_search([with_scores, _pair(0, 0.0, 1.0)], runner=runner, rng=np.random.default_rng(10),
+                          runs=4000, alpha=0.05)
+    assert result.selection_runs > 0 and runner.runs == result.selection_runs + 2 * 4000
+    assert "selection runs" in result.description
 
 @pytest.mark.parametrize("n, runs", [(1, 100), (2, 400), (9, 8000), (9, 1000), (40, 20000)])
 def test_selection_plan_gives_each_first_round_input_the_minimum(n, runs):

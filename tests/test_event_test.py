@@ -90,7 +90,7 @@ def test_choose_threshold_swaps_roles_when_the_second_input_scores_lower():
 
 # --- event forms (choose_event) --------------------------------------------------------------
 
-from audit.event_test import ScoreEvent, best_event, choose_event, claim_objective  # noqa: E402
+from audit.event_test import SELECTION_PESSIMISM, ScoreEvent, best_event, choose_event, claim_objective  # noqa: E402
 
 
 def _cp_lower(k, n, level):
@@ -106,18 +106,31 @@ def _log_ratio(p_first, p_second, runs, alpha):
     return math.log(lo / hi) if lo > 0 and hi > 0 and lo > hi else 0.0
 
 
+def _pessimistic_log_ratio(p_first, p_second, n_first, n_second, runs, alpha):
+    """The predicted certificate of an event seen with frequencies p on n selection scores: the frequencies
+    enter as their one-sided Clopper–Pearson bounds at 1 − SELECTION_PESSIMISM (lower under the first input,
+    upper under the second), then as counts of ``runs`` certification runs."""
+    level = 1 - SELECTION_PESSIMISM
+    lower = _cp_lower(int(round(p_first * n_first)), n_first, level)
+    upper = _cp_upper(int(round(p_second * n_second)), n_second, level)
+    return _log_ratio(lower, upper, runs, alpha)
+
+
 def _brute_force_forms(a, b, runs, alpha, gammas):
     """Every form, threshold, boundary weight and direction on discrete scores, one at a time."""
     values = np.unique(np.concatenate((a, b)))
     best = 0.0
+
+    def both_orders(p_a, p_b):
+        return max(_pessimistic_log_ratio(p_a, p_b, len(a), len(b), runs, alpha),
+                   _pessimistic_log_ratio(p_b, p_a, len(b), len(a), runs, alpha))
     for t in values:
         for g in gammas:
             for p_a, p_b in ((np.mean(a > t) + g * np.mean(a == t), np.mean(b > t) + g * np.mean(b == t)),
                              (np.mean(a < t) + g * np.mean(a == t), np.mean(b < t) + g * np.mean(b == t))):
-                best = max(best, _log_ratio(p_a, p_b, runs, alpha), _log_ratio(p_b, p_a, runs, alpha))
+                best = max(best, both_orders(p_a, p_b))
         for t2 in values[values > t]:
-            p_a, p_b = np.mean((a <= t) | (a > t2)), np.mean((b <= t) | (b > t2))
-            best = max(best, _log_ratio(p_a, p_b, runs, alpha), _log_ratio(p_b, p_a, runs, alpha))
+            best = max(best, both_orders(np.mean((a <= t) | (a > t2)), np.mean((b <= t) | (b > t2))))
     return best
 
 
@@ -224,3 +237,21 @@ def test_a_claim_at_its_boundary_gets_the_event_with_the_best_certified_epsilon(
     first, second = (in_a, in_b) if event.first_is_a else (in_b, in_a)
     lower, upper = _cp_lower(int(first), 17500, 1 - 0.0125), _cp_upper(int(second), 17500, 1 - 0.0125)
     assert math.log(lower / upper) > 0.5
+
+
+@pytest.mark.parametrize("trials", [1, 37, 23333, 250_000])
+def test_tabulated_bounds_equal_scipys_exact_intervals_on_repeated_lookups(trials):
+    """The event choice's remembered bounds (audit.event_test._cp_lookup) are the exact one-sided
+    Clopper–Pearson bounds, first asked or remembered, tabulated or not (beyond MAX_TABULATED_TRIALS)."""
+    from audit.event_test import _cp_lookup
+
+    rng = np.random.default_rng(trials)
+    for _ in range(2):  # the second pass reads the table
+        counts = rng.integers(0, trials + 1, size=6).astype(float)
+        counts[:2] = (0, trials)
+        lower = _cp_lookup(counts, trials, 0.025, True)
+        upper = _cp_lookup(counts.reshape(2, 3), trials, 0.025, False)
+        assert upper.shape == (2, 3)
+        for i, k in enumerate(counts.astype(int)):
+            assert lower[i] == pytest.approx(_cp_lower(k, trials, 0.975), rel=1e-7, abs=1e-15)
+            assert upper.ravel()[i] == pytest.approx(_cp_upper(k, trials, 0.975), rel=1e-7, abs=1e-15)

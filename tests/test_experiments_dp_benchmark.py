@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from experiments.dp_epsilon_benchmark import (OutputFeatures, classifier_audit, dp_entries, one_database_at_a_time,
+from experiments.dp_epsilon_benchmark import (classifier_audit, dp_entries, miaudit_split, one_database_at_a_time,
                                               split_runs)
 from mechanisms.adapters import PerDatabaseMechanism
 from experiments.framework import read_table
@@ -36,8 +36,9 @@ def test_quick_run_tables_and_equal_runs(quick_run):
     tables, result = quick_run
     rows = tables["benchmark_runs"]
     assert set(rows["mechanism"]) == {"histogram_buggy", "laplace_sum"}
-    # the budget: 2000 prior draws + 2·500 selection + 2·2000 certification (miaudit: 2000 if it skips the event test)
-    assert set(rows["baseline_runs"]) == {7000} and set(rows["miaudit_runs"]) <= {7000, 2000}
+    # the budget: baseline 1750 training + 2·875 selection + 2·1750 certification runs; miaudit 2334 prior draws
+    # + 2·2333 certification runs (2334 if it skips the event test)
+    assert set(rows["baseline_runs"]) == {7000} and set(rows["miaudit_runs"]) <= {7000, 2334}
     for i, name in enumerate(rows["mechanism"]):
         true_eps = {"histogram_buggy": 1 / 0.5, "laplace_sum": 1.0}[str(name)]  # Laplace: Δ₁/b
         assert rows["true_epsilon"][i] == pytest.approx(true_eps)
@@ -62,7 +63,7 @@ def test_quick_run_one_database_at_a_time_regime(quick_run):
     tables, result = quick_run
     rows, headline = tables["benchmark_per_database_runs"], tables["benchmark_runs"]
     assert list(rows["mechanism"]) == ["laplace_sum"]
-    assert set(rows["baseline_runs"]) == {7000} and set(rows["miaudit_runs"]) <= {7000, 2000}
+    assert set(rows["baseline_runs"]) == {7000} and set(rows["miaudit_runs"]) <= {7000, 2334}
     first = list(headline["mechanism"]).index("laplace_sum")
     assert rows["seed"][0] == headline["seed"][first]
     for who in ("miaudit", "baseline"):
@@ -76,20 +77,15 @@ def test_split_of_the_runs_matches_the_audit_budget():
     train, select, certify = split_runs(70000)
     assert (train, select, certify) == (17500, 8750, 17500)
     assert train + 2 * select + 2 * certify == 70000
+    # miaudit: R/3 prior draws and R/3 certification runs per input, exactly R in all
+    for total in (7000, 70000, 140000):
+        samples, event_runs = miaudit_split(total)
+        assert samples + 2 * event_runs == total and abs(samples - total / 3) <= 2 and abs(event_runs - total / 3) <= 1
 
 
 def test_dp_entries_are_exactly_the_dp_and_ldp_claims():
     expected = [e.name for e in catalog() if e.claimed.notion in ("dp", "ldp")]
     assert dp_entries() == expected and "laplace_mi_dp_sum" not in expected and "svt34_parallel" in expected
-
-
-def test_output_features_one_hot_only_few_valued_columns():
-    outputs = np.column_stack([np.arange(40) % 3, np.linspace(0, 1, 40), np.arange(40) % 2])
-    features = OutputFeatures(outputs)
-    assert [j for j, _ in features.levels] == [0]  # 3 values: one-hot; 40 values: raw; 2 values: raw is enough
-    x = features(outputs)
-    assert x.shape == (40, 3 + 3)
-    np.testing.assert_allclose(x.mean(axis=0), 0.0, atol=1e-12)
 
 
 def test_classifier_baseline_stays_under_the_true_epsilon_and_finds_randomized_response():

@@ -1,0 +1,91 @@
+"""A logistic-regression likelihood-ratio statistic between two neighbouring inputs.
+
+For two inputs D₁, D₂ drawn with probabilities π and 1 − π, the Bayes classifier's log-odds
+of D₁ given an output y is log(p₁(y)/p₂(y)) + log(π/(1 − π)): up to a constant, the
+log-likelihood ratio, which by the Neyman–Pearson lemma orders the outputs as the most powerful
+tests between the two inputs do (Neyman and Pearson 1933). A logistic regression on features of
+the output estimates that log-odds within the model log p₁/p₂ = βᵀφ(y) + c, which is exact for
+an output with independent coordinates whose log-ratios are linear in φ (every column one-hot
+encoded where it takes few values). This is the statistic of the classifier-based DP auditors
+(Jagielski, Ullman and Oprea 2020, Section 3; Lu et al. 2022), with DP-Sniper's one-hot
+encoding of discrete outputs (Bichsel et al. 2021); the event test offers it beside the trained
+critic's T(a, y) − T(b, y) (:mod:`audit.event_search`), and which one is used is chosen on
+held-out draws, not on the runs that certify.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from estimators.validation import InputError
+
+#: A column with more than 2 and at most this many distinct values is also one-hot encoded.
+MAX_ONE_HOT_VALUES = 16
+
+
+class OutputFeatures:
+    """Raw output columns plus one-hot indicators of every column with few distinct values, standardized.
+
+    The levels, means and scales are read from the outputs given at construction (the training
+    draws); a value not seen there gets no indicator.
+    """
+
+    def __init__(self, outputs: np.ndarray):
+        outputs = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
+        self.levels = []
+        for j in range(outputs.shape[1]):
+            values = np.unique(outputs[:, j])
+            if 2 < len(values) <= MAX_ONE_HOT_VALUES:
+                self.levels.append((j, values))
+        raw = self._expand(outputs)
+        self.mean, self.std = raw.mean(axis=0), raw.std(axis=0)
+        self.std[self.std == 0] = 1.0
+
+    def _expand(self, outputs: np.ndarray) -> np.ndarray:
+        parts = [outputs] + [(outputs[:, [j]] == values[None, :]).astype(np.float64) for j, values in self.levels]
+        return np.concatenate(parts, axis=1)
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        outputs = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
+        return (self._expand(outputs) - self.mean) / self.std
+
+
+class LogOdds:
+    """The log-odds of the first input given an output, from a logistic regression.
+
+    Fitted by scikit-learn's ``LogisticRegression`` (L2 penalty, C = 1, L-BFGS) on
+    :class:`OutputFeatures` of outputs of the first (label 1) and the second input (label 0).
+    """
+
+    def __init__(self, first_outputs: np.ndarray, second_outputs: np.ndarray, max_iter: int = 1000):
+        from sklearn.linear_model import LogisticRegression  # sklearn loads in the audit only when used
+
+        first_outputs = np.asarray(first_outputs, dtype=np.float64)
+        second_outputs = np.asarray(second_outputs, dtype=np.float64)
+        if len(first_outputs) == 0 or len(second_outputs) == 0:
+            raise InputError("a logistic-regression statistic needs outputs of both inputs")
+        outputs = np.concatenate([first_outputs, second_outputs])
+        self.features = OutputFeatures(outputs)
+        labels = np.concatenate([np.ones(len(first_outputs)), np.zeros(len(second_outputs))])
+        self.model = LogisticRegression(max_iter=max_iter).fit(self.features(outputs), labels)
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        return self.model.decision_function(self.features(outputs))
+
+
+def pair_statistic(log_odds, first_value, second_value):
+    """``log_odds`` as an event-test statistic ``statistic(a, b, dbs, outputs)`` of one pair.
+
+    The statistic is larger where the output looks produced with the record at ``a``; it is
+    defined for the pair it was fitted on only, in either order ((a, b) = (first, second): the
+    log-odds; swapped: its negative).
+    """
+    first_value, second_value = np.asarray(first_value), np.asarray(second_value)
+
+    def statistic(a, b, dbs, outputs):
+        if np.array_equal(a, first_value) and np.array_equal(b, second_value):
+            return log_odds(outputs)
+        if np.array_equal(a, second_value) and np.array_equal(b, first_value):
+            return -log_odds(outputs)
+        raise InputError("the logistic-regression statistic was fitted on another pair of values")
+    return statistic
