@@ -224,20 +224,27 @@ def _critic_statistic(candidate, fits):
     return statistic
 
 
-def _pair_statistics(cell, critic, fits, data) -> list:
+def _pair_statistics(cell, critics, fits, data) -> list:
     """The event-test candidates of a cell whose prior is a two-point prior on a neighbouring pair.
 
-    Two statistics: the critic's T(a, y) − T(b, y), and the log-odds of a logistic regression
-    fitted on the critic's training split (:mod:`audit.classifier_statistic`), each with its
-    scores on the MI sample's validation and test splits (held-out draws of the two databases,
-    on which the event search chooses between them at no run's cost).
+    The statistics: each critic's T(a, y) − T(b, y) (the MI test's chosen critic when it is this
+    cell's, which may be a slice, and the cell's full critic), and the log-odds of a logistic
+    regression fitted on the first critic's training split (:mod:`audit.classifier_statistic`),
+    each with its scores on the MI sample's draws that none of them was trained on (the
+    validation and test splits: held-out draws of the two databases, on which the event search
+    chooses among them at no run's cost).
     """
     first, second, record = cell.prior.first, cell.prior.second, cell.record
     dbs, outputs = data
-    train, validation, test = fits.fit(critic.kind).split
-    held = np.concatenate([validation, test])
+    train = fits.fit(critics[0].kind).split[0]
+    # The draws that no critic here was trained on (a full and a sliced fit split the sample apart).
+    trained = np.zeros(len(dbs), dtype=bool)
+    for critic in critics:
+        trained[fits.fit(critic.kind).split[0]] = True
+    held = np.flatnonzero(~trained)
     origin = f"the pair of prior {cell.prior_index} of Θ"
-    statistics = [(_critic_statistic(critic, fits), "T(a, y) − T(b, y)", origin)]
+    statistics = [(_critic_statistic(critic, fits), "T(a, y) − T(b, y)",
+                   origin + ("" if critic.kind == "full" else f"; statistic: {critic.label}")) for critic in critics]
     is_first = np.all(dbs[train, record] == first[record], axis=-1)
     if is_first.any() and not is_first.all():
         log_odds = LogOdds(outputs[train][is_first], outputs[train][~is_first])
@@ -264,9 +271,12 @@ def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None):
     pairs = []
     for i, cell in enumerate(fits.cells):
         if cell.strategy == "certify" and neighbouring_pair_of(cell.prior, cell.record) is not None:
-            critic = candidate if candidate.cell is cell else cell_critic(fits, i)
-            if critic is not None:
-                pairs += _pair_statistics(cell, critic, fits, data[cell.prior_index])
+            critics = [candidate] if candidate.cell is cell else []
+            full = cell_critic(fits, i)  # the cell's full critic (else its best slice)
+            if full is not None and not any(c.kind == full.kind and c.index == full.index for c in critics):
+                critics.append(full)
+            if critics:
+                pairs += _pair_statistics(cell, critics, fits, data[cell.prior_index])
     cell, kind = candidate.cell, candidate.kind
     if neighbouring_pair_of(cell.prior, cell.record) is None:
         dbs, _ = data[cell.prior_index]
