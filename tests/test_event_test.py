@@ -1,6 +1,7 @@
 """Direct unit tests of audit.event_test against independent computations (scipy's exact
 binomial confidence intervals, the closed form of the ε bound, a brute-force threshold search)."""
 
+import functools
 import math
 
 import numpy as np
@@ -52,6 +53,16 @@ def test_epsilon_from_bounds_closed_form():
     assert epsilon_from_bounds(0.3, 0.0) == 0.0          # p̄ = 0 cannot be certified from a finite sample
 
 
+@functools.lru_cache(maxsize=None)  # the brute forces ask for the same few counts many times
+def _cp_lower(k, n, level):
+    return 0.0 if k == 0 else stats.binomtest(k, n, alternative="greater").proportion_ci(level, method="exact").low
+
+
+@functools.lru_cache(maxsize=None)
+def _cp_upper(k, n, level):
+    return 1.0 if k == n else stats.binomtest(k, n, alternative="less").proportion_ci(level, method="exact").high
+
+
 def _brute_force(scores_first, scores_second, runs, alpha, delta):
     """Every candidate threshold and both directions, one at a time (an independent loop)."""
     pooled = np.concatenate((scores_first, scores_second))
@@ -59,10 +70,8 @@ def _brute_force(scores_first, scores_second, runs, alpha, delta):
     for t in np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, 201))):
         for p1, p2 in (((scores_first > t).mean(), (scores_second > t).mean()),
                        ((scores_second <= t).mean(), (scores_first <= t).mean())):
-            lo = stats.binomtest(int(round(p1 * runs)), runs, alternative="greater").proportion_ci(
-                1 - alpha / 2, method="exact").low if round(p1 * runs) > 0 else 0.0
-            hi = stats.binomtest(int(round(p2 * runs)), runs, alternative="less").proportion_ci(
-                1 - alpha / 2, method="exact").high if round(p2 * runs) < runs else 1.0
+            lo = _cp_lower(int(round(p1 * runs)), runs, 1 - alpha / 2)
+            hi = _cp_upper(int(round(p2 * runs)), runs, 1 - alpha / 2)
             if lo - delta > 0 and hi > 0:
                 best = max(best, math.log((lo - delta) / hi))
     return best
@@ -93,12 +102,6 @@ def test_choose_threshold_swaps_roles_when_the_second_input_scores_lower():
 from audit.event_test import SELECTION_PESSIMISM, ScoreEvent, best_event, choose_event, claim_objective  # noqa: E402
 
 
-def _cp_lower(k, n, level):
-    return 0.0 if k == 0 else stats.binomtest(k, n, alternative="greater").proportion_ci(level, method="exact").low
-
-
-def _cp_upper(k, n, level):
-    return 1.0 if k == n else stats.binomtest(k, n, alternative="less").proportion_ci(level, method="exact").high
 
 
 def _log_ratio(p_first, p_second, runs, alpha):
@@ -167,7 +170,12 @@ def test_choose_event_on_two_gaussian_score_laws_is_near_the_closed_form_best(sh
     a, b = rng.normal(shift, 1.0, 50_000), rng.normal(0.0, 1.0, 50_000)
     choice = choose_event(a, b, runs=runs, alpha=0.05)
     grid = np.linspace(-4.0, 8.0, 601)
-    best = max(_log_ratio(stats.norm.sf(t - shift), stats.norm.sf(t), runs, 0.05) for t in grid)
+    # Clopper–Pearson as quantiles of the beta law (Clopper and Pearson 1934), over the whole grid at once.
+    k_a, k_b = np.round(stats.norm.sf(grid - shift) * runs), np.round(stats.norm.sf(grid) * runs)
+    lower = np.where(k_a > 0, stats.beta.ppf(0.025, np.maximum(k_a, 1), runs - k_a + 1), 0.0)
+    upper = np.where(k_b < runs, stats.beta.ppf(0.975, k_b + 1, np.maximum(runs - k_b, 1)), 1.0)
+    with np.errstate(divide="ignore"):
+        best = float(np.max(np.where((lower > upper) & (upper > 0), np.log(lower / upper), 0.0)))
     event = choice.event
     p_a, p_b = _normal_event_probability(event, shift), _normal_event_probability(event, 0.0)
     exact = _log_ratio(p_a, p_b, runs, 0.05) if event.first_is_a else _log_ratio(p_b, p_a, runs, 0.05)
