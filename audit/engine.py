@@ -40,7 +40,7 @@ from mechanisms.execution.runner import MechanismRunner
 from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from .certification import cell_critic, certify, certify_sliced_average
 from .crosscheck import cross_checks
-from .classifier_statistic import LogOdds, pair_statistic
+from .classifier_statistic import EmpiricalLogRatio, LogOdds, pair_statistic
 from .event_search import PairCandidate, event_search, held_out_scores, neighbouring_pair_of, value_pairs
 from .plan import plan_audit
 from .prior_search import candidate_pairs, search_priors, structured_pairs
@@ -228,8 +228,9 @@ def _pair_statistics(cell, critics, fits, data) -> list:
     """The event-test candidates of a cell whose prior is a two-point prior on a neighbouring pair.
 
     The statistics: each critic's T(a, y) − T(b, y) (the MI test's chosen critic when it is this
-    cell's, which may be a slice, and the cell's full critic), and the log-odds of a logistic
-    regression fitted on the first critic's training split (:mod:`audit.classifier_statistic`),
+    cell's, which may be a slice, and the cell's full critic), the log-odds of a logistic
+    regression fitted on the first critic's training split, and, for outputs that take few values
+    there, their empirical log-ratio (:mod:`audit.classifier_statistic`),
     each with its scores on the MI sample's draws that none of them was trained on (the
     validation and test splits: held-out draws of the two databases, on which the event search
     chooses among them at no run's cost).
@@ -247,10 +248,16 @@ def _pair_statistics(cell, critics, fits, data) -> list:
                    origin + ("" if critic.kind == "full" else f"; statistic: {critic.label}")) for critic in critics]
     is_first = np.all(dbs[train, record] == first[record], axis=-1)
     if is_first.any() and not is_first.all():
-        log_odds = LogOdds(outputs[train][is_first], outputs[train][~is_first])
+        first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
+        log_odds = LogOdds(first_outputs, second_outputs)
         statistics.append((pair_statistic(log_odds, first[record], second[record]), "logistic log-odds(a | y)",
                            origin + "; statistic: a logistic regression on output features, fitted on the critic's "
                            "training split"))
+        log_ratio = EmpiricalLogRatio.fit(first_outputs, second_outputs)
+        if log_ratio is not None:
+            statistics.append((pair_statistic(log_ratio, first[record], second[record]), "empirical log p_a(y)/p_b(y)",
+                               origin + "; statistic: the empirical log-ratio of the output's value, counted on the "
+                               "critic's training split"))
     return [PairCandidate(first, second, record, statistic, why, statistic_label=label,
                           held_out=held_out_scores(statistic, first, second, record, dbs[held], outputs[held]))
             for statistic, label, why in statistics]

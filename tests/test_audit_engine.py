@@ -332,3 +332,32 @@ def test_a_slice_chosen_by_the_mi_test_leaves_the_full_critic_among_the_event_st
     held = int(event.description.split(" held-out draws")[0].rsplit(" ", 1)[1])
     # the full and the sliced fits each train on their own 40% of the 3000 draws: about 36% is left
     assert 0.25 * 3000 < held < 0.6 * 3000
+
+
+def _parity_of_three_bits(dbs, rng):
+    """Three output bits, each a fair coin whatever the record (record 0, a bit s), whose parity is s flipped
+    with probability 0.2: P(y₀ ⊕ y₁ ⊕ y₂ = s) = 0.8. The log-likelihood ratio ±log 4 depends on the parity
+    only. A score additive over the bits orders the rows by a weighted count of ones, so its tails (one or
+    both) cannot gather the parity class: they reach ratio 4 only on single rows (probabilities 0.2 and 0.05)."""
+    u = rng.integers(0, 2, (len(dbs), 2))
+    parity = dbs[:, 0, 0].astype(int) ^ (rng.random(len(dbs)) < 0.2)
+    return np.column_stack([u, u[:, 0] ^ u[:, 1] ^ parity]).astype(float)
+
+
+@pytest.mark.train
+def test_outputs_with_few_values_get_their_empirical_log_ratio_as_a_statistic():
+    """The event {parity = s} has probabilities 0.8 and 0.2 (ε = log 4 = 1.39). With outputs of 8 values the event
+    test offers three statistics (critic, logistic regression, empirical log-ratio: its power on parity is
+    tested in tests/test_classifier_statistic.py); the chosen event is the parity class, and the 0.5-DP claim
+    is refuted with ε > 0.9 certified."""
+    from mechanisms.priors import TwoPoint
+
+    first, second = np.zeros((2, 1)), np.zeros((2, 1))
+    first[0] = 1.0
+    spec = AuditSpec(mechanism=_parity_of_three_bits, priors=[TwoPoint(first, second)], notion="mi-dp",
+                     claim=parse_claim("dp:0.5"), samples=3000, event_runs=2000, slices=0, critic=SMALL_CRITIC, seed=5)
+    result = run_audit(spec)
+    event = result.event_test
+    assert event.pairs_considered == 3 and "logistic" not in event.description
+    assert abs(event.p_first - 0.8) < 0.04 and abs(event.p_second - 0.2) < 0.04  # 4.5 standard errors at 2000 runs
+    assert result.claim_verdict == "refuted" and 0.9 < event.epsilon_lower_bound <= math.log(4)
