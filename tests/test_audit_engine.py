@@ -285,6 +285,18 @@ def test_prior_search_is_for_dp_notions_only():
                   prior_search=2)
 
 
+def _half_dp_claim_on_record_zero(mechanism, records: int, seed: int):
+    """An audit of the claim 0.5-DP under the two-point prior on record 0 = 1 against all zeros (binary
+    records): 3000 prior draws, 2000 certification runs per input, 20-step critics."""
+    from mechanisms.priors import TwoPoint
+
+    first, second = np.zeros((records, 1)), np.zeros((records, 1))
+    first[0] = 1.0
+    return run_audit(AuditSpec(mechanism=mechanism, priors=[TwoPoint(first, second)], notion="mi-dp",
+                               claim=parse_claim("dp:0.5"), samples=3000, event_runs=2000, slices=0,
+                               critic=SMALL_CRITIC, seed=seed))
+
+
 def _one_coordinate_among_many(dbs, rng):
     """Record 0 (a bit) flips the sign of a unit shift on coordinate 0 of 24 Gaussian coordinates:
     N(±1, 1) there, N(0, 1) elsewhere. The log-likelihood ratio between the two values is 2·y₀,
@@ -302,13 +314,7 @@ def test_a_two_point_audit_chooses_its_statistic_and_event_on_held_out_draws():
     2·y₀ is unbounded), and the event {y₀ > 1.5} alone has probabilities Φ(0.5) = 0.69 and Φ(−2.5) = 0.0062
     (log-ratio 4.7), so the 0.5-DP claim is refuted with ε > 1 certified at 2,000 runs per input.
     """
-    from mechanisms.priors import TwoPoint
-
-    first, second = np.zeros((3, 1)), np.zeros((3, 1))
-    first[0] = 1.0
-    spec = AuditSpec(mechanism=_one_coordinate_among_many, priors=[TwoPoint(first, second)], notion="mi-dp",
-                     claim=parse_claim("dp:0.5"), samples=3000, event_runs=2000, slices=0, critic=SMALL_CRITIC, seed=3)
-    result = run_audit(spec)
+    result = _half_dp_claim_on_record_zero(_one_coordinate_among_many, records=3, seed=3)
     event = result.event_test
     assert event.selection_runs == 0 and "held-out draws of the MI sample" in event.description
     assert "event_selection" not in result.samples_by_purpose
@@ -350,13 +356,7 @@ def test_outputs_with_few_values_get_their_empirical_log_ratio_as_a_statistic():
     test offers three statistics (critic, logistic regression, empirical log-ratio: its power on parity is
     tested in tests/test_classifier_statistic.py); the chosen event is the parity class, and the 0.5-DP claim
     is refuted with ε > 0.9 certified."""
-    from mechanisms.priors import TwoPoint
-
-    first, second = np.zeros((2, 1)), np.zeros((2, 1))
-    first[0] = 1.0
-    spec = AuditSpec(mechanism=_parity_of_three_bits, priors=[TwoPoint(first, second)], notion="mi-dp",
-                     claim=parse_claim("dp:0.5"), samples=3000, event_runs=2000, slices=0, critic=SMALL_CRITIC, seed=5)
-    result = run_audit(spec)
+    result = _half_dp_claim_on_record_zero(_parity_of_three_bits, records=2, seed=5)
     event = result.event_test
     assert event.pairs_considered == 3 and "logistic" not in event.description
     assert abs(event.p_first - 0.8) < 0.04 and abs(event.p_second - 0.2) < 0.04  # 4.5 standard errors at 2000 runs
