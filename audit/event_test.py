@@ -97,7 +97,9 @@ def claim_objective(claim):
     event by its complement would choose it for an ε it does not certify.
     Any other pair that would certify some ε > 0 scores in (−1, 0) by that ε, so that when
     nothing refutes the ε bound is still the best available; the rest score below −1 by their
-    (negative) excess: the event closest to refuting.
+    (negative) excess: the event closest to refuting. (For a pure claim that excess is computed
+    only when no pair of the batch certifies an ε; otherwise those pairs score −∞, which ranks
+    them the same: below every pair that certifies.)
     """
     epsilon = epsilon_objective(claim.delta)
     by_epsilon = claim.notion in ("dp", "ldp") and claim.delta == 0
@@ -107,9 +109,11 @@ def claim_objective(claim):
         eps = epsilon(lower, upper)
         certifies = eps > 0
         if by_epsilon:
-            # The margin ranks only the events that certify no ε; the profile scan is the costly part.
-            margin = np.zeros(eps.shape)
-            margin[~certifies] = claim.event_margin(lower[~certifies], upper[~certifies])
+            # The margin ranks only the events that certify no ε, and those only when none does (an event
+            # that certifies ranks above every one that does not); the profile scan is the costly part.
+            margin = np.full(eps.shape, -np.inf)
+            if not certifies.any():
+                margin = claim.event_margin(lower, upper)
             refuting, refutes = 1.0 + eps / (1.0 + eps), eps > claim.epsilon
         else:
             margin = claim.event_margin(lower, upper)
