@@ -39,7 +39,12 @@ class OutputFeatures:
             if 2 < len(values) <= MAX_ONE_HOT_VALUES:
                 self.levels.append((j, values))
         raw = self._expand(outputs)
-        self.mean, self.std = raw.mean(axis=0), raw.std(axis=0)
+        # Each column is first divided by its largest magnitude, so that outputs of any finite size
+        # (1e300) standardize without overflow in the mean and the variance.
+        self.top = np.abs(raw).max(axis=0)
+        self.top[self.top == 0] = 1.0
+        scaled = raw / self.top
+        self.mean, self.std = scaled.mean(axis=0), scaled.std(axis=0)
         self.std[self.std == 0] = 1.0
 
     def _expand(self, outputs: np.ndarray) -> np.ndarray:
@@ -48,7 +53,7 @@ class OutputFeatures:
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         outputs = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
-        return (self._expand(outputs) - self.mean) / self.std
+        return (self._expand(outputs) / self.top - self.mean) / self.std
 
 
 class LogOdds:

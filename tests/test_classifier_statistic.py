@@ -19,8 +19,20 @@ def test_output_features_one_hot_only_few_valued_columns():
     x = features(outputs)
     assert x.shape == (40, 3 + 3)
     np.testing.assert_allclose(x.mean(axis=0), 0.0, atol=1e-12)
+    # the one-hot columns (largest value 1) come back from their standardization
     np.testing.assert_allclose(x[:, 3:] * features.std[3:] + features.mean[3:],
                                (outputs[:, [0]] == np.array([0, 1, 2])[None]).astype(float))
+
+
+def test_output_features_of_huge_outputs_are_finite_and_standardized():
+    """Outputs near 1e300 (whose squares overflow) still give finite features with mean 0 and variance 1."""
+    rng = np.random.default_rng(4)
+    outputs = 1e300 * rng.random((500, 2))
+    with np.errstate(over="raise", invalid="raise"):
+        x = OutputFeatures(outputs)(outputs)
+    assert np.all(np.isfinite(x))
+    np.testing.assert_allclose(x.mean(axis=0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(x.std(axis=0), 1.0, rtol=1e-12)
 
 
 def test_log_odds_of_independent_bits_is_the_log_likelihood_ratio():
