@@ -56,6 +56,12 @@ class OutputFeatures:
         return (self._expand(outputs) / self.top - self.mean) / self.std
 
 
+#: The audit offers the logistic statistic only when its feature matrix (training outputs × features)
+#: holds at most this many entries (160 MB in float64): a wide output (a model's parameters) is left
+#: to the critic, which trains on mini-batches.
+MAX_LOGISTIC_ENTRIES = 20_000_000
+
+
 class LogOdds:
     """The log-odds of the first input given an output, from a logistic regression.
 
@@ -63,7 +69,8 @@ class LogOdds:
     :class:`OutputFeatures` of outputs of the first (label 1) and the second input (label 0).
     """
 
-    def __init__(self, first_outputs: np.ndarray, second_outputs: np.ndarray, max_iter: int = 1000):
+    def __init__(self, first_outputs: np.ndarray, second_outputs: np.ndarray, max_iter: int = 1000,
+                 features: OutputFeatures | None = None):
         from sklearn.linear_model import LogisticRegression  # sklearn loads in the audit only when used
 
         first_outputs = np.asarray(first_outputs, dtype=np.float64)
@@ -71,9 +78,24 @@ class LogOdds:
         if len(first_outputs) == 0 or len(second_outputs) == 0:
             raise InputError("a logistic-regression statistic needs outputs of both inputs")
         outputs = np.concatenate([first_outputs, second_outputs])
-        self.features = OutputFeatures(outputs)
+        self.features = features or OutputFeatures(outputs)
         labels = np.concatenate([np.ones(len(first_outputs)), np.zeros(len(second_outputs))])
         self.model = LogisticRegression(max_iter=max_iter).fit(self.features(outputs), labels)
+
+    @classmethod
+    def fit(cls, first_outputs: np.ndarray, second_outputs: np.ndarray,
+            max_entries: int = MAX_LOGISTIC_ENTRIES) -> "LogOdds | None":
+        """:class:`LogOdds`, or None when the feature matrix would exceed ``max_entries`` entries."""
+        outputs = np.concatenate([np.asarray(first_outputs, dtype=np.float64),
+                                  np.asarray(second_outputs, dtype=np.float64)])
+        outputs = outputs.reshape(len(outputs), -1)
+        if outputs.size > max_entries:  # the raw columns alone are too many
+            return None
+        features = OutputFeatures(outputs)
+        width = outputs.shape[1] + sum(len(values) for _, values in features.levels)
+        if len(outputs) * width > max_entries:
+            return None
+        return cls(first_outputs, second_outputs, features=features)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         return self.model.decision_function(self.features(outputs))
@@ -126,7 +148,10 @@ class EmpiricalLogRatio:
         first_outputs, second_outputs = _rows(first_outputs), _rows(second_outputs)
         if len(first_outputs) == 0 or len(second_outputs) == 0:
             raise InputError("an empirical log-ratio statistic needs outputs of both inputs")
-        rows, inverse = np.unique(np.concatenate([first_outputs, second_outputs]), axis=0, return_inverse=True)
+        outputs = np.concatenate([first_outputs, second_outputs])
+        if len(np.unique(outputs[:, 0])) > max_values:  # cheap: one column already takes too many values
+            return None
+        rows, inverse = np.unique(outputs, axis=0, return_inverse=True)
         if len(rows) > max_values:
             return None
         inverse = inverse.ravel()

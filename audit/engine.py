@@ -249,10 +249,11 @@ def _pair_statistics(cell, critics, fits, data) -> list:
     is_first = np.all(dbs[train, record] == first[record], axis=-1)
     if is_first.any() and not is_first.all():
         first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
-        log_odds = LogOdds(first_outputs, second_outputs)
-        statistics.append((pair_statistic(log_odds, first[record], second[record]), "logistic log-odds(a | y)",
-                           origin + "; statistic: a logistic regression on output features, fitted on the critic's "
-                           "training split"))
+        log_odds = LogOdds.fit(first_outputs, second_outputs)
+        if log_odds is not None:
+            statistics.append((pair_statistic(log_odds, first[record], second[record]), "logistic log-odds(a | y)",
+                               origin + "; statistic: a logistic regression on output features, fitted on the "
+                               "critic's training split"))
         log_ratio = EmpiricalLogRatio.fit(first_outputs, second_outputs)
         if log_ratio is not None:
             statistics.append((pair_statistic(log_ratio, first[record], second[record]), "empirical log p_a(y)/p_b(y)",

@@ -116,3 +116,13 @@ def test_empirical_log_ratio_gathers_a_parity_class_that_an_additive_score_canno
     logistic = LogOdds(train_a, train_b)
     additive = best_event(logistic(test_a), logistic(test_b), **settings)
     assert additive.p_first < 0.3 and additive.predicted < chosen.predicted  # a single row: 0.2 against 0.05
+
+
+def test_logistic_statistic_declines_a_feature_matrix_beyond_its_budget():
+    """600 outputs of 4 columns, one of them with 3 values (one-hot: 3 more features): 600 × 7 = 4,200 entries."""
+    rng = np.random.default_rng(5)
+    a = np.column_stack([rng.normal(size=(300, 3)), rng.integers(0, 3, 300)])
+    b = np.column_stack([rng.normal(size=(300, 3)), rng.integers(0, 3, 300)])
+    assert LogOdds.fit(a, b, max_entries=4200) is not None
+    assert LogOdds.fit(a, b, max_entries=4199) is None
+    assert LogOdds.fit(a, b, max_entries=2399) is None  # the raw 600 × 4 alone
