@@ -140,7 +140,12 @@ class EmpiricalLogRatio:
     """
 
     def __init__(self, rows: np.ndarray, log_ratio: np.ndarray, unseen: float):
-        self.rows, self.log_ratio, self.unseen = rows, log_ratio, unseen
+        self.rows, self.unseen = rows, unseen
+        # Rows are looked up as whole records (their bytes): sorted once here, searched per call.
+        self._key = np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))
+        keys = np.ascontiguousarray(rows).view(self._key).ravel()
+        order = np.argsort(keys)
+        self._sorted_keys, self._sorted_log_ratio = keys[order], log_ratio[order]
 
     @classmethod
     def fit(cls, first_outputs: np.ndarray, second_outputs: np.ndarray,
@@ -167,14 +172,9 @@ class EmpiricalLogRatio:
         outputs = _rows(outputs)
         if outputs.shape[1] != self.rows.shape[1]:
             raise InputError(f"argument 'outputs' must have {self.rows.shape[1]} columns, got {outputs.shape[1]}")
-        # Locate each row among the sorted training rows (rows compared as whole records).
-        keys = np.ascontiguousarray(self.rows).view(np.dtype((np.void, self.rows.dtype.itemsize * self.rows.shape[1])))
-        query = np.ascontiguousarray(outputs).view(keys.dtype)
-        order = np.argsort(keys.ravel())
-        sorted_keys = keys.ravel()[order]
-        position = np.clip(np.searchsorted(sorted_keys, query.ravel()), 0, len(sorted_keys) - 1)
-        found = sorted_keys[position] == query.ravel()
-        return np.where(found, self.log_ratio[order[position]], self.unseen)
+        query = np.ascontiguousarray(outputs).view(self._key).ravel()
+        position = np.clip(np.searchsorted(self._sorted_keys, query), 0, len(self._sorted_keys) - 1)
+        return np.where(self._sorted_keys[position] == query, self._sorted_log_ratio[position], self.unseen)
 
 
 def _rows(outputs) -> np.ndarray:

@@ -41,7 +41,8 @@ from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from .certification import cell_critic, certify, certify_sliced_average
 from .crosscheck import cross_checks
 from .classifier_statistic import EmpiricalLogRatio, LogOdds, pair_statistic
-from .event_search import PairCandidate, event_search, held_out_scores, neighbouring_pair_of, value_pairs
+from .event_search import (PairCandidate, draws_of_first, event_search, held_out_scores, neighbouring_pair_of,
+                           value_pairs)
 from .plan import plan_audit
 from .prior_search import candidate_pairs, search_priors, structured_pairs
 from .result import AuditResult, SecretEvidence, finite_or_none
@@ -246,19 +247,17 @@ def _pair_statistics(cell, critics, fits, data) -> list:
     origin = f"the pair of prior {cell.prior_index} of Θ"
     statistics = [(_critic_statistic(critic, fits), "T(a, y) − T(b, y)",
                    origin + ("" if critic.kind == "full" else f"; statistic: {critic.label}")) for critic in critics]
-    is_first = np.all(dbs[train, record] == first[record], axis=-1)
+    is_first = draws_of_first(dbs[train], first, record)
     if is_first.any() and not is_first.all():
         first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
-        log_odds = LogOdds.fit(first_outputs, second_outputs)
-        if log_odds is not None:
-            statistics.append((pair_statistic(log_odds, first[record], second[record]), "logistic log-odds(a | y)",
-                               origin + "; statistic: a logistic regression on output features, fitted on the "
-                               "critic's training split"))
-        log_ratio = EmpiricalLogRatio.fit(first_outputs, second_outputs)
-        if log_ratio is not None:
-            statistics.append((pair_statistic(log_ratio, first[record], second[record]), "empirical log p_a(y)/p_b(y)",
-                               origin + "; statistic: the empirical log-ratio of the output's value, counted on the "
-                               "critic's training split"))
+        for kind, label, what in ((LogOdds, "logistic log-odds(a | y)",
+                                   "a logistic regression on output features, fitted"),
+                                  (EmpiricalLogRatio, "empirical log p_a(y)/p_b(y)",
+                                   "the empirical log-ratio of the output's value, counted")):
+            fitted = kind.fit(first_outputs, second_outputs)  # None where the outputs do not suit it
+            if fitted is not None:
+                statistics.append((pair_statistic(fitted, first[record], second[record]), label,
+                                   f"{origin}; statistic: {what} on the critic's training split"))
     return [PairCandidate(first, second, record, statistic, why, statistic_label=label,
                           held_out=held_out_scores(statistic, first, second, record, dbs[held], outputs[held]))
             for statistic, label, why in statistics]

@@ -90,6 +90,11 @@ def neighbouring_pair_of(prior, record) -> tuple | None:
     return (first, second) if len(rows) == 1 and rows[0] == record else None
 
 
+def draws_of_first(dbs: np.ndarray, first: np.ndarray, record: int) -> np.ndarray:
+    """Which draws of a two-point prior on ``first`` and its neighbour (differing in ``record``) are ``first``."""
+    return np.all(dbs[:, record] == first[record], axis=-1)
+
+
 def held_out_scores(statistic, first: np.ndarray, second: np.ndarray, record: int, dbs: np.ndarray,
                     outputs: np.ndarray) -> tuple | None:
     """A statistic's scores on draws of a two-point prior, split by the database drawn.
@@ -99,11 +104,10 @@ def held_out_scores(statistic, first: np.ndarray, second: np.ndarray, record: in
     scores on those of ``second``), or None when either has fewer than
     :data:`MIN_SELECTION_RUNS` draws (too few to choose an event on).
     """
-    a, b = first[record], second[record]
-    is_first = np.all(dbs[:, record] == a, axis=-1)
+    is_first = draws_of_first(dbs, first, record)
     if min(int(is_first.sum()), int((~is_first).sum())) < MIN_SELECTION_RUNS:
         return None
-    scores = np.asarray(statistic(a, b, dbs, outputs), dtype=np.float64)
+    scores = np.asarray(statistic(first[record], second[record], dbs, outputs), dtype=np.float64)
     return scores[is_first], scores[~is_first]
 
 
@@ -174,17 +178,16 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         return None
     objective = None if claim is None else claim_objective(claim)
     settings = dict(runs=runs, alpha=alpha, delta=delta, objective=objective)
-    if all(c.held_out is not None for c in candidates):
-        count, used = len(candidates), 0
-        alive = list(range(count))
+    on_held_out = all(c.held_out is not None for c in candidates)
+    if on_held_out:
+        count, used, alive = len(candidates), 0, range(len(candidates))
         choices = {i: choose_event(*c.held_out, **settings) for i, c in enumerate(candidates)}
-        chosen_on = None
     else:
         count, used, alive, choices = _successive_halving(candidates, runner, rng, runs, settings)
-        chosen_on = "selection runs"
     best = max(alive, key=lambda i: choices[i].predicted)  # ties: the earlier candidate
     chosen, event = candidates[best], choices[best].event
-    chosen_on = chosen_on or f"{sum(len(s) for s in chosen.held_out)} held-out draws of the MI sample"
+    chosen_on = (f"{sum(len(s) for s in chosen.held_out)} held-out draws of the MI sample" if on_held_out
+                 else "selection runs")
     # A randomized event's boundary coins come from their own seeded generator (part of the event);
     # a plain event draws none, so its runs are those of the same seed without the search.
     coins = np.random.default_rng(rng.integers(2**63)) if event.randomized else None

@@ -6,8 +6,8 @@ mechanism runs per audit and in the same process:
 - **miaudit**: :func:`audit.engine.run_audit` as a DP-claim audit of the entry is set up
   (``audit-power``'s :func:`~experiments.audit_power.catalog_spec`: ``mi-dp`` at the level the
   claim implies under the entry's exposing two-point prior, no slices, the default critic); the
-  event test's statistic is the critic's or a logistic regression's, whichever the held-out draws
-  favour; the reported bound is the event test's certified ε (at the claimed δ where δ > 0).
+  event test's statistic is the critic's, a logistic regression's or (outputs with few values)
+  an empirical log-ratio, whichever the held-out draws favour; the reported bound is the event test's certified ε (at the claimed δ where δ > 0).
 - **classifier baseline**, from the published description of classifier-based DP auditors
   (logistic regression on the output features between the two neighbouring inputs, a threshold
   chosen on separate runs, Clopper–Pearson on fresh runs; Jagielski, Ullman and Oprea 2020,
