@@ -100,6 +100,17 @@ def _count_starts() -> None:
             setattr(owner, name, _counted(getattr(owner, name)))
 
 
+def pytest_sessionstart(session):
+    """Let matplotlib build its font cache now, if it is installed and has none.
+
+    On a machine where matplotlib has never run (a fresh CI machine), its first import lists the
+    fonts with ``fc-list`` in a subprocess: the machine's setup, not the cost of whichever test
+    happens to plot first, which would otherwise fail for a process it did not start.
+    """
+    if importlib.util.find_spec("matplotlib") is not None:
+        import matplotlib.font_manager  # noqa: F401
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_setup(item):
     # Counted from before the fixtures are set up: a module-scoped fixture that trains critics

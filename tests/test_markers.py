@@ -4,6 +4,7 @@ without it fails at teardown, naming the marker."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,25 @@ def test_a_test_that_starts_a_process_without_the_marker_fails_naming_it(pyteste
         result.stdout.fnmatch_lines([f"*{name}* starts a process or uses Ray*mark it @pytest.mark.integration*"])
     assert "test_marked_subprocess starts" not in result.stdout.str()
     assert "test_pure_maths starts" not in result.stdout.str()
+
+
+FIRST_PLOT = '''
+def test_first_plot_on_a_fresh_machine():
+    import matplotlib.font_manager  # noqa: F401
+'''
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("fc-list") is None, reason="matplotlib lists fonts with fc-list only where it exists")
+def test_matplotlib_building_its_font_cache_is_not_charged_to_a_test(pytester, monkeypatch, tmp_path):
+    # A fresh CI machine has no font cache: matplotlib's first import runs fc-list in a subprocess.
+    pytest.importorskip("matplotlib")
+    pytester.makeconftest((TESTS / "conftest.py").read_text())
+    pytester.makeini("[pytest]\nmarkers =\n    train: t\n    integration: i\n")
+    pytester.makepyfile(test_inner=FIRST_PLOT)
+    repository = str(TESTS.parent)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [repository, os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path / "fresh-matplotlib"))
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-rE")
+    result.assert_outcomes(passed=1)
+    assert (tmp_path / "fresh-matplotlib").is_dir()
