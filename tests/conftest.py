@@ -13,6 +13,7 @@ process or uses Ray, fails at teardown, naming the marker to add (tests/test_mar
 from __future__ import annotations
 
 import functools
+import gc
 import importlib.util
 import multiprocessing.process
 import subprocess
@@ -98,6 +99,24 @@ def _count_starts() -> None:
     for owner, name in owners:
         if not getattr(getattr(owner, name), "counts_starts", False):
             setattr(owner, name, _counted(getattr(owner, name)))
+
+
+# Collecting imports the library with torch and scipy and builds two thousand test items, all of
+# which live until the session ends. The cyclic garbage collector would walk that growing heap
+# again and again while it is built (seconds of the quick loop, most of its collection time) and
+# then at every full collection while the tests run. So it waits until collection is over, and what
+# collection built is then moved out of its reach with gc.freeze (the objects stay alive either way;
+# the tests' own garbage is collected as before).
+gc.disable()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session):
+    """Collect with the garbage collector off, then freeze what collection built and turn it on."""
+    yield
+    gc.collect()
+    gc.freeze()
+    gc.enable()
 
 
 def pytest_sessionstart(session):
