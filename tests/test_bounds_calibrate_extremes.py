@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 
+import audit.cli.main as cli
 from audit.cli.main import main
 
 EXTREMES = ("1e-320", "1e308", "0", "-1", "inf", "nan", "-1e308")
@@ -26,6 +27,32 @@ def files(tmp_path_factory):
         paths[name] = str(folder / f"{name}.npy")
         np.save(paths[name], array)
     return paths
+
+
+@pytest.fixture(scope="module")
+def parsers():
+    """The parsers built so far in this module, by command."""
+    return {}
+
+
+@pytest.fixture
+def one_parser_per_command(parsers, monkeypatch):
+    """``main`` builds each command's parser once in this module instead of once a case.
+
+    Building the parser is most of a case's cost (``bounds`` configures some twenty calculators),
+    and what :func:`audit.cli.main.build_parser` builds depends on ``argv[0]`` alone; parsing leaves
+    a parser as it was (every case gets a fresh namespace), so a case that reuses one parses its
+    arguments as with a parser of its own. Nothing in this module patches the commands.
+    """
+    build = cli.build_parser
+
+    def built_once(argv=None):
+        key = None if argv is None else tuple(argv[:1])
+        if key not in parsers:
+            parsers[key] = build(argv)
+        return parsers[key]
+
+    monkeypatch.setattr(cli, "build_parser", built_once)
 
 
 # name (":variant" for a second set of base arguments): (base arguments, float flags, int flags, list flags)
@@ -122,6 +149,7 @@ NUMBER = re.compile(r"(?<![\w.])-?(nan|inf)(?![\w])", re.IGNORECASE)
 
 
 @pytest.mark.parametrize("prefix, base, flag, value", [*_cases(BOUNDS, "bounds"), *_cases(CALIBRATE, "calibrate")])
+@pytest.mark.usefixtures("one_parser_per_command")
 def test_extreme_value_gives_finite_numbers_or_one_line_naming_a_flag(prefix, base, flag, value, files, capsys):
     argv = [*prefix, *_with([arg.format(**files) for arg in base], flag, value)]
     try:
