@@ -139,21 +139,29 @@ def radial_log_density(t: np.ndarray, r: np.ndarray, sigma: float, dim: int) -> 
     Gaussian density is the ₀F₁ term; for d = 1 it is cosh(r t/σ²)). ``t`` and ``r`` broadcast.
     """
     t, r = np.broadcast_arrays(np.asarray(t, float), np.asarray(r, float))
+    return _radial_log_density(t, r, sigma, dim, _log_hyp0f1_bessel(dim / 2.0, r * t / sigma**2))
+
+
+def _radial_log_density(t: np.ndarray, r: np.ndarray, sigma: float, dim: int, log_f: np.ndarray) -> np.ndarray:
+    """:func:`radial_log_density` given its ₀F₁ term ``log_f`` = log ₀F₁(d/2; (r t/σ²)²/4)."""
     b = dim / 2.0
     log_area = math.log(2.0) + b * math.log(math.pi) - gammaln(b)
     with np.errstate(divide="ignore"):
         log_t = (dim - 1) * np.log(t) if dim > 1 else np.zeros_like(t)
     return (log_area + log_t - b * math.log(2.0 * math.pi * sigma**2) - (t * t + r * r) / (2.0 * sigma**2)
-            + _log_hyp0f1_bessel(b, r * t / sigma**2))
+            + log_f)
 
 
 def _channel(radii: np.ndarray, sigma: float, dim: int, t: np.ndarray, t_weights: np.ndarray):
     """Row-stochastic kernel W[j, i] ∝ ρ_{r_j}(t_i) w_i, its log, and the rewards g(r_j) (nats)."""
-    log_rho = radial_log_density(t[None, :], radii[:, None], sigma, dim)
+    # The ₀F₁ term enters both the density and the reward: the Bessel function, most of the
+    # kernel's cost, is evaluated once.
+    t_grid, r_grid = np.broadcast_arrays(t[None, :], radii[:, None])
+    log_f = _log_hyp0f1_bessel(dim / 2.0, r_grid * t_grid / sigma**2)
+    log_rho = _radial_log_density(t_grid, r_grid, sigma, dim, log_f)
     log_w = log_rho + np.log(t_weights)[None, :]
     log_w -= np.logaddexp.reduce(log_w, axis=1, keepdims=True)
     kernel = np.exp(log_w)
-    log_f = _log_hyp0f1_bessel(dim / 2.0, radii[:, None] * t[None, :] / sigma**2)
     reward = radii**2 / sigma**2 - np.sum(kernel * log_f, axis=1)
     return kernel, log_w, reward
 
