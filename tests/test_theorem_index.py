@@ -5,6 +5,7 @@ Checked from the source text (no imports), so the test is quick and needs no opt
 """
 
 import ast
+import functools
 import pathlib
 import re
 
@@ -29,12 +30,18 @@ def _rows():
     return rows
 
 
+@functools.lru_cache(maxsize=None)
+def _parsed(source: pathlib.Path) -> ast.Module:
+    """The syntax tree of ``source``, parsed once for all the tests here (rows share modules)."""
+    return ast.parse(source.read_text())
+
+
 def _top_level_names(module_path: str):
     """(file, names defined at the top level) for a dotted module path, or (None, set())."""
     parts = module_path.split(".")
     for candidate in (ROOT.joinpath(*parts).with_suffix(".py"), ROOT.joinpath(*parts, "__init__.py")):
         if candidate.exists():
-            tree = ast.parse(candidate.read_text())
+            tree = _parsed(candidate)
             return candidate, {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
     return None, set()
 
@@ -71,7 +78,7 @@ def test_every_public_function_citing_a_numbered_result_is_listed():
     for package in PACKAGES:
         for source in sorted((ROOT / package).rglob("*.py")):
             module = ".".join(source.relative_to(ROOT).with_suffix("").parts)
-            for node in ast.parse(source.read_text()).body:
+            for node in _parsed(source).body:
                 if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
                     if CITES.search(ast.get_docstring(node) or "") and f"{module}.{node.name}" not in listed:
                         missing.append(f"{module}.{node.name}")
