@@ -106,7 +106,9 @@ def _count_starts() -> None:
 # again and again while it is built (seconds of the quick loop, most of its collection time) and
 # then at every full collection while the tests run. So it waits until collection is over, and what
 # collection built is then moved out of its reach with gc.freeze (the objects stay alive either way;
-# the tests' own garbage is collected as before).
+# the tests' own garbage is collected as before). The tests import more as they go (sympy through
+# torch's optimizers, opacus, dp-accounting, matplotlib's backends: some 400,000 objects), so what
+# survives a test module is frozen too, after a collection that frees that module's garbage.
 gc.disable()
 
 
@@ -117,6 +119,15 @@ def pytest_collection(session):
     gc.collect()
     gc.freeze()
     gc.enable()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After the last test of a module (its module-scoped fixtures torn down), collect and freeze."""
+    yield
+    if getattr(nextitem, "module", None) is not getattr(item, "module", None):
+        gc.collect()
+        gc.freeze()
 
 
 def pytest_sessionstart(session):
