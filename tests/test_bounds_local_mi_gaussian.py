@@ -32,9 +32,12 @@ LOG2E = 1.0 / math.log(2.0)
 def mixture_mi_bits(points, weights, sigma):
     """I(X; X + N(0, σ²)) = h(Y) − h(N) for a discrete X, by quad of the mixture entropy."""
     points, weights = np.asarray(points, float), np.asarray(weights, float)
+    # The normal density written out: quad calls it point by point, where scipy.stats.norm.pdf
+    # costs tens of microseconds a call.
+    scaled_weights = weights / (sigma * math.sqrt(2 * math.pi))
 
     def density(y):
-        return float(np.sum(weights * stats.norm.pdf(y, points, sigma)))
+        return float(np.sum(scaled_weights * np.exp(-0.5 * ((y - points) / sigma) ** 2)))
 
     def integrand(y):
         f = density(y)
