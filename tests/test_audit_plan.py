@@ -123,12 +123,17 @@ def _count_critics(monkeypatch):
     return trained
 
 
-@pytest.mark.train
-def test_dp_claim_audit_of_laplace_sum_trains_exactly_one_critic(monkeypatch):
+@pytest.mark.parametrize("mi_critic, neural_critics", [
+    pytest.param("neural", [1], marks=pytest.mark.train),
+    ("auto", []),  # the DP claim's MI test gets the switching record's classifier critic instead
+])
+def test_dp_claim_audit_of_laplace_sum_trains_one_critic_for_the_switching_record(monkeypatch, mi_critic,
+                                                                                  neural_critics):
     trained = _count_critics(monkeypatch)
-    entry, spec = _laplace_sum(claim=entry_claim(), event_runs=2000)
+    entry, spec = _laplace_sum(claim=entry_claim(), event_runs=2000, mi_critic=mi_critic)
     result = run_audit(spec)
-    assert trained == [1]
+    assert trained == neural_critics
+    assert ("critic)" in result.certified_secret) and result.certified_secret.startswith("record 0")
     constant = [e for e in result.per_record if e.strategy == "constant"]
     assert [(e.record, e.estimate, e.lower_bound) for e in constant] == [(1, 0.0, None), (2, 0.0, None)]
     assert result.candidates_certified == 1 and result.slices is None
