@@ -16,7 +16,8 @@ fixed critic — and certified exactly as they are (:func:`estimators.certify.ce
 cap chosen on the validation split, bound on the test split).
 
 The classifiers are the event test's statistics (:mod:`audit.classifier_statistic`): a logistic
-regression on output features, and for outputs that take few values their empirical log-ratio;
+regression on output features, the same with the squares of the columns that take many values
+(a change of spread), and for outputs that take few values their empirical log-ratio;
 each is fitted on the training split, and a record's critic is the one with the larger DV value
 on the validation split. Nothing here trains a neural network: a DP-claim audit under two-point
 priors gets its MI test from these critics in the time a classifier auditor takes
@@ -36,11 +37,12 @@ from estimators.device import cpu_threads
 from estimators.neural import CriticFit, _delta_method_stderr, split_indices
 from estimators.objectives import donsker_varadhan
 
-from .classifier_statistic import EmpiricalLogRatio, LogOdds
+from .classifier_statistic import EmpiricalLogRatio, LogOdds, QuadraticLogOdds
 from .event_search import neighbouring_pair_of
 
 #: The classifiers tried as each record's critic, in order: (name in results, class).
-CLASSIFIERS = (("logistic critic", LogOdds), ("empirical log-ratio critic", EmpiricalLogRatio))
+CLASSIFIERS = (("logistic critic", LogOdds), ("quadratic logistic critic", QuadraticLogOdds),
+               ("empirical log-ratio critic", EmpiricalLogRatio))
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ def _posterior_of(kind, first_outputs, second_outputs):
     fitted = kind.fit(first_outputs, second_outputs)
     if fitted is None:
         return None
-    if kind is LogOdds:
+    if issubclass(kind, LogOdds):
         return fitted  # the logistic regression's intercept already holds the class balance
     offset = float(np.log(len(first_outputs)) - np.log(len(second_outputs)))
     return lambda outputs: fitted(outputs) + offset
@@ -98,6 +100,10 @@ def _product_pairs(critic, is_first, outputs, rows, lo, hi) -> np.ndarray:
 
 def fit_classifier_critics(cells, outputs, *, config, rng: np.random.Generator) -> ProblemFit | None:
     """One classifier critic per cell, as a fit the audit certifies like the neural critics' full fit.
+
+    Each cell's critic is T(x, y) = log q(x | y) − log π̂(x) of its best classifier on the validation
+    split (Barber and Agakov 2003; Poole et al. 2019, Section 2.1: its DV value is the Barber–Agakov
+    bound), clipped to ``config.output_range``.
 
     Parameters
     ----------

@@ -41,7 +41,7 @@ from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from .certification import cell_critic, certify, certify_sliced_average
 from .crosscheck import cross_checks
 from .classifier_critic import fit_classifier_critics
-from .classifier_statistic import EmpiricalLogRatio, LogOdds, pair_statistic
+from .classifier_statistic import EmpiricalLogRatio, LogOdds, QuadraticLogOdds, pair_statistic
 from .event_search import (PairCandidate, draws_of_first, event_search, held_out_scores, neighbouring_pair_of,
                            value_pairs)
 from .plan import plan_audit
@@ -195,17 +195,10 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
     )
 
 
-#: Under ``mi_critic = "auto"``, classifier critics whose best DV value on the validation split is
-#: below this many nats see no leak their models can express; neural critics are trained instead.
-MIN_CLASSIFIER_LEAK = 0.01
-
-
 def _classifier_fits(spec, cells, outputs, rng, notes) -> SecretFits | None:
     """The cells' classifier critics (:mod:`audit.classifier_critic`) as the audit's full fit, or None
-    where neural critics are trained instead (said in ``notes``).
-
-    Falling back is decided on the training and validation splits only, so the certificate on the
-    test split keeps its level whichever critics are certified.
+    where neural critics are trained instead (said in ``notes``): a secret not certified directly, or
+    outputs that suit no classifier (decided on the training split's shapes and values only).
     """
     if any(cell.strategy != "certify" for cell in cells):
         notes.append("a record's secret is not certified directly under its prior, so its critics are neural")
@@ -214,11 +207,6 @@ def _classifier_fits(spec, cells, outputs, rng, notes) -> SecretFits | None:
     if full is None:
         notes.append("the outputs suit no classifier critic (too wide for the logistic regression, too many values "
                      "for the empirical log-ratio), so the MI test's critics are neural")
-        return None
-    best = float(np.max(full.fit.validation))
-    if spec.mi_critic == "auto" and best < MIN_CLASSIFIER_LEAK:
-        notes.append(f"the classifier critics see no leak on the validation split (best DV value {best:.3g} nats < "
-                     f"{MIN_CLASSIFIER_LEAK} nats), so neural critics, which can express any leak, are trained instead")
         return None
     return SecretFits(tuple(cells), full)
 
@@ -286,6 +274,8 @@ def _pair_statistics(cell, critics, fits, data) -> list:
         first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
         for kind, label, what in ((LogOdds, "logistic log-odds(a | y)",
                                    "a logistic regression on output features, fitted"),
+                                  (QuadraticLogOdds, "quadratic logistic log-odds(a | y)",
+                                   "a logistic regression on output features and their squares, fitted"),
                                   (EmpiricalLogRatio, "empirical log p_a(y)/p_b(y)",
                                    "the empirical log-ratio of the output's value, counted")):
             fitted = kind.fit(first_outputs, second_outputs)  # None where the outputs do not suit it

@@ -168,8 +168,8 @@ def resolve_mi_critic(spec, slices: int, secrets, theta) -> tuple[str, str | Non
     - ``"auto"`` (default): classifier critics for a DP-family claim (one that bounds every event
       probability, decided by the event test) where they can serve — the question is the claim, and
       its likelihood-ratio statistic between the two databases is what the classifiers fit —
-      otherwise neural critics. The engine still trains neural critics when the classifier
-      critics see no leak at all on the validation split (``audit.engine.MIN_CLASSIFIER_LEAK``).
+      otherwise neural critics (also where the outputs suit no classifier: too wide for the
+      logistic regression and too many values for the empirical log-ratio).
     """
     requested = spec.mi_critic
     if requested == "neural":
@@ -184,8 +184,8 @@ def resolve_mi_critic(spec, slices: int, secrets, theta) -> tuple[str, str | Non
     if why_not is None and spec.claim is not None and spec.claim.has_profile:
         return "classifier", (f"The claim {spec.claim.label} is decided by its likelihood-ratio statistic between "
                               "neighbouring databases, so the MI test's critics are classifiers (a logistic regression, "
-                              "or the empirical log-ratio of outputs with few values: log q(x | y) − log π̂(x)) and no "
-                              "neural network is trained unless they see no leak (mi_critic = neural trains one).")
+                              "on output features, with their squares, or the empirical log-ratio of outputs with few values: "
+                              "log q(x | y) − log π̂(x)) and no neural network is trained (mi_critic = neural trains one).")
     return "neural", None
 
 
@@ -203,7 +203,6 @@ def plan_audit(spec, theta) -> AuditPlan:
     -------
     AuditPlan
     """
-    claim_tests = plan_claim_tests(spec)
     slices = resolve_slices(spec.notion, spec.slices)
     secrets, fixed = [], []
     for prior_index, (prior, varying) in enumerate(theta):
@@ -214,15 +213,16 @@ def plan_audit(spec, theta) -> AuditPlan:
             secrets.append(PlannedSecret(prior_index, record, pair, record in constant))
             if record in constant:
                 fixed.append(f"record {record} under prior {prior_index}")
+    mi_critic, why = resolve_mi_critic(spec, slices, secrets, theta)
+    claim_tests = plan_claim_tests(spec, classifier_critics=mi_critic == "classifier")
     notes = []
     if fixed:
         notes.append(f"{', '.join(fixed)}: the record never changes under its prior, so its MI with the output is 0 "
                      "exactly; it gets no critic, no certificate, and is no candidate of the union bound.")
-    if spec.notion in RECORD_AUDIT_NOTIONS and spec.claim is not None and "mi" not in claim_tests.alpha_spent \
-            and "event" in claim_tests.alpha_spent:
+    if mi_critic == "neural" and spec.notion in RECORD_AUDIT_NOTIONS and spec.claim is not None \
+            and "mi" not in claim_tests.alpha_spent and "event" in claim_tests.alpha_spent:
         notes.append("The MI test cannot refute the claim here, so the critics are trained to give the event test its "
                      "likelihood-ratio statistic; the MI bound is reported as a separate statement.")
-    mi_critic, why = resolve_mi_critic(spec, slices, secrets, theta)
     if why is not None:
         notes.append(why)
     event_runs = spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0
