@@ -47,31 +47,29 @@ CLASSIFIERS = (("logistic critic", LogOdds), ("quadratic logistic critic", Quadr
 
 @dataclass(frozen=True)
 class ClassifierCritic:
-    """One record's posterior log-odds ℓ(y) = log q(a | y)/q(b | y) and its training class frequencies."""
+    """One record's posterior log-odds ℓ(y) = log q(a | y)/q(b | y) and its training class frequencies.
+
+    ``statistic`` is the fitted classifier (an event statistic, :mod:`audit.classifier_statistic`);
+    ℓ = statistic(y) + ``offset``: 0 for a logistic regression (its intercept holds the class
+    balance), log(N_a/N_b) for an empirical likelihood ratio.
+    """
 
     name: str
-    log_odds: object  # outputs (n, d) -> ℓ (n,): a fitted LogOdds, or EmpiricalLogRatio plus log(N_a/N_b)
+    statistic: object
+    offset: float
     prior_first: float  # π̂: the training split's fraction of draws of the first database
+
+    def log_odds(self, outputs: np.ndarray) -> np.ndarray:
+        return np.asarray(self.statistic(outputs), dtype=np.float64) + self.offset
 
     def __call__(self, is_first: np.ndarray, outputs: np.ndarray, lo: float, hi: float) -> np.ndarray:
         """T(x, y) = log q(x | y) − log π̂(x) for x = a where ``is_first`` else b, clipped to [lo, hi]."""
-        ell = np.asarray(self.log_odds(outputs), dtype=np.float64)
+        ell = self.log_odds(outputs)
         signed = np.where(is_first, ell, -ell)
         # log σ(s) = −softplus(−s), computed without overflow for |s| large.
         log_q = -np.logaddexp(0.0, -signed)
         log_prior = np.where(is_first, np.log(self.prior_first), np.log1p(-self.prior_first))
         return np.clip(log_q - log_prior, lo, hi)
-
-
-def _posterior_of(kind, first_outputs, second_outputs):
-    """The fitted classifier's posterior log-odds of the first database (training frequencies as prior), or None."""
-    fitted = kind.fit(first_outputs, second_outputs)
-    if fitted is None:
-        return None
-    if issubclass(kind, LogOdds):
-        return fitted  # the logistic regression's intercept already holds the class balance
-    offset = float(np.log(len(first_outputs)) - np.log(len(second_outputs)))
-    return lambda outputs: fitted(outputs) + offset
 
 
 def record_classifier_critics(is_first: np.ndarray, outputs: np.ndarray, train: np.ndarray) -> list:
@@ -80,11 +78,13 @@ def record_classifier_critics(is_first: np.ndarray, outputs: np.ndarray, train: 
     if len(first) == 0 or len(second) == 0:
         return []
     prior_first = len(first) / (len(first) + len(second))
+    likelihood_offset = float(np.log(len(first)) - np.log(len(second)))
     critics = []
     for name, kind in CLASSIFIERS:
-        log_odds = _posterior_of(kind, first, second)
-        if log_odds is not None:
-            critics.append(ClassifierCritic(name, log_odds, prior_first))
+        fitted = kind.fit(first, second)  # None where the outputs do not suit it
+        if fitted is not None:
+            offset = 0.0 if issubclass(kind, LogOdds) else likelihood_offset
+            critics.append(ClassifierCritic(name, fitted, offset, prior_first))
     return critics
 
 
@@ -119,10 +119,11 @@ def fit_classifier_critics(cells, outputs, *, config, rng: np.random.Generator) 
 
     Returns
     -------
-    ProblemFit or None
-        ``fit.scorer`` is None (the event test gets the classifiers themselves as statistics);
-        each problem's ``name`` says which classifier it is. None when some cell's outputs suit
-        no classifier (then every cell gets neural critics).
+    (ProblemFit, tuple of list of ClassifierCritic) or None
+        The fit (``fit.scorer`` is None: the event test gets the classifiers themselves as
+        statistics; each problem's ``name`` says which classifier it is) and every classifier
+        fitted for each cell. None when some cell's outputs suit no classifier (then every cell
+        gets neural critics).
     """
     started = time.perf_counter()
     # A few reductions over vectors: one thread (two contend on a busy two-core machine for nothing).
@@ -136,7 +137,7 @@ def _fit(cells, outputs, config, rng, started) -> ProblemFit | None:
     train, val, test = split_indices(n, config.split, np.random.default_rng(int(rng.integers(2**31))))
     rows = {name: [] for name in ("validation", "estimate", "test_joint", "test_product", "val_joint",
                                   "val_product", "stderr")}
-    problems = []
+    problems, fitted = [], []
     shifts = [1 + k * max(1, (len(test) - 1) // config.eval_shifts) for k in range(config.eval_shifts)]
     for position, cell in enumerate(cells):
         first, _ = neighbouring_pair_of(cell.prior, cell.record)
@@ -144,7 +145,8 @@ def _fit(cells, outputs, config, rng, started) -> ProblemFit | None:
         y = outputs[cell.prior_index]
         y = y.reshape(len(y), -1)
         best = None
-        for critic in record_classifier_critics(is_first, y, train):
+        fitted.append(record_classifier_critics(is_first, y, train))
+        for critic in fitted[-1]:
             val_joint = critic(is_first[val], y[val], lo, hi)
             val_product = _product_pairs(critic, is_first, y, val, lo, hi)
             value = _dv(val_joint, critic(is_first[val], np.roll(y[val], len(val) // 2, axis=0), lo, hi))
@@ -170,4 +172,4 @@ def _fit(cells, outputs, config, rng, started) -> ProblemFit | None:
         validation_product=np.stack(rows["val_product"]), output_range=(lo, hi), steps=0,
         seconds=time.perf_counter() - started, split_sizes=(len(train), len(val), len(test)),
         history={"classifiers": [p.name for p in problems]}, scorer=None, split=(train, val, test))
-    return ProblemFit(fit, tuple(problems))
+    return ProblemFit(fit, tuple(problems)), tuple(fitted)

@@ -203,12 +203,13 @@ def _classifier_fits(spec, cells, outputs, rng, notes) -> SecretFits | None:
     if any(cell.strategy != "certify" for cell in cells):
         notes.append("a record's secret is not certified directly under its prior, so its critics are neural")
         return None
-    full = fit_classifier_critics(cells, outputs, config=spec.critic, rng=rng)
-    if full is None:
+    fitted = fit_classifier_critics(cells, outputs, config=spec.critic, rng=rng)
+    if fitted is None:
         notes.append("the outputs suit no classifier critic (too wide for the logistic regression, too many values "
                      "for the empirical log-ratio), so the MI test's critics are neural")
         return None
-    return SecretFits(tuple(cells), full)
+    full, classifiers = fitted
+    return SecretFits(tuple(cells), full, classifiers=classifiers)
 
 
 def _constant_evidence(planned, prior) -> SecretEvidence:
@@ -270,6 +271,9 @@ def _pair_statistics(cell, critics, fits, data) -> list:
                    origin + ("" if critic.kind == "full" else f"; statistic: {critic.label}")) for critic in critics
                   if fits.fit(critic.kind).scorer is not None]
     is_first = draws_of_first(dbs[train], first, record)
+    # Classifier critics were fitted on this training split already: the same classifiers, reused.
+    reused = ({type(c.statistic): c.statistic for c in fits.classifiers[fits.cells.index(cell)]}
+              if fits.classifiers else None)
     if is_first.any() and not is_first.all():
         first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
         for kind, label, what in ((LogOdds, "logistic log-odds(a | y)",
@@ -278,7 +282,8 @@ def _pair_statistics(cell, critics, fits, data) -> list:
                                    "a logistic regression on output features and their squares, fitted"),
                                   (EmpiricalLogRatio, "empirical log p_a(y)/p_b(y)",
                                    "the empirical log-ratio of the output's value, counted")):
-            fitted = kind.fit(first_outputs, second_outputs)  # None where the outputs do not suit it
+            # None where the outputs do not suit it
+            fitted = kind.fit(first_outputs, second_outputs) if reused is None else reused.get(kind)
             if fitted is not None:
                 statistics.append((pair_statistic(fitted, first[record], second[record]), label,
                                    f"{origin}; statistic: {what} on the critic's training split"))

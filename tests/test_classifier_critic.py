@@ -23,13 +23,13 @@ FIRST, SECOND = np.zeros((2, 1)), np.array([[1.0], [0.0]])  # neighbours differi
 
 
 def test_critic_is_log_posterior_over_prior_clipped():
-    # q(a | y) = σ(ℓ): for ℓ = log 3, q(a | y) = 3/4 and q(b | y) = 1/4; with π̂ = 0.6 the critic is
+    # q(a | y) = σ(ℓ), ℓ = statistic + offset: for ℓ = log 3, q(a | y) = 3/4 and q(b | y) = 1/4; with π̂ = 0.6 the critic is
     # log(0.75/0.6) on a draw of a and log(0.25/0.4) on a draw of b.
-    critic = ClassifierCritic("test", lambda y: np.full(len(y), math.log(3.0)), 0.6)
+    critic = ClassifierCritic("test", lambda y: np.full(len(y), math.log(3.0) - 0.5), 0.5, 0.6)
     values = critic(np.array([True, False]), np.zeros((2, 1)), -8.0, 3.0)
     np.testing.assert_allclose(values, [math.log(0.75 / 0.6), math.log(0.25 / 0.4)], rtol=1e-12)
     # An extremely confident wrong posterior is clipped at lo, never -inf.
-    sure = ClassifierCritic("test", lambda y: np.full(len(y), 800.0), 0.5)
+    sure = ClassifierCritic("test", lambda y: np.full(len(y), 800.0), 0.0, 0.5)
     assert sure(np.array([False]), np.zeros((1, 1)), -8.0, 3.0)[0] == -8.0
 
 
@@ -161,3 +161,21 @@ def test_a_change_of_spread_is_seen_by_the_quadratic_logistic_critic():
     # both tails of either gather the large |y| that only the wider Gaussian gives.
     assert result.claim_verdict == "refuted" and result.event_test.pairs_considered == 2
     assert result.claim_alpha == {"event": 0.05}  # the MI test is a separate statement (audit.crosscheck)
+
+
+def test_the_event_test_reuses_the_classifier_critics_fits(monkeypatch):
+    # One logistic fit per classifier kind and cell: the event statistics are the critics' own classifiers
+    # (fitted on the same training split), not fitted again.
+    from audit import classifier_statistic
+
+    calls = []
+    original = classifier_statistic.LogOdds.__init__  # QuadraticLogOdds inherits it
+
+    def counting(self, *args, **kwargs):
+        calls.append(type(self).__name__)
+        original(self, *args, **kwargs)
+    monkeypatch.setattr(classifier_statistic.LogOdds, "__init__", counting)
+    result = run_audit(AuditSpec(mechanism=_gaussian_shift(1.0), priors=[TwoPoint(FIRST, SECOND)],
+                                 claim=parse_claim("dp:1"), samples=3000, event_runs=2000, seed=1))
+    assert sorted(calls) == ["LogOdds", "QuadraticLogOdds"]
+    assert result.event_test.pairs_considered == 2
