@@ -145,7 +145,7 @@ def plan_claim_tests(spec, classifier_critics: bool = False) -> ClaimPlan:
     budget = claim.implied_mi_budget(spec.notion, support)
     # Whether the event test alone, at level α, can refute the claim with its runs (checked below for its share).
     event_can_test = (claim.has_profile and spec.notion in RECORD_AUDIT_NOTIONS and spec.event_runs > 0
-                      and smallest_refutable_runs(claim, alpha, limit=spec.event_runs) is not None)
+                      and claim.check_event(*_best_event_bounds(spec.event_runs, alpha)).refuted)
     if budget.value is None:
         notes.append(f"The MI test does not test the claim {claim.label}: {budget.reason}.")
     elif support is not None and budget.value >= math.log(support):
