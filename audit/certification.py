@@ -55,7 +55,7 @@ class Candidate:
     @property
     def label(self) -> str:
         if self.kind == "full":
-            return f"{self.cell.name} (full critic)"
+            return f"{self.cell.name} ({getattr(self.critics, 'name', None) or 'full critic'})"
         if self.kind == "slices":
             return f"{self.cell.name} (slice {self.index - self.critics.terms.start})"
         return f"{self.cell.name} (stratum w = {np.array2string(np.asarray(self.value), precision=4)})"

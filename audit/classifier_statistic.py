@@ -28,16 +28,25 @@ class OutputFeatures:
     """Raw output columns plus one-hot indicators of every column with few distinct values, standardized.
 
     The levels, means and scales are read from the outputs given at construction (the training
-    draws); a value not seen there gets no indicator.
+    draws); a value not seen there gets no indicator. With ``quadratic``, every column with more
+    than :data:`MAX_ONE_HOT_VALUES` values also gets its square (over its largest training
+    magnitude), so that a log-odds linear in the features can be any quadratic in such a column:
+    the exact log-likelihood ratio of two Gaussians with different means and variances.
     """
 
-    def __init__(self, outputs: np.ndarray):
+    def __init__(self, outputs: np.ndarray, quadratic: bool = False):
         outputs = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
-        self.levels = []
+        self.levels, squared = [], []
         for j in range(outputs.shape[1]):
             values = np.unique(outputs[:, j])
             if 2 < len(values) <= MAX_ONE_HOT_VALUES:
                 self.levels.append((j, values))
+            elif quadratic and len(values) > MAX_ONE_HOT_VALUES:
+                squared.append(j)
+        self.squared = np.array(squared, dtype=int)
+        # Squares of each column over its largest magnitude: in [0, 1], whatever the output's size.
+        self.square_scale = np.abs(outputs[:, self.squared]).max(axis=0) if squared else np.ones(0)
+        self.square_scale[self.square_scale == 0] = 1.0
         raw = self._expand(outputs)
         # Each column is first divided by its largest magnitude, so that outputs of any finite size
         # (1e300) standardize without overflow in the mean and the variance.
@@ -49,6 +58,8 @@ class OutputFeatures:
 
     def _expand(self, outputs: np.ndarray) -> np.ndarray:
         parts = [outputs] + [(outputs[:, [j]] == values[None, :]).astype(np.float64) for j, values in self.levels]
+        if len(self.squared):
+            parts.append((outputs[:, self.squared] / self.square_scale) ** 2)
         return np.concatenate(parts, axis=1)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
@@ -78,27 +89,44 @@ class LogOdds:
         if len(first_outputs) == 0 or len(second_outputs) == 0:
             raise InputError("a logistic-regression statistic needs outputs of both inputs")
         outputs = np.concatenate([first_outputs, second_outputs])
-        self.features = features or OutputFeatures(outputs)
+        self.features = features or OutputFeatures(outputs, quadratic=self.quadratic)
         labels = np.concatenate([np.ones(len(first_outputs)), np.zeros(len(second_outputs))])
         self.model = LogisticRegression(max_iter=max_iter).fit(self.features(outputs), labels)
+
+    #: Whether the features include squares of the columns with many values (:class:`QuadraticLogOdds`).
+    quadratic = False
 
     @classmethod
     def fit(cls, first_outputs: np.ndarray, second_outputs: np.ndarray,
             max_entries: int = MAX_LOGISTIC_ENTRIES) -> "LogOdds | None":
-        """:class:`LogOdds`, or None when the feature matrix would exceed ``max_entries`` entries."""
+        """The fitted statistic, or None when the feature matrix would exceed ``max_entries`` entries
+        (or, quadratic, when no column has more than :data:`MAX_ONE_HOT_VALUES` values to square)."""
         outputs = np.concatenate([np.asarray(first_outputs, dtype=np.float64),
                                   np.asarray(second_outputs, dtype=np.float64)])
         outputs = outputs.reshape(len(outputs), -1)
-        if outputs.size > max_entries:  # the raw columns alone are too many
+        if outputs.size * (2 if cls.quadratic else 1) > max_entries:  # the raw columns alone are too many
             return None
-        features = OutputFeatures(outputs)
-        width = outputs.shape[1] + sum(len(values) for _, values in features.levels)
+        features = OutputFeatures(outputs, quadratic=cls.quadratic)
+        if cls.quadratic and not len(features.squared):
+            return None
+        width = outputs.shape[1] + sum(len(values) for _, values in features.levels) + len(features.squared)
         if len(outputs) * width > max_entries:
             return None
         return cls(first_outputs, second_outputs, features=features)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         return self.model.decision_function(self.features(outputs))
+
+
+class QuadraticLogOdds(LogOdds):
+    """:class:`LogOdds` on features that add the square of every column with many values.
+
+    Within the model log p₁/p₂ = βᵀφ(y) + c it is exact for outputs with independent Gaussian
+    coordinates whose means and variances both depend on the input (the log-ratio of two
+    Gaussians is quadratic), where the linear statistic sees nothing of a change in spread.
+    """
+
+    quadratic = True
 
 
 def pair_statistic(log_odds, first_value, second_value):

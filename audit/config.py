@@ -32,7 +32,8 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     samples = 20000                       # databases per prior
     slices = 32                           # default: 32 for smi-dp, none otherwise (audit.plan)
     records = "all"                       # or [0, 3] (DP notions)
-    estimator = "dv"                      # dv | mine | nwj
+    estimator = "dv"                      # dv | mine | nwj (neural critics)
+    mi_critic = "auto"                    # auto | neural | classifier (DP notions; audit.plan)
     candidates = 1
     delta = 0.0                           # DP notions: δ of the event-based DP bound (default: the claim's)
     event_runs = 20000                    # DP notions (default: samples; runs per input)
@@ -82,6 +83,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from estimators.choices import MI_CRITICS
 from estimators.critic_config import NEURAL_ESTIMATORS, CriticConfig
 from estimators.validation import InputError
 from mechanisms.base import MechanismError
@@ -163,6 +165,9 @@ KEYS = (
     Key("audit", "records", "records", notions=DP_NOTIONS, flag="--records",
         help="DP notions: 'all' or comma-separated record indices"),
     Key("audit", "estimator", "choice", choices=NEURAL_ESTIMATORS),
+    Key("audit", "mi_critic", "choice", choices=MI_CRITICS, notions=DP_NOTIONS, flag="--mi-critic",
+        help="DP notions: the MI test's critics: auto (default: classifiers for a DP-family claim under two-point "
+             "priors on neighbouring databases, else neural), neural, or classifier"),
     Key("audit", "candidates", "int", at_least=1),
     Key("audit", "delta", "number", at_least=0, below=1, notions=DP_NOTIONS, flag="--delta",
         help="DP notions: delta of the event-based DP bound (default: the claim's delta, else 0)"),

@@ -125,20 +125,37 @@ class ClaimPlan:
     notes: tuple = ()
 
 
-def plan_claim_tests(spec) -> ClaimPlan:
-    """The claim's tests and their α shares for ``spec`` (an :class:`~audit.spec.AuditSpec`)."""
+def plan_claim_tests(spec, classifier_critics: bool = False) -> ClaimPlan:
+    """The claim's tests and their α shares for ``spec`` (an :class:`~audit.spec.AuditSpec`).
+
+    With ``classifier_critics`` (the MI test's critics are the event test's classifiers,
+    :func:`audit.plan.resolve_mi_critic`) and a claim the event test can test, the MI test is
+    reported as a separate statement and the event test spends all of α. For a record of two
+    values an ε-DP mechanism's MI is at most randomized response's, log 2 − h(e^ε/(1 + e^ε))
+    (Kairouz, Oh and Viswanath 2016, binary extremal mechanisms), far below the budget
+    min(ε, ε²/2) the MI test compares with: it refutes only mechanisms whose leak the event test,
+    thresholding the same classifiers' log-odds, shows more surely, and halving the event test's
+    α would cost every audit tightness for that.
+    """
     alpha, claim = spec.alpha, spec.claim
     support = record_support(spec.priors)
     if claim is None:
         return ClaimPlan({}, alpha, alpha, support, ())
     tests, notes = [], []
     budget = claim.implied_mi_budget(spec.notion, support)
+    # Whether the event test alone, at level α, can refute the claim with its runs (checked below for its share).
+    event_can_test = (claim.has_profile and spec.notion in RECORD_AUDIT_NOTIONS and spec.event_runs > 0
+                      and claim.check_event(*_best_event_bounds(spec.event_runs, alpha)).refuted)
     if budget.value is None:
         notes.append(f"The MI test does not test the claim {claim.label}: {budget.reason}.")
     elif support is not None and budget.value >= math.log(support):
         notes.append(f"The MI test cannot refute the claim {claim.label}: a record takes at most {support} values, so "
                      f"its MI is at most log {support} = {math.log(support):.4g} nats, not above the claim's budget "
                      f"{budget.value:.4g} nats; it spends no α.")
+    elif classifier_critics and event_can_test:
+        notes.append(f"The MI test does not test the claim {claim.label}: its critics are the event test's classifiers, "
+                     "and the event test, which thresholds their log-odds, decides the claim with all of α (the MI "
+                     "bound is a separate statement at level α).")
     else:
         tests.append("mi")
     if not claim.has_profile:

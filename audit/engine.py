@@ -40,13 +40,14 @@ from mechanisms.execution.runner import MechanismRunner
 from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from .certification import cell_critic, certify, certify_sliced_average
 from .crosscheck import cross_checks
-from .classifier_statistic import EmpiricalLogRatio, LogOdds, pair_statistic
+from .classifier_critic import fit_classifier_critics
+from .classifier_statistic import EmpiricalLogRatio, LogOdds, QuadraticLogOdds, pair_statistic
 from .event_search import (PairCandidate, draws_of_first, event_search, held_out_scores, neighbouring_pair_of,
                            value_pairs)
 from .plan import plan_audit
 from .prior_search import candidate_pairs, search_priors, structured_pairs
 from .result import AuditResult, SecretEvidence, finite_or_none
-from .secret_critics import SecretCell, fit_secret_critics
+from .secret_critics import SecretCell, SecretFits, fit_secret_critics
 from .spec import AuditSpec
 
 MIN_TEST_SAMPLES = 200
@@ -123,10 +124,13 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
             strategy = "estimate-only"
         cells.append(SecretCell(planned.prior_index, prior, planned.record, planned.pair, strategy, g, w, position))
 
-    fits = fit_secret_critics(cells, outputs, full=plan.full_critics and bool(cells),
-                              slices=plan.slices if cells else 0,
-                              min_stratum=int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2])), rng=rng, notes=notes,
-                              objective=spec.estimator, config=spec.critic, device=device, quiet=spec.quiet)
+    fits = _classifier_fits(spec, cells, outputs, rng, notes) if plan.mi_critic == "classifier" and cells else None
+    if fits is None:
+        fits = fit_secret_critics(cells, outputs, full=plan.full_critics and bool(cells),
+                                  slices=plan.slices if cells else 0,
+                                  min_stratum=int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2])), rng=rng,
+                                  notes=notes, objective=spec.estimator, config=spec.critic, device=device,
+                                  quiet=spec.quiet)
     cells = fits.cells
     if spec.notion == "smi-dp" and cells:
         certified = certify_sliced_average(fits, alpha=plan.claim_tests.mi_alpha, n_candidates=spec.candidates)
@@ -191,6 +195,23 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
     )
 
 
+def _classifier_fits(spec, cells, outputs, rng, notes) -> SecretFits | None:
+    """The cells' classifier critics (:mod:`audit.classifier_critic`) as the audit's full fit, or None
+    where neural critics are trained instead (said in ``notes``): a secret not certified directly, or
+    outputs that suit no classifier (decided on the training split's shapes and values only).
+    """
+    if any(cell.strategy != "certify" for cell in cells):
+        notes.append("a record's secret is not certified directly under its prior, so its critics are neural")
+        return None
+    fitted = fit_classifier_critics(cells, outputs, config=spec.critic, rng=rng)
+    if fitted is None:
+        notes.append("the outputs suit no classifier critic (too wide for the logistic regression, too many values "
+                     "for the empirical log-ratio), so the MI test's critics are neural")
+        return None
+    full, classifiers = fitted
+    return SecretFits(tuple(cells), full, classifiers=classifiers)
+
+
 def _constant_evidence(planned, prior) -> SecretEvidence:
     """A secret whose g is constant under its prior: I(g; M | w) = 0 exactly, nothing to certify."""
     return SecretEvidence(planned.name, planned.record, prior.describe(), "constant", 0.0, None, None)
@@ -245,16 +266,24 @@ def _pair_statistics(cell, critics, fits, data) -> list:
         trained[fits.fit(critic.kind).split[0]] = True
     held = np.flatnonzero(~trained)
     origin = f"the pair of prior {cell.prior_index} of Θ"
+    # A classifier critic (no scorer) orders outputs as its classifier does, which is offered below.
     statistics = [(_critic_statistic(critic, fits), "T(a, y) − T(b, y)",
-                   origin + ("" if critic.kind == "full" else f"; statistic: {critic.label}")) for critic in critics]
+                   origin + ("" if critic.kind == "full" else f"; statistic: {critic.label}")) for critic in critics
+                  if fits.fit(critic.kind).scorer is not None]
     is_first = draws_of_first(dbs[train], first, record)
+    # Classifier critics were fitted on this training split already: the same classifiers, reused.
+    reused = ({type(c.statistic): c.statistic for c in fits.classifiers[fits.cells.index(cell)]}
+              if fits.classifiers else None)
     if is_first.any() and not is_first.all():
         first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
         for kind, label, what in ((LogOdds, "logistic log-odds(a | y)",
                                    "a logistic regression on output features, fitted"),
+                                  (QuadraticLogOdds, "quadratic logistic log-odds(a | y)",
+                                   "a logistic regression on output features and their squares, fitted"),
                                   (EmpiricalLogRatio, "empirical log p_a(y)/p_b(y)",
                                    "the empirical log-ratio of the output's value, counted")):
-            fitted = kind.fit(first_outputs, second_outputs)  # None where the outputs do not suit it
+            # None where the outputs do not suit it
+            fitted = kind.fit(first_outputs, second_outputs) if reused is None else reused.get(kind)
             if fitted is not None:
                 statistics.append((pair_statistic(fitted, first[record], second[record]), label,
                                    f"{origin}; statistic: {what} on the critic's training split"))

@@ -14,6 +14,10 @@ An audit answers the question it was asked and trains only what that question ne
   over them: Pufferfish paper, Eq. (6)–(7)) or the caller asked for them (``slices`` set); a
   DP-family claim decided by the event test needs one good likelihood-ratio statistic between
   neighbouring inputs, not the sliced MI of every record, so it gets none by default;
+- **the MI test's critics** (:func:`resolve_mi_critic`): neural critics, or, for a DP-family
+  claim audited under two-point priors on neighbouring databases, each record's Barber–Agakov
+  critic from the event test's classifiers (:mod:`audit.classifier_critic`), which trains no
+  neural network;
 - **the run budget**: ``samples`` databases per prior for the MI sample (it also trains the
   event test's statistic), and ``event_runs`` runs per neighbouring input for certifying the
   event (plus about as many for choosing it, :func:`audit.event_search.event_test`).
@@ -25,10 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from estimators.validation import InputError
 from mechanisms.claims import RECORD_AUDIT_NOTIONS
 from mechanisms.priors import FixedRest, ProductBernoulli, TwoPoint
 
 from .crosscheck import ClaimPlan, plan_claim_tests
+from .event_search import neighbouring_pair_of
 
 #: Random slices per secret when the notion needs slices (SMI-DP) and the caller gave no number.
 DEFAULT_SMI_SLICES = 32
@@ -99,6 +105,8 @@ class AuditPlan:
         Runs per neighbouring input certifying the event test (0: the event test does not run).
     notes : tuple of str
         What the plan decided and why, said in the result.
+    mi_critic : {"neural", "classifier"}
+        The MI test's critics (:func:`resolve_mi_critic`).
     """
 
     claim_tests: ClaimPlan
@@ -108,6 +116,7 @@ class AuditPlan:
     mi_runs: int
     event_runs: int
     notes: tuple = ()
+    mi_critic: str = "neural"
 
     @property
     def trained(self) -> list:
@@ -128,6 +137,58 @@ def resolve_slices(notion: str, requested: int | None) -> int:
     return DEFAULT_SMI_SLICES if notion == "smi-dp" else 0
 
 
+def classifier_critics_apply(notion: str, slices: int, secrets, theta) -> str | None:
+    """Why classifier critics cannot serve this audit, or None when they can.
+
+    They can for ``mi-dp`` without slices when every secret that gets a critic is a record under
+    a two-point prior on two databases that differ in that record only (the record then takes
+    two values: :mod:`audit.classifier_critic`).
+    """
+    if notion != "mi-dp":
+        return f"they serve the notion mi-dp, not {notion}"
+    if slices:
+        return "they are not sliced (slices = 0)"
+    trained = [s for s in secrets if not s.deterministic]
+    if not trained:
+        return "no secret gets a critic"
+    if any(neighbouring_pair_of(theta[s.prior_index][0], s.record) is None for s in trained):
+        return "they need every audited record under a two-point prior on neighbouring databases that differ in it"
+    return None
+
+
+def resolve_mi_critic(spec, slices: int, secrets, theta) -> tuple[str, str | None]:
+    """The MI test's critics, ``"neural"`` or ``"classifier"``, and a note saying why.
+
+    ``spec.mi_critic``:
+
+    - ``"neural"``: the batched ReLU critics (:mod:`estimators.neural`);
+    - ``"classifier"``: each record's classifier critic (:mod:`audit.classifier_critic`); an
+      :class:`~estimators.validation.InputError` where they cannot serve
+      (:func:`classifier_critics_apply`);
+    - ``"auto"`` (default): classifier critics for a DP-family claim (one that bounds every event
+      probability, decided by the event test) where they can serve — the question is the claim, and
+      its likelihood-ratio statistic between the two databases is what the classifiers fit —
+      otherwise neural critics (also where the outputs suit no classifier: too wide for the
+      logistic regression and too many values for the empirical log-ratio).
+    """
+    requested = spec.mi_critic
+    if requested == "neural":
+        return "neural", None
+    why_not = classifier_critics_apply(spec.notion, slices, secrets, theta)
+    if requested == "classifier":
+        if why_not is not None:
+            raise InputError(f"argument 'mi_critic' (--mi-critic) is 'classifier', but classifier critics cannot "
+                             f"serve this audit: {why_not}")
+        return "classifier", "The MI test's critics are classifiers (mi_critic = classifier): each record's " \
+                             "Barber–Agakov critic log q(x | y) − log π̂(x), no neural network."
+    if why_not is None and spec.claim is not None and spec.claim.has_profile:
+        return "classifier", (f"The claim {spec.claim.label} is decided by its likelihood-ratio statistic between "
+                              "neighbouring databases, so the MI test's critics are classifiers (a logistic regression, "
+                              "on output features, with their squares, or the empirical log-ratio of outputs with few values: "
+                              "log q(x | y) − log π̂(x)) and no neural network is trained (mi_critic = neural trains one).")
+    return "neural", None
+
+
 def plan_audit(spec, theta) -> AuditPlan:
     """The plan of the audit ``spec`` over Θ.
 
@@ -142,7 +203,6 @@ def plan_audit(spec, theta) -> AuditPlan:
     -------
     AuditPlan
     """
-    claim_tests = plan_claim_tests(spec)
     slices = resolve_slices(spec.notion, spec.slices)
     secrets, fixed = [], []
     for prior_index, (prior, varying) in enumerate(theta):
@@ -153,15 +213,19 @@ def plan_audit(spec, theta) -> AuditPlan:
             secrets.append(PlannedSecret(prior_index, record, pair, record in constant))
             if record in constant:
                 fixed.append(f"record {record} under prior {prior_index}")
+    mi_critic, why = resolve_mi_critic(spec, slices, secrets, theta)
+    claim_tests = plan_claim_tests(spec, classifier_critics=mi_critic == "classifier")
     notes = []
     if fixed:
         notes.append(f"{', '.join(fixed)}: the record never changes under its prior, so its MI with the output is 0 "
                      "exactly; it gets no critic, no certificate, and is no candidate of the union bound.")
-    if spec.notion in RECORD_AUDIT_NOTIONS and spec.claim is not None and "mi" not in claim_tests.alpha_spent \
-            and "event" in claim_tests.alpha_spent:
+    if mi_critic == "neural" and spec.notion in RECORD_AUDIT_NOTIONS and spec.claim is not None \
+            and "mi" not in claim_tests.alpha_spent and "event" in claim_tests.alpha_spent:
         notes.append("The MI test cannot refute the claim here, so the critics are trained to give the event test its "
                      "likelihood-ratio statistic; the MI bound is reported as a separate statement.")
+    if why is not None:
+        notes.append(why)
     event_runs = spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0
     return AuditPlan(claim_tests=claim_tests, secrets=tuple(secrets), slices=slices,
                      full_critics=spec.notion != "smi-dp", mi_runs=spec.samples * len(theta),
-                     event_runs=event_runs, notes=tuple(claim_tests.notes) + tuple(notes))
+                     event_runs=event_runs, notes=tuple(claim_tests.notes) + tuple(notes), mi_critic=mi_critic)

@@ -88,6 +88,9 @@ class SecretFits:
     cell_strata : tuple of tuple of Stratum
     sliced : ProblemFit or None
         Slice critics, one problem per cell.
+    classifiers : tuple of list
+        With classifier critics (:mod:`audit.classifier_critic`), every classifier fitted for each
+        cell on the full fit's training split (the event test reuses them as statistics); else empty.
     """
 
     cells: tuple
@@ -95,6 +98,7 @@ class SecretFits:
     strata: ProblemFit | None = None
     cell_strata: tuple = ()
     sliced: ProblemFit | None = None
+    classifiers: tuple = ()
 
     def fit(self, kind: str):
         """The :class:`~estimators.neural.CriticFit` of ``kind`` (``"full"``, ``"strata"``, ``"slices"``)."""

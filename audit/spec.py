@@ -8,6 +8,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from estimators.choices import MI_CRITICS
 from estimators.critic_config import NEURAL_ESTIMATORS, CriticConfig
 from estimators.validation import InputError, check_choice, check_int, check_nonnegative, check_positive, check_probability
 from mechanisms.base import mechanism_name
@@ -64,7 +65,11 @@ class AuditSpec:
     records : sequence of int, optional
         DP notions: audit only these records (default: all).
     estimator : {"dv", "mine", "nwj"}
-        Training objective of the critics.
+        Training objective of the neural critics.
+    mi_critic : {"auto", "neural", "classifier"}
+        The MI test's critics (:func:`audit.plan.resolve_mi_critic`): ``"auto"`` gives a
+        DP-family claim under two-point priors on neighbouring databases classifier critics
+        (:mod:`audit.classifier_critic`, no neural network) and every other audit neural ones.
     candidates : int
         How many candidates, chosen on the select split, are certified (union bound α/K).
     delta : float, optional
@@ -103,6 +108,7 @@ class AuditSpec:
     slices: int | None = None
     records: tuple | None = None
     estimator: str = "dv"
+    mi_critic: str = "auto"
     critic: CriticConfig = field(default_factory=CriticConfig)
     candidates: int = 1
     delta: float | None = None
@@ -173,6 +179,7 @@ class AuditSpec:
             if not isinstance(pair, NeighbouringPair) or pair.record_shape != priors[0].shape:
                 raise InputError(f"argument 'pairs' must hold NeighbouringPair objects of shape {priors[0].shape}")
         check_choice(self.estimator, "estimator", NEURAL_ESTIMATORS)
+        check_choice(self.mi_critic, "mi_critic", MI_CRITICS)
         delta = self.delta
         if delta is None:
             delta = claim.delta if claim is not None else 0.0

@@ -4,7 +4,7 @@ load neither (issue 13, §3)."""
 
 from __future__ import annotations
 
-__all__ = ["CLASSICAL_ESTIMATORS", "CONDITIONAL_FORMS", "ESTIMATORS", "NEURAL_ESTIMATORS"]
+__all__ = ["CLASSICAL_ESTIMATORS", "CONDITIONAL_FORMS", "ESTIMATORS", "MI_CRITICS", "NEURAL_ESTIMATORS"]
 
 # The neural MI estimators, by the variational bound their critics maximize: Donsker–Varadhan,
 # MINE (Belghazi et al. 2018) and NWJ (Nguyen, Wainwright and Jordan 2010).
@@ -14,3 +14,6 @@ CLASSICAL_ESTIMATORS = ("ksg", "gaussian", "plugin")
 ESTIMATORS = NEURAL_ESTIMATORS + CLASSICAL_ESTIMATORS
 # I(X; Y, Z) for independent X, Z (= I(X; Y | Z)), or by the chain rule I(X; Y, Z) − I(X; Z).
 CONDITIONAL_FORMS = ("independent", "chain")
+# The audit's MI-test critics: chosen by the plan (audit.plan.resolve_mi_critic), neural networks
+# (estimators.neural), or classifiers' Barber–Agakov critics (audit.classifier_critic).
+MI_CRITICS = ("auto", "neural", "classifier")

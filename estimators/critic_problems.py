@@ -83,11 +83,15 @@ class ProblemCritics:
         Critics of I(X; Z) for the chain rule, in the same order as ``terms``.
     slicing : Slicing or None
         The frames of a sliced problem.
+    name : str or None
+        What the critics are when they are not neural (``"logistic critic"``: a classifier's
+        Barber–Agakov critic, :mod:`audit.classifier_critic`).
     """
 
     terms: slice
     chain: slice | None
     slicing: Slicing | None
+    name: str | None = None
 
     def values(self, per_critic: np.ndarray) -> np.ndarray:
         """Per-term values (estimates, say) of the quantity: the chain-rule difference when chained."""

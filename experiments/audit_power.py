@@ -74,9 +74,11 @@ DISCUSSION = [
     "of a mechanism under a prior is usually far below that level: an ε-DP bug that raises the true ε "
     "moderately (e.g. 1 → 1.5 or 2) leaves the MI under min(ε, ε²/2) and the MI route cannot see it. "
     "The certified ε-DP lower bound the MI gives, √(2L), is also loose, since it inverts the worst case "
-    "of Theorem 1. Those bugs are carried by the event test, which thresholds the trained critic "
-    "(an estimated log-likelihood ratio) and bounds the event's probabilities by Clopper–Pearson, as "
-    "DP-testing tools do; the MI training is then the search for a good event.",
+    "of Theorem 1. Those bugs are carried by the event test, which thresholds an estimated "
+    "log-likelihood ratio (under a catalog entry's two-point prior a classifier's log-odds, the same "
+    "classifiers that serve as the MI test's critics; otherwise the trained critic) and bounds the "
+    "event's probabilities by Clopper–Pearson, as DP-testing tools do; the MI estimation is then the "
+    "search for a good event.",
     "**Where it is stronger.** The MI test audits notions the DP tools do not speak to: structured "
     "Pufferfish secrets with public information, declared priors Θ, MI-DP and MI-PP claims (the "
     "calibrated entries and the Theorem 4 boundary case are audited directly at their ε, in nats). "

@@ -5,9 +5,12 @@ mechanism runs per audit and in the same process:
 
 - **miaudit**: :func:`audit.engine.run_audit` as a DP-claim audit of the entry is set up
   (``audit-power``'s :func:`~experiments.audit_power.catalog_spec`: ``mi-dp`` at the level the
-  claim implies under the entry's exposing two-point prior, no slices, the default critic); the
-  event test's statistic is the critic's, a logistic regression's or (outputs with few values)
-  an empirical log-ratio, whichever the held-out draws favour; the reported bound is the event test's certified ε (at the claimed δ where δ > 0).
+  claim implies under the entry's exposing two-point prior, no slices, ``mi_critic = "auto"``:
+  under a DP claim and a two-point prior that is classifier critics, :mod:`audit.classifier_critic`,
+  and no neural network); the event test's statistic is a logistic regression's log-odds (on the
+  output features, or on them and their squares) or, for outputs with few values, an empirical
+  log-ratio, whichever the held-out draws favour, and the event test decides the claim with all of
+  α; the reported bound is the event test's certified ε (at the claimed δ where δ > 0).
 - **classifier baseline**, from the published description of classifier-based DP auditors
   (logistic regression on the output features between the two neighbouring inputs, a threshold
   chosen on separate runs, Clopper–Pearson on fresh runs; Jagielski, Ullman and Oprea 2020,
@@ -24,8 +27,8 @@ mechanism runs per audit and in the same process:
 Budget: both auditors get the same total of R runs. The baseline splits them as published:
 R/4 training runs, 2·R/8 selection runs and 2·R/4 certification runs (R = 70,000: 17,500 +
 17,500 + 35,000). miaudit spends them as its audit does (:func:`miaudit_split`): R/3 draws
-from the two-point prior (the critic and the logistic statistic train on 40% of them; the
-statistic and the event are chosen on the other 60%, held out) and 2·R/3 certification runs
+from the two-point prior (the classifiers train on 40% of them; the critic, the statistic and the
+event are chosen on the other 60%, held out) and 2·R/3 certification runs
 (R = 70,000: 23,333 + 2 · 23,333).
 
 Each pair (entry, seed) runs both auditors back to back, so machine load hits both alike. The
@@ -38,7 +41,8 @@ Two regimes, reported separately with their own targets:
 
 - **vectorized** (the headline): both auditors call the catalog's batched mechanism on whole
   batches of databases, so a mechanism run costs microseconds and the wall time is the auditors'
-  own computation (a logistic regression costs about 0.05 s, any neural critic more);
+  own computation (a logistic regression costs about 0.01–0.05 s; miaudit's audit also plans,
+  samples in seeded chunks, fits up to three classifiers and searches event forms);
 - **one database at a time**: both call the same mechanism once per database
   (:class:`mechanisms.adapters.PerDatabaseMechanism`), as an OpenDP measurement, a diffprivlib
   mechanism or an external program is called, on a few entries (``Grid.per_database_entries``).

@@ -287,14 +287,15 @@ def test_prior_search_is_for_dp_notions_only():
 
 def _half_dp_claim_on_record_zero(mechanism, records: int, seed: int):
     """An audit of the claim 0.5-DP under the two-point prior on record 0 = 1 against all zeros (binary
-    records): 3000 prior draws, 2000 certification runs per input, 20-step critics."""
+    records): 3000 prior draws, 2000 certification runs per input, 20-step neural critics (asked for: the
+    event test then weighs the critic's statistic against the classifiers')."""
     from mechanisms.priors import TwoPoint
 
     first, second = np.zeros((records, 1)), np.zeros((records, 1))
     first[0] = 1.0
     return run_audit(AuditSpec(mechanism=mechanism, priors=[TwoPoint(first, second)], notion="mi-dp",
                                claim=parse_claim("dp:0.5"), samples=3000, event_runs=2000, slices=0,
-                               critic=SMALL_CRITIC, seed=seed))
+                               critic=SMALL_CRITIC, mi_critic="neural", seed=seed))
 
 
 def _one_coordinate_among_many(dbs, rng):
@@ -327,14 +328,15 @@ def test_a_two_point_audit_chooses_its_statistic_and_event_on_held_out_draws():
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_slice_chosen_by_the_mi_test_leaves_the_full_critic_among_the_event_statistics(seed):
     """With slices, the MI test may certify with a slice critic; the event test then also offers the record's
-    full critic and the logistic statistic (three candidates), scored on draws none of them was trained on."""
+    full critic and the logistic statistics, linear and quadratic (four candidates), scored on draws none of
+    them was trained on."""
     entry = get_entry("laplace_sum")
     spec = AuditSpec(mechanism=entry.mechanism, priors=[entry.prior], notion="mi-dp", claim=entry.claimed,
                      samples=3000, event_runs=2000, slices=4, critic=SMALL_CRITIC, seed=seed)
     result = run_audit(spec)
     event = result.event_test
     assert "slice" in result.certified_secret  # 20-step critics: a slice certifies best at these seeds
-    assert event.pairs_considered == 3
+    assert event.pairs_considered == 4
     held = int(event.description.split(" held-out draws")[0].rsplit(" ", 1)[1])
     # the full and the sliced fits each train on their own 40% of the 3000 draws: about 36% is left
     assert 0.25 * 3000 < held < 0.6 * 3000

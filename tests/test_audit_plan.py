@@ -34,21 +34,35 @@ def _switching_records(prior):
             if not np.array_equal(prior.first[i], prior.second[i]) and 0 < prior.p[i] < 1]
 
 
-def test_dp_claim_on_a_two_point_prior_trains_one_full_critic_for_the_switching_record():
-    entry, spec = _laplace_sum(claim=parse_claim("dp:1"))
+@pytest.mark.parametrize("mi_critic, claim_tests", [
+    # dp:1 implies min(1, 1/2) = 0.5 nats < log 2 (a record of two values): with neural critics both tests
+    # can refute and split α; with classifier critics the event test, thresholding their log-odds, gets all.
+    ("neural", {"mi", "event"}),
+    ("auto", {"event"}),
+])
+def test_dp_claim_on_a_two_point_prior_trains_one_full_critic_for_the_switching_record(mi_critic, claim_tests):
+    entry, spec = _laplace_sum(claim=parse_claim("dp:1"), mi_critic=mi_critic)
     plan = _plan(spec)
     assert [s.record for s in plan.trained] == _switching_records(entry.prior) == [0]
     assert plan.slices == 0 and plan.full_critics and plan.critics_per_secret == 1
     assert [s.record for s in plan.secrets if s.deterministic] == [1, 2]
-    # dp:1 implies min(1, 1/2) = 0.5 nats < log 2 (a record of two values): both tests can refute.
-    assert set(plan.claim_tests.alpha_spent) == {"mi", "event"}
+    assert set(plan.claim_tests.alpha_spent) == claim_tests
+    assert sum(plan.claim_tests.alpha_spent.values()) == pytest.approx(spec.alpha)
     assert plan.mi_runs == 2000 and plan.event_runs == 2000
     assert any("never changes under its prior" in note for note in plan.notes)
 
 
+def test_classifier_critics_leave_the_mi_test_to_a_separate_statement_only_where_the_event_test_can_refute():
+    # With too few runs per input for the event test to refute the claim even for perfectly separated
+    # inputs, the MI test keeps α (else no test could refute the claim at all).
+    _, spec = _laplace_sum(claim=parse_claim("dp:1"), event_runs=6)
+    plan = _plan(spec)
+    assert plan.mi_critic == "classifier" and set(plan.claim_tests.alpha_spent) == {"mi"}
+
+
 def test_dp_claim_the_mi_test_cannot_refute_says_the_critics_serve_the_event_test():
     # dp:2 implies min(2, 2) = 2 nats > log 2: only the event test can refute it.
-    _, spec = _laplace_sum(claim=parse_claim("dp:2"))
+    _, spec = _laplace_sum(claim=parse_claim("dp:2"), mi_critic="neural")
     plan = _plan(spec)
     assert set(plan.claim_tests.alpha_spent) == {"event"}
     assert any("give the event test its likelihood-ratio statistic" in note for note in plan.notes)
@@ -123,12 +137,17 @@ def _count_critics(monkeypatch):
     return trained
 
 
-@pytest.mark.train
-def test_dp_claim_audit_of_laplace_sum_trains_exactly_one_critic(monkeypatch):
+@pytest.mark.parametrize("mi_critic, neural_critics", [
+    pytest.param("neural", [1], marks=pytest.mark.train),
+    ("auto", []),  # the DP claim's MI test gets the switching record's classifier critic instead
+])
+def test_dp_claim_audit_of_laplace_sum_trains_one_critic_for_the_switching_record(monkeypatch, mi_critic,
+                                                                                  neural_critics):
     trained = _count_critics(monkeypatch)
-    entry, spec = _laplace_sum(claim=entry_claim(), event_runs=2000)
+    entry, spec = _laplace_sum(claim=entry_claim(), event_runs=2000, mi_critic=mi_critic)
     result = run_audit(spec)
-    assert trained == [1]
+    assert trained == neural_critics
+    assert ("critic)" in result.certified_secret) and result.certified_secret.startswith("record 0")
     constant = [e for e in result.per_record if e.strategy == "constant"]
     assert [(e.record, e.estimate, e.lower_bound) for e in constant] == [(1, 0.0, None), (2, 0.0, None)]
     assert result.candidates_certified == 1 and result.slices is None

@@ -126,3 +126,22 @@ def test_logistic_statistic_declines_a_feature_matrix_beyond_its_budget():
     assert LogOdds.fit(a, b, max_entries=4200) is not None
     assert LogOdds.fit(a, b, max_entries=4199) is None
     assert LogOdds.fit(a, b, max_entries=2399) is None  # the raw 600 × 4 alone
+
+
+def test_quadratic_log_odds_of_two_gaussian_spreads_is_the_log_likelihood_ratio():
+    # N(0, 1) against N(0, 3²), equal classes: log-odds log 3 − y²(1/2 − 1/18), which the linear model misses.
+    from audit.classifier_statistic import QuadraticLogOdds
+
+    rng = np.random.default_rng(0)
+    first, second = rng.normal(size=(20000, 1)), 3.0 * rng.normal(size=(20000, 1))
+    y = np.linspace(-4, 4, 9)[:, None]
+    exact = math.log(3.0) - y[:, 0] ** 2 * (0.5 - 1.0 / 18.0)
+    np.testing.assert_allclose(QuadraticLogOdds.fit(first, second)(y), exact, atol=0.15)
+    assert np.max(np.abs(LogOdds.fit(first, second)(y))) < 0.1
+
+
+def test_quadratic_log_odds_needs_a_column_with_many_values():
+    from audit.classifier_statistic import QuadraticLogOdds
+
+    bits = np.random.default_rng(1).integers(0, 2, size=(200, 3)).astype(float)
+    assert QuadraticLogOdds.fit(bits[:100], bits[100:]) is None

@@ -441,3 +441,21 @@ def test_prior_search_audits_only_the_distinct_priors(capsys):
     assert "only 8 distinct neighbouring pairs (4 structured, 4 random" in captured.err
     payload = json.loads(captured.out)
     assert len(payload["priors"]) == 1 + 8 and "plus 8 two-point priors" in payload["theta"]
+
+
+@pytest.mark.parametrize("value", ["neural", "classifier", "auto"])
+def test_mi_critic_reaches_the_spec(value):
+    assert build_spec(apply_overrides(dp_config(), [f"audit.mi_critic={value}"])).mi_critic == value
+
+
+def test_mi_critic_of_an_mi_pp_audit_is_an_error_naming_the_key():
+    config = mi_pp_config()
+    config["audit"]["mi_critic"] = "classifier"
+    with pytest.raises(InputError, match="mi_critic"):
+        build_spec(config)
+
+
+def test_mi_critic_flag_is_checked_against_its_choices(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["audit", "--mechanism", "catalog:laplace_sum", "--claim", "dp:1", "--mi-critic", "forest"])
+    assert exited.value.code == 2 and "argument --mi-critic: invalid choice: 'forest'" in capsys.readouterr().err
