@@ -168,20 +168,26 @@ def _grid_optimum_binary(pxgy, py, eps, points=1501, two_sided=True):
     """Brute force: every binary kernel (a, b) = P(U=0|Y=y) on a grid, the lift checked directly
     (both sides for LIP, the upper side only for max-lift)."""
     grid = np.linspace(0.0, 1.0, points)
-    a, b = np.meshgrid(grid, grid, indexing="ij")
-    k0 = np.stack([a.ravel(), b.ravel()])  # (y, n)
     px = pxgy @ py
-    pxu0 = (pxgy * py) @ k0
-    pu0 = py @ k0
-    best = 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lift0 = np.log(pxu0 / (px[:, None] * pu0))
-        lift1 = np.log((px[:, None] - pxu0) / (px[:, None] * (1 - pu0)))
-        if two_sided:
-            lift0, lift1 = np.abs(lift0), np.abs(lift1)
-        ok = (np.all(lift0 <= eps, axis=0) | (pu0 == 0)) & (np.all(lift1 <= eps, axis=0) | (pu0 == 1))
-        mi = _entropy(np.stack([pu0, 1 - pu0]), axis=0) - py @ _entropy(np.stack([k0, 1 - k0]), axis=0)
-    best = mi[ok].max()
+    best = -np.inf
+    # The grid a block of rows at a time: the same kernels as one meshgrid, in arrays that stay in
+    # the cache instead of a dozen of a million entries each.
+    for rows in np.array_split(grid, max(1, points // 50)):
+        a, b = np.meshgrid(rows, grid, indexing="ij")
+        k0 = np.stack([a.ravel(), b.ravel()])  # (y, n)
+        pxu0 = (pxgy * py) @ k0
+        pu0 = py @ k0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lift0 = np.log(pxu0 / (px[:, None] * pu0))
+            lift1 = np.log((px[:, None] - pxu0) / (px[:, None] * (1 - pu0)))
+            if two_sided:
+                lift0, lift1 = np.abs(lift0), np.abs(lift1)
+            ok = (np.all(lift0 <= eps, axis=0) | (pu0 == 0)) & (np.all(lift1 <= eps, axis=0) | (pu0 == 1))
+            # The MI of the feasible kernels only (a small part of the grid).
+            pu0, k0 = pu0[ok], k0[:, ok]
+            mi = _entropy(np.stack([pu0, 1 - pu0]), axis=0) - py @ _entropy(np.stack([k0, 1 - k0]), axis=0)
+        if mi.size:
+            best = max(best, float(mi.max()))
     return best
 
 
