@@ -29,7 +29,7 @@ import numpy as np
 
 from mechanisms.priors import TwoPoint
 
-from .event_test import choose_event, claim_objective, clopper_pearson, epsilon_from_bounds
+from .event_test import certified_epsilon, choose_event, claim_objective, clopper_pearson
 from .result import EventTest
 
 #: The fewest selection runs per input of a candidate pair.
@@ -204,8 +204,8 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     return EventTest(
         secret=secret or f"record {chosen.record}", description=description, threshold=event.threshold, runs_per_input=runs,
         p_first=hits_first / runs, p_second=hits_second / runs, p_first_lower=p_lower, p_second_upper=p_upper,
-        delta=delta, epsilon_lower_bound=epsilon_from_bounds(p_lower, p_upper, 0.0),
-        epsilon_lower_bound_at_delta=epsilon_from_bounds(p_lower, p_upper, delta) if delta > 0 else None,
+        delta=delta, epsilon_lower_bound=certified_epsilon(p_lower, p_upper, 0.0),
+        epsilon_lower_bound_at_delta=certified_epsilon(p_lower, p_upper, delta) if delta > 0 else None,
         alpha=alpha, selection_runs=used, event=event.to_dict(), pairs_considered=count,
     )
 

@@ -78,6 +78,19 @@ def epsilon_from_bounds(p_lower: float, p_upper: float, delta: float = 0.0) -> f
     return max(0.0, math.log((p_lower - delta) / p_upper))
 
 
+def certified_epsilon(p_lower: float, p_upper: float, delta: float = 0.0) -> float:
+    """The ε ≥ 0 an event's bounds certify, from the event or its complement, floored at 0.
+
+    With p̲ ≤ P_first(E) and p̄ ≥ P_second(E), (ε, δ)-DP between the two inputs requires
+    P_first(E) ≤ e^ε P_second(E) + δ and, for the complement with the roles swapped (the
+    neighbouring relation is symmetric), P_second(Eᶜ) ≤ e^ε P_first(Eᶜ) + δ, where
+    P_second(Eᶜ) ≥ 1 − p̄ and P_first(Eᶜ) ≤ 1 − p̲ (Dwork and Roth 2014, Definition 2.4). So
+    ε ≥ max(log((p̲ − δ)/p̄), log((1 − p̄ − δ)/(1 − p̲))), from the same two bounds at the same
+    level: the complement costs no α.
+    """
+    return max(epsilon_from_bounds(p_lower, p_upper, delta), epsilon_from_bounds(1.0 - p_upper, 1.0 - p_lower, delta))
+
+
 def epsilon_objective(delta: float = 0.0):
     """The default event objective: the ε ≥ log((p̲ − δ)/p̄) a pair of bounds would certify."""
     def objective(lower, upper):

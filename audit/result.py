@@ -59,7 +59,9 @@ class EventTest:
     The critic, thresholded on the select split, defines an event E. Its probabilities under
     the two inputs are bounded with Clopper–Pearson intervals from fresh, independent runs
     of the mechanism (p̲ = ``p_first_lower``, p̄ = ``p_second_upper``, each at level α/2 with
-    α = ``alpha``), and ε ≥ log((p̲ − δ) / p̄) is certified at confidence 1 − α.
+    α = ``alpha``), and ε ≥ max(log((p̲ − δ) / p̄), log((1 − p̄ − δ) / (1 − p̲))) — the event, or its
+    complement with the inputs swapped — is certified at confidence 1 − α
+    (:func:`audit.event_test.certified_epsilon`).
     ``selection_runs`` counts the runs spent choosing the pair and the event (on other runs),
     ``pairs_considered`` the candidate pairs they chose among, ``event`` the event's form.
     """

@@ -263,3 +263,29 @@ def test_tabulated_bounds_equal_scipys_exact_intervals_on_repeated_lookups(trial
         for i, k in enumerate(counts.astype(int)):
             assert lower[i] == pytest.approx(_cp_lower(k, trials, 0.975), rel=1e-7, abs=1e-15)
             assert upper.ravel()[i] == pytest.approx(_cp_upper(k, trials, 0.975), rel=1e-7, abs=1e-15)
+
+
+def test_certified_epsilon_takes_the_event_or_its_complement():
+    from audit.event_test import certified_epsilon
+
+    # p̲ = 0.964, p̄ = 0.386: the event certifies log(0.964/0.386) = 0.915, its complement with the inputs
+    # swapped log(0.614/0.036) = 2.836 from the same two bounds.
+    assert certified_epsilon(0.964, 0.386) == pytest.approx(math.log(0.614 / 0.036))
+    assert certified_epsilon(0.5, 0.1) == pytest.approx(math.log(5))  # the event itself is the better
+    assert certified_epsilon(0.964, 0.386, 0.01) == pytest.approx(math.log(0.604 / 0.036))
+    assert certified_epsilon(0.3, 0.5) == 0.0  # neither direction certifies
+
+
+@pytest.mark.parametrize("epsilon", [0.2, 1.0, 2.5])
+def test_certified_epsilon_agrees_with_the_pure_dp_claims_own_check(epsilon):
+    # mechanisms.claims checks both DP inequalities (the event and the complement) on its own: the
+    # certified ε exceeds a pure ε-DP claim exactly when that check refutes it.
+    from audit.event_test import certified_epsilon
+    from mechanisms.claims import parse_claim
+
+    claim = parse_claim(f"dp:{epsilon}")
+    rng = np.random.default_rng(7)
+    for p_lower, p_upper in rng.uniform(0.001, 0.999, size=(400, 2)):
+        if abs(certified_epsilon(p_lower, p_upper) - epsilon) < 1e-9:
+            continue  # on the boundary either answer is right
+        assert (certified_epsilon(p_lower, p_upper) > epsilon) == claim.check_event(p_lower, p_upper).refuted
