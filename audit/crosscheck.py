@@ -211,7 +211,8 @@ def cross_checks(claim: Claim | None, notion: str, lower_bound, estimate: float,
         contradiction = mi_alpha is not None and lower_bound is not None and lower_bound > bound
         detail = (f"the claim {claim.label} implies at most {bound:.4g} nats; certified lower bound "
                   f"{'none' if lower_bound is None else f'{lower_bound:.4g}'} nats, estimate {estimate:.4g} nats"
-                  + ("" if mi_alpha is not None else " (not a test of the claim: it cannot refute it here)"))
+                  + ("" if mi_alpha is not None else " (a separate statement, not a test of the claim here: the "
+                                                     "audit's notes say why)"))
         checks.append(CrossCheck(claim.label, bound, contradiction, estimate <= bound, list(budget.theorems), detail,
                                  test="mi", statistic=lower_bound, threshold=bound, alpha_spent=mi_alpha))
     else:

@@ -202,7 +202,10 @@ class AuditResult:
         label, origin = self.claim["label"], self.claim.get("origin")
         source = f" (from {origin})" if origin else ""
         tests = ", ".join(f"{name} test at α = {share:.3g}" for name, share in self.claim_alpha.items())
-        split = f" α = {self.alpha:g} was split between the tests that can refute it: {tests}." if tests else ""
+        if len(self.claim_alpha) > 1:
+            split = f" α = {self.alpha:g} was split between the tests that can refute it: {tests}."
+        else:
+            split = f" The {tests} is the one test that can refute it." if tests else ""
         if self.refuted:
             evidence = "; ".join(r["detail"] for r in self.refuted_by)
             return (f"Claim {label}{source}: REFUTED. With probability at least {confidence} over this audit's "

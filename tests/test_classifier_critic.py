@@ -179,3 +179,15 @@ def test_the_event_test_reuses_the_classifier_critics_fits(monkeypatch):
                                  claim=parse_claim("dp:1"), samples=3000, event_runs=2000, seed=1))
     assert sorted(calls) == ["LogOdds", "QuadraticLogOdds"]
     assert result.event_test.pairs_considered == 2
+
+
+def test_the_summary_says_the_event_test_alone_decides_and_the_mi_bound_is_a_separate_statement():
+    from audit.cli.audit_command import _check_status
+
+    result = run_audit(AuditSpec(mechanism=_gaussian_shift(1.0), priors=[TwoPoint(FIRST, SECOND)],
+                                 claim=parse_claim("dp:1"), samples=3000, event_runs=2000, seed=1))
+    assert "The event test at α = 0.05 is the one test that can refute it." in result.statement()
+    mi_check, event_check = result.cross_checks
+    assert mi_check.test == "mi" and mi_check.alpha_spent is None and "a separate statement" in mi_check.detail
+    assert _check_status(mi_check) == "not a test of the claim"
+    assert _check_status(event_check) == ("REFUTED" if event_check.certified_contradiction else "not refuted")

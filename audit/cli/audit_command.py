@@ -95,11 +95,17 @@ def _text(result) -> str:
 
     lines += [summary_table(result), "", terminal_text(result.statement(), keep_newlines=False),
               f"mechanism runs: {runs_text(result)}"]
-    lines += [terminal_text(f"- {check.test} test of {check.claim}: "
-                            f"{'REFUTED' if check.certified_contradiction else 'not refuted'} ({check.detail})",
+    lines += [terminal_text(f"- {check.test} test of {check.claim}: {_check_status(check)} ({check.detail})",
                             keep_newlines=False)
               for check in result.cross_checks]
     return "\n".join(lines)
+
+
+def _check_status(check) -> str:
+    """REFUTED, not refuted, or (a test that spent no α on the claim) not a test of it."""
+    if check.certified_contradiction:
+        return "REFUTED"
+    return "not refuted" if check.alpha_spent is not None else "not a test of the claim"
 
 
 def run(args):
