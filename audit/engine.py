@@ -205,8 +205,9 @@ def _classifier_fits(spec, cells, outputs, rng, notes) -> SecretFits | None:
         return None
     fitted = fit_classifier_critics(cells, outputs, config=spec.critic, rng=rng)
     if fitted is None:
-        notes.append("the outputs suit no classifier critic (too wide for the logistic regression, too many values "
-                     "for the empirical log-ratio), so the MI test's critics are neural")
+        notes.append("no classifier critic could be fitted (the outputs are too wide for the logistic regression and "
+                     "take too many values for the empirical log-ratio, or the training split holds draws of only one "
+                     "of the two databases), so the MI test's critics are neural")
         return None
     full, classifiers = fitted
     return SecretFits(tuple(cells), full, classifiers=classifiers)

@@ -191,3 +191,17 @@ def test_the_summary_says_the_event_test_alone_decides_and_the_mi_bound_is_a_sep
     assert mi_check.test == "mi" and mi_check.alpha_spent is None and "a separate statement" in mi_check.detail
     assert _check_status(mi_check) == "not a test of the claim"
     assert _check_status(event_check) == ("REFUTED" if event_check.certified_contradiction else "not refuted")
+
+
+@pytest.mark.train
+def test_outputs_no_classifier_suits_get_neural_critics_and_a_note(monkeypatch, small_critic):
+    # Both classifiers refuse (as for a model's parameters: too wide, too many values): the audit says so
+    # and trains neural critics instead.
+    from audit import classifier_statistic
+
+    monkeypatch.setattr(classifier_statistic.LogOdds, "fit", classmethod(lambda cls, *args, **kwargs: None))
+    monkeypatch.setattr(classifier_statistic.EmpiricalLogRatio, "fit", classmethod(lambda cls, *args, **kwargs: None))
+    result = run_audit(AuditSpec(mechanism=_gaussian_shift(1.0), priors=[TwoPoint(FIRST, SECOND)],
+                                 claim=parse_claim("dp:1"), samples=2000, event_runs=0, critic=small_critic, seed=0))
+    assert any("no classifier critic could be fitted" in note for note in result.notes)
+    assert result.certified_secret == "record 0 (full critic)"
