@@ -4,7 +4,8 @@
 every test that starts a process (a CLI run in a fresh interpreter, an external command, worker
 processes, Ray), runs a quick experiment, writes full reports, waits out a timeout or spends
 seconds cross-checking against an external library (Opacus, dp-accounting). Deselecting
-both, ``python -m pytest -m "not train and not integration"``, is a quick loop over the maths
+both and the statistical ``slow`` studies, ``python -m pytest -m "not train and not integration and not slow"``,
+is a quick loop over the maths
 (README, Tests). The markers are kept true where a test's cost can be counted: a test without
 ``train`` that trains a critic in the test process, or without ``integration`` that starts a
 process or uses Ray, fails at teardown, naming the marker to add (tests/test_markers.py).
