@@ -37,12 +37,11 @@ from estimators.device import cpu_threads
 from estimators.neural import CriticFit, _delta_method_stderr, split_indices
 from estimators.objectives import donsker_varadhan
 
-from .classifier_statistic import EmpiricalLogRatio, LogOdds, QuadraticLogOdds
+from .classifier_statistic import PAIR_STATISTICS, LogOdds
 from .event_search import neighbouring_pair_of
 
 #: The classifiers tried as each record's critic, in order: (name in results, class).
-CLASSIFIERS = (("logistic critic", LogOdds), ("quadratic logistic critic", QuadraticLogOdds),
-               ("empirical log-ratio critic", EmpiricalLogRatio))
+CLASSIFIERS = tuple((f"{name} critic", kind) for kind, name, _, _ in PAIR_STATISTICS)
 
 
 @dataclass(frozen=True)
@@ -98,7 +97,8 @@ def _product_pairs(critic, is_first, outputs, rows, lo, hi) -> np.ndarray:
     return critic(is_first[rows[:half]], outputs[rows[half:2 * half]], lo, hi)
 
 
-def fit_classifier_critics(cells, outputs, *, config, rng: np.random.Generator) -> ProblemFit | None:
+def fit_classifier_critics(cells, outputs, *, config,
+                           rng: np.random.Generator) -> tuple[ProblemFit, tuple] | None:
     """One classifier critic per cell, as a fit the audit certifies like the neural critics' full fit.
 
     Each cell's critic is T(x, y) = log q(x | y) − log π̂(x) of its best classifier on the validation
@@ -131,7 +131,7 @@ def fit_classifier_critics(cells, outputs, *, config, rng: np.random.Generator) 
         return _fit(cells, outputs, config, rng, started)
 
 
-def _fit(cells, outputs, config, rng, started) -> ProblemFit | None:
+def _fit(cells, outputs, config, rng, started) -> tuple[ProblemFit, tuple] | None:
     lo, hi = (float(v) for v in config.output_range)
     n = len(outputs[cells[0].prior_index])
     train, val, test = split_indices(n, config.split, np.random.default_rng(int(rng.integers(2**31))))

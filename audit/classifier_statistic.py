@@ -208,3 +208,15 @@ class EmpiricalLogRatio:
 def _rows(outputs) -> np.ndarray:
     """Outputs as (N, d) float64 rows, −0.0 made 0.0 (rows are compared byte for byte)."""
     return np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1) + 0.0
+
+
+#: The fitted statistics offered between two neighbouring inputs, in order: (class, name, label of
+#: its scores, what it is). The event test offers each that suits the outputs (:mod:`audit.engine`);
+#: under a DP claim each is also an MI critic candidate (:mod:`audit.classifier_critic`).
+PAIR_STATISTICS = (
+    (LogOdds, "logistic", "logistic log-odds(a | y)", "a logistic regression on output features, fitted"),
+    (QuadraticLogOdds, "quadratic logistic", "quadratic logistic log-odds(a | y)",
+     "a logistic regression on output features and their squares, fitted"),
+    (EmpiricalLogRatio, "empirical log-ratio", "empirical log p_a(y)/p_b(y)",
+     "the empirical log-ratio of the output's value, counted"),
+)

@@ -41,7 +41,7 @@ from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from .certification import cell_critic, certify, certify_sliced_average
 from .crosscheck import cross_checks
 from .classifier_critic import fit_classifier_critics
-from .classifier_statistic import EmpiricalLogRatio, LogOdds, QuadraticLogOdds, pair_statistic
+from .classifier_statistic import PAIR_STATISTICS, pair_statistic
 from .event_search import (PairCandidate, draws_of_first, event_search, held_out_scores, neighbouring_pair_of,
                            value_pairs)
 from .plan import plan_audit
@@ -277,12 +277,7 @@ def _pair_statistics(cell, critics, fits, data) -> list:
               if fits.classifiers else None)
     if is_first.any() and not is_first.all():
         first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
-        for kind, label, what in ((LogOdds, "logistic log-odds(a | y)",
-                                   "a logistic regression on output features, fitted"),
-                                  (QuadraticLogOdds, "quadratic logistic log-odds(a | y)",
-                                   "a logistic regression on output features and their squares, fitted"),
-                                  (EmpiricalLogRatio, "empirical log p_a(y)/p_b(y)",
-                                   "the empirical log-ratio of the output's value, counted")):
+        for kind, _, label, what in PAIR_STATISTICS:
             # None where the outputs do not suit it
             fitted = kind.fit(first_outputs, second_outputs) if reused is None else reused.get(kind)
             if fitted is not None:
