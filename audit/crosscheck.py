@@ -87,7 +87,13 @@ def smallest_refutable_runs(claim: Claim, alpha: float, limit: int = 10**9) -> i
     with n) whose best pair lies outside the claim's profile, ``None`` when none up to
     ``limit`` does.
     """
-    return _smallest_runs(lambda n: claim.check_event(*_best_event_bounds(n, alpha)).refuted, limit)
+    return _smallest_runs(lambda n: refutable_with(claim, alpha, n), limit)
+
+
+def refutable_with(claim: Claim, alpha: float, runs: int) -> bool:
+    """Whether the event test at level ``alpha`` with ``runs`` runs per input could refute ``claim``:
+    whether the best pair those runs can show (:func:`_best_event_bounds`) lies outside its profile."""
+    return claim.check_event(*_best_event_bounds(runs, alpha)).refuted
 
 
 def smallest_certifying_runs(alpha: float, limit: int = 10**9) -> int:
@@ -145,7 +151,7 @@ def plan_claim_tests(spec, classifier_critics: bool = False) -> ClaimPlan:
     budget = claim.implied_mi_budget(spec.notion, support)
     # Whether the event test alone, at level α, can refute the claim with its runs (checked below for its share).
     event_can_test = (claim.has_profile and spec.notion in RECORD_AUDIT_NOTIONS and spec.event_runs > 0
-                      and claim.check_event(*_best_event_bounds(spec.event_runs, alpha)).refuted)
+                      and refutable_with(claim, alpha, spec.event_runs))
     if budget.value is None:
         notes.append(f"The MI test does not test the claim {claim.label}: {budget.reason}.")
     elif support is not None and budget.value >= math.log(support):
@@ -167,8 +173,7 @@ def plan_claim_tests(spec, classifier_critics: bool = False) -> ClaimPlan:
         notes.append(f"The event test is off (event_runs = 0), so it does not test the claim {claim.label}.")
     else:
         share = alpha / (len(tests) + 1)
-        needed = smallest_refutable_runs(claim, share, limit=max(spec.event_runs, 1))
-        if needed is None:
+        if not refutable_with(claim, share, spec.event_runs):
             best = smallest_refutable_runs(claim, share)
             more = "" if best is None else f"; it needs at least {best} runs per input"
             notes.append(f"With {spec.event_runs} runs per input the event test cannot refute the claim "

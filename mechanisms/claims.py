@@ -287,14 +287,50 @@ class Claim:
     def event_margin(self, p_lower, p_upper) -> np.ndarray:
         """max over the grid ε′ of the excess over δ(ε′) for arrays of certified pairs (> 0: refuted).
 
-        A fast form of :meth:`check_event` on the claim's coarse grid, used to choose events.
+        A fast form of :meth:`check_event` on the claim's coarse grid, used to choose events. The
+        excess of the event, p̲ − e^ε′ p̄ − δ(ε′), is p̲ plus a function of p̄ alone, so its maximum
+        over the grid is p̲ + G(p̄) with G(x) = max_ε′ (−e^ε′ x − δ(ε′)), the upper envelope of one
+        line per grid point (likewise (1 − p̄) + G(1 − p̲) for the complement with the roles
+        swapped); G is evaluated on the envelope (:attr:`_margin_envelope`) at O(log grid) per pair.
+        """
+        breaks, growth, delta = self._margin_envelope
+        lo = np.asarray(p_lower, dtype=np.float64)
+        hi = np.asarray(p_upper, dtype=np.float64)
+        j = np.searchsorted(breaks, hi, side="right")
+        direct = lo - growth[j] * hi - delta[j]
+        k = np.searchsorted(breaks, 1 - lo, side="right")
+        swapped = (1 - hi) - growth[k] * (1 - lo) - delta[k]
+        return np.maximum(direct, swapped)
+
+    @cached_property
+    def _margin_envelope(self) -> tuple:
+        """(breakpoints, e^ε′, δ(ε′)) of the upper envelope of the lines x ↦ −e^ε′ x − δ(ε′) over the grid.
+
+        The lines in order of increasing slope (decreasing ε′), each kept only where it is the
+        maximum (the monotone-chain construction of an upper envelope, a convex hull of the dual
+        points; de Berg et al. 2008, Section 11.4): line i of the envelope is the maximum on
+        [breakpoints[i − 1], breakpoints[i]).
         """
         eps, delta = self._grid
-        lo = np.asarray(p_lower, dtype=np.float64)[..., None]
-        hi = np.asarray(p_upper, dtype=np.float64)[..., None]
-        direct = lo - np.exp(eps) * hi - delta
-        swapped = (1 - hi) - np.exp(eps) * (1 - lo) - delta
-        return np.maximum(direct, swapped).max(axis=-1)
+        order = np.lexsort((-delta, -eps))  # by slope −e^ε′ increasing; equal slopes: the higher line first
+        slopes, intercepts = -np.exp(eps[order]), -np.asarray(delta, dtype=np.float64)[order]
+        kept = []
+        for i in range(len(order)):
+            if kept and slopes[kept[-1]] == slopes[i]:
+                continue  # parallel and not higher
+            while len(kept) >= 2:
+                a, b = kept[-2], kept[-1]
+                # b is nowhere the maximum when i overtakes a no later than b does.
+                if (intercepts[a] - intercepts[i]) * (slopes[b] - slopes[a]) <= \
+                        (intercepts[a] - intercepts[b]) * (slopes[i] - slopes[a]):
+                    kept.pop()
+                else:
+                    break
+            kept.append(i)
+        kept = np.asarray(kept)
+        s, c = slopes[kept], intercepts[kept]
+        breaks = (c[:-1] - c[1:]) / (s[1:] - s[:-1])
+        return breaks, -s, -c
 
     def check_event(self, p_lower: float, p_upper: float) -> EventCheck:
         """Check a certified pair (p̲ on D, p̄ on D′ for one event) against the whole profile.

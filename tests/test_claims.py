@@ -287,6 +287,20 @@ def test_gdp_event_check_is_the_gaussian_tradeoff(q, gap, mu):
     assert GaussianDP(mu).check_event(p, q).refuted == (gap > 0)
 
 
+@pytest.mark.parametrize("text", ["dp:1", "dp:0.3:0.01", "dp:3:0.2", "ldp:2", "zcdp:0.5", "rdp:8:0.5", "gdp:1"])
+def test_event_margin_is_the_grid_maximum(text):
+    # Brute force: every grid ε′, both orders of the pair, the largest excess over δ(ε′).
+    claim = parse_claim(text)
+    rng = np.random.default_rng(3)
+    lower = np.concatenate((rng.random((50, 7)).ravel(), [0.0, 1.0, 0.5, 1e-9]))
+    upper = np.concatenate(((rng.random((50, 7)) * rng.random((50, 7))).ravel(), [0.0, 1.0, 1e-9, 0.5]))
+    eps, delta = claim._grid
+    excess = [np.maximum(lower - math.exp(e) * upper - d, (1 - upper) - math.exp(e) * (1 - lower) - d)
+              for e, d in zip(eps, delta)]
+    np.testing.assert_allclose(claim.event_margin(lower, upper), np.max(excess, axis=0), rtol=0, atol=1e-12)
+    assert claim.event_margin(lower.reshape(-1, 2), upper.reshape(-1, 2)).shape == (len(lower) // 2, 2)
+
+
 def test_event_check_reports_where_and_how():
     check = DifferentialPrivacy(1.0).check_event(0.99, 0.5)
     # log(0.99/0.5) < 1, yet the complement event refutes: 0.5 > e · 0.01.
