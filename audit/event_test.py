@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from estimators.validation import InputError, check_int, check_probability
 
@@ -37,38 +37,51 @@ def clopper_pearson(successes, trials: int, alpha: float) -> tuple:
 
 def _cp_side(k: np.ndarray, trials: int, alpha: float, lower: bool) -> np.ndarray:
     """One side of :func:`clopper_pearson` (validated arguments)."""
+    # special.betaincinv is the Beta quantile (what stats.beta.ppf computes, without its per-call argument handling).
     if lower:
-        return np.where(k > 0, stats.beta.ppf(alpha, np.maximum(k, 1e-300), trials - k + 1), 0.0)
-    return np.where(k < trials, stats.beta.ppf(1 - alpha, k + 1, np.maximum(trials - k, 1e-300)), 1.0)
+        return np.where(k > 0, special.betaincinv(np.maximum(k, 1e-300), trials - k + 1, alpha), 0.0)
+    return np.where(k < trials, special.betaincinv(k + 1, np.maximum(trials - k, 1e-300), 1 - alpha), 1.0)
 
 
-#: Sample sizes up to which the event choice tabulates Clopper–Pearson bounds as it asks for them.
-MAX_TABULATED_TRIALS = 200_000
+#: Counts computed exactly at each end of a predicted bound's table (0..this and trials − this..trials).
+EXACT_END_COUNTS = 32
+
+#: Ratio between successive counts at which a predicted bound is computed exactly beyond those ends.
+KNOT_RATIO = 1.05
 
 
-@functools.lru_cache(maxsize=16)
-def _bound_table(trials: int, alpha: float, lower: bool) -> np.ndarray:
-    """One side of the Clopper–Pearson bounds for counts 0..trials, NaN until first asked for."""
-    return np.full(trials + 1, np.nan)
+@functools.lru_cache(maxsize=32)
+def _bound_knots(trials: int, alpha: float, lower: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(counts, exact one-sided Clopper–Pearson bounds at them) for :func:`_cp_lookup`'s interpolation.
+
+    Every count within :data:`EXACT_END_COUNTS` of 0 or of ``trials``, and counts in geometric
+    progression (ratio :data:`KNOT_RATIO`) from there towards the middle, from each end: about
+    310 bounds at 23,333 trials instead of one per count.
+    """
+    if trials <= 4 * EXACT_END_COUNTS:
+        counts = np.arange(trials + 1, dtype=np.float64)
+    else:
+        steps = int(np.ceil(np.log(trials / (2.0 * EXACT_END_COUNTS)) / np.log(KNOT_RATIO))) + 1
+        inner = np.round(np.geomspace(EXACT_END_COUNTS, trials / 2.0, steps))
+        ends = np.arange(EXACT_END_COUNTS + 1, dtype=np.float64)
+        counts = np.unique(np.concatenate([ends, inner, trials - inner, trials - ends]))
+    return counts, _cp_side(counts, trials, alpha, lower)
 
 
 def _cp_lookup(counts: np.ndarray, trials: int, alpha: float, lower: bool) -> np.ndarray:
-    """One side of :func:`clopper_pearson` for whole-number ``counts``, each distinct count computed once.
+    """One side of :func:`clopper_pearson` for whole-number ``counts``, as the event choice predicts it.
 
-    Choosing an event predicts the bounds of thousands of candidate events, often at the same
-    few sample sizes and levels and the same counts: the bounds computed are kept
-    (:func:`_bound_table`) up to :data:`MAX_TABULATED_TRIALS` trials.
+    Choosing an event predicts the bounds of thousands of candidate events at a few sample sizes
+    and levels. The bound is computed exactly at a few hundred counts per size and level
+    (:func:`_bound_knots`, kept) and linearly interpolated in the count between them: within
+    a relative 2·10⁻⁴ of the exact bound at every count (tested at levels 0.001 to 0.16 and up to
+    10⁶ trials), an error
+    far below the sampling noise of the frequencies it is applied to. The certificate itself is
+    always exact (:func:`clopper_pearson`).
     """
     counts = np.asarray(counts, dtype=np.float64)
-    if trials > MAX_TABULATED_TRIALS:
-        distinct, inverse = np.unique(counts, return_inverse=True)
-        return _cp_side(distinct, trials, alpha, lower)[inverse].reshape(counts.shape)
-    table = _bound_table(int(trials), float(alpha), lower)
-    index = counts.astype(np.int64)
-    missing = np.unique(index[np.isnan(table[index])])
-    if len(missing):
-        table[missing] = _cp_side(missing.astype(np.float64), trials, alpha, lower)
-    return table[index]
+    knots, bounds = _bound_knots(int(trials), float(alpha), lower)
+    return np.interp(counts, knots, bounds)
 
 
 def epsilon_from_bounds(p_lower: float, p_upper: float, delta: float = 0.0) -> float:
