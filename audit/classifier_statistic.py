@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from estimators.device import blas_threads
 from estimators.validation import InputError
 
 #: A column with more than 2 and at most this many distinct values is also one-hot encoded.
@@ -73,17 +74,31 @@ class OutputFeatures:
 MAX_LOGISTIC_ENTRIES = 20_000_000
 
 
+#: The most features for which :class:`LogOdds` solves by Newton's method: a step costs n·d² for the
+#: Hessian, so wider feature sets go to scikit-learn's L-BFGS, whose steps cost n·d.
+NEWTON_MAX_FEATURES = 64
+
+#: How :class:`LogOdds` can be fitted: ``"newton"`` (:func:`audit.logistic_regression.fit_logistic`,
+#: for at most :data:`NEWTON_MAX_FEATURES` features, else L-BFGS) or ``"lbfgs"`` (scikit-learn's).
+LOGISTIC_SOLVERS = ("newton", "lbfgs")
+
+
 class LogOdds:
     """The log-odds of the first input given an output, from a logistic regression.
 
-    Fitted by scikit-learn's ``LogisticRegression`` (L2 penalty, C = 1, L-BFGS) on
-    :class:`OutputFeatures` of outputs of the first (label 1) and the second input (label 0).
+    An L2-penalized logistic regression (C = 1, intercept not penalized: scikit-learn's
+    ``LogisticRegression`` defaults) on :class:`OutputFeatures` of outputs of the first (label 1)
+    and the second input (label 0). ``solver="newton"`` (the audit's) minimizes it by Newton's
+    method (:mod:`audit.logistic_regression`) when there are at most
+    :data:`NEWTON_MAX_FEATURES` features, else, like ``solver="lbfgs"``, by scikit-learn's
+    L-BFGS (``max_iter`` iterations); both minimize the same strictly convex objective. Its matrix
+    products run on one BLAS thread (:func:`estimators.device.blas_threads`).
     """
 
     def __init__(self, first_outputs: np.ndarray, second_outputs: np.ndarray, max_iter: int = 1000,
-                 features: OutputFeatures | None = None):
-        from sklearn.linear_model import LogisticRegression  # sklearn loads in the audit only when used
-
+                 features: OutputFeatures | None = None, solver: str = "newton"):
+        if solver not in LOGISTIC_SOLVERS:
+            raise InputError(f"argument 'solver' must be one of {LOGISTIC_SOLVERS}, got {solver!r}")
         first_outputs = np.asarray(first_outputs, dtype=np.float64)
         second_outputs = np.asarray(second_outputs, dtype=np.float64)
         if len(first_outputs) == 0 or len(second_outputs) == 0:
@@ -91,7 +106,17 @@ class LogOdds:
         outputs = np.concatenate([first_outputs, second_outputs])
         self.features = features or OutputFeatures(outputs, quadratic=self.quadratic)
         labels = np.concatenate([np.ones(len(first_outputs)), np.zeros(len(second_outputs))])
-        self.model = LogisticRegression(max_iter=max_iter).fit(self.features(outputs), labels)
+        x = self.features(outputs)
+        with blas_threads(1):
+            if solver == "newton" and x.shape[1] <= NEWTON_MAX_FEATURES:
+                from .logistic_regression import fit_logistic
+
+                self.coef, self.intercept = fit_logistic(x, labels)
+            else:
+                from sklearn.linear_model import LogisticRegression  # sklearn loads in the audit only when used
+
+                model = LogisticRegression(max_iter=max_iter).fit(x, labels)
+                self.coef, self.intercept = model.coef_[0], float(model.intercept_[0])
 
     #: Whether the features include squares of the columns with many values (:class:`QuadraticLogOdds`).
     quadratic = False
@@ -115,7 +140,9 @@ class LogOdds:
         return cls(first_outputs, second_outputs, features=features)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        return self.model.decision_function(self.features(outputs))
+        features = self.features(outputs)
+        with blas_threads(1):
+            return features @ self.coef + self.intercept
 
 
 class QuadraticLogOdds(LogOdds):

@@ -141,7 +141,7 @@ def classifier_audit(entry, total_runs: int, seed: int, alpha: float = ALPHA) ->
         return entry.mechanism(np.repeat(db[None], m, axis=0), rng)
 
     half = train // 2
-    score = LogOdds(run(pair.first, half), run(pair.second, train - half))  # log-odds of the first input
+    score = LogOdds(run(pair.first, half), run(pair.second, train - half), solver="lbfgs")  # log-odds of the first input
 
     threshold, upper, _ = choose_threshold(score(run(pair.first, select)), score(run(pair.second, select)),
                                            runs=certify, alpha=alpha, delta=delta)

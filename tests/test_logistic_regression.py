@@ -1,0 +1,64 @@
+"""Newton's L2-penalized logistic regression against scikit-learn's solver and the optimality condition."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from audit.classifier_statistic import NEWTON_MAX_FEATURES, LogOdds
+from audit.logistic_regression import fit_logistic
+from estimators.validation import InputError
+
+
+def _gradient(x, y, w, c, inverse_c=1.0):
+    # ∂/∂(w, c) of Σ log(1 + e^z) − y z + ‖w‖²/2, z = xw + c, written out independently.
+    p = 1.0 / (1.0 + np.exp(-(x @ w + c)))
+    return np.concatenate([x.T @ (p - y) + inverse_c * w, [np.sum(p - y)]])
+
+
+@pytest.mark.parametrize("d, shift, seed", [(1, 0.3, 0), (2, 1.0, 1), (5, 0.1, 2), (3, 4.0, 3)])
+def test_newton_reaches_sklearns_minimizer(d, shift, seed):
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([rng.normal(shift, 1, (400, d)), rng.normal(0, 1, (600, d))])
+    y = np.concatenate([np.ones(400), np.zeros(600)])
+    w, c = fit_logistic(x, y)
+    assert np.max(np.abs(_gradient(x, y, w, c))) < 1e-6
+    reference = LogisticRegression(tol=1e-12, max_iter=100_000).fit(x, y)
+    np.testing.assert_allclose(w, reference.coef_[0], atol=1e-5)
+    assert c == pytest.approx(float(reference.intercept_[0]), abs=1e-5)
+
+
+def test_separable_data_stays_finite():
+    # Perfectly separated classes: without the penalty the coefficients would diverge.
+    x = np.array([[-2.0], [-1.0], [1.0], [2.0]])
+    y = np.array([0.0, 0.0, 1.0, 1.0])
+    w, c = fit_logistic(x, y)
+    assert np.all(np.isfinite(w)) and np.max(np.abs(_gradient(x, y, w, c))) < 1e-6 and w[0] > 0
+
+
+def test_bad_input_names_the_argument():
+    with pytest.raises(InputError, match="features"):
+        fit_logistic(np.zeros(3), np.zeros(3))
+    with pytest.raises(InputError, match="'c'"):
+        fit_logistic(np.zeros((3, 1)), np.zeros(3), c=0.0)
+    with pytest.raises(InputError, match="solver"):
+        LogOdds(np.zeros((2, 1)), np.ones((2, 1)), solver="sag")
+
+
+def test_both_solvers_give_the_same_statistic():
+    rng = np.random.default_rng(4)
+    first, second = rng.laplace(0.5, 1, (500, 2)), rng.laplace(0, 1, (500, 2))
+    y = rng.laplace(0, 1, (50, 2))
+    # L-BFGS stops at scikit-learn's default tolerance (1e-4 on the gradient), Newton at rounding precision.
+    np.testing.assert_allclose(LogOdds(first, second)(y), LogOdds(first, second, solver="lbfgs")(y), atol=5e-3)
+
+
+def test_wide_features_go_to_lbfgs():
+    rng = np.random.default_rng(5)
+    width = NEWTON_MAX_FEATURES + 1
+    first, second = rng.normal(0.2, 1, (300, width)), rng.normal(0, 1, (300, width))
+    reference = LogisticRegression(max_iter=1000).fit(
+        *(lambda s: (s.features(np.concatenate([first, second])), np.r_[np.ones(300), np.zeros(300)]))(
+            LogOdds(first, second)))
+    np.testing.assert_allclose(LogOdds(first, second).coef, reference.coef_[0])
