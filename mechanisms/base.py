@@ -29,6 +29,7 @@ __all__ = [
     "MechanismError",
     "as_database_batch",
     "check_batch_output",
+    "draws_only_from_rng",
     "mechanism_name",
     "sample_mechanism",
 ]
@@ -40,6 +41,17 @@ class Mechanism(Protocol):
 
     def __call__(self, dbs: np.ndarray, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover
         ...
+
+
+def draws_only_from_rng(code) -> bool:
+    """Whether a mechanism or prior declares that it draws all its randomness from the generator it is given.
+
+    Code that declares it (the attribute ``draws_only_from_rng = True``: the catalog mechanisms and
+    the built-in priors) is run without seeding numpy's, ``random``'s and torch's global generators
+    for each chunk (:func:`mechanisms.execution.chunks.seed_global_generators`), which only code
+    that draws from them needs; its samples are the same either way. Anything else is seeded.
+    """
+    return getattr(code, "draws_only_from_rng", False) is True
 
 
 def mechanism_name(mech) -> str:

@@ -111,6 +111,9 @@ class Prior:
     ``_sample(m, rng)`` and :meth:`describe`.
     """
 
+    #: Whether every draw is from the rng argument (:func:`mechanisms.base.draws_only_from_rng`): only the
+    #: built-in priors say so; a subclass is assumed to draw from global generators unless it says otherwise.
+    draws_only_from_rng = False
     name = "prior"
 
     def __call__(self, m: int, rng=None) -> np.ndarray:
@@ -158,6 +161,8 @@ class ProductBernoulli(Prior):
         ``(n, k)``; inferred from ``p`` when omitted.
     """
 
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+
     p: np.ndarray
     shape: tuple | None = None
 
@@ -197,6 +202,8 @@ class ProductGaussian(Prior):
     shape : (int, int), optional
         ``(n, k)``; inferred from ``mean`` when omitted.
     """
+
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
 
     mean: np.ndarray
     cov: np.ndarray
@@ -279,6 +286,8 @@ class UniformBox(Prior):
         ``(n, k)``; inferred from ``low`` and ``high`` when omitted.
     """
 
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+
     low: np.ndarray
     high: np.ndarray
     shape: tuple | None = None
@@ -322,6 +331,8 @@ class Categorical(Prior):
     shape : (int, int), optional
         ``(n, k)``; inferred from the leading axes of ``probabilities`` when omitted.
     """
+
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
 
     probabilities: np.ndarray
     values: np.ndarray | None = None
@@ -369,6 +380,8 @@ class TwoPoint(Prior):
     p : array_like
         Probability of ``second`` per record, in [0, 1]; scalar or shape ``(n,)`` (default 0.5).
     """
+
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
 
     first: np.ndarray
     second: np.ndarray
@@ -422,6 +435,11 @@ class FixedRest(Prior):
     record_prior : Prior
         Distribution of the random record, a prior of shape ``(1, k)``.
     """
+
+    @property
+    def draws_only_from_rng(self) -> bool:
+        """Whether every component draws only from the rng argument (:func:`mechanisms.base.draws_only_from_rng`)."""
+        return self.record_prior.draws_only_from_rng is True
 
     rest: np.ndarray
     record: int
@@ -497,6 +515,8 @@ class EmpiricalResample(Prior):
         Resample with replacement (default True).
     """
 
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+
     data: np.ndarray
     n_records: int
     replace: bool = True
@@ -557,6 +577,11 @@ class Mixture(Prior):
     weights : array_like
         Non-negative mixture weights summing to 1.
     """
+
+    @property
+    def draws_only_from_rng(self) -> bool:
+        """Whether every component draws only from the rng argument (:func:`mechanisms.base.draws_only_from_rng`)."""
+        return all(c.draws_only_from_rng is True for c in self.components)
 
     components: tuple
     weights: np.ndarray

@@ -29,6 +29,8 @@ __all__ = ["FACTORIES", "GeoSample", "TruncatedGeometric"]
 class TruncatedGeometric:
     """Count of n bit records plus two-sided geometric noise, clamped to {0..n}; output ``(m, 1)``."""
 
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+
     epsilon: float
     records: int
 
@@ -98,6 +100,8 @@ class GeoSample:
     takes the logarithm in k as natural; Balcer and Vadhan work in bits, so log₂ is used here). The
     pmf is exact in integers; sampling inverts the CDF in floating point.
     """
+
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
 
     epsilon: float
     records: int

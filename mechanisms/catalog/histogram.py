@@ -26,6 +26,8 @@ __all__ = ["FACTORIES", "NoisyHistogram", "histogram_pair"]
 class NoisyHistogram:
     """Bin counts plus i.i.d. Laplace(``scale``) noise, output ``(m, bins)``."""
 
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+
     scale: float
     records: int
     bins: int

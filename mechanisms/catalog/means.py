@@ -41,6 +41,8 @@ class PresenceMean:
         is treated as post-processing although C is private.
     """
 
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+
     epsilon: float
     records: int
     count: str = "noisy"

@@ -41,6 +41,8 @@ class NoisyMax:
         ``"value"``: the largest noisy score.
     """
 
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+
     noise: str
     scale: float
     records: int

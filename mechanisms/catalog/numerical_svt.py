@@ -28,6 +28,8 @@ __all__ = ["FACTORIES", "NumericalSparseVector"]
 class NumericalSparseVector:
     """Numerical SVT over the k column sums; output ``(m, 2k)``: k indicators (1/0/-1) then k released values."""
 
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+
     epsilon: float
     records: int
     queries: int

@@ -26,6 +26,8 @@ __all__ = ["FACTORIES", "ParallelSparseVector", "ReplicatedLaplace"]
 class ReplicatedLaplace:
     """``copies`` independent Laplace(``scale``) releases of the sum of n values in [0, 1]; output ``(m, copies)``."""
 
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+
     scale: float
     records: int
     copies: int
@@ -44,6 +46,8 @@ class ReplicatedLaplace:
 @dataclass(frozen=True)
 class ParallelSparseVector:
     """SVT3 and SVT4 with independent noise on the same queries; output: SVT3's 2k columns then SVT4's k."""
+
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
 
     svt3: SparseVector
     svt4: SparseVector

@@ -25,6 +25,8 @@ __all__ = ["FACTORIES", "RandomizedResponse"]
 class RandomizedResponse:
     """One randomized report per bit record; output ``(m, n)`` of 0.0/1.0 reports."""
 
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+
     epsilon: float
     records: int
 

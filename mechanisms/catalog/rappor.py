@@ -72,6 +72,8 @@ class Rappor:
         RAPPOR (one bit per item).
     """
 
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+
     f: float
     records: int
     items: int

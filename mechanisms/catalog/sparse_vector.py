@@ -98,6 +98,8 @@ class SparseVector:
         c, the number of ⊤ after which variants 1–4 stop (ignored by 5 and 6).
     """
 
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+
     variant: int
     epsilon: float
     records: int

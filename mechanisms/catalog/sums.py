@@ -45,6 +45,8 @@ class NoisySum:
         Divide the sums by the public record count n.
     """
 
+    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+
     noise: str
     scale: float
     records: int

@@ -11,7 +11,9 @@ The global generators (``numpy.random``'s functions, the ``random`` module, and 
 torch is loaded) are seeded from the chunk's seed before the chunk runs (and the audit's own process gets
 its states back after each job): a mechanism that uses them instead of its ``rng`` is then reproducible too, and
 worker processes never repeat each other's draws (every fresh process starts torch's
-generator from the same fixed seed, and forked workers share numpy's global state).
+generator from the same fixed seed, and forked workers share numpy's global state). Code that declares
+it draws only from its ``rng`` (:func:`mechanisms.base.draws_only_from_rng`: the catalog mechanisms,
+the built-in priors) is spared that seeding, about 25 µs a chunk.
 """
 
 from __future__ import annotations

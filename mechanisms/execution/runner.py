@@ -26,7 +26,7 @@ import numpy as np
 from estimators.progress import progress_bar
 from estimators.validation import InputError, check_choice, check_int, check_positive
 
-from ..base import as_database_batch, mechanism_name
+from ..base import as_database_batch, draws_only_from_rng, mechanism_name
 from ..errors import MechanismError, MechanismWarning
 from .backends import WorkerLost, make_backend
 from .chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, chunk_generator, plan_chunks, preserved_global_generators,
@@ -160,12 +160,14 @@ class MechanismRunner:
         if not isinstance(label, str):
             label = prior.describe() if hasattr(prior, "describe") else mechanism_name(prior)
         who = f"prior '{label}'"
+        seeded_by_rng = draws_only_from_rng(prior)
         chunks = []
         try:
             with preserved_global_generators():
                 for index, start, stop in plan_chunks(samples, self.settings.chunk_size):
                     generator = chunk_generator(job_seed, index, PRIOR)
-                    seed_global_generators(job_seed, index, PRIOR)
+                    if not seeded_by_rng:
+                        seed_global_generators(job_seed, index, PRIOR)
                     chunks.append(call_user_code(prior, (stop - start, generator), who=who,
                                                  timeout=self.settings.timeout,
                                                  where=f" drawing databases {start}-{stop - 1}"))
@@ -222,9 +224,15 @@ class MechanismRunner:
         mechanism = self.reference.mechanism
         if getattr(mechanism, "seeded", True) is False and getattr(mechanism, "independent_across_processes", False):
             return  # a library that declares it takes no seed (OpenDP); its adapter's note already says so
-        message = (f"{self.who} returned different outputs for the same database and the same seed: it draws "
-                   "randomness that is not from the rng it is given (nor from numpy.random, random or torch, "
-                   "which miaudit seeds for every chunk): its own generator, os.urandom, the clock")
+        if draws_only_from_rng(mechanism):
+            message = (f"{self.who} declares draws_only_from_rng, so its global generators were not seeded, yet it "
+                       "returned different outputs for the same database and the same seed: it draws randomness "
+                       "that is not from the rng it is given (numpy.random, random, torch, its own generator, "
+                       "os.urandom, the clock); remove the declaration")
+        else:
+            message = (f"{self.who} returned different outputs for the same database and the same seed: it draws "
+                       "randomness that is not from the rng it is given (nor from numpy.random, random or torch, "
+                       "which miaudit seeds for every chunk): its own generator, os.urandom, the clock")
         parallel = self.settings.workers > 1 or self.settings.backend == "ray"
         if parallel and not getattr(self.reference.mechanism, "independent_across_processes", False):
             raise MechanismError(message + "; on worker processes such draws may repeat from one worker to the "

@@ -22,7 +22,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..base import mechanism_name, sample_mechanism
+from ..base import draws_only_from_rng, mechanism_name, sample_mechanism
 from ..errors import MechanismError
 from .chunks import ChunkTask, chunk_generator, seed_global_generators
 
@@ -124,7 +124,8 @@ def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
     rng = chunk_generator(task.job_seed, task.index, task.purpose)
     if hard_kill and task.timeout is not None:
         faulthandler.dump_traceback_later(task.timeout + HARD_KILL_GRACE, exit=True)
-    seed_global_generators(task.job_seed, task.index, task.purpose)
+    if not draws_only_from_rng(mech):
+        seed_global_generators(task.job_seed, task.index, task.purpose)
     try:
         return sample_mechanism(mech, task.dbs, rng, name=label or mechanism_name(mech),
                                 locate=task.last_attempt, timeout=task.timeout)
