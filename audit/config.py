@@ -63,7 +63,8 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     workers = 1                           # N > 1: N local worker processes; "auto": one per core
     backend = "local"                     # local | ray
     ray_address = "HEAD_IP:6379"          # ray: an existing cluster (default: start a local one)
-    chunk_size = 256                      # databases per mechanism call (each chunk has its own seed)
+    chunk_size = 256                      # databases per mechanism call (each chunk has its own seed; default:
+                                          # 4096 for a catalog mechanism, else 256)
     retries = 2                           # times a failed chunk is run again
 
 Relative file paths are read relative to the configuration file.
@@ -197,7 +198,8 @@ KEYS = (
     Key("execution", "ray_address", "string", flag="--ray-address", metavar="ADDR",
         help="--backend ray: address of an existing Ray cluster (default: start a local Ray instance)"),
     Key("execution", "chunk_size", "int", at_least=1, flag="--chunk-size", metavar="C",
-        help="databases per mechanism call (default 256); the samples depend on it, not on the backend"),
+        help="databases per mechanism call (default: 4096 for a catalog mechanism, else 256); the samples depend "
+             "on it, not on the backend"),
     Key("execution", "retries", "int", at_least=0),
 )
 

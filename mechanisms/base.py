@@ -30,6 +30,7 @@ __all__ = [
     "as_database_batch",
     "check_batch_output",
     "draws_only_from_rng",
+    "preferred_chunk_size",
     "mechanism_name",
     "sample_mechanism",
 ]
@@ -52,6 +53,27 @@ def draws_only_from_rng(code) -> bool:
     that draws from them needs; its samples are the same either way. Anything else is seeded.
     """
     return getattr(code, "draws_only_from_rng", False) is True
+
+
+def preferred_chunk_size(mech) -> int | None:
+    """The databases per call a mechanism asks for (its ``preferred_chunk_size`` attribute), or None.
+
+    A vectorized mechanism whose calls cost microseconds (the catalog's) asks for large chunks: the
+    runner's fixed cost per chunk (a seeded generator, validation) then stops mattering. The audit's
+    ``chunk_size`` setting, when given, overrides it (:class:`~mechanisms.execution.runner.MechanismRunner`).
+
+    Raises
+    ------
+    InputError
+        When the attribute is set to anything but a positive integer.
+    """
+    size = getattr(mech, "preferred_chunk_size", None)
+    if size is None:
+        return None
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        raise InputError(f"mechanism '{mechanism_name(mech)}': attribute 'preferred_chunk_size' must be a positive "
+                         f"integer, got {size!r}")
+    return int(size)
 
 
 def mechanism_name(mech) -> str:

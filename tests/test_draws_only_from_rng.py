@@ -8,6 +8,7 @@ import random
 import numpy as np
 import pytest
 
+from estimators.validation import InputError
 from mechanisms.base import draws_only_from_rng
 from mechanisms.catalog import catalog
 from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
@@ -75,3 +76,49 @@ def test_the_runner_seeds_the_global_generators_unless_told_not_to(declares):
     # Seeded per chunk: the same outputs whatever the global state was; unseeded (the declaration, false
     # here on purpose): the global state shows through.
     assert np.array_equal(*runs) == (not declares)
+
+
+# --- chunk sizes (mechanisms.base.preferred_chunk_size) -----------------------------------------
+
+class _Asks:
+    def __init__(self, size):
+        self.preferred_chunk_size = size
+
+    def __call__(self, dbs, rng):
+        return dbs.sum(axis=1)
+
+
+def test_chunk_size_is_the_settings_then_the_mechanisms_within_the_entry_cap_then_256():
+    from mechanisms.execution.runner import DEFAULT_CHUNK_SIZE, MAX_CHUNK_ENTRIES
+
+    assert DEFAULT_CHUNK_SIZE == 256
+    with MechanismRunner(_Asks(4096), "asks", ExecutionSettings()) as runner:
+        assert runner.chunk_size((10, 1)) == 4096
+        # 10,000 entries a database: 2^22 // 10^4 = 419 databases a call.
+        assert runner.chunk_size((100, 100)) == 2**22 // 10_000 == MAX_CHUNK_ENTRIES // 10_000
+        assert runner.chunk_size((1000, 1000)) == 256  # never below the default
+        assert runner.chunk_size(None) == 256  # a prior that does not say its shape
+    with MechanismRunner(_Asks(4096), "asks", ExecutionSettings(chunk_size=100)) as runner:
+        assert runner.chunk_size((10, 1)) == 100
+    with MechanismRunner(lambda dbs, rng: dbs.sum(axis=1), "plain", ExecutionSettings()) as runner:
+        assert runner.chunk_size((10, 1)) == 256
+    entry = catalog()[0]
+    with MechanismRunner(entry.mechanism, entry.name, ExecutionSettings()) as runner:
+        assert runner.chunk_size(entry.pairs[0].first.shape) == 4096
+
+
+def test_a_mechanisms_chunk_size_sets_its_calls_and_a_bad_one_is_named():
+    sizes = []
+
+    class Recording(_Asks):
+        def __call__(self, dbs, rng):
+            sizes.append(len(dbs))
+            return dbs.sum(axis=1)
+
+    with MechanismRunner(Recording(1000), "records", ExecutionSettings()) as runner:
+        runner.sample(np.zeros((2500, 2, 1)), np.random.default_rng(0))
+    assert sizes[2:] == [1000, 1000, 500]  # after the reproducibility probe's two calls of one database
+    for bad in (0, 2.5, "4096", True):
+        with MechanismRunner(_Asks(bad), "bad", ExecutionSettings()) as runner:
+            with pytest.raises(InputError, match="preferred_chunk_size"):
+                runner.sample(np.zeros((10, 2, 1)), np.random.default_rng(0))

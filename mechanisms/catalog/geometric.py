@@ -16,7 +16,7 @@ import numpy as np
 
 from estimators.validation import as_generator, check_int, check_positive
 
-from .batch import as_database_batch
+from .batch import VECTORIZED_CHUNK_SIZE, as_database_batch
 from .entry import CatalogEntry
 from .exposure import max_abs_log_ratio
 from ..guarantee import Guarantee
@@ -30,6 +30,7 @@ class TruncatedGeometric:
     """Count of n bit records plus two-sided geometric noise, clamped to {0..n}; output ``(m, 1)``."""
 
     draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     epsilon: float
     records: int
@@ -102,6 +103,7 @@ class GeoSample:
     """
 
     draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     epsilon: float
     records: int

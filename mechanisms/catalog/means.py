@@ -15,7 +15,7 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_choice, check_int, check_positive
 
-from .batch import as_database_batch
+from .batch import VECTORIZED_CHUNK_SIZE, as_database_batch
 from .entry import CatalogEntry
 from .exposure import integration_grid, laplace_log_pdf, log_integral, max_abs_log_ratio
 from ..guarantee import NOT_PRIVATE, Guarantee
@@ -42,6 +42,7 @@ class PresenceMean:
     """
 
     draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     epsilon: float
     records: int

@@ -30,7 +30,7 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_int, check_probability
 
-from .batch import as_database_batch
+from .batch import VECTORIZED_CHUNK_SIZE, as_database_batch
 from .entry import CatalogEntry
 from ..guarantee import Guarantee
 from ..neighbouring_pair import NeighbouringPair
@@ -73,6 +73,7 @@ class Rappor:
     """
 
     draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     f: float
     records: int

@@ -33,7 +33,7 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_finite_number, check_int, check_positive
 
-from .batch import as_database_batch, column_sums
+from .batch import VECTORIZED_CHUNK_SIZE, as_database_batch, column_sums
 from .entry import CatalogEntry
 from ..guarantee import NOT_PRIVATE, Guarantee
 from ..neighbouring_pair import NeighbouringPair
@@ -99,6 +99,7 @@ class SparseVector:
     """
 
     draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     variant: int
     epsilon: float

@@ -17,7 +17,7 @@ from estimators.validation import as_generator, check_choice, check_int, check_p
 from mechanisms.calibration import classical_gaussian_variance
 from mechanisms.dp_curves import gaussian_dp_delta
 
-from .batch import as_database_batch, column_sums
+from .batch import VECTORIZED_CHUNK_SIZE, as_database_batch, column_sums
 from .entry import CatalogEntry
 from ..guarantee import Guarantee
 from ..neighbouring_pair import NeighbouringPair
@@ -46,6 +46,7 @@ class NoisySum:
     """
 
     draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
+    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     noise: str
     scale: float

@@ -26,7 +26,7 @@ import numpy as np
 from estimators.progress import progress_bar
 from estimators.validation import InputError, check_choice, check_int, check_positive
 
-from ..base import as_database_batch, draws_only_from_rng, mechanism_name
+from ..base import as_database_batch, draws_only_from_rng, mechanism_name, preferred_chunk_size
 from ..errors import MechanismError, MechanismWarning
 from .backends import WorkerLost, make_backend
 from .chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, chunk_generator, plan_chunks, preserved_global_generators,
@@ -43,6 +43,13 @@ BACKENDS = ("local", "ray")
 #: ``--timeout`` is given: long enough for a small training run, short enough that a
 #: mechanism that never returns is reported within a minute.
 PROBE_TIMEOUT = 60.0
+
+#: Databases per call when neither the settings nor the mechanism say otherwise.
+DEFAULT_CHUNK_SIZE = 256
+
+#: A mechanism's preferred chunk is cut to at most this many database entries (32 MB of float64),
+#: and never below :data:`DEFAULT_CHUNK_SIZE` databases.
+MAX_CHUNK_ENTRIES = 2**22
 
 
 @dataclass(frozen=True)
@@ -63,9 +70,12 @@ class ExecutionSettings:
     timeout : float, optional
         Seconds one call of the mechanism or the prior (one chunk) may take; default: no
         limit, except :data:`PROBE_TIMEOUT` for the first call.
-    chunk_size : int
+    chunk_size : int, optional
         Databases per mechanism call. The samples depend on it (each chunk has its own
-        seed), never on the backend or the number of workers.
+        seed), never on the backend or the number of workers. Default: the mechanism's
+        ``preferred_chunk_size`` (:func:`mechanisms.base.preferred_chunk_size`; the catalog's
+        ask for 4096), cut to :data:`MAX_CHUNK_ENTRIES` database entries but not below
+        :data:`DEFAULT_CHUNK_SIZE`; for any other mechanism :data:`DEFAULT_CHUNK_SIZE`.
     retries : int
         Times a failed chunk is run again before the audit stops.
     """
@@ -74,7 +84,7 @@ class ExecutionSettings:
     backend: str = "local"
     ray_address: str | None = None
     timeout: float | None = None
-    chunk_size: int = 256
+    chunk_size: int | None = None
     retries: int = 2
 
     def __post_init__(self):
@@ -91,7 +101,8 @@ class ExecutionSettings:
             raise InputError("argument 'ray_address' applies to --backend ray only")
         if self.timeout is not None:
             object.__setattr__(self, "timeout", check_positive(self.timeout, "timeout"))
-        check_int(self.chunk_size, "chunk_size", 1)
+        if self.chunk_size is not None:
+            check_int(self.chunk_size, "chunk_size", 1)
         check_int(self.retries, "retries", 0)
 
 
@@ -131,6 +142,17 @@ class MechanismRunner:
     def __enter__(self):
         return self
 
+    def chunk_size(self, database_shape) -> int:
+        """Databases per call for databases of ``database_shape`` (n, k) (:class:`ExecutionSettings`);
+        ``None`` (a prior that does not say its shape): :data:`DEFAULT_CHUNK_SIZE` unless the settings say."""
+        if self.settings.chunk_size is not None:
+            return self.settings.chunk_size
+        preferred = preferred_chunk_size(self.reference.mechanism)
+        if preferred is None or database_shape is None:
+            return DEFAULT_CHUNK_SIZE
+        entries = max(1, int(np.prod(database_shape)))
+        return max(DEFAULT_CHUNK_SIZE, min(preferred, MAX_CHUNK_ENTRIES // entries))
+
     def __exit__(self, exc_type, exc, tb):
         self.close()
 
@@ -164,7 +186,7 @@ class MechanismRunner:
         chunks = []
         try:
             with preserved_global_generators():
-                for index, start, stop in plan_chunks(samples, self.settings.chunk_size):
+                for index, start, stop in plan_chunks(samples, self.chunk_size(getattr(prior, "shape", None))):
                     generator = chunk_generator(job_seed, index, PRIOR)
                     if not seeded_by_rng:
                         seed_global_generators(job_seed, index, PRIOR)
@@ -203,7 +225,7 @@ class MechanismRunner:
             self._probe(batch[:1], job_seed)
         chunks = [ChunkTask(job_seed, index, start, batch[start:stop], stop - start, timeout, MECHANISM,
                             last_attempt=self.settings.retries == 0)
-                  for index, start, stop in plan_chunks(batch.shape[0], self.settings.chunk_size)]
+                  for index, start, stop in plan_chunks(batch.shape[0], self.chunk_size(batch.shape[1:]))]
         bar = progress_bar(batch.shape[0], f"sampling {self.label}", quiet=self.quiet)
         try:
             with preserved_global_generators():
