@@ -209,12 +209,10 @@ class EmpiricalLogRatio:
         if len(first_outputs) == 0 or len(second_outputs) == 0:
             raise InputError("an empirical log-ratio statistic needs outputs of both inputs")
         outputs = np.concatenate([first_outputs, second_outputs])
-        if len(np.unique(outputs[:, 0])) > max_values:  # cheap: one column already takes too many values
+        distinct = _distinct_rows(outputs, max_values)
+        if distinct is None:
             return None
-        rows, inverse = np.unique(outputs, axis=0, return_inverse=True)
-        if len(rows) > max_values:
-            return None
-        inverse = inverse.ravel()
+        rows, inverse = distinct
         n_first = np.bincount(inverse[:len(first_outputs)], minlength=len(rows))
         n_second = np.bincount(inverse[len(first_outputs):], minlength=len(rows))
         half_k = len(rows) / 2
@@ -230,6 +228,31 @@ class EmpiricalLogRatio:
         query = np.ascontiguousarray(outputs).view(self._key).ravel()
         position = np.clip(np.searchsorted(self._sorted_keys, query), 0, len(self._sorted_keys) - 1)
         return np.where(self._sorted_keys[position] == query, self._sorted_log_ratio[position], self.unseen)
+
+
+def _distinct_rows(outputs: np.ndarray, max_values: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(the distinct rows of ``outputs``, each row's index among them), or None beyond ``max_values`` rows.
+
+    Each row is coded as one integer in mixed radix, its digits its columns' value indices, so that
+    one sort of integers finds the distinct rows (a sort of the rows as byte strings, which
+    ``np.unique(axis=0)`` does, took 5 ms for 9,000 rows here). A column with more than
+    ``max_values`` values already makes more rows, and is caught first.
+    """
+    codes = np.zeros(len(outputs), dtype=np.int64)
+    radix = 1
+    for column in outputs.T:
+        values, index = np.unique(column, return_inverse=True)
+        if len(values) > max_values:
+            return None
+        radix *= len(values)
+        if radix >= 2**62:  # the code would overflow: sort the rows themselves
+            rows, inverse = np.unique(outputs, axis=0, return_inverse=True)
+            return (rows, inverse.ravel()) if len(rows) <= max_values else None
+        codes = codes * len(values) + index.ravel()
+    keys, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    if len(keys) > max_values:
+        return None
+    return outputs[first], inverse.ravel()
 
 
 def _rows(outputs) -> np.ndarray:

@@ -145,3 +145,26 @@ def test_quadratic_log_odds_needs_a_column_with_many_values():
 
     bits = np.random.default_rng(1).integers(0, 2, size=(200, 3)).astype(float)
     assert QuadraticLogOdds.fit(bits[:100], bits[100:]) is None
+
+
+@pytest.mark.parametrize("case", ["few", "radix overflow", "too many"])
+def test_distinct_rows_are_the_set_of_rows(case):
+    from audit.classifier_statistic import _distinct_rows
+
+    rng = np.random.default_rng(11)
+    if case == "few":
+        outputs = rng.integers(0, 4, (3000, 3)).astype(float) - 1.5
+    else:
+        # 12 columns of 40 values each: 40^12 > 2^62, so the rows are sorted as rows.
+        base = rng.integers(0, 40, (60 if case == "radix overflow" else 400, 12)).astype(float)
+        base[:40, :] = np.arange(40)[:, None]  # every column takes all 40 values
+        outputs = base[rng.integers(0, len(base), 5000)]
+        outputs[:len(base)] = base
+    got = _distinct_rows(outputs, 256)
+    expected = {tuple(row) for row in outputs}  # brute force: a set of tuples
+    if len(expected) > 256:
+        assert got is None
+        return
+    rows, index = got
+    assert {tuple(row) for row in rows} == expected and len(rows) == len(expected)
+    np.testing.assert_array_equal(rows[index], outputs)
