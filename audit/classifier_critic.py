@@ -27,7 +27,7 @@ priors gets its MI test from these critics in the time a classifier auditor take
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -57,13 +57,19 @@ class ClassifierCritic:
     statistic: object
     offset: float
     prior_first: float  # π̂: the training split's fraction of draws of the first database
+    #: (rows, statistic(outputs[rows])) on the draws it was not trained on, once computed
+    #: (:func:`fit_classifier_critics`): the certification and the event search read them.
+    held_out: tuple | None = None
 
     def log_odds(self, outputs: np.ndarray) -> np.ndarray:
         return np.asarray(self.statistic(outputs), dtype=np.float64) + self.offset
 
     def __call__(self, is_first: np.ndarray, outputs: np.ndarray, lo: float, hi: float) -> np.ndarray:
         """T(x, y) = log q(x | y) − log π̂(x) for x = a where ``is_first`` else b, clipped to [lo, hi]."""
-        ell = self.log_odds(outputs)
+        return self.from_log_odds(is_first, self.log_odds(outputs), lo, hi)
+
+    def from_log_odds(self, is_first: np.ndarray, ell: np.ndarray, lo: float, hi: float) -> np.ndarray:
+        """T(x, y) of :meth:`__call__` from the log-odds ℓ(y) of each output."""
         signed = np.where(is_first, ell, -ell)
         # log σ(s) = −softplus(−s), computed without overflow for |s| large.
         log_q = -np.logaddexp(0.0, -signed)
@@ -91,10 +97,22 @@ def _dv(t_joint: np.ndarray, t_product: np.ndarray) -> float:
     return float(donsker_varadhan(torch.as_tensor(t_joint), torch.as_tensor(t_product)))
 
 
-def _product_pairs(critic, is_first, outputs, rows, lo, hi) -> np.ndarray:
-    """T(x_i, y_{i + n/2}) over the first half of ``rows``: each draw used once (as the neural fit's certificate)."""
+def _product_pairs(critic, is_first, ell, rows, lo, hi) -> np.ndarray:
+    """T(x_i, y_{i + n/2}) over the first half of ``rows``: each draw used once (as the neural fit's certificate).
+
+    ``ell`` holds the log-odds of the outputs of ``rows``, in their order."""
     half = len(rows) // 2
-    return critic(is_first[rows[:half]], outputs[rows[half:2 * half]], lo, hi)
+    return critic.from_log_odds(is_first[rows[:half]], ell[half:2 * half], lo, hi)
+
+
+def _with_held_out_scores(critic: ClassifierCritic, outputs: np.ndarray, held: np.ndarray) -> ClassifierCritic:
+    """The critic with its statistic computed once on the ``held`` draws (every later use reads them)."""
+    return replace(critic, held_out=(held, np.asarray(critic.statistic(outputs[held]), dtype=np.float64)))
+
+
+def _log_odds_at(critic: ClassifierCritic, rows: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """ℓ of the outputs of ``rows`` (held-out draws), from the scores kept on them."""
+    return critic.held_out[1][position[rows]] + critic.offset
 
 
 def fit_classifier_critics(cells, outputs, *, config,
@@ -139,32 +157,40 @@ def _fit(cells, outputs, config, rng, started) -> tuple[ProblemFit, tuple] | Non
                                   "val_product", "stderr")}
     problems, fitted = [], []
     shifts = [1 + k * max(1, (len(test) - 1) // config.eval_shifts) for k in range(config.eval_shifts)]
-    for position, cell in enumerate(cells):
+    # Each classifier's statistic is computed once on the held-out draws (validation and test): the
+    # DV values, the certificate and the event search's choice all read those scores.
+    held = np.sort(np.concatenate([val, test]))
+    position = np.empty(n, dtype=np.int64)
+    position[held] = np.arange(len(held))
+    for index, cell in enumerate(cells):
         first, _ = neighbouring_pair_of(cell.prior, cell.record)
         is_first = np.all(cell.g == first[cell.record], axis=1)
         y = outputs[cell.prior_index]
         y = y.reshape(len(y), -1)
         best = None
-        fitted.append(record_classifier_critics(is_first, y, train))
+        fitted.append([_with_held_out_scores(c, y, held) for c in record_classifier_critics(is_first, y, train)])
         for critic in fitted[-1]:
-            val_joint = critic(is_first[val], y[val], lo, hi)
-            val_product = _product_pairs(critic, is_first, y, val, lo, hi)
-            value = _dv(val_joint, critic(is_first[val], np.roll(y[val], len(val) // 2, axis=0), lo, hi))
+            ell_val = _log_odds_at(critic, val, position)
+            val_joint = critic.from_log_odds(is_first[val], ell_val, lo, hi)
+            val_product = _product_pairs(critic, is_first, ell_val, val, lo, hi)
+            value = _dv(val_joint, critic.from_log_odds(is_first[val], np.roll(ell_val, len(val) // 2), lo, hi))
             if best is None or value > best[0]:
                 best = (value, critic, val_joint, val_product)
         if best is None:
             return None
         value, critic, val_joint, val_product = best
-        test_joint = critic(is_first[test], y[test], lo, hi)
-        test_rolled = np.concatenate([critic(is_first[test], np.roll(y[test], s, axis=0), lo, hi) for s in shifts])
+        ell_test = _log_odds_at(critic, test, position)
+        test_joint = critic.from_log_odds(is_first[test], ell_test, lo, hi)
+        test_rolled = np.concatenate([critic.from_log_odds(is_first[test], np.roll(ell_test, s), lo, hi)
+                                      for s in shifts])
         for name, item in (("validation", value), ("estimate", _dv(test_joint, test_rolled)),
                            ("test_joint", test_joint),
-                           ("test_product", _product_pairs(critic, is_first, y, test, lo, hi)),
+                           ("test_product", _product_pairs(critic, is_first, ell_test, test, lo, hi)),
                            ("val_joint", val_joint), ("val_product", val_product),
                            ("stderr", float(_delta_method_stderr(torch.as_tensor(test_joint[None]),
                                                                  torch.as_tensor(test_rolled[None]), "dv")[0]))):
             rows[name].append(item)
-        problems.append(ProblemCritics(slice(position, position + 1), None, None, name=critic.name))
+        problems.append(ProblemCritics(slice(index, index + 1), None, None, name=critic.name))
     fit = CriticFit(
         estimates=np.array(rows["estimate"]), stderr=np.array(rows["stderr"]),
         validation=np.array(rows["validation"]), test_joint=np.stack(rows["test_joint"]),

@@ -269,23 +269,28 @@ def _pair_statistics(cell, critics, fits, data) -> list:
     origin = f"the pair of prior {cell.prior_index} of Θ"
     # A classifier critic (no scorer) orders outputs as its classifier does, which is offered below.
     statistics = [(_critic_statistic(critic, fits), "T(a, y) − T(b, y)",
-                   origin + ("" if critic.kind == "full" else f"; statistic: {critic.label}")) for critic in critics
-                  if fits.fit(critic.kind).scorer is not None]
+                   origin + ("" if critic.kind == "full" else f"; statistic: {critic.label}"), None)
+                  for critic in critics if fits.fit(critic.kind).scorer is not None]
     is_first = draws_of_first(dbs[train], first, record)
-    # Classifier critics were fitted on this training split already: the same classifiers, reused.
-    reused = ({type(c.statistic): c.statistic for c in fits.classifiers[fits.cells.index(cell)]}
+    # Classifier critics were fitted on this training split already: the same classifiers, reused,
+    # with their scores on the held-out draws when those are the draws held out here.
+    reused = ({type(c.statistic): c for c in fits.classifiers[fits.cells.index(cell)]}
               if fits.classifiers else None)
     if is_first.any() and not is_first.all():
         first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
         for kind, _, label, what in PAIR_STATISTICS:
+            critic = None if reused is None else reused.get(kind)
             # None where the outputs do not suit it
-            fitted = kind.fit(first_outputs, second_outputs) if reused is None else reused.get(kind)
+            fitted = kind.fit(first_outputs, second_outputs) if reused is None else getattr(critic, "statistic", None)
             if fitted is not None:
+                kept = getattr(critic, "held_out", None)
+                scores = kept[1] if kept is not None and np.array_equal(kept[0], held) else None
                 statistics.append((pair_statistic(fitted, first[record], second[record]), label,
-                                   f"{origin}; statistic: {what} on the critic's training split"))
+                                   f"{origin}; statistic: {what} on the critic's training split", scores))
     return [PairCandidate(first, second, record, statistic, why, statistic_label=label,
-                          held_out=held_out_scores(statistic, first, second, record, dbs[held], outputs[held]))
-            for statistic, label, why in statistics]
+                          held_out=held_out_scores(statistic, first, second, record, dbs[held], outputs[held],
+                                                   scores=scores))
+            for statistic, label, why, scores in statistics]
 
 
 #: Structured pairs (StatDP patterns) the event search tries on the chosen critic's record under a
