@@ -24,6 +24,10 @@ from estimators.validation import InputError
 #: A column with more than 2 and at most this many distinct values is also one-hot encoded.
 MAX_ONE_HOT_VALUES = 16
 
+#: Rows whose distinct values are counted first: a column with more than MAX_ONE_HOT_VALUES among them
+#: has too many to encode, whatever the rest hold.
+_FIRST_ROWS = 1024
+
 
 class OutputFeatures:
     """Raw output columns plus one-hot indicators of every column with few distinct values, standardized.
@@ -39,7 +43,10 @@ class OutputFeatures:
         outputs = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
         self.levels, squared = [], []
         for j in range(outputs.shape[1]):
-            values = np.unique(outputs[:, j])
+            # More than MAX_ONE_HOT_VALUES values among the first rows already decides it (no full sort).
+            values = np.unique(outputs[:_FIRST_ROWS, j])
+            if len(values) <= MAX_ONE_HOT_VALUES:
+                values = np.unique(outputs[:, j])
             if 2 < len(values) <= MAX_ONE_HOT_VALUES:
                 self.levels.append((j, values))
             elif quadratic and len(values) > MAX_ONE_HOT_VALUES:
@@ -56,6 +63,14 @@ class OutputFeatures:
         scaled = raw / self.top
         self.mean, self.std = scaled.mean(axis=0), scaled.std(axis=0)
         self.std[self.std == 0] = 1.0
+        scaled -= self.mean
+        scaled /= self.std
+        self._training = scaled  # self(outputs), kept for the fit that follows (take_training)
+
+    def take_training(self) -> np.ndarray | None:
+        """The standardized features of the outputs given at construction, once (then released)."""
+        training, self._training = self._training, None
+        return training
 
     def _expand(self, outputs: np.ndarray) -> np.ndarray:
         parts = [outputs] + [(outputs[:, [j]] == values[None, :]).astype(np.float64) for j, values in self.levels]
@@ -66,6 +81,36 @@ class OutputFeatures:
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         outputs = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
         return (self._expand(outputs) / self.top - self.mean) / self.std
+
+    def affine(self, coef: np.ndarray, intercept: float):
+        """``outputs -> features(outputs) @ coef + intercept``, without building the feature matrix.
+
+        A standardized feature enters as (e/top − mean)/std, so the affine function is
+        Σ (coef/(top·std)) e + intercept − Σ coef·mean/std over the expanded columns e: the raw
+        columns and the squares by one product each, a one-hot block by looking up its value's
+        weight (0 for a value not seen in training), as the indicator it replaces would give.
+        """
+        weight = np.asarray(coef, dtype=np.float64) / (self.top * self.std)
+        constant = float(intercept - np.sum(np.asarray(coef) * self.mean / self.std))
+        width = self.top.shape[0] - sum(len(v) for _, v in self.levels) - len(self.squared)
+        raw, blocks, start = weight[:width], [], width
+        for j, values in self.levels:
+            blocks.append((j, values, weight[start:start + len(values)]))
+            start += len(values)
+        squares = weight[start:]
+
+        def decision(outputs: np.ndarray) -> np.ndarray:
+            outputs = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
+            with blas_threads(1):
+                z = outputs @ raw + constant
+                if len(self.squared):
+                    z += ((outputs[:, self.squared] / self.square_scale) ** 2) @ squares
+            for j, values, level_weight in blocks:
+                column = outputs[:, j]
+                at = np.minimum(np.searchsorted(values, column), len(values) - 1)
+                z += np.where(values[at] == column, level_weight[at], 0.0)
+            return z
+        return decision
 
 
 #: The audit offers the logistic statistic only when its feature matrix (training outputs × features)
@@ -96,7 +141,7 @@ class LogOdds:
     """
 
     def __init__(self, first_outputs: np.ndarray, second_outputs: np.ndarray, max_iter: int = 1000,
-                 features: OutputFeatures | None = None, solver: str = "newton"):
+                 features: OutputFeatures | None = None, solver: str = "newton", *, _features_of_these: bool = False):
         if solver not in LOGISTIC_SOLVERS:
             raise InputError(f"argument 'solver' must be one of {LOGISTIC_SOLVERS}, got {solver!r}")
         first_outputs = np.asarray(first_outputs, dtype=np.float64)
@@ -106,7 +151,10 @@ class LogOdds:
         outputs = np.concatenate([first_outputs, second_outputs])
         self.features = features or OutputFeatures(outputs, quadratic=self.quadratic)
         labels = np.concatenate([np.ones(len(first_outputs)), np.zeros(len(second_outputs))])
-        x = self.features(outputs)
+        # Features built here, or by fit on these very outputs, kept their standardized matrix.
+        x = self.features.take_training() if features is None or _features_of_these else None
+        if x is None:
+            x = self.features(outputs)
         with blas_threads(1):
             if solver == "newton" and x.shape[1] <= NEWTON_MAX_FEATURES:
                 from .logistic_regression import fit_logistic
@@ -117,6 +165,7 @@ class LogOdds:
 
                 model = LogisticRegression(max_iter=max_iter).fit(x, labels)
                 self.coef, self.intercept = model.coef_[0], float(model.intercept_[0])
+        self._decision = self.features.affine(self.coef, self.intercept)
 
     #: Whether the features include squares of the columns with many values (:class:`QuadraticLogOdds`).
     quadratic = False
@@ -137,12 +186,10 @@ class LogOdds:
         width = outputs.shape[1] + sum(len(values) for _, values in features.levels) + len(features.squared)
         if len(outputs) * width > max_entries:
             return None
-        return cls(first_outputs, second_outputs, features=features)
+        return cls(first_outputs, second_outputs, features=features, _features_of_these=True)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        features = self.features(outputs)
-        with blas_threads(1):
-            return features @ self.coef + self.intercept
+        return self._decision(outputs)
 
 
 class QuadraticLogOdds(LogOdds):

@@ -168,3 +168,18 @@ def test_distinct_rows_are_the_set_of_rows(case):
     rows, index = got
     assert {tuple(row) for row in rows} == expected and len(rows) == len(expected)
     np.testing.assert_array_equal(rows[index], outputs)
+
+
+@pytest.mark.parametrize("quadratic", [False, True])
+def test_the_affine_decision_equals_the_feature_matrix_product(quadratic):
+    from audit.classifier_statistic import OutputFeatures
+
+    rng = np.random.default_rng(12)
+    train = np.column_stack([rng.normal(size=3000), rng.integers(0, 5, 3000), rng.integers(0, 2, 3000),
+                             rng.laplace(size=3000) * 1e3])
+    features = OutputFeatures(train, quadratic=quadratic)
+    assert [j for j, _ in features.levels] == [1]  # only the 5-valued column is one-hot encoded
+    coef = rng.normal(size=features(train[:2]).shape[1])
+    test = np.column_stack([rng.normal(size=500), rng.integers(-1, 6, 500), rng.integers(0, 2, 500),
+                            rng.laplace(size=500) * 1e3])  # values -1 and 5 were never seen in training
+    np.testing.assert_allclose(features.affine(coef, 0.7)(test), features(test) @ coef + 0.7, rtol=1e-10, atol=1e-10)
