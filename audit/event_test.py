@@ -396,13 +396,21 @@ def _frequency(event: ScoreEvent, scores: np.ndarray) -> float:
     return float((strict & ~at).mean() + event.boundary_weight * at.mean())
 
 
+def _has_atoms(scores_a: np.ndarray, scores_b: np.ndarray) -> bool:
+    """Whether some score value occurs more than once among both inputs' scores."""
+    ordered = np.sort(np.concatenate((scores_a, scores_b)))
+    return bool(np.any(ordered[1:] == ordered[:-1]))
+
+
 def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: float, delta: float = 0.0,
                  objective=None, forms=EVENT_FORMS, boundary_weights=BOUNDARY_WEIGHTS) -> EventChoice:
     """The event on a statistic's selection scores to certify on ``runs`` fresh runs per input.
 
     Three families of events are considered (:func:`best_event` within each): plain tails (an
     upper or a lower tail with either input first), tails with a randomized boundary point
-    (weights ``boundary_weights`` strictly between 0 and 1), and both tails. The richer families
+    (weights ``boundary_weights`` strictly between 0 and 1; only where some score value occurs
+    more than once, an atom of the score's law, which is what the randomization splits: DP-Sniper's
+    randomized threshold, Bichsel et al. 2021), and both tails. The richer families
     hold many more events, so their best on the selection scores is the more optimistic (the
     winner's curse): each family's best event on one half of the scores (alternate runs, which
     are i.i.d.) is scored on the other half, the family that scores best there is kept (ties to
@@ -421,6 +429,8 @@ def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha
     predict = _Predictor(runs, alpha, objective)
     scores_a, scores_b = np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64)
     interior = tuple(w for w in boundary_weights if 0.0 < w < 1.0)
+    if not _has_atoms(scores_a, scores_b):
+        interior = ()  # a randomized boundary serves atoms; on continuous scores it would split one run
     families = []
     for family_forms, weights in EVENT_FAMILIES:
         family_forms = tuple(f for f in family_forms if f in forms)

@@ -291,3 +291,16 @@ def test_certified_epsilon_agrees_with_the_pure_dp_claims_own_check(epsilon):
         if abs(certified_epsilon(p_lower, p_upper) - epsilon) < 1e-9:
             continue  # on the boundary either answer is right
         assert (certified_epsilon(p_lower, p_upper) > epsilon) == claim.check_event(p_lower, p_upper).refuted
+
+
+def test_continuous_scores_get_no_randomized_boundary():
+    # No score value repeats: a randomized boundary could only split a single run, so that family is not
+    # considered and the choice is the one made without interior weights.
+    rng = np.random.default_rng(21)
+    a, b = rng.laplace(0.4, 1.0, 3000), rng.laplace(0.0, 1.0, 3000)
+    full = choose_event(a, b, runs=5000, alpha=0.05)
+    plain = choose_event(a, b, runs=5000, alpha=0.05, boundary_weights=(0.0, 1.0))
+    assert not full.event.randomized and full == plain
+    # With atoms (rounded scores) the randomized family is back in the comparison.
+    from audit.event_test import _has_atoms
+    assert _has_atoms(np.round(a), np.round(b)) and not _has_atoms(a, b)
