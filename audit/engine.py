@@ -277,7 +277,8 @@ def _pair_statistics(cell, critics, fits, data) -> list:
     reused = ({type(c.statistic): c for c in fits.classifiers[fits.cells.index(cell)]}
               if fits.classifiers else None)
     if is_first.any() and not is_first.all():
-        first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
+        if reused is None:
+            first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
         for kind, _, label, what in PAIR_STATISTICS:
             critic = None if reused is None else reused.get(kind)
             # None where the outputs do not suit it
