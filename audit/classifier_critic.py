@@ -22,12 +22,19 @@ each is fitted on the training split, and a record's critic is the one with the 
 on the validation split. Nothing here trains a neural network: a DP-claim audit under two-point
 priors gets its MI test from these critics in the time a classifier auditor takes
 (issue 15, "train what the question needs"; :mod:`audit.plan`).
+
+The event test's statistics are the same classifiers, cross-fitted (:func:`cross_fit`): the MI
+sample is dealt into K folds, each classifier is fitted K times (on every fold but one), and every
+draw is scored by the model not fitted on it. So each classifier trains on (K − 1)/K of the draws
+and the event is chosen on the out-of-fold scores of all of them, where a single split trains on
+one part and chooses on the other. The statistic certified on fresh runs is the fold mixture
+(:class:`FoldMixture`), whose law on a fresh output is that of the out-of-fold scores.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -36,9 +43,10 @@ from estimators.critic_problems import ProblemCritics, ProblemFit
 from estimators.device import cpu_threads
 from estimators.neural import CriticFit, _delta_method_stderr, split_indices
 from estimators.objectives import donsker_varadhan
+from estimators.validation import check_int
 
-from .classifier_statistic import PAIR_STATISTICS, LogOdds
-from .event_search import neighbouring_pair_of
+from .classifier_statistic import PAIR_STATISTICS, LogOdds, pair_statistic
+from .event_search import MIN_SELECTION_RUNS, PairCandidate, neighbouring_pair_of
 
 #: The classifiers tried as each record's critic, in order: (name in results, class).
 CLASSIFIERS = tuple((f"{name} critic", kind) for kind, name, _, _ in PAIR_STATISTICS)
@@ -57,9 +65,6 @@ class ClassifierCritic:
     statistic: object
     offset: float
     prior_first: float  # π̂: the training split's fraction of draws of the first database
-    #: (rows, statistic(outputs[rows])) on the draws it was not trained on, once computed
-    #: (:func:`fit_classifier_critics`): the certification and the event search read them.
-    held_out: tuple | None = None
 
     def log_odds(self, outputs: np.ndarray) -> np.ndarray:
         return np.asarray(self.statistic(outputs), dtype=np.float64) + self.offset
@@ -93,6 +98,117 @@ def record_classifier_critics(is_first: np.ndarray, outputs: np.ndarray, train: 
     return critics
 
 
+#: Folds K of the cross-fitted event statistics (:func:`cross_fit`): each classifier trains on
+#: (K − 1)/K of the MI sample.
+CROSS_FIT_FOLDS = 3
+
+
+def stratified_folds(is_first: np.ndarray, folds: int, rng: np.random.Generator) -> np.ndarray:
+    """Each draw's fold, 0 … ``folds`` − 1, dealt in turn to the draws of each database in random order.
+
+    Fold k then holds ⌊n_x/K⌋ or ⌈n_x/K⌉ of the n_x draws of database x (``is_first`` says which
+    draws are of the first database), for both databases alike, and all folds differ in size by at
+    most one draw (the second database's deal starts where the first one's stopped).
+    """
+    folds = check_int(folds, "folds", 2)
+    is_first = np.asarray(is_first, dtype=bool)
+    fold = np.empty(len(is_first), dtype=np.int64)
+    start = 0
+    for members in (np.flatnonzero(is_first), np.flatnonzero(~is_first)):
+        fold[rng.permutation(members)] = (start + np.arange(len(members))) % folds
+        start = (start + len(members)) % folds
+    return fold
+
+
+class FoldMixture:
+    """A cross-fitted statistic: each output is scored by one of K fold models, drawn uniformly.
+
+    ``models[k]`` was fitted on every fold but fold k. On each output, J uniform on {0, …, K − 1}
+    is drawn from the mixture's own seeded generator, independently of the output, and the score
+    is ``models[J](y)``. Out-of-fold, each draw of fold k was scored by ``models[k]``, a model not
+    fitted on it; with folds of equal shares of each database (:func:`stratified_folds`) the
+    out-of-fold scores of a database's held-out draws are a sample of this same mixture law (up to
+    one draw per fold), so an event chosen on them keeps its frequencies on fresh runs, whatever
+    the models' disagreement (a fold average would not: models with slopes of opposite signs
+    average to a statistic of another law).
+
+    An event on this score is an event on the output post-processed with randomness independent
+    of it, so the DP inequality holds for it as for any event (post-processing, Dwork and Roth
+    2014, Proposition 2.1) and its counts on fresh runs are binomial: it is certified as any event.
+    """
+
+    def __init__(self, models, seed: int):
+        self.models = tuple(models)
+        self._rng = np.random.default_rng(seed)
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        which = self._rng.integers(len(self.models), size=len(outputs))
+        scores = np.empty(len(outputs), dtype=np.float64)
+        for k, model in enumerate(self.models):
+            rows = which == k
+            if rows.any():
+                scores[rows] = model(outputs[rows])
+        return scores
+
+
+@dataclass(frozen=True)
+class CrossFitted:
+    """One classifier kind cross-fitted on a cell's draws (:func:`cross_fit`).
+
+    ``statistic`` is the :class:`FoldMixture` of its fold models (the log-odds of the first
+    database); ``out_of_fold[i]`` is draw i's score by the model not fitted on its fold.
+    """
+
+    kind: type
+    statistic: FoldMixture
+    out_of_fold: np.ndarray
+
+
+def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray, seed: int) -> CrossFitted | None:
+    """``kind`` (a class of :data:`audit.classifier_statistic.PAIR_STATISTICS`) fitted on every fold but
+    one, for each fold, and every draw scored out of fold (the cross-fitting of Chernozhukov et al.
+    2018, Definition 3.1, used here to choose an event); None where some fold's training draws do
+    not suit ``kind`` or hold draws of one database only."""
+    folds = int(fold.max()) + 1
+    models, out_of_fold = [], np.empty(len(outputs), dtype=np.float64)
+    for k in range(folds):
+        train, held = fold != k, fold == k
+        if not (train & is_first).any() or not (train & ~is_first).any():
+            return None
+        model = kind.fit(outputs[train & is_first], outputs[train & ~is_first])  # None where unsuited
+        if model is None:
+            return None
+        models.append(model)
+        out_of_fold[held] = model(outputs[held])
+    return CrossFitted(kind, FoldMixture(models, seed), out_of_fold)
+
+
+def cross_fitted_candidates(cell, cross_fitted, outputs: np.ndarray) -> list:
+    """The event-test candidates of a cell from its cross-fitted classifiers (:func:`cross_fit`).
+
+    Each candidate's statistic is the fold mixture's log-odds of the first database (its negative
+    with the inputs swapped, :func:`audit.classifier_statistic.pair_statistic`), and its held-out
+    scores are the out-of-fold scores of every draw of the MI sample (None where either database has
+    fewer than :data:`audit.event_search.MIN_SELECTION_RUNS` draws: the event is then chosen on
+    selection runs).
+    """
+    first, second, record = cell.prior.first, cell.prior.second, cell.record
+    is_first = np.all(cell.g == first[record], axis=1)
+    labels = {kind: (label, what) for kind, _, label, what in PAIR_STATISTICS}
+    candidates = []
+    for fitted in cross_fitted:
+        label, what = labels[fitted.kind]
+        scores = fitted.out_of_fold
+        held_out = None
+        if min(int(is_first.sum()), int((~is_first).sum())) >= MIN_SELECTION_RUNS:
+            held_out = (scores[is_first], scores[~is_first])
+        candidates.append(PairCandidate(
+            first, second, record, pair_statistic(fitted.statistic, first[record], second[record]),
+            f"the pair of prior {cell.prior_index} of Θ; statistic: {what} on {CROSS_FIT_FOLDS} folds of the MI "
+            "sample (cross-fitted, scored out of fold)", statistic_label=label, held_out=held_out))
+    return candidates
+
+
 def _dv(t_joint: np.ndarray, t_product: np.ndarray) -> float:
     return float(donsker_varadhan(torch.as_tensor(t_joint), torch.as_tensor(t_product)))
 
@@ -103,16 +219,6 @@ def _product_pairs(critic, is_first, ell, rows, lo, hi) -> np.ndarray:
     ``ell`` holds the log-odds of the outputs of ``rows``, in their order."""
     half = len(rows) // 2
     return critic.from_log_odds(is_first[rows[:half]], ell[half:2 * half], lo, hi)
-
-
-def _with_held_out_scores(critic: ClassifierCritic, outputs: np.ndarray, held: np.ndarray) -> ClassifierCritic:
-    """The critic with its statistic computed once on the ``held`` draws (every later use reads them)."""
-    return replace(critic, held_out=(held, np.asarray(critic.statistic(outputs[held]), dtype=np.float64)))
-
-
-def _log_odds_at(critic: ClassifierCritic, rows: np.ndarray, position: np.ndarray) -> np.ndarray:
-    """ℓ of the outputs of ``rows`` (held-out draws), from the scores kept on them."""
-    return critic.held_out[1][position[rows]] + critic.offset
 
 
 def fit_classifier_critics(cells, outputs, *, config,
@@ -133,15 +239,17 @@ def fit_classifier_critics(cells, outputs, *, config,
         Its ``split`` (train / validation / test fractions), ``output_range`` (the clip) and
         ``eval_shifts`` (product samples of the estimate) apply.
     rng : numpy.random.Generator
-        Draws the split, as :func:`estimators.critic_problems.fit_problems` does.
+        Draws the split, as :func:`estimators.critic_problems.fit_problems` does, then the folds
+        and the fold mixtures' coins of the cross-fitted statistics.
 
     Returns
     -------
-    (ProblemFit, tuple of list of ClassifierCritic) or None
+    (ProblemFit, tuple of list of CrossFitted) or None
         The fit (``fit.scorer`` is None: the event test gets the classifiers themselves as
-        statistics; each problem's ``name`` says which classifier it is) and every classifier
-        fitted for each cell. None when some cell's outputs suit no classifier (then every cell
-        gets neural critics).
+        statistics; each problem's ``name`` says which classifier it is) and, for each cell, every
+        classifier kind that suits its outputs cross-fitted on :data:`CROSS_FIT_FOLDS` folds of
+        all its draws (:func:`cross_fit`: the event test's statistics). None when some cell's
+        outputs suit no classifier (then every cell gets neural critics).
     """
     started = time.perf_counter()
     # A few reductions over vectors: one thread (two contend on a busy two-core machine for nothing).
@@ -153,24 +261,22 @@ def _fit(cells, outputs, config, rng, started) -> tuple[ProblemFit, tuple] | Non
     lo, hi = (float(v) for v in config.output_range)
     n = len(outputs[cells[0].prior_index])
     train, val, test = split_indices(n, config.split, np.random.default_rng(int(rng.integers(2**31))))
+    fold_rng = np.random.default_rng(int(rng.integers(2**31)))  # the folds and the mixtures' coins
     rows = {name: [] for name in ("validation", "estimate", "test_joint", "test_product", "val_joint",
                                   "val_product", "stderr")}
     problems, fitted = [], []
     shifts = [1 + k * max(1, (len(test) - 1) // config.eval_shifts) for k in range(config.eval_shifts)]
-    # Each classifier's statistic is computed once on the held-out draws (validation and test): the
-    # DV values, the certificate and the event search's choice all read those scores.
-    held = np.sort(np.concatenate([val, test]))
-    position = np.empty(n, dtype=np.int64)
-    position[held] = np.arange(len(held))
+    # Each classifier's log-odds is computed once on the validation split (and the chosen one's on the
+    # test split); the DV values and the certificate's joint, rolled and paired samples all read them.
     for index, cell in enumerate(cells):
         first, _ = neighbouring_pair_of(cell.prior, cell.record)
         is_first = np.all(cell.g == first[cell.record], axis=1)
         y = outputs[cell.prior_index]
         y = y.reshape(len(y), -1)
         best = None
-        fitted.append([_with_held_out_scores(c, y, held) for c in record_classifier_critics(is_first, y, train)])
-        for critic in fitted[-1]:
-            ell_val = _log_odds_at(critic, val, position)
+        critics = record_classifier_critics(is_first, y, train)
+        for critic in critics:
+            ell_val = critic.log_odds(y[val])
             val_joint = critic.from_log_odds(is_first[val], ell_val, lo, hi)
             val_product = _product_pairs(critic, is_first, ell_val, val, lo, hi)
             value = _dv(val_joint, critic.from_log_odds(is_first[val], np.roll(ell_val, len(val) // 2), lo, hi))
@@ -179,7 +285,7 @@ def _fit(cells, outputs, config, rng, started) -> tuple[ProblemFit, tuple] | Non
         if best is None:
             return None
         value, critic, val_joint, val_product = best
-        ell_test = _log_odds_at(critic, test, position)
+        ell_test = critic.log_odds(y[test])
         test_joint = critic.from_log_odds(is_first[test], ell_test, lo, hi)
         test_rolled = np.concatenate([critic.from_log_odds(is_first[test], np.roll(ell_test, s), lo, hi)
                                       for s in shifts])
@@ -191,6 +297,9 @@ def _fit(cells, outputs, config, rng, started) -> tuple[ProblemFit, tuple] | Non
                                                                  torch.as_tensor(test_rolled[None]), "dv")[0]))):
             rows[name].append(item)
         problems.append(ProblemCritics(slice(index, index + 1), None, None, name=critic.name))
+        fold = stratified_folds(is_first, CROSS_FIT_FOLDS, fold_rng)
+        cross_fitted = [cross_fit(type(c.statistic), is_first, y, fold, int(fold_rng.integers(2**31))) for c in critics]
+        fitted.append([c for c in cross_fitted if c is not None])
     fit = CriticFit(
         estimates=np.array(rows["estimate"]), stderr=np.array(rows["stderr"]),
         validation=np.array(rows["validation"]), test_joint=np.stack(rows["test_joint"]),

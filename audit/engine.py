@@ -40,7 +40,7 @@ from mechanisms.execution.runner import MechanismRunner
 from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from .certification import cell_critic, certify, certify_sliced_average
 from .crosscheck import cross_checks
-from .classifier_critic import fit_classifier_critics
+from .classifier_critic import cross_fitted_candidates, fit_classifier_critics
 from .classifier_statistic import PAIR_STATISTICS, pair_statistic
 from .event_search import (PairCandidate, draws_of_first, event_search, held_out_scores, neighbouring_pair_of,
                            value_pairs)
@@ -250,7 +250,9 @@ def _critic_statistic(candidate, fits):
 def _pair_statistics(cell, critics, fits, data) -> list:
     """The event-test candidates of a cell whose prior is a two-point prior on a neighbouring pair.
 
-    The statistics: each critic's T(a, y) − T(b, y) (the MI test's chosen critic when it is this
+    With classifier critics, their classifiers cross-fitted on the MI sample
+    (:func:`audit.classifier_critic.cross_fitted_candidates`). Otherwise the statistics: each
+    critic's T(a, y) − T(b, y) (the MI test's chosen critic when it is this
     cell's, which may be a slice, and the cell's full critic), the log-odds of a logistic
     regression fitted on the first critic's training split, and, for outputs that take few values
     there, their empirical log-ratio (:mod:`audit.classifier_statistic`),
@@ -258,6 +260,9 @@ def _pair_statistics(cell, critics, fits, data) -> list:
     validation and test splits: held-out draws of the two databases, on which the event search
     chooses among them at no run's cost).
     """
+    if fits.classifiers:
+        # Classifier critics: the statistics are their classifiers, cross-fitted and scored out of fold.
+        return cross_fitted_candidates(cell, fits.classifiers[fits.cells.index(cell)], data[1])
     first, second, record = cell.prior.first, cell.prior.second, cell.record
     dbs, outputs = data
     train = fits.fit(critics[0].kind).split[0]
@@ -269,29 +274,19 @@ def _pair_statistics(cell, critics, fits, data) -> list:
     origin = f"the pair of prior {cell.prior_index} of Θ"
     # A classifier critic (no scorer) orders outputs as its classifier does, which is offered below.
     statistics = [(_critic_statistic(critic, fits), "T(a, y) − T(b, y)",
-                   origin + ("" if critic.kind == "full" else f"; statistic: {critic.label}"), None)
-                  for critic in critics if fits.fit(critic.kind).scorer is not None]
+                   origin + ("" if critic.kind == "full" else f"; statistic: {critic.label}")) for critic in critics
+                  if fits.fit(critic.kind).scorer is not None]
     is_first = draws_of_first(dbs[train], first, record)
-    # Classifier critics were fitted on this training split already: the same classifiers, reused,
-    # with their scores on the held-out draws when those are the draws held out here.
-    reused = ({type(c.statistic): c for c in fits.classifiers[fits.cells.index(cell)]}
-              if fits.classifiers else None)
     if is_first.any() and not is_first.all():
-        if reused is None:
-            first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
+        first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
         for kind, _, label, what in PAIR_STATISTICS:
-            critic = None if reused is None else reused.get(kind)
-            # None where the outputs do not suit it
-            fitted = kind.fit(first_outputs, second_outputs) if reused is None else getattr(critic, "statistic", None)
+            fitted = kind.fit(first_outputs, second_outputs)  # None where the outputs do not suit it
             if fitted is not None:
-                kept = getattr(critic, "held_out", None)
-                scores = kept[1] if kept is not None and np.array_equal(kept[0], held) else None
                 statistics.append((pair_statistic(fitted, first[record], second[record]), label,
-                                   f"{origin}; statistic: {what} on the critic's training split", scores))
+                                   f"{origin}; statistic: {what} on the critic's training split"))
     return [PairCandidate(first, second, record, statistic, why, statistic_label=label,
-                          held_out=held_out_scores(statistic, first, second, record, dbs[held], outputs[held],
-                                                   scores=scores))
-            for statistic, label, why, scores in statistics]
+                          held_out=held_out_scores(statistic, first, second, record, dbs[held], outputs[held]))
+            for statistic, label, why in statistics]
 
 
 #: Structured pairs (StatDP patterns) the event search tries on the chosen critic's record under a

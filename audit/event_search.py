@@ -96,21 +96,18 @@ def draws_of_first(dbs: np.ndarray, first: np.ndarray, record: int) -> np.ndarra
 
 
 def held_out_scores(statistic, first: np.ndarray, second: np.ndarray, record: int, dbs: np.ndarray,
-                    outputs: np.ndarray, scores: np.ndarray | None = None) -> tuple | None:
+                    outputs: np.ndarray) -> tuple | None:
     """A statistic's scores on draws of a two-point prior, split by the database drawn.
 
     ``dbs`` are draws of the prior on ``first`` and ``second`` (which differ in ``record`` only)
-    and ``outputs`` the mechanism's outputs on them; ``scores``, when given, are
-    ``statistic(a, b, dbs, outputs)`` already computed. Returns (scores on the draws of ``first``,
+    and ``outputs`` the mechanism's outputs on them. Returns (scores on the draws of ``first``,
     scores on those of ``second``), or None when either has fewer than
     :data:`MIN_SELECTION_RUNS` draws (too few to choose an event on).
     """
     is_first = draws_of_first(dbs, first, record)
     if min(int(is_first.sum()), int((~is_first).sum())) < MIN_SELECTION_RUNS:
         return None
-    if scores is None:
-        scores = statistic(first[record], second[record], dbs, outputs)
-    scores = np.asarray(scores, dtype=np.float64)
+    scores = np.asarray(statistic(first[record], second[record], dbs, outputs), dtype=np.float64)
     return scores[is_first], scores[~is_first]
 
 

@@ -89,8 +89,9 @@ class SecretFits:
     sliced : ProblemFit or None
         Slice critics, one problem per cell.
     classifiers : tuple of list
-        With classifier critics (:mod:`audit.classifier_critic`), every classifier fitted for each
-        cell on the full fit's training split (the event test reuses them as statistics); else empty.
+        With classifier critics (:mod:`audit.classifier_critic`), each cell's classifiers cross-fitted
+        on all its draws (:class:`~audit.classifier_critic.CrossFitted`: the event test's
+        statistics); else empty.
     """
 
     cells: tuple

@@ -27,9 +27,11 @@ mechanism runs per audit and in the same process:
 Budget: both auditors get the same total of R runs. The baseline splits them as published:
 R/4 training runs, 2·R/8 selection runs and 2·R/4 certification runs (R = 70,000: 17,500 +
 17,500 + 35,000). miaudit spends them as its audit does (:func:`miaudit_split`): R/3 draws
-from the two-point prior (the classifiers train on 40% of them; the critic, the statistic and the
-event are chosen on the other 60%, held out) and 2·R/3 certification runs
-(R = 70,000: 23,333 + 2 · 23,333).
+from the two-point prior (the MI test's classifier critics train on 40% of them; the statistic and the
+event are chosen on their out-of-fold scores: the classifiers are cross-fitted on three folds of all
+R/3 draws, :func:`audit.classifier_critic.cross_fit`) and 2·R/3 certification runs
+(R = 70,000: 23,333 + 2 · 23,333; each classifier trains on 15,556 draws and the event is chosen on
+23,333, against the baseline's 17,500 and 35,000).
 
 Each pair (entry, seed) runs both auditors back to back, so machine load hits both alike. The
 targets (issue 15 §4) are reported as PASS/FAIL: miaudit's median bound ≥ the baseline's on at
@@ -160,7 +162,8 @@ def miaudit_split(total_runs: int) -> tuple[int, int]:
     """(prior draws, certification runs per input) of miaudit's audit at ``total_runs`` runs.
 
     With the entry's exposing pair as its two-point prior, miaudit chooses the statistic and the
-    event on the MI sample's held-out draws (:func:`audit.event_search.event_search`), so it
+    event on the MI sample's out-of-fold scores (:func:`audit.classifier_critic.cross_fit`,
+    :func:`audit.event_search.event_search`), so it
     spends ``samples + 2 · event_runs`` runs; at the audit's default ratio (event_runs =
     samples, ``audit.spec.EVENT_RUNS_PER_SAMPLE``) that is R/3 each.
     """
@@ -372,7 +375,7 @@ def run(context) -> ExperimentOutput:
     if sweep["mechanism"]:
         tables.append(Table("svt_budget", sweep))
     settings = {**grid.to_dict(), "split of the runs": "baseline: R/4 training runs, 2·R/8 selection runs, "
-                "2·R/4 certification runs; miaudit: R/3 prior draws (training and held-out selection), "
+                "2·R/4 certification runs; miaudit: R/3 prior draws (training and selection, cross-fitted), "
                 "2·R/3 certification runs", "audits run in": f"{time.perf_counter() - started:.1f} s"}
     return ExperimentOutput(tables, _figure(summary), settings, _findings(grid, regimes, sweep))
 

@@ -163,10 +163,10 @@ def test_a_change_of_spread_is_seen_by_the_quadratic_logistic_critic():
     assert result.claim_alpha == {"event": 0.05}  # the MI test is a separate statement (audit.crosscheck)
 
 
-def test_the_event_test_reuses_the_classifier_critics_fits(monkeypatch):
-    # One logistic fit per classifier kind and cell: the event statistics are the critics' own classifiers
-    # (fitted on the same training split), not fitted again.
-    from audit import classifier_statistic
+def test_the_event_test_gets_the_classifiers_cross_fitted(monkeypatch):
+    # Per classifier kind and cell: one fit for the MI critic (training split) and one per fold for the event
+    # statistic (every fold but one), and the event is chosen on the out-of-fold scores of all 3,000 draws.
+    from audit import classifier_critic, classifier_statistic
 
     calls = []
     original = classifier_statistic.LogOdds.__init__  # QuadraticLogOdds inherits it
@@ -177,8 +177,11 @@ def test_the_event_test_reuses_the_classifier_critics_fits(monkeypatch):
     monkeypatch.setattr(classifier_statistic.LogOdds, "__init__", counting)
     result = run_audit(AuditSpec(mechanism=_gaussian_shift(1.0), priors=[TwoPoint(FIRST, SECOND)],
                                  claim=parse_claim("dp:1"), samples=3000, event_runs=2000, seed=1))
-    assert sorted(calls) == ["LogOdds", "QuadraticLogOdds"]
+    folds = classifier_critic.CROSS_FIT_FOLDS
+    assert sorted(calls) == ["LogOdds"] * (1 + folds) + ["QuadraticLogOdds"] * (1 + folds)
     assert result.event_test.pairs_considered == 2
+    assert "chosen among 2 candidates on 3000 held-out draws" in result.event_test.description
+    assert f"on {folds} folds of the MI sample (cross-fitted" in result.event_test.description
 
 
 def test_the_summary_says_the_event_test_alone_decides_and_the_mi_bound_is_a_separate_statement():
