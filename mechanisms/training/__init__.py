@@ -8,7 +8,7 @@ accountant), :mod:`~mechanisms.training.catalog` (correct and buggy DP-SGD entri
 torch is imported when a run starts).
 """
 
-from .accountant import dpsgd_claim, dpsgd_epsilon, dpsgd_rdp_claim, dpsgd_zcdp_claim
+from .accountant import dpsgd_claim, dpsgd_epsilon, dpsgd_rdp_claim, dpsgd_zcdp_claim, noise_for_epsilon
 from .dpsgd import BUGS, DPSGD, RELEASES, SAMPLINGS
 from .records import (digits_training_set, gaussian_training_set, gradient_canary, input_canary, null_record,
                       with_record)
@@ -16,4 +16,4 @@ from .torch_dpsgd import TorchDPSGD, on_device
 
 __all__ = ["BUGS", "DPSGD", "RELEASES", "SAMPLINGS", "digits_training_set", "dpsgd_claim", "dpsgd_epsilon",
            "dpsgd_rdp_claim", "dpsgd_zcdp_claim", "gaussian_training_set", "gradient_canary", "input_canary",
-           "null_record", "on_device", "TorchDPSGD", "with_record"]
+           "noise_for_epsilon", "null_record", "on_device", "TorchDPSGD", "with_record"]
