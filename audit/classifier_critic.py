@@ -183,7 +183,7 @@ def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray,
     return CrossFitted(kind, FoldMixture(models, seed), out_of_fold)
 
 
-def cross_fitted_candidates(cell, cross_fitted, outputs: np.ndarray) -> list:
+def cross_fitted_candidates(cell, cross_fitted) -> list:
     """The event-test candidates of a cell from its cross-fitted classifiers (:func:`cross_fit`).
 
     Each candidate's statistic is the fold mixture's log-odds of the first database (its negative

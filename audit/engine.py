@@ -262,7 +262,7 @@ def _pair_statistics(cell, critics, fits, data) -> list:
     """
     if fits.classifiers:
         # Classifier critics: the statistics are their classifiers, cross-fitted and scored out of fold.
-        return cross_fitted_candidates(cell, fits.classifiers[fits.cells.index(cell)], data[1])
+        return cross_fitted_candidates(cell, fits.classifiers[fits.cells.index(cell)])
     first, second, record = cell.prior.first, cell.prior.second, cell.record
     dbs, outputs = data
     train = fits.fit(critics[0].kind).split[0]

@@ -251,10 +251,15 @@ class EventChoice:
     p_second: float  # ... under the second input
 
 
+def _first_of_each_value(ordered: np.ndarray) -> np.ndarray:
+    """Where each distinct value of the sorted ``ordered`` first occurs (a boolean mask)."""
+    return np.concatenate(([True], ordered[1:] != ordered[:-1]))
+
+
 def _thresholds(ordered: np.ndarray, count: int) -> np.ndarray:
     """The distinct values of the sorted scores ``ordered`` if at most ``count``, else ``count`` quantiles of them
     (np.quantile of sorted data: the same order statistics, five times faster than on unsorted data)."""
-    values = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+    values = ordered[_first_of_each_value(ordered)]
     if len(values) <= count:
         return values
     return np.unique(np.quantile(ordered, np.linspace(0.0, 1.0, count)))
@@ -398,8 +403,7 @@ def _frequency(event: ScoreEvent, scores: np.ndarray) -> float:
 
 def _has_atoms(scores_a: np.ndarray, scores_b: np.ndarray) -> bool:
     """Whether some score value occurs more than once among both inputs' scores."""
-    ordered = np.sort(np.concatenate((scores_a, scores_b)))
-    return bool(np.any(ordered[1:] == ordered[:-1]))
+    return not _first_of_each_value(np.sort(np.concatenate((scores_a, scores_b)))).all()
 
 
 def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: float, delta: float = 0.0,

@@ -12,12 +12,21 @@ import numpy as np
 
 from estimators.validation import InputError, as_float_array
 
-__all__ = ["VECTORIZED_CHUNK_SIZE", "as_database_batch", "column_sums"]
+__all__ = ["VECTORIZED_CHUNK_SIZE", "VectorizedMechanism", "as_database_batch", "column_sums"]
 
 #: Databases per call the catalog mechanisms ask the audit's runner for
 #: (:func:`mechanisms.base.preferred_chunk_size`): they are vectorized, a call of 4096 costs
 #: about as much as one of 256, and the runner's fixed cost per call is then spread thin.
 VECTORIZED_CHUNK_SIZE = 4096
+
+
+class VectorizedMechanism:
+    """What every catalog mechanism declares to the audit's runner: every draw is from its rng argument
+    (:func:`mechanisms.base.draws_only_from_rng`) and its calls are vectorized, so large chunks
+    (:func:`mechanisms.base.preferred_chunk_size`)."""
+
+    draws_only_from_rng = True
+    preferred_chunk_size = VECTORIZED_CHUNK_SIZE
 
 
 def as_database_batch(dbs, *, records: int, attributes: int, binary: bool = False,

@@ -16,7 +16,7 @@ import numpy as np
 
 from estimators.validation import as_generator, check_int, check_positive
 
-from .batch import VECTORIZED_CHUNK_SIZE, as_database_batch
+from .batch import VectorizedMechanism, as_database_batch
 from .entry import CatalogEntry
 from .exposure import max_abs_log_ratio
 from ..guarantee import Guarantee
@@ -26,11 +26,8 @@ __all__ = ["FACTORIES", "GeoSample", "TruncatedGeometric"]
 
 
 @dataclass(frozen=True)
-class TruncatedGeometric:
+class TruncatedGeometric(VectorizedMechanism):
     """Count of n bit records plus two-sided geometric noise, clamped to {0..n}; output ``(m, 1)``."""
-
-    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
-    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     epsilon: float
     records: int
@@ -92,7 +89,7 @@ def truncated_geometric(*, epsilon: float = 1.0, records: int = 4) -> CatalogEnt
 
 
 @dataclass(frozen=True)
-class GeoSample:
+class GeoSample(VectorizedMechanism):
     """Balcer and Vadhan's truncated geometric sampler GeoSample (2018, Alg. 4.8) on a count of n bits.
 
     With k = ⌈log₂(2/ε)⌉ and d = (2^(k+1) + 1)(2^k + 1)^(n−1), the released z ∈ {0..n} has CDF
@@ -101,9 +98,6 @@ class GeoSample:
     takes the logarithm in k as natural; Balcer and Vadhan work in bits, so log₂ is used here). The
     pmf is exact in integers; sampling inverts the CDF in floating point.
     """
-
-    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
-    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     epsilon: float
     records: int

@@ -13,7 +13,7 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_int, check_positive
 
-from .batch import VECTORIZED_CHUNK_SIZE, as_database_batch, column_sums
+from .batch import VectorizedMechanism, as_database_batch, column_sums
 from .entry import CatalogEntry
 from ..guarantee import Guarantee
 from ..neighbouring_pair import NeighbouringPair
@@ -23,11 +23,8 @@ __all__ = ["FACTORIES", "NoisyHistogram", "histogram_pair"]
 
 
 @dataclass(frozen=True)
-class NoisyHistogram:
+class NoisyHistogram(VectorizedMechanism):
     """Bin counts plus i.i.d. Laplace(``scale``) noise, output ``(m, bins)``."""
-
-    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
-    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     scale: float
     records: int

@@ -15,7 +15,7 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_choice, check_int, check_positive
 
-from .batch import VECTORIZED_CHUNK_SIZE, as_database_batch
+from .batch import VectorizedMechanism, as_database_batch
 from .entry import CatalogEntry
 from .exposure import integration_grid, laplace_log_pdf, log_integral, max_abs_log_ratio
 from ..guarantee import NOT_PRIVATE, Guarantee
@@ -25,7 +25,7 @@ __all__ = ["FACTORIES", "PresenceMean"]
 
 
 @dataclass(frozen=True)
-class PresenceMean:
+class PresenceMean(VectorizedMechanism):
     """Noisy mean of the present records, output ``(m, 1)``.
 
     Parameters
@@ -40,9 +40,6 @@ class PresenceMean:
         ``"true"`` (the bug): (S + Lap(1/ε)) / max(C, 1): the division by the exact count
         is treated as post-processing although C is private.
     """
-
-    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
-    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     epsilon: float
     records: int

@@ -15,7 +15,7 @@ from scipy.special import logsumexp
 
 from estimators.validation import as_generator, check_choice, check_int, check_positive
 
-from .batch import VECTORIZED_CHUNK_SIZE, as_database_batch, column_sums
+from .batch import VectorizedMechanism, as_database_batch, column_sums
 from .entry import CatalogEntry
 from .exposure import integration_grid, laplace_log_cdf, laplace_log_pdf, log_integral, max_abs_log_ratio
 from ..guarantee import NOT_PRIVATE, Guarantee
@@ -25,7 +25,7 @@ __all__ = ["FACTORIES", "NoisyMax"]
 
 
 @dataclass(frozen=True)
-class NoisyMax:
+class NoisyMax(VectorizedMechanism):
     """argmax or max of the scores plus i.i.d. noise, output ``(m, 1)``.
 
     Parameters
@@ -40,9 +40,6 @@ class NoisyMax:
         ``"index"``: the argmax as a float in {0, ..., k-1} (ties have probability 0);
         ``"value"``: the largest noisy score.
     """
-
-    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
-    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     noise: str
     scale: float

@@ -15,7 +15,7 @@ import numpy as np
 
 from estimators.validation import as_generator, check_int
 
-from .batch import VECTORIZED_CHUNK_SIZE, as_database_batch, column_sums
+from .batch import VectorizedMechanism, as_database_batch, column_sums
 from .entry import CatalogEntry
 from ..guarantee import Guarantee
 from .sparse_vector import ENCODING, NEIGHBOURING, check_svt_parameters, exposing_pair, extremes_epsilon
@@ -25,11 +25,8 @@ __all__ = ["FACTORIES", "NumericalSparseVector"]
 
 
 @dataclass(frozen=True)
-class NumericalSparseVector:
+class NumericalSparseVector(VectorizedMechanism):
     """Numerical SVT over the k column sums; output ``(m, 2k)``: k indicators (1/0/-1) then k released values."""
-
-    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
-    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     epsilon: float
     records: int

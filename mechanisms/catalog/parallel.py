@@ -13,7 +13,7 @@ import numpy as np
 
 from estimators.validation import as_generator, check_int, check_positive
 
-from .batch import VECTORIZED_CHUNK_SIZE, as_database_batch, column_sums
+from .batch import VectorizedMechanism, as_database_batch, column_sums
 from .entry import CatalogEntry
 from ..guarantee import Guarantee
 from ..neighbouring_pair import NeighbouringPair
@@ -23,11 +23,8 @@ __all__ = ["FACTORIES", "ParallelSparseVector", "ReplicatedLaplace"]
 
 
 @dataclass(frozen=True)
-class ReplicatedLaplace:
+class ReplicatedLaplace(VectorizedMechanism):
     """``copies`` independent Laplace(``scale``) releases of the sum of n values in [0, 1]; output ``(m, copies)``."""
-
-    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
-    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     scale: float
     records: int
@@ -45,11 +42,8 @@ class ReplicatedLaplace:
 
 
 @dataclass(frozen=True)
-class ParallelSparseVector:
+class ParallelSparseVector(VectorizedMechanism):
     """SVT3 and SVT4 with independent noise on the same queries; output: SVT3's 2k columns then SVT4's k."""
-
-    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
-    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     svt3: SparseVector
     svt4: SparseVector

@@ -18,17 +18,14 @@ from .entry import CatalogEntry
 from ..guarantee import Guarantee
 from .histogram import NEIGHBOURING, NoisyHistogram, histogram_pair
 from .sums import laplace_pair_epsilon
-from .batch import VECTORIZED_CHUNK_SIZE
+from .batch import VectorizedMechanism
 
 __all__ = ["FACTORIES", "NoisyPrefixSum"]
 
 
 @dataclass(frozen=True)
-class NoisyPrefixSum:
+class NoisyPrefixSum(VectorizedMechanism):
     """Running sums of the bin counts plus i.i.d. Laplace(``scale``) noise, output ``(m, bins)``."""
-
-    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
-    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     scale: float
     records: int

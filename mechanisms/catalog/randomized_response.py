@@ -13,7 +13,7 @@ import numpy as np
 
 from estimators.validation import as_generator, check_int, check_positive
 
-from .batch import VECTORIZED_CHUNK_SIZE, as_database_batch
+from .batch import VectorizedMechanism, as_database_batch
 from .entry import CatalogEntry
 from ..guarantee import Guarantee
 from ..neighbouring_pair import NeighbouringPair
@@ -22,11 +22,8 @@ __all__ = ["FACTORIES", "RandomizedResponse"]
 
 
 @dataclass(frozen=True)
-class RandomizedResponse:
+class RandomizedResponse(VectorizedMechanism):
     """One randomized report per bit record; output ``(m, n)`` of 0.0/1.0 reports."""
-
-    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
-    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     epsilon: float
     records: int

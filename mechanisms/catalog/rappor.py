@@ -30,7 +30,7 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_int, check_probability
 
-from .batch import VECTORIZED_CHUNK_SIZE, as_database_batch
+from .batch import VectorizedMechanism, as_database_batch
 from .entry import CatalogEntry
 from ..guarantee import Guarantee
 from ..neighbouring_pair import NeighbouringPair
@@ -55,7 +55,7 @@ def one_report_epsilon(f: float, p: float, q: float) -> float:
 
 
 @dataclass(frozen=True)
-class Rappor:
+class Rappor(VectorizedMechanism):
     """Basic RAPPOR over one-hot records; output ``(m, n·k)`` of 0.0/1.0 bits, record by record.
 
     Parameters
@@ -71,9 +71,6 @@ class Rappor:
         (Erlingsson et al., Section 3, Step 1); ``hashes=0`` is the one-hot encoding of basic
         RAPPOR (one bit per item).
     """
-
-    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
-    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     f: float
     records: int

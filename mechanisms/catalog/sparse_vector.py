@@ -33,7 +33,7 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_finite_number, check_int, check_positive
 
-from .batch import VECTORIZED_CHUNK_SIZE, as_database_batch, column_sums
+from .batch import VectorizedMechanism, as_database_batch, column_sums
 from .entry import CatalogEntry
 from ..guarantee import NOT_PRIVATE, Guarantee
 from ..neighbouring_pair import NeighbouringPair
@@ -77,7 +77,7 @@ VARIANTS = {
 
 
 @dataclass(frozen=True)
-class SparseVector:
+class SparseVector(VectorizedMechanism):
     """Sparse vector variant ``variant`` over the k column-sum queries.
 
     Output ``(m, k)``: per query 1.0 (⊤, above the noisy threshold), 0.0 (⊥) or -1.0
@@ -97,9 +97,6 @@ class SparseVector:
     cutoff : int
         c, the number of ⊤ after which variants 1–4 stop (ignored by 5 and 6).
     """
-
-    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
-    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     variant: int
     epsilon: float

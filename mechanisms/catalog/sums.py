@@ -17,7 +17,7 @@ from estimators.validation import as_generator, check_choice, check_int, check_p
 from mechanisms.calibration import classical_gaussian_variance
 from mechanisms.dp_curves import gaussian_dp_delta
 
-from .batch import VECTORIZED_CHUNK_SIZE, as_database_batch, column_sums
+from .batch import VectorizedMechanism, as_database_batch, column_sums
 from .entry import CatalogEntry
 from ..guarantee import Guarantee
 from ..neighbouring_pair import NeighbouringPair
@@ -30,7 +30,7 @@ ENCODING = "the k noisy column sums (or means), one per column"
 
 
 @dataclass(frozen=True)
-class NoisySum:
+class NoisySum(VectorizedMechanism):
     """Column sums (``mean=False``) or column means (``mean=True``) plus i.i.d. noise.
 
     Parameters
@@ -44,9 +44,6 @@ class NoisySum:
     mean : bool
         Divide the sums by the public record count n.
     """
-
-    draws_only_from_rng = True  # every draw is from the rng argument (mechanisms.base.draws_only_from_rng)
-    preferred_chunk_size = VECTORIZED_CHUNK_SIZE  # vectorized: large calls (mechanisms.base.preferred_chunk_size)
 
     noise: str
     scale: float

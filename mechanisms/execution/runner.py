@@ -142,6 +142,9 @@ class MechanismRunner:
     def __enter__(self):
         return self
 
+    def __exit__(self, exc_type, exc, tb):
+        self.close()
+
     def chunk_size(self, database_shape) -> int:
         """Databases per call for databases of ``database_shape`` (n, k) (:class:`ExecutionSettings`);
         ``None`` (a prior that does not say its shape): :data:`DEFAULT_CHUNK_SIZE` unless the settings say."""
@@ -152,9 +155,6 @@ class MechanismRunner:
             return DEFAULT_CHUNK_SIZE
         entries = max(1, int(np.prod(database_shape)))
         return max(DEFAULT_CHUNK_SIZE, min(preferred, MAX_CHUNK_ENTRIES // entries))
-
-    def __exit__(self, exc_type, exc, tb):
-        self.close()
 
     def close(self):
         """Release the workers (and a Ray instance this runner started)."""
