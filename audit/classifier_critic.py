@@ -45,7 +45,7 @@ from estimators.neural import CriticFit, _delta_method_stderr, split_indices
 from estimators.objectives import donsker_varadhan
 from estimators.validation import check_int
 
-from .classifier_statistic import PAIR_STATISTICS, LogOdds, pair_statistic
+from .classifier_statistic import PAIR_STATISTICS, FeatureDesign, LogOdds, pair_statistic
 from .event_search import MIN_SELECTION_RUNS, PairCandidate, neighbouring_pair_of
 
 #: The classifiers tried as each record's critic, in order: (name in results, class).
@@ -82,8 +82,10 @@ class ClassifierCritic:
         return np.clip(log_q - log_prior, lo, hi)
 
 
-def record_classifier_critics(is_first: np.ndarray, outputs: np.ndarray, train: np.ndarray) -> list:
-    """Every classifier of :data:`CLASSIFIERS` that suits the outputs, fitted on the ``train`` draws."""
+def record_classifier_critics(is_first: np.ndarray, outputs: np.ndarray, train: np.ndarray,
+                              design: FeatureDesign | None = None) -> list:
+    """Every classifier of :data:`CLASSIFIERS` that suits the outputs, fitted on the ``train`` draws
+    (the logistic ones on ``design``'s features where one is given, :func:`_fit_kind`)."""
     first, second = outputs[train][is_first[train]], outputs[train][~is_first[train]]
     if len(first) == 0 or len(second) == 0:
         return []
@@ -91,7 +93,7 @@ def record_classifier_critics(is_first: np.ndarray, outputs: np.ndarray, train: 
     likelihood_offset = float(np.log(len(first)) - np.log(len(second)))
     critics = []
     for name, kind in CLASSIFIERS:
-        fitted = kind.fit(first, second)  # None where the outputs do not suit it
+        fitted = _fit_kind(kind, is_first, outputs, train, design)  # None where the outputs do not suit it
         if fitted is not None:
             offset = 0.0 if issubclass(kind, LogOdds) else likelihood_offset
             critics.append(ClassifierCritic(name, fitted, offset, prior_first))
@@ -164,18 +166,34 @@ class CrossFitted:
     out_of_fold: np.ndarray
 
 
-def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray, seed: int) -> CrossFitted | None:
+def _fit_kind(kind, is_first: np.ndarray, outputs: np.ndarray, rows: np.ndarray, design: FeatureDesign | None,
+              start: np.ndarray | None = None):
+    """``kind`` fitted on the draws ``rows`` (an index or boolean array): a logistic kind on ``design``'s
+    features where one is given (Newton's method from ``start``), else by ``kind.fit``; None where unsuited."""
+    if design is not None and issubclass(kind, LogOdds):
+        return kind.from_design(design, rows, is_first[rows], start=start)
+    labels = is_first[rows]
+    return kind.fit(outputs[rows][labels], outputs[rows][~labels])
+
+
+def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray, seed: int,
+              design: FeatureDesign | None = None, start: np.ndarray | None = None) -> CrossFitted | None:
     """``kind`` (a class of :data:`audit.classifier_statistic.PAIR_STATISTICS`) fitted on every fold but
     one, for each fold, and every draw scored out of fold (the cross-fitting of Chernozhukov et al.
     2018, Definition 3.1, used here to choose an event); None where some fold's training draws do
-    not suit ``kind`` or hold draws of one database only."""
+    not suit ``kind`` or hold draws of one database only.
+
+    ``design`` (:class:`audit.classifier_statistic.FeatureDesign`): a logistic kind's features,
+    computed once for all folds; ``start``: its Newton's method's start (the solution of a fit on
+    other draws of the same pair). Neither changes what a fold model minimizes, only its cost.
+    """
     folds = int(fold.max()) + 1
     models, out_of_fold = [], np.empty(len(outputs), dtype=np.float64)
     for k in range(folds):
         train, held = fold != k, fold == k
         if not (train & is_first).any() or not (train & ~is_first).any():
             return None
-        model = kind.fit(outputs[train & is_first], outputs[train & ~is_first])  # None where unsuited
+        model = _fit_kind(kind, is_first, outputs, np.flatnonzero(train), design, start)  # None where unsuited
         if model is None:
             return None
         models.append(model)
@@ -274,7 +292,8 @@ def _fit(cells, outputs, config, rng, started) -> tuple[ProblemFit, tuple] | Non
         y = outputs[cell.prior_index]
         y = y.reshape(len(y), -1)
         best = None
-        critics = record_classifier_critics(is_first, y, train)
+        design = FeatureDesign.build(y, train)  # one feature matrix for every logistic fit of this cell
+        critics = record_classifier_critics(is_first, y, train, design)
         for critic in critics:
             ell_val = critic.log_odds(y[val])
             val_joint = critic.from_log_odds(is_first[val], ell_val, lo, hi)
@@ -298,7 +317,8 @@ def _fit(cells, outputs, config, rng, started) -> tuple[ProblemFit, tuple] | Non
             rows[name].append(item)
         problems.append(ProblemCritics(slice(index, index + 1), None, None, name=critic.name))
         fold = stratified_folds(is_first, CROSS_FIT_FOLDS, fold_rng)
-        cross_fitted = [cross_fit(type(c.statistic), is_first, y, fold, int(fold_rng.integers(2**31))) for c in critics]
+        cross_fitted = [cross_fit(type(c.statistic), is_first, y, fold, int(fold_rng.integers(2**31)), design,
+                                  getattr(c.statistic, "solution", None)) for c in critics]
         fitted.append([c for c in cross_fitted if c is not None])
     fit = CriticFit(
         estimates=np.array(rows["estimate"]), stderr=np.array(rows["stderr"]),

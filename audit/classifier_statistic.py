@@ -155,17 +155,46 @@ class LogOdds:
         x = self.features.take_training() if features is None or _features_of_these else None
         if x is None:
             x = self.features(outputs)
+        self._solve(x, labels, solver, max_iter)
+
+    def _solve(self, x: np.ndarray, labels: np.ndarray, solver: str = "newton", max_iter: int = 1000,
+               start: np.ndarray | None = None) -> None:
+        """Fit on the standardized features ``x`` (the first columns of ``self.features``; any
+        further ones, a wider feature set's squares, get weight 0) and 0/1 ``labels``."""
         with blas_threads(1):
             if solver == "newton" and x.shape[1] <= NEWTON_MAX_FEATURES:
                 from .logistic_regression import fit_logistic
 
-                self.coef, self.intercept = fit_logistic(x, labels)
+                self.coef, self.intercept = fit_logistic(x, labels, start=start)
             else:
                 from sklearn.linear_model import LogisticRegression  # sklearn loads in the audit only when used
 
                 model = LogisticRegression(max_iter=max_iter).fit(x, labels)
                 self.coef, self.intercept = model.coef_[0], float(model.intercept_[0])
-        self._decision = self.features.affine(self.coef, self.intercept)
+        weights = np.zeros(self.features.top.shape[0])
+        weights[:len(self.coef)] = self.coef
+        self._decision = self.features.affine(weights, self.intercept)
+
+    @property
+    def solution(self) -> np.ndarray:
+        """(coefficients, intercept) as one vector: a start for :meth:`from_design` on similar draws."""
+        return np.append(self.coef, self.intercept)
+
+    @classmethod
+    def from_design(cls, design: "FeatureDesign", rows: np.ndarray, is_first: np.ndarray,
+                    start: np.ndarray | None = None) -> "LogOdds | None":
+        """The statistic fitted on ``rows`` of ``design`` (``is_first``: which of them are outputs of the
+        first input), Newton's method started at ``start`` (:attr:`solution` of a fit on similar
+        draws); None where the rows hold outputs of one input only, or (quadratic) the design has no
+        squared column. The same objective as :meth:`fit` on the features ``design`` holds."""
+        is_first = np.asarray(is_first, dtype=bool)
+        if is_first.all() or not is_first.any() or (cls.quadratic and not len(design.features.squared)):
+            return None
+        statistic = cls.__new__(cls)
+        statistic.features = design.features
+        width = design.width if cls.quadratic else design.linear_width
+        statistic._solve(design.matrix[rows, :width], is_first.astype(np.float64), start=start)
+        return statistic
 
     #: Whether the features include squares of the columns with many values (:class:`QuadraticLogOdds`).
     quadratic = False
@@ -201,6 +230,39 @@ class QuadraticLogOdds(LogOdds):
     """
 
     quadratic = True
+
+
+class FeatureDesign:
+    """One standardized feature matrix for every logistic statistic fitted on draws of one pair.
+
+    :class:`OutputFeatures` with squares (:class:`QuadraticLogOdds`'s features; their first
+    ``linear_width`` columns are :class:`LogOdds`'s, column for column, since every column is
+    standardized on its own) are read from the ``reference`` rows of ``outputs``, and the matrix of
+    all rows is computed once: each fit (:meth:`LogOdds.from_design`) takes its rows of it instead of
+    reading the levels and the scales of its own draws again. A statistic fitted on the reference
+    rows is the one :meth:`LogOdds.fit` gives on them; one fitted on other rows uses the reference
+    rows' levels and scales (read from the outputs alone, never their labels).
+
+    Use :meth:`build`, which returns None where the matrix would exceed ``max_entries`` entries.
+    """
+
+    def __init__(self, features: OutputFeatures, matrix: np.ndarray):
+        self.features, self.matrix = features, matrix
+        self.width = matrix.shape[1]
+        self.linear_width = self.width - len(features.squared)
+
+    @classmethod
+    def build(cls, outputs: np.ndarray, reference: np.ndarray,
+              max_entries: int = MAX_LOGISTIC_ENTRIES) -> "FeatureDesign | None":
+        outputs = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
+        if outputs.size * 2 > max_entries:  # the raw columns and their squares alone are too many
+            return None
+        features = OutputFeatures(outputs[reference], quadratic=True)
+        features.take_training()  # the matrix below holds the reference rows too
+        width = features.top.shape[0]
+        if len(outputs) * width > max_entries:
+            return None
+        return cls(features, features(outputs))
 
 
 def pair_statistic(log_odds, first_value, second_value):

@@ -169,12 +169,12 @@ def test_the_event_test_gets_the_classifiers_cross_fitted(monkeypatch):
     from audit import classifier_critic, classifier_statistic
 
     calls = []
-    original = classifier_statistic.LogOdds.__init__  # QuadraticLogOdds inherits it
+    original = classifier_statistic.LogOdds._solve  # every logistic fit solves once; QuadraticLogOdds inherits it
 
     def counting(self, *args, **kwargs):
         calls.append(type(self).__name__)
         original(self, *args, **kwargs)
-    monkeypatch.setattr(classifier_statistic.LogOdds, "__init__", counting)
+    monkeypatch.setattr(classifier_statistic.LogOdds, "_solve", counting)
     result = run_audit(AuditSpec(mechanism=_gaussian_shift(1.0), priors=[TwoPoint(FIRST, SECOND)],
                                  claim=parse_claim("dp:1"), samples=3000, event_runs=2000, seed=1))
     folds = classifier_critic.CROSS_FIT_FOLDS
@@ -202,6 +202,7 @@ def test_outputs_no_classifier_suits_get_neural_critics_and_a_note(monkeypatch, 
     # and trains neural critics instead.
     from audit import classifier_statistic
 
+    monkeypatch.setattr(classifier_statistic.FeatureDesign, "build", classmethod(lambda cls, *args, **kwargs: None))
     monkeypatch.setattr(classifier_statistic.LogOdds, "fit", classmethod(lambda cls, *args, **kwargs: None))
     monkeypatch.setattr(classifier_statistic.EmpiricalLogRatio, "fit", classmethod(lambda cls, *args, **kwargs: None))
     result = run_audit(AuditSpec(mechanism=_gaussian_shift(1.0), priors=[TwoPoint(FIRST, SECOND)],

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from audit.classifier_statistic import LogOdds, OutputFeatures, pair_statistic
+from audit.classifier_statistic import FeatureDesign, LogOdds, OutputFeatures, QuadraticLogOdds, pair_statistic
 from estimators.validation import InputError
 
 
@@ -130,8 +130,6 @@ def test_logistic_statistic_declines_a_feature_matrix_beyond_its_budget():
 
 def test_quadratic_log_odds_of_two_gaussian_spreads_is_the_log_likelihood_ratio():
     # N(0, 1) against N(0, 3²), equal classes: log-odds log 3 − y²(1/2 − 1/18), which the linear model misses.
-    from audit.classifier_statistic import QuadraticLogOdds
-
     rng = np.random.default_rng(0)
     first, second = rng.normal(size=(20000, 1)), 3.0 * rng.normal(size=(20000, 1))
     y = np.linspace(-4, 4, 9)[:, None]
@@ -141,8 +139,6 @@ def test_quadratic_log_odds_of_two_gaussian_spreads_is_the_log_likelihood_ratio(
 
 
 def test_quadratic_log_odds_needs_a_column_with_many_values():
-    from audit.classifier_statistic import QuadraticLogOdds
-
     bits = np.random.default_rng(1).integers(0, 2, size=(200, 3)).astype(float)
     assert QuadraticLogOdds.fit(bits[:100], bits[100:]) is None
 
@@ -183,3 +179,55 @@ def test_the_affine_decision_equals_the_feature_matrix_product(quadratic):
     test = np.column_stack([rng.normal(size=500), rng.integers(-1, 6, 500), rng.integers(0, 2, 500),
                             rng.laplace(size=500) * 1e3])  # values -1 and 5 were never seen in training
     np.testing.assert_allclose(features.affine(coef, 0.7)(test), features(test) @ coef + 0.7, rtol=1e-10, atol=1e-10)
+
+
+def _mixed_outputs(rng, n, shift):
+    """A continuous column, a column with 4 levels and a constant column (one-hot, squares and neither)."""
+    return np.column_stack([rng.normal(shift, 1.0 + shift, n), rng.integers(0, 4, n) + (rng.random(n) < shift),
+                            np.zeros(n)])
+
+
+@pytest.mark.parametrize("kind", [LogOdds, QuadraticLogOdds])
+def test_a_fit_on_a_shared_design_is_the_fit_on_its_own_features(kind):
+    # On the design's reference rows, the design's fit and kind.fit (which reads the levels and scales of the
+    # same draws itself) minimize the same objective on the same features: the same statistic.
+    rng = np.random.default_rng(7)
+    first, second = _mixed_outputs(rng, 900, 0.5), _mixed_outputs(rng, 700, 0.0)
+    outputs = np.concatenate([first, second])
+    is_first = np.arange(len(outputs)) < len(first)
+    order = rng.permutation(len(outputs))
+    outputs, is_first = outputs[order], is_first[order]
+    reference = np.flatnonzero(rng.random(len(outputs)) < 0.6)
+    design = FeatureDesign.build(outputs, reference)
+    shared = kind.from_design(design, reference, is_first[reference])
+    own = kind.fit(outputs[reference][is_first[reference]], outputs[reference][~is_first[reference]])
+    fresh = _mixed_outputs(rng, 300, 0.25)
+    np.testing.assert_allclose(shared(fresh), own(fresh), rtol=1e-7, atol=1e-9)
+    # Started at another fit's solution, Newton's method ends at the same minimizer.
+    other = np.flatnonzero(rng.random(len(outputs)) < 0.5)
+    start = kind.from_design(design, other, is_first[other]).solution
+    np.testing.assert_allclose(kind.from_design(design, reference, is_first[reference], start=start)(fresh),
+                               own(fresh), rtol=1e-7, atol=1e-9)
+
+
+def test_the_linear_fit_on_a_design_with_squares_ignores_them():
+    rng = np.random.default_rng(8)
+    outputs = rng.normal(0.0, 1.0, (1000, 2))
+    is_first = rng.random(1000) < 0.5
+    outputs[is_first] *= 2.0  # a change of spread: the squares would matter if they were used
+    rows = np.arange(1000)
+    design = FeatureDesign.build(outputs, rows)
+    assert design.width == 4 and design.linear_width == 2
+    linear = LogOdds.from_design(design, rows, is_first)
+    assert len(linear.coef) == 2
+    y = rng.normal(size=(50, 2))
+    np.testing.assert_allclose(linear(y), LogOdds(outputs[is_first], outputs[~is_first])(y), rtol=1e-7, atol=1e-9)
+
+
+def test_a_design_declines_what_a_fit_cannot_use():
+    rng = np.random.default_rng(9)
+    bits = (rng.random((200, 3)) < 0.5).astype(float)
+    design = FeatureDesign.build(bits, np.arange(200))
+    assert QuadraticLogOdds.from_design(design, np.arange(200), np.arange(200) < 100) is None  # nothing to square
+    assert LogOdds.from_design(design, np.arange(200), np.ones(200, dtype=bool)) is None  # one input only
+    assert FeatureDesign.build(bits, np.arange(200), max_entries=1000) is None  # 200 × 6 entries with squares

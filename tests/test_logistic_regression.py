@@ -62,3 +62,25 @@ def test_wide_features_go_to_lbfgs():
         *(lambda s: (s.features(np.concatenate([first, second])), np.r_[np.ones(300), np.zeros(300)]))(
             LogOdds(first, second)))
     np.testing.assert_allclose(LogOdds(first, second).coef, reference.coef_[0])
+
+
+def test_a_start_changes_the_steps_not_the_minimizer():
+    # The objective is strictly convex: from 0, from a nearby start (another sample's solution) and from a far
+    # one, Newton's method ends at the same point, where the gradient (written out above) vanishes.
+    rng = np.random.default_rng(6)
+    x = np.concatenate([rng.normal(0.4, 1, (700, 3)), rng.normal(0, 1, (500, 3))])
+    y = np.concatenate([np.ones(700), np.zeros(500)])
+    w0, c0 = fit_logistic(x, y)
+    other = rng.permutation(len(y))[:600]
+    nearby = np.append(*fit_logistic(x[other], y[other]))
+    for start in (nearby, np.array([5.0, -5.0, 3.0, 2.0])):
+        w, c = fit_logistic(x, y, start=start)
+        np.testing.assert_allclose(w, w0, atol=1e-9)
+        assert c == pytest.approx(c0, abs=1e-9)
+        assert np.max(np.abs(_gradient(x, y, w, c))) < 1e-6
+
+
+@pytest.mark.parametrize("start", [np.zeros(3), np.array([0.0, 0.0, np.nan, 0.0])])
+def test_a_start_of_the_wrong_size_or_not_finite_names_the_argument(start):
+    with pytest.raises(InputError, match="'start'"):
+        fit_logistic(np.zeros((4, 3)), np.array([0.0, 1.0, 0.0, 1.0]), start=start)
