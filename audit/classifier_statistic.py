@@ -158,18 +158,23 @@ class LogOdds:
         self._solve(x, labels, solver, max_iter)
 
     def _solve(self, x: np.ndarray, labels: np.ndarray, solver: str = "newton", max_iter: int = 1000,
-               start: np.ndarray | None = None) -> None:
+               start: np.ndarray | None = None, sample_weight: np.ndarray | None = None) -> None:
         """Fit on the standardized features ``x`` (the first columns of ``self.features``; any
-        further ones, a wider feature set's squares, get weight 0) and 0/1 ``labels``."""
+        further ones, a wider feature set's squares, get weight 0) and ``labels`` (0/1, or with
+        ``sample_weight`` each row's fraction of first-input outputs among its count)."""
         with blas_threads(1):
             if solver == "newton" and x.shape[1] <= NEWTON_MAX_FEATURES:
                 from .logistic_regression import fit_logistic
 
-                self.coef, self.intercept = fit_logistic(x, labels, start=start)
+                self.coef, self.intercept = fit_logistic(x, labels, start=start, sample_weight=sample_weight)
             else:
                 from sklearn.linear_model import LogisticRegression  # sklearn loads in the audit only when used
 
-                model = LogisticRegression(max_iter=max_iter).fit(x, labels)
+                if sample_weight is not None:  # scikit-learn takes 0/1 labels: each distinct row once per label
+                    x = np.concatenate([x, x])
+                    sample_weight = np.concatenate([sample_weight * labels, sample_weight * (1.0 - labels)])
+                    labels = np.concatenate([np.ones(len(labels)), np.zeros(len(labels))])
+                model = LogisticRegression(max_iter=max_iter).fit(x, labels, sample_weight=sample_weight)
                 self.coef, self.intercept = model.coef_[0], float(model.intercept_[0])
         weights = np.zeros(self.features.top.shape[0])
         weights[:len(self.coef)] = self.coef
@@ -193,7 +198,8 @@ class LogOdds:
         statistic = cls.__new__(cls)
         statistic.features = design.features
         width = design.width if cls.quadratic else design.linear_width
-        statistic._solve(design.matrix[rows, :width], is_first.astype(np.float64), start=start)
+        x, labels, weights = design.training_set(rows, is_first, width)
+        statistic._solve(x, labels, start=start, sample_weight=weights)
         return statistic
 
     #: Whether the features include squares of the columns with many values (:class:`QuadraticLogOdds`).
@@ -232,6 +238,11 @@ class QuadraticLogOdds(LogOdds):
     quadratic = True
 
 
+#: Rows of the outputs whose distinct rows are counted first when deciding whether a design
+#: aggregates: more than :data:`_FIRST_ROWS_DISTINCT` distinct rows among them and it does not.
+_FIRST_ROWS_DISTINCT = 256
+
+
 class FeatureDesign:
     """One standardized feature matrix for every logistic statistic fitted on draws of one pair.
 
@@ -243,11 +254,17 @@ class FeatureDesign:
     rows is the one :meth:`LogOdds.fit` gives on them; one fitted on other rows uses the reference
     rows' levels and scales (read from the outputs alone, never their labels).
 
+    Outputs with few distinct rows (at most a quarter of the outputs: discrete outputs) are
+    aggregated: ``matrix`` holds the features of each distinct row, ``inverse[i]`` is output i's
+    distinct row, and a fit weighs each distinct row by its count among the fit's rows
+    (:func:`audit.logistic_regression.fit_logistic`'s ``sample_weight``: the same objective, with
+    one row per distinct row instead of one per output). ``inverse`` is None otherwise.
+
     Use :meth:`build`, which returns None where the matrix would exceed ``max_entries`` entries.
     """
 
-    def __init__(self, features: OutputFeatures, matrix: np.ndarray):
-        self.features, self.matrix = features, matrix
+    def __init__(self, features: OutputFeatures, matrix: np.ndarray, inverse: np.ndarray | None = None):
+        self.features, self.matrix, self.inverse = features, matrix, inverse
         self.width = matrix.shape[1]
         self.linear_width = self.width - len(features.squared)
 
@@ -262,7 +279,26 @@ class FeatureDesign:
         width = features.top.shape[0]
         if len(outputs) * width > max_entries:
             return None
-        return cls(features, features(outputs))
+        distinct = None
+        # Many distinct rows among the first rows already decide it (no pass over all the outputs).
+        if _distinct_rows(_rows(outputs[:_FIRST_ROWS]), _FIRST_ROWS_DISTINCT) is not None:
+            distinct = _distinct_rows(_rows(outputs), len(outputs) // 4)
+        if distinct is None:
+            return cls(features, features(outputs))
+        rows, inverse = distinct
+        return cls(features, features(rows), inverse)
+
+    def training_set(self, rows: np.ndarray, is_first: np.ndarray, width: int):
+        """(features, labels, weights) of a fit on ``rows`` (``is_first``: which are outputs of the
+        first input): the rows themselves with weights None, or, aggregated, each distinct row
+        present with its count and its fraction of first-input outputs."""
+        if self.inverse is None:
+            return self.matrix[rows, :width], is_first.astype(np.float64), None
+        which = self.inverse[rows]
+        firsts = np.bincount(which[is_first], minlength=len(self.matrix)).astype(np.float64)
+        counts = np.bincount(which, minlength=len(self.matrix)).astype(np.float64)
+        present = counts > 0
+        return self.matrix[present, :width], firsts[present] / counts[present], counts[present]
 
 
 def pair_statistic(log_odds, first_value, second_value):

@@ -231,3 +231,26 @@ def test_a_design_declines_what_a_fit_cannot_use():
     assert QuadraticLogOdds.from_design(design, np.arange(200), np.arange(200) < 100) is None  # nothing to square
     assert LogOdds.from_design(design, np.arange(200), np.ones(200, dtype=bool)) is None  # one input only
     assert FeatureDesign.build(bits, np.arange(200), max_entries=1000) is None  # 200 × 6 entries with squares
+
+
+@pytest.mark.parametrize("kind", [LogOdds, QuadraticLogOdds])
+def test_a_design_of_discrete_outputs_fits_on_its_distinct_rows_the_statistic_of_all_rows(kind):
+    # A bit, a column with 4 values and one with 21 (squared by the quadratic statistic): at most 168 distinct
+    # rows among 4,000 outputs, so the design holds one row per distinct row and weighs each by its count; the
+    # statistic is the one fitted on every output.
+    rng = np.random.default_rng(10)
+
+    def outputs(n, shift):
+        return np.column_stack([rng.random(n) < 0.5 + shift, rng.integers(0, 4, n),
+                                rng.integers(0, 20, n) + (rng.random(n) < shift)]).astype(float)
+    first, second = outputs(2000, 0.3), outputs(2000, 0.0)
+    all_outputs = np.concatenate([first, second])
+    is_first = np.arange(4000) < 2000
+    rows = np.arange(4000)
+    design = FeatureDesign.build(all_outputs, rows)
+    assert design.inverse is not None and len(design.matrix) <= 168
+    y = outputs(200, 0.15)
+    np.testing.assert_allclose(kind.from_design(design, rows, is_first)(y), kind.fit(first, second)(y),
+                               rtol=1e-7, atol=1e-9)
+    # Continuous outputs are not aggregated.
+    assert FeatureDesign.build(rng.normal(size=(4000, 2)), rows).inverse is None

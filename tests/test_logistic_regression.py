@@ -84,3 +84,24 @@ def test_a_start_changes_the_steps_not_the_minimizer():
 def test_a_start_of_the_wrong_size_or_not_finite_names_the_argument(start):
     with pytest.raises(InputError, match="'start'"):
         fit_logistic(np.zeros((4, 3)), np.array([0.0, 1.0, 0.0, 1.0]), start=start)
+
+
+def test_distinct_rows_weighted_by_their_counts_give_the_fit_of_all_rows():
+    # L of a sample is the sum of its rows' terms, so distinct rows weighted by their counts, each labelled by its
+    # fraction of 1s, give the same L and the same minimizer as the sample row by row.
+    rng = np.random.default_rng(7)
+    levels = rng.normal(size=(12, 2))
+    which = rng.integers(0, 12, 3000)
+    y = (rng.random(3000) < 0.3 + 0.04 * which).astype(float)
+    w_all, c_all = fit_logistic(levels[which], y)
+    counts = np.bincount(which, minlength=12).astype(float)
+    ones = np.bincount(which, weights=y, minlength=12)
+    w, c = fit_logistic(levels, ones / counts, sample_weight=counts)
+    np.testing.assert_allclose(w, w_all, atol=1e-9)
+    assert c == pytest.approx(c_all, abs=1e-9)
+
+
+@pytest.mark.parametrize("weights", [np.ones(3), np.array([1.0, -1.0, 1.0, 1.0]), np.array([1.0, np.inf, 1.0, 1.0])])
+def test_bad_sample_weights_name_the_argument(weights):
+    with pytest.raises(InputError, match="'sample_weight'"):
+        fit_logistic(np.zeros((4, 1)), np.array([0.0, 1.0, 0.0, 1.0]), sample_weight=weights)
