@@ -190,7 +190,9 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
         theta_statement=_theta_statement(spec, len(searched)),
         certified_secret=certified.certified_secret, estimate_only=estimate_only,
         candidates_certified=certified.candidates_certified,
-        event_test=event, slices=plan.slices or None, estimator=spec.estimator, device=str(device),
+        event_test=event, slices=plan.slices or None,
+        # Classifier critics are Barber–Agakov critics, whatever neural objective the spec names.
+        estimator="classifier" if fits.classifiers else spec.estimator, device=str(device),
         training_history=fits.history, notes=notes,
     )
 

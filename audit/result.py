@@ -147,6 +147,9 @@ class AuditResult:
 
     With a claim, ``claim_verdict`` is ``"refuted"`` when a test with a share of α refutes it
     (``refuted_by``); the shares (``claim_alpha``) sum to α, so its type-I error is at most α.
+
+    ``estimator`` names the MI test's critics: the neural objective (``"dv"``, ``"mine"``,
+    ``"nwj"``), or ``"classifier"`` for classifier critics (:mod:`audit.classifier_critic`).
     """
 
     verdict: str | None

@@ -84,6 +84,7 @@ def test_dp_claim_audit_of_a_catalog_entry_trains_no_neural_critic_and_refutes_a
                                  samples=6000, event_runs=6000, seed=1))
     assert "classifier" in " ".join(result.notes) and "critic)" in result.certified_secret
     assert result.claim_verdict == "refuted" and result.training_history["full"]["classifiers"]
+    assert result.estimator == "classifier"  # not the neural objective the spec names (dv)
 
 
 def _spec(**kwargs):
