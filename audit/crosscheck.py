@@ -90,6 +90,11 @@ def smallest_refutable_runs(claim: Claim, alpha: float, limit: int = 10**9) -> i
     return _smallest_runs(lambda n: refutable_with(claim, alpha, n), limit)
 
 
+#: A grid excess above this is positive in :meth:`~mechanisms.claims.Claim.check_event` too, whose
+#: excess at the same grid point differs only by rounding (scalar against array evaluation).
+_GRID_MARGIN = 1e-9
+
+
 def refutable_with(claim: Claim, alpha: float, runs: int) -> bool:
     """Whether the event test at level ``alpha`` with ``runs`` runs per input could refute ``claim``:
     whether the best pair those runs can show (:func:`_best_event_bounds`) lies outside its profile.
@@ -103,11 +108,6 @@ def refutable_with(claim: Claim, alpha: float, runs: int) -> bool:
     if float(claim.event_margin(lower, upper)) > _GRID_MARGIN:
         return True
     return claim.check_event(lower, upper).refuted
-
-
-#: A grid excess above this is positive in :meth:`~mechanisms.claims.Claim.check_event` too, whose
-#: excess at the same grid point differs only by rounding (scalar against array evaluation).
-_GRID_MARGIN = 1e-9
 
 
 def smallest_certifying_runs(alpha: float, limit: int = 10**9) -> int:
