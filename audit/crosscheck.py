@@ -90,10 +90,24 @@ def smallest_refutable_runs(claim: Claim, alpha: float, limit: int = 10**9) -> i
     return _smallest_runs(lambda n: refutable_with(claim, alpha, n), limit)
 
 
+#: A grid excess above this is positive in :meth:`~mechanisms.claims.Claim.check_event` too, whose
+#: excess at the same grid point differs only by rounding (scalar against array evaluation).
+_GRID_MARGIN = 1e-9
+
+
 def refutable_with(claim: Claim, alpha: float, runs: int) -> bool:
     """Whether the event test at level ``alpha`` with ``runs`` runs per input could refute ``claim``:
-    whether the best pair those runs can show (:func:`_best_event_bounds`) lies outside its profile."""
-    return claim.check_event(*_best_event_bounds(runs, alpha)).refuted
+    whether the best pair those runs can show (:func:`_best_event_bounds`) lies outside its profile.
+
+    The answer is :meth:`~mechanisms.claims.Claim.check_event`'s. Its search starts at the best point of
+    the claim's ε′ grid and keeps a refined point only when its excess is larger, so a pair whose
+    excess on the grid (:meth:`~mechanisms.claims.Claim.event_margin`, a few µs) is clearly positive is
+    refuted without the refinement (about 0.2 ms); any other pair gets the full check.
+    """
+    lower, upper = _best_event_bounds(runs, alpha)
+    if float(claim.event_margin(lower, upper)) > _GRID_MARGIN:
+        return True
+    return claim.check_event(lower, upper).refuted
 
 
 def smallest_certifying_runs(alpha: float, limit: int = 10**9) -> int:

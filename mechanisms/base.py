@@ -32,6 +32,7 @@ __all__ = [
     "draws_only_from_rng",
     "preferred_chunk_size",
     "mechanism_name",
+    "run_on_batch",
     "sample_mechanism",
 ]
 
@@ -190,9 +191,15 @@ def sample_mechanism(mech: Callable, dbs, rng=None, *, name: str | None = None,
         ``sys.exit`` or does not return within ``timeout``. The message names the
         mechanism and, when it can be found, the database index.
     """
-    batch = as_database_batch(dbs)
-    generator = as_generator(rng)
-    who = f"mechanism '{name or mechanism_name(mech)}'"
+    return run_on_batch(mech, as_database_batch(dbs), as_generator(rng), name=name or mechanism_name(mech),
+                        locate=locate, timeout=timeout)
+
+
+def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generator, *, name: str,
+                 locate: bool = True, timeout: float | None = None) -> np.ndarray:
+    """:func:`sample_mechanism` on a batch already checked by :func:`as_database_batch` (float64,
+    ``(m, n, k)``, finite): the runner checks a job's whole batch once, not each chunk again."""
+    who = f"mechanism '{name}'"
     m = batch.shape[0]
     where = " on database 0" if m == 1 else f" on a batch of {m} databases"
     try:

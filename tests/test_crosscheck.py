@@ -112,6 +112,18 @@ def test_smallest_refutable_runs_matches_the_closed_form(epsilon, share):
 
 
 
+@pytest.mark.parametrize("claim", ["dp:1", "dp:0.1", "dp:1:1e-5", "ldp:3", "zcdp:0.5", "rdp:2:0.3", "gdp:1"])
+def test_refutable_with_answers_as_the_full_event_check(claim):
+    # The shortcut through the claim's grid (event_margin) gives check_event's answer, run count by run count,
+    # on both sides of the smallest count that refutes.
+    from audit.crosscheck import _best_event_bounds, refutable_with
+
+    parsed = parse_claim(claim)
+    for alpha in (0.05, 0.001):
+        for runs in (1, 2, 3, 5, 8, 13, 14, 15, 30, 100, 1000, 23333, 10**6):
+            assert refutable_with(parsed, alpha, runs) == parsed.check_event(*_best_event_bounds(runs, alpha)).refuted
+
+
 @pytest.mark.parametrize("n, alpha", [(1, 0.05), (14, 0.025), (20000, 0.05)])
 def test_best_event_bounds_are_the_clopper_pearson_bounds_of_all_and_no_hits(n, alpha):
     from scipy import stats

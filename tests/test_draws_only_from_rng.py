@@ -78,6 +78,24 @@ def test_the_runner_seeds_the_global_generators_unless_told_not_to(declares):
     assert np.array_equal(*runs) == (not declares)
 
 
+@pytest.mark.filterwarnings("ignore::mechanisms.errors.MechanismWarning")
+@pytest.mark.parametrize("declares", [False, True])
+def test_the_callers_global_generators_are_as_they_were_after_a_job(declares):
+    # Seeded per chunk (no declaration): the states are put back; declared: nothing seeds them, and the
+    # catalog's mechanisms and the built-in priors do not draw from them.
+    mechanism = _GlobalDraws(False) if not declares else catalog()[0].mechanism
+    prior = UserPrior(lambda m, rng: np.random.random((m, 3, 2))) if not declares else TwoPoint(np.zeros((3, 2)),
+                                                                                                np.ones((3, 2)))
+    np.random.seed(5)
+    random.seed(5)
+    before = np.random.get_state()[1].copy(), random.getstate()
+    with MechanismRunner(mechanism, "m", ExecutionSettings(chunk_size=100), quiet=True) as runner:
+        dbs = runner.draw(prior, 300, np.random.default_rng(0))
+        runner.sample(np.clip(dbs, 0, 1), np.random.default_rng(1))
+    np.testing.assert_array_equal(np.random.get_state()[1], before[0])
+    assert random.getstate() == before[1]
+
+
 # --- chunk sizes (mechanisms.base.preferred_chunk_size) -----------------------------------------
 
 class _Asks:

@@ -104,6 +104,21 @@ def test_two_point_records():
     assert TwoPoint(first, second, p=[0.25, 0.0, 0.0]).independent_columns
 
 
+def test_two_point_draws_follow_the_uniforms_record_by_record():
+    # Record i of draw j is second(i) exactly when the draw's i-th uniform (from the same rng) is below p_i;
+    # the rows are copied bit for bit (a -0.0 stays -0.0).
+    first = np.array([[0.0, -0.0], [1.5, 2.5]])
+    second = np.array([[-0.0, 1.0], [np.pi, -7.0]])
+    prior = TwoPoint(first, second, p=[0.3, 0.8])
+    draws = prior(500, np.random.default_rng(11))
+    uniforms = np.random.default_rng(11).random((500, 2))
+    for j in range(500):
+        for i in range(2):
+            expected = second[i] if uniforms[j, i] < [0.3, 0.8][i] else first[i]
+            assert draws[j, i].tobytes() == expected.tobytes()
+    assert draws.dtype == np.float64 and draws.flags.c_contiguous
+
+
 def test_fixed_rest_really_fixes_the_other_rows():
     rest = np.arange(10.0).reshape(5, 2)
     prior = FixedRest(rest, 2, ProductBernoulli(0.5, shape=(1, 2)))

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -95,13 +96,19 @@ class Rappor(VectorizedMechanism):
         if self.hashes:
             check_int(self.filter_size, "filter_size", minimum=1)
 
-    @property
+    @cached_property
     def encoding(self) -> np.ndarray:
-        """(items, bits) 0/1 matrix: the bits each item sets (identity for one-hot)."""
+        """(items, bits) 0/1 matrix: the bits each item sets (identity for one-hot); read-only.
+
+        Computed once per mechanism (items x filter_size x hashes hashes, about 0.2 ms for the
+        catalog's Bloom entries), not on every call."""
         if not self.hashes:
-            return np.eye(self.items)
-        return np.array([[float(any(bloom_bit(item, j, self.filter_size) == b for j in range(self.hashes)))
-                          for b in range(self.filter_size)] for item in range(self.items)])
+            matrix = np.eye(self.items)
+        else:
+            matrix = np.array([[float(any(bloom_bit(item, j, self.filter_size) == b for j in range(self.hashes)))
+                                for b in range(self.filter_size)] for item in range(self.items)])
+        matrix.setflags(write=False)
+        return matrix
 
     @property
     def bit_probabilities(self) -> tuple[float, float]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections import deque
+from contextlib import nullcontext
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, replace
 
@@ -106,6 +107,14 @@ class ExecutionSettings:
         check_int(self.retries, "retries", 0)
 
 
+def _guard_global_generators(code):
+    """Put the global generators' states back after a job whose chunks seed them in this process
+    (:func:`~mechanisms.execution.chunks.preserved_global_generators`, about 60 µs); code that declares
+    it draws only from its rng (:func:`~mechanisms.base.draws_only_from_rng`) is never seeded, so
+    there is nothing to put back."""
+    return nullcontext() if draws_only_from_rng(code) else preserved_global_generators()
+
+
 class MechanismRunner:
     """Runs one audit's mechanism (and draws its priors) in seeded chunks; a context manager.
 
@@ -185,7 +194,7 @@ class MechanismRunner:
         seeded_by_rng = draws_only_from_rng(prior)
         chunks = []
         try:
-            with preserved_global_generators():
+            with _guard_global_generators(prior):
                 for index, start, stop in plan_chunks(samples, self.chunk_size(getattr(prior, "shape", None))):
                     generator = chunk_generator(job_seed, index, PRIOR)
                     if not seeded_by_rng:
@@ -228,7 +237,7 @@ class MechanismRunner:
                   for index, start, stop in plan_chunks(batch.shape[0], self.chunk_size(batch.shape[1:]))]
         bar = progress_bar(batch.shape[0], f"sampling {self.label}", quiet=self.quiet)
         try:
-            with preserved_global_generators():
+            with _guard_global_generators(self.reference.mechanism):
                 outputs = self._dispatch(run_chunk, chunks, self.settings.retries, what,
                                          lambda task: bar.update(task.size))
         finally:
@@ -238,7 +247,7 @@ class MechanismRunner:
     def _probe(self, first: np.ndarray, job_seed: int) -> None:
         timeout = self.settings.timeout or PROBE_TIMEOUT
         task = ChunkTask(job_seed, 0, 0, first, 1, timeout, PROBE)
-        with preserved_global_generators():
+        with _guard_global_generators(self.reference.mechanism):
             [(one, two)] = self._dispatch(run_probe, [task], 0, "database")
         self._probed = True
         if np.array_equal(one, two):

@@ -22,7 +22,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..base import draws_only_from_rng, mechanism_name, sample_mechanism
+from ..base import draws_only_from_rng, mechanism_name, run_on_batch
 from ..errors import MechanismError
 from .chunks import ChunkTask, chunk_generator, seed_global_generators
 
@@ -127,8 +127,9 @@ def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
     if not draws_only_from_rng(mech):
         seed_global_generators(task.job_seed, task.index, task.purpose)
     try:
-        return sample_mechanism(mech, task.dbs, rng, name=label or mechanism_name(mech),
-                                locate=task.last_attempt, timeout=task.timeout)
+        # The runner checked the job's whole batch (MechanismRunner.sample); the chunk is a slice of it.
+        return run_on_batch(mech, task.dbs, rng, name=label or mechanism_name(mech), locate=task.last_attempt,
+                            timeout=task.timeout)
     finally:
         if hard_kill and task.timeout is not None:
             faulthandler.cancel_dump_traceback_later()
