@@ -51,21 +51,58 @@ KNOT_RATIO = 1.05
 
 
 @functools.lru_cache(maxsize=32)
-def _bound_knots(trials: int, alpha: float, lower: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(counts, exact one-sided Clopper–Pearson bounds at them) for :func:`_cp_lookup`'s interpolation.
+def _knot_counts(trials: int) -> np.ndarray:
+    """The counts at which :func:`_cp_lookup` computes a bound exactly at ``trials`` trials.
 
     Every count within :data:`EXACT_END_COUNTS` of 0 or of ``trials``, and counts in geometric
     progression (ratio :data:`KNOT_RATIO`) from there towards the middle, from each end: about
-    310 bounds at 23,333 trials instead of one per count.
+    310 counts at 23,333 trials instead of one per count.
     """
     if trials <= 4 * EXACT_END_COUNTS:
-        counts = np.arange(trials + 1, dtype=np.float64)
-    else:
-        steps = int(np.ceil(np.log(trials / (2.0 * EXACT_END_COUNTS)) / np.log(KNOT_RATIO))) + 1
-        inner = np.round(np.geomspace(EXACT_END_COUNTS, trials / 2.0, steps))
-        ends = np.arange(EXACT_END_COUNTS + 1, dtype=np.float64)
-        counts = np.unique(np.concatenate([ends, inner, trials - inner, trials - ends]))
-    return counts, _cp_side(counts, trials, alpha, lower)
+        return np.arange(trials + 1, dtype=np.float64)
+    steps = int(np.ceil(np.log(trials / (2.0 * EXACT_END_COUNTS)) / np.log(KNOT_RATIO))) + 1
+    inner = np.round(np.geomspace(EXACT_END_COUNTS, trials / 2.0, steps))
+    ends = np.arange(EXACT_END_COUNTS + 1, dtype=np.float64)
+    return np.unique(np.concatenate([ends, inner, trials - inner, trials - ends]))
+
+
+class _KnotBounds:
+    """Exact one-sided Clopper–Pearson bounds at :func:`_knot_counts`, computed when first needed.
+
+    Linear interpolation at a count uses only the two knots around it, so a lookup of a few counts
+    (a held-out event's, :func:`choose_event`) computes the bounds at their knots only
+    (:func:`_cp_side` is elementwise; the others stay NaN and unused): the same numbers as the
+    whole table, at a few bounds' cost. A larger lookup completes the table.
+    """
+
+    #: Lookups of at most this many counts compute only the knots around them.
+    FEW = 16
+
+    def __init__(self, trials: int, alpha: float, lower: bool):
+        self.trials, self.alpha, self.lower = trials, alpha, lower
+        self.counts = _knot_counts(trials)
+        self.bounds = np.full(len(self.counts), np.nan)
+        self.complete = False
+
+    def __call__(self, counts: np.ndarray) -> np.ndarray:
+        if not self.complete:
+            if counts.size <= self.FEW:
+                # counts[j − 1] ≤ c < counts[j]: knots j − 1 and j (the last knot for c at or beyond it).
+                j = np.searchsorted(self.counts, counts.ravel(), side="right")
+                needed = np.clip(np.concatenate((j - 1, j)), 0, len(self.counts) - 1)
+            else:
+                needed = np.arange(len(self.counts))
+            missing = needed[np.isnan(self.bounds[needed])]
+            if missing.size:
+                self.bounds[missing] = _cp_side(self.counts[missing], self.trials, self.alpha, self.lower)
+            self.complete = not np.isnan(self.bounds).any()
+        return np.interp(counts, self.counts, self.bounds)
+
+
+@functools.lru_cache(maxsize=32)
+def _knot_bounds(trials: int, alpha: float, lower: bool) -> _KnotBounds:
+    """The :class:`_KnotBounds` of a sample size, level and side (kept, with the bounds computed so far)."""
+    return _KnotBounds(trials, alpha, lower)
 
 
 def _cp_lookup(counts: np.ndarray, trials: int, alpha: float, lower: bool) -> np.ndarray:
@@ -73,15 +110,14 @@ def _cp_lookup(counts: np.ndarray, trials: int, alpha: float, lower: bool) -> np
 
     Choosing an event predicts the bounds of thousands of candidate events at a few sample sizes
     and levels. The bound is computed exactly at a few hundred counts per size and level
-    (:func:`_bound_knots`, kept) and linearly interpolated in the count between them: within
-    a relative 2·10⁻⁴ of the exact bound at every count (tested at levels 0.001 to 0.16 and up to
-    10⁶ trials), an error
+    (:func:`_knot_counts`, kept: :class:`_KnotBounds`) and linearly interpolated in the count
+    between them: within a relative 2·10⁻⁴ of the exact bound at every count (tested at levels
+    0.001 to 0.16 and up to 10⁶ trials), an error
     far below the sampling noise of the frequencies it is applied to. The certificate itself is
     always exact (:func:`clopper_pearson`).
     """
     counts = np.asarray(counts, dtype=np.float64)
-    knots, bounds = _bound_knots(int(trials), float(alpha), lower)
-    return np.interp(counts, knots, bounds)
+    return _knot_bounds(int(trials), float(alpha), lower)(counts)
 
 
 def epsilon_from_bounds(p_lower: float, p_upper: float, delta: float = 0.0) -> float:
@@ -256,23 +292,86 @@ def _first_of_each_value(ordered: np.ndarray) -> np.ndarray:
     return np.concatenate(([True], ordered[1:] != ordered[:-1]))
 
 
-def _thresholds(ordered: np.ndarray, count: int) -> np.ndarray:
+def _quantiles_of_sorted(ordered: np.ndarray, count: int) -> np.ndarray:
+    """``np.quantile(ordered, np.linspace(0, 1, count))`` of sorted data, to the bit, mostly without its partition.
+
+    NumPy's default ("linear") quantile, definition 7 of Hyndman and Fan (1996): the q quantile
+    of n sorted values x₀ ≤ … ≤ xₙ₋₁ is x_j + g (x_{j+1} − x_j) at the virtual index
+    v = (n − 1) q, j = ⌊v⌋, g = v − j, with NumPy's interpolation formula (``_lerp`` of
+    numpy/lib/_function_base_impl.py: x_{j+1} − (1 − g)(x_{j+1} − x_j) where g ≥ 0.5, exact at
+    both ends) and the last value where v ≥ n − 1: the same operations on the same values
+    (tests/test_event_test.py checks it against np.quantile). np.quantile first partitions the
+    data around every index, which costs more than the rest of an event choice; it is called
+    only where its partition could read other bits at an index than the sorted data hold there:
+    when the data hold a NaN or zeros of both signs (equal values of different bits, which a
+    partition may reorder).
+    """
+    n = len(ordered)
+    zeros = ordered[np.searchsorted(ordered, 0.0, side="left"):np.searchsorted(ordered, 0.0, side="right")]
+    if np.isnan(ordered[-1]) or (len(zeros) > 1 and np.signbit(zeros).any() and not np.signbit(zeros).all()):
+        return np.quantile(ordered, np.linspace(0.0, 1.0, count))
+    virtual = (n - 1) * np.linspace(0.0, 1.0, count)
+    previous = np.floor(virtual).astype(np.intp)
+    previous[virtual >= n - 1] = -1
+    following = np.where(previous == -1, -1, previous + 1)
+    gamma = virtual - previous
+    left, right = ordered[previous], ordered[following]
+    with np.errstate(invalid="ignore"):  # inf − inf: NaN, as np.quantile gives
+        difference = right - left
+        return np.where(gamma >= 0.5, right - difference * (1 - gamma), left + difference * gamma)
+
+
+def _thresholds(ordered: np.ndarray, count: int, values: np.ndarray | None = None) -> np.ndarray:
     """The distinct values of the sorted scores ``ordered`` if at most ``count``, else ``count`` quantiles of them
-    (np.quantile of sorted data: the same order statistics, five times faster than on unsorted data)."""
-    values = ordered[_first_of_each_value(ordered)]
+    (:func:`_quantiles_of_sorted`); ``values``: those distinct values, where already found."""
+    if values is None:
+        values = ordered[_first_of_each_value(ordered)]
     if len(values) <= count:
         return values
-    return np.unique(np.quantile(ordered, np.linspace(0.0, 1.0, count)))
+    return np.unique(_quantiles_of_sorted(ordered, count))
 
 
-def _tail_frequencies(scores: np.ndarray, thresholds: np.ndarray) -> tuple:
-    """(P̂(s > t excluding the atom), P̂(s = t), P̂(s < t excluding the atom)) for each t."""
-    ordered = np.sort(scores)
+def _tail_frequencies(ordered: np.ndarray, thresholds: np.ndarray) -> tuple:
+    """(P̂(s > t excluding the atom), P̂(s = t), P̂(s < t excluding the atom)) for each t, from the sorted scores
+    ``ordered``."""
     tol = 1e-9 * np.maximum(1.0, np.abs(thresholds))
     below_or_at = np.searchsorted(ordered, thresholds + tol, side="right")
     below = np.searchsorted(ordered, thresholds - tol, side="left")
-    n = len(scores)
+    n = len(ordered)
     return (n - below_or_at) / n, (below_or_at - below) / n, below / n
+
+
+class _Selection:
+    """Both inputs' selection scores sorted once, for every event family :func:`best_event` considers on them.
+
+    ``grid(count)`` gives the thresholds (at most ``count``, :func:`_thresholds`) and the tail
+    frequencies (:func:`_tail_frequencies`) under each input at them, computed once per ``count``.
+    """
+
+    def __init__(self, scores_a: np.ndarray, scores_b: np.ndarray):
+        self.n_a, self.n_b = len(scores_a), len(scores_b)
+        self.ordered_a, self.ordered_b = np.sort(scores_a), np.sort(scores_b)
+        self.pooled = np.sort(np.concatenate((scores_a, scores_b)))
+        self.values = self.pooled[_first_of_each_value(self.pooled)]
+        self._grids = {}
+        self._scores = scores_a, scores_b
+
+    def pooled_max(self) -> float:
+        """The largest score (np.max of both inputs' scores, as given)."""
+        return np.concatenate(self._scores).max()
+
+    @property
+    def has_atoms(self) -> bool:
+        """Whether some score value occurs more than once among both inputs' scores."""
+        return len(self.values) < len(self.pooled)
+
+    def grid(self, count: int) -> tuple:
+        """(thresholds, tail frequencies under a, tail frequencies under b) for at most ``count`` thresholds."""
+        if count not in self._grids:
+            thresholds = _thresholds(self.pooled, count, self.values)
+            self._grids[count] = (thresholds, _tail_frequencies(self.ordered_a, thresholds),
+                                  _tail_frequencies(self.ordered_b, thresholds))
+        return self._grids[count]
 
 
 #: One-sided level of the pessimistic selection estimates (about one standard error): an event's
@@ -336,27 +435,21 @@ def best_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: 
     unknown = set(forms) - set(EVENT_FORMS)
     if not forms or unknown:
         raise InputError(f"argument 'forms' must be a non-empty subset of {EVENT_FORMS}, got {tuple(forms)!r}")
-    objective = objective or epsilon_objective(delta)
-    predict = _Predictor(runs, alpha, objective)
+    predict = _Predictor(runs, alpha, objective or epsilon_objective(delta))
     scores_a, scores_b = np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64)
-    pooled = np.concatenate((scores_a, scores_b))
-    best = None
+    return _best_event(_Selection(scores_a, scores_b), predict, forms, boundary_weights)
 
-    def consider(candidates):
-        # candidates: [(p under a, p under b, make_event(index, first_is_a))]
-        nonlocal best
-        for p_a, p_b, make in candidates:
-            for first_is_a, (p_first, p_second) in ((True, (p_a, p_b)), (False, (p_b, p_a))):
-                sizes = (len(scores_a), len(scores_b)) if first_is_a else (len(scores_b), len(scores_a))
-                predicted = predict(p_first, p_second, *sizes)
-                i = np.unravel_index(int(np.argmax(predicted)), predicted.shape)
-                if best is None or predicted[i] > best.predicted:
-                    best = EventChoice(make(i, first_is_a), float(predicted[i]), float(p_first[i]), float(p_second[i]))
 
-    ordered = np.sort(pooled)
-    thresholds = _thresholds(ordered, MAX_THRESHOLDS)
-    above_a, at_a, below_a = _tail_frequencies(scores_a, thresholds)
-    above_b, at_b, below_b = _tail_frequencies(scores_b, thresholds)
+@functools.lru_cache(maxsize=8)
+def _pairs_above_diagonal(count: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.triu_indices(count, k=1)``: the pairs of thresholds t < t₂ of a two-tailed event (kept)."""
+    return np.triu_indices(count, k=1)
+
+
+def _best_event(selection: _Selection, predict: _Predictor, forms, boundary_weights) -> EventChoice:
+    """:func:`best_event` on sorted selection scores, with validated forms."""
+    candidates = []  # (p under a, p under b, make_event(index, first_is_a)), in the order considered
+    thresholds, (above_a, at_a, below_a), (above_b, at_b, below_b) = selection.grid(MAX_THRESHOLDS)
     weights = np.asarray([w for w in boundary_weights if w in (0.0, 1.0)]
                          + [w for w in boundary_weights if w not in (0.0, 1.0)], dtype=np.float64)
     plain = np.isin(weights, (0.0, 1.0))
@@ -369,22 +462,38 @@ def best_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: 
                 continue
             p_a = strict_a[:, None] + gammas[None, :] * at_a[:, None]
             p_b = strict_b[:, None] + gammas[None, :] * at_b[:, None]
-            consider([(p_a, p_b, lambda i, first, form=form, gammas=gammas: ScoreEvent(
-                form, float(thresholds[i[0]]), first, float(gammas[i[1]])))])
+            candidates.append((p_a, p_b, lambda i, first, form=form, gammas=gammas: ScoreEvent(
+                form, float(thresholds[i[0]]), first, float(gammas[i[1]]))))
     if "two-tailed" in forms:
-        grid = _thresholds(ordered, (MAX_THRESHOLDS + 1) // 2)
-        above_a, at_a, _ = _tail_frequencies(scores_a, grid)
-        above_b, at_b, _ = _tail_frequencies(scores_b, grid)
-        low, high = np.triu_indices(len(grid), k=1)
+        grid, (above_a, _, _), (above_b, _, _) = selection.grid((MAX_THRESHOLDS + 1) // 2)
+        low, high = _pairs_above_diagonal(len(grid))
         if len(low):
             # {s ≤ t} ∪ {s > t₂}: the atom at t is in the lower tail, the one at t₂ is not.
             p_a = (1.0 - above_a[low]) + above_a[high]
             p_b = (1.0 - above_b[low]) + above_b[high]
-            consider([(p_a, p_b, lambda i, first: ScoreEvent(
-                "two-tailed", float(grid[low[i[0]]]), first, second_threshold=float(grid[high[i[0]]])))])
-    if best is None:  # a single distinct score and only the two-tailed form: the empty event
-        best = EventChoice(ScoreEvent("upper", float(pooled.max()), True), float(predict(np.zeros(1), np.zeros(1))[0]),
-                           0.0, 0.0)
+            candidates.append((p_a, p_b, lambda i, first: ScoreEvent(
+                "two-tailed", float(grid[low[i[0]]]), first, second_threshold=float(grid[high[i[0]]]))))
+    if not candidates:  # a single distinct score and only the two-tailed form: the empty event
+        return EventChoice(ScoreEvent("upper", float(selection.pooled_max()), True),
+                           float(predict(np.zeros(1), np.zeros(1))[0]), 0.0, 0.0)
+    # Every candidate is predicted with each input first in one call per order of the inputs; the best is then the
+    # first maximum in the order considered, candidate by candidate with the first input a before b (ties go to it),
+    # as when each was predicted on its own: the objective scores pair by pair (claim_objective's one batch-wide
+    # shortcut, −∞ for the pairs that certify nothing when some pair does, ranks them below that pair either way).
+    flat_a = np.concatenate([p_a.ravel() for p_a, _, _ in candidates])
+    flat_b = np.concatenate([p_b.ravel() for _, p_b, _ in candidates])
+    predicted = {True: predict(flat_a, flat_b, selection.n_a, selection.n_b),
+                 False: predict(flat_b, flat_a, selection.n_b, selection.n_a)}
+    best, start = None, 0
+    for p_a, p_b, make in candidates:
+        stop = start + p_a.size
+        for first_is_a, (p_first, p_second) in ((True, (p_a, p_b)), (False, (p_b, p_a))):
+            segment = predicted[first_is_a][start:stop]
+            j = int(np.argmax(segment))
+            if best is None or segment[j] > best.predicted:
+                i = np.unravel_index(j, p_a.shape)
+                best = EventChoice(make(i, first_is_a), float(segment[j]), float(p_first[i]), float(p_second[i]))
+        start = stop
     return best
 
 
@@ -429,11 +538,11 @@ def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha
     -------
     EventChoice
     """
-    objective = objective or epsilon_objective(delta)
-    predict = _Predictor(runs, alpha, objective)
+    predict = _Predictor(runs, alpha, objective or epsilon_objective(delta))
     scores_a, scores_b = np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64)
+    selection = _Selection(scores_a, scores_b)
     interior = tuple(w for w in boundary_weights if 0.0 < w < 1.0)
-    if not _has_atoms(scores_a, scores_b):
+    if not selection.has_atoms:
         interior = ()  # a randomized boundary serves atoms; on continuous scores it would split one run
     families = []
     for family_forms, weights in EVENT_FAMILIES:
@@ -443,22 +552,22 @@ def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha
             families.append((family_forms, weights))
     if not families:
         raise InputError(f"argument 'forms' must be a non-empty subset of {EVENT_FORMS}, got {tuple(forms)!r}")
-    settings = dict(runs=runs, alpha=alpha, delta=delta, objective=objective)
     if len(families) > 1 and min(len(scores_a), len(scores_b)) >= 4:
+        half = _Selection(scores_a[::2], scores_b[::2])  # sorted once for every family
+        held_a, held_b = scores_a[1::2], scores_b[1::2]
         held_out = []
         for family_forms, weights in families:
-            event = best_event(scores_a[::2], scores_b[::2], forms=family_forms, boundary_weights=weights,
-                               **settings).event
-            p_a, p_b = _frequency(event, scores_a[1::2]), _frequency(event, scores_b[1::2])
+            event = _best_event(half, predict, family_forms, weights).event
+            p_a, p_b = _frequency(event, held_a), _frequency(event, held_b)
             p_first, p_second = (p_a, p_b) if event.first_is_a else (p_b, p_a)
-            sizes = (len(scores_a[1::2]), len(scores_b[1::2]))
+            sizes = (len(held_a), len(held_b))
             held_out.append(float(predict(np.array([p_first]), np.array([p_second]),
                                           *(sizes if event.first_is_a else sizes[::-1]))[0]))
         chosen = int(np.argmax(held_out))  # the first of equals: the plainer family
     else:
         chosen, held_out = 0, None
     family_forms, weights = families[chosen]
-    choice = best_event(scores_a, scores_b, forms=family_forms, boundary_weights=weights, **settings)
+    choice = _best_event(selection, predict, family_forms, weights)
     if held_out is None:
         return choice
     return EventChoice(choice.event, held_out[chosen], choice.p_first, choice.p_second)

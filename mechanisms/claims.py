@@ -351,8 +351,13 @@ class Claim:
         def forms(eps):
             return p_lower - math.exp(eps) * p_upper, (1 - p_upper) - math.exp(eps) * (1 - p_lower)
 
+        def profile(eps):
+            # privacy_profile(eps) for one ε′ of the grid's range (finite, ≥ 0), without its argument checks.
+            return float(np.clip(np.asarray(self._profile(np.array([eps], dtype=np.float64)), dtype=np.float64),
+                                 0.0, 1.0)[0])
+
         def excess(eps):
-            return max(forms(eps)) - float(self.privacy_profile(eps))
+            return max(forms(eps)) - profile(eps)
 
         grid, delta = self._grid
         direct, swapped = p_lower - np.exp(grid) * p_upper, (1 - p_upper) - np.exp(grid) * (1 - p_lower)
@@ -365,7 +370,7 @@ class Claim:
                                       options={"xatol": 1e-6}).x
             best = max((best, float(refined)), key=excess)
         first, second = forms(best)
-        threshold = float(self.privacy_profile(best))
+        threshold = profile(best)
         statistic = max(first, second)
         return EventCheck(refuted=bool(statistic - threshold > 0), epsilon_prime=best, statistic=statistic,
                           threshold=threshold, event="E" if first >= second else "complement")

@@ -267,6 +267,45 @@ def test_predicted_bounds_are_within_2e4_of_scipys_exact_intervals_at_every_coun
     assert _cp_lookup(np.zeros((2, 3)), trials, level, False).shape == (2, 3)
 
 
+def test_quantiles_of_sorted_scores_are_numpys_to_the_bit():
+    """The thresholds' quantiles of sorted scores (audit.event_test._quantiles_of_sorted, without a
+    partition where it can) against np.quantile itself: the same numbers, signs of zero included."""
+    from audit.event_test import _quantiles_of_sorted
+
+    rng = np.random.default_rng(3)
+    samples = [rng.normal(size=n) for n in (1, 2, 3, 200, 201, 202, 5000)]
+    samples += [rng.integers(-3, 4, 1000).astype(float), np.round(rng.normal(size=999), 1),
+                np.r_[-np.inf, rng.normal(size=500), np.inf], np.r_[rng.normal(size=300), np.inf, np.inf],
+                np.r_[rng.normal(size=300), np.nan], np.r_[-0.0, 0.0, -0.0, rng.normal(size=250)]]
+    for scores in samples:
+        ordered = np.sort(scores)
+        for count in (2, 101, 201):
+            with np.errstate(invalid="ignore"):
+                expected = np.quantile(ordered, np.linspace(0.0, 1.0, count))
+            got = _quantiles_of_sorted(ordered, count)
+            assert np.array_equal(got, expected, equal_nan=True)
+            assert np.array_equal(np.signbit(got), np.signbit(expected))
+
+
+@pytest.mark.parametrize("trials", [5, 129, 23333])
+def test_bounds_looked_up_at_a_few_counts_are_those_of_the_whole_table(trials):
+    """A lookup of a few counts computes the bounds at their knots only (audit.event_test._KnotBounds):
+    the same numbers as interpolating in the table of every knot's exact bound, before and after
+    a larger lookup completes the table."""
+    from audit.event_test import _cp_side, _knot_counts, _KnotBounds
+
+    rng = np.random.default_rng(trials)
+    for level, lower in ((0.16, True), (0.16, False), (0.025, True)):
+        knots = _knot_counts(trials)
+        whole = _cp_side(knots, trials, level, lower)
+        table = _KnotBounds(trials, level, lower)
+        few = np.array([0.0, trials, float(rng.integers(0, trials + 1)), float(knots[len(knots) // 2])])
+        assert np.array_equal(table(few), np.interp(few, knots, whole))
+        assert not table.complete or len(knots) <= 2 * len(few)
+        many = rng.integers(0, trials + 1, 100).astype(float)
+        assert np.array_equal(table(many), np.interp(many, knots, whole)) and table.complete
+
+
 def test_certified_epsilon_takes_the_event_or_its_complement():
     from audit.event_test import certified_epsilon
 
