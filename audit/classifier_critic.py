@@ -45,7 +45,7 @@ from estimators.neural import CriticFit, _delta_method_stderr, split_indices
 from estimators.objectives import donsker_varadhan
 from estimators.validation import check_int
 
-from .classifier_statistic import PAIR_STATISTICS, FeatureDesign, LogOdds, pair_statistic
+from .classifier_statistic import PAIR_STATISTICS, EmpiricalLogRatio, FeatureDesign, LogOdds, pair_statistic
 from .event_search import MIN_SELECTION_RUNS, PairCandidate, neighbouring_pair_of
 
 #: The classifiers tried as each record's critic, in order: (name in results, class).
@@ -170,9 +170,11 @@ def _fit_kind(kind, is_first: np.ndarray, outputs: np.ndarray, rows: np.ndarray,
               start: np.ndarray | None = None):
     """``kind`` fitted on the draws ``rows`` (an index or boolean array): a logistic kind on ``design``'s
     features where one is given (Newton's method from ``start``), else by ``kind.fit``; None where unsuited."""
-    if design is not None and issubclass(kind, LogOdds):
-        return kind.from_design(design, rows, is_first[rows], start=start)
     labels = is_first[rows]
+    if design is not None and issubclass(kind, LogOdds):
+        return kind.from_design(design, rows, labels, start=start)
+    if design is not None and design.inverse is not None and issubclass(kind, EmpiricalLogRatio):
+        return kind.from_counts(design.rows, design.inverse[rows], labels)
     return kind.fit(outputs[rows][labels], outputs[rows][~labels])
 
 
@@ -190,10 +192,11 @@ def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray,
     folds = int(fold.max()) + 1
     models, out_of_fold = [], np.empty(len(outputs), dtype=np.float64)
     for k in range(folds):
-        train, held = fold != k, fold == k
-        if not (train & is_first).any() or not (train & ~is_first).any():
+        held = fold == k
+        train = np.flatnonzero(~held)
+        if is_first[train].all() or not is_first[train].any():
             return None
-        model = _fit_kind(kind, is_first, outputs, np.flatnonzero(train), design, start)  # None where unsuited
+        model = _fit_kind(kind, is_first, outputs, train, design, start)  # None where unsuited
         if model is None:
             return None
         models.append(model)

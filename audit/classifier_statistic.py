@@ -258,13 +258,16 @@ class FeatureDesign:
     aggregated: ``matrix`` holds the features of each distinct row, ``inverse[i]`` is output i's
     distinct row, and a fit weighs each distinct row by its count among the fit's rows
     (:func:`audit.logistic_regression.fit_logistic`'s ``sample_weight``: the same objective, with
-    one row per distinct row instead of one per output). ``inverse`` is None otherwise.
+    one row per distinct row instead of one per output), and ``rows`` holds the distinct rows
+    themselves (as :func:`_distinct_rows` gives them: an empirical log-ratio counts on them,
+    :meth:`EmpiricalLogRatio.from_counts`). ``inverse`` and ``rows`` are None otherwise.
 
     Use :meth:`build`, which returns None where the matrix would exceed ``max_entries`` entries.
     """
 
-    def __init__(self, features: OutputFeatures, matrix: np.ndarray, inverse: np.ndarray | None = None):
-        self.features, self.matrix, self.inverse = features, matrix, inverse
+    def __init__(self, features: OutputFeatures, matrix: np.ndarray, inverse: np.ndarray | None = None,
+                 rows: np.ndarray | None = None):
+        self.features, self.matrix, self.inverse, self.rows = features, matrix, inverse, rows
         self.width = matrix.shape[1]
         self.linear_width = self.width - len(features.squared)
 
@@ -286,7 +289,7 @@ class FeatureDesign:
         if distinct is None:
             return cls(features, features(outputs))
         rows, inverse = distinct
-        return cls(features, features(rows), inverse)
+        return cls(features, features(rows), inverse, rows)
 
     def training_set(self, rows: np.ndarray, is_first: np.ndarray, width: int):
         """(features, labels, weights) of a fit on ``rows`` (``is_first``: which are outputs of the
@@ -360,10 +363,32 @@ class EmpiricalLogRatio:
         rows, inverse = distinct
         n_first = np.bincount(inverse[:len(first_outputs)], minlength=len(rows))
         n_second = np.bincount(inverse[len(first_outputs):], minlength=len(rows))
+        return cls._from_row_counts(rows, n_first, n_second)
+
+    @classmethod
+    def from_counts(cls, rows: np.ndarray, which: np.ndarray, is_first: np.ndarray,
+                    max_values: int = MAX_EMPIRICAL_VALUES) -> "EmpiricalLogRatio | None":
+        """The statistic :meth:`fit` gives on outputs already coded as distinct rows: output i is
+        ``rows[which[i]]`` (``rows`` as :func:`_distinct_rows` gives them; a row no output takes is
+        not counted as seen), of the first input where ``is_first[i]``."""
+        is_first = np.asarray(is_first, dtype=bool)
+        if is_first.all() or not is_first.any():
+            raise InputError("an empirical log-ratio statistic needs outputs of both inputs")
+        n_first = np.bincount(which[is_first], minlength=len(rows))
+        n_second = np.bincount(which[~is_first], minlength=len(rows))
+        seen = (n_first + n_second) > 0
+        if int(seen.sum()) > max_values:
+            return None
+        return cls._from_row_counts(rows[seen], n_first[seen], n_second[seen])
+
+    @classmethod
+    def _from_row_counts(cls, rows: np.ndarray, n_first: np.ndarray, n_second: np.ndarray) -> "EmpiricalLogRatio":
+        """The add-½ log-ratio (class docstring) of the K = len(rows) rows seen, from their counts."""
         half_k = len(rows) / 2
-        log_first = np.log(n_first + 0.5) - np.log(len(first_outputs) + half_k)
-        log_second = np.log(n_second + 0.5) - np.log(len(second_outputs) + half_k)
-        unseen = float(np.log(len(second_outputs) + half_k) - np.log(len(first_outputs) + half_k))
+        total_first, total_second = int(n_first.sum()), int(n_second.sum())
+        log_first = np.log(n_first + 0.5) - np.log(total_first + half_k)
+        log_second = np.log(n_second + 0.5) - np.log(total_second + half_k)
+        unseen = float(np.log(total_second + half_k) - np.log(total_first + half_k))
         return cls(rows, log_first - log_second, unseen)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from audit.classifier_statistic import FeatureDesign, LogOdds, OutputFeatures, QuadraticLogOdds, pair_statistic
+from audit.classifier_statistic import (EmpiricalLogRatio, FeatureDesign, LogOdds, OutputFeatures, QuadraticLogOdds,
+                                      pair_statistic)
 from estimators.validation import InputError
 
 
@@ -69,8 +70,6 @@ def test_empirical_log_ratio_is_the_smoothed_count_ratio_of_each_output_row():
     rows seen (Krichevsky–Trofimov add-½); a row never seen scores log((N_b + K/2)/(N_a + K/2))."""
     from collections import Counter
 
-    from audit.classifier_statistic import EmpiricalLogRatio
-
     rng = np.random.default_rng(1)
     a = rng.integers(0, 3, size=(700, 2)).astype(float)
     b = np.column_stack([rng.integers(0, 2, 500), rng.integers(1, 4, 500)]).astype(float)
@@ -87,8 +86,6 @@ def test_empirical_log_ratio_is_the_smoothed_count_ratio_of_each_output_row():
 
 
 def test_empirical_log_ratio_declines_outputs_with_many_values():
-    from audit.classifier_statistic import EmpiricalLogRatio
-
     rng = np.random.default_rng(2)
     assert EmpiricalLogRatio.fit(rng.normal(size=(300, 1)), rng.normal(size=(300, 1)), max_values=256) is None
     assert EmpiricalLogRatio.fit(np.zeros((3, 1)), np.ones((3, 1)), max_values=2) is not None
@@ -100,7 +97,6 @@ def test_empirical_log_ratio_gathers_a_parity_class_that_an_additive_score_canno
     is additive over the bits, so its tails reach ratio 4 only on single rows (at most 0.2 against 0.05), and at
     2,000 certification runs that certifies less (predictions by audit.event_test.best_event, one upper or lower
     tail, on fresh scores)."""
-    from audit.classifier_statistic import EmpiricalLogRatio
     from audit.event_test import best_event
 
     rng = np.random.default_rng(3)
@@ -254,3 +250,22 @@ def test_a_design_of_discrete_outputs_fits_on_its_distinct_rows_the_statistic_of
                                rtol=1e-7, atol=1e-9)
     # Continuous outputs are not aggregated.
     assert FeatureDesign.build(rng.normal(size=(4000, 2)), rows).inverse is None
+
+
+def test_the_empirical_log_ratio_from_a_designs_distinct_rows_is_the_one_fitted_on_the_outputs():
+    rng = np.random.default_rng(11)
+    outputs = np.column_stack([rng.integers(0, 3, 3000), rng.random(3000) < 0.3]).astype(float)
+    is_first = rng.random(3000) < 0.4
+    outputs[is_first, 1] = rng.random(int(is_first.sum())) < 0.6
+    design = FeatureDesign.build(outputs, np.arange(3000))
+    assert design.inverse is not None and len(design.rows) == 6
+    rows = np.flatnonzero(rng.random(3000) < 0.7)
+    from_counts = EmpiricalLogRatio.from_counts(design.rows, design.inverse[rows], is_first[rows])
+    fitted = EmpiricalLogRatio.fit(outputs[rows][is_first[rows]], outputs[rows][~is_first[rows]])
+    query = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 0.0], [2.0, 1.0], [7.0, 1.0]])  # the last row never occurs
+    np.testing.assert_array_equal(from_counts(query), fitted(query))
+    # Only rows the counted outputs take are seen: with one value of the first column left out, 4 rows remain.
+    kept = rows[outputs[rows, 0] != 2]
+    assert len(EmpiricalLogRatio.from_counts(design.rows, design.inverse[kept], is_first[kept]).rows) == 4
+    with pytest.raises(InputError, match="both inputs"):
+        EmpiricalLogRatio.from_counts(design.rows, design.inverse[rows], np.ones(len(rows), dtype=bool))
