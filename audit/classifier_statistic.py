@@ -24,6 +24,9 @@ from estimators.validation import InputError
 #: A column with more than 2 and at most this many distinct values is also one-hot encoded.
 MAX_ONE_HOT_VALUES = 16
 
+#: The most hinge knots per column with many values (:class:`OutputFeatures` with ``quadratic``).
+HINGE_KNOTS = 3
+
 #: Rows whose distinct values are counted first: a column with more than MAX_ONE_HOT_VALUES among them
 #: has too many to encode, whatever the rest hold.
 _FIRST_ROWS = 1024
@@ -36,7 +39,13 @@ class OutputFeatures:
     draws); a value not seen there gets no indicator. With ``quadratic``, every column with more
     than :data:`MAX_ONE_HOT_VALUES` values also gets its square (over its largest training
     magnitude), so that a log-odds linear in the features can be any quadratic in such a column:
-    the exact log-likelihood ratio of two Gaussians with different means and variances.
+    the exact log-likelihood ratio of two Gaussians with different means and variances; and hinges
+    max(y − k, 0) at up to :data:`HINGE_KNOTS` knots k, its training quantiles (as many as keep
+    all features within :data:`NEWTON_MAX_FEATURES`), so that the log-odds can also bend there:
+    a linear spline in the column (Hastie, Tibshirani and Friedman 2009, Section 5.2.1). The
+    log-likelihood ratio of two Laplace laws a shift Δ apart is such a spline, constant outside
+    [μ, μ + Δ] (Dwork and Roth 2014, Theorem 3.6's ratio): where several columns shift, its
+    events {Σⱼ ℓⱼ(yⱼ) > t} are not half-spaces, which a linear or quadratic log-odds cannot draw.
     """
 
     def __init__(self, outputs: np.ndarray, quadratic: bool = False):
@@ -55,6 +64,7 @@ class OutputFeatures:
         # Squares of each column over its largest magnitude: in [0, 1], whatever the output's size.
         self.square_scale = np.abs(outputs[:, self.squared]).max(axis=0) if squared else np.ones(0)
         self.square_scale[self.square_scale == 0] = 1.0
+        self.hinge_columns, self.hinge_knots = self._hinges(outputs)
         raw = self._expand(outputs)
         # Each column is first divided by its largest magnitude, so that outputs of any finite size
         # (1e300) standardize without overflow in the mean and the variance.
@@ -67,6 +77,28 @@ class OutputFeatures:
         scaled /= self.std
         self._training = scaled  # self(outputs), kept for the fit that follows (take_training)
 
+    def _hinges(self, outputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(column, knot) of each hinge feature: the squared columns' quantiles at i/(K + 1), i = 1 … K,
+        with K the most knots (at most :data:`HINGE_KNOTS`) that keep every feature within
+        :data:`NEWTON_MAX_FEATURES`; a column's equal quantiles give one knot."""
+        if not len(self.squared):
+            return np.zeros(0, dtype=int), np.zeros(0)
+        width = outputs.shape[1] + sum(len(values) for _, values in self.levels) + len(self.squared)
+        knots = min(HINGE_KNOTS, max(0, (NEWTON_MAX_FEATURES - width) // len(self.squared)))
+        columns, values = [], []
+        if knots:
+            levels = np.arange(1, knots + 1) / (knots + 1)
+            for j in self.squared:
+                at = np.unique(np.quantile(outputs[:, j], levels))
+                columns += [j] * len(at)
+                values += at.tolist()
+        return np.array(columns, dtype=int), np.array(values, dtype=np.float64)
+
+    @property
+    def nonlinear_width(self) -> int:
+        """The squares and hinges (the last columns): what the linear :class:`LogOdds` leaves out."""
+        return len(self.squared) + len(self.hinge_knots)
+
     def take_training(self) -> np.ndarray | None:
         """The standardized features of the outputs given at construction, once (then released)."""
         training, self._training = self._training, None
@@ -76,6 +108,8 @@ class OutputFeatures:
         parts = [outputs] + [(outputs[:, [j]] == values[None, :]).astype(np.float64) for j, values in self.levels]
         if len(self.squared):
             parts.append((outputs[:, self.squared] / self.square_scale) ** 2)
+        if len(self.hinge_knots):
+            parts.append(np.maximum(outputs[:, self.hinge_columns] - self.hinge_knots, 0.0))
         return np.concatenate(parts, axis=1)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
@@ -87,24 +121,28 @@ class OutputFeatures:
 
         A standardized feature enters as (e/top − mean)/std, so the affine function is
         Σ (coef/(top·std)) e + intercept − Σ coef·mean/std over the expanded columns e: the raw
-        columns and the squares by one product each, a one-hot block by looking up its value's
-        weight (0 for a value not seen in training), as the indicator it replaces would give.
+        columns, the squares and the hinges by one product each, a one-hot block by looking up its
+        value's weight (0 for a value not seen in training), as the indicator it replaces would give.
         """
         weight = np.asarray(coef, dtype=np.float64) / (self.top * self.std)
         constant = float(intercept - np.sum(np.asarray(coef) * self.mean / self.std))
-        width = self.top.shape[0] - sum(len(v) for _, v in self.levels) - len(self.squared)
+        width = self.top.shape[0] - sum(len(v) for _, v in self.levels) - self.nonlinear_width
         raw, blocks, start = weight[:width], [], width
         for j, values in self.levels:
             blocks.append((j, values, weight[start:start + len(values)]))
             start += len(values)
-        squares = weight[start:]
+        squares, hinges = weight[start:start + len(self.squared)], weight[start + len(self.squared):]
+        # A hinge with weight 0 (the linear statistic's, on a wider feature set) need not be computed.
+        bends = np.flatnonzero(hinges)
 
         def decision(outputs: np.ndarray) -> np.ndarray:
             outputs = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
             with blas_threads(1):
                 z = outputs @ raw + constant
-                if len(self.squared):
+                if np.any(squares):
                     z += ((outputs[:, self.squared] / self.square_scale) ** 2) @ squares
+                if len(bends):
+                    z += np.maximum(outputs[:, self.hinge_columns[bends]] - self.hinge_knots[bends], 0.0) @ hinges[bends]
             for j, values, level_weight in blocks:
                 column = outputs[:, j]
                 at = np.minimum(np.searchsorted(values, column), len(values) - 1)
@@ -218,7 +256,7 @@ class LogOdds:
         features = OutputFeatures(outputs, quadratic=cls.quadratic)
         if cls.quadratic and not len(features.squared):
             return None
-        width = outputs.shape[1] + sum(len(values) for _, values in features.levels) + len(features.squared)
+        width = outputs.shape[1] + sum(len(values) for _, values in features.levels) + features.nonlinear_width
         if len(outputs) * width > max_entries:
             return None
         return cls(first_outputs, second_outputs, features=features, _features_of_these=True)
@@ -228,11 +266,13 @@ class LogOdds:
 
 
 class QuadraticLogOdds(LogOdds):
-    """:class:`LogOdds` on features that add the square of every column with many values.
+    """:class:`LogOdds` on features that add the square of every column with many values, and its
+    hinges at a few quantiles (:class:`OutputFeatures`).
 
     Within the model log p₁/p₂ = βᵀφ(y) + c it is exact for outputs with independent Gaussian
     coordinates whose means and variances both depend on the input (the log-ratio of two
-    Gaussians is quadratic), where the linear statistic sees nothing of a change in spread.
+    Gaussians is quadratic), where the linear statistic sees nothing of a change in spread; the
+    hinges let each column's term bend, as the log-ratio of two shifted Laplace laws does.
     """
 
     quadratic = True
@@ -269,7 +309,7 @@ class FeatureDesign:
                  rows: np.ndarray | None = None):
         self.features, self.matrix, self.inverse, self.rows = features, matrix, inverse, rows
         self.width = matrix.shape[1]
-        self.linear_width = self.width - len(features.squared)
+        self.linear_width = self.width - features.nonlinear_width
 
     @classmethod
     def build(cls, outputs: np.ndarray, reference: np.ndarray,
@@ -436,7 +476,7 @@ def _rows(outputs) -> np.ndarray:
 PAIR_STATISTICS = (
     (LogOdds, "logistic", "logistic log-odds(a | y)", "a logistic regression on output features, fitted"),
     (QuadraticLogOdds, "quadratic logistic", "quadratic logistic log-odds(a | y)",
-     "a logistic regression on output features and their squares, fitted"),
+     "a logistic regression on output features, their squares and hinges, fitted"),
     (EmpiricalLogRatio, "empirical log-ratio", "empirical log p_a(y)/p_b(y)",
      "the empirical log-ratio of the output's value, counted"),
 )

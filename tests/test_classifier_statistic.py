@@ -126,9 +126,10 @@ def test_logistic_statistic_declines_a_feature_matrix_beyond_its_budget():
 
 def test_quadratic_log_odds_of_two_gaussian_spreads_is_the_log_likelihood_ratio():
     # N(0, 1) against N(0, 3²), equal classes: log-odds log 3 − y²(1/2 − 1/18), which the linear model misses.
+    # Checked on [−3, 3] (where N(0, 1) has its draws): beyond, the hinges share the curvature with the square.
     rng = np.random.default_rng(0)
     first, second = rng.normal(size=(20000, 1)), 3.0 * rng.normal(size=(20000, 1))
-    y = np.linspace(-4, 4, 9)[:, None]
+    y = np.linspace(-3, 3, 13)[:, None]
     exact = math.log(3.0) - y[:, 0] ** 2 * (0.5 - 1.0 / 18.0)
     np.testing.assert_allclose(QuadraticLogOdds.fit(first, second)(y), exact, atol=0.15)
     assert np.max(np.abs(LogOdds.fit(first, second)(y))) < 0.1
@@ -213,7 +214,7 @@ def test_the_linear_fit_on_a_design_with_squares_ignores_them():
     outputs[is_first] *= 2.0  # a change of spread: the squares would matter if they were used
     rows = np.arange(1000)
     design = FeatureDesign.build(outputs, rows)
-    assert design.width == 4 and design.linear_width == 2
+    assert design.width == 2 + 2 + 2 * 3 and design.linear_width == 2  # raw, squares, 3 hinges a column
     linear = LogOdds.from_design(design, rows, is_first)
     assert len(linear.coef) == 2
     y = rng.normal(size=(50, 2))
@@ -269,3 +270,29 @@ def test_the_empirical_log_ratio_from_a_designs_distinct_rows_is_the_one_fitted_
     assert len(EmpiricalLogRatio.from_counts(design.rows, design.inverse[kept], is_first[kept]).rows) == 4
     with pytest.raises(InputError, match="both inputs"):
         EmpiricalLogRatio.from_counts(design.rows, design.inverse[rows], np.ones(len(rows), dtype=bool))
+
+
+def test_the_quadratic_statistic_bends_with_a_laplace_log_likelihood_ratio():
+    # Laplace(1, 2) against Laplace(0, 2): log-ratio (|y| − |y − 1|)/2, flat at ∓1/2 outside [0, 1] (a linear
+    # spline). The hinges at the pooled quantiles (about −1.1, 0.5, 2.1) let the fit flatten there; a line cannot.
+    rng = np.random.default_rng(3)
+    first, second = rng.laplace(1.0, 2.0, (20000, 1)), rng.laplace(0.0, 2.0, (20000, 1))
+    y = np.array([[-1.5], [-1.0], [2.0], [2.5]])
+    exact = (np.abs(y[:, 0]) - np.abs(y[:, 0] - 1.0)) / 2.0
+    assert np.max(np.abs(QuadraticLogOdds.fit(first, second)(y) - exact)) < 0.12
+    assert np.min(np.abs(LogOdds.fit(first, second)(y) - exact)) > 0.2
+
+
+def test_hinges_are_quantile_knots_within_the_newton_feature_budget():
+    from audit.classifier_statistic import HINGE_KNOTS, NEWTON_MAX_FEATURES
+
+    rng = np.random.default_rng(12)
+    outputs = rng.normal(size=(4000, 2))
+    narrow = OutputFeatures(outputs, quadratic=True)
+    levels = np.arange(1, HINGE_KNOTS + 1) / (HINGE_KNOTS + 1)
+    for j in range(2):
+        np.testing.assert_array_equal(narrow.hinge_knots[narrow.hinge_columns == j], np.quantile(outputs[:, j], levels))
+    wide = OutputFeatures(rng.normal(size=(2000, 20)), quadratic=True)  # 20 raw + 20 squares: 1 knot a column fits
+    assert wide.top.shape[0] <= NEWTON_MAX_FEATURES and len(wide.hinge_knots) == 20
+    assert len(OutputFeatures(rng.normal(size=(2000, 40)), quadratic=True).hinge_knots) == 0  # 80 > 64 already
+    assert len(OutputFeatures(outputs).hinge_knots) == 0  # the linear statistic's features have none
