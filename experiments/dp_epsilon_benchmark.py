@@ -387,7 +387,7 @@ EXPERIMENTS = [Experiment(
     source="study (issue 15 §4, §5); baseline after Jagielski et al. (2020), Lu et al. (2022), Bichsel et al. (2021)",
     run=run,
     trains=True,
-    full_runtime="56 s on a 2-core x86_64 CPU (load average 1.6-2.5; 99-108 s before this session's speed work), "
+    full_runtime="49 s on a 2-core x86_64 CPU (load average 0.95; 56 s at main 10d8b16, 99-108 s before its speed work), "
                  "device cpu (30 entries x 3 seeds, "
                  "5 entries x 3 seeds one database at a time, and the SVT budget sweep)",
 )]
