@@ -184,7 +184,7 @@ def resolve_mi_critic(spec, slices: int, secrets, theta) -> tuple[str, str | Non
     if why_not is None and spec.claim is not None and spec.claim.has_profile:
         return "classifier", (f"The claim {spec.claim.label} is decided by its likelihood-ratio statistic between "
                               "neighbouring databases, so the MI test's critics are classifiers (a logistic regression, "
-                              "on output features, with their squares, or the empirical log-ratio of outputs with few values: "
+                              "on output features, with their squares and hinges, or the empirical log-ratio of outputs with few values: "
                               "log q(x | y) − log π̂(x)) and no neural network is trained (mi_critic = neural trains one).")
     return "neural", None
 

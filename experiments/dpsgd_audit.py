@@ -265,7 +265,7 @@ EXPERIMENTS = [Experiment(
     source="study (issue 17); DP-SGD of Abadi et al. (2016), canaries of Nasr et al. (2021, 2023)",
     run=run,
     trains=True,
-    full_runtime="37 s on a 2-core x86_64 CPU (load average 1.9 to 2.3; 75 s before the speed work of issue 15), "
+    full_runtime="36 s on a 2-core x86_64 CPU (load average 1.5 to 1.7, main b53a54f; 37 s at 10d8b16, 75 s before the speed work of issue 15), "
                  "device cpu (8 + 6 audits at "
                  "10^4 runs, 5 variants x 3 budgets x 2 repeats); the GPU grid has not been run",
 )]
