@@ -198,7 +198,7 @@ class LogOdds:
     def _solve(self, x: np.ndarray, labels: np.ndarray, solver: str = "newton", max_iter: int = 1000,
                start: np.ndarray | None = None, sample_weight: np.ndarray | None = None) -> None:
         """Fit on the standardized features ``x`` (the first columns of ``self.features``; any
-        further ones, a wider feature set's squares, get weight 0) and ``labels`` (0/1, or with
+        further ones, a wider feature set's squares and hinges, get weight 0) and ``labels`` (0/1, or with
         ``sample_weight`` each row's fraction of first-input outputs among its count)."""
         with blas_threads(1):
             if solver == "newton" and x.shape[1] <= NEWTON_MAX_FEATURES:
@@ -240,7 +240,7 @@ class LogOdds:
         statistic._solve(x, labels, start=start, sample_weight=weights)
         return statistic
 
-    #: Whether the features include squares of the columns with many values (:class:`QuadraticLogOdds`).
+    #: Whether the features include squares and hinges of the columns with many values (:class:`QuadraticLogOdds`).
     quadratic = False
 
     @classmethod
