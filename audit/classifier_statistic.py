@@ -142,7 +142,8 @@ class OutputFeatures:
                 if np.any(squares):
                     z += ((outputs[:, self.squared] / self.square_scale) ** 2) @ squares
                 if len(bends):
-                    z += np.maximum(outputs[:, self.hinge_columns[bends]] - self.hinge_knots[bends], 0.0) @ hinges[bends]
+                    bent = np.maximum(outputs[:, self.hinge_columns[bends]] - self.hinge_knots[bends], 0.0)
+                    z += bent @ hinges[bends]
             for j, values, level_weight in blocks:
                 column = outputs[:, j]
                 at = np.minimum(np.searchsorted(values, column), len(values) - 1)
