@@ -8,7 +8,7 @@ mechanism runs per audit and in the same process:
   claim implies under the entry's exposing two-point prior, no slices, ``mi_critic = "auto"``:
   under a DP claim and a two-point prior that is classifier critics, :mod:`audit.classifier_critic`,
   and no neural network); the event test's statistic is a logistic regression's log-odds (on the
-  output features, or on them and their squares) or, for outputs with few values, an empirical
+  output features, or on them, their squares and hinges) or, for outputs with few values, an empirical
   log-ratio, whichever the held-out draws favour, and the event test decides the claim with all of
   α; the reported bound is the event test's certified ε (at the claimed δ where δ > 0).
 - **classifier baseline**, from the published description of classifier-based DP auditors
