@@ -338,9 +338,8 @@ class FeatureDesign:
         present with its count and its fraction of first-input outputs."""
         if self.inverse is None:
             return self.matrix[rows, :width], is_first.astype(np.float64), None
-        which = self.inverse[rows]
-        firsts = np.bincount(which[is_first], minlength=len(self.matrix)).astype(np.float64)
-        counts = np.bincount(which, minlength=len(self.matrix)).astype(np.float64)
+        firsts, seconds = _row_counts(self.inverse[rows], is_first, len(self.matrix))
+        counts = (firsts + seconds).astype(np.float64)
         present = counts > 0
         return self.matrix[present, :width], firsts[present] / counts[present], counts[present]
 
@@ -415,8 +414,7 @@ class EmpiricalLogRatio:
         is_first = np.asarray(is_first, dtype=bool)
         if is_first.all() or not is_first.any():
             raise InputError("an empirical log-ratio statistic needs outputs of both inputs")
-        n_first = np.bincount(which[is_first], minlength=len(rows))
-        n_second = np.bincount(which[~is_first], minlength=len(rows))
+        n_first, n_second = _row_counts(which, is_first, len(rows))
         seen = (n_first + n_second) > 0
         if int(seen.sum()) > max_values:
             return None
@@ -464,6 +462,11 @@ def _distinct_rows(outputs: np.ndarray, max_values: int) -> tuple[np.ndarray, np
     if len(keys) > max_values:
         return None
     return outputs[first], inverse.ravel()
+
+
+def _row_counts(which: np.ndarray, is_first: np.ndarray, distinct: int) -> tuple[np.ndarray, np.ndarray]:
+    """(outputs of the first input, of the second) at each of ``distinct`` rows, output i being row ``which[i]``."""
+    return (np.bincount(which[is_first], minlength=distinct), np.bincount(which[~is_first], minlength=distinct))
 
 
 def _rows(outputs) -> np.ndarray:

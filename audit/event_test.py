@@ -510,11 +510,6 @@ def _frequency(event: ScoreEvent, scores: np.ndarray) -> float:
     return float((strict & ~at).mean() + event.boundary_weight * at.mean())
 
 
-def _has_atoms(scores_a: np.ndarray, scores_b: np.ndarray) -> bool:
-    """Whether some score value occurs more than once among both inputs' scores."""
-    return not _first_of_each_value(np.sort(np.concatenate((scores_a, scores_b)))).all()
-
-
 def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: float, delta: float = 0.0,
                  objective=None, forms=EVENT_FORMS, boundary_weights=BOUNDARY_WEIGHTS) -> EventChoice:
     """The event on a statistic's selection scores to certify on ``runs`` fresh runs per input.

@@ -341,5 +341,5 @@ def test_continuous_scores_get_no_randomized_boundary():
     plain = choose_event(a, b, runs=5000, alpha=0.05, boundary_weights=(0.0, 1.0))
     assert not full.event.randomized and full == plain
     # With atoms (rounded scores) the randomized family is back in the comparison.
-    from audit.event_test import _has_atoms
-    assert _has_atoms(np.round(a), np.round(b)) and not _has_atoms(a, b)
+    from audit.event_test import _Selection
+    assert _Selection(np.round(a), np.round(b)).has_atoms and not _Selection(a, b).has_atoms
