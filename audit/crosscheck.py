@@ -5,7 +5,8 @@ A claim (:mod:`mechanisms.claims`) can be refuted by
 - **the MI test**: the certified MI lower bound above the MI budget the claim implies;
 - **the event test**: the certified pair (p̲ on one input, p̄ on its neighbour) of an event
   outside the claim's privacy profile (p̲ > e^ε′ p̄ + δ(ε′) for some ε′ ≥ 0, or the same for
-  the complement with the roles swapped).
+  the complement with the roles swapped); for a pure ε-DP claim whose event was certified by
+  its odds ratio (:mod:`audit.odds_ratio`), the certified ε ≥ log(ψ̲)/2 above ε.
 
 ``claim_verdict`` is ``refuted`` when any planned test refutes. Each planned test spends a
 share of α fixed before any sampling (:func:`plan_claim_tests`), the shares summing to α, so
@@ -22,12 +23,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from estimators.validation import InputError
 from mechanisms.claims import RECORD_AUDIT_NOTIONS, Claim
 
 from .result import CrossCheck
 
 _EVENT_THEOREMS = ["privacy profile: P(M(D) ∈ E) ≤ e^ε′ P(M(D′) ∈ E) + δ(ε′) for every ε′ ≥ 0",
                    "Clopper–Pearson (1934)"]
+_ODDS_RATIO_THEOREMS = ["pure ε-DP: p₁(1 − p₂)/(p₂(1 − p₁)) ≤ e^{2ε} (Dwork and Roth 2014, Definition 2.4, for an "
+                        "event and its complement)", "exact conditional odds-ratio bound (Cornfield 1956)"]
 
 
 def record_support(priors) -> int | None:
@@ -237,7 +241,9 @@ def cross_checks(claim: Claim | None, notion: str, lower_bound, estimate: float,
     else:
         checks.append(CrossCheck(claim.label, None, False, None, [], budget.reason, test="mi"))
     event_alpha = plan.alpha_spent.get("event")
-    if event is not None and claim.has_profile:
+    if event is not None and claim.has_profile and event.certificate == "odds-ratio":
+        checks.append(_odds_ratio_check(claim, event, event_alpha))
+    elif event is not None and claim.has_profile:
         check = claim.check_event(event.p_first_lower, event.p_second_upper)
         form = ("p̲ − e^ε′ p̄" if check.event == "E" else "(1 − p̄) − e^ε′ (1 − p̲)")
         detail = (f"event test: certified p̲ = {event.p_first_lower:.4g}, p̄ = {event.p_second_upper:.4g}; at "
@@ -249,3 +255,24 @@ def cross_checks(claim: Claim | None, notion: str, lower_bound, estimate: float,
                                  threshold=check.threshold, alpha_spent=event_alpha,
                                  epsilon_prime=check.epsilon_prime))
     return checks
+
+
+def _odds_ratio_check(claim: Claim, event, event_alpha: float | None) -> CrossCheck:
+    """The event test of a pure ε-DP claim whose event was certified by its odds ratio.
+
+    ε ≥ log(ψ̲)/2 holds with probability ≥ 1 − α (:mod:`audit.odds_ratio`), and a pure ε-DP claim
+    is refuted exactly when a certified ε-DP lower bound exceeds its ε (Dwork and Roth 2014,
+    Definition 2.4). The event search certifies by the odds ratio only for pure claims.
+    """
+    if claim.pure_epsilon is None:
+        raise InputError(f"the event was certified by its odds ratio, which tests pure ε-DP claims only, not "
+                         f"{claim.label}")
+    refuted = event.epsilon_lower_bound > claim.pure_epsilon
+    detail = (f"event test (odds-ratio certificate): ψ̲ = {event.odds_ratio_lower:.4g} on the event's odds ratio, "
+              f"so ε ≥ log(ψ̲)/2 = {event.epsilon_lower_bound:.4g} {'>' if refuted else '≤'} the claimed "
+              f"ε = {claim.pure_epsilon:.4g}"
+              + ("" if event_alpha is not None else " (not a test of the claim: no α was planned for it)"))
+    return CrossCheck(claim.label, None, refuted and event_alpha is not None, None,
+                      list(_ODDS_RATIO_THEOREMS), detail, test="event",
+                      statistic=event.epsilon_lower_bound, threshold=claim.pure_epsilon, alpha_spent=event_alpha,
+                      epsilon_prime=claim.pure_epsilon)

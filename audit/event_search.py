@@ -11,7 +11,9 @@ held-out draws instead (the validation and test splits: draws of the two databas
 was not trained on), and no selection run is spent. Fresh certification runs of the chosen pair
 bound P(M(D₁) ∈ E) from below and P(M(D₂) ∈ E) from above, each at α/2 (Clopper–Pearson), which
 certifies ε ≥ log((p̲ − δ)/p̄) (Dwork and Roth 2014, Definition 2.4) and is what a claim's profile
-is checked against (:mod:`audit.crosscheck`).
+is checked against (:mod:`audit.crosscheck`). For pure DP the same runs may instead certify
+ε ≥ log(ψ̲)/2 from the event's odds ratio at level α (:mod:`audit.odds_ratio`), where the selection
+predicts that to do better.
 
 Choosing among pairs, statistics and events costs no α: every choice is made on selection runs
 or held-out draws, never on the certification runs, and the
@@ -30,6 +32,7 @@ import numpy as np
 from mechanisms.priors import TwoPoint
 
 from .event_test import certified_epsilon, choose_event, claim_objective, clopper_pearson
+from .odds_ratio import odds_ratio_epsilon, odds_ratio_lower_bound
 from .result import EventTest
 
 #: The fewest selection runs per input of a candidate pair.
@@ -164,7 +167,9 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     alpha : float
         The level: p̲ and p̄ each hold with probability ≥ 1 − α/2.
     delta : float
-        The δ at which the ε bound is also reported (0: pure DP only).
+        The δ at which the ε bound is also reported (0: pure DP only). At δ = 0 (with no claim or a
+        pure DP claim) the event may be certified by its odds ratio instead of its two
+        probabilities, whichever the selection predicts to certify more (:mod:`audit.odds_ratio`).
     claim : Claim, optional
         With a claim, the event is chosen to refute it (:func:`audit.event_test.claim_objective`).
 
@@ -177,7 +182,8 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     if not candidates:
         return None
     objective = None if claim is None else claim_objective(claim)
-    settings = dict(runs=runs, alpha=alpha, delta=delta, objective=objective)
+    # Pure DP only (δ = 0, and a claim, if any, pure): the odds-ratio certificate bounds nothing else.
+    settings = dict(runs=runs, alpha=alpha, delta=delta, objective=objective, odds_ratio=delta == 0)
     on_held_out = all(c.held_out is not None for c in candidates)
     if on_held_out:
         count, used, alive = len(candidates), 0, range(len(candidates))
@@ -196,6 +202,12 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     hits_first, hits_second = (in_a, in_b) if event.first_is_a else (in_b, in_a)
     p_lower = float(clopper_pearson(hits_first, runs, alpha / 2)[0])
     p_upper = float(clopper_pearson(hits_second, runs, alpha / 2)[1])
+    certificate = choices[best].certificate  # chosen on the selection runs: it costs no α
+    if certificate == "odds-ratio":
+        psi_lower = odds_ratio_lower_bound(hits_first, runs, hits_second, runs, alpha)
+        epsilon = odds_ratio_epsilon(psi_lower)
+    else:
+        psi_lower, epsilon = None, certified_epsilon(p_lower, p_upper, 0.0)
     a, b = chosen.values
     description = (event.describe(chosen.statistic_label) + f"; neighbouring databases differ in record {chosen.record} "
                    f"(a = {np.array2string(np.asarray(a), precision=4)}, b = {np.array2string(np.asarray(b), precision=4)})"
@@ -204,9 +216,10 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     return EventTest(
         secret=secret or f"record {chosen.record}", description=description, threshold=event.threshold, runs_per_input=runs,
         p_first=hits_first / runs, p_second=hits_second / runs, p_first_lower=p_lower, p_second_upper=p_upper,
-        delta=delta, epsilon_lower_bound=certified_epsilon(p_lower, p_upper, 0.0),
+        delta=delta, epsilon_lower_bound=epsilon,
         epsilon_lower_bound_at_delta=certified_epsilon(p_lower, p_upper, delta) if delta > 0 else None,
         alpha=alpha, selection_runs=used, event=event.to_dict(), pairs_considered=count,
+        certificate=certificate, odds_ratio_lower=psi_lower,
     )
 
 

@@ -8,19 +8,22 @@ the certifying runs are fresh (the DP-auditing recipe of Ding et al. 2018 and Ja
 al. 2020, with the trained critic as test statistic). :func:`choose_event` considers an upper
 or a lower tail of the score with either input first, with a randomized boundary point
 (Bichsel et al. 2021), and both tails at once; the choice is made on the selection runs only,
-so it costs no α.
+so it costs no α. For pure DP it may also choose to certify the event by its odds ratio instead,
+ε ≥ log(ψ̲)/2 at level α (:mod:`audit.odds_ratio`), where the selection runs predict that to do better.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import special
 
 from estimators.validation import InputError, check_int, check_probability
+
+from .odds_ratio import predicted_epsilon as predicted_odds_ratio_epsilon
 
 
 def clopper_pearson(successes, trials: int, alpha: float) -> tuple:
@@ -141,10 +144,16 @@ def certified_epsilon(p_lower: float, p_upper: float, delta: float = 0.0) -> flo
 
 
 def epsilon_objective(delta: float = 0.0):
-    """The default event objective: the ε ≥ log((p̲ − δ)/p̄) a pair of bounds would certify."""
+    """The default event objective: the ε ≥ log((p̲ − δ)/p̄) a pair of bounds would certify.
+
+    At δ = 0 it also ranks an ε certified directly (the odds-ratio certificate,
+    :mod:`audit.odds_ratio`) as that ε: its ``rank_epsilon``.
+    """
     def objective(lower, upper):
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where((lower - delta > 0) & (upper > 0), np.log(np.maximum(lower - delta, 1e-300) / upper), 0.0)
+    if delta == 0:
+        objective.rank_epsilon = lambda eps: np.asarray(eps, dtype=np.float64)
     return objective
 
 
@@ -164,7 +173,7 @@ def claim_objective(claim):
     them the same: below every pair that certifies.)
     """
     epsilon = epsilon_objective(claim.delta)
-    by_epsilon = claim.notion in ("dp", "ldp") and claim.delta == 0
+    by_epsilon = claim.pure_epsilon is not None
 
     def objective(lower, upper):
         lower, upper = np.broadcast_arrays(np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64))
@@ -181,6 +190,15 @@ def claim_objective(claim):
             margin = claim.event_margin(lower, upper)
             refuting, refutes = 1.0 + margin, margin > 0
         return np.where(refutes, refuting, np.where(certifies, eps / (1.0 + eps) - 1.0, (margin - 3.0) / 2.0))
+
+    if by_epsilon:
+        def rank_epsilon(eps):
+            # An ε certified directly (the odds-ratio certificate) ranks as a pair of bounds certifying it; −∞: none.
+            eps = np.asarray(eps, dtype=np.float64)
+            positive = np.maximum(eps, 0.0)
+            share = positive / (1.0 + positive)
+            return np.where(eps > claim.epsilon, 1.0 + share, np.where(eps > 0, share - 1.0, -np.inf))
+        objective.rank_epsilon = rank_epsilon
     return objective
 
 
@@ -285,6 +303,9 @@ class EventChoice:
     predicted: float
     p_first: float   # the event's frequency under the first input on the selection runs
     p_second: float  # ... under the second input
+    #: How the event is to be certified: "clopper-pearson" (:func:`certified_epsilon`) or "odds-ratio"
+    #: (:mod:`audit.odds_ratio`), whichever the selection runs predict to certify more.
+    certificate: str = "clopper-pearson"
 
 
 def _first_of_each_value(ordered: np.ndarray) -> np.ndarray:
@@ -396,21 +417,45 @@ class _Predictor:
     the numbers of selection scores the frequencies come from, they are first made pessimistic
     (:data:`SELECTION_PESSIMISM`): the winner's curse of choosing the best of many events on the
     same scores falls hardest on rare events, whose frequencies are the least certain.
+
+    With ``odds_ratio`` (pure DP: the objective ranks an ε directly, its ``rank_epsilon``), an event
+    is predicted at the better of its two certificates: the Clopper–Pearson pair, or the odds
+    ratio's ε ≥ log(ψ̲)/2 (:func:`audit.odds_ratio.predicted_epsilon`) at the same frequencies.
     """
 
-    def __init__(self, runs, alpha, objective):
+    def __init__(self, runs, alpha, objective, odds_ratio: bool = False):
         self.runs, self.alpha, self.objective = runs, alpha, objective
+        self.rank_epsilon = getattr(objective, "rank_epsilon", None) if odds_ratio else None
 
-    def __call__(self, p_first, p_second, n_first: int | None = None, n_second: int | None = None):
+    def by_certificate(self, p_first, p_second, n_first: int | None = None, n_second: int | None = None) -> dict:
+        """The predicted objective under each certificate this predictor considers, by name."""
         if n_first is not None:
             p_first, p_second = _pessimistic(p_first, p_second, n_first, n_second)
         lower = _cp_lookup(np.round(np.asarray(p_first) * self.runs), self.runs, self.alpha / 2, True)
         upper = _cp_lookup(np.round(np.asarray(p_second) * self.runs), self.runs, self.alpha / 2, False)
-        return self.objective(lower, upper)
+        predicted = {"clopper-pearson": self.objective(lower, upper)}
+        if self.rank_epsilon is not None:
+            predicted["odds-ratio"] = self.rank_epsilon(predicted_odds_ratio_epsilon(p_first, p_second, self.runs,
+                                                                                     self.alpha))
+        return predicted
+
+    def __call__(self, p_first, p_second, n_first: int | None = None, n_second: int | None = None):
+        predicted = self.by_certificate(p_first, p_second, n_first, n_second)
+        if len(predicted) == 1:
+            return predicted["clopper-pearson"]
+        return np.maximum(predicted["clopper-pearson"], predicted["odds-ratio"])
+
+    def certificate(self, p_first: float, p_second: float, n_first: int, n_second: int) -> str:
+        """The certificate predicted to do better for one event (Clopper–Pearson on ties)."""
+        predicted = self.by_certificate(np.array([p_first]), np.array([p_second]), n_first, n_second)
+        if "odds-ratio" in predicted and predicted["odds-ratio"][0] > predicted["clopper-pearson"][0]:
+            return "odds-ratio"
+        return "clopper-pearson"
 
 
 def best_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: float, delta: float = 0.0,
-               objective=None, forms=EVENT_FORMS, boundary_weights=BOUNDARY_WEIGHTS) -> EventChoice:
+               objective=None, forms=EVENT_FORMS, boundary_weights=BOUNDARY_WEIGHTS,
+               odds_ratio: bool = False) -> EventChoice:
     """The event on these scores that ``runs`` fresh runs per input are predicted to certify best.
 
     ``scores_a`` and ``scores_b`` are the statistic on selection runs of the two neighbouring
@@ -423,6 +468,9 @@ def best_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: 
     not chosen. ``objective(p_lower, p_upper) -> score`` ranks the predicted bounds (default:
     the ε bound at ``delta``, :func:`epsilon_objective`; for a claim, :func:`claim_objective`).
     Ties go to the first form considered (plain tails before randomized ones and two tails).
+    With ``odds_ratio`` and an objective that ranks an ε directly (δ = 0, or a pure DP claim),
+    each event is predicted at the better of its Clopper–Pearson and odds-ratio certificates
+    (:mod:`audit.odds_ratio`), and the choice says which (``certificate``).
 
     The maximum is over every event considered on the same scores, so its predicted value is
     optimistic (the more events, the more): :func:`choose_event` chooses among forms on held-out
@@ -435,7 +483,7 @@ def best_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: 
     unknown = set(forms) - set(EVENT_FORMS)
     if not forms or unknown:
         raise InputError(f"argument 'forms' must be a non-empty subset of {EVENT_FORMS}, got {tuple(forms)!r}")
-    predict = _Predictor(runs, alpha, objective or epsilon_objective(delta))
+    predict = _Predictor(runs, alpha, objective or epsilon_objective(delta), odds_ratio)
     scores_a, scores_b = np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64)
     return _best_event(_Selection(scores_a, scores_b), predict, forms, boundary_weights)
 
@@ -494,7 +542,10 @@ def _best_event(selection: _Selection, predict: _Predictor, forms, boundary_weig
                 i = np.unravel_index(j, p_a.shape)
                 best = EventChoice(make(i, first_is_a), float(segment[j]), float(p_first[i]), float(p_second[i]))
         start = stop
-    return best
+    if predict.rank_epsilon is None:
+        return best
+    sizes = (selection.n_a, selection.n_b) if best.event.first_is_a else (selection.n_b, selection.n_a)
+    return replace(best, certificate=predict.certificate(best.p_first, best.p_second, *sizes))
 
 
 #: The families of events :func:`choose_event` compares on held-out scores: (forms, boundary weights).
@@ -511,7 +562,8 @@ def _frequency(event: ScoreEvent, scores: np.ndarray) -> float:
 
 
 def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: float, delta: float = 0.0,
-                 objective=None, forms=EVENT_FORMS, boundary_weights=BOUNDARY_WEIGHTS) -> EventChoice:
+                 objective=None, forms=EVENT_FORMS, boundary_weights=BOUNDARY_WEIGHTS,
+                 odds_ratio: bool = False) -> EventChoice:
     """The event on a statistic's selection scores to certify on ``runs`` fresh runs per input.
 
     Three families of events are considered (:func:`best_event` within each): plain tails (an
@@ -524,8 +576,9 @@ def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha
     are i.i.d.) is scored on the other half, the family that scores best there is kept (ties to
     the plainer), and its event is chosen again on all the scores. ``predicted`` is that
     held-out score, so that candidates (pairs) are ranked on an honest prediction too.
+    ``odds_ratio``: events are also predicted at their odds-ratio certificate (:func:`best_event`).
 
-    Choosing among forms, thresholds and directions costs no α: the choice is made on the
+    Choosing among forms, thresholds, directions and certificates costs no α: the choice is made on the
     selection runs only, and the chosen event is certified on fresh runs, so it is a fixed event
     for the certificate (the recipe of Ding et al. 2018 and Jagielski et al. 2020).
 
@@ -533,7 +586,7 @@ def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha
     -------
     EventChoice
     """
-    predict = _Predictor(runs, alpha, objective or epsilon_objective(delta))
+    predict = _Predictor(runs, alpha, objective or epsilon_objective(delta), odds_ratio)
     scores_a, scores_b = np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64)
     selection = _Selection(scores_a, scores_b)
     interior = tuple(w for w in boundary_weights if 0.0 < w < 1.0)
@@ -565,7 +618,7 @@ def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha
     choice = _best_event(selection, predict, family_forms, weights)
     if held_out is None:
         return choice
-    return EventChoice(choice.event, held_out[chosen], choice.p_first, choice.p_second)
+    return replace(choice, predicted=held_out[chosen])
 
 
 def choose_threshold(scores_first: np.ndarray, scores_second: np.ndarray, *, runs: int, alpha: float,

@@ -64,6 +64,12 @@ class EventTest:
     (:func:`audit.event_test.certified_epsilon`).
     ``selection_runs`` counts the runs spent choosing the pair and the event (on other runs),
     ``pairs_considered`` the candidate pairs they chose among, ``event`` the event's form.
+
+    ``certificate`` says what certifies ``epsilon_lower_bound``: ``"clopper-pearson"`` (the two
+    bounds above) or, for pure DP where the selection runs predicted it to do better,
+    ``"odds-ratio"``: ε ≥ log(ψ̲)/2 from the exact conditional lower bound ψ̲ =
+    ``odds_ratio_lower`` on the event's odds ratio at level α (:mod:`audit.odds_ratio`); p̲ and p̄
+    are then reported but certify nothing.
     """
 
     secret: str
@@ -81,6 +87,8 @@ class EventTest:
     selection_runs: int = 0
     event: dict | None = None  # the event's form (:meth:`audit.event_test.ScoreEvent.to_dict`)
     pairs_considered: int = 1  # candidate neighbouring pairs the selection runs chose among
+    certificate: str = "clopper-pearson"
+    odds_ratio_lower: float | None = None
 
     def to_dict(self) -> dict:
         return fields_to_dict(self)

@@ -212,6 +212,13 @@ class Claim:
         """The claim's δ (0 unless the claim is approximate DP)."""
         return 0.0
 
+    @property
+    def pure_epsilon(self) -> float | None:
+        """The ε of a pure ε-DP or ε-LDP claim (δ = 0), else None: such a claim is refuted exactly by
+        a certified ε-DP lower bound above its ε, whatever certifies it (an event's two probabilities
+        or its odds ratio, :mod:`audit.odds_ratio`)."""
+        return None
+
     def implied_mi_budget(self, audit_notion: str = "mi-dp", record_support: int | None = None) -> MIBudget:
         """The MI budget (nats) this claim implies for an audit of ``audit_notion``.
 
@@ -433,6 +440,10 @@ class DifferentialPrivacy(Claim):
 
     def parameters(self) -> dict:
         return {"epsilon": self.epsilon, "delta": self.delta} if self.delta > 0 else {"epsilon": self.epsilon}
+
+    @property
+    def pure_epsilon(self) -> float | None:
+        return self.epsilon if self.delta == 0 else None
 
     @property
     def label(self) -> str:

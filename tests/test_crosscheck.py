@@ -169,7 +169,7 @@ def test_mi_check_of_a_claim_without_budget():
 ])
 def test_event_check_against_the_pure_dp_profile(p_lower, p_upper, refuted, form, statistic):
     claim = parse_claim("dp:1")
-    event = SimpleNamespace(p_first_lower=p_lower, p_second_upper=p_upper)
+    event = SimpleNamespace(p_first_lower=p_lower, p_second_upper=p_upper, certificate="clopper-pearson")
     plan = ClaimPlan({"mi": 0.025, "event": 0.025}, 0.025, 0.025, 2)
     mi, check = cross_checks(claim, "mi-dp", 0.1, 0.1, event=event, plan=plan)
     assert mi.test == "mi" and check.test == "event"
@@ -184,7 +184,7 @@ def test_event_check_against_the_pure_dp_profile(p_lower, p_upper, refuted, form
 
 
 def test_event_check_without_a_share_or_without_a_profile_cannot_refute():
-    event = SimpleNamespace(p_first_lower=0.6, p_second_upper=0.1)
+    event = SimpleNamespace(p_first_lower=0.6, p_second_upper=0.1, certificate="clopper-pearson")
     _, unplanned = cross_checks(parse_claim("dp:1"), "mi-dp", 0.1, 0.1, event=event,
                                 plan=ClaimPlan({"mi": 0.05}, 0.05, 0.05, 2))
     assert not unplanned.certified_contradiction and "no α was planned" in unplanned.detail

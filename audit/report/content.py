@@ -251,11 +251,15 @@ def evidence_tables(result: AuditResult) -> list:
                 ("P(E) under second input", f"{number(event.p_second)} (upper bound {number(event.p_second_upper)})"),
                 ("δ", f"{event.delta:g}"), ("certified ε lower bound (δ = 0)", number(event.epsilon_lower_bound)),
                 (f"certified ε lower bound at δ = {event.delta:g}", number(event.epsilon_lower_bound_at_delta))]
+        if event.certificate == "odds-ratio":
+            rows.append(("certificate", f"odds ratio: ψ̲ = {number(event.odds_ratio_lower)} at level α, ε ≥ log(ψ̲)/2 "
+                                        "(the two bounds above, each at α/2, are reported only)"))
         if event.alpha is not None:
             rows.append(("level α of this test (each bound at α/2)", f"{event.alpha:.3g}"))
         if event.selection_runs:
             rows.append(("runs spent choosing the event", str(event.selection_runs)))
-        tables.append(TextTable("DP event test (Clopper–Pearson)", ("quantity", "value"), rows))
+        title = "DP event test (odds ratio)" if event.certificate == "odds-ratio" else "DP event test (Clopper–Pearson)"
+        tables.append(TextTable(title, ("quantity", "value"), rows))
     if result.cross_checks:
         rows = [(c.claim, c.test, number(c.implied_mi_upper_bound), "yes" if c.certified_contradiction else "no",
                  MISSING if c.alpha_spent is None else f"{c.alpha_spent:.3g}",
