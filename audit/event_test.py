@@ -494,8 +494,10 @@ def _pairs_above_diagonal(count: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(count, k=1)
 
 
-def _best_event(selection: _Selection, predict: _Predictor, forms, boundary_weights) -> EventChoice:
-    """:func:`best_event` on sorted selection scores, with validated forms."""
+def _best_event(selection: _Selection, predict: _Predictor, forms, boundary_weights,
+                certify: bool = True) -> EventChoice:
+    """:func:`best_event` on sorted selection scores, with validated forms (``certify``: also say which
+    certificate the chosen event is predicted to do better with; a choice only compared needs none)."""
     candidates = []  # (p under a, p under b, make_event(index, first_is_a)), in the order considered
     thresholds, (above_a, at_a, below_a), (above_b, at_b, below_b) = selection.grid(MAX_THRESHOLDS)
     weights = np.asarray([w for w in boundary_weights if w in (0.0, 1.0)]
@@ -542,7 +544,7 @@ def _best_event(selection: _Selection, predict: _Predictor, forms, boundary_weig
                 i = np.unravel_index(j, p_a.shape)
                 best = EventChoice(make(i, first_is_a), float(segment[j]), float(p_first[i]), float(p_second[i]))
         start = stop
-    if predict.rank_epsilon is None:
+    if predict.rank_epsilon is None or not certify:
         return best
     sizes = (selection.n_a, selection.n_b) if best.event.first_is_a else (selection.n_b, selection.n_a)
     return replace(best, certificate=predict.certificate(best.p_first, best.p_second, *sizes))
@@ -605,7 +607,7 @@ def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha
         held_a, held_b = scores_a[1::2], scores_b[1::2]
         held_out = []
         for family_forms, weights in families:
-            event = _best_event(half, predict, family_forms, weights).event
+            event = _best_event(half, predict, family_forms, weights, certify=False).event
             p_a, p_b = _frequency(event, held_a), _frequency(event, held_b)
             p_first, p_second = (p_a, p_b) if event.first_is_a else (p_b, p_a)
             sizes = (len(held_a), len(held_b))

@@ -22,6 +22,7 @@ It bounds pure DP only: with δ > 0 the two inequalities carry δ and their prod
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -72,15 +73,17 @@ def odds_ratio_lower_bound(hits_first: int, runs_first: int, hits_second: int, r
         terms = log_weight + k * log_psi
         return float(special.logsumexp(terms[upper]) - special.logsumexp(terms)) - log_alpha
 
-    # Bracket the root around the sample log odds ratio (with ½ added to every cell, Haldane 1956).
-    centre = (math.log((hits_first + 0.5) / (runs_first - hits_first + 0.5))
-              - math.log((hits_second + 0.5) / (runs_second - hits_second + 0.5)))
-    step = 1.0
-    left, right = centre - step, centre + step
+    # Bracket the root around Woolf's approximate bound (½ added to every cell, Haldane 1956), widening
+    # by doubling steps of its standard error until the excess changes sign.
+    cells = (hits_first + 0.5, runs_first - hits_first + 0.5, hits_second + 0.5, runs_second - hits_second + 0.5)
+    se = math.sqrt(sum(1.0 / c for c in cells))
+    guess = math.log(cells[0] / cells[1]) - math.log(cells[2] / cells[3]) - _normal_quantile(1.0 - alpha) * se
+    step = se
+    left, right = guess - step, guess + step
     while excess(left) > 0:
         left -= step
         step *= 2
-    step = 1.0
+    step = se
     while excess(right) < 0:
         right += step
         step *= 2
@@ -90,6 +93,11 @@ def odds_ratio_lower_bound(hits_first: int, runs_first: int, hits_second: int, r
 def odds_ratio_epsilon(psi_lower: float) -> float:
     """The pure ε-DP lower bound max(0, log(ψ̲)/2) of an odds-ratio bound ψ̲ (module docstring: ψ ≤ e^{2ε})."""
     return max(0.0, math.log(psi_lower) / 2.0) if psi_lower > 0 else 0.0
+
+
+@functools.lru_cache(maxsize=16)
+def _normal_quantile(level: float) -> float:
+    return float(stats.norm.ppf(level))
 
 
 def predicted_epsilon(p_first, p_second, runs: int, alpha: float) -> np.ndarray:
@@ -106,5 +114,5 @@ def predicted_epsilon(p_first, p_second, runs: int, alpha: float) -> np.ndarray:
     x2 = np.clip(np.asarray(p_second, dtype=np.float64) * n, 0.5, n - 0.5)
     log_ratio = np.log(x1 / (n - x1)) - np.log(x2 / (n - x2))
     se = np.sqrt(1 / x1 + 1 / (n - x1) + 1 / x2 + 1 / (n - x2))
-    eps = (log_ratio - stats.norm.ppf(1.0 - alpha) * se) / 2.0
+    eps = (log_ratio - _normal_quantile(1.0 - alpha) * se) / 2.0
     return np.where(eps > 0, eps, -np.inf)
