@@ -9,7 +9,8 @@ first, a randomized boundary point, both tails). Where every candidate is the pa
 prior the MI sample drew from, the choice is made on the statistic's scores on that sample's
 held-out draws instead (the validation and test splits: draws of the two databases the critic
 was not trained on), and no selection run is spent. Fresh certification runs of the chosen pair
-bound P(M(D₁) ∈ E) from below and P(M(D₂) ∈ E) from above, each at α/2 (Clopper–Pearson), which
+bound P(M(D₁) ∈ E) from below and P(M(D₂) ∈ E) from above (Clopper–Pearson, at levels αs and
+α(1 − s) with the split s chosen on the selection, ½ unless an uneven one is predicted to do better), which
 certifies ε ≥ log((p̲ − δ)/p̄) (Dwork and Roth 2014, Definition 2.4) and is what a claim's profile
 is checked against (:mod:`audit.crosscheck`). For pure DP the same runs may instead certify
 ε ≥ log(ψ̲)/2 from the event's odds ratio at level α (:mod:`audit.odds_ratio`), where the selection
@@ -165,7 +166,8 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         in all, over the candidates and their two inputs (at least :data:`MIN_SELECTION_RUNS`
         per input), by successive halving (:func:`_selection_plan`).
     alpha : float
-        The level: p̲ and p̄ each hold with probability ≥ 1 − α/2.
+        The level: p̲ and p̄ hold together with probability ≥ 1 − α (at αs and α(1 − s), s =
+        ``lower_share`` of the result).
     delta : float
         The δ at which the ε bound is also reported (0: pure DP only). At δ = 0 (with no claim or a
         pure DP claim) the event may be certified by its odds ratio instead of its two
@@ -200,9 +202,10 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     in_a = int(event.contains(chosen.scores(0, runs, runner, rng), coins).sum())
     in_b = int(event.contains(chosen.scores(1, runs, runner, rng), coins).sum())
     hits_first, hits_second = (in_a, in_b) if event.first_is_a else (in_b, in_a)
-    p_lower = float(clopper_pearson(hits_first, runs, alpha / 2)[0])
-    p_upper = float(clopper_pearson(hits_second, runs, alpha / 2)[1])
-    certificate = choices[best].certificate  # chosen on the selection runs: it costs no α
+    # The certificate and the split of α between p̲ and p̄ were chosen on the selection runs: they cost no α.
+    certificate, share = choices[best].certificate, choices[best].lower_share
+    p_lower = float(clopper_pearson(hits_first, runs, alpha * share)[0])
+    p_upper = float(clopper_pearson(hits_second, runs, alpha * (1.0 - share))[1])
     if certificate == "odds-ratio":
         psi_lower = odds_ratio_lower_bound(hits_first, runs, hits_second, runs, alpha)
         epsilon = odds_ratio_epsilon(psi_lower)
@@ -219,7 +222,7 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         delta=delta, epsilon_lower_bound=epsilon,
         epsilon_lower_bound_at_delta=certified_epsilon(p_lower, p_upper, delta) if delta > 0 else None,
         alpha=alpha, selection_runs=used, event=event.to_dict(), pairs_considered=count,
-        certificate=certificate, odds_ratio_lower=psi_lower,
+        certificate=certificate, odds_ratio_lower=psi_lower, lower_share=share,
     )
 
 

@@ -2,8 +2,9 @@
 
 For an (ε, δ)-DP mechanism and any event E, P(M(D) ∈ E) ≤ e^ε P(M(D′) ∈ E) + δ for
 neighbours D, D′ (Dwork and Roth 2014, Definition 2.4). Given lower/upper confidence bounds
-p̲ on P(M(D) ∈ E) and p̄ on P(M(D′) ∈ E), each at level α/2, ε ≥ log((p̲ − δ) / p̄) holds with
-probability ≥ 1 − α. The event is a thresholded critic score chosen on separate runs, so
+p̲ on P(M(D) ∈ E) and p̄ on P(M(D′) ∈ E) at levels αs and α(1 − s) (each at α/2 by default; a split
+s chosen on the selection runs, :meth:`_Predictor.lower_share`), ε ≥ log((p̲ − δ) / p̄) holds with
+probability ≥ 1 − α (the union bound). The event is a thresholded critic score chosen on separate runs, so
 the certifying runs are fresh (the DP-auditing recipe of Ding et al. 2018 and Jagielski et
 al. 2020, with the trained critic as test statistic). :func:`choose_event` considers an upper
 or a lower tail of the score with either input first, with a randomized boundary point
@@ -306,6 +307,8 @@ class EventChoice:
     #: How the event is to be certified: "clopper-pearson" (:func:`certified_epsilon`) or "odds-ratio"
     #: (:mod:`audit.odds_ratio`), whichever the selection runs predict to certify more.
     certificate: str = "clopper-pearson"
+    #: The Clopper–Pearson certificate's share of α for p̲ (:meth:`_Predictor.lower_share`; p̄ gets the rest).
+    lower_share: float = 0.5
 
 
 def _first_of_each_value(ordered: np.ndarray) -> np.ndarray:
@@ -452,6 +455,26 @@ class _Predictor:
             return "odds-ratio"
         return "clopper-pearson"
 
+    def lower_share(self, p_first: float, p_second: float) -> float:
+        """The share s of α for p̲ (p̄ gets 1 − s) that ``runs`` fresh runs at these frequencies are
+        predicted to certify best with, among :data:`LOWER_SHARES` (½ on ties).
+
+        p̲ at level αs and p̄ at α(1 − s) hold together with probability ≥ 1 − α for any s fixed
+        before the certifying runs (the union bound, as for s = ½), so choosing s on the selection
+        runs costs no α. An uneven split pays where one bound is much wider than the other: a rare
+        event under the second input (p̄ set by a few hits, or none: 1 − (α(1 − s))^{1/n}), against
+        a frequent one under the first, whose bound barely moves with its level.
+        """
+        counts = np.round(np.array([p_first, p_second]) * self.runs)
+        shares = np.asarray(LOWER_SHARES)
+        lower = _cp_side(np.full(len(shares), counts[0]), self.runs, self.alpha * shares, lower=True)
+        upper = _cp_side(np.full(len(shares), counts[1]), self.runs, self.alpha * (1.0 - shares), lower=False)
+        return float(shares[int(np.argmax(self.objective(lower, upper)))])
+
+
+#: The shares of α for p̲ a Clopper–Pearson certificate may use (:meth:`_Predictor.lower_share`), ½ first.
+LOWER_SHARES = (0.5, 0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9)
+
 
 def best_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: float, delta: float = 0.0,
                objective=None, forms=EVENT_FORMS, boundary_weights=BOUNDARY_WEIGHTS,
@@ -544,10 +567,14 @@ def _best_event(selection: _Selection, predict: _Predictor, forms, boundary_weig
                 i = np.unravel_index(j, p_a.shape)
                 best = EventChoice(make(i, first_is_a), float(segment[j]), float(p_first[i]), float(p_second[i]))
         start = stop
-    if predict.rank_epsilon is None or not certify:
+    if not certify:
         return best
-    sizes = (selection.n_a, selection.n_b) if best.event.first_is_a else (selection.n_b, selection.n_a)
-    return replace(best, certificate=predict.certificate(best.p_first, best.p_second, *sizes))
+    certificate = "clopper-pearson"
+    if predict.rank_epsilon is not None:
+        sizes = (selection.n_a, selection.n_b) if best.event.first_is_a else (selection.n_b, selection.n_a)
+        certificate = predict.certificate(best.p_first, best.p_second, *sizes)
+    share = predict.lower_share(best.p_first, best.p_second) if certificate == "clopper-pearson" else 0.5
+    return replace(best, certificate=certificate, lower_share=share)
 
 
 #: The families of events :func:`choose_event` compares on held-out scores: (forms, boundary weights).

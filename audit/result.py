@@ -58,8 +58,9 @@ class EventTest:
 
     The critic, thresholded on the select split, defines an event E. Its probabilities under
     the two inputs are bounded with Clopper–Pearson intervals from fresh, independent runs
-    of the mechanism (p̲ = ``p_first_lower``, p̄ = ``p_second_upper``, each at level α/2 with
-    α = ``alpha``), and ε ≥ max(log((p̲ − δ) / p̄), log((1 − p̄ − δ) / (1 − p̲))) — the event, or its
+    of the mechanism (p̲ = ``p_first_lower`` at level αs, p̄ = ``p_second_upper`` at α(1 − s), with
+    α = ``alpha`` and s = ``lower_share``, ½ unless the selection runs predicted an uneven split to
+    certify more; together they hold with probability ≥ 1 − α), and ε ≥ max(log((p̲ − δ) / p̄), log((1 − p̄ − δ) / (1 − p̲))) — the event, or its
     complement with the inputs swapped — is certified at confidence 1 − α
     (:func:`audit.event_test.certified_epsilon`).
     ``selection_runs`` counts the runs spent choosing the pair and the event (on other runs),
@@ -89,6 +90,7 @@ class EventTest:
     pairs_considered: int = 1  # candidate neighbouring pairs the selection runs chose among
     certificate: str = "clopper-pearson"
     odds_ratio_lower: float | None = None
+    lower_share: float = 0.5
 
     def to_dict(self) -> dict:
         return fields_to_dict(self)

@@ -343,3 +343,47 @@ def test_continuous_scores_get_no_randomized_boundary():
     # With atoms (rounded scores) the randomized family is back in the comparison.
     from audit.event_test import _Selection
     assert _Selection(np.round(a), np.round(b)).has_atoms and not _Selection(a, b).has_atoms
+
+
+def _split_epsilon_by_hand(k1, k2, n, alpha, share):
+    """log(p̲/p̄) with p̲ at level α·share and p̄ at α·(1 − share), from scipy's exact binomial intervals."""
+    lower = stats.binomtest(k1, n, alternative="greater").proportion_ci(1 - alpha * share, method="exact").low
+    upper = stats.binomtest(k2, n, alternative="less").proportion_ci(1 - alpha * (1 - share), method="exact").high
+    return math.log(lower / upper)
+
+
+@pytest.mark.parametrize("p_first, p_second", [(0.4, 0.0), (0.02, 0.0005), (0.6, 0.3)])
+def test_the_split_of_alpha_is_the_best_of_the_grid(p_first, p_second):
+    from audit.event_test import LOWER_SHARES, _Predictor, epsilon_objective
+
+    n, alpha = 20000, 0.05
+    share = _Predictor(n, alpha, epsilon_objective()).lower_share(p_first, p_second)
+    k1, k2 = round(p_first * n), round(p_second * n)
+    by_hand = {s: _split_epsilon_by_hand(k1, k2, n, alpha, s) for s in LOWER_SHARES}
+    assert by_hand[share] == pytest.approx(max(by_hand.values()), abs=1e-9)
+    if p_second == 0.0:
+        # No hits under the second input: p̄ = 1 − (α(1 − s))^{1/n} is the wide bound, so it gets most of α.
+        assert share < 0.5 and by_hand[share] > by_hand[0.5] + 0.1
+
+
+def test_event_search_certifies_at_the_chosen_split():
+    from audit.event_search import PairCandidate, event_search
+
+    class Runner:
+        def sample(self, dbs, rng, what=""):
+            p = np.where(dbs[:, 0, 0] == 1.0, 0.3, 0.0)  # the event never happens under the second input
+            return (rng.random(len(dbs)) < p).astype(np.float64)[:, None]
+
+    rng = np.random.default_rng(6)
+    held_out = ((rng.random(5000) < 0.3).astype(float), np.zeros(5000))
+    candidate = PairCandidate(np.ones((1, 1)), np.zeros((1, 1)), 0, lambda a, b, d, y: y[:, 0], "bit",
+                              held_out=held_out)
+    runs, alpha = 10000, 0.05
+    result = event_search([candidate], runner=Runner(), rng=rng, runs=runs, alpha=alpha)
+    assert result.certificate == "clopper-pearson" and result.lower_share < 0.5 and result.p_second == 0.0
+    k1 = round(result.p_first * runs)
+    expected = stats.binomtest(k1, runs, alternative="greater").proportion_ci(
+        1 - alpha * result.lower_share, method="exact").low
+    assert result.p_first_lower == pytest.approx(expected, rel=1e-10)
+    assert result.p_second_upper == pytest.approx(1 - (alpha * (1 - result.lower_share)) ** (1 / runs), rel=1e-10)
+    assert result.epsilon_lower_bound == pytest.approx(math.log(result.p_first_lower / result.p_second_upper))

@@ -253,9 +253,10 @@ def evidence_tables(result: AuditResult) -> list:
                 (f"certified ε lower bound at δ = {event.delta:g}", number(event.epsilon_lower_bound_at_delta))]
         if event.certificate == "odds-ratio":
             rows.append(("certificate", f"odds ratio: ψ̲ = {number(event.odds_ratio_lower)} at level α, ε ≥ log(ψ̲)/2 "
-                                        "(the two bounds above, each at α/2, are reported only)"))
+                                        "(the two bounds above are reported only)"))
         if event.alpha is not None:
-            rows.append(("level α of this test (each bound at α/2)", f"{event.alpha:.3g}"))
+            rows.append(("level α of this test", f"{event.alpha:.3g} (lower bound at {event.alpha * event.lower_share:.3g}, "
+                                                 f"upper bound at {event.alpha * (1 - event.lower_share):.3g})"))
         if event.selection_runs:
             rows.append(("runs spent choosing the event", str(event.selection_runs)))
         title = "DP event test (odds ratio)" if event.certificate == "odds-ratio" else "DP event test (Clopper–Pearson)"
