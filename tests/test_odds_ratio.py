@@ -19,14 +19,24 @@ from mechanisms.claims import parse_claim
 
 
 @pytest.mark.parametrize("x1, n1, x2, n2, alpha", [
-    (17000, 23333, 6300, 23333, 0.05), (3, 50, 0, 40, 0.1), (50, 50, 10, 50, 0.05), (23000, 23333, 12, 23333, 0.05),
+    (1700, 2333, 630, 2333, 0.05), (3, 50, 0, 40, 0.1), (50, 50, 10, 50, 0.05), (2300, 2333, 3, 2333, 0.05),
     (5, 10, 5, 10, 0.2), (10, 10, 0, 10, 0.05), (400, 1000, 380, 1200, 0.01),
 ])
 def test_lower_bound_matches_scipys_conditional_interval(x1, n1, x2, n2, alpha):
-    # SciPy inverts the same conditional (noncentral hypergeometric) test by its own root search.
+    # SciPy inverts the same conditional (noncentral hypergeometric) test by its own root search (seconds at
+    # tens of thousands of runs, so the tables here stay in the thousands).
     expected = odds_ratio([[x1, n1 - x1], [x2, n2 - x2]], kind="conditional").confidence_interval(
         1 - alpha, alternative="greater").low
     assert odds_ratio_lower_bound(x1, n1, x2, n2, alpha) == pytest.approx(expected, rel=1e-8)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("x1, x2", [(17000, 6300), (23000, 12)])
+def test_lower_bound_matches_scipy_at_the_benchmarks_run_count(x1, x2):
+    n, alpha = 23333, 0.05  # 70,000 runs: 23,333 per input certify (scipy takes seconds here)
+    expected = odds_ratio([[x1, n - x1], [x2, n - x2]], kind="conditional").confidence_interval(
+        1 - alpha, alternative="greater").low
+    assert odds_ratio_lower_bound(x1, n, x2, n, alpha) == pytest.approx(expected, rel=1e-8)
 
 
 def test_lower_bound_is_zero_where_no_odds_ratio_makes_the_count_surprising():
@@ -98,10 +108,10 @@ def _bit_candidate(p, q, n, rng):
 
 
 def test_event_search_certifies_randomized_response_by_its_odds_ratio():
-    eps, runs, alpha = 1.0, 20000, 0.05
+    eps, runs, alpha = 1.0, 4000, 0.05
     p, q = math.exp(eps) / (1 + math.exp(eps)), 1 / (1 + math.exp(eps))
     rng = np.random.default_rng(3)
-    result = event_search([_bit_candidate(p, q, 10000, rng)], runner=_Runner(p, q), rng=rng, runs=runs, alpha=alpha)
+    result = event_search([_bit_candidate(p, q, 4000, rng)], runner=_Runner(p, q), rng=rng, runs=runs, alpha=alpha)
     assert result.certificate == "odds-ratio"
     x1, x2 = round(result.p_first * runs), round(result.p_second * runs)
     low = odds_ratio([[x1, runs - x1], [x2, runs - x2]], kind="conditional").confidence_interval(
