@@ -30,8 +30,9 @@ from .result import CrossCheck
 
 _EVENT_THEOREMS = ["privacy profile: P(M(D) ∈ E) ≤ e^ε′ P(M(D′) ∈ E) + δ(ε′) for every ε′ ≥ 0",
                    "Clopper–Pearson (1934)"]
-_ODDS_RATIO_THEOREMS = ["pure ε-DP: p₁(1 − p₂)/(p₂(1 − p₁)) ≤ e^{2ε} (Dwork and Roth 2014, Definition 2.4, for an "
-                        "event and its complement)", "exact conditional odds-ratio bound (Cornfield 1956)"]
+_ODDS_RATIO_THEOREMS = ["pure ε-DP: p₁(1 − p₂)/(p₂(1 − p₁)) ≤ e^{2ε} (Dwork and Roth 2014, Definition 2.4, "
+                        "for an event and its complement)",
+                        "exact conditional odds-ratio bound (Cornfield 1956)"]
 
 
 def record_support(priors) -> int | None:

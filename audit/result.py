@@ -60,7 +60,8 @@ class EventTest:
     the two inputs are bounded with Clopper–Pearson intervals from fresh, independent runs
     of the mechanism (p̲ = ``p_first_lower`` at level αs, p̄ = ``p_second_upper`` at α(1 − s), with
     α = ``alpha`` and s = ``lower_share``, ½ unless the selection runs predicted an uneven split to
-    certify more; together they hold with probability ≥ 1 − α), and ε ≥ max(log((p̲ − δ) / p̄), log((1 − p̄ − δ) / (1 − p̲))) — the event, or its
+    certify more; together they hold with probability ≥ 1 − α), and
+    ε ≥ max(log((p̲ − δ) / p̄), log((1 − p̄ − δ) / (1 − p̲))) — the event, or its
     complement with the inputs swapped — is certified at confidence 1 − α
     (:func:`audit.event_test.certified_epsilon`).
     ``selection_runs`` counts the runs spent choosing the pair and the event (on other runs),

@@ -252,11 +252,12 @@ def evidence_tables(result: AuditResult) -> list:
                 ("δ", f"{event.delta:g}"), ("certified ε lower bound (δ = 0)", number(event.epsilon_lower_bound)),
                 (f"certified ε lower bound at δ = {event.delta:g}", number(event.epsilon_lower_bound_at_delta))]
         if event.certificate == "odds-ratio":
-            rows.append(("certificate", f"odds ratio: ψ̲ = {number(event.odds_ratio_lower)} at level α, ε ≥ log(ψ̲)/2 "
-                                        "(the two bounds above are reported only)"))
+            rows.append(("certificate", f"odds ratio: ψ̲ = {number(event.odds_ratio_lower)} at level α, "
+                                        "ε ≥ log(ψ̲)/2 (the two bounds above are reported only)"))
         if event.alpha is not None:
-            rows.append(("level α of this test", f"{event.alpha:.3g} (lower bound at {event.alpha * event.lower_share:.3g}, "
-                                                 f"upper bound at {event.alpha * (1 - event.lower_share):.3g})"))
+            lower_level, upper_level = event.alpha * event.lower_share, event.alpha * (1 - event.lower_share)
+            rows.append(("level α of this test", f"{event.alpha:.3g} (lower bound at {lower_level:.3g}, "
+                                                 f"upper bound at {upper_level:.3g})"))
         if event.selection_runs:
             rows.append(("runs spent choosing the event", str(event.selection_runs)))
         title = "DP event test (odds ratio)" if event.certificate == "odds-ratio" else "DP event test (Clopper–Pearson)"
