@@ -75,9 +75,8 @@ def odds_ratio_lower_bound(hits_first: int, runs_first: int, hits_second: int, r
 
     # Bracket the root around Woolf's approximate bound (½ added to every cell, Haldane 1956), widening
     # by doubling steps of its standard error until the excess changes sign.
-    cells = (hits_first + 0.5, runs_first - hits_first + 0.5, hits_second + 0.5, runs_second - hits_second + 0.5)
-    se = math.sqrt(sum(1.0 / c for c in cells))
-    guess = math.log(cells[0] / cells[1]) - math.log(cells[2] / cells[3]) - _normal_quantile(1.0 - alpha) * se
+    guess, se = _woolf_lower(hits_first + 0.5, runs_first - hits_first + 0.5, hits_second + 0.5,
+                             runs_second - hits_second + 0.5, alpha)
     step = se
     left, right = guess - step, guess + step
     while excess(left) > 0:
@@ -100,6 +99,13 @@ def _normal_quantile(level: float) -> float:
     return float(stats.norm.ppf(level))
 
 
+def _woolf_lower(a, b, c, d, alpha: float):
+    """(log ψ̂ − z₁₋α · se, se) for the 2 × 2 cells a, b (first input: in E, not) and c, d (second):
+    Woolf's (1955) normal approximation to the log odds ratio, se² = 1/a + 1/b + 1/c + 1/d."""
+    se = np.sqrt(1 / a + 1 / b + 1 / c + 1 / d)
+    return np.log(a / b) - np.log(c / d) - _normal_quantile(1.0 - alpha) * se, se
+
+
 def predicted_epsilon(p_first, p_second, runs: int, alpha: float) -> np.ndarray:
     """The ε ≥ log(ψ̲)/2 that ``runs`` fresh runs per input are predicted to certify at these frequencies.
 
@@ -112,7 +118,5 @@ def predicted_epsilon(p_first, p_second, runs: int, alpha: float) -> np.ndarray:
     n = float(runs)
     x1 = np.clip(np.asarray(p_first, dtype=np.float64) * n, 0.5, n - 0.5)
     x2 = np.clip(np.asarray(p_second, dtype=np.float64) * n, 0.5, n - 0.5)
-    log_ratio = np.log(x1 / (n - x1)) - np.log(x2 / (n - x2))
-    se = np.sqrt(1 / x1 + 1 / (n - x1) + 1 / x2 + 1 / (n - x2))
-    eps = (log_ratio - _normal_quantile(1.0 - alpha) * se) / 2.0
+    eps = _woolf_lower(x1, n - x1, x2, n - x2, alpha)[0] / 2.0
     return np.where(eps > 0, eps, -np.inf)
