@@ -6,7 +6,8 @@ A claim (:mod:`mechanisms.claims`) can be refuted by
 - **the event test**: the certified pair (p̲ on one input, p̄ on its neighbour) of an event
   outside the claim's privacy profile (p̲ > e^ε′ p̄ + δ(ε′) for some ε′ ≥ 0, or the same for
   the complement with the roles swapped); for a pure ε-DP claim whose event was certified by
-  its odds ratio (:mod:`audit.odds_ratio`), the certified ε ≥ log(ψ̲)/2 above ε.
+  its odds ratio (:mod:`audit.odds_ratio`) or by the ratio of its probabilities
+  (:mod:`audit.rate_ratio`), the certified ε ≥ log(ψ̲)/2 or ε ≥ log ρ̲ above ε.
 
 ``claim_verdict`` is ``refuted`` when any planned test refutes. Each planned test spends a
 share of α fixed before any sampling (:func:`plan_claim_tests`), the shares summing to α, so
@@ -33,6 +34,9 @@ _EVENT_THEOREMS = ["privacy profile: P(M(D) ∈ E) ≤ e^ε′ P(M(D′) ∈ E) 
 _ODDS_RATIO_THEOREMS = ["pure ε-DP: p₁(1 − p₂)/(p₂(1 − p₁)) ≤ e^{2ε} (Dwork and Roth 2014, Definition 2.4, "
                         "for an event and its complement)",
                         "exact conditional odds-ratio bound (Cornfield 1956)"]
+_RATE_RATIO_THEOREMS = ["pure ε-DP: P(M(D) ∈ E) ≤ e^ε P(M(D′) ∈ E) (Dwork and Roth 2014, Definition 2.4)",
+                        "exact conditional test of two Poisson means (Przyborowski and Wilenski 1940), "
+                        "Clopper–Pearson (1934)"]
 
 
 def record_support(priors) -> int | None:
@@ -242,8 +246,8 @@ def cross_checks(claim: Claim | None, notion: str, lower_bound, estimate: float,
     else:
         checks.append(CrossCheck(claim.label, None, False, None, [], budget.reason, test="mi"))
     event_alpha = plan.alpha_spent.get("event")
-    if event is not None and claim.has_profile and event.certificate == "odds-ratio":
-        checks.append(_odds_ratio_check(claim, event, event_alpha))
+    if event is not None and claim.has_profile and event.certificate in ("odds-ratio", "rate-ratio"):
+        checks.append(_ratio_check(claim, event, event_alpha))
     elif event is not None and claim.has_profile:
         check = claim.check_event(event.p_first_lower, event.p_second_upper)
         form = ("p̲ − e^ε′ p̄" if check.event == "E" else "(1 − p̄) − e^ε′ (1 − p̲)")
@@ -258,22 +262,31 @@ def cross_checks(claim: Claim | None, notion: str, lower_bound, estimate: float,
     return checks
 
 
-def _odds_ratio_check(claim: Claim, event, event_alpha: float | None) -> CrossCheck:
-    """The event test of a pure ε-DP claim whose event was certified by its odds ratio.
+def _ratio_check(claim: Claim, event, event_alpha: float | None) -> CrossCheck:
+    """The event test of a pure ε-DP claim whose event was certified by its odds ratio or its rate ratio.
 
-    ε ≥ log(ψ̲)/2 holds with probability ≥ 1 − α (:mod:`audit.odds_ratio`), and a pure ε-DP claim
-    is refuted exactly when a certified ε-DP lower bound exceeds its ε (Dwork and Roth 2014,
-    Definition 2.4). The event search certifies by the odds ratio only for pure claims.
+    ε ≥ log(ψ̲)/2 (:mod:`audit.odds_ratio`) or ε ≥ log ρ̲ (:mod:`audit.rate_ratio`) holds with
+    probability ≥ 1 − α, and a pure ε-DP claim is refuted exactly when a certified ε-DP lower
+    bound exceeds its ε (Dwork and Roth 2014, Definition 2.4). The event search certifies by
+    these ratios only for pure claims.
     """
+    odds = event.certificate == "odds-ratio"
+    name = "odds ratio" if odds else "rate ratio"
     if claim.pure_epsilon is None:
-        raise InputError(f"the event was certified by its odds ratio, which tests pure ε-DP claims only, not "
+        raise InputError(f"the event was certified by its {name}, which tests pure ε-DP claims only, not "
                          f"{claim.label}")
     refuted = event.epsilon_lower_bound > claim.pure_epsilon
-    detail = (f"event test (odds-ratio certificate): ψ̲ = {event.odds_ratio_lower:.4g} on the event's odds ratio, "
-              f"so ε ≥ log(ψ̲)/2 = {event.epsilon_lower_bound:.4g} {'>' if refuted else '≤'} the claimed "
+    if odds:
+        bound = (f"ψ̲ = {event.odds_ratio_lower:.4g} on the event's odds ratio, so ε ≥ log(ψ̲)/2 = "
+                 f"{event.epsilon_lower_bound:.4g}")
+    else:
+        runs_first, runs_second = event.runs_made
+        bound = (f"ρ̲ = {event.rate_ratio_lower:.4g} on the ratio of the event's probabilities (Poisson numbers of "
+                 f"runs: {runs_first} and {runs_second}), so ε ≥ log ρ̲ = {event.epsilon_lower_bound:.4g}")
+    detail = (f"event test ({name.replace(' ', '-')} certificate): {bound} {'>' if refuted else '≤'} the claimed "
               f"ε = {claim.pure_epsilon:.4g}"
               + ("" if event_alpha is not None else " (not a test of the claim: no α was planned for it)"))
     return CrossCheck(claim.label, None, refuted and event_alpha is not None, None,
-                      list(_ODDS_RATIO_THEOREMS), detail, test="event",
+                      list(_ODDS_RATIO_THEOREMS if odds else _RATE_RATIO_THEOREMS), detail, test="event",
                       statistic=event.epsilon_lower_bound, threshold=claim.pure_epsilon, alpha_spent=event_alpha,
                       epsilon_prime=claim.pure_epsilon)

@@ -175,7 +175,8 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
     if event is not None:
         if event.selection_runs:  # else the event was chosen on the MI sample's held-out draws
             by_purpose["event_selection"] = event.selection_runs
-        by_purpose["event_certification"] = 2 * event.runs_per_input
+        by_purpose["event_certification"] = (2 * event.runs_per_input if event.runs_made is None
+                                             else sum(event.runs_made))
     return AuditResult(
         verdict=verdict, notion=spec.notion, epsilon=spec.epsilon, alpha=spec.alpha,
         lower_bound=finite_or_none(selected_bound), estimate=estimate, paper_statistic=paper_statistic,

@@ -13,8 +13,9 @@ bound P(M(D₁) ∈ E) from below and P(M(D₂) ∈ E) from above (Clopper–Pea
 α(1 − s) with the split s chosen on the selection, ½ unless an uneven one is predicted to do better), which
 certifies ε ≥ log((p̲ − δ)/p̄) (Dwork and Roth 2014, Definition 2.4) and is what a claim's profile
 is checked against (:mod:`audit.crosscheck`). For pure DP the same runs may instead certify
-ε ≥ log(ψ̲)/2 from the event's odds ratio at level α (:mod:`audit.odds_ratio`), where the selection
-predicts that to do better.
+ε ≥ log(ψ̲)/2 from the event's odds ratio at level α (:mod:`audit.odds_ratio`), or a Poisson number
+of runs of each input (at most the budget) may certify ε ≥ log ρ̲ from the ratio of its two
+probabilities at level α (:mod:`audit.rate_ratio`), where the selection predicts that to do better.
 
 Choosing among pairs, statistics and events costs no α: every choice is made on selection runs
 or held-out draws, never on the certification runs, and the
@@ -34,6 +35,7 @@ from mechanisms.priors import TwoPoint
 
 from .event_test import certified_epsilon, choose_event, claim_objective, clopper_pearson
 from .odds_ratio import odds_ratio_epsilon, odds_ratio_lower_bound
+from .rate_ratio import draw_run_counts, rate_ratio_epsilon, rate_ratio_lower_bound
 from .result import EventTest
 
 #: The fewest selection runs per input of a candidate pair.
@@ -162,7 +164,8 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     rng : numpy.random.Generator
         Seeds the mechanism runs and a randomized event's boundary coins.
     runs : int
-        Certification runs per input. Without held-out scores, selection spends about ``runs``
+        Certification runs per input (a rate-ratio certificate makes a Poisson number of them, at most
+        ``runs``: :func:`audit.rate_ratio.draw_run_counts`). Without held-out scores, selection spends about ``runs``
         in all, over the candidates and their two inputs (at least :data:`MIN_SELECTION_RUNS`
         per input), by successive halving (:func:`_selection_plan`).
     alpha : float
@@ -170,8 +173,9 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         ``lower_share`` of the result).
     delta : float
         The δ at which the ε bound is also reported (0: pure DP only). At δ = 0 (with no claim or a
-        pure DP claim) the event may be certified by its odds ratio instead of its two
-        probabilities, whichever the selection predicts to certify more (:mod:`audit.odds_ratio`).
+        pure DP claim) the event may be certified by its odds ratio (:mod:`audit.odds_ratio`) or by
+        the ratio of its probabilities with Poisson run counts (:mod:`audit.rate_ratio`) instead of
+        its two probabilities, whichever the selection predicts to certify most.
     claim : Claim, optional
         With a claim, the event is chosen to refute it (:func:`audit.event_test.claim_objective`).
 
@@ -184,8 +188,8 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     if not candidates:
         return None
     objective = None if claim is None else claim_objective(claim)
-    # Pure DP only (δ = 0, and a claim, if any, pure): the odds-ratio certificate bounds nothing else.
-    settings = dict(runs=runs, alpha=alpha, delta=delta, objective=objective, odds_ratio=delta == 0)
+    # Pure DP only (δ = 0, and a claim, if any, pure): the odds- and rate-ratio certificates bound nothing else.
+    settings = dict(runs=runs, alpha=alpha, delta=delta, objective=objective, pure_dp=delta == 0)
     on_held_out = all(c.held_out is not None for c in candidates)
     if on_held_out:
         count, used, alive = len(candidates), 0, range(len(candidates))
@@ -199,30 +203,46 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     # A randomized event's boundary coins come from their own seeded generator (part of the event);
     # a plain event draws none, so its runs are those of the same seed without the search.
     coins = np.random.default_rng(rng.integers(2**63)) if event.randomized else None
-    in_a = int(event.contains(chosen.scores(0, runs, runner, rng), coins).sum())
-    in_b = int(event.contains(chosen.scores(1, runs, runner, rng), coins).sum())
-    hits_first, hits_second = (in_a, in_b) if event.first_is_a else (in_b, in_a)
     # The certificate and the split of α between p̲ and p̄ were chosen on the selection runs: they cost no α.
     certificate, share = choices[best].certificate, choices[best].lower_share
-    p_lower = float(clopper_pearson(hits_first, runs, alpha * share)[0])
-    p_upper = float(clopper_pearson(hits_second, runs, alpha * (1.0 - share))[1])
+    made = (runs, runs)  # runs of the first and of the second input
+    overflow = False
+    if certificate == "rate-ratio":
+        drawn = draw_run_counts(runs, rng)  # None: a draw exceeded the budget, no run is made (audit.rate_ratio)
+        overflow = drawn is None
+        made = (0, 0) if overflow else drawn
+    runs_a, runs_b = made if event.first_is_a else made[::-1]
+    in_a = int(event.contains(chosen.scores(0, runs_a, runner, rng), coins).sum()) if runs_a else 0
+    in_b = int(event.contains(chosen.scores(1, runs_b, runner, rng), coins).sum()) if runs_b else 0
+    hits_first, hits_second = (in_a, in_b) if event.first_is_a else (in_b, in_a)
+    runs_first, runs_second = made
+    p_lower = float(clopper_pearson(hits_first, runs_first, alpha * share)[0]) if runs_first else 0.0
+    p_upper = float(clopper_pearson(hits_second, runs_second, alpha * (1.0 - share))[1]) if runs_second else 1.0
+    psi_lower = rho_lower = None
     if certificate == "odds-ratio":
         psi_lower = odds_ratio_lower_bound(hits_first, runs, hits_second, runs, alpha)
         epsilon = odds_ratio_epsilon(psi_lower)
+    elif certificate == "rate-ratio":
+        rho_lower = 0.0 if overflow else rate_ratio_lower_bound(hits_first, hits_second, alpha)
+        epsilon = rate_ratio_epsilon(rho_lower)
     else:
-        psi_lower, epsilon = None, certified_epsilon(p_lower, p_upper, 0.0)
+        epsilon = certified_epsilon(p_lower, p_upper, 0.0)
     a, b = chosen.values
     description = (event.describe(chosen.statistic_label) + f"; neighbouring databases differ in record {chosen.record} "
                    f"(a = {np.array2string(np.asarray(a), precision=4)}, b = {np.array2string(np.asarray(b), precision=4)})"
                    + (f"; {chosen.origin}" if chosen.origin else "")
-                   + (f"; chosen among {count} candidates on {chosen_on}" if count > 1 else f"; chosen on {chosen_on}"))
+                   + (f"; chosen among {count} candidates on {chosen_on}" if count > 1 else f"; chosen on {chosen_on}")
+                   + ("; a Poisson number of certification runs exceeded the budget, so none was made and nothing "
+                      "is certified" if overflow else ""))
     return EventTest(
         secret=secret or f"record {chosen.record}", description=description, threshold=event.threshold, runs_per_input=runs,
-        p_first=hits_first / runs, p_second=hits_second / runs, p_first_lower=p_lower, p_second_upper=p_upper,
+        p_first=hits_first / max(runs_first, 1), p_second=hits_second / max(runs_second, 1),
+        p_first_lower=p_lower, p_second_upper=p_upper,
         delta=delta, epsilon_lower_bound=epsilon,
         epsilon_lower_bound_at_delta=certified_epsilon(p_lower, p_upper, delta) if delta > 0 else None,
         alpha=alpha, selection_runs=used, event=event.to_dict(), pairs_considered=count,
-        certificate=certificate, odds_ratio_lower=psi_lower, lower_share=share,
+        certificate=certificate, odds_ratio_lower=psi_lower, lower_share=share, rate_ratio_lower=rho_lower,
+        runs_made=None if certificate != "rate-ratio" else list(made),
     )
 
 

@@ -10,7 +10,9 @@ al. 2020, with the trained critic as test statistic). :func:`choose_event` consi
 or a lower tail of the score with either input first, with a randomized boundary point
 (Bichsel et al. 2021), and both tails at once; the choice is made on the selection runs only,
 so it costs no α. For pure DP it may also choose to certify the event by its odds ratio instead,
-ε ≥ log(ψ̲)/2 at level α (:mod:`audit.odds_ratio`), where the selection runs predict that to do better.
+ε ≥ log(ψ̲)/2 at level α (:mod:`audit.odds_ratio`), or by the ratio of its two probabilities from
+Poisson numbers of runs, ε ≥ log ρ̲ at level α (:mod:`audit.rate_ratio`), where the selection runs
+predict that to do better.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from scipy import special
 from estimators.validation import InputError, check_int, check_probability
 
 from .odds_ratio import predicted_epsilon as predicted_odds_ratio_epsilon
+from .rate_ratio import predicted_epsilon as predicted_rate_ratio_epsilon
 
 
 def clopper_pearson(successes, trials: int, alpha: float) -> tuple:
@@ -147,8 +150,8 @@ def certified_epsilon(p_lower: float, p_upper: float, delta: float = 0.0) -> flo
 def epsilon_objective(delta: float = 0.0):
     """The default event objective: the ε ≥ log((p̲ − δ)/p̄) a pair of bounds would certify.
 
-    At δ = 0 it also ranks an ε certified directly (the odds-ratio certificate,
-    :mod:`audit.odds_ratio`) as that ε: its ``rank_epsilon``.
+    At δ = 0 it also ranks an ε certified directly (the odds-ratio and rate-ratio certificates,
+    :mod:`audit.odds_ratio`, :mod:`audit.rate_ratio`) as that ε: its ``rank_epsilon``.
     """
     def objective(lower, upper):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -194,7 +197,7 @@ def claim_objective(claim):
 
     if by_epsilon:
         def rank_epsilon(eps):
-            # An ε certified directly (the odds-ratio certificate) ranks as a pair of bounds certifying it; −∞: none.
+            # An ε certified directly (odds or rate ratio) ranks as a pair of bounds certifying it; −∞: none.
             eps = np.asarray(eps, dtype=np.float64)
             positive = np.maximum(eps, 0.0)
             share = positive / (1.0 + positive)
@@ -304,8 +307,9 @@ class EventChoice:
     predicted: float
     p_first: float   # the event's frequency under the first input on the selection runs
     p_second: float  # ... under the second input
-    #: How the event is to be certified: "clopper-pearson" (:func:`certified_epsilon`) or "odds-ratio"
-    #: (:mod:`audit.odds_ratio`), whichever the selection runs predict to certify more.
+    #: How the event is to be certified (one of :data:`CERTIFICATES`): "clopper-pearson"
+    #: (:func:`certified_epsilon`), "odds-ratio" (:mod:`audit.odds_ratio`) or "rate-ratio"
+    #: (:mod:`audit.rate_ratio`), whichever the selection runs predict to certify most.
     certificate: str = "clopper-pearson"
     #: The Clopper–Pearson certificate's share of α for p̲ (:meth:`_Predictor.lower_share`; p̄ gets the rest).
     lower_share: float = 0.5
@@ -421,17 +425,21 @@ class _Predictor:
     (:data:`SELECTION_PESSIMISM`): the winner's curse of choosing the best of many events on the
     same scores falls hardest on rare events, whose frequencies are the least certain.
 
-    With ``odds_ratio`` (pure DP: the objective ranks an ε directly, its ``rank_epsilon``), an event
-    is predicted at the better of its two certificates: the Clopper–Pearson pair, or the odds
-    ratio's ε ≥ log(ψ̲)/2 (:func:`audit.odds_ratio.predicted_epsilon`) at the same frequencies.
+    With ``pure_dp`` (pure DP: the objective ranks an ε directly, its ``rank_epsilon``), an event
+    is predicted at the best of its three certificates (:data:`CERTIFICATES`): the Clopper–Pearson
+    pair, the odds ratio's ε ≥ log(ψ̲)/2 (:func:`audit.odds_ratio.predicted_epsilon`) and the rate
+    ratio's ε ≥ log ρ̲ with Poisson run counts (:func:`audit.rate_ratio.predicted_epsilon`), at the
+    same frequencies.
     """
 
-    def __init__(self, runs, alpha, objective, odds_ratio: bool = False):
+    def __init__(self, runs, alpha, objective, pure_dp: bool = False):
         self.runs, self.alpha, self.objective = runs, alpha, objective
-        self.rank_epsilon = getattr(objective, "rank_epsilon", None) if odds_ratio else None
+        self.rank_epsilon = getattr(objective, "rank_epsilon", None) if pure_dp else None
 
-    def by_certificate(self, p_first, p_second, n_first: int | None = None, n_second: int | None = None) -> dict:
-        """The predicted objective under each certificate this predictor considers, by name."""
+    def by_certificate(self, p_first, p_second, n_first: int | None = None, n_second: int | None = None,
+                       exact: bool = False) -> dict:
+        """The predicted objective under each certificate this predictor considers, by name
+        (``exact``: the rate ratio's bound computed exactly rather than approximated)."""
         if n_first is not None:
             p_first, p_second = _pessimistic(p_first, p_second, n_first, n_second)
         lower = _cp_lookup(np.round(np.asarray(p_first) * self.runs), self.runs, self.alpha / 2, True)
@@ -440,20 +448,18 @@ class _Predictor:
         if self.rank_epsilon is not None:
             predicted["odds-ratio"] = self.rank_epsilon(predicted_odds_ratio_epsilon(p_first, p_second, self.runs,
                                                                                      self.alpha))
+            predicted["rate-ratio"] = self.rank_epsilon(predicted_rate_ratio_epsilon(p_first, p_second, self.runs,
+                                                                                     self.alpha, exact=exact))
         return predicted
 
     def __call__(self, p_first, p_second, n_first: int | None = None, n_second: int | None = None):
         predicted = self.by_certificate(p_first, p_second, n_first, n_second)
-        if len(predicted) == 1:
-            return predicted["clopper-pearson"]
-        return np.maximum(predicted["clopper-pearson"], predicted["odds-ratio"])
+        return functools.reduce(np.maximum, predicted.values())
 
     def certificate(self, p_first: float, p_second: float, n_first: int, n_second: int) -> str:
-        """The certificate predicted to do better for one event (Clopper–Pearson on ties)."""
-        predicted = self.by_certificate(np.array([p_first]), np.array([p_second]), n_first, n_second)
-        if "odds-ratio" in predicted and predicted["odds-ratio"][0] > predicted["clopper-pearson"][0]:
-            return "odds-ratio"
-        return "clopper-pearson"
+        """The certificate predicted to do best for one event (the first of :data:`CERTIFICATES` on ties)."""
+        predicted = self.by_certificate(np.array([p_first]), np.array([p_second]), n_first, n_second, exact=True)
+        return max(predicted, key=lambda name: (predicted[name][0], -CERTIFICATES.index(name)))
 
     def lower_share(self, p_first: float, p_second: float) -> float:
         """The share s of α for p̲ (p̄ gets 1 − s) that ``runs`` fresh runs at these frequencies are
@@ -472,13 +478,18 @@ class _Predictor:
         return float(shares[int(np.argmax(self.objective(lower, upper)))])
 
 
+#: The certificates an event may be certified by, in order of preference on ties: the Clopper–Pearson
+#: pair (:func:`certified_epsilon`), and for pure DP the odds ratio (:mod:`audit.odds_ratio`) and the
+#: rate ratio with Poisson run counts (:mod:`audit.rate_ratio`).
+CERTIFICATES = ("clopper-pearson", "odds-ratio", "rate-ratio")
+
 #: The shares of α for p̲ a Clopper–Pearson certificate may use (:meth:`_Predictor.lower_share`), ½ first.
 LOWER_SHARES = (0.5, 0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9)
 
 
 def best_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: float, delta: float = 0.0,
                objective=None, forms=EVENT_FORMS, boundary_weights=BOUNDARY_WEIGHTS,
-               odds_ratio: bool = False) -> EventChoice:
+               pure_dp: bool = False) -> EventChoice:
     """The event on these scores that ``runs`` fresh runs per input are predicted to certify best.
 
     ``scores_a`` and ``scores_b`` are the statistic on selection runs of the two neighbouring
@@ -491,9 +502,10 @@ def best_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: 
     not chosen. ``objective(p_lower, p_upper) -> score`` ranks the predicted bounds (default:
     the ε bound at ``delta``, :func:`epsilon_objective`; for a claim, :func:`claim_objective`).
     Ties go to the first form considered (plain tails before randomized ones and two tails).
-    With ``odds_ratio`` and an objective that ranks an ε directly (δ = 0, or a pure DP claim),
-    each event is predicted at the better of its Clopper–Pearson and odds-ratio certificates
-    (:mod:`audit.odds_ratio`), and the choice says which (``certificate``).
+    With ``pure_dp`` and an objective that ranks an ε directly (δ = 0, or a pure DP claim),
+    each event is predicted at the best of its certificates (:data:`CERTIFICATES`: the
+    Clopper–Pearson pair, the odds ratio, :mod:`audit.odds_ratio`, and the rate ratio with
+    Poisson run counts, :mod:`audit.rate_ratio`), and the choice says which (``certificate``).
 
     The maximum is over every event considered on the same scores, so its predicted value is
     optimistic (the more events, the more): :func:`choose_event` chooses among forms on held-out
@@ -506,7 +518,7 @@ def best_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: 
     unknown = set(forms) - set(EVENT_FORMS)
     if not forms or unknown:
         raise InputError(f"argument 'forms' must be a non-empty subset of {EVENT_FORMS}, got {tuple(forms)!r}")
-    predict = _Predictor(runs, alpha, objective or epsilon_objective(delta), odds_ratio)
+    predict = _Predictor(runs, alpha, objective or epsilon_objective(delta), pure_dp)
     scores_a, scores_b = np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64)
     return _best_event(_Selection(scores_a, scores_b), predict, forms, boundary_weights)
 
@@ -592,7 +604,7 @@ def _frequency(event: ScoreEvent, scores: np.ndarray) -> float:
 
 def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: float, delta: float = 0.0,
                  objective=None, forms=EVENT_FORMS, boundary_weights=BOUNDARY_WEIGHTS,
-                 odds_ratio: bool = False) -> EventChoice:
+                 pure_dp: bool = False) -> EventChoice:
     """The event on a statistic's selection scores to certify on ``runs`` fresh runs per input.
 
     Three families of events are considered (:func:`best_event` within each): plain tails (an
@@ -605,7 +617,7 @@ def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha
     are i.i.d.) is scored on the other half, the family that scores best there is kept (ties to
     the plainer), and its event is chosen again on all the scores. ``predicted`` is that
     held-out score, so that candidates (pairs) are ranked on an honest prediction too.
-    ``odds_ratio``: events are also predicted at their odds-ratio certificate (:func:`best_event`).
+    ``pure_dp``: events are also predicted at their odds-ratio and rate-ratio certificates (:func:`best_event`).
 
     Choosing among forms, thresholds, directions and certificates costs no α: the choice is made on the
     selection runs only, and the chosen event is certified on fresh runs, so it is a fixed event
@@ -615,7 +627,7 @@ def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha
     -------
     EventChoice
     """
-    predict = _Predictor(runs, alpha, objective or epsilon_objective(delta), odds_ratio)
+    predict = _Predictor(runs, alpha, objective or epsilon_objective(delta), pure_dp)
     scores_a, scores_b = np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64)
     selection = _Selection(scores_a, scores_b)
     interior = tuple(w for w in boundary_weights if 0.0 < w < 1.0)

@@ -70,8 +70,11 @@ class EventTest:
     ``certificate`` says what certifies ``epsilon_lower_bound``: ``"clopper-pearson"`` (the two
     bounds above) or, for pure DP where the selection runs predicted it to do better,
     ``"odds-ratio"``: ε ≥ log(ψ̲)/2 from the exact conditional lower bound ψ̲ =
-    ``odds_ratio_lower`` on the event's odds ratio at level α (:mod:`audit.odds_ratio`); p̲ and p̄
-    are then reported but certify nothing.
+    ``odds_ratio_lower`` on the event's odds ratio at level α (:mod:`audit.odds_ratio`), or
+    ``"rate-ratio"``: each input was run a Poisson number of times, at most ``runs_per_input``
+    (``runs_made``: first input, second input), and ε ≥ log ρ̲ from the exact conditional lower
+    bound ρ̲ = ``rate_ratio_lower`` on p₁/p₂ at level α (:mod:`audit.rate_ratio`). p̲ and p̄ (on
+    the runs made, at αs and α(1 − s)) are then reported but certify nothing.
     """
 
     secret: str
@@ -92,6 +95,8 @@ class EventTest:
     certificate: str = "clopper-pearson"
     odds_ratio_lower: float | None = None
     lower_share: float = 0.5
+    rate_ratio_lower: float | None = None
+    runs_made: list | None = None  # [first, second]: the Poisson numbers of runs of a rate-ratio certificate
 
     def to_dict(self) -> dict:
         return fields_to_dict(self)

@@ -31,7 +31,9 @@ from the two-point prior (the MI test's classifier critics train on 40% of them;
 event are chosen on their out-of-fold scores: the classifiers are cross-fitted on three folds of all
 R/3 draws, :func:`audit.classifier_critic.cross_fit`) and 2·R/3 certification runs
 (R = 70,000: 23,333 + 2 · 23,333; each classifier trains on 15,556 draws and the event is chosen on
-23,333, against the baseline's 17,500 and 35,000).
+23,333, against the baseline's 17,500 and 35,000). Where miaudit certifies by the rate ratio
+(:mod:`audit.rate_ratio`) each input is run a Poisson number of times within its 23,333 (22,615 on
+average), so miaudit makes at most R runs; ``miaudit_runs`` counts the runs it made.
 
 Each pair (entry, seed) runs both auditors back to back, so machine load hits both alike. The
 targets (issue 15 §4) are reported as PASS/FAIL: miaudit's median bound ≥ the baseline's on at

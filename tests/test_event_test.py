@@ -379,7 +379,8 @@ def test_event_search_certifies_at_the_chosen_split():
     candidate = PairCandidate(np.ones((1, 1)), np.zeros((1, 1)), 0, lambda a, b, d, y: y[:, 0], "bit",
                               held_out=held_out)
     runs, alpha = 10000, 0.05
-    result = event_search([candidate], runner=Runner(), rng=rng, runs=runs, alpha=alpha)
+    # δ > 0 (however small) leaves the Clopper–Pearson pair as the only certificate (no odds or rate ratio).
+    result = event_search([candidate], runner=Runner(), rng=rng, runs=runs, alpha=alpha, delta=1e-12)
     assert result.certificate == "clopper-pearson" and result.lower_share < 0.5 and result.p_second == 0.0
     k1 = round(result.p_first * runs)
     expected = stats.binomtest(k1, runs, alternative="greater").proportion_ci(

@@ -37,8 +37,9 @@ def test_quick_run_tables_and_equal_runs(quick_run):
     rows = tables["benchmark_runs"]
     assert set(rows["mechanism"]) == {"histogram_buggy", "laplace_sum"}
     # the budget: baseline 1750 training + 2·875 selection + 2·1750 certification runs; miaudit 2334 prior draws
-    # + 2·2333 certification runs (2334 if it skips the event test)
-    assert set(rows["baseline_runs"]) == {7000} and set(rows["miaudit_runs"]) <= {7000, 2334}
+    # + 2·2333 certification runs (2334 if it skips the event test; fewer with a rate-ratio certificate, which runs
+    # each input a Poisson number of times within the 2333)
+    assert set(rows["baseline_runs"]) == {7000} and all(2334 <= runs <= 7000 for runs in rows["miaudit_runs"])
     for i, name in enumerate(rows["mechanism"]):
         true_eps = {"histogram_buggy": 1 / 0.5, "laplace_sum": 1.0}[str(name)]  # Laplace: Δ₁/b
         assert rows["true_epsilon"][i] == pytest.approx(true_eps)
@@ -64,7 +65,7 @@ def test_quick_run_one_database_at_a_time_regime(quick_run):
     tables, result = quick_run
     rows, vectorized = tables["benchmark_per_database_runs"], tables["benchmark_runs"]
     assert list(rows["mechanism"]) == ["laplace_sum"]
-    assert set(rows["baseline_runs"]) == {7000} and set(rows["miaudit_runs"]) <= {7000, 2334}
+    assert set(rows["baseline_runs"]) == {7000} and all(2334 <= runs <= 7000 for runs in rows["miaudit_runs"])
     first = list(vectorized["mechanism"]).index("laplace_sum")
     assert rows["seed"][0] == vectorized["seed"][first]
     for who in ("miaudit", "baseline"):

@@ -3,6 +3,8 @@ interval, its exact type-I error by enumeration at a mechanism on the boundary (
 search choosing it where the event and its complement both inform, and the claim check."""
 
 import math
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -11,11 +13,14 @@ from scipy import stats
 from scipy.stats.contingency import odds_ratio
 
 from audit.crosscheck import ClaimPlan, cross_checks
-from audit.event_search import PairCandidate, event_search
+from audit.event_search import event_search
 from audit.event_test import certified_epsilon, choose_event, claim_objective, clopper_pearson
 from audit.odds_ratio import odds_ratio_epsilon, odds_ratio_lower_bound, predicted_epsilon
 from estimators.validation import InputError
 from mechanisms.claims import parse_claim
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bit_mechanism import BitRunner, bit_candidate  # noqa: E402 - the one-bit mechanism, next to this test
 
 
 @pytest.mark.parametrize("x1, n1, x2, n2, alpha", [
@@ -86,32 +91,11 @@ def test_bad_input_names_the_argument(kwargs, name):
         odds_ratio_lower_bound(**arguments)
 
 
-class _Runner:
-    """One bit: P(y = 1) = p under the first database (record 0 = 1), q under the second (record 0 = 0)."""
-
-    def __init__(self, p, q):
-        self.p, self.q = p, q
-
-    def sample(self, dbs, rng, what=""):
-        probability = np.where(dbs[:, 0, 0] == 1.0, self.p, self.q)
-        return (rng.random(len(dbs)) < probability).astype(np.float64)[:, None]
-
-
-def _bit(a, b, dbs, outputs):
-    return outputs[:, 0]
-
-
-def _bit_candidate(p, q, n, rng):
-    first, second = np.ones((1, 1)), np.zeros((1, 1))
-    held_out = ((rng.random(n) < p).astype(float), (rng.random(n) < q).astype(float))
-    return PairCandidate(first, second, 0, _bit, "one bit", held_out=held_out)
-
-
 def test_event_search_certifies_randomized_response_by_its_odds_ratio():
     eps, runs, alpha = 1.0, 4000, 0.05
     p, q = math.exp(eps) / (1 + math.exp(eps)), 1 / (1 + math.exp(eps))
     rng = np.random.default_rng(3)
-    result = event_search([_bit_candidate(p, q, 4000, rng)], runner=_Runner(p, q), rng=rng, runs=runs, alpha=alpha)
+    result = event_search([bit_candidate(p, q, 4000, rng)], runner=BitRunner(p, q), rng=rng, runs=runs, alpha=alpha)
     assert result.certificate == "odds-ratio"
     x1, x2 = round(result.p_first * runs), round(result.p_second * runs)
     low = odds_ratio([[x1, runs - x1], [x2, runs - x2]], kind="conditional").confidence_interval(
@@ -124,26 +108,22 @@ def test_event_search_certifies_randomized_response_by_its_odds_ratio():
     assert certified_epsilon(p_lower, p_upper) < result.epsilon_lower_bound < eps
 
 
-def test_event_search_keeps_clopper_pearson_for_a_rare_event_and_for_delta():
-    # P(y = 1) 0.02 against 0.0005: the complement tells little, so the odds ratio's halved log loses.
+def test_event_search_keeps_clopper_pearson_for_delta_and_impure_claims():
+    # With δ > 0 (or a claim that is not pure) neither the odds ratio nor the rate ratio bounds anything.
     rng = np.random.default_rng(4)
-    rare = event_search([_bit_candidate(0.02, 0.0005, 20000, rng)], runner=_Runner(0.02, 0.0005), rng=rng,
-                        runs=20000, alpha=0.05)
-    assert rare.certificate == "clopper-pearson" and rare.odds_ratio_lower is None
-    assert rare.epsilon_lower_bound == certified_epsilon(rare.p_first_lower, rare.p_second_upper)
-    # With δ > 0 (or a claim that is not pure) the odds ratio bounds nothing.
-    p, q = 0.73, 0.27
-    for settings in (dict(delta=1e-6), dict(claim=parse_claim("dp:1:1e-6")), dict(claim=parse_claim("zcdp:0.5"))):
-        result = event_search([_bit_candidate(p, q, 10000, rng)], runner=_Runner(p, q), rng=rng, runs=20000,
-                              alpha=0.05, **settings)
-        assert result.certificate == "clopper-pearson"
+    for p, q in ((0.73, 0.27), (0.02, 0.0005)):
+        for settings in (dict(delta=1e-6), dict(claim=parse_claim("dp:1:1e-6")), dict(claim=parse_claim("zcdp:0.5"))):
+            result = event_search([bit_candidate(p, q, 10000, rng)], runner=BitRunner(p, q), rng=rng, runs=20000,
+                                  alpha=0.05, **settings)
+            assert result.certificate == "clopper-pearson" and result.runs_made is None
+            assert result.odds_ratio_lower is None and result.rate_ratio_lower is None
 
 
 def test_choose_event_predicts_with_the_better_certificate():
     rng = np.random.default_rng(5)
     a, b = (rng.random(20000) < 0.73).astype(float), (rng.random(20000) < 0.27).astype(float)
     plain = choose_event(a, b, runs=20000, alpha=0.05)
-    with_odds = choose_event(a, b, runs=20000, alpha=0.05, odds_ratio=True)
+    with_odds = choose_event(a, b, runs=20000, alpha=0.05, pure_dp=True)
     assert plain.certificate == "clopper-pearson" and with_odds.certificate == "odds-ratio"
     assert with_odds.predicted > plain.predicted
     # A pure claim ranks an ε certified directly as it ranks the same ε from two bounds.

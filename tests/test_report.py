@@ -338,3 +338,14 @@ def test_claim_tradeoff_figure_draws_a_curve_only_for_claims_with_a_profile():
     none = claim_tradeoff_figure(SimpleNamespace(claim={"text": "mi-dp:0.5"}, event_test=None))
     assert none.png is None and "has no trade-off curve" in none.absent
     assert claim_tradeoff_figure(SimpleNamespace(claim=None, event_test=None)).png is None
+
+
+def test_a_rate_ratio_event_test_says_its_certificate_and_its_runs():
+    from dataclasses import replace
+
+    result = violation_result()
+    event = replace(result.event_test, delta=0.0, epsilon_lower_bound_at_delta=None, certificate="rate-ratio",
+                    rate_ratio_lower=2.8, runs_made=[4871, 4902])
+    markdown = render_markdown([replace(result, event_test=event)], "rate ratio")
+    assert "### DP event test (rate ratio)" in markdown
+    assert "Poisson numbers of runs 4871 and 4902 (at most 5000 each)" in markdown and "ρ̲ = 2.8" in markdown

@@ -23,6 +23,12 @@ RUN_PURPOSES = {"mi": "MI sample (trains and certifies the critics)", "event_sel
 def runs_text(result: AuditResult) -> str:
     """How many mechanism runs the audit made and where they went: ``"87500 (MI sample ... 17500; ...)"``."""
     parts = [f"{RUN_PURPOSES.get(purpose, purpose)} {count}" for purpose, count in result.samples_by_purpose.items()]
+    event = result.event_test
+    if event is not None and event.runs_made is not None and "event_certification" in result.samples_by_purpose:
+        # A rate-ratio certificate runs each input a Poisson number of times, within the budget (audit.rate_ratio).
+        i = list(result.samples_by_purpose).index("event_certification")
+        parts[i] += (f" = {event.runs_made[0]} + {event.runs_made[1]}, Poisson numbers of runs of the two inputs "
+                     f"within the budget of {event.runs_per_input} each")
     return f"{result.samples}" + (f" ({'; '.join(parts)})" if parts else "")
 
 
@@ -254,13 +260,19 @@ def evidence_tables(result: AuditResult) -> list:
         if event.certificate == "odds-ratio":
             rows.append(("certificate", f"odds ratio: ψ̲ = {number(event.odds_ratio_lower)} at level α, "
                                         "ε ≥ log(ψ̲)/2 (the two bounds above are reported only)"))
+        elif event.certificate == "rate-ratio":
+            rows.append(("certificate", f"rate ratio: Poisson numbers of runs {event.runs_made[0]} and "
+                                        f"{event.runs_made[1]} (at most {event.runs_per_input} each), "
+                                        f"ρ̲ = {number(event.rate_ratio_lower)} on p₁/p₂ at level α, ε ≥ log ρ̲ "
+                                        "(the two bounds above are reported only)"))
         if event.alpha is not None:
             lower_level, upper_level = event.alpha * event.lower_share, event.alpha * (1 - event.lower_share)
             rows.append(("level α of this test", f"{event.alpha:.3g} (lower bound at {lower_level:.3g}, "
                                                  f"upper bound at {upper_level:.3g})"))
         if event.selection_runs:
             rows.append(("runs spent choosing the event", str(event.selection_runs)))
-        title = "DP event test (odds ratio)" if event.certificate == "odds-ratio" else "DP event test (Clopper–Pearson)"
+        title = "DP event test (" + {"odds-ratio": "odds ratio", "rate-ratio": "rate ratio"}.get(
+            event.certificate, "Clopper–Pearson") + ")"
         tables.append(TextTable(title, ("quantity", "value"), rows))
     if result.cross_checks:
         rows = [(c.claim, c.test, number(c.implied_mi_upper_bound), "yes" if c.certified_contradiction else "no",
