@@ -187,7 +187,8 @@ def miaudit_audit(entry, total_runs: int, seed: int, critic: CriticConfig, devic
         bound = 0.0
     else:
         bound = event.epsilon_lower_bound_at_delta if entry.claimed.delta > 0 else event.epsilon_lower_bound
-    return {"epsilon": float(bound), "runs": int(result.samples), "seconds": seconds}
+    return {"epsilon": float(bound), "runs": int(result.samples), "seconds": seconds,
+            "certificate": "none" if event is None else event.certificate}
 
 
 def _progress(line: str) -> None:
@@ -215,7 +216,7 @@ def run_benchmark(grid: Grid, device, seed: int, per_database: bool = False) -> 
     regime = " (one database at a time)" if per_database else ""
     rows = {k: [] for k in ("mechanism", "seed", "buggy", "claimed_epsilon", "claimed_delta", "true_epsilon",
                             "true_is", "pair_epsilon", "miaudit_epsilon", "baseline_epsilon", "miaudit_runs",
-                            "baseline_runs", "miaudit_seconds", "baseline_seconds")}
+                            "baseline_runs", "miaudit_certificate", "miaudit_seconds", "baseline_seconds")}
     for name in names:
         entry = get_entry(name)
         if per_database:
@@ -233,7 +234,8 @@ def run_benchmark(grid: Grid, device, seed: int, per_database: bool = False) -> 
                                ("true_epsilon", entry.true.epsilon), ("true_is", entry.true_kind),
                                ("pair_epsilon", entry.exposing_epsilon), ("miaudit_epsilon", ours["epsilon"]),
                                ("baseline_epsilon", theirs["epsilon"]), ("miaudit_runs", ours["runs"]),
-                               ("baseline_runs", theirs["runs"]), ("miaudit_seconds", ours["seconds"]),
+                               ("baseline_runs", theirs["runs"]), ("miaudit_certificate", ours["certificate"]),
+                               ("miaudit_seconds", ours["seconds"]),
                                ("baseline_seconds", theirs["seconds"])):
                 rows[key].append(value)
     return rows
@@ -342,11 +344,20 @@ def _regime_findings(label: str, seeds: int, total_runs: int, rows: dict, summar
     worse = [n for n, ok in zip(summary["mechanism"], summary["miaudit_at_least_baseline"]) if not ok]
     if worse:
         findings.append(f"{label}: entries where miaudit's median bound is below the baseline's: " + ", ".join(worse) + ".")
-    short = [n for n, r in zip(rows["mechanism"], rows["miaudit_runs"]) if r < total_runs]
-    findings.append(f"{label}: mechanism runs per audit: {total_runs:,} (baseline: always; miaudit: "
-                    f"{len(rows['mechanism']) - len(short)} of {len(rows['mechanism'])} audits)."
-                    + (f" miaudit ran no event test, so certified nothing and used fewer runs, in "
-                       f"{len(short)} audits ({', '.join(dict.fromkeys(short))})." if short else ""))
+    certificates = list(rows["miaudit_certificate"])
+    poisson = [r for r, c in zip(rows["miaudit_runs"], certificates) if c == "rate-ratio"]
+    skipped = [n for n, c in zip(rows["mechanism"], certificates) if c == "none"]
+    full = sum(r == total_runs for r in rows["miaudit_runs"])
+    findings.append(f"{label}: mechanism runs per audit: {total_runs:,} (baseline: always; miaudit: at most that, "
+                    f"all of them in {full} of {len(certificates)} audits)."
+                    + (f" In {len(poisson)} audits miaudit certified by the rate ratio, whose certification runs are "
+                       f"Poisson numbers within the budget: {min(poisson):,}–{max(poisson):,} runs in all "
+                       f"(median {int(np.median(poisson)):,})." if poisson else "")
+                    + (f" miaudit ran no event test, so certified nothing and used fewer runs, in {len(skipped)} "
+                       f"audits ({', '.join(dict.fromkeys(skipped))})." if skipped else ""))
+    used = {c: certificates.count(c) for c in ("clopper-pearson", "odds-ratio", "rate-ratio") if c in certificates}
+    findings.append(f"{label}: miaudit's certificates: "
+                    + ", ".join(f"{name} in {count} audits" for name, count in used.items()) + ".")
     return findings
 
 

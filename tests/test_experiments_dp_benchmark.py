@@ -40,6 +40,11 @@ def test_quick_run_tables_and_equal_runs(quick_run):
     # + 2·2333 certification runs (2334 if it skips the event test; fewer with a rate-ratio certificate, which runs
     # each input a Poisson number of times within the 2333)
     assert set(rows["baseline_runs"]) == {7000} and all(2334 <= runs <= 7000 for runs in rows["miaudit_runs"])
+    for runs, certificate in zip(rows["miaudit_runs"], rows["miaudit_certificate"]):
+        assert certificate in ("clopper-pearson", "odds-ratio", "rate-ratio", "none")
+        # Only the rate ratio's Poisson numbers of runs, or no event test at all, make fewer than the budget.
+        assert runs == 7000 or certificate in ("rate-ratio", "none")
+    assert any(f.startswith("Vectorized: miaudit's certificates: ") for f in result.findings)
     for i, name in enumerate(rows["mechanism"]):
         true_eps = {"histogram_buggy": 1 / 0.5, "laplace_sum": 1.0}[str(name)]  # Laplace: Δ₁/b
         assert rows["true_epsilon"][i] == pytest.approx(true_eps)
