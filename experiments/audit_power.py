@@ -77,8 +77,9 @@ DISCUSSION = [
     "of Theorem 1. Those bugs are carried by the event test, which thresholds an estimated "
     "log-likelihood ratio (under a catalog entry's two-point prior a classifier's log-odds, the same "
     "classifiers that serve as the MI test's critics; otherwise the trained critic) and bounds the "
-    "event's probabilities by Clopper–Pearson, as DP-testing tools do; the MI estimation is then the "
-    "search for a good event.",
+    "event's probabilities by Clopper–Pearson, as DP-testing tools do, or for pure DP their odds ratio "
+    "or their ratio (audit.odds_ratio, audit.rate_ratio); the MI estimation is then the search for a "
+    "good event.",
     "**Where it is stronger.** The MI test audits notions the DP tools do not speak to: structured "
     "Pufferfish secrets with public information, declared priors Θ, MI-DP and MI-PP claims (the "
     "calibrated entries and the Theorem 4 boundary case are audited directly at their ε, in nats). "
