@@ -173,7 +173,8 @@ KEYS = (
     Key("audit", "delta", "number", at_least=0, below=1, notions=DP_NOTIONS, flag="--delta",
         help="DP notions: delta of the event-based DP bound (default: the claim's delta, else 0)"),
     Key("audit", "event_runs", "int", at_least=0, notions=DP_NOTIONS, flag="--event-runs",
-        help="DP notions: mechanism runs per neighbouring input for the event test (default: --samples)"),
+        help="DP notions: mechanism runs per neighbouring input for the event test, at most (a rate-ratio "
+             "certificate makes a Poisson number within them; default: --samples)"),
     Key("audit", "prior_search", "int", at_least=0, at_most=MAX_PRIOR_SEARCH, notions=DP_NOTIONS,
         flag="--prior-search", metavar="N",
         help=f"DP notions (Θ = all distributions): add N (at most {MAX_PRIOR_SEARCH}) distinct two-point priors "
