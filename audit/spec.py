@@ -75,8 +75,10 @@ class AuditSpec:
     delta : float, optional
         δ for the event-based DP bound (also reported at δ = 0); default the claim's δ, else 0.
     event_runs : int, optional
-        Mechanism runs per neighbouring input for certifying the event test (0: skip it);
-        default ``EVENT_RUNS_PER_SAMPLE × samples`` (the event test's budget follows ``samples``).
+        Mechanism runs per neighbouring input for certifying the event test (0: skip it), at most:
+        a rate-ratio certificate makes a Poisson number of runs within them
+        (:mod:`audit.rate_ratio`); default ``EVENT_RUNS_PER_SAMPLE × samples`` (the event test's
+        budget follows ``samples``).
     claim : Claim or Guarantee, optional
         The guarantee the mechanism claims (:mod:`mechanisms.claims`; a catalog
         :class:`Guarantee` is turned into its claim).
