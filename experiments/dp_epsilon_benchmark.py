@@ -408,6 +408,6 @@ EXPERIMENTS = [Experiment(
     source="study (issue 15 §4, §5); baseline after Jagielski et al. (2020), Lu et al. (2022), Bichsel et al. (2021)",
     run=run,
     trains=True,
-    full_runtime="320 s on a 2-core x86_64 CPU (load average 0.8), device cpu: 30 entries x 3 seeds in each "
+    full_runtime="318 s on a 2-core x86_64 CPU (load average 0.8, main 626206d), device cpu: 30 entries x 3 seeds in each "
                  "regime (vectorized about 6.5 s, one database at a time about 312 s) and the SVT budget sweep",
 )]
