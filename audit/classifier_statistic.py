@@ -401,9 +401,8 @@ class EmpiricalLogRatio:
         if distinct is None:
             return None
         rows, inverse = distinct
-        n_first = np.bincount(inverse[:len(first_outputs)], minlength=len(rows))
-        n_second = np.bincount(inverse[len(first_outputs):], minlength=len(rows))
-        return cls._from_row_counts(rows, n_first, n_second)
+        is_first = np.arange(len(outputs)) < len(first_outputs)
+        return cls._from_row_counts(rows, *_row_counts(inverse, is_first, len(rows)))
 
     @classmethod
     def from_counts(cls, rows: np.ndarray, which: np.ndarray, is_first: np.ndarray,

@@ -283,7 +283,7 @@ def _ratio_check(claim: Claim, event, event_alpha: float | None) -> CrossCheck:
         runs_first, runs_second = event.runs_made
         bound = (f"ρ̲ = {event.rate_ratio_lower:.4g} on the ratio of the event's probabilities (Poisson numbers of "
                  f"runs: {runs_first} and {runs_second}), so ε ≥ log ρ̲ = {event.epsilon_lower_bound:.4g}")
-    detail = (f"event test ({name.replace(' ', '-')} certificate): {bound} {'>' if refuted else '≤'} the claimed "
+    detail = (f"event test ({event.certificate} certificate): {bound} {'>' if refuted else '≤'} the claimed "
               f"ε = {claim.pure_epsilon:.4g}"
               + ("" if event_alpha is not None else " (not a test of the claim: no α was planned for it)"))
     return CrossCheck(claim.label, None, refuted and event_alpha is not None, None,

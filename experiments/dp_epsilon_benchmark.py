@@ -68,7 +68,7 @@ import numpy as np
 from audit.classifier_statistic import LogOdds
 from audit.engine import run_audit
 from audit.event_search import MIN_SELECTION_RUNS
-from audit.event_test import choose_threshold, clopper_pearson, epsilon_from_bounds
+from audit.event_test import CERTIFICATES, choose_threshold, clopper_pearson, epsilon_from_bounds
 from estimators.neural import CriticConfig
 from mechanisms.adapters import PerDatabaseMechanism
 from mechanisms.catalog import catalog, get_entry
@@ -355,7 +355,7 @@ def _regime_findings(label: str, seeds: int, total_runs: int, rows: dict, summar
                        f"(median {int(np.median(poisson)):,})." if poisson else "")
                     + (f" miaudit ran no event test, so certified nothing and used fewer runs, in {len(skipped)} "
                        f"audits ({', '.join(dict.fromkeys(skipped))})." if skipped else ""))
-    used = {c: certificates.count(c) for c in ("clopper-pearson", "odds-ratio", "rate-ratio") if c in certificates}
+    used = {c: certificates.count(c) for c in CERTIFICATES if c in certificates}
     findings.append(f"{label}: miaudit's certificates: "
                     + ", ".join(f"{name} in {count} audits" for name, count in used.items()) + ".")
     return findings

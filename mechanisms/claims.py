@@ -215,8 +215,8 @@ class Claim:
     @property
     def pure_epsilon(self) -> float | None:
         """The ε of a pure ε-DP or ε-LDP claim (δ = 0), else None: such a claim is refuted exactly by
-        a certified ε-DP lower bound above its ε, whatever certifies it (an event's two probabilities
-        or its odds ratio, :mod:`audit.odds_ratio`)."""
+        a certified ε-DP lower bound above its ε, whatever certifies it (an event's two probabilities,
+        its odds ratio, :mod:`audit.odds_ratio`, or its rate ratio, :mod:`audit.rate_ratio`)."""
         return None
 
     def implied_mi_budget(self, audit_notion: str = "mi-dp", record_support: int | None = None) -> MIBudget:
