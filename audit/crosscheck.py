@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from estimators.validation import InputError
 from mechanisms.claims import RECORD_AUDIT_NOTIONS, Claim
 
 from .result import CrossCheck
@@ -246,7 +245,9 @@ def cross_checks(claim: Claim | None, notion: str, lower_bound, estimate: float,
     else:
         checks.append(CrossCheck(claim.label, None, False, None, [], budget.reason, test="mi"))
     event_alpha = plan.alpha_spent.get("event")
-    if event is not None and claim.has_profile and event.certificate in ("odds-ratio", "rate-ratio"):
+    # A ratio certificate bounds pure ε-DP only; for any other claim the same runs' Clopper–Pearson pair (computed for
+    # every certificate, at α/2 each) is compared with the claim's profile instead.
+    if event is not None and claim.pure_epsilon is not None and event.certificate in ("odds-ratio", "rate-ratio"):
         checks.append(_ratio_check(claim, event, event_alpha))
     elif event is not None and claim.has_profile:
         check = claim.check_event(event.p_first_lower, event.p_second_upper)
@@ -268,13 +269,9 @@ def _ratio_check(claim: Claim, event, event_alpha: float | None) -> CrossCheck:
     ε ≥ log(ψ̲)/2 (:mod:`audit.odds_ratio`) or ε ≥ log ρ̲ (:mod:`audit.rate_ratio`) holds with
     probability ≥ 1 − α, and a pure ε-DP claim is refuted exactly when a certified ε-DP lower
     bound exceeds its ε (Dwork and Roth 2014, Definition 2.4). The event search certifies by
-    these ratios only for pure claims.
+    these ratios only for pure claims (:func:`cross_checks` calls this for pure claims only).
     """
     odds = event.certificate == "odds-ratio"
-    name = "odds ratio" if odds else "rate ratio"
-    if claim.pure_epsilon is None:
-        raise InputError(f"the event was certified by its {name}, which tests pure ε-DP claims only, not "
-                         f"{claim.label}")
     refuted = event.epsilon_lower_bound > claim.pure_epsilon
     if odds:
         bound = (f"ψ̲ = {event.odds_ratio_lower:.4g} on the event's odds ratio, so ε ≥ log(ψ̲)/2 = "

@@ -323,5 +323,7 @@ def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None):
         values = np.unique(dbs[validation[:256], cell.record, :], axis=0)[:4]
         pairs += value_pairs(dbs[validation[0]], cell.record, values, statistic,
                              "values and base database from the validation split")
+    # The audit's claim decides the certificates even when the event test does not test it (``claim`` None).
+    pure = spec.claim is None or spec.claim.pure_epsilon is not None
     return event_search(pairs, runner=runner, rng=rng, runs=spec.event_runs, alpha=alpha, delta=spec.delta,
-                        claim=claim)
+                        claim=claim, pure_certificates=pure)

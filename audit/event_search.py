@@ -147,7 +147,7 @@ def _selection_plan(n_candidates: int, runs: int) -> tuple[int, int]:
 
 
 def event_search(candidates, *, secret: str | None = None, runner, rng: np.random.Generator, runs: int, alpha: float,
-                 delta: float = 0.0, claim=None) -> EventTest | None:
+                 delta: float = 0.0, claim=None, pure_certificates: bool = True) -> EventTest | None:
     """Choose a pair and an event on selection runs; certify them on fresh runs.
 
     Parameters
@@ -178,6 +178,11 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         its two probabilities, whichever the selection predicts to certify most.
     claim : Claim, optional
         With a claim, the event is chosen to refute it (:func:`audit.event_test.claim_objective`).
+    pure_certificates : bool
+        Whether the odds- and rate-ratio certificates may be chosen at all. They bound pure ε-DP
+        only, so an audit whose claim is of another notion (zCDP, GDP, RDP, (ε, δ)-DP) passes
+        False even when the event test does not test the claim (``claim`` None): the event's
+        certified pair must be comparable with the claim's profile (:func:`audit.crosscheck.cross_checks`).
 
     Returns
     -------
@@ -188,8 +193,9 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     if not candidates:
         return None
     objective = None if claim is None else claim_objective(claim)
-    # Pure DP only (δ = 0, and a claim, if any, pure): the odds- and rate-ratio certificates bound nothing else.
-    settings = dict(runs=runs, alpha=alpha, delta=delta, objective=objective, pure_dp=delta == 0)
+    # Pure DP only (δ = 0, and the audit's claim, if any, pure): the odds- and rate-ratio certificates bound nothing else.
+    pure_dp = delta == 0 and pure_certificates and (claim is None or claim.pure_epsilon is not None)
+    settings = dict(runs=runs, alpha=alpha, delta=delta, objective=objective, pure_dp=pure_dp)
     on_held_out = all(c.held_out is not None for c in candidates)
     if on_held_out:
         count, used, alive = len(candidates), 0, range(len(candidates))
