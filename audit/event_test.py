@@ -478,6 +478,17 @@ class _Predictor:
         return float(shares[int(np.argmax(self.objective(lower, upper)))])
 
 
+def predicted_objective(p_first, p_second, runs: int, alpha: float, objective, pure_dp: bool = False):
+    """``objective`` predicted for an event of frequencies (``p_first``, ``p_second``) certified on
+    ``runs`` fresh runs per input at level ``alpha``: the best of the certificates the event test
+    chooses among (:class:`_Predictor`; for ``pure_dp`` also the odds and rate ratios), at the
+    expected counts. For planning budgets (:mod:`audit.sequential`, :mod:`audit.budget_plan`)."""
+    predictor = _Predictor(int(runs), alpha, objective, pure_dp=pure_dp)
+    predicted = predictor.by_certificate(np.atleast_1d(np.asarray(p_first, dtype=np.float64)),
+                                         np.atleast_1d(np.asarray(p_second, dtype=np.float64)), exact=True)
+    return float(np.max([np.max(v) for v in predicted.values()]))
+
+
 #: The certificates an event may be certified by, in order of preference on ties: the Clopper–Pearson
 #: pair (:func:`certified_epsilon`), and for pure DP the odds ratio (:mod:`audit.odds_ratio`) and the
 #: rate ratio with Poisson run counts (:mod:`audit.rate_ratio`).

@@ -15,6 +15,7 @@ from audit.cli.main import add_device_option
 from audit.config import apply_overrides, build_spec, flag_keys, load_config
 from audit.config_schema import InputWarning
 from audit.report import report_target, summary_table, terminal_text
+from estimators.validation import InputError
 from mechanisms.claims import CLAIM_SYNTAX, parse_claim
 from mechanisms.errors import MechanismWarning
 from mechanisms.pair_files import split_pair_flag
@@ -39,6 +40,18 @@ def configure(parser) -> None:
     parser.add_argument("--pair", action="append", metavar="A.npy,B.npy",
                         help="DP notions: a neighbouring pair of databases (n, k) whose two-point prior joins Θ; "
                              "pairs alone make a DP audit (repeatable; [[pairs]] first, second)")
+    parser.add_argument("--max-runs", type=int, metavar="N",
+                        help="a sequential audit: rounds of growing size, stopping at the first refutation, with at "
+                             "most N mechanism runs in all and alpha spent across the rounds (audit.sequential)")
+    parser.add_argument("--time-limit", type=float, metavar="S",
+                        help="with --max-runs: run no round that would end past S seconds")
+    parser.add_argument("--plan", action="store_true",
+                        help="plan, do not audit: run a small pilot and say which tests can refute the claim, the "
+                             "runs each needs at --excess and at the pilot's effect, and how long they take")
+    parser.add_argument("--excess", type=float, default=None, metavar="X",
+                        help="--plan: the stated excess, a true privacy parameter X above the claim's (default 0.2)")
+    parser.add_argument("--pilot-runs", type=int, default=None, metavar="N",
+                        help="--plan: mechanism runs of the pilot (default 3000)")
     add_device_option(parser)
     # None means "not given": the configuration file's value, if any, then the default applies.
     parser.set_defaults(seed=None, device=None)
@@ -109,6 +122,8 @@ def _check_status(check) -> str:
 
 
 def run(args):
+    if args.plan and (args.report or args.time_limit is not None):
+        raise InputError("--plan runs only a pilot: --report and --time-limit do not apply to it")
     report = report_target(args.report) if args.report else None  # checked before any work
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)
@@ -118,14 +133,56 @@ def run(args):
         config = _merge(config, _flag_config(args))
         config = apply_overrides(config, args.set)
         spec = build_spec(config, quiet=args.quiet or args.json)
-        from audit.engine import run_audit  # here: torch loads only once the flags and files are checked
+        if args.plan:
+            return _plan(spec, args)
+        if args.time_limit is not None and args.max_runs is None:
+            raise InputError("--time-limit applies to a sequential audit: give --max-runs too")
+        _warn_unrefutable(spec, args.max_runs)
+        if args.max_runs is not None:
+            from audit.sequential import run_sequential_audit  # torch loads only once the flags are checked
 
-        result = run_audit(spec)
+            progress = None if args.quiet or args.json else _progress
+            sequential = run_sequential_audit(spec, args.max_runs, time_limit=args.time_limit, progress=progress)
+            result = sequential.result
+        else:
+            from audit.engine import run_audit  # here: torch loads only once the flags and files are checked
+
+            sequential, result = None, run_audit(spec)
     if report:
         report.write(result)
     text = _text(result)
+    if sequential is not None:
+        text += "\n\n" + terminal_text(sequential.summary(), keep_newlines=False)
     if args.fail_on_violation and (result.refuted or (result.violation and not result.estimate_only)):
         args.exit_status = 1  # audit.cli.main returns it after printing the result
     if args.report:
         text += f"\n\nreport: {args.report}"
-    return result.to_dict(), text
+    return (result.to_dict() if sequential is None else sequential.to_dict()), text
+
+
+def _progress(line: str) -> None:
+    print(f"miaudit audit: {terminal_text(line, keep_newlines=False)}", file=sys.stderr, flush=True)
+
+
+def _warn_unrefutable(spec, max_runs) -> None:
+    """Say on the terminal, before any run, which tests cannot refute the claim at this budget."""
+    import dataclasses
+
+    from audit.budget_plan import unrefutable_warnings
+
+    if max_runs is not None:  # a sequential audit's last round, the largest, sets what can be refuted
+        from audit.sequential import round_schedule
+
+        last = round_schedule(spec, max_runs)[-1]
+        spec = dataclasses.replace(spec, samples=last.samples, event_runs=last.event_runs, alpha=last.alpha)
+    for line in unrefutable_warnings(spec):
+        print(f"miaudit audit: before running: {terminal_text(line, keep_newlines=False)}", file=sys.stderr)
+
+
+def _plan(spec, args):
+    """``--plan``: the budget plan from a pilot (audit.budget_plan), nothing else run."""
+    from audit.budget_plan import EXCESS, PILOT_RUNS, plan_budget
+
+    plan = plan_budget(spec, budget_runs=args.max_runs, pilot_runs=args.pilot_runs or PILOT_RUNS,
+                       excess=EXCESS if args.excess is None else args.excess)
+    return plan.to_dict(), terminal_text(plan.text())

@@ -1,0 +1,54 @@
+"""``miaudit audit --max-runs/--time-limit`` (sequential audits) and ``--plan``, and the up-front
+message that a claim cannot be refuted at the budget."""
+
+import json
+
+import pytest
+
+from audit.cli.main import main
+
+
+def _run(capsys, argv):
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_sequential_flags_stop_early_on_a_buggy_entry_and_gate(capsys):
+    code, out, _ = _run(capsys, ["audit", "--mechanism", "catalog:histogram_buggy", "--max-runs", "60000",
+                                 "--fail-on-violation", "--json"])
+    assert code == 1
+    payload = json.loads(out)
+    sequential = payload["sequential"]
+    assert payload["claim_verdict"] == "refuted" and sequential["stopped"] == "refuted"
+    assert sequential["runs"] == sum(r["runs"] for r in sequential["rounds"]) < 60000 / 5
+    assert sequential["rounds_run"] < sequential["rounds_planned"]
+    assert sum(r["alpha"] for r in sequential["schedule"]) == pytest.approx(payload["alpha"])
+
+
+def test_sequential_text_says_rounds_runs_and_why_it_stopped(capsys):
+    code, out, _ = _run(capsys, ["audit", "--mechanism", "catalog:laplace_sum", "--max-runs", "6000", "--quiet"])
+    assert code == 0
+    assert "Sequential audit:" in out and "stopped because the run budget was spent" in out
+
+
+def test_time_limit_needs_max_runs(capsys):
+    code, _, err = _run(capsys, ["audit", "--mechanism", "catalog:laplace_sum", "--time-limit", "5"])
+    assert code == 2 and "--max-runs" in err
+
+
+def test_unrefutable_claim_is_said_before_the_runs(capsys):
+    code, _, err = _run(capsys, ["audit", "--mechanism", "catalog:laplace_sum", "--claim", "dp:6", "--samples", "1000",
+                                 "--quiet"])
+    assert code == 0
+    assert "before running:" in err and "cannot refute the claim 6-DP" in err
+    assert "No test of this audit can refute" in err
+
+
+def test_plan_names_the_tests_and_their_runs(capsys):
+    code, out, _ = _run(capsys, ["audit", "--mechanism", "catalog:svt4", "--plan", "--json"])
+    assert code == 0
+    plan = json.loads(out)["plan"]
+    event = next(t for t in plan["tests"] if t["test"] == "event")
+    assert plan["refutable"] and event["refutable_at_budget"] and event["runs_at_excess"] > 0
+    assert plan["pilot_runs"] <= 3000 and plan["excess"] == 0.2
