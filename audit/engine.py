@@ -42,6 +42,7 @@ from .certification import cell_critic, certify, certify_sliced_average
 from .crosscheck import cross_checks
 from .classifier_critic import cross_fitted_candidates, fit_classifier_critics
 from .classifier_statistic import PAIR_STATISTICS, pair_statistic
+from .float_features import FLOAT_STATISTICS
 from .event_search import (PairCandidate, draws_of_first, event_search, held_out_scores, neighbouring_pair_of,
                            value_pairs)
 from .plan import plan_audit
@@ -282,7 +283,7 @@ def _pair_statistics(cell, critics, fits, data) -> list:
     is_first = draws_of_first(dbs[train], first, record)
     if is_first.any() and not is_first.all():
         first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
-        for kind, _, label, what in PAIR_STATISTICS:
+        for kind, _, label, what in PAIR_STATISTICS + FLOAT_STATISTICS:
             fitted = kind.fit(first_outputs, second_outputs)  # None where the outputs do not suit it
             if fitted is not None:
                 statistics.append((pair_statistic(fitted, first[record], second[record]), label,

@@ -158,9 +158,10 @@ def test_a_change_of_spread_is_seen_by_the_quadratic_logistic_critic():
                                  samples=20000, event_runs=4000, seed=0))
     assert result.certified_secret == "record 0 (quadratic logistic critic)"
     assert abs(result.estimate - truth) < 0.02 and result.lower_bound <= truth
-    # Two event statistics, the linear and the quadratic logistic (no neural critic, continuous outputs):
-    # both tails of either gather the large |y| that only the wider Gaussian gives.
-    assert result.claim_verdict == "refuted" and result.event_test.pairs_considered == 2
+    # Six event statistics, the linear and the quadratic logistic (no neural critic, continuous outputs) and the
+    # four float-bit ones (audit.float_features): both tails of either logistic gather the large |y| that only
+    # the wider Gaussian gives.
+    assert result.claim_verdict == "refuted" and result.event_test.pairs_considered == 6
     assert result.claim_alpha == {"event": 0.05}  # the MI test is a separate statement (audit.crosscheck)
 
 
@@ -180,8 +181,9 @@ def test_the_event_test_gets_the_classifiers_cross_fitted(monkeypatch):
                                  claim=parse_claim("dp:1"), samples=3000, event_runs=2000, seed=1))
     folds = classifier_critic.CROSS_FIT_FOLDS
     assert sorted(calls) == ["LogOdds"] * (1 + folds) + ["QuadraticLogOdds"] * (1 + folds)
-    assert result.event_test.pairs_considered == 2
-    assert "chosen among 2 candidates on 3000 held-out draws" in result.event_test.description
+    # The two logistic statistics and the four float-bit ones (audit.float_features; no logistic fit among them).
+    assert result.event_test.pairs_considered == 6
+    assert "chosen among 6 candidates on 3000 held-out draws" in result.event_test.description
     assert f"on {folds} folds of the MI sample (cross-fitted" in result.event_test.description
 
 

@@ -18,6 +18,7 @@ from .entry import CatalogEntry
 from ..guarantee import Guarantee
 from ..neighbouring_pair import NeighbouringPair
 from .sums import laplace_pair_epsilon
+from .snapping import snap
 
 __all__ = ["FACTORIES", "NoisyHistogram", "histogram_pair"]
 
@@ -40,7 +41,7 @@ class NoisyHistogram(VectorizedMechanism):
         if np.any(dbs.sum(axis=2) > 1.0):
             raise InputError("argument 'dbs' must have at most one 1 per record (a bin indicator)")
         counts = column_sums(dbs)
-        return counts + as_generator(rng).laplace(0.0, self.scale, size=counts.shape)
+        return snap(counts + as_generator(rng).laplace(0.0, self.scale, size=counts.shape))
 
 
 NEIGHBOURING = "add/remove: one row switches between all-zero (absent) and a one-hot bin indicator"

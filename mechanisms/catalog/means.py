@@ -20,6 +20,7 @@ from .entry import CatalogEntry
 from .exposure import integration_grid, laplace_log_pdf, log_integral, max_abs_log_ratio
 from ..guarantee import NOT_PRIVATE, Guarantee
 from ..neighbouring_pair import NeighbouringPair
+from .snapping import snap
 
 __all__ = ["FACTORIES", "PresenceMean"]
 
@@ -60,10 +61,10 @@ class PresenceMean(VectorizedMechanism):
         total = np.sum(dbs[:, :, 0] * present, axis=1)
         count = present.sum(axis=1)
         if self.count == "noisy":
-            noisy_total = total + rng.laplace(0.0, 2.0 / self.epsilon, size=m)
-            noisy_count = count + rng.laplace(0.0, 2.0 / self.epsilon, size=m)
+            noisy_total = snap(total + rng.laplace(0.0, 2.0 / self.epsilon, size=m))
+            noisy_count = snap(count + rng.laplace(0.0, 2.0 / self.epsilon, size=m))
             return (noisy_total / np.maximum(noisy_count, 1.0))[:, None]
-        noisy_total = total + rng.laplace(0.0, 1.0 / self.epsilon, size=m)
+        noisy_total = snap(total + rng.laplace(0.0, 1.0 / self.epsilon, size=m))
         return (noisy_total / np.maximum(count, 1.0))[:, None]
 
 

@@ -20,6 +20,7 @@ from .entry import CatalogEntry
 from ..guarantee import Guarantee
 from .sparse_vector import ENCODING, NEIGHBOURING, check_svt_parameters, exposing_pair, extremes_epsilon
 from .sparse_vector_exposure import svt_log_ratio_extremes
+from .snapping import snap
 
 __all__ = ["FACTORIES", "NumericalSparseVector"]
 
@@ -59,7 +60,7 @@ class NumericalSparseVector(VectorizedMechanism):
         tops = np.zeros(m)
         for i in range(self.queries):  # sequential stream, vectorised over the m databases
             above = answers[:, i] + rng.laplace(0.0, nu_scale, size=m) >= self.threshold + rho
-            fresh = answers[:, i] + rng.laplace(0.0, release_scale, size=m)
+            fresh = snap(answers[:, i] + rng.laplace(0.0, release_scale, size=m))
             indicators[answered, i] = np.where(above, 1.0, 0.0)[answered]
             newly_above = answered & above
             released[newly_above, i] = fresh[newly_above]

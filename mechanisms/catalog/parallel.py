@@ -18,6 +18,7 @@ from .entry import CatalogEntry
 from ..guarantee import Guarantee
 from ..neighbouring_pair import NeighbouringPair
 from .sparse_vector import ENCODING, NEIGHBOURING, SparseVector, exposing_pair, extremes_epsilon, true_guarantee
+from .snapping import snap
 
 __all__ = ["FACTORIES", "ParallelSparseVector", "ReplicatedLaplace"]
 
@@ -38,7 +39,7 @@ class ReplicatedLaplace(VectorizedMechanism):
     def __call__(self, dbs, rng=None) -> np.ndarray:
         dbs = as_database_batch(dbs, records=self.records, attributes=1)
         total = column_sums(dbs)  # (m, 1)
-        return total + as_generator(rng).laplace(0.0, self.scale, size=(total.shape[0], self.copies))
+        return snap(total + as_generator(rng).laplace(0.0, self.scale, size=(total.shape[0], self.copies)))
 
 
 @dataclass(frozen=True)

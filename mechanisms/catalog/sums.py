@@ -21,6 +21,7 @@ from .batch import VectorizedMechanism, as_database_batch, column_sums
 from .entry import CatalogEntry
 from ..guarantee import Guarantee
 from ..neighbouring_pair import NeighbouringPair
+from .snapping import snap
 
 __all__ = ["FACTORIES", "NoisySum", "classic_gaussian_sigma", "gaussian_exact_epsilon", "gaussian_pair_epsilon",
            "laplace_pair_epsilon"]
@@ -62,8 +63,8 @@ class NoisySum(VectorizedMechanism):
         rng = as_generator(rng)
         values = column_sums(dbs) / (self.records if self.mean else 1.0)
         if self.noise == "laplace":
-            return values + rng.laplace(0.0, self.scale, size=values.shape)
-        return values + rng.normal(0.0, self.scale, size=values.shape)
+            return snap(values + rng.laplace(0.0, self.scale, size=values.shape))
+        return snap(values + rng.normal(0.0, self.scale, size=values.shape))
 
 
 def classic_gaussian_sigma(epsilon: float, delta: float, l2_sensitivity: float) -> float:
