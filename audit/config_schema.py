@@ -136,9 +136,12 @@ class Key:
         options = {"help": self.help, "default": None, "dest": self.dest}
         if self.kind == "bool":
             return {**options, "action": "store_true"}
+        from audit.cli.flag_values import StoreOnce, integer, number  # plain ASCII decimals: "1_0" is no 10
+
+        options["action"] = StoreOnce  # a repeated flag is an error, not the last value silently
         if self.kind == "choice":
             return {**options, "choices": self.choices}
-        options["type"] = {"int": int, "number": float}.get(self.kind, str)
+        options["type"] = {"int": integer, "number": number}.get(self.kind, str)
         if self.metavar:
             options["metavar"] = self.metavar
         return options

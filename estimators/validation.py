@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 
 import numpy as np
 
@@ -28,6 +29,8 @@ __all__ = [
     "check_probability",
     "check_same_length",
     "first_nonfinite_index",
+    "parse_decimal",
+    "parse_decimal_integer",
     "plain",
     "paired_sample_batches",
     "paired_samples",
@@ -78,6 +81,30 @@ def check_real(values, what: str, error=InputError) -> None:
     if is_complex:
         raise error(f"{what} holds complex numbers; miaudit works with real numbers (pass the real and "
                     "imaginary parts as separate columns, e.g. numpy.column_stack([z.real, z.imag]))")
+
+
+#: A number as a user writes it: ASCII digits, an optional sign, point and exponent, or inf/nan
+#: (refused later as not finite, by name). Python's ``float`` and ``int`` also accept underscores
+#: (``1_0`` is 10) and any Unicode digit (full-width ``１``): a typo must not be read as a number.
+_DECIMAL = re.compile(r"\s*[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)\s*", re.ASCII | re.IGNORECASE)
+_DECIMAL_INTEGER = re.compile(r"\s*[+-]?\d+\s*", re.ASCII)
+
+
+def parse_decimal(text: str) -> float:
+    """``float(text)`` for a plain ASCII decimal number (:data:`_DECIMAL`); ValueError otherwise.
+
+    Usable as an ``argparse`` type (its error then reads "invalid parse_decimal value").
+    """
+    if not isinstance(text, str) or not _DECIMAL.fullmatch(text):
+        raise ValueError(f"not a plain decimal number: {text!r}")
+    return float(text)
+
+
+def parse_decimal_integer(text: str) -> int:
+    """``int(text)`` for plain ASCII digits with an optional sign; ValueError otherwise."""
+    if not isinstance(text, str) or not _DECIMAL_INTEGER.fullmatch(text):
+        raise ValueError(f"not a whole number in decimal digits: {text!r}")
+    return int(text)
 
 
 def _number(value, name: str) -> float:

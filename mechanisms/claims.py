@@ -38,7 +38,7 @@ from typing import ClassVar
 import numpy as np
 
 from estimators.result_forms import fields_to_dict
-from estimators.validation import InputError
+from estimators.validation import InputError, parse_decimal
 
 __all__ = [
     "AUDIT_NOTIONS", "CALIBRATION_NOTIONS", "CLAIM_NOTIONS", "CLAIM_SYNTAX", "GUARANTEE_NOTIONS",
@@ -122,7 +122,7 @@ class EventCheck:
 
 def _finite(value, what: str, argument: str) -> float:
     try:
-        out = float(value)
+        out = parse_decimal(value) if isinstance(value, str) else float(value)
     except (TypeError, ValueError):
         raise InputError(f"argument '{argument}': {what} must be a number, got {value!r}") from None
     if isinstance(value, bool) or not math.isfinite(out):
@@ -689,9 +689,11 @@ def _checked(notion: str, name: str, value, label: str, shown: str) -> float:
     symbol = symbols[names.index(name)]
     form = ":".join((notion,) + symbols)
     try:
-        number = float(value)
+        # Written text must be a plain ASCII decimal: float() would read "1_0" as 10 and accept full-width digits.
+        number = parse_decimal(value) if isinstance(value, str) else float(value)
     except (TypeError, ValueError):
-        raise InputError(f"{label}: {symbol} in {form} must be a number, got {shown}") from None
+        raise InputError(f"{label}: {symbol} in {form} must be a number in ASCII decimal notation, "
+                         f"got {shown}") from None
     if isinstance(value, bool) or not math.isfinite(number):
         raise InputError(f"{label}: {symbol} in {form} must be a finite number, got {shown}")
     if name == "delta":

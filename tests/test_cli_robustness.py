@@ -140,7 +140,7 @@ def test_non_integer_seed_is_a_usage_error(value, capsys):
     with pytest.raises(SystemExit) as info:
         main(["catalog", "--seed", value])
     assert info.value.code == 2
-    assert "argument --seed: invalid int value" in capsys.readouterr().err
+    assert "argument --seed: invalid integer value" in capsys.readouterr().err
 
 
 def _heavy_libraries_loaded(code: str, *argv) -> str:
@@ -206,3 +206,37 @@ def test_hostile_catalog_experiment_and_demo_input_gets_one_line(argv, message, 
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+def _one_line_error(argv, capsys) -> str:
+    """The error a usage error prints: exit status 2 (returned, or argparse's SystemExit), one line."""
+    try:
+        status = main(argv)
+    except SystemExit as exit:
+        status = exit.code
+    err = capsys.readouterr().err
+    assert status == 2, err
+    lines = [line for line in err.splitlines() if line and not line.startswith("usage:") and not line.startswith(" ")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+_LAPLACE = ["audit", "--mechanism", "catalog:laplace_sum", "--samples", "400"]
+
+
+@pytest.mark.parametrize("argv,message", [
+    # issue 32 A4: a typo is not read as a number, nothing is silently the last or ignored
+    ([*_LAPLACE, "--claim", "dp:1_0"], "argument '--claim': EPS in dp:EPS:DELTA must be a number in ASCII decimal"),
+    ([*_LAPLACE, "--claim", "dp:\uff11"], "argument '--claim': EPS"),
+    ([*_LAPLACE, "--claim", "zcdp:0.\u0661"], "argument '--claim': RHO"),
+    ([*_LAPLACE, "--claim", "dp:1", "--claim", "dp:2"], "argument --claim: given more than once"),
+    ([*_LAPLACE, "--samples", "500"], "argument --samples: given more than once"),
+    ([*_LAPLACE, "--report", ""], "argument '--report' must be a path"),
+    ([*_LAPLACE, "--report", "a.html", "--report", "b.html"], "argument --report: given more than once"),
+    ([*_LAPLACE, "--epsilon", "1_0"], "argument --epsilon: invalid number value"),
+    (["audit", "--mechanism", "catalog:laplace_sum", "--samples", "4_000"], "argument --samples: invalid integer value"),
+    (["bounds", "gaussian-lmip-cd", "--sigma", "1_0", "--support", "0,1", "--pmf", "0.5,0.5"],
+     "argument --sigma: invalid number value"),
+])
+def test_typos_repeats_and_empty_values_are_one_line(argv, message, capsys):
+    assert message in _one_line_error(argv, capsys)

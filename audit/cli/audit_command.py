@@ -11,6 +11,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from audit.cli.flag_values import StoreOnce
 from audit.cli.main import add_device_option
 from audit.config import apply_overrides, build_spec, flag_keys, load_config
 from audit.config_schema import InputWarning
@@ -26,13 +27,13 @@ def configure(parser) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a configuration value, e.g. --set audit.epsilon=0.2 (repeatable; "
                              "values in TOML syntax: true, 0.5, \"text\", [0, 3])")
-    parser.add_argument("--report", metavar="OUT.html",
+    parser.add_argument("--report", metavar="OUT.html", action=StoreOnce,
                         help="OUT.html: the HTML report with OUT.md and OUT.json beside it; OUT.md or OUT.json: "
                              "that report alone (the location is checked before the audit)")
     for key in flag_keys():
         if not key.flag_added_elsewhere:
             parser.add_argument(key.flag, **key.flag_options())
-    parser.add_argument("--claim", metavar="NOTION:PARAMS",
+    parser.add_argument("--claim", metavar="NOTION:PARAMS", action=StoreOnce,
                         help=f"the privacy claim to audit: {CLAIM_SYNTAX} (default for a catalog mechanism: its own)")
     parser.add_argument("--fail-on-violation", action="store_true",
                         help="exit with status 1 when the claim is refuted or an MI violation is certified "
@@ -69,7 +70,7 @@ def _flag_config(args) -> dict:
         # Flags name files from the current folder, not from a configuration file's.
         config["pairs"] = [{"first": str(Path(first).absolute()), "second": str(Path(second).absolute())}
                            for first, second in map(split_pair_flag, args.pair)]
-    if args.claim:
+    if args.claim is not None:  # "" too: parse_claim names it
         config["claim"] = parse_claim(args.claim, argument="--claim")
     return config
 
@@ -122,9 +123,9 @@ def _check_status(check) -> str:
 
 
 def run(args):
-    if args.plan and (args.report or args.time_limit is not None):
+    if args.plan and (args.report is not None or args.time_limit is not None):
         raise InputError("--plan runs only a pilot: --report and --time-limit do not apply to it")
-    report = report_target(args.report) if args.report else None  # checked before any work
+    report = report_target(args.report) if args.report is not None else None  # checked before any work ("" too)
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)
         warnings.simplefilter("always", MechanismWarning)

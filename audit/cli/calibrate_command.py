@@ -5,7 +5,7 @@ from __future__ import annotations
 from estimators.validation import InputError
 from mechanisms.claims import CALIBRATION_NOTIONS as NOTIONS
 
-from .flag_values import integer, number_list, with_flag_names
+from .flag_values import integer, number, number_list, with_flag_names
 
 
 # Library argument names and the flags that carry them, so errors name what the user typed.
@@ -21,22 +21,22 @@ _FLAGS = {
 def configure(parser) -> None:
     parser.add_argument("noise", choices=("laplace", "gaussian"), help="the noise law")
     parser.add_argument("--notion", required=True, choices=NOTIONS, help="the privacy notion to meet")
-    parser.add_argument("--epsilon", type=float, required=True, help="epsilon (nats for the MI notions)")
-    parser.add_argument("--delta", type=float, help="delta in (0, 1), approx-dp only")
+    parser.add_argument("--epsilon", type=number, required=True, help="epsilon (nats for the MI notions)")
+    parser.add_argument("--delta", type=number, help="delta in (0, 1), approx-dp only")
     parser.add_argument("--dim", type=integer, help="query dimension d (default 1 with a sensitivity; "
                                                "with a projection: the input dimension)")
-    parser.add_argument("--l1-sensitivity", type=float, help="l1 sensitivity of the query")
-    parser.add_argument("--l2-sensitivity", type=float, help="l2 sensitivity of the query")
+    parser.add_argument("--l1-sensitivity", type=number, help="l1 sensitivity of the query")
+    parser.add_argument("--l2-sensitivity", type=number, help="l2 sensitivity of the query")
     parser.add_argument("--cond-var", help="per-coordinate conditional variances v1,...,vd of the query "
                                            "(one value with --dim d: the same for every coordinate)")
     parser.add_argument("--cond-std", help="per-coordinate expected conditional standard deviations (Laplace)")
     parser.add_argument("--projection-dim", type=integer, help="projection dimension l (Theorem 5)")
-    parser.add_argument("--op-norm", type=float, help="bound on E||Sigma_f|w||_op (Theorem 5)")
-    parser.add_argument("--max-column-norm", type=float, default=None,
+    parser.add_argument("--op-norm", type=number, help="bound on E||Sigma_f|w||_op (Theorem 5)")
+    parser.add_argument("--max-column-norm", type=number, default=None,
                         help="largest column norm of the deterministic projection (default 1: unit-norm columns)")
     parser.add_argument("--random-projection", action="store_true",
                         help="Theorem 5 part 2: a fresh N(0, 1/d) matrix per release (Remark 12); needs --mean-sq-norm")
-    parser.add_argument("--mean-sq-norm", type=float, help="bound on E||E[f|w]||^2 (random projection)")
+    parser.add_argument("--mean-sq-norm", type=number, help="bound on E||E[f|w]||^2 (random projection)")
     parser.add_argument("--analytic", action="store_true", help="gaussian approx-dp: Balle-Wang analytic calibration")
     parser.add_argument("--compact", action="store_true", help="gaussian mi-dp: Corollary 3's compact scalar form")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from audit.cli.flag_values import integer, number
 from audit.cli.main import add_device_option
 from estimators.array_files import load_npy_array
 from estimators.choices import CONDITIONAL_FORMS, ESTIMATORS, NEURAL_ESTIMATORS
@@ -26,11 +27,11 @@ def configure(parser) -> None:
                              "X, Z; 'chain' estimates I(X; Y, Z) - I(X; Z) (no certificate)")
     parser.add_argument("--estimator", choices=ESTIMATORS, default="dv", help="base estimator (default: dv)")
     parser.add_argument("--sliced", action="store_true", help="estimate sliced MI")
-    parser.add_argument("--slices", type=int, default=None, metavar="P",
+    parser.add_argument("--slices", type=integer, default=None, metavar="P",
                         help=f"with --sliced: number of random slices (default: {DEFAULT_SLICES})")
-    parser.add_argument("--slice-dim", type=int, default=None, metavar="K",
+    parser.add_argument("--slice-dim", type=integer, default=None, metavar="K",
                         help=f"with --sliced: dimension of each slice (default: {DEFAULT_SLICE_DIM})")
-    parser.add_argument("--alpha", type=float, default=None,
+    parser.add_argument("--alpha", type=number, default=None,
                         help=f"neural estimators: the lower bound holds with probability 1 - alpha "
                              f"(default: {DEFAULT_ALPHA})")
     parser.add_argument("--bits", action="store_true", help="report information in bits (default: nats)")

@@ -7,12 +7,24 @@ Shared by ``miaudit bounds`` and ``miaudit calibrate``; every error is one
 
 from __future__ import annotations
 
+import argparse
 import math
 import re
 
-from estimators.validation import InputError
+from estimators.validation import InputError, parse_decimal, parse_decimal_integer
 
-__all__ = ["integer", "number_list", "with_flag_names"]
+__all__ = ["StoreOnce", "integer", "number", "number_list", "with_flag_names"]
+
+
+class StoreOnce(argparse.Action):
+    """An argparse action that stores a flag's value and refuses the flag a second time: a
+    repeated ``--claim`` (or any single-valued flag) is a usage error, not the last one silently."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"argument {option_string}: given more than once ({getattr(namespace, self.dest)!r}, then "
+                         f"{values!r}); give it once")
+        setattr(namespace, self.dest, values)
 
 
 def number_list(text: str | None, flag: str) -> list | None:
@@ -24,7 +36,7 @@ def number_list(text: str | None, flag: str) -> list | None:
     if text is None:
         return None
     try:
-        values = [float(part) for part in text.split(",") if part.strip()]
+        values = [parse_decimal(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise InputError(f"argument '{flag}' must be comma-separated numbers, got {text!r}") from None
     if not values:
@@ -34,13 +46,21 @@ def number_list(text: str | None, flag: str) -> list | None:
     return values
 
 
+def number(text: str) -> float:
+    """A number flag value (an argparse ``type``) in plain ASCII decimal notation
+    (:func:`~estimators.validation.parse_decimal`: no underscores, no non-ASCII digits); anything
+    else is argparse's "invalid number value" error."""
+    return parse_decimal(text)
+
+
 def integer(text: str) -> int:
-    """An integer flag value (an argparse ``type``): ``1000000000`` or ``1e9`` alike; a value
-    that is not a whole finite number is argparse's "invalid integer value" error."""
+    """An integer flag value (an argparse ``type``): ``1000000000`` or ``1e9`` alike, in ASCII
+    digits (no underscores); a value that is not a whole finite number is argparse's "invalid
+    integer value" error."""
     try:
-        return int(text)
+        return parse_decimal_integer(text)
     except ValueError:
-        value = float(text)  # not a number: ValueError, reported by argparse
+        value = parse_decimal(text)  # not a number: ValueError, reported by argparse
     if not math.isfinite(value) or value != math.floor(value):
         raise ValueError(f"not an integer: {text!r}")
     return int(value)

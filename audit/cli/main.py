@@ -97,10 +97,17 @@ def check_seed(seed, flag: str = "--seed") -> int:
     return seed
 
 
+def integer(text: str) -> int:
+    """:func:`audit.cli.flag_values.integer`, imported when a flag is read (it loads NumPy)."""
+    from audit.cli.flag_values import integer as read
+
+    return read(text)
+
+
 def _common_options() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     common.add_argument("--json", action="store_true", help="print only the JSON result on stdout")
-    common.add_argument("--seed", type=int, default=0, help="random seed, a whole number >= 0 (default: 0)")
+    common.add_argument("--seed", type=integer, default=0, help="random seed, a whole number >= 0 (default: 0)")
     common.add_argument("--quiet", action="store_true", help="no progress bars")
     return common
 

@@ -16,16 +16,42 @@ Three rules, each for a failure seen in practice (issue 12, part B):
   temporary files left by an interrupted one (:func:`recover_file_set`). No run ever leaves a
   new ``report.html`` beside an old ``report.md``.
 
+Three more for writers that meet (issue 32, part A):
+
+- **One writer at a time per folder.** Repairing, writing and renaming a set happen under an
+  exclusive lock on the target folder (``flock`` on the folder itself: no lock file is left), so
+  two audits writing the same ``--report`` serialize: the later set replaces the earlier whole,
+  and neither run deletes or renames the other's temporary files or journal.
+- **Only our own temporary files are ever deleted**: their names carry ``miaudit-`` and the
+  8-character random part :func:`tempfile.mkstemp` makes (``.<file name>.miaudit-XXXXXXXX.tmp``);
+  a user's ``.report.html.notes.tmp`` is left alone.
+- **A set is stamped and its renames are not split by a catchable signal.** Every file of a set
+  names the set (``report_set`` in JSON, a ``miaudit-report-set`` meta tag in HTML, a comment in
+  Markdown), so a reader can check that the files it took belong together; SIGINT, SIGTERM, SIGHUP
+  and SIGQUIT arriving during the renames (a few milliseconds) are held and delivered after them.
+  Only an uncatchable kill (SIGKILL, power loss) inside that window leaves a mixed set, and then
+  its journal stays beside it, its stamps differ, and the next run completes it.
+
+Paths are made absolute when they are checked (:func:`report_target`), so a mechanism that calls
+:func:`os.chdir` cannot move the report, and a report's folder that has disappeared meanwhile is
+an error, never created anew.
+
 The journal is ``.<first file>.set-journal`` in the target folder; temporary files are
-``.<file name>.<random>.tmp``.
+``.<file name>.miaudit-<random>.tmp``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import secrets
+import signal
 import stat
 import tempfile
+import threading
+import time
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -40,7 +66,76 @@ REPORT_SUFFIXES = {".html": ("html", "md", "json"), ".htm": ("html", "md", "json
                    ".json": ("json",)}
 _SUFFIX_OF_FORMAT = {"md": ".md", "json": ".json"}
 _TEMP_SUFFIX = ".tmp"
+_TEMP_TAG = "miaudit-"  # in every temporary file's name: what proves a file ours (:func:`_is_our_temporary`)
 _JOURNAL_SUFFIX = ".set-journal"
+#: How long a writer waits for another writer of the same folder (seconds) before giving up.
+LOCK_WAIT_S = 120.0
+#: Signals held during a set's renames (:func:`_signals_held`): those a user or a CI runner sends.
+_HELD_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+                      if hasattr(signal, name))
+
+
+def _is_our_temporary(name: str, target: str) -> bool:
+    """Whether ``name`` is a temporary file :func:`_write_temporary` made for ``target``:
+    ``.<target>.miaudit-`` then :func:`tempfile.mkstemp`'s 8 random characters, then ``.tmp``."""
+    prefix = f".{target}.{_TEMP_TAG}"
+    return (name.startswith(prefix) and name.endswith(_TEMP_SUFFIX)
+            and re.fullmatch(r"[a-z0-9_]{8}", name[len(prefix):-len(_TEMP_SUFFIX)]) is not None)
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path, flag: str):
+    """Hold an exclusive lock on ``folder`` (``flock`` on the folder itself), waiting at most
+    :data:`LOCK_WAIT_S` seconds for another writer; without ``fcntl`` (Windows) there is no lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError as exc:
+        raise InputError(f"argument '{flag}': cannot open folder '{folder}' ({exc.strerror})") from None
+    try:
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise InputError(f"argument '{flag}': another process has been writing a report in '{folder}' "
+                                     f"for over {LOCK_WAIT_S:.0f} s; try again when it has finished") from None
+                time.sleep(0.02)
+            except OSError:
+                break  # a file system without locks: write as before
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """Hold :data:`_HELD_SIGNALS` while the block runs, then deliver those that arrived.
+
+    Python handlers run in the main thread only, so elsewhere (a worker thread) nothing is held.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived, previous = [], {}
+    for number in _HELD_SIGNALS:
+        try:
+            previous[number] = signal.signal(number, lambda signum, frame: arrived.append(signum))
+        except (OSError, ValueError):
+            pass
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(arrived):
+            os.kill(os.getpid(), number)
 
 
 def _describe_kind(mode: int) -> str:
@@ -130,14 +225,15 @@ def _journal_path(paths) -> Path:
 
 
 def _stale_temporaries(paths) -> list:
+    """Our temporary files (:func:`_is_our_temporary`) for ``paths`` and their journal; called
+    under the folder lock, when no other writer of the folder is running, so every one is stale."""
     found = []
     for path in (*map(Path, paths), _journal_path(paths)):
-        prefix = f".{path.name}."
         try:
             names = os.listdir(path.parent)
         except OSError:
             continue
-        found += [path.parent / n for n in names if n.startswith(prefix) and n.endswith(_TEMP_SUFFIX)]
+        found += [path.parent / n for n in names if _is_our_temporary(n, path.name)]
     return found
 
 
@@ -174,8 +270,8 @@ def recover_file_set(paths) -> None:
         targets = {p.name for p in paths}
         for temporary, target in entries:
             # Only our own temporary files, renamed onto names of this set, inside this folder.
-            if (target in targets and Path(temporary).name == temporary and temporary.startswith(f".{target}.")
-                    and temporary.endswith(_TEMP_SUFFIX) and (folder / temporary).exists()):
+            if (target in targets and Path(temporary).name == temporary and _is_our_temporary(temporary, target)
+                    and (folder / temporary).exists()):
                 os.replace(folder / temporary, folder / target)
         os.unlink(journal)
     for temporary in _stale_temporaries(paths):
@@ -186,7 +282,7 @@ def recover_file_set(paths) -> None:
 
 
 def _write_temporary(path: Path, data: bytes) -> Path:
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=_TEMP_SUFFIX, dir=path.parent)
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.{_TEMP_TAG}", suffix=_TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -224,14 +320,25 @@ def write_file_set(contents: dict, *, flag: str = "path") -> list:
     A failure before the commit removes the temporary files and leaves the old set; after it, the
     renames are retried at once and otherwise by the next run.
     """
-    paths = [Path(p) for p in contents]
+    paths = [Path(os.path.abspath(p)) for p in contents]
+    contents = dict(zip(paths, contents.values()))
     if not paths:
         raise InputError("argument 'contents' is empty: give at least one file")
     if len({p.parent.resolve() for p in paths}) != 1:
         raise InputError("argument 'contents': all files of a set must be in one folder")
-    recover_file_set(paths)
-    for path in paths:
-        check_output_location(path, flag)
+    folder = paths[0].parent
+    if not folder.is_dir():
+        raise InputError(f"argument '{flag}': folder '{folder}' does not exist (any more)")
+    with _folder_lock(folder, flag):
+        recover_file_set(paths)
+        for path in paths:
+            check_output_location(path, flag)
+        _write_set(paths, contents)
+    return paths
+
+
+def _write_set(paths: list, contents: dict) -> None:
+    """:func:`write_file_set`'s steps after the checks, under the folder lock."""
     written = []
     journal = _journal_path(paths)
     committed = False
@@ -241,11 +348,12 @@ def write_file_set(contents: dict, *, flag: str = "path") -> list:
         record = {"files": [[temporary.name, path.name] for temporary, path in written]}
         journal_temporary = _write_temporary(journal, json.dumps(record).encode("utf-8"))
         written.append((journal_temporary, journal))
-        os.replace(journal_temporary, journal)
-        committed = True
-        for temporary, path in written[:-1]:
-            os.replace(temporary, path)
-        os.unlink(journal)
+        with _signals_held():  # a Ctrl-C or SIGTERM must not split the renames
+            os.replace(journal_temporary, journal)
+            committed = True
+            for temporary, path in written[:-1]:
+                os.replace(temporary, path)
+            os.unlink(journal)
     except BaseException:
         if committed:
             try:
@@ -258,7 +366,6 @@ def write_file_set(contents: dict, *, flag: str = "path") -> list:
                     os.unlink(temporary)
         raise
     _fsync_folder(paths[0].parent)
-    return paths
 
 
 def write_atomic(path, chunks) -> None:
@@ -311,15 +418,39 @@ RENDERERS = {"html": lambda results, title: _render("html", results, title),
              "json": render_json}
 
 
-def _write_rendered(results, paths: dict, title: str, flag: str) -> dict:
-    """Render every format (so a rendering error writes nothing), create the folder if missing,
-    then write the files as one set; a write failure becomes an error naming ``flag``."""
+def stamp_report_set(fmt: str, text: str, set_id: str) -> str:
+    """``text`` (a rendered report in format ``fmt``) naming the set it belongs to, ``set_id``:
+    ``"report_set"`` in JSON, a ``miaudit-report-set`` meta tag in HTML, a last-line comment in Markdown."""
+    if fmt == "json":
+        document = json.loads(text)
+        document["report_set"] = set_id
+        return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if fmt == "html":
+        return text.replace("<head>", f'<head>\n<meta name="miaudit-report-set" content="{set_id}">', 1)
+    return text + f"\n<!-- miaudit-report-set: {set_id} -->\n"
+
+
+def report_set_of(path) -> str | None:
+    """The set a written report file belongs to (:func:`stamp_report_set`), or None when unstamped."""
+    text = Path(path).read_text(encoding="utf-8")
+    found = re.search(r'"report_set": "([0-9a-f]+)"|miaudit-report-set" content="([0-9a-f]+)"'
+                      r"|<!-- miaudit-report-set: ([0-9a-f]+) -->", text)
+    return None if found is None else next(g for g in found.groups() if g)
+
+
+def _write_rendered(results, paths: dict, title: str, flag: str, create_folder: bool = True) -> dict:
+    """Render every format (so a rendering error writes nothing), create the folder if missing
+    (``create_folder``; else a missing folder is an error), then write the files as one set,
+    each stamped with the set's id; a write failure becomes an error naming ``flag``."""
     from audit.report.content import as_result_list
 
     results = as_result_list(results)
-    texts = {paths[fmt]: RENDERERS[fmt](results, title).encode("utf-8") for fmt in paths}
+    set_id = secrets.token_hex(8)
+    texts = {paths[fmt]: stamp_report_set(fmt, RENDERERS[fmt](results, title), set_id).encode("utf-8")
+             for fmt in paths}
     try:
-        next(iter(paths.values())).parent.mkdir(parents=True, exist_ok=True)
+        if create_folder:
+            next(iter(paths.values())).parent.mkdir(parents=True, exist_ok=True)
         write_file_set(texts, flag=flag)
     except OSError as exc:
         where = exc.filename or next(iter(paths.values()))
@@ -344,8 +475,9 @@ class ReportTarget:
     flag: str = "--report"
 
     def write(self, results, title: str = "miaudit audit report") -> dict:
-        """Render and write the report set; return format → path."""
-        return _write_rendered(results, self.paths, title, self.flag)
+        """Render and write the report set; return format → path. The folder was checked to exist
+        (:func:`report_target`): one that has disappeared since is an error, not created anew."""
+        return _write_rendered(results, self.paths, title, self.flag, create_folder=False)
 
 
 def report_target(path, flag: str = "--report") -> ReportTarget:
@@ -363,7 +495,7 @@ def report_target(path, flag: str = "--report") -> ReportTarget:
     """
     if not isinstance(path, (str, os.PathLike)) or not str(path):
         raise InputError(f"argument '{flag}' must be a path, got {path!r}")
-    path = Path(path)
+    path = Path(os.path.abspath(path))  # now: a mechanism calling os.chdir must not move the report
     suffix = path.suffix.lower()
     if suffix not in REPORT_SUFFIXES:
         raise InputError(f"argument '{flag}': '{path}' must end in .html (HTML with .md and .json beside it), "
@@ -373,7 +505,8 @@ def report_target(path, flag: str = "--report") -> ReportTarget:
     for target in paths.values():
         check_output_location(target, flag)
     try:
-        recover_file_set(list(paths.values()))  # what a killed earlier run left, repaired at the start
+        with _folder_lock(path.parent, flag):  # not while another run writes its set there
+            recover_file_set(list(paths.values()))  # what a killed earlier run left, repaired at the start
     except OSError as exc:
         raise InputError(f"argument '{flag}': cannot repair what an interrupted run left beside '{path}' "
                          f"({exc.strerror or exc})") from None
@@ -411,5 +544,5 @@ def write_reports(results, out_dir, *, title: str = "miaudit audit report",
     for fmt in formats:
         if fmt not in FORMATS:
             raise InputError(f"argument 'formats' has {fmt!r}; choose from {', '.join(FORMATS)}")
-    out_dir = check_output_location(out_dir, flag, folder=True)
+    out_dir = Path(os.path.abspath(check_output_location(out_dir, flag, folder=True)))
     return _write_rendered(results, {fmt: out_dir / FORMATS[fmt] for fmt in dict.fromkeys(formats)}, title, flag)

@@ -10,7 +10,7 @@ from estimators.units import NATS, convert
 from estimators.validation import InputError, check_positive
 from mechanisms.lip import LEAKAGES, leakage_geometry, lip_design  # NumPy only
 
-from .common import Calculator, load_npy_array, unit
+from .common import Calculator, load_npy_array, number, unit
 
 # The maths modules load SciPy: they are imported where a calculator computes, so that
 # `miaudit bounds --help` and its usage errors load neither SciPy nor torch (issue 13, §3).
@@ -22,7 +22,7 @@ def _configure(parser) -> None:
     parser.add_argument("--pxgy", required=True, metavar="P.npy",
                         help="leakage matrix P_X|Y, rows x, columns y (square, invertible, columns sum to 1)")
     parser.add_argument("--py", required=True, metavar="p.npy", help="distribution of the useful data Y")
-    parser.add_argument("--epsilon", required=True, type=float, help="LIP / max-lift bound ε > 0 (a log-ratio)")
+    parser.add_argument("--epsilon", required=True, type=number, help="LIP / max-lift bound ε > 0 (a log-ratio)")
     parser.add_argument("--leakage", choices=LEAKAGES, default="lip",
                         help="privacy constraint: lip (Eq. 1c, two-sided) or max-lift (Eq. 28)")
 

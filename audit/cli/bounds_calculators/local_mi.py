@@ -12,7 +12,7 @@ from __future__ import annotations
 from estimators.units import BITS, convert
 from estimators.validation import InputError, check_nonnegative
 
-from .common import Calculator, integer, number_list, positive_flags, unit
+from .common import Calculator, integer, number, number_list, positive_flags, unit
 
 # The maths modules load SciPy: they are imported where a calculator computes, so that
 # `miaudit bounds --help` and its usage errors load neither SciPy nor torch (issue 13, §3).
@@ -30,15 +30,15 @@ def _to_user_unit(value_bits: float, args) -> float:
 
 
 def _add_mu(parser) -> None:
-    parser.add_argument("--mu", type=float, required=True, help="LMIP parameter μ >= 0 (nats; bits with --bits)")
+    parser.add_argument("--mu", type=number, required=True, help="LMIP parameter μ >= 0 (nats; bits with --bits)")
 
 
 def _add_epsilon(parser) -> None:
-    parser.add_argument("--epsilon", type=float, required=True, help="privacy parameter ε > 0")
+    parser.add_argument("--epsilon", type=number, required=True, help="privacy parameter ε > 0")
 
 
 def _add_discrete_input(parser) -> None:
-    parser.add_argument("--sigma", type=float, required=True, help="Gaussian noise standard deviation σ")
+    parser.add_argument("--sigma", type=number, required=True, help="Gaussian noise standard deviation σ")
     parser.add_argument("--support", type=str, required=True, help="input points x1,x2,... (scalar inputs)")
     parser.add_argument("--pmf", type=str, required=True, help="their probabilities p1,p2,... (sum to 1)")
 
@@ -50,8 +50,8 @@ def _discrete_input(args):
 # -- bac-capacity --------------------------------------------------------------------------
 
 def _bac_configure(parser) -> None:
-    parser.add_argument("--p0", type=float, required=True, help="crossover probability ε0 = P[B=1 | A=0]")
-    parser.add_argument("--p1", type=float, required=True, help="crossover probability ε1 = P[B=0 | A=1]")
+    parser.add_argument("--p0", type=number, required=True, help="crossover probability ε0 = P[B=1 | A=0]")
+    parser.add_argument("--p1", type=number, required=True, help="crossover probability ε1 = P[B=0 | A=1]")
 
 
 def _bac_compute(args) -> dict:
@@ -104,10 +104,10 @@ def _lip_floor(args) -> dict:
 
 def _lmip_from_ldp_configure(parser) -> None:
     curve = parser.add_mutually_exclusive_group(required=True)
-    curve.add_argument("--gaussian-sigma", type=float, help="Gaussian mechanism with noise σ (needs --sensitivity, ℓ₂)")
-    curve.add_argument("--laplace-scale", type=float, help="scalar Laplace mechanism with scale b (needs --sensitivity, ℓ₁)")
-    curve.add_argument("--pure-epsilon", type=float, help="any pure ε-LDP mechanism (randomized-response curve)")
-    parser.add_argument("--sensitivity", type=float, help="largest distance between two inputs (ℓ₂ Gaussian, ℓ₁ Laplace)")
+    curve.add_argument("--gaussian-sigma", type=number, help="Gaussian mechanism with noise σ (needs --sensitivity, ℓ₂)")
+    curve.add_argument("--laplace-scale", type=number, help="scalar Laplace mechanism with scale b (needs --sensitivity, ℓ₁)")
+    curve.add_argument("--pure-epsilon", type=number, help="any pure ε-LDP mechanism (randomized-response curve)")
+    parser.add_argument("--sensitivity", type=number, help="largest distance between two inputs (ℓ₂ Gaussian, ℓ₁ Laplace)")
 
 
 def _lmip_from_ldp(args) -> dict:
@@ -144,8 +144,8 @@ def _lmip_from_lip(args) -> dict:
 # -- the Gaussian mechanism ------------------------------------------------------------------
 
 def _gaussian_ldp_configure(parser) -> None:
-    parser.add_argument("--sigma", type=float, required=True, help="noise standard deviation σ")
-    parser.add_argument("--sensitivity", type=float, required=True,
+    parser.add_argument("--sigma", type=number, required=True, help="noise standard deviation σ")
+    parser.add_argument("--sensitivity", type=number, required=True,
                         help="ℓ₂ sensitivity (the paper's ‖X‖ ≤ √d Δ gives 2√d Δ)")
     _add_epsilon(parser)
 
@@ -160,8 +160,8 @@ def _gaussian_ldp(args) -> dict:
 
 
 def _gaussian_ci_configure(parser) -> None:
-    parser.add_argument("--sigma", type=float, required=True, help="noise standard deviation σ")
-    parser.add_argument("--amplitude", type=float, required=True,
+    parser.add_argument("--sigma", type=number, required=True, help="noise standard deviation σ")
+    parser.add_argument("--amplitude", type=number, required=True,
                         help="peak norm A of the input, ‖X‖ ≤ A (the paper's √d Δ)")
     parser.add_argument("--dim", type=integer, default=1, help="dimension d (default 1)")
 

@@ -13,7 +13,7 @@ from estimators.units import NATS, convert
 from estimators.validation import check_int, check_positive
 from mechanisms.pml import kernel_leakage
 
-from .common import Calculator, info_in, integer, load_npy_array, unit
+from .common import Calculator, info_in, integer, load_npy_array, number, unit
 
 __all__ = ["CALCULATORS"]
 
@@ -24,7 +24,7 @@ def _epsilon_in_nats(args) -> float:
 
 def _configure_kernel(parser) -> None:
     parser.add_argument("--kernel", required=True, help="row-stochastic matrix K.npy (rows = inputs, columns = outputs)")
-    parser.add_argument("--c", type=float, required=True, help="minimum mass of the priors in Q_X(c), 0 < c <= 1/N")
+    parser.add_argument("--c", type=number, required=True, help="minimum mass of the priors in Q_X(c), 0 < c <= 1/N")
 
 
 def _compute_kernel(args) -> dict:
@@ -42,8 +42,8 @@ def _compute_kernel(args) -> dict:
 
 
 def _configure_privacy(parser) -> None:
-    parser.add_argument("--epsilon", type=float, required=True, help="PML level epsilon (nats; bits with --bits)")
-    parser.add_argument("--c", type=float, required=True, help="minimum mass of the priors in Q_X(c), 0 < c <= 1/N")
+    parser.add_argument("--epsilon", type=number, required=True, help="PML level epsilon (nats; bits with --bits)")
+    parser.add_argument("--c", type=number, required=True, help="minimum mass of the priors in Q_X(c), 0 < c <= 1/N")
     parser.add_argument("--n", type=integer, required=True, help="input alphabet size N")
 
 
@@ -56,7 +56,7 @@ def _compute_dobrushin(args) -> dict:
 
 def _configure_divergence(parser) -> None:
     _configure_privacy(parser)
-    parser.add_argument("--tv", type=float, required=True, help="TV(P_X || Q_X) of the input priors, in [0, 1 - N c]")
+    parser.add_argument("--tv", type=number, required=True, help="TV(P_X || Q_X) of the input priors, in [0, 1 - N c]")
 
 
 def _divergence_calculator(divergence: str, information: bool, source: str) -> Callable:

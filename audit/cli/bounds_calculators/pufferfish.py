@@ -11,7 +11,7 @@ from audit.bounds.composition import METHODS as COMPOSITION_METHODS
 from audit.bounds.composition import compose_mi_pp
 from estimators.validation import InputError, check_finite_number, check_int, check_nonnegative
 
-from .common import Calculator, info_in, info_out, integer, load_npy_array, number_list, unit
+from .common import Calculator, info_in, info_out, integer, load_npy_array, number, number_list, unit
 
 # The maths modules load SciPy: they are imported where a calculator computes, so that
 # `miaudit bounds --help` and its usage errors load neither SciPy nor torch (issue 13, §3).
@@ -23,7 +23,7 @@ _NOT_INFO = "(a PP/DP parameter, not an information value: --bits does not conve
 
 
 def _configure_pp_to_mipp(parser) -> None:
-    parser.add_argument("--epsilon", type=float, required=True, help=f"ε of ε-PP / ε-DP, > 0 {_NOT_INFO}")
+    parser.add_argument("--epsilon", type=number, required=True, help=f"ε of ε-PP / ε-DP, > 0 {_NOT_INFO}")
 
 
 def _compute_pp_to_mipp(args) -> dict:
@@ -35,8 +35,8 @@ def _compute_pp_to_mipp(args) -> dict:
 
 
 def _configure_mipp_to_pp(parser) -> None:
-    parser.add_argument("--mi", type=float, required=True, help="ε'' of ε''-MI PP (nats, or bits with --bits)")
-    parser.add_argument("--epsilon-prime", type=float, default=0.0,
+    parser.add_argument("--mi", type=number, required=True, help="ε'' of ε''-MI PP (nats, or bits with --bits)")
+    parser.add_argument("--epsilon-prime", type=number, default=0.0,
                         help=f"ε' to pair with δ; any ε' >= 0 holds (default 0) {_NOT_INFO}")
 
 
@@ -50,8 +50,8 @@ def _compute_mipp_to_pp(args) -> dict:
 
 
 def _configure_approx_pp_to_mipp(parser) -> None:
-    parser.add_argument("--epsilon", type=float, required=True, help=f"ε of (ε, δ)-PP, >= 0 {_NOT_INFO}")
-    parser.add_argument("--delta", type=float, required=True, help="δ of (ε, δ)-PP, in [0, 1)")
+    parser.add_argument("--epsilon", type=number, required=True, help=f"ε of (ε, δ)-PP, >= 0 {_NOT_INFO}")
+    parser.add_argument("--delta", type=number, required=True, help="δ of (ε, δ)-PP, in [0, 1)")
     parser.add_argument("--support", type=integer, help="|spt M(X)|, the number of mechanism outputs (>= 2)")
     parser.add_argument("--secret-values", type=integer, help="max |Im g|, the number of secret values (>= 2)")
     parser.add_argument("--alpha", help="density form (4): α values, comma-separated")
@@ -91,7 +91,7 @@ def _compute_approx_pp_to_mipp(args) -> dict:
 
 
 def _configure_dp_epsilon_from_mi(parser) -> None:
-    parser.add_argument("--mi", type=float, required=True,
+    parser.add_argument("--mi", type=number, required=True,
                         help="certified MI lower bound L (nats, or bits with --bits); L <= 0 gives 0")
 
 
@@ -108,7 +108,7 @@ def _configure_composition(parser) -> None:
     parser.add_argument("--method", choices=COMPOSITION_METHODS, default="adaptive",
                         help="adaptive (Thm 2), non-adaptive (Prop. 1 + Remark 5), universally-composable "
                              "(Cor. 1 / Remark 6), mixture (Thm 2 convexity); default adaptive")
-    parser.add_argument("--eta", type=float, help="non-adaptive: η of Proposition 1 if known")
+    parser.add_argument("--eta", type=number, help="non-adaptive: η of Proposition 1 if known")
     parser.add_argument("--output-supports", help="non-adaptive: |spt M_i| for all k mechanisms (first unused)")
     parser.add_argument("--output-variances", help="non-adaptive, log-concave 1-D: Var(M_i | g, w) for all k")
     parser.add_argument("--noise-variances", help="non-adaptive, log-concave 1-D: Var(M_i | X) for all k")
@@ -130,10 +130,10 @@ def _compute_composition(args) -> dict:
 
 
 def _configure_utility(parser) -> None:
-    parser.add_argument("--mi-epsilon", type=float, required=True, help="MI PP budget ε (nats, or bits with --bits)")
-    parser.add_argument("--h-f-given-g", type=float, required=True, help="H(f(X) | g(X))")
-    parser.add_argument("--h-g-given-f", type=float, required=True, help="H(g(X) | f(X))")
-    parser.add_argument("--h-g", type=float, required=True, help="H(g(X))")
+    parser.add_argument("--mi-epsilon", type=number, required=True, help="MI PP budget ε (nats, or bits with --bits)")
+    parser.add_argument("--h-f-given-g", type=number, required=True, help="H(f(X) | g(X))")
+    parser.add_argument("--h-g-given-f", type=number, required=True, help="H(g(X) | f(X))")
+    parser.add_argument("--h-g", type=number, required=True, help="H(g(X))")
 
 
 def _compute_utility(args) -> dict:

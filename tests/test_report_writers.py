@@ -1,0 +1,147 @@
+"""Report writers that meet (issue 32, A2, A3 and A5): a lock per folder, absolute paths fixed before
+the run, sets stamped and renamed without a catchable signal splitting them, and only our own
+temporary files ever deleted."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from audit.cli.main import main
+from audit.report import report_target, write_reports
+from audit.report.writing import report_set_of
+from estimators.validation import InputError
+from test_output_safety import FAST_AUDIT, _titles, result_named
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+#: A result built in a child process without importing the tests (whose imports load torch).
+_RESULT = ("from audit.result import AuditResult\n"
+           "result = AuditResult('violation', 'mi-dp', 0.5, 0.05, 0.6, 0.7, None, None, None, [], [], 10, 1.0, 0)\n")
+
+
+def _child(code: str, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / 'tests')])),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def _one_set(folder: Path) -> set:
+    """The stamps of the report files in ``folder`` (one: they belong together)."""
+    return {report_set_of(folder / name) for name in ("report.html", "report.md", "report.json")}
+
+
+@pytest.mark.integration
+def test_two_processes_writing_one_report_serialize(tmp_path):
+    # Each writer widens its rename window (a pause before every rename) and writes five sets: without a lock
+    # the two interleave (a mixed set) or one's start-up repair removes the other's temporary files.
+    code = f"""
+        import os, sys, time
+        from audit.report import writing
+        exec({_RESULT!r})
+        real = os.replace
+        def slow_replace(src, dst):
+            time.sleep(0.03)
+            return real(src, dst)
+        writing.os.replace = slow_replace
+        for round in range(5):
+            writing.write_reports(result, sys.argv[1], title=sys.argv[2])
+    """
+    writers = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), str(tmp_path), title],
+                                env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / 'tests')])), stderr=subprocess.PIPE, text=True)
+               for title in ("first", "second")]
+    errors = [w.communicate(timeout=120)[1] for w in writers]
+    assert [w.returncode for w in writers] == [0, 0], errors
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.json", "report.md"]
+    assert len(_titles(tmp_path)) == 1 and len(_one_set(tmp_path)) == 1
+
+
+@pytest.mark.train
+def test_a_mechanism_calling_chdir_does_not_move_the_report(tmp_path, monkeypatch):
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "out").mkdir(parents=True)
+    (tmp_path / "out").mkdir()
+    source = tmp_path / "wanders.py"
+    source.write_text(textwrap.dedent(f"""
+        import os
+
+        def mech(dbs, rng):
+            os.chdir({str(elsewhere)!r})
+            return dbs.sum(axis=(1, 2))[:, None] + rng.laplace(0.0, 1.0, (dbs.shape[0], 1))
+    """))
+    monkeypatch.chdir(tmp_path)
+    assert main(["audit", "--mechanism", f"{source}:mech", *FAST_AUDIT, "--report", "out/r.html", "--quiet"]) == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["r.html", "r.json", "r.md"]
+    assert list((elsewhere / "out").iterdir()) == []
+
+
+def test_a_report_folder_gone_before_writing_is_an_error_not_created(tmp_path):
+    target = report_target(tmp_path / "sub" / "r.html") if (tmp_path / "sub").mkdir() is None else None
+    (tmp_path / "sub").rmdir()
+    with pytest.raises(InputError, match="argument '--report': folder .*sub' does not exist"):
+        target.write(result_named("m"))
+    assert not (tmp_path / "sub").exists()
+
+
+def test_only_our_own_temporary_files_are_cleaned(tmp_path):
+    users = [tmp_path / ".report.html.notes.tmp", tmp_path / ".report.md.abcdefgh.tmp",
+             tmp_path / ".report.json.miaudit-backup.tmp"]  # not mkstemp's 8 random characters
+    ours = tmp_path / ".report.html.miaudit-abcd_123.tmp"
+    for path in (*users, ours):
+        path.write_text("keep me")
+    write_reports(result_named("m"), tmp_path, title="new")
+    assert all(p.read_text() == "keep me" for p in users)
+    assert not ours.exists()
+
+
+def test_every_file_of_a_set_carries_the_same_stamp(tmp_path):
+    write_reports(result_named("m"), tmp_path, title="one")
+    first = _one_set(tmp_path)
+    write_reports(result_named("m"), tmp_path, title="two")
+    second = _one_set(tmp_path)
+    assert len(first) == len(second) == 1 and first != second and None not in first | second
+
+
+def _signalled_between_renames(folder: Path, signal_number: int) -> subprocess.CompletedProcess:
+    """A child writing a new set (title "new") over ``folder`` that sends itself ``signal_number`` just
+    before renaming report.md, as a CI runner's cancel (SIGTERM) or an out-of-memory kill (SIGKILL) would."""
+    writer = _child(f"""
+        import os
+        from audit.report import writing
+        exec({_RESULT!r})
+        real = os.replace
+        def replace(src, dst):
+            if str(dst).endswith("report.md"):
+                os.kill(os.getpid(), {signal_number})
+            return real(src, dst)
+        writing.os.replace = replace
+        writing.write_reports(result, {str(folder)!r}, title="new")
+        print("not reached: a held signal is delivered after the renames")
+    """)
+    out, err = writer.communicate(timeout=60)
+    return subprocess.CompletedProcess(writer.args, writer.returncode, out, err)
+
+
+@pytest.mark.integration
+def test_sigterm_during_the_renames_waits_for_the_set(tmp_path):
+    write_reports(result_named("m"), tmp_path, title="old")
+    done = _signalled_between_renames(tmp_path, signal.SIGTERM)
+    assert done.returncode == -signal.SIGTERM and "not reached" not in done.stdout, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.json", "report.md"]
+    assert _titles(tmp_path) == {"new"} and len(_one_set(tmp_path)) == 1
+
+
+@pytest.mark.integration
+def test_sigkill_between_renames_leaves_a_mix_that_says_so(tmp_path):
+    write_reports(result_named("m"), tmp_path, title="old")
+    assert _signalled_between_renames(tmp_path, signal.SIGKILL).returncode == -signal.SIGKILL
+    # The mixed set is detectable: its stamps differ and the journal is still there; the next start completes it.
+    assert len(_one_set(tmp_path)) == 2 and (tmp_path / ".report.html.set-journal").exists()
+    report_target(tmp_path / "report.html")
+    assert _titles(tmp_path) == {"new"} and len(_one_set(tmp_path)) == 1
