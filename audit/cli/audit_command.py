@@ -11,7 +11,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from audit.cli.flag_values import StoreOnce
+from audit.cli.flag_values import StoreOnce, integer, number
 from audit.cli.main import add_device_option
 from audit.config import apply_overrides, build_spec, flag_keys, load_config
 from audit.config_schema import InputWarning
@@ -41,10 +41,10 @@ def configure(parser) -> None:
     parser.add_argument("--pair", action="append", metavar="A.npy,B.npy",
                         help="DP notions: a neighbouring pair of databases (n, k) whose two-point prior joins Θ; "
                              "pairs alone make a DP audit (repeatable; [[pairs]] first, second)")
-    parser.add_argument("--max-runs", type=int, metavar="N",
+    parser.add_argument("--max-runs", type=integer, action=StoreOnce, metavar="N",
                         help="a sequential audit: rounds of growing size, stopping at the first refutation, with at "
                              "most N mechanism runs in all and alpha spent across the rounds (audit.sequential)")
-    parser.add_argument("--time-limit", type=float, metavar="S",
+    parser.add_argument("--time-limit", type=number, action=StoreOnce, metavar="S",
                         help="with --max-runs: run no round that would end past S seconds")
     parser.add_argument("--plan", action="store_true",
                         help="plan, do not audit: run a small pilot and say which tests can refute the claim, the "
