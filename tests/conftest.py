@@ -24,6 +24,10 @@ import pytest
 
 from estimators.critic_config import CriticConfig
 
+# The assert_claim fixture (one session-level α split across the checks; audit.pytest_plugin). The
+# installed package registers it under the same name, so it loads once either way.
+pytest_plugins = ("audit.pytest_plugin",)
+
 #: The critic of tests that need critics trained but assert nothing about their accuracy
 #: (plumbing, determinism, shapes): 20 steps, well under a second per ensemble. Tests that
 #: measure a leak or an estimate keep their own, larger step budget next to the assertion

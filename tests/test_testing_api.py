@@ -1,0 +1,108 @@
+"""``audit.testing.assert_claim`` and the pytest plugin (audit.pytest_plugin): the α split, the summary
+line, the failure message and its reproducing command."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from audit.pytest_plugin import summary_line
+from audit.testing import ClaimRefuted, assert_claim, bonferroni_share
+from estimators.validation import InputError
+from mechanisms.catalog import get_entry
+
+pytest_plugins = ("pytester",)
+
+
+def _pairs(name):
+    pair = get_entry(name).pairs[0]
+    return [(pair.first, pair.second)]
+
+
+def test_a_correct_mechanism_passes_and_a_buggy_one_fails_with_event_counts_certificate_and_command():
+    laplace = get_entry("laplace_sum")
+    audit = assert_claim(laplace.mechanism, "dp:1", pairs=_pairs("laplace_sum"), max_runs=6000, seed=1)
+    assert not audit.refuted and audit.runs <= 6000
+    buggy = get_entry("histogram_buggy")
+    with pytest.raises(ClaimRefuted) as first:
+        assert_claim(buggy.mechanism, "dp:0.5", pairs=_pairs("histogram_buggy"), max_runs=6000, seed=2)
+    message = str(first.value)
+    for part in ("REFUTED at α = 0.01", "event:", "counts:", "certificate:", "reproduce: assert_claim(", "seed=2"):
+        assert part in message
+    hits = re.search(r"counts: (\d+) of (\d+) runs on the first database, (\d+) of (\d+)", message)
+    event = first.value.audit.result.event_test
+    assert int(hits[1]) == round(event.p_first * int(hits[2])) and int(hits[3]) == round(event.p_second * int(hits[4]))
+    with pytest.raises(ClaimRefuted) as again:  # deterministic for the seed (times aside)
+        assert_claim(buggy.mechanism, "dp:0.5", pairs=_pairs("histogram_buggy"), max_runs=6000, seed=2)
+    assert str(again.value) == message
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(relation="add-remove"), "replace-one relation only"),
+    (dict(relation="swap"), "relation"),
+    (dict(pairs=None), "pairs"),
+    (dict(pairs=[(1, 2, 3)]), "pairs"),
+])
+def test_bad_arguments_get_one_clear_error(kwargs, match):
+    arguments = dict(pairs=_pairs("laplace_sum"), max_runs=6000) | kwargs
+    with pytest.raises(InputError, match=match):
+        assert_claim(get_entry("laplace_sum").mechanism, "dp:1", **arguments)
+
+
+def test_bonferroni_share_and_summary_line():
+    assert bonferroni_share(0.03, 3) == pytest.approx(0.01)
+    with pytest.raises(InputError):
+        bonferroni_share(0.03, 0)
+    state = {"alpha": 0.02, "tests": 4, "passed": 3, "failed": 1, "errors": 0, "runs": 1234}
+    assert summary_line(state).startswith("miaudit: 4 privacy checks at α = 0.005 each (4 collected, session α = 0.02")
+    assert summary_line({**state, "passed": 0, "failed": 0}) is None
+
+
+SUITE = '''
+import pytest
+from mechanisms.catalog import get_entry
+
+def _case(name):
+    entry = get_entry(name)
+    return entry.mechanism, [(entry.pairs[0].first, entry.pairs[0].second)]
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_correct(assert_claim, seed):
+    mechanism, pairs = _case("laplace_sum")
+    assert_claim(mechanism, "dp:1", pairs=pairs, seed=seed)
+
+def test_buggy(assert_claim):
+    mechanism, pairs = _case("histogram_buggy")
+    assert_claim(mechanism, "dp:0.5", pairs=pairs, seed=3)
+
+def test_twice(assert_claim):
+    mechanism, pairs = _case("laplace_sum")
+    assert_claim(mechanism, "dp:1", pairs=pairs)
+    assert_claim(mechanism, "dp:1", pairs=pairs)
+
+def test_without_the_fixture():
+    pass
+'''
+
+
+@pytest.mark.integration  # runs pytest sessions (in process; the marker check counts them as processes)
+def test_plugin_splits_the_session_alpha_over_the_collected_checks_and_prints_one_line(pytester):
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest("-p", "audit.pytest_plugin", "--miaudit-alpha=0.04", "--miaudit-max-runs=6000",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, failed=2)
+    # Four collected tests use the fixture: each checks at 0.04 / 4.
+    result.stdout.fnmatch_lines(["*miaudit: 4 privacy checks at α = 0.01 each (4 collected, session α = 0.04, "
+                                 "Bonferroni): 3 passed, 1 refuted, 0 errors*at most 0.04"])
+    result.stdout.fnmatch_lines(["*called twice in one test*"])
+    text = result.stdout.str()
+    command = re.search(r"reproduce: pytest '([^']+)' -p audit.pytest_plugin --miaudit-alpha=(\S+)", text)
+    assert command and command[1].endswith("test_suite.py::test_buggy") and float(command[2]) == 0.01
+    failure = re.search(r"counts: .*", text)[0]
+    # The command reproduces the failure: run alone, the test gets the whole α it names.
+    again = pytester.runpytest(command[1], "-p", "audit.pytest_plugin", f"--miaudit-alpha={command[2]}",
+                               "--miaudit-max-runs=6000", "-p", "no:cacheprovider")
+    again.assert_outcomes(failed=1)
+    assert failure in again.stdout.str()
+    again.stdout.fnmatch_lines(["*miaudit: 1 privacy check at α = 0.01 each (1 collected*"])
