@@ -97,6 +97,7 @@ from mechanisms.priors import Prior, ProductBernoulli, ProductGaussian, UniformB
 
 from .config_schema import InputWarning, Key, plain, validate_table
 from .frameworks import PufferfishFramework, SecretFunction, SecretPair
+from .input_domain import domain_check
 from .prior_search import MAX_PRIOR_SEARCH, differing_record
 from .result import NOTIONS
 
@@ -588,6 +589,16 @@ def build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
         pairs = ()
     else:
         pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion)
+    if loaded is not None and notion in DP_NOTIONS:
+        # Pairs the auditor chooses: the ends of the mechanism's declared input domain (audit.input_domain).
+        given = _pairs(config, None, False, None, notion) if pairs_only else pairs
+        added, domain_note = domain_check(loaded.mechanism, priors, given, shape, audit.get("seed", 0))
+        pairs = tuple(pairs) + added
+        if domain_note:  # on the terminal (stderr) and in the result's notes
+            warnings.warn(f"input domain: {domain_note}", InputWarning, stacklevel=2)
+            notes = tuple(notes) + (domain_note,)
+        if added and records is not None and 0 not in records:
+            records = tuple(sorted(set(records) | {0}))
     result = AuditSpec(mechanism=mechanism, priors=priors, framework=_framework(config.get("secret", {}), base_dir,
                                                                                  notion),
                        pairs=pairs, records=records, claim=claim, critic=_critic(config.get("critic", {}), notion),

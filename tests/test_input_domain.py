@@ -1,0 +1,75 @@
+"""Pairs the auditor chooses at the ends of a library's declared input domain, and the note when the audited
+records cannot reach that domain (audit/input_domain.py)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from audit.config import build_spec
+from audit.input_domain import declared_domain, domain_check
+from mechanisms.library_adapters import OpenDPMechanism
+from mechanisms.priors import ProductBernoulli, UniformBox
+
+dp = pytest.importorskip("opendp.prelude")
+dp.enable_features("contrib")
+
+
+def _bounded(low, high, scale=20.0):
+    space = dp.vector_domain(dp.atom_domain(bounds=(low, high)), size=10), dp.symmetric_distance()
+    return OpenDPMechanism(space >> dp.t.then_sum() >> dp.m.then_laplace(scale))
+
+
+def _clamped():
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=10), dp.symmetric_distance()
+    return OpenDPMechanism(space >> dp.t.then_clamp((0.0, 100.0)) >> dp.t.then_sum() >> dp.m.then_laplace(20.0))
+
+
+def test_declared_domain_reads_opendp_bounds_and_their_absence():
+    bounded = declared_domain(_bounded(0.0, 100.0))
+    assert (bounded.low, bounded.high, bounded.bounded) == (0.0, 100.0, True)
+    free = declared_domain(_clamped())
+    assert free.low == -math.inf and free.high == math.inf and not free.bounded
+    assert declared_domain(lambda dbs, rng: dbs.sum(axis=1)) is None  # a plain callable declares nothing
+
+
+def test_a_zero_one_prior_gets_the_pair_at_the_domain_ends_and_a_note():
+    # Records 0/1 against a domain of [0, 100]: the pair (0 vs 100 in record 0, the rest 0) is added.
+    added, note = domain_check(_bounded(0.0, 100.0), [ProductBernoulli(0.5, shape=(10, 1))], (), (10, 1))
+    assert len(added) == 1
+    np.testing.assert_array_equal(added[0].first, np.zeros((10, 1)))
+    expected = np.zeros((10, 1))
+    expected[0] = 100.0
+    np.testing.assert_array_equal(added[0].second, expected)
+    assert "span [0, 1]" in note and "[0, 100]" in note
+
+
+def test_a_prior_that_reaches_the_domain_gets_nothing():
+    # 0/1 records reach a domain of [0, 1]; uniform records on [0, 1] never reach its ends exactly.
+    added, note = domain_check(_bounded(0.0, 1.0), [ProductBernoulli(0.5, shape=(10, 1))], (), (10, 1))
+    assert added == () and note is None
+    added, note = domain_check(_bounded(0.0, 1.0), [UniformBox(0.0, 1.0, shape=(10, 1))], (), (10, 1))
+    assert note is not None and len(added) == 1  # a continuous prior never draws the ends exactly: the pair is added
+
+
+def test_an_unbounded_domain_gets_a_note_and_no_pair():
+    added, note = domain_check(_clamped(), [ProductBernoulli(0.5, shape=(10, 1))], (), (10, 1))
+    assert added == () and "give --pair" in note
+
+
+def test_the_audit_spec_carries_the_domain_pair_and_warns(tmp_path):
+    source = tmp_path / "wide.py"
+    source.write_text("import opendp.prelude as dp\ndp.enable_features('contrib')\n"
+                      "space = dp.vector_domain(dp.atom_domain(bounds=(0.0, 100.0)), size=10), dp.symmetric_distance()\n"
+                      "wide = space >> dp.t.then_sum() >> dp.m.then_laplace(20.0)\n")
+    config = {"mechanism": {"spec": f"{source}:wide"}, "prior": {"spec": "builtin:bernoulli", "n": 10},
+              "claim": {"spec": "dp:1"}, "audit": {"records": [3]}}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        spec = build_spec(config)
+    assert any("input domain" in str(w.message) for w in caught)
+    assert len(spec.pairs) == 1 and spec.pairs[0].second[0, 0] == 100.0
+    assert 0 in spec.records and any("[0, 100]" in note for note in spec.notes)
