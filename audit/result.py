@@ -15,6 +15,10 @@ from mechanisms.claims import AUDIT_NOTIONS as NOTIONS
 
 VERDICTS = ("violation", "no-violation-detected")
 
+# The version of the audit's JSON output (``AuditResult.to_dict``, ``miaudit audit --json``,
+# report.json): raised when a key is removed or renamed or its meaning changes; new keys keep it.
+JSON_SCHEMA_VERSION = 1
+
 
 @dataclass(frozen=True)
 class SecretEvidence:
@@ -278,7 +282,7 @@ class AuditResult:
 
     # The JSON contract's key order (README, ``miaudit audit``); a field not listed here (a new
     # one) follows these keys.
-    _JSON_ORDER = ("claim", "claim_verdict", "refuted_by", "claim_alpha", "verdict", "notion", "epsilon", "alpha",
+    _JSON_ORDER = ("schema_version", "claim", "claim_verdict", "refuted_by", "claim_alpha", "verdict", "notion", "epsilon", "alpha",
                    "unit", "lower_bound", "estimate", "paper_statistic", "dp_epsilon_lower_bound_mi",
                    "dp_epsilon_lower_bound_event", "per_record", "cross_checks", "samples", "samples_by_purpose",
                    "seconds", "seed", "statement", "mechanism", "priors", "theta", "certified_secret",
@@ -286,9 +290,15 @@ class AuditResult:
                    "training_history", "notes")
 
     def to_dict(self) -> dict:
-        """The JSON form: every field (``theta_statement`` as ``theta``), ``refuted_by`` and ``statement``."""
+        """The JSON form: ``schema_version``, every field (``theta_statement`` as ``theta``), ``refuted_by``
+        and ``statement``.
+
+        ``schema_version`` (:data:`JSON_SCHEMA_VERSION`) names the contract documented in
+        ``docs/reference/json-output.md``; it changes when a key is removed, renamed or changes meaning
+        (a new key is added without a change of version).
+        """
         return fields_to_dict(self, order=self._JSON_ORDER, exclude=("theta_statement",),
-                              extra={"refuted_by": self.refuted_by, "statement": self.statement(),
+                              extra={"schema_version": JSON_SCHEMA_VERSION, "refuted_by": self.refuted_by, "statement": self.statement(),
                                      "theta": self.theta_statement})
 
     def __repr__(self) -> str:

@@ -6,7 +6,7 @@ processes, Ray), runs a quick experiment, writes full reports, waits out a timeo
 seconds cross-checking against an external library (Opacus, dp-accounting). Deselecting
 both and the statistical ``slow`` studies, ``python -m pytest -m "not train and not integration and not slow"``,
 is a quick loop over the maths
-(README, Tests). The markers are kept true where a test's cost can be counted: a test without
+(README, set-up). The markers are kept true where a test's cost can be counted: a test without
 ``train`` that trains a critic in the test process, or without ``integration`` that starts a
 process or uses Ray, fails at teardown, naming the marker to add (tests/test_markers.py).
 """

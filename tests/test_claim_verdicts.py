@@ -213,13 +213,11 @@ def test_refuted_rate_at_the_claims_boundary_stays_within_alpha():
 
 @pytest.mark.train
 def test_readme_zcdp_and_gdp_examples(tmp_path, capsys):
-    """The README's Gaussian-sum example (at a reduced budget): its true claims stand, the false one falls."""
-    import re
-    from pathlib import Path
+    """The claim grammar page's Gaussian-sum example (at a reduced budget): its true claims stand, the
+    false one falls."""
+    from docs_examples import DOCS, code_block
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
-                 if b.splitlines()[0].strip() == "# gaussian_sum.py")
+    block = code_block(DOCS / "reference" / "claims.md", "python", "gaussian_sum.py")
     (tmp_path / "gaussian_sum.py").write_text(block)
     base = ["audit", "--mechanism", f"{tmp_path / 'gaussian_sum.py'}:noisy_sum", "--prior", "builtin:bernoulli",
             "--n", "3", "--k", "1", "--records", "0", "--samples", "2000", "--slices", "0",

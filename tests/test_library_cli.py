@@ -1,7 +1,8 @@
-"""The README's OpenDP, diffprivlib, external-program and pairs examples, end to end through the CLI.
+"""The OpenDP, diffprivlib, external-program and pairs examples of docs/how-to/libraries.md, end to
+end through the CLI.
 
 Each example runs as written (at a reduced budget: the flags appended last override the
-README's): the correct mechanism is not refuted, the misconfigured one is, and the result's notes
+page's): the correct mechanism is not refuted, the misconfigured one is, and the result's notes
 say where the claim came from and whether the mechanism follows the seed.
 """
 
@@ -12,7 +13,8 @@ import shutil
 
 import numpy as np
 import pytest
-from test_readme_examples import README, code_block
+from docs_examples import DOCS, blocks
+from docs_examples import code_block as page_block
 
 from audit.cli.main import main
 
@@ -20,13 +22,21 @@ SMALL_BUDGET = ["--samples", "2000", "--event-runs", "2000", "--slices", "0", "-
                 "--json", "--quiet"]
 
 
+PAGE = DOCS / "how-to" / "libraries.md"
+
+
+def code_block(language: str, title: str) -> str:
+    """The file ``title`` (a ```LANGUAGE title="..." block) of the libraries how-to."""
+    return page_block(PAGE, language, title)
+
+
 def readme_commands(section: str) -> list:
-    """The ``miaudit`` commands of the first bash block after the README heading ``section``."""
-    text = README.read_text()
-    start = text.index(f"### {section}\n")
-    block = text[text.index("```bash\n", start) + len("```bash\n"):]
-    block = block[:block.index("```")].replace("\\\n", " ")
-    return [shlex.split(line)[1:] for line in block.splitlines() if line.startswith("miaudit ")]
+    """The ``miaudit`` commands of the first console block after the page's heading ``section``."""
+    text = PAGE.read_text()
+    start = text.index(f"## {section}\n")
+    block = next(b for b in blocks(text) if b.start > start and b.language == "console")
+    lines = block.body.replace("\\\n", " ").splitlines()
+    return [shlex.split(line[2:])[1:] for line in lines if line.startswith("$ miaudit ")]
 
 
 def run_cli(argv, capsys) -> dict:
@@ -52,7 +62,7 @@ def in_tmp(tmp_path, monkeypatch):
 @pytest.mark.train
 def test_readme_opendp_example(in_tmp, capsys):
     pytest.importorskip("opendp.prelude")
-    (in_tmp / "opendp_sum.py").write_text(code_block("python", "# opendp_sum.py"))
+    (in_tmp / "opendp_sum.py").write_text(code_block("python", "opendp_sum.py"))
     correct, misconfigured = readme_commands("OpenDP")
     payload = run_cli(correct, capsys)
     assert not refuted(payload)
@@ -66,7 +76,7 @@ def test_readme_opendp_example(in_tmp, capsys):
 @pytest.mark.train
 def test_library_claim_is_overridden_by_claim_flag(in_tmp, capsys):
     pytest.importorskip("opendp.prelude")
-    (in_tmp / "opendp_sum.py").write_text(code_block("python", "# opendp_sum.py"))
+    (in_tmp / "opendp_sum.py").write_text(code_block("python", "opendp_sum.py"))
     correct, _ = readme_commands("OpenDP")
     payload = run_cli(correct + ["--claim", "dp:0.01", "--report", str(in_tmp / "report.html")], capsys)
     assert {check["claim"] for check in payload["cross_checks"]} == {"0.01-DP"}
@@ -78,7 +88,7 @@ def test_library_claim_is_overridden_by_claim_flag(in_tmp, capsys):
 @pytest.mark.train
 def test_readme_diffprivlib_example(in_tmp, capsys):
     pytest.importorskip("diffprivlib.mechanisms", exc_type=ImportError)
-    (in_tmp / "dpl_sum.py").write_text(code_block("python", "# dpl_sum.py"))
+    (in_tmp / "dpl_sum.py").write_text(code_block("python", "dpl_sum.py"))
     correct, misconfigured = readme_commands("diffprivlib")
     payload = run_cli(correct, capsys)
     assert not refuted(payload)
@@ -104,8 +114,8 @@ def test_readme_diffprivlib_class_route(in_tmp, capsys):
 @pytest.mark.skipif(shutil.which("awk") is None or shutil.which("sh") is None, reason="needs sh and awk")
 @pytest.mark.train
 def test_readme_external_program_example(in_tmp, capsys):
-    (in_tmp / "mech.sh").write_text(code_block("sh", "# mech.sh — usage: sh mech.sh EPSILON SENSITIVITY"))
-    correct, misconfigured = readme_commands("An external program (sh and awk)")
+    (in_tmp / "mech.sh").write_text(code_block("sh", "mech.sh"))
+    correct, misconfigured = readme_commands("An external program")
     payload = run_cli(correct, capsys)
     assert not refuted(payload)
     assert any("MIAUDIT_SEED" in note for note in payload["notes"])
@@ -117,7 +127,7 @@ def test_readme_external_program_example(in_tmp, capsys):
 @pytest.mark.train
 def test_readme_pairs_example(in_tmp, capsys):
     pytest.importorskip("opendp.prelude")
-    (in_tmp / "opendp_sum.py").write_text(code_block("python", "# opendp_sum.py"))
+    (in_tmp / "opendp_sum.py").write_text(code_block("python", "opendp_sum.py"))
     a = np.zeros((10, 1))
     b = a.copy()
     b[0] = 1

@@ -85,7 +85,7 @@ def test_dpsgd_catalog_mechanisms_pickle_and_stay_out_of_the_reference_sweep():
 
 @pytest.mark.train
 def test_cli_audit_refutes_the_unclipped_variant_on_a_small_budget(capsys):
-    """The README's command."""
+    """The command of docs/explanation/dpsgd-study.md."""
     payload = _json(capsys, ["audit", "--mechanism", "catalog:dpsgd_no_clipping?steps=4", "--samples", "400",
                              "--event-runs", "300", "--slices", "2", "--set", "critic.max_steps=60", "--seed", "1",
                              "--json"])
