@@ -15,7 +15,7 @@ README = ROOT / "README.md"
 @pytest.mark.integration
 @pytest.mark.train
 def test_readme_examples_run_and_print_what_they_show(tmp_path, monkeypatch):
-    assert run_page(README, tmp_path, monkeypatch) >= 8  # files, commands and the Python example
+    assert run_page(README, tmp_path, monkeypatch) == 7  # 3 files, 3 console blocks, the Python example
 
 
 def test_readme_keeps_the_set_up_commands():
