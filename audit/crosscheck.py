@@ -30,6 +30,9 @@ from .result import CrossCheck
 
 _EVENT_THEOREMS = ["privacy profile: P(M(D) ∈ E) ≤ e^ε′ P(M(D′) ∈ E) + δ(ε′) for every ε′ ≥ 0",
                    "Clopper–Pearson (1934)"]
+_GDP_THEOREMS = ["μ-GDP: every test's type-II error is at least G_μ(type-I error) = Φ(Φ⁻¹(1 − x) − μ) "
+                 "(Dong, Roth and Su 2022, Definition 2.6)",
+                 "Clopper–Pearson (1934) at the points held, union bound"]
 _ODDS_RATIO_THEOREMS = ["pure ε-DP: p₁(1 − p₂)/(p₂(1 − p₁)) ≤ e^{2ε} (Dwork and Roth 2014, Definition 2.4, "
                         "for an event and its complement)",
                         "exact conditional odds-ratio bound (Cornfield 1956)"]
@@ -135,8 +138,10 @@ class ClaimPlan:
     Attributes
     ----------
     alpha_spent : dict
-        ``test -> α share`` for the tests that may refute the claim (``"mi"``, ``"event"``);
-        the shares sum to α (empty without a claim or when no test can refute it).
+        ``test -> α share`` for the tests that may refute the claim (``"mi"``, ``"event"``, and for a
+        GDP claim ``"gdp"``: the μ certificate of the event statistic's trade-off curve,
+        :mod:`audit.gdp_certificate`); the shares sum to α (empty without a claim or when no test can
+        refute it).
     mi_alpha, event_alpha : float
         The level at which the MI lower bound and the event pair are certified: the test's
         share when it tests the claim, else α (a separate statement).
@@ -151,6 +156,12 @@ class ClaimPlan:
     event_alpha: float = 0.05
     record_support: int | None = None
     notes: tuple = ()
+
+    @property
+    def gdp_alpha(self) -> float:
+        """The level of the μ certificate: its share for a GDP claim, else the event pair's level
+        (a separate statement on the same runs, which refutes nothing)."""
+        return self.alpha_spent.get("gdp", self.event_alpha)
 
 
 def plan_claim_tests(spec, classifier_critics: bool = False) -> ClaimPlan:
@@ -203,6 +214,9 @@ def plan_claim_tests(spec, classifier_critics: bool = False) -> ClaimPlan:
                          f"--event-runs); it spends no α.")
         else:
             tests.append("event")
+            if claim.notion == "gdp":
+                # The μ certificate on the event's runs tests the claim's trade-off curve directly.
+                tests.append("gdp")
     shares = {test: alpha / len(tests) for test in tests}
     if not tests:
         notes.append(f"No test of this audit can refute the claim {claim.label}; it is reported as not refuted.")
@@ -260,7 +274,23 @@ def cross_checks(claim: Claim | None, notion: str, lower_bound, estimate: float,
                                  list(_EVENT_THEOREMS), detail, test="event", statistic=check.statistic,
                                  threshold=check.threshold, alpha_spent=event_alpha,
                                  epsilon_prime=check.epsilon_prime))
+    certificate = getattr(event, "gaussian_dp", None)
+    if claim.notion == "gdp" and certificate is not None:
+        checks.append(_gdp_check(claim, certificate, plan.alpha_spent.get("gdp")))
     return checks
+
+
+def _gdp_check(claim: Claim, certificate, gdp_alpha: float | None) -> CrossCheck:
+    """A μ-GDP claim against the certified μ̲ of the event statistic's trade-off curve
+    (:mod:`audit.gdp_certificate`): μ̲ > μ refutes it."""
+    mu = claim.parameters()["mu"]
+    refuted = certificate.mu_lower_bound > mu
+    detail = (f"trade-off curve of the event statistic: certified μ̲ = {certificate.mu_lower_bound:.4g} "
+              f"{'>' if refuted else '≤'} the claimed μ = {mu:g} (μ̲: the curve G_μ̲ through the certified point "
+              f"FPR ≤ {certificate.fpr_upper:.4g}, FNR ≤ {certificate.fnr_upper:.4g})"
+              + ("" if gdp_alpha is not None else " (not a test of the claim: no α was planned for it)"))
+    return CrossCheck(claim.label, None, refuted and gdp_alpha is not None, None, list(_GDP_THEOREMS), detail,
+                      test="gdp", statistic=certificate.mu_lower_bound, threshold=mu, alpha_spent=gdp_alpha)
 
 
 def _ratio_check(claim: Claim, event, event_alpha: float | None) -> CrossCheck:

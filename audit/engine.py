@@ -167,7 +167,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
         if spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
             target = spec.claim if "event" in plan.claim_tests.alpha_spent else None
             event = _event_test(spec, best_candidate, fits, data, mechanism_rng, runner, plan.claim_tests.event_alpha,
-                                target)
+                                target, gdp_alpha=plan.claim_tests.gdp_alpha)
     checks = cross_checks(spec.claim, spec.notion, selected_bound, estimate, event, plan.claim_tests)
     claim_verdict = None
     if spec.claim is not None:
@@ -298,7 +298,7 @@ def _pair_statistics(cell, critics, fits, data) -> list:
 STRUCTURED_EVENT_PAIRS = 8
 
 
-def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None):
+def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None, gdp_alpha=None):
     """The event search (:func:`audit.event_search.event_search`) over candidate pairs, in order:
     each two-point prior of Θ on a neighbouring pair (the declared ones, the user's and a catalog's
     pairs, then the prior search's structured and random pairs) with its own critic (the MI test's
@@ -327,4 +327,4 @@ def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None):
     # The audit's claim decides the certificates even when the event test does not test it (``claim`` None).
     pure = spec.claim is None or spec.claim.pure_epsilon is not None
     return event_search(pairs, runner=runner, rng=rng, runs=spec.event_runs, alpha=alpha, delta=spec.delta,
-                        claim=claim, pure_certificates=pure)
+                        claim=claim, pure_certificates=pure, gdp_alpha=gdp_alpha)

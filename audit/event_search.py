@@ -34,6 +34,7 @@ import numpy as np
 from mechanisms.priors import TwoPoint
 
 from .event_test import certified_epsilon, choose_event, claim_objective, clopper_pearson
+from .gdp_certificate import ESTIMATE_DELTA, gdp_certificate, predicted_mu
 from .odds_ratio import odds_ratio_epsilon, odds_ratio_lower_bound
 from .rate_ratio import draw_run_counts, rate_ratio_epsilon, rate_ratio_lower_bound
 from .result import EventTest
@@ -78,13 +79,25 @@ class PairCandidate:
     def values(self) -> tuple:
         return self.first[self.record], self.second[self.record]
 
-    def scores(self, which: int, count: int, runner, rng) -> np.ndarray:
-        """The statistic on ``count`` fresh runs of the first (``which = 0``) or second database."""
+    def runs(self, which: int, count: int, runner, rng) -> tuple:
+        """(databases, outputs) of ``count`` fresh runs of the first (``which = 0``) or second database."""
         database = self.first if which == 0 else self.second
         batch = np.repeat(np.asarray(database, dtype=np.float64)[None], count, axis=0)
-        outputs = runner.sample(batch, rng, what="event-test run")
+        return batch, runner.sample(batch, rng, what="event-test run")
+
+    def score(self, batch: np.ndarray, outputs: np.ndarray) -> np.ndarray:
+        """The statistic on runs of this pair (:meth:`runs`)."""
         a, b = self.values
         return self.statistic(a, b, batch, outputs)
+
+    def scores(self, which: int, count: int, runner, rng) -> np.ndarray:
+        """The statistic on ``count`` fresh runs of the first (``which = 0``) or second database."""
+        return self.score(*self.runs(which, count, runner, rng))
+
+    def same_pair(self, other: "PairCandidate") -> bool:
+        """Whether ``other`` tests the same two databases (so it may score this pair's runs)."""
+        return (self.record == other.record and np.array_equal(self.first, other.first)
+                and np.array_equal(self.second, other.second))
 
 
 def neighbouring_pair_of(prior, record) -> tuple | None:
@@ -147,7 +160,8 @@ def _selection_plan(n_candidates: int, runs: int) -> tuple[int, int]:
 
 
 def event_search(candidates, *, secret: str | None = None, runner, rng: np.random.Generator, runs: int, alpha: float,
-                 delta: float = 0.0, claim=None, pure_certificates: bool = True) -> EventTest | None:
+                 delta: float = 0.0, claim=None, pure_certificates: bool = True,
+                 gdp_alpha: float | None = None) -> EventTest | None:
     """Choose a pair and an event on selection runs; certify them on fresh runs.
 
     Parameters
@@ -183,6 +197,9 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         only, so an audit whose claim is of another notion (zCDP, GDP, RDP, (ε, δ)-DP) passes
         False even when the event test does not test the claim (``claim`` None): the event's
         certified pair must be comparable with the claim's profile (:func:`audit.crosscheck.cross_checks`).
+    gdp_alpha : float, optional
+        The level of the μ certificate on the same runs (``gaussian_dp`` of the result,
+        :func:`_gaussian_dp`); default ``alpha``.
 
     Returns
     -------
@@ -201,7 +218,7 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         count, used, alive = len(candidates), 0, range(len(candidates))
         choices = {i: choose_event(*c.held_out, **settings) for i, c in enumerate(candidates)}
     else:
-        count, used, alive, choices = _successive_halving(candidates, runner, rng, runs, settings)
+        count, used, alive, choices, selection_scores = _successive_halving(candidates, runner, rng, runs, settings)
     best = max(alive, key=lambda i: choices[i].predicted)  # ties: the earlier candidate
     chosen, event = candidates[best], choices[best].event
     chosen_on = (f"{sum(len(s) for s in chosen.held_out)} held-out draws of the MI sample" if on_held_out
@@ -218,8 +235,10 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         overflow = drawn is None
         made = (0, 0) if overflow else drawn
     runs_a, runs_b = made if event.first_is_a else made[::-1]
-    in_a = int(event.contains(chosen.scores(0, runs_a, runner, rng), coins).sum()) if runs_a else 0
-    in_b = int(event.contains(chosen.scores(1, runs_b, runner, rng), coins).sum()) if runs_b else 0
+    runs_of_a = chosen.runs(0, runs_a, runner, rng) if runs_a else None
+    runs_of_b = chosen.runs(1, runs_b, runner, rng) if runs_b else None
+    in_a = int(event.contains(chosen.score(*runs_of_a), coins).sum()) if runs_a else 0
+    in_b = int(event.contains(chosen.score(*runs_of_b), coins).sum()) if runs_b else 0
     hits_first, hits_second = (in_a, in_b) if event.first_is_a else (in_b, in_a)
     runs_first, runs_second = made
     p_lower = float(clopper_pearson(hits_first, runs_first, alpha * share)[0]) if runs_first else 0.0
@@ -249,7 +268,32 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         alpha=alpha, selection_runs=used, event=event.to_dict(), pairs_considered=count,
         certificate=certificate, odds_ratio_lower=psi_lower, lower_share=share, rate_ratio_lower=rho_lower,
         runs_made=None if certificate != "rate-ratio" else list(made),
+        gaussian_dp=_gaussian_dp(candidates, best, (runs_of_a, runs_of_b),
+                                 {i: c.held_out for i, c in enumerate(candidates)} if on_held_out else selection_scores,
+                                 alpha if gdp_alpha is None else gdp_alpha, delta),
     )
+
+
+def _gaussian_dp(candidates, best: int, runs: tuple, selection: dict, alpha: float, delta: float):
+    """The μ certificate (:mod:`audit.gdp_certificate`) on the event's certification runs.
+
+    ``runs`` are the (databases, outputs) of the chosen pair's first and second input. The statistic
+    is the one, among the candidates on that pair with selection scores (``selection``: candidate
+    index -> (first's scores, second's)), whose selection scores predict the largest μ̲
+    (:func:`audit.gdp_certificate.predicted_mu`): the event's statistic is chosen for one tail and may
+    order the rest of the trade-off curve worse. The choice is made on selection scores only, so the
+    certification runs stay fresh. None when an input got no run. The estimate's δ is ``delta``, or
+    :data:`audit.gdp_certificate.ESTIMATE_DELTA` when that is 0.
+    """
+    if runs[0] is None or runs[1] is None:
+        return None
+    chosen = candidates[best]
+    pool = [i for i in selection if selection[i] is not None and candidates[i].same_pair(chosen)]
+    n_first, n_second = len(runs[0][0]), len(runs[1][0])
+    pick = max(pool, key=lambda i: (predicted_mu(*selection[i], n_first, n_second, alpha), i == best))
+    statistic = candidates[pick]
+    return gdp_certificate(statistic.score(*runs[0]), statistic.score(*runs[1]), alpha=alpha,
+                           selection=selection[pick], delta=delta or ESTIMATE_DELTA)
 
 
 def _successive_halving(candidates, runner, rng, runs, settings):
@@ -274,7 +318,8 @@ def _successive_halving(candidates, runner, rng, runs, settings):
         alive.sort()
         if len(alive) == 1:
             break
-    return count, used, alive, choices
+    selection = {i: (np.concatenate(scores[i][0]), np.concatenate(scores[i][1])) for i in alive}
+    return count, used, alive, choices, selection
 
 
 def event_test(*, secret: str, record: int, base: np.ndarray, values: np.ndarray, statistic, runner,

@@ -79,6 +79,13 @@ class EventTest:
     (``runs_made``: first input, second input), and ε ≥ log ρ̲ from the exact conditional lower
     bound ρ̲ = ``rate_ratio_lower`` on p₁/p₂ at level α (:mod:`audit.rate_ratio`). p̲ and p̄ (on
     the runs made, at αs and α(1 − s)) are then reported but certify nothing.
+
+    ``gaussian_dp`` (:class:`audit.gdp_certificate.GDPCertificate`) is a certified lower bound on μ of
+    Gaussian DP from the trade-off curve of an event statistic on the same certification runs. For a GDP
+    claim it is one of the claim's tests, at its own share of α (:class:`audit.crosscheck.ClaimPlan`);
+    otherwise it is a separate statement at level ``alpha`` that does not enter the verdict. Beside it,
+    the ε at δ it implies under the GDP assumption (an estimate) and the best certified ε any threshold
+    event would reach at these runs (the budget's optimum).
     """
 
     secret: str
@@ -101,6 +108,9 @@ class EventTest:
     lower_share: float = 0.5
     rate_ratio_lower: float | None = None
     runs_made: list | None = None  # [first, second]: the Poisson numbers of runs of a rate-ratio certificate
+    # μ̲ of Gaussian DP from the same certification runs' scores (audit.gdp_certificate.GDPCertificate): a test of
+    # a GDP claim at its own share of α, else a separate statement at this test's level.
+    gaussian_dp: object | None = None
 
     def to_dict(self) -> dict:
         return fields_to_dict(self)
@@ -122,7 +132,7 @@ class CrossCheck:
         The MI test: whether the point estimate is within the budget (no error guarantee).
     theorems : list of str
     detail : str
-    test : {"mi", "event"}
+    test : {"mi", "event", "gdp"}
     statistic, threshold : float or None
         What was compared: the certified MI lower bound against the budget; for the event test
         p̲ − e^ε′ p̄ (or its complement form) against δ(ε′) at ``epsilon_prime``.
@@ -275,10 +285,17 @@ class AuditResult:
         bounds = [(b, source) for b, source in ((self.dp_epsilon_lower_bound_mi, "from the MI bound, Theorem 1"),
                                                 (self.dp_epsilon_lower_bound_event, "from the event test"))
                   if b is not None and b > 0]
+        gdp = None if self.event_test is None else self.event_test.gaussian_dp
+        mu = ""
+        if gdp is not None and gdp.mu_lower_bound > 0:
+            mu = (f" It is not μ-GDP for any μ < {gdp.mu_lower_bound:.3g} (the event statistic's trade-off curve, "
+                  f"certified at level α = {gdp.alpha:.3g}"
+                  + ("" if gdp.epsilon_estimate is None else
+                     f"; if exactly that μ-GDP, ε ≈ {gdp.epsilon_estimate:.3g} at δ = {gdp.delta:g}, an estimate") + ").")
         if not bounds:
-            return ""
+            return mu
         best, source = max(bounds)
-        return f" It is not ε-DP for any ε < {best:.3g} ({source}, certified at {confidence})."
+        return f" It is not ε-DP for any ε < {best:.3g} ({source}, certified at {confidence})." + mu
 
     # The JSON contract's key order (README, ``miaudit audit``); a field not listed here (a new
     # one) follows these keys.

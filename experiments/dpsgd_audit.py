@@ -20,6 +20,11 @@ Measured:
 - ``dpsgd_dimension``: sliced against full-dimensional MI on the final parameters (d = p + 1),
   the SMI-DP audit (averaged DV over the slices) against the MI-DP audit (full critic only), at a
   large leak (σ small), as the number of features grows.
+- ``dpsgd_gaussian_dp``: the certified μ of Gaussian DP (:mod:`audit.gdp_certificate`) of the white-box
+  gradient canary on ``catalog:dpsgd_s1_q1_t4`` (full batch, exactly μ = 2), against the targets of
+  issue 33 (μ̲ ≥ 0.95 μ at 10⁴ runs per input, ≥ 0.85 μ at 10³), with the event test's certified ε at
+  δ = 1e-5 against the budget's optimum (:func:`audit.gdp_certificate.optimal_event_epsilon` at the true μ)
+  and the ε the certified μ implies under the GDP assumption (an estimate).
 - ``dpsgd_detection``: for each buggy variant of :mod:`mechanisms.training.catalog`, whether the
   audit with its claim certifies a contradiction, against the number of training runs per database.
 """
@@ -71,6 +76,8 @@ class DPSGDGrid:
     variants: tuple = BUGGY  # the buggy variants of the detection study
     hidden: int = 0  # hidden units of the dimension study's model (0: logistic regression; > 0: torch MLP)
     torch: bool = False  # train with TorchDPSGD on the run's device (the GPU grid) instead of NumPy
+    mu_runs: tuple = (1000, 10000)  # runs per input of the μ-certificate rows
+    mu_repeats: int = 3
 
     def to_dict(self) -> dict:
         return {"target ε": list(self.epsilons), "δ": DELTA, "steps T": self.steps, "q": 1.0, "clip C": 1.0,
@@ -78,13 +85,14 @@ class DPSGDGrid:
                 "σ of the dimension study": self.dimension_sigma, "detection budgets": list(self.budgets),
                 "repeats": self.repeats, "critic max_steps": self.critic.max_steps, "slices": self.slices, "α": ALPHA,
                 "buggy variants": list(self.variants), "dimension-study hidden units": self.hidden,
-                "trainer": "TorchDPSGD" if self.torch else "DPSGD (NumPy)"}
+                "trainer": "TorchDPSGD" if self.torch else "DPSGD (NumPy)",
+                "μ rows: runs per input": list(self.mu_runs), "μ rows: repeats": self.mu_repeats}
 
 
 def quick_grid() -> DPSGDGrid:
     return DPSGDGrid(epsilons=(8.0,), steps=4, runs=400, dims=(4,), dimension_sigma=0.5, budgets=(400,),
                      repeats=1, critic=CriticConfig(max_steps=40), slices=2,
-                     variants=("dpsgd_no_clipping", "dpsgd_reused_noise"))
+                     variants=("dpsgd_no_clipping", "dpsgd_reused_noise"), mu_runs=(1000,), mu_repeats=1)
 
 
 def full_grid() -> DPSGDGrid:
@@ -197,7 +205,46 @@ def detection_rows(grid: DPSGDGrid, device, seed: int) -> dict:
     return columns
 
 
-def _findings(eps: dict, dim: dict, det: dict, grid: DPSGDGrid) -> list:
+#: The μ-certificate rows' mechanism (exactly μ = 2 Gaussian DP) and issue 33's targets μ̲/μ per runs per input.
+GDP_ENTRY, GDP_TRUE_MU = "dpsgd_s1_q1_t4", 2.0
+MU_TARGETS = {1000: 0.85, 10000: 0.95}
+
+
+def gaussian_dp_rows(grid: DPSGDGrid, device, seed: int) -> dict:
+    """The certified μ of the white-box gradient canary at each budget (claim gdp:2, δ = 1e-5)."""
+    from audit.gdp_certificate import optimal_event_epsilon
+    from mechanisms.claims import parse_claim
+    from mechanisms.training.catalog import FACTORIES
+
+    entry = FACTORIES[GDP_ENTRY]()
+    pair = entry.pairs[0]
+    columns: dict = {k: [] for k in ("runs", "repeat", "mu_lower_bound", "mu_ratio", "target_ratio", "target_met",
+                                     "gdp_alpha", "event_alpha", "epsilon_estimate", "event_epsilon_at_delta", "event_optimum",
+                                     "refuted", "seconds")}
+    claim = parse_claim(f"gdp:{GDP_TRUE_MU:g}")
+    for runs in grid.mu_runs:
+        for repeat in range(grid.mu_repeats):
+            result = run_audit(AuditSpec(mechanism=_trainer(entry.mechanism, grid, device), priors=[pair.prior()],
+                                         notion="mi-dp", epsilon=GDP_TRUE_MU, samples=runs, event_runs=runs,
+                                         delta=DELTA, claim=claim, alpha=ALPHA, records=(pair.record_shape[0] - 1,),
+                                         critic=grid.critic, seed=_seed(seed, 4, runs, repeat), device=device))
+            certificate = result.event_test.gaussian_dp
+            # The best the event test could certify at its level (its share of α) on an exactly 2-GDP pair.
+            optimum = optimal_event_epsilon(GDP_TRUE_MU, runs, result.event_test.alpha, DELTA)
+            target = MU_TARGETS.get(runs, math.nan)
+            row = {"runs": runs, "repeat": repeat, "mu_lower_bound": certificate.mu_lower_bound,
+                   "mu_ratio": certificate.mu_lower_bound / GDP_TRUE_MU, "target_ratio": target,
+                   "target_met": certificate.mu_lower_bound / GDP_TRUE_MU >= target,
+                   "gdp_alpha": certificate.alpha, "event_alpha": result.event_test.alpha,
+                   "epsilon_estimate": _nan(certificate.epsilon_estimate),
+                   "event_epsilon_at_delta": _nan(result.event_test.epsilon_lower_bound_at_delta),
+                   "event_optimum": optimum, "refuted": result.claim_verdict == "refuted", "seconds": result.seconds}
+            for key, value in row.items():
+                columns[key].append(value)
+    return columns
+
+
+def _findings(eps: dict, dim: dict, det: dict, grid: DPSGDGrid, gdp: dict | None = None) -> list:
     findings = []
     for release in ("gradient_trace", "loss"):
         rows = [i for i, r in enumerate(eps["release"]) if r == release]
@@ -216,6 +263,19 @@ def _findings(eps: dict, dim: dict, det: dict, grid: DPSGDGrid) -> list:
                           f"/{sum(1 for x, r in zip(det['variant'], det['runs']) if x == v and r == b)}" for b in grid.budgets)
         parts.append(f"{v} ({rates})")
     findings.append("Buggy variants refuted (certified contradiction of the claim): " + "; ".join(parts) + ".")
+    if gdp is not None:
+        parts = []
+        for runs in grid.mu_runs:
+            rows = [i for i, r in enumerate(gdp["runs"]) if r == runs]
+            mus = [gdp["mu_lower_bound"][i] for i in rows]
+            events = ", ".join(f"{gdp['event_epsilon_at_delta'][i]:.2f}" for i in rows)
+            estimates = ", ".join(f"{gdp['epsilon_estimate'][i]:.2f}" for i in rows)
+            parts.append(f"{runs} runs per input: certified μ {', '.join(f'{m:.3f}' for m in mus)} (mean ratio "
+                         f"{np.mean(mus) / GDP_TRUE_MU:.3f}, target {MU_TARGETS.get(runs, math.nan):.2f}); event "
+                         f"test ε at δ = {DELTA:g}: {events} (optimum {gdp['event_optimum'][rows[0]]:.2f}); "
+                         f"GDP ε estimate {estimates}")
+        findings.append(f"{GDP_ENTRY} (exactly μ = {GDP_TRUE_MU:g}-GDP), white-box gradient canary, claim "
+                        f"gdp:{GDP_TRUE_MU:g}: " + "; ".join(parts) + ".")
     return findings
 
 
@@ -251,10 +311,12 @@ def run(context) -> ExperimentOutput:
     eps = epsilon_rows(grid, context.device, context.seed)
     dim = dimension_rows(grid, context.device, context.seed)
     det = detection_rows(grid, context.device, context.seed)
-    findings = _findings(eps, dim, det, grid)
+    gdp = gaussian_dp_rows(grid, context.device, context.seed)
+    findings = _findings(eps, dim, det, grid, gdp)
     findings.append(f"Machine load: 1-minute load average {load_before:.1f} at the start and "
                     f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores.")
-    return ExperimentOutput([Table("dpsgd_epsilon", eps), Table("dpsgd_dimension", dim), Table("dpsgd_detection", det)],
+    return ExperimentOutput([Table("dpsgd_epsilon", eps), Table("dpsgd_dimension", dim), Table("dpsgd_detection", det),
+                             Table("dpsgd_gaussian_dp", gdp)],
                             _figure(eps, det, grid), grid.to_dict(), findings)
 
 

@@ -68,8 +68,9 @@ def test_smallest_refutable_runs_for_pure_dp(eps, alpha):
 
 def test_plan_splits_alpha_between_the_tests_that_can_refute():
     plan = plan_claim_tests(_spec("gdp:1"))
-    assert plan.alpha_spent == {"mi": 0.025, "event": 0.025}
-    assert plan.mi_alpha == plan.event_alpha == 0.025
+    # A GDP claim is also tested by the μ certificate of the event's trade-off curve (audit.gdp_certificate).
+    assert plan.alpha_spent == pytest.approx({"mi": 0.05 / 3, "event": 0.05 / 3, "gdp": 0.05 / 3})
+    assert plan.mi_alpha == plan.event_alpha == plan.gdp_alpha == pytest.approx(0.05 / 3)
     # ε-DP at ε = 2 implies 2 nats, above log 2: the MI of a binary record cannot exceed it.
     plan = plan_claim_tests(_spec("dp:2"))
     assert plan.alpha_spent == {"event": 0.05} and plan.mi_alpha == 0.05
@@ -81,7 +82,7 @@ def test_plan_splits_alpha_between_the_tests_that_can_refute():
     # 76; 10 can certify some ε > 0 but not ε > 3): said up front, no α spent.
     plan = plan_claim_tests(_spec("dp:3", event_runs=10))
     assert "event" not in plan.alpha_spent and any("cannot refute" in n for n in plan.notes)
-    assert plan_claim_tests(_spec("gdp:1", alpha=0.1)).alpha_spent == {"mi": 0.05, "event": 0.05}
+    assert plan_claim_tests(_spec("zcdp:0.5", alpha=0.1)).alpha_spent == {"mi": 0.05, "event": 0.05}
     # No claim: each test is its own statement at α.
     no_claim = AuditSpec(mechanism=gaussian_count, priors=[BINARY], notion="mi-dp", epsilon=0.1, **SMALL)
     assert plan_claim_tests(no_claim) == ClaimPlan({}, 0.05, 0.05, 2, ())

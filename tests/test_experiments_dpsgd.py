@@ -25,7 +25,8 @@ def _epsilon(sigma, steps, delta=1e-5):
 def dpsgd_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("dpsgd_audit")
     result = run("dpsgd-audit", out_dir=out, quick=True, seed=0, device="cpu")
-    return {name: read_table(out / f"{name}.csv") for name in ("dpsgd_epsilon", "dpsgd_dimension", "dpsgd_detection")}, result
+    return {name: read_table(out / f"{name}.csv") for name in ("dpsgd_epsilon", "dpsgd_dimension", "dpsgd_detection",
+                                                                    "dpsgd_gaussian_dp")}, result
 
 
 @pytest.mark.train
@@ -51,6 +52,29 @@ def test_unclipped_variant_is_refuted_even_at_the_quick_budget(dpsgd_run):
     assert set(det["variant"]) == {"dpsgd_no_clipping", "dpsgd_reused_noise"}
     dim = dpsgd_run[0]["dpsgd_dimension"]
     assert set(dim["notion"]) == {"mi-dp", "smi-dp"} and np.all(np.isfinite(dim["mi_estimate"]))
+
+
+@pytest.mark.train
+def test_mu_rows_stay_below_the_true_mu_and_optimum_matches_its_definition(dpsgd_run):
+    from scipy import stats
+
+    gdp = dpsgd_run[0]["dpsgd_gaussian_dp"]
+    assert list(gdp["runs"]) == [1000]
+    # Exactly 2-GDP: a certified lower bound stays below 2 (type-I error α/3 per audit).
+    assert np.all(gdp["mu_lower_bound"] <= 2.0) and np.all(gdp["mu_lower_bound"] > 1.0)
+    # The event optimum at μ = 2, 1000 runs, the event test's level (its share of α), δ = 1e-5, by a direct
+    # search over upper-tail thresholds and splits of α (scipy.stats).
+    alpha, runs, best = gdp["event_alpha"][0], 1000, 0.0
+    assert alpha == gdp["gdp_alpha"][0] == pytest.approx(0.025)  # the event and μ tests split α
+    for t in np.linspace(0.5, 5.0, 451):
+        k1, k2 = runs * stats.norm.sf(t - 2.0), runs * stats.norm.sf(t)
+        for share in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+            lower = stats.beta.ppf(alpha * share, k1, runs - k1 + 1)
+            upper = stats.beta.ppf(1 - alpha * (1 - share), k2 + 1, runs - k2)
+            if lower > 1e-5:
+                best = max(best, np.log((lower - 1e-5) / upper))
+    assert gdp["event_optimum"][0] == pytest.approx(best, abs=0.02)
+    assert np.all(gdp["event_epsilon_at_delta"] <= gdp["event_optimum"] + 0.3)
 
 
 @pytest.mark.train

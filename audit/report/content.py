@@ -238,6 +238,23 @@ def facts(result: AuditResult) -> list:
     return pairs
 
 
+def gaussian_dp_rows(certificate) -> list:
+    """The event test's μ certificate (:class:`audit.gdp_certificate.GDPCertificate`) as table rows."""
+    if certificate is None:
+        return []
+    c = certificate
+    rows = [("certified μ lower bound (Gaussian DP)",
+             f"{number(c.mu_lower_bound)} (level α = {c.alpha:.3g}; {c.points} "
+             f"trade-off points held at once by {c.method}; point FPR ≤ {number(c.fpr_upper)}, "
+             f"FNR ≤ {number(c.fnr_upper)} at {c.direction}, t = {number(c.threshold)})")]
+    if c.epsilon_estimate is not None:
+        rows.append((f"ε at δ = {c.delta:g} if exactly μ̲-GDP (estimate, not certified)", number(c.epsilon_estimate)))
+    if c.event_optimum is not None:
+        rows.append((f"best certifiable ε at δ = {c.delta:g} for a μ̲-GDP pair at these runs",
+                     number(c.event_optimum)))
+    return rows
+
+
 def evidence_tables(result: AuditResult) -> list:
     """Per-secret evidence, the event test and the cross-checks, each where the result has them."""
     tables = []
@@ -271,6 +288,7 @@ def evidence_tables(result: AuditResult) -> list:
                                                  f"upper bound at {upper_level:.3g})"))
         if event.selection_runs:
             rows.append(("runs spent choosing the event", str(event.selection_runs)))
+        rows.extend(gaussian_dp_rows(event.gaussian_dp))
         title = "DP event test (" + {"odds-ratio": "odds ratio", "rate-ratio": "rate ratio"}.get(
             event.certificate, "Clopper–Pearson") + ")"
         tables.append(TextTable(title, ("quantity", "value"), rows))
