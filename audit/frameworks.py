@@ -214,8 +214,11 @@ class PufferfishFramework:
             raise InputError("argument 'edges' must hold SecretPair objects")
         if not public and edges:
             raise InputError("argument 'edges' must be empty when there are no public functions")
+        # Membership by identity through id sets: one pass over the edges, not edges × functions
+        # (a DP framework on n records has n edges; the nested scan was O(n²) set-up).
+        private_ids, public_ids = {id(g) for g in private}, {id(w) for w in public}
         for edge in edges:
-            if edge.w is None or not any(edge.g is g for g in private) or not any(edge.w is w for w in public):
+            if edge.w is None or id(edge.g) not in private_ids or id(edge.w) not in public_ids:
                 raise InputError(f"argument 'edges': {edge.name!r} must join a member of 'private' "
                                  "with a member of 'public'")
         if not all(isinstance(p, Prior) for p in priors):
