@@ -34,7 +34,7 @@ from estimators.critic_problems import pad_columns
 from estimators.device import resolve_device
 from estimators.validation import InputError
 from mechanisms.claims import RECORD_AUDIT_NOTIONS
-from mechanisms.execution.memory import check_sample_memory
+from mechanisms.execution.memory import check_audit_memory
 from mechanisms.execution.runner import MechanismRunner
 
 from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
@@ -100,7 +100,8 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
     # many slices: all fixed before any sampling (audit.plan).
     plan = plan_audit(spec, theta)
     notes = list(spec.notes) + list(plan.notes)
-    check_sample_memory(spec.samples, spec.priors[0].shape, len(priors))
+    event_runs = spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0
+    check_audit_memory(spec.samples, spec.priors[0].shape, len(priors), event_runs=event_runs)
     data = [draw_samples(spec, prior, mechanism_rng, runner) for prior in priors]
     notes.extend(runner.notes)
     outputs = [y for _, y in data]

@@ -9,6 +9,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import re
+
 import pytest
 
 from audit.engine import draw_samples, run_audit
@@ -17,7 +19,7 @@ from estimators.neural import CriticConfig
 from estimators.validation import InputError
 from mechanisms.base import MechanismError
 from mechanisms.execution import runner as runner_module
-from mechanisms.execution.memory import check_sample_memory, format_bytes
+from mechanisms.execution.memory import check_audit_memory, check_output_memory, format_bytes
 from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
 from mechanisms.execution.user_call import call_user_code
 from mechanisms.priors import ProductBernoulli
@@ -188,10 +190,54 @@ def test_hidden_randomness_stops_a_parallel_audit():
 
 
 def test_a_sample_budget_beyond_memory_is_refused_with_the_size_it_needs():
-    need = 10**9 * 20 * 3 * 8 * 2  # samples x n x k x float64 x priors, written out
-    with pytest.raises(InputError, match=rf"'samples' \(1000000000\).*at least {format_bytes(need)}"):
-        check_sample_memory(10**9, (20, 3), 2, available=10**9)
-    assert check_sample_memory(1000, (20, 3), 2, available=10**9) == 1000 * 20 * 3 * 8 * 2
+    # databases drawn in chunks then joined (x2), at least one output each (x2), two priors
+    need = 10**9 * 2 * (2 * 20 * 3 * 8 + 2 * 8)
+    with pytest.raises(InputError, match=rf"'samples' \(1000000000\).*at least {re.escape(format_bytes(need))}"):
+        check_audit_memory(10**9, (20, 3), 2, available=10**9)
+    assert check_audit_memory(1000, (20, 3), 2, available=10**9) == 1000 * 2 * (2 * 20 * 3 * 8 + 2 * 8)
+
+
+def test_memory_check_counts_event_runs_and_output_width():
+    # Issue 32 B1: --event-runs 10^13 ended in a 218 TiB allocation error; the outputs were not counted.
+    runs = 10**13
+    event_bytes = runs * (20 * 3 * 8 + 2 * 5 * 8 + 8)  # one database copy, outputs (x2), a score, per run
+    with pytest.raises(InputError, match=r"argument 'event_runs' \(10000000000000\).*lower --event-runs"):
+        check_audit_memory(1000, (20, 3), 1, event_runs=runs, output_width=5, available=2**40)
+    assert check_audit_memory(1000, (20, 3), 1, event_runs=10**4, output_width=5, available=2**40) == (
+        1000 * 2 * (20 * 3 * 8 + 5 * 8) + 10**4 * (20 * 3 * 8 + 2 * 5 * 8 + 8))
+    assert event_bytes > 2**40
+    with pytest.raises(InputError, match=r"argument 'samples' \(20000 audit samples\).*20000 x 1000000 float64"):
+        check_output_memory(20000, 10**6, "audit sample", available=2**30)
+    with pytest.raises(InputError, match=r"lower --event-runs"):
+        check_output_memory(10**9, 10, "event-test run", available=2**30)
+
+
+def test_cgroup_memory_limit_bounds_the_memory_available(tmp_path, monkeypatch):
+    # A container's limit (cgroup v2 memory.max, v1 memory.limit_in_bytes) binds, not the host's MemAvailable.
+    import builtins
+    from mechanisms.execution import memory
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "memory.max").write_text("1073741824\n")
+    (tmp_path / "app" / "memory.current").write_text("268435456\n")
+    (tmp_path / "memory.max").write_text("max\n")  # the root: no limit
+    real_open = builtins.open
+
+    def fake_open(path, *args, **kwargs):
+        if path == "/proc/self/cgroup":
+            import io
+            return io.StringIO("0::/app\n")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    assert memory.cgroup_memory_headroom(str(tmp_path)) == 2**30 - 2**28
+    (tmp_path / "memory").mkdir()  # v1 layout under the same mount, tighter
+    (tmp_path / "memory" / "app").mkdir()
+    (tmp_path / "memory" / "app" / "memory.limit_in_bytes").write_text(str(2**29))
+    (tmp_path / "memory" / "app" / "memory.usage_in_bytes").write_text(str(2**28))
+    assert memory.cgroup_memory_headroom(str(tmp_path)) == 2**28
+    monkeypatch.setattr(memory, "cgroup_memory_headroom", lambda root="/sys/fs/cgroup": 12345)
+    assert memory.available_memory() == 12345
 
 
 def test_run_audit_refuses_an_impossible_budget_before_allocating():
@@ -199,6 +245,30 @@ def test_run_audit_refuses_an_impossible_budget_before_allocating():
     spec = AuditSpec(mechanism=fx.summing, priors=[prior], notion="mi-dp", epsilon=0.1, samples=10**9)
     with pytest.raises(InputError, match="argument 'samples'.*of memory"):
         run_audit(spec)
+
+
+def _wide_outputs(dbs, rng):
+    """10,000 outputs per database (a histogram with 10,000 bins)."""
+    return np.repeat(dbs.reshape(dbs.shape[0], -1), 10_000, axis=1) + rng.standard_normal((dbs.shape[0], 10_000))
+
+
+def test_run_audit_refuses_outputs_beyond_memory_once_their_width_is_known(monkeypatch):
+    # The pre-check assumes one output per database; the probe tells the width: 400 x 10,000 float64
+    # (chunks and joined: 64 MB) is refused at 16 MB before the sample's chunks run.
+    from mechanisms.execution import memory
+
+    monkeypatch.setattr(memory, "cgroup_memory_headroom", lambda root="/sys/fs/cgroup": 16 * 2**20)
+    calls = []
+
+    def counted(dbs, rng):
+        calls.append(dbs.shape[0])
+        return _wide_outputs(dbs, rng)
+
+    spec = AuditSpec(mechanism=counted, priors=[ProductBernoulli(0.5, shape=(1, 1))], notion="mi-dp",
+                     epsilon=0.1, samples=400)
+    with pytest.raises(InputError, match=r"argument 'samples' \(400 audit samples\).*400 x 10000 float64"):
+        run_audit(spec)
+    assert sum(calls) == 2  # the probe's two calls on one database, nothing more
 
 
 # ---------------------------------------------------------------- chunks, backends, faults

@@ -49,5 +49,5 @@ def run(args):
     payload = {"mechanisms": [e.to_dict() for e in rows]}
     note = ("\n\n'true is': whether the true ε is exact or an upper bound; 'pair attains': the ε of the "
             "entry's exposing pairs (largest |log-likelihood ratio|; '-': not computed: the MI notions, "
-            "SVT3 with c > 1, more than 4096 output patterns)")
+            "SVT3 with c > 1, more than 4096 output-pattern symbols: patterns × queries)")
     return payload, _table(rows) + note

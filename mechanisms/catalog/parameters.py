@@ -3,7 +3,7 @@
 Each catalog entry is built by a factory whose keyword arguments (with their defaults) are the
 entry's settable parameters, e.g. ``svt4(epsilon=1.0, queries=5, threshold=1.0, cutoff=1)``.
 A value keeps the type of its default: an integer parameter takes only integers, a float
-parameter any finite number. Ranges are checked by the factory itself, so an invalid value
+parameter any finite number, an integer at most :data:`MAX_INTEGER_PARAMETER` in size. Ranges are checked by the factory itself, so an invalid value
 gets the factory's error, which names the parameter.
 """
 
@@ -16,7 +16,13 @@ from urllib.parse import unquote
 
 from estimators.validation import InputError
 
-__all__ = ["build", "defaults", "split_spec"]
+__all__ = ["MAX_INTEGER_PARAMETER", "build", "defaults", "split_spec"]
+
+#: The largest integer parameter (records, bins, queries, filter size, steps, ...): every integer
+#: parameter sizes an array or a loop, and without a bound ``svt4?queries=1000000000`` grew a
+#: listing to 24 GB (issue 32 B1). What a size within it costs an audit is checked against the
+#: memory before anything is drawn (:mod:`mechanisms.execution.memory`).
+MAX_INTEGER_PARAMETER = 10_000
 
 
 def split_spec(spec: str) -> tuple[str, dict]:
@@ -65,7 +71,11 @@ def _coerce(name: str, key: str, value, default):
     if isinstance(default, int):
         if isinstance(value, float) and not value.is_integer():
             raise InputError(f"{where} must be an integer, got {value!r}")
-        return int(value)
+        value = int(value)
+        if abs(value) > MAX_INTEGER_PARAMETER:
+            raise InputError(f"{where} must be at most {MAX_INTEGER_PARAMETER} (a size or count: the entry's "
+                             f"arrays grow with it), got {value}")
+        return value
     if not math.isfinite(float(value)):
         raise InputError(f"{where} must be finite, got {value!r}")
     return float(value)

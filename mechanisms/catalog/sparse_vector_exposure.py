@@ -15,7 +15,6 @@ against :func:`scipy.integrate.quad`.
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -23,28 +22,47 @@ import numpy as np
 from .exposure import (integration_grid, laplace_log_cdf, laplace_log_pdf, laplace_log_sf, log_integral,
                        log_ratio_extremes)
 
-__all__ = ["MAX_PATTERNS", "indicator_patterns", "pattern_log_probabilities", "svt_log_ratio_extremes"]
+__all__ = ["MAX_PATTERNS", "indicator_patterns", "pattern_count", "pattern_log_probabilities", "svt_log_ratio_extremes"]
 
 MAX_PATTERNS = 4096  # beyond this many output patterns the pair's ε is not computed
+MAX_PATTERN_SYMBOLS = 4096  # ... nor beyond this many symbols in all (patterns × queries): listing stays cheap
 ABOVE, BELOW, NOT_ANSWERED = 1, 0, -1
+_PATTERN_BLOCK = 64  # patterns integrated at once (a block's integrand: 64 x grid floats)
+
+
+def pattern_count(queries: int, cutoff: int | None) -> int:
+    """How many distinct ⊤/⊥/not-answered patterns a run can output, counted without listing them.
+
+    Without a cutoff every ⊤/⊥ string is one: 2^q. With cutoff c a pattern either has j < c
+    tops, all queries answered (C(q, j) of them), or stops at its c-th top at position p, the
+    p − 1 before holding c − 1 tops (Σ_p C(p − 1, c − 1) = C(q, c) by the hockey-stick
+    identity): Σ_{j ≤ c} C(q, j) in all.
+    """
+    if cutoff is None or cutoff >= queries:
+        return 2 ** queries
+    return sum(math.comb(queries, j) for j in range(cutoff + 1))
 
 
 def indicator_patterns(queries: int, cutoff: int | None) -> list:
-    """Every ⊤/⊥/not-answered pattern a run can output (``cutoff=None``: no cutoff), or [] if too many."""
-    patterns = []
-    for bits in itertools.product((BELOW, ABOVE), repeat=queries):
-        tops, pattern = 0, []
-        for bit in bits:
-            if cutoff is not None and tops >= cutoff:
-                pattern.append(NOT_ANSWERED)
-            else:
-                pattern.append(bit)
-                tops += bit
-        patterns.append(tuple(pattern))
-        if len(patterns) > MAX_PATTERNS * 64:
-            return []
-    unique = sorted(set(patterns))
-    return unique if len(unique) <= MAX_PATTERNS else []
+    """Every ⊤/⊥/not-answered pattern a run can output (``cutoff=None``: no cutoff), or [] if too many.
+
+    The count is checked first (:func:`pattern_count`), so the work and memory are bounded by
+    :data:`MAX_PATTERNS` patterns and :data:`MAX_PATTERN_SYMBOLS` symbols whatever ``queries`` is (listing all 2^q strings to find the
+    distinct ones took 2 GB at q = 1,000, issue 32 B1).
+    """
+    count = pattern_count(queries, cutoff)
+    if count > MAX_PATTERNS or count * queries > MAX_PATTERN_SYMBOLS:
+        return []
+    patterns, stack = [], [((), 0)]
+    while stack:  # depth-first, without recursion (q may exceed the recursion limit)
+        prefix, tops = stack.pop()
+        if len(prefix) == queries:
+            patterns.append(prefix)
+        elif cutoff is not None and tops >= cutoff:
+            patterns.append(prefix + (NOT_ANSWERED,) * (queries - len(prefix)))
+        else:
+            stack.extend(((prefix + (bit,), tops + bit) for bit in (BELOW, ABOVE)))
+    return sorted(patterns)
 
 
 def _segments(pattern: tuple, redraw: bool) -> list:
@@ -85,14 +103,29 @@ def pattern_log_probabilities(answers, patterns, threshold: float, rho_scale: fl
     gap = threshold + r[None, :] - answers[:, None]           # (k, grid): ν_i must exceed this for ⊤
     log_top, log_bottom = laplace_log_sf(gap, nu_scale), laplace_log_cdf(gap, nu_scale)
     log_rho = laplace_log_pdf(r, rho_scale)
+    if not redraw:
+        # One threshold draw per pattern: log f = log f_ρ + Σ_⊤ log P(⊤) + Σ_⊥ log P(⊥) for every
+        # pattern at once, as two products of 0/1 pattern matrices with the (finite) log terms.
+        # In blocks of patterns, so that a block's (patterns, grid) integrand stays small.
+        symbols = np.asarray(patterns, dtype=np.int8).reshape(len(patterns), answers.size)
+        out = np.empty(len(patterns))
+        for start in range(0, len(patterns), _PATTERN_BLOCK):
+            block = symbols[start:start + _PATTERN_BLOCK]
+            log_f = (log_rho[None, :] + (block == ABOVE).astype(np.float64) @ log_top
+                     + (block == BELOW).astype(np.float64) @ log_bottom)
+            out[start:start + _PATTERN_BLOCK] = log_integral(log_f, log_w[None, :])
+        return out
+    segment_mass = {}  # (first query, segment) -> log mass: patterns share most of their segments
     out = []
     for pattern in patterns:
         total, start = 0.0, 0
         for segment in _segments(pattern, redraw):
-            rows = range(start, start + len(segment))
-            log_f = log_rho + sum(log_top[i] if s == ABOVE else log_bottom[i]
-                                  for i, s in zip(rows, segment) if s != NOT_ANSWERED)
-            total += float(log_integral(log_f, log_w))
+            if (start, segment) not in segment_mass:
+                rows = range(start, start + len(segment))
+                log_f = log_rho + sum(log_top[i] if s == ABOVE else log_bottom[i]
+                                      for i, s in zip(rows, segment) if s != NOT_ANSWERED)
+                segment_mass[start, segment] = float(log_integral(log_f, log_w))
+            total += segment_mass[start, segment]
             start += len(segment)
         out.append(total)
     return np.array(out)

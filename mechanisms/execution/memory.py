@@ -6,24 +6,97 @@ import os
 
 from estimators.validation import InputError
 
-__all__ = ["available_memory", "check_sample_memory", "format_bytes"]
+__all__ = ["audit_memory_parts", "available_memory", "cgroup_memory_headroom", "check_audit_memory", "check_output_memory",
+           "format_bytes"]
 
 FLOAT_BYTES = 8
 
 
+#: A cgroup limit at or above this is "no limit" (v1 writes 2^63 rounded down to a page).
+_NO_LIMIT = 2**62
+
+#: (limit file, usage file) of cgroup v2 and of cgroup v1's memory controller.
+_CGROUP_FILES = (("memory.max", "memory.current"), ("memory.limit_in_bytes", "memory.usage_in_bytes"))
+
+
+def _read_bytes(path: str) -> int | None:
+    try:
+        with open(path) as handle:
+            text = handle.read(64).strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None  # v2 writes "max" for no limit
+
+
+def _cgroup_folders(root: str) -> list:
+    """The memory cgroup folders of this process and their parents, under the mount ``root``.
+
+    Read from ``/proc/self/cgroup``: the v2 line ``0::/PATH`` and the v1 line ``N:...memory...:/PATH``;
+    each path is tried under ``root`` (v2) and ``root/memory`` (v1), and ``root`` itself (a
+    container's namespaced view shows its own cgroup at the mount point).
+    """
+    paths = []
+    try:
+        with open("/proc/self/cgroup") as handle:
+            for line in handle:
+                parts = line.rstrip("\n").split(":", 2)
+                if len(parts) == 3 and (parts[1] == "" or "memory" in parts[1].split(",")):
+                    paths.append(parts[2])
+    except OSError:
+        pass
+    folders = []
+    for mount in (root, os.path.join(root, "memory")):
+        for path in paths:
+            relative = path.strip("/")
+            while True:  # a parent's limit binds the children too
+                folders.append(os.path.join(mount, relative))
+                if not relative:
+                    break
+                relative = os.path.dirname(relative)
+    return list(dict.fromkeys(folders))
+
+
+def cgroup_memory_headroom(root: str = "/sys/fs/cgroup") -> int | None:
+    """Bytes this process's control groups still allow (limit − usage, the tightest), or None without a limit.
+
+    A container's memory limit is a cgroup limit (``memory.max`` in v2, ``memory.limit_in_bytes``
+    in v1): the kernel's ``MemAvailable`` counts the whole host and would let an audit grow until
+    the container is killed (issue 32 B1).
+    """
+    headroom = None
+    for folder in _cgroup_folders(root):
+        for limit_file, usage_file in _CGROUP_FILES:
+            limit = _read_bytes(os.path.join(folder, limit_file))
+            if limit is None or limit >= _NO_LIMIT:
+                continue
+            usage = _read_bytes(os.path.join(folder, usage_file)) or 0
+            free = max(limit - usage, 0)
+            headroom = free if headroom is None else min(headroom, free)
+    return headroom
+
+
 def available_memory() -> int | None:
-    """Bytes of memory available to a new allocation (Linux ``MemAvailable``), or None if unknown."""
+    """Bytes of memory available to a new allocation, or None if unknown.
+
+    The smaller of the kernel's ``MemAvailable`` (Linux; else free physical pages) and the
+    headroom under this process's cgroup memory limit (:func:`cgroup_memory_headroom`).
+    """
+    host = None
     try:
         with open("/proc/meminfo") as handle:
             for line in handle:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    host = int(line.split()[1]) * 1024
+                    break
     except OSError:
         pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
+    if host is None:
+        try:
+            host = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            host = None
+    limits = [v for v in (host, cgroup_memory_headroom()) if v is not None]
+    return min(limits) if limits else None
 
 
 def format_bytes(count: float) -> str:
@@ -35,29 +108,75 @@ def format_bytes(count: float) -> str:
     return f"{count:.3g} PiB"  # pragma: no cover
 
 
-def check_sample_memory(samples: int, shape: tuple, priors: int, *, available: int | None = None) -> int:
-    """Refuse a sampling budget whose databases alone cannot fit in memory.
+def audit_memory_parts(samples: int, shape: tuple, priors: int, *, event_runs: int = 0,
+                       output_width: int = 1) -> dict:
+    """Bytes an audit holds at once, part by part (float64 arrays; a lower bound on its peak).
 
-    The audit keeps ``samples`` databases of shape ``(n, k)`` (float64) for each of ``priors``
-    priors until its critics are trained; that is a lower bound on what it needs (the critic
-    inputs and outputs come on top).
+    - ``databases``: ``samples`` databases of shape ``(n, k)`` per prior, drawn in chunks and
+      then joined (both alive at the join: twice);
+    - ``outputs``: the mechanism's ``output_width`` numbers per database, chunks and joined
+      array likewise (``output_width=1`` before the mechanism has run: at least one number);
+    - ``event runs``: the event test's ``event_runs`` copies of one database, their outputs
+      (twice, as above) and one score per run.
+
+    The critics' features and the models come on top.
+    """
+    n, k = shape
+    database = n * k * FLOAT_BYTES
+    output = output_width * FLOAT_BYTES
+    return {
+        "databases": 2 * priors * samples * database,
+        "outputs": 2 * priors * samples * output,
+        "event runs": event_runs * (database + 2 * output + FLOAT_BYTES),
+    }
+
+
+def check_audit_memory(samples: int, shape: tuple, priors: int, *, event_runs: int = 0, output_width: int = 1,
+                       available: int | None = None) -> int:
+    """Refuse an audit whose arrays cannot fit in memory (:func:`audit_memory_parts`), before any is allocated.
 
     Returns
     -------
     int
-        The bytes the databases need.
+        The bytes needed.
 
     Raises
     ------
     InputError
-        Naming ``samples`` (flag ``--samples``) with the size needed and the size available.
+        Naming the budget that needs the most (``samples``, flag ``--samples``, or
+        ``event_runs``, ``--event-runs``), with the size needed, part by part, and the size
+        available (:func:`available_memory`: a container's cgroup limit included).
     """
+    parts = audit_memory_parts(samples, shape, priors, event_runs=event_runs, output_width=output_width)
+    need = sum(parts.values())
+    available = available_memory() if available is None else available
+    if available is None or need <= available:
+        return need
     n, k = shape
-    need = samples * n * k * FLOAT_BYTES * priors
+    listed = ", ".join(f"{name} {format_bytes(size)}" for name, size in parts.items() if size)
+    if parts["event runs"] > parts["databases"] + parts["outputs"]:
+        name, flag, value = "event_runs", "--event-runs", event_runs
+    else:
+        name, flag, value = "samples", "--samples", samples
+    raise InputError(
+        f"argument '{name}' ({value}): the audit needs at least {format_bytes(need)} of memory ({listed}; "
+        f"databases of {n} x {k}, {output_width} output value(s) each, {priors} prior(s)), but only "
+        f"{format_bytes(available)} is available; lower {flag}")
+
+
+def check_output_memory(databases: int, output_width: int, what: str, *, available: int | None = None) -> int:
+    """Refuse a job whose outputs (``databases`` × ``output_width`` float64, chunks and joined) cannot fit.
+
+    Checked once the mechanism's output width is known (after its first call), before the
+    job's chunks run: a mechanism with a million outputs per database is refused here, not
+    killed by the kernel. ``what`` names a database of the job (``"audit sample"``).
+    """
+    need = 2 * databases * output_width * FLOAT_BYTES
     available = available_memory() if available is None else available
     if available is not None and need > available:
+        flag = "--event-runs" if "event" in what else "--samples"
         raise InputError(
-            f"argument 'samples' ({samples}): the audit needs at least {format_bytes(need)} of memory for its "
-            f"databases ({samples} x {n} x {k} float64 values for each of {priors} prior(s)), but only "
-            f"{format_bytes(available)} is available; lower --samples")
+            f"argument '{flag.lstrip('-').replace('-', '_')}' ({databases} {what}s): the mechanism's outputs need "
+            f"{format_bytes(need)} of memory ({databases} x {output_width} float64 values, chunks and joined), but "
+            f"only {format_bytes(available)} is available; lower {flag}")
     return need

@@ -32,7 +32,7 @@ from ..errors import MechanismError, MechanismWarning
 from .backends import WorkerLost, make_backend
 from .chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, chunk_generator, plan_chunks, preserved_global_generators,
                      seed_global_generators)
-from .memory import format_bytes
+from .memory import check_output_memory, format_bytes
 from .user_call import call_user_code
 from .worker import MechanismReference, run_chunk, run_probe
 
@@ -147,6 +147,7 @@ class MechanismRunner:
         self.notes: list[str] = []
         self._backend = None
         self._probed = False
+        self._output_width = 1  # known after the probe
 
     def __enter__(self):
         return self
@@ -232,6 +233,7 @@ class MechanismRunner:
         timeout = self.settings.timeout
         if not self._probed:
             self._probe(batch[:1], job_seed)
+        check_output_memory(batch.shape[0], self._output_width, what)
         chunks = [ChunkTask(job_seed, index, start, batch[start:stop], stop - start, timeout, MECHANISM,
                             last_attempt=self.settings.retries == 0)
                   for index, start, stop in plan_chunks(batch.shape[0], self.chunk_size(batch.shape[1:]))]
@@ -250,6 +252,7 @@ class MechanismRunner:
         with _guard_global_generators(self.reference.mechanism):
             [(one, two)] = self._dispatch(run_probe, [task], 0, "database")
         self._probed = True
+        self._output_width = int(np.asarray(one).reshape(1, -1).shape[1])  # for the memory check of each job
         if np.array_equal(one, two):
             return
         mechanism = self.reference.mechanism
