@@ -285,17 +285,10 @@ class AuditResult:
         bounds = [(b, source) for b, source in ((self.dp_epsilon_lower_bound_mi, "from the MI bound, Theorem 1"),
                                                 (self.dp_epsilon_lower_bound_event, "from the event test"))
                   if b is not None and b > 0]
-        gdp = None if self.event_test is None else self.event_test.gaussian_dp
-        mu = ""
-        if gdp is not None and gdp.mu_lower_bound > 0:
-            mu = (f" It is not μ-GDP for any μ < {gdp.mu_lower_bound:.3g} (the event statistic's trade-off curve, "
-                  f"certified at level α = {gdp.alpha:.3g}"
-                  + ("" if gdp.epsilon_estimate is None else
-                     f"; if exactly that μ-GDP, ε ≈ {gdp.epsilon_estimate:.3g} at δ = {gdp.delta:g}, an estimate") + ").")
         if not bounds:
-            return mu
+            return ""
         best, source = max(bounds)
-        return f" It is not ε-DP for any ε < {best:.3g} ({source}, certified at {confidence})." + mu
+        return f" It is not ε-DP for any ε < {best:.3g} ({source}, certified at {confidence})."
 
     # The JSON contract's key order (README, ``miaudit audit``); a field not listed here (a new
     # one) follows these keys.
