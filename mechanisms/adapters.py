@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
@@ -25,6 +24,7 @@ import numpy as np
 from estimators.validation import InputError, check_choice, check_positive, check_real
 
 from .base import MechanismError
+from .execution.program import ProgramTimeout, run_program
 
 __all__ = [
     "ExternalCommandMechanism",
@@ -207,21 +207,21 @@ class ExternalCommandMechanism:
         seed = int(rng.integers(0, SEED_LIMIT))
         env = {**os.environ, **self.env, SEED_VARIABLE: str(seed)}
         payload = _encode_text(batch) if self.wire == "text" else _encode_npy(batch)
-        try:
-            done = subprocess.run(self.command, input=payload, capture_output=True,
-                                  timeout=self.timeout, env=env, check=False)
-        except subprocess.TimeoutExpired:
+        try:  # in a process group of its own, killed whole when the program exits or times out
+            returncode, stdout, stderr = run_program(self.command, payload, timeout=self.timeout, env=env)
+        except ProgramTimeout:
             raise MechanismError(f"{who} did not finish within {self.timeout:g} s on a batch of "
-                                 f"{batch.shape[0]} databases (hung?); it was killed", mechanism=who) from None
+                                 f"{batch.shape[0]} databases (hung?); it was killed with its child "
+                                 "processes", mechanism=who) from None
         except OSError as exc:
             raise MechanismError(f"{who} could not be started: {exc}", mechanism=who) from None
-        if done.returncode != 0:
-            stderr = done.stderr.decode(errors="replace").strip()[-_STDERR_TAIL:]
-            raise MechanismError(f"{who} exited with status {done.returncode}; stderr: {stderr or '(empty)'}",
+        if returncode != 0:
+            stderr = stderr.decode(errors="replace").strip()[-_STDERR_TAIL:]
+            raise MechanismError(f"{who} exited with status {returncode}; stderr: {stderr or '(empty)'}",
                                  mechanism=who)
         if self.wire == "text":
-            return _decode_text(done.stdout, batch.shape[0], who)
-        return _decode_npy(done.stdout, who)
+            return _decode_text(stdout, batch.shape[0], who)
+        return _decode_npy(stdout, who)
 
 
 def opendp_mechanism(measurement, *, to_input: Callable | None = None, sensitivity: float | None = None,

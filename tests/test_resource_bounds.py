@@ -86,3 +86,23 @@ def test_listing_an_entry_at_the_largest_size_is_cheap_in_memory():
         tracemalloc.stop()
     assert summary["exposing_pair_epsilon"] is None  # too many output patterns: not computed
     assert peak < 50 * 2**20, peak
+
+
+def test_ray_address_where_nothing_listens_is_one_line_not_minutes_of_retries():
+    import socket
+
+    from mechanisms.execution.backends import check_ray_address
+
+    with socket.socket() as closed:  # a port that was free a moment ago: nothing listens there
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    with pytest.raises(InputError, match=rf"argument 'ray_address' \(--ray-address\): no Ray cluster at "
+                                         rf"127.0.0.1:{port} accepted a connection"):
+        check_ray_address(f"127.0.0.1:{port}", timeout=2.0)
+    with pytest.raises(InputError, match="must be HOST:PORT"):
+        check_ray_address("nowhere")
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        check_ray_address(f"ray://127.0.0.1:{listening.getsockname()[1]}", timeout=2.0)  # accepted: no error
+    check_ray_address("auto")

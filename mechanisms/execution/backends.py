@@ -15,14 +15,18 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import socket
 import sys
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
+from estimators.validation import InputError
+
 from ..errors import MechanismError
 from .worker import MechanismReference, init_worker
 
-__all__ = ["InProcessBackend", "ProcessBackend", "RayBackend", "WorkerLost", "make_backend"]
+__all__ = ["InProcessBackend", "ProcessBackend", "RAY_CONNECT_TIMEOUT", "RayBackend", "WorkerLost", "check_ray_address",
+           "make_backend"]
 
 
 class WorkerLost(Exception):
@@ -86,7 +90,7 @@ class ProcessBackend:
     def submit(self, fn, task) -> Future:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(self.slots, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=init_worker)
+                                             initializer=init_worker, initargs=(os.getpid(),))
         return self._pool.submit(fn, self.reference, task, True)
 
     def outcome(self, future: Future):
@@ -118,6 +122,37 @@ class ProcessBackend:
             self._pool = None
 
 
+#: Seconds to wait for a Ray cluster's address to accept a connection: ``ray.init`` itself
+#: retries an address where nothing listens for minutes (issue 32 B4).
+RAY_CONNECT_TIMEOUT = 10.0
+
+
+def check_ray_address(address: str, timeout: float = RAY_CONNECT_TIMEOUT) -> None:
+    """Refuse a ``HOST:PORT`` (or ``ray://HOST:PORT``) where nothing accepts a connection within ``timeout`` s.
+
+    ``"auto"`` and ``"local"`` (Ray finds or starts the cluster itself) are not checked.
+
+    Raises
+    ------
+    InputError
+        Naming ``ray_address`` (``--ray-address``), the address and why it cannot be reached.
+    """
+    if address in ("auto", "local"):
+        return
+    host, sep, port = address.split("://", 1)[-1].rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise InputError(f"argument 'ray_address' (--ray-address) must be HOST:PORT, ray://HOST:PORT or auto, "
+                         f"got {address!r}")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = "no answer" if isinstance(exc, socket.timeout) else (exc.strerror or str(exc))
+        raise InputError(f"argument 'ray_address' (--ray-address): no Ray cluster at {address} accepted a "
+                         f"connection within {timeout:g} s ({reason}); start one with 'ray start --head' or check "
+                         "the address") from None
+
+
 class RayBackend:
     """Chunks run as Ray tasks on a local Ray instance or an existing cluster (``address``).
 
@@ -130,6 +165,8 @@ class RayBackend:
 
     def __init__(self, reference: MechanismReference, address: str | None, cpus: int | None):
         _check_sendable(reference)
+        if address:
+            check_ray_address(address)
         try:
             import ray
         except ImportError:

@@ -17,6 +17,8 @@ import json
 import os
 import signal
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -89,9 +91,47 @@ def _load(source):
     return load_mechanism(table).mechanism
 
 
-def init_worker() -> None:
-    """Set up a worker process: Ctrl-C is the audit's to handle (it cancels the workers), and
-    the mechanism's prints go to stderr, so that stdout keeps only the result (``--json``)."""
+#: Seconds between a worker's checks that the audit that started it is still alive.
+PARENT_CHECK_INTERVAL = 0.5
+
+#: prctl option: the signal the kernel sends a process when its parent dies (linux/prctl.h).
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """End this worker when the audit process ``parent`` ends, however it ends (issue 32 B4).
+
+    A SIGKILL or SIGTERM of the audit runs none of its clean-up, and the workers were left
+    running, reparented to PID 1. On Linux the kernel kills the worker when its parent dies
+    (``prctl(PR_SET_PDEATHSIG, SIGKILL)``); everywhere a daemon thread checks every
+    :data:`PARENT_CHECK_INTERVAL` seconds that the parent is still the parent and ends the
+    process otherwise (``os._exit``: a mechanism's non-daemon threads must not keep it alive).
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the watch below still ends the worker
+    if os.getppid() != parent:  # the audit died before the request above was made
+        os._exit(1)
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_INTERVAL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="miaudit-parent-watch", daemon=True).start()
+
+
+def init_worker(parent: int | None = None) -> None:
+    """Set up a worker process: Ctrl-C is the audit's to handle (it cancels the workers), the
+    mechanism's prints go to stderr, so that stdout keeps only the result (``--json``), and the
+    worker ends when the audit process ``parent`` ends (:func:`_die_with_parent`)."""
+    if parent is not None:
+        _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
 

@@ -1,0 +1,120 @@
+"""Issue 32 B3/B4: processes and calls with bounds: no worker, program child or hang outlives the audit.
+
+Real processes throughout (``integration``): an audit killed with SIGKILL or SIGTERM takes its
+workers and multiprocessing's resource tracker with it; an external program's children die with
+the batch, at its timeout or when it exits.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from mechanisms.execution.program import ProgramTimeout, run_program
+
+pytestmark = pytest.mark.integration
+
+
+def _children(pid: int) -> list:
+    """Process ids whose parent is ``pid`` (from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for PID 1 to reap it counts as dead)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_dead(pids, seconds: float) -> list:
+    stop = time.monotonic() + seconds
+    while time.monotonic() < stop and any(_alive(p) for p in pids):
+        time.sleep(0.05)
+    return [p for p in pids if _alive(p)]
+
+
+_AUDIT_WITH_WORKERS = textwrap.dedent("""
+    import numpy as np
+    from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
+    from mechanisms.loading import load_object
+
+    if __name__ == "__main__":  # spawned workers import this file again
+        source = "{source}"
+        with MechanismRunner(load_object(source), "slow", ExecutionSettings(workers=2, chunk_size=10),
+                             source=source) as runner:
+            print("running", flush=True)
+            runner.sample(np.zeros((100000, 2, 1)), np.random.default_rng(0))
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_killed_audit_takes_its_workers_and_resource_tracker_along(tmp_path, how):
+    module = tmp_path / "slow_mechanism.py"
+    module.write_text("import time\n\ndef slow(dbs, rng):\n    time.sleep(0.05)\n    return dbs.sum(axis=1)\n")
+    script = tmp_path / "audit.py"
+    script.write_text(_AUDIT_WITH_WORKERS.replace("{source}", f"{module}:slow"))
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.getcwd()}
+    audit = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             env=env, cwd=os.getcwd())
+    try:
+        assert audit.stdout.readline().strip() == b"running"
+        stop = time.monotonic() + 30
+        while len(_children(audit.pid)) < 3 and time.monotonic() < stop:  # two workers and the tracker
+            time.sleep(0.05)
+        started = _children(audit.pid)
+        assert len(started) >= 3, started
+        audit.send_signal(how)
+        audit.wait(timeout=10)
+        assert _wait_dead(started, 5) == []
+    finally:
+        if audit.poll() is None:
+            audit.kill()
+
+
+def test_program_killed_at_its_timeout_takes_its_children_along(tmp_path):
+    child_pid = tmp_path / "child.pid"
+    script = f"sleep 30 & echo $! > {child_pid}; sleep 30"
+    started = time.monotonic()
+    with pytest.raises(ProgramTimeout):
+        run_program(["sh", "-c", script], b"", timeout=1.0)
+    assert time.monotonic() - started < 10
+    assert _wait_dead([int(child_pid.read_text())], 5) == []
+
+
+def test_background_child_holding_stdout_neither_delays_the_batch_nor_survives_it(tmp_path):
+    # The background sleep inherits stdout: waiting for end of file waited the full timeout.
+    child_pid = tmp_path / "child.pid"
+    script = f"sleep 30 & echo $! > {child_pid}; echo 1.5; echo oops >&2"
+    started = time.monotonic()
+    status, stdout, stderr = run_program(["sh", "-c", script], b"", timeout=20.0)
+    assert time.monotonic() - started < 10  # far below the timeout (the batch used to take all 20 s)
+    assert (status, stdout, stderr) == (0, b"1.5\n", b"oops\n")
+    assert _wait_dead([int(child_pid.read_text())], 5) == []
+
+
+def test_program_reads_a_large_batch_and_writes_a_large_answer():
+    # stdin and stdout both larger than a pipe's buffer: written and read in one loop, no deadlock.
+    payload = b"x" * (1 << 20)
+    code = "import sys; data = sys.stdin.buffer.read(); sys.stdout.buffer.write(data * 2)"
+    status, stdout, _ = run_program([sys.executable, "-c", code], payload, timeout=30.0)
+    assert status == 0 and stdout == payload * 2
