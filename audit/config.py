@@ -55,6 +55,7 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     [claim]                               # optional: what the mechanism claims (mechanisms/claims.py)
     spec = "dp:0.5"                       # dp:EPS[:DELTA] zcdp:RHO rdp:ALPHA:EPS gdp:MU ldp:EPS mi-dp:EPS mi-pp:EPS
                                           # or notion = "zcdp" with its parameters by name (rho = 0.5)
+    relation = "replace-one"              # or "add-remove" (--relation); alone, it sets a library's claim's
 
     [critic]                              # optional: estimators.neural.CriticConfig fields
     max_steps = 2000
@@ -94,6 +95,7 @@ from mechanisms.execution.runner import BACKENDS, ExecutionSettings
 from mechanisms.loading import load_object
 from mechanisms.recognition import load_mechanism
 from mechanisms.priors import Prior, ProductBernoulli, ProductGaussian, UniformBox, UserPrior
+from mechanisms.relation import ADD_REMOVE, RELATIONS, REPLACE_ONE
 
 from .config_schema import InputWarning, Key, plain, validate_table
 from .frameworks import PufferfishFramework, SecretFunction, SecretPair
@@ -191,6 +193,9 @@ KEYS = (
     Key("claim", "rho", "number"),
     Key("claim", "order", "number"),
     Key("claim", "mu", "number"),
+    Key("claim", "relation", "choice", choices=RELATIONS, notions=DP_NOTIONS, flag="--relation",
+        help="DP-family claims: the neighbours the claim is stated for: replace-one (default; n fixed) or add-remove "
+             "(one record present or absent); the audited pairs follow it unless --pair files say otherwise"),
     *_critic_keys(),
     Key("execution", "workers", "any", flag="--workers", metavar="N|auto",
         help="mechanism calls in parallel: 1 (default) in this process, N > 1 local worker processes, "
@@ -410,12 +415,20 @@ def _framework(raw: dict, base_dir, notion: str) -> PufferfishFramework | None:
     return PufferfishFramework("user secret", (g,), (w,), (pair,), description="the secret g given the public w")
 
 
-def _claim(raw, notion: str):
-    """The [claim] table (``spec = "zcdp:0.5"``, or notion and parameters), or the Claim --claim parsed."""
-    if isinstance(raw, Claim) or not raw:
-        return raw or None
-    return claim_from_table(validate_table(raw, keys_of("claim"), "[claim]", notion=notion), where="[claim] (--claim)",
-                            origin="[claim]")
+def _claim(raw, notion: str) -> tuple:
+    """(the claim of [claim] / --claim or None, the relation [claim] relation / --relation names or None).
+
+    A [claim] table may hold ``relation`` alone: the relation of the library's or catalog's claim.
+    """
+    if isinstance(raw, Claim):
+        return raw, None
+    if not raw:
+        return None, None
+    table = validate_table(raw, keys_of("claim"), "[claim]", notion=notion)
+    relation = table.get("relation")
+    if set(table) == {"relation"}:
+        return None, relation
+    return claim_from_table(table, where="[claim] (--claim)", origin="[claim]"), relation
 
 
 def _pairs(config: dict, entry, searching: bool, shape, notion: str) -> tuple:
@@ -439,9 +452,9 @@ def _pairs(config: dict, entry, searching: bool, shape, notion: str) -> tuple:
                 pair = NeighbouringPair(first, second, why="supplied in the configuration")
             except InputError as exc:
                 raise _named(where, exc) from None
-        if shape is not None and pair.first.shape != shape:
+        if shape is not None and pair.database_shape != shape:
             raise InputError(f"{where}: first and second must have the prior's database shape {shape}, "
-                             f"got {pair.first.shape}")
+                             f"got {pair.database_shape}")
         pairs.append(pair)
     if searching and entry is not None:
         pairs += list(entry.pairs)
@@ -488,19 +501,37 @@ def _warn_if_uncertifiable(spec) -> None:
                       "audit reports a point estimate only, with no error guarantee.", InputWarning, stacklevel=2)
 
 
-def _with_library_claim(claim, loaded) -> tuple:
-    """The audit's claim (the user's, else the library's) and the notes saying where it came from."""
+def _with_library_claim(claim, loaded, relation: str | None) -> tuple:
+    """The audit's claim (the user's, else the library's read at ``relation`` when given) and the notes
+    saying where it came from."""
     notes = loaded.notes
     if claim is not None:
         if loaded.claim is not None:
             notes = (f"claim from --claim / [claim], overriding the {loaded.claim_note}",) + notes
         return claim, notes
-    if loaded.claim_note:
-        notes = (loaded.claim_note,) + notes
-    if loaded.claim is None:
+    library_claim, note = loaded.claim_at(relation) if relation is not None else (loaded.claim, loaded.claim_note)
+    if relation is not None and library_claim is None and loaded.claim is not None:
+        raise InputError(f"[claim] relation (--relation) {relation}: {note}")
+    if note:
+        notes = (note,) + notes
+    if library_claim is None:
         return None, notes
-    return parse_claim(loaded.claim.text, argument=loaded.claim_note or "the library's claim",
-                       origin=loaded.claim.source), notes
+    return parse_claim(library_claim.text, argument=note or "the library's claim", origin=library_claim.source,
+                       relation=library_claim.relation), notes
+
+
+def _audit_relation(claim, relation_given: str | None, pairs_config: list) -> str:
+    """The relation of the audited pairs: the pairs' own when [[pairs]] / --pair are given (row counts that
+    differ by one: add-remove), else the claim's, else the one named (default replace-one)."""
+    kinds = {pair.relation for pair in pairs_config}
+    if len(kinds) > 1:
+        raise InputError("[[pairs]] (--pair): give pairs of one relation per audit (same row counts: replace-one; "
+                         "row counts that differ by one: add-remove), not both")
+    if kinds:
+        return kinds.pop()
+    if claim is not None:
+        return claim.relation
+    return relation_given or REPLACE_ONE
 
 
 def build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
@@ -522,7 +553,7 @@ def build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
         raise InputError("configuration entry [audit] must be a table")
     # The claim: --claim / [claim], else the catalog entry's or the library's. With a claim the
     # notion and the MI level audited default to the claim's (AuditSpec resolves the level).
-    claim = _claim(config.get("claim", {}), None)
+    claim, relation_given = _claim(config.get("claim", {}), None)
     given_notion = keys_of("audit")["notion"].check(raw_audit["notion"]) if "notion" in raw_audit else None
 
     mechanism_table = validate_table(config.get("mechanism", {}), keys_of("mechanism"), "[mechanism]",
@@ -540,9 +571,13 @@ def build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
         mechanism, name = loaded.mechanism, loaded.name
     if claim is None and entry is not None:
         claim = entry.claimed.as_claim(origin=f"catalog entry {entry.name}")
+        if claim is not None and relation_given is not None:
+            from mechanisms.relation import convert_claim
+
+            claim = convert_claim(claim, relation_given)
     notes = ()
     if loaded is not None:
-        claim, notes = _with_library_claim(claim, loaded)
+        claim, notes = _with_library_claim(claim, loaded, relation_given)
 
     for required in ("notion", "epsilon"):
         if required not in raw_audit and claim is None:
@@ -584,15 +619,24 @@ def build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
                          f"databases of {shape[0]} records, got {plain(list(records))}")
 
     if pairs_only:
+        relation = _audit_relation(claim, relation_given, pairs)
         if records is None:  # under a pair's two-point prior only the record that switches can leak
             records = tuple(sorted({differing_record(pair) for pair in pairs}))
         pairs = ()
     else:
         pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion)
-    if loaded is not None and notion in DP_NOTIONS:
+        relation = _audit_relation(claim, relation_given, pairs)
+    if loaded is not None and notion in DP_NOTIONS and not (pairs_only and relation == ADD_REMOVE):
         # Pairs the auditor chooses: the ends of the mechanism's declared input domain (audit.input_domain).
         given = _pairs(config, None, False, None, notion) if pairs_only else pairs
         added, domain_note = domain_check(loaded.mechanism, priors, given, shape, audit.get("seed", 0))
+        if relation == ADD_REMOVE and added:  # the domain's ends as a record present against absent
+            from mechanisms.relation import with_presence
+
+            from .prior_search import add_remove_pairs
+
+            added = tuple(add_remove_pairs([NeighbouringPair(with_presence(p.first), with_presence(p.second), why=p.why)
+                                            for p in added]))
         pairs = tuple(pairs) + added
         if domain_note:  # on the terminal (stderr) and in the result's notes
             warnings.warn(f"input domain: {domain_note}", InputWarning, stacklevel=2)
@@ -604,6 +648,6 @@ def build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
                        pairs=pairs, records=records, claim=claim, critic=_critic(config.get("critic", {}), notion),
                        notes=notes, name=mechanism_table.get("name", name), quiet=quiet,
                        execution=_execution(config.get("execution", {}), notion, mechanism_table.get("timeout")),
-                       mechanism_source=_source(mechanism_table, base_dir), **audit)
+                       mechanism_source=_source(mechanism_table, base_dir), relation=relation, **audit)
     _warn_if_uncertifiable(result)
     return result

@@ -27,6 +27,7 @@ chain-rule estimate I(g; M, w) − I(g; w) and no certificate ("estimate only").
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -36,6 +37,7 @@ from estimators.validation import InputError
 from mechanisms.claims import RECORD_AUDIT_NOTIONS
 from mechanisms.execution.memory import check_audit_memory
 from mechanisms.execution.runner import MechanismRunner
+from mechanisms.relation import presence_pair
 
 from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from .certification import cell_critic, certify, certify_sliced_average
@@ -46,7 +48,7 @@ from .float_features import FLOAT_STATISTICS
 from .event_search import (PairCandidate, draws_of_first, event_search, held_out_scores, neighbouring_pair_of,
                            value_pairs)
 from .plan import plan_audit
-from .prior_search import candidate_pairs, search_priors, structured_pairs
+from .prior_search import add_remove_pairs, candidate_pairs, search_priors, structured_pairs
 from .result import AuditResult, SecretEvidence, finite_or_none
 from .secret_critics import SecretCell, SecretFits, fit_secret_critics
 from .spec import AuditSpec
@@ -77,7 +79,7 @@ def run_audit(spec: AuditSpec) -> AuditResult:
         a mechanism that raises, returns the wrong shape or non-finite values.
     """
     with MechanismRunner(spec.mechanism, spec.mechanism_label, spec.execution, source=spec.mechanism_source,
-                         quiet=spec.quiet) as runner:
+                         quiet=spec.quiet, presence_column=spec.presence_column) as runner:
         return _run_audit(spec, runner)
 
 
@@ -93,7 +95,10 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
 
     # Θ: the declared priors (every audited secret), then any searched two-point priors (only
     # the record that switches can leak under them).
-    searched = search_priors(tuple(spec.pairs) + tuple(candidate_pairs(spec.priors[0], spec.prior_search, rng)))
+    generated = candidate_pairs(spec.priors[0], spec.prior_search, rng)
+    if spec.presence_column:  # add/remove: a record present against absent
+        generated = add_remove_pairs(generated)
+    searched = search_priors(tuple(spec.pairs) + tuple(generated))
     theta = [(prior, None) for prior in spec.priors] + searched
     priors = [prior for prior, _ in theta]
     # Which tests may refute the claim (and their shares of α), which secrets get critics, how
@@ -325,6 +330,10 @@ def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None, gdp
         values = np.unique(dbs[validation[:256], cell.record, :], axis=0)[:4]
         pairs += value_pairs(dbs[validation[0]], cell.record, values, statistic,
                              "values and base database from the validation split")
+    if spec.presence_column:  # add/remove: every candidate a record present against absent
+        pairs = [p if p.held_out is not None else
+                 replace(p, **dict(zip(("first", "second"), presence_pair(p.first, p.second, p.record))))
+                 for p in pairs]
     # The audit's claim decides the certificates even when the event test does not test it (``claim`` None).
     pure = spec.claim is None or spec.claim.pure_epsilon is not None
     return event_search(pairs, runner=runner, rng=rng, runs=spec.event_runs, alpha=alpha, delta=spec.delta,

@@ -19,6 +19,7 @@ import numpy as np
 from estimators.validation import InputError, check_int
 from mechanisms.neighbouring_pair import NeighbouringPair
 from mechanisms.priors import TwoPoint
+from mechanisms.relation import presence_pair
 
 from .config_schema import InputWarning
 
@@ -195,6 +196,19 @@ def candidate_pairs(prior, count: int, rng: np.random.Generator) -> list:
                       "random: one base database, each record switched between two of its values); auditing those "
                       f"{len(pairs)}", InputWarning, stacklevel=2)
     return pairs
+
+
+def add_remove_pairs(pairs) -> list:
+    """Each pair of presence-column databases (:mod:`mechanisms.relation`) as an add/remove pair: the
+    record that differs present in one database and absent from the other
+    (:func:`mechanisms.relation.presence_pair`); a prior under add/remove generates its pairs this way."""
+    out = []
+    for pair in pairs:
+        record = differing_record(pair)
+        if record is not None:
+            first, second = presence_pair(pair.first, pair.second, record)
+            out.append(NeighbouringPair(first, second, why=f"{pair.why}; record {record} present vs absent"))
+    return out
 
 
 def search_priors(pairs) -> list:

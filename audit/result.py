@@ -234,6 +234,8 @@ class AuditResult:
         confidence = f"{100 * (1 - self.alpha):.4g}%"
         label, origin = self.claim["label"], self.claim.get("origin")
         source = f" (from {origin})" if origin else ""
+        if self.claim.get("relation_text"):
+            source = f" (neighbours: {self.claim['relation_text']})" + source
         tests = ", ".join(f"{name} test at α = {share:.3g}" for name, share in self.claim_alpha.items())
         if len(self.claim_alpha) > 1:
             split = f" α = {self.alpha:g} was split between the tests that can refute it: {tests}."

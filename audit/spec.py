@@ -17,6 +17,7 @@ from mechanisms.neighbouring_pair import NeighbouringPair
 from mechanisms.execution.runner import PROBE_TIMEOUT, ExecutionSettings
 from mechanisms.claims import RECORD_AUDIT_NOTIONS, Claim
 from mechanisms.priors import Prior
+from mechanisms.relation import ADD_REMOVE, REPLACE_ONE, PresentRecords, check_relation, convert_claim, relation_words
 
 from .config_schema import plain
 from .crosscheck import record_support, smallest_certifying_runs
@@ -98,6 +99,17 @@ class AuditSpec:
     notes : tuple of str
         Notes the result carries from the start (where a library's claim came from, whether the
         mechanism follows the seed).
+    relation : {"replace-one", "add-remove"}
+        The neighbouring relation of the audited pairs (:mod:`mechanisms.relation`). A claim
+        stated for the other relation is converted where a theorem allows
+        (:func:`mechanisms.relation.convert_claim`, said in the notes), else refused. Under
+        add-remove the audit needs a DP-family claim (the MI notions are replace-one only).
+    presence_column : bool, optional
+        add-remove only: whether the databases carry a presence column that the runner strips
+        (default True: the declared priors are wrapped by
+        :class:`~mechanisms.relation.PresentRecords`, add/remove pairs come from
+        :class:`~mechanisms.neighbouring_pair.NeighbouringPair`). False: the priors' pairs encode
+        absence themselves (e.g. a null record the mechanism ignores), and are used as given.
     """
 
     mechanism: Callable
@@ -125,6 +137,8 @@ class AuditSpec:
     quiet: bool = True
     execution: ExecutionSettings = field(default_factory=ExecutionSettings)
     mechanism_source: str | Mapping | None = None
+    relation: str = REPLACE_ONE
+    presence_column: bool | None = None
 
     def __post_init__(self):
         if not callable(self.mechanism):
@@ -132,6 +146,10 @@ class AuditSpec:
         priors = tuple(self.priors) if isinstance(self.priors, (list, tuple)) else (self.priors,)
         if not priors or not all(isinstance(p, Prior) for p in priors):
             raise InputError("argument 'priors' must be a non-empty sequence of Prior objects")
+        relation = check_relation(self.relation, "relation")
+        presence = relation == ADD_REMOVE and self.presence_column is not False
+        if presence:
+            priors = tuple(p if getattr(p, "presence_column", False) else PresentRecords(p) for p in priors)
         shapes = {p.shape for p in priors}
         if len(shapes) != 1:
             raise InputError(f"argument 'priors' must share one database shape, got {sorted(shapes)}")
@@ -140,6 +158,16 @@ class AuditSpec:
             claim = claim.as_claim(origin=f"stated guarantee: {claim.note}" if claim.note else "stated guarantee")
         elif claim is not None and not isinstance(claim, Claim):
             raise InputError("argument 'claim' must be a Claim (mechanisms.claims) or a Guarantee")
+        notes = tuple(self.notes)
+        if relation == ADD_REMOVE and (claim is None or not claim.has_profile):
+            raise InputError("argument 'relation': an add/remove audit tests a DP-family claim (dp, zcdp, rdp, gdp; "
+                             "--claim with --relation add-remove); the MI notions are defined for replace-one "
+                             "neighbours only")
+        if claim is not None and claim.relation != relation:
+            stated = claim
+            claim = convert_claim(claim, relation)  # raises, with the reason, where no theorem converts it
+            notes += (f"the claim {stated.label} is stated for neighbours that {relation_words(stated.relation)}; the "
+                      f"audited pairs {relation_words(relation)}, so it is audited as {claim.label}: {claim.origin}",)
         notion = self.notion
         if notion is None:
             if claim is None:
@@ -180,6 +208,9 @@ class AuditSpec:
         for pair in pairs:
             if not isinstance(pair, NeighbouringPair) or pair.record_shape != priors[0].shape:
                 raise InputError(f"argument 'pairs' must hold NeighbouringPair objects of shape {priors[0].shape}")
+            if pair.relation == ADD_REMOVE and not presence:
+                raise InputError("argument 'pairs' holds an add/remove pair (row counts that differ by one); audit it "
+                                 "with relation='add-remove'")
         check_choice(self.estimator, "estimator", NEURAL_ESTIMATORS)
         check_choice(self.mi_critic, "mi_critic", MI_CRITICS)
         delta = self.delta
@@ -218,6 +249,9 @@ class AuditSpec:
             if not records or max(records) >= n:
                 raise InputError(f"argument 'records' must be record indices in [0, {n}), got {plain(list(self.records))}")
         object.__setattr__(self, "priors", priors)
+        object.__setattr__(self, "notes", notes)
+        object.__setattr__(self, "relation", relation)
+        object.__setattr__(self, "presence_column", presence)
         object.__setattr__(self, "pairs", pairs)
         object.__setattr__(self, "framework", framework)
         object.__setattr__(self, "records", records)

@@ -131,7 +131,10 @@ def _audit(mechanism, pair, claim, runs, notion, slices, critic, seed, device):
         level = min(eps, eps**2 / 2)
     return run_audit(AuditSpec(mechanism=mechanism, priors=[pair.prior()], notion=notion, epsilon=level,
                                samples=runs, slices=slices, event_runs=runs, delta=DELTA, claim=claim, alpha=ALPHA,
-                               records=(pair.record_shape[0] - 1,), critic=critic, seed=seed, device=device))
+                               records=(pair.record_shape[0] - 1,), critic=critic, seed=seed, device=device,
+                               # The canary against a null record is add/remove (mechanisms.training.records):
+                               # the pair encodes absence itself, so no presence column.
+                               relation="replace-one" if claim is None else claim.relation, presence_column=False))
 
 
 def _nan(value) -> float:

@@ -13,8 +13,10 @@ A claim is a privacy guarantee a mechanism is said to have, written ``NOTION:PAR
 ``mi-pp:EPS``      ε-MI Pufferfish privacy (nats; Pufferfish paper, Definition 5)
 =================  ===========================================================================
 
-The DP-family claims are about miaudit's neighbouring relation: databases of n records that
-differ in one record (replace one, n fixed). Every :class:`Claim` knows
+A DP-family claim is about a neighbouring relation (:mod:`mechanisms.relation`): databases of n
+records that differ in one record (``replace-one``, n fixed; the default), or databases that differ
+by one record added or removed (``add-remove``), its :attr:`Claim.relation`. Local DP and the MI
+notions are replace-one only. Every :class:`Claim` knows
 
 - the MI budget it implies (:meth:`Claim.implied_mi_budget`): the largest conditional mutual
   information I(X_i; M(X) | X_−i) (nats) a mechanism with the claim can have, with the theorem
@@ -39,6 +41,8 @@ import numpy as np
 
 from estimators.result_forms import fields_to_dict
 from estimators.validation import InputError, parse_decimal
+
+from .relation import ADD_REMOVE, REPLACE_ONE, check_relation, relation_words
 
 __all__ = [
     "AUDIT_NOTIONS", "CALIBRATION_NOTIONS", "CLAIM_NOTIONS", "CLAIM_SYNTAX", "GUARANTEE_NOTIONS",
@@ -157,9 +161,12 @@ class Claim:
     origin : str
         Where the claim came from (``"--claim"``, ``"catalog entry laplace_sum"``, a library's
         privacy map); reported beside the verdict.
+    relation : {"replace-one", "add-remove"}
+        The neighbouring relation the claim is stated for (:mod:`mechanisms.relation`).
     """
 
     origin: str = field(default="", kw_only=True, compare=False)
+    relation: str = field(default=REPLACE_ONE, kw_only=True)
 
     notion: ClassVar[str] = ""
     #: How :meth:`privacy_profile` is computed; ``None`` when the claim has no profile.
@@ -197,6 +204,20 @@ class Claim:
         return ()
 
     # -- derived -------------------------------------------------------------------------------
+    #: Whether the notion may be stated for add/remove neighbours (local DP and the MI notions may not).
+    allows_add_remove: ClassVar[bool] = True
+
+    def _check_relation(self):
+        check_relation(self.relation, "relation")
+        if self.relation == ADD_REMOVE and not self.allows_add_remove:
+            raise InputError(f"argument 'relation': {self.notion} claims are stated for replace-one neighbours only, "
+                             f"got {self.relation!r} (add/remove applies to dp, zcdp, rdp and gdp)")
+
+    @property
+    def relation_text(self) -> str:
+        """The neighbouring relation in words, e.g. ``"add or remove one record (n varies)"``."""
+        return relation_words(self.relation)
+
     @property
     def default_audit_notion(self) -> str:
         """The MI notion an audit of this claim tests when none is given."""
@@ -238,6 +259,19 @@ class Claim:
             about = "records" if self.about_records else "Pufferfish secrets"
             audited = "Pufferfish secrets" if self.about_records else "records"
             return MIBudget(None, reason=f"a {self.label} claim is about {about}; this audit is about {audited}")
+        if self.relation == ADD_REMOVE:
+            # Any two values of a record (present with either value, or absent) are at most two add/remove
+            # steps apart, so the MI budget is that of the claim's replace-one form (group privacy).
+            from .relation import convert_claim
+
+            try:
+                replace_one = convert_claim(self, REPLACE_ONE)
+            except InputError as exc:
+                return MIBudget(None, reason=f"a record's values are up to two add/remove steps apart and {exc}")
+            budget = replace_one.implied_mi_budget(audit_notion, record_support)
+            if budget.value is None:
+                return budget
+            return MIBudget(budget.value, (replace_one.origin,) + budget.theorems)
         budget = self._record_budget(record_support)
         if budget.value is not None and audit_notion == "smi-dp":
             budget = MIBudget(budget.value, budget.theorems + (_PROPOSITION_2,))
@@ -392,6 +426,8 @@ class Claim:
             "parameters": self.parameters(),
             "text": self.text,
             "label": self.label,
+            "relation": self.relation,
+            "relation_text": self.relation_text,
             "implied_mi_budget": budget.value,
             "implied_mi_budget_unit": "nats",
             "implied_mi_budget_source": list(budget.theorems) if budget.value is not None else budget.reason,
@@ -433,6 +469,7 @@ class DifferentialPrivacy(Claim):
                                      "(Kairouz, Oh and Viswanath 2015, privacy region of (ε, δ)-DP)")
 
     def __post_init__(self):
+        self._check_relation()
         _positive(self.epsilon, "ε", "epsilon")
         d = _finite(self.delta, "δ", "delta")
         if not 0 <= d < 1:
@@ -483,6 +520,7 @@ class LocalDP(DifferentialPrivacy):
     record with its own report is at most min(ε, ε²/2) (Pufferfish paper, Theorem 1)."""
 
     notion: ClassVar[str] = "ldp"
+    allows_add_remove: ClassVar[bool] = False
     profile_source: ClassVar[str] = DifferentialPrivacy.profile_source + "; ε-LDP ⇒ ε-DP"
 
     def __post_init__(self):
@@ -524,6 +562,7 @@ class ZeroConcentratedDP(Claim):
                                      "accountant's default orders (Canonne, Kamath and Steinke 2020, Proposition 12)")
 
     def __post_init__(self):
+        self._check_relation()
         _positive(self.rho, "ρ", "rho")
 
     def parameters(self) -> dict:
@@ -567,6 +606,7 @@ class RenyiDP(Claim):
                                      "conversion (Canonne, Kamath and Steinke 2020, Proposition 12)")
 
     def __post_init__(self):
+        self._check_relation()
         order = _finite(self.order, "α", "order")
         if order <= 1:
             raise InputError(f"argument 'order': α must be > 1, got {self.order!r}")
@@ -608,6 +648,7 @@ class GaussianDP(Claim):
                                      "(Dong, Roth and Su 2022, Corollary 2.13)")
 
     def __post_init__(self):
+        self._check_relation()
         _positive(self.mu, "μ", "mu")
 
     def parameters(self) -> dict:
@@ -637,8 +678,10 @@ class _MIClaim(Claim):
     epsilon: float
 
     definition: ClassVar[str] = ""
+    allows_add_remove: ClassVar[bool] = False
 
     def __post_init__(self):
+        self._check_relation()
         _positive(self.epsilon, "ε", "epsilon")
 
     def parameters(self) -> dict:
@@ -707,7 +750,7 @@ def _checked(notion: str, name: str, value, label: str, shown: str) -> float:
     return number
 
 
-def parse_claim(text, *, argument: str = "--claim", origin: str | None = None) -> Claim:
+def parse_claim(text, *, argument: str = "--claim", origin: str | None = None, relation: str | None = None) -> Claim:
     """Parse a written claim, e.g. ``"dp:1"``, ``"dp:1:1e-5"``, ``"zcdp:0.5"``, ``"rdp:2:0.3"``.
 
     Parameters
@@ -718,6 +761,9 @@ def parse_claim(text, *, argument: str = "--claim", origin: str | None = None) -
         The user's name for the value, used in errors (``--claim``, ``[claim] spec``).
     origin : str, optional
         Where the claim came from (default: ``argument``).
+    relation : {"replace-one", "add-remove"}, optional
+        The neighbouring relation the claim is stated for (default replace-one;
+        :mod:`mechanisms.relation`).
 
     Raises
     ------
@@ -732,7 +778,7 @@ def parse_claim(text, *, argument: str = "--claim", origin: str | None = None) -
     ('1-DP', 0.5)
     """
     if isinstance(text, Claim):
-        return text
+        return text if relation is None or relation == text.relation else _with_relation(text, relation, argument)
     if not isinstance(text, str) or not text.strip():
         raise InputError(f"argument '{argument}' must be a claim such as {CLAIM_SYNTAX}; got {text!r}")
     notion, *parts = [p.strip() for p in text.strip().split(":")]
@@ -746,23 +792,51 @@ def parse_claim(text, *, argument: str = "--claim", origin: str | None = None) -
         forms = " or ".join(":".join((notion,) + symbols[:k]) for k in range(len(names) - optional, len(names) + 1))
         raise InputError(f"argument '{argument}' must be {forms}, got {text!r}")
     values = {name: _checked(notion, name, part, f"argument '{argument}'", repr(text)) for name, part in zip(names, parts)}
-    return _FORMS[notion][0](**values, origin=origin if origin is not None else argument)
+    return _build(notion, values, origin if origin is not None else argument, relation, argument)
+
+
+def _build(notion: str, values: dict, origin: str, relation: str | None, argument: str) -> Claim:
+    """The claim of ``notion`` at ``values`` stated for ``relation``; errors name ``argument``."""
+    cls = _FORMS[notion][0]
+    _relation_applies(cls, relation, argument)
+    return cls(**values, origin=origin, relation=relation or REPLACE_ONE)
+
+
+def _relation_applies(cls, relation: str | None, argument: str) -> None:
+    if relation is None:
+        return
+    if relation not in (REPLACE_ONE, ADD_REMOVE):
+        raise InputError(f"argument '{argument}': the relation must be replace-one or add-remove, got {relation!r}")
+    if relation == ADD_REMOVE and not cls.allows_add_remove:
+        raise InputError(f"argument '{argument}': {cls.notion} claims are stated for replace-one neighbours only "
+                         "(add/remove applies to dp, zcdp, rdp and gdp)")
+
+
+def _with_relation(claim: Claim, relation: str, argument: str) -> Claim:
+    """``claim`` stated for ``relation`` instead (the same parameters)."""
+    from dataclasses import replace
+
+    _relation_applies(type(claim), relation, argument)
+    return replace(claim, relation=relation)
 
 
 def claim_from_table(table: dict, *, where: str = "[claim]", origin: str | None = None) -> Claim:
     """A claim from a configuration table: ``spec = "zcdp:0.5"``, or ``notion`` plus the
-    parameters by name (``epsilon``, ``delta``, ``rho``, ``order``, ``mu``).
+    parameters by name (``epsilon``, ``delta``, ``rho``, ``order``, ``mu``); optional
+    ``relation`` (``"replace-one"``, the default, or ``"add-remove"``).
 
     Errors name the table's keys (e.g. ``[claim] rho``).
     """
     if not isinstance(table, dict):
         raise InputError(f"configuration entry '{where}' must be a table")
     origin = origin if origin is not None else where
+    relation = table.get("relation")
+    table = {key: value for key, value in table.items() if key != "relation"}
     if "spec" in table:
         extra = sorted(set(table) - {"spec"})
         if extra:
             raise InputError(f"{where}: give either 'spec' or 'notion' with its parameters, not both ({', '.join(extra)})")
-        return parse_claim(table["spec"], argument=f"{where} spec", origin=origin)
+        return parse_claim(table["spec"], argument=f"{where} spec", origin=origin, relation=relation)
     if "notion" not in table:
         raise InputError(f"{where} needs 'spec' (e.g. \"dp:1\") or 'notion' with its parameters")
     notion = table["notion"]
@@ -778,4 +852,4 @@ def claim_from_table(table: dict, *, where: str = "[claim]", origin: str | None 
             raise InputError(f"{where} needs '{name}' for notion {notion!r}")
     values = {name: _checked(notion, name, table[name], f"{where} {name}", repr(table[name]))
               for name in names if name in table}
-    return _FORMS[notion][0](**values, origin=origin)
+    return _build(notion, values, origin, relation, f"{where} relation")

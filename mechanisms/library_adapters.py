@@ -1,12 +1,16 @@
 """OpenDP measurements and diffprivlib mechanisms as batched mechanisms, with the claims they bring.
 
-miaudit's neighbouring relation is **replace one record, n fixed** (DESIGN.md, "Claims and
-verdicts"). A library states its guarantee in its own terms; this module translates:
+A claim is stated for a neighbouring relation (:mod:`mechanisms.relation`): replace one record
+(n fixed) or add/remove one record. A library states its guarantee in its own terms; this module
+translates:
 
 - an OpenDP ``Measurement`` states a privacy map ``d_in -> d_out`` for its input metric and
-  output measure. Replacing one record of a dataset is distance 2 in the symmetric distance
-  (and in the insert-delete distance: one deletion and one insertion) and distance 1 in the
-  change-one, Hamming and discrete distances. A measurement on an aggregate (absolute, L1 or
+  output measure. Adding or removing one record is distance 1 in the symmetric and the
+  insert-delete distance; replacing one is distance 2 there (a deletion and an insertion) and
+  distance 1 in the change-one, Hamming and discrete distances, which are defined for datasets of
+  one size only (replace-one; OpenDP documentation, "Dataset Metrics"). A measurement whose
+  dataset metric is symmetric or insert-delete on a domain of unfixed size states its claim for
+  add/remove (d_in = 1) unless replace-one is asked for (d_in = 2). A measurement on an aggregate (absolute, L1 or
   L2 distance) is fed ``query(db)``; the replace-one distance is then the query's
   sensitivity, which only the user can declare. The output measure gives the notion:
   max-divergence → pure DP, zero-concentrated divergence → zCDP, approximate
@@ -35,6 +39,7 @@ from estimators.validation import InputError
 
 from .adapters import _as_output_row, _stack_rows
 from .base import MechanismError
+from .relation import ADD_REMOVE, REPLACE_ONE, relation_words
 
 __all__ = [
     "DiffprivlibMechanism",
@@ -48,8 +53,11 @@ __all__ = [
     "import_opendp",
 ]
 
-#: The neighbouring relation every miaudit DP audit uses, in words.
+#: The neighbouring relation a library claim is read at unless said otherwise, in words.
 NEIGHBOURING_RELATION = "replace one record, n fixed"
+
+#: OpenDP dataset metrics whose distance 1 is adding or removing one record.
+ADD_REMOVE_METRICS = ("SymmetricDistance", "InsertDeleteDistance")
 
 #: OpenDP dataset metrics and the distance between two databases that differ by replacing one
 #: record: symmetric and insert-delete distance count a deletion plus an insertion (2); the
@@ -120,6 +128,7 @@ class LibraryClaim:
     notion: str
     parameters: tuple
     source: str
+    relation: str = REPLACE_ONE
 
     @property
     def text(self) -> str:
@@ -299,9 +308,19 @@ class OpenDPMechanism:
                 "draws; give [mechanism] query to convert a database")
 
     # -- the claim ------------------------------------------------------------------------
-    def d_in(self):
-        """The input distance of one replaced record, or None with no declared sensitivity."""
+    @property
+    def natural_relation(self) -> str:
+        """add-remove for a symmetric or insert-delete metric on a domain of unfixed size, else replace-one."""
+        if self.metric in ADD_REMOVE_METRICS and getattr(self.measurement.input_domain, "size", None) is None:
+            return ADD_REMOVE
+        return REPLACE_ONE
+
+    def d_in(self, relation: str = REPLACE_ONE):
+        """The input distance of one neighbouring step under ``relation``, or None where it has none
+        (an aggregate metric without a declared sensitivity; add/remove on a fixed-size metric)."""
         metric = self.metric
+        if relation == ADD_REMOVE:
+            return 1 if metric in ADD_REMOVE_METRICS and self.natural_relation == ADD_REMOVE else None
         if metric in REPLACE_ONE_DISTANCE:
             return REPLACE_ONE_DISTANCE[metric]
         if metric in AGGREGATE_METRICS and self.sensitivity is not None:
@@ -313,15 +332,22 @@ class OpenDPMechanism:
             return float(self.sensitivity)
         return None
 
-    def claim(self) -> tuple[LibraryClaim | None, str]:
-        """The measurement's privacy map at miaudit's neighbouring relation, and a note saying where it came from.
+    def claim(self, relation: str | None = None) -> tuple[LibraryClaim | None, str]:
+        """The measurement's privacy map at ``relation``'s distance, and a note saying where it came from.
 
-        Returns ``(None, why)`` when no claim can be read (an aggregate metric without a
-        declared sensitivity, a metric or measure with no counterpart in the claims).
+        ``relation`` defaults to :attr:`natural_relation`. Returns ``(None, why)`` when no claim can
+        be read (an aggregate metric without a declared sensitivity, add/remove on a metric of
+        fixed-size datasets, a metric or measure with no counterpart in the claims).
         """
+        relation = relation or self.natural_relation
         metric, measure = self.metric, self.measure
-        d_in = self.d_in()
+        d_in = self.d_in(relation)
         if d_in is None:
+            if relation == ADD_REMOVE:
+                return None, (f"OpenDP input metric {self.measurement.input_metric.type} on "
+                              f"{self.measurement.input_domain} has no add/remove distance (a change-one or sized "
+                              "metric is replace-one; an aggregate's sensitivity is the user's); no claim read for "
+                              "add/remove (give --claim, or audit replace-one)")
             if metric in AGGREGATE_METRICS:
                 return None, (f"OpenDP measurement on {self.measurement.input_metric.type}: no claim read, because the "
                               "distance of one replaced record is the query's sensitivity; give [mechanism] sensitivity "
@@ -333,29 +359,34 @@ class OpenDPMechanism:
         except Exception as exc:  # noqa: BLE001 - the library's map may raise anything
             raise InputError(f"OpenDP {self.name}: its privacy map failed at d_in = {d_in!r}: {exc}. "
                              "Give --claim to state the guarantee yourself") from None
-        where = (f"OpenDP privacy map at d_in = {d_in:g} ({metric}; miaudit's neighbours: {NEIGHBOURING_RELATION}"
+        where = (f"OpenDP privacy map at d_in = {d_in:g} ({metric}; neighbours: {relation_words(relation)}"
                  + (f"; declared sensitivity {d_in:g}" if metric in AGGREGATE_METRICS else "") + ")")
-        if measure == "MaxDivergence":
-            return LibraryClaim("dp", (float(d_out),), f"{where}, MaxDivergence -> pure DP"), ""
-        if measure == "ZeroConcentratedDivergence":
-            return LibraryClaim("zcdp", (float(d_out),), f"{where}, ZeroConcentratedDivergence -> zCDP"), ""
-        if measure == "Approximate<MaxDivergence>":
-            epsilon, delta = (float(v) for v in d_out)
-            params = (epsilon,) if delta == 0 else (epsilon, delta)
-            return LibraryClaim("dp", params, f"{where}, Approximate<MaxDivergence> -> (ε, δ)-DP"), ""
-        if measure == "Approximate<ZeroConcentratedDivergence>":
-            rho, delta = (float(v) for v in d_out)
-            if delta == 0:
-                return LibraryClaim("zcdp", (rho,), f"{where}, Approximate<ZeroConcentratedDivergence> with δ = 0 "
-                                                    "-> zCDP"), ""
-            return None, (f"OpenDP measure {measure} with δ = {delta:g} (approximate zCDP) has no counterpart among "
-                          "the claims; no claim read (give --claim)")
-        if measure == "SmoothedMaxDivergence":
-            delta = SMOOTHED_DELTA if self.delta is None else float(self.delta)
-            epsilon = float(d_out.epsilon(delta))
-            return LibraryClaim("dp", (epsilon, delta),
-                                f"{where}, SmoothedMaxDivergence read at δ = {delta:g} -> (ε, δ)-DP"), ""
-        return None, f"OpenDP output measure {measure} has no counterpart among the claims; no claim read (give --claim)"
+        return _measure_claim(measure, d_out, where, relation, self.delta)
+
+
+def _measure_claim(measure: str, d_out, where: str, relation: str, delta_asked) -> tuple:
+    """The claim an OpenDP output measure's ``d_out`` states (see the module docstring)."""
+    if measure == "MaxDivergence":
+        return LibraryClaim("dp", (float(d_out),), f"{where}, MaxDivergence -> pure DP", relation), ""
+    if measure == "ZeroConcentratedDivergence":
+        return LibraryClaim("zcdp", (float(d_out),), f"{where}, ZeroConcentratedDivergence -> zCDP", relation), ""
+    if measure == "Approximate<MaxDivergence>":
+        epsilon, delta = (float(v) for v in d_out)
+        params = (epsilon,) if delta == 0 else (epsilon, delta)
+        return LibraryClaim("dp", params, f"{where}, Approximate<MaxDivergence> -> (ε, δ)-DP", relation), ""
+    if measure == "Approximate<ZeroConcentratedDivergence>":
+        rho, delta = (float(v) for v in d_out)
+        if delta == 0:
+            return LibraryClaim("zcdp", (rho,), f"{where}, Approximate<ZeroConcentratedDivergence> with δ = 0 "
+                                                "-> zCDP", relation), ""
+        return None, (f"OpenDP measure {measure} with δ = {delta:g} (approximate zCDP) has no counterpart among "
+                      "the claims; no claim read (give --claim)")
+    if measure == "SmoothedMaxDivergence":
+        delta = SMOOTHED_DELTA if delta_asked is None else float(delta_asked)
+        epsilon = float(d_out.epsilon(delta))
+        return LibraryClaim("dp", (epsilon, delta),
+                            f"{where}, SmoothedMaxDivergence read at δ = {delta:g} -> (ε, δ)-DP", relation), ""
+    return None, f"OpenDP output measure {measure} has no counterpart among the claims; no claim read (give --claim)"
 
 
 @dataclass(frozen=True, eq=False)
@@ -462,8 +493,12 @@ class DiffprivlibMechanism:
             return "bounds: the released values must lie in the mechanism's bounds; set bounds to the query's range"
         return "check the mechanism's parameters against the values [mechanism] query releases"
 
-    def claim(self) -> tuple[LibraryClaim | None, str]:
-        """(ε, δ)-DP from the mechanism's ``epsilon`` and ``delta``, at the query's declared sensitivity."""
+    def claim(self, relation: str | None = None) -> tuple[LibraryClaim | None, str]:
+        """(ε, δ)-DP from the mechanism's ``epsilon`` and ``delta``, at the query's declared sensitivity
+        (replace-one: the sensitivity diffprivlib declares is the query's change when one record is replaced)."""
+        if relation == ADD_REMOVE:
+            return None, (f"diffprivlib {type(self._template).__name__} states ε for a query of its declared "
+                          "sensitivity under replace-one; no add/remove claim read (give --claim)")
         epsilon = getattr(self._template, "epsilon", None)
         delta = float(getattr(self._template, "delta", 0.0) or 0.0)
         if not isinstance(epsilon, (int, float)) or not epsilon > 0 or math.isinf(epsilon):

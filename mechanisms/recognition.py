@@ -49,7 +49,8 @@ class RecognizedMechanism:
     library : str or None
         ``"OpenDP"``, ``"diffprivlib"``, ``"external program"``, or None for a batched callable.
     claim : LibraryClaim or None
-        The guarantee the library states at miaudit's neighbouring relation.
+        The guarantee the library states, read at its natural relation (OpenDP: add/remove for a
+        symmetric distance on unsized data, else replace-one; :meth:`claim_at` reads another).
     claim_note : str
         Where that claim came from, or why none was read ("" when the library states none).
     notes : tuple of str
@@ -62,6 +63,16 @@ class RecognizedMechanism:
     claim: LibraryClaim | None = None
     claim_note: str = ""
     notes: tuple = ()
+
+    def claim_at(self, relation: str) -> tuple:
+        """(the library's claim read for ``relation``'s neighbours or None, where it came from or why not)."""
+        if self.claim is not None and self.claim.relation == relation:
+            return self.claim, self.claim_note
+        reader = getattr(self.mechanism, "claim", None)
+        if self.library not in ("OpenDP", "diffprivlib") or reader is None:
+            return None, ""
+        claim, why = reader(relation)
+        return claim, (f"claim {claim.text} from {claim.source}" if claim is not None else why)
 
 
 def _unseeded_note(library: str) -> str:

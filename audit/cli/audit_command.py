@@ -71,7 +71,7 @@ def _flag_config(args) -> dict:
         config["pairs"] = [{"first": str(Path(first).absolute()), "second": str(Path(second).absolute())}
                            for first, second in map(split_pair_flag, args.pair)]
     if args.claim is not None:  # "" too: parse_claim names it
-        config["claim"] = parse_claim(args.claim, argument="--claim")
+        config["claim"] = parse_claim(args.claim, argument="--claim", relation=config.get("claim", {}).get("relation"))
     return config
 
 
@@ -101,7 +101,9 @@ def _text(result) -> str:
     # not forge a line of the verdict.
     lines = []
     if result.claim is not None:
-        lines.append(f"claim {result.claim['label']}: {result.claim_verdict.upper()}")
+        relation = result.claim.get("relation_text")
+        lines.append(f"claim {result.claim['label']}: {result.claim_verdict.upper()}"
+                     + (f" (neighbours: {relation})" if relation else ""))
         lines += [f"  refuted by the {r['test']} test (α = {r['alpha_spent']:.3g}): {r['detail']}"
                   for r in result.refuted_by]
     lines = [terminal_text(line, keep_newlines=False) for line in lines] + ([""] if lines else [])

@@ -205,6 +205,7 @@ def facts(result: AuditResult) -> list:
         budget = claim["implied_mi_budget"]
         pairs += [
             ("claim", f"{claim['label']}" + (f" (from {claim['origin']})" if claim.get("origin") else "")),
+            ("neighbouring relation", claim.get("relation_text") or MISSING),
             ("claim verdict", result.claim_verdict),
             ("refuted by", "; ".join(f"{r['test']} test (α = {r['alpha_spent']:.3g})" for r in result.refuted_by)
              or MISSING),

@@ -131,6 +131,10 @@ class MechanismRunner:
         processes load it; :class:`~mechanisms.execution.worker.MechanismReference`).
     quiet : bool
         No progress bar.
+    presence_column : bool
+        The databases' last attribute says which records are present (an add/remove audit,
+        :mod:`mechanisms.relation`): each group of databases with the same present records runs
+        as its own batch of those records, without the column.
 
     Attributes
     ----------
@@ -139,7 +143,8 @@ class MechanismRunner:
     """
 
     def __init__(self, mechanism, label: str, settings: ExecutionSettings | None = None, *,
-                 source=None, quiet: bool = True):
+                 source=None, quiet: bool = True, presence_column: bool = False):
+        self.presence_column = presence_column
         self.settings = settings or ExecutionSettings()
         self.label, self.quiet = label, quiet
         self.who = f"mechanism '{label}'"
@@ -229,6 +234,31 @@ class MechanismRunner:
             Naming the mechanism and the database, after ``retries`` failed attempts.
         """
         batch = as_database_batch(dbs)
+        if self.presence_column:
+            return self._sample_present(batch, rng, what)
+        return self._sample_batch(batch, rng, what)
+
+    def _sample_present(self, batch: np.ndarray, rng: np.random.Generator, what: str) -> np.ndarray:
+        """:meth:`sample` of presence-column databases: each group with the same present records is its own
+        batch of (m′, n′, k) (:func:`mechanisms.relation.split_by_presence`), in the order of the groups."""
+        from mechanisms.relation import split_by_presence  # the relation module imports the priors, which import this one
+
+        out, widths = None, {}
+        for indices, rows in split_by_presence(batch):
+            outputs = self._sample_batch(np.ascontiguousarray(batch[indices][:, rows, :-1]), rng, what)
+            widths[len(rows)] = outputs.shape[1]
+            if out is None:
+                out = np.empty((batch.shape[0], outputs.shape[1]))
+            if outputs.shape[1] != out.shape[1]:
+                raise MechanismError(f"{self.who} returned {widths} values per database for databases of "
+                                     f"{sorted(widths)} records (records: values); an add/remove audit compares its "
+                                     "outputs on n and n − 1 records, so they must have one width: return a mapping "
+                                     "or a padded array, or give a per-database function (--per-database)",
+                                     mechanism=self.who)
+            out[indices] = outputs
+        return out
+
+    def _sample_batch(self, batch: np.ndarray, rng: np.random.Generator, what: str) -> np.ndarray:
         job_seed = int(rng.integers(2**63))
         timeout = self.settings.timeout
         if not self._probed:

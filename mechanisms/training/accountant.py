@@ -21,7 +21,9 @@ These accountants are for add/remove neighbours, i.e. replacing the canary by a 
 (n fixed; :mod:`mechanisms.training.records`). For replacing one record by an arbitrary one the
 sensitivity of the clipped sum doubles; group privacy then gives (2ε, (1 + e^ε)δ) from (ε, δ)
 (Dwork and Roth 2014, Theorem 2.2 for pure DP; Vadhan 2017, Lemma 2.2 for approximate DP),
-available as ``relation="replace-one"``.
+available as ``relation="replace-one"``. Each claim carries its relation
+(:attr:`mechanisms.claims.Claim.relation`): an audit of replace-one pairs converts an add/remove
+claim by group privacy (:func:`mechanisms.relation.convert_claim`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import math
 
 from estimators.validation import InputError, check_choice, check_int, check_positive, check_probability
 from mechanisms.claims import DifferentialPrivacy, RenyiDP, ZeroConcentratedDP
+from mechanisms.relation import ADD_REMOVE
 
 __all__ = ["ACCOUNTANTS", "ORDERS", "RELATIONS", "noise_for_epsilon", "dpsgd_claim", "dpsgd_epsilon", "dpsgd_rdp_claim", "dpsgd_zcdp_claim"]
 
@@ -113,7 +116,7 @@ def dpsgd_claim(noise_multiplier: float, sampling_rate: float, steps: int, delta
     if relation == "replace-one":
         return DifferentialPrivacy(2.0 * epsilon, (1.0 + math.exp(epsilon)) * delta,
                                    origin=origin + ", group privacy for replace-one")
-    return DifferentialPrivacy(epsilon, delta, origin=origin + ", add/remove")
+    return DifferentialPrivacy(epsilon, delta, origin=origin + ", add/remove", relation=ADD_REMOVE)
 
 
 def dpsgd_rdp_claim(noise_multiplier: float, sampling_rate: float, steps: int, order: float) -> RenyiDP:
@@ -125,11 +128,12 @@ def dpsgd_rdp_claim(noise_multiplier: float, sampling_rate: float, steps: int, o
     rdp = _import("opacus.accountants.analysis.rdp")
     value = float(rdp.compute_rdp(q=sampling_rate, noise_multiplier=noise_multiplier, steps=steps, orders=[order])[0])
     return RenyiDP(order, value, origin=f"Opacus RDP accountant: σ = {noise_multiplier:g}, q = {sampling_rate:g}, "
-                                       f"T = {steps}, add/remove")
+                                       f"T = {steps}, add/remove", relation=ADD_REMOVE)
 
 
 def dpsgd_zcdp_claim(noise_multiplier: float, steps: int) -> ZeroConcentratedDP:
     """Full-batch DP-SGD (q = 1) is ρ-zCDP with ρ = T/(2σ²) (Bun and Steinke 2016, Prop. 1.6, Lemma 2.3)."""
     _check(noise_multiplier, 1.0, steps)
     return ZeroConcentratedDP(steps / (2.0 * noise_multiplier**2),
-                              origin=f"full-batch DP-SGD: T/(2σ²), σ = {noise_multiplier:g}, T = {steps}, add/remove")
+                              origin=f"full-batch DP-SGD: T/(2σ²), σ = {noise_multiplier:g}, T = {steps}, add/remove",
+                              relation=ADD_REMOVE)

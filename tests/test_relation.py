@@ -1,0 +1,187 @@
+"""Neighbouring relations: add/remove beside replace-one (mechanisms.relation and its uses)."""
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from audit.engine import run_audit
+from audit.spec import AuditSpec
+from estimators.validation import InputError
+from mechanisms.claims import parse_claim
+from mechanisms.execution.runner import MechanismRunner
+from mechanisms.neighbouring_pair import NeighbouringPair
+from mechanisms.pair_files import pair_from_files
+from mechanisms.priors import ProductBernoulli
+from mechanisms.relation import (ADD_REMOVE, REPLACE_ONE, PresentRecords, add_remove_rows, convert_claim,
+                                 presence_pair, split_by_presence)
+
+
+def _noisy_count(dbs, rng):
+    """The number of records plus Laplace(1) noise: ε = 1 under add/remove (the count moves by 1), 0 under
+    replace-one (the count does not move)."""
+    return dbs.shape[1] + rng.laplace(0.0, 1.0, size=(dbs.shape[0], 1))
+
+
+# -- claims carry their relation, and convert where a theorem allows -----------------------
+
+def test_claim_carries_its_relation_into_its_json():
+    claim = parse_claim("dp:1:1e-5", relation="add-remove")
+    assert claim.relation == ADD_REMOVE and claim.to_dict()["relation"] == "add-remove"
+    assert parse_claim("dp:1").relation == REPLACE_ONE
+    assert parse_claim("dp:1") != parse_claim("dp:1", relation="add-remove")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("dp:1", {"epsilon": 2.0}),                                     # group privacy, k = 2: 2ε
+    ("dp:0.5:1e-5", {"epsilon": 1.0, "delta": (1 + math.exp(0.5)) * 1e-5}),  # δ + e^ε δ
+    ("zcdp:0.5", {"rho": 2.0}),                                     # k²ρ
+    ("gdp:1.5", {"mu": 3.0}),                                       # kμ
+    ("rdp:8:0.25", {"order": 4.0, "epsilon": 0.75}),                # (α/2, 3ε)
+])
+def test_add_remove_claims_convert_to_replace_one_by_group_privacy(text, expected):
+    converted = convert_claim(parse_claim(text, relation="add-remove"), "replace-one")
+    assert converted.relation == REPLACE_ONE
+    assert converted.parameters() == pytest.approx(expected, rel=1e-12)
+    assert "group privacy" in converted.origin
+
+
+@pytest.mark.parametrize("claim, relation, reason", [
+    (parse_claim("dp:1"), "add-remove", "says nothing about add/remove"),
+    (parse_claim("rdp:2:0.5", relation="add-remove"), "replace-one", "α ≥ 4"),
+])
+def test_conversions_without_a_theorem_are_refused_with_the_reason(claim, relation, reason):
+    with pytest.raises(InputError, match=reason):
+        convert_claim(claim, relation)
+
+
+@pytest.mark.parametrize("text", ["mi-dp:0.5", "ldp:1", "mi-pp:0.5"])
+def test_mi_notions_and_local_dp_are_replace_one_only(text):
+    with pytest.raises(InputError, match="replace-one neighbours only"):
+        parse_claim(text, relation="add-remove", argument="--relation")
+
+
+def test_add_remove_mi_budget_is_that_of_the_group_privacy_form():
+    # 1-DP add/remove ⇒ 2-DP replace-one ⇒ MI ≤ min(2, 2²/2) = 2 nats (Theorem 1 at ε = 2).
+    assert parse_claim("dp:1", relation="add-remove").implied_mi_budget("mi-dp").value == 2.0
+
+
+# -- pairs with differing row counts, the presence column --------------------------------
+
+def test_pair_of_n_and_n_minus_one_rows_is_add_remove_with_a_presence_column():
+    larger = np.array([[1.0, 5.0], [2.0, 6.0], [3.0, 7.0]])
+    pair = NeighbouringPair(larger, np.delete(larger, 1, axis=0))
+    assert pair.relation == ADD_REMOVE and pair.database_shape == (3, 2)
+    np.testing.assert_array_equal(pair.first, np.column_stack([larger, [1, 1, 1]]))
+    np.testing.assert_array_equal(pair.second, np.column_stack([larger, [1, 0, 1]]))
+    # Either order; the record present is in the database given first or second.
+    swapped = NeighbouringPair(np.delete(larger, 2, axis=0), larger)
+    np.testing.assert_array_equal(swapped.first[:, -1], [1, 1, 0])
+
+
+def test_rows_that_are_not_one_removal_are_refused():
+    with pytest.raises(InputError, match="not add/remove neighbours"):
+        add_remove_rows(np.array([[1.0], [2.0], [3.0]]), np.array([[3.0], [1.0]]), "--pair")
+
+
+def test_pair_files_with_differing_row_counts(tmp_path):
+    np.save(tmp_path / "a.npy", np.array([[0.0], [1.0]]))
+    np.save(tmp_path / "b.npy", np.array([[0.0]]))
+    pair = pair_from_files(tmp_path / "a.npy", tmp_path / "b.npy", "--pair")
+    assert pair.relation == ADD_REMOVE and "record 1 added/removed" in pair.why
+
+
+def test_presence_pair_turns_a_replacement_into_present_against_absent():
+    first = np.array([[1.0, 1.0], [2.0, 1.0]])
+    second = np.array([[1.0, 1.0], [9.0, 1.0]])
+    present, absent = presence_pair(first, second, 1)
+    np.testing.assert_array_equal(present, first)
+    np.testing.assert_array_equal(absent, [[1.0, 1.0], [2.0, 0.0]])
+
+
+def test_split_by_presence_groups_databases_by_their_present_records():
+    batch = np.zeros((4, 3, 2))
+    batch[:, :, -1] = [[1, 1, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]]
+    groups = {tuple(rows): indices.tolist() for indices, rows in split_by_presence(batch)}
+    assert groups == {(0, 1, 2): [0, 2], (0, 2): [1], (1, 2): [3]}
+
+
+def test_runner_runs_each_group_on_its_present_records_only():
+    batch = np.zeros((3, 4, 2))
+    batch[:, :, 0] = [[1, 2, 3, 4], [1, 2, 3, 4], [5, 6, 7, 8]]
+    batch[:, :, 1] = [[1, 1, 1, 1], [1, 0, 1, 1], [0, 1, 1, 0]]
+
+    def shape_and_sum(dbs, rng):
+        assert dbs.shape[2] == 1  # the presence column never reaches the mechanism
+        return np.column_stack([np.full(len(dbs), dbs.shape[1]), dbs.sum(axis=(1, 2))])
+
+    with MechanismRunner(shape_and_sum, "probe", presence_column=True) as runner:
+        out = runner.sample(batch, np.random.default_rng(0))
+    np.testing.assert_array_equal(out, [[4, 10], [3, 8], [2, 13]])
+
+
+def test_present_records_prior_appends_a_column_of_ones():
+    draws = PresentRecords(ProductBernoulli(0.5, shape=(3, 1)))(5, 0)
+    assert draws.shape == (5, 3, 2) and np.all(draws[:, :, 1] == 1)
+
+
+# -- audits under add/remove ---------------------------------------------------------------
+
+def _spec(claim, pair, **kwargs):
+    return AuditSpec(mechanism=_noisy_count, priors=(pair.prior(),), claim=claim, samples=3000, seed=3,
+                     records=(int(np.flatnonzero(np.any(pair.first != pair.second, axis=1))[0]),), **kwargs)
+
+
+ADD_REMOVE_PAIR = NeighbouringPair(np.array([[1.0], [0.0], [1.0]]), np.array([[1.0], [0.0]]))
+
+
+def test_add_remove_audit_refutes_a_count_claimed_below_its_epsilon():
+    # The noisy count's add/remove ε is exactly 1 (Laplace(1) on a count that moves by 1).
+    refuted = run_audit(_spec(parse_claim("dp:0.4", relation="add-remove"), ADD_REMOVE_PAIR, relation="add-remove"))
+    assert refuted.claim_verdict == "refuted" and refuted.claim["relation"] == "add-remove"
+    assert 0.4 < refuted.dp_epsilon_lower_bound_event <= 1.0 + 1e-9
+    held = run_audit(_spec(parse_claim("dp:1", relation="add-remove"), ADD_REMOVE_PAIR, relation="add-remove"))
+    assert held.claim_verdict == "not-refuted"
+
+
+def test_replace_one_pairs_see_no_leak_in_the_count_and_convert_the_claim():
+    pair = NeighbouringPair(np.array([[1.0], [0.0]]), np.array([[1.0], [1.0]]))
+    result = run_audit(_spec(parse_claim("dp:0.4", relation="add-remove"), pair))
+    assert result.claim_verdict == "not-refuted"
+    assert result.claim["label"] == "0.8-DP" and result.claim["relation"] == "replace-one"
+    assert any("group privacy" in note for note in result.notes)
+
+
+def test_a_replace_one_claim_is_refused_on_add_remove_pairs():
+    with pytest.raises(InputError, match="says nothing about add/remove"):
+        _spec(parse_claim("dp:1"), ADD_REMOVE_PAIR, relation="add-remove")
+
+
+@pytest.mark.train  # the declared prior's secrets get neural critics
+def test_add_remove_prior_search_generates_present_against_absent_pairs():
+    spec = AuditSpec(mechanism=_noisy_count, priors=(ProductBernoulli(0.5, shape=(3, 1)),), prior_search=2,
+                     claim=parse_claim("dp:0.4", relation="add-remove"), relation="add-remove", samples=3000, seed=4)
+    result = run_audit(spec)
+    assert result.claim_verdict == "refuted"
+    # The chosen pair is a record present (last attribute 1) against absent (0), in either order.
+    values = re.search(r"a = \[(.*?)\], b = \[(.*?)\]", result.event_test.description).groups()
+    assert sorted(float(v.split()[-1]) for v in values) == [0.0, 1.0]
+
+
+def test_opendp_symmetric_distance_on_unsized_data_reads_its_map_per_relation():
+    dp = pytest.importorskip("opendp.prelude")
+    dp.enable_features("contrib")
+    from mechanisms.library_adapters import OpenDPMechanism
+
+    count = dp.t.make_count(dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance())
+    wrapped = OpenDPMechanism(count >> dp.m.then_laplace(scale=2.0))
+    # ε = d_in / scale: d_in = 1 for add/remove, 2 for replace-one in the symmetric distance.
+    assert wrapped.natural_relation == ADD_REMOVE
+    add_remove, _ = wrapped.claim()
+    assert (add_remove.parameters, add_remove.relation) == ((0.5,), ADD_REMOVE)
+    replace_one, _ = wrapped.claim(REPLACE_ONE)
+    assert (replace_one.parameters, replace_one.relation) == ((1.0,), REPLACE_ONE)
+    sized = dp.t.make_count(dp.vector_domain(dp.atom_domain(T=float, nan=False), size=3), dp.symmetric_distance())
+    claim, why = OpenDPMechanism(sized >> dp.m.then_laplace(scale=2.0)).claim(ADD_REMOVE)
+    assert claim is None and "no add/remove distance" in why
