@@ -100,7 +100,7 @@ from mechanisms.relation import ADD_REMOVE, RELATIONS, REPLACE_ONE
 from .config_schema import InputWarning, Key, plain, validate_table
 from .frameworks import PufferfishFramework, SecretFunction, SecretPair
 from .input_domain import domain_check
-from .prior_search import MAX_PRIOR_SEARCH, differing_record
+from .prior_search import MAX_PRIOR_SEARCH, add_remove_pairs, differing_record
 from .result import NOTIONS
 
 if sys.version_info >= (3, 11):
@@ -632,8 +632,6 @@ def build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
         added, domain_note = domain_check(loaded.mechanism, priors, given, shape, audit.get("seed", 0))
         if relation == ADD_REMOVE and added:  # the domain's ends as a record present against absent
             from mechanisms.relation import with_presence
-
-            from .prior_search import add_remove_pairs
 
             added = tuple(add_remove_pairs([NeighbouringPair(with_presence(p.first), with_presence(p.second), why=p.why)
                                             for p in added]))
