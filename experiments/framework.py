@@ -192,11 +192,13 @@ class ExperimentResult:
     summary_file: str
     settings: dict = field(default_factory=dict)
     findings: tuple = ()
+    page_file: str | None = None
 
     def to_dict(self) -> dict:
         return {"name": self.name, "source": self.source, "out_dir": self.out_dir, "quick": self.quick,
                 "seed": self.seed, "device": self.device, "seconds": self.seconds,
-                "files": {"csv": list(self.csv_files), "png": self.png_file, "summary": self.summary_file},
+                "files": {"csv": list(self.csv_files), "png": self.png_file, "summary": self.summary_file,
+                          "page": self.page_file},
                 "settings": self.settings, "findings": list(self.findings)}
 
 
@@ -239,6 +241,20 @@ def machine_description(device: str | None) -> str:
     return f"{device} — {host}"
 
 
+def miaudit_version() -> str:
+    """The installed miaudit's version (``unknown`` when run from a checkout that is not installed)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("miaudit")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def _command(experiment: Experiment, context: RunContext) -> str:
+    return f"miaudit experiment {experiment.name}{' --quick' if context.quick else ''} --seed {context.seed}"
+
+
 def _summary(experiment: Experiment, output: ExperimentOutput, context: RunContext, seconds: float,
              device_text: str, files: list) -> str:
     mode = "quick (`--quick`)" if context.quick else "full (the paper's setting)"
@@ -254,10 +270,11 @@ def _summary(experiment: Experiment, output: ExperimentOutput, context: RunConte
         f"- mode: {mode}",
         f"- seed: {context.seed}",
         f"- device: {device_text}",
+        f"- miaudit version: {miaudit_version()}",
         f"- wall time: {seconds:.2f} s",
         f"- finished: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
         f"- full (non-quick) run time: {experiment.full_runtime}",
-        f"- command: `miaudit experiment {experiment.name}{' --quick' if context.quick else ''} --seed {context.seed}`",
+        f"- command: `{_command(experiment, context)}`",
         "",
         "## Settings",
         "",
@@ -271,7 +288,7 @@ def _summary(experiment: Experiment, output: ExperimentOutput, context: RunConte
 
 
 def run_experiment(experiment: Experiment, *, out_dir=None, quick: bool = False, seed: int = 0,
-                   device: str = "auto") -> ExperimentResult:
+                   device: str = "auto", page=None) -> ExperimentResult:
     """Run ``experiment`` and write its CSV tables, PNG figure and ``summary.md`` into ``out_dir``.
 
     Parameters
@@ -284,6 +301,9 @@ def run_experiment(experiment: Experiment, *, out_dir=None, quick: bool = False,
     seed : int
     device : {"auto", "cpu", "cuda"}
         Used only by experiments that train; resolved by :func:`estimators.device.resolve_device`.
+    page : str or Path, optional
+        Also write a documentation page here (:func:`experiments.docs_page.benchmark_page`: the
+        summary, then the tables), e.g. ``docs/benchmarks/NAME.md``.
     """
     from estimators.device import resolve_device
     from estimators.validation import check_int
@@ -309,10 +329,15 @@ def run_experiment(experiment: Experiment, *, out_dir=None, quick: bool = False,
     write_atomic(directory / png_name, lambda handle: output.figure.savefig(handle, format="png", dpi=120))
     device_text = machine_description(resolved)
     summary_name = "summary.md"
-    _write_text(directory / summary_name,
-                _summary(experiment, output, context, seconds, device_text, csv_names + [png_name]))
+    summary = _summary(experiment, output, context, seconds, device_text, csv_names + [png_name])
+    _write_text(directory / summary_name, summary)
+    if page is not None:
+        from experiments.docs_page import benchmark_page
+
+        _write_text(Path(page), benchmark_page(summary, output.tables, f"{_command(experiment, context)} --page {page}"))
     return ExperimentResult(
         name=experiment.name, source=experiment.source, out_dir=str(directory), quick=context.quick, seed=seed,
         device=device_text, seconds=seconds, csv_files=tuple(str(directory / n) for n in csv_names),
         png_file=str(directory / png_name), summary_file=str(directory / summary_name),
-        settings=dict(output.settings), findings=tuple(output.findings))
+        settings=dict(output.settings), findings=tuple(output.findings),
+        page_file=None if page is None else str(page))

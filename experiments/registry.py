@@ -51,6 +51,7 @@ def get_experiment(name: str) -> Experiment:
     return registered[name]
 
 
-def run(name: str, *, out_dir=None, quick: bool = False, seed: int = 0, device: str = "auto") -> ExperimentResult:
+def run(name: str, *, out_dir=None, quick: bool = False, seed: int = 0, device: str = "auto",
+        page=None) -> ExperimentResult:
     """Run the experiment ``name`` (see :func:`experiments.framework.run_experiment`)."""
-    return run_experiment(get_experiment(name), out_dir=out_dir, quick=quick, seed=seed, device=device)
+    return run_experiment(get_experiment(name), out_dir=out_dir, quick=quick, seed=seed, device=device, page=page)

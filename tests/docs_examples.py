@@ -2,22 +2,24 @@
 
 The conventions (docs/contributing-docs.md states them for writers):
 
-- A fenced block with a title, `````python title="team.py"`````, is a file: it is written to the
-  page's working directory (a fresh temporary directory per page) and not run.
+- A fenced block with a title, `````python title="team.py"`````, or whose first line is a comment
+  naming a file (``# team.py``), is a file: it is written to the page's working directory (a fresh
+  temporary directory per page) and not run.
 - A `````python````` block without a title is run, in one namespace per page, in that directory.
   When a `````text````` block follows it (only blank lines between), what the code printed must
   match it.
 - A `````console````` block holds commands (``$ miaudit ...``, ``$ python FILE.py``,
-  ``$ cat FILE``, ``$ echo $?``; a line ending in ``\\`` continues) each followed by the output it
-  must print (stdout; with a trailing ``2>&1``, stderr and then stdout). A command that exits
-  non-zero must be followed by ``$ echo $?``.
+  ``$ python -c CODE``, ``$ cat FILE``, ``$ echo $?``; a line ending in ``\\`` continues) each
+  followed by what the terminal shows: stderr (warnings, errors), then stdout. A command that
+  exits non-zero must be followed by ``$ echo $?``.
 - A `````bash````` block's commands run the same way; their output is not shown, so not checked.
-- Output matches with :mod:`doctest`'s ``ELLIPSIS``: ``...`` stands for any text (a timing).
-  Trailing spaces and trailing blank lines are ignored.
+- Output matches with :mod:`doctest`'s ``ELLIPSIS``: ``...`` stands for any text. A duration
+  (``0.2 s``) matches any duration; trailing spaces and trailing blank lines are ignored.
 - ``<!-- docs-test: skip -->`` on the line before a block leaves that block out (set-up commands
   such as ``pip install``, commands for a cluster); every other block runs.
-- ``<!-- docs-test: train -->`` (or ``slow``) anywhere on a page adds that pytest mark to the
-  page's test; every page's test is marked ``integration`` (end-to-end runs of the CLI).
+- ``<!-- docs-test: slow -->`` anywhere on a page marks the page's test ``slow``; every page's test
+  is marked ``integration`` and ``train`` (end-to-end runs of the CLI, which may train critics).
+- A `````console````` block without any ``$ `` line is output only, not run.
 
 Blocks of other languages (``toml`` without a title, ``json``, ``text`` not after ``python``) are
 shown, not run.
@@ -41,8 +43,11 @@ DOCS = ROOT / "docs"
 
 _FENCE = re.compile(r"^(?P<indent> *)```(?P<info>[^`\n]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.S | re.M)
 _TITLE = re.compile(r"""title=["']([^"']+)["']""")
+_FILE_COMMENT = re.compile(r"^(?:#|//|--)\s*([\w./-]+\.(?:py|toml|sh|json|txt|csv|yaml|yml|cfg))\b")
 _DIRECTIVE = re.compile(r"<!--\s*docs-test:\s*([a-z ,]+?)\s*-->")
 PAGE_MARKS = ("train", "slow")
+# Languages whose block is a file when its first line is a comment naming one (``# team.py``).
+_FILE_LANGUAGES = ("python", "toml", "sh", "bash", "json", "yaml", "text")
 
 
 @dataclass
@@ -70,10 +75,12 @@ def blocks(text: str) -> list:
         info = match.group("info").strip()
         language = info.split()[0] if info else ""
         title = _TITLE.search(info)
+        body = _dedent(match.group("body"), match.group("indent"))
+        named = _FILE_COMMENT.match(body.splitlines()[0]) if body.strip() and language in _FILE_LANGUAGES else None
+        title = title.group(1) if title else (named.group(1) if named else None)
         before = text[:match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         directive = _DIRECTIVE.search(before)
-        found.append(Block(language=language, title=title.group(1) if title else None,
-                           body=_dedent(match.group("body"), match.group("indent")),
+        found.append(Block(language=language, title=title, body=body,
                            line=text.count("\n", 0, match.start()) + 1,
                            skip=bool(directive and "skip" in directive.group(1)),
                            start=match.start(), end=match.end()))
@@ -101,9 +108,16 @@ def _normalise(output: str) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
+_DURATION = re.compile(r"\b\d+(?:\.\d+)? s\b")
+
+
 def output_matches(expected: str, got: str) -> bool:
-    """Whether ``got`` is ``expected`` up to ``...`` (doctest ELLIPSIS) and trailing spaces."""
-    return doctest.OutputChecker().check_output(_normalise(expected), _normalise(got), doctest.ELLIPSIS)
+    """Whether ``got`` is ``expected`` up to ``...`` (doctest ELLIPSIS), durations and trailing spaces.
+
+    A duration in seconds (``0.2 s``) matches any other: timings vary from run to run.
+    """
+    expected, got = (_DURATION.sub("<N> s", _normalise(text)) for text in (expected, got))
+    return doctest.OutputChecker().check_output(expected, got, doctest.ELLIPSIS)
 
 
 class ExampleFailed(AssertionError):
@@ -111,8 +125,14 @@ class ExampleFailed(AssertionError):
 
 
 def _commands(body: str, console: bool) -> list:
-    """(command, expected output) pairs of a console block; bash blocks have no expected output."""
+    """(command, expected output) pairs of a console block; bash blocks have no expected output.
+
+    A console block with no ``$ `` line shows output only (of a command shown before it): it has
+    no commands.
+    """
     pairs, lines = [], body.splitlines()
+    if console and not any(line.startswith("$ ") for line in lines):
+        return []
     index = 0
     while index < len(lines):
         line = lines[index]
@@ -157,6 +177,8 @@ class PageRunner:
             if block.title is not None:
                 (self.workdir / block.title).parent.mkdir(parents=True, exist_ok=True)
                 (self.workdir / block.title).write_text(block.body)
+                if block.title.endswith(".py"):  # a module of that name imported by an earlier page is stale
+                    sys.modules.pop(Path(block.title).stem, None)
             elif block.language == "python":
                 self._python(block)
             elif block.language in ("console", "bash"):
@@ -193,13 +215,13 @@ class PageRunner:
                 raise ExampleFailed(f"{self._where(block)}: `{command}` exited with {status}\nstderr:\n{err[-3000:]}")
             if command != "echo $?":
                 self.status = status
-            if block.language == "console" and not output_matches(expected, out):
-                raise ExampleFailed(f"{self._where(block)}: `{command}` printed\n{out}\ninstead of\n{expected}")
+            shown = err + out  # what a terminal shows: warnings and errors come before the result
+            if block.language == "console" and not output_matches(expected, shown):
+                raise ExampleFailed(f"{self._where(block)}: `{command}` printed\n{shown}\ninstead of\n{expected}")
 
     def _command(self, block: Block, command: str):
-        if command.endswith(" 2>&1"):  # what the terminal shows: stderr (errors, warnings), then stdout
-            status, out, err = self._command(block, command[:-len(" 2>&1")])
-            return status, err + out, err
+        if command.endswith(" 2>&1"):  # the same as without: the output shown is stderr, then stdout
+            return self._command(block, command[:-len(" 2>&1")])
         argv = shlex.split(command)
         if argv == ["echo", "$?"]:
             return 0, f"{self.status}\n", ""
@@ -210,6 +232,10 @@ class PageRunner:
 
             status, out, err = self._captured(block, f"`{command}`", lambda: main(argv[1:]))
             return status or 0, out, err
+        if argv[0] == "python" and len(argv) == 3 and argv[1] == "-c":
+            code = compile(argv[2], f"{self._where(block)} (python -c)", "exec")
+            _, out, err = self._captured(block, f"`{command}`", lambda: exec(code, {"__name__": "__main__"}))
+            return 0, out, err
         if argv[0] == "python" and len(argv) >= 2 and argv[1].endswith(".py"):
             saved = sys.argv
             sys.argv = argv[1:]
@@ -251,7 +277,7 @@ if __name__ == "__main__":  # python tests/docs_examples.py PAGE: run a page, pr
     class _Showing(PageRunner):
         def _captured(self, block, what, call):
             value, out, err = super()._captured(block, what, call)
-            print(f"----- {self._where(block)} {what}\n{out}", file=sys.__stdout__, flush=True)
+            print(f"----- {self._where(block)} {what}\n{err}{out}", file=sys.__stdout__, flush=True)
             return value, out, err
 
     class _Patch:

@@ -5,11 +5,14 @@ One test per page; pages are found at collection, so a new page is tested withou
 """
 
 import pytest
-from docs_examples import DOCS, ROOT, ExampleFailed, PageRunner, blocks, doc_pages, output_matches, page_marks, run_page
+from docs_examples import DOCS, ExampleFailed, PageRunner, blocks, doc_pages, output_matches, page_marks, run_page
 
 
 def _page_param(page):
-    marks = [pytest.mark.integration] + [getattr(pytest.mark, mark) for mark in sorted(page_marks(page.read_text()))]
+    # Every page may run the CLI end to end and train critics (pages of other writers do not declare
+    # it), so each page's test is marked both; a page adds ``slow`` with <!-- docs-test: slow -->.
+    marks = [pytest.mark.integration, pytest.mark.train]
+    marks += [getattr(pytest.mark, mark) for mark in sorted(page_marks(page.read_text()) - {"train"})]
     return pytest.param(page, marks=marks, id=str(page.relative_to(DOCS)))
 
 
@@ -53,9 +56,19 @@ def test_a_failing_example_names_its_page_and_line(tmp_path, monkeypatch):
         _run("text\n\n```python\n1 / 0\n```\n", tmp_path, monkeypatch)
 
 
-def test_ellipsis_and_trailing_space():
-    assert output_matches("took ... s\n", "took 1.25 s   \n\n")
-    assert not output_matches("took 1 s\n", "took 2 s\n")
+def test_ellipsis_durations_and_trailing_space():
+    assert output_matches("took ... seconds\n", "took 1.25 seconds   \n\n")
+    assert output_matches("0.1 s; stopped\n", "0.25 s; stopped\n")  # durations vary
+    assert not output_matches("ε ≥ 1.05\n", "ε ≥ 1.06\n")
+    assert not output_matches("1 of 4 rounds\n", "2 of 4 rounds\n")
+
+
+def test_file_comments_python_c_and_stderr(tmp_path, monkeypatch):
+    text = ("```python\n# helper.py\nVALUE = 3\n```\n\n"
+            "```console\n$ python -c \"import helper, sys; print(helper.VALUE); print('warn', file=sys.stderr)\"\n"
+            "warn\n3\n```\n")
+    assert _run(text, tmp_path, monkeypatch) == 2
+    assert (tmp_path / "helper.py").read_text() == "# helper.py\nVALUE = 3\n"
 
 
 def test_page_marks_and_block_parsing():
@@ -67,4 +80,3 @@ def test_page_marks_and_block_parsing():
 
 def test_every_page_is_under_docs():
     assert doc_pages() and all(DOCS in page.parents for page in doc_pages())
-    assert ROOT / "docs" == DOCS

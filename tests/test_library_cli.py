@@ -39,8 +39,22 @@ def readme_commands(section: str) -> list:
     return [shlex.split(line[2:])[1:] for line in lines if line.startswith("$ miaudit ")]
 
 
+def _without(argv, flags) -> list:
+    """``argv`` without the ``flags`` that take a value (and their values): each flag may be given once."""
+    kept, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in flags:
+            skip = True
+        else:
+            kept.append(arg)
+    return kept
+
+
 def run_cli(argv, capsys) -> dict:
-    code = main(argv + SMALL_BUDGET)
+    valued = {flag for flag in SMALL_BUDGET if flag.startswith("--") and flag not in ("--json", "--quiet", "--set")}
+    code = main(_without(argv, valued) + SMALL_BUDGET)
     captured = capsys.readouterr()
     assert code == 0, captured.err
     return json.loads(captured.out)

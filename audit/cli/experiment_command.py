@@ -18,6 +18,8 @@ def configure(parser) -> None:
     parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default: experiments-out/NAME)")
     parser.add_argument("--quick", action="store_true",
                         help="reduced setting: under 30 s on a 2-core CPU (what the tests run)")
+    parser.add_argument("--page", default=None, metavar="FILE.md",
+                        help="also write a documentation page (summary and tables), e.g. docs/benchmarks/NAME.md")
     add_device_option(parser)
 
 
@@ -41,7 +43,8 @@ def run(args):
     if args.list:
         if args.name is not None:
             raise InputError("give either --list or an experiment NAME, not both")
-        ignored = [flag for flag, given in (("--out", args.out is not None), ("--quick", args.quick)) if given]
+        ignored = [flag for flag, given in (("--out", args.out is not None), ("--quick", args.quick),
+                                            ("--page", args.page is not None)) if given]
         if ignored:
             raise InputError(f"argument '{ignored[0]}' applies to running an experiment, not to --list")
         return _list(registry)
@@ -55,8 +58,14 @@ def run(args):
     # Checked before the run: a bad folder must not cost the experiment's minutes.
     out = check_output_location(args.out if args.out is not None else f"{DEFAULT_OUT_ROOT}/{experiment.name}",
                                 "--out", folder=True)
-    result = registry.run(args.name, out_dir=out, quick=args.quick, seed=args.seed, device=args.device)
+    page = None
+    if args.page is not None:
+        if not args.page.endswith(".md"):
+            raise InputError(f"argument '--page' must name a Markdown file (FILE.md), got {args.page!r}")
+        page = check_output_location(args.page, "--page")
+    result = registry.run(args.name, out_dir=out, quick=args.quick, seed=args.seed, device=args.device, page=page)
     lines = [f"{result.name} ({result.source}): {result.seconds:.2f} s on {result.device}",
              *[f"  {finding}" for finding in result.findings],
-             "files:", *[f"  {path}" for path in (*result.csv_files, result.png_file, result.summary_file)]]
+             "files:", *[f"  {path}" for path in (*result.csv_files, result.png_file, result.summary_file,
+                                                  *([result.page_file] if result.page_file else []))]]
     return result.to_dict(), "\n".join(lines)

@@ -1,0 +1,43 @@
+"""Benchmark pages are written by the command that ran: ``miaudit experiment NAME --page FILE.md``."""
+
+import datetime
+
+import pytest
+
+from audit.cli.main import main
+from experiments.docs_page import benchmark_page, markdown_table
+from experiments.framework import Table, read_table
+
+
+def test_markdown_table_rows_and_truncation():
+    table = markdown_table({"entry": ["a", "b|c", "d"], "value": [0.123456, float("inf"), 2]}, max_rows=2)
+    assert table == ("| entry | value |\n| --- | --- |\n| a | 0.1235 |\n| b\\|c | — |\n"
+                     "\n(1 more rows in the CSV file.)\n")
+
+
+def test_page_keeps_the_title_and_says_who_wrote_it():
+    page = benchmark_page("# bench\n\nWhat it does.\n", [Table("t", {"x": [1]})], "miaudit experiment bench --page p.md")
+    assert page.splitlines()[:3] == ["# bench", "", "*This page was written by `miaudit experiment bench --page p.md`; "
+                                                    "do not edit it by hand: run the command again.*"]
+    assert "### t\n\n| x |\n| --- |\n| 1 |\n" in page
+
+
+@pytest.mark.integration
+def test_experiment_writes_its_page(tmp_path, capsys):
+    page = tmp_path / "fig3a.md"
+    out = tmp_path / "out"
+    assert main(["experiment", "pufferfish-fig3a", "--quick", "--out", str(out), "--page", str(page), "--quiet"]) == 0
+    text = page.read_text()
+    assert text.startswith("# pufferfish-fig3a\n")
+    assert f"`miaudit experiment pufferfish-fig3a --quick --seed 0 --page {page}`" in text
+    assert "- device: " in text and "- miaudit version: " in text
+    assert f"- finished: {datetime.date.today().isoformat()}" in text
+    for csv in out.glob("*.csv"):  # every table, with the CSV's columns as its header
+        columns = list(read_table(csv))
+        assert f"### {csv.stem}\n\n| {' | '.join(columns)} |" in text
+    assert str(page) in capsys.readouterr().out
+
+
+def test_page_must_be_markdown(tmp_path, capsys):
+    assert main(["experiment", "pufferfish-fig3a", "--page", str(tmp_path / "x.html")]) == 2
+    assert "--page" in capsys.readouterr().err
