@@ -43,11 +43,14 @@ class RunContext:
     device : str or None
         The resolved torch device (``"cpu"``, ``"cuda"``, ``"cuda:0"``) for experiments that
         train; ``None`` for experiments that do not.
+    out_dir : Path or None
+        The run's output folder (for experiments that keep files there, such as cached environments).
     """
 
     quick: bool
     seed: int
     device: str | None = None
+    out_dir: Path | None = None
 
     def rng(self, stream: int = 0) -> np.random.Generator:
         """An independent generator for ``stream`` (same seed and stream give the same numbers)."""
@@ -314,7 +317,7 @@ def run_experiment(experiment: Experiment, *, out_dir=None, quick: bool = False,
     if directory.exists() and not directory.is_dir():
         raise InputError(f"argument 'out' is not a directory: {directory}")
     directory.mkdir(parents=True, exist_ok=True)
-    context = RunContext(quick=bool(quick), seed=seed, device=resolved)
+    context = RunContext(quick=bool(quick), seed=seed, device=resolved, out_dir=directory)
 
     start = time.perf_counter()
     output = experiment.run(context)

@@ -1,0 +1,305 @@
+"""Study ``real-bugs``: privacy bugs in released libraries that miaudit finds, each with one command.
+
+Each case audits a library mechanism at a pinned version with one ``miaudit audit`` command, run
+in a fresh interpreter: a case whose library is installed here at that version (the test extra
+holds OpenDP 0.16.0 and diffprivlib 0.6.6) runs with this interpreter; any other gets its own
+virtual environment under the output folder (``venvs/NAME-VERSION``, created with
+``--system-site-packages`` so miaudit's own dependencies come from here, then
+``pip install NAME==VERSION``; a venv already there is reused). ``--quick`` runs only the cases
+that need no install. The table gives, per case: library, version, bug, library issue, command,
+mechanism runs, seconds, claim, certified bound and verdict; the run writes it as
+``real-bugs.md`` (with the machine and date), ``real_bugs.csv`` and ``real_bugs.json``.
+
+The cases (Mironov 2012 for the floating-point ones; issue 29 of this project for the others):
+
+- pure-ldp 1.1.2 unary encoding (OUE, SUE): the true bit is set to 1 with probability p *on top of*
+  a 1 drawn with probability q, so P(1 | own index) = p + (1 − p)q, and the client is not
+  ε-LDP at its ε (OUE at ε = 1: log(0.634·0.731/(0.269·0.366)) = 1.55); 1.2.0 draws it right;
+- the textbook float Laplace ``x + rng.laplace(0, 1/ε)`` at ε = 0.1 (DP-Sniper's setting):
+  not ε-DP for any ε (Mironov 2012); the same noise rounded to 2⁻³² (snapping) is not refuted;
+- diffprivlib 0.6.6 ``Laplace`` and ``Gaussian``: float noise added to the value, open to the same
+  attack (diffprivlib issue #94); its ``Snapping`` mechanism is the correct configuration;
+- OpenDP 0.16.0's Laplace on floats: its samplers are exact, not refuted.
+
+Cases that need outputs of any structure and add/remove neighbours (diffprivlib's
+``LogisticRegression`` label set, OpenDP's Laplace threshold δ) are listed with the reason they
+are not run.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from .framework import Experiment, ExperimentOutput, Table, machine_description, new_figure, write_atomic
+
+#: The folder that holds the ``audit`` package: the subprocesses import miaudit from it.
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+#: ``--samples`` of every case under ``--quick``.
+QUICK_SAMPLES = 4000
+
+#: Longest a case's audit may run (seconds) before it is reported as timed out.
+CASE_TIMEOUT = 900
+
+_PURE_LDP_UE = '''import random
+
+import numpy as np
+from pure_ldp.frequency_oracles.unary_encoding import UEClient
+
+# A record is a value in {{0, 1, 2, 3}}; the client privatises it at epsilon = 1 (its claim: 1-LDP).
+client = UEClient(epsilon=1.0, d=4, use_oue={oue}, index_mapper=lambda value: int(value))
+
+
+def {name}(dbs, rng):
+    """One privatised report per database of one record; pure-ldp draws from numpy's and random's global
+    generators, seeded here from the audit's generator."""
+    np.random.seed(int(rng.integers(2**32)))
+    random.seed(int(rng.integers(2**63)))
+    return np.array([client.privatise(int(db[0, 0])) for db in dbs], dtype=np.float64)
+'''
+
+_TEXTBOOK = '''import numpy as np
+
+
+def textbook(dbs, rng):
+    """The textbook Laplace mechanism in float64: the sum plus Laplace(1/epsilon) noise, epsilon = 0.1."""
+    return dbs.sum(axis=1) + rng.laplace(0.0, 10.0, (dbs.shape[0], dbs.shape[2]))
+
+
+def snapped(dbs, rng):
+    """The same, rounded to a multiple of 2^-32 (Mironov 2012's snapping without its clamp)."""
+    return np.ldexp(np.round(np.ldexp(textbook(dbs, rng), 32)), -32)
+'''
+
+_DIFFPRIVLIB = '''from diffprivlib.mechanisms import Gaussian, Laplace, Snapping
+
+laplace = Laplace(epsilon=0.1, sensitivity=1.0)
+gaussian = Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0)
+snapping = Snapping(epsilon=0.1, sensitivity=1.0, lower=-1000.0, upper=1000.0)
+'''
+
+_OPENDP = '''import opendp.prelude as dp
+
+dp.enable_features("contrib")
+# One record in [0, 1], its sum plus OpenDP's Laplace of scale 10: 0.1-DP at d_in = 2 (replace one record).
+space = dp.vector_domain(dp.atom_domain(bounds=(0.0, 1.0)), size=1), dp.symmetric_distance()
+laplace = space >> dp.t.then_sum() >> dp.m.then_laplace(10.0)
+'''
+
+
+@dataclass(frozen=True)
+class BugCase:
+    """One audited library configuration and what is known about it."""
+
+    name: str
+    library: str
+    package: str  # the PyPI distribution ("" for numpy's own sampler: no install)
+    version: str
+    bug: str
+    issue: str
+    source: str  # the mechanism file's text
+    file: str
+    mechanism: str
+    arguments: tuple
+    expected: str  # "refuted" or "not-refuted"
+    extra_requirements: tuple = field(default_factory=tuple)
+
+    @property
+    def command(self) -> str:
+        return "miaudit audit " + " ".join([f"--mechanism {self.file}:{self.mechanism}", *self.arguments])
+
+
+_PAIR = ("--pair", "zero.npy,one.npy")
+#: pure-ldp imports statsmodels without declaring it.
+_PURE_LDP_EXTRAS = ("statsmodels",)
+
+CASES = (
+    BugCase("pure-ldp OUE", "pure-ldp", "pure-ldp", "1.1.2",
+            "unary encoding sets the true bit on top of a random one: OUE at ε = 1 is 1.55-LDP",
+            "fixed in 1.2.0", _PURE_LDP_UE.format(oue=True, name="oue"), "pure_ldp_oue.py", "oue",
+            _PAIR + ("--claim", "dp:1"), "refuted", _PURE_LDP_EXTRAS),
+    BugCase("pure-ldp SUE", "pure-ldp", "pure-ldp", "1.1.2",
+            "the same for SUE: 1.68-LDP at ε = 1", "fixed in 1.2.0", _PURE_LDP_UE.format(oue=False, name="sue"),
+            "pure_ldp_sue.py", "sue", _PAIR + ("--claim", "dp:1"), "refuted", _PURE_LDP_EXTRAS),
+    BugCase("pure-ldp OUE fixed", "pure-ldp", "pure-ldp", "1.2.0", "none (correct configuration)", "",
+            _PURE_LDP_UE.format(oue=True, name="oue"), "pure_ldp_oue.py", "oue", _PAIR + ("--claim", "dp:1"),
+            "not-refuted", _PURE_LDP_EXTRAS),
+    BugCase("textbook float Laplace", "numpy", "", np.__version__,
+            "x + Laplace(1/ε) in float64 is not ε-DP for any ε (claimed ε = 0.1)", "Mironov 2012",
+            _TEXTBOOK, "textbook_laplace.py", "textbook", _PAIR + ("--claim", "dp:0.1"), "refuted"),
+    BugCase("float Laplace snapped", "numpy", "", np.__version__, "none (rounded to 2^-32)", "",
+            _TEXTBOOK, "textbook_laplace.py", "snapped", _PAIR + ("--claim", "dp:0.1"), "not-refuted"),
+    BugCase("diffprivlib Laplace", "diffprivlib", "diffprivlib", "0.6.6",
+            "float Laplace noise added to the value (ε = 0.1)", "diffprivlib #94", _DIFFPRIVLIB, "dpl_mechanisms.py",
+            "laplace", _PAIR, "refuted", ("scikit-learn<1.9",)),
+    BugCase("diffprivlib Gaussian", "diffprivlib", "diffprivlib", "0.6.6",
+            "float Gaussian noise added to the value (ε = 0.5, δ = 1e-5)", "diffprivlib #94", _DIFFPRIVLIB,
+            "dpl_mechanisms.py", "gaussian", _PAIR, "refuted", ("scikit-learn<1.9",)),
+    BugCase("diffprivlib Snapping", "diffprivlib", "diffprivlib", "0.6.6", "none (correct configuration)", "",
+            _DIFFPRIVLIB, "dpl_mechanisms.py", "snapping", _PAIR, "not-refuted", ("scikit-learn<1.9",)),
+    BugCase("OpenDP Laplace", "OpenDP", "opendp", "0.16.0", "none (correct configuration: exact samplers)", "",
+            _OPENDP, "opendp_laplace.py", "laplace", _PAIR + ("--samples", "10000"), "not-refuted"),
+)
+
+#: Cases of issue 29 not run here, with the reason (they need what this version of miaudit lacks).
+NOT_RUN = (
+    ("diffprivlib 0.6.6 LogisticRegression label set (diffprivlib #106)",
+     "needs outputs of any structure (a fitted estimator's classes_) and add/remove neighbours, which were not on "
+     "main when this experiment was written"),
+    ("OpenDP 0.16.0 Laplace threshold δ (OpenDP #2922)",
+     "needs dict outputs and the certified lower bound on δ, which were not on main when this experiment was "
+     "written"),
+)
+
+
+def _installed(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _interpreter(case: BugCase, venvs: Path) -> tuple[str | None, str]:
+    """(the Python that runs the case, how its library got there); None with the reason where it cannot run."""
+    if not case.package or _installed(case.package) == case.version:
+        return sys.executable, "this interpreter"
+    folder = venvs / f"{case.package}-{case.version}"
+    python = folder / "bin" / "python"
+    extras = [requirement.split("<")[0].split("=")[0] for requirement in case.extra_requirements]
+    check = [str(python), "-c", f"import importlib.metadata as m; assert m.version({case.package!r}) == {case.version!r}; "
+             f"[m.version(name) for name in {extras!r}]"]
+    if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
+        return str(python), f"cached venv {folder.name}"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(folder)], check=True,
+                   capture_output=True)
+    install = [str(python), "-m", "pip", "install", "--quiet", f"{case.package}=={case.version}",
+               *case.extra_requirements]
+    done = subprocess.run(install, capture_output=True, text=True)
+    if done.returncode != 0:
+        return None, f"pip install {case.package}=={case.version} failed: {done.stderr.strip().splitlines()[-1:]}"
+    return str(python), f"new venv {folder.name}"
+
+
+def run_case(case: BugCase, folder: Path, python: str, seed: int, quick: bool = False) -> dict:
+    """Run the case's command (as ``python -m audit.cli.main``, miaudit imported from this checkout) in
+    ``folder``; the row of the table. ``quick``: with ``--samples`` :data:`QUICK_SAMPLES` (the row's command says so)."""
+    if quick:
+        case = replace(case, arguments=tuple(a for i, a in enumerate(case.arguments) if "--samples" not in
+                                             case.arguments[max(0, i - 1):i + 1]) + ("--samples", str(QUICK_SAMPLES)))
+    (folder / case.file).write_text(case.source)
+    np.save(folder / "zero.npy", np.zeros((1, 1)))
+    np.save(folder / "one.npy", np.ones((1, 1)))
+    arguments = shlex.split(case.command)[2:] + ["--seed", str(seed), "--json", "--quiet"]
+    environment = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    started = time.perf_counter()
+    try:
+        done = subprocess.run([python, "-m", "audit.cli.main", "audit", *arguments], cwd=folder, capture_output=True,
+                              text=True, env=environment, timeout=CASE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return _row(case, time.perf_counter() - started, error=f"timed out after {CASE_TIMEOUT} s")
+    seconds = time.perf_counter() - started
+    try:
+        result = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return _row(case, seconds, error=(done.stderr.strip().splitlines() or ["no output"])[-1])
+    return _row(case, seconds, result=result)
+
+
+def _row(case: BugCase, seconds: float, result: dict | None = None, error: str = "") -> dict:
+    event = (result or {}).get("event_test") or {}
+    claim = (result or {}).get("claim") or {}
+    bound = event.get("epsilon_lower_bound")
+    return {"case": case.name, "library": case.library, "version": case.version, "bug": case.bug,
+            "library_issue": case.issue, "command": case.command,
+            "runs": int(result["samples"]) if result else 0, "seconds": round(seconds, 1),
+            "claim": claim.get("label") or _claim_text(claim), "certified_epsilon": bound,
+            "verdict": result.get("claim_verdict") if result else f"error: {error}",
+            "expected": case.expected, "event": event.get("description", "")}
+
+
+def _claim_text(claim: dict) -> str:
+    parameters = claim.get("parameters") or {}
+    if "epsilon" in parameters:
+        return f"({parameters['epsilon']:g}, {parameters['delta']:g})-DP" if parameters.get("delta") else \
+            f"{parameters['epsilon']:g}-DP"
+    return str(claim.get("notion", ""))
+
+
+def _markdown(rows: list, skipped: list, machine: str, quick: bool) -> str:
+    lines = ["# Bugs found in real libraries", "",
+             f"Written by `miaudit experiment real-bugs{' --quick' if quick else ''}` on "
+             f"{datetime.date.today().isoformat()}, {machine}. Each command runs from the folder the experiment "
+             "writes the mechanism files and `zero.npy`, `one.npy` (one record, 0 vs 1) into; seconds are the "
+             "command's wall time (a fresh interpreter).", "",
+             "| library | version | bug | library issue | command | runs | seconds | claim | certified ε ≥ | verdict |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for row in rows:
+        bound = "" if row["certified_epsilon"] is None else f"{row['certified_epsilon']:.3g}"
+        verdict = row["verdict"] if row["verdict"] == row["expected"] else f"{row['verdict']} (expected {row['expected']})"
+        lines.append(f"| {row['library']} | {row['version']} | {row['bug']} | {row['library_issue']} | "
+                     f"`{row['command']}` | {row['runs']} | {row['seconds']} | {row['claim']} | {bound} | {verdict} |")
+    if skipped:
+        lines += ["", "Not in the table:", ""] + [f"- {what}: {why}." for what, why in skipped]
+    return "\n".join(lines) + "\n"
+
+
+def run(context) -> ExperimentOutput:
+    out = Path(context.out_dir) if getattr(context, "out_dir", None) else REPO_ROOT / "experiments-out" / "real-bugs"
+    cases_folder, venvs = out / "cases", out / "venvs"
+    cases_folder.mkdir(parents=True, exist_ok=True)
+    rows, skipped = [], []
+    for case in CASES:
+        if context.quick and case.package and _installed(case.package) != case.version:
+            skipped.append((f"{case.library} {case.version} ({case.name})", "--quick installs nothing and this "
+                            "version is not installed here"))
+            continue
+        python, how = _interpreter(case, venvs)
+        if python is None:
+            skipped.append((f"{case.library} {case.version} ({case.name})", how))
+            continue
+        folder = cases_folder / case.name.replace(" ", "-")
+        folder.mkdir(exist_ok=True)
+        rows.append(run_case(case, folder, python, context.seed, context.quick))
+    skipped += list(NOT_RUN)
+    machine = machine_description(None)
+    page = _markdown(rows, skipped, machine, context.quick)
+    write_atomic(out / "real-bugs.md", lambda handle: handle.write(page.encode("utf-8")))
+    payload = json.dumps({"machine": machine, "date": datetime.date.today().isoformat(), "quick": context.quick,
+                          "seed": context.seed, "cases": rows, "not_run": [list(s) for s in skipped]}, indent=2)
+    write_atomic(out / "real_bugs.json", lambda handle: handle.write(payload.encode("utf-8")))
+    columns = ("case", "library", "version", "bug", "library_issue", "command", "runs", "seconds", "claim",
+               "certified_epsilon", "verdict", "expected")
+    table = Table("real_bugs", {key: [("" if row[key] is None else row[key]) for row in rows] for key in columns})
+    figure, axes = new_figure(width=7.0, height=0.5 + 0.4 * max(1, len(rows)))
+    axis = axes[0, 0]
+    bounds = [row["certified_epsilon"] or 0.0 for row in rows]
+    axis.barh([row["case"] for row in rows], bounds,
+              color=["tab:red" if row["verdict"] == "refuted" else "tab:green" for row in rows])
+    axis.set_xlabel("certified ε lower bound (red: refuted)")
+    axis.invert_yaxis()
+    findings = [f"{row['case']} ({row['library']} {row['version']}): {row['verdict']} with certified ε ≥ "
+                f"{(row['certified_epsilon'] or 0.0):.3g} against {row['claim']}, {row['runs']} runs, "
+                f"{row['seconds']} s (expected {row['expected']})" for row in rows]
+    settings = {"quick": context.quick, "cases": len(rows), "not run": len(skipped)}
+    return ExperimentOutput([table], figure, settings, findings)
+
+
+EXPERIMENTS = [Experiment(
+    name="real-bugs",
+    description="privacy bugs in released libraries (pure-ldp, diffprivlib, numpy's float Laplace) audited by one "
+                "command each, against correct configurations",
+    source="study (issue 29; Mironov 2012)",
+    run=run,
+    full_runtime="not measured",
+)]
