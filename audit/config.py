@@ -227,15 +227,25 @@ def flag_keys() -> tuple:
     return tuple(key for key in KEYS if key.flag)
 
 
+#: The largest configuration file read (a configuration is a few lines; more is a mistake).
+MAX_CONFIG_BYTES = 2**20
+
+
 def load_config(path) -> dict:
     """Parse a TOML audit configuration; :data:`BASE_DIR` records where relative paths start."""
     path = Path(path)
     where = f"argument 'CONFIG': {str(path)!r}"
     if path.is_dir():
         raise InputError(f"{where} is a folder, not a TOML file")
+    if path.exists() and not path.is_file():  # a FIFO blocks, /dev/zero never ends
+        raise InputError(f"{where} is not a regular file (a pipe or device?); give a TOML file")
     try:
         with open(path, "rb") as handle:
-            config = tomllib.load(handle)
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise InputError(f"{where} is larger than {MAX_CONFIG_BYTES // 2**20} MiB; an audit configuration is a "
+                             "few lines of TOML")
+        config = tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise InputError(f"argument 'CONFIG': no such file {str(path)!r}") from None
     except UnicodeDecodeError:
@@ -535,6 +545,16 @@ def _audit_relation(claim, relation_given: str | None, pairs_config: list) -> st
 
 
 def build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
+    """The :class:`~audit.spec.AuditSpec` of a configuration (:func:`_build_spec`), with the user code
+    it loads (files, imports, a prior's first call) bounded by the configuration's ``--timeout``."""
+    from mechanisms.execution.user_call import first_calls_bounded_by
+
+    mechanism = config.get("mechanism") if isinstance(config, dict) else None
+    with first_calls_bounded_by(mechanism.get("timeout") if isinstance(mechanism, dict) else None):
+        return _build_spec(config, quiet=quiet)
+
+
+def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
     """The :class:`~audit.spec.AuditSpec` a configuration describes; every value is checked against :data:`KEYS`.
 
     Raises

@@ -57,12 +57,29 @@ def _module_from_file(path: Path, spec: str, what: str):
     sys.modules[module_name] = module
     try:
         with _folder_importable(path.resolve().parent):
-            module_spec.loader.exec_module(module)
+            _run_bounded(module_spec.loader.exec_module, module, f"{what} {spec!r}: executing {str(path)!r}")
     except Exception as exc:  # noqa: BLE001 - user code may raise anything on import
         sys.modules.pop(module_name, None)
+        if isinstance(exc, InputError):  # out of time or sys.exit: named already
+            raise
         raise InputError(f"{what} {spec!r}: executing {str(path)!r} failed: "
                          f"{type(exc).__name__}: {exc}") from exc
     return module
+
+
+def _run_bounded(fn, argument, who: str):
+    """``fn(argument)`` for user code run at load time: bounded by the audit's ``--timeout`` (else
+    :data:`~mechanisms.execution.user_call.FIRST_CALL_TIMEOUT`), a ``sys.exit`` in it one error
+    naming ``who`` (it ended the process silently with the file's status)."""
+    from mechanisms.errors import MechanismError
+    from mechanisms.execution.user_call import FIRST_CALL_TIMEOUT, call_user_code, first_call_timeout
+
+    try:
+        return call_user_code(fn, (argument,), who=who, timeout=first_call_timeout(),
+                              hint=f"(--timeout, else {FIRST_CALL_TIMEOUT:g} s at load time); raise --timeout if "
+                                   "it is merely slow")
+    except MechanismError as exc:  # out of time or sys.exit: a load error, like any other failing import
+        raise InputError(str(exc)) from None
 
 
 @contextmanager
@@ -88,7 +105,11 @@ def _folder_importable(folder: Path):
 
 def _module_by_import(module_name: str, spec: str, what: str):
     try:
-        return importlib.import_module(module_name)
+        if module_name in sys.modules:  # imported already: nothing of the user's runs
+            return importlib.import_module(module_name)
+        return _run_bounded(importlib.import_module, module_name, f"{what} {spec!r}: importing {module_name!r}")
+    except InputError:
+        raise
     except ModuleNotFoundError as exc:
         raise InputError(f"{what} {spec!r}: no module named {exc.name!r}") from exc
     except Exception as exc:  # noqa: BLE001 - user code may raise anything on import

@@ -32,8 +32,7 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_int, check_real, first_nonfinite_index
 from mechanisms.base import MechanismError
-from mechanisms.execution.runner import PROBE_TIMEOUT
-from mechanisms.execution.user_call import TIMEOUT_HINT, call_user_code
+from mechanisms.execution.user_call import FIRST_CALL_TIMEOUT, TIMEOUT_HINT, call_user_code, first_call_timeout
 
 __all__ = [
     "Categorical",
@@ -668,8 +667,9 @@ class UserPrior(Prior):
                 raise InputError(f"argument '{flag}' must be True or False, got {getattr(self, flag)!r}")
             object.__setattr__(self, flag, bool(getattr(self, flag)))
         # Bounded in time: a sampler that never returns is named instead of hanging the audit.
-        probe = self._call(2, np.random.default_rng(0), timeout=PROBE_TIMEOUT,
-                           hint=f"(its first call may take {PROBE_TIMEOUT:g} s)")
+        limit = first_call_timeout()  # the audit's --timeout, else a minute
+        hint = TIMEOUT_HINT if limit != FIRST_CALL_TIMEOUT else f"(its first call may take {limit:g} s)"
+        probe = self._call(2, np.random.default_rng(0), timeout=limit, hint=hint)
         if probe.ndim != 3 or 0 in probe.shape[1:]:
             raise MechanismError(f"prior {self.label!r} must return an array of shape (m, n, k); for m = 2 it "
                                  f"returned shape {probe.shape}", mechanism=f"prior {self.label!r}")

@@ -118,3 +118,61 @@ def test_program_reads_a_large_batch_and_writes_a_large_answer():
     code = "import sys; data = sys.stdin.buffer.read(); sys.stdout.buffer.write(data * 2)"
     status, stdout, _ = run_program([sys.executable, "-c", code], payload, timeout=30.0)
     assert status == 0 and stdout == payload * 2
+
+
+def _miaudit(args, tmp_path, timeout=60):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.getcwd()}
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "audit.cli.main", *args], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=timeout)
+    return done, time.monotonic() - started
+
+
+def test_import_time_hang_is_bounded_by_timeout(tmp_path):
+    (tmp_path / "hang.py").write_text("import time\nwhile True:\n    time.sleep(0.05)\n")
+    done, _ = _miaudit(["audit", "--mechanism", "hang.py:mech", "--claim", "dp:1", "--n", "3",
+                        "--prior", "builtin:bernoulli", "--timeout", "0.5"], tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "miaudit audit: error: --mechanism 'hang.py:mech': executing 'hang.py' did not return within 0.5 s "
+        "(--timeout, else 60 s at load time); raise --timeout if it is merely slow"]
+
+
+def test_code_ignoring_the_alarm_ends_the_program_with_one_line(tmp_path):
+    # The interval timer cannot stop it; the watchdog ends the process STUCK_GRACE seconds later.
+    (tmp_path / "deaf.py").write_text("import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+                                      "while True:\n    time.sleep(0.05)\n")
+    done, seconds = _miaudit(["audit", "--mechanism", "deaf.py:mech", "--claim", "dp:1", "--n", "3",
+                              "--prior", "builtin:bernoulli", "--timeout", "0.5"], tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "miaudit: error: --mechanism 'deaf.py:mech': executing 'deaf.py' did not return within 0.5 s and ignored "
+        "the interruption (it blocks or ignores SIGALRM, or catches every exception); the audit was stopped 5 s "
+        "later"]
+    assert seconds < 40
+
+
+def test_user_thread_left_running_does_not_hold_the_program(tmp_path):
+    # A non-daemon thread started by user code kept the interpreter waiting at exit, for ever.
+    (tmp_path / "threads.py").write_text(
+        "import threading, time\n"
+        "threading.Thread(target=lambda: time.sleep(3600), name='user-forever').start()\n"
+        "def mech(dbs, rng):\n    return dbs.sum(axis=1)\n")
+    done, _ = _miaudit(["audit", "--mechanism", "threads.py:mech", "--claim", "dp:1", "--n", "3",
+                        "--prior", "builtin:bernoulli", "--samples", "10"], tmp_path)
+    assert done.returncode == 2  # --samples 10 is refused after the file is loaded
+    assert done.stderr.strip().splitlines()[-1] == (
+        "miaudit: warning: user code left 1 thread(s) running (user-forever); exiting without waiting for them")
+
+
+def test_prior_first_call_is_bounded_by_timeout_not_a_minute(tmp_path):
+    from audit.config import build_spec
+    from mechanisms.errors import MechanismError
+
+    (tmp_path / "slow_prior.py").write_text("import time\ndef prior(m, rng):\n    time.sleep(3600)\n")
+    config = {"mechanism": {"spec": "catalog:laplace_sum", "timeout": 0.5},
+              "prior": {"spec": str(tmp_path / "slow_prior.py") + ":prior"}, "claim": {"notion": "dp", "epsilon": 1.0}}
+    started = time.monotonic()
+    with pytest.raises(MechanismError, match=r"did not return within 0.5 s when asked for 2 databases"):
+        build_spec(config)
+    assert time.monotonic() - started < 30  # not the minute of the default first-call bound

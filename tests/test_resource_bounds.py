@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import tracemalloc
 
 import numpy as np
@@ -106,3 +107,32 @@ def test_ray_address_where_nothing_listens_is_one_line_not_minutes_of_retries():
         listening.listen()
         check_ray_address(f"ray://127.0.0.1:{listening.getsockname()[1]}", timeout=2.0)  # accepted: no error
     check_ray_address("auto")
+
+
+def test_sys_exit_at_import_is_one_error_naming_the_file(tmp_path):
+    # It ended the audit silently with the file's status (5).
+    from mechanisms.loading import load_object
+
+    (tmp_path / "quits.py").write_text("import sys\nsys.exit(5)\n")
+    with pytest.raises(InputError, match=r"--mechanism '.*quits.py:mech': executing '.*quits.py' called "
+                                         r"sys.exit\(5\)"):
+        load_object(f"{tmp_path / 'quits.py'}:mech", "--mechanism")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_config_path_that_is_a_pipe_or_device_or_huge_is_refused(tmp_path):
+    from audit.config import MAX_CONFIG_BYTES, load_config
+
+    fifo = tmp_path / "config.fifo"
+    os.mkfifo(fifo)  # opening it would block until a writer comes
+    with pytest.raises(InputError, match=r"is not a regular file \(a pipe or device\?\)"):
+        load_config(fifo)
+    with pytest.raises(InputError, match=r"is not a regular file"):
+        load_config("/dev/zero")  # never ends
+    big = tmp_path / "big.toml"
+    big.write_text("# padding\n" * (MAX_CONFIG_BYTES // 10 + 1))
+    with pytest.raises(InputError, match=r"is larger than 1 MiB"):
+        load_config(big)
+    small = tmp_path / "ok.toml"
+    small.write_text('[mechanism]\nspec = "catalog:laplace_sum"\n')
+    assert load_config(small)["mechanism"] == {"spec": "catalog:laplace_sum"}

@@ -197,18 +197,40 @@ def _error(command: str | None, message) -> None:
 
 def main(argv=None) -> int:
     """Run ``miaudit`` with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    process_entry = argv is None  # the miaudit program itself (not a caller's main([...])): it may end the process
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        status = _main(argv)
+        status = _main(argv, process_entry)
     except SystemExit as exc:
         # argparse's --help and usage errors: their text may still sit in stdout's buffer.
         if _write_stdout("") == USAGE_STATUS and exc.code == 0:
             raise SystemExit(USAGE_STATUS) from None
         raise
+    if process_entry:
+        _exit_without_user_threads(status)
     return status
 
 
-def _main(argv: list) -> int:
+def _exit_without_user_threads(status: int) -> None:
+    """End the program now when user code left non-daemon threads running: the interpreter would wait for
+    them at exit, for ever if they never end (issue 32 B3). The output is written already."""
+    import threading
+
+    left = [t.name for t in threading.enumerate()
+            if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    if not left:
+        return
+    print(f"miaudit: warning: user code left {len(left)} thread(s) running ({', '.join(left[:3])}"
+          f"{', ...' if len(left) > 3 else ''}); exiting without waiting for them", file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
+
+
+def _main(argv: list, process_entry: bool = False) -> int:
     parser, modules = build_parser(argv)
     try:
         args = parser.parse_args(argv)
@@ -221,6 +243,11 @@ def _main(argv: list) -> int:
         parser.print_help(sys.stderr)
         return USAGE_STATUS
     from estimators.validation import InputError  # here, after parsing: it loads NumPy, which --help does not need
+
+    if process_entry:  # a user call that ignores its timeout's interruption ends the program, with one line
+        from mechanisms.execution.user_call import exit_when_stuck
+
+        exit_when_stuck()
 
     try:
         with stdout_to_stderr():

@@ -33,7 +33,7 @@ from .backends import WorkerLost, make_backend
 from .chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, chunk_generator, plan_chunks, preserved_global_generators,
                      seed_global_generators)
 from .memory import check_output_memory, format_bytes
-from .user_call import call_user_code
+from .user_call import FIRST_CALL_TIMEOUT, call_user_code
 from .worker import MechanismReference, run_chunk, run_probe
 
 __all__ = ["BACKENDS", "PROBE_TIMEOUT", "ExecutionSettings", "MechanismRunner"]
@@ -41,9 +41,8 @@ __all__ = ["BACKENDS", "PROBE_TIMEOUT", "ExecutionSettings", "MechanismRunner"]
 BACKENDS = ("local", "ray")
 
 #: Seconds the first (probe) call of the mechanism, on one database, may take when no
-#: ``--timeout`` is given: long enough for a small training run, short enough that a
-#: mechanism that never returns is reported within a minute.
-PROBE_TIMEOUT = 60.0
+#: ``--timeout`` is given (:data:`~mechanisms.execution.user_call.FIRST_CALL_TIMEOUT`).
+PROBE_TIMEOUT = FIRST_CALL_TIMEOUT
 
 #: Databases per call when neither the settings nor the mechanism say otherwise.
 DEFAULT_CHUNK_SIZE = 256

@@ -19,12 +19,44 @@ for code stuck in compiled code (:mod:`mechanisms.execution.worker`).
 
 from __future__ import annotations
 
+import contextvars
+import math
+import os
 import signal
+import sys
 import threading
+import time
+from contextlib import contextmanager
 
 from ..errors import MechanismError
 
-__all__ = ["TIMEOUT_HINT", "call_user_code"]
+__all__ = ["FIRST_CALL_TIMEOUT", "STUCK_GRACE", "TIMEOUT_HINT", "call_user_code", "exit_when_stuck", "first_call_timeout",
+           "first_calls_bounded_by"]
+
+#: Seconds a first call of user code may take when no ``--timeout`` is given (executing a user's
+#: file, a prior's probe, the mechanism's probe): long enough for a small training run, short
+#: enough that code that never returns is reported within a minute.
+FIRST_CALL_TIMEOUT = 60.0
+
+_FIRST_CALL_LIMIT = contextvars.ContextVar("miaudit_first_call_limit", default=None)
+
+
+def first_call_timeout() -> float:
+    """The bound on a first call of user code: the audit's ``--timeout`` where one is being built
+    (:func:`first_calls_bounded_by`), else :data:`FIRST_CALL_TIMEOUT`."""
+    return _FIRST_CALL_LIMIT.get() or FIRST_CALL_TIMEOUT
+
+
+@contextmanager
+def first_calls_bounded_by(timeout):
+    """Within the block, first calls of user code are bounded by ``timeout`` seconds (a positive
+    finite number; anything else keeps :data:`FIRST_CALL_TIMEOUT`, its validation is the caller's)."""
+    usable = isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 < timeout < math.inf
+    token = _FIRST_CALL_LIMIT.set(float(timeout) if usable else None)
+    try:
+        yield
+    finally:
+        _FIRST_CALL_LIMIT.reset(token)
 
 
 class _Deadline(BaseException):
@@ -89,6 +121,75 @@ def _call_on_thread(fn, arguments, timeout):
     return outcome["result"], False
 
 
+#: Seconds past its timeout that a call which ignored the interruption may run before the process
+#: ends (when :func:`exit_when_stuck` is on: the command line).
+STUCK_GRACE = 5.0
+
+#: The exit status of a process ended by the watchdog (that of a failing user function).
+STUCK_EXIT_STATUS = 1
+
+
+class _Watchdog:
+    """Ends the process, with one line on stderr, when an in-process call outlives its deadline.
+
+    The interval timer cannot interrupt user code that ignores ``SIGALRM`` (installs its own
+    handler, blocks the signal) or swallows the interruption in a loop of bare ``except:``;
+    without a bound the audit then hangs for ever (issue 32 B3). A daemon thread waits for the
+    armed deadline; it needs the interpreter lock, which Python code releases regularly.
+    """
+
+    def __init__(self):
+        self._condition = threading.Condition()
+        self._deadline = self._message = self._thread = None
+        self.enabled = False
+
+    def arm(self, seconds: float, message: str):
+        with self._condition:
+            previous = (self._deadline, self._message)
+            self._deadline, self._message = time.monotonic() + seconds, message
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._watch, name="miaudit-watchdog", daemon=True)
+                self._thread.start()
+            self._condition.notify()
+            return previous
+
+    def restore(self, previous) -> None:
+        with self._condition:
+            self._deadline, self._message = previous
+            self._condition.notify()
+
+    def _watch(self):
+        with self._condition:
+            while True:
+                if self._deadline is None:
+                    self._condition.wait()
+                    continue
+                left = self._deadline - time.monotonic()
+                if left > 0:
+                    self._condition.wait(left)
+                    continue
+                try:
+                    sys.stderr.write(self._message + "\n")
+                    sys.stderr.flush()
+                finally:
+                    os._exit(STUCK_EXIT_STATUS)
+
+
+_WATCHDOG = _Watchdog()
+
+
+def exit_when_stuck(enabled: bool = True) -> None:
+    """Let a call that outlives its timeout by :data:`STUCK_GRACE` seconds, having ignored the
+    interruption, end the process with one line naming it (the command line turns this on; a
+    library caller's process is never ended unless it asks)."""
+    _WATCHDOG.enabled = bool(enabled)
+
+
+def _stuck_message(who: str, timeout: float, where: str) -> str:
+    return (f"miaudit: error: {who} did not return within {timeout:g} s{where} and ignored the interruption (it "
+            f"blocks or ignores SIGALRM, or catches every exception); the audit was stopped {STUCK_GRACE:g} s later")
+
+
 def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, where: str = "",
                    hint: str = TIMEOUT_HINT):
     """Return ``fn(*arguments)``, bounded in time and with ``sys.exit`` turned into an error.
@@ -118,7 +219,14 @@ def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, 
         if timeout is None:
             return fn(*arguments)
         runner = _call_with_alarm if _can_use_alarm() else _call_on_thread
-        result, late = runner(fn, arguments, timeout)
+        if runner is _call_with_alarm and _WATCHDOG.enabled:
+            previous = _WATCHDOG.arm(timeout + STUCK_GRACE, _stuck_message(who, timeout, where))
+            try:
+                result, late = runner(fn, arguments, timeout)
+            finally:
+                _WATCHDOG.restore(previous)
+        else:
+            result, late = runner(fn, arguments, timeout)
     except SystemExit as exc:
         raise _exited(who, exc, where) from None
     if late:
