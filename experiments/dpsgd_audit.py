@@ -25,6 +25,12 @@ Measured:
   issue 33 (μ̲ ≥ 0.95 μ at 10⁴ runs per input, ≥ 0.85 μ at 10³), with the event test's certified ε at
   δ = 1e-5 against the budget's optimum (:func:`audit.gdp_certificate.optimal_event_epsilon` at the true μ)
   and the ε the certified μ implies under the GDP assumption (an estimate).
+- ``dpsgd_one_run``: one-run audits (Steinke, Nasr and Jagielski 2023; :mod:`audit.one_run`) of one DP-SGD
+  run on scikit-learn's digits at accountant ε = 4 (δ = 1e-5) with m canaries each included by a fair coin
+  (:mod:`mechanisms.training.one_run_digits`): white-box Dirac gradient canaries (m = 1000; σ from the RDP
+  and from the PLD accountant) and black-box input canaries (m = 800, minus the loss), against issue 33's
+  target ε_lb/ε ≥ 0.45 at m = 1000. Beside each certificate, the best ε_lb over k chosen *after* seeing the
+  scores (at full α: not a certificate), for comparison with papers that report that.
 - ``dpsgd_detection``: for each buggy variant of :mod:`mechanisms.training.catalog`, whether the
   audit with its claim certifies a contradiction, against the number of training runs per database.
 """
@@ -78,6 +84,7 @@ class DPSGDGrid:
     torch: bool = False  # train with TorchDPSGD on the run's device (the GPU grid) instead of NumPy
     mu_runs: tuple = (1000, 10000)  # runs per input of the μ-certificate rows
     mu_repeats: int = 3
+    one_run_repeats: int = 5  # training runs (seeds) per one-run setting
 
     def to_dict(self) -> dict:
         return {"target ε": list(self.epsilons), "δ": DELTA, "steps T": self.steps, "q": 1.0, "clip C": 1.0,
@@ -86,13 +93,15 @@ class DPSGDGrid:
                 "repeats": self.repeats, "critic max_steps": self.critic.max_steps, "slices": self.slices, "α": ALPHA,
                 "buggy variants": list(self.variants), "dimension-study hidden units": self.hidden,
                 "trainer": "TorchDPSGD" if self.torch else "DPSGD (NumPy)",
-                "μ rows: runs per input": list(self.mu_runs), "μ rows: repeats": self.mu_repeats}
+                "μ rows: runs per input": list(self.mu_runs), "μ rows: repeats": self.mu_repeats,
+                "one-run repeats": self.one_run_repeats}
 
 
 def quick_grid() -> DPSGDGrid:
     return DPSGDGrid(epsilons=(8.0,), steps=4, runs=400, dims=(4,), dimension_sigma=0.5, budgets=(400,),
                      repeats=1, critic=CriticConfig(max_steps=40), slices=2,
-                     variants=("dpsgd_no_clipping", "dpsgd_reused_noise"), mu_runs=(1000,), mu_repeats=1)
+                     variants=("dpsgd_no_clipping", "dpsgd_reused_noise"), mu_runs=(1000,), mu_repeats=1,
+                     one_run_repeats=1)
 
 
 def full_grid() -> DPSGDGrid:
@@ -247,7 +256,48 @@ def gaussian_dp_rows(grid: DPSGDGrid, device, seed: int) -> dict:
     return columns
 
 
-def _findings(eps: dict, dim: dict, det: dict, grid: DPSGDGrid, gdp: dict | None = None) -> list:
+#: The one-run rows: (canary kind, accountant, canaries m) and issue 33's target ε_lb/ε.
+ONE_RUN_SETTINGS = (("gradient", "rdp", 1000), ("gradient", "pld", 1000), ("input", "rdp", 800))
+ONE_RUN_EPSILON, ONE_RUN_TARGET = 4.0, 0.45
+#: k per side over which the after-the-fact comparison column maximises (not a certificate).
+HINDSIGHT_KS = (5, 10, 15, 20, 25, 30, 40, 50, 75, 100)
+
+
+def one_run_rows(grid: DPSGDGrid, seed: int) -> dict:
+    """One-run audits of DP-SGD on digits at accountant ε = 4 (:data:`ONE_RUN_SETTINGS`)."""
+    import time
+
+    from audit.one_run import one_run_audit
+    from mechanisms.training.one_run_digits import digits_one_run
+
+    columns: dict = {k: [] for k in ("canary", "accountant", "canaries", "repeat", "claimed_epsilon", "sigma",
+                                     "epsilon_lower_bound", "ratio", "target_ratio", "target_met", "k_per_side",
+                                     "correct", "guesses", "hindsight_best_not_certified", "test_accuracy",
+                                     "seconds")}
+    for i, (kind, accountant, m) in enumerate(ONE_RUN_SETTINGS):
+        for repeat in range(grid.one_run_repeats):
+            started = time.perf_counter()
+            run = digits_one_run(epsilon=ONE_RUN_EPSILON, delta=DELTA, canaries=m, kind=kind, accountant=accountant,
+                                 seed=_seed(seed, 5, i, repeat))
+            audit = one_run_audit(run.scores, run.included, alpha=ALPHA, delta=DELTA,
+                                  claimed_epsilon=run.claimed_epsilon)
+            seconds = time.perf_counter() - started
+            hindsight = max(one_run_audit(run.scores, run.included, guesses=[(k, k)], alpha=ALPHA,
+                                          delta=DELTA).epsilon_lower_bound for k in HINDSIGHT_KS if 2 * k <= m)
+            row = {"canary": kind, "accountant": accountant, "canaries": m, "repeat": repeat,
+                   "claimed_epsilon": run.claimed_epsilon, "sigma": run.noise_multiplier,
+                   "epsilon_lower_bound": audit.epsilon_lower_bound, "ratio": audit.ratio,
+                   "target_ratio": ONE_RUN_TARGET if kind == "gradient" else math.nan,
+                   "target_met": audit.ratio >= ONE_RUN_TARGET, "k_per_side": audit.k_plus, "correct": audit.correct,
+                   "guesses": audit.guesses, "hindsight_best_not_certified": hindsight,
+                   "test_accuracy": run.test_accuracy, "seconds": seconds}
+            for key, value in row.items():
+                columns[key].append(value)
+    return columns
+
+
+def _findings(eps: dict, dim: dict, det: dict, grid: DPSGDGrid, gdp: dict | None = None,
+              one: dict | None = None) -> list:
     findings = []
     for release in ("gradient_trace", "loss"):
         rows = [i for i, r in enumerate(eps["release"]) if r == release]
@@ -279,6 +329,17 @@ def _findings(eps: dict, dim: dict, det: dict, grid: DPSGDGrid, gdp: dict | None
                          f"GDP ε estimate {estimates}")
         findings.append(f"{GDP_ENTRY} (exactly μ = {GDP_TRUE_MU:g}-GDP), white-box gradient canary, claim "
                         f"gdp:{GDP_TRUE_MU:g}: " + "; ".join(parts) + ".")
+    if one is not None:
+        parts = []
+        for kind, accountant, m in ONE_RUN_SETTINGS:
+            rows = [i for i in range(len(one["canary"])) if one["canary"][i] == kind and one["accountant"][i] == accountant]
+            bounds = ", ".join(f"{one['epsilon_lower_bound'][i]:.2f}" for i in rows)
+            hindsight = ", ".join(f"{one['hindsight_best_not_certified'][i]:.2f}" for i in rows)
+            parts.append(f"{kind} canaries, {accountant.upper()} σ, m = {m}: certified ε_lb {bounds} (mean ratio "
+                         f"{np.mean([one['ratio'][i] for i in rows]):.3f}); best k after the fact, not certified: "
+                         f"{hindsight}")
+        findings.append(f"One-run audits of DP-SGD on digits at accountant ε = {ONE_RUN_EPSILON:g}, δ = {DELTA:g} "
+                        f"(target ratio {ONE_RUN_TARGET} for white-box): " + "; ".join(parts) + ".")
     return findings
 
 
@@ -315,11 +376,12 @@ def run(context) -> ExperimentOutput:
     dim = dimension_rows(grid, context.device, context.seed)
     det = detection_rows(grid, context.device, context.seed)
     gdp = gaussian_dp_rows(grid, context.device, context.seed)
-    findings = _findings(eps, dim, det, grid, gdp)
+    one = one_run_rows(grid, context.seed)
+    findings = _findings(eps, dim, det, grid, gdp, one)
     findings.append(f"Machine load: 1-minute load average {load_before:.1f} at the start and "
                     f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores.")
     return ExperimentOutput([Table("dpsgd_epsilon", eps), Table("dpsgd_dimension", dim), Table("dpsgd_detection", det),
-                             Table("dpsgd_gaussian_dp", gdp)],
+                             Table("dpsgd_gaussian_dp", gdp), Table("dpsgd_one_run", one)],
                             _figure(eps, det, grid), grid.to_dict(), findings)
 
 

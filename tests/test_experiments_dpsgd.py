@@ -26,7 +26,7 @@ def dpsgd_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("dpsgd_audit")
     result = run("dpsgd-audit", out_dir=out, quick=True, seed=0, device="cpu")
     return {name: read_table(out / f"{name}.csv") for name in ("dpsgd_epsilon", "dpsgd_dimension", "dpsgd_detection",
-                                                                    "dpsgd_gaussian_dp")}, result
+                                                                    "dpsgd_gaussian_dp", "dpsgd_one_run")}, result
 
 
 @pytest.mark.train
@@ -75,6 +75,16 @@ def test_mu_rows_stay_below_the_true_mu_and_optimum_matches_its_definition(dpsgd
                 best = max(best, np.log((lower - 1e-5) / upper))
     assert gdp["event_optimum"][0] == pytest.approx(best, abs=0.02)
     assert np.all(gdp["event_epsilon_at_delta"] <= gdp["event_optimum"] + 0.3)
+
+
+@pytest.mark.train
+def test_one_run_rows_certify_below_the_claim(dpsgd_run):
+    one = dpsgd_run[0]["dpsgd_one_run"]
+    assert set(one["canary"]) == {"gradient", "input"} and set(one["canaries"]) == {1000, 800}
+    # A correct DP-SGD run: the one-run certificate stays below the accountant's ε; post-hoc choice is at least it.
+    assert np.all(one["epsilon_lower_bound"] < one["claimed_epsilon"])
+    assert np.all(one["hindsight_best_not_certified"] >= one["epsilon_lower_bound"] - 1e-9)
+    np.testing.assert_allclose(one["ratio"], one["epsilon_lower_bound"] / one["claimed_epsilon"])
 
 
 @pytest.mark.train

@@ -51,6 +51,7 @@ COMMANDS = {
     "bounds": "conversion bounds between privacy notions (pufferfish, local MI, PML, LIP papers)",
     "catalog": "the reference mechanisms (correct and buggy) with claimed and true guarantees",
     "experiment": "list the reproduced figures and studies, or run one (writes CSV, PNG and a Markdown summary)",
+    "one-run": "one-run audit: m canaries, one training run, a certified (eps, delta) lower bound (Steinke et al. 2023)",
 }
 
 # Exit status after the reader of stdout went away: 128 + SIGPIPE, as a shell reports a
@@ -116,7 +117,7 @@ def _available_commands(only: str | None = None) -> dict:
     """The sub-command modules (all, or just ``only``) that can be imported."""
     modules = {}
     for name in COMMANDS if only is None else (only,):
-        qualified = f"audit.cli.{name}_command"
+        qualified = f"audit.cli.{name.replace('-', '_')}_command"
         try:
             modules[name] = importlib.import_module(qualified)
         except ModuleNotFoundError as exc:
