@@ -13,6 +13,8 @@ from estimators.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "run_audit": "audit.engine",
+    "run_sequential_audit": "audit.sequential",
+    "assert_claim": "audit.testing",
     "AuditSpec": "audit.spec",
     "AuditResult": "audit.result",
     "write_reports": "audit.report.writing",

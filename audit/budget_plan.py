@@ -18,7 +18,8 @@ scenario takes p₂ from the pilot's event (its frequency under the second input
 hit) and p₁ from the profile of the claim with its parameter raised by ``excess``; the observed
 scenario takes the pilot event's two frequencies. The runs per input are the fewest the event
 test's own certificate predictor says would refute (:func:`audit.sequential.runs_to_refute`), and
-the audit's total is that times the runs per sample of the audit (:func:`audit.sequential.runs_per_sample`).
+the audit's total is that times the runs per sample of the audit (:func:`audit.sequential.runs_per_sample`),
+and at least the runs of the smallest audit that can refute (:func:`audit.sequential.smallest_round_samples`).
 
 **The MI test.** Its certified lower bound is the estimate minus a half-width that shrinks as
 1/√n in the held-out draws (a CLT-rate approximation of the certificates of
@@ -41,7 +42,7 @@ from estimators.validation import InputError, check_int
 from mechanisms.claims import RECORD_AUDIT_NOTIONS
 
 from .crosscheck import record_support, refutable_with
-from .sequential import round_seed, runs_per_sample, runs_to_refute
+from .sequential import round_seed, runs_per_sample, runs_to_refute, smallest_round_samples
 
 #: The default excess: a true privacy parameter 20% above the claim's.
 EXCESS = 0.2
@@ -96,6 +97,7 @@ class BudgetPlan:
     seconds_per_run: float
     tests: list
     notes: list = field(default_factory=list)
+    pilot_event: tuple | None = None  # the pilot event's frequencies under the two inputs
 
     @property
     def refutable(self) -> bool:
@@ -150,8 +152,9 @@ def profile_event(claim, p_second: float) -> float:
     """The largest P(M(D) ∈ E) a mechanism exactly at ``claim``'s profile allows when P(M(D′) ∈ E) = ``p_second``:
     min(1, min over ε′ ≥ 0 of e^ε′ p₂ + δ(ε′)) (the profile bounds every event; module docstring).
 
-    The minimum is taken on a grid of ε′ from 0 to well past the profile's scale (20 001 points)."""
-    grid = np.linspace(0.0, 4.0 * claim._profile_scale() + 1.0, 20001)
+    The minimum is taken on a grid of ε′ from 0 to well past the profile's scale (20 001 points) and the
+    profile's kinks (where a piecewise profile such as (ε, δ)-DP's has its minimum)."""
+    grid = np.union1d(np.linspace(0.0, 4.0 * claim._profile_scale() + 1.0, 20001), np.asarray(claim._kinks(), float))
     return float(min(1.0, np.min(np.exp(grid) * p_second + claim.privacy_profile(grid))))
 
 
@@ -201,15 +204,21 @@ def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int = PILOT
     tests = []
     claim = spec.claim
     if claim.has_profile and spec.notion in RECORD_AUDIT_NOTIONS and spec.event_runs > 0:
-        tests.append(_event_budget(claim, claim_plan, budget_spec, pilot, excess, per_run, cost / ratio, spec.alpha))
+        level = claim_plan.alpha_spent.get("event", spec.alpha)
+        smallest = math.ceil(smallest_round_samples(spec, level) * cost)  # no audit of this spec runs less
+        tests.append(_event_budget(claim, claim_plan, budget_spec, pilot, excess, per_run, cost / ratio, spec.alpha,
+                                   smallest))
     budget = claim.implied_mi_budget(spec.notion, record_support(spec.priors))
     if "mi" in claim_plan.alpha_spent or budget.value is not None:
         tests.append(_mi_budget(claim_plan, budget.value, pilot, pilot_spec, excess, per_run, cost))
+    event = pilot.event_test
     return BudgetPlan(claim.label, spec.alpha, float(excess), int(budget_runs), int(pilot.samples), pilot_seconds,
-                      per_run, tests, list(claim_plan.notes))
+                      per_run, tests, list(claim_plan.notes),
+                      None if event is None else (float(event.p_first), float(event.p_second)))
 
 
-def _event_budget(claim, claim_plan, budget_spec, pilot, excess, per_run, runs_per_input_run, alpha) -> TestBudget:
+def _event_budget(claim, claim_plan, budget_spec, pilot, excess, per_run, runs_per_input_run, alpha,
+                  smallest) -> TestBudget:
     share = claim_plan.alpha_spent.get("event")
     level = share if share is not None else alpha
     can = share is not None and refutable_with(claim, share, budget_spec.event_runs)
@@ -225,10 +234,10 @@ def _event_budget(claim, claim_plan, budget_spec, pilot, excess, per_run, runs_p
     else:
         p_first = profile_event(stronger, p_second)
         per_input = runs_to_refute(claim, p_first, p_second, level)
-        at_excess = None if per_input is None else int(math.ceil(per_input * runs_per_input_run))
+        at_excess = None if per_input is None else max(smallest, int(math.ceil(per_input * runs_per_input_run)))
         notes.append(f"excess scenario: event frequencies {p_first:.4g} and {p_second:.4g} (p₂ from the pilot's event)")
     per_input = runs_to_refute(claim, event.p_first, event.p_second, level)
-    at_pilot = None if per_input is None else int(math.ceil(per_input * runs_per_input_run))
+    at_pilot = None if per_input is None else max(smallest, int(math.ceil(per_input * runs_per_input_run)))
     if at_pilot is None:
         notes.append(f"the pilot's event (frequencies {event.p_first:.4g} and {event.p_second:.4g}) does not exceed the "
                      "claim")

@@ -9,7 +9,7 @@ budget ``max_runs`` is spent, or when the next round would end past ``time_limit
 **Schedule** (:func:`round_schedule`, fixed before any run): the early rounds double in size from
 the smallest round that can refute the claim (``growth`` = 2) while together they spend at most
 ``look_fraction`` (default 0.2) of ``max_runs``; the last round gets the rest, so a mechanism
-that is not refuted early is audited at about 80% of the budget in one piece, and its certified
+that is not refuted early is audited at 80% or more of the budget in one piece, and its certified
 bounds are close to a fixed-budget audit's at ``max_runs``.
 
 **α-spending** (Lan and DeMets 1983, the spending-function approach to group-sequential tests,
@@ -96,7 +96,7 @@ def runs_per_sample(spec) -> float:
     return theta + event
 
 
-def _smallest_samples(spec, alpha: float) -> int:
+def smallest_round_samples(spec, alpha: float) -> int:
     """The smallest round: enough held-out draws to certify (:data:`audit.engine.MIN_TEST_SAMPLES`) and,
     for a claim the event test tests, enough event runs to refute it at ``alpha`` even for perfectly
     separated inputs (:func:`audit.crosscheck.smallest_refutable_runs`)."""
@@ -146,13 +146,13 @@ def round_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction
         raise InputError(f"argument 'look_fraction' must be in [0, 1), got {look_fraction}")
     cost = runs_per_sample(spec)
     ratio = spec.event_runs / spec.samples
-    smallest_alone = _smallest_samples(spec, spec.alpha)
+    smallest_alone = smallest_round_samples(spec, spec.alpha)
     if math.floor(max_runs / cost) < smallest_alone:
         raise InputError(f"argument 'max_runs' (--max-runs) is {max_runs}: one round of this audit needs at least "
                          f"{math.ceil(smallest_alone * cost)} mechanism runs ({smallest_alone} samples, "
                          f"{cost:g} runs per sample) to be able to refute at α = {spec.alpha:g}")
     sizes = []
-    size = _smallest_samples(spec, spec.alpha * 0.01)  # a first guess at an early round's level
+    size = smallest_round_samples(spec, spec.alpha * 0.01)  # a first guess at an early round's level
     while (sum(sizes) + size) * cost <= look_fraction * max_runs:
         sizes.append(size)
         size = math.ceil(size * growth)
@@ -163,7 +163,7 @@ def round_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction
             continue
         rounds = sizes + [last]
         alphas = linear_alpha_spending(rounds, spec.alpha)
-        small = [i for i, (s, a) in enumerate(zip(rounds[:-1], alphas)) if s < _smallest_samples(spec, a)]
+        small = [i for i, (s, a) in enumerate(zip(rounds[:-1], alphas)) if s < smallest_round_samples(spec, a)]
         if not small:
             break
         sizes.pop(small[0])
@@ -340,7 +340,7 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
                 seconds_per_sample = sum(o.seconds for o in outcomes) / sum(o.samples for o in outcomes)
                 by_time = math.floor((time_limit - (time.perf_counter() - started)) / max(seconds_per_sample, 1e-12))
             samples = min(samples, by_budget, by_time)
-            if samples < _smallest_samples(spec, planned.alpha):
+            if samples < smallest_round_samples(spec, planned.alpha):
                 stopped = "time" if by_time < min(planned.samples, by_budget) else "budget"
                 break
         seed = round_seed(spec.seed, index)

@@ -1,0 +1,299 @@
+"""Study ``sequential-audit``: sequential audits and budget plans over ``dp-epsilon-benchmark``'s entries (issue 30).
+
+For every catalog entry that claims ε-DP or ε-LDP, audited as ``dp-epsilon-benchmark`` audits it
+(:func:`experiments.audit_power.catalog_spec`: classifier critics under the entry's exposing
+two-point prior, the event test deciding the claim), with the same seeds for both audits:
+
+- **fixed**: today's fixed default budget, ``samples`` = 20,000 (about 60,000 mechanism runs);
+- **sequential**: :func:`audit.sequential.run_sequential_audit` with ``max_runs`` = that budget
+  (60,000): doubling rounds within 20% of the budget, then one round with the rest; linear
+  α-spending.
+
+Targets (issue 30 §1): the median over the buggy entries of the runs a sequential audit used to
+refute (each entry's median over seeds; an unrefuted audit counts its runs) at least 5× fewer than
+the fixed budget; each correct entry's certified ε bound at the maximum budget (the last round's)
+within 5% of the fixed audit's (mean over seeds: the bounds of some entries spread widely from seed
+to seed, for both audits alike); the type-I error at the boundary at most α
+over ``boundary_audits`` sequential audits of ``randomized_response`` (exactly 1-LDP, its claim).
+
+**Plans** (issue 30 §3): for each buggy entry, :func:`audit.budget_plan.plan_budget`'s predicted
+runs to refute at the pilot's observed effect, against the runs a fixed audit needed: the smallest
+budget of a grid (×√2 steps from 1,200 runs) at which at least half of the seeds refute. Target:
+within a factor of 2.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy import stats
+
+from audit.budget_plan import plan_budget
+from audit.engine import run_audit
+from audit.sequential import run_sequential_audit
+from estimators.neural import CriticConfig
+from mechanisms.catalog import get_entry
+
+from .audit_power import ALPHA, catalog_spec
+from .dp_epsilon_benchmark import dp_entries
+from .framework import Experiment, ExperimentOutput, Table, new_figure
+
+SPEEDUP_TARGET = 5.0
+BOUND_TOLERANCE = 0.05
+PLAN_FACTOR = 2.0
+
+
+@dataclass(frozen=True)
+class Grid:
+    """What a run audits."""
+
+    entries: tuple | None      # None: every DP/LDP entry
+    seeds: int
+    samples: int               # the fixed audit's samples (its runs: about 3 × samples)
+    max_runs: int              # the sequential audit's budget
+    plan_grid: tuple           # fixed budgets (runs) the plan's prediction is checked against
+    boundary_audits: int
+    boundary_runs: int
+
+    def to_dict(self) -> dict:
+        return {"entries": "every DP/LDP catalog entry" if self.entries is None else list(self.entries),
+                "seeds": self.seeds, "fixed audit samples": self.samples, "sequential max_runs": self.max_runs,
+                "plan check budgets (runs)": f"{self.plan_grid[0]}..{self.plan_grid[-1]} (x sqrt 2)",
+                "boundary audits": self.boundary_audits, "boundary max_runs": self.boundary_runs, "alpha": ALPHA}
+
+
+def _budgets(first: int, last: int) -> tuple:
+    out, value = [], float(first)
+    while value <= last * 1.0001:
+        out.append(int(round(value)))
+        value *= math.sqrt(2)
+    return tuple(out)
+
+
+def quick_grid() -> Grid:
+    return Grid(("laplace_sum", "histogram", "histogram_buggy", "noisy_max_laplace_value"), 1, 4000, 12000,
+                _budgets(1200, 19200), 20, 6000)
+
+
+def full_grid() -> Grid:
+    return Grid(None, 7, 20000, 60000, _budgets(1200, 240000), 500, 6000)
+
+
+def _progress(line: str) -> None:
+    print(f"sequential-audit: {line}", file=sys.stderr, flush=True)
+
+
+def _seed(seed: int, index: int, repeat: int) -> int:
+    return int(np.random.default_rng([seed, index, repeat, 30]).integers(2**31))
+
+
+def _bound(result, entry) -> float:
+    event = result.event_test
+    if event is None:
+        return 0.0
+    return float(event.epsilon_lower_bound_at_delta if entry.claimed.delta > 0 else event.epsilon_lower_bound)
+
+
+def _spec(entry, samples: int, seed: int, device):
+    return catalog_spec(entry, samples, seed, CriticConfig(), 0, device)
+
+
+def run_pairs(grid: Grid, device, seed: int) -> dict:
+    """One row per (entry, seed): the fixed and the sequential audit."""
+    names = dp_entries() if grid.entries is None else list(grid.entries)
+    rows = {k: [] for k in ("mechanism", "buggy", "seed", "fixed_refuted", "fixed_runs", "fixed_epsilon",
+                            "fixed_seconds", "control_epsilon", "sequential_refuted", "sequential_runs", "sequential_rounds",
+                            "sequential_epsilon", "sequential_seconds", "sequential_stopped")}
+    for index, name in enumerate(names):
+        entry = get_entry(name)
+        for repeat in range(grid.seeds):
+            audit_seed = _seed(seed, index, repeat)
+            spec = _spec(entry, grid.samples, audit_seed, device)
+            started = time.perf_counter()
+            fixed = run_audit(spec)
+            fixed_seconds = time.perf_counter() - started
+            # The noise floor: the same fixed audit on other seeds, as far from the first as chance puts it.
+            control = run_audit(replace(spec, seed=_seed(seed, 1000 + index, repeat)))
+            started = time.perf_counter()
+            sequential = run_sequential_audit(spec, grid.max_runs)
+            sequential_seconds = time.perf_counter() - started
+            _progress(f"{name} seed {repeat}: fixed {fixed.claim_verdict} ({fixed.samples} runs, ε ≥ "
+                      f"{_bound(fixed, entry):.3f}); sequential {sequential.stopped} after {sequential.runs} runs in "
+                      f"{len(sequential.rounds)} rounds (ε ≥ {_bound(sequential.result, entry):.3f})")
+            for key, value in (("mechanism", name), ("buggy", entry.buggy), ("seed", audit_seed),
+                               ("fixed_refuted", fixed.refuted), ("fixed_runs", fixed.samples),
+                               ("fixed_epsilon", _bound(fixed, entry)), ("fixed_seconds", fixed_seconds),
+                               ("control_epsilon", _bound(control, entry)),
+                               ("sequential_refuted", sequential.refuted), ("sequential_runs", sequential.runs),
+                               ("sequential_rounds", len(sequential.rounds)),
+                               ("sequential_epsilon", _bound(sequential.result, entry)),
+                               ("sequential_seconds", sequential_seconds),
+                               ("sequential_stopped", sequential.stopped)):
+                rows[key].append(value)
+    return rows
+
+
+def summarize(rows: dict) -> dict:
+    """Per entry: the runs' medians and the bounds' means over the seeds, and the refutations counted."""
+    mech = np.asarray(rows["mechanism"])
+    out = {k: [] for k in ("mechanism", "buggy", "fixed_refuted", "sequential_refuted", "fixed_runs",
+                           "sequential_runs", "fixed_epsilon", "sequential_epsilon", "bound_ratio",
+                           "control_ratio")}
+    for name in dict.fromkeys(rows["mechanism"]):
+        i = np.flatnonzero(mech == name)
+
+        def med(key):
+            return float(np.median(np.asarray(rows[key], dtype=float)[i]))
+
+        def mean(key):
+            return float(np.mean(np.asarray(rows[key], dtype=float)[i]))
+
+        fixed, seq = mean("fixed_epsilon"), mean("sequential_epsilon")
+        out["mechanism"].append(name)
+        out["buggy"].append(bool(rows["buggy"][i[0]]))
+        out["fixed_refuted"].append(int(np.sum(np.asarray(rows["fixed_refuted"])[i])))
+        out["sequential_refuted"].append(int(np.sum(np.asarray(rows["sequential_refuted"])[i])))
+        out["fixed_runs"].append(med("fixed_runs"))
+        out["sequential_runs"].append(med("sequential_runs"))
+        out["fixed_epsilon"].append(fixed)
+        out["sequential_epsilon"].append(seq)
+        out["bound_ratio"].append(seq / fixed if fixed > 0 else float("nan"))
+        out["control_ratio"].append(mean("control_epsilon") / fixed if fixed > 0 else float("nan"))
+    return out
+
+
+def run_plans(grid: Grid, names: list, device, seed: int) -> dict:
+    """For each entry: the plan's predicted runs at the pilot's effect and the runs fixed audits needed."""
+    out = {k: [] for k in ("mechanism", "predicted_runs", "needed_runs", "ratio", "pilot_runs")}
+    for index, name in enumerate(names):
+        entry = get_entry(name)
+        plan = plan_budget(_spec(entry, grid.samples, _seed(seed, 500 + index, 0), device), budget_runs=grid.max_runs)
+        event = next((t for t in plan.tests if t.test == "event"), None)
+        predicted = None if event is None else event.runs_at_pilot
+        needed = None
+        for runs in grid.plan_grid:
+            samples = max(400, int(runs / 3))
+            refuted = sum(run_audit(_spec(entry, samples, _seed(seed, 700 + index, r), device)).refuted
+                          for r in range(grid.seeds))
+            if 2 * refuted >= grid.seeds:
+                needed = runs
+                break
+        ratio = float("nan") if predicted is None or needed is None else predicted / needed
+        _progress(f"plan {name}: predicted {predicted} runs at the pilot's effect, needed {needed}")
+        for key, value in (("mechanism", name), ("predicted_runs", predicted), ("needed_runs", needed),
+                           ("ratio", ratio), ("pilot_runs", plan.pilot_runs)):
+            out[key].append(value)
+    return out
+
+
+def run_boundary(grid: Grid, seed: int) -> dict:
+    """Sequential audits of randomized_response (exactly 1-LDP) at its claim: how many refute."""
+    entry = get_entry("randomized_response")
+    refuted = sum(run_sequential_audit(_spec(entry, 2000, _seed(seed, 900, r), "cpu"), grid.boundary_runs).refuted
+                  for r in range(grid.boundary_audits))
+    # The largest count consistent with a type-I error ≤ α (one-sided binomial test at 0.001).
+    limit = int(stats.binom.ppf(0.999, grid.boundary_audits, ALPHA))
+    return {"audits": [grid.boundary_audits], "refuted": [refuted], "rate": [refuted / grid.boundary_audits],
+            "alpha": [ALPHA], "consistent_limit": [limit]}
+
+
+def targets(grid: Grid, summary: dict, plans: dict, boundary: dict) -> dict:
+    buggy = [i for i, b in enumerate(summary["buggy"]) if b]
+    correct = [i for i, b in enumerate(summary["buggy"]) if not b]
+    median_runs = float(np.median([summary["sequential_runs"][i] for i in buggy])) if buggy else float("nan")
+    fixed_runs = float(np.median(summary["fixed_runs"]))
+    speedup = fixed_runs / median_runs
+    ratios = [summary["bound_ratio"][i] for i in correct if math.isfinite(summary["bound_ratio"][i])]
+    within = sum(abs(r - 1) <= BOUND_TOLERANCE for r in ratios)
+    plan_ratios = [r for r in plans["ratio"] if math.isfinite(r)]
+    plan_within = sum(1 / PLAN_FACTOR <= r <= PLAN_FACTOR for r in plan_ratios)
+    rate = boundary["rate"][0]
+    return {
+        "target": ["median runs to refute the buggy entries, fixed budget / sequential",
+                   "correct entries' certified bound at the maximum budget within 5% of the fixed audit's",
+                   "type-I error at the boundary (randomized_response at its claim)",
+                   "plan's predicted runs (pilot's effect) within 2x of the runs fixed audits needed"],
+        "measured": [f"{fixed_runs:.0f} / {median_runs:.0f} = {speedup:.1f}x",
+                     f"{within} of {len(ratios)} entries (median ratio {np.median(ratios) if ratios else float('nan'):.3f}, "
+                     f"lowest {min(ratios) if ratios else float('nan'):.3f})",
+                     f"{boundary['refuted'][0]} of {boundary['audits'][0]} audits ({rate:.3f})",
+                     f"{plan_within} of {len(plan_ratios)} entries with both numbers"],
+        "threshold": [f">= {SPEEDUP_TARGET:g}x", f"all {len(ratios)}", f"<= alpha = {ALPHA} "
+                      f"(count <= {boundary['consistent_limit'][0]})", f"all {len(plan_ratios)}"],
+        "result": ["PASS" if speedup >= SPEEDUP_TARGET else "FAIL",
+                   "PASS" if within == len(ratios) else "FAIL",
+                   "PASS" if boundary["refuted"][0] <= boundary["consistent_limit"][0] else "FAIL",
+                   "PASS" if plan_within == len(plan_ratios) else "FAIL"],
+    }
+
+
+def _figure(summary: dict):
+    figure, axes = new_figure(1, 2, width=6.0, height=4.4)
+    x = np.arange(len(summary["mechanism"]))
+    ax = axes[0, 0]
+    ax.bar(x - 0.2, summary["fixed_runs"], 0.4, label="fixed budget")
+    ax.bar(x + 0.2, summary["sequential_runs"], 0.4, label="sequential (median over seeds)")
+    ax.set_yscale("log")
+    ax.set_xticks(x, [n + (" *" if b else "") for n, b in zip(summary["mechanism"], summary["buggy"])], rotation=90,
+                  fontsize=6)
+    ax.set_ylabel("mechanism runs")
+    ax.set_title("runs used (* buggy)")
+    ax.legend(fontsize=6)
+    ax = axes[0, 1]
+    ax.plot(x, summary["fixed_epsilon"], "o", ms=4, label="fixed")
+    ax.plot(x, summary["sequential_epsilon"], "x", ms=5, label="sequential (last round)")
+    ax.set_xticks(x, summary["mechanism"], rotation=90, fontsize=6)
+    ax.set_ylabel("certified ε lower bound (mean over seeds)")
+    ax.legend(fontsize=6)
+    return figure
+
+
+def run(context) -> ExperimentOutput:
+    grid = quick_grid() if context.quick else full_grid()
+    started = time.perf_counter()
+    rows = run_pairs(grid, context.device, context.seed)
+    summary = summarize(rows)
+    buggy = [n for n, b in zip(summary["mechanism"], summary["buggy"]) if b]
+    plans = run_plans(grid, buggy, context.device, context.seed)
+    boundary = run_boundary(grid, context.seed)
+    goal = targets(grid, summary, plans, boundary)
+    findings = [f"{t}: measured {m} (target {th}) -> **{r}**." for t, m, th, r in
+                zip(goal["target"], goal["measured"], goal["threshold"], goal["result"])]
+    outside = [f"{n} ({r:.3f})" for n, r, b in zip(summary["mechanism"], summary["bound_ratio"], summary["buggy"])
+               if not b and math.isfinite(r) and abs(r - 1) > BOUND_TOLERANCE]
+    if outside:
+        findings.append("Correct entries whose mean sequential bound is not within 5% of the fixed one: "
+                        + ", ".join(outside) + ".")
+    control = [r for r, b in zip(summary["control_ratio"], summary["buggy"]) if not b and math.isfinite(r)]
+    noisy = [f"{n} ({r:.3f})" for n, r, b in zip(summary["mechanism"], summary["control_ratio"], summary["buggy"])
+             if not b and math.isfinite(r) and abs(r - 1) > BOUND_TOLERANCE]
+    findings.append(f"Noise floor: the same fixed audit on {grid.seeds} other seeds is within 5% of the first on "
+                    f"{len(control) - len(noisy)} of {len(control)} correct entries"
+                    + (f"; not on {', '.join(noisy)}" if noisy else "") + ".")
+    missed = [f"{n} (predicted {p}, needed {q})" for n, p, q, r in zip(plans["mechanism"], plans["predicted_runs"],
+                                                                     plans["needed_runs"], plans["ratio"])
+              if not (math.isfinite(r) and 1 / PLAN_FACTOR <= r <= PLAN_FACTOR)]
+    if missed:
+        findings.append("Plans not within 2x (or without both numbers): " + ", ".join(missed) + ".")
+    unrefuted = [n for n, k, b in zip(summary["mechanism"], summary["sequential_refuted"], summary["buggy"]) if b and k == 0]
+    if unrefuted:
+        findings.append("Buggy entries no sequential audit refuted within the budget: " + ", ".join(unrefuted) + ".")
+    tables = [Table("sequential", summary), Table("sequential_runs", rows), Table("plans", plans),
+              Table("boundary", boundary), Table("targets", goal)]
+    settings = {**grid.to_dict(), "audits run in": f"{time.perf_counter() - started:.1f} s"}
+    return ExperimentOutput(tables, _figure(summary), settings, findings)
+
+
+EXPERIMENTS = [Experiment(
+    name="sequential-audit",
+    description="Sequential audits against the fixed budget over every DP catalog entry: runs to refute, bounds at "
+                "the maximum budget, type-I error at the boundary, and budget plans against the runs needed",
+    source="study (issue 30 §1, §3); α-spending after Lan and DeMets (1983)",
+    run=run,
+    trains=True,
+    full_runtime="not measured",
+)]
