@@ -168,18 +168,21 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
         verdict = "violation" if selected_bound > spec.epsilon else "no-violation-detected"
 
     dp_mi = event = None
+    pilot_runs = 0  # runs that fitted the float-bit statistics of a structured pair (_float_bit_candidates)
     if spec.notion in RECORD_AUDIT_NOTIONS and selected_bound is not None:
         dp_mi = dp_epsilon_lower_bound_from_mi(selected_bound)
         if spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
             target = spec.claim if "event" in plan.claim_tests.alpha_spent else None
-            event = _event_test(spec, best_candidate, fits, data, mechanism_rng, runner, plan.claim_tests.event_alpha,
-                                target, gdp_alpha=plan.claim_tests.gdp_alpha)
+            event, pilot_runs = _event_test(spec, best_candidate, fits, data, mechanism_rng, runner,
+                                            plan.claim_tests.event_alpha, target, gdp_alpha=plan.claim_tests.gdp_alpha)
     checks = cross_checks(spec.claim, spec.notion, selected_bound, estimate, event, plan.claim_tests)
     claim_verdict = None
     if spec.claim is not None:
         claim_verdict = "refuted" if any(c.certified_contradiction for c in checks) else "not-refuted"
     by_purpose = {"mi": spec.samples * len(priors)}
     if event is not None:
+        if pilot_runs:
+            by_purpose["event_statistics"] = pilot_runs
         if event.selection_runs:  # else the event was chosen on the MI sample's held-out draws
             by_purpose["event_selection"] = event.selection_runs
         by_purpose["event_certification"] = (2 * event.runs_per_input if event.runs_made is None
@@ -304,14 +307,47 @@ def _pair_statistics(cell, critics, fits, data) -> list:
 STRUCTURED_EVENT_PAIRS = 8
 
 
+#: Runs of each input of the first structured pair on which the float-bit statistics are fitted
+#: (:func:`_float_bit_candidates`).
+BIT_PILOT_RUNS = 2000
+
+
+def _float_bit_candidates(pair, record, runner, rng, runs):
+    """The float-bit statistics (:data:`audit.float_features.FLOAT_STATISTICS`) of one structured pair,
+    fitted on ``runs`` pilot runs of each of its databases, as event-search candidates; and the runs made.
+
+    Under a prior that is not a two-point prior the MI sample holds no draws of the pair's two databases,
+    and the critic, standardized in float64, never sees an output's low bits; these statistics do
+    (Mironov 2012). The pilot runs come from a generator spawned from ``rng``'s seed (``rng``'s own
+    stream is not moved, so an audit whose outputs suit none of them draws what it drew without them);
+    they are neither selection nor certification runs, so the choice among candidates still costs no α.
+    """
+    pilot = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])
+    outputs = []
+    for database in (pair.first, pair.second):
+        batch = np.repeat(np.asarray(database, dtype=np.float64)[None], runs, axis=0)
+        outputs.append(np.asarray(runner.sample(batch, pilot, what="float-bit statistic run")))
+    candidates = []
+    for kind, _, label, what in FLOAT_STATISTICS:
+        fitted = kind.fit(*outputs)  # None where the outputs are integers or their codes too many
+        if fitted is not None:
+            candidates.append(PairCandidate(pair.first, pair.second, record,
+                                            pair_statistic(fitted, pair.first[record], pair.second[record]),
+                                            f"{pair.why}; statistic: {what} on {runs} pilot runs of each database",
+                                            statistic_label=label))
+    return candidates, 2 * runs
+
+
 def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None, gdp_alpha=None):
     """The event search (:func:`audit.event_search.event_search`) over candidate pairs, in order:
     each two-point prior of Θ on a neighbouring pair (the declared ones, the user's and a catalog's
     pairs, then the prior search's structured and random pairs) with its own critic (the MI test's
     chosen critic for its cell); then, when the chosen critic's prior is not such a two-point prior,
     structured pairs on its record (StatDP patterns, column levels read from the audit's draws of
-    that prior) and pairs of its values on a base database of the validation split."""
-    pairs = []
+    that prior), the float-bit statistics of the first of them (:func:`_float_bit_candidates`) and
+    pairs of its values on a base database of the validation split. Returns (the event test, the pilot
+    runs of the float-bit statistics)."""
+    pairs, pilot_runs = [], 0
     for i, cell in enumerate(fits.cells):
         if cell.strategy == "certify" and neighbouring_pair_of(cell.prior, cell.record) is not None:
             critics = [candidate] if candidate.cell is cell else []
@@ -326,6 +362,10 @@ def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None, gdp
         statistic = _critic_statistic(candidate, fits)
         structured = structured_pairs(cell.prior, STRUCTURED_EVENT_PAIRS, rng, records=(cell.record,), observed=dbs)
         pairs += [PairCandidate(p.first, p.second, cell.record, statistic, p.why) for p in structured]
+        if structured:
+            bit_candidates, pilot_runs = _float_bit_candidates(structured[0], cell.record, runner, rng,
+                                                               min(spec.event_runs, BIT_PILOT_RUNS))
+            pairs += bit_candidates
         validation = fits.fit(kind).split[1]
         values = np.unique(dbs[validation[:256], cell.record, :], axis=0)[:4]
         pairs += value_pairs(dbs[validation[0]], cell.record, values, statistic,
@@ -337,4 +377,4 @@ def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None, gdp
     # The audit's claim decides the certificates even when the event test does not test it (``claim`` None).
     pure = spec.claim is None or spec.claim.pure_epsilon is not None
     return event_search(pairs, runner=runner, rng=rng, runs=spec.event_runs, alpha=alpha, delta=spec.delta,
-                        claim=claim, pure_certificates=pure, gdp_alpha=gdp_alpha)
+                        claim=claim, pure_certificates=pure, gdp_alpha=gdp_alpha), pilot_runs

@@ -15,8 +15,9 @@ The cases (Mironov 2012 for the floating-point ones; issue 29 of this project fo
 - pure-ldp 1.1.2 unary encoding (OUE, SUE): the true bit is set to 1 with probability p *on top of*
   a 1 drawn with probability q, so P(1 | own index) = p + (1 − p)q, and the client is not
   ε-LDP at its ε (OUE at ε = 1: log(0.634·0.731/(0.269·0.366)) = 1.55); 1.2.0 draws it right;
-- the textbook float Laplace ``x + rng.laplace(0, 1/ε)`` at ε = 0.1 (DP-Sniper's setting):
-  not ε-DP for any ε (Mironov 2012); the same noise rounded to 2⁻³² (snapping) is not refuted;
+- the textbook float Laplace ``x + rng.laplace(0, 1/ε)`` at ε = 0.1 (DP-Sniper's setting), audited
+  with default flags under the README's prior (``--prior builtin:bernoulli``: the auditor chooses the
+  pair): not ε-DP for any ε (Mironov 2012); the same noise rounded to 2⁻³² (snapping) is not refuted;
 - diffprivlib 0.6.6 ``Laplace`` and ``Gaussian``: float noise added to the value, open to the same
   attack (diffprivlib issue #94); its ``Snapping`` mechanism is the correct configuration;
 - OpenDP 0.16.0's Laplace on floats: its samplers are exact, not refuted.
@@ -121,6 +122,8 @@ class BugCase:
 
 
 _PAIR = ("--pair", "zero.npy,one.npy")
+#: The README's prior with default flags: 10 records in {0, 1}; the pairs are the auditor's (audit.engine).
+_DEFAULT_PRIOR = ("--prior", "builtin:bernoulli")
 #: pure-ldp imports statsmodels without declaring it.
 _PURE_LDP_EXTRAS = ("statsmodels",)
 
@@ -137,9 +140,9 @@ CASES = (
             "not-refuted", _PURE_LDP_EXTRAS),
     BugCase("textbook float Laplace", "numpy", "", np.__version__,
             "x + Laplace(1/ε) in float64 is not ε-DP for any ε (claimed ε = 0.1)", "Mironov 2012",
-            _TEXTBOOK, "textbook_laplace.py", "textbook", _PAIR + ("--claim", "dp:0.1"), "refuted"),
+            _TEXTBOOK, "textbook_laplace.py", "textbook", _DEFAULT_PRIOR + ("--claim", "dp:0.1"), "refuted"),
     BugCase("float Laplace snapped", "numpy", "", np.__version__, "none (rounded to 2^-32)", "",
-            _TEXTBOOK, "textbook_laplace.py", "snapped", _PAIR + ("--claim", "dp:0.1"), "not-refuted"),
+            _TEXTBOOK, "textbook_laplace.py", "snapped", _DEFAULT_PRIOR + ("--claim", "dp:0.1"), "not-refuted"),
     BugCase("diffprivlib Laplace", "diffprivlib", "diffprivlib", "0.6.6",
             "float Laplace noise added to the value (ε = 0.1)", "diffprivlib #94", _DIFFPRIVLIB, "dpl_mechanisms.py",
             "laplace", _PAIR, "refuted", ("scikit-learn<1.9",)),

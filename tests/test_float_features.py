@@ -148,3 +148,17 @@ def test_a_float_safe_noise_is_not_refuted_by_the_bits(scale):
     result = run_audit(AuditSpec(mechanism=snapped, priors=[TwoPoint(first, second)],
                                  claim=parse_claim(f"dp:{1 / scale}"), samples=6000, event_runs=6000, seed=1))
     assert result.claim_verdict == "not-refuted"
+
+
+@pytest.mark.train
+def test_under_a_bernoulli_prior_the_structured_pair_gets_the_bit_statistics(small_critic):
+    # No --pair: the first structured pair (record 0 at 0 vs 1, the others 0: sums 0 vs 1, Mironov's inputs) gets
+    # the float-bit statistics fitted on pilot runs, counted in the result's runs.
+    from mechanisms.priors import ProductBernoulli
+
+    result = run_audit(AuditSpec(mechanism=_textbook_laplace(10.0), priors=[ProductBernoulli(0.5, shape=(3, 1))],
+                                 claim=parse_claim("dp:0.1"), samples=4000, event_runs=4000, critic=small_critic,
+                                 records=(0,), slices=0, seed=0))
+    assert result.samples_by_purpose["event_statistics"] == 2 * 2000
+    assert result.claim_verdict == "refuted" and result.event_test.epsilon_lower_bound > 2.5
+    assert "pilot runs" in result.event_test.description

@@ -16,7 +16,8 @@ from estimators.validation import InputError
 NOTION_NAMES = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}
 MISSING = "—"
 # What each entry of ``samples_by_purpose`` paid for, in words.
-RUN_PURPOSES = {"mi": "MI sample (trains and certifies the critics)", "event_selection": "choosing the event",
+RUN_PURPOSES = {"mi": "MI sample (trains and certifies the critics)",
+                "event_statistics": "fitting the float-bit statistics", "event_selection": "choosing the event",
                 "event_certification": "certifying the event"}
 
 
