@@ -12,41 +12,42 @@ def configure(parser) -> None:
 def _pair_text(value) -> str:
     if value is None:
         return "-"
-    return "inf" if value == float("inf") else f"{value:.4g}"
+    return "inf" if value in ("inf", float("inf")) else f"{value:.4g}"
 
 
 def _table(rows: list) -> str:
-    from audit.report.content import TextTable
-    from audit.report.table import format_text_table
+    """The listing's table, from the entries' ``to_dict()`` summaries."""
+    from audit.report.terminal import format_columns  # light: the stored listing needs no NumPy
 
-    return format_text_table(TextTable("catalog", ("name", "claimed", "true", "true is", "pair attains", "buggy",
-                                                   "output"),
-                                       [(e.name, e.claimed.text, e.true.text, e.true_kind,
-                                         _pair_text(e.exposing_epsilon), "yes" if e.buggy else "no",
-                                         f"(m, {e.output_dim})") for e in rows]))
+    return format_columns(("name", "claimed", "true", "true is", "pair attains", "buggy", "output"),
+                          [(e["name"], e["claimed"]["text"], e["true"]["text"], e["true_epsilon_is"],
+                            _pair_text(e["exposing_pair_epsilon"]), "yes" if e["buggy"] else "no",
+                            f"(m, {e['output_dim']})") for e in rows])
 
 
 def run(args):
-    # Imported here: the catalog loads SciPy, which --help and usage errors must not wait for.
-    from mechanisms.catalog import catalog, catalog_names, get_entry
-
-    from estimators.validation import InputError
-
     if args.name is not None:
+        # Imported here: the catalog loads SciPy, which --help, usage errors and the stored listing must not wait for.
+        from estimators.validation import InputError
+        from mechanisms.catalog import catalog_names, get_entry
+
         # Only the named entry is built (building them all runs every DP-SGD accountant).
         names = catalog_names(training=True)
         if args.name.partition("?")[0] not in names:
             raise InputError(f"argument '--name': no catalog mechanism {args.name!r}; "
                              f"available: {', '.join(sorted(names))}")
         try:  # NAME?KEY=VALUE&...: the entry at other parameters
-            rows = [get_entry(args.name)]
+            rows = [get_entry(args.name).to_dict()]
         except InputError as exc:
             raise InputError(f"argument '--name': {exc}") from None
     else:
-        rows = catalog(training=True)  # the DP-SGD training runs too
+        from audit.cli.listings import live_listing, stored_listing
+
+        # The default listing (DP-SGD's training runs too) is stored; a test keeps it equal to the live one.
+        rows = stored_listing("catalog") or live_listing("catalog")
     if args.buggy:
-        rows = [e for e in rows if e.buggy]
-    payload = {"mechanisms": [e.to_dict() for e in rows]}
+        rows = [e for e in rows if e["buggy"]]
+    payload = {"mechanisms": rows}
     note = ("\n\n'true is': whether the true ε is exact or an upper bound; 'pair attains': the ε of the "
             "entry's exposing pairs (largest |log-likelihood ratio|; '-': not computed: the MI notions, "
             "SVT3 with c > 1, more than 4096 output-pattern symbols: patterns × queries)")

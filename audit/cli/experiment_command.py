@@ -27,16 +27,19 @@ def _registry():
     return importlib.import_module("experiments.registry")
 
 
-def _list(registry):
-    rows = registry.experiments()
-    payload = {"experiments": [{"name": e.name, "description": e.description, "source": e.source,
-                                "trains": e.trains} for e in rows]}
-    width = max(len(e.name) for e in rows)
-    text = "\n".join(f"{e.name.ljust(width)}  {e.description}  [{e.source}]" for e in rows)
-    return payload, text
+def _list():
+    from audit.cli.listings import live_listing, stored_listing
+
+    # Stored: listing live imports every experiment module (torch among them); a test keeps the two equal.
+    rows = stored_listing("experiments") or live_listing("experiments")
+    width = max(len(e["name"]) for e in rows)
+    text = "\n".join(f"{e['name'].ljust(width)}  {e['description']}  [{e['source']}]" for e in rows)
+    return {"experiments": rows}, text
 
 
 def run(args):
+    if args.list and args.name is None and args.out is None and not args.quick and args.page is None:
+        return _list()  # before NumPy and the registry: a light command
     from estimators.validation import InputError
 
     registry = _registry()
@@ -47,7 +50,7 @@ def run(args):
                                             ("--page", args.page is not None)) if given]
         if ignored:
             raise InputError(f"argument '{ignored[0]}' applies to running an experiment, not to --list")
-        return _list(registry)
+        return _list()
     if args.name is None:
         raise InputError("argument 'name': give an experiment NAME or --list")
     from audit.report.writing import check_output_location

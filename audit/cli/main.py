@@ -200,8 +200,12 @@ def main(argv=None) -> int:
     """Run ``miaudit`` with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     process_entry = argv is None  # the miaudit program itself (not a caller's main([...])): it may end the process
     argv = sys.argv[1:] if argv is None else list(argv)
+    if process_entry:  # a user call that ignores its timeout's interruption ends the program, with one line
+        from mechanisms.execution.watchdog import exit_when_stuck
+
+        exit_when_stuck()
     try:
-        status = _main(argv, process_entry)
+        status = _main(argv)
     except SystemExit as exc:
         # argparse's --help and usage errors: their text may still sit in stdout's buffer.
         if _write_stdout("") == USAGE_STATUS and exc.code == 0:
@@ -231,7 +235,7 @@ def _exit_without_user_threads(status: int) -> None:
     os._exit(status)
 
 
-def _main(argv: list, process_entry: bool = False) -> int:
+def _main(argv: list) -> int:
     parser, modules = build_parser(argv)
     try:
         args = parser.parse_args(argv)
@@ -243,17 +247,15 @@ def _main(argv: list, process_entry: bool = False) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return USAGE_STATUS
-    from estimators.validation import InputError  # here, after parsing: it loads NumPy, which --help does not need
-
-    if process_entry:  # a user call that ignores its timeout's interruption ends the program, with one line
-        from mechanisms.execution.user_call import exit_when_stuck
-
-        exit_when_stuck()
-
     try:
         with stdout_to_stderr():
             payload, text = modules[args.command].run(args)
-    except InputError as exc:
+    except Exception as exc:
+        # InputError is looked up, not imported: estimators.validation loads NumPy, which a light command
+        # (a stored listing) never needs, and a command that did not import it cannot have raised one.
+        validation = sys.modules.get("estimators.validation")
+        if validation is None or not isinstance(exc, validation.InputError):
+            raise
         _error(args.command, exc)
         return getattr(exc, "exit_status", USAGE_STATUS)  # 1 for a failing user function (MechanismError)
     except KeyboardInterrupt:
@@ -261,7 +263,7 @@ def _main(argv: list, process_entry: bool = False) -> int:
         return 130
     if args.json:
         # ensure_ascii (the default) writes every control character in user strings as \uXXXX.
-        from estimators.result_forms import to_jsonable  # after parsing, as InputError above
+        from estimators.result_forms import to_jsonable  # after parsing: it loads NumPy
 
         output = json.dumps(to_jsonable(payload), indent=2, allow_nan=False)
     else:

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 from audit.report.content import TextTable, as_result_list, summary_rows
-from audit.report.terminal import terminal_text
+from audit.report.terminal import format_columns
 
 
 def format_text_table(table: TextTable) -> str:
-    """Left-aligned columns separated by two spaces, with a dashed rule under the header.
-
-    Every cell is made terminal-safe and kept to one line (:func:`terminal_text`): cells hold
-    user input such as mechanism names.
-    """
-    cells = [tuple(terminal_text(cell, keep_newlines=False) for cell in row)
-             for row in [table.headers, *table.rows]]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(table.headers))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in cells]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(lines)
+    """Left-aligned columns separated by two spaces, with a dashed rule under the header
+    (:func:`~audit.report.terminal.format_columns`)."""
+    return format_columns(table.headers, table.rows)
 
 
 def summary_table(results) -> str:

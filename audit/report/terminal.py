@@ -54,3 +54,16 @@ def plain_numbers(message: str) -> str:
         return "True" if "True" in match.group(0) else "False"
 
     return _NUMPY_SCALAR.sub(plain, str(message))
+
+
+def format_columns(headers, rows) -> str:
+    """Left-aligned columns separated by two spaces, with a dashed rule under the header.
+
+    Every cell is made terminal-safe and kept to one line (:func:`terminal_text`): cells hold
+    user input such as mechanism names.
+    """
+    cells = [tuple(terminal_text(cell, keep_newlines=False) for cell in row) for row in [tuple(headers), *rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)

@@ -21,17 +21,14 @@ from __future__ import annotations
 
 import contextvars
 import math
-import os
 import signal
-import sys
 import threading
-import time
 from contextlib import contextmanager
 
 from ..errors import MechanismError
+from .watchdog import STUCK_GRACE, WATCHDOG, stuck_message
 
-__all__ = ["FIRST_CALL_TIMEOUT", "STUCK_GRACE", "TIMEOUT_HINT", "call_user_code", "exit_when_stuck", "first_call_timeout",
-           "first_calls_bounded_by"]
+__all__ = ["FIRST_CALL_TIMEOUT", "TIMEOUT_HINT", "call_user_code", "first_call_timeout", "first_calls_bounded_by"]
 
 #: Seconds a first call of user code may take when no ``--timeout`` is given (executing a user's
 #: file, a prior's probe, the mechanism's probe): long enough for a small training run, short
@@ -121,75 +118,6 @@ def _call_on_thread(fn, arguments, timeout):
     return outcome["result"], False
 
 
-#: Seconds past its timeout that a call which ignored the interruption may run before the process
-#: ends (when :func:`exit_when_stuck` is on: the command line).
-STUCK_GRACE = 5.0
-
-#: The exit status of a process ended by the watchdog (that of a failing user function).
-STUCK_EXIT_STATUS = 1
-
-
-class _Watchdog:
-    """Ends the process, with one line on stderr, when an in-process call outlives its deadline.
-
-    The interval timer cannot interrupt user code that ignores ``SIGALRM`` (installs its own
-    handler, blocks the signal) or swallows the interruption in a loop of bare ``except:``;
-    without a bound the audit then hangs for ever (issue 32 B3). A daemon thread waits for the
-    armed deadline; it needs the interpreter lock, which Python code releases regularly.
-    """
-
-    def __init__(self):
-        self._condition = threading.Condition()
-        self._deadline = self._message = self._thread = None
-        self.enabled = False
-
-    def arm(self, seconds: float, message: str):
-        with self._condition:
-            previous = (self._deadline, self._message)
-            self._deadline, self._message = time.monotonic() + seconds, message
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._watch, name="miaudit-watchdog", daemon=True)
-                self._thread.start()
-            self._condition.notify()
-            return previous
-
-    def restore(self, previous) -> None:
-        with self._condition:
-            self._deadline, self._message = previous
-            self._condition.notify()
-
-    def _watch(self):
-        with self._condition:
-            while True:
-                if self._deadline is None:
-                    self._condition.wait()
-                    continue
-                left = self._deadline - time.monotonic()
-                if left > 0:
-                    self._condition.wait(left)
-                    continue
-                try:
-                    sys.stderr.write(self._message + "\n")
-                    sys.stderr.flush()
-                finally:
-                    os._exit(STUCK_EXIT_STATUS)
-
-
-_WATCHDOG = _Watchdog()
-
-
-def exit_when_stuck(enabled: bool = True) -> None:
-    """Let a call that outlives its timeout by :data:`STUCK_GRACE` seconds, having ignored the
-    interruption, end the process with one line naming it (the command line turns this on; a
-    library caller's process is never ended unless it asks)."""
-    _WATCHDOG.enabled = bool(enabled)
-
-
-def _stuck_message(who: str, timeout: float, where: str) -> str:
-    return (f"miaudit: error: {who} did not return within {timeout:g} s{where} and ignored the interruption (it "
-            f"blocks or ignores SIGALRM, or catches every exception); the audit was stopped {STUCK_GRACE:g} s later")
-
-
 def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, where: str = "",
                    hint: str = TIMEOUT_HINT):
     """Return ``fn(*arguments)``, bounded in time and with ``sys.exit`` turned into an error.
@@ -219,12 +147,12 @@ def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, 
         if timeout is None:
             return fn(*arguments)
         runner = _call_with_alarm if _can_use_alarm() else _call_on_thread
-        if runner is _call_with_alarm and _WATCHDOG.enabled:
-            previous = _WATCHDOG.arm(timeout + STUCK_GRACE, _stuck_message(who, timeout, where))
+        if runner is _call_with_alarm and WATCHDOG.enabled:  # the alarm may be ignored: bound it anyway
+            previous = WATCHDOG.arm(timeout + STUCK_GRACE, stuck_message(who, timeout, where))
             try:
                 result, late = runner(fn, arguments, timeout)
             finally:
-                _WATCHDOG.restore(previous)
+                WATCHDOG.restore(previous)
         else:
             result, late = runner(fn, arguments, timeout)
     except SystemExit as exc:

@@ -1,0 +1,59 @@
+"""Stored listings for the light commands: ``miaudit catalog`` and ``miaudit experiment --list``.
+
+Listing the catalog computes every entry's guarantees (SciPy integrals, the DP-SGD entries'
+accountants), and listing the experiments imports every experiment module (torch among
+them): 1.7–1.9 s on a 2-core CPU for a table that only changes when the code does (issue 31
+item 4). The default listings are therefore stored beside this module as JSON, written by
+``python -m audit.cli.listings`` from the live computation, and a test checks that each stored
+listing equals the live one (tests/test_light_commands.py), so a change to an entry or an
+experiment that is not written here fails the test suite, not a user. Anything else
+(``catalog --name``, entries at other parameters, running an experiment) is computed live.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+__all__ = ["LISTINGS", "live_listing", "stored_listing", "write_listings"]
+
+_FOLDER = Path(__file__).resolve().parent
+
+#: name -> stored file
+LISTINGS = {"catalog": _FOLDER / "catalog_listing.json", "experiments": _FOLDER / "experiment_listing.json"}
+
+
+def stored_listing(name: str):
+    """The stored listing ``name``, or None when its file is missing or unreadable (then compute it live)."""
+    try:
+        with open(LISTINGS[name], encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def live_listing(name: str):
+    """The listing ``name`` computed from the code: the catalog's entries (DP-SGD's included) as their
+    ``to_dict()``, or the registered experiments' name, description, source and ``trains``."""
+    if name == "catalog":
+        from estimators.result_forms import to_jsonable
+        from mechanisms.catalog import catalog
+
+        return json.loads(json.dumps(to_jsonable([e.to_dict() for e in catalog(training=True)]), allow_nan=False))
+    if name == "experiments":
+        from experiments.registry import experiments
+
+        return [{"name": e.name, "description": e.description, "source": e.source, "trains": e.trains}
+                for e in experiments()]
+    raise KeyError(name)
+
+
+def write_listings() -> None:
+    """Write every stored listing from the live computation."""
+    for name, path in LISTINGS.items():
+        path.write_text(json.dumps(live_listing(name), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    write_listings()

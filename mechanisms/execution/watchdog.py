@@ -1,0 +1,81 @@
+"""A watchdog for in-process user calls that outlive their timeout and ignore its interruption.
+
+Standard library only, so that the command line turns it on before it imports anything heavy.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+__all__ = ["STUCK_EXIT_STATUS", "STUCK_GRACE", "WATCHDOG", "exit_when_stuck", "stuck_message"]
+
+#: Seconds past its timeout that a call which ignored the interruption may run before the process
+#: ends (when :func:`exit_when_stuck` is on: the command line).
+STUCK_GRACE = 5.0
+
+#: The exit status of a process ended by the watchdog (that of a failing user function).
+STUCK_EXIT_STATUS = 1
+
+
+class _Watchdog:
+    """Ends the process, with one line on stderr, when an in-process call outlives its deadline.
+
+    The interval timer cannot interrupt user code that ignores ``SIGALRM`` (installs its own
+    handler, blocks the signal) or swallows the interruption in a loop of bare ``except:``;
+    without a bound the audit then hangs for ever (issue 32 B3). A daemon thread waits for the
+    armed deadline; it needs the interpreter lock, which Python code releases regularly.
+    """
+
+    def __init__(self):
+        self._condition = threading.Condition()
+        self._deadline = self._message = self._thread = None
+        self.enabled = False
+
+    def arm(self, seconds: float, message: str):
+        with self._condition:
+            previous = (self._deadline, self._message)
+            self._deadline, self._message = time.monotonic() + seconds, message
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._watch, name="miaudit-watchdog", daemon=True)
+                self._thread.start()
+            self._condition.notify()
+            return previous
+
+    def restore(self, previous) -> None:
+        with self._condition:
+            self._deadline, self._message = previous
+            self._condition.notify()
+
+    def _watch(self):
+        with self._condition:
+            while True:
+                if self._deadline is None:
+                    self._condition.wait()
+                    continue
+                left = self._deadline - time.monotonic()
+                if left > 0:
+                    self._condition.wait(left)
+                    continue
+                try:
+                    sys.stderr.write(self._message + "\n")
+                    sys.stderr.flush()
+                finally:
+                    os._exit(STUCK_EXIT_STATUS)
+
+
+WATCHDOG = _Watchdog()
+
+
+def exit_when_stuck(enabled: bool = True) -> None:
+    """Let a call that outlives its timeout by :data:`STUCK_GRACE` seconds, having ignored the
+    interruption, end the process with one line naming it (the command line turns this on; a
+    library caller's process is never ended unless it asks)."""
+    WATCHDOG.enabled = bool(enabled)
+
+
+def stuck_message(who: str, timeout: float, where: str) -> str:
+    return (f"miaudit: error: {who} did not return within {timeout:g} s{where} and ignored the interruption (it "
+            f"blocks or ignores SIGALRM, or catches every exception); the audit was stopped {STUCK_GRACE:g} s later")
