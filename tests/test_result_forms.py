@@ -132,7 +132,10 @@ def test_json_is_the_one_written_by_the_hand_written_methods(name):
     # of two such floats (a gap) in more.
     _assert_same_json(json.loads(json.dumps(kept, ensure_ascii=False)), golden)
     field_names = {f.name for f in fields(obj)} if is_dataclass(obj) else set()
-    assert set(new_keys) <= field_names
+    # schema_version: the JSON contract's version (docs/reference/json-output.md), a computed key
+    assert set(new_keys) <= field_names | {"schema_version"}
+    if name == "audit_result":
+        assert list(out)[0] == "schema_version" and out["schema_version"] == 1
 
 
 def test_reprs_are_one_line_headlines():
