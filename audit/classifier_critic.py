@@ -48,6 +48,7 @@ from estimators.validation import check_int
 from .classifier_statistic import PAIR_STATISTICS, EmpiricalLogRatio, FeatureDesign, LogOdds, pair_statistic
 from .event_search import MIN_SELECTION_RUNS, PairCandidate, neighbouring_pair_of
 from .float_features import FLOAT_STATISTICS
+from .support_statistic import SUPPORT_STATISTICS
 
 #: The classifiers tried as each record's critic, in order: (name in results, class).
 CLASSIFIERS = tuple((f"{name} critic", kind) for kind, name, _, _ in PAIR_STATISTICS)
@@ -216,7 +217,7 @@ def cross_fitted_candidates(cell, cross_fitted) -> list:
     """
     first, second, record = cell.prior.first, cell.prior.second, cell.record
     is_first = np.all(cell.g == first[record], axis=1)
-    labels = {kind: (label, what) for kind, _, label, what in PAIR_STATISTICS + FLOAT_STATISTICS}
+    labels = {kind: (label, what) for kind, _, label, what in PAIR_STATISTICS + FLOAT_STATISTICS + SUPPORT_STATISTICS}
     candidates = []
     for fitted in cross_fitted:
         label, what = labels[fitted.kind]
@@ -285,6 +286,7 @@ def _fit(cells, outputs, config, rng, started) -> tuple[ProblemFit, tuple] | Non
     train, val, test = split_indices(n, config.split, np.random.default_rng(int(rng.integers(2**31))))
     fold_rng = np.random.default_rng(int(rng.integers(2**31)))  # the folds and the mixtures' coins
     float_rng = np.random.default_rng(fold_rng.bit_generator.seed_seq.spawn(1)[0])  # fold_rng's stream unmoved
+    support_rng = np.random.default_rng(fold_rng.bit_generator.seed_seq.spawn(1)[0])  # a stream of its own too
     rows = {name: [] for name in ("validation", "estimate", "test_joint", "test_product", "val_joint",
                                   "val_product", "stderr")}
     problems, fitted = [], []
@@ -328,6 +330,8 @@ def _fit(cells, outputs, config, rng, started) -> tuple[ProblemFit, tuple] | Non
         # coins come from a stream of their own, so the critics' draws are those made without them.
         cross_fitted += [cross_fit(kind, is_first, y, fold, int(float_rng.integers(2**31)))
                          for kind, _, _, _ in FLOAT_STATISTICS]
+        cross_fitted += [cross_fit(kind, is_first, y, fold, int(support_rng.integers(2**31)))
+                         for kind, _, _, _ in SUPPORT_STATISTICS]  # event-test candidates only, as the float ones
         fitted.append([c for c in cross_fitted if c is not None])
     fit = CriticFit(
         estimates=np.array(rows["estimate"]), stderr=np.array(rows["stderr"]),

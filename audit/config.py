@@ -13,6 +13,8 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     sensitivity = 1.0                     # an OpenDP measurement on an aggregate: the query's sensitivity
     delta = 1e-6                          # an OpenDP smoothed max-divergence: δ at which it is read
     command = "sh mech.sh 1"              # instead of spec: an external program (mechanisms.recognition)
+    per_database = false                  # spec is f(db, rng) -> output of any structure (--per-database;
+                                          # mechanisms/output_encoding.py)
     wire = "text"                         # command: text | npy
     timeout = 60                          # seconds one call (one chunk of databases; a command: one batch; g, w) may take
 
@@ -133,6 +135,9 @@ KEYS = (
     Key("mechanism", "timeout", "number", above=0, flag="--timeout", metavar="S",
         help="seconds one call of the mechanism or the prior (one chunk of databases), or of g or w, may take "
              "(default: no limit, 60 s for the first call; --command: 60 s per batch)"),
+    Key("mechanism", "per_database", "bool", flag="--per-database",
+        help="the mechanism is a function of one database f(db, rng) -> output; outputs of any structure (arrays of "
+             "any shape, mappings, sets of keys, fitted estimators, tuples) are encoded"),
     Key("mechanism", "query", "spec"),
     Key("mechanism", "params", "any"),
     Key("mechanism", "sensitivity", "number", above=0),

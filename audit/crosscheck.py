@@ -266,7 +266,8 @@ def cross_checks(claim: Claim | None, notion: str, lower_bound, estimate: float,
     elif event is not None and claim.has_profile:
         check = claim.check_event(event.p_first_lower, event.p_second_upper)
         form = ("p̲ − e^ε′ p̄" if check.event == "E" else "(1 − p̄) − e^ε′ (1 − p̲)")
-        detail = (f"event test: certified p̲ = {event.p_first_lower:.4g}, p̄ = {event.p_second_upper:.4g}; at "
+        detail = (_delta_text(claim, event)
+                  + f"event test: certified p̲ = {event.p_first_lower:.4g}, p̄ = {event.p_second_upper:.4g}; at "
                   f"ε′ = {check.epsilon_prime:.4g}, {form} = {check.statistic:.4g} "
                   f"{'>' if check.refuted else '≤'} δ(ε′) = {check.threshold:.4g}"
                   + ("" if event_alpha is not None else " (not a test of the claim: no α was planned for it)"))
@@ -291,6 +292,15 @@ def _gdp_check(claim: Claim, certificate, gdp_alpha: float | None) -> CrossCheck
               + ("" if gdp_alpha is not None else " (not a test of the claim: no α was planned for it)"))
     return CrossCheck(claim.label, None, refuted and gdp_alpha is not None, None, list(_GDP_THEOREMS), detail,
                       test="gdp", statistic=certificate.mu_lower_bound, threshold=mu, alpha_spent=gdp_alpha)
+
+
+def _delta_text(claim: Claim, event) -> str:
+    """"δ ≥ X > the claimed δ …; " for an (ε, δ) claim whose event certifies δ̲ > 0 at its ε, else ""."""
+    bound = getattr(event, "delta_lower_bound", None)
+    if bound is None or not bound > 0:
+        return ""
+    return (f"δ ≥ {bound:.4g} {'>' if bound > claim.delta else '≤'} the claimed δ = {claim.delta:.4g} at the claimed "
+            f"ε = {event.delta_epsilon:.4g}; ")
 
 
 def _ratio_check(claim: Claim, event, event_alpha: float | None) -> CrossCheck:

@@ -45,6 +45,8 @@ from .crosscheck import cross_checks
 from .classifier_critic import cross_fitted_candidates, fit_classifier_critics
 from .classifier_statistic import PAIR_STATISTICS, pair_statistic
 from .float_features import FLOAT_STATISTICS
+from .support_statistic import SUPPORT_STATISTICS
+from .event_test import with_delta_certificate
 from .event_search import (PairCandidate, draws_of_first, event_search, held_out_scores, neighbouring_pair_of,
                            value_pairs)
 from .plan import plan_audit
@@ -175,6 +177,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
             target = spec.claim if "event" in plan.claim_tests.alpha_spent else None
             event, pilot_runs = _event_test(spec, best_candidate, fits, data, mechanism_rng, runner,
                                             plan.claim_tests.event_alpha, target, gdp_alpha=plan.claim_tests.gdp_alpha)
+            event = with_delta_certificate(event, spec.claim)  # δ̲ at an (ε, δ) claim's ε
     checks = cross_checks(spec.claim, spec.notion, selected_bound, estimate, event, plan.claim_tests)
     claim_verdict = None
     if spec.claim is not None:
@@ -292,7 +295,7 @@ def _pair_statistics(cell, critics, fits, data) -> list:
     is_first = draws_of_first(dbs[train], first, record)
     if is_first.any() and not is_first.all():
         first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
-        for kind, _, label, what in PAIR_STATISTICS + FLOAT_STATISTICS:
+        for kind, _, label, what in PAIR_STATISTICS + FLOAT_STATISTICS + SUPPORT_STATISTICS:
             fitted = kind.fit(first_outputs, second_outputs)  # None where the outputs do not suit it
             if fitted is not None:
                 statistics.append((pair_statistic(fitted, first[record], second[record]), label,

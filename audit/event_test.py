@@ -147,6 +147,30 @@ def certified_epsilon(p_lower: float, p_upper: float, delta: float = 0.0) -> flo
     return max(epsilon_from_bounds(p_lower, p_upper, delta), epsilon_from_bounds(1.0 - p_upper, 1.0 - p_lower, delta))
 
 
+def certified_delta(p_lower: float, p_upper: float, epsilon: float) -> float:
+    """The δ an event's bounds certify at ``epsilon``: max(p̲ − e^ε p̄, (1 − p̄) − e^ε (1 − p̲)).
+
+    (ε, δ)-DP requires P_first(E) ≤ e^ε P_second(E) + δ and, for the complement with the roles
+    swapped, P_second(Eᶜ) ≤ e^ε P_first(Eᶜ) + δ (Dwork and Roth 2014, Definition 2.4), so with
+    p̲ ≤ P_first(E) and p̄ ≥ P_second(E) holding together at 1 − α, every δ the mechanism has at ε
+    is at least this value at 1 − α (:func:`certified_epsilon` solves the same inequalities for ε).
+    A value ≤ 0 certifies nothing.
+    """
+    growth = math.exp(epsilon)
+    return max(p_lower - growth * p_upper, (1.0 - p_upper) - growth * (1.0 - p_lower))
+
+
+def with_delta_certificate(event, claim):
+    """``event`` (:class:`audit.result.EventTest`) with δ̲ at an approximate (ε, δ) claim's ε
+    (:func:`certified_delta` of its p̲ and p̄); unchanged for any other claim."""
+    if event is None or claim is None or not claim.delta > 0 or not hasattr(claim, "epsilon"):
+        return event
+    from dataclasses import replace
+
+    return replace(event, delta_lower_bound=certified_delta(event.p_first_lower, event.p_second_upper, claim.epsilon),
+                   delta_epsilon=float(claim.epsilon))
+
+
 def epsilon_objective(delta: float = 0.0):
     """The default event objective: the ε ≥ log((p̲ − δ)/p̄) a pair of bounds would certify.
 

@@ -111,6 +111,10 @@ class EventTest:
     # μ̲ of Gaussian DP from the same certification runs' scores (audit.gdp_certificate.GDPCertificate): a test of
     # a GDP claim at its own share of α, else a separate statement at this test's level.
     gaussian_dp: object | None = None
+    # An (ε, δ) claim: δ ≥ delta_lower_bound at ε = delta_epsilon (the claim's ε), from p̲ and p̄
+    # (audit.event_test.certified_delta); ≤ 0 certifies nothing.
+    delta_lower_bound: float | None = None
+    delta_epsilon: float | None = None
 
     def to_dict(self) -> dict:
         return fields_to_dict(self)

@@ -83,10 +83,16 @@ class PerDatabaseMechanism:
         in batch order, with the same generator (so a seed reproduces the whole batch).
     name : str
         Name used in error messages.
+    encoder : OutputEncoder, optional
+        Outputs of any structure (:mod:`mechanisms.output_encoding`: arrays of any shape,
+        mappings, sets of keys, fitted estimators, tuples), each encoded as one row of
+        ``2 * encoder.width`` numbers. Without it, each output must be a number or a vector
+        of one length (the rows are the outputs themselves).
     """
 
     function: Callable
     name: str = "per-database mechanism"
+    encoder: Callable | None = None
 
     def __post_init__(self):
         if not callable(self.function):
@@ -101,8 +107,21 @@ class PerDatabaseMechanism:
             except Exception as exc:  # noqa: BLE001 - a black box may raise anything
                 raise MechanismError(f"{who} raised {type(exc).__name__} on database {index}: {exc}",
                                      mechanism=who, database_index=index) from exc
-            rows.append(_as_output_row(value, who, index))
+            rows.append(_as_output_row(value, who, index) if self.encoder is None else
+                        self._encoded(value, who, index))
         return _stack_rows(rows, who)
+
+    def _encoded(self, value, who: str, index: int) -> np.ndarray:
+        try:
+            return self.encoder(value)
+        except InputError as exc:
+            raise MechanismError(f"{who} returned an output miaudit cannot read for database {index}: {exc}",
+                                 mechanism=who, database_index=index) from None
+
+    @property
+    def support_columns(self) -> slice | None:
+        """The encoded rows' support block (:attr:`OutputEncoder.support_columns`), None without an encoder."""
+        return getattr(self.encoder, "support_columns", None)
 
 
 def _encode_text(dbs: np.ndarray) -> bytes:

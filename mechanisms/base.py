@@ -123,8 +123,13 @@ def check_batch_output(values, m: int, who: str) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise MechanismError(f"{who} returned non-numeric output: {exc}", mechanism=who) from None
     if arr.ndim != 2 or arr.shape[0] != m or arr.shape[1] == 0:
+        hint = ""
+        if arr.ndim < 2 and who.startswith("mechanism "):
+            # A function of one database f(db, rng) given as a batched mechanism returns one value or row.
+            hint = ("; if it is a function of one database, f(db, rng) -> output, give --per-database "
+                    "([mechanism] per_database = true)")
         raise MechanismError(
-            f"{who} returned shape {arr.shape} for a batch of {m} databases; expected ({m}, d) with d >= 1",
+            f"{who} returned shape {arr.shape} for a batch of {m} databases; expected ({m}, d) with d >= 1{hint}",
             mechanism=who,
         )
     index = first_nonfinite_index(arr)

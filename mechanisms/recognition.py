@@ -30,7 +30,8 @@ from .loading import load_object
 __all__ = ["MECHANISM_KEYS", "RecognizedMechanism", "load_mechanism", "recognize_mechanism"]
 
 #: Keys of the ``[mechanism]`` table this module reads.
-MECHANISM_KEYS = ("spec", "command", "name", "wire", "timeout", "query", "params", "sensitivity", "delta")
+MECHANISM_KEYS = ("spec", "command", "name", "wire", "timeout", "query", "params", "sensitivity", "delta",
+                  "per_database")
 
 _LIBRARY_KEYS = ("query", "params", "sensitivity", "delta")
 _COMMAND_KEYS = ("wire",)  # timeout bounds every mechanism (mechanisms.execution), a command per batch
@@ -173,7 +174,9 @@ def load_mechanism(table: Mapping, resolve: Callable[[str], str] = lambda spec: 
     ----------
     table : mapping
         ``spec`` (``FILE.py:NAME`` or ``package.module:NAME``) or ``command``; optional
-        ``name``; for a command ``wire`` and ``timeout``; for a library mechanism ``query``
+        ``name``; ``per_database`` (a function of one database ``f(db, rng)`` whose outputs of
+        any structure are encoded, :mod:`mechanisms.output_encoding`); for a command ``wire`` and
+        ``timeout``; for a library mechanism ``query``
         (``FILE.py:NAME`` of ``query(db)``), ``params`` (a table), ``sensitivity``, ``delta``.
     resolve : callable
         Maps a ``FILE.py:NAME`` spec to one relative to the right folder (a configuration
@@ -220,5 +223,22 @@ def load_mechanism(table: Mapping, resolve: Callable[[str], str] = lambda spec: 
     if numbers["delta"] is not None and not 0 < numbers["delta"] < 1:
         raise InputError(f"[mechanism] delta must be in (0, 1), got {numbers['delta']!r}")
     name = table.get("name") or spec
+    per_database = table.get("per_database", False)
+    if not isinstance(per_database, bool):
+        raise InputError(f"[mechanism] per_database (--per-database) must be true or false, got {per_database!r}")
+    if per_database:
+        extra = sorted(k for k in _LIBRARY_KEYS if table.get(k) is not None)
+        if extra:
+            raise InputError(f"[mechanism] {', '.join(extra)} do(es) not apply to a per-database function "
+                             "(--per-database)")
+        if isinstance(obj, type) or not callable(obj):
+            raise InputError(f"--mechanism {name!r} is not a function: --per-database needs f(db, rng) -> output")
+        from .adapters import PerDatabaseMechanism
+        from .output_encoding import OutputEncoder
+
+        return RecognizedMechanism(PerDatabaseMechanism(obj, name, encoder=OutputEncoder()), name,
+                                   notes=(f"per-database function: each output is encoded as {2 * OutputEncoder().width} "
+                                          "numbers (values and support counts of its named parts, "
+                                          "mechanisms.output_encoding)",))
     return recognize_mechanism(obj, name, query=query, params=dict(params) if params is not None else None,
                                **numbers)

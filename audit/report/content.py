@@ -276,6 +276,10 @@ def evidence_tables(result: AuditResult) -> list:
                 ("P(E) under second input", f"{number(event.p_second)} (upper bound {number(event.p_second_upper)})"),
                 ("δ", f"{event.delta:g}"), ("certified ε lower bound (δ = 0)", number(event.epsilon_lower_bound)),
                 (f"certified ε lower bound at δ = {event.delta:g}", number(event.epsilon_lower_bound_at_delta))]
+        if event.delta_lower_bound is not None:  # an (ε, δ) claim: δ̲ at its ε
+            rows.append((f"certified δ lower bound at the claimed ε = {event.delta_epsilon:g}",
+                         number(event.delta_lower_bound) + (" (≤ 0: certifies nothing)"
+                                                            if not event.delta_lower_bound > 0 else "")))
         if event.certificate == "odds-ratio":
             rows.append(("certificate", f"odds ratio: ψ̲ = {number(event.odds_ratio_lower)} at level α, "
                                         "ε ≥ log(ψ̲)/2 (the two bounds above are reported only)"))

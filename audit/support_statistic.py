@@ -1,0 +1,65 @@
+"""The support statistic: the empirical log-ratio of an output's discrete columns.
+
+An output's *support* — the shapes of its arrays, the keys it releases, the classes a model saw —
+is held in columns that take few values (the support block of an encoded structured output,
+:mod:`mechanisms.output_encoding`, counts the named parts of each bucket). When one neighbour
+produces a support the other never does (a key held by one user and released only with that user,
+a label only one database holds), the two output laws differ there by an event that a continuous
+statistic on all columns dilutes: the empirical log-ratio of the discrete columns alone
+(Neyman and Pearson 1933, with the add-½ plug-in of :class:`audit.classifier_statistic.EmpiricalLogRatio`)
+scores a support seen only under the first input high, and the event {score > t} is that support.
+
+Which columns are discrete is read on the training outputs only, and the event is chosen on held-out
+scores and certified on fresh runs like every event (:mod:`audit.event_search`): a support seen on
+one neighbour and never on the other gives a pure claim a large certified ε and an approximate
+claim a certified δ (:attr:`audit.result.EventTest.delta_lower_bound`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .classifier_statistic import EmpiricalLogRatio, _rows
+
+__all__ = ["MAX_SUPPORT_VALUES", "SUPPORT_STATISTICS", "SupportLogRatio"]
+
+#: A column is part of the support when the training outputs give it at most this many values.
+MAX_SUPPORT_VALUES = 4
+
+
+class SupportLogRatio:
+    """:class:`~audit.classifier_statistic.EmpiricalLogRatio` on the columns that take at most
+    :data:`MAX_SUPPORT_VALUES` values in training (module docstring).
+
+    Counts of released parts take a handful of values (present or not, a shape's few sizes); a
+    released value (a noisy count) takes more and is left out. :meth:`fit` returns None when no
+    column is discrete or the discrete columns take more than
+    :data:`audit.classifier_statistic.MAX_EMPIRICAL_VALUES` distinct rows.
+    """
+
+    what = "the output's discrete columns (its support: shapes, key sets, class sets)"
+
+    def __init__(self, columns: np.ndarray, ratio: EmpiricalLogRatio):
+        self.columns, self.ratio = columns, ratio
+
+    @classmethod
+    def fit(cls, first_outputs: np.ndarray, second_outputs: np.ndarray) -> "SupportLogRatio | None":
+        first_outputs, second_outputs = _rows(first_outputs), _rows(second_outputs)
+        outputs = np.concatenate([first_outputs, second_outputs])
+        discrete = np.array([len(np.unique(column)) <= MAX_SUPPORT_VALUES for column in outputs.T])
+        if not discrete.any():
+            return None
+        columns = np.flatnonzero(discrete)
+        ratio = EmpiricalLogRatio.fit(first_outputs[:, columns], second_outputs[:, columns])
+        return None if ratio is None else cls(columns, ratio)
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        return self.ratio(_rows(outputs)[:, self.columns])
+
+
+#: The support statistic in the form of :data:`audit.classifier_statistic.PAIR_STATISTICS`: (class, name,
+#: label of its scores, what it is); an event-test candidate only (not an MI critic).
+SUPPORT_STATISTICS = (
+    (SupportLogRatio, "support log-ratio", "empirical log p_a(s)/p_b(s) of the support s(y)",
+     f"the empirical log-ratio of {SupportLogRatio.what}, counted"),
+)

@@ -1,0 +1,208 @@
+"""Outputs of any structure (mechanisms.output_encoding), the per-database route, support events and δ certificates."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import beta
+
+from audit.engine import run_audit
+from audit.event_test import certified_delta
+from audit.spec import AuditSpec
+from audit.support_statistic import SupportLogRatio
+from estimators.validation import InputError
+from mechanisms.adapters import PerDatabaseMechanism
+from mechanisms.base import MechanismError, sample_mechanism
+from mechanisms.claims import parse_claim
+from mechanisms.neighbouring_pair import NeighbouringPair
+from mechanisms.output_encoding import OutputEncoder, output_features, support_facts
+
+
+class LabelSetModel:
+    """A fitted-model stand-in with diffprivlib 0.6.6's LogisticRegression label bug (its issue #106):
+    ``classes_ = np.unique(y)``, and one row of ``coef_`` per class beyond two."""
+
+    def fit(self, X, y, rng):
+        self.classes_ = np.unique(y)
+        rows = 1 if len(self.classes_) == 2 else len(self.classes_)
+        self.coef_ = rng.laplace(0.0, 1.0, size=(rows, X.shape[1]))
+        self.intercept_ = rng.laplace(0.0, 1.0, size=rows)
+        return self
+
+
+def fitted_model(db, rng):
+    """A per-database function: fit on columns 0-1 (features) and 2 (label)."""
+    return LabelSetModel().fit(db[:, :2], db[:, 2], rng)
+
+
+# -- the encoder ------------------------------------------------------------------------------
+
+def test_output_features_name_every_number_by_its_place():
+    assert output_features(2.5) == {"y": 2.5}
+    # An array of shape (2, 3): its rank, its two sizes and its six entries (written out by hand).
+    features = output_features(np.arange(6.0).reshape(2, 3))
+    expected = {"y.ndim": 2.0, "y.shape[0]": 2.0, "y.shape[1]": 3.0}
+    expected.update({f"y[{i},{j}]": float(3 * i + j) for i in range(2) for j in range(3)})
+    assert features == expected
+    assert output_features({"a": 1.0, "b": 2.0}) == {"y.len": 2.0, "y{'a'}": 1.0, "y{'b'}": 2.0}
+    assert output_features({"x", "z"}) == {"y.len": 2.0, "y{'x'}": 1.0, "y{'z'}": 1.0}
+    assert output_features(["x", "x"]) == {"y.len": 2.0, "y{'x'}": 2.0}
+    assert output_features((1.0, None)) == {"y.0": 1.0, "y.1=None": 0.0}
+    assert output_features(float("nan")) == {"y=nan": 0.0}
+    model = fitted_model(np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 1.0]]), np.random.default_rng(0))
+    names = set(output_features(model))
+    assert {"y.classes_[0]", "y.classes_[1]", "y.coef_.shape[0]", "y.coef_[0,1]", "y.intercept_[0]"} <= names
+    assert not any("fit" in name for name in names)
+
+
+def test_unsupported_outputs_are_one_error():
+    with pytest.raises(InputError, match="none of"):
+        output_features(object())
+
+
+def test_support_facts_hold_shapes_and_key_counts():
+    facts = support_facts({"coef": np.zeros((3, 2)), "keys": {"a", "b"}})
+    assert facts["y{'coef'}.shape[0]"] == 3.0 and facts["y{'keys'}.len"] == 2.0
+
+
+def test_encoder_counts_names_per_bucket_and_sums_their_values():
+    encoder = OutputEncoder(width=8)
+    output = {"a": 1.5, "b": -2.0}
+    row = encoder(output)
+    expected = np.zeros(16)
+    for name, value in {"y.len": 2.0, "y{'a'}": 1.5, "y{'b'}": -2.0}.items():
+        expected[encoder.bucket(name)] += value
+        expected[8 + encoder.bucket(name)] += 1
+    np.testing.assert_array_equal(row, expected)
+    # A released key the neighbour never releases adds one name: the support block changes.
+    assert not np.array_equal(encoder({"a": 1.5, "b": -2.0, "c": 0.0})[8:], row[8:])
+
+
+def test_per_database_mechanism_encodes_outputs_of_differing_shapes():
+    mechanism = PerDatabaseMechanism(lambda db, rng: np.zeros(int(db[0, 0])), "shapes", encoder=OutputEncoder(4))
+    out = sample_mechanism(mechanism, np.array([[[2.0]], [[3.0]]]), 0)
+    assert out.shape == (2, 8)
+    # Counts: ndim, shape[0] and one name per entry.
+    np.testing.assert_array_equal(out[:, 4:].sum(axis=1), [4, 5])
+
+
+def test_a_per_database_function_given_as_batched_is_told_about_per_database():
+    with pytest.raises(MechanismError, match="--per-database"):
+        sample_mechanism(lambda db, rng: float(db.sum()), np.zeros((3, 2, 1)), 0)
+
+
+# -- support events --------------------------------------------------------------------------
+
+def test_support_statistic_uses_the_discrete_columns_only():
+    rng = np.random.default_rng(0)
+    first = np.column_stack([rng.normal(size=400), (rng.random(400) < 0.5).astype(float)])
+    second = np.column_stack([rng.normal(size=400), np.zeros(400)])
+    fitted = SupportLogRatio.fit(first, second)
+    assert fitted.columns.tolist() == [1]
+    scores = fitted(np.array([[5.0, 1.0], [-5.0, 0.0]]))
+    assert scores[0] > 3 and scores[1] < 0  # a support seen only under the first input scores high
+
+
+def test_label_set_bug_is_refuted_with_a_large_epsilon():
+    # Adding one record with a third label always changes classes_ and coef_'s shape: P(E | D) = 1,
+    # P(E | D′) = 0 for E = {three classes}, so ε = ∞. With N runs and no hit on D′, a Clopper–Pearson pair
+    # at α/2 each certifies log(p̲/p̄), p̲ = (α/2)^{1/N}, p̄ = 1 − (α/2)^{1/N} (the event's exact bounds).
+    base = np.array([[0.1, 0.2, 0.0], [0.3, 0.1, 1.0], [0.5, 0.9, 0.0], [0.7, 0.4, 1.0]])
+    pair = NeighbouringPair(np.vstack([base, [[0.2, 0.8, 2.0]]]), base)
+    runs = 1000
+    spec = AuditSpec(mechanism=PerDatabaseMechanism(fitted_model, "label-set model", encoder=OutputEncoder()),
+                     priors=(pair.prior(),), claim=parse_claim("dp:1", relation="add-remove"), relation="add-remove",
+                     samples=runs, records=(4,), seed=0)
+    result = run_audit(spec)
+    assert result.claim_verdict == "refuted"
+    tail = (0.05 / 2) ** (1 / runs)
+    assert result.dp_epsilon_lower_bound_event >= math.log(tail / (1 - tail)) - 1e-9
+
+
+def _release_or_not(probability):
+    """A batched mechanism releasing a key (support column 1) with ``probability`` when record 1 is present
+    (two records), never when it is absent, beside a Laplace-noised count (a continuous column)."""
+    def mechanism(dbs, rng):
+        m, n = dbs.shape[:2]
+        released = (rng.random(m) < probability) if n == 2 else np.zeros(m, dtype=bool)
+        return np.column_stack([n + rng.laplace(0.0, 4.0, size=m), released.astype(float)])
+    return mechanism
+
+
+def test_delta_certificate_matches_the_clopper_pearson_pair_and_refutes_by_delta():
+    # Under D the key is released w.p. 0.2, under D′ never: δ(ε) ≥ 0.2 at every ε, claimed 0.01.
+    pair = NeighbouringPair(np.array([[0.0], [1.0]]), np.array([[0.0]]))
+    spec = AuditSpec(mechanism=_release_or_not(0.2), priors=(pair.prior(),), samples=2000, records=(1,), seed=1,
+                     claim=parse_claim("dp:1:0.01", relation="add-remove"), relation="add-remove")
+    result = run_audit(spec)
+    event = result.event_test
+    assert event.delta_epsilon == 1.0
+    assert event.delta_lower_bound == pytest.approx(
+        max(event.p_first_lower - math.e * event.p_second_upper, (1 - event.p_second_upper) - math.e * (1 - event.p_first_lower)))
+    assert result.claim_verdict == "refuted" and 0.01 < event.delta_lower_bound <= 0.2 + 0.05
+    assert "δ ≥" in result.refuted_by[0]["detail"] and "> the claimed δ = 0.01" in result.refuted_by[0]["detail"]
+    # The Clopper–Pearson pair on the counts, at the event's split of α (an independent computation).
+    runs = event.runs_per_input
+    hits_first, hits_second = round(event.p_first * runs), round(event.p_second * runs)
+    lower = beta.ppf(event.alpha * event.lower_share, hits_first, runs - hits_first + 1) if hits_first else 0.0
+    upper = beta.ppf(1 - event.alpha * (1 - event.lower_share), hits_second + 1, runs - hits_second)
+    assert (event.p_first_lower, event.p_second_upper) == pytest.approx((lower, upper), rel=1e-9)
+
+
+def test_certified_delta_by_hand():
+    assert certified_delta(0.3, 0.05, 0.0) == pytest.approx(0.25)
+    assert certified_delta(0.3, 0.05, math.log(2)) == pytest.approx(0.2)
+    # The complement with the roles swapped: (1 − 0.1) − e^0 (1 − 0.95) = 0.85.
+    assert certified_delta(0.95, 0.1, 0.0) == pytest.approx(0.85)
+
+
+def _threshold_release(dbs, rng):
+    """A seeded replica of OpenDP's count-by >> Laplace threshold (scale 1, threshold 5) for one key held by
+    record 1 alone: count 1 plus discrete Laplace noise (a difference of two geometric variables, the
+    discrete Laplace law of scale 1) released when ≥ 5; without record 1 the key has no count, never released."""
+    m, n = dbs.shape[:2]
+    if n == 1:
+        return np.zeros((m, 1))
+    p = 1 - math.exp(-1.0)
+    noisy = 1 + rng.geometric(p, size=m) - rng.geometric(p, size=m)
+    return (noisy >= 5).astype(float)[:, None]
+
+
+@pytest.mark.slow
+def test_threshold_release_probability_and_opendp_refutation():
+    # P(1 + Z ≥ 5) for discrete Laplace Z of scale 1: Σ_{z≥4} (1 − e^−1)/(1 + e^−1) e^−z = e^−4/(1 + e^−1).
+    exact = math.exp(-4) / (1 + math.exp(-1))
+    assert exact == pytest.approx(0.013390, abs=1e-6)
+    draws = _threshold_release(np.zeros((200_000, 2, 1)), np.random.default_rng(0))
+    assert abs(draws.mean() - exact) < 4 * math.sqrt(exact * (1 - exact) / 200_000)
+    dp = pytest.importorskip("opendp.prelude")
+    dp.enable_features("contrib")
+    release = dp.t.make_count_by(dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()) \
+        >> dp.m.then_laplace_threshold(scale=1.0, threshold=5)
+    epsilon, delta = release.map(1)
+
+    def released_keys(db, rng):
+        return release([f"key{int(v)}" for v in db[:, 0]])
+
+    pair = NeighbouringPair(np.array([[0.0]] * 20 + [[1.0]]), np.array([[0.0]] * 20))
+    spec = AuditSpec(mechanism=PerDatabaseMechanism(released_keys, "threshold", encoder=OutputEncoder()),
+                     priors=(pair.prior(),), samples=10_000, records=(20,), seed=0,
+                     claim=parse_claim(f"dp:{epsilon}:{delta}", relation="add-remove"), relation="add-remove")
+    result = run_audit(spec)
+    assert result.claim_verdict == "refuted"
+    assert delta < result.event_test.delta_lower_bound
+
+
+@pytest.mark.slow
+def test_delta_certificate_type_one_error_at_the_boundary():
+    # A mechanism exactly at its claim: the key is released w.p. δ = 0.1 with record 1 and never without it,
+    # so for every event P(E | D) − e^ε P(E | D′) ≤ δ, with equality for E = {released}: (1, 0.1)-DP exactly at
+    # the boundary. Refutations over 200 audits: at most α each, so Binomial(200, ≤ 0.05); P(≥ 21) < 0.002.
+    pair = NeighbouringPair(np.array([[0.0], [1.0]]), np.array([[0.0]]))
+    claim = parse_claim("dp:1:0.1", relation="add-remove")
+    refuted = 0
+    for seed in range(200):
+        spec = AuditSpec(mechanism=_release_or_not(0.1), priors=(pair.prior(),), samples=600, records=(1,),
+                         seed=seed, claim=claim, relation="add-remove")
+        refuted += run_audit(spec).claim_verdict == "refuted"
+    assert refuted <= 20
