@@ -48,3 +48,11 @@ def test_json_page_documents_every_key_and_the_version():
     assert documented == produced
     assert set(AuditResult._JSON_ORDER) <= produced
     assert f"(now **{JSON_SCHEMA_VERSION}**)" in text
+
+
+def test_api_page_renders_every_public_name_of_audit():
+    import audit
+
+    text = (DOCS / "reference" / "api.md").read_text()
+    rendered = {line.split()[1].rsplit(".", 1)[1] for line in text.splitlines() if line.startswith("::: ")}
+    assert set(audit.__all__) <= rendered
