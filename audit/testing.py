@@ -17,17 +17,17 @@ Under pytest, the ``assert_claim`` fixture of :mod:`audit.pytest_plugin` splits 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from estimators.validation import InputError
 from mechanisms.claims import Claim, parse_claim
+from mechanisms.relation import REPLACE_ONE, check_relation
 
 #: The default run budget of one check: the default fixed audit's (20,000 samples, about 60,000 runs).
 MAX_RUNS = 60000
 #: The default type-I error of one check outside the pytest plugin.
 ALPHA = 0.01
-#: Neighbouring relations a claim may be stated at; miaudit's audits test replace-one.
-RELATIONS = ("replace-one", "add-remove")
 
 
 class ClaimRefuted(AssertionError):
@@ -67,37 +67,53 @@ def _pairs(pairs) -> tuple:
     return tuple(out)
 
 
-def claim_spec(mechanism, claim, *, pairs=None, prior=None, relation: str = "replace-one", alpha: float = ALPHA,
+def claim_spec(mechanism, claim, *, pairs=None, prior=None, relation: str = REPLACE_ONE, alpha: float = ALPHA,
                seed: int = 0, name: str | None = None, query=None, params=None):
-    """The :class:`~audit.spec.AuditSpec` :func:`assert_claim` audits (its arguments)."""
+    """The :class:`~audit.spec.AuditSpec` :func:`assert_claim` audits (its arguments).
+
+    ``relation`` is the relation ``claim`` is stated for (a string claim is read at it; a library's
+    own claim is read at it). The audited pairs' relation is the pairs' own (same row counts:
+    replace-one; n and n − 1 rows: add/remove), or ``relation`` for a ``prior``; where it differs
+    from the claim's, the audit converts the claim where a theorem allows and refuses otherwise
+    (:func:`mechanisms.relation.convert_claim`).
+    """
     from mechanisms.recognition import recognize_mechanism
 
+    from .prior_search import differing_record
     from .spec import AuditSpec
 
-    if relation not in RELATIONS:
-        raise InputError(f"argument 'relation' must be one of {', '.join(RELATIONS)}, got {relation!r}")
-    if relation != "replace-one":
-        raise InputError(f"argument 'relation' is {relation!r}: this version of miaudit audits claims at the "
-                         "replace-one relation only (two databases of n records that differ in one record)")
+    relation = check_relation(relation, "relation")
     pairs = _pairs(pairs)
     if prior is None and not pairs:
         raise InputError("assert_claim needs the databases to compare: argument 'pairs' (neighbouring "
                          "(first, second) databases) or 'prior'")
+    kinds = {pair.relation for pair in pairs}
+    if len(kinds) > 1:
+        raise InputError("argument 'pairs' mixes replace-one pairs (same row counts) and add/remove pairs (n and n − 1 "
+                         "rows): give pairs of one relation")
+    audited = kinds.pop() if kinds else relation
     label = name or getattr(mechanism, "__name__", None) or type(mechanism).__name__
     recognized = recognize_mechanism(mechanism, label, query=query, params=params, what="argument 'mechanism'")
     if claim is None:
-        if recognized.claim is None:
-            raise InputError(f"argument 'claim' is required: {label} states no claim of its own"
-                             + (f" ({recognized.claim_note})" if recognized.claim_note else ""))
-        claim = parse_claim(recognized.claim.text, argument="the library's claim", origin=recognized.claim_note)
+        stated, why = recognized.claim_at(relation)
+        if stated is None:
+            raise InputError(f"argument 'claim' is required: {label} states no claim of its own at the {relation} "
+                             "relation" + (f" ({why})" if why else ""))
+        claim = parse_claim(stated.text, argument="the library's claim", origin=why)
+        claim = dataclasses.replace(claim, relation=stated.relation)
+    elif isinstance(claim, str):
+        claim = dataclasses.replace(_claim(claim), relation=relation)
     claim = _claim(claim)
-    priors = [prior] if prior is not None else [pairs[0].prior()]
-    rest = pairs if prior is not None else pairs[1:]
+    if prior is not None:
+        priors, rest, records = [prior], pairs, None
+    else:  # under DP, Θ may be the pairs' two-point priors alone; only the records that switch can leak
+        priors, rest = [pair.prior() for pair in pairs], ()
+        records = tuple(sorted({differing_record(pair) for pair in pairs} - {None})) or None
     return AuditSpec(mechanism=recognized.mechanism, priors=priors, pairs=rest, claim=claim, alpha=alpha, seed=seed,
-                     name=label, notes=tuple(recognized.notes))
+                     name=label, notes=tuple(recognized.notes), relation=audited, records=records)
 
 
-def assert_claim(mechanism, claim, *, pairs=None, prior=None, relation: str = "replace-one",
+def assert_claim(mechanism, claim, *, pairs=None, prior=None, relation: str = REPLACE_ONE,
                  max_runs: int = MAX_RUNS, alpha: float = ALPHA, seed: int = 0, time_limit: float | None = None,
                  name: str | None = None, query=None, params=None, _reproduce: str | None = None):
     """Assert that ``mechanism`` meets ``claim``: raise :class:`ClaimRefuted` when an audit refutes it.
@@ -116,8 +132,9 @@ def assert_claim(mechanism, claim, *, pairs=None, prior=None, relation: str = "r
     prior : Prior, optional
         A prior over databases instead of (or besides) ``pairs``.
     relation : {"replace-one", "add-remove"}
-        The neighbouring relation the claim is stated at; audits test replace-one (an error names
-        the others).
+        The neighbouring relation ``claim`` is stated for (:mod:`mechanisms.relation`). Add/remove
+        pairs are (first, second) with n and n − 1 rows; a claim at another relation than the
+        pairs' is converted where a theorem allows (group privacy), else refused.
     max_runs : int
         Mechanism runs at most (a sequential audit: it stops at the first refutation).
     alpha : float

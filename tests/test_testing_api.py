@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from audit.pytest_plugin import summary_line
@@ -38,8 +39,25 @@ def test_a_correct_mechanism_passes_and_a_buggy_one_fails_with_event_counts_cert
     assert str(again.value) == message
 
 
+def _sum_with_laplace(dbs, rng):
+    """The records' sum plus Laplace(1): values in [0, 1], so 1-DP under add/remove (one record moves the sum
+    by at most 1; Dwork and Roth 2014, Theorem 3.6)."""
+    return dbs.sum(axis=1) + rng.laplace(scale=1.0, size=(dbs.shape[0], dbs.shape[2]))
+
+
+def test_relation_passes_through_to_add_remove_pairs():
+    # Add/remove neighbours: three records against the same without one (n and n − 1 rows).
+    pairs = [(np.ones((3, 1)), np.ones((2, 1)))]
+    audit = assert_claim(_sum_with_laplace, "dp:1", pairs=pairs, relation="add-remove", max_runs=6000, seed=4)
+    assert audit.result.claim["relation"] == "add-remove" and not audit.refuted
+    with pytest.raises(ClaimRefuted, match="does not meet"):
+        assert_claim(_sum_with_laplace, "dp:0.2", pairs=pairs, relation="add-remove", max_runs=6000, seed=4)
+    # A replace-one claim says nothing about add/remove neighbours: refused, not guessed.
+    with pytest.raises(InputError, match="relation|replace"):
+        assert_claim(_sum_with_laplace, "dp:1", pairs=pairs, relation="replace-one", max_runs=6000)
+
+
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(relation="add-remove"), "replace-one relation only"),
     (dict(relation="swap"), "relation"),
     (dict(pairs=None), "pairs"),
     (dict(pairs=[(1, 2, 3)]), "pairs"),
