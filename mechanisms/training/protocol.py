@@ -1,0 +1,124 @@
+"""Your own training code as an audited mechanism: ``train(db, rng) -> release``.
+
+The protocol. ``train`` receives one training set ``db`` (an ``(n, k)`` float array: one row per
+example, in whatever column layout your code reads) and a :class:`numpy.random.Generator`; it
+trains once and returns what an adversary sees, the *release*: a ``torch.nn.Module`` (its
+parameters), a state dict (a mapping of names to tensors or arrays), a tensor or array (final
+weights, a gradient trace), a number or a vector of scores (a canary's loss). Every random choice
+(initialisation, batches, DP noise) must come from ``rng``, for example through
+:func:`torch_generator`, so that a seed reproduces the audit. :func:`training_mechanism` wraps
+``train`` into miaudit's batched mechanism (one call per training set, releases flattened to
+one vector each by :func:`release_vector`), which ``run_audit`` and ``miaudit audit --mechanism
+FILE.py:NAME`` accept.
+
+The neighbouring relation of DP-SGD accountants is add/remove (Abadi et al. 2016; Opacus and
+dp-accounting account for adding or removing one example): audit a pair of training sets with and
+without the canary (:func:`mechanisms.training.canaries.canary_pair`, n and n − 1 rows), and take the
+claim from your accountant with :func:`accountant_claim`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from estimators.validation import InputError, check_probability
+from mechanisms.adapters import PerDatabaseMechanism
+from mechanisms.claims import DifferentialPrivacy
+from mechanisms.relation import ADD_REMOVE
+
+__all__ = ["accountant_claim", "release_vector", "torch_generator", "training_mechanism"]
+
+
+def release_vector(release) -> np.ndarray:
+    """One training run's release as a flat float64 vector.
+
+    A ``torch.nn.Module``: its parameters in ``named_parameters`` order; a mapping (a state dict):
+    its values in key order; a tensor, array, number or sequence of numbers: its entries in C order.
+    Tensors are detached and copied to the CPU.
+    """
+    if hasattr(release, "named_parameters") and callable(release.named_parameters):
+        return _concatenate([p for _, p in release.named_parameters()])
+    if isinstance(release, Mapping):
+        if not release:
+            raise InputError("the release is an empty mapping: return the trained parameters or scores")
+        return _concatenate(list(release.values()))
+    return _as_vector(release)
+
+
+def _as_vector(value) -> np.ndarray:
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().to("cpu").double().numpy()
+    try:
+        return np.asarray(value, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise InputError(f"the release must be a module, a state dict, a tensor, an array or numbers; got "
+                         f"{type(value).__name__}") from None
+
+
+def _concatenate(parts) -> np.ndarray:
+    return np.concatenate([_as_vector(p) for p in parts]) if parts else np.zeros(0)
+
+
+def training_mechanism(train, *, name: str | None = None) -> PerDatabaseMechanism:
+    """``train(db, rng) -> release`` as a batched mechanism ``mech(dbs, rng) -> (m, d)``.
+
+    Each training set of the batch is trained once, in order, with the same generator; its
+    release becomes one row (:func:`release_vector`). An error in ``train`` is reported in one line
+    naming it and the training set.
+    """
+    if not callable(train):
+        raise InputError(f"argument 'train' must be callable train(db, rng) -> release, got {type(train).__name__}")
+
+    def one_run(db, rng):
+        return release_vector(train(db, rng))
+
+    return PerDatabaseMechanism(one_run, name=name or getattr(train, "__name__", "train"))
+
+
+def torch_generator(rng: np.random.Generator, device: str = "cpu"):
+    """A ``torch.Generator`` seeded from ``rng`` (pass it to Opacus as ``noise_generator``, to data
+    loaders and initialisers), so that the training's randomness comes from the audit's seed."""
+    import torch
+
+    generator = torch.Generator(device=device)
+    generator.manual_seed(int(rng.integers(2**63)))
+    return generator
+
+
+def accountant_claim(accountant, delta: float) -> DifferentialPrivacy:
+    """The (ε, δ)-DP claim your accountant makes after training, under add/remove neighbours.
+
+    Parameters
+    ----------
+    accountant : object
+        An Opacus ``PrivacyEngine`` or accountant (``RDPAccountant``, ``PRVAccountant``,
+        ``GaussianAccountant``: ``get_epsilon(delta)``), or a dp-accounting accountant
+        (``RdpAccountant``, ``PLDAccountant``: ``get_epsilon(target_delta)``), after the training's
+        steps were recorded (composed).
+    delta : float
+        The δ the ε is read at.
+
+    Returns
+    -------
+    DifferentialPrivacy
+        ``dp:ε:δ`` with relation add/remove and the accountant named in its origin.
+    """
+    delta = check_probability(delta, "delta")
+    source = getattr(accountant, "accountant", accountant)  # a PrivacyEngine holds its accountant
+    kind = type(source).__name__
+    module = type(source).__module__.split(".")[0]
+    if module == "dp_accounting":
+        epsilon = source.get_epsilon(target_delta=delta)
+    elif hasattr(source, "get_epsilon"):
+        epsilon = source.get_epsilon(delta=delta)
+    else:
+        raise InputError(f"argument 'accountant' must be an Opacus PrivacyEngine or accountant, or a dp-accounting "
+                         f"accountant (with get_epsilon); got {kind}")
+    epsilon = float(epsilon)
+    if not np.isfinite(epsilon) or epsilon <= 0:
+        raise InputError(f"the accountant {kind} reports ε = {epsilon} at δ = {delta:g}: record the training's steps "
+                         f"in it before reading the claim")
+    return DifferentialPrivacy(epsilon, delta, origin=f"{module} {kind} at δ = {delta:g}, add/remove",
+                               relation=ADD_REMOVE)
