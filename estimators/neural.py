@@ -16,7 +16,7 @@ import torch
 
 from .critic_config import CriticConfig
 from .critics import CriticEnsemble
-from .device import cpu_threads, resolve_device
+from .device import cpu_threads, free_threads, resolve_device
 from .objectives import OBJECTIVES, MineMovingAverage, donsker_varadhan, nwj, objective_value
 from .progress import progress_bar
 from .validation import InputError, check_choice, check_int, check_positive, check_real
@@ -111,7 +111,7 @@ class CriticScorer:
                 device = u_stats[0].device
                 u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
                 small = device.type == "cpu" and len(u) * ensemble.hidden < SMALL_SCORE_WORK
-                with cpu_threads(1 if small else torch.get_num_threads()):
+                with cpu_threads(1 if small else free_threads(torch.get_num_threads())):
                     uu = critic_inputs(torch.as_tensor(u, device=device), u_stats[0][m], u_stats[1][m])
                     vv = critic_inputs(torch.as_tensor(v, device=device), v_stats[0][m], v_stats[1][m])
                     z = torch.cat((uu, vv), dim=-1)[None]
@@ -208,9 +208,12 @@ def _scores(ensemble: CriticEnsemble, u: torch.Tensor, v: torch.Tensor, chunk: i
 
 
 def step_threads(n_critics: int, batch_size: int, hidden: int, device: torch.device) -> int:
-    """Intra-op threads for training steps: one for small CPU steps (see ``SMALL_STEP_WORK``), else all."""
+    """Intra-op threads for training steps: one for small CPU steps (see ``SMALL_STEP_WORK``), else all
+    the cores other processes leave free (:func:`~estimators.device.free_threads`)."""
     small = device.type == "cpu" and n_critics * batch_size * hidden < SMALL_STEP_WORK
-    return 1 if small else torch.get_num_threads()
+    if small or device.type != "cpu":
+        return 1 if small else torch.get_num_threads()
+    return free_threads(torch.get_num_threads())
 
 
 def sample_major(u: torch.Tensor) -> torch.Tensor:

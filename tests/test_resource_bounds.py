@@ -136,3 +136,45 @@ def test_config_path_that_is_a_pipe_or_device_or_huge_is_refused(tmp_path):
     small = tmp_path / "ok.toml"
     small.write_text('[mechanism]\nspec = "catalog:laplace_sum"\n')
     assert load_config(small)["mechanism"] == {"spec": "catalog:laplace_sum"}
+
+
+def test_free_cores_counts_the_idle_share_of_this_process_cpus(monkeypatch):
+    # Issue 30 item 4: torch's threads are cut to the cores other processes leave idle.
+    from estimators import device
+
+    allowed = {0, 1, 2, 3}
+    monkeypatch.setattr(device.os, "sched_getaffinity", lambda pid: allowed)
+    monkeypatch.setattr(device.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(device, "_own_ticks", lambda: 0.0)
+    for idle_share, expected in ((1.0, 4), (0.5, 2), (0.3, 1), (0.0, 1), (0.8, 3)):
+        readings = iter([(0.0, 0.0), (idle_share * 400.0, 400.0)])  # (idle, total) jiffies before, after
+        monkeypatch.setattr(device, "_cpu_times", lambda cpus: next(readings))
+        assert device.free_cores(refresh=True) == expected, idle_share
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert device.free_threads(8) == 3  # the last reading (0.8 of 4 cores), reused
+    assert device.free_threads(2) == 2  # never more than torch's own setting
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    assert device.free_threads(4) == 4  # the user's explicit choice is kept
+    # this process's own busy threads (100 of the 400 ticks) are not another process's load
+    own = iter([0.0, 100.0])
+    monkeypatch.setattr(device, "_own_ticks", lambda: next(own))
+    readings = iter([(0.0, 0.0), (0.3 * 400.0, 400.0)])
+    monkeypatch.setattr(device, "_cpu_times", lambda cpus: next(readings))
+    assert device.free_cores(refresh=True) == 2  # round(4 x (120 + 100) / 400) = round(2.2)
+
+
+def test_cpu_times_reads_only_this_process_cpus(tmp_path, monkeypatch):
+    import builtins
+    import io
+
+    from estimators import device
+
+    stat = ("cpu  10 0 10 100 0 0 0 0 0 0\n"
+            "cpu0 1 0 1 50 2 0 0 0 0 0\n"
+            "cpu1 9 0 9 50 0 0 0 1 0 0\n"
+            "intr 5\n")
+    real_open = builtins.open
+    monkeypatch.setattr(builtins, "open", lambda path, *a, **k: io.StringIO(stat) if path == "/proc/stat"
+                        else real_open(path, *a, **k))
+    assert device._cpu_times({0}) == (52.0, 54.0)  # idle + iowait, all eight fields
+    assert device._cpu_times(None) == (52.0 + 50.0, 54.0 + 69.0)
