@@ -601,6 +601,7 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
 
             claim = convert_claim(claim, relation_given)
     notes = ()
+    user_claim = claim
     if loaded is not None:
         claim, notes = _with_library_claim(claim, loaded, relation_given)
 
@@ -651,6 +652,11 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
     else:
         pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion)
         relation = _audit_relation(claim, relation_given, pairs)
+    if loaded is not None and user_claim is None and claim is not None and claim.relation != relation:
+        # The library's own map read at the audited pairs' distance (exact), rather than converted.
+        library_claim, note = loaded.claim_at(relation)
+        if library_claim is not None:
+            claim, notes = _with_library_claim(None, loaded, relation)
     if loaded is not None and notion in DP_NOTIONS and not (pairs_only and relation == ADD_REMOVE):
         # Pairs the auditor chooses: the ends of the mechanism's declared input domain (audit.input_domain).
         given = _pairs(config, None, False, None, notion) if pairs_only else pairs
