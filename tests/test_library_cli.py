@@ -105,7 +105,9 @@ def test_readme_diffprivlib_example(in_tmp, capsys):
     (in_tmp / "dpl_sum.py").write_text(code_block("python", "dpl_sum.py"))
     correct, misconfigured = readme_commands("diffprivlib")
     payload = run_cli(correct, capsys)
-    assert not refuted(payload)
+    # Whether the "correct" one stands is not asked here: its double-precision Laplace is refuted
+    # through the float bits of sum + noise (docs/how-to/libraries.md). The route is: the claim is
+    # read from the library, and the audit is seeded.
     assert any(note.startswith("claim dp:0.5 from diffprivlib Laplace") for note in payload["notes"])
     assert not any("takes no seed" in note for note in payload["notes"])
     first = payload["estimate"]
@@ -131,7 +133,8 @@ def test_readme_external_program_example(in_tmp, capsys):
     (in_tmp / "mech.sh").write_text(code_block("sh", "mech.sh"))
     correct, misconfigured = readme_commands("An external program")
     payload = run_cli(correct, capsys)
-    assert not refuted(payload)
+    # As with diffprivlib, awk's float Laplace printed with %.17g is refuted through its float bits
+    # (docs/how-to/libraries.md); the route is checked: the seed reaches the program.
     assert any("MIAUDIT_SEED" in note for note in payload["notes"])
     assert run_cli(correct, capsys)["estimate"] == payload["estimate"]  # awk seeds from MIAUDIT_SEED
     payload = run_cli(misconfigured, capsys)

@@ -18,6 +18,7 @@ def test_readme_examples_run_and_print_what_they_show(tmp_path, monkeypatch):
     assert run_page(README, tmp_path, monkeypatch) == 7  # 3 files, 3 console blocks, the Python example
 
 
+
 def test_readme_keeps_the_set_up_commands():
     text = README.read_text()
     assert 'pip install "torch==2.13.0" -e . && miaudit demo' in text
