@@ -185,3 +185,27 @@ def test_opendp_symmetric_distance_on_unsized_data_reads_its_map_per_relation():
     sized = dp.t.make_count(dp.vector_domain(dp.atom_domain(T=float, nan=False), size=3), dp.symmetric_distance())
     claim, why = OpenDPMechanism(sized >> dp.m.then_laplace(scale=2.0)).claim(ADD_REMOVE)
     assert claim is None and "no add/remove distance" in why
+
+
+# -- the command line: --relation, pairs of n and n − 1 rows, --per-database ---------------------
+
+def test_cli_add_remove_pair_files_and_a_per_database_function(tmp_path, capsys):
+    import json
+
+    from audit.cli.main import main
+
+    (tmp_path / "count.py").write_text(
+        "def noisy_count(db, rng):\n"
+        "    # a function of one database whose output is a mapping: ε = 1 under add/remove\n"
+        "    return {'count': db.shape[0] + rng.laplace(0.0, 1.0)}\n")
+    np.save(tmp_path / "with.npy", np.array([[3.0], [1.0], [4.0]]))
+    np.save(tmp_path / "without.npy", np.array([[3.0], [1.0]]))
+    pair = f"{tmp_path / 'with.npy'},{tmp_path / 'without.npy'}"
+    argv = ["audit", "--mechanism", f"{tmp_path / 'count.py'}:noisy_count", "--per-database", "--pair", pair,
+            "--samples", "1000", "--seed", "2", "--json", "--quiet"]
+    assert main(argv + ["--claim", "dp:0.3", "--relation", "add-remove"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["claim_verdict"] == "refuted" and payload["claim"]["relation"] == "add-remove"
+    # The same pair against a replace-one claim: refused, with the reason.
+    assert main(argv + ["--claim", "dp:0.3"]) == 2
+    assert "says nothing about add/remove" in capsys.readouterr().err
