@@ -22,9 +22,13 @@ The cases (Mironov 2012 for the floating-point ones; issue 29 of this project fo
   attack (diffprivlib issue #94); its ``Snapping`` mechanism is the correct configuration;
 - OpenDP 0.16.0's Laplace on floats: its samplers are exact, not refuted.
 
-Cases that need outputs of any structure and add/remove neighbours (diffprivlib's
-``LogisticRegression`` label set, OpenDP's Laplace threshold δ) are listed with the reason they
-are not run.
+- diffprivlib 0.6.6 ``LogisticRegression``: ``classes_ = np.unique(y)``, so adding a record with a new
+  label changes the fitted model's shape (diffprivlib issue #106; ε = ∞), audited as a fitted model
+  under add/remove (``--per-database --relation add-remove``) in a venv with scikit-learn < 1.6 (the
+  class needs its ``multi_class``);
+- OpenDP 0.16.0 ``make_count_by >> then_laplace_threshold(scale=1, threshold=5)``: its map says
+  (1, 0.00493) at d_in = 1, but a key held by one user is released with probability
+  e⁻⁴/(1 + e⁻¹) = 0.0134 (OpenDP issue #2922), refuted by the certified δ at the claim's ε.
 """
 
 from __future__ import annotations
@@ -90,6 +94,34 @@ gaussian = Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0)
 snapping = Snapping(epsilon=0.1, sensitivity=1.0, lower=-1000.0, upper=1000.0)
 '''
 
+_LOGISTIC = '''import warnings
+
+import numpy as np
+from diffprivlib.models import LogisticRegression
+
+
+def fitted_model(db, rng):
+    """diffprivlib's LogisticRegression at epsilon = 1 on columns 0-1 (features, norm at most 1) and column 2
+    (label); the fitted model is the output (its classes_, coef_ and intercept_)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = LogisticRegression(epsilon=1.0, data_norm=1.0, random_state=int(rng.integers(2**31)))
+        return model.fit(db[:, :2], db[:, 2])
+'''
+
+_THRESHOLD = '''import opendp.prelude as dp
+
+dp.enable_features("contrib")
+# Count each user's key, release the counts above a threshold with Laplace noise (OpenDP issue #2922).
+release = dp.t.make_count_by(dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()) \\
+    >> dp.m.then_laplace_threshold(scale=1.0, threshold=5)
+
+
+def released_keys(db, rng):
+    """The keys (one per user, column 0) whose noisy count clears the threshold, with their counts."""
+    return release([f"key{int(v)}" for v in db[:, 0]])
+'''
+
 _OPENDP = '''import opendp.prelude as dp
 
 dp.enable_features("contrib")
@@ -115,6 +147,8 @@ class BugCase:
     arguments: tuple
     expected: str  # "refuted" or "not-refuted"
     extra_requirements: tuple = field(default_factory=tuple)
+    isolated: bool = False  # always in its own venv (its extra requirements conflict with the test extra's)
+    databases: tuple = ()  # (file name, rows) written beside the mechanism file; default zero.npy and one.npy
 
     @property
     def command(self) -> str:
@@ -151,20 +185,23 @@ CASES = (
             "dpl_mechanisms.py", "gaussian", _PAIR, "refuted", ("scikit-learn<1.9",)),
     BugCase("diffprivlib Snapping", "diffprivlib", "diffprivlib", "0.6.6", "none (correct configuration)", "",
             _DIFFPRIVLIB, "dpl_mechanisms.py", "snapping", _PAIR, "not-refuted", ("scikit-learn<1.9",)),
+    BugCase("diffprivlib LogisticRegression", "diffprivlib", "diffprivlib", "0.6.6",
+            "classes_ = np.unique(y): adding a record with a new label changes the model's shape (ε = ∞)",
+            "diffprivlib #106", _LOGISTIC, "dpl_logistic.py", "fitted_model",
+            ("--per-database", "--pair", "train.npy,train_minus.npy", "--claim", "dp:1", "--relation", "add-remove",
+             "--samples", "2000"), "refuted", ("scikit-learn<1.6",), isolated=True,
+            databases=(("train.npy", [[0.1, 0.2, 0.0], [0.3, 0.1, 1.0], [0.5, 0.5, 0.0], [0.7, 0.4, 1.0],
+                                      [0.2, 0.6, 2.0]]),
+                       ("train_minus.npy", [[0.1, 0.2, 0.0], [0.3, 0.1, 1.0], [0.5, 0.5, 0.0], [0.7, 0.4, 1.0]]))),
+    BugCase("OpenDP Laplace threshold", "OpenDP", "opendp", "0.16.0",
+            "a key held by one user is released with probability 0.0134 > the map's δ = 0.00493 at d_in = 1",
+            "OpenDP #2922", _THRESHOLD, "threshold.py", "released_keys",
+            ("--per-database", "--pair", "with.npy,without.npy", "--claim", "dp:1:0.004925833956035741",
+             "--relation", "add-remove", "--samples", "10000"), "refuted",
+            databases=(("with.npy", [[0.0]] * 20 + [[1.0]]), ("without.npy", [[0.0]] * 20))),
     BugCase("OpenDP Laplace", "OpenDP", "opendp", "0.16.0", "none (correct configuration: exact samplers)", "",
             _OPENDP, "opendp_laplace.py", "laplace", _PAIR + ("--samples", "10000"), "not-refuted"),
 )
-
-#: Cases of issue 29 not run here, with the reason (they need what this version of miaudit lacks).
-NOT_RUN = (
-    ("diffprivlib 0.6.6 LogisticRegression label set (diffprivlib #106)",
-     "needs outputs of any structure (a fitted estimator's classes_) and add/remove neighbours, which were not on "
-     "main when this experiment was written"),
-    ("OpenDP 0.16.0 Laplace threshold δ (OpenDP #2922)",
-     "needs dict outputs and the certified lower bound on δ, which were not on main when this experiment was "
-     "written"),
-)
-
 
 def _installed(package: str) -> str | None:
     try:
@@ -175,9 +212,11 @@ def _installed(package: str) -> str | None:
 
 def _interpreter(case: BugCase, venvs: Path) -> tuple[str | None, str]:
     """(the Python that runs the case, how its library got there); None with the reason where it cannot run."""
-    if not case.package or _installed(case.package) == case.version:
+    if not case.isolated and (not case.package or _installed(case.package) == case.version):
         return sys.executable, "this interpreter"
-    folder = venvs / f"{case.package}-{case.version}"
+    suffix = "".join("-" + "".join(c for c in r if c.isalnum() or c in ".") for r in case.extra_requirements) \
+        if case.isolated else ""
+    folder = venvs / f"{case.package}-{case.version}{suffix}"
     python = folder / "bin" / "python"
     extras = [requirement.split("<")[0].split("=")[0] for requirement in case.extra_requirements]
     check = [str(python), "-c", f"import importlib.metadata as m; assert m.version({case.package!r}) == {case.version!r}; "
@@ -201,8 +240,8 @@ def run_case(case: BugCase, folder: Path, python: str, seed: int, quick: bool = 
         case = replace(case, arguments=tuple(a for i, a in enumerate(case.arguments) if "--samples" not in
                                              case.arguments[max(0, i - 1):i + 1]) + ("--samples", str(QUICK_SAMPLES)))
     (folder / case.file).write_text(case.source)
-    np.save(folder / "zero.npy", np.zeros((1, 1)))
-    np.save(folder / "one.npy", np.ones((1, 1)))
+    for name, rows in case.databases or (("zero.npy", [[0.0]]), ("one.npy", [[1.0]])):
+        np.save(folder / name, np.array(rows, dtype=np.float64))
     arguments = shlex.split(case.command)[2:] + ["--seed", str(seed), "--json", "--quiet"]
     environment = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
     started = time.perf_counter()
@@ -227,6 +266,7 @@ def _row(case: BugCase, seconds: float, result: dict | None = None, error: str =
             "library_issue": case.issue, "command": case.command,
             "runs": int(result["samples"]) if result else 0, "seconds": round(seconds, 1),
             "claim": claim.get("label") or _claim_text(claim), "certified_epsilon": bound,
+            "certified_delta": event.get("delta_lower_bound"), "delta_at_epsilon": event.get("delta_epsilon"),
             "verdict": result.get("claim_verdict") if result else f"error: {error}",
             "expected": case.expected, "event": event.get("description", "")}
 
@@ -243,13 +283,14 @@ def _markdown(rows: list, skipped: list, machine: str, quick: bool) -> str:
     lines = ["# Bugs found in real libraries", "",
              f"Written by `miaudit experiment real-bugs{' --quick' if quick else ''}` on "
              f"{datetime.date.today().isoformat()}, {machine}, load average {os.getloadavg()[0]:.1f} at the end. "
-             "Each command runs from the folder the experiment "
-             "writes the mechanism files and `zero.npy`, `one.npy` (one record, 0 vs 1) into; seconds are the "
-             "command's wall time (a fresh interpreter).", "",
-             "| library | version | bug | library issue | command | runs | seconds | claim | certified ε ≥ | verdict |",
+             "Each command runs in a folder holding its mechanism file and the databases it names (`zero.npy`, "
+             "`one.npy`: one record, 0 vs 1); seconds are the command's wall time (a fresh interpreter).", "",
+             "| library | version | bug | library issue | command | runs | seconds | claim | certified bound | verdict |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for row in rows:
-        bound = "" if row["certified_epsilon"] is None else f"{row['certified_epsilon']:.3g}"
+        bound = "" if row["certified_epsilon"] is None else f"ε ≥ {row['certified_epsilon']:.3g}"
+        if row.get("certified_delta") is not None:
+            bound += f"; δ ≥ {row['certified_delta']:.3g} at ε = {row['delta_at_epsilon']:g}"
         verdict = row["verdict"] if row["verdict"] == row["expected"] else f"{row['verdict']} (expected {row['expected']})"
         lines.append(f"| {row['library']} | {row['version']} | {row['bug']} | {row['library_issue']} | "
                      f"`{row['command']}` | {row['runs']} | {row['seconds']} | {row['claim']} | {bound} | {verdict} |")
@@ -264,7 +305,7 @@ def run(context) -> ExperimentOutput:
     cases_folder.mkdir(parents=True, exist_ok=True)
     rows, skipped = [], []
     for case in CASES:
-        if context.quick and case.package and _installed(case.package) != case.version:
+        if context.quick and case.package and (case.isolated or _installed(case.package) != case.version):
             skipped.append((f"{case.library} {case.version} ({case.name})", "--quick installs nothing and this "
                             "version is not installed here"))
             continue
@@ -275,7 +316,6 @@ def run(context) -> ExperimentOutput:
         folder = cases_folder / case.name.replace(" ", "-")
         folder.mkdir(exist_ok=True)
         rows.append(run_case(case, folder, python, context.seed, context.quick))
-    skipped += list(NOT_RUN)
     machine = machine_description(None)
     page = _markdown(rows, skipped, machine, context.quick)
     write_atomic(out / "real-bugs.md", lambda handle: handle.write(page.encode("utf-8")))
@@ -283,7 +323,7 @@ def run(context) -> ExperimentOutput:
                           "seed": context.seed, "cases": rows, "not_run": [list(s) for s in skipped]}, indent=2)
     write_atomic(out / "real_bugs.json", lambda handle: handle.write(payload.encode("utf-8")))
     columns = ("case", "library", "version", "bug", "library_issue", "command", "runs", "seconds", "claim",
-               "certified_epsilon", "verdict", "expected")
+               "certified_epsilon", "certified_delta", "delta_at_epsilon", "verdict", "expected")
     table = Table("real_bugs", {key: [("" if row[key] is None else row[key]) for row in rows] for key in columns})
     figure, axes = new_figure(width=7.0, height=0.5 + 0.4 * max(1, len(rows)))
     axis = axes[0, 0]
@@ -301,10 +341,10 @@ def run(context) -> ExperimentOutput:
 
 EXPERIMENTS = [Experiment(
     name="real-bugs",
-    description="privacy bugs in released libraries (pure-ldp, diffprivlib, numpy's float Laplace) audited by one "
-                "command each, against correct configurations",
+    description="privacy bugs in released libraries (pure-ldp, diffprivlib, OpenDP, numpy's float Laplace) audited "
+                "by one command each, against correct configurations",
     source="study (issue 29; Mironov 2012)",
     run=run,
-    full_runtime="92 s on a 2-core x86_64 CPU (load average 3.6, shared) with both pure-ldp venvs cached; creating a "
-                 "venv and installing pure-ldp with statsmodels takes about 30 s more each",
+    full_runtime="200 s on a 2-core x86_64 CPU (load average 5, shared) with the three venvs cached (pure-ldp 1.1.2, "
+                 "1.2.0; diffprivlib 0.6.6 with scikit-learn 1.5.2); creating one and installing into it takes 15-30 s",
 )]
