@@ -374,8 +374,10 @@ def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None, gdp
         pairs += value_pairs(dbs[validation[0]], cell.record, values, statistic,
                              "values and base database from the validation split")
     if spec.presence_column:  # add/remove: every candidate a record present against absent
-        pairs = [p if p.held_out is not None else
-                 replace(p, **dict(zip(("first", "second"), presence_pair(p.first, p.second, p.record))))
+        said = "the last attribute is the record's presence (1 present, 0 absent)"
+        pairs = [replace(p, origin=f"{p.origin}; {said}" if p.origin else said,
+                         **({} if p.held_out is not None else
+                            dict(zip(("first", "second"), presence_pair(p.first, p.second, p.record)))))
                  for p in pairs]
     # The audit's claim decides the certificates even when the event test does not test it (``claim`` None).
     pure = spec.claim is None or spec.claim.pure_epsilon is not None
