@@ -59,8 +59,8 @@ def test_mu_rows_stay_below_the_true_mu_and_optimum_matches_its_definition(dpsgd
     from scipy import stats
 
     gdp = dpsgd_run[0]["dpsgd_gaussian_dp"]
-    assert list(gdp["runs"]) == [1000]
-    # Exactly 2-GDP: a certified lower bound stays below 2 (type-I error α/3 per audit).
+    assert list(gdp["runs"]) == [1000] * 3 and gdp["canary"][0] == "gradient (white-box)"
+    # Exactly 2-GDP (white-box), at most 2-GDP (the black-box input canary's clipped gradient): certified μ ≤ 2.
     assert np.all(gdp["mu_lower_bound"] <= 2.0) and np.all(gdp["mu_lower_bound"] > 1.0)
     # The event optimum at μ = 2, 1000 runs, the event test's level (its share of α), δ = 1e-5, by a direct
     # search over upper-tail thresholds and splits of α (scipy.stats).
@@ -74,7 +74,9 @@ def test_mu_rows_stay_below_the_true_mu_and_optimum_matches_its_definition(dpsgd
             if lower > 1e-5:
                 best = max(best, np.log((lower - 1e-5) / upper))
     assert gdp["event_optimum"][0] == pytest.approx(best, abs=0.02)
-    assert np.all(gdp["event_epsilon_at_delta"] <= gdp["event_optimum"] + 0.3)
+    # The runs are at most 2-GDP: no certified (ε, 1e-5) bound may exceed 2-GDP's ε at 1e-5 (Dong, Roth and Su,
+    # Corollary 2.13: about 10.0); the optimum is an expectation, which a realised certificate may exceed.
+    assert np.all(gdp["event_epsilon_at_delta"] < 9.9)
 
 
 @pytest.mark.train

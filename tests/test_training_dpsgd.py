@@ -159,3 +159,18 @@ def test_bad_arguments_name_themselves():
         DPSGD(4, 2, 1.0)(np.zeros((2, 4, 3)), 0)
     with pytest.raises(InputError, match="role"):
         DPSGD(4, 2, 1.0)(np.full((2, 4, 4), 3.0), 0)
+
+
+def test_worst_case_init_misclassifies_the_canary_by_the_margin_and_starts_training_there():
+    from mechanisms.training.dpsgd import worst_case_init
+
+    canary = np.array([4.0, 0.0, 1.0, 0.0])  # x = (4, 0), label 1, ordinary role
+    theta0 = worst_case_init(2, canary, margin=20.0)
+    # (2y − 1)·θ₀·(x, 1) = −20, along −(x, 1): θ₀ = −20·(4, 0, 1)/17.
+    np.testing.assert_allclose(theta0, -20.0 * np.array([4.0, 0.0, 1.0]) / 17.0)
+    mechanism = DPSGD(3, 2, 0.0, steps=1, learning_rate=1e-9, release="parameters", canary=tuple(canary),
+                      init=tuple(theta0))
+    dbs = np.zeros((1, 3, 4))
+    np.testing.assert_allclose(mechanism(dbs, np.random.default_rng(0))[0], theta0, atol=1e-8)
+    with pytest.raises(InputError, match="'init'"):
+        DPSGD(3, 2, 1.0, init=(1.0, 2.0))

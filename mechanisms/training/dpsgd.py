@@ -25,7 +25,7 @@ from mechanisms.catalog.snapping import snap
 
 from .records import GRADIENT_CANARY, NULL, ORDINARY
 
-__all__ = ["BUGS", "RELEASES", "SAMPLINGS", "DPSGD", "clipped_gradient_sum", "per_sample_gradients"]
+__all__ = ["BUGS", "RELEASES", "SAMPLINGS", "DPSGD", "clipped_gradient_sum", "per_sample_gradients", "worst_case_init"]
 
 RELEASES = ("parameters", "gradient_sum", "gradient_trace", "loss", "margin")
 SAMPLINGS = ("poisson", "shuffle")
@@ -102,6 +102,9 @@ class DPSGD:
         every step.
     chunk : int
         Runs trained together at a time (bounds memory to about chunk·n·d floats).
+    init : array_like of shape (p + 1,), optional
+        θ₀, the initial parameters (default zeros). :func:`worst_case_init` gives the black-box
+        last-iterate audit's worst case (Annamalai and De Cristofaro 2024).
     """
 
     records: int
@@ -117,6 +120,7 @@ class DPSGD:
     canary_scale: float = 10.0
     bug: str = "none"
     chunk: int = 2048
+    init: tuple | None = None
 
     def __post_init__(self):
         check_int(self.records, "records", minimum=1)
@@ -144,6 +148,12 @@ class DPSGD:
         if canary.shape != (self.features + 2,):
             raise InputError(f"argument 'canary' must have {self.features + 2} entries [x, y, role], got shape {canary.shape}")
         object.__setattr__(self, "canary", tuple(canary))
+        if self.init is not None:
+            init = as_float_array(self.init, "init").ravel()
+            if init.shape != (self.features + 1,):
+                raise InputError(f"argument 'init' must hold the {self.features + 1} parameters of the logistic model "
+                                 f"(weights, then the bias), got {init.size}")
+            object.__setattr__(self, "init", tuple(init))
 
     @property
     def parameter_dim(self) -> int:
@@ -185,7 +195,7 @@ class DPSGD:
 
     def _train(self, dbs: np.ndarray, rng) -> np.ndarray:
         m, d = dbs.shape[0], self.parameter_dim
-        theta = np.zeros((m, d))
+        theta = np.zeros((m, d)) if self.init is None else np.tile(np.asarray(self.init), (m, 1))
         canary_gradient = np.zeros(d)
         canary_gradient[0] = self.canary_scale * self.clip_norm
         clip = None if self.bug == "no-clipping" else self.clip_norm
@@ -216,3 +226,23 @@ class DPSGD:
         if self.release == "margin":
             return ((2.0 * canary[-2] - 1.0) * logit)[:, None]
         return (np.logaddexp(0.0, logit) - canary[-2] * logit)[:, None]
+
+
+def worst_case_init(features: int, canary, margin: float = 20.0) -> np.ndarray:
+    """θ₀ at which an input canary's loss gradient stays clipped at full norm C through training.
+
+    The worst-case initial parameters of black-box last-iterate audits (Annamalai and De Cristofaro
+    2024, "Nearly tight black-box auditing of differentially private machine learning", Section 4):
+    the canary ``[x, y, role]`` starts misclassified with logit margin (2y − 1)·θ₀·x̃ = −``margin``
+    (θ₀ along −(2y − 1)·x̃, x̃ = (x, 1)), so its residual sigmoid(θ·x̃) − y stays near ∓1 and each step
+    adds a clipped gradient of norm C in one fixed direction: the final model's loss on the canary is
+    then a near-linear, near-Gaussian statistic of the canary's whole contribution, as a white-box
+    view would be.
+    """
+    check_int(features, "features", minimum=1)
+    row = as_float_array(canary, "canary").ravel()
+    if row.shape != (features + 2,):
+        raise InputError(f"argument 'canary' must have {features + 2} entries [x, y, role], got {row.size}")
+    x = np.concatenate([row[:-2], [1.0]])
+    sign = 2.0 * row[-2] - 1.0
+    return -sign * margin * x / float(x @ x)

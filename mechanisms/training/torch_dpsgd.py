@@ -126,6 +126,8 @@ class TorchDPSGD(DPSGD):
         check_int(self.hidden, "hidden", minimum=0)
         check_int(self.init_seed, "init_seed", minimum=0)
         check_choice(self.dtype, "dtype", _DTYPES)
+        if self.init is not None and self.hidden:
+            raise InputError("argument 'init' sets the logistic model's parameters; it does not apply with hidden > 0")
 
     @property
     def parameter_dim(self) -> int:
@@ -135,8 +137,10 @@ class TorchDPSGD(DPSGD):
         return self.hidden * self.features + 2 * self.hidden + 1
 
     def initial_parameters(self, torch, device, dtype):
-        """θ₀ ``(D,)``: zeros (logistic, as DPSGD) or the MLP's seeded initialisation."""
+        """θ₀ ``(D,)``: DPSGD's ``init`` or zeros (logistic, as DPSGD), or the MLP's seeded initialisation."""
         theta = torch.zeros(self.parameter_dim, dtype=dtype)
+        if self.init is not None and not self.hidden:
+            theta = torch.as_tensor(np.asarray(self.init), dtype=dtype)
         if self.hidden:
             generator = torch.Generator().manual_seed(self.init_seed)
             p, h = self.features, self.hidden
