@@ -10,6 +10,7 @@ from audit.engine import run_audit
 from audit.spec import AuditSpec
 from estimators.validation import InputError
 from mechanisms.claims import parse_claim
+from mechanisms.base import MechanismError
 from mechanisms.execution.runner import MechanismRunner
 from mechanisms.neighbouring_pair import NeighbouringPair
 from mechanisms.pair_files import pair_from_files
@@ -209,3 +210,10 @@ def test_cli_add_remove_pair_files_and_a_per_database_function(tmp_path, capsys)
     # The same pair against a replace-one claim: refused, with the reason.
     assert main(argv + ["--claim", "dp:0.3"]) == 2
     assert "says nothing about add/remove" in capsys.readouterr().err
+
+
+def test_outputs_whose_width_follows_n_are_one_error_naming_per_database():
+    pair = NeighbouringPair(np.array([[1.0], [2.0], [3.0]]), np.array([[1.0], [2.0]]))
+    with MechanismRunner(lambda dbs, rng: dbs[:, :, 0], "rows", presence_column=True) as runner:
+        with pytest.raises(MechanismError, match=r"2 on databases of 2 records, 3 on databases of 3 records.*--per-database"):
+            runner.sample(np.stack([pair.first, pair.second]), np.random.default_rng(0))

@@ -249,11 +249,11 @@ class MechanismRunner:
             if out is None:
                 out = np.empty((batch.shape[0], outputs.shape[1]))
             if outputs.shape[1] != out.shape[1]:
-                raise MechanismError(f"{self.who} returned {widths} values per database for databases of "
-                                     f"{sorted(widths)} records (records: values); an add/remove audit compares its "
-                                     "outputs on n and n − 1 records, so they must have one width: return a mapping "
-                                     "or a padded array, or give a per-database function (--per-database)",
-                                     mechanism=self.who)
+                said = ", ".join(f"{width} on databases of {records} records" for records, width in sorted(widths.items()))
+                raise MechanismError(f"{self.who} returned outputs of differing widths ({said}); an add/remove audit "
+                                     "compares its outputs on n and n − 1 records, so they need one width: pad them, "
+                                     "or give a function of one database (--per-database), whose outputs of any shape "
+                                     "are encoded to one width", mechanism=self.who)
             out[indices] = outputs
         return out
 
