@@ -51,6 +51,7 @@ from audit.spec import AuditSpec
 from estimators.neural import CriticConfig
 from mechanisms.calibration import gaussian_mi_pp
 from mechanisms.catalog import catalog, get_entry
+from mechanisms.catalog.snapping import snap
 from mechanisms.claims import parse_claim
 from mechanisms.guarantee import Guarantee
 from mechanisms.priors import ProductBernoulli, ProductGaussian
@@ -208,8 +209,9 @@ def boundary_spec(samples: int, seed: int, critic: CriticConfig, slices: int, de
 
 def gaussian_count(dbs, rng):
     """The column sums plus N(0, 1): exactly 1-GDP for one changed binary record (Dong, Roth and Su 2022,
-    Theorem 2.7)."""
-    return dbs.sum(axis=1) + rng.normal(size=(dbs.shape[0], dbs.shape[2]))
+    Theorem 2.7), released on the catalog's 2^-32 grid (Mironov 2012, Section 5.2) so that the float64
+    sum's low bits do not tell the sums apart (:mod:`mechanisms.catalog.snapping`)."""
+    return snap(dbs.sum(axis=1) + rng.normal(size=(dbs.shape[0], dbs.shape[2])))
 
 
 def claim_boundary_spec(samples: int, seed: int, device) -> AuditSpec:

@@ -502,9 +502,10 @@ def test_cli_ctrl_c_ends_the_workers_and_writes_no_report(tmp_path):
 @pytest.mark.integration
 def test_a_file_prior_that_never_returns_is_named_at_its_first_call(monkeypatch):
     from mechanisms import priors
+    from mechanisms.execution.user_call import first_calls_bounded_by
 
-    monkeypatch.setattr(priors, "PROBE_TIMEOUT", 0.5)
-    with pytest.raises(MechanismError, match="prior 'stuck.py:sample' did not return within 0.5 s when asked for 2"):
+    with first_calls_bounded_by(0.5), \
+            pytest.raises(MechanismError, match="prior 'stuck.py:sample' did not return within 0.5 s when asked for 2"):
         priors.UserPrior(lambda m, rng: fx.hangs(None, None), label="stuck.py:sample")
 
 
