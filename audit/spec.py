@@ -150,6 +150,10 @@ class AuditSpec:
         presence = relation == ADD_REMOVE and self.presence_column is not False
         if presence:
             priors = tuple(p if getattr(p, "presence_column", False) else PresentRecords(p) for p in priors)
+        elif any(getattr(p, "presence_column", False) for p in priors):
+            # The runner strips the presence column only under add/remove: the mechanism would see it.
+            raise InputError("argument 'priors' holds the prior of an add/remove pair (row counts that differ by one); "
+                             "audit it with relation='add-remove'")
         shapes = {p.shape for p in priors}
         if len(shapes) != 1:
             raise InputError(f"argument 'priors' must share one database shape, got {sorted(shapes)}")

@@ -217,3 +217,9 @@ def test_outputs_whose_width_follows_n_are_one_error_naming_per_database():
     with MechanismRunner(lambda dbs, rng: dbs[:, :, 0], "rows", presence_column=True) as runner:
         with pytest.raises(MechanismError, match=r"2 on databases of 2 records, 3 on databases of 3 records.*--per-database"):
             runner.sample(np.stack([pair.first, pair.second]), np.random.default_rng(0))
+
+
+def test_an_add_remove_pair_audited_as_replace_one_is_an_error():
+    # Its presence column would reach the mechanism.
+    with pytest.raises(InputError, match="relation='add-remove'"):
+        AuditSpec(mechanism=_noisy_count, priors=(ADD_REMOVE_PAIR.prior(),), claim=parse_claim("dp:1"), samples=1000)

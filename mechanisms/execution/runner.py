@@ -249,7 +249,8 @@ class MechanismRunner:
             if out is None:
                 out = np.empty((batch.shape[0], outputs.shape[1]))
             if outputs.shape[1] != out.shape[1]:
-                said = ", ".join(f"{width} on databases of {records} records" for records, width in sorted(widths.items()))
+                said = ", ".join(f"{width} on databases of {records} records"
+                                 for records, width in sorted(widths.items()))
                 raise MechanismError(f"{self.who} returned outputs of differing widths ({said}); an add/remove audit "
                                      "compares its outputs on n and n − 1 records, so they need one width: pad them, "
                                      "or give a function of one database (--per-database), whose outputs of any shape "
