@@ -1,0 +1,163 @@
+"""Study ``training-throughput``: DP-SGD training runs per second on each training route and device.
+
+An audit of a training run trains it thousands of times, so its cost is training runs per second.
+Timed here, per route (each a batched mechanism ``mech(dbs, rng) -> (m, d)`` over m training sets):
+
+- ``DPSGD`` (NumPy, :mod:`mechanisms.training.dpsgd`): m logistic regressions as one batched model.
+- ``TorchDPSGD`` (:mod:`mechanisms.training.torch_dpsgd`) on the CPU and, where one is present, on CUDA
+  (the ``--device cuda`` path of the training audits): the same batched model in torch, logistic
+  or a one-hidden-layer MLP.
+- your own training through the protocol (:func:`mechanisms.training.protocol.training_mechanism`):
+  one Opacus 1.6 run per training set (the how-to's script, inlined here), not batched over runs.
+- the one-run trainer (:mod:`mechanisms.training.one_run_digits`): one run on digits with 1000 canaries.
+
+Each route is timed on m training sets of the catalog's canary pair (16 records, 1 feature, full
+batch, T = 4, σ = 1) after one untimed warm-up call; on CUDA the device is synchronized by the
+copy of the result to the host. Runs per second = m / seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from .framework import Experiment, ExperimentOutput, Table, new_figure
+
+RECORDS, FEATURES, STEPS, SIGMA = 16, 2, 4, 1.0
+
+
+def _opacus_train(db, rng):
+    """The how-to's Opacus script (docs/how-to/training.md), on the catalog's row layout [x, y, role]."""
+    import warnings
+
+    import torch
+    from opacus import PrivacyEngine
+
+    from mechanisms.training.canaries import DiracCanary, canary_loss
+    from mechanisms.training.protocol import torch_generator
+
+    warnings.filterwarnings("ignore")
+
+    class Model(torch.nn.Module):
+        def __init__(self, features):
+            super().__init__()
+            self.linear = torch.nn.Linear(features, 1)
+            self.canary = DiracCanary(1.0)
+            torch.nn.init.zeros_(self.linear.weight)
+            torch.nn.init.zeros_(self.linear.bias)
+
+        def forward(self, x, flags):
+            return self.linear(x).squeeze(-1), self.canary(flags)
+
+    x = torch.as_tensor(db[:, :-2], dtype=torch.float32)
+    y = torch.as_tensor(db[:, -2], dtype=torch.float32)
+    flags = torch.as_tensor((db[:, -1] == 2.0).astype(np.float32))  # the catalog marks gradient canaries with role 2
+    model = Model(x.shape[1])
+    optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y, flags), batch_size=RECORDS)
+    model, optimizer, loader = PrivacyEngine().make_private(
+        module=model, optimizer=optimizer, data_loader=loader, noise_multiplier=SIGMA, max_grad_norm=1.0,
+        poisson_sampling=False, noise_generator=torch_generator(rng))
+    for _ in range(STEPS):
+        for xb, yb, fb in loader:
+            optimizer.zero_grad()
+            logits, canary = model(xb, fb)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, yb, reduction="none")
+            canary_loss(loss, canary, fb).mean().backward()
+            optimizer.step()
+    return model._module
+
+
+def _routes(quick: bool, cuda: bool) -> list:
+    """(route, device, runs m, callable(dbs, rng)) for each timed configuration."""
+    from mechanisms.training import DPSGD
+    from mechanisms.training.protocol import training_mechanism
+    from mechanisms.training.torch_dpsgd import on_device
+
+    numpy_dpsgd = DPSGD(RECORDS, FEATURES, SIGMA, steps=STEPS, release="gradient_trace")
+    batched = (1000, 10000) if quick else (1000, 10000, 100000)
+    routes = [("DPSGD (NumPy), logistic", "cpu", m, numpy_dpsgd) for m in batched]
+    routes += [("TorchDPSGD, logistic", "cpu", m, on_device(numpy_dpsgd, "cpu")) for m in batched]
+    routes += [("TorchDPSGD, MLP 32 hidden", "cpu", m, on_device(numpy_dpsgd, "cpu", hidden=32, release="parameters"))
+               for m in batched[:2]]
+    if cuda:
+        gpu = (10000, 100000) if quick else (10000, 100000, 1000000)
+        routes += [("TorchDPSGD, logistic", "cuda", m, on_device(numpy_dpsgd, "cuda")) for m in gpu]
+        routes += [("TorchDPSGD, MLP 32 hidden", "cuda", m,
+                    on_device(numpy_dpsgd, "cuda", hidden=32, release="parameters")) for m in gpu]
+    routes.append(("your training (Opacus 1.6, per run)", "cpu", 20 if quick else 200,
+                   training_mechanism(_opacus_train, name="opacus")))
+    return routes
+
+
+def _one_run_seconds(quick: bool) -> float:
+    from mechanisms.training.one_run_digits import digits_one_run
+
+    digits_one_run(canaries=100, seed=0)  # warm-up (loads the data)
+    started = time.perf_counter()
+    digits_one_run(canaries=1000, seed=1)
+    return time.perf_counter() - started
+
+
+def measure(quick: bool, cuda: bool, seed: int) -> dict:
+    from mechanisms.training.catalog import canary_pair
+
+    pair = canary_pair(RECORDS, FEATURES)
+    columns: dict = {k: [] for k in ("route", "device", "runs", "seconds", "runs_per_second")}
+    rng = np.random.default_rng(seed)
+    for route, device, m, mechanism in _routes(quick, cuda):
+        dbs = np.where(rng.random(m)[:, None, None] < 0.5, pair.first[None], pair.second[None])
+        mechanism(dbs[:min(m, 8)], np.random.default_rng(seed))  # warm-up: imports, kernels, allocations
+        started = time.perf_counter()
+        np.asarray(mechanism(dbs, np.random.default_rng(seed)))  # the copy to the host synchronizes CUDA
+        seconds = time.perf_counter() - started
+        for key, value in (("route", route), ("device", device), ("runs", m), ("seconds", seconds),
+                           ("runs_per_second", m / seconds)):
+            columns[key].append(value)
+    seconds = _one_run_seconds(quick)
+    for key, value in (("route", "one-run digits trainer (1000 canaries, T = 20)"), ("device", "cpu"), ("runs", 1),
+                       ("seconds", seconds), ("runs_per_second", 1.0 / seconds)):
+        columns[key].append(value)
+    return columns
+
+
+def run(context) -> ExperimentOutput:
+    import torch
+
+    cuda = str(context.device).startswith("cuda") and torch.cuda.is_available()
+    load_before = os.getloadavg()[0]
+    table = measure(context.quick, cuda, context.seed)
+    figure, axes = new_figure()
+    ax = axes[0, 0]
+    for index, (route, device) in enumerate(dict.fromkeys(zip(table["route"], table["device"]))):
+        rows = [i for i in range(len(table["route"])) if table["route"][i] == route and table["device"][i] == device]
+        ax.loglog([table["runs"][i] for i in rows], [table["runs_per_second"][i] for i in rows], "o-",
+                  color=f"C{index}", label=f"{route} ({device})")
+    ax.set_xlabel("training runs in the batch")
+    ax.set_ylabel("training runs per second")
+    ax.legend(fontsize=5)
+    best = {}
+    for route, device, rate in zip(table["route"], table["device"], table["runs_per_second"]):
+        best[(route, device)] = max(rate, best.get((route, device), 0.0))
+    findings = [f"{route} on {device}: up to {rate:,.0f} training runs per second" for (route, device), rate in best.items()]
+    if not cuda:
+        findings.append("No CUDA device was used: the CUDA rows (TorchDPSGD on --device cuda, logistic and MLP, up to "
+                        "10⁶ runs per batch) wait for a GPU: `miaudit experiment training-throughput --device cuda`.")
+    findings.append(f"Machine load: 1-minute load average {load_before:.1f} at the start and {os.getloadavg()[0]:.1f} "
+                    f"at the end, on {os.cpu_count()} cores.")
+    settings = {"records": RECORDS, "features": FEATURES, "steps T": STEPS, "σ": SIGMA, "q": 1.0, "device": str(context.device),
+                "CUDA used": cuda, "torch": torch.__version__}
+    return ExperimentOutput([Table("training_throughput", table)], figure, settings, findings)
+
+
+EXPERIMENTS = [Experiment(
+    name="training-throughput",
+    description="DP-SGD training runs per second: NumPy and torch batched trainers (CPU, CUDA), your Opacus "
+                "training through the protocol, the one-run trainer",
+    source="benchmark (issue 33 item 5)",
+    run=run,
+    trains=True,
+    full_runtime="18 s on a loaded 2-core x86_64 CPU (load average 7.6), device cpu; the CUDA rows have not been run",
+)]
