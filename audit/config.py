@@ -83,6 +83,7 @@ to the notion or the prior are errors naming the key, never silently ignored.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -93,7 +94,7 @@ from estimators.validation import InputError
 from mechanisms.base import MechanismError
 from mechanisms.claims import Claim, claim_from_table, parse_claim
 from mechanisms.neighbouring_pair import NeighbouringPair
-from mechanisms.execution.runner import BACKENDS, ExecutionSettings
+from mechanisms.execution.runner import BACKENDS, MAX_TIMEOUT_S, ExecutionSettings
 from mechanisms.loading import load_object
 from mechanisms.recognition import load_mechanism
 from mechanisms.priors import Prior, ProductBernoulli, ProductGaussian, UniformBox, UserPrior
@@ -132,7 +133,7 @@ KEYS = (
              "MIAUDIT_SEED (see the README)"),
     Key("mechanism", "wire", "choice", choices=("text", "npy"), flag="--wire",
         help="--command: wire format (default text)"),
-    Key("mechanism", "timeout", "number", above=0, flag="--timeout", metavar="S",
+    Key("mechanism", "timeout", "number", above=0, at_most=MAX_TIMEOUT_S, flag="--timeout", metavar="S",
         help="seconds one call of the mechanism or the prior (one chunk of databases), or of g or w, may take "
              "(default: no limit, 60 s for the first call; --command: 60 s per batch)"),
     Key("mechanism", "per_database", "bool", flag="--per-database",
@@ -238,6 +239,8 @@ MAX_CONFIG_BYTES = 2**20
 
 def load_config(path) -> dict:
     """Parse a TOML audit configuration; :data:`BASE_DIR` records where relative paths start."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise InputError(f"argument 'CONFIG' must be the path of a TOML file, got {plain(path)}")
     path = Path(path)
     where = f"argument 'CONFIG': {str(path)!r}"
     if path.is_dir():
@@ -257,6 +260,8 @@ def load_config(path) -> dict:
         raise InputError(f"{where} is not UTF-8 text (TOML files are UTF-8)") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{where} is not valid TOML: {exc}") from None
+    except RecursionError:  # the TOML parser recurses once per level of nested arrays or inline tables
+        raise InputError(f"{where} nests arrays or tables too deeply to parse") from None
     except OSError as exc:
         raise InputError(f"{where} cannot be read: {exc.strerror or exc}") from None
     config[BASE_DIR] = str(path.resolve().parent)
@@ -268,6 +273,8 @@ def _parse_value(text: str):
         return tomllib.loads(f"value = {text}")["value"]
     except tomllib.TOMLDecodeError:
         return text  # a bare word is a string (and then fails the type check of a non-string key)
+    except RecursionError:
+        raise InputError(f"argument '--set': the value {text[:40]!r}… nests arrays or tables too deeply") from None
 
 
 def apply_overrides(config: dict, assignments) -> dict:
@@ -571,6 +578,9 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
     """
     from .spec import AuditSpec  # torch and scipy: loaded only when an audit is built
 
+    if not isinstance(config, dict):
+        raise InputError(f"argument 'config' must be a configuration table (a dict, as load_config returns), "
+                         f"got {plain(config)}")
     base_dir = config.get(BASE_DIR)
     _check_top_level(config)
     raw_audit = config.get("audit", {})

@@ -80,6 +80,9 @@ def run_audit(spec: AuditSpec) -> AuditResult:
         Bad inputs, a sample budget too small to certify anything, or (``MechanismError``)
         a mechanism that raises, returns the wrong shape or non-finite values.
     """
+    if not isinstance(spec, AuditSpec):
+        raise InputError(f"argument 'spec' must be an AuditSpec (audit.spec.AuditSpec, or build_spec(load_config(PATH)) "
+                         f"for a configuration), got {type(spec).__name__}")
     with MechanismRunner(spec.mechanism, spec.mechanism_label, spec.execution, source=spec.mechanism_source,
                          quiet=spec.quiet, presence_column=spec.presence_column) as runner:
         return _run_audit(spec, runner)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Callable, Mapping
 
 import numpy as np
@@ -205,6 +205,9 @@ class AuditSpec:
             raise InputError(f"argument 'prior_search' must be at most {MAX_PRIOR_SEARCH} (each searched prior costs "
                              f"'samples' mechanism runs and a critic), got {self.prior_search}")
         check_int(self.seed, "seed", 0)
+        if not isinstance(self.pairs, (list, tuple)):
+            raise InputError(f"argument 'pairs' must be a list or tuple of NeighbouringPair objects (empty for none), "
+                             f"got {type(self.pairs).__name__}")
         pairs = tuple(self.pairs)
         if (self.prior_search or pairs) and self.notion == "mi-pp":
             raise InputError("arguments 'prior_search' and 'pairs' apply to the DP notions only "
@@ -246,6 +249,9 @@ class AuditSpec:
         else:
             framework = differential_privacy(*priors[0].shape)
         records = self.records
+        if records is not None and (isinstance(records, (str, bytes)) or not hasattr(records, "__iter__")):
+            raise InputError(f"argument 'records' must be a sequence of record indices such as (0,), or None for "
+                             f"every record, got {plain(records)}")
         if records is not None:
             if self.notion == "mi-pp":
                 raise InputError("argument 'records' applies to the DP notions only")
@@ -263,7 +269,17 @@ class AuditSpec:
         object.__setattr__(self, "epsilon", None if epsilon is None else float(epsilon))
         object.__setattr__(self, "delta", float(delta))
         object.__setattr__(self, "event_runs", int(event_runs))
-        object.__setattr__(self, "critic", self.critic.validated())
+        critic = self.critic
+        if isinstance(critic, dict):  # CriticConfig's fields by name, as in the [critic] table
+            unknown = sorted(set(critic) - {f.name for f in fields(CriticConfig)})
+            if unknown:
+                raise InputError(f"argument 'critic' has unknown key(s) {', '.join(map(str, unknown))} "
+                                 "(the fields of estimators.critic_config.CriticConfig)")
+            critic = CriticConfig(**critic)
+        if not isinstance(critic, CriticConfig):
+            raise InputError(f"argument 'critic' must be a CriticConfig (or a dict of its fields), got "
+                             f"{type(critic).__name__}")
+        object.__setattr__(self, "critic", critic.validated())
 
     @property
     def mechanism_label(self) -> str:

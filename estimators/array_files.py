@@ -60,6 +60,8 @@ def load_npy_array(path, argument: str, *, ndim=None, shape: str | None = None) 
         for memory, Python objects inside,
         non-numeric or complex data, an empty array, a wrong number of axes, NaN or inf.
     """
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise InputError(f"argument '{argument}' must be the path of a .npy file, got {path!r}")
     path = os.fspath(path)
     if not os.path.exists(path):
         raise InputError(f"argument '{argument}': no such file {path!r}")

@@ -215,6 +215,8 @@ class ExternalCommandMechanism:
         if not all(isinstance(part, (str, os.PathLike)) for part in self.command):
             raise InputError(f"argument 'command' must hold only strings, got {self.command!r}")
         object.__setattr__(self, "command", tuple(os.fspath(part) for part in self.command))
+        if os.path.isdir(self.command[0]):  # else the OS says only "Permission denied" when it is started
+            raise InputError(f"argument 'command': {self.command[0]!r} is a folder, not a program")
         object.__setattr__(self, "timeout", check_positive(self.timeout, "timeout"))
         check_choice(self.wire, "wire", WIRE_FORMATS)
         if self.name is None:

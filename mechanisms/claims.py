@@ -124,6 +124,10 @@ class EventCheck:
         return fields_to_dict(self, null_nonfinite=False)
 
 
+#: The largest ε′ a claim's checking grid holds (:attr:`Claim._grid`): e^700 ≈ 1e304 is still finite.
+MAX_GRID_EPSILON = 700.0
+
+
 def _finite(value, what: str, argument: str) -> float:
     try:
         out = parse_decimal(value) if isinstance(value, str) else float(value)
@@ -305,8 +309,12 @@ class Claim:
     @cached_property
     def _grid(self) -> tuple:
         """(ε′ grid, δ on it) for the trade-off curve and event selection."""
-        eps = np.union1d(np.linspace(0.0, self._profile_scale(), 401), np.asarray(self._kinks(), dtype=float))
-        # Beyond the scale δ(ε′) < e^−28 while e^ε′ p̄ only grows: no larger ε′ matters.
+        # Beyond the scale δ(ε′) < e^−28 while e^ε′ p̄ only grows: no larger ε′ matters. Nor does any ε′ above
+        # MAX_GRID_EPSILON, whatever the claim: there e^ε′ p̄ > 1 for every p̄ > e^−700 (a Clopper–Pearson upper
+        # bound is at least 1 − (α/2)^{1/n} ≈ log(2/α)/n), so no pair's excess is positive, and e^ε′ overflows.
+        scale = min(self._profile_scale(), MAX_GRID_EPSILON)
+        kinks = np.asarray([k for k in self._kinks() if k <= MAX_GRID_EPSILON], dtype=float)
+        eps = np.union1d(np.linspace(0.0, scale, 401), kinks)
         return eps, self.privacy_profile(eps)
 
     def tradeoff(self, type_one_error):
@@ -445,7 +453,7 @@ def _approx_dp_profile(eps: np.ndarray, epsilon: float, delta: float) -> np.ndar
     four-point worst case of (ε, δ)-DP (Kairouz, Oh and Viswanath 2015, privacy region R(ε, δ);
     Dong, Roth and Su 2022, f_{ε,δ})."""
     # (e^ε − e^{ε′}) / (1 + e^ε), written to stay finite for large ε.
-    gap = np.where(eps < epsilon, -np.expm1(eps - epsilon) / (1 + np.exp(-epsilon)), 0.0)
+    gap = np.where(eps < epsilon, -np.expm1(np.minimum(eps - epsilon, 0.0)) / (1 + np.exp(-epsilon)), 0.0)
     return delta + (1 - delta) * gap
 
 
@@ -495,7 +503,8 @@ class DifferentialPrivacy(Claim):
                 "Theorem 1 (a record or the output takes finitely many values); the audited prior's record "
                 "support is not known to be finite, so the claim implies no MI budget here"))
         s = int(record_support)
-        delta_prime = 1 - 2 * (1 - self.delta) / (math.exp(self.epsilon) + 1)
+        # 1 − 2(1 − δ)/(e^ε + 1), written with e^−ε so that it stays finite for any ε.
+        delta_prime = 1 - 2 * (1 - self.delta) * math.exp(-self.epsilon) / (1 + math.exp(-self.epsilon))
         h = 0.0 if delta_prime in (0.0, 1.0) else (-delta_prime * math.log(delta_prime)
                                                    - (1 - delta_prime) * math.log1p(-delta_prime))
         value = 2 * h + 2 * delta_prime * math.log(s + 1)
@@ -659,7 +668,7 @@ class GaussianDP(Claim):
         return f"{self.mu:.4g}-GDP"
 
     def _record_budget(self, record_support):
-        return MIBudget(self.mu ** 2 / 2, ("Dong, Roth and Su (2022), Theorem 2.10: a post-processing of "
+        return MIBudget(self.mu * self.mu / 2, ("Dong, Roth and Su (2022), Theorem 2.10: a post-processing of "
                                            "N(0, 1) vs N(μ, 1), whose KL divergence is μ²/2", _KL_CONVEXITY))
 
     def _profile(self, eps):
@@ -668,7 +677,7 @@ class GaussianDP(Claim):
         return np.asarray(gaussian_dp_delta(eps, 1.0, self.mu))
 
     def _profile_scale(self):
-        return self.mu ** 2 / 2 + 8 * self.mu
+        return self.mu * self.mu / 2 + 8 * self.mu  # mu * mu: inf for a huge μ, where ** raises
 
 
 @dataclass(frozen=True)

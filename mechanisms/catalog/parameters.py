@@ -12,9 +12,10 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
+import re
 from urllib.parse import unquote
 
-from estimators.validation import InputError
+from estimators.validation import InputError, parse_decimal, parse_decimal_integer
 
 __all__ = ["MAX_INTEGER_PARAMETER", "build", "defaults", "split_spec"]
 
@@ -61,8 +62,8 @@ def _coerce(name: str, key: str, value, default):
         raise AssertionError("catalog parameters are numbers")  # no boolean parameters exist
     if isinstance(value, str):
         text = value
-        try:
-            value = int(text) if isinstance(default, int) else float(text)
+        try:  # plain ASCII decimals: int() and float() would read "1_0" as 10 and accept non-ASCII digits
+            value = parse_decimal_integer(text) if isinstance(default, int) else parse_decimal(text)
         except ValueError:
             kind = "an integer" if isinstance(default, int) else "a number"
             raise InputError(f"{where} must be {kind}, got {text!r}") from None
@@ -97,9 +98,20 @@ def build(name: str, factory, params: dict | None):
         listed = ", ".join(f"{k} (default {v!r})" for k, v in known.items()) or "none"
         raise InputError(f"unknown parameter(s) {', '.join(map(repr, unknown))} of catalog:{name}; "
                          f"its parameters: {listed}")
-    values = {**known, **{k: _coerce(name, k, v, known[k]) for k, v in params.items()}}
+    given = {k: _coerce(name, k, v, known[k]) for k, v in params.items()}
+    values = {**known, **given}
+    settings = ", ".join(f"{k}={v!r}" for k, v in given.items())
     try:
         entry = factory(**values)
     except InputError as exc:
-        raise InputError(f"catalog:{name}: {exc}") from None
+        message = str(exc)
+        named = set(re.findall(r"argument '([^']+)'", message))
+        if given and named and not named & set(given):
+            # The factory checked a value it derived (a scale, a rate, a count): say which of the user's caused it.
+            message += f" (a value computed from the parameter(s) you set: {settings})"
+        raise InputError(f"catalog:{name}: {message}") from None
+    except (ArithmeticError, ValueError, MemoryError) as exc:  # overflow, a dimension too large for NumPy, ...
+        why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise InputError(f"catalog:{name}: the parameter(s) {settings or '(defaults)'} cannot be used: building the "
+                         f"mechanism failed ({why}); choose smaller or more moderate values") from None
     return entry, values

@@ -36,7 +36,7 @@ from .memory import check_output_memory, format_bytes
 from .user_call import FIRST_CALL_TIMEOUT, call_user_code
 from .worker import MechanismReference, run_chunk, run_probe
 
-__all__ = ["BACKENDS", "PROBE_TIMEOUT", "ExecutionSettings", "MechanismRunner"]
+__all__ = ["BACKENDS", "MAX_TIMEOUT_S", "MAX_WORKERS", "PROBE_TIMEOUT", "ExecutionSettings", "MechanismRunner"]
 
 BACKENDS = ("local", "ray")
 
@@ -50,6 +50,13 @@ DEFAULT_CHUNK_SIZE = 256
 #: A mechanism's preferred chunk is cut to at most this many database entries (32 MB of float64),
 #: and never below :data:`DEFAULT_CHUNK_SIZE` databases.
 MAX_CHUNK_ENTRIES = 2**22
+
+
+#: The longest ``timeout`` (seconds, about 116 days): the interval timer that bounds a call cannot hold 1e300.
+MAX_TIMEOUT_S = 1e7
+
+#: The most ``workers``: a process pool (or Ray) asked for more fails deep inside with an overflow.
+MAX_WORKERS = 4096
 
 
 @dataclass(frozen=True)
@@ -96,11 +103,22 @@ class ExecutionSettings:
         if isinstance(workers, str):
             raise InputError(f"argument 'workers' must be a positive integer or 'auto', got {self.workers!r}")
         object.__setattr__(self, "workers", check_int(workers, "workers", 1))
+        if self.workers > MAX_WORKERS:
+            raise InputError(f"argument 'workers' must be at most {MAX_WORKERS} (processes or Ray tasks in flight), "
+                             f"got {self.workers}")
         check_choice(self.backend, "backend", BACKENDS)
+        cores = os.cpu_count() or 1
+        if self.backend == "local" and self.workers > cores:
+            warnings.warn(f"argument 'workers' ({self.workers}) is more than this machine's {cores} CPU cores: "
+                          f"{self.workers} worker processes will share them, each mechanism call no faster; "
+                          f"--workers {cores} (or auto) uses every core", MechanismWarning, stacklevel=2)
         if self.ray_address is not None and self.backend != "ray":
             raise InputError("argument 'ray_address' applies to --backend ray only")
         if self.timeout is not None:
             object.__setattr__(self, "timeout", check_positive(self.timeout, "timeout"))
+            if self.timeout > MAX_TIMEOUT_S:  # the interval timer cannot hold more (OverflowError)
+                raise InputError(f"argument 'timeout' must be at most {MAX_TIMEOUT_S:g} s (about "
+                                 f"{MAX_TIMEOUT_S / 86400:.0f} days), got {self.timeout:g}; leave it out for no limit")
         if self.chunk_size is not None:
             check_int(self.chunk_size, "chunk_size", 1)
         check_int(self.retries, "retries", 0)
@@ -112,6 +130,11 @@ def _guard_global_generators(code):
     it draws only from its rng (:func:`~mechanisms.base.draws_only_from_rng`) is never seeded, so
     there is nothing to put back."""
     return nullcontext() if draws_only_from_rng(code) else preserved_global_generators()
+
+
+def _shape_text(shape) -> str:
+    """An output batch's shape as ``(m, d)``: the number of databases left as m."""
+    return "(" + ", ".join(["m", *map(str, shape[1:])]) + ")"
 
 
 class MechanismRunner:
@@ -152,6 +175,7 @@ class MechanismRunner:
         self._backend = None
         self._probed = False
         self._output_width = 1  # known after the probe
+        self._output_shape = None  # the shape of one output, fixed by the first call (:meth:`_joined`)
 
     def __enter__(self):
         return self
@@ -274,6 +298,25 @@ class MechanismRunner:
                                          lambda task: bar.update(task.size))
         finally:
             bar.close()
+        return self._joined(outputs, chunks)
+
+    def _joined(self, outputs: list, chunks: list) -> np.ndarray:
+        """The chunks' outputs as one array, when every call returned the width the first one did.
+
+        A mechanism whose output width changes (between calls, or only after the probe: from the MI
+        sample to the event runs) has no output space to audit: one line naming it, not NumPy's error.
+        """
+        for task, output in zip(chunks, outputs):
+            shape = np.shape(output)[1:]
+            if self._output_shape is None:
+                self._output_shape = shape
+            elif shape != self._output_shape:
+                last = task.start + task.size - 1
+                before = _shape_text((0, *self._output_shape))
+                raise MechanismError(f"{self.who} returned outputs of shape {_shape_text(np.shape(output))} on "
+                                     f"databases {task.start}-{last} of this job but {before} before: its output "
+                                     "must have the same shape on every call", mechanism=self.who,
+                                     database_index=task.start)
         return np.concatenate(outputs)
 
     def _probe(self, first: np.ndarray, job_seed: int) -> None:
@@ -282,6 +325,11 @@ class MechanismRunner:
         with _guard_global_generators(self.reference.mechanism):
             [(one, two)] = self._dispatch(run_probe, [task], 0, "database")
         self._probed = True
+        if np.shape(one)[1:] != np.shape(two)[1:]:
+            raise MechanismError(f"{self.who} returned outputs of shape {_shape_text(np.shape(one))} and then "
+                                 f"{_shape_text(np.shape(two))} for the same database: its output must have the same "
+                                 "shape on every call", mechanism=self.who, database_index=0)
+        self._output_shape = np.shape(one)[1:]
         self._output_width = int(np.asarray(one).reshape(1, -1).shape[1])  # for the memory check of each job
         if np.array_equal(one, two):
             return

@@ -87,13 +87,17 @@ def _call_with_alarm(fn, arguments, timeout):
         raise _Deadline
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        result = fn(*arguments)
+        # The timer is armed and disarmed inside the try that catches the deadline: an alarm firing
+        # right after setitimer, or as the call returns just before the disarm, is a timeout, not an escape.
+        try:
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            result = fn(*arguments)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
     except _Deadline:
         return None, True
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     # User code that caught the interruption with a bare ``except:`` still ran out of time.
     return result, fired
@@ -140,7 +144,8 @@ def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, 
     Raises
     ------
     MechanismError
-        Naming ``who`` when it does not return within ``timeout`` or calls ``sys.exit``.
+        Naming ``who`` when it does not return within ``timeout``, calls ``sys.exit`` or raises a
+        ``BaseException`` that is not an ``Exception`` (``GeneratorExit``, a class of its own).
         Any other exception of ``fn`` propagates unchanged, for the caller to describe.
     """
     try:
@@ -157,6 +162,11 @@ def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, 
             result, late = runner(fn, arguments, timeout)
     except SystemExit as exc:
         raise _exited(who, exc, where) from None
+    except (Exception, KeyboardInterrupt):
+        raise
+    except BaseException as exc:  # GeneratorExit, a user's own BaseException subclass: theirs, one line
+        raise MechanismError(f"{who} raised {type(exc).__name__}{where}: {exc} (a BaseException that is not an "
+                             "Exception; user code must raise an Exception to fail)", mechanism=who) from None
     if late:
         raise _timed_out(who, timeout, where, hint)
     return result
