@@ -20,6 +20,12 @@ VERDICTS = ("violation", "no-violation-detected")
 JSON_SCHEMA_VERSION = 1
 
 
+def _bound_words(value: float) -> str:
+    """A certified MI lower bound in words: a negative one is no evidence and reads as 0 (the raw value
+    stays in ``lower_bound``)."""
+    return f"0 nats: no evidence (raw bound {value:.4g})" if value < 0 else f"{value:.4g} nats"
+
+
 @dataclass(frozen=True)
 class SecretEvidence:
     """What the audit found for one secret (a record under DP, a pair g ~ w under PP) and prior.
@@ -250,8 +256,8 @@ class AuditResult:
             return (f"Claim {label}{source}: REFUTED. With probability at least {confidence} over this audit's "
                     f"randomness, the mechanism does not satisfy {label}: {evidence}.{split}")
         if not self.claim_alpha:
-            return (f"Claim {label}{source}: not refuted, but no test of this audit could refute it "
-                    "(see the notes).")
+            return (f"Claim {label}{source}: cannot be refuted at this budget: no test of this audit could refute it "
+                    "(the notes say why and what would).")
         return (f"Claim {label}{source}: not refuted. No test found evidence against it at {confidence} confidence; "
                 f"this is not a proof that the claim holds.{split}")
 
@@ -259,12 +265,16 @@ class AuditResult:
         """The verdicts in plain words: the claim's first (when there is one), then the MI notion's."""
         return " ".join(part for part in (self.claim_statement(), self._mi_statement()) if part)
 
+    def mi_statement(self) -> str:
+        """The MI notion's verdict in plain words (a statement of its own, beside the claim's)."""
+        return self._mi_statement()
+
     def _mi_statement(self) -> str:
         confidence = f"{100 * (1 - self.alpha):.4g}%"
         name = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}[self.notion]
         theta = "under the declared prior" + ("s" if len(self.priors) > 1 else "")
         if self.epsilon is None:
-            bound = "none" if self.lower_bound is None else f"{self.lower_bound:.4g} nats"
+            bound = "none" if self.lower_bound is None else _bound_words(self.lower_bound)
             text = (f"No MI level was audited (the claim implies no MI budget and no ε was given): certified "
                     f"{name} lower bound {bound}, point estimate {self.estimate:.4g} nats.")
             return text + self._dp_bounds_text(confidence)
@@ -279,7 +289,7 @@ class AuditResult:
                     f"{self.epsilon:g}-{name} {theta}: the certified lower bound on the leakage is "
                     f"{self.lower_bound:.4g} nats > ε = {self.epsilon:g}.")
         else:
-            bound = "none" if self.lower_bound is None else f"{self.lower_bound:.4g} nats"
+            bound = "none" if self.lower_bound is None else _bound_words(self.lower_bound)
             text = (f"No violation of {self.epsilon:g}-{name} was detected {theta} (certified lower bound {bound}, "
                     f"point estimate {self.estimate:.4g} nats). This is not a proof of privacy: a leakage up to "
                     f"the point estimate could go undetected with this sample budget, and other priors were not examined.")

@@ -96,24 +96,29 @@ def _show_input_warning(message, category, filename, lineno, file=None, line=Non
 
 
 def _text(result) -> str:
-    """The terminal summary: the claim's verdict first, then the MI audit's table and statement."""
+    """The terminal summary: one headline about the claim, then the MI notion's table and statement
+    (named as such), the claim's tests, and the notes that change what to do."""
+    from audit.report.content import action_notes, claim_headline, runs_text
+
     # Each line is one line whatever the user's names hold: a newline in a mechanism's name must
     # not forge a line of the verdict.
     lines = []
     if result.claim is not None:
-        relation = result.claim.get("relation_text")
-        lines.append(f"claim {result.claim['label']}: {result.claim_verdict.upper()}"
-                     + (f" (neighbours: {relation})" if relation else ""))
+        lines.append(claim_headline(result))
         lines += [f"  refuted by the {r['test']} test (α = {r['alpha_spent']:.3g}): {r['detail']}"
                   for r in result.refuted_by]
+        lines.append(result.claim_statement())
     lines = [terminal_text(line, keep_newlines=False) for line in lines] + ([""] if lines else [])
-    from audit.report.content import runs_text
-
-    lines += [summary_table(result), "", terminal_text(result.statement(), keep_newlines=False),
+    lines += [summary_table(result), "",
+              terminal_text(("MI notion: " if result.claim is not None else "") + result.mi_statement(),
+                            keep_newlines=False),
               f"mechanism runs: {runs_text(result)}"]
     lines += [terminal_text(f"- {check.test} test of {check.claim}: {_check_status(check)} ({check.detail})",
                             keep_newlines=False)
               for check in result.cross_checks]
+    notes = action_notes(result)
+    if notes:
+        lines += ["notes:"] + [terminal_text(f"- {note}", keep_newlines=False) for note in notes]
     return "\n".join(lines)
 
 

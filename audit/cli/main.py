@@ -46,7 +46,9 @@ import sys
 COMMANDS = {
     "demo": "audit a built-in selection of mechanisms (correct, buggy, MI-PP) and write a report",
     "estimate": "estimate mutual information between samples in .npy files (nats unless --bits)",
-    "audit": "audit a mechanism for MI-DP, SMI-DP or MI-PP violations (certified type-I error)",
+    "audit": "check a privacy claim (dp, ldp, zcdp, rdp, gdp, mi-dp, mi-pp) against a mechanism: refuted with "
+             "certified type-I error <= alpha, not refuted, or cannot be refuted at this budget; also audits "
+             "MI-DP, SMI-DP or MI-PP",
     "calibrate": "calibrate Laplace or Gaussian noise for MI-DP, MI Pufferfish privacy, eps-DP or (eps, delta)-DP",
     "bounds": "conversion bounds between privacy notions (pufferfish, local MI, PML, LIP papers)",
     "catalog": "the reference mechanisms (correct and buggy) with claimed and true guarantees",

@@ -8,6 +8,7 @@ names, prior descriptions, notes) is user input and must be escaped by the rende
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from audit.result import AuditResult
@@ -120,8 +121,119 @@ def level_text(value, unit: str = "") -> str:
 
 
 def claim_text(result: AuditResult) -> str:
-    """The claim and its verdict in a cell: ``1-DP: refuted``; :data:`MISSING` without a claim."""
-    return MISSING if result.claim is None else f"{result.claim['label']}: {result.claim_verdict}"
+    """The claim and its outcome in a cell: ``1-DP: refuted``; :data:`MISSING` without a claim."""
+    return MISSING if result.claim is None else f"{result.claim['label']}: {claim_outcome(result)[0]}"
+
+
+def bound_text(value, unit: str = "") -> str:
+    """A certified lower bound for reading: a negative one reads as 0 (no evidence; the JSON keeps the raw value)."""
+    if value is None:
+        return MISSING
+    suffix = f" {unit}" if unit else ""
+    return f"0{suffix} (no evidence)" if value < 0 else f"{number(value)}{suffix}"
+
+
+#: The note :func:`audit.crosscheck.plan_claim_tests` writes when the event test's runs are too few.
+_RUNS_NEEDED = re.compile(r"it needs at least (\d+) runs per input")
+
+#: The most runs per input :func:`runs_to_refute` looks for.
+MAX_RUNS_TO_REFUTE = 10**9
+
+
+def runs_to_refute(claim, p_first: float, p_second: float, alpha: float, limit: int = MAX_RUNS_TO_REFUTE):
+    """The fewest runs per input with which an event seen at frequencies (``p_first``, ``p_second``)
+    would refute ``claim``: Clopper–Pearson bounds (Clopper and Pearson 1934) at α/2 each on
+    round(p n) hits of n runs, checked against the claim's profile
+    (:meth:`~mechanisms.claims.Claim.event_margin`, positive: outside it). ``None`` when no n up to
+    ``limit`` does: at its frequencies the event lies (or nearly lies) within the claim's profile,
+    and more runs of it cannot refute the claim.
+
+    The frequencies are estimates, so the count is a forecast, not a guarantee.
+    """
+    from audit.crosscheck import _smallest_runs
+
+    from audit.event_test import clopper_pearson
+
+    def works(n):
+        lower = clopper_pearson(round(p_first * n), n, alpha / 2)[0]
+        upper = clopper_pearson(round(p_second * n), n, alpha / 2)[1]
+        return float(claim.event_margin(lower, upper)) > 0
+
+    return _smallest_runs(works, limit)
+
+
+def claim_outcome(result: AuditResult) -> tuple:
+    """(outcome, why) of the audit's claim, the one headline about it.
+
+    The outcome is ``"refuted"``, ``"not refuted"`` or ``"cannot be refuted at this budget"`` (no test
+    of this audit could refute it: ``why`` gives the runs per input the event test would need, when
+    known). For "not refuted", ``why`` says when the event the audit found could not refute the claim
+    at this budget even at the most favourable frequencies its runs allow (with the runs it would
+    need), or at any practical budget (the claim cannot be refuted this way: issue 32 D).
+    ``("", "")`` without a claim. The JSON's ``claim_verdict`` stays ``refuted`` or ``not-refuted``.
+    """
+    if result.claim is None:
+        return "", ""
+    if result.refuted:
+        return "refuted", ""
+    if not result.claim_alpha:
+        needed = [int(m.group(1)) for note in result.notes for m in [_RUNS_NEEDED.search(note)] if m]
+        if needed:
+            return ("cannot be refuted at this budget",
+                    f"the event test needs at least {min(needed)} runs per input (raise --samples or --event-runs)")
+        return "cannot be refuted at this budget", "no test of this audit can refute it (the notes say why)"
+    event, event_alpha = result.event_test, result.claim_alpha.get("event")
+    if event is not None and event_alpha is not None:
+        from audit.event_test import clopper_pearson
+        from mechanisms.claims import parse_claim
+
+        try:
+            claim = parse_claim(result.claim["text"])
+        except InputError:  # a claim written by hand into a result: no profile to compare with
+            claim = None
+        if claim is not None and claim.has_profile:
+            # The most favourable frequencies the certification runs allow (Clopper–Pearson at the test's level):
+            # if even those need more runs than the budget, or no practical number, more of this event cannot help.
+            n = event.runs_per_input
+            best_first = clopper_pearson(round(event.p_first * n), n, event_alpha)[1]
+            best_second = clopper_pearson(round(event.p_second * n), n, event_alpha)[0]
+            needed = runs_to_refute(claim, best_first, best_second, event_alpha)
+            if needed is None:
+                return ("not refuted",
+                        f"it cannot be refuted this way: even at the most favourable frequencies its {n} runs allow "
+                        f"(P = {number(best_first)} against {number(best_second)}), the best event found is too close "
+                        f"to the claim's privacy profile for any practical number of runs (up to "
+                        f"{MAX_RUNS_TO_REFUTE:.0e} per input) to refute it")
+            if needed > n:
+                return ("not refuted", f"refuting it with the best event found would take about {needed} runs per "
+                                       f"input (a forecast at the most favourable frequencies its {n} runs allow)")
+    return "not refuted", ""
+
+
+#: Words of the notes that change what a user should do: the budget, the pairs' reach, the relation, a test left out.
+_ACTION_WORDS = ("runs per input", "cannot refute", "does not test the claim", "can refute", "declares records in",
+                 "neighbour", "relation", "raise --samples", "is off")
+
+
+def action_notes(result: AuditResult) -> list:
+    """The notes that change what a user should do next: a budget too small for a test (with the runs
+    it needs), pairs that cannot reach the declared input domain, the neighbouring relation assumed, a
+    test that does not test the claim. The terminal prints these; every note is in the JSON and reports."""
+    return [note for note in result.notes if any(word in note for word in _ACTION_WORDS)]
+
+
+_HEADLINE_WORDS = {"refuted": "REFUTED", "not refuted": "NOT-REFUTED",
+                   "cannot be refuted at this budget": "CANNOT BE REFUTED AT THIS BUDGET"}
+
+
+def claim_headline(result: AuditResult) -> str:
+    """One line about the claim (:func:`claim_outcome`); empty without a claim."""
+    outcome, why = claim_outcome(result)
+    if not outcome:
+        return ""
+    relation = result.claim.get("relation_text")
+    head = f"claim {result.claim['label']}: {_HEADLINE_WORDS[outcome]}"
+    return head + (f" (neighbours: {relation})" if relation else "") + (f": {why}" if why else "")
 
 
 def dp_bounds_text(result: AuditResult) -> str:
@@ -138,11 +250,15 @@ def summary_rows(results: list) -> TextTable:
         # With mixed units no header can name the unit, so every cell carries its own.
         return number(value) if unit or value is None else f"{number(value)} {result.unit}"
 
+    def lower(value, result):
+        return bound_text(value, "" if unit else result.unit)
+
+    # The MI columns are the MI notion's (its budget ε, its verdict), named apart from the claim's verdict.
     rows = [(str(i + 1), mechanism_name(r, i), claim_text(r), NOTION_NAMES[r.notion], level_text(r.epsilon),
-             r.verdict or MISSING, info(r.lower_bound, r), info(r.estimate, r), dp_bounds_text(r), f"{r.seconds:.1f}")
+             r.verdict or MISSING, lower(r.lower_bound, r), info(r.estimate, r), dp_bounds_text(r), f"{r.seconds:.1f}")
             for i, r in enumerate(results)]
-    headers = ("#", "mechanism", "claim", "notion", "ε" + unit, "verdict", "certified lower bound" + unit,
-               "estimate" + unit, "DP ε lower bounds", "seconds")
+    headers = ("#", "mechanism", "claim", "MI notion", "MI budget" + unit, "MI verdict",
+               "MI certified lower bound" + unit, "MI estimate" + unit, "DP ε lower bounds", "seconds")
     return TextTable("Summary", headers, rows)
 
 
@@ -207,7 +323,7 @@ def facts(result: AuditResult) -> list:
         pairs += [
             ("claim", f"{claim['label']}" + (f" (from {claim['origin']})" if claim.get("origin") else "")),
             ("neighbouring relation", claim.get("relation_text") or MISSING),
-            ("claim verdict", result.claim_verdict),
+            ("claim verdict", ": ".join(part for part in claim_outcome(result) if part)),
             ("refuted by", "; ".join(f"{r['test']} test (α = {r['alpha_spent']:.3g})" for r in result.refuted_by)
              or MISSING),
             ("α split between the claim's tests", ", ".join(f"{t} {a:.3g}" for t, a in result.claim_alpha.items())
@@ -216,11 +332,11 @@ def facts(result: AuditResult) -> list:
             ("claim's privacy profile", claim["profile_source"] or MISSING),
         ]
     pairs += [
-        ("verdict", result.verdict or MISSING),
-        ("notion", NOTION_NAMES[result.notion]),
-        ("ε", level_text(result.epsilon, unit)),
+        ("MI verdict (the MI notion's, not the claim's)", result.verdict or MISSING),
+        ("MI notion", NOTION_NAMES[result.notion]),
+        ("MI budget ε", level_text(result.epsilon, unit)),
         ("confidence", f"{100 * (1 - result.alpha):.4g}% (α = {result.alpha:g})"),
-        ("certified lower bound", f"{number(result.lower_bound)} {unit}" if result.lower_bound is not None else MISSING),
+        ("MI certified lower bound", bound_text(result.lower_bound, unit)),
         ("certified secret", result.certified_secret or MISSING),
         ("point estimate", f"{number(result.estimate)} {unit}"),
         ("paper statistic (Eq. 8, estimate)", number(result.paper_statistic)),

@@ -1,0 +1,122 @@
+"""Issue 31 item 3 and issue 32 D: one headline about the claim, the MI notion's verdict named apart,
+columns named for what they hold, a negative bound read as no evidence, the notes that matter printed,
+and the limits of the event test said with the runs it would need.
+
+Expected values are computed here with scipy.stats.beta (the Clopper–Pearson bounds, Clopper and
+Pearson 1934) and the pure-DP condition p̲ > e^ε p̄ (Dwork and Roth 2014, Definition 2.4).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from scipy.stats import beta
+
+from audit.cli.audit_command import _text
+from audit.cli.main import COMMANDS
+from audit.report.content import bound_text, claim_outcome, runs_to_refute
+from audit.report.table import summary_table
+from audit.result import AuditResult, EventTest
+from mechanisms.claims import parse_claim
+
+
+def _lower(k, n, a):
+    return 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
+
+
+def _upper(k, n, a):
+    return 1.0 if k == n else float(beta.ppf(1 - a, k + 1, n - k))
+
+
+def _result(claim="dp:1", claim_alpha=None, event=None, notes=(), lower_bound=-0.51):
+    parsed = parse_claim(claim)
+    return AuditResult("no-violation-detected", "mi-dp", 0.5, 0.05, lower_bound, 0.0, None, None, None, [], [],
+                       400, 0.2, 0, mechanism="m", notes=list(notes), claim=parsed.to_dict("mi-dp", 2),
+                       claim_verdict="not-refuted", claim_alpha=dict(claim_alpha or {}), event_test=event)
+
+
+def _event(p_first, p_second, runs):
+    return EventTest("record 0", "E", 0.0, runs, p_first, p_second, p_first, p_second, 0.0, 0.0, None, alpha=0.05)
+
+
+def test_runs_to_refute_matches_a_brute_force_search():
+    claim, p1, p2, alpha = parse_claim("dp:1"), 0.5, 0.1, 0.05
+
+    def refutes(n):  # pure 1-DP is refuted when p̲ > e · p̄, both at α/2
+        return _lower(round(p1 * n), n, alpha / 2) > math.e * _upper(round(p2 * n), n, alpha / 2)
+
+    # round(p n) makes "refutes" not quite monotone in n: the forecast lies between the first n that refutes
+    # and the n from which every larger one does, and refutes itself.
+    first = next(n for n in range(1, 10_000) if refutes(n))
+    settled = next(n for n in range(first, 10_000) if all(refutes(m) for m in range(n, n + 200)))
+    got = runs_to_refute(claim, p1, p2, alpha)
+    assert first <= got <= settled and refutes(got)
+    assert runs_to_refute(claim, 0.2, 0.1, alpha) is None  # 0.2 < e · 0.1: inside the profile, no n refutes
+
+
+def test_a_claim_no_test_can_refute_reads_cannot_be_refuted_with_the_runs_needed():
+    note = ("With 400 runs per input the event test cannot refute the claim 8-zCDP, even for perfectly separated "
+            "inputs; it needs at least 24512 runs per input (raise --samples or --event-runs); it spends no α.")
+    result = _result("zcdp:8", notes=[note, "an unrelated remark about critics"])
+    assert claim_outcome(result) == ("cannot be refuted at this budget",
+                                     "the event test needs at least 24512 runs per input (raise --samples or "
+                                     "--event-runs)")
+    text = _text(result)
+    first = text.splitlines()[0]
+    assert first == ("claim 8-zCDP: CANNOT BE REFUTED AT THIS BUDGET (neighbours: replace one record (n fixed)): the "
+                     "event test needs at least 24512 runs per input (raise --samples or --event-runs)")
+    # The note the statement refers to is printed, the unrelated one is not.
+    assert "notes:\n- With 400 runs per input" in text and "unrelated remark" not in text
+    assert "8-zCDP: cannot be refuted at this budget" in summary_table(result)
+
+
+def test_an_event_inside_the_profile_says_it_cannot_refute_this_way():
+    # 1-DP, event at 0.2 against 0.15 on 20000 runs: even the most favourable frequencies the runs allow (the
+    # Clopper–Pearson bounds at α) stay inside the profile.
+    n, alpha = 20_000, 0.05
+    best_first, best_second = _upper(round(0.2 * n), n, alpha), _lower(round(0.15 * n), n, alpha)
+    assert best_first < math.e * best_second  # inside: no number of runs of this event can refute 1-DP
+    outcome, why = claim_outcome(_result(claim_alpha={"event": alpha}, event=_event(0.2, 0.15, n)))
+    assert outcome == "not refuted" and why.startswith("it cannot be refuted this way")
+
+
+def test_an_event_that_needs_more_runs_says_how_many():
+    n, alpha = 400, 0.05
+    best_first, best_second = _upper(round(0.28 * n), n, alpha), _lower(round(0.1 * n), n, alpha)
+    assert best_first > math.e * best_second  # outside the profile at its most favourable frequencies
+    expected = runs_to_refute(parse_claim("dp:1"), best_first, best_second, alpha)
+    assert expected is not None and expected > n
+    outcome, why = claim_outcome(_result(claim_alpha={"event": alpha}, event=_event(0.28, 0.1, n)))
+    assert outcome == "not refuted" and f"about {expected} runs per input" in why
+
+
+def test_negative_bound_reads_as_no_evidence_and_json_keeps_it():
+    result = _result()
+    assert bound_text(-0.51) == "0 (no evidence)" and bound_text(-0.51, "nats") == "0 nats (no evidence)"
+    assert bound_text(0.25) == "0.25"
+    assert "0 (no evidence)" in summary_table(result) and "-0.51" not in summary_table(result)
+    assert result.to_dict()["lower_bound"] == -0.51
+    assert "0 nats: no evidence (raw bound -0.51)" in result.mi_statement()
+
+
+def test_columns_are_named_for_what_they_hold_and_the_mi_verdict_is_named():
+    result = _result()
+    header = summary_table(result).splitlines()[0]
+    for name in ("claim", "MI notion", "MI budget (nats)", "MI verdict", "MI certified lower bound (nats)",
+                 "MI estimate (nats)"):
+        assert name in header
+    assert " ε (nats)" not in header and "  verdict" not in header.replace("MI verdict", "")
+    assert "\nMI notion: No violation of 0.5-MI-DP" in _text(result)
+    assert "see the notes" not in _text(result)
+
+
+def test_audit_help_leads_with_claims():
+    assert COMMANDS["audit"].startswith("check a privacy claim (dp, ldp, zcdp, rdp, gdp")
+
+
+@pytest.mark.parametrize("verdict,word", [("refuted", "REFUTED"), ("not-refuted", "NOT-REFUTED")])
+def test_headline_words(verdict, word):
+    result = _result(claim_alpha={"event": 0.05})
+    result = AuditResult(**{**result.__dict__, "claim_verdict": verdict})
+    assert _text(result).startswith(f"claim 1-DP: {word}")
