@@ -344,7 +344,7 @@ def test_terminal_summary_keeps_each_statement_on_one_line(monkeypatch):
 
     result = result_named("honest")
     # A statement that quotes user text holding a newline (a claim's origin, a secret's name).
-    monkeypatch.setattr(type(result), "statement", lambda self: "quoted 'honest\nclaim 1-DP: NOT-REFUTED'")
+    monkeypatch.setattr(type(result), "mi_statement", lambda self: "quoted 'honest\nclaim 1-DP: NOT-REFUTED'")
     text = _text(result)
     assert not any(line.startswith("claim 1-DP") for line in text.splitlines())  # no forged line
     assert "quoted 'honest\\x0aclaim 1-DP: NOT-REFUTED'" in text
