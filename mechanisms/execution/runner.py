@@ -175,7 +175,8 @@ class MechanismRunner:
         self._backend = None
         self._probed = False
         self._output_width = 1  # known after the probe
-        self._output_shape = None  # the shape of one output, fixed by the first call (:meth:`_joined`)
+        # The shape of one output per number of records (add/remove audits run n and n − 1), fixed by the first call.
+        self._output_shapes: dict = {}
 
     def __enter__(self):
         return self
@@ -298,9 +299,9 @@ class MechanismRunner:
                                          lambda task: bar.update(task.size))
         finally:
             bar.close()
-        return self._joined(outputs, chunks)
+        return self._joined(outputs, chunks, batch.shape[1])
 
-    def _joined(self, outputs: list, chunks: list) -> np.ndarray:
+    def _joined(self, outputs: list, chunks: list, records: int) -> np.ndarray:
         """The chunks' outputs as one array, when every call returned the width the first one did.
 
         A mechanism whose output width changes (between calls, or only after the probe: from the MI
@@ -308,11 +309,10 @@ class MechanismRunner:
         """
         for task, output in zip(chunks, outputs):
             shape = np.shape(output)[1:]
-            if self._output_shape is None:
-                self._output_shape = shape
-            elif shape != self._output_shape:
+            known = self._output_shapes.setdefault(records, shape)
+            if shape != known:
                 last = task.start + task.size - 1
-                before = _shape_text((0, *self._output_shape))
+                before = _shape_text((0, *known))
                 raise MechanismError(f"{self.who} returned outputs of shape {_shape_text(np.shape(output))} on "
                                      f"databases {task.start}-{last} of this job but {before} before: its output "
                                      "must have the same shape on every call", mechanism=self.who,
@@ -329,7 +329,7 @@ class MechanismRunner:
             raise MechanismError(f"{self.who} returned outputs of shape {_shape_text(np.shape(one))} and then "
                                  f"{_shape_text(np.shape(two))} for the same database: its output must have the same "
                                  "shape on every call", mechanism=self.who, database_index=0)
-        self._output_shape = np.shape(one)[1:]
+        self._output_shapes[first.shape[1]] = np.shape(one)[1:]
         self._output_width = int(np.asarray(one).reshape(1, -1).shape[1])  # for the memory check of each job
         if np.array_equal(one, two):
             return
