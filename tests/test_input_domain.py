@@ -73,3 +73,16 @@ def test_the_audit_spec_carries_the_domain_pair_and_warns(tmp_path):
     assert any("input domain" in str(w.message) for w in caught)
     assert len(spec.pairs) == 1 and spec.pairs[0].second[0, 0] == 100.0
     assert 0 in spec.records and any("[0, 100]" in note for note in spec.notes)
+
+
+def test_a_diffprivlib_object_with_bounds_declares_them():
+    from mechanisms.library_adapters import DiffprivlibMechanism
+
+    class Bounded:  # diffprivlib's bounded objects carry bounds = (lower, upper), scalars or per feature
+        bounds = (np.array([0.0, -5.0]), np.array([10.0, 50.0]))
+
+        def randomise(self, value):
+            return value
+
+    domain = declared_domain(DiffprivlibMechanism(Bounded()))
+    assert (domain.low, domain.high) == (-5.0, 50.0) and "diffprivlib bounds" in domain.source
