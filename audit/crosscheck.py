@@ -299,8 +299,9 @@ def _delta_text(claim: Claim, event) -> str:
     bound = getattr(event, "delta_lower_bound", None)
     if bound is None or not bound > 0:
         return ""
-    return (f"δ ≥ {bound:.4g} {'>' if bound > claim.delta else '≤'} the claimed δ = {claim.delta:.4g} at the claimed "
-            f"ε = {event.delta_epsilon:.4g}; ")
+    relation = (f"> the claimed δ = {claim.delta:.4g}" if bound > claim.delta else
+                f"(not above the claimed δ = {claim.delta:.4g})")
+    return f"δ ≥ {bound:.4g} {relation} at the claimed ε = {event.delta_epsilon:.4g}; "
 
 
 def _ratio_check(claim: Claim, event, event_alpha: float | None) -> CrossCheck:
