@@ -64,3 +64,12 @@ def test_catalog_listing_prints_the_stored_entries(capsys):
     assert main(["catalog", "--json", "--buggy"]) == 0
     printed = json.loads(capsys.readouterr().out)["mechanisms"]
     assert [e["name"] for e in printed] == [e["name"] for e in stored_listing("catalog") if e["buggy"]]
+
+
+def test_experiment_listing_is_not_used_once_the_modules_change(monkeypatch):
+    from audit.cli import listings
+
+    current = listings._experiment_modules()
+    assert listings.stored_listing("experiments") is not None
+    monkeypatch.setattr(listings, "_experiment_modules", lambda: current + ["a_new_experiment"])
+    assert listings.stored_listing("experiments") is None  # the command then lists live
