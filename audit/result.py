@@ -263,10 +263,7 @@ class AuditResult:
 
     def statement(self) -> str:
         """The verdicts in plain words: the claim's first (when there is one), then the MI notion's."""
-        if self.claim is None:
-            return self._mi_statement()
-        # Beside a claim the MI notion's verdict is a statement of its own, named as such.
-        return f"{self.claim_statement()} MI notion: {self._mi_statement()}"
+        return " ".join(part for part in (self.claim_statement(), self._mi_statement()) if part)
 
     def mi_statement(self) -> str:
         """The MI notion's verdict in plain words (a statement of its own, beside the claim's)."""
