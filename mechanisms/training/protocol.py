@@ -9,7 +9,9 @@ weights, a gradient trace), a number or a vector of scores (a canary's loss). Ev
 :func:`torch_generator`, so that a seed reproduces the audit. :func:`training_mechanism` wraps
 ``train`` into miaudit's batched mechanism (one call per training set, releases flattened to
 one vector each by :func:`release_vector`), which ``run_audit`` and ``miaudit audit --mechanism
-FILE.py:NAME`` accept.
+FILE.py:NAME`` accept. From the command line ``train`` itself also runs through the per-database route,
+``miaudit audit --mechanism FILE.py:train --per-database`` (:mod:`mechanisms.output_encoding` encodes a
+state dict, tensor or scores; return ``model.state_dict()`` rather than the module there).
 
 The neighbouring relation of DP-SGD accountants is add/remove (Abadi et al. 2016; Opacus and
 dp-accounting account for adding or removing one example): audit a pair of training sets with and
