@@ -8,7 +8,7 @@ The conventions (docs/contributing-docs.md states them for writers):
 - A `````python````` block without a title is run, in one namespace per page, in that directory.
   When a `````text````` block follows it (only blank lines between), what the code printed must
   match it.
-- A `````console````` block holds commands (``$ miaudit ...``, ``$ python FILE.py``,
+- A `````console````` block holds commands (``$ miaudit ...``, ``$ pytest ...`` (run in a fresh interpreter), ``$ python FILE.py``,
   ``$ python -c CODE``, ``$ cat FILE``, ``$ echo $?``; a line ending in ``\\`` continues) each
   followed by what the terminal shows: stderr (warnings, errors), then stdout. A command that
   exits non-zero must be followed by ``$ echo $?``.
@@ -34,6 +34,7 @@ import os
 import re
 import runpy
 import shlex
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,7 +246,11 @@ class PageRunner:
             finally:
                 sys.argv = saved
             return 0, out, err
-        raise ExampleFailed(f"{self._where(block)}: `{command}`: the example runner runs miaudit, python FILE.py, "
+        if argv[0] == "pytest":  # a test session of its own: pytest keeps global state, so in a fresh interpreter
+            done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *argv[1:]], cwd=self.workdir,
+                                  capture_output=True, text=True, timeout=600)
+            return done.returncode, done.stdout, done.stderr
+        raise ExampleFailed(f"{self._where(block)}: `{command}`: the example runner runs miaudit, pytest, python FILE.py, "
                             "cat FILE and echo $?; mark other blocks <!-- docs-test: skip -->")
 
 
