@@ -162,7 +162,7 @@ def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, 
             result, late = runner(fn, arguments, timeout)
     except SystemExit as exc:
         raise _exited(who, exc, where) from None
-    except (Exception, KeyboardInterrupt):
+    except (Exception, KeyboardInterrupt, _Deadline):  # _Deadline: an enclosing call's time is up, not this code's failure
         raise
     except BaseException as exc:  # GeneratorExit, a user's own BaseException subclass: theirs, one line
         raise MechanismError(f"{who} raised {type(exc).__name__}{where}: {exc} (a BaseException that is not an "
