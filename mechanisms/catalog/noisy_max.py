@@ -17,6 +17,7 @@ from estimators.validation import as_generator, check_choice, check_int, check_p
 
 from .batch import VectorizedMechanism, as_database_batch, column_sums
 from .entry import CatalogEntry
+from .snapping import snap
 from .exposure import integration_grid, laplace_log_cdf, laplace_log_pdf, log_integral, max_abs_log_ratio
 from ..guarantee import NOT_PRIVATE, Guarantee
 from ..neighbouring_pair import NeighbouringPair
@@ -64,7 +65,7 @@ class NoisyMax(VectorizedMechanism):
             noisy = scores + rng.exponential(self.scale, size=scores.shape)
         if self.release == "index":
             return np.argmax(noisy, axis=1).astype(np.float64)[:, None]
-        return np.max(noisy, axis=1)[:, None]
+        return snap(np.max(noisy, axis=1))[:, None]  # rounded to 2^-32: the float sum's low bits say nothing
 
 
 def _pairs(records: int, scores: int) -> tuple:

@@ -33,6 +33,7 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_finite_number, check_int, check_positive
 
+from .snapping import snap
 from .batch import VectorizedMechanism, as_database_batch, column_sums
 from .entry import CatalogEntry
 from ..guarantee import NOT_PRIVATE, Guarantee
@@ -133,7 +134,7 @@ class SparseVector(VectorizedMechanism):
             above = noisy >= self.threshold + rho
             indicators[answered, i] = np.where(above, ABOVE, BELOW)[answered]
             newly_above = answered & above
-            released[newly_above, i] = noisy[newly_above]
+            released[newly_above, i] = snap(noisy[newly_above])  # rounded to 2^-32 (:mod:`.snapping`)
             if spec.redraw_threshold:
                 rho = np.where(newly_above, rng.laplace(0.0, rho_scale, size=m), rho)
             if spec.cutoff:
