@@ -597,10 +597,14 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
         raise InputError("the audit needs a mechanism: --mechanism or [mechanism] spec = \"catalog:NAME\" or "
                          "\"FILE.py:NAME\" (or --command \"PROGRAM ARGS\")")
     spec = mechanism_table.get("spec", "")
-    entry = loaded = None
+    entry = loaded = trainer_note = None
     if spec.startswith("catalog:"):
         entry = _catalog_entry(spec.split(":", 1)[1], "[mechanism] spec (--mechanism)", mechanism_table.get("params"))
         mechanism, name = entry.mechanism, entry.name
+        from mechanisms.training.torch_dpsgd import trainer_for_device
+
+        # --device routes a catalog DP-SGD entry to the batched torch trainer (anything else is returned as is).
+        mechanism, trainer_note = trainer_for_device(mechanism, raw_audit.get("device"))
     else:  # a batched callable, a library mechanism or a program (mechanisms.recognition)
         loaded = load_mechanism(mechanism_table, lambda text: _resolve(text, base_dir))
         mechanism, name = loaded.mechanism, loaded.name
@@ -610,7 +614,7 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
             from mechanisms.relation import convert_claim
 
             claim = convert_claim(claim, relation_given)
-    notes = ()
+    notes = () if trainer_note is None else (trainer_note,)
     user_claim = claim
     if loaded is not None:
         claim, notes = _with_library_claim(claim, loaded, relation_given)

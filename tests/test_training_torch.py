@@ -136,3 +136,53 @@ def test_cuda_training_equals_the_cpu_without_noise_and_keeps_the_law_with_it(hi
     on_gpu = TorchDPSGD(**noisy, device="cuda")(many, np.random.default_rng(1))
     assert stats.ks_2samp(on_gpu[:, 0], DPSGD(**{k: v for k, v in noisy.items() if k != "hidden"})(
         many, np.random.default_rng(2))[:, 0]).pvalue > 1e-3
+
+
+def test_noisy_sums_are_snapped_to_numpys_grid():
+    from mechanisms.catalog.snapping import GRID_EXPONENT
+
+    trace = TorchDPSGD(N, P, 1.3, steps=3, release="gradient_trace")(_databases(), np.random.default_rng(0))
+    scaled = trace * 2.0 ** -GRID_EXPONENT  # an exact power-of-two scaling: integers iff on the grid
+    np.testing.assert_array_equal(scaled, np.round(scaled))
+    assert np.all(trace != 0)
+
+
+def test_audit_device_routes_catalog_dpsgd_to_the_torch_trainer_with_the_same_law():
+    """``--device cpu`` (or cuda) swaps the catalog's NumPy trainer for TorchDPSGD with the same settings; the
+    released canary coordinates then have the NumPy trainer's law and the closed form's moments."""
+    from dataclasses import fields
+
+    from audit.config import build_spec
+
+    config = {"mechanism": {"spec": "catalog:dpsgd_s1_q1_t4"}, "audit": {"samples": 100}}
+    numpy_trainer = build_spec(config).mechanism
+    if not torch.cuda.is_available():  # no device asked for and no GPU: the NumPy trainer, no note
+        assert type(numpy_trainer) is DPSGD
+        assert not any(n.startswith("trainer:") for n in build_spec(config).notes)
+    spec = build_spec({**config, "audit": {"samples": 100, "device": "cpu"}})
+    routed = spec.mechanism
+    assert isinstance(routed, TorchDPSGD) and routed.device == "cpu"
+    assert any("TorchDPSGD" in n and "cpu" in n for n in spec.notes)
+    assert {f.name: getattr(routed, f.name) for f in fields(DPSGD)} == \
+        {f.name: getattr(numpy_trainer, f.name) for f in fields(DPSGD)}
+    from mechanisms.training.catalog import canary_pair
+
+    pair, m = canary_pair(), 3000  # the entry's pair: its databases with and without the canary
+    first, second = np.repeat(pair.first[None], m, axis=0), np.repeat(pair.second[None], m, axis=0)
+    for dbs, present in ((first, 1.0), (second, 0.0)):
+        got = routed(dbs, np.random.default_rng(1))
+        expected = DPSGD(**{f.name: getattr(numpy_trainer, f.name) for f in fields(DPSGD)})(dbs, np.random.default_rng(2))
+        for step in range(got.shape[1]):
+            assert stats.ks_2samp(got[:, step], expected[:, step]).pvalue > 1e-3
+        # Closed form (q = 1, C = 1, σ = 1): step t's canary coordinate is C·[present] + N(0, σ²C²).
+        assert got.mean() == pytest.approx(present, abs=4 / np.sqrt(got.size))
+        assert got.var() == pytest.approx(1.0, rel=0.06)
+
+
+@needs_cuda
+def test_audit_on_cuda_trains_catalog_dpsgd_on_the_gpu():
+    from audit.config import build_spec
+
+    for audit in ({"samples": 100, "device": "cuda"}, {"samples": 100}):  # asked for, and "auto" with a GPU
+        mechanism = build_spec({"mechanism": {"spec": "catalog:dpsgd_s1_q1_t4"}, "audit": audit}).mechanism
+        assert isinstance(mechanism, TorchDPSGD) and mechanism.device == "cuda"

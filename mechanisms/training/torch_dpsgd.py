@@ -19,7 +19,10 @@ gradient is ``canary_scale``·C on that coordinate. The MLP starts from one init
 
 Randomness (Poisson inclusion, shuffles, noise) comes from a torch generator on the device,
 seeded from the numpy generator the mechanism is called with: the same seed gives the same
-outputs on the same device, but not the numbers :class:`DPSGD` draws (the laws are the same).
+outputs on the same device, but not the numbers :class:`DPSGD` draws (the laws are the same). A noisy
+sum is snapped to DPSGD's power-of-two grid (:func:`torch_snap`), so the two release the same values.
+:func:`trainer_for_device` is how ``miaudit audit --device`` swaps a catalog entry's NumPy trainer for
+this one.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from estimators.validation import InputError, check_choice, check_int
 from .dpsgd import DPSGD
 from .records import GRADIENT_CANARY, ORDINARY
 
-__all__ = ["TorchDPSGD", "on_device", "torch_clipped_gradient_sum", "torch_per_sample_gradients"]
+__all__ = ["TorchDPSGD", "on_device", "torch_clipped_gradient_sum", "torch_per_sample_gradients", "torch_snap",
+           "trainer_for_device"]
 
 _DTYPES = ("float64", "float32")
 
@@ -149,14 +153,39 @@ class TorchDPSGD(DPSGD):
         return theta.to(device)
 
     def _train(self, dbs: np.ndarray, rng) -> np.ndarray:
+        return self.train_batch(dbs, rng)
+
+    def train_batch(self, dbs, rng, *, init=None, canaries=None) -> np.ndarray:
+        """Train one run per training set and return the releases ``(m, output_dim)``.
+
+        Parameters
+        ----------
+        dbs : array_like of shape (m, n, p + 2)
+            The m training sets (their canary rows may differ from run to run).
+        rng : numpy.random.Generator
+            Seeds the device's torch generator (inclusion, shuffles, noise).
+        init : array_like of shape (m, d), optional
+            Each run's θ₀ (default: :meth:`initial_parameters` for every run). Stacked initialisations
+            train together: the black-box search of :mod:`mechanisms.training.last_iterate` scores
+            several canaries and initialisations in one batched call.
+        canaries : array_like of shape (m, p + 2), optional
+            The row each run's black-box release (``loss``, ``margin``) evaluates (default: ``canary``).
+        """
         from estimators.device import resolve_device
 
         torch = _torch()
         device, dtype = resolve_device(self.device), getattr(torch, self.dtype)
         generator = torch.Generator(device=device).manual_seed(int(rng.integers(2**63)))
-        data = torch.as_tensor(dbs, dtype=dtype, device=device)
+        data = torch.as_tensor(np.asarray(dbs), dtype=dtype, device=device)
         m, n, d = data.shape[0], self.records, self.parameter_dim
-        theta = self.initial_parameters(torch, device, dtype).expand(m, d).clone()
+        if init is None:
+            theta = self.initial_parameters(torch, device, dtype).expand(m, d).clone()
+        else:
+            theta = torch.as_tensor(np.asarray(init), dtype=dtype, device=device)
+            if tuple(theta.shape) != (m, d):
+                raise InputError(f"argument 'init' must have shape ({m}, {d}): one θ₀ per training set, got "
+                                 f"{tuple(theta.shape)}")
+            theta = theta.clone()
         canary_gradient = torch.zeros(d, dtype=dtype, device=device)
         canary_gradient[0] = self.canary_scale * self.clip_norm
         clip = None if self.bug == "no-clipping" else self.clip_norm
@@ -178,6 +207,8 @@ class TorchDPSGD(DPSGD):
             grads = torch_per_sample_gradients(theta, data, canary_gradient, self.hidden)
             noise = reused if reused is not None else noise_of()
             noisy_sum = torch_clipped_gradient_sum(grads, included, clip) + noise_std * noise
+            if noise_std > 0:  # DPSGD's snapping (mechanisms.catalog.snapping), so the float sum's low bits say nothing
+                noisy_sum = torch_snap(noisy_sum)
             trace[:, step] = noisy_sum[:, 0]
             theta = theta - self.learning_rate * noisy_sum / normaliser
         if self.release == "parameters":
@@ -187,13 +218,28 @@ class TorchDPSGD(DPSGD):
         elif self.release == "gradient_sum":
             out = trace.sum(dim=1, keepdim=True)
         else:
-            canary = torch.as_tensor(self.canary, dtype=dtype, device=device)
-            logit = torch_logits(theta, canary[None, None, :-2].expand(m, 1, -1), self.hidden)[:, 0]
-            if self.release == "margin":
-                out = ((2.0 * canary[-2] - 1.0) * logit)[:, None]
+            if canaries is None:
+                rows = torch.as_tensor(self.canary, dtype=dtype, device=device).expand(m, -1)
             else:
-                out = (torch.nn.functional.softplus(logit) - canary[-2] * logit)[:, None]
+                rows = torch.as_tensor(np.asarray(canaries), dtype=dtype, device=device)
+                if tuple(rows.shape) != (m, self.features + 2):
+                    raise InputError(f"argument 'canaries' must have shape ({m}, {self.features + 2}): the row each "
+                                     f"run's release evaluates, got {tuple(rows.shape)}")
+            logit = torch_logits(theta, rows[:, None, :-2], self.hidden)[:, 0]
+            label = rows[:, -2]
+            if self.release == "margin":
+                out = ((2.0 * label - 1.0) * logit)[:, None]
+            else:
+                out = (torch.nn.functional.softplus(logit) - label * logit)[:, None]
         return out.to(device="cpu", dtype=torch.float64).numpy()
+
+
+def torch_snap(values):
+    """:func:`mechanisms.catalog.snapping.snap` in torch: ``values`` rounded to the nearest multiple of
+    2^GRID_EXPONENT (ties to even; exact in float64: both scalings are by powers of two)."""
+    from mechanisms.catalog.snapping import GRID_EXPONENT
+
+    return _torch().round(values * 2.0 ** -GRID_EXPONENT) * 2.0 ** GRID_EXPONENT
 
 
 def on_device(mechanism: DPSGD, device: str = "auto", **changes) -> TorchDPSGD:
@@ -202,3 +248,28 @@ def on_device(mechanism: DPSGD, device: str = "auto", **changes) -> TorchDPSGD:
         raise InputError(f"argument 'mechanism' must be a DPSGD, got {type(mechanism).__name__}")
     settings = {f.name: getattr(mechanism, f.name) for f in fields(DPSGD)}
     return TorchDPSGD(**{**settings, "device": device, **changes})
+
+
+def trainer_for_device(mechanism, device: str | None):
+    """The trainer an audit on ``device`` runs a DP-SGD mechanism with, and a note saying which.
+
+    ``miaudit audit --device`` routes the catalog's DP-SGD entries here: a :class:`DPSGD` (NumPy) becomes
+    the :class:`TorchDPSGD` with the same settings on ``"cuda"`` or ``"cpu"`` when that device is asked for,
+    and on CUDA under ``"auto"`` (or no device given) when one is present; without a GPU and without an
+    explicit device it stays NumPy. Both trainers take the same step and draw from the same laws
+    (``tests/test_training_torch.py``), so the audited mechanism is the same; only the random draws differ.
+    Anything else (a :class:`TorchDPSGD` already, another mechanism) is returned as is, with no note.
+
+    Returns
+    -------
+    (mechanism, note or None)
+    """
+    if not isinstance(mechanism, DPSGD) or isinstance(mechanism, TorchDPSGD):
+        return mechanism, None
+    if device in (None, "auto"):
+        if not _torch().cuda.is_available():
+            return mechanism, None
+        device = "cuda"
+    check_choice(device, "device", ("cpu", "cuda"))
+    return on_device(mechanism, device), (f"trainer: the batched torch DP-SGD (TorchDPSGD) on {device}, the "
+                                          f"--device asked for (same step and laws as the NumPy trainer)")
