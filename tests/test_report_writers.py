@@ -137,11 +137,46 @@ def test_sigterm_during_the_renames_waits_for_the_set(tmp_path):
     assert _titles(tmp_path) == {"new"} and len(_one_set(tmp_path)) == 1
 
 
+#: The steps of publishing a committed three-file set over an old one (audit.report.writing._publish): the journal
+#: renamed in (the commit), the three old files removed, the three new ones renamed in, the journal removed.
+PUBLISH_STEPS = 1 + 3 + 3 + 1
+
+
 @pytest.mark.integration
-def test_sigkill_between_renames_leaves_a_mix_that_says_so(tmp_path):
-    write_reports(result_named("m"), tmp_path, title="old")
-    assert _signalled_between_renames(tmp_path, signal.SIGKILL).returncode == -signal.SIGKILL
-    # The mixed set is detectable: its stamps differ and the journal is still there; the next start completes it.
-    assert len(_one_set(tmp_path)) == 2 and (tmp_path / ".report.html.set-journal").exists()
-    report_target(tmp_path / "report.html")
-    assert _titles(tmp_path) == {"new"} and len(_one_set(tmp_path)) == 1
+def test_sigkill_after_any_publish_step_never_leaves_two_runs_files(tmp_path):
+    # A SIGKILL (uncatchable: an out-of-memory kill) after each step of the publish in turn, one child per step:
+    # what is left on disk is then exactly what a reader could see at that instant.
+    folders = [tmp_path / f"killed-after-{step}" for step in range(1, PUBLISH_STEPS)]
+    for folder in folders:
+        folder.mkdir()
+        write_reports(result_named("m"), folder, title="old")
+    old_sets = {folder: _one_set(folder) for folder in folders}
+    writers = [_child(f"""
+        import os, signal
+        from audit.report import writing
+        exec({_RESULT!r})
+        done, real = [], writing._publish_step
+        def step(action, *paths):
+            real(action, *paths)
+            done.append(action)
+            if len(done) == {step}:
+                os.kill(os.getpid(), signal.SIGKILL)
+        writing._publish_step = step
+        writing.write_reports(result, {str(folder)!r}, title="new")
+    """) for step, folder in enumerate(folders, start=1)]
+    for writer in writers:
+        writer.communicate(timeout=120)
+    assert [w.returncode for w in writers] == [-signal.SIGKILL] * len(writers)
+    for step, folder in enumerate(folders, start=1):
+        present = [name for name in ("report.html", "report.md", "report.json") if (folder / name).exists()]
+        stamps = {report_set_of(folder / name) for name in present}
+        # Old files only while removing (steps 1-4), new ones only while renaming (4-7); never both.
+        assert len(stamps) <= 1, (step, present, stamps)
+        expected = 3 - step + 1 if step <= 4 else step - 4
+        assert len(present) == expected, (step, present)
+        assert stamps <= old_sets[folder] if step < 4 else stamps.isdisjoint(old_sets[folder]), step
+        assert (folder / ".report.html.set-journal").exists(), step
+        # The next run's start completes the interrupted publish: the killed run's new set, whole.
+        report_target(folder / "report.html")
+        assert sorted(p.name for p in folder.iterdir()) == ["report.html", "report.json", "report.md"], step
+        assert _titles(folder) == {"new"} and len(_one_set(folder)) == 1 and _one_set(folder) != old_sets[folder]

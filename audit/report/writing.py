@@ -10,13 +10,13 @@ Three rules, each for a failure seen in practice (issue 12, part B):
   ends with its result lost to a missing or read-only folder.
 - **A report is written as one set** (:func:`write_file_set`): every file goes to a temporary
   file in the target folder first; only when all are complete is a journal naming them renamed
-  into place (the commit point), and then each temporary file is renamed over its target
-  (:func:`os.replace`, atomic within one file system). A failure before the commit leaves the
-  previous files as they were; a kill after it is completed by the next run, which also removes
+  into place (the commit point), and then the old files are removed and each temporary file is
+  renamed onto its target (:func:`os.replace`, atomic within one file system). A failure before
+  the commit leaves the previous files as they were; a kill after it is completed by the next run, which also removes
   temporary files left by an interrupted one (:func:`recover_file_set`). No run ever leaves a
   new ``report.html`` beside an old ``report.md``.
 
-Three more for writers that meet (issue 32, part A):
+Four more for writers that meet (issue 32, part A):
 
 - **One writer at a time per folder.** Repairing, writing and renaming a set happen under an
   exclusive lock on the target folder (``flock`` on the folder itself: no lock file is left), so
@@ -28,9 +28,12 @@ Three more for writers that meet (issue 32, part A):
 - **A set is stamped and its renames are not split by a catchable signal.** Every file of a set
   names the set (``report_set`` in JSON, a ``miaudit-report-set`` meta tag in HTML, a comment in
   Markdown), so a reader can check that the files it took belong together; SIGINT, SIGTERM, SIGHUP
-  and SIGQUIT arriving during the renames (a few milliseconds) are held and delivered after them.
-  Only an uncatchable kill (SIGKILL, power loss) inside that window leaves a mixed set, and then
-  its journal stays beside it, its stamps differ, and the next run completes it.
+  and SIGQUIT arriving during the publish (a few milliseconds) are held and delivered after it.
+- **No instant shows files of two runs.** After the commit the old set's files are all removed
+  first, and only then are the new files renamed in (:func:`_publish`): at every instant the
+  targets present are a subset of the old set or a subset of the new one, never a mix, even
+  under an uncatchable kill (SIGKILL, power loss). A reader may find some files momentarily
+  absent; a kill inside that window leaves the journal, and the next run completes the new set.
 
 Paths are made absolute when they are checked (:func:`report_target`), so a mechanism that calls
 :func:`os.chdir` cannot move the report, and a report's folder that has disappeared meanwhile is
@@ -255,9 +258,10 @@ def recover_file_set(paths) -> None:
     """Finish or undo what an interrupted :func:`write_file_set` of ``paths`` left behind.
 
     A journal (written only after every temporary file was complete) means the set was
-    committed: its remaining temporary files are renamed into place. Temporary files without a
+    committed: its publish is completed (:func:`_publish`: the old files whose replacements are
+    still waiting are removed, then those replacements renamed in). Temporary files without a
     journal belong to a set that was never committed: they are removed, and the previous files
-    stay as they were. Either way no mix of two runs' files is left.
+    stay as they were. Either way no mix of two runs' files is left, at any instant.
     """
     paths = [Path(p) for p in paths]
     journal = _journal_path(paths)
@@ -268,17 +272,40 @@ def recover_file_set(paths) -> None:
         except (OSError, ValueError, KeyError, TypeError):
             entries = []
         targets = {p.name for p in paths}
-        for temporary, target in entries:
-            # Only our own temporary files, renamed onto names of this set, inside this folder.
-            if (target in targets and Path(temporary).name == temporary and _is_our_temporary(temporary, target)
-                    and (folder / temporary).exists()):
-                os.replace(folder / temporary, folder / target)
-        os.unlink(journal)
+        # Only our own temporary files, renamed onto names of this set, inside this folder.
+        _publish(folder, [(temporary, target) for temporary, target in entries
+                          if target in targets and Path(temporary).name == temporary
+                          and _is_our_temporary(temporary, target)], journal)
     for temporary in _stale_temporaries(paths):
         try:
             os.unlink(temporary)
         except FileNotFoundError:
             pass
+
+
+def _publish_step(action, *paths) -> None:
+    """One file-system step of a set's commit and publish (``os.replace`` or ``os.unlink`` of ``paths``);
+    every step goes through here, so that a test can kill the process after any one of them."""
+    action(*paths)
+
+
+def _publish(folder: Path, entries: list, journal: Path) -> None:
+    """Put a committed set in place: (temporary name, target name) ``entries`` in ``folder``.
+
+    First every target whose replacement is still waiting (its temporary file exists) is removed,
+    then every waiting temporary file is renamed onto its target, then the journal is removed. The
+    targets present are therefore, at every instant, a subset of the old set (while removing) or
+    of the new one (while renaming), never a mix of the two, whatever kills the process between
+    two steps. The same call completes an interrupted publish (:func:`recover_file_set`): a target
+    whose temporary file is gone is already new, and the others are removed before any rename.
+    """
+    waiting = [(folder / temporary, folder / target) for temporary, target in entries if (folder / temporary).exists()]
+    for _, target in waiting:
+        if os.path.lexists(target):
+            _publish_step(os.unlink, target)
+    for temporary, target in waiting:
+        _publish_step(os.replace, temporary, target)
+    _publish_step(os.unlink, journal)
 
 
 def _write_temporary(path: Path, data: bytes) -> Path:
@@ -316,7 +343,8 @@ def write_file_set(contents: dict, *, flag: str = "path") -> list:
     -----
     Steps: remove what an interrupted earlier run left (:func:`recover_file_set`); check every
     target is a regular file or missing; write every temporary file (``fsync``); rename a journal
-    into place (the commit point); rename each temporary file over its target; delete the journal.
+    into place (the commit point); remove every old target, then rename each temporary file onto
+    its target (:func:`_publish`: no instant shows old and new files together); delete the journal.
     A failure before the commit removes the temporary files and leaves the old set; after it, the
     renames are retried at once and otherwise by the next run.
     """
@@ -348,12 +376,10 @@ def _write_set(paths: list, contents: dict) -> None:
         record = {"files": [[temporary.name, path.name] for temporary, path in written]}
         journal_temporary = _write_temporary(journal, json.dumps(record).encode("utf-8"))
         written.append((journal_temporary, journal))
-        with _signals_held():  # a Ctrl-C or SIGTERM must not split the renames
-            os.replace(journal_temporary, journal)
+        with _signals_held():  # a Ctrl-C or SIGTERM must not split the publish
+            _publish_step(os.replace, journal_temporary, journal)
             committed = True
-            for temporary, path in written[:-1]:
-                os.replace(temporary, path)
-            os.unlink(journal)
+            _publish(journal.parent, [(temporary.name, path.name) for temporary, path in written[:-1]], journal)
     except BaseException:
         if committed:
             try:
