@@ -44,7 +44,7 @@ from .certification import cell_critic, certify, certify_sliced_average
 from .crosscheck import cross_checks
 from .classifier_critic import cross_fitted_candidates, fit_classifier_critics
 from .classifier_statistic import PAIR_STATISTICS, pair_statistic
-from .float_features import FLOAT_STATISTICS
+from .float_features import FLOAT_STATISTICS, has_fine_bits
 from .support_statistic import SUPPORT_STATISTICS
 from .event_test import with_delta_certificate
 from .event_search import (PairCandidate, draws_of_first, event_search, held_out_scores, neighbouring_pair_of,
@@ -318,6 +318,13 @@ STRUCTURED_EVENT_PAIRS = 8
 BIT_PILOT_RUNS = 2000
 
 
+def _outputs_have_fine_bits(outputs) -> bool:
+    """Whether the MI sample's ``outputs`` (already drawn: the probe costs no run) hold bits below the
+    coarse grid (:func:`audit.float_features.has_fine_bits`): the pilot runs of :func:`_float_bit_candidates`
+    are spent only then, as the bit statistics fit nothing on integers or values snapped to that grid."""
+    return has_fine_bits(outputs)
+
+
 def _float_bit_candidates(pair, record, runner, rng, runs):
     """The float-bit statistics (:data:`audit.float_features.FLOAT_STATISTICS`) of one structured pair,
     fitted on ``runs`` pilot runs of each of its databases, as event-search candidates; and the runs made.
@@ -350,7 +357,8 @@ def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None, gdp
     pairs, then the prior search's structured and random pairs) with its own critic (the MI test's
     chosen critic for its cell); then, when the chosen critic's prior is not such a two-point prior,
     structured pairs on its record (StatDP patterns, column levels read from the audit's draws of
-    that prior), the float-bit statistics of the first of them (:func:`_float_bit_candidates`) and
+    that prior), the float-bit statistics of the first of them (:func:`_float_bit_candidates`, when the MI
+    sample's outputs hold bits below the coarse grid: :func:`_outputs_have_fine_bits`) and
     pairs of its values on a base database of the validation split. Returns (the event test, the pilot
     runs of the float-bit statistics)."""
     pairs, pilot_runs = [], 0
@@ -368,7 +376,7 @@ def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None, gdp
         statistic = _critic_statistic(candidate, fits)
         structured = structured_pairs(cell.prior, STRUCTURED_EVENT_PAIRS, rng, records=(cell.record,), observed=dbs)
         pairs += [PairCandidate(p.first, p.second, cell.record, statistic, p.why) for p in structured]
-        if structured:
+        if structured and _outputs_have_fine_bits(data[cell.prior_index][1]):
             bit_candidates, pilot_runs = _float_bit_candidates(structured[0], cell.record, runner, rng,
                                                                min(spec.event_runs, BIT_PILOT_RUNS))
             pairs += bit_candidates

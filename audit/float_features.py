@@ -28,8 +28,17 @@ Each family is offered to the event search as a candidate statistic like the log
 (:data:`FLOAT_STATISTICS`, :mod:`audit.engine`, :mod:`audit.classifier_critic`): it is fitted on
 the MI sample's training draws, the choice among all candidates is made on held-out draws or on
 selection runs, and the chosen event is certified on fresh runs, so the families cost no α beyond
-what the event test already spends (:mod:`audit.event_search`). They are offered only for outputs
-that hold non-integer values (integer outputs carry no rounding to read).
+what the event test already spends (:mod:`audit.event_search`).
+
+They are offered only for outputs with bits finer than the coarse grid 2^:data:`COARSE_GRID_EXPONENT`
+(:func:`has_fine_bits`): an output that is a multiple of 2⁻³² (every integer, every value snapped to
+that grid as the catalog's releases are, :mod:`mechanisms.catalog.snapping`, and every double of
+magnitude ≥ 2²⁰, whose spacing is already that coarse) holds no bit below 2⁻³², and the rounding of
+x ⊕ L leaves its trace in the last bits of the result, below 2⁻³² wherever |y| < 2²⁰. The gate saves the statistics' fitting
+and the structured pair's pilot runs (:mod:`audit.engine`) on mechanisms costing microseconds per run.
+Its limits: a mechanism whose outputs are all on coarse grids but whose *choice* of grid depends on the
+input (say multiples of 2⁻³² from one input, of 2⁻³⁰ from the other), and rounding traces of outputs
+all of magnitude ≥ 2²⁰, are not searched through the bits; their values are, by the other statistics.
 """
 
 from __future__ import annotations
@@ -44,9 +53,28 @@ SIGNIFICAND_BITS = 53
 #: The low significand bits read by :func:`low_significand_bits`.
 LOW_BITS = 2
 
+#: Outputs that are all multiples of 2 ** COARSE_GRID_EXPONENT get no bit statistic (:func:`has_fine_bits`);
+#: the catalog snaps its noisy releases to the same grid (:data:`mechanisms.catalog.snapping.GRID_EXPONENT`).
+COARSE_GRID_EXPONENT = -32
+
 #: Codes of an output with no finite bits: 0 and the non-finite values (never an exponent of a double).
 ZERO_CODE = 4096
 NONFINITE_CODE = 8192
+
+
+def has_fine_bits(outputs, grid_exponent: int = COARSE_GRID_EXPONENT) -> bool:
+    """Whether some finite value of ``outputs`` is not a multiple of 2^``grid_exponent``: the gate of
+    the bit statistics (module docstring).
+
+    y is a multiple of 2ᵏ exactly when y·2⁻ᵏ is an integer; ``numpy.ldexp`` scales a double by a power
+    of two exactly (a double of magnitude ≥ 2⁵² is an integer, and an overflow to ±inf is one too).
+    Non-finite values have no bits to read and are ignored.
+    """
+    y = np.asarray(outputs, dtype=np.float64)
+    y = y[np.isfinite(y)]
+    with np.errstate(over="ignore"):
+        scaled = np.ldexp(y, -grid_exponent)
+    return bool(np.any(scaled != np.round(scaled)))
 
 
 def _finite_parts(outputs: np.ndarray):
@@ -127,8 +155,8 @@ class _BitsLogRatio:
     The codes of an output with several columns are its columns' codes, one per column; where they
     make more than :data:`~audit.classifier_statistic.MAX_EMPIRICAL_VALUES` distinct rows on the
     training outputs, the smallest code over the columns (for the grid exponent: the finest grid
-    any column lies on) is the one code. Use :meth:`fit`: None where the outputs are all integers
-    or the codes still take too many values.
+    any column lies on) is the one code. Use :meth:`fit`: None where the outputs have no bit below
+    the coarse grid (:func:`has_fine_bits`) or the codes still take too many values.
     """
 
     #: What the code is, for the event's description.
@@ -151,10 +179,8 @@ class _BitsLogRatio:
         second = _columns(second_outputs)
         if len(first) == 0 or len(second) == 0:
             return None
-        both = np.concatenate([first, second])
-        finite = both[np.isfinite(both)]
-        if not finite.size or np.all(finite == np.round(finite)):
-            return None  # integer outputs: no rounding to read
+        if not (has_fine_bits(first) or has_fine_bits(second)):
+            return None  # integers, values snapped to a coarse grid: no rounding to read
         shift = cls._shift(first, second)
         for reduce in (False, True):
             codes_first, codes_second = (cls._code_rows(x, shift, reduce) for x in (first, second))

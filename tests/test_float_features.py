@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from audit.engine import run_audit
-from audit.float_features import (NONFINITE_CODE, ZERO_CODE, BinaryExponentLogRatio, GridExponentLogRatio,
-                                  ShiftedGridLogRatio, binary_exponent, grid_exponent, low_significand_bits,
-                                  off_shifted_grid, power_of_two_shift)
+from audit.float_features import (FLOAT_STATISTICS, NONFINITE_CODE, ZERO_CODE, BinaryExponentLogRatio,
+                                  GridExponentLogRatio, ShiftedGridLogRatio, binary_exponent, grid_exponent,
+                                  has_fine_bits, low_significand_bits, off_shifted_grid, power_of_two_shift)
 from audit.spec import AuditSpec
 from mechanisms.claims import parse_claim
 from mechanisms.priors import TwoPoint
@@ -89,6 +89,35 @@ def test_integer_outputs_get_no_bit_statistic():
     assert BinaryExponentLogRatio.fit(counts, counts + 1) is None
 
 
+def test_the_gate_reads_bits_below_two_to_the_minus_32_on_enumerated_grids():
+    # y = m·2^k with m odd is a multiple of 2^-32 exactly when k ≥ −32; the gate must say "fine bits" for k < −32 only.
+    for k in range(-70, 40):
+        for m in (1, -3, 5, 2**20 + 1):
+            y = math.ldexp(m, k)
+            assert has_fine_bits(np.array([0.0, 2.0, y])) == (k < -32), (m, k)
+    # Every double of magnitude ≥ 2^20 is a multiple of 2^-32 (its spacing is ≥ 2^-32), read from its exact rational.
+    y = 2.0**20
+    for _ in range(50):
+        y = np.nextafter(y, -np.inf)
+        assert has_fine_bits(np.array([y])) == ((Fraction(float(y)) * 2**32).denominator != 1)
+    walk = np.nextafter(np.float64(2.0**20), np.inf)
+    assert not has_fine_bits(np.array([walk, -walk, 1e300, np.inf, np.nan]))
+    assert not has_fine_bits(np.arange(-5, 5) / 2**32) and has_fine_bits(np.arange(-5, 5) / 2**33)
+
+
+def test_outputs_snapped_to_the_coarse_grid_get_no_bit_statistic():
+    # The catalog's snapping (round to 2^-32) of the textbook Laplace: every statistic declines, while the unsnapped
+    # outputs of the same draws get the grid exponent's.
+    from mechanisms.catalog.snapping import snap
+
+    rng = np.random.default_rng(5)
+    raw = [(x + rng.laplace(0, 10.0, 3000))[:, None] for x in (0.0, 1.0)]
+    snapped = [snap(r) for r in raw]
+    assert all((Fraction(float(v)) * 2**32).denominator == 1 for v in snapped[0][:200, 0])  # independent check
+    assert all(kind.fit(*snapped) is None for kind, *_ in FLOAT_STATISTICS)
+    assert GridExponentLogRatio.fit(*raw) is not None
+
+
 def _textbook_laplace(scale):
     """Mironov (2012)'s target: the float sum plus numpy's float Laplace noise."""
     def mechanism(dbs, rng):
@@ -162,3 +191,13 @@ def test_under_a_bernoulli_prior_the_structured_pair_gets_the_bit_statistics(sma
     assert result.samples_by_purpose["event_statistics"] == 2 * 2000
     assert result.claim_verdict == "refuted" and result.event_test.epsilon_lower_bound > 2.5
     assert "pilot runs" in result.event_test.description
+    # The same noise snapped to 2^-32 (the real-valued mechanism, 0.1-DP up to the sampler's far tail): the MI
+    # sample's outputs have no bit below the grid, so no pilot run is spent.
+    from mechanisms.catalog.snapping import snap
+
+    def snapped(dbs, rng):
+        return snap(_textbook_laplace(10.0)(dbs, rng))
+    result = run_audit(AuditSpec(mechanism=snapped, priors=[ProductBernoulli(0.5, shape=(3, 1))],
+                                 claim=parse_claim("dp:0.1"), samples=4000, event_runs=4000, critic=small_critic,
+                                 records=(0,), slices=0, seed=0))
+    assert "event_statistics" not in result.samples_by_purpose and result.claim_verdict == "not-refuted"
