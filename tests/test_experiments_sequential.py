@@ -22,5 +22,18 @@ def test_quick_run_tables(tmp_path):
     boundary = read_table(tmp_path / "boundary.csv")
     assert int(boundary["audits"][0]) == 20 and 0 <= int(boundary["refuted"][0]) <= 20
     goal = read_table(tmp_path / "targets.csv")
-    assert len(goal["result"]) == 4 and set(goal["result"]) <= {"PASS", "FAIL"}
+    assert len(goal["result"]) == 5 and set(goal["result"]) <= {"PASS", "FAIL", "-"}
+    # The noise-floor row is the control audits' median bound over the fixed audits', per correct entry.
+    summary = read_table(tmp_path / "sequential.csv")
+    for i, buggy in enumerate(summary["buggy"]):
+        fixed = np.median([float(e) for m, e in zip(rows["mechanism"], rows["fixed_epsilon"])
+                           if m == summary["mechanism"][i]])
+        control = np.median([float(e) for m, e in zip(rows["mechanism"], rows["control_epsilon"])
+                             if m == summary["mechanism"][i]])
+        if fixed > 0:
+            assert float(summary["control_ratio"][i]) == pytest.approx(control / fixed)
+    plans = read_table(tmp_path / "plans.csv")
+    for predicted, needed, agrees in zip(plans["predicted_runs"], plans["needed_runs"], plans["agrees"]):
+        if predicted not in ("", None) and needed not in ("", None):
+            assert (str(agrees).lower() == "true") == (0.5 <= float(predicted) / float(needed) <= 2)
     assert len(result.findings) >= 4

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from audit.event_test import clopper_pearson
-from audit.sequential import (linear_alpha_spending, round_schedule, run_sequential_audit, runs_per_sample,
+from audit.sequential import (SPENDING_POWER, power_alpha_spending, round_schedule, run_sequential_audit, runs_per_sample,
                               runs_to_refute)
 from audit.spec import AuditSpec
 from estimators.validation import InputError
@@ -27,13 +27,21 @@ def _spec(name: str, seed: int = 0, **changes) -> AuditSpec:
     return replace(catalog_spec(get_entry(name), 2000, seed, CriticConfig(), 0, "cpu"), **changes)
 
 
-def test_linear_spending_levels_are_proportional_and_sum_to_alpha():
+def test_power_spending_levels_follow_the_closed_form_cumulative_alpha():
     sizes = [400, 800, 1600, 17200]
-    levels = linear_alpha_spending(sizes, 0.05)
-    assert levels == pytest.approx([0.05 * 400 / 20000, 0.05 * 800 / 20000, 0.05 * 1600 / 20000, 0.05 * 17200 / 20000])
-    assert math.fsum(levels) == pytest.approx(0.05, rel=1e-12)
+    # ρ = 1 is linear spending: each level proportional to its round's size.
+    assert power_alpha_spending(sizes, 0.05, 1.0) == pytest.approx([0.05 * n / 20000 for n in sizes], rel=1e-12)
+    # Cumulative α after round k is α·t_k^ρ at the information fractions t = 0.02, 0.06, 0.14, 1 (Kim and DeMets 1987).
+    for rho in (2.0, 3.0):
+        levels = power_alpha_spending(sizes, 0.05, rho)
+        assert list(itertools.accumulate(levels)) == pytest.approx([0.05 * t**rho for t in (0.02, 0.06, 0.14, 1.0)],
+                                                                   rel=1e-12)
+    # The default keeps 1 − 0.14² of α for the last round.
+    assert power_alpha_spending(sizes, 0.05)[-1] == pytest.approx(0.05 * (1 - 0.14**SPENDING_POWER), rel=1e-12)
     with pytest.raises(InputError, match="sizes"):
-        linear_alpha_spending([0, 10], 0.05)
+        power_alpha_spending([0, 10], 0.05)
+    with pytest.raises(InputError, match="rho"):
+        power_alpha_spending([5, 10], 0.05, 0.0)
 
 
 def _exact_type_one(sizes, levels, p0):
@@ -52,7 +60,9 @@ def _exact_type_one(sizes, levels, p0):
 def test_spending_keeps_the_exact_overall_type_one_error_below_alpha():
     # A small Bernoulli case at the boundary p = p0, enumerated exactly.
     sizes, alpha, p0 = [4, 8, 16], 0.2, 0.3
-    levels = linear_alpha_spending(sizes, alpha)
+    levels = power_alpha_spending(sizes, alpha)
+    # The default spending's levels by the closed form α·(t_k² − t_{k−1}²) at t = 4/28, 12/28, 1.
+    assert levels == pytest.approx([alpha * (b**2 - a**2) for a, b in ((0, 4 / 28), (4 / 28, 12 / 28), (12 / 28, 1))])
     exact = _exact_type_one(sizes, levels, p0)
     assert 0 < exact <= alpha
     # Independent rounds: the exact level is 1 − Π(1 − r_k), r_k each round's own exact level.
@@ -75,7 +85,9 @@ def test_schedule_doubles_early_rounds_within_the_look_fraction_and_puts_most_al
     assert sum(r.planned_runs for r in schedule) <= 60000
     assert last.samples == math.floor(60000 / cost) - sum(r.samples for r in early)
     assert math.fsum(r.alpha for r in schedule) == pytest.approx(spec.alpha)
-    assert last.alpha > 0.8 * spec.alpha
+    early_fraction = sum(r.samples for r in early) / sum(r.samples for r in schedule)
+    assert last.alpha == pytest.approx(spec.alpha * (1 - early_fraction**2))  # α(t) = α t², t the runs done
+    assert last.alpha > 0.97 * spec.alpha
 
 
 def test_max_runs_too_small_for_one_round_is_named():
