@@ -76,9 +76,9 @@ def power_alpha_spending(sizes, alpha: float, rho: float = SPENDING_POWER) -> li
     the fraction of the planned runs done by its end (the information fraction), so the α_k sum
     to α(1) = α. This is the ρ-family of spending functions of Kim and DeMets (1987, "Design and
     analysis of group sequential tests based on the type I error spending rate function",
-    Biometrika 74(1), Eq. (2.1)) in the spending-function approach of Lan and DeMets (1983); see
+    Biometrika 74(1), 149–154) in the spending-function approach of Lan and DeMets (1983); see
     also Jennison and Turnbull (2000), *Group Sequential Methods with Applications to Clinical
-    Trials*, Section 7.2.1. Here the looks are combined by the union bound (Bonferroni), not by
+    Trials*, Chapter 7 (error spending). Here the looks are combined by the union bound (Bonferroni), not by
     the joint law of cumulative statistics, which the union bound needs no independence for.
     ρ = 1 is linear spending (α_k ∝ n_k); a larger ρ keeps more of α for the last, largest
     round: rounds that together plan a fraction f of the runs spend α·f^ρ of it.
