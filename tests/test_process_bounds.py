@@ -176,3 +176,58 @@ def test_prior_first_call_is_bounded_by_timeout_not_a_minute(tmp_path):
     with pytest.raises(MechanismError, match=r"did not return within 0.5 s when asked for 2 databases"):
         build_spec(config)
     assert time.monotonic() - started < 30  # not the minute of the default first-call bound
+
+
+def _descendants(pid: int) -> list:
+    """Every process below ``pid`` now (children, their children, ...), from /proc."""
+    found, frontier = [], [pid]
+    while frontier:
+        children = [c for p in frontier for c in _children(p)]
+        found += children
+        frontier = children
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("mechanism", ["python", "program"])
+def test_sigterm_ends_a_worker_audit_like_ctrl_c(tmp_path, mechanism):
+    # `miaudit audit --workers 2` SIGTERMed mid-run (a CI runner's cancel): one line, status 143, no process left
+    # (workers, resource tracker, an external program and its background child), no temporary file, the old report
+    # untouched.
+    from audit.report import write_reports
+    from audit.result import AuditResult
+
+    report = tmp_path / "out"
+    write_reports(AuditResult("violation", "mi-dp", 0.5, 0.05, 0.6, 0.7, None, None, None, [], [], 10, 1.0, 0),
+                  report, title="old")
+    old = {p.name: p.read_bytes() for p in report.iterdir()}
+    pids = tmp_path / "program.pids"
+    if mechanism == "python":
+        (tmp_path / "slow.py").write_text("import time\n\ndef slow(dbs, rng):\n    time.sleep(0.05)\n"
+                                          "    return dbs.sum(axis=(1, 2))[:, None] + rng.laplace(0.0, 1.0, (len(dbs), 1))\n")
+        source = ["--mechanism", "slow.py:slow", "--chunk-size", "10", "--notion", "mi-dp", "--epsilon", "1"]
+    else:  # a program that leaves a background child running, and hangs
+        (tmp_path / "hang.sh").write_text(f"sleep 300 &\necho $! >> {pids}\necho $$ >> {pids}\nsleep 300\n")
+        source = ["--command", f"sh {tmp_path / 'hang.sh'}", "--claim", "dp:1", "--timeout", "600"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.getcwd()}
+    audit = subprocess.Popen([sys.executable, "-m", "audit.cli.main", "audit", *source, "--prior", "builtin:bernoulli",
+                              "--n", "3", "--k", "1", "--samples", "100000", "--slices", "0", "--workers", "2",
+                              "--report", str(report / "report.html")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    try:
+        stop = time.monotonic() + 60
+        ready = (lambda: len(_children(audit.pid)) >= 3) if mechanism == "python" else (
+            lambda: pids.exists() and len(pids.read_text().split()) >= 2)
+        while not ready() and time.monotonic() < stop and audit.poll() is None:
+            time.sleep(0.05)
+        assert ready(), audit.communicate(timeout=10)
+        started = _descendants(audit.pid) + ([int(p) for p in pids.read_text().split()] if pids.exists() else [])
+        audit.send_signal(signal.SIGTERM)
+        out, err = audit.communicate(timeout=30)
+    finally:
+        if audit.poll() is None:
+            audit.kill()
+    assert audit.returncode == 128 + signal.SIGTERM, err
+    assert err.strip().splitlines() == ["miaudit audit: terminated by SIGTERM"] and out == ""
+    assert _wait_dead(started, 5) == []
+    assert {p.name: p.read_bytes() for p in report.iterdir()} == old  # no temporary file, the old report as it was

@@ -21,14 +21,18 @@ Robustness rules that hold for every sub-command:
 - everything printed from user input is terminal-safe (control characters shown as escapes,
   :func:`audit.report.terminal.terminal_text`) and error messages show numbers, not numpy reprs;
 - output piped into a reader that stops early (``miaudit ... | head``) ends quietly (status
-  141); stdout that cannot be written (``> /dev/full``) gives one line on stderr and status 2.
+  141); stdout that cannot be written (``> /dev/full``) gives one line on stderr and status 2;
+- SIGTERM and SIGHUP (a CI runner's cancel, a closed terminal) end the program as Ctrl-C does
+  (:func:`end_on_termination`): workers, Ray handles and external programs' process groups are
+  ended, temporary files removed, an old report left as it was, one line on stderr, and status
+  128 + the signal's number (143 for SIGTERM).
 
 Only the module of the command being run is imported, and command modules import their heavy
 dependencies inside ``run``: ``miaudit --help`` and usage errors load neither torch, SciPy nor
 matplotlib.
 
 Exit status: 0 success; 2 bad input, an output that cannot be written, or a usage error;
-130 interrupted; 141 stdout closed by its reader.
+130 interrupted; 129 and 143 ended by SIGHUP and SIGTERM; 141 stdout closed by its reader.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import importlib
 import json
 import os
 import re
+import signal
 import sys
 
 # Sub-command name -> one-line help. The help lives here so that building the parser imports
@@ -198,6 +203,56 @@ def _error(command: str | None, message) -> None:
     print(f"{prefix}: error: {terminal_text(plain_numbers(message))}", file=sys.stderr)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP received: raised in the main thread so that the program ends as on Ctrl-C.
+
+    A subclass of :class:`KeyboardInterrupt`, so every clean-up that a Ctrl-C runs (workers killed,
+    Ray released, an external program's process group killed, temporary files removed) runs for
+    it too, and user code that catches ``Exception`` does not swallow it.
+    """
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+#: Signals that end the program as Ctrl-C does (:func:`end_on_termination`).
+TERMINATION_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+def end_on_termination() -> None:
+    """Make SIGTERM and SIGHUP raise :class:`Terminated` in this (the main) process.
+
+    Their default action kills the process at once: no ``finally`` runs, so an audit's workers,
+    its external programs' process groups and its temporary files were left behind (issue 32 B4).
+    The first such signal raises; a second one while the clean-up runs is left to its default
+    action (the user insists). A process forked by user code is not ours to clean up: there the
+    signal takes its default action too.
+    """
+    owner = os.getpid()
+
+    def handler(signum, frame):
+        if os.getpid() != owner or _terminating:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        _terminating.append(signum)
+        raise Terminated(signum)
+
+    for number in TERMINATION_SIGNALS:
+        try:
+            signal.signal(number, handler)
+        except (OSError, ValueError):  # not the main thread, or a signal this platform does not deliver
+            pass
+
+
+_terminating: list = []
+
+
 def main(argv=None) -> int:
     """Run ``miaudit`` with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     process_entry = argv is None  # the miaudit program itself (not a caller's main([...])): it may end the process
@@ -206,8 +261,12 @@ def main(argv=None) -> int:
         from mechanisms.execution.watchdog import exit_when_stuck
 
         exit_when_stuck()
+        end_on_termination()
     try:
         status = _main(argv)
+    except Terminated as exc:  # arrived outside the command's run (while parsing, or printing the result)
+        print(f"miaudit: terminated by {exc.name}", file=sys.stderr)
+        return 128 + exc.signum
     except SystemExit as exc:
         # argparse's --help and usage errors: their text may still sit in stdout's buffer.
         if _write_stdout("") == USAGE_STATUS and exc.code == 0:
@@ -260,7 +319,10 @@ def _main(argv: list) -> int:
             raise
         _error(args.command, exc)
         return getattr(exc, "exit_status", USAGE_STATUS)  # 1 for a failing user function (MechanismError)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, Terminated):
+            print(f"miaudit {args.command}: terminated by {exc.name}", file=sys.stderr)
+            return 128 + exc.signum
         print(f"miaudit {args.command}: interrupted", file=sys.stderr)
         return 130
     if args.json:

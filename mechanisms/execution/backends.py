@@ -17,6 +17,7 @@ import os
 import pickle
 import socket
 import sys
+import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -24,6 +25,9 @@ from estimators.validation import InputError
 
 from ..errors import MechanismError
 from .worker import MechanismReference, init_worker
+
+#: Seconds a worker told to stop (SIGTERM) gets to kill its external programs and exit before SIGKILL.
+WORKER_STOP_WAIT = 2.0
 
 __all__ = ["InProcessBackend", "ProcessBackend", "RAY_CONNECT_TIMEOUT", "RayBackend", "WorkerLost", "check_ray_address",
            "make_backend"]
@@ -103,8 +107,15 @@ class ProcessBackend:
         if self._pool is None:
             return
         # The pool cannot stop a running task: end its processes (they ignore Ctrl-C, which
-        # is the audit's to handle). ``_processes`` is the executor's own table of them.
-        for process in list((getattr(self._pool, "_processes", None) or {}).values()):
+        # is the audit's to handle). ``_processes`` is the executor's own table of them. SIGTERM
+        # first, so that each kills its external programs' process groups (worker._stop), then
+        # SIGKILL for any that has not ended within WORKER_STOP_WAIT seconds.
+        processes = [p for p in (getattr(self._pool, "_processes", None) or {}).values() if p.is_alive()]
+        for process in processes:
+            process.terminate()
+        deadline = time.monotonic() + WORKER_STOP_WAIT
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
             if process.is_alive():
                 process.kill()
         self._pool.shutdown(wait=True, cancel_futures=True)

@@ -13,6 +13,10 @@ reaped: ``waitid(..., WNOWAIT)``), so a reused process id is never hit. What the
 wrote before it exited is kept: the pipes are drained for at most :data:`PIPE_GRACE` seconds
 once its group is gone (a descendant that left the session on purpose may hold them longer;
 it is not waited for).
+
+The groups of the programs running now are kept (:func:`kill_running_programs`), so that a
+worker process told to stop (SIGTERM from the audit, or its parent's death) kills them before it
+exits: a worker's SIGKILL runs no ``finally``, and its program would outlive the audit.
 """
 
 from __future__ import annotations
@@ -23,13 +27,23 @@ import signal
 import subprocess
 import time
 
-__all__ = ["PIPE_GRACE", "ProgramTimeout", "run_program"]
+__all__ = ["PIPE_GRACE", "ProgramTimeout", "kill_running_programs", "run_program"]
 
 #: Seconds the pipes are drained after the program's process group is killed.
 PIPE_GRACE = 0.5
 
 #: Seconds between checks that the program has exited, while its pipes are quiet.
 _POLL = 0.02
+
+
+#: Process group ids of the programs :func:`run_program` is running now (in this process).
+_RUNNING = set()
+
+
+def kill_running_programs() -> None:
+    """Kill the process groups of the programs running now; safe in a signal handler or another thread."""
+    for group in list(_RUNNING):
+        _kill_group(group)
 
 
 class ProgramTimeout(Exception):
@@ -66,6 +80,7 @@ def run_program(command, payload: bytes, *, timeout: float, env=None) -> tuple[i
     """
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                env=env, start_new_session=True)
+    _RUNNING.add(process.pid)
     deadline = time.monotonic() + timeout
     received = {process.stdout.fileno(): [], process.stderr.fileno(): []}
     pending = memoryview(payload)
@@ -118,6 +133,7 @@ def run_program(command, payload: bytes, *, timeout: float, env=None) -> tuple[i
                 exited = _exited(process.pid)
         finally:
             _kill_group(process.pid)
+            _RUNNING.discard(process.pid)
             for stream in (process.stdin, process.stdout, process.stderr):
                 try:
                     stream.close()

@@ -101,35 +101,48 @@ _PR_SET_PDEATHSIG = 1
 def _die_with_parent(parent: int) -> None:
     """End this worker when the audit process ``parent`` ends, however it ends (issue 32 B4).
 
-    A SIGKILL or SIGTERM of the audit runs none of its clean-up, and the workers were left
-    running, reparented to PID 1. On Linux the kernel kills the worker when its parent dies
-    (``prctl(PR_SET_PDEATHSIG, SIGKILL)``); everywhere a daemon thread checks every
-    :data:`PARENT_CHECK_INTERVAL` seconds that the parent is still the parent and ends the
-    process otherwise (``os._exit``: a mechanism's non-daemon threads must not keep it alive).
+    A SIGKILL of the audit runs none of its clean-up, and the workers were left running,
+    reparented to PID 1. On Linux the kernel sends the worker SIGTERM when its parent dies
+    (``prctl(PR_SET_PDEATHSIG, SIGTERM)``; :func:`_stop` then ends it and the external programs it
+    runs); everywhere a daemon thread checks every :data:`PARENT_CHECK_INTERVAL` seconds that the
+    parent is still the parent and does the same otherwise (also where the signal's handler waits
+    on a long C call).
     """
     if sys.platform.startswith("linux"):
         try:
             import ctypes
 
             libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
         except (OSError, AttributeError):
             pass  # the watch below still ends the worker
     if os.getppid() != parent:  # the audit died before the request above was made
-        os._exit(1)
+        _stop()
 
     def watch():
         while os.getppid() == parent:
             time.sleep(PARENT_CHECK_INTERVAL)
-        os._exit(1)
+        _stop()
 
     threading.Thread(target=watch, name="miaudit-parent-watch", daemon=True).start()
 
 
+def _stop(*_signal) -> None:
+    """End this worker now, killing the process groups of the external programs it runs
+    (:func:`mechanisms.execution.program.kill_running_programs`) first: ``os._exit`` runs no
+    ``finally``, and a mechanism's non-daemon threads must not keep the worker alive."""
+    from .program import kill_running_programs
+
+    kill_running_programs()
+    os._exit(1)
+
+
 def init_worker(parent: int | None = None) -> None:
-    """Set up a worker process: Ctrl-C is the audit's to handle (it cancels the workers), the
-    mechanism's prints go to stderr, so that stdout keeps only the result (``--json``), and the
-    worker ends when the audit process ``parent`` ends (:func:`_die_with_parent`)."""
+    """Set up a worker process: Ctrl-C is the audit's to handle (it cancels the workers), SIGTERM
+    (the audit stopping its workers, or the parent's death) ends it with its external programs
+    (:func:`_stop`), the mechanism's prints go to stderr, so that stdout keeps only the result
+    (``--json``), and the worker ends when the audit process ``parent`` ends (:func:`_die_with_parent`)."""
+    signal.signal(signal.SIGTERM, _stop)
     if parent is not None:
         _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
