@@ -31,6 +31,7 @@ from typing import Callable
 
 import numpy as np
 
+from mechanisms.output_encoding import encoder_of
 from mechanisms.priors import TwoPoint
 
 from .event_test import certified_epsilon, choose_event, claim_objective, clopper_pearson
@@ -253,12 +254,14 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     else:
         epsilon = certified_epsilon(p_lower, p_upper, 0.0)
     a, b = chosen.values
+    differences = _support_differences(runner, runs_of_a, runs_of_b)
     description = (event.describe(chosen.statistic_label) + f"; neighbouring databases differ in record {chosen.record} "
                    f"(a = {np.array2string(np.asarray(a), precision=4)}, b = {np.array2string(np.asarray(b), precision=4)})"
                    + (f"; {chosen.origin}" if chosen.origin else "")
                    + (f"; chosen among {count} candidates on {chosen_on}" if count > 1 else f"; chosen on {chosen_on}")
                    + ("; a Poisson number of certification runs exceeded the budget, so none was made and nothing "
-                      "is certified" if overflow else ""))
+                      "is certified" if overflow else "")
+                   + (f"; in the certification runs: {'; '.join(differences)}" if differences else ""))
     return EventTest(
         secret=secret or f"record {chosen.record}", description=description, threshold=event.threshold, runs_per_input=runs,
         p_first=hits_first / max(runs_first, 1), p_second=hits_second / max(runs_second, 1),
@@ -268,10 +271,21 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         alpha=alpha, selection_runs=used, event=event.to_dict(), pairs_considered=count,
         certificate=certificate, odds_ratio_lower=psi_lower, lower_share=share, rate_ratio_lower=rho_lower,
         runs_made=None if certificate != "rate-ratio" else list(made),
+        support_differences=differences or None,
         gaussian_dp=_gaussian_dp(candidates, best, (runs_of_a, runs_of_b),
                                  {i: c.held_out for i, c in enumerate(candidates)} if on_held_out else selection_scores,
                                  alpha if gdp_alpha is None else gdp_alpha, delta),
     )
+
+
+def _support_differences(runner, runs_of_a, runs_of_b) -> list[str]:
+    """What the outputs of the two inputs' certification runs hold under one input only, in words, for a
+    mechanism whose outputs are encoded (:meth:`mechanisms.output_encoding.OutputEncoder.describe_differences`;
+    the inputs named a and b as in the event's description); [] otherwise."""
+    encoder = encoder_of(getattr(getattr(runner, "reference", None), "mechanism", None))
+    if encoder is None or runs_of_a is None or runs_of_b is None:
+        return []
+    return encoder.describe_differences(runs_of_a[1], runs_of_b[1])
 
 
 def _gaussian_dp(candidates, best: int, runs: tuple, selection: dict, alpha: float, delta: float):

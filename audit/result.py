@@ -92,6 +92,12 @@ class EventTest:
     otherwise it is a separate statement at level ``alpha`` that does not enter the verdict. Beside it,
     the ε at δ it implies under the GDP assumption (an estimate) and the best certified ε any threshold
     event would reach at these runs (the budget's optimum).
+
+    ``support_differences``: for a mechanism whose outputs of any structure are encoded
+    (:mod:`mechanisms.output_encoding`), the support facts (a key, a class, a shape) that the
+    certification runs of one input held and the other's never did, each with its counts, in words
+    (:meth:`~mechanisms.output_encoding.OutputEncoder.describe_differences`): what to reproduce a bug
+    by; counts, not a test.
     """
 
     secret: str
@@ -121,6 +127,9 @@ class EventTest:
     # (audit.event_test.certified_delta); ≤ 0 certifies nothing.
     delta_lower_bound: float | None = None
     delta_epsilon: float | None = None
+    # Outputs of any structure (mechanisms.output_encoding): the support facts (keys, classes, shapes) the
+    # certification runs of one input held and the other's never did, in words with their counts; not a test.
+    support_differences: list | None = None
 
     def to_dict(self) -> dict:
         return fields_to_dict(self)

@@ -24,6 +24,13 @@ The encoding is a fixed function of the output (it depends on no draw, database 
 event on encoded rows is an event on the output: a test on them keeps its level (post-processing,
 Dwork and Roth 2014, Proposition 2.1). Hashing loses information (colliding values add up) but never
 validity.
+
+To say what differs in words, the encoder keeps the first :data:`NAMES_PER_BUCKET` names it encodes
+into each bucket (in the process that encodes: the audit's own with ``--workers 1``, the default).
+:meth:`OutputEncoder.describe_differences` reads two inputs' encoded rows and names the support
+facts seen under one input and never under the other (``key 'alice' released in 12 of 2000 runs on
+the first database, never in the 2000 on the second``; ``y.classes_ contains 2``), for the event test's result
+(:attr:`audit.result.EventTest.support_differences`): counts to reproduce a bug by, not certified.
 """
 
 from __future__ import annotations
@@ -37,10 +44,20 @@ import numpy as np
 
 from estimators.validation import InputError, check_int
 
-__all__ = ["DEFAULT_WIDTH", "MAX_ELEMENTS", "OutputEncoder", "output_features", "support_facts"]
+__all__ = ["DEFAULT_WIDTH", "MAX_ELEMENTS", "NAMES_PER_BUCKET", "OutputEncoder", "encoder_of", "output_features",
+           "support_facts"]
 
 #: Buckets per block of an encoded row (the row has 2 × this many columns).
 DEFAULT_WIDTH = 64
+
+#: Names the encoder keeps per bucket for :meth:`OutputEncoder.describe_differences` (the first ones encoded).
+NAMES_PER_BUCKET = 4
+
+#: Support facts :meth:`OutputEncoder.describe_differences` states at most.
+MAX_DIFFERENCES = 3
+
+#: A single name's values are support facts where they take at most this many values (shapes, lengths).
+MAX_FACT_VALUES = 4
 
 #: The most numbers one output may hold (a larger output is an error naming the mechanism, not truncated).
 MAX_ELEMENTS = 1_000_000
@@ -145,6 +162,60 @@ def support_facts(output) -> dict:
     return facts
 
 
+def _place_text(name: str) -> str:
+    """A feature name in words: ``y{'alice'}`` is key 'alice', ``y.0{'x'}`` key 'x' of y.0, ``y.len``
+    len(y), else the name."""
+    if name.endswith("}") and "{" in name:
+        path, key = name[:-1].split("{", 1)
+        return f"key {key}" + ("" if path == "y" else f" of {path}")
+    if name.endswith(".len"):
+        return f"len({name[:-4]})"
+    return name
+
+
+def _classes_element(name: str) -> str | None:
+    """``y.classes_`` for an element name ``y.classes_[2]`` of an estimator's class set, else None."""
+    attribute = name.rsplit("[", 1)[0]
+    return attribute if name.endswith("]") and attribute.endswith("classes_") else None
+
+
+def _rank(single) -> int:
+    """0 for a key or a class (what a reader looks for first), 1 for any other part."""
+    return 0 if single is not None and (single.endswith("}") or _classes_element(single)) else 1
+
+
+def _present_text(names: list, complete: bool, single, count: float, value) -> str:
+    """A bucket's count column at ``count`` (> 0) in words; ``value``: its value column's, where constant."""
+    if single is not None:
+        classes = _classes_element(single)
+        if classes is not None and value is not None:
+            return f"{classes} contains {value:g}"
+        if "=" in single and not single.endswith("}"):  # a categorical value (y='spam', y=nan) is its own name
+            return single
+        return f"{_place_text(single)} released" + ("" if count == 1 else f" {count:g} times")
+    if not names:
+        return f"{count:g} parts of the output hashed to a bucket whose names were encoded in another process"
+    listed = ", ".join(_place_text(n) for n in names) + ("" if complete else ", …")
+    return f"{count:g} of the parts hashed together ({listed})"
+
+
+def _value_text(name: str, value: float) -> str:
+    return f"{_place_text(name)} = {value:g}"
+
+
+def encoder_of(mechanism) -> "OutputEncoder | None":
+    """The :class:`OutputEncoder` a mechanism encodes its outputs with (its ``encoder``, or its wrapped
+    ``mechanism``'s), or None."""
+    for _ in range(4):
+        encoder = getattr(mechanism, "encoder", None)
+        if isinstance(encoder, OutputEncoder):
+            return encoder
+        mechanism = getattr(mechanism, "mechanism", None)
+        if mechanism is None:
+            return None
+    return None
+
+
 class OutputEncoder:
     """Encode outputs of any structure as rows of ``2 * width`` numbers (module docstring).
 
@@ -163,6 +234,8 @@ class OutputEncoder:
 
     def __init__(self, width: int = DEFAULT_WIDTH):
         self.width = check_int(width, "width", 1)
+        self._names: dict[int, list[str]] = {}  # bucket -> the first NAMES_PER_BUCKET names encoded into it
+        self._more: set[int] = set()            # buckets that received more names than that
 
     @property
     def support_columns(self) -> slice:
@@ -179,7 +252,62 @@ class OutputEncoder:
             b = self.bucket(name)
             row[b] += value
             row[self.width + b] += 1.0
+            kept = self._names.setdefault(b, [])
+            if name not in kept:
+                if len(kept) < NAMES_PER_BUCKET:
+                    kept.append(name)
+                else:
+                    self._more.add(b)
         return row
+
+    def names_in(self, bucket: int) -> tuple[list[str], bool]:
+        """(the names encoded into ``bucket`` in this process, whether that list is every one of them)."""
+        return list(self._names.get(bucket, [])), bucket not in self._more
+
+    def describe_differences(self, rows_first, rows_second, first: str = "the first database",
+                             second: str = "the second") -> list[str]:
+        """The support facts of encoded rows seen under one input and never under the other, in words.
+
+        A fact is a value of a bucket's count column other than 0 (which of its names are present),
+        or, for a bucket that holds one name, a value that name takes on the rows where it is present
+        under both inputs, when it takes at most :data:`MAX_FACT_VALUES` values there (a shape, a
+        length: not a noisy count). The facts held by the largest share of one input's runs come
+        first (keys and classes before other parts at equal shares), at most :data:`MAX_DIFFERENCES`.
+        ``first``, ``second`` name the inputs. A bucket is named by the names encoded into it (module
+        docstring); counts only, not a test.
+        """
+        a, b = np.asarray(rows_first, dtype=np.float64), np.asarray(rows_second, dtype=np.float64)
+        if (a.ndim != 2 or b.ndim != 2 or a.shape[1] != 2 * self.width or b.shape[1] != 2 * self.width
+                or not len(a) or not len(b)):
+            return []
+        facts = []  # (−share of its input's runs, 0 for keys and classes else 1, sentence)
+        for bucket in range(self.width):
+            names, complete = self.names_in(bucket)
+            single = names[0] if len(names) == 1 and complete else None
+            count_a, count_b = a[:, self.width + bucket], b[:, self.width + bucket]
+            value_a, value_b = a[:, bucket], b[:, bucket]
+            sides = ((count_a, count_b, value_a, first, second), (count_b, count_a, value_b, second, first))
+            for held, other, values, held_name, other_name in sides:
+                for count in np.setdiff1d(np.unique(held[held > 0]), np.unique(other)):
+                    rows = held == count
+                    constant = np.unique(values[rows])
+                    what = _present_text(names, complete, single, count, constant[0] if len(constant) == 1 else None)
+                    facts.append((-rows.mean(), _rank(single), f"{what} in {int(rows.sum())} of {len(held)} runs on "
+                                  f"{held_name}, never in the {len(other)} on {other_name}"))
+            if single is None:
+                continue
+            present_a, present_b = value_a[count_a > 0], value_b[count_b > 0]
+            if not len(present_a) or not len(present_b) or len(np.unique(np.r_[present_a, present_b])) > MAX_FACT_VALUES:
+                continue
+            for held, other, total, other_total, held_name, other_name in (
+                    (present_a, present_b, len(a), len(b), first, second),
+                    (present_b, present_a, len(b), len(a), second, first)):
+                for value in np.setdiff1d(np.unique(held), np.unique(other)):
+                    runs = int(np.sum(held == value))
+                    facts.append((-runs / total, _rank(single), f"{_value_text(single, value)} in {runs} of {total} "
+                                  f"runs on {held_name}, never in the {other_total} on {other_name}"))
+        facts.sort(key=lambda fact: fact[:2])  # stable: ties keep bucket order
+        return [sentence for _, _, sentence in facts[:MAX_DIFFERENCES]]
 
     def __repr__(self) -> str:
         return f"OutputEncoder(width={self.width})"

@@ -1,6 +1,7 @@
 """Outputs of any structure (mechanisms.output_encoding), the per-database route, support events and δ certificates."""
 
 import math
+import zlib
 
 import numpy as np
 import pytest
@@ -117,6 +118,53 @@ def test_label_set_bug_is_refuted_with_a_large_epsilon():
     assert result.claim_verdict == "refuted"
     tail = (0.05 / 2) ** (1 / runs)
     assert result.dp_epsilon_lower_bound_event >= math.log(tail / (1 - tail)) - 1e-9
+    # The report names the class: every run with the record (a) has classes_ [0 1 2], none without it (b).
+    event = result.event_test
+    first_runs, second_runs = event.runs_made or [event.runs_per_input] * 2
+    expected = f"y.classes_ contains 2 in {first_runs} of {first_runs} runs on the first database, never in the {second_runs} on the second"
+    assert event.support_differences[0] == expected and expected in event.description
+
+
+def test_support_differences_name_the_key_released_by_one_input_only():
+    # A dict-of-keys release: key 'bob' always, key 'alice' with probability ½ when record 0 holds 1, never else.
+    # The counts expected are read from the raw dicts, not from the encoded rows.
+    def release(db, rng):
+        out = {"bob": float(rng.integers(40, 60))}
+        if db[0, 0] == 1 and rng.random() < 0.5:
+            out["alice"] = float(rng.integers(1, 4))
+        return out
+    rng = np.random.default_rng(7)
+    with_alice = [release(np.array([[1.0]]), rng) for _ in range(300)]
+    without = [release(np.array([[0.0]]), rng) for _ in range(250)]
+    alice_runs = sum("alice" in out for out in with_alice)
+    encoder = OutputEncoder()
+    rows_a = np.array([encoder(out) for out in with_alice])
+    rows_b = np.array([encoder(out) for out in without])
+    # The three names fall in three different buckets of 64 (CRC-32 computed here), so each bucket names one.
+    buckets = {name: zlib.crc32(name.encode()) % 64 for name in ("y.len", "y{'alice'}", "y{'bob'}")}
+    assert len(set(buckets.values())) == 3
+    assert encoder.names_in(buckets["y{'alice'}"]) == (["y{'alice'}"], True)
+    facts = encoder.describe_differences(rows_a, rows_b)
+    assert facts == [f"key 'alice' released in {alice_runs} of 300 runs on the first database, never in the 250 on the second",
+                     f"len(y) = 2 in {alice_runs} of 300 runs on the first database, never in the 250 on the second"]
+    # Same laws under both inputs: nothing held by one side only; swapped inputs swap the words.
+    assert encoder.describe_differences(rows_b[:100], rows_b[100:]) == []
+    swapped = encoder.describe_differences(rows_b, rows_a, "B", "A")
+    assert swapped[0] == f"key 'alice' released in {alice_runs} of 300 runs on A, never in the 250 on B"
+
+
+def test_names_kept_per_bucket_are_bounded_and_collisions_are_said():
+    # Width 1: every name in one bucket; the encoder keeps the first NAMES_PER_BUCKET names and says there were more.
+    from mechanisms.output_encoding import NAMES_PER_BUCKET
+
+    encoder = OutputEncoder(width=1)
+    encoder({f"k{i}": 1.0 for i in range(10)})
+    names, complete = encoder.names_in(0)
+    assert names == ["y.len"] + [f"y{{'k{i}'}}" for i in range(NAMES_PER_BUCKET - 1)] and not complete
+    rows_a = np.array([encoder({"x": 1.0})] * 5)
+    rows_b = np.array([encoder({})] * 4)
+    # Count 2 (y.len and the key) under a, 1 (y.len alone) under b: the bucket's names are listed, cut short.
+    assert encoder.describe_differences(rows_a, rows_b)[0].startswith("2 of the parts hashed together (len(y), key 'k0'")
 
 
 def _release_or_not(probability):

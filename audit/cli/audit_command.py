@@ -107,6 +107,9 @@ def _text(result) -> str:
         lines.append(claim_headline(result))
         lines += [f"  refuted by the {r['test']} test (α = {r['alpha_spent']:.3g}): {r['detail']}"
                   for r in result.refuted_by]
+        if result.event_test is not None and result.event_test.support_differences:
+            lines.append("  held by one input's certification runs only: "
+                         + "; ".join(result.event_test.support_differences))
         lines.append(result.claim_statement())
     lines = [terminal_text(line, keep_newlines=False) for line in lines] + ([""] if lines else [])
     lines += [summary_table(result), "",
