@@ -24,7 +24,11 @@ Measured:
   gradient canary on ``catalog:dpsgd_s1_q1_t4`` (full batch, exactly μ = 2), against the targets of
   issue 33 (μ̲ ≥ 0.95 μ at 10⁴ runs per input, ≥ 0.85 μ at 10³), with the event test's certified ε at
   δ = 1e-5 against the budget's optimum (:func:`audit.gdp_certificate.optimal_event_epsilon` at the true μ)
-  and the ε the certified μ implies under the GDP assumption (an estimate).
+  and the ε the certified μ implies under the GDP assumption (an estimate). Beside it, black-box final-model
+  audits of the same training (the loss on an input canary): an out-of-distribution canary from zero and from
+  the worst-case initialisation, a mislabelled in-distribution canary from zero (no search), and the canary and
+  initialisation chosen by the black-box search of Annamalai and De Cristofaro (2024)
+  (:func:`mechanisms.training.last_iterate.search_last_iterate`, on its own pilot runs; fresh runs certify it).
 - ``dpsgd_one_run``: one-run audits (Steinke, Nasr and Jagielski 2023; :mod:`audit.one_run`) of one DP-SGD
   run on scikit-learn's digits at accountant ε = 4 (δ = 1e-5) with m canaries each included by a fair coin
   (:mod:`mechanisms.training.one_run_digits`): white-box Dirac gradient canaries (m = 1000; σ from the RDP
@@ -222,23 +226,40 @@ GDP_ENTRY, GDP_TRUE_MU = "dpsgd_s1_q1_t4", 2.0
 MU_TARGETS = {1000: 0.85, 10000: 0.95}
 
 
-def _gdp_settings(entry):
+#: Pilot runs per database per candidate of the black-box search (mechanisms.training.last_iterate).
+SEARCH_PILOT_RUNS = 1000
+NO_SEARCH_LABEL = "mislabelled input, loss, zero init (black-box, no search)"
+SEARCH_LABEL = "searched canary and init, loss (black-box)"
+
+
+def _gdp_settings(entry, runs: int, seed: int, device):
     """(canary label, mechanism, pair) of the μ rows: the catalog's white-box run, and black-box loss releases of
-    the same training with an input canary (value 4 on the canary coordinate), from zero and from the worst-case
-    initialisation (:func:`mechanisms.training.dpsgd.worst_case_init`, Annamalai and De Cristofaro 2024)."""
+    the same training: an input canary on the canary coordinate (value 4) from zero and from the worst-case
+    initialisation (:func:`mechanisms.training.dpsgd.worst_case_init`, Annamalai and De Cristofaro 2024); a
+    mislabelled in-distribution point from zero (the canary a black-box auditor without a search would use);
+    and the canary and initialisation that :func:`mechanisms.training.last_iterate.search_last_iterate` chooses on
+    pilot runs of its own (fresh runs certify it, so α is unchanged)."""
     from dataclasses import replace
 
     from mechanisms.training.catalog import canary_pair
     from mechanisms.training.dpsgd import worst_case_init
+    from mechanisms.training.last_iterate import candidate_canaries, search_last_iterate
 
-    settings = [("gradient (white-box)", entry.mechanism, entry.pairs[0])]
-    pair = canary_pair(canary=None)
-    canary = input_canary(pair.first[:-1], value=4.0, label=1.0)
+    settings = [("gradient (white-box)", entry.mechanism, entry.pairs[0], "")]
+    base = canary_pair(canary=None).first[:-1]
+    canary = input_canary(base, value=4.0, label=1.0)
     pair = canary_pair(canary=canary)
     loss = replace(entry.mechanism, release="loss", canary=tuple(canary))
-    settings.append(("input, loss (black-box)", loss, pair))
+    settings.append(("input, loss (black-box)", loss, pair, ""))
     settings.append(("input, loss, worst-case init (black-box)",
-                     replace(loss, init=tuple(worst_case_init(loss.features, canary))), pair))
+                     replace(loss, init=tuple(worst_case_init(loss.features, canary))), pair, ""))
+    mislabelled = candidate_canaries(base)["mislabelled"]
+    settings.append((NO_SEARCH_LABEL, replace(loss, canary=tuple(mislabelled)), canary_pair(canary=mislabelled), ""))
+    search = search_last_iterate(entry.mechanism, base, pilot_runs=SEARCH_PILOT_RUNS, certification_runs=runs,
+                                 seed=_seed(seed, 6, runs), device="cuda" if str(device).startswith("cuda") else "cpu")
+    pilot = "; ".join(f"{c.label} {c.predicted_mu:.3f}" for c in search.candidates)
+    settings.append((SEARCH_LABEL, search.mechanism, search.pair,
+                     f"chosen: {search.chosen.label} (pilot predicted μ̲: {pilot})"))
     return settings
 
 
@@ -250,11 +271,12 @@ def gaussian_dp_rows(grid: DPSGDGrid, device, seed: int) -> dict:
     from mechanisms.training.catalog import FACTORIES
 
     entry = FACTORIES[GDP_ENTRY]()
-    columns: dict = {k: [] for k in ("canary", "runs", "repeat", "mu_lower_bound", "mu_ratio", "target_ratio", "target_met",
-                                     "gdp_alpha", "event_alpha", "epsilon_estimate", "event_epsilon_at_delta", "event_optimum",
+    columns: dict = {k: [] for k in ("canary", "search", "runs", "repeat", "mu_lower_bound", "mu_ratio", "target_ratio",
+                                     "target_met", "gdp_alpha", "event_alpha", "epsilon_estimate", "event_epsilon_at_delta", "event_optimum",
                                      "refuted", "seconds")}
     claim = parse_claim(f"gdp:{GDP_TRUE_MU:g}")
-    for (label, mechanism, pair), runs in ((s, r) for s in _gdp_settings(entry) for r in grid.mu_runs):
+    for (label, mechanism, pair, search), runs in ((s, r) for r in grid.mu_runs
+                                                   for s in _gdp_settings(entry, r, seed, device)):
         for repeat in range(grid.mu_repeats):
             result = run_audit(AuditSpec(mechanism=_trainer(mechanism, grid, device), priors=[pair.prior()],
                                          notion="mi-dp", epsilon=GDP_TRUE_MU, samples=runs, event_runs=runs,
@@ -264,7 +286,8 @@ def gaussian_dp_rows(grid: DPSGDGrid, device, seed: int) -> dict:
             # The best the event test could certify at its level (its share of α) on an exactly 2-GDP pair.
             optimum = optimal_event_epsilon(GDP_TRUE_MU, runs, result.event_test.alpha, DELTA)
             target = MU_TARGETS.get(runs, math.nan) if label.startswith("gradient") else math.nan
-            row = {"canary": label, "runs": runs, "repeat": repeat, "mu_lower_bound": certificate.mu_lower_bound,
+            row = {"canary": label, "search": search, "runs": runs, "repeat": repeat,
+                   "mu_lower_bound": certificate.mu_lower_bound,
                    "mu_ratio": certificate.mu_lower_bound / GDP_TRUE_MU, "target_ratio": target,
                    "target_met": certificate.mu_lower_bound / GDP_TRUE_MU >= target,
                    "gdp_alpha": certificate.alpha, "event_alpha": result.event_test.alpha,
@@ -349,6 +372,10 @@ def _findings(eps: dict, dim: dict, det: dict, grid: DPSGDGrid, gdp: dict | None
                          f"GDP ε estimate {estimates}")
         findings.append(f"{GDP_ENTRY} (exactly μ = {GDP_TRUE_MU:g}-GDP with the white-box gradient canary; at most "
                         f"that with the input canary), claim gdp:{GDP_TRUE_MU:g}: " + "; ".join(parts) + ".")
+        choices = "; ".join(f"{r} runs: {c}" for r, c in dict(
+            (r, c) for r, c, label in zip(gdp["runs"], gdp["search"], gdp["canary"]) if label == SEARCH_LABEL).items())
+        findings.append(f"Black-box search (Annamalai and De Cristofaro 2024; {SEARCH_PILOT_RUNS} pilot runs per input "
+                        f"per candidate, not reused; fresh runs certify the choice, so α is unchanged): {choices}.")
     if one is not None:
         parts = []
         for kind, accountant, m in ONE_RUN_SETTINGS:

@@ -59,7 +59,12 @@ def test_mu_rows_stay_below_the_true_mu_and_optimum_matches_its_definition(dpsgd
     from scipy import stats
 
     gdp = dpsgd_run[0]["dpsgd_gaussian_dp"]
-    assert list(gdp["runs"]) == [1000] * 3 and gdp["canary"][0] == "gradient (white-box)"
+    assert list(gdp["runs"]) == [1000] * 5 and gdp["canary"][0] == "gradient (white-box)"
+    # The black-box search's row names the candidate its pilot chose, out of the 3 canaries × 2 initialisations.
+    from experiments.dpsgd_audit import SEARCH_LABEL
+
+    (searched,) = [s for c, s in zip(gdp["canary"], gdp["search"]) if c == SEARCH_LABEL]
+    assert searched.startswith("chosen: ") and searched.split("pilot predicted")[1].count(" init ") == 6
     # Exactly 2-GDP (white-box), at most 2-GDP (the black-box input canary's clipped gradient): certified μ ≤ 2.
     assert np.all(gdp["mu_lower_bound"] <= 2.0) and np.all(gdp["mu_lower_bound"] > 1.0)
     # The event optimum at μ = 2, 1000 runs, the event test's level (its share of α), δ = 1e-5, by a direct
