@@ -311,20 +311,23 @@ def one_run_rows(grid: DPSGDGrid, seed: int) -> dict:
     import time
 
     from audit.one_run import one_run_audit
-    from mechanisms.training.one_run_digits import digits_one_run
+    from mechanisms.training.one_run_digits import digits_one_runs
 
     columns: dict = {k: [] for k in ("canary", "accountant", "canaries", "repeat", "claimed_epsilon", "sigma",
                                      "epsilon_lower_bound", "ratio", "target_ratio", "target_met", "k_per_side",
                                      "correct", "guesses", "hindsight_best_not_certified", "test_accuracy",
                                      "seconds")}
     for i, (kind, accountant, m) in enumerate(ONE_RUN_SETTINGS):
-        for repeat in range(grid.one_run_repeats):
+        # The repeats' runs train together (one batched model); each is the run its own seed gives alone.
+        started = time.perf_counter()
+        runs = digits_one_runs(epsilon=ONE_RUN_EPSILON, delta=DELTA, canaries=m, kind=kind, accountant=accountant,
+                               seeds=[_seed(seed, 5, i, repeat) for repeat in range(grid.one_run_repeats)])
+        training_seconds = (time.perf_counter() - started) / len(runs)
+        for repeat, run in enumerate(runs):
             started = time.perf_counter()
-            run = digits_one_run(epsilon=ONE_RUN_EPSILON, delta=DELTA, canaries=m, kind=kind, accountant=accountant,
-                                 seed=_seed(seed, 5, i, repeat))
             audit = one_run_audit(run.scores, run.included, alpha=ALPHA, delta=DELTA,
                                   claimed_epsilon=run.claimed_epsilon)
-            seconds = time.perf_counter() - started
+            seconds = training_seconds + time.perf_counter() - started
             hindsight = max(one_run_audit(run.scores, run.included, guesses=[(k, k)], alpha=ALPHA,
                                           delta=DELTA).epsilon_lower_bound for k in HINDSIGHT_KS if 2 * k <= m)
             row = {"canary": kind, "accountant": accountant, "canaries": m, "repeat": repeat,
