@@ -28,7 +28,7 @@ Measured:
   audits of the same training (the loss on an input canary): an out-of-distribution canary from zero and from
   the worst-case initialisation, a mislabelled in-distribution canary from zero (no search), and the canary and
   initialisation chosen by the black-box search of Annamalai and De Cristofaro (2024)
-  (:func:`mechanisms.training.last_iterate.search_last_iterate`, on its own pilot runs; fresh runs certify it).
+  (:func:`audit.last_iterate.search_last_iterate`, on its own pilot runs; fresh runs certify it).
 - ``dpsgd_one_run``: one-run audits (Steinke, Nasr and Jagielski 2023; :mod:`audit.one_run`) of one DP-SGD
   run on scikit-learn's digits at accountant ε = 4 (δ = 1e-5) with m canaries each included by a fair coin
   (:mod:`mechanisms.training.one_run_digits`): white-box Dirac gradient canaries (m = 1000; σ from the RDP
@@ -226,7 +226,7 @@ GDP_ENTRY, GDP_TRUE_MU = "dpsgd_s1_q1_t4", 2.0
 MU_TARGETS = {1000: 0.85, 10000: 0.95}
 
 
-#: Pilot runs per database per candidate of the black-box search (mechanisms.training.last_iterate).
+#: Pilot runs per database per candidate of the black-box search (audit.last_iterate).
 SEARCH_PILOT_RUNS = 1000
 NO_SEARCH_LABEL = "mislabelled input, loss, zero init (black-box, no search)"
 SEARCH_LABEL = "searched canary and init, loss (black-box)"
@@ -237,13 +237,13 @@ def _gdp_settings(entry, runs: int, seed: int, device):
     the same training: an input canary on the canary coordinate (value 4) from zero and from the worst-case
     initialisation (:func:`mechanisms.training.dpsgd.worst_case_init`, Annamalai and De Cristofaro 2024); a
     mislabelled in-distribution point from zero (the canary a black-box auditor without a search would use);
-    and the canary and initialisation that :func:`mechanisms.training.last_iterate.search_last_iterate` chooses on
+    and the canary and initialisation that :func:`audit.last_iterate.search_last_iterate` chooses on
     pilot runs of its own (fresh runs certify it, so α is unchanged)."""
     from dataclasses import replace
 
     from mechanisms.training.catalog import canary_pair
     from mechanisms.training.dpsgd import worst_case_init
-    from mechanisms.training.last_iterate import candidate_canaries, search_last_iterate
+    from audit.last_iterate import candidate_canaries, search_last_iterate
 
     settings = [("gradient (white-box)", entry.mechanism, entry.pairs[0], "")]
     base = canary_pair(canary=None).first[:-1]

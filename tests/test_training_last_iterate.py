@@ -8,7 +8,7 @@ from estimators.validation import InputError
 from mechanisms.training import DPSGD
 from mechanisms.training.catalog import FACTORIES, canary_pair
 from mechanisms.training.dpsgd import worst_case_init
-from mechanisms.training.last_iterate import candidate_canaries, search_last_iterate
+from audit.last_iterate import candidate_canaries, search_last_iterate
 from mechanisms.training.records import GRADIENT_CANARY, NULL, ORDINARY, null_record, with_record
 from mechanisms.training.torch_dpsgd import TorchDPSGD
 

@@ -5,8 +5,8 @@ neighbouring relation), :mod:`~mechanisms.training.dpsgd` (the functional, batch
 mechanism and its releases), :mod:`~mechanisms.training.accountant` (claims from the
 accountant), :mod:`~mechanisms.training.catalog` (correct and buggy DP-SGD entries),
 :mod:`~mechanisms.training.torch_dpsgd` (the same step in torch, on a GPU, with an optional MLP;
-torch is imported when a run starts), :mod:`~mechanisms.training.last_iterate` (the black-box search
-over canaries and initialisations of a final-model audit).
+torch is imported when a run starts). The black-box search over canaries and initialisations of a
+final-model audit is an audit procedure: :mod:`audit.last_iterate`.
 """
 
 from .accountant import dpsgd_claim, dpsgd_epsilon, dpsgd_rdp_claim, dpsgd_zcdp_claim, noise_for_epsilon

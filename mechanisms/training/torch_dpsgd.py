@@ -166,7 +166,7 @@ class TorchDPSGD(DPSGD):
             Seeds the device's torch generator (inclusion, shuffles, noise).
         init : array_like of shape (m, d), optional
             Each run's θ₀ (default: :meth:`initial_parameters` for every run). Stacked initialisations
-            train together: the black-box search of :mod:`mechanisms.training.last_iterate` scores
+            train together: the black-box search of :mod:`audit.last_iterate` scores
             several canaries and initialisations in one batched call.
         canaries : array_like of shape (m, p + 2), optional
             The row each run's black-box release (``loss``, ``margin``) evaluates (default: ``canary``).

@@ -36,8 +36,10 @@ from estimators.validation import InputError, as_float_array, check_choice, chec
     check_probability
 from mechanisms.neighbouring_pair import NeighbouringPair
 
-from .dpsgd import DPSGD, worst_case_init
-from .records import ORDINARY, input_canary, null_record, with_record
+from mechanisms.training.dpsgd import DPSGD, worst_case_init
+from mechanisms.training.records import ORDINARY, input_canary, null_record, with_record
+
+from .gdp_certificate import predicted_mu
 
 __all__ = ["INITIALISATIONS", "LastIterateCandidate", "LastIterateSearch", "candidate_canaries",
            "search_last_iterate"]
@@ -172,9 +174,7 @@ def search_last_iterate(mechanism: DPSGD, base, *, canaries: dict | None = None,
     -------
     LastIterateSearch
     """
-    from audit.gdp_certificate import predicted_mu
-
-    from .torch_dpsgd import TorchDPSGD, on_device
+    from mechanisms.training.torch_dpsgd import TorchDPSGD, on_device
 
     if not isinstance(mechanism, DPSGD):
         raise InputError(f"argument 'mechanism' must be a DPSGD, got {type(mechanism).__name__}")
