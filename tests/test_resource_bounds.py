@@ -102,11 +102,75 @@ def test_ray_address_where_nothing_listens_is_one_line_not_minutes_of_retries():
         check_ray_address(f"127.0.0.1:{port}", timeout=2.0)
     with pytest.raises(InputError, match="must be HOST:PORT"):
         check_ray_address("nowhere")
-    with socket.socket() as listening:
-        listening.bind(("127.0.0.1", 0))
-        listening.listen()
-        check_ray_address(f"ray://127.0.0.1:{listening.getsockname()[1]}", timeout=2.0)  # accepted: no error
     check_ray_address("auto")
+
+
+def _server(answer: bytes | None):
+    """A TCP server on a free local port answering each connection with ``answer`` (None: silence, held open)."""
+    import socket
+    import threading
+
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    listening.listen()
+    held = []
+
+    def serve():
+        while True:
+            try:
+                connection, _ = listening.accept()
+            except OSError:
+                return
+            held.append(connection)
+            if answer is not None:
+                connection.recv(64)
+                connection.sendall(answer)
+                connection.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listening
+
+
+@pytest.mark.parametrize("answer,why", [(None, "within 1.5 s"),
+                                        (b"HTTP/1.1 400 Bad Request\r\n\r\n", "\\(its answer is not HTTP/2\\)"),
+                                        (b"", "\\(it closed the connection\\)")])
+def test_a_port_that_accepts_but_is_not_ray_is_one_line_within_the_limit(answer, why):
+    import time
+
+    from mechanisms.execution.backends import check_ray_address
+
+    with _server(answer) as server:
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        started = time.monotonic()
+        with pytest.raises(InputError, match=rf"argument 'ray_address' \(--ray-address\): {address} is not a Ray "
+                                             rf"cluster: it accepted a connection but did not answer as a gRPC server {why}"):
+            check_ray_address(address, timeout=1.5)
+        assert time.monotonic() - started < 5
+    # A gRPC server's first frame is SETTINGS (RFC 9113 section 3.4: length 0, type 4, flags 0, stream 0): accepted.
+    with _server(bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])) as server:
+        check_ray_address(f"ray://127.0.0.1:{server.getsockname()[1]}", timeout=1.5)
+
+
+def test_joining_a_ray_cluster_is_bounded_in_time(monkeypatch):
+    # ray.init itself retries a cluster that answers but never completes the handshake for minutes.
+    import sys
+    import threading
+    import time
+    import types
+
+    from mechanisms.execution import backends
+
+    blocked = threading.Event()
+    fake_ray = types.SimpleNamespace(init=lambda **options: blocked.wait(), is_initialized=lambda: False)
+    monkeypatch.setitem(sys.modules, "ray", fake_ray)
+    monkeypatch.setattr(backends, "RAY_INIT_TIMEOUT", 0.5)
+    monkeypatch.setattr(backends, "check_ray_address", lambda address: None)
+    started = time.monotonic()
+    with pytest.raises(InputError, match=r"argument 'ray_address' \(--ray-address\): could not join the Ray "
+                                         r"cluster at 127.0.0.1:6379 within 0.5 s"):
+        backends.RayBackend(backends.MechanismReference("m", source="catalog:laplace_sum"), "127.0.0.1:6379", None)
+    assert time.monotonic() - started < 3
+    blocked.set()
 
 
 def test_sys_exit_at_import_is_one_error_naming_the_file(tmp_path):

@@ -17,6 +17,7 @@ import os
 import pickle
 import socket
 import sys
+import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -29,7 +30,7 @@ from .worker import MechanismReference, init_worker
 #: Seconds a worker told to stop (SIGTERM) gets to kill its external programs and exit before SIGKILL.
 WORKER_STOP_WAIT = 2.0
 
-__all__ = ["InProcessBackend", "ProcessBackend", "RAY_CONNECT_TIMEOUT", "RayBackend", "WorkerLost", "check_ray_address",
+__all__ = ["InProcessBackend", "ProcessBackend", "RAY_CONNECT_TIMEOUT", "RAY_INIT_TIMEOUT", "RayBackend", "WorkerLost", "check_ray_address",
            "make_backend"]
 
 
@@ -139,14 +140,19 @@ RAY_CONNECT_TIMEOUT = 10.0
 
 
 def check_ray_address(address: str, timeout: float = RAY_CONNECT_TIMEOUT) -> None:
-    """Refuse a ``HOST:PORT`` (or ``ray://HOST:PORT``) where nothing accepts a connection within ``timeout`` s.
+    """Refuse a ``HOST:PORT`` (or ``ray://HOST:PORT``) that is not a Ray cluster, within ``timeout`` s in all.
 
-    ``"auto"`` and ``"local"`` (Ray finds or starts the cluster itself) are not checked.
+    Two checks, neither of which imports Ray: something accepts a TCP connection there, and it
+    answers HTTP/2's connection preface with a SETTINGS frame, as the gRPC servers of a Ray
+    cluster (its GCS, and the client server behind ``ray://``) do (RFC 9113, section 3.4). A port
+    that accepts and says nothing, or answers something else, is refused here rather than left to
+    ``ray.init``, which retries it for minutes. ``"auto"`` and ``"local"`` (Ray finds or starts
+    the cluster itself) are not checked.
 
     Raises
     ------
     InputError
-        Naming ``ray_address`` (``--ray-address``), the address and why it cannot be reached.
+        Naming ``ray_address`` (``--ray-address``), the address and why it is not a Ray cluster.
     """
     if address in ("auto", "local"):
         return
@@ -154,14 +160,71 @@ def check_ray_address(address: str, timeout: float = RAY_CONNECT_TIMEOUT) -> Non
     if not sep or not port.isdigit() or not host:
         raise InputError(f"argument 'ray_address' (--ray-address) must be HOST:PORT, ray://HOST:PORT or auto, "
                          f"got {address!r}")
+    deadline = time.monotonic() + timeout
     try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-            pass
+        connection = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
     except OSError as exc:
         reason = "no answer" if isinstance(exc, socket.timeout) else (exc.strerror or str(exc))
         raise InputError(f"argument 'ray_address' (--ray-address): no Ray cluster at {address} accepted a "
                          f"connection within {timeout:g} s ({reason}); start one with 'ray start --head' or check "
                          "the address") from None
+    answer = b""
+    with connection:
+        try:
+            connection.sendall(_HTTP2_PREFACE + _HTTP2_EMPTY_SETTINGS)
+            while len(answer) < 9:  # a frame header: 3 bytes of length, then the frame's type
+                connection.settimeout(max(deadline - time.monotonic(), 1e-3))
+                block = connection.recv(9 - len(answer))
+                if not block:
+                    break
+                answer += block
+        except socket.timeout:
+            raise _not_ray(address, f"it accepted a connection but did not answer as a gRPC server within "
+                                    f"{timeout:g} s") from None
+        except OSError as exc:
+            raise _not_ray(address, f"it accepted a connection, then {exc.strerror or exc}") from None
+    if len(answer) < 9 or answer[3] != _HTTP2_SETTINGS:
+        raise _not_ray(address, "it accepted a connection but did not answer as a gRPC server "
+                       f"({'it closed the connection' if len(answer) < 9 else 'its answer is not HTTP/2'})")
+
+
+def _not_ray(address: str, why: str) -> InputError:
+    return InputError(f"argument 'ray_address' (--ray-address): {address} is not a Ray cluster: {why}; give the "
+                      "address 'ray start --head' printed (its GCS port, 6379 by default) or ray://HOST:10001")
+
+
+#: HTTP/2's client connection preface and an empty SETTINGS frame (RFC 9113, sections 3.4 and 6.5): a Ray
+#: cluster's GCS and its client server speak gRPC, which is HTTP/2, and answer with a SETTINGS frame.
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+_HTTP2_SETTINGS = 0x4
+_HTTP2_EMPTY_SETTINGS = bytes([0, 0, 0, _HTTP2_SETTINGS, 0, 0, 0, 0, 0])
+
+#: Seconds ``ray.init`` may take to join a cluster at ``--ray-address`` before the audit gives up
+#: (it retries on its own for minutes; issue 32 B4).
+RAY_INIT_TIMEOUT = 60.0
+
+
+def _init_ray_within(ray, address: str, timeout: float, **options) -> None:
+    """``ray.init(address=address, **options)`` given at most ``timeout`` seconds (on a daemon thread,
+    which is left behind, blocked, when time is up: the audit ends with an error then)."""
+    outcome = {}
+
+    def connect():
+        try:
+            ray.init(address=address, **options)
+        except BaseException as exc:  # noqa: BLE001 - reported below, on the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=connect, name="miaudit-ray-init", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise InputError(f"argument 'ray_address' (--ray-address): could not join the Ray cluster at {address} "
+                         f"within {timeout:g} s; check that it runs the same Ray version and is reachable")
+    if "error" in outcome:
+        exc = outcome["error"]
+        raise InputError(f"argument 'ray_address' (--ray-address): could not join the Ray cluster at {address} "
+                         f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
 
 
 class RayBackend:
@@ -188,9 +251,11 @@ class RayBackend:
         if self._started:
             # A local instance's workers import what this process can: its sys.path, as PYTHONPATH.
             path = os.pathsep.join(entry for entry in sys.path if entry)
-            options = {"address": address} if address else {
-                "num_cpus": cpus or os.cpu_count(), "runtime_env": {"env_vars": {"PYTHONPATH": path}}}
-            ray.init(include_dashboard=False, configure_logging=False, log_to_driver=True, **options)
+            options = dict(include_dashboard=False, configure_logging=False, log_to_driver=True)
+            if address:
+                _init_ray_within(ray, address, RAY_INIT_TIMEOUT, **options)
+            else:
+                ray.init(num_cpus=cpus or os.cpu_count(), runtime_env={"env_vars": {"PYTHONPATH": path}}, **options)
         self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._reference = ray.put(reference)
         self._remotes, self._refs = {}, {}
