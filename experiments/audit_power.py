@@ -471,7 +471,6 @@ EXPERIMENTS = [Experiment(
     source="study (issue 6; catalog audit table of issue 5 §4); Theorem 1 and Theorem 4 of the Pufferfish paper",
     run=run,
     trains=True,
-    full_runtime=("78 s on a 2-core x86_64 CPU (load average 0.4, main 626206d; 75 s at b53a54f), device cpu "
-                  "(6 repeats x 3 budgets x 6 cases, 34-entry table, 100 claim boundary audits); 2,132 s under nice with neural critics for "
-                  "every audit (an earlier version), shared with five engineers' test runs (load average 8-15)"),
+    full_runtime=("78 s on a 2-core x86_64 CPU (load average 0.4), device cpu "
+                  "(6 repeats x 3 budgets x 6 cases, 34-entry table, 100 claim boundary audits)"),
 )]

@@ -32,13 +32,16 @@ def markdown_table(columns: dict, max_rows: int = MAX_ROWS) -> str:
     return "\n".join(lines) + "\n"
 
 
-def benchmark_page(summary: str, tables: list, command: str) -> str:
+def benchmark_page(summary: str, tables: list, command: str, run_on: str | None = None) -> str:
     """The page: a notice that ``command`` wrote it, the run's ``summary`` (Markdown), then ``tables``.
 
-    The summary's first line (``# NAME``) stays the page's title.
+    The summary's first line (``# NAME``) stays the page's title. ``run_on`` (the date, machine,
+    load average and version of the run) is named in the notice, so the page's first lines say
+    what the numbers were measured on.
     """
     title, _, rest = summary.partition("\n")
-    notice = (f"*This page was written by `{command}`; do not edit it by hand: run the command again.*")
+    where = f" (from the repository root) on {run_on}" if run_on else ""
+    notice = (f"*This page was written by `{command}`{where}; do not edit it by hand: run the command again.*")
     parts = [title, "", notice, rest.rstrip("\n"), "", "## Tables", ""]
     for table in tables:
         parts += [f"### {table.name}", "", markdown_table(table.columns)]

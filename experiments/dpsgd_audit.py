@@ -109,8 +109,7 @@ def quick_grid() -> DPSGDGrid:
 
 
 def full_grid() -> DPSGDGrid:
-    # Cut to about ten minutes on a shared 2-core CPU (measured in the README): the first draft
-    # (20000 runs, 16 slices, d up to 65, 3 repeats at 3 budgets) was never run.
+    # Sized to finish in minutes on a shared 2-core CPU (full_runtime below).
     return DPSGDGrid(epsilons=(1.0, 2.0, 4.0, 8.0), steps=4, runs=10000, dims=(4, 16, 64), dimension_sigma=0.5,
                      budgets=(1000, 4000, 16000), repeats=2, critic=CriticConfig(max_steps=1000), slices=4)
 
@@ -442,7 +441,7 @@ EXPERIMENTS = [Experiment(
     source="study (issue 17); DP-SGD of Abadi et al. (2016), canaries of Nasr et al. (2021, 2023)",
     run=run,
     trains=True,
-    full_runtime="36 s on a 2-core x86_64 CPU (load average 1.5 to 1.7, main b53a54f; 37 s at 10d8b16, 75 s before the speed work of issue 15), "
+    full_runtime="36 s on a 2-core x86_64 CPU (load average 1.5 to 1.7), "
                  "device cpu (8 + 6 audits at "
                  "10^4 runs, 5 variants x 3 budgets x 2 repeats); the GPU grid has not been run",
 )]

@@ -258,8 +258,26 @@ def _command(experiment: Experiment, context: RunContext) -> str:
     return f"miaudit experiment {experiment.name}{' --quick' if context.quick else ''} --seed {context.seed}"
 
 
+#: The repository root of this checkout: a page written inside it is named relative to it.
+REPOSITORY_ROOT = Path(__file__).resolve().parents[1]
+
+
+def page_argument(page) -> str:
+    """``page`` as a reader types it: relative to the repository root when it lies inside, else as given."""
+    resolved = Path(page).resolve()
+    return resolved.relative_to(REPOSITORY_ROOT).as_posix() if resolved.is_relative_to(REPOSITORY_ROOT) else str(page)
+
+
+def load_average() -> float:
+    """The machine's 1-minute load average (NaN where the platform has none)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return float("nan")
+
+
 def _summary(experiment: Experiment, output: ExperimentOutput, context: RunContext, seconds: float,
-             device_text: str, files: list) -> str:
+             device_text: str, files: list, loads: tuple = (float("nan"), float("nan"))) -> str:
     mode = "quick (`--quick`)" if context.quick else "full (the paper's setting)"
     lines = [
         f"# {experiment.name}",
@@ -275,6 +293,7 @@ def _summary(experiment: Experiment, output: ExperimentOutput, context: RunConte
         f"- device: {device_text}",
         f"- miaudit version: {miaudit_version()}",
         f"- wall time: {seconds:.2f} s",
+        f"- load average (1 minute): {loads[0]:.2f} at the start, {loads[1]:.2f} at the end, on {os.cpu_count()} cores",
         f"- finished: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
         f"- full (non-quick) run time: {experiment.full_runtime}",
         f"- command: `{_command(experiment, context)}`",
@@ -319,9 +338,9 @@ def run_experiment(experiment: Experiment, *, out_dir=None, quick: bool = False,
     directory.mkdir(parents=True, exist_ok=True)
     context = RunContext(quick=bool(quick), seed=seed, device=resolved, out_dir=directory)
 
-    start = time.perf_counter()
+    load_before, start = load_average(), time.perf_counter()
     output = experiment.run(context)
-    seconds = time.perf_counter() - start
+    seconds, load_after = time.perf_counter() - start, load_average()
 
     csv_names = []
     for table in output.tables:
@@ -332,12 +351,17 @@ def run_experiment(experiment: Experiment, *, out_dir=None, quick: bool = False,
     write_atomic(directory / png_name, lambda handle: output.figure.savefig(handle, format="png", dpi=120))
     device_text = machine_description(resolved)
     summary_name = "summary.md"
-    summary = _summary(experiment, output, context, seconds, device_text, csv_names + [png_name])
+    summary = _summary(experiment, output, context, seconds, device_text, csv_names + [png_name],
+                       (load_before, load_after))
     _write_text(directory / summary_name, summary)
     if page is not None:
         from experiments.docs_page import benchmark_page
 
-        _write_text(Path(page), benchmark_page(summary, output.tables, f"{_command(experiment, context)} --page {page}"))
+        run_on = (f"{datetime.date.today().isoformat()}, {device_text}, load average {load_before:.2f} at the start "
+                  f"and {load_after:.2f} at the end, miaudit {miaudit_version()}")
+        _write_text(Path(page), benchmark_page(summary, output.tables,
+                                               f"{_command(experiment, context)} --page {page_argument(page)}",
+                                               run_on=run_on))
     return ExperimentResult(
         name=experiment.name, source=experiment.source, out_dir=str(directory), quick=context.quick, seed=seed,
         device=device_text, seconds=seconds, csv_files=tuple(str(directory / n) for n in csv_names),

@@ -8,8 +8,8 @@ scale 1 — on batches of m databases:
   :func:`mechanisms.recognition.recognize_mechanism`; the raw cost is calling the measurement
   on each database's list directly;
 - ``diffprivlib``: a diffprivlib ``Laplace`` object (one seeded copy per batch); the raw cost is
-  ``randomise`` on each precomputed sum; ``diffprivlib per-database build`` is the former
-  adapter's way (a new mechanism per database), for comparison;
+  ``randomise`` on each precomputed sum; ``diffprivlib per-database build`` builds a new
+  mechanism per database, for comparison;
 - ``external awk (text)``: an awk program speaking the text wire format, started once per batch;
   the raw cost is the same program on the same bytes through :func:`subprocess.run`.
 

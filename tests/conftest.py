@@ -135,6 +135,23 @@ def pytest_runtest_teardown(item, nextitem):
         gc.freeze()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Keep the tests that share a module-scoped fixture on one pytest-xdist worker.
+
+    Under ``-n 2 --dist loadgroup`` (README, ``.ci/run``) every other test goes to whichever
+    worker is free; a module's quick experiment run, Ray instance or other module-scoped fixture
+    is then built once, by one worker, as in a serial run. Runs before xdist reads the marks.
+    """
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        modules = set() if info is None else {
+            fixturedef.baseid for name in info.names_closure for fixturedef in info.name2fixturedefs.get(name, ())
+            if fixturedef.scope != "function" and fixturedef.baseid}  # the test files' fixtures, not pytest's own
+        for module in sorted(modules):
+            item.add_marker(pytest.mark.xdist_group(module))
+
+
 def pytest_sessionstart(session):
     """Let matplotlib build its font cache now, if it is installed and has none.
 

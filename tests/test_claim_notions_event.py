@@ -22,14 +22,10 @@ from audit.engine import run_audit
 from audit.result import EventTest
 from audit.spec import AuditSpec
 from estimators.neural import CriticConfig
+from experiments.audit_power import gaussian_count  # the column sums plus N(0, 1): 1-GDP, 0.5-zCDP
 from mechanisms.catalog import get_entry
 from mechanisms.claims import parse_claim
 from mechanisms.priors import ProductBernoulli
-
-
-def gaussian_count(dbs, rng):
-    """The column sums plus N(0, 1): 1-GDP and 0.5-zCDP for one changed binary record."""
-    return dbs.sum(axis=1) + rng.normal(size=(dbs.shape[0], dbs.shape[2]))
 
 
 def _mechanism(name):

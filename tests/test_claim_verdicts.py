@@ -23,22 +23,14 @@ from audit.spec import AuditSpec
 from audit.testing import ClaimRefuted
 from estimators.neural import CriticConfig
 from estimators.validation import InputError
+# The column sums plus N(0, 1) on the 2^-32 grid: exactly 1-GDP and 0.5-zCDP for one changed binary record.
+from experiments.audit_power import gaussian_count
 from mechanisms.catalog import get_entry
 from mechanisms.claims import DifferentialPrivacy, parse_claim
-from mechanisms.catalog.snapping import snap
 from mechanisms.priors import Categorical, FixedRest, ProductBernoulli, ProductGaussian, TwoPoint
 
 FAST = CriticConfig(max_steps=200)
 SMALL = dict(samples=2000, slices=0, critic=FAST)
-
-
-def gaussian_count(dbs, rng):
-    """The column sums plus N(0, 1): (1/σ = 1)-GDP and 0.5-zCDP for one changed binary record.
-
-    Released on the catalog's 2^-32 grid (Mironov's snapping), as the real-valued mechanism the claims
-    are proved for: the float64 sum's low bits would otherwise tell the sums apart (the float-bit
-    statistics refute it, rightly)."""
-    return snap(dbs.sum(axis=1) + rng.normal(size=(dbs.shape[0], dbs.shape[2])))
 
 
 BINARY = ProductBernoulli(0.5, shape=(3, 1))
