@@ -65,6 +65,9 @@ def test_predicted_event_runs_match_a_direct_clopper_pearson_search():
     runs_per_input_run = 3.0  # one two-point prior and two inputs per sample, event_runs = samples
     assert event.runs_at_excess == pytest.approx(n * runs_per_input_run, rel=0.05)
     assert event.refutable_at_budget and plan.refutable
+    # A prediction beyond twice the pilot's runs (or none) says the pilot's event may be pessimistic for it.
+    far = event.runs_at_pilot is None or event.runs_at_pilot > 2 * plan.pilot_runs
+    assert far == ("chosen for its own" in event.note)
 
 
 def test_plan_needs_a_claim_and_a_positive_excess():
