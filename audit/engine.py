@@ -35,7 +35,7 @@ from estimators.critic_problems import pad_columns
 from estimators.device import resolve_device
 from estimators.validation import InputError
 from mechanisms.claims import RECORD_AUDIT_NOTIONS
-from mechanisms.execution.memory import check_audit_memory
+from mechanisms.execution.memory import check_audit_memory, critic_memory_parts
 from mechanisms.execution.runner import MechanismRunner
 from mechanisms.relation import presence_pair
 
@@ -111,7 +111,8 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
     plan = plan_audit(spec, theta)
     notes = list(spec.notes) + list(plan.notes)
     event_runs = spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0
-    check_audit_memory(spec.samples, spec.priors[0].shape, len(priors), event_runs=event_runs)
+    check_audit_memory(spec.samples, spec.priors[0].shape, len(priors), event_runs=event_runs,
+                       critics=_critic_memory(spec, plan))
     data = [draw_samples(spec, prior, mechanism_rng, runner) for prior in priors]
     notes.extend(runner.notes)
     outputs = [y for _, y in data]
@@ -230,6 +231,29 @@ def _classifier_fits(spec, cells, outputs, rng, notes) -> SecretFits | None:
         return None
     full, classifiers = fitted
     return SecretFits(tuple(cells), full, classifiers=classifiers)
+
+
+def _critic_memory(spec, plan) -> dict:
+    """The largest neural critic training the plan asks for, in bytes by part
+    (:func:`mechanisms.execution.memory.critic_memory_parts`), known before the mechanism runs.
+
+    Full critics: one per secret that gets one, on (g, output, w) of width n·k + 1 for a record's
+    secret (the record, at least one output value, the other records) and 2 otherwise; sliced
+    critics: ``slices`` per secret on three one-dimensional projections. Lower bounds: the chain
+    rule's extra critic, strata and wider outputs come on top, and classifier critics (no neural
+    network) are not counted.
+    """
+    if plan.mi_critic == "classifier":
+        return {}
+    secrets = sum(not planned.deterministic for planned in plan.secrets)
+    n, k = spec.priors[0].shape
+    width = n * k + 1 if spec.notion in RECORD_AUDIT_NOTIONS else 2
+    trainings = ([(secrets, width)] if plan.full_critics else []) + ([(secrets * plan.slices, 3)] if plan.slices else [])
+    config = spec.critic
+    parts = [critic_memory_parts(count, spec.samples, input_width, hidden=config.hidden, depth=config.depth,
+                                 batch_size=config.batch_size, critics_per_chunk=config.max_critics_per_chunk,
+                                 architecture=config.architecture) for count, input_width in trainings]
+    return max(parts, key=lambda p: sum(p.values()), default={})
 
 
 def _constant_evidence(planned, prior) -> SecretEvidence:

@@ -212,6 +212,49 @@ def test_memory_check_counts_event_runs_and_output_width():
         check_output_memory(10**9, 10, "event-test run", available=2**30)
 
 
+def test_memory_check_counts_the_critics_features_and_models():
+    # Issue 32 B1: critic training (features of every critic, batched models) was not counted.
+    from estimators.critics import CriticEnsemble
+    from mechanisms.execution.memory import critic_memory_parts
+
+    critics, samples, width, hidden, batch, per_chunk = 6, 1000, 7, 4, 16, 4
+    ensemble = CriticEnsemble(per_chunk, width, hidden=hidden)  # the parameters counted by torch, not by formula
+    parameters = sum(p.numel() for p in ensemble.parameters())
+    features = 8 * critics * samples * width + per_chunk * samples * width * (8 + 4 + 4)
+    scoring = per_chunk * min(samples, max(256, 2**24 // (per_chunk * hidden))) * hidden  # all 1000 rows in one pass
+    models = 4 * (5 * parameters + max(per_chunk * 2 * batch * hidden, scoring))
+    parts = critic_memory_parts(critics, samples, width, hidden=hidden, depth=2, batch_size=batch,
+                                critics_per_chunk=per_chunk)
+    assert parts == {"critic features": features, "critic models": models}
+    # Beside the databases and outputs (one prior of 1000 databases of 3 x 1): refused naming --samples and --slices.
+    base = 1000 * 2 * (3 * 8 + 8)
+    assert check_audit_memory(1000, (3, 1), 1, critics=parts, available=10**10) == base + features + models
+    with pytest.raises(InputError, match=rf"'samples' \(1000\).*at least {re.escape(format_bytes(base + features + models))}"
+                                         r".*critic features .*lower --samples, --slices or the audited --records"):
+        check_audit_memory(1000, (3, 1), 1, critics=parts, available=base + features)
+
+
+def test_an_audit_whose_sliced_critics_exceed_memory_is_one_line_before_running(monkeypatch, capsys):
+    # laplace_sum's prior varies record 0 only (records 1 and 2 are constant: no critic): 64 sliced critics on
+    # 2000 samples of three one-dimensional projections (x, y, z), counted here by hand.
+    from audit.cli.main import main
+    from mechanisms.execution import memory
+
+    critics, samples, width = 64, 2000, 3
+    features = 8 * critics * samples * width + critics * samples * width * 16
+    parameters = width * 32 + 2 * 32 + 1 + width  # the default shallow critic of hidden width 32
+    models = 4 * (5 * critics * parameters + max(critics * 2 * 256 * 32, critics * samples * 32))
+    base = samples * 2 * (3 * 2 * 8 + 8)  # databases of 3 x 2 and one output each, chunks and joined
+    monkeypatch.setattr(memory, "available_memory", lambda: base + features)
+    calls = []
+    monkeypatch.setattr("audit.engine.draw_samples", lambda *a, **k: calls.append(1))
+    assert main(["audit", "--mechanism", "catalog:laplace_sum", "--notion", "smi-dp", "--epsilon", "1",
+                 "--samples", "2000", "--slices", "64", "--quiet"]) == 2
+    assert calls == []  # refused before any sampling
+    line, = capsys.readouterr().err.strip().splitlines()
+    assert f"at least {format_bytes(base + features + models)}" in line and "lower --samples, --slices" in line
+
+
 def test_cgroup_memory_limit_bounds_the_memory_available(tmp_path, monkeypatch):
     # A container's limit (cgroup v2 memory.max, v1 memory.limit_in_bytes) binds, not the host's MemAvailable.
     import builtins

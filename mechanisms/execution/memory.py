@@ -7,7 +7,7 @@ import os
 from estimators.validation import InputError
 
 __all__ = ["audit_memory_parts", "available_memory", "cgroup_memory_headroom", "check_audit_memory", "check_output_memory",
-           "format_bytes"]
+           "critic_memory_parts", "format_bytes"]
 
 FLOAT_BYTES = 8
 
@@ -108,6 +108,51 @@ def format_bytes(count: float) -> str:
     return f"{count:.3g} PiB"  # pragma: no cover
 
 
+#: Bytes of a critic's parameters and activations (float32: :func:`estimators.neural.critic_inputs`).
+CRITIC_BYTES = 4
+
+#: Copies of each trained parameter alive at once: the parameter, its gradient, Adam's two moment
+#: estimates and the best-so-far snapshot (:func:`estimators.neural._fit_chunk`).
+PARAMETER_COPIES = 5
+
+#: Hidden activations the scoring of held-out rows allows itself per pass (``_chunk_size`` in
+#: :mod:`estimators.neural`: at least 256 rows, else 2²⁴ activations).
+SCORING_ACTIVATIONS = 1 << 24
+
+
+def critic_memory_parts(critics: int, samples: int, input_width: int, *, hidden: int, depth: int, batch_size: int,
+                        critics_per_chunk: int, architecture: str = "shallow") -> dict:
+    """Bytes one batched critic training holds at once (a lower bound on its peak), part by part.
+
+    ``critics`` critics T_m(u, v) trained as one batched ensemble on ``samples`` pairs of
+    ``input_width`` = du + dv numbers (:func:`estimators.neural.fit_critics`), in chunks of at most
+    ``critics_per_chunk`` critics (C below):
+
+    - ``critic features``: the stacked inputs of every critic, float64 (critics × samples ×
+      width × 8), and for one chunk the float64 standardization, the float32 inputs and their
+      float32 train/validation/test copies (C × samples × width × (8 + 4 + 4));
+    - ``critic models``: per critic of the chunk, the parameters (shallow: width·h + h + h + 1 +
+      width; deep: width·h + h + (depth − 1)(h² + h) + h + 1) in :data:`PARAMETER_COPIES` copies,
+      and the hidden activations of a training step (joint and product batches, each layer) or of
+      a scoring pass (rows in blocks of :data:`SCORING_ACTIVATIONS` activations, at least 256),
+      whichever is larger, float32.
+    """
+    chunk = min(critics, critics_per_chunk)
+    if critics <= 0 or samples <= 0:
+        return {"critic features": 0, "critic models": 0}
+    features = FLOAT_BYTES * critics * samples * input_width + chunk * samples * input_width * (FLOAT_BYTES + 2 * CRITIC_BYTES)
+    if architecture == "shallow":
+        parameters = input_width * hidden + 2 * hidden + 1 + input_width
+        layers = 1
+    else:
+        parameters = input_width * hidden + hidden + (depth - 1) * (hidden * hidden + hidden) + hidden + 1
+        layers = depth
+    scoring_rows = min(samples, max(256, SCORING_ACTIVATIONS // (chunk * hidden)))
+    activations = max(chunk * 2 * min(batch_size, samples) * hidden * layers, chunk * scoring_rows * hidden)
+    models = CRITIC_BYTES * (PARAMETER_COPIES * chunk * parameters + activations)
+    return {"critic features": features, "critic models": models}
+
+
 def audit_memory_parts(samples: int, shape: tuple, priors: int, *, event_runs: int = 0,
                        output_width: int = 1) -> dict:
     """Bytes an audit holds at once, part by part (float64 arrays; a lower bound on its peak).
@@ -119,7 +164,7 @@ def audit_memory_parts(samples: int, shape: tuple, priors: int, *, event_runs: i
     - ``event runs``: the event test's ``event_runs`` copies of one database, their outputs
       (twice, as above) and one score per run.
 
-    The critics' features and the models come on top.
+    The critics' features and models are :func:`critic_memory_parts`.
     """
     n, k = shape
     database = n * k * FLOAT_BYTES
@@ -132,8 +177,12 @@ def audit_memory_parts(samples: int, shape: tuple, priors: int, *, event_runs: i
 
 
 def check_audit_memory(samples: int, shape: tuple, priors: int, *, event_runs: int = 0, output_width: int = 1,
-                       available: int | None = None) -> int:
+                       critics: dict | None = None, available: int | None = None) -> int:
     """Refuse an audit whose arrays cannot fit in memory (:func:`audit_memory_parts`), before any is allocated.
+
+    ``critics`` are the parts of the largest critic training (:func:`critic_memory_parts`), held
+    beside the databases and outputs (the event runs come after the critics are trained; the
+    larger of the two counts).
 
     Returns
     -------
@@ -148,20 +197,26 @@ def check_audit_memory(samples: int, shape: tuple, priors: int, *, event_runs: i
         available (:func:`available_memory`: a container's cgroup limit included).
     """
     parts = audit_memory_parts(samples, shape, priors, event_runs=event_runs, output_width=output_width)
-    need = sum(parts.values())
+    critic_parts = dict(critics or {})
+    training = sum(critic_parts.values())
+    need = parts["databases"] + parts["outputs"] + max(parts["event runs"], training)
     available = available_memory() if available is None else available
     if available is None or need <= available:
         return need
     n, k = shape
-    listed = ", ".join(f"{name} {format_bytes(size)}" for name, size in parts.items() if size)
-    if parts["event runs"] > parts["databases"] + parts["outputs"]:
+    listed = ", ".join(f"{name} {format_bytes(size)}" for name, size in {**parts, **critic_parts}.items() if size)
+    hint = "lower --samples"
+    if parts["event runs"] > parts["databases"] + parts["outputs"] + training:
         name, flag, value = "event_runs", "--event-runs", event_runs
+        hint = f"lower {flag}"
     else:
         name, flag, value = "samples", "--samples", samples
+        if training > parts["databases"] + parts["outputs"]:
+            hint = "lower --samples, --slices or the audited --records"
     raise InputError(
         f"argument '{name}' ({value}): the audit needs at least {format_bytes(need)} of memory ({listed}; "
         f"databases of {n} x {k}, {output_width} output value(s) each, {priors} prior(s)), but only "
-        f"{format_bytes(available)} is available; lower {flag}")
+        f"{format_bytes(available)} is available; {hint}")
 
 
 def check_output_memory(databases: int, output_width: int, what: str, *, available: int | None = None) -> int:
