@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from audit.config import build_spec
-from audit.input_domain import declared_domain, domain_check
+from audit.input_domain import declared_domain, domain_check, opendp_clamp_bounds
 from mechanisms.library_adapters import OpenDPMechanism
 from mechanisms.priors import ProductBernoulli, UniformBox
 
@@ -23,17 +23,44 @@ def _bounded(low, high, scale=20.0):
     return OpenDPMechanism(space >> dp.t.then_sum() >> dp.m.then_laplace(scale))
 
 
-def _clamped():
+def _clamped(*clamps, size=10):
+    """Records on an unbounded domain, clamped inside the pipeline by each of ``clamps`` in turn, summed, noised."""
+    pipeline = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=size), dp.symmetric_distance()
+    for bounds in clamps:
+        pipeline = pipeline >> dp.t.then_clamp(bounds)
+    return OpenDPMechanism(pipeline >> dp.t.then_sum() >> dp.m.then_laplace(20.0))
+
+
+def _unclamped():
     space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=10), dp.symmetric_distance()
-    return OpenDPMechanism(space >> dp.t.then_clamp((0.0, 100.0)) >> dp.t.then_sum() >> dp.m.then_laplace(20.0))
+    return OpenDPMechanism(space >> dp.t.then_impute_constant(0.0) >> dp.t.then_count() >> dp.m.then_laplace(1.0))
 
 
 def test_declared_domain_reads_opendp_bounds_and_their_absence():
     bounded = declared_domain(_bounded(0.0, 100.0))
     assert (bounded.low, bounded.high, bounded.bounded) == (0.0, 100.0, True)
-    free = declared_domain(_clamped())
+    free = declared_domain(_unclamped())
     assert free.low == -math.inf and free.high == math.inf and not free.bounded
     assert declared_domain(lambda dbs, rng: dbs.sum(axis=1)) is None  # a plain callable declares nothing
+
+
+@pytest.mark.parametrize("size", [10, None])
+def test_a_clamp_of_the_records_inside_the_pipeline_declares_its_bounds(size):
+    # The bounds given to then_clamp here, on sized and unsized domains, are what the domain must read.
+    clamped = declared_domain(_clamped((0.0, 100.0), size=size))
+    assert (clamped.low, clamped.high) == (0.0, 100.0) and "make_clamp" in clamped.source
+    # A second clamp acts on the first's output (a bounded domain), not on the records: only the first counts.
+    assert opendp_clamp_bounds(_clamped((-5.0, 50.0), (1.0, 3.0)).measurement) == [(-5.0, 50.0)]
+    # Without a record for the pipeline's construction (another OpenDP version), nothing is read.
+    assert opendp_clamp_bounds(object()) == []
+
+
+def test_a_zero_one_prior_against_a_clamp_gets_the_pair_at_the_clamp_ends():
+    added, note = domain_check(_clamped((0.0, 100.0)), [ProductBernoulli(0.5, shape=(10, 1))], (), (10, 1))
+    expected = np.zeros((10, 1))
+    expected[0] = 100.0
+    assert len(added) == 1 and np.array_equal(added[0].second, expected) and np.array_equal(added[0].first, 0 * expected)
+    assert "span [0, 1]" in note and "make_clamp" in note
 
 
 def test_a_zero_one_prior_gets_the_pair_at_the_domain_ends_and_a_note():
@@ -56,7 +83,7 @@ def test_a_prior_that_reaches_the_domain_gets_nothing():
 
 
 def test_an_unbounded_domain_gets_a_note_and_no_pair():
-    added, note = domain_check(_clamped(), [ProductBernoulli(0.5, shape=(10, 1))], (), (10, 1))
+    added, note = domain_check(_unclamped(), [ProductBernoulli(0.5, shape=(10, 1))], (), (10, 1))
     assert added == () and "give --pair" in note
 
 
