@@ -9,7 +9,13 @@ Timed here, per route (each a batched mechanism ``mech(dbs, rng) -> (m, d)`` ove
   or a one-hidden-layer MLP.
 - your own training through the protocol (:func:`mechanisms.training.protocol.training_mechanism`):
   one Opacus 1.6 run per training set (the how-to's script, inlined here), not batched over runs.
-- the one-run trainer (:mod:`mechanisms.training.one_run_digits`): one run on digits with 1000 canaries.
+- the one-run trainer (:mod:`mechanisms.training.one_run_digits`): one run on digits with 1000 canaries,
+  and several seeds' runs batched as one model (:func:`~mechanisms.training.one_run_digits.digits_one_runs`),
+  on the CPU and, where present, on CUDA.
+- the black-box search's pilot (:func:`audit.last_iterate.search_last_iterate`): 3 canaries × 2
+  initialisations, with and without each canary, stacked into one batched torch call, on the CPU and CUDA
+  (timed with the scoring of the candidates, which is part of its cost).
+- the catalog's DP-SGD under ``miaudit audit --device`` trains with ``TorchDPSGD`` (the rows above).
 
 Each route is timed on m training sets of the catalog's canary pair (16 records, 1 feature, full
 batch, T = 4, σ = 1) after one untimed warm-up call; on CUDA the device is synchronized by the
@@ -92,13 +98,41 @@ def _routes(quick: bool, cuda: bool) -> list:
     return routes
 
 
-def _one_run_seconds(quick: bool) -> float:
-    from mechanisms.training.one_run_digits import digits_one_run
+def _one_run_rows(quick: bool, cuda: bool) -> list:
+    """(route, device, runs, seconds) of the one-run digits trainer: one run, and several seeds' runs batched."""
+    from mechanisms.training.one_run_digits import digits_one_runs
 
-    digits_one_run(canaries=100, seed=0)  # warm-up (loads the data)
-    started = time.perf_counter()
-    digits_one_run(canaries=1000, seed=1)
-    return time.perf_counter() - started
+    digits_one_runs(canaries=100, seeds=(0,))  # warm-up (loads the data)
+    rows = []
+    for device in ("cpu", "cuda") if cuda else ("cpu",):
+        if device == "cuda":
+            digits_one_runs(canaries=100, seeds=(0,), device=device)  # warm-up: kernels, allocations
+        for runs in (1, 4) if quick else (1, 8):
+            started = time.perf_counter()
+            digits_one_runs(canaries=1000, seeds=range(1, runs + 1), device=device)  # scores come back to the host
+            route = "one-run digits trainer (1000 canaries, T = 20)" + (", seeds batched" if runs > 1 else "")
+            rows.append((route, device, runs, time.perf_counter() - started))
+    return rows
+
+
+def _search_rows(quick: bool, cuda: bool, seed: int) -> list:
+    """(route, device, runs, seconds) of the black-box search's pilot: 3 canaries × 2 initialisations, with and
+    without each canary, in one batched call (:func:`audit.last_iterate.search_last_iterate`)."""
+    from audit.last_iterate import search_last_iterate
+    from mechanisms.training import DPSGD
+    from mechanisms.training.catalog import canary_pair
+
+    training = DPSGD(RECORDS, FEATURES, SIGMA, steps=STEPS)
+    base = canary_pair(RECORDS, FEATURES).first[:-1]
+    pilot = 1000 if quick else 10000
+    rows = []
+    for device in ("cpu", "cuda") if cuda else ("cpu",):
+        search_last_iterate(training, base, pilot_runs=10, seed=seed, device=device)  # warm-up
+        started = time.perf_counter()
+        search = search_last_iterate(training, base, pilot_runs=pilot, seed=seed, device=device)
+        runs = 2 * pilot * len(search.candidates)
+        rows.append(("black-box search pilot (6 candidates, logistic)", device, runs, time.perf_counter() - started))
+    return rows
 
 
 def measure(quick: bool, cuda: bool, seed: int) -> dict:
@@ -116,10 +150,10 @@ def measure(quick: bool, cuda: bool, seed: int) -> dict:
         for key, value in (("route", route), ("device", device), ("runs", m), ("seconds", seconds),
                            ("runs_per_second", m / seconds)):
             columns[key].append(value)
-    seconds = _one_run_seconds(quick)
-    for key, value in (("route", "one-run digits trainer (1000 canaries, T = 20)"), ("device", "cpu"), ("runs", 1),
-                       ("seconds", seconds), ("runs_per_second", 1.0 / seconds)):
-        columns[key].append(value)
+    for route, device, runs, seconds in _one_run_rows(quick, cuda) + _search_rows(quick, cuda, seed):
+        for key, value in (("route", route), ("device", device), ("runs", runs), ("seconds", seconds),
+                           ("runs_per_second", runs / seconds)):
+            columns[key].append(value)
     return columns
 
 
@@ -144,7 +178,8 @@ def run(context) -> ExperimentOutput:
     findings = [f"{route} on {device}: up to {rate:,.0f} training runs per second" for (route, device), rate in best.items()]
     if not cuda:
         findings.append("No CUDA device was used: the CUDA rows (TorchDPSGD on --device cuda, logistic and MLP, up to "
-                        "10⁶ runs per batch) wait for a GPU: `miaudit experiment training-throughput --device cuda`.")
+                        "10⁶ runs per batch; the one-run trainer; the black-box search's pilot) wait for a GPU: "
+                        "`miaudit experiment training-throughput --device cuda`.")
     findings.append(f"Machine load: 1-minute load average {load_before:.1f} at the start and {os.getloadavg()[0]:.1f} "
                     f"at the end, on {os.cpu_count()} cores.")
     settings = {"records": RECORDS, "features": FEATURES, "steps T": STEPS, "σ": SIGMA, "q": 1.0, "device": str(context.device),
@@ -155,9 +190,10 @@ def run(context) -> ExperimentOutput:
 EXPERIMENTS = [Experiment(
     name="training-throughput",
     description="DP-SGD training runs per second: NumPy and torch batched trainers (CPU, CUDA), your Opacus "
-                "training through the protocol, the one-run trainer",
+                "training through the protocol, the one-run trainer, the black-box search's pilot",
     source="benchmark (issue 33 item 5)",
     run=run,
     trains=True,
-    full_runtime="18 s on a loaded 2-core x86_64 CPU (load average 7.6), device cpu; the CUDA rows have not been run",
+    full_runtime="26 s (39 s with start-up) on the shared 2-core x86_64 CPU at load average 10, device cpu; the CUDA "
+                 "rows have not been run",
 )]

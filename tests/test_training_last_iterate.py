@@ -82,3 +82,18 @@ def test_search_refuses_what_it_cannot_search():
         search_last_iterate(entry.mechanism, base, canaries={"gradient": gradient})
     with pytest.raises(InputError, match="'mechanism'"):
         search_last_iterate(TorchDPSGD(16, 2, 1.0, hidden=3), base)
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA device")
+def test_stacked_training_on_cuda_equals_the_cpu_and_the_search_runs_there():
+    base = _base()
+    canaries = list(candidate_canaries(base).values())
+    dbs = np.stack([with_record(base, c) for c in canaries])
+    inits = np.stack([worst_case_init(2, c) for c in canaries])
+    settings = dict(records=16, features=2, noise_multiplier=0.0, steps=4, release="loss")
+    cpu = TorchDPSGD(**settings).train_batch(dbs, np.random.default_rng(0), init=inits, canaries=np.stack(canaries))
+    gpu = TorchDPSGD(**settings, device="cuda").train_batch(dbs, np.random.default_rng(0), init=inits,
+                                                            canaries=np.stack(canaries))
+    np.testing.assert_allclose(gpu, cpu, rtol=1e-9, atol=1e-11)
+    search = search_last_iterate(FACTORIES["dpsgd_s1_q1_t4"]().mechanism, base, pilot_runs=200, device="cuda")
+    assert len(search.candidates) == 6 and search.chosen.predicted_mu > 0.5

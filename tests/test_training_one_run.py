@@ -58,3 +58,13 @@ def test_batched_torch_runs_equal_the_closed_form_numpy_trainer_seed_by_seed(kin
     np.testing.assert_allclose(lone.scores, runs[1].scores, rtol=1e-12, atol=1e-12)
     with pytest.raises(InputError, match="'seeds'"):
         digits_one_runs(**settings, seeds=())
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA device")
+def test_batched_runs_on_cuda_equal_the_cpu():
+    settings = dict(canaries=60, steps=3, seeds=(3, 7))
+    for kind in ("gradient", "input"):
+        cpu = digits_one_runs(**settings, kind=kind, device="cpu")
+        gpu = digits_one_runs(**settings, kind=kind, device="cuda")
+        for a, b in zip(cpu, gpu):
+            np.testing.assert_allclose(b.scores, a.scores, rtol=1e-9, atol=1e-9)

@@ -20,7 +20,11 @@ def test_quick_run_times_every_cpu_route(tmp_path):
     table = _run(tmp_path, "cpu")
     routes = set(table["route"])
     assert {"DPSGD (NumPy), logistic", "TorchDPSGD, logistic", "TorchDPSGD, MLP 32 hidden",
-            "your training (Opacus 1.6, per run)"} <= routes
+            "your training (Opacus 1.6, per run)", "one-run digits trainer (1000 canaries, T = 20)",
+            "one-run digits trainer (1000 canaries, T = 20), seeds batched",
+            "black-box search pilot (6 candidates, logistic)"} <= routes
+    search = table["route"] == "black-box search pilot (6 candidates, logistic)"
+    assert list(table["runs"][search]) == [2 * 1000 * 6]  # the quick pilot: 1000 runs per input per candidate
     assert set(table["device"]) == {"cpu"}
     np.testing.assert_allclose(table["runs_per_second"], table["runs"] / table["seconds"], rtol=1e-9)
     assert np.all(table["runs_per_second"] > 0)
@@ -30,4 +34,7 @@ def test_quick_run_times_every_cpu_route(tmp_path):
 def test_quick_run_on_cuda_times_the_batched_torch_trainers(tmp_path):
     table = _run(tmp_path, "cuda")
     cuda = table["device"] == "cuda"
-    assert set(table["route"][cuda]) == {"TorchDPSGD, logistic", "TorchDPSGD, MLP 32 hidden"}
+    assert set(table["route"][cuda]) == {"TorchDPSGD, logistic", "TorchDPSGD, MLP 32 hidden",
+                                         "one-run digits trainer (1000 canaries, T = 20)",
+                                         "one-run digits trainer (1000 canaries, T = 20), seeds batched",
+                                         "black-box search pilot (6 candidates, logistic)"}
