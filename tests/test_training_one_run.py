@@ -1,6 +1,8 @@
 """The one-run digits trainer (torch, per-sample gradients by torch.func, batched over runs) against a NumPy
 trainer written here with the softmax regression's closed-form per-sample gradients."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -9,12 +11,17 @@ from mechanisms.training.accountant import noise_for_epsilon
 from mechanisms.training.one_run_digits import digits_one_run, digits_one_runs
 
 
-def _numpy_run(*, epsilon, delta, canaries, kind, steps, clip_norm, learning_rate, seed):
-    """One run, draws in the trainer's documented order; gradients (softmax(xW) − onehot(y)) ⊗ x, norm ‖r‖·‖x‖."""
+@functools.lru_cache(maxsize=1)
+def _digits():
     from sklearn.datasets import load_digits
 
     data = load_digits()
-    x, y = data.data / 16.0, data.target
+    return data.data / 16.0, data.target
+
+
+def _numpy_run(*, epsilon, delta, canaries, kind, steps, clip_norm, learning_rate, seed):
+    """One run, draws in the trainer's documented order; gradients (softmax(xW) − onehot(y)) ⊗ x, norm ‖r‖·‖x‖."""
+    x, y = _digits()
     features = lambda rows: np.hstack([rows, np.ones((len(rows), 1))])  # noqa: E731
 
     def softmax(z):
@@ -68,3 +75,19 @@ def test_batched_runs_on_cuda_equal_the_cpu():
         gpu = digits_one_runs(**settings, kind=kind, device="cuda")
         for a, b in zip(cpu, gpu):
             np.testing.assert_allclose(b.scores, a.scores, rtol=1e-9, atol=1e-9)
+
+
+def test_one_run_command_trains_on_the_device_it_is_given(capsys):
+    import json
+
+    import torch
+
+    from audit.cli.main import main
+
+    assert main(["one-run", "--canaries", "100", "--steps", "2", "--seed", "4", "--device", "cpu", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    lone = digits_one_run(canaries=100, steps=2, seed=4)
+    assert payload["training"]["test_accuracy"] == pytest.approx(lone.test_accuracy)
+    if not torch.cuda.is_available():
+        assert main(["one-run", "--canaries", "100", "--device", "cuda"]) != 0
+        assert "no CUDA device" in capsys.readouterr().err

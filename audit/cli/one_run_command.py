@@ -8,7 +8,7 @@ black-box input canaries scored by their loss: :mod:`mechanisms.training.one_run
 from __future__ import annotations
 
 from audit.cli.flag_values import integer, number
-from audit.cli.main import check_seed
+from audit.cli.main import add_device_option, check_seed
 
 HELP = "one-run audit: m canaries, one training run, a certified (eps, delta) lower bound (Steinke et al. 2023)"
 
@@ -32,6 +32,7 @@ def configure(parser) -> None:
                         help="guess 'included' on the K highest and 'excluded' on the K lowest scores (repeatable: "
                              "α is split between the choices; default 2.5%% of the canaries)")
     parser.add_argument("--alpha", type=number, default=0.05, help="level (default 0.05)")
+    add_device_option(parser)  # where the built-in run trains (one batched torch model: CPU or CUDA)
 
 
 def run(args):
@@ -59,7 +60,7 @@ def run(args):
     from mechanisms.training.one_run_digits import digits_one_run
 
     training = digits_one_run(epsilon=args.epsilon, delta=args.delta, canaries=args.canaries, kind=args.canary,
-                              steps=args.steps, accountant=args.accountant, seed=seed)
+                              steps=args.steps, accountant=args.accountant, seed=seed, device=args.device)
     audit = one_run_audit(training.scores, training.included, guesses=guesses, alpha=args.alpha,
                           delta=training.delta, claimed_epsilon=training.claimed_epsilon)
     payload = audit.to_dict() | {"training": {"kind": training.kind, "noise_multiplier": training.noise_multiplier,
