@@ -287,8 +287,7 @@ def _gdp_check(claim: Claim, certificate, gdp_alpha: float | None) -> CrossCheck
     mu = claim.parameters()["mu"]
     refuted = certificate.mu_lower_bound > mu
     detail = (f"trade-off curve of the event statistic: certified μ̲ = {certificate.mu_lower_bound:.4g} "
-              f"{'>' if refuted else '≤'} the claimed μ = {mu:g} (μ̲: the curve G_μ̲ through the certified point "
-              f"FPR ≤ {certificate.fpr_upper:.4g}, FNR ≤ {certificate.fnr_upper:.4g})"
+              f"{'>' if refuted else '≤'} the claimed μ = {mu:g} (μ̲ from {certificate.evidence})"
               + ("" if gdp_alpha is not None else " (not a test of the claim: no α was planned for it)"))
     return CrossCheck(claim.label, None, refuted and gdp_alpha is not None, None, list(_GDP_THEOREMS), detail,
                       test="gdp", statistic=certificate.mu_lower_bound, threshold=mu, alpha_spent=gdp_alpha)

@@ -363,8 +363,7 @@ def gaussian_dp_rows(certificate) -> list:
     c = certificate
     rows = [("certified μ lower bound (Gaussian DP)",
              f"{number(c.mu_lower_bound)} (level α = {c.alpha:.3g}; {c.points} "
-             f"trade-off points held at once by {c.method}; point FPR ≤ {number(c.fpr_upper)}, "
-             f"FNR ≤ {number(c.fnr_upper)} at {c.direction}, t = {number(c.threshold)})")]
+             f"trade-off points held at once by {c.method}; {c.evidence})")]
     if c.epsilon_estimate is not None:
         rows.append((f"ε at δ = {c.delta:g} if exactly μ̲-GDP (estimate, not certified)", number(c.epsilon_estimate)))
     if c.event_optimum is not None:
