@@ -100,3 +100,85 @@ def test_one_run_command(capsys, tmp_path):
                  "--k", "1"]) == 0
     out = capsys.readouterr().out
     assert "2 of 2 right" in out and "loose" in out
+    # The guess grid on your own scores: k = 1 for each share at m = 4, so one choice and the whole α.
+    assert main(["one-run", "--scores", str(tmp_path / "s.npy"), "--included", str(tmp_path / "c.npy"),
+                 "--guess-grid"]) == 0
+    assert "2 of 2 right:" in capsys.readouterr().out
+    assert main(["one-run", "--guess-grid", "--k", "3"]) != 0
+    assert "'--k' and '--guess-grid'" in capsys.readouterr().err
+
+
+def test_guess_grid_certifies_the_best_choice_at_alpha_over_their_number():
+    from audit.one_run import guess_grid
+
+    assert guess_grid(1000) == [(10, 10), (20, 20), (30, 30), (50, 50)]
+    rng = np.random.default_rng(7)
+    included = rng.random(1000) < 0.5
+    scores = rng.normal(1.5 * included, 1.0)
+    audit = one_run_audit(scores, included, guesses="grid", delta=1e-5)
+    ranked = np.argsort(-scores, kind="stable")
+    best = 0.0
+    for k in (10, 20, 30, 50):
+        correct = int(included[ranked[:k]].sum() + (~included[ranked[-k:]]).sum())
+        eps = audit.choices[[c["k_plus"] for c in audit.choices].index(k)]["epsilon_lower_bound"]
+        # Independent: Theorem 3.1's tail (scipy) at ε_lb is within α/4, and above it just beyond.
+        assert _theorem_tail(correct, 2 * k, 1000, eps, 1e-5) <= 0.05 / 4 + 1e-12
+        assert _theorem_tail(correct, 2 * k, 1000, eps + 1e-6, 1e-5) > 0.05 / 4
+        best = max(best, eps)
+    assert audit.epsilon_lower_bound == best
+    assert "the best of 4 guess choices" in audit.text()
+    with pytest.raises(InputError, match="'guesses'"):
+        one_run_audit(scores, included, guesses="all")
+
+
+@pytest.mark.slow
+def test_ideal_gaussian_one_run_ratio_at_m_1000():
+    # What is reachable at issue 33's setting (ε = 4, δ = 1e-5, m = 1000): an ideal white-box score, N(μ, 1) for
+    # an included canary and N(0, 1) otherwise, with μ the exact Gaussian-DP μ of (4, 1e-5) (Dong, Roth and Su,
+    # Corollary 2.13, solved with scipy here), so the mechanism is exactly (4, 1e-5)-DP. The certified ratio is
+    # computed from Theorem 3.1's tail written out with scipy (_theorem_tail), by bisection.
+    from audit.one_run import guess_grid
+    from scipy import optimize
+
+    eps, delta, m, alpha, sims = 4.0, 1e-5, 1000, 0.05, 40
+
+    def profile(mu):
+        return stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2) - delta
+
+    mu = optimize.brentq(profile, 0.3, 3.0)
+    cache = {}
+
+    def certified(v, r, level):
+        if (v, r, level) not in cache:
+            low, high = 0.0, 12.0
+            if _theorem_tail(v, r, m, 0.0, delta) > level:
+                cache[(v, r, level)] = 0.0
+                return 0.0
+            for _ in range(40):
+                middle = 0.5 * (low + high)
+                low, high = (middle, high) if _theorem_tail(v, r, m, middle, delta) <= level else (low, middle)
+            cache[(v, r, level)] = low
+        return cache[(v, r, level)]
+
+    rng = np.random.default_rng(11)
+    grid = guess_grid(m)
+    single, union, hindsight = [], [], []
+    for _ in range(sims):
+        included = rng.random(m) < 0.5
+        scores = rng.normal(mu * included, 1.0)
+        order = np.lexsort((np.arange(m), -scores))
+
+        def correct(k):
+            return int(included[order[:k]].sum() + (~included[order[m - k:]]).sum())
+
+        single.append(certified(correct(25), 50, alpha))
+        union.append(max(certified(correct(k), 2 * k, alpha / len(grid)) for k, _ in grid))
+        hindsight.append(max(certified(correct(k), 2 * k, alpha) for k in (10, 15, 20, 25, 30, 40, 50)))
+        audit = one_run_audit(scores, included, guesses="grid", alpha=alpha, delta=delta)
+        assert audit.epsilon_lower_bound == pytest.approx(union[-1], abs=1e-6)
+    ratios = {name: float(np.mean(v)) / eps for name, v in (("single k = 25", single), ("grid, α split", union),
+                                                             ("best k after the fact (not certified)", hindsight))}
+    print(f"μ = {mu:.4f};", {k: round(v, 3) for k, v in ratios.items()})
+    # Issue 33's target of 0.45 is out of reach here even after the fact; the certified ratios sit near 0.36.
+    assert 0.30 < ratios["grid, α split"] < 0.45 and 0.30 < ratios["single k = 25"] < 0.45
+    assert ratios["best k after the fact (not certified)"] < 0.47

@@ -31,6 +31,9 @@ def configure(parser) -> None:
     parser.add_argument("--k", type=integer, action="append", metavar="K",
                         help="guess 'included' on the K highest and 'excluded' on the K lowest scores (repeatable: "
                              "α is split between the choices; default 2.5%% of the canaries)")
+    parser.add_argument("--guess-grid", action="store_true",
+                        help="guess on each side 1%%, 2%%, 3%% and 5%% of the canaries and certify the best of the four, "
+                             "α split equally between them (instead of --k)")
     parser.add_argument("--alpha", type=number, default=0.05, help="level (default 0.05)")
     add_device_option(parser)  # where the built-in run trains (one batched torch model: CPU or CUDA)
 
@@ -41,7 +44,9 @@ def run(args):
     from audit.one_run import one_run_audit
 
     seed = check_seed(args.seed)
-    guesses = None if args.k is None else [(k, k) for k in args.k]
+    if args.guess_grid and args.k is not None:
+        raise InputError("arguments '--k' and '--guess-grid' are alternatives: give one")
+    guesses = "grid" if args.guess_grid else None if args.k is None else [(k, k) for k in args.k]
     if (args.scores is None) != (args.included is None):
         raise InputError("arguments '--scores' and '--included' go together: the scores of your run and its coins")
     if args.scores is not None:
