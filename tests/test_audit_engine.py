@@ -332,15 +332,16 @@ def test_a_two_point_audit_chooses_its_statistic_and_event_on_held_out_draws():
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_slice_chosen_by_the_mi_test_leaves_the_full_critic_among_the_event_statistics(seed):
     """With slices, the MI test may certify with a slice critic; the event test then also offers the record's
-    full critic, the logistic statistics, linear and quadratic, and the four float-bit statistics
-    (audit.float_features; eight candidates), scored on draws none of them was trained on."""
+    full critic and the logistic statistics, linear and quadratic (four candidates; the float-bit statistics of
+    audit.float_features are not offered, as the catalog's releases are multiples of 2^-32), scored on draws none
+    of them was trained on."""
     entry = get_entry("laplace_sum")
     spec = AuditSpec(mechanism=entry.mechanism, priors=[entry.prior], notion="mi-dp", claim=entry.claimed,
                      samples=3000, event_runs=2000, slices=4, critic=SMALL_CRITIC, seed=seed)
     result = run_audit(spec)
     event = result.event_test
     assert "slice" in result.certified_secret  # 20-step critics: a slice certifies best at these seeds
-    assert event.pairs_considered == 8
+    assert event.pairs_considered == 4
     held = int(event.description.split(" held-out draws")[0].rsplit(" ", 1)[1])
     # the full and the sliced fits each train on their own 40% of the 3000 draws: about 36% is left
     assert 0.25 * 3000 < held < 0.6 * 3000
