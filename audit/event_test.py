@@ -227,6 +227,9 @@ def claim_objective(claim):
             share = positive / (1.0 + positive)
             return np.where(eps > claim.epsilon, 1.0 + share, np.where(eps > 0, share - 1.0, -np.inf))
         objective.rank_epsilon = rank_epsilon
+    # Above refutes_above an event is predicted to refute the claim, above certifies_above to certify some ε > 0
+    # (or some excess for a claim of another notion): the tiny-count guard reads them (_Predictor).
+    objective.refutes_above, objective.certifies_above = 1.0, -1.0
     return objective
 
 
@@ -432,12 +435,19 @@ class _Selection:
 #: ratio is large by chance is not preferred to a frequent one whose ratio is sure.
 SELECTION_PESSIMISM = 0.16
 
+#: A stricter level (about 3.1 standard errors) at which an event predicted to refute a claim must
+#: still be predicted to certify something to keep its rank (:class:`_Predictor`): the best of a
+#: few hundred thresholds on the same scores can sit that far out by chance, and the bounds of
+#: events with tiny counts move most (issue 32 D: a tail with 16 hits in about 19,300 runs, chosen
+#: on a lucky selection, certified no positive ε for a 0.7-DP geometric mechanism).
+STRICT_SELECTION_PESSIMISM = 0.001
 
-def _pessimistic(p_first, p_second, n_first: int, n_second: int):
-    """(lower bound on p_first, upper bound on p_second) from ``n_first`` and ``n_second`` selection scores."""
-    lower = _cp_lookup(np.round(np.asarray(p_first, dtype=np.float64) * n_first), n_first, SELECTION_PESSIMISM, True)
-    upper = _cp_lookup(np.round(np.asarray(p_second, dtype=np.float64) * n_second), n_second, SELECTION_PESSIMISM,
-                       False)
+
+def _pessimistic(p_first, p_second, n_first: int, n_second: int, level: float = SELECTION_PESSIMISM):
+    """(lower bound on p_first, upper bound on p_second) from ``n_first`` and ``n_second`` selection scores,
+    one-sided Clopper–Pearson at ``level``."""
+    lower = _cp_lookup(np.round(np.asarray(p_first, dtype=np.float64) * n_first), n_first, level, True)
+    upper = _cp_lookup(np.round(np.asarray(p_second, dtype=np.float64) * n_second), n_second, level, False)
     return lower, upper
 
 
@@ -454,6 +464,16 @@ class _Predictor:
     pair, the odds ratio's ε ≥ log(ψ̲)/2 (:func:`audit.odds_ratio.predicted_epsilon`) and the rate
     ratio's ε ≥ log ρ̲ with Poisson run counts (:func:`audit.rate_ratio.predicted_epsilon`), at the
     same frequencies.
+
+    The tiny-count guard (issue 32 D), for a claim's objective (:func:`claim_objective`, whose
+    refuting events score above 1 and events certifying anything above −1): an event predicted to
+    refute the claim at the usual level whose prediction at :data:`STRICT_SELECTION_PESSIMISM`
+    certifies nothing at all ranks by that strict prediction. Such an event's whole case rests on
+    a few selection hits against a lucky zero: an extreme tail that looked good by chance, whose
+    fresh runs then certify nothing. An event whose case survives the strict level (a genuine
+    rare-event bug's: many hits against few) keeps its rank, and events predicted to refute at
+    neither level rank as before. It changes only which event is chosen on selection scores, so
+    α is unchanged.
     """
 
     def __init__(self, runs, alpha, objective, pure_dp: bool = False):
@@ -461,11 +481,12 @@ class _Predictor:
         self.rank_epsilon = getattr(objective, "rank_epsilon", None) if pure_dp else None
 
     def by_certificate(self, p_first, p_second, n_first: int | None = None, n_second: int | None = None,
-                       exact: bool = False) -> dict:
+                       exact: bool = False, level: float = SELECTION_PESSIMISM) -> dict:
         """The predicted objective under each certificate this predictor considers, by name
-        (``exact``: the rate ratio's bound computed exactly rather than approximated)."""
+        (``exact``: the rate ratio's bound computed exactly rather than approximated; ``level``: the
+        pessimism of the selection frequencies, :func:`_pessimistic`)."""
         if n_first is not None:
-            p_first, p_second = _pessimistic(p_first, p_second, n_first, n_second)
+            p_first, p_second = _pessimistic(p_first, p_second, n_first, n_second, level)
         lower = _cp_lookup(np.round(np.asarray(p_first) * self.runs), self.runs, self.alpha / 2, True)
         upper = _cp_lookup(np.round(np.asarray(p_second) * self.runs), self.runs, self.alpha / 2, False)
         predicted = {"clopper-pearson": self.objective(lower, upper)}
@@ -477,8 +498,18 @@ class _Predictor:
         return predicted
 
     def __call__(self, p_first, p_second, n_first: int | None = None, n_second: int | None = None):
-        predicted = self.by_certificate(p_first, p_second, n_first, n_second)
-        return functools.reduce(np.maximum, predicted.values())
+        predicted = functools.reduce(np.maximum, self.by_certificate(p_first, p_second, n_first, n_second).values())
+        refuting = getattr(self.objective, "refutes_above", None)
+        if n_first is None or refuting is None or not np.any(predicted > refuting):
+            return predicted
+        # The tiny-count guard (class docstring): a refuting event's case must survive the strict level.
+        doubtful = np.flatnonzero(predicted > refuting)
+        strict = functools.reduce(np.maximum, self.by_certificate(
+            np.asarray(p_first)[doubtful], np.asarray(p_second)[doubtful], n_first, n_second,
+            level=STRICT_SELECTION_PESSIMISM).values())
+        predicted = np.array(predicted, dtype=np.float64, copy=True)
+        predicted[doubtful] = np.where(strict > self.objective.certifies_above, predicted[doubtful], strict)
+        return predicted
 
     def certificate(self, p_first: float, p_second: float, n_first: int, n_second: int) -> str:
         """The certificate predicted to do best for one event (the first of :data:`CERTIFICATES` on ties)."""

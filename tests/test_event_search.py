@@ -204,3 +204,34 @@ def test_held_out_choice_keeps_the_refuted_rate_within_alpha_at_the_claims_bound
         refuted += result.claim_verdict == "refuted"
     lower, _ = clopper_pearson(refuted, repeats, 0.01)
     assert float(lower) <= 0.05, f"{refuted}/{repeats} refuted"
+
+
+def test_an_extreme_tail_lucky_on_selection_is_not_chosen_over_a_sure_event():
+    # Issue 32 D: on the two-sided geometric at its exact ε = 0.7, this seed (3 of 1,000 did) chose a tail of a few
+    # hits against a lucky zero on the selection runs (predicted to refute), whose fresh runs certified no positive ε.
+    from experiments.tiny_count_guard import geometric_epsilons, guard
+
+    seeds = (970,)
+    with guard(False):
+        unguarded = geometric_epsilons(seeds)
+    assert (unguarded <= 0).all(), unguarded  # the case the guard is for
+    guarded = geometric_epsilons(seeds)
+    assert (guarded > 0.6).all(), guarded  # a frequent tail: ε ≈ 0.68 of the true 0.7
+
+
+def test_the_tiny_count_guard_keeps_a_rare_event_bug():
+    # A genuine rare-event bug: 40 hits in 4,000 selection runs under one input and none under the other (a ratio
+    # without bound). The tail holding exactly those hits is chosen, as without the guard.
+    from audit.event_test import choose_event, claim_objective
+    from experiments.tiny_count_guard import guard
+
+    rng = np.random.default_rng(0)
+    scores_a = np.concatenate((rng.normal(0.0, 1.0, 3960), np.full(40, 10.0)))
+    scores_b = rng.normal(0.0, 1.0, 4000)
+    choose = lambda: choose_event(scores_a, scores_b, runs=20000, alpha=0.025, pure_dp=True,  # noqa: E731
+                                  objective=claim_objective(parse_claim("dp:1")))
+    choice = choose()
+    assert (choice.event.form, choice.event.first_is_a, choice.p_first, choice.p_second) == ("upper", True, 0.01, 0.0)
+    assert max(scores_b) <= choice.event.threshold < 10.0
+    with guard(False):
+        assert choose().event == choice.event
