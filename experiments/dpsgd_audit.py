@@ -448,7 +448,8 @@ EXPERIMENTS = [Experiment(
     source="study (issue 17); DP-SGD of Abadi et al. (2016), canaries of Nasr et al. (2021, 2023)",
     run=run,
     trains=True,
-    full_runtime="36 s on a 2-core x86_64 CPU (load average 1.5 to 1.7), "
-                 "device cpu (8 + 6 audits at "
-                 "10^4 runs, 5 variants x 3 budgets x 2 repeats); the GPU grid has not been run",
+    full_runtime="441 s on the shared 2-core x86_64 CPU (load average 11.7 to 13.8 from other sessions; 92 s of "
+                 "CPU time), device cpu (8 + 6 audits at 10^4 runs, 5 variants x 3 budgets x 2 repeats, 5 μ-row "
+                 "settings x 2 budgets x 3 repeats with the black-box search's pilot, 15 one-run trainings); the GPU "
+                 "grid has not been run",
 )]
