@@ -136,12 +136,24 @@ def pytest_runtest_teardown(item, nextitem):
 
 
 @pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """``pytest -n N`` (README, ``.ci/run``) distributes by ``loadgroup``, not xdist's default ``load``.
+
+    ``loadgroup`` is ``load`` (each test to whichever worker is free) except for the groups marked
+    below, so it keeps the module-scoped fixtures built once without a longer command. Runs
+    before pytest-xdist picks its default (an explicit ``--dist`` is kept).
+    """
+    if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", None) == "no":
+        config.option.dist = "loadgroup"
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Keep the tests that share a module-scoped fixture on one pytest-xdist worker.
 
-    Under ``-n 2 --dist loadgroup`` (README, ``.ci/run``) every other test goes to whichever
-    worker is free; a module's quick experiment run, Ray instance or other module-scoped fixture
-    is then built once, by one worker, as in a serial run. Runs before xdist reads the marks.
+    Under ``-n 2`` (``--dist loadgroup``) every other test goes to whichever worker is free; a
+    module's quick experiment run, Ray instance or other module-scoped fixture is then built once,
+    by one worker, as in a serial run. Runs before xdist reads the marks.
     """
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
