@@ -17,10 +17,19 @@ import functools
 import gc
 import importlib.util
 import multiprocessing.process
+import os
 import subprocess
 import sys
 
 import pytest
+
+# Under pytest-xdist (``-n 2``) each worker holds a core: torch's intra-op threads, sized to the cores
+# that look idle (estimators.device.free_cores) when the other worker is between tests, would then
+# spin-wait across workers. One thread per worker, as an explicit OMP_NUM_THREADS, which miaudit keeps.
+if os.environ.get("PYTEST_XDIST_WORKER") and "OMP_NUM_THREADS" not in os.environ:
+    os.environ["OMP_NUM_THREADS"] = "1"
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
 
 from estimators.critic_config import CriticConfig
 
