@@ -152,8 +152,8 @@ EXPERIMENTS = [Experiment(
     source="benchmark (issue 30 item 4)",
     run=run,
     trains=True,
-    full_runtime="four audits in fresh interpreters, 12.6 to 13.9 s each quiet on a 2-core x86_64 CPU "
-                 "(python -m experiments.busy_machine), device cpu",
+    full_runtime="about 94 s on a 2-core x86_64 CPU (load average about 1): four audits in fresh "
+                 "interpreters, 16-17 s each quiet and up to 43 s with a core held, device cpu",
 )]
 
 
