@@ -45,6 +45,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mechanisms.catalog.snapping import GRID_EXPONENT as SNAPPING_GRID_EXPONENT
+
 from .classifier_statistic import MAX_EMPIRICAL_VALUES, EmpiricalLogRatio
 
 #: Bits of the significand in float64 (numpy.finfo(float64).nmant + 1).
@@ -53,9 +55,9 @@ SIGNIFICAND_BITS = 53
 #: The low significand bits read by :func:`low_significand_bits`.
 LOW_BITS = 2
 
-#: Outputs that are all multiples of 2 ** COARSE_GRID_EXPONENT get no bit statistic (:func:`has_fine_bits`);
-#: the catalog snaps its noisy releases to the same grid (:data:`mechanisms.catalog.snapping.GRID_EXPONENT`).
-COARSE_GRID_EXPONENT = -32
+#: Outputs that are all multiples of 2 ** COARSE_GRID_EXPONENT get no bit statistic (:func:`has_fine_bits`):
+#: the grid the catalog snaps its noisy releases to.
+COARSE_GRID_EXPONENT = SNAPPING_GRID_EXPONENT
 
 #: Codes of an output with no finite bits: 0 and the non-finite values (never an exponent of a double).
 ZERO_CODE = 4096

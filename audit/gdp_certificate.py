@@ -626,8 +626,9 @@ def optimal_event_epsilon(mu: float, runs: int, alpha: float = 0.05, delta: floa
     Su 2022, Theorem 2.10, so no event of a μ-GDP mechanism separates more), tail events s > t
     (optimal by Neyman–Pearson; the lower tails are their mirror image), ``runs`` runs per input,
     the event test's certificate ε ≥ log((p̲ − δ)/p̄) with one-sided Clopper–Pearson bounds at αs
-    and α(1 − s), s the best of :data:`_SHARES`, (:func:`audit.event_test.certified_epsilon`) at the expected counts, maximised over t on a
-    grid of ``grid`` thresholds in [−2, μ + 10]. It is the numerical optimum for the budget that an
+    and α(1 − s), s the best of :data:`_SHARES`, (:func:`audit.event_test.certified_epsilon`) at the expected counts, maximised over t
+    at the resolution of a grid of ``grid`` thresholds in [−2, μ + 10] (a tenth of them, then the full
+    resolution around the best). It is the numerical optimum for the budget that an
     audit's certified bound is compared with (an event chosen without error gets no more).
     """
     runs = check_int(runs, "runs", 1)
@@ -655,7 +656,6 @@ def optimal_event_epsilon(mu: float, runs: int, alpha: float = 0.05, delta: floa
     step = coarse[1] - coarse[0]
     fine_best, _ = best_on(np.linspace(at - 2 * step, at + 2 * step, 41))
     return max(best, fine_best)
-    return float(best)
 
 
 #: Splits s of α between p̲ (at αs) and p̄ (at α(1 − s)) over which :func:`optimal_event_epsilon` maximises,
