@@ -58,8 +58,20 @@ def test_unclipped_variant_is_refuted_even_at_the_quick_budget(dpsgd_run):
 def test_mu_rows_stay_below_the_true_mu_and_optimum_matches_its_definition(dpsgd_run):
     from scipy import stats
 
-    gdp = dpsgd_run[0]["dpsgd_gaussian_dp"]
+    from experiments.dpsgd_audit import IDEAL_LABEL
+
+    table = dpsgd_run[0]["dpsgd_gaussian_dp"]
+    is_ideal = table["canary"] == IDEAL_LABEL
+    ideal = {k: v[is_ideal] for k, v in table.items()}
+    gdp = {k: v[~is_ideal] for k, v in table.items()}
     assert list(gdp["runs"]) == [1000] * 5 and gdp["canary"][0] == "gradient (white-box)"
+    # The reference rows certify μ on simulated N(2, 1) vs N(0, 1) scores at the audit's share of α: each exceeds the
+    # true μ = 2 with probability at most that share, so more than 4 of 20 would be a 1-in-10⁴ event (binomial tail).
+    from scipy import stats
+
+    assert len(ideal["runs"]) == 20 and set(ideal["gdp_alpha"]) == {gdp["gdp_alpha"][0]}
+    assert stats.binom.sf(int(np.sum(ideal["mu_lower_bound"] > 2.0)) - 1, 20, 0.025) > 1e-4
+    assert np.mean(ideal["mu_lower_bound"]) > 1.6  # about 1.85 at 10³ runs and 300 selection scores per input
     # The black-box search's row names the candidate its pilot chose, out of the 3 canaries × 2 initialisations.
     from experiments.dpsgd_audit import SEARCH_LABEL
 
