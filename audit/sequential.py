@@ -1,44 +1,56 @@
-"""Sequential audits: rounds of growing size that stop at the first refutation, with α spent across them.
+"""Sequential audits: nested looks at growing prefixes of one stream of runs, stopping at the first refutation.
 
 A fixed-budget audit (:func:`audit.engine.run_audit`) spends its whole budget whatever the
-mechanism. :func:`run_sequential_audit` runs the audit in **rounds**, each an independent audit
-(:func:`~audit.engine.run_audit`) on fresh mechanism runs at its own level α_k, and stops at the
-first round that refutes the claim (or, without a claim, certifies an MI violation), when the run
-budget ``max_runs`` is spent, or when the next round would end past ``time_limit``.
+mechanism. :func:`run_sequential_audit` looks at the evidence several times as it grows: look k
+is the audit of the **first** n_k samples (and the first event runs) of one stream of mechanism
+runs, at its own level α_k, and the last look is the audit of all N = ``max_runs`` / (runs per
+sample) of them: the fixed audit of the full budget, on the same seed, at α_K (about 0.97 α). It
+stops at the first look that refutes the claim (or, without a claim, certifies an MI violation),
+when the looks are done, or when the next look would end past ``time_limit``.
 
-**Schedule** (:func:`round_schedule`, fixed before any run): the early rounds double in size from
-the smallest round that can refute the claim (``growth`` = 2) while together they spend at most
-``look_fraction`` (default 0.2) of ``max_runs``; the last round gets the rest, so a mechanism
-that is not refuted early is audited at 80% or more of the budget in one piece.
+**Nested runs.** Every look is :func:`audit.engine._run_audit` on one
+:class:`~mechanisms.execution.runner.MechanismRunner` with the audit's own seed. The runner ends a
+chunk at every look's ``samples`` and ``event_runs`` (its ``boundaries``,
+:func:`mechanisms.execution.chunks.plan_chunks`), so each job of a smaller look — the prior's
+draws, the mechanism's runs on them, the event test's runs of a pair — is the first chunks of the
+larger look's job with the same seed, and its :class:`~mechanisms.execution.runner.ChunkCache`
+gives a chunk already run its outputs again instead of calling the mechanism. The runs counted
+(``runs``) are the mechanism calls made: cache misses. A look whose event test certifies another
+pair (or draws its seeds in another order: a randomized event's coins, a Poisson number of runs)
+than the looks before misses the cache for those runs: they are real calls, counted.
+
+**Schedule** (:func:`look_schedule`, fixed before any run): the early looks double in size from
+the smallest look that can refute the claim (``growth`` = 2) up to ``look_fraction`` (default 0.2)
+of N, which is all their runs together, as they are nested; the last look is N.
 
 **α-spending** (:func:`power_alpha_spending`): the power family α(t) = α·t^ρ of Kim and DeMets
-(1987), ρ = 2 by default, in the spending-function approach of Lan and DeMets (1983), with t the
-fraction of the planned runs done and the looks combined by the union bound (Bonferroni) rather
-than by the joint normal law of cumulative statistics: round k spends α_k = α·(t_k^ρ − t_{k−1}^ρ),
-so Σ α_k = α. Early rounds that plan a fraction f of the runs spend α·f² together (2% of α at
-f = 0.14, the default schedule's), so the last round keeps nearly all of α: its one-sided normal
-quantile is within 0.6% of the fixed audit's (linear spending, ρ = 1, would leave it 14% of α
-short and 4.4% wider). What an unrefuted audit's last round still loses to a fixed audit at ``max_runs`` is
-its runs' shortfall, the fraction f the looks used: its confidence bounds are wider by about
-1/√(1 − f) (7.8% at f = 0.14), the price of looking early. The exponent trades that against the
-early rounds' power: a refutation in round k needs runs growing as log(1/α_k); with ρ = 3 (α_k of
-10⁻⁷ to 10⁻⁴) half of the buggy ``dp-epsilon-benchmark`` entries stay unrefuted until the last
-round, while with ρ = 2 they are refuted in the same early rounds as with ρ = 1 (measured over
-5 seeds each; ``experiments/sequential_audit.py`` measures the default).
+(1987), ρ = 2 by default, in the spending-function approach of Lan and DeMets (1983), with
+t_k = n_k / N the fraction of the runs look k sees, and the looks combined by the union bound
+(Bonferroni) rather than by the joint normal law of cumulative statistics: look k spends
+α_k = α·(t_k^ρ − t_{k−1}^ρ), so Σ α_k = α. Early looks up to a fraction f of the runs spend α·f²
+together (2.6% of α at f = 0.16, the default schedule's on ``dp-epsilon-benchmark``), so the last
+look keeps nearly all of α: its one-sided normal quantile is within 0.8% of the fixed audit's
+(linear spending, ρ = 1, would leave it f of α short). The last look has all N samples: what an
+unrefuted sequential audit loses to the fixed audit of the same budget is that small part of α,
+nothing of its runs. The exponent trades that against the early looks' power: a refutation at
+look k needs runs growing as log(1/α_k).
 
-**Validity.** Each round is a complete audit whose false refutation has probability ≤ α_k given
-everything before it (its runs and its internal randomness are fresh; its seed is derived from
-the audit's seed and the round's number). The overall false refutation is the union of the
-rounds' events, so by the union bound its probability is at most Σ_k α_k ≤ α, whatever the
-rounds' sizes — which may therefore depend on earlier rounds (the last round shrinks to the
-runs or the time left), as long as the α_k are fixed in advance. A round that is not run (the
-audit stopped earlier, or the time ran out) leaves its α unspent: the audit is then conservative.
-For independent rounds the exact overall level is 1 − Πₖ(1 − α_k) ≤ Σ α_k (tests/test_sequential.py
-checks it by enumeration for a Bernoulli case).
+**Validity.** Look k, if it is run, is the audit of a sample of a size fixed before any run, at
+level α_k: whatever the looks before found, and however its data overlap theirs, its false
+refutation has probability ≤ α_k. The overall false refutation is the union of the looks' events,
+so by the union bound its probability is at most Σ_k α_k = α — no independence between the looks is
+needed (the Bonferroni bound, conservative against the exact joint law of the looks). Only whether a look is run may depend on what came before: an audit
+that stops, or a look not run for the time limit or the budget, leaves its α unspent. So no look is
+resized after the runs start: a look that would end past ``time_limit`` is not run, and a look whose
+runs would pass ``max_runs`` (the runner's ``call_limit``: earlier looks made calls it could not
+reuse, or the event test's selection runs) stops before the call that would pass it, and its
+verdict is never formed; the audit then reports the look before.
+For a small Bernoulli case tests/test_sequential.py computes the exact overall level of nested
+looks by dynamic programming over the cumulative counts and checks it against α.
 
 **Refutation at the observed effect.** When the audit stops unrefuted,
 :func:`runs_to_refute` says how many runs a fresh fixed-budget audit would need to refute the
-claim if the last round's event had the frequencies it showed there (the event test's predicted
+claim if the last look's event had the frequencies it showed there (the event test's predicted
 certificate, :func:`audit.event_test.predicted_objective`), or that none would: the event did
 not exceed the claim.
 """
@@ -59,9 +71,9 @@ from mechanisms.claims import RECORD_AUDIT_NOTIONS
 from .crosscheck import smallest_certifying_runs, smallest_refutable_runs
 from .event_test import claim_objective, predicted_objective
 
-#: Early rounds together spend at most this fraction of ``max_runs`` (module docstring).
+#: The early looks see at most this fraction of the last look's samples (module docstring).
 LOOK_FRACTION = 0.2
-#: Size ratio of consecutive early rounds.
+#: Size ratio of consecutive early looks.
 GROWTH = 2.0
 #: Exponent ρ of the power spending function α(t) = α·t^ρ (:func:`power_alpha_spending`).
 SPENDING_POWER = 2.0
@@ -70,23 +82,23 @@ MAX_REFUTATION_RUNS = 10**12
 
 
 def power_alpha_spending(sizes, alpha: float, rho: float = SPENDING_POWER) -> list:
-    """The levels of rounds of planned sizes n_k under the power spending function α(t) = α·t^ρ.
+    """The levels of nested looks at sizes n_1 < … < n_K under the power spending function α(t) = α·t^ρ.
 
-    Round k spends α_k = α·(t_k^ρ − t_{k−1}^ρ), where t_k = (n_1 + … + n_k) / (n_1 + … + n_K) is
-    the fraction of the planned runs done by its end (the information fraction), so the α_k sum
-    to α(1) = α. This is the ρ-family of spending functions of Kim and DeMets (1987, "Design and
-    analysis of group sequential tests based on the type I error spending rate function",
-    Biometrika 74(1), 149–154) in the spending-function approach of Lan and DeMets (1983); see
-    also Jennison and Turnbull (2000), *Group Sequential Methods with Applications to Clinical
-    Trials*, Chapter 7 (error spending). Here the looks are combined by the union bound (Bonferroni), not by
-    the joint law of cumulative statistics, which the union bound needs no independence for.
-    ρ = 1 is linear spending (α_k ∝ n_k); a larger ρ keeps more of α for the last, largest
-    round: rounds that together plan a fraction f of the runs spend α·f^ρ of it.
+    Look k sees the first n_k of the n_K runs, the fraction t_k = n_k / n_K of them (the
+    information fraction), and spends α_k = α·(t_k^ρ − t_{k−1}^ρ), so the α_k sum to α(1) = α.
+    This is the ρ-family of spending functions of Kim and DeMets (1987, "Design and analysis of
+    group sequential tests based on the type I error spending rate function", Biometrika 74(1),
+    149–154) in the spending-function approach of Lan and DeMets (1983); see also Jennison and
+    Turnbull (2000), *Group Sequential Methods with Applications to Clinical Trials*, Chapter 7
+    (error spending). Here the looks are combined by the union bound (Bonferroni), not by the joint
+    law of the cumulative statistics: the union bound needs no independence between the looks.
+    ρ = 1 is linear spending (α_k ∝ n_k − n_{k−1}); a larger ρ keeps more of α for the last look:
+    looks up to a fraction f of the runs spend α·f^ρ of it.
 
     Parameters
     ----------
     sizes : sequence of positive numbers
-        The rounds' planned sizes, in order.
+        The looks' cumulative sizes n_k, increasing.
     alpha : float
         The overall level.
     rho : float > 0
@@ -97,19 +109,19 @@ def power_alpha_spending(sizes, alpha: float, rho: float = SPENDING_POWER) -> li
     list of float
     """
     sizes = [float(s) for s in sizes]
-    if not sizes or any(not s > 0 for s in sizes):
-        raise InputError(f"argument 'sizes' must be positive, got {sizes}")
+    if not sizes or any(not s > 0 for s in sizes) or any(b <= a for a, b in zip(sizes, sizes[1:])):
+        raise InputError(f"argument 'sizes' must be positive and increasing, got {sizes}")
     if not rho > 0:
         raise InputError(f"argument 'rho' must be > 0, got {rho}")
-    total = math.fsum(sizes)
-    spent = [alpha * (math.fsum(sizes[:k + 1]) / total) ** rho for k in range(len(sizes))]
+    spent = [alpha * (n / sizes[-1]) ** rho for n in sizes]
     spent[-1] = alpha  # t_K = 1 exactly, whatever the rounding
     return [b - a for a, b in zip([0.0] + spent[:-1], spent)]
 
 
 @dataclass(frozen=True)
-class Round:
-    """One planned round: its audit's ``samples`` and ``event_runs``, its level and its planned runs."""
+class Look:
+    """One planned look: the audit of the first ``samples`` samples and ``event_runs`` event runs, at level
+    ``alpha``; ``planned_runs``: the runs that audit makes, about (reused and new together)."""
 
     samples: int
     event_runs: int
@@ -126,7 +138,8 @@ def runs_per_sample(spec) -> float:
     ``samples`` draws from each prior of Θ (the declared priors, the pairs' two-point priors and
     ``prior_search`` searched ones), plus, for the DP notions, ``event_runs`` certification runs
     per input of the event test's pair (:func:`audit.engine.run_audit`). The event test's
-    selection runs (neural critics only) are not counted here; the rounds count the runs made.
+    selection runs (when not every candidate has held-out draws in the MI sample) and float-bit
+    pilot runs are not counted here; a sequential audit counts the calls made.
     """
     theta = len(spec.priors) + len(spec.pairs) + spec.prior_search
     event = 2.0 * spec.event_runs / spec.samples if spec.notion in RECORD_AUDIT_NOTIONS else 0.0
@@ -134,7 +147,7 @@ def runs_per_sample(spec) -> float:
 
 
 def smallest_round_samples(spec, alpha: float) -> int:
-    """The smallest round: enough held-out draws to certify (:data:`audit.engine.MIN_TEST_SAMPLES`) and,
+    """The smallest look: enough held-out draws to certify (:data:`audit.engine.MIN_TEST_SAMPLES`) and,
     for a claim the event test tests, enough event runs to refute it at ``alpha`` even for perfectly
     separated inputs (:func:`audit.crosscheck.smallest_refutable_runs`)."""
     from .engine import MIN_TEST_SAMPLES
@@ -149,22 +162,23 @@ def smallest_round_samples(spec, alpha: float) -> int:
     return samples
 
 
-def round_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction: float = LOOK_FRACTION,
-                   rho: float = SPENDING_POWER) -> tuple:
-    """The rounds of a sequential audit of ``spec`` within ``max_runs`` runs, and their levels.
+def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction: float = LOOK_FRACTION,
+                  rho: float = SPENDING_POWER) -> tuple:
+    """The nested looks of a sequential audit of ``spec`` within ``max_runs`` runs, and their levels.
 
-    Early rounds grow by ``growth`` from the smallest round that can refute (at its own level),
-    while together they plan at most ``look_fraction · max_runs`` runs; the last round plans the
-    rest. Round k gets α_k = α·(t_k^ρ − t_{k−1}^ρ), t_k the fraction of the planned runs done by
-    its end (power α-spending, :func:`power_alpha_spending`; module docstring). An early round too small to refute at its α_k is dropped and the levels are
-    recomputed, until every round can.
+    The last look has N = ⌊``max_runs`` / :func:`runs_per_sample`⌋ samples. The early looks grow by
+    ``growth`` from the smallest look that can refute (at its own level), up to
+    ``look_fraction`` · N samples (nested, they make no more runs than the largest of them). Look k
+    gets α_k = α·(t_k^ρ − t_{k−1}^ρ), t_k = n_k / N (power α-spending, :func:`power_alpha_spending`;
+    module docstring). An early look too small to refute at its α_k is dropped and the levels are
+    recomputed, until every look can.
 
     Parameters
     ----------
     spec : AuditSpec
-        The audit; ``spec.event_runs / spec.samples`` is kept in every round, ``spec.alpha`` is split.
+        The audit; ``spec.event_runs / spec.samples`` is kept in every look, ``spec.alpha`` is split.
     max_runs : int
-        Mechanism runs the rounds may make in all.
+        Mechanism runs of the last look, which every earlier look's runs are part of.
     growth : float > 1
     look_fraction : float in [0, 1)
     rho : float > 0
@@ -172,12 +186,12 @@ def round_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction
 
     Returns
     -------
-    tuple of Round
+    tuple of Look
 
     Raises
     ------
     InputError
-        When ``max_runs`` is too small for one round that can refute, naming the smallest that is.
+        When ``max_runs`` is too small for one look that can refute, naming the smallest that is.
     """
     max_runs = check_int(max_runs, "max_runs", 1)
     if not growth > 1:
@@ -187,41 +201,87 @@ def round_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction
     cost = runs_per_sample(spec)
     ratio = spec.event_runs / spec.samples
     smallest_alone = smallest_round_samples(spec, spec.alpha)
-    if math.floor(max_runs / cost) < smallest_alone:
-        raise InputError(f"argument 'max_runs' (--max-runs) is {max_runs}: one round of this audit needs at least "
+    total = math.floor(max_runs / cost)
+    if total < smallest_alone:
+        raise InputError(f"argument 'max_runs' (--max-runs) is {max_runs}: one look of this audit needs at least "
                          f"{math.ceil(smallest_alone * cost)} mechanism runs ({smallest_alone} samples, "
                          f"{cost:g} runs per sample) to be able to refute at α = {spec.alpha:g}")
     sizes = []
-    size = smallest_round_samples(spec, spec.alpha * 0.01)  # a first guess at an early round's level
-    while (sum(sizes) + size) * cost <= look_fraction * max_runs:
+    size = smallest_round_samples(spec, spec.alpha * 0.01)  # a first guess at an early look's level
+    while size <= look_fraction * total and size < total:
         sizes.append(size)
         size = math.ceil(size * growth)
     while True:
-        last = math.floor(max_runs / cost) - sum(sizes)
-        if sizes and last < sizes[-1]:
-            sizes.pop()  # the last round is never smaller than an early one
-            continue
-        rounds = sizes + [last]
-        alphas = power_alpha_spending(rounds, spec.alpha, rho)
-        small = [i for i, (s, a) in enumerate(zip(rounds[:-1], alphas)) if s < smallest_round_samples(spec, a)]
+        looks = sizes + [total]
+        alphas = power_alpha_spending(looks, spec.alpha, rho)
+        small = [i for i, (s, a) in enumerate(zip(looks[:-1], alphas)) if s < smallest_round_samples(spec, a)]
         if not small:
             break
         sizes.pop(small[0])
-        # Dropping the smallest round leaves the later ones the same sizes: they keep doubling from it.
-    return tuple(Round(s, max(1, int(round(s * ratio))) if spec.event_runs else 0, a, int(math.floor(s * cost)))
-                 for s, a in zip(rounds, alphas))
+        # Dropping the smallest look leaves the later ones their sizes: they keep doubling from it.
+    return tuple(Look(s, max(1, int(round(s * ratio))) if spec.event_runs else 0, a, int(math.floor(s * cost)))
+                 for s, a in zip(looks, alphas))
+
+
+def look_boundaries(schedule) -> tuple:
+    """The chunk boundaries that make the looks of ``schedule`` nested: every look's ``samples``
+    (prior draws, MI-sample runs), ``event_runs`` (the event test's runs of each input) and float-bit
+    pilot runs (:data:`audit.engine.BIT_PILOT_RUNS`), for :class:`~mechanisms.execution.runner.MechanismRunner`."""
+    from .engine import BIT_PILOT_RUNS
+
+    sizes = set()
+    for look in schedule:
+        sizes.add(look.samples)
+        if look.event_runs:
+            sizes.update((look.event_runs, min(look.event_runs, BIT_PILOT_RUNS)))
+    return tuple(sorted(sizes))
+
+
+def _stream_seed(spec) -> int:
+    """The seed of the audit's streams of runs per database (:class:`~mechanisms.execution.runner.ChunkCache`)."""
+    return int(np.random.default_rng([int(spec.seed), 0x57E4]).integers(2**63))
+
+
+def _runner(spec, boundaries=(), cache=None):
+    """The runner :func:`audit.engine.run_audit` would make for ``spec``, with chunk ``boundaries`` and a ``cache``."""
+    from mechanisms.execution.runner import MechanismRunner
+
+    return MechanismRunner(spec.mechanism, spec.mechanism_label, spec.execution, source=spec.mechanism_source,
+                           quiet=spec.quiet, presence_column=spec.presence_column, boundaries=boundaries, cache=cache)
+
+
+def run_audit_on_look_runs(spec, max_runs: int, *, growth: float = GROWTH, look_fraction: float = LOOK_FRACTION,
+                           rho: float = SPENDING_POWER):
+    """The fixed audit of ``spec`` at ``spec.samples`` on the runs a sequential audit's looks would make.
+
+    :func:`audit.engine.run_audit` with the chunk boundaries of the looks of
+    ``run_sequential_audit(spec, max_runs, ...)`` (:func:`look_boundaries`): with ``spec.samples`` the
+    last look's size, its data are the last look's, and only the level differs (``spec.alpha``
+    against α_K), which isolates what looking early costs.
+    """
+    from .engine import _run_audit
+
+    from mechanisms.execution.runner import ChunkCache
+
+    boundaries = look_boundaries(look_schedule(spec, max_runs, growth=growth, look_fraction=look_fraction, rho=rho))
+    with _runner(spec, boundaries, ChunkCache(_stream_seed(spec))) as runner:
+        return _run_audit(spec, runner)
 
 
 @dataclass(frozen=True)
-class RoundOutcome:
-    """What one round did: its size, level, the runs it made, its time and what it decided."""
+class LookOutcome:
+    """What one look did: its size, level, the mechanism calls it made and reused, its time and decision.
 
-    round: int
+    ``runs`` are the calls it made (cache misses; a stream's chunk is made whole, so they may include runs
+    only later looks use), ``reused_runs`` the runs of its audit that came from earlier looks' calls."""
+
+    look: int
     samples: int
+    event_runs: int
     alpha: float
     runs: int
+    reused_runs: int
     seconds: float
-    seed: int
     claim_verdict: str | None
     verdict: str | None
     dp_epsilon_lower_bound_event: float | None
@@ -237,47 +297,51 @@ class SequentialAudit:
     Attributes
     ----------
     result : AuditResult
-        The last round's audit: the refuting one, or the last one run. Its ``alpha`` is that
-        round's level α_k; the sequential audit's type-I error is at most ``alpha``.
-    rounds : list of RoundOutcome
-        The rounds run, in order.
-    schedule : tuple of Round
-        The rounds planned before any run (with their levels).
+        The deciding look's audit: the refuting one, or the last one completed. Its ``alpha`` is the
+        overall level (its own tests spent α_k, said in its notes).
+    looks : list of LookOutcome
+        The looks completed, in order.
+    schedule : tuple of Look
+        The looks planned before any run (with their levels).
     alpha : float
         The overall level: Σ α_k over the schedule.
     max_runs : int
     time_limit : float or None
     stopped : {"refuted", "violation", "budget", "time"}
-        Why it stopped: the claim was refuted, an MI violation certified (no claim), the runs
-        were spent, or the next round would have ended past ``time_limit``.
+        Why it stopped: the claim was refuted, an MI violation certified (no claim), the looks were
+        done or the next one would have passed ``max_runs``, or the next look would have ended past
+        ``time_limit``.
+    runs : int
+        Mechanism calls made in all (at most ``max_runs``): each run once, whichever looks used it.
+    seconds : float
     runs_to_refute : int or None
         When it stopped unrefuted: total runs a fixed-budget audit at level ``alpha`` would need to
-        refute the claim if the last round's event had the frequencies it showed
+        refute the claim if the last look's event had the frequencies it showed
         (:func:`runs_to_refute`); ``None`` when none would or there was no event.
     runs_to_refute_note : str
         That number, or why there is none, in words.
+    notes : list of str
+        What else the looks met (a look not completed within ``max_runs``).
     """
 
     result: object
-    rounds: list
+    looks: list
     schedule: tuple
     alpha: float
     max_runs: int
     time_limit: float | None
     stopped: str
+    runs: int
+    seconds: float
     runs_to_refute: int | None = None
     runs_to_refute_note: str = ""
     notes: list = field(default_factory=list)
     rho: float = SPENDING_POWER
 
     @property
-    def runs(self) -> int:
-        """Mechanism runs made in all rounds."""
-        return sum(r.runs for r in self.rounds)
-
-    @property
-    def seconds(self) -> float:
-        return sum(r.seconds for r in self.rounds)
+    def rounds(self) -> list:
+        """The looks completed (:attr:`looks`)."""
+        return self.looks
 
     @property
     def refuted(self) -> bool:
@@ -292,42 +356,49 @@ class SequentialAudit:
         return self.result.verdict
 
     def summary(self) -> str:
-        """One paragraph: rounds, runs, why it stopped, and what a refutation would need."""
-        done = len(self.rounds)
+        """One paragraph: looks, runs, why it stopped, and what a refutation would need."""
+        done = len(self.looks)
         if self.stopped == "time":
-            why = f"the next round would have ended past the time limit of {self.time_limit:g} s"
+            why = f"the next look would have ended past the time limit of {self.time_limit:g} s"
+        elif self.stopped == "budget" and done < len(self.schedule):
+            why = f"look {done + 1} would have passed the run budget"
         else:
-            why = {"refuted": f"the claim was refuted in round {done}",
-                   "violation": f"an MI violation was certified in round {done}",
-                   "budget": "the run budget was spent"}[self.stopped]
+            why = {"refuted": f"the claim was refuted at look {done}",
+                   "violation": f"an MI violation was certified at look {done}",
+                   "budget": "the looks were done"}[self.stopped]
         levels = ", ".join(f"{r.alpha:.3g}" for r in self.schedule)
-        text = (f"Sequential audit: {done} of {len(self.schedule)} planned rounds, {self.runs} mechanism runs of at "
-                f"most {self.max_runs}, {self.seconds:.1f} s; stopped because {why}. The rounds are independent "
-                f"audits at levels α_k = {levels} (α-spending α·t^{self.rho:g} over the fraction t of the planned runs, summing to α = {self.alpha:g}), so a "
-                f"refutation has type-I error at most {self.alpha:g}.")
+        sizes = ", ".join(str(r.samples) for r in self.schedule)
+        text = (f"Sequential audit: {done} of {len(self.schedule)} planned looks, {self.runs} mechanism runs of at "
+                f"most {self.max_runs}, {self.seconds:.1f} s; stopped because {why}. The looks audit the first "
+                f"{sizes} samples of one stream of runs (each run made once) at levels α_k = {levels} (α-spending "
+                f"α·t^{self.rho:g} over the fraction t of the runs seen, summing to α = {self.alpha:g}; union bound), "
+                f"so a refutation has type-I error at most {self.alpha:g}.")
+        for note in self.notes:
+            text += " " + note
         if self.runs_to_refute_note:
             text += " " + self.runs_to_refute_note
         return text
 
     def to_dict(self) -> dict:
-        """The last round's JSON form (:meth:`AuditResult.to_dict`) with a ``sequential`` entry."""
+        """The deciding look's JSON form (:meth:`AuditResult.to_dict`) with a ``sequential`` entry."""
         out = self.result.to_dict()
         out["sequential"] = to_jsonable({
             "alpha": self.alpha, "rho": self.rho, "max_runs": self.max_runs, "time_limit": self.time_limit,
-            "stopped": self.stopped, "rounds_run": len(self.rounds), "rounds_planned": len(self.schedule),
+            "stopped": self.stopped, "looks_run": len(self.looks), "looks_planned": len(self.schedule),
             "runs": self.runs, "seconds": self.seconds, "runs_to_refute": self.runs_to_refute,
-            "runs_to_refute_note": self.runs_to_refute_note, "summary": self.summary(),
-            "schedule": [r.to_dict() for r in self.schedule], "rounds": [r.to_dict() for r in self.rounds]})
+            "runs_to_refute_note": self.runs_to_refute_note, "notes": list(self.notes), "summary": self.summary(),
+            "schedule": [r.to_dict() for r in self.schedule], "looks": [r.to_dict() for r in self.looks]})
         return out
 
     def __repr__(self) -> str:
-        return (f"SequentialAudit(stopped={self.stopped!r}, rounds={len(self.rounds)}/{len(self.schedule)}, "
+        return (f"SequentialAudit(stopped={self.stopped!r}, looks={len(self.looks)}/{len(self.schedule)}, "
                 f"runs={self.runs}, claim_verdict={self.claim_verdict!r}, verdict={self.verdict!r}, "
                 f"alpha={self.alpha:g})")
 
 
 def round_seed(seed: int, index: int) -> int:
-    """The seed of round ``index`` (from 1) of an audit seeded ``seed``: fresh randomness per round."""
+    """A seed derived from ``seed`` and ``index`` (from 1): fresh randomness for an independent audit
+    (:mod:`audit.budget_plan`'s pilot). The looks of a sequential audit all use the audit's own seed."""
     return int(np.random.default_rng([int(seed), int(index), 0x5E0]).integers(2**31))
 
 
@@ -340,78 +411,96 @@ def _decides(result) -> str | None:
 def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None, growth: float = GROWTH,
                          look_fraction: float = LOOK_FRACTION, rho: float = SPENDING_POWER,
                          progress=None) -> SequentialAudit:
-    """Audit ``spec`` in rounds that stop at the first refutation, within ``max_runs`` runs and ``time_limit``.
+    """Audit ``spec`` in nested looks that stop at the first refutation, within ``max_runs`` runs and ``time_limit``.
 
     Parameters
     ----------
     spec : AuditSpec
         The audit. ``spec.samples`` and ``spec.event_runs`` set only the ratio of event runs to
         samples; ``max_runs`` sets the size. ``spec.alpha`` is the overall type-I error, split
-        over the rounds (module docstring).
+        over the looks; ``spec.seed`` seeds every look (module docstring).
     max_runs : int
-        Mechanism runs in all rounds together, at most (the planned runs; a round's event test
-        with neural critics also makes selection runs, and the last round shrinks to what is left).
+        Mechanism calls in all, at most: the last look's runs, which every earlier look's are part of.
+        A look whose calls would pass it (earlier looks made calls it could not reuse, or its
+        event test's selection runs) is not completed.
     time_limit : float, optional
-        Seconds: a round that would end past it (at the cost per sample of the rounds before) is
-        shrunk to fit, or not run when even the smallest round would not fit. The first round always runs.
+        Seconds: a look that would end past it (at the seconds per sample of the look before) is
+        not run. The first look always runs.
     growth, look_fraction, rho : float
-        The schedule and its α-spending (:func:`round_schedule`).
+        The schedule and its α-spending (:func:`look_schedule`).
     progress : callable, optional
-        Called with one line after each round.
+        Called with one line after each look.
 
     Returns
     -------
     SequentialAudit
     """
-    from .engine import run_audit
+    from mechanisms.execution.runner import ChunkCache, RunLimitReached
+
+    from .engine import _run_audit
 
     if time_limit is not None:
         time_limit = check_positive(time_limit, "time_limit")
-    schedule = round_schedule(spec, max_runs, growth=growth, look_fraction=look_fraction, rho=rho)
-    ratio = spec.event_runs / spec.samples
-    outcomes, result, stopped = [], None, "budget"
+    schedule = look_schedule(spec, max_runs, growth=growth, look_fraction=look_fraction, rho=rho)
+    outcomes, result, stopped, notes = [], None, "budget", []
     started = time.perf_counter()
-    for index, planned in enumerate(schedule, start=1):
-        samples = planned.samples
-        if outcomes:
-            made = sum(o.runs for o in outcomes)
-            per_sample = max(runs_per_sample(spec), made / sum(o.samples for o in outcomes))
-            by_budget = math.floor((max_runs - made) / per_sample)
-            by_time = math.inf
-            if time_limit is not None:
-                seconds_per_sample = sum(o.seconds for o in outcomes) / sum(o.samples for o in outcomes)
-                by_time = math.floor((time_limit - (time.perf_counter() - started)) / max(seconds_per_sample, 1e-12))
-            samples = min(samples, by_budget, by_time)
-            if samples < smallest_round_samples(spec, planned.alpha):
-                stopped = "time" if by_time < min(planned.samples, by_budget) else "budget"
+    with _runner(spec, look_boundaries(schedule), ChunkCache(_stream_seed(spec))) as runner:
+        runner.call_limit = int(max_runs)
+        for index, planned in enumerate(schedule, start=1):
+            if outcomes and time_limit is not None:
+                last = outcomes[-1]
+                expected = last.seconds * planned.samples / last.samples
+                if time.perf_counter() - started + expected > time_limit:
+                    stopped = "time"
+                    break
+            look_spec = dataclasses.replace(spec, samples=planned.samples, event_runs=planned.event_runs,
+                                            alpha=planned.alpha)
+            calls, hits, look_started = runner.calls, runner.cache.hits, time.perf_counter()
+            runner.cache.start_look()
+            try:
+                look = _run_audit(look_spec, runner)
+            except RunLimitReached as exc:
+                if result is None:
+                    raise InputError(f"argument 'max_runs' (--max-runs) is {max_runs}: the first look's audit needs "
+                                     f"{runner.calls + exc.needed} mechanism runs or more (its event test's selection "
+                                     "runs are not in the plan); raise it") from None
+                notes.append(f"Look {index} was not completed: after {runner.calls - calls} new mechanism calls it "
+                             f"would have made {exc.needed} more, {exc.needed - exc.left} past --max-runs (earlier "
+                             "looks made calls on runs it did not reuse: another pair, or its event test's selection "
+                             f"runs), so it gives no verdict and the audit's is look {index - 1}'s.")
                 break
-        seed = round_seed(spec.seed, index)
-        round_spec = dataclasses.replace(spec, samples=samples, alpha=planned.alpha, seed=seed,
-                                         event_runs=max(1, int(round(samples * ratio))) if spec.event_runs else 0)
-        result = run_audit(round_spec)
-        event = result.event_test
-        outcome = RoundOutcome(index, samples, planned.alpha, int(result.samples), float(result.seconds), seed,
-                               result.claim_verdict, result.verdict,
-                               None if event is None else float(event.epsilon_lower_bound))
-        outcomes.append(outcome)
-        if progress is not None:
-            progress(f"round {index}/{len(schedule)}: {outcome.runs} runs at α = {planned.alpha:.3g}, "
-                     f"{outcome.seconds:.1f} s: " + (result.claim_verdict or result.verdict or "no verdict"))
-        decision = _decides(result)
-        if decision is not None:
-            stopped = decision
-            break
+            result = look
+            made = runner.calls - calls
+            event = result.event_test
+            outcome = LookOutcome(index, planned.samples, planned.event_runs, planned.alpha, made,
+                                  runner.cache.hits - hits, time.perf_counter() - look_started,
+                                  result.claim_verdict, result.verdict,
+                                  None if event is None else float(event.epsilon_lower_bound))
+            outcomes.append(outcome)
+            if progress is not None:
+                progress(f"look {index}/{len(schedule)}: {planned.samples} samples at α = {planned.alpha:.3g}, "
+                         f"{outcome.runs} new runs ({outcome.reused_runs} reused), {outcome.seconds:.1f} s: "
+                         + (result.claim_verdict or result.verdict or "no verdict"))
+            decision = _decides(result)
+            if decision is not None:
+                stopped = decision
+                break
+        runner_notes = list(runner.notes)
+        runs = runner.calls
     needed, note = None, ""
     if stopped not in ("refuted", "violation"):
         needed, note = _refutation_at_observed(spec, result)
     total = sum(r.alpha for r in schedule)
-    # The round's own statement would quote its level α_k; the refutation, chosen as the first of the
-    # rounds', holds at the overall level only.
+    # The look's own statement would quote its level α_k; the refutation, chosen as the first of the
+    # looks', holds at the overall level only. The runner's notes (from its first call) belong to every look.
+    deciding = len(outcomes)
     result = dataclasses.replace(result, alpha=total, notes=list(result.notes) + [
-        f"Round {len(outcomes)} of a sequential audit (audit.sequential): its tests spent α_k = "
-        f"{schedule[len(outcomes) - 1].alpha:.3g} of the overall α = {total:g}, which the verdicts are stated at."])
-    return SequentialAudit(result, outcomes, schedule, total, int(max_runs), time_limit, stopped, needed, note,
-                           rho=float(rho))
+        n for n in runner_notes if n not in result.notes] + [
+        f"Look {deciding} of {len(schedule)} of a sequential audit (audit.sequential): the audit of the first "
+        f"{schedule[deciding - 1].samples} samples of the runs, whose tests spent α_k = "
+        f"{schedule[deciding - 1].alpha:.3g} of the overall α = {total:g}, which the verdicts are stated at."])
+    return SequentialAudit(result, outcomes, schedule, total, int(max_runs), time_limit, stopped, runs,
+                           time.perf_counter() - started, needed, note, notes, rho=float(rho))
 
 
 def runs_to_refute(claim, p_first: float, p_second: float, alpha: float,
@@ -444,7 +533,7 @@ def runs_to_refute(claim, p_first: float, p_second: float, alpha: float,
 
 
 def _refutation_at_observed(spec, result) -> tuple[int | None, str]:
-    """(total runs a fixed audit would need to refute at the last round's observed event, the sentence)."""
+    """(total runs a fixed audit would need to refute at the last look's observed event, the sentence)."""
     event = None if result is None else result.event_test
     if spec.claim is None or not spec.claim.has_profile:
         return None, ""
@@ -452,10 +541,10 @@ def _refutation_at_observed(spec, result) -> tuple[int | None, str]:
         return None, "There was no event test, so no number of runs to refute at the observed effect is predicted."
     per_input = runs_to_refute(spec.claim, event.p_first, event.p_second, spec.alpha)
     if per_input is None:
-        return None, (f"The last round's event (frequencies {event.p_first:.4g} and {event.p_second:.4g} under the two "
+        return None, (f"The last look's event (frequencies {event.p_first:.4g} and {event.p_second:.4g} under the two "
                       f"inputs) does not exceed the claim {spec.claim.label}: no number of runs is predicted to "
                       "refute it at this effect.")
     total = int(math.ceil(per_input * runs_per_sample(spec) * spec.samples / spec.event_runs))
-    return total, (f"A refutation at the last round's observed effect (event frequencies {event.p_first:.4g} and "
+    return total, (f"A refutation at the last look's observed effect (event frequencies {event.p_first:.4g} and "
                    f"{event.p_second:.4g}) would need about {total} mechanism runs in one audit at α = {spec.alpha:g} "
                    f"({per_input} certification runs per input).")

@@ -6,7 +6,7 @@
 :func:`assert_claim` runs a sequential audit (:func:`audit.sequential.run_sequential_audit`) of
 ``mechanism`` against ``claim`` and raises :class:`ClaimRefuted` (an ``AssertionError``) when the
 audit refutes it. A mechanism that meets its claim fails with probability at most ``alpha`` (the
-audit's type-I error); a broken one fails as soon as a round shows it, with a message that gives
+audit's type-I error); a broken one fails as soon as a look shows it, with a message that gives
 the event, its counts, the certificate and the command that reproduces the failure. The audit is
 deterministic for a ``seed`` (for mechanisms that take the audit's generator; an OpenDP
 measurement draws its own noise, as the result's notes say).
@@ -176,7 +176,7 @@ def failure_message(audit, reproduce: str) -> str:
     """What failed: the claim, the event and its counts, the certificate, the runs and how to reproduce it."""
     result = audit.result
     lines = [f"{result.mechanism} does not meet {result.claim['label']}: REFUTED at α = {audit.alpha:g} "
-             f"(round {len(audit.rounds)} of a sequential audit, {audit.runs} mechanism runs)"]
+             f"(look {len(audit.looks)} of a sequential audit, {audit.runs} mechanism runs)"]
     event = result.event_test
     if event is not None:
         runs = event.runs_made or [event.runs_per_input, event.runs_per_input]

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from audit.event_test import clopper_pearson
-from audit.sequential import (SPENDING_POWER, power_alpha_spending, round_schedule, run_sequential_audit, runs_per_sample,
-                              runs_to_refute)
+from audit.sequential import (SPENDING_POWER, look_boundaries, look_schedule, power_alpha_spending, run_audit_on_look_runs,
+                              run_sequential_audit, runs_per_sample, runs_to_refute)
 from audit.spec import AuditSpec
 from estimators.validation import InputError
 from experiments.audit_power import catalog_spec
@@ -20,101 +21,154 @@ from mechanisms.claims import parse_claim
 
 
 def _spec(name: str, seed: int = 0, **changes) -> AuditSpec:
-    from dataclasses import replace
-
     from estimators.neural import CriticConfig
 
     return replace(catalog_spec(get_entry(name), 2000, seed, CriticConfig(), 0, "cpu"), **changes)
 
 
 def test_power_spending_levels_follow_the_closed_form_cumulative_alpha():
-    sizes = [400, 800, 1600, 17200]
-    # ρ = 1 is linear spending: each level proportional to its round's size.
-    assert power_alpha_spending(sizes, 0.05, 1.0) == pytest.approx([0.05 * n / 20000 for n in sizes], rel=1e-12)
-    # Cumulative α after round k is α·t_k^ρ at the information fractions t = 0.02, 0.06, 0.14, 1 (Kim and DeMets 1987).
+    sizes = [400, 1200, 2800, 20000]  # nested looks: each the first n_k of the 20,000 runs
+    # ρ = 1 is linear spending: each level proportional to the runs the look adds.
+    assert power_alpha_spending(sizes, 0.05, 1.0) == pytest.approx([0.05 * n / 20000 for n in (400, 800, 1600, 17200)],
+                                                                   rel=1e-12)
+    # Cumulative α after look k is α·t_k^ρ at the information fractions t = 0.02, 0.06, 0.14, 1 (Kim and DeMets 1987).
     for rho in (2.0, 3.0):
         levels = power_alpha_spending(sizes, 0.05, rho)
         assert list(itertools.accumulate(levels)) == pytest.approx([0.05 * t**rho for t in (0.02, 0.06, 0.14, 1.0)],
                                                                    rel=1e-12)
-    # The default keeps 1 − 0.14² of α for the last round.
+    # The default keeps 1 − 0.14² of α for the last look.
     assert power_alpha_spending(sizes, 0.05)[-1] == pytest.approx(0.05 * (1 - 0.14**SPENDING_POWER), rel=1e-12)
     with pytest.raises(InputError, match="sizes"):
         power_alpha_spending([0, 10], 0.05)
+    with pytest.raises(InputError, match="sizes"):
+        power_alpha_spending([10, 10], 0.05)
     with pytest.raises(InputError, match="rho"):
         power_alpha_spending([5, 10], 0.05, 0.0)
 
 
-def _exact_type_one(sizes, levels, p0):
-    """P(some round rejects H0: p ≤ p0 | p = p0) for the sequential one-sided binomial test that stops at the
-    first rejection: round k draws n_k fresh Bernoulli(p0) and rejects when the Clopper–Pearson lower bound at
-    level α_k exceeds p0. Enumerates every joint outcome (k₁, …, k_K) and adds the probability of those on
-    which a round rejects (the first one stops the test, which changes no such path's rejecting)."""
-    reject = [set(k for k in range(n + 1) if clopper_pearson(k, n, a)[0] > p0) for n, a in zip(sizes, levels)]
+def _rejecting_counts(sizes, levels, p0):
+    """For each look, the cumulative counts k of successes in its n_k draws at which the one-sided test of
+    H0: p ≤ p0 rejects: the Clopper–Pearson lower bound at level α_k exceeds p0."""
+    return [{k for k in range(n + 1) if clopper_pearson(k, n, a)[0] > p0} for n, a in zip(sizes, levels)]
+
+
+def _nested_type_one_by_recursion(sizes, levels, p0):
+    """P(some look rejects | p = p0) for nested looks: look k tests the first n_k draws of ONE Bernoulli(p0)
+    stream. Dynamic programming over the cumulative count: the law of S_{n_k} on the paths no look has
+    rejected yet, moved on by Binomial(n_{k+1} − n_k, p0) increments."""
+    reject = _rejecting_counts(sizes, levels, p0)
+    alive = {0: 1.0}  # P(S_0 = 0) on the paths not rejected
+    previous, rejected = 0, 0.0
+    for n, rejecting in zip(sizes, reject):
+        step = {}
+        for s, mass in alive.items():
+            for j in range(n - previous + 1):
+                step[s + j] = step.get(s + j, 0.0) + mass * stats.binom.pmf(j, n - previous, p0)
+        rejected += sum(m for s, m in step.items() if s in rejecting)
+        alive = {s: m for s, m in step.items() if s not in rejecting}
+        previous = n
+    return rejected
+
+
+def _nested_type_one_by_enumeration(sizes, levels, p0):
+    """The same probability by brute force: every one of the 2^N sequences of draws, with its probability."""
+    reject = _rejecting_counts(sizes, levels, p0)
     total = 0.0
-    for outcome in itertools.product(*(range(n + 1) for n in sizes)):
-        if any(k in r for k, r in zip(outcome, reject)):
-            total += math.prod(stats.binom.pmf(k, n, p0) for k, n in zip(outcome, sizes))
+    for draws in itertools.product((0, 1), repeat=sizes[-1]):
+        if any(sum(draws[:n]) in r for n, r in zip(sizes, reject)):
+            ones = sum(draws)
+            total += p0**ones * (1 - p0) ** (len(draws) - ones)
     return total
 
 
-def test_spending_keeps_the_exact_overall_type_one_error_below_alpha():
-    # A small Bernoulli case at the boundary p = p0, enumerated exactly.
-    sizes, alpha, p0 = [4, 8, 16], 0.2, 0.3
+def test_spending_keeps_the_exact_overall_type_one_error_of_nested_looks_below_alpha():
+    # A small Bernoulli case at the boundary p = p0: looks at the first 4, 9 and 14 draws of one stream.
+    sizes, alpha, p0 = [4, 9, 14], 0.1, 0.3
     levels = power_alpha_spending(sizes, alpha)
-    # The default spending's levels by the closed form α·(t_k² − t_{k−1}²) at t = 4/28, 12/28, 1.
-    assert levels == pytest.approx([alpha * (b**2 - a**2) for a, b in ((0, 4 / 28), (4 / 28, 12 / 28), (12 / 28, 1))])
-    exact = _exact_type_one(sizes, levels, p0)
+    # The default spending's levels by the closed form α·(t_k² − t_{k−1}²) at t = 4/14, 9/14, 1.
+    assert levels == pytest.approx([alpha * (b**2 - a**2) for a, b in ((0, 4 / 14), (4 / 14, 9 / 14), (9 / 14, 1))])
+    exact = _nested_type_one_by_recursion(sizes, levels, p0)
+    assert exact == pytest.approx(_nested_type_one_by_enumeration(sizes, levels, p0), rel=1e-9)
     assert 0 < exact <= alpha
-    # Independent rounds: the exact level is 1 − Π(1 − r_k), r_k each round's own exact level.
-    own = [sum(stats.binom.pmf(k, n, p0) for k in range(n + 1) if clopper_pearson(k, n, a)[0] > p0)
-           for n, a in zip(sizes, levels)]
-    assert exact == pytest.approx(1 - math.prod(1 - r for r in own), rel=1e-9)
+    # The union bound: at most the sum of the looks' own exact levels, each at most its α_k.
+    own = [sum(stats.binom.pmf(k, n, p0) for k in r) for n, r in zip(sizes, _rejecting_counts(sizes, levels, p0))]
+    assert all(r <= a for r, a in zip(own, levels))
+    assert exact <= sum(own) + 1e-12
     # Spending all of α at every look would not keep it: the test can tell the two apart.
-    assert _exact_type_one(sizes, [alpha] * 3, p0) > alpha
+    assert _nested_type_one_by_recursion(sizes, [alpha] * 3, p0) > alpha
 
 
-def test_schedule_doubles_early_rounds_within_the_look_fraction_and_puts_most_alpha_last():
+def test_schedule_nests_doubling_early_looks_within_the_look_fraction_and_puts_most_alpha_last():
     spec = _spec("laplace_sum")
-    schedule = round_schedule(spec, 60000)
+    schedule = look_schedule(spec, 60000)
     cost = runs_per_sample(spec)
     assert cost == 3.0  # one two-point prior, two inputs of the event test at event_runs = samples
     early, last = schedule[:-1], schedule[-1]
     assert len(early) >= 2
     assert all(b.samples == 2 * a.samples for a, b in zip(early, early[1:]))
-    assert sum(r.planned_runs for r in early) <= 0.2 * 60000
-    assert sum(r.planned_runs for r in schedule) <= 60000
-    assert last.samples == math.floor(60000 / cost) - sum(r.samples for r in early)
+    assert early[-1].samples <= 0.2 * last.samples  # nested: the early looks' runs are the largest one's
+    assert last.samples == 60000 // 3 and last.planned_runs == 60000
     assert math.fsum(r.alpha for r in schedule) == pytest.approx(spec.alpha)
-    early_fraction = sum(r.samples for r in early) / sum(r.samples for r in schedule)
-    assert last.alpha == pytest.approx(spec.alpha * (1 - early_fraction**2))  # α(t) = α t², t the runs done
-    assert last.alpha > 0.97 * spec.alpha
+    t = early[-1].samples / last.samples
+    assert last.alpha == pytest.approx(spec.alpha * (1 - t**2))  # α(t) = α t², t the fraction of the runs seen
+    assert last.alpha > 0.96 * spec.alpha
+    assert set(look_boundaries(schedule)) >= {look.samples for look in schedule} | {look.event_runs for look in schedule}
 
 
-def test_max_runs_too_small_for_one_round_is_named():
+def test_max_runs_too_small_for_one_look_is_named():
     with pytest.raises(InputError, match="max_runs"):
-        round_schedule(_spec("laplace_sum"), 500)
+        look_schedule(_spec("laplace_sum"), 500)
 
 
 def test_sequential_audit_stops_at_the_first_refutation_and_is_deterministic():
     first = run_sequential_audit(_spec("histogram_buggy", seed=3), 30000)
     again = run_sequential_audit(_spec("histogram_buggy", seed=3), 30000)
     assert first.stopped == "refuted" and first.refuted
-    assert len(first.rounds) < len(first.schedule)
-    assert first.runs == sum(r.runs for r in first.rounds) < 30000 / 2
+    assert len(first.looks) < len(first.schedule)
+    assert first.runs == sum(r.runs for r in first.looks) < 30000 / 2
+
     def without_time(result):
-        return [{k: v for k, v in r.to_dict().items() if k != "seconds"} for r in result.rounds]
+        return [{k: v for k, v in r.to_dict().items() if k != "seconds"} for r in result.looks]
 
     assert without_time(first) == without_time(again)
-    assert first.result.alpha == pytest.approx(0.05)  # stated at the overall level, not the round's
-    assert first.to_dict()["sequential"]["rounds_run"] == len(first.rounds)
+    assert first.result.alpha == pytest.approx(0.05)  # stated at the overall level, not the look's
+    assert first.to_dict()["sequential"]["looks_run"] == len(first.looks)
 
 
-def test_unrefuted_audit_spends_the_budget_and_says_what_a_refutation_would_need():
-    result = run_sequential_audit(_spec("laplace_sum", seed=1), 6000)
+class _CountingMechanism:
+    """A mechanism that counts the databases it is called on."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, 0
+
+    def __call__(self, dbs, rng):
+        self.calls += len(dbs)
+        return self.inner(dbs, rng)
+
+
+def test_unrefuted_audit_reuses_the_earlier_looks_runs_and_its_last_look_is_the_fixed_audit_on_them():
+    spec = _spec("laplace_sum", seed=1)
+    counting = _CountingMechanism(spec.mechanism)
+    counted = replace(spec, mechanism=counting)
+    result = run_sequential_audit(counted, 6000)
     assert result.stopped == "budget" and not result.refuted
-    assert len(result.rounds) == len(result.schedule)
-    assert result.runs <= 6000
+    assert len(result.looks) == len(result.schedule)
     assert result.runs_to_refute_note
+    # The runs counted are the calls the mechanism saw (less the probe's two calls on one database)...
+    assert counting.calls - 2 == result.runs == sum(look.runs for look in result.looks) <= 6000
+    # ...and every look after the first used runs of the looks before instead of calling it again.
+    assert all(look.reused_runs > 0 for look in result.looks[1:])
+    assert result.looks[-1].reused_runs >= result.looks[-2].samples  # at least the earlier MI sample
+    # The last look is the fixed audit of all 2000 samples on the same runs (same seed, same chunk
+    # boundaries), at its level α_K: the same counts, the same certificate.
+    last = result.schedule[-1]
+    assert last.samples == 2000
+    fixed = run_audit_on_look_runs(replace(counted, samples=last.samples, event_runs=last.event_runs, alpha=last.alpha),
+                                   6000)
+    ours, theirs = result.result.event_test, fixed.event_test
+    assert (ours.p_first, ours.p_second, ours.runs_made) == (theirs.p_first, theirs.p_second, theirs.runs_made)
+    assert ours.epsilon_lower_bound == theirs.epsilon_lower_bound
+    assert result.result.lower_bound == fixed.lower_bound
 
 
 def test_runs_to_refute_matches_a_direct_search_over_the_certificate():
@@ -137,10 +191,11 @@ def test_runs_to_refute_matches_a_direct_search_over_the_certificate():
     assert runs_to_refute(claim, 0.2, 0.1, alpha) is None  # e^1 · 0.1 > 0.2: inside the profile
 
 
-def test_time_limit_stops_before_a_round_that_would_not_fit():
+def test_time_limit_stops_before_a_look_that_would_not_fit():
     result = run_sequential_audit(_spec("laplace_sum", seed=2), 60000, time_limit=1e-6)
     assert result.stopped == "time"
-    assert len(result.rounds) == 1  # the first round always runs
+    assert len(result.looks) == 1  # the first look always runs
+    assert "time limit" in result.summary()
 
 
 @pytest.mark.slow

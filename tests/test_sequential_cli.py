@@ -21,15 +21,16 @@ def test_sequential_flags_stop_early_on_a_buggy_entry_and_gate(capsys):
     payload = json.loads(out)
     sequential = payload["sequential"]
     assert payload["claim_verdict"] == "refuted" and sequential["stopped"] == "refuted"
-    assert sequential["runs"] == sum(r["runs"] for r in sequential["rounds"]) < 60000 / 5
-    assert sequential["rounds_run"] < sequential["rounds_planned"]
+    assert sequential["runs"] == sum(r["runs"] for r in sequential["looks"]) < 60000 / 5
+    assert sequential["looks_run"] < sequential["looks_planned"]
     assert sum(r["alpha"] for r in sequential["schedule"]) == pytest.approx(payload["alpha"])
 
 
-def test_sequential_text_says_rounds_runs_and_why_it_stopped(capsys):
-    code, out, _ = _run(capsys, ["audit", "--mechanism", "catalog:laplace_sum", "--max-runs", "6000", "--quiet"])
+def test_sequential_text_says_looks_runs_and_why_it_stopped(capsys):
+    code, out, _ = _run(capsys, ["audit", "--mechanism", "catalog:laplace_sum", "--max-runs", "6000", "--seed", "1",
+                                 "--quiet"])
     assert code == 0
-    assert "Sequential audit:" in out and "stopped because the run budget was spent" in out
+    assert "Sequential audit:" in out and "stopped because the looks were done" in out
 
 
 def test_time_limit_needs_max_runs(capsys):

@@ -42,10 +42,10 @@ def configure(parser) -> None:
                         help="DP notions: a neighbouring pair of databases (n, k) whose two-point prior joins Θ; "
                              "pairs alone make a DP audit (repeatable; [[pairs]] first, second)")
     parser.add_argument("--max-runs", type=integer, action=StoreOnce, metavar="N",
-                        help="a sequential audit: rounds of growing size, stopping at the first refutation, with at "
-                             "most N mechanism runs in all and alpha spent across the rounds (audit.sequential)")
+                        help="a sequential audit: nested looks at growing parts of one stream of at most N mechanism "
+                             "runs, stopping at the first refutation, alpha spent across the looks (audit.sequential)")
     parser.add_argument("--time-limit", type=number, action=StoreOnce, metavar="S",
-                        help="with --max-runs: run no round that would end past S seconds")
+                        help="with --max-runs: run no look that would end past S seconds")
     parser.add_argument("--plan", action="store_true",
                         help="plan, do not audit: run a small pilot and say which tests can refute the claim, the "
                              "runs each needs at --excess and at the pilot's effect, and how long they take")
@@ -181,10 +181,10 @@ def _warn_unrefutable(spec, max_runs) -> None:
 
     from audit.budget_plan import unrefutable_warnings
 
-    if max_runs is not None:  # a sequential audit's last round, the largest, sets what can be refuted
-        from audit.sequential import round_schedule
+    if max_runs is not None:  # a sequential audit's last look, the largest, sets what can be refuted
+        from audit.sequential import look_schedule
 
-        last = round_schedule(spec, max_runs)[-1]
+        last = look_schedule(spec, max_runs)[-1]
         spec = dataclasses.replace(spec, samples=last.samples, event_runs=last.event_runs, alpha=last.alpha)
     for line in unrefutable_warnings(spec):
         print(f"miaudit audit: before running: {terminal_text(line, keep_newlines=False)}", file=sys.stderr)

@@ -76,9 +76,20 @@ class ChunkTask:
         return f"databases {self.start}-{self.start + self.size - 1}"
 
 
-def plan_chunks(size: int, chunk_size: int) -> list[tuple[int, int, int]]:
-    """``(index, start, stop)`` of the chunks of a job of ``size`` items."""
-    return [(i, start, min(start + chunk_size, size)) for i, start in enumerate(range(0, size, chunk_size))]
+def plan_chunks(size: int, chunk_size: int, boundaries=()) -> list[tuple[int, int, int]]:
+    """``(index, start, stop)`` of the chunks of a job of ``size`` items.
+
+    Without ``boundaries`` the chunks are ``chunk_size`` items from 0 (the last one shorter). Each
+    boundary b (0 < b < ``size``) also ends a chunk, and the chunks restart from it: the job is cut
+    into segments at the boundaries, each cut into chunks of ``chunk_size`` from its start. A job
+    of ``b`` items, for a boundary b, then has exactly the first chunks of any larger job with the
+    same boundaries (the same indices, starts and sizes, so the same seeds): what nested looks of a
+    sequential audit need (:mod:`audit.sequential`).
+    """
+    cuts = [0] + sorted({int(b) for b in boundaries if 0 < b < size}) + [size]
+    starts = [start for lo, hi in zip(cuts[:-1], cuts[1:]) for start in range(lo, hi, chunk_size)]
+    return [(i, start, min(start + chunk_size, stop)) for i, (start, stop) in
+            enumerate(zip(starts, starts[1:] + [size]))]
 
 
 def chunk_generator(job_seed: int, index: int, purpose: int = MECHANISM) -> np.random.Generator:

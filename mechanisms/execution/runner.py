@@ -11,10 +11,17 @@ warning in process; an error on parallel backends, whose workers could repeat it
 the mechanism declares ``independent_across_processes = True``: its own randomness comes from
 the operating system, fresh in every process, as OpenDP's does).
 Ctrl-C cancels every outstanding chunk and ends the workers.
+
+For the nested looks of a sequential audit (:mod:`audit.sequential`) one runner serves every look:
+its ``boundaries`` end chunks at the looks' sizes (:func:`~mechanisms.execution.chunks.plan_chunks`),
+so a smaller look's jobs are whole chunks of a larger look's, and its :class:`ChunkCache` gives a
+chunk that was already run its outputs again instead of calling the mechanism; ``calls`` counts the
+calls made and ``call_limit`` bounds them (:class:`RunLimitReached`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import warnings
 from collections import deque
@@ -36,7 +43,8 @@ from .memory import check_output_memory, format_bytes
 from .user_call import FIRST_CALL_TIMEOUT, call_user_code
 from .worker import MechanismReference, run_chunk, run_probe
 
-__all__ = ["BACKENDS", "MAX_TIMEOUT_S", "MAX_WORKERS", "PROBE_TIMEOUT", "ExecutionSettings", "MechanismRunner"]
+__all__ = ["BACKENDS", "MAX_TIMEOUT_S", "MAX_WORKERS", "PROBE_TIMEOUT", "ChunkCache", "ExecutionSettings",
+           "MechanismRunner", "RunLimitReached"]
 
 BACKENDS = ("local", "ray")
 
@@ -124,6 +132,89 @@ class ExecutionSettings:
         check_int(self.retries, "retries", 0)
 
 
+class RunLimitReached(Exception):
+    """A job would take a runner's mechanism calls past its ``call_limit``; no call of the job was made.
+
+    Attributes
+    ----------
+    needed : int
+        Calls the job would have made.
+    left : int
+        Calls the limit still allowed.
+    """
+
+    def __init__(self, needed: int, left: int, what: str):
+        super().__init__(f"a job of {needed} {what}s would need {needed} mechanism calls; the run limit leaves {left}")
+        self.needed, self.left = needed, left
+
+
+class ChunkCache:
+    """The outputs of mechanism chunks already run, by what determines them; and streams of runs per database.
+
+    A chunk's outputs are a function of its job seed, its index and purpose (its generator,
+    :func:`~mechanisms.execution.chunks.chunk_generator`, and the global generators' seeds), its size
+    and its databases (:meth:`key`: a BLAKE2b digest of their bytes, shape and dtype): a chunk with the
+    same key gets the stored outputs, as if the mechanism had been called again with the same seed. A
+    mechanism whose outputs are not a function of its seed gets its earlier outputs: runs made once and
+    used again, which is what a later look of a sequential audit is meant to do with them.
+
+    With ``stream_seed``, a job whose databases are all one database x (the event test's runs of an
+    input) takes its runs from x's **stream** instead: the sequence of runs of x whose chunks
+    (cut by the runner's boundaries and chunk size, whatever the jobs ask) are seeded by
+    (``stream_seed``, x) alone. Within one look (:meth:`start_look` begins one) successive jobs on x
+    take successive runs of its stream, so no run serves twice and the runs stay independent;
+    each look starts again from the stream's first run. A later look then re-uses an earlier look's
+    runs of x whatever its generator drew in between (a randomized event's coins, a Poisson number
+    of runs) and whichever statistic or event it chose.
+
+    Attributes
+    ----------
+    hits : int
+        Databases whose outputs came from the cache.
+    """
+
+    def __init__(self, stream_seed: int | None = None):
+        self._outputs: dict = {}
+        self.hits = 0
+        self.stream_seed = None if stream_seed is None else check_int(stream_seed, "stream_seed", 0)
+        self._cursors: dict = {}
+
+    @staticmethod
+    def digest(dbs) -> str:
+        """A BLAKE2b digest of an array's bytes, shape and dtype."""
+        dbs = np.ascontiguousarray(dbs)
+        digest = hashlib.blake2b(f"{dbs.shape}{dbs.dtype.str}".encode(), digest_size=16)
+        digest.update(dbs.data)
+        return digest.hexdigest()
+
+    @classmethod
+    def key(cls, task: ChunkTask) -> tuple:
+        """(job seed, index, purpose, size, digest of the databases) of a mechanism chunk."""
+        return task.job_seed, task.index, task.purpose, task.size, cls.digest(task.dbs)
+
+    def get(self, key: tuple):
+        """The stored outputs of the chunk of ``key``, or None."""
+        return self._outputs.get(key)
+
+    def put(self, key: tuple, outputs) -> None:
+        self._outputs[key] = outputs
+
+    def start_look(self) -> None:
+        """Begin a look: every stream is read again from its first run."""
+        self._cursors.clear()
+
+    def take(self, database, count: int) -> tuple[int, int]:
+        """(the seed of ``database``'s stream, the position of its next run in this look); moves that on by ``count``."""
+        digest = self.digest(database)
+        position = self._cursors.get(digest, 0)
+        self._cursors[digest] = position + count
+        state = np.random.SeedSequence([self.stream_seed, int(digest, 16)]).generate_state(2, np.uint64)
+        return int(state[0] >> np.uint64(1)), position
+
+    def __len__(self) -> int:
+        return len(self._outputs)
+
+
 def _guard_global_generators(code):
     """Put the global generators' states back after a job whose chunks seed them in this process
     (:func:`~mechanisms.execution.chunks.preserved_global_generators`, about 60 µs); code that declares
@@ -153,6 +244,12 @@ class MechanismRunner:
         processes load it; :class:`~mechanisms.execution.worker.MechanismReference`).
     quiet : bool
         No progress bar.
+    boundaries : sequence of int, optional
+        Job sizes that end a chunk in every job (prior draws and mechanism runs;
+        :func:`~mechanisms.execution.chunks.plan_chunks`): a job of one of these sizes is then the
+        first chunks of any larger job with the same seed. Default none: chunks of the chunk size from 0.
+    cache : ChunkCache, optional
+        Where mechanism chunks' outputs are kept, and looked up before a chunk is run.
     presence_column : bool
         The databases' last attribute says which records are present (an add/remove audit,
         :mod:`mechanisms.relation`): each group of databases with the same present records runs
@@ -162,11 +259,21 @@ class MechanismRunner:
     ----------
     notes : list of str
         What the audit should report about the runs (e.g. a mechanism that is not reproducible).
+    calls : int
+        Databases the mechanism was called on (the probe's calls aside; a chunk found in ``cache`` makes none).
+    call_limit : int or None
+        The most ``calls`` may reach: a job that would pass it raises :class:`RunLimitReached` before
+        making any call. None: no limit.
     """
 
     def __init__(self, mechanism, label: str, settings: ExecutionSettings | None = None, *,
-                 source=None, quiet: bool = True, presence_column: bool = False):
+                 source=None, quiet: bool = True, presence_column: bool = False, boundaries=(),
+                 cache: ChunkCache | None = None):
         self.presence_column = presence_column
+        self.boundaries = tuple(sorted({check_int(b, "boundaries", 1) for b in boundaries}))
+        self.cache = cache
+        self.calls = 0
+        self.call_limit: int | None = None
         self.settings = settings or ExecutionSettings()
         self.label, self.quiet = label, quiet
         self.who = f"mechanism '{label}'"
@@ -225,7 +332,8 @@ class MechanismRunner:
         chunks = []
         try:
             with _guard_global_generators(prior):
-                for index, start, stop in plan_chunks(samples, self.chunk_size(getattr(prior, "shape", None))):
+                for index, start, stop in plan_chunks(samples, self.chunk_size(getattr(prior, "shape", None)),
+                                                          self.boundaries):
                     generator = chunk_generator(job_seed, index, PRIOR)
                     if not seeded_by_rng:
                         seed_global_generators(job_seed, index, PRIOR)
@@ -289,17 +397,51 @@ class MechanismRunner:
         if not self._probed:
             self._probe(batch[:1], job_seed)
         check_output_memory(batch.shape[0], self._output_width, what)
-        chunks = [ChunkTask(job_seed, index, start, batch[start:stop], stop - start, timeout, MECHANISM,
-                            last_attempt=self.settings.retries == 0)
-                  for index, start, stop in plan_chunks(batch.shape[0], self.chunk_size(batch.shape[1:]))]
-        bar = progress_bar(batch.shape[0], f"sampling {self.label}", quiet=self.quiet)
+        size, chunk_size, offset = batch.shape[0], self.chunk_size(batch.shape[1:]), 0
+        if self.cache is not None and self.cache.stream_seed is not None and size and np.all(batch == batch[:1]):
+            # The runs of one database: the next ones of its stream (ChunkCache), in that stream's chunks,
+            # the last one whole (its runs past this job's stay stored for the next look).
+            job_seed, offset = self.cache.take(batch[0], size)
+            end = offset + size
+            plan = [(i, start, stop) for i, start, stop in plan_chunks(end + chunk_size, chunk_size, self.boundaries)
+                    if start < end and stop > offset]
+            chunks = [ChunkTask(job_seed, i, start, np.repeat(batch[:1], stop - start, axis=0), stop - start,
+                                timeout, MECHANISM, last_attempt=self.settings.retries == 0) for i, start, stop in plan]
+        else:
+            chunks = [ChunkTask(job_seed, index, start, batch[start:stop], stop - start, timeout, MECHANISM,
+                                last_attempt=self.settings.retries == 0)
+                      for index, start, stop in plan_chunks(size, chunk_size, self.boundaries)]
+        outputs, keys = [None] * len(chunks), [None] * len(chunks)
+        if self.cache is not None:
+            keys = [self.cache.key(task) for task in chunks]
+            outputs = [self.cache.get(key) for key in keys]
+        missing = [i for i, output in enumerate(outputs) if output is None]
+        fresh = sum(chunks[i].size for i in missing)
+        if self.call_limit is not None and self.calls + fresh > self.call_limit:
+            raise RunLimitReached(fresh, self.call_limit - self.calls, what)
+        planned = sum(task.size for task in chunks)
+        bar = progress_bar(planned, f"sampling {self.label}", quiet=self.quiet)
         try:
-            with _guard_global_generators(self.reference.mechanism):
-                outputs = self._dispatch(run_chunk, chunks, self.settings.retries, what,
-                                         lambda task: bar.update(task.size))
+            made = []
+            if fresh < planned:
+                bar.update(planned - fresh)
+            if missing:
+                with _guard_global_generators(self.reference.mechanism):
+                    made = self._dispatch(run_chunk, [chunks[i] for i in missing], self.settings.retries, what,
+                                          lambda task: bar.update(task.size))
         finally:
             bar.close()
-        return self._joined(outputs, chunks, batch.shape[1])
+        self.calls += fresh
+        for i, output in zip(missing, made):
+            outputs[i] = output
+            if self.cache is not None:
+                self.cache.put(keys[i], output)
+        if self.cache is not None:
+            self.cache.hits += max(0, size - fresh)
+        joined = self._joined(outputs, chunks, batch.shape[1])
+        if chunks and chunks[0].start != offset or len(joined) != size:  # a stream's runs: this job's part
+            joined = joined[offset - chunks[0].start:offset - chunks[0].start + size]
+        return joined
 
     def _joined(self, outputs: list, chunks: list, records: int) -> np.ndarray:
         """The chunks' outputs as one array, when every call returned the width the first one did.
