@@ -4,20 +4,23 @@ For every catalog entry that claims ε-DP or ε-LDP, audited as ``dp-epsilon-ben
 (:func:`experiments.audit_power.catalog_spec`: classifier critics under the entry's exposing
 two-point prior, the event test deciding the claim), on the same audit seeds for every audit kind:
 
-- **fixed**: today's fixed default budget, ``samples`` = 20,000 (about 60,000 mechanism runs);
-- **sequential**: :func:`audit.sequential.run_sequential_audit` with ``max_runs`` = that budget
-  (60,000): doubling rounds within 20% of the budget, then one round with the rest; power
-  α-spending α·t² (Kim and DeMets 1987);
-- **control**: the fixed audit again on other seeds. Two fixed audits differ by chance, on some
-  entries by much (an event that certifies nothing on some seeds), so the comparison of the
-  sequential audit with the fixed one is read against the same comparison of two fixed audits:
-  the noise floor of the comparison itself.
+- **sequential**: :func:`audit.sequential.run_sequential_audit` with ``max_runs`` = 60,000: nested
+  looks at the first 400, 800, … samples of one stream of runs up to 20% of the budget, then the
+  last look at all 20,000 samples (60,000 runs); power α-spending α·t² (Kim and DeMets 1987);
+- **fixed**: today's fixed default budget, ``samples`` = 20,000 (about 60,000 mechanism runs) at α,
+  **on the same runs** as the sequential audit's last look
+  (:func:`audit.sequential.run_audit_on_look_runs`: the same seed and the same chunk boundaries).
+  The comparison is paired: the two audits differ only in the level (α_K against α) and in the
+  looks before, which isolates what looking early costs;
+- **control**: the fixed audit (:func:`audit.engine.run_audit`) on other seeds. Two fixed audits
+  on different runs differ by chance, on some entries by much (an event that certifies nothing on
+  some seeds): the noise floor that an unpaired comparison would have to be read against.
 
 Targets (issue 30 §1): the median over the buggy entries of the runs a sequential audit used to
 refute (each entry's median over seeds; an unrefuted audit counts its runs) at least 5× fewer than
-the fixed budget; each correct entry's certified ε bound at the maximum budget (the last round's)
-within 5% of the fixed audit's, both the median over the seeds (reported beside the fixed-vs-control
-ratio); the type-I error at the boundary at most α over ``boundary_audits`` sequential audits of
+the fixed budget; each correct entry's certified ε bound at the maximum budget (the last look's)
+within 5% of the fixed audit's on the same runs, both the median over the seeds (reported beside
+the control-vs-fixed ratio, the noise floor of an unpaired comparison); the type-I error at the boundary at most α over ``boundary_audits`` sequential audits of
 ``randomized_response`` (exactly 1-LDP, its claim).
 
 **Plans** (issue 30 §3): for each buggy entry, :func:`audit.budget_plan.plan_budget`'s predicted
@@ -39,7 +42,7 @@ from scipy import stats
 
 from audit.budget_plan import plan_budget
 from audit.engine import run_audit
-from audit.sequential import run_sequential_audit
+from audit.sequential import run_audit_on_look_runs, run_sequential_audit
 from estimators.neural import CriticConfig
 from mechanisms.catalog import get_entry
 
@@ -111,16 +114,16 @@ def run_pairs(grid: Grid, device, seed: int) -> dict:
     """One row per (entry, seed): the fixed and the sequential audit."""
     names = dp_entries() if grid.entries is None else list(grid.entries)
     rows = {k: [] for k in ("mechanism", "buggy", "seed", "fixed_refuted", "fixed_runs", "fixed_epsilon",
-                            "fixed_seconds", "control_epsilon", "sequential_refuted", "sequential_runs", "sequential_rounds",
+                            "fixed_seconds", "control_epsilon", "sequential_refuted", "sequential_runs", "sequential_looks",
                             "sequential_epsilon", "sequential_seconds", "sequential_stopped", "sequential_last_runs",
-                            "sequential_last_alpha")}
+                            "sequential_last_reused", "sequential_last_alpha")}
     for index, name in enumerate(names):
         entry = get_entry(name)
         for repeat in range(grid.seeds):
             audit_seed = _seed(seed, index, repeat)
             spec = _spec(entry, grid.samples, audit_seed, device)
             started = time.perf_counter()
-            fixed = run_audit(spec)
+            fixed = run_audit_on_look_runs(spec, grid.max_runs)  # the sequential audit's last look's runs, at α
             fixed_seconds = time.perf_counter() - started
             # The noise floor: the same fixed audit on other seeds, as far from the first as chance puts it.
             control = run_audit(replace(spec, seed=_seed(seed, 1000 + index, repeat)))
@@ -129,18 +132,19 @@ def run_pairs(grid: Grid, device, seed: int) -> dict:
             sequential_seconds = time.perf_counter() - started
             _progress(f"{name} seed {repeat}: fixed {fixed.claim_verdict} ({fixed.samples} runs, ε ≥ "
                       f"{_bound(fixed, entry):.3f}); sequential {sequential.stopped} after {sequential.runs} runs in "
-                      f"{len(sequential.rounds)} rounds (ε ≥ {_bound(sequential.result, entry):.3f})")
+                      f"{len(sequential.looks)} looks (ε ≥ {_bound(sequential.result, entry):.3f})")
             for key, value in (("mechanism", name), ("buggy", entry.buggy), ("seed", audit_seed),
                                ("fixed_refuted", fixed.refuted), ("fixed_runs", fixed.samples),
                                ("fixed_epsilon", _bound(fixed, entry)), ("fixed_seconds", fixed_seconds),
                                ("control_epsilon", _bound(control, entry)),
                                ("sequential_refuted", sequential.refuted), ("sequential_runs", sequential.runs),
-                               ("sequential_rounds", len(sequential.rounds)),
+                               ("sequential_looks", len(sequential.looks)),
                                ("sequential_epsilon", _bound(sequential.result, entry)),
                                ("sequential_seconds", sequential_seconds),
                                ("sequential_stopped", sequential.stopped),
-                               ("sequential_last_runs", sequential.rounds[-1].runs),
-                               ("sequential_last_alpha", sequential.rounds[-1].alpha)):
+                               ("sequential_last_runs", sequential.looks[-1].runs),
+                               ("sequential_last_reused", sequential.looks[-1].reused_runs),
+                               ("sequential_last_alpha", sequential.looks[-1].alpha)):
                 rows[key].append(value)
     return rows
 
@@ -148,9 +152,9 @@ def run_pairs(grid: Grid, device, seed: int) -> dict:
 def summarize(rows: dict) -> dict:
     """Per entry: the runs' and the bounds' medians over the seeds, and the refutations counted.
 
-    ``bound_ratio`` is the sequential audits' median bound over the fixed audits' (the same seeds);
+    ``bound_ratio`` is the sequential audits' median bound over the fixed audits' (the same runs);
     ``control_ratio`` is the control audits' (fixed audits on other seeds) over the fixed audits':
-    the noise floor, what the comparison shows when both sides are the same audit. Medians, because
+    the noise floor of an unpaired comparison, what it shows when both sides are the same audit. Medians, because
     an audit's bound is bimodal on some entries (its event certifies nothing on some seeds)."""
     mech = np.asarray(rows["mechanism"])
     out = {k: [] for k in ("mechanism", "buggy", "fixed_refuted", "sequential_refuted", "fixed_runs",
@@ -241,9 +245,10 @@ def targets(grid: Grid, summary: dict, plans: dict, boundary: dict) -> dict:
 
     return {
         "target": ["median runs to refute the buggy entries, fixed budget / sequential",
-                   "correct entries' certified bound at the maximum budget within 5% of the fixed audit's "
-                   "(median over seeds, sequential / fixed)",
-                   "the noise floor: a fixed audit on other seeds against the fixed audit (median over seeds)",
+                   "correct entries' certified bound at the maximum budget within 5% of the fixed audit's on the "
+                   "same runs (median over seeds, sequential / fixed)",
+                   "the noise floor of an unpaired comparison: a fixed audit on other seeds against the fixed audit "
+                   "(median over seeds)",
                    "type-I error at the boundary (randomized_response at its claim)",
                    "plan's predicted runs (pilot's effect) within 2x of the runs fixed audits needed, or both none "
                    "within the grid"],
@@ -276,7 +281,7 @@ def _figure(summary: dict):
     ax.legend(fontsize=6)
     ax = axes[0, 1]
     ax.plot(x, summary["fixed_epsilon"], "o", ms=4, label="fixed")
-    ax.plot(x, summary["sequential_epsilon"], "x", ms=5, label="sequential (last round)")
+    ax.plot(x, summary["sequential_epsilon"], "x", ms=5, label="sequential (last look)")
     ax.set_xticks(x, summary["mechanism"], rotation=90, fontsize=6)
     ax.set_ylabel("certified ε lower bound (median over seeds)")
     ax.legend(fontsize=6)
@@ -294,22 +299,25 @@ def run(context) -> ExperimentOutput:
     goal = targets(grid, summary, plans, boundary)
     findings = [f"{t}: measured {m} (target {th}) -> **{r}**." for t, m, th, r in
                 zip(goal["target"], goal["measured"], goal["threshold"], goal["result"])]
-    outside = [f"{n} ({r:.3f}; fixed vs fixed {c:.3f})" for n, r, c, b in
+    outside = [f"{n} ({r:.3f}; other seeds {c:.3f})" for n, r, c, b in
                zip(summary["mechanism"], summary["bound_ratio"], summary["control_ratio"], summary["buggy"])
                if not b and math.isfinite(r) and abs(r - 1) > BOUND_TOLERANCE]
     if outside:
-        findings.append("Correct entries whose median sequential bound is not within 5% of the fixed one (beside "
-                        "each, the same comparison between two fixed audits on different seeds): "
+        findings.append("Correct entries whose median sequential bound is not within 5% of the fixed one on the same "
+                        "runs (beside each, a fixed audit on other seeds against the fixed one): "
                         + ", ".join(outside) + ".")
     spent = [i for i, stop in enumerate(rows["sequential_stopped"]) if stop == "budget"]
     if spent:
-        share = float(np.median([rows["sequential_last_runs"][i] / rows["sequential_runs"][i] for i in spent]))
         level = float(np.median([rows["sequential_last_alpha"][i] for i in spent]))
-        findings.append(f"An unrefuted sequential audit certifies in its last round with {100 * share:.0f}% of its runs "
-                        f"at α_K = {level:.4g} of α = {ALPHA} (medians): confidence bounds about "
-                        f"{1 / math.sqrt(share):.3f} times as wide as the fixed audit's, the early looks' price. Where the "
-                        "interval's width is a large part of the event's ε (weak events, bounds far below the true ε), "
-                        "that wider interval costs a larger fraction of the bound.")
+        reused = float(np.median([rows["sequential_last_reused"][i] /
+                                  (rows["sequential_last_reused"][i] + rows["sequential_last_runs"][i]) for i in spent]))
+        ratios = [rows["sequential_epsilon"][i] / rows["fixed_epsilon"][i] for i in spent
+                  if not rows["buggy"][i] and rows["fixed_epsilon"][i] > 0]
+        findings.append(f"An unrefuted sequential audit's last look is the fixed audit on the same runs at α_K = "
+                        f"{level:.4g} of α = {ALPHA} (median), {100 * reused:.0f}% of its runs made by the earlier "
+                        "looks and used again; per audit of a correct entry, its bound over the fixed one's: "
+                        + (f"median {np.median(ratios):.4f}, range {min(ratios):.4f}-{max(ratios):.4f}"
+                           if ratios else "none") + ".")
     missed = [f"{n} (predicted {p}, needed {q})" for n, p, q, a in zip(plans["mechanism"], plans["predicted_runs"],
                                                                      plans["needed_runs"], plans["agrees"]) if not a]
     if missed:
@@ -325,8 +333,9 @@ def run(context) -> ExperimentOutput:
 
 EXPERIMENTS = [Experiment(
     name="sequential-audit",
-    description="Sequential audits against the fixed budget over every DP catalog entry: runs to refute, bounds at "
-                "the maximum budget, type-I error at the boundary, and budget plans against the runs needed",
+    description="Sequential audits (nested looks) against the fixed budget over every DP catalog entry: runs to "
+                "refute, bounds at the maximum budget against the fixed audit on the same runs, type-I error at the "
+                "boundary, and budget plans against the runs needed",
     source="study (issue 30 §1, §3); α-spending after Lan and DeMets (1983) and Kim and DeMets (1987)",
     run=run,
     trains=True,
