@@ -3,8 +3,8 @@
 A fixed-budget audit (:func:`audit.engine.run_audit`) spends its whole budget whatever the
 mechanism. :func:`run_sequential_audit` looks at the evidence several times as it grows: look k
 is the audit of the **first** n_k samples (and the first event runs) of one stream of mechanism
-runs, at its own level α_k, and the last look is the audit of all N = ``max_runs`` / (runs per
-sample) of them: the fixed audit of the full budget, on the same seed, at α_K (about 0.97 α). It
+runs, at its own level α_k, and the last look is the audit of all N samples whose runs fit in
+``max_runs``: the fixed audit of the full budget, on the same seed, at α_K (about 0.97 α). It
 stops at the first look that refutes the claim (or, without a claim, certifies an MI violation),
 when the looks are done, or when the next look would end past ``time_limit``.
 
@@ -15,13 +15,18 @@ chunk at every look's ``samples`` and ``event_runs`` (its ``boundaries``,
 draws, the mechanism's runs on them, the event test's runs of a pair — is the first chunks of the
 larger look's job with the same seed, and its :class:`~mechanisms.execution.runner.ChunkCache`
 gives a chunk already run its outputs again instead of calling the mechanism. The runs counted
-(``runs``) are the mechanism calls made: cache misses. A look whose event test certifies another
-pair (or draws its seeds in another order: a randomized event's coins, a Poisson number of runs)
-than the looks before misses the cache for those runs: they are real calls, counted.
+(``runs``) are the mechanism calls made: cache misses. The event test's runs of an input come from
+that database's own stream of runs (per-database streams of the cache), so a look re-uses the
+earlier looks' runs of the pair whatever its generator drew in between (a randomized event's coins,
+a Poisson number of runs) and whichever statistic it chose; a look whose event test certifies
+another pair than the looks before makes those runs anew: real calls, counted.
 
-**Schedule** (:func:`look_schedule`, fixed before any run): the early looks double in size from
-the smallest look that can refute the claim (``growth`` = 2) up to ``look_fraction`` (default 0.2)
-of N, which is all their runs together, as they are nested; the last look is N.
+**Schedule** (:func:`look_schedule`, fixed before any run): the last look has the most samples N
+whose runs fit in ``max_runs`` (:func:`look_runs`: the MI sample and the event test's certification
+runs, and where the event test may choose on selection runs, those and the float-bit pilot's at
+their most); the early looks double in size from the smallest look that can refute the claim
+(``growth`` = 2) up to ``look_fraction`` (default 0.2) of N, which is all their runs together, as
+they are nested.
 
 **α-spending** (:func:`power_alpha_spending`): the power family α(t) = α·t^ρ of Kim and DeMets
 (1987), ρ = 2 by default, in the spending-function approach of Lan and DeMets (1983), with
@@ -36,8 +41,9 @@ nothing of its runs. The exponent trades that against the early looks' power: a 
 look k needs runs growing as log(1/α_k).
 
 **Validity.** Look k, if it is run, is the audit of a sample of a size fixed before any run, at
-level α_k: whatever the looks before found, and however its data overlap theirs, its false
-refutation has probability ≤ α_k. The overall false refutation is the union of the looks' events,
+level α_k, on runs that are independent as a fixed audit's are (within a look no run serves twice:
+a database's stream gives each job of the look its next runs): whatever the looks before found, and
+however its data overlap theirs, its false refutation has probability ≤ α_k. The overall false refutation is the union of the looks' events,
 so by the union bound its probability is at most Σ_k α_k = α — no independence between the looks is
 needed (the Bonferroni bound, conservative against the exact joint law of the looks). Only whether a look is run may depend on what came before: an audit
 that stops, or a look not run for the time limit or the budget, leaves its α unspent. So no look is
@@ -69,6 +75,7 @@ from estimators.validation import InputError, check_int, check_positive
 from mechanisms.claims import RECORD_AUDIT_NOTIONS
 
 from .crosscheck import smallest_certifying_runs, smallest_refutable_runs
+from .event_search import neighbouring_pair_of
 from .event_test import claim_objective, predicted_objective
 
 #: The early looks see at most this fraction of the last look's samples (module docstring).
@@ -121,7 +128,7 @@ def power_alpha_spending(sizes, alpha: float, rho: float = SPENDING_POWER) -> li
 @dataclass(frozen=True)
 class Look:
     """One planned look: the audit of the first ``samples`` samples and ``event_runs`` event runs, at level
-    ``alpha``; ``planned_runs``: the runs that audit makes, about (reused and new together)."""
+    ``alpha``; ``planned_runs``: the most runs that audit makes (:func:`look_runs`; reused and new together)."""
 
     samples: int
     event_runs: int
@@ -146,6 +153,43 @@ def runs_per_sample(spec) -> float:
     return theta + event
 
 
+def event_selection_possible(spec) -> bool:
+    """Whether an audit of ``spec`` may make event-test selection runs and float-bit pilot runs.
+
+    Its event test chooses among candidates on the MI sample's held-out draws, at no run's cost, when
+    every prior of Θ is a two-point prior on a neighbouring pair (the declared pairs and searched ones
+    are); a declared prior that is not leads to structured pairs chosen on selection runs
+    (:func:`audit.engine._event_test`)."""
+    if spec.notion not in RECORD_AUDIT_NOTIONS or not spec.event_runs:
+        return False
+    for prior in spec.priors:
+        first, second = getattr(prior, "first", None), getattr(prior, "second", None)
+        if first is None or second is None or np.shape(first) != np.shape(second):
+            return True
+        rows = np.flatnonzero(np.any(np.asarray(first) != np.asarray(second), axis=-1))
+        if len(rows) != 1 or neighbouring_pair_of(prior, int(rows[0])) is None:
+            return True
+    return False
+
+
+def look_runs(spec, samples: int) -> int:
+    """The most mechanism runs an audit of ``spec`` at ``samples`` (and the same ratio of event runs) makes.
+
+    ``samples`` × :func:`runs_per_sample` (the MI sample and the event test's certification runs),
+    plus, where the event test may choose on selection runs (:func:`event_selection_possible`),
+    those (at most ``event_runs`` in all: successive halving spends at most its budget,
+    :func:`audit.event_search.event_search`) and the float-bit pilot runs (at most
+    2·min(``event_runs``, :data:`audit.engine.BIT_PILOT_RUNS`)).
+    """
+    from .engine import BIT_PILOT_RUNS
+
+    runs = samples * runs_per_sample(spec)
+    if event_selection_possible(spec):
+        event_runs = samples * spec.event_runs / spec.samples
+        runs += event_runs + 2 * min(event_runs, BIT_PILOT_RUNS)
+    return int(math.floor(runs + 1e-9))
+
+
 def smallest_round_samples(spec, alpha: float) -> int:
     """The smallest look: enough held-out draws to certify (:data:`audit.engine.MIN_TEST_SAMPLES`) and,
     for a claim the event test tests, enough event runs to refute it at ``alpha`` even for perfectly
@@ -166,7 +210,7 @@ def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction:
                   rho: float = SPENDING_POWER) -> tuple:
     """The nested looks of a sequential audit of ``spec`` within ``max_runs`` runs, and their levels.
 
-    The last look has N = ⌊``max_runs`` / :func:`runs_per_sample`⌋ samples. The early looks grow by
+    The last look has the most samples N whose runs (:func:`look_runs`) fit in ``max_runs``. The early looks grow by
     ``growth`` from the smallest look that can refute (at its own level), up to
     ``look_fraction`` · N samples (nested, they make no more runs than the largest of them). Look k
     gets α_k = α·(t_k^ρ − t_{k−1}^ρ), t_k = n_k / N (power α-spending, :func:`power_alpha_spending`;
@@ -198,14 +242,17 @@ def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction:
         raise InputError(f"argument 'growth' must be > 1, got {growth}")
     if not 0 <= look_fraction < 1:
         raise InputError(f"argument 'look_fraction' must be in [0, 1), got {look_fraction}")
-    cost = runs_per_sample(spec)
     ratio = spec.event_runs / spec.samples
     smallest_alone = smallest_round_samples(spec, spec.alpha)
-    total = math.floor(max_runs / cost)
+    low, high = 0, math.floor(max_runs / runs_per_sample(spec))  # look_runs grows with the samples: bisect
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if look_runs(spec, middle) <= max_runs else (low, middle - 1)
+    total = low
     if total < smallest_alone:
         raise InputError(f"argument 'max_runs' (--max-runs) is {max_runs}: one look of this audit needs at least "
-                         f"{math.ceil(smallest_alone * cost)} mechanism runs ({smallest_alone} samples, "
-                         f"{cost:g} runs per sample) to be able to refute at α = {spec.alpha:g}")
+                         f"{look_runs(spec, smallest_alone)} mechanism runs ({smallest_alone} samples) to be able to "
+                         f"refute at α = {spec.alpha:g}")
     sizes = []
     size = smallest_round_samples(spec, spec.alpha * 0.01)  # a first guess at an early look's level
     while size <= look_fraction * total and size < total:
@@ -219,7 +266,7 @@ def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction:
             break
         sizes.pop(small[0])
         # Dropping the smallest look leaves the later ones their sizes: they keep doubling from it.
-    return tuple(Look(s, max(1, int(round(s * ratio))) if spec.event_runs else 0, a, int(math.floor(s * cost)))
+    return tuple(Look(s, max(1, int(round(s * ratio))) if spec.event_runs else 0, a, look_runs(spec, s))
                  for s, a in zip(looks, alphas))
 
 
@@ -264,7 +311,9 @@ def run_audit_on_look_runs(spec, max_runs: int, *, growth: float = GROWTH, look_
     from mechanisms.execution.runner import ChunkCache
 
     boundaries = look_boundaries(look_schedule(spec, max_runs, growth=growth, look_fraction=look_fraction, rho=rho))
-    with _runner(spec, boundaries, ChunkCache(_stream_seed(spec))) as runner:
+    cache = ChunkCache(_stream_seed(spec))
+    cache.start_look(final=True)
+    with _runner(spec, boundaries, cache) as runner:
         return _run_audit(spec, runner)
 
 
@@ -456,7 +505,7 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
             look_spec = dataclasses.replace(spec, samples=planned.samples, event_runs=planned.event_runs,
                                             alpha=planned.alpha)
             calls, hits, look_started = runner.calls, runner.cache.hits, time.perf_counter()
-            runner.cache.start_look()
+            runner.cache.start_look(final=index == len(schedule))
             try:
                 look = _run_audit(look_spec, runner)
             except RunLimitReached as exc:

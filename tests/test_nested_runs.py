@@ -97,9 +97,14 @@ def test_streams_give_one_database_distinct_runs_within_a_look_and_the_same_runs
         assert runner.calls == 28 and counting.calls - 2 == 28
         np.testing.assert_array_equal(more[:20], again)
         cache.start_look()
-        np.testing.assert_array_equal(runner.sample(np.repeat(database[None], 28, axis=0), np.random.default_rng(5))[:25],
-                                      more)
+        whole = runner.sample(np.repeat(database[None], 28, axis=0), np.random.default_rng(5))
+        np.testing.assert_array_equal(whole[:25], more)
         assert runner.calls == 28
+        cache.start_look(final=True)  # no look after: the stream's new chunk ends with the job
+        last = runner.sample(np.repeat(database[None], 31, axis=0), np.random.default_rng(5))
+        assert runner.calls == 31 and counting.calls - 2 == 31
+        np.testing.assert_array_equal(last[:28], whole)
+        assert len(np.unique(last)) == 31
 
 
 def test_a_call_limit_stops_a_job_before_any_call():

@@ -11,7 +11,8 @@ import pytest
 from scipy import stats
 
 from audit.event_test import clopper_pearson
-from audit.sequential import (SPENDING_POWER, look_boundaries, look_schedule, power_alpha_spending, run_audit_on_look_runs,
+from audit.sequential import (SPENDING_POWER, event_selection_possible, look_boundaries, look_runs, look_schedule,
+                              power_alpha_spending, run_audit_on_look_runs,
                               run_sequential_audit, runs_per_sample, runs_to_refute)
 from audit.spec import AuditSpec
 from estimators.validation import InputError
@@ -206,3 +207,21 @@ def test_type_one_error_at_the_boundary_is_at_most_alpha_over_500_audits():
                   for seed in range(audits))
     # ≤ α in truth; the count is consistent with that unless it exceeds the binomial's 99.9% point.
     assert refuted <= stats.binom.ppf(0.999, audits, alpha)
+
+
+@pytest.mark.train  # a prior that is not a two-point prior gets neural critics
+def test_a_prior_that_needs_selection_runs_gets_a_last_look_that_fits_them():
+    from mechanisms.priors import ProductBernoulli
+
+    spec = _spec("laplace_sum", seed=4)
+    assert not event_selection_possible(spec)  # the entry's exposing two-point prior: events chosen on held-out draws
+    general = replace(spec, priors=[ProductBernoulli(0.5, shape=get_entry("laplace_sum").record_shape)])
+    assert event_selection_possible(general)
+    # At most event_runs selection runs and 2·min(event_runs, 2000) pilot runs besides the 3 per sample.
+    assert look_runs(general, 1000) == 3 * 1000 + 1000 + 2 * 1000
+    assert look_runs(general, 4000) == 3 * 4000 + 4000 + 2 * 2000
+    last = look_schedule(general, 7000)[-1]
+    assert look_runs(general, last.samples) <= 7000 < look_runs(general, last.samples + 1)
+    result = run_sequential_audit(general, 7000)
+    assert len(result.looks) == len(result.schedule) and not result.notes  # every look completed
+    assert result.runs <= 7000 and result.result.samples_by_purpose.get("event_selection", 0) > 0

@@ -160,8 +160,8 @@ class ChunkCache:
 
     With ``stream_seed``, a job whose databases are all one database x (the event test's runs of an
     input) takes its runs from x's **stream** instead: the sequence of runs of x whose chunks
-    (cut by the runner's boundaries and chunk size, whatever the jobs ask) are seeded by
-    (``stream_seed``, x) alone. Within one look (:meth:`start_look` begins one) successive jobs on x
+    (cut by the runner's boundaries and chunk size, whatever the jobs ask, except a final look's last
+    chunk: :meth:`MechanismRunner._stream_chunks`) are seeded by (``stream_seed``, x) alone. Within one look (:meth:`start_look` begins one) successive jobs on x
     take successive runs of its stream, so no run serves twice and the runs stay independent;
     each look starts again from the stream's first run. A later look then re-uses an earlier look's
     runs of x whatever its generator drew in between (a randomized event's coins, a Poisson number
@@ -177,6 +177,8 @@ class ChunkCache:
         self._outputs: dict = {}
         self.hits = 0
         self.stream_seed = None if stream_seed is None else check_int(stream_seed, "stream_seed", 0)
+        self.final = False
+        self._streams: dict = {}
         self._cursors: dict = {}
 
     @staticmethod
@@ -199,20 +201,35 @@ class ChunkCache:
     def put(self, key: tuple, outputs) -> None:
         self._outputs[key] = outputs
 
-    def start_look(self) -> None:
-        """Begin a look: every stream is read again from its first run."""
+    def start_look(self, final: bool = False) -> None:
+        """Begin a look: every stream is read again from its first run. In a ``final`` look a stream's new
+        chunk ends with the job that asks for it (:meth:`MechanismRunner._stream_chunks`)."""
         self._cursors.clear()
+        self.final = bool(final)
 
-    def take(self, database, count: int) -> tuple[int, int]:
-        """(the seed of ``database``'s stream, the position of its next run in this look); moves that on by ``count``."""
+    def take(self, database, count: int) -> tuple:
+        """(``database``'s stream, the position of its next run in this look); moves that on by ``count``."""
         digest = self.digest(database)
+        stream = self._streams.get(digest)
+        if stream is None:
+            state = np.random.SeedSequence([self.stream_seed, int(digest, 16)]).generate_state(2, np.uint64)
+            stream = self._streams[digest] = _Stream(int(state[0] >> np.uint64(1)), digest, [])
         position = self._cursors.get(digest, 0)
         self._cursors[digest] = position + count
-        state = np.random.SeedSequence([self.stream_seed, int(digest, 16)]).generate_state(2, np.uint64)
-        return int(state[0] >> np.uint64(1)), position
+        return stream, position
 
     def __len__(self) -> int:
         return len(self._outputs)
+
+
+@dataclass
+class _Stream:
+    """One database's stream of runs: its seed, the database's digest and its chunks made so far, as
+    (first run, end, cache key), in order and contiguous from run 0."""
+
+    seed: int
+    digest: str
+    chunks: list
 
 
 def _guard_global_generators(code):
@@ -399,22 +416,13 @@ class MechanismRunner:
         check_output_memory(batch.shape[0], self._output_width, what)
         size, chunk_size, offset = batch.shape[0], self.chunk_size(batch.shape[1:]), 0
         if self.cache is not None and self.cache.stream_seed is not None and size and np.all(batch == batch[:1]):
-            # The runs of one database: the next ones of its stream (ChunkCache), in that stream's chunks,
-            # the last one whole (its runs past this job's stay stored for the next look).
-            job_seed, offset = self.cache.take(batch[0], size)
-            end = offset + size
-            plan = [(i, start, stop) for i, start, stop in plan_chunks(end + chunk_size, chunk_size, self.boundaries)
-                    if start < end and stop > offset]
-            chunks = [ChunkTask(job_seed, i, start, np.repeat(batch[:1], stop - start, axis=0), stop - start,
-                                timeout, MECHANISM, last_attempt=self.settings.retries == 0) for i, start, stop in plan]
+            chunks, keys, offset = self._stream_chunks(batch[0], size, chunk_size)
         else:
             chunks = [ChunkTask(job_seed, index, start, batch[start:stop], stop - start, timeout, MECHANISM,
                                 last_attempt=self.settings.retries == 0)
                       for index, start, stop in plan_chunks(size, chunk_size, self.boundaries)]
-        outputs, keys = [None] * len(chunks), [None] * len(chunks)
-        if self.cache is not None:
-            keys = [self.cache.key(task) for task in chunks]
-            outputs = [self.cache.get(key) for key in keys]
+            keys = [None] * len(chunks) if self.cache is None else [self.cache.key(task) for task in chunks]
+        outputs = [None if key is None else self.cache.get(key) for key in keys]
         missing = [i for i, output in enumerate(outputs) if output is None]
         fresh = sum(chunks[i].size for i in missing)
         if self.call_limit is not None and self.calls + fresh > self.call_limit:
@@ -442,6 +450,34 @@ class MechanismRunner:
         if chunks and chunks[0].start != offset or len(joined) != size:  # a stream's runs: this job's part
             joined = joined[offset - chunks[0].start:offset - chunks[0].start + size]
         return joined
+
+    def _stream_chunks(self, database: np.ndarray, size: int, chunk_size: int) -> tuple[list, list, int]:
+        """The chunks of ``database``'s stream (:class:`ChunkCache`) that hold its next ``size`` runs in this
+        look: (the chunks, their cache keys, the position of the first of those runs).
+
+        The stream's chunks already made are used as they are. New ones continue from the end of the
+        last, cut where a job of any size would be cut (the boundaries, then every ``chunk_size``
+        runs: :func:`~mechanisms.execution.chunks.plan_chunks`), so that every look makes the same
+        chunks; the last one is made whole (its runs past this job's are the next look's), except in
+        the cache's ``final`` look, where it ends with the job (no look comes after to use them).
+        """
+        stream, offset = self.cache.take(database, size)
+        end, made = offset + size, (stream.chunks[-1][1] if stream.chunks else 0)
+        if end > made:
+            stops = [stop for _, _, stop in plan_chunks(end + chunk_size, chunk_size, self.boundaries) if stop > made]
+            stops = [stop for stop in stops if stop < end] + [end if self.cache.final else
+                                                               next(stop for stop in stops if stop >= end)]
+            for start, stop in zip([made] + stops[:-1], stops):
+                stream.chunks.append((start, stop, (stream.seed, len(stream.chunks), MECHANISM, stop - start,
+                                                    stream.digest)))
+        chunks, keys = [], []
+        for index, (start, stop, key) in enumerate(stream.chunks):
+            if start < end and stop > offset:
+                chunks.append(ChunkTask(stream.seed, index, start, np.repeat(database[None], stop - start, axis=0),
+                                        stop - start, self.settings.timeout, MECHANISM,
+                                        last_attempt=self.settings.retries == 0))
+                keys.append(key)
+        return chunks, keys, offset
 
     def _joined(self, outputs: list, chunks: list, records: int) -> np.ndarray:
         """The chunks' outputs as one array, when every call returned the width the first one did.
