@@ -47,8 +47,8 @@ from estimators.validation import check_int
 
 from .classifier_statistic import PAIR_STATISTICS, EmpiricalLogRatio, FeatureDesign, LogOdds, pair_statistic
 from .event_search import MIN_SELECTION_RUNS, PairCandidate, neighbouring_pair_of
-from .float_features import FLOAT_STATISTICS
-from .support_statistic import SUPPORT_STATISTICS
+from .float_features import FLOAT_STATISTICS, has_fine_bits
+from .support_statistic import SUPPORT_STATISTICS, SupportLogRatio
 
 #: The classifiers tried as each record's critic, in order: (name in results, class).
 CLASSIFIERS = tuple((f"{name} critic", kind) for kind, name, _, _ in PAIR_STATISTICS)
@@ -169,13 +169,14 @@ class CrossFitted:
 
 
 def _fit_kind(kind, is_first: np.ndarray, outputs: np.ndarray, rows: np.ndarray, design: FeatureDesign | None,
-              start: np.ndarray | None = None):
+              start: np.ndarray | None = None, start_hessian: np.ndarray | None = None):
     """``kind`` fitted on the draws ``rows`` (an index or boolean array): a logistic kind on ``design``'s
-    features where one is given (Newton's method from ``start``), else by ``kind.fit``; None where unsuited."""
+    features where one is given (Newton's method from ``start``, whose Hessian is ``start_hessian`` where
+    given), else by ``kind.fit``; None where unsuited."""
     labels = is_first[rows]
     if design is not None and issubclass(kind, LogOdds):
-        return kind.from_design(design, rows, labels, start=start)
-    if design is not None and design.inverse is not None and issubclass(kind, EmpiricalLogRatio):
+        return kind.from_design(design, rows, labels, start=start, start_hessian=start_hessian)
+    if design is not None and design.inverse is not None and issubclass(kind, (EmpiricalLogRatio, SupportLogRatio)):
         return kind.from_counts(design.rows, design.inverse[rows], labels)
     return kind.fit(outputs[rows][labels], outputs[rows][~labels])
 
@@ -189,16 +190,23 @@ def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray,
 
     ``design`` (:class:`audit.classifier_statistic.FeatureDesign`): a logistic kind's features,
     computed once for all folds; ``start``: its Newton's method's start (the solution of a fit on
-    other draws of the same pair). Neither changes what a fold model minimizes, only its cost.
+    other draws of the same pair), where every fold's fit gets its first Hessian from one pass over
+    the draws (:meth:`audit.classifier_statistic.FeatureDesign.start_hessians`) and goes on by chord
+    steps (:func:`audit.logistic_regression.fit_logistic`). None of these changes what a fold model
+    minimizes, only its cost.
     """
     folds = int(fold.max()) + 1
     models, out_of_fold = [], np.empty(len(outputs), dtype=np.float64)
+    start_hessians = None
+    if design is not None and start is not None and issubclass(kind, LogOdds):
+        start_hessians = design.start_hessians(kind, [np.flatnonzero(fold == k) for k in range(folds)], start)
     for k in range(folds):
         held = fold == k
         train = np.flatnonzero(~held)
         if is_first[train].all() or not is_first[train].any():
             return None
-        model = _fit_kind(kind, is_first, outputs, train, design, start)  # None where unsuited
+        model = _fit_kind(kind, is_first, outputs, train, design, start,  # None where unsuited
+                          None if start_hessians is None else start_hessians[k])
         if model is None:
             return None
         models.append(model)
@@ -328,9 +336,11 @@ def _fit(cells, outputs, config, rng, started) -> tuple[ProblemFit, tuple] | Non
                                   getattr(c.statistic, "solution", None)) for c in critics]
         # The float-bit statistics are event-test candidates only (not MI critics); their mixtures'
         # coins come from a stream of their own, so the critics' draws are those made without them.
-        cross_fitted += [cross_fit(kind, is_first, y, fold, int(float_rng.integers(2**31)))
-                         for kind, _, _, _ in FLOAT_STATISTICS]
-        cross_fitted += [cross_fit(kind, is_first, y, fold, int(support_rng.integers(2**31)))
+        # Outputs with no bit below the coarse grid suit none of them on any fold (their fit's gate).
+        if has_fine_bits(y):
+            cross_fitted += [cross_fit(kind, is_first, y, fold, int(float_rng.integers(2**31)))
+                             for kind, _, _, _ in FLOAT_STATISTICS]
+        cross_fitted += [cross_fit(kind, is_first, y, fold, int(support_rng.integers(2**31)), design)
                          for kind, _, _, _ in SUPPORT_STATISTICS]  # event-test candidates only, as the float ones
         fitted.append([c for c in cross_fitted if c is not None])
     fit = CriticFit(

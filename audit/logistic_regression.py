@@ -35,6 +35,35 @@ REUSE_HESSIAN_STEP = 1e-3
 #: The Newton decrement (relative to 1 + L) below which the full step is taken as the last one.
 FINAL_DECREMENT = 1e-10
 
+#: The chord steps from a given Hessian (:func:`fit_logistic`'s ``start_hessian``) go on while each full step is
+#: at most this fraction of the one before it; at a step that shrinks less, the Hessian is computed afresh.
+CHORD_CONTRACTION = 0.1
+
+#: How many times the chord steps compute their Hessian afresh before handing over to Newton's method.
+CHORD_REFRESHES = 2
+
+#: The fewest features (with the intercept) at which a cross-fit shares its folds' first Hessian
+#: (:meth:`audit.classifier_statistic.FeatureDesign.start_hessians`): with fewer, a Hessian costs less than
+#: the extra passes over the rows that the chord steps take.
+SHARED_HESSIAN_MIN_FEATURES = 16
+
+
+def data_hessian(features: np.ndarray, theta: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+    """The Hessian of L's data term at θ = (w, c): Σᵢ wᵢ pᵢ(1 − pᵢ) x̃ᵢ x̃ᵢᵀ, x̃ᵢ = (xᵢ, 1), pᵢ = σ(x̃ᵢᵀθ)
+    (Hastie, Tibshirani and Friedman 2009, Eq. 4.24; the penalty's diagonal is not included).
+
+    It is a sum over rows: the Hessian of a fit on a union of parts of the rows is the sum of the
+    parts' (how :func:`audit.classifier_critic.cross_fit` gives every fold's fit its first Hessian at
+    the cost of one pass over all the rows).
+    """
+    x = np.asarray(features, dtype=np.float64)
+    design = np.concatenate([x, np.ones((len(x), 1))], axis=1)
+    p = expit(design @ np.asarray(theta, dtype=np.float64))
+    curvature = p * (1.0 - p)
+    if sample_weight is not None:
+        curvature *= sample_weight
+    return (design * curvature[:, None]).T @ design
+
 
 def _loss(z: np.ndarray, labels: np.ndarray, coefficients: np.ndarray, inverse_c: float,
           row_weights: np.ndarray | None) -> float:
@@ -46,7 +75,8 @@ def _loss(z: np.ndarray, labels: np.ndarray, coefficients: np.ndarray, inverse_c
 
 def fit_logistic(features: np.ndarray, labels: np.ndarray, c: float = 1.0,
                  tol: float = 1e-6, start: np.ndarray | None = None,
-                 sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+                 sample_weight: np.ndarray | None = None,
+                 start_hessian: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     """(coefficients w, intercept c) minimizing the module docstring's L on ``features`` and 0/1 ``labels``.
 
     ``start``: (w, c) as one vector of d + 1 entries to start from (default 0). The minimizer is
@@ -65,6 +95,15 @@ def fit_logistic(features: np.ndarray, labels: np.ndarray, c: float = 1.0,
     after a full step is of the order of the step's size squared, here 10⁻¹² at the default
     ``tol``), so either step leaves the coefficients at about rounding precision — or after
     :data:`MAX_NEWTON_STEPS` steps.
+
+    ``start_hessian``: the data term's Hessian at ``start`` (:func:`data_hessian` of these rows, or a
+    sum of its values on parts of them). The fit then first takes chord steps, each solving with that
+    one Hessian (Ortega and Rheinboldt 1970, Section 10.2; Kelley 1995, Section 5.4.3: the gradient is
+    exact, so they converge to the same minimizer, linearly at a rate r of the order of the Hessian's
+    relative change over the remaining distance), computing it afresh where the steps stop
+    contracting by :data:`CHORD_CONTRACTION`, and stops where the distance still to go, at most
+    size·r/(1 − r) after a step of that size, is below ``tol``² (the precision Newton's last step
+    leaves); where they fail (:func:`_chord_steps`), Newton's method above goes on from where they stopped.
     """
     x = np.asarray(features, dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
@@ -90,6 +129,15 @@ def fit_logistic(features: np.ndarray, labels: np.ndarray, c: float = 1.0,
             raise InputError(f"argument 'start' must be {d + 1} finite numbers, got shape {theta.shape}")
         z = design @ theta
     loss = _loss(z, y, theta[:d], 1.0 / c, row_weights)
+    if start_hessian is not None:
+        start_hessian = np.asarray(start_hessian, dtype=np.float64)
+        if start is None or start_hessian.shape != (d + 1, d + 1) or not np.all(np.isfinite(start_hessian)):
+            raise InputError(f"argument 'start_hessian' must be {d + 1} x {d + 1} finite numbers with a 'start', got "
+                             f"shape {start_hessian.shape}")
+        theta, z, loss, converged = _chord_steps(design, y, ridge, theta, z, loss, start_hessian + np.diag(ridge),
+                                                 row_weights, 1.0 / c, tol)
+        if converged:
+            return theta[:d], float(theta[d])
     hessian, reuse_hessian = None, False
     for _ in range(MAX_NEWTON_STEPS):
         p = expit(z)
@@ -131,3 +179,52 @@ def fit_logistic(features: np.ndarray, labels: np.ndarray, c: float = 1.0,
         # After a small full step the Hessian barely changes: the next steps solve with the last one.
         reuse_hessian = t == 1.0 and size <= REUSE_HESSIAN_STEP
     return theta[:d], float(theta[d])
+
+
+def _chord_steps(design, y, ridge, theta, z, loss, hessian, row_weights, inverse_c, tol):
+    """:func:`fit_logistic`'s chord steps from the given ``hessian`` (penalty included): (θ, z, L, converged).
+
+    Each step is the Newton step with the Hessian held fixed, taken in full where it decreases L by
+    at least a quarter of the decrease it predicts (Armijo's test at t = 1) and is at most
+    :data:`CHORD_CONTRACTION` times the step before it. A step that fails either test is not
+    taken: the Hessian is computed afresh at the current point instead (at most
+    :data:`CHORD_REFRESHES` times; then the fit hands over, unconverged, to Newton's method with its
+    line search). The fit has converged once the distance left after a full step of size s at the
+    observed rate r = s/s_prev, at most s·r/(1 − r) (a geometric series), is at most ``tol``². Within
+    rounding of L (the Newton decrement below :data:`FINAL_DECREMENT`) Armijo's test cannot judge a
+    step, so such steps are judged by the contraction test alone.
+    """
+    d = design.shape[1] - 1
+    previous, refreshes = None, 0
+    for _ in range(MAX_NEWTON_STEPS):
+        p = expit(z)
+        residual = p - y
+        if row_weights is not None:
+            residual *= row_weights
+        gradient = design.T @ residual + ridge * theta
+        try:
+            step = np.linalg.solve(hessian, gradient)
+        except np.linalg.LinAlgError:
+            return theta, z, loss, False
+        decrement = float(gradient @ step)
+        size = np.max(np.abs(step)) / (1.0 + np.max(np.abs(theta)))
+        if decrement <= 0.0 or size == 0.0:  # the gradient vanishes: θ is the minimizer
+            return theta, z, loss, True
+        candidate, z_candidate = theta - step, z - design @ step
+        new_loss = _loss(z_candidate, y, candidate[:d], inverse_c, row_weights)
+        shrinks = previous is None or size <= CHORD_CONTRACTION * previous
+        descends = decrement <= FINAL_DECREMENT * (1.0 + abs(loss)) or new_loss <= loss - 0.25 * decrement
+        if not (shrinks and descends):
+            if refreshes == CHORD_REFRESHES:
+                return theta, z, loss, False
+            curvature = p * (1.0 - p) if row_weights is None else p * (1.0 - p) * row_weights
+            hessian = (design * curvature[:, None]).T @ design + np.diag(ridge)
+            previous, refreshes = None, refreshes + 1
+            continue
+        theta, z, loss = candidate, z_candidate, new_loss
+        if previous is not None:
+            rate = size / previous
+            if size * rate / (1.0 - rate) <= tol * tol:
+                return theta, z, loss, True
+        previous = size
+    return theta, z, loss, False

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .classifier_statistic import EmpiricalLogRatio, _rows
+from estimators.validation import InputError
+
+from .classifier_statistic import MAX_EMPIRICAL_VALUES, EmpiricalLogRatio, _distinct_rows, _row_counts, _rows, values_up_to
 
 __all__ = ["MAX_SUPPORT_VALUES", "SUPPORT_STATISTICS", "SupportLogRatio"]
 
@@ -46,12 +48,37 @@ class SupportLogRatio:
     def fit(cls, first_outputs: np.ndarray, second_outputs: np.ndarray) -> "SupportLogRatio | None":
         first_outputs, second_outputs = _rows(first_outputs), _rows(second_outputs)
         outputs = np.concatenate([first_outputs, second_outputs])
-        discrete = np.array([len(np.unique(column)) <= MAX_SUPPORT_VALUES for column in outputs.T])
+        discrete = np.array([values_up_to(column, MAX_SUPPORT_VALUES) is not None for column in outputs.T])
         if not discrete.any():
             return None
         columns = np.flatnonzero(discrete)
         ratio = EmpiricalLogRatio.fit(first_outputs[:, columns], second_outputs[:, columns])
         return None if ratio is None else cls(columns, ratio)
+
+    @classmethod
+    def from_counts(cls, rows: np.ndarray, which: np.ndarray, is_first: np.ndarray) -> "SupportLogRatio | None":
+        """The statistic :meth:`fit` gives on outputs already coded as distinct rows: output i is
+        ``rows[which[i]]`` (as :meth:`audit.classifier_statistic.EmpiricalLogRatio.from_counts` takes them), of
+        the first input where ``is_first[i]``. A column's values among the rows that occur are its values
+        among the outputs, and a row of the discrete columns counts the outputs of every distinct row that
+        holds it, so it is :meth:`fit`'s statistic from the counts alone."""
+        is_first = np.asarray(is_first, dtype=bool)
+        if is_first.all() or not is_first.any():
+            raise InputError("a support statistic needs outputs of both inputs")
+        n_first, n_second = _row_counts(which, is_first, len(rows))
+        seen = (n_first + n_second) > 0
+        rows, n_first, n_second = rows[seen], n_first[seen], n_second[seen]
+        discrete = np.array([values_up_to(column, MAX_SUPPORT_VALUES) is not None for column in rows.T])
+        if not discrete.any():
+            return None
+        columns = np.flatnonzero(discrete)
+        distinct = _distinct_rows(rows[:, columns], MAX_EMPIRICAL_VALUES)
+        if distinct is None:
+            return None
+        support, inverse = distinct
+        first = np.bincount(inverse, weights=n_first, minlength=len(support)).astype(np.int64)
+        second = np.bincount(inverse, weights=n_second, minlength=len(support)).astype(np.int64)
+        return cls(columns, EmpiricalLogRatio._from_row_counts(support, first, second))
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         return self.ratio(_rows(outputs)[:, self.columns])

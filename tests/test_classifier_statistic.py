@@ -140,13 +140,17 @@ def test_quadratic_log_odds_needs_a_column_with_many_values():
     assert QuadraticLogOdds.fit(bits[:100], bits[100:]) is None
 
 
-@pytest.mark.parametrize("case", ["few", "radix overflow", "too many"])
+@pytest.mark.parametrize("case", ["few", "sparse codes", "radix overflow", "too many"])
 def test_distinct_rows_are_the_set_of_rows(case):
     from audit.classifier_statistic import _distinct_rows
 
     rng = np.random.default_rng(11)
-    if case == "few":
+    if case == "few":  # 4^3 possible codes: counted
         outputs = rng.integers(0, 4, (3000, 3)).astype(float) - 1.5
+    elif case == "sparse codes":  # 20^5 possible codes, far more than the outputs: sorted
+        base = rng.integers(0, 20, (100, 5)).astype(float)
+        base[:20, :] = np.arange(20)[:, None]
+        outputs = base[rng.integers(0, len(base), 3000)]
     else:
         # 12 columns of 40 values each: 40^12 > 2^62, so the rows are sorted as rows.
         base = rng.integers(0, 40, (60 if case == "radix overflow" else 400, 12)).astype(float)
@@ -159,7 +163,8 @@ def test_distinct_rows_are_the_set_of_rows(case):
         assert got is None
         return
     rows, index = got
-    assert {tuple(row) for row in rows} == expected and len(rows) == len(expected)
+    # Every distinct row once, in lexicographic order (increasing codes: the first column most significant).
+    assert [tuple(row) for row in rows] == sorted(expected)
     np.testing.assert_array_equal(rows[index], outputs)
 
 

@@ -7,7 +7,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from audit.classifier_statistic import NEWTON_MAX_FEATURES, LogOdds
-from audit.logistic_regression import fit_logistic
+from audit.logistic_regression import data_hessian, fit_logistic
 from estimators.validation import InputError
 
 
@@ -105,3 +105,31 @@ def test_distinct_rows_weighted_by_their_counts_give_the_fit_of_all_rows():
 def test_bad_sample_weights_name_the_argument(weights):
     with pytest.raises(InputError, match="'sample_weight'"):
         fit_logistic(np.zeros((4, 1)), np.array([0.0, 1.0, 0.0, 1.0]), sample_weight=weights)
+
+
+def test_chord_steps_from_a_start_hessian_reach_the_minimizer():
+    # The data Hessian at a start, summed over parts of the rows (as the cross-fit's folds share it), written out
+    # row by row here; the fit from it ends where Newton's method from 0 ends, with the gradient vanishing.
+    rng = np.random.default_rng(8)
+    x = np.concatenate([rng.laplace(0.3, 1, (900, 4)), rng.laplace(0, 1, (700, 4))])
+    y = np.concatenate([np.ones(900), np.zeros(700)])
+    other = rng.permutation(len(y))[:800]
+    start = np.append(*fit_logistic(x[other], y[other]))
+    tilde = np.concatenate([x, np.ones((len(x), 1))], axis=1)
+    p = 1.0 / (1.0 + np.exp(-(tilde @ start)))
+    by_rows = sum(pi * (1 - pi) * np.outer(row, row) for pi, row in zip(p, tilde))
+    parts = np.array_split(rng.permutation(len(y)), 3)
+    summed = sum(data_hessian(x[part], start) for part in parts)
+    np.testing.assert_allclose(summed, by_rows, rtol=1e-10)
+    w0, c0 = fit_logistic(x, y)
+    w, c = fit_logistic(x, y, start=start, start_hessian=summed)
+    np.testing.assert_allclose(w, w0, atol=1e-8)
+    assert c == pytest.approx(c0, abs=1e-8)
+    assert np.max(np.abs(_gradient(x, y, w, c))) < 1e-6
+    # A Hessian far from the one at the start: the chord steps stop contracting and Newton's method finishes.
+    w, c = fit_logistic(x, y, start=start, start_hessian=summed * 40)
+    np.testing.assert_allclose(w, w0, atol=1e-8)
+    with pytest.raises(InputError, match="'start_hessian'"):
+        fit_logistic(x, y, start=start, start_hessian=summed[:-1])
+    with pytest.raises(InputError, match="'start_hessian'"):
+        fit_logistic(x, y, start_hessian=summed)

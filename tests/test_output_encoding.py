@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import beta
 
+from audit.classifier_statistic import FeatureDesign
 from audit.engine import run_audit
 from audit.event_test import certified_delta
 from audit.spec import AuditSpec
@@ -102,6 +103,32 @@ def test_support_statistic_uses_the_discrete_columns_only():
     assert fitted.columns.tolist() == [1]
     scores = fitted(np.array([[5.0, 1.0], [-5.0, 0.0]]))
     assert scores[0] > 3 and scores[1] < 0  # a support seen only under the first input scores high
+
+
+def test_support_statistic_from_a_designs_distinct_rows_is_the_smoothed_count_ratio_of_the_support():
+    # Column 0 takes 6 values (not part of the support), columns 1 and 2 take 2 and 3. The expected scores are
+    # the add-1/2 log-ratio of each support row's counts, counted here row by row.
+    rng = np.random.default_rng(3)
+    outputs = np.column_stack([rng.integers(0, 6, 4000), rng.random(4000) < 0.5, rng.integers(0, 3, 4000)]).astype(float)
+    is_first = rng.random(4000) < 0.5
+    outputs[is_first, 1] = rng.random(int(is_first.sum())) < 0.8
+    design = FeatureDesign.build(outputs, np.arange(4000))
+    assert design.inverse is not None
+    rows = np.flatnonzero(rng.random(4000) < 0.7)
+    counted = SupportLogRatio.from_counts(design.rows, design.inverse[rows], is_first[rows])
+    assert counted.columns.tolist() == [1, 2]
+    support = [tuple(r) for r in outputs[rows][:, 1:]]
+    keys = sorted(set(support))
+    n1 = {k: sum(1 for s, f in zip(support, is_first[rows]) if s == k and f) for k in keys}
+    n2 = {k: sum(1 for s, f in zip(support, is_first[rows]) if s == k and not f) for k in keys}
+    t1, t2, half = sum(n1.values()), sum(n2.values()), len(keys) / 2
+    query = np.array([[0.0, a, b] for a, b in keys])
+    expected = [math.log((n1[k] + 0.5) / (t1 + half)) - math.log((n2[k] + 0.5) / (t2 + half)) for k in keys]
+    np.testing.assert_allclose(counted(query), expected, rtol=1e-12)
+    fitted = SupportLogRatio.fit(outputs[rows][is_first[rows]], outputs[rows][~is_first[rows]])
+    np.testing.assert_array_equal(counted(query), fitted(query))
+    with pytest.raises(InputError, match="both inputs"):
+        SupportLogRatio.from_counts(design.rows, design.inverse[rows], np.ones(len(rows), dtype=bool))
 
 
 def test_label_set_bug_is_refuted_with_a_large_epsilon():
