@@ -11,24 +11,40 @@ seed) and answers, for each test of the claim (:func:`audit.crosscheck.plan_clai
 - the time those runs take at the pilot's measured seconds per run (which includes the pilot's
   fixed costs, so it errs long for large budgets).
 
-**The event test.** A mechanism exactly at a DP-family claim's privacy profile δ(ε′) can give an
-event of probability p₂ under one input and p₁ = min(1, min over ε′ of e^ε′ p₂ + δ(ε′)) under its
-neighbour (the profile is attained: Kairouz, Oh and Viswanath 2015 for (ε, δ)-DP). The excess
-scenario takes p₂ from the pilot's event (its frequency under the second input, at least one
-hit) and p₁ from the profile of the claim with its parameter raised by ``excess``; the observed
-scenario takes the pilot event's two frequencies. The runs per input are the fewest the event
-test's own certificate predictor says would refute (:func:`audit.sequential.runs_to_refute`), and
-the audit's total is that times the runs per sample of the audit (:func:`audit.sequential.runs_per_sample`),
-and at least the runs of the smallest audit that can refute (:func:`audit.sequential.smallest_round_samples`).
+**The event test.** The pilot chooses its event for the budget's certification runs, not for
+its own (:class:`audit.spec.AuditSpec`'s ``pilot_for_runs``, :func:`audit.event_search.event_search`'s
+``predict_runs``), and keeps its event statistic's scores. At the stated excess: a mechanism
+exactly at a DP-family claim's privacy profile δ(ε′) can give an event of probability p₂ under one
+input and p₁ = min(1, min over ε′ of e^ε′ p₂ + δ(ε′)) under its neighbour (the profile is attained:
+Kairouz, Oh and Viswanath 2015 for (ε, δ)-DP); the excess scenario takes p₂ from the pilot's event
+(its frequency under the second input, at least one hit) and p₁ from the profile of the claim with
+its parameter raised by ``excess``, and the runs per input are the fewest the event test's own
+certificate predictor says would refute (:func:`audit.sequential.runs_to_refute`), times the runs
+per sample of the audit (:func:`audit.sequential.runs_per_sample`), and at least the runs of the
+smallest audit that can refute (:func:`audit.sequential.smallest_round_samples`).
 
-**How far a pilot reaches.** An audit chooses its event on its own held-out draws, for its own
-runs: a larger audit finds rarer, more extreme events than the pilot can see, and the pilot's
-event frequencies carry the noise of few runs. So a prediction well beyond the pilot's own runs
-(more than ``PILOT_REACH`` = 2 times, or none) tends to be pessimistic: on ``svt34_parallel``
-(true ε up to 4.25 against a claimed 1) pilots of 3,000 runs predicted none or 8 to 300 times the
-runs that fixed audits needed (about 6,800), and second pilots of 5,600 runs did little better
-(their events, like those of the audits at 6,800 runs that failed, did not exceed the claim). The plan then
-says so in a note (``experiments/sequential_audit.py`` measures the predictions).
+At the pilot's effect, the runs are a **forecast** (:func:`forecast_refutation`): an audit of R runs
+chooses its event on its own draws for its own runs, so a larger audit refutes with rarer, stronger
+events than a smaller one, and no single event of the pilot stands for every budget. The forecast
+simulates audits of each size R on a grid on the pilot's scores (each choosing its event, for its
+own runs, on part of them and predicting its refutation from the event's frequencies on the rest)
+and answers the smallest R at which half of them refute. The pilot's runs are not any audit's, and
+its choices only decide what the plan says, so nothing about α changes.
+
+**How far a pilot reaches.** The forecast uses the pilot's event statistic, trained on the pilot's
+draws. An audit much larger than the pilot trains its statistic on more and chooses its event on
+more draws, so it may find stronger events than the pilot's statistic shows: beyond ``PILOT_REACH``
+= 2 times the pilot's runs (or with no forecast), the plan says so in a note. On ``svt34_parallel``
+(true ε up to 4.25 against a claimed 1), half of the fixed audits refute at about 7,400 runs (12 of
+30 seeds at 6,788 runs, 21 of 30 at 9,600); there the budget of a 3,000-run pilot is not enough:
+its forecasts (8 pilot seeds, budget 60,000) were within 2 times of that on 1 seed (5 forecast none),
+on 6 of 8 with 6,000-run pilots and 7 of 8 with 12,000. The limit is the pilot's statistic, not its
+number of scores: the same 3,000-run pilots' statistics scored on 20,000 certification runs per input
+forecast 9,600 to 16,146 runs, or none on 3 of 8 seeds, while the audits that refute at 6,788 runs
+train theirs on 2,262 draws and find events of frequencies about 0.04 to 0.17 against 0.008 to 0.05
+(ratios 3.6 to 5). A plan whose forecast reaches beyond the pilot is best rerun with a
+``--pilot-runs`` of about half the forecast (``experiments/sequential_audit.py`` measures the
+predictions).
 
 **The MI test.** Its certified lower bound is the estimate minus a half-width that shrinks as
 1/√n in the held-out draws (a CLT-rate approximation of the certificates of
@@ -51,6 +67,8 @@ from estimators.validation import InputError, check_int
 from mechanisms.claims import RECORD_AUDIT_NOTIONS
 
 from .crosscheck import record_support, refutable_with
+from .event_search import choice_settings
+from .event_test import choose_event, claim_objective, event_frequency, predicted_objective
 from .sequential import round_seed, runs_per_sample, runs_to_refute, smallest_round_samples
 
 #: The default excess: a true privacy parameter 20% above the claim's.
@@ -206,8 +224,10 @@ def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int = PILOT
                                       event_runs=max(1, int(round(budget_samples * ratio))) if spec.event_runs else 0)
     claim_plan = claim_tests(budget_spec)
     pilot_samples = max(int(pilot_runs / cost), math.ceil(MIN_TEST_SAMPLES / spec.critic.split[2]))
+    # The pilot chooses its event for the budget's certification runs and keeps its scores for the forecast.
     pilot_spec = dataclasses.replace(spec, samples=pilot_samples, seed=round_seed(spec.seed, 0),
-                                     event_runs=max(1, int(round(pilot_samples * ratio))) if spec.event_runs else 0)
+                                     event_runs=max(1, int(round(pilot_samples * ratio))) if spec.event_runs else 0,
+                                     pilot_for_runs=budget_spec.event_runs or None)
     started = time.perf_counter()
     pilot = run_audit(pilot_spec)
     pilot_seconds = time.perf_counter() - started
@@ -218,7 +238,7 @@ def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int = PILOT
         level = claim_plan.alpha_spent.get("event", spec.alpha)
         smallest = math.ceil(smallest_round_samples(spec, level) * cost)  # no audit of this spec runs less
         tests.append(_event_budget(claim, claim_plan, budget_spec, pilot, excess, per_run, cost / ratio, spec.alpha,
-                                   smallest))
+                                   smallest, spec, budget_runs))
     budget = claim.implied_mi_budget(spec.notion, record_support(spec.priors))
     if "mi" in claim_plan.alpha_spent or budget.value is not None:
         tests.append(_mi_budget(claim_plan, budget.value, pilot, pilot_spec, excess, per_run, cost))
@@ -229,7 +249,7 @@ def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int = PILOT
 
 
 def _event_budget(claim, claim_plan, budget_spec, pilot, excess, per_run, runs_per_input_run, alpha,
-                  smallest) -> TestBudget:
+                  smallest, spec, budget_runs) -> TestBudget:
     share = claim_plan.alpha_spent.get("event")
     level = share if share is not None else alpha
     can = share is not None and refutable_with(claim, share, budget_spec.event_runs)
@@ -247,17 +267,159 @@ def _event_budget(claim, claim_plan, budget_spec, pilot, excess, per_run, runs_p
         per_input = runs_to_refute(claim, p_first, p_second, level)
         at_excess = None if per_input is None else max(smallest, int(math.ceil(per_input * runs_per_input_run)))
         notes.append(f"excess scenario: event frequencies {p_first:.4g} and {p_second:.4g} (p₂ from the pilot's event)")
-    per_input = runs_to_refute(claim, event.p_first, event.p_second, level)
-    at_pilot = None if per_input is None else max(smallest, int(math.ceil(per_input * runs_per_input_run)))
-    if at_pilot is None:
-        notes.append(f"the pilot's event (frequencies {event.p_first:.4g} and {event.p_second:.4g}) does not exceed the "
-                     "claim")
-    if at_pilot is None or at_pilot > PILOT_REACH * pilot.samples:
-        notes.append(f"the pilot's event was chosen for its own {event.runs_per_input} runs per input; a larger audit "
-                     "chooses among rarer events and may refute with fewer runs than this predicts (a larger "
-                     "--pilot-runs predicts for a larger audit)")
+    forecast = forecast_refutation(event.scores, claim, alpha=level, delta=spec.delta,
+                                   runs_per_input_run=runs_per_input_run, pilot_runs=pilot.samples, smallest=smallest,
+                                   budget_runs=budget_runs, seed=spec.seed)
+    at_pilot = forecast.runs
+    notes.append(forecast.note)
+    if forecast.capped or at_pilot is None or at_pilot > PILOT_REACH * pilot.samples:
+        notes.append(f"an audit of more than {PILOT_REACH:g} times the pilot's {pilot.samples} runs chooses its event on "
+                     "more draws than the pilot holds, and trains its statistic on more: it may find stronger events "
+                     "than the pilot's statistic shows and refute with fewer runs than forecast (a larger --pilot-runs "
+                     "forecasts further)")
     return TestBudget("event", share, can, at_excess, at_pilot, _times(at_excess, per_run), _times(at_pilot, per_run),
                       "; ".join(notes))
+
+
+@dataclass(frozen=True)
+class RefutationForecast:
+    """What :func:`forecast_refutation` predicts from a pilot's event scores.
+
+    Attributes
+    ----------
+    runs : int or None
+        Mechanism runs of the smallest audit on the forecast's grid that refutes the claim in at
+        least half of the simulated audits (None: none up to ``reach`` runs).
+    share : float
+        The share of simulated audits that refute at ``runs`` (at ``reach`` when ``runs`` is None).
+    p_first, p_second : float
+        The median frequencies, on the held-back scores, of the events the simulated audits at
+        ``runs`` (``reach``) chose.
+    reach : int
+        The largest audit on the grid (runs).
+    capped : bool
+        Whether an audit at ``runs`` (``reach``) chooses its event on more draws than half the
+        pilot's scores hold, so that the simulated audits chose on fewer.
+    note : str
+        The forecast in words, for the plan.
+    """
+
+    runs: int | None
+    share: float
+    p_first: float
+    p_second: float
+    reach: int
+    capped: bool
+    note: str
+
+
+#: Random splits of the pilot's scores on which :func:`forecast_refutation` simulates audits.
+FORECAST_SPLITS = 16
+#: The forecast's grid of audit sizes steps by this factor.
+FORECAST_STEP = 2 ** 0.25
+#: The forecast's grid reaches this many times the planned budget.
+FORECAST_REACH = 4.0
+#: The fewest scores of each input a simulated audit chooses its event on (:func:`audit.event_test.choose_event`
+#: compares its families of events on halves of at least 4).
+MIN_FORECAST_SCORES = 4
+
+
+def forecast_refutation(scores: dict, claim, *, alpha: float, delta: float, runs_per_input_run: float,
+                        pilot_runs: int, smallest: int, budget_runs: int, seed: int,
+                        splits: int = FORECAST_SPLITS) -> RefutationForecast:
+    """The smallest audit predicted to refute ``claim``, from a pilot's event-statistic scores.
+
+    An audit of R mechanism runs chooses its event on its own draws of the two inputs (held-out
+    draws or selection runs: m(R) per input, in proportion to R as in the pilot) for its own
+    N(R) = R / ``runs_per_input_run`` certification runs per input (:func:`audit.event_test.choose_event`),
+    and refutes when that event's fresh counts certify an excess over the claim. A larger audit
+    chooses among rarer events than a smaller one can see, so the pilot's own event does not stand
+    for it. The forecast simulates the audit on the pilot's scores instead: the pilot statistic's
+    scores on the draws its event was chosen on and on its certification runs (``scores``, from
+    :func:`audit.event_search.event_search`'s ``keep_scores``) are pooled per input, both fresh to
+    the statistic; each of ``splits`` random splits holds half of each pool back, chooses an event
+    for N(R) runs on m(R) of the other half (at most all of it), and predicts whether N(R) runs
+    at the event's frequencies on the held-back half refute the claim (the event test's own
+    predictor, :func:`audit.event_test.predicted_objective`, at the expected counts). Frequencies
+    on held-back scores are unbiased for the chosen event (no winner's curse). The forecast is the
+    smallest R on a grid (from ``smallest``, steps of :data:`FORECAST_STEP`, up to
+    :data:`FORECAST_REACH` × ``budget_runs``) at which at least half of the splits refute: the
+    budget at which half of such audits refute, as ``experiments/sequential_audit.py`` measures
+    the runs audits need.
+
+    It is made on the pilot's runs only, which no audit's certificate uses, so it changes no α.
+    Where m(R) exceeds half the pool (``capped``), the simulated audits chose on fewer draws than
+    the audit would, and may miss its rarer events: the forecast then errs long.
+
+    Parameters
+    ----------
+    scores : dict
+        ``{"chosen_on": (first's, second's), "certification": (first's, second's)}``.
+    claim : Claim
+    alpha : float
+        The event test's share of α at the budget.
+    delta : float
+        The audit's δ (the certificates it may choose among, :func:`audit.event_search.choice_settings`).
+    runs_per_input_run : float
+        Mechanism runs of the audit per certification run of one input.
+    pilot_runs : int
+        The pilot's mechanism runs (m(R) = the pilot's draws chosen on × R / ``pilot_runs``).
+    smallest : int
+        Runs of the smallest audit that can refute the claim (the grid's start).
+    budget_runs : int
+        The planned budget (runs).
+    seed : int
+        Seeds the splits.
+    splits : int
+
+    Returns
+    -------
+    RefutationForecast
+    """
+    chosen_on, certification = scores["chosen_on"], scores["certification"]
+    pools = [np.concatenate((np.asarray(chosen_on[i], dtype=np.float64), np.asarray(certification[i], np.float64)))
+             for i in (0, 1)]
+    chosen_counts = [len(chosen_on[0]), len(chosen_on[1])]
+    reach = int(FORECAST_REACH * budget_runs)
+    if min(len(p) for p in pools) < 2 * MIN_FORECAST_SCORES:
+        return RefutationForecast(None, 0.0, 0.0, 0.0, reach, True, f"no forecast: the pilot's event statistic has "
+                                  f"{len(pools[0])} and {len(pools[1])} scores of the two inputs (too few)")
+    halves = [len(p) // 2 for p in pools]  # the first half of each split chooses, the second is held back
+    rng = np.random.default_rng([int(seed), 0xF0CA])
+    orders = [[rng.permutation(len(p)) for p in pools] for _ in range(splits)]
+    objective = claim_objective(claim)
+    budget = float(smallest)
+    while True:
+        runs = max(1, int(budget / runs_per_input_run))
+        settings = choice_settings(runs, alpha, delta, claim)
+        wanted = [max(MIN_FORECAST_SCORES, int(round(c * budget / pilot_runs))) for c in chosen_counts]
+        capped = any(w > h for w, h in zip(wanted, halves))
+        refuting, found = 0, []
+        for order in orders:
+            select = [pools[i][order[i][:min(wanted[i], halves[i])]] for i in (0, 1)]
+            held = [pools[i][order[i][halves[i]:]] for i in (0, 1)]
+            event = choose_event(*select, **settings).event
+            p_a, p_b = event_frequency(event, held[0]), event_frequency(event, held[1])
+            p_first, p_second = (p_a, p_b) if event.first_is_a else (p_b, p_a)
+            found.append((p_first, p_second))
+            refuting += predicted_objective(p_first, p_second, runs, alpha, objective,
+                                            pure_dp=settings["pure_dp"], split_alpha=True) > objective.refutes_above
+        share = refuting / splits
+        frequencies = tuple(float(np.median([f[k] for f in found])) for k in (0, 1))
+        if 2 * refuting >= splits or budget * FORECAST_STEP > reach:
+            break
+        budget *= FORECAST_STEP
+    at = int(math.ceil(budget))
+    refutes = 2 * refuting >= splits
+    words = (f"forecast on the pilot's {len(pools[0])} and {len(pools[1])} event-statistic scores of the two inputs "
+             f"({splits} simulated audits, each choosing its event for its own runs): ")
+    if refutes:
+        words += f"{100 * share:.0f}% of audits of {at} runs refute (median event frequencies "
+    else:
+        words += (f"fewer than half of the audits of each size up to {at} runs refute ({100 * share:.0f}% at {at}, "
+                  "median event frequencies ")
+    words += f"{frequencies[0]:.4g} and {frequencies[1]:.4g})"
+    return RefutationForecast(at if refutes else None, share, *frequencies, reach, capped, words)
 
 
 def _mi_budget(claim_plan, budget, pilot, pilot_spec, excess, per_run, cost) -> TestBudget:

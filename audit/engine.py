@@ -417,4 +417,5 @@ def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None, gdp
     # The audit's claim decides the certificates even when the event test does not test it (``claim`` None).
     pure = spec.claim is None or spec.claim.pure_epsilon is not None
     return event_search(pairs, runner=runner, rng=rng, runs=spec.event_runs, alpha=alpha, delta=spec.delta,
-                        claim=claim, pure_certificates=pure, gdp_alpha=gdp_alpha), pilot_runs
+                        claim=claim, pure_certificates=pure, gdp_alpha=gdp_alpha,
+                        predict_runs=spec.pilot_for_runs, keep_scores=spec.pilot_for_runs is not None), pilot_runs

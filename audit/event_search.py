@@ -160,9 +160,19 @@ def _selection_plan(n_candidates: int, runs: int) -> tuple[int, int]:
     return 1, 1
 
 
+def choice_settings(runs: int, alpha: float, delta: float, claim, pure_certificates: bool = True) -> dict:
+    """The keyword arguments of :func:`audit.event_test.choose_event` with which :func:`event_search` chooses
+    an event for ``runs`` certification runs per input at level ``alpha`` (its parameters of the same names)."""
+    objective = None if claim is None else claim_objective(claim)
+    # Pure DP only (δ = 0, and the audit's claim, if any, pure): the odds- and rate-ratio certificates bound nothing else.
+    pure_dp = delta == 0 and pure_certificates and (claim is None or claim.pure_epsilon is not None)
+    return dict(runs=runs, alpha=alpha, delta=delta, objective=objective, pure_dp=pure_dp)
+
+
 def event_search(candidates, *, secret: str | None = None, runner, rng: np.random.Generator, runs: int, alpha: float,
                  delta: float = 0.0, claim=None, pure_certificates: bool = True,
-                 gdp_alpha: float | None = None) -> EventTest | None:
+                 gdp_alpha: float | None = None, predict_runs: int | None = None,
+                 keep_scores: bool = False) -> EventTest | None:
     """Choose a pair and an event on selection runs; certify them on fresh runs.
 
     Parameters
@@ -201,6 +211,16 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     gdp_alpha : float, optional
         The level of the μ certificate on the same runs (``gaussian_dp`` of the result,
         :func:`_gaussian_dp`); default ``alpha``.
+    predict_runs : int, optional
+        Choose the pair, the event and its certificate for this many certification runs per input
+        instead of ``runs`` (the runs still made): a budget plan's pilot (:mod:`audit.budget_plan`)
+        chooses the event an audit with that many runs would, whose frequencies a larger audit is
+        certified on. It changes only which event is chosen, on selection runs or held-out
+        draws, so α is unchanged. Default: ``runs``.
+    keep_scores : bool
+        Keep the chosen statistic's scores on the draws it was chosen on and on the certification
+        runs (``scores`` of the result; never in its JSON), for a budget plan's forecast
+        (:func:`audit.budget_plan.forecast_refutation`).
 
     Returns
     -------
@@ -210,10 +230,8 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     candidates = list(candidates)
     if not candidates:
         return None
-    objective = None if claim is None else claim_objective(claim)
-    # Pure DP only (δ = 0, and the audit's claim, if any, pure): the odds- and rate-ratio certificates bound nothing else.
-    pure_dp = delta == 0 and pure_certificates and (claim is None or claim.pure_epsilon is not None)
-    settings = dict(runs=runs, alpha=alpha, delta=delta, objective=objective, pure_dp=pure_dp)
+    # The pair, event and certificate are chosen for ``predict_runs`` certification runs (default: those made).
+    settings = choice_settings(runs if predict_runs is None else predict_runs, alpha, delta, claim, pure_certificates)
     on_held_out = all(c.held_out is not None for c in candidates)
     if on_held_out:
         count, used, alive = len(candidates), 0, range(len(candidates))
@@ -238,8 +256,10 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     runs_a, runs_b = made if event.first_is_a else made[::-1]
     runs_of_a = chosen.runs(0, runs_a, runner, rng) if runs_a else None
     runs_of_b = chosen.runs(1, runs_b, runner, rng) if runs_b else None
-    in_a = int(event.contains(chosen.score(*runs_of_a), coins).sum()) if runs_a else 0
-    in_b = int(event.contains(chosen.score(*runs_of_b), coins).sum()) if runs_b else 0
+    scores_a = chosen.score(*runs_of_a) if runs_a else np.empty(0)
+    scores_b = chosen.score(*runs_of_b) if runs_b else np.empty(0)
+    in_a = int(event.contains(scores_a, coins).sum()) if runs_a else 0
+    in_b = int(event.contains(scores_b, coins).sum()) if runs_b else 0
     hits_first, hits_second = (in_a, in_b) if event.first_is_a else (in_b, in_a)
     runs_first, runs_second = made
     p_lower = float(clopper_pearson(hits_first, runs_first, alpha * share)[0]) if runs_first else 0.0
@@ -275,6 +295,9 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         gaussian_dp=_gaussian_dp(candidates, best, (runs_of_a, runs_of_b),
                                  {i: c.held_out for i, c in enumerate(candidates)} if on_held_out else selection_scores,
                                  alpha if gdp_alpha is None else gdp_alpha, delta),
+        scores=None if not keep_scores else {
+            "chosen_on": chosen.held_out if on_held_out else selection_scores[best],
+            "certification": (np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64))},
     )
 
 

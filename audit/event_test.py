@@ -534,21 +534,30 @@ class _Predictor:
         event under the second input (p̄ set by a few hits, or none: 1 − (α(1 − s))^{1/n}), against
         a frequent one under the first, whose bound barely moves with its level.
         """
+        return float(LOWER_SHARES[int(np.argmax(self.split_objectives(p_first, p_second)))])
+
+    def split_objectives(self, p_first: float, p_second: float) -> np.ndarray:
+        """``objective`` of the Clopper–Pearson bounds at each split of α in :data:`LOWER_SHARES` (:meth:`lower_share`)."""
         counts = np.round(np.array([p_first, p_second]) * self.runs)
         shares = np.asarray(LOWER_SHARES)
         lower = _cp_side(np.full(len(shares), counts[0]), self.runs, self.alpha * shares, lower=True)
         upper = _cp_side(np.full(len(shares), counts[1]), self.runs, self.alpha * (1.0 - shares), lower=False)
-        return float(shares[int(np.argmax(self.objective(lower, upper)))])
+        return self.objective(lower, upper)
 
 
-def predicted_objective(p_first, p_second, runs: int, alpha: float, objective, pure_dp: bool = False):
+def predicted_objective(p_first, p_second, runs: int, alpha: float, objective, pure_dp: bool = False,
+                        split_alpha: bool = False):
     """``objective`` predicted for an event of frequencies (``p_first``, ``p_second``) certified on
     ``runs`` fresh runs per input at level ``alpha``: the best of the certificates the event test
     chooses among (:class:`_Predictor`; for ``pure_dp`` also the odds and rate ratios), at the
-    expected counts. For planning budgets (:mod:`audit.sequential`, :mod:`audit.budget_plan`)."""
+    expected counts. With ``split_alpha`` the Clopper–Pearson pair also at the uneven splits of α the
+    event test may choose (:meth:`_Predictor.lower_share`; scalar frequencies only). For planning budgets
+    (:mod:`audit.sequential`, :mod:`audit.budget_plan`)."""
     predictor = _Predictor(int(runs), alpha, objective, pure_dp=pure_dp)
     predicted = predictor.by_certificate(np.atleast_1d(np.asarray(p_first, dtype=np.float64)),
                                          np.atleast_1d(np.asarray(p_second, dtype=np.float64)), exact=True)
+    if split_alpha:
+        predicted["clopper-pearson split"] = predictor.split_objectives(float(p_first), float(p_second))
     return float(np.max([np.max(v) for v in predicted.values()]))
 
 
@@ -667,7 +676,7 @@ def _best_event(selection: _Selection, predict: _Predictor, forms, boundary_weig
 EVENT_FAMILIES = (("upper", "lower"), (0.0, 1.0)), (("upper", "lower"), None), (("two-tailed",), (0.0,))
 
 
-def _frequency(event: ScoreEvent, scores: np.ndarray) -> float:
+def event_frequency(event: ScoreEvent, scores: np.ndarray) -> float:
     """P̂(E) on ``scores``, a randomized boundary point counted at its weight (no coin needed)."""
     if not event.randomized:
         return float(event.contains(scores).mean())
@@ -721,7 +730,7 @@ def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha
         held_out = []
         for family_forms, weights in families:
             event = _best_event(half, predict, family_forms, weights, certify=False).event
-            p_a, p_b = _frequency(event, held_a), _frequency(event, held_b)
+            p_a, p_b = event_frequency(event, held_a), event_frequency(event, held_b)
             p_first, p_second = (p_a, p_b) if event.first_is_a else (p_b, p_a)
             sizes = (len(held_a), len(held_b))
             held_out.append(float(predict(np.array([p_first]), np.array([p_second]),

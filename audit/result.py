@@ -130,9 +130,12 @@ class EventTest:
     # Outputs of any structure (mechanisms.output_encoding): the support facts (keys, classes, shapes) the
     # certification runs of one input held and the other's never did, in words with their counts; not a test.
     support_differences: list | None = None
+    # A budget plan's pilot only (audit.event_search.event_search's keep_scores): the chosen statistic's scores,
+    # {"chosen_on": (first database's, second's), "certification": (the same)}; kept out of the JSON.
+    scores: dict | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        return fields_to_dict(self)
+        return fields_to_dict(self, exclude=("scores",))
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,13 @@ class AuditSpec:
         :class:`~mechanisms.relation.PresentRecords`, add/remove pairs come from
         :class:`~mechanisms.neighbouring_pair.NeighbouringPair`). False: the priors' pairs encode
         absence themselves (e.g. a null record the mechanism ignores), and are used as given.
+    pilot_for_runs : int, optional
+        Set by a budget plan's pilot (:func:`audit.budget_plan.plan_budget`), not by an audit: the
+        event test chooses its event for this many certification runs per input instead of
+        ``event_runs`` (the runs it still makes) and keeps the chosen statistic's scores for the
+        plan's forecast (:func:`audit.event_search.event_search`'s ``predict_runs`` and
+        ``keep_scores``). It changes only which event is chosen, so α is unchanged. Default
+        None: the event is chosen for the runs made.
     """
 
     mechanism: Callable
@@ -139,6 +146,7 @@ class AuditSpec:
     mechanism_source: str | Mapping | None = None
     relation: str = REPLACE_ONE
     presence_column: bool | None = None
+    pilot_for_runs: int | None = None
 
     def __post_init__(self):
         if not callable(self.mechanism):
@@ -191,6 +199,8 @@ class AuditSpec:
         if self.slices is not None:
             check_int(self.slices, "slices", 0)
         check_int(self.candidates, "candidates", 1)
+        if self.pilot_for_runs is not None:
+            check_int(self.pilot_for_runs, "pilot_for_runs", 1)
         event_runs = self.event_runs
         if event_runs is None:
             event_runs = int(math.ceil(EVENT_RUNS_PER_SAMPLE * self.samples))

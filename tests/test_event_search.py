@@ -235,3 +235,61 @@ def test_the_tiny_count_guard_keeps_a_rare_event_bug():
     assert max(scores_b) <= choice.event.threshold < 10.0
     with guard(False):
         assert choose().event == choice.event
+
+
+# Three clusters of output: the first database gives 2 (a rare, strong event) with probability 0.02 and 1 with
+# 0.30; the second 2 with 0.001 and 1 with 0.15. Each output carries U(0, 0.5) jitter, so the scores are continuous.
+CLUSTERS = {True: (0.68, 0.30, 0.02), False: (0.849, 0.15, 0.001)}
+
+
+def three_clusters(dbs, rng):
+    first = dbs[:, 0, 0] > 0.5
+    u = rng.random(len(dbs))
+    value = np.zeros(len(dbs))
+    for is_first, (p0, p1, _) in CLUSTERS.items():
+        rows = first == is_first
+        value[rows] = (u[rows] > p0).astype(float) + (u[rows] > p0 + p1)
+    return (value + 0.5 * rng.random(len(dbs)))[:, None]
+
+
+def _cp_epsilon(p_first, p_second, runs, alpha=0.05):
+    """log(p̲ / p̄) of Clopper–Pearson bounds at α/2 each at the expected counts, from scipy's beta quantiles."""
+    from scipy import stats
+
+    k1, k2 = round(p_first * runs), round(p_second * runs)
+    lower = stats.beta.ppf(alpha / 2, k1, runs - k1 + 1) if k1 > 0 else 0.0
+    upper = stats.beta.ppf(1 - alpha / 2, k2 + 1, runs - k2) if k2 < runs else 1.0
+    return math.log(lower / upper) if lower > 0 else -math.inf
+
+
+def test_an_event_search_told_to_predict_for_more_runs_chooses_the_rarer_stronger_event():
+    # The right answer, independently: at 300 certification runs per input the frequent event {y ≥ 1}
+    # (0.32 against 0.151) certifies more than the rare {y = 2} (0.02 against 0.001); at 5000 the rare one does.
+    frequent, rare = (0.32, 0.151), (0.02, 0.001)
+    assert _cp_epsilon(*frequent, 300) > _cp_epsilon(*rare, 300)
+    assert _cp_epsilon(*rare, 5000) > _cp_epsilon(*frequent, 5000)
+    first, second = np.ones((1, 1)), np.zeros((1, 1))
+    rng = np.random.default_rng(11)
+    dbs = np.concatenate([np.ones((20000, 1, 1)), np.zeros((20000, 1, 1))])
+    outputs = three_clusters(dbs, rng)
+
+    def value(a, b, dbs, outputs):
+        return outputs[:, 0]
+
+    candidate = PairCandidate(first, second, 0, value, "three clusters",
+                              held_out=held_out_scores(value, first, second, 0, dbs, outputs))
+    results = {}
+    for predict_runs in (None, 5000):
+        results[predict_runs] = event_search([candidate], runner=Runner(three_clusters), rng=np.random.default_rng(12),
+                                             runs=300, alpha=0.05, pure_certificates=False, predict_runs=predict_runs)
+    # Told nothing, the search chooses for its own 300 runs: the frequent event; told 5000, the rare one.
+    # (read from the chosen event's frequency in the 300 certification runs of the first input: 0.32 or 0.02)
+    assert results[None].p_first > 0.2 and results[5000].p_first < 0.1
+    assert results[5000].runs_per_input == 300  # the runs made are those given
+    # Predicting for the runs it makes is the default, to the byte; the scores are kept only when asked, never in JSON.
+    same = event_search([candidate], runner=Runner(three_clusters), rng=np.random.default_rng(12), runs=300,
+                        alpha=0.05, pure_certificates=False, predict_runs=300, keep_scores=True)
+    assert same.to_dict() == results[None].to_dict() and results[None].scores is None
+    assert "scores" not in same.to_dict()
+    assert [len(s) for s in same.scores["certification"]] == [300, 300]
+    assert [len(s) for s in same.scores["chosen_on"]] == [20000, 20000]
