@@ -272,11 +272,10 @@ def _event_budget(claim, claim_plan, budget_spec, pilot, excess, per_run, runs_p
                                    budget_runs=budget_runs, seed=spec.seed)
     at_pilot = forecast.runs
     notes.append(forecast.note)
-    if forecast.capped or at_pilot is None or at_pilot > PILOT_REACH * pilot.samples:
-        notes.append(f"an audit of more than {PILOT_REACH:g} times the pilot's {pilot.samples} runs chooses its event on "
-                     "more draws than the pilot holds, and trains its statistic on more: it may find stronger events "
-                     "than the pilot's statistic shows and refute with fewer runs than forecast (a larger --pilot-runs "
-                     "forecasts further)")
+    if at_pilot is None or at_pilot > PILOT_REACH * pilot.samples:
+        notes.append(f"this reaches beyond {PILOT_REACH:g} times the pilot's {pilot.samples} runs: a larger audit trains "
+                     "its statistic and chooses its event on more draws than the pilot, so it may find stronger events "
+                     "and refute with fewer runs than forecast (a larger --pilot-runs forecasts further)")
     return TestBudget("event", share, can, at_excess, at_pilot, _times(at_excess, per_run), _times(at_pilot, per_run),
                       "; ".join(notes))
 
@@ -411,8 +410,8 @@ def forecast_refutation(scores: dict, claim, *, alpha: float, delta: float, runs
         budget *= FORECAST_STEP
     at = int(math.ceil(budget))
     refutes = 2 * refuting >= splits
-    words = (f"forecast on the pilot's {len(pools[0])} and {len(pools[1])} event-statistic scores of the two inputs "
-             f"({splits} simulated audits, each choosing its event for its own runs): ")
+    words = (f"forecast ({splits} audits simulated on the pilot's {len(pools[0])} and {len(pools[1])} event scores, "
+             "each choosing its event for its own runs): ")
     if refutes:
         words += f"{100 * share:.0f}% of audits of {at} runs refute (median event frequencies "
     else:

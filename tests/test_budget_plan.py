@@ -66,7 +66,7 @@ def test_predicted_event_runs_match_a_direct_clopper_pearson_search():
     assert event.runs_at_excess == pytest.approx(n * runs_per_input_run, rel=0.05)
     assert event.refutable_at_budget and plan.refutable
     # The forecast is said in the note; beyond twice the pilot's runs (or none) the note says it may err long.
-    assert "forecast on the pilot's" in event.note
+    assert "forecast (16 audits simulated on the pilot's" in event.note
     far = event.runs_at_pilot is None or event.runs_at_pilot > 2 * plan.pilot_runs
     assert not far or "a larger --pilot-runs forecasts further" in event.note
 
