@@ -48,7 +48,7 @@ from estimators.validation import check_int
 from .classifier_statistic import PAIR_STATISTICS, EmpiricalLogRatio, FeatureDesign, LogOdds, pair_statistic
 from .event_search import MIN_SELECTION_RUNS, PairCandidate, neighbouring_pair_of
 from .float_features import FLOAT_STATISTICS, has_fine_bits
-from .support_statistic import SUPPORT_STATISTICS, SupportLogRatio
+from .support_statistic import SUPPORT_STATISTICS, SupportFolds, SupportLogRatio
 
 #: The classifiers tried as each record's critic, in order: (name in results, class).
 CLASSIFIERS = tuple((f"{name} critic", kind) for kind, name, _, _ in PAIR_STATISTICS)
@@ -197,16 +197,21 @@ def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray,
     """
     folds = int(fold.max()) + 1
     models, out_of_fold = [], np.empty(len(outputs), dtype=np.float64)
-    start_hessians = None
+    start_hessians = support = None
     if design is not None and start is not None and issubclass(kind, LogOdds):
         start_hessians = design.start_hessians(kind, [np.flatnonzero(fold == k) for k in range(folds)], start)
+    if kind is SupportLogRatio and (design is None or design.inverse is None):
+        support = SupportFolds(outputs)  # the columns coded once for every fold
     for k in range(folds):
         held = fold == k
         train = np.flatnonzero(~held)
         if is_first[train].all() or not is_first[train].any():
             return None
-        model = _fit_kind(kind, is_first, outputs, train, design, start,  # None where unsuited
-                          None if start_hessians is None else start_hessians[k])
+        if support is not None:
+            model = support.fit(train, is_first[train])
+        else:
+            model = _fit_kind(kind, is_first, outputs, train, design, start,  # None where unsuited
+                              None if start_hessians is None else start_hessians[k])
         if model is None:
             return None
         models.append(model)

@@ -491,20 +491,30 @@ def _distinct_rows(outputs: np.ndarray, max_values: int) -> tuple[np.ndarray, np
             rows, inverse = np.unique(outputs, axis=0, return_inverse=True)
             return (rows, inverse.ravel()) if len(rows) <= max_values else None
         codes = codes * len(values) + index.ravel()
-    if radix <= max(4 * len(outputs), 1 << 16):
+    distinct = _distinct_codes(codes, radix, max_values)
+    if distinct is None:
+        return None
+    first, inverse = distinct
+    return outputs[first], inverse
+
+
+def _distinct_codes(codes: np.ndarray, radix: int, max_values: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(where each distinct code first occurs, in increasing order of the codes; each code's index among them)
+    of integer ``codes`` in [0, ``radix``), or None beyond ``max_values`` distinct codes (:func:`_distinct_rows`)."""
+    if radix <= max(4 * len(codes), 1 << 16):
         # Few possible codes: which occur, and where first, by counting (no sort of the codes).
         present = np.bincount(codes, minlength=radix) > 0
         keys = int(np.count_nonzero(present))
         if keys > max_values:
             return None
         inverse = (np.cumsum(present) - 1)[codes]
-        first = np.full(keys, len(outputs))
-        np.minimum.at(first, inverse, np.arange(len(outputs)))
-        return outputs[first], inverse
+        first = np.full(keys, len(codes))
+        np.minimum.at(first, inverse, np.arange(len(codes)))
+        return first, inverse
     keys, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
     if len(keys) > max_values:
         return None
-    return outputs[first], inverse.ravel()
+    return first, inverse.ravel()
 
 
 def _row_counts(which: np.ndarray, is_first: np.ndarray, distinct: int) -> tuple[np.ndarray, np.ndarray]:

@@ -21,9 +21,10 @@ import numpy as np
 
 from estimators.validation import InputError
 
-from .classifier_statistic import MAX_EMPIRICAL_VALUES, EmpiricalLogRatio, _distinct_rows, _row_counts, _rows, values_up_to
+from .classifier_statistic import (_FIRST_ROWS, MAX_EMPIRICAL_VALUES, EmpiricalLogRatio, _distinct_codes, _distinct_rows,
+                                   _row_counts, _rows, values_up_to)
 
-__all__ = ["MAX_SUPPORT_VALUES", "SUPPORT_STATISTICS", "SupportLogRatio"]
+__all__ = ["MAX_SUPPORT_VALUES", "SUPPORT_STATISTICS", "SupportFolds", "SupportLogRatio"]
 
 #: A column is part of the support when the training outputs give it at most this many values.
 MAX_SUPPORT_VALUES = 4
@@ -82,6 +83,64 @@ class SupportLogRatio:
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         return self.ratio(_rows(outputs)[:, self.columns])
+
+
+class SupportFolds:
+    """:meth:`SupportLogRatio.fit` on subsets of the same outputs (a cross-fit's folds), each column that may be
+    discrete coded once for all of them.
+
+    A subset's fit needs, per column, whether it takes at most :data:`MAX_SUPPORT_VALUES` values there, and
+    the distinct rows of the discrete columns with their counts. With each such column's values and every
+    output's value index found once (one sort of the column), a subset's values are those whose index occurs
+    among its outputs (a count), and its rows' codes in mixed radix of the subset's own value ranks are the
+    codes :func:`audit.classifier_statistic._distinct_rows` computes on the subset: the same distinct rows in
+    the same order with the same counts, so the statistic is the one :meth:`SupportLogRatio.fit` gives on the
+    subset's outputs of each input, at a fraction of its sorts.
+    """
+
+    def __init__(self, outputs: np.ndarray):
+        self.outputs = _rows(outputs)
+        self._coded = {}
+
+    def _code(self, column: int) -> tuple[int, np.ndarray]:
+        """(the column's number of distinct values, each output's index among them), computed once."""
+        if column not in self._coded:
+            values, index = np.unique(self.outputs[:, column], return_inverse=True)
+            self._coded[column] = (len(values), index.ravel())
+        return self._coded[column]
+
+    def fit(self, rows: np.ndarray, is_first: np.ndarray) -> "SupportLogRatio | None":
+        """:meth:`SupportLogRatio.fit` on ``outputs[rows]``, of the first input where ``is_first`` (one per row)."""
+        rows, is_first = np.asarray(rows), np.asarray(is_first, dtype=bool)
+        head = self.outputs[rows[:_FIRST_ROWS]]
+        columns, ranks = [], []
+        for column in range(self.outputs.shape[1]):
+            # Too many values among the subset's first rows decides it (values_up_to), else the subset's own count.
+            if len(rows) > _FIRST_ROWS and len(np.unique(head[:, column])) > MAX_SUPPORT_VALUES:
+                continue
+            count, index = self._code(column)
+            present = np.bincount(index[rows], minlength=count) > 0
+            if np.count_nonzero(present) <= MAX_SUPPORT_VALUES:
+                columns.append(column)
+                ranks.append((np.cumsum(present) - 1, int(np.count_nonzero(present))))
+        if not columns:
+            return None
+        if is_first.all() or not is_first.any():
+            raise InputError("an empirical log-ratio statistic needs outputs of both inputs")
+        codes, radix = np.zeros(len(rows), dtype=np.int64), 1
+        for column, (rank, count) in zip(columns, ranks):
+            radix *= count
+            if radix >= 2**62:  # _distinct_rows sorts the rows themselves here: so does the subset's own fit
+                subset = self.outputs[rows]
+                return SupportLogRatio.fit(subset[is_first], subset[~is_first])
+            codes = codes * count + rank[self._code(column)[1][rows]]
+        distinct = _distinct_codes(codes, radix, MAX_EMPIRICAL_VALUES)
+        if distinct is None:
+            return None
+        first, inverse = distinct
+        support = self.outputs[np.ix_(rows[first], columns)]
+        ratio = EmpiricalLogRatio._from_row_counts(support, *_row_counts(inverse, is_first, len(first)))
+        return SupportLogRatio(np.array(columns, dtype=np.intp), ratio)
 
 
 #: The support statistic in the form of :data:`audit.classifier_statistic.PAIR_STATISTICS`: (class, name,

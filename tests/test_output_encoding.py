@@ -11,7 +11,7 @@ from audit.classifier_statistic import FeatureDesign
 from audit.engine import run_audit
 from audit.event_test import certified_delta
 from audit.spec import AuditSpec
-from audit.support_statistic import SupportLogRatio
+from audit.support_statistic import SupportFolds, SupportLogRatio
 from estimators.validation import InputError
 from mechanisms.adapters import PerDatabaseMechanism
 from mechanisms.base import MechanismError, sample_mechanism
@@ -129,6 +129,29 @@ def test_support_statistic_from_a_designs_distinct_rows_is_the_smoothed_count_ra
     np.testing.assert_array_equal(counted(query), fitted(query))
     with pytest.raises(InputError, match="both inputs"):
         SupportLogRatio.from_counts(design.rows, design.inverse[rows], np.ones(len(rows), dtype=bool))
+
+
+def test_support_folds_fit_each_subset_as_its_own_fit():
+    # Column 0 is continuous, column 1 takes 3 values, column 2 takes 6 overall but only 4 outside the last 500
+    # outputs, column 3 takes 2: on the subsets without those 500 outputs column 2 is part of the support too.
+    rng = np.random.default_rng(5)
+    n = 3000
+    outputs = np.column_stack([rng.normal(size=n), rng.integers(0, 3, n), rng.integers(0, 4, n), rng.random(n) < 0.3])
+    outputs[-500:, 2] = rng.integers(4, 6, 500)
+    outputs = outputs.astype(float)
+    is_first = rng.random(n) < 0.5
+    outputs[is_first, 3] = rng.random(int(is_first.sum())) < 0.6
+    folds = SupportFolds(outputs)
+    query = np.column_stack([np.zeros(24), np.repeat(np.arange(3.0), 8), np.tile(np.repeat(np.arange(4.0), 2), 3),
+                             np.tile([0.0, 1.0], 12)])
+    for rows, columns in ((np.arange(n - 500), [1, 2, 3]), (np.flatnonzero(rng.random(n) < 0.6), [1, 3]),
+                          (np.arange(400), [1, 2, 3])):
+        own = SupportLogRatio.fit(outputs[rows][is_first[rows]], outputs[rows][~is_first[rows]])
+        shared = folds.fit(rows, is_first[rows])
+        assert shared.columns.tolist() == own.columns.tolist() == columns
+        np.testing.assert_array_equal(shared(query), own(query))
+    assert folds.fit(np.arange(n), is_first)(query).shape == (24,)
+    assert SupportFolds(outputs[:, :1]).fit(np.arange(n), is_first) is None  # no discrete column
 
 
 def test_label_set_bug_is_refuted_with_a_large_epsilon():
