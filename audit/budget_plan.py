@@ -36,7 +36,7 @@ draws. An audit much larger than the pilot trains its statistic on more and choo
 more draws, so it may find stronger events than the pilot's statistic shows: beyond ``PILOT_REACH``
 = 2 times the pilot's runs (or with no forecast), the plan says so in a note. On ``svt34_parallel``
 (true ε up to 4.25 against a claimed 1), half of the fixed audits refute at about 7,400 runs (12 of
-30 seeds at 6,788 runs, 21 of 30 at 9,600); there the budget of a 3,000-run pilot is not enough:
+30 seeds at 6,788 runs, 21 of 30 at 9,600), and a 3,000-run pilot is too small to forecast it:
 its forecasts (8 pilot seeds, budget 60,000) were within 2 times of that on 1 seed (5 forecast none),
 on 6 of 8 with 6,000-run pilots and 7 of 8 with 12,000. The limit is the pilot's statistic, not its
 number of scores: the same 3,000-run pilots' statistics scored on 20,000 certification runs per input

@@ -214,9 +214,9 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     predict_runs : int, optional
         Choose the pair, the event and its certificate for this many certification runs per input
         instead of ``runs`` (the runs still made): a budget plan's pilot (:mod:`audit.budget_plan`)
-        chooses the event an audit with that many runs would, whose frequencies a larger audit is
-        certified on. It changes only which event is chosen, on selection runs or held-out
-        draws, so α is unchanged. Default: ``runs``.
+        chooses the event an audit with that many runs would, and measures its frequencies on its
+        own runs. It changes only which event is chosen, on selection runs or held-out draws, so α
+        is unchanged. Default: ``runs``.
     keep_scores : bool
         Keep the chosen statistic's scores on the draws it was chosen on and on the certification
         runs (``scores`` of the result; never in its JSON), for a budget plan's forecast
