@@ -238,7 +238,7 @@ def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int = PILOT
         level = claim_plan.alpha_spent.get("event", spec.alpha)
         smallest = math.ceil(smallest_round_samples(spec, level) * cost)  # no audit of this spec runs less
         tests.append(_event_budget(claim, claim_plan, budget_spec, pilot, excess, per_run, cost / ratio, spec.alpha,
-                                   smallest, spec, budget_runs))
+                                   smallest, spec, budget_runs, pilot_spec, cost))
     budget = claim.implied_mi_budget(spec.notion, record_support(spec.priors))
     if "mi" in claim_plan.alpha_spent or budget.value is not None:
         tests.append(_mi_budget(claim_plan, budget.value, pilot, pilot_spec, excess, per_run, cost))
@@ -249,7 +249,7 @@ def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int = PILOT
 
 
 def _event_budget(claim, claim_plan, budget_spec, pilot, excess, per_run, runs_per_input_run, alpha,
-                  smallest, spec, budget_runs) -> TestBudget:
+                  smallest, spec, budget_runs, pilot_spec, cost) -> TestBudget:
     share = claim_plan.alpha_spent.get("event")
     level = share if share is not None else alpha
     can = share is not None and refutable_with(claim, share, budget_spec.event_runs)
@@ -267,9 +267,14 @@ def _event_budget(claim, claim_plan, budget_spec, pilot, excess, per_run, runs_p
         per_input = runs_to_refute(claim, p_first, p_second, level)
         at_excess = None if per_input is None else max(smallest, int(math.ceil(per_input * runs_per_input_run)))
         notes.append(f"excess scenario: event frequencies {p_first:.4g} and {p_second:.4g} (p₂ from the pilot's event)")
+    # An audit of R runs chooses on held-out draws in proportion to its samples, R / cost, or on selection runs in
+    # proportion to its certification runs, R / runs_per_input_run, as the pilot did.
+    per_pilot_run = (pilot_spec.samples * cost if event.selection_runs == 0
+                     else pilot_spec.event_runs * runs_per_input_run)
     forecast = forecast_refutation(event.scores, claim, alpha=level, delta=spec.delta,
-                                   runs_per_input_run=runs_per_input_run, pilot_runs=pilot.samples, smallest=smallest,
-                                   budget_runs=budget_runs, seed=spec.seed)
+                                   runs_per_input_run=runs_per_input_run,
+                                   selection_per_run=[len(s) / per_pilot_run for s in event.scores["chosen_on"]],
+                                   smallest=smallest, budget_runs=budget_runs, seed=spec.seed)
     at_pilot = forecast.runs
     notes.append(forecast.note)
     if at_pilot is None or at_pilot > PILOT_REACH * pilot.samples:
@@ -324,7 +329,7 @@ MIN_FORECAST_SCORES = 4
 
 
 def forecast_refutation(scores: dict, claim, *, alpha: float, delta: float, runs_per_input_run: float,
-                        pilot_runs: int, smallest: int, budget_runs: int, seed: int,
+                        selection_per_run, smallest: int, budget_runs: int, seed: int,
                         splits: int = FORECAST_SPLITS) -> RefutationForecast:
     """The smallest audit predicted to refute ``claim``, from a pilot's event-statistic scores.
 
@@ -361,8 +366,9 @@ def forecast_refutation(scores: dict, claim, *, alpha: float, delta: float, runs
         The audit's δ (the certificates it may choose among, :func:`audit.event_search.choice_settings`).
     runs_per_input_run : float
         Mechanism runs of the audit per certification run of one input.
-    pilot_runs : int
-        The pilot's mechanism runs (m(R) = the pilot's draws chosen on × R / ``pilot_runs``).
+    selection_per_run : (float, float)
+        The draws of each input an audit chooses its event on, per mechanism run of the audit
+        (m(R) = ``selection_per_run`` × R).
     smallest : int
         Runs of the smallest audit that can refute the claim (the grid's start).
     budget_runs : int
@@ -378,7 +384,6 @@ def forecast_refutation(scores: dict, claim, *, alpha: float, delta: float, runs
     chosen_on, certification = scores["chosen_on"], scores["certification"]
     pools = [np.concatenate((np.asarray(chosen_on[i], dtype=np.float64), np.asarray(certification[i], np.float64)))
              for i in (0, 1)]
-    chosen_counts = [len(chosen_on[0]), len(chosen_on[1])]
     reach = int(FORECAST_REACH * budget_runs)
     if min(len(p) for p in pools) < 2 * MIN_FORECAST_SCORES:
         return RefutationForecast(None, 0.0, 0.0, 0.0, reach, True, f"no forecast: the pilot's event statistic has "
@@ -391,7 +396,7 @@ def forecast_refutation(scores: dict, claim, *, alpha: float, delta: float, runs
     while True:
         runs = max(1, int(budget / runs_per_input_run))
         settings = choice_settings(runs, alpha, delta, claim)
-        wanted = [max(MIN_FORECAST_SCORES, int(round(c * budget / pilot_runs))) for c in chosen_counts]
+        wanted = [max(MIN_FORECAST_SCORES, int(round(c * budget))) for c in selection_per_run]
         capped = any(w > h for w, h in zip(wanted, halves))
         refuting, found = 0, []
         for order in orders:

@@ -91,9 +91,8 @@ def _pilot_scores(rng, chosen_on):
 
 
 def _forecast(scores, claim, budget_runs=60000):
-    chosen_on = len(scores["chosen_on"][0])
     return forecast_refutation(scores, claim, alpha=ALPHA, delta=DELTA, runs_per_input_run=3.0,
-                               pilot_runs=6 * chosen_on, smallest=1200, budget_runs=budget_runs, seed=0)
+                               selection_per_run=(1 / 6, 1 / 6), smallest=1200, budget_runs=budget_runs, seed=0)
 
 
 def test_forecast_finds_the_rare_event_a_larger_audit_refutes_with():
