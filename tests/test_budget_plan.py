@@ -159,3 +159,28 @@ def test_forecast_from_a_pilot_matches_the_runs_event_searches_need():
     assert need is not None
     ratios = [_forecast(_pilot_scores(np.random.default_rng(seed), 500), claim).runs / need for seed in range(6)]
     assert sum(0.5 <= r <= 2.0 for r in ratios if r is not None) >= 5, ratios
+
+
+def test_a_second_pilot_runs_only_when_the_first_event_exceeds_the_claim_beyond_the_forecast_reach():
+    from types import SimpleNamespace
+
+    from audit.budget_plan import PILOT_BUDGET_SHARE, _larger_pilot_runs
+
+    claim = parse_claim("dp:1")
+
+    def pilot(p_first, p_second):
+        return SimpleNamespace(event_test=SimpleNamespace(p_first=p_first, p_second=p_second))
+
+    def forecast(runs):
+        return SimpleNamespace(runs_at_pilot=runs)
+
+    # Frequencies 0.5 and 0.05: a ratio of 10 > e¹, so some fixed audit refutes them; no forecast within reach.
+    assert PILOT_BUDGET_SHARE == 0.2
+    assert _larger_pilot_runs(claim, pilot(0.5, 0.05), forecast(None), 0.05, 3000, 60000) == 12000 - 3000
+    assert _larger_pilot_runs(claim, pilot(0.5, 0.05), forecast(20000), 0.05, 3000, 60000) == 9000
+    # A forecast within twice the pilot's runs stands; so does an event whose ratio 2 is below e¹.
+    assert _larger_pilot_runs(claim, pilot(0.5, 0.05), forecast(6000), 0.05, 3000, 60000) is None
+    assert _larger_pilot_runs(claim, pilot(0.2, 0.1), forecast(None), 0.05, 3000, 60000) is None
+    # A budget whose 20% leaves less than twice the first pilot for the second: one pilot.
+    assert _larger_pilot_runs(claim, pilot(0.5, 0.05), forecast(None), 0.05, 3000, 40000) is None
+    assert _larger_pilot_runs(claim, SimpleNamespace(event_test=None), forecast(None), 0.05, 3000, 60000) is None
