@@ -46,10 +46,14 @@ train theirs on 2,262 draws and find events of frequencies about 0.04 to 0.17 ag
 (some fixed audit is predicted to refute it) but its forecast gives none or reaches beyond
 ``PILOT_REACH`` times its runs, the plan runs a **second pilot** on fresh runs with the rest of
 ``PILOT_BUDGET_SHARE`` = 20% of the budget (9,000 runs of a 60,000 budget after a 3,000-run pilot),
-and forecasts from it (:func:`_larger_pilot_runs`). A correct mechanism's event rarely exceeds its
-claim: of 18 plans of ``laplace_sum``, ``svt1`` and ``noisy_max_laplace`` (6 seeds each), 1 ran a
-second pilot; of 8 of ``svt4``, 5 did, forecasting 4,800 to 9,600 runs (or none on 1), and of 8 of
-``svt34_parallel`` 2 did (forecasting 4,037 runs: the others' first events did not exceed the claim). A
+and forecasts from it (:func:`_larger_pilot_runs`), but no fewer runs than the first pilot's reach:
+audits that small train statistics like the first pilot's, whose forecast did not refute there,
+while the second pilot's statistic, trained on more draws, would forecast them too well (a second
+pilot of ``svt34_parallel`` forecast 2,855 runs where half of the fixed audits refute at about 7,400).
+A correct mechanism's event rarely exceeds its claim: of 18 plans of ``laplace_sum``, ``svt1`` and
+``noisy_max_laplace`` (6 seeds each), 1 ran a second pilot; of 8 of ``svt4``, 5 did, forecasting
+5,535 to 9,600 runs (or none on 1), and of 8 of ``svt34_parallel`` 2 did (forecasting 5,381 and 5,533
+runs: the others' first events did not exceed the claim). A
 plan whose forecast still reaches beyond its pilot is best rerun with a ``--pilot-runs`` of about
 half the forecast (``experiments/sequential_audit.py`` measures the predictions).
 
@@ -266,6 +270,14 @@ def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int = PILOT
                      f"{PILOT_REACH:g} times its {pilots_runs - int(pilot.samples)} runs, so a second pilot of "
                      f"{int(pilot.samples)} runs (fresh runs; the pilots together at most {PILOT_BUDGET_SHARE:.0%} of "
                      "the budget) made the forecast")
+        # Audits within the first pilot's reach train statistics like the first pilot's, whose forecast did not
+        # refute there; the second pilot's statistic, trained on more draws, would forecast them too well.
+        reach = int(PILOT_REACH * (pilots_runs - int(pilot.samples))) + 1
+        if event_budget is not None and event_budget.runs_at_pilot is not None and event_budget.runs_at_pilot < reach:
+            event_budget = dataclasses.replace(
+                event_budget, runs_at_pilot=reach, seconds_at_pilot=_times(reach, per_run),
+                note=event_budget.note + f"; raised to {reach} runs: the first pilot forecast no refutation within "
+                                         f"{PILOT_REACH:g} times its runs")
     tests = [] if event_budget is None else [event_budget]
     budget = claim.implied_mi_budget(spec.notion, record_support(spec.priors))
     if "mi" in claim_plan.alpha_spent or budget.value is not None:

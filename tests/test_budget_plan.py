@@ -184,3 +184,19 @@ def test_a_second_pilot_runs_only_when_the_first_event_exceeds_the_claim_beyond_
     # A budget whose 20% leaves less than twice the first pilot for the second: one pilot.
     assert _larger_pilot_runs(claim, pilot(0.5, 0.05), forecast(None), 0.05, 3000, 40000) is None
     assert _larger_pilot_runs(claim, SimpleNamespace(event_test=None), forecast(None), 0.05, 3000, 60000) is None
+
+
+@pytest.mark.slow
+def test_a_second_pilot_forecasts_no_audit_within_the_first_pilots_reach():
+    # catalog:svt4 (true ε above the claimed 1) on a seed whose 3,000-run pilot sees its event exceed the claim but
+    # forecasts beyond twice its runs: the plan runs a second pilot and forecasts no fewer runs than the first
+    # pilot's reach (audits that small train statistics like the first pilot's, which did not refute there).
+    from experiments.sequential_audit import _seed, _spec
+    from mechanisms.catalog import get_entry
+
+    plan = plan_budget(_spec(get_entry("svt4"), 20000, _seed(4, 500, 0), "cpu"), budget_runs=60000)
+    (note,) = [n for n in plan.notes if "second pilot" in n]
+    first = int(note.split("times its ")[1].split(" runs")[0])
+    assert 2000 < first <= 3000 and plan.pilot_runs > 4 * first  # the second pilot: the rest of 20% of 60,000
+    event = next(t for t in plan.tests if t.test == "event")
+    assert event.runs_at_pilot is None or event.runs_at_pilot > 2 * first
