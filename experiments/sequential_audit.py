@@ -339,7 +339,7 @@ EXPERIMENTS = [Experiment(
     source="study (issue 30 §1, §3); α-spending after Lan and DeMets (1983) and Kim and DeMets (1987)",
     run=run,
     trains=True,
-    full_runtime="650 s on a 2-core x86_64 CPU shared with other sessions (load average 8-10), device cpu: "
+    full_runtime="about 210 s on a 2-core x86_64 CPU (load average 0.7-1.0), device cpu: "
                  "30 entries x 7 seeds (fixed, control and sequential audits), plans of the 10 buggy entries against "
                  "fixed audits on a grid of budgets, 500 boundary audits",
 )]
