@@ -252,8 +252,8 @@ def joint_tail_probability(fpr, fnr, weights, level_count, runs) -> np.ndarray:
     if active.size == 0:
         return bound
     pa, qa = p[active], q[active]
-    x_low, x, x_pmf, _ = _binomial_window(n1, pa)
-    x_high = x_low + x.shape[1] - 1
+    x_low, x, x_pmf, x_inside = _binomial_window(n1, pa)
+    x_high = np.max(np.where(x_inside, x, 0), axis=1)  # each row's own window end (the widest row sets the width)
     y_low, _, y_pmf, y_inside = _binomial_window(n2, qa)
     below = _binomial_cdf(y_low - 1, n2, qa)  # P(Y < the window's first count)
     y_cdf = below[:, None] + np.cumsum(y_pmf, axis=1)
@@ -267,7 +267,7 @@ def joint_tail_probability(fpr, fnr, weights, level_count, runs) -> np.ndarray:
     terms = np.where(x <= x_cap, x_pmf * cdf_at, 0.0)
     # X below the window, and X above it but within the cap (beyond the cap no y keeps the statistic ≤ c).
     outside = _binomial_cdf(x_low - 1, n1, pa) + np.maximum(_binomial_cdf(x_cap, n1, pa)
-                                                             - _binomial_cdf(np.minimum(x_high, n1), n1, pa), 0.0)
+                                                             - _binomial_cdf(x_high, n1, pa), 0.0)
     bound[active] = np.minimum(bound[active], terms.sum(axis=1) + outside)
     return bound
 

@@ -174,13 +174,26 @@ def _brute_tail(p, q, weights, level, n1, n2):
     return float(np.sum(stats.binom.pmf(x, n1, p) * stats.binom.pmf(y, n2, q) * inside))
 
 
-def test_joint_tail_probability_matches_enumeration():
+def test_joint_tail_probability_matches_enumeration(monkeypatch):
+    import audit.gdp_certificate as gdp_certificate_module
+
     n1, n2, weights = 60, 45, (1.3, 0.7)
     level = weights[0] * 10 / n1 + weights[1] * 9 / n2
     p = np.array([0.2, 0.1, 0.3, 0.02, 0.6])
     q = np.array([0.2, 0.3, 0.25, 0.5, 0.05])
     expected = [_brute_tail(a, b, weights, level, n1, n2) for a, b in zip(p, q)]
     assert joint_tail_probability(p, q, weights, level, (n1, n2)) == pytest.approx(expected, rel=1e-9, abs=1e-15)
+    # Windows of different widths in one batch (a rare rate beside a central one), where each row's mass beyond its
+    # own window must still be counted: an upper bound, and equal to the enumeration up to rounding.
+    n1, n2 = 3000, 2000
+    level = weights[0] * 40 / n1 + weights[1] * 30 / n2
+    p, q = np.array([0.004, 0.5, 0.012]), np.array([0.01, 0.02, 0.004])
+    expected = np.array([_brute_tail(a, b, weights, level, n1, n2) for a, b in zip(p, q)])
+    got = joint_tail_probability(p, q, weights, level, (n1, n2))
+    assert got == pytest.approx(expected, rel=1e-9, abs=1e-15) and np.all(got >= expected * (1 - 1e-12))
+    # With windows of one standard deviation the mass outside them is large: still never below the enumeration.
+    monkeypatch.setattr(gdp_certificate_module, "_WINDOW_SDS", 1.0)
+    assert np.all(joint_tail_probability(p, q, weights, level, (n1, n2)) >= expected * (1 - 1e-9))
 
 
 def test_joint_binomial_mu_is_the_largest_mu_whose_curve_the_test_rejects():
