@@ -259,20 +259,21 @@ def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int = PILOT
         return pilot_spec, pilot, seconds, per_run, event_budget
 
     pilot_spec, pilot, pilot_seconds, per_run, event_budget = run_pilot(pilot_runs, 0)
-    pilots_runs, notes = int(pilot.samples), list(claim_plan.notes)
-    larger = _larger_pilot_runs(claim, pilot, event_budget, level, pilots_runs, budget_runs)
+    first_runs, notes = int(pilot.samples), list(claim_plan.notes)
+    pilots_runs = first_runs
+    larger = _larger_pilot_runs(claim, pilot, event_budget, level, first_runs, budget_runs)
     if larger is not None:
         first = event_budget.runs_at_pilot
         pilot_spec, pilot, seconds, per_run, event_budget = run_pilot(larger, 1)
         pilot_seconds += seconds
         pilots_runs += int(pilot.samples)
         notes.append(f"the first pilot's event exceeded the claim but its forecast ({first or 'none'}) reached beyond "
-                     f"{PILOT_REACH:g} times its {pilots_runs - int(pilot.samples)} runs, so a second pilot of "
+                     f"{PILOT_REACH:g} times its {first_runs} runs, so a second pilot of "
                      f"{int(pilot.samples)} runs (fresh runs; the pilots together at most {PILOT_BUDGET_SHARE:.0%} of "
                      "the budget) made the forecast")
         # Audits within the first pilot's reach train statistics like the first pilot's, whose forecast did not
         # refute there; the second pilot's statistic, trained on more draws, would forecast them too well.
-        reach = int(PILOT_REACH * (pilots_runs - int(pilot.samples))) + 1
+        reach = int(PILOT_REACH * first_runs) + 1
         if event_budget is not None and event_budget.runs_at_pilot is not None and event_budget.runs_at_pilot < reach:
             event_budget = dataclasses.replace(
                 event_budget, runs_at_pilot=reach, seconds_at_pilot=_times(reach, per_run),

@@ -338,13 +338,14 @@ class FeatureDesign:
         all the other parts' rows (:func:`audit.logistic_regression.data_hessian`: a sum over rows, so
         each is a sum of the parts' own, one pass over the rows for all of them); None where the design
         is aggregated (few distinct rows: every fit is already cheap), has fewer than
-        :data:`audit.logistic_regression.SHARED_HESSIAN_MIN_FEATURES` features for ``kind``, or ``kind`` is not
+        :data:`audit.logistic_regression.SHARED_HESSIAN_MIN_FEATURES` features for ``kind`` or more than
+        :data:`NEWTON_MAX_FEATURES` (scikit-learn's solver fits those, from no Hessian), or ``kind`` is not
         fitted on it."""
         from .logistic_regression import SHARED_HESSIAN_MIN_FEATURES, data_hessian
 
         width = self.width if kind.quadratic else self.linear_width
         if (self.inverse is not None or (kind.quadratic and not len(self.features.squared)) or len(start) != width + 1
-                or width + 1 < SHARED_HESSIAN_MIN_FEATURES):
+                or width + 1 < SHARED_HESSIAN_MIN_FEATURES or width > NEWTON_MAX_FEATURES):
             return None
         with blas_threads(1):
             own = [data_hessian(self.matrix[rows, :width], start) for rows in parts]

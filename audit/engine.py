@@ -83,9 +83,16 @@ def run_audit(spec: AuditSpec) -> AuditResult:
     if not isinstance(spec, AuditSpec):
         raise InputError(f"argument 'spec' must be an AuditSpec (audit.spec.AuditSpec, or build_spec(load_config(PATH)) "
                          f"for a configuration), got {type(spec).__name__}")
-    with MechanismRunner(spec.mechanism, spec.mechanism_label, spec.execution, source=spec.mechanism_source,
-                         quiet=spec.quiet, presence_column=spec.presence_column) as runner:
+    with audit_runner(spec) as runner:
         return _run_audit(spec, runner)
+
+
+def audit_runner(spec: AuditSpec, **settings) -> MechanismRunner:
+    """The runner of ``spec``'s mechanism (its execution settings, source, quietness and relation), with any
+    further :class:`~mechanisms.execution.runner.MechanismRunner` ``settings`` (a sequential audit's chunk
+    boundaries and cache)."""
+    return MechanismRunner(spec.mechanism, spec.mechanism_label, spec.execution, source=spec.mechanism_source,
+                           quiet=spec.quiet, presence_column=spec.presence_column, **settings)
 
 
 def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:

@@ -507,11 +507,12 @@ class _Predictor:
     def __call__(self, p_first, p_second, n_first: int | None = None, n_second: int | None = None):
         predicted = functools.reduce(np.maximum, self.by_certificate(p_first, p_second, n_first, n_second).values())
         refuting = getattr(self.objective, "refutes_above", None)
-        if (n_first is None or refuting is None or min(n_first, n_second) < GUARD_MIN_SELECTION_RUNS
-                or not np.any(predicted > refuting)):
+        if n_first is None or refuting is None or min(n_first, n_second) < GUARD_MIN_SELECTION_RUNS:
+            return predicted
+        doubtful = np.flatnonzero(predicted > refuting)
+        if not doubtful.size:
             return predicted
         # The tiny-count guard (class docstring): a refuting event's case must survive the strict level.
-        doubtful = np.flatnonzero(predicted > refuting)
         strict = functools.reduce(np.maximum, self.by_certificate(
             np.asarray(p_first)[doubtful], np.asarray(p_second)[doubtful], n_first, n_second,
             level=STRICT_SELECTION_PESSIMISM).values())

@@ -436,7 +436,7 @@ def _runs_of(direction: str, n_first: int, n_second: int) -> tuple[int, int]:
 
 
 def _choose_grid(selection_first, selection_second, n_first: int, n_second: int, alpha: float, points: int,
-                 method: str = "joint-binomial"):
+                 method: str):
     """The ``points`` (threshold, direction) pairs with the largest μ̲ predicted on the selection scores.
 
     The prediction uses the selection's error rates, made pessimistic (their one-sided Clopper–Pearson
@@ -495,13 +495,13 @@ def _normal_density(rate):
 
 
 def predicted_mu(selection_first, selection_second, n_first: int, n_second: int, alpha: float,
-                 points: int | None = None, method: str | None = None) -> float:
-    """The μ̲ a grid method (default :data:`DEFAULT_METHOD`) is predicted to certify at ``n_first``/``n_second``
+                 points: int | None = None) -> float:
+    """The μ̲ the default method (:data:`DEFAULT_METHOD`) is predicted to certify at ``n_first``/``n_second``
     certification runs, from selection scores (the best of :func:`_choose_grid`'s predictions)."""
     first = _scores(selection_first, "selection_first")
     second = _scores(selection_second, "selection_second")
     return _choose_grid(first, second, n_first, n_second, alpha, DEFAULT_POINTS if points is None else points,
-                        method or DEFAULT_METHOD)[0][0]
+                        DEFAULT_METHOD)[0][0]
 
 
 def gdp_certificate(scores_first, scores_second, *, alpha: float = 0.05, method: str = DEFAULT_METHOD,

@@ -73,10 +73,12 @@ import numpy as np
 from estimators.result_forms import fields_to_dict, to_jsonable
 from estimators.validation import InputError, check_int, check_positive
 from mechanisms.claims import RECORD_AUDIT_NOTIONS
+from mechanisms.priors import TwoPoint
 
 from .crosscheck import smallest_certifying_runs, smallest_refutable_runs
 from .event_search import neighbouring_pair_of
 from .event_test import claim_objective, predicted_objective
+from .prior_search import differing_record
 
 #: The early looks see at most this fraction of the last look's samples (module docstring).
 LOOK_FRACTION = 0.2
@@ -162,14 +164,8 @@ def event_selection_possible(spec) -> bool:
     (:func:`audit.engine._event_test`)."""
     if spec.notion not in RECORD_AUDIT_NOTIONS or not spec.event_runs:
         return False
-    for prior in spec.priors:
-        first, second = getattr(prior, "first", None), getattr(prior, "second", None)
-        if first is None or second is None or np.shape(first) != np.shape(second):
-            return True
-        rows = np.flatnonzero(np.any(np.asarray(first) != np.asarray(second), axis=-1))
-        if len(rows) != 1 or neighbouring_pair_of(prior, int(rows[0])) is None:
-            return True
-    return False
+    return any(not isinstance(prior, TwoPoint) or np.shape(prior.first) != np.shape(prior.second)
+               or neighbouring_pair_of(prior, differing_record(prior)) is None for prior in spec.priors)
 
 
 def look_runs(spec, samples: int) -> int:
@@ -255,7 +251,7 @@ def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction:
                          f"refute at α = {spec.alpha:g}")
     sizes = []
     size = smallest_round_samples(spec, spec.alpha * 0.01)  # a first guess at an early look's level
-    while size <= look_fraction * total and size < total:
+    while size <= look_fraction * total:
         sizes.append(size)
         size = math.ceil(size * growth)
     while True:
@@ -289,12 +285,14 @@ def _stream_seed(spec) -> int:
     return int(np.random.default_rng([int(spec.seed), 0x57E4]).integers(2**63))
 
 
-def _runner(spec, boundaries=(), cache=None):
-    """The runner :func:`audit.engine.run_audit` would make for ``spec``, with chunk ``boundaries`` and a ``cache``."""
-    from mechanisms.execution.runner import MechanismRunner
+def _look_runner(spec, schedule):
+    """The runner :func:`audit.engine.run_audit` would make for ``spec``, with the chunk boundaries of the looks of
+    ``schedule`` (:func:`look_boundaries`) and a cache of the audit's streams of runs."""
+    from mechanisms.execution.runner import ChunkCache
 
-    return MechanismRunner(spec.mechanism, spec.mechanism_label, spec.execution, source=spec.mechanism_source,
-                           quiet=spec.quiet, presence_column=spec.presence_column, boundaries=boundaries, cache=cache)
+    from .engine import audit_runner
+
+    return audit_runner(spec, boundaries=look_boundaries(schedule), cache=ChunkCache(_stream_seed(spec)))
 
 
 def run_audit_on_look_runs(spec, max_runs: int, *, growth: float = GROWTH, look_fraction: float = LOOK_FRACTION,
@@ -308,12 +306,9 @@ def run_audit_on_look_runs(spec, max_runs: int, *, growth: float = GROWTH, look_
     """
     from .engine import _run_audit
 
-    from mechanisms.execution.runner import ChunkCache
-
-    boundaries = look_boundaries(look_schedule(spec, max_runs, growth=growth, look_fraction=look_fraction, rho=rho))
-    cache = ChunkCache(_stream_seed(spec))
-    cache.start_look(final=True)
-    with _runner(spec, boundaries, cache) as runner:
+    schedule = look_schedule(spec, max_runs, growth=growth, look_fraction=look_fraction, rho=rho)
+    with _look_runner(spec, schedule) as runner:
+        runner.cache.start_look(final=True)
         return _run_audit(spec, runner)
 
 
@@ -386,11 +381,6 @@ class SequentialAudit:
     runs_to_refute_note: str = ""
     notes: list = field(default_factory=list)
     rho: float = SPENDING_POWER
-
-    @property
-    def rounds(self) -> list:
-        """The looks completed (:attr:`looks`)."""
-        return self.looks
 
     @property
     def refuted(self) -> bool:
@@ -484,7 +474,7 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
     -------
     SequentialAudit
     """
-    from mechanisms.execution.runner import ChunkCache, RunLimitReached
+    from mechanisms.execution.runner import RunLimitReached
 
     from .engine import _run_audit
 
@@ -493,7 +483,7 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
     schedule = look_schedule(spec, max_runs, growth=growth, look_fraction=look_fraction, rho=rho)
     outcomes, result, stopped, notes = [], None, "budget", []
     started = time.perf_counter()
-    with _runner(spec, look_boundaries(schedule), ChunkCache(_stream_seed(spec))) as runner:
+    with _look_runner(spec, schedule) as runner:
         runner.call_limit = int(max_runs)
         for index, planned in enumerate(schedule, start=1):
             if outcomes and time_limit is not None:
@@ -534,17 +524,15 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
             if decision is not None:
                 stopped = decision
                 break
-        runner_notes = list(runner.notes)
         runs = runner.calls
     needed, note = None, ""
     if stopped not in ("refuted", "violation"):
         needed, note = _refutation_at_observed(spec, result)
     total = sum(r.alpha for r in schedule)
     # The look's own statement would quote its level α_k; the refutation, chosen as the first of the
-    # looks', holds at the overall level only. The runner's notes (from its first call) belong to every look.
+    # looks', holds at the overall level only.
     deciding = len(outcomes)
     result = dataclasses.replace(result, alpha=total, notes=list(result.notes) + [
-        n for n in runner_notes if n not in result.notes] + [
         f"Look {deciding} of {len(schedule)} of a sequential audit (audit.sequential): the audit of the first "
         f"{schedule[deciding - 1].samples} samples of the runs, whose tests spent α_k = "
         f"{schedule[deciding - 1].alpha:.3g} of the overall α = {total:g}, which the verdicts are stated at."])

@@ -110,9 +110,9 @@ def ratios(rows) -> dict:
 
 def _findings(rows) -> list:
     seconds = {(row["machine"], row["threads"]): row["seconds"] for row in rows}
-    found = []
+    by_way, found = ratios(rows), []
     for all_cores, way in WAYS.items():
-        ratio = ratios(rows)[way]
+        ratio = by_way[way]
         verdict = (f"target ≤ {TARGET_RATIO}×: {'PASS' if ratio <= TARGET_RATIO else 'FAIL'}" if not all_cores
                    else "reference")
         found.append(f"{way}: {seconds[STATES[True], way]:.1f} s with one core held, "

@@ -330,13 +330,13 @@ def ideal_mu_rows(runs: int, alpha: float, split, repeats: int, seed: int) -> li
     rng = np.random.default_rng(seed)
     held = max(1, int(round(runs * (split[1] + split[2]) / 2)))
     optimum = optimal_event_epsilon(GDP_TRUE_MU, runs, alpha, DELTA)
+    target = MU_TARGETS.get(runs, math.nan)
     rows = []
     for repeat in range(repeats):
         started = time.perf_counter()
         first, second = rng.normal(GDP_TRUE_MU, 1.0, runs), rng.normal(0.0, 1.0, runs)
         selection = (rng.normal(GDP_TRUE_MU, 1.0, held), rng.normal(0.0, 1.0, held))
         certificate = gdp_certificate(first, second, alpha=alpha, selection=selection, delta=DELTA)
-        target = MU_TARGETS.get(runs, math.nan)
         rows.append({"canary": IDEAL_LABEL, "search": f"{held} selection scores per input", "runs": runs,
                      "repeat": repeat, "mu_lower_bound": certificate.mu_lower_bound,
                      "mu_ratio": certificate.mu_lower_bound / GDP_TRUE_MU, "target_ratio": target,

@@ -141,16 +141,14 @@ def measure(quick: bool, cuda: bool, seed: int) -> dict:
     pair = canary_pair(RECORDS, FEATURES)
     columns: dict = {k: [] for k in ("route", "device", "runs", "seconds", "runs_per_second")}
     rng = np.random.default_rng(seed)
+    rows = []
     for route, device, m, mechanism in _routes(quick, cuda):
         dbs = np.where(rng.random(m)[:, None, None] < 0.5, pair.first[None], pair.second[None])
         mechanism(dbs[:min(m, 8)], np.random.default_rng(seed))  # warm-up: imports, kernels, allocations
         started = time.perf_counter()
         np.asarray(mechanism(dbs, np.random.default_rng(seed)))  # the copy to the host synchronizes CUDA
-        seconds = time.perf_counter() - started
-        for key, value in (("route", route), ("device", device), ("runs", m), ("seconds", seconds),
-                           ("runs_per_second", m / seconds)):
-            columns[key].append(value)
-    for route, device, runs, seconds in _one_run_rows(quick, cuda) + _search_rows(quick, cuda, seed):
+        rows.append((route, device, m, time.perf_counter() - started))
+    for route, device, runs, seconds in rows + _one_run_rows(quick, cuda) + _search_rows(quick, cuda, seed):
         for key, value in (("route", route), ("device", device), ("runs", runs), ("seconds", seconds),
                            ("runs_per_second", runs / seconds)):
             columns[key].append(value)

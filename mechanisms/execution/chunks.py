@@ -88,8 +88,7 @@ def plan_chunks(size: int, chunk_size: int, boundaries=()) -> list[tuple[int, in
     """
     cuts = [0] + sorted({int(b) for b in boundaries if 0 < b < size}) + [size]
     starts = [start for lo, hi in zip(cuts[:-1], cuts[1:]) for start in range(lo, hi, chunk_size)]
-    return [(i, start, min(start + chunk_size, stop)) for i, (start, stop) in
-            enumerate(zip(starts, starts[1:] + [size]))]
+    return [(i, start, stop) for i, (start, stop) in enumerate(zip(starts, starts[1:] + [size]))]
 
 
 def chunk_generator(job_seed: int, index: int, purpose: int = MECHANISM) -> np.random.Generator:

@@ -218,9 +218,6 @@ class ChunkCache:
         self._cursors[digest] = position + count
         return stream, position
 
-    def __len__(self) -> int:
-        return len(self._outputs)
-
 
 @dataclass
 class _Stream:
@@ -446,10 +443,8 @@ class MechanismRunner:
                 self.cache.put(keys[i], output)
         if self.cache is not None:
             self.cache.hits += max(0, size - fresh)
-        joined = self._joined(outputs, chunks, batch.shape[1])
-        if chunks and chunks[0].start != offset or len(joined) != size:  # a stream's runs: this job's part
-            joined = joined[offset - chunks[0].start:offset - chunks[0].start + size]
-        return joined
+        skip = offset - chunks[0].start if chunks else 0  # a stream's chunks may hold runs of other jobs
+        return self._joined(outputs, chunks, batch.shape[1])[skip:skip + size]
 
     def _stream_chunks(self, database: np.ndarray, size: int, chunk_size: int) -> tuple[list, list, int]:
         """The chunks of ``database``'s stream (:class:`ChunkCache`) that hold its next ``size`` runs in this
