@@ -441,8 +441,10 @@ class MechanismRunner:
             outputs[i] = output
             if self.cache is not None:
                 self.cache.put(keys[i], output)
-        if self.cache is not None:
-            self.cache.hits += max(0, size - fresh)
+        if self.cache is not None:  # the job's runs that came from chunks already made
+            cached = set(range(len(chunks))) - set(missing)
+            self.cache.hits += sum(max(0, min(chunks[i].start + chunks[i].size, offset + size)
+                                       - max(chunks[i].start, offset)) for i in cached)
         skip = offset - chunks[0].start if chunks else 0  # a stream's chunks may hold runs of other jobs
         return self._joined(outputs, chunks, batch.shape[1])[skip:skip + size]
 
