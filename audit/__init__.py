@@ -13,8 +13,8 @@ from estimators.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "run_audit": "audit.engine",
-    "run_sequential_audit": "audit.sequential",
-    "assert_claim": "audit.testing",
+    "run_sequential_audit": "audit.gating.sequential",
+    "assert_claim": "audit.gating.assertions",
     "AuditSpec": "audit.spec",
     "AuditResult": "audit.result",
     "write_reports": "audit.report.writing",
@@ -24,8 +24,8 @@ _EXPORTS = {
     "differential_privacy": "audit.frameworks",
     "attribute_privacy": "audit.frameworks",
     "salary_example": "audit.frameworks",
-    "load_config": "audit.config",
-    "build_spec": "audit.config",
+    "load_config": "audit.config.building",
+    "build_spec": "audit.config.building",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

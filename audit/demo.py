@@ -10,11 +10,11 @@ from __future__ import annotations
 from estimators.neural import CriticConfig
 from mechanisms.calibration import gaussian_mi_pp
 from mechanisms.catalog import get_entry
-from mechanisms.guarantee import Guarantee
-from mechanisms.priors import ProductGaussian
+from mechanisms.claims.guarantee import Guarantee
+from mechanisms.inputs.priors import ProductGaussian
 
-from .frameworks import attribute_privacy
-from .spec import AuditSpec
+from audit.frameworks import attribute_privacy
+from audit.spec import AuditSpec
 
 DEMO_SAMPLES = 10000
 DEMO_CRITIC = CriticConfig(max_steps=1000)

@@ -9,9 +9,9 @@
    certify them on the held-out test split with a union bound (α / K): a certified bound
    above ε gives the verdict ``violation`` with type-I error ≤ α (DESIGN.md, statistical core).
 
-What is trained is planned before sampling (:mod:`audit.plan`); the critics are built by the
-estimators' slice → fit path (:mod:`audit.secret_critics`, :mod:`estimators.critic_problems`)
-and certified by :mod:`audit.certification`.
+What is trained is planned before sampling (:mod:`audit.audit_plan`); the critics are built by the
+estimators' slice → fit path (:mod:`audit.statistics.secret_critics`, :mod:`estimators.critic_problems`)
+and certified by :mod:`audit.certificates.secret_bounds`.
 4. Report per-secret estimates and simultaneously valid bounds, the paper's statistic
    (Eq. (8)), the DP ε lower bounds (Theorem 1; the critic as likelihood-ratio test on
    fresh runs between neighbouring inputs) and the cross-checks against a claim.
@@ -34,26 +34,26 @@ import numpy as np
 from estimators.critic_problems import pad_columns
 from estimators.device import resolve_device
 from estimators.validation import InputError
-from mechanisms.claims import RECORD_AUDIT_NOTIONS
+from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 from mechanisms.execution.memory import check_audit_memory, critic_memory_parts
 from mechanisms.execution.runner import MechanismRunner
-from mechanisms.relation import presence_pair
+from mechanisms.inputs.relation import presence_pair
 
-from .bounds.pufferfish import dp_epsilon_lower_bound_from_mi
-from .certification import cell_critic, certify, certify_sliced_average
-from .crosscheck import cross_checks
-from .classifier_critic import cross_fitted_candidates, fit_classifier_critics
-from .classifier_statistic import PAIR_STATISTICS, pair_statistic
-from .float_features import FLOAT_STATISTICS, has_fine_bits
-from .support_statistic import SUPPORT_STATISTICS
-from .event_test import with_delta_certificate
-from .event_search import (PairCandidate, draws_of_first, event_search, held_out_scores, neighbouring_pair_of,
-                           value_pairs)
-from .plan import plan_audit
-from .prior_search import add_remove_pairs, candidate_pairs, search_priors, structured_pairs
-from .result import AuditResult, SecretEvidence, finite_or_none
-from .secret_critics import SecretCell, SecretFits, fit_secret_critics
-from .spec import AuditSpec
+from audit.bounds.pufferfish import dp_epsilon_lower_bound_from_mi
+from audit.certificates.secret_bounds import cell_critic, certify, certify_sliced_average
+from audit.certificates.claim_tests import cross_checks
+from audit.statistics.classifier_critic import cross_fitted_candidates, fit_classifier_critics
+from audit.statistics.classifier import PAIR_STATISTICS, pair_statistic
+from audit.statistics.float_bits import FLOAT_STATISTICS, has_fine_bits
+from audit.statistics.support import SUPPORT_STATISTICS
+from audit.certificates.event_bounds import with_delta_certificate
+from audit.statistics.pair_candidates import (PairCandidate, draws_of_first, held_out_scores, neighbouring_pair_of, value_pairs)
+from audit.search.event_search import event_search
+from audit.audit_plan import plan_audit
+from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors, structured_pairs
+from audit.result import AuditResult, SecretEvidence, finite_or_none
+from audit.statistics.secret_critics import SecretCell, SecretFits, fit_secret_critics
+from audit.spec import AuditSpec
 
 MIN_TEST_SAMPLES = 200
 
@@ -114,7 +114,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
     theta = [(prior, None) for prior in spec.priors] + searched
     priors = [prior for prior, _ in theta]
     # Which tests may refute the claim (and their shares of α), which secrets get critics, how
-    # many slices: all fixed before any sampling (audit.plan).
+    # many slices: all fixed before any sampling (audit.audit_plan).
     plan = plan_audit(spec, theta)
     notes = list(spec.notes) + list(plan.notes)
     event_runs = spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0
@@ -223,7 +223,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
 
 
 def _classifier_fits(spec, cells, outputs, rng, notes) -> SecretFits | None:
-    """The cells' classifier critics (:mod:`audit.classifier_critic`) as the audit's full fit, or None
+    """The cells' classifier critics (:mod:`audit.statistics.classifier_critic`) as the audit's full fit, or None
     where neural critics are trained instead (said in ``notes``): a secret not certified directly, or
     outputs that suit no classifier (decided on the training split's shapes and values only).
     """
@@ -301,11 +301,11 @@ def _pair_statistics(cell, critics, fits, data) -> list:
     """The event-test candidates of a cell whose prior is a two-point prior on a neighbouring pair.
 
     With classifier critics, their classifiers cross-fitted on the MI sample
-    (:func:`audit.classifier_critic.cross_fitted_candidates`). Otherwise the statistics: each
+    (:func:`audit.statistics.classifier_critic.cross_fitted_candidates`). Otherwise the statistics: each
     critic's T(a, y) − T(b, y) (the MI test's chosen critic when it is this
     cell's, which may be a slice, and the cell's full critic), the log-odds of a logistic
     regression fitted on the first critic's training split, and, for outputs that take few values
-    there, their empirical log-ratio (:mod:`audit.classifier_statistic`),
+    there, their empirical log-ratio (:mod:`audit.statistics.classifier`),
     each with its scores on the MI sample's draws that none of them was trained on (the
     validation and test splits: held-out draws of the two databases, on which the event search
     chooses among them at no run's cost).
@@ -351,13 +351,13 @@ BIT_PILOT_RUNS = 2000
 
 def _outputs_have_fine_bits(outputs) -> bool:
     """Whether the MI sample's ``outputs`` (already drawn: the probe costs no run) hold bits below the
-    coarse grid (:func:`audit.float_features.has_fine_bits`): the pilot runs of :func:`_float_bit_candidates`
+    coarse grid (:func:`audit.statistics.float_bits.has_fine_bits`): the pilot runs of :func:`_float_bit_candidates`
     are spent only then, as the bit statistics fit nothing on integers or values snapped to that grid."""
     return has_fine_bits(outputs)
 
 
 def _float_bit_candidates(pair, record, runner, rng, runs):
-    """The float-bit statistics (:data:`audit.float_features.FLOAT_STATISTICS`) of one structured pair,
+    """The float-bit statistics (:data:`audit.statistics.float_bits.FLOAT_STATISTICS`) of one structured pair,
     fitted on ``runs`` pilot runs of each of its databases, as event-search candidates; and the runs made.
 
     Under a prior that is not a two-point prior the MI sample holds no draws of the pair's two databases,
@@ -383,7 +383,7 @@ def _float_bit_candidates(pair, record, runner, rng, runs):
 
 
 def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None, gdp_alpha=None):
-    """The event search (:func:`audit.event_search.event_search`) over candidate pairs, in order:
+    """The event search (:func:`audit.search.event_search.event_search`) over candidate pairs, in order:
     each two-point prior of Θ on a neighbouring pair (the declared ones, the user's and a catalog's
     pairs, then the prior search's structured and random pairs) with its own critic (the MI test's
     chosen critic for its cell); then, when the chosen critic's prior is not such a two-point prior,

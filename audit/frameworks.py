@@ -29,8 +29,8 @@ import numpy as np
 
 from estimators.validation import InputError, check_choice, check_int, check_positive
 from mechanisms.base import MechanismError, as_database_batch, check_batch_output
-from mechanisms.execution.user_call import call_user_code
-from mechanisms.priors import Prior
+from mechanisms.calls.user_call import call_user_code
+from mechanisms.inputs.priors import Prior
 
 __all__ = [
     "INDEPENDENCE_RULES",
@@ -75,7 +75,7 @@ class SecretFunction:
     timeout : float, optional
         Seconds one call may take (an audit sets ``--timeout``; default: no limit). A call
         that does not return in time is an error naming the function, like a hanging
-        mechanism or prior (:func:`mechanisms.execution.user_call.call_user_code`).
+        mechanism or prior (:func:`mechanisms.calls.user_call.call_user_code`).
     """
 
     name: str

@@ -10,7 +10,7 @@ Enable it with ``-p audit.pytest_plugin`` or ``pytest_plugins = ["audit.pytest_p
 **False-alarm rate.** After collection, before any test runs, the plugin counts the K collected
 tests that use the fixture and gives each the level α/K, with α = ``--miaudit-alpha`` (default
 0.01). Each check fails a mechanism that meets its claim with probability at most α/K (its sequential
-audit's type-I error, :mod:`audit.sequential`), so by the union bound (Bonferroni) the probability
+audit's type-I error, :mod:`audit.gating.sequential`), so by the union bound (Bonferroni) the probability
 that **any** of the session's checks fails a correct mechanism is at most K · α/K = α. The split
 is fixed before any outcome is seen, so it holds however the tests turn out; deselected tests are
 not counted, and tests run alone (``pytest path::test``) get the whole α. One call per test: a
@@ -53,8 +53,8 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.fixture
 def assert_claim(request):
-    """:func:`audit.testing.assert_claim` at this test's share α/K of ``--miaudit-alpha`` (module docstring)."""
-    from audit.testing import ClaimRefuted, assert_claim as check, bonferroni_share
+    """:func:`audit.gating.assertions.assert_claim` at this test's share α/K of ``--miaudit-alpha`` (module docstring)."""
+    from audit.gating.assertions import ClaimRefuted, assert_claim as check, bonferroni_share
 
     state = request.config.stash[_STATE]
     level = bonferroni_share(state["alpha"], max(1, state["tests"]))
@@ -66,7 +66,7 @@ def assert_claim(request):
             raise RuntimeError("assert_claim was called twice in one test: each test's check spends its share of "
                                "the session's α once (parametrize the test to check several claims)")
         if "alpha" in kwargs:
-            raise TypeError("the assert_claim fixture sets alpha from --miaudit-alpha; call audit.testing.assert_claim "
+            raise TypeError("the assert_claim fixture sets alpha from --miaudit-alpha; call audit.gating.assertions.assert_claim "
                             "directly for a level of your own")
         if max_runs is not None:
             kwargs["max_runs"] = max_runs

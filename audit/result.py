@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 from estimators.result_forms import fields_to_dict, headline_repr, to_jsonable
-from mechanisms.claims import AUDIT_NOTIONS as NOTIONS
+from mechanisms.claims.claim import AUDIT_NOTIONS as NOTIONS
 
 VERDICTS = ("violation", "no-violation-detected")
 
@@ -40,7 +40,7 @@ class SecretEvidence:
         Description of the prior (member of Θ) this evidence is about.
     strategy : {"certify", "stratify", "estimate-only", "constant"}
         How the secret could be tested under this prior (``"constant"``: g never changes under it,
-        so its MI with the output is 0 exactly and it has no critic; :mod:`audit.plan`).
+        so its MI with the output is 0 exactly and it has no critic; :mod:`audit.audit_plan`).
     estimate : float
         Point estimate of the audited quantity on the held-out split (nats).
     lower_bound : float or None
@@ -73,30 +73,30 @@ class EventTest:
     certify more; together they hold with probability ≥ 1 − α), and
     ε ≥ max(log((p̲ − δ) / p̄), log((1 − p̄ − δ) / (1 − p̲))) — the event, or its
     complement with the inputs swapped — is certified at confidence 1 − α
-    (:func:`audit.event_test.certified_epsilon`).
+    (:func:`audit.certificates.event_bounds.certified_epsilon`).
     ``selection_runs`` counts the runs spent choosing the pair and the event (on other runs),
     ``pairs_considered`` the candidate pairs they chose among, ``event`` the event's form.
 
     ``certificate`` says what certifies ``epsilon_lower_bound``: ``"clopper-pearson"`` (the two
     bounds above) or, for pure DP where the selection runs predicted it to do better,
     ``"odds-ratio"``: ε ≥ log(ψ̲)/2 from the exact conditional lower bound ψ̲ =
-    ``odds_ratio_lower`` on the event's odds ratio at level α (:mod:`audit.odds_ratio`), or
+    ``odds_ratio_lower`` on the event's odds ratio at level α (:mod:`audit.certificates.odds_ratio`), or
     ``"rate-ratio"``: each input was run a Poisson number of times, at most ``runs_per_input``
     (``runs_made``: first input, second input), and ε ≥ log ρ̲ from the exact conditional lower
-    bound ρ̲ = ``rate_ratio_lower`` on p₁/p₂ at level α (:mod:`audit.rate_ratio`). p̲ and p̄ (on
+    bound ρ̲ = ``rate_ratio_lower`` on p₁/p₂ at level α (:mod:`audit.certificates.rate_ratio`). p̲ and p̄ (on
     the runs made, at αs and α(1 − s)) are then reported but certify nothing.
 
-    ``gaussian_dp`` (:class:`audit.gdp_certificate.GDPCertificate`) is a certified lower bound on μ of
+    ``gaussian_dp`` (:class:`audit.certificates.gaussian_dp.GDPCertificate`) is a certified lower bound on μ of
     Gaussian DP from the trade-off curve of an event statistic on the same certification runs. For a GDP
-    claim it is one of the claim's tests, at its own share of α (:class:`audit.crosscheck.ClaimPlan`);
+    claim it is one of the claim's tests, at its own share of α (:class:`audit.certificates.claim_tests.ClaimPlan`);
     otherwise it is a separate statement at level ``alpha`` that does not enter the verdict. Beside it,
     the ε at δ it implies under the GDP assumption (an estimate) and the best certified ε any threshold
     event would reach at these runs (the budget's optimum).
 
     ``support_differences``: for a mechanism whose outputs of any structure are encoded
-    (:mod:`mechanisms.output_encoding`), the support facts (a key, a class, a shape) that the
+    (:mod:`mechanisms.outputs.encoding`), the support facts (a key, a class, a shape) that the
     certification runs of one input held and the other's never did, each with its counts, in words
-    (:meth:`~mechanisms.output_encoding.OutputEncoder.describe_differences`): what to reproduce a bug
+    (:meth:`~mechanisms.outputs.encoding.OutputEncoder.describe_differences`): what to reproduce a bug
     by; counts, not a test.
     """
 
@@ -113,24 +113,24 @@ class EventTest:
     epsilon_lower_bound_at_delta: float | None
     alpha: float | None = None
     selection_runs: int = 0
-    event: dict | None = None  # the event's form (:meth:`audit.event_test.ScoreEvent.to_dict`)
+    event: dict | None = None  # the event's form (:meth:`audit.search.event_choice.ScoreEvent.to_dict`)
     pairs_considered: int = 1  # candidate neighbouring pairs the selection runs chose among
     certificate: str = "clopper-pearson"
     odds_ratio_lower: float | None = None
     lower_share: float = 0.5
     rate_ratio_lower: float | None = None
     runs_made: list | None = None  # [first, second]: the Poisson numbers of runs of a rate-ratio certificate
-    # μ̲ of Gaussian DP from the same certification runs' scores (audit.gdp_certificate.GDPCertificate): a test of
+    # μ̲ of Gaussian DP from the same certification runs' scores (audit.certificates.gaussian_dp.GDPCertificate): a test of
     # a GDP claim at its own share of α, else a separate statement at this test's level.
     gaussian_dp: object | None = None
     # An (ε, δ) claim: δ ≥ delta_lower_bound at ε = delta_epsilon (the claim's ε), from p̲ and p̄
-    # (audit.event_test.certified_delta); ≤ 0 certifies nothing.
+    # (audit.certificates.event_bounds.certified_delta); ≤ 0 certifies nothing.
     delta_lower_bound: float | None = None
     delta_epsilon: float | None = None
-    # Outputs of any structure (mechanisms.output_encoding): the support facts (keys, classes, shapes) the
+    # Outputs of any structure (mechanisms.outputs.encoding): the support facts (keys, classes, shapes) the
     # certification runs of one input held and the other's never did, in words with their counts; not a test.
     support_differences: list | None = None
-    # A budget plan's pilot only (audit.event_search.event_search's keep_scores): the chosen statistic's scores,
+    # A budget plan's pilot only (audit.search.event_search.event_search's keep_scores): the chosen statistic's scores,
     # {"chosen_on": (first database's, second's), "certification": (the same)}; kept out of the JSON.
     scores: dict | None = field(default=None, repr=False, compare=False)
 
@@ -140,7 +140,7 @@ class EventTest:
 
 @dataclass(frozen=True)
 class CrossCheck:
-    """One test of a claim against the audit's evidence (:mod:`audit.crosscheck`).
+    """One test of a claim against the audit's evidence (:mod:`audit.certificates.claim_tests`).
 
     Attributes
     ----------
@@ -201,7 +201,7 @@ class AuditResult:
     (``refuted_by``); the shares (``claim_alpha``) sum to α, so its type-I error is at most α.
 
     ``estimator`` names the MI test's critics: the neural objective (``"dv"``, ``"mine"``,
-    ``"nwj"``), or ``"classifier"`` for classifier critics (:mod:`audit.classifier_critic`).
+    ``"nwj"``), or ``"classifier"`` for classifier critics (:mod:`audit.statistics.classifier_critic`).
     """
 
     verdict: str | None

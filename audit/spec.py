@@ -12,18 +12,19 @@ from estimators.choices import MI_CRITICS
 from estimators.critic_config import NEURAL_ESTIMATORS, CriticConfig
 from estimators.validation import InputError, check_choice, check_int, check_nonnegative, check_positive, check_probability
 from mechanisms.base import mechanism_name
-from mechanisms.guarantee import Guarantee
-from mechanisms.neighbouring_pair import NeighbouringPair
+from mechanisms.claims.guarantee import Guarantee
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.execution.runner import PROBE_TIMEOUT, ExecutionSettings
-from mechanisms.claims import RECORD_AUDIT_NOTIONS, Claim
-from mechanisms.priors import Prior
-from mechanisms.relation import ADD_REMOVE, REPLACE_ONE, PresentRecords, check_relation, convert_claim, relation_words
+from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS, Claim
+from mechanisms.inputs.priors import Prior
+from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, PresentRecords, check_relation, relation_words
+from mechanisms.claims.conversion import convert_claim
 
-from .config_schema import plain
-from .crosscheck import record_support, smallest_certifying_runs
-from .frameworks import PufferfishFramework, differential_privacy
-from .prior_search import MAX_PRIOR_SEARCH
-from .result import NOTIONS
+from estimators.validation import plain_toml
+from audit.certificates.claim_tests import record_support, smallest_certifying_runs
+from audit.frameworks import PufferfishFramework, differential_privacy
+from audit.search.prior_search import MAX_PRIOR_SEARCH
+from audit.result import NOTIONS
 
 
 # The event test's certification runs per neighbouring input, per database of the MI sample
@@ -46,10 +47,10 @@ class AuditSpec:
         ε-MI DP (I(X_i; M(X) | X_−i) ≤ ε for every record i), ε-SMI DP (the sliced version,
         Pufferfish paper Eq. (6)), or ε-MI PP (I(g(X); M(X) | w(X)) ≤ ε for every secret pair of
         ``framework``, Definition 5). Default with a claim: the claim's
-        (:attr:`~mechanisms.claims.Claim.default_audit_notion`: mi-dp for the DP family).
+        (:attr:`~mechanisms.claims.claim.Claim.default_audit_notion`: mi-dp for the DP family).
     epsilon : float > 0, optional
         The audited MI level ε, in nats. Default with a claim: the MI budget the claim implies
-        (:meth:`~mechanisms.claims.Claim.implied_mi_budget`); ``None`` when it implies none (the
+        (:meth:`~mechanisms.claims.claim.Claim.implied_mi_budget`); ``None`` when it implies none (the
         MI-notion verdict is then not given).
     framework : PufferfishFramework, optional
         The secrets for ``mi-pp`` (required there). DP notions build the DP framework (each
@@ -61,16 +62,16 @@ class AuditSpec:
     slices : int, optional
         Random slices per secret (0: none; ``smi-dp`` needs at least 1). Default: 32 for
         ``smi-dp`` (it averages over slices), none for the other notions
-        (:func:`audit.plan.resolve_slices`; slices of an ``mi-dp`` / ``mi-pp`` audit are extra
+        (:func:`audit.audit_plan.resolve_slices`; slices of an ``mi-dp`` / ``mi-pp`` audit are extra
         candidates, by data processing).
     records : sequence of int, optional
         DP notions: audit only these records (default: all).
     estimator : {"dv", "mine", "nwj"}
         Training objective of the neural critics.
     mi_critic : {"auto", "neural", "classifier"}
-        The MI test's critics (:func:`audit.plan.resolve_mi_critic`): ``"auto"`` gives a
+        The MI test's critics (:func:`audit.audit_plan.resolve_mi_critic`): ``"auto"`` gives a
         DP-family claim under two-point priors on neighbouring databases classifier critics
-        (:mod:`audit.classifier_critic`, no neural network) and every other audit neural ones.
+        (:mod:`audit.statistics.classifier_critic`, no neural network) and every other audit neural ones.
     candidates : int
         How many candidates, chosen on the select split, are certified (union bound α/K).
     delta : float, optional
@@ -78,14 +79,14 @@ class AuditSpec:
     event_runs : int, optional
         Mechanism runs per neighbouring input for certifying the event test (0: skip it), at most:
         a rate-ratio certificate makes a Poisson number of runs within them
-        (:mod:`audit.rate_ratio`); default ``EVENT_RUNS_PER_SAMPLE × samples`` (the event test's
+        (:mod:`audit.certificates.rate_ratio`); default ``EVENT_RUNS_PER_SAMPLE × samples`` (the event test's
         budget follows ``samples``).
     claim : Claim or Guarantee, optional
-        The guarantee the mechanism claims (:mod:`mechanisms.claims`; a catalog
+        The guarantee the mechanism claims (:mod:`mechanisms.claims.claim`; a catalog
         :class:`Guarantee` is turned into its claim).
     prior_search : int
         DP notions only (Θ = all distributions): add this many two-point priors on random
-        neighbouring pairs built from the first declared prior (:mod:`audit.prior_search`).
+        neighbouring pairs built from the first declared prior (:mod:`audit.search.prior_search`).
     pairs : sequence of NeighbouringPair
         DP notions only: neighbouring pairs whose two-point priors join Θ (user-supplied, or a
         catalog entry's exposing pairs).
@@ -100,21 +101,21 @@ class AuditSpec:
         Notes the result carries from the start (where a library's claim came from, whether the
         mechanism follows the seed).
     relation : {"replace-one", "add-remove"}
-        The neighbouring relation of the audited pairs (:mod:`mechanisms.relation`). A claim
+        The neighbouring relation of the audited pairs (:mod:`mechanisms.inputs.relation`). A claim
         stated for the other relation is converted where a theorem allows
-        (:func:`mechanisms.relation.convert_claim`, said in the notes), else refused. Under
+        (:func:`mechanisms.claims.conversion.convert_claim`, said in the notes), else refused. Under
         add-remove the audit needs a DP-family claim (the MI notions are replace-one only).
     presence_column : bool, optional
         add-remove only: whether the databases carry a presence column that the runner strips
         (default True: the declared priors are wrapped by
-        :class:`~mechanisms.relation.PresentRecords`, add/remove pairs come from
-        :class:`~mechanisms.neighbouring_pair.NeighbouringPair`). False: the priors' pairs encode
+        :class:`~mechanisms.inputs.relation.PresentRecords`, add/remove pairs come from
+        :class:`~mechanisms.inputs.neighbouring_pair.NeighbouringPair`). False: the priors' pairs encode
         absence themselves (e.g. a null record the mechanism ignores), and are used as given.
     pilot_for_runs : int, optional
-        Set by a budget plan's pilot (:func:`audit.budget_plan.plan_budget`), not by an audit: the
+        Set by a budget plan's pilot (:func:`audit.gating.budget_forecast.plan_budget`), not by an audit: the
         event test chooses its event for this many certification runs per input instead of
         ``event_runs`` (the runs it still makes) and keeps the chosen statistic's scores for the
-        plan's forecast (:func:`audit.event_search.event_search`'s ``predict_runs`` and
+        plan's forecast (:func:`audit.search.event_search.event_search`'s ``predict_runs`` and
         ``keep_scores``). It changes only which event is chosen, so α is unchanged. Default
         None: the event is chosen for the runs made.
     """
@@ -169,7 +170,7 @@ class AuditSpec:
         if isinstance(claim, Guarantee):
             claim = claim.as_claim(origin=f"stated guarantee: {claim.note}" if claim.note else "stated guarantee")
         elif claim is not None and not isinstance(claim, Claim):
-            raise InputError("argument 'claim' must be a Claim (mechanisms.claims) or a Guarantee")
+            raise InputError("argument 'claim' must be a Claim (mechanisms.claims.claim) or a Guarantee")
         notes = tuple(self.notes)
         if relation == ADD_REMOVE and (claim is None or not claim.has_profile):
             raise InputError("argument 'relation': an add/remove audit tests a DP-family claim (dp, zcdp, rdp, gdp; "
@@ -235,7 +236,7 @@ class AuditSpec:
             delta = claim.delta if claim is not None else 0.0
         delta = check_nonnegative(delta, "delta")
         if delta >= 1:
-            raise InputError(f"argument 'delta' must be < 1, got {plain(self.delta)}")
+            raise InputError(f"argument 'delta' must be < 1, got {plain_toml(self.delta)}")
         if self.notion == "smi-dp" and self.slices is not None and self.slices < 1:
             raise InputError("argument 'slices' must be >= 1 for notion 'smi-dp'")
         if not isinstance(self.execution, ExecutionSettings):
@@ -261,13 +262,13 @@ class AuditSpec:
         records = self.records
         if records is not None and (isinstance(records, (str, bytes)) or not hasattr(records, "__iter__")):
             raise InputError(f"argument 'records' must be a sequence of record indices such as (0,), or None for "
-                             f"every record, got {plain(records)}")
+                             f"every record, got {plain_toml(records)}")
         if records is not None:
             if self.notion == "mi-pp":
                 raise InputError("argument 'records' applies to the DP notions only")
             records = tuple(check_int(r, "records", 0) for r in records)
             if not records or max(records) >= n:
-                raise InputError(f"argument 'records' must be record indices in [0, {n}), got {plain(list(self.records))}")
+                raise InputError(f"argument 'records' must be record indices in [0, {n}), got {plain_toml(list(self.records))}")
         object.__setattr__(self, "priors", priors)
         object.__setattr__(self, "notes", notes)
         object.__setattr__(self, "relation", relation)

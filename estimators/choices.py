@@ -14,6 +14,6 @@ CLASSICAL_ESTIMATORS = ("ksg", "gaussian", "plugin")
 ESTIMATORS = NEURAL_ESTIMATORS + CLASSICAL_ESTIMATORS
 # I(X; Y, Z) for independent X, Z (= I(X; Y | Z)), or by the chain rule I(X; Y, Z) − I(X; Z).
 CONDITIONAL_FORMS = ("independent", "chain")
-# The audit's MI-test critics: chosen by the plan (audit.plan.resolve_mi_critic), neural networks
-# (estimators.neural), or classifiers' Barber–Agakov critics (audit.classifier_critic).
+# The audit's MI-test critics: chosen by the plan (audit.audit_plan.resolve_mi_critic), neural networks
+# (estimators.neural), or classifiers' Barber–Agakov critics (audit.statistics.classifier_critic).
 MI_CRITICS = ("auto", "neural", "classifier")

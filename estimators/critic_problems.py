@@ -85,7 +85,7 @@ class ProblemCritics:
         The frames of a sliced problem.
     name : str or None
         What the critics are when they are not neural (``"logistic critic"``: a classifier's
-        Barber–Agakov critic, :mod:`audit.classifier_critic`).
+        Barber–Agakov critic, :mod:`audit.statistics.classifier_critic`).
     """
 
     terms: slice

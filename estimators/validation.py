@@ -318,3 +318,22 @@ def paired_sample_batches(x, y, *, min_rows: int = 1) -> tuple[np.ndarray, np.nd
             f"arguments 'x' and 'y' must have the same (slices, samples), got {x.shape[:2]} and {y.shape[:2]}"
         )
     return x, y
+
+
+class InputWarning(UserWarning):
+    """Input that is accepted but deserves the user's attention; the CLI prints it on stderr."""
+
+
+def plain_toml(value) -> str:
+    """``value`` as a TOML file writes it: numpy scalars as plain numbers, strings quoted."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(plain_toml(v) for v in value) + "]"
+    return repr(value)

@@ -12,7 +12,7 @@ How a catalog entry is audited (as :mod:`audit.demo` does):
 - The entry counts as **flagged** when the audit's ``claim_verdict`` is ``refuted``: the
   certified MI lower bound above the MI level the claim implies, or the event test's certified
   pair outside the claim's privacy profile. The audit splits α between the routes that can
-  fire (union bound, :mod:`audit.crosscheck`), so "flagged" has type-I error ≤ α.
+  fire (union bound, :mod:`audit.certificates.claim_tests`), so "flagged" has type-I error ≤ α.
 
 Power: the fraction of ``repeats`` audits (independent seeds) that flag a buggy entry, per
 sample budget. Type-I: the same fraction for correct entries, and for a boundary case where the
@@ -45,16 +45,16 @@ import numpy as np
 
 from audit.bounds.pufferfish import pp_to_mipp
 from audit.engine import run_audit
-from audit.event_test import clopper_pearson
+from audit.certificates.event_bounds import clopper_pearson
 from audit.frameworks import PufferfishFramework, attribute_privacy, differential_privacy
 from audit.spec import AuditSpec
 from estimators.neural import CriticConfig
 from mechanisms.calibration import gaussian_mi_pp
 from mechanisms.catalog import catalog, get_entry
-from mechanisms.catalog.snapping import snap
-from mechanisms.claims import parse_claim
-from mechanisms.guarantee import Guarantee
-from mechanisms.priors import ProductBernoulli, ProductGaussian
+from mechanisms.snapping import snap
+from mechanisms.claims.parsing import parse_claim
+from mechanisms.claims.guarantee import Guarantee
+from mechanisms.inputs.priors import ProductBernoulli, ProductGaussian
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 
@@ -79,7 +79,7 @@ DISCUSSION = [
     "log-likelihood ratio (under a catalog entry's two-point prior a classifier's log-odds, the same "
     "classifiers that serve as the MI test's critics; otherwise the trained critic) and bounds the "
     "event's probabilities by Clopper–Pearson, as DP-testing tools do, or for pure DP their odds ratio "
-    "or their ratio (audit.odds_ratio, audit.rate_ratio); the MI estimation is then the search for a "
+    "or their ratio (audit.certificates.odds_ratio, audit.certificates.rate_ratio); the MI estimation is then the search for a "
     "good event.",
     "**Where it is stronger.** The MI test audits notions the DP tools do not speak to: structured "
     "Pufferfish secrets with public information, declared priors Θ, MI-DP and MI-PP claims (the "
@@ -210,7 +210,7 @@ def boundary_spec(samples: int, seed: int, critic: CriticConfig, slices: int, de
 def gaussian_count(dbs, rng):
     """The column sums plus N(0, 1): exactly 1-GDP for one changed binary record (Dong, Roth and Su 2022,
     Theorem 2.7), released on the catalog's 2^-32 grid (Mironov 2012, Section 5.2) so that the float64
-    sum's low bits do not tell the sums apart (:mod:`mechanisms.catalog.snapping`)."""
+    sum's low bits do not tell the sums apart (:mod:`mechanisms.snapping`)."""
     return snap(dbs.sum(axis=1) + rng.normal(size=(dbs.shape[0], dbs.shape[2])))
 
 

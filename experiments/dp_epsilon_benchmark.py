@@ -6,7 +6,7 @@ mechanism runs per audit and in the same process:
 - **miaudit**: :func:`audit.engine.run_audit` as a DP-claim audit of the entry is set up
   (``audit-power``'s :func:`~experiments.audit_power.catalog_spec`: ``mi-dp`` at the level the
   claim implies under the entry's exposing two-point prior, no slices, ``mi_critic = "auto"``:
-  under a DP claim and a two-point prior that is classifier critics, :mod:`audit.classifier_critic`,
+  under a DP claim and a two-point prior that is classifier critics, :mod:`audit.statistics.classifier_critic`,
   and no neural network); the event test's statistic is a logistic regression's log-odds (on the
   output features, or on them, their squares and hinges) or, for outputs with few values, an empirical
   log-ratio, whichever the held-out draws favour, and the event test decides the claim with all of
@@ -19,20 +19,20 @@ mechanism runs per audit and in the same process:
   transform for discrete outputs, Bichsel et al. 2021), trained on runs of the entry's exposing
   pair; its log-odds is thresholded on fresh selection runs, and the event is certified on
   fresh runs with one-sided Clopper–Pearson bounds at α/2 each, ε ≥ log((p̲ − δ)/p̄).
-  The event is the published one-threshold rule (:func:`audit.event_test.choose_threshold`: the
+  The event is the published one-threshold rule (:func:`audit.search.event_choice.choose_threshold`: the
   upper tail of the log-odds, or the lower one with the inputs swapped); the certificate is
-  miaudit's (:func:`audit.event_test.clopper_pearson`). miaudit's own event search (several
-  event forms and pairs, :mod:`audit.event_search`) is part of what is compared.
+  miaudit's (:func:`audit.certificates.event_bounds.clopper_pearson`). miaudit's own event search (several
+  event forms and pairs, :mod:`audit.search.event_search`) is part of what is compared.
 
 Budget: both auditors get the same total of R runs. The baseline splits them as published:
 R/4 training runs, 2·R/8 selection runs and 2·R/4 certification runs (R = 70,000: 17,500 +
 17,500 + 35,000). miaudit spends them as its audit does (:func:`miaudit_split`): R/3 draws
 from the two-point prior (the MI test's classifier critics train on 40% of them; the statistic and the
 event are chosen on their out-of-fold scores: the classifiers are cross-fitted on three folds of all
-R/3 draws, :func:`audit.classifier_critic.cross_fit`) and 2·R/3 certification runs
+R/3 draws, :func:`audit.statistics.classifier_critic.cross_fit`) and 2·R/3 certification runs
 (R = 70,000: 23,333 + 2 · 23,333; each classifier trains on 15,556 draws and the event is chosen on
 23,333, against the baseline's 17,500 and 35,000). Where miaudit certifies by the rate ratio
-(:mod:`audit.rate_ratio`) each input is run a Poisson number of times within its 23,333 (22,615 on
+(:mod:`audit.certificates.rate_ratio`) each input is run a Poisson number of times within its 23,333 (22,615 on
 average), so miaudit makes at most R runs; ``miaudit_runs`` counts the runs it made.
 
 Each pair (entry, seed) runs both auditors back to back, so machine load hits both alike. The
@@ -44,7 +44,7 @@ bounds over the seeds) is reported for both auditors.
 Two regimes, each over every DP entry with the same seeds, reported separately with their own targets:
 
 - **one database at a time** (the headline for time): both call the same mechanism once per
-  database (:class:`mechanisms.adapters.PerDatabaseMechanism`), as an OpenDP measurement, a
+  database (:class:`mechanisms.adapters.callables.PerDatabaseMechanism`), as an OpenDP measurement, a
   diffprivlib mechanism or an external program is called and as the published auditors call
   mechanisms (the issue measured its peer at 60–110 s per 70,000 runs, about 1–1.6 ms a run;
   a catalog mechanism called this way costs about 10–90 µs a run, so auditor overhead weighs
@@ -65,12 +65,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from audit.classifier_statistic import LogOdds
+from audit.statistics.classifier import LogOdds
 from audit.engine import run_audit
-from audit.event_search import MIN_SELECTION_RUNS
-from audit.event_test import CERTIFICATES, choose_threshold, clopper_pearson, epsilon_from_bounds
+from audit.statistics.pair_candidates import MIN_SELECTION_RUNS
+from audit.search.event_choice import CERTIFICATES, choose_threshold
+from audit.certificates.event_bounds import clopper_pearson, epsilon_from_bounds
 from estimators.neural import CriticConfig
-from mechanisms.adapters import PerDatabaseMechanism
+from mechanisms.adapters.callables import PerDatabaseMechanism
 from mechanisms.catalog import catalog, get_entry
 
 from .audit_power import ALPHA, catalog_spec
@@ -130,7 +131,7 @@ def split_runs(total_runs: int) -> tuple[int, int, int]:
     """The baseline's (training runs, selection runs per input, certification runs per input).
 
     The published split: R/4 training runs, R/8 selection runs and R/4 certification runs per
-    input (at least :data:`audit.event_search.MIN_SELECTION_RUNS` selection runs per input).
+    input (at least :data:`audit.statistics.pair_candidates.MIN_SELECTION_RUNS` selection runs per input).
     """
     per = int(round(total_runs / 4))
     return per, max(MIN_SELECTION_RUNS, per // 2), per
@@ -167,8 +168,8 @@ def miaudit_split(total_runs: int) -> tuple[int, int]:
     """(prior draws, certification runs per input) of miaudit's audit at ``total_runs`` runs.
 
     With the entry's exposing pair as its two-point prior, miaudit chooses the statistic and the
-    event on the MI sample's out-of-fold scores (:func:`audit.classifier_critic.cross_fit`,
-    :func:`audit.event_search.event_search`), so it
+    event on the MI sample's out-of-fold scores (:func:`audit.statistics.classifier_critic.cross_fit`,
+    :func:`audit.search.event_search.event_search`), so it
     spends ``samples + 2 · event_runs`` runs; at the audit's default ratio (event_runs =
     samples, ``audit.spec.EVENT_RUNS_PER_SAMPLE``) that is R/3 each.
     """

@@ -20,15 +20,15 @@ Measured:
 - ``dpsgd_dimension``: sliced against full-dimensional MI on the final parameters (d = p + 1),
   the SMI-DP audit (averaged DV over the slices) against the MI-DP audit (full critic only), at a
   large leak (σ small), as the number of features grows.
-- ``dpsgd_gaussian_dp``: the certified μ of Gaussian DP (:mod:`audit.gdp_certificate`) of the white-box
+- ``dpsgd_gaussian_dp``: the certified μ of Gaussian DP (:mod:`audit.certificates.gaussian_dp`) of the white-box
   gradient canary on ``catalog:dpsgd_s1_q1_t4`` (full batch, exactly μ = 2), against the targets of
   issue 33 (μ̲ ≥ 0.95 μ at 10⁴ runs per input, ≥ 0.85 μ at 10³), with the event test's certified ε at
-  δ = 1e-5 against the budget's optimum (:func:`audit.gdp_certificate.optimal_event_epsilon` at the true μ)
+  δ = 1e-5 against the budget's optimum (:func:`audit.certificates.gaussian_dp.optimal_event_epsilon` at the true μ)
   and the ε the certified μ implies under the GDP assumption (an estimate). Beside it, black-box final-model
   audits of the same training (the loss on an input canary): an out-of-distribution canary from zero and from
   the worst-case initialisation, a mislabelled in-distribution canary from zero (no search), and the canary and
   initialisation chosen by the black-box search of Annamalai and De Cristofaro (2024)
-  (:func:`audit.last_iterate.search_last_iterate`, on its own pilot runs; fresh runs certify it).
+  (:func:`audit.search.last_iterate.search_last_iterate`, on its own pilot runs; fresh runs certify it).
 - ``dpsgd_one_run``: one-run audits (Steinke, Nasr and Jagielski 2023; :mod:`audit.one_run`) of one DP-SGD
   run on scikit-learn's digits at accountant ε = 4 (δ = 1e-5) with m canaries each included by a fair coin
   (:mod:`mechanisms.training.one_run_digits`): white-box Dirac gradient canaries (m = 1000; σ from the RDP
@@ -36,7 +36,7 @@ Measured:
   target ε_lb/ε ≥ 0.45 at m = 1000. Beside each certificate (one pre-chosen k), the best over a small grid of
   k fixed in advance, certified with α split equally (:func:`audit.one_run.guess_grid`), and the best ε_lb over
   k chosen *after* seeing the scores (at full α: not a certificate), for comparison with papers that report that.
-- ``dpsgd_detection``: for each buggy variant of :mod:`mechanisms.training.catalog`, whether the
+- ``dpsgd_detection``: for each buggy variant of :mod:`mechanisms.catalog.dpsgd`, whether the
   audit with its claim certifies a contradiction, against the number of training runs per database.
 """
 
@@ -52,11 +52,11 @@ import numpy as np
 from audit.engine import run_audit
 from audit.spec import AuditSpec
 from estimators.neural import CriticConfig
-from mechanisms.neighbouring_pair import NeighbouringPair
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.training import DPSGD, dpsgd_claim, gaussian_training_set, gradient_canary, input_canary, \
     null_record, with_record
 from mechanisms.training.accountant import dpsgd_epsilon, noise_for_epsilon
-from mechanisms.training.catalog import entries as dpsgd_entries
+from mechanisms.catalog.dpsgd import entries as dpsgd_entries
 from mechanisms.training.torch_dpsgd import on_device
 
 from .audit_power import flag_routes
@@ -232,7 +232,7 @@ GDP_ENTRY, GDP_TRUE_MU = "dpsgd_s1_q1_t4", 2.0
 MU_TARGETS = {1000: 0.85, 10000: 0.95}
 
 
-#: Pilot runs per database per candidate of the black-box search (audit.last_iterate).
+#: Pilot runs per database per candidate of the black-box search (audit.search.last_iterate).
 SEARCH_PILOT_RUNS = 1000
 NO_SEARCH_LABEL = "mislabelled input, loss, zero init (black-box, no search)"
 SEARCH_LABEL = "searched canary and init, loss (black-box)"
@@ -243,13 +243,13 @@ def _gdp_settings(entry, runs: int, seed: int, device):
     the same training: an input canary on the canary coordinate (value 4) from zero and from the worst-case
     initialisation (:func:`mechanisms.training.dpsgd.worst_case_init`, Annamalai and De Cristofaro 2024); a
     mislabelled in-distribution point from zero (the canary a black-box auditor without a search would use);
-    and the canary and initialisation that :func:`audit.last_iterate.search_last_iterate` chooses on
+    and the canary and initialisation that :func:`audit.search.last_iterate.search_last_iterate` chooses on
     pilot runs of its own (fresh runs certify it, so α is unchanged)."""
     from dataclasses import replace
 
-    from mechanisms.training.catalog import canary_pair
+    from mechanisms.catalog.dpsgd import canary_pair
     from mechanisms.training.dpsgd import worst_case_init
-    from audit.last_iterate import candidate_canaries, search_last_iterate
+    from audit.search.last_iterate import candidate_canaries, search_last_iterate
 
     settings = [("gradient (white-box)", entry.mechanism, entry.pairs[0], "")]
     base = canary_pair(canary=None).first[:-1]
@@ -272,9 +272,9 @@ def _gdp_settings(entry, runs: int, seed: int, device):
 def gaussian_dp_rows(grid: DPSGDGrid, device, seed: int) -> dict:
     """The certified μ at each budget (claim gdp:2, δ = 1e-5): the white-box gradient canary against the
     black-box loss of an input canary (:func:`_gdp_settings`)."""
-    from audit.gdp_certificate import optimal_event_epsilon
-    from mechanisms.claims import parse_claim
-    from mechanisms.training.catalog import FACTORIES
+    from audit.certificates.gaussian_dp import optimal_event_epsilon
+    from mechanisms.claims.parsing import parse_claim
+    from mechanisms.catalog.dpsgd import FACTORIES
 
     entry = FACTORIES[GDP_ENTRY]()
     columns: dict = {k: [] for k in ("canary", "search", "runs", "repeat", "mu_lower_bound", "mu_ratio", "target_ratio",
@@ -321,11 +321,11 @@ def ideal_mu_rows(runs: int, alpha: float, split, repeats: int, seed: int) -> li
     the second (Dong, Roth and Su 2022, Theorem 2.10). Each row draws ``runs`` certification scores per
     input and, as selection scores, as many per input as an audit of ``runs`` samples holds out of its
     critic's training (the validation and test shares of ``split``, half per input), and certifies μ̲
-    with :func:`audit.gdp_certificate.gdp_certificate` at ``alpha`` (the audit's share for the μ test).
+    with :func:`audit.certificates.gaussian_dp.gdp_certificate` at ``alpha`` (the audit's share for the μ test).
     The spread of these μ̲ is the certificate's own at the budget: an audit's μ̲ cannot be expected to
     beat it.
     """
-    from audit.gdp_certificate import gdp_certificate, optimal_event_epsilon
+    from audit.certificates.gaussian_dp import gdp_certificate, optimal_event_epsilon
 
     rng = np.random.default_rng(seed)
     held = max(1, int(round(runs * (split[1] + split[2]) / 2)))

@@ -5,7 +5,7 @@ scale 1 — on batches of m databases:
 
 - ``numpy batched``: a batched callable ``mech(dbs, rng)`` (the native protocol; no adapter);
 - ``opendp``: an OpenDP measurement (sum >> Laplace) recognized by
-  :func:`mechanisms.recognition.recognize_mechanism`; the raw cost is calling the measurement
+  :func:`mechanisms.adapters.recognition.recognize_mechanism`; the raw cost is calling the measurement
   on each database's list directly;
 - ``diffprivlib``: a diffprivlib ``Laplace`` object (one seeded copy per batch); the raw cost is
   ``randomise`` on each precomputed sum; ``diffprivlib per-database build`` builds a new
@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mechanisms.adapters import _encode_text
+from mechanisms.adapters.callables import _encode_text
 from mechanisms.base import sample_mechanism
-from mechanisms.recognition import load_mechanism, recognize_mechanism
+from mechanisms.adapters.recognition import load_mechanism, recognize_mechanism
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 

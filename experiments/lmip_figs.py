@@ -41,14 +41,9 @@ from audit.bounds.local_mi.conversions import (
     lmip_from_privacy_curve_bits,
 )
 from mechanisms.calibration import gaussian_sigma_for_lmip_bits
-from mechanisms.dp_curves import gaussian_ldp_curve
-from mechanisms.gaussian_capacity import gaussian_lmip_ci_bits
-from mechanisms.gaussian_discrete_input import (
-    GaussianMixtureChannel,
-    gaussian_lip_curve,
-    gaussian_lmip_cd_bits,
-    truncated_gaussian_input,
-)
+from mechanisms.claims.dp_curves import gaussian_ldp_curve
+from mechanisms.constructions.gaussian_capacity import gaussian_lmip_ci_bits
+from mechanisms.constructions.gaussian_discrete_input import (GaussianMixtureChannel, gaussian_lip_curve, gaussian_lmip_cd_bits, truncated_gaussian_input)
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 

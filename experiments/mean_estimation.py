@@ -5,7 +5,7 @@ coordinate has variance 1 = Algorithm 1's variance bound c. Methods (ε = 1 nat 
 
 - ``mi-dp-geometric``: Algorithm 1 (m = ⌈200 log(1/β)⌉ blocks, β = 0.1, Gaussian noise of
   variance d/(2k²ε) on each block mean, geometric median) from
-  :class:`mechanisms.mean_estimation.MIDPMeanEstimator`;
+  :class:`mechanisms.constructions.mean_estimation.MIDPMeanEstimator`;
 - ``mi-dp-coordinate``: the same with Remark 18's coordinate-wise median;
 - ``dp-laplace-same-eps``: the ε-DP Laplace mechanism on the empirical mean of the data clipped
   to the box [−C, C]^d, C = 4, at ε_DP = ε = 1 (by Theorem 1 it is then ½-MI DP, a stronger
@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from audit.bounds.pufferfish import dp_epsilon_lower_bound_from_mi, pp_to_mipp
-from mechanisms.mean_estimation import MIDPMeanEstimator
+from mechanisms.constructions.mean_estimation import MIDPMeanEstimator
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 

@@ -1,7 +1,7 @@
 """Fig. 1 of the PML/Dobrushin paper: true KL and squared Hellinger divergences after the kernels
 K₁ and K₂ of Example 2, against the paper's bounds and the LDP comparison bounds.
 
-Random pairs P_X, Q_X are drawn in Q_X(c) by :func:`mechanisms.pml.sample_min_mass_priors`
+Random pairs P_X, Q_X are drawn in Q_X(c) by :func:`mechanisms.constructions.pml.sample_min_mass_priors`
 (c + (1 − Nc)·Dirichlet). The paper does not say how its random pairs were drawn; to cover
 the whole TV range [0, 1 − Nc] a third of the pairs each use Dirichlet concentration 1, 0.3 and
 0.1 (smaller values put priors nearer the vertices of Q_X(c), so pairs further apart).
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from audit.bounds.pml import divergence_bound, ldp_divergence_bound
-from mechanisms.pml import example2_kernels, kernel_leakage, sample_min_mass_priors
+from mechanisms.constructions.pml import example2_kernels, kernel_leakage, sample_min_mass_priors
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 
@@ -104,7 +104,7 @@ def run(context) -> ExperimentOutput:
         "Zamanlooy–Asoodeh [9, Thm. 5], the paper's fourth comparison curve, is not implemented here.",
     ]
     settings = {"pairs per kernel": pairs, "Dirichlet concentrations": list(CONCENTRATIONS),
-                "PML level ε": "from mechanisms.pml.kernel_leakage (log(10/3))"}
+                "PML level ε": "from mechanisms.constructions.pml.kernel_leakage (log(10/3))"}
     tables = [Table("k1_kl", cols1), Table("k2_hellinger", cols2)]
     return ExperimentOutput(tables, figure, settings, findings)
 

@@ -2,7 +2,7 @@
 
 Three mechanisms of about 20 ms per run: one that sleeps (waiting on I/O, a remote service), a
 CPU-bound external program (:mod:`experiments._busy_program`, started once per chunk through
-:class:`~mechanisms.adapters.ExternalCommandMechanism`), and a small DP-SGD training run (the
+:class:`~mechanisms.adapters.callables.ExternalCommandMechanism`), and a small DP-SGD training run (the
 catalog's correct DP-SGD, :mod:`mechanisms.training`, at its setting σ = 2, q = 0.25, on a
 larger training set so that one run trains for about 20 ms: logistic regression on 500 records
 of 10 features, 128 noisy steps, releasing the gradient trace; the databases alternate between
@@ -32,10 +32,10 @@ from typing import Callable
 
 import numpy as np
 
-from mechanisms.adapters import ExternalCommandMechanism
+from mechanisms.adapters.callables import ExternalCommandMechanism
 from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
 from mechanisms.training import DPSGD
-from mechanisms.training.catalog import canary_pair
+from mechanisms.catalog.dpsgd import canary_pair
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 

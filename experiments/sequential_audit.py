@@ -4,12 +4,12 @@ For every catalog entry that claims ε-DP or ε-LDP, audited as ``dp-epsilon-ben
 (:func:`experiments.audit_power.catalog_spec`: classifier critics under the entry's exposing
 two-point prior, the event test deciding the claim), on the same audit seeds for every audit kind:
 
-- **sequential**: :func:`audit.sequential.run_sequential_audit` with ``max_runs`` = 60,000: nested
+- **sequential**: :func:`audit.gating.sequential.run_sequential_audit` with ``max_runs`` = 60,000: nested
   looks at the first 400, 800, … samples of one stream of runs up to 20% of the budget, then the
   last look at all 20,000 samples (60,000 runs); power α-spending α·t² (Kim and DeMets 1987);
 - **fixed**: today's fixed default budget, ``samples`` = 20,000 (about 60,000 mechanism runs) at α,
   **on the same runs** as the sequential audit's last look
-  (:func:`audit.sequential.run_audit_on_look_runs`: the same seed and the same chunk boundaries).
+  (:func:`audit.gating.sequential.run_audit_on_look_runs`: the same seed and the same chunk boundaries).
   The comparison is paired: the two audits differ only in the level (α_K against α) and in the
   looks before, which isolates what looking early costs;
 - **control**: the fixed audit (:func:`audit.engine.run_audit`) on other seeds. Two fixed audits
@@ -23,7 +23,7 @@ within 5% of the fixed audit's on the same runs, both the median over the seeds 
 the control-vs-fixed ratio, the noise floor of an unpaired comparison); the type-I error at the boundary at most α over ``boundary_audits`` sequential audits of
 ``randomized_response`` (exactly 1-LDP, its claim).
 
-**Plans** (issue 30 §3): for each buggy entry, :func:`audit.budget_plan.plan_budget`'s predicted
+**Plans** (issue 30 §3): for each buggy entry, :func:`audit.gating.budget_forecast.plan_budget`'s predicted
 runs to refute at the pilot's observed effect, against the runs a fixed audit needed: the smallest
 budget of a grid (×√2 steps from 1,200 runs) at which at least half of the seeds refute. Target:
 within a factor of 2, or both none within the grid (the plan predicts no refutation, or more runs
@@ -40,9 +40,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
-from audit.budget_plan import plan_budget
+from audit.gating.budget_forecast import plan_budget
 from audit.engine import run_audit
-from audit.sequential import run_audit_on_look_runs, run_sequential_audit
+from audit.gating.sequential import run_audit_on_look_runs, run_sequential_audit
 from estimators.neural import CriticConfig
 from mechanisms.catalog import get_entry
 

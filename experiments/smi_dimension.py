@@ -46,7 +46,7 @@ from audit.engine import run_audit
 from audit.spec import AuditSpec
 from estimators.estimate import estimate_mi
 from estimators.neural import CriticConfig
-from mechanisms.priors import ProductGaussian
+from mechanisms.inputs.priors import ProductGaussian
 
 from .estimator_accuracy import uniform_slices
 from .framework import Experiment, ExperimentOutput, Table, new_figure

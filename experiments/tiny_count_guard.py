@@ -1,16 +1,16 @@
 """Study of the event search's tiny-count guard (issue 32 D): ``python -m experiments.tiny_count_guard``.
 
 The event search ranks candidate events by what fresh runs are predicted to certify, from their
-selection frequencies made pessimistic (:data:`audit.event_test.SELECTION_PESSIMISM`). The best
+selection frequencies made pessimistic (:data:`audit.search.event_choice.SELECTION_PESSIMISM`). The best
 of a few hundred thresholds on the same scores is optimistic, most of all for an extreme tail
 with a handful of hits against a lucky zero: on the two-sided geometric mechanism at its exact
 ε = 0.7 such a tail was predicted to refute the true claim, was chosen, and its fresh runs then
-certified no positive ε. The guard (:class:`audit.event_test._Predictor`) ranks an event
-predicted to refute by its prediction at :data:`audit.event_test.STRICT_SELECTION_PESSIMISM`
+certified no positive ε. The guard (:class:`audit.search.event_choice._Predictor`) ranks an event
+predicted to refute by its prediction at :data:`audit.search.event_choice.STRICT_SELECTION_PESSIMISM`
 when, at that level, it certifies nothing at all. This study measures it, with the guard on and
 off (off: the strict level set to the usual one, which makes the guard a no-op), on the same seeds:
 
-- **geometric**: ``--audits`` event searches (:func:`audit.event_search.event_search`) of a
+- **geometric**: ``--audits`` event searches (:func:`audit.search.event_search.event_search`) of a
   0.7-DP claim on the count of binary records plus two-sided geometric noise of parameter
   e^−0.7 (exactly 0.7-DP: Ghosh, Roughgarden and Sundararajan 2012), the neighbouring pair
   differing in one record, the statistic the output itself, 20,000 selection runs and 20,000
@@ -34,9 +34,10 @@ import time
 
 import numpy as np
 
-import audit.event_test as event_test
-from audit.event_search import PairCandidate, event_search
-from mechanisms.claims import parse_claim
+import audit.search.event_choice as event_choice
+from audit.statistics.pair_candidates import PairCandidate
+from audit.search.event_search import event_search
+from mechanisms.claims.parsing import parse_claim
 
 #: The geometric mechanism's ε (its claim is exactly true).
 EPSILON = 0.7
@@ -89,13 +90,13 @@ def geometric_epsilons(seeds) -> np.ndarray:
 @contextlib.contextmanager
 def guard(on: bool):
     """The tiny-count guard on (as shipped) or off (its strict level set to the usual one: a no-op)."""
-    kept = event_test.STRICT_SELECTION_PESSIMISM
+    kept = event_choice.STRICT_SELECTION_PESSIMISM
     if not on:
-        event_test.STRICT_SELECTION_PESSIMISM = event_test.SELECTION_PESSIMISM
+        event_choice.STRICT_SELECTION_PESSIMISM = event_choice.SELECTION_PESSIMISM
     try:
         yield
     finally:
-        event_test.STRICT_SELECTION_PESSIMISM = kept
+        event_choice.STRICT_SELECTION_PESSIMISM = kept
 
 
 def main(argv=None) -> None:

@@ -12,7 +12,7 @@ Timed here, per route (each a batched mechanism ``mech(dbs, rng) -> (m, d)`` ove
 - the one-run trainer (:mod:`mechanisms.training.one_run_digits`): one run on digits with 1000 canaries,
   and several seeds' runs batched as one model (:func:`~mechanisms.training.one_run_digits.digits_one_runs`),
   on the CPU and, where present, on CUDA.
-- the black-box search's pilot (:func:`audit.last_iterate.search_last_iterate`): 3 canaries × 2
+- the black-box search's pilot (:func:`audit.search.last_iterate.search_last_iterate`): 3 canaries × 2
   initialisations, with and without each canary, stacked into one batched torch call, on the CPU and CUDA
   (timed with the scoring of the candidates, which is part of its cost).
 - the catalog's DP-SGD under ``miaudit audit --device`` trains with ``TorchDPSGD`` (the rows above).
@@ -117,10 +117,10 @@ def _one_run_rows(quick: bool, cuda: bool) -> list:
 
 def _search_rows(quick: bool, cuda: bool, seed: int) -> list:
     """(route, device, runs, seconds) of the black-box search's pilot: 3 canaries × 2 initialisations, with and
-    without each canary, in one batched call (:func:`audit.last_iterate.search_last_iterate`)."""
-    from audit.last_iterate import search_last_iterate
+    without each canary, in one batched call (:func:`audit.search.last_iterate.search_last_iterate`)."""
+    from audit.search.last_iterate import search_last_iterate
     from mechanisms.training import DPSGD
-    from mechanisms.training.catalog import canary_pair
+    from mechanisms.catalog.dpsgd import canary_pair
 
     training = DPSGD(RECORDS, FEATURES, SIGMA, steps=STEPS)
     base = canary_pair(RECORDS, FEATURES).first[:-1]
@@ -136,7 +136,7 @@ def _search_rows(quick: bool, cuda: bool, seed: int) -> list:
 
 
 def measure(quick: bool, cuda: bool, seed: int) -> dict:
-    from mechanisms.training.catalog import canary_pair
+    from mechanisms.catalog.dpsgd import canary_pair
 
     pair = canary_pair(RECORDS, FEATURES)
     columns: dict = {k: [] for k in ("route", "device", "runs", "seconds", "runs_per_second")}

@@ -21,8 +21,8 @@ import numpy as np
 
 from estimators.validation import InputError, as_float_array, as_generator, check_real, first_nonfinite_index
 
-from .errors import MechanismError
-from .execution.user_call import call_user_code
+from mechanisms.errors import MechanismError
+from mechanisms.calls.user_call import call_user_code
 
 __all__ = [
     "Mechanism",
@@ -180,7 +180,7 @@ def sample_mechanism(mech: Callable, dbs, rng=None, *, name: str | None = None,
         first one that fails on its own (default True).
     timeout : float, optional
         Seconds one call may take (default: no limit); see
-        :func:`mechanisms.execution.user_call.call_user_code`.
+        :func:`mechanisms.calls.user_call.call_user_code`.
 
     Returns
     -------

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from audit.event_search import PairCandidate
+from audit.statistics.pair_candidates import PairCandidate
 
 
 class BitRunner:

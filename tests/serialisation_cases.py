@@ -60,12 +60,12 @@ def cases() -> dict:
     from audit.bounds.pml import minimax_risk_bound
     from audit.bounds.pufferfish import (density_constants, kl_pp_levels, mipp_to_pp, utility_bounds)
     from mechanisms.calibration import calibrate
-    from mechanisms.claims import EventCheck, MIBudget
-    from mechanisms.gaussian_capacity import gaussian_lmip_ci_bits
-    from mechanisms.lip import leakage_geometry, lip_design
-    from mechanisms.mean_estimation import mi_dp_mean
-    from mechanisms.neighbouring_pair import NeighbouringPair
-    from mechanisms.pml import kernel_leakage
+    from mechanisms.claims.claim import EventCheck, MIBudget
+    from mechanisms.constructions.gaussian_capacity import gaussian_lmip_ci_bits
+    from mechanisms.constructions.lip import leakage_geometry, lip_design
+    from mechanisms.constructions.mean_estimation import mi_dp_mean
+    from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+    from mechanisms.constructions.pml import kernel_leakage
 
     pxgy = np.array([[0.8, 0.3], [0.2, 0.7]])
     py = np.array([0.4, 0.6])

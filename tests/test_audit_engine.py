@@ -13,8 +13,8 @@ from estimators.validation import InputError
 from mechanisms.base import MechanismError
 from mechanisms.calibration import gaussian_mi_pp
 from mechanisms.catalog import get_entry
-from mechanisms.claims import parse_claim
-from mechanisms.priors import ProductBernoulli, ProductGaussian
+from mechanisms.claims.parsing import parse_claim
+from mechanisms.inputs.priors import ProductBernoulli, ProductGaussian
 
 from conftest import SMALL_CRITIC
 
@@ -224,7 +224,7 @@ def test_fresh_prior_draws_of_a_stratified_certificate_obey_the_timeout():
     import time
 
     from mechanisms.execution.runner import ExecutionSettings
-    from mechanisms.priors import UserPrior
+    from mechanisms.inputs.user_priors import UserPrior
 
     def sampler(m, rng):
         if m > 50000:
@@ -246,7 +246,7 @@ def test_mi_pp_stratifies_on_a_discrete_dependent_public_part():
     """Salary s depends on the public department d ∈ {0, 1}: s | d ~ N(d, 1). The release
     s₀ + N(0, 1) leaks I(s₀; M | d₀) = ½ log 2 within each department, so ½ log 2 in all.
     The certificate is P̲(d = v) · L_v for one stratum, below the truth and above ε = 0.05."""
-    from mechanisms.priors import UserPrior
+    from mechanisms.inputs.user_priors import UserPrior
 
     sampler, framework, release = _salaries_by_department, _salary_given_department(), _release_salary_0
 
@@ -291,7 +291,7 @@ def _half_dp_claim_on_record_zero(mechanism, records: int, seed: int):
     """An audit of the claim 0.5-DP under the two-point prior on record 0 = 1 against all zeros (binary
     records): 3000 prior draws, 2000 certification runs per input, 20-step neural critics (asked for: the
     event test then weighs the critic's statistic against the classifiers')."""
-    from mechanisms.priors import TwoPoint
+    from mechanisms.inputs.priors import TwoPoint
 
     first, second = np.zeros((records, 1)), np.zeros((records, 1))
     first[0] = 1.0
@@ -333,7 +333,7 @@ def test_a_two_point_audit_chooses_its_statistic_and_event_on_held_out_draws():
 def test_a_slice_chosen_by_the_mi_test_leaves_the_full_critic_among_the_event_statistics(seed):
     """With slices, the MI test may certify with a slice critic; the event test then also offers the record's
     full critic and the logistic statistics, linear and quadratic (four candidates; the float-bit statistics of
-    audit.float_features are not offered, as the catalog's releases are multiples of 2^-32), scored on draws none
+    audit.statistics.float_bits are not offered, as the catalog's releases are multiples of 2^-32), scored on draws none
     of them was trained on."""
     entry = get_entry("laplace_sum")
     spec = AuditSpec(mechanism=entry.mechanism, priors=[entry.prior], notion="mi-dp", claim=entry.claimed,

@@ -8,12 +8,13 @@ import pytest
 
 import estimators.critic_problems as critic_problems
 from audit.engine import run_audit
-from audit.plan import DEFAULT_SMI_SLICES, deterministic_records, plan_audit
+from audit.audit_plan import DEFAULT_SMI_SLICES, deterministic_records, plan_audit
 from audit.spec import AuditSpec
 from estimators.neural import CriticConfig
 from mechanisms.catalog import get_entry
-from mechanisms.claims import parse_claim
-from mechanisms.priors import FixedRest, ProductBernoulli, TwoPoint, UserPrior
+from mechanisms.claims.parsing import parse_claim
+from mechanisms.inputs.priors import FixedRest, ProductBernoulli, TwoPoint
+from mechanisms.inputs.user_priors import UserPrior
 
 FAST = CriticConfig(max_steps=200)
 
@@ -102,7 +103,7 @@ def test_explicit_slices_are_honoured(slices):
 
 
 def test_explicit_slices_from_the_configuration_reach_the_plan():
-    from audit.config import build_spec
+    from audit.config.building import build_spec
 
     config = {"mechanism": {"spec": "catalog:laplace_sum"}, "audit": {"samples": 2000, "slices": 3}}
     assert _plan(build_spec(config)).slices == 3
@@ -222,7 +223,7 @@ def test_terminal_summary_states_where_the_runs_went(capsys):
 
 @pytest.mark.parametrize("alpha", [0.05, 0.01, 0.2, 0.25])
 def test_smallest_certifying_runs_matches_the_closed_form(alpha):
-    from audit.crosscheck import smallest_certifying_runs
+    from audit.certificates.claim_tests import smallest_certifying_runs
 
     # All n hits against none, each Clopper–Pearson bound at α/2: p̲ = (α/2)^(1/n) and
     # p̄ = 1 − (α/2)^(1/n) give log(p̲/p̄) > 0 iff (α/2)^(1/n) > 1/2, i.e. n > log2(2/α).

@@ -12,8 +12,8 @@ from scipy.stats import norm
 
 from audit.bounds.lip import exact_optimum
 from audit.cli.main import main
-from mechanisms import gaussian_capacity
-from mechanisms.gaussian_capacity import MAX_GRID_ENTRIES, gaussian_lmip_ci_bits
+from mechanisms.constructions import gaussian_capacity
+from mechanisms.constructions.gaussian_capacity import MAX_GRID_ENTRIES, gaussian_lmip_ci_bits
 
 LN2 = math.log(2.0)
 

@@ -7,7 +7,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from audit.cli.flag_values import integer, number_list, with_flag_names
+from audit.config.flag_values import integer, number_list, with_flag_names
 from estimators.validation import InputError, as_positive_array, plain, scalar_or_array
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -21,7 +21,7 @@ from audit.bounds.local_mi.conversions import (
 )
 from audit.cli.main import main
 from estimators.validation import InputError
-from mechanisms.dp_curves import gaussian_ldp_curve, laplace_ldp_curve, pure_ldp_curve
+from mechanisms.claims.dp_curves import gaussian_ldp_curve, laplace_ldp_curve, pure_ldp_curve
 
 LOG2E = 1.0 / math.log(2.0)
 

@@ -17,14 +17,9 @@ from audit.bounds.local_mi.conversions import lmip_from_privacy_curve_bits
 from audit.cli.main import main
 from estimators.validation import InputError
 from mechanisms.calibration import gaussian_sigma_for_lmip_bits
-from mechanisms.dp_curves import gaussian_ldp_curve
-from mechanisms.gaussian_capacity import gaussian_capacity_bounds_bits, gaussian_lmip_ci_bits
-from mechanisms.gaussian_discrete_input import (
-    gaussian_lip_curve,
-    gaussian_lmip_cd_bits,
-    gaussian_noise_lmip_bits,
-    truncated_gaussian_input,
-)
+from mechanisms.claims.dp_curves import gaussian_ldp_curve
+from mechanisms.constructions.gaussian_capacity import gaussian_capacity_bounds_bits, gaussian_lmip_ci_bits
+from mechanisms.constructions.gaussian_discrete_input import (gaussian_lip_curve, gaussian_lmip_cd_bits, gaussian_noise_lmip_bits, truncated_gaussian_input)
 
 LOG2E = 1.0 / math.log(2.0)
 

@@ -20,7 +20,7 @@ from audit.bounds.pml import (
 )
 from audit.cli.main import main
 from estimators.validation import InputError
-from mechanisms.pml import example2_kernels
+from mechanisms.constructions.pml import example2_kernels
 
 
 def eta_tv_by_linear_program(eps, c, n_inputs):

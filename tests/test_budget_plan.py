@@ -1,4 +1,4 @@
-"""Budget plans (audit.budget_plan): the excess scenario's event and the predicted runs, against
+"""Budget plans (audit.gating.budget_forecast): the excess scenario's event and the predicted runs, against
 independent computations."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from audit.budget_plan import excess_claim, forecast_refutation, plan_budget, profile_event
-from audit.event_test import clopper_pearson
+from audit.gating.budget_forecast import excess_claim, forecast_refutation, plan_budget, profile_event
+from audit.certificates.event_bounds import clopper_pearson
 from estimators.neural import CriticConfig
 from estimators.validation import InputError
 from experiments.audit_power import catalog_spec
 from mechanisms.catalog import get_entry
-from mechanisms.claims import parse_claim
+from mechanisms.claims.parsing import parse_claim
 
 
 @pytest.mark.parametrize("text, p_second, expected", [
@@ -125,12 +125,13 @@ def test_forecast_finds_the_rare_event_a_larger_audit_refutes_with():
 
 @pytest.mark.slow
 def test_forecast_from_a_pilot_matches_the_runs_event_searches_need():
-    # The need, measured: audits' event tests (audit.event_search.event_search, the code the forecast does not
+    # The need, measured: audits' event tests (audit.search.event_search.event_search, the code the forecast does not
     # call) at R runs choose on R/6 fresh draws of each input and certify on R/3 fresh runs; the need is the
     # smallest R of a grid (×√2) at which at least half of 16 refute. A pilot of 3000 runs (500 draws chosen on,
     # 1000 certification runs per input) forecasts it within 2 times on most seeds (the pilot's rare-event counts,
     # about 8 under the second input, vary): here the need is 4,800 and the 6 seeds forecast 4,800 to 9,600.
-    from audit.event_search import PairCandidate, event_search
+    from audit.statistics.pair_candidates import PairCandidate
+    from audit.search.event_search import event_search
 
     claim = parse_claim(CLAIM)
 
@@ -164,7 +165,7 @@ def test_forecast_from_a_pilot_matches_the_runs_event_searches_need():
 def test_a_second_pilot_runs_only_when_the_first_event_exceeds_the_claim_beyond_the_forecast_reach():
     from types import SimpleNamespace
 
-    from audit.budget_plan import PILOT_BUDGET_SHARE, _larger_pilot_runs
+    from audit.gating.budget_forecast import PILOT_BUDGET_SHARE, _larger_pilot_runs
 
     claim = parse_claim("dp:1")
 

@@ -92,7 +92,7 @@ def test_analytic_gaussian_meets_delta_exactly(eps, delta, sens):
 
 def test_analytic_gaussian_root_is_accurate_to_1e10_relative():
     # gaussian_dp_delta is checked against quadrature in test_dp_curves.py.
-    from mechanisms.dp_curves import gaussian_dp_delta
+    from mechanisms.claims.dp_curves import gaussian_dp_delta
     for eps, delta, sens in [(1.0, 1e-5, 1.0), (0.1, 1e-2, 3.0), (6.0, 1e-8, 1.0)]:
         sigma = gaussian_approx_dp(eps, delta, sens, method="analytic").scale
         assert gaussian_dp_delta(eps, sigma * (1 - 1e-10), sens) > delta >= gaussian_dp_delta(eps, sigma * (1 + 1e-10), sens)

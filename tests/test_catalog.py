@@ -229,7 +229,7 @@ def test_pair_must_differ_in_one_record():
         NeighbouringPair(np.zeros((3, 2)), np.ones((3, 2)))
     with pytest.raises(InputError, match="'second'.*shape"):
         NeighbouringPair(np.zeros((4, 2)), np.zeros((2, 2)))
-    # n and n − 1 rows are add/remove neighbours (mechanisms.relation), not a shape error.
+    # n and n − 1 rows are add/remove neighbours (mechanisms.inputs.relation), not a shape error.
     assert NeighbouringPair(np.zeros((3, 2)), np.zeros((2, 2))).relation == "add-remove"
 
 

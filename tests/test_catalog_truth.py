@@ -375,7 +375,7 @@ def test_cli_catalog_shows_exact_or_bound_and_pair_epsilon(capsys):
 
 
 def test_configuration_params_table_builds_the_parametrised_entry():
-    from audit.config import build_spec
+    from audit.config.building import build_spec
     config = {"mechanism": {"spec": "catalog:svt4", "params": {"epsilon": 0.1, "queries": 10}},
               "audit": {"notion": "mi-dp", "epsilon": 0.005}}
     spec = build_spec(config)

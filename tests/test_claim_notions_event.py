@@ -17,15 +17,15 @@ import math
 import pytest
 
 from audit.cli.main import main
-from audit.crosscheck import ClaimPlan, cross_checks
+from audit.certificates.claim_tests import ClaimPlan, cross_checks
 from audit.engine import run_audit
 from audit.result import EventTest
 from audit.spec import AuditSpec
 from estimators.neural import CriticConfig
 from experiments.audit_power import gaussian_count  # the column sums plus N(0, 1): 1-GDP, 0.5-zCDP
 from mechanisms.catalog import get_entry
-from mechanisms.claims import parse_claim
-from mechanisms.priors import ProductBernoulli
+from mechanisms.claims.parsing import parse_claim
+from mechanisms.inputs.priors import ProductBernoulli
 
 
 def _mechanism(name):

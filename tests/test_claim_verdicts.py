@@ -16,18 +16,19 @@ import numpy as np
 import pytest
 
 from audit.cli.main import main
-from audit.crosscheck import ClaimPlan, cross_checks, plan_claim_tests, record_support, smallest_refutable_runs
+from audit.certificates.claim_tests import (ClaimPlan, cross_checks, plan_claim_tests, record_support, smallest_refutable_runs)
 from audit.engine import run_audit
 from audit.result import EventTest
 from audit.spec import AuditSpec
-from audit.testing import ClaimRefuted
+from audit.gating.assertions import ClaimRefuted
 from estimators.neural import CriticConfig
 from estimators.validation import InputError
 # The column sums plus N(0, 1) on the 2^-32 grid: exactly 1-GDP and 0.5-zCDP for one changed binary record.
 from experiments.audit_power import gaussian_count
 from mechanisms.catalog import get_entry
-from mechanisms.claims import DifferentialPrivacy, parse_claim
-from mechanisms.priors import Categorical, FixedRest, ProductBernoulli, ProductGaussian, TwoPoint
+from mechanisms.claims.notions import DifferentialPrivacy
+from mechanisms.claims.parsing import parse_claim
+from mechanisms.inputs.priors import Categorical, FixedRest, ProductBernoulli, ProductGaussian, TwoPoint
 
 FAST = CriticConfig(max_steps=200)
 SMALL = dict(samples=2000, slices=0, critic=FAST)
@@ -65,7 +66,7 @@ def test_smallest_refutable_runs_for_pure_dp(eps, alpha):
 
 def test_plan_splits_alpha_between_the_tests_that_can_refute():
     plan = plan_claim_tests(_spec("gdp:1"))
-    # A GDP claim is also tested by the μ certificate of the event's trade-off curve (audit.gdp_certificate).
+    # A GDP claim is also tested by the μ certificate of the event's trade-off curve (audit.certificates.gaussian_dp).
     assert plan.alpha_spent == pytest.approx({"mi": 0.05 / 3, "event": 0.05 / 3, "gdp": 0.05 / 3})
     assert plan.mi_alpha == plan.event_alpha == plan.gdp_alpha == pytest.approx(0.05 / 3)
     # ε-DP at ε = 2 implies 2 nats, above log 2: the MI of a binary record cannot exceed it.
@@ -200,7 +201,7 @@ def test_refuted_rate_at_the_claims_boundary_stays_within_alpha():
     """A mechanism exactly at its claim: the Gaussian mechanism claimed 1-GDP, whose trade-off curve it
     attains exactly (every event of the likelihood-ratio test lies on the curve). Over repeated audits
     with independent seeds the rate of 'refuted' stays within α (binomial slack)."""
-    from audit.event_test import clopper_pearson
+    from audit.certificates.event_bounds import clopper_pearson
 
     repeats = 30
     refuted = sum(run_audit(_spec("gdp:1", seed=100 + i, samples=1500)).refuted for i in range(repeats))

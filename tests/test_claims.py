@@ -17,11 +17,10 @@ from scipy import integrate, optimize, stats
 
 from estimators.validation import InputError
 from mechanisms.catalog import catalog
-from mechanisms.guarantee import Guarantee
-from mechanisms.claims import (
-    AUDIT_NOTIONS, CLAIM_NOTIONS, MIDP, MIPP, DifferentialPrivacy, GaussianDP, LocalDP, RenyiDP,
-    ZeroConcentratedDP, claim_from_table, parse_claim,
-)
+from mechanisms.claims.guarantee import Guarantee
+from mechanisms.claims.claim import AUDIT_NOTIONS, CLAIM_NOTIONS
+from mechanisms.claims.notions import (MIDP, MIPP, DifferentialPrivacy, GaussianDP, LocalDP, RenyiDP, ZeroConcentratedDP)
+from mechanisms.claims.parsing import claim_from_table, parse_claim
 
 EPS_PRIMES = [0.0, 0.1, 0.5, 1.0, 2.0, 3.5]
 

@@ -1,4 +1,4 @@
-"""Classifier critics (audit/classifier_critic.py): the Barber–Agakov critic of a two-valued record,
+"""Classifier critics (audit/statistics/classifier_critic.py): the Barber–Agakov critic of a two-valued record,
 its DV value against closed-form and numerically integrated MI, its certificate, and the plan that
 chooses it."""
 
@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from audit.classifier_critic import ClassifierCritic
+from audit.statistics.classifier_critic import ClassifierCritic
 from audit.engine import run_audit
-from audit.plan import plan_audit, resolve_mi_critic
+from audit.audit_plan import plan_audit, resolve_mi_critic
 from audit.spec import AuditSpec
 from estimators.validation import InputError
 from mechanisms.catalog import get_entry
-from mechanisms.claims import parse_claim
-from mechanisms.priors import ProductBernoulli, TwoPoint
+from mechanisms.claims.parsing import parse_claim
+from mechanisms.inputs.priors import ProductBernoulli, TwoPoint
 
 FIRST, SECOND = np.zeros((2, 1)), np.array([[1.0], [0.0]])  # neighbours differing in record 0
 
@@ -159,16 +159,16 @@ def test_a_change_of_spread_is_seen_by_the_quadratic_logistic_critic():
     assert result.certified_secret == "record 0 (quadratic logistic critic)"
     assert abs(result.estimate - truth) < 0.02 and result.lower_bound <= truth
     # Six event statistics, the linear and the quadratic logistic (no neural critic, continuous outputs) and the
-    # four float-bit ones (audit.float_features): both tails of either logistic gather the large |y| that only
+    # four float-bit ones (audit.statistics.float_bits): both tails of either logistic gather the large |y| that only
     # the wider Gaussian gives.
     assert result.claim_verdict == "refuted" and result.event_test.pairs_considered == 6
-    assert result.claim_alpha == {"event": 0.05}  # the MI test is a separate statement (audit.crosscheck)
+    assert result.claim_alpha == {"event": 0.05}  # the MI test is a separate statement (audit.certificates.claim_tests)
 
 
 def test_the_event_test_gets_the_classifiers_cross_fitted(monkeypatch):
     # Per classifier kind and cell: one fit for the MI critic (training split) and one per fold for the event
     # statistic (every fold but one), and the event is chosen on the out-of-fold scores of all 3,000 draws.
-    from audit import classifier_critic, classifier_statistic
+    from audit.statistics import classifier_critic, classifier as classifier_statistic
 
     calls = []
     original = classifier_statistic.LogOdds._solve  # every logistic fit solves once; QuadraticLogOdds inherits it
@@ -181,7 +181,7 @@ def test_the_event_test_gets_the_classifiers_cross_fitted(monkeypatch):
                                  claim=parse_claim("dp:1"), samples=3000, event_runs=2000, seed=1))
     folds = classifier_critic.CROSS_FIT_FOLDS
     assert sorted(calls) == ["LogOdds"] * (1 + folds) + ["QuadraticLogOdds"] * (1 + folds)
-    # The two logistic statistics and the four float-bit ones (audit.float_features; no logistic fit among them).
+    # The two logistic statistics and the four float-bit ones (audit.statistics.float_bits; no logistic fit among them).
     assert result.event_test.pairs_considered == 6
     assert "chosen among 6 candidates on 3000 held-out draws" in result.event_test.description
     assert f"on {folds} folds of the MI sample (cross-fitted" in result.event_test.description
@@ -203,7 +203,7 @@ def test_the_summary_says_the_event_test_alone_decides_and_the_mi_bound_is_a_sep
 def test_outputs_no_classifier_suits_get_neural_critics_and_a_note(monkeypatch, small_critic):
     # Both classifiers refuse (as for a model's parameters: too wide, too many values): the audit says so
     # and trains neural critics instead.
-    from audit import classifier_statistic
+    from audit.statistics import classifier as classifier_statistic
 
     monkeypatch.setattr(classifier_statistic.FeatureDesign, "build", classmethod(lambda cls, *args, **kwargs: None))
     monkeypatch.setattr(classifier_statistic.LogOdds, "fit", classmethod(lambda cls, *args, **kwargs: None))

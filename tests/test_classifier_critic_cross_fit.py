@@ -1,4 +1,4 @@
-"""Cross-fitted event statistics (audit/classifier_critic.py): stratified folds, the out-of-fold property,
+"""Cross-fitted event statistics (audit/statistics/classifier_critic.py): stratified folds, the out-of-fold property,
 the fold mixture's coins, and that the mixture's law on fresh outputs is the out-of-fold scores' law."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audit.classifier_critic import FoldMixture, cross_fit, stratified_folds
-from audit.classifier_statistic import LogOdds
+from audit.statistics.classifier_critic import FoldMixture, cross_fit, stratified_folds
+from audit.statistics.classifier import LogOdds
 from estimators.validation import InputError
 
 

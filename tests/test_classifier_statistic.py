@@ -1,4 +1,4 @@
-"""The logistic-regression statistic (audit.classifier_statistic) against closed-form log-likelihood ratios."""
+"""The logistic-regression statistic (audit.statistics.classifier) against closed-form log-likelihood ratios."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from audit.classifier_statistic import (EmpiricalLogRatio, FeatureDesign, LogOdds, OutputFeatures, QuadraticLogOdds,
-                                      pair_statistic)
+from audit.statistics.classifier import (EmpiricalLogRatio, FeatureDesign, LogOdds, OutputFeatures, QuadraticLogOdds, pair_statistic)
 from estimators.validation import InputError
 
 
@@ -95,9 +94,9 @@ def test_empirical_log_ratio_gathers_a_parity_class_that_an_additive_score_canno
     """Three fair bits whose parity is 0.8 likely 1 under the first input, 0.2 under the second (ε = log 4). The
     empirical log-ratio's best event is the parity class itself (0.8 against 0.2); a logistic regression's score
     is additive over the bits, so its tails reach ratio 4 only on single rows (at most 0.2 against 0.05), and at
-    2,000 certification runs that certifies less (predictions by audit.event_test.best_event, one upper or lower
+    2,000 certification runs that certifies less (predictions by audit.search.event_choice.best_event, one upper or lower
     tail, on fresh scores)."""
-    from audit.event_test import best_event
+    from audit.search.event_choice import best_event
 
     rng = np.random.default_rng(3)
 
@@ -142,7 +141,7 @@ def test_quadratic_log_odds_needs_a_column_with_many_values():
 
 @pytest.mark.parametrize("case", ["few", "sparse codes", "radix overflow", "too many"])
 def test_distinct_rows_are_the_set_of_rows(case):
-    from audit.classifier_statistic import _distinct_rows
+    from audit.statistics.classifier import _distinct_rows
 
     rng = np.random.default_rng(11)
     if case == "few":  # 4^3 possible codes: counted
@@ -170,7 +169,7 @@ def test_distinct_rows_are_the_set_of_rows(case):
 
 @pytest.mark.parametrize("quadratic", [False, True])
 def test_the_affine_decision_equals_the_feature_matrix_product(quadratic):
-    from audit.classifier_statistic import OutputFeatures
+    from audit.statistics.classifier import OutputFeatures
 
     rng = np.random.default_rng(12)
     train = np.column_stack([rng.normal(size=3000), rng.integers(0, 5, 3000), rng.integers(0, 2, 3000),
@@ -289,7 +288,7 @@ def test_the_quadratic_statistic_bends_with_a_laplace_log_likelihood_ratio():
 
 
 def test_hinges_are_quantile_knots_within_the_newton_feature_budget():
-    from audit.classifier_statistic import HINGE_KNOTS, NEWTON_MAX_FEATURES
+    from audit.statistics.classifier import HINGE_KNOTS, NEWTON_MAX_FEATURES
 
     rng = np.random.default_rng(12)
     outputs = rng.normal(size=(4000, 2))

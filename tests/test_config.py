@@ -9,13 +9,15 @@ import numpy as np
 import pytest
 
 from audit.cli.main import main
-from audit.config import KEYS, apply_overrides, build_spec, load_config
-from audit.config_schema import InputWarning, plain
-from audit.prior_search import MAX_PRIOR_SEARCH, random_pairs, search_priors
+from audit.config.keys import KEYS
+from audit.config.building import apply_overrides, build_spec, load_config
+from estimators.validation import InputWarning, plain_toml
+from audit.search.prior_search import MAX_PRIOR_SEARCH, random_pairs, search_priors
 from estimators.validation import InputError
 from mechanisms.base import MechanismError
-from mechanisms.neighbouring_pair import NeighbouringPair
-from mechanisms.priors import Categorical, ProductBernoulli, UserPrior
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from mechanisms.inputs.priors import Categorical, ProductBernoulli
+from mechanisms.inputs.user_priors import UserPrior
 
 FIXTURE = Path(__file__).parent / "fixtures" / "config_user_code.py"
 FAST = ["--set", "critic.max_steps=300"]
@@ -100,7 +102,7 @@ def test_a_real_false_audits_pure_noise_without_a_certified_violation(tmp_path, 
     assert "no certificate is possible" in captured.err and "independent = true" in captured.err
 
 
-@pytest.mark.filterwarnings("ignore::audit.config_schema.InputWarning")
+@pytest.mark.filterwarnings("ignore::estimators.validation.InputWarning")
 def test_set_accepts_exactly_true_and_false():
     config = apply_overrides(mi_pp_config(), ["secret.independent=false", "audit.samples=2000"])
     assert config["secret"]["independent"] is False
@@ -396,7 +398,7 @@ def test_dp_audit_of_an_undeclared_sampler_says_to_declare_independent_rows():
 
 
 def test_plain_shows_numbers_without_numpy_reprs():
-    assert plain(np.float64(0.5)) == "0.5" and plain(np.int64(3)) == "3" and plain([np.float64(1.0)]) == "[1]"
+    assert plain_toml(np.float64(0.5)) == "0.5" and plain_toml(np.int64(3)) == "3" and plain_toml([np.float64(1.0)]) == "[1]"
     config = dp_config()
     config["audit"]["records"] = [7]
     message = error_of(config)

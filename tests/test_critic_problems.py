@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-import audit.secret_critics as secret_critics
+import audit.statistics.secret_critics as secret_critics
 from audit.engine import run_audit
 from audit.spec import AuditSpec
 from estimators.certify import certify_critics, sliced_lower_bound
@@ -89,8 +89,8 @@ def test_estimate_mi_and_the_engine_give_the_same_sliced_certificate(monkeypatch
 
 
 def test_cell_critic_is_the_full_critic_else_the_best_slice():
-    from audit.certification import cell_critic
-    from audit.secret_critics import SecretFits
+    from audit.certificates.secret_bounds import cell_critic
+    from audit.statistics.secret_critics import SecretFits
     from estimators.critic_problems import ProblemCritics, ProblemFit
 
     cell = SimpleNamespace(name="record 0")

@@ -1,4 +1,4 @@
-"""Direct tests of audit/crosscheck.py: which tests of a claim may refute it, their α shares,
+"""Direct tests of audit/certificates/claim_tests.py: which tests of a claim may refute it, their α shares,
 the notes, and the checks against the evidence.
 
 Expected values are computed here from the definitions: the MI budget of ε-DP is min(ε, ε²/2)
@@ -17,10 +17,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from audit.crosscheck import ClaimPlan, cross_checks, plan_claim_tests, record_support, smallest_refutable_runs
-from mechanisms.claims import parse_claim
-from mechanisms.priors import (Categorical, EmpiricalResample, FixedRest, ProductBernoulli, ProductGaussian,
-                               TwoPoint)
+from audit.certificates.claim_tests import (ClaimPlan, cross_checks, plan_claim_tests, record_support, smallest_refutable_runs)
+from mechanisms.claims.parsing import parse_claim
+from mechanisms.inputs.priors import Categorical, FixedRest, ProductBernoulli, ProductGaussian, TwoPoint
+from mechanisms.inputs.user_priors import EmpiricalResample
 
 ALPHA = 0.05
 BINARY_RECORDS = TwoPoint(np.zeros((2, 1)), np.ones((2, 1)))  # each record takes 2 values
@@ -116,7 +116,7 @@ def test_smallest_refutable_runs_matches_the_closed_form(epsilon, share):
 def test_refutable_with_answers_as_the_full_event_check(claim):
     # The shortcut through the claim's grid (event_margin) gives check_event's answer, run count by run count,
     # on both sides of the smallest count that refutes.
-    from audit.crosscheck import _best_event_bounds, refutable_with
+    from audit.certificates.claim_tests import _best_event_bounds, refutable_with
 
     parsed = parse_claim(claim)
     for alpha in (0.05, 0.001):
@@ -128,7 +128,7 @@ def test_refutable_with_answers_as_the_full_event_check(claim):
 def test_best_event_bounds_are_the_clopper_pearson_bounds_of_all_and_no_hits(n, alpha):
     from scipy import stats
 
-    from audit.crosscheck import _best_event_bounds
+    from audit.certificates.claim_tests import _best_event_bounds
 
     lower, upper = _best_event_bounds(n, alpha)
     assert lower == pytest.approx(stats.beta.ppf(alpha / 2, n, 1), rel=1e-12)

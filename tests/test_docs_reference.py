@@ -5,24 +5,24 @@ import re
 
 from docs_examples import DOCS
 
-from audit.config import KEYS
-from audit.config_reference import END, START, keys_table, with_table
+from audit.config.keys import KEYS
+from audit.config.reference import END, START, keys_table, with_table
 from audit.result import JSON_SCHEMA_VERSION, AuditResult
-from mechanisms.claims import CLAIM_SYNTAX
+from mechanisms.claims.claim import CLAIM_SYNTAX
 
 import pytest
 
 
 def test_configuration_page_holds_the_current_table_of_keys():
     text = (DOCS / "reference" / "configuration.md").read_text()
-    assert with_table(text, keys_table()) == text, "run: python -m audit.config_reference docs/reference/configuration.md"
+    assert with_table(text, keys_table()) == text, "run: python -m audit.config.reference docs/reference/configuration.md"
     table = text.split(START)[1].split(END)[0]
     for key in KEYS:
         assert f"`[{key.table}] {key.name}`" in table
 
 
 def test_keys_table_rows():
-    from audit.config_schema import Key
+    from audit.config.schema import Key
 
     table = keys_table([Key("audit", "alpha", "number", above=0, below=1, flag="--alpha", help="a | b"),
                         Key("audit", "notion", "choice", choices=("mi-dp", "mi-pp"), notions=("mi-pp",))])

@@ -7,7 +7,7 @@ import pytest
 from scipy import integrate
 
 from estimators.validation import InputError
-from mechanisms.dp_curves import gaussian_dp_delta, laplace_dp_delta
+from mechanisms.claims.dp_curves import gaussian_dp_delta, laplace_dp_delta
 
 
 def hockey_stick(p_pdf, q_pdf, eps, lo, hi):

@@ -12,8 +12,8 @@ from estimators.validation import InputError
 from mechanisms.base import draws_only_from_rng
 from mechanisms.catalog import catalog
 from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
-from mechanisms.priors import (Categorical, EmpiricalResample, FixedRest, Mixture, ProductBernoulli, ProductGaussian,
-                               TwoPoint, UniformBox, UserPrior)
+from mechanisms.inputs.priors import Categorical, FixedRest, ProductBernoulli, ProductGaussian, TwoPoint, UniformBox
+from mechanisms.inputs.user_priors import EmpiricalResample, Mixture, UserPrior
 
 
 def _with_global_state(seed, call):

@@ -176,7 +176,7 @@ def test_complex_values_are_refused_at_every_entry_point(tmp_path):
         fit_critics(np.zeros((1, 40, 1)), np.zeros((1, 40, 1)) + 1j)
     with pytest.raises(MechanismError, match="mechanism 'leaky'.*complex"):
         sample_mechanism(lambda dbs, rng: dbs[:, 0, :1] + 1j, np.zeros((3, 2, 1)), 0, name="leaky")
-    from mechanisms.adapters import PerDatabaseMechanism
+    from mechanisms.adapters.callables import PerDatabaseMechanism
 
     per_database = PerDatabaseMechanism(lambda db, rng: [db[0, 0] + 2j], name="rowwise")
     with pytest.raises(MechanismError, match="rowwise.*database 0.*complex"):
@@ -188,7 +188,7 @@ def test_complex_values_are_refused_at_every_entry_point(tmp_path):
 
 
 def test_complex_prior_draws_are_refused():
-    from mechanisms.priors import UserPrior
+    from mechanisms.inputs.user_priors import UserPrior
 
     with pytest.raises(InputError, match="complex"):
         UserPrior(lambda m, rng: np.zeros((m, 2, 1)) + 1j)
@@ -292,7 +292,7 @@ def test_audit_of_a_mechanism_with_outputs_of_1e300_matches_the_unscaled_audit()
     """Once 'argument mi_lower_bound must be finite' (NaN critics from a float32 overflow)."""
     from audit.engine import run_audit
     from audit.spec import AuditSpec
-    from mechanisms.priors import ProductBernoulli
+    from mechanisms.inputs.priors import ProductBernoulli
 
     def leaky(dbs, rng):
         return dbs[:, 0, :1] + 0.5 * rng.standard_normal((dbs.shape[0], 1))

@@ -1,4 +1,4 @@
-"""The event search over candidate neighbouring pairs (audit.event_search), against closed forms:
+"""The event search over candidate neighbouring pairs (audit.search.event_search), against closed forms:
 a mechanism where only one pair exposes, the budget's order of candidates, and the prior search's
 structured pairs finding a leak that random pairs miss."""
 
@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 from audit.engine import run_audit
-from audit.event_search import MIN_SELECTION_RUNS, PairCandidate, _selection_plan, event_search, held_out_scores
+from audit.statistics.pair_candidates import MIN_SELECTION_RUNS, PairCandidate, held_out_scores
+from audit.search.event_search import _selection_plan, event_search
 from audit.spec import AuditSpec
 from estimators.neural import CriticConfig
-from mechanisms.claims import parse_claim
-from mechanisms.priors import UniformBox
+from mechanisms.claims.parsing import parse_claim
+from mechanisms.inputs.priors import UniformBox
 
 N_RECORDS = 4
 LEAKY_RECORD, LEAKY_VALUE = 2, 3.0
@@ -188,7 +189,7 @@ def test_held_out_choice_keeps_the_refuted_rate_within_alpha_at_the_claims_bound
     independent seeds the rate of 'refuted' stays within α (one-sided Clopper–Pearson at 99%)."""
     from dataclasses import replace
 
-    from audit.event_test import clopper_pearson
+    from audit.certificates.event_bounds import clopper_pearson
     from experiments.audit_power import catalog_spec
     from mechanisms.catalog import get_entry
 
@@ -222,7 +223,8 @@ def test_an_extreme_tail_lucky_on_selection_is_not_chosen_over_a_sure_event():
 def test_the_tiny_count_guard_keeps_a_rare_event_bug():
     # A genuine rare-event bug: 40 hits in 4,000 selection runs under one input and none under the other (a ratio
     # without bound). The tail holding exactly those hits is chosen, as without the guard.
-    from audit.event_test import choose_event, claim_objective
+    from audit.search.event_choice import choose_event
+    from audit.certificates.event_bounds import claim_objective
     from experiments.tiny_count_guard import guard
 
     rng = np.random.default_rng(0)

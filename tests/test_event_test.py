@@ -1,4 +1,4 @@
-"""Direct unit tests of audit.event_test against independent computations (scipy's exact
+"""Direct unit tests of audit.certificates.event_bounds against independent computations (scipy's exact
 binomial confidence intervals, the closed form of the ε bound, a brute-force threshold search)."""
 
 import functools
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audit.event_test import choose_threshold, clopper_pearson, epsilon_from_bounds
+from audit.search.event_choice import choose_threshold
+from audit.certificates.event_bounds import clopper_pearson, epsilon_from_bounds
 
 
 @pytest.mark.parametrize("k, n", [(0, 10), (1, 10), (5, 10), (10, 10), (37, 500), (499, 500), (3, 20000)])
@@ -99,7 +100,8 @@ def test_choose_threshold_swaps_roles_when_the_second_input_scores_lower():
 
 # --- event forms (choose_event) --------------------------------------------------------------
 
-from audit.event_test import SELECTION_PESSIMISM, ScoreEvent, best_event, choose_event, claim_objective  # noqa: E402
+from audit.search.event_choice import SELECTION_PESSIMISM, ScoreEvent, best_event, choose_event  # noqa: E402
+from audit.certificates.event_bounds import claim_objective
 
 
 
@@ -144,7 +146,7 @@ def test_best_event_matches_brute_force_over_every_form_on_discrete_scores(seed)
     b = rng.choice(6, 6000, p=[0.1, 0.2, 0.2, 0.2, 0.2, 0.1]).astype(float)
     gammas = (0.0, 0.25, 0.5, 0.75, 1.0)
     choice = best_event(a, b, runs=300, alpha=0.05, boundary_weights=gammas)
-    # The choice predicts bounds within a relative 2e-4 of the exact ones (interpolated: audit.event_test._cp_lookup),
+    # The choice predicts bounds within a relative 2e-4 of the exact ones (interpolated: audit.certificates.event_bounds._cp_lookup),
     # so each log-ratio within about 4e-4 (two bounds at two stages) of the exact one computed here.
     assert choice.predicted == pytest.approx(_brute_force_forms(a, b, 300, 0.05, gammas), abs=1e-3)
     # Both tails carry a's extra mass here ({0} ∪ {5}: 0.6 against 0.2, one tail 0.3 against 0.1, the
@@ -236,7 +238,7 @@ def test_a_claim_at_its_boundary_gets_the_event_with_the_best_certified_epsilon(
     event (both tails, refuting only through its complement) beat the plain tail. The chosen event,
     certified on fresh runs, gives nearly the ε the plain tail gives (closed form: 1 minus the
     Clopper–Pearson loss)."""
-    from mechanisms.claims import parse_claim
+    from mechanisms.claims.parsing import parse_claim
 
     rng = np.random.default_rng(seed)
     objective = claim_objective(parse_claim("dp:1"))
@@ -252,9 +254,9 @@ def test_a_claim_at_its_boundary_gets_the_event_with_the_best_certified_epsilon(
 @pytest.mark.parametrize("trials", [1, 37, 128, 129, 3461, 23333, 250_000, 1_000_000])
 @pytest.mark.parametrize("level", [0.001, 0.025, 0.16])
 def test_predicted_bounds_are_within_2e4_of_scipys_exact_intervals_at_every_count(trials, level):
-    """The event choice's predicted bounds (audit.event_test._cp_lookup, interpolated between exact
+    """The event choice's predicted bounds (audit.certificates.event_bounds._cp_lookup, interpolated between exact
     knots) against scipy's Beta quantiles at every count (every 97th beyond 10⁵ trials)."""
-    from audit.event_test import _cp_lookup
+    from audit.certificates.event_bounds import _cp_lookup
 
     counts = np.arange(0, trials + 1, 1 if trials <= 100_000 else 97, dtype=float)
     counts[-1] = trials
@@ -268,9 +270,9 @@ def test_predicted_bounds_are_within_2e4_of_scipys_exact_intervals_at_every_coun
 
 
 def test_quantiles_of_sorted_scores_are_numpys_to_the_bit():
-    """The thresholds' quantiles of sorted scores (audit.event_test._quantiles_of_sorted, without a
+    """The thresholds' quantiles of sorted scores (audit.search.event_choice._quantiles_of_sorted, without a
     partition where it can) against np.quantile itself: the same numbers, signs of zero included."""
-    from audit.event_test import _quantiles_of_sorted
+    from audit.search.event_choice import _quantiles_of_sorted
 
     rng = np.random.default_rng(3)
     samples = [rng.normal(size=n) for n in (1, 2, 3, 200, 201, 202, 5000)]
@@ -289,10 +291,10 @@ def test_quantiles_of_sorted_scores_are_numpys_to_the_bit():
 
 @pytest.mark.parametrize("trials", [5, 129, 23333])
 def test_bounds_looked_up_at_a_few_counts_are_those_of_the_whole_table(trials):
-    """A lookup of a few counts computes the bounds at their knots only (audit.event_test._KnotBounds):
+    """A lookup of a few counts computes the bounds at their knots only (audit.certificates.event_bounds._KnotBounds):
     the same numbers as interpolating in the table of every knot's exact bound, before and after
     a larger lookup completes the table."""
-    from audit.event_test import _cp_side, _knot_counts, _KnotBounds
+    from audit.certificates.event_bounds import _cp_side, _knot_counts, _KnotBounds
 
     rng = np.random.default_rng(trials)
     for level, lower in ((0.16, True), (0.16, False), (0.025, True)):
@@ -307,7 +309,7 @@ def test_bounds_looked_up_at_a_few_counts_are_those_of_the_whole_table(trials):
 
 
 def test_certified_epsilon_takes_the_event_or_its_complement():
-    from audit.event_test import certified_epsilon
+    from audit.certificates.event_bounds import certified_epsilon
 
     # p̲ = 0.964, p̄ = 0.386: the event certifies log(0.964/0.386) = 0.915, its complement with the inputs
     # swapped log(0.614/0.036) = 2.836 from the same two bounds.
@@ -319,10 +321,10 @@ def test_certified_epsilon_takes_the_event_or_its_complement():
 
 @pytest.mark.parametrize("epsilon", [0.2, 1.0, 2.5])
 def test_certified_epsilon_agrees_with_the_pure_dp_claims_own_check(epsilon):
-    # mechanisms.claims checks both DP inequalities (the event and the complement) on its own: the
+    # mechanisms.claims.claim checks both DP inequalities (the event and the complement) on its own: the
     # certified ε exceeds a pure ε-DP claim exactly when that check refutes it.
-    from audit.event_test import certified_epsilon
-    from mechanisms.claims import parse_claim
+    from audit.certificates.event_bounds import certified_epsilon
+    from mechanisms.claims.parsing import parse_claim
 
     claim = parse_claim(f"dp:{epsilon}")
     rng = np.random.default_rng(7)
@@ -341,7 +343,7 @@ def test_continuous_scores_get_no_randomized_boundary():
     plain = choose_event(a, b, runs=5000, alpha=0.05, boundary_weights=(0.0, 1.0))
     assert not full.event.randomized and full == plain
     # With atoms (rounded scores) the randomized family is back in the comparison.
-    from audit.event_test import _Selection
+    from audit.search.event_choice import _Selection
     assert _Selection(np.round(a), np.round(b)).has_atoms and not _Selection(a, b).has_atoms
 
 
@@ -354,7 +356,8 @@ def _split_epsilon_by_hand(k1, k2, n, alpha, share):
 
 @pytest.mark.parametrize("p_first, p_second", [(0.4, 0.0), (0.02, 0.0005), (0.6, 0.3)])
 def test_the_split_of_alpha_is_the_best_of_the_grid(p_first, p_second):
-    from audit.event_test import LOWER_SHARES, _Predictor, epsilon_objective
+    from audit.search.event_choice import LOWER_SHARES, _Predictor
+    from audit.certificates.event_bounds import epsilon_objective
 
     n, alpha = 20000, 0.05
     share = _Predictor(n, alpha, epsilon_objective()).lower_share(p_first, p_second)
@@ -367,7 +370,8 @@ def test_the_split_of_alpha_is_the_best_of_the_grid(p_first, p_second):
 
 
 def test_event_search_certifies_at_the_chosen_split():
-    from audit.event_search import PairCandidate, event_search
+    from audit.statistics.pair_candidates import PairCandidate
+    from audit.search.event_search import event_search
 
     class Runner:
         def sample(self, dbs, rng, what=""):

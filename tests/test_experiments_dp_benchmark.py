@@ -15,7 +15,7 @@ from scipy import stats
 
 from experiments.dp_epsilon_benchmark import (classifier_audit, dp_entries, miaudit_split, one_database_at_a_time,
                                               split_runs)
-from mechanisms.adapters import PerDatabaseMechanism
+from mechanisms.adapters.callables import PerDatabaseMechanism
 from experiments.framework import read_table
 from experiments.registry import run
 from mechanisms.catalog import catalog, get_entry

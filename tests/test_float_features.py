@@ -1,4 +1,4 @@
-"""Float-bit statistics (audit/float_features.py): each feature against an independent reading of the
+"""Float-bit statistics (audit/statistics/float_bits.py): each feature against an independent reading of the
 double (exact rationals from fractions.Fraction, float.hex, grids enumerated with numpy.nextafter), and
 the textbook float Laplace of Mironov (2012) refuted through them."""
 
@@ -11,12 +11,10 @@ import numpy as np
 import pytest
 
 from audit.engine import run_audit
-from audit.float_features import (FLOAT_STATISTICS, NONFINITE_CODE, ZERO_CODE, BinaryExponentLogRatio,
-                                  GridExponentLogRatio, ShiftedGridLogRatio, binary_exponent, grid_exponent,
-                                  has_fine_bits, low_significand_bits, off_shifted_grid, power_of_two_shift)
+from audit.statistics.float_bits import (FLOAT_STATISTICS, NONFINITE_CODE, ZERO_CODE, BinaryExponentLogRatio, GridExponentLogRatio, ShiftedGridLogRatio, binary_exponent, grid_exponent, has_fine_bits, low_significand_bits, off_shifted_grid, power_of_two_shift)
 from audit.spec import AuditSpec
-from mechanisms.claims import parse_claim
-from mechanisms.priors import TwoPoint
+from mechanisms.claims.parsing import parse_claim
+from mechanisms.inputs.priors import TwoPoint
 
 
 def _doubles(seed: int = 0) -> np.ndarray:
@@ -108,7 +106,7 @@ def test_the_gate_reads_bits_below_two_to_the_minus_32_on_enumerated_grids():
 def test_outputs_snapped_to_the_coarse_grid_get_no_bit_statistic():
     # The catalog's snapping (round to 2^-32) of the textbook Laplace: every statistic declines, while the unsnapped
     # outputs of the same draws get the grid exponent's.
-    from mechanisms.catalog.snapping import snap
+    from mechanisms.snapping import snap
 
     rng = np.random.default_rng(5)
     raw = [(x + rng.laplace(0, 10.0, 3000))[:, None] for x in (0.0, 1.0)]
@@ -183,7 +181,7 @@ def test_a_float_safe_noise_is_not_refuted_by_the_bits(scale):
 def test_under_a_bernoulli_prior_the_structured_pair_gets_the_bit_statistics(small_critic):
     # No --pair: the first structured pair (record 0 at 0 vs 1, the others 0: sums 0 vs 1, Mironov's inputs) gets
     # the float-bit statistics fitted on pilot runs, counted in the result's runs.
-    from mechanisms.priors import ProductBernoulli
+    from mechanisms.inputs.priors import ProductBernoulli
 
     result = run_audit(AuditSpec(mechanism=_textbook_laplace(10.0), priors=[ProductBernoulli(0.5, shape=(3, 1))],
                                  claim=parse_claim("dp:0.1"), samples=4000, event_runs=4000, critic=small_critic,
@@ -193,7 +191,7 @@ def test_under_a_bernoulli_prior_the_structured_pair_gets_the_bit_statistics(sma
     assert "pilot runs" in result.event_test.description
     # The same noise snapped to 2^-32 (the real-valued mechanism, 0.1-DP up to the sampler's far tail): the MI
     # sample's outputs have no bit below the grid, so no pilot run is spent.
-    from mechanisms.catalog.snapping import snap
+    from mechanisms.snapping import snap
 
     def snapped(dbs, rng):
         return snap(_textbook_laplace(10.0)(dbs, rng))

@@ -17,7 +17,8 @@ from audit.frameworks import (
 )
 from estimators.validation import InputError
 from mechanisms.base import MechanismError
-from mechanisms.priors import Categorical, EmpiricalResample, Mixture, ProductBernoulli, ProductGaussian
+from mechanisms.inputs.priors import Categorical, ProductBernoulli, ProductGaussian
+from mechanisms.inputs.user_priors import EmpiricalResample, Mixture
 
 
 def test_dp_secrets_are_rows_and_the_rest():

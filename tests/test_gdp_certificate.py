@@ -1,4 +1,4 @@
-"""The μ certificate of Gaussian DP (audit.gdp_certificate), against independent computations:
+"""The μ certificate of Gaussian DP (audit.certificates.gaussian_dp), against independent computations:
 G_μ and its inverse with scipy.stats.norm, the DKW–Massart band by brute force over thresholds and by its
 coverage, the Clopper–Pearson point with scipy.stats.beta, Dong–Roth–Su's δ(ε) at the estimated ε, the
 event optimum by a direct grid search, and (slow) the certificate's type-I error at the boundary."""
@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audit.event_search import PairCandidate, event_search
-from audit.gdp_certificate import (DEFAULT_POINTS, dkw_band, gdp_certificate, gdp_epsilon, joint_binomial_mu,
-                                   joint_tail_probability, optimal_event_epsilon, tradeoff_mu)
+from audit.statistics.pair_candidates import PairCandidate
+from audit.search.event_search import event_search
+from audit.certificates.gaussian_dp import (DEFAULT_POINTS, dkw_band, gdp_certificate, gdp_epsilon, optimal_event_epsilon, tradeoff_mu)
+from audit.certificates.joint_binomial import joint_binomial_mu, joint_tail_probability
 from estimators.validation import InputError
 
 
@@ -175,7 +176,7 @@ def _brute_tail(p, q, weights, level, n1, n2):
 
 
 def test_joint_tail_probability_matches_enumeration(monkeypatch):
-    import audit.gdp_certificate as gdp_certificate_module
+    import audit.certificates.joint_binomial as gdp_certificate_module
 
     n1, n2, weights = 60, 45, (1.3, 0.7)
     level = weights[0] * 10 / n1 + weights[1] * 9 / n2

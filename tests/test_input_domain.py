@@ -1,5 +1,5 @@
 """Pairs the auditor chooses at the ends of a library's declared input domain, and the note when the audited
-records cannot reach that domain (audit/input_domain.py)."""
+records cannot reach that domain (audit/search/input_domain.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import warnings
 import numpy as np
 import pytest
 
-from audit.config import build_spec
-from audit.input_domain import declared_domain, domain_check, opendp_clamp_bounds
-from mechanisms.library_adapters import OpenDPMechanism
-from mechanisms.priors import ProductBernoulli, UniformBox
+from audit.config.building import build_spec
+from audit.search.input_domain import declared_domain, domain_check, opendp_clamp_bounds
+from mechanisms.adapters.libraries import OpenDPMechanism
+from mechanisms.inputs.priors import ProductBernoulli, UniformBox
 
 dp = pytest.importorskip("opendp.prelude")
 dp.enable_features("contrib")
@@ -103,7 +103,7 @@ def test_the_audit_spec_carries_the_domain_pair_and_warns(tmp_path):
 
 
 def test_a_diffprivlib_object_with_bounds_declares_them():
-    from mechanisms.library_adapters import DiffprivlibMechanism
+    from mechanisms.adapters.libraries import DiffprivlibMechanism
 
     class Bounded:  # diffprivlib's bounded objects carry bounds = (lower, upper), scalars or per feature
         bounds = (np.array([0.0, -5.0]), np.array([10.0, 50.0]))

@@ -195,7 +195,7 @@ def test_pair_errors_name_the_flag(in_tmp, capsys, argv, message):
 
 def test_opendp_zcdp_claim_reaches_the_audit_spec(in_tmp):
     pytest.importorskip("opendp.prelude")
-    from audit.config import build_spec
+    from audit.config.building import build_spec
 
     (in_tmp / "gauss.py").write_text(
         "import opendp.prelude as dp\n"

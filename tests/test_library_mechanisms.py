@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from estimators.validation import InputError
-from mechanisms.adapters import ExternalCommandMechanism
+from mechanisms.adapters.callables import ExternalCommandMechanism
 from mechanisms.base import MechanismError, sample_mechanism
-from mechanisms.library_adapters import SMOOTHED_DELTA, DiffprivlibMechanism
-from mechanisms.loading import load_object
-from mechanisms.recognition import load_mechanism, recognize_mechanism
+from mechanisms.adapters.libraries import SMOOTHED_DELTA, DiffprivlibMechanism
+from mechanisms.adapters.loading import load_object
+from mechanisms.adapters.recognition import load_mechanism, recognize_mechanism
 
 OPENDP_FILE = '''
 import opendp.prelude as dp
@@ -244,7 +244,7 @@ def test_real_diffprivlib_laplace_matches_its_own_epsilon_and_reproduces():
 
 
 def test_diffprivlib_import_error_says_what_fixes_it(monkeypatch):
-    from mechanisms.library_adapters import import_diffprivlib
+    from mechanisms.adapters.libraries import import_diffprivlib
 
     broken = types.ModuleType("diffprivlib")
     monkeypatch.setitem(sys.modules, "diffprivlib.mechanisms", None)

@@ -1,4 +1,4 @@
-"""Tests of the LIP / max-lift design (mechanisms.lip) and its bounds (audit.bounds.lip).
+"""Tests of the LIP / max-lift design (mechanisms.constructions.lip) and its bounds (audit.bounds.lip).
 
 Expected values come from computations written here (numpy SVD, brute-force grids, SciPy
 SLSQP, direct lift checks) or from numbers printed in the paper's Example 1.
@@ -16,7 +16,7 @@ from scipy.optimize import minimize
 from audit.bounds.lip import approximate_optimum, exact_optimum, lip_bounds
 from audit.cli.main import main
 from estimators.validation import InputError
-from mechanisms.lip import leakage_geometry, lip_design
+from mechanisms.constructions.lip import leakage_geometry, lip_design
 
 # Example 1 with the typo corrected: the last entry of P_X|Y is 3/5 (DESIGN.md).
 PXGY = np.array([[1 / 4, 2 / 5], [3 / 4, 3 / 5]])

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from audit.classifier_statistic import NEWTON_MAX_FEATURES, LogOdds
-from audit.logistic_regression import data_hessian, fit_logistic
+from audit.statistics.classifier import NEWTON_MAX_FEATURES, LogOdds
+from audit.statistics.logistic_regression import data_hessian, fit_logistic
 from estimators.validation import InputError
 
 

@@ -7,10 +7,7 @@ import pytest
 from scipy import optimize
 
 from estimators.validation import InputError
-from mechanisms.mean_estimation import (MIDPMeanEstimator, algorithm1_blocks, algorithm1_noise_variance,
-                                        coordinate_median, geometric_median, mi_dp_mean, noisy_block_means,
-                                        proposition5_block_size, proposition5_sample_size,
-                                        sample_complexity_rate)
+from mechanisms.constructions.mean_estimation import (MIDPMeanEstimator, algorithm1_blocks, algorithm1_noise_variance, coordinate_median, geometric_median, mi_dp_mean, noisy_block_means, proposition5_block_size, proposition5_sample_size, sample_complexity_rate)
 
 
 def test_geometric_median_of_symmetric_points_is_the_centre():

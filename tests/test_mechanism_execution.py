@@ -21,8 +21,8 @@ from mechanisms.base import MechanismError
 from mechanisms.execution import runner as runner_module
 from mechanisms.execution.memory import check_audit_memory, check_output_memory, format_bytes
 from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
-from mechanisms.execution.user_call import call_user_code
-from mechanisms.priors import ProductBernoulli
+from mechanisms.calls.user_call import call_user_code
+from mechanisms.inputs.priors import ProductBernoulli
 
 FIXTURES = Path(__file__).parent / "fixtures"
 sys.path.insert(0, str(FIXTURES))
@@ -453,7 +453,7 @@ def test_a_catalog_entry_with_parameters_reaches_workers_with_its_parameters():
     # Before, workers loaded "catalog:NAME" and silently ran the entry at its default parameters.
     import pickle
 
-    from audit.config import build_spec
+    from audit.config.building import build_spec
     from mechanisms.catalog import get_entry
     from mechanisms.execution.worker import MechanismReference
 
@@ -544,12 +544,12 @@ def test_cli_ctrl_c_ends_the_workers_and_writes_no_report(tmp_path):
 
 @pytest.mark.integration
 def test_a_file_prior_that_never_returns_is_named_at_its_first_call(monkeypatch):
-    from mechanisms import priors
-    from mechanisms.execution.user_call import first_calls_bounded_by
+    from mechanisms.inputs import user_priors
+    from mechanisms.calls.user_call import first_calls_bounded_by
 
     with first_calls_bounded_by(0.5), \
             pytest.raises(MechanismError, match="prior 'stuck.py:sample' did not return within 0.5 s when asked for 2"):
-        priors.UserPrior(lambda m, rng: fx.hangs(None, None), label="stuck.py:sample")
+        user_priors.UserPrior(lambda m, rng: fx.hangs(None, None), label="stuck.py:sample")
 
 
 @pytest.mark.integration
@@ -606,7 +606,7 @@ def test_an_opendp_measurement_runs_on_two_workers_with_independent_noise(capsys
     # An OpenDP measurement holds C pointers (it cannot be pickled) and takes no seed, so its outputs
     # cannot be the same on two backends; what must hold is that the workers rebuild it and draw
     # independent noise: the same database 400 times over 8 chunks gives no repeated output.
-    from mechanisms.recognition import load_mechanism
+    from mechanisms.adapters.recognition import load_mechanism
 
     one, two = library_json(capsys, "OpenDP measurement"), library_json(capsys, "OpenDP measurement", "--workers", "2")
     assert one["claim"] == two["claim"] and one["samples_by_purpose"]["mi"] == two["samples_by_purpose"]["mi"]

@@ -8,14 +8,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from estimators.validation import InputError
-from mechanisms.adapters import (
-    ExternalCommandMechanism,
-    PerDatabaseMechanism,
-    diffprivlib_mechanism,
-    opendp_mechanism,
-)
+from mechanisms.adapters.callables import (ExternalCommandMechanism, PerDatabaseMechanism, diffprivlib_mechanism, opendp_mechanism)
 from mechanisms.base import MechanismError, as_database_batch, sample_mechanism
-from mechanisms.loading import load_object
+from mechanisms.adapters.loading import load_object
 
 FIXTURES = Path(__file__).parent / "fixtures"
 WIRE = str(FIXTURES / "wire_mechanism.py")
@@ -297,7 +292,7 @@ def test_load_from_file_and_module():
     from_file = load_object(f"{FIXTURES / 'user_mechanism.py'}:column_sums", "--mechanism")
     dbs = _batch()
     np.testing.assert_array_equal(sample_mechanism(from_file, dbs, 0), dbs.sum(axis=1))
-    from_module = load_object("mechanisms.adapters:PerDatabaseMechanism")
+    from_module = load_object("mechanisms.adapters.callables:PerDatabaseMechanism")
     assert from_module is PerDatabaseMechanism
     dotted = load_object("numpy:random.default_rng")
     assert dotted is np.random.default_rng
@@ -312,7 +307,7 @@ def test_load_from_file_and_module():
     (f"{FIXTURES / 'user_mechanism.py'}:NOT_CALLABLE", "int, not callable"),
     (f"{FIXTURES / 'broken_mechanism.py'}:x", "RuntimeError: this fixture module cannot be imported"),
     ("no_such_package_xyz.module:NAME", "no module named 'no_such_package_xyz'"),
-    ("mechanisms.adapters:NoSuchThing", "has no attribute 'NoSuchThing'"),
+    ("mechanisms.adapters.callables:NoSuchThing", "has no attribute 'NoSuchThing'"),
 ])
 def test_loading_errors_name_the_spec(spec, message):
     with pytest.raises(InputError, match="--mechanism") as info:

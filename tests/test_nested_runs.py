@@ -6,7 +6,8 @@ import pytest
 
 from estimators.validation import InputError
 from mechanisms.execution.chunks import plan_chunks
-from mechanisms.execution.runner import ChunkCache, ExecutionSettings, MechanismRunner, RunLimitReached
+from mechanisms.execution.chunk_cache import ChunkCache
+from mechanisms.execution.runner import ExecutionSettings, MechanismRunner, RunLimitReached
 
 
 def _regular_plan(size, chunk_size):

@@ -1,4 +1,4 @@
-"""The odds-ratio certificate of pure ε-DP (audit.odds_ratio): against SciPy's conditional odds-ratio
+"""The odds-ratio certificate of pure ε-DP (audit.certificates.odds_ratio): against SciPy's conditional odds-ratio
 interval, its exact type-I error by enumeration at a mechanism on the boundary (ψ = e^{2ε}), the event
 search choosing it where the event and its complement both inform, and the claim check."""
 
@@ -12,12 +12,13 @@ import pytest
 from scipy import stats
 from scipy.stats.contingency import odds_ratio
 
-from audit.crosscheck import ClaimPlan, cross_checks
-from audit.event_search import event_search
-from audit.event_test import certified_epsilon, choose_event, claim_objective, clopper_pearson
-from audit.odds_ratio import odds_ratio_epsilon, odds_ratio_lower_bound, predicted_epsilon
+from audit.certificates.claim_tests import ClaimPlan, cross_checks
+from audit.search.event_search import event_search
+from audit.certificates.event_bounds import certified_epsilon, claim_objective, clopper_pearson
+from audit.search.event_choice import choose_event
+from audit.certificates.odds_ratio import odds_ratio_epsilon, odds_ratio_lower_bound, predicted_epsilon
 from estimators.validation import InputError
-from mechanisms.claims import parse_claim
+from mechanisms.claims.parsing import parse_claim
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bit_mechanism import BitRunner, bit_candidate  # noqa: E402 - the one-bit mechanism, next to this test

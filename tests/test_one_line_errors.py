@@ -14,16 +14,16 @@ import numpy as np
 import pytest
 
 from audit.cli.main import main
-from audit.config import build_spec, load_config
+from audit.config.building import build_spec, load_config
 from audit.engine import run_audit
 from audit.spec import AuditSpec
 from estimators.array_files import load_npy_array
 from estimators.validation import InputError
 from mechanisms.catalog import get_entry
-from mechanisms.claims import parse_claim
+from mechanisms.claims.parsing import parse_claim
 from mechanisms.errors import MechanismError, MechanismWarning
 from mechanisms.execution.runner import ExecutionSettings
-from mechanisms.execution.user_call import call_user_code
+from mechanisms.calls.user_call import call_user_code
 
 FAST = ["--prior", "builtin:bernoulli", "--n", "3", "--k", "1", "--notion", "mi-dp", "--epsilon", "1",
         "--samples", "400", "--slices", "0", "--set", "critic.max_steps=20", "--quiet"]

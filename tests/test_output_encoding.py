@@ -1,4 +1,4 @@
-"""Outputs of any structure (mechanisms.output_encoding), the per-database route, support events and δ certificates."""
+"""Outputs of any structure (mechanisms.outputs.encoding), the per-database route, support events and δ certificates."""
 
 import math
 import zlib
@@ -7,17 +7,17 @@ import numpy as np
 import pytest
 from scipy.stats import beta
 
-from audit.classifier_statistic import FeatureDesign
+from audit.statistics.classifier import FeatureDesign
 from audit.engine import run_audit
-from audit.event_test import certified_delta
+from audit.certificates.event_bounds import certified_delta
 from audit.spec import AuditSpec
-from audit.support_statistic import SupportFolds, SupportLogRatio
+from audit.statistics.support import SupportFolds, SupportLogRatio
 from estimators.validation import InputError
-from mechanisms.adapters import PerDatabaseMechanism
+from mechanisms.adapters.callables import PerDatabaseMechanism
 from mechanisms.base import MechanismError, sample_mechanism
-from mechanisms.claims import parse_claim
-from mechanisms.neighbouring_pair import NeighbouringPair
-from mechanisms.output_encoding import OutputEncoder, output_features, support_facts
+from mechanisms.claims.parsing import parse_claim
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from mechanisms.outputs.encoding import OutputEncoder, output_features, support_facts
 
 
 class LabelSetModel:
@@ -205,7 +205,7 @@ def test_support_differences_name_the_key_released_by_one_input_only():
 
 def test_names_kept_per_bucket_are_bounded_and_collisions_are_said():
     # Width 1: every name in one bucket; the encoder keeps the first NAMES_PER_BUCKET names and says there were more.
-    from mechanisms.output_encoding import NAMES_PER_BUCKET
+    from mechanisms.outputs.encoding import NAMES_PER_BUCKET
 
     encoder = OutputEncoder(width=1)
     encoder({f"k{i}": 1.0 for i in range(10)})

@@ -9,17 +9,7 @@ import numpy as np
 import pytest
 
 from estimators.validation import InputError
-from mechanisms.pml import (
-    as_kernel,
-    example2_kernels,
-    kernel_leakage,
-    ldp,
-    local_leakage_capacity,
-    optimal_binary_pml_kernel,
-    outcome_pml,
-    randomized_response,
-    sample_min_mass_priors,
-)
+from mechanisms.constructions.pml import (as_kernel, example2_kernels, kernel_leakage, ldp, local_leakage_capacity, optimal_binary_pml_kernel, outcome_pml, randomized_response, sample_min_mass_priors)
 
 
 def random_kernel(rng, n_inputs, n_outputs):

@@ -1,4 +1,4 @@
-"""Direct tests of audit/prior_search.py: candidate two-point priors on neighbouring pairs.
+"""Direct tests of audit/search/prior_search.py: candidate two-point priors on neighbouring pairs.
 
 Expected pairs are enumerated independently: with one base database, switching record j
 between two of its values gives every neighbouring pair the search can build, so for binary
@@ -13,11 +13,11 @@ import warnings
 import numpy as np
 import pytest
 
-from audit.config_schema import InputWarning
-from audit.prior_search import MAX_PRIOR_SEARCH, differing_record, random_pairs, search_priors
+from estimators.validation import InputWarning
+from audit.search.prior_search import MAX_PRIOR_SEARCH, differing_record, random_pairs, search_priors
 from estimators.validation import InputError
-from mechanisms.neighbouring_pair import NeighbouringPair
-from mechanisms.priors import ProductBernoulli, ProductGaussian, TwoPoint
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from mechanisms.inputs.priors import ProductBernoulli, ProductGaussian, TwoPoint
 
 
 def _unordered(pair) -> tuple:

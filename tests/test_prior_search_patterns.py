@@ -4,8 +4,8 @@ order: structured pairs first, then random ones. Expected pairs are written out 
 import numpy as np
 import pytest
 
-from audit.prior_search import candidate_pairs, record_patterns, structured_pairs
-from mechanisms.priors import UniformBox
+from audit.search.prior_search import candidate_pairs, record_patterns, structured_pairs
+from mechanisms.inputs.priors import UniformBox
 
 
 def _observed(n=3, k=4, values=(0.0, 0.9, 2.0), m=50, seed=0):

@@ -7,16 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from estimators.validation import InputError
-from mechanisms.priors import (
-    Categorical,
-    EmpiricalResample,
-    FixedRest,
-    Mixture,
-    ProductBernoulli,
-    ProductGaussian,
-    TwoPoint,
-    UniformBox,
-)
+from mechanisms.inputs.priors import Categorical, FixedRest, ProductBernoulli, ProductGaussian, TwoPoint, UniformBox
+from mechanisms.inputs.user_priors import EmpiricalResample, Mixture
 
 
 def _within(sample_mean, expected, sd, count, z=5.0):

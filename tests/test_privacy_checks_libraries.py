@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.testing import ClaimRefuted
+from audit.gating.assertions import ClaimRefuted
 from conftest import needs
 
 #: Neighbouring databases of four records in [0, 1]: record 0 changes from 0 to 1.

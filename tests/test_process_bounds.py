@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from mechanisms.execution.program import ProgramTimeout, run_program
+from mechanisms.calls.program import ProgramTimeout, run_program
 
 pytestmark = pytest.mark.integration
 
@@ -55,7 +55,7 @@ def _wait_dead(pids, seconds: float) -> list:
 _AUDIT_WITH_WORKERS = textwrap.dedent("""
     import numpy as np
     from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
-    from mechanisms.loading import load_object
+    from mechanisms.adapters.loading import load_object
 
     if __name__ == "__main__":  # spawned workers import this file again
         source = "{source}"
@@ -166,7 +166,7 @@ def test_user_thread_left_running_does_not_hold_the_program(tmp_path):
 
 
 def test_prior_first_call_is_bounded_by_timeout_not_a_minute(tmp_path):
-    from audit.config import build_spec
+    from audit.config.building import build_spec
     from mechanisms.errors import MechanismError
 
     (tmp_path / "slow_prior.py").write_text("import time\ndef prior(m, rng):\n    time.sleep(3600)\n")

@@ -1,4 +1,4 @@
-"""The rate-ratio certificate of pure ε-DP (audit.rate_ratio): the bound against SciPy's exact binomial
+"""The rate-ratio certificate of pure ε-DP (audit.certificates.rate_ratio): the bound against SciPy's exact binomial
 interval, its exact type-I error under the Poisson design by enumeration at a mechanism on the boundary
 (p₁ = e^ε p₂), the run budget (Poisson mean and overflow), the event search choosing it for a rare event,
 and the claim check."""
@@ -12,13 +12,12 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from audit.crosscheck import ClaimPlan, cross_checks
-from audit.event_search import event_search
-from audit.event_test import certified_epsilon, clopper_pearson
-from audit.rate_ratio import (RUN_OVERFLOW, _paulson_log_ratio, draw_run_counts, poisson_run_mean, predicted_epsilon,
-                              rate_ratio_epsilon, rate_ratio_lower_bound)
+from audit.certificates.claim_tests import ClaimPlan, cross_checks
+from audit.search.event_search import event_search
+from audit.certificates.event_bounds import certified_epsilon, clopper_pearson
+from audit.certificates.rate_ratio import (RUN_OVERFLOW, _paulson_log_ratio, draw_run_counts, poisson_run_mean, predicted_epsilon, rate_ratio_epsilon, rate_ratio_lower_bound)
 from estimators.validation import InputError
-from mechanisms.claims import parse_claim
+from mechanisms.claims.parsing import parse_claim
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bit_mechanism import BitRunner, bit_candidate  # noqa: E402 - the one-bit mechanism, next to this test

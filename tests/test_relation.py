@@ -1,4 +1,4 @@
-"""Neighbouring relations: add/remove beside replace-one (mechanisms.relation and its uses)."""
+"""Neighbouring relations: add/remove beside replace-one (mechanisms.inputs.relation and its uses)."""
 
 import math
 import re
@@ -9,14 +9,14 @@ import pytest
 from audit.engine import run_audit
 from audit.spec import AuditSpec
 from estimators.validation import InputError
-from mechanisms.claims import parse_claim
+from mechanisms.claims.parsing import parse_claim
 from mechanisms.base import MechanismError
 from mechanisms.execution.runner import MechanismRunner
-from mechanisms.neighbouring_pair import NeighbouringPair
-from mechanisms.pair_files import pair_from_files
-from mechanisms.priors import ProductBernoulli
-from mechanisms.relation import (ADD_REMOVE, REPLACE_ONE, PresentRecords, add_remove_rows, convert_claim,
-                                 presence_pair, split_by_presence)
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from mechanisms.inputs.pair_files import pair_from_files
+from mechanisms.inputs.priors import ProductBernoulli
+from mechanisms.inputs.relation import (ADD_REMOVE, REPLACE_ONE, PresentRecords, add_remove_rows, presence_pair, split_by_presence)
+from mechanisms.claims.conversion import convert_claim
 
 
 def _noisy_count(dbs, rng):
@@ -173,7 +173,7 @@ def test_add_remove_prior_search_generates_present_against_absent_pairs():
 def test_opendp_symmetric_distance_on_unsized_data_reads_its_map_per_relation():
     dp = pytest.importorskip("opendp.prelude")
     dp.enable_features("contrib")
-    from mechanisms.library_adapters import OpenDPMechanism
+    from mechanisms.adapters.libraries import OpenDPMechanism
 
     count = dp.t.make_count(dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance())
     wrapped = OpenDPMechanism(count >> dp.m.then_laplace(scale=2.0))

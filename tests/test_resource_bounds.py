@@ -175,7 +175,7 @@ def test_joining_a_ray_cluster_is_bounded_in_time(monkeypatch):
 
 def test_sys_exit_at_import_is_one_error_naming_the_file(tmp_path):
     # It ended the audit silently with the file's status (5).
-    from mechanisms.loading import load_object
+    from mechanisms.adapters.loading import load_object
 
     (tmp_path / "quits.py").write_text("import sys\nsys.exit(5)\n")
     with pytest.raises(InputError, match=r"--mechanism '.*quits.py:mech': executing '.*quits.py' called "
@@ -185,7 +185,7 @@ def test_sys_exit_at_import_is_one_error_naming_the_file(tmp_path):
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_config_path_that_is_a_pipe_or_device_or_huge_is_refused(tmp_path):
-    from audit.config import MAX_CONFIG_BYTES, load_config
+    from audit.config.building import MAX_CONFIG_BYTES, load_config
 
     fifo = tmp_path / "config.fifo"
     os.mkfifo(fifo)  # opening it would block until a writer comes

@@ -18,7 +18,7 @@ from audit.cli.main import COMMANDS
 from audit.report.content import bound_text, claim_outcome, runs_to_refute
 from audit.report.table import summary_table
 from audit.result import AuditResult, EventTest
-from mechanisms.claims import parse_claim
+from mechanisms.claims.parsing import parse_claim
 
 
 def _lower(k, n, a):

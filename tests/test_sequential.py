@@ -1,4 +1,4 @@
-"""Sequential audits (audit.sequential): the α-spending, the schedule, the stopping rule and the type-I error."""
+"""Sequential audits (audit.gating.sequential): the α-spending, the schedule, the stopping rule and the type-I error."""
 
 from __future__ import annotations
 
@@ -10,15 +10,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audit.event_test import clopper_pearson
-from audit.sequential import (SPENDING_POWER, event_selection_possible, look_boundaries, look_runs, look_schedule,
-                              power_alpha_spending, run_audit_on_look_runs,
-                              run_sequential_audit, runs_per_sample, runs_to_refute)
+from audit.certificates.event_bounds import clopper_pearson
+from audit.gating.sequential import (SPENDING_POWER, event_selection_possible, look_boundaries, look_runs, look_schedule, power_alpha_spending, run_audit_on_look_runs, run_sequential_audit, runs_per_sample, runs_to_refute)
 from audit.spec import AuditSpec
 from estimators.validation import InputError
 from experiments.audit_power import catalog_spec
 from mechanisms.catalog import get_entry
-from mechanisms.claims import parse_claim
+from mechanisms.claims.parsing import parse_claim
 
 
 def _spec(name: str, seed: int = 0, **changes) -> AuditSpec:
@@ -211,7 +209,7 @@ def test_type_one_error_at_the_boundary_is_at_most_alpha_over_500_audits():
 
 @pytest.mark.train  # a prior that is not a two-point prior gets neural critics
 def test_a_prior_that_needs_selection_runs_gets_a_last_look_that_fits_them():
-    from mechanisms.priors import ProductBernoulli
+    from mechanisms.inputs.priors import ProductBernoulli
 
     spec = _spec("laplace_sum", seed=4)
     assert not event_selection_possible(spec)  # the entry's exposing two-point prior: events chosen on held-out draws

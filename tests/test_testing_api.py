@@ -1,4 +1,4 @@
-"""``audit.testing.assert_claim`` and the pytest plugin (audit.pytest_plugin): the α split, the summary
+"""``audit.gating.assertions.assert_claim`` and the pytest plugin (audit.pytest_plugin): the α split, the summary
 line, the failure message and its reproducing command."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from audit.pytest_plugin import summary_line
-from audit.testing import ClaimRefuted, assert_claim, bonferroni_share
+from audit.gating.assertions import ClaimRefuted, assert_claim, bonferroni_share
 from estimators.validation import InputError
 from mechanisms.catalog import get_entry
 

@@ -12,7 +12,7 @@ from estimators.neural import CriticConfig
 from estimators.validation import InputError
 from mechanisms.training import dpsgd_claim, dpsgd_epsilon, dpsgd_rdp_claim, dpsgd_zcdp_claim
 from mechanisms.training.accountant import noise_for_epsilon
-from mechanisms.training.catalog import FACTORIES
+from mechanisms.catalog.dpsgd import FACTORIES
 
 pytestmark = needs("opacus", "dp_accounting")
 

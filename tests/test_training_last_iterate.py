@@ -6,9 +6,9 @@ import pytest
 
 from estimators.validation import InputError
 from mechanisms.training import DPSGD
-from mechanisms.training.catalog import FACTORIES, canary_pair
+from mechanisms.catalog.dpsgd import FACTORIES, canary_pair
 from mechanisms.training.dpsgd import worst_case_init
-from audit.last_iterate import candidate_canaries, search_last_iterate
+from audit.search.last_iterate import candidate_canaries, search_last_iterate
 from mechanisms.training.records import GRADIENT_CANARY, NULL, ORDINARY, null_record, with_record
 from mechanisms.training.torch_dpsgd import TorchDPSGD
 

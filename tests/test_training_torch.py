@@ -139,7 +139,7 @@ def test_cuda_training_equals_the_cpu_without_noise_and_keeps_the_law_with_it(hi
 
 
 def test_noisy_sums_are_snapped_to_numpys_grid():
-    from mechanisms.catalog.snapping import GRID_EXPONENT
+    from mechanisms.snapping import GRID_EXPONENT
 
     trace = TorchDPSGD(N, P, 1.3, steps=3, release="gradient_trace")(_databases(), np.random.default_rng(0))
     scaled = trace * 2.0 ** -GRID_EXPONENT  # an exact power-of-two scaling: integers iff on the grid
@@ -152,7 +152,7 @@ def test_audit_device_routes_catalog_dpsgd_to_the_torch_trainer_with_the_same_la
     released canary coordinates then have the NumPy trainer's law and the closed form's moments."""
     from dataclasses import fields
 
-    from audit.config import build_spec
+    from audit.config.building import build_spec
 
     config = {"mechanism": {"spec": "catalog:dpsgd_s1_q1_t4"}, "audit": {"samples": 100}}
     numpy_trainer = build_spec(config).mechanism
@@ -165,7 +165,7 @@ def test_audit_device_routes_catalog_dpsgd_to_the_torch_trainer_with_the_same_la
     assert any("TorchDPSGD" in n and "cpu" in n for n in spec.notes)
     assert {f.name: getattr(routed, f.name) for f in fields(DPSGD)} == \
         {f.name: getattr(numpy_trainer, f.name) for f in fields(DPSGD)}
-    from mechanisms.training.catalog import canary_pair
+    from mechanisms.catalog.dpsgd import canary_pair
 
     pair, m = canary_pair(), 3000  # the entry's pair: its databases with and without the canary
     first, second = np.repeat(pair.first[None], m, axis=0), np.repeat(pair.second[None], m, axis=0)
@@ -181,7 +181,7 @@ def test_audit_device_routes_catalog_dpsgd_to_the_torch_trainer_with_the_same_la
 
 @needs_cuda
 def test_audit_on_cuda_trains_catalog_dpsgd_on_the_gpu():
-    from audit.config import build_spec
+    from audit.config.building import build_spec
 
     for audit in ({"samples": 100, "device": "cuda"}, {"samples": 100}):  # asked for, and "auto" with a GPU
         mechanism = build_spec({"mechanism": {"spec": "catalog:dpsgd_s1_q1_t4"}, "audit": audit}).mechanism

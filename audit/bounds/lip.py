@@ -2,7 +2,7 @@
 
 Source: Zamani, Sadeghi and Skoglund, "An Information Geometric Approach to Local Information
 Privacy ..." (``papers/lip-information-geometry.txt``); the construction itself is in
-:mod:`mechanisms.lip`.
+:mod:`mechanisms.constructions.lip`.
 
 Three quantities are computed exactly here, all by one method. Each is the largest value of
 Σ_u P_U(u) f(z_u) over distributions of points z_u in a polytope Z with a prescribed mean,
@@ -35,14 +35,7 @@ from scipy.optimize import linprog
 from estimators.result_forms import fields_to_dict
 from estimators.units import NATS, convert
 from estimators.validation import InputError, as_positive_array, check_choice, check_positive, plain
-from mechanisms.lip import (
-    LEAKAGES,
-    ScalingFactors,
-    kl_divergence,
-    leakage_geometry,
-    privacy_box,
-    scaling_factors,
-)
+from mechanisms.constructions.lip import (LEAKAGES, ScalingFactors, kl_divergence, leakage_geometry, privacy_box, scaling_factors)
 
 __all__ = ["LIPBounds", "MixtureOptimum", "approximate_optimum", "exact_optimum", "lip_bounds"]
 
@@ -209,7 +202,7 @@ def approximate_optimum(pxgy, py, epsilon: float, approach: str = "second", leak
     """The exact value of the quadratic problems P₁ (Eq. (12)), P₂ (Eq. (19)), P₁' (31), P₂' (Lemma 5).
 
     max over L_u, P_U of ½ε² Σ_u P_U ‖W L_u‖² with L_u ⊥ √P_X (7), Σ_u P_U L_u = 0 (8) and the
-    approach's box (:func:`mechanisms.lip.privacy_box`). For K = 2 this equals the closed forms
+    approach's box (:func:`mechanisms.constructions.lip.privacy_box`). For K = 2 this equals the closed forms
     (14) and (20); for K > 2 the paper gives only bounds, and this is the exact value.
     """
     check_choice(leakage, "leakage", LEAKAGES)

@@ -5,7 +5,7 @@ mechanisms beyond local differential privacy" (``papers/pml-dobrushin-contractio
 
 A kernel K is (ε, c)-PML when its PML is at most ε for every prior in
 Q_X(c) = {P_X : min_x P_X(x) ≥ c}, 0 < c ≤ 1/N, N = |X| (Definition 2). The kernel-side
-quantities (PML of a kernel, optimal kernels) live in :mod:`mechanisms.pml`.
+quantities (PML of a kernel, optimal kernels) live in :mod:`mechanisms.constructions.pml`.
 
 Functions here broadcast over ``epsilon`` and ``tv`` (scalars in, float out; arrays in,
 arrays out). Information (ε, KL) is in nats; TV and squared Hellinger are unitless.
@@ -22,7 +22,7 @@ import numpy as np
 from estimators.result_forms import fields_to_dict
 from estimators.units import NATS
 from estimators.validation import InputError, as_positive_array, check_int, check_positive, plain, scalar_or_array
-from mechanisms.pml import check_min_mass
+from mechanisms.constructions.pml import check_min_mass
 
 __all__ = [
     "MinimaxRiskBound",
@@ -52,7 +52,7 @@ def eta_tv(epsilon, c, n_inputs: int):
     The fraction equals 1 at ε = log(2/(Nc)) and increases with ε, so this is the same as
     min{(e^ε − 1)/(e^ε(1 − Nc) + 1), 1} (DESIGN.md's summary) and as Ξ(ε, c) of
     Corollaries 1 and 2. The value is attained (Remark 2; see
-    :func:`mechanisms.pml.optimal_binary_pml_kernel`). As c → 0 it recovers Kairouz et al.'s
+    :func:`mechanisms.constructions.pml.optimal_binary_pml_kernel`). As c → 0 it recovers Kairouz et al.'s
     ε-LDP bound (e^ε − 1)/(e^ε + 1) (Remark 1).
 
     Parameters

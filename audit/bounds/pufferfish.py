@@ -32,7 +32,7 @@ from estimators.validation import (
     plain,
 )
 
-from .composition import as_finite_vector
+from audit.bounds.composition import as_finite_vector
 
 __all__ = [
     "DensityConstants",

@@ -1,6 +1,6 @@
 """``miaudit audit``: audit a mechanism from a TOML configuration or from flags.
 
-The flags that set configuration values come from :data:`audit.config.KEYS` (a key with a
+The flags that set configuration values come from :data:`audit.config.keys.KEYS` (a key with a
 ``flag`` gets it here), so a flag and its configuration key are type-checked by the same code
 and named together in errors.
 """
@@ -11,15 +11,17 @@ import sys
 import warnings
 from pathlib import Path
 
-from audit.cli.flag_values import StoreOnce, integer, number
+from audit.config.flag_values import StoreOnce, integer, number
 from audit.cli.main import add_device_option
-from audit.config import apply_overrides, build_spec, flag_keys, load_config
-from audit.config_schema import InputWarning
+from audit.config.building import apply_overrides, build_spec, load_config
+from audit.config.keys import flag_keys
+from estimators.validation import InputWarning
 from audit.report import report_target, summary_table, terminal_text
 from estimators.validation import InputError
-from mechanisms.claims import CLAIM_SYNTAX, parse_claim
+from mechanisms.claims.claim import CLAIM_SYNTAX
+from mechanisms.claims.parsing import parse_claim
 from mechanisms.errors import MechanismWarning
-from mechanisms.pair_files import split_pair_flag
+from mechanisms.inputs.pair_files import split_pair_flag
 
 
 def configure(parser) -> None:
@@ -43,7 +45,7 @@ def configure(parser) -> None:
                              "pairs alone make a DP audit (repeatable; [[pairs]] first, second)")
     parser.add_argument("--max-runs", type=integer, action=StoreOnce, metavar="N",
                         help="a sequential audit: nested looks at growing parts of one stream of at most N mechanism "
-                             "runs, stopping at the first refutation, alpha spent across the looks (audit.sequential)")
+                             "runs, stopping at the first refutation, alpha spent across the looks (audit.gating.sequential)")
     parser.add_argument("--time-limit", type=number, action=StoreOnce, metavar="S",
                         help="with --max-runs: run no look that would end past S seconds")
     parser.add_argument("--plan", action="store_true",
@@ -150,7 +152,7 @@ def run(args):
             raise InputError("--time-limit applies to a sequential audit: give --max-runs too")
         _warn_unrefutable(spec, args.max_runs)
         if args.max_runs is not None:
-            from audit.sequential import run_sequential_audit  # torch loads only once the flags are checked
+            from audit.gating.sequential import run_sequential_audit  # torch loads only once the flags are checked
 
             progress = None if args.quiet or args.json else _progress
             sequential = run_sequential_audit(spec, args.max_runs, time_limit=args.time_limit, progress=progress)
@@ -179,10 +181,10 @@ def _warn_unrefutable(spec, max_runs) -> None:
     """Say on the terminal, before any run, which tests cannot refute the claim at this budget."""
     import dataclasses
 
-    from audit.budget_plan import unrefutable_warnings
+    from audit.gating.budget_forecast import unrefutable_warnings
 
     if max_runs is not None:  # a sequential audit's last look, the largest, sets what can be refuted
-        from audit.sequential import look_schedule
+        from audit.gating.sequential import look_schedule
 
         last = look_schedule(spec, max_runs)[-1]
         spec = dataclasses.replace(spec, samples=last.samples, event_runs=last.event_runs, alpha=last.alpha)
@@ -191,8 +193,8 @@ def _warn_unrefutable(spec, max_runs) -> None:
 
 
 def _plan(spec, args):
-    """``--plan``: the budget plan from a pilot (audit.budget_plan), nothing else run."""
-    from audit.budget_plan import EXCESS, PILOT_RUNS, plan_budget
+    """``--plan``: the budget plan from a pilot (audit.gating.budget_forecast), nothing else run."""
+    from audit.gating.budget_forecast import EXCESS, PILOT_RUNS, plan_budget
 
     plan = plan_budget(spec, budget_runs=args.max_runs, pilot_runs=args.pilot_runs or PILOT_RUNS,
                        excess=EXCESS if args.excess is None else args.excess)

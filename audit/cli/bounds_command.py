@@ -8,8 +8,8 @@ import numpy as np
 
 from estimators.validation import InputError
 
-from .bounds_calculators import calculators
-from .flag_values import with_flag_names
+from audit.cli.bounds_calculators import calculators
+from audit.config.flag_values import with_flag_names
 
 
 def configure(parser) -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from estimators.validation import InputError
-from mechanisms.claims import CALIBRATION_NOTIONS as NOTIONS
+from mechanisms.claims.claim import CALIBRATION_NOTIONS as NOTIONS
 
-from .flag_values import integer, number, number_list, with_flag_names
+from audit.config.flag_values import integer, number, number_list, with_flag_names
 
 
 # Library argument names and the flags that carry them, so errors name what the user typed.

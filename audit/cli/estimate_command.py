@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from audit.cli.flag_values import integer, number
+from audit.config.flag_values import integer, number
 from audit.cli.main import add_device_option
 from estimators.array_files import load_npy_array
 from estimators.choices import CONDITIONAL_FORMS, ESTIMATORS, NEURAL_ESTIMATORS

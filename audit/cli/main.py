@@ -106,8 +106,8 @@ def check_seed(seed, flag: str = "--seed") -> int:
 
 
 def integer(text: str) -> int:
-    """:func:`audit.cli.flag_values.integer`, imported when a flag is read (it loads NumPy)."""
-    from audit.cli.flag_values import integer as read
+    """:func:`audit.config.flag_values.integer`, imported when a flag is read (it loads NumPy)."""
+    from audit.config.flag_values import integer as read
 
     return read(text)
 
@@ -258,7 +258,7 @@ def main(argv=None) -> int:
     process_entry = argv is None  # the miaudit program itself (not a caller's main([...])): it may end the process
     argv = sys.argv[1:] if argv is None else list(argv)
     if process_entry:  # a user call that ignores its timeout's interruption ends the program, with one line
-        from mechanisms.execution.watchdog import exit_when_stuck
+        from mechanisms.calls.watchdog import exit_when_stuck
 
         exit_when_stuck()
         end_on_termination()

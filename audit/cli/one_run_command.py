@@ -7,7 +7,7 @@ black-box input canaries scored by their loss: :mod:`mechanisms.training.one_run
 
 from __future__ import annotations
 
-from audit.cli.flag_values import integer, number
+from audit.config.flag_values import integer, number
 from audit.cli.main import add_device_option, check_seed
 
 HELP = "one-run audit: m canaries, one training run, a certified (eps, delta) lower bound (Steinke et al. 2023)"

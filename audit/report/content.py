@@ -27,7 +27,7 @@ def runs_text(result: AuditResult) -> str:
     parts = [f"{RUN_PURPOSES.get(purpose, purpose)} {count}" for purpose, count in result.samples_by_purpose.items()]
     event = result.event_test
     if event is not None and event.runs_made is not None and "event_certification" in result.samples_by_purpose:
-        # A rate-ratio certificate runs each input a Poisson number of times, within the budget (audit.rate_ratio).
+        # A rate-ratio certificate runs each input a Poisson number of times, within the budget (audit.certificates.rate_ratio).
         i = list(result.samples_by_purpose).index("event_certification")
         parts[i] += (f" = {event.runs_made[0]} + {event.runs_made[1]}, Poisson numbers of runs of the two inputs "
                      f"within the budget of {event.runs_per_input} each")
@@ -133,7 +133,7 @@ def bound_text(value, unit: str = "") -> str:
     return f"0{suffix} (no evidence)" if value < 0 else f"{number(value)}{suffix}"
 
 
-#: The note :func:`audit.crosscheck.plan_claim_tests` writes when the event test's runs are too few.
+#: The note :func:`audit.certificates.claim_tests.plan_claim_tests` writes when the event test's runs are too few.
 _RUNS_NEEDED = re.compile(r"it needs at least (\d+) runs per input")
 
 #: The most runs per input :func:`runs_to_refute` looks for.
@@ -144,15 +144,15 @@ def runs_to_refute(claim, p_first: float, p_second: float, alpha: float, limit: 
     """The fewest runs per input with which an event seen at frequencies (``p_first``, ``p_second``)
     would refute ``claim``: Clopper–Pearson bounds (Clopper and Pearson 1934) at α/2 each on
     round(p n) hits of n runs, checked against the claim's profile
-    (:meth:`~mechanisms.claims.Claim.event_margin`, positive: outside it). ``None`` when no n up to
+    (:meth:`~mechanisms.claims.claim.Claim.event_margin`, positive: outside it). ``None`` when no n up to
     ``limit`` does: at its frequencies the event lies (or nearly lies) within the claim's profile,
     and more runs of it cannot refute the claim.
 
     The frequencies are estimates, so the count is a forecast, not a guarantee.
     """
-    from audit.crosscheck import _smallest_runs
+    from audit.certificates.claim_tests import _smallest_runs
 
-    from audit.event_test import clopper_pearson
+    from audit.certificates.event_bounds import clopper_pearson
 
     def works(n):
         lower = clopper_pearson(round(p_first * n), n, alpha / 2)[0]
@@ -184,8 +184,8 @@ def claim_outcome(result: AuditResult) -> tuple:
         return "cannot be refuted at this budget", "no test of this audit can refute it (the notes say why)"
     event, event_alpha = result.event_test, result.claim_alpha.get("event")
     if event is not None and event_alpha is not None:
-        from audit.event_test import clopper_pearson
-        from mechanisms.claims import parse_claim
+        from audit.certificates.event_bounds import clopper_pearson
+        from mechanisms.claims.parsing import parse_claim
 
         try:
             claim = parse_claim(result.claim["text"])
@@ -357,7 +357,7 @@ def facts(result: AuditResult) -> list:
 
 
 def gaussian_dp_rows(certificate) -> list:
-    """The event test's μ certificate (:class:`audit.gdp_certificate.GDPCertificate`) as table rows."""
+    """The event test's μ certificate (:class:`audit.certificates.gaussian_dp.GDPCertificate`) as table rows."""
     if certificate is None:
         return []
     c = certificate

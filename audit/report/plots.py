@@ -210,7 +210,7 @@ def claim_tradeoff_figure(result: AuditResult) -> ReportFigure:
     title = "The claim's trade-off curve and the certified event"
     if result.claim is None:
         return ReportFigure(title, None, "The audit had no claim.")
-    from mechanisms.claims import parse_claim
+    from mechanisms.claims.parsing import parse_claim
 
     claim = parse_claim(result.claim["text"], argument="claim")
     if not claim.has_profile:

@@ -8,19 +8,19 @@ the Gaussian σ for a local-MI target (local-MI paper, Section II, Figs. 1 and 3
 :mod:`.local_mi`.
 """
 
-from .classical import (analytic_gaussian_sigma, classical_gaussian_variance, gaussian_approx_dp,
+from mechanisms.calibration.classical import (analytic_gaussian_sigma, classical_gaussian_variance, gaussian_approx_dp,
                         laplace_approx_dp, laplace_dp)
-from .dependence import entropy_power_term, gaussian_attribute_mi, gaussian_secret_mi_pp
-from .dispatch import NOTIONS, calibrate
-from .gaussian import gaussian_mi_dp, gaussian_mi_pp, gaussian_mi_variance
-from .laplace import laplace_mi_dp, laplace_mi_pp, laplace_mi_scale
-from .local_mi import gaussian_sigma_for_lmip_bits
-from .noisy import NoisyMechanism
-from .projection import gaussian_projection_mi_pp
-from .regions import (remark11_mi_dp_is_quieter, remark11_threshold, remark14_correlation_threshold,
+from mechanisms.calibration.dependence import entropy_power_term, gaussian_attribute_mi, gaussian_secret_mi_pp
+from mechanisms.calibration.dispatch import NOTIONS, calibrate
+from mechanisms.calibration.gaussian import gaussian_mi_dp, gaussian_mi_pp, gaussian_mi_variance
+from mechanisms.calibration.laplace import laplace_mi_dp, laplace_mi_pp, laplace_mi_scale
+from mechanisms.calibration.local_mi import gaussian_sigma_for_lmip_bits
+from mechanisms.calibration.noisy import NoisyMechanism
+from mechanisms.calibration.projection import gaussian_projection_mi_pp
+from mechanisms.calibration.regions import (remark11_mi_dp_is_quieter, remark11_threshold, remark14_correlation_threshold,
                       remark14_free_privacy)
-from .result import Calibration
-from .structured import gaussian_attribute_dp, gaussian_structured_pp
+from mechanisms.calibration.result import Calibration
+from mechanisms.calibration.structured import gaussian_attribute_dp, gaussian_structured_pp
 
 __all__ = [
     "Calibration", "NOTIONS", "NoisyMechanism", "analytic_gaussian_sigma", "calibrate",

@@ -15,9 +15,9 @@ from scipy.optimize import brentq
 
 from estimators.validation import InputError, check_choice, check_nonnegative, check_positive, check_probability, plain
 
-from ._inputs import attempt, check_epsilon, noise_value, resolve_dim, safe_log
-from ..dp_curves import gaussian_dp_delta
-from .result import Calibration, gaussian_calibration, laplace_calibration
+from mechanisms.calibration._inputs import attempt, check_epsilon, noise_value, resolve_dim, safe_log
+from mechanisms.claims.dp_curves import gaussian_dp_delta
+from mechanisms.calibration.result import Calibration, gaussian_calibration, laplace_calibration
 
 GAUSSIAN_METHODS = ("classical", "analytic")
 # Relative accuracy of the analytic Gaussian σ (root of δ(ε; σ) = δ in log σ).
@@ -144,7 +144,7 @@ def gaussian_approx_dp(epsilon, delta, l2_sensitivity, *, dim=None, method="clas
     method : {"classical", "analytic"}
         ``"classical"``: σ = Δ₂ √(2 ln(1.25/δ))/ε (Dwork and Roth, Theorem A.1).
         ``"analytic"``: the smallest σ whose exact δ(ε) (Balle and Wang 2018, Theorem 8;
-        :func:`mechanisms.dp_curves.gaussian_dp_delta`) equals δ, to 1e-12 relative.
+        :func:`mechanisms.claims.dp_curves.gaussian_dp_delta`) equals δ, to 1e-12 relative.
     """
     eps = check_epsilon(epsilon)
     dlt = check_probability(delta, "delta")

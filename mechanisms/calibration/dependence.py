@@ -10,8 +10,8 @@ import math
 
 from estimators.validation import InputError, check_finite_number, check_int, check_nonnegative, check_positive
 
-from ._inputs import attempt, check_epsilon, log_expm1_ratio, normal_ratio, safe_log
-from .result import Calibration, gaussian_calibration
+from mechanisms.calibration._inputs import attempt, check_epsilon, log_expm1_ratio, normal_ratio, safe_log
+from mechanisms.calibration.result import Calibration, gaussian_calibration
 
 
 def entropy_power_term(cond_entropy_lower: float, dim: int) -> float:

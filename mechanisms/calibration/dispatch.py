@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from estimators.validation import InputError, check_choice
 
-from ..claims import CALIBRATION_NOTIONS as NOTIONS
-from .classical import gaussian_approx_dp, laplace_approx_dp, laplace_dp
-from .gaussian import gaussian_mi_dp, gaussian_mi_pp
-from .laplace import laplace_mi_dp, laplace_mi_pp
-from .projection import gaussian_projection_mi_pp
-from .noisy import NOISES
-from .result import Calibration
+from mechanisms.claims.claim import CALIBRATION_NOTIONS as NOTIONS
+from mechanisms.calibration.classical import gaussian_approx_dp, laplace_approx_dp, laplace_dp
+from mechanisms.calibration.gaussian import gaussian_mi_dp, gaussian_mi_pp
+from mechanisms.calibration.laplace import laplace_mi_dp, laplace_mi_pp
+from mechanisms.calibration.projection import gaussian_projection_mi_pp
+from mechanisms.calibration.noisy import NOISES
+from mechanisms.calibration.result import Calibration
 
 # Which optional quantities each (noise, notion) rule reads.
 _ACCEPTS = {

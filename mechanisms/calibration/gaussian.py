@@ -10,9 +10,9 @@ import math
 
 from estimators.validation import InputError, check_positive
 
-from ._inputs import (attempt, check_epsilon, coordinate_total, exactly_one, log_expm1_ratio, noise_value, normal_ratio,
+from mechanisms.calibration._inputs import (attempt, check_epsilon, coordinate_total, exactly_one, log_expm1_ratio, noise_value, normal_ratio,
                       resolve_dim, safe_log)
-from .result import Calibration, gaussian_calibration
+from mechanisms.calibration.result import Calibration, gaussian_calibration
 
 
 def gaussian_mi_variance(epsilon: float, total_cond_var: float, dim: int) -> float:

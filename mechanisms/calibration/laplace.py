@@ -11,9 +11,9 @@ import math
 
 from estimators.validation import check_positive
 
-from ._inputs import (attempt, check_epsilon, coordinate_total, exactly_one, log_expm1_ratio, noise_value, normal_ratio,
+from mechanisms.calibration._inputs import (attempt, check_epsilon, coordinate_total, exactly_one, log_expm1_ratio, noise_value, normal_ratio,
                       resolve_dim, safe_log)
-from .result import Calibration, laplace_calibration
+from mechanisms.calibration.result import Calibration, laplace_calibration
 
 
 def laplace_mi_scale(epsilon: float, total_cond_std: float, dim: int) -> float:

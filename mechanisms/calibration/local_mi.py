@@ -14,8 +14,8 @@ from scipy import optimize
 
 from estimators.validation import InputError, check_choice, check_positive, plain
 
-from ..gaussian_capacity import gaussian_lmip_ci_bits
-from ..gaussian_discrete_input import gaussian_lmip_cd_bits
+from mechanisms.constructions.gaussian_capacity import gaussian_lmip_ci_bits
+from mechanisms.constructions.gaussian_discrete_input import gaussian_lmip_cd_bits
 
 __all__ = ["gaussian_sigma_for_lmip_bits"]
 

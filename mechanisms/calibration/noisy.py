@@ -6,7 +6,7 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_choice, check_int, check_nonnegative, plain
 
-from ._inputs import projection_matrix
+from mechanisms.calibration._inputs import projection_matrix
 
 NOISES = ("laplace", "gaussian")
 

@@ -12,9 +12,9 @@ import numpy as np
 
 from estimators.validation import InputError, check_choice, check_int, check_nonnegative
 
-from ._inputs import attempt, check_epsilon, log_sum, projection_matrix, safe_log
-from .gaussian import mi_variance
-from .result import Calibration, gaussian_calibration
+from mechanisms.calibration._inputs import attempt, check_epsilon, log_sum, projection_matrix, safe_log
+from mechanisms.calibration.gaussian import mi_variance
+from mechanisms.calibration.result import Calibration, gaussian_calibration
 
 METHODS = ("deterministic", "random-gaussian")
 

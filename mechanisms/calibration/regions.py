@@ -13,8 +13,8 @@ import numpy as np
 
 from estimators.validation import InputError, check_int, scalar_or_array
 
-from ._inputs import safe_log
-from .dependence import log_entropy_power_term
+from mechanisms.calibration._inputs import safe_log
+from mechanisms.calibration.dependence import log_entropy_power_term
 
 
 def _array(values, name, *, positive=True):

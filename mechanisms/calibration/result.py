@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from estimators.result_forms import fields_to_dict, headline_repr
 from estimators.validation import InputError, plain
 
-from ._inputs import attempt, noise_value
-from .noisy import NoisyMechanism
+from mechanisms.calibration._inputs import attempt, noise_value
+from mechanisms.calibration.noisy import NoisyMechanism
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from estimators.validation import check_nonnegative
 
-from ._inputs import attempt, noise_value, safe_log
-from .classical import classical_gaussian_formula, classical_inputs, log_classical_gaussian_variance
-from .result import Calibration, gaussian_calibration
+from mechanisms.calibration._inputs import attempt, noise_value, safe_log
+from mechanisms.calibration.classical import classical_gaussian_formula, classical_inputs, log_classical_gaussian_variance
+from mechanisms.calibration.result import Calibration, gaussian_calibration
 
 
 _DRIVERS = ("epsilon", "delta", "mean_gap", "cond_var")

@@ -12,12 +12,12 @@ from dataclasses import replace
 
 from estimators.validation import InputError
 
-from . import (calibrated, geometric, histogram, means, noisy_max, numerical_svt, parallel, prefix_sum,
+from mechanisms.catalog import (calibrated, geometric, histogram, means, noisy_max, numerical_svt, parallel, prefix_sum,
                randomized_response, rappor, sparse_vector, sums)
-from .entry import CatalogEntry
-from ..guarantee import NOT_PRIVATE, Guarantee
-from ..neighbouring_pair import NeighbouringPair
-from .parameters import build, defaults, split_spec
+from mechanisms.catalog.entry import CatalogEntry
+from mechanisms.claims.guarantee import NOT_PRIVATE, Guarantee
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from mechanisms.catalog.parameters import build, defaults, split_spec
 
 __all__ = ["CatalogEntry", "Guarantee", "NOT_PRIVATE", "NeighbouringPair", "catalog", "catalog_names", "get_entry", "parameters_of"]
 
@@ -41,8 +41,8 @@ _FACTORIES = {
 def _factories(training: bool = True) -> dict:
     if not training:
         return _FACTORIES
-    # The DP-SGD training runs (mechanisms.training.catalog), imported when first asked for.
-    from mechanisms.training.catalog import FACTORIES as TRAINING
+    # The DP-SGD training runs (mechanisms.catalog.dpsgd), imported when first asked for.
+    from mechanisms.catalog.dpsgd import FACTORIES as TRAINING
 
     return {**_FACTORIES, **TRAINING}
 
@@ -57,7 +57,7 @@ def _factory(name: str):
 def catalog(training: bool = False) -> list:
     """The catalog entries at their default parameters, as a list of :class:`CatalogEntry`.
 
-    ``training=True`` adds the DP-SGD training runs (:mod:`mechanisms.training.catalog`); they
+    ``training=True`` adds the DP-SGD training runs (:mod:`mechanisms.catalog.dpsgd`); they
     are left out by default, so the studies and tests that sweep the reference mechanisms
     (claimed ε against the exposing pairs' exact ε) do not train models.
     """

@@ -15,10 +15,10 @@ import numpy as np
 
 from mechanisms.calibration import gaussian_mi_dp, gaussian_mi_pp, laplace_mi_dp, laplace_mi_pp
 
-from .entry import CatalogEntry
-from ..guarantee import Guarantee
-from ..neighbouring_pair import NeighbouringPair
-from .sums import NoisySum
+from mechanisms.catalog.entry import CatalogEntry
+from mechanisms.claims.guarantee import Guarantee
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from mechanisms.catalog.sums import NoisySum
 
 __all__ = ["FACTORIES"]
 

@@ -11,10 +11,10 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_int
 
-from ..guarantee import Guarantee
-from mechanisms.priors import TwoPoint
+from mechanisms.claims.guarantee import Guarantee
+from mechanisms.inputs.priors import TwoPoint
 
-from ..neighbouring_pair import NeighbouringPair
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 
 __all__ = ["CatalogEntry"]
 

@@ -13,12 +13,12 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_int, check_positive
 
-from .batch import VectorizedMechanism, as_database_batch, column_sums
-from .entry import CatalogEntry
-from ..guarantee import Guarantee
-from ..neighbouring_pair import NeighbouringPair
-from .sums import laplace_pair_epsilon
-from .snapping import snap
+from mechanisms.catalog.batch import VectorizedMechanism, as_database_batch, column_sums
+from mechanisms.catalog.entry import CatalogEntry
+from mechanisms.claims.guarantee import Guarantee
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from mechanisms.catalog.sums import laplace_pair_epsilon
+from mechanisms.snapping import snap
 
 __all__ = ["FACTORIES", "NoisyHistogram", "histogram_pair"]
 

@@ -15,12 +15,12 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_choice, check_int, check_positive
 
-from .batch import VectorizedMechanism, as_database_batch
-from .entry import CatalogEntry
-from .exposure import integration_grid, laplace_log_pdf, log_integral, max_abs_log_ratio
-from ..guarantee import NOT_PRIVATE, Guarantee
-from ..neighbouring_pair import NeighbouringPair
-from .snapping import snap
+from mechanisms.catalog.batch import VectorizedMechanism, as_database_batch
+from mechanisms.catalog.entry import CatalogEntry
+from mechanisms.catalog.exposure import integration_grid, laplace_log_pdf, log_integral, max_abs_log_ratio
+from mechanisms.claims.guarantee import NOT_PRIVATE, Guarantee
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from mechanisms.snapping import snap
 
 __all__ = ["FACTORIES", "PresenceMean"]
 

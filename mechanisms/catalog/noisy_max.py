@@ -15,12 +15,12 @@ from scipy.special import logsumexp
 
 from estimators.validation import as_generator, check_choice, check_int, check_positive
 
-from .batch import VectorizedMechanism, as_database_batch, column_sums
-from .entry import CatalogEntry
-from .snapping import snap
-from .exposure import integration_grid, laplace_log_cdf, laplace_log_pdf, log_integral, max_abs_log_ratio
-from ..guarantee import NOT_PRIVATE, Guarantee
-from ..neighbouring_pair import NeighbouringPair
+from mechanisms.catalog.batch import VectorizedMechanism, as_database_batch, column_sums
+from mechanisms.catalog.entry import CatalogEntry
+from mechanisms.snapping import snap
+from mechanisms.catalog.exposure import integration_grid, laplace_log_cdf, laplace_log_pdf, log_integral, max_abs_log_ratio
+from mechanisms.claims.guarantee import NOT_PRIVATE, Guarantee
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 
 __all__ = ["FACTORIES", "NoisyMax"]
 

@@ -15,12 +15,12 @@ import numpy as np
 
 from estimators.validation import as_generator, check_int
 
-from .batch import VectorizedMechanism, as_database_batch, column_sums
-from .entry import CatalogEntry
-from ..guarantee import Guarantee
-from .sparse_vector import ENCODING, NEIGHBOURING, check_svt_parameters, exposing_pair, extremes_epsilon
-from .sparse_vector_exposure import svt_log_ratio_extremes
-from .snapping import snap
+from mechanisms.catalog.batch import VectorizedMechanism, as_database_batch, column_sums
+from mechanisms.catalog.entry import CatalogEntry
+from mechanisms.claims.guarantee import Guarantee
+from mechanisms.catalog.sparse_vector import ENCODING, NEIGHBOURING, check_svt_parameters, exposing_pair, extremes_epsilon
+from mechanisms.catalog.sparse_vector_exposure import svt_log_ratio_extremes
+from mechanisms.snapping import snap
 
 __all__ = ["FACTORIES", "NumericalSparseVector"]
 

@@ -14,11 +14,11 @@ import numpy as np
 
 from estimators.validation import check_int, check_positive
 
-from .entry import CatalogEntry
-from ..guarantee import Guarantee
-from .histogram import NEIGHBOURING, NoisyHistogram, histogram_pair
-from .sums import laplace_pair_epsilon
-from .batch import VectorizedMechanism
+from mechanisms.catalog.entry import CatalogEntry
+from mechanisms.claims.guarantee import Guarantee
+from mechanisms.catalog.histogram import NEIGHBOURING, NoisyHistogram, histogram_pair
+from mechanisms.catalog.sums import laplace_pair_epsilon
+from mechanisms.catalog.batch import VectorizedMechanism
 
 __all__ = ["FACTORIES", "NoisyPrefixSum"]
 

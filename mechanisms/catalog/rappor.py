@@ -31,10 +31,10 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_int, check_probability
 
-from .batch import VectorizedMechanism, as_database_batch
-from .entry import CatalogEntry
-from ..guarantee import Guarantee
-from ..neighbouring_pair import NeighbouringPair
+from mechanisms.catalog.batch import VectorizedMechanism, as_database_batch
+from mechanisms.catalog.entry import CatalogEntry
+from mechanisms.claims.guarantee import Guarantee
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 
 __all__ = ["FACTORIES", "Rappor", "bloom_bit", "one_report_epsilon", "permanent_epsilon"]
 

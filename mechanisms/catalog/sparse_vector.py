@@ -33,12 +33,12 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_finite_number, check_int, check_positive
 
-from .snapping import snap
-from .batch import VectorizedMechanism, as_database_batch, column_sums
-from .entry import CatalogEntry
-from ..guarantee import NOT_PRIVATE, Guarantee
-from ..neighbouring_pair import NeighbouringPair
-from .sparse_vector_exposure import svt_log_ratio_extremes
+from mechanisms.snapping import snap
+from mechanisms.catalog.batch import VectorizedMechanism, as_database_batch, column_sums
+from mechanisms.catalog.entry import CatalogEntry
+from mechanisms.claims.guarantee import NOT_PRIVATE, Guarantee
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from mechanisms.catalog.sparse_vector_exposure import svt_log_ratio_extremes
 
 __all__ = ["FACTORIES", "SparseVector", "VARIANTS", "check_svt_parameters", "exposing_pair", "extremes_epsilon", "pair_answers",
            "true_guarantee"]

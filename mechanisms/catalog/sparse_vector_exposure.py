@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .exposure import (integration_grid, laplace_log_cdf, laplace_log_pdf, laplace_log_sf, log_integral,
+from mechanisms.catalog.exposure import (integration_grid, laplace_log_cdf, laplace_log_pdf, laplace_log_sf, log_integral,
                        log_ratio_extremes)
 
 __all__ = ["MAX_PATTERNS", "indicator_patterns", "pattern_count", "pattern_log_probabilities", "svt_log_ratio_extremes"]

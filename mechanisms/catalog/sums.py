@@ -15,13 +15,13 @@ from scipy.optimize import brentq
 
 from estimators.validation import as_generator, check_choice, check_int, check_positive, check_probability
 from mechanisms.calibration import classical_gaussian_variance
-from mechanisms.dp_curves import gaussian_dp_delta
+from mechanisms.claims.dp_curves import gaussian_dp_delta
 
-from .batch import VectorizedMechanism, as_database_batch, column_sums
-from .entry import CatalogEntry
-from ..guarantee import Guarantee
-from ..neighbouring_pair import NeighbouringPair
-from .snapping import snap
+from mechanisms.catalog.batch import VectorizedMechanism, as_database_batch, column_sums
+from mechanisms.catalog.entry import CatalogEntry
+from mechanisms.claims.guarantee import Guarantee
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from mechanisms.snapping import snap
 
 __all__ = ["FACTORIES", "NoisySum", "classic_gaussian_sigma", "gaussian_exact_epsilon", "gaussian_pair_epsilon",
            "laplace_pair_epsilon"]
@@ -82,7 +82,7 @@ def gaussian_exact_epsilon(delta: float, sigma: float, l2_sensitivity: float) ->
     """The smallest ε with δ(ε) ≤ ``delta`` for the Gaussian mechanism.
 
     Inverts the exact privacy profile of Balle and Wang (2018), Theorem 8
-    (:func:`mechanisms.dp_curves.gaussian_dp_delta`), which decreases in ε, by bracketing.
+    (:func:`mechanisms.claims.dp_curves.gaussian_dp_delta`), which decreases in ε, by bracketing.
     """
     delta = check_probability(delta, "delta")
     if gaussian_dp_delta(0.0, sigma, l2_sensitivity) <= delta:

@@ -24,8 +24,8 @@ from concurrent.futures.process import BrokenProcessPool
 
 from estimators.validation import InputError
 
-from ..errors import MechanismError
-from .worker import MechanismReference, init_worker
+from mechanisms.errors import MechanismError
+from mechanisms.execution.worker import MechanismReference, init_worker
 
 #: Seconds a worker told to stop (SIGTERM) gets to kill its external programs and exit before SIGKILL.
 WORKER_STOP_WAIT = 2.0

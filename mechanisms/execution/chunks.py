@@ -84,7 +84,7 @@ def plan_chunks(size: int, chunk_size: int, boundaries=()) -> list[tuple[int, in
     into segments at the boundaries, each cut into chunks of ``chunk_size`` from its start. A job
     of ``b`` items, for a boundary b, then has exactly the first chunks of any larger job with the
     same boundaries (the same indices, starts and sizes, so the same seeds): what nested looks of a
-    sequential audit need (:mod:`audit.sequential`).
+    sequential audit need (:mod:`audit.gating.sequential`).
     """
     cuts = [0] + sorted({int(b) for b in boundaries if 0 < b < size}) + [size]
     starts = [start for lo, hi in zip(cuts[:-1], cuts[1:]) for start in range(lo, hi, chunk_size)]

@@ -12,7 +12,7 @@ the mechanism declares ``independent_across_processes = True``: its own randomne
 the operating system, fresh in every process, as OpenDP's does).
 Ctrl-C cancels every outstanding chunk and ends the workers.
 
-For the nested looks of a sequential audit (:mod:`audit.sequential`) one runner serves every look:
+For the nested looks of a sequential audit (:mod:`audit.gating.sequential`) one runner serves every look:
 its ``boundaries`` end chunks at the looks' sizes (:func:`~mechanisms.execution.chunks.plan_chunks`),
 so a smaller look's jobs are whole chunks of a larger look's, and its :class:`ChunkCache` gives a
 chunk that was already run its outputs again instead of calling the mechanism; ``calls`` counts the
@@ -21,7 +21,6 @@ calls made and ``call_limit`` bounds them (:class:`RunLimitReached`).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import warnings
 from collections import deque
@@ -34,14 +33,15 @@ import numpy as np
 from estimators.progress import progress_bar
 from estimators.validation import InputError, check_choice, check_int, check_positive
 
-from ..base import as_database_batch, draws_only_from_rng, mechanism_name, preferred_chunk_size
-from ..errors import MechanismError, MechanismWarning
-from .backends import WorkerLost, make_backend
-from .chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, chunk_generator, plan_chunks, preserved_global_generators,
+from mechanisms.base import as_database_batch, draws_only_from_rng, mechanism_name, preferred_chunk_size
+from mechanisms.errors import MechanismError, MechanismWarning
+from mechanisms.execution.backends import WorkerLost, make_backend
+from mechanisms.execution.chunk_cache import ChunkCache
+from mechanisms.execution.chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, chunk_generator, plan_chunks, preserved_global_generators,
                      seed_global_generators)
-from .memory import check_output_memory, format_bytes
-from .user_call import FIRST_CALL_TIMEOUT, call_user_code
-from .worker import MechanismReference, run_chunk, run_probe
+from mechanisms.execution.memory import check_output_memory, format_bytes
+from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, call_user_code
+from mechanisms.execution.worker import MechanismReference, run_chunk, run_probe
 
 __all__ = ["BACKENDS", "MAX_TIMEOUT_S", "MAX_WORKERS", "PROBE_TIMEOUT", "ChunkCache", "ExecutionSettings",
            "MechanismRunner", "RunLimitReached"]
@@ -49,7 +49,7 @@ __all__ = ["BACKENDS", "MAX_TIMEOUT_S", "MAX_WORKERS", "PROBE_TIMEOUT", "ChunkCa
 BACKENDS = ("local", "ray")
 
 #: Seconds the first (probe) call of the mechanism, on one database, may take when no
-#: ``--timeout`` is given (:data:`~mechanisms.execution.user_call.FIRST_CALL_TIMEOUT`).
+#: ``--timeout`` is given (:data:`~mechanisms.calls.user_call.FIRST_CALL_TIMEOUT`).
 PROBE_TIMEOUT = FIRST_CALL_TIMEOUT
 
 #: Databases per call when neither the settings nor the mechanism say otherwise.
@@ -148,87 +148,6 @@ class RunLimitReached(Exception):
         self.needed, self.left = needed, left
 
 
-class ChunkCache:
-    """The outputs of mechanism chunks already run, by what determines them; and streams of runs per database.
-
-    A chunk's outputs are a function of its job seed, its index and purpose (its generator,
-    :func:`~mechanisms.execution.chunks.chunk_generator`, and the global generators' seeds), its size
-    and its databases (:meth:`key`: a BLAKE2b digest of their bytes, shape and dtype): a chunk with the
-    same key gets the stored outputs, as if the mechanism had been called again with the same seed. A
-    mechanism whose outputs are not a function of its seed gets its earlier outputs: runs made once and
-    used again, which is what a later look of a sequential audit is meant to do with them.
-
-    With ``stream_seed``, a job whose databases are all one database x (the event test's runs of an
-    input) takes its runs from x's **stream** instead: the sequence of runs of x whose chunks
-    (cut by the runner's boundaries and chunk size, whatever the jobs ask, except a final look's last
-    chunk: :meth:`MechanismRunner._stream_chunks`) are seeded by (``stream_seed``, x) alone. Within one look (:meth:`start_look` begins one) successive jobs on x
-    take successive runs of its stream, so no run serves twice and the runs stay independent;
-    each look starts again from the stream's first run. A later look then re-uses an earlier look's
-    runs of x whatever its generator drew in between (a randomized event's coins, a Poisson number
-    of runs) and whichever statistic or event it chose.
-
-    Attributes
-    ----------
-    hits : int
-        Databases whose outputs came from the cache.
-    """
-
-    def __init__(self, stream_seed: int | None = None):
-        self._outputs: dict = {}
-        self.hits = 0
-        self.stream_seed = None if stream_seed is None else check_int(stream_seed, "stream_seed", 0)
-        self.final = False
-        self._streams: dict = {}
-        self._cursors: dict = {}
-
-    @staticmethod
-    def digest(dbs) -> str:
-        """A BLAKE2b digest of an array's bytes, shape and dtype."""
-        dbs = np.ascontiguousarray(dbs)
-        digest = hashlib.blake2b(f"{dbs.shape}{dbs.dtype.str}".encode(), digest_size=16)
-        digest.update(dbs.data)
-        return digest.hexdigest()
-
-    @classmethod
-    def key(cls, task: ChunkTask) -> tuple:
-        """(job seed, index, purpose, size, digest of the databases) of a mechanism chunk."""
-        return task.job_seed, task.index, task.purpose, task.size, cls.digest(task.dbs)
-
-    def get(self, key: tuple):
-        """The stored outputs of the chunk of ``key``, or None."""
-        return self._outputs.get(key)
-
-    def put(self, key: tuple, outputs) -> None:
-        self._outputs[key] = outputs
-
-    def start_look(self, final: bool = False) -> None:
-        """Begin a look: every stream is read again from its first run. In a ``final`` look a stream's new
-        chunk ends with the job that asks for it (:meth:`MechanismRunner._stream_chunks`)."""
-        self._cursors.clear()
-        self.final = bool(final)
-
-    def take(self, database, count: int) -> tuple:
-        """(``database``'s stream, the position of its next run in this look); moves that on by ``count``."""
-        digest = self.digest(database)
-        stream = self._streams.get(digest)
-        if stream is None:
-            state = np.random.SeedSequence([self.stream_seed, int(digest, 16)]).generate_state(2, np.uint64)
-            stream = self._streams[digest] = _Stream(int(state[0] >> np.uint64(1)), digest, [])
-        position = self._cursors.get(digest, 0)
-        self._cursors[digest] = position + count
-        return stream, position
-
-
-@dataclass
-class _Stream:
-    """One database's stream of runs: its seed, the database's digest and its chunks made so far, as
-    (first run, end, cache key), in order and contiguous from run 0."""
-
-    seed: int
-    digest: str
-    chunks: list
-
-
 def _guard_global_generators(code):
     """Put the global generators' states back after a job whose chunks seed them in this process
     (:func:`~mechanisms.execution.chunks.preserved_global_generators`, about 60 µs); code that declares
@@ -266,7 +185,7 @@ class MechanismRunner:
         Where mechanism chunks' outputs are kept, and looked up before a chunk is run.
     presence_column : bool
         The databases' last attribute says which records are present (an add/remove audit,
-        :mod:`mechanisms.relation`): each group of databases with the same present records runs
+        :mod:`mechanisms.inputs.relation`): each group of databases with the same present records runs
         as its own batch of those records, without the column.
 
     Attributes
@@ -386,8 +305,8 @@ class MechanismRunner:
 
     def _sample_present(self, batch: np.ndarray, rng: np.random.Generator, what: str) -> np.ndarray:
         """:meth:`sample` of presence-column databases: each group with the same present records is its own
-        batch of (m′, n′, k) (:func:`mechanisms.relation.split_by_presence`), in the order of the groups."""
-        from mechanisms.relation import split_by_presence  # the relation module imports the priors, which import this one
+        batch of (m′, n′, k) (:func:`mechanisms.inputs.relation.split_by_presence`), in the order of the groups."""
+        from mechanisms.inputs.relation import split_by_presence  # the relation module imports the priors, which import this one
 
         out, widths = None, {}
         for indices, rows in split_by_presence(batch):

@@ -24,9 +24,9 @@ from typing import Mapping
 
 import numpy as np
 
-from ..base import draws_only_from_rng, mechanism_name, run_on_batch
-from ..errors import MechanismError
-from .chunks import ChunkTask, chunk_generator, seed_global_generators
+from mechanisms.base import draws_only_from_rng, mechanism_name, run_on_batch
+from mechanisms.errors import MechanismError
+from mechanisms.execution.chunks import ChunkTask, chunk_generator, seed_global_generators
 
 __all__ = ["MechanismReference", "init_worker", "run_chunk", "run_probe"]
 
@@ -50,7 +50,7 @@ class MechanismReference:
         The specification that loads it (``FILE.py:NAME``, ``package.module:NAME``,
         ``catalog:NAME[?KEY=VALUE]``), or the ``[mechanism]`` table that loads it (``spec`` or
         ``command``, with ``query``, ``params``, ``sensitivity``, ... and absolute paths), as
-        :func:`mechanisms.recognition.load_mechanism` reads it; when given, workers load it and
+        :func:`mechanisms.adapters.recognition.load_mechanism` reads it; when given, workers load it and
         the object itself never travels.
     mechanism : callable, optional
         The object (used in the audit's own process, and sent pickled when ``source`` is None).
@@ -83,10 +83,10 @@ def _load(source):
     table = {"spec": source} if isinstance(source, str) else source
     spec = table.get("spec") or ""
     if spec.startswith("catalog:"):
-        from ..catalog import get_entry
+        from mechanisms.catalog import get_entry
 
         return get_entry(spec.split(":", 1)[1], table.get("params")).mechanism
-    from ..recognition import load_mechanism  # wraps a library's object as the audit's process did
+    from mechanisms.adapters.recognition import load_mechanism  # wraps a library's object as the audit's process did
 
     return load_mechanism(table).mechanism
 
@@ -129,9 +129,9 @@ def _die_with_parent(parent: int) -> None:
 
 def _stop(*_signal) -> None:
     """End this worker now, killing the process groups of the external programs it runs
-    (:func:`mechanisms.execution.program.kill_running_programs`) first: ``os._exit`` runs no
+    (:func:`mechanisms.calls.program.kill_running_programs`) first: ``os._exit`` runs no
     ``finally``, and a mechanism's non-daemon threads must not keep the worker alive."""
-    from .program import kill_running_programs
+    from mechanisms.calls.program import kill_running_programs
 
     kill_running_programs()
     os._exit(1)

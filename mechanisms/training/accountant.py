@@ -1,4 +1,4 @@
-"""The claims a DP-SGD run makes: what its privacy accountant says, as :mod:`mechanisms.claims`.
+"""The claims a DP-SGD run makes: what its privacy accountant says, as :mod:`mechanisms.claims.claim`.
 
 DP-SGD with Poisson sampling at rate q, noise multiplier σ and T steps is the T-fold
 composition of the Poisson-subsampled Gaussian mechanism (Abadi et al. 2016). Its accountant:
@@ -22,8 +22,8 @@ These accountants are for add/remove neighbours, i.e. replacing the canary by a 
 sensitivity of the clipped sum doubles; group privacy then gives (2ε, (1 + e^ε)δ) from (ε, δ)
 (Dwork and Roth 2014, Theorem 2.2 for pure DP; Vadhan 2017, Lemma 2.2 for approximate DP),
 available as ``relation="replace-one"``. Each claim carries its relation
-(:attr:`mechanisms.claims.Claim.relation`): an audit of replace-one pairs converts an add/remove
-claim by group privacy (:func:`mechanisms.relation.convert_claim`).
+(:attr:`mechanisms.claims.claim.Claim.relation`): an audit of replace-one pairs converts an add/remove
+claim by group privacy (:func:`mechanisms.claims.conversion.convert_claim`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from __future__ import annotations
 import math
 
 from estimators.validation import InputError, check_choice, check_int, check_positive, check_probability
-from mechanisms.claims import DifferentialPrivacy, RenyiDP, ZeroConcentratedDP
-from mechanisms.relation import ADD_REMOVE
+from mechanisms.claims.notions import DifferentialPrivacy, RenyiDP, ZeroConcentratedDP
+from mechanisms.inputs.relation import ADD_REMOVE
 
 __all__ = ["ACCOUNTANTS", "ORDERS", "RELATIONS", "noise_for_epsilon", "dpsgd_claim", "dpsgd_epsilon", "dpsgd_rdp_claim", "dpsgd_zcdp_claim"]
 

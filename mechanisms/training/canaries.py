@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from estimators.validation import InputError, as_float_array
-from mechanisms.neighbouring_pair import NeighbouringPair
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 
 __all__ = ["CANARY", "NULL", "ORDINARY", "DiracCanary", "canary_loss", "canary_pair", "gradient_canary_row",
            "input_canary_row", "null_pair", "null_record_row"]

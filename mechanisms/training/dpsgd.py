@@ -21,9 +21,9 @@ import numpy as np
 
 from estimators.validation import InputError, as_float_array, as_generator, check_choice, check_int, \
     check_positive, check_probability
-from mechanisms.catalog.snapping import snap
+from mechanisms.snapping import snap
 
-from .records import GRADIENT_CANARY, NULL, ORDINARY
+from mechanisms.training.records import GRADIENT_CANARY, NULL, ORDINARY
 
 __all__ = ["BUGS", "RELEASES", "SAMPLINGS", "DPSGD", "clipped_gradient_sum", "per_sample_gradients", "worst_case_init"]
 
@@ -210,7 +210,7 @@ class DPSGD:
             noise = reused if reused is not None else rng.standard_normal((m, d))
             noisy_sum = clipped_gradient_sum(grads, included, clip) + noise_std * noise
             if noise_std > 0:
-                # Rounded to a power-of-two grid (Mironov's snapping, mechanisms.catalog.snapping) so that the
+                # Rounded to a power-of-two grid (Mironov's snapping, mechanisms.snapping) so that the
                 # float sum's low bits do not reveal the canary: the trainer stands for real-valued DP-SGD.
                 noisy_sum = snap(noisy_sum)
             trace[:, step] = noisy_sum[:, 0]

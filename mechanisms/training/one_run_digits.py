@@ -30,7 +30,7 @@ import numpy as np
 
 from estimators.validation import InputError, check_choice, check_int, check_positive, check_probability
 
-from .accountant import dpsgd_epsilon, noise_for_epsilon
+from mechanisms.training.accountant import dpsgd_epsilon, noise_for_epsilon
 
 __all__ = ["CANARY_KINDS", "OneRunTraining", "digits_one_run", "digits_one_runs"]
 

@@ -10,7 +10,7 @@ weights, a gradient trace), a number or a vector of scores (a canary's loss). Ev
 ``train`` into miaudit's batched mechanism (one call per training set, releases flattened to
 one vector each by :func:`release_vector`), which ``run_audit`` and ``miaudit audit --mechanism
 FILE.py:NAME`` accept. From the command line ``train`` itself also runs through the per-database route,
-``miaudit audit --mechanism FILE.py:train --per-database`` (:mod:`mechanisms.output_encoding` encodes a
+``miaudit audit --mechanism FILE.py:train --per-database`` (:mod:`mechanisms.outputs.encoding` encodes a
 state dict, tensor or scores; return ``model.state_dict()`` rather than the module there).
 
 Batching over runs. An audit trains thousands of runs, and this route trains them one call of ``train``
@@ -41,9 +41,9 @@ from collections.abc import Mapping
 import numpy as np
 
 from estimators.validation import InputError, check_probability
-from mechanisms.adapters import PerDatabaseMechanism
-from mechanisms.claims import DifferentialPrivacy
-from mechanisms.relation import ADD_REMOVE
+from mechanisms.adapters.callables import PerDatabaseMechanism
+from mechanisms.claims.notions import DifferentialPrivacy
+from mechanisms.inputs.relation import ADD_REMOVE
 
 __all__ = ["accountant_claim", "release_vector", "torch_generator", "training_mechanism"]
 

@@ -33,8 +33,8 @@ import numpy as np
 
 from estimators.validation import InputError, check_choice, check_int
 
-from .dpsgd import DPSGD
-from .records import GRADIENT_CANARY, ORDINARY
+from mechanisms.training.dpsgd import DPSGD
+from mechanisms.training.records import GRADIENT_CANARY, ORDINARY
 
 __all__ = ["TorchDPSGD", "on_device", "torch_clipped_gradient_sum", "torch_per_sample_gradients", "torch_snap",
            "trainer_for_device"]
@@ -166,7 +166,7 @@ class TorchDPSGD(DPSGD):
             Seeds the device's torch generator (inclusion, shuffles, noise).
         init : array_like of shape (m, d), optional
             Each run's θ₀ (default: :meth:`initial_parameters` for every run). Stacked initialisations
-            train together: the black-box search of :mod:`audit.last_iterate` scores
+            train together: the black-box search of :mod:`audit.search.last_iterate` scores
             several canaries and initialisations in one batched call.
         canaries : array_like of shape (m, p + 2), optional
             The row each run's black-box release (``loss``, ``margin``) evaluates (default: ``canary``).
@@ -207,7 +207,7 @@ class TorchDPSGD(DPSGD):
             grads = torch_per_sample_gradients(theta, data, canary_gradient, self.hidden)
             noise = reused if reused is not None else noise_of()
             noisy_sum = torch_clipped_gradient_sum(grads, included, clip) + noise_std * noise
-            if noise_std > 0:  # DPSGD's snapping (mechanisms.catalog.snapping), so the float sum's low bits say nothing
+            if noise_std > 0:  # DPSGD's snapping (mechanisms.snapping), so the float sum's low bits say nothing
                 noisy_sum = torch_snap(noisy_sum)
             trace[:, step] = noisy_sum[:, 0]
             theta = theta - self.learning_rate * noisy_sum / normaliser
@@ -235,9 +235,9 @@ class TorchDPSGD(DPSGD):
 
 
 def torch_snap(values):
-    """:func:`mechanisms.catalog.snapping.snap` in torch: ``values`` rounded to the nearest multiple of
+    """:func:`mechanisms.snapping.snap` in torch: ``values`` rounded to the nearest multiple of
     2^GRID_EXPONENT (ties to even; exact in float64: both scalings are by powers of two)."""
-    from mechanisms.catalog.snapping import GRID_EXPONENT
+    from mechanisms.snapping import GRID_EXPONENT
 
     return _torch().round(values * 2.0 ** -GRID_EXPONENT) * 2.0 ** GRID_EXPONENT
 

@@ -5,6 +5,6 @@ Differential Privacy", ``papers/local-mi-dp-conversions.txt``), **in bits**.
 - :mod:`.conversions`: LMIP ⇔ LDP (Theorem 1), LMIP ⇔ LIP (Theorem 2), Lemma 1.
 
 The Gaussian mechanism's own LMIP and LIP levels are properties of a mechanism and live in
-:mod:`mechanisms.gaussian_capacity` and :mod:`mechanisms.gaussian_discrete_input`; the σ that meets
+:mod:`mechanisms.constructions.gaussian_capacity` and :mod:`mechanisms.constructions.gaussian_discrete_input`; the σ that meets
 a local-MI target is a calibration, :mod:`mechanisms.calibration.local_mi`.
 """

@@ -19,9 +19,9 @@ from scipy import optimize
 
 from estimators.units import LN2
 from estimators.validation import InputError, as_positive_array, check_choice, plain, scalar_or_array
-from mechanisms.dp_curves import PrivacyCurve
+from mechanisms.claims.dp_curves import PrivacyCurve
 
-from .binary import bac_capacity_bits, bernoulli_kl_bits
+from audit.bounds.local_mi.binary import bac_capacity_bits, bernoulli_kl_bits
 
 __all__ = [
     "ldp_delta_from_lmip_bits",

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from . import lip, local_mi, pml, pufferfish
-from .common import Calculator
+from audit.cli.bounds_calculators import lip, local_mi, pml, pufferfish
+from audit.cli.bounds_calculators.common import Calculator
 
 __all__ = ["Calculator", "calculators"]
 

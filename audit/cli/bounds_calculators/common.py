@@ -17,7 +17,7 @@ from estimators.array_files import load_npy_array
 from estimators.units import BITS, NATS, convert
 from estimators.validation import check_finite_number, check_nonnegative, check_positive
 
-from ..flag_values import integer, number, number_list
+from audit.config.flag_values import integer, number, number_list
 
 __all__ = ["Calculator", "finite_flags", "info_in", "info_out", "integer", "number",
            "load_npy_array", "nonnegative_flags", "number_list", "positive_flags", "unit"]

@@ -1,16 +1,16 @@
 """``miaudit bounds lip-design``: the LIP / max-lift privacy–utility design of the LIP paper.
 
 Zamani, Sadeghi and Skoglund (``papers/lip-information-geometry.txt``); the maths is in
-:mod:`audit.bounds.lip` and :mod:`mechanisms.lip`.
+:mod:`audit.bounds.lip` and :mod:`mechanisms.constructions.lip`.
 """
 
 from __future__ import annotations
 
 from estimators.units import NATS, convert
 from estimators.validation import InputError, check_positive
-from mechanisms.lip import LEAKAGES, leakage_geometry, lip_design  # NumPy only
+from mechanisms.constructions.lip import LEAKAGES, leakage_geometry, lip_design  # NumPy only
 
-from .common import Calculator, load_npy_array, number, unit
+from audit.cli.bounds_calculators.common import Calculator, load_npy_array, number, unit
 
 # The maths modules load SciPy: they are imported where a calculator computes, so that
 # `miaudit bounds --help` and its usage errors load neither SciPy nor torch (issue 13, §3).

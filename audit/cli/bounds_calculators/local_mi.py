@@ -2,8 +2,8 @@
 
 Ngo, Östman and Graell i Amat, "Local Mutual-Information Differential Privacy"
 (``papers/local-mi-dp-conversions.txt``). The paper and the library functions work in bits
-(:mod:`audit.bounds.local_mi`, :mod:`mechanisms.gaussian_capacity`,
-:mod:`mechanisms.gaussian_discrete_input`); these calculators take and print μ and capacities in nats,
+(:mod:`audit.bounds.local_mi`, :mod:`mechanisms.constructions.gaussian_capacity`,
+:mod:`mechanisms.constructions.gaussian_discrete_input`); these calculators take and print μ and capacities in nats,
 the project default, unless ``--bits`` is given. ε and δ are unit-free.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from estimators.units import BITS, convert
 from estimators.validation import InputError, check_nonnegative
 
-from .common import Calculator, integer, number, number_list, positive_flags, unit
+from audit.cli.bounds_calculators.common import Calculator, integer, number, number_list, positive_flags, unit
 
 # The maths modules load SciPy: they are imported where a calculator computes, so that
 # `miaudit bounds --help` and its usage errors load neither SciPy nor torch (issue 13, §3).
@@ -112,7 +112,7 @@ def _lmip_from_ldp_configure(parser) -> None:
 
 def _lmip_from_ldp(args) -> dict:
     from audit.bounds.local_mi.conversions import lmip_from_privacy_curve_bits
-    from mechanisms.dp_curves import gaussian_ldp_curve, laplace_ldp_curve, pure_ldp_curve
+    from mechanisms.claims.dp_curves import gaussian_ldp_curve, laplace_ldp_curve, pure_ldp_curve
 
     if args.pure_epsilon is not None:
         positive_flags(args, "--pure-epsilon")
@@ -132,7 +132,7 @@ def _lmip_from_ldp(args) -> dict:
 
 def _lmip_from_lip(args) -> dict:
     from audit.bounds.local_mi.conversions import lmip_from_privacy_curve_bits
-    from mechanisms.gaussian_discrete_input import gaussian_lip_curve
+    from mechanisms.constructions.gaussian_discrete_input import gaussian_lip_curve
 
     support, pmf = _discrete_input(args)
     curve = gaussian_lip_curve(args.sigma, support, pmf)
@@ -151,7 +151,7 @@ def _gaussian_ldp_configure(parser) -> None:
 
 
 def _gaussian_ldp(args) -> dict:
-    from mechanisms.dp_curves import gaussian_dp_delta
+    from mechanisms.claims.dp_curves import gaussian_dp_delta
 
     positive_flags(args, "--sigma", "--sensitivity", "--epsilon")
     delta = gaussian_dp_delta(args.epsilon, args.sigma, args.sensitivity)
@@ -175,7 +175,7 @@ _CI_NOTES = {
 
 
 def _gaussian_ci(args) -> dict:
-    from mechanisms.gaussian_capacity import gaussian_lmip_ci_bits
+    from mechanisms.constructions.gaussian_capacity import gaussian_lmip_ci_bits
 
     result = gaussian_lmip_ci_bits(args.sigma, args.amplitude, args.dim)
     return {"sigma": args.sigma, "amplitude": args.amplitude, "dim": args.dim,
@@ -188,7 +188,7 @@ def _gaussian_ci(args) -> dict:
 
 
 def _gaussian_cd(args) -> dict:
-    from mechanisms.gaussian_discrete_input import gaussian_lmip_cd_bits
+    from mechanisms.constructions.gaussian_discrete_input import gaussian_lmip_cd_bits
 
     support, pmf = _discrete_input(args)
     mu = gaussian_lmip_cd_bits(args.sigma, support, pmf)
@@ -202,7 +202,7 @@ def _gaussian_lip_configure(parser) -> None:
 
 
 def _gaussian_lip(args) -> dict:
-    from mechanisms.gaussian_discrete_input import gaussian_lip_curve
+    from mechanisms.constructions.gaussian_discrete_input import gaussian_lip_curve
 
     positive_flags(args, "--epsilon")
     support, pmf = _discrete_input(args)

@@ -1,7 +1,7 @@
 """``miaudit bounds pml-*`` calculators for the PML paper (Dobrushin coefficients of (ε, c)-PML kernels).
 
 Grosse, Saeidian, Oechtering and Skoglund (``papers/pml-dobrushin-contraction.txt``); the maths is in
-:mod:`audit.bounds.pml` and :mod:`mechanisms.pml`.
+:mod:`audit.bounds.pml` and :mod:`mechanisms.constructions.pml`.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Callable
 from audit.bounds.pml import divergence_bound, eta_tv
 from estimators.units import NATS, convert
 from estimators.validation import check_int, check_positive
-from mechanisms.pml import kernel_leakage
+from mechanisms.constructions.pml import kernel_leakage
 
-from .common import Calculator, info_in, integer, load_npy_array, number, unit
+from audit.cli.bounds_calculators.common import Calculator, info_in, integer, load_npy_array, number, unit
 
 __all__ = ["CALCULATORS"]
 

@@ -11,7 +11,7 @@ from audit.bounds.composition import METHODS as COMPOSITION_METHODS
 from audit.bounds.composition import compose_mi_pp
 from estimators.validation import InputError, check_finite_number, check_int, check_nonnegative
 
-from .common import Calculator, info_in, info_out, integer, load_npy_array, number, number_list, unit
+from audit.cli.bounds_calculators.common import Calculator, info_in, info_out, integer, load_npy_array, number, number_list, unit
 
 # The maths modules load SciPy: they are imported where a calculator computes, so that
 # `miaudit bounds --help` and its usage errors load neither SciPy nor torch (issue 13, §3).

@@ -1,0 +1,330 @@
+"""The tests of a claim: which can refute it, the share of α each spends, and what they found.
+
+A claim (:mod:`mechanisms.claims.claim`) can be refuted by
+
+- **the MI test**: the certified MI lower bound above the MI budget the claim implies;
+- **the event test**: the certified pair (p̲ on one input, p̄ on its neighbour) of an event
+  outside the claim's privacy profile (p̲ > e^ε′ p̄ + δ(ε′) for some ε′ ≥ 0, or the same for
+  the complement with the roles swapped); for a pure ε-DP claim whose event was certified by
+  its odds ratio (:mod:`audit.certificates.odds_ratio`) or by the ratio of its probabilities
+  (:mod:`audit.certificates.rate_ratio`), the certified ε ≥ log(ψ̲)/2 or ε ≥ log ρ̲ above ε.
+
+``claim_verdict`` is ``refuted`` when any planned test refutes. Each planned test spends a
+share of α fixed before any sampling (:func:`plan_claim_tests`), the shares summing to α, so
+by the union bound the type-I error of ``refuted`` is at most α (DESIGN.md, statistical core).
+A test that cannot refute the claim whatever the mechanism does (no MI budget; a budget at or
+above the MI a record can carry, log of its number of values; an event test whose runs cannot
+certify a pair outside the profile even for perfectly separated inputs) spends nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS, Claim
+
+from audit.result import CrossCheck
+
+_EVENT_THEOREMS = ["privacy profile: P(M(D) ∈ E) ≤ e^ε′ P(M(D′) ∈ E) + δ(ε′) for every ε′ ≥ 0",
+                   "Clopper–Pearson (1934)"]
+_GDP_THEOREMS = ["μ-GDP: every test's type-II error is at least G_μ(type-I error) = Φ(Φ⁻¹(1 − x) − μ) "
+                 "(Dong, Roth and Su 2022, Definition 2.6)",
+                 "Clopper–Pearson (1934) at the points held, union bound"]
+_ODDS_RATIO_THEOREMS = ["pure ε-DP: p₁(1 − p₂)/(p₂(1 − p₁)) ≤ e^{2ε} (Dwork and Roth 2014, Definition 2.4, "
+                        "for an event and its complement)",
+                        "exact conditional odds-ratio bound (Cornfield 1956)"]
+_RATE_RATIO_THEOREMS = ["pure ε-DP: P(M(D) ∈ E) ≤ e^ε P(M(D′) ∈ E) (Dwork and Roth 2014, Definition 2.4)",
+                        "exact conditional test of two Poisson means (Przyborowski and Wilenski 1940), "
+                        "Clopper–Pearson (1934)"]
+
+
+def record_support(priors) -> int | None:
+    """The most values one record takes under any of ``priors`` when that is finite and known.
+
+    Counted from the prior's definition (product Bernoulli: 2^k; categorical: C^k; two-point: 2;
+    fixed rest: its record prior's; empirical: the distinct rows of the data), never from
+    samples; ``None`` when any prior's record support is not known to be finite.
+    """
+    from mechanisms.inputs.priors import Categorical, FixedRest, ProductBernoulli, TwoPoint
+    from mechanisms.inputs.user_priors import EmpiricalResample
+
+    def one(prior):
+        if isinstance(prior, TwoPoint):
+            return 2
+        if isinstance(prior, ProductBernoulli):
+            return 2 ** prior.k
+        if isinstance(prior, Categorical):
+            return int(np.shape(prior.probabilities)[-1]) ** prior.k
+        if isinstance(prior, FixedRest):
+            return one(prior.record_prior)
+        if isinstance(prior, EmpiricalResample):
+            return len(np.unique(np.asarray(prior.data).reshape(len(prior.data), -1), axis=0))
+        return None
+
+    sizes = [one(p) for p in priors]
+    return None if any(s is None for s in sizes) else max(max(sizes), 2)
+
+
+def _best_event_bounds(n: int, alpha: float) -> tuple[float, float]:
+    """(p̲, p̄) of the best event n runs per input can show: all n hits on one input, none on the
+    other, each bound at α/2 (Clopper–Pearson): p̲ = (α/2)^{1/n}, p̄ = 1 − (α/2)^{1/n}.
+
+    Closed forms of :func:`audit.certificates.event_bounds.clopper_pearson` at k = n and k = 0: the α/2 quantile
+    of Beta(n, 1), whose CDF is xⁿ, and the 1 − α/2 quantile of Beta(1, n), whose CDF is
+    1 − (1 − x)ⁿ (Clopper and Pearson 1934).
+    """
+    lower = (alpha / 2) ** (1.0 / n)
+    return lower, 1.0 - lower
+
+
+def _smallest_runs(works, limit: int) -> int | None:
+    """The smallest n ≤ ``limit`` with ``works(n)`` (monotone in n), by bisection; ``None`` if none."""
+    if not works(limit):
+        return None
+    lo, hi = 1, limit
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if works(mid) else (mid + 1, hi)
+    return lo
+
+
+def smallest_refutable_runs(claim: Claim, alpha: float, limit: int = 10**9) -> int | None:
+    """The fewest certification runs per input with which the event test could refute ``claim``.
+
+    The best any event can do with n runs per input is all n hits on one input and none on
+    the other (:func:`_best_event_bounds`). Returns the smallest n (the best pair improves
+    with n) whose best pair lies outside the claim's profile, ``None`` when none up to
+    ``limit`` does.
+    """
+    return _smallest_runs(lambda n: refutable_with(claim, alpha, n), limit)
+
+
+#: A grid excess above this is positive in :meth:`~mechanisms.claims.claim.Claim.check_event` too, whose
+#: excess at the same grid point differs only by rounding (scalar against array evaluation).
+_GRID_MARGIN = 1e-9
+
+
+def refutable_with(claim: Claim, alpha: float, runs: int) -> bool:
+    """Whether the event test at level ``alpha`` with ``runs`` runs per input could refute ``claim``:
+    whether the best pair those runs can show (:func:`_best_event_bounds`) lies outside its profile.
+
+    The answer is :meth:`~mechanisms.claims.claim.Claim.check_event`'s. Its search starts at the best point of
+    the claim's ε′ grid and keeps a refined point only when its excess is larger, so a pair whose
+    excess on the grid (:meth:`~mechanisms.claims.claim.Claim.event_margin`, a few µs) is clearly positive is
+    refuted without the refinement (about 0.2 ms); any other pair gets the full check.
+    """
+    lower, upper = _best_event_bounds(runs, alpha)
+    if float(claim.event_margin(lower, upper)) > _GRID_MARGIN:
+        return True
+    return claim.check_event(lower, upper).refuted
+
+
+def smallest_certifying_runs(alpha: float, limit: int = 10**9) -> int:
+    """The fewest certification runs per input with which the event test can certify any ε > 0 at level α.
+
+    The certified ε is log(p̲ / p̄) (Dwork and Roth 2014, Definition 2.4, at δ = 0), positive iff
+    p̲ > p̄; the best pair n runs can show (:func:`_best_event_bounds`) has p̲ > p̄ iff
+    (α/2)^{1/n} > 1/2, i.e. n > log₂(2/α).
+    """
+    return _smallest_runs(lambda n: _best_event_bounds(n, alpha)[0] > _best_event_bounds(n, alpha)[1], limit)
+
+
+@dataclass(frozen=True)
+class ClaimPlan:
+    """Which tests may refute the claim and the α each spends, fixed before sampling.
+
+    Attributes
+    ----------
+    alpha_spent : dict
+        ``test -> α share`` for the tests that may refute the claim (``"mi"``, ``"event"``, and for a
+        GDP claim ``"gdp"``: the μ certificate of the event statistic's trade-off curve,
+        :mod:`audit.certificates.gaussian_dp`); the shares sum to α (empty without a claim or when no test can
+        refute it).
+    mi_alpha, event_alpha : float
+        The level at which the MI lower bound and the event pair are certified: the test's
+        share when it tests the claim, else α (a separate statement).
+    record_support : int or None
+        Values a record takes under the declared priors (finite and known), or ``None``.
+    notes : tuple of str
+        Why a test does not test the claim (said up front, before any sampling).
+    """
+
+    alpha_spent: dict = field(default_factory=dict)
+    mi_alpha: float = 0.05
+    event_alpha: float = 0.05
+    record_support: int | None = None
+    notes: tuple = ()
+
+    @property
+    def gdp_alpha(self) -> float:
+        """The level of the μ certificate: its share for a GDP claim, else the event pair's level
+        (a separate statement on the same runs, which refutes nothing)."""
+        return self.alpha_spent.get("gdp", self.event_alpha)
+
+
+def plan_claim_tests(spec, classifier_critics: bool = False) -> ClaimPlan:
+    """The claim's tests and their α shares for ``spec`` (an :class:`~audit.spec.AuditSpec`).
+
+    With ``classifier_critics`` (the MI test's critics are the event test's classifiers,
+    :func:`audit.audit_plan.resolve_mi_critic`) and a claim the event test can test, the MI test is
+    reported as a separate statement and the event test spends all of α. For a record of two
+    values an ε-DP mechanism's MI is at most randomized response's, log 2 − h(e^ε/(1 + e^ε))
+    (Kairouz, Oh and Viswanath 2016, binary extremal mechanisms), far below the budget
+    min(ε, ε²/2) the MI test compares with: it refutes only mechanisms whose leak the event test,
+    thresholding the same classifiers' log-odds, shows more surely, and halving the event test's
+    α would cost every audit tightness for that.
+    """
+    alpha, claim = spec.alpha, spec.claim
+    support = record_support(spec.priors)
+    if claim is None:
+        return ClaimPlan({}, alpha, alpha, support, ())
+    tests, notes = [], []
+    budget = claim.implied_mi_budget(spec.notion, support)
+    # Whether the event test alone, at level α, can refute the claim with its runs (checked below for its share).
+    event_can_test = (claim.has_profile and spec.notion in RECORD_AUDIT_NOTIONS and spec.event_runs > 0
+                      and refutable_with(claim, alpha, spec.event_runs))
+    if budget.value is None:
+        notes.append(f"The MI test does not test the claim {claim.label}: {budget.reason}.")
+    elif support is not None and budget.value >= math.log(support):
+        notes.append(f"The MI test cannot refute the claim {claim.label}: a record takes at most {support} values, so "
+                     f"its MI is at most log {support} = {math.log(support):.4g} nats, not above the claim's budget "
+                     f"{budget.value:.4g} nats; it spends no α.")
+    elif classifier_critics and event_can_test:
+        notes.append(f"The MI test does not test the claim {claim.label}: its critics are the event test's classifiers, "
+                     "and the event test, which thresholds their log-odds, decides the claim with all of α (the MI "
+                     "bound is a separate statement at level α).")
+    else:
+        tests.append("mi")
+    if not claim.has_profile:
+        notes.append(f"The event test does not test the claim {claim.label}: {claim.no_profile_reason}.")
+    elif spec.notion not in RECORD_AUDIT_NOTIONS:
+        notes.append(f"The event test does not test the claim {claim.label}: it compares neighbouring databases, "
+                     "and this audit's notion is about Pufferfish secrets.")
+    elif spec.event_runs == 0:
+        notes.append(f"The event test is off (event_runs = 0), so it does not test the claim {claim.label}.")
+    else:
+        share = alpha / (len(tests) + 1)
+        if not refutable_with(claim, share, spec.event_runs):
+            best = smallest_refutable_runs(claim, share)
+            more = "" if best is None else f"; it needs at least {best} runs per input"
+            notes.append(f"With {spec.event_runs} runs per input the event test cannot refute the claim "
+                         f"{claim.label}, even for perfectly separated inputs{more} (raise --samples or "
+                         f"--event-runs); it spends no α.")
+        else:
+            tests.append("event")
+            if claim.notion == "gdp":
+                # The μ certificate on the event's runs tests the claim's trade-off curve directly.
+                tests.append("gdp")
+    shares = {test: alpha / len(tests) for test in tests}
+    if not tests:
+        notes.append(f"No test of this audit can refute the claim {claim.label}; it is reported as not refuted.")
+    return ClaimPlan(shares, shares.get("mi", alpha), shares.get("event", alpha), support, tuple(notes))
+
+
+def cross_checks(claim: Claim | None, notion: str, lower_bound, estimate: float, event=None,
+                 plan: ClaimPlan | None = None) -> list:
+    """The tests of ``claim`` against the audit's evidence (empty without a claim).
+
+    Parameters
+    ----------
+    claim : Claim or None
+    notion : {"mi-dp", "smi-dp", "mi-pp"}
+        The audited MI notion.
+    lower_bound : float or None
+        The certified MI lower bound (nats), at level ``plan.mi_alpha``.
+    estimate : float
+        The MI point estimate (nats).
+    event : audit.result.EventTest, optional
+        The event test's certified pair (at level ``plan.event_alpha``).
+    plan : ClaimPlan, optional
+        The α shares; a test not in ``plan.alpha_spent`` is reported but cannot refute.
+    """
+    if claim is None:
+        return []
+    plan = plan or ClaimPlan()
+    checks = []
+    budget = claim.implied_mi_budget(notion, plan.record_support)
+    mi_alpha = plan.alpha_spent.get("mi")
+    if budget.value is not None:
+        bound = budget.value
+        contradiction = mi_alpha is not None and lower_bound is not None and lower_bound > bound
+        detail = (f"the claim {claim.label} implies at most {bound:.4g} nats; certified lower bound "
+                  f"{'none' if lower_bound is None else f'{lower_bound:.4g}'} nats, estimate {estimate:.4g} nats"
+                  + ("" if mi_alpha is not None else " (a separate statement, not a test of the claim here: the "
+                                                     "audit's notes say why)"))
+        checks.append(CrossCheck(claim.label, bound, contradiction, estimate <= bound, list(budget.theorems), detail,
+                                 test="mi", statistic=lower_bound, threshold=bound, alpha_spent=mi_alpha))
+    else:
+        checks.append(CrossCheck(claim.label, None, False, None, [], budget.reason, test="mi"))
+    event_alpha = plan.alpha_spent.get("event")
+    # A ratio certificate bounds pure ε-DP only; for any other claim the same runs' Clopper–Pearson pair (computed for
+    # every certificate, at α/2 each) is compared with the claim's profile instead.
+    if event is not None and claim.pure_epsilon is not None and event.certificate in ("odds-ratio", "rate-ratio"):
+        checks.append(_ratio_check(claim, event, event_alpha))
+    elif event is not None and claim.has_profile:
+        check = claim.check_event(event.p_first_lower, event.p_second_upper)
+        form = ("p̲ − e^ε′ p̄" if check.event == "E" else "(1 − p̄) − e^ε′ (1 − p̲)")
+        detail = (_delta_text(claim, event)
+                  + f"event test: certified p̲ = {event.p_first_lower:.4g}, p̄ = {event.p_second_upper:.4g}; at "
+                  f"ε′ = {check.epsilon_prime:.4g}, {form} = {check.statistic:.4g} "
+                  f"{'>' if check.refuted else '≤'} δ(ε′) = {check.threshold:.4g}"
+                  + ("" if event_alpha is not None else " (not a test of the claim: no α was planned for it)"))
+        checks.append(CrossCheck(claim.label, None, check.refuted and event_alpha is not None, None,
+                                 list(_EVENT_THEOREMS), detail, test="event", statistic=check.statistic,
+                                 threshold=check.threshold, alpha_spent=event_alpha,
+                                 epsilon_prime=check.epsilon_prime))
+    certificate = getattr(event, "gaussian_dp", None)
+    if claim.notion == "gdp" and certificate is not None:
+        checks.append(_gdp_check(claim, certificate, plan.alpha_spent.get("gdp")))
+    return checks
+
+
+def _gdp_check(claim: Claim, certificate, gdp_alpha: float | None) -> CrossCheck:
+    """A μ-GDP claim against the certified μ̲ of the event statistic's trade-off curve
+    (:mod:`audit.certificates.gaussian_dp`): μ̲ > μ refutes it."""
+    mu = claim.parameters()["mu"]
+    refuted = certificate.mu_lower_bound > mu
+    detail = (f"trade-off curve of the event statistic: certified μ̲ = {certificate.mu_lower_bound:.4g} "
+              f"{'>' if refuted else '≤'} the claimed μ = {mu:g} (μ̲ from {certificate.evidence})"
+              + ("" if gdp_alpha is not None else " (not a test of the claim: no α was planned for it)"))
+    return CrossCheck(claim.label, None, refuted and gdp_alpha is not None, None, list(_GDP_THEOREMS), detail,
+                      test="gdp", statistic=certificate.mu_lower_bound, threshold=mu, alpha_spent=gdp_alpha)
+
+
+def _delta_text(claim: Claim, event) -> str:
+    """"δ ≥ X > the claimed δ …; " for an (ε, δ) claim whose event certifies δ̲ > 0 at its ε, else ""."""
+    bound = getattr(event, "delta_lower_bound", None)
+    if bound is None or not bound > 0:
+        return ""
+    relation = (f"> the claimed δ = {claim.delta:.4g}" if bound > claim.delta else
+                f"(not above the claimed δ = {claim.delta:.4g})")
+    return f"δ ≥ {bound:.4g} {relation} at the claimed ε = {event.delta_epsilon:.4g}; "
+
+
+def _ratio_check(claim: Claim, event, event_alpha: float | None) -> CrossCheck:
+    """The event test of a pure ε-DP claim whose event was certified by its odds ratio or its rate ratio.
+
+    ε ≥ log(ψ̲)/2 (:mod:`audit.certificates.odds_ratio`) or ε ≥ log ρ̲ (:mod:`audit.certificates.rate_ratio`) holds with
+    probability ≥ 1 − α, and a pure ε-DP claim is refuted exactly when a certified ε-DP lower
+    bound exceeds its ε (Dwork and Roth 2014, Definition 2.4). The event search certifies by
+    these ratios only for pure claims (:func:`cross_checks` calls this for pure claims only).
+    """
+    odds = event.certificate == "odds-ratio"
+    refuted = event.epsilon_lower_bound > claim.pure_epsilon
+    if odds:
+        bound = (f"ψ̲ = {event.odds_ratio_lower:.4g} on the event's odds ratio, so ε ≥ log(ψ̲)/2 = "
+                 f"{event.epsilon_lower_bound:.4g}")
+    else:
+        runs_first, runs_second = event.runs_made
+        bound = (f"ρ̲ = {event.rate_ratio_lower:.4g} on the ratio of the event's probabilities (Poisson numbers of "
+                 f"runs: {runs_first} and {runs_second}), so ε ≥ log ρ̲ = {event.epsilon_lower_bound:.4g}")
+    detail = (f"event test ({event.certificate} certificate): {bound} {'>' if refuted else '≤'} the claimed "
+              f"ε = {claim.pure_epsilon:.4g}"
+              + ("" if event_alpha is not None else " (not a test of the claim: no α was planned for it)"))
+    return CrossCheck(claim.label, None, refuted and event_alpha is not None, None,
+                      list(_ODDS_RATIO_THEOREMS if odds else _RATE_RATIO_THEOREMS), detail, test="event",
+                      statistic=event.epsilon_lower_bound, threshold=claim.pure_epsilon, alpha_spent=event_alpha,
+                      epsilon_prime=claim.pure_epsilon)

@@ -1,0 +1,252 @@
+"""The joint binomial test of μ-GDP: one rigorous level-α test over a grid of thresholds.
+
+Under μ-GDP every threshold's false-positive and false-negative rates lie on or above the
+trade-off curve G_μ (Dong, Roth and Su 2022, Definition 2.3); the counts of a grid of thresholds
+are jointly binomial, and μ is rejected when the weighted tail of the counts beyond the curve is
+at most α at every point of the curve (:func:`joint_binomial_mu`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy import special
+
+
+from audit.certificates.event_bounds import _cp_side
+
+
+#: Standard deviations of X either side of its mean that :func:`joint_tail_probability` sums exactly; the
+#: binomial mass outside them is added whole (an upper bound, about 1e-23 at 10 standard deviations).
+_WINDOW_SDS = 7.0
+
+#: Coarse intervals of the curve's parameter u on which :func:`_joint_rejects` starts, and the factor by
+#: which it splits an interval whose corner bound exceeds the level, for at most :data:`_REFINEMENTS` rounds.
+_COARSE_INTERVALS, _SPLIT, _REFINEMENTS = 32, 2, 12
+
+#: The share of α the approximate size aims at in the search for μ̲ before the rigorous check (:func:`joint_binomial_mu`).
+SEARCH_SIZE_SHARE = 0.9
+
+
+def _binomial_cdf(k, n: int, p):
+    """P(Bin(n, p) ≤ k), elementwise, for any integer-valued k (0 below 0, 1 from n)."""
+    k = np.asarray(k, dtype=np.float64)
+    inside = special.bdtr(np.clip(k, 0, n), n, np.clip(p, 0.0, 1.0))
+    return np.where(k < 0, 0.0, np.where(k >= n, 1.0, inside))
+
+
+@functools.lru_cache(maxsize=8)
+def _log_factorials(n: int) -> np.ndarray:
+    """log k! for k = 0..n."""
+    return special.gammaln(np.arange(n + 1, dtype=np.float64) + 1.0)
+
+
+def _binomial_window(n: int, p: np.ndarray):
+    """Counts within :data:`_WINDOW_SDS` standard deviations of each Bin(n, p)'s mean, and their probabilities.
+
+    Returns (first count of each window (k,), counts (k, w), probabilities (k, w), in-window mask (k, w)).
+    """
+    sd = np.sqrt(n * p * (1.0 - p)) + 1.0
+    low = np.clip(np.floor(n * p - _WINDOW_SDS * sd), 0, n)
+    high = np.clip(np.ceil(n * p + _WINDOW_SDS * sd), 0, n)
+    counts = low[:, None] + np.arange(int(np.max(high - low)) + 1)[None, :]
+    inside = counts <= high[:, None]
+    np.minimum(counts, n, out=counts)
+    log_fact = _log_factorials(n)
+    index = counts.astype(np.int64)
+    # p is a rate of the curve strictly inside (0, 1) here; the floor only keeps log finite if it rounds to 0 or 1.
+    tiny = np.finfo(np.float64).tiny
+    log_p = np.log(np.maximum(p, tiny))[:, None]
+    log_q = np.log(np.maximum(1.0 - p, tiny))[:, None]
+    pmf = log_fact[n] - log_fact[index] - log_fact[n - index] + counts * log_p + (n - counts) * log_q
+    np.exp(pmf, out=pmf)
+    pmf[~inside] = 0.0
+    return low, counts, pmf, inside
+
+
+def joint_tail_probability(fpr, fnr, weights, level_count, runs) -> np.ndarray:
+    """An upper bound on P(a·X/n + b·Y/n' ≤ c) for independent X ~ Bin(n, fpr), Y ~ Bin(n', fnr).
+
+    ``weights`` = (a, b) > 0, ``level_count`` = c, ``runs`` = (n, n'); vectorized over ``fpr`` and ``fnr``
+    (arrays of one shape). The sum over x of P(X = x)·P(Y ≤ ⌊(c − a·x/n)·n'/b⌋) is exact within
+    :data:`_WINDOW_SDS` standard deviations of each count's mean; the mass outside them is counted whole
+    (X's added, Y's cumulative probability taken as 1 above its window and as its value at the window's
+    start below it), so the value never falls below the true probability (up to float rounding).
+    """
+    (a, b), (n1, n2) = weights, runs
+    p = np.atleast_1d(np.asarray(fpr, dtype=np.float64))
+    q = np.atleast_1d(np.asarray(fnr, dtype=np.float64))
+    # The largest counts with the statistic at most c when the other count is 0 (the 1e-9 keeps a count on
+    # the boundary inside despite rounding: inclusion only raises the bound).
+    x_cap = min(n1, math.floor(level_count * n1 / a + 1e-9))
+    y_cap = min(n2, math.floor(level_count * n2 / b + 1e-9))
+    if x_cap < 0 or y_cap < 0:
+        return np.zeros(p.shape)
+    # Either count alone must stay under its cap: the smaller of the two marginal probabilities bounds the joint one.
+    bound = np.minimum(_binomial_cdf(x_cap, n1, p), _binomial_cdf(y_cap, n2, q))
+    active = np.nonzero(bound > 1e-300)[0]
+    if active.size == 0:
+        return bound
+    pa, qa = p[active], q[active]
+    x_low, x, x_pmf, x_inside = _binomial_window(n1, pa)
+    x_high = np.max(np.where(x_inside, x, 0), axis=1)  # each row's own window end (the widest row sets the width)
+    y_low, _, y_pmf, y_inside = _binomial_window(n2, qa)
+    below = _binomial_cdf(y_low - 1, n2, qa)  # P(Y < the window's first count)
+    y_cdf = below[:, None] + np.cumsum(y_pmf, axis=1)
+    y_cdf = np.where(y_inside, y_cdf, 1.0)  # beyond the window's end: at most 1
+    y_max = np.floor((level_count - a * x / n1) * n2 / b + 1e-9)
+    offset = (y_max - y_low[:, None]).astype(np.int64)
+    rows = np.arange(len(active))[:, None]
+    cdf_at = np.where(offset < 0, below[:, None],
+                      np.where(offset >= y_cdf.shape[1], 1.0, y_cdf[rows, np.clip(offset, 0, y_cdf.shape[1] - 1)]))
+    cdf_at = np.where(y_max < 0, 0.0, cdf_at)
+    terms = np.where(x <= x_cap, x_pmf * cdf_at, 0.0)
+    # X below the window, and X above it but within the cap (beyond the cap no y keeps the statistic ≤ c).
+    outside = _binomial_cdf(x_low - 1, n1, pa) + np.maximum(_binomial_cdf(x_cap, n1, pa)
+                                                             - _binomial_cdf(x_high, n1, pa), 0.0)
+    bound[active] = np.minimum(bound[active], terms.sum(axis=1) + outside)
+    return bound
+
+
+def _curve_points(u, mu: float):
+    """The point (FPR, FNR) = (Φ(−u), Φ(u − μ)) of G_μ at parameter u (G_μ(Φ(−u)) = Φ(u − μ))."""
+    return special.ndtr(-np.asarray(u)), special.ndtr(np.asarray(u) - mu)
+
+
+def _stretch(mu: float, weights, level_count, runs, alpha: float):
+    """The stretch [u_low, u_high] of G_μ's parameter outside which every corner's probability is ≤ α.
+
+    Outside it a corner has P(X ≤ x_cap) ≤ α or P(Y ≤ y_cap) ≤ α (the Clopper–Pearson upper bounds of the
+    caps at level α), so only the stretch needs the joint sum. None when even a rate of 1 stays within a cap
+    (then nothing can be rejected).
+    """
+    (a, b), (n1, n2) = weights, runs
+    x_cap = min(n1, math.floor(level_count * n1 / a + 1e-9))
+    y_cap = min(n2, math.floor(level_count * n2 / b + 1e-9))
+    p_crit = float(_cp_side(np.float64(x_cap), n1, alpha, lower=False))
+    q_crit = float(_cp_side(np.float64(y_cap), n2, alpha, lower=False))
+    if p_crit >= 1.0 or q_crit >= 1.0:
+        return None
+    return float(special.ndtri(1.0 - p_crit)), mu + float(special.ndtri(q_crit))
+
+
+def _joint_rejects(mu: float, weights, level_count, runs, alpha: float) -> bool:
+    """Whether every point on or above G_μ gives the observed statistic or less a probability ≤ α (rigorous).
+
+    The probability P(a·X/n + b·Y/n' ≤ c) decreases in both rates, so on the stretch u ∈ [u₀, u₁] of the
+    curve it is at most its value at the corner (Φ(−u₁), Φ(u₀ − μ)), and points above the curve have less.
+    The corners' bounds are computed on intervals of u, split where they exceed α; False (not rejected)
+    when a point of the curve itself exceeds α or the splitting ends undecided.
+    """
+    stretch = _stretch(mu, weights, level_count, runs, alpha)
+    if stretch is None:
+        return False
+    if stretch[0] >= stretch[1]:
+        return True
+    edges = np.linspace(*stretch, _COARSE_INTERVALS + 1)
+    starts, ends = edges[:-1], edges[1:]
+    middle = 0.5 * (starts + ends)
+    # A point of the curve over α is decided at once (not rejected); on the finer intervals the corners decide.
+    if np.any(joint_tail_probability(*_curve_points(middle, mu), weights, level_count, runs) > alpha):
+        return False
+    for _ in range(_REFINEMENTS + 1):
+        over = joint_tail_probability(special.ndtr(-ends), special.ndtr(starts - mu), weights, level_count, runs) > alpha
+        if not over.any():
+            return True
+        split = np.linspace(0.0, 1.0, _SPLIT + 1)
+        cut = starts[over][:, None] + (ends[over] - starts[over])[:, None] * split[None, :]
+        starts, ends = cut[:, :-1].ravel(), cut[:, 1:].ravel()
+    return False
+
+
+def _joint_size(mu: float, weights, level_count, runs, alpha: float) -> float:
+    """The largest probability of the observed statistic or less over points of G_μ (approximate: on a grid
+    of the stretch, refined around its maximum); it only steers the search for μ̲, which
+    :func:`_joint_rejects` then checks."""
+    stretch = _stretch(mu, weights, level_count, runs, alpha)
+    if stretch is None:
+        return 1.0
+    if stretch[0] >= stretch[1]:
+        return 0.0
+    u = np.linspace(*stretch, _COARSE_INTERVALS // 2 + 1)
+    values = joint_tail_probability(*_curve_points(u, mu), weights, level_count, runs)
+    i = int(np.argmax(values))
+    fine = np.linspace(u[max(i - 1, 0)], u[min(i + 1, len(u) - 1)], 2 * _SPLIT + 1)
+    return float(max(values[i], np.max(joint_tail_probability(*_curve_points(fine, mu), weights, level_count, runs))))
+
+
+def _probit_weight(rate: float, runs: int) -> float:
+    """1/φ(Φ⁻¹(rate)) with the rate kept off 0 and 1 by half a count: the derivative of Φ⁻¹ at the rate."""
+    r = min(max(rate, 0.5 / runs), 1.0 - 0.5 / runs)
+    return float(1.0 / (math.exp(-0.5 * special.ndtri(r) ** 2) / math.sqrt(2.0 * math.pi)))
+
+
+def joint_binomial_mu(false_positives: int, false_negatives: int, runs, weights, alpha: float, *,
+                      tolerance: float = 1e-4) -> float:
+    """μ̲ from one threshold's two error counts, tested together exactly (module docstring, ``"joint-binomial"``).
+
+    Parameters
+    ----------
+    false_positives, false_negatives : int
+        X out of n = ``runs[0]`` runs (type-I errors) and Y out of n' = ``runs[1]`` (type-II errors).
+    weights : (float, float)
+        (a, b) > 0 of the statistic a·X/n + b·Y/n', fixed before the counts are seen.
+    alpha : float
+        The test's level.
+    tolerance : float
+        μ̲ is found by bisection to within this (rounded down).
+
+    Returns
+    -------
+    float
+        The largest μ (to ``tolerance``, rounded down) at which the test rejects "the point lies on or above
+        G_μ" (Dong, Roth and Su 2022, Eq. (2.2)); 0 when it rejects nothing. The test's rejection grows with μ
+        (the curve moves down and the statistic is fixed), so every μ < μ̲ is rejected too: with probability
+        ≥ 1 − α the mechanism is μ-GDP for no μ < μ̲.
+    """
+    (n1, n2), (a, b) = runs, weights
+    level_count = a * false_positives / n1 + b * false_negatives / n2
+    # Nothing is rejected when even μ = 0 is not, by the approximate size: a screen only (μ̲ is 0 either way
+    # unless the rigorous check below passes), which spares most audits one rigorous check.
+    if _joint_size(0.0, weights, level_count, runs, alpha) > alpha:
+        return 0.0
+    # Search on the approximate size (:func:`_joint_size`) for the μ where it reaches α, then check that μ
+    # rigorously (:func:`_joint_rejects`), stepping down by the tolerance while the check fails. A μ the check
+    # passes is enough: the test's size grows with μ, so every smaller μ is rejected too.
+    # The target leaves the rigorous check room (its corners bound the size from above): about 5e-4 of μ at
+    # 10⁴ runs, against a check that would otherwise split intervals many times over.
+    target = SEARCH_SIZE_SHARE * alpha
+
+    def below(mu):
+        return _joint_size(mu, weights, level_count, runs, alpha) <= target
+
+    # A bracket around the normal approximation (z_α √(σ₁² + σ₂²) below the observed point's μ), widened
+    # until it holds, then bisection.
+    p_hat, q_hat = (false_positives + 0.5) / (n1 + 1), (false_negatives + 0.5) / (n2 + 1)
+    spread = math.sqrt(p_hat * (1 - p_hat) / n1 * _probit_weight(p_hat, n1) ** 2
+                       + q_hat * (1 - q_hat) / n2 * _probit_weight(q_hat, n2) ** 2)
+    guess = float(special.ndtri(1 - p_hat) - special.ndtri(q_hat) + special.ndtri(alpha) * spread)
+    step = max(spread, 0.01)
+    low, high = max(0.0, guess - step), max(guess, 0.0) + step
+    while low > 0 and not below(low):
+        low, step = max(0.0, low - 2 * step), 2 * step
+    while below(high):
+        low, high, step = high, high + 2 * step, 2 * step
+        if high > 64.0:
+            break
+    while high - low > tolerance:
+        middle = 0.5 * (low + high)
+        if below(middle):
+            low = middle
+        else:
+            high = middle
+    candidate = low
+    for attempt in range(64):
+        if _joint_rejects(candidate, weights, level_count, runs, alpha):
+            return candidate
+        candidate = max(0.0, candidate - tolerance * 2 ** attempt)
+        if candidate == 0.0:
+            break
+    return 0.0

@@ -1,0 +1,575 @@
+"""Audit configuration: a TOML file, ``--set table.key=value`` overrides and the flag form, all
+into one :class:`~audit.spec.AuditSpec`.
+
+Schema (every table optional except ``mechanism`` and ``audit``)::
+
+    [mechanism]
+    spec = "catalog:histogram_buggy"     # or "path/file.py:NAME" or "package.module:NAME"; the object may be
+                                          # a batched callable, an OpenDP Measurement or a diffprivlib mechanism
+    name = "display name"                 # optional
+    query = "file.py:NAME"                # library mechanisms: query(db), a database's input to the library
+    params = { epsilon = 1.0 }            # a diffprivlib class: its keyword arguments; a catalog mechanism:
+                                          # its parameters (also spec = "catalog:NAME?epsilon=1.0")
+    sensitivity = 1.0                     # an OpenDP measurement on an aggregate: the query's sensitivity
+    delta = 1e-6                          # an OpenDP smoothed max-divergence: δ at which it is read
+    command = "sh mech.sh 1"              # instead of spec: an external program (mechanisms.adapters.recognition)
+    per_database = false                  # spec is f(db, rng) -> output of any structure (--per-database;
+                                          # mechanisms/outputs/encoding.py)
+    wire = "text"                         # command: text | npy
+    timeout = 60                          # seconds one call (one chunk of databases; a command: one batch; g, w) may take
+
+    [prior]                               # or several [[priors]] tables (Θ); default: the catalog entry's
+    spec = "builtin:bernoulli"            # builtin:bernoulli|gaussian|uniform, catalog:NAME, FILE.py:NAME
+    n = 10                                # builtin priors: records
+    k = 1                                 #                 attributes
+    p = 0.5                               # bernoulli: P(1); gaussian: mean, std > 0; uniform: low < high
+    independent_rows = true               # FILE.py samplers only: structure you vouch for
+    independent_columns = false
+    discrete = false
+
+    [audit]
+    notion = "mi-dp"                      # mi-dp | smi-dp | mi-pp (default with a claim: mi-dp, mi-pp for mi-pp:EPS)
+    epsilon = 0.125                       # nats (default with a claim: the MI budget it implies)
+    alpha = 0.05
+    samples = 20000                       # databases per prior
+    slices = 32                           # default: 32 for smi-dp, none otherwise (audit.audit_plan)
+    records = "all"                       # or [0, 3] (DP notions)
+    estimator = "dv"                      # dv | mine | nwj (neural critics)
+    mi_critic = "auto"                    # auto | neural | classifier (DP notions; audit.audit_plan)
+    candidates = 1
+    delta = 0.0                           # DP notions: δ of the event-based DP bound (default: the claim's)
+    event_runs = 20000                    # DP notions (default: samples; runs per input)
+    prior_search = 0                      # DP notions: random two-point priors added to Θ (at most 1000)
+    seed = 0                              # >= 0
+    device = "auto"
+
+    [secret]                              # mi-pp only
+    g = "secrets.py:salary"               # g(dbs) -> (m, dg)
+    w = "secrets.py:department"           # optional public part w(dbs) -> (m, dw)
+    independent = false                   # g(X) and w(X) independent under every prior (you vouch)
+    w_discrete = false                    # w takes finitely many values
+
+    [[pairs]]                             # optional, DP notions: neighbouring databases whose
+    first = [[0.0], [1.0]]                # two-point priors join Θ (with prior_search > 0 a
+    second = [[1.0], [1.0]]               # catalog mechanism's exposing pairs join too); arrays
+                                          # or .npy files; without a prior, the pairs alone are Θ
+
+    [claim]                               # optional: what the mechanism claims (mechanisms/claims/claim.py)
+    spec = "dp:0.5"                       # dp:EPS[:DELTA] zcdp:RHO rdp:ALPHA:EPS gdp:MU ldp:EPS mi-dp:EPS mi-pp:EPS
+                                          # or notion = "zcdp" with its parameters by name (rho = 0.5)
+    relation = "replace-one"              # or "add-remove" (--relation); alone, it sets a library's claim's
+
+    [critic]                              # optional: estimators.neural.CriticConfig fields
+    max_steps = 2000
+
+    [execution]                           # optional: where the mechanism runs (README: Running the mechanism)
+    workers = 1                           # N > 1: N local worker processes; "auto": one per core
+    backend = "local"                     # local | ray
+    ray_address = "HEAD_IP:6379"          # ray: an existing cluster (default: start a local one)
+    chunk_size = 256                      # databases per mechanism call (each chunk has its own seed; default:
+                                          # 4096 for a catalog mechanism, else 256)
+    retries = 2                           # times a failed chunk is run again
+
+Relative file paths are read relative to the configuration file.
+
+Every value is checked against :data:`KEYS` (one :class:`~audit.config.schema.Key` per line:
+table, name, type, range or choices, the notions and priors it applies to, its flag). To add a
+configuration value, add its line there; a key with a ``flag`` gets that command-line flag in
+``miaudit audit`` automatically, and the value reaches :func:`build_spec` type-checked. Unknown
+tables and keys, values of the wrong type (``independent = "false"``), and keys that do not apply
+to the notion or the prior are errors naming the key, never silently ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from pathlib import Path
+
+from estimators.critic_config import CriticConfig
+from estimators.validation import InputError
+from mechanisms.base import MechanismError
+from mechanisms.claims.claim import Claim
+from mechanisms.claims.parsing import claim_from_table, parse_claim
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from mechanisms.execution.runner import ExecutionSettings
+from mechanisms.adapters.loading import load_object
+from mechanisms.adapters.recognition import load_mechanism
+from mechanisms.inputs.priors import Prior, ProductBernoulli, ProductGaussian, UniformBox
+from mechanisms.inputs.user_priors import UserPrior
+from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE
+
+from estimators.validation import InputWarning, plain_toml
+from audit.config.schema import validate_table
+from audit.frameworks import PufferfishFramework, SecretFunction, SecretPair
+from audit.search.input_domain import domain_check
+from audit.search.prior_search import add_remove_pairs, differing_record
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+from audit.config.keys import ARRAYS_OF_TABLES, BASE_DIR, BUILTIN_PRIORS, DP_NOTIONS, KEYS, TABLES, keys_of
+
+#: The largest configuration file read (a configuration is a few lines; more is a mistake).
+MAX_CONFIG_BYTES = 2**20
+
+
+def load_config(path) -> dict:
+    """Parse a TOML audit configuration; :data:`BASE_DIR` records where relative paths start."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise InputError(f"argument 'CONFIG' must be the path of a TOML file, got {plain_toml(path)}")
+    path = Path(path)
+    where = f"argument 'CONFIG': {str(path)!r}"
+    if path.is_dir():
+        raise InputError(f"{where} is a folder, not a TOML file")
+    if path.exists() and not path.is_file():  # a FIFO blocks, /dev/zero never ends
+        raise InputError(f"{where} is not a regular file (a pipe or device?); give a TOML file")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise InputError(f"{where} is larger than {MAX_CONFIG_BYTES // 2**20} MiB; an audit configuration is a "
+                             "few lines of TOML")
+        config = tomllib.loads(data.decode("utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"argument 'CONFIG': no such file {str(path)!r}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{where} is not UTF-8 text (TOML files are UTF-8)") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{where} is not valid TOML: {exc}") from None
+    except RecursionError:  # the TOML parser recurses once per level of nested arrays or inline tables
+        raise InputError(f"{where} nests arrays or tables too deeply to parse") from None
+    except OSError as exc:
+        raise InputError(f"{where} cannot be read: {exc.strerror or exc}") from None
+    config[BASE_DIR] = str(path.resolve().parent)
+    return config
+
+
+def _parse_value(text: str):
+    try:
+        return tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError:
+        return text  # a bare word is a string (and then fails the type check of a non-string key)
+    except RecursionError:
+        raise InputError(f"argument '--set': the value {text[:40]!r}… nests arrays or tables too deeply") from None
+
+
+def apply_overrides(config: dict, assignments) -> dict:
+    """Apply ``--set table.key=value`` assignments (values in TOML syntax; bare words are strings)."""
+    for assignment in assignments or ():
+        if "=" not in assignment:
+            raise InputError(f"argument '--set' must look like table.key=value, got {assignment!r}")
+        key, text = assignment.split("=", 1)
+        parts = [part.strip() for part in key.strip().split(".")]
+        if not all(parts):
+            raise InputError(f"argument '--set' has an empty key in {assignment!r}")
+        if parts[0] == BASE_DIR:
+            raise InputError(f"argument '--set': {BASE_DIR!r} is not a configuration entry")
+        table = config
+        for part in parts[:-1]:
+            table = table.setdefault(part, {})
+            if not isinstance(table, dict):
+                raise InputError(f"argument '--set': {'.'.join(parts[:-1])!r} is not a table")
+        table[parts[-1]] = _parse_value(text.strip())
+    return config
+
+
+def _resolve(spec: str, base_dir: str | None) -> str:
+    """Make the FILE part of FILE.py:NAME relative to the configuration's folder."""
+    source, sep, name = spec.rpartition(":")
+    if base_dir and source.endswith(".py") and not Path(source).is_absolute():
+        return str(Path(base_dir) / source) + sep + name
+    return spec
+
+
+def _absolute(spec: str, base_dir: str | None) -> str:
+    """A FILE.py:NAME spec with its file made absolute (Ray workers do not run in this folder)."""
+    spec = _resolve(spec, base_dir)
+    source, sep, name = spec.rpartition(":")
+    if source.endswith(".py"):
+        return str(Path(source).resolve()) + sep + name
+    return spec
+
+
+def _source(table: dict, base_dir: str | None) -> str | dict:
+    """How worker processes load the mechanism (:class:`mechanisms.execution.worker.MechanismReference`):
+    its specification, or the whole [mechanism] table where more than the spec makes the mechanism
+    (a library's query and parameters, a program, catalog parameters); file paths made absolute."""
+    table = {key: value for key, value in table.items() if value is not None}
+    for key in ("spec", "query"):
+        if isinstance(table.get(key), str):
+            table[key] = _absolute(table[key], base_dir)
+    return table["spec"] if set(table) <= {"spec", "name", "timeout"} else table
+
+
+def _named(label: str, error: InputError) -> InputError:
+    """``error`` with ``label`` in front (a failing user function keeps its own class and name)."""
+    if isinstance(error, MechanismError):
+        return error
+    return InputError(f"{label}: {error}")
+
+
+def _check_top_level(config: dict) -> None:
+    for name in config:
+        if name == BASE_DIR or name in TABLES or name in ARRAYS_OF_TABLES:
+            continue
+        homes = [key.table for key in KEYS if key.name == name]
+        hint = f"; did you mean [{homes[0]}] {name} (--set {homes[0]}.{name}=...)?" if homes else ""
+        raise InputError(f"unknown configuration entry {name!r}; the tables are "
+                         f"{', '.join(TABLES + tuple(ARRAYS_OF_TABLES))}{hint}")
+
+
+def _array_of_tables(config: dict, name: str) -> list:
+    value = config.get(name, [])
+    if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+        raise InputError(f"configuration entry '{name}' must be an array of tables ([[{name}]])")
+    return value
+
+
+def _prior_kind(spec, entry) -> str:
+    if spec is None:
+        return "catalog"
+    if spec.startswith("builtin:"):
+        kind = spec.split(":", 1)[1]
+        if kind not in BUILTIN_PRIORS:
+            raise InputError(f"[prior] spec (--prior): unknown builtin {kind!r}; choose from "
+                             f"{', '.join('builtin:' + b for b in BUILTIN_PRIORS)}")
+        return kind
+    return "catalog" if spec.startswith("catalog:") else "user"
+
+
+def _catalog_entry(name: str, label: str, params=None):
+    """The catalog entry ``NAME[?KEY=VALUE&...]`` at ``params`` ([mechanism] params)."""
+    from mechanisms.catalog import catalog_names, get_entry  # scipy: loaded only when an audit is built
+
+    names = catalog_names()
+    if name.partition("?")[0] not in names:
+        raise InputError(f"{label}: no catalog mechanism {name!r}; choose from {', '.join(sorted(names))}")
+    try:
+        return get_entry(name, params)
+    except InputError as exc:
+        raise InputError(f"{label}: {exc}") from None
+
+
+def _builtin_prior(kind: str, table: dict, where: str) -> Prior:
+    n, k = table.get("n", 10), table.get("k", 1)
+    if kind == "bernoulli":
+        return ProductBernoulli(table.get("p", 0.5), shape=(n, k))
+    if kind == "gaussian":
+        std = table.get("std", 1.0)
+        return ProductGaussian.iid_rows([table.get("mean", 0.0)] * k, std**2, n)
+    low, high = table.get("low", 0.0), table.get("high", 1.0)
+    if not low < high:
+        raise InputError(f"{where} low and high (--low, --high) must satisfy low < high, got low = {plain_toml(low)}, "
+                         f"high = {plain_toml(high)}")
+    return UniformBox(low, high, shape=(n, k))
+
+
+def _prior(raw: dict, where: str, base_dir, entry, notion: str) -> Prior:
+    spec = keys_of("prior")["spec"].check(raw["spec"], f"{where} spec (--prior)") if "spec" in raw else None
+    if spec is None and entry is None:
+        raise InputError(f"the audit needs a prior: {where} spec (--prior) = builtin:bernoulli|gaussian|uniform, "
+                         "catalog:NAME or FILE.py:NAME (only a catalog mechanism brings its own)")
+    kind = _prior_kind(spec, entry)
+    table = validate_table(raw, keys_of("prior"), where, notion=notion, prior_kind=kind)
+    if kind in BUILTIN_PRIORS:
+        try:
+            return _builtin_prior(kind, table, where)
+        except MemoryError:
+            raise InputError(f"{where} n and k (--n, --k): databases of {table.get('n', 10)} x {table.get('k', 1)} "
+                             "entries do not fit in memory") from None
+    if kind == "catalog":
+        return entry.prior if spec is None else _catalog_entry(spec.split(":", 1)[1], f"{where} spec (--prior)").prior
+    loaded = load_object(_resolve(spec, base_dir), f"{where} spec (--prior)")
+    declared = [name for name in ("independent_rows", "independent_columns", "discrete") if name in table]
+    if isinstance(loaded, Prior):
+        if declared:
+            raise InputError(f"{where} {', '.join(declared)}: {spec!r} is a Prior object, which declares its own "
+                             "structure; these keys apply to sampling functions only")
+        return loaded
+    return UserPrior(loaded, label=spec, independent_rows=table.get("independent_rows", False),
+                     independent_columns=table.get("independent_columns", False),
+                     discrete=table.get("discrete", False))
+
+
+def _framework(raw: dict, base_dir, notion: str) -> PufferfishFramework | None:
+    table = validate_table(raw, keys_of("secret"), "[secret]", notion=notion)
+    if notion != "mi-pp":
+        return None
+    if "g" not in table:
+        raise InputError("notion mi-pp needs a secret: --secret FILE.py:G or [secret] g = \"FILE.py:G\" "
+                         "(g(dbs) -> (m, dg))" + (" to go with the public part --public ([secret] w)"
+                                                  if "w" in table else ""))
+    if "w" not in table:
+        extra = [name for name in ("independent", "w_discrete") if name in table]
+        if extra:
+            raise InputError(f"[secret] {', '.join(extra)} describe{'s' if len(extra) == 1 else ''} the public part w; "
+                             "give it with --public FILE.py:W or [secret] w, or drop them")
+    g = SecretFunction(f"g = {table['g']}", load_object(_resolve(table["g"], base_dir), "[secret] g (--secret)"))
+    if "w" not in table:
+        return PufferfishFramework("user secret", (g,), description="the secret g with no public information")
+    w = SecretFunction(f"w = {table['w']}", load_object(_resolve(table["w"], base_dir), "[secret] w (--public)"),
+                       always_discrete=table.get("w_discrete", False))
+    pair = SecretPair(g, w, "always" if table.get("independent", False) else "unknown")
+    return PufferfishFramework("user secret", (g,), (w,), (pair,), description="the secret g given the public w")
+
+
+def _claim(raw, notion: str) -> tuple:
+    """(the claim of [claim] / --claim or None, the relation [claim] relation / --relation names or None).
+
+    A [claim] table may hold ``relation`` alone: the relation of the library's or catalog's claim.
+    """
+    if isinstance(raw, Claim):
+        return raw, None
+    if not raw:
+        return None, None
+    table = validate_table(raw, keys_of("claim"), "[claim]", notion=notion)
+    relation = table.get("relation")
+    if set(table) == {"relation"}:
+        return None, relation
+    return claim_from_table(table, where="[claim] (--claim)", origin="[claim]"), relation
+
+
+def _pairs(config: dict, entry, searching: bool, shape, notion: str) -> tuple:
+    pairs = []
+    for number, raw in enumerate(_array_of_tables(config, "pairs"), start=1):
+        where = f"[[pairs]] entry {number}"
+        table = validate_table(raw, keys_of("pairs"), where, notion=notion)
+        if "first" not in table or "second" not in table:
+            raise InputError(f"{where} needs 'first' and 'second' (databases as arrays of rows, or .npy files)")
+        first, second = table["first"], table["second"]
+        if isinstance(first, str) and isinstance(second, str):
+            base = Path(config.get("_base_dir") or ".")
+            from mechanisms.inputs.pair_files import pair_from_files  # scipy, via the catalog
+
+            pair = pair_from_files(base / first, base / second, f"{where} first, second (--pair)")
+        else:
+            for name, value in (("first", first), ("second", second)):
+                if not isinstance(value, (list, tuple)):
+                    raise InputError(f"{where} {name} must be an array of rows or a .npy file name, got {plain_toml(value)}")
+            try:
+                pair = NeighbouringPair(first, second, why="supplied in the configuration")
+            except InputError as exc:
+                raise _named(where, exc) from None
+        if shape is not None and pair.database_shape != shape:
+            raise InputError(f"{where}: first and second must have the prior's database shape {shape}, "
+                             f"got {pair.database_shape}")
+        pairs.append(pair)
+    if searching and entry is not None:
+        pairs += list(entry.pairs)
+    return tuple(pairs)
+
+
+def _critic(raw: dict, notion: str) -> CriticConfig:
+    table = validate_table(raw, keys_of("critic"), "[critic]", notion=notion)
+    try:
+        return CriticConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}).validated()
+    except InputError as exc:
+        raise _named("[critic]", exc) from None
+
+
+def _execution(raw: dict, notion: str, timeout: float | None) -> ExecutionSettings:
+    table = validate_table(raw, keys_of("execution"), "[execution]", notion=notion)
+    workers = table.get("workers", 1)
+    if isinstance(workers, str) and workers.isdigit():
+        workers = int(workers)  # from the flag
+    if workers != "auto" and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise InputError(f"{keys_of('execution')['workers'].label} must be a positive integer or \"auto\", "
+                         f"got {plain_toml(workers)}")
+    try:
+        return ExecutionSettings(**{**table, "workers": workers}, timeout=timeout)
+    except InputError as exc:
+        raise _named("[execution]", exc) from None
+
+
+def _warn_if_uncertifiable(spec) -> None:
+    """Say why, and how to fix it, when a declared prior allows no certificate for any secret."""
+    for prior in spec.priors:
+        if not all(pair.strategy(prior) == "estimate-only" for _, pair in spec.secret_pairs()):
+            continue
+        if spec.notion == "mi-pp":
+            why = ("the public part w is not declared independent of the secret g, nor discrete. If g(X) and "
+                   "w(X) are independent under every prior, declare it with independent = true in [secret]; "
+                   "if w takes finitely many values, with w_discrete = true")
+        else:
+            why = ("its records are not declared independent (nor its values discrete), so a record may depend "
+                   "on the others. If the sampler draws records independently, declare it with "
+                   "--independent-rows (independent_rows = true in [prior]); if its values are finitely many, "
+                   "with discrete = true in [prior]")
+        warnings.warn(f"no certificate is possible under the prior {prior.describe()}: {why}. Without it the "
+                      "audit reports a point estimate only, with no error guarantee.", InputWarning, stacklevel=2)
+
+
+def _with_library_claim(claim, loaded, relation: str | None) -> tuple:
+    """The audit's claim (the user's, else the library's read at ``relation`` when given) and the notes
+    saying where it came from."""
+    notes = loaded.notes
+    if claim is not None:
+        if loaded.claim is not None:
+            notes = (f"claim from --claim / [claim], overriding the {loaded.claim_note}",) + notes
+        return claim, notes
+    library_claim, note = loaded.claim_at(relation) if relation is not None else (loaded.claim, loaded.claim_note)
+    if relation is not None and library_claim is None and loaded.claim is not None:
+        raise InputError(f"[claim] relation (--relation) {relation}: {note}")
+    if note:
+        notes = (note,) + notes
+    if library_claim is None:
+        return None, notes
+    return parse_claim(library_claim.text, argument=note or "the library's claim", origin=library_claim.source,
+                       relation=library_claim.relation), notes
+
+
+def _audit_relation(claim, relation_given: str | None, pairs_config: list) -> str:
+    """The relation of the audited pairs: the pairs' own when [[pairs]] / --pair are given (row counts that
+    differ by one: add-remove), else the claim's, else the one named (default replace-one)."""
+    kinds = {pair.relation for pair in pairs_config}
+    if len(kinds) > 1:
+        raise InputError("[[pairs]] (--pair): give pairs of one relation per audit (same row counts: replace-one; "
+                         "row counts that differ by one: add-remove), not both")
+    if kinds:
+        return kinds.pop()
+    if claim is not None:
+        return claim.relation
+    return relation_given or REPLACE_ONE
+
+
+def build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
+    """The :class:`~audit.spec.AuditSpec` of a configuration (:func:`_build_spec`), with the user code
+    it loads (files, imports, a prior's first call) bounded by the configuration's ``--timeout``."""
+    from mechanisms.calls.user_call import first_calls_bounded_by
+
+    mechanism = config.get("mechanism") if isinstance(config, dict) else None
+    with first_calls_bounded_by(mechanism.get("timeout") if isinstance(mechanism, dict) else None):
+        return _build_spec(config, quiet=quiet)
+
+
+def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
+    """The :class:`~audit.spec.AuditSpec` a configuration describes; every value is checked against :data:`KEYS`.
+
+    Raises
+    ------
+    InputError
+        Naming the key (``[table] key``) and its flag for an unknown table or key, a value of
+        the wrong type or out of range, a key that does not apply to the notion or the prior,
+        or a missing required value.
+    """
+    from audit.spec import AuditSpec  # torch and scipy: loaded only when an audit is built
+
+    if not isinstance(config, dict):
+        raise InputError(f"argument 'config' must be a configuration table (a dict, as load_config returns), "
+                         f"got {plain_toml(config)}")
+    base_dir = config.get(BASE_DIR)
+    _check_top_level(config)
+    raw_audit = config.get("audit", {})
+    if not isinstance(raw_audit, dict):
+        raise InputError("configuration entry [audit] must be a table")
+    # The claim: --claim / [claim], else the catalog entry's or the library's. With a claim the
+    # notion and the MI level audited default to the claim's (AuditSpec resolves the level).
+    claim, relation_given = _claim(config.get("claim", {}), None)
+    given_notion = keys_of("audit")["notion"].check(raw_audit["notion"]) if "notion" in raw_audit else None
+
+    mechanism_table = validate_table(config.get("mechanism", {}), keys_of("mechanism"), "[mechanism]",
+                                     notion=given_notion)
+    if "spec" not in mechanism_table and "command" not in mechanism_table:
+        raise InputError("the audit needs a mechanism: --mechanism or [mechanism] spec = \"catalog:NAME\" or "
+                         "\"FILE.py:NAME\" (or --command \"PROGRAM ARGS\")")
+    spec = mechanism_table.get("spec", "")
+    entry = loaded = trainer_note = None
+    if spec.startswith("catalog:"):
+        entry = _catalog_entry(spec.split(":", 1)[1], "[mechanism] spec (--mechanism)", mechanism_table.get("params"))
+        mechanism, name = entry.mechanism, entry.name
+        from mechanisms.training.torch_dpsgd import trainer_for_device
+
+        # --device routes a catalog DP-SGD entry to the batched torch trainer (anything else is returned as is).
+        mechanism, trainer_note = trainer_for_device(mechanism, raw_audit.get("device"))
+    else:  # a batched callable, a library mechanism or a program (mechanisms.adapters.recognition)
+        loaded = load_mechanism(mechanism_table, lambda text: _resolve(text, base_dir))
+        mechanism, name = loaded.mechanism, loaded.name
+    if claim is None and entry is not None:
+        claim = entry.claimed.as_claim(origin=f"catalog entry {entry.name}")
+        if claim is not None and relation_given is not None:
+            from mechanisms.claims.conversion import convert_claim
+
+            claim = convert_claim(claim, relation_given)
+    notes = () if trainer_note is None else (trainer_note,)
+    user_claim = claim
+    if loaded is not None:
+        claim, notes = _with_library_claim(claim, loaded, relation_given)
+
+    for required in ("notion", "epsilon"):
+        if required not in raw_audit and claim is None:
+            raise InputError(f"the audit needs {keys_of('audit')[required].label}, or a claim to audit "
+                             "(--claim or [claim])")
+    notion = given_notion or claim.default_audit_notion
+    audit = validate_table(raw_audit, keys_of("audit"), "[audit]", notion=notion)
+    audit["notion"] = notion
+
+    pairs_only = entry is None and "prior" not in config and "priors" not in config and bool(config.get("pairs"))
+    if "priors" in config and "prior" in config:
+        raise InputError("give the priors either as one [prior] table (or the --prior flags) or as [[priors]] "
+                         "tables, not both")
+    if "priors" in config:
+        tables = _array_of_tables(config, "priors")
+        if not tables:
+            raise InputError("configuration entry 'priors' must hold at least one [[priors]] table")
+        places = [f"[[priors]] entry {number}" for number in range(1, len(tables) + 1)]
+    else:
+        tables, places = [config.get("prior", {})], ["[prior]"]
+    if pairs_only:
+        # Under DP, Θ is all distributions: the two-point priors on the pairs alone are a complete Θ.
+        pairs = _pairs(config, None, False, None, notion)
+        priors = tuple(pair.prior() for pair in pairs)
+        if len({p.shape for p in priors}) != 1:
+            raise InputError(f"[[pairs]] (--pair): every pair must hold databases of one shape (n, k), got "
+                             f"{sorted({p.shape for p in priors})}")
+    else:
+        priors = tuple(_prior(t, where, base_dir, entry, notion) for t, where in zip(tables, places))
+    shape = priors[0].shape
+    if any(p.shape != shape for p in priors):
+        raise InputError(f"the [[priors]] must share one database shape, got {sorted({p.shape for p in priors})}")
+    if notion == "smi-dp" and audit.get("slices", 1) < 1:
+        raise InputError(f"{keys_of('audit')['slices'].label} must be >= 1 for notion smi-dp (it averages over "
+                         "random slices)")
+    records = audit.pop("records", None)
+    if records is not None and max(records) >= shape[0]:
+        raise InputError(f"{keys_of('audit')['records'].label} must be record indices in [0, {shape[0]}) for "
+                         f"databases of {shape[0]} records, got {plain_toml(list(records))}")
+
+    if pairs_only:
+        relation = _audit_relation(claim, relation_given, pairs)
+        if records is None:  # under a pair's two-point prior only the record that switches can leak
+            records = tuple(sorted({differing_record(pair) for pair in pairs}))
+        pairs = ()
+    else:
+        pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion)
+        relation = _audit_relation(claim, relation_given, pairs)
+    if loaded is not None and user_claim is None and claim is not None and claim.relation != relation:
+        # The library's own map read at the audited pairs' distance (exact), rather than converted.
+        library_claim, note = loaded.claim_at(relation)
+        if library_claim is not None:
+            claim, notes = _with_library_claim(None, loaded, relation)
+    if loaded is not None and notion in DP_NOTIONS and not (pairs_only and relation == ADD_REMOVE):
+        # Pairs the auditor chooses: the ends of the mechanism's declared input domain (audit.search.input_domain).
+        given = _pairs(config, None, False, None, notion) if pairs_only else pairs
+        added, domain_note = domain_check(loaded.mechanism, priors, given, shape, audit.get("seed", 0))
+        if relation == ADD_REMOVE and added:  # the domain's ends as a record present against absent
+            from mechanisms.inputs.relation import with_presence
+
+            added = tuple(add_remove_pairs([NeighbouringPair(with_presence(p.first), with_presence(p.second), why=p.why)
+                                            for p in added]))
+        pairs = tuple(pairs) + added
+        if domain_note:  # on the terminal (stderr) and in the result's notes
+            warnings.warn(f"input domain: {domain_note}", InputWarning, stacklevel=2)
+            notes = tuple(notes) + (domain_note,)
+        if added and records is not None and 0 not in records:
+            records = tuple(sorted(set(records) | {0}))
+    result = AuditSpec(mechanism=mechanism, priors=priors, framework=_framework(config.get("secret", {}), base_dir,
+                                                                                 notion),
+                       pairs=pairs, records=records, claim=claim, critic=_critic(config.get("critic", {}), notion),
+                       notes=notes, name=mechanism_table.get("name", name), quiet=quiet,
+                       execution=_execution(config.get("execution", {}), notion, mechanism_table.get("timeout")),
+                       mechanism_source=_source(mechanism_table, base_dir), relation=relation, **audit)
+    _warn_if_uncertifiable(result)
+    return result

@@ -1,0 +1,145 @@
+"""Every configuration key: its table, type and range, the notions it applies to and its flag.
+
+One schema serves the TOML file and the command line (:mod:`audit.config.schema`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+from estimators.choices import MI_CRITICS
+from estimators.critic_config import NEURAL_ESTIMATORS, CriticConfig
+from mechanisms.execution.runner import BACKENDS, MAX_TIMEOUT_S
+from mechanisms.inputs.relation import RELATIONS
+
+from audit.config.schema import Key
+from audit.search.prior_search import MAX_PRIOR_SEARCH
+from audit.result import NOTIONS
+
+if sys.version_info >= (3, 11):
+    pass
+else:  # pragma: no cover
+    pass
+
+
+DP_NOTIONS = ("mi-dp", "smi-dp")
+BUILTIN_PRIORS = ("bernoulli", "gaussian", "uniform")
+
+
+def _critic_keys() -> tuple:
+    """One key per :class:`~estimators.neural.CriticConfig` field; ranges are checked by the class."""
+    kinds = {int: "int", float: "number", str: "string", tuple: "numbers", type(None): "number"}
+    return tuple(Key("critic", f.name, kinds[type(f.default)],
+                     length=len(f.default) if isinstance(f.default, tuple) else None)
+                 for f in dataclasses.fields(CriticConfig))
+
+
+#: Every configuration value: where it lives, its type and range, where it applies, its flag.
+KEYS = (
+    Key("mechanism", "spec", "spec", flag="--mechanism", metavar="SPEC",
+        help="FILE.py:NAME, package.module:NAME or catalog:NAME"),
+    Key("mechanism", "name", "string"),
+    Key("mechanism", "command", "spec", flag="--command", flag_dest="program", metavar="\"PROGRAM ARGS\"",
+        help="the mechanism is an external program: databases on stdin, outputs on stdout, seed in "
+             "MIAUDIT_SEED (see the README)"),
+    Key("mechanism", "wire", "choice", choices=("text", "npy"), flag="--wire",
+        help="--command: wire format (default text)"),
+    Key("mechanism", "timeout", "number", above=0, at_most=MAX_TIMEOUT_S, flag="--timeout", metavar="S",
+        help="seconds one call of the mechanism or the prior (one chunk of databases), or of g or w, may take "
+             "(default: no limit, 60 s for the first call; --command: 60 s per batch)"),
+    Key("mechanism", "per_database", "bool", flag="--per-database",
+        help="the mechanism is a function of one database f(db, rng) -> output; outputs of any structure (arrays of "
+             "any shape, mappings, sets of keys, fitted estimators, tuples) are encoded"),
+    Key("mechanism", "query", "spec"),
+    Key("mechanism", "params", "any"),
+    Key("mechanism", "sensitivity", "number", above=0),
+    Key("mechanism", "delta", "number", above=0, below=1),
+    Key("prior", "spec", "spec", flag="--prior", metavar="SPEC",
+        help="FILE.py:NAME, builtin:bernoulli|gaussian|uniform or catalog:NAME "
+             "(default for a catalog mechanism: its exposing prior)"),
+    Key("prior", "n", "int", at_least=1, priors=BUILTIN_PRIORS, flag="--n", help="builtin prior: records per database"),
+    Key("prior", "k", "int", at_least=1, priors=BUILTIN_PRIORS, flag="--k", help="builtin prior: attributes per record"),
+    Key("prior", "p", "number", at_least=0, at_most=1, priors=("bernoulli",), flag="--p",
+        help="builtin:bernoulli: P(entry = 1), in [0, 1]"),
+    Key("prior", "mean", "number", priors=("gaussian",), flag="--mean", help="builtin:gaussian: mean"),
+    Key("prior", "std", "number", above=0, priors=("gaussian",), flag="--std",
+        help="builtin:gaussian: standard deviation, > 0"),
+    Key("prior", "low", "number", priors=("uniform",), flag="--low", help="builtin:uniform: lower end"),
+    Key("prior", "high", "number", priors=("uniform",), flag="--high", help="builtin:uniform: upper end (> low)"),
+    Key("prior", "independent_rows", "bool", priors=("user",), flag="--independent-rows",
+        help="a FILE.py prior callable has independent rows (you vouch for it)"),
+    Key("prior", "independent_columns", "bool", priors=("user",)),
+    Key("prior", "discrete", "bool", priors=("user",)),
+    Key("audit", "notion", "choice", choices=NOTIONS, flag="--notion"),
+    Key("audit", "epsilon", "number", above=0, flag="--epsilon", metavar="E",
+        help="audited MI level epsilon, nats (default with --claim: the MI budget the claim implies)"),
+    Key("secret", "g", "spec", notions=("mi-pp",), flag="--secret", metavar="FILE.py:G",
+        help="mi-pp: the secret g(dbs) -> (m, dg)"),
+    Key("secret", "w", "spec", notions=("mi-pp",), flag="--public", metavar="FILE.py:W",
+        help="mi-pp: the public part w(dbs) -> (m, dw)"),
+    Key("secret", "independent", "bool", notions=("mi-pp",)),
+    Key("secret", "w_discrete", "bool", notions=("mi-pp",)),
+    Key("audit", "alpha", "number", above=0, below=1, flag="--alpha",
+        help="type-I error of a violation verdict (default 0.05)"),
+    Key("audit", "samples", "int", at_least=1, flag="--samples", help="databases per prior (default 20000)"),
+    Key("audit", "slices", "int", at_least=0, flag="--slices", help="random slices per secret (default: 32 for --notion smi-dp, none otherwise)"),
+    Key("audit", "records", "records", notions=DP_NOTIONS, flag="--records",
+        help="DP notions: 'all' or comma-separated record indices"),
+    Key("audit", "estimator", "choice", choices=NEURAL_ESTIMATORS),
+    Key("audit", "mi_critic", "choice", choices=MI_CRITICS, notions=DP_NOTIONS, flag="--mi-critic",
+        help="DP notions: the MI test's critics: auto (default: classifiers for a DP-family claim under two-point "
+             "priors on neighbouring databases, else neural), neural, or classifier"),
+    Key("audit", "candidates", "int", at_least=1),
+    Key("audit", "delta", "number", at_least=0, below=1, notions=DP_NOTIONS, flag="--delta",
+        help="DP notions: delta of the event-based DP bound (default: the claim's delta, else 0)"),
+    Key("audit", "event_runs", "int", at_least=0, notions=DP_NOTIONS, flag="--event-runs",
+        help="DP notions: mechanism runs per neighbouring input for the event test, at most (a rate-ratio "
+             "certificate makes a Poisson number within them; default: --samples)"),
+    Key("audit", "prior_search", "int", at_least=0, at_most=MAX_PRIOR_SEARCH, notions=DP_NOTIONS,
+        flag="--prior-search", metavar="N",
+        help=f"DP notions (Θ = all distributions): add N (at most {MAX_PRIOR_SEARCH}) distinct two-point priors "
+             "on random neighbouring pairs (and a catalog mechanism's exposing pairs) to Θ"),
+    Key("audit", "seed", "int", at_least=0, flag="--seed", flag_added_elsewhere=True),
+    Key("audit", "device", "choice", choices=("auto", "cpu", "cuda"), flag="--device", flag_added_elsewhere=True),
+    Key("pairs", "first", "any", notions=DP_NOTIONS),
+    Key("pairs", "second", "any", notions=DP_NOTIONS),
+    Key("claim", "spec", "string"),
+    Key("claim", "notion", "string"),
+    Key("claim", "epsilon", "number"),
+    Key("claim", "delta", "number", at_least=0),
+    Key("claim", "rho", "number"),
+    Key("claim", "order", "number"),
+    Key("claim", "mu", "number"),
+    Key("claim", "relation", "choice", choices=RELATIONS, notions=DP_NOTIONS, flag="--relation",
+        help="DP-family claims: the neighbours the claim is stated for: replace-one (default; n fixed) or add-remove "
+             "(one record present or absent); the audited pairs follow it unless --pair files say otherwise"),
+    *_critic_keys(),
+    Key("execution", "workers", "any", flag="--workers", metavar="N|auto",
+        help="mechanism calls in parallel: 1 (default) in this process, N > 1 local worker processes, "
+             "auto one per core"),
+    Key("execution", "backend", "choice", choices=BACKENDS, flag="--backend",
+        help="local (default) or ray: chunks of mechanism runs as Ray tasks (pip install 'miaudit[ray]')"),
+    Key("execution", "ray_address", "string", flag="--ray-address", metavar="ADDR",
+        help="--backend ray: address of an existing Ray cluster (default: start a local Ray instance)"),
+    Key("execution", "chunk_size", "int", at_least=1, flag="--chunk-size", metavar="C",
+        help="databases per mechanism call (default: 4096 for a catalog mechanism, else 256); the samples depend "
+             "on it, not on the backend"),
+    Key("execution", "retries", "int", at_least=0),
+)
+
+#: Top-level entries: tables, and arrays of tables (``[[priors]]``, ``[[pairs]]``).
+TABLES = ("mechanism", "prior", "audit", "secret", "claim", "critic", "execution")
+ARRAYS_OF_TABLES = {"priors": "prior", "pairs": "pairs"}
+#: Where :func:`load_config` records the configuration file's folder (relative paths start there).
+BASE_DIR = "_base_dir"
+
+
+def keys_of(table: str) -> dict:
+    """``name -> Key`` for one table."""
+    return {key.name: key for key in KEYS if key.table == table}
+
+
+def flag_keys() -> tuple:
+    """The keys a command-line flag sets, in declaration order."""
+    return tuple(key for key in KEYS if key.flag)

@@ -1,0 +1,588 @@
+"""Sequential audits: nested looks at growing prefixes of one stream of runs, stopping at the first refutation.
+
+A fixed-budget audit (:func:`audit.engine.run_audit`) spends its whole budget whatever the
+mechanism. :func:`run_sequential_audit` looks at the evidence several times as it grows: look k
+is the audit of the **first** n_k samples (and the first event runs) of one stream of mechanism
+runs, at its own level α_k, and the last look is the audit of all N samples whose runs fit in
+``max_runs``: the fixed audit of the full budget, on the same seed, at α_K (about 0.97 α). It
+stops at the first look that refutes the claim (or, without a claim, certifies an MI violation),
+when the looks are done, or when the next look would end past ``time_limit``.
+
+**Nested runs.** Every look is :func:`audit.engine._run_audit` on one
+:class:`~mechanisms.execution.runner.MechanismRunner` with the audit's own seed. The runner ends a
+chunk at every look's ``samples`` and ``event_runs`` (its ``boundaries``,
+:func:`mechanisms.execution.chunks.plan_chunks`), so each job of a smaller look — the prior's
+draws, the mechanism's runs on them, the event test's runs of a pair — is the first chunks of the
+larger look's job with the same seed, and its :class:`~mechanisms.execution.chunk_cache.ChunkCache`
+gives a chunk already run its outputs again instead of calling the mechanism. The runs counted
+(``runs``) are the mechanism calls made: cache misses. The event test's runs of an input come from
+that database's own stream of runs (per-database streams of the cache), so a look re-uses the
+earlier looks' runs of the pair whatever its generator drew in between (a randomized event's coins,
+a Poisson number of runs) and whichever statistic it chose; a look whose event test certifies
+another pair than the looks before makes those runs anew: real calls, counted.
+
+**Schedule** (:func:`look_schedule`, fixed before any run): the last look has the most samples N
+whose runs fit in ``max_runs`` (:func:`look_runs`: the MI sample and the event test's certification
+runs, and where the event test may choose on selection runs, those and the float-bit pilot's at
+their most); the early looks double in size from the smallest look that can refute the claim
+(``growth`` = 2) up to ``look_fraction`` (default 0.2) of N, which is all their runs together, as
+they are nested.
+
+**α-spending** (:func:`power_alpha_spending`): the power family α(t) = α·t^ρ of Kim and DeMets
+(1987), ρ = 2 by default, in the spending-function approach of Lan and DeMets (1983), with
+t_k = n_k / N the fraction of the runs look k sees, and the looks combined by the union bound
+(Bonferroni) rather than by the joint normal law of cumulative statistics: look k spends
+α_k = α·(t_k^ρ − t_{k−1}^ρ), so Σ α_k = α. Early looks up to a fraction f of the runs spend α·f²
+together (2.6% of α at f = 0.16, the default schedule's on ``dp-epsilon-benchmark``), so the last
+look keeps nearly all of α: its one-sided normal quantile is within 0.8% of the fixed audit's
+(linear spending, ρ = 1, would leave it f of α short). The last look has all N samples: what an
+unrefuted sequential audit loses to the fixed audit of the same budget is that small part of α,
+nothing of its runs. The exponent trades that against the early looks' power: a refutation at
+look k needs runs growing as log(1/α_k).
+
+**Validity.** Look k, if it is run, is the audit of a sample of a size fixed before any run, at
+level α_k, on runs that are independent as a fixed audit's are (within a look no run serves twice:
+a database's stream gives each job of the look its next runs): whatever the looks before found, and
+however its data overlap theirs, its false refutation has probability ≤ α_k. The overall false refutation is the union of the looks' events,
+so by the union bound its probability is at most Σ_k α_k = α — no independence between the looks is
+needed (the Bonferroni bound, conservative against the exact joint law of the looks). Only whether a look is run may depend on what came before: an audit
+that stops, or a look not run for the time limit or the budget, leaves its α unspent. So no look is
+resized after the runs start: a look that would end past ``time_limit`` is not run, and a look whose
+runs would pass ``max_runs`` (the runner's ``call_limit``: earlier looks made calls it could not
+reuse, or the event test's selection runs) stops before the call that would pass it, and its
+verdict is never formed; the audit then reports the look before.
+For a small Bernoulli case tests/test_sequential.py computes the exact overall level of nested
+looks by dynamic programming over the cumulative counts and checks it against α.
+
+**Refutation at the observed effect.** When the audit stops unrefuted,
+:func:`runs_to_refute` says how many runs a fresh fixed-budget audit would need to refute the
+claim if the last look's event had the frequencies it showed there (the event test's predicted
+certificate, :func:`audit.search.event_choice.predicted_objective`), or that none would: the event did
+not exceed the claim.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from estimators.result_forms import fields_to_dict, to_jsonable
+from estimators.validation import InputError, check_int, check_positive
+from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
+from mechanisms.inputs.priors import TwoPoint
+
+from audit.certificates.claim_tests import smallest_certifying_runs, smallest_refutable_runs
+from audit.statistics.pair_candidates import neighbouring_pair_of
+from audit.certificates.event_bounds import claim_objective
+from audit.search.event_choice import predicted_objective
+from audit.search.prior_search import differing_record
+
+#: The early looks see at most this fraction of the last look's samples (module docstring).
+LOOK_FRACTION = 0.2
+#: Size ratio of consecutive early looks.
+GROWTH = 2.0
+#: Exponent ρ of the power spending function α(t) = α·t^ρ (:func:`power_alpha_spending`).
+SPENDING_POWER = 2.0
+#: The most runs per input :func:`runs_to_refute` looks for.
+MAX_REFUTATION_RUNS = 10**12
+
+
+def power_alpha_spending(sizes, alpha: float, rho: float = SPENDING_POWER) -> list:
+    """The levels of nested looks at sizes n_1 < … < n_K under the power spending function α(t) = α·t^ρ.
+
+    Look k sees the first n_k of the n_K runs, the fraction t_k = n_k / n_K of them (the
+    information fraction), and spends α_k = α·(t_k^ρ − t_{k−1}^ρ), so the α_k sum to α(1) = α.
+    This is the ρ-family of spending functions of Kim and DeMets (1987, "Design and analysis of
+    group sequential tests based on the type I error spending rate function", Biometrika 74(1),
+    149–154) in the spending-function approach of Lan and DeMets (1983); see also Jennison and
+    Turnbull (2000), *Group Sequential Methods with Applications to Clinical Trials*, Chapter 7
+    (error spending). Here the looks are combined by the union bound (Bonferroni), not by the joint
+    law of the cumulative statistics: the union bound needs no independence between the looks.
+    ρ = 1 is linear spending (α_k ∝ n_k − n_{k−1}); a larger ρ keeps more of α for the last look:
+    looks up to a fraction f of the runs spend α·f^ρ of it.
+
+    Parameters
+    ----------
+    sizes : sequence of positive numbers
+        The looks' cumulative sizes n_k, increasing.
+    alpha : float
+        The overall level.
+    rho : float > 0
+        The exponent ρ.
+
+    Returns
+    -------
+    list of float
+    """
+    sizes = [float(s) for s in sizes]
+    if not sizes or any(not s > 0 for s in sizes) or any(b <= a for a, b in zip(sizes, sizes[1:])):
+        raise InputError(f"argument 'sizes' must be positive and increasing, got {sizes}")
+    if not rho > 0:
+        raise InputError(f"argument 'rho' must be > 0, got {rho}")
+    spent = [alpha * (n / sizes[-1]) ** rho for n in sizes]
+    spent[-1] = alpha  # t_K = 1 exactly, whatever the rounding
+    return [b - a for a, b in zip([0.0] + spent[:-1], spent)]
+
+
+@dataclass(frozen=True)
+class Look:
+    """One planned look: the audit of the first ``samples`` samples and ``event_runs`` event runs, at level
+    ``alpha``; ``planned_runs``: the most runs that audit makes (:func:`look_runs`; reused and new together)."""
+
+    samples: int
+    event_runs: int
+    alpha: float
+    planned_runs: int
+
+    def to_dict(self) -> dict:
+        return fields_to_dict(self)
+
+
+def runs_per_sample(spec) -> float:
+    """Mechanism runs an audit of ``spec`` makes per database of its MI sample, at most.
+
+    ``samples`` draws from each prior of Θ (the declared priors, the pairs' two-point priors and
+    ``prior_search`` searched ones), plus, for the DP notions, ``event_runs`` certification runs
+    per input of the event test's pair (:func:`audit.engine.run_audit`). The event test's
+    selection runs (when not every candidate has held-out draws in the MI sample) and float-bit
+    pilot runs are not counted here; a sequential audit counts the calls made.
+    """
+    theta = len(spec.priors) + len(spec.pairs) + spec.prior_search
+    event = 2.0 * spec.event_runs / spec.samples if spec.notion in RECORD_AUDIT_NOTIONS else 0.0
+    return theta + event
+
+
+def event_selection_possible(spec) -> bool:
+    """Whether an audit of ``spec`` may make event-test selection runs and float-bit pilot runs.
+
+    Its event test chooses among candidates on the MI sample's held-out draws, at no run's cost, when
+    every prior of Θ is a two-point prior on a neighbouring pair (the declared pairs and searched ones
+    are); a declared prior that is not leads to structured pairs chosen on selection runs
+    (:func:`audit.engine._event_test`)."""
+    if spec.notion not in RECORD_AUDIT_NOTIONS or not spec.event_runs:
+        return False
+    return any(not isinstance(prior, TwoPoint) or np.shape(prior.first) != np.shape(prior.second)
+               or neighbouring_pair_of(prior, differing_record(prior)) is None for prior in spec.priors)
+
+
+def look_runs(spec, samples: int) -> int:
+    """The most mechanism runs an audit of ``spec`` at ``samples`` (and the same ratio of event runs) makes.
+
+    ``samples`` × :func:`runs_per_sample` (the MI sample and the event test's certification runs),
+    plus, where the event test may choose on selection runs (:func:`event_selection_possible`),
+    those (at most ``event_runs`` in all: successive halving spends at most its budget,
+    :func:`audit.search.event_search.event_search`) and the float-bit pilot runs (at most
+    2·min(``event_runs``, :data:`audit.engine.BIT_PILOT_RUNS`)).
+    """
+    from audit.engine import BIT_PILOT_RUNS
+
+    runs = samples * runs_per_sample(spec)
+    if event_selection_possible(spec):
+        event_runs = samples * spec.event_runs / spec.samples
+        runs += event_runs + 2 * min(event_runs, BIT_PILOT_RUNS)
+    return int(math.floor(runs + 1e-9))
+
+
+def smallest_round_samples(spec, alpha: float) -> int:
+    """The smallest look: enough held-out draws to certify (:data:`audit.engine.MIN_TEST_SAMPLES`) and,
+    for a claim the event test tests, enough event runs to refute it at ``alpha`` even for perfectly
+    separated inputs (:func:`audit.certificates.claim_tests.smallest_refutable_runs`)."""
+    from audit.engine import MIN_TEST_SAMPLES
+
+    samples = math.ceil(MIN_TEST_SAMPLES / spec.critic.split[2])
+    if spec.notion in RECORD_AUDIT_NOTIONS and spec.event_runs > 0:
+        ratio = spec.event_runs / spec.samples
+        need = smallest_certifying_runs(alpha)
+        if spec.claim is not None and spec.claim.has_profile:
+            need = max(need, smallest_refutable_runs(spec.claim, alpha) or need)
+        samples = max(samples, math.ceil(need / ratio))
+    return samples
+
+
+def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction: float = LOOK_FRACTION,
+                  rho: float = SPENDING_POWER) -> tuple:
+    """The nested looks of a sequential audit of ``spec`` within ``max_runs`` runs, and their levels.
+
+    The last look has the most samples N whose runs (:func:`look_runs`) fit in ``max_runs``. The early looks grow by
+    ``growth`` from the smallest look that can refute (at its own level), up to
+    ``look_fraction`` · N samples (nested, they make no more runs than the largest of them). Look k
+    gets α_k = α·(t_k^ρ − t_{k−1}^ρ), t_k = n_k / N (power α-spending, :func:`power_alpha_spending`;
+    module docstring). An early look too small to refute at its α_k is dropped and the levels are
+    recomputed, until every look can.
+
+    Parameters
+    ----------
+    spec : AuditSpec
+        The audit; ``spec.event_runs / spec.samples`` is kept in every look, ``spec.alpha`` is split.
+    max_runs : int
+        Mechanism runs of the last look, which every earlier look's runs are part of.
+    growth : float > 1
+    look_fraction : float in [0, 1)
+    rho : float > 0
+        The spending function's exponent.
+
+    Returns
+    -------
+    tuple of Look
+
+    Raises
+    ------
+    InputError
+        When ``max_runs`` is too small for one look that can refute, naming the smallest that is.
+    """
+    max_runs = check_int(max_runs, "max_runs", 1)
+    if not growth > 1:
+        raise InputError(f"argument 'growth' must be > 1, got {growth}")
+    if not 0 <= look_fraction < 1:
+        raise InputError(f"argument 'look_fraction' must be in [0, 1), got {look_fraction}")
+    ratio = spec.event_runs / spec.samples
+    smallest_alone = smallest_round_samples(spec, spec.alpha)
+    low, high = 0, math.floor(max_runs / runs_per_sample(spec))  # look_runs grows with the samples: bisect
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if look_runs(spec, middle) <= max_runs else (low, middle - 1)
+    total = low
+    if total < smallest_alone:
+        raise InputError(f"argument 'max_runs' (--max-runs) is {max_runs}: one look of this audit needs at least "
+                         f"{look_runs(spec, smallest_alone)} mechanism runs ({smallest_alone} samples) to be able to "
+                         f"refute at α = {spec.alpha:g}")
+    sizes = []
+    size = smallest_round_samples(spec, spec.alpha * 0.01)  # a first guess at an early look's level
+    while size <= look_fraction * total:
+        sizes.append(size)
+        size = math.ceil(size * growth)
+    while True:
+        looks = sizes + [total]
+        alphas = power_alpha_spending(looks, spec.alpha, rho)
+        small = [i for i, (s, a) in enumerate(zip(looks[:-1], alphas)) if s < smallest_round_samples(spec, a)]
+        if not small:
+            break
+        sizes.pop(small[0])
+        # Dropping the smallest look leaves the later ones their sizes: they keep doubling from it.
+    return tuple(Look(s, max(1, int(round(s * ratio))) if spec.event_runs else 0, a, look_runs(spec, s))
+                 for s, a in zip(looks, alphas))
+
+
+def look_boundaries(schedule) -> tuple:
+    """The chunk boundaries that make the looks of ``schedule`` nested: every look's ``samples``
+    (prior draws, MI-sample runs), ``event_runs`` (the event test's runs of each input) and float-bit
+    pilot runs (:data:`audit.engine.BIT_PILOT_RUNS`), for :class:`~mechanisms.execution.runner.MechanismRunner`."""
+    from audit.engine import BIT_PILOT_RUNS
+
+    sizes = set()
+    for look in schedule:
+        sizes.add(look.samples)
+        if look.event_runs:
+            sizes.update((look.event_runs, min(look.event_runs, BIT_PILOT_RUNS)))
+    return tuple(sorted(sizes))
+
+
+def _stream_seed(spec) -> int:
+    """The seed of the audit's streams of runs per database (:class:`~mechanisms.execution.chunk_cache.ChunkCache`)."""
+    return int(np.random.default_rng([int(spec.seed), 0x57E4]).integers(2**63))
+
+
+def _look_runner(spec, schedule):
+    """The runner :func:`audit.engine.run_audit` would make for ``spec``, with the chunk boundaries of the looks of
+    ``schedule`` (:func:`look_boundaries`) and a cache of the audit's streams of runs."""
+    from mechanisms.execution.chunk_cache import ChunkCache
+
+    from audit.engine import audit_runner
+
+    return audit_runner(spec, boundaries=look_boundaries(schedule), cache=ChunkCache(_stream_seed(spec)))
+
+
+def run_audit_on_look_runs(spec, max_runs: int, *, growth: float = GROWTH, look_fraction: float = LOOK_FRACTION,
+                           rho: float = SPENDING_POWER):
+    """The fixed audit of ``spec`` at ``spec.samples`` on the runs a sequential audit's looks would make.
+
+    :func:`audit.engine.run_audit` with the chunk boundaries of the looks of
+    ``run_sequential_audit(spec, max_runs, ...)`` (:func:`look_boundaries`): with ``spec.samples`` the
+    last look's size, its data are the last look's, and only the level differs (``spec.alpha``
+    against α_K), which isolates what looking early costs.
+    """
+    from audit.engine import _run_audit
+
+    schedule = look_schedule(spec, max_runs, growth=growth, look_fraction=look_fraction, rho=rho)
+    with _look_runner(spec, schedule) as runner:
+        runner.cache.start_look(final=True)
+        return _run_audit(spec, runner)
+
+
+@dataclass(frozen=True)
+class LookOutcome:
+    """What one look did: its size, level, the mechanism calls it made and reused, its time and decision.
+
+    ``runs`` are the calls it made (cache misses; a stream's chunk is made whole, so they may include runs
+    only later looks use), ``reused_runs`` the runs of its audit that came from earlier looks' calls."""
+
+    look: int
+    samples: int
+    event_runs: int
+    alpha: float
+    runs: int
+    reused_runs: int
+    seconds: float
+    claim_verdict: str | None
+    verdict: str | None
+    dp_epsilon_lower_bound_event: float | None
+
+    def to_dict(self) -> dict:
+        return fields_to_dict(self)
+
+
+@dataclass(frozen=True)
+class SequentialAudit:
+    """The outcome of a sequential audit (:func:`run_sequential_audit`).
+
+    Attributes
+    ----------
+    result : AuditResult
+        The deciding look's audit: the refuting one, or the last one completed. Its ``alpha`` is the
+        overall level (its own tests spent α_k, said in its notes).
+    looks : list of LookOutcome
+        The looks completed, in order.
+    schedule : tuple of Look
+        The looks planned before any run (with their levels).
+    alpha : float
+        The overall level: Σ α_k over the schedule.
+    max_runs : int
+    time_limit : float or None
+    stopped : {"refuted", "violation", "budget", "time"}
+        Why it stopped: the claim was refuted, an MI violation certified (no claim), the looks were
+        done or the next one would have passed ``max_runs``, or the next look would have ended past
+        ``time_limit``.
+    runs : int
+        Mechanism calls made in all (at most ``max_runs``): each run once, whichever looks used it.
+    seconds : float
+    runs_to_refute : int or None
+        When it stopped unrefuted: total runs a fixed-budget audit at level ``alpha`` would need to
+        refute the claim if the last look's event had the frequencies it showed
+        (:func:`runs_to_refute`); ``None`` when none would or there was no event.
+    runs_to_refute_note : str
+        That number, or why there is none, in words.
+    notes : list of str
+        What else the looks met (a look not completed within ``max_runs``).
+    """
+
+    result: object
+    looks: list
+    schedule: tuple
+    alpha: float
+    max_runs: int
+    time_limit: float | None
+    stopped: str
+    runs: int
+    seconds: float
+    runs_to_refute: int | None = None
+    runs_to_refute_note: str = ""
+    notes: list = field(default_factory=list)
+    rho: float = SPENDING_POWER
+
+    @property
+    def refuted(self) -> bool:
+        return self.stopped == "refuted"
+
+    @property
+    def claim_verdict(self) -> str | None:
+        return self.result.claim_verdict
+
+    @property
+    def verdict(self) -> str | None:
+        return self.result.verdict
+
+    def summary(self) -> str:
+        """One paragraph: looks, runs, why it stopped, and what a refutation would need."""
+        done = len(self.looks)
+        if self.stopped == "time":
+            why = f"the next look would have ended past the time limit of {self.time_limit:g} s"
+        elif self.stopped == "budget" and done < len(self.schedule):
+            why = f"look {done + 1} would have passed the run budget"
+        else:
+            why = {"refuted": f"the claim was refuted at look {done}",
+                   "violation": f"an MI violation was certified at look {done}",
+                   "budget": "the looks were done"}[self.stopped]
+        levels = ", ".join(f"{r.alpha:.3g}" for r in self.schedule)
+        sizes = ", ".join(str(r.samples) for r in self.schedule)
+        text = (f"Sequential audit: {done} of {len(self.schedule)} planned looks, {self.runs} mechanism runs of at "
+                f"most {self.max_runs}, {self.seconds:.1f} s; stopped because {why}. The looks audit the first "
+                f"{sizes} samples of one stream of runs (each run made once) at levels α_k = {levels} (α-spending "
+                f"α·t^{self.rho:g} over the fraction t of the runs seen, summing to α = {self.alpha:g}; union bound), "
+                f"so a refutation has type-I error at most {self.alpha:g}.")
+        for note in self.notes:
+            text += " " + note
+        if self.runs_to_refute_note:
+            text += " " + self.runs_to_refute_note
+        return text
+
+    def to_dict(self) -> dict:
+        """The deciding look's JSON form (:meth:`AuditResult.to_dict`) with a ``sequential`` entry."""
+        out = self.result.to_dict()
+        out["sequential"] = to_jsonable({
+            "alpha": self.alpha, "rho": self.rho, "max_runs": self.max_runs, "time_limit": self.time_limit,
+            "stopped": self.stopped, "looks_run": len(self.looks), "looks_planned": len(self.schedule),
+            "runs": self.runs, "seconds": self.seconds, "runs_to_refute": self.runs_to_refute,
+            "runs_to_refute_note": self.runs_to_refute_note, "notes": list(self.notes), "summary": self.summary(),
+            "schedule": [r.to_dict() for r in self.schedule], "looks": [r.to_dict() for r in self.looks]})
+        return out
+
+    def __repr__(self) -> str:
+        return (f"SequentialAudit(stopped={self.stopped!r}, looks={len(self.looks)}/{len(self.schedule)}, "
+                f"runs={self.runs}, claim_verdict={self.claim_verdict!r}, verdict={self.verdict!r}, "
+                f"alpha={self.alpha:g})")
+
+
+def round_seed(seed: int, index: int) -> int:
+    """A seed derived from ``seed`` and ``index`` (from 1): fresh randomness for an independent audit
+    (:mod:`audit.gating.budget_forecast`'s pilot). The looks of a sequential audit all use the audit's own seed."""
+    return int(np.random.default_rng([int(seed), int(index), 0x5E0]).integers(2**31))
+
+
+def _decides(result) -> str | None:
+    if result.claim is not None:
+        return "refuted" if result.refuted else None
+    return "violation" if result.violation and not result.estimate_only else None
+
+
+def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None, growth: float = GROWTH,
+                         look_fraction: float = LOOK_FRACTION, rho: float = SPENDING_POWER,
+                         progress=None) -> SequentialAudit:
+    """Audit ``spec`` in nested looks that stop at the first refutation, within ``max_runs`` runs and ``time_limit``.
+
+    Parameters
+    ----------
+    spec : AuditSpec
+        The audit. ``spec.samples`` and ``spec.event_runs`` set only the ratio of event runs to
+        samples; ``max_runs`` sets the size. ``spec.alpha`` is the overall type-I error, split
+        over the looks; ``spec.seed`` seeds every look (module docstring).
+    max_runs : int
+        Mechanism calls in all, at most: the last look's runs, which every earlier look's are part of.
+        A look whose calls would pass it (earlier looks made calls it could not reuse, or its
+        event test's selection runs) is not completed.
+    time_limit : float, optional
+        Seconds: a look that would end past it (at the seconds per sample of the look before) is
+        not run. The first look always runs.
+    growth, look_fraction, rho : float
+        The schedule and its α-spending (:func:`look_schedule`).
+    progress : callable, optional
+        Called with one line after each look.
+
+    Returns
+    -------
+    SequentialAudit
+    """
+    from mechanisms.execution.runner import RunLimitReached
+
+    from audit.engine import _run_audit
+
+    if time_limit is not None:
+        time_limit = check_positive(time_limit, "time_limit")
+    schedule = look_schedule(spec, max_runs, growth=growth, look_fraction=look_fraction, rho=rho)
+    outcomes, result, stopped, notes = [], None, "budget", []
+    started = time.perf_counter()
+    with _look_runner(spec, schedule) as runner:
+        runner.call_limit = int(max_runs)
+        for index, planned in enumerate(schedule, start=1):
+            if outcomes and time_limit is not None:
+                last = outcomes[-1]
+                expected = last.seconds * planned.samples / last.samples
+                if time.perf_counter() - started + expected > time_limit:
+                    stopped = "time"
+                    break
+            look_spec = dataclasses.replace(spec, samples=planned.samples, event_runs=planned.event_runs,
+                                            alpha=planned.alpha)
+            calls, hits, look_started = runner.calls, runner.cache.hits, time.perf_counter()
+            runner.cache.start_look(final=index == len(schedule))
+            try:
+                look = _run_audit(look_spec, runner)
+            except RunLimitReached as exc:
+                if result is None:
+                    raise InputError(f"argument 'max_runs' (--max-runs) is {max_runs}: the first look's audit needs "
+                                     f"{runner.calls + exc.needed} mechanism runs or more (its event test's selection "
+                                     "runs are not in the plan); raise it") from None
+                notes.append(f"Look {index} was not completed: after {runner.calls - calls} new mechanism calls it "
+                             f"would have made {exc.needed} more, {exc.needed - exc.left} past --max-runs (earlier "
+                             "looks made calls on runs it did not reuse: another pair, or its event test's selection "
+                             f"runs), so it gives no verdict and the audit's is look {index - 1}'s.")
+                break
+            result = look
+            made = runner.calls - calls
+            event = result.event_test
+            outcome = LookOutcome(index, planned.samples, planned.event_runs, planned.alpha, made,
+                                  runner.cache.hits - hits, time.perf_counter() - look_started,
+                                  result.claim_verdict, result.verdict,
+                                  None if event is None else float(event.epsilon_lower_bound))
+            outcomes.append(outcome)
+            if progress is not None:
+                progress(f"look {index}/{len(schedule)}: {planned.samples} samples at α = {planned.alpha:.3g}, "
+                         f"{outcome.runs} new runs ({outcome.reused_runs} reused), {outcome.seconds:.1f} s: "
+                         + (result.claim_verdict or result.verdict or "no verdict"))
+            decision = _decides(result)
+            if decision is not None:
+                stopped = decision
+                break
+        runs = runner.calls
+    needed, note = None, ""
+    if stopped not in ("refuted", "violation"):
+        needed, note = _refutation_at_observed(spec, result)
+    total = sum(r.alpha for r in schedule)
+    # The look's own statement would quote its level α_k; the refutation, chosen as the first of the
+    # looks', holds at the overall level only.
+    deciding = len(outcomes)
+    result = dataclasses.replace(result, alpha=total, notes=list(result.notes) + [
+        f"Look {deciding} of {len(schedule)} of a sequential audit (audit.gating.sequential): the audit of the first "
+        f"{schedule[deciding - 1].samples} samples of the runs, whose tests spent α_k = "
+        f"{schedule[deciding - 1].alpha:.3g} of the overall α = {total:g}, which the verdicts are stated at."])
+    return SequentialAudit(result, outcomes, schedule, total, int(max_runs), time_limit, stopped, runs,
+                           time.perf_counter() - started, needed, note, notes, rho=float(rho))
+
+
+def runs_to_refute(claim, p_first: float, p_second: float, alpha: float,
+                   limit: int = MAX_REFUTATION_RUNS) -> int | None:
+    """The fewest certification runs per input predicted to refute ``claim`` with an event of these frequencies.
+
+    The prediction is the event test's own (:func:`audit.search.event_choice.predicted_objective` with the
+    claim's objective, :func:`audit.certificates.event_bounds.claim_objective`): the certificates a fresh audit
+    at level ``alpha`` would choose among (Clopper–Pearson pair; for pure DP also the odds ratio
+    and the rate ratio with Poisson runs), evaluated at the expected counts. ``None`` when no
+    number of runs up to ``limit`` is predicted to refute (the frequencies do not exceed the
+    claim's profile).
+    """
+    objective = claim_objective(claim)
+    pure = claim.pure_epsilon is not None
+
+    def refutes(n: int) -> bool:
+        return bool(predicted_objective(p_first, p_second, n, alpha, objective, pure_dp=pure) > 1.0)
+
+    n = 16
+    while not refutes(n):
+        n *= 2
+        if n > limit:
+            return None
+    lo, hi = n // 2, n
+    while hi - lo > max(1, lo // 100):  # 1% resolution: a prediction, not a certificate
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if refutes(mid) else (mid, hi)
+    return hi
+
+
+def _refutation_at_observed(spec, result) -> tuple[int | None, str]:
+    """(total runs a fixed audit would need to refute at the last look's observed event, the sentence)."""
+    event = None if result is None else result.event_test
+    if spec.claim is None or not spec.claim.has_profile:
+        return None, ""
+    if event is None:
+        return None, "There was no event test, so no number of runs to refute at the observed effect is predicted."
+    per_input = runs_to_refute(spec.claim, event.p_first, event.p_second, spec.alpha)
+    if per_input is None:
+        return None, (f"The last look's event (frequencies {event.p_first:.4g} and {event.p_second:.4g} under the two "
+                      f"inputs) does not exceed the claim {spec.claim.label}: no number of runs is predicted to "
+                      "refute it at this effect.")
+    total = int(math.ceil(per_input * runs_per_sample(spec) * spec.samples / spec.event_runs))
+    return total, (f"A refutation at the last look's observed effect (event frequencies {event.p_first:.4g} and "
+                   f"{event.p_second:.4g}) would need about {total} mechanism runs in one audit at α = {spec.alpha:g} "
+                   f"({per_input} certification runs per input).")

@@ -1,0 +1,194 @@
+"""The critics of an audit's secrets: full, per stratum of a discrete w, and per random slice.
+
+Each (prior, secret) the plan trains is a :class:`SecretCell`. Its critics are built by the
+estimators' one slice → fit path (:func:`estimators.critic_problems.fit_problems`): a full critic
+for I(g; M, w) (plus one for I(g; w) when g and w may be dependent: chain rule), one per random
+slice of (g, M, w) (Pufferfish paper, Section VI-C), and, for a discrete dependent w, one per
+well-populated value v of w for I(g; M | w = v). Each step returns what it trained as a named
+result (:class:`SecretFits`); nothing is written back into the cells.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from estimators.critic_problems import MIProblem, ProblemFit, fit_problems
+
+#: The most values of a discrete w that get a stratum critic (the most frequent ones).
+MAX_STRATA = 8
+
+
+@dataclass(frozen=True, eq=False)
+class SecretCell:
+    """One (prior, secret) combination that gets critics.
+
+    Attributes
+    ----------
+    prior_index : int
+        Index of the prior in Θ.
+    prior : Prior
+    record : int or None
+        The record under DP notions.
+    pair : SecretPair
+    strategy : {"certify", "stratify", "estimate-only"}
+        How the secret is tested under the prior (:meth:`audit.frameworks.SecretPair.strategy`).
+    g, w : ndarray (m, dg), (m, dw) or None
+        The secret and public parts on the audit's databases.
+    position : int
+        Index in the plan's list of secrets (the order of the per-secret evidence).
+    """
+
+    prior_index: int
+    prior: object
+    record: int | None
+    pair: object
+    strategy: str
+    g: np.ndarray
+    w: np.ndarray | None
+    position: int = 0
+
+    @property
+    def certifiable(self) -> bool:
+        return self.strategy in ("certify", "stratify")
+
+    @property
+    def name(self) -> str:
+        return self.pair.name if self.record is None else f"record {self.record}"
+
+    def problem(self, outputs) -> MIProblem:
+        """I(g; M, w), with the chain-rule term I(g; w) when g and w may be dependent."""
+        return MIProblem(self.g, outputs[self.prior_index], self.w, chain=self.strategy != "certify")
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """One value v of a discrete w with its stratum critic for I(g; M | w = v)."""
+
+    value: np.ndarray
+    mass: float  # P̂(w = v) in the audit's samples
+    index: int  # the critic's index in the strata fit
+
+
+@dataclass(frozen=True)
+class SecretFits:
+    """What an audit trained, each part indexed like its list of cells.
+
+    Attributes
+    ----------
+    cells : tuple of SecretCell
+        The cells after stratification (a stratified cell without a populated stratum is
+        estimate-only).
+    full : ProblemFit or None
+        Full critics, one problem per cell (every notion but SMI-DP).
+    strata : ProblemFit or None
+        Stratum critics; ``cell_strata[i]`` lists cell i's strata.
+    cell_strata : tuple of tuple of Stratum
+    sliced : ProblemFit or None
+        Slice critics, one problem per cell.
+    classifiers : tuple of list
+        With classifier critics (:mod:`audit.statistics.classifier_critic`), each cell's classifiers cross-fitted
+        on all its draws (:class:`~audit.statistics.classifier_critic.CrossFitted`: the event test's
+        statistics); else empty.
+    """
+
+    cells: tuple
+    full: ProblemFit | None = None
+    strata: ProblemFit | None = None
+    cell_strata: tuple = ()
+    sliced: ProblemFit | None = None
+    classifiers: tuple = ()
+
+    def fit(self, kind: str):
+        """The :class:`~estimators.neural.CriticFit` of ``kind`` (``"full"``, ``"strata"``, ``"slices"``)."""
+        return {"full": self.full, "strata": self.strata, "slices": self.sliced}[kind].fit
+
+    @property
+    def history(self) -> dict:
+        return {kind: part.fit.history for kind, part in (("full", self.full), ("strata", self.strata),
+                                                          ("slices", self.sliced)) if part is not None}
+
+
+def _strata(cells, outputs, min_count: int, rng, notes):
+    """The populated strata of each stratified cell, their problems, and the cells after it.
+
+    Every stratum is subsampled to the size of the smallest kept stratum so that all stratum
+    critics train together; strata rarer than ``min_count`` samples are left out.
+    """
+    kept, out_cells = [], []
+    for cell in cells:
+        if cell.strategy != "stratify":
+            out_cells.append(cell)
+            continue
+        values, inverse, counts = np.unique(cell.w, axis=0, return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(-1)
+        order = np.argsort(-counts)[:MAX_STRATA]
+        # Strata train together at the smallest kept stratum's size, so rare strata would cut
+        # every stratum's certification sample; keep those with ≥ 1/4 of the largest count.
+        floor = max(min_count, counts[order[0]] / 4)
+        strata = [(values[i], counts[i] / len(cell.w), np.flatnonzero(inverse == i)) for i in order
+                  if counts[i] >= floor]
+        if not strata:
+            notes.append(f"{cell.name}: no value of the public part w has {min_count} samples; "
+                         "estimate only (raise 'samples' to stratify)")
+            out_cells.append(dataclasses.replace(cell, strategy="estimate-only"))
+            continue
+        covered = sum(mass for _, mass, _ in strata)
+        if covered < 0.999:
+            notes.append(f"{cell.name}: the stratified estimate covers the {len(strata)} most frequent values of w "
+                         f"({100 * covered:.1f}% of the mass); the rest is left out, so it underestimates")
+        kept.append((len(out_cells), strata))
+        out_cells.append(cell)
+    if not kept:
+        return tuple(out_cells), [], [()] * len(out_cells)
+    size = min(len(idx) for _, strata in kept for _, _, idx in strata)
+    problems, cell_strata = [], [()] * len(out_cells)
+    for position, strata in kept:
+        cell, placed = out_cells[position], []
+        for value, p_hat, idx in strata:
+            chosen = rng.permutation(idx)[:size]
+            placed.append(Stratum(value, float(p_hat), len(problems)))
+            problems.append(MIProblem(cell.g[chosen], outputs[cell.prior_index][chosen]))
+        cell_strata[position] = tuple(placed)
+    return tuple(out_cells), problems, cell_strata
+
+
+def fit_secret_critics(cells, outputs, *, full: bool, slices: int, min_stratum: int, rng, notes,
+                       objective: str, config, device, quiet: bool) -> SecretFits:
+    """Train the critics the plan asks for, in a fixed order of random draws (full, strata, slices).
+
+    Parameters
+    ----------
+    cells : sequence of SecretCell
+    outputs : list of ndarray
+        The mechanism's outputs on each prior's databases.
+    full : bool
+        Train full critics (and stratum critics for stratified cells).
+    slices : int
+        Random slices per cell (0: none).
+    min_stratum : int
+        Fewest samples of a value of w that gets a stratum critic.
+    rng : numpy.random.Generator
+    notes : list
+        Receives what stratification left out.
+    objective, config, device, quiet
+        As for :func:`estimators.neural.fit_critics`.
+    """
+    cells = tuple(cells)
+    options = dict(objective=objective, config=config, device=device, quiet=quiet)
+    full_fit = strata_fit = sliced_fit = None
+    cell_strata = ()
+    if full:
+        full_fit = fit_problems([c.problem(outputs) for c in cells], rng=rng, desc="full critics", **options)
+        cells, problems, cell_strata = _strata(cells, outputs, min_stratum, rng, notes)
+        if problems:
+            strata_fit = fit_problems(problems, rng=rng, desc="stratum critics", **options)
+        # Stratum critic indices are the problems' positions: one critic per unsliced problem.
+        cell_strata = tuple(tuple(dataclasses.replace(s, index=strata_fit.problems[s.index].terms.start)
+                                  for s in strata) for strata in cell_strata) if problems else tuple(cell_strata)
+    if slices > 0:
+        sliced_fit = fit_problems([c.problem(outputs) for c in cells], slices=slices, rng=rng,
+                                  desc="sliced critics", **options)
+    return SecretFits(cells, full_fit, strata_fit, tuple(cell_strata), sliced_fit)

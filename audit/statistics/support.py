@@ -1,0 +1,150 @@
+"""The support statistic: the empirical log-ratio of an output's discrete columns.
+
+An output's *support* — the shapes of its arrays, the keys it releases, the classes a model saw —
+is held in columns that take few values (the support block of an encoded structured output,
+:mod:`mechanisms.outputs.encoding`, counts the named parts of each bucket). When one neighbour
+produces a support the other never does (a key held by one user and released only with that user,
+a label only one database holds), the two output laws differ there by an event that a continuous
+statistic on all columns dilutes: the empirical log-ratio of the discrete columns alone
+(Neyman and Pearson 1933, with the add-½ plug-in of :class:`audit.statistics.classifier.EmpiricalLogRatio`)
+scores a support seen only under the first input high, and the event {score > t} is that support.
+
+Which columns are discrete is read on the training outputs only, and the event is chosen on held-out
+scores and certified on fresh runs like every event (:mod:`audit.search.event_search`): a support seen on
+one neighbour and never on the other gives a pure claim a large certified ε and an approximate
+claim a certified δ (:attr:`audit.result.EventTest.delta_lower_bound`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from estimators.validation import InputError
+
+from audit.statistics.classifier import (_FIRST_ROWS, MAX_EMPIRICAL_VALUES, EmpiricalLogRatio, _distinct_codes, _distinct_rows, _row_counts, _rows, values_up_to)
+
+__all__ = ["MAX_SUPPORT_VALUES", "SUPPORT_STATISTICS", "SupportFolds", "SupportLogRatio"]
+
+#: A column is part of the support when the training outputs give it at most this many values.
+MAX_SUPPORT_VALUES = 4
+
+
+class SupportLogRatio:
+    """:class:`~audit.statistics.classifier.EmpiricalLogRatio` on the columns that take at most
+    :data:`MAX_SUPPORT_VALUES` values in training (module docstring).
+
+    Counts of released parts take a handful of values (present or not, a shape's few sizes); a
+    released value (a noisy count) takes more and is left out. :meth:`fit` returns None when no
+    column is discrete or the discrete columns take more than
+    :data:`audit.statistics.classifier.MAX_EMPIRICAL_VALUES` distinct rows.
+    """
+
+    what = "the output's discrete columns (its support: shapes, key sets, class sets)"
+
+    def __init__(self, columns: np.ndarray, ratio: EmpiricalLogRatio):
+        self.columns, self.ratio = columns, ratio
+
+    @classmethod
+    def fit(cls, first_outputs: np.ndarray, second_outputs: np.ndarray) -> "SupportLogRatio | None":
+        first_outputs, second_outputs = _rows(first_outputs), _rows(second_outputs)
+        outputs = np.concatenate([first_outputs, second_outputs])
+        discrete = np.array([values_up_to(column, MAX_SUPPORT_VALUES) is not None for column in outputs.T])
+        if not discrete.any():
+            return None
+        columns = np.flatnonzero(discrete)
+        ratio = EmpiricalLogRatio.fit(first_outputs[:, columns], second_outputs[:, columns])
+        return None if ratio is None else cls(columns, ratio)
+
+    @classmethod
+    def from_counts(cls, rows: np.ndarray, which: np.ndarray, is_first: np.ndarray) -> "SupportLogRatio | None":
+        """The statistic :meth:`fit` gives on outputs already coded as distinct rows: output i is
+        ``rows[which[i]]`` (as :meth:`audit.statistics.classifier.EmpiricalLogRatio.from_counts` takes them), of
+        the first input where ``is_first[i]``. A column's values among the rows that occur are its values
+        among the outputs, and a row of the discrete columns counts the outputs of every distinct row that
+        holds it, so it is :meth:`fit`'s statistic from the counts alone."""
+        is_first = np.asarray(is_first, dtype=bool)
+        if is_first.all() or not is_first.any():
+            raise InputError("a support statistic needs outputs of both inputs")
+        n_first, n_second = _row_counts(which, is_first, len(rows))
+        seen = (n_first + n_second) > 0
+        rows, n_first, n_second = rows[seen], n_first[seen], n_second[seen]
+        discrete = np.array([values_up_to(column, MAX_SUPPORT_VALUES) is not None for column in rows.T])
+        if not discrete.any():
+            return None
+        columns = np.flatnonzero(discrete)
+        distinct = _distinct_rows(rows[:, columns], MAX_EMPIRICAL_VALUES)
+        if distinct is None:
+            return None
+        support, inverse = distinct
+        first = np.bincount(inverse, weights=n_first, minlength=len(support)).astype(np.int64)
+        second = np.bincount(inverse, weights=n_second, minlength=len(support)).astype(np.int64)
+        return cls(columns, EmpiricalLogRatio._from_row_counts(support, first, second))
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        return self.ratio(_rows(outputs)[:, self.columns])
+
+
+class SupportFolds:
+    """:meth:`SupportLogRatio.fit` on subsets of the same outputs (a cross-fit's folds), each column that may be
+    discrete coded once for all of them.
+
+    A subset's fit needs, per column, whether it takes at most :data:`MAX_SUPPORT_VALUES` values there, and
+    the distinct rows of the discrete columns with their counts. With each such column's values and every
+    output's value index found once (one sort of the column), a subset's values are those whose index occurs
+    among its outputs (a count), and its rows' codes in mixed radix of the subset's own value ranks are the
+    codes :func:`audit.statistics.classifier._distinct_rows` computes on the subset: the same distinct rows in
+    the same order with the same counts, so the statistic is the one :meth:`SupportLogRatio.fit` gives on the
+    subset's outputs of each input, at a fraction of its sorts.
+    """
+
+    def __init__(self, outputs: np.ndarray):
+        self.outputs = _rows(outputs)
+        self._coded = {}
+
+    def _code(self, column: int) -> tuple[int, np.ndarray]:
+        """(the column's number of distinct values, each output's index among them), computed once."""
+        if column not in self._coded:
+            values, index = np.unique(self.outputs[:, column], return_inverse=True)
+            self._coded[column] = (len(values), index.ravel())
+        return self._coded[column]
+
+    def fit(self, rows: np.ndarray, is_first: np.ndarray) -> "SupportLogRatio | None":
+        """:meth:`SupportLogRatio.fit` on ``outputs[rows]``, of the first input where ``is_first`` (one per row)."""
+        rows, is_first = np.asarray(rows), np.asarray(is_first, dtype=bool)
+        head = self.outputs[rows[:_FIRST_ROWS]]
+        columns, ranks = [], []
+        for column in range(self.outputs.shape[1]):
+            # Too many values among the subset's first rows decides it (values_up_to), else the subset's own count.
+            if len(rows) > _FIRST_ROWS and len(np.unique(head[:, column])) > MAX_SUPPORT_VALUES:
+                continue
+            count, index = self._code(column)
+            present = np.bincount(index[rows], minlength=count) > 0
+            if np.count_nonzero(present) <= MAX_SUPPORT_VALUES:
+                columns.append(column)
+                ranks.append((np.cumsum(present) - 1, int(np.count_nonzero(present))))
+        if not columns:
+            return None
+        if is_first.all() or not is_first.any():
+            raise InputError("an empirical log-ratio statistic needs outputs of both inputs")
+        codes, radix = np.zeros(len(rows), dtype=np.int64), 1
+        for column, (rank, count) in zip(columns, ranks):
+            radix *= count
+            if radix >= 2**62:  # _distinct_rows sorts the rows themselves here: so does the subset's own fit
+                subset = self.outputs[rows]
+                return SupportLogRatio.fit(subset[is_first], subset[~is_first])
+            codes = codes * count + rank[self._code(column)[1][rows]]
+        distinct = _distinct_codes(codes, radix, MAX_EMPIRICAL_VALUES)
+        if distinct is None:
+            return None
+        first, inverse = distinct
+        support = self.outputs[np.ix_(rows[first], columns)]
+        ratio = EmpiricalLogRatio._from_row_counts(support, *_row_counts(inverse, is_first, len(first)))
+        return SupportLogRatio(np.array(columns, dtype=np.intp), ratio)
+
+
+#: The support statistic in the form of :data:`audit.statistics.classifier.PAIR_STATISTICS`: (class, name,
+#: label of its scores, what it is); an event-test candidate only (not an MI critic).
+SUPPORT_STATISTICS = (
+    (SupportLogRatio, "support log-ratio", "empirical log p_a(s)/p_b(s) of the support s(y)",
+     f"the empirical log-ratio of {SupportLogRatio.what}, counted"),
+)

@@ -1,0 +1,272 @@
+"""Adapters that turn other kinds of mechanisms into the batched protocol ``mech(dbs, rng) -> (m, d)``.
+
+- :class:`PerDatabaseMechanism` wraps a per-database callable ``f(db, rng) -> (d,)``.
+- :class:`ExternalCommandMechanism` runs a program that reads databases on stdin and
+  writes outputs on stdout (the wire format is documented on the class).
+- :func:`opendp_mechanism` and :func:`diffprivlib_mechanism` wrap mechanisms of the
+  optional OpenDP and diffprivlib libraries (:mod:`mechanisms.adapters.libraries`, imported
+  only when called); ``--mechanism FILE.py:NAME`` recognizes them without these calls
+  (:mod:`mechanisms.adapters.recognition`).
+
+Each adapter raises :class:`~mechanisms.base.MechanismError` naming itself and the
+database index when the wrapped mechanism fails on a database.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+import numpy as np
+
+from estimators.validation import InputError, check_choice, check_positive
+
+from mechanisms.base import MechanismError
+from mechanisms.calls.program import ProgramTimeout, run_program
+from mechanisms.adapters.rows import _as_output_row, _stack_rows
+
+__all__ = [
+    "ExternalCommandMechanism",
+    "PerDatabaseMechanism",
+    "WIRE_FORMATS",
+    "diffprivlib_mechanism",
+    "opendp_mechanism",
+]
+
+#: Wire formats understood by :class:`ExternalCommandMechanism`.
+WIRE_FORMATS = ("text", "npy")
+
+#: Environment variable through which an external command receives its seed.
+SEED_VARIABLE = "MIAUDIT_SEED"
+
+#: The seed an external command receives is below this (2^31: exact in a double, so awk reads it).
+SEED_LIMIT = 2**31
+
+_STDERR_TAIL = 800
+
+
+@dataclass(frozen=True, eq=False)
+class PerDatabaseMechanism:
+    """Batch a per-database mechanism ``f(db, rng) -> (d,)`` (a scalar counts as ``d = 1``).
+
+    Parameters
+    ----------
+    function : callable
+        ``function(db, rng)`` with ``db`` of shape ``(n, k)``; called once per database,
+        in batch order, with the same generator (so a seed reproduces the whole batch).
+    name : str
+        Name used in error messages.
+    encoder : OutputEncoder, optional
+        Outputs of any structure (:mod:`mechanisms.outputs.encoding`: arrays of any shape,
+        mappings, sets of keys, fitted estimators, tuples), each encoded as one row of
+        ``2 * encoder.width`` numbers. Without it, each output must be a number or a vector
+        of one length (the rows are the outputs themselves).
+    """
+
+    function: Callable
+    name: str = "per-database mechanism"
+    encoder: Callable | None = None
+
+    def __post_init__(self):
+        if not callable(self.function):
+            raise InputError(f"argument 'function' must be callable, got {type(self.function).__name__}")
+
+    def __call__(self, dbs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        who = f"mechanism '{self.name}'"
+        rows = []
+        for index, db in enumerate(dbs):
+            try:
+                value = self.function(db, rng)
+            except Exception as exc:  # noqa: BLE001 - a black box may raise anything
+                raise MechanismError(f"{who} raised {type(exc).__name__} on database {index}: {exc}",
+                                     mechanism=who, database_index=index) from exc
+            rows.append(_as_output_row(value, who, index) if self.encoder is None else
+                        self._encoded(value, who, index))
+        return _stack_rows(rows, who)
+
+    def _encoded(self, value, who: str, index: int) -> np.ndarray:
+        try:
+            return self.encoder(value)
+        except InputError as exc:
+            raise MechanismError(f"{who} returned an output miaudit cannot read for database {index}: {exc}",
+                                 mechanism=who, database_index=index) from None
+
+    @property
+    def support_columns(self) -> slice | None:
+        """The encoded rows' support block (:attr:`OutputEncoder.support_columns`), None without an encoder."""
+        return getattr(self.encoder, "support_columns", None)
+
+
+def _encode_text(dbs: np.ndarray) -> bytes:
+    m, n, k = dbs.shape
+    lines = [f"{m} {n} {k}"]
+    lines.extend(" ".join(repr(float(v)) for v in db.ravel()) for db in dbs)
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _decode_text(stdout: bytes, m: int, who: str) -> np.ndarray:
+    try:
+        text = stdout.decode()
+    except UnicodeDecodeError:
+        raise MechanismError(f"{who} printed bytes that are not UTF-8 text", mechanism=who) from None
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) != m:
+        raise MechanismError(f"{who} printed {len(lines)} non-empty lines for {m} databases; "
+                             f"expected one line of numbers per database", mechanism=who)
+    rows = []
+    for index, line in enumerate(lines):
+        try:
+            rows.append(np.array([float(token) for token in line.split()]))
+        except ValueError:
+            shown = line if len(line) <= 80 else line[:77] + "..."
+            raise MechanismError(f"{who} printed a line that is not numbers for database {index}: {shown!r}",
+                                 mechanism=who, database_index=index) from None
+    return _stack_rows(rows, who)
+
+
+def _encode_npy(dbs: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, dbs, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _decode_npy(stdout: bytes, who: str) -> np.ndarray:
+    try:
+        return np.load(io.BytesIO(stdout), allow_pickle=False)
+    except Exception as exc:  # noqa: BLE001 - any unreadable stdout is the same failure
+        raise MechanismError(f"{who} did not print a valid .npy array: {type(exc).__name__}: {exc}",
+                             mechanism=who) from None
+
+
+@dataclass(frozen=True, eq=False)
+class ExternalCommandMechanism:
+    """A mechanism implemented by an external program, batch in on stdin, outputs on stdout.
+
+    The program is started once per batch. Its seed is the environment variable
+    ``MIAUDIT_SEED``, an integer in [0, 2^31) drawn from the audit's generator (small enough
+    for any language's generator, awk's ``srand`` included), so a seeded audit is
+    reproducible when the program seeds its own randomness from it.
+
+    Wire format ``"text"`` (the default; any language can speak it):
+
+    - stdin: a header line ``m n k``, then one line per database holding its ``n * k``
+      entries separated by spaces, row by row (record 0's k attributes, then record 1's, ...);
+    - stdout: one line per database (``m`` non-empty lines, in order) holding its ``d``
+      output numbers separated by whitespace.
+
+    Wire format ``"npy"``: stdin is the ``(m, n, k)`` float64 batch as ``.npy`` bytes
+    (``numpy.save``); stdout must be the ``(m, d)`` outputs as ``.npy`` bytes.
+
+    Parameters
+    ----------
+    command : sequence of str
+        Program and arguments (no shell), e.g. ``(sys.executable, "mech.py")``.
+    timeout : float
+        Seconds the program may run per batch before it is killed (default 60).
+    wire : {"text", "npy"}
+        Wire format (default ``"text"``).
+    name : str, optional
+        Name used in error messages (default: the command line).
+
+    Raises
+    ------
+    MechanismError
+        When the program cannot be started, exceeds ``timeout``, exits with a non-zero
+        status (its stderr is quoted), or prints something that is not the expected outputs.
+    """
+
+    command: tuple
+    timeout: float = 60.0
+    wire: str = "text"
+    name: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if isinstance(self.command, str) or not self.command:
+            raise InputError("argument 'command' must be a non-empty sequence of strings (no shell), "
+                             f"got {self.command!r}")
+        if not all(isinstance(part, (str, os.PathLike)) for part in self.command):
+            raise InputError(f"argument 'command' must hold only strings, got {self.command!r}")
+        object.__setattr__(self, "command", tuple(os.fspath(part) for part in self.command))
+        if os.path.isdir(self.command[0]):  # else the OS says only "Permission denied" when it is started
+            raise InputError(f"argument 'command': {self.command[0]!r} is a folder, not a program")
+        object.__setattr__(self, "timeout", check_positive(self.timeout, "timeout"))
+        check_choice(self.wire, "wire", WIRE_FORMATS)
+        if self.name is None:
+            object.__setattr__(self, "name", " ".join(self.command))
+
+    def __call__(self, dbs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        who = f"mechanism '{self.name}'"
+        batch = np.asarray(dbs, dtype=np.float64)
+        seed = int(rng.integers(0, SEED_LIMIT))
+        env = {**os.environ, **self.env, SEED_VARIABLE: str(seed)}
+        payload = _encode_text(batch) if self.wire == "text" else _encode_npy(batch)
+        try:  # in a process group of its own, killed whole when the program exits or times out
+            returncode, stdout, stderr = run_program(self.command, payload, timeout=self.timeout, env=env)
+        except ProgramTimeout:
+            raise MechanismError(f"{who} did not finish within {self.timeout:g} s on a batch of "
+                                 f"{batch.shape[0]} databases (hung?); it was killed with its child "
+                                 "processes", mechanism=who) from None
+        except OSError as exc:
+            raise MechanismError(f"{who} could not be started: {exc}", mechanism=who) from None
+        if returncode != 0:
+            stderr = stderr.decode(errors="replace").strip()[-_STDERR_TAIL:]
+            raise MechanismError(f"{who} exited with status {returncode}; stderr: {stderr or '(empty)'}",
+                                 mechanism=who)
+        if self.wire == "text":
+            return _decode_text(stdout, batch.shape[0], who)
+        return _decode_npy(stdout, who)
+
+
+def opendp_mechanism(measurement, *, to_input: Callable | None = None, sensitivity: float | None = None,
+                     name: str = "measurement"):
+    """Wrap an OpenDP ``Measurement`` as a batched mechanism (needs the ``opendp`` extra).
+
+    A shortcut for :class:`~mechanisms.adapters.libraries.OpenDPMechanism`; ``--mechanism
+    FILE.py:NAME`` recognizes a measurement without it.
+
+    Parameters
+    ----------
+    measurement : opendp.mod.Measurement
+        Called once per database on ``to_input(db)``.
+    to_input : callable, optional
+        Maps a database of shape ``(n, k)`` to the measurement's input (default: the column,
+        ``k = 1``, as the domain's element type; for an aggregate measurement the column sums).
+    sensitivity : float, optional
+        Aggregate measurements: the replace-one sensitivity of ``to_input``, where the
+        privacy map is read for the claim.
+    name : str
+        Name used in error messages.
+
+    Notes
+    -----
+    OpenDP draws its noise from its own cryptographically secure generator, which cannot
+    be seeded, so audits of an OpenDP measurement are not reproducible bit for bit.
+    """
+    from mechanisms.adapters.libraries import OpenDPMechanism
+
+    return OpenDPMechanism(measurement, query=to_input, sensitivity=sensitivity, name=name)
+
+
+def diffprivlib_mechanism(mechanism_class, params: Mapping, query: Callable, *, name: str = "mechanism"):
+    """Wrap a diffprivlib mechanism class as a batched mechanism (needs the ``diffprivlib`` extra).
+
+    A shortcut for :class:`~mechanisms.adapters.libraries.DiffprivlibMechanism`: per batch,
+    one ``mechanism_class(**params, random_state=seed)`` with a seed drawn from the audit's
+    generator randomises ``query(db)`` of every database, so a seed reproduces the run.
+
+    Raises
+    ------
+    InputError
+        When diffprivlib rejects ``params`` (checked once here).
+    ImportError
+        When diffprivlib does not import, saying what fixes it.
+    """
+    from mechanisms.adapters.libraries import DiffprivlibMechanism, import_diffprivlib
+
+    import_diffprivlib()
+    if not callable(query):
+        raise InputError(f"argument 'query' must be callable, got {type(query).__name__}")
+    return DiffprivlibMechanism(mechanism_class, params=params, query=query, name=name)

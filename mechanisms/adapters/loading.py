@@ -1,0 +1,154 @@
+"""Load a user object (mechanism, prior, secret function) from ``FILE.py:NAME`` or ``package.module:NAME``.
+
+The command line names user code this way (DESIGN.md, "Command line contract"):
+
+- ``path/to/file.py:NAME`` executes the file as a fresh module and takes ``NAME`` from it;
+- ``package.module:NAME`` imports the module (it must be importable from ``sys.path``).
+
+``NAME`` may be dotted (``module:Class.attribute``). Every failure — a malformed
+specification, a missing file, a file or module that fails to import, a missing name,
+an object that is not callable — is one :class:`~estimators.validation.InputError`
+naming the specification.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+from estimators.validation import InputError
+
+__all__ = ["load_object", "split_spec"]
+
+
+def split_spec(spec: str, what: str = "object") -> tuple[str, str]:
+    """Split ``"SOURCE:NAME"`` at its last colon (so Windows drive letters survive).
+
+    Raises
+    ------
+    InputError
+        When ``spec`` is not a string of that form.
+    """
+    if not isinstance(spec, str) or ":" not in spec:
+        raise InputError(f"{what} must be given as FILE.py:NAME or package.module:NAME, got {spec!r}")
+    source, name = spec.rsplit(":", 1)
+    if not source or not name:
+        raise InputError(f"{what} must be given as FILE.py:NAME or package.module:NAME, got {spec!r}")
+    if not all(part.isidentifier() for part in name.split(".")):
+        raise InputError(f"{what} {spec!r}: {name!r} is not a Python name")
+    return source, name
+
+
+def _module_from_file(path: Path, spec: str, what: str):
+    if not path.is_file():
+        raise InputError(f"{what} {spec!r}: file {str(path)!r} does not exist")
+    # A unique module name per file, so two user files called mech.py do not collide,
+    # and registered in sys.modules so that dataclasses and pickling inside it work.
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+    module_name = f"_miaudit_user_{path.stem}_{digest}"
+    module_spec = importlib.util.spec_from_file_location(module_name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise InputError(f"{what} {spec!r}: cannot load {str(path)!r} as Python source")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[module_name] = module
+    try:
+        with _folder_importable(path.resolve().parent):
+            _run_bounded(module_spec.loader.exec_module, module, f"{what} {spec!r}: executing {str(path)!r}")
+    except Exception as exc:  # noqa: BLE001 - user code may raise anything on import
+        sys.modules.pop(module_name, None)
+        if isinstance(exc, InputError):  # out of time or sys.exit: named already
+            raise
+        raise InputError(f"{what} {spec!r}: executing {str(path)!r} failed: "
+                         f"{type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def _run_bounded(fn, argument, who: str):
+    """``fn(argument)`` for user code run at load time: bounded by the audit's ``--timeout`` (else
+    :data:`~mechanisms.calls.user_call.FIRST_CALL_TIMEOUT`), a ``sys.exit`` in it one error
+    naming ``who`` (it ended the process silently with the file's status)."""
+    from mechanisms.errors import MechanismError
+    from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, call_user_code, first_call_timeout
+
+    try:
+        return call_user_code(fn, (argument,), who=who, timeout=first_call_timeout(),
+                              hint=f"(--timeout, else {FIRST_CALL_TIMEOUT:g} s at load time); raise --timeout if "
+                                   "it is merely slow")
+    except MechanismError as exc:  # out of time or sys.exit: a load error, like any other failing import
+        raise InputError(str(exc)) from None
+
+
+@contextmanager
+def _folder_importable(folder: Path):
+    """Let a user file import the modules beside it, as ``python FILE.py`` would.
+
+    While the file executes, its folder is first on ``sys.path`` (so ``import helpers``
+    finds ``helpers.py`` beside it, as for a script). Afterwards the folder stays importable
+    but moves to the end of ``sys.path``: imports the file makes later (inside a function,
+    at call time) still find its neighbours, and no module beside it shadows an installed
+    package or the standard library for the rest of the process.
+    """
+    entry = str(folder)
+    already = entry in sys.path
+    sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        sys.path.remove(entry)  # removes the first occurrence: the one inserted above
+        if not already:
+            sys.path.append(entry)
+
+
+def _module_by_import(module_name: str, spec: str, what: str):
+    try:
+        if module_name in sys.modules:  # imported already: nothing of the user's runs
+            return importlib.import_module(module_name)
+        return _run_bounded(importlib.import_module, module_name, f"{what} {spec!r}: importing {module_name!r}")
+    except InputError:
+        raise
+    except ModuleNotFoundError as exc:
+        raise InputError(f"{what} {spec!r}: no module named {exc.name!r}") from exc
+    except Exception as exc:  # noqa: BLE001 - user code may raise anything on import
+        raise InputError(f"{what} {spec!r}: importing {module_name!r} failed: "
+                         f"{type(exc).__name__}: {exc}") from exc
+
+
+def load_object(spec: str, what: str = "object", *, require_callable: bool = True):
+    """Load the object named by ``spec``.
+
+    Parameters
+    ----------
+    spec : str
+        ``FILE.py:NAME`` (a path ending in ``.py``) or ``package.module:NAME``.
+    what : str
+        What is loaded, for error messages (e.g. ``"--mechanism"``).
+    require_callable : bool
+        Raise unless the object is callable (default True).
+
+    Returns
+    -------
+    object
+        The loaded object.
+
+    Raises
+    ------
+    InputError
+        Naming ``what`` and ``spec`` for every failure.
+    """
+    source, name = split_spec(spec, what)
+    if source.endswith(".py"):
+        module = _module_from_file(Path(source), spec, what)
+    else:
+        module = _module_by_import(source, spec, what)
+    obj = module
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            raise InputError(f"{what} {spec!r}: {source!r} has no attribute {part!r}")
+        obj = getattr(obj, part)
+    if require_callable and not callable(obj):
+        raise InputError(f"{what} {spec!r}: {name!r} is a {type(obj).__name__}, not callable")
+    return obj

@@ -1,0 +1,244 @@
+"""Recognize what ``--mechanism`` / ``--command`` name and wrap it as a batched mechanism.
+
+A user names a mechanism as ``FILE.py:NAME`` or ``package.module:NAME`` (``[mechanism] spec``)
+or as an external program (``--command "PROGRAM ARGS"``, ``[mechanism] command``). The object
+found may be
+
+- a batched callable ``mech(dbs, rng) -> (m, d)`` — used as it is;
+- an OpenDP ``Measurement`` — wrapped by :class:`~mechanisms.adapters.libraries.OpenDPMechanism`,
+  bringing its privacy map as the claim;
+- a diffprivlib mechanism object (anything with ``randomise``) or class — wrapped by
+  :class:`~mechanisms.adapters.libraries.DiffprivlibMechanism`, bringing its ε and δ.
+
+The user calls no adapter. :func:`load_mechanism` returns a :class:`RecognizedMechanism`: the
+batched callable, the library, the claim the library states (if any) and the notes an audit
+report must carry (where the claim came from; whether the library follows miaudit's seed).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from estimators.validation import InputError
+
+from mechanisms.adapters.callables import SEED_VARIABLE, WIRE_FORMATS, ExternalCommandMechanism
+from mechanisms.adapters.libraries import DiffprivlibMechanism, LibraryClaim, OpenDPMechanism
+from mechanisms.adapters.loading import load_object
+
+__all__ = ["MECHANISM_KEYS", "RecognizedMechanism", "load_mechanism", "recognize_mechanism"]
+
+#: Keys of the ``[mechanism]`` table this module reads.
+MECHANISM_KEYS = ("spec", "command", "name", "wire", "timeout", "query", "params", "sensitivity", "delta",
+                  "per_database")
+
+_LIBRARY_KEYS = ("query", "params", "sensitivity", "delta")
+_COMMAND_KEYS = ("wire",)  # timeout bounds every mechanism (mechanisms.execution), a command per batch
+
+
+@dataclass(frozen=True, eq=False)
+class RecognizedMechanism:
+    """A mechanism ready for an audit, with what its library says about it.
+
+    Attributes
+    ----------
+    mechanism : callable
+        The batched mechanism ``mech(dbs, rng) -> (m, d)``.
+    name : str
+        Display name.
+    library : str or None
+        ``"OpenDP"``, ``"diffprivlib"``, ``"external program"``, or None for a batched callable.
+    claim : LibraryClaim or None
+        The guarantee the library states, read at its natural relation (OpenDP: add/remove for a
+        symmetric distance on unsized data, else replace-one; :meth:`claim_at` reads another).
+    claim_note : str
+        Where that claim came from, or why none was read ("" when the library states none).
+    notes : tuple of str
+        For the audit's notes: whether the mechanism's randomness follows the audit's seed.
+    """
+
+    mechanism: Callable
+    name: str
+    library: str | None = None
+    claim: LibraryClaim | None = None
+    claim_note: str = ""
+    notes: tuple = ()
+
+    def claim_at(self, relation: str) -> tuple:
+        """(the library's claim read for ``relation``'s neighbours or None, where it came from or why not)."""
+        if self.claim is not None and self.claim.relation == relation:
+            return self.claim, self.claim_note
+        reader = getattr(self.mechanism, "claim", None)
+        if self.library not in ("OpenDP", "diffprivlib") or reader is None:
+            return None, ""
+        claim, why = reader(relation)
+        return claim, (f"claim {claim.text} from {claim.source}" if claim is not None else why)
+
+
+def _unseeded_note(library: str) -> str:
+    return (f"{library} draws its noise from its own generator and takes no seed: the mechanism's outputs differ "
+            "between runs with the same seed, so the numbers of this audit do not reproduce exactly (miaudit's own "
+            "randomness — prior draws, data splits, critics — is still seeded)")
+
+
+def _is_opendp(obj, class_name: str) -> bool:
+    cls = type(obj)
+    return cls.__name__ == class_name and cls.__module__.split(".")[0] == "opendp"
+
+
+def _library_result(wrapped, name: str) -> RecognizedMechanism:
+    claim, why = wrapped.claim()
+    claim_note = f"claim {claim.text} from {claim.source}" if claim is not None else why
+    notes = () if wrapped.seeded else (_unseeded_note(wrapped.library),)
+    return RecognizedMechanism(wrapped, name, wrapped.library, claim, claim_note, notes)
+
+
+def recognize_mechanism(obj, name: str, *, query: Callable | None = None, params: Mapping | None = None,
+                        sensitivity: float | None = None, delta: float | None = None,
+                        what: str = "--mechanism") -> RecognizedMechanism:
+    """Wrap ``obj`` as a batched mechanism according to what it is.
+
+    Parameters
+    ----------
+    obj : object
+        A batched callable, an OpenDP ``Measurement``, or a diffprivlib mechanism object or class.
+    name : str
+        Display name (the user's spec).
+    query : callable, optional
+        Libraries only: ``query(db)``, a database's input to the library mechanism.
+    params : mapping, optional
+        A diffprivlib class only: its keyword arguments.
+    sensitivity, delta : float, optional
+        An OpenDP measurement only: the replace-one sensitivity of an aggregate input; the δ at
+        which a smoothed max-divergence is read.
+    what : str
+        How messages name the source (the flag).
+
+    Raises
+    ------
+    InputError
+        When ``obj`` is none of these, or a key is given that does not apply to it.
+    """
+    given = {key for key, value in (("query", query), ("params", params), ("sensitivity", sensitivity),
+                                    ("delta", delta)) if value is not None}
+
+    def refuse(keys, kind):
+        extra = sorted(given & set(keys))
+        if extra:
+            raise InputError(f"[mechanism] {', '.join(extra)} do(es) not apply to {kind} ({what} {name!r})")
+
+    if _is_opendp(obj, "Measurement"):
+        refuse(("params",), "an OpenDP measurement")
+        return _library_result(OpenDPMechanism(obj, query=query, sensitivity=sensitivity, delta=delta,
+                                               name=name), name)
+    if _is_opendp(obj, "Transformation"):
+        raise InputError(f"{what} {name!r} is an OpenDP Transformation, which adds no noise: chain a measurement "
+                         "(e.g. >> dp.m.then_laplace(scale)) and name that")
+    if callable(getattr(obj, "randomise", None)):
+        refuse(("sensitivity", "delta"), "a diffprivlib mechanism (its sensitivity and delta are its own parameters)")
+        return _library_result(DiffprivlibMechanism(obj, params=params, query=query, name=name), name)
+    refuse(_LIBRARY_KEYS, "a batched callable (they are for OpenDP measurements and diffprivlib mechanisms)")
+    if isinstance(obj, type) or not callable(obj):
+        raise InputError(f"{what} {name!r} is a {type(obj).__name__ if not isinstance(obj, type) else 'class'}: "
+                         "expected a batched callable mech(dbs, rng) -> (m, d), an OpenDP Measurement, or a "
+                         "diffprivlib mechanism (object or class with randomise)")
+    return RecognizedMechanism(obj, name)
+
+
+def _command_mechanism(table: Mapping) -> RecognizedMechanism:
+    text = table["command"]
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"[mechanism] command (--command) must be a non-empty string \"PROGRAM ARGS\", got {text!r}")
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise InputError(f"[mechanism] command (--command) {text!r} cannot be split into words: {exc}") from None
+    wire = table.get("wire", "text")
+    if wire not in WIRE_FORMATS:
+        raise InputError(f"[mechanism] wire (--wire) must be one of {', '.join(WIRE_FORMATS)}, got {wire!r}")
+    timeout = table.get("timeout", 60.0)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0 or timeout == float("inf"):
+        raise InputError(f"[mechanism] timeout (--timeout) must be a finite number of seconds > 0, got {timeout!r}")
+    name = table.get("name") or text
+    mechanism = ExternalCommandMechanism(tuple(argv), timeout=float(timeout), wire=wire, name=name)
+    note = (f"external program: its seed is the environment variable {SEED_VARIABLE} (drawn from the audit's seed); "
+            "its outputs reproduce only if it seeds its randomness from that variable")
+    return RecognizedMechanism(mechanism, name, "external program", notes=(note,))
+
+
+def load_mechanism(table: Mapping, resolve: Callable[[str], str] = lambda spec: spec) -> RecognizedMechanism:
+    """The mechanism a ``[mechanism]`` table names (not a ``catalog:`` one), recognized and wrapped.
+
+    Parameters
+    ----------
+    table : mapping
+        ``spec`` (``FILE.py:NAME`` or ``package.module:NAME``) or ``command``; optional
+        ``name``; ``per_database`` (a function of one database ``f(db, rng)`` whose outputs of
+        any structure are encoded, :mod:`mechanisms.outputs.encoding`); for a command ``wire`` and
+        ``timeout``; for a library mechanism ``query``
+        (``FILE.py:NAME`` of ``query(db)``), ``params`` (a table), ``sensitivity``, ``delta``.
+    resolve : callable
+        Maps a ``FILE.py:NAME`` spec to one relative to the right folder (a configuration
+        file's).
+
+    Raises
+    ------
+    InputError
+        Naming the key for every bad value.
+    """
+    unknown = sorted(set(table) - set(MECHANISM_KEYS))
+    if unknown:
+        raise InputError(f"unknown key(s) in [mechanism]: {', '.join(unknown)}; known: {', '.join(MECHANISM_KEYS)}")
+    has_spec, has_command = table.get("spec") is not None, table.get("command") is not None
+    if has_spec == has_command:
+        raise InputError("[mechanism] needs exactly one of spec (--mechanism FILE.py:NAME) and command "
+                         "(--command \"PROGRAM ARGS\")")
+    if has_command:
+        extra = sorted(k for k in _LIBRARY_KEYS if table.get(k) is not None)
+        if extra:
+            raise InputError(f"[mechanism] {', '.join(extra)} do(es) not apply to an external program (--command)")
+        return _command_mechanism(table)
+    extra = sorted(k for k in _COMMAND_KEYS if table.get(k) is not None)
+    if extra:
+        raise InputError(f"[mechanism] {', '.join(extra)} (--{', --'.join(extra)}) apply to --command only")
+    spec = table["spec"]
+    if not isinstance(spec, str):
+        raise InputError(f"[mechanism] spec must be a string \"FILE.py:NAME\", got {spec!r}")
+    obj = load_object(resolve(spec), "--mechanism", require_callable=False)
+    query = table.get("query")
+    if query is not None:
+        if not isinstance(query, str):
+            raise InputError(f"[mechanism] query must be a string \"FILE.py:NAME\", got {query!r}")
+        query = load_object(resolve(query), "[mechanism] query")
+    params = table.get("params")
+    if params is not None and not isinstance(params, Mapping):
+        raise InputError(f"[mechanism] params must be a table of keyword arguments, got {params!r}")
+    numbers = {}
+    for key in ("sensitivity", "delta"):
+        value = table.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise InputError(f"[mechanism] {key} must be a number, got {value!r}")
+        numbers[key] = value
+    if numbers["delta"] is not None and not 0 < numbers["delta"] < 1:
+        raise InputError(f"[mechanism] delta must be in (0, 1), got {numbers['delta']!r}")
+    name = table.get("name") or spec
+    per_database = table.get("per_database", False)
+    if not isinstance(per_database, bool):
+        raise InputError(f"[mechanism] per_database (--per-database) must be true or false, got {per_database!r}")
+    if per_database:
+        extra = sorted(k for k in _LIBRARY_KEYS if table.get(k) is not None)
+        if extra:
+            raise InputError(f"[mechanism] {', '.join(extra)} do(es) not apply to a per-database function "
+                             "(--per-database)")
+        if isinstance(obj, type) or not callable(obj):
+            raise InputError(f"--mechanism {name!r} is not a function: --per-database needs f(db, rng) -> output")
+        from mechanisms.adapters.callables import PerDatabaseMechanism
+        from mechanisms.outputs.encoding import OutputEncoder
+
+        return RecognizedMechanism(PerDatabaseMechanism(obj, name, encoder=OutputEncoder()), name,
+                                   notes=(f"per-database function: each output is encoded as {2 * OutputEncoder().width} "
+                                          "numbers (values and support counts of its named parts, "
+                                          "mechanisms.outputs.encoding)",))
+    return recognize_mechanism(obj, name, query=query, params=dict(params) if params is not None else None,
+                               **numbers)

@@ -1,0 +1,172 @@
+"""Call a piece of user code (a mechanism, a prior) so that it can neither hang nor end the audit.
+
+Two ways a user's callable escapes the ``except Exception`` that turns its failures into one
+error naming it:
+
+- it never returns (an endless loop, a dead network call, a lost lock): with a ``timeout``
+  the audit stops waiting and raises :class:`~mechanisms.errors.MechanismError` naming it;
+- it calls ``sys.exit()`` (``SystemExit`` is no ``Exception``, and the audit would end
+  silently with the user code's status): it becomes a ``MechanismError`` naming it.
+
+How the wait is bounded. On the main thread of a process that has ``SIGALRM`` (POSIX), an
+interval timer interrupts the call: the user code runs where it always ran, and a loop in
+Python, a ``time.sleep`` or a blocked system call are interrupted (code inside one compiled
+call is interrupted only when it returns to Python). Elsewhere (another thread, Windows) the
+call runs on a daemon thread and the caller stops waiting after ``timeout``; the abandoned
+thread runs on in the background until the process ends. Worker processes add a hard kill
+for code stuck in compiled code (:mod:`mechanisms.execution.worker`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+import signal
+import threading
+from contextlib import contextmanager
+
+from mechanisms.errors import MechanismError
+from mechanisms.calls.watchdog import STUCK_GRACE, WATCHDOG, stuck_message
+
+__all__ = ["FIRST_CALL_TIMEOUT", "TIMEOUT_HINT", "call_user_code", "first_call_timeout", "first_calls_bounded_by"]
+
+#: Seconds a first call of user code may take when no ``--timeout`` is given (executing a user's
+#: file, a prior's probe, the mechanism's probe): long enough for a small training run, short
+#: enough that code that never returns is reported within a minute.
+FIRST_CALL_TIMEOUT = 60.0
+
+_FIRST_CALL_LIMIT = contextvars.ContextVar("miaudit_first_call_limit", default=None)
+
+
+def first_call_timeout() -> float:
+    """The bound on a first call of user code: the audit's ``--timeout`` where one is being built
+    (:func:`first_calls_bounded_by`), else :data:`FIRST_CALL_TIMEOUT`."""
+    return _FIRST_CALL_LIMIT.get() or FIRST_CALL_TIMEOUT
+
+
+@contextmanager
+def first_calls_bounded_by(timeout):
+    """Within the block, first calls of user code are bounded by ``timeout`` seconds (a positive
+    finite number; anything else keeps :data:`FIRST_CALL_TIMEOUT`, its validation is the caller's)."""
+    usable = isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 < timeout < math.inf
+    token = _FIRST_CALL_LIMIT.set(float(timeout) if usable else None)
+    try:
+        yield
+    finally:
+        _FIRST_CALL_LIMIT.reset(token)
+
+
+class _Deadline(BaseException):
+    """Raised inside user code when its time is up. A ``BaseException``, so that the user's own
+    ``except Exception`` does not swallow it."""
+
+
+TIMEOUT_HINT = "(--timeout); raise --timeout if it is merely slow"
+
+
+def _timed_out(who: str, timeout: float, where: str, hint: str) -> MechanismError:
+    return MechanismError(f"{who} did not return within {timeout:g} s{where} {hint}", mechanism=who)
+
+
+def _exited(who: str, exc: SystemExit, where: str) -> MechanismError:
+    return MechanismError(f"{who} called sys.exit({exc.code!r}){where}; user code must return "
+                          "its output or raise an exception", mechanism=who)
+
+
+def _can_use_alarm() -> bool:
+    return (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+            and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0))
+
+
+def _call_with_alarm(fn, arguments, timeout):
+    fired = False
+
+    def on_alarm(signum, frame):
+        nonlocal fired
+        fired = True
+        raise _Deadline
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    try:
+        # The timer is armed and disarmed inside the try that catches the deadline: an alarm firing
+        # right after setitimer, or as the call returns just before the disarm, is a timeout, not an escape.
+        try:
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            result = fn(*arguments)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _Deadline:
+        return None, True
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    # User code that caught the interruption with a bare ``except:`` still ran out of time.
+    return result, fired
+
+
+def _call_on_thread(fn, arguments, timeout):
+    outcome = {}
+
+    def target():
+        try:
+            outcome["result"] = fn(*arguments)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller as it is
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="miaudit-user-call", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        return None, True
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"], False
+
+
+def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, where: str = "",
+                   hint: str = TIMEOUT_HINT):
+    """Return ``fn(*arguments)``, bounded in time and with ``sys.exit`` turned into an error.
+
+    Parameters
+    ----------
+    fn : callable
+        The user's code.
+    arguments : tuple
+        Its arguments.
+    who : str
+        What it is, for messages (``"mechanism 'noisy_sum'"``).
+    timeout : float, optional
+        Seconds to wait for it (default: no limit).
+    where : str
+        Appended to messages to say on what it was called (``" on databases 0-255"``).
+    hint : str
+        Ends the timeout message: what bounds the wait and how to change it.
+
+    Raises
+    ------
+    MechanismError
+        Naming ``who`` when it does not return within ``timeout``, calls ``sys.exit`` or raises a
+        ``BaseException`` that is not an ``Exception`` (``GeneratorExit``, a class of its own).
+        Any other exception of ``fn`` propagates unchanged, for the caller to describe.
+    """
+    try:
+        if timeout is None:
+            return fn(*arguments)
+        runner = _call_with_alarm if _can_use_alarm() else _call_on_thread
+        if runner is _call_with_alarm and WATCHDOG.enabled:  # the alarm may be ignored: bound it anyway
+            previous = WATCHDOG.arm(timeout + STUCK_GRACE, stuck_message(who, timeout, where))
+            try:
+                result, late = runner(fn, arguments, timeout)
+            finally:
+                WATCHDOG.restore(previous)
+        else:
+            result, late = runner(fn, arguments, timeout)
+    except SystemExit as exc:
+        raise _exited(who, exc, where) from None
+    except (Exception, KeyboardInterrupt, _Deadline):  # _Deadline: an enclosing call's time is up, not this code's failure
+        raise
+    except BaseException as exc:  # GeneratorExit, a user's own BaseException subclass: theirs, one line
+        raise MechanismError(f"{who} raised {type(exc).__name__}{where}: {exc} (a BaseException that is not an "
+                             "Exception; user code must raise an Exception to fail)", mechanism=who) from None
+    if late:
+        raise _timed_out(who, timeout, where, hint)
+    return result

@@ -1,0 +1,106 @@
+"""A neighbouring pair of databases that exposes a mechanism.
+
+An MI audit sees a DP violation when the secret is *which* of two neighbouring databases
+was used: with the database uniform on the pair, I(secret; output) is the Jensen–Shannon
+divergence between the two output laws, which a mechanism that separates them too well
+makes large. :meth:`NeighbouringPair.prior` is that uniform two-point prior.
+
+Two databases of the same shape that differ in one record are replace-one neighbours; two whose
+row counts differ by one, the smaller being the larger without one of its rows, are add/remove
+neighbours (:mod:`mechanisms.inputs.relation`), held with a presence column so that both have the
+shape (n, k + 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from estimators.result_forms import fields_to_dict
+from estimators.validation import InputError
+from mechanisms.inputs.priors import TwoPoint
+from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, PresencePairPrior, add_remove_rows, with_presence
+
+__all__ = ["NeighbouringPair"]
+
+
+def _database(value, name: str) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"argument '{name}' must be numeric: {exc}") from None
+    if arr.ndim != 2 or 0 in arr.shape:
+        raise InputError(f"argument '{name}' must have shape (n, k) with n, k >= 1, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise InputError(f"argument '{name}' contains NaN or inf")
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class NeighbouringPair:
+    """Two neighbouring databases and why they expose a mechanism.
+
+    Attributes
+    ----------
+    first, second : ndarray
+        The two databases (read-only copies): of one shape ``(n, k)`` (replace-one neighbours),
+        or of ``n`` and ``n − 1`` rows (add/remove neighbours; held as ``(n, k + 1)`` with a
+        presence column, :func:`mechanisms.inputs.relation.with_presence`).
+    why : str
+        What the pair exposes (e.g. the event whose probability ratio exceeds e^ε).
+    relation : {"replace-one", "add-remove"}
+        Set from the shapes.
+    """
+
+    first: np.ndarray
+    second: np.ndarray
+    why: str = ""
+    relation: str = field(default=REPLACE_ONE, init=False)
+
+    def __post_init__(self):
+        first = _database(self.first, "first")
+        second = _database(self.second, "second")
+        if abs(first.shape[0] - second.shape[0]) == 1 and first.shape[1] == second.shape[1]:
+            larger, smaller = (first, second) if first.shape[0] > second.shape[0] else (second, first)
+            row = add_remove_rows(larger, smaller, "first, second")
+            present = with_presence(larger)
+            absent = present.copy()
+            absent[row, -1] = 0.0
+            first, second = (present, absent) if larger is first else (absent, present)
+            first.setflags(write=False)
+            second.setflags(write=False)
+            object.__setattr__(self, "relation", ADD_REMOVE)
+        if first.shape != second.shape:
+            raise InputError(f"arguments 'first' and 'second' must have the same shape, "
+                             f"got {first.shape} and {second.shape}")
+        if np.count_nonzero(np.any(first != second, axis=1)) > 1:
+            raise InputError("arguments 'first' and 'second' must differ in at most one record (row)")
+        object.__setattr__(self, "first", first)
+        object.__setattr__(self, "second", second)
+
+    @property
+    def record_shape(self) -> tuple[int, int]:
+        """``(n, k)``, with the presence column for an add/remove pair."""
+        return self.first.shape
+
+    @property
+    def database_shape(self) -> tuple[int, int]:
+        """The larger database's shape as given, ``(n, k)`` (without a presence column)."""
+        n, k = self.first.shape
+        return (n, k - 1) if self.relation == ADD_REMOVE else (n, k)
+
+    def prior(self) -> TwoPoint:
+        """Prior ``prior(m, rng) -> (m, n, k)`` drawing ``first`` or ``second`` with probability 1/2 each.
+
+        The pair differs in at most one record, so the per-record two-point prior of
+        :mod:`mechanisms.inputs.priors` with P(second) = 1/2 switches exactly that record (for an
+        add/remove pair, its presence flag).
+        """
+        kind = PresencePairPrior if self.relation == ADD_REMOVE else TwoPoint
+        return kind(self.first, self.second, p=0.5)
+
+    def to_dict(self) -> dict:
+        """JSON-ready form."""
+        return fields_to_dict(self)

@@ -1,0 +1,313 @@
+"""Outputs of any structure as fixed-width numeric rows: the one encoder of structured releases.
+
+A per-database mechanism ``f(db, rng)`` (``--per-database``) may return, for each database:
+
+- a number, or an array of any shape (shapes may differ between databases);
+- a mapping of keys to numbers or arrays (e.g. OpenDP's ``make_count_by`` >> threshold release);
+- a set, list or other collection of released keys (strings, numbers);
+- a fitted scikit-learn-style estimator: its public fitted attributes, those ending in ``_``
+  (``coef_``, ``classes_``, ``intercept_``, …);
+- a tuple of these (positions are part of the names), and ``None``.
+
+:func:`output_features` names every number the output holds, with its place
+(``y.coef_[1,0]``, ``y{'alice'}``, ``y.shape[0]``); strings and non-finite numbers are categorical
+(``y='spam'``, ``y=nan``). These names and values are the output's *support facts*: its shapes,
+key sets and class sets are the set of names present. :class:`OutputEncoder` turns them into one
+row of fixed width 2W: each name is hashed (CRC-32, the same in every process) to one of W
+buckets; the first W columns hold the sum of the values in each bucket, the last W the number of
+names in it. An output that holds a name its neighbour never produces (a new key, a new class, a
+larger shape) changes a count in the second block whatever else collides there, so a statistic on
+the counts alone (:class:`audit.statistics.support.SupportLogRatio`) sees every change of support
+that is not exactly offset by another in the same bucket.
+
+The encoding is a fixed function of the output (it depends on no draw, database or fit), so every
+event on encoded rows is an event on the output: a test on them keeps its level (post-processing,
+Dwork and Roth 2014, Proposition 2.1). Hashing loses information (colliding values add up) but never
+validity.
+
+To say what differs in words, the encoder keeps the first :data:`NAMES_PER_BUCKET` names it encodes
+into each bucket (in the process that encodes: the audit's own with ``--workers 1``, the default).
+:meth:`OutputEncoder.describe_differences` reads two inputs' encoded rows and names the support
+facts seen under one input and never under the other (``key 'alice' released in 12 of 2000 runs on
+the first database, never in the 2000 on the second``; ``y.classes_ contains 2``), for the event test's result
+(:attr:`audit.result.EventTest.support_differences`): counts to reproduce a bug by, not certified.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Mapping
+from numbers import Number
+
+import numpy as np
+
+from estimators.validation import InputError, check_int
+
+__all__ = ["DEFAULT_WIDTH", "MAX_ELEMENTS", "NAMES_PER_BUCKET", "OutputEncoder", "encoder_of", "output_features",
+           "support_facts"]
+
+#: Buckets per block of an encoded row (the row has 2 × this many columns).
+DEFAULT_WIDTH = 64
+
+#: Names the encoder keeps per bucket for :meth:`OutputEncoder.describe_differences` (the first ones encoded).
+NAMES_PER_BUCKET = 4
+
+#: Support facts :meth:`OutputEncoder.describe_differences` states at most.
+MAX_DIFFERENCES = 3
+
+#: A single name's values are support facts where they take at most this many values (shapes, lengths).
+MAX_FACT_VALUES = 4
+
+#: The most numbers one output may hold (a larger output is an error naming the mechanism, not truncated).
+MAX_ELEMENTS = 1_000_000
+
+
+def _public_fitted(obj) -> dict | None:
+    """An estimator's public fitted attributes (names ending in ``_``, not starting with ``_``), or None
+    for an object that is not an estimator (no ``fit`` method or no such attribute)."""
+    if not callable(getattr(obj, "fit", None)):
+        return None
+    fitted = {name: value for name, value in vars(obj).items()
+              if name.endswith("_") and not name.startswith("_")} if hasattr(obj, "__dict__") else {}
+    return fitted or None
+
+
+def _key_text(key) -> str:
+    return repr(key.item() if isinstance(key, np.generic) else key)
+
+
+def output_features(output, path: str = "y", *, _out: dict | None = None) -> dict:
+    """The named numbers an output holds (see the module docstring), as ``{name: value}``.
+
+    Raises
+    ------
+    InputError
+        For an object of no supported kind, or more than :data:`MAX_ELEMENTS` numbers.
+    """
+    out = {} if _out is None else _out
+    if len(out) > MAX_ELEMENTS:
+        raise InputError(f"the output holds more than {MAX_ELEMENTS} numbers")
+    if output is None:
+        out[f"{path}=None"] = 0.0
+    elif isinstance(output, (str, bytes)):
+        out[f"{path}={output!r}"] = 0.0
+    elif isinstance(output, (bool, np.bool_, Number, np.number)) and np.ndim(output) == 0:
+        _number(float(output), path, out)
+    elif isinstance(output, Mapping):
+        out[f"{path}.len"] = float(len(output))
+        for key, value in output.items():
+            output_features(value, f"{path}{{{_key_text(key)}}}", _out=out)
+    elif isinstance(output, tuple):
+        for position, value in enumerate(output):
+            output_features(value, f"{path}.{position}", _out=out)
+    elif isinstance(output, (set, frozenset)) or (isinstance(output, list) and not _numeric_list(output)):
+        out[f"{path}.len"] = float(len(output))
+        for key in output:
+            out[f"{path}{{{_key_text(key)}}}"] = out.get(f"{path}{{{_key_text(key)}}}", 0.0) + 1.0
+    elif isinstance(output, (list, np.ndarray)) or hasattr(output, "__array__"):
+        _array(output, path, out)
+    else:
+        fitted = _public_fitted(output)
+        if fitted is None:
+            raise InputError(f"the output is a {type(output).__name__}, which is none of: a number, an array, a "
+                             "mapping, a set or list of keys, a fitted estimator (public attributes ending in _), "
+                             "a tuple of these")
+        for name in sorted(fitted):
+            output_features(fitted[name], f"{path}.{name}", _out=out)
+    return out
+
+
+def _numeric_list(values: list) -> bool:
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError):  # ragged
+        return False
+    return array.dtype.kind in "biuf"
+
+
+def _number(value: float, name: str, out: dict) -> None:
+    if math.isfinite(value):
+        out[name] = value
+    else:  # categorical: a released NaN or infinity is a fact about the output's support
+        out[f"{name}={value!r}"] = 0.0
+
+
+def _array(values, path: str, out: dict) -> None:
+    array = np.asarray(values)
+    if array.size > MAX_ELEMENTS:
+        raise InputError(f"the output {path} holds {array.size} numbers, more than {MAX_ELEMENTS}")
+    out[f"{path}.ndim"] = float(array.ndim)
+    for axis, size in enumerate(array.shape):
+        out[f"{path}.shape[{axis}]"] = float(size)
+    if array.dtype.kind in "biuf":
+        flat = array.astype(np.float64).ravel()
+        for index, value in zip(np.ndindex(*array.shape), flat):
+            _number(float(value), f"{path}[{','.join(map(str, index))}]", out)
+    else:  # strings or objects: each element by its own kind
+        for index in np.ndindex(*array.shape):
+            output_features(array[index], f"{path}[{','.join(map(str, index))}]", _out=out)
+
+
+def support_facts(output) -> dict:
+    """The output's support facts in words: the shape of each array, the keys of each mapping or set,
+    the classes of an estimator (``classes_``), by place; for reports and tests."""
+    facts = {}
+    for name, value in output_features(output).items():
+        for suffix in (".ndim", ".len"):
+            if name.endswith(suffix):
+                facts[name] = value
+        if ".shape[" in name:
+            facts[name] = value
+    return facts
+
+
+def _place_text(name: str) -> str:
+    """A feature name in words: ``y{'alice'}`` is key 'alice', ``y.0{'x'}`` key 'x' of y.0, ``y.len``
+    len(y), else the name."""
+    if name.endswith("}") and "{" in name:
+        path, key = name[:-1].split("{", 1)
+        return f"key {key}" + ("" if path == "y" else f" of {path}")
+    if name.endswith(".len"):
+        return f"len({name[:-4]})"
+    return name
+
+
+def _classes_element(name: str) -> str | None:
+    """``y.classes_`` for an element name ``y.classes_[2]`` of an estimator's class set, else None."""
+    attribute = name.rsplit("[", 1)[0]
+    return attribute if name.endswith("]") and attribute.endswith("classes_") else None
+
+
+def _rank(single) -> int:
+    """0 for a key or a class (what a reader looks for first), 1 for any other part."""
+    return 0 if single is not None and (single.endswith("}") or _classes_element(single)) else 1
+
+
+def _present_text(names: list, complete: bool, single, count: float, value) -> str:
+    """A bucket's count column at ``count`` (> 0) in words; ``value``: its value column's, where constant."""
+    if single is not None:
+        classes = _classes_element(single)
+        if classes is not None and value is not None:
+            return f"{classes} contains {value:g}"
+        if "=" in single and not single.endswith("}"):  # a categorical value (y='spam', y=nan) is its own name
+            return single
+        return f"{_place_text(single)} released" + ("" if count == 1 else f" {count:g} times")
+    if not names:
+        return f"{count:g} parts of the output hashed to a bucket whose names were encoded in another process"
+    listed = ", ".join(_place_text(n) for n in names) + ("" if complete else ", …")
+    return f"{count:g} of the parts hashed together ({listed})"
+
+
+def _value_text(name: str, value: float) -> str:
+    return f"{_place_text(name)} = {value:g}"
+
+
+def encoder_of(mechanism) -> "OutputEncoder | None":
+    """The :class:`OutputEncoder` a mechanism encodes its outputs with (its ``encoder``, or its wrapped
+    ``mechanism``'s), or None."""
+    for _ in range(4):
+        encoder = getattr(mechanism, "encoder", None)
+        if isinstance(encoder, OutputEncoder):
+            return encoder
+        mechanism = getattr(mechanism, "mechanism", None)
+        if mechanism is None:
+            return None
+    return None
+
+
+class OutputEncoder:
+    """Encode outputs of any structure as rows of ``2 * width`` numbers (module docstring).
+
+    Parameters
+    ----------
+    width : int
+        Buckets per block (default :data:`DEFAULT_WIDTH`).
+
+    Examples
+    --------
+    >>> encoder = OutputEncoder(width=4)
+    >>> row = encoder({"alice": 3.0})
+    >>> row.shape, float(row[4:].sum())  # two names: y.len and y{'alice'}
+    ((8,), 2.0)
+    """
+
+    def __init__(self, width: int = DEFAULT_WIDTH):
+        self.width = check_int(width, "width", 1)
+        self._names: dict[int, list[str]] = {}  # bucket -> the first NAMES_PER_BUCKET names encoded into it
+        self._more: set[int] = set()            # buckets that received more names than that
+
+    @property
+    def support_columns(self) -> slice:
+        """The columns that count the names in each bucket (the support block)."""
+        return slice(self.width, 2 * self.width)
+
+    def bucket(self, name: str) -> int:
+        """The bucket of a feature name: CRC-32 of its UTF-8 bytes modulo the width (the same in every process)."""
+        return zlib.crc32(name.encode("utf-8")) % self.width
+
+    def __call__(self, output) -> np.ndarray:
+        row = np.zeros(2 * self.width)
+        for name, value in output_features(output).items():
+            b = self.bucket(name)
+            row[b] += value
+            row[self.width + b] += 1.0
+            kept = self._names.setdefault(b, [])
+            if name not in kept:
+                if len(kept) < NAMES_PER_BUCKET:
+                    kept.append(name)
+                else:
+                    self._more.add(b)
+        return row
+
+    def names_in(self, bucket: int) -> tuple[list[str], bool]:
+        """(the names encoded into ``bucket`` in this process, whether that list is every one of them)."""
+        return list(self._names.get(bucket, [])), bucket not in self._more
+
+    def describe_differences(self, rows_first, rows_second, first: str = "the first database",
+                             second: str = "the second") -> list[str]:
+        """The support facts of encoded rows seen under one input and never under the other, in words.
+
+        A fact is a value of a bucket's count column other than 0 (which of its names are present),
+        or, for a bucket that holds one name, a value that name takes on the rows where it is present
+        under both inputs, when it takes at most :data:`MAX_FACT_VALUES` values there (a shape, a
+        length: not a noisy count). The facts held by the largest share of one input's runs come
+        first (keys and classes before other parts at equal shares), at most :data:`MAX_DIFFERENCES`.
+        ``first``, ``second`` name the inputs. A bucket is named by the names encoded into it (module
+        docstring); counts only, not a test.
+        """
+        a, b = np.asarray(rows_first, dtype=np.float64), np.asarray(rows_second, dtype=np.float64)
+        if (a.ndim != 2 or b.ndim != 2 or a.shape[1] != 2 * self.width or b.shape[1] != 2 * self.width
+                or not len(a) or not len(b)):
+            return []
+        facts = []  # (−share of its input's runs, 0 for keys and classes else 1, sentence)
+        for bucket in range(self.width):
+            names, complete = self.names_in(bucket)
+            single = names[0] if len(names) == 1 and complete else None
+            count_a, count_b = a[:, self.width + bucket], b[:, self.width + bucket]
+            value_a, value_b = a[:, bucket], b[:, bucket]
+            sides = ((count_a, count_b, value_a, first, second), (count_b, count_a, value_b, second, first))
+            for held, other, values, held_name, other_name in sides:
+                for count in np.setdiff1d(np.unique(held[held > 0]), np.unique(other)):
+                    rows = held == count
+                    constant = np.unique(values[rows])
+                    what = _present_text(names, complete, single, count, constant[0] if len(constant) == 1 else None)
+                    facts.append((-rows.mean(), _rank(single), f"{what} in {int(rows.sum())} of {len(held)} runs on "
+                                  f"{held_name}, never in the {len(other)} on {other_name}"))
+            if single is None:
+                continue
+            present_a, present_b = value_a[count_a > 0], value_b[count_b > 0]
+            if not len(present_a) or not len(present_b) or len(np.unique(np.r_[present_a, present_b])) > MAX_FACT_VALUES:
+                continue
+            for held, other, total, other_total, held_name, other_name in (
+                    (present_a, present_b, len(a), len(b), first, second),
+                    (present_b, present_a, len(b), len(a), second, first)):
+                for value in np.setdiff1d(np.unique(held), np.unique(other)):
+                    runs = int(np.sum(held == value))
+                    facts.append((-runs / total, _rank(single), f"{_value_text(single, value)} in {runs} of {total} "
+                                  f"runs on {held_name}, never in the {other_total} on {other_name}"))
+        facts.sort(key=lambda fact: fact[:2])  # stable: ties keep bucket order
+        return [sentence for _, _, sentence in facts[:MAX_DIFFERENCES]]
+
+    def __repr__(self) -> str:
+        return f"OutputEncoder(width={self.width})"
