@@ -369,8 +369,7 @@ def _float_bit_candidates(pair, record, runner, rng, runs):
     pilot = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])
     outputs = []
     for database in (pair.first, pair.second):
-        batch = np.repeat(np.asarray(database, dtype=np.float64)[None], runs, axis=0)
-        outputs.append(np.asarray(runner.sample(batch, pilot, what="float-bit statistic run")))
+        outputs.append(np.asarray(runner.runs_of(database, runs, pilot, what="float-bit statistic run")[1]))
     candidates = []
     for kind, _, label, what in FLOAT_STATISTICS:
         fitted = kind.fit(*outputs)  # None where the outputs are integers or their codes too many

@@ -81,3 +81,15 @@ class CriticConfig:
                 raise InputError("argument 'project_a' needs architecture='shallow' (the class G_ℓ(a))")
             check_positive(self.project_a, "project_a")
         return self
+
+
+#: Hidden activations one scoring pass of held-out rows allows itself, and the fewest rows a pass takes:
+#: critics score their rows in blocks of :func:`scoring_rows` (the memory check counts the same block).
+SCORING_ACTIVATIONS = 1 << 24
+MIN_SCORING_ROWS = 256
+
+
+def scoring_rows(n_critics: int, hidden: int) -> int:
+    """Rows of one scoring pass of ``n_critics`` critics of ``hidden`` units: at least :data:`MIN_SCORING_ROWS`,
+    else :data:`SCORING_ACTIVATIONS` hidden activations."""
+    return max(MIN_SCORING_ROWS, SCORING_ACTIVATIONS // max(1, n_critics * hidden))

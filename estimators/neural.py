@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .critic_config import CriticConfig
+from .critic_config import CriticConfig, scoring_rows
 from .critics import CriticEnsemble
 from .device import cpu_threads, free_threads, resolve_device
 from .objectives import OBJECTIVES, MineMovingAverage, donsker_varadhan, nwj, objective_value
 from .progress import progress_bar
-from .validation import InputError, check_choice, check_int, check_positive, check_real
+from .validation import InputError, check_choice, check_real
 
 
 # Below this many hidden activations per step (critics × batch × width), a CPU step is
@@ -274,10 +274,6 @@ def adam(parameters, learning_rate: float) -> torch.optim.Optimizer:
         return torch.optim.Adam(parameters, lr=learning_rate)
 
 
-def _chunk_size(n_critics: int, hidden: int) -> int:
-    return max(256, (1 << 24) // max(1, n_critics * hidden))
-
-
 def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = None, seed: int = 0,
                 device="auto", quiet: bool = True, desc: str = "critics") -> CriticFit:
     """Train M critics T_m(u, v) at once and evaluate them on held-out data.
@@ -374,7 +370,7 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
         ensemble.project_(config.project_a)
     optimizer = adam(ensemble.parameters(), config.learning_rate)
     mine = MineMovingAverage(n_critics, config.mine_rate, device) if objective == "mine" else None
-    chunk = _chunk_size(n_critics, config.hidden)
+    chunk = scoring_rows(n_critics, config.hidden)
 
     def evaluate(u_part, v_part, shifts) -> torch.Tensor:
         t_joint = _scores(ensemble, u_part, v_part, chunk)

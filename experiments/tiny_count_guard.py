@@ -65,6 +65,10 @@ class _Runner:
     def sample(batch, rng, what=""):
         return geometric_count(batch, rng)
 
+    def runs_of(self, database, count, rng, *, what=""):
+        batch = np.repeat(np.asarray(database, dtype=np.float64)[None], count, axis=0)
+        return batch, self.sample(batch, rng, what)
+
 
 def _signed_output(a, b, dbs, outputs):
     """The output, larger where the record looks like ``a`` (the count grows with the record)."""

@@ -3,9 +3,10 @@
 import numpy as np
 
 from audit.statistics.pair_candidates import PairCandidate
+from fake_runner import SamplingRunner
 
 
-class BitRunner:
+class BitRunner(SamplingRunner):
     """One bit: P(y = 1) = p under the first database (record 0 = 1), q under the second (record 0 = 0).
 
     ``calls`` records the number of databases of each call, so a test can count the runs made."""

@@ -16,6 +16,7 @@ from estimators.validation import InputError
 from experiments.audit_power import catalog_spec
 from mechanisms.catalog import get_entry
 from mechanisms.claims.parsing import parse_claim
+from fake_runner import SamplingRunner
 
 
 @pytest.mark.parametrize("text, p_second, expected", [
@@ -135,7 +136,7 @@ def test_forecast_from_a_pilot_matches_the_runs_event_searches_need():
 
     claim = parse_claim(CLAIM)
 
-    class Runner:
+    class Runner(SamplingRunner):
         def sample(self, dbs, rng, what=""):
             return _cluster_scores(rng, 0 if dbs[0, 0, 0] > 0.5 else 1, len(dbs))[:, None]
 

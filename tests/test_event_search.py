@@ -14,6 +14,7 @@ from audit.spec import AuditSpec
 from estimators.neural import CriticConfig
 from mechanisms.claims.parsing import parse_claim
 from mechanisms.inputs.priors import UniformBox
+from fake_runner import SamplingRunner
 
 N_RECORDS = 4
 LEAKY_RECORD, LEAKY_VALUE = 2, 3.0
@@ -30,7 +31,7 @@ def one_leaky_database(dbs, rng):
     return (rng.random(len(dbs)) < p).astype(np.float64)[:, None]
 
 
-class Runner:
+class Runner(SamplingRunner):
     """The part of MechanismRunner the search uses; counts the runs."""
 
     def __init__(self, mechanism):

@@ -102,6 +102,7 @@ def test_choose_threshold_swaps_roles_when_the_second_input_scores_lower():
 
 from audit.search.event_choice import SELECTION_PESSIMISM, ScoreEvent, best_event, choose_event  # noqa: E402
 from audit.certificates.event_bounds import claim_objective
+from fake_runner import SamplingRunner
 
 
 
@@ -373,7 +374,7 @@ def test_event_search_certifies_at_the_chosen_split():
     from audit.statistics.pair_candidates import PairCandidate
     from audit.search.event_search import event_search
 
-    class Runner:
+    class Runner(SamplingRunner):
         def sample(self, dbs, rng, what=""):
             p = np.where(dbs[:, 0, 0] == 1.0, 0.3, 0.0)  # the event never happens under the second input
             return (rng.random(len(dbs)) < p).astype(np.float64)[:, None]

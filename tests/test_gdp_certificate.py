@@ -14,6 +14,7 @@ from audit.search.event_search import event_search
 from audit.certificates.gaussian_dp import (DEFAULT_POINTS, dkw_band, gdp_certificate, gdp_epsilon, optimal_event_epsilon, tradeoff_mu)
 from audit.certificates.joint_binomial import joint_binomial_mu, joint_tail_probability
 from estimators.validation import InputError
+from fake_runner import SamplingRunner
 
 
 @pytest.mark.parametrize("mu", [0.5, 1.0, 2.0, 3.5])
@@ -119,7 +120,7 @@ def test_bad_arguments_name_themselves():
         gdp_certificate(ok, ok, selection=(ok, ok), points=0)
 
 
-class _Runner:
+class _Runner(SamplingRunner):
     def __init__(self, mechanism):
         self.mechanism = mechanism
 
@@ -276,3 +277,18 @@ def test_methods_compared_at_the_issue_budget():
     assert means["joint"] > means["pair oracle"] + 0.015
     assert means["joint"] > max(v for k, v in means.items() if k != "joint")
     assert means["joint"] >= 0.975 * mu and min(results["joint"]) >= 0.95 * mu
+
+
+def test_probit_spread_is_the_delta_method_sd_with_a_numerical_derivative_of_the_probit():
+    from audit.certificates.joint_binomial import probit_spread
+
+    def slope(r, h=1e-6):  # (Φ⁻¹)′(r) by a central difference
+        return (stats.norm.ppf(r + h) - stats.norm.ppf(r - h)) / (2 * h)
+
+    for p, n1, q, n2 in [(0.2, 1000, 0.3, 800), (0.05, 5000, 0.6, 5000), (0.5, 100, 0.01, 2000)]:
+        expected = math.sqrt(p * (1 - p) / n1 * slope(p) ** 2 + q * (1 - q) / n2 * slope(q) ** 2)
+        assert probit_spread(p, n1, q, n2) == pytest.approx(expected, rel=1e-6)
+    # A rate of 0 is kept half a count off the edge: the spread is that of 0.5/n.
+    r = 0.5 / 400
+    expected = math.sqrt(2 * r * (1 - r) / 400 * slope(r, 1e-9) ** 2)
+    assert probit_spread(0.0, 400, 0.0, 400) == pytest.approx(expected, rel=1e-5)

@@ -85,25 +85,25 @@ def test_streams_give_one_database_distinct_runs_within_a_look_and_the_same_runs
     counting, cache = Counting(), ChunkCache(stream_seed=11)
     with _runner(counting, boundaries=(10, 20), cache=cache) as runner:
         cache.start_look()
-        first = runner.sample(np.repeat(database[None], 10, axis=0), np.random.default_rng(0))
-        second = runner.sample(np.repeat(database[None], 10, axis=0), np.random.default_rng(0))
+        first = runner.runs_of(database, 10, np.random.default_rng(0))[1]
+        second = runner.runs_of(database, 10, np.random.default_rng(0))[1]
         assert runner.calls == 20 and len(np.unique(np.concatenate([first, second]))) == 20  # no run twice
         cache.start_look()  # the next look: the stream again from its first run, whatever the generator
-        again = runner.sample(np.repeat(database[None], 20, axis=0), np.random.default_rng(99))
+        again = runner.runs_of(database, 20, np.random.default_rng(99))[1]
         assert runner.calls == 20 and cache.hits == 20  # all 20 runs reused
         np.testing.assert_array_equal(again, np.concatenate([first, second]))
         cache.start_look()
-        more = runner.sample(np.repeat(database[None], 25, axis=0), np.random.default_rng(5))
+        more = runner.runs_of(database, 25, np.random.default_rng(5))[1]
         # Past the last boundary the stream's chunks are whole (8 runs): 25 runs make the chunk of runs 20-27.
         assert runner.calls == 28 and counting.calls - 2 == 28
         assert cache.hits == 20 + 20  # 20 of its 25 runs reused (the new chunk's 8 runs hold its other 5)
         np.testing.assert_array_equal(more[:20], again)
         cache.start_look()
-        whole = runner.sample(np.repeat(database[None], 28, axis=0), np.random.default_rng(5))
+        whole = runner.runs_of(database, 28, np.random.default_rng(5))[1]
         np.testing.assert_array_equal(whole[:25], more)
         assert runner.calls == 28 and cache.hits == 40 + 28
         cache.start_look(final=True)  # no look after: the stream's new chunk ends with the job
-        last = runner.sample(np.repeat(database[None], 31, axis=0), np.random.default_rng(5))
+        last = runner.runs_of(database, 31, np.random.default_rng(5))[1]
         assert runner.calls == 31 and counting.calls - 2 == 31 and cache.hits == 68 + 28
         np.testing.assert_array_equal(last[:28], whole)
         assert len(np.unique(last)) == 31

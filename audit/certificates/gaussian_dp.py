@@ -51,7 +51,7 @@ from estimators.result_forms import fields_to_dict
 from estimators.validation import InputError, check_int, check_probability
 
 from audit.certificates.event_bounds import _cp_side
-from audit.certificates.joint_binomial import _probit_weight, joint_binomial_mu
+from audit.certificates.joint_binomial import clip_rate, joint_binomial_mu, probit_slope, probit_spread
 
 __all__ = [
     "GDPCertificate", "METHODS", "dkw_band", "gdp_certificate", "gdp_epsilon", "joint_binomial_mu", "optimal_event_epsilon", "tradeoff_mu",
@@ -236,11 +236,9 @@ def _choose_grid(selection_first, selection_second, n_first: int, n_second: int,
             # where the normal approximation predicted about 1.9); elsewhere the Clopper–Pearson pair.
             eligible = ((fpr * n_fp >= JOINT_MIN_COUNT) & (fnr * n_fn >= JOINT_MIN_COUNT)
                         & (fpr * n_fp <= n_fp - JOINT_MIN_COUNT) & (fnr * n_fn <= n_fn - JOINT_MIN_COUNT))
-            fpr_c = np.clip(fpr, 0.5 / n_fp, 1 - 0.5 / n_fp)
-            fnr_c = np.clip(fnr, 0.5 / n_fn, 1 - 0.5 / n_fn)
-            spread = np.sqrt(fpr_c * (1 - fpr_c) / n_fp / _normal_density(fpr_c) ** 2
-                             + fnr_c * (1 - fnr_c) / n_fn / _normal_density(fnr_c) ** 2)
-            joint_predicted = np.maximum(tradeoff_mu(fpr_c, fnr_c) + special.ndtri(alpha / points) * spread, 0.0)
+            spread = probit_spread(fpr, n_fp, fnr, n_fn)
+            joint_predicted = np.maximum(tradeoff_mu(clip_rate(fpr, n_fp), clip_rate(fnr, n_fn))
+                                         + special.ndtri(alpha / points) * spread, 0.0)
             uses_joint = eligible & (joint_predicted > predicted)
             predicted = np.where(uses_joint, joint_predicted, predicted)
         for t, mu, rate_fp, rate_fn, use in zip(thresholds, predicted, fpr, fnr, uses_joint):
@@ -253,12 +251,6 @@ def _choose_grid(selection_first, selection_second, n_first: int, n_second: int,
         candidates = [c for c in candidates if c[4]]
     candidates.sort(key=lambda c: -c[0])  # stable: ties keep the lower threshold, "s > t" first
     return candidates[:points]
-
-
-def _normal_density(rate):
-    """φ(Φ⁻¹(rate)): the reciprocal of the derivative of Φ⁻¹ at the rate."""
-    z = special.ndtri(rate)
-    return np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
 
 
 def predicted_mu(selection_first, selection_second, n_first: int, n_second: int, alpha: float,
@@ -344,7 +336,7 @@ def gdp_certificate(scores_first, scores_second, *, alpha: float = 0.05, method:
                 # The statistic's weights: the normal of G_μ at the selection's (pessimistic) point, fixed before
                 # these counts. The pessimistic rates, not the raw ones: a tail rate a few selection counts
                 # low by chance would tilt the statistic away from the curve's slope there.
-                weights = (_probit_weight(rate_fp, n_fp), _probit_weight(rate_fn, n_fn))
+                weights = (float(probit_slope(rate_fp, n_fp)), float(probit_slope(rate_fn, n_fn)))
                 mu = joint_binomial_mu(fp, fn, (n_fp, n_fn), weights, alpha / len(grid))
                 fpr = fnr = None
             else:

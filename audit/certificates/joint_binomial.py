@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
@@ -115,24 +116,37 @@ def _curve_points(u, mu: float):
     return special.ndtr(-np.asarray(u)), special.ndtr(np.asarray(u) - mu)
 
 
-def _stretch(mu: float, weights, level_count, runs, alpha: float):
-    """The stretch [u_low, u_high] of G_μ's parameter outside which every corner's probability is ≤ α.
+@dataclass(frozen=True)
+class _Stretch:
+    """Where on G_μ the joint sum is needed, for one observed statistic: the stretch of the curve's parameter u
+    is [``u_low``, μ + ``u_high_offset``] (:func:`_stretch_of`); ``None`` fields mean nothing can be rejected.
 
     Outside it a corner has P(X ≤ x_cap) ≤ α or P(Y ≤ y_cap) ≤ α (the Clopper–Pearson upper bounds of the
-    caps at level α), so only the stretch needs the joint sum. None when even a rate of 1 stays within a cap
-    (then nothing can be rejected).
+    caps at level α), so only the stretch needs the joint sum. The caps depend on the statistic, its weights,
+    the runs and α, not on μ: they are computed once per :func:`joint_binomial_mu` call.
     """
+
+    u_low: float | None
+    u_high_offset: float | None
+
+    def at(self, mu: float):
+        """[u_low, u_high] at μ, or None when even a rate of 1 stays within a cap (nothing can be rejected)."""
+        return None if self.u_low is None else (self.u_low, mu + self.u_high_offset)
+
+
+def _stretch_of(weights, level_count, runs, alpha: float) -> _Stretch:
+    """The caps of :class:`_Stretch` for the statistic a·X/n + b·Y/n' ≤ ``level_count``."""
     (a, b), (n1, n2) = weights, runs
     x_cap = min(n1, math.floor(level_count * n1 / a + 1e-9))
     y_cap = min(n2, math.floor(level_count * n2 / b + 1e-9))
     p_crit = float(_cp_side(np.float64(x_cap), n1, alpha, lower=False))
     q_crit = float(_cp_side(np.float64(y_cap), n2, alpha, lower=False))
     if p_crit >= 1.0 or q_crit >= 1.0:
-        return None
-    return float(special.ndtri(1.0 - p_crit)), mu + float(special.ndtri(q_crit))
+        return _Stretch(None, None)
+    return _Stretch(float(special.ndtri(1.0 - p_crit)), float(special.ndtri(q_crit)))
 
 
-def _joint_rejects(mu: float, weights, level_count, runs, alpha: float) -> bool:
+def _joint_rejects(mu: float, weights, level_count, runs, alpha: float, caps: _Stretch) -> bool:
     """Whether every point on or above G_μ gives the observed statistic or less a probability ≤ α (rigorous).
 
     The probability P(a·X/n + b·Y/n' ≤ c) decreases in both rates, so on the stretch u ∈ [u₀, u₁] of the
@@ -140,7 +154,7 @@ def _joint_rejects(mu: float, weights, level_count, runs, alpha: float) -> bool:
     The corners' bounds are computed on intervals of u, split where they exceed α; False (not rejected)
     when a point of the curve itself exceeds α or the splitting ends undecided.
     """
-    stretch = _stretch(mu, weights, level_count, runs, alpha)
+    stretch = caps.at(mu)
     if stretch is None:
         return False
     if stretch[0] >= stretch[1]:
@@ -161,11 +175,11 @@ def _joint_rejects(mu: float, weights, level_count, runs, alpha: float) -> bool:
     return False
 
 
-def _joint_size(mu: float, weights, level_count, runs, alpha: float) -> float:
+def _joint_size(mu: float, weights, level_count, runs, alpha: float, caps: _Stretch) -> float:
     """The largest probability of the observed statistic or less over points of G_μ (approximate: on a grid
     of the stretch, refined around its maximum); it only steers the search for μ̲, which
     :func:`_joint_rejects` then checks."""
-    stretch = _stretch(mu, weights, level_count, runs, alpha)
+    stretch = caps.at(mu)
     if stretch is None:
         return 1.0
     if stretch[0] >= stretch[1]:
@@ -177,10 +191,23 @@ def _joint_size(mu: float, weights, level_count, runs, alpha: float) -> float:
     return float(max(values[i], np.max(joint_tail_probability(*_curve_points(fine, mu), weights, level_count, runs))))
 
 
-def _probit_weight(rate: float, runs: int) -> float:
-    """1/φ(Φ⁻¹(rate)) with the rate kept off 0 and 1 by half a count: the derivative of Φ⁻¹ at the rate."""
-    r = min(max(rate, 0.5 / runs), 1.0 - 0.5 / runs)
-    return float(1.0 / (math.exp(-0.5 * special.ndtri(r) ** 2) / math.sqrt(2.0 * math.pi)))
+def clip_rate(rate, runs):
+    """``rate`` kept off 0 and 1 by half a count of ``runs`` (elementwise)."""
+    return np.clip(rate, 0.5 / np.asarray(runs), 1.0 - 0.5 / np.asarray(runs))
+
+
+def probit_slope(rate, runs):
+    """1/φ(Φ⁻¹(r)), the derivative of Φ⁻¹ at r = :func:`clip_rate` (``rate``, ``runs``) (elementwise)."""
+    z = special.ndtri(clip_rate(rate, runs))
+    return math.sqrt(2.0 * math.pi) * np.exp(0.5 * z * z)
+
+
+def probit_spread(fpr, n_fp, fnr, n_fn):
+    """The delta-method standard deviation of Φ⁻¹(1 − p̂) − Φ⁻¹(q̂), the μ of the point (p̂, q̂) on G_μ, for
+    binomial rates p̂ of ``n_fp`` runs and q̂ of ``n_fn`` (Casella and Berger 2002, Theorem 5.5.24; the
+    rates kept off 0 and 1 by :func:`clip_rate`): √(Σ r(1 − r)/n · (Φ⁻¹)′(r)²)."""
+    p, q = clip_rate(fpr, n_fp), clip_rate(fnr, n_fn)
+    return np.sqrt(p * (1 - p) / n_fp * probit_slope(p, n_fp) ** 2 + q * (1 - q) / n_fn * probit_slope(q, n_fn) ** 2)
 
 
 def joint_binomial_mu(false_positives: int, false_negatives: int, runs, weights, alpha: float, *,
@@ -210,7 +237,8 @@ def joint_binomial_mu(false_positives: int, false_negatives: int, runs, weights,
     level_count = a * false_positives / n1 + b * false_negatives / n2
     # Nothing is rejected when even μ = 0 is not, by the approximate size: a screen only (μ̲ is 0 either way
     # unless the rigorous check below passes), which spares most audits one rigorous check.
-    if _joint_size(0.0, weights, level_count, runs, alpha) > alpha:
+    caps = _stretch_of(weights, level_count, runs, alpha)
+    if _joint_size(0.0, weights, level_count, runs, alpha, caps) > alpha:
         return 0.0
     # Search on the approximate size (:func:`_joint_size`) for the μ where it reaches α, then check that μ
     # rigorously (:func:`_joint_rejects`), stepping down by the tolerance while the check fails. A μ the check
@@ -220,13 +248,12 @@ def joint_binomial_mu(false_positives: int, false_negatives: int, runs, weights,
     target = SEARCH_SIZE_SHARE * alpha
 
     def below(mu):
-        return _joint_size(mu, weights, level_count, runs, alpha) <= target
+        return _joint_size(mu, weights, level_count, runs, alpha, caps) <= target
 
     # A bracket around the normal approximation (z_α √(σ₁² + σ₂²) below the observed point's μ), widened
     # until it holds, then bisection.
     p_hat, q_hat = (false_positives + 0.5) / (n1 + 1), (false_negatives + 0.5) / (n2 + 1)
-    spread = math.sqrt(p_hat * (1 - p_hat) / n1 * _probit_weight(p_hat, n1) ** 2
-                       + q_hat * (1 - q_hat) / n2 * _probit_weight(q_hat, n2) ** 2)
+    spread = float(probit_spread(p_hat, n1, q_hat, n2))
     guess = float(special.ndtri(1 - p_hat) - special.ndtri(q_hat) + special.ndtri(alpha) * spread)
     step = max(spread, 0.01)
     low, high = max(0.0, guess - step), max(guess, 0.0) + step
@@ -244,7 +271,7 @@ def joint_binomial_mu(false_positives: int, false_negatives: int, runs, weights,
             high = middle
     candidate = low
     for attempt in range(64):
-        if _joint_rejects(candidate, weights, level_count, runs, alpha):
+        if _joint_rejects(candidate, weights, level_count, runs, alpha, caps):
             return candidate
         candidate = max(0.0, candidate - tolerance * 2 ** attempt)
         if candidate == 0.0:

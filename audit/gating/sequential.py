@@ -178,13 +178,24 @@ def look_runs(spec, samples: int) -> int:
     :func:`audit.search.event_search.event_search`) and the float-bit pilot runs (at most
     2·min(``event_runs``, :data:`audit.engine.BIT_PILOT_RUNS`)).
     """
+    return look_run_counter(spec)(samples)
+
+
+def look_run_counter(spec):
+    """:func:`look_runs` of ``spec`` as a function of the samples alone, its per-spec parts computed once
+    (the schedule bisects on it)."""
     from audit.engine import BIT_PILOT_RUNS
 
-    runs = samples * runs_per_sample(spec)
-    if event_selection_possible(spec):
-        event_runs = samples * spec.event_runs / spec.samples
-        runs += event_runs + 2 * min(event_runs, BIT_PILOT_RUNS)
-    return int(math.floor(runs + 1e-9))
+    per_sample, selects = runs_per_sample(spec), event_selection_possible(spec)
+
+    def runs_at(samples: int) -> int:
+        runs = samples * per_sample
+        if selects:
+            event_runs = samples * spec.event_runs / spec.samples
+            runs += event_runs + 2 * min(event_runs, BIT_PILOT_RUNS)
+        return int(math.floor(runs + 1e-9))
+
+    return runs_at
 
 
 def smallest_round_samples(spec, alpha: float) -> int:
@@ -241,14 +252,15 @@ def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction:
         raise InputError(f"argument 'look_fraction' must be in [0, 1), got {look_fraction}")
     ratio = spec.event_runs / spec.samples
     smallest_alone = smallest_round_samples(spec, spec.alpha)
+    runs_at = look_run_counter(spec)
     low, high = 0, math.floor(max_runs / runs_per_sample(spec))  # look_runs grows with the samples: bisect
     while low < high:
         middle = (low + high + 1) // 2
-        low, high = (middle, high) if look_runs(spec, middle) <= max_runs else (low, middle - 1)
+        low, high = (middle, high) if runs_at(middle) <= max_runs else (low, middle - 1)
     total = low
     if total < smallest_alone:
         raise InputError(f"argument 'max_runs' (--max-runs) is {max_runs}: one look of this audit needs at least "
-                         f"{look_runs(spec, smallest_alone)} mechanism runs ({smallest_alone} samples) to be able to "
+                         f"{runs_at(smallest_alone)} mechanism runs ({smallest_alone} samples) to be able to "
                          f"refute at α = {spec.alpha:g}")
     sizes = []
     size = smallest_round_samples(spec, spec.alpha * 0.01)  # a first guess at an early look's level
@@ -263,7 +275,7 @@ def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction:
             break
         sizes.pop(small[0])
         # Dropping the smallest look leaves the later ones their sizes: they keep doubling from it.
-    return tuple(Look(s, max(1, int(round(s * ratio))) if spec.event_runs else 0, a, look_runs(spec, s))
+    return tuple(Look(s, max(1, int(round(s * ratio))) if spec.event_runs else 0, a, runs_at(s))
                  for s, a in zip(looks, alphas))
 
 

@@ -48,8 +48,13 @@ CHORD_REFRESHES = 2
 SHARED_HESSIAN_MIN_FEATURES = 16
 
 
-def data_hessian(features: np.ndarray, theta: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
-    """The Hessian of L's data term at θ = (w, c): Σᵢ wᵢ pᵢ(1 − pᵢ) x̃ᵢ x̃ᵢᵀ, x̃ᵢ = (xᵢ, 1), pᵢ = σ(x̃ᵢᵀθ)
+def _weighted_gram(design: np.ndarray, curvature: np.ndarray) -> np.ndarray:
+    """Σᵢ cᵢ x̃ᵢ x̃ᵢᵀ: the design's Gram matrix with row weights ``curvature``."""
+    return (design * curvature[:, None]).T @ design
+
+
+def data_hessian(features: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """The Hessian of L's data term at θ = (w, c): Σᵢ pᵢ(1 − pᵢ) x̃ᵢ x̃ᵢᵀ, x̃ᵢ = (xᵢ, 1), pᵢ = σ(x̃ᵢᵀθ)
     (Hastie, Tibshirani and Friedman 2009, Eq. 4.24; the penalty's diagonal is not included).
 
     It is a sum over rows: the Hessian of a fit on a union of parts of the rows is the sum of the
@@ -59,10 +64,7 @@ def data_hessian(features: np.ndarray, theta: np.ndarray, sample_weight: np.ndar
     x = np.asarray(features, dtype=np.float64)
     design = np.concatenate([x, np.ones((len(x), 1))], axis=1)
     p = expit(design @ np.asarray(theta, dtype=np.float64))
-    curvature = p * (1.0 - p)
-    if sample_weight is not None:
-        curvature *= sample_weight
-    return (design * curvature[:, None]).T @ design
+    return _weighted_gram(design, p * (1.0 - p))
 
 
 def _loss(z: np.ndarray, labels: np.ndarray, coefficients: np.ndarray, inverse_c: float,
@@ -148,7 +150,7 @@ def fit_logistic(features: np.ndarray, labels: np.ndarray, c: float = 1.0,
             curvature *= row_weights
         gradient = design.T @ residual + ridge * theta
         if hessian is None or not reuse_hessian:
-            hessian = (design * curvature[:, None]).T @ design + np.diag(ridge)
+            hessian = _weighted_gram(design, curvature) + np.diag(ridge)
         try:
             step = np.linalg.solve(hessian, gradient)
         except np.linalg.LinAlgError:
@@ -218,7 +220,7 @@ def _chord_steps(design, y, ridge, theta, z, loss, hessian, row_weights, inverse
             if refreshes == CHORD_REFRESHES:
                 return theta, z, loss, False
             curvature = p * (1.0 - p) if row_weights is None else p * (1.0 - p) * row_weights
-            hessian = (design * curvature[:, None]).T @ design + np.diag(ridge)
+            hessian = _weighted_gram(design, curvature) + np.diag(ridge)
             previous, refreshes = None, refreshes + 1
             continue
         theta, z, loss = candidate, z_candidate, new_loss

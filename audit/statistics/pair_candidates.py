@@ -54,9 +54,7 @@ class PairCandidate:
 
     def runs(self, which: int, count: int, runner, rng) -> tuple:
         """(databases, outputs) of ``count`` fresh runs of the first (``which = 0``) or second database."""
-        database = self.first if which == 0 else self.second
-        batch = np.repeat(np.asarray(database, dtype=np.float64)[None], count, axis=0)
-        return batch, runner.sample(batch, rng, what="event-test run")
+        return runner.runs_of(self.first if which == 0 else self.second, count, rng, what="event-test run")
 
     def score(self, batch: np.ndarray, outputs: np.ndarray) -> np.ndarray:
         """The statistic on runs of this pair (:meth:`runs`)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from estimators.critic_config import scoring_rows
 from estimators.validation import InputError
 
 __all__ = ["audit_memory_parts", "available_memory", "cgroup_memory_headroom", "check_audit_memory", "check_output_memory",
@@ -115,11 +116,6 @@ CRITIC_BYTES = 4
 #: estimates and the best-so-far snapshot (:func:`estimators.neural._fit_chunk`).
 PARAMETER_COPIES = 5
 
-#: Hidden activations the scoring of held-out rows allows itself per pass (``_chunk_size`` in
-#: :mod:`estimators.neural`: at least 256 rows, else 2²⁴ activations).
-SCORING_ACTIVATIONS = 1 << 24
-
-
 def critic_memory_parts(critics: int, samples: int, input_width: int, *, hidden: int, depth: int, batch_size: int,
                         critics_per_chunk: int, architecture: str = "shallow") -> dict:
     """Bytes one batched critic training holds at once (a lower bound on its peak), part by part.
@@ -134,7 +130,7 @@ def critic_memory_parts(critics: int, samples: int, input_width: int, *, hidden:
     - ``critic models``: per critic of the chunk, the parameters (shallow: width·h + h + h + 1 +
       width; deep: width·h + h + (depth − 1)(h² + h) + h + 1) in :data:`PARAMETER_COPIES` copies,
       and the hidden activations of a training step (joint and product batches, each layer) or of
-      a scoring pass (rows in blocks of :data:`SCORING_ACTIVATIONS` activations, at least 256),
+      a scoring pass (rows in blocks of :func:`estimators.critic_config.scoring_rows`),
       whichever is larger, float32.
     """
     chunk = min(critics, critics_per_chunk)
@@ -147,8 +143,8 @@ def critic_memory_parts(critics: int, samples: int, input_width: int, *, hidden:
     else:
         parameters = input_width * hidden + hidden + (depth - 1) * (hidden * hidden + hidden) + hidden + 1
         layers = depth
-    scoring_rows = min(samples, max(256, SCORING_ACTIVATIONS // (chunk * hidden)))
-    activations = max(chunk * 2 * min(batch_size, samples) * hidden * layers, chunk * scoring_rows * hidden)
+    rows_scored = min(samples, scoring_rows(chunk, hidden))
+    activations = max(chunk * 2 * min(batch_size, samples) * hidden * layers, chunk * rows_scored * hidden)
     models = CRITIC_BYTES * (PARAMETER_COPIES * chunk * parameters + activations)
     return {"critic features": features, "critic models": models}
 

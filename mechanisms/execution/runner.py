@@ -281,7 +281,17 @@ class MechanismRunner:
 
     # ------------------------------------------------------------------ mechanism
 
-    def sample(self, dbs, rng: np.random.Generator, *, what: str = "database") -> np.ndarray:
+    def runs_of(self, database, count: int, rng: np.random.Generator, *, what: str = "run") -> tuple:
+        """(databases, outputs) of ``count`` runs of one ``database``, shape (n, k).
+
+        With a cache that keeps streams (:class:`~mechanisms.execution.chunk_cache.ChunkCache`), the runs are
+        the next ``count`` of ``database``'s stream in this look; otherwise a job like :meth:`sample`'s.
+        """
+        database = np.asarray(database, dtype=np.float64)
+        batch = np.repeat(database[None], count, axis=0)
+        return batch, self.sample(batch, rng, what=what, one_database=True)
+
+    def sample(self, dbs, rng: np.random.Generator, *, what: str = "database", one_database: bool = False) -> np.ndarray:
         """The mechanism's output on every database of ``dbs``, run in seeded chunks.
 
         Parameters
@@ -292,6 +302,9 @@ class MechanismRunner:
             The audit's generator; one draw from it seeds the whole job.
         what : str
             What a database is in this job, for messages (``"audit sample"``).
+        one_database : bool
+            Whether every database of ``dbs`` is one database (:meth:`runs_of`): such a job takes its runs
+            from that database's stream where the cache keeps streams.
 
         Raises
         ------
@@ -300,17 +313,17 @@ class MechanismRunner:
         """
         batch = as_database_batch(dbs)
         if self.presence_column:
-            return self._sample_present(batch, rng, what)
-        return self._sample_batch(batch, rng, what)
+            return self._sample_present(batch, rng, what, one_database)
+        return self._sample_batch(batch, rng, what, one_database)
 
-    def _sample_present(self, batch: np.ndarray, rng: np.random.Generator, what: str) -> np.ndarray:
+    def _sample_present(self, batch: np.ndarray, rng: np.random.Generator, what: str, one_database: bool) -> np.ndarray:
         """:meth:`sample` of presence-column databases: each group with the same present records is its own
         batch of (m′, n′, k) (:func:`mechanisms.inputs.relation.split_by_presence`), in the order of the groups."""
         from mechanisms.inputs.relation import split_by_presence  # the relation module imports the priors, which import this one
 
         out, widths = None, {}
         for indices, rows in split_by_presence(batch):
-            outputs = self._sample_batch(np.ascontiguousarray(batch[indices][:, rows, :-1]), rng, what)
+            outputs = self._sample_batch(np.ascontiguousarray(batch[indices][:, rows, :-1]), rng, what, one_database)
             widths[len(rows)] = outputs.shape[1]
             if out is None:
                 out = np.empty((batch.shape[0], outputs.shape[1]))
@@ -324,14 +337,14 @@ class MechanismRunner:
             out[indices] = outputs
         return out
 
-    def _sample_batch(self, batch: np.ndarray, rng: np.random.Generator, what: str) -> np.ndarray:
+    def _sample_batch(self, batch: np.ndarray, rng: np.random.Generator, what: str, one_database: bool) -> np.ndarray:
         job_seed = int(rng.integers(2**63))
         timeout = self.settings.timeout
         if not self._probed:
             self._probe(batch[:1], job_seed)
         check_output_memory(batch.shape[0], self._output_width, what)
         size, chunk_size, offset = batch.shape[0], self.chunk_size(batch.shape[1:]), 0
-        if self.cache is not None and self.cache.stream_seed is not None and size and np.all(batch == batch[:1]):
+        if self.cache is not None and self.cache.stream_seed is not None and size and one_database:
             chunks, keys, offset = self._stream_chunks(batch[0], size, chunk_size)
         else:
             chunks = [ChunkTask(job_seed, index, start, batch[start:stop], stop - start, timeout, MECHANISM,
@@ -389,8 +402,9 @@ class MechanismRunner:
         chunks, keys = [], []
         for index, (start, stop, key) in enumerate(stream.chunks):
             if start < end and stop > offset:
-                chunks.append(ChunkTask(stream.seed, index, start, np.repeat(database[None], stop - start, axis=0),
-                                        stop - start, self.settings.timeout, MECHANISM,
+                # A chunk already made is read from the cache: only a chunk to run gets its databases.
+                dbs = database[None][:0] if self.cache.get(key) is not None else np.repeat(database[None], stop - start, axis=0)
+                chunks.append(ChunkTask(stream.seed, index, start, dbs, stop - start, self.settings.timeout, MECHANISM,
                                         last_attempt=self.settings.retries == 0))
                 keys.append(key)
         return chunks, keys, offset
