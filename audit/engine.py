@@ -32,7 +32,7 @@ from dataclasses import replace
 import numpy as np
 
 from estimators.critic_problems import pad_columns
-from estimators.device import resolve_device
+from estimators.device import choose_device
 from estimators.validation import InputError
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 from mechanisms.execution.memory import check_audit_memory, critic_memory_parts
@@ -101,7 +101,6 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
         need = int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2]))
         raise InputError(f"argument 'samples' ({spec.samples}) is too small to certify anything: the held-out "
                          f"split would have fewer than {MIN_TEST_SAMPLES} samples; use at least {need}")
-    device = resolve_device(spec.device)
     rng = np.random.default_rng(spec.seed)
     mechanism_rng = np.random.default_rng(rng.integers(2**63))
 
@@ -117,6 +116,9 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
     # many slices: all fixed before any sampling (audit.audit_plan).
     plan = plan_audit(spec, theta)
     notes = list(spec.notes) + list(plan.notes)
+    device, device_note = choose_device(spec.device, **_critic_work(spec, plan))
+    if spec.device == "auto" and plan.mi_critic != "classifier":
+        notes.append(device_note)
     event_runs = spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0
     check_audit_memory(spec.samples, spec.priors[0].shape, len(priors), event_runs=event_runs,
                        critics=_critic_memory(spec, plan))
@@ -240,6 +242,25 @@ def _classifier_fits(spec, cells, outputs, rng, notes) -> SecretFits | None:
     return SecretFits(tuple(cells), full, classifiers=classifiers)
 
 
+def _trainings(spec, plan) -> list:
+    """(critics, input width) of each neural critic training the plan asks for (:func:`_critic_memory`)."""
+    if plan.mi_critic == "classifier":
+        return []
+    secrets = sum(not planned.deterministic for planned in plan.secrets)
+    n, k = spec.priors[0].shape
+    width = n * k + 1 if spec.notion in RECORD_AUDIT_NOTIONS else 2
+    return ([(secrets, width)] if plan.full_critics else []) + ([(secrets * plan.slices, 3)] if plan.slices else [])
+
+
+def _critic_work(spec, plan) -> dict:
+    """The size of the plan's critic training for :func:`estimators.device.choose_device`: all its critics,
+    trained in chunks of ``max_critics_per_chunk`` for at most ``max_steps`` steps each."""
+    config = spec.critic
+    critics = sum(count for count, _ in _trainings(spec, plan))
+    chunks = sum(-(-count // config.max_critics_per_chunk) for count, _ in _trainings(spec, plan))
+    return {"critics": critics, "chunks": max(1, chunks), "steps": config.max_steps, "batch_size": config.batch_size}
+
+
 def _critic_memory(spec, plan) -> dict:
     """The largest neural critic training the plan asks for, in bytes by part
     (:func:`mechanisms.execution.memory.critic_memory_parts`), known before the mechanism runs.
@@ -250,16 +271,10 @@ def _critic_memory(spec, plan) -> dict:
     rule's extra critic, strata and wider outputs come on top, and classifier critics (no neural
     network) are not counted.
     """
-    if plan.mi_critic == "classifier":
-        return {}
-    secrets = sum(not planned.deterministic for planned in plan.secrets)
-    n, k = spec.priors[0].shape
-    width = n * k + 1 if spec.notion in RECORD_AUDIT_NOTIONS else 2
-    trainings = ([(secrets, width)] if plan.full_critics else []) + ([(secrets * plan.slices, 3)] if plan.slices else [])
     config = spec.critic
     parts = [critic_memory_parts(count, spec.samples, input_width, hidden=config.hidden, depth=config.depth,
                                  batch_size=config.batch_size, critics_per_chunk=config.max_critics_per_chunk,
-                                 architecture=config.architecture) for count, input_width in trainings]
+                                 architecture=config.architecture) for count, input_width in _trainings(spec, plan)]
     return max(parts, key=lambda p: sum(p.values()), default={})
 
 

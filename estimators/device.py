@@ -1,4 +1,5 @@
-"""Device selection: ``auto`` picks CUDA when present, else CPU. Nothing requires a GPU."""
+"""Device selection. ``resolve_device``: ``auto`` picks CUDA when present, else CPU; ``choose_device``: ``auto``
+picks the device a critic training is predicted to run faster on. Nothing requires a GPU."""
 
 from __future__ import annotations
 
@@ -25,6 +26,53 @@ def resolve_device(device: str = "auto"):
     if device == "cuda" and not torch.cuda.is_available():
         raise InputError("argument 'device' is 'cuda' but no CUDA device is available")
     return torch.device(device)
+
+
+#: The measured cost model of critic training that ``device="auto"`` chooses by (:func:`choose_device`):
+#: seconds per training step, fixed and per pair evaluation (critics × batch rows), and the GPU's fixed start.
+#: CPU: 1,466 steps/s for one critic and 3.5e4 critic-steps/s from 256 critics at batch 256
+#: (docs/benchmarks/estimator-benchmark.md, 2-core CPU). GPU (one H100): 463 steps/s for one critic
+#: (launch-bound: about 40 small kernels a step), 1.9e9 pair evaluations/s at 10⁵ critics and batch 1,024,
+#: and a neural audit that took 2.9 s longer on the GPU than on the CPU (CUDA's start and the transfers).
+CPU_STEP_S, CPU_PAIR_S = 6.5e-4, 1.1e-7
+GPU_STEP_S, GPU_PAIR_S, GPU_START_S = 2.16e-3, 5.3e-10, 3.0
+
+
+def predicted_training_seconds(kind: str, *, critics: int, steps: int, batch_size: int, chunks: int = 1) -> float:
+    """Predicted seconds to train ``critics`` critics, in ``chunks`` trainings of ``steps`` steps of
+    ``batch_size`` rows each, on ``kind`` ("cpu" or "cuda"): a fixed cost per step plus one per pair evaluation
+    (critic × row), and on the GPU its start (the constants above, measured)."""
+    step, pair, start = (GPU_STEP_S, GPU_PAIR_S, GPU_START_S) if kind == "cuda" else (CPU_STEP_S, CPU_PAIR_S, 0.0)
+    return start + steps * (chunks * step + critics * batch_size * pair)
+
+
+def choose_device(device="auto", *, critics: int, steps: int, batch_size: int, chunks: int = 1,
+                  cuda_available: bool | None = None):
+    """The device a critic training runs on, and why, in words.
+
+    ``"cpu"`` and ``"cuda"`` are taken as given (:func:`resolve_device`). ``"auto"`` takes the GPU only where
+    the predicted training time there (:func:`predicted_training_seconds`: its start, launch-bound steps and
+    pair evaluations) is below the CPU's: small ensembles train faster on the CPU, whose steps cost less
+    than a GPU's kernel launches. ``cuda_available`` defaults to ``torch.cuda.is_available()``.
+
+    Returns
+    -------
+    (torch.device, str)
+    """
+    import torch
+
+    if device != "auto" or isinstance(device, torch.device):
+        chosen = resolve_device(device)
+        return chosen, f"device {chosen.type} (as asked)"
+    if cuda_available is None:
+        cuda_available = torch.cuda.is_available()
+    if not cuda_available:
+        return torch.device("cpu"), "device cpu (auto: no CUDA device)"
+    size = dict(critics=critics, steps=steps, batch_size=batch_size, chunks=chunks)
+    cpu, gpu = predicted_training_seconds("cpu", **size), predicted_training_seconds("cuda", **size)
+    chosen = "cuda" if gpu < cpu else "cpu"
+    return torch.device(chosen), (f"device {chosen} (auto: {critics} critics × {steps} steps × {batch_size} rows "
+                                  f"predicted {cpu:.3g} s on the CPU, {gpu:.3g} s on the GPU)")
 
 
 class cpu_threads:
