@@ -35,18 +35,6 @@ __all__ = [
     "opendp_mechanism",
 ]
 
-#: Wire formats understood by :class:`ExternalCommandMechanism`.
-WIRE_FORMATS = ("text", "npy")
-
-#: Environment variable through which an external command receives its seed.
-SEED_VARIABLE = "MIAUDIT_SEED"
-
-#: The seed an external command receives is below this (2^31: exact in a double, so awk reads it).
-SEED_LIMIT = 2**31
-
-_STDERR_TAIL = 800
-
-
 @dataclass(frozen=True, eq=False)
 class PerDatabaseMechanism:
     """Batch a per-database mechanism ``f(db, rng) -> (d,)`` (a scalar counts as ``d = 1``).
@@ -97,6 +85,18 @@ class PerDatabaseMechanism:
     def support_columns(self) -> slice | None:
         """The encoded rows' support block (:attr:`OutputEncoder.support_columns`), None without an encoder."""
         return getattr(self.encoder, "support_columns", None)
+
+
+#: Wire formats understood by :class:`ExternalCommandMechanism`.
+WIRE_FORMATS = ("text", "npy")
+
+#: Environment variable through which an external command receives its seed.
+SEED_VARIABLE = "MIAUDIT_SEED"
+
+#: The seed an external command receives is below this (2^31: exact in a double, so awk reads it).
+SEED_LIMIT = 2**31
+
+_STDERR_TAIL = 800
 
 
 def _encode_text(dbs: np.ndarray) -> bytes:
