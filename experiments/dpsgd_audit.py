@@ -60,7 +60,7 @@ from mechanisms.catalog.dpsgd import entries as dpsgd_entries
 from mechanisms.training.torch_dpsgd import on_device
 
 from .audit_power import flag_routes
-from .framework import Experiment, ExperimentOutput, Table, new_figure
+from .framework import Experiment, ExperimentOutput, new_figure
 
 ALPHA = 0.05
 DELTA = 1e-5
@@ -484,17 +484,20 @@ def run(context) -> ExperimentOutput:
     on_gpu = str(context.device).startswith("cuda")  # the resolved device, e.g. "cuda:0"
     grid = quick_grid() if context.quick else gpu_grid() if on_gpu else full_grid()
     load_before = os.getloadavg()[0]
-    eps = epsilon_rows(grid, context.device, context.seed)
-    dim = dimension_rows(grid, context.device, context.seed)
-    det = detection_rows(grid, context.device, context.seed)
-    gdp = gaussian_dp_rows(grid, context.device, context.seed)
-    one = one_run_rows(grid, context.seed)
+    device, seed = context.device, context.seed
+    # Each table is written as its stage completes: a run cut short (a GPU lease ending) keeps its finished rows.
+    tables = [context.stage("dpsgd_epsilon", lambda: epsilon_rows(grid, device, seed)),
+              context.stage("dpsgd_dimension", lambda: dimension_rows(grid, device, seed)),
+              context.stage("dpsgd_detection", lambda: detection_rows(grid, device, seed)),
+              context.stage("dpsgd_gaussian_dp", lambda: gaussian_dp_rows(grid, device, seed)),
+              context.stage("dpsgd_one_run", lambda: one_run_rows(grid, seed))]
+    eps, dim, det, gdp, one = (table.columns for table in tables)
     findings = _findings(eps, dim, det, grid, gdp, one)
+    findings.append("Seconds by stage: " + ", ".join(f"{name} {seconds:.1f}"
+                                                      for name, seconds in context.stage_seconds.items()) + ".")
     findings.append(f"Machine load: 1-minute load average {load_before:.1f} at the start and "
                     f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores.")
-    return ExperimentOutput([Table("dpsgd_epsilon", eps), Table("dpsgd_dimension", dim), Table("dpsgd_detection", det),
-                             Table("dpsgd_gaussian_dp", gdp), Table("dpsgd_one_run", one)],
-                            _figure(eps, det, grid), grid.to_dict(), findings)
+    return ExperimentOutput(tables, _figure(eps, det, grid), grid.to_dict(), findings)
 
 
 EXPERIMENTS = [Experiment(

@@ -15,6 +15,7 @@ import datetime
 import io
 import os
 import platform
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,16 +46,33 @@ class RunContext:
         train; ``None`` for experiments that do not.
     out_dir : Path or None
         The run's output folder (for experiments that keep files there, such as cached environments).
+    stage_seconds : dict
+        Seconds of each stage run by :meth:`stage`, in order.
     """
 
     quick: bool
     seed: int
     device: str | None = None
     out_dir: Path | None = None
+    stage_seconds: dict = field(default_factory=dict)
 
     def rng(self, stream: int = 0) -> np.random.Generator:
         """An independent generator for ``stream`` (same seed and stream give the same numbers)."""
         return np.random.default_rng([self.seed, stream])
+
+    def stage(self, name: str, compute: Callable) -> "Table":
+        """Run one stage of a long experiment: ``compute()`` returns its table's columns, which are written
+        to ``<out_dir>/<name>.csv`` at once (a run cut short keeps the stages it finished), with a line on
+        stderr saying the stage's seconds; the stage's seconds are kept in :attr:`stage_seconds`."""
+        print(f"{name}: started", file=sys.stderr, flush=True)
+        started = time.perf_counter()
+        table = Table(name, compute())
+        seconds = time.perf_counter() - started
+        self.stage_seconds[name] = seconds
+        if self.out_dir is not None:
+            _write_text(Path(self.out_dir) / f"{name}.csv", table.to_csv())
+        print(f"{name}: done in {seconds:.1f} s", file=sys.stderr, flush=True)
+        return table
 
 
 @dataclass(frozen=True)
@@ -255,7 +273,9 @@ def miaudit_version() -> str:
 
 
 def _command(experiment: Experiment, context: RunContext) -> str:
-    return f"miaudit experiment {experiment.name}{' --quick' if context.quick else ''} --seed {context.seed}"
+    """The command that repeats the run: with ``--device`` (cpu or cuda) for an experiment that trains."""
+    device = f" --device {str(context.device).split(':')[0]}" if experiment.trains and context.device else ""
+    return f"miaudit experiment {experiment.name}{' --quick' if context.quick else ''} --seed {context.seed}{device}"
 
 
 #: The repository root of this checkout: a page written inside it is named relative to it.

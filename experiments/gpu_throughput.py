@@ -197,6 +197,7 @@ EXPERIMENTS = [Experiment(
     source="study (issue 6)",
     run=run,
     trains=True,
-    full_runtime=("7 s on a quiet 2-core x86_64 CPU, device cpu (the CPU grid, M up to 4096); "
-                  "not yet run on CUDA (M up to 100,000)"),
+    full_runtime=("7 s on a quiet 2-core x86_64 CPU, device cpu (the CPU grid, M up to 4096); on one H100 "
+                  "(the CUDA grid, M up to 100,000) it ran to its end with a peak of 1.36e7 critic-steps/s, its run "
+                  "time not recorded"),
 )]

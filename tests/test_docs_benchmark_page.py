@@ -41,3 +41,13 @@ def test_experiment_writes_its_page(tmp_path, capsys):
 def test_page_must_be_markdown(tmp_path, capsys):
     assert main(["experiment", "pufferfish-fig3a", "--page", str(tmp_path / "x.html")]) == 2
     assert "--page" in capsys.readouterr().err
+
+
+def test_a_training_experiment_records_its_device_in_the_command():
+    from experiments.framework import Experiment, RunContext, _command
+
+    trains = Experiment(name="x", description="", source="", run=None, trains=True, full_runtime="")
+    plain = Experiment(name="y", description="", source="", run=None, trains=False, full_runtime="")
+    assert _command(trains, RunContext(quick=False, seed=3, device="cuda:0")) == "miaudit experiment x --seed 3 --device cuda"
+    assert _command(trains, RunContext(quick=True, seed=0, device="cpu")) == "miaudit experiment x --quick --seed 0 --device cpu"
+    assert _command(plain, RunContext(quick=False, seed=1)) == "miaudit experiment y --seed 1"
