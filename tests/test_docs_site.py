@@ -6,8 +6,10 @@ without a build.
 """
 
 import importlib.util
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -84,3 +86,93 @@ def test_no_raw_sphinx_role(site):
 def test_no_escaped_pipe_in_code(site):
     shown = {name: re.findall(r"<code>[^<]*\\\|[^<]*</code>", _body(page)) for name, page in _pages(site).items()}
     assert not {name: spans for name, spans in shown.items() if spans}
+
+
+@pytest.mark.integration
+@needs("mkdocs", "material", "mkdocstrings_handlers")
+def test_cli_page_has_a_flag_table_per_command(site):
+    from audit.cli.main import COMMANDS
+
+    page = _body(_pages(site)["reference/cli.html"])
+    for command in COMMANDS:
+        assert f"<code>miaudit {command}</code>" in page, command
+    for flag in ("--per-database", "--workers N|auto", "--wire {text,npy}", "--x X.npy"):
+        assert f"<td><code>{flag}</code></td>" in page, flag
+
+
+@pytest.mark.integration
+@needs("mkdocs", "material", "mkdocstrings_handlers")
+def test_no_script_or_style_from_the_network(site):
+    remote = re.compile(r'<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)="(?:https?:)?//[^"]*"')
+    found = {name: remote.findall(page) for name, page in _pages(site).items()}
+    assert not {name: refs for name, refs in found.items() if refs}
+    assert '<script src="../javascripts/iframe-worker.js"' in _pages(site)["tutorial/own-function.html"]
+
+
+# A page opened from files, in Node: the page's window and a same-origin iframe are vm contexts; the
+# page's own Worker throws, as a browser's does on file://. The theme's search worker, loaded
+# through docs/javascripts/iframe-worker.js, gets the built index as the theme posts it and answers a
+# query with the locations it found.
+SEARCH_FROM_FILES = r"""
+// Run the site's search worker through docs/javascripts/file-worker.js in a page opened from files.
+const fs = require("fs"), path = require("path"), vm = require("vm"), { pathToFileURL, fileURLToPath } = require("url");
+const [site, shim, query] = process.argv.slice(2);
+class ErrorEvent extends Event { constructor(type, init) { super(type); this.error = init.error; this.message = init.message; } }
+
+function frame() {
+  // An iframe of the page's origin: a global of its own in which script elements run when appended.
+  const target = new EventTarget(), scripts = [];
+  const doc = {
+    baseURI: pathToFileURL(path.join(site, "index.html")).href,
+    head: { appendChild(script) { scripts.push(script); setTimeout(() => {
+      try { vm.runInContext(fs.readFileSync(fileURLToPath(script.src), "utf8"), scope); } catch (e) { return script.onerror(e); }
+      script.onload(); }); } },
+    createElement: () => ({}),
+    querySelector: (selector) => selector === "script[src]" ? scripts[0] : null,
+  };
+  const scope = vm.createContext({
+    console, setTimeout, Promise, URL, MessageEvent, parent: page, document: doc,
+    addEventListener: (type, f) => target.addEventListener(type, f),
+    dispatchEvent: (event) => target.dispatchEvent(event),
+  });
+  scope.self = vm.runInContext("this", scope);
+  return { hidden: false, setAttribute() {}, remove() { this.contentWindow = null; }, contentWindow: scope, contentDocument: doc };
+}
+
+const page = vm.createContext({
+  console, setTimeout, Promise, URL, EventTarget, MessageEvent, ErrorEvent,
+  location: { protocol: "file:" },
+  document: { baseURI: pathToFileURL(path.join(site, "index.html")).href, body: { appendChild() {} },
+              createElement: (tag) => tag === "iframe" ? frame() : {} },
+  Worker: function NativeWorker() { throw new Error("a page opened from files cannot start a worker"); },
+});
+page.window = vm.runInContext("this", page);
+vm.runInContext(fs.readFileSync(shim, "utf8"), page);
+const worker = [...fs.readdirSync(path.join(site, "assets/javascripts/workers"))].find((f) => f.endsWith(".min.js"));
+const w = vm.runInContext(`new Worker("assets/javascripts/workers/${worker}")`, page);
+w.onerror = (event) => { console.log("error", String(event.error)); process.exit(1); };
+w.addEventListener("message", (event) => {
+  if (event.data.type === 1) return w.postMessage({ type: 2, data: query });
+  console.log(JSON.stringify(event.data.data.items.flat().map((item) => item.location).slice(0, 5)));
+  process.exit(0);
+});
+const { config, docs } = JSON.parse(fs.readFileSync(path.join(site, "search/search_index.json"), "utf8"));
+w.postMessage({ type: 0, data: { config, docs, options: { suggest: false } } });  // as the theme posts it
+setTimeout(() => { console.log("no answer"); process.exit(1); }, 20000);
+"""
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+@needs("mkdocs", "material", "mkdocstrings_handlers")
+def test_search_works_on_the_site_opened_from_files(site, tmp_path):
+    harness = tmp_path / "search_from_files.js"
+    harness.write_text(SEARCH_FROM_FILES)
+    shim = site / "javascripts" / "iframe-worker.js"
+    run = subprocess.run(["node", str(harness), str(site), str(shim), "snapping"], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "tutorial/own-function.html#4-floating-point-and-snapping" in json.loads(run.stdout.splitlines()[-1])
+    without = subprocess.run(["node", str(harness), str(site), os.devnull, "snapping"], capture_output=True, text=True,
+                             timeout=60)
+    assert without.returncode != 0 and "cannot start a worker" in without.stderr
