@@ -176,3 +176,13 @@ def test_search_works_on_the_site_opened_from_files(site, tmp_path):
     without = subprocess.run(["node", str(harness), str(site), os.devnull, "snapping"], capture_output=True, text=True,
                              timeout=60)
     assert without.returncode != 0 and "cannot start a worker" in without.stderr
+
+
+@pytest.mark.integration
+@needs("mkdocs", "material", "mkdocstrings_handlers")
+def test_wide_tables_fit(site):
+    pages = _pages(site)
+    bugs = _body(pages["benchmarks/real-bugs.html"])
+    assert "<td><code>miaudit" not in bugs and "<li><code>miaudit audit --mechanism" in bugs
+    assert "overflow-wrap: anywhere" in (site / "stylesheets" / "extra.css").read_text()
+    assert 'href="../stylesheets/extra.css"' in pages["reference/cli.html"]
