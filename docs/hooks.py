@@ -9,6 +9,9 @@ Markdown that also reads well on GitHub:
   last part of the name, as Sphinx does.
 - A pipe escaped inside a table cell's code span (`` `a\\|b` ``, which GitHub renders as ``a|b``)
   is shown as ``|``: Python-Markdown's tables keep the backslash.
+- Maths written in prose the way one types it (``e^ε``, ``e^{2ε}``, ``e^(2 eps/d)``, ``2^-32``,
+  ``z_{α/2}``, ``E_{P_X⊗P_Y}[e^T]``) is set with superscripts and subscripts (``<sup>``, ``<sub>``);
+  code and program output are left as they are.
 
 ``tests/test_docs_site.py`` checks the built site for what these hooks remove.
 """
@@ -46,6 +49,43 @@ def unescape_table_pipes(content: str) -> str:
     return _TABLE.sub(table, content)
 
 
+# Prose only: code, preformatted text and tags are kept whole.
+_KEEP = re.compile(r"(<pre\b.*?</pre>|<code\b.*?</code>|<script\b.*?</script>|<[^>]+>)", re.DOTALL)
+# A superscript: after a letter, digit or closing bracket, ^{...}, ^(...) or a token (a signed number,
+# or letters and primes).
+_SUP = re.compile(r"(?<=[\w)\]])\^(\{[^{}]*\}|\([^()]*\)|-?\d+(?:\.\d+)?|[^\W\d_]+′*)")
+# A subscript: _{...}, or the letter of an expectation E_P[ / E_Q[.
+_SUB = re.compile(r"(?<=[\w)])_(\{[^{}]*\}|[A-Z](?=\[))")
+# Inside a subscript or superscript: P_X.
+_INNER_SUB = re.compile(r"(?<=[^\W\d_])_([^\W_])")
+# A one-letter name with a one-character index (α_k, g_i(x), t_k²), or an index after a superscript
+# (δ^LIP_μ); names of more letters (d_in, p_first) are words, not maths.
+_END = r"(?!(?![⁰¹²³⁴-⁹])\w)"  # the index ends the word (a superscript digit may follow: t_k²)
+_INDEX = re.compile(rf"(?<!\w)([^\W\d_])_([^\W_]){_END}|(?<=</sup>)_([^\W_]){_END}")
+
+
+def _script(tag: str, body: str) -> str:
+    if body[0] in "{(":  # the group's brackets are for the plain text; the raised text shows the group
+        body = body[1:-1]
+    body = _INNER_SUB.sub(r"<sub>\1</sub>", body)
+    return f"<{tag}>{body}</{tag}>"
+
+
+def _index(match) -> str:
+    letter, index, after_sup = match.groups()
+    return f"{letter}<sub>{index}</sub>" if letter else f"<sub>{after_sup}</sub>"
+
+
+def render_maths(content: str) -> str:
+    """``content`` with the superscripts and subscripts of its prose set as such (code left alone)."""
+    def prose(text: str) -> str:
+        text = _SUB.sub(lambda match: _script("sub", match.group(1)), text)
+        text = _INDEX.sub(_index, text)
+        text = _SUP.sub(lambda match: _script("sup", match.group(1)), text)
+        return _INDEX.sub(_index, text)
+    return "".join(part if _KEEP.fullmatch(part) else prose(part) for part in _KEEP.split(content))
+
+
 def on_page_content(html_text: str, page, config, files):  # noqa: ARG001 - MkDocs' hook signature
     """MkDocs event: the page's HTML before the theme wraps it (and before search indexes it)."""
-    return unescape_table_pipes(render_roles(html_text))
+    return render_maths(unescape_table_pipes(render_roles(html_text)))

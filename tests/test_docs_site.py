@@ -186,3 +186,31 @@ def test_wide_tables_fit(site):
     assert "<td><code>miaudit" not in bugs and "<li><code>miaudit audit --mechanism" in bugs
     assert "overflow-wrap: anywhere" in (site / "stylesheets" / "extra.css").read_text()
     assert 'href="../stylesheets/extra.css"' in pages["reference/cli.html"]
+
+
+def test_prose_maths_is_set_as_superscripts_and_subscripts():
+    assert hooks.render_maths("ψ ≤ e^{2ε}, and p̲ − e^ε′ p̄") == "ψ ≤ e<sup>2ε</sup>, and p̲ − e<sup>ε′</sup> p̄"
+    assert (hooks.render_maths("E_P[T] − log E_{P_X⊗P_Y}[e^T]")
+            == "E<sub>P</sub>[T] − log E<sub>P<sub>X</sub>⊗P<sub>Y</sub></sub>[e<sup>T</sup>]")
+    assert hooks.render_maths("z_{α/2}, 2^-32, e^(2 eps/d)") == "z<sub>α/2</sub>, 2<sup>-32</sup>, e<sup>2 eps/d</sup>"
+    assert (hooks.render_maths("α_k = α·(t_k² − t_{k−1}²), δ^LIP_μ, d_in")
+            == "α<sub>k</sub> = α·(t<sub>k</sub>² − t<sub>k−1</sub>²), δ<sup>LIP</sup><sub>μ</sub>, d_in")
+    kept = '<pre><code>sigma^2 = e^(2 eps/d)</code></pre><code>x_{1}^2</code><a href="a^b">at d_in = 1</a>'
+    assert hooks.render_maths(kept) == kept
+
+
+# Maths typed as plain text: a caret or an underscore group in prose (code and output excluded).
+PLAIN_MATHS = re.compile(r"(?<=[\w)\]])\^[\w({(εδμρα′-]|_\{|\bE_[A-Z]\[|(?<!\w)[^\W\d_]_[^\W_](?!\w)")
+
+
+def _prose(page: str) -> str:
+    return re.sub(r"<[^>]+>", "", re.sub(r"<(pre|code)\b.*?</\1>", "", _body(page), flags=re.DOTALL))
+
+
+@pytest.mark.integration
+@needs("mkdocs", "material", "mkdocstrings_handlers")
+def test_no_plain_text_maths(site):
+    pages = _pages(site)
+    found = {name: PLAIN_MATHS.findall(_prose(page)) for name, page in pages.items()}
+    assert not {name: hits for name, hits in found.items() if hits}
+    assert ") ≤ e<sup>2ε</sup>, and" in pages["explanation/certificates.html"]
