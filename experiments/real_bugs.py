@@ -277,6 +277,11 @@ def _row(case: BugCase, seconds: float, result: dict | None = None, error: str =
             "expected": case.expected, "event": event.get("description", "")}
 
 
+#: The page's table head: the commands are listed below the table, by row number.
+TABLE_HEAD = ("| # | library | version | bug | library issue | runs | seconds | claim | certified bound | verdict |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+
+
 def _claim_text(claim: dict) -> str:
     parameters = claim.get("parameters") or {}
     if "epsilon" in parameters:
@@ -286,20 +291,23 @@ def _claim_text(claim: dict) -> str:
 
 
 def _markdown(rows: list, skipped: list, machine: str, quick: bool) -> str:
+    """The page: one table row per case, numbered, and each case's command below the table under its number
+    (a command is too long for a column: the results would be off-screen)."""
     lines = ["# Bugs found in real libraries", "",
              f"Written by `miaudit experiment real-bugs{' --quick' if quick else ''}` on "
              f"{datetime.date.today().isoformat()}, {machine}, load average {os.getloadavg()[0]:.1f} at the end. "
              "Each command runs in a folder holding its mechanism file and the databases it names (`zero.npy`, "
              "`one.npy`: one record, 0 vs 1); seconds are the command's wall time (a fresh interpreter).", "",
-             "| library | version | bug | library issue | command | runs | seconds | claim | certified bound | verdict |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for row in rows:
+             *TABLE_HEAD]
+    for number, row in enumerate(rows, 1):
         bound = "" if row["certified_epsilon"] is None else f"ε ≥ {row['certified_epsilon']:.3g}"
         if row.get("certified_delta") is not None:
             bound += f"; δ ≥ {row['certified_delta']:.3g} at ε = {row['delta_at_epsilon']:g}"
         verdict = row["verdict"] if row["verdict"] == row["expected"] else f"{row['verdict']} (expected {row['expected']})"
-        lines.append(f"| {row['library']} | {row['version']} | {row['bug']} | {row['library_issue']} | "
-                     f"`{row['command']}` | {row['runs']} | {row['seconds']} | {row['claim']} | {bound} | {verdict} |")
+        lines.append(f"| {number} | {row['library']} | {row['version']} | {row['bug']} | {row['library_issue']} | "
+                     f"{row['runs']} | {row['seconds']} | {row['claim']} | {bound} | {verdict} |")
+    lines += ["", "The command of each row:", ""]
+    lines += [f"{number}. `{row['command']}`" for number, row in enumerate(rows, 1)]
     if skipped:
         lines += ["", "Not in the table:", ""] + [f"- {what}: {why}." for what, why in skipped]
     return "\n".join(lines) + "\n"

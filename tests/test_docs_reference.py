@@ -56,3 +56,39 @@ def test_api_page_renders_every_public_name_of_audit():
     text = (DOCS / "reference" / "api.md").read_text()
     rendered = {line.split()[1].rsplit(".", 1)[1] for line in text.splitlines() if line.startswith("::: ")}
     assert set(audit.__all__) <= rendered
+
+
+def test_cli_page_holds_the_current_flag_tables():
+    from audit.cli.flag_reference import END as FLAGS_END
+    from audit.cli.flag_reference import START as FLAGS_START
+    from audit.cli.flag_reference import flags_tables
+    from audit.cli.main import COMMANDS
+
+    text = (DOCS / "reference" / "cli.md").read_text()
+    assert with_table(text, flags_tables(), FLAGS_START, FLAGS_END) == text, \
+        "run: python -m audit.cli.flag_reference docs/reference/cli.md"
+    tables = text.split(FLAGS_START)[1].split(FLAGS_END)[0]
+    for command in COMMANDS:
+        assert f"### `miaudit {command}`" in tables
+    assert "| `--per-database` |" in tables and "| `--workers N\\|auto` |" in tables
+
+
+def test_flag_table_of_a_parser():
+    import argparse
+
+    from audit.cli.flag_reference import command_table
+
+    parser = argparse.ArgumentParser(description="do a <thing>")
+    parser.add_argument("--json", action="store_true", help="common: left to the conventions")
+    parser.add_argument("--wire", choices=("text", "npy"), default="text", help="format (default %(default)s)")
+    parser.add_argument("--workers", metavar="N|auto", help="a | b")
+    parser.add_argument("--fast", action="store_true", help="go *fast*")
+    subs = parser.add_subparsers(dest="name")
+    subs.add_parser("one", description="the first").add_argument("--x", help="x")
+    lines = command_table("cmd", parser).splitlines()
+    assert lines[:3] == ["### `miaudit cmd`", "", "do a &lt;thing>"]
+    assert "| `--wire {text,npy}` | format (default text) |" in lines
+    assert "| `--workers N\\|auto` | a \\| b |" in lines
+    assert "| `--fast` | go \\*fast\\* |" in lines
+    assert not any("--json" in line for line in lines)
+    assert lines[-1] == "| `one` | the first | `--x X` |"

@@ -29,7 +29,8 @@ def test_quick_run_refutes_the_float_bugs_and_not_the_correct_configurations(tmp
     # Mironov (2012) at DP-Sniper's claimed ε = 0.1: certified at least 10 × DP-Sniper's 0.252.
     assert rows["textbook float Laplace"]["certified_epsilon"] >= 2.5
     page = (tmp_path / "real-bugs.md").read_text()
-    assert "| library | version | bug | library issue | command | runs | seconds | claim | certified bound | verdict |" in page
+    assert "| # | library | version | bug | library issue | runs | seconds | claim | certified bound | verdict |" in page
+    assert "| command |" not in page and "\n1. `miaudit audit --mechanism " in page  # commands below the table
     assert "--quick installs nothing" in page and result.csv_files
 
 
@@ -37,3 +38,19 @@ def test_every_case_states_its_command_and_expectation():
     for case in CASES:
         assert case.command.startswith("miaudit audit --mechanism ") and case.expected in ("refuted", "not-refuted")
         assert f"def {case.mechanism}" in case.source or f"{case.mechanism} =" in case.source
+
+
+def test_page_lists_the_commands_below_the_table():
+    from experiments.real_bugs import TABLE_HEAD, _markdown
+
+    row = {"library": "numpy", "version": "2.4.6", "bug": "float Laplace", "library_issue": "Mironov 2012",
+           "command": "miaudit audit --mechanism m.py:f --pair zero.npy,one.npy", "runs": 100, "seconds": 1.5,
+           "claim": "0.1-DP", "certified_epsilon": 6.09, "certified_delta": None, "verdict": "refuted",
+           "expected": "refuted"}
+    lines = _markdown([row, {**row, "verdict": "not-refuted"}], [], "a machine", quick=False).splitlines()
+    head = lines.index(TABLE_HEAD[0])
+    assert lines[head + 2] == "| 1 | numpy | 2.4.6 | float Laplace | Mironov 2012 | 100 | 1.5 | 0.1-DP | ε ≥ 6.09 | refuted |"
+    assert lines[head + 3].endswith("| not-refuted (expected refuted) |")
+    assert all("`miaudit" not in line for line in lines[head:head + 4])
+    assert lines[-2:] == ["1. `miaudit audit --mechanism m.py:f --pair zero.npy,one.npy`",
+                          "2. `miaudit audit --mechanism m.py:f --pair zero.npy,one.npy`"]

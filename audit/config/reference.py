@@ -39,13 +39,13 @@ def keys_table(keys=None) -> str:
     return "\n".join(rows) + "\n"
 
 
-def with_table(page_text: str, table: str) -> str:
-    """``page_text`` with the text between the markers replaced by ``table``."""
-    if START not in page_text or END not in page_text:
-        raise ValueError(f"the page has no {START} ... {END} markers")
-    head, rest = page_text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{START}\n{table}{END}{tail}"
+def with_table(page_text: str, table: str, start: str = START, end: str = END) -> str:
+    """``page_text`` with the text between the markers ``start`` and ``end`` replaced by ``table``."""
+    if start not in page_text or end not in page_text:
+        raise ValueError(f"the page has no {start} ... {end} markers")
+    head, rest = page_text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{table}{end}{tail}"
 
 
 if __name__ == "__main__":
