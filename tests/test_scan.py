@@ -192,6 +192,9 @@ def test_a_finding_comes_with_files_that_reproduce_it_without_miaudit(planted_sc
     paths = write_scan_report(result, tmp_path)
     text = paths["markdown"].read_text(encoding="utf-8")
     assert text.index("## Findings (6)") < text.index("## Controls") < text.index("## Skipped")
+    page = paths["html"].read_text(encoding="utf-8")
+    assert page.count("<table>") == 2 and "no finding of this scan is false" in page
+    assert page.index("<h2>Findings (6)") < page.index("<h2>Controls") < page.index("<h2>Skipped")
     folder = next(p for p in paths["findings"] if "NoisyReport" in p.name)
     assert {p.name for p in folder.iterdir()} == {"first.npy", "second.npy", "mechanism.py", "reproduce.py"}
     script = (folder / "reproduce.py").read_text(encoding="utf-8")
@@ -231,3 +234,20 @@ def test_the_scan_command_writes_the_report_and_resumes(tmp_path, capsys):
     assert len((out / "scan-state.jsonl").read_text(encoding="utf-8").splitlines()) == 1 + 3
     assert main(["scan", "planted_lib.randomizers", "--epsilons", "0,1", "--out", str(out)]) == 2
     assert "--epsilons" in capsys.readouterr().err
+    assert main(["scan", "no_such_library", "--out", str(out)]) == 2
+    assert "argument 'target': 'no_such_library' is neither a library with a scan profile" in capsys.readouterr().err
+
+
+def test_the_scans_page_lists_each_finding_of_a_scan_report(planted_scan, tmp_path):
+    from experiments.scans import _markdown
+
+    result, _ = planted_scan
+    paths = write_scan_report(result, tmp_path)
+    report = json.loads(paths["json"].read_text(encoding="utf-8"))
+    row = {"library": "planted_lib", "version": report["version"], "cases": report["cases"],
+           "findings": report["findings"], "controls": report["controls"], "skipped": report["skipped"],
+           "statement": report["statement"], "seconds": 1.0}
+    page = _markdown([row], "a test machine", quick=True)
+    assert "| planted_lib | (a user's module) | 18 | 6 | 10 | 3 | 1.0 |" in page
+    assert "| `planted_lib.randomizers.NoisyReport(epsilon=1.0)` | ends | dp:1.0 (1-DP) |" in page
+    assert "planted_lib.tools.exact_count" in page and "needs_config" in page

@@ -44,7 +44,12 @@ def run(args):
     from audit.scan.running import MAX_RUNS, TIMEOUT, scan
     from audit.scan.profiles.base import EPSILONS
 
+    import os
+    import sys
+
     check_seed(args.seed)
+    if os.getcwd() not in sys.path and "" not in sys.path:  # a module TARGET is found as `python -m` finds it
+        sys.path.insert(0, os.getcwd())
     out = check_output_location(args.out, "--out", folder=True)
     Path(out).mkdir(parents=True, exist_ok=True)
     result = scan(args.target, epsilons=_epsilons(args.epsilons) if args.epsilons else EPSILONS, alpha=args.alpha,

@@ -40,6 +40,7 @@ class EntryPoint:
     obj: object
     family: object
     source_file: str | None = None  # a user's FILE.py: the file its module was loaded from
+    relation: str | None = None  # the relation its claim is stated at, where the profile names one for it
 
     @property
     def qualified(self) -> str:
@@ -178,7 +179,7 @@ def discover(profile: Profile, source_file: str | None = None) -> tuple:
             seen.add(id(obj))
             family = profile.family_of(obj)
             if family is not None:
-                entries.append(EntryPoint(module_name, name, obj, family, source_file))
+                entries.append(EntryPoint(module_name, name, obj, family, source_file, profile.relations.get(name)))
             elif any(f.epsilon_name in parameters(obj) for f in profile.families):
                 skipped.append(Skipped(f"{module_name}.{name}", "unknown signature: no family of the profile "
                                        "matches it"))
@@ -199,5 +200,5 @@ def build_cases(entries, epsilons) -> tuple:
             source = family.call_source(entry.obj, settings)
             claim = family.claim(entry.obj, settings)
             for pair in pairs_for(entry, settings):
-                cases.append(Case(entry, settings, pair, claim, family.relation, source))
+                cases.append(Case(entry, settings, pair, claim, entry.relation or family.relation, source))
     return cases, skipped

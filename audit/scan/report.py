@@ -11,7 +11,7 @@ Each finding gets a folder ``findings/NN-name/`` a maintainer can act on without
   release's first number whose frequencies differ most, with its log-ratio beside the claim's ε:
   direct simulation, not a certificate (the certificate is the audit's).
 
-``scan.md`` and ``scan.json`` hold the whole scan (:class:`audit.scan.running.ScanResult`).
+``scan.md``, ``scan.html`` and ``scan.json`` hold the whole scan (:class:`audit.scan.running.ScanResult`).
 """
 
 from __future__ import annotations
@@ -154,52 +154,92 @@ def _counts(outcome: dict) -> str:
     return f"{h1}/{n1} vs {h2}/{n2}"
 
 
-def _cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def _finding_items(outcome: dict, folder: str, max_runs: int) -> list:
+    items = [f"pair: {outcome['pair_why']} ({outcome['relation']}); databases first.npy, second.npy",
+             f"event: {outcome.get('event', '—')}",
+             f"counts {_counts(outcome)}; certificate {outcome.get('certificate', '—')}, {_bound(outcome)} at "
+             f"α = {outcome['alpha']:.3g}; {outcome['looks']} of {outcome['looks_planned']} looks, {outcome['runs']} runs"]
+    items += [f"refuted by: {d}" for d in outcome.get("refuted_by", [])]
+    items += [f"seen under one input only: {d}" for d in outcome.get("support_differences", [])[:3]]
+    items += [f"note: {n}" for n in outcome.get("notes", [])]
+    items += [f"reproduce in {folder}: {reproduce_command(outcome, max_runs)}",
+              f"without miaudit, in {folder}: python reproduce.py"]
+    return items
 
 
-def render_markdown(result, folders: dict) -> str:
-    """The scan's Markdown report: header and α statement, findings, controls, skipped."""
-    lines = [f"# miaudit scan {result.target}", "",
-             f"{result.target} {result.version}; {result.cases} cases in {result.seconds:.0f} s on "
-             f"{platform.machine()}, Python {platform.python_version()}; per case at most "
-             f"{result.settings['max_runs']} runs and {result.settings['timeout']:g} s; ε grid "
-             f"{', '.join(f'{e:g}' for e in result.settings['epsilons'])}; seed {result.settings['seed']}.", "",
-             f"**{result.statement()}**", "",
-             f"## Findings ({len(result.findings)})", ""]
+def report_blocks(result, folders: dict) -> list:
+    """The report as blocks (kind, content) both renderers read: ``h1``, ``h2``, ``h3``, ``p``, ``table``
+    (a :class:`~audit.report.content.TextTable`), ``ul`` (a list of items); findings, controls, skipped."""
+    from audit.report.content import TextTable
+
+    settings = result.settings
+    blocks = [("h1", f"miaudit scan {result.target}"),
+              ("p", f"{result.target} {result.version}; {result.cases} cases in {result.seconds:.0f} s on "
+                    f"{platform.machine()}, Python {platform.python_version()}; per case at most {settings['max_runs']} "
+                    f"runs and {settings['timeout']:g} s; ε grid {', '.join(f'{e:g}' for e in settings['epsilons'])}; "
+                    f"seed {settings['seed']}."),
+              ("p", result.statement()),
+              ("h2", f"Findings ({len(result.findings)})")]
     if result.findings:
-        lines += ["| entry point | parameters | pair | claim | event counts | certified | runs | folder |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-        lines += [f"| `{o['entry']}` | {_cell(o['settings'])} | {o['pair']} | {o['claim']} ({o['relation']}) | "
-                  f"{_counts(o)} | {_bound(o)} | {o['runs']} | `{folders.get(o['id'], '')}` |" for o in result.findings]
+        blocks.append(("table", TextTable("Findings", ("entry point", "parameters", "pair", "claim", "event counts",
+                                                       "certified", "runs", "folder"),
+                                          [[o["entry"], o["settings"], o["pair"], f"{o['claim']} ({o['relation']})",
+                                            _counts(o), _bound(o), str(o["runs"]), folders.get(o["id"], "")]
+                                           for o in result.findings])))
         for o in result.findings:
-            lines += ["", f"### `{o['entry']}({o['settings']})` on the {o['pair']} pair", "",
-                      f"- pair: {o['pair_why']} ({o['relation']}); databases `first.npy`, `second.npy`",
-                      f"- event: {o.get('event', '—')}; counts {_counts(o)}; certificate {o.get('certificate', '—')}, "
-                      f"{_bound(o)} at α = {o['alpha']:.3g}; {o['looks']} of {o['looks_planned']} looks, {o['runs']} runs"]
-            lines += [f"- refuted by: {d}" for d in o.get("refuted_by", [])]
-            lines += [f"- seen under one input only: {d}" for d in o.get("support_differences", [])[:3]]
-            lines += [f"- note: {n}" for n in o.get("notes", [])]
-            lines += [f"- reproduce (in `{folders.get(o['id'], '')}`): `{reproduce_command(o, result.settings['max_runs'])}`; "
-                      "without miaudit: `python reproduce.py`"]
+            blocks += [("h3", f"{o['entry']}({o['settings']}) on the {o['pair']} pair"),
+                       ("ul", _finding_items(o, folders.get(o["id"], ""), settings["max_runs"]))]
     else:
-        lines.append("None.")
-    lines += ["", f"## Controls: not refuted ({len(result.controls)})", ""]
-    if result.controls:
-        lines += ["| entry point | parameters | pair | claim | event counts | certified | runs |",
-                  "| --- | --- | --- | --- | --- | --- | --- |"]
-        lines += [f"| `{o['entry']}` | {_cell(o['settings'])} | {o['pair']} | {o['claim']} | {_counts(o)} | "
-                  f"{_bound(o)} | {o['runs']} |" for o in result.controls]
-    else:
-        lines.append("None.")
+        blocks.append(("p", "None."))
+    blocks.append(("h2", f"Controls: not refuted ({len(result.controls)})"))
+    blocks.append(("table", TextTable("Controls", ("entry point", "parameters", "pair", "claim", "event counts",
+                                                   "certified", "runs"),
+                                      [[o["entry"], o["settings"], o["pair"], o["claim"], _counts(o), _bound(o),
+                                        str(o["runs"])] for o in result.controls]))
+                  if result.controls else ("p", "None."))
     skipped = [(o["id"], o["reason"]) for o in result.skipped_cases] + [(s["what"], s["reason"]) for s in result.skipped]
-    lines += ["", f"## Skipped ({len(skipped)})", ""]
-    lines += [f"- `{what}`: {_cell(reason)}" for what, reason in skipped] or ["None."]
-    return "\n".join(lines) + "\n"
+    blocks.append(("h2", f"Skipped ({len(skipped)})"))
+    blocks.append(("ul", [f"{what}: {reason}" for what, reason in skipped]) if skipped else ("p", "None."))
+    return blocks
+
+
+def render_markdown(blocks: list) -> str:
+    """The report's Markdown: user text escaped (:func:`audit.report.markdown.escape`)."""
+    from audit.report.markdown import escape, list_item, markdown_table
+
+    heads = {"h1": "# ", "h2": "## ", "h3": "### "}
+    parts = []
+    for kind, content in blocks:
+        if kind in heads:
+            parts.append(heads[kind] + escape(content))
+        elif kind == "p":
+            parts.append(escape(content))
+        elif kind == "table":
+            parts.append(markdown_table(content))
+        else:
+            parts.append("\n".join(list_item(item) for item in content))
+    return "\n\n".join(parts) + "\n"
+
+
+def render_html(blocks: list, title: str) -> str:
+    """The report's self-contained HTML (:mod:`audit.report.html`'s style and escaping)."""
+    from audit.report.html import STYLE, escape, html_table
+
+    body = []
+    for kind, content in blocks:
+        if kind in ("h1", "h2", "h3", "p"):
+            body.append(f"<{kind}>{escape(content)}</{kind}>")
+        elif kind == "table":
+            body.append(html_table(content, caption=False))
+        else:
+            body.append("<ul>" + "".join(f"<li>{escape(item)}</li>" for item in content) + "</ul>")
+    return "\n".join(["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+                      f"<title>{escape(title)}</title>", f"<style>{STYLE}</style>", "</head>", "<body>", *body,
+                      "</body>", "</html>", ""])
 
 
 def write_scan_report(result, out_dir) -> dict:
-    """Write ``scan.md``, ``scan.json`` and one folder per finding under ``out_dir``; {kind: path}."""
+    """Write ``scan.md``, ``scan.html``, ``scan.json`` and one folder per finding under ``out_dir``; {kind: path}."""
     from audit.report.writing import write_file_set
 
     out = Path(out_dir)
@@ -216,7 +256,9 @@ def write_scan_report(result, out_dir) -> dict:
                "findings": [dict(o, folder=folders[o["id"]], reproduce=reproduce_command(o, result.settings["max_runs"]))
                             for o in result.findings],
                "controls": result.controls, "skipped": result.skipped_cases + result.skipped}
-    paths = {"markdown": out / "scan.md", "json": out / "scan.json"}
-    write_file_set({paths["markdown"]: render_markdown(result, folders).encode(),
+    paths = {"markdown": out / "scan.md", "html": out / "scan.html", "json": out / "scan.json"}
+    blocks = report_blocks(result, folders)
+    write_file_set({paths["markdown"]: render_markdown(blocks).encode(),
+                    paths["html"]: render_html(blocks, f"miaudit scan {result.target}").encode(),
                     paths["json"]: json.dumps(to_jsonable(payload), indent=1).encode()}, flag="--out")
     return {**paths, "findings": [out / f for f in folders.values()]}

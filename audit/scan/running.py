@@ -152,7 +152,8 @@ def _evidence(audit) -> dict:
     """The sequential audit's evidence, as the report shows it."""
     result, event = audit.result, audit.result.event_test
     out = {"runs": int(audit.runs), "looks": len(audit.looks), "looks_planned": len(audit.schedule),
-           "refuted_by": [r["detail"] for r in result.refuted_by], "runs_to_refute": audit.runs_to_refute}
+           "refuted_by": [r["detail"] for r in result.refuted_by], "runs_to_refute": audit.runs_to_refute,
+           "audited_claim": (result.claim or {}).get("label")}
     if event is not None:
         runs = list(event.runs_made or [event.runs_per_input, event.runs_per_input])
         out.update({"event": event.description, "runs_per_input": [int(r) for r in runs],

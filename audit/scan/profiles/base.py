@@ -94,9 +94,10 @@ class Family:
         Further arguments that change the computation, each given its values where the entry
         point has it.
     fixed : dict
-        Values for required parameters other than the data and ε (``{"quant": 0.5}``).
+        Values for required parameters (no default) other than the data and ε (``{"quant": 0.5}``).
     seed_name : str
-        The argument that takes the generator (``random_state``), where the entry point has it.
+        The argument that takes a seed (``random_state``), where the entry point has it: an integer
+        drawn from the audit's generator, so each run is seeded.
     rows : int
         Records in a database: the smallest size that exercises the code.
     relation : str
@@ -134,7 +135,7 @@ class Family:
         if missing:
             raise UnknownSignature(f"required parameter(s) {', '.join(missing)} the profile gives no value")
         axes = [[(self.epsilon_name, float(e)) for e in epsilons]]
-        fixed = [(n, v) for n, v in self.fixed.items() if n in params]
+        fixed = [(n, v) for n, v in self.fixed.items() if n in params and params[n].default is inspect.Parameter.empty]
         for name in self.bounds_names:
             if name in params:
                 required = params[name].default is inspect.Parameter.empty
@@ -147,8 +148,8 @@ class Family:
 
     def arguments_source(self, obj, settings: dict) -> str:
         text = ", ".join(f"{n}={v!r}" for n, v in settings.items())
-        if self.seed_name in self.signature(obj):
-            text += (", " if text else "") + f"{self.seed_name}=rng"
+        if self.seed_name in self.signature(obj):  # an integer: what NumPy, scikit-learn and most libraries take
+            text += (", " if text else "") + f"{self.seed_name}=int(rng.integers(2**31))"
         return text
 
     def call_source(self, obj, settings: dict) -> str:  # pragma: no cover - each family says
@@ -276,6 +277,10 @@ class Profile:
         version read).
     exclude : tuple of str
         Public names that are not DP entry points (base classes, helpers).
+    relations : dict
+        Entry point name → the relation its claim is stated at, where it is not its family's. A
+        claim at add/remove is audited on the replace-one pairs as its group-privacy form
+        (:func:`mechanisms.claims.conversion.convert_claim`: 2ε for ε-DP).
     """
 
     name: str
@@ -283,6 +288,7 @@ class Profile:
     families: tuple
     distribution: str = ""
     exclude: tuple = ()
+    relations: dict = field(default_factory=dict)
 
     def family_of(self, obj):
         return next((f for f in self.families if f.matches(obj)), None)

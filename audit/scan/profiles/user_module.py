@@ -26,13 +26,25 @@ FAMILIES = (ArrayTool(optional=USER_OPTIONAL), FittedModel(optional=USER_OPTIONA
 def user_profile(target: str) -> Profile:
     """The profile of ``target``: a ``FILE.py`` (one module), a module, or a package with its submodules
     whose names do not start with an underscore."""
+    from estimators.validation import InputError
+
+    from audit.scan.profiles import LIBRARIES
+
     if target.endswith(".py"):
         from pathlib import Path
 
+        if not Path(target).is_file():
+            raise InputError(f"argument 'target': no file {target}")
         return Profile(name=Path(target).stem, modules=(Path(target).stem,), families=FAMILIES)
     modules = [target]
     try:
         package = importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and target.startswith(exc.name) and target.split(".")[0] == exc.name.split(".")[0]:
+            raise InputError(f"argument 'target': {target!r} is neither a library with a scan profile "
+                             f"({', '.join(sorted(LIBRARIES))}) nor a module that can be imported from here "
+                             f"(a FILE.py, or a module on PYTHONPATH)") from None
+        package = None  # the module imports something missing: the scan lists the import error as skipped
     except Exception:  # noqa: BLE001 - the scan lists the import error as a skipped module
         package = None
     if package is not None and hasattr(package, "__path__"):
