@@ -23,6 +23,18 @@ from .framework import Experiment, ExperimentOutput, Table, machine_description,
 from .real_bugs import REPO_ROOT, BugCase, _installed, _interpreter
 
 
+def _counts(outcome: dict) -> str:
+    from audit.scan.report import _counts as counts
+
+    return counts(outcome)
+
+
+def _bound(outcome: dict) -> str:
+    from audit.scan.report import _bound as bound
+
+    return bound(outcome)
+
+
 @dataclass(frozen=True)
 class ScanTarget:
     """A library to scan: its profile's name, the pinned distribution and what else its version needs."""
@@ -78,10 +90,7 @@ def _markdown(rows: list, machine: str, quick: bool) -> str:
                   "| finding | pair | claim (audited as) | event counts | certified ε | runs | library warned |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for o in row["findings"]:
-            counts = "{}/{} vs {}/{}".format(o["hits"][0], o["runs_per_input"][0], o["hits"][1], o["runs_per_input"][1]) \
-                if "hits" in o else "—"
-            bound = "∞ (one output never seen under the other input)" if o.get("epsilon_lower_bound") is None \
-                else f"{o['epsilon_lower_bound']:.3g}"
+            counts, bound = _counts(o), _bound(o)
             warned = "yes" if any(n.startswith("warned:") for n in o.get("notes", [])) else "no"
             lines.append(f"| `{o['entry']}({o['settings']})` | {o['pair']} | {o['claim']} ({o.get('audited_claim')}) | "
                          f"{counts} | {bound} | {o['runs']} | {warned} |")
@@ -116,12 +125,31 @@ def run(context) -> ExperimentOutput:
                             "cases": [r["cases"] for r in done], "findings": [len(r["findings"]) for r in done],
                             "controls": [len(r["controls"]) for r in done], "skipped": [len(r["skipped"]) for r in done],
                             "seconds": [r["seconds"] for r in done]})
+    rows_found = [(r, o) for r in done for o in r["findings"]]
+    found = Table("scan_findings", {
+        "library": [r["library"] for r, _ in rows_found], "entry point": [o["entry"] for _, o in rows_found],
+        "parameters": [o["settings"] for _, o in rows_found], "pair": [o["pair"] for _, o in rows_found],
+        "claim (audited as)": [f"{o['claim']} ({o.get('audited_claim')})" for _, o in rows_found],
+        "event counts": [_counts(o) for _, o in rows_found],
+        "certified ε": [_bound(o) for _, o in rows_found], "runs": [o["runs"] for _, o in rows_found],
+        "library warned": ["yes" if any(n.startswith("warned:") for n in o.get("notes", [])) else "no"
+                           for _, o in rows_found]})
+    rows_kept = [(r, o) for r in done for o in r["controls"]]
+    controls = Table("scan_controls", {
+        "library": [r["library"] for r, _ in rows_kept], "entry point": [o["entry"] for _, o in rows_kept],
+        "parameters": [o["settings"] for _, o in rows_kept], "pair": [o["pair"] for _, o in rows_kept],
+        "claim (audited as)": [f"{o['claim']} ({o.get('audited_claim')})" for _, o in rows_kept],
+        "certified ε": [_bound(o) for _, o in rows_kept]})
+    rows_skipped = [(r, s) for r in done for s in r["skipped"]]
+    skipped = Table("scan_skipped", {"library": [r["library"] for r, _ in rows_skipped],
+                                     "case": [s.get("id", s.get("what")) for _, s in rows_skipped],
+                                     "reason": [s["reason"][:200] for _, s in rows_skipped]})
     figure, axes = new_figure(width=6.0, height=0.6 + 0.5 * max(1, len(done)))
     axes[0, 0].barh([r["library"] for r in done], [len(r["findings"]) for r in done], color="tab:red")
     axes[0, 0].set_xlabel("findings (refuted claims)")
     findings = [f"{r['library']} {r['version']}: {r['cases']} cases, {len(r['findings'])} findings, {len(r['controls'])} "
                 f"controls, {len(r['skipped'])} skipped, {r['seconds']} s" for r in done] + not_run
-    return ExperimentOutput([table], figure, {"quick": context.quick, "libraries": len(done)}, findings)
+    return ExperimentOutput([table, found, controls, skipped], figure, {"quick": context.quick, "libraries": len(done)}, findings)
 
 
 EXPERIMENTS = [Experiment(

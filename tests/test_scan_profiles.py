@@ -70,5 +70,7 @@ def test_the_diffprivlib_profile_reads_its_entry_points_claims_and_relations():
     assert gaussian == "dp:1.0:1e-05"
     assert by_id["diffprivlib.tools.histogram(epsilon=1.0) / ends"].relation == "add-remove"
     assert by_id["diffprivlib.tools.mean(epsilon=1.0) / ends"].relation == "replace-one"
+    geometric = next(c for c in cases if c.id.startswith("diffprivlib.mechanisms.Geometric("))
+    assert geometric.source.endswith(".randomise(int(db[0, 0]))")  # diffprivlib's integer mechanisms take ints
     reasons = {s.what: s.reason for s in skipped + unbuilt}
     assert "utility" in reasons["diffprivlib.mechanisms.Exponential"]

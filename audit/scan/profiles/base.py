@@ -237,6 +237,7 @@ class LocalRandomizer(Family):
 
     method_names: tuple = ("randomise", "randomize", "privatise", "privatize", "perturb")
     value_names: tuple = ("value", "item", "record")
+    integer_entry_points: tuple = ()
     bounds: tuple = (0.0, 1.0)
     rows: int = 1
     kind = "local randomizer on one value"
@@ -255,9 +256,10 @@ class LocalRandomizer(Family):
 
     def call_source(self, obj, settings: dict) -> str:
         arguments = self.arguments_source(obj, settings)
+        value = "int(db[0, 0])" if getattr(obj, "__name__", "") in self.integer_entry_points else "float(db[0, 0])"
         if inspect.isclass(obj):
-            return f"entry({arguments}).{self._method(obj)}(float(db[0, 0]))"
-        return f"entry(float(db[0, 0]), {arguments})"
+            return f"entry({arguments}).{self._method(obj)}({value})"
+        return f"entry({value}, {arguments})"
 
 
 @dataclass(frozen=True)

@@ -20,16 +20,20 @@ from mechanisms.inputs.relation import ADD_REMOVE
 from audit.scan.profiles.base import ArrayTool, FittedModel, LocalRandomizer, OptionalArgument, Profile
 
 #: Values for the required arguments of diffprivlib's entry points (``data_norm``: given, not left to the data).
-FIXED = {"quant": 0.5, "percent": 50.0, "sensitivity": 1.0, "delta": 1e-5, "lower": 0.0, "upper": 1.0,
+FIXED = {"quant": 0.5, "percent": 50.0, "sensitivity": 1.0, "delta": 1e-5, "lower": 0, "upper": 1,
          "data_norm": 10.0}
+#: Mechanisms that randomise integers only.
+INTEGER_MECHANISMS = ("Geometric", "GeometricFolded", "GeometricTruncated", "GaussianDiscrete")
 
 PROFILE = Profile(
     name="diffprivlib",
     modules=("diffprivlib.tools", "diffprivlib.models", "diffprivlib.mechanisms"),
     families=(
         ArrayTool(fixed={k: FIXED[k] for k in ("quant", "percent")}),
-        FittedModel(bounds_names=("bounds",), optional=(OptionalArgument("data_norm", (FIXED["data_norm"],)),)),
-        LocalRandomizer(fixed={k: FIXED[k] for k in ("sensitivity", "delta", "lower", "upper")}),
+        FittedModel(bounds_names=("bounds",), optional=(OptionalArgument("data_norm", (FIXED["data_norm"],)),
+                                                         OptionalArgument("n_clusters", (2,)))),
+        LocalRandomizer(fixed={k: FIXED[k] for k in ("sensitivity", "delta", "lower", "upper")},
+                        integer_entry_points=INTEGER_MECHANISMS),
     ),
     distribution="diffprivlib",
     relations={"histogram": ADD_REMOVE, "histogramdd": ADD_REMOVE, "histogram2d": ADD_REMOVE},
