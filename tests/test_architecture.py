@@ -36,6 +36,7 @@ FLOORS = (
     ("audit.search", 23),
     ("audit.spec", 24), ("audit.audit_plan", 24), ("audit.engine", 24), ("audit.one_run", 24), ("audit.demo", 24),
     ("audit.gating", 25), ("audit.report", 25),
+    ("audit.scan", 25.5),
     ("audit.config", 26),
     ("audit.cli", 27), ("audit.pytest_plugin", 27),
     ("audit", 28),

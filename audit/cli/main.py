@@ -58,6 +58,7 @@ COMMANDS = {
     "bounds": "conversion bounds between privacy notions (pufferfish, local MI, PML, LIP papers)",
     "catalog": "the reference mechanisms (correct and buggy) with claimed and true guarantees",
     "experiment": "list the reproduced figures and studies, or run one (writes CSV, PNG and a Markdown summary)",
+    "scan": "audit every DP entry point of a library or of your module: findings, controls, skipped cases",
     "one-run": "one-run audit: m canaries, one training run, a certified (eps, delta) lower bound (Steinke et al. 2023)",
 }
 

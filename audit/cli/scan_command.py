@@ -1,0 +1,68 @@
+"""``miaudit scan TARGET``: audit a library's whole API unattended (:mod:`audit.scan`)."""
+
+from __future__ import annotations
+
+from audit.cli.main import check_seed
+
+HELP = ("audit every public DP entry point of a library (diffprivlib) or of your module (FILE.py, package.module) "
+        "over a small parameter grid; findings with reproductions, controls and skipped cases in one report")
+
+
+def _epsilons(text: str) -> tuple:
+    from estimators.validation import InputError
+
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise InputError(f"argument '--epsilons' must be numbers separated by commas, got {text!r}") from None
+    if not values or any(not v > 0 for v in values):
+        raise InputError(f"argument '--epsilons' must be positive numbers, got {text!r}")
+    return values
+
+
+def configure(parser) -> None:
+    parser.add_argument("target", metavar="TARGET",
+                        help="a library with a profile (diffprivlib), a FILE.py, a module or a package")
+    parser.add_argument("--out", default="miaudit-scan", metavar="DIR",
+                        help="report folder: scan.md, scan.json, findings/, scan-state.jsonl (default: miaudit-scan)")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="the scan's family-wise type-I error, split over its cases (default 0.05)")
+    parser.add_argument("--max-runs", type=int, default=None, metavar="N",
+                        help="mechanism runs per case at most (default 6000)")
+    parser.add_argument("--timeout", type=float, default=None, metavar="S",
+                        help="seconds per case: each call of the entry point, and its audit in all (default 60)")
+    parser.add_argument("--epsilons", default=None, metavar="E1,E2,...", help="the ε grid (default 0.1,1,4)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the scan recorded in DIR/scan-state.jsonl: no case audited twice")
+
+
+def run(args):
+    from pathlib import Path
+
+    from audit.report import check_output_location
+    from audit.scan.report import write_scan_report
+    from audit.scan.running import MAX_RUNS, TIMEOUT, scan
+    from audit.scan.profiles.base import EPSILONS
+
+    import os
+    import sys
+
+    check_seed(args.seed)
+    if os.getcwd() not in sys.path and "" not in sys.path:  # a module TARGET is found as `python -m` finds it
+        sys.path.insert(0, os.getcwd())
+    out = check_output_location(args.out, "--out", folder=True)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    result = scan(args.target, epsilons=_epsilons(args.epsilons) if args.epsilons else EPSILONS, alpha=args.alpha,
+                  max_runs=args.max_runs or MAX_RUNS, timeout=args.timeout or TIMEOUT, seed=args.seed,
+                  state_file=Path(out) / "scan-state.jsonl", resume=args.resume, quiet=args.quiet or args.json)
+    paths = write_scan_report(result, out)
+    payload = {"target": result.target, "version": result.version, "cases": result.cases,
+               "findings": len(result.findings), "controls": len(result.controls),
+               "skipped": len(result.skipped_cases) + len(result.skipped), "statement": result.statement(),
+               "reports": {"markdown": str(paths["markdown"]), "json": str(paths["json"])}}
+    text = (f"miaudit scan {result.target} {result.version}: {result.cases} cases, {len(result.findings)} findings, "
+            f"{len(result.controls)} controls, {payload['skipped']} skipped, {result.seconds:.0f} s\n"
+            f"{result.statement()}\nreport: {paths['markdown']}")
+    for outcome in result.findings:
+        text += f"\n  finding: {outcome['id']}: {outcome['claim']} refuted"
+    return payload, text

@@ -1,0 +1,204 @@
+"""The cases of a scan: entry points discovered in a profile's modules, their parameter grid and their pairs.
+
+A **case** is one (entry point, parameters, pair family): the entry point called with one point of
+its family's grid (:meth:`audit.scan.profiles.base.Family.settings`), audited against the claim its
+parameters state on one neighbouring pair of databases. Every case is listed before any run
+(the count K fixes each case's share of α, :mod:`audit.scan.running`); an entry point or grid point
+that cannot be built becomes a :class:`Skipped` row with its reason, never dropped.
+
+Pairs come from :func:`pairs_for`, the one place that turns an entry point's declared domain into
+pairs, so that the domain pair families of :mod:`audit.search` can replace it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from estimators.validation import InputError
+
+from audit.scan.profiles.base import FittedModel, Profile, UnknownSignature, parameters
+
+#: How far beyond the declared bounds the "beyond" pair puts its record, in widths of the range:
+#: a tool that accepts any array must clamp it (a clamp after the noise does not).
+BEYOND_WIDTHS = 10.0
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """A public entry point: where it lives, the object, and the family that calls it."""
+
+    module: str
+    name: str
+    obj: object
+    family: object
+    source_file: str | None = None  # a user's FILE.py: the file its module was loaded from
+    relation: str | None = None  # the relation its claim is stated at, where the profile names one for it
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.module}.{self.name}"
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    """A neighbouring pair of databases and the family that made it."""
+
+    family: str
+    first: np.ndarray
+    second: np.ndarray
+    why: str
+
+
+@dataclass(frozen=True)
+class Case:
+    """One audited case (module docstring). ``claim`` is read from ``settings``; ``source`` is the call."""
+
+    entry: EntryPoint
+    settings: dict
+    pair: PairSpec
+    claim: str
+    relation: str
+    source: str
+
+    @property
+    def settings_text(self) -> str:
+        return ", ".join(f"{k}={v!r}" for k, v in self.settings.items())
+
+    @property
+    def id(self) -> str:
+        return f"{self.entry.qualified}({self.settings_text}) / {self.pair.family}"
+
+    def seed(self, scan_seed: int) -> int:
+        """The case's own seed: from the scan's seed and the case's id, so it does not depend on the order run."""
+        return int(np.random.SeedSequence([int(scan_seed), zlib.crc32(self.id.encode())]).generate_state(1)[0])
+
+    def function(self):
+        """The audited function ``f(db, rng)``, compiled from :attr:`source`."""
+        return eval(compile(f"lambda db, rng: {self.source}", f"<scan case {self.id}>", "eval"),  # noqa: S307
+                    {"entry": self.entry.obj, "np": np})
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An entry point or a case that was not audited, and why."""
+
+    what: str
+    reason: str
+
+
+def pairs_for(entry: EntryPoint, settings: dict) -> list:
+    """The neighbouring pairs a case of ``entry`` at ``settings`` is audited on.
+
+    Today: the ends of the declared domain (:meth:`Family.domain`: the bounds given, else the
+    profile's): all records at the low end, record 0 at the low vs the high end ("ends"); where
+    bounds are given, record 0 far beyond them ("beyond", :data:`BEYOND_WIDTHS` widths past the high
+    end: the entry point accepts any array and must clamp it); for a model fitted on (X, y), record
+    0's label changed to one no other record has ("label"). The hook :mod:`audit.search`'s domain
+    pair families will fill.
+    """
+    family = entry.family
+    low, high = (float(v) for v in family.domain(settings))
+    values = np.full(family.rows, low)
+    moved = values.copy()
+    moved[0] = high
+    pairs = [PairSpec("ends", family.database(values), family.database(moved),
+                      f"record 0 at {low:g} vs {high:g}, the ends of the domain [{low:g}, {high:g}]")]
+    if any(settings.get(name) is not None for name in family.bounds_names):
+        far = values.copy()
+        far[0] = high + BEYOND_WIDTHS * (high - low)
+        pairs.append(PairSpec("beyond", family.database(values), family.database(far),
+                              f"record 0 at {low:g} vs {far[0]:g}, beyond the bounds given: the entry point must "
+                              "clamp it"))
+    if isinstance(family, FittedModel):
+        labels = np.arange(family.rows) % 2
+        relabelled = labels.copy()
+        relabelled[0] = 2
+        pairs.append(PairSpec("label", family.database(values, labels), family.database(values, relabelled),
+                              "record 0's label 0 vs 2, a label no other record has"))
+    return pairs
+
+
+def load_module(target: str):
+    """Import ``target``: a ``FILE.py`` path (loaded under its file's stem) or a dotted module name."""
+    if target.endswith(".py"):
+        path = Path(target)
+        if not path.is_file():
+            raise InputError(f"argument 'target': no file {target}")
+        name = path.stem
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+        return module
+    return importlib.import_module(target)
+
+
+def _public(module) -> list:
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [n for n in dir(module) if not n.startswith("_")]
+    root = module.__name__.split(".")[0]
+    found = []
+    for name in names:
+        obj = getattr(module, name, None)
+        home = getattr(obj, "__module__", None) or ""
+        parts = home.split(".")
+        private = home != module.__name__ and any(part.startswith("_") for part in parts[1:])
+        if (inspect.isfunction(obj) or inspect.isclass(obj)) and parts[0] == root and not private:
+            # a private module's helpers imported here are not entry points
+            found.append((name, obj))
+    return found
+
+
+def discover(profile: Profile, source_file: str | None = None) -> tuple:
+    """(entry points, skipped) of ``profile``: the public functions and classes of its modules that a family
+    matches; a module that cannot be imported, or a public callable with an ``epsilon`` parameter that no
+    family matches, is skipped with its reason."""
+    entries, skipped, seen = [], [], set()
+    for module_name in profile.modules:
+        try:
+            module = load_module(source_file) if source_file else importlib.import_module(module_name)
+        except Exception as exc:  # noqa: BLE001 - a library's import may raise anything
+            skipped.append(Skipped(module_name, f"import error: {type(exc).__name__}: {exc}"))
+            continue
+        for name, obj in _public(module):
+            if name in profile.exclude or id(obj) in seen or inspect.isabstract(obj):
+                continue
+            seen.add(id(obj))
+            family = profile.family_of(obj)
+            if family is not None:
+                entries.append(EntryPoint(module_name, name, obj, family, source_file, profile.relations.get(name)))
+            elif any(f.epsilon_name in parameters(obj) for f in profile.families):
+                skipped.append(Skipped(f"{module_name}.{name}", "unknown signature: no family of the profile "
+                                       "matches it"))
+    return entries, skipped
+
+
+def build_cases(entries, epsilons) -> tuple:
+    """(cases, skipped): every entry point at every grid point on every pair of :func:`pairs_for`."""
+    cases, skipped = [], []
+    for entry in entries:
+        family = entry.family
+        try:
+            grid = family.settings(entry.obj, epsilons)
+        except UnknownSignature as exc:
+            skipped.append(Skipped(entry.qualified, f"unknown signature: {exc}"))
+            continue
+        for settings in grid:
+            source = family.call_source(entry.obj, settings)
+            claim = family.claim(entry.obj, settings)
+            for pair in pairs_for(entry, settings):
+                cases.append(Case(entry, settings, pair, claim, entry.relation or family.relation, source))
+    return cases, skipped

@@ -1,0 +1,17 @@
+"""Scan profiles: one module per library (:mod:`audit.scan.profiles.base` holds the pieces)."""
+
+from __future__ import annotations
+
+#: Library names ``miaudit scan`` knows, and the module holding each one's ``PROFILE``.
+LIBRARIES = {"diffprivlib": "audit.scan.profiles.diffprivlib"}
+
+
+def profile_for(target: str):
+    """The :class:`~audit.scan.profiles.base.Profile` of a library name or of a user's module."""
+    import importlib
+
+    from audit.scan.profiles.user_module import user_profile
+
+    if target in LIBRARIES:
+        return importlib.import_module(LIBRARIES[target]).PROFILE
+    return user_profile(target)

@@ -1,0 +1,296 @@
+"""How a family of a library's entry points is called: the declarative pieces of a scan profile.
+
+A **profile** (:class:`Profile`) names the modules of a library to scan and the **families** of
+entry points found in them. A family says how one kind of entry point is called on a database
+``db`` of shape (n, k) and a generator ``rng``:
+
+- :class:`ArrayTool`: a central-model tool on an array, ``tool(db[:, 0], epsilon=…, bounds=…)``
+  (``diffprivlib.tools``);
+- :class:`FittedModel`: a model fitted on (X, y), ``Model(epsilon=…).fit(db[:, :-1], db[:, -1])``
+  (``diffprivlib.models``); the fitted model is the release;
+- :class:`LocalRandomizer`: a randomizer of one value, ``Mechanism(epsilon=…).randomise(db[0, 0])``
+  or ``randomise(value, epsilon=…)`` (``diffprivlib.mechanisms``, a client of a local-DP protocol;
+  the server's estimate is post-processing of the reports and cannot add a leak of one client).
+
+Each family gives, for an entry point, its parameter grid (:meth:`Family.settings`: ε in
+:data:`EPSILONS`, each optional argument that changes the computation given or left out) and the
+**call source**: one Python expression of ``entry``, ``db``, ``rng`` and ``np`` (:meth:`Family.call_source`).
+The scan compiles that expression into the audited function, and writes the same text into the
+finding's reproduction files, so what a maintainer runs is what was audited.
+
+Families are small frozen dataclasses: a profile for a new library is a list of them with the
+names that library uses (docs/how-to/scan-a-library.md).
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mechanisms.inputs.relation import REPLACE_ONE
+
+#: The privacy parameters every entry point is scanned at (issue 40).
+EPSILONS = (0.1, 1.0, 4.0)
+
+
+@dataclass(frozen=True)
+class PerRecord:
+    """An optional per-record argument: an array of ``value`` for each record (``np.full(len(db), value)``).
+
+    Its source text is computed from the database, so a pair's two databases get one each."""
+
+    value: float
+
+    def __repr__(self) -> str:
+        return f"np.full(len(db), {self.value!r})"
+
+
+@dataclass(frozen=True)
+class OptionalArgument:
+    """An optional argument that changes the computation, and the values the grid gives it
+    (``None``: left out, the entry point's default)."""
+
+    name: str
+    values: tuple
+
+
+def parameters(obj) -> dict:
+    """The named parameters of a function, or of a class's ``__init__``; {} where Python cannot read them."""
+    try:
+        return dict(inspect.signature(obj).parameters)
+    except (TypeError, ValueError):
+        return {}
+
+
+def _required(params: dict, skip: tuple) -> list:
+    return [name for name, p in params.items()
+            if p.default is inspect.Parameter.empty and name not in skip
+            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+class UnknownSignature(Exception):
+    """The entry point has a parameter the family cannot give a value to."""
+
+
+@dataclass(frozen=True)
+class Family:
+    """What every family holds: the argument names it fills in and the grid of the rest.
+
+    Parameters
+    ----------
+    epsilon_name : str
+        The privacy parameter's name.
+    delta_name : str
+        The δ parameter's name, read into the claim when the entry point has it and it is > 0.
+    bounds_names : tuple of str
+        Names of the argument that declares the records' range; the grid gives it ``bounds``
+        and leaves it out.
+    bounds : tuple of float
+        The range given, and the domain the pairs are drawn from.
+    optional : tuple of OptionalArgument
+        Further arguments that change the computation, each given its values where the entry
+        point has it.
+    fixed : dict
+        Values for required parameters (no default) other than the data and ε (``{"quant": 0.5}``).
+    seed_name : str
+        The argument that takes a seed (``random_state``), where the entry point has it: an integer
+        drawn from the audit's generator, so each run is seeded.
+    rows : int
+        Records in a database: the smallest size that exercises the code.
+    relation : str
+        The neighbouring relation the library states its claims at.
+    """
+
+    epsilon_name: str = "epsilon"
+    delta_name: str = "delta"
+    bounds_names: tuple = ("bounds", "range")
+    bounds: tuple = (0.0, 10.0)
+    optional: tuple = ()
+    fixed: dict = field(default_factory=dict)
+    seed_name: str = "random_state"
+    rows: int = 3
+    relation: str = REPLACE_ONE
+    kind = "entry point"
+
+    def matches(self, obj) -> bool:  # pragma: no cover - each family says
+        raise NotImplementedError
+
+    def signature(self, obj) -> dict:
+        """The parameters the grid and the call fill in (of the function or the constructor)."""
+        return parameters(obj)
+
+    def data_arguments(self) -> tuple:
+        return ()
+
+    def settings(self, obj, epsilons=EPSILONS) -> list:
+        """The grid: one dict of keyword arguments per point (ε × bounds given or not × optional values)."""
+        params = self.signature(obj)
+        if self.epsilon_name not in params:
+            raise UnknownSignature(f"no parameter '{self.epsilon_name}'")
+        missing = [n for n in _required(params, (self.epsilon_name, self.seed_name) + self.data_arguments())
+                   if n not in self.fixed and n not in self.bounds_names]
+        if missing:
+            raise UnknownSignature(f"required parameter(s) {', '.join(missing)} the profile gives no value")
+        axes = [[(self.epsilon_name, float(e)) for e in epsilons]]
+        fixed = [(n, v) for n, v in self.fixed.items() if n in params and params[n].default is inspect.Parameter.empty]
+        for name in self.bounds_names:
+            if name in params:
+                required = params[name].default is inspect.Parameter.empty
+                axes.append([(name, tuple(self.bounds))] + ([] if required else [(name, None)]))
+                break
+        for option in self.optional:
+            if option.name in params:
+                axes.append([(option.name, v) for v in option.values])
+        return [dict(fixed + [(n, v) for n, v in point if v is not None]) for point in itertools.product(*axes)]
+
+    def arguments_source(self, obj, settings: dict) -> str:
+        text = ", ".join(f"{n}={v!r}" for n, v in settings.items())
+        if self.seed_name in self.signature(obj):  # an integer: what NumPy, scikit-learn and most libraries take
+            text += (", " if text else "") + f"{self.seed_name}=int(rng.integers(2**31))"
+        return text
+
+    def call_source(self, obj, settings: dict) -> str:  # pragma: no cover - each family says
+        raise NotImplementedError
+
+    def database(self, values, labels=None) -> np.ndarray:
+        """A database of this family's layout from record values (and labels)."""
+        return np.asarray(values, dtype=np.float64).reshape(-1, 1)
+
+    def claim(self, obj, settings: dict) -> str:
+        """The claim the entry point states through its own parameters: ``dp:ε`` or ``dp:ε:δ``."""
+        epsilon = settings[self.epsilon_name]
+        delta = settings.get(self.delta_name)
+        if delta is None:
+            default = self.signature(obj).get(self.delta_name)
+            delta = None if default is None or default.default is inspect.Parameter.empty else default.default
+        return f"dp:{epsilon!r}" + (f":{float(delta)!r}" if isinstance(delta, (int, float)) and delta > 0 else "")
+
+    def domain(self, settings: dict) -> tuple:
+        """The records' range the pairs are drawn from: the bounds given, else the profile's."""
+        for name in self.bounds_names:
+            if settings.get(name) is not None:
+                return tuple(settings[name])
+        return tuple(self.bounds)
+
+
+def _public_function(obj) -> bool:
+    return inspect.isfunction(obj) or inspect.isbuiltin(obj)
+
+
+@dataclass(frozen=True)
+class ArrayTool(Family):
+    """A central-model tool on a one-dimensional array: ``tool(db[:, 0], epsilon=…, bounds=…, …)``."""
+
+    data_names: tuple = ("array", "a", "data", "values", "sample")
+    kind = "central tool on an array"
+
+    def matches(self, obj) -> bool:
+        params = list(parameters(obj)) if _public_function(obj) else []
+        return bool(params) and params[0] in self.data_names
+
+    def data_arguments(self) -> tuple:
+        return self.data_names
+
+    def call_source(self, obj, settings: dict) -> str:
+        return f"entry(db[:, 0], {self.arguments_source(obj, settings)})"
+
+
+@dataclass(frozen=True)
+class FittedModel(Family):
+    """A model fitted on (X, y): ``Model(epsilon=…, bounds=…).fit(db[:, :-1], db[:, -1])``; the fitted model is released.
+
+    A database is ``rows`` records (x, label) with labels 0, 1, 0, 1, …; the label pair changes one
+    record's label to a label no other record has."""
+
+    fit_name: str = "fit"
+    rows: int = 4
+    kind = "model fitted on (X, y)"
+
+    def matches(self, obj) -> bool:
+        return inspect.isclass(obj) and callable(getattr(obj, self.fit_name, None)) \
+            and self.epsilon_name in parameters(obj)
+
+    def call_source(self, obj, settings: dict) -> str:
+        return f"entry({self.arguments_source(obj, settings)}).{self.fit_name}(db[:, :-1], db[:, -1])"
+
+    def database(self, values, labels=None) -> np.ndarray:
+        values = np.asarray(values, dtype=np.float64)
+        labels = np.arange(len(values)) % 2 if labels is None else np.asarray(labels, dtype=np.float64)
+        return np.column_stack([values, labels])
+
+    def domain(self, settings: dict) -> tuple:
+        for name in self.bounds_names:
+            bounds = settings.get(name)
+            if bounds is not None:  # scikit-learn style bounds: (lower per feature, upper per feature)
+                return float(np.min(bounds[0])), float(np.max(bounds[1]))
+        return tuple(self.bounds)
+
+
+@dataclass(frozen=True)
+class LocalRandomizer(Family):
+    """A randomizer of one value: ``Mechanism(epsilon=…).randomise(db[0, 0])`` for a class with one of
+    ``method_names``, or ``randomise(value, epsilon=…)`` for a function whose first parameter is one of
+    ``value_names``. A database holds one record; the pair is the two ends of the value's range."""
+
+    method_names: tuple = ("randomise", "randomize", "privatise", "privatize", "perturb")
+    value_names: tuple = ("value", "item", "record")
+    integer_entry_points: tuple = ()
+    bounds: tuple = (0.0, 1.0)
+    rows: int = 1
+    kind = "local randomizer on one value"
+
+    def _method(self, obj):
+        return next((m for m in self.method_names if callable(getattr(obj, m, None))), None)
+
+    def matches(self, obj) -> bool:
+        if inspect.isclass(obj):
+            return self._method(obj) is not None and self.epsilon_name in parameters(obj)
+        params = list(parameters(obj)) if _public_function(obj) else []
+        return bool(params) and params[0] in self.value_names
+
+    def data_arguments(self) -> tuple:
+        return self.value_names
+
+    def call_source(self, obj, settings: dict) -> str:
+        arguments = self.arguments_source(obj, settings)
+        value = "int(db[0, 0])" if getattr(obj, "__name__", "") in self.integer_entry_points else "float(db[0, 0])"
+        if inspect.isclass(obj):
+            return f"entry({arguments}).{self._method(obj)}({value})"
+        return f"entry({value}, {arguments})"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A library to scan: its modules, the families of its entry points, and how to install it.
+
+    Parameters
+    ----------
+    name : str
+        The library's name (the scan's TARGET).
+    modules : tuple of str
+        Modules whose public names are the entry points (``__all__`` where a module has one).
+    families : tuple of Family
+        Tried in order; the first that matches an entry point calls it.
+    distribution : str
+        The pip distribution that provides it (the reproduction script's install line and the
+        version read).
+    exclude : tuple of str
+        Public names that are not DP entry points (base classes, helpers).
+    relations : dict
+        Entry point name → the relation its claim is stated at, where it is not its family's. A
+        claim at add/remove is audited on the replace-one pairs as its group-privacy form
+        (:func:`mechanisms.claims.conversion.convert_claim`: 2ε for ε-DP).
+    """
+
+    name: str
+    modules: tuple
+    families: tuple
+    distribution: str = ""
+    exclude: tuple = ()
+    relations: dict = field(default_factory=dict)
+
+    def family_of(self, obj):
+        return next((f for f in self.families if f.matches(obj)), None)

@@ -1,0 +1,41 @@
+"""The profile of IBM's diffprivlib (0.6): its tools on arrays, its models and its mechanisms.
+
+diffprivlib states its guarantees at the replace-one relation: its tools calibrate to a known
+number of records (``mean``'s sensitivity is (upper − lower)/n, ``sum``'s upper − lower). Its tools
+and models take ``bounds`` (a model's as (lower, upper) per feature), ``epsilon`` and
+``random_state``; its mechanisms take ``epsilon``, ``delta``, ``sensitivity`` and ``random_state`` and
+release ``randomise(value)``. A tool or model left without ``bounds`` reads them from the data (it
+warns with ``PrivacyLeakWarning``): the grid leaves them out too, as a user may.
+
+Its histograms add noise for sensitivity 1 to each bin (``GeometricTruncated(sensitivity=1)`` in
+``diffprivlib/tools/histograms.py``): one record added or removed changes one bin by one, so their ε
+is stated at the add/remove relation; a record replaced changes two bins, and the scan audits the
+claim's group-privacy form, 2ε, on its replace-one pairs.
+"""
+
+from __future__ import annotations
+
+from mechanisms.inputs.relation import ADD_REMOVE
+
+from audit.scan.profiles.base import ArrayTool, FittedModel, LocalRandomizer, OptionalArgument, Profile
+
+#: Values for the required arguments of diffprivlib's entry points (``data_norm``: given, not left to the data).
+FIXED = {"quant": 0.5, "percent": 50.0, "sensitivity": 1.0, "delta": 1e-5, "lower": 0, "upper": 1,
+         "data_norm": 10.0}
+#: Mechanisms that randomise integers only.
+INTEGER_MECHANISMS = ("Geometric", "GeometricFolded", "GeometricTruncated", "GaussianDiscrete")
+
+PROFILE = Profile(
+    name="diffprivlib",
+    modules=("diffprivlib.tools", "diffprivlib.models", "diffprivlib.mechanisms"),
+    families=(
+        ArrayTool(fixed={k: FIXED[k] for k in ("quant", "percent")}),
+        FittedModel(bounds_names=("bounds",), optional=(OptionalArgument("data_norm", (FIXED["data_norm"],)),
+                                                         OptionalArgument("n_clusters", (2,)))),
+        LocalRandomizer(fixed={k: FIXED[k] for k in ("sensitivity", "delta", "lower", "upper")},
+                        integer_entry_points=INTEGER_MECHANISMS),
+    ),
+    distribution="diffprivlib",
+    relations={"histogram": ADD_REMOVE, "histogramdd": ADD_REMOVE, "histogram2d": ADD_REMOVE},
+    exclude=("DPMechanism", "TruncationAndFoldingMixin", "DPMachine", "Budget", "BudgetAccountant"),
+)

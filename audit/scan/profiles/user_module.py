@@ -1,0 +1,52 @@
+"""The profile of a user's module (``FILE.py``, ``package.module`` or a package and its public submodules).
+
+Entry points are recognised by their signatures, with the names diffprivlib uses
+(:mod:`audit.scan.profiles.base`): a function whose first parameter is ``array`` (or ``data``,
+``values``, ``sample``, ``a``) and that takes ``epsilon`` is a tool on an array; a class taking
+``epsilon`` with a ``fit`` method is a model fitted on (X, y); a class taking ``epsilon`` with a
+``randomise`` (``privatise``, ``perturb``) method, or a function whose first parameter is ``value``,
+is a local randomizer. ``bounds`` (or ``range``) is given as (0, 10) and left out; ``weights`` as
+4 per record and left out; ``classes`` as (0, 1, 2) and left out.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from audit.scan.profiles.base import ArrayTool, FittedModel, LocalRandomizer, OptionalArgument, PerRecord, Profile
+
+#: The optional arguments a user's entry point is scanned with, where it has them.
+USER_OPTIONAL = (OptionalArgument("weights", (None, PerRecord(4.0))),
+                 OptionalArgument("classes", (None, (0.0, 1.0, 2.0))))
+
+FAMILIES = (ArrayTool(optional=USER_OPTIONAL), FittedModel(optional=USER_OPTIONAL), LocalRandomizer())
+
+
+def user_profile(target: str) -> Profile:
+    """The profile of ``target``: a ``FILE.py`` (one module), a module, or a package with its submodules
+    whose names do not start with an underscore."""
+    from estimators.validation import InputError
+
+    from audit.scan.profiles import LIBRARIES
+
+    if target.endswith(".py"):
+        from pathlib import Path
+
+        if not Path(target).is_file():
+            raise InputError(f"argument 'target': no file {target}")
+        return Profile(name=Path(target).stem, modules=(Path(target).stem,), families=FAMILIES)
+    modules = [target]
+    try:
+        package = importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and target.startswith(exc.name) and target.split(".")[0] == exc.name.split(".")[0]:
+            raise InputError(f"argument 'target': {target!r} is neither a library with a scan profile "
+                             f"({', '.join(sorted(LIBRARIES))}) nor a module that can be imported from here "
+                             f"(a FILE.py, or a module on PYTHONPATH)") from None
+        package = None  # the module imports something missing: the scan lists the import error as skipped
+    except Exception:  # noqa: BLE001 - the scan lists the import error as a skipped module
+        package = None
+    if package is not None and hasattr(package, "__path__"):
+        modules = [f"{target}.{m.name}" for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_")]
+    return Profile(name=target, modules=tuple(modules), families=FAMILIES, distribution="")

@@ -1,0 +1,264 @@
+"""A scan's report: findings first, then controls (with their bounds), then the skipped cases.
+
+Each finding gets a folder ``findings/NN-name/`` a maintainer can act on without miaudit's help:
+
+- ``first.npy``, ``second.npy``: the pair of databases;
+- ``mechanism.py``: the entry point called as the scan called it (the same call source,
+  :meth:`audit.scan.profiles.base.Family.call_source`), for the ``miaudit audit`` command that
+  reproduces the audit (same claim, relation, α share, budget and seed);
+- ``reproduce.py``: a standalone script (the library and NumPy only) that runs the call on both
+  databases and prints the outputs seen under one input only and the threshold event on the
+  release's first number whose frequencies differ most, with its log-ratio beside the claim's ε:
+  direct simulation, not a certificate (the certificate is the audit's).
+
+``scan.md``, ``scan.html`` and ``scan.json`` hold the whole scan (:class:`audit.scan.running.ScanResult`).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+from pathlib import Path
+
+import numpy as np
+
+from estimators.result_forms import to_jsonable
+
+#: Runs per input of the standalone reproduction script.
+REPRODUCE_RUNS = 20000
+
+_SCRIPT = '''"""{entry}({settings}) is not {claim} ({relation} relation): a direct simulation.
+
+Found by `miaudit scan {target}` ({library} {version}). Needs only the library and NumPy:
+    pip install {install} numpy
+Runs the call {runs} times on each database of the pair (first.npy, second.npy: {pair_why}) and
+prints the outputs seen under one input only, and the threshold event on the release's first number
+whose frequencies differ most. Under {claim} no event's frequencies may differ by more than a
+factor e^ε (plus δ), up to sampling error.
+"""
+
+import collections
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+{import_lines}
+
+HERE = Path(__file__).resolve().parent
+FIRST, SECOND = np.load(HERE / "first.npy"), np.load(HERE / "second.npy")
+RUNS = {runs}
+EPSILON = {epsilon!r}
+
+
+def release(db, rng):
+    return {source}
+
+
+def numbers(output):
+    """The release as a tuple of numbers: a fitted model's public attributes (ending in _), else the values."""
+    if hasattr(output, "__dict__") and not isinstance(output, np.ndarray):
+        parts = [np.ravel(np.asarray(v, dtype=float)) for k, v in sorted(vars(output).items())
+                 if k.endswith("_") and not k.startswith("_") and np.asarray(v).dtype.kind in "biuf"]
+        return tuple(round(float(x), 9) for x in np.concatenate(parts or [np.zeros(0)])), \\
+            tuple(len(p) for p in parts)
+    values = np.ravel(np.asarray(output, dtype=float))
+    return tuple(round(float(x), 9) for x in values), (len(values),)
+
+
+def simulate(db, seed):
+    rng = np.random.default_rng(seed)
+    return [numbers(release(db, rng)) for _ in range(RUNS)]
+
+
+first, second = simulate(FIRST, 1), simulate(SECOND, 2)
+for name, mine, other in (("first", first, second), ("second", second, first)):
+    theirs = collections.Counter(other)
+    only = collections.Counter(o for o in mine if o not in theirs)
+    shapes = collections.Counter(s for _, s in mine) - collections.Counter(s for _, s in other)
+    if shapes:
+        print(f"shapes seen only on the {{name}} database: {{dict(shapes)}}")
+    if only and len(only) < 0.5 * RUNS:
+        value, count = only.most_common(1)[0]
+        print(f"{{sum(only.values())}} of {{RUNS}} runs on the {{name}} database released outputs never seen on the "
+              f"other; e.g. {{value[0][:6]}} ({{count}} times)")
+a = np.array([o[0][0] if o[0] else math.nan for o in first])
+b = np.array([o[0][0] if o[0] else math.nan for o in second])
+best = (0.0, None, 0, 0)
+for t in np.unique(np.quantile(np.r_[a, b][np.isfinite(np.r_[a, b])], np.linspace(0.01, 0.99, 99))):
+    for side, ka, kb in (("<=", np.sum(a <= t), np.sum(b <= t)), (">", np.sum(a > t), np.sum(b > t))):
+        ratio = abs(math.log(max(ka, 1) / max(kb, 1)))  # a count of 0 read as 1: the ratio is understated
+        if ratio > best[0]:
+            best = (ratio, f"{{side}} {{t:.6g}}", ka, kb)
+if best[1] is not None:
+    print(f"event 'first number {{best[1]}}': {{best[2]}} of {{RUNS}} runs on the first database, {{best[3]}} on the "
+          f"second; log-ratio {{best[0]:.3f}} against the claim's epsilon {{EPSILON}}")
+'''
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:60]
+
+
+def _import_lines(outcome: dict) -> str:
+    lines = []
+    if outcome.get("import_root"):
+        lines.append(f"sys.path.insert(0, {outcome['import_root']!r})  # where the scanned module was imported from")
+    lines.append(f"from {outcome['module']} import {outcome['name']} as entry")
+    return "\n".join(lines)
+
+
+def reproduce_command(outcome: dict, max_runs: int) -> str:
+    """The ``miaudit audit`` command that audits the finding's case again (run in its folder)."""
+    return (f"miaudit audit --mechanism mechanism.py:mechanism --per-database --pair first.npy,second.npy "
+            f"--claim {outcome['claim']} --relation {outcome['relation']} --max-runs {max_runs} "
+            f"--alpha {outcome['alpha']:.6g} --seed {outcome['seed']}")
+
+
+def finding_files(outcome: dict, result) -> dict:
+    """{file name: bytes} of one finding's folder (module docstring)."""
+    import io
+
+    def npy(values) -> bytes:
+        buffer = io.BytesIO()
+        np.save(buffer, np.asarray(values, dtype=np.float64))
+        return buffer.getvalue()
+
+    imports = _import_lines(outcome)
+    mechanism = (f'"""{outcome["entry"]}({outcome["settings"]}) as miaudit scan called it."""\n\nimport sys\n\n'
+                 f"import numpy as np\n{imports}\n\n\ndef mechanism(db, rng):\n    return {outcome['source']}\n")
+    epsilon = float(outcome["claim"].split(":")[1])
+    script = _SCRIPT.format(entry=outcome["entry"], settings=outcome["settings"], claim=outcome["claim"],
+                            relation=outcome["relation"], target=result.target, library=result.target,
+                            version=result.version, install=result.target if result.version[0].isdigit() else "",
+                            runs=REPRODUCE_RUNS, pair_why=outcome["pair_why"], import_lines=imports,
+                            source=outcome["source"], epsilon=epsilon)
+    return {"first.npy": npy(outcome["first"]), "second.npy": npy(outcome["second"]),
+            "mechanism.py": mechanism.encode(), "reproduce.py": script.encode()}
+
+
+def _bound(outcome: dict) -> str:
+    eps = outcome.get("epsilon_lower_bound")
+    text = "ε ≥ ∞" if eps is None and outcome.get("event") else ("—" if eps is None else f"ε ≥ {eps:.3g}")
+    delta = outcome.get("delta_lower_bound")
+    if delta is not None and delta > 0:
+        text += f"; δ ≥ {delta:.3g}"
+    return text
+
+
+def _counts(outcome: dict) -> str:
+    if "hits" not in outcome:
+        return "—"
+    (h1, h2), (n1, n2) = outcome["hits"], outcome["runs_per_input"]
+    return f"{h1}/{n1} vs {h2}/{n2}"
+
+
+def _finding_items(outcome: dict, folder: str, max_runs: int) -> list:
+    items = [f"pair: {outcome['pair_why']} ({outcome['relation']}); databases first.npy, second.npy",
+             f"event: {outcome.get('event', '—')}",
+             f"counts {_counts(outcome)}; certificate {outcome.get('certificate', '—')}, {_bound(outcome)} at "
+             f"α = {outcome['alpha']:.3g}; {outcome['looks']} of {outcome['looks_planned']} looks, {outcome['runs']} runs"]
+    items += [f"refuted by: {d}" for d in outcome.get("refuted_by", [])]
+    items += [f"seen under one input only: {d}" for d in outcome.get("support_differences", [])[:3]]
+    items += [f"note: {n}" for n in outcome.get("notes", [])]
+    items += [f"reproduce in {folder}: {reproduce_command(outcome, max_runs)}",
+              f"without miaudit, in {folder}: python reproduce.py"]
+    return items
+
+
+def report_blocks(result, folders: dict) -> list:
+    """The report as blocks (kind, content) both renderers read: ``h1``, ``h2``, ``h3``, ``p``, ``table``
+    (a :class:`~audit.report.content.TextTable`), ``ul`` (a list of items); findings, controls, skipped."""
+    from audit.report.content import TextTable
+
+    settings = result.settings
+    blocks = [("h1", f"miaudit scan {result.target}"),
+              ("p", f"{result.target} {result.version}; {result.cases} cases in {result.seconds:.0f} s on "
+                    f"{platform.machine()}, Python {platform.python_version()}; per case at most {settings['max_runs']} "
+                    f"runs and {settings['timeout']:g} s; ε grid {', '.join(f'{e:g}' for e in settings['epsilons'])}; "
+                    f"seed {settings['seed']}."),
+              ("p", result.statement()),
+              ("h2", f"Findings ({len(result.findings)})")]
+    if result.findings:
+        blocks.append(("table", TextTable("Findings", ("entry point", "parameters", "pair", "claim", "event counts",
+                                                       "certified", "runs", "folder"),
+                                          [[o["entry"], o["settings"], o["pair"], f"{o['claim']} ({o['relation']})",
+                                            _counts(o), _bound(o), str(o["runs"]), folders.get(o["id"], "")]
+                                           for o in result.findings])))
+        for o in result.findings:
+            blocks += [("h3", f"{o['entry']}({o['settings']}) on the {o['pair']} pair"),
+                       ("ul", _finding_items(o, folders.get(o["id"], ""), settings["max_runs"]))]
+    else:
+        blocks.append(("p", "None."))
+    blocks.append(("h2", f"Controls: not refuted ({len(result.controls)})"))
+    blocks.append(("table", TextTable("Controls", ("entry point", "parameters", "pair", "claim", "event counts",
+                                                   "certified", "runs"),
+                                      [[o["entry"], o["settings"], o["pair"], o["claim"], _counts(o), _bound(o),
+                                        str(o["runs"])] for o in result.controls]))
+                  if result.controls else ("p", "None."))
+    skipped = [(o["id"], o["reason"]) for o in result.skipped_cases] + [(s["what"], s["reason"]) for s in result.skipped]
+    blocks.append(("h2", f"Skipped ({len(skipped)})"))
+    blocks.append(("ul", [f"{what}: {reason}" for what, reason in skipped]) if skipped else ("p", "None."))
+    return blocks
+
+
+def render_markdown(blocks: list) -> str:
+    """The report's Markdown: user text escaped (:func:`audit.report.markdown.escape`)."""
+    from audit.report.markdown import escape, list_item, markdown_table
+
+    heads = {"h1": "# ", "h2": "## ", "h3": "### "}
+    parts = []
+    for kind, content in blocks:
+        if kind in heads:
+            parts.append(heads[kind] + escape(content))
+        elif kind == "p":
+            parts.append(escape(content))
+        elif kind == "table":
+            parts.append(markdown_table(content))
+        else:
+            parts.append("\n".join(list_item(item) for item in content))
+    return "\n\n".join(parts) + "\n"
+
+
+def render_html(blocks: list, title: str) -> str:
+    """The report's self-contained HTML (:mod:`audit.report.html`'s style and escaping)."""
+    from audit.report.html import STYLE, escape, html_table
+
+    body = []
+    for kind, content in blocks:
+        if kind in ("h1", "h2", "h3", "p"):
+            body.append(f"<{kind}>{escape(content)}</{kind}>")
+        elif kind == "table":
+            body.append(html_table(content, caption=False))
+        else:
+            body.append("<ul>" + "".join(f"<li>{escape(item)}</li>" for item in content) + "</ul>")
+    return "\n".join(["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+                      f"<title>{escape(title)}</title>", f"<style>{STYLE}</style>", "</head>", "<body>", *body,
+                      "</body>", "</html>", ""])
+
+
+def write_scan_report(result, out_dir) -> dict:
+    """Write ``scan.md``, ``scan.html``, ``scan.json`` and one folder per finding under ``out_dir``; {kind: path}."""
+    from audit.report.writing import write_file_set
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    folders = {}
+    for number, outcome in enumerate(result.findings, start=1):
+        folder = out / "findings" / f"{number:02d}-{_slug(outcome['entry'].rsplit('.', 1)[-1] + '-' + outcome['pair'])}"
+        folder.mkdir(parents=True, exist_ok=True)
+        write_file_set({folder / name: data for name, data in finding_files(outcome, result).items()},
+                       flag="--out")
+        folders[outcome["id"]] = str(folder.relative_to(out))
+    payload = {"target": result.target, "version": result.version, "alpha": result.alpha, "cases": result.cases,
+               "statement": result.statement(), "settings": result.settings, "seconds": result.seconds,
+               "findings": [dict(o, folder=folders[o["id"]], reproduce=reproduce_command(o, result.settings["max_runs"]))
+                            for o in result.findings],
+               "controls": result.controls, "skipped": result.skipped_cases + result.skipped}
+    paths = {"markdown": out / "scan.md", "html": out / "scan.html", "json": out / "scan.json"}
+    blocks = report_blocks(result, folders)
+    write_file_set({paths["markdown"]: render_markdown(blocks).encode(),
+                    paths["html"]: render_html(blocks, f"miaudit scan {result.target}").encode(),
+                    paths["json"]: json.dumps(to_jsonable(payload), indent=1).encode()}, flag="--out")
+    return {**paths, "findings": [out / f for f in folders.values()]}

@@ -1,0 +1,76 @@
+"""Scan profiles: the families' grids and call sources, and diffprivlib's profile read from the installed library."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from audit.scan.cases import EntryPoint, build_cases, discover, pairs_for
+from audit.scan.profiles import profile_for
+from audit.scan.profiles.base import ArrayTool, FittedModel, LocalRandomizer, OptionalArgument, PerRecord
+
+
+def tool(array, epsilon=1.0, bounds=None, weights=None, random_state=None):
+    return float(np.sum(array))
+
+
+class Randomizer:
+    def __init__(self, epsilon, delta=0.0, *, sensitivity, random_state=None):
+        self.epsilon = epsilon
+
+    def randomise(self, value):
+        return value
+
+
+def test_the_grid_gives_each_optional_argument_and_leaves_it_out():
+    family = ArrayTool(optional=(OptionalArgument("weights", (None, PerRecord(4.0))),))
+    grid = family.settings(tool, (0.1, 1.0))
+    assert len(grid) == 2 * 2 * 2  # ε × bounds given or not × weights given or not
+    assert {"epsilon": 0.1, "bounds": (0.0, 10.0), "weights": PerRecord(4.0)} in grid
+    source = family.call_source(tool, {"epsilon": 1.0, "weights": PerRecord(4.0)})
+    assert source == "entry(db[:, 0], epsilon=1.0, weights=np.full(len(db), 4.0), random_state=int(rng.integers(2**31)))"
+    function = eval(compile(f"lambda db, rng: {source}", "<test>", "eval"), {"entry": tool, "np": np})
+    assert function(np.array([[1.0], [2.0]]), np.random.default_rng(0)) == 3.0
+
+
+def test_a_required_parameter_is_filled_only_from_fixed_and_delta_enters_the_claim():
+    family = LocalRandomizer(fixed={"sensitivity": 1.0})
+    grid = family.settings(Randomizer, (1.0,))
+    assert grid == [{"sensitivity": 1.0, "epsilon": 1.0}]
+    assert family.claim(Randomizer, grid[0]) == "dp:1.0"  # delta's default 0 states pure DP
+    assert family.claim(Randomizer, {"epsilon": 1.0, "delta": 1e-5}) == "dp:1.0:1e-05"
+    assert family.call_source(Randomizer, grid[0]).endswith(".randomise(float(db[0, 0]))")
+
+
+def test_pairs_reach_the_domain_its_ends_and_beyond_the_bounds_given():
+    entry = EntryPoint("m", "tool", tool, ArrayTool(bounds=(-1.0, 3.0)))
+    pairs = {p.family: p for p in pairs_for(entry, {"epsilon": 1.0, "bounds": (0.0, 2.0)})}
+    assert set(pairs) == {"ends", "beyond"}
+    np.testing.assert_array_equal(pairs["ends"].second[:, 0], [2.0, 0.0, 0.0])
+    np.testing.assert_array_equal(pairs["beyond"].second[:, 0], [22.0, 0.0, 0.0])  # 10 widths past the high end
+    model = EntryPoint("m", "Model", Randomizer, FittedModel())
+    label = {p.family: p for p in pairs_for(model, {"epsilon": 1.0})}["label"]
+    np.testing.assert_array_equal(label.first[:, 1], [0, 1, 0, 1])
+    np.testing.assert_array_equal(label.second[:, 1], [2, 1, 0, 1])
+
+
+def test_the_diffprivlib_profile_reads_its_entry_points_claims_and_relations():
+    pytest.importorskip("diffprivlib")
+    entries, skipped = discover(profile_for("diffprivlib"))
+    names = {e.qualified: e for e in entries}
+    assert {"diffprivlib.tools.mean", "diffprivlib.models.GaussianNB", "diffprivlib.mechanisms.Laplace",
+            "diffprivlib.tools.histogram"} <= set(names)
+    assert {type(names[n].family) for n in ("diffprivlib.tools.mean", "diffprivlib.models.GaussianNB",
+                                            "diffprivlib.mechanisms.Laplace")} == {ArrayTool, FittedModel,
+                                                                                   LocalRandomizer}
+    cases, unbuilt = build_cases(entries, (1.0,))
+    by_id = {c.id: c for c in cases}
+    assert by_id["diffprivlib.mechanisms.Laplace(sensitivity=1.0, epsilon=1.0) / ends"].claim == "dp:1.0"
+    gaussian = next(c for c in cases if c.id.startswith("diffprivlib.mechanisms.Gaussian(")).claim
+    assert gaussian == "dp:1.0:1e-05"
+    assert by_id["diffprivlib.tools.histogram(epsilon=1.0) / ends"].relation == "add-remove"
+    assert by_id["diffprivlib.tools.mean(epsilon=1.0) / ends"].relation == "replace-one"
+    geometric = next(c for c in cases if c.id.startswith("diffprivlib.mechanisms.Geometric("))
+    assert geometric.source.endswith(".randomise(int(db[0, 0]))")  # diffprivlib's integer mechanisms take ints
+    reasons = {s.what: s.reason for s in skipped + unbuilt}
+    assert "utility" in reasons["diffprivlib.mechanisms.Exponential"]
