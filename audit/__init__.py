@@ -2,7 +2,7 @@
 
 >>> from audit import AuditSpec, run_audit, write_reports
 >>> sorted(__import__("audit").__all__)[:3]
-['AuditResult', 'AuditSpec', 'PufferfishFramework']
+['AuditResult', 'AuditSpec', 'ClaimRefuted']
 
 The names below are the public, documented surface; everything else is internal. They load on
 first use (PEP 562), so importing the package (as ``miaudit --help`` does) pulls in neither
@@ -15,6 +15,7 @@ _EXPORTS = {
     "run_audit": "audit.engine",
     "run_sequential_audit": "audit.gating.sequential",
     "assert_claim": "audit.gating.assertions",
+    "ClaimRefuted": "audit.gating.assertions",
     "AuditSpec": "audit.spec",
     "AuditResult": "audit.result",
     "write_reports": "audit.report.writing",

@@ -54,6 +54,7 @@ def pytest_collection_modifyitems(session, config, items):
 @pytest.fixture
 def assert_claim(request):
     """:func:`audit.gating.assertions.assert_claim` at this test's share α/K of ``--miaudit-alpha`` (module docstring)."""
+    __tracebackhide__ = True
     from audit.gating.assertions import ClaimRefuted, assert_claim as check, bonferroni_share
 
     state = request.config.stash[_STATE]
@@ -62,6 +63,7 @@ def assert_claim(request):
     calls = []
 
     def bound(mechanism, claim, **kwargs):
+        __tracebackhide__ = True  # a failure shows the test's line and the verdict, not the plugin
         if calls:
             raise RuntimeError("assert_claim was called twice in one test: each test's check spends its share of "
                                "the session's α once (parametrize the test to check several claims)")

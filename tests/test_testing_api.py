@@ -124,3 +124,98 @@ def test_plugin_splits_the_session_alpha_over_the_collected_checks_and_prints_on
     again.assert_outcomes(failed=1)
     assert failure in again.stdout.str()
     again.stdout.fnmatch_lines(["*miaudit: 1 privacy check at α = 0.01 each (1 collected*"])
+
+
+def test_equal_or_far_pairs_are_refused_with_the_message_of_the_cli(tmp_path):
+    from mechanisms.inputs.pair_files import pair_from_files
+
+    mechanism = get_entry("laplace_sum").mechanism
+    first = np.zeros((3, 2))
+    two_changed = first.copy()
+    two_changed[:2, 0] = 1.0
+    for second, words in ((first.copy(), "the two databases are equal; a neighbouring pair differs in one record"),
+                          (two_changed, "the databases differ in records [0, 1]")):
+        np.save(tmp_path / "a.npy", first)
+        np.save(tmp_path / "b.npy", second)
+        with pytest.raises(InputError) as cli:
+            pair_from_files(tmp_path / "a.npy", tmp_path / "b.npy", "--pair")
+        with pytest.raises(InputError) as api:
+            assert_claim(mechanism, "dp:1", pairs=[(first, second)], max_runs=6000)
+        assert words in str(cli.value) and str(cli.value).startswith("argument '--pair': ")
+        assert str(api.value) == str(cli.value).replace("'--pair'", "'pairs[0]'")
+
+
+def _noisy_sum_record(db, rng):
+    """One database's column sums plus Laplace(1/ε) noise, as a dict: ε-DP for records in [0, 1]
+    (Dwork and Roth 2014, Theorem 3.6), with ε = 1."""
+    return {"sums": db.sum(axis=0) + rng.laplace(scale=1.0, size=db.shape[1])}
+
+
+def _exact_count(db, rng):
+    """The number of ones, released exactly: no ε-DP for any ε."""
+    return {"count": int(db.sum())}
+
+
+def test_per_database_functions_are_audited_as_the_cli_audits_them():
+    first = np.zeros((3, 1))
+    second = first.copy()
+    second[0, 0] = 1.0
+    with pytest.raises(ClaimRefuted, match="reproduce: assert_claim\\(_exact_count, 'dp:1', pairs=..., "
+                                           "per_database=True"):
+        assert_claim(_exact_count, "dp:1", pairs=[(first, second)], per_database=True, max_runs=6000, seed=5)
+    # Without the switch, the same function is called as a batched mechanism and fails as one.
+    with pytest.raises(Exception) as batched:
+        assert_claim(_exact_count, "dp:1", pairs=[(first, second)], max_runs=6000, seed=5)
+    assert not isinstance(batched.value, ClaimRefuted)
+    with pytest.raises(InputError, match="argument 'mechanism' is not a function: per_database=True needs .*got the class dict"):
+        assert_claim(dict, "dp:1", pairs=[(first, second)], per_database=True)
+    with pytest.raises(InputError, match="per_database"):
+        assert_claim(_exact_count, "dp:1", pairs=[(first, second)], per_database="yes")
+
+
+SHORT = '''
+import numpy as np
+
+def exact_sum(dbs, rng):
+    return dbs.sum(axis=1)
+
+def test_exact_sums(assert_claim):
+    first = np.zeros((3, 1))
+    second = first.copy()
+    second[0, 0] = 1.0
+    assert_claim(exact_sum, "dp:1", pairs=[(first, second)], seed=1)
+
+def test_equal_databases(assert_claim):
+    first = np.zeros((3, 1))
+    assert_claim(exact_sum, "dp:1", pairs=[(first, first.copy())])
+'''
+
+
+def _failure_sections(text: str) -> dict:
+    """The FAILURES part of a pytest report, split at the ``____ name ____`` headers."""
+    body = text.split("= FAILURES =", 1)[1].split("short test summary info", 1)[0]
+    sections = re.split(r"^_{3,} (\S+) _{3,}$", body, flags=re.M)
+    return {name: [line for line in block.strip("\n").splitlines()] for name, block in
+            zip(sections[1::2], sections[2::2])}
+
+
+@pytest.mark.integration  # runs a pytest session (in process)
+def test_a_failing_check_is_at_most_25_lines_led_by_the_verdict(pytester):
+    pytester.makepyfile(test_short=SHORT)
+    result = pytester.runpytest("-p", "audit.pytest_plugin", "--miaudit-max-runs=6000", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    sections = _failure_sections(result.stdout.str())
+    refuted, refused = sections["test_exact_sums"], sections["test_equal_databases"]
+    for lines in (refuted, refused):
+        assert len(lines) <= 25, "\n".join(lines)
+        # Neither the plugin's nor assert_claim's code is shown: the test's own line, then the error.
+        assert not any("def assert_claim" in line or "def bound" in line or "claim_spec" in line for line in lines)
+    errors = [line for line in refuted if line.startswith("E ")]
+    assert errors[0].startswith("E       audit.ClaimRefuted: exact_sum does not meet 1-DP: REFUTED at α = 0.005, ε ≥ ")
+    assert " certified (look 1 of a sequential audit" in errors[0]
+    for part in ("E         event: ", "E         counts: ", "E         certificate: ",
+                 "E         reproduce: pytest 'test_short.py::test_exact_sums'"):
+        assert any(line.startswith(part) for line in errors), part
+    assert [line for line in refused if line.startswith("E ")] == [
+        "E       estimators.validation.InputError: argument 'pairs[0]': the two databases are equal; a neighbouring "
+        "pair differs in one record"]
