@@ -219,3 +219,26 @@ def test_a_failing_check_is_at_most_25_lines_led_by_the_verdict(pytester):
     assert [line for line in refused if line.startswith("E ")] == [
         "E       estimators.validation.InputError: argument 'pairs[0]': the two databases are equal; a neighbouring "
         "pair differs in one record"]
+
+
+def _exact_sums(dbs, rng):
+    """Each database's column sums, released exactly: no ε-DP for any ε."""
+    return dbs.sum(axis=1)
+
+
+@pytest.mark.parametrize("as_object", [False, True])
+def test_an_equal_pair_fails_loudly_instead_of_passing_exact_sums(as_object):
+    # Issue 43 §1: two equal databases give the audit no power, so a pair (Z, Z.copy()) passed a
+    # mechanism that releases exact sums at dp:0.1. It must be refused, never pass.
+    from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+
+    database = np.random.default_rng(0).integers(0, 2, size=(5, 2)).astype(float)
+    pair = (database, database.copy())
+    pairs = [NeighbouringPair(*pair)] if as_object else [pair]
+    with pytest.raises(InputError, match=r"^argument 'pairs\[0\]': the two databases are equal"):
+        assert_claim(_exact_sums, "dp:0.1", pairs=pairs, max_runs=14000, seed=0)
+    # The same databases one record apart: refuted at the first look.
+    changed = database.copy()
+    changed[0] = 1.0 - changed[0]
+    with pytest.raises(ClaimRefuted):
+        assert_claim(_exact_sums, "dp:0.1", pairs=[(database, changed)], max_runs=14000, seed=0)

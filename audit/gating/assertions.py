@@ -66,12 +66,12 @@ def _claim(claim) -> Claim:
 
 
 def _pairs(pairs) -> tuple:
-    from mechanisms.inputs.neighbouring_pair import NeighbouringPair, checked_pair
+    from mechanisms.inputs.neighbouring_pair import NeighbouringPair, checked_pair, refuse_equal_pair
 
     out = []
     for number, pair in enumerate(pairs or ()):
         if isinstance(pair, NeighbouringPair):
-            out.append(pair)
+            out.append(refuse_equal_pair(pair, f"pairs[{number}]"))
             continue
         try:
             first, second = pair

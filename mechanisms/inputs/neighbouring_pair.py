@@ -22,7 +22,7 @@ from estimators.validation import InputError
 from mechanisms.inputs.priors import TwoPoint
 from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, PresencePairPrior, add_remove_rows, with_presence
 
-__all__ = ["NeighbouringPair", "checked_pair"]
+__all__ = ["NeighbouringPair", "checked_pair", "refuse_equal_pair"]
 
 
 def _database(value, label: str) -> np.ndarray:
@@ -106,6 +106,9 @@ class NeighbouringPair:
         return fields_to_dict(self)
 
 
+_EQUAL = "{label}: the two databases are equal; a neighbouring pair differs in one record"
+
+
 def checked_pair(first, second, argument: str, given: str) -> NeighbouringPair:
     """Two databases a user gave as neighbours (``--pair``, ``[[pairs]]``, ``assert_claim(pairs=...)``), checked.
 
@@ -141,8 +144,24 @@ def checked_pair(first, second, argument: str, given: str) -> NeighbouringPair:
                          f"n and n − 1 rows (add/remove neighbours), got {a.shape} and {b.shape}")
     differing = np.flatnonzero(np.any(a != b, axis=1))
     if len(differing) == 0:
-        raise InputError(f"{label}: the two databases are equal; a neighbouring pair differs in one record")
+        raise InputError(_EQUAL.format(label=label))
     if len(differing) > 1:
         raise InputError(f"{label}: the databases differ in records {differing.tolist()}; neighbours differ in exactly "
                          "one record (replace-one) or by one record added or removed (add/remove)")
     return NeighbouringPair(a, b, why=f"{given} (record {int(differing[0])} replaced)")
+
+
+def refuse_equal_pair(pair: NeighbouringPair, argument: str) -> NeighbouringPair:
+    """``pair``, a :class:`NeighbouringPair` a user built, unless its two databases are equal.
+
+    A :class:`NeighbouringPair` holds databases that differ in at most one record; one a user
+    gives must differ (:func:`checked_pair`, whose message this is).
+
+    Raises
+    ------
+    InputError
+        Naming ``argument`` when ``pair.first`` equals ``pair.second``.
+    """
+    if np.array_equal(pair.first, pair.second):
+        raise InputError(_EQUAL.format(label=f"argument '{argument}'"))
+    return pair
