@@ -17,7 +17,9 @@ not counted, and tests run alone (``pytest path::test``) get the whole α. One c
 second call in the same test would spend its α again and is refused (parametrize the test instead).
 
 The session ends with one summary line: how many checks ran, at what level, how many failed, and
-the session's false-alarm bound.
+the session's false-alarm bound. Under pytest-xdist (``pytest -n 2``) each worker counts its own
+checks and the controller adds them up and prints the line; every worker collects all the tests,
+so each check's level α/K is the same as in a session without workers.
 """
 
 from __future__ import annotations
@@ -100,6 +102,30 @@ def summary_line(state: dict) -> str | None:
             f"collected, session α = {state['alpha']:g}, Bonferroni): {state['passed']} passed, {state['failed']} "
             f"refuted, {state['errors']} errors, {state['runs']} mechanism runs; the chance that any check failed a "
             f"mechanism meeting its claim is at most {state['alpha']:g}")
+
+
+_COUNTS = ("passed", "failed", "errors", "runs")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # Under pytest-xdist a worker's checks are counted in the worker; its counts travel to the
+    # controller in ``workeroutput`` (xdist's channel for a worker's results), which prints the line.
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["miaudit"] = dict(session.config.stash[_STATE])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """pytest-xdist's controller: add a finished worker's counts to the session's."""
+    counts = getattr(node, "workeroutput", {}).get("miaudit")
+    if counts is None:
+        return
+    state = node.config.stash[_STATE]
+    for key in _COUNTS:
+        state[key] += counts[key]
+    # Each worker collects every test, so each holds the whole session's K (the controller collects none).
+    state["tests"] = max(state["tests"], counts["tests"])
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

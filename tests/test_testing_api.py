@@ -242,3 +242,54 @@ def test_an_equal_pair_fails_loudly_instead_of_passing_exact_sums(as_object):
     changed[0] = 1.0 - changed[0]
     with pytest.raises(ClaimRefuted):
         assert_claim(_exact_sums, "dp:0.1", pairs=[(database, changed)], max_runs=14000, seed=0)
+
+
+XDIST_SUITE = '''
+import math
+
+import numpy as np
+import pytest
+
+FIRST = np.zeros((3, 2))
+SECOND = FIRST.copy()
+SECOND[0, 1] = 1.0
+
+
+def histogram(epsilon):
+    """Counts per column plus two-sided geometric noise: epsilon-DP for records in {0, 1}."""
+    p = 1 - math.exp(-epsilon)
+
+    def mechanism(dbs, rng):
+        shape = (dbs.shape[0], dbs.shape[2])
+        return dbs.sum(axis=1) + rng.geometric(p, shape) - rng.geometric(p, shape)
+    return mechanism
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_correct(assert_claim, seed):
+    assert_claim(histogram(1.0), "dp:1", pairs=[(FIRST, SECOND)], seed=seed)
+
+
+def test_buggy(assert_claim):
+    assert_claim(histogram(4.0), "dp:1", pairs=[(FIRST, SECOND)], seed=4)
+'''
+
+
+@pytest.mark.integration  # a pytest session with two xdist worker processes
+def test_under_xdist_the_controller_prints_the_summary_of_all_workers(pytester, monkeypatch):
+    from pathlib import Path
+
+    pytest.importorskip("xdist")
+    # The workers are new processes: they import this checkout's miaudit.
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[1]))
+    pytester.makepyfile(test_suite=XDIST_SUITE)
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "audit.pytest_plugin", "--miaudit-alpha=0.04",
+                                           "--miaudit-max-runs=6000", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, failed=1)
+    lines = [line for line in result.stdout.lines if line.startswith("miaudit: ")]
+    # One line, on the controller, with every worker's checks: four collected, each at 0.04 / 4.
+    assert len(lines) == 1, result.stdout.str()
+    assert lines[0].startswith("miaudit: 4 privacy checks at α = 0.01 each (4 collected, session α = 0.04, "
+                               "Bonferroni): 3 passed, 1 refuted, 0 errors, ")
+    runs = int(re.search(r"(\d+) mechanism runs", lines[0])[1])
+    assert 6000 < runs <= 4 * 6000  # the runs of several checks (at most 6000 each) added up
