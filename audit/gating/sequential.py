@@ -407,17 +407,20 @@ class SequentialAudit:
     def verdict(self) -> str | None:
         return self.result.verdict
 
-    def summary(self) -> str:
-        """One paragraph: looks, runs, why it stopped, and what a refutation would need."""
+    def stop_reason(self) -> str:
+        """Why the audit stopped, in words (``stopped`` explained)."""
         done = len(self.looks)
         if self.stopped == "time":
-            why = f"the next look would have ended past the time limit of {self.time_limit:g} s"
-        elif self.stopped == "budget" and done < len(self.schedule):
-            why = f"look {done + 1} would have passed the run budget"
-        else:
-            why = {"refuted": f"the claim was refuted at look {done}",
-                   "violation": f"an MI violation was certified at look {done}",
-                   "budget": "the looks were done"}[self.stopped]
+            return f"the next look would have ended past the time limit of {self.time_limit:g} s"
+        if self.stopped == "budget" and done < len(self.schedule):
+            return f"look {done + 1} would have passed the run budget"
+        return {"refuted": f"the claim was refuted at look {done}",
+                "violation": f"an MI violation was certified at look {done}",
+                "budget": "the looks were done"}[self.stopped]
+
+    def summary(self) -> str:
+        """One paragraph: looks, runs, why it stopped, and what a refutation would need."""
+        done, why = len(self.looks), self.stop_reason()
         levels = ", ".join(f"{r.alpha:.3g}" for r in self.schedule)
         sizes = ", ".join(str(r.samples) for r in self.schedule)
         text = (f"Sequential audit: {done} of {len(self.schedule)} planned looks, {self.runs} mechanism runs of at "
@@ -431,15 +434,20 @@ class SequentialAudit:
             text += " " + self.runs_to_refute_note
         return text
 
-    def to_dict(self) -> dict:
-        """The deciding look's JSON form (:meth:`AuditResult.to_dict`) with a ``sequential`` entry."""
-        out = self.result.to_dict()
-        out["sequential"] = to_jsonable({
+    def block(self) -> dict:
+        """The looks, runs and why it stopped, JSON-ready: the deciding result's ``sequential`` entry."""
+        return to_jsonable({
             "alpha": self.alpha, "rho": self.rho, "max_runs": self.max_runs, "time_limit": self.time_limit,
-            "stopped": self.stopped, "looks_run": len(self.looks), "looks_planned": len(self.schedule),
-            "runs": self.runs, "seconds": self.seconds, "runs_to_refute": self.runs_to_refute,
-            "runs_to_refute_note": self.runs_to_refute_note, "notes": list(self.notes), "summary": self.summary(),
+            "stopped": self.stopped, "stop_reason": self.stop_reason(), "looks_run": len(self.looks),
+            "looks_planned": len(self.schedule), "runs": self.runs, "seconds": self.seconds,
+            "runs_to_refute": self.runs_to_refute, "runs_to_refute_note": self.runs_to_refute_note,
+            "notes": list(self.notes), "summary": self.summary(),
             "schedule": [r.to_dict() for r in self.schedule], "looks": [r.to_dict() for r in self.looks]})
+
+    def to_dict(self) -> dict:
+        """The deciding look's JSON form (:meth:`AuditResult.to_dict`) with its ``sequential`` entry."""
+        out = self.result.to_dict()
+        out["sequential"] = self.block()
         return out
 
     def __repr__(self) -> str:
@@ -549,8 +557,10 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
         f"Look {deciding} of {len(schedule)} of a sequential audit (audit.gating.sequential): the audit of the first "
         f"{schedule[deciding - 1].samples} samples of the runs, whose tests spent α_k = "
         f"{schedule[deciding - 1].alpha:.3g} of the overall α = {total:g}, which the verdicts are stated at."])
-    return SequentialAudit(result, outcomes, schedule, total, int(max_runs), time_limit, stopped, runs,
-                           time.perf_counter() - started, needed, note, notes, rho=float(rho))
+    audit = SequentialAudit(result, outcomes, schedule, total, int(max_runs), time_limit, stopped, runs,
+                            time.perf_counter() - started, needed, note, notes, rho=float(rho))
+    # The result carries the block too, so that a report written from it (--report) says what --json says.
+    return dataclasses.replace(audit, result=dataclasses.replace(result, sequential=audit.block()))
 
 
 def runs_to_refute(claim, p_first: float, p_second: float, alpha: float,
