@@ -57,6 +57,10 @@ def pytest_collection_modifyitems(session, config, items):
 def assert_claim(request):
     """:func:`audit.gating.assertions.assert_claim` at this test's share α/K of ``--miaudit-alpha`` (module docstring)."""
     __tracebackhide__ = True
+    from estimators.package_names import check_package_names
+
+    # The test's folder is on sys.path now: a user's mechanisms.py there would be imported next.
+    check_package_names(("audit", "mechanisms", "estimators"))
     from audit.gating.assertions import ClaimRefuted, assert_claim as check, bonferroni_share
 
     state = request.config.stash[_STATE]
