@@ -188,6 +188,15 @@ def test_exact_sums(assert_claim):
 def test_equal_databases(assert_claim):
     first = np.zeros((3, 1))
     assert_claim(exact_sum, "dp:1", pairs=[(first, first.copy())])
+
+def broken(dbs, rng):
+    raise ValueError("no noise today")
+
+def test_broken_function(assert_claim):
+    first = np.zeros((3, 1))
+    second = first.copy()
+    second[0, 0] = 1.0
+    assert_claim(broken, "dp:1", pairs=[(first, second)])
 '''
 
 
@@ -203,15 +212,17 @@ def _failure_sections(text: str) -> dict:
 def test_a_failing_check_is_at_most_25_lines_led_by_the_verdict(pytester):
     pytester.makepyfile(test_short=SHORT)
     result = pytester.runpytest("-p", "audit.pytest_plugin", "--miaudit-max-runs=6000", "-p", "no:cacheprovider")
-    result.assert_outcomes(failed=2)
+    result.assert_outcomes(failed=3)
     sections = _failure_sections(result.stdout.str())
-    refuted, refused = sections["test_exact_sums"], sections["test_equal_databases"]
-    for lines in (refuted, refused):
+    refuted, refused, broken = (sections[name] for name in ("test_exact_sums", "test_equal_databases",
+                                                             "test_broken_function"))
+    for lines in (refuted, refused, broken):
         assert len(lines) <= 25, "\n".join(lines)
         # Neither the plugin's nor assert_claim's code is shown: the test's own line, then the error.
         assert not any("def assert_claim" in line or "def bound" in line or "claim_spec" in line for line in lines)
     errors = [line for line in refuted if line.startswith("E ")]
-    assert errors[0].startswith("E       audit.ClaimRefuted: exact_sum does not meet 1-DP: REFUTED at α = 0.005, ε ≥ ")
+    # Three collected checks share the session's default α = 0.01: each at 0.01 / 3.
+    assert errors[0].startswith("E       audit.ClaimRefuted: exact_sum does not meet 1-DP: REFUTED at α = 0.00333333, ε ≥ ")
     assert " certified (look 1 of a sequential audit" in errors[0]
     for part in ("E         event: ", "E         counts: ", "E         certificate: ",
                  "E         reproduce: pytest 'test_short.py::test_exact_sums'"):
@@ -219,6 +230,9 @@ def test_a_failing_check_is_at_most_25_lines_led_by_the_verdict(pytester):
     assert [line for line in refused if line.startswith("E ")] == [
         "E       estimators.validation.InputError: argument 'pairs[0]': the two databases are equal; a neighbouring "
         "pair differs in one record"]
+    assert [line for line in broken if line.startswith("E ")] == [
+        "E       mechanisms.errors.MechanismError: mechanism 'broken' raised ValueError on database 0: no noise today "
+        "(database 0)"]
 
 
 def _exact_sums(dbs, rng):

@@ -197,10 +197,11 @@ def assert_claim(mechanism, claim, *, pairs=None, prior=None, relation: str = RE
     try:
         spec = claim_spec(mechanism, claim, pairs=pairs, prior=prior, relation=relation, alpha=alpha, seed=seed,
                           name=name, query=query, params=params, per_database=per_database)
+        audit = run_sequential_audit(spec, max_runs, time_limit=time_limit)
     except InputError as error:
-        # One line naming the argument: raised afresh here, without the frames that checked it.
+        # One line naming the argument, or the user function that failed (a MechanismError): raised
+        # afresh here, without miaudit's frames that found it (its message names what failed and where).
         raise error.with_traceback(None) from None
-    audit = run_sequential_audit(spec, max_runs, time_limit=time_limit)
     if audit.refuted:
         reproduce = _reproduce or (f"assert_claim({spec.mechanism_label}, {spec.claim.text!r}, pairs=..., "
                                    f"{'per_database=True, ' if per_database else ''}max_runs={max_runs}, "
