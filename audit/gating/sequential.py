@@ -414,9 +414,8 @@ class SequentialAudit:
             return f"the next look would have ended past the time limit of {self.time_limit:g} s"
         if self.stopped == "budget" and done < len(self.schedule):
             return f"look {done + 1} would have passed the run budget"
-        return {"refuted": f"the claim was refuted at look {done}",
-                "violation": f"an MI violation was certified at look {done}",
-                "budget": "the looks were done"}[self.stopped]
+        return {"refuted": f"the claim was refuted at look {done}", "budget": "the looks were done",
+                "violation": f"an MI violation was certified at look {done}"}[self.stopped]
 
     def summary(self) -> str:
         """One paragraph: looks, runs, why it stopped, and what a refutation would need."""
@@ -445,21 +444,13 @@ class SequentialAudit:
             "schedule": [r.to_dict() for r in self.schedule], "looks": [r.to_dict() for r in self.looks]})
 
     def to_dict(self) -> dict:
-        """The deciding look's JSON form (:meth:`AuditResult.to_dict`) with its ``sequential`` entry."""
-        out = self.result.to_dict()
-        out["sequential"] = self.block()
-        return out
+        """The deciding look's JSON form (:meth:`AuditResult.to_dict`) with its ``sequential`` entry (:meth:`block`)."""
+        return {**self.result.to_dict(), "sequential": self.block()}
 
     def __repr__(self) -> str:
         return (f"SequentialAudit(stopped={self.stopped!r}, looks={len(self.looks)}/{len(self.schedule)}, "
                 f"runs={self.runs}, claim_verdict={self.claim_verdict!r}, verdict={self.verdict!r}, "
                 f"alpha={self.alpha:g})")
-
-
-def round_seed(seed: int, index: int) -> int:
-    """A seed derived from ``seed`` and ``index`` (from 1): fresh randomness for an independent audit
-    (:mod:`audit.gating.budget_forecast`'s pilot). The looks of a sequential audit all use the audit's own seed."""
-    return int(np.random.default_rng([int(seed), int(index), 0x5E0]).integers(2**31))
 
 
 def _decides(result) -> str | None:
@@ -559,8 +550,7 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
         f"{schedule[deciding - 1].alpha:.3g} of the overall α = {total:g}, which the verdicts are stated at."])
     audit = SequentialAudit(result, outcomes, schedule, total, int(max_runs), time_limit, stopped, runs,
                             time.perf_counter() - started, needed, note, notes, rho=float(rho))
-    # The result carries the block too, so that a report written from it (--report) says what --json says.
-    return dataclasses.replace(audit, result=dataclasses.replace(result, sequential=audit.block()))
+    return dataclasses.replace(audit, result=dataclasses.replace(result, sequential=audit.block()))  # for --report
 
 
 def runs_to_refute(claim, p_first: float, p_second: float, alpha: float,
