@@ -133,6 +133,12 @@ def pytest_testnodedown(node, error):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    from estimators.package_names import hidden_modules
+
     line = summary_line(config.stash[_STATE])
     if line is not None:
         terminalreporter.write_line(line)
+    # This plugin imported miaudit's packages before pytest put the tests' folders on sys.path.
+    for name, path in hidden_modules():
+        terminalreporter.write_line(f"miaudit: {path} is hidden by miaudit's package '{name}' (imported first, by "
+                                    f"this plugin): 'import {name}' gets miaudit's; rename yours")

@@ -17,7 +17,7 @@ import sys
 from importlib.machinery import PathFinder
 from pathlib import Path
 
-__all__ = ["PACKAGES", "ShadowedPackageError", "check_package_names", "shadowing_path"]
+__all__ = ["PACKAGES", "ShadowedPackageError", "check_package_names", "hidden_modules", "shadowing_path"]
 
 #: miaudit's top-level packages.
 PACKAGES = ("audit", "mechanisms", "estimators", "experiments")
@@ -83,3 +83,27 @@ def check_package_names(names=PACKAGES, *, error=ShadowedPackageError) -> None:
         if path is not None:
             raise error(f"{path} shadows miaudit's package '{name}': rename it (and delete the __pycache__ beside "
                         f"it); miaudit's packages are {', '.join(PACKAGES)}, installed at {ROOT}")
+
+
+def hidden_modules() -> list:
+    """(name, path) of the user's modules that miaudit's packages, imported first, hide in this process.
+
+    The reverse of :func:`shadowing_path`: when miaudit's ``audit`` is imported before a folder
+    holding the user's ``audit.py`` joins ``sys.path`` (pytest loads its plugins before it imports
+    the tests), ``import audit`` in the user's code gets miaudit's package. Folders without
+    ``__init__.py`` are left out: they hide nothing from a regular package.
+    """
+    hidden = []
+    for name in PACKAGES:
+        module = sys.modules.get(name)
+        if module is None or shadowing_path(name) is not None:
+            continue
+        for entry in sys.path:
+            spec = PathFinder.find_spec(name, [entry or "."])
+            if spec is not None and spec.origin and spec.has_location:
+                origin = Path(spec.origin)
+                path = origin.parent if origin.name == "__init__.py" else origin
+                if not _same(path, ROOT / name):
+                    hidden.append((name, str(path)))
+                break
+    return hidden

@@ -86,3 +86,16 @@ def test_the_experiment_command_names_a_shadowing_experiments_folder(tmp_path):
                                    f"'experiments': rename it (and delete the __pycache__ beside it); miaudit's "
                                    f"packages are audit, mechanisms, estimators, experiments, installed at "
                                    f"{REPOSITORY}")
+
+
+@pytest.mark.integration  # a pytest session in a subprocess
+def test_a_users_audit_py_hidden_by_the_plugins_package_is_named_at_the_end_of_the_session(tmp_path):
+    pytest_script = shutil.which("pytest")
+    if pytest_script is None:
+        pytest.skip("no pytest script on PATH")
+    (tmp_path / "audit.py").write_text("HELPER = 1\n")
+    (tmp_path / "test_helper.py").write_text("from audit import HELPER\n\n\ndef test_helper():\n    assert HELPER == 1\n")
+    done = _run([pytest_script, "-q", "-p", "audit.pytest_plugin", "-p", "no:cacheprovider"], tmp_path)
+    assert done.returncode == 2  # the test module cannot be imported: miaudit's 'audit' came first
+    assert (f"miaudit: {tmp_path / 'audit.py'} is hidden by miaudit's package 'audit' (imported first, by this "
+            "plugin): 'import audit' gets miaudit's; rename yours") in done.stdout.splitlines(), done.stdout
