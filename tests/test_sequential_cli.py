@@ -53,3 +53,24 @@ def test_plan_names_the_tests_and_their_runs(capsys):
     event = next(t for t in plan["tests"] if t["test"] == "event")
     assert plan["refutable"] and event["refutable_at_budget"] and event["runs_at_excess"] > 0
     assert plan["pilot_runs"] <= 3000 and plan["excess"] == 0.2
+
+
+def test_a_report_of_a_sequential_audit_carries_its_looks_runs_and_stop_reason(capsys, tmp_path):
+    # Issue 43 §10: --report written with --max-runs lacked the sequential block --json prints.
+    report = tmp_path / "r.html"
+    code, out, _ = _run(capsys, ["audit", "--mechanism", "catalog:histogram_buggy", "--max-runs", "60000", "--json",
+                                 "--report", str(report)])
+    assert code == 0
+    printed = json.loads(out)["sequential"]
+    assert printed["stopped"] == "refuted" and printed["stop_reason"] == f"the claim was refuted at look " \
+                                                                         f"{printed['looks_run']}"
+    written = json.loads(report.with_suffix(".json").read_text())["audits"][0]["sequential"]
+    assert written == printed
+    markdown = report.with_suffix(".md").read_text()
+    html = report.read_text()
+    for text in (markdown, html):
+        assert "Sequential audit" in text and "stopped because" in text and printed["stop_reason"] in text
+    assert f"| looks | {printed['looks_run']} of {printed['looks_planned']} planned |" in markdown
+    assert f"| mechanism runs | {printed['runs']} of at most 60000 |" in markdown
+    for look in printed["looks"]:  # one row per look: its number, samples, level and the runs it made
+        assert f"| {look['look']} | {look['samples']} | {look['alpha']:.3g} | {look['runs']} |" in markdown

@@ -81,7 +81,7 @@ from audit.certificates.claim_tests import record_support, refutable_with
 from audit.search.event_search import choice_settings
 from audit.search.event_choice import choose_event, event_frequency, predicted_objective
 from audit.certificates.event_bounds import claim_objective
-from audit.gating.sequential import round_seed, runs_per_sample, runs_to_refute, smallest_round_samples
+from audit.gating.sequential import runs_per_sample, runs_to_refute, smallest_round_samples
 
 #: The default excess: a true privacy parameter 20% above the claim's.
 EXCESS = 0.2
@@ -171,6 +171,12 @@ class BudgetPlan:
     def to_dict(self) -> dict:
         return to_jsonable({"plan": {**fields_to_dict(self, exclude=("tests",)), "refutable": self.refutable,
                                      "tests": [t.to_dict() for t in self.tests]}})
+
+
+def round_seed(seed: int, index: int) -> int:
+    """A seed derived from ``seed`` and ``index`` (from 1): fresh randomness for a pilot, independent of the
+    audit's runs. The looks of a sequential audit all use the audit's own seed."""
+    return int(np.random.default_rng([int(seed), int(index), 0x5E0]).integers(2**31))
 
 
 def _duration(seconds: float | None) -> str:

@@ -13,8 +13,7 @@ import numpy as np
 from estimators.array_files import load_npy_array
 from estimators.validation import InputError
 
-from mechanisms.inputs.neighbouring_pair import NeighbouringPair
-from mechanisms.inputs.relation import add_remove_rows
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair, checked_pair
 
 __all__ = ["load_database", "pair_from_files", "split_pair_flag"]
 
@@ -42,22 +41,8 @@ def pair_from_files(first, second, argument: str) -> NeighbouringPair:
         n − 1 rows, the databases differ in more than one record (or by more than one removed
         row), or they are equal (nothing to tell apart).
     """
-    a, b = load_database(first, argument), load_database(second, argument)
-    label = f"argument '{argument}'"
-    if a.shape[1:] == b.shape[1:] and abs(a.shape[0] - b.shape[0]) == 1:
-        larger, smaller = (a, b) if a.shape[0] > b.shape[0] else (b, a)
-        row = add_remove_rows(larger, smaller, argument)
-        return NeighbouringPair(a, b, why=f"given as {first}, {second} (record {row} added/removed)")
-    if a.shape != b.shape:
-        raise InputError(f"{label}: the two databases must have the same shape (n, k) (replace-one neighbours) or "
-                         f"n and n − 1 rows (add/remove neighbours), got {a.shape} and {b.shape}")
-    differing = np.flatnonzero(np.any(a != b, axis=1))
-    if len(differing) == 0:
-        raise InputError(f"{label}: the two databases are equal; a neighbouring pair differs in one record")
-    if len(differing) > 1:
-        raise InputError(f"{label}: the databases differ in records {differing.tolist()}; neighbours differ in exactly "
-                         "one record (replace-one) or by one record added or removed (add/remove)")
-    return NeighbouringPair(a, b, why=f"given as {first}, {second} (record {int(differing[0])} replaced)")
+    return checked_pair(load_database(first, argument), load_database(second, argument), argument,
+                        given=f"given as {first}, {second}")
 
 
 def split_pair_flag(text: str, label: str = "--pair") -> tuple[str, str]:
