@@ -132,7 +132,7 @@ def test_import_time_hang_is_bounded_by_timeout(tmp_path):
     (tmp_path / "hang.py").write_text("import time\nwhile True:\n    time.sleep(0.05)\n")
     done, _ = _miaudit(["audit", "--mechanism", "hang.py:mech", "--claim", "dp:1", "--n", "3",
                         "--prior", "builtin:bernoulli", "--timeout", "0.5"], tmp_path)
-    assert done.returncode == 2
+    assert done.returncode == 1  # a hung user function (the CLI reference), as when the alarm is ignored below
     assert done.stderr.strip().splitlines() == [
         "miaudit audit: error: --mechanism 'hang.py:mech': executing 'hang.py' did not return within 0.5 s "
         "(--timeout, else 60 s at load time); raise --timeout if it is merely slow"]
