@@ -112,9 +112,9 @@ def load_npy_array(path, argument: str, *, ndim=None, shape: str | None = None) 
         declared_shape, dtype, data_bytes = declared
         declared_bytes = int(np.prod(declared_shape, dtype=object)) * dtype.itemsize
         if declared_bytes > data_bytes:  # a header that declares more than the file holds is never allocated
-            raise InputError(f"argument '{argument}': {path!r} is truncated or corrupt: its header declares an array "
-                             f"of shape {declared_shape} ({dtype}, {_size_text(declared_bytes)}) but the file holds "
-                             f"{_size_text(data_bytes)} of data")
+            raise InputError(f"argument '{argument}': {path!r} is not a readable .npy array file (truncated or "
+                             f"corrupt: its header declares an array of shape {declared_shape}, {dtype}, "
+                             f"{_size_text(declared_bytes)}, but the file holds {_size_text(data_bytes)} of data)")
     try:
         array = np.load(path, allow_pickle=False)
     except ValueError as exc:

@@ -61,7 +61,7 @@ def test_a_header_declaring_more_than_the_file_holds_reports_the_arrays_size(tmp
         np.lib.format.write_array_header_1_0(handle, header)
         handle.write(b"\0" * 64)
     with pytest.raises(InputError, match=r"'--pair'.*truncated or corrupt: its header declares an array of shape "
-                                         r"\(1000000, 1000000\) \(float64, 8.0 TB\) but the file holds 64 bytes"):
+                                         r"\(1000000, 1000000\), float64, 8.0 TB, but the file holds 64 bytes"):
         load_npy_array(path, "--pair")
     whole = tmp_path / "whole.npy"
     np.save(whole, np.arange(6.0).reshape(3, 2))
