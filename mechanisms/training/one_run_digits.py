@@ -76,33 +76,21 @@ def _digits():
     return data.data / 16.0, data.target.astype(np.int64)
 
 
-def check_one_run_memory(runs: int, steps: int, parameters: int, canaries: int, *, available: int | None = None) -> int:
-    """Refuse a batched one-run training whose arrays cannot fit in memory, before any is allocated.
+#: Pixels of one of scikit-learn's digits (8 × 8): with the bias, (64 + 1) × 10 softmax parameters.
+DIGITS_PIXELS = 64
 
-    The largest parts: every run's noise for every step (runs × steps × parameters float64), drawn per
-    run and then stacked (twice), five vectors of parameters per run (the model, its gradient, the
-    noisy step, the canaries' gradient and a temporary), and the coins' uniform draws (float64 per canary).
 
-    Returns
-    -------
-    int
-        The bytes needed.
+def one_run_memory(canaries: int, kind: str = "gradient", steps: int = 20, runs: int = 1) -> int:
+    """Bytes :func:`digits_one_runs` holds at once at least (its largest arrays), before it allocates any.
 
-    Raises
-    ------
-    InputError
-        Naming ``canaries`` (``--canaries``), with the size needed and the size available.
+    Every run's noise for every step (runs × steps × parameters float64, where the parameters are the
+    model's and one per gradient canary), drawn per run and then stacked (twice); five vectors of
+    parameters per run (the model, its gradient, the noisy step, the canaries' gradient, a temporary);
+    the coins' uniform draws (float64 per canary). The command line compares it with the memory
+    available before any work (``miaudit one-run``).
     """
-    from mechanisms.execution.memory import available_memory, format_bytes
-
-    need = 8 * runs * (2 * steps * parameters + 5 * parameters + canaries)
-    available = available_memory() if available is None else available
-    if available is not None and need > available:
-        raise InputError(f"argument 'canaries' ({canaries}): {runs} training run(s) of {steps} steps with "
-                         f"{parameters} parameters (the model's and one per gradient canary) need at least "
-                         f"{format_bytes(need)} of memory (each step's noise, float64), but only "
-                         f"{format_bytes(available)} is available; lower --canaries or --steps")
-    return need
+    parameters = (DIGITS_PIXELS + 1) * CLASSES + (canaries if kind == "gradient" else 0)
+    return 8 * runs * (2 * steps * parameters + 5 * parameters + canaries)
 
 
 def _softmax(logits):
@@ -217,6 +205,10 @@ def digits_one_runs(*, epsilon: float = 4.0, delta: float = 1e-5, canaries: int 
     list of OneRunTraining
         In the order of ``seeds``.
     """
+    import torch
+
+    from estimators.device import resolve_device
+
     check_positive(epsilon, "epsilon")
     check_probability(delta, "delta")
     m = check_int(canaries, "canaries", 2)
@@ -225,16 +217,10 @@ def digits_one_runs(*, epsilon: float = 4.0, delta: float = 1e-5, canaries: int 
     seeds = list(seeds)
     if not seeds:
         raise InputError("argument 'seeds' must hold at least one seed")
+    device = resolve_device(device)
     x, y = _digits()
     features_dim = x.shape[1] + 1
     width = features_dim * CLASSES
-    check_one_run_memory(len(seeds), steps, width + (m if kind == "gradient" else 0), m)
-
-    import torch  # once the budget is known to fit
-
-    from estimators.device import resolve_device
-
-    device = resolve_device(device)
     runs = [_setup(seed, x, y, m, kind, steps, width) for seed in seeds]
     sigma = noise_for_epsilon(epsilon, 1.0, steps, delta, accountant)
     claimed = dpsgd_epsilon(sigma, 1.0, steps, delta, accountant)
