@@ -517,10 +517,10 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
     if pairs_only:
         # Under DP, Θ is all distributions: the two-point priors on the pairs alone are a complete Θ.
         pairs = _pairs(config, None, False, None, notion)
+        from mechanisms.inputs.pair_files import check_pairs_agree
+
+        check_pairs_agree(pairs)
         priors = tuple(pair.prior() for pair in pairs)
-        if len({p.shape for p in priors}) != 1:
-            raise InputError(f"[[pairs]] (--pair): every pair must hold databases of one shape (n, k), got "
-                             f"{sorted({p.shape for p in priors})}")
     else:
         priors = tuple(_prior(t, where, base_dir, entry, notion) for t, where in zip(tables, places))
     shape = priors[0].shape
