@@ -202,6 +202,10 @@ class AuditResult:
 
     ``estimator`` names the MI test's critics: the neural objective (``"dv"``, ``"mine"``,
     ``"nwj"``), or ``"classifier"`` for classifier critics (:mod:`audit.statistics.classifier_critic`).
+
+    ``domain_reach`` (where a domain was declared, :attr:`audit.spec.AuditSpec.domain`): the declared
+    domain, its source, the span of the audited records and whether they reached both ends
+    (:func:`audit.search.input_domain.domain_reach`).
     """
 
     verdict: str | None
@@ -235,6 +239,7 @@ class AuditResult:
     claim_verdict: str | None = None
     claim_alpha: dict = field(default_factory=dict)
     samples_by_purpose: dict = field(default_factory=dict)
+    domain_reach: dict | None = None
 
     @property
     def violation(self) -> bool:
@@ -325,7 +330,7 @@ class AuditResult:
                    "dp_epsilon_lower_bound_event", "per_record", "cross_checks", "samples", "samples_by_purpose",
                    "seconds", "seed", "statement", "mechanism", "priors", "theta", "certified_secret",
                    "estimate_only", "candidates_certified", "event_test", "slices", "estimator", "device",
-                   "training_history", "notes")
+                   "training_history", "notes", "domain_reach")
 
     def to_dict(self) -> dict:
         """The JSON form: ``schema_version``, every field (``theta_statement`` as ``theta``), ``refuted_by``

@@ -98,7 +98,9 @@ def test_the_audit_spec_carries_the_domain_pair_and_warns(tmp_path):
         warnings.simplefilter("always")
         spec = build_spec(config)
     assert any("input domain" in str(w.message) for w in caught)
-    assert len(spec.pairs) == 1 and spec.pairs[0].second[0, 0] == 100.0
+    # The pilot keeps one pair from the domain's families; on a sum, any record changed across the whole
+    # range [0, 100] (within float rounding of the grid's ends) is as good as another.
+    assert len(spec.pairs) == 1 and abs(spec.pairs[0].second[0, 0] - spec.pairs[0].first[0, 0]) >= 100 - 1e-12
     assert 0 in spec.records and any("[0, 100]" in note for note in spec.notes)
 
 
