@@ -151,15 +151,26 @@ def _pilot_outputs(pair, runs: int, runner, rng) -> tuple:
     return tuple(out)
 
 
+class _CountingRunner:
+    """A runner's :meth:`sample`, counting the runs made (for the note)."""
+
+    def __init__(self, runner):
+        self.runner, self.runs = runner, 0
+
+    def sample(self, batch, rng, *, what: str):
+        self.runs += len(batch)
+        return self.runner.sample(batch, rng, what=what)
+
+
 def domain_pairs_by_pilot(mechanism, domain: DeclaredDomain, shape, relation: str, *, seed: int, runs: int,
-                          alpha: float, delta: float = 0.0, claim=None, keep: int = 1, extra=(),
+                          alpha: float, delta: float = 0.0, claim=None, keep: int = 1, extra=(), steps: int = 2,
                           pilot_runs: int = PILOT_RUNS, max_pairs: int = MAX_PILOT_PAIRS, budget: int | None = None,
                           label: str = "mechanism",
                           execution: ExecutionSettings | None = None) -> tuple[tuple, str]:
     """(the ``keep`` best pairs of the domain's families, a note saying how they were chosen).
 
     The families are :func:`audit.search.pair_families.domain_pair_families` of ``domain`` for databases of
-    ``shape`` (n, k) under ``relation`` (and ``extra``), scored by :func:`pilot_scores` on runs seeded by
+    ``shape`` (n, k) under ``relation`` (with ``steps`` and ``extra``), scored by :func:`pilot_scores` on runs seeded by
     ``seed`` mixed with :data:`PILOT_SEED_TAG` (independent of the audit's runs). ``budget``, when given,
     bounds the pilot's runs in all (both rounds): ``pilot_runs`` is lowered to fit, but not below
     :data:`MIN_PILOT_RUNS`.
@@ -168,7 +179,7 @@ def domain_pairs_by_pilot(mechanism, domain: DeclaredDomain, shape, relation: st
         raise InputError(f"argument 'domain' must be a DeclaredDomain, got {type(domain).__name__}")
     keep = check_int(keep, "keep", 1)
     n, k = shape
-    families = domain_pair_families(domain, n, k, relation, extra=extra)
+    families = domain_pair_families(domain, n, k, relation, steps=steps, extra=extra)
     tried = min(check_int(max_pairs, "max_pairs", 1), sum(len(f.pairs) for f in families))
     pilot_runs = check_int(pilot_runs, "pilot_runs", MIN_PILOT_RUNS)
     if budget is not None:
@@ -176,12 +187,14 @@ def domain_pairs_by_pilot(mechanism, domain: DeclaredDomain, shape, relation: st
         pilot_runs = max(MIN_PILOT_RUNS, min(pilot_runs, check_int(budget, "budget", 1) // share))
     rng = np.random.default_rng(np.random.SeedSequence([check_int(seed, "seed", 0), PILOT_SEED_TAG]))
     with MechanismRunner(mechanism, label, execution, presence_column=relation == ADD_REMOVE) as runner:
+        runner = _CountingRunner(runner)
         scored = pilot_scores(families, runner, rng, runs=runs, alpha=alpha, delta=delta, claim=claim,
                               pilot_runs=pilot_runs, max_pairs=max_pairs)
     kept = scored[:keep]
     note = (f"pairs from the declared domain {domain.text()} ({domain.source}): {tried} pairs of "
             f"{len(families)} families ({', '.join(f.name for f in families)}) scored on {pilot_runs} pilot runs of "
-            f"each database (the best {min(FINALISTS, tried)} and the domain's ends on {1 + FINALIST_FACTOR} times as many); kept " + "; ".join(f"{s.pair.why} (family '{s.family}', predicted {s.predicted:.3g} by "
+            f"each database (the best {min(FINALISTS, tried)} and the domain's ends on {1 + FINALIST_FACTOR} times as many; "
+            f"{runner.runs} pilot runs in all); kept " + "; ".join(f"{s.pair.why} (family '{s.family}', predicted {s.predicted:.3g} by "
                                                 f"the {s.statistic} statistic)" for s in kept)
             + ", which joins Θ as a two-point prior and is certified on fresh runs (the choice costs no α)")
     return tuple(s.pair for s in kept), note
