@@ -69,6 +69,19 @@ def test_a_per_database_function_s_bounds_argument_declares_its_domain(tmp_path)
     assert len(spec.pairs) == 1
 
 
+def test_under_add_remove_the_kept_pair_is_a_record_present_vs_absent(tmp_path):
+    config = _config(tmp_path, domain="0,10")
+    config["claim"]["relation"] = "add-remove"
+    spec, _ = _build(config)
+    (pair,) = spec.pairs
+    assert pair.first.shape == (10, 2)  # the presence column
+    (record,) = np.flatnonzero(np.any(pair.first != pair.second, axis=1))
+    assert pair.first[record, 1] != pair.second[record, 1] and pair.first[record, 0] == pair.second[record, 0]
+    # The empty database cannot be run (the runner needs a record present): those pairs are left out, said.
+    note = next(note for note in spec.notes if "pilot runs of each database" in note)
+    assert "could not be run" in note and "empty database" in note
+
+
 def test_a_bad_domain_is_one_error_naming_the_key(tmp_path):
     with pytest.raises(InputError, match=r"\[mechanism\] domain \(--domain\)"):
         build_spec(_config(tmp_path, domain="10,0"))

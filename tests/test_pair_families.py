@@ -172,3 +172,31 @@ def test_the_grid_near_the_ends_finds_opendp_issue_2923():
     # Theorem 3.6), from the transformation's own (deterministic) values.
     shift = abs(ssd(pair.first[:, 0].tolist()) - ssd(pair.second[:, 0].tolist()))
     assert shift / scale > 1.5  # the issue's 1.56 against the stated 1
+
+
+class _RefusingRunner:
+    """Runs the Laplace sum, refusing any database whose record 0 is 7 (as a mechanism may refuse a value)."""
+
+    def sample(self, batch, rng, *, what):
+        if (batch[:, 0, 0] == 7).any():
+            raise InputError("argument 'dbs': record 0 may not be 7")
+        return _sum_with_unit_noise(batch, rng)
+
+
+def test_a_refused_pair_is_left_out_and_said_and_all_refused_is_an_error():
+    from audit.search.family_pilot import pilot_scores
+
+    zeros, sevens, ones = np.zeros((3, 1)), np.zeros((3, 1)), np.zeros((3, 1))
+    sevens[0], ones[0] = 7.0, 1.0
+    runnable = PairFamily("runnable", (NeighbouringPair(zeros, ones, why="0 vs 1"),))
+    refusing = PairFamily("refusing", (NeighbouringPair(zeros, sevens, why="0 vs 7"),))
+    settings = dict(runs=500, alpha=0.05, pilot_runs=20)
+    refused = []
+    scored = pilot_scores([refusing, runnable], _RefusingRunner(), np.random.default_rng(0), refused=refused, **settings)
+    assert [s.family for s in scored] == ["runnable"]
+    assert [(family, pair.why, text) for family, pair, text in refused] == [
+        ("refusing", "0 vs 7", "argument 'dbs': record 0 may not be 7")]
+    with pytest.raises(InputError, match="may not be 7"):
+        pilot_scores([refusing, runnable], _RefusingRunner(), np.random.default_rng(0), **settings)
+    with pytest.raises(InputError, match="none of the domain's candidate pairs.*may not be 7"):
+        pilot_scores([refusing], _RefusingRunner(), np.random.default_rng(0), refused=[], **settings)

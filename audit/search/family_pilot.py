@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimators.validation import InputError, check_int
+from mechanisms.errors import MechanismError
 from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.inputs.relation import ADD_REMOVE
@@ -90,7 +91,8 @@ def _score(first_outputs, second_outputs, settings) -> tuple[float, str]:
 
 
 def pilot_scores(families, runner, rng: np.random.Generator, *, runs: int, alpha: float, delta: float = 0.0,
-                 claim=None, pilot_runs: int = PILOT_RUNS, max_pairs: int = MAX_PILOT_PAIRS) -> list:
+                 claim=None, pilot_runs: int = PILOT_RUNS, max_pairs: int = MAX_PILOT_PAIRS,
+                 refused: list | None = None) -> list:
     """The pairs of ``families`` scored on pilot runs, best first (within :data:`PILOT_TIE` of the best: the
     pair of the earlier family).
 
@@ -119,8 +121,18 @@ def pilot_scores(families, runner, rng: np.random.Generator, *, runs: int, alpha
     max_pairs = check_int(max_pairs, "max_pairs", 1)
     settings = choice_settings(check_int(runs, "runs", 1), alpha, delta, claim,
                                pure_certificates=claim is None or claim.pure_epsilon is not None)
-    candidates = _in_turn(list(families), max_pairs)
-    outputs = [_pilot_outputs(pair, pilot_runs, runner, rng) for _, pair, _ in candidates]
+    candidates, outputs = [], []
+    for candidate in _in_turn(list(families), max_pairs):
+        try:
+            outputs.append(_pilot_outputs(candidate[1], pilot_runs, runner, rng))
+        except (InputError, MechanismError) as error:  # e.g. an empty database where the mechanism needs a record
+            if refused is None:
+                raise
+            refused.append((candidate[0], candidate[1], str(error).splitlines()[0]))
+            continue
+        candidates.append(candidate)
+    if not candidates:
+        raise InputError(f"the mechanism ran on none of the domain's candidate pairs: {refused[0][2]}")
     predictions = [_score(*o, settings) for o in outputs]
     # Successive halving's second round (Karnin, Koren and Somekh 2013): the best few get FINALIST_FACTOR times
     # as many runs again and are ranked on all their runs, so the winner is not a pilot's lucky draw.
@@ -187,14 +199,16 @@ def domain_pairs_by_pilot(mechanism, domain: DeclaredDomain, shape, relation: st
         pilot_runs = max(MIN_PILOT_RUNS, min(pilot_runs, check_int(budget, "budget", 1) // share))
     rng = np.random.default_rng(np.random.SeedSequence([check_int(seed, "seed", 0), PILOT_SEED_TAG]))
     with MechanismRunner(mechanism, label, execution, presence_column=relation == ADD_REMOVE) as runner:
-        runner = _CountingRunner(runner)
+        runner, refused = _CountingRunner(runner), []
         scored = pilot_scores(families, runner, rng, runs=runs, alpha=alpha, delta=delta, claim=claim,
-                              pilot_runs=pilot_runs, max_pairs=max_pairs)
+                              pilot_runs=pilot_runs, max_pairs=max_pairs, refused=refused)
     kept = scored[:keep]
     note = (f"pairs from the declared domain {domain.text()} ({domain.source}): {tried} pairs of "
             f"{len(families)} families ({', '.join(f.name for f in families)}) scored on {pilot_runs} pilot runs of "
             f"each database (the best {min(FINALISTS, tried)} and the domain's ends on {1 + FINALIST_FACTOR} times as many; "
             f"{runner.runs} pilot runs in all); kept " + "; ".join(f"{s.pair.why} (family '{s.family}', predicted {s.predicted:.3g} by "
                                                 f"the {s.statistic} statistic)" for s in kept)
-            + ", which joins Θ as a two-point prior and is certified on fresh runs (the choice costs no α)")
+            + ", which joins Θ as a two-point prior and is certified on fresh runs (the choice costs no α)"
+            + (f"; {len(refused)} pair{'' if len(refused) == 1 else 's'} could not be run (first: {refused[0][1].why}: "
+               f"{refused[0][2]})" if refused else ""))
     return tuple(s.pair for s in kept), note
