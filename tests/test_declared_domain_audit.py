@@ -104,3 +104,13 @@ def test_a_not_refuted_verdict_short_of_an_unbounded_domain_says_so(tmp_path):
     result = run_audit(spec)
     assert result.claim_verdict == "not-refuted" and result.domain_reach["reached"] is False
     assert any(note.startswith("the audited pairs did not reach the declared domain") for note in result.notes)
+
+
+def test_the_domain_flag_reaches_the_mechanism_table():
+    from audit.cli.audit_command import _flag_config
+    from audit.cli.main import build_parser
+
+    argv = ["audit", "--mechanism", "range_bug.py:release", "--domain=-5,5"]
+    parser, _ = build_parser(argv)
+    config = _flag_config(parser.parse_args(argv))
+    assert config["mechanism"]["domain"] == "-5,5"
