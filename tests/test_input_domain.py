@@ -115,3 +115,14 @@ def test_a_diffprivlib_object_with_bounds_declares_them():
 
     domain = declared_domain(DiffprivlibMechanism(Bounded()))
     assert (domain.low, domain.high) == (-5.0, 50.0) and "diffprivlib bounds" in domain.source
+
+
+def test_an_integer_opendp_domain_is_marked_and_its_families_hold_integers():
+    from audit.search.pair_families import domain_pair_families
+
+    space = dp.vector_domain(dp.atom_domain(bounds=(0, 10)), size=10), dp.symmetric_distance()
+    domain = declared_domain(OpenDPMechanism(space >> dp.t.then_sum() >> dp.m.then_laplace(20.0)))
+    assert (domain.low, domain.high, domain.integer) == (0.0, 10.0, True)
+    for family in domain_pair_families(domain, 10, 1):
+        for pair in family.pairs:  # the adapter refuses a non-integer for an integer domain
+            assert np.array_equal(pair.first, np.round(pair.first)) and np.array_equal(pair.second, np.round(pair.second))

@@ -2,9 +2,11 @@
 
 The domain is the user's (``--domain``, ``[mechanism] domain``) or the one the mechanism declares
 (:func:`audit.search.input_domain.declared_domain`). The audited records' reach is checked
-(:func:`audit.search.input_domain.domain_check`: a warning where they span less than the domain); a bounded
-domain's pair families are scored on pilot runs and the best pair joins Θ
-(:func:`audit.search.family_pilot.domain_pairs_by_pilot`); an unbounded one gets the warning only.
+(:func:`audit.search.input_domain.domain_check`); where they span less than the domain, a warning says so,
+and a bounded domain's pair families are scored on pilot runs and the best pair joins Θ
+(:func:`audit.search.family_pilot.domain_pairs_by_pilot`); an unbounded one gets the warning only. Records
+that reach (or pass) the domain's ends add nothing (as before families existed: a pair added to Θ becomes
+the event test's candidate in place of the structured pairs on the prior's own records).
 """
 
 from __future__ import annotations
@@ -12,12 +14,8 @@ from __future__ import annotations
 import warnings
 
 from estimators.validation import InputWarning
-from mechanisms.inputs.neighbouring_pair import NeighbouringPair
-from mechanisms.inputs.relation import ADD_REMOVE, with_presence
-
 from audit.search.family_pilot import domain_pairs_by_pilot
 from audit.search.input_domain import declared_domain, domain_check
-from audit.search.prior_search import add_remove_pairs
 
 
 def domain_pairs(mechanism, user_domain, priors, given, shape, relation: str, claim, audit: dict, name: str,
@@ -46,17 +44,14 @@ def domain_pairs(mechanism, user_domain, priors, given, shape, relation: str, cl
         How the pilot runs the mechanism (in this process, with the mechanism's timeout).
     """
     domain = declared_domain(mechanism, user_domain)
-    families = domain is not None and domain.bounded
     seed = audit.get("seed", 0)
-    added, note = domain_check(mechanism, priors, given, shape, seed, user_domain=user_domain, ends_pair=not families)
+    # A note means the audited records fall short of the domain (records that reach or pass its ends get none).
+    added, note = domain_check(mechanism, priors, given, shape, seed, user_domain=user_domain, ends_pair=False)
     notes = ()
-    if relation == ADD_REMOVE and added:  # the domain's ends as a record present against absent
-        added = tuple(add_remove_pairs([NeighbouringPair(with_presence(p.first), with_presence(p.second), why=p.why)
-                                        for p in added]))
     if note:  # on the terminal (stderr) and in the result's notes
         warnings.warn(f"input domain: {note}", InputWarning, stacklevel=3)
         notes += (note,)
-    if families:
+    if note and domain.bounded:
         samples = audit.get("samples", 20000)
         delta = audit.get("delta", claim.delta if claim is not None else 0.0)
         added, family_note = domain_pairs_by_pilot(
