@@ -49,6 +49,7 @@ from audit.statistics.support import SUPPORT_STATISTICS
 from audit.certificates.event_bounds import with_delta_certificate
 from audit.statistics.pair_candidates import (PairCandidate, draws_of_first, held_out_scores, neighbouring_pair_of, value_pairs)
 from audit.search.event_search import event_search
+from audit.search.input_domain import domain_reach, unreached_note
 from audit.audit_plan import plan_audit
 from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors, structured_pairs
 from audit.result import AuditResult, SecretEvidence, finite_or_none
@@ -195,6 +196,10 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
     claim_verdict = None
     if spec.claim is not None:
         claim_verdict = "refuted" if any(c.certified_contradiction for c in checks) else "not-refuted"
+    reach = None if spec.domain is None else domain_reach(spec.domain, spec.priors, spec.pairs, spec.priors[0].shape[1]
+                                                          - bool(spec.presence_column), spec.seed)
+    if reach is not None and not reach["reached"] and claim_verdict != "refuted" and verdict != "violation":
+        notes.append(unreached_note(reach))
     by_purpose = {"mi": spec.samples * len(priors)}
     if event is not None:
         if pilot_runs:
@@ -220,7 +225,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
         event_test=event, slices=plan.slices or None,
         # Classifier critics are Barber–Agakov critics, whatever neural objective the spec names.
         estimator="classifier" if fits.classifiers else spec.estimator, device=str(device),
-        training_history=fits.history, notes=notes,
+        training_history=fits.history, notes=notes, domain_reach=reach,
     )
 
 

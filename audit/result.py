@@ -205,6 +205,10 @@ class AuditResult:
 
     ``sequential`` is set on the deciding look of a sequential audit: its looks, runs and why it
     stopped (:meth:`audit.gating.sequential.SequentialAudit.block`); ``None`` for a fixed audit.
+
+    ``domain_reach`` (where a domain was declared, :attr:`audit.spec.AuditSpec.domain`): the declared
+    domain, its source, the span of the audited records and whether they reached both ends
+    (:func:`audit.search.input_domain.domain_reach`).
     """
 
     verdict: str | None
@@ -239,6 +243,7 @@ class AuditResult:
     claim_alpha: dict = field(default_factory=dict)
     samples_by_purpose: dict = field(default_factory=dict)
     sequential: dict | None = None
+    domain_reach: dict | None = None
 
     @property
     def violation(self) -> bool:
@@ -329,7 +334,7 @@ class AuditResult:
                    "dp_epsilon_lower_bound_event", "per_record", "cross_checks", "samples", "samples_by_purpose",
                    "seconds", "seed", "statement", "mechanism", "priors", "theta", "certified_secret",
                    "estimate_only", "candidates_certified", "event_test", "slices", "estimator", "device",
-                   "training_history", "notes")
+                   "training_history", "notes", "domain_reach")
 
     def to_dict(self) -> dict:
         """The JSON form: ``schema_version``, every field (``theta_statement`` as ``theta``), ``refuted_by``

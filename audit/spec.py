@@ -23,6 +23,7 @@ from mechanisms.claims.conversion import convert_claim
 from estimators.validation import plain_toml
 from audit.certificates.claim_tests import record_support, smallest_certifying_runs
 from audit.frameworks import PufferfishFramework, differential_privacy
+from audit.search.input_domain import DeclaredDomain
 from audit.search.prior_search import MAX_PRIOR_SEARCH
 from audit.result import NOTIONS
 
@@ -111,6 +112,12 @@ class AuditSpec:
         :class:`~mechanisms.inputs.relation.PresentRecords`, add/remove pairs come from
         :class:`~mechanisms.inputs.neighbouring_pair.NeighbouringPair`). False: the priors' pairs encode
         absence themselves (e.g. a null record the mechanism ignores), and are used as given.
+    domain : DeclaredDomain, optional
+        The records' declared range (:class:`audit.search.input_domain.DeclaredDomain`: ``--domain``, a
+        library object's bounds, a function's ``bounds=`` arguments): the result says whether the audited
+        records reached it (:attr:`audit.result.AuditResult.domain_reach`), and a not-refuted verdict whose
+        records did not says so in a note. The pairs built from it are in ``pairs`` (the configuration
+        adds them: :mod:`audit.search.family_pilot`). Default None: no domain declared.
     pilot_for_runs : int, optional
         Set by a budget plan's pilot (:func:`audit.gating.budget_forecast.plan_budget`), not by an audit: the
         event test chooses its event for this many certification runs per input instead of
@@ -147,6 +154,7 @@ class AuditSpec:
     mechanism_source: str | Mapping | None = None
     relation: str = REPLACE_ONE
     presence_column: bool | None = None
+    domain: DeclaredDomain | None = None
     pilot_for_runs: int | None = None
 
     def __post_init__(self):
@@ -216,6 +224,9 @@ class AuditSpec:
             raise InputError(f"argument 'prior_search' must be at most {MAX_PRIOR_SEARCH} (each searched prior costs "
                              f"'samples' mechanism runs and a critic), got {self.prior_search}")
         check_int(self.seed, "seed", 0)
+        if self.domain is not None and not isinstance(self.domain, DeclaredDomain):
+            raise InputError(f"argument 'domain' must be a DeclaredDomain (audit.search.input_domain.parse_domain('0,10') "
+                             f"builds one) or None, got {type(self.domain).__name__}")
         if not isinstance(self.pairs, (list, tuple)):
             raise InputError(f"argument 'pairs' must be a list or tuple of NeighbouringPair objects (empty for none), "
                              f"got {type(self.pairs).__name__}")

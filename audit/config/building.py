@@ -103,8 +103,9 @@ from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE
 from estimators.validation import InputWarning, plain_toml
 from audit.config.schema import validate_table
 from audit.frameworks import PufferfishFramework, SecretFunction, SecretPair
-from audit.search.input_domain import domain_check
-from audit.search.prior_search import add_remove_pairs, differing_record
+from audit.config.domain_pairs import domain_pairs
+from audit.search.input_domain import parse_domain
+from audit.search.prior_search import differing_record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -472,6 +473,10 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
     if "spec" not in mechanism_table and "command" not in mechanism_table:
         raise InputError("the audit needs a mechanism: --mechanism or [mechanism] spec = \"catalog:NAME\" or "
                          "\"FILE.py:NAME\" (or --command \"PROGRAM ARGS\")")
+    # --domain / [mechanism] domain: the records' declared range (audit.search.input_domain), not the loader's.
+    user_domain = mechanism_table.pop("domain", None)
+    if user_domain is not None:
+        user_domain = parse_domain(user_domain, keys_of("mechanism")["domain"].label, base_dir)
     spec = mechanism_table.get("spec", "")
     entry = loaded = trainer_note = None
     if spec.startswith("catalog:"):
@@ -547,19 +552,15 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
         library_claim, note = loaded.claim_at(relation)
         if library_claim is not None:
             claim, notes = _with_library_claim(None, loaded, relation)
-    if loaded is not None and notion in DP_NOTIONS and not (pairs_only and relation == ADD_REMOVE):
-        # Pairs the auditor chooses: the ends of the mechanism's declared input domain (audit.search.input_domain).
+    domain = None
+    if (loaded is not None or user_domain is not None) and notion in DP_NOTIONS \
+            and not (pairs_only and relation == ADD_REMOVE):
+        # Pairs the auditor chooses from the mechanism's declared input domain (audit.config.domain_pairs).
         given = _pairs(config, None, False, None, notion) if pairs_only else pairs
-        added, domain_note = domain_check(loaded.mechanism, priors, given, shape, audit.get("seed", 0))
-        if relation == ADD_REMOVE and added:  # the domain's ends as a record present against absent
-            from mechanisms.inputs.relation import with_presence
-
-            added = tuple(add_remove_pairs([NeighbouringPair(with_presence(p.first), with_presence(p.second), why=p.why)
-                                            for p in added]))
-        pairs = tuple(pairs) + added
-        if domain_note:  # on the terminal (stderr) and in the result's notes
-            warnings.warn(f"input domain: {domain_note}", InputWarning, stacklevel=2)
-            notes = tuple(notes) + (domain_note,)
+        added, domain_notes, domain = domain_pairs(mechanism, user_domain, priors, given, shape, relation, claim, audit,
+                                                   name, _execution({}, notion, mechanism_table.get("timeout")))
+        notes = tuple(notes) + domain_notes
+        pairs = tuple(pairs) + tuple(added)
         if added and records is not None and 0 not in records:
             records = tuple(sorted(set(records) | {0}))
     result = AuditSpec(mechanism=mechanism, priors=priors, framework=_framework(config.get("secret", {}), base_dir,
@@ -567,6 +568,7 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
                        pairs=pairs, records=records, claim=claim, critic=_critic(config.get("critic", {}), notion),
                        notes=notes, name=mechanism_table.get("name", name), quiet=quiet,
                        execution=_execution(config.get("execution", {}), notion, mechanism_table.get("timeout")),
-                       mechanism_source=_source(mechanism_table, base_dir), relation=relation, **audit)
+                       mechanism_source=_source(mechanism_table, base_dir), relation=relation, domain=domain,
+                       **audit)
     _warn_if_uncertifiable(result)
     return result

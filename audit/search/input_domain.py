@@ -17,63 +17,231 @@ so the α spent stays the same.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
+from estimators.validation import InputError
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 
 #: Prior draws read to find the span of the audited records.
 SPAN_DRAWS = 1000
 
 
+def number_text(value: float) -> str:
+    """``value`` short (``%g``) where that reads back as the same float, else in full (2⁵⁰ + 0.25, not 1.1259e+15)."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(float(value))
+
+
 @dataclass(frozen=True)
 class DeclaredDomain:
-    """A record's declared range [low, high] (each end may be infinite) and where it was read."""
+    """A record's declared range and where it was read.
+
+    Attributes
+    ----------
+    low, high : float
+        The smallest and largest value any attribute may take (each may be infinite).
+    source : str
+        Where the domain was read, for notes ("OpenDP input domain ...", "--domain 0,10").
+    lows, highs : tuple of float, optional
+        Per attribute, where the domain gives one range per column (``low``/``high`` are then their
+        smallest and largest); None: every attribute ranges over [low, high].
+    integer : bool
+        Whether only integers are representable (an OpenDP integer atom domain): the grids of
+        :mod:`audit.search.pair_families` then step by 1 rather than to the next float.
+    """
 
     low: float
     high: float
     source: str
+    lows: tuple | None = None
+    highs: tuple | None = None
+    integer: bool = False
 
     @property
     def bounded(self) -> bool:
         return math.isfinite(self.low) and math.isfinite(self.high)
 
     def text(self) -> str:
-        return f"[{self.low:g}, {self.high:g}]"
+        if self.lows is not None and len(set(zip(self.lows, self.highs))) > 1:
+            return "[" + "; ".join(f"{number_text(a)}, {number_text(b)}" for a, b in zip(self.lows, self.highs)) \
+                + "] per attribute"
+        return f"[{number_text(self.low)}, {number_text(self.high)}]"
+
+    def columns(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(lows, highs) of the ``k`` attributes, as float64 arrays of length ``k``.
+
+        Raises
+        ------
+        InputError
+            Naming ``domain`` when the domain gives one range per column for another number of columns.
+        """
+        if self.lows is None:
+            return np.full(k, self.low, dtype=np.float64), np.full(k, self.high, dtype=np.float64)
+        if len(self.lows) != k:
+            raise InputError(f"argument 'domain' ({self.source}) gives {len(self.lows)} per-attribute ranges, but the "
+                             f"audited records have {k} attribute{'' if k == 1 else 's'}")
+        return np.asarray(self.lows, dtype=np.float64), np.asarray(self.highs, dtype=np.float64)
 
 
-def declared_domain(mechanism) -> DeclaredDomain | None:
-    """The record domain ``mechanism`` declares, or None where it declares none that miaudit can read.
+def domain_from_ranges(ranges, source: str, argument: str = "domain") -> DeclaredDomain:
+    """A :class:`DeclaredDomain` from ``(low, high)`` (one range for every attribute) or a sequence of
+    ``(low, high)`` ranges, one per attribute; ``source`` says where it was given.
 
-    An OpenDP dataset measurement (not one on an aggregate: its domain is the query's) gives its
-    input domain's atom ``bounds``; else the bounds of the clamps inside the pipeline that act on
-    its input domain (:func:`opendp_clamp_bounds`); else (−∞, ∞) for a float or integer atom domain;
-    a diffprivlib object its ``bounds`` (a (low, high) pair of numbers).
+    Raises
+    ------
+    InputError
+        Naming ``argument`` for anything else: a range that is not two numbers, NaN, low > high.
     """
+    try:
+        array = np.asarray(ranges, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.ndim not in (1, 2) or array.shape[-1] != 2 or array.size == 0:
+        raise InputError(f"argument '{argument}' must be LOW,HIGH (one range for every attribute) or one LOW,HIGH "
+                         f"range per attribute, got {ranges!r}")
+    if np.isnan(array).any() or (array[..., 0] > array[..., 1]).any():
+        raise InputError(f"argument '{argument}': every range must be LOW,HIGH with LOW <= HIGH (no NaN), got "
+                         f"{array.tolist()!r}")
+    if array.ndim == 1:
+        return DeclaredDomain(float(array[0]), float(array[1]), source)
+    return DeclaredDomain(float(array[:, 0].min()), float(array[:, 1].max()), source,
+                          tuple(map(float, array[:, 0])), tuple(map(float, array[:, 1])))
+
+
+def parse_domain(value, argument: str = "--domain", base_dir=None) -> DeclaredDomain:
+    """The domain a user declares: ``--domain LOW,HIGH``, ``L0,H0;L1,H1;...`` (one range per attribute), a
+    file holding either text, or a ``.npy`` file of shape (2,) or (k, 2); in a configuration
+    (``[mechanism] domain``) also ``[LOW, HIGH]`` or ``[[L0, H0], [L1, H1], ...]``.
+
+    Raises
+    ------
+    InputError
+        Naming ``argument`` when the value is none of these, a file cannot be read, or a range is
+        not LOW <= HIGH.
+    """
+    if isinstance(value, DeclaredDomain):
+        return value
+    if isinstance(value, (list, tuple)):
+        return domain_from_ranges(value, f"{argument} {value!r}", argument)
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"argument '{argument}' must be LOW,HIGH, L0,H0;L1,H1;... or a file, got {value!r}")
+    text = value.strip()
+    path = text if base_dir is None or os.path.isabs(text) else os.path.join(str(base_dir), text)
+    if text.endswith(".npy"):
+        from estimators.array_files import load_npy_array
+
+        return domain_from_ranges(load_npy_array(path, argument), f"{argument} {text}", argument)
+    if os.path.isfile(path):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                content = handle.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"argument '{argument}': cannot read {text!r} ({exc})") from None
+        lines = [line.split("#")[0].strip() for line in content.splitlines()]
+        text_ranges, source = ";".join(line for line in lines if line), f"{argument} {text} (file)"
+    else:
+        text_ranges, source = text, f"{argument} {text}"
+    try:
+        ranges = [[float(part) for part in chunk.split(",")] for chunk in text_ranges.split(";") if chunk.strip()]
+    except ValueError:
+        raise InputError(f"argument '{argument}' must be LOW,HIGH (numbers; inf allowed), L0,H0;L1,H1;... (one range "
+                         f"per attribute) or an existing file holding them, got {value!r}") from None
+    return domain_from_ranges(ranges[0] if len(ranges) == 1 else ranges, source, argument)
+
+
+def declared_domain(mechanism, user_domain: DeclaredDomain | None = None) -> DeclaredDomain | None:
+    """The record domain of ``mechanism``, or None where none is declared that miaudit can read.
+
+    In order: ``user_domain`` (``--domain``, ``[mechanism] domain``, ``AuditSpec(domain=...)``); an OpenDP
+    dataset measurement (not one on an aggregate: its domain is the query's) gives its input domain's atom
+    ``bounds`` (integer carriers marked ``integer``); else the bounds of the clamps inside the pipeline that
+    act on its input domain (:func:`opendp_clamp_bounds`); else (−∞, ∞) for a float or integer atom domain;
+    a diffprivlib object its ``bounds`` (a (low, high) pair of numbers or of per-feature arrays); a plain or
+    per-database function the literal ``bounds=``/``range=`` arguments of the calls in its source
+    (:func:`source_bounds`).
+    """
+    if user_domain is not None:
+        return user_domain
     if getattr(mechanism, "library", None) == "OpenDP":
         if mechanism.aggregate:
             return None
         domain = mechanism.measurement.input_domain
         element = getattr(domain, "element_domain", domain)
         bounds = getattr(element, "bounds", None)
+        carrier = str(getattr(element, "carrier_type", "")).lower()
         if bounds is not None:
-            return DeclaredDomain(float(bounds[0]), float(bounds[1]), f"OpenDP input domain {domain!r}")
-        if "bool" in str(getattr(element, "carrier_type", "")).lower():
+            return DeclaredDomain(float(bounds[0]), float(bounds[1]), f"OpenDP input domain {domain!r}",
+                                  integer=carrier[:1] in ("i", "u"))
+        if "bool" in carrier:
             return None
         clamps = opendp_clamp_bounds(mechanism.measurement)
         if clamps:
             low, high = min(c[0] for c in clamps), max(c[1] for c in clamps)
             return DeclaredDomain(low, high, f"the clamp inside the OpenDP pipeline (make_clamp, bounds "
                                              f"{', '.join(f'({a:g}, {b:g})' for a, b in clamps)}) on its input "
-                                             f"domain {domain!r}")
+                                             f"domain {domain!r}", integer=carrier[:1] in ("i", "u"))
         return DeclaredDomain(-math.inf, math.inf, f"OpenDP input domain {domain!r} (no bounds)")
     template = getattr(mechanism, "_template", None)
     bounds = getattr(template, "bounds", None)
-    if getattr(mechanism, "library", None) == "diffprivlib" and bounds is not None:
-        low, high = np.min(np.asarray(bounds[0], dtype=np.float64)), np.max(np.asarray(bounds[1], dtype=np.float64))
-        return DeclaredDomain(float(low), float(high), f"diffprivlib bounds {bounds!r}")
-    return None
+    if getattr(mechanism, "library", None) == "diffprivlib":
+        if bounds is None:
+            return None
+        lows, highs = np.ravel(np.asarray(bounds[0], dtype=np.float64)), np.ravel(np.asarray(bounds[1], dtype=np.float64))
+        per_feature = len(lows) > 1 and len(lows) == len(highs)
+        return DeclaredDomain(float(lows.min()), float(highs.max()), f"diffprivlib bounds {bounds!r}",
+                              tuple(map(float, lows)) if per_feature else None,
+                              tuple(map(float, highs)) if per_feature else None)
+    found = source_bounds(getattr(mechanism, "function", mechanism))
+    return found[0] if found else None
+
+
+#: Keyword arguments whose literal (low, high) value :func:`source_bounds` reads as the records' range
+#: (diffprivlib's tools and models take ``bounds=``; NumPy's and diffprivlib's histograms ``range=``).
+RANGE_KEYWORDS = ("bounds", "range", "data_range")
+
+
+def source_bounds(function) -> list:
+    """[domain] read from the calls in ``function``'s source that pass a literal range, else [].
+
+    A per-database function that calls, say, ``diffprivlib.tools.mean(db[:, 0], epsilon=1, bounds=(0, 10))``
+    states in its source that its records lie in [0, 10]: every keyword argument of
+    :data:`RANGE_KEYWORDS` whose value is a literal pair of numbers (``ast.literal_eval``) is read, and
+    the domain spans them all. Nothing is run; a function without readable source (a builtin, a
+    lambda typed at the prompt) gives [].
+    """
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        source = textwrap.dedent(inspect.getsource(function))
+        tree = ast.parse(source)
+        first_line = inspect.getsourcelines(function)[1]
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return []
+    ranges, said = [], []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for keyword in node.keywords:
+            if keyword.arg not in RANGE_KEYWORDS:
+                continue
+            try:
+                low, high = (float(v) for v in ast.literal_eval(keyword.value))
+            except (ValueError, TypeError, SyntaxError):
+                continue  # not a literal pair of numbers (a name, per-feature arrays)
+            if low <= high:
+                ranges.append((low, high))
+                said.append(f"{ast.unparse(node.func)}({keyword.arg}=({low:g}, {high:g})) at line "
+                            f"{first_line + node.lineno - 1}")
+    if not ranges:
+        return []
+    name = getattr(function, "__qualname__", getattr(function, "__name__", "the function"))
+    return [DeclaredDomain(min(r[0] for r in ranges), max(r[1] for r in ranges),
+                           f"the range arguments in the source of {name}: {'; '.join(said)}")]
 
 
 #: Nodes of an OpenDP pipeline's construction record that :func:`opendp_clamp_bounds` reads at most.
@@ -113,6 +281,15 @@ def opendp_clamp_bounds(measurement) -> list[tuple[float, float]]:
     return found
 
 
+def audited_columns(priors, pairs, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(smallest, largest) value of each of the first ``k`` attributes among :data:`SPAN_DRAWS` draws of
+    each prior and the given pairs (a presence column beyond them is left out)."""
+    values = [np.asarray(p(SPAN_DRAWS, rng), dtype=np.float64)[..., :k].reshape(-1, k) for p in priors]
+    values += [np.concatenate([pair.first[:, :k], pair.second[:, :k]]) for pair in pairs]
+    values = np.concatenate(values)
+    return values.min(axis=0), values.max(axis=0)
+
+
 def audited_span(priors, pairs, rng: np.random.Generator) -> tuple[float, float]:
     """(smallest, largest) record value among :data:`SPAN_DRAWS` draws of each prior and the given pairs."""
     values = [np.asarray(p(SPAN_DRAWS, rng), dtype=np.float64).ravel() for p in priors]
@@ -121,31 +298,56 @@ def audited_span(priors, pairs, rng: np.random.Generator) -> tuple[float, float]
     return float(values.min()), float(values.max())
 
 
-def domain_check(mechanism, priors, pairs, shape, seed: int = 0) -> tuple[tuple, str | None]:
+def domain_reach(domain: DeclaredDomain, priors, pairs, k: int, seed: int = 0) -> dict:
+    """Whether the audited records (the priors' draws and the pairs) reach both ends of ``domain`` in each of
+    the ``k`` attributes: ``{"domain", "source", "audited", "reached"}`` (the audited span in words), for the
+    result (:attr:`audit.result.AuditResult.domain_reach`). ``seed`` seeds the prior draws."""
+    lows, highs = audited_columns(priors, pairs, k, np.random.default_rng(seed))
+    wanted_lows, wanted_highs = domain.columns(k)
+    reached = bool(np.all(lows <= wanted_lows) and np.all(highs >= wanted_highs))
+    return {"domain": domain.text(), "source": domain.source,
+            "audited": f"[{number_text(float(lows.min()))}, {number_text(float(highs.max()))}]", "reached": reached}
+
+
+def unreached_note(reach: dict) -> str:
+    """The note of a not-refuted verdict whose audited records did not reach the declared domain
+    (``reach`` from :func:`domain_reach`)."""
+    return (f"the audited pairs did not reach the declared domain: records span {reach['audited']}, the domain is "
+            f"{reach['domain']} ({reach['source']}); a leak at the domain's ends was not tested")
+
+
+def domain_check(mechanism, priors, pairs, shape, seed: int = 0, *, user_domain: DeclaredDomain | None = None,
+                 ends_pair: bool = True) -> tuple[tuple, str | None]:
     """(pairs to add, note or None) for an audit of ``mechanism`` under ``priors`` and ``pairs``.
 
     The note says when the audited records (the priors' draws and the pairs) span less than the
-    declared domain (:func:`declared_domain`), and what the audit does about it: a bounded domain
-    gets the pair at its ends (record 0 at the low end vs the high end, the other records at the
-    low end; added unless a given pair already reaches both ends); an unbounded one cannot be
-    reached by any finite pair, so the note says to give ``--pair`` with records at the clamp bounds
+    declared domain (:func:`declared_domain`, ``user_domain`` first), and what the audit does about it:
+    a bounded domain gets the pair at its ends (record 0 at the low end vs the high end, the other
+    records at the low end), or, with ``ends_pair`` False, the note says that pairs from the domain's
+    families join Θ (:mod:`audit.search.family_pilot` chooses them); an unbounded one cannot be reached by
+    any finite pair, so the note says to give ``--domain`` or ``--pair`` with records at the clamp bounds
     the pipeline applies. ``seed`` seeds the prior draws that read the span.
     """
-    domain = declared_domain(mechanism)
+    domain = declared_domain(mechanism, user_domain)
     if domain is None:
         return (), None
-    low, high = audited_span(priors, pairs, np.random.default_rng(seed))
-    if low <= domain.low and high >= domain.high:
+    k = shape[1]
+    lows, highs = audited_columns(priors, pairs, k, np.random.default_rng(seed))
+    wanted_lows, wanted_highs = domain.columns(k)
+    if np.all(lows <= wanted_lows) and np.all(highs >= wanted_highs):
         return (), None
+    low, high = float(lows.min()), float(highs.max())
     reach = f"the audited records span [{low:g}, {high:g}] but the mechanism declares records in {domain.text()} " \
             f"({domain.source})"
     if not domain.bounded:
         return (), (reach + ": a leak that needs records further apart than the audited ones (a clamp wider than "
-                    "the noise covers) cannot be seen; give --pair with records at the ends of the range the "
-                    "pipeline clamps to")
-    first = np.full(shape, domain.low, dtype=np.float64)
+                    "the noise covers) cannot be seen; give --pair with records at the ends of the range the pipeline "
+                    "clamps to, or --domain LOW,HIGH with that range")
+    if not ends_pair:
+        return (), reach + "; pairs from the declared domain's families join Θ (scored on pilot runs)"
+    first = np.tile(wanted_lows, (shape[0], 1))
     second = first.copy()
-    second[0] = domain.high
+    second[0] = wanted_highs
     pair = NeighbouringPair(first, second, why=f"the ends of the declared input domain {domain.text()}")
     return (pair,), (reach + f"; the pair at the domain's ends (record 0 at {domain.low:g} vs {domain.high:g}, the "
                              "others at the low end) joins Θ as a two-point prior")
