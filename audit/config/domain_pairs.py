@@ -14,7 +14,6 @@ from __future__ import annotations
 import warnings
 
 from estimators.validation import InputWarning
-from audit.search.family_pilot import domain_pairs_by_pilot
 from audit.search.input_domain import declared_domain, domain_check
 
 
@@ -43,6 +42,8 @@ def domain_pairs(mechanism, user_domain, priors, given, shape, relation: str, cl
     execution : ExecutionSettings
         How the pilot runs the mechanism (in this process, with the mechanism's timeout).
     """
+    from audit.search.family_pilot import domain_pairs_by_pilot  # SciPy: loaded only when pairs are built
+
     domain = declared_domain(mechanism, user_domain)
     seed = audit.get("seed", 0)
     # A note means the audited records fall short of the domain (records that reach or pass its ends get none).
