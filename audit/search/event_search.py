@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from mechanisms.outputs.encoding import encoder_of
+from mechanisms.outputs.unbounded import unbounded_differences
 
 from audit.certificates.event_bounds import certified_epsilon, claim_objective, clopper_pearson
 from audit.search.event_choice import choose_event
@@ -171,13 +172,15 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         epsilon = certified_epsilon(p_lower, p_upper, 0.0)
     a, b = chosen.values
     differences = _support_differences(runner, runs_of_a, runs_of_b)
+    unbounded = _unbounded_differences(runner, runs_of_a, runs_of_b)
     description = (event.describe(chosen.statistic_label) + f"; neighbouring databases differ in record {chosen.record} "
                    f"(a = {np.array2string(np.asarray(a), precision=4)}, b = {np.array2string(np.asarray(b), precision=4)})"
                    + (f"; {chosen.origin}" if chosen.origin else "")
                    + (f"; chosen among {count} candidates on {chosen_on}" if count > 1 else f"; chosen on {chosen_on}")
                    + ("; a Poisson number of certification runs exceeded the budget, so none was made and nothing "
                       "is certified" if overflow else "")
-                   + (f"; in the certification runs: {'; '.join(differences)}" if differences else ""))
+                   + (f"; in the certification runs: {'; '.join(differences)}" if differences else "")
+                   + (f"; {'; '.join(unbounded)}" if unbounded else ""))
     return EventTest(
         secret=secret or f"record {chosen.record}", description=description, threshold=event.threshold, runs_per_input=runs,
         p_first=hits_first / max(runs_first, 1), p_second=hits_second / max(runs_second, 1),
@@ -187,7 +190,7 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         alpha=alpha, selection_runs=used, event=event.to_dict(), pairs_considered=count,
         certificate=certificate, odds_ratio_lower=psi_lower, lower_share=share, rate_ratio_lower=rho_lower,
         runs_made=None if certificate != "rate-ratio" else list(made),
-        support_differences=differences or None,
+        support_differences=differences or None, unbounded_differences=unbounded or None,
         gaussian_dp=_gaussian_dp(candidates, best, (runs_of_a, runs_of_b),
                                  {i: c.held_out for i, c in enumerate(candidates)} if on_held_out else selection_scores,
                                  alpha if gdp_alpha is None else gdp_alpha, delta),
@@ -205,6 +208,19 @@ def _support_differences(runner, runs_of_a, runs_of_b) -> list[str]:
     if encoder is None or runs_of_a is None or runs_of_b is None:
         return []
     return encoder.describe_differences(runs_of_a[1], runs_of_b[1])
+
+
+def _unbounded_differences(runner, runs_of_a, runs_of_b) -> list[str]:
+    """The output features constant in every certification run of one input at a value the other's never take,
+    in words (:func:`mechanisms.outputs.unbounded.unbounded_differences`; named by the encoder's parts where the
+    outputs are encoded); counts beside the certificate, not a test."""
+    if runs_of_a is None or runs_of_b is None:
+        return []
+    encoder = encoder_of(getattr(getattr(runner, "reference", None), "mechanism", None))
+    rows_a, rows_b = (np.reshape(runs[1], (len(runs[1]), -1)) for runs in (runs_of_a, runs_of_b))
+    if encoder is not None:  # the two blocks the encoder names (a user's statistic's columns follow them)
+        rows_a, rows_b = rows_a[:, :2 * encoder.width], rows_b[:, :2 * encoder.width]
+    return unbounded_differences(rows_a, rows_b, encoder=encoder)
 
 
 def _gaussian_dp(candidates, best: int, runs: tuple, selection: dict, alpha: float, delta: float):
