@@ -137,6 +137,11 @@ class EventTest:
     # in k of k runs of A, never in the k runs of B: the privacy loss on this pair is unbounded";
     # mechanisms.outputs.unbounded); counts beside the certificate, which alone refutes.
     unbounded_differences: list | None = None
+    # The statistics the event search chose among (labels, in order), and those whose event, on the draws it was
+    # chosen on, was predicted to refute the claim (audit.search.event_search._with_evidence; None without a
+    # claim): a statement about the selection, no test.
+    statistics_tried: list | None = None
+    statistics_with_evidence: list | None = None
     # A budget plan's pilot only (audit.search.event_search.event_search's keep_scores): the chosen statistic's scores,
     # {"chosen_on": (first database's, second's), "certification": (the same)}; kept out of the JSON.
     scores: dict | None = field(default=None, repr=False, compare=False)

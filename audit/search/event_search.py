@@ -136,6 +136,7 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     else:
         count, used, alive, choices, selection_scores = _successive_halving(candidates, runner, rng, runs, settings)
     best = max(alive, key=lambda i: choices[i].predicted)  # ties: the earlier candidate
+    tried = list(dict.fromkeys(candidates[i].statistic_label for i in range(count)))
     chosen, event = candidates[best], choices[best].event
     chosen_on = (f"{sum(len(s) for s in chosen.held_out)} held-out draws of the MI sample" if on_held_out
                  else "selection runs")
@@ -191,6 +192,7 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         certificate=certificate, odds_ratio_lower=psi_lower, lower_share=share, rate_ratio_lower=rho_lower,
         runs_made=None if certificate != "rate-ratio" else list(made),
         support_differences=differences or None, unbounded_differences=unbounded or None,
+        statistics_tried=tried, statistics_with_evidence=_with_evidence(candidates, choices, settings),
         gaussian_dp=_gaussian_dp(candidates, best, (runs_of_a, runs_of_b),
                                  {i: c.held_out for i, c in enumerate(candidates)} if on_held_out else selection_scores,
                                  alpha if gdp_alpha is None else gdp_alpha, delta),
@@ -208,6 +210,18 @@ def _support_differences(runner, runs_of_a, runs_of_b) -> list[str]:
     if encoder is None or runs_of_a is None or runs_of_b is None:
         return []
     return encoder.describe_differences(runs_of_a[1], runs_of_b[1])
+
+
+def _with_evidence(candidates, choices: dict, settings: dict) -> list | None:
+    """The statistics (labels, in order) whose event, chosen on the draws it was chosen on, is predicted there to
+    refute the claim on the certification runs (its predicted objective ≥ 1:
+    :func:`audit.certificates.event_bounds.claim_objective`): evidence against the claim. None without a claim
+    (``settings``' objective, :func:`choice_settings`). A statement about the selection, not a test.
+    """
+    if settings.get("objective") is None:
+        return None
+    labels = [candidates[i].statistic_label for i, choice in sorted(choices.items()) if choice.predicted >= 1.0]
+    return list(dict.fromkeys(labels))
 
 
 def _unbounded_differences(runner, runs_of_a, runs_of_b) -> list[str]:
