@@ -61,3 +61,17 @@ def test_an_exact_zero_count_is_refuted_and_named_unbounded_beside_the_certifica
                                            f"{n} runs of the second: {UNBOUNDED}"]
     assert UNBOUNDED in event.description
     assert result.to_dict()["event_test"]["unbounded_differences"] == event.unbounded_differences
+
+
+def test_a_sequential_audit_stops_at_its_first_look_on_an_exact_zero_count():
+    from audit.gating.sequential import run_sequential_audit
+
+    pair = NeighbouringPair(np.zeros((4, 1)), np.array([[1.0], [0.0], [0.0], [0.0]]))
+    spec = AuditSpec(mechanism=unnoised_zero_count, priors=(pair.prior(),), claim=parse_claim("dp:1"), records=(0,),
+                     seed=0)
+    audit = run_sequential_audit(spec, 60_000)
+    assert audit.stopped == "refuted" and len(audit.looks) == 1 and len(audit.schedule) > 1
+    first = audit.schedule[0]
+    # The first look's runs: its MI sample and its event test's certification runs of the two inputs, no more.
+    assert audit.runs <= first.samples + 2 * first.event_runs
+    assert audit.result.event_test.unbounded_differences
