@@ -13,7 +13,7 @@ A per-database mechanism ``f(db, rng)`` (``--per-database``) may return, for eac
 :func:`output_features` names every number the output holds, with its place
 (``y.coef_[1,0]``, ``y{'alice'}``, ``y.shape[0]``); strings and non-finite numbers are categorical
 (``y='spam'``, ``y=nan``); relations between neighbouring numbers of a small array or mapping are named
-too (``(y[0] == y[1])``, ``(y[1] < y[2])``, ``(y[2] - y[1])``: :mod:`mechanisms.outputs.relations`). These names and values are the output's *support facts*: its shapes,
+too (``(equal neighbours of y)``, ``(y[2] - y[1])``: :mod:`mechanisms.outputs.relations`). These names and values are the output's *support facts*: its shapes,
 key sets and class sets are the set of names present. :class:`OutputEncoder` turns them into one
 row of fixed width 2W: each name is hashed (CRC-32, the same in every process) to one of W
 buckets; the first W columns hold the sum of the values in each bucket, the last W the number of
@@ -94,7 +94,7 @@ def output_features(output, path: str = "y", *, _out: dict | None = None) -> dic
         for key, value in output.items():
             output_features(value, f"{path}{{{_key_text(key)}}}", _out=out)
         if not in_estimator(path):
-            relation_features(_numbers_by_key(output, path), out)
+            relation_features(_numbers_by_key(output, path), out, path)
     elif isinstance(output, tuple):
         for position, value in enumerate(output):
             output_features(value, f"{path}.{position}", _out=out)
@@ -163,7 +163,8 @@ def _array(values, path: str, out: dict) -> None:
         if array.ndim and array.size <= MAX_RELATION_ELEMENTS and not in_estimator(path):  # along the last axis
             row_length = array.shape[-1]
             for start in range(0, array.size, max(row_length, 1)):
-                relation_features(list(zip(names[start:start + row_length], flat[start:start + row_length])), out)
+                row = path if array.ndim == 1 else f"{path}[{','.join(map(str, np.unravel_index(start, array.shape)[:-1]))},:]"
+                relation_features(list(zip(names[start:start + row_length], flat[start:start + row_length])), out, row)
     else:  # strings or objects: each element by its own kind
         for index in np.ndindex(*array.shape):
             output_features(array[index], f"{path}[{','.join(map(str, index))}]", _out=out)
@@ -214,8 +215,8 @@ def _present_text(names: list, complete: bool, single, count: float, value) -> s
         classes = _classes_element(single)
         if classes is not None and value is not None:
             return f"{classes} contains {value:g}"
-        if (is_relation(single) and " - " not in single) or ("=" in single and not single.endswith("}")):
-            return single  # a categorical value (y='spam', y=nan), an equality or an order is its own name
+        if not is_relation(single) and "=" in single and not single.endswith("}"):
+            return single  # a categorical value (y='spam', y=nan) is its own name
         return f"{_place_text(single)} released" + ("" if count == 1 else f" {count:g} times")
     if not names:
         return f"{count:g} parts of the output hashed to a bucket whose names were encoded in another process"

@@ -78,7 +78,7 @@ def unbounded_differences(rows_first, rows_second, first: str = "the first datab
     a, b = np.asarray(rows_first, dtype=np.float64), np.asarray(rows_second, dtype=np.float64)
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or min(len(a), len(b)) < MIN_UNBOUNDED_RUNS:
         return []
-    found = []  # (rank, column, sentence)
+    found = []  # (rank, column, sentence, whether it says a part is absent)
     for held, other, held_name, other_name in ((a, b, first, second), (b, a, second, first)):
         constant = np.all(held == held[0], axis=0)
         named = set()  # the encoder's buckets whose count is named: their value column says the same again
@@ -91,7 +91,11 @@ def unbounded_differences(rows_first, rows_second, first: str = "the first datab
             if encoder is not None and column >= encoder.width:
                 named.add(column - encoder.width)
             rank, words = _column_words(encoder, int(column), float(value))
+            absent = encoder is not None and column >= encoder.width and value == 0
             found.append((rank, int(column), f"{words} in {len(held)} of {len(held)} runs of {held_name}, never in "
-                                             f"the {len(other)} runs of {other_name}: {UNBOUNDED}"))
+                                             f"the {len(other)} runs of {other_name}: {UNBOUNDED}", absent))
+    # A part absent from every run of one input says again what the other input's part present in every run says.
+    present = {column for _, column, _, absent in found if not absent}
+    found = [item for item in found if not (item[3] and item[1] in present)]
     found.sort(key=lambda item: item[:2])
-    return [sentence for _, _, sentence in found[:MAX_UNBOUNDED]]
+    return [sentence for _, _, sentence, _ in found[:MAX_UNBOUNDED]]
