@@ -154,6 +154,10 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
                                   notes=notes, objective=spec.estimator, config=spec.critic, device=device,
                                   quiet=spec.quiet)
     cells = fits.cells
+    if spec.statistic is not None and not fits.classifiers and cells:
+        notes.append(f"the statistic {spec.statistic.name!r} (--statistic) joins the candidates of classifier critics "
+                     "only (a DP claim under two-point priors on neighbouring pairs); this audit's critics are neural, so "
+                     "it was not tried")
     if spec.notion == "smi-dp" and cells:
         certified = certify_sliced_average(fits, alpha=plan.claim_tests.mi_alpha, n_candidates=spec.candidates)
     else:

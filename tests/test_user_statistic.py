@@ -110,3 +110,13 @@ def test_the_statistic_flag_and_key_load_it_from_a_file(tmp_path):
     spec = build_spec(load_config(tmp_path / "audit.toml"))
     assert isinstance(spec.statistic, UserStatistic) and spec.statistic.name == "stats.py:product"
     assert spec.statistic.values(np.array([2.0, 3.0])).tolist() == [6.0]
+
+
+@pytest.mark.train
+def test_an_audit_with_neural_critics_says_the_statistic_was_not_tried():
+    pair = NeighbouringPair(np.zeros((3, 1)), np.array([[1.0], [0.0], [0.0]]))
+    result = run_audit(AuditSpec(mechanism=signs_agree_with_record, priors=(pair.prior(),), claim=parse_claim("dp:1"),
+                                 samples=1000, records=(0,), seed=0, statistic=product, mi_critic="neural",
+                                 critic={"max_steps": 20, "eval_every": 10}))
+    assert any("the statistic 'product' (--statistic)" in note and "it was not tried" in note for note in result.notes)
+    assert "product(y)" not in (result.event_test.statistics_tried or [])
