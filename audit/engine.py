@@ -155,6 +155,10 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
                                   notes=notes, objective=spec.estimator, config=spec.critic, device=device,
                                   quiet=spec.quiet)
     cells = fits.cells
+    if spec.statistic is not None and not fits.classifiers and cells:
+        notes.append(f"the statistic {spec.statistic.name!r} (--statistic) joins the candidates of classifier critics "
+                     "only (a DP claim under two-point priors on neighbouring pairs); this audit's critics are neural, so "
+                     "it was not tried")
     if spec.notion == "smi-dp" and cells:
         certified = certify_sliced_average(fits, alpha=plan.claim_tests.mi_alpha, n_candidates=spec.candidates)
     else:
@@ -237,7 +241,7 @@ def _classifier_fits(spec, cells, outputs, rng, notes) -> SecretFits | None:
     if any(cell.strategy != "certify" for cell in cells):
         notes.append("a record's secret is not certified directly under its prior, so its critics are neural")
         return None
-    fitted = fit_classifier_critics(cells, outputs, config=spec.critic, rng=rng)
+    fitted = fit_classifier_critics(cells, outputs, config=spec.critic, rng=rng, extra_kinds=_user_kinds(spec))
     if fitted is None:
         notes.append("no classifier critic could be fitted (the outputs are too wide for the logistic regression and "
                      "take too many values for the empirical log-ratio, or the training split holds draws of only one "
@@ -315,6 +319,19 @@ def _critic_statistic(candidate, fits):
             t.append(scorer(index, pad_columns(u, width_u), pad_columns(v, width_v)))
         return t[0] - t[1]
     return statistic
+
+
+def _user_kinds(spec) -> tuple:
+    """The user's statistic as an event statistic (:func:`audit.statistics.user_statistic.user_statistic_kind`):
+    read from the columns the mechanism's encoder appends, or applied to each output row; () without one."""
+    if spec.statistic is None:
+        return ()
+    from mechanisms.outputs.encoding import encoder_of
+
+    from audit.statistics.user_statistic import user_statistic_kind
+
+    encoder = encoder_of(spec.mechanism)
+    return (user_statistic_kind(spec.statistic, None if encoder is None else slice(2 * encoder.width, None)),)
 
 
 def _pair_statistics(cell, critics, fits, data) -> list:

@@ -97,7 +97,10 @@ class EventTest:
     (:mod:`mechanisms.outputs.encoding`), the support facts (a key, a class, a shape) that the
     certification runs of one input held and the other's never did, each with its counts, in words
     (:meth:`~mechanisms.outputs.encoding.OutputEncoder.describe_differences`): what to reproduce a bug
-    by; counts, not a test.
+    by; counts, not a test. ``unbounded_differences``: the output features (of any mechanism: a shape, a
+    key, a class, a relation, a numeric value) constant in every certification run of one input at a value
+    the other input's runs never take, each said to make the privacy loss on the pair unbounded
+    (:func:`mechanisms.outputs.unbounded.unbounded_differences`); counts too, beside the certificate.
     """
 
     secret: str
@@ -130,6 +133,15 @@ class EventTest:
     # Outputs of any structure (mechanisms.outputs.encoding): the support facts (keys, classes, shapes) the
     # certification runs of one input held and the other's never did, in words with their counts; not a test.
     support_differences: list | None = None
+    # Output features constant in every certification run of one input at a value the other's never take ("value v
+    # in k of k runs of A, never in the k runs of B: the privacy loss on this pair is unbounded";
+    # mechanisms.outputs.unbounded); counts beside the certificate, which alone refutes.
+    unbounded_differences: list | None = None
+    # The statistics the event search chose among (labels, in order), and those whose event, on the draws it was
+    # chosen on, was predicted to refute the claim (audit.search.event_search._with_evidence; None without a
+    # claim): a statement about the selection, no test.
+    statistics_tried: list | None = None
+    statistics_with_evidence: list | None = None
     # A budget plan's pilot only (audit.search.event_search.event_search's keep_scores): the chosen statistic's scores,
     # {"chosen_on": (first database's, second's), "certification": (the same)}; kept out of the JSON.
     scores: dict | None = field(default=None, repr=False, compare=False)

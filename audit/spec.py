@@ -125,6 +125,11 @@ class AuditSpec:
         plan's forecast (:func:`audit.search.event_search.event_search`'s ``predict_runs`` and
         ``keep_scores``). It changes only which event is chosen, so α is unchanged. Default
         None: the event is chosen for the runs made.
+    statistic : callable or UserStatistic, optional
+        A user's statistic ``statistic(output) -> number or vector`` (``--statistic FILE.py:fn``): one more
+        event-test candidate, fitted and chosen on the MI sample and certified like the others
+        (:mod:`audit.statistics.user_statistic`). A per-database mechanism's encoder appends its values to
+        each encoded row, so the function gets the output before encoding.
     """
 
     mechanism: Callable
@@ -156,10 +161,13 @@ class AuditSpec:
     presence_column: bool | None = None
     domain: DeclaredDomain | None = None
     pilot_for_runs: int | None = None
+    statistic: Callable | None = None
 
     def __post_init__(self):
         if not callable(self.mechanism):
             raise InputError("argument 'mechanism' must be callable: mechanism(dbs, rng) -> (m, d)")
+        if self.statistic is not None:
+            self._attach_statistic()
         priors = tuple(self.priors) if isinstance(self.priors, (list, tuple)) else (self.priors,)
         if not priors or not all(isinstance(p, Prior) for p in priors):
             raise InputError("argument 'priors' must be a non-empty sequence of Prior objects")
@@ -302,6 +310,21 @@ class AuditSpec:
             raise InputError(f"argument 'critic' must be a CriticConfig (or a dict of its fields), got "
                              f"{type(critic).__name__}")
         object.__setattr__(self, "critic", critic.validated())
+
+    def _attach_statistic(self) -> None:
+        """Wrap a plain function as a :class:`~audit.statistics.user_statistic.UserStatistic` and give it to the
+        mechanism's output encoder, if it has one (which then appends the statistic's values to each row)."""
+        from mechanisms.outputs.encoding import encoder_of
+
+        from audit.statistics.user_statistic import UserStatistic
+
+        statistic = self.statistic
+        if not isinstance(statistic, UserStatistic):
+            statistic = UserStatistic(statistic, getattr(statistic, "__name__", "statistic"))
+            object.__setattr__(self, "statistic", statistic)
+        encoder = encoder_of(self.mechanism)
+        if encoder is not None:
+            encoder.statistic = statistic
 
     @property
     def mechanism_label(self) -> str:

@@ -45,8 +45,12 @@ def test_output_features_name_every_number_by_its_place():
     features = output_features(np.arange(6.0).reshape(2, 3))
     expected = {"y.ndim": 2.0, "y.shape[0]": 2.0, "y.shape[1]": 3.0}
     expected.update({f"y[{i},{j}]": float(3 * i + j) for i in range(2) for j in range(3)})
+    # Neighbours along the last axis: each row increases by 1, no two equal (mechanisms/outputs/relations.py).
+    expected.update({f"(y[{i},{j + 1}] - y[{i},{j}])": 1.0 for i in range(2) for j in range(2)})
+    expected.update({f"(equal neighbours of y[{i},:])": 0.0 for i in range(2)})
     assert features == expected
-    assert output_features({"a": 1.0, "b": 2.0}) == {"y.len": 2.0, "y{'a'}": 1.0, "y{'b'}": 2.0}
+    assert output_features({"b": 2.0, "a": 2.0}) == {"y.len": 2.0, "y{'a'}": 2.0, "y{'b'}": 2.0,
+                                                     "(equal neighbours of y)": 1.0, "(y{'b'} - y{'a'})": 0.0}
     assert output_features({"x", "z"}) == {"y.len": 2.0, "y{'x'}": 1.0, "y{'z'}": 1.0}
     assert output_features(["x", "x"]) == {"y.len": 2.0, "y{'x'}": 2.0}
     assert output_features((1.0, None)) == {"y.0": 1.0, "y.1=None": 0.0}
@@ -72,7 +76,9 @@ def test_encoder_counts_names_per_bucket_and_sums_their_values():
     output = {"a": 1.5, "b": -2.0}
     row = encoder(output)
     expected = np.zeros(16)
-    for name, value in {"y.len": 2.0, "y{'a'}": 1.5, "y{'b'}": -2.0}.items():
+    # Its names written out by hand: a and b are not equal, and their difference is -3.5.
+    for name, value in {"y.len": 2.0, "y{'a'}": 1.5, "y{'b'}": -2.0, "(y{'b'} - y{'a'})": -3.5,
+                        "(equal neighbours of y)": 0.0}.items():
         expected[encoder.bucket(name)] += value
         expected[8 + encoder.bucket(name)] += 1
     np.testing.assert_array_equal(row, expected)
@@ -84,8 +90,9 @@ def test_per_database_mechanism_encodes_outputs_of_differing_shapes():
     mechanism = PerDatabaseMechanism(lambda db, rng: np.zeros(int(db[0, 0])), "shapes", encoder=OutputEncoder(4))
     out = sample_mechanism(mechanism, np.array([[[2.0]], [[3.0]]]), 0)
     assert out.shape == (2, 8)
-    # Counts: ndim, shape[0] and one name per entry.
-    np.testing.assert_array_equal(out[:, 4:].sum(axis=1), [4, 5])
+    # Counts: ndim, shape[0], one name per entry, one per neighbouring pair of entries (their difference)
+    # and the count of equal neighbours: 2 + 2 + 1 + 1 = 6 and 2 + 3 + 2 + 1 = 8.
+    np.testing.assert_array_equal(out[:, 4:].sum(axis=1), [6, 8])
 
 
 def test_a_per_database_function_given_as_batched_is_told_about_per_database():
@@ -195,8 +202,11 @@ def test_support_differences_name_the_key_released_by_one_input_only():
     assert len(set(buckets.values())) == 3
     assert encoder.names_in(buckets["y{'alice'}"]) == (["y{'alice'}"], True)
     facts = encoder.describe_differences(rows_a, rows_b)
-    assert facts == [f"key 'alice' released in {alice_runs} of 300 runs on the first database, never in the 250 on the second",
-                     f"len(y) = 2 in {alice_runs} of 300 runs on the first database, never in the 250 on the second"]
+    assert facts[:2] == [f"key 'alice' released in {alice_runs} of 300 runs on the first database, never in the 250 on "
+                         "the second", f"len(y) = 2 in {alice_runs} of 300 runs on the first database, never in the 250 on the second"]
+    # Third (relations after keys and other parts): the difference of bob's and alice's counts, released with alice.
+    assert facts[2] == (f"(y{{'bob'}} - y{{'alice'}}) released in {alice_runs} of 300 runs on the first database, never "
+                        "in the 250 on the second")
     # Same laws under both inputs: nothing held by one side only; swapped inputs swap the words.
     assert encoder.describe_differences(rows_b[:100], rows_b[100:]) == []
     swapped = encoder.describe_differences(rows_b, rows_a, "B", "A")

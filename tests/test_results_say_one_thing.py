@@ -8,6 +8,7 @@ Pearson 1934) and the pure-DP condition p̲ > e^ε p̄ (Dwork and Roth 2014, Def
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -79,6 +80,24 @@ def test_an_event_inside_the_profile_says_it_cannot_refute_this_way():
     assert best_first < math.e * best_second  # inside: no number of runs of this event can refute 1-DP
     outcome, why = claim_outcome(_result(claim_alpha={"event": alpha}, event=_event(0.2, 0.15, n)))
     assert outcome == "not refuted" and why.startswith("it cannot be refuted this way")
+
+
+def test_cannot_be_refuted_this_way_only_where_no_statistic_showed_evidence_and_names_those_tried():
+    # The event of the test above (0.2 against 0.15 on 20000 runs, inside the 1-DP profile at its most
+    # favourable frequencies), once with the statistics tried named, once with one that showed on its selection
+    # draws frequencies outside the profile (0.5 against 0.1 > e · 0.1: evidence) that the certification did not confirm.
+    n, alpha = 20_000, 0.05
+    tried = dataclasses.replace(_event(0.2, 0.15, n), statistics_tried=["logistic log-odds(a | y)", "gap(y)"],
+                                statistics_with_evidence=[])
+    outcome, why = claim_outcome(_result(claim_alpha={"event": alpha}, event=tried))
+    assert outcome == "not refuted" and why.startswith("it cannot be refuted this way")
+    assert why.endswith("no statistic tried showed any evidence against it (statistics tried: logistic log-odds(a | y), "
+                        "gap(y))")
+    assert 0.5 > math.e * 0.1
+    seen = dataclasses.replace(tried, statistics_with_evidence=["gap(y)"])
+    outcome, why = claim_outcome(_result(claim_alpha={"event": alpha}, event=seen))
+    assert outcome == "not refuted" and "cannot be refuted this way" not in why
+    assert why.startswith("the draws the event was chosen on showed evidence against the claim (gap(y))")
 
 
 def test_an_event_that_needs_more_runs_says_how_many():

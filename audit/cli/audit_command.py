@@ -112,6 +112,8 @@ def _text(result) -> str:
         if result.event_test is not None and result.event_test.support_differences:
             lines.append("  held by one input's certification runs only: "
                          + "; ".join(result.event_test.support_differences))
+        if result.event_test is not None and result.event_test.unbounded_differences:
+            lines.append("  unbounded: " + "; ".join(result.event_test.unbounded_differences))
         lines.append(result.claim_statement())
     lines = [terminal_text(line, keep_newlines=False) for line in lines] + ([""] if lines else [])
     lines += [summary_table(result), "",

@@ -102,6 +102,9 @@ KEYS = (
     Key("audit", "event_runs", "int", at_least=0, notions=DP_NOTIONS, flag="--event-runs",
         help="DP notions: mechanism runs per neighbouring input for the event test, at most (a rate-ratio "
              "certificate makes a Poisson number within them; default: --samples)"),
+    Key("audit", "statistic", "spec", notions=DP_NOTIONS, flag="--statistic", metavar="FILE.py:FN",
+        help="DP notions: a statistic of one output, fn(output) -> number or vector, added to the event test's "
+             "candidate statistics (chosen on held-out draws, certified on fresh runs like them; no extra alpha)"),
     Key("audit", "prior_search", "int", at_least=0, at_most=MAX_PRIOR_SEARCH, notions=DP_NOTIONS,
         flag="--prior-search", metavar="N",
         help=f"DP notions (Θ = all distributions): add N (at most {MAX_PRIOR_SEARCH}) distinct two-point priors "

@@ -198,12 +198,18 @@ def claim_outcome(result: AuditResult) -> tuple:
             best_first = clopper_pearson(round(event.p_first * n), n, event_alpha)[1]
             best_second = clopper_pearson(round(event.p_second * n), n, event_alpha)[0]
             needed = runs_to_refute(claim, best_first, best_second, event_alpha)
+            if needed is None and event.statistics_with_evidence:  # some statistic saw more than the claim allows
+                return ("not refuted", "the draws the event was chosen on showed evidence against the claim ("
+                                       f"{', '.join(event.statistics_with_evidence)}) that its {n} certification runs "
+                                       "did not confirm: more runs may refute it")
             if needed is None:
+                tried = f" (statistics tried: {', '.join(event.statistics_tried)})" if event.statistics_tried else ""
                 return ("not refuted",
                         f"it cannot be refuted this way: even at the most favourable frequencies its {n} runs allow "
                         f"(P = {number(best_first)} against {number(best_second)}), the best event found is too close "
                         f"to the claim's privacy profile for any practical number of runs (up to "
-                        f"{MAX_RUNS_TO_REFUTE:.0e} per input) to refute it")
+                        f"{MAX_RUNS_TO_REFUTE:.0e} per input) to refute it, and no statistic tried showed any evidence "
+                        f"against it{tried}")
             if needed > n:
                 return ("not refuted", f"refuting it with the best event found would take about {needed} runs per "
                                        f"input (a forecast at the most favourable frequencies its {n} runs allow)")

@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from mechanisms.outputs.encoding import encoder_of
+from mechanisms.outputs.unbounded import unbounded_differences
 
 from audit.certificates.event_bounds import certified_epsilon, claim_objective, clopper_pearson
 from audit.search.event_choice import choose_event
@@ -135,6 +136,7 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     else:
         count, used, alive, choices, selection_scores = _successive_halving(candidates, runner, rng, runs, settings)
     best = max(alive, key=lambda i: choices[i].predicted)  # ties: the earlier candidate
+    tried = list(dict.fromkeys(candidates[i].statistic_label for i in range(count)))
     chosen, event = candidates[best], choices[best].event
     chosen_on = (f"{sum(len(s) for s in chosen.held_out)} held-out draws of the MI sample" if on_held_out
                  else "selection runs")
@@ -171,13 +173,15 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         epsilon = certified_epsilon(p_lower, p_upper, 0.0)
     a, b = chosen.values
     differences = _support_differences(runner, runs_of_a, runs_of_b)
+    unbounded = _unbounded_differences(runner, runs_of_a, runs_of_b)
     description = (event.describe(chosen.statistic_label) + f"; neighbouring databases differ in record {chosen.record} "
                    f"(a = {np.array2string(np.asarray(a), precision=4)}, b = {np.array2string(np.asarray(b), precision=4)})"
                    + (f"; {chosen.origin}" if chosen.origin else "")
                    + (f"; chosen among {count} candidates on {chosen_on}" if count > 1 else f"; chosen on {chosen_on}")
                    + ("; a Poisson number of certification runs exceeded the budget, so none was made and nothing "
                       "is certified" if overflow else "")
-                   + (f"; in the certification runs: {'; '.join(differences)}" if differences else ""))
+                   + (f"; in the certification runs: {'; '.join(differences)}" if differences else "")
+                   + (f"; {'; '.join(unbounded)}" if unbounded else ""))
     return EventTest(
         secret=secret or f"record {chosen.record}", description=description, threshold=event.threshold, runs_per_input=runs,
         p_first=hits_first / max(runs_first, 1), p_second=hits_second / max(runs_second, 1),
@@ -187,7 +191,8 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         alpha=alpha, selection_runs=used, event=event.to_dict(), pairs_considered=count,
         certificate=certificate, odds_ratio_lower=psi_lower, lower_share=share, rate_ratio_lower=rho_lower,
         runs_made=None if certificate != "rate-ratio" else list(made),
-        support_differences=differences or None,
+        support_differences=differences or None, unbounded_differences=unbounded or None,
+        statistics_tried=tried, statistics_with_evidence=_with_evidence(candidates, choices, settings),
         gaussian_dp=_gaussian_dp(candidates, best, (runs_of_a, runs_of_b),
                                  {i: c.held_out for i, c in enumerate(candidates)} if on_held_out else selection_scores,
                                  alpha if gdp_alpha is None else gdp_alpha, delta),
@@ -205,6 +210,31 @@ def _support_differences(runner, runs_of_a, runs_of_b) -> list[str]:
     if encoder is None or runs_of_a is None or runs_of_b is None:
         return []
     return encoder.describe_differences(runs_of_a[1], runs_of_b[1])
+
+
+def _with_evidence(candidates, choices: dict, settings: dict) -> list | None:
+    """The statistics (labels, in order) whose event, chosen on the draws it was chosen on, is predicted there to
+    refute the claim on the certification runs (its predicted objective ≥ 1:
+    :func:`audit.certificates.event_bounds.claim_objective`): evidence against the claim. None without a claim
+    (``settings``' objective, :func:`choice_settings`). A statement about the selection, not a test.
+    """
+    if settings.get("objective") is None:
+        return None
+    labels = [candidates[i].statistic_label for i, choice in sorted(choices.items()) if choice.predicted >= 1.0]
+    return list(dict.fromkeys(labels))
+
+
+def _unbounded_differences(runner, runs_of_a, runs_of_b) -> list[str]:
+    """The output features constant in every certification run of one input at a value the other's never take,
+    in words (:func:`mechanisms.outputs.unbounded.unbounded_differences`; named by the encoder's parts where the
+    outputs are encoded); counts beside the certificate, not a test."""
+    if runs_of_a is None or runs_of_b is None:
+        return []
+    encoder = encoder_of(getattr(getattr(runner, "reference", None), "mechanism", None))
+    rows_a, rows_b = (np.reshape(runs[1], (len(runs[1]), -1)) for runs in (runs_of_a, runs_of_b))
+    if encoder is not None:  # the two blocks the encoder names (a user's statistic's columns follow them)
+        rows_a, rows_b = rows_a[:, :2 * encoder.width], rows_b[:, :2 * encoder.width]
+    return unbounded_differences(rows_a, rows_b, encoder=encoder)
 
 
 def _gaussian_dp(candidates, best: int, runs: tuple, selection: dict, alpha: float, delta: float):

@@ -233,7 +233,8 @@ def cross_fitted_candidates(cell, cross_fitted) -> list:
     labels = {kind: (label, what) for kind, _, label, what in PAIR_STATISTICS + FLOAT_STATISTICS + SUPPORT_STATISTICS}
     candidates = []
     for fitted in cross_fitted:
-        label, what = labels[fitted.kind]
+        # A kind of no table (a user's statistic, audit.statistics.user_statistic) carries its own words.
+        label, what = labels.get(fitted.kind) or (fitted.kind.label, fitted.kind.what)
         scores = fitted.out_of_fold
         held_out = None
         if min(int(is_first.sum()), int((~is_first).sum())) >= MIN_SELECTION_RUNS:
@@ -257,8 +258,8 @@ def _product_pairs(critic, is_first, ell, rows, lo, hi) -> np.ndarray:
     return critic.from_log_odds(is_first[rows[:half]], ell[half:2 * half], lo, hi)
 
 
-def fit_classifier_critics(cells, outputs, *, config,
-                           rng: np.random.Generator) -> tuple[ProblemFit, tuple] | None:
+def fit_classifier_critics(cells, outputs, *, config, rng: np.random.Generator,
+                           extra_kinds: tuple = ()) -> tuple[ProblemFit, tuple] | None:
     """One classifier critic per cell, as a fit the audit certifies like the neural critics' full fit.
 
     Each cell's critic is T(x, y) = log q(x | y) − log π̂(x) of its best classifier on the validation
@@ -277,6 +278,11 @@ def fit_classifier_critics(cells, outputs, *, config,
     rng : numpy.random.Generator
         Draws the split, as :func:`estimators.critic_problems.fit_problems` does, then the folds
         and the fold mixtures' coins of the cross-fitted statistics.
+    extra_kinds : tuple of type
+        Further event statistics cross-fitted beside the classifiers, in their form (``fit``, then called on
+        outputs) with a ``label`` and a ``what`` (a user's statistic:
+        :func:`audit.statistics.user_statistic.user_statistic_kind`); event-test candidates only, their fold
+        mixtures' coins from a stream of their own.
 
     Returns
     -------
@@ -290,16 +296,17 @@ def fit_classifier_critics(cells, outputs, *, config,
     started = time.perf_counter()
     # A few reductions over vectors: one thread (two contend on a busy two-core machine for nothing).
     with cpu_threads(1):
-        return _fit(cells, outputs, config, rng, started)
+        return _fit(cells, outputs, config, rng, started, extra_kinds)
 
 
-def _fit(cells, outputs, config, rng, started) -> tuple[ProblemFit, tuple] | None:
+def _fit(cells, outputs, config, rng, started, extra_kinds=()) -> tuple[ProblemFit, tuple] | None:
     lo, hi = (float(v) for v in config.output_range)
     n = len(outputs[cells[0].prior_index])
     train, val, test = split_indices(n, config.split, np.random.default_rng(int(rng.integers(2**31))))
     fold_rng = np.random.default_rng(int(rng.integers(2**31)))  # the folds and the mixtures' coins
     float_rng = np.random.default_rng(fold_rng.bit_generator.seed_seq.spawn(1)[0])  # fold_rng's stream unmoved
     support_rng = np.random.default_rng(fold_rng.bit_generator.seed_seq.spawn(1)[0])  # a stream of its own too
+    extra_rng = np.random.default_rng(fold_rng.bit_generator.seed_seq.spawn(1)[0])  # and the extra kinds'
     rows = {name: [] for name in ("validation", "estimate", "test_joint", "test_product", "val_joint",
                                   "val_product", "stderr")}
     problems, fitted = [], []
@@ -347,6 +354,7 @@ def _fit(cells, outputs, config, rng, started) -> tuple[ProblemFit, tuple] | Non
                              for kind, _, _, _ in FLOAT_STATISTICS]
         cross_fitted += [cross_fit(kind, is_first, y, fold, int(support_rng.integers(2**31)), design)
                          for kind, _, _, _ in SUPPORT_STATISTICS]  # event-test candidates only, as the float ones
+        cross_fitted += [cross_fit(kind, is_first, y, fold, int(extra_rng.integers(2**31))) for kind in extra_kinds]
         fitted.append([c for c in cross_fitted if c is not None])
     fit = CriticFit(
         estimates=np.array(rows["estimate"]), stderr=np.array(rows["stderr"]),

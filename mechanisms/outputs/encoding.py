@@ -6,12 +6,14 @@ A per-database mechanism ``f(db, rng)`` (``--per-database``) may return, for eac
 - a mapping of keys to numbers or arrays (e.g. OpenDP's ``make_count_by`` >> threshold release);
 - a set, list or other collection of released keys (strings, numbers);
 - a fitted scikit-learn-style estimator: its public fitted attributes, those ending in ``_``
-  (``coef_``, ``classes_``, ``intercept_``, …);
+  (``coef_``, ``classes_``, ``intercept_``, …), recursively for ensembles and pipelines, trees
+  through their node arrays (:mod:`mechanisms.outputs.estimators`);
 - a tuple of these (positions are part of the names), and ``None``.
 
 :func:`output_features` names every number the output holds, with its place
 (``y.coef_[1,0]``, ``y{'alice'}``, ``y.shape[0]``); strings and non-finite numbers are categorical
-(``y='spam'``, ``y=nan``). These names and values are the output's *support facts*: its shapes,
+(``y='spam'``, ``y=nan``); relations between neighbouring numbers of a small array or mapping are named
+too (``(equal neighbours of y)``, ``(y[2] - y[1])``: :mod:`mechanisms.outputs.relations`). These names and values are the output's *support facts*: its shapes,
 key sets and class sets are the set of names present. :class:`OutputEncoder` turns them into one
 row of fixed width 2W: each name is hashed (CRC-32, the same in every process) to one of W
 buckets; the first W columns hold the sum of the values in each bucket, the last W the number of
@@ -45,7 +47,10 @@ import numpy as np
 from estimators.validation import check_int
 
 from mechanisms.outputs.limits import MAX_ELEMENTS, OutputNotEncodable, check_output_limits, type_text
-from mechanisms.outputs.limits import key_text as _key_text, public_fitted as _public_fitted
+from mechanisms.outputs.limits import key_text as _key_text
+
+from mechanisms.outputs.estimators import estimator_parts, holds_estimators
+from mechanisms.outputs.relations import MAX_RELATION_ELEMENTS, in_estimator, is_relation, relation_features
 
 __all__ = ["DEFAULT_WIDTH", "MAX_ELEMENTS", "NAMES_PER_BUCKET", "OutputEncoder", "encoder_of", "output_features",
            "support_facts"]
@@ -76,7 +81,7 @@ def output_features(output, path: str = "y", *, _out: dict | None = None) -> dic
     if _out is None:
         check_output_limits(output, path)
     try:
-        return _features(output, path, {} if _out is None else _out)
+        return _features(output, path, {} if _out is None else _out, top=_out is None)
     except OutputNotEncodable:
         raise
     except Exception as exc:  # noqa: BLE001 - a user's object may raise anything when read; the innermost part is named
@@ -84,7 +89,7 @@ def output_features(output, path: str = "y", *, _out: dict | None = None) -> dic
                                  f"{exc}") from None
 
 
-def _features(output, path: str, out: dict) -> dict:
+def _features(output, path: str, out: dict, top: bool = False) -> dict:
     if output is None:
         out[f"{path}=None"] = 0.0
     elif isinstance(output, (str, bytes)):
@@ -95,9 +100,14 @@ def _features(output, path: str, out: dict) -> dict:
         out[f"{path}.len"] = float(len(output))
         for key, value in output.items():
             output_features(value, f"{path}{{{_key_text(key)}}}", _out=out)
+        if not in_estimator(path):
+            relation_features(_numbers_by_key(output, path), out, path)
     elif isinstance(output, tuple):
         for position, value in enumerate(output):
             output_features(value, f"{path}.{position}", _out=out)
+    elif isinstance(output, list) and holds_estimators(output):  # an ensemble's members, by position
+        for position, value in enumerate(output):
+            output_features(value, f"{path}[{position}]", _out=out)
     elif isinstance(output, (set, frozenset)) or (isinstance(output, list) and not _numeric_list(output)):
         out[f"{path}.len"] = float(len(output))
         for key in output:
@@ -105,12 +115,27 @@ def _features(output, path: str, out: dict) -> dict:
     elif isinstance(output, (list, np.ndarray)) or hasattr(output, "__array__"):
         _array(output, path, out)
     else:
-        fitted = _public_fitted(output)
-        if fitted is None:
+        parts = estimator_parts(output)
+        if parts is None or (top and parts[0][1] is None and parts[0][0].startswith("=")):
             raise OutputNotEncodable(path, type_text(output), "none of the accepted kinds")
-        for name in sorted(fitted):
-            output_features(fitted[name], f"{path}.{name}", _out=out)
+        for suffix, value in parts:
+            if suffix.startswith("="):  # an unfitted template: its class is the fact
+                out[f"{path}{suffix}"] = 0.0
+            else:
+                output_features(value, f"{path}{suffix}", _out=out)
     return out
+
+
+def _numbers_by_key(mapping: Mapping, path: str) -> list:
+    """The mapping's numeric scalar values as (feature name, value), in the order of their keys (sorted where the
+    keys compare, else by their text): the neighbours of :func:`mechanisms.outputs.relations.relation_features`."""
+    numbers = [(key, float(value)) for key, value in mapping.items()
+               if isinstance(value, (bool, np.bool_, Number, np.number)) and np.ndim(value) == 0]
+    try:
+        numbers.sort(key=lambda item: item[0])
+    except TypeError:  # keys of mixed kinds
+        numbers.sort(key=lambda item: _key_text(item[0]))
+    return [(f"{path}{{{_key_text(key)}}}", value) for key, value in numbers]
 
 
 def _numeric_list(values: list) -> bool:
@@ -135,8 +160,14 @@ def _array(values, path: str, out: dict) -> None:
         out[f"{path}.shape[{axis}]"] = float(size)
     if array.dtype.kind in "biuf":
         flat = array.astype(np.float64).ravel()
-        for index, value in zip(np.ndindex(*array.shape), flat):
-            _number(float(value), f"{path}[{','.join(map(str, index))}]", out)
+        names = [f"{path}[{','.join(map(str, index))}]" for index in np.ndindex(*array.shape)]
+        for name, value in zip(names, flat):
+            _number(float(value), name, out)
+        if array.ndim and array.size <= MAX_RELATION_ELEMENTS and not in_estimator(path):  # along the last axis
+            row_length = array.shape[-1]
+            for start in range(0, array.size, max(row_length, 1)):
+                row = path if array.ndim == 1 else f"{path}[{','.join(map(str, np.unravel_index(start, array.shape)[:-1]))},:]"
+                relation_features(list(zip(names[start:start + row_length], flat[start:start + row_length])), out, row)
     else:  # strings or objects: each element by its own kind
         for index in np.ndindex(*array.shape):
             output_features(array[index], f"{path}[{','.join(map(str, index))}]", _out=out)
@@ -157,7 +188,9 @@ def support_facts(output) -> dict:
 
 def _place_text(name: str) -> str:
     """A feature name in words: ``y{'alice'}`` is key 'alice', ``y.0{'x'}`` key 'x' of y.0, ``y.len``
-    len(y), else the name."""
+    len(y), else the name (a relation's name as it is)."""
+    if is_relation(name):
+        return name
     if name.endswith("}") and "{" in name:
         path, key = name[:-1].split("{", 1)
         return f"key {key}" + ("" if path == "y" else f" of {path}")
@@ -173,7 +206,9 @@ def _classes_element(name: str) -> str | None:
 
 
 def _rank(single) -> int:
-    """0 for a key or a class (what a reader looks for first), 1 for any other part."""
+    """0 for a key or a class (what a reader looks for first), 2 for a relation between numbers, 1 for any other part."""
+    if single is not None and is_relation(single):
+        return 2
     return 0 if single is not None and (single.endswith("}") or _classes_element(single)) else 1
 
 
@@ -183,8 +218,8 @@ def _present_text(names: list, complete: bool, single, count: float, value) -> s
         classes = _classes_element(single)
         if classes is not None and value is not None:
             return f"{classes} contains {value:g}"
-        if "=" in single and not single.endswith("}"):  # a categorical value (y='spam', y=nan) is its own name
-            return single
+        if not is_relation(single) and "=" in single and not single.endswith("}"):
+            return single  # a categorical value (y='spam', y=nan) is its own name
         return f"{_place_text(single)} released" + ("" if count == 1 else f" {count:g} times")
     if not names:
         return f"{count:g} parts of the output hashed to a bucket whose names were encoded in another process"
@@ -217,6 +252,12 @@ class OutputEncoder:
     width : int
         Buckets per block (default :data:`DEFAULT_WIDTH`).
 
+    Attributes
+    ----------
+    statistic : UserStatistic or None
+        A user's statistic (:mod:`audit.statistics.user_statistic`), set by :class:`audit.spec.AuditSpec`:
+        its values on each output are appended to the row, after the ``2 * width`` columns.
+
     Examples
     --------
     >>> encoder = OutputEncoder(width=4)
@@ -229,6 +270,9 @@ class OutputEncoder:
         self.width = check_int(width, "width", 1)
         self._names: dict[int, list[str]] = {}  # bucket -> the first NAMES_PER_BUCKET names encoded into it
         self._more: set[int] = set()            # buckets that received more names than that
+        # A user's statistic (audit.statistics.user_statistic.UserStatistic): its values on the output before
+        # encoding are appended to each row, after the two blocks.
+        self.statistic = None
 
     @property
     def support_columns(self) -> slice:
@@ -251,7 +295,7 @@ class OutputEncoder:
                     kept.append(name)
                 else:
                     self._more.add(b)
-        return row
+        return row if self.statistic is None else np.concatenate([row, self.statistic.values(output)])
 
     def names_in(self, bucket: int) -> tuple[list[str], bool]:
         """(the names encoded into ``bucket`` in this process, whether that list is every one of them)."""
@@ -270,9 +314,10 @@ class OutputEncoder:
         docstring); counts only, not a test.
         """
         a, b = np.asarray(rows_first, dtype=np.float64), np.asarray(rows_second, dtype=np.float64)
-        if (a.ndim != 2 or b.ndim != 2 or a.shape[1] != 2 * self.width or b.shape[1] != 2 * self.width
+        if (a.ndim != 2 or b.ndim != 2 or a.shape[1] < 2 * self.width or b.shape[1] < 2 * self.width
                 or not len(a) or not len(b)):
             return []
+        a, b = a[:, :2 * self.width], b[:, :2 * self.width]  # a user's statistic's columns, if any, follow
         facts = []  # (−share of its input's runs, 0 for keys and classes else 1, sentence)
         for bucket in range(self.width):
             names, complete = self.names_in(bucket)

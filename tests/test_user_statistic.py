@@ -1,0 +1,122 @@
+"""A user's statistic (audit.statistics.user_statistic, --statistic FILE.py:fn) as an event-test candidate."""
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from audit.engine import run_audit
+from audit.spec import AuditSpec
+from audit.statistics.user_statistic import UserStatistic
+from estimators.validation import InputError
+from mechanisms.adapters.callables import PerDatabaseMechanism
+from mechanisms.claims.parsing import parse_claim
+from mechanisms.errors import MechanismError
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from mechanisms.outputs.encoding import OutputEncoder
+
+
+def test_a_statistic_that_fails_or_returns_a_wrong_shape_is_one_error_naming_it():
+    def broken(y):
+        raise ZeroDivisionError("division by zero")
+
+    with pytest.raises(MechanismError, match=r"^statistic 'stats.py:broken' raised ZeroDivisionError: division by zero$"):
+        UserStatistic(broken, "stats.py:broken").values(np.zeros(2))
+    with pytest.raises(InputError, match=r"'m' returned an array of shape \(2, 2\)"):
+        UserStatistic(lambda y: np.zeros((2, 2)), "m").values(np.zeros(2))
+    changing = UserStatistic(lambda y: y[: int(y[0])], "prefix")
+    assert changing.values(np.array([2.0, 5.0, 7.0])).tolist() == [2.0, 5.0]
+    with pytest.raises(InputError, match="'prefix' returned 1 numbers for one output and 2 for an earlier one"):
+        changing.values(np.array([1.0, 5.0, 7.0]))
+    with pytest.raises(InputError, match="'nan' returned .*not finite"):
+        UserStatistic(lambda y: float("nan"), "nan").values(np.zeros(1))
+    with pytest.raises(InputError, match="'text' returned a str"):
+        UserStatistic(lambda y: "high", "text").values(np.zeros(1))
+    with pytest.raises(InputError, match="argument 'statistic'"):
+        UserStatistic(3, "three")
+
+
+def signs_agree_with_record(dbs, rng):
+    """Two standard normals; with record 0 at 1 the second takes the first's sign. Each output's marginal laws
+    are N(0, 1) under both inputs, and so are its squares' and hinges': only their product's sign differs,
+    P(y0 · y1 < 0) = 1/2 with record 0 at 0 and 0 with it at 1 (ε = ∞)."""
+    y = rng.standard_normal((len(dbs), 2))
+    agree = dbs[:, 0, 0] == 1
+    y[agree, 1] = np.abs(y[agree, 1]) * np.sign(y[agree, 0])
+    return y
+
+
+def product(y):
+    return y[0] * y[1]
+
+
+def _audit(statistic, mechanism=signs_agree_with_record):
+    pair = NeighbouringPair(np.zeros((3, 1)), np.array([[1.0], [0.0], [0.0]]))
+    return run_audit(AuditSpec(mechanism=mechanism, priors=(pair.prior(),), claim=parse_claim("dp:1"), samples=1000,
+                               records=(0,), seed=0, statistic=statistic))
+
+
+def test_a_users_statistic_refutes_what_no_built_in_statistic_sees():
+    with_statistic = _audit(product)
+    assert with_statistic.claim_verdict == "refuted"
+    assert "product(y)" in with_statistic.event_test.description  # the user's statistic was chosen
+    # On its held-out draws {y0 · y1 < 0} holds about half the time under one input and never under the other.
+    assert "product(y)" in with_statistic.event_test.statistics_tried
+    assert "product(y)" in with_statistic.event_test.statistics_with_evidence
+    # Without it the same audit finds nothing: the test is of the statistic, not of the mechanism's leak.
+    without = _audit(None)
+    assert without.claim_verdict == "not-refuted"
+    assert "product(y)" not in without.event_test.statistics_tried
+    assert len(without.event_test.statistics_tried) >= 2 and without.event_test.statistics_with_evidence == []
+
+
+def test_a_per_database_functions_statistic_gets_the_output_before_encoding(tmp_path):
+    def release(db, rng):
+        y = signs_agree_with_record(db[None], rng)[0]
+        return {"first": float(y[0]), "second": float(y[1])}
+
+    mechanism = PerDatabaseMechanism(release, "release", encoder=OutputEncoder())
+    result = _audit(lambda output: output["first"] * output["second"], mechanism)
+    assert result.claim_verdict == "refuted"
+    assert "<lambda>(y)" in result.event_test.description
+
+
+def test_the_statistic_flag_and_key_load_it_from_a_file(tmp_path):
+    from audit.config.building import build_spec, load_config
+
+    (tmp_path / "stats.py").write_text(textwrap.dedent("""
+        def product(y):
+            return y[0] * y[1]
+    """))
+    (tmp_path / "mech.py").write_text(textwrap.dedent("""
+        import numpy as np
+
+        def mechanism(dbs, rng):
+            return rng.standard_normal((len(dbs), 2))
+    """))
+    (tmp_path / "audit.toml").write_text(textwrap.dedent("""
+        [mechanism]
+        spec = "mech.py:mechanism"
+        [prior]
+        spec = "builtin:bernoulli"
+        n = 3
+        k = 1
+        [audit]
+        statistic = "stats.py:product"
+        samples = 1000
+        [claim]
+        spec = "dp:1"
+    """))
+    spec = build_spec(load_config(tmp_path / "audit.toml"))
+    assert isinstance(spec.statistic, UserStatistic) and spec.statistic.name == "stats.py:product"
+    assert spec.statistic.values(np.array([2.0, 3.0])).tolist() == [6.0]
+
+
+@pytest.mark.train
+def test_an_audit_with_neural_critics_says_the_statistic_was_not_tried():
+    pair = NeighbouringPair(np.zeros((3, 1)), np.array([[1.0], [0.0], [0.0]]))
+    result = run_audit(AuditSpec(mechanism=signs_agree_with_record, priors=(pair.prior(),), claim=parse_claim("dp:1"),
+                                 samples=1000, records=(0,), seed=0, statistic=product, mi_critic="neural",
+                                 critic={"max_steps": 20, "eval_every": 10}))
+    assert any("the statistic 'product' (--statistic)" in note and "it was not tried" in note for note in result.notes)
+    assert "product(y)" not in (result.event_test.statistics_tried or [])
