@@ -21,7 +21,7 @@ from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, PresentRecords, 
 from mechanisms.claims.conversion import convert_claim
 
 from estimators.validation import plain_toml
-from audit.certificates.claim_tests import record_support, smallest_certifying_runs
+from audit.certificates.claim_tests import ARITHMETICS, record_support, smallest_certifying_runs
 from audit.frameworks import PufferfishFramework, differential_privacy
 from audit.search.prior_search import MAX_PRIOR_SEARCH
 from audit.result import NOTIONS
@@ -111,6 +111,11 @@ class AuditSpec:
         :class:`~mechanisms.inputs.relation.PresentRecords`, add/remove pairs come from
         :class:`~mechanisms.inputs.neighbouring_pair.NeighbouringPair`). False: the priors' pairs encode
         absence themselves (e.g. a null record the mechanism ignores), and are used as given.
+    arithmetic : {"float", "ideal"}
+        What is audited (:mod:`audit.statistics.arithmetic`): ``"float"`` (default) the program's float64
+        outputs, by the event test on statistics that read no bits and by the float-bit event test, each at
+        its share of α; ``"ideal"`` the mechanism's real-arithmetic behaviour alone: every output rounded
+        to 32 significant bits before any statistic, and no float-bit statistic.
     pilot_for_runs : int, optional
         Set by a budget plan's pilot (:func:`audit.gating.budget_forecast.plan_budget`), not by an audit: the
         event test chooses its event for this many certification runs per input instead of
@@ -148,6 +153,7 @@ class AuditSpec:
     relation: str = REPLACE_ONE
     presence_column: bool | None = None
     pilot_for_runs: int | None = None
+    arithmetic: str = "float"
 
     def __post_init__(self):
         if not callable(self.mechanism):
@@ -230,6 +236,7 @@ class AuditSpec:
                 raise InputError("argument 'pairs' holds an add/remove pair (row counts that differ by one); audit it "
                                  "with relation='add-remove'")
         check_choice(self.estimator, "estimator", NEURAL_ESTIMATORS)
+        check_choice(self.arithmetic, "arithmetic", ARITHMETICS)
         check_choice(self.mi_critic, "mi_critic", MI_CRITICS)
         delta = self.delta
         if delta is None:

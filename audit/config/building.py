@@ -36,6 +36,7 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     records = "all"                       # or [0, 3] (DP notions)
     estimator = "dv"                      # dv | mine | nwj (neural critics)
     mi_critic = "auto"                    # auto | neural | classifier (DP notions; audit.audit_plan)
+    arithmetic = "float"                  # float | ideal (audit.statistics.arithmetic)
     candidates = 1
     delta = 0.0                           # DP notions: δ of the event-based DP bound (default: the claim's)
     event_runs = 20000                    # DP notions (default: samples; runs per input)
