@@ -72,8 +72,11 @@ def _flag_config(args) -> dict:
         # Flags name files from the current folder, not from a configuration file's.
         config["pairs"] = [{"first": str(Path(first).absolute()), "second": str(Path(second).absolute())}
                            for first, second in map(split_pair_flag, args.pair)]
-    if args.claim is not None:  # "" too: parse_claim names it
-        config["claim"] = parse_claim(args.claim, argument="--claim", relation=config.get("claim", {}).get("relation"))
+    if args.claim is not None and "relation" in config.get("claim", {}):
+        # --claim with --relation: a [claim] table, so that the relation is known to be the user's (config.building).
+        config["claim"]["spec"] = args.claim
+    elif args.claim is not None:  # "" too: parse_claim names it
+        config["claim"] = parse_claim(args.claim, argument="--claim")
     return config
 
 
