@@ -130,6 +130,10 @@ class EventTest:
     # Outputs of any structure (mechanisms.outputs.encoding): the support facts (keys, classes, shapes) the
     # certification runs of one input held and the other's never did, in words with their counts; not a test.
     support_differences: list | None = None
+    # The event's frequencies under the first and second input on the draws it was chosen on (selection runs or
+    # held-out draws), and those draws' numbers: the selection's own estimate of its effect (the forecast reads it).
+    chosen_frequencies: list | None = None
+    chosen_runs: list | None = None
     # A budget plan's pilot only (audit.search.event_search.event_search's keep_scores): the chosen statistic's scores,
     # {"chosen_on": (first database's, second's), "certification": (the same)}; kept out of the JSON.
     scores: dict | None = field(default=None, repr=False, compare=False)
@@ -339,7 +343,7 @@ class AuditResult:
         # Each bound is certified on its own at level ≤ α (its test's share with a claim), so the
         # sentence names the one it quotes.
         float_bound = None if self.float_event_test is None else self.float_event_test.epsilon_lower_bound
-        bounds = [(b, source) for b, source in ((self.dp_epsilon_lower_bound_mi, "from the MI bound, Theorem 1"),
+        bounds = [(b, source) for b, source in ((self.dp_epsilon_lower_bound_mi, f"from the MI bound, {PUFFERFISH_PAPER}, Theorem 1"),
                                                 (self.dp_epsilon_lower_bound_event, "from the event test"),
                                                 (float_bound, "from the float-bit event test, through the float "
                                                               "representation of the output"))
@@ -375,6 +379,15 @@ class AuditResult:
         claim = None if self.claim is None else self.claim.get("label")
         return headline_repr(self, headline, extra={"claim": claim, "claim_verdict": self.claim_verdict,
                                                     "samples": self.samples})
+
+
+#: The paper the MI notions and Theorem 1 (ε-DP ⇒ MI-DP) come from, by its authors and title.
+PUFFERFISH_PAPER = "Nuradha and Goldfeld, Pufferfish Privacy: An Information-Theoretic Study"
+
+
+def named_papers(text: str) -> str:
+    """``text`` with "Pufferfish paper" (the code's short name) written as the paper's authors and title."""
+    return str(text).replace("Pufferfish paper", PUFFERFISH_PAPER)
 
 
 def finite_or_none(value) -> float | None:
