@@ -491,7 +491,7 @@ GAUSSIAN_NOTIONS = ("gdp", "zcdp")
 def gaussian_dp_rows(certificate, claim_notion: str | None = None) -> list:
     """The event test's μ certificate (:class:`audit.certificates.gaussian_dp.GDPCertificate`) as table rows.
 
-    The ε read from μ̲ assumes the mechanism is exactly μ̲-GDP (Dong, Roth and Su 2022, Corollary 2.13): shown as an
+    The ε read from μ̲ assumes the mechanism is exactly μ̲-GDP (Dong, Roth and Su 2022): shown as an
     estimate for a GDP or zCDP claim, and otherwise marked hypothetical (a Laplace mechanism's curve is not
     Gaussian's, and the figure would read as an ε the audit found).
     """
