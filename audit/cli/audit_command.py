@@ -72,11 +72,11 @@ def _flag_config(args) -> dict:
         # Flags name files from the current folder, not from a configuration file's.
         config["pairs"] = [{"first": str(Path(first).absolute()), "second": str(Path(second).absolute())}
                            for first, second in map(split_pair_flag, args.pair)]
-    if args.claim is not None and "relation" in config.get("claim", {}):
-        # --claim with --relation: a [claim] table, so that the relation is known to be the user's (config.building).
-        config["claim"]["spec"] = args.claim
-    elif args.claim is not None:  # "" too: parse_claim names it
-        config["claim"] = parse_claim(args.claim, argument="--claim")
+    if args.claim is not None:  # "" too: parse_claim names it
+        relation = config.get("claim", {}).get("relation")
+        claim = parse_claim(args.claim, argument="--claim", relation=relation)
+        # With --relation, the relation the user named goes along (config.building keeps a library's otherwise).
+        config["claim"] = claim if relation is None else (claim, relation)
     return config
 
 

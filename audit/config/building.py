@@ -325,6 +325,8 @@ def _claim(raw, notion: str) -> tuple:
     """
     if isinstance(raw, Claim):
         return raw, None
+    if isinstance(raw, tuple):  # (claim, relation) from --claim with --relation (audit.cli.audit_command)
+        return raw
     if not raw:
         return None, None
     table = validate_table(raw, keys_of("claim"), "[claim]", notion=notion)

@@ -311,7 +311,8 @@ def claim_headline(result: AuditResult) -> str:
     relation = result.claim.get("relation_text")
     head = (f"claim {result.claim['label']}: {_HEADLINE_WORDS[outcome]}" + (f" (neighbours: {relation})" if relation else "")
             + result.float_refutation_words())
-    evidence = deciding_evidence(result)
+    # A claim no test could refute has no deciding test: the headline says what would make one.
+    evidence = deciding_evidence(result) if result.claim_alpha else ""
     said = "; ".join(part for part in (evidence, why) if part)
     return head + (f": {said}" if said else "")
 
