@@ -13,7 +13,7 @@ import pytest
 from audit.cli.audit_command import _text
 from audit.engine import run_audit
 from audit.report import render_html, render_markdown
-from audit.report.content import claim_headline
+from audit.report.content import claim_headline, dp_bounds_text
 from audit.report.markdown import escape
 from audit.spec import AuditSpec
 from mechanisms.claims.parsing import parse_claim
@@ -85,3 +85,18 @@ def test_gdp_derived_rows_are_hypothetical_unless_the_claim_is_gdp_or_zcdp(refut
     gaussian = _audit("gdp:1", 1.0)
     rows = _gdp_rows(gaussian)
     assert rows and not any("hypothetical" in row for row in rows)
+
+
+def test_the_summary_cell_carries_the_float_bit_bound():
+    # The textbook Laplace mean (records in [0, 1], n = 10, ε = 1) in float64: refuted through its bits only.
+    first = np.zeros((10, 1))
+    second = first.copy()
+    second[0, 0] = 1.0
+
+    def mean(dbs, rng):
+        return dbs[:, :, 0].mean(axis=1, keepdims=True) + rng.laplace(0.0, 0.1, (len(dbs), 1))
+    result = run_audit(AuditSpec(mechanism=mean, priors=[TwoPoint(first, second)], claim=parse_claim("dp:1"),
+                                 samples=2000, seed=0))
+    assert result.refuted_through_float_only
+    cell = dp_bounds_text(result)
+    assert cell.endswith(f" / float bits {result.float_event_test.epsilon_lower_bound:.3g}")

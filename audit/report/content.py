@@ -366,8 +366,11 @@ def _pure_epsilon(result: AuditResult):
 
 
 def dp_bounds_text(result: AuditResult) -> str:
-    """Both certified DP ε lower bounds in one cell: ``MI 0.77 / event 1.1``."""
-    return f"MI {number(result.dp_epsilon_lower_bound_mi, 3)} / event {number(result.dp_epsilon_lower_bound_event, 3)}"
+    """The certified DP ε lower bounds in one cell: ``MI 0.77 / event 1.1`` (and ``/ float bits 4.2`` with a float-bit test)."""
+    text = f"MI {number(result.dp_epsilon_lower_bound_mi, 3)} / event {number(result.dp_epsilon_lower_bound_event, 3)}"
+    if result.float_event_test is not None:  # the float-bit event test's, through the output's float representation
+        text += f" / float bits {number(result.float_event_test.epsilon_lower_bound, 3)}"
+    return text
 
 
 def summary_rows(results: list) -> TextTable:
