@@ -45,6 +45,7 @@ from audit.certificates.claim_tests import cross_checks
 from audit.statistics.classifier_critic import cross_fitted_candidates, fit_classifier_critics
 from audit.statistics.classifier import PAIR_STATISTICS, pair_statistic
 from audit.statistics.float_bits import FLOAT_STATISTICS, has_fine_bits
+from audit.statistics.arithmetic import RoundedRunner, is_float_bit_candidate, rounded_candidate
 from audit.statistics.support import SUPPORT_STATISTICS
 from audit.certificates.event_bounds import with_delta_certificate
 from audit.statistics.pair_candidates import (PairCandidate, draws_of_first, held_out_scores, neighbouring_pair_of, value_pairs)
@@ -92,8 +93,10 @@ def audit_runner(spec: AuditSpec, **settings) -> MechanismRunner:
     """The runner of ``spec``'s mechanism (its execution settings, source, quietness and relation), with any
     further :class:`~mechanisms.execution.runner.MechanismRunner` ``settings`` (a sequential audit's chunk
     boundaries and cache)."""
-    return MechanismRunner(spec.mechanism, spec.mechanism_label, spec.execution, source=spec.mechanism_source,
-                           quiet=spec.quiet, presence_column=spec.presence_column, **settings)
+    runner = MechanismRunner(spec.mechanism, spec.mechanism_label, spec.execution, source=spec.mechanism_source,
+                             quiet=spec.quiet, presence_column=spec.presence_column, **settings)
+    # Ideal arithmetic: every output is rounded before any statistic sees it (audit.statistics.arithmetic).
+    return RoundedRunner(runner) if spec.arithmetic == "ideal" else runner
 
 
 def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
@@ -187,16 +190,20 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
     else:
         verdict = "violation" if selected_bound > spec.epsilon else "no-violation-detected"
 
-    dp_mi = event = None
+    dp_mi = event = float_event = None
     pilot_runs = 0  # runs that fitted the float-bit statistics of a structured pair (_float_bit_candidates)
+    claim_tests = plan.claim_tests
     if spec.notion in RECORD_AUDIT_NOTIONS and selected_bound is not None:
         dp_mi = dp_epsilon_lower_bound_from_mi(selected_bound)
         if spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
-            target = spec.claim if "event" in plan.claim_tests.alpha_spent else None
-            event, pilot_runs = _event_test(spec, best_candidate, fits, data, mechanism_rng, runner,
-                                            plan.claim_tests.event_alpha, target, gdp_alpha=plan.claim_tests.gdp_alpha)
-            event = with_delta_certificate(event, spec.claim)  # δ̲ at an (ε, δ) claim's ε
-    checks = cross_checks(spec.claim, spec.notion, selected_bound, estimate, event, plan.claim_tests)
+            pairs, pilot_runs = _event_candidates(spec, best_candidate, fits, data, mechanism_rng, runner)
+            event, float_event, claim_tests = _event_tests(spec, pairs, claim_tests, mechanism_rng, runner)
+    elif claim_tests.float_alpha is not None:
+        claim_tests = claim_tests.without_float_test()
+    if claim_tests is not plan.claim_tests and "float" in plan.claim_tests.alpha_spent:
+        notes.append("No float-bit statistic suits these outputs (no bit below 2^-32), so the event test is certified "
+                     "at its share and the float-bit test's together (decided before any event-test run).")
+    checks = cross_checks(spec.claim, spec.notion, selected_bound, estimate, event, claim_tests, float_event)
     claim_verdict = None
     if spec.claim is not None:
         claim_verdict = "refuted" if any(c.certified_contradiction for c in checks) else "not-refuted"
@@ -212,6 +219,11 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
             by_purpose["event_selection"] = event.selection_runs
         by_purpose["event_certification"] = (2 * event.runs_per_input if event.runs_made is None
                                              else sum(event.runs_made))
+    if float_event is not None:
+        if float_event.selection_runs:
+            by_purpose["float_selection"] = float_event.selection_runs
+        by_purpose["float_certification"] = (2 * float_event.runs_per_input if float_event.runs_made is None
+                                             else sum(float_event.runs_made))
     return AuditResult(
         verdict=verdict, notion=spec.notion, epsilon=spec.epsilon, alpha=spec.alpha,
         lower_bound=finite_or_none(selected_bound), estimate=estimate, paper_statistic=paper_statistic,
@@ -220,13 +232,13 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
         per_record=evidence, cross_checks=checks,
         samples=sum(by_purpose.values()), samples_by_purpose=by_purpose,
         claim=None if spec.claim is None else spec.claim.to_dict(spec.notion, plan.claim_tests.record_support),
-        claim_verdict=claim_verdict, claim_alpha=dict(plan.claim_tests.alpha_spent),
+        claim_verdict=claim_verdict, claim_alpha=dict(claim_tests.alpha_spent),
         seconds=time.perf_counter() - started, seed=spec.seed, mechanism=spec.mechanism_label,
         priors=[p.describe() for p in priors],
         theta_statement=_theta_statement(spec, len(searched)),
         certified_secret=certified.certified_secret, estimate_only=estimate_only,
         candidates_certified=certified.candidates_certified,
-        event_test=event, slices=plan.slices or None,
+        event_test=event, float_event_test=float_event, arithmetic=spec.arithmetic, slices=plan.slices or None,
         # Classifier critics are Barber–Agakov critics, whatever neural objective the spec names.
         estimator="classifier" if fits.classifiers else spec.estimator, device=str(device),
         training_history=fits.history, notes=notes, domain_reach=reach,
@@ -418,15 +430,47 @@ def _float_bit_candidates(pair, record, runner, rng, runs):
     return candidates, 2 * runs
 
 
-def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None, gdp_alpha=None):
-    """The event search (:func:`audit.search.event_search.event_search`) over candidate pairs, in order:
+def _event_tests(spec, pairs, claim_tests, rng, runner):
+    """The event test and the float-bit event test over the candidates ``pairs`` (:func:`_event_candidates`);
+    returns (event test, float-bit event test, the claim's plan as spent).
+
+    The candidates whose statistics read no bits are searched on outputs rounded to the ideal resolution
+    (:func:`audit.statistics.arithmetic.rounded_candidate`; under ``arithmetic = "ideal"`` the runner has
+    rounded them already), the float-bit ones (``arithmetic = "float"`` only) on the outputs themselves; each
+    test chooses on its own selection runs or held-out draws and certifies on its own fresh runs at its share
+    of α (:class:`audit.certificates.claim_tests.ClaimPlan`). Without a float-bit candidate the event test gets
+    both shares, decided before its runs.
+    """
+    bits = [p for p in pairs if is_float_bit_candidate(p)] if spec.arithmetic == "float" else []
+    ideal = [p if spec.arithmetic == "ideal" else rounded_candidate(p) for p in pairs if not is_float_bit_candidate(p)]
+    if not bits:
+        claim_tests = claim_tests.without_float_test()
+    tests = []
+    for candidates, test, alpha in ((ideal, "event", claim_tests.event_alpha), (bits, "float", claim_tests.float_alpha)):
+        target = spec.claim if test in claim_tests.alpha_spent else None
+        gdp_alpha = claim_tests.gdp_alpha if test == "event" else alpha
+        found = _search(spec, candidates, rng, runner, alpha, target, gdp_alpha) if candidates else None
+        tests.append(with_delta_certificate(found, spec.claim))  # δ̲ at an (ε, δ) claim's ε
+    return tests[0], tests[1], claim_tests
+
+
+def _search(spec, pairs, rng, runner, alpha, claim, gdp_alpha):
+    # The audit's claim decides the certificates even when the event test does not test it (``claim`` None).
+    pure = spec.claim is None or spec.claim.pure_epsilon is not None
+    return event_search(pairs, runner=runner, rng=rng, runs=spec.event_runs, alpha=alpha, delta=spec.delta,
+                        claim=claim, pure_certificates=pure, gdp_alpha=gdp_alpha,
+                        predict_runs=spec.pilot_for_runs, keep_scores=spec.pilot_for_runs is not None)
+
+
+def _event_candidates(spec, candidate, fits, data, rng, runner):
+    """The event search's candidate pairs (:func:`audit.search.event_search.event_search`), in order:
     each two-point prior of Θ on a neighbouring pair (the declared ones, the user's and a catalog's
     pairs, then the prior search's structured and random pairs) with its own critic (the MI test's
     chosen critic for its cell); then, when the chosen critic's prior is not such a two-point prior,
     structured pairs on its record (StatDP patterns, column levels read from the audit's draws of
     that prior), the float-bit statistics of the first of them (:func:`_float_bit_candidates`, when the MI
     sample's outputs hold bits below the coarse grid: :func:`_outputs_have_fine_bits`) and
-    pairs of its values on a base database of the validation split. Returns (the event test, the pilot
+    pairs of its values on a base database of the validation split. Returns (the candidates, the pilot
     runs of the float-bit statistics)."""
     pairs, pilot_runs = [], 0
     for i, cell in enumerate(fits.cells):
@@ -443,7 +487,7 @@ def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None, gdp
         statistic = _critic_statistic(candidate, fits)
         structured = structured_pairs(cell.prior, STRUCTURED_EVENT_PAIRS, rng, records=(cell.record,), observed=dbs)
         pairs += [PairCandidate(p.first, p.second, cell.record, statistic, p.why) for p in structured]
-        if structured and _outputs_have_fine_bits(data[cell.prior_index][1]):
+        if structured and spec.arithmetic == "float" and _outputs_have_fine_bits(data[cell.prior_index][1]):
             bit_candidates, pilot_runs = _float_bit_candidates(structured[0], cell.record, runner, rng,
                                                                min(spec.event_runs, BIT_PILOT_RUNS))
             pairs += bit_candidates
@@ -457,8 +501,4 @@ def _event_test(spec, candidate, fits, data, rng, runner, alpha, claim=None, gdp
                          **({} if p.held_out is not None else
                             dict(zip(("first", "second"), presence_pair(p.first, p.second, p.record)))))
                  for p in pairs]
-    # The audit's claim decides the certificates even when the event test does not test it (``claim`` None).
-    pure = spec.claim is None or spec.claim.pure_epsilon is not None
-    return event_search(pairs, runner=runner, rng=rng, runs=spec.event_runs, alpha=alpha, delta=spec.delta,
-                        claim=claim, pure_certificates=pure, gdp_alpha=gdp_alpha,
-                        predict_runs=spec.pilot_for_runs, keep_scores=spec.pilot_for_runs is not None), pilot_runs
+    return pairs, pilot_runs

@@ -133,6 +133,10 @@ class EventTest:
     # Outputs of any structure (mechanisms.outputs.encoding): the support facts (keys, classes, shapes) the
     # certification runs of one input held and the other's never did, in words with their counts; not a test.
     support_differences: list | None = None
+    # The event's frequencies under the first and second input on the draws it was chosen on (selection runs or
+    # held-out draws), and those draws' numbers: the selection's own estimate of its effect (the forecast reads it).
+    chosen_frequencies: list | None = None
+    chosen_runs: list | None = None
     # Output features constant in every certification run of one input at a value the other's never take ("value v
     # in k of k runs of A, never in the k runs of B: the privacy loss on this pair is unbounded";
     # mechanisms.outputs.unbounded); counts beside the certificate, which alone refutes.
@@ -166,7 +170,7 @@ class CrossCheck:
         The MI test: whether the point estimate is within the budget (no error guarantee).
     theorems : list of str
     detail : str
-    test : {"mi", "event", "gdp"}
+    test : {"mi", "event", "float", "gdp"}
     statistic, threshold : float or None
         What was compared: the certified MI lower bound against the budget; for the event test
         p̲ − e^ε′ p̄ (or its complement form) against δ(ε′) at ``epsilon_prime``.
@@ -217,7 +221,6 @@ class AuditResult:
 
     ``sequential`` is set on the deciding look of a sequential audit: its looks, runs and why it
     stopped (:meth:`audit.gating.sequential.SequentialAudit.block`); ``None`` for a fixed audit.
-
     ``domain_reach`` (where a domain was declared, :attr:`audit.spec.AuditSpec.domain`): the declared
     domain, its source, the span of the audited records and whether they reached both ends
     (:func:`audit.search.input_domain.domain_reach`).
@@ -244,6 +247,9 @@ class AuditResult:
     estimate_only: bool = False
     candidates_certified: int = 1
     event_test: EventTest | None = None
+    # arithmetic = "float": the event test on the float-bit statistics, at its own share of α (audit.statistics.arithmetic).
+    float_event_test: EventTest | None = None
+    arithmetic: str = "float"
     slices: int | None = None
     estimator: str = "dv"
     device: str = "cpu"
@@ -286,13 +292,38 @@ class AuditResult:
             split = f" The {tests} is the one test that can refute it." if tests else ""
         if self.refuted:
             evidence = "; ".join(r["detail"] for r in self.refuted_by)
-            return (f"Claim {label}{source}: REFUTED. With probability at least {confidence} over this audit's "
-                    f"randomness, the mechanism does not satisfy {label}: {evidence}.{split}")
+            return (f"Claim {label}{source}: REFUTED{self.float_refutation_words()}. With probability at least "
+                    f"{confidence} over this audit's randomness, the mechanism does not satisfy {label}: "
+                    f"{evidence}.{split}")
         if not self.claim_alpha:
             return (f"Claim {label}{source}: cannot be refuted at this budget: no test of this audit could refute it "
                     "(the notes say why and what would).")
         return (f"Claim {label}{source}: not refuted. No test found evidence against it at {confidence} confidence; "
                 f"this is not a proof that the claim holds.{split}")
+
+    @property
+    def refuted_through_float_only(self) -> bool:
+        """Whether only the float-bit event test refuted the claim (the tests that read no bits did not)."""
+        tests = {r["test"] for r in self.refuted_by}
+        return tests == {"float"}
+
+    def float_refutation_words(self) -> str:
+        """What a float-bit refutation means, for the verdict's headline (empty for any other verdict).
+
+        The float-bit statistics (:mod:`audit.statistics.float_bits`) read the rounding that float64
+        arithmetic leaves in an output's low bits (Mironov 2012, Section 3); the fix is Mironov's snapping
+        (Section 5.2) or a sampler that samples exactly.
+        """
+        if not self.refuted or not any(r["test"] == "float" for r in self.refuted_by):
+            return ""
+        if not self.refuted_through_float_only:
+            return (" (by the tests that read no bits, so in real arithmetic too; the floating-point representation "
+                    "of the output refutes it as well: see how-to/floating-point)")
+        return (" through the floating-point representation of the output, not the noise distribution "
+                "(Mironov 2012): see how-to/floating-point; the algorithm holds its claim; its float implementation "
+                "does not (the tests that read no bits, on outputs rounded to 32 significant bits, did not refute "
+                "it); fix: round the noisy release onto a power-of-two grid (snapping, Mironov 2012 Section 5.2) or "
+                "use an exact sampler (e.g. OpenDP's)")
 
     def statement(self) -> str:
         """The verdicts in plain words: the claim's first (when there is one), then the MI notion's."""
@@ -331,8 +362,11 @@ class AuditResult:
     def _dp_bounds_text(self, confidence: str) -> str:
         # Each bound is certified on its own at level ≤ α (its test's share with a claim), so the
         # sentence names the one it quotes.
-        bounds = [(b, source) for b, source in ((self.dp_epsilon_lower_bound_mi, "from the MI bound, Theorem 1"),
-                                                (self.dp_epsilon_lower_bound_event, "from the event test"))
+        float_bound = None if self.float_event_test is None else self.float_event_test.epsilon_lower_bound
+        bounds = [(b, source) for b, source in ((self.dp_epsilon_lower_bound_mi, f"from the MI bound, {PUFFERFISH_PAPER}, Theorem 1"),
+                                                (self.dp_epsilon_lower_bound_event, "from the event test"),
+                                                (float_bound, "from the float-bit event test, through the float "
+                                                              "representation of the output"))
                   if b is not None and b > 0]
         if not bounds:
             return ""
@@ -345,7 +379,7 @@ class AuditResult:
                    "unit", "lower_bound", "estimate", "paper_statistic", "dp_epsilon_lower_bound_mi",
                    "dp_epsilon_lower_bound_event", "per_record", "cross_checks", "samples", "samples_by_purpose",
                    "seconds", "seed", "statement", "mechanism", "priors", "theta", "certified_secret",
-                   "estimate_only", "candidates_certified", "event_test", "slices", "estimator", "device",
+                   "estimate_only", "candidates_certified", "event_test", "float_event_test", "arithmetic", "slices", "estimator", "device",
                    "training_history", "notes", "domain_reach")
 
     def to_dict(self) -> dict:
@@ -365,6 +399,15 @@ class AuditResult:
         claim = None if self.claim is None else self.claim.get("label")
         return headline_repr(self, headline, extra={"claim": claim, "claim_verdict": self.claim_verdict,
                                                     "samples": self.samples})
+
+
+#: The paper the MI notions and Theorem 1 (ε-DP ⇒ MI-DP) come from, by its authors and title.
+PUFFERFISH_PAPER = "Nuradha and Goldfeld, Pufferfish Privacy: An Information-Theoretic Study"
+
+
+def named_papers(text: str) -> str:
+    """``text`` with "Pufferfish paper" (the code's short name) written as the paper's authors and title."""
+    return str(text).replace("Pufferfish paper", PUFFERFISH_PAPER)
 
 
 def finite_or_none(value) -> float | None:

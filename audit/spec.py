@@ -21,7 +21,7 @@ from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, PresentRecords, 
 from mechanisms.claims.conversion import convert_claim
 
 from estimators.validation import plain_toml
-from audit.certificates.claim_tests import record_support, smallest_certifying_runs
+from audit.certificates.claim_tests import ARITHMETICS, record_support, smallest_certifying_runs
 from audit.frameworks import PufferfishFramework, differential_privacy
 from audit.search.input_domain import DeclaredDomain
 from audit.search.prior_search import MAX_PRIOR_SEARCH
@@ -112,6 +112,11 @@ class AuditSpec:
         :class:`~mechanisms.inputs.relation.PresentRecords`, add/remove pairs come from
         :class:`~mechanisms.inputs.neighbouring_pair.NeighbouringPair`). False: the priors' pairs encode
         absence themselves (e.g. a null record the mechanism ignores), and are used as given.
+    arithmetic : {"float", "ideal"}
+        What is audited (:mod:`audit.statistics.arithmetic`): ``"float"`` (default) the program's float64
+        outputs, by the event test on statistics that read no bits and by the float-bit event test, each at
+        its share of α; ``"ideal"`` the mechanism's real-arithmetic behaviour alone: every output rounded
+        to 32 significant bits before any statistic, and no float-bit statistic.
     domain : DeclaredDomain, optional
         The records' declared range (:class:`audit.search.input_domain.DeclaredDomain`: ``--domain``, a
         library object's bounds, a function's ``bounds=`` arguments): the result says whether the audited
@@ -161,6 +166,7 @@ class AuditSpec:
     presence_column: bool | None = None
     domain: DeclaredDomain | None = None
     pilot_for_runs: int | None = None
+    arithmetic: str = "float"
     statistic: Callable | None = None
 
     def __post_init__(self):
@@ -249,6 +255,7 @@ class AuditSpec:
                 raise InputError("argument 'pairs' holds an add/remove pair (row counts that differ by one); audit it "
                                  "with relation='add-remove'")
         check_choice(self.estimator, "estimator", NEURAL_ESTIMATORS)
+        check_choice(self.arithmetic, "arithmetic", ARITHMETICS)
         check_choice(self.mi_critic, "mi_critic", MI_CRITICS)
         delta = self.delta
         if delta is None:

@@ -66,6 +66,9 @@ def test_predicted_event_runs_match_a_direct_clopper_pearson_search():
     runs_per_input_run = 3.0  # one two-point prior and two inputs per sample, event_runs = samples
     assert event.runs_at_excess == pytest.approx(n * runs_per_input_run, rel=0.05)
     assert event.refutable_at_budget and plan.refutable
+    # laplace_sum's releases are snapped (no float-bit statistic suits them): the event test spends the float-bit
+    # test's share too, as the audit does, and the MI test (log 2 < its budget here) none: all of α.
+    assert alpha == pytest.approx(spec.alpha)
     # The forecast is said in the note; beyond twice the pilot's runs (or none) the note says it may err long.
     assert "forecast (16 audits simulated on the pilot's" in event.note
     far = event.runs_at_pilot is None or event.runs_at_pilot > 2 * plan.pilot_runs

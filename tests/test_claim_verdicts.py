@@ -66,12 +66,15 @@ def test_smallest_refutable_runs_for_pure_dp(eps, alpha):
 
 def test_plan_splits_alpha_between_the_tests_that_can_refute():
     plan = plan_claim_tests(_spec("gdp:1"))
-    # A GDP claim is also tested by the μ certificate of the event's trade-off curve (audit.certificates.gaussian_dp).
-    assert plan.alpha_spent == pytest.approx({"mi": 0.05 / 3, "event": 0.05 / 3, "gdp": 0.05 / 3})
-    assert plan.mi_alpha == plan.event_alpha == plan.gdp_alpha == pytest.approx(0.05 / 3)
+    # A GDP claim is also tested by the μ certificate of the event's trade-off curve (audit.certificates.gaussian_dp);
+    # under float arithmetic (the default) the float-bit event test takes a fifth of the event test's share.
+    assert plan.alpha_spent == pytest.approx({"mi": 0.05 / 3, "event": 0.8 * 0.05 / 3, "float": 0.2 * 0.05 / 3,
+                                              "gdp": 0.05 / 3})
+    assert plan.mi_alpha == plan.gdp_alpha == pytest.approx(0.05 / 3)
+    assert plan.event_alpha == pytest.approx(0.8 * 0.05 / 3) and plan.float_alpha == pytest.approx(0.2 * 0.05 / 3)
     # ε-DP at ε = 2 implies 2 nats, above log 2: the MI of a binary record cannot exceed it.
-    plan = plan_claim_tests(_spec("dp:2"))
-    assert plan.alpha_spent == {"event": 0.05} and plan.mi_alpha == 0.05
+    plan = plan_claim_tests(_spec("dp:2")).without_float_test()
+    assert plan.alpha_spent == pytest.approx({"event": 0.05}) and plan.mi_alpha == 0.05
     assert any("cannot refute" in note and "log 2" in note for note in plan.notes)
     # An MI claim has no profile: the event test does not test it.
     plan = plan_claim_tests(_spec("mi-dp:0.1"))
@@ -80,10 +83,11 @@ def test_plan_splits_alpha_between_the_tests_that_can_refute():
     # 76; 10 can certify some ε > 0 but not ε > 3): said up front, no α spent.
     plan = plan_claim_tests(_spec("dp:3", event_runs=10))
     assert "event" not in plan.alpha_spent and any("cannot refute" in n for n in plan.notes)
-    assert plan_claim_tests(_spec("zcdp:0.5", alpha=0.1)).alpha_spent == {"mi": 0.05, "event": 0.05}
+    assert plan_claim_tests(_spec("zcdp:0.5", alpha=0.1)).without_float_test().alpha_spent == pytest.approx(
+        {"mi": 0.05, "event": 0.05})
     # No claim: each test is its own statement at α.
     no_claim = AuditSpec(mechanism=gaussian_count, priors=[BINARY], notion="mi-dp", epsilon=0.1, **SMALL)
-    assert plan_claim_tests(no_claim) == ClaimPlan({}, 0.05, 0.05, 2, ())
+    assert plan_claim_tests(no_claim) == ClaimPlan({}, 0.05, 0.05, 2, (), 0.05)  # each a separate statement at α
 
 
 def test_spec_defaults_follow_the_claim():

@@ -158,11 +158,13 @@ def test_a_change_of_spread_is_seen_by_the_quadratic_logistic_critic():
                                  samples=20000, event_runs=4000, seed=0))
     assert result.certified_secret == "record 0 (quadratic logistic critic)"
     assert abs(result.estimate - truth) < 0.02 and result.lower_bound <= truth
-    # Six event statistics, the linear and the quadratic logistic (no neural critic, continuous outputs) and the
-    # four float-bit ones (audit.statistics.float_bits): both tails of either logistic gather the large |y| that only
-    # the wider Gaussian gives.
-    assert result.claim_verdict == "refuted" and result.event_test.pairs_considered == 6
-    assert result.claim_alpha == {"event": 0.05}  # the MI test is a separate statement (audit.certificates.claim_tests)
+    # Two event statistics, the linear and the quadratic logistic (no neural critic, continuous outputs), beside the
+    # four float-bit ones of the float-bit test (audit.statistics.float_bits): both tails of either logistic gather
+    # the large |y| that only the wider Gaussian gives.
+    assert result.claim_verdict == "refuted" and result.event_test.pairs_considered == 2
+    assert result.float_event_test.pairs_considered == 4
+    # The MI test is a separate statement (audit.certificates.claim_tests); the event tests share α, a fifth to the bits.
+    assert result.claim_alpha == pytest.approx({"event": 0.04, "float": 0.01})
 
 
 def test_the_event_test_gets_the_classifiers_cross_fitted(monkeypatch):
@@ -181,17 +183,19 @@ def test_the_event_test_gets_the_classifiers_cross_fitted(monkeypatch):
                                  claim=parse_claim("dp:1"), samples=3000, event_runs=2000, seed=1))
     folds = classifier_critic.CROSS_FIT_FOLDS
     assert sorted(calls) == ["LogOdds"] * (1 + folds) + ["QuadraticLogOdds"] * (1 + folds)
-    # The two logistic statistics and the four float-bit ones (audit.statistics.float_bits; no logistic fit among them).
-    assert result.event_test.pairs_considered == 6
-    assert "chosen among 6 candidates on 3000 held-out draws" in result.event_test.description
+    # The two logistic statistics, and the four float-bit ones in the float-bit test (audit.statistics.float_bits; no
+    # logistic fit among them).
+    assert result.event_test.pairs_considered == 2 and result.float_event_test.pairs_considered == 4
+    assert "chosen among 2 candidates on 3000 held-out draws" in result.event_test.description
     assert f"on {folds} folds of the MI sample (cross-fitted" in result.event_test.description
 
 
 def test_the_summary_says_the_event_test_alone_decides_and_the_mi_bound_is_a_separate_statement():
     from audit.cli.audit_command import _check_status
 
+    # Ideal arithmetic: no float-bit test shares the event test's α.
     result = run_audit(AuditSpec(mechanism=_gaussian_shift(1.0), priors=[TwoPoint(FIRST, SECOND)],
-                                 claim=parse_claim("dp:1"), samples=3000, event_runs=2000, seed=1))
+                                 claim=parse_claim("dp:1"), samples=3000, event_runs=2000, seed=1, arithmetic="ideal"))
     assert "The event test at α = 0.05 is the one test that can refute it." in result.statement()
     mi_check, event_check = result.cross_checks
     assert mi_check.test == "mi" and mi_check.alpha_spent is None and "a separate statement" in mi_check.detail

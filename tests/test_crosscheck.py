@@ -26,10 +26,10 @@ ALPHA = 0.05
 BINARY_RECORDS = TwoPoint(np.zeros((2, 1)), np.ones((2, 1)))  # each record takes 2 values
 
 
-def _spec(claim, *, notion="mi-dp", priors=(BINARY_RECORDS,), event_runs=10_000, alpha=ALPHA):
-    """The attributes of an AuditSpec that plan_claim_tests reads."""
+def _spec(claim, *, notion="mi-dp", priors=(BINARY_RECORDS,), event_runs=10_000, alpha=ALPHA, arithmetic="ideal"):
+    """The attributes of an AuditSpec that plan_claim_tests reads (ideal arithmetic: no float-bit test, unless asked)."""
     return SimpleNamespace(alpha=alpha, claim=None if claim is None else parse_claim(claim), notion=notion,
-                           priors=list(priors), event_runs=event_runs)
+                           priors=list(priors), event_runs=event_runs, arithmetic=arithmetic)
 
 
 def _runs_needed(epsilon: float, share: float) -> int:
@@ -53,6 +53,22 @@ def test_record_support_counts_values_from_the_priors_definitions():
 def test_no_claim_plans_nothing():
     plan = plan_claim_tests(_spec(None))
     assert plan == ClaimPlan({}, ALPHA, ALPHA, 2, ())
+
+
+def test_float_arithmetic_gives_the_float_bit_test_a_fifth_of_the_event_share_before_sampling():
+    plan = plan_claim_tests(_spec("dp:1", arithmetic="float"))
+    assert plan.alpha_spent == pytest.approx({"mi": ALPHA / 2, "event": 0.8 * ALPHA / 2, "float": 0.2 * ALPHA / 2})
+    assert plan.float_alpha == pytest.approx(0.2 * ALPHA / 2)
+    # Without a float-bit candidate (decided before any event run) the event test gets both shares.
+    merged = plan.without_float_test()
+    assert merged.alpha_spent == pytest.approx({"mi": ALPHA / 2, "event": ALPHA / 2}) and merged.float_alpha is None
+    assert merged.event_alpha == pytest.approx(ALPHA / 2)
+    # Runs enough for the event test's share but not for the float-bit test's: it is not planned, and said.
+    runs = _runs_needed(1.0, 0.8 * ALPHA / 2)
+    assert runs < _runs_needed(1.0, 0.2 * ALPHA / 2)
+    plan = plan_claim_tests(_spec("dp:1", arithmetic="float", event_runs=runs))
+    assert set(plan.alpha_spent) == {"mi", "event"}
+    assert any("float-bit event test" in note and "cannot refute" in note for note in plan.notes)
 
 
 def test_pure_dp_claim_splits_alpha_between_the_mi_and_event_tests():

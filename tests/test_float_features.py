@@ -156,10 +156,11 @@ def test_textbook_float_laplace_is_refuted_through_its_bits():
     first, second = np.zeros((1, 1)), np.ones((1, 1))
     result = run_audit(AuditSpec(mechanism=_textbook_laplace(10.0), priors=[TwoPoint(first, second)],
                                  claim=parse_claim("dp:0.1"), samples=6000, event_runs=6000, seed=0))
-    assert result.claim_verdict == "refuted"
-    assert result.event_test.p_second == 0.0 or result.event_test.p_first == 0.0
-    assert result.event_test.epsilon_lower_bound > 2.5
-    assert "float grid" in result.event_test.description or "grid exponent" in result.event_test.description
+    assert result.claim_verdict == "refuted" and result.refuted_through_float_only
+    event = result.float_event_test  # the float-bit test, at its own share of α
+    assert event.p_second == 0.0 or event.p_first == 0.0
+    assert event.epsilon_lower_bound > 2.5
+    assert "float grid" in event.description or "grid exponent" in event.description
 
 
 @pytest.mark.parametrize("scale", [10.0])
@@ -187,8 +188,8 @@ def test_under_a_bernoulli_prior_the_structured_pair_gets_the_bit_statistics(sma
                                  claim=parse_claim("dp:0.1"), samples=4000, event_runs=4000, critic=small_critic,
                                  records=(0,), slices=0, seed=0))
     assert result.samples_by_purpose["event_statistics"] == 2 * 2000
-    assert result.claim_verdict == "refuted" and result.event_test.epsilon_lower_bound > 2.5
-    assert "pilot runs" in result.event_test.description
+    assert result.claim_verdict == "refuted" and result.float_event_test.epsilon_lower_bound > 2.5
+    assert "pilot runs" in result.float_event_test.description
     # The same noise snapped to 2^-32 (the real-valued mechanism, 0.1-DP up to the sampler's far tail): the MI
     # sample's outputs have no bit below the grid, so no pilot run is spent.
     from mechanisms.snapping import snap

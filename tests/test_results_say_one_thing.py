@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import replace
 
 import pytest
 from scipy.stats import beta
@@ -101,13 +102,26 @@ def test_cannot_be_refuted_this_way_only_where_no_statistic_showed_evidence_and_
 
 
 def test_an_event_that_needs_more_runs_says_how_many():
-    n, alpha = 400, 0.05
-    best_first, best_second = _upper(round(0.28 * n), n, alpha), _lower(round(0.1 * n), n, alpha)
-    assert best_first > math.e * best_second  # outside the profile at its most favourable frequencies
-    expected = runs_to_refute(parse_claim("dp:1"), best_first, best_second, alpha)
-    assert expected is not None and expected > n
-    outcome, why = claim_outcome(_result(claim_alpha={"event": alpha}, event=_event(0.28, 0.1, n)))
-    assert outcome == "not refuted" and f"about {expected} runs per input" in why
+    # Frequencies 0.4 and 0.1 on 400 runs (chosen on 400 draws of each too): each moved one standard error towards the
+    # claim, 0.4 − 0.0245 > e · (0.1 + 0.015), so there is evidence; the range is at ± one standard error.
+    n, alpha, claim = 400, 0.05, parse_claim("dp:1")
+    se_first, se_second = math.sqrt(0.4 * 0.6 / n), math.sqrt(0.1 * 0.9 / n)
+    assert 0.4 - se_first > math.e * (0.1 + se_second)
+    fewest = runs_to_refute(claim, 0.4 + se_first, 0.1 - se_second, alpha)
+    most = runs_to_refute(claim, 0.4 - se_first, 0.1 + se_second, alpha)
+    event = replace(_event(0.4, 0.1, n), chosen_frequencies=[0.4, 0.1], chosen_runs=[n, n])
+    outcome, why = claim_outcome(_result(claim_alpha={"event": alpha}, event=event))
+    assert outcome == "not refuted" and f"about {fewest}–{most} runs per input" in why
+
+
+def test_an_event_within_a_standard_error_of_the_claim_forecasts_nothing():
+    # 0.28 against 0.1 on 400 runs: outside the profile at its most favourable frequencies (a forecast before), but
+    # 0.28 − 0.0224 < e · (0.1 + 0.015): no evidence.
+    n = 400
+    assert 0.28 - math.sqrt(0.28 * 0.72 / n) < math.e * (0.1 + math.sqrt(0.1 * 0.9 / n))
+    event = replace(_event(0.28, 0.1, n), chosen_frequencies=[0.28, 0.1], chosen_runs=[n, n])
+    assert claim_outcome(_result(claim_alpha={"event": 0.05}, event=event)) == (
+        "not refuted", "no evidence against the claim at this pair")
 
 
 def test_negative_bound_reads_as_no_evidence_and_json_keeps_it():

@@ -41,6 +41,15 @@ _RATE_RATIO_THEOREMS = ["pure ε-DP: P(M(D) ∈ E) ≤ e^ε P(M(D′) ∈ E) (Dw
                         "Clopper–Pearson (1934)"]
 
 
+#: What an audit judges (:mod:`audit.statistics.arithmetic`): the program's float64 outputs, or its real-arithmetic behaviour.
+ARITHMETICS = ("float", "ideal")
+
+#: Under ``arithmetic = "float"``, the float-bit event test's part of the event test's share of α, fixed
+#: before sampling (:func:`plan_claim_tests`). Small: a float-bit refutation is an event of probability 0 under
+#: one input, whose certified ε grows with log(1/α) only, while the event test keeps 80% of its share.
+FLOAT_TEST_SHARE = 0.2
+
+
 def record_support(priors) -> int | None:
     """The most values one record takes under any of ``priors`` when that is finite and known.
 
@@ -143,9 +152,12 @@ class ClaimPlan:
         GDP claim ``"gdp"``: the μ certificate of the event statistic's trade-off curve,
         :mod:`audit.certificates.gaussian_dp`); the shares sum to α (empty without a claim or when no test can
         refute it).
-    mi_alpha, event_alpha : float
-        The level at which the MI lower bound and the event pair are certified: the test's
-        share when it tests the claim, else α (a separate statement).
+        Under ``arithmetic = "float"`` the event test's share is split before sampling: ``"float"``, the
+        float-bit event test, gets :data:`FLOAT_TEST_SHARE` of it and ``"event"`` (the statistics that
+        read no bits) the rest (:mod:`audit.statistics.arithmetic`).
+    mi_alpha, event_alpha, float_alpha : float
+        The level at which the MI lower bound, the event pair and the float-bit event pair are
+        certified: the test's share when it tests the claim, else α (a separate statement).
     record_support : int or None
         Values a record takes under the declared priors (finite and known), or ``None``.
     notes : tuple of str
@@ -157,6 +169,24 @@ class ClaimPlan:
     event_alpha: float = 0.05
     record_support: int | None = None
     notes: tuple = ()
+    float_alpha: float | None = None
+
+    def without_float_test(self) -> "ClaimPlan":
+        """This plan with the float-bit test's share given to the event test: for an audit whose float-bit
+        test has no candidate (outputs with no bit below the coarse grid, :mod:`audit.statistics.float_bits`).
+
+        Decided on the MI sample and pilot runs, before any event-test run: conditionally on them the
+        event test is certified at the sum of the two shares, and the union bound over the claim's tests
+        still sums to α (the two shares' sum is fixed before sampling).
+        """
+        if self.float_alpha is None:
+            return self
+        spent = dict(self.alpha_spent)
+        event_alpha = self.event_alpha
+        if "float" in spent:
+            event_alpha = spent["event"] + spent.pop("float")
+            spent["event"] = event_alpha
+        return ClaimPlan(spent, self.mi_alpha, event_alpha, self.record_support, self.notes, None)
 
     @property
     def gdp_alpha(self) -> float:
@@ -180,7 +210,7 @@ def plan_claim_tests(spec, classifier_critics: bool = False) -> ClaimPlan:
     alpha, claim = spec.alpha, spec.claim
     support = record_support(spec.priors)
     if claim is None:
-        return ClaimPlan({}, alpha, alpha, support, ())
+        return ClaimPlan({}, alpha, alpha, support, (), alpha if spec.arithmetic == "float" else None)
     tests, notes = [], []
     budget = claim.implied_mi_budget(spec.notion, support)
     # Whether the event test alone, at level α, can refute the claim with its runs (checked below for its share).
@@ -221,11 +251,19 @@ def plan_claim_tests(spec, classifier_critics: bool = False) -> ClaimPlan:
     shares = {test: alpha / len(tests) for test in tests}
     if not tests:
         notes.append(f"No test of this audit can refute the claim {claim.label}; it is reported as not refuted.")
-    return ClaimPlan(shares, shares.get("mi", alpha), shares.get("event", alpha), support, tuple(notes))
+    float_alpha = None
+    if spec.arithmetic == "float":
+        float_alpha = FLOAT_TEST_SHARE * shares.get("event", alpha)
+        if "event" in shares and refutable_with(claim, float_alpha, spec.event_runs):
+            shares["float"], shares["event"] = float_alpha, shares["event"] - float_alpha
+        elif "event" in shares:
+            notes.append(f"With {spec.event_runs} runs per input the float-bit event test at α = {float_alpha:.3g} "
+                         f"cannot refute the claim {claim.label}; it spends no α.")
+    return ClaimPlan(shares, shares.get("mi", alpha), shares.get("event", alpha), support, tuple(notes), float_alpha)
 
 
 def cross_checks(claim: Claim | None, notion: str, lower_bound, estimate: float, event=None,
-                 plan: ClaimPlan | None = None) -> list:
+                 plan: ClaimPlan | None = None, float_event=None) -> list:
     """The tests of ``claim`` against the audit's evidence (empty without a claim).
 
     Parameters
@@ -241,6 +279,9 @@ def cross_checks(claim: Claim | None, notion: str, lower_bound, estimate: float,
         The event test's certified pair (at level ``plan.event_alpha``).
     plan : ClaimPlan, optional
         The α shares; a test not in ``plan.alpha_spent`` is reported but cannot refute.
+    float_event : audit.result.EventTest, optional
+        The float-bit event test's certified pair (at level ``plan.float_alpha``), checked as the event
+        test is, as the test ``"float"``.
     """
     if claim is None:
         return []
@@ -259,27 +300,37 @@ def cross_checks(claim: Claim | None, notion: str, lower_bound, estimate: float,
                                  test="mi", statistic=lower_bound, threshold=bound, alpha_spent=mi_alpha))
     else:
         checks.append(CrossCheck(claim.label, None, False, None, [], budget.reason, test="mi"))
-    event_alpha = plan.alpha_spent.get("event")
-    # A ratio certificate bounds pure ε-DP only; for any other claim the same runs' Clopper–Pearson pair (computed for
-    # every certificate, at α/2 each) is compared with the claim's profile instead.
-    if event is not None and claim.pure_epsilon is not None and event.certificate in ("odds-ratio", "rate-ratio"):
-        checks.append(_ratio_check(claim, event, event_alpha))
-    elif event is not None and claim.has_profile:
-        check = claim.check_event(event.p_first_lower, event.p_second_upper)
-        form = ("p̲ − e^ε′ p̄" if check.event == "E" else "(1 − p̄) − e^ε′ (1 − p̲)")
-        detail = (_delta_text(claim, event)
-                  + f"event test: certified p̲ = {event.p_first_lower:.4g}, p̄ = {event.p_second_upper:.4g}; at "
-                  f"ε′ = {check.epsilon_prime:.4g}, {form} = {check.statistic:.4g} "
-                  f"{'>' if check.refuted else '≤'} δ(ε′) = {check.threshold:.4g}"
-                  + ("" if event_alpha is not None else " (not a test of the claim: no α was planned for it)"))
-        checks.append(CrossCheck(claim.label, None, check.refuted and event_alpha is not None, None,
-                                 list(_EVENT_THEOREMS), detail, test="event", statistic=check.statistic,
-                                 threshold=check.threshold, alpha_spent=event_alpha,
-                                 epsilon_prime=check.epsilon_prime))
+    for test, found in (("event", event), ("float", float_event)):
+        if found is not None:
+            checks += _event_checks(claim, found, plan.alpha_spent.get(test), test)
     certificate = getattr(event, "gaussian_dp", None)
     if claim.notion == "gdp" and certificate is not None:
         checks.append(_gdp_check(claim, certificate, plan.alpha_spent.get("gdp")))
     return checks
+
+
+def _event_checks(claim: Claim, event, event_alpha: float | None, test: str) -> list:
+    """The event test ``test`` (``"event"`` or the float-bit ``"float"``) of ``claim``: [] where the claim has no profile."""
+    # A ratio certificate bounds pure ε-DP only; for any other claim the same runs' Clopper–Pearson pair (computed for
+    # every certificate, at α/2 each) is compared with the claim's profile instead.
+    if claim.pure_epsilon is not None and event.certificate in ("odds-ratio", "rate-ratio"):
+        return [_ratio_check(claim, event, event_alpha, test)]
+    if not claim.has_profile:
+        return []
+    check = claim.check_event(event.p_first_lower, event.p_second_upper)
+    form = ("p̲ − e^ε′ p̄" if check.event == "E" else "(1 − p̄) − e^ε′ (1 − p̲)")
+    detail = (_delta_text(claim, event)
+              + f"{_TEST_WORDS[test]}: certified p̲ = {event.p_first_lower:.4g}, p̄ = {event.p_second_upper:.4g}; at "
+              f"ε′ = {check.epsilon_prime:.4g}, {form} = {check.statistic:.4g} "
+              f"{'>' if check.refuted else '≤'} δ(ε′) = {check.threshold:.4g}"
+              + ("" if event_alpha is not None else " (not a test of the claim: no α was planned for it)"))
+    return [CrossCheck(claim.label, None, check.refuted and event_alpha is not None, None,
+                       list(_EVENT_THEOREMS), detail, test=test, statistic=check.statistic,
+                       threshold=check.threshold, alpha_spent=event_alpha, epsilon_prime=check.epsilon_prime)]
+
+
+#: The event tests in words.
+_TEST_WORDS = {"event": "event test", "float": "float-bit event test"}
 
 
 def _gdp_check(claim: Claim, certificate, gdp_alpha: float | None) -> CrossCheck:
@@ -304,7 +355,7 @@ def _delta_text(claim: Claim, event) -> str:
     return f"δ ≥ {bound:.4g} {relation} at the claimed ε = {event.delta_epsilon:.4g}; "
 
 
-def _ratio_check(claim: Claim, event, event_alpha: float | None) -> CrossCheck:
+def _ratio_check(claim: Claim, event, event_alpha: float | None, test: str = "event") -> CrossCheck:
     """The event test of a pure ε-DP claim whose event was certified by its odds ratio or its rate ratio.
 
     ε ≥ log(ψ̲)/2 (:mod:`audit.certificates.odds_ratio`) or ε ≥ log ρ̲ (:mod:`audit.certificates.rate_ratio`) holds with
@@ -321,10 +372,10 @@ def _ratio_check(claim: Claim, event, event_alpha: float | None) -> CrossCheck:
         runs_first, runs_second = event.runs_made
         bound = (f"ρ̲ = {event.rate_ratio_lower:.4g} on the ratio of the event's probabilities (Poisson numbers of "
                  f"runs: {runs_first} and {runs_second}), so ε ≥ log ρ̲ = {event.epsilon_lower_bound:.4g}")
-    detail = (f"event test ({event.certificate} certificate): {bound} {'>' if refuted else '≤'} the claimed "
+    detail = (f"{_TEST_WORDS[test]} ({event.certificate} certificate): {bound} {'>' if refuted else '≤'} the claimed "
               f"ε = {claim.pure_epsilon:.4g}"
               + ("" if event_alpha is not None else " (not a test of the claim: no α was planned for it)"))
     return CrossCheck(claim.label, None, refuted and event_alpha is not None, None,
-                      list(_ODDS_RATIO_THEOREMS if odds else _RATE_RATIO_THEOREMS), detail, test="event",
+                      list(_ODDS_RATIO_THEOREMS if odds else _RATE_RATIO_THEOREMS), detail, test=test,
                       statistic=event.epsilon_lower_bound, threshold=claim.pure_epsilon, alpha_spent=event_alpha,
                       epsilon_prime=claim.pure_epsilon)

@@ -73,7 +73,10 @@ def _flag_config(args) -> dict:
         config["pairs"] = [{"first": str(Path(first).absolute()), "second": str(Path(second).absolute())}
                            for first, second in map(split_pair_flag, args.pair)]
     if args.claim is not None:  # "" too: parse_claim names it
-        config["claim"] = parse_claim(args.claim, argument="--claim", relation=config.get("claim", {}).get("relation"))
+        relation = config.get("claim", {}).get("relation")
+        claim = parse_claim(args.claim, argument="--claim", relation=relation)
+        # With --relation, the relation the user named goes along (config.building keeps a library's otherwise).
+        config["claim"] = claim if relation is None else (claim, relation)
     return config
 
 

@@ -36,6 +36,7 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     records = "all"                       # or [0, 3] (DP notions)
     estimator = "dv"                      # dv | mine | nwj (neural critics)
     mi_critic = "auto"                    # auto | neural | classifier (DP notions; audit.audit_plan)
+    arithmetic = "float"                  # float | ideal (audit.statistics.arithmetic)
     candidates = 1
     delta = 0.0                           # DP notions: δ of the event-based DP bound (default: the claim's)
     event_runs = 20000                    # DP notions (default: samples; runs per input)
@@ -82,6 +83,7 @@ to the notion or the prior are errors naming the key, never silently ignored.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import warnings
@@ -98,7 +100,7 @@ from mechanisms.adapters.loading import load_object
 from mechanisms.adapters.recognition import load_mechanism
 from mechanisms.inputs.priors import Prior, ProductBernoulli, ProductGaussian, UniformBox
 from mechanisms.inputs.user_priors import UserPrior
-from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE
+from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, relation_words
 
 from estimators.validation import InputWarning, plain_toml
 from audit.config.schema import validate_table
@@ -324,6 +326,8 @@ def _claim(raw, notion: str) -> tuple:
     """
     if isinstance(raw, Claim):
         return raw, None
+    if isinstance(raw, tuple):  # (claim, relation) from --claim with --relation (audit.cli.audit_command)
+        return raw
     if not raw:
         return None, None
     table = validate_table(raw, keys_of("claim"), "[claim]", notion=notion)
@@ -407,6 +411,14 @@ def _with_library_claim(claim, loaded, relation: str | None) -> tuple:
     if claim is not None:
         if loaded.claim is not None:
             notes = (f"claim from --claim / [claim], overriding the {loaded.claim_note}",) + notes
+            stated = loaded.claim.relation
+            if relation is None and claim.relation != stated and claim.allows_add_remove:
+                # The user's parameters, the library's neighbours: the claim overrides the numbers, not the relation.
+                claim = dataclasses.replace(claim, relation=stated)
+                notes = (f"the claim {claim.label} from --claim is read for the library's neighbours, which "
+                         f"{relation_words(stated)} (--relation audits another relation)",) + notes
+            elif relation is not None and relation != stated:
+                _say_relation_change(stated, relation, "--relation")
         return claim, notes
     library_claim, note = loaded.claim_at(relation) if relation is not None else (loaded.claim, loaded.claim_note)
     if relation is not None and library_claim is None and loaded.claim is not None:
@@ -417,6 +429,12 @@ def _with_library_claim(claim, loaded, relation: str | None) -> tuple:
         return None, notes
     return parse_claim(library_claim.text, argument=note or "the library's claim", origin=library_claim.source,
                        relation=library_claim.relation), notes
+
+
+def _say_relation_change(stated: str, audited: str, why: str) -> None:
+    """Print (as an :class:`InputWarning`) that the audited relation is not the one the library states its claim for."""
+    warnings.warn(f"relation: the library states its claim for neighbours that {relation_words(stated)}; the audit's "
+                  f"neighbours {relation_words(audited)}, as {why} says", InputWarning, stacklevel=3)
 
 
 def _audit_relation(claim, relation_given: str | None, pairs_config: list) -> str:
@@ -556,6 +574,7 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
         # The library's own map read at the audited pairs' distance (exact), rather than converted.
         library_claim, note = loaded.claim_at(relation)
         if library_claim is not None:
+            _say_relation_change(claim.relation, relation, "the pairs' row counts (--pair)")
             claim, notes = _with_library_claim(None, loaded, relation)
     domain = None
     if (loaded is not None or user_domain is not None) and notion in DP_NOTIONS \

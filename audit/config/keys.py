@@ -13,6 +13,7 @@ from estimators.critic_config import NEURAL_ESTIMATORS, CriticConfig
 from mechanisms.execution.runner import BACKENDS, MAX_TIMEOUT_S
 from mechanisms.inputs.relation import RELATIONS
 
+from audit.certificates.claim_tests import ARITHMETICS
 from audit.config.schema import Key
 from audit.search.prior_search import MAX_PRIOR_SEARCH
 from audit.result import NOTIONS
@@ -96,6 +97,10 @@ KEYS = (
     Key("audit", "mi_critic", "choice", choices=MI_CRITICS, notions=DP_NOTIONS, flag="--mi-critic",
         help="DP notions: the MI test's critics: auto (default: classifiers for a DP-family claim under two-point "
              "priors on neighbouring databases, else neural), neural, or classifier"),
+    Key("audit", "arithmetic", "choice", choices=ARITHMETICS, flag="--arithmetic",
+        help="float (default): audit the float64 outputs, by statistics that read no bits and by the float-bit "
+             "statistics, each at its share of alpha; ideal: the real-arithmetic behaviour alone (outputs rounded "
+             "to 32 significant bits, no float-bit statistic; docs/how-to/floating-point.md)"),
     Key("audit", "candidates", "int", at_least=1),
     Key("audit", "delta", "number", at_least=0, below=1, notions=DP_NOTIONS, flag="--delta",
         help="DP notions: delta of the event-based DP bound (default: the claim's delta, else 0)"),

@@ -271,7 +271,9 @@ def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int | None 
         per_run = seconds / max(1, pilot.samples)
         event_budget = None
         if plans_event:
-            event_budget = _event_budget(claim, claim_plan, budget_spec, pilot, excess, per_run, cost / ratio,
+            # Outputs no float-bit statistic suits (the pilot ran no float-bit test): the event test spends both shares.
+            spent = claim_plan if pilot.float_event_test is not None else claim_plan.without_float_test()
+            event_budget = _event_budget(claim, spent, budget_spec, pilot, excess, per_run, cost / ratio,
                                          spec.alpha, smallest, spec, budget_runs, pilot_spec, cost)
         return pilot_spec, pilot, seconds, per_run, event_budget
 

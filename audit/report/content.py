@@ -8,10 +8,11 @@ names, prior descriptions, notes) is user input and must be escaped by the rende
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
-from audit.result import AuditResult
+from audit.result import PUFFERFISH_PAPER, AuditResult, named_papers
 from estimators.validation import InputError
 
 NOTION_NAMES = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}
@@ -19,7 +20,8 @@ MISSING = "—"
 # What each entry of ``samples_by_purpose`` paid for, in words.
 RUN_PURPOSES = {"mi": "MI sample (trains and certifies the critics)",
                 "event_statistics": "fitting the float-bit statistics", "event_selection": "choosing the event",
-                "event_certification": "certifying the event"}
+                "event_certification": "certifying the event",
+                "float_selection": "choosing the float-bit event", "float_certification": "certifying the float-bit event"}
 
 
 def runs_text(result: AuditResult) -> str:
@@ -61,7 +63,12 @@ class AuditSection:
     verdict : str
         ``"violation"`` (a refuted claim or a certified MI violation) or ``"no-violation-detected"``.
     statement : str
-        :meth:`AuditResult.statement`, the guarantee in plain words.
+        The one headline: the claim's verdict, the certified bound against it, the pair and the event in one
+        sentence (:func:`claim_headline`); without a claim, the MI notion's verdict.
+    explanation : str
+        The claim's verdict in full (:meth:`AuditResult.claim_statement`: the confidence, the split of α); "" without a claim.
+    mi_heading, mi_statement : str
+        With a claim, the MI notion's verdict in a part of its own, in its own words; "" without a claim.
     limits : list of str
         What the audit did not show (and, with no violation found, the power it had).
     facts : list of (str, str)
@@ -83,6 +90,9 @@ class AuditSection:
     tables: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     estimate_only: bool = False
+    explanation: str = ""
+    mi_heading: str = ""
+    mi_statement: str = ""
 
     @property
     def limits_title(self) -> str:
@@ -175,6 +185,12 @@ def claim_outcome(result: AuditResult) -> tuple:
     if result.claim is None:
         return "", ""
     if result.refuted:
+        clearance = max((c for c in (_clearance(result, check) for check in result.cross_checks
+                                     if check.certified_contradiction) if c is not None), default=None)
+        if clearance is not None and clearance < NARROW_MARGIN:
+            return "refuted", (f"the certified bound clears the claim by only {100 * clearance:.2g}% (less than "
+                               f"{100 * NARROW_MARGIN:g}%): a mechanism exactly at its claim is refuted with probability "
+                               f"at most α = {result.alpha:g}, and a refutation this close may be that chance")
         return "refuted", ""
     if not result.claim_alpha:
         needed = [int(m.group(1)) for note in result.notes for m in [_RUNS_NEEDED.search(note)] if m]
@@ -210,10 +226,70 @@ def claim_outcome(result: AuditResult) -> tuple:
                         f"to the claim's privacy profile for any practical number of runs (up to "
                         f"{MAX_RUNS_TO_REFUTE:.0e} per input) to refute it, and no statistic tried showed any evidence "
                         f"against it{tried}")
-            if needed > n:
-                return ("not refuted", f"refuting it with the best event found would take about {needed} runs per "
-                                       f"input (a forecast at the most favourable frequencies its {n} runs allow)")
+            forecast = forecast_runs(claim, event, event_alpha)
+            if forecast is not None:
+                low, high = forecast
+                span = f"{low}" if low == high else f"{low}–{high}"
+                return ("not refuted", f"the best event's effect exceeds the claim by more than its standard error on "
+                                       f"the draws it was chosen on and on its {n} certification runs: refuting it would "
+                                       f"take about {span} runs per input (a forecast from its frequencies ± one "
+                                       "standard error; an audit with new runs spends α again)")
+        return "not refuted", "no evidence against the claim at this pair"
     return "not refuted", ""
+
+
+#: A refutation whose certified bound clears the claim by less than this fraction of it says so (:func:`claim_outcome`).
+NARROW_MARGIN = 0.05
+
+
+def _clearance(result: AuditResult, check) -> float | None:
+    """How far a test's certified bound lies beyond the claim, as a fraction of the claim's value: (ε̲ − ε)/ε for the
+    event tests of a pure ε-DP claim, (statistic − threshold)/threshold for the others; None where the threshold is 0."""
+    claimed = _pure_epsilon(result)
+    statistic, threshold = check.statistic, check.threshold
+    if claimed is not None and check.test in ("event", "float"):
+        event = result.float_event_test if check.test == "float" else result.event_test
+        statistic, threshold = (statistic if event is None else event.epsilon_lower_bound), claimed
+    if statistic is None or threshold is None or not threshold > 0:
+        return None
+    return (statistic - threshold) / threshold
+
+
+def _one_standard_error(p: float, n: int) -> float:
+    """The standard error √(p(1 − p)/n) of a frequency p of n runs (the binomial's)."""
+    return math.sqrt(max(p * (1 - p), 0.0) / max(n, 1))
+
+
+def _beyond_by_a_standard_error(claim, frequencies, runs) -> bool:
+    """Whether an event's frequencies (first input, second) on ``runs`` draws of each lie outside the claim's privacy
+    profile by more than their standard error: the pair with each frequency moved one standard error towards the
+    claim (the first down, the second up) is still outside it (:meth:`~mechanisms.claims.claim.Claim.event_margin`
+    > 0). The excess p₁ − e^ε′ p₂ − δ(ε′) then exceeds se₁ + e^ε′ se₂, at least its standard error."""
+    (p1, p2), (n1, n2) = frequencies, runs
+    low = max(p1 - _one_standard_error(p1, n1), 0.0)
+    high = min(p2 + _one_standard_error(p2, n2), 1.0)
+    return float(claim.event_margin(low, high)) > 0
+
+
+def forecast_runs(claim, event, alpha: float) -> tuple | None:
+    """(fewest, most) runs per input a refutation with ``event`` is forecast to need, or None without evidence.
+
+    Evidence: the event's frequencies on the draws it was chosen on (``chosen_frequencies``, the selection's own
+    estimate of its effect) and on its certification runs (fresh, so free of the choice's optimism) both lie outside
+    the claim's profile by more than their standard error (:func:`_beyond_by_a_standard_error`). The range is
+    :func:`runs_to_refute` at the certification frequencies moved one standard error towards the claim and away from
+    it (a value over :data:`MAX_RUNS_TO_REFUTE` reads as that bound)."""
+    if event.chosen_frequencies is None or event.chosen_runs is None:
+        return None
+    runs = event.runs_made or [event.runs_per_input] * 2
+    certified = (event.p_first, event.p_second)
+    if not (_beyond_by_a_standard_error(claim, event.chosen_frequencies, event.chosen_runs)
+            and _beyond_by_a_standard_error(claim, certified, runs)):
+        return None
+    se = (_one_standard_error(event.p_first, runs[0]), _one_standard_error(event.p_second, runs[1]))
+    fewest = runs_to_refute(claim, min(event.p_first + se[0], 1.0), max(event.p_second - se[1], 0.0), alpha)
+    most = runs_to_refute(claim, max(event.p_first - se[0], 0.0), min(event.p_second + se[1], 1.0), alpha)
+    return (fewest or MAX_RUNS_TO_REFUTE), (most or MAX_RUNS_TO_REFUTE)
 
 
 #: Words of the notes that change what a user should do: the budget, the pairs' reach, the relation, a test left out.
@@ -233,18 +309,74 @@ _HEADLINE_WORDS = {"refuted": "REFUTED", "not refuted": "NOT-REFUTED",
 
 
 def claim_headline(result: AuditResult) -> str:
-    """One line about the claim (:func:`claim_outcome`); empty without a claim."""
+    """The one sentence about the claim: its verdict (:func:`claim_outcome`), the certified bound against it,
+    the test, the pair and the event (:func:`deciding_evidence`); empty without a claim."""
     outcome, why = claim_outcome(result)
     if not outcome:
         return ""
     relation = result.claim.get("relation_text")
-    head = f"claim {result.claim['label']}: {_HEADLINE_WORDS[outcome]}"
-    return head + (f" (neighbours: {relation})" if relation else "") + (f": {why}" if why else "")
+    head = (f"claim {result.claim['label']}: {_HEADLINE_WORDS[outcome]}" + (f" (neighbours: {relation})" if relation else "")
+            + result.float_refutation_words())
+    # A claim no test could refute has no deciding test: the headline says what would make one.
+    evidence = deciding_evidence(result) if result.claim_alpha else ""
+    said = "; ".join(part for part in (evidence, why) if part)
+    return head + (f": {said}" if said else "")
+
+
+#: Each test of a claim in words (:mod:`audit.certificates.claim_tests`).
+TEST_NAMES = {"mi": "MI test", "event": "event test", "float": "float-bit event test", "gdp": "μ-GDP test"}
+
+
+def deciding_evidence(result: AuditResult) -> str:
+    """The certified bound of the test that decided the claim against the claim, with the pair and the event it
+    was certified on: the first refuting test, else the event test (else the MI test); "" where none ran."""
+    checks = [c for c in result.cross_checks if c.statistic is not None]
+    refuting = [c for c in checks if c.certified_contradiction]
+    order = {"event": 0, "float": 1, "gdp": 2, "mi": 3}
+    pool = refuting or [c for c in checks if c.alpha_spent is not None] or checks
+    if not pool:
+        return ""
+    check = min(pool, key=lambda c: order.get(c.test, 4))
+    above = ">" if check.statistic > check.threshold else "≤"
+    if check.test == "mi":
+        bound = (f"certified MI lower bound {number(check.statistic)} nats {above} the {number(check.threshold)} nats "
+                 "the claim implies")
+    elif check.test == "gdp":
+        bound = f"certified μ ≥ {number(check.statistic)} {above} the claimed μ = {check.threshold:g}"
+    elif _pure_epsilon(result) is not None:  # the event tests of pure ε-DP: the certified ε against the claimed ε
+        event = result.float_event_test if check.test == "float" else result.event_test
+        epsilon = check.statistic if event is None else event.epsilon_lower_bound
+        above = ">" if check.certified_contradiction or epsilon > _pure_epsilon(result) else "≤"
+        bound = f"certified ε ≥ {number(epsilon)} {above} the claimed ε = {_pure_epsilon(result):g}"
+    else:
+        bound = (f"at ε′ = {number(check.epsilon_prime)} the certified pair exceeds e^ε′ times its neighbour's by "
+                 f"{number(check.statistic)} {above} δ(ε′) = {number(check.threshold)}")
+    alpha = "" if check.alpha_spent is None else f", α = {check.alpha_spent:.3g}"
+    text = f"{bound} ({TEST_NAMES.get(check.test, check.test)}{alpha})"
+    if check.test == "mi":
+        return text + (f", on {result.certified_secret}" if result.certified_secret else "")
+    event = result.float_event_test if check.test == "float" else result.event_test
+    if event is None:
+        return text
+    parts = event.description.split("; ")
+    pair = next((p for p in parts[1:] if p.startswith("neighbouring databases")), None)
+    return text + (f", on the pair whose {pair[len('neighbouring '):]}" if pair else "") + f", with the event {parts[0]}"
+
+
+def _pure_epsilon(result: AuditResult):
+    """The claimed ε of a pure ε-DP claim (from the result's claim), else None."""
+    parameters = result.claim.get("parameters") or {}
+    if result.claim.get("notion") == "dp" and not parameters.get("delta"):
+        return parameters.get("epsilon")
+    return None
 
 
 def dp_bounds_text(result: AuditResult) -> str:
-    """Both certified DP ε lower bounds in one cell: ``MI 0.77 / event 1.1``."""
-    return f"MI {number(result.dp_epsilon_lower_bound_mi, 3)} / event {number(result.dp_epsilon_lower_bound_event, 3)}"
+    """The certified DP ε lower bounds in one cell: ``MI 0.77 / event 1.1`` (and ``/ float bits 4.2`` with a float-bit test)."""
+    text = f"MI {number(result.dp_epsilon_lower_bound_mi, 3)} / event {number(result.dp_epsilon_lower_bound_event, 3)}"
+    if result.float_event_test is not None:  # the float-bit event test's, through the output's float representation
+        text += f" / float bits {number(result.float_event_test.epsilon_lower_bound, 3)}"
+    return text
 
 
 def summary_rows(results: list) -> TextTable:
@@ -345,8 +477,8 @@ def facts(result: AuditResult) -> list:
         ("MI certified lower bound", bound_text(result.lower_bound, unit)),
         ("certified secret", result.certified_secret or MISSING),
         ("point estimate", f"{number(result.estimate)} {unit}"),
-        ("paper statistic (Eq. 8, estimate)", number(result.paper_statistic)),
-        ("DP ε lower bound from MI (Pufferfish paper Thm 1)", number(result.dp_epsilon_lower_bound_mi)),
+        (f"paper statistic (Eq. 8 of {PUFFERFISH_PAPER}, estimate)", number(result.paper_statistic)),
+        (f"DP ε lower bound from MI ({PUFFERFISH_PAPER}, Theorem 1)", number(result.dp_epsilon_lower_bound_mi)),
         ("DP ε lower bound from the event test", number(result.dp_epsilon_lower_bound_event)),
         ("mechanism runs", runs_text(result)),
         ("candidates certified (union bound)", str(result.candidates_certified)),
@@ -362,18 +494,30 @@ def facts(result: AuditResult) -> list:
     return pairs
 
 
-def gaussian_dp_rows(certificate) -> list:
-    """The event test's μ certificate (:class:`audit.certificates.gaussian_dp.GDPCertificate`) as table rows."""
+#: Claim notions whose mechanisms are (close to) Gaussian, for which ε read from μ̲ under the GDP assumption is a fair estimate.
+GAUSSIAN_NOTIONS = ("gdp", "zcdp")
+
+
+def gaussian_dp_rows(certificate, claim_notion: str | None = None) -> list:
+    """The event test's μ certificate (:class:`audit.certificates.gaussian_dp.GDPCertificate`) as table rows.
+
+    The ε read from μ̲ assumes the mechanism is exactly μ̲-GDP (Dong, Roth and Su 2022): shown as an
+    estimate for a GDP or zCDP claim, and otherwise marked hypothetical (a Laplace mechanism's curve is not
+    Gaussian's, and the figure would read as an ε the audit found).
+    """
     if certificate is None:
         return []
     c = certificate
     rows = [("certified μ lower bound (Gaussian DP)",
              f"{number(c.mu_lower_bound)} (level α = {c.alpha:.3g}; {c.points} "
              f"trade-off points held at once by {c.method}; {c.evidence})")]
+    gaussian = claim_notion in GAUSSIAN_NOTIONS
+    hypothetical = "" if gaussian else "hypothetical, the claim is not GDP or zCDP: "
     if c.epsilon_estimate is not None:
-        rows.append((f"ε at δ = {c.delta:g} if exactly μ̲-GDP (estimate, not certified)", number(c.epsilon_estimate)))
+        rows.append((f"{hypothetical}ε at δ = {c.delta:g} if exactly μ̲-GDP (estimate, not certified)",
+                     number(c.epsilon_estimate)))
     if c.event_optimum is not None:
-        rows.append((f"best certifiable ε at δ = {c.delta:g} for a μ̲-GDP pair at these runs",
+        rows.append((f"{hypothetical}best certifiable ε at δ = {c.delta:g} for a μ̲-GDP pair at these runs",
                      number(c.event_optimum)))
     return rows
 
@@ -389,36 +533,10 @@ def evidence_tables(result: AuditResult) -> list:
         tables.append(TextTable(f"Per-secret evidence ({result.unit})",
                                 ("secret", "record", "prior", "strategy", "estimate", "certified lower bound", "above ε"),
                                 rows))
-    event = result.event_test
-    if event is not None:
-        rows = [("secret", event.secret), ("event", event.description), ("threshold", number(event.threshold)),
-                ("runs per input", str(event.runs_per_input)),
-                ("P(E) under first input", f"{number(event.p_first)} (lower bound {number(event.p_first_lower)})"),
-                ("P(E) under second input", f"{number(event.p_second)} (upper bound {number(event.p_second_upper)})"),
-                ("δ", f"{event.delta:g}"), ("certified ε lower bound (δ = 0)", number(event.epsilon_lower_bound)),
-                (f"certified ε lower bound at δ = {event.delta:g}", number(event.epsilon_lower_bound_at_delta))]
-        if event.delta_lower_bound is not None:  # an (ε, δ) claim: δ̲ at its ε
-            rows.append((f"certified δ lower bound at the claimed ε = {event.delta_epsilon:g}",
-                         number(event.delta_lower_bound) + (" (≤ 0: certifies nothing)"
-                                                            if not event.delta_lower_bound > 0 else "")))
-        if event.certificate == "odds-ratio":
-            rows.append(("certificate", f"odds ratio: ψ̲ = {number(event.odds_ratio_lower)} at level α, "
-                                        "ε ≥ log(ψ̲)/2 (the two bounds above are reported only)"))
-        elif event.certificate == "rate-ratio":
-            rows.append(("certificate", f"rate ratio: Poisson numbers of runs {event.runs_made[0]} and "
-                                        f"{event.runs_made[1]} (at most {event.runs_per_input} each), "
-                                        f"ρ̲ = {number(event.rate_ratio_lower)} on p₁/p₂ at level α, ε ≥ log ρ̲ "
-                                        "(the two bounds above are reported only)"))
-        if event.alpha is not None:
-            lower_level, upper_level = event.alpha * event.lower_share, event.alpha * (1 - event.lower_share)
-            rows.append(("level α of this test", f"{event.alpha:.3g} (lower bound at {lower_level:.3g}, "
-                                                 f"upper bound at {upper_level:.3g})"))
-        if event.selection_runs:
-            rows.append(("runs spent choosing the event", str(event.selection_runs)))
-        rows.extend(gaussian_dp_rows(event.gaussian_dp))
-        title = "DP event test (" + {"odds-ratio": "odds ratio", "rate-ratio": "rate ratio"}.get(
-            event.certificate, "Clopper–Pearson") + ")"
-        tables.append(TextTable(title, ("quantity", "value"), rows))
+    notion = None if result.claim is None else result.claim.get("notion")
+    for event, name in ((result.event_test, "DP event test"), (result.float_event_test, "Float-bit event test")):
+        if event is not None:
+            tables.append(_event_table(event, name, notion))
     if result.cross_checks:
         rows = [(c.claim, c.test, number(c.implied_mi_upper_bound), "yes" if c.certified_contradiction else "no",
                  MISSING if c.alpha_spent is None else f"{c.alpha_spent:.3g}",
@@ -451,14 +569,60 @@ def sequential_tables(block: dict) -> list:
                                                       "verdict", "certified ε (event)"), looks)]
 
 
+def _event_table(event, name: str, claim_notion: str | None) -> TextTable:
+    """One event test's certified pair, event and certificate as a table titled ``name``."""
+    rows = [("secret", event.secret), ("event", event.description), ("threshold", number(event.threshold)),
+            ("runs per input", str(event.runs_per_input)),
+            ("P(E) under first input", f"{number(event.p_first)} (lower bound {number(event.p_first_lower)})"),
+            ("P(E) under second input", f"{number(event.p_second)} (upper bound {number(event.p_second_upper)})"),
+            ("δ", f"{event.delta:g}"), ("certified ε lower bound (δ = 0)", number(event.epsilon_lower_bound)),
+            (f"certified ε lower bound at δ = {event.delta:g}", number(event.epsilon_lower_bound_at_delta))]
+    if event.delta_lower_bound is not None:  # an (ε, δ) claim: δ̲ at its ε
+        rows.append((f"certified δ lower bound at the claimed ε = {event.delta_epsilon:g}",
+                     number(event.delta_lower_bound) + (" (≤ 0: certifies nothing)"
+                                                        if not event.delta_lower_bound > 0 else "")))
+    if event.certificate == "odds-ratio":
+        rows.append(("certificate", f"odds ratio: ψ̲ = {number(event.odds_ratio_lower)} at level α, "
+                                    "ε ≥ log(ψ̲)/2 (the two bounds above are reported only)"))
+    elif event.certificate == "rate-ratio":
+        rows.append(("certificate", f"rate ratio: Poisson numbers of runs {event.runs_made[0]} and "
+                                    f"{event.runs_made[1]} (at most {event.runs_per_input} each), "
+                                    f"ρ̲ = {number(event.rate_ratio_lower)} on p₁/p₂ at level α, ε ≥ log ρ̲ "
+                                    "(the two bounds above are reported only)"))
+    if event.alpha is not None:
+        lower_level, upper_level = event.alpha * event.lower_share, event.alpha * (1 - event.lower_share)
+        rows.append(("level α of this test", f"{event.alpha:.3g} (lower bound at {lower_level:.3g}, "
+                                             f"upper bound at {upper_level:.3g})"))
+    if event.selection_runs:
+        rows.append(("runs spent choosing the event", str(event.selection_runs)))
+    if name == "DP event test":  # the μ certificate is the event test's statistic's, not the bits'
+        rows.extend(gaussian_dp_rows(event.gaussian_dp, claim_notion))
+    title = f"{name} (" + {"odds-ratio": "odds ratio", "rate-ratio": "rate ratio"}.get(
+        event.certificate, "Clopper–Pearson") + ")"
+    return TextTable(title, ("quantity", "value"), rows)
+
+
 def audit_section(result: AuditResult, index: int) -> AuditSection:
-    """Everything one audit's section of a report says."""
-    level = ("no MI level" if result.epsilon is None else f"at ε = {result.epsilon:g} {result.unit}")
-    claim = "" if result.claim is None else f"claim {result.claim['label']} {result.claim_verdict} — "
-    heading = f"{index + 1}. {mechanism_name(result, index)} — {claim}{NOTION_NAMES[result.notion]} {level}"
-    flagged = result.refuted or result.violation
+    """Everything one audit's section of a report says: one headline (the claim's sentence, :func:`claim_headline`,
+    or without a claim the MI notion's verdict), and the MI notion's verdict in a part of its own."""
+    name = mechanism_name(result, index)
+    mi_level = f"{NOTION_NAMES[result.notion]}" + ("" if result.epsilon is None else f" at ε = {result.epsilon:g} {result.unit}")
+    if result.claim is not None:
+        heading = f"{index + 1}. {name} — claim {result.claim['label']}: {claim_outcome(result)[0]}"
+        statement, explanation = claim_headline(result), result.claim_statement()
+        mi_heading, mi_text = f"MI notion: {mi_level}", result.mi_statement()
+        flagged = result.refuted
+    else:
+        heading = f"{index + 1}. {name} — {mi_level}: {(result.verdict or 'no MI level audited').replace('-', ' ')}"
+        statement, explanation, mi_heading, mi_text = result.mi_statement(), "", "", ""
+        flagged = result.violation
     return AuditSection(anchor=f"audit-{index + 1}", heading=heading,
                         verdict="violation" if flagged else "no-violation-detected",
-                        statement=result.statement(), limits=limits(result), facts=facts(result),
-                        tables=evidence_tables(result), notes=[str(n) for n in result.notes],
-                        estimate_only=result.estimate_only)
+                        statement=named_papers(statement), explanation=named_papers(explanation),
+                        mi_heading=mi_heading, mi_statement=named_papers(mi_text), limits=limits(result),
+                        facts=facts(result), tables=[_named_table(t) for t in evidence_tables(result)],
+                        notes=[named_papers(n) for n in result.notes], estimate_only=result.estimate_only)
+
+
+def _named_table(table: TextTable) -> TextTable:
+    return TextTable(table.caption, table.headers, [tuple(named_papers(cell) for cell in row) for row in table.rows])

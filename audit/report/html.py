@@ -58,6 +58,9 @@ def _section(section: AuditSection, figures: list) -> str:
     style = "estimate-only" if section.estimate_only else section.verdict
     parts = [f'<section id="{escape(section.anchor)}">', f"<h2>{escape(section.heading)}</h2>",
              f'<p class="statement {escape(style)}">{escape(section.statement)}</p>',
+             *([f"<p>{escape(section.explanation)}</p>"] if section.explanation else []),
+             *([f"<h3>{escape(section.mi_heading)}</h3>", f"<p>{escape(section.mi_statement)}</p>"]
+               if section.mi_heading else []),
              f"<h3>{escape(section.limits_title)}</h3>", "<ul>" + "".join(f"<li>{escape(item)}</li>" for item in section.limits) + "</ul>",
              html_table(TextTable("Key figures", ("quantity", "value"), section.facts))]
     parts += [figure_html(figure) for figure in figures]

@@ -50,6 +50,10 @@ def markdown_table(table: TextTable) -> str:
 
 def _section(section: AuditSection) -> str:
     parts = [f"## {escape(section.heading)}", "", f"**{escape(section.statement)}**", ""]
+    if section.explanation:
+        parts += [escape(section.explanation), ""]
+    if section.mi_heading:
+        parts += [f"### {escape(section.mi_heading)}", "", escape(section.mi_statement), ""]
     parts += [f"### {escape(section.limits_title)}", ""]
     parts += [list_item(item) for item in section.limits] + [""]
     parts += [markdown_table(TextTable("Key figures", ("quantity", "value"), section.facts)), ""]

@@ -173,6 +173,9 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         epsilon = certified_epsilon(p_lower, p_upper, 0.0)
     a, b = chosen.values
     differences = _support_differences(runner, runs_of_a, runs_of_b)
+    # The event's frequencies on the draws it was chosen on, in its roles (first: p̲'s input), with their counts.
+    chosen_scores = chosen.held_out if on_held_out else selection_scores[best]
+    chosen_sizes = [len(s) for s in chosen_scores][:: 1 if event.first_is_a else -1]
     unbounded = _unbounded_differences(runner, runs_of_a, runs_of_b)
     description = (event.describe(chosen.statistic_label) + f"; neighbouring databases differ in record {chosen.record} "
                    f"(a = {np.array2string(np.asarray(a), precision=4)}, b = {np.array2string(np.asarray(b), precision=4)})"
@@ -193,6 +196,7 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         runs_made=None if certificate != "rate-ratio" else list(made),
         support_differences=differences or None, unbounded_differences=unbounded or None,
         statistics_tried=tried, statistics_with_evidence=_with_evidence(candidates, choices, settings),
+        chosen_frequencies=[choices[best].p_first, choices[best].p_second], chosen_runs=chosen_sizes,
         gaussian_dp=_gaussian_dp(candidates, best, (runs_of_a, runs_of_b),
                                  {i: c.held_out for i, c in enumerate(candidates)} if on_held_out else selection_scores,
                                  alpha if gdp_alpha is None else gdp_alpha, delta),
