@@ -101,12 +101,14 @@ def test_schedule_nests_doubling_early_looks_within_the_look_fraction_and_puts_m
     spec = _spec("laplace_sum")
     schedule = look_schedule(spec, 60000)
     cost = runs_per_sample(spec)
-    assert cost == 3.0  # one two-point prior, two inputs of the event test at event_runs = samples
+    # One two-point prior; two inputs of the event test at event_runs = samples, and two of the float-bit
+    # event test (arithmetic = "float", the default), which certifies on fresh runs of its own.
+    assert cost == 5.0
     early, last = schedule[:-1], schedule[-1]
     assert len(early) >= 2
     assert all(b.samples == 2 * a.samples for a, b in zip(early, early[1:]))
     assert early[-1].samples <= 0.2 * last.samples  # nested: the early looks' runs are the largest one's
-    assert last.samples == 60000 // 3 and last.planned_runs == 60000
+    assert last.samples == 60000 // 5 and last.planned_runs == 60000
     assert math.fsum(r.alpha for r in schedule) == pytest.approx(spec.alpha)
     t = early[-1].samples / last.samples
     assert last.alpha == pytest.approx(spec.alpha * (1 - t**2))  # α(t) = α t², t the fraction of the runs seen
@@ -149,12 +151,12 @@ def test_unrefuted_audit_reuses_the_earlier_looks_runs_and_its_last_look_is_the_
     spec = _spec("laplace_sum", seed=1)
     counting = _CountingMechanism(spec.mechanism)
     counted = replace(spec, mechanism=counting)
-    result = run_sequential_audit(counted, 6000)
+    result = run_sequential_audit(counted, 10000)
     assert result.stopped == "budget" and not result.refuted
     assert len(result.looks) == len(result.schedule)
     assert result.runs_to_refute_note
     # The runs counted are the calls the mechanism saw (less the probe's two calls on one database)...
-    assert counting.calls - 2 == result.runs == sum(look.runs for look in result.looks) <= 6000
+    assert counting.calls - 2 == result.runs == sum(look.runs for look in result.looks) <= 10000
     # ...and every look after the first used runs of the looks before instead of calling it again.
     assert all(look.reused_runs > 0 for look in result.looks[1:])
     assert result.looks[-1].reused_runs >= result.looks[-2].samples  # at least the earlier MI sample
@@ -163,7 +165,7 @@ def test_unrefuted_audit_reuses_the_earlier_looks_runs_and_its_last_look_is_the_
     last = result.schedule[-1]
     assert last.samples == 2000
     fixed = run_audit_on_look_runs(replace(counted, samples=last.samples, event_runs=last.event_runs, alpha=last.alpha),
-                                   6000)
+                                   10000)
     ours, theirs = result.result.event_test, fixed.event_test
     assert (ours.p_first, ours.p_second, ours.runs_made) == (theirs.p_first, theirs.p_second, theirs.runs_made)
     assert ours.epsilon_lower_bound == theirs.epsilon_lower_bound
@@ -215,9 +217,10 @@ def test_a_prior_that_needs_selection_runs_gets_a_last_look_that_fits_them():
     assert not event_selection_possible(spec)  # the entry's exposing two-point prior: events chosen on held-out draws
     general = replace(spec, priors=[ProductBernoulli(0.5, shape=get_entry("laplace_sum").record_shape)])
     assert event_selection_possible(general)
-    # At most event_runs selection runs and 2·min(event_runs, 2000) pilot runs besides the 3 per sample.
-    assert look_runs(general, 1000) == 3 * 1000 + 1000 + 2 * 1000
-    assert look_runs(general, 4000) == 3 * 4000 + 4000 + 2 * 2000
+    # At most event_runs selection runs and 2·min(event_runs, 2000) pilot runs besides the 5 per sample
+    # (the MI sample's, and the event test's and the float-bit event test's certification runs of two inputs).
+    assert look_runs(general, 1000) == 5 * 1000 + 1000 + 2 * 1000
+    assert look_runs(general, 4000) == 5 * 4000 + 4000 + 2 * 2000
     last = look_schedule(general, 7000)[-1]
     assert look_runs(general, last.samples) <= 7000 < look_runs(general, last.samples + 1)
     result = run_sequential_audit(general, 7000)

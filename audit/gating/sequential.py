@@ -22,11 +22,10 @@ a Poisson number of runs) and whichever statistic it chose; a look whose event t
 another pair than the looks before makes those runs anew: real calls, counted.
 
 **Schedule** (:func:`look_schedule`, fixed before any run): the last look has the most samples N
-whose runs fit in ``max_runs`` (:func:`look_runs`: the MI sample and the event test's certification
-runs, and where the event test may choose on selection runs, those and the float-bit pilot's at
-their most); the early looks double in size from the smallest look that can refute the claim
-(``growth`` = 2) up to ``look_fraction`` (default 0.2) of N, which is all their runs together, as
-they are nested.
+whose runs fit in ``max_runs`` (:func:`look_runs`: the MI sample, the event tests' certification runs,
+and where they may choose on selection runs, those and the float-bit pilot's at their most); the
+early looks double in size from the smallest look that can refute the claim (``growth`` = 2) up to
+``look_fraction`` (default 0.2) of N, which is all their runs together, as they are nested.
 
 **α-spending** (:func:`power_alpha_spending`): the power family α(t) = α·t^ρ of Kim and DeMets
 (1987), ρ = 2 by default, in the spending-function approach of Lan and DeMets (1983), with
@@ -147,12 +146,14 @@ def runs_per_sample(spec) -> float:
 
     ``samples`` draws from each prior of Θ (the declared priors, the pairs' two-point priors and
     ``prior_search`` searched ones), plus, for the DP notions, ``event_runs`` certification runs
-    per input of the event test's pair (:func:`audit.engine.run_audit`). The event test's
+    per input of the event test's pair (:func:`audit.engine.run_audit`), as many again for the float-bit
+    event test under ``arithmetic = "float"`` (counted before any run shows float bits). The event test's
     selection runs (when not every candidate has held-out draws in the MI sample) and float-bit
     pilot runs are not counted here; a sequential audit counts the calls made.
     """
     theta = len(spec.priors) + len(spec.pairs) + spec.prior_search
-    event = 2.0 * spec.event_runs / spec.samples if spec.notion in RECORD_AUDIT_NOTIONS else 0.0
+    certifications = 2 if spec.arithmetic == "float" else 1  # the float-bit event test's own fresh runs
+    event = 2.0 * certifications * spec.event_runs / spec.samples if spec.notion in RECORD_AUDIT_NOTIONS else 0.0
     return theta + event
 
 
@@ -172,8 +173,7 @@ def event_selection_possible(spec) -> bool:
 def look_runs(spec, samples: int) -> int:
     """The most mechanism runs an audit of ``spec`` at ``samples`` (and the same ratio of event runs) makes.
 
-    ``samples`` × :func:`runs_per_sample` (the MI sample and the event test's certification runs),
-    plus, where the event test may choose on selection runs (:func:`event_selection_possible`),
+    ``samples`` × :func:`runs_per_sample` (the MI sample and the event tests' certification runs), plus, where the event test may choose on selection runs (:func:`event_selection_possible`),
     those (at most ``event_runs`` in all: successive halving spends at most its budget,
     :func:`audit.search.event_search.event_search`) and the float-bit pilot runs (at most
     2·min(``event_runs``, :data:`audit.engine.BIT_PILOT_RUNS`)).
