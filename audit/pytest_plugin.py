@@ -17,7 +17,9 @@ not counted, and tests run alone (``pytest path::test``) get the whole α. One c
 second call in the same test would spend its α again and is refused (parametrize the test instead).
 
 The session ends with one summary line: how many checks ran, at what level, how many failed, and
-the session's false-alarm bound.
+the session's false-alarm bound. Under pytest-xdist (``pytest -n 2``) each worker counts its own
+checks and the controller adds them up and prints the line; every worker collects all the tests,
+so each check's level α/K is the same as in a session without workers.
 """
 
 from __future__ import annotations
@@ -54,6 +56,11 @@ def pytest_collection_modifyitems(session, config, items):
 @pytest.fixture
 def assert_claim(request):
     """:func:`audit.gating.assertions.assert_claim` at this test's share α/K of ``--miaudit-alpha`` (module docstring)."""
+    __tracebackhide__ = True
+    from estimators.package_names import check_package_names
+
+    # The test's folder is on sys.path now: a user's mechanisms.py there would be imported next.
+    check_package_names(("audit", "mechanisms", "estimators"))
     from audit.gating.assertions import ClaimRefuted, assert_claim as check, bonferroni_share
 
     state = request.config.stash[_STATE]
@@ -62,6 +69,7 @@ def assert_claim(request):
     calls = []
 
     def bound(mechanism, claim, **kwargs):
+        __tracebackhide__ = True  # a failure shows the test's line and the verdict, not the plugin
         if calls:
             raise RuntimeError("assert_claim was called twice in one test: each test's check spends its share of "
                                "the session's α once (parametrize the test to check several claims)")
@@ -100,7 +108,37 @@ def summary_line(state: dict) -> str | None:
             f"mechanism meeting its claim is at most {state['alpha']:g}")
 
 
+_COUNTS = ("passed", "failed", "errors", "runs")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # Under pytest-xdist a worker's checks are counted in the worker; its counts travel to the
+    # controller in ``workeroutput`` (xdist's channel for a worker's results), which prints the line.
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["miaudit"] = dict(session.config.stash[_STATE])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """pytest-xdist's controller: add a finished worker's counts to the session's."""
+    counts = getattr(node, "workeroutput", {}).get("miaudit")
+    if counts is None:
+        return
+    state = node.config.stash[_STATE]
+    for key in _COUNTS:
+        state[key] += counts[key]
+    # Each worker collects every test, so each holds the whole session's K (the controller collects none).
+    state["tests"] = max(state["tests"], counts["tests"])
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    from estimators.package_names import hidden_modules
+
     line = summary_line(config.stash[_STATE])
     if line is not None:
         terminalreporter.write_line(line)
+    # This plugin imported miaudit's packages before pytest put the tests' folders on sys.path.
+    for name, path in hidden_modules():
+        terminalreporter.write_line(f"miaudit: {path} is hidden by miaudit's package '{name}' (imported first, by "
+                                    f"this plugin): 'import {name}' gets miaudit's; rename yours")

@@ -202,6 +202,9 @@ class AuditResult:
 
     ``estimator`` names the MI test's critics: the neural objective (``"dv"``, ``"mine"``,
     ``"nwj"``), or ``"classifier"`` for classifier critics (:mod:`audit.statistics.classifier_critic`).
+
+    ``sequential`` is set on the deciding look of a sequential audit: its looks, runs and why it
+    stopped (:meth:`audit.gating.sequential.SequentialAudit.block`); ``None`` for a fixed audit.
     """
 
     verdict: str | None
@@ -235,6 +238,7 @@ class AuditResult:
     claim_verdict: str | None = None
     claim_alpha: dict = field(default_factory=dict)
     samples_by_purpose: dict = field(default_factory=dict)
+    sequential: dict | None = None
 
     @property
     def violation(self) -> bool:

@@ -33,6 +33,30 @@ def _archive_message(path: str, argument: str) -> str:
             f"with: python -c \"import numpy as np; np.save('{first}.npy', np.load({path!r})['{first}'])\"")
 
 
+def _declared_array(path: str) -> tuple[tuple, np.dtype, int] | None:
+    """(shape, dtype, bytes of data after the header) that a ``.npy`` file's header declares, or None
+    where the header cannot be read here (np.load then says why)."""
+    try:
+        with open(path, "rb") as handle:
+            version = np.lib.format.read_magic(handle)
+            read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+            if read is None:
+                return None
+            shape, _, dtype = read(handle)
+            return shape, dtype, os.fstat(handle.fileno()).st_size - handle.tell()
+    except (OSError, ValueError, EOFError):
+        return None
+
+
+def _size_text(size: float) -> str:
+    """A number of bytes in words, from bytes to TB."""
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1000:
+            return f"{size:.0f} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} TB"
+
+
 def load_npy_array(path, argument: str, *, ndim=None, shape: str | None = None) -> np.ndarray:
     """Load the numeric array stored in the ``.npy`` file ``path`` as validated float64.
 
@@ -82,6 +106,15 @@ def load_npy_array(path, argument: str, *, ndim=None, shape: str | None = None) 
         raise InputError(f"argument '{argument}': {path!r} is not a .npy array file (it does not start with the "
                          ".npy signature); save the array with numpy.save, e.g. for a text table: "
                          "np.save('X.npy', np.loadtxt('X.csv', delimiter=','))")
+    declared = _declared_array(path)
+    declared_bytes = None
+    if declared is not None and not declared[1].hasobject:
+        declared_shape, dtype, data_bytes = declared
+        declared_bytes = int(np.prod(declared_shape, dtype=object)) * dtype.itemsize
+        if declared_bytes > data_bytes:  # a header that declares more than the file holds is never allocated
+            raise InputError(f"argument '{argument}': {path!r} is not a readable .npy array file (truncated or "
+                             f"corrupt: its header declares an array of shape {declared_shape}, {dtype}, "
+                             f"{_size_text(declared_bytes)}, but the file holds {_size_text(data_bytes)} of data)")
     try:
         array = np.load(path, allow_pickle=False)
     except ValueError as exc:
@@ -94,8 +127,9 @@ def load_npy_array(path, argument: str, *, ndim=None, shape: str | None = None) 
         raise InputError(f"argument '{argument}': {path!r} is not a readable .npy array file (truncated or "
                          f"corrupt: {exc})") from None
     except MemoryError:
-        raise InputError(f"argument '{argument}': {path!r} ({os.path.getsize(path) / 2**30:.1f} GiB) does not fit "
-                         "in memory") from None
+        size = _size_text(declared_bytes if declared_bytes is not None else os.path.getsize(path))
+        raise InputError(f"argument '{argument}': {path!r} holds an array of {size}, which does not fit in "
+                         "memory") from None
     if array.dtype.kind not in _NUMERIC_KINDS + "c":  # complex data get as_float_array's message
         raise InputError(f"argument '{argument}': {path!r} holds data of type {array.dtype}, not numbers")
     if array.size == 0:

@@ -9,6 +9,15 @@ first use (PEP 562), so importing the package (as ``miaudit --help`` does) pulls
 torch nor scipy.
 """
 
+import sys as _sys
+
+try:
+    from estimators.package_names import check_package_names as _check_package_names
+except ImportError:  # 'estimators' itself is not miaudit's, so its checker cannot run: name the module here
+    _shadow = getattr(_sys.modules.get("estimators"), "__file__", None) or "a module on sys.path"
+    raise ImportError(f"{_shadow} shadows miaudit's package 'estimators': rename it") from None
+
+_check_package_names(("estimators",))  # named here, before miaudit's own imports fail on them
 from estimators.lazy_exports import lazy_exports
 
 _EXPORTS = {

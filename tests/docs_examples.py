@@ -247,8 +247,10 @@ class PageRunner:
                 sys.argv = saved
             return 0, out, err
         if argv[0] == "pytest":  # a test session of its own: pytest keeps global state, so in a fresh interpreter
+            # Not an xdist worker's session: plugins (pytest-benchmark) read PYTEST_XDIST_WORKER and warn.
+            env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_XDIST_")}
             done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *argv[1:]], cwd=self.workdir,
-                                  capture_output=True, text=True, timeout=600)
+                                  capture_output=True, text=True, timeout=600, env=env)
             return done.returncode, done.stdout, done.stderr
         raise ExampleFailed(f"{self._where(block)}: `{command}`: the example runner runs miaudit, pytest, python FILE.py, "
                             "cat FILE and echo $?; mark other blocks <!-- docs-test: skip -->")

@@ -128,3 +128,41 @@ def test_search_priors_removes_repeats_either_way_round_and_equal_pairs():
 def test_search_priors_refuses_other_objects():
     with pytest.raises(InputError, match="'pairs'"):
         search_priors([(np.zeros((2, 1)), np.ones((2, 1)))])
+
+
+# -- add/remove: searched pairs take exactly one record out (issue 43 §4) ------------------------
+
+def test_prior_search_under_add_remove_builds_pairs_with_one_record_absent():
+    """The declared prior of an add/remove audit given by a pair holds a database with an absent
+    record; the search used the presence column's observed low end (0) as a pattern level and built
+    databases with no record present, which failed after the MI runs."""
+    from audit.search.prior_search import add_remove_pairs, candidate_pairs
+
+    given = NeighbouringPair(np.array([[4.0], [1.0], [1.0]]), np.array([[4.0], [1.0]]))
+    prior = given.prior()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InputWarning)
+        pairs = add_remove_pairs(candidate_pairs(prior, 12, np.random.default_rng(0)))
+    assert len(pairs) >= 2
+    for pair in pairs:
+        presence = np.stack([pair.first[:, -1], pair.second[:, -1]])
+        # Every record present in one database, exactly one of them absent from the other.
+        assert sorted(presence.sum(axis=1).tolist()) == [2.0, 3.0]
+        assert np.count_nonzero(presence[0] != presence[1]) == 1
+        assert np.array_equal(pair.first[:, :-1], pair.second[:, :-1])
+
+
+def test_prior_search_under_add_remove_of_one_record_is_refused_before_running():
+    from audit.search.prior_search import candidate_pairs
+    from mechanisms.inputs.relation import PresentRecords
+
+    calls = []
+
+    class Counted(ProductBernoulli):
+        def _sample(self, m, rng):
+            calls.append(m)
+            return super()._sample(m, rng)
+
+    with pytest.raises(InputError, match="'prior_search' \\(3\\).*hold 1, which would leave none"):
+        candidate_pairs(PresentRecords(Counted(0.5, shape=(1, 1))), 3, np.random.default_rng(0))
+    assert calls == []

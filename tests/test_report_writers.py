@@ -180,3 +180,41 @@ def test_sigkill_after_any_publish_step_never_leaves_two_runs_files(tmp_path):
         report_target(folder / "report.html")
         assert sorted(p.name for p in folder.iterdir()) == ["report.html", "report.json", "report.md"], step
         assert _titles(folder) == {"new"} and len(_one_set(folder)) == 1 and _one_set(folder) != old_sets[folder]
+
+
+class _Killed(BaseException):
+    """Stands for a SIGKILL inside the publish: nothing of the writer runs after it."""
+
+
+@pytest.mark.parametrize("steps_done", [2, 4, 6])  # removing old files, all removed, renaming new ones
+def test_a_markdown_report_after_an_html_set_killed_in_its_publish_completes_that_set(tmp_path, monkeypatch,
+                                                                                       steps_done):
+    """A SIGKILL inside an HTML report's publish left its journal (named after r.html) and its waiting
+    r.md; a following ``--report r.md`` neither completed nor cleaned that set, and deleted its waiting
+    r.md as a stale temporary file of its own (issue 43 §9)."""
+    from audit.report import writing
+
+    html = tmp_path / "r.html"
+    report_target(html).write(result_named("m"), title="old")
+    done, real = [], writing._publish_step
+
+    def killed_after(action, *paths):
+        real(action, *paths)
+        done.append(action)
+        if len(done) == steps_done:
+            raise _Killed
+
+    monkeypatch.setattr(writing, "_publish_step", killed_after)
+    monkeypatch.setattr(writing, "recover_file_set", lambda paths: None)  # a killed writer repairs nothing
+    with pytest.raises(_Killed):
+        report_target(html).write(result_named("m"), title="new")
+    monkeypatch.undo()
+    assert (tmp_path / ".r.html.set-journal").exists()
+
+    markdown = report_target(tmp_path / "r.md")  # the next run's start: the interrupted set completed whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html", "r.json", "r.md"]
+    assert _titles(tmp_path) == {"new"}
+    assert len({report_set_of(tmp_path / name) for name in ("r.html", "r.md", "r.json")}) == 1
+    markdown.write(result_named("m"), title="markdown alone")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html", "r.json", "r.md"]
+    assert (tmp_path / "r.md").read_text(encoding="utf-8").splitlines()[0] == "# markdown alone"

@@ -53,3 +53,44 @@ def test_plan_names_the_tests_and_their_runs(capsys):
     event = next(t for t in plan["tests"] if t["test"] == "event")
     assert plan["refutable"] and event["refutable_at_budget"] and event["runs_at_excess"] > 0
     assert plan["pilot_runs"] <= 3000 and plan["excess"] == 0.2
+
+
+def test_a_report_of_a_sequential_audit_carries_its_looks_runs_and_stop_reason(capsys, tmp_path):
+    # Issue 43 §10: --report written with --max-runs lacked the sequential block --json prints.
+    report = tmp_path / "r.html"
+    code, out, _ = _run(capsys, ["audit", "--mechanism", "catalog:histogram_buggy", "--max-runs", "60000", "--json",
+                                 "--report", str(report)])
+    assert code == 0
+    printed = json.loads(out)["sequential"]
+    assert printed["stopped"] == "refuted" and printed["stop_reason"] == f"the claim was refuted at look " \
+                                                                         f"{printed['looks_run']}"
+    written = json.loads(report.with_suffix(".json").read_text())["audits"][0]["sequential"]
+    assert written == printed
+    markdown = report.with_suffix(".md").read_text()
+    html = report.read_text()
+    for text in (markdown, html):
+        assert "Sequential audit" in text and "stopped because" in text and printed["stop_reason"] in text
+    assert f"| looks | {printed['looks_run']} of {printed['looks_planned']} planned |" in markdown
+    assert f"| mechanism runs | {printed['runs']} of at most 60000 |" in markdown
+    for look in printed["looks"]:  # one row per look: its number, samples, level and the runs it made
+        assert f"| {look['look']} | {look['samples']} | {look['alpha']:.3g} | {look['runs']} |" in markdown
+
+
+@pytest.mark.parametrize("flags, said", [
+    (["--pilot-runs", "0"], "'pilot_runs' (--pilot-runs) must be an integer from 1 to the budget it plans, 60000"),
+    (["--pilot-runs", "1000000"], "'pilot_runs' (--pilot-runs) must be an integer from 1 to the budget it plans, 60000"),
+    (["--excess", "inf"], "'excess' (--excess) must be a number > 0 and at most 100 (a true parameter 101 times the "
+                          "claim's), got inf"),
+    (["--excess", "1e308"], "'excess' (--excess) must be a number > 0 and at most 100"),
+    (["--excess", "nan"], "'excess' (--excess) must be a number > 0 and at most 100"),
+])
+def test_plan_flags_are_checked_against_the_budget_before_the_pilot(capsys, flags, said):
+    """--pilot-runs 0 became the default 3,000, 1,000,000 ran a pilot 16 times the budget, and an infinite
+    excess was reported as an error in 'epsilon' after the pilot (issue 43 §5, §8)."""
+    import time
+
+    started = time.perf_counter()
+    code, _, err = _run(capsys, ["audit", "--mechanism", "catalog:laplace_sum", "--plan", "--max-runs", "60000",
+                                 *flags])
+    assert code == 2 and said in err and err.count("\n") == 1
+    assert time.perf_counter() - started < 10  # refused before any pilot run

@@ -124,3 +124,186 @@ def test_plugin_splits_the_session_alpha_over_the_collected_checks_and_prints_on
     again.assert_outcomes(failed=1)
     assert failure in again.stdout.str()
     again.stdout.fnmatch_lines(["*miaudit: 1 privacy check at α = 0.01 each (1 collected*"])
+
+
+def test_equal_or_far_pairs_are_refused_with_the_message_of_the_cli(tmp_path):
+    from mechanisms.inputs.pair_files import pair_from_files
+
+    mechanism = get_entry("laplace_sum").mechanism
+    first = np.zeros((3, 2))
+    two_changed = first.copy()
+    two_changed[:2, 0] = 1.0
+    for second, words in ((first.copy(), "the two databases are equal; a neighbouring pair differs in one record"),
+                          (two_changed, "the databases differ in records [0, 1]")):
+        np.save(tmp_path / "a.npy", first)
+        np.save(tmp_path / "b.npy", second)
+        with pytest.raises(InputError) as cli:
+            pair_from_files(tmp_path / "a.npy", tmp_path / "b.npy", "--pair")
+        with pytest.raises(InputError) as api:
+            assert_claim(mechanism, "dp:1", pairs=[(first, second)], max_runs=6000)
+        assert words in str(cli.value) and str(cli.value).startswith("argument '--pair': ")
+        assert str(api.value) == str(cli.value).replace("'--pair'", "'pairs[0]'")
+
+
+def _noisy_sum_record(db, rng):
+    """One database's column sums plus Laplace(1/ε) noise, as a dict: ε-DP for records in [0, 1]
+    (Dwork and Roth 2014, Theorem 3.6), with ε = 1."""
+    return {"sums": db.sum(axis=0) + rng.laplace(scale=1.0, size=db.shape[1])}
+
+
+def _exact_count(db, rng):
+    """The number of ones, released exactly: no ε-DP for any ε."""
+    return {"count": int(db.sum())}
+
+
+def test_per_database_functions_are_audited_as_the_cli_audits_them():
+    first = np.zeros((3, 1))
+    second = first.copy()
+    second[0, 0] = 1.0
+    with pytest.raises(ClaimRefuted, match="reproduce: assert_claim\\(_exact_count, 'dp:1', pairs=..., "
+                                           "per_database=True"):
+        assert_claim(_exact_count, "dp:1", pairs=[(first, second)], per_database=True, max_runs=6000, seed=5)
+    # Without the switch, the same function is called as a batched mechanism and fails as one.
+    with pytest.raises(Exception) as batched:
+        assert_claim(_exact_count, "dp:1", pairs=[(first, second)], max_runs=6000, seed=5)
+    assert not isinstance(batched.value, ClaimRefuted)
+    with pytest.raises(InputError, match="argument 'mechanism' is not a function: per_database=True needs .*got the class dict"):
+        assert_claim(dict, "dp:1", pairs=[(first, second)], per_database=True)
+    with pytest.raises(InputError, match="per_database"):
+        assert_claim(_exact_count, "dp:1", pairs=[(first, second)], per_database="yes")
+
+
+SHORT = '''
+import numpy as np
+
+def exact_sum(dbs, rng):
+    return dbs.sum(axis=1)
+
+def test_exact_sums(assert_claim):
+    first = np.zeros((3, 1))
+    second = first.copy()
+    second[0, 0] = 1.0
+    assert_claim(exact_sum, "dp:1", pairs=[(first, second)], seed=1)
+
+def test_equal_databases(assert_claim):
+    first = np.zeros((3, 1))
+    assert_claim(exact_sum, "dp:1", pairs=[(first, first.copy())])
+
+def broken(dbs, rng):
+    raise ValueError("no noise today")
+
+def test_broken_function(assert_claim):
+    first = np.zeros((3, 1))
+    second = first.copy()
+    second[0, 0] = 1.0
+    assert_claim(broken, "dp:1", pairs=[(first, second)])
+'''
+
+
+def _failure_sections(text: str) -> dict:
+    """The FAILURES part of a pytest report, split at the ``____ name ____`` headers."""
+    body = text.split("= FAILURES =", 1)[1].split("short test summary info", 1)[0]
+    sections = re.split(r"^_{3,} (\S+) _{3,}$", body, flags=re.M)
+    return {name: [line for line in block.strip("\n").splitlines()] for name, block in
+            zip(sections[1::2], sections[2::2])}
+
+
+@pytest.mark.integration  # runs a pytest session (in process)
+def test_a_failing_check_is_at_most_25_lines_led_by_the_verdict(pytester):
+    pytester.makepyfile(test_short=SHORT)
+    result = pytester.runpytest("-p", "audit.pytest_plugin", "--miaudit-max-runs=6000", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=3)
+    sections = _failure_sections(result.stdout.str())
+    refuted, refused, broken = (sections[name] for name in ("test_exact_sums", "test_equal_databases",
+                                                             "test_broken_function"))
+    for lines in (refuted, refused, broken):
+        assert len(lines) <= 25, "\n".join(lines)
+        # Neither the plugin's nor assert_claim's code is shown: the test's own line, then the error.
+        assert not any("def assert_claim" in line or "def bound" in line or "claim_spec" in line for line in lines)
+    errors = [line for line in refuted if line.startswith("E ")]
+    # Three collected checks share the session's default α = 0.01: each at 0.01 / 3.
+    assert errors[0].startswith("E       audit.ClaimRefuted: exact_sum does not meet 1-DP: REFUTED at α = 0.00333333, ε ≥ ")
+    assert " certified (look 1 of a sequential audit" in errors[0]
+    for part in ("E         event: ", "E         counts: ", "E         certificate: ",
+                 "E         reproduce: pytest 'test_short.py::test_exact_sums'"):
+        assert any(line.startswith(part) for line in errors), part
+    assert [line for line in refused if line.startswith("E ")] == [
+        "E       estimators.validation.InputError: argument 'pairs[0]': the two databases are equal; a neighbouring "
+        "pair differs in one record"]
+    assert [line for line in broken if line.startswith("E ")] == [
+        "E       mechanisms.errors.MechanismError: mechanism 'broken' raised ValueError on database 0: no noise today "
+        "(database 0)"]
+
+
+def _exact_sums(dbs, rng):
+    """Each database's column sums, released exactly: no ε-DP for any ε."""
+    return dbs.sum(axis=1)
+
+
+@pytest.mark.parametrize("as_object", [False, True])
+def test_an_equal_pair_fails_loudly_instead_of_passing_exact_sums(as_object):
+    # Issue 43 §1: two equal databases give the audit no power, so a pair (Z, Z.copy()) passed a
+    # mechanism that releases exact sums at dp:0.1. It must be refused, never pass.
+    from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+
+    database = np.random.default_rng(0).integers(0, 2, size=(5, 2)).astype(float)
+    pair = (database, database.copy())
+    pairs = [NeighbouringPair(*pair)] if as_object else [pair]
+    with pytest.raises(InputError, match=r"^argument 'pairs\[0\]': the two databases are equal"):
+        assert_claim(_exact_sums, "dp:0.1", pairs=pairs, max_runs=14000, seed=0)
+    # The same databases one record apart: refuted at the first look.
+    changed = database.copy()
+    changed[0] = 1.0 - changed[0]
+    with pytest.raises(ClaimRefuted):
+        assert_claim(_exact_sums, "dp:0.1", pairs=[(database, changed)], max_runs=14000, seed=0)
+
+
+XDIST_SUITE = '''
+import math
+
+import numpy as np
+import pytest
+
+FIRST = np.zeros((3, 2))
+SECOND = FIRST.copy()
+SECOND[0, 1] = 1.0
+
+
+def histogram(epsilon):
+    """Counts per column plus two-sided geometric noise: epsilon-DP for records in {0, 1}."""
+    p = 1 - math.exp(-epsilon)
+
+    def mechanism(dbs, rng):
+        shape = (dbs.shape[0], dbs.shape[2])
+        return dbs.sum(axis=1) + rng.geometric(p, shape) - rng.geometric(p, shape)
+    return mechanism
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_correct(assert_claim, seed):
+    assert_claim(histogram(1.0), "dp:1", pairs=[(FIRST, SECOND)], seed=seed)
+
+
+def test_buggy(assert_claim):
+    assert_claim(histogram(4.0), "dp:1", pairs=[(FIRST, SECOND)], seed=4)
+'''
+
+
+@pytest.mark.integration  # a pytest session with two xdist worker processes
+def test_under_xdist_the_controller_prints_the_summary_of_all_workers(pytester, monkeypatch):
+    from pathlib import Path
+
+    pytest.importorskip("xdist")
+    # The workers are new processes: they import this checkout's miaudit.
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[1]))
+    pytester.makepyfile(test_suite=XDIST_SUITE)
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "audit.pytest_plugin", "--miaudit-alpha=0.04",
+                                           "--miaudit-max-runs=6000", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, failed=1)
+    lines = [line for line in result.stdout.lines if line.startswith("miaudit: ")]
+    # One line, on the controller, with every worker's checks: four collected, each at 0.04 / 4.
+    assert len(lines) == 1, result.stdout.str()
+    assert lines[0].startswith("miaudit: 4 privacy checks at α = 0.01 each (4 collected, session α = 0.04, "
+                               "Bonferroni): 3 passed, 1 refuted, 0 errors, ")
+    runs = int(re.search(r"(\d+) mechanism runs", lines[0])[1])
+    assert 6000 < runs <= 4 * 6000  # the runs of several checks (at most 6000 each) added up

@@ -91,3 +91,25 @@ def test_one_run_command_trains_on_the_device_it_is_given(capsys):
     if not torch.cuda.is_available():
         assert main(["one-run", "--canaries", "100", "--device", "cuda"]) != 0
         assert "no CUDA device" in capsys.readouterr().err
+
+
+def test_a_one_run_that_cannot_fit_in_memory_is_refused_before_any_work(monkeypatch, capsys):
+    """``miaudit one-run --canaries 1000000000`` printed NumPy's out-of-memory traceback (149 GiB) after 95 s."""
+    from mechanisms.execution import memory
+    from mechanisms.training import one_run_digits
+    from mechanisms.training.one_run_digits import one_run_memory
+
+    # 1 run, 20 steps, 650 + 10^7 parameters: 8 · (2 · 20 · 10,000,650 + 5 · 10,000,650 + 10^7) bytes, by hand.
+    assert one_run_memory(10_000_000) == 8 * (2 * 20 * 10_000_650 + 5 * 10_000_650 + 10_000_000)
+    assert one_run_memory(500, "input", steps=3, runs=2) == 8 * 2 * (2 * 3 * 650 + 5 * 650 + 500)
+
+    def no_allocation(*args, **kwargs):
+        raise AssertionError("the run was set up")
+
+    monkeypatch.setattr(one_run_digits, "_setup", no_allocation)
+    monkeypatch.setattr(memory, "available_memory", lambda: 2**30)
+    from audit.cli.main import main
+
+    assert main(["one-run", "--canaries", "10000000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'--canaries' (10000000)" in err and "3.43 GiB" in err and "only 1 GiB" in err

@@ -194,8 +194,8 @@ def _warn_unrefutable(spec, max_runs) -> None:
 
 def _plan(spec, args):
     """``--plan``: the budget plan from a pilot (audit.gating.budget_forecast), nothing else run."""
-    from audit.gating.budget_forecast import EXCESS, PILOT_RUNS, plan_budget
+    from audit.gating.budget_forecast import EXCESS, plan_budget
 
-    plan = plan_budget(spec, budget_runs=args.max_runs, pilot_runs=args.pilot_runs or PILOT_RUNS,
+    plan = plan_budget(spec, budget_runs=args.max_runs, pilot_runs=args.pilot_runs,
                        excess=EXCESS if args.excess is None else args.excess)
     return plan.to_dict(), terminal_text(plan.text())

@@ -24,6 +24,10 @@ def configure(parser) -> None:
 
 
 def _registry():
+    from estimators.package_names import check_package_names
+    from estimators.validation import InputError
+
+    check_package_names(("experiments",), error=InputError)  # a user's experiments/ folder in the way
     return importlib.import_module("experiments.registry")
 
 

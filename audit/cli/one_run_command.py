@@ -62,8 +62,15 @@ def run(args):
                               claimed_epsilon=args.epsilon)
         payload = audit.to_dict()
         return payload, audit.text()
-    from mechanisms.training.one_run_digits import digits_one_run
+    from mechanisms.execution.memory import available_memory, format_bytes
+    from mechanisms.training.one_run_digits import digits_one_run, one_run_memory
 
+    need, available = one_run_memory(args.canaries, args.canary, args.steps), available_memory()
+    if args.canaries >= 2 and args.steps >= 1 and available is not None and need > available:
+        raise InputError(f"argument '--canaries' ({args.canaries}): the built-in run with {args.steps} steps needs at "
+                         f"least {format_bytes(need)} of memory (each step's noise for the model's and every gradient "
+                         f"canary's parameters, float64), but only {format_bytes(available)} is available; lower "
+                         "--canaries or --steps")
     training = digits_one_run(epsilon=args.epsilon, delta=args.delta, canaries=args.canaries, kind=args.canary,
                               steps=args.steps, accountant=args.accountant, seed=seed, device=args.device)
     audit = one_run_audit(training.scores, training.included, guesses=guesses, alpha=args.alpha,

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from audit.cli.main import check_seed
+from audit.config.flag_values import StoreOnce, integer, number, with_flag_names
+
+#: The scan's keyword arguments and the flags that carry them, so an error names what the user typed.
+FLAGS = {"alpha": "--alpha", "max_runs": "--max-runs", "timeout": "--timeout", "epsilons": "--epsilons"}
 
 HELP = ("audit every public DP entry point of a library (diffprivlib) or of your module (FILE.py, package.module) "
         "over a small parameter grid; findings with reproductions, controls and skipped cases in one report")
@@ -12,11 +16,11 @@ def _epsilons(text: str) -> tuple:
     from estimators.validation import InputError
 
     try:
-        values = tuple(float(v) for v in text.split(","))
+        values = tuple(number(v) for v in text.split(","))
     except ValueError:
         raise InputError(f"argument '--epsilons' must be numbers separated by commas, got {text!r}") from None
-    if not values or any(not v > 0 for v in values):
-        raise InputError(f"argument '--epsilons' must be positive numbers, got {text!r}")
+    if any(not (0 < v < float("inf")) for v in values):
+        raise InputError(f"argument '--epsilons' must be positive finite numbers, got {text!r}")
     return values
 
 
@@ -25,13 +29,14 @@ def configure(parser) -> None:
                         help="a library with a profile (diffprivlib), a FILE.py, a module or a package")
     parser.add_argument("--out", default="miaudit-scan", metavar="DIR",
                         help="report folder: scan.md, scan.json, findings/, scan-state.jsonl (default: miaudit-scan)")
-    parser.add_argument("--alpha", type=float, default=0.05,
+    parser.add_argument("--alpha", type=number, action=StoreOnce, default=0.05,
                         help="the scan's family-wise type-I error, split over its cases (default 0.05)")
-    parser.add_argument("--max-runs", type=int, default=None, metavar="N",
+    parser.add_argument("--max-runs", type=integer, action=StoreOnce, default=None, metavar="N",
                         help="mechanism runs per case at most (default 6000)")
-    parser.add_argument("--timeout", type=float, default=None, metavar="S",
+    parser.add_argument("--timeout", type=number, action=StoreOnce, default=None, metavar="S",
                         help="seconds per case: each call of the entry point, and its audit in all (default 60)")
-    parser.add_argument("--epsilons", default=None, metavar="E1,E2,...", help="the ε grid (default 0.1,1,4)")
+    parser.add_argument("--epsilons", action=StoreOnce, default=None, metavar="E1,E2,...",
+                        help="the ε grid (default 0.1,1,4)")
     parser.add_argument("--resume", action="store_true",
                         help="continue the scan recorded in DIR/scan-state.jsonl: no case audited twice")
 
@@ -52,9 +57,15 @@ def run(args):
         sys.path.insert(0, os.getcwd())
     out = check_output_location(args.out, "--out", folder=True)
     Path(out).mkdir(parents=True, exist_ok=True)
-    result = scan(args.target, epsilons=_epsilons(args.epsilons) if args.epsilons else EPSILONS, alpha=args.alpha,
-                  max_runs=args.max_runs or MAX_RUNS, timeout=args.timeout or TIMEOUT, seed=args.seed,
-                  state_file=Path(out) / "scan-state.jsonl", resume=args.resume, quiet=args.quiet or args.json)
+    from estimators.validation import InputError
+
+    try:
+        result = scan(args.target, epsilons=EPSILONS if args.epsilons is None else _epsilons(args.epsilons),
+                      alpha=args.alpha, max_runs=MAX_RUNS if args.max_runs is None else args.max_runs,
+                      timeout=TIMEOUT if args.timeout is None else args.timeout, seed=args.seed,
+                      state_file=Path(out) / "scan-state.jsonl", resume=args.resume, quiet=args.quiet or args.json)
+    except InputError as exc:
+        raise InputError(with_flag_names(str(exc), FLAGS)) from None
     paths = write_scan_report(result, out)
     payload = {"target": result.target, "version": result.version, "cases": result.cases,
                "findings": len(result.findings), "controls": len(result.controls),

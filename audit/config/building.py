@@ -92,7 +92,7 @@ from estimators.validation import InputError
 from mechanisms.base import MechanismError
 from mechanisms.claims.claim import Claim
 from mechanisms.claims.parsing import claim_from_table, parse_claim
-from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair, checked_pair
 from mechanisms.execution.runner import ExecutionSettings
 from mechanisms.adapters.loading import load_object
 from mechanisms.adapters.recognition import load_mechanism
@@ -349,10 +349,7 @@ def _pairs(config: dict, entry, searching: bool, shape, notion: str) -> tuple:
             for name, value in (("first", first), ("second", second)):
                 if not isinstance(value, (list, tuple)):
                     raise InputError(f"{where} {name} must be an array of rows or a .npy file name, got {plain_toml(value)}")
-            try:
-                pair = NeighbouringPair(first, second, why="supplied in the configuration")
-            except InputError as exc:
-                raise _named(where, exc) from None
+            pair = checked_pair(first, second, f"{where} first, second", given="supplied in the configuration")
         if shape is not None and pair.database_shape != shape:
             raise InputError(f"{where}: first and second must have the prior's database shape {shape}, "
                              f"got {pair.database_shape}")
@@ -520,10 +517,10 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
     if pairs_only:
         # Under DP, Θ is all distributions: the two-point priors on the pairs alone are a complete Θ.
         pairs = _pairs(config, None, False, None, notion)
+        from mechanisms.inputs.pair_files import check_pairs_agree
+
+        check_pairs_agree(pairs)
         priors = tuple(pair.prior() for pair in pairs)
-        if len({p.shape for p in priors}) != 1:
-            raise InputError(f"[[pairs]] (--pair): every pair must hold databases of one shape (n, k), got "
-                             f"{sorted({p.shape for p in priors})}")
     else:
         priors = tuple(_prior(t, where, base_dir, entry, notion) for t, where in zip(tables, places))
     shape = priors[0].shape

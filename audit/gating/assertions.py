@@ -32,11 +32,25 @@ ALPHA = 0.01
 
 
 class ClaimRefuted(AssertionError):
-    """``assert_claim`` refuted the claim; ``audit`` is the :class:`~audit.gating.sequential.SequentialAudit`."""
+    """Raised by :func:`assert_claim` when its audit refutes the claim (``audit.ClaimRefuted``).
+
+    An ``AssertionError``, so a test that raises it fails. Its message is the verdict line (the
+    claim, the certified bound, the look and the runs) followed by the event, its counts on the two
+    databases, the certificate and the command that reproduces the failure.
+
+    Attributes
+    ----------
+    audit : SequentialAudit
+        The audit that refuted the claim (:class:`~audit.gating.sequential.SequentialAudit`).
+    """
 
     def __init__(self, message: str, audit):
         super().__init__(message)
         self.audit = audit
+
+
+# Its public name: a failing test reads ``audit.ClaimRefuted: ...``, the name a suite catches it by.
+ClaimRefuted.__module__ = "audit"
 
 
 def _claim(claim) -> Claim:
@@ -52,24 +66,25 @@ def _claim(claim) -> Claim:
 
 
 def _pairs(pairs) -> tuple:
-    from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+    from mechanisms.inputs.neighbouring_pair import NeighbouringPair, checked_pair, refuse_equal_pair
 
     out = []
     for number, pair in enumerate(pairs or ()):
         if isinstance(pair, NeighbouringPair):
-            out.append(pair)
+            out.append(refuse_equal_pair(pair, f"pairs[{number}]"))
             continue
         try:
             first, second = pair
         except (TypeError, ValueError):
             raise InputError(f"argument 'pairs' entry {number} must be (first, second) databases or a "
                              "NeighbouringPair") from None
-        out.append(NeighbouringPair(first, second, why="given to assert_claim"))
+        # The CLI's check of --pair: equal or non-neighbouring databases are refused, never audited.
+        out.append(checked_pair(first, second, f"pairs[{number}]", given="given to assert_claim"))
     return tuple(out)
 
 
 def claim_spec(mechanism, claim, *, pairs=None, prior=None, relation: str = REPLACE_ONE, alpha: float = ALPHA,
-               seed: int = 0, name: str | None = None, query=None, params=None):
+               seed: int = 0, name: str | None = None, query=None, params=None, per_database: bool = False):
     """The :class:`~audit.spec.AuditSpec` :func:`assert_claim` audits (its arguments).
 
     ``relation`` is the relation ``claim`` is stated for (a string claim is read at it; a library's
@@ -78,7 +93,7 @@ def claim_spec(mechanism, claim, *, pairs=None, prior=None, relation: str = REPL
     from the claim's, the audit converts the claim where a theorem allows and refuses otherwise
     (:func:`mechanisms.claims.conversion.convert_claim`).
     """
-    from mechanisms.adapters.recognition import recognize_mechanism
+    from mechanisms.adapters.recognition import per_database_mechanism, recognize_mechanism
 
     from audit.search.prior_search import differing_record
     from audit.spec import AuditSpec
@@ -94,7 +109,15 @@ def claim_spec(mechanism, claim, *, pairs=None, prior=None, relation: str = REPL
                          "rows): give pairs of one relation")
     audited = kinds.pop() if kinds else relation
     label = name or getattr(mechanism, "__name__", None) or type(mechanism).__name__
-    recognized = recognize_mechanism(mechanism, label, query=query, params=params, what="argument 'mechanism'")
+    if not isinstance(per_database, bool):
+        raise InputError(f"argument 'per_database' must be True or False, got {per_database!r}")
+    if per_database:
+        if query is not None or params is not None:
+            raise InputError("arguments 'query' and 'params' apply to library mechanisms, not to a per-database "
+                             "function (per_database=True)")
+        recognized = per_database_mechanism(mechanism, label, what="argument 'mechanism'", option="per_database=True")
+    else:
+        recognized = recognize_mechanism(mechanism, label, query=query, params=params, what="argument 'mechanism'")
     if claim is None:
         stated, why = recognized.claim_at(relation)
         if stated is None:
@@ -116,26 +139,30 @@ def claim_spec(mechanism, claim, *, pairs=None, prior=None, relation: str = REPL
 
 def assert_claim(mechanism, claim, *, pairs=None, prior=None, relation: str = REPLACE_ONE,
                  max_runs: int = MAX_RUNS, alpha: float = ALPHA, seed: int = 0, time_limit: float | None = None,
-                 name: str | None = None, query=None, params=None, _reproduce: str | None = None):
+                 name: str | None = None, query=None, params=None, per_database: bool = False,
+                 _reproduce: str | None = None):
     """Assert that ``mechanism`` meets ``claim``: raise :class:`ClaimRefuted` when an audit refutes it.
 
     Parameters
     ----------
     mechanism : callable or library mechanism
         A batched mechanism ``mech(dbs, rng) -> (m, d)``, an OpenDP ``Measurement`` or a diffprivlib
-        mechanism (object, or class with ``params``), as ``miaudit audit`` takes them.
+        mechanism (object, or class with ``params``), as ``miaudit audit`` takes them; with
+        ``per_database=True``, a function of one database ``f(db, rng) -> output``.
     claim : str, Claim, Guarantee or None
         ``"dp:1"``, ``"dp:1:1e-5"``, ``"zcdp:0.5"``, ... (:mod:`mechanisms.claims.claim`); ``None``: the
-        claim an OpenDP or diffprivlib mechanism states (its privacy map at the replace-one relation).
+        claim an OpenDP or diffprivlib mechanism states (its privacy map at ``relation``).
     pairs : sequence of (first, second), optional
-        Neighbouring databases (arrays of shape (n, k) that differ in one record) the audit compares;
-        each joins Θ as a two-point prior.
+        Neighbouring databases the audit compares, each joining Θ as a two-point prior: arrays of
+        one shape (n, k) that differ in exactly one record (replace-one), or of n and n − 1 rows,
+        the second the first without one row or the reverse (add/remove). Equal databases, or
+        databases that differ in more than one record, are refused (as ``--pair`` refuses them).
     prior : Prior, optional
         A prior over databases instead of (or besides) ``pairs``.
     relation : {"replace-one", "add-remove"}
-        The neighbouring relation ``claim`` is stated for (:mod:`mechanisms.inputs.relation`). Add/remove
-        pairs are (first, second) with n and n − 1 rows; a claim at another relation than the
-        pairs' is converted where a theorem allows (group privacy), else refused.
+        The neighbouring relation ``claim`` is stated for (:mod:`mechanisms.inputs.relation`). A
+        claim at another relation than the pairs' is converted where a theorem allows (group
+        privacy: a replace-one pair is two add/remove steps), else refused.
     max_runs : int
         Mechanism runs at most (a sequential audit: it stops at the first refutation).
     alpha : float
@@ -148,6 +175,9 @@ def assert_claim(mechanism, claim, *, pairs=None, prior=None, relation: str = RE
         Display name (default: the mechanism's).
     query, params
         Library mechanisms only (:func:`mechanisms.adapters.recognition.recognize_mechanism`).
+    per_database : bool
+        ``mechanism`` is a function of one database whose outputs, of any structure, are encoded
+        (:mod:`mechanisms.outputs.encoding`), as ``miaudit audit --per-database``.
 
     Returns
     -------
@@ -161,24 +191,34 @@ def assert_claim(mechanism, claim, *, pairs=None, prior=None, relation: str = RE
     InputError
         Bad arguments.
     """
+    __tracebackhide__ = True  # pytest shows the test's line and the verdict, not this function
     from audit.gating.sequential import run_sequential_audit
 
-    spec = claim_spec(mechanism, claim, pairs=pairs, prior=prior, relation=relation, alpha=alpha, seed=seed,
-                      name=name, query=query, params=params)
-    audit = run_sequential_audit(spec, max_runs, time_limit=time_limit)
+    try:
+        spec = claim_spec(mechanism, claim, pairs=pairs, prior=prior, relation=relation, alpha=alpha, seed=seed,
+                          name=name, query=query, params=params, per_database=per_database)
+        audit = run_sequential_audit(spec, max_runs, time_limit=time_limit)
+    except InputError as error:
+        # One line naming the argument, or the user function that failed (a MechanismError): raised
+        # afresh here, without miaudit's frames that found it (its message names what failed and where).
+        raise error.with_traceback(None) from None
     if audit.refuted:
         reproduce = _reproduce or (f"assert_claim({spec.mechanism_label}, {spec.claim.text!r}, pairs=..., "
-                                   f"max_runs={max_runs}, alpha={alpha!r}, seed={seed})")
+                                   f"{'per_database=True, ' if per_database else ''}max_runs={max_runs}, "
+                                   f"alpha={alpha!r}, seed={seed})")
         raise ClaimRefuted(failure_message(audit, reproduce), audit)
     return audit
 
 
 def failure_message(audit, reproduce: str) -> str:
-    """What failed: the claim, the event and its counts, the certificate, the runs and how to reproduce it."""
+    """What failed, verdict first: the claim and the certified bound, the event and its counts, how to reproduce it."""
     result = audit.result
-    lines = [f"{result.mechanism} does not meet {result.claim['label']}: REFUTED at α = {audit.alpha:g} "
-             f"(look {len(audit.looks)} of a sequential audit, {audit.runs} mechanism runs)"]
     event = result.event_test
+    tests = [refutation["test"] for refutation in result.refuted_by]
+    certified = (f", ε ≥ {event.epsilon_lower_bound:.4g} certified" if event is not None and "event" in tests
+                 and event.epsilon_lower_bound is not None else "")
+    lines = [f"{result.mechanism} does not meet {result.claim['label']}: REFUTED at α = {audit.alpha:g}{certified} "
+             f"(look {len(audit.looks)} of a sequential audit, {audit.runs} mechanism runs)"]
     if event is not None:
         runs = event.runs_made or [event.runs_per_input, event.runs_per_input]
         hits = [int(round(p * n)) for p, n in zip((event.p_first, event.p_second), runs)]

@@ -81,10 +81,13 @@ from audit.certificates.claim_tests import record_support, refutable_with
 from audit.search.event_search import choice_settings
 from audit.search.event_choice import choose_event, event_frequency, predicted_objective
 from audit.certificates.event_bounds import claim_objective
-from audit.gating.sequential import round_seed, runs_per_sample, runs_to_refute, smallest_round_samples
+from audit.gating.sequential import runs_per_sample, runs_to_refute, smallest_round_samples
 
 #: The default excess: a true privacy parameter 20% above the claim's.
 EXCESS = 0.2
+#: The largest excess: beyond it the excess scenario's parameter overflows the profile's computations (1e308
+#: did), and no audit needs the runs to refute a claim wrong by more.
+MAX_EXCESS = 100.0
 #: The pilot's mechanism runs by default.
 PILOT_RUNS = 3000
 #: The pilot's event stands for an audit's up to this many times the pilot's runs (module docstring).
@@ -173,6 +176,12 @@ class BudgetPlan:
                                      "tests": [t.to_dict() for t in self.tests]}})
 
 
+def round_seed(seed: int, index: int) -> int:
+    """A seed derived from ``seed`` and ``index`` (from 1): fresh randomness for a pilot, independent of the
+    audit's runs. The looks of a sequential audit all use the audit's own seed."""
+    return int(np.random.default_rng([int(seed), int(index), 0x5E0]).integers(2**31))
+
+
 def _duration(seconds: float | None) -> str:
     if seconds is None:
         return "?"
@@ -201,7 +210,7 @@ def profile_event(claim, p_second: float) -> float:
     return float(min(1.0, np.min(np.exp(grid) * p_second + claim.privacy_profile(grid))))
 
 
-def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int = PILOT_RUNS,
+def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int | None = None,
                 excess: float = EXCESS) -> BudgetPlan:
     """Plan the audit ``spec``'s budget from a pilot of ``pilot_runs`` mechanism runs (module docstring).
 
@@ -212,8 +221,9 @@ def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int = PILOT
     budget_runs : int, optional
         The budget to plan for (a sequential audit's ``max_runs``); default: the runs ``spec``
         makes (``samples`` × its runs per sample).
-    pilot_runs : int
-        Mechanism runs of the pilot audit (its ``samples`` follow from the runs per sample).
+    pilot_runs : int, optional
+        Mechanism runs of the pilot audit (its ``samples`` follow from the runs per sample), at most
+        ``budget_runs``; default :data:`PILOT_RUNS`.
     excess : float > 0
         The stated excess: a true privacy parameter this fraction above the claim's.
 
@@ -225,13 +235,19 @@ def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int = PILOT
 
     if spec.claim is None:
         raise InputError("--plan needs a claim to plan the refutation of (--claim, or a catalog mechanism's own)")
-    if not excess > 0:
-        raise InputError(f"argument 'excess' (--excess) must be > 0, got {excess}")
+    if not (isinstance(excess, (int, float)) and 0 < excess <= MAX_EXCESS):  # NaN and inf fail too
+        raise InputError(f"argument 'excess' (--excess) must be a number > 0 and at most {MAX_EXCESS:g} (a true "
+                         f"parameter {MAX_EXCESS + 1:g} times the claim's), got {excess}")
     cost = runs_per_sample(spec)
-    check_int(pilot_runs, "pilot_runs", 1)
     if budget_runs is None:
         budget_runs = int(math.floor(spec.samples * cost))
     budget_runs = check_int(budget_runs, "budget_runs", 1)
+    if pilot_runs is None:
+        pilot_runs = PILOT_RUNS
+    elif isinstance(pilot_runs, bool) or not isinstance(pilot_runs, (int, np.integer)) or not 1 <= pilot_runs <= budget_runs:
+        raise InputError(f"argument 'pilot_runs' (--pilot-runs) must be an integer from 1 to the budget it plans, "
+                         f"{budget_runs} mechanism runs (--max-runs, else --samples × {cost:g} runs per sample), got "
+                         f"{pilot_runs!r}")
     ratio = spec.event_runs / spec.samples
     budget_samples = max(1, int(budget_runs / cost))
     budget_spec = dataclasses.replace(spec, samples=budget_samples,

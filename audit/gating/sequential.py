@@ -407,17 +407,19 @@ class SequentialAudit:
     def verdict(self) -> str | None:
         return self.result.verdict
 
-    def summary(self) -> str:
-        """One paragraph: looks, runs, why it stopped, and what a refutation would need."""
+    def stop_reason(self) -> str:
+        """Why the audit stopped, in words (``stopped`` explained)."""
         done = len(self.looks)
         if self.stopped == "time":
-            why = f"the next look would have ended past the time limit of {self.time_limit:g} s"
-        elif self.stopped == "budget" and done < len(self.schedule):
-            why = f"look {done + 1} would have passed the run budget"
-        else:
-            why = {"refuted": f"the claim was refuted at look {done}",
-                   "violation": f"an MI violation was certified at look {done}",
-                   "budget": "the looks were done"}[self.stopped]
+            return f"the next look would have ended past the time limit of {self.time_limit:g} s"
+        if self.stopped == "budget" and done < len(self.schedule):
+            return f"look {done + 1} would have passed the run budget"
+        return {"refuted": f"the claim was refuted at look {done}", "budget": "the looks were done",
+                "violation": f"an MI violation was certified at look {done}"}[self.stopped]
+
+    def summary(self) -> str:
+        """One paragraph: looks, runs, why it stopped, and what a refutation would need."""
+        done, why = len(self.looks), self.stop_reason()
         levels = ", ".join(f"{r.alpha:.3g}" for r in self.schedule)
         sizes = ", ".join(str(r.samples) for r in self.schedule)
         text = (f"Sequential audit: {done} of {len(self.schedule)} planned looks, {self.runs} mechanism runs of at "
@@ -431,27 +433,24 @@ class SequentialAudit:
             text += " " + self.runs_to_refute_note
         return text
 
-    def to_dict(self) -> dict:
-        """The deciding look's JSON form (:meth:`AuditResult.to_dict`) with a ``sequential`` entry."""
-        out = self.result.to_dict()
-        out["sequential"] = to_jsonable({
+    def block(self) -> dict:
+        """The looks, runs and why it stopped, JSON-ready: the deciding result's ``sequential`` entry."""
+        return to_jsonable({
             "alpha": self.alpha, "rho": self.rho, "max_runs": self.max_runs, "time_limit": self.time_limit,
-            "stopped": self.stopped, "looks_run": len(self.looks), "looks_planned": len(self.schedule),
-            "runs": self.runs, "seconds": self.seconds, "runs_to_refute": self.runs_to_refute,
-            "runs_to_refute_note": self.runs_to_refute_note, "notes": list(self.notes), "summary": self.summary(),
+            "stopped": self.stopped, "stop_reason": self.stop_reason(), "looks_run": len(self.looks),
+            "looks_planned": len(self.schedule), "runs": self.runs, "seconds": self.seconds,
+            "runs_to_refute": self.runs_to_refute, "runs_to_refute_note": self.runs_to_refute_note,
+            "notes": list(self.notes), "summary": self.summary(),
             "schedule": [r.to_dict() for r in self.schedule], "looks": [r.to_dict() for r in self.looks]})
-        return out
+
+    def to_dict(self) -> dict:
+        """The deciding look's JSON form (:meth:`AuditResult.to_dict`) with its ``sequential`` entry (:meth:`block`)."""
+        return {**self.result.to_dict(), "sequential": self.block()}
 
     def __repr__(self) -> str:
         return (f"SequentialAudit(stopped={self.stopped!r}, looks={len(self.looks)}/{len(self.schedule)}, "
                 f"runs={self.runs}, claim_verdict={self.claim_verdict!r}, verdict={self.verdict!r}, "
                 f"alpha={self.alpha:g})")
-
-
-def round_seed(seed: int, index: int) -> int:
-    """A seed derived from ``seed`` and ``index`` (from 1): fresh randomness for an independent audit
-    (:mod:`audit.gating.budget_forecast`'s pilot). The looks of a sequential audit all use the audit's own seed."""
-    return int(np.random.default_rng([int(seed), int(index), 0x5E0]).integers(2**31))
 
 
 def _decides(result) -> str | None:
@@ -549,8 +548,9 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
         f"Look {deciding} of {len(schedule)} of a sequential audit (audit.gating.sequential): the audit of the first "
         f"{schedule[deciding - 1].samples} samples of the runs, whose tests spent α_k = "
         f"{schedule[deciding - 1].alpha:.3g} of the overall α = {total:g}, which the verdicts are stated at."])
-    return SequentialAudit(result, outcomes, schedule, total, int(max_runs), time_limit, stopped, runs,
-                           time.perf_counter() - started, needed, note, notes, rho=float(rho))
+    audit = SequentialAudit(result, outcomes, schedule, total, int(max_runs), time_limit, stopped, runs,
+                            time.perf_counter() - started, needed, note, notes, rho=float(rho))
+    return dataclasses.replace(audit, result=dataclasses.replace(result, sequential=audit.block()))  # for --report
 
 
 def runs_to_refute(claim, p_first: float, p_second: float, alpha: float,

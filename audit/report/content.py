@@ -421,7 +421,28 @@ def evidence_tables(result: AuditResult) -> list:
         tables.append(TextTable("Tests of the claim",
                                 ("claim", "test", f"implied MI upper bound ({result.unit})", "refutes the claim",
                                  "α spent", "estimate consistent", "theorems", "detail"), rows))
+    if result.sequential:
+        tables += sequential_tables(result.sequential)
     return tables
+
+
+def sequential_tables(block: dict) -> list:
+    """A sequential audit's looks, runs and why it stopped (the JSON ``sequential`` block), as two tables."""
+    rows = [("looks", f"{block['looks_run']} of {block['looks_planned']} planned"),
+            ("mechanism runs", f"{block['runs']} of at most {block['max_runs']}"),
+            ("stopped because", block["stop_reason"]),
+            ("overall α", f"{block['alpha']:g} (α-spending α·t^{block['rho']:g} over the looks; union bound)")]
+    if block.get("time_limit") is not None:
+        rows.append(("time limit", f"{block['time_limit']:g} s"))
+    rows += [("note", note) for note in block.get("notes") or ()]
+    if block.get("runs_to_refute_note"):
+        rows.append(("runs to refute", block["runs_to_refute_note"]))
+    looks = [(str(look["look"]), str(look["samples"]), f"{look['alpha']:.3g}", str(look["runs"]),
+              str(look["reused_runs"]), look["claim_verdict"] or look["verdict"] or MISSING,
+              number(look["dp_epsilon_lower_bound_event"])) for look in block["looks"]]
+    return [TextTable("Sequential audit", ("quantity", "value"), rows),
+            TextTable("Sequential audit: the looks", ("look", "samples", "level α_k", "runs made", "runs reused",
+                                                      "verdict", "certified ε (event)"), looks)]
 
 
 def audit_section(result: AuditResult, index: int) -> AuditSection:

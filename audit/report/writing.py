@@ -254,28 +254,44 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+def _journal_entries(journal: Path) -> list:
+    """The (temporary name, target name) pairs a set's journal lists; none where it cannot be read."""
+    try:
+        entries = json.loads(journal.read_text(encoding="utf-8"))["files"]
+        return [(str(temporary), str(target)) for temporary, target in entries]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def _journals_of(paths: list) -> list:
+    """The journals in the folder of ``paths`` of sets that hold one of them: this set's own, and any other
+    set's that lists one of ``paths`` as a target (an HTML report's set, journal named after ``r.html``,
+    holds the ``r.md`` that a later ``--report r.md`` writes)."""
+    own, names = _journal_path(paths), {p.name for p in paths}
+    try:
+        listing = sorted(os.listdir(own.parent))
+    except OSError:
+        return []
+    return [own.parent / name for name in listing if name.startswith(".") and name.endswith(_JOURNAL_SUFFIX)
+            and (name == own.name or any(target in names for _, target in _journal_entries(own.parent / name)))]
+
+
 def recover_file_set(paths) -> None:
     """Finish or undo what an interrupted :func:`write_file_set` of ``paths`` left behind.
 
     A journal (written only after every temporary file was complete) means the set was
     committed: its publish is completed (:func:`_publish`: the old files whose replacements are
-    still waiting are removed, then those replacements renamed in). Temporary files without a
-    journal belong to a set that was never committed: they are removed, and the previous files
-    stay as they were. Either way no mix of two runs' files is left, at any instant.
+    still waiting are removed, then those replacements renamed in), also for another set that
+    shares a file with ``paths`` (:func:`_journals_of`). Temporary files without a journal belong
+    to a set that was never committed: they are removed, and the previous files stay as they
+    were. Either way no mix of two runs' files is left, at any instant.
     """
     paths = [Path(p) for p in paths]
-    journal = _journal_path(paths)
-    if journal.exists():
-        folder = journal.parent
-        try:
-            entries = json.loads(journal.read_text(encoding="utf-8"))["files"]
-        except (OSError, ValueError, KeyError, TypeError):
-            entries = []
-        targets = {p.name for p in paths}
-        # Only our own temporary files, renamed onto names of this set, inside this folder.
-        _publish(folder, [(temporary, target) for temporary, target in entries
-                          if target in targets and Path(temporary).name == temporary
-                          and _is_our_temporary(temporary, target)], journal)
+    for journal in _journals_of(paths):
+        # Only our own temporary files, each renamed onto the name it was made for, inside this folder.
+        _publish(journal.parent, [(temporary, target) for temporary, target in _journal_entries(journal)
+                                  if Path(temporary).name == temporary and Path(target).name == target
+                                  and _is_our_temporary(temporary, target)], journal)
     for temporary in _stale_temporaries(paths):
         try:
             os.unlink(temporary)

@@ -39,6 +39,21 @@ def _identity(first: np.ndarray, second: np.ndarray) -> tuple:
     return first.shape, frozenset((first.tobytes(), second.tobytes()))
 
 
+def _all_present(databases: np.ndarray, prior) -> np.ndarray:
+    """``databases`` with every record present, for a prior with a presence column (an add/remove audit,
+    :mod:`mechanisms.inputs.relation`; its draws may hold absent records); else as they are.
+
+    A searched pair is built on databases whose records are all present, so that the add/remove pair
+    made from it (:func:`add_remove_pairs`) takes exactly one record out: a pattern built from a
+    column's observed low end would otherwise set every record absent.
+    """
+    if not getattr(prior, "presence_column", False):
+        return databases
+    present = np.array(databases, dtype=np.float64, copy=True)
+    present[..., -1] = 1.0
+    return present
+
+
 def random_pairs(prior, count: int, rng: np.random.Generator, max_tries: int = 200) -> list:
     """Up to ``count`` distinct neighbouring pairs built from ``prior``: one base database, and for
     record j mod n two rows drawn from the prior's record j that differ.
@@ -54,7 +69,7 @@ def random_pairs(prior, count: int, rng: np.random.Generator, max_tries: int = 2
     pairs, seen = [], set()
     if count == 0:
         return pairs
-    base = prior(1, rng)[0]
+    base = _all_present(prior(1, rng), prior)[0]
     exhausted = set()
     record = -1
     while len(pairs) < count and len(exhausted) < prior.n:
@@ -62,7 +77,7 @@ def random_pairs(prior, count: int, rng: np.random.Generator, max_tries: int = 2
         if record in exhausted:
             continue
         for _ in range(max_tries):
-            a, b = prior(2, rng)[:, record]
+            a, b = _all_present(prior(2, rng), prior)[:, record]
             if np.any(a != b):
                 first, second = base.copy(), base.copy()
                 first[record], second[record] = a, b
@@ -148,7 +163,8 @@ def structured_pairs(prior, count: int, rng: np.random.Generator, records=None, 
         return []
     if observed is None:
         observed = prior(RANGE_DRAWS, rng)
-    low, middle, high = _column_levels(np.asarray(observed, dtype=np.float64))
+    observed = _all_present(np.asarray(observed, dtype=np.float64), prior)
+    low, middle, high = _column_levels(observed)
     n = observed.shape[1]
     records = sorted({0, n - 1}) if records is None else list(records)
     pairs, seen = [], set()
@@ -182,6 +198,10 @@ def candidate_pairs(prior, count: int, rng: np.random.Generator) -> list:
     count = check_int(count, "prior_search", 0)
     if count > MAX_PRIOR_SEARCH:
         raise InputError(f"argument 'prior_search' must be at most {MAX_PRIOR_SEARCH}, got {count}")
+    if count and getattr(prior, "presence_column", False) and prior.n < 2:
+        raise InputError(f"argument 'prior_search' ({count}): under add/remove each searched pair takes one record "
+                         f"out of a database, and the prior's databases hold {prior.n}, which would leave none; give "
+                         "databases of at least 2 records, or --prior-search 0")
     pairs = structured_pairs(prior, count, rng)
     n_structured = len(pairs)
     if n_structured < count:

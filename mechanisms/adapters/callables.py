@@ -26,6 +26,7 @@ from estimators.validation import InputError, check_choice, check_positive
 from mechanisms.base import MechanismError
 from mechanisms.calls.program import ProgramTimeout, run_program
 from mechanisms.adapters.rows import _as_output_row, _stack_rows
+from mechanisms.outputs.limits import OutputNotEncodable
 
 __all__ = [
     "ExternalCommandMechanism",
@@ -77,8 +78,8 @@ class PerDatabaseMechanism:
     def _encoded(self, value, who: str, index: int) -> np.ndarray:
         try:
             return self.encoder(value)
-        except InputError as exc:
-            raise MechanismError(f"{who} returned an output miaudit cannot read for database {index}: {exc}",
+        except OutputNotEncodable as exc:  # the function ran: its output is what the audit cannot take
+            raise MechanismError(f"{who} returned an output that is not encodable on database {index}: {exc.detail}",
                                  mechanism=who, database_index=index) from None
 
     @property

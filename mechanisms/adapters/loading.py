@@ -60,7 +60,7 @@ def _module_from_file(path: Path, spec: str, what: str):
             _run_bounded(module_spec.loader.exec_module, module, f"{what} {spec!r}: executing {str(path)!r}")
     except Exception as exc:  # noqa: BLE001 - user code may raise anything on import
         sys.modules.pop(module_name, None)
-        if isinstance(exc, InputError):  # out of time or sys.exit: named already
+        if isinstance(exc, InputError):  # out of time or sys.exit (a MechanismError): named already
             raise
         raise InputError(f"{what} {spec!r}: executing {str(path)!r} failed: "
                          f"{type(exc).__name__}: {exc}") from exc
@@ -70,16 +70,14 @@ def _module_from_file(path: Path, spec: str, what: str):
 def _run_bounded(fn, argument, who: str):
     """``fn(argument)`` for user code run at load time: bounded by the audit's ``--timeout`` (else
     :data:`~mechanisms.calls.user_call.FIRST_CALL_TIMEOUT`), a ``sys.exit`` in it one error
-    naming ``who`` (it ended the process silently with the file's status)."""
-    from mechanisms.errors import MechanismError
+    naming ``who`` (it ended the process silently with the file's status). Both are the
+    :class:`~mechanisms.errors.MechanismError` of a user's code that hung or quit (exit status 1,
+    as for a mechanism that hangs when called), not bad input."""
     from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, call_user_code, first_call_timeout
 
-    try:
-        return call_user_code(fn, (argument,), who=who, timeout=first_call_timeout(),
-                              hint=f"(--timeout, else {FIRST_CALL_TIMEOUT:g} s at load time); raise --timeout if "
-                                   "it is merely slow")
-    except MechanismError as exc:  # out of time or sys.exit: a load error, like any other failing import
-        raise InputError(str(exc)) from None
+    return call_user_code(fn, (argument,), who=who, timeout=first_call_timeout(),
+                          hint=f"(--timeout, else {FIRST_CALL_TIMEOUT:g} s at load time); raise --timeout if "
+                               "it is merely slow")
 
 
 @contextmanager

@@ -27,7 +27,7 @@ from mechanisms.adapters.callables import SEED_VARIABLE, WIRE_FORMATS, ExternalC
 from mechanisms.adapters.libraries import DiffprivlibMechanism, LibraryClaim, OpenDPMechanism
 from mechanisms.adapters.loading import load_object
 
-__all__ = ["MECHANISM_KEYS", "RecognizedMechanism", "load_mechanism", "recognize_mechanism"]
+__all__ = ["MECHANISM_KEYS", "RecognizedMechanism", "load_mechanism", "per_database_mechanism", "recognize_mechanism"]
 
 #: Keys of the ``[mechanism]`` table this module reads.
 MECHANISM_KEYS = ("spec", "command", "name", "wire", "timeout", "query", "params", "sensitivity", "delta",
@@ -167,6 +167,32 @@ def _command_mechanism(table: Mapping) -> RecognizedMechanism:
     return RecognizedMechanism(mechanism, name, "external program", notes=(note,))
 
 
+def per_database_mechanism(function, name: str, *, what: str, option: str) -> RecognizedMechanism:
+    """A function of one database ``f(db, rng) -> output`` as a batched mechanism whose outputs are encoded.
+
+    Each output, of any structure, becomes one row of the output encoder
+    (:mod:`mechanisms.outputs.encoding`). ``what`` and ``option`` name the source and the switch
+    in the error (``--mechanism 'f.py:f'`` and ``--per-database``; ``argument 'mechanism'`` and
+    ``per_database=True``).
+
+    Raises
+    ------
+    InputError
+        When ``function`` is a class or not callable.
+    """
+    if isinstance(function, type) or not callable(function):
+        got = f"the class {function.__name__}" if isinstance(function, type) else type(function).__name__
+        raise InputError(f"{what} is not a function: {option} needs f(db, rng) -> output, got {got}")
+    from mechanisms.adapters.callables import PerDatabaseMechanism
+    from mechanisms.outputs.encoding import OutputEncoder
+
+    encoder = OutputEncoder()
+    return RecognizedMechanism(PerDatabaseMechanism(function, name, encoder=encoder), name,
+                               notes=(f"per-database function: each output is encoded as {2 * encoder.width} "
+                                      "numbers (values and support counts of its named parts, "
+                                      "mechanisms.outputs.encoding)",))
+
+
 def load_mechanism(table: Mapping, resolve: Callable[[str], str] = lambda spec: spec) -> RecognizedMechanism:
     """The mechanism a ``[mechanism]`` table names (not a ``catalog:`` one), recognized and wrapped.
 
@@ -231,14 +257,6 @@ def load_mechanism(table: Mapping, resolve: Callable[[str], str] = lambda spec: 
         if extra:
             raise InputError(f"[mechanism] {', '.join(extra)} do(es) not apply to a per-database function "
                              "(--per-database)")
-        if isinstance(obj, type) or not callable(obj):
-            raise InputError(f"--mechanism {name!r} is not a function: --per-database needs f(db, rng) -> output")
-        from mechanisms.adapters.callables import PerDatabaseMechanism
-        from mechanisms.outputs.encoding import OutputEncoder
-
-        return RecognizedMechanism(PerDatabaseMechanism(obj, name, encoder=OutputEncoder()), name,
-                                   notes=(f"per-database function: each output is encoded as {2 * OutputEncoder().width} "
-                                          "numbers (values and support counts of its named parts, "
-                                          "mechanisms.outputs.encoding)",))
+        return per_database_mechanism(obj, name, what=f"--mechanism {name!r}", option="--per-database")
     return recognize_mechanism(obj, name, query=query, params=dict(params) if params is not None else None,
                                **numbers)

