@@ -38,6 +38,7 @@ from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 from mechanisms.execution.memory import check_audit_memory, critic_memory_parts
 from mechanisms.execution.runner import MechanismRunner
 from mechanisms.inputs.relation import presence_pair
+from mechanisms.outputs.encoding import encoder_of
 
 from audit.bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from audit.certificates.secret_bounds import cell_critic, certify, certify_sliced_average
@@ -46,7 +47,7 @@ from audit.statistics.classifier_critic import cross_fitted_candidates, fit_clas
 from audit.statistics.classifier import PAIR_STATISTICS, pair_statistic
 from audit.statistics.float_bits import FLOAT_STATISTICS, has_fine_bits
 from audit.statistics.arithmetic import RoundedRunner, is_float_bit_candidate, rounded_candidate
-from audit.statistics.support import SUPPORT_STATISTICS
+from audit.statistics.support import SUPPORT_STATISTICS, SupportLogRatio
 from audit.certificates.event_bounds import with_delta_certificate
 from audit.statistics.pair_candidates import (PairCandidate, draws_of_first, held_out_scores, neighbouring_pair_of, value_pairs)
 from audit.search.event_search import event_search
@@ -253,7 +254,8 @@ def _classifier_fits(spec, cells, outputs, rng, notes) -> SecretFits | None:
     if any(cell.strategy != "certify" for cell in cells):
         notes.append("a record's secret is not certified directly under its prior, so its critics are neural")
         return None
-    fitted = fit_classifier_critics(cells, outputs, config=spec.critic, rng=rng, extra_kinds=_user_kinds(spec))
+    fitted = fit_classifier_critics(cells, outputs, config=spec.critic, rng=rng, extra_kinds=_user_kinds(spec),
+                                    support_columns=getattr(encoder_of(spec.mechanism), "support_columns", None))
     if fitted is None:
         notes.append("no classifier critic could be fitted (the outputs are too wide for the logistic regression and "
                      "take too many values for the empirical log-ratio, or the training split holds draws of only one "
@@ -338,15 +340,13 @@ def _user_kinds(spec) -> tuple:
     read from the columns the mechanism's encoder appends, or applied to each output row; () without one."""
     if spec.statistic is None:
         return ()
-    from mechanisms.outputs.encoding import encoder_of
-
     from audit.statistics.user_statistic import user_statistic_kind
 
     encoder = encoder_of(spec.mechanism)
     return (user_statistic_kind(spec.statistic, None if encoder is None else slice(2 * encoder.width, None)),)
 
 
-def _pair_statistics(cell, critics, fits, data) -> list:
+def _pair_statistics(cell, critics, fits, data, support_columns=None) -> list:
     """The event-test candidates of a cell whose prior is a two-point prior on a neighbouring pair.
 
     With classifier critics, their classifiers cross-fitted on the MI sample
@@ -357,7 +357,8 @@ def _pair_statistics(cell, critics, fits, data) -> list:
     there, their empirical log-ratio (:mod:`audit.statistics.classifier`),
     each with its scores on the MI sample's draws that none of them was trained on (the
     validation and test splits: held-out draws of the two databases, on which the event search
-    chooses among them at no run's cost).
+    chooses among them at no run's cost). ``support_columns``: the encoder's support block, the support
+    statistic's columns (:meth:`audit.statistics.support.SupportLogRatio.fit`).
     """
     if fits.classifiers:
         # Classifier critics: the statistics are their classifiers, cross-fitted and scored out of fold.
@@ -379,7 +380,8 @@ def _pair_statistics(cell, critics, fits, data) -> list:
     if is_first.any() and not is_first.all():
         first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
         for kind, _, label, what in PAIR_STATISTICS + FLOAT_STATISTICS + SUPPORT_STATISTICS:
-            fitted = kind.fit(first_outputs, second_outputs)  # None where the outputs do not suit it
+            support = {"support_columns": support_columns} if kind is SupportLogRatio else {}
+            fitted = kind.fit(first_outputs, second_outputs, **support)  # None where the outputs do not suit it
             if fitted is not None:
                 statistics.append((pair_statistic(fitted, first[record], second[record]), label,
                                    f"{origin}; statistic: {what} on the critic's training split"))
@@ -480,7 +482,8 @@ def _event_candidates(spec, candidate, fits, data, rng, runner):
             if full is not None and not any(c.kind == full.kind and c.index == full.index for c in critics):
                 critics.append(full)
             if critics:
-                pairs += _pair_statistics(cell, critics, fits, data[cell.prior_index])
+                pairs += _pair_statistics(cell, critics, fits, data[cell.prior_index],
+                                          getattr(encoder_of(spec.mechanism), "support_columns", None))
     cell, kind = candidate.cell, candidate.kind
     if neighbouring_pair_of(cell.prior, cell.record) is None:
         dbs, _ = data[cell.prior_index]

@@ -130,6 +130,8 @@ class EventTest:
     # (audit.certificates.event_bounds.certified_delta); ≤ 0 certifies nothing.
     delta_lower_bound: float | None = None
     delta_epsilon: float | None = None
+    # A claim that is not pure DP (audit.search.claim_events): "ε-optimal" or "δ-optimal", the event certified.
+    event_objective: str | None = None
     # Outputs of any structure (mechanisms.outputs.encoding): the support facts (keys, classes, shapes) the
     # certification runs of one input held and the other's never did, in words with their counts; not a test.
     support_differences: list | None = None

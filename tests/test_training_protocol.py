@@ -144,3 +144,27 @@ def test_the_docs_opacus_audit_shows_what_the_runs_truth_allows():
     true_epsilon = brentq(lambda eps: norm.cdf(-eps / 2 + 1) - np.exp(eps) * norm.cdf(-eps / 2 - 1) - 1e-5, 0, 50)
     for found in rows.values():
         assert float(found[4]) < true_epsilon and float(found[5]) <= 2.0
+
+
+@needs("dp_accounting")
+def test_accountant_claim_keeps_a_dp_accounting_accountants_relation():
+    import dp_accounting
+
+    from mechanisms.claims.conversion import convert_claim
+
+    claims = {}
+    for relation in (dp_accounting.NeighboringRelation.REPLACE_ONE, dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE):
+        ledger = dp_accounting.rdp.RdpAccountant(neighboring_relation=relation)
+        ledger.compose(dp_accounting.GaussianDpEvent(2.0))
+        claims[relation.name] = accountant_claim(ledger, 1e-5)
+    replace_one, add_remove = claims["REPLACE_ONE"], claims["ADD_OR_REMOVE_ONE"]
+    assert replace_one.relation == "replace-one" and "replace-one" in replace_one.origin
+    assert add_remove.relation == "add-remove"
+    # A replace-one claim is audited on replace-one pairs as stated; only the add/remove one is converted by group
+    # privacy (ε -> 2ε, Vadhan 2017, Lemma 2.2): the (2.166, 1e-5) that became (4.331, 9.72e-5).
+    assert convert_claim(replace_one, "replace-one") == replace_one
+    assert convert_claim(add_remove, "replace-one").epsilon == pytest.approx(2 * add_remove.epsilon)
+    special = dp_accounting.rdp.RdpAccountant(neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_SPECIAL)
+    special.compose(dp_accounting.GaussianDpEvent(2.0))
+    with pytest.raises(InputError, match="'accountant'.*REPLACE_SPECIAL"):
+        accountant_claim(special, 1e-5)

@@ -320,7 +320,7 @@ def _event_checks(claim: Claim, event, event_alpha: float | None, test: str) -> 
     check = claim.check_event(event.p_first_lower, event.p_second_upper)
     form = ("p̲ − e^ε′ p̄" if check.event == "E" else "(1 − p̄) − e^ε′ (1 − p̲)")
     detail = (_delta_text(claim, event)
-              + f"{_TEST_WORDS[test]}: certified p̲ = {event.p_first_lower:.4g}, p̄ = {event.p_second_upper:.4g}; at "
+              + f"{_TEST_WORDS[test]}{_objective_text(event)}: certified p̲ = {event.p_first_lower:.4g}, p̄ = {event.p_second_upper:.4g}; at "
               f"ε′ = {check.epsilon_prime:.4g}, {form} = {check.statistic:.4g} "
               f"{'>' if check.refuted else '≤'} δ(ε′) = {check.threshold:.4g}"
               + ("" if event_alpha is not None else " (not a test of the claim: no α was planned for it)"))
@@ -343,6 +343,13 @@ def _gdp_check(claim: Claim, certificate, gdp_alpha: float | None) -> CrossCheck
               + ("" if gdp_alpha is not None else " (not a test of the claim: no α was planned for it)"))
     return CrossCheck(claim.label, None, refuted and gdp_alpha is not None, None, list(_GDP_THEOREMS), detail,
                       test="gdp", statistic=certificate.mu_lower_bound, threshold=mu, alpha_spent=gdp_alpha)
+
+
+def _objective_text(event) -> str:
+    """" (the δ-optimal event)" or " (the ε-optimal event)" for a claim that is not pure DP, whose event search
+    chose between the two (:mod:`audit.search.claim_events`), else ""."""
+    objective = getattr(event, "event_objective", None)
+    return f" ({objective} event)" if objective else ""
 
 
 def _delta_text(claim: Claim, event) -> str:

@@ -23,7 +23,7 @@ import math
 import numpy as np
 from scipy import special
 
-from estimators.validation import check_int, check_probability
+from estimators.validation import InputError, check_int, check_probability
 
 
 
@@ -182,7 +182,12 @@ def epsilon_objective(delta: float = 0.0):
     return objective
 
 
-def claim_objective(claim):
+#: How :func:`claim_objective` ranks the events predicted not to refute a claim that is not pure DP: by the ε they
+#: certify (the ε-optimal event) or by their excess over the claim's profile (the δ-optimal event).
+CLAIM_RANKINGS = ("epsilon", "delta")
+
+
+def claim_objective(claim, rank: str = "epsilon"):
     """An event objective for refuting ``claim``: events predicted to refute it first.
 
     A pair predicted outside the claim's profile scores above 1: for a pure (local) DP claim by
@@ -196,9 +201,21 @@ def claim_objective(claim):
     (negative) excess: the event closest to refuting. (For a pure claim that excess is computed
     only when no pair of the batch certifies an ε; otherwise those pairs score −∞, which ranks
     them the same: below every pair that certifies.)
+
+    ``rank="delta"`` (a claim that is not pure DP only): every pair counts by the event's own excess m
+    (not its complement's, an event of its own among those considered), and the pairs that certify
+    some ε > 0 but are not predicted to refute rank in (−1, 0) by m instead of their ε, as m/(1 − m)
+    (m ≥ −2, the excess p̲ − e^ε′ p̄ − δ(ε′) at some grid ε′, 0 included): the
+    δ-optimal event, whose certified δ̲ at the profile's ε′ is predicted closest to δ(ε′). For an
+    (ε, δ) claim and an event rarer than 1/(1 + e^ε) under the second input the best ε′ is the
+    claim's ε (δ(ε′) = δ + (1 − δ)(e^ε − e^ε′)₊/(1 + e^ε) falls faster than e^ε′ p̄ rises below it),
+    so the excess is δ̲(ε) − δ: the event maximises the certified δ̲ at the claim's ε.
     """
+    if rank not in CLAIM_RANKINGS:
+        raise InputError(f"argument 'rank' must be one of {CLAIM_RANKINGS}, got {rank!r}")
     epsilon = epsilon_objective(claim.delta)
     by_epsilon = claim.pure_epsilon is not None
+    by_delta = rank == "delta" and not by_epsilon
 
     def objective(lower, upper):
         lower, upper = np.broadcast_arrays(np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64))
@@ -212,9 +229,11 @@ def claim_objective(claim):
                 margin = claim.event_margin(lower, upper)
             refuting, refutes = 1.0 + eps / (1.0 + eps), eps > claim.epsilon
         else:
-            margin = claim.event_margin(lower, upper)
+            # Ranked by δ, an event counts by its own excess (its complement is an event of its own): no ties.
+            margin = claim.event_margin(lower, upper, complement=not by_delta)
             refuting, refutes = 1.0 + margin, margin > 0
-        return np.where(refutes, refuting, np.where(certifies, eps / (1.0 + eps) - 1.0, (margin - 3.0) / 2.0))
+        certifying = np.minimum(margin, 0.0) / (1.0 - np.minimum(margin, 0.0)) if by_delta else eps / (1.0 + eps) - 1.0
+        return np.where(refutes, refuting, np.where(certifies, certifying, (margin - 3.0) / 2.0))
 
     if by_epsilon:
         def rank_epsilon(eps):

@@ -79,7 +79,8 @@ from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 
 from audit.certificates.claim_tests import record_support, refutable_with
 from audit.search.event_search import choice_settings
-from audit.search.event_choice import choose_event, event_frequency, predicted_objective
+from audit.search.claim_events import choose_events
+from audit.search.event_choice import event_frequency, predicted_objective
 from audit.certificates.event_bounds import claim_objective
 from audit.gating.sequential import runs_per_sample, runs_to_refute, smallest_round_samples
 
@@ -483,7 +484,7 @@ def forecast_refutation(scores: dict, claim, *, alpha: float, delta: float, runs
         for order in orders:
             select = [pools[i][order[i][:min(wanted[i], halves[i])]] for i in (0, 1)]
             held = [pools[i][order[i][halves[i]:]] for i in (0, 1)]
-            event = choose_event(*select, **settings).event
+            event = choose_events({0: select}, settings, claim)[0].event  # the audit's choice (ε- or δ-optimal)
             p_a, p_b = event_frequency(event, held[0]), event_frequency(event, held[1])
             p_first, p_second = (p_a, p_b) if event.first_is_a else (p_b, p_a)
             found.append((p_first, p_second))

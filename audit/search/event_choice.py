@@ -127,6 +127,8 @@ class EventChoice:
     certificate: str = "clopper-pearson"
     #: The Clopper–Pearson certificate's share of α for p̲ (:meth:`_Predictor.lower_share`; p̄ gets the rest).
     lower_share: float = 0.5
+    #: Which ranking chose it for a claim (:mod:`audit.search.claim_events`): "ε-optimal" or "δ-optimal".
+    objective: str = "ε-optimal"
 
 
 def _first_of_each_value(ordered: np.ndarray) -> np.ndarray:

@@ -33,7 +33,7 @@ from mechanisms.outputs.encoding import encoder_of
 from mechanisms.outputs.unbounded import unbounded_differences
 
 from audit.certificates.event_bounds import certified_epsilon, claim_objective, clopper_pearson
-from audit.search.event_choice import choose_event
+from audit.search.claim_events import DELTA_OPTIMAL, EPSILON_OPTIMAL, choose_events, ranks_by_delta
 from audit.certificates.gaussian_dp import ESTIMATE_DELTA, gdp_certificate, predicted_mu
 from audit.certificates.odds_ratio import odds_ratio_epsilon, odds_ratio_lower_bound
 from audit.certificates.rate_ratio import draw_run_counts, rate_ratio_epsilon, rate_ratio_lower_bound
@@ -132,9 +132,10 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     on_held_out = all(c.held_out is not None for c in candidates)
     if on_held_out:
         count, used, alive = len(candidates), 0, range(len(candidates))
-        choices = {i: choose_event(*c.held_out, **settings) for i, c in enumerate(candidates)}
+        choices = choose_events({i: c.held_out for i, c in enumerate(candidates)}, settings, claim)
     else:
-        count, used, alive, choices, selection_scores = _successive_halving(candidates, runner, rng, runs, settings)
+        count, used, alive, choices, selection_scores = _successive_halving(candidates, runner, rng, runs, settings,
+                                                                            claim)
     best = max(alive, key=lambda i: choices[i].predicted)  # ties: the earlier candidate
     tried = list(dict.fromkeys(candidates[i].statistic_label for i in range(count)))
     chosen, event = candidates[best], choices[best].event
@@ -171,6 +172,7 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         epsilon = rate_ratio_epsilon(rho_lower)
     else:
         epsilon = certified_epsilon(p_lower, p_upper, 0.0)
+    objective = choices[best].objective if ranks_by_delta(claim) else None
     a, b = chosen.values
     differences = _support_differences(runner, runs_of_a, runs_of_b)
     # The event's frequencies on the draws it was chosen on, in its roles (first: p̲'s input), with their counts.
@@ -181,6 +183,8 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
                    f"(a = {np.array2string(np.asarray(a), precision=4)}, b = {np.array2string(np.asarray(b), precision=4)})"
                    + (f"; {chosen.origin}" if chosen.origin else "")
                    + (f"; chosen among {count} candidates on {chosen_on}" if count > 1 else f"; chosen on {chosen_on}")
+                   + (f"; the {objective} event for the claim {claim.label} ({_OBJECTIVE_WORDS[objective]})"
+                      if objective else "")
                    + ("; a Poisson number of certification runs exceeded the budget, so none was made and nothing "
                       "is certified" if overflow else "")
                    + (f"; in the certification runs: {'; '.join(differences)}" if differences else "")
@@ -194,7 +198,7 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         alpha=alpha, selection_runs=used, event=event.to_dict(), pairs_considered=count,
         certificate=certificate, odds_ratio_lower=psi_lower, lower_share=share, rate_ratio_lower=rho_lower,
         runs_made=None if certificate != "rate-ratio" else list(made),
-        support_differences=differences or None, unbounded_differences=unbounded or None,
+        support_differences=differences or None, unbounded_differences=unbounded or None, event_objective=objective,
         statistics_tried=tried, statistics_with_evidence=_with_evidence(candidates, choices, settings),
         chosen_frequencies=[choices[best].p_first, choices[best].p_second], chosen_runs=chosen_sizes,
         gaussian_dp=_gaussian_dp(candidates, best, (runs_of_a, runs_of_b),
@@ -204,6 +208,13 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
             "chosen_on": chosen.held_out if on_held_out else selection_scores[best],
             "certification": (np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64))},
     )
+
+
+#: What each event of a claim that is not pure DP maximises (:mod:`audit.search.claim_events`), in words.
+_OBJECTIVE_WORDS = {EPSILON_OPTIMAL: "it maximises the certified ε; no event's selection frequencies exceeded the "
+                                     "claim's privacy profile",
+                    DELTA_OPTIMAL: "it maximises the certified excess over the claim's privacy profile, for an (ε, δ) "
+                                   "claim the certified δ̲ at its ε; its selection frequencies exceeded the profile"}
 
 
 def _support_differences(runner, runs_of_a, runs_of_b) -> list[str]:
@@ -263,8 +274,9 @@ def _gaussian_dp(candidates, best: int, runs: tuple, selection: dict, alpha: flo
                            selection=selection[pick], delta=delta or ESTIMATE_DELTA)
 
 
-def _successive_halving(candidates, runner, rng, runs, settings):
-    """Choose among ``candidates`` on fresh selection runs (:func:`_selection_plan`).
+def _successive_halving(candidates, runner, rng, runs, settings, claim=None):
+    """Choose among ``candidates`` on fresh selection runs (:func:`_selection_plan`), each round's events by
+    :func:`audit.search.claim_events.choose_events` for ``claim``.
 
     Returns (candidates considered, runs spent, the candidates still in, their event choices).
     """
@@ -279,7 +291,8 @@ def _successive_halving(candidates, runner, rng, runs, settings):
             for which in (0, 1):
                 scores[i][which].append(candidates[i].scores(which, per_input, runner, rng))
             used += 2 * per_input
-            choices[i] = choose_event(np.concatenate(scores[i][0]), np.concatenate(scores[i][1]), **settings)
+        choices.update(choose_events({i: (np.concatenate(scores[i][0]), np.concatenate(scores[i][1])) for i in alive},
+                                     settings, claim))
         # Keep the better half (stable: ties keep the earlier candidate).
         alive = sorted(alive, key=lambda i: -choices[i].predicted)[:max(1, math.ceil(len(alive) / 2))]
         alive.sort()

@@ -169,20 +169,23 @@ class CrossFitted:
 
 
 def _fit_kind(kind, is_first: np.ndarray, outputs: np.ndarray, rows: np.ndarray, design: FeatureDesign | None,
-              start: np.ndarray | None = None, start_hessian: np.ndarray | None = None):
+              start: np.ndarray | None = None, start_hessian: np.ndarray | None = None, support_columns=None):
     """``kind`` fitted on the draws ``rows`` (an index or boolean array): a logistic kind on ``design``'s
     features where one is given (Newton's method from ``start``, whose Hessian is ``start_hessian`` where
-    given), else by ``kind.fit``; None where unsuited."""
+    given), else by ``kind.fit``; None where unsuited. ``support_columns``: the support statistic's block
+    (:meth:`audit.statistics.support.SupportLogRatio.fit`)."""
     labels = is_first[rows]
     if design is not None and issubclass(kind, LogOdds):
         return kind.from_design(design, rows, labels, start=start, start_hessian=start_hessian)
+    support = {"support_columns": support_columns} if kind is SupportLogRatio else {}
     if design is not None and design.inverse is not None and issubclass(kind, (EmpiricalLogRatio, SupportLogRatio)):
-        return kind.from_counts(design.rows, design.inverse[rows], labels)
-    return kind.fit(outputs[rows][labels], outputs[rows][~labels])
+        return kind.from_counts(design.rows, design.inverse[rows], labels, **support)
+    return kind.fit(outputs[rows][labels], outputs[rows][~labels], **support)
 
 
 def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray, seed: int,
-              design: FeatureDesign | None = None, start: np.ndarray | None = None) -> CrossFitted | None:
+              design: FeatureDesign | None = None, start: np.ndarray | None = None,
+              support_columns: slice | None = None) -> CrossFitted | None:
     """``kind`` (a class of :data:`audit.statistics.classifier.PAIR_STATISTICS`) fitted on every fold but
     one, for each fold, and every draw scored out of fold (the cross-fitting of Chernozhukov et al.
     2018, Definition 3.1, used here to choose an event); None where some fold's training draws do
@@ -193,7 +196,8 @@ def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray,
     other draws of the same pair), where every fold's fit gets its first Hessian from one pass over
     the draws (:meth:`audit.statistics.classifier.FeatureDesign.start_hessians`) and goes on by chord
     steps (:func:`audit.statistics.logistic_regression.fit_logistic`). None of these changes what a fold model
-    minimizes, only its cost.
+    minimizes, only its cost. ``support_columns``: the encoder's support block, the support statistic's columns
+    (:meth:`audit.statistics.support.SupportLogRatio.fit`).
     """
     folds = int(fold.max()) + 1
     models, out_of_fold = [], np.empty(len(outputs), dtype=np.float64)
@@ -201,7 +205,7 @@ def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray,
     if design is not None and start is not None and issubclass(kind, LogOdds):
         start_hessians = design.start_hessians(kind, [np.flatnonzero(fold == k) for k in range(folds)], start)
     if kind is SupportLogRatio and (design is None or design.inverse is None):
-        support = SupportFolds(outputs)  # the columns coded once for every fold
+        support = SupportFolds(outputs, support_columns)  # the columns coded once for every fold
     for k in range(folds):
         held = fold == k
         train = np.flatnonzero(~held)
@@ -211,7 +215,7 @@ def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray,
             model = support.fit(train, is_first[train])
         else:
             model = _fit_kind(kind, is_first, outputs, train, design, start,  # None where unsuited
-                              None if start_hessians is None else start_hessians[k])
+                              None if start_hessians is None else start_hessians[k], support_columns)
         if model is None:
             return None
         models.append(model)
@@ -259,7 +263,7 @@ def _product_pairs(critic, is_first, ell, rows, lo, hi) -> np.ndarray:
 
 
 def fit_classifier_critics(cells, outputs, *, config, rng: np.random.Generator,
-                           extra_kinds: tuple = ()) -> tuple[ProblemFit, tuple] | None:
+                           extra_kinds: tuple = (), support_columns: slice | None = None) -> tuple[ProblemFit, tuple] | None:
     """One classifier critic per cell, as a fit the audit certifies like the neural critics' full fit.
 
     Each cell's critic is T(x, y) = log q(x | y) − log π̂(x) of its best classifier on the validation
@@ -283,6 +287,9 @@ def fit_classifier_critics(cells, outputs, *, config, rng: np.random.Generator,
         outputs) with a ``label`` and a ``what`` (a user's statistic:
         :func:`audit.statistics.user_statistic.user_statistic_kind`); event-test candidates only, their fold
         mixtures' coins from a stream of their own.
+    support_columns : slice, optional
+        The encoder's support block of the outputs (:attr:`mechanisms.outputs.encoding.OutputEncoder.support_columns`):
+        the support statistic's columns (:meth:`audit.statistics.support.SupportLogRatio.fit`).
 
     Returns
     -------
@@ -296,10 +303,10 @@ def fit_classifier_critics(cells, outputs, *, config, rng: np.random.Generator,
     started = time.perf_counter()
     # A few reductions over vectors: one thread (two contend on a busy two-core machine for nothing).
     with cpu_threads(1):
-        return _fit(cells, outputs, config, rng, started, extra_kinds)
+        return _fit(cells, outputs, config, rng, started, extra_kinds, support_columns)
 
 
-def _fit(cells, outputs, config, rng, started, extra_kinds=()) -> tuple[ProblemFit, tuple] | None:
+def _fit(cells, outputs, config, rng, started, extra_kinds=(), support_columns=None) -> tuple[ProblemFit, tuple] | None:
     lo, hi = (float(v) for v in config.output_range)
     n = len(outputs[cells[0].prior_index])
     train, val, test = split_indices(n, config.split, np.random.default_rng(int(rng.integers(2**31))))
@@ -352,7 +359,8 @@ def _fit(cells, outputs, config, rng, started, extra_kinds=()) -> tuple[ProblemF
         if has_fine_bits(y):
             cross_fitted += [cross_fit(kind, is_first, y, fold, int(float_rng.integers(2**31)))
                              for kind, _, _, _ in FLOAT_STATISTICS]
-        cross_fitted += [cross_fit(kind, is_first, y, fold, int(support_rng.integers(2**31)), design)
+        cross_fitted += [cross_fit(kind, is_first, y, fold, int(support_rng.integers(2**31)), design,
+                                   support_columns=support_columns)
                          for kind, _, _, _ in SUPPORT_STATISTICS]  # event-test candidates only, as the float ones
         cross_fitted += [cross_fit(kind, is_first, y, fold, int(extra_rng.integers(2**31))) for kind in extra_kinds]
         fitted.append([c for c in cross_fitted if c is not None])

@@ -9,7 +9,13 @@ statistic on all columns dilutes: the empirical log-ratio of the discrete column
 (Neyman and Pearson 1933, with the add-½ plug-in of :class:`audit.statistics.classifier.EmpiricalLogRatio`)
 scores a support seen only under the first input high, and the event {score > t} is that support.
 
-Which columns are discrete is read on the training outputs only, and the event is chosen on held-out
+Where the mechanism's outputs are encoded (:class:`mechanisms.outputs.encoding.OutputEncoder`), the support is
+the encoder's support block (:attr:`~mechanisms.outputs.encoding.OutputEncoder.support_columns`, the counts of
+released names per bucket) and nothing else: a released value that happens to take few values (a noisy count
+rounded, a thresholded count) is not a support fact, and counted beside the names it splits each support into
+many rows, so that a key released by one input only and rarely (OpenDP's threshold at 6.7e-4 of the runs)
+scores as rarely seen under both. Without an encoder, the columns that take at most :data:`MAX_SUPPORT_VALUES`
+values on the training outputs are the support. Which columns are discrete is read on the training outputs only, and the event is chosen on held-out
 scores and certified on fresh runs like every event (:mod:`audit.search.event_search`): a support seen on
 one neighbour and never on the other gives a pure claim a large certified ε and an approximate
 claim a certified δ (:attr:`audit.result.EventTest.delta_lower_bound`).
@@ -45,33 +51,35 @@ class SupportLogRatio:
         self.columns, self.ratio = columns, ratio
 
     @classmethod
-    def fit(cls, first_outputs: np.ndarray, second_outputs: np.ndarray) -> "SupportLogRatio | None":
+    def fit(cls, first_outputs: np.ndarray, second_outputs: np.ndarray,
+            support_columns: slice | None = None) -> "SupportLogRatio | None":
+        """The statistic on the outputs of each input; ``support_columns``: the encoder's support block (every
+        column of it, whatever values it takes), else the columns of at most :data:`MAX_SUPPORT_VALUES` values."""
         first_outputs, second_outputs = _rows(first_outputs), _rows(second_outputs)
         outputs = np.concatenate([first_outputs, second_outputs])
-        discrete = np.array([values_up_to(column, MAX_SUPPORT_VALUES) is not None for column in outputs.T])
-        if not discrete.any():
+        columns = _support_columns(outputs, support_columns)
+        if columns is None:
             return None
-        columns = np.flatnonzero(discrete)
         ratio = EmpiricalLogRatio.fit(first_outputs[:, columns], second_outputs[:, columns])
         return None if ratio is None else cls(columns, ratio)
 
     @classmethod
-    def from_counts(cls, rows: np.ndarray, which: np.ndarray, is_first: np.ndarray) -> "SupportLogRatio | None":
+    def from_counts(cls, rows: np.ndarray, which: np.ndarray, is_first: np.ndarray,
+                    support_columns: slice | None = None) -> "SupportLogRatio | None":
         """The statistic :meth:`fit` gives on outputs already coded as distinct rows: output i is
         ``rows[which[i]]`` (as :meth:`audit.statistics.classifier.EmpiricalLogRatio.from_counts` takes them), of
         the first input where ``is_first[i]``. A column's values among the rows that occur are its values
         among the outputs, and a row of the discrete columns counts the outputs of every distinct row that
-        holds it, so it is :meth:`fit`'s statistic from the counts alone."""
+        holds it, so it is :meth:`fit`'s statistic from the counts alone (``support_columns`` as there)."""
         is_first = np.asarray(is_first, dtype=bool)
         if is_first.all() or not is_first.any():
             raise InputError("a support statistic needs outputs of both inputs")
         n_first, n_second = _row_counts(which, is_first, len(rows))
         seen = (n_first + n_second) > 0
         rows, n_first, n_second = rows[seen], n_first[seen], n_second[seen]
-        discrete = np.array([values_up_to(column, MAX_SUPPORT_VALUES) is not None for column in rows.T])
-        if not discrete.any():
+        columns = _support_columns(rows, support_columns)
+        if columns is None:
             return None
-        columns = np.flatnonzero(discrete)
         distinct = _distinct_rows(rows[:, columns], MAX_EMPIRICAL_VALUES)
         if distinct is None:
             return None
@@ -82,6 +90,17 @@ class SupportLogRatio:
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         return self.ratio(_rows(outputs)[:, self.columns])
+
+
+def _support_columns(outputs: np.ndarray, support_columns: slice | None) -> np.ndarray | None:
+    """The support's column indices among ``outputs``' columns: the encoder's block ``support_columns`` where given
+    (None where the rows are too narrow to hold it), else those taking at most :data:`MAX_SUPPORT_VALUES` values
+    (None where none does)."""
+    if support_columns is not None:
+        columns = np.arange(outputs.shape[1])[support_columns]
+        return columns if len(columns) and columns[-1] < outputs.shape[1] else None
+    discrete = np.array([values_up_to(column, MAX_SUPPORT_VALUES) is not None for column in outputs.T])
+    return np.flatnonzero(discrete) if discrete.any() else None
 
 
 class SupportFolds:
@@ -97,8 +116,9 @@ class SupportFolds:
     subset's outputs of each input, at a fraction of its sorts.
     """
 
-    def __init__(self, outputs: np.ndarray):
+    def __init__(self, outputs: np.ndarray, support_columns: slice | None = None):
         self.outputs = _rows(outputs)
+        self.support_columns = support_columns  # the encoder's support block (SupportLogRatio.fit), or None
         self._coded = {}
 
     def _code(self, column: int) -> tuple[int, np.ndarray]:
@@ -112,14 +132,17 @@ class SupportFolds:
         """:meth:`SupportLogRatio.fit` on ``outputs[rows]``, of the first input where ``is_first`` (one per row)."""
         rows, is_first = np.asarray(rows), np.asarray(is_first, dtype=bool)
         head = self.outputs[rows[:_FIRST_ROWS]]
+        block = None if self.support_columns is None else _support_columns(self.outputs, self.support_columns)
+        if self.support_columns is not None and block is None:
+            return None
         columns, ranks = [], []
-        for column in range(self.outputs.shape[1]):
+        for column in range(self.outputs.shape[1]) if block is None else block:
             # Too many values among the subset's first rows decides it (values_up_to), else the subset's own count.
-            if len(rows) > _FIRST_ROWS and len(np.unique(head[:, column])) > MAX_SUPPORT_VALUES:
+            if block is None and len(rows) > _FIRST_ROWS and len(np.unique(head[:, column])) > MAX_SUPPORT_VALUES:
                 continue
             count, index = self._code(column)
             present = np.bincount(index[rows], minlength=count) > 0
-            if np.count_nonzero(present) <= MAX_SUPPORT_VALUES:
+            if block is not None or np.count_nonzero(present) <= MAX_SUPPORT_VALUES:
                 columns.append(column)
                 ranks.append((np.cumsum(present) - 1, int(np.count_nonzero(present))))
         if not columns:
@@ -131,7 +154,7 @@ class SupportFolds:
             radix *= count
             if radix >= 2**62:  # _distinct_rows sorts the rows themselves here: so does the subset's own fit
                 subset = self.outputs[rows]
-                return SupportLogRatio.fit(subset[is_first], subset[~is_first])
+                return SupportLogRatio.fit(subset[is_first], subset[~is_first], self.support_columns)
             codes = codes * count + rank[self._code(column)[1][rows]]
         distinct = _distinct_codes(codes, radix, MAX_EMPIRICAL_VALUES)
         if distinct is None:

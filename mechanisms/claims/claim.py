@@ -344,7 +344,7 @@ class Claim:
         curve = np.maximum(1 - delta - np.exp(eps) * flat, np.exp(-eps) * (1 - delta - flat)).max(axis=1)
         return _shaped(np.maximum(curve, 0.0).reshape(a.shape), a)
 
-    def event_margin(self, p_lower, p_upper) -> np.ndarray:
+    def event_margin(self, p_lower, p_upper, complement: bool = True) -> np.ndarray:
         """max over the grid ε′ of the excess over δ(ε′) for arrays of certified pairs (> 0: refuted).
 
         A fast form of :meth:`check_event` on the claim's coarse grid, used to choose events. The
@@ -352,12 +352,16 @@ class Claim:
         over the grid is p̲ + G(p̄) with G(x) = max_ε′ (−e^ε′ x − δ(ε′)), the upper envelope of one
         line per grid point (likewise (1 − p̄) + G(1 − p̲) for the complement with the roles
         swapped); G is evaluated on the envelope (:attr:`_margin_envelope`) at O(log grid) per pair.
+        ``complement=False``: the event's own excess only (its complement is an event of its own where
+        events are chosen, so ranking an event by its complement would only tie the two).
         """
         breaks, growth, delta = self._margin_envelope
         lo = np.asarray(p_lower, dtype=np.float64)
         hi = np.asarray(p_upper, dtype=np.float64)
         j = np.searchsorted(breaks, hi, side="right")
         direct = lo - growth[j] * hi - delta[j]
+        if not complement:
+            return direct
         k = np.searchsorted(breaks, 1 - lo, side="right")
         swapped = (1 - hi) - growth[k] * (1 - lo) - delta[k]
         return np.maximum(direct, swapped)

@@ -31,7 +31,8 @@ are written that way.
 The neighbouring relation of DP-SGD accountants is add/remove (Abadi et al. 2016; Opacus and
 dp-accounting account for adding or removing one example): audit a pair of training sets with and
 without the canary (:func:`mechanisms.training.canaries.canary_pair`, n and n − 1 rows), and take the
-claim from your accountant with :func:`accountant_claim`.
+claim from your accountant with :func:`accountant_claim` (which keeps a dp-accounting accountant's own
+``neighboring_relation``, add/remove or replace-one).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ import numpy as np
 from estimators.validation import InputError, check_probability
 from mechanisms.adapters.callables import PerDatabaseMechanism
 from mechanisms.claims.notions import DifferentialPrivacy
-from mechanisms.inputs.relation import ADD_REMOVE
+from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE
 
 __all__ = ["accountant_claim", "release_vector", "torch_generator", "training_mechanism"]
 
@@ -104,8 +105,12 @@ def torch_generator(rng: np.random.Generator, device: str = "cpu"):
     return generator
 
 
+#: dp-accounting's ``NeighboringRelation`` names and the relations of :mod:`mechanisms.inputs.relation` they are.
+_DP_ACCOUNTING_RELATIONS = {"ADD_OR_REMOVE_ONE": ADD_REMOVE, "REPLACE_ONE": REPLACE_ONE}
+
+
 def accountant_claim(accountant, delta: float) -> DifferentialPrivacy:
-    """The (ε, δ)-DP claim your accountant makes after training, under add/remove neighbours.
+    """The (ε, δ)-DP claim your accountant makes after training, under the neighbouring relation it accounts for.
 
     Parameters
     ----------
@@ -120,13 +125,28 @@ def accountant_claim(accountant, delta: float) -> DifferentialPrivacy:
     Returns
     -------
     DifferentialPrivacy
-        ``dp:ε:δ`` with relation add/remove and the accountant named in its origin.
+        ``dp:ε:δ`` with the accountant named in its origin. Its relation is the accountant's: a dp-accounting
+        accountant's ``neighboring_relation`` (``ADD_OR_REMOVE_ONE``: add/remove, ``REPLACE_ONE``: replace-one;
+        ``REPLACE_SPECIAL``, replacing a record by a special one, is refused: no relation of miaudit is it);
+        Opacus accounts for adding or removing one example (Abadi et al. 2016), so add/remove.
+
+    Raises
+    ------
+    InputError
+        For an accountant that is neither, one that recorded no step, or a ``REPLACE_SPECIAL`` accountant.
     """
     delta = check_probability(delta, "delta")
     source = getattr(accountant, "accountant", accountant)  # a PrivacyEngine holds its accountant
     kind = type(source).__name__
     module = type(source).__module__.split(".")[0]
+    relation = ADD_REMOVE
     if module == "dp_accounting":
+        stated = getattr(getattr(source, "neighboring_relation", None), "name", "ADD_OR_REMOVE_ONE")
+        if stated not in _DP_ACCOUNTING_RELATIONS:
+            raise InputError(f"argument 'accountant': the {kind} accounts for neighbouring relation {stated}, which "
+                             "miaudit does not audit (add/remove: ADD_OR_REMOVE_ONE, replace-one: REPLACE_ONE); state "
+                             "the claim with --claim and --relation instead")
+        relation = _DP_ACCOUNTING_RELATIONS[stated]
         epsilon = source.get_epsilon(target_delta=delta)
     elif hasattr(source, "get_epsilon"):
         epsilon = source.get_epsilon(delta=delta)
@@ -137,5 +157,5 @@ def accountant_claim(accountant, delta: float) -> DifferentialPrivacy:
     if not np.isfinite(epsilon) or epsilon <= 0:
         raise InputError(f"the accountant {kind} reports ε = {epsilon} at δ = {delta:g}: record the training's steps "
                          f"in it before reading the claim")
-    return DifferentialPrivacy(epsilon, delta, origin=f"{module} {kind} at δ = {delta:g}, add/remove",
-                               relation=ADD_REMOVE)
+    return DifferentialPrivacy(epsilon, delta, origin=f"{module} {kind} at δ = {delta:g}, {relation}",
+                               relation=relation)
