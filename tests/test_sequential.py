@@ -101,9 +101,9 @@ def test_schedule_nests_doubling_early_looks_within_the_look_fraction_and_puts_m
     spec = _spec("laplace_sum")
     schedule = look_schedule(spec, 60000)
     cost = runs_per_sample(spec)
-    # One two-point prior; two inputs of the event test at event_runs = samples, and two of the float-bit
-    # event test (arithmetic = "float", the default), which certifies on fresh runs of its own.
-    assert cost == 5.0
+    # One two-point prior; two inputs of the event test at event_runs = samples, and, planned without a probe
+    # under arithmetic = "float" (the default), two of the float-bit event test, which certifies on fresh runs.
+    assert cost == 5.0 and runs_per_sample(spec, float_runs=False) == 3.0
     early, last = schedule[:-1], schedule[-1]
     assert len(early) >= 2
     assert all(b.samples == 2 * a.samples for a, b in zip(early, early[1:]))
@@ -151,12 +151,12 @@ def test_unrefuted_audit_reuses_the_earlier_looks_runs_and_its_last_look_is_the_
     spec = _spec("laplace_sum", seed=1)
     counting = _CountingMechanism(spec.mechanism)
     counted = replace(spec, mechanism=counting)
-    result = run_sequential_audit(counted, 10000)
+    result = run_sequential_audit(counted, 6000)
     assert result.stopped == "budget" and not result.refuted
     assert len(result.looks) == len(result.schedule)
     assert result.runs_to_refute_note
     # The runs counted are the calls the mechanism saw (less the probe's two calls on one database)...
-    assert counting.calls - 2 == result.runs == sum(look.runs for look in result.looks) <= 10000
+    assert counting.calls - 2 == result.runs == sum(look.runs for look in result.looks) <= 6000
     # ...and every look after the first used runs of the looks before instead of calling it again.
     assert all(look.reused_runs > 0 for look in result.looks[1:])
     assert result.looks[-1].reused_runs >= result.looks[-2].samples  # at least the earlier MI sample
@@ -165,7 +165,7 @@ def test_unrefuted_audit_reuses_the_earlier_looks_runs_and_its_last_look_is_the_
     last = result.schedule[-1]
     assert last.samples == 2000
     fixed = run_audit_on_look_runs(replace(counted, samples=last.samples, event_runs=last.event_runs, alpha=last.alpha),
-                                   10000)
+                                   6000)
     ours, theirs = result.result.event_test, fixed.event_test
     assert (ours.p_first, ours.p_second, ours.runs_made) == (theirs.p_first, theirs.p_second, theirs.runs_made)
     assert ours.epsilon_lower_bound == theirs.epsilon_lower_bound
@@ -226,3 +226,28 @@ def test_a_prior_that_needs_selection_runs_gets_a_last_look_that_fits_them():
     result = run_sequential_audit(general, 7000)
     assert len(result.looks) == len(result.schedule) and not result.notes  # every look completed
     assert result.runs <= 7000 and result.result.samples_by_purpose.get("event_selection", 0) > 0
+
+
+def _exposed_sum(dbs, rng):
+    return (dbs[:, :, 0].sum(axis=1) + rng.laplace(0.0, 1.0, len(dbs)))[:, None]
+
+
+def _rounded_sum(dbs, rng):
+    return np.round(_exposed_sum(dbs, rng))
+
+
+@pytest.mark.parametrize("mechanism, float_runs", [(_rounded_sum, False), (_exposed_sum, True)])
+def test_the_float_bit_tests_runs_are_planned_where_the_probe_shows_float_bits(mechanism, float_runs):
+    from audit.gating.sequential import _look_runner, _planned_looks
+    from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+
+    pair = NeighbouringPair(np.zeros((4, 1)), np.array([[1.0], [0.0], [0.0], [0.0]]))
+    spec = AuditSpec(mechanism=mechanism, priors=(pair.prior(),), claim=parse_claim("dp:1"), records=(0,), seed=0)
+    with _look_runner(spec) as runner:
+        schedule = _planned_looks(spec, runner, 30_000)
+        assert runner.calls == 0  # the probe's two calls are not counted
+    # Per sample: one run of the pair's prior, event_runs / samples runs of each input for the event test, and as
+    # many for the float-bit event test where the outputs have bits below the grid (Laplace noise as floats); an
+    # integer release has none.
+    per_sample = 1 + 2 * (2 if float_runs else 1) * spec.event_runs / spec.samples
+    assert schedule[-1].samples == math.floor(30_000 / per_sample + 1e-9)

@@ -191,7 +191,7 @@ def _warn_unrefutable(spec, max_runs) -> None:
     if max_runs is not None:  # a sequential audit's last look, the largest, sets what can be refuted
         from audit.gating.sequential import look_schedule
 
-        last = look_schedule(spec, max_runs)[-1]
+        last = look_schedule(spec, max_runs, float_runs=False)[-1]  # the float-bit test's runs: after the probe
         spec = dataclasses.replace(spec, samples=last.samples, event_runs=last.event_runs, alpha=last.alpha)
     for line in unrefutable_warnings(spec):
         print(f"miaudit audit: before running: {terminal_text(line, keep_newlines=False)}", file=sys.stderr)

@@ -20,7 +20,8 @@ Kairouz, Oh and Viswanath 2015 for (ε, δ)-DP); the excess scenario takes p₂ 
 (its frequency under the second input, at least one hit) and p₁ from the profile of the claim with
 its parameter raised by ``excess``, and the runs per input are the fewest the event test's own
 certificate predictor says would refute (:func:`audit.gating.sequential.runs_to_refute`), times the runs
-per sample of the audit (:func:`audit.gating.sequential.runs_per_sample`), and at least the runs of the
+per sample of the audit (:func:`audit.gating.look_runs.runs_per_sample`, the float-bit event test's
+runs counted where a probe of the mechanism shows float bits), and at least the runs of the
 smallest audit that can refute (:func:`audit.gating.sequential.smallest_round_samples`).
 
 At the pilot's effect, the runs are a **forecast** (:func:`forecast_refutation`): an audit of R runs
@@ -82,7 +83,8 @@ from audit.search.event_search import choice_settings
 from audit.search.claim_events import choose_events
 from audit.search.event_choice import event_frequency, predicted_objective
 from audit.certificates.event_bounds import claim_objective
-from audit.gating.sequential import runs_per_sample, runs_to_refute, smallest_round_samples
+from audit.gating.look_runs import plans_float_runs, runs_per_sample
+from audit.gating.sequential import runs_to_refute, smallest_round_samples
 
 #: The default excess: a true privacy parameter 20% above the claim's.
 EXCESS = 0.2
@@ -232,14 +234,15 @@ def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int | None 
     -------
     BudgetPlan
     """
-    from audit.engine import MIN_TEST_SAMPLES, run_audit
+    from audit.engine import MIN_TEST_SAMPLES, audit_runner, run_audit
 
     if spec.claim is None:
         raise InputError("--plan needs a claim to plan the refutation of (--claim, or a catalog mechanism's own)")
     if not (isinstance(excess, (int, float)) and 0 < excess <= MAX_EXCESS):  # NaN and inf fail too
         raise InputError(f"argument 'excess' (--excess) must be a number > 0 and at most {MAX_EXCESS:g} (a true "
                          f"parameter {MAX_EXCESS + 1:g} times the claim's), got {excess}")
-    cost = runs_per_sample(spec)
+    with audit_runner(spec) as runner:  # the float-bit event test's runs count where the probe shows float bits
+        cost = runs_per_sample(spec, plans_float_runs(spec, runner))
     if budget_runs is None:
         budget_runs = int(math.floor(spec.samples * cost))
     budget_runs = check_int(budget_runs, "budget_runs", 1)

@@ -21,9 +21,11 @@ earlier looks' runs of the pair whatever its generator drew in between (a random
 a Poisson number of runs) and whichever statistic it chose; a look whose event test certifies
 another pair than the looks before makes those runs anew: real calls, counted.
 
-**Schedule** (:func:`look_schedule`, fixed before any run): the last look has the most samples N
+**Schedule** (:func:`look_schedule`, fixed before any counted run): the last look has the most samples N
 whose runs fit in ``max_runs`` (:func:`look_runs`: the MI sample, the event tests' certification runs,
-and where they may choose on selection runs, those and the float-bit pilot's at their most); the
+and where they may choose on selection runs, those and the float-bit pilot's at their most; the
+float-bit event test's runs where the runner's probe, on a seed of its own, shows float bits:
+:mod:`audit.gating.look_runs`); the
 early looks double in size from the smallest look that can refute the claim (``growth`` = 2) up to
 ``look_fraction`` (default 0.2) of N, which is all their runs together, as they are nested.
 
@@ -72,13 +74,12 @@ import numpy as np
 from estimators.result_forms import fields_to_dict, to_jsonable
 from estimators.validation import InputError, check_int, check_positive
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
-from mechanisms.inputs.priors import TwoPoint
 
 from audit.certificates.claim_tests import smallest_certifying_runs, smallest_refutable_runs
-from audit.statistics.pair_candidates import neighbouring_pair_of
 from audit.certificates.event_bounds import claim_objective
 from audit.search.event_choice import predicted_objective
-from audit.search.prior_search import differing_record
+from audit.gating.look_runs import (event_selection_possible, look_boundaries, look_run_counter, look_runs,  # noqa: F401
+                                    plans_float_runs, runs_per_sample)
 
 #: The early looks see at most this fraction of the last look's samples (module docstring).
 LOOK_FRACTION = 0.2
@@ -141,63 +142,6 @@ class Look:
         return fields_to_dict(self)
 
 
-def runs_per_sample(spec) -> float:
-    """Mechanism runs an audit of ``spec`` makes per database of its MI sample, at most.
-
-    ``samples`` draws from each prior of Θ (the declared priors, the pairs' two-point priors and
-    ``prior_search`` searched ones), plus, for the DP notions, ``event_runs`` certification runs
-    per input of the event test's pair (:func:`audit.engine.run_audit`), as many again for the float-bit
-    event test under ``arithmetic = "float"`` (counted before any run shows float bits). The event test's
-    selection runs (when not every candidate has held-out draws in the MI sample) and float-bit
-    pilot runs are not counted here; a sequential audit counts the calls made.
-    """
-    theta = len(spec.priors) + len(spec.pairs) + spec.prior_search
-    certifications = 2 if spec.arithmetic == "float" else 1  # the float-bit event test's own fresh runs
-    event = 2.0 * certifications * spec.event_runs / spec.samples if spec.notion in RECORD_AUDIT_NOTIONS else 0.0
-    return theta + event
-
-
-def event_selection_possible(spec) -> bool:
-    """Whether an audit of ``spec`` may make event-test selection runs and float-bit pilot runs.
-
-    Its event test chooses among candidates on the MI sample's held-out draws, at no run's cost, when
-    every prior of Θ is a two-point prior on a neighbouring pair (the declared pairs and searched ones
-    are); a declared prior that is not leads to structured pairs chosen on selection runs
-    (:func:`audit.engine._event_test`)."""
-    if spec.notion not in RECORD_AUDIT_NOTIONS or not spec.event_runs:
-        return False
-    return any(not isinstance(prior, TwoPoint) or np.shape(prior.first) != np.shape(prior.second)
-               or neighbouring_pair_of(prior, differing_record(prior)) is None for prior in spec.priors)
-
-
-def look_runs(spec, samples: int) -> int:
-    """The most mechanism runs an audit of ``spec`` at ``samples`` (and the same ratio of event runs) makes.
-
-    ``samples`` × :func:`runs_per_sample` (the MI sample and the event tests' certification runs), plus, where the event test may choose on selection runs (:func:`event_selection_possible`),
-    those (at most ``event_runs`` in all: successive halving spends at most its budget,
-    :func:`audit.search.event_search.event_search`) and the float-bit pilot runs (at most
-    2·min(``event_runs``, :data:`audit.engine.BIT_PILOT_RUNS`)).
-    """
-    return look_run_counter(spec)(samples)
-
-
-def look_run_counter(spec):
-    """:func:`look_runs` of ``spec`` as a function of the samples alone, its per-spec parts computed once
-    (the schedule bisects on it)."""
-    from audit.engine import BIT_PILOT_RUNS
-
-    per_sample, selects = runs_per_sample(spec), event_selection_possible(spec)
-
-    def runs_at(samples: int) -> int:
-        runs = samples * per_sample
-        if selects:
-            event_runs = samples * spec.event_runs / spec.samples
-            runs += event_runs + 2 * min(event_runs, BIT_PILOT_RUNS)
-        return int(math.floor(runs + 1e-9))
-
-    return runs_at
-
-
 def smallest_round_samples(spec, alpha: float) -> int:
     """The smallest look: enough held-out draws to certify (:data:`audit.engine.MIN_TEST_SAMPLES`) and,
     for a claim the event test tests, enough event runs to refute it at ``alpha`` even for perfectly
@@ -215,7 +159,7 @@ def smallest_round_samples(spec, alpha: float) -> int:
 
 
 def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction: float = LOOK_FRACTION,
-                  rho: float = SPENDING_POWER) -> tuple:
+                  rho: float = SPENDING_POWER, float_runs: bool | None = None) -> tuple:
     """The nested looks of a sequential audit of ``spec`` within ``max_runs`` runs, and their levels.
 
     The last look has the most samples N whose runs (:func:`look_runs`) fit in ``max_runs``. The early looks grow by
@@ -235,6 +179,9 @@ def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction:
     look_fraction : float in [0, 1)
     rho : float > 0
         The spending function's exponent.
+    float_runs : bool, optional
+        Whether the float-bit event test's certification runs are counted (:mod:`audit.gating.look_runs`);
+        ``None``: under ``arithmetic = "float"``.
 
     Returns
     -------
@@ -252,8 +199,8 @@ def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction:
         raise InputError(f"argument 'look_fraction' must be in [0, 1), got {look_fraction}")
     ratio = spec.event_runs / spec.samples
     smallest_alone = smallest_round_samples(spec, spec.alpha)
-    runs_at = look_run_counter(spec)
-    low, high = 0, math.floor(max_runs / runs_per_sample(spec))  # look_runs grows with the samples: bisect
+    runs_at = look_run_counter(spec, float_runs)
+    low, high = 0, math.floor(max_runs / runs_per_sample(spec, float_runs))  # look_runs grows with the samples: bisect
     while low < high:
         middle = (low + high + 1) // 2
         low, high = (middle, high) if runs_at(middle) <= max_runs else (low, middle - 1)
@@ -279,33 +226,28 @@ def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction:
                  for s, a in zip(looks, alphas))
 
 
-def look_boundaries(schedule) -> tuple:
-    """The chunk boundaries that make the looks of ``schedule`` nested: every look's ``samples``
-    (prior draws, MI-sample runs), ``event_runs`` (the event test's runs of each input) and float-bit
-    pilot runs (:data:`audit.engine.BIT_PILOT_RUNS`), for :class:`~mechanisms.execution.runner.MechanismRunner`."""
-    from audit.engine import BIT_PILOT_RUNS
-
-    sizes = set()
-    for look in schedule:
-        sizes.add(look.samples)
-        if look.event_runs:
-            sizes.update((look.event_runs, min(look.event_runs, BIT_PILOT_RUNS)))
-    return tuple(sorted(sizes))
-
-
 def _stream_seed(spec) -> int:
     """The seed of the audit's streams of runs per database (:class:`~mechanisms.execution.chunk_cache.ChunkCache`)."""
     return int(np.random.default_rng([int(spec.seed), 0x57E4]).integers(2**63))
 
 
-def _look_runner(spec, schedule):
-    """The runner :func:`audit.engine.run_audit` would make for ``spec``, with the chunk boundaries of the looks of
-    ``schedule`` (:func:`look_boundaries`) and a cache of the audit's streams of runs."""
+def _look_runner(spec):
+    """The runner :func:`audit.engine.run_audit` would make for ``spec``, with a cache of the audit's streams of runs
+    (its chunk boundaries are set by :func:`_planned_looks`)."""
     from mechanisms.execution.chunk_cache import ChunkCache
 
     from audit.engine import audit_runner
 
-    return audit_runner(spec, boundaries=look_boundaries(schedule), cache=ChunkCache(_stream_seed(spec)))
+    return audit_runner(spec, cache=ChunkCache(_stream_seed(spec)))
+
+
+def _planned_looks(spec, runner, max_runs: int, **settings) -> tuple:
+    """:func:`look_schedule` of ``spec``, the float-bit event test's runs counted where the runner's probe shows
+    float bits (:func:`audit.gating.look_runs.plans_float_runs`), before any counted run; the runner's chunks
+    then end at the looks' sizes (:func:`look_boundaries`)."""
+    schedule = look_schedule(spec, max_runs, float_runs=plans_float_runs(spec, runner), **settings)
+    runner.boundaries = look_boundaries(schedule)
+    return schedule
 
 
 def run_audit_on_look_runs(spec, max_runs: int, *, growth: float = GROWTH, look_fraction: float = LOOK_FRACTION,
@@ -319,8 +261,8 @@ def run_audit_on_look_runs(spec, max_runs: int, *, growth: float = GROWTH, look_
     """
     from audit.engine import _run_audit
 
-    schedule = look_schedule(spec, max_runs, growth=growth, look_fraction=look_fraction, rho=rho)
-    with _look_runner(spec, schedule) as runner:
+    with _look_runner(spec) as runner:
+        _planned_looks(spec, runner, max_runs, growth=growth, look_fraction=look_fraction, rho=rho)
         runner.cache.start_look(final=True)
         return _run_audit(spec, runner)
 
@@ -492,10 +434,10 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
 
     if time_limit is not None:
         time_limit = check_positive(time_limit, "time_limit")
-    schedule = look_schedule(spec, max_runs, growth=growth, look_fraction=look_fraction, rho=rho)
     outcomes, result, stopped, notes = [], None, "budget", []
     started = time.perf_counter()
-    with _look_runner(spec, schedule) as runner:
+    with _look_runner(spec) as runner:
+        schedule = _planned_looks(spec, runner, max_runs, growth=growth, look_fraction=look_fraction, rho=rho)
         runner.call_limit = int(max_runs)
         for index, planned in enumerate(schedule, start=1):
             if outcomes and time_limit is not None:

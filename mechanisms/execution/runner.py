@@ -213,7 +213,7 @@ class MechanismRunner:
         self.reference = MechanismReference(label, source, mechanism)
         self.notes: list[str] = []
         self._backend = None
-        self._probed = False
+        self._probed, self._probe_output = False, None
         self._output_width = 1  # known after the probe
         # The shape of one output per number of records (add/remove audits run n and n − 1), fixed by the first call.
         self._output_shapes: dict = {}
@@ -427,12 +427,19 @@ class MechanismRunner:
                                      database_index=task.start)
         return np.concatenate(outputs)
 
+    def probe(self, database, seed: int) -> np.ndarray:
+        """The mechanism's output on one ``database`` (shape (n, k)) under ``seed``: the runner's probe, made now if
+        not made yet (twice with the same seed, checked, not counted in :attr:`calls`), else the first probe's output."""
+        if not self._probed:
+            self._probe(np.asarray(database, dtype=np.float64)[None], int(seed))
+        return self._probe_output
+
     def _probe(self, first: np.ndarray, job_seed: int) -> None:
         timeout = self.settings.timeout or PROBE_TIMEOUT
         task = ChunkTask(job_seed, 0, 0, first, 1, timeout, PROBE)
         with _guard_global_generators(self.reference.mechanism):
             [(one, two)] = self._dispatch(run_probe, [task], 0, "database")
-        self._probed = True
+        self._probed, self._probe_output = True, one
         if np.shape(one)[1:] != np.shape(two)[1:]:
             raise MechanismError(f"{self.who} returned outputs of shape {_shape_text(np.shape(one))} and then "
                                  f"{_shape_text(np.shape(two))} for the same database: its output must have the same "

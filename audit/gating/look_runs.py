@@ -1,0 +1,126 @@
+"""How many mechanism runs one look of a sequential audit makes, and where its chunks end.
+
+A sequential audit (:mod:`audit.gating.sequential`) fixes its looks before any run from these
+counts: the MI sample's runs per prior of Θ, the event tests' certification runs of the two inputs
+of a pair, and, where the event test may choose on selection runs, those and the float-bit pilot's.
+
+**The float-bit event test's runs.** Under ``arithmetic = "float"`` an audit whose outputs hold
+bits below the coarse grid (:func:`audit.statistics.float_bits.has_fine_bits`) runs a second event
+test, the float-bit one, which certifies on fresh runs of its own (``event_runs`` per input, as the
+event test: :func:`audit.engine._event_tests`). An integer-valued mechanism never runs it. Whether
+to plan for those runs is decided by :func:`plans_float_runs` on the runner's probe: one output of
+the mechanism on one database of the audit, under a seed of its own (no test sees that output, so
+the schedule is independent of every look's data and each look keeps its level α_k). A mechanism
+whose probe shows no fine bits but whose MI sample does would make more runs than planned: its
+look then stops at the runner's call limit and is not decided (:func:`audit.gating.sequential.run_sequential_audit`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
+from mechanisms.inputs.priors import TwoPoint
+
+from audit.statistics.float_bits import has_fine_bits
+from audit.statistics.pair_candidates import neighbouring_pair_of
+from audit.search.prior_search import differing_record
+
+__all__ = ["event_selection_possible", "look_boundaries", "look_run_counter", "look_runs", "plans_float_runs",
+           "runs_per_sample"]
+
+
+def _float_runs(spec, float_runs: bool | None) -> bool:
+    # Without a probe (a forecast, a check of the flags), plan for the float-bit test wherever it may run.
+    return spec.arithmetic == "float" if float_runs is None else bool(float_runs)
+
+
+def runs_per_sample(spec, float_runs: bool | None = None) -> float:
+    """Mechanism runs an audit of ``spec`` makes per database of its MI sample, at most.
+
+    ``samples`` draws from each prior of Θ (the declared priors, the pairs' two-point priors and
+    ``prior_search`` searched ones), plus, for the DP notions, ``event_runs`` certification runs
+    per input of the event test's pair (:func:`audit.engine.run_audit`), and as many again for the
+    float-bit event test where ``float_runs`` (``None``: under ``arithmetic = "float"``, before any
+    probe; module docstring). The event test's selection runs (when not every candidate has held-out
+    draws in the MI sample) and float-bit pilot runs are not counted here; a sequential audit counts
+    the calls made.
+    """
+    theta = len(spec.priors) + len(spec.pairs) + spec.prior_search
+    certifications = 2 if _float_runs(spec, float_runs) else 1
+    event = 2.0 * certifications * spec.event_runs / spec.samples if spec.notion in RECORD_AUDIT_NOTIONS else 0.0
+    return theta + event
+
+
+def event_selection_possible(spec) -> bool:
+    """Whether an audit of ``spec`` may make event-test selection runs and float-bit pilot runs.
+
+    Its event test chooses among candidates on the MI sample's held-out draws, at no run's cost, when
+    every prior of Θ is a two-point prior on a neighbouring pair (the declared pairs and searched ones
+    are); a declared prior that is not leads to structured pairs chosen on selection runs
+    (:func:`audit.engine._event_test`)."""
+    if spec.notion not in RECORD_AUDIT_NOTIONS or not spec.event_runs:
+        return False
+    return any(not isinstance(prior, TwoPoint) or np.shape(prior.first) != np.shape(prior.second)
+               or neighbouring_pair_of(prior, differing_record(prior)) is None for prior in spec.priors)
+
+
+def look_runs(spec, samples: int, float_runs: bool | None = None) -> int:
+    """The most mechanism runs an audit of ``spec`` at ``samples`` (and the same ratio of event runs) makes.
+
+    ``samples`` × :func:`runs_per_sample` (the MI sample and the event tests' certification runs), plus,
+    where the event test may choose on selection runs (:func:`event_selection_possible`), those (at most
+    ``event_runs`` in all: successive halving spends at most its budget,
+    :func:`audit.search.event_search.event_search`) and the float-bit pilot runs (at most
+    2·min(``event_runs``, :data:`audit.engine.BIT_PILOT_RUNS`)).
+    """
+    return look_run_counter(spec, float_runs)(samples)
+
+
+def look_run_counter(spec, float_runs: bool | None = None):
+    """:func:`look_runs` of ``spec`` as a function of the samples alone, its per-spec parts computed once
+    (the schedule bisects on it)."""
+    from audit.engine import BIT_PILOT_RUNS
+
+    per_sample, selects = runs_per_sample(spec, float_runs), event_selection_possible(spec)
+
+    def runs_at(samples: int) -> int:
+        runs = samples * per_sample
+        if selects:
+            event_runs = samples * spec.event_runs / spec.samples
+            runs += event_runs + 2 * min(event_runs, BIT_PILOT_RUNS)
+        return int(math.floor(runs + 1e-9))
+
+    return runs_at
+
+
+def look_boundaries(schedule) -> tuple:
+    """The chunk boundaries that make the looks of ``schedule`` nested: every look's ``samples``
+    (prior draws, MI-sample runs), ``event_runs`` (the event test's runs of each input) and float-bit
+    pilot runs (:data:`audit.engine.BIT_PILOT_RUNS`), for :class:`~mechanisms.execution.runner.MechanismRunner`."""
+    from audit.engine import BIT_PILOT_RUNS
+
+    sizes = set()
+    for look in schedule:
+        sizes.add(look.samples)
+        if look.event_runs:
+            sizes.update((look.event_runs, min(look.event_runs, BIT_PILOT_RUNS)))
+    return tuple(sorted(sizes))
+
+
+def plans_float_runs(spec, runner) -> bool:
+    """Whether a sequential audit of ``spec`` plans the float-bit event test's certification runs (module docstring).
+
+    Under ``arithmetic = "float"``, for a notion with an event test: whether the runner's probe
+    (:meth:`mechanisms.execution.runner.MechanismRunner.probe`) of one database of the audit's first
+    prior (or pair), drawn and run on seeds of their own, returns an output with bits below the coarse
+    grid (:func:`audit.statistics.float_bits.has_fine_bits`).
+    """
+    if spec.arithmetic != "float" or spec.notion not in RECORD_AUDIT_NOTIONS or not spec.event_runs:
+        return False
+    prior = spec.priors[0] if spec.priors else spec.pairs[0].prior()
+    rng = np.random.default_rng([int(spec.seed), 0xF10A7])
+    database = runner.draw(prior, 1, rng)[0]
+    return has_fine_bits(runner.probe(database, int(rng.integers(2**63))))
