@@ -50,8 +50,11 @@ class ScanTarget:
                        extra_requirements=self.extra_requirements, isolated=bool(self.extra_requirements))
 
 
-#: diffprivlib 0.6.6 passes ``multi_class`` to scikit-learn's LogisticRegression, which 1.6 removed.
-TARGETS = (ScanTarget("diffprivlib", "diffprivlib", "0.6.6", ("scikit-learn<1.6",)),)
+#: diffprivlib 0.6.6 passes ``multi_class`` to scikit-learn's LogisticRegression, which 1.6 removed; pure-ldp 1.2.0
+#: imports statsmodels without declaring it, and hashes with xxhash's API before 4.
+TARGETS = (ScanTarget("diffprivlib", "diffprivlib", "0.6.6", ("scikit-learn<1.6",)),
+           ScanTarget("pure-ldp", "pure-ldp", "1.2.0", ("statsmodels", "xxhash<4")),
+           ScanTarget("multi-freq-ldpy", "multi-freq-ldpy", "0.2.5"))
 
 
 def _scan(target: ScanTarget, python: str, folder: Path, seed: int, quick: bool) -> dict:
@@ -101,7 +104,7 @@ def _markdown(rows: list, machine: str, quick: bool) -> str:
 
 
 def run(context) -> ExperimentOutput:
-    out = Path(context.out_dir) if getattr(context, "out_dir", None) else REPO_ROOT / "experiments-out" / "scans"
+    out = (Path(context.out_dir) if getattr(context, "out_dir", None) else REPO_ROOT / "experiments-out" / "scans").resolve()
     venvs = out / "venvs"
     out.mkdir(parents=True, exist_ok=True)
     rows, not_run = [], []
@@ -154,7 +157,8 @@ def run(context) -> ExperimentOutput:
 
 EXPERIMENTS = [Experiment(
     name="scans",
-    description="miaudit scan of real libraries (diffprivlib), each at a pinned version in its own venv: findings, "
+    description="miaudit scan of real libraries (diffprivlib, pure-ldp, multi-freq-ldpy), each at a pinned version in "
+                "its own venv: findings, "
                 "controls and skipped cases",
     source="study (issue 40)",
     run=run,
