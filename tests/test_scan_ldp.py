@@ -199,3 +199,17 @@ def test_the_multi_freq_ldpy_profile_reads_its_clients_and_their_claims():
     assert grr.function()(grr.pair.second, None) in range(4)
     smp = next(c for c in cases if ".SMP_GRR_Client(" in c.id and c.pair.family == "one attribute")
     assert smp.claim == "dp:1.0" and smp.pair.second.tolist() == [[3.0, 0.0]]
+
+
+def test_a_randomizer_miaudit_cannot_seed_is_noted_on_its_case_not_printed(tmp_path, recwarn):
+    module = tmp_path / "unseeded_client.py"
+    module.write_text("import math, random\n\n_SOURCE = random.SystemRandom()\n\n\n"
+                      "def report(value, epsilon=1.0):\n"
+                      "    keep = _SOURCE.random() < math.exp(epsilon) / (1 + math.exp(epsilon))\n"
+                      "    return float(value if keep else 1 - value), _SOURCE.random()  # and a draw of no use\n",
+                      encoding="utf-8")
+    result = scan(str(module), epsilons=(EPSILON,), max_runs=3000, timeout=30)
+    outcome, = result.outcomes
+    assert outcome["status"] == "control"
+    assert any("cannot be reproduced from its seed" in note for note in outcome["notes"])
+    assert not [w for w in recwarn if "cannot be reproduced" in str(w.message)]
