@@ -51,10 +51,11 @@ class ScanTarget:
 
 
 #: diffprivlib 0.6.6 passes ``multi_class`` to scikit-learn's LogisticRegression, which 1.6 removed; pure-ldp 1.2.0
-#: imports statsmodels without declaring it, and hashes with xxhash's API before 4.
+#: imports statsmodels without declaring it; pure-ldp 1.2.0 and multi-freq-ldpy 0.2.5 hash a str with xxhash, which
+#: 4 refuses ("Strings must be encoded before hashing").
 TARGETS = (ScanTarget("diffprivlib", "diffprivlib", "0.6.6", ("scikit-learn<1.6",)),
            ScanTarget("pure-ldp", "pure-ldp", "1.2.0", ("statsmodels", "xxhash<4")),
-           ScanTarget("multi-freq-ldpy", "multi-freq-ldpy", "0.2.5"))
+           ScanTarget("multi-freq-ldpy", "multi-freq-ldpy", "0.2.5", ("xxhash<4",)))
 
 
 def _scan(target: ScanTarget, python: str, folder: Path, seed: int, quick: bool) -> dict:
@@ -108,7 +109,11 @@ def run(context) -> ExperimentOutput:
     venvs = out / "venvs"
     out.mkdir(parents=True, exist_ok=True)
     rows, not_run = [], []
+    selected = [name.strip() for name in os.environ.get("MIAUDIT_SCANS", "").split(",") if name.strip()]
     for target in TARGETS:
+        if selected and target.name not in selected:
+            not_run.append(f"{target.name} {target.version}: not selected (MIAUDIT_SCANS={','.join(selected)})")
+            continue
         if context.quick and _installed(target.package) != target.version:
             not_run.append(f"{target.name} {target.version}: --quick installs nothing and it is not installed here")
             continue
@@ -152,7 +157,8 @@ def run(context) -> ExperimentOutput:
     axes[0, 0].set_xlabel("findings (refuted claims)")
     findings = [f"{r['library']} {r['version']}: {r['cases']} cases, {len(r['findings'])} findings, {len(r['controls'])} "
                 f"controls, {len(r['skipped'])} skipped, {r['seconds']} s" for r in done] + not_run
-    return ExperimentOutput([table, found, controls, skipped], figure, {"quick": context.quick, "libraries": len(done)}, findings)
+    return ExperimentOutput([table, found, controls, skipped], figure, {"quick": context.quick, "libraries": len(done),
+                                                                       "scanned": ", ".join(r["library"] for r in done)}, findings)
 
 
 EXPERIMENTS = [Experiment(
