@@ -24,7 +24,7 @@ import numpy as np
 
 from estimators.validation import InputError
 
-from audit.scan.profiles.base import FittedModel, Profile, UnknownSignature, parameters
+from audit.scan.profiles.base import FittedModel, Profile, UnknownSignature, _public_function, parameters
 
 #: How far beyond the declared bounds the "beyond" pair puts its record, in widths of the range:
 #: a tool that accepts any array must clamp it (a clamp after the noise does not).
@@ -101,7 +101,8 @@ def pairs_for(entry: EntryPoint, settings: dict) -> list:
     profile's): all records at the low end, record 0 at the low vs the high end ("ends"); where
     bounds are given, record 0 far beyond them ("beyond", :data:`BEYOND_WIDTHS` widths past the high
     end: the entry point accepts any array and must clamp it); for a model fitted on (X, y), record
-    0's label changed to one no other record has ("label"). The hook :mod:`audit.search`'s domain
+    0's label changed to one no other record has ("label"); and the pairs the family adds
+    (:meth:`Family.extra_pairs`: a tuple randomizer's "one attribute"). The hook :mod:`audit.search`'s domain
     pair families will fill.
     """
     family = entry.family
@@ -123,6 +124,7 @@ def pairs_for(entry: EntryPoint, settings: dict) -> list:
         relabelled[0] = 2
         pairs.append(PairSpec("label", family.database(values, labels), family.database(values, relabelled),
                               "record 0's label 0 vs 2, a label no other record has"))
+    pairs += [PairSpec(*extra) for extra in family.extra_pairs(low, high)]
     return pairs
 
 
@@ -156,7 +158,8 @@ def _public(module) -> list:
         home = getattr(obj, "__module__", None) or ""
         parts = home.split(".")
         private = home != module.__name__ and any(part.startswith("_") for part in parts[1:])
-        if (inspect.isfunction(obj) or inspect.isclass(obj)) and parts[0] == root and not private:
+        if (_public_function(obj) or inspect.isclass(obj)) and not inspect.isbuiltin(obj) and parts[0] == root \
+                and not private:
             # a private module's helpers imported here are not entry points
             found.append((name, obj))
     return found

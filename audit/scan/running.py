@@ -38,7 +38,7 @@ import numpy as np
 
 from estimators.progress import progress_bar
 from estimators.validation import InputError, check_int, check_positive
-from mechanisms.errors import MechanismError
+from mechanisms.errors import MechanismError, MechanismWarning
 
 from audit.scan.cases import build_cases, discover
 from audit.scan.profiles import profile_for
@@ -127,10 +127,18 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) 
                      "runner seeds and restores it per chunk)")
     mechanism = PerDatabaseMechanism(function, case.entry.qualified, encoder=OutputEncoder())
     try:
-        spec = claim_spec(mechanism, case.claim, pairs=[(case.pair.first, case.pair.second)], relation=case.relation,
-                          alpha=alpha, seed=seed, name=case.entry.qualified)
-        spec = _with_timeout(spec, timeout, ExecutionSettings)
-        audit = run_sequential_audit(spec, max_runs, time_limit=timeout)
+        with warnings.catch_warnings(record=True) as said:  # miaudit's own warnings on the case become its notes
+            warnings.simplefilter("always", MechanismWarning)
+            spec = claim_spec(mechanism, case.claim, pairs=[(case.pair.first, case.pair.second)],
+                              relation=case.relation, alpha=alpha, seed=seed, name=case.entry.qualified)
+            spec = _with_timeout(spec, timeout, ExecutionSettings)
+            audit = run_sequential_audit(spec, max_runs, time_limit=timeout)
+        for warning in said:
+            text = str(warning.message)
+            if issubclass(warning.category, MechanismWarning) and text not in notes:
+                notes.append(text)
+            elif not issubclass(warning.category, MechanismWarning):
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     except MechanismError as exc:
         return _skipped(case, seed, f"failed during the audit: {exc}"[:400], notes=notes)
     except InputError as exc:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 #: Library names ``miaudit scan`` knows, and the module holding each one's ``PROFILE``.
-LIBRARIES = {"diffprivlib": "audit.scan.profiles.diffprivlib"}
+LIBRARIES = {"diffprivlib": "audit.scan.profiles.diffprivlib",
+             "pure-ldp": "audit.scan.profiles.pure_ldp",
+             "multi-freq-ldpy": "audit.scan.profiles.multi_freq_ldpy"}
 
 
 def profile_for(target: str):

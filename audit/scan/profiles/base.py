@@ -10,7 +10,10 @@ entry points found in them. A family says how one kind of entry point is called 
   (``diffprivlib.models``); the fitted model is the release;
 - :class:`LocalRandomizer`: a randomizer of one value, ``Mechanism(epsilon=…).randomise(db[0, 0])``
   or ``randomise(value, epsilon=…)`` (``diffprivlib.mechanisms``, a client of a local-DP protocol;
-  the server's estimate is post-processing of the reports and cannot add a leak of one client).
+  the server's estimate is post-processing of the reports and cannot add a leak of one client);
+- :class:`TupleRandomizer`: a randomizer of one client's tuple of values,
+  ``randomize(tuple(int(v) for v in db[0]), lst_k=…, d=…, epsilon=…)`` (multi-freq-ldpy's
+  multidimensional clients).
 
 Each family gives, for an entry point, its parameter grid (:meth:`Family.settings`: ε in
 :data:`EPSILONS`, each optional argument that changes the computation given or left out) and the
@@ -46,6 +49,19 @@ class PerRecord:
 
     def __repr__(self) -> str:
         return f"np.full(len(db), {self.value!r})"
+
+
+@dataclass(frozen=True)
+class Expression:
+    """An argument given as Python source, evaluated at each call: a value no literal can write, built by the
+    library itself (``Expression("__import__('pure_ldp.core').core.generate_hash_funcs(2, 4)")``: its hash
+    functions). The source may use ``np`` and the builtins; it is written as it is into the call and the
+    finding's reproduction files."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
 
 
 @dataclass(frozen=True)
@@ -102,6 +118,12 @@ class Family:
         Records in a database: the smallest size that exercises the code.
     relation : str
         The neighbouring relation the library states its claims at.
+    scaled : dict
+        Arguments set to a multiple of the grid point's ε (``{"eps_perm": 2.0}``: a longitudinal protocol's
+        bound over all reports at 2ε, where the claim is its single report's ``eps_1`` = ε).
+    requires : tuple of str
+        Parameters an entry point must take to be of this family (where a profile's families of one kind
+        differ by their parameters' names); read by :class:`LocalRandomizer` and :class:`TupleRandomizer`.
     """
 
     epsilon_name: str = "epsilon"
@@ -113,6 +135,8 @@ class Family:
     seed_name: str = "random_state"
     rows: int = 3
     relation: str = REPLACE_ONE
+    scaled: dict = field(default_factory=dict)
+    requires: tuple = ()
     kind = "entry point"
 
     def matches(self, obj) -> bool:  # pragma: no cover - each family says
@@ -131,7 +155,7 @@ class Family:
         if self.epsilon_name not in params:
             raise UnknownSignature(f"no parameter '{self.epsilon_name}'")
         missing = [n for n in _required(params, (self.epsilon_name, self.seed_name) + self.data_arguments())
-                   if n not in self.fixed and n not in self.bounds_names]
+                   if n not in self.fixed and n not in self.bounds_names and n not in self.scaled]
         if missing:
             raise UnknownSignature(f"required parameter(s) {', '.join(missing)} the profile gives no value")
         axes = [[(self.epsilon_name, float(e)) for e in epsilons]]
@@ -144,7 +168,10 @@ class Family:
         for option in self.optional:
             if option.name in params:
                 axes.append([(option.name, v) for v in option.values])
-        return [dict(fixed + [(n, v) for n, v in point if v is not None]) for point in itertools.product(*axes)]
+        grid = [dict(fixed + [(n, v) for n, v in point if v is not None]) for point in itertools.product(*axes)]
+        for point in grid:
+            point.update({n: factor * point[self.epsilon_name] for n, factor in self.scaled.items() if n in params})
+        return grid
 
     def arguments_source(self, obj, settings: dict) -> str:
         text = ", ".join(f"{n}={v!r}" for n, v in settings.items())
@@ -175,9 +202,18 @@ class Family:
                 return tuple(settings[name])
         return tuple(self.bounds)
 
+    def extra_pairs(self, low: float, high: float) -> list:
+        """Pairs this family adds to :func:`audit.scan.cases.pairs_for`'s: (name, first, second, why) each."""
+        return []
+
+    def _takes_required(self, obj) -> bool:
+        params = parameters(obj)
+        return all(name in params for name in self.requires)
+
 
 def _public_function(obj) -> bool:
-    return inspect.isfunction(obj) or inspect.isbuiltin(obj)
+    """A function, a builtin, or a compiled function that wraps one (Numba's ``@jit`` dispatcher: ``py_func``)."""
+    return inspect.isfunction(obj) or inspect.isbuiltin(obj) or inspect.isfunction(getattr(obj, "py_func", None))
 
 
 @dataclass(frozen=True)
@@ -233,11 +269,16 @@ class FittedModel(Family):
 class LocalRandomizer(Family):
     """A randomizer of one value: ``Mechanism(epsilon=…).randomise(db[0, 0])`` for a class with one of
     ``method_names``, or ``randomise(value, epsilon=…)`` for a function whose first parameter is one of
-    ``value_names``. A database holds one record; the pair is the two ends of the value's range."""
+    ``value_names``. A database holds one record; the pair is the two ends of the value's range.
+
+    The value is passed as ``float(db[0, 0])``, as ``int(db[0, 0])`` to ``integer_entry_points``, or as
+    ``value_source`` where it is given (the source of the value from ``db``: ``"int(db[0, 0])"`` for a
+    library of integer items, ``"format(int(db[0, 0]), '04b')"`` for one of bit strings)."""
 
     method_names: tuple = ("randomise", "randomize", "privatise", "privatize", "perturb")
     value_names: tuple = ("value", "item", "record")
     integer_entry_points: tuple = ()
+    value_source: str = ""
     bounds: tuple = (0.0, 1.0)
     rows: int = 1
     kind = "local randomizer on one value"
@@ -246,6 +287,8 @@ class LocalRandomizer(Family):
         return next((m for m in self.method_names if callable(getattr(obj, m, None))), None)
 
     def matches(self, obj) -> bool:
+        if not self._takes_required(obj):
+            return False
         if inspect.isclass(obj):
             return self._method(obj) is not None and self.epsilon_name in parameters(obj)
         params = list(parameters(obj)) if _public_function(obj) else []
@@ -256,10 +299,49 @@ class LocalRandomizer(Family):
 
     def call_source(self, obj, settings: dict) -> str:
         arguments = self.arguments_source(obj, settings)
-        value = "int(db[0, 0])" if getattr(obj, "__name__", "") in self.integer_entry_points else "float(db[0, 0])"
+        value = self.value_source or (
+            "int(db[0, 0])" if getattr(obj, "__name__", "") in self.integer_entry_points else "float(db[0, 0])")
         if inspect.isclass(obj):
             return f"entry({arguments}).{self._method(obj)}({value})"
         return f"entry({value}, {arguments})"
+
+
+@dataclass(frozen=True)
+class TupleRandomizer(Family):
+    """A randomizer of one client's tuple of values: ``randomize(tuple(int(v) for v in db[0]), epsilon=…)`` for a
+    function whose first parameter is one of ``value_names``.
+
+    A database holds one record of ``width`` attributes. The pairs: every attribute at the low end vs every one
+    at the high end ("ends": two tuples of one client, local DP's any two inputs), and attribute 0 alone moved
+    ("one attribute")."""
+
+    value_names: tuple = ("input_tuple", "tuple_", "record_tuple")
+    width: int = 2
+    integer: bool = True
+    bounds: tuple = (0.0, 1.0)
+    rows: int = 1
+    kind = "local randomizer on one tuple"
+
+    def matches(self, obj) -> bool:
+        params = list(parameters(obj)) if _public_function(obj) else []
+        return bool(params) and params[0] in self.value_names and self._takes_required(obj)
+
+    def data_arguments(self) -> tuple:
+        return self.value_names
+
+    def call_source(self, obj, settings: dict) -> str:
+        value = "tuple(int(v) for v in db[0])" if self.integer else "tuple(float(v) for v in db[0])"
+        return f"entry({value}, {self.arguments_source(obj, settings)})"
+
+    def database(self, values, labels=None) -> np.ndarray:
+        """Each record value repeated over the ``width`` attributes."""
+        return np.repeat(np.asarray(values, dtype=np.float64).reshape(-1, 1), self.width, axis=1)
+
+    def extra_pairs(self, low: float, high: float) -> list:
+        first = self.database(np.full(self.rows, low))
+        second = first.copy()
+        second[0, 0] = high
+        return [("one attribute", first, second, f"attribute 0 of record 0 at {low:g} vs {high:g}, the others at {low:g}")]
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,9 @@ Entry points are recognised by their signatures, with the names diffprivlib uses
 ``values``, ``sample``, ``a``) and that takes ``epsilon`` is a tool on an array; a class taking
 ``epsilon`` with a ``fit`` method is a model fitted on (X, y); a class taking ``epsilon`` with a
 ``randomise`` (``privatise``, ``perturb``) method, or a function whose first parameter is ``value``,
-is a local randomizer. ``bounds`` (or ``range``) is given as (0, 10) and left out; ``weights`` as
-4 per record and left out; ``classes`` as (0, 1, 2) and left out.
+is a local randomizer; a function whose first parameter is ``input_tuple`` is a local randomizer of one
+tuple (two attributes, each in [0, 1]). ``bounds`` (or ``range``) is given as (0, 10) and left out; ``weights``
+as 4 per record and left out; ``classes`` as (0, 1, 2) and left out.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from audit.scan.profiles.base import ArrayTool, FittedModel, LocalRandomizer, OptionalArgument, PerRecord, Profile
+from audit.scan.profiles.base import (ArrayTool, FittedModel, LocalRandomizer, OptionalArgument, PerRecord, Profile,
+                                     TupleRandomizer)
 
 #: The optional arguments a user's entry point is scanned with, where it has them.
 USER_OPTIONAL = (OptionalArgument("weights", (None, PerRecord(4.0))),
                  OptionalArgument("classes", (None, (0.0, 1.0, 2.0))))
 
-FAMILIES = (ArrayTool(optional=USER_OPTIONAL), FittedModel(optional=USER_OPTIONAL), LocalRandomizer())
+FAMILIES = (ArrayTool(optional=USER_OPTIONAL), FittedModel(optional=USER_OPTIONAL), LocalRandomizer(), TupleRandomizer())
 
 
 def user_profile(target: str) -> Profile:
