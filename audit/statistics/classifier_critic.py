@@ -204,15 +204,16 @@ def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray,
     start_hessians = support = None
     if design is not None and start is not None and issubclass(kind, LogOdds):
         start_hessians = design.start_hessians(kind, [np.flatnonzero(fold == k) for k in range(folds)], start)
-    if kind is SupportLogRatio and (design is None or design.inverse is None):
-        support = SupportFolds(outputs, support_columns)  # the columns coded once for every fold
+    coded = design is not None and design.inverse is not None  # the outputs as distinct rows (few of them)
+    if kind is SupportLogRatio:  # the columns coded once for every fold
+        support = SupportFolds(design.rows if coded else outputs, support_columns)
     for k in range(folds):
         held = fold == k
         train = np.flatnonzero(~held)
         if is_first[train].all() or not is_first[train].any():
             return None
         if support is not None:
-            model = support.fit(train, is_first[train])
+            model = support.fit(design.inverse[train] if coded else train, is_first[train])
         else:
             model = _fit_kind(kind, is_first, outputs, train, design, start,  # None where unsuited
                               None if start_hessians is None else start_hessians[k], support_columns)

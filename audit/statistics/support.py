@@ -27,7 +27,7 @@ import numpy as np
 
 from estimators.validation import InputError
 
-from audit.statistics.classifier import (_FIRST_ROWS, MAX_EMPIRICAL_VALUES, EmpiricalLogRatio, _distinct_codes, _distinct_rows, _row_counts, _rows, values_up_to)
+from audit.statistics.classifier import (_FIRST_ROWS, MAX_EMPIRICAL_VALUES, EmpiricalLogRatio, _distinct_codes, _row_counts, _rows, values_up_to)
 
 __all__ = ["MAX_SUPPORT_VALUES", "SUPPORT_STATISTICS", "SupportFolds", "SupportLogRatio"]
 
@@ -68,25 +68,12 @@ class SupportLogRatio:
                     support_columns: slice | None = None) -> "SupportLogRatio | None":
         """The statistic :meth:`fit` gives on outputs already coded as distinct rows: output i is
         ``rows[which[i]]`` (as :meth:`audit.statistics.classifier.EmpiricalLogRatio.from_counts` takes them), of
-        the first input where ``is_first[i]``. A column's values among the rows that occur are its values
-        among the outputs, and a row of the discrete columns counts the outputs of every distinct row that
-        holds it, so it is :meth:`fit`'s statistic from the counts alone (``support_columns`` as there)."""
+        the first input where ``is_first[i]`` (``support_columns`` as there). It is :class:`SupportFolds` on the
+        distinct rows, fitted on the subset ``which``: a subset's outputs may repeat a row."""
         is_first = np.asarray(is_first, dtype=bool)
         if is_first.all() or not is_first.any():
             raise InputError("a support statistic needs outputs of both inputs")
-        n_first, n_second = _row_counts(which, is_first, len(rows))
-        seen = (n_first + n_second) > 0
-        rows, n_first, n_second = rows[seen], n_first[seen], n_second[seen]
-        columns = _support_columns(rows, support_columns)
-        if columns is None:
-            return None
-        distinct = _distinct_rows(rows[:, columns], MAX_EMPIRICAL_VALUES)
-        if distinct is None:
-            return None
-        support, inverse = distinct
-        first = np.bincount(inverse, weights=n_first, minlength=len(support)).astype(np.int64)
-        second = np.bincount(inverse, weights=n_second, minlength=len(support)).astype(np.int64)
-        return cls(columns, EmpiricalLogRatio._from_row_counts(support, first, second))
+        return SupportFolds(rows, support_columns).fit(np.asarray(which), is_first)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         return self.ratio(_rows(outputs)[:, self.columns])
@@ -104,7 +91,8 @@ def _support_columns(outputs: np.ndarray, support_columns: slice | None) -> np.n
 
 
 class SupportFolds:
-    """:meth:`SupportLogRatio.fit` on subsets of the same outputs (a cross-fit's folds), each column that may be
+    """:meth:`SupportLogRatio.fit` on subsets of the same outputs (a cross-fit's folds, or the outputs coded as
+    distinct rows, a subset then repeating rows: :meth:`SupportLogRatio.from_counts`), each column that may be
     discrete coded once for all of them.
 
     A subset's fit needs, per column, whether it takes at most :data:`MAX_SUPPORT_VALUES` values there, and
