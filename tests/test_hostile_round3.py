@@ -1,5 +1,5 @@
 """Robustness round three (issue 43): scripted hostile input over the surfaces added this round — the
-scanner's target and its flags.
+scanner's target and flags, declared domains, a user's statistic, the arithmetic mode, NaN pair files.
 
 Every case must end in one line on stderr naming the argument (or the user function) with exit
 status 2 (bad input) or 1 (a user function that fails), before any mechanism runs where the input
@@ -48,7 +48,7 @@ SCAN_FLAG_VALUES = [("--max-runs", value) for value in BAD_INTEGERS] + \
                    [("--seed", value) for value in ("-1", "1.5", "x", "")]
 
 SCAN_CASES = [(["scan", target], "target") for target in SCAN_TARGETS] + \
-             [(["scan", target, flag, value], flag) for target in ("diffprivlib", "json", "math", "statistics")
+             [(["scan", target, flag, value], flag) for target in ("diffprivlib", "json")
               for flag, value in SCAN_FLAG_VALUES]
 
 
@@ -58,8 +58,29 @@ def test_hostile_scan_input_is_one_line_naming_the_argument(argv, named, capsys,
     assert named in line, line
 
 
+MECHANISMS = ("catalog:laplace_sum", "catalog:histogram_buggy", "catalog:randomized_response")
+BAD_DOMAINS = ("", ",", "1", "a,b", "1,0", "nan,1", ";", "1e400,2", "0,1;2", "missing.txt",
+               "0,1,2", " ", "1;2", "0,1;a,b", "(0,1)")
+BAD_RELATIONS = ("", "add", "replace", "add-remove:0", "k", "ADD-REMOVE", "replace one")
+BAD_ARITHMETIC = ("", "Float", "ideal,float", "exact", "real")
+BAD_STATISTICS = ("x.py", "missing.py:fn", ":", "fn", "a.py:", "", "x.py:1fn")
+
+AUDIT_CASES = [(["audit", "--mechanism", mechanism, "--samples", "400", flag, value], flag)
+               for mechanism in MECHANISMS
+               for flag, values in (("--domain", BAD_DOMAINS), ("--arithmetic", BAD_ARITHMETIC),
+                                    ("--statistic", BAD_STATISTICS), ("--relation", BAD_RELATIONS),
+                                    ("--max-runs", BAD_INTEGERS))
+               for value in values]
+
+
+@pytest.mark.parametrize("argv,named", AUDIT_CASES)
+def test_hostile_audit_input_is_one_line_naming_the_flag(argv, named, capsys, tmp_path):
+    line = _one_line([f"{argv[0]}", *argv[1:]], capsys)
+    assert named in line, line
+
+
 def test_the_round_has_at_least_300_cases():
     assert len(ALL_CASES) >= 300, len(ALL_CASES)
 
 
-ALL_CASES = list(itertools.chain(SCAN_CASES))
+ALL_CASES = list(itertools.chain(SCAN_CASES, AUDIT_CASES))

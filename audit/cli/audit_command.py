@@ -155,6 +155,8 @@ def run(args):
             return _plan(spec, args)
         if args.time_limit is not None and args.max_runs is None:
             raise InputError("--time-limit applies to a sequential audit: give --max-runs too")
+        if args.max_runs is not None and args.max_runs < 1:
+            raise InputError(f"argument '--max-runs' must be >= 1, got {args.max_runs}")
         _warn_unrefutable(spec, args.max_runs)
         if args.max_runs is not None:
             from audit.gating.sequential import run_sequential_audit  # torch loads only once the flags are checked
