@@ -51,7 +51,10 @@ class ScanTarget:
 
 
 #: diffprivlib 0.6.6 passes ``multi_class`` to scikit-learn's LogisticRegression, which 1.6 removed.
-TARGETS = (ScanTarget("diffprivlib", "diffprivlib", "0.6.6", ("scikit-learn<1.6",)),)
+TARGETS = (ScanTarget("diffprivlib", "diffprivlib", "0.6.6", ("scikit-learn<1.6",)),
+           ScanTarget("opendp", "opendp", "0.16.0"),
+           ScanTarget("python-dp", "python-dp", "1.1.5"),
+           ScanTarget("pipeline-dp", "pipeline-dp", "0.3.1"))
 
 
 def _scan(target: ScanTarget, python: str, folder: Path, seed: int, quick: bool) -> dict:
@@ -102,10 +105,15 @@ def _markdown(rows: list, machine: str, quick: bool) -> str:
 
 def run(context) -> ExperimentOutput:
     out = Path(context.out_dir) if getattr(context, "out_dir", None) else REPO_ROOT / "experiments-out" / "scans"
+    out = out.resolve()  # absolute: each scan runs in its own folder, with its venv's python named by path
     venvs = out / "venvs"
     out.mkdir(parents=True, exist_ok=True)
     rows, not_run = [], []
+    selected = [name.strip() for name in os.environ.get("MIAUDIT_SCANS", "").split(",") if name.strip()]
     for target in TARGETS:
+        if selected and target.name not in selected:
+            not_run.append(f"{target.name} {target.version}: not selected (MIAUDIT_SCANS={','.join(selected)})")
+            continue
         if context.quick and _installed(target.package) != target.version:
             not_run.append(f"{target.name} {target.version}: --quick installs nothing and it is not installed here")
             continue
@@ -149,12 +157,13 @@ def run(context) -> ExperimentOutput:
     axes[0, 0].set_xlabel("findings (refuted claims)")
     findings = [f"{r['library']} {r['version']}: {r['cases']} cases, {len(r['findings'])} findings, {len(r['controls'])} "
                 f"controls, {len(r['skipped'])} skipped, {r['seconds']} s" for r in done] + not_run
-    return ExperimentOutput([table, found, controls, skipped], figure, {"quick": context.quick, "libraries": len(done)}, findings)
+    return ExperimentOutput([table, found, controls, skipped], figure, {"quick": context.quick, "libraries": len(done),
+                                                                       "scanned": ", ".join(r["library"] for r in done)}, findings)
 
 
 EXPERIMENTS = [Experiment(
     name="scans",
-    description="miaudit scan of real libraries (diffprivlib), each at a pinned version in its own venv: findings, "
+    description="miaudit scan of real libraries (diffprivlib, OpenDP, python-dp, PipelineDP), each at a pinned version in its own venv: findings, "
                 "controls and skipped cases",
     source="study (issue 40)",
     run=run,

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 #: Library names ``miaudit scan`` knows, and the module holding each one's ``PROFILE``.
-LIBRARIES = {"diffprivlib": "audit.scan.profiles.diffprivlib"}
+LIBRARIES = {"diffprivlib": "audit.scan.profiles.diffprivlib",
+             "opendp": "audit.scan.profiles.opendp",
+             "python-dp": "audit.scan.profiles.python_dp",
+             "pipeline-dp": "audit.scan.profiles.pipeline_dp"}
 
 
 def profile_for(target: str):
