@@ -55,7 +55,10 @@ class ScanTarget:
 #: 4 refuses ("Strings must be encoded before hashing").
 TARGETS = (ScanTarget("diffprivlib", "diffprivlib", "0.6.6", ("scikit-learn<1.6",)),
            ScanTarget("pure-ldp", "pure-ldp", "1.2.0", ("statsmodels", "xxhash<4")),
-           ScanTarget("multi-freq-ldpy", "multi-freq-ldpy", "0.2.5", ("xxhash<4",)))
+           ScanTarget("multi-freq-ldpy", "multi-freq-ldpy", "0.2.5", ("xxhash<4",)),
+           ScanTarget("opendp", "opendp", "0.16.0"),
+           ScanTarget("python-dp", "python-dp", "1.1.5"),
+           ScanTarget("pipeline-dp", "pipeline-dp", "0.3.1"))
 
 
 def _scan(target: ScanTarget, python: str, folder: Path, seed: int, quick: bool) -> dict:
@@ -105,7 +108,8 @@ def _markdown(rows: list, machine: str, quick: bool) -> str:
 
 
 def run(context) -> ExperimentOutput:
-    out = (Path(context.out_dir) if getattr(context, "out_dir", None) else REPO_ROOT / "experiments-out" / "scans").resolve()
+    out = Path(context.out_dir) if getattr(context, "out_dir", None) else REPO_ROOT / "experiments-out" / "scans"
+    out = out.resolve()  # absolute: each scan runs in its own folder, with its venv's python named by path
     venvs = out / "venvs"
     out.mkdir(parents=True, exist_ok=True)
     rows, not_run = [], []
@@ -163,8 +167,8 @@ def run(context) -> ExperimentOutput:
 
 EXPERIMENTS = [Experiment(
     name="scans",
-    description="miaudit scan of real libraries (diffprivlib, pure-ldp, multi-freq-ldpy), each at a pinned version in "
-                "its own venv: findings, "
+    description="miaudit scan of real libraries (diffprivlib, pure-ldp, multi-freq-ldpy, OpenDP, python-dp, PipelineDP), "
+                "each at a pinned version in its own venv: findings, "
                 "controls and skipped cases",
     source="study (issue 40)",
     run=run,

@@ -24,7 +24,7 @@ import numpy as np
 
 from estimators.validation import InputError
 
-from audit.scan.profiles.base import FittedModel, Profile, UnknownSignature, _public_function, parameters
+from audit.scan.profiles.base import FittedModel, NotScanned, Profile, UnknownSignature, _public_function, parameters
 
 #: How far beyond the declared bounds the "beyond" pair puts its record, in widths of the range:
 #: a tool that accepts any array must clamp it (a clamp after the noise does not).
@@ -55,6 +55,9 @@ class PairSpec:
     first: np.ndarray
     second: np.ndarray
     why: str
+    relation: str | None = None  # where the pair states its own: its relation and the claim at its distance
+    claim: str | None = None     # (an OpenDP measurement's privacy map at the pair's d_in)
+    unbuilt: str | None = None   # why no claim could be read at the pair's distance: its case is listed as skipped
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,7 @@ class Case:
     claim: str
     relation: str
     source: str
+    setup: str = ""  # an expression built once per case into ``measurement``, which ``source`` calls (OpenDP)
 
     @property
     def settings_text(self) -> str:
@@ -81,9 +85,16 @@ class Case:
         return int(np.random.SeedSequence([int(scan_seed), zlib.crc32(self.id.encode())]).generate_state(1)[0])
 
     def function(self):
-        """The audited function ``f(db, rng)``, compiled from :attr:`source`."""
+        """The audited function ``f(db, rng)``, compiled from :attr:`source` (after the family's
+        ``preamble``, with ``measurement`` built from :attr:`setup` where the case has one)."""
+        namespace = {"entry": self.entry.obj, "np": np}
+        if self.entry.family.preamble:
+            exec(compile(self.entry.family.preamble, f"<scan preamble {self.id}>", "exec"), namespace)  # noqa: S102
+        if self.setup:
+            namespace["measurement"] = eval(compile(self.setup, f"<scan setup {self.id}>", "eval"),  # noqa: S307
+                                            namespace)
         return eval(compile(f"lambda db, rng: {self.source}", f"<scan case {self.id}>", "eval"),  # noqa: S307
-                    {"entry": self.entry.obj, "np": np})
+                    namespace)
 
 
 @dataclass(frozen=True)
@@ -103,9 +114,12 @@ def pairs_for(entry: EntryPoint, settings: dict) -> list:
     end: the entry point accepts any array and must clamp it); for a model fitted on (X, y), record
     0's label changed to one no other record has ("label"); and the pairs the family adds
     (:meth:`Family.extra_pairs`: a tuple randomizer's "one attribute"). The hook :mod:`audit.search`'s domain
-    pair families will fill.
+    pair families will fill. A family with its own ``pairs(entry, settings)`` (OpenDP's: the pairs of each
+    measurement's input domain, each with the claim its privacy map gives at the pair's distance) gives them.
     """
     family = entry.family
+    if callable(getattr(family, "pairs", None)):
+        return family.pairs(entry.obj, settings)
     low, high = (float(v) for v in family.domain(settings))
     values = np.full(family.rows, low)
     moved = values.copy()
@@ -148,19 +162,18 @@ def load_module(target: str):
 
 
 def _public(module) -> list:
-    names = getattr(module, "__all__", None)
-    if names is None:
-        names = [n for n in dir(module) if not n.startswith("_")]
+    declared = getattr(module, "__all__", None)
+    names = declared if declared is not None else [n for n in dir(module) if not n.startswith("_")]
     root = module.__name__.split(".")[0]
     found = []
     for name in names:
         obj = getattr(module, name, None)
         home = getattr(obj, "__module__", None) or ""
         parts = home.split(".")
-        private = home != module.__name__ and any(part.startswith("_") for part in parts[1:])
-        if (_public_function(obj) or inspect.isclass(obj)) and not inspect.isbuiltin(obj) and parts[0] == root \
-                and not private:
-            # a private module's helpers imported here are not entry points
+        # a private module's helpers imported here are not entry points, unless __all__ exports them
+        private = declared is None and home != module.__name__ and any(part.startswith("_") for part in parts[1:])
+        # functions, compiled ones too (builtins, Numba's dispatchers), and classes
+        if (_public_function(obj) or inspect.isclass(obj)) and parts[0] == root and not private:
             found.append((name, obj))
     return found
 
@@ -199,9 +212,25 @@ def build_cases(entries, epsilons) -> tuple:
         except UnknownSignature as exc:
             skipped.append(Skipped(entry.qualified, f"unknown signature: {exc}"))
             continue
+        except NotScanned as exc:
+            skipped.append(Skipped(entry.qualified, str(exc)))
+            continue
         for settings in grid:
-            source = family.call_source(entry.obj, settings)
-            claim = family.claim(entry.obj, settings)
-            for pair in pairs_for(entry, settings):
-                cases.append(Case(entry, settings, pair, claim, entry.relation or family.relation, source))
+            try:
+                setup = family.setup_source(entry.obj, settings) if hasattr(family, "setup_source") else ""
+                source = family.call_source(entry.obj, settings)
+                claim = family.claim(entry.obj, settings)
+                pairs = pairs_for(entry, settings)
+            except Exception as exc:  # noqa: BLE001 - a constructor may raise anything at a grid point
+                text = ", ".join(f"{k}={v!r}" for k, v in settings.items())
+                skipped.append(Skipped(f"{entry.qualified}({text})", f"could not be built at this grid point: "
+                                       f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:400]))
+                continue
+            for pair in pairs:
+                if pair.unbuilt:
+                    text = ", ".join(f"{k}={v!r}" for k, v in settings.items())
+                    skipped.append(Skipped(f"{entry.qualified}({text}) / {pair.family}", pair.unbuilt))
+                    continue
+                cases.append(Case(entry, settings, pair, pair.claim or claim,
+                                  pair.relation or entry.relation or family.relation, source, setup))
     return cases, skipped

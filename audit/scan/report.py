@@ -58,6 +58,9 @@ def release(db, rng):
 
 def numbers(output):
     """The release as a tuple of numbers: a fitted model's public attributes (ending in _), else the values."""
+    if isinstance(output, dict):  # released keys and their values (an OpenDP threshold release): the keys as its shape
+        keys = sorted(output, key=repr)
+        return tuple(round(float(output[k]), 9) for k in keys), tuple(repr(k) for k in keys)
     if hasattr(output, "__dict__") and not isinstance(output, np.ndarray):
         parts = [np.ravel(np.asarray(v, dtype=float)) for k, v in sorted(vars(output).items())
                  if k.endswith("_") and not k.startswith("_") and np.asarray(v).dtype.kind in "biuf"]
@@ -106,6 +109,10 @@ def _import_lines(outcome: dict) -> str:
     if outcome.get("import_root"):
         lines.append(f"sys.path.insert(0, {outcome['import_root']!r})  # where the scanned module was imported from")
     lines.append(f"from {outcome['module']} import {outcome['name']} as entry")
+    if outcome.get("preamble"):
+        lines.append(outcome["preamble"])
+    if outcome.get("setup"):  # built once, as the scan built it (an OpenDP measurement)
+        lines.append(f"\nmeasurement = {outcome['setup']}")
     return "\n".join(lines)
 
 

@@ -93,7 +93,9 @@ def _described(case, seed: int) -> dict:
     return {"seed": int(seed), "import_root": _import_root(case.entry.module), "entry": case.entry.qualified, "module": case.entry.module, "name": case.entry.name,
             "source_file": case.entry.source_file, "family": case.entry.family.kind, "settings": case.settings_text,
             "pair": case.pair.family, "pair_why": case.pair.why, "relation": case.relation, "claim": case.claim,
-            "source": case.source, "first": case.pair.first.tolist(), "second": case.pair.second.tolist()}
+            "source": case.source, "first": case.pair.first.tolist(), "second": case.pair.second.tolist(),
+            **({"preamble": case.entry.family.preamble, "setup": case.setup} if case.setup or case.entry.family.preamble
+               else {})}
 
 
 def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) -> dict:
@@ -126,6 +128,11 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) 
         notes.append("draws from NumPy's global generator, not from the random_state it is given (the audit's "
                      "runner seeds and restores it per chunk)")
     mechanism = PerDatabaseMechanism(function, case.entry.qualified, encoder=OutputEncoder())
+    if not case.entry.family.seeded:  # as the library's own adapter declares (OpenDPMechanism)
+        object.__setattr__(mechanism, "seeded", False)
+        object.__setattr__(mechanism, "independent_across_processes", True)
+        notes.append(f"draws from {case.entry.module.split('.')[0]}'s own generator, which takes no seed: the runs "
+                     "cannot be reproduced from the seed (the verdict, within α, can)")
     try:
         with warnings.catch_warnings(record=True) as said:  # miaudit's own warnings on the case become its notes
             warnings.simplefilter("always", MechanismWarning)

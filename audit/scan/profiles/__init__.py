@@ -5,7 +5,10 @@ from __future__ import annotations
 #: Library names ``miaudit scan`` knows, and the module holding each one's ``PROFILE``.
 LIBRARIES = {"diffprivlib": "audit.scan.profiles.diffprivlib",
              "pure-ldp": "audit.scan.profiles.pure_ldp",
-             "multi-freq-ldpy": "audit.scan.profiles.multi_freq_ldpy"}
+             "multi-freq-ldpy": "audit.scan.profiles.multi_freq_ldpy",
+             "opendp": "audit.scan.profiles.opendp",
+             "python-dp": "audit.scan.profiles.python_dp",
+             "pipeline-dp": "audit.scan.profiles.pipeline_dp"}
 
 
 def profile_for(target: str):

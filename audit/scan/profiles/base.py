@@ -91,6 +91,10 @@ class UnknownSignature(Exception):
     """The entry point has a parameter the family cannot give a value to."""
 
 
+class NotScanned(Exception):
+    """The family does not audit this entry point; the message, the reason, is listed as it is."""
+
+
 @dataclass(frozen=True)
 class Family:
     """What every family holds: the argument names it fills in and the grid of the rest.
@@ -138,6 +142,12 @@ class Family:
     scaled: dict = field(default_factory=dict)
     requires: tuple = ()
     kind = "entry point"
+    #: Python statements run before the call (imports a call source needs beyond ``entry`` and ``np``):
+    #: the audited function's namespace and the top of the finding's reproduction files.
+    preamble = ""
+    #: False where the library draws from its own generator, which takes no seed (OpenDP's): the audit's
+    #: runner then neither warns on every case nor refuses worker processes (each is seeded by the system).
+    seeded = True
 
     def matches(self, obj) -> bool:  # pragma: no cover - each family says
         raise NotImplementedError

@@ -1,0 +1,187 @@
+"""The profile of python-dp (PyDP 1.1, Google's differential-privacy library): its algorithms, mechanisms and
+partition selection.
+
+- ``pydp.algorithms.laplacian``: ``BoundedSum``, ``BoundedMean``, ``Count``, ``Max``, ``Percentile``, … take
+  ``epsilon``, ``delta``, ``lower_bound``, ``upper_bound`` and ``dtype`` and release
+  ``Algorithm(…).quick_result(values)`` (:class:`QuickResultAlgorithm`). Google's library states its
+  guarantee for a privacy unit added or removed (each unit contributing to at most ``l0_sensitivity``
+  partitions and ``linf_sensitivity`` values per partition, 1 here): the scan audits the ``removed``
+  pair at that relation and its replace-one pairs (``ends``; ``beyond`` the bounds given: the algorithm
+  clamps) at the claim's group-privacy form, 2ε. The grid gives the bounds and leaves them out (the
+  algorithm then spends part of ε finding them, which fails on a few records: a skipped case), and each
+  ``dtype`` (``"float"``, ``"int"``: different noise).
+- ``pydp.algorithms.numerical_mechanisms``: ``LaplaceMechanism(epsilon, sensitivity)`` and
+  ``GaussianMechanism(epsilon, delta, sensitivity)`` release ``add_noise(value)``, (ε, δ)-DP for a value
+  of the declared sensitivity: a local randomizer on one value, its pair the two ends of [0, sensitivity].
+- ``pydp.algorithms.partition_selection``: ``create_*_partition_strategy(epsilon, delta,
+  max_partitions_contributed)`` returns a strategy whose ``should_keep(n)`` keeps a partition held by ``n``
+  privacy units (:class:`PartitionSelection`); one unit added changes ``n`` by one, so the database is
+  the one count and its pairs are 0 vs 1 (the partition exists or not: the δ part) and 1 vs 2. δ is
+  scanned at 10⁻⁵ and at 0.05, large enough for the runs to see it.
+
+PyDP's classes and factories are compiled (pybind11): their parameters are read from the signature line
+pybind11 writes at the top of each docstring (:func:`pybind_parameters`). PyDP draws its noise from
+its own secure generator, which takes no seed.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from dataclasses import dataclass
+
+from mechanisms.inputs.relation import ADD_REMOVE
+
+from audit.scan.profiles.base import Family, LocalRandomizer, OptionalArgument, Profile, parameters
+
+
+def pybind_parameters(obj) -> dict:
+    """A compiled function's or class's named parameters, from pybind11's signature line
+    (``name(self: T, epsilon: float, sensitivity: float = 1.0) -> None``); {} where there is none."""
+    found = parameters(obj)
+    if any(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in found.values()):
+        return found
+    target = obj.__init__ if inspect.isclass(obj) else obj
+    line = (getattr(target, "__doc__", None) or "").strip().split("\n", 1)[0]
+    match = re.match(r"^\w+\((.*)\)\s*->", line)
+    if not match:
+        return {}
+    parts, depth, current = [], 0, ""
+    for char in match.group(1):
+        depth += char in "([{" and 1 or 0
+        depth -= char in ")]}" and 1 or 0
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    parts.append(current.strip())
+    out = {}
+    for part in parts:
+        name, _, rest = part.partition(":")
+        name = name.strip()
+        if not name or name == "self":
+            continue
+        default = inspect.Parameter.empty
+        if "=" in rest:
+            try:
+                default = ast.literal_eval(rest.split("=", 1)[1].strip())
+            except (ValueError, SyntaxError):
+                default = None
+        out[name] = inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default)
+    return out
+
+
+@dataclass(frozen=True)
+class QuickResultAlgorithm(Family):
+    """An algorithm object fed a list of values: ``Algorithm(epsilon=…, lower_bound=…, upper_bound=…,
+    dtype=…).quick_result(values)`` (module docstring)."""
+
+    method_name: str = "quick_result"
+    bounds_names: tuple = ("lower_bound",)
+    relation: str = ADD_REMOVE
+    optional: tuple = (OptionalArgument("dtype", ("float", "int")), OptionalArgument("percentile", (0.5,)))
+    kind = "algorithm fed a list (quick_result)"
+    seeded = False
+
+    def matches(self, obj) -> bool:
+        return inspect.isclass(obj) and callable(getattr(obj, self.method_name, None)) \
+            and self.epsilon_name in parameters(obj)
+
+    def settings(self, obj, epsilons=None) -> list:
+        grid = []
+        for point in Family.settings(self, obj, epsilons or (0.1, 1.0, 4.0)):
+            bounds = point.pop("lower_bound", None)
+            if bounds is not None:  # given: as the two arguments the algorithm takes, of its dtype
+                kind = int if point.get("dtype") == "int" else float
+                point.update(lower_bound=kind(bounds[0]), upper_bound=kind(bounds[1]))
+            grid.append(point)
+        return grid
+
+    def domain(self, settings: dict) -> tuple:
+        if settings.get("lower_bound") is not None:
+            return settings["lower_bound"], settings["upper_bound"]
+        return tuple(self.bounds)
+
+    def call_source(self, obj, settings: dict) -> str:
+        values = "[int(v) for v in db[:, 0]]" if settings.get("dtype") == "int" else "db[:, 0].tolist()"
+        return f"entry({self.arguments_source(obj, settings)}).{self.method_name}({values})"
+
+    def pairs(self, obj, settings: dict) -> list:
+        """The replace-one pairs of the domain (``ends``, ``beyond`` the bounds given) and ``removed``: the high
+        record present vs removed, at the add/remove relation the claim is stated at."""
+        from audit.scan.cases import BEYOND_WIDTHS, PairSpec
+
+        low, high = (float(v) for v in self.domain(settings))
+        values = [low] * self.rows
+        out = [PairSpec("ends", self.database(values), self.database([high] + values[1:]),
+                        f"record 0 at {low:g} vs {high:g}, the ends of the domain [{low:g}, {high:g}]")]
+        if settings.get("lower_bound") is not None:
+            far = high + BEYOND_WIDTHS * (high - low)
+            out.append(PairSpec("beyond", self.database(values), self.database([far] + values[1:]),
+                                f"record 0 at {low:g} vs {far:g}, beyond the bounds given: the algorithm must "
+                                "clamp it"))
+        out.append(PairSpec("removed", self.database([high] + values[1:]), self.database(values[1:]),
+                            f"record 0 at {high:g} present vs removed", ADD_REMOVE))
+        return out
+
+
+@dataclass(frozen=True)
+class CompiledRandomizer(LocalRandomizer):
+    """:class:`LocalRandomizer` for compiled classes (``LaplaceMechanism(epsilon, sensitivity).add_noise(value)``)."""
+
+    seeded = False
+
+    def matches(self, obj) -> bool:
+        return inspect.isclass(obj) and self._method(obj) is not None and self.epsilon_name in pybind_parameters(obj)
+
+    def signature(self, obj) -> dict:
+        return pybind_parameters(obj)
+
+
+@dataclass(frozen=True)
+class PartitionSelection(Family):
+    """A partition-selection factory: ``create_…_partition_strategy(epsilon=…, delta=…,
+    max_partitions_contributed=1).should_keep(int(db[0, 0]))`` on a partition's count of privacy units
+    (module docstring)."""
+
+    method_name: str = "should_keep"
+    prefix: str = "create_"
+    bounds_names: tuple = ()
+    rows: int = 1
+    kind = "partition selection on a partition's count of privacy units"
+    seeded = False
+
+    def matches(self, obj) -> bool:
+        name = getattr(obj, "__name__", "")
+        return callable(obj) and not inspect.isclass(obj) and name.startswith(self.prefix) \
+            and self.epsilon_name in pybind_parameters(obj)
+
+    def signature(self, obj) -> dict:
+        return pybind_parameters(obj)
+
+    def call_source(self, obj, settings: dict) -> str:
+        return f"entry({self.arguments_source(obj, settings)}).{self.method_name}(int(db[0, 0]))"
+
+    def pairs(self, obj, settings: dict) -> list:
+        from audit.scan.cases import PairSpec
+
+        return [PairSpec("ends", self.database([0]), self.database([1]),
+                         "the partition held by no privacy unit (absent) vs by one: the δ part of the claim"),
+                PairSpec("one-more", self.database([1]), self.database([2]), "the partition held by one unit vs two")]
+
+
+PROFILE = Profile(
+    name="python-dp",
+    modules=("pydp.algorithms.laplacian", "pydp.algorithms.numerical_mechanisms",
+             "pydp.algorithms.partition_selection"),
+    families=(
+        QuickResultAlgorithm(),
+        CompiledRandomizer(method_names=("add_noise",), fixed={"sensitivity": 1.0, "delta": 1e-5}),
+        PartitionSelection(fixed={"delta": 1e-5, "max_partitions_contributed": 1},
+                           optional=(OptionalArgument("delta", (1e-5, 0.05)),)),
+    ),
+    distribution="python-dp",
+    exclude=("NumericalMechanism", "ConfidenceInterval", "PartitionSelectionStrategy", "PartitionSelectionStrategyType"),
+)
