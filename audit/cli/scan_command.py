@@ -8,8 +8,8 @@ from audit.config.flag_values import StoreOnce, integer, number, with_flag_names
 #: The scan's keyword arguments and the flags that carry them, so an error names what the user typed.
 FLAGS = {"alpha": "--alpha", "max_runs": "--max-runs", "timeout": "--timeout", "epsilons": "--epsilons"}
 
-HELP = ("audit every public DP entry point of a library (diffprivlib, pure-ldp, multi-freq-ldpy) or of your module "
-        "(FILE.py, package.module) "
+HELP = ("audit every public DP entry point of a library (diffprivlib, pure-ldp, multi-freq-ldpy, opendp, python-dp, "
+        "pipeline-dp) or of your module (FILE.py, package.module) "
         "over a small parameter grid; findings with reproductions, controls and skipped cases in one report")
 
 
@@ -27,7 +27,7 @@ def _epsilons(text: str) -> tuple:
 
 def configure(parser) -> None:
     parser.add_argument("target", metavar="TARGET",
-                        help="a library with a profile (diffprivlib, pure-ldp, multi-freq-ldpy), a FILE.py, a module "
+                        help="a library with a profile (diffprivlib, pure-ldp, multi-freq-ldpy, opendp, python-dp, pipeline-dp), a FILE.py, a module "
                              "or a package")
     parser.add_argument("--out", default="miaudit-scan", metavar="DIR",
                         help="report folder: scan.md, scan.json, findings/, scan-state.jsonl (default: miaudit-scan)")
