@@ -2,6 +2,8 @@
 what is accepted, never "mechanism raised X"; one bound on the parts of every structure, checked
 before any part is encoded."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -128,3 +130,12 @@ def test_an_output_at_the_bound_is_encoded():
 def test_shared_parts_are_not_a_cycle():
     shared = np.arange(3.0)
     assert output_features((shared, shared)) == output_features((np.arange(3.0), np.arange(3.0)))
+
+
+@pytest.mark.parametrize("output", [True, np.bool_(False), Fraction(1, 3), {"released": True}, [False, True]])
+def test_real_numbers_that_are_not_floats_are_encodable(output):
+    # bool and Fraction are numbers.Complex too; they are real, so no part of them is dropped (OpenDP's
+    # make_randomized_response_bool releases a Python bool).
+    check_output_limits(output)
+    features = output_features(output)
+    assert all(np.isfinite(v) for v in features.values())

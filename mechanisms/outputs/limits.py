@@ -23,7 +23,7 @@ output is what the audit cannot take.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from numbers import Complex, Integral
+from numbers import Complex, Integral, Real
 
 import numpy as np
 
@@ -112,8 +112,8 @@ def _number_problem(value) -> str | None:
             float(value)
         except OverflowError:
             return f"it has {len(str(abs(int(value))))} digits, beyond float64's range of about 1.8e308"
-    elif isinstance(value, Complex) and not isinstance(value, (float, np.floating)):
-        return _COMPLEX
+    elif isinstance(value, Complex) and not isinstance(value, (Real, np.floating, np.bool_)):
+        return _COMPLEX  # a bool, a Fraction and a float are Complex too, and real
     return None
 
 
