@@ -265,7 +265,10 @@ def run_case(case: BugCase, folder: Path, python: str, seed: int, quick: bool = 
 
 
 def _row(case: BugCase, seconds: float, result: dict | None = None, error: str = "") -> dict:
-    event = (result or {}).get("event_test") or {}
+    result_tests = {"event": (result or {}).get("event_test"), "float": (result or {}).get("float_event_test")}
+    # The event test that refuted the claim (the float-bit one reads the output's bits), else the event test.
+    refuting = [r.get("test") for r in (result or {}).get("refuted_by") or [] if result_tests.get(r.get("test"))]
+    event = result_tests[refuting[0]] if refuting else (result_tests["event"] or {})
     claim = (result or {}).get("claim") or {}
     bound = event.get("epsilon_lower_bound")
     return {"case": case.name, "library": case.library, "version": case.version, "bug": case.bug,

@@ -430,8 +430,11 @@ class MechanismRunner:
     def probe(self, database, seed: int) -> np.ndarray:
         """The mechanism's output on one ``database`` (shape (n, k)) under ``seed``: the runner's probe, made now if
         not made yet (twice with the same seed, checked, not counted in :attr:`calls`), else the first probe's output."""
+        database = np.asarray(database, dtype=np.float64)
+        if self.presence_column:  # the mechanism sees the present records without the column (_sample_present)
+            database = database[database[:, -1] == 1, :-1]
         if not self._probed:
-            self._probe(np.asarray(database, dtype=np.float64)[None], int(seed))
+            self._probe(np.ascontiguousarray(database)[None], int(seed))
         return self._probe_output
 
     def _probe(self, first: np.ndarray, job_seed: int) -> None:
