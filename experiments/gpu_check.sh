@@ -7,7 +7,9 @@
 #   bash experiments/gpu_check.sh            # on a GPU machine; results in $OUT (or ./gpu-check-out)
 #   SMALL=1 bash experiments/gpu_check.sh    # dry run on a CPU: every size shrunk, --device cpu
 #
-# Wheels missing on the GPU image (dp-accounting, dm-tree) are installed from $WHEELS when that folder exists.
+# Wheels missing on the GPU image (dp-accounting, dm-tree, opacus for one CUDA test) are installed from $WHEELS
+# when that folder exists (on an H200 of the lending workplace, 2026-11-27: 350 s in all, the device-choice step
+# 104 s, the dpsgd-audit GPU grid 165 s; the pages in docs/benchmarks/ come from that run).
 # Results: $OUT/log.txt (everything printed) and $OUT/results.tar.gz (every table, page and log), re-packed
 # after each step so that a run cut short still returns what finished.
 set -u
@@ -75,7 +77,7 @@ step critic-graph 40 bash -c "$PY -m experiments.critic_graph_check $GRAPH_ARGS 
 cat "$WORK/critic-graph.json" 2>/dev/null | $PY -c "import json,sys; d=json.load(sys.stdin); print({k: (d[k]['estimates'], round(d[k]['steps_per_second']), d[k]['steps']) for k in ('cpu','eager','graph')}, d['max_graph_minus_eager_in_stderr'])" 2>/dev/null
 
 # 4. choose_device's constants measured, and audits with --device auto/cpu/cuda.
-step device-choice 110 $PY -m audit.cli.main experiment device-choice $QUICK --device $DEVICE \
+step device-choice 150 $PY -m audit.cli.main experiment device-choice $QUICK --device $DEVICE \
   --out "$WORK/device-choice" --page "$PAGES/device-choice.md"
 
 # 5. dpsgd-audit's GPU grid, its stages written as they finish, GPU utilization sampled; profile by stage.
