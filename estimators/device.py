@@ -12,7 +12,8 @@ DEVICES = ("auto", "cpu", "cuda")
 
 
 def resolve_device(device: str = "auto"):
-    """Return a :class:`torch.device` for ``"auto"``, ``"cpu"`` or ``"cuda"``.
+    """Return a :class:`torch.device` for ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"`` (one GPU of several,
+    as torch names it).
 
     Raises :class:`InputError` for ``"cuda"`` when no CUDA device is available.
     """
@@ -20,6 +21,13 @@ def resolve_device(device: str = "auto"):
 
     if isinstance(device, torch.device):
         return device
+    if isinstance(device, str) and device.startswith("cuda:"):
+        index = device.removeprefix("cuda:")
+        if not index.isdigit():
+            raise InputError(f"argument 'device' must be one of 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+        if not torch.cuda.is_available() or int(index) >= torch.cuda.device_count():
+            raise InputError(f"argument 'device' is {device!r} but no such CUDA device is available")
+        return torch.device(device)
     check_choice(device, "device", DEVICES)
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -28,21 +36,65 @@ def resolve_device(device: str = "auto"):
     return torch.device(device)
 
 
+#: CUDA graphs for the critics' training step (issue 42 §3; :class:`estimators.neural.GraphedTrainingStep`). A
+#: step of a small ensemble is some forty small kernels whose launches, not their work, set its time; captured
+#: once, the step is one graph launch: one critic at batch 256 trained at 1.0e4 steps/s against 443 eager on an
+#: H200 (docs/benchmarks/gpu-throughput.md). ``MIAUDIT_CUDA_GRAPHS=0`` turns them off.
+CUDA_GRAPHS = os.environ.get("MIAUDIT_CUDA_GRAPHS", "1") != "0"
+#: The graph is used for steps of at most this many hidden activations (critics × 2·batch × width): past it
+#: a step is bound by memory traffic, launches cost little, and the graph's private memory pool would hold
+#: the step's intermediates (a few times the activations) beside the evaluation's for the whole training.
+GRAPH_MAX_ACTIVATIONS = 1 << 26
+
+
+def graph_fits(critics: int, batch_size: int, hidden: int) -> bool:
+    """Whether a CUDA training step of ``critics`` critics (one chunk) may be a graph: :data:`CUDA_GRAPHS` on and
+    at most :data:`GRAPH_MAX_ACTIVATIONS` hidden activations."""
+    return CUDA_GRAPHS and critics * 2 * batch_size * hidden <= GRAPH_MAX_ACTIVATIONS
+
+
 #: The measured cost model of critic training that ``device="auto"`` chooses by (:func:`choose_device`):
 #: seconds per training step, fixed and per pair evaluation (critics × batch rows), and the GPU's fixed start.
-#: CPU: 1,466 steps/s for one critic and 3.5e4 critic-steps/s from 256 critics at batch 256
-#: (docs/benchmarks/estimator-benchmark.md, 2-core CPU). GPU (one H100): 463 steps/s for one critic
-#: (launch-bound: about 40 small kernels a step), 1.9e9 pair evaluations/s at 10⁵ critics and batch 1,024,
-#: and a neural audit that took 2.9 s longer on the GPU than on the CPU (CUDA's start and the transfers).
-CPU_STEP_S, CPU_PAIR_S = 6.5e-4, 1.1e-7
-GPU_STEP_S, GPU_PAIR_S, GPU_START_S = 2.16e-3, 5.3e-10, 3.0
+#: ``auto`` weighs the two devices of one machine, so both were measured on the same machine, one NVIDIA H200
+#: with 16 CPU cores, on 2026-11-27 (docs/benchmarks/device-choice.md, ``miaudit experiment device-choice
+#: --device cuda``; batch 256, 32 hidden units, single timings):
+#:
+#: - CPU: one critic 755 steps/s (1.32 ms a step), 1,024 critics 79.5 steps/s: 1.31 ms fixed, 4.3e-8 s a pair.
+#: - GPU, the step captured as a CUDA graph (:func:`estimators.neural.use_cuda_graph`): one critic 1.03e4
+#:   steps/s, 4,096 critics 970 steps/s: 9.7e-5 s fixed, 8.9e-10 s a pair (gpu-throughput's eager 10⁵ critics
+#:   at batch 256, 45.1 steps/s, gives 8.7e-10 s a pair: docs/benchmarks/gpu-throughput.md). Eager (no graph:
+#:   ensembles past :data:`GRAPH_MAX_ACTIVATIONS`, or graphs off) one step costs 2.26e-3 s
+#:   (443 steps/s, one critic at batch 256, the same run of gpu-throughput).
+#: - GPU start: a fresh interpreter's first CUDA call took 0.15 s, but a one-critic audit run as a command took
+#:   0.93 s longer in wall time on the GPU than on the CPU for the same audit seconds (10.54 s against 9.61 s;
+#:   creating and tearing down CUDA's context and libraries): 1.0 s.
+#:
+#: The constants before (a 2-core CPU's 0.65 ms and 1.1e-7 s; an H100's eager 2.16 ms and 5.3e-10 s; a 3 s
+#: start) were an H100 report's guesses for the GPU.
+CPU_STEP_S, CPU_PAIR_S = 1.31e-3, 4.3e-8
+GPU_STEP_S, GPU_PAIR_S, GPU_START_S = 9.7e-5, 8.9e-10, 1.0
+GPU_EAGER_STEP_S = 2.26e-3
+#: The critics' hidden width the prediction assumes when it decides whether the GPU step is a graph (the default).
+PREDICTED_HIDDEN = 32
+
+
+def gpu_step_is_graphed(critics: int, batch_size: int, chunks: int = 1, hidden: int = PREDICTED_HIDDEN) -> bool:
+    """Whether a GPU training of ``critics`` critics in ``chunks`` chunks steps through a CUDA graph
+    (:func:`graph_fits` for each chunk, as :func:`estimators.neural.use_cuda_graph` decides for the DV objective
+    without projection)."""
+    return graph_fits(-(-critics // max(1, chunks)), batch_size, hidden)
 
 
 def predicted_training_seconds(kind: str, *, critics: int, steps: int, batch_size: int, chunks: int = 1) -> float:
     """Predicted seconds to train ``critics`` critics, in ``chunks`` trainings of ``steps`` steps of
     ``batch_size`` rows each, on ``kind`` ("cpu" or "cuda"): a fixed cost per step plus one per pair evaluation
-    (critic × row), and on the GPU its start (the constants above, measured)."""
-    step, pair, start = (GPU_STEP_S, GPU_PAIR_S, GPU_START_S) if kind == "cuda" else (CPU_STEP_S, CPU_PAIR_S, 0.0)
+    (critic × row), and on the GPU its start (the constants above, measured); a GPU step costs
+    :data:`GPU_STEP_S` through a CUDA graph, :data:`GPU_EAGER_STEP_S` without one."""
+    if kind == "cuda":
+        step = GPU_STEP_S if gpu_step_is_graphed(critics, batch_size, chunks) else GPU_EAGER_STEP_S
+        pair, start = GPU_PAIR_S, GPU_START_S
+    else:
+        step, pair, start = CPU_STEP_S, CPU_PAIR_S, 0.0
     return start + steps * (chunks * step + critics * batch_size * pair)
 
 
@@ -51,9 +103,9 @@ def choose_device(device="auto", *, critics: int, steps: int, batch_size: int, c
     """The device a critic training runs on, and why, in words.
 
     ``"cpu"`` and ``"cuda"`` are taken as given (:func:`resolve_device`). ``"auto"`` takes the GPU only where
-    the predicted training time there (:func:`predicted_training_seconds`: its start, launch-bound steps and
-    pair evaluations) is below the CPU's: small ensembles train faster on the CPU, whose steps cost less
-    than a GPU's kernel launches. ``cuda_available`` defaults to ``torch.cuda.is_available()``.
+    the predicted training time there (:func:`predicted_training_seconds`: its start, its steps and pair
+    evaluations) is below the CPU's: short trainings of small ensembles stay on the CPU, where they finish
+    before the GPU would have started. ``cuda_available`` defaults to ``torch.cuda.is_available()``.
 
     Returns
     -------

@@ -16,6 +16,7 @@ import torch
 
 from .critic_config import CriticConfig, scoring_rows
 from .critics import CriticEnsemble
+from . import device as device_settings
 from .device import cpu_threads, free_threads, resolve_device
 from .objectives import OBJECTIVES, MineMovingAverage, donsker_varadhan, nwj, objective_value
 from .progress import progress_bar
@@ -226,21 +227,27 @@ def sample_major(u: torch.Tensor) -> torch.Tensor:
 
 
 def joint_and_product_batch(u_rows: torch.Tensor, v_rows: torch.Tensor, index: torch.Tensor,
-                            shift: int) -> torch.Tensor:
+                            shift) -> torch.Tensor:
     """Critic inputs for one step, (M, 2b, du + dv): b joint pairs, then b product-of-marginals pairs.
 
     ``u_rows``, ``v_rows`` are :func:`sample_major` data and ``index`` the b sample indices.
     Product pair i joins u of joint pair i with v of pair i − ``shift`` (mod b): for
-    0 < shift < b no pair is a joint one.
+    0 < shift < b no pair is a joint one. ``shift`` is an int, or a 0-d integer tensor on the
+    device (the CUDA-graph step reads it from a buffer): the same rows either way.
     """
     u_index = torch.cat((index, index))
-    v_index = torch.cat((index, torch.roll(index, shift)))
+    if torch.is_tensor(shift):
+        positions = torch.remainder(torch.arange(index.shape[0], device=index.device) - shift, index.shape[0])
+        rolled = torch.index_select(index, 0, positions)  # torch.roll(index, shift), with shift on the device
+    else:
+        rolled = torch.roll(index, shift)
+    v_index = torch.cat((index, rolled))
     pairs = torch.cat((torch.index_select(u_rows, 0, u_index), torch.index_select(v_rows, 0, v_index)), dim=2)
     return pairs.transpose(0, 1)
 
 
 def training_step(ensemble: CriticEnsemble, optimizer, u_rows: torch.Tensor, v_rows: torch.Tensor,
-                  index: torch.Tensor, shift: int, objective: str = "dv", mine: MineMovingAverage | None = None,
+                  index: torch.Tensor, shift, objective: str = "dv", mine: MineMovingAverage | None = None,
                   project_a: float | None = None) -> torch.Tensor:
     """One optimizer step of every critic on one mini-batch; returns the per-critic objective (M,).
 
@@ -264,14 +271,108 @@ def training_step(ensemble: CriticEnsemble, optimizer, u_rows: torch.Tensor, v_r
     return gain.detach()
 
 
-def adam(parameters, learning_rate: float) -> torch.optim.Optimizer:
+def adam(parameters, learning_rate: float, *, capturable: bool = False) -> torch.optim.Optimizer:
     """Adam over the stacked parameters, with the fused implementation where torch has one for
-    the device (CPU since torch 2.4): one kernel per step instead of a dozen per parameter."""
+    the device (CPU since torch 2.4): one kernel per step instead of a dozen per parameter.
+    ``capturable``: its step count on the device, as a CUDA graph's capture needs."""
     parameters = list(parameters)
+    extra = {"capturable": True} if capturable else {}
     try:
-        return torch.optim.Adam(parameters, lr=learning_rate, fused=True)
+        return torch.optim.Adam(parameters, lr=learning_rate, fused=True, **extra)
     except (RuntimeError, TypeError):
-        return torch.optim.Adam(parameters, lr=learning_rate)
+        return torch.optim.Adam(parameters, lr=learning_rate, **extra)
+
+
+#: Steps run eagerly (on a side stream, as capture requires) before the step is captured; they are real
+#: training steps, so the trajectory is the eager one.
+GRAPH_WARMUP_STEPS = 3
+
+
+def use_cuda_graph(device: torch.device, objective: str, project_a, n_critics: int, batch: int,
+                   hidden: int) -> bool:
+    """Whether :func:`fit_critics` captures its training step as a CUDA graph: on CUDA, for the DV and NWJ
+    objectives (MINE's moving average is host state), without projection, and where
+    :func:`estimators.device.graph_fits` (graphs on, a step small enough)."""
+    return (torch.device(device).type == "cuda" and objective in ("dv", "nwj") and project_a is None
+            and device_settings.graph_fits(n_critics, batch, hidden))
+
+
+def step_draws(generator: torch.Generator, shift_rng: np.random.Generator, n_train: int, batch: int,
+               steps: int) -> torch.Tensor:
+    """The mini-batches of ``steps`` training steps as one (steps, batch + 1) int64 tensor: each row the b sample
+    indices then the shift, drawn step by step in the order the eager loop of :func:`fit_critics` draws them
+    (so both paths train on the same batches)."""
+    rows = torch.empty((steps, batch + 1), dtype=torch.int64)
+    for k in range(steps):
+        rows[k, :batch] = torch.randint(n_train, (batch,), generator=generator)
+        rows[k, batch] = int(shift_rng.integers(1, batch))
+    return rows
+
+
+class GraphedTrainingStep:
+    """:func:`training_step` captured as a CUDA graph, fed from a static (batch + 1,) buffer of indices and shift.
+
+    Each call copies one row of :func:`step_draws` (already on the device) into the buffer and runs the step:
+    the first :data:`GRAPH_WARMUP_STEPS` calls eagerly on a side stream (capture needs the optimizer's state and
+    the libraries' handles made first), the next captures the step and replays it, and every later call is one
+    replay. The optimizer must be capturable (:func:`adam` with ``capturable=True``). The activation buffer the
+    graph writes into is held here, so a larger evaluation pass that replaces the ensemble's cannot free it.
+    ``capture=False`` runs every step eagerly through the same buffer (the CPU checks of this path).
+    """
+
+    def __init__(self, ensemble: CriticEnsemble, optimizer, u_rows: torch.Tensor, v_rows: torch.Tensor,
+                 batch: int, objective: str = "dv", *, capture: bool = True):
+        self.ensemble, self.optimizer, self.u_rows, self.v_rows = ensemble, optimizer, u_rows, v_rows
+        self.batch, self.objective = batch, objective
+        self.capture = capture and u_rows.device.type == "cuda"
+        self.buffer = torch.zeros(batch + 1, dtype=torch.int64, device=u_rows.device)
+        self.graph = None
+        self.calls = 0
+        self._kept = None
+        self.gain = None
+        self.fallback = None  # why the capture was refused, where it was
+
+    def _step(self) -> torch.Tensor:
+        return training_step(self.ensemble, self.optimizer, self.u_rows, self.v_rows, self.buffer[:self.batch],
+                             self.buffer[self.batch], self.objective)
+
+    def __call__(self, row: torch.Tensor) -> None:
+        self.buffer.copy_(row, non_blocking=True)
+        self.calls += 1
+        if self.graph is not None:
+            self.graph.replay()
+            return
+        if not self.capture:
+            self.gain = self._step()
+            return
+        device = self.buffer.device
+        if self.calls <= GRAPH_WARMUP_STEPS:
+            stream = torch.cuda.Stream(device)
+            stream.wait_stream(torch.cuda.current_stream(device))
+            with torch.cuda.stream(stream):
+                self.gain = self._step()
+            torch.cuda.current_stream(device).wait_stream(stream)
+            return
+        graph = torch.cuda.CUDAGraph()
+        try:
+            # thread_local: CUDA calls of other threads (a progress bar, a GPU sampler) cannot spoil the capture.
+            with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+                self.gain = self._step()
+        except RuntimeError as error:  # capture refused: this step and the rest run eagerly, as without graphs
+            self.capture, self.fallback = False, f"{type(error).__name__}: {error}"
+            torch.cuda.synchronize(device)
+            self.gain = self._step()
+            return
+        self._kept = self.ensemble._activation_buffer
+        self.graph = graph
+        graph.replay()
+
+    def close(self) -> None:
+        """Drop the graph and what lives in its memory pool (the gradients, the last objective)."""
+        self.graph = None
+        self._kept = None
+        self.gain = None
+        self.optimizer.zero_grad(set_to_none=True)
 
 
 def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = None, seed: int = 0,
@@ -368,7 +469,11 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
                               generator=gen).to(device)
     if config.project_a is not None:
         ensemble.project_(config.project_a)
-    optimizer = adam(ensemble.parameters(), config.learning_rate)
+    n_train, n_val = u_rows.shape[0], u_val.shape[1]
+    batch = min(config.batch_size, n_train)
+    graphed = use_cuda_graph(device, objective, config.project_a, n_critics, batch, config.hidden)
+    optimizer = adam(ensemble.parameters(), config.learning_rate, capturable=graphed)
+    step_graph = GraphedTrainingStep(ensemble, optimizer, u_rows, v_rows, batch, objective) if graphed else None
     mine = MineMovingAverage(n_critics, config.mine_rate, device) if objective == "mine" else None
     chunk = scoring_rows(n_critics, config.hidden)
 
@@ -377,18 +482,23 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
         t_prod = torch.cat([_scores(ensemble, u_part, torch.roll(v_part, s, dims=1), chunk) for s in shifts], dim=1)
         return objective_value(objective, t_joint, t_prod)
 
-    n_train, n_val = u_rows.shape[0], u_val.shape[1]
-    batch = min(config.batch_size, n_train)
     best = torch.full((n_critics,), -float("inf"), device=device)
     best_mean, stale = -float("inf"), 0
     snapshot = ensemble.snapshot()
     history = {"steps": [], "validation_mean": []}
     bar = progress_bar(config.max_steps, desc, quiet=quiet)
     step = 0
+    draws = None  # the graph path's mini-batches up to the next evaluation, on the device
     for step in range(1, config.max_steps + 1):
-        idx = torch.randint(n_train, (batch,), generator=gen).to(device)
-        shift = int(shift_rng.integers(1, batch))  # a derangement of the batch: product pairs
-        training_step(ensemble, optimizer, u_rows, v_rows, idx, shift, objective, mine, config.project_a)
+        if step_graph is None:
+            idx = torch.randint(n_train, (batch,), generator=gen).to(device)
+            shift = int(shift_rng.integers(1, batch))  # a derangement of the batch: product pairs
+            training_step(ensemble, optimizer, u_rows, v_rows, idx, shift, objective, mine, config.project_a)
+        else:
+            if (step - 1) % config.eval_every == 0:  # one copy to the device per block of steps, not per step
+                block = min(config.eval_every, config.max_steps - step + 1)
+                draws = step_draws(gen, shift_rng, n_train, batch, block).to(device)
+            step_graph(draws[(step - 1) % config.eval_every])
         bar.update(1)
         if step % config.eval_every == 0 or step == config.max_steps:
             value = evaluate(u_val, v_val, [n_val // 2])
@@ -405,6 +515,8 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
                 if stale >= config.patience:
                     break
     bar.close()
+    if step_graph is not None:
+        step_graph.close()
     ensemble.restore_where(snapshot, torch.ones(n_critics, dtype=torch.bool, device=device))
 
     n_test = u_test.shape[1]

@@ -60,7 +60,7 @@ from mechanisms.catalog.dpsgd import entries as dpsgd_entries
 from mechanisms.training.torch_dpsgd import on_device
 
 from .audit_power import flag_routes
-from .framework import Experiment, ExperimentOutput, new_figure
+from .framework import Experiment, ExperimentOutput, Table, new_figure
 
 ALPHA = 0.05
 DELTA = 1e-5
@@ -122,8 +122,17 @@ def full_grid() -> DPSGDGrid:
 
 
 def gpu_grid() -> DPSGDGrid:
-    """The full run on a CUDA device: more runs, larger budgets, and a one-hidden-layer MLP (32 units)
-    for the parameter release, whose d = 32·p + 65 reaches 8257 at p = 256."""
+    """The default on a CUDA device (``--grid gpu``), sized to finish well inside a GPU lease of 8 minutes: the CPU
+    grid's runs and budgets with one repeat, the default critic (2000 steps), and a one-hidden-layer MLP (32 units)
+    for the parameter release, whose d = 32·p + 65 reaches 8257 at p = 256, trained by TorchDPSGD on the GPU."""
+    return DPSGDGrid(epsilons=(1.0, 2.0, 4.0, 8.0), steps=4, runs=10000, dims=(4, 16, 64, 256), dimension_sigma=0.5,
+                     budgets=(1000, 4000, 16000), repeats=1, critic=CriticConfig(), slices=8, hidden=32, torch=True,
+                     mu_runs=(1000, 10000), mu_repeats=1, mu_white_box_repeats=3, mu_ideal_repeats=50,
+                     one_run_repeats=2)
+
+
+def gpu_full_grid() -> DPSGDGrid:
+    """``--grid gpu-full``, for a longer lease: 50,000 runs, budgets to 64,000, 16 slices, three repeats."""
     return DPSGDGrid(epsilons=(1.0, 2.0, 4.0, 8.0), steps=4, runs=50000, dims=(4, 16, 64, 256), dimension_sigma=0.5,
                      budgets=(1000, 4000, 16000, 64000), repeats=3, critic=CriticConfig(), slices=16, hidden=32,
                      torch=True)
@@ -354,8 +363,9 @@ ONE_RUN_EPSILON, ONE_RUN_TARGET = 4.0, 0.45
 HINDSIGHT_KS = (5, 10, 15, 20, 25, 30, 40, 50, 75, 100)
 
 
-def one_run_rows(grid: DPSGDGrid, seed: int) -> dict:
-    """One-run audits of DP-SGD on digits at accountant ε = 4 (:data:`ONE_RUN_SETTINGS`)."""
+def one_run_rows(grid: DPSGDGrid, seed: int, device="cpu") -> dict:
+    """One-run audits of DP-SGD on digits at accountant ε = 4 (:data:`ONE_RUN_SETTINGS`); the GPU grids train
+    the batched runs on the GPU (each run is the one its seed gives alone, on either device)."""
     import time
 
     from audit.one_run import one_run_audit
@@ -369,7 +379,8 @@ def one_run_rows(grid: DPSGDGrid, seed: int) -> dict:
         # The repeats' runs train together (one batched model); each is the run its own seed gives alone.
         started = time.perf_counter()
         runs = digits_one_runs(epsilon=ONE_RUN_EPSILON, delta=DELTA, canaries=m, kind=kind, accountant=accountant,
-                               seeds=[_seed(seed, 5, i, repeat) for repeat in range(grid.one_run_repeats)])
+                               seeds=[_seed(seed, 5, i, repeat) for repeat in range(grid.one_run_repeats)],
+                               device="cuda" if grid.torch and str(device).startswith("cuda") else "cpu")
         training_seconds = (time.perf_counter() - started) / len(runs)
         for repeat, run in enumerate(runs):
             started = time.perf_counter()
@@ -480,24 +491,42 @@ def _figure(eps: dict, det: dict, grid: DPSGDGrid):
     return figure
 
 
+#: ``--grid``: the named sizes, and the default of each device.
+GRIDS = {"cpu": full_grid, "gpu": gpu_grid, "gpu-full": gpu_full_grid}
+
+
 def run(context) -> ExperimentOutput:
+    from contextlib import nullcontext
+
+    from .gpu_utilization import GpuUtilization
+
     on_gpu = str(context.device).startswith("cuda")  # the resolved device, e.g. "cuda:0"
-    grid = quick_grid() if context.quick else gpu_grid() if on_gpu else full_grid()
+    name = context.grid or ("gpu" if on_gpu else "cpu")
+    grid = quick_grid() if context.quick else GRIDS[name]()
     load_before = os.getloadavg()[0]
     device, seed = context.device, context.seed
-    # Each table is written as its stage completes: a run cut short (a GPU lease ending) keeps its finished rows.
-    tables = [context.stage("dpsgd_epsilon", lambda: epsilon_rows(grid, device, seed)),
-              context.stage("dpsgd_dimension", lambda: dimension_rows(grid, device, seed)),
-              context.stage("dpsgd_detection", lambda: detection_rows(grid, device, seed)),
-              context.stage("dpsgd_gaussian_dp", lambda: gaussian_dp_rows(grid, device, seed)),
-              context.stage("dpsgd_one_run", lambda: one_run_rows(grid, seed))]
+    index = int(str(device).partition(":")[2] or 0) if on_gpu else 0
+    # Each table is written as its stage completes: a run cut short (a GPU lease ending) keeps its finished rows,
+    # and on a GPU the utilization samples, written as they are taken.
+    with GpuUtilization(context.out_dir, index) if on_gpu else nullcontext() as sampler:
+        tables = [context.stage("dpsgd_epsilon", lambda: epsilon_rows(grid, device, seed)),
+                  context.stage("dpsgd_dimension", lambda: dimension_rows(grid, device, seed)),
+                  context.stage("dpsgd_detection", lambda: detection_rows(grid, device, seed)),
+                  context.stage("dpsgd_gaussian_dp", lambda: gaussian_dp_rows(grid, device, seed)),
+                  context.stage("dpsgd_one_run", lambda: one_run_rows(grid, seed, device))]
     eps, dim, det, gdp, one = (table.columns for table in tables)
     findings = _findings(eps, dim, det, grid, gdp, one)
     findings.append("Seconds by stage: " + ", ".join(f"{name} {seconds:.1f}"
                                                       for name, seconds in context.stage_seconds.items()) + ".")
     findings.append(f"Machine load: 1-minute load average {load_before:.1f} at the start and "
                     f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores.")
-    return ExperimentOutput(tables, _figure(eps, det, grid), grid.to_dict(), findings)
+    settings = {"grid": "quick" if context.quick else name, **grid.to_dict()}
+    if sampler is not None:
+        findings.extend(sampler.findings(context.stage_spans))
+        if sampler.samples:
+            tables.append(Table("gpu_utilization", sampler.columns()))
+        settings["GPU utilization sampled by"] = sampler.source
+    return ExperimentOutput(tables, _figure(eps, det, grid), settings, findings)
 
 
 EXPERIMENTS = [Experiment(
@@ -510,5 +539,7 @@ EXPERIMENTS = [Experiment(
     full_runtime="about 450 s on the shared 2-core x86_64 CPU (load average 11.7 to 13.8 from other sessions; the "
                  "μ rows alone took 17-24 s at load 2), device cpu (8 + 6 audits at 10^4 runs, 5 variants x 3 budgets x 2 "
                  "repeats; μ rows at 2 budgets: 10 white-box audits, 4 black-box settings x 3 with the black-box "
-                 "search's pilot, 200 ideal-score certificates; 15 one-run trainings); the GPU grid has not been run",
+                 "search's pilot, 200 ideal-score certificates; 15 one-run trainings); --grid gpu: 159 s on one H200 with 16 "
+                 "cores, device cuda (GPU utilization 4% on average); --grid gpu-full has not been run to its end",
+    grids=tuple(GRIDS),
 )]

@@ -48,6 +48,10 @@ class RunContext:
         The run's output folder (for experiments that keep files there, such as cached environments).
     stage_seconds : dict
         Seconds of each stage run by :meth:`stage`, in order.
+    stage_spans : dict
+        Each stage's (start, end) wall-clock times (``time.time()``), to set samples taken meanwhile against it.
+    grid : str or None
+        ``--grid``: one of the experiment's named sizes (:attr:`Experiment.grids`); ``None``, its default.
     """
 
     quick: bool
@@ -55,6 +59,8 @@ class RunContext:
     device: str | None = None
     out_dir: Path | None = None
     stage_seconds: dict = field(default_factory=dict)
+    grid: str | None = None
+    stage_spans: dict = field(default_factory=dict)
 
     def rng(self, stream: int = 0) -> np.random.Generator:
         """An independent generator for ``stream`` (same seed and stream give the same numbers)."""
@@ -65,10 +71,11 @@ class RunContext:
         to ``<out_dir>/<name>.csv`` at once (a run cut short keeps the stages it finished), with a line on
         stderr saying the stage's seconds; the stage's seconds are kept in :attr:`stage_seconds`."""
         print(f"{name}: started", file=sys.stderr, flush=True)
-        started = time.perf_counter()
+        started, wall_started = time.perf_counter(), time.time()
         table = Table(name, compute())
         seconds = time.perf_counter() - started
         self.stage_seconds[name] = seconds
+        self.stage_spans[name] = (wall_started, time.time())
         if self.out_dir is not None:
             _write_text(Path(self.out_dir) / f"{name}.csv", table.to_csv())
         print(f"{name}: done in {seconds:.1f} s", file=sys.stderr, flush=True)
@@ -183,6 +190,8 @@ class Experiment:
         Whether it trains models and so takes ``--device``.
     full_runtime : str
         The documented wall time of the full (non-quick) run, with the machine it was measured on.
+    grids : tuple of str
+        The named sizes ``--grid`` may pick (none: the experiment has one size besides ``--quick``).
     """
 
     name: str
@@ -191,6 +200,7 @@ class Experiment:
     run: Callable
     trains: bool = False
     full_runtime: str = "not measured"
+    grids: tuple = ()
 
     def to_dict(self) -> dict:
         return {"name": self.name, "description": self.description, "source": self.source,
@@ -275,7 +285,9 @@ def miaudit_version() -> str:
 def _command(experiment: Experiment, context: RunContext) -> str:
     """The command that repeats the run: with ``--device`` (cpu or cuda) for an experiment that trains."""
     device = f" --device {str(context.device).split(':')[0]}" if experiment.trains and context.device else ""
-    return f"miaudit experiment {experiment.name}{' --quick' if context.quick else ''} --seed {context.seed}{device}"
+    grid = f" --grid {context.grid}" if context.grid else ""
+    return (f"miaudit experiment {experiment.name}{' --quick' if context.quick else ''}{grid} --seed {context.seed}"
+            f"{device}")
 
 
 #: The repository root of this checkout: a page written inside it is named relative to it.
@@ -308,7 +320,7 @@ def _summary(experiment: Experiment, output: ExperimentOutput, context: RunConte
         "",
         "## Run",
         "",
-        f"- mode: {mode}",
+        f"- mode: {mode}" + (f", grid `{context.grid}`" if context.grid else ""),
         f"- seed: {context.seed}",
         f"- device: {device_text}",
         f"- miaudit version: {miaudit_version()}",
@@ -330,7 +342,7 @@ def _summary(experiment: Experiment, output: ExperimentOutput, context: RunConte
 
 
 def run_experiment(experiment: Experiment, *, out_dir=None, quick: bool = False, seed: int = 0,
-                   device: str = "auto", page=None) -> ExperimentResult:
+                   device: str = "auto", page=None, grid: str | None = None) -> ExperimentResult:
     """Run ``experiment`` and write its CSV tables, PNG figure and ``summary.md`` into ``out_dir``.
 
     Parameters
@@ -346,17 +358,25 @@ def run_experiment(experiment: Experiment, *, out_dir=None, quick: bool = False,
     page : str or Path, optional
         Also write a documentation page here (:func:`experiments.docs_page.benchmark_page`: the
         summary, then the tables), e.g. ``docs/benchmarks/NAME.md``.
+    grid : str, optional
+        One of ``experiment.grids`` (``--grid``); not with ``quick``.
     """
     from estimators.device import resolve_device
-    from estimators.validation import check_int
+    from estimators.validation import check_choice, check_int
 
     seed = check_int(seed, "seed", minimum=0)
+    if grid is not None:
+        if not experiment.grids:
+            raise InputError(f"argument '--grid': experiment {experiment.name!r} has one size (and --quick)")
+        check_choice(grid, "--grid", experiment.grids)
+        if quick:
+            raise InputError("arguments '--grid' and '--quick' are alternatives: give one")
     resolved = str(resolve_device(device)) if experiment.trains else None
     directory = Path(out_dir) if out_dir is not None else Path(DEFAULT_OUT_ROOT) / experiment.name
     if directory.exists() and not directory.is_dir():
         raise InputError(f"argument 'out' is not a directory: {directory}")
     directory.mkdir(parents=True, exist_ok=True)
-    context = RunContext(quick=bool(quick), seed=seed, device=resolved, out_dir=directory)
+    context = RunContext(quick=bool(quick), seed=seed, device=resolved, out_dir=directory, grid=grid)
 
     load_before, start = load_average(), time.perf_counter()
     output = experiment.run(context)

@@ -4,7 +4,7 @@ Every ``interval`` seconds a background thread reads the main thread's stack
 (:func:`sys._current_frames`) and charges the interval to the stage of the innermost frame whose module
 belongs to one (:data:`STAGES`, first match from the innermost frame outwards): time inside NumPy, SciPy
 or torch is charged to the miaudit code that called it. ``python -m experiments.stage_profile NAME
-[--quick] [--device D] [--seed S]`` runs ``miaudit experiment NAME`` that way and prints the table
+[--quick | --grid G] [--device D] [--seed S] [--out DIR] [--page FILE.md]`` runs ``miaudit experiment NAME`` that way and prints the table
 (issue 42: the profile of the DP-SGD grid's CPU part).
 """
 
@@ -86,10 +86,13 @@ def main(argv=None) -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--grid", default=None)
+    parser.add_argument("--page", default=None)
     args = parser.parse_args(argv)
     experiment = get_experiment(args.name)
     _, seconds = profile_by_stage(lambda: run_experiment(experiment, out_dir=args.out, quick=args.quick,
-                                                         seed=args.seed, device=args.device))
+                                                         seed=args.seed, device=args.device, grid=args.grid,
+                                                         page=args.page))
     print(stage_table(seconds))
     return 0
 

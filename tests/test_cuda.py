@@ -15,6 +15,7 @@ from estimators.neural import CriticConfig, fit_critics
 from estimators.validation import InputError
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+pytestmark = pytest.mark.cuda
 
 
 def test_cuda_request_without_a_gpu_names_the_argument():
@@ -82,3 +83,26 @@ def test_gpu_throughput_quick_reports_gpu_memory(tmp_path):
     table = read_table(result.csv_files[0])
     assert set(table["status"]) == {"ok"} and all(str(d).startswith("cuda") for d in table["device"])
     assert np.all(np.isfinite(table["peak_memory_mb"])) and np.all(table["peak_memory_mb"] > 0)
+    # The quick grid's ensembles are small: each is timed eager and through its CUDA graph, both training.
+    assert sorted(table["mode"]) == sorted(["eager", "cuda graph"] * (len(table["mode"]) // 2))
+    assert np.all(np.isfinite(table["final_objective_mean"])) and np.all(table["copy_roofline_fraction"] > 0)
+
+
+@needs_cuda
+@pytest.mark.train
+def test_the_cuda_graph_fit_estimates_like_the_eager_fit(monkeypatch):
+    """Issue 42 §3: the captured step trains on the same batches with the same kernels; the estimates of one seed
+    agree with the eager fit's to well within their standard errors (Adam's capturable step may round differently)."""
+    from estimators import device as device_settings
+    from estimators import neural
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 4000, 1))
+    y = 0.8 * x + 0.6 * rng.standard_normal((2, 4000, 1))
+    config = CriticConfig(max_steps=300)
+    assert neural.use_cuda_graph(torch.device("cuda"), "dv", None, 2, config.batch_size, config.hidden)
+    graphed = fit_critics(x, y, config=config, seed=8, device="cuda")
+    monkeypatch.setattr(device_settings, "CUDA_GRAPHS", False)
+    eager = fit_critics(x, y, config=config, seed=8, device="cuda")
+    assert np.all(np.abs(graphed.estimates - eager.estimates) < eager.stderr)
+    assert graphed.steps == eager.steps

@@ -198,3 +198,9 @@ def test_gpu_throughput_quick_table(tmp_path):
     # The DV objective of a bounded critic lies in [lo - hi, hi - lo]; a trained one is finite.
     assert np.all(np.isfinite(table["final_objective_mean"])) and np.all(np.abs(table["final_objective_mean"]) < 11)
     assert any("critic-steps/s" in finding for finding in result.findings)
+    # Against ceilings measured on the same device at the start of the run (issue 42 §3); no graphs on a CPU.
+    assert set(table["mode"]) == {"eager"} and any(f.startswith("Ceilings measured on cpu") for f in result.findings)
+    for rate, ceiling in (("bytes_per_second", "copy_roofline_fraction"), ("flops_per_second", "matmul_fraction")):
+        assert np.all(table[rate] > 0) and np.all(np.isfinite(table[ceiling])) and np.all(table[ceiling] > 0)
+        ceilings = table[rate] / table[ceiling]  # one measured ceiling per run
+        np.testing.assert_allclose(ceilings, ceilings[0])

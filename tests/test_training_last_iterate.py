@@ -84,6 +84,7 @@ def test_search_refuses_what_it_cannot_search():
         search_last_iterate(TorchDPSGD(16, 2, 1.0, hidden=3), base)
 
 
+@pytest.mark.cuda
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA device")
 def test_stacked_training_on_cuda_equals_the_cpu_and_the_search_runs_there():
     base = _base()

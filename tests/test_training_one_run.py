@@ -67,6 +67,7 @@ def test_batched_torch_runs_equal_the_closed_form_numpy_trainer_seed_by_seed(kin
         digits_one_runs(**settings, seeds=())
 
 
+@pytest.mark.cuda
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA device")
 def test_batched_runs_on_cuda_equal_the_cpu():
     settings = dict(canaries=60, steps=3, seeds=(3, 7))

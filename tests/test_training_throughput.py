@@ -30,6 +30,7 @@ def test_quick_run_times_every_cpu_route(tmp_path):
     assert np.all(table["runs_per_second"] > 0)
 
 
+@pytest.mark.cuda
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA device")
 def test_quick_run_on_cuda_times_the_batched_torch_trainers(tmp_path):
     table = _run(tmp_path, "cuda")

@@ -122,6 +122,7 @@ def test_seeded_picklable_and_checked():
         TorchDPSGD(N, P, 1.0, device="tpu")
 
 
+@pytest.mark.cuda
 @needs_cuda
 @pytest.mark.parametrize("hidden", [0, 8])
 def test_cuda_training_equals_the_cpu_without_noise_and_keeps_the_law_with_it(hidden):
@@ -179,6 +180,7 @@ def test_audit_device_routes_catalog_dpsgd_to_the_torch_trainer_with_the_same_la
         assert got.var() == pytest.approx(1.0, rel=0.06)
 
 
+@pytest.mark.cuda
 @needs_cuda
 def test_audit_on_cuda_trains_catalog_dpsgd_on_the_gpu():
     from audit.config.building import build_spec

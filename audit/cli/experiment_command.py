@@ -20,6 +20,9 @@ def configure(parser) -> None:
                         help="reduced setting: under 30 s on a 2-core CPU (what the tests run)")
     parser.add_argument("--page", default=None, metavar="FILE.md",
                         help="also write a documentation page (summary and tables), e.g. docs/benchmarks/NAME.md")
+    parser.add_argument("--grid", default=None, metavar="NAME",
+                        help="a named size of an experiment that has several (dpsgd-audit: cpu, gpu, gpu-full; "
+                             "default: the device's)")
     add_device_option(parser)
 
 
@@ -42,7 +45,8 @@ def _list():
 
 
 def run(args):
-    if args.list and args.name is None and args.out is None and not args.quick and args.page is None:
+    if (args.list and args.name is None and args.out is None and not args.quick and args.page is None
+            and args.grid is None):
         return _list()  # before NumPy and the registry: a light command
     from estimators.validation import InputError
 
@@ -51,7 +55,8 @@ def run(args):
         if args.name is not None:
             raise InputError("give either --list or an experiment NAME, not both")
         ignored = [flag for flag, given in (("--out", args.out is not None), ("--quick", args.quick),
-                                            ("--page", args.page is not None)) if given]
+                                            ("--page", args.page is not None), ("--grid", args.grid is not None))
+                   if given]
         if ignored:
             raise InputError(f"argument '{ignored[0]}' applies to running an experiment, not to --list")
         return _list()
@@ -70,7 +75,8 @@ def run(args):
         if not args.page.endswith(".md"):
             raise InputError(f"argument '--page' must name a Markdown file (FILE.md), got {args.page!r}")
         page = check_output_location(args.page, "--page")
-    result = registry.run(args.name, out_dir=out, quick=args.quick, seed=args.seed, device=args.device, page=page)
+    result = registry.run(args.name, out_dir=out, quick=args.quick, seed=args.seed, device=args.device, page=page,
+                          grid=args.grid)
     lines = [f"{result.name} ({result.source}): {result.seconds:.2f} s on {result.device}",
              *[f"  {finding}" for finding in result.findings],
              "files:", *[f"  {path}" for path in (*result.csv_files, result.png_file, result.summary_file,

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Issue 42's GPU checks in one run, most important first, each under its own time limit (within DEADLINE
+# seconds in all), every result written as it comes: the CUDA tests, gpu-throughput (against a measured
+# copy and matmul roofline), the CUDA-graph critic fit against the eager one, device-choice (step costs and
+# --device auto/cpu/cuda audits), and dpsgd-audit's GPU grid with its GPU utilization.
+#
+#   bash experiments/gpu_check.sh            # on a GPU machine; results in $OUT (or ./gpu-check-out)
+#   SMALL=1 bash experiments/gpu_check.sh    # dry run on a CPU: every size shrunk, --device cpu
+#
+# Wheels missing on the GPU image (dp-accounting, dm-tree, opacus for one CUDA test) are installed from $WHEELS
+# when that folder exists (on an H200 of the lending workplace, 2026-11-27: 350 s in all, the device-choice step
+# 104 s, the dpsgd-audit GPU grid 165 s; the pages in docs/benchmarks/ come from that run).
+# Results: $OUT/log.txt (everything printed) and $OUT/results.tar.gz (every table, page and log), re-packed
+# after each step so that a run cut short still returns what finished.
+set -u
+START=$(date +%s)
+DEADLINE=${DEADLINE:-425}
+OUT=${OUT:-$PWD/gpu-check-out}
+WORK=${WORK:-/tmp/gpu-check}
+WHEELS=${WHEELS:-../whl}
+SMALL=${SMALL:-0}
+rm -rf "$WORK" && mkdir -p "$WORK" "$OUT"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+export PYTHONUNBUFFERED=1 MPLBACKEND=Agg
+PY=python3
+
+if [ "$SMALL" = 1 ]; then
+  DEVICE=cpu; QUICK=--quick; PAGES=$WORK/pages; GRID=""; GRAPH_ARGS="--device cpu --samples 4000 --max-steps 100"
+else
+  DEVICE=cuda; QUICK=""; PAGES=docs/benchmarks; GRID="--grid gpu"; GRAPH_ARGS="--device cuda"
+fi
+mkdir -p "$PAGES"
+
+left() { echo $(( DEADLINE - ($(date +%s) - START) )); }
+pack() {
+  mkdir -p "$WORK/pages"
+  [ "$SMALL" = 1 ] || cp -f docs/benchmarks/gpu-throughput.md docs/benchmarks/device-choice.md \
+      docs/benchmarks/dpsgd-gpu.md "$WORK/pages/" 2>/dev/null
+  tar -czf "$OUT/results.tar.gz.tmp" -C "$WORK" . && mv -f "$OUT/results.tar.gz.tmp" "$OUT/results.tar.gz"
+}
+step() {  # step NAME MAX_SECONDS COMMAND...: run under min(MAX, what is left), log its exit and seconds
+  local name=$1 max=$2; shift 2
+  local limit; limit=$(left); [ "$limit" -gt "$max" ] && limit=$max
+  if [ "$limit" -lt 15 ]; then echo "=== $name: skipped, $limit s left"; echo "$name skipped" >>"$WORK/steps.txt"; return; fi
+  echo "=== $name: start (limit $limit s, $(( $(date +%s) - START )) s in)"
+  local t0; t0=$(date +%s)
+  timeout --signal=TERM --kill-after=10 "$limit" "$@"
+  local rc=$?
+  echo "=== $name: exit $rc after $(( $(date +%s) - t0 )) s"
+  echo "$name exit=$rc seconds=$(( $(date +%s) - t0 )) limit=$limit" >>"$WORK/steps.txt"
+  pack
+}
+
+echo "=== machine"
+date -Is; uname -m; nproc; free -g | head -2
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem,utilization.gpu --format=csv 2>&1 | tee "$WORK/nvidia-smi.txt"
+if [ -d "$WHEELS" ] && ls "$WHEELS"/*.whl >/dev/null 2>&1 && ! $PY -c "import dp_accounting" 2>/dev/null; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$WHEELS"/*.whl
+  export PYTHONPATH=/tmp/site
+fi
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+$PY -c "import torch, numpy, scipy, sklearn, dp_accounting, matplotlib, tqdm, threadpoolctl; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
+echo "$(date -Is)" >"$WORK/started.txt"
+pack
+
+# 1. The CUDA tests (pytest -m cuda: skipped without a GPU).
+CUDA_TEST_FILES=$(grep -l "mark.cuda" tests/test_*.py)
+step cuda-tests 120 $PY -m pytest -q -m cuda -p no:randomly -p no:cacheprovider $CUDA_TEST_FILES -rs \
+  --junitxml="$WORK/cuda-tests.xml"
+
+# 2. gpu-throughput against the measured copy and matmul ceilings (the page records --device cuda).
+step gpu-throughput 75 $PY -m audit.cli.main experiment gpu-throughput $QUICK --device $DEVICE \
+  --out "$WORK/gpu-throughput" --page "$PAGES/gpu-throughput.md"
+
+# 3. The CUDA-graph critic fit against the eager one (one seed; and the CPU's).
+step critic-graph 40 bash -c "$PY -m experiments.critic_graph_check $GRAPH_ARGS > '$WORK/critic-graph.json'"
+cat "$WORK/critic-graph.json" 2>/dev/null | $PY -c "import json,sys; d=json.load(sys.stdin); print({k: (d[k]['estimates'], round(d[k]['steps_per_second']), d[k]['steps']) for k in ('cpu','eager','graph')}, d['max_graph_minus_eager_in_stderr'])" 2>/dev/null
+
+# 4. choose_device's constants measured, and audits with --device auto/cpu/cuda.
+step device-choice 150 $PY -m audit.cli.main experiment device-choice $QUICK --device $DEVICE \
+  --out "$WORK/device-choice" --page "$PAGES/device-choice.md"
+
+# 5. dpsgd-audit's GPU grid, its stages written as they finish, GPU utilization sampled; profile by stage.
+step dpsgd-gpu 600 $PY -m experiments.stage_profile dpsgd-audit $QUICK $GRID --device $DEVICE \
+  --out "$WORK/dpsgd-gpu" --page "$PAGES/dpsgd-gpu.md"
+
+echo "=== summary ($(( $(date +%s) - START )) s)"
+cat "$WORK/steps.txt"
+for f in "$WORK"/gpu-throughput/summary.md "$WORK"/device-choice/summary.md "$WORK"/dpsgd-gpu/summary.md; do
+  [ -f "$f" ] && sed -n '/## What it shows/,/## Files/p' "$f"
+done
+pack
