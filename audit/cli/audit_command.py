@@ -158,6 +158,7 @@ def run(args):
         if args.max_runs is not None and args.max_runs < 1:
             raise InputError(f"argument '--max-runs' must be >= 1, got {args.max_runs}")
         _warn_unrefutable(spec, args.max_runs)
+        _warn_cost(spec)
         if args.max_runs is not None:
             from audit.gating.sequential import run_sequential_audit  # torch loads only once the flags are checked
 
@@ -197,6 +198,25 @@ def _warn_unrefutable(spec, max_runs) -> None:
         spec = dataclasses.replace(spec, samples=last.samples, event_runs=last.event_runs, alpha=last.alpha)
     for line in unrefutable_warnings(spec):
         print(f"miaudit audit: before running: {terminal_text(line, keep_newlines=False)}", file=sys.stderr)
+
+
+def _warn_cost(spec) -> None:
+    """Say on the terminal, before any run, what a wide critic training will cost (audit.critic_cost)."""
+    for line in cost_warnings(spec):
+        print(f"miaudit audit: before running: {terminal_text(line, keep_newlines=False)}", file=sys.stderr)
+
+
+def cost_warnings(spec) -> list:
+    """The cost lines of ``spec``'s audit: one when its full MI critics' input is wide
+    (:func:`audit.critic_cost.wide_input_forecast`), else none; sized on the declared priors (searched
+    priors add critics of the same width)."""
+    from audit.audit_plan import plan_audit
+    from audit.critic_cost import wide_input_forecast
+
+    if not spec.priors:
+        return []
+    forecast = wide_input_forecast(spec, plan_audit(spec, [(prior, None) for prior in spec.priors]))
+    return [] if forecast is None else [forecast.line(spec.samples)]
 
 
 def _plan(spec, args):
