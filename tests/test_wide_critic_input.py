@@ -144,3 +144,23 @@ def test_auto_weighs_the_width_when_it_chooses_the_device():
     size = dict(critics=1, steps=350, batch_size=160, cuda_available=True)
     assert device.choose_device("auto", **size)[0].type == "cpu"
     assert device.choose_device("auto", width=20001, **size)[0].type == "cuda"
+
+
+def test_the_cli_says_the_cost_before_any_run(tmp_path, monkeypatch, capsys):
+    import audit.engine
+    from audit.cli.main import main
+
+    (tmp_path / "m.py").write_text("def total(dbs, rng):\n    return dbs.sum(axis=1)\n")
+
+    def no_run(spec):
+        raise InputError("stopped before running")
+
+    monkeypatch.setattr(audit.engine, "run_audit", no_run)
+    flags = ["audit", "--mechanism", f"{tmp_path / 'm.py'}:total", "--prior", "builtin:bernoulli", "--n", "3000",
+             "--records", "0", "--samples", "400", "--notion", "mi-dp", "--epsilon", "0.1", "--quiet"]
+    assert main(flags) == 2
+    err = capsys.readouterr().err
+    assert err.index("miaudit audit: before running: the MI critics read") < err.index("stopped before running")
+    assert "3,001 numbers wide" in err
+    assert main(flags + ["--others", "sums"]) == 2
+    assert "miaudit audit: before running" not in capsys.readouterr().err

@@ -158,7 +158,6 @@ def run(args):
         if args.max_runs is not None and args.max_runs < 1:
             raise InputError(f"argument '--max-runs' must be >= 1, got {args.max_runs}")
         _warn_unrefutable(spec, args.max_runs)
-        _warn_cost(spec)
         if args.max_runs is not None:
             from audit.gating.sequential import run_sequential_audit  # torch loads only once the flags are checked
 
@@ -186,7 +185,8 @@ def _progress(line: str) -> None:
 
 
 def _warn_unrefutable(spec, max_runs) -> None:
-    """Say on the terminal, before any run, which tests cannot refute the claim at this budget."""
+    """Say on the terminal, before any run, which tests cannot refute the claim at this budget, and what a wide
+    critic training will cost (:func:`cost_warnings`)."""
     import dataclasses
 
     from audit.gating.budget_forecast import unrefutable_warnings
@@ -196,13 +196,7 @@ def _warn_unrefutable(spec, max_runs) -> None:
 
         last = look_schedule(spec, max_runs, float_runs=False)[-1]  # the float-bit test's runs: after the probe
         spec = dataclasses.replace(spec, samples=last.samples, event_runs=last.event_runs, alpha=last.alpha)
-    for line in unrefutable_warnings(spec):
-        print(f"miaudit audit: before running: {terminal_text(line, keep_newlines=False)}", file=sys.stderr)
-
-
-def _warn_cost(spec) -> None:
-    """Say on the terminal, before any run, what a wide critic training will cost (audit.critic_cost)."""
-    for line in cost_warnings(spec):
+    for line in unrefutable_warnings(spec) + cost_warnings(spec):
         print(f"miaudit audit: before running: {terminal_text(line, keep_newlines=False)}", file=sys.stderr)
 
 
