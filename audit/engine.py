@@ -35,7 +35,7 @@ from estimators.critic_problems import pad_columns
 from estimators.device import choose_device
 from estimators.validation import InputError
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
-from mechanisms.execution.memory import check_audit_memory, critic_memory_parts
+from mechanisms.execution.memory import check_audit_memory
 from mechanisms.execution.runner import MechanismRunner
 from mechanisms.inputs.relation import presence_pair
 from mechanisms.outputs.encoding import encoder_of
@@ -53,9 +53,10 @@ from audit.statistics.pair_candidates import (PairCandidate, draws_of_first, hel
 from audit.search.event_search import event_search
 from audit.search.input_domain import domain_reach, unreached_note
 from audit.audit_plan import plan_audit
+from audit.critic_cost import critic_memory, critic_work
 from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors, structured_pairs
 from audit.result import AuditResult, SecretEvidence, finite_or_none
-from audit.statistics.secret_critics import SecretCell, SecretFits, fit_secret_critics
+from audit.statistics.secret_critics import SecretCell, SecretFits, fit_secret_critics, secret_values
 from audit.spec import AuditSpec
 
 MIN_TEST_SAMPLES = 200
@@ -121,12 +122,12 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
     # many slices: all fixed before any sampling (audit.audit_plan).
     plan = plan_audit(spec, theta)
     notes = list(spec.notes) + list(plan.notes)
-    device, device_note = choose_device(spec.device, **_critic_work(spec, plan))
+    device, device_note = choose_device(spec.device, **critic_work(spec, plan))
     if spec.device == "auto" and plan.mi_critic != "classifier":
         notes.append(device_note)
     event_runs = spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0
     check_audit_memory(spec.samples, spec.priors[0].shape, len(priors), event_runs=event_runs,
-                       critics=_critic_memory(spec, plan))
+                       critics=critic_memory(spec, plan))
     data = [draw_samples(spec, prior, mechanism_rng, runner) for prior in priors]
     notes.extend(runner.notes)
     outputs = [y for _, y in data]
@@ -136,7 +137,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
         if planned.deterministic:
             constant.append((position, _constant_evidence(planned, prior)))
             continue
-        g, w = planned.pair.evaluate(data[planned.prior_index][0])
+        g, w = secret_values(planned.pair, planned.record, data[planned.prior_index][0], spec.others)
         if np.all(g == g[:1]):
             # I(g; ·) of the samples' empirical law is 0 when g takes one value on all of them.
             notes.append(f"{planned.name} under prior {planned.prior_index}: g took one value in all {len(g)} "
@@ -149,8 +150,14 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
             notes.append(f"{planned.pair.name} under prior {planned.prior_index}: w is discrete and may depend on g; "
                          "the sliced notion is not stratified, so this secret gets the chain-rule estimate only")
             strategy = "estimate-only"
-        cells.append(SecretCell(planned.prior_index, prior, planned.record, planned.pair, strategy, g, w, position))
+        cells.append(SecretCell(planned.prior_index, prior, planned.record, planned.pair, strategy, g, w, position,
+                                spec.others))
 
+    if spec.others == "sums" and cells and plan.mi_critic != "classifier":
+        notes.append("Each record's critics read the other records' column sums (others = sums), not the records: the "
+                     "MI estimates and bounds are of I(X_i; M | Σ_{j≠i} X_j), at most I(X_i; M | X_−i) under independent "
+                     "rows (data processing) and equal to it where the mechanism reads the other records through "
+                     "their sums, so a certified violation holds for the audited MI and an estimate may be lower.")
     fits = _classifier_fits(spec, cells, outputs, rng, notes) if plan.mi_critic == "classifier" and cells else None
     if fits is None:
         fits = fit_secret_critics(cells, outputs, full=plan.full_critics and bool(cells),
@@ -265,42 +272,6 @@ def _classifier_fits(spec, cells, outputs, rng, notes) -> SecretFits | None:
     return SecretFits(tuple(cells), full, classifiers=classifiers)
 
 
-def _trainings(spec, plan) -> list:
-    """(critics, input width) of each neural critic training the plan asks for (:func:`_critic_memory`)."""
-    if plan.mi_critic == "classifier":
-        return []
-    secrets = sum(not planned.deterministic for planned in plan.secrets)
-    n, k = spec.priors[0].shape
-    width = n * k + 1 if spec.notion in RECORD_AUDIT_NOTIONS else 2
-    return ([(secrets, width)] if plan.full_critics else []) + ([(secrets * plan.slices, 3)] if plan.slices else [])
-
-
-def _critic_work(spec, plan) -> dict:
-    """The size of the plan's critic training for :func:`estimators.device.choose_device`: all its critics,
-    trained in chunks of ``max_critics_per_chunk`` for at most ``max_steps`` steps each."""
-    config = spec.critic
-    critics = sum(count for count, _ in _trainings(spec, plan))
-    chunks = sum(-(-count // config.max_critics_per_chunk) for count, _ in _trainings(spec, plan))
-    return {"critics": critics, "chunks": max(1, chunks), "steps": config.max_steps, "batch_size": config.batch_size}
-
-
-def _critic_memory(spec, plan) -> dict:
-    """The largest neural critic training the plan asks for, in bytes by part
-    (:func:`mechanisms.execution.memory.critic_memory_parts`), known before the mechanism runs.
-
-    Full critics: one per secret that gets one, on (g, output, w) of width n·k + 1 for a record's
-    secret (the record, at least one output value, the other records) and 2 otherwise; sliced
-    critics: ``slices`` per secret on three one-dimensional projections. Lower bounds: the chain
-    rule's extra critic, strata and wider outputs come on top, and classifier critics (no neural
-    network) are not counted.
-    """
-    config = spec.critic
-    parts = [critic_memory_parts(count, spec.samples, input_width, hidden=config.hidden, depth=config.depth,
-                                 batch_size=config.batch_size, critics_per_chunk=config.max_critics_per_chunk,
-                                 architecture=config.architecture) for count, input_width in _trainings(spec, plan)]
-    return max(parts, key=lambda p: sum(p.values()), default={})
-
-
 def _constant_evidence(planned, prior) -> SecretEvidence:
     """A secret whose g is constant under its prior: I(g; M | w) = 0 exactly, nothing to certify."""
     return SecretEvidence(planned.name, planned.record, prior.describe(), "constant", 0.0, None, None)
@@ -328,7 +299,7 @@ def _critic_statistic(candidate, fits):
         for value in (first, second):
             batch = dbs.copy()
             batch[:, record] = value
-            g, w = cell.pair.evaluate(batch)
+            g, w = secret_values(cell.pair, record, batch, cell.others)
             u, v = candidate.critics.features(g, outputs, w, index)
             t.append(scorer(index, pad_columns(u, width_u), pad_columns(v, width_v)))
         return t[0] - t[1]

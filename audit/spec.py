@@ -8,7 +8,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from estimators.choices import MI_CRITICS
+from estimators.choices import MI_CRITICS, OTHERS
 from estimators.critic_config import NEURAL_ESTIMATORS, CriticConfig
 from estimators.validation import InputError, check_choice, check_int, check_nonnegative, check_positive, check_probability
 from mechanisms.base import mechanism_name
@@ -73,6 +73,11 @@ class AuditSpec:
         The MI test's critics (:func:`audit.audit_plan.resolve_mi_critic`): ``"auto"`` gives a
         DP-family claim under two-point priors on neighbouring databases classifier critics
         (:mod:`audit.statistics.classifier_critic`, no neural network) and every other audit neural ones.
+    others : {"records", "sums"}
+        DP notions: what a record's neural critic reads of the other records: all of them (default: the
+        MI-DP definition's condition), or their column sums (k numbers; priors with independent rows only),
+        whose certified bound is a lower bound of the audited MI, equal to it for mechanisms that read the
+        other records through their sums (:func:`audit.statistics.secret_critics.secret_values`).
     candidates : int
         How many candidates, chosen on the select split, are certified (union bound α/K).
     delta : float, optional
@@ -148,6 +153,7 @@ class AuditSpec:
     records: tuple | None = None
     estimator: str = "dv"
     mi_critic: str = "auto"
+    others: str = "records"
     critic: CriticConfig = field(default_factory=CriticConfig)
     candidates: int = 1
     delta: float | None = None
@@ -257,6 +263,16 @@ class AuditSpec:
         check_choice(self.estimator, "estimator", NEURAL_ESTIMATORS)
         check_choice(self.arithmetic, "arithmetic", ARITHMETICS)
         check_choice(self.mi_critic, "mi_critic", MI_CRITICS)
+        check_choice(self.others, "others", OTHERS)
+        if self.others == "sums":
+            if self.notion not in RECORD_AUDIT_NOTIONS:
+                raise InputError(f"argument 'others' (--others) is 'sums', which applies to the record notions "
+                                 f"(mi-dp, smi-dp), not {self.notion}")
+            dependent = [p.describe() for p in priors if not p.independent_rows]
+            if dependent:
+                raise InputError("argument 'others' (--others) is 'sums', which needs priors with independent rows "
+                                 f"(the sums' MI bounds the audited one only then), but {dependent[0]} may have "
+                                 "dependent rows")
         delta = self.delta
         if delta is None:
             delta = claim.delta if claim is not None else 0.0

@@ -4,7 +4,7 @@ load neither (issue 13, §3)."""
 
 from __future__ import annotations
 
-__all__ = ["CLASSICAL_ESTIMATORS", "CONDITIONAL_FORMS", "ESTIMATORS", "MI_CRITICS", "NEURAL_ESTIMATORS"]
+__all__ = ["CLASSICAL_ESTIMATORS", "CONDITIONAL_FORMS", "ESTIMATORS", "MI_CRITICS", "NEURAL_ESTIMATORS", "OTHERS"]
 
 # The neural MI estimators, by the variational bound their critics maximize: Donsker–Varadhan,
 # MINE (Belghazi et al. 2018) and NWJ (Nguyen, Wainwright and Jordan 2010).
@@ -17,3 +17,6 @@ CONDITIONAL_FORMS = ("independent", "chain")
 # The audit's MI-test critics: chosen by the plan (audit.audit_plan.resolve_mi_critic), neural networks
 # (estimators.neural), or classifiers' Barber–Agakov critics (audit.statistics.classifier_critic).
 MI_CRITICS = ("auto", "neural", "classifier")
+# What a record's critic reads of the other records under the record notions: all of them, or their column sums
+# (audit.statistics.secret_critics.secret_values).
+OTHERS = ("records", "sums")

@@ -74,6 +74,13 @@ def graph_fits(critics: int, batch_size: int, hidden: int) -> bool:
 CPU_STEP_S, CPU_PAIR_S = 1.31e-3, 4.3e-8
 GPU_STEP_S, GPU_PAIR_S, GPU_START_S = 9.7e-5, 8.9e-10, 1.0
 GPU_EAGER_STEP_S = 2.26e-3
+#: The cost of a wide input, per pair evaluation and input column (the first layer's width × hidden products and the
+#: mini-batches' copies grow with it; the constants above were measured at widths of 2 to 3): one critic, 200 steps,
+#: widths 3 to 60,001, slope of the seconds per step (issue 43 §7). CPU: this project's 2-core CI machine under a
+#: load average of 3 to 4 (a CI run beside it), 2026-11-27: 78.1 ms a step at width 20,001 against 6.05 ms at 2,001
+#: with 160 rows a batch (2.5e-8 s), 59.7 ms at 10,001 against 21.7 ms at 2,001 with 256 rows (1.9e-8 s): 2.2e-8 s.
+#: GPU: one NVIDIA H200, the same day: 3.07 ms a step at width 60,001 against 1.99 ms at 3 with 256 rows: 7.0e-11 s.
+CPU_WIDTH_S, GPU_WIDTH_S = 2.2e-8, 7.0e-11
 #: The critics' hidden width the prediction assumes when it decides whether the GPU step is a graph (the default).
 PREDICTED_HIDDEN = 32
 
@@ -85,20 +92,22 @@ def gpu_step_is_graphed(critics: int, batch_size: int, chunks: int = 1, hidden: 
     return graph_fits(-(-critics // max(1, chunks)), batch_size, hidden)
 
 
-def predicted_training_seconds(kind: str, *, critics: int, steps: int, batch_size: int, chunks: int = 1) -> float:
+def predicted_training_seconds(kind: str, *, critics: int, steps: int, batch_size: int, chunks: int = 1,
+                               width: int = 0) -> float:
     """Predicted seconds to train ``critics`` critics, in ``chunks`` trainings of ``steps`` steps of
     ``batch_size`` rows each, on ``kind`` ("cpu" or "cuda"): a fixed cost per step plus one per pair evaluation
-    (critic × row), and on the GPU its start (the constants above, measured); a GPU step costs
-    :data:`GPU_STEP_S` through a CUDA graph, :data:`GPU_EAGER_STEP_S` without one."""
+    (critic × row), ``width`` input columns more per pair (:data:`CPU_WIDTH_S`, :data:`GPU_WIDTH_S`; 0: the
+    narrow inputs the step constants were measured at), and on the GPU its start (the constants above,
+    measured); a GPU step costs :data:`GPU_STEP_S` through a CUDA graph, :data:`GPU_EAGER_STEP_S` without one."""
     if kind == "cuda":
         step = GPU_STEP_S if gpu_step_is_graphed(critics, batch_size, chunks) else GPU_EAGER_STEP_S
-        pair, start = GPU_PAIR_S, GPU_START_S
+        pair, start, column = GPU_PAIR_S, GPU_START_S, GPU_WIDTH_S
     else:
-        step, pair, start = CPU_STEP_S, CPU_PAIR_S, 0.0
-    return start + steps * (chunks * step + critics * batch_size * pair)
+        step, pair, start, column = CPU_STEP_S, CPU_PAIR_S, 0.0, CPU_WIDTH_S
+    return start + steps * (chunks * step + critics * batch_size * (pair + width * column))
 
 
-def choose_device(device="auto", *, critics: int, steps: int, batch_size: int, chunks: int = 1,
+def choose_device(device="auto", *, critics: int, steps: int, batch_size: int, chunks: int = 1, width: int = 0,
                   cuda_available: bool | None = None):
     """The device a critic training runs on, and why, in words.
 
@@ -120,7 +129,7 @@ def choose_device(device="auto", *, critics: int, steps: int, batch_size: int, c
         cuda_available = torch.cuda.is_available()
     if not cuda_available:
         return torch.device("cpu"), "device cpu (auto: no CUDA device)"
-    size = dict(critics=critics, steps=steps, batch_size=batch_size, chunks=chunks)
+    size = dict(critics=critics, steps=steps, batch_size=batch_size, chunks=chunks, width=width)
     cpu, gpu = predicted_training_seconds("cpu", **size), predicted_training_seconds("cuda", **size)
     chosen = "cuda" if gpu < cpu else "cpu"
     return torch.device(chosen), (f"device {chosen} (auto: {critics} critics × {steps} steps × {batch_size} rows "

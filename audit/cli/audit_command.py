@@ -185,7 +185,8 @@ def _progress(line: str) -> None:
 
 
 def _warn_unrefutable(spec, max_runs) -> None:
-    """Say on the terminal, before any run, which tests cannot refute the claim at this budget."""
+    """Say on the terminal, before any run, which tests cannot refute the claim at this budget, and what a wide
+    critic training will cost (:func:`cost_warnings`)."""
     import dataclasses
 
     from audit.gating.budget_forecast import unrefutable_warnings
@@ -195,8 +196,21 @@ def _warn_unrefutable(spec, max_runs) -> None:
 
         last = look_schedule(spec, max_runs, float_runs=False)[-1]  # the float-bit test's runs: after the probe
         spec = dataclasses.replace(spec, samples=last.samples, event_runs=last.event_runs, alpha=last.alpha)
-    for line in unrefutable_warnings(spec):
+    for line in unrefutable_warnings(spec) + cost_warnings(spec):
         print(f"miaudit audit: before running: {terminal_text(line, keep_newlines=False)}", file=sys.stderr)
+
+
+def cost_warnings(spec) -> list:
+    """The cost lines of ``spec``'s audit: one when its full MI critics' input is wide
+    (:func:`audit.critic_cost.wide_input_forecast`), else none; sized on the declared priors (searched
+    priors add critics of the same width)."""
+    from audit.audit_plan import plan_audit
+    from audit.critic_cost import wide_input_forecast
+
+    if not spec.priors:
+        return []
+    forecast = wide_input_forecast(spec, plan_audit(spec, [(prior, None) for prior in spec.priors]))
+    return [] if forecast is None else [forecast.line(spec.samples)]
 
 
 def _plan(spec, args):

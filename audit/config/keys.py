@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from estimators.choices import MI_CRITICS
+from estimators.choices import MI_CRITICS, OTHERS
 from estimators.critic_config import NEURAL_ESTIMATORS, CriticConfig
 from mechanisms.execution.runner import BACKENDS, MAX_TIMEOUT_S
 from mechanisms.inputs.relation import RELATIONS
@@ -97,6 +97,11 @@ KEYS = (
     Key("audit", "mi_critic", "choice", choices=MI_CRITICS, notions=DP_NOTIONS, flag="--mi-critic",
         help="DP notions: the MI test's critics: auto (default: classifiers for a DP-family claim under two-point "
              "priors on neighbouring databases, else neural), neural, or classifier"),
+    Key("audit", "others", "choice", choices=OTHERS, notions=DP_NOTIONS, flag="--others",
+        help="DP notions: what each record's neural critic reads of the other records: records (default: all of "
+             "them, as MI-DP conditions on them; n x k numbers) or sums (their column sums, k numbers; priors with "
+             "independent rows only): a lower bound of the audited MI, equal to it where the mechanism reads the "
+             "others through their sums (docs/how-to/mi-notions.md, 'Large databases')"),
     Key("audit", "arithmetic", "choice", choices=ARITHMETICS, flag="--arithmetic",
         help="float (default): audit the float64 outputs, by statistics that read no bits and by the float-bit "
              "statistics, each at its share of alpha; ideal: the real-arithmetic behaviour alone (outputs rounded "

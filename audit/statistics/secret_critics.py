@@ -21,6 +21,29 @@ from estimators.critic_problems import MIProblem, ProblemFit, fit_problems
 MAX_STRATA = 8
 
 
+
+def secret_values(pair, record, dbs, others: str = "records"):
+    """``(g, w)`` of a secret on ``dbs``; with ``others="sums"`` a record's w is the column sums of the other
+    records, Σ_{j≠i} X(j, ·), k numbers instead of (n − 1)·k.
+
+    The MI-DP quantity conditions on every other record, I(X_i; M | X_−i) (Cuff and Yu 2016, Definition 2, as
+    recalled in the Pufferfish paper, Eq. (2)). For any statistic T of the other records, with rows independent
+    (X_i ⟂ X_−i, hence X_i ⟂ T):
+
+        I(X_i; M | T) = I(X_i; M, T) ≤ I(X_i; M, X_−i) = I(X_i; M | X_−i)
+
+    (the chain rule, Cover and Thomas 2006, Eq. (2.62), twice with I(X_i; T) = I(X_i; X_−i) = 0; the inequality is
+    data processing, Theorem 2.8.1, as (M, T) is a function of (M, X_−i)). So a certified lower bound on the sums'
+    quantity is one on the audited quantity; the two are equal when the mechanism reads the other records only
+    through T (a noisy sum, count or mean), and the sums' quantity can be far lower otherwise (a mechanism
+    releasing X_i ⊕ X_j: docs/how-to/mi-notions.md, "Large databases").
+    """
+    if others == "sums" and record is not None:
+        dbs = np.asarray(dbs, dtype=float)
+        return pair.g(dbs), dbs.sum(axis=1) - dbs[:, record, :]
+    return pair.evaluate(dbs)
+
+
 @dataclass(frozen=True, eq=False)
 class SecretCell:
     """One (prior, secret) combination that gets critics.
@@ -39,6 +62,8 @@ class SecretCell:
         The secret and public parts on the audit's databases.
     position : int
         Index in the plan's list of secrets (the order of the per-secret evidence).
+    others : {"records", "sums"}
+        What w holds of the other records (:func:`secret_values`).
     """
 
     prior_index: int
@@ -49,6 +74,7 @@ class SecretCell:
     g: np.ndarray
     w: np.ndarray | None
     position: int = 0
+    others: str = "records"
 
     @property
     def certifiable(self) -> bool:

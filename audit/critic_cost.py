@@ -1,0 +1,134 @@
+"""What an audit's neural critic training will cost, known before any run: its size, memory and seconds.
+
+The engine sizes the training from the plan (:mod:`audit.audit_plan`) to choose its device
+(:func:`estimators.device.choose_device`) and to refuse what cannot fit in memory
+(:func:`mechanisms.execution.memory.check_audit_memory`); the CLI says the same numbers before running an audit
+whose critics' input is wide (:func:`wide_input_forecast`, issue 43 §7).
+
+Under the record notions (MI-DP, SMI-DP) record i's full critic reads (X_i, M, X_−i): the MI-DP
+definition conditions on every other record, I(X_i; M(X) | (X_j)_{j≠i}) (Cuff and Yu 2016, Definition 2 as
+recalled in the Pufferfish paper, Eq. (2)), and the mechanism is a black box, so no statistic of the other
+records can stand for them in general: the input is n·k + (output width) numbers wide, and a database of 60,000
+records gives a critic of 60,001 inputs (docs/how-to/mi-notions.md, "Large databases").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from estimators.device import predicted_training_seconds
+from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
+from mechanisms.execution.memory import check_audit_memory, critic_memory_parts, format_bytes
+
+#: A full critic whose input has at least this many numbers is "wide": the CLI says its cost before running
+#: (:func:`wide_input_forecast`). At this width the width term is already about a CPU step's fixed cost
+#: (256 rows × 1,000 columns × 2.2e-8 s ≈ 5.6 ms against 1.31 ms: :mod:`estimators.device`).
+WIDE_INPUT = 1000
+
+
+def trainings(spec, plan) -> list:
+    """(critics, input width) of each neural critic training the plan asks for.
+
+    Full critics: one per secret that gets one, on (g, output, w) of width n·k + 1 for a record's
+    secret (the record, at least one output value, the other records; 2k + 1 with ``others = "sums"``, their
+    column sums) and 2 otherwise; sliced
+    critics: ``slices`` per secret on three one-dimensional projections. Classifier critics train no
+    neural network.
+    """
+    if plan.mi_critic == "classifier":
+        return []
+    secrets = sum(not planned.deterministic for planned in plan.secrets)
+    n, k = spec.priors[0].shape
+    others = k if spec.others == "sums" else (n - 1) * k  # the other records, or their column sums
+    width = k + 1 + others if spec.notion in RECORD_AUDIT_NOTIONS else 2
+    return ([(secrets, width)] if plan.full_critics else []) + ([(secrets * plan.slices, 3)] if plan.slices else [])
+
+
+def critic_work(spec, plan) -> dict:
+    """The size of the plan's critic training for :func:`estimators.device.choose_device`: all its critics,
+    trained in chunks of ``max_critics_per_chunk`` for at most ``max_steps`` steps each, and their input width
+    (the critics' mean, weighted by their number)."""
+    config = spec.critic
+    parts = trainings(spec, plan)
+    critics = sum(count for count, _ in parts)
+    chunks = sum(-(-count // config.max_critics_per_chunk) for count, _ in parts)
+    width = round(sum(count * w for count, w in parts) / critics) if critics else 0
+    return {"critics": critics, "chunks": max(1, chunks), "steps": config.max_steps,
+            "batch_size": config.batch_size, "width": width}
+
+
+def critic_memory(spec, plan) -> dict:
+    """The largest neural critic training the plan asks for, in bytes by part
+    (:func:`mechanisms.execution.memory.critic_memory_parts`), known before the mechanism runs.
+
+    Lower bounds: the chain rule's extra critic, strata and wider outputs come on top.
+    """
+    config = spec.critic
+    parts = [critic_memory_parts(count, spec.samples, input_width, hidden=config.hidden, depth=config.depth,
+                                 batch_size=config.batch_size, critics_per_chunk=config.max_critics_per_chunk,
+                                 architecture=config.architecture) for count, input_width in trainings(spec, plan)]
+    return max(parts, key=lambda p: sum(p.values()), default={})
+
+
+@dataclass(frozen=True)
+class CriticForecast:
+    """A wide critic training, before it runs.
+
+    Attributes
+    ----------
+    critics, width, batch : int
+        Full critics, numbers in one critic's input (at least), rows of a training step.
+    steps : (int, int)
+        The fewest steps early stopping allows (``eval_every`` × (``patience`` + 1)) and ``max_steps``.
+    cpu_seconds, gpu_seconds : (float, float)
+        :func:`estimators.device.predicted_training_seconds` at those steps, on the CPU and on a GPU.
+    memory : int
+        Bytes the audit holds at once (:func:`mechanisms.execution.memory.check_audit_memory`: databases,
+        outputs, the critics' features and models), a lower bound on its peak.
+    sums_allowed : bool
+        Every prior has independent rows, so ``others = "sums"`` could read the other records' sums instead.
+    """
+
+    critics: int
+    width: int
+    batch: int
+    steps: tuple
+    cpu_seconds: tuple
+    gpu_seconds: tuple
+    memory: int
+    sums_allowed: bool = False
+
+    def line(self, samples: int) -> str:
+        """The terminal's line: what the training reads, how long it is predicted to take, what it holds."""
+        (low, high), (gpu_low, gpu_high) = self.cpu_seconds, self.gpu_seconds
+        return (f"the MI critics read each record with the output and the other records, {self.width:,} numbers "
+                f"wide ({self.critics:,} critic{'s' if self.critics != 1 else ''} on {samples:,} samples): training "
+                f"is predicted to take {low:,.0f} to {high:,.0f} s on the CPU ({gpu_low:,.0f} to {gpu_high:,.0f} s "
+                f"on a GPU; {self.steps[0]:,} to {self.steps[1]:,} steps, as early stopping ends it) and the audit "
+                f"holds at least {format_bytes(self.memory)}; the width is the database's (--n × --k), as MI-DP "
+                "conditions on every other record" + ("; with independent rows, --others sums reads their column "
+                "sums instead, a lower bound of the audited MI" if self.sums_allowed else "")
+                + " (docs/how-to/mi-notions.md, 'Large databases')")
+
+
+def wide_input_forecast(spec, plan) -> CriticForecast | None:
+    """The cost of the plan's full critics when their input is wide (at least :data:`WIDE_INPUT` numbers), else
+    ``None``: no neural critic (classifier critics), no full critic (SMI-DP's slices read three numbers), or a
+    narrow input."""
+    full = [(count, width) for count, width in trainings(spec, plan) if width >= WIDE_INPUT]
+    if not plan.full_critics or not full or not full[0][0]:
+        return None
+    critics, width = full[0]
+    config = spec.critic
+    batch = max(1, min(config.batch_size, int(spec.samples * config.split[0])))
+    steps = (min(config.max_steps, config.eval_every * (config.patience + 1)), config.max_steps)
+    chunks = -(-critics // config.max_critics_per_chunk)
+
+    def seconds(kind):
+        return tuple(predicted_training_seconds(kind, critics=critics, steps=s, batch_size=batch, chunks=chunks,
+                                                width=width) for s in steps)
+
+    memory = check_audit_memory(spec.samples, spec.priors[0].shape, len(spec.priors), critics=critic_memory(spec, plan),
+                                available=2**62)
+    sums = all(prior.independent_rows for prior in spec.priors)
+    return CriticForecast(critics, width, batch, steps, seconds("cpu"), seconds("cuda"), memory, sums)

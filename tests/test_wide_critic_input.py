@@ -1,0 +1,166 @@
+"""Wide MI critics (issue 43 §7): the cost said before running, and the other records read through their sums."""
+
+import numpy as np
+import pytest
+
+from audit.audit_plan import plan_audit
+from audit.cli.audit_command import cost_warnings
+from audit.critic_cost import WIDE_INPUT, critic_work, wide_input_forecast
+from audit.engine import run_audit
+from audit.frameworks import differential_privacy
+from audit.spec import AuditSpec
+from audit.statistics.secret_critics import secret_values
+from estimators import device
+from estimators.validation import InputError
+from mechanisms.inputs.priors import ProductBernoulli, ProductGaussian
+from mechanisms.inputs.user_priors import UserPrior
+
+
+def _sum(dbs, rng):
+    return dbs.sum(axis=1)
+
+
+def _spec(n, k=1, **options):
+    options = {"notion": "mi-dp", "epsilon": 0.1, "samples": 400, "records": (0,), **options}
+    return AuditSpec(mechanism=_sum, priors=(ProductBernoulli(0.5, shape=(n, k)),), quiet=True, **options)
+
+
+# --- which audits get the line (no timing) --------------------------------------------------------------------
+
+@pytest.mark.parametrize("n,k,options,wide", [
+    (WIDE_INPUT - 1, 1, {}, True),          # the record, one output value, n − 1 others: n·k + 1 = WIDE_INPUT
+    (WIDE_INPUT - 2, 1, {}, False),         # one number narrower
+    (250, 4, {}, True),                     # 1,001 numbers: the attributes count
+    (60000, 1, {"others": "sums"}, False),  # the others' sums: 2k + 1 numbers
+    (5000, 1, {"notion": "smi-dp"}, False),  # slices only: three numbers a critic
+])
+def test_the_line_comes_exactly_when_a_full_neural_critic_reads_at_least_wide_input_numbers(n, k, options, wide):
+    lines = cost_warnings(_spec(n, k, **options))
+    assert len(lines) == int(wide)
+    if wide:
+        assert f"{n * k + 1:,} numbers wide" in lines[0] and "--others sums" in lines[0]
+
+
+def test_classifier_critics_and_dependent_rows_change_the_line():
+    from mechanisms.claims.parsing import parse_claim
+    from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+
+    first = np.zeros((1500, 1))
+    second = first.copy()
+    second[0, 0] = 1.0
+    pair = NeighbouringPair(first, second)
+    spec = AuditSpec(mechanism=_sum, priors=(pair.prior(),), notion="mi-dp", samples=400, records=(0,), quiet=True,
+                     claim=parse_claim("dp:1"))
+    assert plan_audit(spec, [(p, None) for p in spec.priors]).mi_critic == "classifier"
+    assert cost_warnings(spec) == []  # no neural network is trained
+    user = UserPrior(lambda m, rng: rng.normal(size=(m, 1500, 1)))  # rows not vouched independent
+    line = cost_warnings(AuditSpec(mechanism=_sum, priors=(user,), notion="mi-dp", epsilon=0.1, samples=400,
+                                   records=(0,), quiet=True))[0]
+    assert "1,501 numbers wide" in line and "--others sums" not in line
+
+
+def test_the_forecast_is_the_measured_cost_model_at_the_width_and_the_memory_check():
+    spec = _spec(20000)
+    forecast = wide_input_forecast(spec, plan_audit(spec, [(spec.priors[0], None)]))
+    width, batch = 20001, 160  # n·k + 1; 40% of 400 samples train, below the batch size of 256
+    steps = (50 * 7, 2000)  # early stopping: eval_every × (patience + 1); max_steps
+    cpu = [s * (device.CPU_STEP_S + batch * (device.CPU_PAIR_S + width * device.CPU_WIDTH_S)) for s in steps]
+    assert forecast.width == width and forecast.batch == batch and forecast.steps == steps
+    assert forecast.cpu_seconds == pytest.approx(cpu)
+    assert forecast.cpu_seconds[0] > 10 * forecast.gpu_seconds[0]
+    # The databases (twice, drawn in chunks then joined) and the critic's float64 features at least.
+    assert forecast.memory >= 2 * 400 * 20000 * 8 + 400 * width * 8
+    sums = _spec(20000, others="sums")
+    assert critic_work(sums, plan_audit(sums, [(sums.priors[0], None)]))["width"] == 3
+
+
+# --- the other records through their sums -----------------------------------------------------------------------
+
+def test_sums_are_the_column_sums_of_the_other_records():
+    dbs = np.random.default_rng(0).normal(size=(5, 4, 3))
+    pair = differential_privacy(4, 3).secret_pairs[2]
+    g, w = secret_values(pair, 2, dbs, "sums")
+    expected = np.stack([sum(db[j] for j in range(4) if j != 2) for db in dbs])
+    np.testing.assert_array_equal(g, dbs[:, 2, :])
+    np.testing.assert_allclose(w, expected)
+    g_all, w_all = secret_values(pair, 2, dbs)
+    np.testing.assert_array_equal(g_all, g) and np.testing.assert_array_equal(w_all, np.delete(dbs, 2, axis=1).reshape(5, -1))
+
+
+def test_sums_are_refused_where_rows_may_depend_or_the_notion_has_no_records():
+    user = UserPrior(lambda m, rng: rng.normal(size=(m, 3, 1)))
+    with pytest.raises(InputError, match=r"argument 'others' \(--others\) is 'sums'.*independent rows"):
+        AuditSpec(mechanism=_sum, priors=(user,), notion="mi-dp", epsilon=0.1, others="sums")
+    with pytest.raises(InputError, match="argument 'others'"):
+        _spec(3, others="totals")
+
+
+def _laplace_sum(dbs, rng):
+    return dbs.sum(axis=1) + rng.laplace(0.0, 0.5, size=(dbs.shape[0], dbs.shape[2]))
+
+
+def _xor(dbs, rng):
+    return (dbs[:, 0, :] != dbs[:, 1, :]).astype(float)
+
+
+def _bernoulli_through_laplace_mi(scale):
+    """I(B; B + L), B ~ Bernoulli(1/2), L ~ Laplace(scale): h(B + L) − h(L) with h(L) = 1 + ln(2·scale)
+    (Cover and Thomas 2006, Table 17.1), h(B + L) by the trapezoid rule on its mixture density."""
+    y = np.linspace(-40 * scale, 1 + 40 * scale, 400001)
+    laplace = lambda t: np.exp(-np.abs(t) / scale) / (2 * scale)  # noqa: E731
+    density = 0.5 * (laplace(y) + laplace(y - 1))
+    return -np.trapezoid(density * np.log(density), y) - (1 + np.log(2 * scale))
+
+
+def _audit(mechanism, others):
+    spec = AuditSpec(mechanism=mechanism, priors=(ProductBernoulli(0.5, shape=(3, 1)),), notion="mi-dp", epsilon=5.0,
+                     samples=4000, records=(0,), others=others, quiet=True, seed=1)
+    return run_audit(spec)
+
+
+@pytest.mark.train
+def test_a_mechanism_that_reads_the_others_through_their_sum_has_the_same_mi_either_way():
+    # M = Σ X_j + L: given X_−i, M − Σ_{j≠i} X_j = X_i + L, so I(X_i; M | X_−i) = I(X_i; M | Σ_{j≠i} X_j) = I(B; B + L).
+    exact = _bernoulli_through_laplace_mi(0.5)
+    assert 0.2 < exact < 0.3
+    records, sums = _audit(_laplace_sum, "records"), _audit(_laplace_sum, "sums")
+    assert records.estimate == pytest.approx(exact, abs=0.05) and sums.estimate == pytest.approx(exact, abs=0.05)
+    assert any("others = sums" in note for note in sums.notes)
+
+
+@pytest.mark.train
+def test_a_mechanism_that_reads_one_other_record_loses_half_its_mi_through_the_sum_and_the_bound_stays_below():
+    # M = X_0 ⊕ X_1 on three fair bits: given X_−0, M reveals X_0 (ln 2); given only T = X_1 + X_2, it does when
+    # T ∈ {0, 2} (probability 1/2) and not when T = 1, so I(X_0; M | T) = ln 2 / 2.
+    records, sums = _audit(_xor, "records"), _audit(_xor, "sums")
+    assert records.estimate == pytest.approx(np.log(2), abs=0.05)
+    assert sums.estimate == pytest.approx(np.log(2) / 2, abs=0.05)
+    assert sums.lower_bound <= np.log(2) / 2 < records.lower_bound
+
+
+def test_auto_weighs_the_width_when_it_chooses_the_device():
+    # One critic, 350 steps of 160 rows: narrow, the GPU's start (1 s) outweighs the CPU's 0.46 s; at 20,001
+    # inputs the CPU's 350 · 160 · 20,001 · 2.2e-8 s ≈ 25 s outweighs it.
+    size = dict(critics=1, steps=350, batch_size=160, cuda_available=True)
+    assert device.choose_device("auto", **size)[0].type == "cpu"
+    assert device.choose_device("auto", width=20001, **size)[0].type == "cuda"
+
+
+def test_the_cli_says_the_cost_before_any_run(tmp_path, monkeypatch, capsys):
+    import audit.engine
+    from audit.cli.main import main
+
+    (tmp_path / "m.py").write_text("def total(dbs, rng):\n    return dbs.sum(axis=1)\n")
+
+    def no_run(spec):
+        raise InputError("stopped before running")
+
+    monkeypatch.setattr(audit.engine, "run_audit", no_run)
+    flags = ["audit", "--mechanism", f"{tmp_path / 'm.py'}:total", "--prior", "builtin:bernoulli", "--n", "3000",
+             "--records", "0", "--samples", "400", "--notion", "mi-dp", "--epsilon", "0.1", "--quiet"]
+    assert main(flags) == 2
+    err = capsys.readouterr().err
+    assert err.index("miaudit audit: before running: the MI critics read") < err.index("stopped before running")
+    assert "3,001 numbers wide" in err
+    assert main(flags + ["--others", "sums"]) == 2
+    assert "miaudit audit: before running" not in capsys.readouterr().err
