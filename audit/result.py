@@ -266,6 +266,15 @@ class AuditResult:
     domain_reach: dict | None = None
 
     @property
+    def refuting_event_test(self):
+        """The event test whose evidence a report of the refutation shows: the float-bit event test
+        (``float_event_test``) where it refuted the claim and the event test did not, else ``event_test``."""
+        tests = [r.get("test") for r in self.refuted_by]
+        if "float" in tests and "event" not in tests and self.float_event_test is not None:
+            return self.float_event_test
+        return self.event_test
+
+    @property
     def violation(self) -> bool:
         return self.verdict == "violation"
 

@@ -307,3 +307,22 @@ def test_under_xdist_the_controller_prints_the_summary_of_all_workers(pytester, 
                                "Bonferroni): 3 passed, 1 refuted, 0 errors, ")
     runs = int(re.search(r"(\d+) mechanism runs", lines[0])[1])
     assert 6000 < runs <= 4 * 6000  # the runs of several checks (at most 6000 each) added up
+
+
+def test_a_float_bug_fails_with_the_float_bit_tests_event_and_counts():
+    # rng.laplace added to an exact count: 1-DP in real arithmetic, refuted through its float bits (Mironov 2012)
+    # by the float-bit event test alone; the failure shows that test's event, counts and certified ε.
+    from audit.gating.assertions import ClaimRefuted, assert_claim
+
+    def float_laplace_count(dbs, rng):
+        return dbs[:, :, 0].sum(axis=1, keepdims=True) + rng.laplace(0.0, 1.0, (len(dbs), 1))
+
+    zeros, one = np.zeros((4, 1)), np.array([[1.0], [0.0], [0.0], [0.0]])
+    with pytest.raises(ClaimRefuted) as caught:
+        assert_claim(float_laplace_count, "dp:1", pairs=[(zeros, one)], seed=0)
+    result = caught.value.audit.result
+    assert [r["test"] for r in result.refuted_by] == ["float"]
+    float_event = result.float_event_test
+    message = str(caught.value)
+    assert f"ε ≥ {float_event.epsilon_lower_bound:.4g} certified" in message.splitlines()[0]
+    assert f"  event: {float_event.description}" in message

@@ -213,9 +213,10 @@ def assert_claim(mechanism, claim, *, pairs=None, prior=None, relation: str = RE
 def failure_message(audit, reproduce: str) -> str:
     """What failed, verdict first: the claim and the certified bound, the event and its counts, how to reproduce it."""
     result = audit.result
-    event = result.event_test
+    event = result.refuting_event_test  # a float bug's evidence is the float-bit event test's
     tests = [refutation["test"] for refutation in result.refuted_by]
-    certified = (f", ε ≥ {event.epsilon_lower_bound:.4g} certified" if event is not None and "event" in tests
+    test = "float" if event is not None and event is result.float_event_test else "event"
+    certified = (f", ε ≥ {event.epsilon_lower_bound:.4g} certified" if event is not None and test in tests
                  and event.epsilon_lower_bound is not None else "")
     lines = [f"{result.mechanism} does not meet {result.claim['label']}: REFUTED at α = {audit.alpha:g}{certified} "
              f"(look {len(audit.looks)} of a sequential audit, {audit.runs} mechanism runs)"]

@@ -165,7 +165,7 @@ def _with_timeout(spec, timeout, settings_type):
 
 def _evidence(audit) -> dict:
     """The sequential audit's evidence, as the report shows it."""
-    result, event = audit.result, audit.result.event_test
+    result, event = audit.result, audit.result.refuting_event_test  # a float bug's evidence is the float-bit test's
     out = {"runs": int(audit.runs), "looks": len(audit.looks), "looks_planned": len(audit.schedule),
            "refuted_by": [r["detail"] for r in result.refuted_by], "runs_to_refute": audit.runs_to_refute,
            "audited_claim": (result.claim or {}).get("label")}
