@@ -251,3 +251,12 @@ def test_the_scans_page_lists_each_finding_of_a_scan_report(planted_scan, tmp_pa
     assert "| planted_lib | (a user's module) | 18 | 6 | 10 | 3 | 1.0 |" in page
     assert "| `planted_lib.randomizers.NoisyReport(epsilon=1.0)` | ends | dp:1.0 (1-DP) |" in page
     assert "planted_lib.tools.exact_count" in page and "needs_config" in page
+
+
+def test_the_scans_page_says_why_a_library_was_not_selected():
+    from experiments.scans import TARGETS, not_selected
+
+    targets = {target.name: target for target in TARGETS}
+    assert not_selected(targets["diffprivlib"], ["pure-ldp", "opendp"]) == (
+        "diffprivlib 0.6.6: not selected (MIAUDIT_SCANS=pure-ldp,opendp; its full scan takes over 40 minutes on 2 cores)")
+    assert not_selected(targets["pure-ldp"], ["opendp"]) == "pure-ldp 1.2.0: not selected (MIAUDIT_SCANS=opendp)"
