@@ -367,6 +367,7 @@ def _markdown(rows: list, skipped: list, machine: str, quick: bool) -> str:
 
 def run(context) -> ExperimentOutput:
     out = Path(context.out_dir) if getattr(context, "out_dir", None) else REPO_ROOT / "experiments-out" / "real-bugs"
+    out = out.resolve()  # absolute: each case runs in its own folder, with its venv's python named by path
     cases_folder, venvs = out / "cases", out / "venvs"
     cases_folder.mkdir(parents=True, exist_ok=True)
     rows, skipped = [], []

@@ -112,3 +112,25 @@ def test_float_sums_leave_the_multiples_the_float_cases_state():
     assert np.count_nonzero(np.ldexp(n, 53) % 1) > 10_000
     far = rng.uniform(-12.0, -8.0, 200_000)
     assert not np.count_nonzero(np.ldexp(10.0 + far, 49) % 1)
+
+
+def test_a_relative_output_folder_runs_each_case_in_an_absolute_folder(tmp_path, monkeypatch):
+    """Each command runs with its folder as the working directory: a relative --out (the CLI's default
+    experiments-out/real-bugs) must not leave the case's folder or its venv's python relative."""
+    from types import SimpleNamespace
+
+    from experiments import real_bugs
+
+    seen = []
+
+    def fake_run_case(case, folder, python, seed, quick=False):
+        seen.append(folder)
+        return real_bugs._row(case, 0.0, error="not run")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(real_bugs, "CASES", tuple(c for c in CASES if c.name == "textbook float Laplace"))
+    monkeypatch.setattr(real_bugs, "run_case", fake_run_case)
+    monkeypatch.setattr(real_bugs, "machine_description", lambda device: "a machine")  # platform.processor() runs uname
+    real_bugs.run(SimpleNamespace(out_dir="relative/out", quick=False, seed=0))
+    assert seen == [tmp_path / "relative" / "out" / "cases" / "textbook-float-Laplace"]
+    assert (tmp_path / "relative" / "out" / "real-bugs.md").is_file()
