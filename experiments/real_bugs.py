@@ -29,6 +29,17 @@ The cases (Mironov 2012 for the floating-point ones; issue 29 of this project fo
 - OpenDP 0.16.0 ``make_count_by >> then_laplace_threshold(scale=1, threshold=5)``: its map says
   (1, 0.00493) at d_in = 1, but a key held by one user is released with probability
   e⁻⁴/(1 + e⁻¹) = 0.0134 (OpenDP issue #2922), refuted by the certified δ at the claim's ε.
+
+What ``miaudit scan`` found without being told (``found_by_scan``; the files and their exact justifications are
+in :mod:`experiments._scan_bug_sources`, and ``python FILE`` shows each by direct simulation, without miaudit):
+
+- pure-ldp 1.2.0 ``RAPPORClient``: the item's own bit is never reported as 0 (ε = ∞ against the library's
+  ``convert_f_to_eps``); ``HadamardMechClient``: the report is a list or a zip as the true coefficient is kept
+  or replaced (ε = ∞);
+- multi-freq-ldpy 0.2.5 ``SS_Client``: the true value comes first in the reported subset (ε = ∞);
+- python-dp 1.1.5 ``GaussianMechanism.add_noise`` and PipelineDP 0.3.1 ``DPEngine.aggregate`` SUM with
+  Gaussian noise: float noise added to the value (Mironov 2012), outputs seen under one input only;
+- OpenDP #2922 above, found by ``miaudit scan opendp``.
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import _scan_bug_sources as scanned
 from .framework import Experiment, ExperimentOutput, Table, machine_description, new_figure, write_atomic
 
 #: The folder that holds the ``audit`` package: the subprocesses import miaudit from it.
@@ -153,6 +165,7 @@ class BugCase:
     # its certified δ ranged 0.0049-0.012 over 14 runs (1 not refuted: the held-out choice sometimes takes a weaker
     # statistic than the key set) against the map's 0.00493; at 20,000 it ranged 0.0074-0.0116 over 8.
     quick_samples: int = QUICK_SAMPLES
+    found_by_scan: str = ""  # the ``miaudit scan`` target (experiments/scans.py) that finds it without naming it
 
     @property
     def command(self) -> str:
@@ -202,9 +215,36 @@ CASES = (
             "OpenDP #2922", _THRESHOLD, "threshold.py", "released_keys",
             ("--per-database", "--pair", "with.npy,without.npy", "--claim", "dp:1:0.004925833956035741",
              "--relation", "add-remove", "--samples", "20000"), "refuted",
-            databases=(("with.npy", [[0.0]] * 20 + [[1.0]]), ("without.npy", [[0.0]] * 20)), quick_samples=20000),
+            databases=(("with.npy", [[0.0]] * 20 + [[1.0]]), ("without.npy", [[0.0]] * 20)), quick_samples=20000,
+            found_by_scan="opendp"),
     BugCase("OpenDP Laplace", "OpenDP", "opendp", "0.16.0", "none (correct configuration: exact samplers)", "",
             _OPENDP, "opendp_laplace.py", "laplace", _PAIR + ("--samples", "10000"), "not-refuted"),
+    # What ``miaudit scan`` found (experiments/scans.py); each file's docstring in experiments/_scan_bug_sources.py
+    # gives the event's exact probabilities or the floating-point argument, and ``python FILE`` shows it directly.
+    BugCase("pure-ldp RAPPOR", "pure-ldp", "pure-ldp", "1.2.0",
+            "RAPPORClient never turns a 1 back into 0: the item's own bit is always reported (ε = ∞; "
+            "f = 0.76, the library's convert_f_to_eps(0.76, 1) = 0.979)", "none filed",
+            scanned.PURE_LDP_RAPPOR, "pure_ldp_rappor.py", "rappor", _PAIR + ("--claim", "dp:0.9790964506374115"),
+            "refuted", _PURE_LDP_EXTRAS, found_by_scan="pure-ldp"),
+    BugCase("pure-ldp Hadamard", "pure-ldp", "pure-ldp", "1.2.0",
+            "HadamardMechClient returns a list when it keeps the true coefficient and a zip when it replaces it: "
+            "the report's type shows the input (ε = ∞; ε = 1, d = 4, t = 1)", "none filed",
+            scanned.PURE_LDP_HADAMARD, "pure_ldp_hadamard.py", "hadamard", _PAIR + ("--claim", "dp:1"), "refuted",
+            _PURE_LDP_EXTRAS, found_by_scan="pure-ldp"),
+    BugCase("multi-freq-ldpy SS", "multi-freq-ldpy", "multi-freq-ldpy", "0.2.5",
+            "SS_Client writes the true value first in the reported subset: at ε = 0.1, k = 4 the report (0, 1) has "
+            "probability 0.175 from 0 and 0 from 1 (ε = ∞)", "none filed", scanned.MULTI_FREQ_SS,
+            "multi_freq_ss.py", "subset", _PAIR + ("--claim", "dp:0.1"), "refuted", found_by_scan="multi-freq-ldpy"),
+    BugCase("python-dp Gaussian", "python-dp", "python-dp", "1.1.5",
+            "GaussianMechanism.add_noise adds float noise to the value: about 15% of the outputs on input 0 are "
+            "never seen on input 1 (ε = 1, δ = 1e-5)", "none filed", scanned.PYDP_GAUSSIAN,
+            "pydp_gaussian.py", "add_noise", _PAIR + ("--claim", "dp:1:1e-05"), "refuted", found_by_scan="python-dp"),
+    BugCase("PipelineDP Gaussian SUM", "PipelineDP", "pipeline-dp", "0.3.1",
+            "DPEngine.aggregate SUM adds float Gaussian noise to the sum: about 12% of the outputs without a unit of "
+            "value 10 are never seen with it (ε = 1, δ = 1e-6)", "none filed",
+            scanned.PIPELINE_DP_SUM, "pipeline_dp_sum.py", "total",
+            ("--per-database", "--pair", "without.npy,with.npy", "--claim", "dp:1:1e-06", "--relation",
+             "add-remove"), "refuted", databases=(("without.npy", [[0.0]]), ("with.npy", [[0.0], [10.0]]))),
 )
 
 def _installed(package: str) -> str | None:
@@ -272,12 +312,20 @@ def _row(case: BugCase, seconds: float, result: dict | None = None, error: str =
     claim = (result or {}).get("claim") or {}
     bound = event.get("epsilon_lower_bound")
     return {"case": case.name, "library": case.library, "version": case.version, "bug": case.bug,
-            "library_issue": case.issue, "command": case.command,
+            "library_issue": _issue_text(case), "command": case.command,
             "runs": int(result["samples"]) if result else 0, "seconds": round(seconds, 1),
             "claim": claim.get("label") or _claim_text(claim), "certified_epsilon": bound,
             "certified_delta": event.get("delta_lower_bound"), "delta_at_epsilon": event.get("delta_epsilon"),
             "verdict": result.get("claim_verdict") if result else f"error: {error}",
             "expected": case.expected, "event": event.get("description", "")}
+
+
+def _issue_text(case: BugCase) -> str:
+    """The library-issue column: the issue, and the scan that finds the bug without being told of it."""
+    if not case.found_by_scan:
+        return case.issue
+    return f"{case.issue}; found by `miaudit scan {case.found_by_scan}`" if case.issue else \
+        f"found by `miaudit scan {case.found_by_scan}`"
 
 
 #: The page's table head: the commands are listed below the table, by row number.
@@ -318,6 +366,7 @@ def _markdown(rows: list, skipped: list, machine: str, quick: bool) -> str:
 
 def run(context) -> ExperimentOutput:
     out = Path(context.out_dir) if getattr(context, "out_dir", None) else REPO_ROOT / "experiments-out" / "real-bugs"
+    out = out.resolve()  # absolute: each case runs in its own folder, with its venv's python named by path
     cases_folder, venvs = out / "cases", out / "venvs"
     cases_folder.mkdir(parents=True, exist_ok=True)
     rows, skipped = [], []
@@ -358,10 +407,12 @@ def run(context) -> ExperimentOutput:
 
 EXPERIMENTS = [Experiment(
     name="real-bugs",
-    description="privacy bugs in released libraries (pure-ldp, diffprivlib, OpenDP, numpy's float Laplace) audited "
-                "by one command each, against correct configurations",
+    description="privacy bugs in released libraries (pure-ldp, multi-freq-ldpy, diffprivlib, OpenDP, python-dp, "
+                "PipelineDP, numpy's float Laplace) audited by one command each, against correct configurations",
     source="study (issue 29; Mironov 2012)",
     run=run,
-    full_runtime="200 s on a 2-core x86_64 CPU (load average 5, shared) with the three venvs cached (pure-ldp 1.1.2, "
-                 "1.2.0; diffprivlib 0.6.6 with scikit-learn 1.5.2); creating one and installing into it takes 15-30 s",
+    full_runtime="671 s on a 2-core x86_64 CPU (load average 4-5, shared with a scan) with the venvs cached (pure-ldp "
+                 "1.1.2, 1.2.0; multi-freq-ldpy 0.2.5; python-dp 1.1.5; pipeline-dp 0.3.1; diffprivlib 0.6.6 with "
+                 "scikit-learn 1.5.2), 437 s of it diffprivlib's LogisticRegression; creating a venv and installing "
+                 "into it takes 15-30 s",
 )]

@@ -43,6 +43,8 @@ class ScanTarget:
     package: str
     version: str
     extra_requirements: tuple = ()
+    #: Why a run may leave it out (said on the page when ``MIAUDIT_SCANS`` does not select it).
+    cost: str = ""
 
     def install_case(self) -> BugCase:
         """The venv recipe :func:`experiments.real_bugs._interpreter` builds (only the install fields are read)."""
@@ -53,12 +55,19 @@ class ScanTarget:
 #: diffprivlib 0.6.6 passes ``multi_class`` to scikit-learn's LogisticRegression, which 1.6 removed; pure-ldp 1.2.0
 #: imports statsmodels without declaring it; pure-ldp 1.2.0 and multi-freq-ldpy 0.2.5 hash a str with xxhash, which
 #: 4 refuses ("Strings must be encoded before hashing").
-TARGETS = (ScanTarget("diffprivlib", "diffprivlib", "0.6.6", ("scikit-learn<1.6",)),
+TARGETS = (ScanTarget("diffprivlib", "diffprivlib", "0.6.6", ("scikit-learn<1.6",),
+                      "its full scan takes over 40 minutes on 2 cores"),
            ScanTarget("pure-ldp", "pure-ldp", "1.2.0", ("statsmodels", "xxhash<4")),
            ScanTarget("multi-freq-ldpy", "multi-freq-ldpy", "0.2.5", ("xxhash<4",)),
            ScanTarget("opendp", "opendp", "0.16.0"),
            ScanTarget("python-dp", "python-dp", "1.1.5"),
            ScanTarget("pipeline-dp", "pipeline-dp", "0.3.1"))
+
+
+def not_selected(target: ScanTarget, selected: list) -> str:
+    """The page's line for a library ``MIAUDIT_SCANS`` leaves out, with what a run of it costs where known."""
+    why = f"; {target.cost}" if target.cost else ""
+    return f"{target.name} {target.version}: not selected (MIAUDIT_SCANS={','.join(selected)}{why})"
 
 
 def _scan(target: ScanTarget, python: str, folder: Path, seed: int, quick: bool) -> dict:
@@ -116,7 +125,7 @@ def run(context) -> ExperimentOutput:
     selected = [name.strip() for name in os.environ.get("MIAUDIT_SCANS", "").split(",") if name.strip()]
     for target in TARGETS:
         if selected and target.name not in selected:
-            not_run.append(f"{target.name} {target.version}: not selected (MIAUDIT_SCANS={','.join(selected)})")
+            not_run.append(not_selected(target, selected))
             continue
         if context.quick and _installed(target.package) != target.version:
             not_run.append(f"{target.name} {target.version}: --quick installs nothing and it is not installed here")

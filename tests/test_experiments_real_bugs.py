@@ -4,6 +4,7 @@ in a fresh interpreter (experiments/real_bugs.py)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -54,3 +55,82 @@ def test_page_lists_the_commands_below_the_table():
     assert all("`miaudit" not in line for line in lines[head:head + 4])
     assert lines[-2:] == ["1. `miaudit audit --mechanism m.py:f --pair zero.npy,one.npy`",
                           "2. `miaudit audit --mechanism m.py:f --pair zero.npy,one.npy`"]
+
+
+def test_each_case_found_by_a_scan_is_at_the_scanned_version_and_runs_without_miaudit():
+    from experiments.scans import TARGETS
+
+    scanned = {target.name: target for target in TARGETS}
+    found = [case for case in CASES if case.found_by_scan]
+    assert {case.found_by_scan for case in found} == {"pure-ldp", "multi-freq-ldpy", "python-dp", "opendp"}
+    # PipelineDP's Gaussian SUM: found by one scan of the profile's first version, a control in the two since.
+    for case in found + [case for case in CASES if case.name == "PipelineDP Gaussian SUM"]:
+        target = scanned[case.found_by_scan or case.package]
+        assert (case.package, case.version, case.expected) == (target.package, target.version, "refuted"), case.name
+        if case.name != "OpenDP Laplace threshold":  # its file predates the scans: no simulation of its own
+            assert '\nif __name__ == "__main__":\n' in case.source, case.name
+        imported = [line.split()[1] for line in case.source.splitlines() if line.startswith(("import ", "from "))]
+        assert not [name for name in imported if name.split(".")[0] in ("audit", "mechanisms", "estimators")]
+
+
+def test_the_issue_column_names_the_scan_that_finds_the_bug():
+    from experiments.real_bugs import _issue_text
+
+    cases = {case.name: case for case in CASES}
+    assert _issue_text(cases["OpenDP Laplace threshold"]) == "OpenDP #2922; found by `miaudit scan opendp`"
+    assert _issue_text(cases["pure-ldp RAPPOR"]) == "none filed; found by `miaudit scan pure-ldp`"
+    assert _issue_text(cases["diffprivlib Laplace"]) == "diffprivlib #94"
+
+
+def test_the_scanned_ldp_cases_state_their_exact_probabilities():
+    """The claims and event probabilities the cases state, computed here from the libraries' formulas."""
+    import math
+
+    cases = {case.name: case for case in CASES}
+    # RAPPOR: f = convert_eps_to_f(1) = round(1 / (e^(1/2)/2 + 1/2), 2); claim convert_f_to_eps(f, 1) = 2 log((1-f/2)/(f/2)).
+    f = round(1 / (0.5 * math.exp(0.5) + 0.5), 2)
+    assert f == 0.76 and "f=0.76" in cases["pure-ldp RAPPOR"].source
+    assert f"dp:{math.log(((1 - 0.5 * f) / (0.5 * f)) ** 2)!r}" in cases["pure-ldp RAPPOR"].command
+    # SS at k = 4, ε = 0.1: subset size rint(4/(e^0.1 + 1)) = 2; (0, 1) from 0 with probability p/3.
+    assert round(4 / (math.exp(0.1) + 1)) == 2
+    p = 2 * math.exp(0.1) / (2 * math.exp(0.1) + 2)
+    assert f"probability {p / 3:.3f} from 0" in cases["multi-freq-ldpy SS"].bug
+    # Hadamard at ε = 1, t = 1: p = e/(e + 1), and a kept coefficient -1 from item 1 with probability p/2.
+    hadamard = Path(__file__).resolve().parent.parent / "experiments" / "_scan_bug_sources.py"
+    assert f"p/2 = e/(2(e + 1)) = {math.e / (math.e + 1) / 2:.3f}" in hadamard.read_text(encoding="utf-8")
+
+
+def test_float_sums_leave_the_multiples_the_float_cases_state():
+    """IEEE 754 doubles (NumPy's, round to nearest): fl(1 + n) is a multiple of 2^-53 for every double n, and
+    fl(10 + n) for n in (-12, -8) a multiple of 2^-49; n itself near 0 is not (the python-dp and PipelineDP cases)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n = np.concatenate([rng.normal(0.0, 3.7, 200_000), rng.uniform(-1e-3, 1e-3, 10_000),
+                        np.nextafter(np.array([-0.5, 0.5, -1.5, 1.0]), 0.0)])
+    assert not np.count_nonzero(np.ldexp(1.0 + n, 53) % 1)
+    assert np.count_nonzero(np.ldexp(n, 53) % 1) > 10_000
+    far = rng.uniform(-12.0, -8.0, 200_000)
+    assert not np.count_nonzero(np.ldexp(10.0 + far, 49) % 1)
+
+
+def test_a_relative_output_folder_runs_each_case_in_an_absolute_folder(tmp_path, monkeypatch):
+    """Each command runs with its folder as the working directory: a relative --out (the CLI's default
+    experiments-out/real-bugs) must not leave the case's folder or its venv's python relative."""
+    from types import SimpleNamespace
+
+    from experiments import real_bugs
+
+    seen = []
+
+    def fake_run_case(case, folder, python, seed, quick=False):
+        seen.append(folder)
+        return real_bugs._row(case, 0.0, error="not run")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(real_bugs, "CASES", tuple(c for c in CASES if c.name == "textbook float Laplace"))
+    monkeypatch.setattr(real_bugs, "run_case", fake_run_case)
+    monkeypatch.setattr(real_bugs, "machine_description", lambda device: "a machine")  # platform.processor() runs uname
+    real_bugs.run(SimpleNamespace(out_dir="relative/out", quick=False, seed=0))
+    assert seen == [tmp_path / "relative" / "out" / "cases" / "textbook-float-Laplace"]
+    assert (tmp_path / "relative" / "out" / "real-bugs.md").is_file()

@@ -251,3 +251,39 @@ def test_the_scans_page_lists_each_finding_of_a_scan_report(planted_scan, tmp_pa
     assert "| planted_lib | (a user's module) | 18 | 6 | 10 | 3 | 1.0 |" in page
     assert "| `planted_lib.randomizers.NoisyReport(epsilon=1.0)` | ends | dp:1.0 (1-DP) |" in page
     assert "planted_lib.tools.exact_count" in page and "needs_config" in page
+
+
+def test_the_scans_page_says_why_a_library_was_not_selected():
+    from experiments.scans import TARGETS, not_selected
+
+    targets = {target.name: target for target in TARGETS}
+    assert not_selected(targets["diffprivlib"], ["pure-ldp", "opendp"]) == (
+        "diffprivlib 0.6.6: not selected (MIAUDIT_SCANS=pure-ldp,opendp; its full scan takes over 40 minutes on 2 cores)")
+    assert not_selected(targets["pure-ldp"], ["opendp"]) == "pure-ldp 1.2.0: not selected (MIAUDIT_SCANS=opendp)"
+
+
+def test_a_finding_shows_the_event_test_that_refuted_it():
+    """A float-noise finding is refuted by the float-bit event test: its counts and bounds are that test's,
+    not the logistic event test's (which saw nothing: python-dp's GaussianMechanism read 2/1200 vs 2/1200)."""
+    from types import SimpleNamespace
+
+    from audit.result import AuditResult
+    from audit.scan.running import _evidence
+
+    class Result(SimpleNamespace):
+        refuting_event_test = AuditResult.refuting_event_test
+
+    def test(p_first, p_second, eps, delta, what):
+        return SimpleNamespace(runs_made=[1200, 1200], runs_per_input=1200, p_first=p_first, p_second=p_second,
+                               description=what, certificate="clopper-pearson", epsilon_lower_bound=eps,
+                               delta_lower_bound=delta, support_differences=[])
+
+    logistic, float_bits = test(2 / 1200, 2 / 1200, 0.0, -0.03, "logistic"), test(0.1, 0.0, 2.5, 0.056, "bits")
+    refuted = Result(event_test=logistic, float_event_test=float_bits, claim={"label": "(1, 1e-05)-DP"},
+                              refuted_by=[{"test": "float", "detail": "δ ≥ 0.056"}])
+    audit = SimpleNamespace(result=refuted, runs=6000, looks=[1], schedule=[1], runs_to_refute=None)
+    out = _evidence(audit)
+    assert (out["event"], out["hits"], out["epsilon_lower_bound"], out["delta_lower_bound"]) == \
+        ("bits", [120, 0], 2.5, 0.056)
+    kept = Result(**{**vars(refuted), "refuted_by": []})
+    assert _evidence(SimpleNamespace(**{**vars(audit), "result": kept}))["hits"] == [2, 2]

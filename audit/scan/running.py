@@ -164,8 +164,9 @@ def _with_timeout(spec, timeout, settings_type):
 
 
 def _evidence(audit) -> dict:
-    """The sequential audit's evidence, as the report shows it."""
-    result, event = audit.result, audit.result.refuting_event_test  # a float bug's evidence is the float-bit test's
+    """The sequential audit's evidence, as the report shows it: the event test that refuted the claim (the
+    float-bit one, reading the output's bits, for float noise), else the event test."""
+    result, event = audit.result, audit.result.refuting_event_test
     out = {"runs": int(audit.runs), "looks": len(audit.looks), "looks_planned": len(audit.schedule),
            "refuted_by": [r["detail"] for r in result.refuted_by], "runs_to_refute": audit.runs_to_refute,
            "audited_claim": (result.claim or {}).get("label")}
