@@ -210,8 +210,12 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
     try:
         out = call_user_code(mech, (batch.copy(), generator), who=who, timeout=timeout, where=where)
     except MechanismError as exc:
-        if str(exc).startswith(who):
+        text = str(exc)
+        if text.startswith(who):
             raise
+        if exc.mechanism and text.startswith(exc.mechanism):  # an adapter named it its own way (a worker: by path)
+            raise MechanismError(who + text[len(exc.mechanism):], mechanism=who,
+                                 database_index=exc.database_index) from exc
         raise MechanismError(f"{who}: {exc}", mechanism=who,
                              database_index=exc.database_index) from exc
     except Exception as exc:  # noqa: BLE001 - a black box may raise anything

@@ -657,3 +657,19 @@ def test_sampling_benchmark_quick_run_reports_speed_overhead_and_load(tmp_path):
     for table in (speed, overhead):
         assert np.all(table["load average before"] >= 0) and np.all(table["load average after"] >= 0)
     assert any(f.startswith("1-minute load average") for f in result.findings)
+
+
+def test_a_wrapped_function_that_raises_is_named_once_by_the_audits_label():
+    # In a worker process the adapter names the function by its file's full path; the message names it once,
+    # by the label the audit gave it (it read "mechanism 'm.py:fails': mechanism '/abs/m.py:fails' raised ...").
+    from mechanisms.adapters.callables import PerDatabaseMechanism
+    from mechanisms.base import run_on_batch
+
+    def fails(db, rng):
+        raise ValueError("boom")
+
+    with pytest.raises(MechanismError) as info:
+        run_on_batch(PerDatabaseMechanism(fails, name="/abs/m.py:fails"), np.zeros((1, 3, 1)),
+                     np.random.default_rng(0), name="m.py:fails")
+    assert str(info.value).startswith("mechanism 'm.py:fails' raised ValueError on database 0: boom")
+    assert str(info.value).count("mechanism '") == 1 and info.value.database_index == 0
