@@ -213,7 +213,8 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
         text = str(exc)
         if text.startswith(who):
             raise
-        if exc.mechanism and text.startswith(exc.mechanism):  # an adapter named it its own way (a worker: by path)
+        # A function's adapter named it by its own name (in a worker: its file's full path); a library's keeps its words.
+        if exc.mechanism and exc.mechanism.startswith("mechanism '") and text.startswith(exc.mechanism):
             raise MechanismError(who + text[len(exc.mechanism):], mechanism=who,
                                  database_index=exc.database_index) from exc
         raise MechanismError(f"{who}: {exc}", mechanism=who,
