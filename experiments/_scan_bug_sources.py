@@ -103,6 +103,31 @@ if __name__ == "__main__":
         print(f"value {value}: report (0, 1) in {seen}/{runs} runs")  # about 0.175 * runs vs 0
 '''
 
+#: multi-freq-ldpy 0.2.5 ``RSpFD_GRR_Client(t, lst_k=[4, 4], d=2, epsilon=1)`` (Random Sampling plus Fake Data,
+#: Arcolezi et al. 2021) samples one attribute j uniformly, reports GRR of t_j at the "amplified" ε' = ln(d(e^ε − 1)
+#: + 1) = ln(2e − 1) = 1.49, and a uniform fake value for the other attribute. The report (0, 0) has probability
+#: (1/2)(p/4) + (1/2)(p/4) = p/4 from t = (0, 0) and q/4 from t = (3, 3), with p = e^ε'/(e^ε' + 3) = 0.5966 and
+#: q = 1/(e^ε' + 3) = 0.1345 (GRR over k = 4 values): 0.1491 against 0.0336, a ratio e^ε' = 2e − 1 = 4.44, so the
+#: client is 1.49-LDP, not 1-LDP. Amplification by sampling bounds the ratio only for tuples that differ in one
+#: attribute (there it is 2e^ε'/(e^ε' + 1) = e^0.49); local DP covers any two tuples, and these differ in both.
+MULTI_FREQ_RSPFD = '''import numpy as np
+from multi_freq_ldpy.mdim_freq_est.RSpFD_solution import RSpFD_GRR_Client
+
+
+def report(dbs, rng):
+    """RSpFD_GRR_Client's report of each database's one tuple (lst_k = [4, 4], d = 2, epsilon = 1)."""
+    np.random.seed(int(rng.integers(2**32)))  # the client draws from NumPy's global generator
+    return np.array([RSpFD_GRR_Client([int(v) for v in db[0]], [4, 4], 2, 1.0) for db in dbs], dtype=np.float64)
+
+
+if __name__ == "__main__":
+    np.random.seed(0)
+    runs = 100_000
+    for tuple_ in ([0, 0], [3, 3]):
+        seen = sum(list(RSpFD_GRR_Client(tuple_, [4, 4], 2, 1.0)) == [0, 0] for _ in range(runs))
+        print(f"tuple {tuple_}: report (0, 0) in {seen}/{runs} runs")  # about 0.1491 * runs vs 0.0336 * runs
+'''
+
 #: python-dp 1.1.5 ``GaussianMechanism(epsilon=1, delta=1e-5, sensitivity=1).add_noise(x)`` returns x + n in
 #: float64. For any double n, fl(1 + n) is a multiple of 2⁻⁵³: where |n| ≥ 1/2, n is one and so is the exact
 #: sum (rounded, or exact below 1/2 by Sterbenz's lemma); where |n| < 1/2, 1 + n lies in (1/2, 3/2), whose

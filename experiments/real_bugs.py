@@ -235,6 +235,12 @@ CASES = (
             "SS_Client writes the true value first in the reported subset: at ε = 0.1, k = 4 the report (0, 1) has "
             "probability 0.175 from 0 and 0 from 1 (ε = ∞)", "none filed", scanned.MULTI_FREQ_SS,
             "multi_freq_ss.py", "subset", _PAIR + ("--claim", "dp:0.1"), "refuted", found_by_scan="multi-freq-ldpy"),
+    BugCase("multi-freq-ldpy RS+FD", "multi-freq-ldpy", "multi-freq-ldpy", "0.2.5",
+            "RSpFD_GRR_Client reports GRR at the amplified ε' = ln(d(e^ε − 1) + 1): for tuples that differ in every "
+            "attribute the report (0, 0) has probability 0.149 from (0, 0) and 0.0336 from (3, 3) (1.49-LDP at "
+            "ε = 1, d = 2, k = 4)", "none filed", scanned.MULTI_FREQ_RSPFD, "multi_freq_rspfd.py", "report",
+            ("--pair", "zero.npy,three.npy", "--claim", "dp:1"), "refuted",
+            databases=(("zero.npy", [[0.0, 0.0]]), ("three.npy", [[3.0, 3.0]]))),
     BugCase("python-dp Gaussian", "python-dp", "python-dp", "1.1.5",
             "GaussianMechanism.add_noise adds float noise to the value: about 15% of the outputs on input 0 are "
             "never seen on input 1 (ε = 1, δ = 1e-5)", "none filed", scanned.PYDP_GAUSSIAN,

@@ -134,3 +134,32 @@ def test_a_relative_output_folder_runs_each_case_in_an_absolute_folder(tmp_path,
     real_bugs.run(SimpleNamespace(out_dir="relative/out", quick=False, seed=0))
     assert seen == [tmp_path / "relative" / "out" / "cases" / "textbook-float-Laplace"]
     assert (tmp_path / "relative" / "out" / "real-bugs.md").is_file()
+
+
+def test_the_rs_fd_case_states_its_enumerated_probabilities():
+    """RS+FD[GRR] at ε = 1, d = 2, k = 4: the report's law enumerated over the sampled attribute, GRR at the
+    library's ε' = ln(d(e^ε − 1) + 1) on it and a uniform fake value on the other (Arcolezi et al. 2021)."""
+    import itertools
+    import math
+
+    k, d, epsilon = 4, 2, 1.0
+    amplified = math.log(d * (math.exp(epsilon) - 1) + 1)
+    p = math.exp(amplified) / (math.exp(amplified) + k - 1)
+    q = (1 - p) / (k - 1)
+
+    def law(tuple_):
+        probabilities = {}
+        for report in itertools.product(range(k), repeat=d):
+            probabilities[report] = sum(
+                (1 / d) * (p if report[j] == tuple_[j] else q) * (1 / k) ** (d - 1) for j in range(d))
+        return probabilities
+
+    from_zero, from_three = law((0, 0)), law((3, 3))
+    assert math.isclose(sum(from_zero.values()), 1.0)
+    worst = max(math.log(from_zero[y] / from_three[y]) for y in from_zero)
+    assert math.isclose(worst, amplified) and worst > epsilon + 0.45
+    case = {case.name: case for case in CASES}["multi-freq-ldpy RS+FD"]
+    assert f"probability {from_zero[(0, 0)]:.3f} from (0, 0) and {from_three[(0, 0)]:.4f} from (3, 3)" in case.bug
+    assert f"{amplified:.2f}-LDP at ε = 1" in case.bug and case.expected == "refuted"
+    one_attribute = max(math.log(from_zero[y] / law((3, 0))[y]) for y in from_zero)
+    assert one_attribute <= epsilon + 1e-12  # amplification by sampling holds when one attribute differs
