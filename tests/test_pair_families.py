@@ -102,6 +102,12 @@ def test_parse_domain_forms(tmp_path):
     assert (per_column.low, per_column.high, per_column.lows, per_column.highs) == (-5.0, 5.0, (0.0, -5.0), (1.0, 5.0))
     assert parse_domain([[0, 1], [2, 3]], "[mechanism] domain").lows == (0.0, 2.0)
     assert not parse_domain("-inf,inf").bounded
+    half = parse_domain("1,inf")  # a half-bounded domain is kept (checked against the records), builds no pairs
+    assert (half.low, half.high, half.bounded) == (1.0, math.inf, False)
+    with pytest.raises(InputError, match="must be bounded"):
+        domain_pair_families(half, 2, 1)
+    assert parse_domain("0,1;").lows is None and parse_domain("0,1;").high == 1.0  # an empty range is skipped
+    assert parse_domain("0,1;;2,3").lows == (0.0, 2.0)
     text = tmp_path / "domain.txt"
     text.write_text("# low, high per attribute\n0, 1\n0, 100\n")
     assert parse_domain(str(text)).highs == (1.0, 100.0)

@@ -54,9 +54,10 @@ KEYS = (
              "any shape, mappings, sets of keys, fitted estimators, tuples) are encoded"),
     Key("mechanism", "domain", "any", notions=DP_NOTIONS, flag="--domain", metavar="LOW,HIGH|FILE",
         help="DP notions: the records' declared range: LOW,HIGH for every attribute (--domain=-5,5 for a negative LOW), "
-             "L0,H0;L1,H1;... per attribute, "
+             "L0,H0;L1,H1;... per attribute (empty ranges between semicolons are skipped), "
              "or a file holding either (or a .npy of shape (2,) or (k, 2)); pairs from it (its ends, a grid near "
-             "them, duplicates, ...) are scored on pilot runs and the best joins the audit (default: the range a "
+             "them, duplicates, ...) are scored on pilot runs and the best joins the audit; an end may be inf or -inf, and a domain with an infinite end builds no pairs "
+             "and is only checked against the audited records (default: the range a "
              "library object or the function's bounds=/range= arguments declare)"),
     Key("mechanism", "query", "spec"),
     Key("mechanism", "params", "any"),
