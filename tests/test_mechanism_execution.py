@@ -338,7 +338,7 @@ def test_a_task_that_raises_once_is_retried(marker):
 
 
 def test_a_task_that_always_raises_stops_with_the_database_index():
-    with pytest.raises(MechanismError, match=r"raised ValueError on database 44: boom \(audit sample 300\) "
+    with pytest.raises(MechanismError, match=r"raised ValueError on audit sample 300: boom "
                                              r"\(3 attempts\)") as info:
         with MechanismRunner(fx.raises_on_sample_300, "raises", ExecutionSettings(chunk_size=64)) as r:
             r.sample(numbered(600), np.random.default_rng(0), what="audit sample")
@@ -438,7 +438,7 @@ def test_ray_task_failures_name_the_mechanism_and_database(local_ray):
     np.testing.assert_array_equal(sample("flaky", dbs, chunk_size=64, backend="ray"),
                                   sample("summing", dbs, chunk_size=64))
     assert local_ray.exists()  # the first attempt failed and was retried
-    with pytest.raises(MechanismError, match=r"raised ValueError on database 44: boom \(audit sample 300\)"):
+    with pytest.raises(MechanismError, match=r"raised ValueError on audit sample 300: boom"):
         with MechanismRunner(fx.raises_on_sample_300, "raises", ExecutionSettings(chunk_size=64, backend="ray"),
                              source=f"{SOURCE}:raises_on_sample_300") as r:
             r.sample(dbs, np.random.default_rng(0), what="audit sample")

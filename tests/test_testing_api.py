@@ -231,8 +231,7 @@ def test_a_failing_check_is_at_most_25_lines_led_by_the_verdict(pytester):
         "E       estimators.validation.InputError: argument 'pairs[0]': the two databases are equal; a neighbouring "
         "pair differs in one record"]
     assert [line for line in broken if line.startswith("E ")] == [
-        "E       mechanisms.errors.MechanismError: mechanism 'broken' raised ValueError on database 0: no noise today "
-        "(database 0)"]
+        "E       mechanisms.errors.MechanismError: mechanism 'broken' raised ValueError on database 0: no noise today"]
 
 
 def _exact_sums(dbs, rng):

@@ -547,7 +547,10 @@ class MechanismRunner:
         index = exc.database_index
         message = str(exc)
         if index is not None:
-            message += f" ({what} {task.start + index})"
+            # The adapter numbered the database within its chunk; the user knows it by its place in the job.
+            chunk_words, job_words = f"database {index}", f"{what} {task.start + index}"
+            message = message.replace(chunk_words, job_words, 1) if chunk_words in message \
+                else f"{message} ({job_words})"
             index += task.start
         elif task.size > 1 or task.start:
             message += f" ({what}s {task.start}-{task.start + task.size - 1})"
