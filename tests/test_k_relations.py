@@ -314,3 +314,29 @@ def test_opendp_claims_are_read_at_d_in_k():
         >> dp.m.then_laplace(scale=scale)
     claim, note = recognize_mechanism(sized, "sized").claim_at("add-remove:2")
     assert claim is None and "no claim read at that distance" in note  # sized data: no add/remove distance
+
+
+# -- type-I at the boundary ----------------------------------------------------------------------
+
+def _tight_refutations(audits: int, samples: int) -> int:
+    """How many of ``audits`` seeded audits refute dp:3 stated for add-remove:3 on the discrete-Laplace count, whose
+    ε on the audited pair (three records removed) is exactly 3: every refutation is a type-I error."""
+    from audit.engine import run_audit
+
+    pair = NeighbouringPair(A, A[[0, 2]], relation="add-remove:3")
+    refuted = 0
+    for seed in range(audits):
+        spec = claim_spec(noisy_count, "dp:3", pairs=[pair], relation="add-remove:3", per_database=True, seed=seed,
+                          alpha=0.05)
+        refuted += run_audit(dataclasses.replace(spec, samples=samples, event_runs=samples)).claim_verdict == "refuted"
+    return refuted
+
+
+@pytest.mark.slow
+def test_type_one_error_of_a_tight_user_level_claim_is_at_most_alpha():
+    # 200 audits at α = 0.05: with a type-I rate of at most 0.05 the count of refutations is Binomial(200, ≤ 0.05),
+    # and P(≥ 19) ≤ 0.007 (the binomial tail, scipy.stats.binom.sf(18, 200, 0.05)).
+    from scipy.stats import binom
+
+    assert binom.sf(18, 200, 0.05) < 0.01
+    assert _tight_refutations(200, 1000) <= 18
