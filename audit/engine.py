@@ -137,7 +137,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
         if planned.deterministic:
             constant.append((position, _constant_evidence(planned, prior)))
             continue
-        g, w = secret_values(planned.pair, planned.record, data[planned.prior_index][0], spec.others)
+        g, w = secret_values(planned.pair, planned.record, data[planned.prior_index][0], spec.others, prior)
         if np.all(g == g[:1]):
             # I(g; ·) of the samples' empirical law is 0 when g takes one value on all of them.
             notes.append(f"{planned.name} under prior {planned.prior_index}: g took one value in all {len(g)} "
@@ -145,7 +145,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
                          "certificate")
             constant.append((position, _constant_evidence(planned, prior)))
             continue
-        strategy = planned.pair.strategy(prior)
+        strategy = planned.pair.strategy(prior) if w is not None else "certify"  # w None: no public information
         if strategy == "stratify" and spec.notion == "smi-dp":
             notes.append(f"{planned.pair.name} under prior {planned.prior_index}: w is discrete and may depend on g; "
                          "the sliced notion is not stratified, so this secret gets the chain-rule estimate only")
@@ -299,7 +299,7 @@ def _critic_statistic(candidate, fits):
         for value in (first, second):
             batch = dbs.copy()
             batch[:, record] = value
-            g, w = secret_values(cell.pair, record, batch, cell.others)
+            g, w = secret_values(cell.pair, record, batch, cell.others, cell.prior)
             u, v = candidate.critics.features(g, outputs, w, index)
             t.append(scorer(index, pad_columns(u, width_u), pad_columns(v, width_v)))
         return t[0] - t[1]

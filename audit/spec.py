@@ -17,7 +17,8 @@ from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.execution.runner import PROBE_TIMEOUT, ExecutionSettings
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS, Claim
 from mechanisms.inputs.priors import Prior
-from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, PresentRecords, check_relation, relation_words
+from mechanisms.inputs.relation import (ADD_REMOVE, REPLACE_ONE, PresentRecords, check_relation, relation_at,
+                                        relation_distance, relation_kind, relation_words)
 from mechanisms.claims.conversion import convert_claim
 
 from estimators.validation import plain_toml
@@ -106,11 +107,13 @@ class AuditSpec:
     notes : tuple of str
         Notes the result carries from the start (where a library's claim came from, whether the
         mechanism follows the seed).
-    relation : {"replace-one", "add-remove"}
-        The neighbouring relation of the audited pairs (:mod:`mechanisms.inputs.relation`). A claim
-        stated for the other relation is converted where a theorem allows
-        (:func:`mechanisms.claims.conversion.convert_claim`, said in the notes), else refused. Under
-        add-remove the audit needs a DP-family claim (the MI notions are replace-one only).
+    relation : str
+        The neighbouring relation of the audited pairs (:mod:`mechanisms.inputs.relation`):
+        ``"replace-one"``, ``"add-remove"``, or a user-level ``"replace:K"`` / ``"add-remove:K"``
+        (pairs that differ in up to K records). A claim stated for another relation is converted where
+        a theorem allows (group privacy, :func:`mechanisms.claims.conversion.convert_claim`, said in the
+        notes), else refused. Under any relation but replace-one the audit needs a DP-family claim (the
+        MI notions are replace-one only).
     presence_column : bool, optional
         add-remove only: whether the databases carry a presence column that the runner strips
         (default True: the declared priors are wrapped by
@@ -184,7 +187,7 @@ class AuditSpec:
         if not priors or not all(isinstance(p, Prior) for p in priors):
             raise InputError("argument 'priors' must be a non-empty sequence of Prior objects")
         relation = check_relation(self.relation, "relation")
-        presence = relation == ADD_REMOVE and self.presence_column is not False
+        presence = relation_kind(relation) == ADD_REMOVE and self.presence_column is not False
         if presence:
             priors = tuple(p if getattr(p, "presence_column", False) else PresentRecords(p) for p in priors)
         elif any(getattr(p, "presence_column", False) for p in priors):
@@ -200,9 +203,9 @@ class AuditSpec:
         elif claim is not None and not isinstance(claim, Claim):
             raise InputError("argument 'claim' must be a Claim (mechanisms.claims.claim) or a Guarantee")
         notes = tuple(self.notes)
-        if relation == ADD_REMOVE and (claim is None or not claim.has_profile):
-            raise InputError("argument 'relation': an add/remove audit tests a DP-family claim (dp, zcdp, rdp, gdp; "
-                             "--claim with --relation add-remove); the MI notions are defined for replace-one "
+        if relation != REPLACE_ONE and (claim is None or not claim.has_profile):
+            raise InputError(f"argument 'relation': an audit under {relation} tests a DP-family claim (dp, zcdp, rdp, "
+                             f"gdp; --claim with --relation {relation}); the MI notions are defined for replace-one "
                              "neighbours only")
         if claim is not None and claim.relation != relation:
             stated = claim
@@ -257,9 +260,15 @@ class AuditSpec:
         for pair in pairs:
             if not isinstance(pair, NeighbouringPair) or pair.record_shape != priors[0].shape:
                 raise InputError(f"argument 'pairs' must hold NeighbouringPair objects of shape {priors[0].shape}")
-            if pair.relation == ADD_REMOVE and not presence:
+            if relation_kind(pair.relation) == ADD_REMOVE and not presence:
                 raise InputError("argument 'pairs' holds an add/remove pair (row counts that differ by one); audit it "
                                  "with relation='add-remove'")
+            differing = int(np.count_nonzero(np.any(pair.first != pair.second, axis=1)))
+            if differing > relation_distance(relation):
+                # The claim is read (converted) at the audit's relation: it says nothing about a pair farther apart.
+                raise InputError(f"argument 'pairs' holds a pair that differs in {differing} records; neighbours under "
+                                 f"relation {relation!r} differ in at most {relation_distance(relation)} (audit it with "
+                                 f"relation='{relation_at(relation_kind(relation), differing)}')")
         check_choice(self.estimator, "estimator", NEURAL_ESTIMATORS)
         check_choice(self.arithmetic, "arithmetic", ARITHMETICS)
         check_choice(self.mi_critic, "mi_critic", MI_CRITICS)

@@ -22,6 +22,7 @@ from mechanisms.claims.claim import CLAIM_SYNTAX
 from mechanisms.claims.parsing import parse_claim
 from mechanisms.errors import MechanismWarning
 from mechanisms.inputs.pair_files import split_pair_flag
+from mechanisms.inputs.relation import check_relation
 
 
 def configure(parser) -> None:
@@ -74,6 +75,8 @@ def _flag_config(args) -> dict:
                            for first, second in map(split_pair_flag, args.pair)]
     if args.claim is not None:  # "" too: parse_claim names it
         relation = config.get("claim", {}).get("relation")
+        if relation is not None:  # replace:1 is replace-one; a relation that is none is named here, as --relation
+            relation = check_relation(relation, "--relation")
         claim = parse_claim(args.claim, argument="--claim", relation=relation)
         # With --relation, the relation the user named goes along (config.building keeps a library's otherwise).
         config["claim"] = claim if relation is None else (claim, relation)

@@ -58,7 +58,7 @@ Schema (every table optional except ``mechanism`` and ``audit``)::
     [claim]                               # optional: what the mechanism claims (mechanisms/claims/claim.py)
     spec = "dp:0.5"                       # dp:EPS[:DELTA] zcdp:RHO rdp:ALPHA:EPS gdp:MU ldp:EPS mi-dp:EPS mi-pp:EPS
                                           # or notion = "zcdp" with its parameters by name (rho = 0.5)
-    relation = "replace-one"              # or "add-remove" (--relation); alone, it sets a library's claim's
+    relation = "replace-one"              # add-remove, replace:K, add-remove:K (--relation); alone, it sets a library's claim's
 
     [critic]                              # optional: estimators.neural.CriticConfig fields
     max_steps = 2000
@@ -100,7 +100,7 @@ from mechanisms.adapters.loading import load_object
 from mechanisms.adapters.recognition import load_mechanism
 from mechanisms.inputs.priors import Prior, ProductBernoulli, ProductGaussian, UniformBox
 from mechanisms.inputs.user_priors import UserPrior
-from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, relation_words
+from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, check_relation, relation_kind, relation_words
 
 from estimators.validation import InputWarning, plain_toml
 from audit.config.schema import validate_table
@@ -331,13 +331,13 @@ def _claim(raw, notion: str) -> tuple:
     if not raw:
         return None, None
     table = validate_table(raw, keys_of("claim"), "[claim]", notion=notion)
-    relation = table.get("relation")
+    relation = check_relation(table["relation"], keys_of("claim")["relation"].label) if "relation" in table else None
     if set(table) == {"relation"}:
         return None, relation
     return claim_from_table(table, where="[claim] (--claim)", origin="[claim]"), relation
 
 
-def _pairs(config: dict, entry, searching: bool, shape, notion: str) -> tuple:
+def _pairs(config: dict, entry, searching: bool, shape, notion: str, relation: str | None = None) -> tuple:
     pairs = []
     for number, raw in enumerate(_array_of_tables(config, "pairs"), start=1):
         where = f"[[pairs]] entry {number}"
@@ -349,12 +349,12 @@ def _pairs(config: dict, entry, searching: bool, shape, notion: str) -> tuple:
             base = Path(config.get("_base_dir") or ".")
             from mechanisms.inputs.pair_files import pair_from_files  # scipy, via the catalog
 
-            pair = pair_from_files(base / first, base / second, f"{where} first, second (--pair)")
+            pair = pair_from_files(base / first, base / second, f"{where} first, second (--pair)", relation)
         else:
             for name, value in (("first", first), ("second", second)):
                 if not isinstance(value, (list, tuple)):
                     raise InputError(f"{where} {name} must be an array of rows or a .npy file name, got {plain_toml(value)}")
-            pair = checked_pair(first, second, f"{where} first, second", given="supplied in the configuration")
+            pair = checked_pair(first, second, f"{where} first, second", "supplied in the configuration", relation)
         if shape is not None and pair.database_shape != shape:
             raise InputError(f"{where}: first and second must have the prior's database shape {shape}, "
                              f"got {pair.database_shape}")
@@ -439,14 +439,14 @@ def _say_relation_change(stated: str, audited: str, why: str) -> None:
 
 def _audit_relation(claim, relation_given: str | None, pairs_config: list) -> str:
     """The relation of the audited pairs: the pairs' own when [[pairs]] / --pair are given (row counts that
-    differ by one: add-remove), else the claim's, else the one named (default replace-one)."""
+    differ: add-remove), else the claim's, else the one named (default replace-one)."""
     kinds = {pair.relation for pair in pairs_config}
     if len(kinds) > 1:
         raise InputError("[[pairs]] (--pair): give pairs of one relation per audit (same row counts: replace-one; "
                          "row counts that differ by one: add-remove), not both")
     if kinds:
         return kinds.pop()
-    if claim is not None:
+    if claim is not None and relation_given is None:
         return claim.relation
     return relation_given or REPLACE_ONE
 
@@ -526,6 +526,7 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
     audit = validate_table(raw_audit, keys_of("audit"), "[audit]", notion=notion)
     audit["notion"] = notion
 
+    pair_relation = relation_given or (claim.relation if claim is not None else None)  # a given pair's distance
     pairs_only = entry is None and "prior" not in config and "priors" not in config and bool(config.get("pairs"))
     if "priors" in config and "prior" in config:
         raise InputError("give the priors either as one [prior] table (or the --prior flags) or as [[priors]] "
@@ -539,7 +540,7 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
         tables, places = [config.get("prior", {})], ["[prior]"]
     if pairs_only:
         # Under DP, Θ is all distributions: the two-point priors on the pairs alone are a complete Θ.
-        pairs = _pairs(config, None, False, None, notion)
+        pairs = _pairs(config, None, False, None, notion, pair_relation)
         from mechanisms.inputs.pair_files import check_pairs_agree
 
         check_pairs_agree(pairs)
@@ -568,19 +569,19 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
             records = tuple(sorted({differing_record(pair) for pair in pairs}))
         pairs = ()
     else:
-        pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion)
+        pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion, pair_relation)
         relation = _audit_relation(claim, relation_given, pairs)
     if loaded is not None and user_claim is None and claim is not None and claim.relation != relation:
         # The library's own map read at the audited pairs' distance (exact), rather than converted.
         library_claim, note = loaded.claim_at(relation)
-        if library_claim is not None:
+        if library_claim is not None and library_claim.relation == relation:
             _say_relation_change(claim.relation, relation, "the pairs' row counts (--pair)")
             claim, notes = _with_library_claim(None, loaded, relation)
     domain = None
     if (loaded is not None or user_domain is not None) and notion in DP_NOTIONS \
-            and not (pairs_only and relation == ADD_REMOVE):
+            and not (pairs_only and relation_kind(relation) == ADD_REMOVE):
         # Pairs the auditor chooses from the mechanism's declared input domain (audit.config.domain_pairs).
-        given = _pairs(config, None, False, None, notion) if pairs_only else pairs
+        given = _pairs(config, None, False, None, notion, pair_relation) if pairs_only else pairs
         added, domain_notes, domain = domain_pairs(mechanism, user_domain, priors, given, shape, relation, claim, audit,
                                                    name, _execution({}, notion, mechanism_table.get("timeout")))
         notes = tuple(notes) + domain_notes

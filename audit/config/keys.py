@@ -11,7 +11,7 @@ import sys
 from estimators.choices import MI_CRITICS, OTHERS
 from estimators.critic_config import NEURAL_ESTIMATORS, CriticConfig
 from mechanisms.execution.runner import BACKENDS, MAX_TIMEOUT_S
-from mechanisms.inputs.relation import RELATIONS
+from mechanisms.inputs.relation import RELATION_SYNTAX
 
 from audit.certificates.claim_tests import ARITHMETICS
 from audit.config.schema import Key
@@ -133,9 +133,12 @@ KEYS = (
     Key("claim", "rho", "number"),
     Key("claim", "order", "number"),
     Key("claim", "mu", "number"),
-    Key("claim", "relation", "choice", choices=RELATIONS, notions=DP_NOTIONS, flag="--relation",
-        help="DP-family claims: the neighbours the claim is stated for: replace-one (default; n fixed) or add-remove "
-             "(one record present or absent); the audited pairs follow it unless --pair files say otherwise"),
+    Key("claim", "relation", "string", notions=DP_NOTIONS, flag="--relation", metavar="RELATION",
+        help="DP-family claims: the neighbours the claim is stated for: replace-one (default; n fixed), add-remove "
+             "(one record present or absent), or user-level replace:K / add-remove:K (up to K records: the claim "
+             "holds for databases at distance <= K as stated; a library's per-record claim is read at distance K "
+             f"or converted by group privacy); one of {RELATION_SYNTAX}. The audited pairs follow it unless "
+             "--pair files say otherwise"),
     *_critic_keys(),
     Key("execution", "workers", "any", flag="--workers", metavar="N|auto",
         help="mechanism calls in parallel: 1 (default) in this process, N > 1 local worker processes, "

@@ -65,7 +65,7 @@ def _claim(claim) -> Claim:
     raise InputError(f"argument 'claim' must be a claim such as 'dp:1' or a Claim, got {type(claim).__name__}")
 
 
-def _pairs(pairs) -> tuple:
+def _pairs(pairs, relation: str | None = None) -> tuple:
     from mechanisms.inputs.neighbouring_pair import NeighbouringPair, checked_pair, refuse_equal_pair
 
     out = []
@@ -79,7 +79,7 @@ def _pairs(pairs) -> tuple:
             raise InputError(f"argument 'pairs' entry {number} must be (first, second) databases or a "
                              "NeighbouringPair") from None
         # The CLI's check of --pair: equal or non-neighbouring databases are refused, never audited.
-        out.append(checked_pair(first, second, f"pairs[{number}]", given="given to assert_claim"))
+        out.append(checked_pair(first, second, f"pairs[{number}]", given="given to assert_claim", relation=relation))
     return tuple(out)
 
 
@@ -89,7 +89,8 @@ def claim_spec(mechanism, claim, *, pairs=None, prior=None, relation: str = REPL
 
     ``relation`` is the relation ``claim`` is stated for (a string claim is read at it; a library's
     own claim is read at it). The audited pairs' relation is the pairs' own (same row counts:
-    replace-one; n and n − 1 rows: add/remove), or ``relation`` for a ``prior``; where it differs
+    replace; n and n − j rows: add/remove, at the distance of ``relation`` for (first, second) pairs), or
+    ``relation`` for a ``prior``; where it differs
     from the claim's, the audit converts the claim where a theorem allows and refuses otherwise
     (:func:`mechanisms.claims.conversion.convert_claim`).
     """
@@ -99,14 +100,14 @@ def claim_spec(mechanism, claim, *, pairs=None, prior=None, relation: str = REPL
     from audit.spec import AuditSpec
 
     relation = check_relation(relation, "relation")
-    pairs = _pairs(pairs)
+    pairs = _pairs(pairs, relation)
     if prior is None and not pairs:
         raise InputError("assert_claim needs the databases to compare: argument 'pairs' (neighbouring "
                          "(first, second) databases) or 'prior'")
     kinds = {pair.relation for pair in pairs}
     if len(kinds) > 1:
-        raise InputError("argument 'pairs' mixes replace-one pairs (same row counts) and add/remove pairs (n and n − 1 "
-                         "rows): give pairs of one relation")
+        raise InputError("argument 'pairs' mixes replace pairs (same row counts) and add/remove pairs (n and n − j "
+                         "rows), or pairs of several distances: give pairs of one relation")
     audited = kinds.pop() if kinds else relation
     label = name or getattr(mechanism, "__name__", None) or type(mechanism).__name__
     if not isinstance(per_database, bool):
@@ -155,14 +156,20 @@ def assert_claim(mechanism, claim, *, pairs=None, prior=None, relation: str = RE
     pairs : sequence of (first, second), optional
         Neighbouring databases the audit compares, each joining Θ as a two-point prior: arrays of
         one shape (n, k) that differ in exactly one record (replace-one), or of n and n − 1 rows,
-        the second the first without one row or the reverse (add/remove). Equal databases, or
-        databases that differ in more than one record, are refused (as ``--pair`` refuses them).
+        the second the first without one row or the reverse (add/remove); under a user-level
+        ``relation`` (``replace:K``, ``add-remove:K``), in up to K records or rows. Equal databases, or
+        databases that differ in more records than that, are refused (as ``--pair`` refuses them).
+        A :class:`~mechanisms.inputs.neighbouring_pair.NeighbouringPair` carries its own relation:
+        a per-record claim audited on pairs built with ``relation="add-remove:K"`` is converted
+        by group privacy.
     prior : Prior, optional
         A prior over databases instead of (or besides) ``pairs``.
-    relation : {"replace-one", "add-remove"}
-        The neighbouring relation ``claim`` is stated for (:mod:`mechanisms.inputs.relation`). A
-        claim at another relation than the pairs' is converted where a theorem allows (group
-        privacy: a replace-one pair is two add/remove steps), else refused.
+    relation : str
+        The neighbouring relation ``claim`` is stated for (:mod:`mechanisms.inputs.relation`):
+        ``"replace-one"``, ``"add-remove"``, or a user-level ``"replace:K"`` / ``"add-remove:K"``
+        (the claim holds for databases that differ in up to K records, as stated). A claim at
+        another relation than the pairs' is converted where a theorem allows (group privacy: a
+        replace-one pair is two add/remove steps; K records are K steps), else refused.
     max_runs : int
         Mechanism runs at most (a sequential audit: it stops at the first refutation).
     alpha : float

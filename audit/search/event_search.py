@@ -179,8 +179,11 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     chosen_scores = chosen.held_out if on_held_out else selection_scores[best]
     chosen_sizes = [len(s) for s in chosen_scores][:: 1 if event.first_is_a else -1]
     unbounded = _unbounded_differences(runner, runs_of_a, runs_of_b)
-    description = (event.describe(chosen.statistic_label) + f"; neighbouring databases differ in record {chosen.record} "
-                   f"(a = {np.array2string(np.asarray(a), precision=4)}, b = {np.array2string(np.asarray(b), precision=4)})"
+    values = f"a = {np.array2string(np.asarray(a), precision=4)}, b = {np.array2string(np.asarray(b), precision=4)}"
+    group = np.flatnonzero(np.any(np.asarray(chosen.first) != np.asarray(chosen.second), axis=1))
+    which = (f"record {chosen.record} ({values})" if len(group) <= 1 else  # a user-level pair: its records switch together
+             f"records {group.tolist()} together (record {chosen.record}: {values})")
+    description = (event.describe(chosen.statistic_label) + f"; neighbouring databases differ in {which}"
                    + (f"; {chosen.origin}" if chosen.origin else "")
                    + (f"; chosen among {count} candidates on {chosen_on}" if count > 1 else f"; chosen on {chosen_on}")
                    + (f"; the {objective} event for the claim {claim.label} ({_OBJECTIVE_WORDS[objective]})"

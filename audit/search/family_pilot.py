@@ -20,7 +20,7 @@ from estimators.validation import InputError, check_int
 from mechanisms.errors import MechanismError
 from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
-from mechanisms.inputs.relation import ADD_REMOVE
+from mechanisms.inputs.relation import ADD_REMOVE, relation_kind
 
 from audit.search.event_choice import choose_event
 from audit.search.event_search import choice_settings
@@ -198,7 +198,7 @@ def domain_pairs_by_pilot(mechanism, domain: DeclaredDomain, shape, relation: st
         share = 2 * (tried + FINALIST_FACTOR * min(FINALISTS + len(families[0].pairs), tried))  # runs per pilot run of each database
         pilot_runs = max(MIN_PILOT_RUNS, min(pilot_runs, check_int(budget, "budget", 1) // share))
     rng = np.random.default_rng(np.random.SeedSequence([check_int(seed, "seed", 0), PILOT_SEED_TAG]))
-    with MechanismRunner(mechanism, label, execution, presence_column=relation == ADD_REMOVE) as runner:
+    with MechanismRunner(mechanism, label, execution, presence_column=relation_kind(relation) == ADD_REMOVE) as runner:
         runner, refused = _CountingRunner(runner), []
         scored = pilot_scores(families, runner, rng, runs=runs, alpha=alpha, delta=delta, claim=claim,
                               pilot_runs=pilot_runs, max_pairs=max_pairs, refused=refused)

@@ -27,7 +27,8 @@ import numpy as np
 
 from estimators.validation import InputError, check_int
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
-from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, check_relation, presence_pair, with_presence
+from mechanisms.inputs.relation import (ADD_REMOVE, REPLACE_ONE, check_relation, presence_pair, relation_distance,
+                                        relation_kind, with_presence)
 
 __all__ = ["PairFamily", "domain_pair_families", "representable_levels"]
 
@@ -182,6 +183,31 @@ def _small_database_families(lows, highs, n: int, steps: int, integer: bool) -> 
     return families
 
 
+def _group_family(lows, highs, n: int, relation: str) -> list:
+    """A user-level relation at a distance K > 1: K records at one end of the domain changed together, the rest
+    at the other end; under replace:K the K records move to the other end (both ways), under add-remove:K they
+    are present against absent (K at most n − 1, so that a record stays present). Empty when K is 1 or no such
+    group fits."""
+    distance, add_remove = relation_distance(relation), relation_kind(relation) == ADD_REMOVE
+    group = min(distance, n - 1 if add_remove else n)
+    if distance == 1 or group < 2:
+        return []
+    pairs = []
+    for base, changed in ((lows, highs), (highs, lows)):
+        first = np.tile(base, (n, 1))
+        second = first.copy()
+        second[:group] = changed
+        if add_remove:  # the group at ``changed`` present against absent
+            first, second = with_presence(second), with_presence(second)
+            second[:group, -1] = 0.0
+            why = f"records 0–{group - 1} at {_row_text(changed)} present vs absent, the rest at {_row_text(base)}"
+        else:
+            why = f"records 0–{group - 1} at {_row_text(base)} vs {_row_text(changed)} together, the rest at " \
+                  f"{_row_text(base)}"
+        pairs.append(NeighbouringPair(first, second, why=why, relation=relation))
+    return [PairFamily(f"{group} records at the ends", tuple(pairs))]
+
+
 def domain_pair_families(domain, n: int, k: int, relation: str = REPLACE_ONE, *, steps: int = 2,
                          extra=()) -> list:
     """Named families of candidate neighbouring pairs over a bounded declared domain.
@@ -193,10 +219,11 @@ def domain_pair_families(domain, n: int, k: int, relation: str = REPLACE_ONE, *,
         or one for all), or one ``(low, high)`` range for every attribute. Must be bounded.
     n, k : int
         Records per database and attributes per record (without a presence column).
-    relation : {"replace-one", "add-remove"}
+    relation : str
         The neighbouring relation the pairs follow. Under add/remove every pair is a record present
         against absent, held with a presence column (shape (n, k + 1),
-        :mod:`mechanisms.inputs.relation`).
+        :mod:`mechanisms.inputs.relation`). Under a user-level relation at a distance K > 1
+        (``replace:K``, ``add-remove:K``) a family of K records changed together comes first.
     steps : int
         Representable values next to each end in the grid (:func:`representable_levels`).
     extra : sequence of PairFamily
@@ -206,7 +233,8 @@ def domain_pair_families(domain, n: int, k: int, relation: str = REPLACE_ONE, *,
     Returns
     -------
     list of PairFamily
-        In order: "domain ends" (record 0 at one end vs the other, the rest at the first end); "grid
+        In order: under a distance K > 1, "K records at the ends" (records 0 to K − 1 at one end vs
+        the other, or present vs absent, the rest at the first end); "domain ends" (record 0 at one end vs the other, the rest at the first end); "grid
         near the ends" (all records at a, record 0 a vs b, for a ≠ b on the grid of
         :func:`representable_levels`; OpenDP issue #2923 is such a pair); "whole record vs one
         attribute" (k > 1: record 0's every attribute changed, then each one alone); "duplicates"
@@ -232,10 +260,12 @@ def domain_pair_families(domain, n: int, k: int, relation: str = REPLACE_ONE, *,
                          f"({domain.source})")
     lows, highs = domain.columns(k)
     families = _replace_one_families(lows, highs, n, k, steps, domain.integer)
-    if relation == ADD_REMOVE:
+    add_remove = relation_kind(relation) == ADD_REMOVE
+    if add_remove:
         families = [_as_add_remove(f) for f in families] + _small_database_families(lows, highs, n, steps,
                                                                                     domain.integer)
-    shape = (n, k + 1) if relation == ADD_REMOVE else (n, k)
+    families = _group_family(lows, highs, n, relation) + families
+    shape = (n, k + 1) if add_remove else (n, k)
     for family in extra:
         if not isinstance(family, PairFamily) or any(p.record_shape != shape for p in family.pairs):
             raise InputError(f"argument 'extra' must hold PairFamily objects whose pairs have shape {shape}")

@@ -19,7 +19,7 @@ import numpy as np
 from estimators.validation import InputError, check_int
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.inputs.priors import TwoPoint
-from mechanisms.inputs.relation import presence_pair
+from mechanisms.inputs.relation import GroupPairPrior, presence_pair
 
 from estimators.validation import InputWarning
 
@@ -232,7 +232,9 @@ def add_remove_pairs(pairs) -> list:
 
 
 def search_priors(pairs) -> list:
-    """(two-point prior, record that varies) for each distinct neighbouring pair that differs."""
+    """(two-point prior, record that varies) for each distinct neighbouring pair that differs: its records switched
+    together (:class:`~mechanisms.inputs.relation.GroupPairPrior`) where it differs in several (a user-level
+    relation's pair), the first of them named."""
     out, seen = [], set()
     for pair in pairs:
         if not isinstance(pair, NeighbouringPair):
@@ -241,5 +243,6 @@ def search_priors(pairs) -> list:
         identity = _identity(pair.first, pair.second)
         if record is not None and identity not in seen:
             seen.add(identity)
-            out.append((TwoPoint(pair.first, pair.second, p=0.5), record))
+            several = np.count_nonzero(np.any(pair.first != pair.second, axis=1)) > 1
+            out.append(((GroupPairPrior if several else TwoPoint)(pair.first, pair.second, p=0.5), record))
     return out

@@ -9,6 +9,7 @@ from typing import Callable
 import numpy as np
 
 from mechanisms.inputs.priors import TwoPoint
+from mechanisms.inputs.relation import GroupPairPrior
 
 
 
@@ -72,12 +73,15 @@ class PairCandidate:
 
 
 def neighbouring_pair_of(prior, record) -> tuple | None:
-    """(first, second) when ``prior`` is a two-point prior on two databases that differ in ``record`` only."""
+    """(first, second) when ``prior`` is a two-point prior on two databases that differ in ``record`` only, or
+    switches a group of records together (:class:`~mechanisms.inputs.relation.GroupPairPrior`, a user-level
+    relation's pair) of which ``record`` is the first."""
     first, second = getattr(prior, "first", None), getattr(prior, "second", None)
     if not isinstance(prior, TwoPoint) or record is None:
         return None
     rows = np.flatnonzero(np.any(first != second, axis=1))
-    return (first, second) if len(rows) == 1 and rows[0] == record else None
+    together = isinstance(prior, GroupPairPrior) and len(rows) > 1
+    return (first, second) if (len(rows) == 1 or together) and rows[0] == record else None
 
 
 def draws_of_first(dbs: np.ndarray, first: np.ndarray, record: int) -> np.ndarray:

@@ -16,15 +16,23 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimators.critic_problems import MIProblem, ProblemFit, fit_problems
+from mechanisms.inputs.relation import GroupPairPrior
 
 #: The most values of a discrete w that get a stratum critic (the most frequent ones).
 MAX_STRATA = 8
 
 
 
-def secret_values(pair, record, dbs, others: str = "records"):
+def secret_values(pair, record, dbs, others: str = "records", prior=None):
     """``(g, w)`` of a secret on ``dbs``; with ``others="sums"`` a record's w is the column sums of the other
-    records, Σ_{j≠i} X(j, ·), k numbers instead of (n − 1)·k.
+    records, Σ_{j≠i} X(j, ·), k numbers instead of (n − 1)·k; under a ``prior`` whose records switch together
+    (:class:`~mechanisms.inputs.relation.GroupPairPrior`, a user-level relation's pair) w is None.
+
+    Under such a prior the records outside the group are fixed and the group's other records move with
+    X_i: the secret is the pair B (which database was drawn), X_i is its label, and conditioning on them
+    would condition the secret away. With w None the critics certify I(X_i; M) = I(B; M), which a claim
+    at the pair's distance bounds as it bounds a record's MI (the pair is one neighbouring step of the
+    audited relation; the budget of :meth:`mechanisms.claims.claim.Claim.implied_mi_budget`).
 
     The MI-DP quantity conditions on every other record, I(X_i; M | X_−i) (Cuff and Yu 2016, Definition 2, as
     recalled in the Pufferfish paper, Eq. (2)). For any statistic T of the other records, with rows independent
@@ -38,6 +46,8 @@ def secret_values(pair, record, dbs, others: str = "records"):
     through T (a noisy sum, count or mean), and the sums' quantity can be far lower otherwise (a mechanism
     releasing X_i ⊕ X_j: docs/how-to/mi-notions.md, "Large databases").
     """
+    if isinstance(prior, GroupPairPrior):
+        return pair.g(dbs), None
     if others == "sums" and record is not None:
         dbs = np.asarray(dbs, dtype=float)
         return pair.g(dbs), dbs.sum(axis=1) - dbs[:, record, :]

@@ -39,7 +39,7 @@ from estimators.validation import InputError
 
 from mechanisms.adapters.rows import _as_output_row, _stack_rows
 from mechanisms.base import MechanismError
-from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, relation_words
+from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, relation_distance, relation_kind, relation_words
 
 __all__ = [
     "DiffprivlibMechanism",
@@ -317,19 +317,27 @@ class OpenDPMechanism:
 
     def d_in(self, relation: str = REPLACE_ONE):
         """The input distance of one neighbouring step under ``relation``, or None where it has none
-        (an aggregate metric without a declared sensitivity; add/remove on a fixed-size metric)."""
-        metric = self.metric
-        if relation == ADD_REMOVE:
-            return 1 if metric in ADD_REMOVE_METRICS and self.natural_relation == ADD_REMOVE else None
+        (an aggregate metric without a declared sensitivity; add/remove on a fixed-size metric; the
+        discrete metric at a distance above one record).
+
+        At a user-level relation of K records (``add-remove:K``, ``replace:K``) the distance is K
+        steps': K for add/remove, K times a replacement's for a dataset metric, and K times the declared
+        sensitivity for an aggregate (a change of K records moves the query by at most K sensitivities,
+        the triangle inequality of the metric)."""
+        metric, records = self.metric, relation_distance(relation)
+        if relation_kind(relation) == ADD_REMOVE:
+            return records if metric in ADD_REMOVE_METRICS and self.natural_relation == ADD_REMOVE else None
+        if metric == "DiscreteDistance" and records > 1:
+            return None  # d = 1 for any two datasets that differ: its map says nothing of how far apart
         if metric in REPLACE_ONE_DISTANCE:
-            return REPLACE_ONE_DISTANCE[metric]
+            return records * REPLACE_ONE_DISTANCE[metric]
         if metric in AGGREGATE_METRICS and self.sensitivity is not None:
             if str(self.measurement.input_distance_type) in _INTEGER_TYPES:
                 if float(self.sensitivity) != round(self.sensitivity):
                     raise InputError(f"[mechanism] sensitivity must be an integer for OpenDP metric "
                                      f"{self.measurement.input_metric.type}, got {self.sensitivity!r}")
-                return int(round(self.sensitivity))
-            return float(self.sensitivity)
+                return records * int(round(self.sensitivity))
+            return records * float(self.sensitivity)
         return None
 
     def claim(self, relation: str | None = None) -> tuple[LibraryClaim | None, str]:
@@ -343,6 +351,9 @@ class OpenDPMechanism:
         metric, measure = self.metric, self.measure
         d_in = self.d_in(relation)
         if d_in is None:
+            if relation_distance(relation) > 1:
+                return None, (f"OpenDP input metric {self.measurement.input_metric.type} has no distance for "
+                              f"neighbours that {relation_words(relation)}; no claim read at that distance")
             if relation == ADD_REMOVE:
                 return None, (f"OpenDP input metric {self.measurement.input_metric.type} on "
                               f"{self.measurement.input_domain} has no add/remove distance (a change-one or sized "
@@ -496,7 +507,7 @@ class DiffprivlibMechanism:
     def claim(self, relation: str | None = None) -> tuple[LibraryClaim | None, str]:
         """(ε, δ)-DP from the mechanism's ``epsilon`` and ``delta``, at the query's declared sensitivity
         (replace-one: the sensitivity diffprivlib declares is the query's change when one record is replaced)."""
-        if relation == ADD_REMOVE:
+        if relation is not None and relation_kind(relation) == ADD_REMOVE:
             return None, (f"diffprivlib {type(self._template).__name__} states ε for a query of its declared "
                           "sensitivity under replace-one; no add/remove claim read (give --claim)")
         epsilon = getattr(self._template, "epsilon", None)

@@ -26,6 +26,7 @@ from estimators.validation import InputError
 from mechanisms.adapters.callables import SEED_VARIABLE, WIRE_FORMATS, ExternalCommandMechanism
 from mechanisms.adapters.libraries import DiffprivlibMechanism, LibraryClaim, OpenDPMechanism
 from mechanisms.adapters.loading import load_object
+from mechanisms.inputs.relation import relation_at, relation_distance, relation_kind
 
 __all__ = ["MECHANISM_KEYS", "RecognizedMechanism", "load_mechanism", "per_database_mechanism", "recognize_mechanism"]
 
@@ -73,6 +74,11 @@ class RecognizedMechanism:
         if self.library not in ("OpenDP", "diffprivlib") or reader is None:
             return None, ""
         claim, why = reader(relation)
+        if claim is None and relation_distance(relation) > 1:
+            # No map at that distance: the claim per record, which the audit converts by group privacy.
+            per_record, note = self.claim_at(relation_at(relation_kind(relation), 1))
+            if per_record is not None:
+                return per_record, f"{note} ({why}; converted by group privacy)"
         return claim, (f"claim {claim.text} from {claim.source}" if claim is not None else why)
 
 

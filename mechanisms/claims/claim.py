@@ -15,8 +15,9 @@ A claim is a privacy guarantee a mechanism is said to have, written ``NOTION:PAR
 
 A DP-family claim is about a neighbouring relation (:mod:`mechanisms.inputs.relation`): databases of n
 records that differ in one record (``replace-one``, n fixed; the default), or databases that differ
-by one record added or removed (``add-remove``), its :attr:`Claim.relation`. Local DP and the MI
-notions are replace-one only. Every :class:`Claim` knows
+by one record added or removed (``add-remove``), its :attr:`Claim.relation`; or, stated at a distance
+K (``replace:K``, ``add-remove:K``), a user-level claim about databases that differ in up to K
+records. Local DP and the MI notions are replace-one only. Every :class:`Claim` knows
 
 - the MI budget it implies (:meth:`Claim.implied_mi_budget`): the largest conditional mutual
   information I(X_i; M(X) | X_−i) (nats) a mechanism with the claim can have, with the theorem
@@ -42,7 +43,7 @@ import numpy as np
 from estimators.result_forms import fields_to_dict
 from estimators.validation import InputError, parse_decimal
 
-from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, check_relation, relation_words
+from mechanisms.inputs.relation import REPLACE_ONE, check_relation, relation_words
 
 __all__ = [
     "AUDIT_NOTIONS", "CALIBRATION_NOTIONS", "CLAIM_NOTIONS", "CLAIM_SYNTAX", "GUARANTEE_NOTIONS", "RECORD_AUDIT_NOTIONS", "Claim", "EventCheck", "MIBudget",
@@ -163,8 +164,9 @@ class Claim:
     origin : str
         Where the claim came from (``"--claim"``, ``"catalog entry laplace_sum"``, a library's
         privacy map); reported beside the verdict.
-    relation : {"replace-one", "add-remove"}
-        The neighbouring relation the claim is stated for (:mod:`mechanisms.inputs.relation`).
+    relation : str
+        The neighbouring relation the claim is stated for (:mod:`mechanisms.inputs.relation`):
+        ``"replace-one"``, ``"add-remove"``, or a user-level ``"replace:K"`` / ``"add-remove:K"``.
     """
 
     origin: str = field(default="", kw_only=True, compare=False)
@@ -210,10 +212,12 @@ class Claim:
     allows_add_remove: ClassVar[bool] = True
 
     def _check_relation(self):
-        check_relation(self.relation, "relation")
-        if self.relation == ADD_REMOVE and not self.allows_add_remove:
+        relation = check_relation(self.relation, "relation")
+        if relation != REPLACE_ONE and not self.allows_add_remove:
             raise InputError(f"argument 'relation': {self.notion} claims are stated for replace-one neighbours only, "
-                             f"got {self.relation!r} (add/remove applies to dp, zcdp, rdp and gdp)")
+                             f"got {self.relation!r} (add/remove and user-level relations apply to dp, zcdp, rdp "
+                             "and gdp)")
+        object.__setattr__(self, "relation", relation)  # one written form: replace:1 is replace-one
 
     @property
     def relation_text(self) -> str:
@@ -261,9 +265,10 @@ class Claim:
             about = "records" if self.about_records else "Pufferfish secrets"
             audited = "Pufferfish secrets" if self.about_records else "records"
             return MIBudget(None, reason=f"a {self.label} claim is about {about}; this audit is about {audited}")
-        if self.relation == ADD_REMOVE:
+        if self.relation != REPLACE_ONE:
             # Any two values of a record (present with either value, or absent) are at most two add/remove
-            # steps apart, so the MI budget is that of the claim's replace-one form (group privacy).
+            # steps apart (one step of a relation at a distance K ≥ 2 for replace:K), so the MI budget is that of
+            # the claim's replace-one form (group privacy; the claim itself for replace:K).
             from mechanisms.claims.conversion import convert_claim
 
             try:
@@ -279,18 +284,23 @@ class Claim:
             budget = MIBudget(budget.value, budget.theorems + (_PROPOSITION_2,))
         return budget
 
-    def replace_one_form(self) -> tuple:
-        """(claim, theorem): this claim, stated for add/remove neighbours, restated for replace-one ones by group
-        privacy for 2 steps (a replacement is a removal and an addition). Each notion that has such a theorem
-        overrides it (:mod:`mechanisms.claims.notions`); :func:`mechanisms.claims.conversion.convert_claim` calls it.
+    def group_form(self, steps: int) -> tuple:
+        """(claim, theorem): this claim restated for groups of ``steps`` neighbours chained (group privacy: a pair
+        at ``steps`` steps of the claim's relation). Each notion that has such a theorem overrides it
+        (:mod:`mechanisms.claims.notions`); :func:`mechanisms.claims.conversion.convert_claim` calls it.
 
         Raises
         ------
         InputError
-            When the notion has no replace-one form.
+            When the notion has no group form.
         """
-        raise InputError(f"the claim {self.text} ({self.relation}) has no replace-one form: {self.notion} claims are "
-                         "stated for replace-one neighbours only")
+        raise InputError(f"the claim {self.text} ({self.relation}) has no group-privacy form: {self.notion} claims "
+                         "are stated for replace-one neighbours only")
+
+    def replace_one_form(self) -> tuple:
+        """(claim, theorem): this claim, stated for add/remove neighbours, restated for replace-one ones by group
+        privacy for 2 steps (a replacement is a removal and an addition): :meth:`group_form` at 2."""
+        return self.group_form(2)
 
     def privacy_profile(self, epsilon_prime):
         """δ(ε′): the largest P(M(D) ∈ E) − e^{ε′} P(M(D′) ∈ E) the claim allows, for ε′ ≥ 0.

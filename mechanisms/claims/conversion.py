@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from estimators.validation import InputError
 
-from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, check_relation
+from mechanisms.inputs.relation import check_relation, group_steps, relation_distance, relation_kind
 
 __all__ = ["convert_claim"]
 
@@ -15,9 +15,14 @@ __all__ = ["convert_claim"]
 def convert_claim(claim, relation: str):
     """``claim`` restated for neighbours under ``relation``, by the theorem that allows it.
 
-    Returns the claim itself when its relation is ``relation``; otherwise a new claim whose
-    ``origin`` names the conversion and its theorem (:meth:`mechanisms.claims.claim.Claim.replace_one_form`; the relations are
-    described in :mod:`mechanisms.inputs.relation`).
+    Returns the claim itself when its relation is ``relation``. Otherwise a pair under ``relation``
+    is a chain of g pairs under the claim's relation (:func:`mechanisms.inputs.relation.group_steps`:
+    ⌈b / a⌉ steps from distance a to distance b of one kind, 2 ⌈b / a⌉ from add/remove to replace), and
+    the claim is restated for groups of g (:meth:`mechanisms.claims.claim.Claim.group_form`: kε, (kε,
+    δ Σ e^{iε}), k²ρ, kμ, and Rényi DP where Mironov's Proposition 2 applies); at g = 1 (a claim stated
+    for a distance at least the audited one) the parameters stay as they are. The new claim's
+    ``origin`` names the conversion and its theorem (the relations are described in
+    :mod:`mechanisms.inputs.relation`).
 
     Raises
     ------
@@ -28,12 +33,26 @@ def convert_claim(claim, relation: str):
     if claim.relation == relation:
         return claim
     stated = f"{claim.text} ({claim.relation})"
-    if relation == ADD_REMOVE:
+    steps = group_steps(claim.relation, relation)
+    if steps is None:
         raise InputError(f"the claim {stated} says nothing about add/remove neighbours: on unbounded data a "
-                         "replace-one guarantee does not bound what adding or removing a record reveals (a mechanism "
+                         "replace guarantee does not bound what adding or removing records reveals (a mechanism "
                          "that releases the number of records is 0-DP under replace-one); state the claim for "
-                         "add/remove (--relation add-remove), or audit replace-one pairs")
-    how = "group privacy for 2 add/remove steps (a replacement is a removal and an addition)"
-    converted, theorem = claim.replace_one_form()
-    origin = f"{claim.origin or 'the claim'}: {stated} converted to replace-one by {how} ({theorem})"
-    return replace(converted, origin=origin, relation=REPLACE_ONE)
+                         "add/remove (--relation add-remove or add-remove:K), or audit replace pairs")
+    if steps == 1:
+        how = (f"a claim for neighbours at distance {relation_distance(claim.relation)} covers those at distance "
+               f"{relation_distance(relation)}")
+        theorem = "the same parameters"
+        converted = claim
+    else:
+        if relation_kind(claim.relation) == relation_kind(relation):
+            how = f"group privacy for {steps} steps of {claim.relation}"
+        elif relation_distance(relation) == 1 and relation_distance(claim.relation) == 1:
+            how = "group privacy for 2 add/remove steps (a replacement is a removal and an addition)"
+        else:
+            how = (f"group privacy for {steps} steps of {claim.relation} (replacing records is removing them and "
+                   "adding others)")
+        converted, theorem = claim.group_form(steps)
+    origin = f"{claim.origin or 'the claim'}: {stated} converted to {relation} by {how} ({theorem})"
+    return replace(converted, origin=origin, relation=relation)
+

@@ -84,13 +84,21 @@ class DifferentialPrivacy(Claim):
     def _kinks(self):
         return (self.epsilon,)
 
-    def replace_one_form(self) -> tuple:
-        """Group privacy for 2 add/remove steps: ε ⇒ 2ε (Dwork and Roth 2014, Theorem 2.2), and
-        (ε, δ) ⇒ (2ε, (1 + e^ε)δ) (Vadhan 2017, Lemma 2.2)."""
+    def group_form(self, steps: int) -> tuple:
+        """Group privacy for groups of g = ``steps``: ε-DP ⇒ gε-DP (Dwork and Roth 2014, Theorem 2.2), and
+        (ε, δ)-DP ⇒ (gε, δ Σ_{i<g} e^{iε})-DP: chaining the definition along the g steps,
+        P[M(x₀) ∈ S] ≤ e^ε P[M(x₁) ∈ S] + δ ≤ … ≤ e^{gε} P[M(x_g) ∈ S] + δ (1 + e^ε + … + e^{(g−1)ε}), the proof of
+        Vadhan 2017, Lemma 2.2, and at most the g e^{(g−1)ε} δ that Dwork and Roth 2014 state after Theorem 2.2
+        (g = 2: (2ε, (1 + e^ε)δ))."""
+        if steps == 1:
+            return self, "the claim itself (one step)"
         if self.delta == 0:
-            return DifferentialPrivacy(2 * self.epsilon), "Dwork and Roth 2014, Theorem 2.2: ε-DP ⇒ 2ε-DP"
-        return (DifferentialPrivacy(2 * self.epsilon, min((1 + math.exp(self.epsilon)) * self.delta, _BELOW_ONE)),
-                "Vadhan 2017, Lemma 2.2: (ε, δ)-DP ⇒ (2ε, (1 + e^ε)δ)-DP")
+            return (DifferentialPrivacy(steps * self.epsilon),
+                    f"Dwork and Roth 2014, Theorem 2.2: ε-DP ⇒ kε-DP for groups of k = {steps}")
+        chained = self.delta * math.fsum(math.exp(i * self.epsilon) for i in range(steps))
+        return (DifferentialPrivacy(steps * self.epsilon, min(chained, _BELOW_ONE)),
+                f"Vadhan 2017, Lemma 2.2 (its proof, chained over k = {steps} steps): (ε, δ)-DP ⇒ "
+                "(kε, δ Σ_{i<k} e^{iε})-DP, at most Dwork and Roth 2014's k e^{(k−1)ε} δ")
 
 
 @dataclass(frozen=True)
@@ -124,8 +132,8 @@ def _rdp_delta(orders, rdp, eps: np.ndarray) -> np.ndarray:
 
     return np.array([compute_delta(orders, rdp, float(e))[0] for e in eps])
 
-    def replace_one_form(self) -> tuple:
-        return Claim.replace_one_form(self)
+    def group_form(self, steps: int) -> tuple:
+        return Claim.group_form(self, steps)
 
 
 @dataclass(frozen=True)
@@ -171,9 +179,12 @@ class ZeroConcentratedDP(Claim):
         # Bun and Steinke (2016), Proposition 1.3: δ ≤ exp(−(ε′ − ρ)²/(4ρ)) < 1e-12 beyond here.
         return self.rho + math.sqrt(4 * self.rho * 28.0)
 
-    def replace_one_form(self) -> tuple:
-        """Group privacy for 2 add/remove steps (Bun and Steinke 2016, Proposition 1.9: ρ ⇒ k²ρ = 4ρ)."""
-        return ZeroConcentratedDP(4 * self.rho), "Bun and Steinke 2016, Proposition 1.9: ρ ⇒ k²ρ = 4ρ"
+    def group_form(self, steps: int) -> tuple:
+        """Group privacy for groups of k = ``steps`` (Bun and Steinke 2016, Proposition 1.9: ρ-zCDP ⇒ k²ρ-zCDP)."""
+        if steps == 1:
+            return self, "the claim itself (one step)"
+        return (ZeroConcentratedDP(steps * steps * self.rho),
+                f"Bun and Steinke 2016, Proposition 1.9: ρ ⇒ k²ρ for groups of k = {steps}")
 
 
 @dataclass(frozen=True)
@@ -217,14 +228,27 @@ class RenyiDP(Claim):
         # log δ ≤ (α − 1)(ε − ε′ + log(1 − 1/α)) − log α: below e^{−28} past this ε′.
         return self.epsilon + 28.0 / (self.order - 1)
 
-    def replace_one_form(self) -> tuple:
-        """Group privacy for 2 add/remove steps (Mironov 2017, Proposition 2 with c = 1): (α, ε) ⇒ (α/2, 3ε)."""
-        if self.order < 4:
-            raise InputError(f"the claim {self.text} ({self.relation}) cannot be converted to replace-one: group privacy "
-                             "for Rényi DP (Mironov 2017, Proposition 2) needs order α ≥ 4 to give (α/2, 3ε)-RDP for groups "
-                             "of 2; state the claim at a higher order, or audit add/remove pairs (--relation add-remove)")
-        return (RenyiDP(self.order / 2, 3 * self.epsilon),
-                "Mironov 2017, Proposition 2 (c = 1): (α, ε)-RDP ⇒ (α/2, 3ε)-RDP")
+    def group_form(self, steps: int) -> tuple:
+        """Group privacy for groups of g = ``steps`` (Mironov 2017, Proposition 2): a 2^c-stable transformation of
+        an (α, ε)-RDP mechanism with α ≥ 2^{c+1} is (α/2^c, 3^c ε)-RDP; a group of g ≤ 2^c records is 2^c-stable,
+        so c = ⌈log₂ g⌉ (g = 2: (α/2, 3ε) at α ≥ 4).
+
+        Raises
+        ------
+        InputError
+            When α < 2^{c+1}: no theorem converts the claim (it names the notions to state instead).
+        """
+        if steps == 1:
+            return self, "the claim itself (one step)"
+        c = (steps - 1).bit_length()  # ⌈log₂ g⌉ for g ≥ 2
+        if self.order < 2 ** (c + 1):
+            raise InputError(f"the claim {self.text} ({self.relation}) cannot be converted for groups of {steps} "
+                             f"records: group privacy for Rényi DP (Mironov 2017, Proposition 2) needs order "
+                             f"α ≥ {2 ** (c + 1)} (2^(c+1), c = {c}) for groups of up to 2^c = {2 ** c}; state the claim at a "
+                             "higher order, as zCDP (zcdp:RHO, k²ρ for groups of k) or (ε, δ)-DP, or at the audited "
+                             "relation (--relation)")
+        return (RenyiDP(self.order / 2 ** c, 3 ** c * self.epsilon),
+                f"Mironov 2017, Proposition 2 (c = {c}, groups of up to {2 ** c}): (α, ε)-RDP ⇒ (α/2^c, 3^c ε)-RDP")
 
 
 @dataclass(frozen=True)
@@ -267,9 +291,11 @@ class GaussianDP(Claim):
     def _profile_scale(self):
         return self.mu * self.mu / 2 + 8 * self.mu  # mu * mu: inf for a huge μ, where ** raises
 
-    def replace_one_form(self) -> tuple:
-        """Group privacy for 2 add/remove steps (Dong, Roth and Su 2022, Theorem 2.14: μ ⇒ kμ = 2μ)."""
-        return GaussianDP(2 * self.mu), "Dong, Roth and Su 2022, Theorem 2.14: μ ⇒ kμ = 2μ"
+    def group_form(self, steps: int) -> tuple:
+        """Group privacy for groups of k = ``steps`` (Dong, Roth and Su 2022, Theorem 2.14: μ-GDP ⇒ kμ-GDP)."""
+        if steps == 1:
+            return self, "the claim itself (one step)"
+        return GaussianDP(steps * self.mu), f"Dong, Roth and Su 2022, Theorem 2.14: μ ⇒ kμ for groups of k = {steps}"
 
 
 @dataclass(frozen=True)

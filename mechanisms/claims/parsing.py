@@ -8,7 +8,7 @@ import math
 
 from estimators.validation import InputError, parse_decimal
 
-from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE
+from mechanisms.inputs.relation import RELATION_SYNTAX, REPLACE_ONE, check_relation
 from mechanisms.claims.claim import CLAIM_NOTIONS, CLAIM_SYNTAX, Claim
 from mechanisms.claims.notions import DifferentialPrivacy, GaussianDP, LocalDP, MIDP, MIPP, RenyiDP, ZeroConcentratedDP
 
@@ -62,9 +62,9 @@ def parse_claim(text, *, argument: str = "--claim", origin: str | None = None, r
         The user's name for the value, used in errors (``--claim``, ``[claim] spec``).
     origin : str, optional
         Where the claim came from (default: ``argument``).
-    relation : {"replace-one", "add-remove"}, optional
-        The neighbouring relation the claim is stated for (default replace-one;
-        :mod:`mechanisms.inputs.relation`).
+    relation : str, optional
+        The neighbouring relation the claim is stated for (default replace-one; add-remove, or a
+        user-level ``replace:K`` / ``add-remove:K``: :mod:`mechanisms.inputs.relation`).
 
     Raises
     ------
@@ -99,32 +99,37 @@ def parse_claim(text, *, argument: str = "--claim", origin: str | None = None, r
 def _build(notion: str, values: dict, origin: str, relation: str | None, argument: str) -> Claim:
     """The claim of ``notion`` at ``values`` stated for ``relation``; errors name ``argument``."""
     cls = _FORMS[notion][0]
-    _relation_applies(cls, relation, argument)
+    relation = _relation_applies(cls, relation, argument)
     return cls(**values, origin=origin, relation=relation or REPLACE_ONE)
 
 
-def _relation_applies(cls, relation: str | None, argument: str) -> None:
+def _relation_applies(cls, relation: str | None, argument: str) -> str | None:
+    """``relation`` in its one written form (None stays None), checked for a claim of ``cls``."""
     if relation is None:
-        return
-    if relation not in (REPLACE_ONE, ADD_REMOVE):
-        raise InputError(f"argument '{argument}': the relation must be replace-one or add-remove, got {relation!r}")
-    if relation == ADD_REMOVE and not cls.allows_add_remove:
+        return None
+    try:
+        relation = check_relation(relation)
+    except InputError:
+        raise InputError(f"argument '{argument}': the relation must be one of {RELATION_SYNTAX}, "
+                         f"got {relation!r}") from None
+    if relation != REPLACE_ONE and not cls.allows_add_remove:
         raise InputError(f"argument '{argument}': {cls.notion} claims are stated for replace-one neighbours only "
-                         "(add/remove applies to dp, zcdp, rdp and gdp)")
+                         "(add/remove and user-level relations apply to dp, zcdp, rdp and gdp)")
+    return relation
 
 
 def _with_relation(claim: Claim, relation: str, argument: str) -> Claim:
     """``claim`` stated for ``relation`` instead (the same parameters)."""
     from dataclasses import replace
 
-    _relation_applies(type(claim), relation, argument)
-    return replace(claim, relation=relation)
+    return replace(claim, relation=_relation_applies(type(claim), relation, argument))
 
 
 def claim_from_table(table: dict, *, where: str = "[claim]", origin: str | None = None) -> Claim:
     """A claim from a configuration table: ``spec = "zcdp:0.5"``, or ``notion`` plus the
     parameters by name (``epsilon``, ``delta``, ``rho``, ``order``, ``mu``); optional
-    ``relation`` (``"replace-one"``, the default, or ``"add-remove"``).
+    ``relation`` (``"replace-one"``, the default, ``"add-remove"``, or a user-level ``"replace:K"`` /
+    ``"add-remove:K"``).
 
     Errors name the table's keys (e.g. ``[claim] rho``).
     """

@@ -8,7 +8,9 @@ makes large. :meth:`NeighbouringPair.prior` is that uniform two-point prior.
 Two databases of the same shape that differ in one record are replace-one neighbours; two whose
 row counts differ by one, the smaller being the larger without one of its rows, are add/remove
 neighbours (:mod:`mechanisms.inputs.relation`), held with a presence column so that both have the
-shape (n, k + 1).
+shape (n, k + 1). Under a relation at a distance K (``replace:K``, ``add-remove:K``: user-level
+neighbours) the databases may differ in up to K records, or the smaller may be the larger without
+up to K of its rows.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ import numpy as np
 from estimators.result_forms import fields_to_dict
 from estimators.validation import InputError
 from mechanisms.inputs.priors import TwoPoint
-from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, PresencePairPrior, add_remove_rows, with_presence
+from mechanisms.inputs.relation import (ADD_REMOVE, REPLACE_ONE, GroupPairPrior, GroupPresencePairPrior, PresencePairPrior,
+                                        check_relation, relation_at, relation_distance, relation_kind, removed_rows,
+                                        with_presence)
 
 __all__ = ["NeighbouringPair", "checked_pair", "refuse_equal_pair"]
 
@@ -38,6 +42,15 @@ def _database(value, label: str) -> np.ndarray:
     return arr
 
 
+def _too_far(label: str, rows, relation: str) -> InputError:
+    """The error for databases of one shape that differ in more records than ``relation`` admits."""
+    rows = [int(r) for r in rows]
+    most = relation_distance(relation)
+    return InputError(f"{label}: the databases differ in records {rows}; neighbours under {relation} differ in at most "
+                      f"{'one record' if most == 1 else f'{most} records'} (the user-level relation "
+                      f"replace:{len(rows)} admits {len(rows)})")
+
+
 @dataclass(frozen=True, eq=False)
 class NeighbouringPair:
     """Two neighbouring databases and why they expose a mechanism.
@@ -45,40 +58,55 @@ class NeighbouringPair:
     Attributes
     ----------
     first, second : ndarray
-        The two databases (read-only copies): of one shape ``(n, k)`` (replace-one neighbours),
-        or of ``n`` and ``n − 1`` rows (add/remove neighbours; held as ``(n, k + 1)`` with a
+        The two databases (read-only copies): of one shape ``(n, k)`` (replace neighbours),
+        or of ``n`` and ``n − j`` rows (add/remove neighbours; held as ``(n, k + 1)`` with a
         presence column, :func:`mechanisms.inputs.relation.with_presence`).
     why : str
         What the pair exposes (e.g. the event whose probability ratio exceeds e^ε).
-    relation : {"replace-one", "add-remove"}
-        Set from the shapes.
+    relation : str, optional
+        Given: the relation under which the databases are neighbours, whose distance K bounds how
+        many records they may differ in (default 1: ``replace-one`` or ``add-remove``). Held: the
+        kind read from the shapes (same row counts: replace; n and n − j rows: add/remove) at that
+        distance, e.g. ``"replace-one"``, ``"add-remove"``, ``"replace:3"``.
+
+    Raises
+    ------
+    InputError
+        When the databases differ in more records than the relation's distance admits (naming
+        ``first`` and ``second``), or ``relation`` is not a relation.
     """
 
     first: np.ndarray
     second: np.ndarray
     why: str = ""
-    relation: str = field(default=REPLACE_ONE, init=False)
+    relation: str | None = None
 
     def __post_init__(self):
+        distance = 1 if self.relation is None else relation_distance(check_relation(self.relation, "relation"))
         first = _database(self.first, "argument 'first'")
         second = _database(self.second, "argument 'second'")
-        if abs(first.shape[0] - second.shape[0]) == 1 and first.shape[1] == second.shape[1]:
+        kind = REPLACE_ONE
+        removed = abs(first.shape[0] - second.shape[0])
+        if 1 <= removed <= distance and first.shape[1] == second.shape[1]:
             larger, smaller = (first, second) if first.shape[0] > second.shape[0] else (second, first)
-            row = add_remove_rows(larger, smaller, "first, second")
+            rows = removed_rows(larger, smaller, "first, second", relation_at(ADD_REMOVE, distance))
             present = with_presence(larger)
             absent = present.copy()
-            absent[row, -1] = 0.0
+            absent[rows, -1] = 0.0
             first, second = (present, absent) if larger is first else (absent, present)
             first.setflags(write=False)
             second.setflags(write=False)
-            object.__setattr__(self, "relation", ADD_REMOVE)
+            kind = ADD_REMOVE
         if first.shape != second.shape:
+            hint = f" (add-remove:{removed} admits {removed} records removed)" if removed > distance else ""
             raise InputError(f"arguments 'first' and 'second' must have the same shape, "
-                             f"got {first.shape} and {second.shape}")
-        if np.count_nonzero(np.any(first != second, axis=1)) > 1:
-            raise InputError("arguments 'first' and 'second' must differ in at most one record (row)")
+                             f"got {first.shape} and {second.shape}{hint}")
+        differing = np.flatnonzero(np.any(first != second, axis=1))
+        if len(differing) > distance:
+            raise _too_far("arguments 'first' and 'second'", differing, relation_at(kind, distance))
         object.__setattr__(self, "first", first)
         object.__setattr__(self, "second", second)
+        object.__setattr__(self, "relation", relation_at(kind, distance))
 
     @property
     def record_shape(self) -> tuple[int, int]:
@@ -89,17 +117,20 @@ class NeighbouringPair:
     def database_shape(self) -> tuple[int, int]:
         """The larger database's shape as given, ``(n, k)`` (without a presence column)."""
         n, k = self.first.shape
-        return (n, k - 1) if self.relation == ADD_REMOVE else (n, k)
+        return (n, k - 1) if relation_kind(self.relation) == ADD_REMOVE else (n, k)
 
     def prior(self) -> TwoPoint:
         """Prior ``prior(m, rng) -> (m, n, k)`` drawing ``first`` or ``second`` with probability 1/2 each.
 
-        The pair differs in at most one record, so the per-record two-point prior of
+        A pair that differs in one record: the per-record two-point prior of
         :mod:`mechanisms.inputs.priors` with P(second) = 1/2 switches exactly that record (for an
-        add/remove pair, its presence flag).
+        add/remove pair, its presence flag). A pair that differs in several records (a user-level
+        relation): :class:`~mechanisms.inputs.relation.GroupPairPrior`, which switches them together.
         """
-        kind = PresencePairPrior if self.relation == ADD_REMOVE else TwoPoint
-        return kind(self.first, self.second, p=0.5)
+        presence = relation_kind(self.relation) == ADD_REMOVE
+        if np.count_nonzero(np.any(self.first != self.second, axis=1)) > 1:
+            return (GroupPresencePairPrior if presence else GroupPairPrior)(self.first, self.second, p=0.5)
+        return (PresencePairPrior if presence else TwoPoint)(self.first, self.second, p=0.5)
 
     def to_dict(self) -> dict:
         """JSON-ready form."""
@@ -109,7 +140,7 @@ class NeighbouringPair:
 _EQUAL = "{label}: the two databases are equal; a neighbouring pair differs in one record"
 
 
-def checked_pair(first, second, argument: str, given: str) -> NeighbouringPair:
+def checked_pair(first, second, argument: str, given: str, relation: str | None = None) -> NeighbouringPair:
     """Two databases a user gave as neighbours (``--pair``, ``[[pairs]]``, ``assert_claim(pairs=...)``), checked.
 
     :class:`NeighbouringPair` itself admits two equal databases (the pair families build them); a
@@ -119,42 +150,47 @@ def checked_pair(first, second, argument: str, given: str) -> NeighbouringPair:
     Parameters
     ----------
     first, second : array_like
-        The databases: one shape ``(n, k)`` (replace-one) or ``n`` and ``n − 1`` rows, the
-        smaller being the larger without one row (add/remove).
+        The databases: one shape ``(n, k)`` (replace) or ``n`` and ``n − j`` rows, the smaller
+        being the larger without j rows (add/remove).
     argument : str
         The argument's name in errors (``--pair``, ``pairs[0]``).
     given : str
         Where the pair came from, for the pair's ``why``.
+    relation : str, optional
+        The relation whose distance K bounds the records the databases may differ in (default 1;
+        :mod:`mechanisms.inputs.relation`).
 
     Raises
     ------
     InputError
         Naming ``argument`` when a database is not numeric of shape ``(n, k)``, the shapes are
-        neither equal nor ``n`` and ``n − 1`` rows, the databases are equal, or they differ in
-        more than one record (or by more than one removed row).
+        neither equal nor ``n`` and ``n − j`` rows, the databases are equal, or they differ in
+        more than K records (or by more than K removed rows).
     """
     label = f"argument '{argument}'"
+    distance = 1 if relation is None else relation_distance(check_relation(relation, "relation"))
     a, b = _database(first, f"{label} (first database)"), _database(second, f"{label} (second database)")
-    if a.shape[1:] == b.shape[1:] and abs(a.shape[0] - b.shape[0]) == 1:
+    if a.shape[1:] == b.shape[1:] and a.shape[0] != b.shape[0]:
         larger, smaller = (a, b) if a.shape[0] > b.shape[0] else (b, a)
-        row = add_remove_rows(larger, smaller, argument)
-        return NeighbouringPair(a, b, why=f"{given} (record {row} added/removed)")
+        rows = removed_rows(larger, smaller, argument, relation_at(ADD_REMOVE, distance))
+        which = f"record {int(rows[0])}" if len(rows) == 1 else f"records {rows.tolist()}"
+        return NeighbouringPair(a, b, why=f"{given} ({which} added/removed)", relation=relation)
     if a.shape != b.shape:
         raise InputError(f"{label}: the two databases must have the same shape (n, k) (replace-one neighbours) or "
                          f"n and n − 1 rows (add/remove neighbours), got {a.shape} and {b.shape}")
     differing = np.flatnonzero(np.any(a != b, axis=1))
     if len(differing) == 0:
         raise InputError(_EQUAL.format(label=label))
-    if len(differing) > 1:
-        raise InputError(f"{label}: the databases differ in records {differing.tolist()}; neighbours differ in exactly "
-                         "one record (replace-one) or by one record added or removed (add/remove)")
-    return NeighbouringPair(a, b, why=f"{given} (record {int(differing[0])} replaced)")
+    if len(differing) > distance:
+        raise _too_far(label, differing, relation_at(REPLACE_ONE, distance))
+    which = f"record {int(differing[0])}" if len(differing) == 1 else f"records {differing.tolist()}"
+    return NeighbouringPair(a, b, why=f"{given} ({which} replaced)", relation=relation)
 
 
 def refuse_equal_pair(pair: NeighbouringPair, argument: str) -> NeighbouringPair:
     """``pair``, a :class:`NeighbouringPair` a user built, unless its two databases are equal.
 
-    A :class:`NeighbouringPair` holds databases that differ in at most one record; one a user
+    A :class:`NeighbouringPair` holds databases that differ in at most K records; one a user
     gives must differ (:func:`checked_pair`, whose message this is).
 
     Raises

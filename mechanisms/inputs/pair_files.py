@@ -16,7 +16,7 @@ from estimators.array_files import load_npy_array
 from estimators.validation import InputError
 
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair, checked_pair
-from mechanisms.inputs.relation import ADD_REMOVE, relation_words
+from mechanisms.inputs.relation import ADD_REMOVE, relation_kind, relation_words
 
 __all__ = ["check_pairs_agree", "load_database", "pair_from_files", "split_pair_flag"]
 
@@ -34,18 +34,19 @@ def load_database(path, argument: str) -> np.ndarray:
     return array
 
 
-def pair_from_files(first, second, argument: str) -> NeighbouringPair:
+def pair_from_files(first, second, argument: str, relation: str | None = None) -> NeighbouringPair:
     """The neighbouring pair stored in two ``.npy`` files.
 
     Raises
     ------
     InputError
         Naming ``argument`` when a file cannot be read, the shapes are neither equal nor n and
-        n − 1 rows, the databases differ in more than one record (or by more than one removed
-        row), or they are equal (nothing to tell apart).
+        n − j rows, the databases differ in more records than ``relation``'s distance (default one;
+        :func:`mechanisms.inputs.neighbouring_pair.checked_pair`), or they are equal (nothing to tell
+        apart).
     """
     return checked_pair(load_database(first, argument), load_database(second, argument), argument,
-                        given=f"given as {first}, {second}")
+                        f"given as {first}, {second}", relation)
 
 
 def split_pair_flag(text: str, label: str = "--pair") -> tuple[str, str]:
@@ -94,7 +95,8 @@ def check_pairs_agree(pairs, label: str = "[[pairs]] (--pair)") -> None:
     for number, pair in enumerate(pairs[1:], start=2):
         if pair.relation != first.relation:
             def said(p):
-                return ("n and n − 1 rows" if p.relation == ADD_REMOVE else "two databases of n rows") + \
+                rows = "n and n − 1 rows" if p.relation == ADD_REMOVE else "n and n − j rows"
+                return (rows if relation_kind(p.relation) == ADD_REMOVE else "two databases of n rows") + \
                     f": {relation_words(p.relation)}"
             raise InputError(f"{label}: pair 1 holds {said(first)}, pair {number} {said(pair)}; an audit has one "
                              "neighbouring relation: give pairs of one kind (one audit per relation)")

@@ -4,7 +4,16 @@
 ``replace-one``    databases of n records that differ in one record (bounded DP; n fixed)
 ``add-remove``     databases that differ by one record present in one and absent from the other
                    (unbounded DP; n and n − 1 records)
+``replace:K``      databases of n records that differ in up to K records (user-level, bounded)
+``add-remove:K``   one database is the other with up to K of its records removed (user-level,
+                   unbounded; n and n − j records, 1 ≤ j ≤ K)
 =================  ============================================================================
+
+``replace:1`` is ``replace-one`` and ``add-remove:1`` is ``add-remove`` (:func:`check_relation`
+writes every relation in its one form). A relation at distance K is a user-level relation: a
+claim stated for it bounds every pair of databases at distance at most K (a user who contributes
+up to K records); a claim stated per record is converted to it by group privacy
+(:mod:`mechanisms.claims.conversion`).
 
 A claim carries its relation (:attr:`mechanisms.claims.claim.Claim.relation`). An audit's neighbouring
 pairs have one relation too; where the two differ, :func:`convert_claim` turns the claim into one
@@ -20,7 +29,9 @@ about the audited pairs where a theorem allows it, and otherwise says why it can
   refused (the group bound needs a higher order);
 - replace-one → add/remove: refused. On unbounded data a replace-one claim says nothing about
   adding or removing a record (a mechanism that releases n is 0-DP under replace-one);
-- local DP and the MI notions are defined under replace-one only.
+- local DP and the MI notions are defined under replace-one only;
+- to a distance K: a pair at distance K is a chain of g pairs at the claim's distance, g steps of
+  group privacy (the same theorems for groups of g); see :func:`group_steps`.
 
 Add/remove pairs are audited with a *presence column*: every database gets one more attribute,
 1 for a present record and 0 for an absent one, so the two databases of an add/remove pair have
@@ -41,26 +52,83 @@ from estimators.validation import InputError
 from mechanisms.inputs.priors import Prior, TwoPoint
 
 __all__ = [
-    "ADD_REMOVE", "RELATIONS", "REPLACE_ONE", "PresencePairPrior", "PresentRecords", "add_remove_rows", "check_relation", "presence_pair", "relation_words", "split_by_presence", "with_presence",
+    "ADD_REMOVE", "GroupPairPrior", "GroupPresencePairPrior", "RELATIONS", "RELATION_SYNTAX", "REPLACE_ONE", "PresencePairPrior", "PresentRecords", "add_remove_rows", "check_relation",
+    "group_steps", "presence_pair", "removed_rows", "relation_at", "relation_distance", "relation_kind", "relation_words", "split_by_presence", "with_presence",
 ]
 
 REPLACE_ONE = "replace-one"
 ADD_REMOVE = "add-remove"
 RELATIONS = (REPLACE_ONE, ADD_REMOVE)
 
+#: How a relation is written, for help and errors.
+RELATION_SYNTAX = "replace-one, add-remove, replace:K or add-remove:K (K >= 1 records)"
+
 _WORDS = {REPLACE_ONE: "replace one record (n fixed)", ADD_REMOVE: "add or remove one record (n varies)"}
+_WORDS_AT = {REPLACE_ONE: "replace up to {k} records (n fixed)", ADD_REMOVE: "add or remove up to {k} records (n varies)"}
+# The written prefix of each kind at a distance K (``replace:K``; ``replace-one:K`` reads as well).
+_PREFIXES = {"replace": REPLACE_ONE, REPLACE_ONE: REPLACE_ONE, ADD_REMOVE: ADD_REMOVE}
+
+
+def _parsed(value) -> tuple | None:
+    """(kind, distance) of a written relation, or None when it is not one."""
+    if not isinstance(value, str):
+        return None
+    if value in RELATIONS:
+        return value, 1
+    prefix, colon, count = value.partition(":")
+    if not colon or prefix not in _PREFIXES or not count.isascii() or not count.isdigit() or int(count) < 1:
+        return None
+    return _PREFIXES[prefix], int(count)
+
+
+def relation_at(kind: str, distance: int) -> str:
+    """The relation of ``kind`` (``replace-one`` or ``add-remove``) at ``distance`` records, in its one
+    written form: the kind itself at distance 1, ``replace:K`` or ``add-remove:K`` beyond."""
+    if distance == 1:
+        return kind
+    return f"{'replace' if kind == REPLACE_ONE else ADD_REMOVE}:{int(distance)}"
 
 
 def check_relation(value, argument: str = "relation") -> str:
-    """``value`` if it is a relation's name, else one error naming ``argument``."""
-    if value not in RELATIONS:
-        raise InputError(f"argument '{argument}' must be one of {', '.join(RELATIONS)}, got {value!r}")
-    return value
+    """``value`` in its one written form if it is a relation (``replace:1`` is ``replace-one``), else one
+    error naming ``argument``."""
+    parsed = _parsed(value)
+    if parsed is None:
+        raise InputError(f"argument '{argument}' must be one of {RELATION_SYNTAX}, got {value!r}")
+    return relation_at(*parsed)
+
+
+def relation_kind(relation: str) -> str:
+    """``replace-one`` or ``add-remove``: the kind of ``relation`` whatever its distance (whether the
+    databases keep their n records, or a presence column tells present records from absent ones)."""
+    return _parsed(check_relation(relation))[0]
+
+
+def relation_distance(relation: str) -> int:
+    """How many records neighbours under ``relation`` may differ in (1 for ``replace-one`` and ``add-remove``)."""
+    return _parsed(check_relation(relation))[1]
+
+
+def group_steps(stated: str, audited: str) -> int | None:
+    """How many neighbours under ``stated`` chain into one pair under ``audited`` (the group size of group
+    privacy), or None when no chain does (a replace claim says nothing about adding or removing records).
+
+    - same kind, distances a (stated) and b (audited): ⌈b / a⌉ (a pair at distance ≤ b is a chain
+      of ⌈b / a⌉ pairs at distance ≤ a: change the records a at a time);
+    - add-remove:a stated, replace:b audited: 2 ⌈b / a⌉ (replacing b records is removing them,
+      ⌈b / a⌉ steps, then adding the new ones, ⌈b / a⌉ steps).
+    """
+    (stated_kind, a), (audited_kind, b) = _parsed(check_relation(stated)), _parsed(check_relation(audited))
+    steps = -(-b // a)
+    if stated_kind == audited_kind:
+        return steps
+    return 2 * steps if stated_kind == ADD_REMOVE else None
 
 
 def relation_words(relation: str) -> str:
-    """The relation in words, e.g. ``"add or remove one record (n varies)"``."""
-    return _WORDS[check_relation(relation)]
+    """The relation in words, e.g. ``"add or remove one record (n varies)"``, ``"replace up to 3 records (n fixed)"``."""
+    kind, distance = _parsed(check_relation(relation))
+    return _WORDS[kind] if distance == 1 else _WORDS_AT[kind].format(k=distance)
 
 
 # -- the presence column --------------------------------------------------------------------
@@ -80,18 +148,46 @@ def add_remove_rows(larger: np.ndarray, smaller: np.ndarray, argument: str) -> i
     InputError
         Naming ``argument`` when no single row's removal gives ``smaller``.
     """
-    if larger.shape[0] != smaller.shape[0] + 1 or larger.shape[1:] != smaller.shape[1:]:
+    return int(removed_rows(larger, smaller, argument, ADD_REMOVE)[0])
+
+
+def removed_rows(larger: np.ndarray, smaller: np.ndarray, argument: str, relation: str) -> np.ndarray:
+    """The rows of ``larger`` (n rows) whose removal gives ``smaller`` (n − j rows, the rest in the same order),
+    1 ≤ j ≤ the distance of ``relation`` (an add/remove relation).
+
+    The rows are found by matching ``smaller`` in order against ``larger`` (greedy subsequence matching:
+    a row of ``larger`` that equals the next unmatched row of ``smaller`` is kept); when ``smaller`` is
+    ``larger`` without some rows, the greedy match finds such rows.
+
+    Raises
+    ------
+    InputError
+        Naming ``argument`` when the shapes are not n and n − j rows of one width, the smaller database
+        is empty, j is above the relation's distance, or no removal of j rows gives ``smaller``.
+    """
+    most = relation_distance(relation)
+    removed = larger.shape[0] - smaller.shape[0]
+    if not 1 <= removed or larger.shape[1:] != smaller.shape[1:]:
         raise InputError(f"argument '{argument}': add/remove neighbours have n and n − 1 rows of the same width, got "
                          f"{larger.shape} and {smaller.shape}")
+    if removed > most:
+        raise InputError(f"argument '{argument}': the databases have {larger.shape[0]} and {smaller.shape[0]} rows, "
+                         f"{removed} records added/removed; neighbours under {relation} differ by at most {most} "
+                         f"(the relation add-remove:{removed} admits them)")
     if smaller.shape[0] == 0:
         raise InputError(f"argument '{argument}': the smaller database is empty; add/remove pairs need at least one "
                          "record in each database")
-    differ = np.flatnonzero(np.any(larger[:-1] != smaller, axis=1))
-    row = int(differ[0]) if len(differ) else smaller.shape[0]  # the first row that differs, else the last
-    if not np.array_equal(np.delete(larger, row, axis=0), smaller):
-        raise InputError(f"argument '{argument}': the databases are not add/remove neighbours: removing one row of the "
+    rows, matched = [], 0
+    for i in range(larger.shape[0]):
+        if matched < smaller.shape[0] and np.array_equal(larger[i], smaller[matched]):
+            matched += 1
+        else:
+            rows.append(i)
+    if matched < smaller.shape[0]:
+        what = "one row" if removed == 1 else f"{removed} rows"
+        raise InputError(f"argument '{argument}': the databases are not add/remove neighbours: removing {what} of the "
                          f"larger ({larger.shape[0]} rows) does not give the smaller (rows in the same order)")
-    return row
+    return np.asarray(rows[:removed], dtype=np.int64)
 
 
 def presence_pair(first: np.ndarray, second: np.ndarray, record: int) -> tuple:
@@ -148,6 +244,48 @@ class PresencePairPrior(TwoPoint):
     def describe(self) -> str:
         return (f"two-point records on {self.n}x{self.k - 1} databases plus a presence column (add/remove), "
                 f"P(second) {', '.join(sorted({f'{v:g}' for v in self.p}))}")
+
+
+@dataclass(frozen=True, eq=False)
+class GroupPairPrior(TwoPoint):
+    """The uniform two-point prior on a pair of databases that differ in several records (a user-level pair).
+
+    :class:`~mechanisms.inputs.priors.TwoPoint` switches each record on its own, which on such a pair
+    would draw databases that are neither of the two; this prior draws ``second`` whole with probability
+    ``p`` (one draw per database, the same for every record) and ``first`` otherwise, so its records are
+    not independent.
+    """
+
+    independent_rows = False
+
+    def __post_init__(self):
+        super().__post_init__()
+        if len(np.unique(self.p)) != 1:
+            raise InputError("argument 'p' of a group pair prior must be one probability for the whole database")
+
+    @property
+    def independent_columns(self) -> bool:
+        return False
+
+    def _sample(self, m, rng):
+        chosen = rng.random(m) < self.p[0]
+        return np.where(chosen[:, None, None], self.second[None], self.first[None])
+
+    def describe(self) -> str:
+        rows = int(np.count_nonzero(np.any(self.first != self.second, axis=1)))
+        return f"two databases of {self.n}x{self.k} that differ in {rows} records, P(second) {self.p[0]:g}"
+
+
+@dataclass(frozen=True, eq=False)
+class GroupPresencePairPrior(GroupPairPrior):
+    """:class:`GroupPairPrior` on an add/remove pair at a distance above 1 held with a presence column."""
+
+    presence_column = True
+
+    def describe(self) -> str:
+        rows = int(np.count_nonzero(np.any(self.first != self.second, axis=1)))
+        return (f"two databases of {self.n}x{self.k - 1} plus a presence column (add/remove) with {rows} records "
+                f"present vs absent, P(second) {self.p[0]:g}")
 
 
 @dataclass(frozen=True, eq=False)
