@@ -19,21 +19,21 @@ import numpy as np
 
 from estimators.result_forms import fields_to_dict
 from estimators.validation import InputError
+from mechanisms.inputs.missing_values import check_missing_values, rows_differ, same_databases
 from mechanisms.inputs.priors import TwoPoint
 from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, PresencePairPrior, add_remove_rows, with_presence
 
 __all__ = ["NeighbouringPair", "checked_pair", "refuse_equal_pair"]
 
 
-def _database(value, label: str) -> np.ndarray:
+def _database(value, label: str, allow_nan: bool = False) -> np.ndarray:
     try:
         arr = np.array(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InputError(f"{label} must be numeric: {exc}") from None
     if arr.ndim != 2 or 0 in arr.shape:
         raise InputError(f"{label} must have shape (n, k) with n, k >= 1, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise InputError(f"{label} contains NaN or inf")
+    check_missing_values(arr, label, allow_nan)
     arr.setflags(write=False)
     return arr
 
@@ -41,6 +41,10 @@ def _database(value, label: str) -> np.ndarray:
 @dataclass(frozen=True, eq=False)
 class NeighbouringPair:
     """Two neighbouring databases and why they expose a mechanism.
+
+    A NaN in a database is a missing value (:mod:`mechanisms.inputs.missing_values`): the pair holds it (the
+    declared domain's missing-value family builds such pairs); a pair a user gives may hold one only with
+    ``--allow-nan`` (:func:`checked_pair`), and an audit takes one only with ``AuditSpec(allow_nan=True)``.
 
     Attributes
     ----------
@@ -60,8 +64,8 @@ class NeighbouringPair:
     relation: str = field(default=REPLACE_ONE, init=False)
 
     def __post_init__(self):
-        first = _database(self.first, "argument 'first'")
-        second = _database(self.second, "argument 'second'")
+        first = _database(self.first, "argument 'first'", allow_nan=True)
+        second = _database(self.second, "argument 'second'", allow_nan=True)
         if abs(first.shape[0] - second.shape[0]) == 1 and first.shape[1] == second.shape[1]:
             larger, smaller = (first, second) if first.shape[0] > second.shape[0] else (second, first)
             row = add_remove_rows(larger, smaller, "first, second")
@@ -75,7 +79,7 @@ class NeighbouringPair:
         if first.shape != second.shape:
             raise InputError(f"arguments 'first' and 'second' must have the same shape, "
                              f"got {first.shape} and {second.shape}")
-        if np.count_nonzero(np.any(first != second, axis=1)) > 1:
+        if np.count_nonzero(rows_differ(first, second)) > 1:
             raise InputError("arguments 'first' and 'second' must differ in at most one record (row)")
         object.__setattr__(self, "first", first)
         object.__setattr__(self, "second", second)
@@ -109,7 +113,7 @@ class NeighbouringPair:
 _EQUAL = "{label}: the two databases are equal; a neighbouring pair differs in one record"
 
 
-def checked_pair(first, second, argument: str, given: str) -> NeighbouringPair:
+def checked_pair(first, second, argument: str, given: str, allow_nan: bool = False) -> NeighbouringPair:
     """Two databases a user gave as neighbours (``--pair``, ``[[pairs]]``, ``assert_claim(pairs=...)``), checked.
 
     :class:`NeighbouringPair` itself admits two equal databases (the pair families build them); a
@@ -125,6 +129,8 @@ def checked_pair(first, second, argument: str, given: str) -> NeighbouringPair:
         The argument's name in errors (``--pair``, ``pairs[0]``).
     given : str
         Where the pair came from, for the pair's ``why``.
+    allow_nan : bool
+        Whether the databases may hold NaN (missing values; ``--allow-nan``).
 
     Raises
     ------
@@ -134,7 +140,8 @@ def checked_pair(first, second, argument: str, given: str) -> NeighbouringPair:
         more than one record (or by more than one removed row).
     """
     label = f"argument '{argument}'"
-    a, b = _database(first, f"{label} (first database)"), _database(second, f"{label} (second database)")
+    a = _database(first, f"{label} (first database)", allow_nan)
+    b = _database(second, f"{label} (second database)", allow_nan)
     if a.shape[1:] == b.shape[1:] and abs(a.shape[0] - b.shape[0]) == 1:
         larger, smaller = (a, b) if a.shape[0] > b.shape[0] else (b, a)
         row = add_remove_rows(larger, smaller, argument)
@@ -142,7 +149,7 @@ def checked_pair(first, second, argument: str, given: str) -> NeighbouringPair:
     if a.shape != b.shape:
         raise InputError(f"{label}: the two databases must have the same shape (n, k) (replace-one neighbours) or "
                          f"n and n − 1 rows (add/remove neighbours), got {a.shape} and {b.shape}")
-    differing = np.flatnonzero(np.any(a != b, axis=1))
+    differing = np.flatnonzero(rows_differ(a, b))
     if len(differing) == 0:
         raise InputError(_EQUAL.format(label=label))
     if len(differing) > 1:
@@ -162,6 +169,6 @@ def refuse_equal_pair(pair: NeighbouringPair, argument: str) -> NeighbouringPair
     InputError
         Naming ``argument`` when ``pair.first`` equals ``pair.second``.
     """
-    if np.array_equal(pair.first, pair.second):
+    if same_databases(pair.first, pair.second):
         raise InputError(_EQUAL.format(label=f"argument '{argument}'"))
     return pair

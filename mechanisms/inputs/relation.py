@@ -86,9 +86,11 @@ def add_remove_rows(larger: np.ndarray, smaller: np.ndarray, argument: str) -> i
     if smaller.shape[0] == 0:
         raise InputError(f"argument '{argument}': the smaller database is empty; add/remove pairs need at least one "
                          "record in each database")
-    differ = np.flatnonzero(np.any(larger[:-1] != smaller, axis=1))
+    from mechanisms.inputs.missing_values import rows_differ, same_databases  # NaN (a missing value) equals NaN
+
+    differ = np.flatnonzero(rows_differ(larger[:-1], smaller))
     row = int(differ[0]) if len(differ) else smaller.shape[0]  # the first row that differs, else the last
-    if not np.array_equal(np.delete(larger, row, axis=0), smaller):
+    if not same_databases(np.delete(larger, row, axis=0), smaller):
         raise InputError(f"argument '{argument}': the databases are not add/remove neighbours: removing one row of the "
                          f"larger ({larger.shape[0]} rows) does not give the smaller (rows in the same order)")
     return row
@@ -103,7 +105,7 @@ def presence_pair(first: np.ndarray, second: np.ndarray, record: int) -> tuple:
     """
     first, second = np.array(first, dtype=np.float64), np.array(second, dtype=np.float64)
     present = first[record, -1] != 0, second[record, -1] != 0
-    if present[0] != present[1] and np.array_equal(first[record, :-1], second[record, :-1]):
+    if present[0] != present[1] and np.array_equal(first[record, :-1], second[record, :-1], equal_nan=True):
         return first, second
     base = first if present[0] or not present[1] else second
     absent = base.copy()
