@@ -219,8 +219,12 @@ def cost_warnings(spec) -> list:
 
 def _plan(spec, args):
     """``--plan``: the budget plan from a pilot (audit.gating.budget_forecast), nothing else run."""
+    import dataclasses
+
     from audit.gating.budget_forecast import EXCESS, plan_budget
 
+    # A claim stated for no relation (audit.both_relations): the plan is the replace-one audit's, at its α/2.
+    spec = dataclasses.replace(spec, companion=None)
     plan = plan_budget(spec, budget_runs=args.max_runs, pilot_runs=args.pilot_runs,
                        excess=EXCESS if args.excess is None else args.excess)
     return plan.to_dict(), terminal_text(plan.text())
