@@ -168,5 +168,6 @@ def test_type_one_error_of_the_two_relation_split_at_the_boundary(tmp_path):
         result = run_audit(_build(config))
         refuted += result.refuted
         both += len(result.relations["tested"]) == 2
+    print(f"type-I study under both relations: {refuted} of {audits} audits refuted the true claim")
     assert both == audits
     assert refuted <= stats.binom.ppf(0.999, audits, ALPHA)
