@@ -39,8 +39,10 @@ def split_alpha(alpha: float) -> float:
 
 
 def _tagged(result: AuditResult, relation: str) -> AuditResult:
-    """``result`` with each of its claim tests labelled with the relation it ran under."""
-    return dataclasses.replace(result, cross_checks=[dataclasses.replace(c, relation=relation)
+    """``result`` with each of its claim tests labelled with the relation it ran under (in ``relation`` and after
+    the claim's words, so that tables of the tests tell the two audits apart)."""
+    return dataclasses.replace(result, cross_checks=[dataclasses.replace(c, relation=relation,
+                                                                         claim=f"{c.claim} ({relation})")
                                                      for c in result.cross_checks])
 
 
