@@ -52,8 +52,8 @@ def with_missing_indicators(values) -> np.ndarray:
     attributes read as 0 where missing (NaN, ``--allow-nan``), then the k missing indicators: (..., 2k).
 
     The map is one-to-one on records, so a record's secret and the others' values carry the same information
-    after it: I(φ(X_i); M | φ(X_−i)) = I(X_i; M | X_−i) for any injective φ (Cover and Thomas 2006, Section 2.8
-    and Eq. (2.46): mutual information is invariant under one-to-one maps of either argument), and the critics
+    after it: I(φ(X_i); M | φ(X_−i)) = I(X_i; M | X_−i) for any injective φ (Cover and Thomas 2006, Theorem 2.8.1,
+    the data-processing inequality, applied to φ and to its inverse on φ's image), and the critics
     get finite inputs. With independent rows, the sums of the mapped records are a statistic of the others as
     above. The width is 2k whether or not a NaN occurs, so every batch of an audit that allows NaN has one.
     """
