@@ -325,7 +325,8 @@ def _user_kinds(spec) -> tuple:
     from audit.statistics.user_statistic import user_statistic_kind
 
     encoder = encoder_of(spec.mechanism)
-    return (user_statistic_kind(spec.statistic, None if encoder is None else slice(2 * encoder.width, None)),)
+    return (user_statistic_kind(spec.statistic, None if encoder is None else slice(2 * encoder.width, None),
+                                spec.allow_nan),)
 
 
 def _pair_statistics(cell, critics, fits, data, support_columns=None) -> list:

@@ -183,3 +183,15 @@ def test_reading_a_missing_value_as_zero_is_not_refuted_on_zero_vs_missing(tmp_p
     # Record 0 at 0 vs missing: the zero-filled sum is the same law on both (ε = 0).
     result = run_audit(_build(_config(tmp_path, "zero_filled_sum", *_one_present(0.0), allow_nan=True)))
     assert not result.refuted
+
+
+def test_a_user_statistic_reads_the_output_as_released_nan_and_all():
+    from audit.statistics.user_statistic import UserStatistic, user_statistic_kind
+
+    def is_missing(output):
+        return float(np.isnan(output[0]))
+
+    kind = user_statistic_kind(UserStatistic(is_missing, "is_missing"), missing=True)
+    # Released outputs NaN, 3.0, NaN, as check_batch_output encodes them: values (0 where missing), indicators.
+    encoded = check_batch_output(np.array([[np.nan], [3.0], [np.nan]]), 3, "mechanism 'm'", allow_nan=True)
+    assert kind.features(encoded).ravel().tolist() == [1.0, 0.0, 1.0]
