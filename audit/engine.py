@@ -37,6 +37,7 @@ from estimators.validation import InputError
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 from mechanisms.execution.memory import check_audit_memory
 from mechanisms.execution.runner import MechanismRunner
+from mechanisms.inputs.missing_values import distinct_rows
 from mechanisms.inputs.relation import presence_pair
 from mechanisms.outputs.encoding import encoder_of
 
@@ -76,7 +77,9 @@ def run_audit(spec: AuditSpec) -> AuditResult:
     Returns
     -------
     AuditResult
-        ``verdict == "violation"`` iff the certified lower bound exceeds ε (type-I error ≤ α).
+        ``verdict == "violation"`` iff the certified lower bound exceeds ε (type-I error ≤ α). With a
+        ``spec.companion`` (a claim stated for no relation), both relations' audits at α/2 each, merged by
+        :func:`audit.both_relations.merge_relation_results` (Bonferroni: type-I error ≤ α/2 + α/2).
 
     Raises
     ------
@@ -87,6 +90,14 @@ def run_audit(spec: AuditSpec) -> AuditResult:
     if not isinstance(spec, AuditSpec):
         raise InputError(f"argument 'spec' must be an AuditSpec (audit.spec.AuditSpec, or build_spec(load_config(PATH)) "
                          f"for a configuration), got {type(spec).__name__}")
+    if spec.companion is not None:  # a claim stated for no relation: both, each at α/2 (audit.both_relations)
+        from audit.both_relations import merge_relation_results
+
+        results = {}
+        for one in (spec, spec.companion):
+            with audit_runner(one) as runner:
+                results[one.relation] = _run_audit(one, runner)
+        return merge_relation_results(results)
     with audit_runner(spec) as runner:
         return _run_audit(spec, runner)
 
@@ -137,7 +148,8 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
         if planned.deterministic:
             constant.append((position, _constant_evidence(planned, prior)))
             continue
-        g, w = secret_values(planned.pair, planned.record, data[planned.prior_index][0], spec.others, prior)
+        g, w = secret_values(planned.pair, planned.record, data[planned.prior_index][0], spec.others, prior,
+                             spec.allow_nan)
         if np.all(g == g[:1]):
             # I(g; ·) of the samples' empirical law is 0 when g takes one value on all of them.
             notes.append(f"{planned.name} under prior {planned.prior_index}: g took one value in all {len(g)} "
@@ -151,7 +163,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
                          "the sliced notion is not stratified, so this secret gets the chain-rule estimate only")
             strategy = "estimate-only"
         cells.append(SecretCell(planned.prior_index, prior, planned.record, planned.pair, strategy, g, w, position,
-                                spec.others))
+                                spec.others, spec.allow_nan))
 
     if spec.others == "sums" and cells and plan.mi_critic != "classifier":
         notes.append("Each record's critics read the other records' column sums (others = sums), not the records: the "
@@ -299,7 +311,7 @@ def _critic_statistic(candidate, fits):
         for value in (first, second):
             batch = dbs.copy()
             batch[:, record] = value
-            g, w = secret_values(cell.pair, record, batch, cell.others, cell.prior)
+            g, w = secret_values(cell.pair, record, batch, cell.others, cell.prior, cell.missing)
             u, v = candidate.critics.features(g, outputs, w, index)
             t.append(scorer(index, pad_columns(u, width_u), pad_columns(v, width_v)))
         return t[0] - t[1]
@@ -314,7 +326,8 @@ def _user_kinds(spec) -> tuple:
     from audit.statistics.user_statistic import user_statistic_kind
 
     encoder = encoder_of(spec.mechanism)
-    return (user_statistic_kind(spec.statistic, None if encoder is None else slice(2 * encoder.width, None)),)
+    return (user_statistic_kind(spec.statistic, None if encoder is None else slice(2 * encoder.width, None),
+                                spec.allow_nan),)
 
 
 def _pair_statistics(cell, critics, fits, data, support_columns=None) -> list:
@@ -466,7 +479,7 @@ def _event_candidates(spec, candidate, fits, data, rng, runner):
                                                                min(spec.event_runs, BIT_PILOT_RUNS))
             pairs += bit_candidates
         validation = fits.fit(kind).split[1]
-        values = np.unique(dbs[validation[:256], cell.record, :], axis=0)[:4]
+        values = distinct_rows(dbs[validation[:256], cell.record, :])[:4]
         pairs += value_pairs(dbs[validation[0]], cell.record, values, statistic,
                              "values and base database from the validation split")
     if spec.presence_column:  # add/remove: every candidate a record present against absent

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from estimators.result_forms import fields_to_dict, headline_repr, to_jsonable
 from mechanisms.claims.claim import AUDIT_NOTIONS as NOTIONS
+from mechanisms.inputs.relation import relation_words
 
 VERDICTS = ("violation", "no-violation-detected")
 
@@ -180,6 +181,9 @@ class CrossCheck:
         This test's share of α (``None``: it does not test the claim, see the notes).
     epsilon_prime : float or None
         The event test's ε′.
+    relation : str or None
+        The neighbouring relation the test ran under, where a claim stated for none was audited under both
+        (:mod:`audit.both_relations`); ``None`` otherwise (the audit's one relation).
     """
 
     claim: str
@@ -193,13 +197,16 @@ class CrossCheck:
     threshold: float | None = None
     alpha_spent: float | None = None
     epsilon_prime: float | None = None
+    relation: str | None = None
 
     def refutation(self) -> dict:
-        """The evidence as ``refuted_by`` lists it."""
+        """The evidence as ``refuted_by`` lists it (with ``relation`` where the claim was audited under both)."""
         out = {"test": self.test, "statistic": self.statistic, "threshold": self.threshold,
                "alpha_spent": self.alpha_spent, "detail": self.detail}
         if self.epsilon_prime is not None:
             out["epsilon_prime"] = self.epsilon_prime
+        if self.relation is not None:
+            out["relation"] = self.relation
         return to_jsonable(out)
 
     def to_dict(self) -> dict:
@@ -226,6 +233,10 @@ class AuditResult:
     ``domain_reach`` (where a domain was declared, :attr:`audit.spec.AuditSpec.domain`): the declared
     domain, its source, the span of the audited records and whether they reached both ends
     (:func:`audit.search.input_domain.domain_reach`).
+    ``relations`` (where a claim stated for no relation was audited under both replace-one and add-remove,
+    :mod:`audit.both_relations`): the relations tested, each one's level (α/2, Bonferroni), those under which
+    the claim was refuted, ``relation`` the one whose evidence the result shows when refuted, and each audit's
+    summary; ``None`` for an audit of one relation.
     """
 
     verdict: str | None
@@ -264,6 +275,7 @@ class AuditResult:
     samples_by_purpose: dict = field(default_factory=dict)
     sequential: dict | None = None
     domain_reach: dict | None = None
+    relations: dict | None = None
 
     @property
     def refuting_event_test(self):
@@ -297,12 +309,18 @@ class AuditResult:
         if self.claim.get("relation_text"):
             source = f" (neighbours: {self.claim['relation_text']})" + source
         tests = ", ".join(f"{name} test at α = {share:.3g}" for name, share in self.claim_alpha.items())
-        if len(self.claim_alpha) > 1:
+        if self.relations is not None:
+            split = (f" α = {self.alpha:g} was split between the two relations (Bonferroni), "
+                     + "; ".join(f"{r['relation']} at α = {r['alpha']:.3g} ("
+                                 + ", ".join(f"{name} test {share:.3g}" for name, share in r["claim_alpha"].items()) + ")"
+                                 for r in self.relations["results"]) + ".")
+        elif len(self.claim_alpha) > 1:
             split = f" α = {self.alpha:g} was split between the tests that can refute it: {tests}."
         else:
             split = f" The {tests} is the one test that can refute it." if tests else ""
         if self.refuted:
-            evidence = "; ".join(r["detail"] for r in self.refuted_by)
+            evidence = "; ".join((f"under {r['relation']}, " if r.get("relation") else "") + r["detail"]
+                                 for r in self.refuted_by)
             return (f"Claim {label}{source}: REFUTED{self.float_refutation_words()}. With probability at least "
                     f"{confidence} over this audit's randomness, the mechanism does not satisfy {label}: "
                     f"{evidence}.{split}")
@@ -311,6 +329,14 @@ class AuditResult:
                     "(the notes say why and what would).")
         return (f"Claim {label}{source}: not refuted. No test found evidence against it at {confidence} confidence; "
                 f"this is not a proof that the claim holds.{split}")
+
+    def relations_words(self) -> str:
+        """The relations of an audit under both (:attr:`relations`), in words: the refuting one(s), else both."""
+        refuted = self.relations["refuted_under"]
+        if refuted:
+            return " and ".join(relation_words(r) for r in refuted) + (
+                ", refuted under this relation" if len(refuted) == 1 else ", refuted under both")
+        return "; ".join(relation_words(r) for r in self.relations["tested"]) + ", each tested"
 
     @property
     def refuted_through_float_only(self) -> bool:
@@ -391,7 +417,7 @@ class AuditResult:
                    "dp_epsilon_lower_bound_event", "per_record", "cross_checks", "samples", "samples_by_purpose",
                    "seconds", "seed", "statement", "mechanism", "priors", "theta", "certified_secret",
                    "estimate_only", "candidates_certified", "event_test", "float_event_test", "arithmetic", "slices", "estimator", "device",
-                   "training_history", "notes", "domain_reach")
+                   "training_history", "notes", "domain_reach", "relations")
 
     def to_dict(self) -> dict:
         """The JSON form: ``schema_version``, every field (``theta_statement`` as ``theta``), ``refuted_by``

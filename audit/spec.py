@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field, fields
 from typing import Callable, Mapping
@@ -13,6 +14,7 @@ from estimators.critic_config import NEURAL_ESTIMATORS, CriticConfig
 from estimators.validation import InputError, check_choice, check_int, check_nonnegative, check_positive, check_probability
 from mechanisms.base import mechanism_name
 from mechanisms.claims.guarantee import Guarantee
+from mechanisms.inputs.missing_values import ALLOW_NAN_HINT
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.execution.runner import PROBE_TIMEOUT, ExecutionSettings
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS, Claim
@@ -143,6 +145,19 @@ class AuditSpec:
         event-test candidate, fitted and chosen on the MI sample and certified like the others
         (:mod:`audit.statistics.user_statistic`). A per-database mechanism's encoder appends its values to
         each encoded row, so the function gets the output before encoding.
+    allow_nan : bool
+        Whether the audited databases may hold NaN, missing values (``--allow-nan``, ``[audit] allow_nan``;
+        :mod:`mechanisms.inputs.missing_values`): pairs and prior draws with NaN reach the mechanism unchanged,
+        a NaN the mechanism releases becomes a value and a missing indicator
+        (:func:`mechanisms.base.check_batch_output`), and a declared domain's families gain pairs of a missing
+        value next to present ones (:func:`audit.search.pair_families.domain_pair_families`). Default False: a
+        pair holding NaN is refused.
+    companion : AuditSpec, optional
+        Set by the configuration where neither the claim nor the mechanism states a neighbouring relation
+        (:mod:`audit.both_relations`): the audit of the same claim under the other relation. Both this spec and
+        the companion carry level α/2 (Bonferroni over the two audits: the claim is refuted when either
+        refutes it, with type-I error at most α/2 + α/2); :func:`audit.engine.run_audit` runs both and merges
+        their results, naming the relation that refuted. Default None: one relation.
     """
 
     mechanism: Callable
@@ -177,6 +192,8 @@ class AuditSpec:
     pilot_for_runs: int | None = None
     arithmetic: str = "float"
     statistic: Callable | None = None
+    allow_nan: bool = False
+    companion: "AuditSpec | None" = None
 
     def __post_init__(self):
         if not callable(self.mechanism):
@@ -292,6 +309,12 @@ class AuditSpec:
             raise InputError("argument 'slices' must be >= 1 for notion 'smi-dp'")
         if not isinstance(self.execution, ExecutionSettings):
             raise InputError("argument 'execution' must be an ExecutionSettings")
+        if not isinstance(self.allow_nan, bool):
+            raise InputError(f"argument 'allow_nan' must be True or False, got {self.allow_nan!r}")
+        if not self.allow_nan and any(np.isnan(p.first).any() or np.isnan(p.second).any() for p in pairs):
+            raise InputError(f"argument 'pairs' holds NaN; {ALLOW_NAN_HINT}")
+        if self.allow_nan and not self.execution.allow_nan:  # the runner keeps the NaN (mechanisms.base)
+            object.__setattr__(self, "execution", dataclasses.replace(self.execution, allow_nan=True))
         n, _ = priors[0].shape
         framework = self.framework
         if self.notion == "mi-pp":
@@ -342,6 +365,11 @@ class AuditSpec:
             raise InputError(f"argument 'critic' must be a CriticConfig (or a dict of its fields), got "
                              f"{type(critic).__name__}")
         object.__setattr__(self, "critic", critic.validated())
+        companion = self.companion
+        if companion is not None and (not isinstance(companion, AuditSpec) or companion.relation == relation
+                                      or companion.companion is not None or companion.mechanism is not self.mechanism):
+            raise InputError("argument 'companion' must be the AuditSpec of the same mechanism under the other "
+                             "relation (itself without a companion), or None")
 
     def _attach_statistic(self) -> None:
         """Wrap a plain function as a :class:`~audit.statistics.user_statistic.UserStatistic` and give it to the

@@ -57,7 +57,7 @@ def _size_text(size: float) -> str:
     return f"{size:.1f} TB"
 
 
-def load_npy_array(path, argument: str, *, ndim=None, shape: str | None = None) -> np.ndarray:
+def load_npy_array(path, argument: str, *, ndim=None, shape: str | None = None, allow_nan: bool = False) -> np.ndarray:
     """Load the numeric array stored in the ``.npy`` file ``path`` as validated float64.
 
     Parameters
@@ -70,11 +70,13 @@ def load_npy_array(path, argument: str, *, ndim=None, shape: str | None = None) 
         The allowed numbers of axes (default: any).
     shape : str, optional
         How the expected shape reads in messages, e.g. ``"(n,) or (n, d)"``.
+    allow_nan : bool
+        Whether NaN entries (missing values) are kept rather than refused; infinities are refused either way.
 
     Returns
     -------
     ndarray
-        float64, finite, real.
+        float64, real, finite (or NaN where ``allow_nan``).
 
     Raises
     ------
@@ -136,6 +138,11 @@ def load_npy_array(path, argument: str, *, ndim=None, shape: str | None = None) 
         raise InputError(f"argument '{argument}': {path!r} holds an empty array (shape {array.shape}); "
                          "it needs at least one value")
     try:
+        if allow_nan and array.dtype.kind == "f":  # the NaN kept, everything else checked as always
+            missing = np.isnan(array)
+            checked = as_float_array(np.where(missing, 0.0, array), argument, ndim=ndim, shape=shape)
+            checked[missing] = np.nan
+            return checked
         return as_float_array(array, argument, ndim=ndim, shape=shape)
     except MemoryError:
         raise InputError(f"argument '{argument}': {path!r} holds {array.size} values; as float64 they need "

@@ -89,8 +89,9 @@ def mechanism_name(mech) -> str:
     return type(mech).__qualname__
 
 
-def as_database_batch(dbs, name: str = "dbs") -> np.ndarray:
-    """Return a database batch as a float64 array of shape ``(m, n, k)`` with finite entries.
+def as_database_batch(dbs, name: str = "dbs", allow_nan: bool = False) -> np.ndarray:
+    """Return a database batch as a float64 array of shape ``(m, n, k)`` with finite entries (or NaN, a missing
+    value, where ``allow_nan``: ``--allow-nan``).
 
     Raises
     ------
@@ -98,17 +99,26 @@ def as_database_batch(dbs, name: str = "dbs") -> np.ndarray:
         Naming ``name`` when the batch is not numeric, not 3-D, empty, or holds NaN/inf
         (the message gives the first offending database index).
     """
-    arr = as_float_array(dbs, name, ndim=3, shape="(m, n, k)", first_axis="database")
+    if allow_nan:  # the NaN kept, everything else checked as always
+        arr = np.array(dbs, dtype=np.float64)
+        missing = np.isnan(arr)
+        arr = as_float_array(np.where(missing, 0.0, arr), name, ndim=3, shape="(m, n, k)", first_axis="database")
+        arr[missing] = np.nan
+    else:
+        arr = as_float_array(dbs, name, ndim=3, shape="(m, n, k)", first_axis="database")
     if 0 in arr.shape:
         raise InputError(f"argument '{name}' must be non-empty, got shape {arr.shape}")
     return arr
 
 
-def check_batch_output(values, m: int, who: str) -> np.ndarray:
+def check_batch_output(values, m: int, who: str, allow_nan: bool = False) -> np.ndarray:
     """Return a per-database output as a float64 array of shape ``(m, d)``.
 
     Shared by mechanisms and secret functions: both map a batch of ``m`` databases to
-    one row per database.
+    one row per database. With ``allow_nan`` (``--allow-nan``) a released NaN is a missing value: the
+    array is ``(m, 2d)``, each column with NaN read as 0, then each column's missing indicator (1 where
+    NaN). That map is one-to-one, so every statistic of it is a statistic of the output, and by
+    post-processing (Dwork and Roth 2014, Proposition 2.1) it leaks no more and certifies no more.
 
     Raises
     ------
@@ -132,6 +142,9 @@ def check_batch_output(values, m: int, who: str) -> np.ndarray:
             f"{who} returned shape {arr.shape} for a batch of {m} databases; expected ({m}, d) with d >= 1{hint}",
             mechanism=who,
         )
+    if allow_nan:
+        missing = np.isnan(arr)
+        arr = np.concatenate([np.where(missing, 0.0, arr), missing.astype(np.float64)], axis=1)
     index = first_nonfinite_index(arr)
     if index is not None:
         raise MechanismError(f"{who} returned NaN or inf for database {index}",
@@ -201,9 +214,10 @@ def sample_mechanism(mech: Callable, dbs, rng=None, *, name: str | None = None,
 
 
 def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generator, *, name: str,
-                 locate: bool = True, timeout: float | None = None) -> np.ndarray:
+                 locate: bool = True, timeout: float | None = None, allow_nan: bool = False) -> np.ndarray:
     """:func:`sample_mechanism` on a batch already checked by :func:`as_database_batch` (float64,
-    ``(m, n, k)``, finite): the runner checks a job's whole batch once, not each chunk again."""
+    ``(m, n, k)``, finite): the runner checks a job's whole batch once, not each chunk again. With ``allow_nan``
+    the batch may hold NaN and the outputs come with missing indicators (:func:`check_batch_output`)."""
     who = f"mechanism '{name}'"
     m = batch.shape[0]
     where = " on database 0" if m == 1 else f" on a batch of {m} databases"
@@ -226,4 +240,4 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
         where = f" on database {index}" if index is not None else f" on the batch of {m} databases"
         raise MechanismError(f"{who} raised {type(exc).__name__}{where}: {exc}",
                              mechanism=who, database_index=index) from exc
-    return check_batch_output(out, m, who)
+    return check_batch_output(out, m, who, allow_nan)

@@ -35,6 +35,7 @@ FLOORS = (
     ("audit.statistics", 22),
     ("audit.search", 23),
     ("audit.spec", 24), ("audit.audit_plan", 24), ("audit.critic_cost", 24), ("audit.engine", 24), ("audit.one_run", 24), ("audit.demo", 24),
+    ("audit.both_relations", 24),
     ("audit.gating", 25), ("audit.report", 25),
     ("audit.scan", 25.5),
     ("audit.config", 26),

@@ -118,7 +118,7 @@ BOOLEAN_KEYS = [(key.table, key.name) for key in KEYS if key.kind == "bool"]
 def test_every_boolean_key_is_covered():
     assert set(BOOLEAN_KEYS) == {("prior", "independent_rows"), ("prior", "independent_columns"),
                                  ("prior", "discrete"), ("secret", "independent"), ("secret", "w_discrete"),
-                                 ("mechanism", "per_database")}
+                                 ("mechanism", "per_database"), ("audit", "allow_nan")}
 
 
 @pytest.mark.parametrize("table,name", BOOLEAN_KEYS)

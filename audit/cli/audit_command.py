@@ -113,8 +113,8 @@ def _text(result) -> str:
     lines = []
     if result.claim is not None:
         lines.append(claim_headline(result))
-        lines += [f"  refuted by the {r['test']} test (α = {r['alpha_spent']:.3g}): {r['detail']}"
-                  for r in result.refuted_by]
+        lines += [f"  refuted by the {r['test']} test" + (f" under {r['relation']}" if r.get("relation") else "")
+                  + f" (α = {r['alpha_spent']:.3g}): {r['detail']}" for r in result.refuted_by]
         if result.event_test is not None and result.event_test.support_differences:
             lines.append("  held by one input's certification runs only: "
                          + "; ".join(result.event_test.support_differences))
@@ -160,6 +160,10 @@ def run(args):
             raise InputError("--time-limit applies to a sequential audit: give --max-runs too")
         if args.max_runs is not None and args.max_runs < 1:
             raise InputError(f"argument '--max-runs' must be >= 1, got {args.max_runs}")
+        if args.max_runs is not None and spec.companion is not None:
+            raise InputError("--max-runs: a sequential audit tests one neighbouring relation, and neither the claim nor "
+                             "the mechanism states one (without --max-runs both are audited, at α/2 each); give "
+                             "--relation replace-one or --relation add-remove")
         _warn_unrefutable(spec, args.max_runs)
         if args.max_runs is not None:
             from audit.gating.sequential import run_sequential_audit  # torch loads only once the flags are checked
@@ -218,8 +222,12 @@ def cost_warnings(spec) -> list:
 
 def _plan(spec, args):
     """``--plan``: the budget plan from a pilot (audit.gating.budget_forecast), nothing else run."""
+    import dataclasses
+
     from audit.gating.budget_forecast import EXCESS, plan_budget
 
+    # A claim stated for no relation (audit.both_relations): the plan is the replace-one audit's, at its α/2.
+    spec = dataclasses.replace(spec, companion=None)
     plan = plan_budget(spec, budget_runs=args.max_runs, pilot_runs=args.pilot_runs,
                        excess=EXCESS if args.excess is None else args.excess)
     return plan.to_dict(), terminal_text(plan.text())

@@ -90,7 +90,7 @@ import warnings
 from pathlib import Path
 
 from estimators.critic_config import CriticConfig
-from estimators.validation import InputError
+from estimators.validation import InputError, InputWarning, plain_toml
 from mechanisms.base import MechanismError
 from mechanisms.claims.claim import Claim
 from mechanisms.claims.parsing import claim_from_table, parse_claim
@@ -102,10 +102,9 @@ from mechanisms.inputs.priors import Prior, ProductBernoulli, ProductGaussian, U
 from mechanisms.inputs.user_priors import UserPrior
 from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, check_relation, relation_kind, relation_words
 
-from estimators.validation import InputWarning, plain_toml
 from audit.config.schema import validate_table
 from audit.frameworks import PufferfishFramework, SecretFunction, SecretPair
-from audit.config.domain_pairs import domain_pairs
+from audit.config.domain_pairs import domain_pairs, split_alpha_for_both, tests_both_relations, with_add_remove_companion
 from audit.search.input_domain import parse_domain
 from audit.search.prior_search import differing_record
 
@@ -270,7 +269,7 @@ def _builtin_prior(kind: str, table: dict, where: str) -> Prior:
     return UniformBox(low, high, shape=(n, k))
 
 
-def _prior(raw: dict, where: str, base_dir, entry, notion: str) -> Prior:
+def _prior(raw: dict, where: str, base_dir, entry, notion: str, allow_nan: bool = False) -> Prior:
     spec = keys_of("prior")["spec"].check(raw["spec"], f"{where} spec (--prior)") if "spec" in raw else None
     if spec is None and entry is None:
         raise InputError(f"the audit needs a prior: {where} spec (--prior) = builtin:bernoulli|gaussian|uniform, "
@@ -294,7 +293,7 @@ def _prior(raw: dict, where: str, base_dir, entry, notion: str) -> Prior:
         return loaded
     return UserPrior(loaded, label=spec, independent_rows=table.get("independent_rows", False),
                      independent_columns=table.get("independent_columns", False),
-                     discrete=table.get("discrete", False))
+                     discrete=table.get("discrete", False), allow_nan=allow_nan)
 
 
 def _framework(raw: dict, base_dir, notion: str) -> PufferfishFramework | None:
@@ -338,7 +337,7 @@ def _claim(raw, notion: str) -> tuple:
 
 
 def _pairs(config: dict, entry, searching: bool, shape, notion: str, relation: str | None = None) -> tuple:
-    pairs = []
+    pairs, allow_nan = [], config.get("audit", {}).get("allow_nan") is True  # --allow-nan: missing values
     for number, raw in enumerate(_array_of_tables(config, "pairs"), start=1):
         where = f"[[pairs]] entry {number}"
         table = validate_table(raw, keys_of("pairs"), where, notion=notion)
@@ -349,12 +348,14 @@ def _pairs(config: dict, entry, searching: bool, shape, notion: str, relation: s
             base = Path(config.get("_base_dir") or ".")
             from mechanisms.inputs.pair_files import pair_from_files  # scipy, via the catalog
 
-            pair = pair_from_files(base / first, base / second, f"{where} first, second (--pair)", relation)
+            pair = pair_from_files(base / first, base / second, f"{where} first, second (--pair)", relation,
+                                   allow_nan)
         else:
             for name, value in (("first", first), ("second", second)):
                 if not isinstance(value, (list, tuple)):
                     raise InputError(f"{where} {name} must be an array of rows or a .npy file name, got {plain_toml(value)}")
-            pair = checked_pair(first, second, f"{where} first, second", "supplied in the configuration", relation)
+            pair = checked_pair(first, second, f"{where} first, second", "supplied in the configuration", relation,
+                                allow_nan)
         if shape is not None and pair.database_shape != shape:
             raise InputError(f"{where}: first and second must have the prior's database shape {shape}, "
                              f"got {pair.database_shape}")
@@ -546,7 +547,7 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
         check_pairs_agree(pairs)
         priors = tuple(pair.prior() for pair in pairs)
     else:
-        priors = tuple(_prior(t, where, base_dir, entry, notion) for t, where in zip(tables, places))
+        priors = tuple(_prior(t, where, base_dir, entry, notion, audit.get("allow_nan", False)) for t, where in zip(tables, places))
     shape = priors[0].shape
     if any(p.shape != shape for p in priors):
         raise InputError(f"the [[priors]] must share one database shape, got {sorted({p.shape for p in priors})}")
@@ -562,7 +563,6 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
     if records is not None and max(records) >= shape[0]:
         raise InputError(f"{keys_of('audit')['records'].label} must be record indices in [0, {shape[0]}) for "
                          f"databases of {shape[0]} records, got {plain_toml(list(records))}")
-
     if pairs_only:
         relation = _audit_relation(claim, relation_given, pairs)
         if records is None:  # under a pair's two-point prior only the record that switches can leak
@@ -572,28 +572,29 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
         pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion, pair_relation)
         relation = _audit_relation(claim, relation_given, pairs)
     if loaded is not None and user_claim is None and claim is not None and claim.relation != relation:
-        # The library's own map read at the audited pairs' distance (exact), rather than converted.
-        library_claim, note = loaded.claim_at(relation)
+        library_claim, note = loaded.claim_at(relation)  # the library's map at the pairs' distance, not converted
         if library_claim is not None and library_claim.relation == relation:
             _say_relation_change(claim.relation, relation, "the pairs' row counts (--pair)")
             claim, notes = _with_library_claim(None, loaded, relation)
-    domain = None
+    domain, execution = None, _execution({}, notion, mechanism_table.get("timeout"))
+    both = tests_both_relations(mechanism, user_domain, claim, relation_given, entry, loaded, config, notion)
+    notes = split_alpha_for_both(audit, notes) if both else notes  # α/2 per relation (audit.both_relations)
+    # Pairs the auditor chooses from the mechanism's declared input domain (audit.config.domain_pairs).
     if (loaded is not None or user_domain is not None) and notion in DP_NOTIONS \
             and not (pairs_only and relation_kind(relation) == ADD_REMOVE):
-        # Pairs the auditor chooses from the mechanism's declared input domain (audit.config.domain_pairs).
         given = _pairs(config, None, False, None, notion, pair_relation) if pairs_only else pairs
         added, domain_notes, domain = domain_pairs(mechanism, user_domain, priors, given, shape, relation, claim, audit,
-                                                   name, _execution({}, notion, mechanism_table.get("timeout")))
+                                                   name, execution)
         notes = tuple(notes) + domain_notes
         pairs = tuple(pairs) + tuple(added)
         if added and records is not None and 0 not in records:
             records = tuple(sorted(set(records) | {0}))
-    result = AuditSpec(mechanism=mechanism, priors=priors, framework=_framework(config.get("secret", {}), base_dir,
-                                                                                 notion),
+    framework = _framework(config.get("secret", {}), base_dir, notion)
+    result = AuditSpec(mechanism=mechanism, priors=priors, framework=framework,
                        pairs=pairs, records=records, claim=claim, critic=_critic(config.get("critic", {}), notion),
                        notes=notes, name=mechanism_table.get("name", name), quiet=quiet,
                        execution=_execution(config.get("execution", {}), notion, mechanism_table.get("timeout")),
                        mechanism_source=_source(mechanism_table, base_dir), relation=relation, domain=domain,
                        **audit)
     _warn_if_uncertifiable(result)
-    return result
+    return with_add_remove_companion(result, user_domain, priors, shape, audit, name, execution) if both else result

@@ -116,6 +116,10 @@ KEYS = (
     Key("audit", "statistic", "spec", notions=DP_NOTIONS, flag="--statistic", metavar="FILE.py:FN",
         help="DP notions: a statistic of one output, fn(output) -> number or vector, added to the event test's "
              "candidate statistics (chosen on held-out draws, certified on fresh runs like them; no extra alpha)"),
+    Key("audit", "allow_nan", "bool", notions=DP_NOTIONS, flag="--allow-nan",
+        help="DP notions: let --pair files, [[pairs]] and a prior's draws hold NaN (missing values), which reach the mechanism "
+             "unchanged, and add pairs of a missing value next to present ones to a declared domain's families; "
+             "NaN outputs become a value (0 where missing) and a missing indicator"),
     Key("audit", "prior_search", "int", at_least=0, at_most=MAX_PRIOR_SEARCH, notions=DP_NOTIONS,
         flag="--prior-search", metavar="N",
         help=f"DP notions (Θ = all distributions): add N (at most {MAX_PRIOR_SEARCH}) distinct two-point priors "

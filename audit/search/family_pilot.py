@@ -12,6 +12,7 @@ costs no α (Ding et al. 2018: choose on one set of runs, test on another).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -177,12 +178,13 @@ class _CountingRunner:
 def domain_pairs_by_pilot(mechanism, domain: DeclaredDomain, shape, relation: str, *, seed: int, runs: int,
                           alpha: float, delta: float = 0.0, claim=None, keep: int = 1, extra=(), steps: int = 2,
                           pilot_runs: int = PILOT_RUNS, max_pairs: int = MAX_PILOT_PAIRS, budget: int | None = None,
-                          label: str = "mechanism",
-                          execution: ExecutionSettings | None = None) -> tuple[tuple, str]:
+                          label: str = "mechanism", execution: ExecutionSettings | None = None,
+                          allow_nan: bool = False) -> tuple[tuple, str]:
     """(the ``keep`` best pairs of the domain's families, a note saying how they were chosen).
 
     The families are :func:`audit.search.pair_families.domain_pair_families` of ``domain`` for databases of
-    ``shape`` (n, k) under ``relation`` (with ``steps`` and ``extra``), scored by :func:`pilot_scores` on runs seeded by
+    ``shape`` (n, k) under ``relation`` (with ``steps``, ``extra`` and ``allow_nan``: the missing-value family, run
+    with NaN kept), scored by :func:`pilot_scores` on runs seeded by
     ``seed`` mixed with :data:`PILOT_SEED_TAG` (independent of the audit's runs). ``budget``, when given,
     bounds the pilot's runs in all (both rounds): ``pilot_runs`` is lowered to fit, but not below
     :data:`MIN_PILOT_RUNS`.
@@ -191,7 +193,9 @@ def domain_pairs_by_pilot(mechanism, domain: DeclaredDomain, shape, relation: st
         raise InputError(f"argument 'domain' must be a DeclaredDomain, got {type(domain).__name__}")
     keep = check_int(keep, "keep", 1)
     n, k = shape
-    families = domain_pair_families(domain, n, k, relation, steps=steps, extra=extra)
+    families = domain_pair_families(domain, n, k, relation, steps=steps, extra=extra, allow_nan=allow_nan)
+    if allow_nan:
+        execution = dataclasses.replace(execution or ExecutionSettings(), allow_nan=True)
     tried = min(check_int(max_pairs, "max_pairs", 1), sum(len(f.pairs) for f in families))
     pilot_runs = check_int(pilot_runs, "pilot_runs", MIN_PILOT_RUNS)
     if budget is not None:

@@ -287,7 +287,7 @@ def audited_columns(priors, pairs, k: int, rng: np.random.Generator) -> tuple[np
     values = [np.asarray(p(SPAN_DRAWS, rng), dtype=np.float64)[..., :k].reshape(-1, k) for p in priors]
     values += [np.concatenate([pair.first[:, :k], pair.second[:, :k]]) for pair in pairs]
     values = np.concatenate(values)
-    return values.min(axis=0), values.max(axis=0)
+    return np.fmin.reduce(values, axis=0), np.fmax.reduce(values, axis=0)  # a missing value (NaN) spans nothing
 
 
 def audited_span(priors, pairs, rng: np.random.Generator) -> tuple[float, float]:
@@ -295,7 +295,7 @@ def audited_span(priors, pairs, rng: np.random.Generator) -> tuple[float, float]
     values = [np.asarray(p(SPAN_DRAWS, rng), dtype=np.float64).ravel() for p in priors]
     values += [np.concatenate([pair.first.ravel(), pair.second.ravel()]) for pair in pairs]
     values = np.concatenate(values)
-    return float(values.min()), float(values.max())
+    return float(np.fmin.reduce(values)), float(np.fmax.reduce(values))  # a missing value (NaN) spans nothing
 
 
 def domain_reach(domain: DeclaredDomain, priors, pairs, k: int, seed: int = 0) -> dict:

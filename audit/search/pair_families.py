@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimators.validation import InputError, check_int
+from mechanisms.inputs.missing_values import rows_differ
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.inputs.relation import (ADD_REMOVE, REPLACE_ONE, check_relation, presence_pair, relation_distance,
                                         relation_kind, with_presence)
@@ -135,6 +136,26 @@ def _replace_one_families(lows, highs, n: int, k: int, steps: int, integer: bool
     return families
 
 
+def _missing_value_families(lows, highs, n: int, k: int) -> list:
+    """With ``--allow-nan``: a missing value (NaN) next to present ones. Record 0 missing vs at each end, the
+    others at that end; record 0 present at each end vs missing, every other record missing (many missing
+    values and one present: a mean that imputes or rescales by the count of present values); for k > 1, one
+    attribute of record 0 missing vs at the low end."""
+    missing_row, pairs = np.full(k, np.nan), []
+    for row, end in ((lows, "low"), (highs, "high")):
+        pairs.append(_pair(np.tile(row, (n, 1)), 0, missing_row, f"missing value: record 0 at the {end} end vs "
+                                                                 f"missing, the others at the {end} end"))
+    for row, end in ((lows, "low"), (highs, "high")):
+        pairs.append(_pair(np.full((n, k), np.nan), 0, row, f"missing values: every record missing, record 0 "
+                                                            f"missing vs present at the {end} end"))
+    for column in range(k if k > 1 else 0):
+        row = lows.copy()
+        row[column] = np.nan
+        pairs.append(_pair(np.tile(lows, (n, 1)), 0, row, f"missing value: attribute {column} of record 0 at the "
+                                                         "low end vs missing, everything else at the low end"))
+    return [PairFamily("missing value next to present ones", tuple(pairs))]
+
+
 def _row_text(row: np.ndarray) -> str:
     """A record's values in full (2⁵⁰ + 0.25 reads 1125899906842624.2, not 1.1259e+15)."""
     from audit.search.input_domain import number_text
@@ -147,7 +168,7 @@ def _as_add_remove(family: PairFamily) -> PairFamily:
     (:func:`mechanisms.inputs.relation.presence_pair`), without repeats."""
     out, seen = [], set()
     for pair in family.pairs:
-        record = int(np.flatnonzero(np.any(pair.first != pair.second, axis=1))[0])
+        record = int(np.flatnonzero(rows_differ(pair.first, pair.second))[0])
         for database in (pair.first, pair.second):
             present = with_presence(database)
             first, second = presence_pair(present, present, record)
@@ -209,7 +230,7 @@ def _group_family(lows, highs, n: int, relation: str) -> list:
 
 
 def domain_pair_families(domain, n: int, k: int, relation: str = REPLACE_ONE, *, steps: int = 2,
-                         extra=()) -> list:
+                         extra=(), allow_nan: bool = False) -> list:
     """Named families of candidate neighbouring pairs over a bounded declared domain.
 
     Parameters
@@ -229,6 +250,9 @@ def domain_pair_families(domain, n: int, k: int, relation: str = REPLACE_ONE, *,
     extra : sequence of PairFamily
         Further families (a scan profile's), appended as given; their pairs must have the
         families' shape.
+    allow_nan : bool
+        Whether the databases may hold NaN, missing values (``--allow-nan``): then the family "missing
+        value next to present ones" follows "duplicates" (:func:`_missing_value_families`).
 
     Returns
     -------
@@ -238,7 +262,9 @@ def domain_pair_families(domain, n: int, k: int, relation: str = REPLACE_ONE, *,
         near the ends" (all records at a, record 0 a vs b, for a ≠ b on the grid of
         :func:`representable_levels`; OpenDP issue #2923 is such a pair); "whole record vs one
         attribute" (k > 1: record 0's every attribute changed, then each one alone); "duplicates"
-        (n > 1: record 0 changed into a copy of record 1); under add/remove, each of these with the
+        (n > 1: record 0 changed into a copy of record 1); with ``allow_nan``, "missing value next to present
+        ones" (record 0 missing vs at an end; every record missing, record 0 present vs missing; one
+        attribute missing); under add/remove, each of these with the
         changed record present vs absent, then "empty vs one record" (every grid row) and "one record
         vs two" (n > 1); then ``extra``. Families with no pair are left out.
 
@@ -260,6 +286,8 @@ def domain_pair_families(domain, n: int, k: int, relation: str = REPLACE_ONE, *,
                          f"({domain.source})")
     lows, highs = domain.columns(k)
     families = _replace_one_families(lows, highs, n, k, steps, domain.integer)
+    if allow_nan is True:
+        families += _missing_value_families(lows, highs, n, k)
     add_remove = relation_kind(relation) == ADD_REMOVE
     if add_remove:
         families = [_as_add_remove(f) for f in families] + _small_database_families(lows, highs, n, steps,

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from estimators.validation import InputError, check_int
+from mechanisms.inputs.missing_values import rows_differ
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.inputs.priors import TwoPoint
 from mechanisms.inputs.relation import GroupPairPrior, presence_pair
@@ -30,7 +31,7 @@ MAX_PRIOR_SEARCH = 1000
 
 def differing_record(pair: NeighbouringPair) -> int | None:
     """The record in which the pair's databases differ (None when they are equal)."""
-    rows = np.flatnonzero(np.any(pair.first != pair.second, axis=1))
+    rows = np.flatnonzero(rows_differ(pair.first, pair.second))  # a NaN (missing value) in both places is no difference
     return int(rows[0]) if len(rows) else None
 
 
@@ -108,10 +109,11 @@ def _column_levels(databases: np.ndarray) -> tuple:
     database holds only values the prior produced (a mechanism may accept nothing else).
     """
     values = databases.reshape(-1, databases.shape[-1])
-    low, high = values.min(axis=0), values.max(axis=0)
+    low, high = np.fmin.reduce(values, axis=0), np.fmax.reduce(values, axis=0)  # missing values (NaN) left out
     middle = np.empty_like(low)
     for j in range(values.shape[1]):
         column = np.unique(values[:, j])
+        column = column[~np.isnan(column)] if not np.isnan(column).all() else column
         middle[j] = column[np.argmin(np.abs(column - (low[j] + high[j]) / 2))]
     return low, middle, high
 

@@ -374,9 +374,10 @@ def pair_statistic(log_odds, first_value, second_value):
     first_value, second_value = np.asarray(first_value), np.asarray(second_value)
 
     def statistic(a, b, dbs, outputs):
-        if np.array_equal(a, first_value) and np.array_equal(b, second_value):
+        # equal_nan: a record's missing value (NaN, --allow-nan) is the value it was fitted on.
+        if np.array_equal(a, first_value, equal_nan=True) and np.array_equal(b, second_value, equal_nan=True):
             return log_odds(outputs)
-        if np.array_equal(a, second_value) and np.array_equal(b, first_value):
+        if np.array_equal(a, second_value, equal_nan=True) and np.array_equal(b, first_value, equal_nan=True):
             return -log_odds(outputs)
         raise InputError("the statistic was fitted on another pair of values")
     return statistic

@@ -234,7 +234,7 @@ def cross_fitted_candidates(cell, cross_fitted) -> list:
     selection runs).
     """
     first, second, record = cell.prior.first, cell.prior.second, cell.record
-    is_first = np.all(cell.g == first[record], axis=1)
+    is_first = np.all(cell.g == cell.record_value(first[record]), axis=1)
     labels = {kind: (label, what) for kind, _, label, what in PAIR_STATISTICS + FLOAT_STATISTICS + SUPPORT_STATISTICS}
     candidates = []
     for fitted in cross_fitted:
@@ -323,7 +323,7 @@ def _fit(cells, outputs, config, rng, started, extra_kinds=(), support_columns=N
     # test split); the DV values and the certificate's joint, rolled and paired samples all read them.
     for index, cell in enumerate(cells):
         first, _ = neighbouring_pair_of(cell.prior, cell.record)
-        is_first = np.all(cell.g == first[cell.record], axis=1)
+        is_first = np.all(cell.g == cell.record_value(first[cell.record]), axis=1)
         y = outputs[cell.prior_index]
         y = y.reshape(len(y), -1)
         best = None

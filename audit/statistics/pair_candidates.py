@@ -8,6 +8,7 @@ from typing import Callable
 
 import numpy as np
 
+from mechanisms.inputs.missing_values import rows_differ
 from mechanisms.inputs.priors import TwoPoint
 from mechanisms.inputs.relation import GroupPairPrior
 
@@ -68,8 +69,8 @@ class PairCandidate:
 
     def same_pair(self, other: "PairCandidate") -> bool:
         """Whether ``other`` tests the same two databases (so it may score this pair's runs)."""
-        return (self.record == other.record and np.array_equal(self.first, other.first)
-                and np.array_equal(self.second, other.second))
+        return (self.record == other.record and np.array_equal(self.first, other.first, equal_nan=True)
+                and np.array_equal(self.second, other.second, equal_nan=True))
 
 
 def neighbouring_pair_of(prior, record) -> tuple | None:
@@ -79,14 +80,15 @@ def neighbouring_pair_of(prior, record) -> tuple | None:
     first, second = getattr(prior, "first", None), getattr(prior, "second", None)
     if not isinstance(prior, TwoPoint) or record is None:
         return None
-    rows = np.flatnonzero(np.any(first != second, axis=1))
+    rows = np.flatnonzero(rows_differ(first, second))  # a NaN in both places is no difference
     together = isinstance(prior, GroupPairPrior) and len(rows) > 1
     return (first, second) if (len(rows) == 1 or together) and rows[0] == record else None
 
 
 def draws_of_first(dbs: np.ndarray, first: np.ndarray, record: int) -> np.ndarray:
     """Which draws of a two-point prior on ``first`` and its neighbour (differing in ``record``) are ``first``."""
-    return np.all(dbs[:, record] == first[record], axis=-1)
+    drawn, value = dbs[:, record], first[record]
+    return np.all((drawn == value) | (np.isnan(drawn) & np.isnan(value)), axis=-1)  # NaN: a missing value, as given
 
 
 def held_out_scores(statistic, first: np.ndarray, second: np.ndarray, record: int, dbs: np.ndarray,

@@ -23,10 +23,12 @@ MAX_STRATA = 8
 
 
 
-def secret_values(pair, record, dbs, others: str = "records", prior=None):
+def secret_values(pair, record, dbs, others: str = "records", prior=None, missing: bool = False):
     """``(g, w)`` of a secret on ``dbs``; with ``others="sums"`` a record's w is the column sums of the other
     records, Σ_{j≠i} X(j, ·), k numbers instead of (n − 1)·k; under a ``prior`` whose records switch together
-    (:class:`~mechanisms.inputs.relation.GroupPairPrior`, a user-level relation's pair) w is None.
+    (:class:`~mechanisms.inputs.relation.GroupPairPrior`, a user-level relation's pair) w is None. With
+    ``missing`` (an audit that allows NaN) the records of a DP secret are read through
+    :func:`with_missing_indicators` first.
 
     Under such a prior the records outside the group are fixed and the group's other records move with
     X_i: the secret is the pair B (which database was drawn), X_i is its label, and conditioning on them
@@ -48,10 +50,27 @@ def secret_values(pair, record, dbs, others: str = "records", prior=None):
     """
     if isinstance(prior, GroupPairPrior):
         return pair.g(dbs), None
+    if record is not None and missing:
+        dbs = with_missing_indicators(dbs)
     if others == "sums" and record is not None:
         dbs = np.asarray(dbs, dtype=float)
         return pair.g(dbs), dbs.sum(axis=1) - dbs[:, record, :]
     return pair.evaluate(dbs)
+
+
+def with_missing_indicators(values) -> np.ndarray:
+    """``values`` (records along the last axis but one: (m, n, k), or one record (k,)) with each of the k
+    attributes read as 0 where missing (NaN, ``--allow-nan``), then the k missing indicators: (..., 2k).
+
+    The map is one-to-one on records, so a record's secret and the others' values carry the same information
+    after it: I(φ(X_i); M | φ(X_−i)) = I(X_i; M | X_−i) for any injective φ (Cover and Thomas 2006, Theorem 2.8.1,
+    the data-processing inequality, applied to φ and to its inverse on φ's image), and the critics
+    get finite inputs. With independent rows, the sums of the mapped records are a statistic of the others as
+    above. The width is 2k whether or not a NaN occurs, so every batch of an audit that allows NaN has one.
+    """
+    values = np.asarray(values, dtype=float)
+    absent = np.isnan(values)
+    return np.concatenate([np.where(absent, 0.0, values), absent.astype(float)], axis=-1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,6 +93,9 @@ class SecretCell:
         Index in the plan's list of secrets (the order of the per-secret evidence).
     others : {"records", "sums"}
         What w holds of the other records (:func:`secret_values`).
+    missing : bool
+        Whether the records were read with their missing indicators (:func:`with_missing_indicators`; an audit
+        that allows NaN), so that a record's value compares with ``g`` once read so too (:meth:`record_value`).
     """
 
     prior_index: int
@@ -85,6 +107,11 @@ class SecretCell:
     w: np.ndarray | None
     position: int = 0
     others: str = "records"
+    missing: bool = False
+
+    def record_value(self, value) -> np.ndarray:
+        """A value of the cell's record as ``g`` holds it (with its missing indicators where :attr:`missing`)."""
+        return with_missing_indicators(value) if self.missing else np.asarray(value)
 
     @property
     def certifiable(self) -> bool:

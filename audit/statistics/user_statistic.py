@@ -97,13 +97,15 @@ class UserStatistic:
         return f"UserStatistic({self.name!r})"
 
 
-def user_statistic_kind(statistic: UserStatistic, columns: slice | None = None) -> type:
+def user_statistic_kind(statistic: UserStatistic, columns: slice | None = None, missing: bool = False) -> type:
     """The event-statistic class of a user's statistic, in the form of
     :data:`audit.statistics.classifier.PAIR_STATISTICS`' classes (``fit(first_outputs, second_outputs)``, then
     called on outputs), with ``label`` and ``what`` for the candidate's description.
 
     ``columns``: where the encoded rows hold the statistic's values (the encoder appends them); None: the
-    statistic is applied to each output row.
+    statistic is applied to each output row. ``missing``: the rows carry missing indicators after the values
+    (``--allow-nan``, :func:`mechanisms.base.check_batch_output`); the statistic reads the output as released,
+    NaN where the indicator is 1.
     """
 
     class UserStatisticScore:
@@ -116,6 +118,9 @@ def user_statistic_kind(statistic: UserStatistic, columns: slice | None = None) 
         @staticmethod
         def features(outputs: np.ndarray) -> np.ndarray:
             outputs = np.asarray(outputs, dtype=np.float64)
+            if missing:  # back to the output as released: the values, NaN where their indicator says missing
+                half = outputs.shape[1] // 2
+                outputs = np.where(outputs[:, half:] == 1, np.nan, outputs[:, :half])
             return outputs[:, columns] if columns is not None else statistic.rows(outputs)
 
         @classmethod

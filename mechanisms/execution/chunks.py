@@ -57,6 +57,9 @@ class ChunkTask:
     last_attempt : bool
         Whether a failure is final (then a raising mechanism is re-run per database to
         name the one that fails).
+    allow_nan : bool
+        Whether the databases may hold NaN and the mechanism may release it
+        (:func:`mechanisms.base.check_batch_output`; ``--allow-nan``).
     """
 
     job_seed: int
@@ -67,6 +70,7 @@ class ChunkTask:
     timeout: float | None = None
     purpose: int = MECHANISM
     last_attempt: bool = True
+    allow_nan: bool = False
 
     @property
     def databases(self) -> str:

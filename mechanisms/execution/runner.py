@@ -93,6 +93,10 @@ class ExecutionSettings:
         :data:`DEFAULT_CHUNK_SIZE`; for any other mechanism :data:`DEFAULT_CHUNK_SIZE`.
     retries : int
         Times a failed chunk is run again before the audit stops.
+    allow_nan : bool
+        Whether the databases may hold NaN, missing values, and the mechanism may release it (``--allow-nan``,
+        :mod:`mechanisms.inputs.missing_values`): each output column then comes with its missing indicator
+        (:func:`mechanisms.base.check_batch_output`). Default False: a NaN is refused.
     """
 
     workers: int | str = 1
@@ -101,6 +105,7 @@ class ExecutionSettings:
     timeout: float | None = None
     chunk_size: int | None = None
     retries: int = 2
+    allow_nan: bool = False
 
     def __post_init__(self):
         workers = self.workers
@@ -311,7 +316,7 @@ class MechanismRunner:
         MechanismError
             Naming the mechanism and the database, after ``retries`` failed attempts.
         """
-        batch = as_database_batch(dbs)
+        batch = as_database_batch(dbs, allow_nan=self.settings.allow_nan)
         if self.presence_column:
             return self._sample_present(batch, rng, what, one_database)
         return self._sample_batch(batch, rng, what, one_database)
@@ -348,7 +353,8 @@ class MechanismRunner:
             chunks, keys, offset = self._stream_chunks(batch[0], size, chunk_size)
         else:
             chunks = [ChunkTask(job_seed, index, start, batch[start:stop], stop - start, timeout, MECHANISM,
-                                last_attempt=self.settings.retries == 0)
+                                last_attempt=self.settings.retries == 0,
+                                allow_nan=self.settings.allow_nan)
                       for index, start, stop in plan_chunks(size, chunk_size, self.boundaries)]
             keys = [None] * len(chunks) if self.cache is None else [self.cache.key(task) for task in chunks]
         outputs = [None if key is None else self.cache.get(key) for key in keys]
@@ -405,7 +411,7 @@ class MechanismRunner:
                 # A chunk already made is read from the cache: only a chunk to run gets its databases.
                 dbs = database[None][:0] if self.cache.get(key) is not None else np.repeat(database[None], stop - start, axis=0)
                 chunks.append(ChunkTask(stream.seed, index, start, dbs, stop - start, self.settings.timeout, MECHANISM,
-                                        last_attempt=self.settings.retries == 0))
+                                        last_attempt=self.settings.retries == 0, allow_nan=self.settings.allow_nan))
                 keys.append(key)
         return chunks, keys, offset
 
@@ -439,7 +445,7 @@ class MechanismRunner:
 
     def _probe(self, first: np.ndarray, job_seed: int) -> None:
         timeout = self.settings.timeout or PROBE_TIMEOUT
-        task = ChunkTask(job_seed, 0, 0, first, 1, timeout, PROBE)
+        task = ChunkTask(job_seed, 0, 0, first, 1, timeout, PROBE, allow_nan=self.settings.allow_nan)
         with _guard_global_generators(self.reference.mechanism):
             [(one, two)] = self._dispatch(run_probe, [task], 0, "database")
         self._probed, self._probe_output = True, one

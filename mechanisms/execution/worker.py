@@ -182,7 +182,7 @@ def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
     try:
         # The runner checked the job's whole batch (MechanismRunner.sample); the chunk is a slice of it.
         return run_on_batch(mech, task.dbs, rng, name=label or mechanism_name(mech), locate=task.last_attempt,
-                            timeout=task.timeout)
+                            timeout=task.timeout, allow_nan=task.allow_nan)
     finally:
         if hard_kill and task.timeout is not None:
             faulthandler.cancel_dump_traceback_later()

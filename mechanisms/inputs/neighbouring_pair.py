@@ -21,6 +21,7 @@ import numpy as np
 
 from estimators.result_forms import fields_to_dict
 from estimators.validation import InputError
+from mechanisms.inputs.missing_values import check_missing_values, rows_differ, same_databases
 from mechanisms.inputs.priors import TwoPoint
 from mechanisms.inputs.relation import (ADD_REMOVE, REPLACE_ONE, GroupPairPrior, GroupPresencePairPrior, PresencePairPrior,
                                         check_relation, relation_at, relation_distance, relation_kind, removed_rows,
@@ -29,15 +30,14 @@ from mechanisms.inputs.relation import (ADD_REMOVE, REPLACE_ONE, GroupPairPrior,
 __all__ = ["NeighbouringPair", "checked_pair", "refuse_equal_pair"]
 
 
-def _database(value, label: str) -> np.ndarray:
+def _database(value, label: str, allow_nan: bool = False) -> np.ndarray:
     try:
         arr = np.array(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InputError(f"{label} must be numeric: {exc}") from None
     if arr.ndim != 2 or 0 in arr.shape:
         raise InputError(f"{label} must have shape (n, k) with n, k >= 1, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise InputError(f"{label} contains NaN or inf")
+    check_missing_values(arr, label, allow_nan)
     arr.setflags(write=False)
     return arr
 
@@ -54,6 +54,10 @@ def _too_far(label: str, rows, relation: str) -> InputError:
 @dataclass(frozen=True, eq=False)
 class NeighbouringPair:
     """Two neighbouring databases and why they expose a mechanism.
+
+    A NaN in a database is a missing value (:mod:`mechanisms.inputs.missing_values`): the pair holds it (the
+    declared domain's missing-value family builds such pairs); a pair a user gives may hold one only with
+    ``--allow-nan`` (:func:`checked_pair`), and an audit takes one only with ``AuditSpec(allow_nan=True)``.
 
     Attributes
     ----------
@@ -83,8 +87,8 @@ class NeighbouringPair:
 
     def __post_init__(self):
         distance = 1 if self.relation is None else relation_distance(check_relation(self.relation, "relation"))
-        first = _database(self.first, "argument 'first'")
-        second = _database(self.second, "argument 'second'")
+        first = _database(self.first, "argument 'first'", allow_nan=True)
+        second = _database(self.second, "argument 'second'", allow_nan=True)
         kind = REPLACE_ONE
         removed = abs(first.shape[0] - second.shape[0])
         if 1 <= removed <= distance and first.shape[1] == second.shape[1]:
@@ -101,7 +105,7 @@ class NeighbouringPair:
             hint = f" (add-remove:{removed} admits {removed} records removed)" if removed > distance else ""
             raise InputError(f"arguments 'first' and 'second' must have the same shape, "
                              f"got {first.shape} and {second.shape}{hint}")
-        differing = np.flatnonzero(np.any(first != second, axis=1))
+        differing = np.flatnonzero(rows_differ(first, second))
         if len(differing) > distance:
             raise _too_far("arguments 'first' and 'second'", differing, relation_at(kind, distance))
         object.__setattr__(self, "first", first)
@@ -140,7 +144,8 @@ class NeighbouringPair:
 _EQUAL = "{label}: the two databases are equal; a neighbouring pair differs in one record"
 
 
-def checked_pair(first, second, argument: str, given: str, relation: str | None = None) -> NeighbouringPair:
+def checked_pair(first, second, argument: str, given: str, relation: str | None = None,
+                 allow_nan: bool = False) -> NeighbouringPair:
     """Two databases a user gave as neighbours (``--pair``, ``[[pairs]]``, ``assert_claim(pairs=...)``), checked.
 
     :class:`NeighbouringPair` itself admits two equal databases (the pair families build them); a
@@ -159,6 +164,8 @@ def checked_pair(first, second, argument: str, given: str, relation: str | None 
     relation : str, optional
         The relation whose distance K bounds the records the databases may differ in (default 1;
         :mod:`mechanisms.inputs.relation`).
+    allow_nan : bool
+        Whether the databases may hold NaN (missing values; ``--allow-nan``).
 
     Raises
     ------
@@ -169,7 +176,8 @@ def checked_pair(first, second, argument: str, given: str, relation: str | None 
     """
     label = f"argument '{argument}'"
     distance = 1 if relation is None else relation_distance(check_relation(relation, "relation"))
-    a, b = _database(first, f"{label} (first database)"), _database(second, f"{label} (second database)")
+    a = _database(first, f"{label} (first database)", allow_nan)
+    b = _database(second, f"{label} (second database)", allow_nan)
     if a.shape[1:] == b.shape[1:] and a.shape[0] != b.shape[0]:
         larger, smaller = (a, b) if a.shape[0] > b.shape[0] else (b, a)
         rows = removed_rows(larger, smaller, argument, relation_at(ADD_REMOVE, distance))
@@ -178,7 +186,7 @@ def checked_pair(first, second, argument: str, given: str, relation: str | None 
     if a.shape != b.shape:
         raise InputError(f"{label}: the two databases must have the same shape (n, k) (replace-one neighbours) or "
                          f"n and n − 1 rows (add/remove neighbours), got {a.shape} and {b.shape}")
-    differing = np.flatnonzero(np.any(a != b, axis=1))
+    differing = np.flatnonzero(rows_differ(a, b))
     if len(differing) == 0:
         raise InputError(_EQUAL.format(label=label))
     if len(differing) > distance:
@@ -198,6 +206,6 @@ def refuse_equal_pair(pair: NeighbouringPair, argument: str) -> NeighbouringPair
     InputError
         Naming ``argument`` when ``pair.first`` equals ``pair.second``.
     """
-    if np.array_equal(pair.first, pair.second):
+    if same_databases(pair.first, pair.second):
         raise InputError(_EQUAL.format(label=f"argument '{argument}'"))
     return pair

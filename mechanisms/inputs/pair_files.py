@@ -15,18 +15,21 @@ import numpy as np
 from estimators.array_files import load_npy_array
 from estimators.validation import InputError
 
+from mechanisms.inputs.missing_values import check_missing_values
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair, checked_pair
 from mechanisms.inputs.relation import ADD_REMOVE, relation_kind, relation_words
 
 __all__ = ["check_pairs_agree", "load_database", "pair_from_files", "split_pair_flag"]
 
 
-def load_database(path, argument: str) -> np.ndarray:
+def load_database(path, argument: str, allow_nan: bool = False) -> np.ndarray:
     """A database of shape ``(n, k)`` from a ``.npy`` file, or one error naming ``argument`` and the fix.
 
-    Reading and the file checks are :func:`estimators.array_files.load_npy_array`'s.
+    Reading and the file checks are :func:`estimators.array_files.load_npy_array`'s; a NaN (a missing value) is
+    kept with ``allow_nan``, else refused with an error that names the file and ``--allow-nan``.
     """
-    array = load_npy_array(path, argument)
+    array = load_npy_array(path, argument, allow_nan=True)
+    check_missing_values(array, f"argument '{argument}': {str(path)!r}", allow_nan)
     if array.ndim != 2:
         hint = " (one attribute per record: save a.reshape(-1, 1))" if array.ndim == 1 else ""
         raise InputError(f"argument '{argument}': {str(path)!r} must hold one database of shape (n, k), got shape "
@@ -34,19 +37,22 @@ def load_database(path, argument: str) -> np.ndarray:
     return array
 
 
-def pair_from_files(first, second, argument: str, relation: str | None = None) -> NeighbouringPair:
-    """The neighbouring pair stored in two ``.npy`` files.
+def pair_from_files(first, second, argument: str, relation: str | None = None,
+                    allow_nan: bool = False) -> NeighbouringPair:
+    """The neighbouring pair stored in two ``.npy`` files; with ``allow_nan`` (``--allow-nan``) they may hold
+    NaN, missing values, which reach the mechanism unchanged (:mod:`mechanisms.inputs.missing_values`).
 
     Raises
     ------
     InputError
-        Naming ``argument`` when a file cannot be read, the shapes are neither equal nor n and
-        n − j rows, the databases differ in more records than ``relation``'s distance (default one;
+        Naming ``argument`` when a file cannot be read, holds NaN without ``allow_nan`` (the error names
+        ``--allow-nan``) or inf, the shapes are neither equal nor n and n − j rows, the databases differ
+        in more records than ``relation``'s distance (default one;
         :func:`mechanisms.inputs.neighbouring_pair.checked_pair`), or they are equal (nothing to tell
         apart).
     """
-    return checked_pair(load_database(first, argument), load_database(second, argument), argument,
-                        f"given as {first}, {second}", relation)
+    return checked_pair(load_database(first, argument, allow_nan), load_database(second, argument, allow_nan),
+                        argument, f"given as {first}, {second}", relation, allow_nan=allow_nan)
 
 
 def split_pair_flag(text: str, label: str = "--pair") -> tuple[str, str]:

@@ -36,7 +36,7 @@ __all__ = ["Categorical", "FixedRest", "Prior", "ProductBernoulli", "ProductGaus
 _SUM_TOLERANCE = 1e-9
 
 
-def _finite_array(value, name: str) -> np.ndarray:
+def _finite_array(value, name: str, allow_nan: bool = False) -> np.ndarray:
     check_real(value, f"argument '{name}'")
     try:
         arr = np.asarray(value, dtype=np.float64)
@@ -44,7 +44,7 @@ def _finite_array(value, name: str) -> np.ndarray:
         raise InputError(f"argument '{name}' must be numeric: {exc}") from None
     if arr.size == 0:
         raise InputError(f"argument '{name}' must be non-empty")
-    if not np.isfinite(arr).all():
+    if not (np.isfinite(arr) | (allow_nan & np.isnan(arr))).all():
         raise InputError(f"argument '{name}' must be finite (it holds NaN or inf)")
     return arr
 
@@ -55,13 +55,14 @@ def _check_shape(shape, name: str = "shape") -> tuple[int, int]:
     return check_int(shape[0], f"{name}[0] (n)", 1), check_int(shape[1], f"{name}[1] (k)", 1)
 
 
-def _entry_grid(value, name: str, shape, trailing: int = 0) -> tuple[np.ndarray, tuple[int, int]]:
-    """Broadcast a per-entry parameter to ``(n, k) + trailing axes``; infer (n, k) if ``shape`` is None.
+def _entry_grid(value, name: str, shape, trailing: int = 0, allow_nan: bool = False) -> tuple[np.ndarray, tuple[int, int]]:
+    """Broadcast a per-entry parameter to ``(n, k) + trailing axes``; infer (n, k) if ``shape`` is None. With
+    ``allow_nan`` an entry may be NaN (a missing value: a two-point prior's rows from ``--allow-nan`` pairs).
 
     Without ``shape`` the leading axes say it: one axis means ``(n,)`` records with
     ``k = 1``, two axes mean ``(n, k)``.
     """
-    arr = _finite_array(value, name)
+    arr = _finite_array(value, name, allow_nan)
     leading = arr.ndim - trailing
     if shape is None:
         if leading == 1:
@@ -377,8 +378,9 @@ class TwoPoint(Prior):
     independent_rows = True
 
     def __post_init__(self):
-        first, shape = _entry_grid(self.first, "first", None)
-        second, _ = _entry_grid(self.second, "second", shape)
+        # NaN rows are missing values, allowed where the pair was (mechanisms.inputs.missing_values).
+        first, shape = _entry_grid(self.first, "first", None, allow_nan=True)
+        second, _ = _entry_grid(self.second, "second", shape, allow_nan=True)
         p = _finite_array(self.p, "p")
         try:
             p = np.broadcast_to(p, (shape[0],)).copy()

@@ -179,7 +179,7 @@ def removed_rows(larger: np.ndarray, smaller: np.ndarray, argument: str, relatio
                          "record in each database")
     rows, matched = [], 0
     for i in range(larger.shape[0]):
-        if matched < smaller.shape[0] and np.array_equal(larger[i], smaller[matched]):
+        if matched < smaller.shape[0] and np.array_equal(larger[i], smaller[matched], equal_nan=True)  # NaN: a missing value:
             matched += 1
         else:
             rows.append(i)
@@ -199,7 +199,7 @@ def presence_pair(first: np.ndarray, second: np.ndarray, record: int) -> tuple:
     """
     first, second = np.array(first, dtype=np.float64), np.array(second, dtype=np.float64)
     present = first[record, -1] != 0, second[record, -1] != 0
-    if present[0] != present[1] and np.array_equal(first[record, :-1], second[record, :-1]):
+    if present[0] != present[1] and np.array_equal(first[record, :-1], second[record, :-1], equal_nan=True):
         return first, second
     base = first if present[0] or not present[1] else second
     absent = base.copy()

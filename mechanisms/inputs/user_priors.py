@@ -11,6 +11,7 @@ import numpy as np
 from estimators.validation import InputError, check_int, check_real, first_nonfinite_index
 from mechanisms.base import MechanismError
 from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, TIMEOUT_HINT, call_user_code, first_call_timeout
+from mechanisms.inputs.missing_values import ALLOW_NAN_HINT
 from mechanisms.inputs.priors import Prior, _SUM_TOLERANCE, _finite_array
 
 __all__ = ["EmpiricalResample", "Mixture", "UserPrior"]
@@ -181,6 +182,10 @@ class UserPrior(Prior):
         ``sample(m, rng) -> (m, n, k)``.
     label : str
         Name for reports.
+    allow_nan : bool
+        Whether the databases may hold NaN, missing values, which then reach the mechanism unchanged
+        (``--allow-nan``; :mod:`mechanisms.inputs.missing_values`); default False: a NaN is refused, the error
+        naming the flag. An infinity is refused either way.
     independent_rows, independent_columns, discrete : bool
         Structure the user vouches for.
     """
@@ -190,13 +195,14 @@ class UserPrior(Prior):
     independent_rows: bool = False
     independent_columns: bool = False
     discrete: bool = False
+    allow_nan: bool = False
 
     name = "user"
 
     def __post_init__(self):
         if not callable(self.sample):
             raise InputError("argument 'sample' must be callable: sample(m, rng) -> (m, n, k)")
-        for flag in ("independent_rows", "independent_columns", "discrete"):
+        for flag in ("independent_rows", "independent_columns", "discrete", "allow_nan"):
             # A string such as "false" would be truthy: only a real boolean may vouch for structure.
             if not isinstance(getattr(self, flag), (bool, np.bool_)):
                 raise InputError(f"argument '{flag}' must be True or False, got {getattr(self, flag)!r}")
@@ -230,9 +236,11 @@ class UserPrior(Prior):
         if out.ndim == 0 or out.shape[0] != m:
             raise MechanismError(f"{who} returned shape {out.shape} when asked for {m} databases; expected "
                                  f"({m}, n, k)", mechanism=who)
-        bad = first_nonfinite_index(out)
+        bad = first_nonfinite_index(np.where(np.isnan(out), 0.0, out) if self.allow_nan else out)
         if bad is not None:
-            raise MechanismError(f"{who} returned NaN or inf (database {bad})", mechanism=who, database_index=bad)
+            missing = "" if self.allow_nan or not np.isnan(out[bad]).any() else f"; {ALLOW_NAN_HINT}"
+            raise MechanismError(f"{who} returned NaN or inf (database {bad}){missing}", mechanism=who,
+                                 database_index=bad)
         return out
 
     def _sample(self, m, rng):
