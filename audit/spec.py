@@ -14,7 +14,7 @@ from estimators.critic_config import NEURAL_ESTIMATORS, CriticConfig
 from estimators.validation import InputError, check_choice, check_int, check_nonnegative, check_positive, check_probability
 from mechanisms.base import mechanism_name
 from mechanisms.claims.guarantee import Guarantee
-from mechanisms.inputs.missing_values import ALLOW_NAN_HINT
+from mechanisms.inputs.missing_values import ALLOW_NAN_HINT, rows_differ
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.execution.runner import PROBE_TIMEOUT, ExecutionSettings
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS, Claim
@@ -280,7 +280,7 @@ class AuditSpec:
             if relation_kind(pair.relation) == ADD_REMOVE and not presence:
                 raise InputError("argument 'pairs' holds an add/remove pair (row counts that differ by one); audit it "
                                  "with relation='add-remove'")
-            differing = int(np.count_nonzero(np.any(pair.first != pair.second, axis=1)))
+            differing = int(np.count_nonzero(rows_differ(pair.first, pair.second)))  # NaN equals NaN
             if differing > relation_distance(relation):
                 # The claim is read (converted) at the audit's relation: it says nothing about a pair farther apart.
                 raise InputError(f"argument 'pairs' holds a pair that differs in {differing} records; neighbours under "

@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 
+from mechanisms.inputs.missing_values import rows_differ
 from mechanisms.outputs.encoding import encoder_of
 from mechanisms.outputs.unbounded import unbounded_differences
 
@@ -180,7 +181,7 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     chosen_sizes = [len(s) for s in chosen_scores][:: 1 if event.first_is_a else -1]
     unbounded = _unbounded_differences(runner, runs_of_a, runs_of_b)
     values = f"a = {np.array2string(np.asarray(a), precision=4)}, b = {np.array2string(np.asarray(b), precision=4)}"
-    group = np.flatnonzero(np.any(np.asarray(chosen.first) != np.asarray(chosen.second), axis=1))
+    group = np.flatnonzero(rows_differ(chosen.first, chosen.second))
     which = (f"record {chosen.record} ({values})" if len(group) <= 1 else  # a user-level pair: its records switch together
              f"records {group.tolist()} together (record {chosen.record}: {values})")
     description = (event.describe(chosen.statistic_label) + f"; neighbouring databases differ in {which}"

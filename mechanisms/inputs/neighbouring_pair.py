@@ -132,7 +132,7 @@ class NeighbouringPair:
         relation): :class:`~mechanisms.inputs.relation.GroupPairPrior`, which switches them together.
         """
         presence = relation_kind(self.relation) == ADD_REMOVE
-        if np.count_nonzero(np.any(self.first != self.second, axis=1)) > 1:
+        if np.count_nonzero(rows_differ(self.first, self.second)) > 1:
             return (GroupPresencePairPrior if presence else GroupPairPrior)(self.first, self.second, p=0.5)
         return (PresencePairPrior if presence else TwoPoint)(self.first, self.second, p=0.5)
 

@@ -49,6 +49,7 @@ import numpy as np
 
 from estimators.validation import InputError
 
+from mechanisms.inputs.missing_values import rows_differ
 from mechanisms.inputs.priors import Prior, TwoPoint
 
 __all__ = [
@@ -179,7 +180,7 @@ def removed_rows(larger: np.ndarray, smaller: np.ndarray, argument: str, relatio
                          "record in each database")
     rows, matched = [], 0
     for i in range(larger.shape[0]):
-        if matched < smaller.shape[0] and np.array_equal(larger[i], smaller[matched], equal_nan=True)  # NaN: a missing value:
+        if matched < smaller.shape[0] and np.array_equal(larger[i], smaller[matched], equal_nan=True):  # NaN: a missing value
             matched += 1
         else:
             rows.append(i)
@@ -272,7 +273,7 @@ class GroupPairPrior(TwoPoint):
         return np.where(chosen[:, None, None], self.second[None], self.first[None])
 
     def describe(self) -> str:
-        rows = int(np.count_nonzero(np.any(self.first != self.second, axis=1)))
+        rows = int(np.count_nonzero(rows_differ(self.first, self.second)))
         return f"two databases of {self.n}x{self.k} that differ in {rows} records, P(second) {self.p[0]:g}"
 
 
@@ -283,7 +284,7 @@ class GroupPresencePairPrior(GroupPairPrior):
     presence_column = True
 
     def describe(self) -> str:
-        rows = int(np.count_nonzero(np.any(self.first != self.second, axis=1)))
+        rows = int(np.count_nonzero(rows_differ(self.first, self.second)))
         return (f"two databases of {self.n}x{self.k - 1} plus a presence column (add/remove) with {rows} records "
                 f"present vs absent, P(second) {self.p[0]:g}")
 
