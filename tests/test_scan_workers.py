@@ -181,10 +181,11 @@ def test_the_scan_command_takes_workers_and_a_memory_limit(tmp_path, capsys):
         '           "scaled_count"]', '__all__ = ["loose_count", "segfaults"]'), encoding="utf-8")
     out = tmp_path / "report"
     argv = ["scan", str(module), "--epsilons", "1", "--max-runs", "2000", "--out", str(out), "--json",
-            "--workers", "2", "--memory-limit", "512M"]
+            "--workers", "2", "--memory-limit", "512M", "--alpha", "0.01", "--backend", "local"]
     assert main(argv) == 0
     payload = json.loads(capsys.readouterr().out)
     assert (payload["cases"], payload["findings"], payload["skipped"]) == (2, 1, 1)
+    assert "With probability ≥ 1 − 0.01 no finding" in payload["statement"]  # --alpha given, not refused as repeated
     assert "signal 11 (SIGSEGV)" in (out / "scan.md").read_text(encoding="utf-8")
     for flag, value in (("--memory-limit", "lots"), ("--workers", "0"), ("--backend", "spark")):
         assert main(["scan", str(module), "--out", str(out), flag, value]) == 2

@@ -59,7 +59,7 @@ def configure(parser) -> None:
                              "or a package")
     parser.add_argument("--out", default="miaudit-scan", metavar="DIR",
                         help="report folder: scan.md, scan.json, findings/, scan-state.jsonl (default: miaudit-scan)")
-    parser.add_argument("--alpha", type=number, action=StoreOnce, default=0.05,
+    parser.add_argument("--alpha", type=number, action=StoreOnce, default=None,
                         help="the scan's family-wise type-I error, split over its cases (default 0.05)")
     parser.add_argument("--max-runs", type=integer, action=StoreOnce, default=None, metavar="N",
                         help="mechanism runs per case at most (default 6000)")
@@ -69,14 +69,14 @@ def configure(parser) -> None:
                         help="the ε grid (default 0.1,1,4)")
     parser.add_argument("--resume", action="store_true",
                         help="continue the scan recorded in DIR/scan-state.jsonl: no case audited twice")
-    parser.add_argument("--workers", type=_workers, action=StoreOnce, default=1, metavar="N|auto",
+    parser.add_argument("--workers", type=_workers, action=StoreOnce, default=None, metavar="N|auto",
                         help="worker processes auditing cases side by side, each case in a process of its own "
                              "(default 1; auto: one per core); the report is the same for any N")
-    parser.add_argument("--backend", action=StoreOnce, default="local", metavar="local|ray",
+    parser.add_argument("--backend", action=StoreOnce, default=None, metavar="local|ray",
                         help="local (default) or ray: the cases as Ray tasks (pip install 'miaudit[ray]')")
     parser.add_argument("--ray-address", action=StoreOnce, default=None, metavar="ADDR",
                         help="--backend ray: address of an existing Ray cluster (default: start a local Ray instance)")
-    parser.add_argument("--memory-limit", action=StoreOnce, default="auto", metavar="SIZE",
+    parser.add_argument("--memory-limit", action=StoreOnce, default=None, metavar="SIZE",
                         help="memory one case may add to its worker (2G, 512M, bytes, or none); past it the case is "
                              "skipped (default: the available memory shared by the workers)")
     parser.add_argument("--in-process", action="store_true",
@@ -89,7 +89,7 @@ def run(args):
 
     from audit.report import check_output_location
     from audit.scan.report import write_scan_report
-    from audit.scan.running import MAX_RUNS, TIMEOUT, scan
+    from audit.scan.running import ALPHA, MAX_RUNS, TIMEOUT, scan
     from audit.scan.profiles.base import EPSILONS
 
     import os
@@ -104,11 +104,13 @@ def run(args):
 
     try:
         result = scan(args.target, epsilons=EPSILONS if args.epsilons is None else _epsilons(args.epsilons),
-                      alpha=args.alpha, max_runs=MAX_RUNS if args.max_runs is None else args.max_runs,
+                      alpha=ALPHA if args.alpha is None else args.alpha, max_runs=MAX_RUNS if args.max_runs is None else args.max_runs,
                       timeout=TIMEOUT if args.timeout is None else args.timeout, seed=args.seed,
                       state_file=Path(out) / "scan-state.jsonl", resume=args.resume, quiet=args.quiet or args.json,
-                      workers=args.workers, backend=args.backend, ray_address=args.ray_address,
-                      in_process=args.in_process, memory_limit=_memory_limit(args.memory_limit))
+                      workers=1 if args.workers is None else args.workers,
+                      backend="local" if args.backend is None else args.backend, ray_address=args.ray_address,
+                      in_process=args.in_process,
+                      memory_limit=_memory_limit("auto" if args.memory_limit is None else args.memory_limit))
     except InputError as exc:
         raise InputError(with_flag_names(str(exc), FLAGS)) from None
     paths = write_scan_report(result, out)

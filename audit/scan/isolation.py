@@ -86,8 +86,8 @@ def _case(target: ScanTarget, task: CaseTask):
     case = cases[task.position] if task.position < len(cases) else None
     if case is None or case.id != task.case_id:
         raise MechanismError(f"the worker listed other cases than the scan (case {task.position + 1} is "
-                           f"{case.id if case else 'missing'}, not {task.case_id}): the target's entry points are "
-                           "not the same in a fresh process; scan it with --in-process", mechanism=target.label)
+                             f"{case.id if case else 'missing'}, not {task.case_id}): the target's entry points are "
+                             "not the same in a fresh process; scan it with --in-process", mechanism=target.label)
     return case
 
 
@@ -100,8 +100,8 @@ WARM_MODULES = ("audit.engine", "audit.gating.assertions", "audit.gating.sequent
 
 def _warm() -> None:
     """Import :data:`WARM_MODULES`, then freeze the worker's objects (``gc.freeze``): a case's collector then
-    never walks them, so the child does not copy the worker's memory page by page (about 0.7 s a case
-    with PyTorch loaded, 0.07 s frozen)."""
+    never walks them, so the child does not copy the worker's memory page by page (a full collection in a
+    case's process took 0.7 s with PyTorch loaded, on the 2-core test machine under load; 0.07 s frozen)."""
     import gc
     import importlib
 
@@ -232,8 +232,9 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
     return skipped_outcome(case, task.seed, _died(status, entry))
 
 
-def run_case(target: ScanTarget, task: CaseTask, in_worker: bool = True) -> dict:
-    """Audit one case in this worker: in a forked child where the platform can fork, else here."""
+def run_case(target: ScanTarget, task: CaseTask, _hard_kill: bool = True) -> dict:
+    """Audit one case in this worker: in a forked child where the platform can fork, else here. (The backends
+    pass ``_hard_kill``, as to an audit's chunks; a case's own bound is :data:`HARD_LIMIT_TIMEOUTS`.)"""
     if hasattr(os, "fork"):
         return _forked(target, task)
     return _audit(target, task)  # pragma: no cover - platforms without fork (Windows)
