@@ -208,3 +208,51 @@ def test_ray_tasks_give_the_same_outcomes_and_a_crash_costs_its_case(tmp_path):
     assert comparable(on_ray) == comparable(local)
     assert [o["status"] for o in on_ray.outcomes] == ["control", "finding", "skipped"]
     assert "signal 11 (SIGSEGV) while running ray_tools.segfaults" in on_ray.outcomes[2]["reason"]
+
+
+WORKER_KILLERS = '''
+import math
+import os
+import signal
+import time
+
+import numpy as np
+
+
+def _count(array, epsilon, random_state):
+    rng = np.random.default_rng(random_state)
+    p = math.exp(-epsilon)
+    return float(np.sum(np.asarray(array) >= 5) + int(rng.geometric(1 - p)) - int(rng.geometric(1 - p)))
+
+
+def deaf(array, epsilon=1.0, random_state=None):
+    """Blocks the alarm that bounds a call, then sleeps: --timeout cannot interrupt it."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    time.sleep(3600)
+
+
+def kills_worker(array, epsilon=1.0, random_state=None):
+    """Kills the process it runs in and the worker that forked it."""
+    os.kill(os.getppid(), signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def geometric_count(array, epsilon=1.0, random_state=None):
+    return _count(array, epsilon, random_state)
+'''
+
+
+@pytest.mark.integration
+def test_a_call_deaf_to_the_timeout_or_that_kills_its_worker_costs_its_case(tmp_path):
+    module = tmp_path / "worker_killers.py"
+    module.write_text(textwrap.dedent(WORKER_KILLERS), encoding="utf-8")
+    result = scan(str(module), epsilons=(EPSILON,), max_runs=2000, timeout=1, seed=7, workers=2)
+    by_name = {o["name"]: o for o in result.outcomes}
+    # kills_worker breaks the pool of two under deaf (or geometric_count): each case in flight then runs
+    # again alone, and only the one that kills its worker is blamed
+    assert by_name["geometric_count"]["status"] == "control"
+    assert by_name["deaf"]["reason"] == ("still running 14 s after it started (4 × --timeout + 10 s), stuck where "
+                                         "--timeout cannot interrupt it: its process was killed while running "
+                                         "worker_killers.deaf")
+    assert by_name["kills_worker"]["reason"].startswith("the worker process died while running "
+                                                        "worker_killers.kills_worker")
