@@ -97,25 +97,41 @@ def exact_epsilon(outcome) -> float:
     return shift * EPSILON / SENSITIVITY[outcome["name"]]
 
 
-def hostile_scan(tmp_path, **execution):
-    module = tmp_path / "hostile_tools.py"
-    if not module.exists():
-        module.write_text(textwrap.dedent(MODULE), encoding="utf-8")
-    state = tmp_path / f"state-{len(list(tmp_path.glob('state-*')))}.jsonl"
-    result = scan(str(module), epsilons=(EPSILON,), max_runs=2000, timeout=3, seed=7, state_file=state,
-                  memory_limit=MEMORY_LIMIT, **execution)
-    return result, state
-
-
-def comparable(result) -> list:
+def comparable(outcomes) -> list:
     """The outcomes without the seconds each took: everything the report says of a case."""
-    return [{k: v for k, v in outcome.items() if k != "seconds"} for outcome in result.outcomes]
+    return [{k: v for k, v in outcome.items() if k != "seconds"} for outcome in outcomes]
 
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
+    """The planted module scanned on one worker (``scan``) and on two (``miaudit scan --workers 2``): the
+    first scan's result and state file, the second's printed payload and report folder."""
+    import contextlib
+    import io
+
+    from audit.cli.main import main
+
     folder = tmp_path_factory.mktemp("hostile")
-    return hostile_scan(folder, workers=1), hostile_scan(folder, workers=2)
+    module = folder / "hostile_tools.py"
+    module.write_text(textwrap.dedent(MODULE), encoding="utf-8")
+    state = folder / "scan-state.jsonl"
+    one = scan(str(module), epsilons=(EPSILON,), max_runs=2000, timeout=3, seed=7, state_file=state,
+               memory_limit=MEMORY_LIMIT)
+    out, printed = folder / "two-workers", io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        status = main(["scan", str(module), "--epsilons", "1", "--max-runs", "2000", "--timeout", "3", "--seed", "7",
+                       "--out", str(out), "--json", "--workers", "2", "--memory-limit", "256M", "--alpha", "0.05",
+                       "--backend", "local"])
+    assert status == 0
+    return (one, state), (json.loads(printed.getvalue()), out)
+
+
+def state_outcomes(state) -> list:
+    """The outcomes a state file holds, in the order of the cases its first line lists."""
+    header, *lines = state.read_text(encoding="utf-8").splitlines()
+    outcomes = {outcome["id"]: outcome for outcome in map(json.loads, lines)}
+    assert len(outcomes) == len(lines)  # each case once
+    return [outcomes[case] for case in json.loads(header)["cases"]]
 
 
 @pytest.mark.integration
@@ -139,16 +155,20 @@ def test_each_hostile_entry_point_costs_its_own_case_and_the_scan_goes_on(hostil
         else:
             assert outcome["status"] == "control" and true <= EPSILON + 1e-12, (name, true)
     assert any(note.startswith("prints to stdout (captured): 'counting ") for note in by_name["prints"]["notes"])
-    # the parent alone wrote the state file: its header, then each case once
-    lines = state.read_text(encoding="utf-8").splitlines()
-    assert sorted(json.loads(line)["id"] for line in lines[1:]) == sorted(json.loads(lines[0])["cases"])
+    # the scan's process alone wrote the state file: its header, then each case once
+    assert [o["id"] for o in state_outcomes(state)] == [o["id"] for o in result.outcomes]
 
 
 @pytest.mark.integration
 def test_the_report_is_the_same_for_one_and_two_workers(hostile):
-    (one, _), (two, _) = hostile
-    assert comparable(one) == comparable(two)
-    assert (one.statement(), one.skipped, one.settings) == (two.statement(), two.skipped, two.settings)
+    (one, state), (payload, out) = hostile
+    assert comparable(one.outcomes) == comparable(state_outcomes(state)) == comparable(
+        state_outcomes(out / "scan-state.jsonl"))
+    assert (payload["cases"], payload["findings"], payload["skipped"]) == (9, 1, 4)
+    assert payload["statement"] == one.statement()  # --alpha 0.05 given once: accepted, the same split
+    report = json.loads((out / "scan.json").read_text(encoding="utf-8"))
+    assert report["settings"] == one.settings
+    assert "signal 11 (SIGSEGV)" in (out / "scan.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.integration
@@ -171,27 +191,19 @@ def test_a_global_one_case_changes_does_not_reach_the_next_in_process_it_does(tm
     assert [o["status"] for o in together.outcomes] == ["control", "finding"]
 
 
-@pytest.mark.integration
-def test_the_scan_command_takes_workers_and_a_memory_limit(tmp_path, capsys):
+def test_the_scan_command_refuses_bad_execution_flags_before_any_case(tmp_path, capsys):
     from audit.cli.main import main
 
-    module = tmp_path / "two_tools.py"
-    module.write_text(textwrap.dedent(MODULE).replace(
-        '__all__ = ["exact_count", "loose_count", "exits", "segfaults", "allocates", "hangs", "prints", "poisons",\n'
-        '           "scaled_count"]', '__all__ = ["loose_count", "segfaults"]'), encoding="utf-8")
+    module = tmp_path / "one_tool.py"
+    module.write_text(textwrap.dedent(MODULE), encoding="utf-8")
     out = tmp_path / "report"
-    argv = ["scan", str(module), "--epsilons", "1", "--max-runs", "2000", "--out", str(out), "--json",
-            "--workers", "2", "--memory-limit", "512M", "--alpha", "0.01", "--backend", "local"]
-    assert main(argv) == 0
-    payload = json.loads(capsys.readouterr().out)
-    assert (payload["cases"], payload["findings"], payload["skipped"]) == (2, 1, 1)
-    assert "With probability ≥ 1 − 0.01 no finding" in payload["statement"]  # --alpha given, not refused as repeated
-    assert "signal 11 (SIGSEGV)" in (out / "scan.md").read_text(encoding="utf-8")
     for flag, value in (("--memory-limit", "lots"), ("--workers", "0"), ("--backend", "spark")):
         assert main(["scan", str(module), "--out", str(out), flag, value]) == 2
         assert flag in capsys.readouterr().err
     assert main(["scan", str(module), "--out", str(out), "--in-process", "--workers", "2"]) == 2
     assert "--in-process" in capsys.readouterr().err
+    assert main(["scan", str(module), "--out", str(out), "--in-process", "--memory-limit", "1G"]) == 2
+    assert "--memory-limit" in capsys.readouterr().err
 
 
 @pytest.mark.integration
@@ -207,7 +219,7 @@ def test_ray_tasks_give_the_same_outcomes_and_a_crash_costs_its_case(tmp_path):
     options = {"epsilons": (EPSILON,), "max_runs": 2000, "timeout": 10, "seed": 7, "memory_limit": MEMORY_LIMIT}
     on_ray = scan(str(module), backend="ray", workers=2, **options)
     local = scan(str(module), **options)
-    assert comparable(on_ray)[:3] == comparable(local)[:3]
+    assert comparable(on_ray.outcomes)[:3] == comparable(local.outcomes)[:3]
     assert [o["status"] for o in on_ray.outcomes] == ["control", "finding", "skipped", "skipped"]
     assert "signal 11 (SIGSEGV) while running ray_tools.segfaults" in on_ray.outcomes[2]["reason"]
     # the Ray worker itself killed: Ray's WorkerCrashedError costs that case only
