@@ -273,3 +273,27 @@ def test_a_call_deaf_to_the_timeout_or_that_kills_its_worker_costs_its_case(tmp_
                                          "worker_killers.deaf")
     assert by_name["kills_worker"]["reason"].startswith("the worker process died while running "
                                                         "worker_killers.kills_worker")
+
+
+@pytest.mark.integration
+def test_a_script_that_scans_without_a_main_guard_is_told_so(tmp_path):
+    """Each worker process imports the script that started it (``spawn``): unguarded, the script would scan again
+    there, and every case was listed as skipped for a dead worker; the scan now stops with what to do."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    module = tmp_path / "one_tool.py"
+    module.write_text(textwrap.dedent(MODULE).replace(
+        '__all__ = ["exact_count", "loose_count", "exits", "segfaults", "allocates", "hangs", "prints", "poisons",\n'
+        '           "scaled_count"]', '__all__ = ["exact_count"]'), encoding="utf-8")
+    script = tmp_path / "unguarded.py"
+    script.write_text(f"from audit.scan import scan\n\nscan({str(module)!r}, epsilons=(1.0,), max_runs=2000)\n",
+                      encoding="utf-8")
+    root = str(Path(__file__).resolve().parents[1])
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": root})
+    assert done.returncode != 0
+    assert ("the scan's worker process ended before it could run any case" in done.stderr
+            and 'under `if __name__ == "__main__":`' in done.stderr), done.stderr[-2000:]

@@ -21,6 +21,9 @@ worker itself; a worker that dies then (:class:`~mechanisms.execution.backends.W
 ``WorkerCrashedError``) also costs only the case it ran, and a fresh worker replaces it.
 
 Only the scan's own process writes the state file and the report; the outcomes are merged in case order.
+A worker's first task lists the cases (:func:`list_in_worker`): a worker that dies before it, as one does
+when the Python script that called the scan has no ``if __name__ == "__main__":`` guard (each ``spawn``
+worker imports that script, which would start a scan of its own), stops the scan with one error saying so.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from mechanisms.execution.worker import HARD_KILL_GRACE
 
 from audit.scan.case_audit import audit_case, list_cases, skipped_outcome
 
-__all__ = ["HARD_LIMIT_TIMEOUTS", "CaseTask", "ScanTarget", "run_case", "run_cases"]
+__all__ = ["HARD_LIMIT_TIMEOUTS", "CaseTask", "ScanTarget", "list_in_worker", "run_case", "run_cases"]
 
 #: A case's process is killed when it is still running this many ``timeout`` (plus
 #: :data:`~mechanisms.execution.worker.HARD_KILL_GRACE` seconds) after it started: its two probe
@@ -78,11 +81,8 @@ _CASES: dict = {}
 
 def _case(target: ScanTarget, task: CaseTask):
     """The task's case, from the cases this process listed for ``target`` (listed once per process)."""
-    key = (target.target, target.epsilons)
-    if key not in _CASES:
-        _CASES[key] = list_cases(target.target, target.epsilons)[1]
-        _warm()
-    cases = _CASES[key]
+    list_in_worker(target)
+    cases = _CASES[(target.target, target.epsilons)]
     case = cases[task.position] if task.position < len(cases) else None
     if case is None or case.id != task.case_id:
         raise MechanismError(f"the worker listed other cases than the scan (case {task.position + 1} is "
@@ -263,6 +263,25 @@ def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, bac
     pool = ProcessBackend(target, workers) if backend == "local" else make_backend(target, backend, workers,
                                                                                   ray_address)
     try:
+        run_tasks(pool, list_in_worker, [None], retries=0, give_up=_never_started)
         return run_tasks(pool, run_case, tasks, retries=0, give_up=give_up, on_done=on_done)
     finally:
         pool.close()
+
+
+def list_in_worker(target: ScanTarget, _task=None, _hard_kill: bool = True) -> int:
+    """A worker's first task: list the target's cases (:func:`_case`'s list) and say how many there are."""
+    key = (target.target, target.epsilons)
+    if key not in _CASES:
+        _CASES[key] = list_cases(target.target, target.epsilons)[1]
+        _warm()
+    return len(_CASES[key])
+
+
+def _never_started(position, exc, attempts):
+    """A worker that dies before its first task: the script that called the scan, re-imported by each worker
+    process (``spawn``), starting a scan itself, or a target that kills the interpreter as it is imported."""
+    raise MechanismError(
+        f"the scan's worker process ended before it could run any case ({exc}): a Python script that calls "
+        "audit.scan.scan must do so under `if __name__ == \"__main__\":` (each worker process imports the script "
+        "that started it), or pass in_process=True", mechanism="scan") from None
