@@ -45,7 +45,12 @@ SCAN_FLAG_VALUES = [("--max-runs", value) for value in BAD_INTEGERS] + \
                    [("--timeout", value) for value in BAD_NUMBERS + ("0",)] + \
                    [("--alpha", value) for value in BAD_NUMBERS + ("0", "1", "1.5")] + \
                    [("--epsilons", value) for value in BAD_LISTS] + \
-                   [("--seed", value) for value in ("-1", "1.5", "x", "")]
+                   [("--seed", value) for value in ("-1", "1.5", "x", "")] + \
+                   [("--workers", value) for value in BAD_INTEGERS + ("Auto", "auto,2", "99999")] + \
+                   [("--backend", value) for value in ("", "spark", "RAY", "local,ray", "ray ")] + \
+                   [("--memory-limit", value) for value in ("", "0", "-1", "1e400", "2X", "nan", "one", "1G2", "inf",
+                                                            "0M", "１G", "NONE?", "63M")] + \
+                   [("--ray-address", value) for value in ("localhost:6379", "auto")]
 
 SCAN_CASES = [(["scan", target], "target") for target in SCAN_TARGETS] + \
              [(["scan", target, flag, value], flag) for target in ("diffprivlib", "json")

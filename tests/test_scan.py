@@ -124,7 +124,8 @@ def planted_scan(tmp_path_factory):
     sys.path.insert(0, str(TESTS))
     try:
         state = tmp_path_factory.mktemp("scan") / "scan-state.jsonl"
-        return scan("planted_lib", epsilons=(EPSILON,), max_runs=3000, timeout=30, seed=3, state_file=state), state
+        return scan("planted_lib", epsilons=(EPSILON,), max_runs=3000, timeout=30, seed=3, state_file=state,
+                    in_process=True), state
     finally:
         sys.path.remove(str(TESTS))
 
@@ -179,7 +180,8 @@ def test_resume_audits_only_the_cases_without_an_outcome(planted_scan, monkeypat
         return dict(json.loads(lines[1 + len(audited) - 1 + 12]), id=case.id)
 
     monkeypatch.setattr(running, "audit_case", fake)
-    resumed = scan("planted_lib", epsilons=(EPSILON,), max_runs=3000, timeout=30, seed=3, state_file=cut, resume=True)
+    resumed = scan("planted_lib", epsilons=(EPSILON,), max_runs=3000, timeout=30, seed=3, state_file=cut, resume=True,
+                   in_process=True)
     done = [json.loads(line)["id"] for line in lines[1:13]]
     assert audited == [json.loads(line)["id"] for line in lines[13:]] and not set(audited) & set(done)
     assert [o["id"] for o in resumed.outcomes] == [o["id"] for o in result.outcomes]
@@ -223,7 +225,8 @@ def test_the_scan_command_writes_the_report_and_resumes(tmp_path, capsys):
     from audit.cli.main import main
 
     out = tmp_path / "report"
-    argv = ["scan", "planted_lib.randomizers", "--epsilons", "1", "--max-runs", "3000", "--out", str(out), "--json"]
+    argv = ["scan", "planted_lib.randomizers", "--epsilons", "1", "--max-runs", "3000", "--out", str(out), "--json",
+            "--in-process"]
     assert main(argv) == 0
     payload = json.loads(capsys.readouterr().out)
     assert (payload["cases"], payload["findings"], payload["controls"]) == (3, 1, 2)
@@ -268,7 +271,7 @@ def test_a_finding_shows_the_event_test_that_refuted_it():
     from types import SimpleNamespace
 
     from audit.result import AuditResult
-    from audit.scan.running import _evidence
+    from audit.scan.case_audit import _evidence
 
     class Result(SimpleNamespace):
         refuting_event_test = AuditResult.refuting_event_test

@@ -145,7 +145,7 @@ def exact_epsilon(first: dict, second: dict) -> float:
 
 def test_the_planted_tuple_randomizers_are_scanned_against_their_exact_laws(monkeypatch):
     monkeypatch.syspath_prepend(str(TESTS))
-    result = scan("planted_lib._tuples", epsilons=(EPSILON,), max_runs=3000, timeout=30, seed=5)
+    result = scan("planted_lib._tuples", epsilons=(EPSILON,), max_runs=3000, timeout=30, seed=5, in_process=True)
     assert result.cases == 6 and not result.skipped and not result.skipped_cases
     assert {o["id"] for o in result.findings} == {"planted_lib._tuples.padded_response(epsilon=1.0) / ends"}
     for outcome in result.outcomes:
@@ -208,7 +208,7 @@ def test_a_randomizer_miaudit_cannot_seed_is_noted_on_its_case_not_printed(tmp_p
                       "    keep = _SOURCE.random() < math.exp(epsilon) / (1 + math.exp(epsilon))\n"
                       "    return float(value if keep else 1 - value), _SOURCE.random()  # and a draw of no use\n",
                       encoding="utf-8")
-    result = scan(str(module), epsilons=(EPSILON,), max_runs=3000, timeout=30)
+    result = scan(str(module), epsilons=(EPSILON,), max_runs=3000, timeout=30, in_process=True)
     outcome, = result.outcomes
     assert outcome["status"] == "control"
     assert any("cannot be reproduced from its seed" in note for note in outcome["notes"])

@@ -138,7 +138,8 @@ def test_a_grid_point_or_pair_that_cannot_be_built_is_skipped_with_the_libraries
 
 def test_a_finding_of_an_opendp_case_reproduces_with_the_measurement_built_as_the_scan_built_it(tmp_path):
     from audit.scan.report import finding_files
-    from audit.scan.running import ScanResult, _described
+    from audit.scan.case_audit import _described
+    from audit.scan.running import ScanResult
 
     family = OpenDPMeasurement(measurements={"make_randomized_response": MEASUREMENTS["make_randomized_response"]})
     cases, _ = build_cases([_entry("opendp.measurements", "make_randomized_response", family)], (1.0,))
@@ -168,7 +169,7 @@ def test_a_small_opendp_scan_finds_the_threshold_bug_and_leaves_the_exact_sample
         pipelines={})
     profile = Profile(name="opendp", modules=("opendp.measurements",), families=(family,), distribution="opendp")
     monkeypatch.setattr(running, "profile_for", lambda target: profile)
-    result = running.scan("opendp", epsilons=(4.0,), alpha=0.001, max_runs=6000, timeout=30, seed=5)
+    result = running.scan("opendp", epsilons=(4.0,), alpha=0.001, max_runs=6000, timeout=30, seed=5, in_process=True)
     assert result.cases == 4 and not result.skipped_cases
     for outcome in result.outcomes:
         epsilon, *delta = (float(v) for v in outcome["claim"].split(":")[1:])

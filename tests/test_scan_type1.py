@@ -31,7 +31,8 @@ def test_the_early_stopping_scan_keeps_its_family_wise_alpha():
     try:
         started, scans, false = time.perf_counter(), 0, 0
         while time.perf_counter() - started < BUDGET_S or scans < 20:
-            result = scan("planted_lib._exact", epsilons=(1.0,), alpha=ALPHA, max_runs=3000, timeout=30, seed=scans)
+            result = scan("planted_lib._exact", epsilons=(1.0,), alpha=ALPHA, max_runs=3000, timeout=30, seed=scans,
+                          in_process=True)
             assert result.cases == 2 and not result.skipped_cases
             false += bool(result.findings)
             scans += 1

@@ -6,7 +6,11 @@ from audit.cli.main import check_seed
 from audit.config.flag_values import StoreOnce, integer, number, with_flag_names
 
 #: The scan's keyword arguments and the flags that carry them, so an error names what the user typed.
-FLAGS = {"alpha": "--alpha", "max_runs": "--max-runs", "timeout": "--timeout", "epsilons": "--epsilons"}
+FLAGS = {"alpha": "--alpha", "max_runs": "--max-runs", "timeout": "--timeout", "epsilons": "--epsilons",
+         "workers": "--workers", "backend": "--backend", "ray_address": "--ray-address", "memory_limit": "--memory-limit"}
+
+#: Units of ``--memory-limit`` (binary: 1K = 1024 bytes).
+UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 HELP = ("audit every public DP entry point of a library (diffprivlib, pure-ldp, multi-freq-ldpy, opendp, python-dp, "
         "pipeline-dp) or of your module (FILE.py, package.module) "
@@ -25,13 +29,37 @@ def _epsilons(text: str) -> tuple:
     return values
 
 
+def _workers(text: str):
+    """``--workers``: ``auto`` or a whole number in ASCII digits (an argparse ``type``)."""
+    return "auto" if text == "auto" else integer(text)
+
+
+def _memory_limit(text: str):
+    """``--memory-limit``: bytes, or a number with K, M, G or T (binary units), or ``none``."""
+    from estimators.validation import InputError
+
+    word = text.strip().lower()
+    if word in ("none", "auto"):
+        return None if word == "none" else "auto"
+    cleaned = text.upper().removesuffix("IB").removesuffix("B")
+    unit = cleaned[-1:] if cleaned[-1:] in UNITS else ""
+    try:
+        value = number(cleaned[:len(cleaned) - len(unit)]) * UNITS[unit]
+    except (ValueError, InputError):
+        value = float("nan")
+    if not (0 < value < float("inf")):
+        raise InputError(f"argument '--memory-limit' must be a size such as 2G, 512M or 1000000 (bytes), or none, "
+                         f"got {text!r}")
+    return int(value)
+
+
 def configure(parser) -> None:
     parser.add_argument("target", metavar="TARGET",
                         help="a library with a profile (diffprivlib, pure-ldp, multi-freq-ldpy, opendp, python-dp, pipeline-dp), a FILE.py, a module "
                              "or a package")
     parser.add_argument("--out", default="miaudit-scan", metavar="DIR",
                         help="report folder: scan.md, scan.json, findings/, scan-state.jsonl (default: miaudit-scan)")
-    parser.add_argument("--alpha", type=number, action=StoreOnce, default=0.05,
+    parser.add_argument("--alpha", type=number, action=StoreOnce, default=None,
                         help="the scan's family-wise type-I error, split over its cases (default 0.05)")
     parser.add_argument("--max-runs", type=integer, action=StoreOnce, default=None, metavar="N",
                         help="mechanism runs per case at most (default 6000)")
@@ -41,6 +69,19 @@ def configure(parser) -> None:
                         help="the ε grid (default 0.1,1,4)")
     parser.add_argument("--resume", action="store_true",
                         help="continue the scan recorded in DIR/scan-state.jsonl: no case audited twice")
+    parser.add_argument("--workers", type=_workers, action=StoreOnce, default=None, metavar="N|auto",
+                        help="worker processes auditing cases side by side, each case in a process of its own "
+                             "(default 1; auto: one per core); the report is the same for any N")
+    parser.add_argument("--backend", action=StoreOnce, default=None, metavar="local|ray",
+                        help="local (default) or ray: the cases as Ray tasks (pip install 'miaudit[ray]')")
+    parser.add_argument("--ray-address", action=StoreOnce, default=None, metavar="ADDR",
+                        help="--backend ray: address of an existing Ray cluster (default: start a local Ray instance)")
+    parser.add_argument("--memory-limit", action=StoreOnce, default=None, metavar="SIZE",
+                        help="memory one case may add to its worker (2G, 512M, bytes, or none); past it the case is "
+                             "skipped (default: the available memory shared by the workers)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="audit the cases in the scan's own process (for a debugger): a case that crashes the "
+                             "interpreter or allocates without bound then ends the scan")
 
 
 def run(args):
@@ -48,7 +89,7 @@ def run(args):
 
     from audit.report import check_output_location
     from audit.scan.report import write_scan_report
-    from audit.scan.running import MAX_RUNS, TIMEOUT, scan
+    from audit.scan.running import ALPHA, MAX_RUNS, TIMEOUT, scan
     from audit.scan.profiles.base import EPSILONS
 
     import os
@@ -63,9 +104,13 @@ def run(args):
 
     try:
         result = scan(args.target, epsilons=EPSILONS if args.epsilons is None else _epsilons(args.epsilons),
-                      alpha=args.alpha, max_runs=MAX_RUNS if args.max_runs is None else args.max_runs,
+                      alpha=ALPHA if args.alpha is None else args.alpha, max_runs=MAX_RUNS if args.max_runs is None else args.max_runs,
                       timeout=TIMEOUT if args.timeout is None else args.timeout, seed=args.seed,
-                      state_file=Path(out) / "scan-state.jsonl", resume=args.resume, quiet=args.quiet or args.json)
+                      state_file=Path(out) / "scan-state.jsonl", resume=args.resume, quiet=args.quiet or args.json,
+                      workers=1 if args.workers is None else args.workers,
+                      backend="local" if args.backend is None else args.backend, ray_address=args.ray_address,
+                      in_process=args.in_process,
+                      memory_limit=_memory_limit("auto" if args.memory_limit is None else args.memory_limit))
     except InputError as exc:
         raise InputError(with_flag_names(str(exc), FLAGS)) from None
     paths = write_scan_report(result, out)

@@ -2,7 +2,9 @@
 
 :func:`scan` discovers a library's public entry points through its profile
 (:mod:`audit.scan.profiles`), builds the cases (:mod:`audit.scan.cases`), audits each as an
-early-stopping audit at its share of the scan's α (:mod:`audit.scan.running`), and
+early-stopping audit at its share of the scan's α (:mod:`audit.scan.running`, one case in
+:mod:`audit.scan.case_audit`), each case in a process of its own on worker processes or Ray tasks
+(:mod:`audit.scan.isolation`), and
 :mod:`audit.scan.report` writes the findings, controls and skipped cases.
 """
 

@@ -6,41 +6,33 @@ probability that any of the K audits refutes a claim its entry point meets is at
 whatever the dependence between the cases). A case skipped during its audit leaves its share unspent.
 So the report states: with probability ≥ 1 − α no finding of this scan is false.
 
-**One case** (:func:`audit_case`) is a sequential audit (:func:`audit.gating.sequential.run_sequential_audit`:
-nested looks at growing prefixes of one stream of runs, α_case spent over the looks, stopping at the
-first look that refutes) of the entry point, called as its family says, against the claim its own
-parameters state, on the case's pair, within ``max_runs`` mechanism runs. The call is first probed
-once on each database of the pair within ``timeout`` seconds (:func:`mechanisms.calls.user_call.call_user_code`);
-a call that raises, exits or does not return is a skipped case with its reason, and so is an audit
-that fails (every later call of the audit is bounded by the same ``timeout`` per chunk, the looks by
-``timeout`` in all). What an entry point prints is captured, never written to the scan's stdout, and
-its warnings are recorded on the case.
+**One case** is :func:`audit.scan.case_audit.audit_case`.
+
+**Where cases run.** Each case runs in a process of its own, forked from a worker process that loaded
+the target (``workers`` local processes or Ray tasks: :mod:`audit.scan.isolation`): a call that
+crashes the interpreter, allocates past ``memory_limit`` or is stuck where ``timeout`` cannot reach
+costs its case (skipped with the reason), and no case sees what another left behind, so the outcomes,
+and the report, do not depend on the number of workers or the backend. ``in_process=True`` runs the
+cases here, one after another, without that protection.
 
 **Resume.** With a state file, each case's outcome is appended to it as one JSON line when the case
-ends; the first line holds the scan's target, α, seed, budget and the ids of the K cases. A resumed
-scan checks the first line against its own and audits only the cases with no line, so no case is
-audited twice and the report is whole.
+ends (by this process only, whatever runs the cases); the first line holds the scan's target, α, seed,
+budget and the ids of the K cases. A resumed scan checks the first line against its own and audits only
+the cases with no line, so no case is audited twice and the report is whole.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import math
-import sys
+import os
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from estimators.progress import progress_bar
 from estimators.validation import InputError, check_int, check_positive
-from mechanisms.errors import MechanismError, MechanismWarning
 
-from audit.scan.cases import build_cases, discover
+from audit.scan.case_audit import audit_case, list_cases, source_of
 from audit.scan.profiles import profile_for
 from audit.scan.profiles.base import EPSILONS
 
@@ -50,138 +42,8 @@ ALPHA = 0.05
 MAX_RUNS = 6000
 #: Seconds one case may take (each call of the entry point, and the looks in all).
 TIMEOUT = 60.0
-
-
-class _Captured:
-    """Call ``function(db, rng)`` with its stdout captured and its warnings recorded (first of each)."""
-
-    def __init__(self, function):
-        self.function = function
-        self.printed = ""
-        self.warned = []
-
-    def __call__(self, db, rng):
-        sink = io.StringIO()
-        with contextlib.redirect_stdout(sink), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            value = self.function(db, rng)
-        if sink.getvalue() and not self.printed:
-            self.printed = sink.getvalue()[:200]
-        for warning in caught:
-            text = f"{warning.category.__name__}: {warning.message}"
-            if text not in self.warned and len(self.warned) < 3:
-                self.warned.append(text)
-        return value
-
-
-def _skipped(case, seed: int, reason: str, **extra) -> dict:
-    return {"id": case.id, "status": "skipped", "reason": reason, **_described(case, seed), **extra}
-
-
-def _import_root(module_name: str) -> str | None:
-    """The folder a user's module is imported from (None for an installed library): the reproduction
-    files put it on ``sys.path``."""
-    module = sys.modules.get(module_name)
-    path = getattr(module, "__file__", None)
-    if path is None or "site-packages" in path:
-        return None
-    depth = len(module_name.split(".")) + (Path(path).name == "__init__.py")
-    return str(Path(path).resolve().parents[depth - 1])
-
-
-def _described(case, seed: int) -> dict:
-    return {"seed": int(seed), "import_root": _import_root(case.entry.module), "entry": case.entry.qualified, "module": case.entry.module, "name": case.entry.name,
-            "source_file": case.entry.source_file, "family": case.entry.family.kind, "settings": case.settings_text,
-            "pair": case.pair.family, "pair_why": case.pair.why, "relation": case.relation, "claim": case.claim,
-            "source": case.source, "first": case.pair.first.tolist(), "second": case.pair.second.tolist(),
-            **({"preamble": case.entry.family.preamble, "setup": case.setup} if case.setup or case.entry.family.preamble
-               else {})}
-
-
-def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) -> dict:
-    """The outcome of one case (module docstring): a JSON-able dict with ``status`` "finding", "control" or "skipped"."""
-    from mechanisms.adapters.callables import PerDatabaseMechanism
-    from mechanisms.calls.user_call import call_user_code
-    from mechanisms.execution.runner import ExecutionSettings
-    from mechanisms.outputs.encoding import OutputEncoder
-
-    from audit.gating.assertions import claim_spec
-    from audit.gating.sequential import run_sequential_audit
-
-    started = time.perf_counter()
-    try:
-        function = _Captured(case.function())
-    except Exception as exc:  # noqa: BLE001 - the source is built from the profile; say what failed
-        return _skipped(case, seed, f"the call could not be built: {type(exc).__name__}: {exc}")
-    who = f"entry point {case.entry.qualified}"
-    global_state = np.random.get_state()[1].copy()
-    for name, db in (("first", case.pair.first), ("second", case.pair.second)):
-        try:
-            call_user_code(function, (db, np.random.default_rng(seed)), who=who, timeout=timeout,
-                           where=f" on the {name} database", hint="(the scan's --timeout)")
-        except MechanismError as exc:
-            return _skipped(case, seed, f"hangs or exits: {exc}")
-        except Exception as exc:  # noqa: BLE001 - a library may raise anything at a grid point
-            return _skipped(case, seed, f"the call raised {type(exc).__name__} on the {name} database: {exc}"[:400])
-    notes = []
-    if not np.array_equal(global_state, np.random.get_state()[1]):
-        notes.append("draws from NumPy's global generator, not from the random_state it is given (the audit's "
-                     "runner seeds and restores it per chunk)")
-    mechanism = PerDatabaseMechanism(function, case.entry.qualified, encoder=OutputEncoder())
-    if not case.entry.family.seeded:  # as the library's own adapter declares (OpenDPMechanism)
-        object.__setattr__(mechanism, "seeded", False)
-        object.__setattr__(mechanism, "independent_across_processes", True)
-        notes.append(f"draws from {case.entry.module.split('.')[0]}'s own generator, which takes no seed: the runs "
-                     "cannot be reproduced from the seed (the verdict, within α, can)")
-    try:
-        with warnings.catch_warnings(record=True) as said:  # miaudit's own warnings on the case become its notes
-            warnings.simplefilter("always", MechanismWarning)
-            spec = claim_spec(mechanism, case.claim, pairs=[(case.pair.first, case.pair.second)],
-                              relation=case.relation, alpha=alpha, seed=seed, name=case.entry.qualified)
-            spec = _with_timeout(spec, timeout, ExecutionSettings)
-            audit = run_sequential_audit(spec, max_runs, time_limit=timeout)
-        for warning in said:
-            text = str(warning.message)
-            if issubclass(warning.category, MechanismWarning) and text not in notes:
-                notes.append(text)
-            elif not issubclass(warning.category, MechanismWarning):
-                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-    except MechanismError as exc:
-        return _skipped(case, seed, f"failed during the audit: {exc}"[:400], notes=notes)
-    except InputError as exc:
-        return _skipped(case, seed, f"could not be audited: {exc}"[:400], notes=notes)
-    if function.printed:
-        notes.append(f"prints to stdout (captured): {function.printed!r}")
-    notes += [f"warned: {w}" for w in function.warned]
-    return {"id": case.id, "status": "finding" if audit.refuted else "control", **_described(case, seed),
-            **_evidence(audit), "alpha": alpha, "seconds": time.perf_counter() - started, "notes": notes}
-
-
-def _with_timeout(spec, timeout, settings_type):
-    import dataclasses
-
-    return dataclasses.replace(spec, execution=settings_type(timeout=timeout))
-
-
-def _evidence(audit) -> dict:
-    """The sequential audit's evidence, as the report shows it: the event test that refuted the claim (the
-    float-bit one, reading the output's bits, for float noise), else the event test."""
-    result, event = audit.result, audit.result.refuting_event_test
-    out = {"runs": int(audit.runs), "looks": len(audit.looks), "looks_planned": len(audit.schedule),
-           "refuted_by": [r["detail"] for r in result.refuted_by], "runs_to_refute": audit.runs_to_refute,
-           "audited_claim": (result.claim or {}).get("label")}
-    if event is not None:
-        runs = list(event.runs_made or [event.runs_per_input, event.runs_per_input])
-        out.update({"event": event.description, "runs_per_input": [int(r) for r in runs],
-                    "hits": [int(round(p * n)) for p, n in zip((event.p_first, event.p_second), runs)],
-                    "certificate": event.certificate, "epsilon_lower_bound": _finite(event.epsilon_lower_bound),
-                    "delta_lower_bound": _finite(event.delta_lower_bound),
-                    "support_differences": list(event.support_differences or [])})
-    return out
-
-
-def _finite(value):
-    return None if value is None or not math.isfinite(value) else float(value)
+#: The smallest ``memory_limit`` (bytes): below it a case's process cannot start its threads.
+MIN_MEMORY_LIMIT = 64 * 2**20
 
 
 @dataclass
@@ -254,9 +116,18 @@ def _read_state(path: Path, header: dict) -> dict:
     return done
 
 
+def memory_limit_default(slots: int) -> int | None:
+    """The default ``memory_limit``: the memory available at the start of the scan, shared by the workers."""
+    from mechanisms.execution.memory import available_memory
+
+    available = available_memory()
+    return None if available is None else max(available // max(slots, 1), MIN_MEMORY_LIMIT)
+
+
 def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int = MAX_RUNS,
          timeout: float = TIMEOUT, seed: int = 0, state_file=None, resume: bool = False,
-         quiet: bool = True, progress=None) -> ScanResult:
+         quiet: bool = True, progress=None, workers=1, backend: str = "local", ray_address: str | None = None,
+         in_process: bool = False, memory_limit="auto") -> ScanResult:
     """Scan ``target``'s entry points: every (entry point, parameters, pair) case audited against its own claim.
 
     Parameters
@@ -282,6 +153,21 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
         No progress bar.
     progress : callable, optional
         Called with one line per case.
+    workers : int or "auto"
+        Worker processes (or, with ``backend="ray"``, Ray tasks in flight) that audit the cases, each
+        case in a process of its own (:mod:`audit.scan.isolation`); the outcomes, and so the report, do
+        not depend on it. Default 1: one worker process.
+    backend : {"local", "ray"}
+        ``ray`` runs the cases as Ray tasks, on a local Ray instance or the cluster at ``ray_address``.
+    ray_address : str, optional
+        An existing Ray cluster's address (``backend="ray"`` only).
+    in_process : bool
+        Audit the cases one after another in this process instead, as a debugger needs: a case that
+        crashes the interpreter, or allocates without bound, then ends the scan.
+    memory_limit : int, "auto" or None
+        Bytes of address space one case's process may add to its worker's; past it its allocations fail
+        (``MemoryError``: the case is skipped). "auto": the memory available at the start, divided
+        among the workers (:func:`memory_limit_default`); None: no limit. Not with ``in_process``.
 
     Returns
     -------
@@ -296,13 +182,26 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
     epsilons = tuple(check_positive(float(e), "epsilons") for e in epsilons)
     if resume and state_file is None:
         raise InputError("argument 'resume' needs a state file (--out)")
+    from mechanisms.execution.runner import ExecutionSettings
+
+    execution = ExecutionSettings(workers=workers, backend=backend, ray_address=ray_address)  # checks the three
+    if in_process and (execution.workers > 1 or backend != "local"):
+        raise InputError("argument 'in_process' (--in-process) runs the cases in this process: not with more than "
+                         "one worker or --backend ray")
+    if memory_limit == "auto":  # a local Ray instance's tasks: one per core unless workers says
+        slots = (os.cpu_count() or 1) if backend == "ray" and execution.workers == 1 else execution.workers
+        memory_limit = None if in_process else memory_limit_default(slots)
+    elif memory_limit is not None:
+        if in_process:
+            raise InputError("argument 'memory_limit' (--memory-limit) applies to worker processes: not with "
+                             "--in-process")
+        memory_limit = check_int(memory_limit, "memory_limit", MIN_MEMORY_LIMIT)
     started = time.perf_counter()
     profile = profile_for(target)
-    entries, skipped = discover(profile, target if target.endswith(".py") else None)
-    cases, unbuilt = build_cases(entries, epsilons)
-    skipped = [{"what": s.what, "reason": s.reason} for s in skipped + unbuilt]
+    skipped, cases = list_cases(target, epsilons, profile)
+    skipped = [{"what": s.what, "reason": s.reason} for s in skipped]
     count = max(len(cases), 1)
-    case_alpha = alpha / count
+    case_alpha = alpha / count  # fixed here, before any run, whatever runs the cases
     header = _header(target, alpha, seed, max_runs, epsilons, cases)
     done = {}
     if state_file is not None:
@@ -311,21 +210,34 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
             done = _read_state(state_file, header)
         else:
             state_file.write_text(json.dumps(header) + "\n", encoding="utf-8")
-    outcomes = []
+    outcomes = [done.get(case.id) for case in cases]
+    todo = [number for number, outcome in enumerate(outcomes) if outcome is None]
     bar = progress_bar(len(cases), f"scan {target}", quiet=quiet)
+    bar.update(len(cases) - len(todo))
+
+    def finished(number, outcome):  # in this process only: the state file has one writer
+        outcomes[number] = outcome
+        if state_file is not None:
+            with state_file.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(outcome) + "\n")
+        bar.update(1)
+        if progress is not None:
+            progress(f"case {number + 1}/{len(cases)}: {cases[number].id}: {outcome['status']}")
+
     try:
-        for number, case in enumerate(cases, start=1):
-            outcome = done.get(case.id)
-            if outcome is None:
-                outcome = audit_case(case, alpha=case_alpha, max_runs=max_runs, timeout=timeout,
-                                     seed=case.seed(seed))
-                if state_file is not None:
-                    with state_file.open("a", encoding="utf-8") as handle:
-                        handle.write(json.dumps(outcome) + "\n")
-            outcomes.append(outcome)
-            bar.update(1)
-            if progress is not None:
-                progress(f"case {number}/{len(cases)}: {case.id}: {outcome['status']}")
+        if in_process:
+            for number in todo:
+                case = cases[number]
+                finished(number, audit_case(case, alpha=case_alpha, max_runs=max_runs, timeout=timeout,
+                                            seed=case.seed(seed)))
+        elif todo:
+            from audit.scan.isolation import CaseTask, ScanTarget, run_cases
+
+            tasks = [CaseTask(number, cases[number].id, case_alpha, max_runs, timeout, cases[number].seed(seed),
+                              memory_limit) for number in todo]
+            run_cases(ScanTarget(f"scan {target}", source_of(target), epsilons), tasks, [cases[n] for n in todo],
+                      workers=execution.workers, backend=execution.backend, ray_address=execution.ray_address,
+                      on_done=lambda position, outcome: finished(todo[position], outcome))
     finally:
         bar.close()
     settings = {"epsilons": list(epsilons), "max_runs": max_runs, "timeout": timeout, "seed": seed,

@@ -6,8 +6,9 @@ the chunk's result or raises :class:`~mechanisms.errors.MechanismError` (the use
 or :class:`WorkerLost` (the process running it died); ``restart()`` replaces dead workers;
 ``cancel()`` stops everything outstanding; ``close()`` releases the workers; ``slots`` is how
 many chunks run at once and ``isolated_failures`` whether a dying worker fails only its own
-chunk. Scheduling is the pool's or Ray's; the runner only keeps at most ``slots`` chunks in
-flight.
+chunk. Scheduling is the pool's or Ray's; :func:`run_tasks`, which the runner's chunks and a
+scan's cases (:mod:`audit.scan.isolation`) go through, keeps at most ``slots`` tasks in flight and
+blames a dying worker on the one task that kills it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import socket
 import sys
 import threading
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
 from estimators.validation import InputError
@@ -31,7 +33,7 @@ from mechanisms.execution.worker import MechanismReference, init_worker
 WORKER_STOP_WAIT = 2.0
 
 __all__ = ["InProcessBackend", "ProcessBackend", "RAY_CONNECT_TIMEOUT", "RAY_INIT_TIMEOUT", "RayBackend", "WorkerLost", "check_ray_address",
-           "make_backend"]
+           "make_backend", "run_tasks"]
 
 
 class WorkerLost(Exception):
@@ -299,10 +301,84 @@ class RayBackend:
             self._ray.shutdown()
 
 
-def make_backend(reference: MechanismReference, backend: str, workers: int, ray_address: str | None):
-    """The backend an audit's execution settings ask for."""
+def make_backend(reference, backend: str, workers: int, ray_address: str | None):
+    """The backend an audit's execution settings ask for. ``reference`` is what every task is given
+    first (a :class:`MechanismReference`, or any picklable object with a ``label``)."""
     if backend == "ray":
         return RayBackend(reference, ray_address, workers if workers > 1 else None)
     if workers > 1:
         return ProcessBackend(reference, workers)
     return InProcessBackend(reference)
+
+
+def run_tasks(backend, fn, tasks: list, *, retries: int, give_up, last_attempt=None, on_done=None) -> list:
+    """Run ``fn(reference, task)`` for every task on ``backend``, at most ``slots`` in flight; results in task order.
+
+    A task whose code raised :class:`~mechanisms.errors.MechanismError`, or whose worker died while
+    it ran alone, counts a failed attempt; after ``retries + 1`` of them the task's result is
+    ``give_up(position, exc, attempts)`` (which may raise instead). When a local pool breaks, every
+    task in flight fails with it; those are not counted but run again alone, so that only the one
+    that kills its worker is blamed, and the pool is restarted with fresh workers.
+    ``last_attempt(task)``, if given, is the task as it is sent on its final attempt;
+    ``on_done(position, result)`` is called as each task completes. Ctrl-C (or any error) cancels
+    every outstanding task.
+    """
+    results = [None] * len(tasks)
+    failures = [0] * len(tasks)
+    pending = deque(range(len(tasks)))
+    in_flight, suspects, alone = {}, set(), None
+
+    def failed(position, exc):
+        failures[position] += 1
+        if failures[position] > retries:
+            results[position] = give_up(position, exc, failures[position])
+            if on_done is not None:
+                on_done(position, results[position])
+            return
+        pending.appendleft(position)
+
+    try:
+        while pending or in_flight:
+            while pending and len(in_flight) < backend.slots and alone is None:
+                position = pending[0]
+                if position in suspects:
+                    if in_flight:
+                        break
+                    alone = position
+                pending.popleft()
+                task = tasks[position]
+                if failures[position] == retries and last_attempt is not None:
+                    task = tasks[position] = last_attempt(task)
+                in_flight[backend.submit(fn, task)] = position
+            done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+            lost = False
+            for future in done:
+                position = in_flight.pop(future)
+                ran_alone, alone = position == alone, None if position == alone else alone
+                try:
+                    results[position] = backend.outcome(future)
+                except MechanismError as exc:
+                    failed(position, exc)
+                    continue
+                except WorkerLost as exc:
+                    lost = True
+                    if ran_alone or backend.slots == 1 or backend.isolated_failures:
+                        failed(position, exc)
+                    else:
+                        suspects.add(position)
+                        pending.appendleft(position)
+                    continue
+                suspects.discard(position)
+                if on_done is not None:
+                    on_done(position, results[position])
+            if lost and not backend.isolated_failures:
+                backend.restart()
+                for position in in_flight.values():  # their pool is gone with it
+                    suspects.add(position)
+                    pending.appendleft(position)
+                in_flight.clear()
+                alone = None
+    except BaseException:
+        backend.cancel()
+        raise
+    return results

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections import deque
 from contextlib import nullcontext
-from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -35,7 +33,7 @@ from estimators.validation import InputError, check_choice, check_int, check_pos
 
 from mechanisms.base import as_database_batch, draws_only_from_rng, mechanism_name, preferred_chunk_size
 from mechanisms.errors import MechanismError, MechanismWarning
-from mechanisms.execution.backends import WorkerLost, make_backend
+from mechanisms.execution.backends import WorkerLost, make_backend, run_tasks
 from mechanisms.execution.chunk_cache import ChunkCache
 from mechanisms.execution.chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, chunk_generator, plan_chunks, preserved_global_generators,
                      seed_global_generators)
@@ -479,69 +477,19 @@ class MechanismRunner:
         self.notes.append(note)
 
     def _dispatch(self, fn, tasks: list, retries: int, what: str, on_done=None) -> list:
-        """Run ``fn(reference, task)`` for every task, at most ``slots`` in flight; results in task order.
+        """Run ``fn(reference, task)`` for every task on the backend (:func:`run_tasks`); results in task order.
 
-        A chunk whose code raised, or whose worker died while it ran alone, counts a failed
-        attempt. When a local pool breaks, every chunk in flight fails with it; those are not
-        counted but run again alone, so that only the one that kills its worker is blamed.
+        A chunk that failed ``retries + 1`` times stops the audit with one error naming the
+        mechanism and its databases; its last attempt locates the failing database.
         """
-        backend = self.backend
-        results = [None] * len(tasks)
-        failures = [0] * len(tasks)
-        pending = deque(range(len(tasks)))
-        in_flight, suspects, alone = {}, set(), None
+        def give_up(position, exc, attempts):
+            raise self._final_error(tasks[position], exc, attempts, what) from None
 
-        def failed(position, exc):
-            failures[position] += 1
-            if failures[position] > retries:
-                raise self._final_error(tasks[position], exc, failures[position], what) from None
-            pending.appendleft(position)
+        def last_attempt(task):
+            return task if task.last_attempt else replace(task, last_attempt=True)
 
-        try:
-            while pending or in_flight:
-                while pending and len(in_flight) < backend.slots and alone is None:
-                    position = pending[0]
-                    if position in suspects:
-                        if in_flight:
-                            break
-                        alone = position
-                    pending.popleft()
-                    task = tasks[position]
-                    if failures[position] == retries and not task.last_attempt:
-                        task = tasks[position] = replace(task, last_attempt=True)
-                    in_flight[backend.submit(fn, task)] = position
-                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
-                lost = False
-                for future in done:
-                    position = in_flight.pop(future)
-                    ran_alone, alone = position == alone, None if position == alone else alone
-                    try:
-                        results[position] = backend.outcome(future)
-                    except MechanismError as exc:
-                        failed(position, exc)
-                        continue
-                    except WorkerLost as exc:
-                        lost = True
-                        if ran_alone or backend.slots == 1 or backend.isolated_failures:
-                            failed(position, exc)
-                        else:
-                            suspects.add(position)
-                            pending.appendleft(position)
-                        continue
-                    suspects.discard(position)
-                    if on_done is not None:
-                        on_done(tasks[position])
-                if lost and not backend.isolated_failures:
-                    backend.restart()
-                    for position in in_flight.values():  # their pool is gone with it
-                        suspects.add(position)
-                        pending.appendleft(position)
-                    in_flight.clear()
-                    alone = None
-        except BaseException:
-            backend.cancel()
-            raise
-        return results
+        return run_tasks(self.backend, fn, tasks, retries=retries, give_up=give_up, last_attempt=last_attempt,
+                         on_done=None if on_done is None else lambda position, _result: on_done(tasks[position]))
 
     def _final_error(self, task: ChunkTask, exc: Exception, attempts: int, what: str) -> MechanismError:
         tried = f" ({attempts} attempts)" if attempts > 1 else ""

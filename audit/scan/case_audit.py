@@ -1,0 +1,181 @@
+"""One case of a scan: the case audited against its own claim, in whatever process runs it.
+
+**One case** (:func:`audit_case`) is a sequential audit (:func:`audit.gating.sequential.run_sequential_audit`:
+nested looks at growing prefixes of one stream of runs, α_case spent over the looks, stopping at the
+first look that refutes) of the entry point, called as its family says, against the claim its own
+parameters state, on the case's pair, within ``max_runs`` mechanism runs. The call is first probed
+once on each database of the pair within ``timeout`` seconds (:func:`mechanisms.calls.user_call.call_user_code`);
+a call that raises, exits or does not return is a skipped case with its reason, and so is an audit
+that fails (every later call of the audit is bounded by the same ``timeout`` per chunk, the looks by
+``timeout`` in all). What an entry point prints is captured, never written to the scan's stdout, and
+its warnings are recorded on the case.
+
+:func:`list_cases` lists the cases of a target, the same in the scan's process and in each worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from estimators.validation import InputError
+from mechanisms.errors import MechanismError, MechanismWarning
+
+from audit.scan.cases import build_cases, discover
+from audit.scan.profiles import profile_for
+
+
+class _Captured:
+    """Call ``function(db, rng)`` with its stdout captured and its warnings recorded (first of each)."""
+
+    def __init__(self, function):
+        self.function = function
+        self.printed = ""
+        self.warned = []
+
+    def __call__(self, db, rng):
+        sink = io.StringIO()
+        with contextlib.redirect_stdout(sink), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = self.function(db, rng)
+        if sink.getvalue() and not self.printed:
+            self.printed = sink.getvalue()[:200]
+        for warning in caught:
+            text = f"{warning.category.__name__}: {warning.message}"
+            if text not in self.warned and len(self.warned) < 3:
+                self.warned.append(text)
+        return value
+
+
+def skipped_outcome(case, seed: int, reason: str, **extra) -> dict:
+    """The outcome of a case that was not audited, with its reason."""
+    return {"id": case.id, "status": "skipped", "reason": reason, **_described(case, seed), **extra}
+
+
+def _import_root(module_name: str) -> str | None:
+    """The folder a user's module is imported from (None for an installed library): the reproduction
+    files put it on ``sys.path``."""
+    module = sys.modules.get(module_name)
+    path = getattr(module, "__file__", None)
+    if path is None or "site-packages" in path:
+        return None
+    depth = len(module_name.split(".")) + (Path(path).name == "__init__.py")
+    return str(Path(path).resolve().parents[depth - 1])
+
+
+def _described(case, seed: int) -> dict:
+    return {"seed": int(seed), "import_root": _import_root(case.entry.module), "entry": case.entry.qualified, "module": case.entry.module, "name": case.entry.name,
+            "source_file": case.entry.source_file, "family": case.entry.family.kind, "settings": case.settings_text,
+            "pair": case.pair.family, "pair_why": case.pair.why, "relation": case.relation, "claim": case.claim,
+            "source": case.source, "first": case.pair.first.tolist(), "second": case.pair.second.tolist(),
+            **({"preamble": case.entry.family.preamble, "setup": case.setup} if case.setup or case.entry.family.preamble
+               else {})}
+
+
+def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) -> dict:
+    """The outcome of one case (module docstring): a JSON-able dict with ``status`` "finding", "control" or "skipped"."""
+    from mechanisms.adapters.callables import PerDatabaseMechanism
+    from mechanisms.calls.user_call import call_user_code
+    from mechanisms.execution.runner import ExecutionSettings
+    from mechanisms.outputs.encoding import OutputEncoder
+
+    from audit.gating.assertions import claim_spec
+    from audit.gating.sequential import run_sequential_audit
+
+    started = time.perf_counter()
+    try:
+        function = _Captured(case.function())
+    except Exception as exc:  # noqa: BLE001 - the source is built from the profile; say what failed
+        return skipped_outcome(case, seed, f"the call could not be built: {type(exc).__name__}: {exc}")
+    who = f"entry point {case.entry.qualified}"
+    global_state = np.random.get_state()[1].copy()
+    for name, db in (("first", case.pair.first), ("second", case.pair.second)):
+        try:
+            call_user_code(function, (db, np.random.default_rng(seed)), who=who, timeout=timeout,
+                           where=f" on the {name} database", hint="(the scan's --timeout)")
+        except MechanismError as exc:
+            return skipped_outcome(case, seed, f"hangs or exits: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a library may raise anything at a grid point
+            return skipped_outcome(case, seed, f"the call raised {type(exc).__name__} on the {name} database: {exc}"[:400])
+    notes = []
+    if not np.array_equal(global_state, np.random.get_state()[1]):
+        notes.append("draws from NumPy's global generator, not from the random_state it is given (the audit's "
+                     "runner seeds and restores it per chunk)")
+    mechanism = PerDatabaseMechanism(function, case.entry.qualified, encoder=OutputEncoder())
+    if not case.entry.family.seeded:  # as the library's own adapter declares (OpenDPMechanism)
+        object.__setattr__(mechanism, "seeded", False)
+        object.__setattr__(mechanism, "independent_across_processes", True)
+        notes.append(f"draws from {case.entry.module.split('.')[0]}'s own generator, which takes no seed: the runs "
+                     "cannot be reproduced from the seed (the verdict, within α, can)")
+    try:
+        with warnings.catch_warnings(record=True) as said:  # miaudit's own warnings on the case become its notes
+            warnings.simplefilter("always", MechanismWarning)
+            spec = claim_spec(mechanism, case.claim, pairs=[(case.pair.first, case.pair.second)],
+                              relation=case.relation, alpha=alpha, seed=seed, name=case.entry.qualified)
+            spec = _with_timeout(spec, timeout, ExecutionSettings)
+            audit = run_sequential_audit(spec, max_runs, time_limit=timeout)
+        for warning in said:
+            text = str(warning.message)
+            if issubclass(warning.category, MechanismWarning) and text not in notes:
+                notes.append(text)
+            elif not issubclass(warning.category, MechanismWarning):
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    except MechanismError as exc:
+        return skipped_outcome(case, seed, f"failed during the audit: {exc}"[:400], notes=notes)
+    except InputError as exc:
+        return skipped_outcome(case, seed, f"could not be audited: {exc}"[:400], notes=notes)
+    if function.printed:
+        notes.append(f"prints to stdout (captured): {function.printed!r}")
+    notes += [f"warned: {w}" for w in function.warned]
+    return {"id": case.id, "status": "finding" if audit.refuted else "control", **_described(case, seed),
+            **_evidence(audit), "alpha": alpha, "seconds": time.perf_counter() - started, "notes": notes}
+
+
+def _with_timeout(spec, timeout, settings_type):
+    import dataclasses
+
+    return dataclasses.replace(spec, execution=settings_type(timeout=timeout))
+
+
+def _evidence(audit) -> dict:
+    """The sequential audit's evidence, as the report shows it: the event test that refuted the claim (the
+    float-bit one, reading the output's bits, for float noise), else the event test."""
+    result, event = audit.result, audit.result.refuting_event_test
+    out = {"runs": int(audit.runs), "looks": len(audit.looks), "looks_planned": len(audit.schedule),
+           "refuted_by": [r["detail"] for r in result.refuted_by], "runs_to_refute": audit.runs_to_refute,
+           "audited_claim": (result.claim or {}).get("label")}
+    if event is not None:
+        runs = list(event.runs_made or [event.runs_per_input, event.runs_per_input])
+        out.update({"event": event.description, "runs_per_input": [int(r) for r in runs],
+                    "hits": [int(round(p * n)) for p, n in zip((event.p_first, event.p_second), runs)],
+                    "certificate": event.certificate, "epsilon_lower_bound": _finite(event.epsilon_lower_bound),
+                    "delta_lower_bound": _finite(event.delta_lower_bound),
+                    "support_differences": list(event.support_differences or [])})
+    return out
+
+
+def _finite(value):
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def source_of(target: str) -> str:
+    """What the cases are listed from: a ``FILE.py`` by its absolute path (workers may start elsewhere)."""
+    return str(Path(target).resolve()) if target.endswith(".py") else target
+
+
+def list_cases(target: str, epsilons, profile=None) -> tuple:
+    """(skipped, cases) of ``target`` at ``epsilons`` (through ``profile``, default its own): the scan's cases,
+    listed before any run, in the scan's process and again, the same, in each worker (:mod:`audit.scan.isolation`)."""
+    profile = profile_for(target) if profile is None else profile
+    entries, skipped = discover(profile, source_of(target) if target.endswith(".py") else None)
+    cases, unbuilt = build_cases(entries, epsilons)
+    return skipped + unbuilt, cases
+
+

@@ -1,0 +1,287 @@
+"""A scan's cases on worker processes or Ray tasks, each case in a process of its own.
+
+The cases go to the audit's backends (:func:`mechanisms.execution.backends.make_backend`: ``workers``
+local processes started fresh, or Ray tasks) through the same scheduler as an audit's chunks
+(:func:`mechanisms.execution.backends.run_tasks`). A worker receives the scan's target, not its
+cases: it lists the cases itself, once per process, as the scan did (:func:`audit.scan.case_audit.list_cases`),
+and checks that the case it is sent has the id the scan gave it.
+
+**One process per case.** Where the platform can fork (Linux, macOS), a worker runs each case in a
+child forked from it (:func:`run_case`): the child starts from the worker's state after loading the
+target, never from what an earlier case left (a global a library call changed, a generator it
+seeded, a thread it left running), so each case's outcome depends on its seed alone and the
+report is the same for any number of workers and either backend. The child's memory may grow
+by at most ``memory_limit`` bytes (:func:`_cap_memory`), so an allocation without bound fails in it with
+``MemoryError`` (a skipped case with that reason). A child that dies (a signal, ``os._exit``, an
+abort in compiled code) or that is still running :data:`HARD_LIMIT_TIMEOUTS` × ``timeout`` +
+:data:`~mechanisms.execution.worker.HARD_KILL_GRACE` seconds after it started (code stuck in a
+compiled call, which the per-call ``timeout`` cannot interrupt; it is killed) costs its case only:
+the case is skipped with the reason, and the worker goes on. Without ``fork`` the case runs in the
+worker itself; a worker that dies then (:class:`~mechanisms.execution.backends.WorkerLost`: on Ray a
+``WorkerCrashedError``) also costs only the case it ran, and a fresh worker replaces it.
+
+Only the scan's own process writes the state file and the report; the outcomes are merged in case order.
+A worker's first task lists the cases (:func:`list_in_worker`): a worker that dies before it, as one does
+when the Python script that called the scan has no ``if __name__ == "__main__":`` guard (each ``spawn``
+worker imports that script, which would start a scan of its own), stops the scan with one error saying so.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import pickle
+import select
+import signal
+import time
+from dataclasses import dataclass
+
+from mechanisms.errors import MechanismError
+from mechanisms.execution.worker import HARD_KILL_GRACE
+
+from audit.scan.case_audit import audit_case, list_cases, skipped_outcome
+
+__all__ = ["HARD_LIMIT_TIMEOUTS", "CaseTask", "ScanTarget", "list_in_worker", "run_case", "run_cases"]
+
+#: A case's process is killed when it is still running this many ``timeout`` (plus
+#: :data:`~mechanisms.execution.worker.HARD_KILL_GRACE` seconds) after it started: its two probe
+#: calls and its looks are each bounded by ``timeout``, and a look's length is predicted, not bounded.
+HARD_LIMIT_TIMEOUTS = 4
+
+#: Signals a crashing case dies of quietly: the default action, not a handler a library or the
+#: worker installed (Ray's and ``faulthandler``'s print a stack for each crash).
+_CRASH_SIGNALS = tuple(getattr(signal, name) for name in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGFPE", "SIGILL")
+                       if hasattr(signal, name))
+
+
+@dataclass(frozen=True)
+class ScanTarget:
+    """What a worker needs to list a scan's cases: the target and the ε grid (``label`` names it in messages)."""
+
+    label: str
+    target: str
+    epsilons: tuple
+
+
+@dataclass(frozen=True)
+class CaseTask:
+    """One case to audit: its position in the scan's list, its id (checked in the worker), and its settings."""
+
+    position: int
+    case_id: str
+    alpha: float
+    max_runs: int
+    timeout: float
+    seed: int
+    memory_limit: int | None
+
+
+_CASES: dict = {}
+
+
+def _case(target: ScanTarget, task: CaseTask):
+    """The task's case, from the cases this process listed for ``target`` (listed once per process)."""
+    list_in_worker(target)
+    cases = _CASES[(target.target, target.epsilons)]
+    case = cases[task.position] if task.position < len(cases) else None
+    if case is None or case.id != task.case_id:
+        raise MechanismError(f"the worker listed other cases than the scan (case {task.position + 1} is "
+                             f"{case.id if case else 'missing'}, not {task.case_id}): the target's entry points are "
+                             "not the same in a fresh process; scan it with --in-process", mechanism=target.label)
+    return case
+
+
+#: What every case's audit imports, imported once in the worker before it forks the first case: else each
+#: case's process would import them again (PyTorch and scikit-learn take seconds).
+WARM_MODULES = ("audit.engine", "audit.gating.assertions", "audit.gating.sequential", "audit.statistics.classifier",
+                "mechanisms.adapters.callables", "mechanisms.execution.runner", "mechanisms.outputs.encoding",
+                "sklearn.linear_model")
+
+
+def _warm() -> None:
+    """Import :data:`WARM_MODULES`, then freeze the worker's objects (``gc.freeze``): a case's collector then
+    never walks them, so the child does not copy the worker's memory page by page (a full collection in a
+    case's process took 0.7 s with PyTorch loaded, on the 2-core test machine under load; 0.07 s frozen)."""
+    import gc
+    import importlib
+
+    for name in WARM_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # an optional dependency: its case imports it (or not) itself
+            pass
+    gc.freeze()
+
+
+def _audit(target: ScanTarget, task: CaseTask) -> dict:
+    case = _case(target, task)
+    try:
+        return audit_case(case, alpha=task.alpha, max_runs=task.max_runs, timeout=task.timeout, seed=task.seed)
+    except Exception as exc:  # noqa: BLE001 - whatever escapes the audit costs this case, not the scan
+        return skipped_outcome(case, task.seed, f"failed during the audit: {type(exc).__name__}: {exc}"[:400])
+
+
+def _cap_memory(extra: int) -> None:
+    """Let this process's memory grow by at most ``extra`` bytes beyond its present size.
+
+    ``RLIMIT_DATA`` where the kernel counts every private writable mapping in it (Linux ≥ 4.7: the heap,
+    NumPy's arrays, thread stacks), measured from ``VmData``; it leaves out the read-only code of the
+    shared libraries a case may still load (PyTorch's alone maps gigabytes of address space). Elsewhere
+    ``RLIMIT_AS``, from ``VmSize``.
+    """
+    import resource
+
+    sizes = {}
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                name, _, value = line.partition(":")
+                if name in ("VmData", "VmSize"):
+                    sizes[name] = int(value.split()[0]) * 1024
+    except OSError:
+        pass
+    which, size = ((resource.RLIMIT_DATA, sizes["VmData"]) if "VmData" in sizes
+                   else (resource.RLIMIT_AS, sizes.get("VmSize", 0)))
+    _, hard = resource.getrlimit(which)
+    soft = size + extra
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(which, (soft, hard))
+
+
+def _child(target: ScanTarget, task: CaseTask, pipe: int, worker: int) -> None:
+    """The forked process of one case: audit it, write the pickled outcome to ``pipe``, and end."""
+    code = 0
+    try:
+        faulthandler.disable()
+        for number in _CRASH_SIGNALS:
+            signal.signal(number, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the scan's: it stops the workers
+        _die_with_worker()
+        if os.getppid() != worker:  # the worker ended before the request above was made
+            os._exit(1)
+        if task.memory_limit is not None:
+            _cap_memory(task.memory_limit)
+        data = pickle.dumps(_audit(target, task))
+        with os.fdopen(pipe, "wb") as handle:
+            handle.write(data)
+    except BaseException:  # noqa: BLE001 - nothing may run on: the exit status tells the worker
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def _die_with_worker() -> None:
+    """The case's process ends with the worker that forked it (Linux: ``PR_SET_PDEATHSIG``)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _died(status: int, entry: str) -> str:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = f" ({signal.Signals(number).name})"
+        except ValueError:
+            name = ""
+        return f"the interpreter exited with signal {number}{name} while running {entry}"
+    return f"the interpreter exited with code {os.WEXITSTATUS(status)} while running {entry}"
+
+
+def _forked(target: ScanTarget, task: CaseTask) -> dict:
+    """Audit the case in a child forked from this worker (module docstring); its outcome, or a skipped one."""
+    case = _case(target, task)
+    limit = HARD_LIMIT_TIMEOUTS * task.timeout + HARD_KILL_GRACE
+    read_end, write_end = os.pipe()
+    worker = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        _child(target, task, write_end, worker)
+    os.close(write_end)
+    data, stopped = bytearray(), False
+    deadline = time.monotonic() + limit
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                stopped = True
+                break
+            ready, _, _ = select.select([read_end], [], [], left)
+            if ready:
+                block = os.read(read_end, 1 << 16)
+                if not block:
+                    break
+                data += block
+    finally:
+        os.close(read_end)
+        _, status = os.waitpid(pid, 0)
+    entry = case.entry.qualified
+    if stopped:
+        return skipped_outcome(case, task.seed, f"still running {limit:g} s after it started ({HARD_LIMIT_TIMEOUTS} × "
+                               f"--timeout + {HARD_KILL_GRACE:g} s), stuck where --timeout cannot interrupt it: its "
+                               f"process was killed while running {entry}")
+    if status == 0 and data:
+        return pickle.loads(bytes(data))
+    return skipped_outcome(case, task.seed, _died(status, entry))
+
+
+def run_case(target: ScanTarget, task: CaseTask, _hard_kill: bool = True) -> dict:
+    """Audit one case in this worker: in a forked child where the platform can fork, else here. (The backends
+    pass ``_hard_kill``, as to an audit's chunks; a case's own bound is :data:`HARD_LIMIT_TIMEOUTS`.)"""
+    if hasattr(os, "fork"):
+        return _forked(target, task)
+    return _audit(target, task)  # pragma: no cover - platforms without fork (Windows)
+
+
+def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, backend: str, ray_address=None,
+              on_done=None) -> list:
+    """Every task's outcome, in task order, run on ``workers`` local processes or Ray tasks (module docstring).
+
+    A worker that dies while running a case (:class:`~mechanisms.execution.backends.WorkerLost`) costs that
+    case, skipped with the reason; the others go on, on fresh workers. ``on_done(position, outcome)`` is
+    called in the scan's process as each case ends (it writes the state file).
+    """
+    from mechanisms.execution.backends import ProcessBackend, make_backend, run_tasks
+
+    def give_up(position, exc, attempts):
+        case = cases[position]
+        if isinstance(exc, MechanismError):
+            return skipped_outcome(case, tasks[position].seed, str(exc)[:400])
+        return skipped_outcome(case, tasks[position].seed, f"the worker process died while running "
+                               f"{case.entry.qualified} (killed, out of memory, os._exit or a crash in compiled "
+                               f"code): {exc}"[:400])
+
+    # One process per case needs at least one worker process: the local backend's in-process form runs
+    # none, so a single worker is a pool of one.
+    pool = ProcessBackend(target, workers) if backend == "local" else make_backend(target, backend, workers,
+                                                                                  ray_address)
+    try:
+        run_tasks(pool, list_in_worker, [None], retries=0, give_up=_never_started)
+        return run_tasks(pool, run_case, tasks, retries=0, give_up=give_up, on_done=on_done)
+    finally:
+        pool.close()
+
+
+def list_in_worker(target: ScanTarget, _task=None, _hard_kill: bool = True) -> int:
+    """A worker's first task: list the target's cases (:func:`_case`'s list) and say how many there are."""
+    key = (target.target, target.epsilons)
+    if key not in _CASES:
+        _CASES[key] = list_cases(target.target, target.epsilons)[1]
+        _warm()
+    return len(_CASES[key])
+
+
+def _never_started(position, exc, attempts):
+    """A worker that dies before its first task: the script that called the scan, re-imported by each worker
+    process (``spawn``), starting a scan itself, or a target that kills the interpreter as it is imported."""
+    raise MechanismError(
+        f"the scan's worker process ended before it could run any case ({exc}): a Python script that calls "
+        "audit.scan.scan must do so under `if __name__ == \"__main__\":` (each worker process imports the script "
+        "that started it), or pass in_process=True", mechanism="scan") from None

@@ -1,0 +1,299 @@
+"""``miaudit scan`` on worker processes and Ray tasks: a library call that crashes, hangs, prints, mutates a
+global or allocates without bound costs its own case, never the scan, and the report does not depend on
+how many workers ran it (:mod:`audit.scan.isolation`).
+
+The planted module's entry points are tools on an array (the user-module profile): a count of the records
+≥ 5 plus two-sided geometric noise of scale Δ/ε. On the scan's "ends" pair the count differs by exactly one,
+so a tool calibrated to sensitivity Δ is exactly (1/Δ)·ε-DP there: the law of the noise shifted by one has
+likelihood ratio p^(−1) = e^(ε/Δ) at every output, p = e^(−ε/Δ) (Ghosh, Roughgarden and Sundararajan 2009).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import numpy as np
+import pytest
+
+from audit.scan.running import scan
+
+EPSILON = 1.0
+MEMORY_LIMIT = 256 * 2**20
+
+MODULE = '''
+"""Entry points that misbehave, shaped as a user's tools on an array."""
+import math
+import os
+import signal
+import time
+
+import numpy as np
+
+__all__ = ["exact_count", "loose_count", "exits", "segfaults", "allocates", "hangs", "prints", "poisons",
+           "scaled_count"]
+
+SCALE = {"sensitivity": 1.0}
+
+
+def _noise(epsilon, sensitivity, random_state):
+    rng = np.random.default_rng(random_state)
+    p = math.exp(-epsilon / sensitivity)
+    return int(rng.geometric(1 - p)) - int(rng.geometric(1 - p))
+
+
+def exact_count(array, epsilon=1.0, random_state=None):
+    return float(np.sum(np.asarray(array) >= 5) + _noise(epsilon, 1.0, random_state))
+
+
+def loose_count(array, epsilon=1.0, random_state=None):
+    """BUG: calibrated to sensitivity 1/4; the count's is 1."""
+    return float(np.sum(np.asarray(array) >= 5) + _noise(epsilon, 0.25, random_state))
+
+
+def exits(array, epsilon=1.0, random_state=None):
+    os._exit(3)
+
+
+def segfaults(array, epsilon=1.0, random_state=None):
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def allocates(array, epsilon=1.0, random_state=None):
+    blocks = []
+    while True:
+        blocks.append(np.empty(2**24))  # 128 MiB of address space a block, never touched: fails at once
+
+
+def hangs(array, epsilon=1.0, random_state=None):
+    while True:
+        time.sleep(0.05)
+
+
+def prints(array, epsilon=1.0, random_state=None):
+    print("counting", len(array), "records")
+    return exact_count(array, epsilon, random_state)
+
+
+def poisons(array, epsilon=1.0, random_state=None):
+    """Correct itself, but it leaves the module's sensitivity at 1/100 for whatever runs after it."""
+    SCALE["sensitivity"] = 0.01
+    return exact_count(array, epsilon, random_state)
+
+
+def scaled_count(array, epsilon=1.0, random_state=None):
+    """Correct while the module's sensitivity is left as it was loaded."""
+    return float(np.sum(np.asarray(array) >= 5) + _noise(epsilon, SCALE["sensitivity"], random_state))
+'''
+
+#: The sensitivity each audited entry point calibrates its noise to (as loaded: poisons runs in its own process).
+SENSITIVITY = {"exact_count": 1.0, "loose_count": 0.25, "prints": 1.0, "poisons": 1.0, "scaled_count": 1.0}
+
+
+def exact_epsilon(outcome) -> float:
+    """ε of count + two-sided geometric noise on the case's pair: |shift| · ε / Δ (module docstring)."""
+    first, second = (np.asarray(outcome[k]) for k in ("first", "second"))
+    shift = abs(int(np.sum(second >= 5)) - int(np.sum(first >= 5)))
+    return shift * EPSILON / SENSITIVITY[outcome["name"]]
+
+
+def comparable(outcomes) -> list:
+    """The outcomes without the seconds each took: everything the report says of a case."""
+    return [{k: v for k, v in outcome.items() if k != "seconds"} for outcome in outcomes]
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """The planted module scanned on one worker (``scan``) and on two (``miaudit scan --workers 2``): the
+    first scan's result and state file, the second's printed payload and report folder."""
+    import contextlib
+    import io
+
+    from audit.cli.main import main
+
+    folder = tmp_path_factory.mktemp("hostile")
+    module = folder / "hostile_tools.py"
+    module.write_text(textwrap.dedent(MODULE), encoding="utf-8")
+    state = folder / "scan-state.jsonl"
+    one = scan(str(module), epsilons=(EPSILON,), max_runs=2000, timeout=3, seed=7, state_file=state,
+               memory_limit=MEMORY_LIMIT)
+    out, printed = folder / "two-workers", io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        status = main(["scan", str(module), "--epsilons", "1", "--max-runs", "2000", "--timeout", "3", "--seed", "7",
+                       "--out", str(out), "--json", "--workers", "2", "--memory-limit", "256M", "--alpha", "0.05",
+                       "--backend", "local"])
+    assert status == 0
+    return (one, state), (json.loads(printed.getvalue()), out)
+
+
+def state_outcomes(state) -> list:
+    """The outcomes a state file holds, in the order of the cases its first line lists."""
+    header, *lines = state.read_text(encoding="utf-8").splitlines()
+    outcomes = {outcome["id"]: outcome for outcome in map(json.loads, lines)}
+    assert len(outcomes) == len(lines)  # each case once
+    return [outcomes[case] for case in json.loads(header)["cases"]]
+
+
+@pytest.mark.integration
+def test_each_hostile_entry_point_costs_its_own_case_and_the_scan_goes_on(hostile):
+    (result, state), _ = hostile
+    by_name = {o["name"]: o for o in result.outcomes}
+    assert result.cases == len(by_name) == 9
+    reasons = {name: by_name[name].get("reason", "") for name in ("exits", "segfaults", "allocates", "hangs")}
+    assert all(by_name[name]["status"] == "skipped" for name in reasons)
+    assert reasons["exits"] == "the interpreter exited with code 3 while running hostile_tools.exits"
+    assert reasons["segfaults"] == ("the interpreter exited with signal 11 (SIGSEGV) while running "
+                                    "hostile_tools.segfaults")
+    assert "MemoryError" in reasons["allocates"]
+    assert "did not return within 3 s" in reasons["hangs"]
+    audited = {name: o for name, o in by_name.items() if name in SENSITIVITY}
+    assert {name for name, o in audited.items() if o["status"] == "finding"} == {"loose_count"}
+    for name, outcome in audited.items():
+        true = exact_epsilon(outcome)
+        if outcome["status"] == "finding":
+            assert true > EPSILON and outcome["epsilon_lower_bound"] <= true, (name, true)
+        else:
+            assert outcome["status"] == "control" and true <= EPSILON + 1e-12, (name, true)
+    assert any(note.startswith("prints to stdout (captured): 'counting ") for note in by_name["prints"]["notes"])
+    # the scan's process alone wrote the state file: its header, then each case once
+    assert [o["id"] for o in state_outcomes(state)] == [o["id"] for o in result.outcomes]
+
+
+@pytest.mark.integration
+def test_the_report_is_the_same_for_one_and_two_workers(hostile):
+    (one, state), (payload, out) = hostile
+    assert comparable(one.outcomes) == comparable(state_outcomes(state)) == comparable(
+        state_outcomes(out / "scan-state.jsonl"))
+    assert (payload["cases"], payload["findings"], payload["skipped"]) == (9, 1, 4)
+    assert payload["statement"] == one.statement()  # --alpha 0.05 given once: accepted, the same split
+    report = json.loads((out / "scan.json").read_text(encoding="utf-8"))
+    assert report["settings"] == one.settings
+    assert "signal 11 (SIGSEGV)" in (out / "scan.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.integration
+def test_a_global_one_case_changes_does_not_reach_the_next_in_process_it_does(tmp_path):
+    """Run alone in this process, poisons leaves the sensitivity at 1/100 for scaled_count, which is then
+    exactly 100·ε-DP on its pair: the isolated scan keeps it a control, the in-process one refutes it."""
+    import sys
+
+    module = tmp_path / "poisoned_tools.py"
+    source = textwrap.dedent(MODULE).replace(
+        '__all__ = ["exact_count", "loose_count", "exits", "segfaults", "allocates", "hangs", "prints", "poisons",\n'
+        '           "scaled_count"]', '__all__ = ["poisons", "scaled_count"]')
+    module.write_text(source, encoding="utf-8")
+    try:
+        isolated = scan(str(module), epsilons=(EPSILON,), max_runs=2000, timeout=10, seed=7)
+        together = scan(str(module), epsilons=(EPSILON,), max_runs=2000, timeout=10, seed=7, in_process=True)
+    finally:
+        sys.modules.pop("poisoned_tools", None)
+    assert [o["status"] for o in isolated.outcomes] == ["control", "control"]
+    assert [o["status"] for o in together.outcomes] == ["control", "finding"]
+
+
+def test_the_scan_command_refuses_bad_execution_flags_before_any_case(tmp_path, capsys):
+    from audit.cli.main import main
+
+    module = tmp_path / "one_tool.py"
+    module.write_text(textwrap.dedent(MODULE), encoding="utf-8")
+    out = tmp_path / "report"
+    for flag, value in (("--memory-limit", "lots"), ("--workers", "0"), ("--backend", "spark")):
+        assert main(["scan", str(module), "--out", str(out), flag, value]) == 2
+        assert flag in capsys.readouterr().err
+    assert main(["scan", str(module), "--out", str(out), "--in-process", "--workers", "2"]) == 2
+    assert "--in-process" in capsys.readouterr().err
+    assert main(["scan", str(module), "--out", str(out), "--in-process", "--memory-limit", "1G"]) == 2
+    assert "--memory-limit" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+@pytest.mark.ray
+def test_ray_tasks_give_the_same_outcomes_and_a_crash_costs_its_case(tmp_path):
+    pytest.importorskip("ray")
+    module = tmp_path / "ray_tools.py"
+    killer = textwrap.dedent(WORKER_KILLERS).split("def kills_worker")[1].split("\n\n\n")[0]
+    module.write_text(textwrap.dedent(MODULE).replace(
+        '__all__ = ["exact_count", "loose_count", "exits", "segfaults", "allocates", "hangs", "prints", "poisons",\n'
+        '           "scaled_count"]', '__all__ = ["exact_count", "loose_count", "segfaults", "kills_worker"]')
+        + "\n\ndef kills_worker" + killer + "\n", encoding="utf-8")
+    options = {"epsilons": (EPSILON,), "max_runs": 2000, "timeout": 10, "seed": 7, "memory_limit": MEMORY_LIMIT}
+    on_ray = scan(str(module), backend="ray", workers=2, **options)
+    local = scan(str(module), **options)
+    assert comparable(on_ray.outcomes)[:3] == comparable(local.outcomes)[:3]
+    assert [o["status"] for o in on_ray.outcomes] == ["control", "finding", "skipped", "skipped"]
+    assert "signal 11 (SIGSEGV) while running ray_tools.segfaults" in on_ray.outcomes[2]["reason"]
+    # the Ray worker itself killed: Ray's WorkerCrashedError costs that case only
+    assert on_ray.outcomes[3]["reason"].startswith("the worker process died while running ray_tools.kills_worker")
+    assert "WorkerCrashedError" in on_ray.outcomes[3]["reason"]
+
+
+WORKER_KILLERS = '''
+import math
+import os
+import signal
+import time
+
+import numpy as np
+
+
+def _count(array, epsilon, random_state):
+    rng = np.random.default_rng(random_state)
+    p = math.exp(-epsilon)
+    return float(np.sum(np.asarray(array) >= 5) + int(rng.geometric(1 - p)) - int(rng.geometric(1 - p)))
+
+
+def deaf(array, epsilon=1.0, random_state=None):
+    """Blocks the alarm that bounds a call, then sleeps: --timeout cannot interrupt it."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    time.sleep(3600)
+
+
+def kills_worker(array, epsilon=1.0, random_state=None):
+    """Kills the process it runs in and the worker that forked it."""
+    os.kill(os.getppid(), signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def geometric_count(array, epsilon=1.0, random_state=None):
+    return _count(array, epsilon, random_state)
+'''
+
+
+@pytest.mark.integration
+def test_a_call_deaf_to_the_timeout_or_that_kills_its_worker_costs_its_case(tmp_path):
+    module = tmp_path / "worker_killers.py"
+    module.write_text(textwrap.dedent(WORKER_KILLERS), encoding="utf-8")
+    result = scan(str(module), epsilons=(EPSILON,), max_runs=2000, timeout=1, seed=7, workers=2)
+    by_name = {o["name"]: o for o in result.outcomes}
+    # kills_worker breaks the pool of two under deaf (or geometric_count): each case in flight then runs
+    # again alone, and only the one that kills its worker is blamed
+    assert by_name["geometric_count"]["status"] == "control"
+    assert by_name["deaf"]["reason"] == ("still running 14 s after it started (4 × --timeout + 10 s), stuck where "
+                                         "--timeout cannot interrupt it: its process was killed while running "
+                                         "worker_killers.deaf")
+    assert by_name["kills_worker"]["reason"].startswith("the worker process died while running "
+                                                        "worker_killers.kills_worker")
+
+
+@pytest.mark.integration
+def test_a_script_that_scans_without_a_main_guard_is_told_so(tmp_path):
+    """Each worker process imports the script that started it (``spawn``): unguarded, the script would scan again
+    there, and every case was listed as skipped for a dead worker; the scan now stops with what to do."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    module = tmp_path / "one_tool.py"
+    module.write_text(textwrap.dedent(MODULE).replace(
+        '__all__ = ["exact_count", "loose_count", "exits", "segfaults", "allocates", "hangs", "prints", "poisons",\n'
+        '           "scaled_count"]', '__all__ = ["exact_count"]'), encoding="utf-8")
+    script = tmp_path / "unguarded.py"
+    script.write_text(f"from audit.scan import scan\n\nscan({str(module)!r}, epsilons=(1.0,), max_runs=2000)\n",
+                      encoding="utf-8")
+    root = str(Path(__file__).resolve().parents[1])
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": root})
+    assert done.returncode != 0
+    assert ("the scan's worker process ended before it could run any case" in done.stderr
+            and 'under `if __name__ == "__main__":`' in done.stderr), done.stderr[-2000:]
