@@ -290,3 +290,27 @@ def test_a_finding_shows_the_event_test_that_refuted_it():
         ("bits", [120, 0], 2.5, 0.056)
     kept = Result(**{**vars(refuted), "refuted_by": []})
     assert _evidence(SimpleNamespace(**{**vars(audit), "result": kept}))["hits"] == [2, 2]
+
+
+def test_a_profile_sets_the_runs_per_case_unless_max_runs_is_given(monkeypatch):
+    import dataclasses
+
+    import audit.scan.running as running
+
+    chosen = running.profile_for
+
+    def with_budget(target):
+        return dataclasses.replace(chosen(target), max_runs=1500)
+
+    monkeypatch.setattr(running, "profile_for", with_budget)
+    sys.path.insert(0, str(TESTS))
+    try:
+        by_profile = scan("planted_lib.randomizers", epsilons=(EPSILON,), timeout=30, seed=3, in_process=True)
+        by_user = scan("planted_lib.randomizers", epsilons=(EPSILON,), max_runs=1300, timeout=30, seed=3,
+                       in_process=True)
+    finally:
+        sys.path.remove(str(TESTS))
+    assert by_profile.settings["max_runs"] == 1500 and by_user.settings["max_runs"] == 1300
+    audited = [o for o in by_profile.outcomes if o["status"] != "skipped"]
+    assert audited and all(o["runs"] <= 1500 for o in audited)
+    assert running.MAX_RUNS == 6000  # the default where neither the user nor the profile says

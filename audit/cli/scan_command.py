@@ -62,7 +62,8 @@ def configure(parser) -> None:
     parser.add_argument("--alpha", type=number, action=StoreOnce, default=None,
                         help="the scan's family-wise type-I error, split over its cases (default 0.05)")
     parser.add_argument("--max-runs", type=integer, action=StoreOnce, default=None, metavar="N",
-                        help="mechanism runs per case at most (default 6000)")
+                        help="mechanism runs per case at most (default 6000, or the library profile's: 20000 for multi-freq-ldpy "
+                             "and pipeline-dp)")
     parser.add_argument("--timeout", type=number, action=StoreOnce, default=None, metavar="S",
                         help="seconds per case: each call of the entry point, and its audit in all (default 60)")
     parser.add_argument("--epsilons", action=StoreOnce, default=None, metavar="E1,E2,...",
@@ -89,7 +90,7 @@ def run(args):
 
     from audit.report import check_output_location
     from audit.scan.report import write_scan_report
-    from audit.scan.running import ALPHA, MAX_RUNS, TIMEOUT, scan
+    from audit.scan.running import ALPHA, TIMEOUT, scan
     from audit.scan.profiles.base import EPSILONS
 
     import os
@@ -104,7 +105,7 @@ def run(args):
 
     try:
         result = scan(args.target, epsilons=EPSILONS if args.epsilons is None else _epsilons(args.epsilons),
-                      alpha=ALPHA if args.alpha is None else args.alpha, max_runs=MAX_RUNS if args.max_runs is None else args.max_runs,
+                      alpha=ALPHA if args.alpha is None else args.alpha, max_runs=args.max_runs,
                       timeout=TIMEOUT if args.timeout is None else args.timeout, seed=args.seed,
                       state_file=Path(out) / "scan-state.jsonl", resume=args.resume, quiet=args.quiet or args.json,
                       workers=1 if args.workers is None else args.workers,

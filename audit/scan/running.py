@@ -124,7 +124,7 @@ def memory_limit_default(slots: int) -> int | None:
     return None if available is None else max(available // max(slots, 1), MIN_MEMORY_LIMIT)
 
 
-def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int = MAX_RUNS,
+def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int | None = None,
          timeout: float = TIMEOUT, seed: int = 0, state_file=None, resume: bool = False,
          quiet: bool = True, progress=None, workers=1, backend: str = "local", ray_address: str | None = None,
          in_process: bool = False, memory_limit="auto") -> ScanResult:
@@ -139,8 +139,9 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
         The ε grid (default 0.1, 1, 4).
     alpha : float
         The scan's family-wise error: each of the K cases gets α/K (module docstring).
-    max_runs : int
-        Mechanism runs per case at most.
+    max_runs : int, optional
+        Mechanism runs per case at most; None: the profile's (:attr:`audit.scan.profiles.base.Profile.max_runs`),
+        else :data:`MAX_RUNS`.
     timeout : float
         Seconds per case (each call of the entry point, and its looks in all).
     seed : int
@@ -177,7 +178,7 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
         raise InputError(f"argument 'target' must be a library name, FILE.py or a module, got {target!r}")
     if not 0 < alpha < 1:
         raise InputError(f"argument 'alpha' must be in (0, 1), got {alpha!r}")
-    max_runs = check_int(max_runs, "max_runs", 1)
+    max_runs = None if max_runs is None else check_int(max_runs, "max_runs", 1)
     timeout = check_positive(timeout, "timeout")
     epsilons = tuple(check_positive(float(e), "epsilons") for e in epsilons)
     if resume and state_file is None:
@@ -198,6 +199,7 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
         memory_limit = check_int(memory_limit, "memory_limit", MIN_MEMORY_LIMIT)
     started = time.perf_counter()
     profile = profile_for(target)
+    max_runs = max_runs or getattr(profile, "max_runs", None) or MAX_RUNS
     skipped, cases = list_cases(target, epsilons, profile)
     skipped = [{"what": s.what, "reason": s.reason} for s in skipped]
     count = max(len(cases), 1)

@@ -375,6 +375,10 @@ class Profile:
         Entry point name → the relation its claim is stated at, where it is not its family's. A
         claim at add/remove is audited on the replace-one pairs as its group-privacy form
         (:func:`mechanisms.claims.conversion.convert_claim`: 2ε for ε-DP).
+    max_runs : int, optional
+        Mechanism runs per case when the user gives no ``--max-runs``; None: the scan's default
+        (:data:`audit.scan.running.MAX_RUNS`). A library whose violations need more runs at the scan's
+        α/K to be certified (an ε a fraction above its claim, a float leak at a claim's e^ε) says so here.
     """
 
     name: str
@@ -383,6 +387,7 @@ class Profile:
     distribution: str = ""
     exclude: tuple = ()
     relations: dict = field(default_factory=dict)
+    max_runs: int | None = None
 
     def family_of(self, obj):
         return next((f for f in self.families if f.matches(obj)), None)
