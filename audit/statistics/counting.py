@@ -46,7 +46,6 @@ import numpy as np
 from estimators.validation import InputError
 
 from audit.statistics.arithmetic import round_significand
-from audit.statistics.classifier import _rows
 
 __all__ = ["COUNTING_STATISTICS", "FAR_LESS", "MIN_FEATURE_COUNT", "CountingStatistic"]
 
@@ -80,17 +79,20 @@ class CountingStatistic:
         released key is a feature of its bucket's count in the support block
         (:attr:`mechanisms.outputs.encoding.OutputEncoder.support_columns`), a released value one of the value
         block. Returns None when no feature is one-sided."""
-        first_outputs, second_outputs = _counted(first_outputs), _counted(second_outputs)
+        first_outputs, second_outputs = _as_rows(first_outputs), _as_rows(second_outputs)
         n_first, n_second = len(first_outputs), len(second_outputs)
         if n_first == 0 or n_second == 0:
             raise InputError("a counting statistic needs outputs of both inputs")
         if first_outputs.shape[1] != second_outputs.shape[1]:
             raise InputError("argument 'second_outputs' must have as many columns as 'first_outputs'")
-        outputs = np.concatenate([first_outputs, second_outputs])
+        # A constant column holds no difference (rounding keeps it constant); only the others are copied and rounded.
+        head = first_outputs[:1]
+        varying = np.flatnonzero(np.any(first_outputs != head, axis=0) | np.any(second_outputs != head, axis=0))
+        outputs = _counted(np.concatenate([first_outputs[:, varying], second_outputs[:, varying]]))
         is_first = np.arange(len(outputs)) < n_first
         features = {}
-        for column in range(outputs.shape[1]):
-            values, index, counts = np.unique(outputs[:, column], return_inverse=True, return_counts=True)
+        for column, counted in zip(varying.tolist(), outputs.T):
+            values, index, counts = np.unique(counted, return_inverse=True, return_counts=True)
             atoms = counts >= MIN_FEATURE_COUNT
             if not atoms.any():
                 continue  # every value seen once: a continuous column
@@ -110,12 +112,12 @@ class CountingStatistic:
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         """The score of each output row: the sum of ℓ(f) over the one-sided features it holds."""
-        outputs = _counted(outputs)
+        outputs = _as_rows(outputs)
         scores = np.zeros(len(outputs), dtype=np.float64)
         for column, (values, ell) in self.features.items():
             if column >= outputs.shape[1]:
                 continue
-            column_values = outputs[:, column]
+            column_values = _counted(outputs[:, column])
             at = np.minimum(np.searchsorted(values, column_values), len(values) - 1)
             scores += np.where(values[at] == column_values, ell[at], 0.0)
         return scores
@@ -126,13 +128,19 @@ class CountingStatistic:
         return sum(len(values) for values, _ in self.features.values())
 
 
-def _counted(outputs) -> np.ndarray:
-    """Output rows as counted: each value rounded to :data:`audit.statistics.arithmetic.IDEAL_SIGNIFICANT_BITS`
+def _as_rows(outputs) -> np.ndarray:
+    """Outputs as (N, d) float64 rows, not copied where they are already (−0.0 and 0.0 compare equal here)."""
+    outputs = np.asarray(outputs, dtype=np.float64)
+    return outputs.reshape(len(outputs), -1)
+
+
+def _counted(outputs: np.ndarray) -> np.ndarray:
+    """Output values as counted: each rounded to :data:`audit.statistics.arithmetic.IDEAL_SIGNIFICANT_BITS`
     significant bits (:func:`audit.statistics.arithmetic.round_significand`). The event search certifies this
     statistic on outputs rounded so (it reads no bits, :func:`audit.statistics.arithmetic.rounded_candidate`)
     and chooses its event on held-out outputs that are not; rounding here too makes a value the same feature in
     both, and is idempotent on outputs already rounded."""
-    return round_significand(_rows(outputs))
+    return round_significand(outputs)
 
 
 #: The counting statistic in the form of :data:`audit.statistics.classifier.PAIR_STATISTICS`: (class, name,
