@@ -355,8 +355,9 @@ def _pair_statistics(cell, critics, fits, data, support_columns=None) -> list:
             support = {"support_columns": support_columns} if kind is SupportLogRatio else {}
             fitted = kind.fit(first_outputs, second_outputs, **support)  # None where the outputs do not suit it
             if fitted is not None:
+                named = f" ({fitted.describe()})" if hasattr(fitted, "describe") else ""  # a counting statistic's features
                 statistics.append((pair_statistic(fitted, first[record], second[record]), label,
-                                   f"{origin}; statistic: {what} on the critic's training split"))
+                                   f"{origin}; statistic: {what} on the critic's training split{named}"))
     return [PairCandidate(first, second, record, statistic, why, statistic_label=label,
                           held_out=held_out_scores(statistic, first, second, record, dbs[held], outputs[held]))
             for statistic, label, why in statistics]

@@ -73,6 +73,13 @@ def test_fit_counts_one_sided_features_by_brute_force():
     assert found.keys() == expected.keys()
     for key, ell in expected.items():
         assert found[key] == pytest.approx(ell, rel=1e-12)
+    # Named with their counts, the strongest (largest |ℓ|) first: the second input's 7.0 (0 of 300 against 3 of 200).
+    column, value = max(expected, key=lambda key: abs(expected[key]))
+    assert (column, value) == (1, 7.0)
+    count_first, count_second = (first[:, column] == value).sum(), (second[:, column] == value).sum()
+    assert statistic.describe(1) == (f"one-sided features: output column {column} = {value:g} in {count_first} of 300 "
+                                     f"fitted runs of the first input, {count_second} of 200 of the second; and "
+                                     f"{len(expected) - 1} more")
     # The score: the sum of ℓ over the features an output holds.
     rows = np.array([[5.5, 9.0], [0.3, 7.0], [0.3, 1.0], [6.5, 0.0]])
     want = [expected[0, 5.5] + expected[1, 9.0], expected[1, 7.0], 0.0, 0.0]
@@ -126,6 +133,7 @@ def test_rare_release_is_refuted_at_the_binomial_run_count_by_the_counting_event
     assert result.claim_verdict == "refuted"
     # The chosen event is the counting statistic's, and it is named.
     assert "one-sided features" in event.description and "counted" in event.description
+    assert f"output column 0 = {SENTINEL:.6g} in " in event.description  # the sentinel, with its counts
     assert event.p_second == 0.0 and 0 < event.p_first
     # About n·p hits: within 4 standard deviations of the exact law's mean.
     assert abs(event.p_first * runs - P_RARE * runs) <= 4 * math.sqrt(P_RARE * runs)

@@ -246,10 +246,13 @@ def cross_fitted_candidates(cell, cross_fitted) -> list:
         held_out = None
         if min(int(is_first.sum()), int((~is_first).sum())) >= MIN_SELECTION_RUNS:
             held_out = (scores[is_first], scores[~is_first])
+        # A counting statistic names its strongest features (those of its first fold's fit).
+        describe = getattr(fitted.statistic.models[0], "describe", None)
         candidates.append(PairCandidate(
             first, second, record, pair_statistic(fitted.statistic, first[record], second[record]),
             f"the pair of prior {cell.prior_index} of Θ; statistic: {what} on {CROSS_FIT_FOLDS} folds of the MI "
-            "sample (cross-fitted, scored out of fold)", statistic_label=label, held_out=held_out))
+            "sample (cross-fitted, scored out of fold)" + (f" ({describe()}, first fold's fit)" if describe else ""),
+            statistic_label=label, held_out=held_out))
     return candidates
 
 

@@ -70,8 +70,10 @@ class CountingStatistic:
 
     what = "the output's one-sided features (values and keys seen under one input only, or far less), counted"
 
-    def __init__(self, features: dict):
+    def __init__(self, features: dict, counts: dict | None = None, runs: tuple = (0, 0)):
         self.features = features
+        self.counts = counts or {}  # column -> (each feature's count under the first input, under the second)
+        self.runs = runs            # (outputs of the first input, of the second) it was fitted on
 
     @classmethod
     def fit(cls, first_outputs: np.ndarray, second_outputs: np.ndarray) -> "CountingStatistic | None":
@@ -90,7 +92,7 @@ class CountingStatistic:
         varying = np.flatnonzero(np.any(first_outputs != head, axis=0) | np.any(second_outputs != head, axis=0))
         outputs = _counted(np.concatenate([first_outputs[:, varying], second_outputs[:, varying]]))
         is_first = np.arange(len(outputs)) < n_first
-        features = {}
+        features, feature_counts = {}, {}
         for column, counted in zip(varying.tolist(), outputs.T):
             values, index, counts = np.unique(counted, return_inverse=True, return_counts=True)
             atoms = counts >= MIN_FEATURE_COUNT
@@ -108,7 +110,8 @@ class CountingStatistic:
             if len(keep) > MAX_FEATURES_PER_COLUMN:
                 keep = np.sort(keep[np.argsort(-np.abs(ell[keep]), kind="stable")[:MAX_FEATURES_PER_COLUMN]])
             features[column] = (values[keep], ell[keep])
-        return cls(features) if features else None
+            feature_counts[column] = (c_first[keep].astype(np.int64), c_second[keep].astype(np.int64))
+        return cls(features, feature_counts, (n_first, n_second)) if features else None
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         """The score of each output row: the sum of ℓ(f) over the one-sided features it holds."""
@@ -121,6 +124,17 @@ class CountingStatistic:
             at = np.minimum(np.searchsorted(values, column_values), len(values) - 1)
             scores += np.where(values[at] == column_values, ell[at], 0.0)
         return scores
+
+    def describe(self, limit: int = 3) -> str:
+        """The ``limit`` features of largest |ℓ| with their counts, in words (for the event's description)."""
+        ranked = sorted(((abs(float(e)), column, float(v), int(a), int(b))
+                         for column, (values, ell) in self.features.items()
+                         for v, e, a, b in zip(values, ell, *self.counts.get(column, ([0] * len(values),) * 2))),
+                        reverse=True)
+        words = [f"output column {column} = {value:.6g} in {a:,} of {self.runs[0]:,} fitted runs of the first input, "
+                 f"{b:,} of {self.runs[1]:,} of the second" for _, column, value, a, b in ranked[:limit]]
+        more = self.feature_count - len(words)
+        return "one-sided features: " + "; ".join(words) + (f"; and {more:,} more" if more > 0 else "")
 
     @property
     def feature_count(self) -> int:
