@@ -11,16 +11,17 @@ A *feature* is an output column at one value, (j, v): an encoded output's bucket
 plain output's value. On the outputs it is fitted on (n₁ of the first input, n₂ of the second) each
 feature's counts c₁(f), c₂(f) are taken, and a feature is *one-sided* when it occurs at least
 :data:`MIN_FEATURE_COUNT` times in all and never under one input, or when its add-½ frequency ratio
-(Krichevsky and Trofimov 1981, the plug-in of :class:`audit.statistics.classifier.EmpiricalLogRatio`)
+(Krichevsky and Trofimov 1981, the plug-in of :class:`audit.statistics.classifier.EmpiricalLogRatio` over a
+feature's K = 2 outcomes, present or not: the denominators N + K/2)
 
     ℓ(f) = log((c₁(f) + ½)/(n₁ + 1)) − log((c₂(f) + ½)/(n₂ + 1))
 
 is at least log :data:`FAR_LESS` in magnitude (seen far less under one input). Values are compared after
 rounding to the ideal arithmetic's 32 significant bits (:func:`_counted`); values that occur once
 (every draw of a continuous column) are no feature: they say nothing about a fresh run. The score of an
-output y is the sum of ℓ(f) over the one-sided features it holds (0 where it holds none): the naive-Bayes
-log-ratio of those features (Lewis 1998, Equation 6, on indicators). Its upper tail {s > t}, first input
-the first, is the union of the first input's one-sided features of ℓ > t wherever an output holds no
+output y is the sum of ℓ(f) over the one-sided features it holds (0 where it holds none): a naive-Bayes
+log-ratio (Lewis 1998) of the features present, the terms of those absent dropped (near 0 for a rare
+feature). Its upper tail {s > t}, first input the first, is the union of the first input's one-sided features of ℓ > t wherever an output holds no
 feature of the other side; the lowest such threshold gives the union of *all* of them, the event of the
 largest probability under the first input, and the event choice (:func:`audit.search.event_choice.choose_event`)
 weighs it against the narrower unions of the better-attested features. The lower tail, first input the
