@@ -1,6 +1,7 @@
 """The counting statistic (issue 39 §4): rare output features seen under one input only carry the event test."""
 
 import math
+import zlib
 from collections import Counter
 
 import numpy as np
@@ -173,3 +174,28 @@ def test_counting_event_type_one_error_at_the_boundary():
     # The counting statistic's event was certified in a good part of them (77 of 200 when written), so the bound
     # above holds of it, not of the other statistics alone.
     assert counted >= audits // 5, counted
+
+
+def test_a_released_key_is_a_feature_of_its_support_column():
+    # OpenDP-shaped outputs, {key: noisy count}: 'alice' (20 users) always released, 'bob' (one user) in 9 of the
+    # 3,000 outputs of the first database and never in the second's. Encoded, bob's presence adds 1 to the support
+    # column of his bucket (CRC-32 of his name modulo 64: the encoder's hashing, computed here), so that column at
+    # value 1 (or more, where a name shares the bucket) is a one-sided feature of the first input.
+    from mechanisms.outputs.encoding import OutputEncoder
+
+    encoder = OutputEncoder()
+    rng = np.random.default_rng(4)
+    first = [{"alice": 20.0 + rng.integers(-3, 4), **({"bob": 8.0} if i < 9 else {})} for i in range(3000)]
+    second = [{"alice": 20.0 + rng.integers(-3, 4)} for _ in range(3000)]
+    rows_first, rows_second = np.array([encoder(y) for y in first]), np.array([encoder(y) for y in second])
+    bob, alice = zlib.crc32("y{'bob'}".encode()) % 64, zlib.crc32("y{'alice'}".encode()) % 64
+    assert bob != alice
+    statistic = CountingStatistic.fit(rows_first, rows_second)
+    support_bob = 64 + bob
+    assert support_bob in statistic.features
+    values, ells = statistic.features[support_bob]
+    assert list(values) == [1.0]
+    assert ells[0] == pytest.approx(math.log(9.5 / 3001) - math.log(0.5 / 3001))
+    assert statistic.counts[support_bob][0].tolist() == [9] and statistic.counts[support_bob][1].tolist() == [0]
+    scores = statistic(np.concatenate([rows_first, rows_second]))
+    assert np.count_nonzero(scores[:3000] > 0) == 9 and np.count_nonzero(scores[3000:] > 0) == 0
