@@ -48,6 +48,7 @@ from audit.statistics.classifier_critic import cross_fitted_candidates, fit_clas
 from audit.statistics.classifier import PAIR_STATISTICS, pair_statistic
 from audit.statistics.float_bits import FLOAT_STATISTICS, has_fine_bits
 from audit.statistics.arithmetic import RoundedRunner, is_float_bit_candidate, rounded_candidate
+from audit.statistics.counting import COUNTING_STATISTICS
 from audit.statistics.support import SUPPORT_STATISTICS, SupportLogRatio
 from audit.certificates.event_bounds import with_delta_certificate
 from audit.statistics.pair_candidates import (PairCandidate, draws_of_first, held_out_scores, neighbouring_pair_of, value_pairs)
@@ -363,12 +364,13 @@ def _pair_statistics(cell, critics, fits, data, support_columns=None) -> list:
     is_first = draws_of_first(dbs[train], first, record)
     if is_first.any() and not is_first.all():
         first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
-        for kind, _, label, what in PAIR_STATISTICS + FLOAT_STATISTICS + SUPPORT_STATISTICS:
+        for kind, _, label, what in PAIR_STATISTICS + FLOAT_STATISTICS + SUPPORT_STATISTICS + COUNTING_STATISTICS:
             support = {"support_columns": support_columns} if kind is SupportLogRatio else {}
             fitted = kind.fit(first_outputs, second_outputs, **support)  # None where the outputs do not suit it
             if fitted is not None:
+                named = f" ({fitted.describe()})" if hasattr(fitted, "describe") else ""  # a counting statistic's features
                 statistics.append((pair_statistic(fitted, first[record], second[record]), label,
-                                   f"{origin}; statistic: {what} on the critic's training split"))
+                                   f"{origin}; statistic: {what} on the critic's training split{named}"))
     return [PairCandidate(first, second, record, statistic, why, statistic_label=label,
                           held_out=held_out_scores(statistic, first, second, record, dbs[held], outputs[held]))
             for statistic, label, why in statistics]

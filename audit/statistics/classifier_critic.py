@@ -48,6 +48,7 @@ from estimators.validation import check_int
 from audit.statistics.classifier import PAIR_STATISTICS, EmpiricalLogRatio, FeatureDesign, LogOdds, pair_statistic
 from audit.statistics.pair_candidates import MIN_SELECTION_RUNS, PairCandidate, neighbouring_pair_of
 from audit.statistics.float_bits import FLOAT_STATISTICS, has_fine_bits
+from audit.statistics.counting import COUNTING_STATISTICS
 from audit.statistics.support import SUPPORT_STATISTICS, SupportFolds, SupportLogRatio
 
 #: The classifiers tried as each record's critic, in order: (name in results, class).
@@ -235,7 +236,8 @@ def cross_fitted_candidates(cell, cross_fitted) -> list:
     """
     first, second, record = cell.prior.first, cell.prior.second, cell.record
     is_first = np.all(cell.g == cell.record_value(first[record]), axis=1)
-    labels = {kind: (label, what) for kind, _, label, what in PAIR_STATISTICS + FLOAT_STATISTICS + SUPPORT_STATISTICS}
+    labels = {kind: (label, what) for kind, _, label, what
+              in PAIR_STATISTICS + FLOAT_STATISTICS + SUPPORT_STATISTICS + COUNTING_STATISTICS}
     candidates = []
     for fitted in cross_fitted:
         # A kind of no table (a user's statistic, audit.statistics.user_statistic) carries its own words.
@@ -244,10 +246,13 @@ def cross_fitted_candidates(cell, cross_fitted) -> list:
         held_out = None
         if min(int(is_first.sum()), int((~is_first).sum())) >= MIN_SELECTION_RUNS:
             held_out = (scores[is_first], scores[~is_first])
+        # A counting statistic names its strongest features (those of its first fold's fit).
+        describe = getattr(fitted.statistic.models[0], "describe", None)
         candidates.append(PairCandidate(
             first, second, record, pair_statistic(fitted.statistic, first[record], second[record]),
             f"the pair of prior {cell.prior_index} of Θ; statistic: {what} on {CROSS_FIT_FOLDS} folds of the MI "
-            "sample (cross-fitted, scored out of fold)", statistic_label=label, held_out=held_out))
+            "sample (cross-fitted, scored out of fold)" + (f" ({describe()}, first fold's fit)" if describe else ""),
+            statistic_label=label, held_out=held_out))
     return candidates
 
 
@@ -315,6 +320,7 @@ def _fit(cells, outputs, config, rng, started, extra_kinds=(), support_columns=N
     float_rng = np.random.default_rng(fold_rng.bit_generator.seed_seq.spawn(1)[0])  # fold_rng's stream unmoved
     support_rng = np.random.default_rng(fold_rng.bit_generator.seed_seq.spawn(1)[0])  # a stream of its own too
     extra_rng = np.random.default_rng(fold_rng.bit_generator.seed_seq.spawn(1)[0])  # and the extra kinds'
+    counting_rng = np.random.default_rng(fold_rng.bit_generator.seed_seq.spawn(1)[0])  # and the counting statistic's
     rows = {name: [] for name in ("validation", "estimate", "test_joint", "test_product", "val_joint",
                                   "val_product", "stderr")}
     problems, fitted = [], []
@@ -363,6 +369,8 @@ def _fit(cells, outputs, config, rng, started, extra_kinds=(), support_columns=N
         cross_fitted += [cross_fit(kind, is_first, y, fold, int(support_rng.integers(2**31)), design,
                                    support_columns=support_columns)
                          for kind, _, _, _ in SUPPORT_STATISTICS]  # event-test candidates only, as the float ones
+        cross_fitted += [cross_fit(kind, is_first, y, fold, int(counting_rng.integers(2**31)))
+                         for kind, _, _, _ in COUNTING_STATISTICS]  # rare one-sided features (issue 39 §4)
         cross_fitted += [cross_fit(kind, is_first, y, fold, int(extra_rng.integers(2**31))) for kind in extra_kinds]
         fitted.append([c for c in cross_fitted if c is not None])
     fit = CriticFit(
