@@ -224,14 +224,20 @@ def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray,
     return CrossFitted(kind, FoldMixture(models, seed), out_of_fold)
 
 
-def cross_fitted_candidates(cell, cross_fitted) -> list:
+def cross_fitted_candidates(cell, cross_fitted, min_draws: int = MIN_SELECTION_RUNS, counts_first: bool = False) -> list:
     """The event-test candidates of a cell from its cross-fitted classifiers (:func:`cross_fit`).
 
     Each candidate's statistic is the fold mixture's log-odds of the first database (its negative
     with the inputs swapped, :func:`audit.statistics.classifier.pair_statistic`), and its held-out
     scores are the out-of-fold scores of every draw of the MI sample (None where either database has
-    fewer than :data:`audit.statistics.pair_candidates.MIN_SELECTION_RUNS` draws: the event is then chosen on
-    selection runs).
+    fewer than ``min_draws`` draws, :data:`audit.statistics.pair_candidates.MIN_SELECTION_RUNS` unless an early
+    look sets it lower: the event is then chosen on selection runs).
+
+    ``counts_first`` (a sequential audit's early look, :mod:`audit.gating.early_look`): the statistics that count
+    discrete output values (the empirical log-ratios of the outputs and of their support) come first, so they win
+    a tie in the event search (ties keep the earlier candidate). On a few dozen draws a count is exact on a value
+    one input never produces, while a logistic regression fitted on as few draws of many features separates the
+    held-out draws as easily by chance; the order changes only the choice, never the certificate's level.
     """
     first, second, record = cell.prior.first, cell.prior.second, cell.record
     is_first = np.all(cell.g == first[record], axis=1)
@@ -242,12 +248,15 @@ def cross_fitted_candidates(cell, cross_fitted) -> list:
         label, what = labels.get(fitted.kind) or (fitted.kind.label, fitted.kind.what)
         scores = fitted.out_of_fold
         held_out = None
-        if min(int(is_first.sum()), int((~is_first).sum())) >= MIN_SELECTION_RUNS:
+        if min(int(is_first.sum()), int((~is_first).sum())) >= min_draws:
             held_out = (scores[is_first], scores[~is_first])
         candidates.append(PairCandidate(
             first, second, record, pair_statistic(fitted.statistic, first[record], second[record]),
             f"the pair of prior {cell.prior_index} of Θ; statistic: {what} on {CROSS_FIT_FOLDS} folds of the MI "
             "sample (cross-fitted, scored out of fold)", statistic_label=label, held_out=held_out))
+    if counts_first:  # stable: each group keeps its order
+        counts = [issubclass(fitted.kind, (EmpiricalLogRatio, SupportLogRatio)) for fitted in cross_fitted]
+        candidates = [c for c, k in zip(candidates, counts) if k] + [c for c, k in zip(candidates, counts) if not k]
     return candidates
 
 
