@@ -29,7 +29,8 @@ certification runs per input, at most :data:`EARLY_LOOK_RUNS_PER_INPUT` runs per
 
 Where that many runs exceed :data:`EARLY_LOOK_RUNS_PER_INPUT` per input (a claim of large ε such as
 ``dp:4``, whose refutation needs hundreds of perfectly separated runs; or a budget so large that α_0 is
-tiny) there is no early look and the schedule is the ordinary one.
+tiny) there is no early look and the schedule is the ordinary one: for a pure ε-DP claim under one two-point
+prior, an early look is planned up to ε ≈ 1.9 at ``max_runs`` = 6,000, 1.5 at 60,000 and 1.15 at 10⁶.
 """
 
 from __future__ import annotations
