@@ -444,7 +444,8 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
         event test's selection runs) is not completed.
     time_limit : float, optional
         Seconds: a look that would end past it (at the seconds per sample of the look before) is
-        not run. The first look always runs.
+        not run. The first look always runs, and after an early look the first ordinary one too (the
+        early look's seconds, mostly fixed costs, say little of a larger look's).
     growth, look_fraction, rho : float
         The schedule and its α-spending (:func:`look_schedule`).
     progress : callable, optional
@@ -466,8 +467,10 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
         schedule = _planned_looks(spec, runner, max_runs, growth=growth, look_fraction=look_fraction, rho=rho)
         runner.call_limit = int(max_runs)
         for index, planned in enumerate(schedule, start=1):
-            if outcomes and time_limit is not None:
-                last = outcomes[-1]
+            # The early look's seconds are mostly fixed costs (fitting on 40 draws): no basis for a larger look's.
+            timed = [o for o in outcomes if not schedule[o.look - 1].early]
+            if timed and time_limit is not None:
+                last = timed[-1]
                 expected = last.seconds * planned.samples / last.samples
                 if time.perf_counter() - started + expected > time_limit:
                     stopped = "time"
