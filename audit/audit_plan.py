@@ -189,7 +189,7 @@ def resolve_mi_critic(spec, slices: int, secrets, theta) -> tuple[str, str | Non
     return "neural", None
 
 
-def plan_audit(spec, theta) -> AuditPlan:
+def plan_audit(spec, theta, early: bool = False) -> AuditPlan:
     """The plan of the audit ``spec`` over Θ.
 
     Parameters
@@ -198,6 +198,8 @@ def plan_audit(spec, theta) -> AuditPlan:
     theta : sequence of (Prior, int or None)
         Θ: each prior with the one record that can vary under it (a searched two-point prior),
         or ``None`` when any may.
+    early : bool
+        A sequential audit's early look (:func:`audit.certificates.claim_tests.plan_claim_tests`).
 
     Returns
     -------
@@ -214,7 +216,7 @@ def plan_audit(spec, theta) -> AuditPlan:
             if record in constant:
                 fixed.append(f"record {record} under prior {prior_index}")
     mi_critic, why = resolve_mi_critic(spec, slices, secrets, theta)
-    claim_tests = plan_claim_tests(spec, classifier_critics=mi_critic == "classifier")
+    claim_tests = plan_claim_tests(spec, classifier_critics=mi_critic == "classifier", early=early)
     notes = []
     if fixed:
         notes.append(f"{', '.join(fixed)}: the record never changes under its prior, so its MI with the output is 0 "

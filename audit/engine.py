@@ -51,7 +51,8 @@ from audit.statistics.arithmetic import RoundedRunner, is_float_bit_candidate, r
 from audit.statistics.counting import COUNTING_STATISTICS
 from audit.statistics.support import SUPPORT_STATISTICS, SupportLogRatio
 from audit.certificates.event_bounds import with_delta_certificate
-from audit.statistics.pair_candidates import (PairCandidate, draws_of_first, held_out_scores, neighbouring_pair_of, value_pairs)
+from audit.statistics.pair_candidates import (EARLY_LOOK_SELECTION_RUNS, MIN_SELECTION_RUNS, PairCandidate, draws_of_first,
+                                              held_out_scores, neighbouring_pair_of, value_pairs)
 from audit.search.event_search import event_search
 from audit.search.input_domain import domain_reach, unreached_note
 from audit.audit_plan import plan_audit
@@ -113,9 +114,20 @@ def audit_runner(spec: AuditSpec, **settings) -> MechanismRunner:
     return RoundedRunner(runner) if spec.arithmetic == "ideal" else runner
 
 
-def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
+def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False) -> AuditResult:
+    """The audit of ``spec`` on ``runner``'s runs (:func:`run_audit`).
+
+    ``early``: a sequential audit's early look (:mod:`audit.gating.sequential`), planned only for a claim the
+    event test tests under two-point priors on neighbouring pairs. Its MI sample may be below the MI test's floor
+    (:data:`MIN_TEST_SAMPLES` held-out draws): the MI test is then skipped (no MI bound or verdict is reported,
+    and it tests nothing: :func:`audit.certificates.claim_tests.plan_claim_tests`), the sample serves as the
+    event test's selection draws (a floor of :data:`audit.statistics.pair_candidates.EARLY_LOOK_SELECTION_RUNS`
+    per input instead of :data:`audit.statistics.pair_candidates.MIN_SELECTION_RUNS`), and the float-bit event
+    test is not run; the event test certifies on fresh runs at the look's level.
+    """
     started = time.perf_counter()
-    if spec.samples * spec.critic.split[2] < MIN_TEST_SAMPLES:
+    mi_skipped = early and spec.samples * spec.critic.split[2] < MIN_TEST_SAMPLES
+    if spec.samples * spec.critic.split[2] < MIN_TEST_SAMPLES and not early:
         need = int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2]))
         raise InputError(f"argument 'samples' ({spec.samples}) is too small to certify anything: the held-out "
                          f"split would have fewer than {MIN_TEST_SAMPLES} samples; use at least {need}")
@@ -132,7 +144,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
     priors = [prior for prior, _ in theta]
     # Which tests may refute the claim (and their shares of α), which secrets get critics, how
     # many slices: all fixed before any sampling (audit.audit_plan).
-    plan = plan_audit(spec, theta)
+    plan = plan_audit(spec, theta, early=early)
     notes = list(spec.notes) + list(plan.notes)
     device, device_note = choose_device(spec.device, **critic_work(spec, plan))
     if spec.device == "auto" and plan.mi_critic != "classifier":
@@ -189,6 +201,11 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
         certified = certify(fits, alpha=plan.claim_tests.mi_alpha, n_candidates=spec.candidates, rng=rng,
                             timeout=spec.execution.timeout)
     selected_bound, best_candidate = certified.lower_bound, certified.candidate
+    if mi_skipped:
+        notes.append(f"The MI test is skipped at this early look of a sequential audit: its held-out split would hold "
+                     f"{int(spec.samples * spec.critic.split[2])} draws, below the floor of {MIN_TEST_SAMPLES}; the "
+                     f"MI sample's {spec.samples} draws serve the event test as its selection draws, and no MI bound "
+                     "or MI verdict is reported.")
     by_position = dict(constant) | {cell.position: e for cell, e in zip(cells, certified.evidence)}
     evidence = [by_position[position] for position in sorted(by_position)]
     estimate = max(e.estimate for e in evidence)
@@ -197,7 +214,9 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
         paper_statistic = max(float(np.mean(critics.values(fits.sliced.fit.estimates)))
                               for critics in fits.sliced.problems)
     estimate_only = bool(cells) and not any(c.certifiable for c in cells)
-    if spec.epsilon is None:
+    if mi_skipped:
+        verdict = None
+    elif spec.epsilon is None:
         verdict = None
         notes.append("No MI level was audited: the claim implies no MI budget here and no epsilon was given, so "
                      "there is no MI-notion verdict.")
@@ -217,13 +236,16 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner) -> AuditResult:
     if spec.notion in RECORD_AUDIT_NOTIONS and selected_bound is not None:
         dp_mi = dp_epsilon_lower_bound_from_mi(selected_bound)
         if spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
-            pairs, pilot_runs = _event_candidates(spec, best_candidate, fits, data, mechanism_rng, runner)
-            event, float_event, claim_tests = _event_tests(spec, pairs, claim_tests, mechanism_rng, runner)
+            pairs, pilot_runs = _event_candidates(spec, best_candidate, fits, data, mechanism_rng, runner, early)
+            event, float_event, claim_tests = _event_tests(spec, pairs, claim_tests, mechanism_rng, runner, early)
     elif claim_tests.float_alpha is not None:
         claim_tests = claim_tests.without_float_test()
     if claim_tests is not plan.claim_tests and "float" in plan.claim_tests.alpha_spent:
         notes.append("No float-bit statistic suits these outputs (no bit below 2^-32), so the event test is certified "
                      "at its share and the float-bit test's together (decided before any event-test run).")
+    if mi_skipped:  # the candidate chosen above serves the event test only
+        selected_bound = dp_mi = None
+        evidence = [replace(e, lower_bound=None) for e in evidence]
     checks = cross_checks(spec.claim, spec.notion, selected_bound, estimate, event, claim_tests, float_event)
     claim_verdict = None
     if spec.claim is not None:
@@ -331,7 +353,7 @@ def _user_kinds(spec) -> tuple:
                                 spec.allow_nan),)
 
 
-def _pair_statistics(cell, critics, fits, data, support_columns=None) -> list:
+def _pair_statistics(cell, critics, fits, data, support_columns=None, min_draws: int = MIN_SELECTION_RUNS) -> list:
     """The event-test candidates of a cell whose prior is a two-point prior on a neighbouring pair.
 
     With classifier critics, their classifiers cross-fitted on the MI sample
@@ -343,11 +365,13 @@ def _pair_statistics(cell, critics, fits, data, support_columns=None) -> list:
     each with its scores on the MI sample's draws that none of them was trained on (the
     validation and test splits: held-out draws of the two databases, on which the event search
     chooses among them at no run's cost). ``support_columns``: the encoder's support block, the support
-    statistic's columns (:meth:`audit.statistics.support.SupportLogRatio.fit`).
+    statistic's columns (:meth:`audit.statistics.support.SupportLogRatio.fit`). ``min_draws``: the fewest
+    held-out draws per input the event is chosen on (:func:`audit.statistics.pair_candidates.held_out_scores`).
     """
     if fits.classifiers:
         # Classifier critics: the statistics are their classifiers, cross-fitted and scored out of fold.
-        return cross_fitted_candidates(cell, fits.classifiers[fits.cells.index(cell)])
+        return cross_fitted_candidates(cell, fits.classifiers[fits.cells.index(cell)], min_draws,
+                                       counts_first=min_draws < MIN_SELECTION_RUNS)
     first, second, record = cell.prior.first, cell.prior.second, cell.record
     dbs, outputs = data
     train = fits.fit(critics[0].kind).split[0]
@@ -372,7 +396,8 @@ def _pair_statistics(cell, critics, fits, data, support_columns=None) -> list:
                 statistics.append((pair_statistic(fitted, first[record], second[record]), label,
                                    f"{origin}; statistic: {what} on the critic's training split{named}"))
     return [PairCandidate(first, second, record, statistic, why, statistic_label=label,
-                          held_out=held_out_scores(statistic, first, second, record, dbs[held], outputs[held]))
+                          held_out=held_out_scores(statistic, first, second, record, dbs[held], outputs[held],
+                                                   min_draws))
             for statistic, label, why in statistics]
 
 
@@ -418,7 +443,7 @@ def _float_bit_candidates(pair, record, runner, rng, runs):
     return candidates, 2 * runs
 
 
-def _event_tests(spec, pairs, claim_tests, rng, runner):
+def _event_tests(spec, pairs, claim_tests, rng, runner, early: bool = False):
     """The event test and the float-bit event test over the candidates ``pairs`` (:func:`_event_candidates`);
     returns (event test, float-bit event test, the claim's plan as spent).
 
@@ -427,9 +452,10 @@ def _event_tests(spec, pairs, claim_tests, rng, runner):
     rounded them already), the float-bit ones (``arithmetic = "float"`` only) on the outputs themselves; each
     test chooses on its own selection runs or held-out draws and certifies on its own fresh runs at its share
     of α (:class:`audit.certificates.claim_tests.ClaimPlan`). Without a float-bit candidate the event test gets
-    both shares, decided before its runs.
+    both shares, decided before its runs. At an early look (``early``) no float-bit test runs and the event test
+    chooses on a lower floor of selection draws (:func:`_run_audit`).
     """
-    bits = [p for p in pairs if is_float_bit_candidate(p)] if spec.arithmetic == "float" else []
+    bits = [p for p in pairs if is_float_bit_candidate(p)] if spec.arithmetic == "float" and not early else []
     ideal = [p if spec.arithmetic == "ideal" else rounded_candidate(p) for p in pairs if not is_float_bit_candidate(p)]
     if not bits:
         claim_tests = claim_tests.without_float_test()
@@ -437,20 +463,26 @@ def _event_tests(spec, pairs, claim_tests, rng, runner):
     for candidates, test, alpha in ((ideal, "event", claim_tests.event_alpha), (bits, "float", claim_tests.float_alpha)):
         target = spec.claim if test in claim_tests.alpha_spent else None
         gdp_alpha = claim_tests.gdp_alpha if test == "event" else alpha
-        found = _search(spec, candidates, rng, runner, alpha, target, gdp_alpha) if candidates else None
+        found = _search(spec, candidates, rng, runner, alpha, target, gdp_alpha, early) if candidates else None
         tests.append(with_delta_certificate(found, spec.claim))  # δ̲ at an (ε, δ) claim's ε
     return tests[0], tests[1], claim_tests
 
 
-def _search(spec, pairs, rng, runner, alpha, claim, gdp_alpha):
+def _search(spec, pairs, rng, runner, alpha, claim, gdp_alpha, early=False):
     # The audit's claim decides the certificates even when the event test does not test it (``claim`` None).
     pure = spec.claim is None or spec.claim.pure_epsilon is not None
     return event_search(pairs, runner=runner, rng=rng, runs=spec.event_runs, alpha=alpha, delta=spec.delta,
                         claim=claim, pure_certificates=pure, gdp_alpha=gdp_alpha,
-                        predict_runs=spec.pilot_for_runs, keep_scores=spec.pilot_for_runs is not None)
+                        predict_runs=spec.pilot_for_runs, keep_scores=spec.pilot_for_runs is not None,
+                        min_selection_runs=_selection_floor(early))
 
 
-def _event_candidates(spec, candidate, fits, data, rng, runner):
+def _selection_floor(early: bool) -> int:
+    """The fewest selection draws per input the event test chooses on: lower at an early look (:func:`_run_audit`)."""
+    return EARLY_LOOK_SELECTION_RUNS if early else MIN_SELECTION_RUNS
+
+
+def _event_candidates(spec, candidate, fits, data, rng, runner, early=False):
     """The event search's candidate pairs (:func:`audit.search.event_search.event_search`), in order:
     each two-point prior of Θ on a neighbouring pair (the declared ones, the user's and a catalog's
     pairs, then the prior search's structured and random pairs) with its own critic (the MI test's
@@ -469,7 +501,8 @@ def _event_candidates(spec, candidate, fits, data, rng, runner):
                 critics.append(full)
             if critics:
                 pairs += _pair_statistics(cell, critics, fits, data[cell.prior_index],
-                                          getattr(encoder_of(spec.mechanism), "support_columns", None))
+                                          getattr(encoder_of(spec.mechanism), "support_columns", None),
+                                          _selection_floor(early))
     cell, kind = candidate.cell, candidate.kind
     if neighbouring_pair_of(cell.prior, cell.record) is None:
         dbs, _ = data[cell.prior_index]

@@ -104,7 +104,9 @@ def test_schedule_nests_doubling_early_looks_within_the_look_fraction_and_puts_m
     # One two-point prior; two inputs of the event test at event_runs = samples, and, planned without a probe
     # under arithmetic = "float" (the default), two of the float-bit event test, which certifies on fresh runs.
     assert cost == 5.0 and runs_per_sample(spec, float_runs=False) == 3.0
-    early, last = schedule[:-1], schedule[-1]
+    # The entry's 1-DP claim under its two-point prior: the schedule starts with the early look (tested below).
+    head, early, last = schedule[0], schedule[1:-1], schedule[-1]
+    assert head.early and not any(look.early for look in schedule[1:])
     assert len(early) >= 2
     assert all(b.samples == 2 * a.samples for a, b in zip(early, early[1:]))
     assert early[-1].samples <= 0.2 * last.samples  # nested: the early looks' runs are the largest one's
@@ -113,6 +115,9 @@ def test_schedule_nests_doubling_early_looks_within_the_look_fraction_and_puts_m
     t = early[-1].samples / last.samples
     assert last.alpha == pytest.approx(spec.alpha * (1 - t**2))  # α(t) = α t², t the fraction of the runs seen
     assert last.alpha > 0.96 * spec.alpha
+    # The early look's t_0 is its runs' fraction of the last look's; the first ordinary look spends from t_0 on.
+    t0, t1 = head.planned_runs / last.planned_runs, early[0].samples / last.samples
+    assert head.alpha == pytest.approx(spec.alpha * t0**2) and early[0].alpha == pytest.approx(spec.alpha * (t1**2 - t0**2))
     assert set(look_boundaries(schedule)) >= {look.samples for look in schedule} | {look.event_runs for look in schedule}
 
 
@@ -195,16 +200,23 @@ def test_runs_to_refute_matches_a_direct_search_over_the_certificate():
 def test_time_limit_stops_before_a_look_that_would_not_fit():
     result = run_sequential_audit(_spec("laplace_sum", seed=2), 60000, time_limit=1e-6)
     assert result.stopped == "time"
-    assert len(result.looks) == 1  # the first look always runs
+    # The first look always runs; after the early look (40 samples, whose seconds are mostly fixed costs) the first
+    # ordinary look does too, and the time is judged from its seconds.
+    assert result.schedule[0].early and len(result.looks) == 2
     assert "time limit" in result.summary()
 
 
 @pytest.mark.slow
 def test_type_one_error_at_the_boundary_is_at_most_alpha_over_500_audits():
     # randomized response with ε = 1 is exactly at its 1-LDP claim (the exposing pair attains e^ε).
+    # Every audit starts with the early look (audit.gating.early_look: 40 samples choose the event, fresh runs
+    # certify it, at its share α_0 of α), then the ordinary looks.
     audits, alpha = 500, 0.05
-    refuted = sum(run_sequential_audit(_spec("randomized_response", seed=seed), 6000).refuted
-                  for seed in range(audits))
+    refuted = 0
+    for seed in range(audits):
+        audit = run_sequential_audit(_spec("randomized_response", seed=seed), 6000)
+        assert audit.schedule[0].early and audit.looks[0].samples == audit.schedule[0].samples
+        refuted += audit.refuted
     # ≤ α in truth; the count is consistent with that unless it exceeds the binomial's 99.9% point.
     assert refuted <= stats.binom.ppf(0.999, audits, alpha)
 

@@ -195,8 +195,14 @@ class ClaimPlan:
         return self.alpha_spent.get("gdp", self.event_alpha)
 
 
-def plan_claim_tests(spec, classifier_critics: bool = False) -> ClaimPlan:
+def plan_claim_tests(spec, classifier_critics: bool = False, early: bool = False) -> ClaimPlan:
     """The claim's tests and their α shares for ``spec`` (an :class:`~audit.spec.AuditSpec`).
+
+    With ``early`` (a sequential audit's early look, :mod:`audit.gating.sequential`: an MI sample of a few
+    dozen draws, below the MI test's floor, that serves as the event test's selection draws) the MI test is
+    skipped and the float-bit event test is not run, by this rule fixed before any run: the look's level
+    ``spec.alpha`` (its α_k) goes to the event test (halved with the μ certificate for a GDP claim, as at any
+    look), so its tests' shares still sum to α_k.
 
     With ``classifier_critics`` (the MI test's critics are the event test's classifiers,
     :func:`audit.audit_plan.resolve_mi_critic`) and a claim the event test can test, the MI test is
@@ -216,7 +222,11 @@ def plan_claim_tests(spec, classifier_critics: bool = False) -> ClaimPlan:
     # Whether the event test alone, at level α, can refute the claim with its runs (checked below for its share).
     event_can_test = (claim.has_profile and spec.notion in RECORD_AUDIT_NOTIONS and spec.event_runs > 0
                       and refutable_with(claim, alpha, spec.event_runs))
-    if budget.value is None:
+    if early:
+        notes.append(f"The MI test does not test the claim {claim.label} at this early look of a sequential audit: "
+                     "its sample is below the MI test's floor and serves the event test as selection draws; the "
+                     "look's α is the event test's.")
+    elif budget.value is None:
         notes.append(f"The MI test does not test the claim {claim.label}: {budget.reason}.")
     elif support is not None and budget.value >= math.log(support):
         notes.append(f"The MI test cannot refute the claim {claim.label}: a record takes at most {support} values, so "
@@ -252,7 +262,7 @@ def plan_claim_tests(spec, classifier_critics: bool = False) -> ClaimPlan:
     if not tests:
         notes.append(f"No test of this audit can refute the claim {claim.label}; it is reported as not refuted.")
     float_alpha = None
-    if spec.arithmetic == "float":
+    if spec.arithmetic == "float" and not early:
         float_alpha = FLOAT_TEST_SHARE * shares.get("event", alpha)
         if "event" in shares and refutable_with(claim, float_alpha, spec.event_runs):
             shares["float"], shares["event"] = float_alpha, shares["event"] - float_alpha

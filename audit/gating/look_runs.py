@@ -29,12 +29,18 @@ from audit.statistics.pair_candidates import neighbouring_pair_of
 from audit.search.prior_search import differing_record
 
 __all__ = ["event_selection_possible", "look_boundaries", "look_run_counter", "look_runs", "plans_float_runs",
-           "runs_per_sample"]
+           "runs_per_sample", "theta_size"]
 
 
 def _float_runs(spec, float_runs: bool | None) -> bool:
     # Without a probe (a forecast, a check of the flags), plan for the float-bit test wherever it may run.
     return spec.arithmetic == "float" if float_runs is None else bool(float_runs)
+
+
+def theta_size(spec) -> int:
+    """The priors of Θ an audit of ``spec`` draws its MI sample from: the declared priors, the pairs' two-point
+    priors and the ``prior_search`` searched ones."""
+    return len(spec.priors) + len(spec.pairs) + spec.prior_search
 
 
 def runs_per_sample(spec, float_runs: bool | None = None) -> float:
@@ -48,7 +54,7 @@ def runs_per_sample(spec, float_runs: bool | None = None) -> float:
     draws in the MI sample) and float-bit pilot runs are not counted here; a sequential audit counts
     the calls made.
     """
-    theta = len(spec.priors) + len(spec.pairs) + spec.prior_search
+    theta = theta_size(spec)
     certifications = 2 if _float_runs(spec, float_runs) else 1
     event = 2.0 * certifications * spec.event_runs / spec.samples if spec.notion in RECORD_AUDIT_NOTIONS else 0.0
     return theta + event

@@ -29,6 +29,13 @@ float-bit event test's runs where the runner's probe, on a seed of its own, show
 early looks double in size from the smallest look that can refute the claim (``growth`` = 2) up to
 ``look_fraction`` (default 0.2) of N, which is all their runs together, as they are nested.
 
+**The early look** (:mod:`audit.gating.early_look`): for a claim the event test tests, under two-point priors on
+neighbouring pairs, the schedule starts with a look of 40 samples per prior and a few dozen certification runs
+per input (at most 100 runs per input in all), below the MI test's floor: its MI sample is the event test's
+selection (cross-fitted classifiers, the event chosen on their out-of-fold scores), the MI test is skipped and
+no float-bit test runs, so its whole level α_0 (its share of the spending below, t_0 its runs over the last
+look's) is the event test's. A deterministic difference between the inputs is refuted there.
+
 **α-spending** (:func:`power_alpha_spending`): the power family α(t) = α·t^ρ of Kim and DeMets
 (1987), ρ = 2 by default, in the spending-function approach of Lan and DeMets (1983), with
 t_k = n_k / N the fraction of the runs look k sees, and the looks combined by the union bound
@@ -78,6 +85,7 @@ from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 from audit.certificates.claim_tests import smallest_certifying_runs, smallest_refutable_runs
 from audit.certificates.event_bounds import claim_objective
 from audit.search.event_choice import predicted_objective
+from audit.gating.early_look import early_look
 from audit.gating.look_runs import (event_selection_possible, look_boundaries, look_run_counter, look_runs,  # noqa: F401
                                     plans_float_runs, runs_per_sample)
 
@@ -131,12 +139,14 @@ def power_alpha_spending(sizes, alpha: float, rho: float = SPENDING_POWER) -> li
 @dataclass(frozen=True)
 class Look:
     """One planned look: the audit of the first ``samples`` samples and ``event_runs`` event runs, at level
-    ``alpha``; ``planned_runs``: the most runs that audit makes (:func:`look_runs`; reused and new together)."""
+    ``alpha``; ``planned_runs``: the most runs that audit makes (:func:`look_runs`; reused and new together);
+    ``early``: the early look, whose event test alone tests the claim (:mod:`audit.gating.early_look`)."""
 
     samples: int
     event_runs: int
     alpha: float
     planned_runs: int
+    early: bool = False
 
     def to_dict(self) -> dict:
         return fields_to_dict(self)
@@ -167,7 +177,9 @@ def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction:
     ``look_fraction`` · N samples (nested, they make no more runs than the largest of them). Look k
     gets α_k = α·(t_k^ρ − t_{k−1}^ρ), t_k = n_k / N (power α-spending, :func:`power_alpha_spending`;
     module docstring). An early look too small to refute at its α_k is dropped and the levels are
-    recomputed, until every look can.
+    recomputed, until every look can. Where :func:`audit.gating.early_look.early_look` plans one, the
+    schedule starts with the early look (``early``), a few dozen runs per input below the MI test's floor,
+    whose t_0 is its planned runs over the last look's; the later looks spend from t_0 on.
 
     Parameters
     ----------
@@ -214,16 +226,25 @@ def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction:
     while size <= look_fraction * total:
         sizes.append(size)
         size = math.ceil(size * growth)
+    first = early_look(spec, lambda runs: power_alpha_spending([runs / runs_at(total) * total, total], spec.alpha, rho)[0],
+                       runs_at(total))
+    ratio_runs = max(1, int(round((sizes or [total])[0] * ratio))) if spec.event_runs else 0
+    if first is not None and not (first[0] < (sizes or [total])[0] and first[1] <= ratio_runs
+                                  and first[3] < runs_at((sizes or [total])[0])):
+        first = None  # not below the first ordinary look: nothing to gain
+    # The early look's size on the samples' scale: its fraction of the last look's runs, times N.
+    head = [] if first is None else [first[3] / runs_at(total) * total]
     while True:
         looks = sizes + [total]
-        alphas = power_alpha_spending(looks, spec.alpha, rho)
+        alphas = power_alpha_spending(head + looks, spec.alpha, rho)[len(head):]
         small = [i for i, (s, a) in enumerate(zip(looks[:-1], alphas)) if s < smallest_round_samples(spec, a)]
         if not small:
             break
         sizes.pop(small[0])
         # Dropping the smallest look leaves the later ones their sizes: they keep doubling from it.
-    return tuple(Look(s, max(1, int(round(s * ratio))) if spec.event_runs else 0, a, runs_at(s))
-                 for s, a in zip(looks, alphas))
+    ordinary = tuple(Look(s, max(1, int(round(s * ratio))) if spec.event_runs else 0, a, runs_at(s))
+                     for s, a in zip(looks, alphas))
+    return ordinary if first is None else (Look(*first, early=True),) + ordinary
 
 
 def _stream_seed(spec) -> int:
@@ -369,6 +390,11 @@ class SequentialAudit:
                 f"{sizes} samples of one stream of runs (each run made once) at levels α_k = {levels} (α-spending "
                 f"α·t^{self.rho:g} over the fraction t of the runs seen, summing to α = {self.alpha:g}; union bound), "
                 f"so a refutation has type-I error at most {self.alpha:g}.")
+        head = self.schedule[0]
+        if head.early:
+            text += (f" Look 1 is the early look: {head.samples} samples, which choose the event, and {head.event_runs} "
+                     "certification runs per input; its event test alone tests the claim (the MI test is skipped "
+                     "below its sample floor, and no float-bit test runs).")
         for note in self.notes:
             text += " " + note
         if self.runs_to_refute_note:
@@ -418,7 +444,8 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
         event test's selection runs) is not completed.
     time_limit : float, optional
         Seconds: a look that would end past it (at the seconds per sample of the look before) is
-        not run. The first look always runs.
+        not run. The first look always runs, and after an early look the first ordinary one too (the
+        early look's seconds, mostly fixed costs, say little of a larger look's).
     growth, look_fraction, rho : float
         The schedule and its α-spending (:func:`look_schedule`).
     progress : callable, optional
@@ -440,8 +467,10 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
         schedule = _planned_looks(spec, runner, max_runs, growth=growth, look_fraction=look_fraction, rho=rho)
         runner.call_limit = int(max_runs)
         for index, planned in enumerate(schedule, start=1):
-            if outcomes and time_limit is not None:
-                last = outcomes[-1]
+            # The early look's seconds are mostly fixed costs (fitting on 40 draws): no basis for a larger look's.
+            timed = [o for o in outcomes if not schedule[o.look - 1].early]
+            if timed and time_limit is not None:
+                last = timed[-1]
                 expected = last.seconds * planned.samples / last.samples
                 if time.perf_counter() - started + expected > time_limit:
                     stopped = "time"
@@ -451,7 +480,7 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
             calls, hits, look_started = runner.calls, runner.cache.hits, time.perf_counter()
             runner.cache.start_look(final=index == len(schedule))
             try:
-                look = _run_audit(look_spec, runner)
+                look = _run_audit(look_spec, runner, early=planned.early)
             except RunLimitReached as exc:
                 if result is None:
                     raise InputError(f"argument 'max_runs' (--max-runs) is {max_runs}: the first look's audit needs "

@@ -41,18 +41,18 @@ from audit.certificates.rate_ratio import draw_run_counts, rate_ratio_epsilon, r
 from audit.result import EventTest
 from audit.statistics.pair_candidates import MIN_SELECTION_RUNS, value_pairs
 
-def _selection_plan(n_candidates: int, runs: int) -> tuple[int, int]:
+def _selection_plan(n_candidates: int, runs: int, floor: int = MIN_SELECTION_RUNS) -> tuple[int, int]:
     """(candidates considered, halving rounds) for a selection budget of about ``runs`` runs.
 
     Successive halving (Karnin, Koren and Somekh 2013): each of ⌈log₂ C⌉ rounds spends an equal
     share of the budget on the candidates still in, and keeps the better half. C is the largest
     number of candidates (the first ones, in order) whose first round gives each input at least
-    :data:`MIN_SELECTION_RUNS` runs; a single candidate gets the whole budget.
+    ``floor`` runs (:data:`MIN_SELECTION_RUNS`); a single candidate gets the whole budget.
     """
     count = n_candidates
     while count > 1:
         rounds = math.ceil(math.log2(count))
-        if runs // (rounds * 2 * count) >= MIN_SELECTION_RUNS:
+        if runs // (rounds * 2 * count) >= floor:
             return count, rounds
         count -= 1
     return 1, 1
@@ -70,7 +70,7 @@ def choice_settings(runs: int, alpha: float, delta: float, claim, pure_certifica
 def event_search(candidates, *, secret: str | None = None, runner, rng: np.random.Generator, runs: int, alpha: float,
                  delta: float = 0.0, claim=None, pure_certificates: bool = True,
                  gdp_alpha: float | None = None, predict_runs: int | None = None,
-                 keep_scores: bool = False) -> EventTest | None:
+                 keep_scores: bool = False, min_selection_runs: int = MIN_SELECTION_RUNS) -> EventTest | None:
     """Choose a pair and an event on selection runs; certify them on fresh runs.
 
     Parameters
@@ -119,6 +119,10 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         Keep the chosen statistic's scores on the draws it was chosen on and on the certification
         runs (``scores`` of the result; never in its JSON), for a budget plan's forecast
         (:func:`audit.gating.budget_forecast.forecast_refutation`).
+    min_selection_runs : int
+        The fewest selection runs per input of a candidate (:func:`_selection_plan`):
+        :data:`MIN_SELECTION_RUNS`, lower at a sequential audit's early look
+        (:data:`audit.statistics.pair_candidates.EARLY_LOOK_SELECTION_RUNS`). It changes only the choice.
 
     Returns
     -------
@@ -136,7 +140,7 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         choices = choose_events({i: c.held_out for i, c in enumerate(candidates)}, settings, claim)
     else:
         count, used, alive, choices, selection_scores = _successive_halving(candidates, runner, rng, runs, settings,
-                                                                            claim)
+                                                                            claim, min_selection_runs)
     best = max(alive, key=lambda i: choices[i].predicted)  # ties: the earlier candidate
     tried = list(dict.fromkeys(candidates[i].statistic_label for i in range(count)))
     chosen, event = candidates[best], choices[best].event
@@ -278,19 +282,19 @@ def _gaussian_dp(candidates, best: int, runs: tuple, selection: dict, alpha: flo
                            selection=selection[pick], delta=delta or ESTIMATE_DELTA)
 
 
-def _successive_halving(candidates, runner, rng, runs, settings, claim=None):
+def _successive_halving(candidates, runner, rng, runs, settings, claim=None, floor=MIN_SELECTION_RUNS):
     """Choose among ``candidates`` on fresh selection runs (:func:`_selection_plan`), each round's events by
     :func:`audit.search.claim_events.choose_events` for ``claim``.
 
     Returns (candidates considered, runs spent, the candidates still in, their event choices).
     """
-    count, rounds = _selection_plan(len(candidates), runs)
+    count, rounds = _selection_plan(len(candidates), runs, floor)
     alive = list(range(count))
     scores = {i: ([], []) for i in alive}
     used = 0
     choices = {}
     for _ in range(rounds):
-        per_input = max(MIN_SELECTION_RUNS, runs // (rounds * 2 * len(alive)))
+        per_input = max(floor, runs // (rounds * 2 * len(alive)))
         for i in alive:
             for which in (0, 1):
                 scores[i][which].append(candidates[i].scores(which, per_input, runner, rng))

@@ -48,7 +48,7 @@ from estimators.validation import check_int
 from audit.statistics.classifier import PAIR_STATISTICS, EmpiricalLogRatio, FeatureDesign, LogOdds, pair_statistic
 from audit.statistics.pair_candidates import MIN_SELECTION_RUNS, PairCandidate, neighbouring_pair_of
 from audit.statistics.float_bits import FLOAT_STATISTICS, has_fine_bits
-from audit.statistics.counting import COUNTING_STATISTICS
+from audit.statistics.counting import COUNTING_STATISTICS, CountingStatistic
 from audit.statistics.support import SUPPORT_STATISTICS, SupportFolds, SupportLogRatio
 
 #: The classifiers tried as each record's critic, in order: (name in results, class).
@@ -225,14 +225,20 @@ def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray,
     return CrossFitted(kind, FoldMixture(models, seed), out_of_fold)
 
 
-def cross_fitted_candidates(cell, cross_fitted) -> list:
+def cross_fitted_candidates(cell, cross_fitted, min_draws: int = MIN_SELECTION_RUNS, counts_first: bool = False) -> list:
     """The event-test candidates of a cell from its cross-fitted classifiers (:func:`cross_fit`).
 
     Each candidate's statistic is the fold mixture's log-odds of the first database (its negative
     with the inputs swapped, :func:`audit.statistics.classifier.pair_statistic`), and its held-out
     scores are the out-of-fold scores of every draw of the MI sample (None where either database has
-    fewer than :data:`audit.statistics.pair_candidates.MIN_SELECTION_RUNS` draws: the event is then chosen on
-    selection runs).
+    fewer than ``min_draws`` draws, :data:`audit.statistics.pair_candidates.MIN_SELECTION_RUNS` unless an early
+    look sets it lower: the event is then chosen on selection runs).
+
+    ``counts_first`` (a sequential audit's early look, :mod:`audit.gating.early_look`): the statistics that count
+    discrete output values (the empirical log-ratios of the outputs and of their support) come first, so they win
+    a tie in the event search (ties keep the earlier candidate). On a few dozen draws a count is exact on a value
+    one input never produces, while a logistic regression fitted on as few draws of many features separates the
+    held-out draws as easily by chance; the order changes only the choice, never the certificate's level.
     """
     first, second, record = cell.prior.first, cell.prior.second, cell.record
     is_first = np.all(cell.g == cell.record_value(first[record]), axis=1)
@@ -244,7 +250,7 @@ def cross_fitted_candidates(cell, cross_fitted) -> list:
         label, what = labels.get(fitted.kind) or (fitted.kind.label, fitted.kind.what)
         scores = fitted.out_of_fold
         held_out = None
-        if min(int(is_first.sum()), int((~is_first).sum())) >= MIN_SELECTION_RUNS:
+        if min(int(is_first.sum()), int((~is_first).sum())) >= min_draws:
             held_out = (scores[is_first], scores[~is_first])
         # A counting statistic names its strongest features (those of its first fold's fit).
         describe = getattr(fitted.statistic.models[0], "describe", None)
@@ -253,6 +259,10 @@ def cross_fitted_candidates(cell, cross_fitted) -> list:
             f"the pair of prior {cell.prior_index} of Θ; statistic: {what} on {CROSS_FIT_FOLDS} folds of the MI "
             "sample (cross-fitted, scored out of fold)" + (f" ({describe()}, first fold's fit)" if describe else ""),
             statistic_label=label, held_out=held_out))
+    if counts_first:  # stable: each group keeps its order
+        counting = (EmpiricalLogRatio, SupportLogRatio, CountingStatistic)
+        counts = [issubclass(fitted.kind, counting) for fitted in cross_fitted]
+        candidates = [c for c, k in zip(candidates, counts) if k] + [c for c, k in zip(candidates, counts) if not k]
     return candidates
 
 

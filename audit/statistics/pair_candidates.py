@@ -16,6 +16,11 @@ from mechanisms.inputs.relation import GroupPairPrior
 
 #: The fewest selection runs per input of a candidate pair.
 MIN_SELECTION_RUNS = 100
+#: The same floor at a sequential audit's early look (:mod:`audit.gating.sequential`), whose MI sample of a few
+#: dozen draws is the event test's selection: a deterministic difference between the two inputs (an output seen
+#: under one only) shows in a few runs of each. Fewer draws only make the choice noisier; the certificate is on
+#: fresh runs either way, so its level does not depend on this floor.
+EARLY_LOOK_SELECTION_RUNS = 8
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,16 +97,16 @@ def draws_of_first(dbs: np.ndarray, first: np.ndarray, record: int) -> np.ndarra
 
 
 def held_out_scores(statistic, first: np.ndarray, second: np.ndarray, record: int, dbs: np.ndarray,
-                    outputs: np.ndarray) -> tuple | None:
+                    outputs: np.ndarray, min_draws: int = MIN_SELECTION_RUNS) -> tuple | None:
     """A statistic's scores on draws of a two-point prior, split by the database drawn.
 
     ``dbs`` are draws of the prior on ``first`` and ``second`` (which differ in ``record`` only)
     and ``outputs`` the mechanism's outputs on them. Returns (scores on the draws of ``first``,
-    scores on those of ``second``), or None when either has fewer than
-    :data:`MIN_SELECTION_RUNS` draws (too few to choose an event on).
+    scores on those of ``second``), or None when either has fewer than ``min_draws`` draws (too few to
+    choose an event on; :data:`MIN_SELECTION_RUNS`, or :data:`EARLY_LOOK_SELECTION_RUNS` at an early look).
     """
     is_first = draws_of_first(dbs, first, record)
-    if min(int(is_first.sum()), int((~is_first).sum())) < MIN_SELECTION_RUNS:
+    if min(int(is_first.sum()), int((~is_first).sum())) < min_draws:
         return None
     scores = np.asarray(statistic(first[record], second[record], dbs, outputs), dtype=np.float64)
     return scores[is_first], scores[~is_first]
