@@ -14,7 +14,7 @@ records gives a critic of 60,001 inputs (docs/how-to/mi-notions.md, "Large datab
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from estimators.device import predicted_training_seconds
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
@@ -87,6 +87,8 @@ class CriticForecast:
         outputs, the critics' features and models), a lower bound on its peak.
     sums_allowed : bool
         Every prior has independent rows, so ``others = "sums"`` could read the other records' sums instead.
+    looks : tuple of int
+        A sequential audit's planned looks, their samples (:func:`over_looks`); empty for one audit.
     """
 
     critics: int
@@ -97,13 +99,17 @@ class CriticForecast:
     gpu_seconds: tuple
     memory: int
     sums_allowed: bool = False
+    looks: tuple = ()
 
     def line(self, samples: int) -> str:
         """The terminal's line: what the training reads, how long it is predicted to take, what it holds."""
         (low, high), (gpu_low, gpu_high) = self.cpu_seconds, self.gpu_seconds
+        looks = (f" at the last of {len(self.looks)} looks, of {', '.join(f'{n:,}' for n in self.looks)} samples, "
+                 "each training its own" if len(self.looks) > 1 else "")
+        training = f"the {len(self.looks)} looks' training" if len(self.looks) > 1 else "training"
         return (f"the MI critics read each record with the output and the other records, {self.width:,} numbers "
-                f"wide ({self.critics:,} critic{'s' if self.critics != 1 else ''} on {samples:,} samples): training "
-                f"is predicted to take {low:,.0f} to {high:,.0f} s on the CPU ({gpu_low:,.0f} to {gpu_high:,.0f} s "
+                f"wide ({self.critics:,} critic{'s' if self.critics != 1 else ''} on {samples:,} samples{looks}): "
+                f"{training} is predicted to take {low:,.0f} to {high:,.0f} s on the CPU ({gpu_low:,.0f} to {gpu_high:,.0f} s "
                 f"on a GPU; {self.steps[0]:,} to {self.steps[1]:,} steps, as early stopping ends it) and the audit "
                 f"holds at least {format_bytes(self.memory)}; the width is the database's (--n × --k), as MI-DP "
                 "conditions on every other record" + ("; with independent rows, --others sums reads their column "
@@ -132,3 +138,26 @@ def wide_input_forecast(spec, plan) -> CriticForecast | None:
                                 available=2**62)
     sums = all(prior.independent_rows for prior in spec.priors)
     return CriticForecast(critics, width, batch, steps, seconds("cpu"), seconds("cuda"), memory, sums)
+
+
+def over_looks(spec, looks, plan_for) -> CriticForecast | None:
+    """The wide critics' cost over a sequential audit's planned ``looks`` (their ``samples``, ``event_runs`` and
+    ``alpha``: :func:`audit.gating.sequential.look_schedule`), or ``None`` when the last look's critics are not wide.
+
+    Each look is an audit of the stream's first samples that trains its critics afresh
+    (:mod:`audit.gating.sequential`), so an audit that runs every look (the claim stands) trains for the sum of
+    the looks' seconds and steps; the looks run one after another, so it holds the largest look's memory at once.
+    ``plan_for(spec)`` is the plan of a look's spec (:func:`audit.audit_plan.plan_audit` on its priors).
+    """
+    forecasts = [wide_input_forecast(look_spec, plan_for(look_spec)) for look_spec in
+                 (replace(spec, samples=look.samples, event_runs=look.event_runs, alpha=look.alpha) for look in looks)]
+    if not forecasts or forecasts[-1] is None:
+        return None
+    ran = [forecast for forecast in forecasts if forecast is not None]
+
+    def total(name):
+        return tuple(sum(getattr(forecast, name)[end] for forecast in ran) for end in (0, 1))
+
+    return replace(forecasts[-1], steps=total("steps"), cpu_seconds=total("cpu_seconds"),
+                   gpu_seconds=total("gpu_seconds"), memory=max(forecast.memory for forecast in ran),
+                   looks=tuple(look.samples for look in looks))
