@@ -26,6 +26,13 @@ from mechanisms.execution.memory import check_audit_memory, critic_memory_parts,
 WIDE_INPUT = 1000
 
 
+def other_records(spec) -> int:
+    """Numbers a record's critic reads of the other records: (n − 1)·k, or their k column sums under
+    ``others = "sums"``."""
+    n, k = spec.priors[0].shape
+    return k if spec.others == "sums" else (n - 1) * k
+
+
 def trainings(spec, plan) -> list:
     """(critics, input width) of each neural critic training the plan asks for.
 
@@ -38,9 +45,8 @@ def trainings(spec, plan) -> list:
     if plan.mi_critic == "classifier":
         return []
     secrets = sum(not planned.deterministic for planned in plan.secrets)
-    n, k = spec.priors[0].shape
-    others = k if spec.others == "sums" else (n - 1) * k  # the other records, or their column sums
-    width = k + 1 + others if spec.notion in RECORD_AUDIT_NOTIONS else 2
+    k = spec.priors[0].shape[1]
+    width = k + 1 + other_records(spec) if spec.notion in RECORD_AUDIT_NOTIONS else 2
     return ([(secrets, width)] if plan.full_critics else []) + ([(secrets * plan.slices, 3)] if plan.slices else [])
 
 
@@ -84,7 +90,8 @@ class CriticForecast:
         :func:`estimators.device.predicted_training_seconds` at those steps, on the CPU and on a GPU.
     memory : int
         Bytes the audit holds at once (:func:`mechanisms.execution.memory.check_audit_memory`: databases,
-        outputs, the critics' features and models), a lower bound on its peak.
+        outputs, and the larger of the critics' training and the event test's runs and scoring), a lower bound
+        on its peak.
     sums_allowed : bool
         Every prior has independent rows, so ``others = "sums"`` could read the other records' sums instead.
     looks : tuple of int
@@ -134,8 +141,8 @@ def wide_input_forecast(spec, plan) -> CriticForecast | None:
         return tuple(predicted_training_seconds(kind, critics=critics, steps=s, batch_size=batch, chunks=chunks,
                                                 width=width) for s in steps)
 
-    memory = check_audit_memory(spec.samples, spec.priors[0].shape, len(spec.priors), critics=critic_memory(spec, plan),
-                                available=2**62)
+    memory = check_audit_memory(spec.samples, spec.priors[0].shape, len(spec.priors), event_runs=spec.event_runs,
+                                critics=critic_memory(spec, plan), other_records=other_records(spec), available=2**62)
     sums = all(prior.independent_rows for prior in spec.priors)
     return CriticForecast(critics, width, batch, steps, seconds("cpu"), seconds("cuda"), memory, sums)
 
