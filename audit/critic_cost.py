@@ -14,7 +14,7 @@ records gives a critic of 60,001 inputs (docs/how-to/mi-notions.md, "Large datab
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from estimators.device import predicted_training_seconds
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
@@ -24,6 +24,13 @@ from mechanisms.execution.memory import check_audit_memory, critic_memory_parts,
 #: (:func:`wide_input_forecast`). At this width the width term is already about a CPU step's fixed cost
 #: (256 rows × 1,000 columns × 2.2e-8 s ≈ 5.6 ms against 1.31 ms: :mod:`estimators.device`).
 WIDE_INPUT = 1000
+
+
+def other_records(spec) -> int:
+    """Numbers a record's critic reads of the other records: (n − 1)·k, or their k column sums under
+    ``others = "sums"``."""
+    n, k = spec.priors[0].shape
+    return k if spec.others == "sums" else (n - 1) * k
 
 
 def trainings(spec, plan) -> list:
@@ -38,9 +45,8 @@ def trainings(spec, plan) -> list:
     if plan.mi_critic == "classifier":
         return []
     secrets = sum(not planned.deterministic for planned in plan.secrets)
-    n, k = spec.priors[0].shape
-    others = k if spec.others == "sums" else (n - 1) * k  # the other records, or their column sums
-    width = k + 1 + others if spec.notion in RECORD_AUDIT_NOTIONS else 2
+    k = spec.priors[0].shape[1]
+    width = k + 1 + other_records(spec) if spec.notion in RECORD_AUDIT_NOTIONS else 2
     return ([(secrets, width)] if plan.full_critics else []) + ([(secrets * plan.slices, 3)] if plan.slices else [])
 
 
@@ -84,9 +90,12 @@ class CriticForecast:
         :func:`estimators.device.predicted_training_seconds` at those steps, on the CPU and on a GPU.
     memory : int
         Bytes the audit holds at once (:func:`mechanisms.execution.memory.check_audit_memory`: databases,
-        outputs, the critics' features and models), a lower bound on its peak.
+        outputs, and the larger of the critics' training and the event test's runs and scoring), a lower bound
+        on its peak.
     sums_allowed : bool
         Every prior has independent rows, so ``others = "sums"`` could read the other records' sums instead.
+    looks : tuple of int
+        A sequential audit's planned looks, their samples (:func:`over_looks`); empty for one audit.
     """
 
     critics: int
@@ -97,13 +106,17 @@ class CriticForecast:
     gpu_seconds: tuple
     memory: int
     sums_allowed: bool = False
+    looks: tuple = ()
 
     def line(self, samples: int) -> str:
         """The terminal's line: what the training reads, how long it is predicted to take, what it holds."""
         (low, high), (gpu_low, gpu_high) = self.cpu_seconds, self.gpu_seconds
+        looks = (f" at the last of {len(self.looks)} looks, of {', '.join(f'{n:,}' for n in self.looks)} samples, "
+                 "each training its own" if len(self.looks) > 1 else "")
+        training = f"the {len(self.looks)} looks' training" if len(self.looks) > 1 else "training"
         return (f"the MI critics read each record with the output and the other records, {self.width:,} numbers "
-                f"wide ({self.critics:,} critic{'s' if self.critics != 1 else ''} on {samples:,} samples): training "
-                f"is predicted to take {low:,.0f} to {high:,.0f} s on the CPU ({gpu_low:,.0f} to {gpu_high:,.0f} s "
+                f"wide ({self.critics:,} critic{'s' if self.critics != 1 else ''} on {samples:,} samples{looks}): "
+                f"{training} is predicted to take {low:,.0f} to {high:,.0f} s on the CPU ({gpu_low:,.0f} to {gpu_high:,.0f} s "
                 f"on a GPU; {self.steps[0]:,} to {self.steps[1]:,} steps, as early stopping ends it) and the audit "
                 f"holds at least {format_bytes(self.memory)}; the width is the database's (--n × --k), as MI-DP "
                 "conditions on every other record" + ("; with independent rows, --others sums reads their column "
@@ -128,7 +141,30 @@ def wide_input_forecast(spec, plan) -> CriticForecast | None:
         return tuple(predicted_training_seconds(kind, critics=critics, steps=s, batch_size=batch, chunks=chunks,
                                                 width=width) for s in steps)
 
-    memory = check_audit_memory(spec.samples, spec.priors[0].shape, len(spec.priors), critics=critic_memory(spec, plan),
-                                available=2**62)
+    memory = check_audit_memory(spec.samples, spec.priors[0].shape, len(spec.priors), event_runs=spec.event_runs,
+                                critics=critic_memory(spec, plan), other_records=other_records(spec), available=2**62)
     sums = all(prior.independent_rows for prior in spec.priors)
     return CriticForecast(critics, width, batch, steps, seconds("cpu"), seconds("cuda"), memory, sums)
+
+
+def over_looks(spec, looks, plan_for) -> CriticForecast | None:
+    """The wide critics' cost over a sequential audit's planned ``looks`` (their ``samples``, ``event_runs`` and
+    ``alpha``: :func:`audit.gating.sequential.look_schedule`), or ``None`` when the last look's critics are not wide.
+
+    Each look is an audit of the stream's first samples that trains its critics afresh
+    (:mod:`audit.gating.sequential`), so an audit that runs every look (the claim stands) trains for the sum of
+    the looks' seconds and steps; the looks run one after another, so it holds the largest look's memory at once.
+    ``plan_for(spec)`` is the plan of a look's spec (:func:`audit.audit_plan.plan_audit` on its priors).
+    """
+    forecasts = [wide_input_forecast(look_spec, plan_for(look_spec)) for look_spec in
+                 (replace(spec, samples=look.samples, event_runs=look.event_runs, alpha=look.alpha) for look in looks)]
+    if not forecasts or forecasts[-1] is None:
+        return None
+    ran = [forecast for forecast in forecasts if forecast is not None]
+
+    def total(name):
+        return tuple(sum(getattr(forecast, name)[end] for forecast in ran) for end in (0, 1))
+
+    return replace(forecasts[-1], steps=total("steps"), cpu_seconds=total("cpu_seconds"),
+                   gpu_seconds=total("gpu_seconds"), memory=max(forecast.memory for forecast in ran),
+                   looks=tuple(look.samples for look in looks))

@@ -56,7 +56,7 @@ from audit.statistics.pair_candidates import (EARLY_LOOK_SELECTION_RUNS, MIN_SEL
 from audit.search.event_search import event_search
 from audit.search.input_domain import domain_reach, unreached_note
 from audit.audit_plan import plan_audit
-from audit.critic_cost import critic_memory, critic_work
+from audit.critic_cost import critic_memory, critic_work, other_records
 from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors, structured_pairs
 from audit.result import AuditResult, SecretEvidence, finite_or_none
 from audit.statistics.secret_critics import SecretCell, SecretFits, fit_secret_critics, secret_values
@@ -151,7 +151,8 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False) ->
         notes.append(device_note)
     event_runs = spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0
     check_audit_memory(spec.samples, spec.priors[0].shape, len(priors), event_runs=event_runs,
-                       critics=critic_memory(spec, plan))
+                       critics=critic_memory(spec, plan),
+                       other_records=None if plan.mi_critic == "classifier" else other_records(spec))
     data = [draw_samples(spec, prior, mechanism_rng, runner) for prior in priors]
     notes.extend(runner.notes)
     outputs = [y for _, y in data]

@@ -200,16 +200,46 @@ def test_a_sample_budget_beyond_memory_is_refused_with_the_size_it_needs():
 def test_memory_check_counts_event_runs_and_output_width():
     # Issue 32 B1: --event-runs 10^13 ended in a 218 TiB allocation error; the outputs were not counted.
     runs = 10**13
-    event_bytes = runs * (20 * 3 * 8 + 2 * 5 * 8 + 8)  # one database copy, outputs (x2), a score, per run
+    # Per run of each of the two databases (both held until scored): a database copy, outputs (x2), a score.
+    event_bytes = 2 * runs * (20 * 3 * 8 + 2 * 5 * 8 + 8)
     with pytest.raises(InputError, match=r"argument 'event_runs' \(10000000000000\).*lower --event-runs"):
         check_audit_memory(1000, (20, 3), 1, event_runs=runs, output_width=5, available=2**40)
     assert check_audit_memory(1000, (20, 3), 1, event_runs=10**4, output_width=5, available=2**40) == (
-        1000 * 2 * (20 * 3 * 8 + 5 * 8) + 10**4 * (20 * 3 * 8 + 2 * 5 * 8 + 8))
+        1000 * 2 * (20 * 3 * 8 + 5 * 8) + 2 * 10**4 * (20 * 3 * 8 + 2 * 5 * 8 + 8))
     assert event_bytes > 2**40
     with pytest.raises(InputError, match=r"argument 'samples' \(20000 audit samples\).*20000 x 1000000 float64"):
         check_output_memory(20000, 10**6, "audit sample", available=2**30)
     with pytest.raises(InputError, match=r"lower --event-runs"):
         check_output_memory(10**9, 10, "event-test run", available=2**30)
+
+
+def test_memory_check_counts_the_event_tests_scoring_through_a_records_critic():
+    # Issue 43: the check predicted 318 MiB for an MI-DP audit of 20,000 records whose peak RSS was 1.25 GB; the
+    # event test's scoring was the peak. Its arrays, listed by shape and dtype for R runs of databases n x k with
+    # d output values, a record's critic reading the other (n - 1)·k numbers (audit.engine's event statistic).
+    from mechanisms.execution.memory import audit_memory_parts
+
+    runs, n, k, d = 300, 40, 2, 3
+    f64, f32 = np.dtype(np.float64).itemsize, np.dtype(np.float32).itemsize
+    v = (runs, d + (n - 1) * k)  # the critic's second input: output and other records
+    arrays = [
+        ((runs, n, k), f64), ((runs, n, k), f64),          # the runs of the two databases
+        ((runs, d), f64), ((runs, d), f64), ((runs,), f64),  # the first's outputs, chunks and joined; its scores
+        ((runs, d), f64), ((runs, d), f64), ((runs,), f64),  # the second's
+        ((runs, n, k), f64),                                 # the scored copy with the record set
+        ((runs, (n - 1) * k), f64),                          # the other records (check_batch_output's copy)
+        (v, f64), (v, f64),                                  # v concatenated, and zero-padded
+        (v, f64), (v, f64),                                  # critic_inputs' two standardization temporaries
+    ]
+    counted = sum(int(np.prod(shape)) * size for shape, size in arrays)
+    parts = audit_memory_parts(10, (n, k), 1, event_runs=runs, output_width=d, other_records=(n - 1) * k)
+    assert parts["event runs"] + parts["event scoring"] == counted
+    # Without a neural critic of a record (classifier critics score the outputs), the runs alone.
+    plain = audit_memory_parts(10, (n, k), 1, event_runs=runs, output_width=d)
+    assert plain["event scoring"] == 0 and plain["event runs"] == 2 * runs * (n * k * f64 + 2 * d * f64 + f64)
+    need = check_audit_memory(10, (n, k), 1, event_runs=runs, output_width=d, other_records=(n - 1) * k,
+                              available=2**40)
+    assert need == 2 * 10 * (n * k + d) * f64 + counted
 
 
 def test_memory_check_counts_the_critics_features_and_models():

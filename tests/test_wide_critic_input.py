@@ -164,3 +164,38 @@ def test_the_cli_says_the_cost_before_any_run(tmp_path, monkeypatch, capsys):
     assert "3,001 numbers wide" in err
     assert main(flags + ["--others", "sums"]) == 2
     assert "miaudit audit: before running" not in capsys.readouterr().err
+
+
+def test_a_sequential_audits_line_gives_the_training_of_every_planned_look(tmp_path, monkeypatch, capsys):
+    # Each look trains its own critics on its samples: the CPU seconds are the sum over the looks of steps ×
+    # (step cost + batch × (pair cost + width × width cost)), batch = min(256, 40% of the look's samples).
+    import audit.gating.sequential
+    from audit.cli.main import main
+    from audit.gating.sequential import look_schedule
+
+    spec = _spec(3000)
+    looks = look_schedule(spec, 20000, float_runs=False)
+    assert len(looks) > 1
+    width = 3001
+    expected = [0.0, 0.0]
+    for look in looks:
+        batch = min(256, int(look.samples * 0.4))
+        for end, steps in enumerate((50 * 7, 2000)):
+            expected[end] += steps * (device.CPU_STEP_S + batch * (device.CPU_PAIR_S + width * device.CPU_WIDTH_S))
+    (line,) = cost_warnings(spec, looks)
+    assert f"{expected[0]:,.0f} to {expected[1]:,.0f} s on the CPU" in line
+    assert f"{350 * len(looks):,} to {2000 * len(looks):,} steps" in line
+    assert f"on {looks[-1].samples:,} samples at the last of {len(looks)} looks" in line
+    assert cost_warnings(spec)[0] != line  # one audit of --samples: its own training only
+
+    def no_run(*args, **kwargs):
+        raise InputError("stopped before running")
+
+    monkeypatch.setattr(audit.gating.sequential, "run_sequential_audit", no_run)
+    (tmp_path / "m.py").write_text("def total(dbs, rng):\n    return dbs.sum(axis=1)\n")
+    flags = ["audit", "--mechanism", f"{tmp_path / 'm.py'}:total", "--prior", "builtin:bernoulli", "--n", "3000",
+             "--records", "0", "--samples", "400", "--notion", "mi-dp", "--epsilon", "0.1", "--quiet",
+             "--max-runs", "20000"]
+    assert main(flags) == 2
+    err = capsys.readouterr().err
+    assert f"at the last of {len(looks)} looks" in err and f"{expected[0]:,.0f} to {expected[1]:,.0f} s" in err

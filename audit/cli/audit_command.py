@@ -198,25 +198,38 @@ def _warn_unrefutable(spec, max_runs) -> None:
 
     from audit.gating.budget_forecast import unrefutable_warnings
 
+    looks = ()
     if max_runs is not None:  # a sequential audit's last look, the largest, sets what can be refuted
         from audit.gating.sequential import look_schedule
 
-        last = look_schedule(spec, max_runs, float_runs=False)[-1]  # the float-bit test's runs: after the probe
-        spec = dataclasses.replace(spec, samples=last.samples, event_runs=last.event_runs, alpha=last.alpha)
-    for line in unrefutable_warnings(spec) + cost_warnings(spec):
+        looks = look_schedule(spec, max_runs, float_runs=False)  # the float-bit test's runs: after the probe
+        last = looks[-1]
+        last_spec = dataclasses.replace(spec, samples=last.samples, event_runs=last.event_runs, alpha=last.alpha)
+    else:
+        last_spec = spec
+    for line in unrefutable_warnings(last_spec) + cost_warnings(spec, looks):
         print(f"miaudit audit: before running: {terminal_text(line, keep_newlines=False)}", file=sys.stderr)
 
 
-def cost_warnings(spec) -> list:
+def cost_warnings(spec, looks=()) -> list:
     """The cost lines of ``spec``'s audit: one when its full MI critics' input is wide
     (:func:`audit.critic_cost.wide_input_forecast`), else none; sized on the declared priors (searched
-    priors add critics of the same width)."""
+    priors add critics of the same width). A sequential audit's planned ``looks``
+    (:func:`audit.gating.sequential.look_schedule`) each train their own critics: the line gives their
+    training together (:func:`audit.critic_cost.over_looks`)."""
     from audit.audit_plan import plan_audit
-    from audit.critic_cost import wide_input_forecast
+    from audit.critic_cost import over_looks, wide_input_forecast
 
     if not spec.priors:
         return []
-    forecast = wide_input_forecast(spec, plan_audit(spec, [(prior, None) for prior in spec.priors]))
+
+    def plan_for(audited):
+        return plan_audit(audited, [(prior, None) for prior in audited.priors])
+
+    if looks:
+        forecast = over_looks(spec, looks, plan_for)
+        return [] if forecast is None else [forecast.line(looks[-1].samples)]
+    forecast = wide_input_forecast(spec, plan_for(spec))
     return [] if forecast is None else [forecast.line(spec.samples)]
 
 

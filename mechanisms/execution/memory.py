@@ -150,30 +150,49 @@ def critic_memory_parts(critics: int, samples: int, input_width: int, *, hidden:
 
 
 def audit_memory_parts(samples: int, shape: tuple, priors: int, *, event_runs: int = 0,
-                       output_width: int = 1) -> dict:
+                       output_width: int = 1, other_records: int | None = None) -> dict:
     """Bytes an audit holds at once, part by part (float64 arrays; a lower bound on its peak).
 
     - ``databases``: ``samples`` databases of shape ``(n, k)`` per prior, drawn in chunks and
       then joined (both alive at the join: twice);
     - ``outputs``: the mechanism's ``output_width`` numbers per database, chunks and joined
       array likewise (``output_width=1`` before the mechanism has run: at least one number);
-    - ``event runs``: the event test's ``event_runs`` copies of one database, their outputs
-      (twice, as above) and one score per run.
+    - ``event runs``: the event test's ``event_runs`` runs of each of its two databases, held together
+      until both are scored (:func:`audit.search.event_search.event_search`), their outputs (twice, as
+      above) and one score per run;
+    - ``event scoring``: with ``other_records`` given (a record's neural critic reads that many numbers of
+      the other records: (n − 1)·k, or k column sums), scoring one input's runs through it (``audit.engine``'s
+      event statistic), per run, at its largest (inside :func:`estimators.neural.critic_inputs`): the copy of
+      the database with the record set (n·k numbers), the other records (``check_batch_output``'s float64
+      copy), the critic's second input v = (output, other records) and its zero-padded copy, and the two
+      float64 temporaries of v's standardization.
+
+    Measured peak RSS above the interpreter with torch loaded (``resource.getrusage``; an MI-DP audit of
+    ``--prior builtin:bernoulli --n N --records 0 --samples 400``, 100 critic steps, glibc's mmap threshold fixed
+    so that freed arrays leave the RSS; 2-core machine) against these parts with the critics' (predicted): N =
+    5,000: 244 MiB (153 MiB); N = 10,000: 400 MiB (305 MiB); N = 20,000: 711 MiB (610 MiB). Without the event
+    test's scoring and second input the check predicted 80, 159 and 318 MiB: the event test, not the critic's
+    training, is the peak. The remaining 90-100 MiB at every size is the torch runtime's code and thread
+    buffers, which no array shape gives (a lower bound, as said).
 
     The critics' features and models are :func:`critic_memory_parts`.
     """
     n, k = shape
     database = n * k * FLOAT_BYTES
     output = output_width * FLOAT_BYTES
+    others = other_records or 0
+    critic_input = (others + output_width) * FLOAT_BYTES  # v = (output, other records), float64
+    scored = 0 if other_records is None else event_runs
     return {
         "databases": 2 * priors * samples * database,
         "outputs": 2 * priors * samples * output,
-        "event runs": event_runs * (database + 2 * output + FLOAT_BYTES),
+        "event runs": 2 * event_runs * (database + 2 * output + FLOAT_BYTES),
+        "event scoring": scored * (database + others * FLOAT_BYTES + 4 * critic_input),
     }
 
 
 def check_audit_memory(samples: int, shape: tuple, priors: int, *, event_runs: int = 0, output_width: int = 1,
-                       critics: dict | None = None, available: int | None = None) -> int:
+                       critics: dict | None = None, available: int | None = None, other_records: int | None = None) -> int:
     """Refuse an audit whose arrays cannot fit in memory (:func:`audit_memory_parts`), before any is allocated.
 
     ``critics`` are the parts of the largest critic training (:func:`critic_memory_parts`), held
@@ -192,17 +211,19 @@ def check_audit_memory(samples: int, shape: tuple, priors: int, *, event_runs: i
         ``event_runs``, ``--event-runs``), with the size needed, part by part, and the size
         available (:func:`available_memory`: a container's cgroup limit included).
     """
-    parts = audit_memory_parts(samples, shape, priors, event_runs=event_runs, output_width=output_width)
+    parts = audit_memory_parts(samples, shape, priors, event_runs=event_runs, output_width=output_width,
+                               other_records=other_records)
     critic_parts = dict(critics or {})
     training = sum(critic_parts.values())
-    need = parts["databases"] + parts["outputs"] + max(parts["event runs"], training)
+    event = parts["event runs"] + parts["event scoring"]
+    need = parts["databases"] + parts["outputs"] + max(event, training)
     available = available_memory() if available is None else available
     if available is None or need <= available:
         return need
     n, k = shape
     listed = ", ".join(f"{name} {format_bytes(size)}" for name, size in {**parts, **critic_parts}.items() if size)
     hint = "lower --samples"
-    if parts["event runs"] > parts["databases"] + parts["outputs"] + training:
+    if event > parts["databases"] + parts["outputs"] + training:
         name, flag, value = "event_runs", "--event-runs", event_runs
         hint = f"lower {flag}"
     else:
