@@ -6,7 +6,8 @@ from audit.cli.main import check_seed
 from audit.config.flag_values import StoreOnce, integer, number, with_flag_names
 
 #: The scan's keyword arguments and the flags that carry them, so an error names what the user typed.
-FLAGS = {"alpha": "--alpha", "max_runs": "--max-runs", "timeout": "--timeout", "epsilons": "--epsilons"}
+FLAGS = {"alpha": "--alpha", "max_runs": "--max-runs", "timeout": "--timeout", "epsilons": "--epsilons",
+         "only": "--only"}
 
 HELP = ("audit every public DP entry point of a library (diffprivlib, pure-ldp, multi-freq-ldpy, opendp, python-dp, "
         "pipeline-dp) or of your module (FILE.py, package.module) "
@@ -31,7 +32,7 @@ def configure(parser) -> None:
                              "or a package")
     parser.add_argument("--out", default="miaudit-scan", metavar="DIR",
                         help="report folder: scan.md, scan.json, findings/, scan-state.jsonl (default: miaudit-scan)")
-    parser.add_argument("--alpha", type=number, action=StoreOnce, default=0.05,
+    parser.add_argument("--alpha", type=number, action=StoreOnce, default=None,
                         help="the scan's family-wise type-I error, split over its cases (default 0.05)")
     parser.add_argument("--max-runs", type=integer, action=StoreOnce, default=None, metavar="N",
                         help="mechanism runs per case at most (default 6000)")
@@ -39,6 +40,10 @@ def configure(parser) -> None:
                         help="seconds per case: each call of the entry point, and its audit in all (default 60)")
     parser.add_argument("--epsilons", action=StoreOnce, default=None, metavar="E1,E2,...",
                         help="the ε grid (default 0.1,1,4)")
+    parser.add_argument("--only", action="append", default=None, metavar="PATTERN",
+                        help="audit only the cases whose id (module.Name(settings) / pair) matches this shell pattern "
+                             "anywhere in it (PCA, 'tools.mean(*/ ends'); repeat it for several; α is split over the "
+                             "cases kept")
     parser.add_argument("--resume", action="store_true",
                         help="continue the scan recorded in DIR/scan-state.jsonl: no case audited twice")
 
@@ -48,7 +53,7 @@ def run(args):
 
     from audit.report import check_output_location
     from audit.scan.report import write_scan_report
-    from audit.scan.running import MAX_RUNS, TIMEOUT, scan
+    from audit.scan.running import ALPHA, MAX_RUNS, TIMEOUT, scan
     from audit.scan.profiles.base import EPSILONS
 
     import os
@@ -63,9 +68,10 @@ def run(args):
 
     try:
         result = scan(args.target, epsilons=EPSILONS if args.epsilons is None else _epsilons(args.epsilons),
-                      alpha=args.alpha, max_runs=MAX_RUNS if args.max_runs is None else args.max_runs,
+                      alpha=ALPHA if args.alpha is None else args.alpha, max_runs=MAX_RUNS if args.max_runs is None else args.max_runs,
                       timeout=TIMEOUT if args.timeout is None else args.timeout, seed=args.seed,
-                      state_file=Path(out) / "scan-state.jsonl", resume=args.resume, quiet=args.quiet or args.json)
+                      state_file=Path(out) / "scan-state.jsonl", resume=args.resume, quiet=args.quiet or args.json,
+                      only=args.only)
     except InputError as exc:
         raise InputError(with_flag_names(str(exc), FLAGS)) from None
     paths = write_scan_report(result, out)

@@ -12,8 +12,9 @@ first look that refutes) of the entry point, called as its family says, against 
 parameters state, on the case's pair, within ``max_runs`` mechanism runs. The call is first probed
 once on each database of the pair within ``timeout`` seconds (:func:`mechanisms.calls.user_call.call_user_code`);
 a call that raises, exits or does not return is a skipped case with its reason, and so is an audit
-that fails (every later call of the audit is bounded by the same ``timeout`` per chunk, the looks by
-``timeout`` in all). What an entry point prints is captured, never written to the scan's stdout, and
+that fails (every later chunk of the audit's calls is bounded by ``timeout``, or by a multiple of what the
+probe's calls took where a chunk of such calls takes longer, :func:`chunk_timeout`, and is not run again; the
+looks after the first by ``timeout`` in all). What an entry point prints is captured, never written to the scan's stdout, and
 its warnings are recorded on the case.
 
 **Resume.** With a state file, each case's outcome is appended to it as one JSON line when the case
@@ -25,6 +26,7 @@ audited twice and the report is whole.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import io
 import json
 import math
@@ -50,21 +52,36 @@ ALPHA = 0.05
 MAX_RUNS = 6000
 #: Seconds one case may take (each call of the entry point, and the looks in all).
 TIMEOUT = 60.0
+#: A case's early looks see up to this fraction of its last look's samples (a third, and its rounding): where the
+#: float-bit test's runs are planned, the smallest look that can refute at α/K is a third of the last (2,000 runs of
+#: 6,000), which the sequential audit's default fraction (0.2) drops, so a finding visible in tens of runs cost all
+#: 6,000. It spends α_case·(1/3)² = α_case/9 (power spending, :func:`audit.gating.sequential.power_alpha_spending`).
+LOOK_FRACTION = 0.34
+#: A chunk of a case's runs may take this many times what the probe's calls say it takes (:func:`chunk_timeout`) ...
+CHUNK_SLACK = 4.0
+#: ... and at most this many times the case's ``timeout``.
+CHUNK_TIMEOUT_FACTOR = 10.0
 
 
 class _Captured:
-    """Call ``function(db, rng)`` with its stdout captured and its warnings recorded (first of each)."""
+    """Call ``function(db, rng)`` on a copy of ``db``, with its stdout captured and its warnings recorded (first
+    of each), and whether it changed the copy (diffprivlib 0.6.6's PCA centres its X in place: the probe's
+    pair, changed so, was no longer a neighbouring pair and the case was skipped)."""
 
     def __init__(self, function):
         self.function = function
         self.printed = ""
         self.warned = []
+        self.mutates = False
 
     def __call__(self, db, rng):
         sink = io.StringIO()
+        given = np.array(db, copy=True)
         with contextlib.redirect_stdout(sink), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            value = self.function(db, rng)
+            value = self.function(given, rng)
+        if not self.mutates and not np.array_equal(given, db, equal_nan=True):
+            self.mutates = True
         if sink.getvalue() and not self.printed:
             self.printed = sink.getvalue()[:200]
         for warning in caught:
@@ -74,8 +91,14 @@ class _Captured:
         return value
 
 
-def _skipped(case, seed: int, reason: str, **extra) -> dict:
-    return {"id": case.id, "status": "skipped", "reason": reason, **_described(case, seed), **extra}
+def _skipped(case, seed: int, reason: str, started: tuple, **extra) -> dict:
+    return {"id": case.id, "status": "skipped", "reason": reason, **_described(case, seed), **_times(started), **extra}
+
+
+def _times(started: tuple) -> dict:
+    """The case's wall-clock seconds and this process's CPU seconds since ``started`` (both clocks): the CPU
+    seconds say what a case costs on a machine that others load."""
+    return {"seconds": time.perf_counter() - started[0], "cpu_seconds": time.process_time() - started[1]}
 
 
 def _import_root(module_name: str) -> str | None:
@@ -108,21 +131,25 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) 
     from audit.gating.assertions import claim_spec
     from audit.gating.sequential import run_sequential_audit
 
-    started = time.perf_counter()
+    started = (time.perf_counter(), time.process_time())
     try:
         function = _Captured(case.function())
     except Exception as exc:  # noqa: BLE001 - the source is built from the profile; say what failed
-        return _skipped(case, seed, f"the call could not be built: {type(exc).__name__}: {exc}")
+        return _skipped(case, seed, f"the call could not be built: {type(exc).__name__}: {exc}", started)
     who = f"entry point {case.entry.qualified}"
     global_state = np.random.get_state()[1].copy()
+    probe_seconds = 0.0  # the slower of the two probe calls: what one call costs here and now
     for name, db in (("first", case.pair.first), ("second", case.pair.second)):
+        called = time.perf_counter()
         try:
             call_user_code(function, (db, np.random.default_rng(seed)), who=who, timeout=timeout,
                            where=f" on the {name} database", hint="(the scan's --timeout)")
         except MechanismError as exc:
-            return _skipped(case, seed, f"hangs or exits: {exc}")
+            return _skipped(case, seed, f"hangs or exits: {exc}", started)
         except Exception as exc:  # noqa: BLE001 - a library may raise anything at a grid point
-            return _skipped(case, seed, f"the call raised {type(exc).__name__} on the {name} database: {exc}"[:400])
+            return _skipped(case, seed, f"the call raised {type(exc).__name__} on the {name} database: {exc}"[:400],
+                            started)
+        probe_seconds = max(probe_seconds, time.perf_counter() - called)
     notes = []
     if not np.array_equal(global_state, np.random.get_state()[1]):
         notes.append("draws from NumPy's global generator, not from the random_state it is given (the audit's "
@@ -138,8 +165,8 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) 
             warnings.simplefilter("always", MechanismWarning)
             spec = claim_spec(mechanism, case.claim, pairs=[(case.pair.first, case.pair.second)],
                               relation=case.relation, alpha=alpha, seed=seed, name=case.entry.qualified)
-            spec = _with_timeout(spec, timeout, ExecutionSettings)
-            audit = run_sequential_audit(spec, max_runs, time_limit=timeout)
+            spec = _with_timeout(spec, chunk_timeout(timeout, probe_seconds), ExecutionSettings)
+            audit = run_sequential_audit(spec, max_runs, time_limit=timeout, look_fraction=LOOK_FRACTION)
         for warning in said:
             text = str(warning.message)
             if issubclass(warning.category, MechanismWarning) and text not in notes:
@@ -147,20 +174,34 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) 
             elif not issubclass(warning.category, MechanismWarning):
                 warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     except MechanismError as exc:
-        return _skipped(case, seed, f"failed during the audit: {exc}"[:400], notes=notes)
+        return _skipped(case, seed, f"failed during the audit: {exc}"[:400], started, notes=notes)
     except InputError as exc:
-        return _skipped(case, seed, f"could not be audited: {exc}"[:400], notes=notes)
+        return _skipped(case, seed, f"could not be audited: {exc}"[:400], started, notes=notes)
     if function.printed:
         notes.append(f"prints to stdout (captured): {function.printed!r}")
+    if function.mutates:
+        notes.append("changes the database it is given in place (each call of the scan gets a copy of its own)")
     notes += [f"warned: {w}" for w in function.warned]
     return {"id": case.id, "status": "finding" if audit.refuted else "control", **_described(case, seed),
-            **_evidence(audit), "alpha": alpha, "seconds": time.perf_counter() - started, "notes": notes}
+            **_evidence(audit), "alpha": alpha, **_times(started), "notes": notes}
+
+
+def chunk_timeout(timeout: float, probe_seconds: float) -> float:
+    """Seconds one chunk of a case's runs may take: ``timeout``, or, where the probe's slower call says that a
+    chunk of :data:`~mechanisms.execution.runner.DEFAULT_CHUNK_SIZE` calls takes longer here (a slow fit, a machine
+    others load), :data:`CHUNK_SLACK` times that, at most :data:`CHUNK_TIMEOUT_FACTOR` × ``timeout``. The bound
+    only stops a hang; the runs are the same whatever it is."""
+    from mechanisms.execution.runner import DEFAULT_CHUNK_SIZE
+
+    return min(max(timeout, CHUNK_SLACK * probe_seconds * DEFAULT_CHUNK_SIZE), CHUNK_TIMEOUT_FACTOR * timeout)
 
 
 def _with_timeout(spec, timeout, settings_type):
     import dataclasses
 
-    return dataclasses.replace(spec, execution=settings_type(timeout=timeout))
+    # A chunk that fails or passes its bound is not run again: on the same seed a library fails the same way, and a
+    # hang would cost the bound three times over.
+    return dataclasses.replace(spec, execution=settings_type(timeout=timeout, retries=0))
 
 
 def _evidence(audit) -> dict:
@@ -220,6 +261,29 @@ class ScanResult:
                 "(Bonferroni), spent over its sequential looks.")
 
 
+def _patterns(only) -> tuple:
+    patterns = (only,) if isinstance(only, str) else tuple(only) if isinstance(only, (list, tuple)) else None
+    if not patterns or not all(isinstance(p, str) and p.strip() for p in patterns):
+        raise InputError(f"argument 'only' must be a shell pattern or a list of them, got {only!r}")
+    return patterns
+
+
+def _selected(text: str, patterns: tuple) -> bool:
+    return any(fnmatch.fnmatchcase(text, f"*{pattern}*") for pattern in patterns)
+
+
+def select_cases(cases, only) -> list:
+    """The cases whose id (``module.Name(settings) / pair``) matches one of the shell patterns ``only`` (a
+    pattern or a list of them) anywhere in it: ``"PCA"``, ``"tools.mean(*/ ends"``, ``["Laplace", "Gaussian"]``;
+    an error naming ``only`` where none does."""
+    patterns = _patterns(only)
+    kept = [case for case in cases if _selected(case.id, patterns)]
+    if not kept:
+        raise InputError(f"argument 'only': no case of the scan matches {' or '.join(map(repr, patterns))} (a "
+                         "case's id is module.Name(settings) / pair)")
+    return kept
+
+
 def library_version(profile) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -256,7 +320,7 @@ def _read_state(path: Path, header: dict) -> dict:
 
 def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int = MAX_RUNS,
          timeout: float = TIMEOUT, seed: int = 0, state_file=None, resume: bool = False,
-         quiet: bool = True, progress=None) -> ScanResult:
+         quiet: bool = True, progress=None, only=None) -> ScanResult:
     """Scan ``target``'s entry points: every (entry point, parameters, pair) case audited against its own claim.
 
     Parameters
@@ -282,6 +346,9 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
         No progress bar.
     progress : callable, optional
         Called with one line per case.
+    only : str or sequence of str, optional
+        Audit only the cases whose id (``module.Name(settings) / pair``) matches one of these shell patterns
+        anywhere in it (:func:`select_cases`); K and each case's α/K are of the cases kept.
 
     Returns
     -------
@@ -300,6 +367,8 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
     profile = profile_for(target)
     entries, skipped = discover(profile, target if target.endswith(".py") else None)
     cases, unbuilt = build_cases(entries, epsilons)
+    if only is not None:
+        cases, unbuilt = select_cases(cases, only), [s for s in unbuilt if _selected(s.what, _patterns(only))]
     skipped = [{"what": s.what, "reason": s.reason} for s in skipped + unbuilt]
     count = max(len(cases), 1)
     case_alpha = alpha / count
@@ -329,6 +398,6 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
     finally:
         bar.close()
     settings = {"epsilons": list(epsilons), "max_runs": max_runs, "timeout": timeout, "seed": seed,
-                "resumed_cases": len(done)}
+                "resumed_cases": len(done), **({"only": list(_patterns(only))} if only is not None else {})}
     return ScanResult(target, library_version(profile), alpha, len(cases), outcomes, skipped, settings,
                       time.perf_counter() - started)
