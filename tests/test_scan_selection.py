@@ -108,3 +108,4 @@ def test_a_chunk_may_take_a_multiple_of_what_the_probe_says_within_ten_timeouts(
     assert chunk_timeout(60.0, 0.001) == 60.0  # 256 calls of 1 ms: 4 × 0.256 s, below the timeout
     assert chunk_timeout(60.0, 0.2) == pytest.approx(4 * 0.2 * 256)  # a fit of 0.2 s: 204.8 s
     assert chunk_timeout(60.0, 5.0) == 600.0  # 4 × 5 s × 256 = 5,120 s, held at 10 × 60 s
+    assert chunk_timeout(60.0, 0.01, 6000) == pytest.approx(4 * 0.01 * 6000)  # the looks of 6,000 calls: 240 s

@@ -14,7 +14,7 @@ once on each database of the pair within ``timeout`` seconds (:func:`mechanisms.
 a call that raises, exits or does not return is a skipped case with its reason, and so is an audit
 that fails (every later chunk of the audit's calls is bounded by ``timeout``, or by a multiple of what the
 probe's calls took where a chunk of such calls takes longer, :func:`chunk_timeout`, and is not run again; the
-looks after the first by ``timeout`` in all). What an entry point prints is captured, never written to the scan's stdout, and
+looks after the first are bounded in all by the same rule for ``max_runs`` calls). What an entry point prints is captured, never written to the scan's stdout, and
 its warnings are recorded on the case.
 
 **Resume.** With a state file, each case's outcome is appended to it as one JSON line when the case
@@ -166,7 +166,10 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) 
             spec = claim_spec(mechanism, case.claim, pairs=[(case.pair.first, case.pair.second)],
                               relation=case.relation, alpha=alpha, seed=seed, name=case.entry.qualified)
             spec = _with_timeout(spec, chunk_timeout(timeout, probe_seconds), ExecutionSettings)
-            audit = run_sequential_audit(spec, max_runs, time_limit=timeout, look_fraction=LOOK_FRACTION)
+            # The looks' bound as a chunk's: a case of slow calls (a model's fit, a loaded machine) is not cut short
+            # before its last look, as the time its early looks took would have it at ``timeout``.
+            audit = run_sequential_audit(spec, max_runs, time_limit=chunk_timeout(timeout, probe_seconds, max_runs),
+                                         look_fraction=LOOK_FRACTION)
         for warning in said:
             text = str(warning.message)
             if issubclass(warning.category, MechanismWarning) and text not in notes:
@@ -186,14 +189,16 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) 
             **_evidence(audit), "alpha": alpha, **_times(started), "notes": notes}
 
 
-def chunk_timeout(timeout: float, probe_seconds: float) -> float:
-    """Seconds one chunk of a case's runs may take: ``timeout``, or, where the probe's slower call says that a
-    chunk of :data:`~mechanisms.execution.runner.DEFAULT_CHUNK_SIZE` calls takes longer here (a slow fit, a machine
-    others load), :data:`CHUNK_SLACK` times that, at most :data:`CHUNK_TIMEOUT_FACTOR` × ``timeout``. The bound
-    only stops a hang; the runs are the same whatever it is."""
+def chunk_timeout(timeout: float, probe_seconds: float, calls: int | None = None) -> float:
+    """Seconds ``calls`` calls of a case may take (default: one chunk of the audit's runs,
+    :data:`~mechanisms.execution.runner.DEFAULT_CHUNK_SIZE`): ``timeout``, or, where the probe's slower call says
+    that they take longer here (a slow fit, a machine others load), :data:`CHUNK_SLACK` times that, at most
+    :data:`CHUNK_TIMEOUT_FACTOR` × ``timeout``. The bound only stops a hang (a chunk's) or a case far slower than its
+    probe (the looks'); the runs are the same whatever it is."""
     from mechanisms.execution.runner import DEFAULT_CHUNK_SIZE
 
-    return min(max(timeout, CHUNK_SLACK * probe_seconds * DEFAULT_CHUNK_SIZE), CHUNK_TIMEOUT_FACTOR * timeout)
+    calls = DEFAULT_CHUNK_SIZE if calls is None else calls
+    return min(max(timeout, CHUNK_SLACK * probe_seconds * calls), CHUNK_TIMEOUT_FACTOR * timeout)
 
 
 def _with_timeout(spec, timeout, settings_type):
