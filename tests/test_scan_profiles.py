@@ -68,9 +68,22 @@ def test_the_diffprivlib_profile_reads_its_entry_points_claims_and_relations():
     assert by_id["diffprivlib.mechanisms.Laplace(sensitivity=1.0, epsilon=1.0) / ends"].claim == "dp:1.0"
     gaussian = next(c for c in cases if c.id.startswith("diffprivlib.mechanisms.Gaussian(")).claim
     assert gaussian == "dp:1.0:1e-05"
-    assert by_id["diffprivlib.tools.histogram(epsilon=1.0) / ends"].relation == "add-remove"
-    assert by_id["diffprivlib.tools.mean(epsilon=1.0) / ends"].relation == "replace-one"
+    own = "accountant=__import__('diffprivlib').BudgetAccountant()"
+    assert by_id[f"diffprivlib.tools.histogram(epsilon=1.0, {own}) / ends"].relation == "add-remove"
+    assert by_id[f"diffprivlib.tools.mean(epsilon=1.0, {own}) / ends"].relation == "replace-one"
     geometric = next(c for c in cases if c.id.startswith("diffprivlib.mechanisms.Geometric("))
     assert geometric.source.endswith(".randomise(int(db[0, 0]))")  # diffprivlib's integer mechanisms take ints
     reasons = {s.what: s.reason for s in skipped + unbuilt}
     assert "utility" in reasons["diffprivlib.mechanisms.Exponential"]
+
+
+def test_diffprivlib_tools_and_models_spend_from_an_accountant_of_their_own_not_the_default():
+    """The default accountant's list of spends grew by one a call and a forest deep-copied it into each tree."""
+    diffprivlib = pytest.importorskip("diffprivlib")
+    entries, _ = discover(profile_for("diffprivlib"))
+    cases, _ = build_cases([e for e in entries if e.name in ("mean", "GaussianNB")], (1.0,))
+    default = diffprivlib.BudgetAccountant.load_default(None)
+    spent = len(default.spent_budget)
+    for case in [c for c in cases if c.pair.family == "ends"]:
+        case.function()(case.pair.first.copy(), np.random.default_rng(0))
+    assert len(cases) >= 2 and len(default.spent_budget) == spent

@@ -7,7 +7,8 @@ from audit.config.flag_values import StoreOnce, integer, number, with_flag_names
 
 #: The scan's keyword arguments and the flags that carry them, so an error names what the user typed.
 FLAGS = {"alpha": "--alpha", "max_runs": "--max-runs", "timeout": "--timeout", "epsilons": "--epsilons",
-         "workers": "--workers", "backend": "--backend", "ray_address": "--ray-address", "memory_limit": "--memory-limit"}
+         "workers": "--workers", "backend": "--backend", "ray_address": "--ray-address", "memory_limit": "--memory-limit",
+         "only": "--only"}
 
 #: Units of ``--memory-limit`` (binary: 1K = 1024 bytes).
 UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
@@ -68,6 +69,10 @@ def configure(parser) -> None:
                         help="seconds per case: each call of the entry point, and its audit in all (default 60)")
     parser.add_argument("--epsilons", action=StoreOnce, default=None, metavar="E1,E2,...",
                         help="the ε grid (default 0.1,1,4)")
+    parser.add_argument("--only", action="append", default=None, metavar="PATTERN",
+                        help="audit only the cases whose id (module.Name(settings) / pair) matches this shell pattern "
+                             "anywhere in it (PCA, 'tools.mean(*/ ends'); repeat it for several; α is split over the "
+                             "cases kept")
     parser.add_argument("--resume", action="store_true",
                         help="continue the scan recorded in DIR/scan-state.jsonl: no case audited twice")
     parser.add_argument("--workers", type=_workers, action=StoreOnce, default=None, metavar="N|auto",
@@ -111,7 +116,8 @@ def run(args):
                       workers=1 if args.workers is None else args.workers,
                       backend="local" if args.backend is None else args.backend, ray_address=args.ray_address,
                       in_process=args.in_process,
-                      memory_limit=_memory_limit("auto" if args.memory_limit is None else args.memory_limit))
+                      memory_limit=_memory_limit("auto" if args.memory_limit is None else args.memory_limit),
+                      only=args.only)
     except InputError as exc:
         raise InputError(with_flag_names(str(exc), FLAGS)) from None
     paths = write_scan_report(result, out)

@@ -6,8 +6,9 @@ first look that refutes) of the entry point, called as its family says, against 
 parameters state, on the case's pair, within ``max_runs`` mechanism runs. The call is first probed
 once on each database of the pair within ``timeout`` seconds (:func:`mechanisms.calls.user_call.call_user_code`);
 a call that raises, exits or does not return is a skipped case with its reason, and so is an audit
-that fails (every later call of the audit is bounded by the same ``timeout`` per chunk, the looks by
-``timeout`` in all). What an entry point prints is captured, never written to the scan's stdout, and
+that fails (every later chunk of the audit's calls is bounded by ``timeout``, or by a multiple of what the
+probe's calls took where a chunk of such calls takes longer, :func:`chunk_timeout`, and is not run again; the
+looks after the first are bounded in all by the same rule for ``max_runs`` calls). What an entry point prints is captured, never written to the scan's stdout, and
 its warnings are recorded on the case.
 
 :func:`list_cases` lists the cases of a target, the same in the scan's process and in each worker.
@@ -32,19 +33,36 @@ from audit.scan.cases import build_cases, discover
 from audit.scan.profiles import profile_for
 
 
+#: A case's early looks see up to this fraction of its last look's samples (a third, and its rounding): where the
+#: float-bit test's runs are planned, the smallest look that can refute at α/K is a third of the last (2,000 runs of
+#: 6,000), which the sequential audit's default fraction (0.2) drops, so a finding visible in tens of runs cost all
+#: 6,000. It spends α_case·(1/3)² = α_case/9 (power spending, :func:`audit.gating.sequential.power_alpha_spending`).
+LOOK_FRACTION = 0.34
+#: A chunk of a case's runs may take this many times what the probe's calls say it takes (:func:`chunk_timeout`) ...
+CHUNK_SLACK = 4.0
+#: ... and at most this many times the case's ``timeout``.
+CHUNK_TIMEOUT_FACTOR = 10.0
+
+
 class _Captured:
-    """Call ``function(db, rng)`` with its stdout captured and its warnings recorded (first of each)."""
+    """Call ``function(db, rng)`` on a copy of ``db``, with its stdout captured and its warnings recorded (first
+    of each), and whether it changed the copy (diffprivlib 0.6.6's PCA centres its X in place: the probe's
+    pair, changed so, was no longer a neighbouring pair and the case was skipped)."""
 
     def __init__(self, function):
         self.function = function
         self.printed = ""
         self.warned = []
+        self.mutates = False
 
     def __call__(self, db, rng):
         sink = io.StringIO()
+        given = np.array(db, copy=True)
         with contextlib.redirect_stdout(sink), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            value = self.function(db, rng)
+            value = self.function(given, rng)
+        if not self.mutates and not np.array_equal(given, db, equal_nan=True):
+            self.mutates = True
         if sink.getvalue() and not self.printed:
             self.printed = sink.getvalue()[:200]
         for warning in caught:
@@ -54,9 +72,17 @@ class _Captured:
         return value
 
 
-def skipped_outcome(case, seed: int, reason: str, **extra) -> dict:
-    """The outcome of a case that was not audited, with its reason."""
-    return {"id": case.id, "status": "skipped", "reason": reason, **_described(case, seed), **extra}
+def skipped_outcome(case, seed: int, reason: str, started: tuple | None = None, **extra) -> dict:
+    """The outcome of a case that was not audited, with its reason (and its times from ``started``, the two
+    clocks' readings when it began, where this process ran it)."""
+    return {"id": case.id, "status": "skipped", "reason": reason, **_described(case, seed),
+            **(_times(started) if started is not None else {}), **extra}
+
+
+def _times(started: tuple) -> dict:
+    """The case's wall-clock seconds and this process's CPU seconds since ``started`` (both clocks): the CPU
+    seconds say what a case costs on a machine that others load."""
+    return {"seconds": time.perf_counter() - started[0], "cpu_seconds": time.process_time() - started[1]}
 
 
 def _import_root(module_name: str) -> str | None:
@@ -89,21 +115,25 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) 
     from audit.gating.assertions import claim_spec
     from audit.gating.sequential import run_sequential_audit
 
-    started = time.perf_counter()
+    started = (time.perf_counter(), time.process_time())
     try:
         function = _Captured(case.function())
     except Exception as exc:  # noqa: BLE001 - the source is built from the profile; say what failed
-        return skipped_outcome(case, seed, f"the call could not be built: {type(exc).__name__}: {exc}")
+        return skipped_outcome(case, seed, f"the call could not be built: {type(exc).__name__}: {exc}", started)
     who = f"entry point {case.entry.qualified}"
     global_state = np.random.get_state()[1].copy()
+    probe_seconds = 0.0  # the slower of the two probe calls: what one call costs here and now
     for name, db in (("first", case.pair.first), ("second", case.pair.second)):
+        called = time.perf_counter()
         try:
             call_user_code(function, (db, np.random.default_rng(seed)), who=who, timeout=timeout,
                            where=f" on the {name} database", hint="(the scan's --timeout)")
         except MechanismError as exc:
-            return skipped_outcome(case, seed, f"hangs or exits: {exc}")
+            return skipped_outcome(case, seed, f"hangs or exits: {exc}", started)
         except Exception as exc:  # noqa: BLE001 - a library may raise anything at a grid point
-            return skipped_outcome(case, seed, f"the call raised {type(exc).__name__} on the {name} database: {exc}"[:400])
+            return skipped_outcome(case, seed, f"the call raised {type(exc).__name__} on the {name} database: {exc}"[:400],
+                            started)
+        probe_seconds = max(probe_seconds, time.perf_counter() - called)
     notes = []
     if not np.array_equal(global_state, np.random.get_state()[1]):
         notes.append("draws from NumPy's global generator, not from the random_state it is given (the audit's "
@@ -119,8 +149,11 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) 
             warnings.simplefilter("always", MechanismWarning)
             spec = claim_spec(mechanism, case.claim, pairs=[(case.pair.first, case.pair.second)],
                               relation=case.relation, alpha=alpha, seed=seed, name=case.entry.qualified)
-            spec = _with_timeout(spec, timeout, ExecutionSettings)
-            audit = run_sequential_audit(spec, max_runs, time_limit=timeout)
+            spec = _with_timeout(spec, chunk_timeout(timeout, probe_seconds), ExecutionSettings)
+            # The looks' bound as a chunk's: a case of slow calls (a model's fit, a loaded machine) is not cut short
+            # before its last look, as the time its early looks took would have it at ``timeout``.
+            audit = run_sequential_audit(spec, max_runs, time_limit=chunk_timeout(timeout, probe_seconds, max_runs),
+                                         look_fraction=LOOK_FRACTION)
         for warning in said:
             text = str(warning.message)
             if issubclass(warning.category, MechanismWarning) and text not in notes:
@@ -128,20 +161,36 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) 
             elif not issubclass(warning.category, MechanismWarning):
                 warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     except MechanismError as exc:
-        return skipped_outcome(case, seed, f"failed during the audit: {exc}"[:400], notes=notes)
+        return skipped_outcome(case, seed, f"failed during the audit: {exc}"[:400], started, notes=notes)
     except InputError as exc:
-        return skipped_outcome(case, seed, f"could not be audited: {exc}"[:400], notes=notes)
+        return skipped_outcome(case, seed, f"could not be audited: {exc}"[:400], started, notes=notes)
     if function.printed:
         notes.append(f"prints to stdout (captured): {function.printed!r}")
+    if function.mutates:
+        notes.append("changes the database it is given in place (each call of the scan gets a copy of its own)")
     notes += [f"warned: {w}" for w in function.warned]
     return {"id": case.id, "status": "finding" if audit.refuted else "control", **_described(case, seed),
-            **_evidence(audit), "alpha": alpha, "seconds": time.perf_counter() - started, "notes": notes}
+            **_evidence(audit), "alpha": alpha, **_times(started), "notes": notes}
+
+
+def chunk_timeout(timeout: float, probe_seconds: float, calls: int | None = None) -> float:
+    """Seconds ``calls`` calls of a case may take (default: one chunk of the audit's runs,
+    :data:`~mechanisms.execution.runner.DEFAULT_CHUNK_SIZE`): ``timeout``, or, where the probe's slower call says
+    that they take longer here (a slow fit, a machine others load), :data:`CHUNK_SLACK` times that, at most
+    :data:`CHUNK_TIMEOUT_FACTOR` × ``timeout``. The bound only stops a hang (a chunk's) or a case far slower than its
+    probe (the looks'); the runs are the same whatever it is."""
+    from mechanisms.execution.runner import DEFAULT_CHUNK_SIZE
+
+    calls = DEFAULT_CHUNK_SIZE if calls is None else calls
+    return min(max(timeout, CHUNK_SLACK * probe_seconds * calls), CHUNK_TIMEOUT_FACTOR * timeout)
 
 
 def _with_timeout(spec, timeout, settings_type):
     import dataclasses
 
-    return dataclasses.replace(spec, execution=settings_type(timeout=timeout))
+    # A chunk that fails or passes its bound is not run again: on the same seed a library fails the same way, and a
+    # hang would cost the bound three times over.
+    return dataclasses.replace(spec, execution=settings_type(timeout=timeout, retries=0))
 
 
 def _evidence(audit) -> dict:

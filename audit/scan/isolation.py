@@ -82,12 +82,11 @@ _CASES: dict = {}
 def _case(target: ScanTarget, task: CaseTask):
     """The task's case, from the cases this process listed for ``target`` (listed once per process)."""
     list_in_worker(target)
-    cases = _CASES[(target.target, target.epsilons)]
-    case = cases[task.position] if task.position < len(cases) else None
-    if case is None or case.id != task.case_id:
-        raise MechanismError(f"the worker listed other cases than the scan (case {task.position + 1} is "
-                             f"{case.id if case else 'missing'}, not {task.case_id}): the target's entry points are "
-                             "not the same in a fresh process; scan it with --in-process", mechanism=target.label)
+    case = _CASES[(target.target, target.epsilons)].get(task.case_id)  # by id: --only keeps some of the cases
+    if case is None:
+        raise MechanismError(f"the worker listed other cases than the scan (case {task.position + 1}, "
+                             f"{task.case_id}, is not among them): the target's entry points are not the same in a "
+                             "fresh process; scan it with --in-process", mechanism=target.label)
     return case
 
 
@@ -273,7 +272,7 @@ def list_in_worker(target: ScanTarget, _task=None, _hard_kill: bool = True) -> i
     """A worker's first task: list the target's cases (:func:`_case`'s list) and say how many there are."""
     key = (target.target, target.epsilons)
     if key not in _CASES:
-        _CASES[key] = list_cases(target.target, target.epsilons)[1]
+        _CASES[key] = {case.id: case for case in list_cases(target.target, target.epsilons)[1]}
         _warm()
     return len(_CASES[key])
 

@@ -23,6 +23,7 @@ the cases with no line, so no case is audited twice and the report is whole.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import time
@@ -32,7 +33,8 @@ from pathlib import Path
 from estimators.progress import progress_bar
 from estimators.validation import InputError, check_int, check_positive
 
-from audit.scan.case_audit import audit_case, list_cases, source_of
+from audit.scan.case_audit import (LOOK_FRACTION, audit_case, chunk_timeout, list_cases,  # noqa: F401 - re-exported
+                                   source_of)
 from audit.scan.profiles import profile_for
 from audit.scan.profiles.base import EPSILONS
 
@@ -82,6 +84,29 @@ class ScanResult:
                 "(Bonferroni), spent over its sequential looks.")
 
 
+def _patterns(only) -> tuple:
+    patterns = (only,) if isinstance(only, str) else tuple(only) if isinstance(only, (list, tuple)) else None
+    if not patterns or not all(isinstance(p, str) and p.strip() for p in patterns):
+        raise InputError(f"argument 'only' must be a shell pattern or a list of them, got {only!r}")
+    return patterns
+
+
+def _selected(text: str, patterns: tuple) -> bool:
+    return any(fnmatch.fnmatchcase(text, f"*{pattern}*") for pattern in patterns)
+
+
+def select_cases(cases, only) -> list:
+    """The cases whose id (``module.Name(settings) / pair``) matches one of the shell patterns ``only`` (a
+    pattern or a list of them) anywhere in it: ``"PCA"``, ``"tools.mean(*/ ends"``, ``["Laplace", "Gaussian"]``;
+    an error naming ``only`` where none does."""
+    patterns = _patterns(only)
+    kept = [case for case in cases if _selected(case.id, patterns)]
+    if not kept:
+        raise InputError(f"argument 'only': no case of the scan matches {' or '.join(map(repr, patterns))} (a "
+                         "case's id is module.Name(settings) / pair)")
+    return kept
+
+
 def library_version(profile) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -127,7 +152,7 @@ def memory_limit_default(slots: int) -> int | None:
 def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int | None = None,
          timeout: float = TIMEOUT, seed: int = 0, state_file=None, resume: bool = False,
          quiet: bool = True, progress=None, workers=1, backend: str = "local", ray_address: str | None = None,
-         in_process: bool = False, memory_limit="auto") -> ScanResult:
+         in_process: bool = False, memory_limit="auto", only=None) -> ScanResult:
     """Scan ``target``'s entry points: every (entry point, parameters, pair) case audited against its own claim.
 
     Parameters
@@ -169,6 +194,9 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
         Bytes of address space one case's process may add to its worker's; past it its allocations fail
         (``MemoryError``: the case is skipped). "auto": the memory available at the start, divided
         among the workers (:func:`memory_limit_default`); None: no limit. Not with ``in_process``.
+    only : str or sequence of str, optional
+        Audit only the cases whose id (``module.Name(settings) / pair``) matches one of these shell patterns
+        anywhere in it (:func:`select_cases`); K and each case's α/K are of the cases kept.
 
     Returns
     -------
@@ -201,6 +229,8 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
     profile = profile_for(target)
     max_runs = max_runs or getattr(profile, "max_runs", None) or MAX_RUNS
     skipped, cases = list_cases(target, epsilons, profile)
+    if only is not None:  # K, and each case's α/K, are of the cases kept
+        cases, skipped = select_cases(cases, only), [s for s in skipped if _selected(s.what, _patterns(only))]
     skipped = [{"what": s.what, "reason": s.reason} for s in skipped]
     count = max(len(cases), 1)
     case_alpha = alpha / count  # fixed here, before any run, whatever runs the cases
@@ -243,6 +273,6 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
     finally:
         bar.close()
     settings = {"epsilons": list(epsilons), "max_runs": max_runs, "timeout": timeout, "seed": seed,
-                "resumed_cases": len(done)}
+                "resumed_cases": len(done), **({"only": list(_patterns(only))} if only is not None else {})}
     return ScanResult(target, library_version(profile), alpha, len(cases), outcomes, skipped, settings,
                       time.perf_counter() - started)

@@ -64,6 +64,9 @@ NAMES_PER_BUCKET = 4
 #: Support facts :meth:`OutputEncoder.describe_differences` states at most.
 MAX_DIFFERENCES = 3
 
+#: Names whose bucket an encoder remembers (a bound on its memory where every output names new keys).
+MAX_REMEMBERED_NAMES = 100_000
+
 #: A single name's values are support facts where they take at most this many values (shapes, lengths).
 MAX_FACT_VALUES = 4
 
@@ -270,6 +273,7 @@ class OutputEncoder:
         self.width = check_int(width, "width", 1)
         self._names: dict[int, list[str]] = {}  # bucket -> the first NAMES_PER_BUCKET names encoded into it
         self._more: set[int] = set()            # buckets that received more names than that
+        self._buckets: dict[str, int] = {}      # name -> bucket, for names seen (at most MAX_REMEMBERED_NAMES)
         # A user's statistic (audit.statistics.user_statistic.UserStatistic): its values on the output before
         # encoding are appended to each row, after the two blocks.
         self.statistic = None
@@ -284,18 +288,29 @@ class OutputEncoder:
         return zlib.crc32(name.encode("utf-8")) % self.width
 
     def __call__(self, output) -> np.ndarray:
-        row = np.zeros(2 * self.width)
-        for name, value in output_features(output).items():
+        features = output_features(output)
+        buckets = np.fromiter((self._bucket_of(name) for name in features), dtype=np.intp, count=len(features))
+        # bincount adds each bucket's values in the features' order, as a loop of += would: the same doubles.
+        row = np.concatenate([np.bincount(buckets, weights=np.fromiter(features.values(), dtype=np.float64,
+                                                                       count=len(features)), minlength=self.width),
+                              np.bincount(buckets, minlength=self.width).astype(np.float64)])
+        return row if self.statistic is None else np.concatenate([row, self.statistic.values(output)])
+
+    def _bucket_of(self, name: str) -> int:
+        """:meth:`bucket` of ``name``, remembered (a fitted model's hundreds of names recur in every run), with the
+        name kept for :meth:`names_in` the first time it is seen."""
+        b = self._buckets.get(name)
+        if b is None:
             b = self.bucket(name)
-            row[b] += value
-            row[self.width + b] += 1.0
+            if len(self._buckets) < MAX_REMEMBERED_NAMES:
+                self._buckets[name] = b
             kept = self._names.setdefault(b, [])
             if name not in kept:
                 if len(kept) < NAMES_PER_BUCKET:
                     kept.append(name)
                 else:
                     self._more.add(b)
-        return row if self.statistic is None else np.concatenate([row, self.statistic.values(output)])
+        return b
 
     def names_in(self, bucket: int) -> tuple[list[str], bool]:
         """(the names encoded into ``bucket`` in this process, whether that list is every one of them)."""

@@ -128,6 +128,9 @@ class Family:
     requires : tuple of str
         Parameters an entry point must take to be of this family (where a profile's families of one kind
         differ by their parameters' names); read by :class:`LocalRandomizer` and :class:`TupleRandomizer`.
+    min_epsilon : float
+        The grid keeps the scan's ε values at or above it (all of them where none is): for entry points whose ε
+        only scales their noise, so that every ε runs the same code, and whose runs are slow (a model's fit).
     """
 
     epsilon_name: str = "epsilon"
@@ -141,6 +144,7 @@ class Family:
     relation: str = REPLACE_ONE
     scaled: dict = field(default_factory=dict)
     requires: tuple = ()
+    min_epsilon: float = 0.0
     kind = "entry point"
     #: Python statements run before the call (imports a call source needs beyond ``entry`` and ``np``):
     #: the audited function's namespace and the top of the finding's reproduction files.
@@ -168,7 +172,8 @@ class Family:
                    if n not in self.fixed and n not in self.bounds_names and n not in self.scaled]
         if missing:
             raise UnknownSignature(f"required parameter(s) {', '.join(missing)} the profile gives no value")
-        axes = [[(self.epsilon_name, float(e)) for e in epsilons]]
+        kept = [float(e) for e in epsilons if e >= self.min_epsilon]
+        axes = [[(self.epsilon_name, e) for e in kept or [float(e) for e in epsilons]]]
         fixed = [(n, v) for n, v in self.fixed.items() if n in params and params[n].default is inspect.Parameter.empty]
         for name in self.bounds_names:
             if name in params:
