@@ -59,7 +59,8 @@ def test_only_keeps_the_cases_whose_id_matches_a_pattern():
 
 
 def test_a_scan_with_only_splits_alpha_over_the_cases_kept():
-    result = scan("planted_lib.randomizers", epsilons=(1.0,), max_runs=3000, timeout=30, seed=1, only="NoisyReport")
+    result = scan("planted_lib.randomizers", epsilons=(1.0,), max_runs=3000, timeout=30, seed=1, only="NoisyReport",
+                  in_process=True)
     assert result.cases == 1 and [o["status"] for o in result.outcomes] == ["finding"]
     assert result.outcomes[0]["alpha"] == pytest.approx(0.05)  # α/K with K = 1 case kept, not the 3 of the module
     assert result.settings["only"] == ["NoisyReport"]
@@ -90,7 +91,7 @@ def test_an_entry_point_that_changes_its_array_is_audited_on_copies_and_noted(tm
     module = tmp_path / "in_place_tools.py"
     module.write_text(IN_PLACE, encoding="utf-8")
     try:
-        result = scan(str(module), epsilons=(1.0,), max_runs=3000, timeout=30, seed=2)
+        result = scan(str(module), epsilons=(1.0,), max_runs=3000, timeout=30, seed=2, in_process=True)
     finally:
         sys.modules.pop("in_place_tools", None)
     outcomes = {o["name"]: o for o in result.outcomes}
