@@ -417,8 +417,7 @@ EXPERIMENTS = [Experiment(
                 "PipelineDP, numpy's float Laplace) audited by one command each, against correct configurations",
     source="study (issue 29; Mironov 2012)",
     run=run,
-    full_runtime="671 s on a 2-core x86_64 CPU (load average 4-5, shared with a scan) with the venvs cached (pure-ldp "
-                 "1.1.2, 1.2.0; multi-freq-ldpy 0.2.5; python-dp 1.1.5; pipeline-dp 0.3.1; diffprivlib 0.6.6 with "
-                 "scikit-learn 1.5.2), 437 s of it diffprivlib's LogisticRegression; creating a venv and installing "
-                 "into it takes 15-30 s",
+    full_runtime="421 s on a 2-core x86_64 CPU (load average 1.2-4.2, a test run beside it), creating and installing "
+                 "its venvs (pure-ldp 1.1.2, 1.2.0; multi-freq-ldpy 0.2.5; python-dp 1.1.5; pipeline-dp 0.3.1; diffprivlib "
+                 "0.6.6 with scikit-learn 1.5.2; OpenDP 0.16.0) included; 76 s of it diffprivlib's LogisticRegression",
 )]
