@@ -80,19 +80,14 @@ def merge_relation_results(results: dict) -> AuditResult:
     chosen = refuted[0] if refuted else order[0]
     others = [relation for relation in order if relation != chosen]
     main = results[chosen]
-    claim_alpha = dict(main.claim_alpha)
-    for relation in others:
-        claim_alpha.update({f"{test} ({relation})": share for test, share in results[relation].claim_alpha.items()})
-    notes = list(main.notes)
-    for relation in others:
-        notes += [f"{relation}: {note}" for note in results[relation].notes if note not in main.notes]
-    by_purpose = dict(main.samples_by_purpose)
-    for relation in others:
-        by_purpose.update({f"{purpose} ({relation})": runs
-                           for purpose, runs in results[relation].samples_by_purpose.items()})
-    checks = list(_tagged(main, chosen).cross_checks)
-    for relation in others:
-        checks += _tagged(results[relation], relation).cross_checks
+    claim_alpha, notes = dict(main.claim_alpha), list(main.notes)
+    by_purpose, checks = dict(main.samples_by_purpose), list(_tagged(main, chosen).cross_checks)
+    for relation in others:  # the other audit's entries, keyed or prefixed with its relation
+        other = results[relation]
+        claim_alpha.update({f"{test} ({relation})": share for test, share in other.claim_alpha.items()})
+        notes += [f"{relation}: {note}" for note in other.notes if note not in main.notes]
+        by_purpose.update({f"{purpose} ({relation})": runs for purpose, runs in other.samples_by_purpose.items()})
+        checks += _tagged(other, relation).cross_checks
     relations = {"tested": order, "alpha_each": {r: results[r].alpha for r in order},
                  "split": "bonferroni", "refuted_under": refuted, "relation": chosen if refuted else None,
                  "results": [_summary(results[r], r) for r in order]}

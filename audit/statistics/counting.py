@@ -161,6 +161,5 @@ def _counted(outputs: np.ndarray) -> np.ndarray:
 #: The counting statistic in the form of :data:`audit.statistics.classifier.PAIR_STATISTICS`: (class, name,
 #: label of its scores, what it is); an event-test candidate only (not an MI critic).
 COUNTING_STATISTICS = (
-    (CountingStatistic, "counting", "Σ log-ratio of the one-sided features of y",
-     f"{CountingStatistic.what}"),
+    (CountingStatistic, "counting", "Σ log-ratio of the one-sided features of y", CountingStatistic.what),
 )

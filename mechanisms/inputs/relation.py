@@ -272,9 +272,14 @@ class GroupPairPrior(TwoPoint):
         chosen = rng.random(m) < self.p[0]
         return np.where(chosen[:, None, None], self.second[None], self.first[None])
 
+    @property
+    def records_changed(self) -> int:
+        """How many records the two databases differ in (a missing value in both places is no difference)."""
+        return int(np.count_nonzero(rows_differ(self.first, self.second)))
+
     def describe(self) -> str:
-        rows = int(np.count_nonzero(rows_differ(self.first, self.second)))
-        return f"two databases of {self.n}x{self.k} that differ in {rows} records, P(second) {self.p[0]:g}"
+        return (f"two databases of {self.n}x{self.k} that differ in {self.records_changed} records, "
+                f"P(second) {self.p[0]:g}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -284,9 +289,8 @@ class GroupPresencePairPrior(GroupPairPrior):
     presence_column = True
 
     def describe(self) -> str:
-        rows = int(np.count_nonzero(rows_differ(self.first, self.second)))
-        return (f"two databases of {self.n}x{self.k - 1} plus a presence column (add/remove) with {rows} records "
-                f"present vs absent, P(second) {self.p[0]:g}")
+        return (f"two databases of {self.n}x{self.k - 1} plus a presence column (add/remove) with "
+                f"{self.records_changed} records present vs absent, P(second) {self.p[0]:g}")
 
 
 @dataclass(frozen=True, eq=False)
