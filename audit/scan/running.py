@@ -227,7 +227,7 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
         memory_limit = check_int(memory_limit, "memory_limit", MIN_MEMORY_LIMIT)
     started = time.perf_counter()
     profile = profile_for(target)
-    max_runs = max_runs or getattr(profile, "max_runs", None) or MAX_RUNS
+    max_runs = max_runs or profile.max_runs or MAX_RUNS
     skipped, cases = list_cases(target, epsilons, profile)
     if only is not None:  # K, and each case's α/K, are of the cases kept
         cases, skipped = select_cases(cases, only), [s for s in skipped if _selected(s.what, _patterns(only))]
