@@ -37,9 +37,12 @@ in :mod:`experiments._scan_bug_sources`, and ``python FILE`` shows each by direc
   ``convert_f_to_eps``); ``HadamardMechClient``: the report is a list or a zip as the true coefficient is kept
   or replaced (ε = ∞);
 - multi-freq-ldpy 0.2.5 ``SS_Client``: the true value comes first in the reported subset (ε = ∞);
+  ``RSpFD_GRR_Client``: GRR at the "amplified" ε' = ln(d(e^ε − 1) + 1), 1.49-LDP at ε = 1 on tuples that
+  differ in every attribute;
 - python-dp 1.1.5 ``GaussianMechanism.add_noise`` and PipelineDP 0.3.1 ``DPEngine.aggregate`` SUM with
   Gaussian noise: float noise added to the value (Mironov 2012), outputs seen under one input only;
-- OpenDP #2922 above, found by ``miaudit scan opendp``.
+- the known bugs above that live in a scanned library: diffprivlib #94 (Laplace, Gaussian) and #106
+  (LogisticRegression), found by ``miaudit scan diffprivlib``; OpenDP #2922, found by ``miaudit scan opendp``.
 """
 
 from __future__ import annotations
@@ -196,17 +199,17 @@ CASES = (
             _TEXTBOOK, "textbook_laplace.py", "snapped", _DEFAULT_PRIOR + ("--claim", "dp:0.1"), "not-refuted"),
     BugCase("diffprivlib Laplace", "diffprivlib", "diffprivlib", "0.6.6",
             "float Laplace noise added to the value (ε = 0.1)", "diffprivlib #94", _DIFFPRIVLIB, "dpl_mechanisms.py",
-            "laplace", _PAIR, "refuted", ("scikit-learn<1.9",)),
+            "laplace", _PAIR, "refuted", ("scikit-learn<1.9",), found_by_scan="diffprivlib"),
     BugCase("diffprivlib Gaussian", "diffprivlib", "diffprivlib", "0.6.6",
             "float Gaussian noise added to the value (ε = 0.5, δ = 1e-5)", "diffprivlib #94", _DIFFPRIVLIB,
-            "dpl_mechanisms.py", "gaussian", _PAIR, "refuted", ("scikit-learn<1.9",)),
+            "dpl_mechanisms.py", "gaussian", _PAIR, "refuted", ("scikit-learn<1.9",), found_by_scan="diffprivlib"),
     BugCase("diffprivlib Snapping", "diffprivlib", "diffprivlib", "0.6.6", "none (correct configuration)", "",
             _DIFFPRIVLIB, "dpl_mechanisms.py", "snapping", _PAIR, "not-refuted", ("scikit-learn<1.9",)),
     BugCase("diffprivlib LogisticRegression", "diffprivlib", "diffprivlib", "0.6.6",
             "classes_ = np.unique(y): adding a record with a new label changes the model's shape (ε = ∞)",
             "diffprivlib #106", _LOGISTIC, "dpl_logistic.py", "fitted_model",
             ("--per-database", "--pair", "train.npy,train_minus.npy", "--claim", "dp:1", "--relation", "add-remove",
-             "--samples", "2000"), "refuted", ("scikit-learn<1.6",), isolated=True,
+             "--samples", "2000"), "refuted", ("scikit-learn<1.6",), isolated=True, found_by_scan="diffprivlib",
             databases=(("train.npy", [[0.1, 0.2, 0.0], [0.3, 0.1, 1.0], [0.5, 0.5, 0.0], [0.7, 0.4, 1.0],
                                       [0.2, 0.6, 2.0]]),
                        ("train_minus.npy", [[0.1, 0.2, 0.0], [0.3, 0.1, 1.0], [0.5, 0.5, 0.0], [0.7, 0.4, 1.0]]))),
@@ -240,7 +243,7 @@ CASES = (
             "attribute the report (0, 0) has probability 0.149 from (0, 0) and 0.0336 from (3, 3) (1.49-LDP at "
             "ε = 1, d = 2, k = 4)", "none filed", scanned.MULTI_FREQ_RSPFD, "multi_freq_rspfd.py", "report",
             ("--pair", "zero.npy,three.npy", "--claim", "dp:1"), "refuted",
-            databases=(("zero.npy", [[0.0, 0.0]]), ("three.npy", [[3.0, 3.0]]))),
+            databases=(("zero.npy", [[0.0, 0.0]]), ("three.npy", [[3.0, 3.0]])), found_by_scan="multi-freq-ldpy"),
     BugCase("python-dp Gaussian", "python-dp", "python-dp", "1.1.5",
             "GaussianMechanism.add_noise adds float noise to the value: about 15% of the outputs on input 0 are "
             "never seen on input 1 (ε = 1, δ = 1e-5)", "none filed", scanned.PYDP_GAUSSIAN,
@@ -250,7 +253,8 @@ CASES = (
             "value 10 are never seen with it (ε = 1, δ = 1e-6)", "none filed",
             scanned.PIPELINE_DP_SUM, "pipeline_dp_sum.py", "total",
             ("--per-database", "--pair", "without.npy,with.npy", "--claim", "dp:1:1e-06", "--relation",
-             "add-remove"), "refuted", databases=(("without.npy", [[0.0]]), ("with.npy", [[0.0], [10.0]]))),
+             "add-remove"), "refuted", databases=(("without.npy", [[0.0]]), ("with.npy", [[0.0], [10.0]])),
+            found_by_scan="pipeline-dp"),
 )
 
 def _installed(package: str) -> str | None:

@@ -62,12 +62,15 @@ def test_each_case_found_by_a_scan_is_at_the_scanned_version_and_runs_without_mi
 
     scanned = {target.name: target for target in TARGETS}
     found = [case for case in CASES if case.found_by_scan]
-    assert {case.found_by_scan for case in found} == {"pure-ldp", "multi-freq-ldpy", "python-dp", "opendp"}
-    # PipelineDP's Gaussian SUM: found by one scan of the profile's first version, a control in the two since.
-    for case in found + [case for case in CASES if case.name == "PipelineDP Gaussian SUM"]:
-        target = scanned[case.found_by_scan or case.package]
+    assert {case.found_by_scan for case in found} == set(scanned)
+    # Every refuted case in a scanned library at the scanned version is marked as found by that library's scan.
+    in_scanned = [case for case in CASES if case.expected == "refuted" and any(
+        (case.package, case.version) == (target.package, target.version) for target in TARGETS)]
+    assert sorted(case.name for case in in_scanned) == sorted(case.name for case in found)
+    for case in found:
+        target = scanned[case.found_by_scan]
         assert (case.package, case.version, case.expected) == (target.package, target.version, "refuted"), case.name
-        if case.name != "OpenDP Laplace threshold":  # its file predates the scans: no simulation of its own
+        if case.issue == "none filed":  # a filed bug's file predates the scans: no simulation of its own
             assert '\nif __name__ == "__main__":\n' in case.source, case.name
         imported = [line.split()[1] for line in case.source.splitlines() if line.startswith(("import ", "from "))]
         assert not [name for name in imported if name.split(".")[0] in ("audit", "mechanisms", "estimators")]
@@ -79,7 +82,8 @@ def test_the_issue_column_names_the_scan_that_finds_the_bug():
     cases = {case.name: case for case in CASES}
     assert _issue_text(cases["OpenDP Laplace threshold"]) == "OpenDP #2922; found by `miaudit scan opendp`"
     assert _issue_text(cases["pure-ldp RAPPOR"]) == "none filed; found by `miaudit scan pure-ldp`"
-    assert _issue_text(cases["diffprivlib Laplace"]) == "diffprivlib #94"
+    assert _issue_text(cases["diffprivlib Laplace"]) == "diffprivlib #94; found by `miaudit scan diffprivlib`"
+    assert _issue_text(cases["textbook float Laplace"]) == "Mironov 2012"
 
 
 def test_the_scanned_ldp_cases_state_their_exact_probabilities():
