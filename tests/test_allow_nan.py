@@ -195,3 +195,22 @@ def test_a_user_statistic_reads_the_output_as_released_nan_and_all():
     # Released outputs NaN, 3.0, NaN, as check_batch_output encodes them: values (0 where missing), indicators.
     encoded = check_batch_output(np.array([[np.nan], [3.0], [np.nan]]), 3, "mechanism 'm'", allow_nan=True)
     assert kind.features(encoded).ravel().tolist() == [1.0, 0.0, 1.0]
+
+
+def _rescaled_sum(dbs, rng):
+    """The present records' sum rescaled by n / (present records) with Laplace(1) noise (NaN when none is present)."""
+    present = (~np.isnan(dbs[:, :, 0])).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scaled = np.nansum(dbs[:, :, 0], axis=1) * dbs.shape[1] / present
+    return (scaled + rng.laplace(0.0, 1.0, len(dbs)))[:, None]
+
+
+def test_assert_claim_takes_nan_pairs_with_allow_nan_only():
+    from audit.gating.assertions import ClaimRefuted, assert_claim
+
+    first, second = _one_present(1.0)
+    with pytest.raises(InputError, match=r"pairs\[0\].*allow-nan|pairs\[0\].*allow_nan"):
+        assert_claim(_rescaled_sum, "dp:1", pairs=[(first, second)], max_runs=2000)
+    # With the flag: one present record at 1 releases 10 + noise, all missing releases NaN (ε = ∞): refuted.
+    with pytest.raises(ClaimRefuted):
+        assert_claim(_rescaled_sum, "dp:1", pairs=[(first, second)], max_runs=2000, allow_nan=True)

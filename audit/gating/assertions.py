@@ -65,7 +65,7 @@ def _claim(claim) -> Claim:
     raise InputError(f"argument 'claim' must be a claim such as 'dp:1' or a Claim, got {type(claim).__name__}")
 
 
-def _pairs(pairs, relation: str | None = None) -> tuple:
+def _pairs(pairs, relation: str | None = None, allow_nan: bool = False) -> tuple:
     from mechanisms.inputs.neighbouring_pair import NeighbouringPair, checked_pair, refuse_equal_pair
 
     out = []
@@ -79,12 +79,14 @@ def _pairs(pairs, relation: str | None = None) -> tuple:
             raise InputError(f"argument 'pairs' entry {number} must be (first, second) databases or a "
                              "NeighbouringPair") from None
         # The CLI's check of --pair: equal or non-neighbouring databases are refused, never audited.
-        out.append(checked_pair(first, second, f"pairs[{number}]", given="given to assert_claim", relation=relation))
+        out.append(checked_pair(first, second, f"pairs[{number}]", given="given to assert_claim", relation=relation,
+                                allow_nan=allow_nan))
     return tuple(out)
 
 
 def claim_spec(mechanism, claim, *, pairs=None, prior=None, relation: str = REPLACE_ONE, alpha: float = ALPHA,
-               seed: int = 0, name: str | None = None, query=None, params=None, per_database: bool = False):
+               seed: int = 0, name: str | None = None, query=None, params=None, per_database: bool = False,
+               allow_nan: bool = False):
     """The :class:`~audit.spec.AuditSpec` :func:`assert_claim` audits (its arguments).
 
     ``relation`` is the relation ``claim`` is stated for (a string claim is read at it; a library's
@@ -100,7 +102,7 @@ def claim_spec(mechanism, claim, *, pairs=None, prior=None, relation: str = REPL
     from audit.spec import AuditSpec
 
     relation = check_relation(relation, "relation")
-    pairs = _pairs(pairs, relation)
+    pairs = _pairs(pairs, relation, allow_nan)
     if prior is None and not pairs:
         raise InputError("assert_claim needs the databases to compare: argument 'pairs' (neighbouring "
                          "(first, second) databases) or 'prior'")
@@ -135,13 +137,13 @@ def claim_spec(mechanism, claim, *, pairs=None, prior=None, relation: str = REPL
         priors, rest = [pair.prior() for pair in pairs], ()
         records = tuple(sorted({differing_record(pair) for pair in pairs} - {None})) or None
     return AuditSpec(mechanism=recognized.mechanism, priors=priors, pairs=rest, claim=claim, alpha=alpha, seed=seed,
-                     name=label, notes=tuple(recognized.notes), relation=audited, records=records)
+                     name=label, notes=tuple(recognized.notes), relation=audited, records=records, allow_nan=allow_nan)
 
 
 def assert_claim(mechanism, claim, *, pairs=None, prior=None, relation: str = REPLACE_ONE,
                  max_runs: int = MAX_RUNS, alpha: float = ALPHA, seed: int = 0, time_limit: float | None = None,
                  name: str | None = None, query=None, params=None, per_database: bool = False,
-                 _reproduce: str | None = None):
+                 allow_nan: bool = False, _reproduce: str | None = None):
     """Assert that ``mechanism`` meets ``claim``: raise :class:`ClaimRefuted` when an audit refutes it.
 
     Parameters
@@ -185,6 +187,10 @@ def assert_claim(mechanism, claim, *, pairs=None, prior=None, relation: str = RE
     per_database : bool
         ``mechanism`` is a function of one database whose outputs, of any structure, are encoded
         (:mod:`mechanisms.outputs.encoding`), as ``miaudit audit --per-database``.
+    allow_nan : bool
+        Let ``pairs`` (and the prior's draws) hold NaN, a missing value that reaches the mechanism
+        unchanged, as ``miaudit audit --allow-nan``; without it a NaN is refused naming the pair (an
+        infinity is refused either way).
 
     Returns
     -------
@@ -203,7 +209,7 @@ def assert_claim(mechanism, claim, *, pairs=None, prior=None, relation: str = RE
 
     try:
         spec = claim_spec(mechanism, claim, pairs=pairs, prior=prior, relation=relation, alpha=alpha, seed=seed,
-                          name=name, query=query, params=params, per_database=per_database)
+                          name=name, query=query, params=params, per_database=per_database, allow_nan=allow_nan)
         audit = run_sequential_audit(spec, max_runs, time_limit=time_limit)
     except InputError as error:
         # One line naming the argument, or the user function that failed (a MechanismError): raised

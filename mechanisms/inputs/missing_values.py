@@ -20,7 +20,7 @@ __all__ = ["ALLOW_NAN_HINT", "check_missing_values", "distinct_rows", "rows_diff
 
 #: How a user lets databases hold missing values; every refusal of a NaN says it.
 ALLOW_NAN_HINT = ("NaN (a missing value) is allowed with --allow-nan ([audit] allow_nan = true, "
-                  "AuditSpec(allow_nan=True)); it then reaches the mechanism unchanged")
+                  "AuditSpec(allow_nan=True), assert_claim(..., allow_nan=True)); it then reaches the mechanism unchanged")
 
 
 def check_missing_values(array: np.ndarray, label: str, allow_nan: bool) -> np.ndarray:
