@@ -105,6 +105,40 @@ def test_device_route_equals_the_numpy_route_for_every_family():
                                           err_msg=f"{kind.__name__}, reduce={reduce}")
 
 
+@pytest.mark.parametrize("repeats", [1, 40])
+def test_more_rows_than_the_limit_only_where_the_exact_count_says_so(repeats):
+    # 600 distinct rows (their sums differ: proven exactly where the count is above the limit), and 15 distinct
+    # rows repeated 40 times: never proven unless np.unique counts more than the limit.
+    rng = np.random.default_rng(repeats)
+    y = rng.normal(size=(600 // repeats, 9))
+    y = np.repeat(y, repeats, axis=0)[:600]
+    first, second = y[:300], y[300:]
+    for kind in KINDS[:3]:
+        exact = len(np.unique(np.concatenate([kind._codes(x, None) for x in (first, second)]), axis=0))
+        for limit in (4, 14, 256):
+            proven = float_bits.surely_more_rows_than(kind.code, first, second, None, CPU, limit)
+            assert not proven or exact > limit
+            if repeats == 1:  # 600 distinct rows of 9 columns: their sums differ
+                assert proven == (exact > limit)
+
+
+def test_fits_through_either_route_are_the_same_statistic():
+    rng = np.random.default_rng(6)
+    first = rng.normal(size=(400, 30)).astype(np.float32).astype(np.float64)
+    second = first[::-1] + rng.laplace(size=(400, 30))  # rows of many codes: only the reduced code suits
+    fresh = rng.normal(size=(200, 30))
+    for kind in KINDS:
+        on_numpy, on_device = kind.fit(first, second), kind.fit(first, second, device=CPU)
+        with pytest.MonkeyPatch.context() as patched:
+            patched.setattr(float_bits, "on_device", lambda device: device is not None)
+            forced = kind.fit(first, second, device=CPU)
+            assert (on_numpy is None) == (forced is None), kind.__name__
+            if on_numpy is not None:
+                assert (forced.reduce, forced.ratio.unseen) == (on_numpy.reduce, on_numpy.ratio.unseen)
+                np.testing.assert_array_equal(forced(fresh), on_numpy(fresh))
+        assert (on_device is None) == (on_numpy is None)
+
+
 def test_only_a_device_off_the_cpu_takes_the_device_route():
     assert not float_bits.on_device(None) and not float_bits.on_device("cpu") and not float_bits.on_device(CPU)
     assert float_bits.on_device("cuda") and float_bits.on_device(torch.device("cuda", 0))

@@ -215,26 +215,56 @@ def _device_codes(code: str, y, shift):
     return torch.where(regular, codes, special)
 
 
-def device_code_rows(code: str, outputs: np.ndarray, shift, reduce: bool, device) -> np.ndarray:
-    """The code rows :meth:`_BitsLogRatio._code_rows` gives (float64; each row's smallest code where
-    ``reduce``), computed on the torch ``device`` by :func:`_device_codes` in chunks of rows of at most
-    :data:`DEVICE_CHUNK_ELEMENTS` values; only the code rows come back."""
+def _device_rows(code: str, outputs: np.ndarray, shift, device, per_chunk) -> np.ndarray:
+    """``per_chunk`` of :func:`_device_codes` of each chunk of rows of at most :data:`DEVICE_CHUNK_ELEMENTS` values,
+    computed on the torch ``device``, brought back and stacked."""
     import torch
 
     outputs = np.ascontiguousarray(outputs, dtype=np.float64)
     if outputs.ndim != 2:
         raise ValueError(f"argument 'outputs' must be rows × columns, got shape {outputs.shape}")
     rows = max(1, DEVICE_CHUNK_ELEMENTS // max(1, outputs.shape[1]))
-    parts = []
-    for start in range(0, len(outputs), rows):
-        y = torch.from_numpy(outputs[start:start + rows]).to(device)
-        codes = _device_codes(code, y, shift)
-        if reduce:
-            codes = codes.min(dim=1, keepdim=True).values
-        parts.append(codes.to(torch.float64).cpu().numpy())
-    if not parts:
-        return np.zeros((0, 1 if reduce else outputs.shape[1]))
-    return np.concatenate(parts)
+    parts = [per_chunk(_device_codes(code, torch.from_numpy(outputs[start:start + rows]).to(device), shift)).cpu().numpy()
+             for start in range(0, len(outputs), rows)]
+    return np.concatenate(parts) if parts else None
+
+
+def device_code_rows(code: str, outputs: np.ndarray, shift, reduce: bool, device) -> np.ndarray:
+    """The code rows :meth:`_BitsLogRatio._code_rows` gives (float64; each row's smallest code where
+    ``reduce``), computed on the torch ``device`` by :func:`_device_codes` in chunks of rows of at most
+    :data:`DEVICE_CHUNK_ELEMENTS` values; only the code rows come back."""
+    import torch
+
+    if reduce:
+        rows = _device_rows(code, outputs, shift, device, lambda c: c.min(dim=1, keepdim=True).values.to(torch.float64))
+    else:
+        rows = _device_rows(code, outputs, shift, device, lambda c: c.to(torch.float64))
+    return np.zeros((0, 1 if reduce else np.shape(outputs)[1])) if rows is None else rows
+
+
+#: Row hashes of :func:`surely_more_rows_than` stay exact below 2^63: codes below 2^14 in magnitude, weights
+#: below 2^30, at most this many columns.
+HASHED_COLUMNS = 2**18
+
+
+def surely_more_rows_than(code: str, first: np.ndarray, second: np.ndarray, shift, device, limit: int) -> bool:
+    """Whether the code rows of ``first`` and ``second`` together are certainly more than ``limit`` distinct
+    rows, read on the torch ``device`` from one integer per row: Σⱼ wⱼ·codeⱼ with fixed random weights wⱼ.
+
+    Equal rows have equal sums, so more than ``limit`` distinct sums proves more than ``limit`` distinct
+    rows; False where that is not proven (two rows may share a sum), and then the exact count on the code
+    rows decides (:meth:`audit.statistics.classifier.EmpiricalLogRatio.fit`): the answer never changes a fit,
+    it saves bringing every code row of a wide output back to count them. The sums are exact in int64
+    (:data:`HASHED_COLUMNS`).
+    """
+    columns = np.shape(first)[1]
+    if columns > HASHED_COLUMNS:
+        return False
+    import torch
+
+    weights = torch.as_tensor(np.random.default_rng(0).integers(1, 2**30, columns), device=device)
+    sums = [_device_rows(code, x, shift, device, lambda c: (c * weights).sum(dim=1)) for x in (first, second)]
+    return len(np.unique(np.concatenate([s for s in sums if s is not None]))) > limit
 
 
 class _BitsLogRatio:
@@ -278,6 +308,9 @@ class _BitsLogRatio:
             return None  # integers, values snapped to a coarse grid: no rounding to read
         shift = cls._shift(first, second)
         for reduce in (False, True):
+            if not reduce and on_device(device) and surely_more_rows_than(cls.code, first, second, shift, device,
+                                                                          max_values):
+                continue  # as the exact count would decide, without bringing the wide code rows back
             codes_first, codes_second = (cls._code_rows(x, shift, reduce, device) for x in (first, second))
             ratio = EmpiricalLogRatio.fit(codes_first, codes_second, max_values)
             if ratio is not None:
