@@ -240,7 +240,8 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False) ->
         if spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
             pairs, pilot_runs = _event_candidates(spec, best_candidate, fits, data, mechanism_rng, runner, early,
                                                   device)
-            event, float_event, claim_tests = _event_tests(spec, pairs, claim_tests, mechanism_rng, runner, early)
+            event, float_event, claim_tests = _event_tests(spec, pairs, claim_tests, mechanism_rng, runner, early,
+                                                           device)
     elif claim_tests.float_alpha is not None:
         claim_tests = claim_tests.without_float_test()
     if claim_tests is not plan.claim_tests and "float" in plan.claim_tests.alpha_spent:
@@ -453,7 +454,7 @@ def _float_bit_candidates(pair, record, runner, rng, runs, device=None):
     return candidates, 2 * runs
 
 
-def _event_tests(spec, pairs, claim_tests, rng, runner, early: bool = False):
+def _event_tests(spec, pairs, claim_tests, rng, runner, early: bool = False, device=None):
     """The event test and the float-bit event test over the candidates ``pairs`` (:func:`_event_candidates`);
     returns (event test, float-bit event test, the claim's plan as spent).
 
@@ -463,10 +464,12 @@ def _event_tests(spec, pairs, claim_tests, rng, runner, early: bool = False):
     test chooses on its own selection runs or held-out draws and certifies on its own fresh runs at its share
     of α (:class:`audit.certificates.claim_tests.ClaimPlan`). Without a float-bit candidate the event test gets
     both shares, decided before its runs. At an early look (``early``) no float-bit test runs and the event test
-    chooses on a lower floor of selection draws (:func:`_run_audit`).
+    chooses on a lower floor of selection draws (:func:`_run_audit`). ``device``: the audit's torch device, where
+    the outputs are rounded (:func:`audit.statistics.arithmetic.round_significand`).
     """
     bits = [p for p in pairs if is_float_bit_candidate(p)] if spec.arithmetic == "float" and not early else []
-    ideal = [p if spec.arithmetic == "ideal" else rounded_candidate(p) for p in pairs if not is_float_bit_candidate(p)]
+    ideal = [p if spec.arithmetic == "ideal" else rounded_candidate(p, device) for p in pairs
+             if not is_float_bit_candidate(p)]
     if not bits:
         claim_tests = claim_tests.without_float_test()
     tests = []

@@ -1,7 +1,8 @@
-"""The float-bit codes on a torch device (audit/statistics/float_bits.py, :func:`device_code_rows`): on the CPU
-device against an independent reading of each double (exact rationals from fractions.Fraction, float.hex, the
-round trip in Python's own float arithmetic), against the NumPy route, and an audit through either route
-giving the same events and bounds; on a GPU (marked ``cuda``, skipped without one) the same codes as the CPU's."""
+"""The float-bit codes and the ideal test's rounding on a torch device (audit/statistics/float_bits.py,
+:func:`device_code_rows`; audit/statistics/arithmetic.py, :func:`device_round_significand`): on the CPU device
+against an independent reading of each double (exact rationals from fractions.Fraction, the round trip in
+Python's own float arithmetic), against the NumPy route, and an audit through either route giving the same
+events and bounds; on a GPU (marked ``cuda``, skipped without one) the same as the CPU's."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import torch
 
 from audit.engine import run_audit
 from audit.spec import AuditSpec
-from audit.statistics import float_bits
+from audit.statistics import arithmetic, float_bits
+from audit.statistics.arithmetic import device_round_significand, round_significand
 from audit.statistics.float_bits import (FLOAT_STATISTICS, NONFINITE_CODE, ZERO_CODE, device_code_rows,
                                          power_of_two_shift)
 from mechanisms.claims.parsing import parse_claim
@@ -139,6 +141,40 @@ def test_fits_through_either_route_are_the_same_statistic():
         assert (on_device is None) == (on_numpy is None)
 
 
+def _rounded(v: float, bits: int) -> float:
+    """v rounded to ``bits`` significant bits, half to even, on the exact rational (Python's round of a Fraction
+    rounds half to even); beyond the largest double, ±inf."""
+    if v == 0 or not math.isfinite(v):
+        return v
+    e = _binary(v)
+    q = Fraction(round(abs(Fraction(v)) * Fraction(2) ** (bits - e))) * Fraction(2) ** (e - bits)
+    try:
+        return math.copysign(float(q), v)
+    except OverflowError:
+        return math.copysign(math.inf, v)
+
+
+def _halfway(rng, count: int, dropped: int, binade: int) -> np.ndarray:
+    """Doubles whose dropped bits are exactly half a unit (ties, both parities of the kept part)."""
+    kept = rng.integers(2**31, 2**32, count)
+    return np.ldexp(((kept << dropped) | (1 << (dropped - 1))).astype(np.float64), binade)
+
+
+@pytest.mark.parametrize("bits", [32, 12])
+def test_rounding_on_the_device_is_the_exact_rationals_rounding(bits):
+    rng = np.random.default_rng(bits)
+    y = np.concatenate([_doubles(5), _halfway(rng, 100, 21, -52), -_halfway(rng, 100, 21, 40),
+                        _halfway(rng, 50, 10, -1074),  # subnormal ties
+                        np.array([np.ldexp(float(2**53 - 1), -53), np.ldexp(float(2**53 - 1), 971),  # carries, to inf
+                                  np.nextafter(2.0**-1022, 0), 2.0**-1022])])
+    expected = np.array([_rounded(float(v), bits) for v in y])
+    got = device_round_significand(y, bits, CPU)
+    same = (got == expected) | (np.isnan(got) & np.isnan(expected))
+    assert same.all() and np.array_equal(np.signbit(got), np.signbit(expected))
+    with np.errstate(over="ignore"):  # NumPy's route overflows to inf on the carry past the largest double
+        np.testing.assert_array_equal(got.view(np.int64), round_significand(y, bits).view(np.int64))  # NumPy's bits
+
+
 def test_only_a_device_off_the_cpu_takes_the_device_route():
     assert not float_bits.on_device(None) and not float_bits.on_device("cpu") and not float_bits.on_device(CPU)
     assert float_bits.on_device("cuda") and float_bits.on_device(torch.device("cuda", 0))
@@ -151,11 +187,12 @@ def _textbook_laplace(scale: float):
 
 
 def _audit(device_route: bool, monkeypatch):
-    """The textbook float Laplace (Mironov 2012) refuted through its bits, with the codes on the NumPy route or,
-    forced, the device route on the CPU device."""
+    """The textbook float Laplace (Mironov 2012) refuted through its bits, with the codes and the rounding on the
+    NumPy route or, forced, the device route on the CPU device."""
     with monkeypatch.context() as patched:
         if device_route:
             patched.setattr(float_bits, "on_device", lambda device: device is not None)
+            patched.setattr(arithmetic, "on_device", lambda device: device is not None)
         return run_audit(AuditSpec(mechanism=_textbook_laplace(10.0), priors=[TwoPoint(np.zeros((1, 1)), np.ones((1, 1)))],
                                    claim=parse_claim("dp:0.1"), samples=4000, event_runs=4000, seed=3, device="cpu"))
 
@@ -183,7 +220,7 @@ needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 
 @pytest.mark.cuda
 @needs_cuda
-def test_cuda_codes_equal_the_cpu_devices_and_numpys():
+def test_cuda_codes_and_rounding_equal_the_cpu_devices_and_numpys():
     rng = np.random.default_rng(5)
     y = np.concatenate([_shuffled(4)[:560].reshape(80, 7),
                         rng.normal(size=(3000, 7)).astype(np.float32).astype(np.float64)])
@@ -193,6 +230,9 @@ def test_cuda_codes_equal_the_cpu_devices_and_numpys():
             cuda = device_code_rows(kind.code, y, shift, reduce, torch.device("cuda"))
             np.testing.assert_array_equal(cuda, device_code_rows(kind.code, y, shift, reduce, CPU))
             np.testing.assert_array_equal(cuda, kind._code_rows(y, shift, reduce))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(device_round_significand(y, 32, torch.device("cuda")).view(np.int64),
+                                      round_significand(y).view(np.int64))
 
 
 @pytest.mark.cuda
