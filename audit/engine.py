@@ -46,7 +46,7 @@ from audit.certificates.secret_bounds import cell_critic, certify, certify_slice
 from audit.certificates.claim_tests import cross_checks
 from audit.statistics.classifier_critic import cross_fitted_candidates, fit_classifier_critics
 from audit.statistics.classifier import PAIR_STATISTICS, pair_statistic
-from audit.statistics.float_bits import FLOAT_STATISTICS, has_fine_bits
+from audit.statistics.float_bits import FLOAT_STATISTIC_KINDS, FLOAT_STATISTICS, has_fine_bits
 from audit.statistics.arithmetic import RoundedRunner, is_float_bit_candidate, rounded_candidate
 from audit.statistics.counting import COUNTING_STATISTICS
 from audit.statistics.support import SUPPORT_STATISTICS, SupportLogRatio
@@ -184,7 +184,8 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False) ->
                      "MI estimates and bounds are of I(X_i; M | Σ_{j≠i} X_j), at most I(X_i; M | X_−i) under independent "
                      "rows (data processing) and equal to it where the mechanism reads the other records through "
                      "their sums, so a certified violation holds for the audited MI and an estimate may be lower.")
-    fits = _classifier_fits(spec, cells, outputs, rng, notes) if plan.mi_critic == "classifier" and cells else None
+    fits = (_classifier_fits(spec, cells, outputs, rng, notes, device) if plan.mi_critic == "classifier" and cells
+            else None)
     if fits is None:
         fits = fit_secret_critics(cells, outputs, full=plan.full_critics and bool(cells),
                                   slices=plan.slices if cells else 0,
@@ -237,8 +238,10 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False) ->
     if spec.notion in RECORD_AUDIT_NOTIONS and selected_bound is not None:
         dp_mi = dp_epsilon_lower_bound_from_mi(selected_bound)
         if spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
-            pairs, pilot_runs = _event_candidates(spec, best_candidate, fits, data, mechanism_rng, runner, early)
-            event, float_event, claim_tests = _event_tests(spec, pairs, claim_tests, mechanism_rng, runner, early)
+            pairs, pilot_runs = _event_candidates(spec, best_candidate, fits, data, mechanism_rng, runner, early,
+                                                  device)
+            event, float_event, claim_tests = _event_tests(spec, pairs, claim_tests, mechanism_rng, runner, early,
+                                                           device)
     elif claim_tests.float_alpha is not None:
         claim_tests = claim_tests.without_float_test()
     if claim_tests is not plan.claim_tests and "float" in plan.claim_tests.alpha_spent:
@@ -289,16 +292,18 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False) ->
     )
 
 
-def _classifier_fits(spec, cells, outputs, rng, notes) -> SecretFits | None:
+def _classifier_fits(spec, cells, outputs, rng, notes, device=None) -> SecretFits | None:
     """The cells' classifier critics (:mod:`audit.statistics.classifier_critic`) as the audit's full fit, or None
     where neural critics are trained instead (said in ``notes``): a secret not certified directly, or
-    outputs that suit no classifier (decided on the training split's shapes and values only).
+    outputs that suit no classifier (decided on the training split's shapes and values only). ``device``:
+    where the float-bit statistics compute their codes.
     """
     if any(cell.strategy != "certify" for cell in cells):
         notes.append("a record's secret is not certified directly under its prior, so its critics are neural")
         return None
     fitted = fit_classifier_critics(cells, outputs, config=spec.critic, rng=rng, extra_kinds=_user_kinds(spec),
-                                    support_columns=getattr(encoder_of(spec.mechanism), "support_columns", None))
+                                    support_columns=getattr(encoder_of(spec.mechanism), "support_columns", None),
+                                    device=device)
     if fitted is None:
         notes.append("no classifier critic could be fitted (the outputs are too wide for the logistic regression and "
                      "take too many values for the empirical log-ratio, or the training split holds draws of only one "
@@ -354,7 +359,8 @@ def _user_kinds(spec) -> tuple:
                                 spec.allow_nan),)
 
 
-def _pair_statistics(cell, critics, fits, data, support_columns=None, min_draws: int = MIN_SELECTION_RUNS) -> list:
+def _pair_statistics(cell, critics, fits, data, support_columns=None, min_draws: int = MIN_SELECTION_RUNS,
+                     device=None) -> list:
     """The event-test candidates of a cell whose prior is a two-point prior on a neighbouring pair.
 
     With classifier critics, their classifiers cross-fitted on the MI sample
@@ -368,6 +374,8 @@ def _pair_statistics(cell, critics, fits, data, support_columns=None, min_draws:
     chooses among them at no run's cost). ``support_columns``: the encoder's support block, the support
     statistic's columns (:meth:`audit.statistics.support.SupportLogRatio.fit`). ``min_draws``: the fewest
     held-out draws per input the event is chosen on (:func:`audit.statistics.pair_candidates.held_out_scores`).
+    ``device``: the audit's torch device, where the float-bit statistics compute their codes
+    (:func:`audit.statistics.float_bits.device_code_rows` off the CPU).
     """
     if fits.classifiers:
         # Classifier critics: the statistics are their classifiers, cross-fitted and scored out of fold.
@@ -390,8 +398,9 @@ def _pair_statistics(cell, critics, fits, data, support_columns=None, min_draws:
     if is_first.any() and not is_first.all():
         first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
         for kind, _, label, what in PAIR_STATISTICS + FLOAT_STATISTICS + SUPPORT_STATISTICS + COUNTING_STATISTICS:
-            support = {"support_columns": support_columns} if kind is SupportLogRatio else {}
-            fitted = kind.fit(first_outputs, second_outputs, **support)  # None where the outputs do not suit it
+            extra = ({"support_columns": support_columns} if kind is SupportLogRatio else
+                     {"device": device} if kind in FLOAT_STATISTIC_KINDS else {})
+            fitted = kind.fit(first_outputs, second_outputs, **extra)  # None where the outputs do not suit it
             if fitted is not None:
                 named = f" ({fitted.describe()})" if hasattr(fitted, "describe") else ""  # a counting statistic's features
                 statistics.append((pair_statistic(fitted, first[record], second[record]), label,
@@ -419,7 +428,7 @@ def _outputs_have_fine_bits(outputs) -> bool:
     return has_fine_bits(outputs)
 
 
-def _float_bit_candidates(pair, record, runner, rng, runs):
+def _float_bit_candidates(pair, record, runner, rng, runs, device=None):
     """The float-bit statistics (:data:`audit.statistics.float_bits.FLOAT_STATISTICS`) of one structured pair,
     fitted on ``runs`` pilot runs of each of its databases, as event-search candidates; and the runs made.
 
@@ -428,6 +437,7 @@ def _float_bit_candidates(pair, record, runner, rng, runs):
     (Mironov 2012). The pilot runs come from a generator spawned from ``rng``'s seed (``rng``'s own
     stream is not moved, so an audit whose outputs suit none of them draws what it drew without them);
     they are neither selection nor certification runs, so the choice among candidates still costs no α.
+    ``device``: where the statistics compute their codes (:func:`_pair_statistics`).
     """
     pilot = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])
     outputs = []
@@ -435,7 +445,7 @@ def _float_bit_candidates(pair, record, runner, rng, runs):
         outputs.append(np.asarray(runner.runs_of(database, runs, pilot, what="float-bit statistic run")[1]))
     candidates = []
     for kind, _, label, what in FLOAT_STATISTICS:
-        fitted = kind.fit(*outputs)  # None where the outputs are integers or their codes too many
+        fitted = kind.fit(*outputs, device=device)  # None where the outputs are integers or their codes too many
         if fitted is not None:
             candidates.append(PairCandidate(pair.first, pair.second, record,
                                             pair_statistic(fitted, pair.first[record], pair.second[record]),
@@ -444,7 +454,7 @@ def _float_bit_candidates(pair, record, runner, rng, runs):
     return candidates, 2 * runs
 
 
-def _event_tests(spec, pairs, claim_tests, rng, runner, early: bool = False):
+def _event_tests(spec, pairs, claim_tests, rng, runner, early: bool = False, device=None):
     """The event test and the float-bit event test over the candidates ``pairs`` (:func:`_event_candidates`);
     returns (event test, float-bit event test, the claim's plan as spent).
 
@@ -454,10 +464,12 @@ def _event_tests(spec, pairs, claim_tests, rng, runner, early: bool = False):
     test chooses on its own selection runs or held-out draws and certifies on its own fresh runs at its share
     of α (:class:`audit.certificates.claim_tests.ClaimPlan`). Without a float-bit candidate the event test gets
     both shares, decided before its runs. At an early look (``early``) no float-bit test runs and the event test
-    chooses on a lower floor of selection draws (:func:`_run_audit`).
+    chooses on a lower floor of selection draws (:func:`_run_audit`). ``device``: the audit's torch device, where
+    the outputs are rounded (:func:`audit.statistics.arithmetic.round_significand`).
     """
     bits = [p for p in pairs if is_float_bit_candidate(p)] if spec.arithmetic == "float" and not early else []
-    ideal = [p if spec.arithmetic == "ideal" else rounded_candidate(p) for p in pairs if not is_float_bit_candidate(p)]
+    ideal = [p if spec.arithmetic == "ideal" else rounded_candidate(p, device) for p in pairs
+             if not is_float_bit_candidate(p)]
     if not bits:
         claim_tests = claim_tests.without_float_test()
     tests = []
@@ -483,7 +495,7 @@ def _selection_floor(early: bool) -> int:
     return EARLY_LOOK_SELECTION_RUNS if early else MIN_SELECTION_RUNS
 
 
-def _event_candidates(spec, candidate, fits, data, rng, runner, early=False):
+def _event_candidates(spec, candidate, fits, data, rng, runner, early=False, device=None):
     """The event search's candidate pairs (:func:`audit.search.event_search.event_search`), in order:
     each two-point prior of Θ on a neighbouring pair (the declared ones, the user's and a catalog's
     pairs, then the prior search's structured and random pairs) with its own critic (the MI test's
@@ -492,7 +504,7 @@ def _event_candidates(spec, candidate, fits, data, rng, runner, early=False):
     that prior), the float-bit statistics of the first of them (:func:`_float_bit_candidates`, when the MI
     sample's outputs hold bits below the coarse grid: :func:`_outputs_have_fine_bits`) and
     pairs of its values on a base database of the validation split. Returns (the candidates, the pilot
-    runs of the float-bit statistics)."""
+    runs of the float-bit statistics). ``device``: the audit's torch device (:func:`_pair_statistics`)."""
     pairs, pilot_runs = [], 0
     for i, cell in enumerate(fits.cells):
         if cell.strategy == "certify" and neighbouring_pair_of(cell.prior, cell.record) is not None:
@@ -503,7 +515,7 @@ def _event_candidates(spec, candidate, fits, data, rng, runner, early=False):
             if critics:
                 pairs += _pair_statistics(cell, critics, fits, data[cell.prior_index],
                                           getattr(encoder_of(spec.mechanism), "support_columns", None),
-                                          _selection_floor(early))
+                                          _selection_floor(early), device)
     cell, kind = candidate.cell, candidate.kind
     if neighbouring_pair_of(cell.prior, cell.record) is None:
         dbs, _ = data[cell.prior_index]
@@ -512,7 +524,7 @@ def _event_candidates(spec, candidate, fits, data, rng, runner, early=False):
         pairs += [PairCandidate(p.first, p.second, cell.record, statistic, p.why) for p in structured]
         if structured and spec.arithmetic == "float" and _outputs_have_fine_bits(data[cell.prior_index][1]):
             bit_candidates, pilot_runs = _float_bit_candidates(structured[0], cell.record, runner, rng,
-                                                               min(spec.event_runs, BIT_PILOT_RUNS))
+                                                               min(spec.event_runs, BIT_PILOT_RUNS), device)
             pairs += bit_candidates
         validation = fits.fit(kind).split[1]
         values = distinct_rows(dbs[validation[:256], cell.record, :])[:4]

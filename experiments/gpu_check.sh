@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Issue 42's GPU checks in one run, most important first, each under its own time limit (within DEADLINE
-# seconds in all), every result written as it comes: the CUDA tests, gpu-throughput (against a measured
-# copy and matmul roofline), the CUDA-graph critic fit against the eager one, device-choice (step costs and
-# --device auto/cpu/cuda audits), and dpsgd-audit's GPU grid with its GPU utilization.
+# seconds in all), every result written as it comes: the CUDA tests, the float-bit codes on the GPU against
+# NumPy's (equal codes, seconds both ways), dpsgd-audit's GPU grid with its GPU utilization and profile by
+# stage (the float-bit codes now on the GPU: utilization before 4.1% over 158 s, target >= 50%),
+# gpu-throughput (against a measured copy and matmul roofline), the CUDA-graph critic fit against the eager
+# one, and device-choice (step costs and --device auto/cpu/cuda audits).
 #
 #   bash experiments/gpu_check.sh            # on a GPU machine; results in $OUT (or ./gpu-check-out)
 #   SMALL=1 bash experiments/gpu_check.sh    # dry run on a CPU: every size shrunk, --device cpu
@@ -26,8 +28,9 @@ PY=python3
 
 if [ "$SMALL" = 1 ]; then
   DEVICE=cpu; QUICK=--quick; PAGES=$WORK/pages; GRID=""; GRAPH_ARGS="--device cpu --samples 4000 --max-steps 100"
+  BITS_ARGS="--device cpu --rows 2000 --columns 577"
 else
-  DEVICE=cuda; QUICK=""; PAGES=docs/benchmarks; GRID="--grid gpu"; GRAPH_ARGS="--device cuda"
+  DEVICE=cuda; QUICK=""; PAGES=docs/benchmarks; GRID="--grid gpu"; GRAPH_ARGS="--device cuda"; BITS_ARGS="--device cuda"
 fi
 mkdir -p "$PAGES"
 
@@ -68,25 +71,29 @@ CUDA_TEST_FILES=$(grep -l "mark.cuda" tests/test_*.py)
 step cuda-tests 120 $PY -m pytest -q -m cuda -p no:randomly -p no:cacheprovider $CUDA_TEST_FILES -rs \
   --junitxml="$WORK/cuda-tests.xml"
 
-# 2. gpu-throughput against the measured copy and matmul ceilings (the page records --device cuda).
+# 2. The float-bit codes on the device against NumPy's at one input's event runs of the widest release (10,000 x 8,257).
+step float-bits 60 bash -c "$PY -m experiments.float_bits_check $BITS_ARGS > '$WORK/float-bits.json'"
+cat "$WORK/float-bits.json" 2>/dev/null
+
+# 3. dpsgd-audit's GPU grid, its stages written as they finish, GPU utilization sampled; profile by stage.
+step dpsgd-gpu 240 $PY -m experiments.stage_profile dpsgd-audit $QUICK $GRID --device $DEVICE \
+  --out "$WORK/dpsgd-gpu" --page "$PAGES/dpsgd-gpu.md"
+
+# 4. gpu-throughput against the measured copy and matmul ceilings (the page records --device cuda).
 step gpu-throughput 75 $PY -m audit.cli.main experiment gpu-throughput $QUICK --device $DEVICE \
   --out "$WORK/gpu-throughput" --page "$PAGES/gpu-throughput.md"
 
-# 3. The CUDA-graph critic fit against the eager one (one seed; and the CPU's).
+# 5. The CUDA-graph critic fit against the eager one (one seed; and the CPU's).
 step critic-graph 40 bash -c "$PY -m experiments.critic_graph_check $GRAPH_ARGS > '$WORK/critic-graph.json'"
 cat "$WORK/critic-graph.json" 2>/dev/null | $PY -c "import json,sys; d=json.load(sys.stdin); print({k: (d[k]['estimates'], round(d[k]['steps_per_second']), d[k]['steps']) for k in ('cpu','eager','graph')}, d['max_graph_minus_eager_in_stderr'])" 2>/dev/null
 
-# 4. choose_device's constants measured, and audits with --device auto/cpu/cuda.
+# 6. choose_device's constants measured, and audits with --device auto/cpu/cuda.
 step device-choice 150 $PY -m audit.cli.main experiment device-choice $QUICK --device $DEVICE \
   --out "$WORK/device-choice" --page "$PAGES/device-choice.md"
 
-# 5. dpsgd-audit's GPU grid, its stages written as they finish, GPU utilization sampled; profile by stage.
-step dpsgd-gpu 600 $PY -m experiments.stage_profile dpsgd-audit $QUICK $GRID --device $DEVICE \
-  --out "$WORK/dpsgd-gpu" --page "$PAGES/dpsgd-gpu.md"
-
 echo "=== summary ($(( $(date +%s) - START )) s)"
 cat "$WORK/steps.txt"
-for f in "$WORK"/gpu-throughput/summary.md "$WORK"/device-choice/summary.md "$WORK"/dpsgd-gpu/summary.md; do
+for f in "$WORK"/dpsgd-gpu/summary.md "$WORK"/gpu-throughput/summary.md "$WORK"/device-choice/summary.md; do
   [ -f "$f" ] && sed -n '/## What it shows/,/## Files/p' "$f"
 done
 pack

@@ -28,7 +28,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from audit.statistics.float_bits import FLOAT_STATISTICS
+from audit.statistics.float_bits import DEVICE_CHUNK_ELEMENTS, FLOAT_STATISTICS, on_device
 
 #: The significant bits an output keeps under ``arithmetic = "ideal"`` (:func:`round_significand`).
 IDEAL_SIGNIFICANT_BITS = 32
@@ -37,19 +37,61 @@ IDEAL_SIGNIFICANT_BITS = 32
 FLOAT_STATISTIC_LABELS = frozenset(label for _, _, label, _ in FLOAT_STATISTICS)
 
 
-def round_significand(outputs, bits: int = IDEAL_SIGNIFICANT_BITS) -> np.ndarray:
+def round_significand(outputs, bits: int = IDEAL_SIGNIFICANT_BITS, device=None) -> np.ndarray:
     """Each value rounded to ``bits`` significant bits (round half to even), exactly; 0 and non-finite values kept.
 
     With y = m·2ᵉ, ½ ≤ |m| < 1 (``numpy.frexp``, exact), m·2^bits is a double computed exactly, its
     rounding to an integer q is exact, and the result q·2^(e − bits) is exact by ``numpy.ldexp`` (down to
     the subnormal range). A relative grid, not an absolute one, so that outputs of any magnitude keep
     the same precision (IEEE 754-2008, Section 3.4: a double's 53-bit significand).
+
+    ``device``: a torch device off the CPU computes the same doubles there (:func:`device_round_significand`); None or
+    the CPU: NumPy.
     """
+    if on_device(device):
+        return device_round_significand(outputs, bits, device)
     y = np.asarray(outputs, dtype=np.float64)
     regular = np.isfinite(y) & (y != 0)
     mantissa, exponent = np.frexp(np.where(regular, y, 1.0))
     rounded = np.ldexp(np.round(np.ldexp(mantissa, bits)), exponent - bits)
     return np.where(regular, rounded, y)
+
+
+def device_round_significand(outputs, bits: int, device) -> np.ndarray:
+    """:func:`round_significand` on the torch ``device``, on each double's bit pattern, in chunks of
+    :data:`audit.statistics.float_bits.DEVICE_CHUNK_ELEMENTS` values.
+
+    The magnitude's bit pattern M (biased exponent and fraction, IEEE 754-2008, Section 3.4) of a normal double
+    holds its 53-bit significand in its low 52 bits and an implicit one; keeping ``bits`` significant bits
+    drops its k = 53 − ``bits`` lowest bits, rounded half to even: M − r, plus 2ᵏ where r > 2ᵏ⁻¹, or r = 2ᵏ⁻¹
+    and the kept part is odd (r = M mod 2ᵏ). A carry out of the fraction raises the exponent field by one
+    with a zero fraction, the next binade's double (or ±inf past the largest), as NumPy's q·2^(e − bits) gives.
+    A subnormal f·2⁻¹⁰⁷⁴ with f of bit length L has L significant bits: k = max(L − ``bits``, 0), and a carry
+    to 2⁵² is the smallest normal double. 0 and non-finite values are kept.
+    """
+    import torch
+
+    y = np.ascontiguousarray(outputs, dtype=np.float64)
+    flat = y.reshape(-1)
+    out = np.empty_like(flat)
+    for start in range(0, len(flat), DEVICE_CHUNK_ELEMENTS):
+        chunk = torch.from_numpy(flat[start:start + DEVICE_CHUNK_ELEMENTS]).to(device)
+        pattern = chunk.view(torch.int64)
+        sign = pattern & torch.iinfo(torch.int64).min
+        magnitude = pattern & torch.iinfo(torch.int64).max
+        biased = magnitude >> 52
+        length = (magnitude.to(torch.float64).view(torch.int64) >> 52) - 1022  # bit length of f (subnormals)
+        dropped = torch.where(biased > 0, torch.full_like(magnitude, 53 - bits), torch.clamp(length - bits, min=0))
+        unit = torch.ones_like(magnitude) << dropped
+        rest = magnitude & (unit - 1)
+        half = unit >> 1
+        kept = magnitude - rest
+        odd = (kept & unit) != 0
+        up = (dropped > 0) & ((rest > half) | ((rest == half) & odd))
+        rounded = (kept + torch.where(up, unit, torch.zeros_like(unit))) | sign
+        regular = torch.isfinite(chunk) & (chunk != 0)
+        out[start:start + len(chunk)] = torch.where(regular, rounded.view(torch.float64), chunk).cpu().numpy()
+    return out.reshape(y.shape)
 
 
 class RoundedRunner:
@@ -86,8 +128,9 @@ def is_float_bit_candidate(candidate) -> bool:
     return candidate.statistic_label in FLOAT_STATISTIC_LABELS
 
 
-def rounded_candidate(candidate):
-    """``candidate`` with its statistic applied to the outputs rounded by :func:`round_significand`.
+def rounded_candidate(candidate, device=None):
+    """``candidate`` with its statistic applied to the outputs rounded by :func:`round_significand` (on
+    ``device``: the audit's torch device).
 
     Its held-out scores (on unrounded outputs) still choose the event: any choice made before the
     certification runs leaves the certificate valid (:mod:`audit.search.event_search`).
@@ -95,5 +138,5 @@ def rounded_candidate(candidate):
     statistic = candidate.statistic
 
     def on_rounded(a, b, dbs, outputs):
-        return statistic(a, b, dbs, round_significand(outputs))
+        return statistic(a, b, dbs, round_significand(outputs, device=device))
     return replace(candidate, statistic=on_rounded)

@@ -47,7 +47,7 @@ from estimators.validation import check_int
 
 from audit.statistics.classifier import PAIR_STATISTICS, EmpiricalLogRatio, FeatureDesign, LogOdds, pair_statistic
 from audit.statistics.pair_candidates import MIN_SELECTION_RUNS, PairCandidate, neighbouring_pair_of
-from audit.statistics.float_bits import FLOAT_STATISTICS, has_fine_bits
+from audit.statistics.float_bits import FLOAT_STATISTIC_KINDS, FLOAT_STATISTICS, has_fine_bits
 from audit.statistics.counting import COUNTING_STATISTICS, CountingStatistic
 from audit.statistics.support import SUPPORT_STATISTICS, SupportFolds, SupportLogRatio
 
@@ -170,15 +170,19 @@ class CrossFitted:
 
 
 def _fit_kind(kind, is_first: np.ndarray, outputs: np.ndarray, rows: np.ndarray, design: FeatureDesign | None,
-              start: np.ndarray | None = None, start_hessian: np.ndarray | None = None, support_columns=None):
+              start: np.ndarray | None = None, start_hessian: np.ndarray | None = None, support_columns=None,
+              device=None):
     """``kind`` fitted on the draws ``rows`` (an index or boolean array): a logistic kind on ``design``'s
     features where one is given (Newton's method from ``start``, whose Hessian is ``start_hessian`` where
     given), else by ``kind.fit``; None where unsuited. ``support_columns``: the support statistic's block
-    (:meth:`audit.statistics.support.SupportLogRatio.fit`)."""
+    (:meth:`audit.statistics.support.SupportLogRatio.fit`); ``device``: where a float-bit statistic computes its
+    codes (:func:`audit.statistics.float_bits.device_code_rows` off the CPU)."""
     labels = is_first[rows]
     if design is not None and issubclass(kind, LogOdds):
         return kind.from_design(design, rows, labels, start=start, start_hessian=start_hessian)
     support = {"support_columns": support_columns} if kind is SupportLogRatio else {}
+    if kind in FLOAT_STATISTIC_KINDS:
+        support = {"device": device}
     if design is not None and design.inverse is not None and issubclass(kind, (EmpiricalLogRatio, SupportLogRatio)):
         return kind.from_counts(design.rows, design.inverse[rows], labels, **support)
     return kind.fit(outputs[rows][labels], outputs[rows][~labels], **support)
@@ -186,7 +190,7 @@ def _fit_kind(kind, is_first: np.ndarray, outputs: np.ndarray, rows: np.ndarray,
 
 def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray, seed: int,
               design: FeatureDesign | None = None, start: np.ndarray | None = None,
-              support_columns: slice | None = None) -> CrossFitted | None:
+              support_columns: slice | None = None, device=None) -> CrossFitted | None:
     """``kind`` (a class of :data:`audit.statistics.classifier.PAIR_STATISTICS`) fitted on every fold but
     one, for each fold, and every draw scored out of fold (the cross-fitting of Chernozhukov et al.
     2018, Definition 3.1, used here to choose an event); None where some fold's training draws do
@@ -198,7 +202,8 @@ def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray,
     the draws (:meth:`audit.statistics.classifier.FeatureDesign.start_hessians`) and goes on by chord
     steps (:func:`audit.statistics.logistic_regression.fit_logistic`). None of these changes what a fold model
     minimizes, only its cost. ``support_columns``: the encoder's support block, the support statistic's columns
-    (:meth:`audit.statistics.support.SupportLogRatio.fit`).
+    (:meth:`audit.statistics.support.SupportLogRatio.fit`). ``device``: the audit's torch device, where a float-bit
+    statistic computes its codes (:func:`_fit_kind`).
     """
     folds = int(fold.max()) + 1
     models, out_of_fold = [], np.empty(len(outputs), dtype=np.float64)
@@ -217,7 +222,7 @@ def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray,
             model = support.fit(design.inverse[train] if coded else train, is_first[train])
         else:
             model = _fit_kind(kind, is_first, outputs, train, design, start,  # None where unsuited
-                              None if start_hessians is None else start_hessians[k], support_columns)
+                              None if start_hessians is None else start_hessians[k], support_columns, device)
         if model is None:
             return None
         models.append(model)
@@ -279,7 +284,8 @@ def _product_pairs(critic, is_first, ell, rows, lo, hi) -> np.ndarray:
 
 
 def fit_classifier_critics(cells, outputs, *, config, rng: np.random.Generator,
-                           extra_kinds: tuple = (), support_columns: slice | None = None) -> tuple[ProblemFit, tuple] | None:
+                           extra_kinds: tuple = (), support_columns: slice | None = None,
+                           device=None) -> tuple[ProblemFit, tuple] | None:
     """One classifier critic per cell, as a fit the audit certifies like the neural critics' full fit.
 
     Each cell's critic is T(x, y) = log q(x | y) − log π̂(x) of its best classifier on the validation
@@ -306,6 +312,9 @@ def fit_classifier_critics(cells, outputs, *, config, rng: np.random.Generator,
     support_columns : slice, optional
         The encoder's support block of the outputs (:attr:`mechanisms.outputs.encoding.OutputEncoder.support_columns`):
         the support statistic's columns (:meth:`audit.statistics.support.SupportLogRatio.fit`).
+    device : torch.device or str, optional
+        The audit's device: where the float-bit statistics compute their codes
+        (:func:`audit.statistics.float_bits.device_code_rows` off the CPU; NumPy on it).
 
     Returns
     -------
@@ -319,10 +328,11 @@ def fit_classifier_critics(cells, outputs, *, config, rng: np.random.Generator,
     started = time.perf_counter()
     # A few reductions over vectors: one thread (two contend on a busy two-core machine for nothing).
     with cpu_threads(1):
-        return _fit(cells, outputs, config, rng, started, extra_kinds, support_columns)
+        return _fit(cells, outputs, config, rng, started, extra_kinds, support_columns, device)
 
 
-def _fit(cells, outputs, config, rng, started, extra_kinds=(), support_columns=None) -> tuple[ProblemFit, tuple] | None:
+def _fit(cells, outputs, config, rng, started, extra_kinds=(), support_columns=None,
+         device=None) -> tuple[ProblemFit, tuple] | None:
     lo, hi = (float(v) for v in config.output_range)
     n = len(outputs[cells[0].prior_index])
     train, val, test = split_indices(n, config.split, np.random.default_rng(int(rng.integers(2**31))))
@@ -374,7 +384,7 @@ def _fit(cells, outputs, config, rng, started, extra_kinds=(), support_columns=N
         # coins come from a stream of their own, so the critics' draws are those made without them.
         # Outputs with no bit below the coarse grid suit none of them on any fold (their fit's gate).
         if has_fine_bits(y):
-            cross_fitted += [cross_fit(kind, is_first, y, fold, int(float_rng.integers(2**31)))
+            cross_fitted += [cross_fit(kind, is_first, y, fold, int(float_rng.integers(2**31)), device=device)
                              for kind, _, _, _ in FLOAT_STATISTICS]
         cross_fitted += [cross_fit(kind, is_first, y, fold, int(support_rng.integers(2**31)), design,
                                    support_columns=support_columns)

@@ -30,6 +30,14 @@ the MI sample's training draws, the choice among all candidates is made on held-
 selection runs, and the chosen event is certified on fresh runs, so the families cost no α beyond
 what the event test already spends (:mod:`audit.search.event_search`).
 
+**On a torch device.** Where the audit's device is not the CPU (a CUDA device: the audit's critics
+train there), :func:`device_code_rows` computes the same codes on it from the IEEE 754 fields of each
+double (its bit pattern read as an int64), in row chunks of at most :data:`DEVICE_CHUNK_ELEMENTS`
+values, and brings back only the code rows: on a wide release (the DP-SGD grid's d = 8,257
+parameters) the codes were the audit's largest CPU cost while the GPU waited. Every code is an exact
+integer function of the bits, so both routes give the same codes, and the audit the same statistics,
+events and bounds; on the CPU the NumPy route is kept.
+
 They are offered only for outputs with bits finer than the coarse grid 2^:data:`COARSE_GRID_EXPONENT`
 (:func:`has_fine_bits`): an output that is a multiple of 2⁻³² (every integer, every value snapped to
 that grid as the catalog's releases are, :mod:`mechanisms.snapping`, and every double of
@@ -62,6 +70,10 @@ COARSE_GRID_EXPONENT = SNAPPING_GRID_EXPONENT
 #: Codes of an output with no finite bits: 0 and the non-finite values (never an exponent of a double).
 ZERO_CODE = 4096
 NONFINITE_CODE = 8192
+
+#: Values per chunk of rows in :func:`device_code_rows` (2^24 doubles: 128 MiB, a few times that with the
+#: integer fields), so that the codes of a wide release fit any device's memory.
+DEVICE_CHUNK_ELEMENTS = 2**24
 
 
 def has_fine_bits(outputs, grid_exponent: int = COARSE_GRID_EXPONENT) -> bool:
@@ -150,6 +162,111 @@ def power_of_two_shift(first_outputs: np.ndarray, second_outputs: np.ndarray) ->
     return np.where(difference < 0, -1.0, 1.0) * np.exp2(np.round(np.log2(magnitude)))
 
 
+def on_device(device) -> bool:
+    """Whether the codes go to :func:`device_code_rows`: ``device`` (a torch device or its name) is given
+    and is not the CPU, whose NumPy route is kept (module docstring)."""
+    return device is not None and str(device).split(":")[0] != "cpu"
+
+
+def _biased_exponent(y):
+    """The 11-bit biased exponent field of each double of the float64 tensor ``y``, as int64."""
+    import torch
+
+    return (y.contiguous().view(torch.int64) >> 52) & 0x7FF
+
+
+def _device_codes(code: str, y, shift):
+    """The int64 codes ``code`` of the float64 tensor ``y`` (rows × columns) on its device, from its IEEE 754
+    fields (IEEE 754-2008, Section 3.4: sign, 11-bit biased exponent b, 52-bit fraction f).
+
+    A normal double (0 < b < 2047) is (2⁵² + f)·2^(b − 1075): significand s = 2⁵² + f, frexp exponent
+    e = b − 1022. A subnormal (b = 0, f > 0) is f·2⁻¹⁰⁷⁴; with L the bit length of f it is
+    (f·2^(53 − L))·2^(L − 1074 − 53): s = f·2^(53 − L), e = L − 1074. Bit lengths are read from the biased
+    exponent of the integer as a double (exact below 2⁵³: a positive integer n has biased exponent
+    1023 + ⌊log₂ n⌋), as are the trailing zero bits t of s from s & −s = 2ᵗ; no library frexp is
+    needed. From s and e the codes are :func:`grid_exponent`'s,
+    :func:`binary_exponent`'s and :func:`low_significand_bits`'s; the neighbour-grid residue is
+    :func:`off_shifted_grid`'s round trip, two correctly rounded float64 operations on any device.
+    """
+    import torch
+
+    if code == "neighbour-grid residue":
+        c = torch.as_tensor(np.asarray(shift, dtype=np.float64), device=y.device)
+        back = (y - c) + c
+        return torch.where(torch.isfinite(y), (back != y).to(torch.int64), NONFINITE_CODE)
+    biased = _biased_exponent(y)
+    fraction = y.view(torch.int64) & ((1 << 52) - 1)
+    regular = (biased != 0x7FF) & ((biased != 0) | (fraction != 0))
+    normal = biased != 0
+    length = _biased_exponent(fraction.to(torch.float64)) - 1022  # bit length of f (read for subnormals)
+    exponent = torch.where(normal, biased - 1022, length - 1074)
+    s = torch.where(normal, fraction | (1 << 52), fraction << torch.clamp(SIGNIFICAND_BITS - length, 0, 63))
+    if code == "binary exponent":
+        codes = exponent
+    elif code == "low significand bits":
+        codes = s & ((1 << LOW_BITS) - 1)
+    elif code == "grid exponent":
+        lowest = torch.where(regular, s & -s, torch.ones_like(s))  # 2^t, t the trailing zero bits of s
+        trailing = _biased_exponent(lowest.to(torch.float64)) - 1023
+        codes = exponent - SIGNIFICAND_BITS + trailing
+    else:
+        raise ValueError(f"argument 'code' must name a float-bit code, got {code!r}")
+    special = torch.where(y == 0, ZERO_CODE, NONFINITE_CODE)
+    return torch.where(regular, codes, special)
+
+
+def _device_rows(code: str, outputs: np.ndarray, shift, device, per_chunk) -> np.ndarray:
+    """``per_chunk`` of :func:`_device_codes` of each chunk of rows of at most :data:`DEVICE_CHUNK_ELEMENTS` values,
+    computed on the torch ``device``, brought back and stacked."""
+    import torch
+
+    outputs = np.ascontiguousarray(outputs, dtype=np.float64)
+    if outputs.ndim != 2:
+        raise ValueError(f"argument 'outputs' must be rows × columns, got shape {outputs.shape}")
+    rows = max(1, DEVICE_CHUNK_ELEMENTS // max(1, outputs.shape[1]))
+    parts = [per_chunk(_device_codes(code, torch.from_numpy(outputs[start:start + rows]).to(device), shift)).cpu().numpy()
+             for start in range(0, len(outputs), rows)]
+    return np.concatenate(parts) if parts else None
+
+
+def device_code_rows(code: str, outputs: np.ndarray, shift, reduce: bool, device) -> np.ndarray:
+    """The code rows :meth:`_BitsLogRatio._code_rows` gives (float64; each row's smallest code where
+    ``reduce``), computed on the torch ``device`` by :func:`_device_codes` in chunks of rows of at most
+    :data:`DEVICE_CHUNK_ELEMENTS` values; only the code rows come back."""
+    import torch
+
+    if reduce:
+        rows = _device_rows(code, outputs, shift, device, lambda c: c.min(dim=1, keepdim=True).values.to(torch.float64))
+    else:
+        rows = _device_rows(code, outputs, shift, device, lambda c: c.to(torch.float64))
+    return np.zeros((0, 1 if reduce else np.shape(outputs)[1])) if rows is None else rows
+
+
+#: Row hashes of :func:`surely_more_rows_than` stay exact below 2^63: codes below 2^14 in magnitude, weights
+#: below 2^30, at most this many columns.
+HASHED_COLUMNS = 2**18
+
+
+def surely_more_rows_than(code: str, first: np.ndarray, second: np.ndarray, shift, device, limit: int) -> bool:
+    """Whether the code rows of ``first`` and ``second`` together are certainly more than ``limit`` distinct
+    rows, read on the torch ``device`` from one integer per row: Σⱼ wⱼ·codeⱼ with fixed random weights wⱼ.
+
+    Equal rows have equal sums, so more than ``limit`` distinct sums proves more than ``limit`` distinct
+    rows; False where that is not proven (two rows may share a sum), and then the exact count on the code
+    rows decides (:meth:`audit.statistics.classifier.EmpiricalLogRatio.fit`): the answer never changes a fit,
+    it saves bringing every code row of a wide output back to count them. The sums are exact in int64
+    (:data:`HASHED_COLUMNS`).
+    """
+    columns = np.shape(first)[1]
+    if columns > HASHED_COLUMNS:
+        return False
+    import torch
+
+    weights = torch.as_tensor(np.random.default_rng(0).integers(1, 2**30, columns), device=device)
+    sums = [_device_rows(code, x, shift, device, lambda c: (c * weights).sum(dim=1)) for x in (first, second)]
+    return len(np.unique(np.concatenate([s for s in sums if s is not None]))) > limit
+
+
 class _BitsLogRatio:
     """The empirical log-ratio (:class:`~audit.statistics.classifier.EmpiricalLogRatio`) of an integer
     code of each output's bits; subclasses say which code (:meth:`_codes`).
@@ -164,8 +281,11 @@ class _BitsLogRatio:
     #: What the code is, for the event's description.
     what = ""
 
-    def __init__(self, ratio: EmpiricalLogRatio, reduce: bool, shift: np.ndarray | None = None):
-        self.ratio, self.reduce, self.shift = ratio, reduce, shift
+    #: Which code :func:`device_code_rows` computes for this family.
+    code = ""
+
+    def __init__(self, ratio: EmpiricalLogRatio, reduce: bool, shift: np.ndarray | None = None, device=None):
+        self.ratio, self.reduce, self.shift, self.device = ratio, reduce, shift, device
 
     @classmethod
     def _codes(cls, outputs: np.ndarray, shift) -> np.ndarray:
@@ -176,7 +296,10 @@ class _BitsLogRatio:
         return None
 
     @classmethod
-    def fit(cls, first_outputs, second_outputs, max_values: int = MAX_EMPIRICAL_VALUES):
+    def fit(cls, first_outputs, second_outputs, max_values: int = MAX_EMPIRICAL_VALUES, device=None):
+        """The statistic fitted on the two inputs' outputs, or None (class docstring). ``device``: where its
+        codes are computed, now and when it is called (:func:`device_code_rows` where it is not the CPU;
+        None or the CPU: NumPy)."""
         first = _columns(first_outputs)
         second = _columns(second_outputs)
         if len(first) == 0 or len(second) == 0:
@@ -185,19 +308,24 @@ class _BitsLogRatio:
             return None  # integers, values snapped to a coarse grid: no rounding to read
         shift = cls._shift(first, second)
         for reduce in (False, True):
-            codes_first, codes_second = (cls._code_rows(x, shift, reduce) for x in (first, second))
+            if not reduce and on_device(device) and surely_more_rows_than(cls.code, first, second, shift, device,
+                                                                          max_values):
+                continue  # as the exact count would decide, without bringing the wide code rows back
+            codes_first, codes_second = (cls._code_rows(x, shift, reduce, device) for x in (first, second))
             ratio = EmpiricalLogRatio.fit(codes_first, codes_second, max_values)
             if ratio is not None:
-                return cls(ratio, reduce, shift)
+                return cls(ratio, reduce, shift, device)
         return None
 
     @classmethod
-    def _code_rows(cls, outputs: np.ndarray, shift, reduce: bool) -> np.ndarray:
+    def _code_rows(cls, outputs: np.ndarray, shift, reduce: bool, device=None) -> np.ndarray:
+        if on_device(device):
+            return device_code_rows(cls.code, outputs, shift, reduce, device)
         codes = cls._codes(outputs, shift).astype(np.float64)
         return codes.min(axis=1, keepdims=True) if reduce else codes
 
     def __call__(self, outputs) -> np.ndarray:
-        return self.ratio(self._code_rows(_columns(outputs), self.shift, self.reduce))
+        return self.ratio(self._code_rows(_columns(outputs), self.shift, self.reduce, self.device))
 
 
 def _columns(outputs) -> np.ndarray:
@@ -209,6 +337,7 @@ class GridExponentLogRatio(_BitsLogRatio):
     """:class:`_BitsLogRatio` of :func:`grid_exponent`: "y is a multiple of 2ᵏ" for every k."""
 
     what = "the grid exponent (largest k with y a multiple of 2^k)"
+    code = "grid exponent"
 
     @classmethod
     def _codes(cls, outputs, shift):
@@ -219,6 +348,7 @@ class BinaryExponentLogRatio(_BitsLogRatio):
     """:class:`_BitsLogRatio` of :func:`binary_exponent`."""
 
     what = "the binary exponent"
+    code = "binary exponent"
 
     @classmethod
     def _codes(cls, outputs, shift):
@@ -229,6 +359,7 @@ class LowBitsLogRatio(_BitsLogRatio):
     """:class:`_BitsLogRatio` of :func:`low_significand_bits`."""
 
     what = f"the lowest {LOW_BITS} significand bits"
+    code = "low significand bits"
 
     @classmethod
     def _codes(cls, outputs, shift):
@@ -240,6 +371,7 @@ class ShiftedGridLogRatio(_BitsLogRatio):
     from the training outputs (the residue on the neighbour's float grid)."""
 
     what = "the residue on the neighbour's float grid (y ⊖ c ⊕ c ≠ y)"
+    code = "neighbour-grid residue"
 
     @staticmethod
     def _shift(first, second):
@@ -257,3 +389,6 @@ FLOAT_STATISTICS = tuple(
     (kind, name, f"empirical log-ratio of {name}(y)", f"the empirical log-ratio of {kind.what}, counted")
     for kind, name in ((GridExponentLogRatio, "grid exponent"), (BinaryExponentLogRatio, "binary exponent"),
                        (LowBitsLogRatio, "low significand bits"), (ShiftedGridLogRatio, "neighbour-grid residue")))
+
+#: The classes of :data:`FLOAT_STATISTICS` (their ``fit`` takes the audit's ``device``).
+FLOAT_STATISTIC_KINDS = frozenset(kind for kind, *_ in FLOAT_STATISTICS)
