@@ -384,6 +384,7 @@ def test_a_module_that_misbehaves_at_import_is_listed_as_skipped_and_the_report_
     monkeypatch.syspath_prepend(str(tmp_path))
     payload, skipped = _scan(name if as_module else tmp_path / f"{name}.py", tmp_path / "out", capsys)
     assert payload["cases"] == 0 and list(skipped) == [name] and reason in skipped[name], skipped
+    assert "no entry point could be listed: see the skipped rows" in payload["statement"]
 
 
 @pytest.mark.integration  # a trial import in a forked child

@@ -79,8 +79,9 @@ class ScanResult:
     def statement(self) -> str:
         """The scan's family-wise error, as the report prints it."""
         if not self.cases:
-            return ("No case was audited (no public entry point of the target takes a privacy parameter this "
-                    "scan's profiles know), so the scan claims nothing.")
+            why = ("no entry point could be listed: see the skipped rows" if self.skipped else
+                   "no public entry point of the target takes a privacy parameter this scan's profiles know")
+            return f"No case was audited ({why}), so the scan claims nothing."
         return (f"With probability ≥ 1 − {self.alpha:g} no finding of this scan is false: each of the {self.cases} "
                 f"cases listed before any run was audited at α/{self.cases} = {self.alpha / max(self.cases, 1):.3g} "
                 "(Bonferroni), spent over its sequential looks.")
