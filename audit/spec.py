@@ -383,8 +383,12 @@ class AuditSpec:
             statistic = UserStatistic(statistic, getattr(statistic, "__name__", "statistic"))
             object.__setattr__(self, "statistic", statistic)
         encoder = encoder_of(self.mechanism)
-        if encoder is not None:
+        if encoder is not None:  # inside the mechanism's calls: bounded by their timeout
             encoder.statistic = statistic
+        else:  # on the outputs after the runs: each call bounded by --timeout, else the first call's bound
+            from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT
+
+            statistic.timeout = self.execution.timeout or FIRST_CALL_TIMEOUT
 
     @property
     def mechanism_label(self) -> str:

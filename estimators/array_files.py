@@ -139,6 +139,10 @@ def load_npy_array(path, argument: str, *, ndim=None, shape: str | None = None, 
                          "it needs at least one value")
     try:
         if allow_nan and array.dtype.kind == "f":  # the NaN kept, everything else checked as always
+            infinite = np.flatnonzero(np.isinf(array))
+            if len(infinite):  # named here: the generic check below would say "NaN or inf" without the file
+                raise InputError(f"argument '{argument}': {path!r} contains inf (first at flat index {infinite[0]}); "
+                                 "only NaN, a missing value, may stand for a number that is not finite")
             missing = np.isnan(array)
             checked = as_float_array(np.where(missing, 0.0, array), argument, ndim=ndim, shape=shape)
             checked[missing] = np.nan

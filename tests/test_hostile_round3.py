@@ -1,10 +1,12 @@
 """Robustness round three (issue 43): scripted hostile input over the surfaces added this round — the
-scanner's target and flags, declared domains, a user's statistic, the arithmetic mode, NaN pair files.
+scanner's target and flags, and the spellings of the audit's --domain, --arithmetic, --statistic, --relation and
+--max-runs. NaN and hostile pair files, k-row relations with malformed pairs, domains that contradict the pair,
+user statistics that fail and scan targets that misbehave at import are in tests/test_hostile_round3_inputs.py.
 
 Every case must end in one line on stderr naming the argument (or the user function) with exit
 status 2 (bad input) or 1 (a user function that fails), before any mechanism runs where the input
 alone is wrong. The cases are generated from small tables of hostile values per flag; the count is
-checked (at least 300) so the round cannot shrink unnoticed.
+checked (at least 300 here, as many there, 700 in all) so the round cannot shrink unnoticed.
 """
 
 from __future__ import annotations
@@ -85,7 +87,10 @@ def test_hostile_audit_input_is_one_line_naming_the_flag(argv, named, capsys, tm
 
 
 def test_the_round_has_at_least_300_cases():
-    assert len(ALL_CASES) >= 300, len(ALL_CASES)
+    from test_hostile_round3_inputs import ALL_CASES as INPUT_CASES  # the round's other half: files, user code
+
+    assert len(ALL_CASES) >= 300 and len(INPUT_CASES) >= 300, (len(ALL_CASES), len(INPUT_CASES))
+    assert len(ALL_CASES) + len(INPUT_CASES) >= 700, len(ALL_CASES) + len(INPUT_CASES)
 
 
 ALL_CASES = list(itertools.chain(SCAN_CASES, AUDIT_CASES))

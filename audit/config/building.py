@@ -105,7 +105,7 @@ from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, check_relation, 
 from audit.config.schema import validate_table
 from audit.frameworks import PufferfishFramework, SecretFunction, SecretPair
 from audit.config.domain_pairs import domain_pairs, split_alpha_for_both, tests_both_relations, with_add_remove_companion
-from audit.search.input_domain import parse_domain
+from audit.search.input_domain import check_pair_in_domain, parse_domain
 from audit.search.prior_search import differing_record
 
 if sys.version_info >= (3, 11):
@@ -336,7 +336,7 @@ def _claim(raw, notion: str) -> tuple:
     return claim_from_table(table, where="[claim] (--claim)", origin="[claim]"), relation
 
 
-def _pairs(config: dict, entry, searching: bool, shape, notion: str, relation: str | None = None) -> tuple:
+def _pairs(config: dict, entry, searching: bool, shape, notion: str, relation: str | None = None, domain=None) -> tuple:
     pairs, allow_nan = [], config.get("audit", {}).get("allow_nan") is True  # --allow-nan: missing values
     for number, raw in enumerate(_array_of_tables(config, "pairs"), start=1):
         where = f"[[pairs]] entry {number}"
@@ -357,9 +357,9 @@ def _pairs(config: dict, entry, searching: bool, shape, notion: str, relation: s
             pair = checked_pair(first, second, f"{where} first, second", "supplied in the configuration", relation,
                                 allow_nan)
         if shape is not None and pair.database_shape != shape:
-            raise InputError(f"{where}: first and second must have the prior's database shape {shape}, "
-                             f"got {pair.database_shape}")
-        pairs.append(pair)
+            raise InputError(f"argument '{where} (--pair)': first and second must have the prior's database shape "
+                             f"{shape}, got {pair.database_shape}")
+        pairs.append(check_pair_in_domain(pair, domain, f"{where} (--pair) against --domain"))
     if searching and entry is not None:
         pairs += list(entry.pairs)
     return tuple(pairs)
@@ -541,7 +541,7 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
         tables, places = [config.get("prior", {})], ["[prior]"]
     if pairs_only:
         # Under DP, Θ is all distributions: the two-point priors on the pairs alone are a complete Θ.
-        pairs = _pairs(config, None, False, None, notion, pair_relation)
+        pairs = _pairs(config, None, False, None, notion, pair_relation, user_domain)
         from mechanisms.inputs.pair_files import check_pairs_agree
 
         check_pairs_agree(pairs)
@@ -569,7 +569,7 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
             records = tuple(sorted({differing_record(pair) for pair in pairs}))
         pairs = ()
     else:
-        pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion, pair_relation)
+        pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion, pair_relation, user_domain)
         relation = _audit_relation(claim, relation_given, pairs)
     if loaded is not None and user_claim is None and claim is not None and claim.relation != relation:
         library_claim, note = loaded.claim_at(relation)  # the library's map at the pairs' distance, not converted

@@ -12,6 +12,7 @@ pairs, so that the domain pair families of :mod:`audit.search` can replace it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import inspect
@@ -185,7 +186,8 @@ def discover(profile: Profile, source_file: str | None = None) -> tuple:
     entries, skipped, seen = [], [], set()
     for module_name in profile.modules:
         try:
-            module = load_module(source_file) if source_file else importlib.import_module(module_name)
+            with contextlib.redirect_stdout(sys.stderr):  # what it prints as it is imported is not the scan's output
+                module = load_module(source_file) if source_file else importlib.import_module(module_name)
         except Exception as exc:  # noqa: BLE001 - a library's import may raise anything
             skipped.append(Skipped(module_name, f"import error: {type(exc).__name__}: {exc}"))
             continue

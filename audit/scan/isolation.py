@@ -29,6 +29,7 @@ worker imports that script, which would start a scan of its own), stops the scan
 from __future__ import annotations
 
 import faulthandler
+import importlib
 import os
 import pickle
 import select
@@ -41,7 +42,7 @@ from mechanisms.execution.worker import HARD_KILL_GRACE
 
 from audit.scan.case_audit import audit_case, list_cases, skipped_outcome
 
-__all__ = ["HARD_LIMIT_TIMEOUTS", "CaseTask", "ScanTarget", "list_in_worker", "run_case", "run_cases"]
+__all__ = ["HARD_LIMIT_TIMEOUTS", "CaseTask", "ScanTarget", "import_blocked", "list_in_worker", "run_case", "run_cases"]
 
 #: A case's process is killed when it is still running this many ``timeout`` (plus
 #: :data:`~mechanisms.execution.worker.HARD_KILL_GRACE` seconds) after it started: its two probe
@@ -50,6 +51,9 @@ HARD_LIMIT_TIMEOUTS = 4
 
 #: Signals a crashing case dies of quietly: the default action, not a handler a library or the
 #: worker installed (Ray's and ``faulthandler``'s print a stack for each crash).
+#: The exit status of a case's process that a BaseException (not an Exception) ended, having written its name.
+_ESCAPED = 70
+
 _CRASH_SIGNALS = tuple(getattr(signal, name) for name in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGFPE", "SIGILL")
                        if hasattr(signal, name))
 
@@ -165,8 +169,12 @@ def _child(target: ScanTarget, task: CaseTask, pipe: int, worker: int) -> None:
         data = pickle.dumps(_audit(target, task))
         with os.fdopen(pipe, "wb") as handle:
             handle.write(data)
-    except BaseException:  # noqa: BLE001 - nothing may run on: the exit status tells the worker
-        code = 70
+    except BaseException as exc:  # noqa: BLE001 - nothing may run on: the exit status tells the worker
+        code = _ESCAPED
+        try:  # what escaped (KeyboardInterrupt, GeneratorExit raised by the entry point), for the skipped reason
+            os.write(pipe, (type(exc).__name__ + (f": {exc}" if str(exc) else ""))[:300].encode())
+        except BaseException:  # noqa: BLE001 - the pipe is closed: the exit status alone says it
+            pass
     finally:
         os._exit(code)
 
@@ -228,6 +236,9 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
                                f"process was killed while running {entry}")
     if status == 0 and data:
         return pickle.loads(bytes(data))
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _ESCAPED and data:
+        return skipped_outcome(case, task.seed, f"{entry} raised {bytes(data).decode(errors='replace')}, a "
+                               "BaseException that is not an Exception: user code must raise an Exception to fail")
     return skipped_outcome(case, task.seed, _died(status, entry))
 
 
@@ -284,3 +295,78 @@ def _never_started(position, exc, attempts):
         f"the scan's worker process ended before it could run any case ({exc}): a Python script that calls "
         "audit.scan.scan must do so under `if __name__ == \"__main__\":` (each worker process imports the script "
         "that started it), or pass in_process=True", mechanism="scan") from None
+
+
+#: The exit statuses of :func:`import_blocked`'s child: the import ran out of memory, or ended the interpreter
+#: (``sys.exit``, ``KeyboardInterrupt``) as it ran.
+_IMPORT_OUT_OF_MEMORY, _IMPORT_EXITED = 71, 72
+
+
+def _public_submodules(module) -> list:
+    import pkgutil
+
+    path = getattr(module, "__path__", None)
+    return [] if path is None else [m.name for m in pkgutil.iter_modules(path) if not m.name.startswith("_")]
+
+
+def import_blocked(target: str, timeout: float, memory_limit: int | None) -> str | None:
+    """Why a user's ``target`` (a ``FILE.py`` path or a module) cannot be imported into the scan's process, or None.
+
+    The scan imports a user's module (a package: and its public submodules) into its own process to list the
+    cases (:func:`audit.scan.cases.discover`), where no ``--timeout`` or ``--memory-limit`` holds: a module that
+    hangs, ends the interpreter (``os._exit``,
+    ``sys.exit``, a crash) or allocates without bound as it is imported would end or stall the whole scan with
+    no report. So it is first imported in a forked child, with its output discarded, at most ``timeout``
+    seconds and ``memory_limit`` bytes (:func:`_cap_memory`); where that child fails so, the reason is
+    returned and the scan lists the module as skipped with it. An import that raises an exception returns
+    None: the scan's own import raises it again and lists it (``import error: ...``). Without ``fork`` (Windows)
+    there is no trial: None.
+    """
+    if not hasattr(os, "fork"):  # pragma: no cover - platforms without fork
+        return None
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child (its coverage is not collected)
+        code = 0
+        try:
+            _die_with_worker()
+            quiet = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(quiet, 1)
+            os.dup2(quiet, 2)
+            if memory_limit is not None:
+                _cap_memory(memory_limit)
+            from audit.scan.cases import load_module
+
+            module = load_module(target)
+            for name in _public_submodules(module):  # a package: the scan imports these too (user_profile)
+                try:
+                    importlib.import_module(f"{target}.{name}")
+                except MemoryError:
+                    raise
+                except Exception:  # noqa: BLE001 - listed by the scan's own import
+                    pass
+        except MemoryError:
+            code = _IMPORT_OUT_OF_MEMORY
+        except Exception:  # noqa: BLE001 - the scan's own import raises it again and lists it
+            code = 0
+        except BaseException:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: it would end the scan
+            code = _IMPORT_EXITED
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() >= deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return f"importing it did not end within {timeout:g} s (the scan's --timeout); it was not imported"
+        time.sleep(0.02)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        return None
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _IMPORT_OUT_OF_MEMORY:
+        return (f"importing it ran out of the memory one case may add (--memory-limit, {memory_limit} bytes); it was "
+                "not imported")
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _IMPORT_EXITED:
+        return "importing it called sys.exit (or raised KeyboardInterrupt); it was not imported"
+    return f"{_died(status, 'its import')}; it was not imported"

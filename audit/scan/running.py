@@ -35,7 +35,9 @@ from estimators.validation import InputError, check_int, check_positive
 
 from audit.scan.case_audit import (LOOK_FRACTION, audit_case, chunk_timeout, list_cases,  # noqa: F401 - re-exported
                                    source_of)
-from audit.scan.profiles import profile_for
+from audit.scan.cases import Skipped
+from audit.scan.profiles import LIBRARIES, profile_for
+from audit.scan.profiles.user_module import user_profile
 from audit.scan.profiles.base import EPSILONS
 
 #: The default α of a scan: the family-wise error over all its cases.
@@ -77,8 +79,9 @@ class ScanResult:
     def statement(self) -> str:
         """The scan's family-wise error, as the report prints it."""
         if not self.cases:
-            return ("No case was audited (no public entry point of the target takes a privacy parameter this "
-                    "scan's profiles know), so the scan claims nothing.")
+            why = ("no entry point could be listed: see the skipped rows" if self.skipped else
+                   "no public entry point of the target takes a privacy parameter this scan's profiles know")
+            return f"No case was audited ({why}), so the scan claims nothing."
         return (f"With probability ≥ 1 − {self.alpha:g} no finding of this scan is false: each of the {self.cases} "
                 f"cases listed before any run was audited at α/{self.cases} = {self.alpha / max(self.cases, 1):.3g} "
                 "(Bonferroni), spent over its sequential looks.")
@@ -226,9 +229,15 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
                              "--in-process")
         memory_limit = check_int(memory_limit, "memory_limit", MIN_MEMORY_LIMIT)
     started = time.perf_counter()
-    profile = profile_for(target)
+    blocked = None
+    if target not in LIBRARIES:  # a user's module: imported here only where a bounded trial import ends well
+        from audit.scan.isolation import import_blocked
+
+        blocked = import_blocked(source_of(target), timeout, memory_limit_default(1) if in_process else memory_limit)
+    profile = profile_for(target) if blocked is None else user_profile(target, imported=False)
     max_runs = max_runs or profile.max_runs or MAX_RUNS
-    skipped, cases = list_cases(target, epsilons, profile)
+    skipped, cases = list_cases(target, epsilons, profile) if blocked is None else \
+        ([Skipped(profile.modules[0], blocked)], [])
     if only is not None:  # K, and each case's α/K, are of the cases kept
         cases, skipped = select_cases(cases, only), [s for s in skipped if _selected(s.what, _patterns(only))]
     skipped = [{"what": s.what, "reason": s.reason} for s in skipped]

@@ -152,6 +152,37 @@ def parse_domain(value, argument: str = "--domain", base_dir=None) -> DeclaredDo
     return domain_from_ranges(ranges[0] if len(ranges) == 1 else ranges, source, argument)
 
 
+def check_pair_in_domain(pair, domain: DeclaredDomain | None, argument: str):
+    """``pair`` (a :class:`~mechanisms.inputs.neighbouring_pair.NeighbouringPair`), checked against the domain the
+    user declared (``--domain``): a record of it outside the domain is one error naming ``argument`` and the domain.
+
+    A claim holds for records in the declared domain; a pair beyond it would audit the mechanism where nothing is
+    claimed and could refute a true claim, so the two contradict each other. Records absent from an add/remove
+    database (presence column 0) and missing values (NaN, ``--allow-nan``) are not compared.
+
+    Raises
+    ------
+    InputError
+        Naming ``argument``, the record, the attribute and the domain.
+    """
+    if domain is None:
+        return pair
+    k = pair.database_shape[1]
+    lows, highs = domain.columns(k)
+    for which, database in (("first", pair.first), ("second", pair.second)):
+        present = database[:, k] == 1 if database.shape[1] > k else np.ones(len(database), dtype=bool)
+        values = np.where(present[:, None], database[:, :k], np.nan)
+        with np.errstate(invalid="ignore"):
+            outside = (values < lows) | (values > highs)
+        if outside.any():
+            record, attribute = (int(i) for i in np.argwhere(outside)[0])
+            raise InputError(f"argument '{argument}': record {record} of the {which} database has attribute "
+                             f"{attribute} = {number_text(float(values[record, attribute]))}, outside the declared "
+                             f"domain {domain.text()} ({domain.source}); the claim is stated for records in the domain: "
+                             "give pairs within it or declare the domain they are drawn from")
+    return pair
+
+
 def declared_domain(mechanism, user_domain: DeclaredDomain | None = None) -> DeclaredDomain | None:
     """The record domain of ``mechanism``, or None where none is declared that miaudit can read.
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from estimators.validation import InputError
+from mechanisms.calls.user_call import call_user_code
 from mechanisms.errors import MechanismError
 
 from audit.statistics.classifier import LogOdds
@@ -51,6 +52,9 @@ class UserStatistic:
                              f"{type(function).__name__}")
         self.function, self.name = function, name
         self.length: int | None = None  # the vector's length, fixed by its first value
+        # Seconds one call may take: set by AuditSpec where the statistic reads outputs after the runs (--timeout,
+        # else FIRST_CALL_TIMEOUT); None inside a per-database function's call, which its own timeout bounds.
+        self.timeout: float | None = None
 
     def values(self, output) -> np.ndarray:
         """The statistic on one output, as a vector of its fixed length.
@@ -58,18 +62,21 @@ class UserStatistic:
         Raises
         ------
         MechanismError
-            One line naming the statistic where its function raises.
+            One line naming the statistic where its function raises, calls ``sys.exit`` or takes longer than
+            :attr:`timeout`.
         InputError
             Where it returns something other than finite numbers, or a vector of another length than before.
         """
-        try:
-            value = self.function(output)
+        try:  # sys.exit and, with a timeout, a hang become one error naming the statistic (call_user_code)
+            value = call_user_code(self.function, (output,), who=f"statistic {self.name!r}", timeout=self.timeout)
+        except MechanismError:
+            raise
         except Exception as exc:  # noqa: BLE001 - a user's function may raise anything
             raise MechanismError(f"statistic {self.name!r} raised {type(exc).__name__}: {exc}",
                                  mechanism=f"statistic {self.name!r}") from None
         try:
             vector = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float64 (10**400)
             raise InputError(f"statistic {self.name!r} returned a {type(value).__name__}; it must return a number or "
                              "a vector of numbers") from None
         if vector.ndim > 1:

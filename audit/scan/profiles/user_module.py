@@ -12,8 +12,10 @@ as 4 per record and left out; ``classes`` as (0, 1, 2) and left out.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import pkgutil
+import sys
 
 from audit.scan.profiles.base import (ArrayTool, FittedModel, LocalRandomizer, OptionalArgument, PerRecord, Profile,
                                      TupleRandomizer)
@@ -25,9 +27,10 @@ USER_OPTIONAL = (OptionalArgument("weights", (None, PerRecord(4.0))),
 FAMILIES = (ArrayTool(optional=USER_OPTIONAL), FittedModel(optional=USER_OPTIONAL), LocalRandomizer(), TupleRandomizer())
 
 
-def user_profile(target: str) -> Profile:
+def user_profile(target: str, imported: bool = True) -> Profile:
     """The profile of ``target``: a ``FILE.py`` (one module), a module, or a package with its submodules
-    whose names do not start with an underscore."""
+    whose names do not start with an underscore. ``imported=False``: ``target`` is not imported (its trial
+    import failed, :func:`audit.scan.isolation.import_blocked`), so its profile names it alone."""
     from estimators.validation import InputError
 
     from audit.scan.profiles import LIBRARIES
@@ -39,8 +42,11 @@ def user_profile(target: str) -> Profile:
             raise InputError(f"argument 'target': no file {target}")
         return Profile(name=Path(target).stem, modules=(Path(target).stem,), families=FAMILIES)
     modules = [target]
+    if not imported:
+        return Profile(name=target, modules=(target,), families=FAMILIES, distribution="")
     try:
-        package = importlib.import_module(target)
+        with contextlib.redirect_stdout(sys.stderr):  # what it prints as it is imported is not the scan's output
+            package = importlib.import_module(target)
     except ModuleNotFoundError as exc:
         if exc.name is not None and target.startswith(exc.name) and target.split(".")[0] == exc.name.split(".")[0]:
             raise InputError(f"argument 'target': {target!r} is neither a library with a scan profile "
