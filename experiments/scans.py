@@ -56,7 +56,7 @@ class ScanTarget:
 #: imports statsmodels without declaring it; pure-ldp 1.2.0 and multi-freq-ldpy 0.2.5 hash a str with xxhash, which
 #: 4 refuses ("Strings must be encoded before hashing").
 TARGETS = (ScanTarget("diffprivlib", "diffprivlib", "0.6.6", ("scikit-learn<1.6",),
-                      "its full scan takes about 23 minutes on 2 cores at load 2-4 (230 cases, 17 minutes of CPU)"),
+                      "its full scan takes 16 minutes on a quiet 2-core machine, 23 at load 2-4 (230 cases)"),
            ScanTarget("pure-ldp", "pure-ldp", "1.2.0", ("statsmodels", "xxhash<4")),
            ScanTarget("multi-freq-ldpy", "multi-freq-ldpy", "0.2.5", ("xxhash<4",)),
            ScanTarget("opendp", "opendp", "0.16.0"),
