@@ -7,12 +7,13 @@ two-point prior, the event test deciding the claim), on the same audit seeds for
 - **sequential**: :func:`audit.gating.sequential.run_sequential_audit` with ``max_runs`` = 60,000: nested
   looks at the first 400, 800, … samples of one stream of runs up to 20% of the budget, then the
   last look at all 20,000 samples (60,000 runs); power α-spending α·t² (Kim and DeMets 1987);
-- **fixed**: today's fixed default budget, ``samples`` = 20,000 (about 60,000 mechanism runs) at α,
-  **on the same runs** as the sequential audit's last look
+- **fixed**: the fixed audit of the sequential audit's last look's size (the most samples whose runs fit in
+  60,000 with the float-bit probe's: about 20,000 where a sample costs 3 runs, about 12,000 where the outputs
+  hold float bits and the float-bit event test's runs make it 5) at α, **on the same runs** as that last look
   (:func:`audit.gating.sequential.run_audit_on_look_runs`: the same seed and the same chunk boundaries).
   The comparison is paired: the two audits differ only in the level (α_K against α) and in the
   looks before, which isolates what looking early costs;
-- **control**: the fixed audit (:func:`audit.engine.run_audit`) on other seeds. Two fixed audits
+- **control**: the same fixed audit (:func:`audit.engine.run_audit`) on other seeds. Two fixed audits
   on different runs differ by chance, on some entries by much (an event that certifies nothing on
   some seeds): the noise floor that an unpaired comparison would have to be read against.
 
@@ -24,8 +25,11 @@ the control-vs-fixed ratio, the noise floor of an unpaired comparison); the type
 ``randomized_response`` (exactly 1-LDP, its claim).
 
 **Plans** (issue 30 §3): for each buggy entry, :func:`audit.gating.budget_forecast.plan_budget`'s predicted
-runs to refute at the pilot's observed effect, against the runs a fixed audit needed: the smallest
-budget of a grid (×√2 steps from 1,200 runs) at which at least half of the seeds refute. Target:
+runs to refute at the pilot's observed effect (the fewest over its tests, :attr:`BudgetPlan.runs_at_pilot`: an
+audit refutes when its event test or its float-bit event test does), against the runs a fixed audit needed:
+the smallest budget of a grid (×√2 steps from 1,200 runs) at which at least half of the seeds refute, each
+audit of a budget R having the samples whose runs make R (R over the runs per sample, 5 where the outputs
+hold float bits, else 3; at least the 400 samples of the smallest audit, whose runs are then the need). Target:
 within a factor of 2, or both none within the grid (the plan predicts no refutation, or more runs
 than the grid's largest budget, and no budget of the grid refutes).
 """
@@ -41,7 +45,8 @@ import numpy as np
 from scipy import stats
 
 from audit.gating.budget_forecast import plan_budget
-from audit.engine import run_audit
+from audit.engine import audit_runner, run_audit
+from audit.gating.look_runs import plans_float_runs, runs_per_sample
 from audit.gating.sequential import run_audit_on_look_runs, run_sequential_audit
 from estimators.neural import CriticConfig
 from mechanisms.catalog import get_entry
@@ -53,6 +58,9 @@ from .framework import Experiment, ExperimentOutput, Table, new_figure
 SPEEDUP_TARGET = 5.0
 BOUND_TOLERANCE = 0.05
 PLAN_FACTOR = 2.0
+#: The fewest samples of a fixed audit the plan check runs (the smallest audit of a catalog entry that can refute:
+#: :func:`audit.gating.sequential.smallest_round_samples`).
+SMALLEST_SAMPLES = 400
 
 
 @dataclass(frozen=True)
@@ -69,7 +77,8 @@ class Grid:
 
     def to_dict(self) -> dict:
         return {"entries": "every DP/LDP catalog entry" if self.entries is None else list(self.entries),
-                "seeds": self.seeds, "fixed audit samples": self.samples, "sequential max_runs": self.max_runs,
+                "seeds": self.seeds, "fixed audit samples": f"the sequential audit's last look's (at most {self.samples})",
+                "sequential max_runs": self.max_runs,
                 "plan check budgets (runs)": f"{self.plan_grid[0]}..{self.plan_grid[-1]} (x sqrt 2)",
                 "boundary audits": self.boundary_audits, "boundary max_runs": self.boundary_runs, "alpha": ALPHA}
 
@@ -123,13 +132,15 @@ def run_pairs(grid: Grid, device, seed: int) -> dict:
             audit_seed = _seed(seed, index, repeat)
             spec = _spec(entry, grid.samples, audit_seed, device)
             started = time.perf_counter()
+            sequential = run_sequential_audit(spec, grid.max_runs)
+            sequential_seconds = time.perf_counter() - started
+            started = time.perf_counter()
             fixed = run_audit_on_look_runs(spec, grid.max_runs)  # the sequential audit's last look's runs, at α
             fixed_seconds = time.perf_counter() - started
             # The noise floor: the same fixed audit on other seeds, as far from the first as chance puts it.
-            control = run_audit(replace(spec, seed=_seed(seed, 1000 + index, repeat)))
-            started = time.perf_counter()
-            sequential = run_sequential_audit(spec, grid.max_runs)
-            sequential_seconds = time.perf_counter() - started
+            last = sequential.schedule[-1]
+            control = run_audit(replace(spec, samples=last.samples, event_runs=last.event_runs,
+                                        seed=_seed(seed, 1000 + index, repeat)))
             _progress(f"{name} seed {repeat}: fixed {fixed.claim_verdict} ({fixed.samples} runs, ε ≥ "
                       f"{_bound(fixed, entry):.3f}); sequential {sequential.stopped} after {sequential.runs} runs in "
                       f"{len(sequential.looks)} looks (ε ≥ {_bound(sequential.result, entry):.3f})")
@@ -186,16 +197,20 @@ def run_plans(grid: Grid, names: list, device, seed: int) -> dict:
     out = {k: [] for k in ("mechanism", "predicted_runs", "needed_runs", "ratio", "agrees", "pilot_runs")}
     for index, name in enumerate(names):
         entry = get_entry(name)
-        plan = plan_budget(_spec(entry, grid.samples, _seed(seed, 500 + index, 0), device), budget_runs=grid.max_runs)
-        event = next((t for t in plan.tests if t.test == "event"), None)
-        predicted = None if event is None else event.runs_at_pilot
-        needed = None
+        spec = _spec(entry, grid.samples, _seed(seed, 500 + index, 0), device)
+        plan = plan_budget(spec, budget_runs=grid.max_runs)
+        predicted = plan.runs_at_pilot  # the fewest runs over its tests: an audit refutes when any test does
+        cost = _runs_per_sample(spec)
+        needed, tried = None, set()
         for runs in grid.plan_grid:
-            samples = max(400, int(runs / 3))
+            samples = max(SMALLEST_SAMPLES, int(runs / cost))
+            if samples in tried:  # a budget below the smallest audit's runs: that audit, already run
+                continue
+            tried.add(samples)
             refuted = sum(run_audit(_spec(entry, samples, _seed(seed, 700 + index, r), device)).refuted
                           for r in range(grid.seeds))
             if 2 * refuted >= grid.seeds:
-                needed = runs
+                needed = max(runs, math.ceil(samples * cost))
                 break
         ratio = float("nan") if predicted is None or needed is None else predicted / needed
         _progress(f"plan {name}: predicted {predicted} runs at the pilot's effect, needed {needed}")
@@ -204,6 +219,13 @@ def run_plans(grid: Grid, names: list, device, seed: int) -> dict:
                            ("pilot_runs", plan.pilot_runs)):
             out[key].append(value)
     return out
+
+
+def _runs_per_sample(spec) -> float:
+    """The runs per sample of ``spec``'s audits, as its plan counts them: the float-bit event test's runs where
+    the outputs of a probe show float bits (:func:`audit.gating.look_runs.plans_float_runs`)."""
+    with audit_runner(spec) as runner:
+        return runs_per_sample(spec, plans_float_runs(spec, runner))
 
 
 def plan_agrees(predicted, needed, largest: int) -> bool:

@@ -176,8 +176,8 @@ def test_a_second_pilot_runs_only_when_the_first_event_exceeds_the_claim_beyond_
     def pilot(p_first, p_second):
         return SimpleNamespace(event_test=SimpleNamespace(p_first=p_first, p_second=p_second))
 
-    def forecast(runs):
-        return SimpleNamespace(runs_at_pilot=runs)
+    def forecast(runs):  # the event test's budget (a float-bit event test's is checked below)
+        return [SimpleNamespace(runs_at_pilot=runs)]
 
     # Frequencies 0.5 and 0.05: a ratio of 10 > e¹, so some fixed audit refutes them; no forecast within reach.
     assert PILOT_BUDGET_SHARE == 0.2
@@ -189,6 +189,9 @@ def test_a_second_pilot_runs_only_when_the_first_event_exceeds_the_claim_beyond_
     # A budget whose 20% leaves less than twice the first pilot for the second: one pilot.
     assert _larger_pilot_runs(claim, pilot(0.5, 0.05), forecast(None), 0.05, 3000, 40000) is None
     assert _larger_pilot_runs(claim, SimpleNamespace(event_test=None), forecast(None), 0.05, 3000, 60000) is None
+    # A float-bit event test forecast within reach: the audit refutes there, whatever the event test's forecast.
+    both = forecast(None) + [SimpleNamespace(runs_at_pilot=1200)]
+    assert _larger_pilot_runs(claim, pilot(0.5, 0.05), both, 0.05, 3000, 60000) is None
 
 
 @pytest.mark.slow
@@ -205,3 +208,34 @@ def test_a_second_pilot_forecasts_no_audit_within_the_first_pilots_reach():
     assert 2000 < first <= 3000 and plan.pilot_runs > 4 * first  # the second pilot: the rest of 20% of 60,000
     event = next(t for t in plan.tests if t.test == "event")
     assert event.runs_at_pilot is None or event.runs_at_pilot > 2 * first
+
+
+def test_a_plan_forecasts_the_float_bit_event_test_that_refutes_at_the_smallest_audit():
+    # mean_true_count divides a sum snapped to the 2^-32 grid by the exact count, 2 or 3: its outputs' low bits tell
+    # the counts apart (an event of frequency about 2/3 under one input and 0 under the other), while in real
+    # arithmetic its leak is a tail effect that needs tens of thousands of runs. The float-bit event test, at its
+    # share of α, refutes at the smallest audit, and the plan's prediction is the fewest over its tests.
+    from scipy import stats
+
+    from audit.engine import run_audit
+
+    entry = get_entry("mean_true_count")
+    plan = plan_budget(catalog_spec(entry, 20000, 3, CriticConfig(), 0, "cpu"), budget_runs=60000)
+    # The smallest audit: 200 held-out draws at a test split of one half, 400 samples; a sample costs one MI run and,
+    # per input, one run of the event test and one of the float-bit event test: 5 runs.
+    smallest = 400 * 5
+    float_bits = next(t for t in plan.tests if t.test == "float")
+    event = next(t for t in plan.tests if t.test == "event")
+    assert float_bits.alpha == pytest.approx(0.2 * 0.05) and event.alpha == pytest.approx(0.8 * 0.05)
+    assert float_bits.runs_at_pilot == smallest == plan.runs_at_pilot
+    assert event.runs_at_pilot is None or event.runs_at_pilot > 4 * smallest
+    # Independently: an event of frequency 1/4 (far below 2/3) against 0 in 400 runs per input already refutes at
+    # α/2 = 0.005 each way (Clopper–Pearson from scipy's beta quantiles: 0.19 against 0.013, a ratio above e)...
+    lower = stats.beta.ppf(0.005, 100, 400 - 100 + 1)
+    upper = stats.beta.ppf(1 - 0.005, 1, 400)
+    assert lower > math.e * upper
+    # ...and fixed audits of 400 samples refute, by the float-bit event test.
+    for seed in range(3):
+        result = run_audit(catalog_spec(entry, 400, 100 + seed, CriticConfig(), 0, "cpu"))
+        assert result.refuted and any(r["test"] == "float" for r in result.refuted_by)
+        assert result.samples <= smallest

@@ -12,6 +12,7 @@ from scipy import stats
 
 from audit.certificates.event_bounds import clopper_pearson
 from audit.gating.sequential import (SPENDING_POWER, event_selection_possible, look_boundaries, look_runs, look_schedule, power_alpha_spending, run_audit_on_look_runs, run_sequential_audit, runs_per_sample, runs_to_refute)
+from audit.gating.look_runs import FLOAT_PROBE_RUNS
 from audit.spec import AuditSpec
 from estimators.validation import InputError
 from experiments.audit_power import catalog_spec
@@ -131,7 +132,9 @@ def test_sequential_audit_stops_at_the_first_refutation_and_is_deterministic():
     again = run_sequential_audit(_spec("histogram_buggy", seed=3), 30000)
     assert first.stopped == "refuted" and first.refuted
     assert len(first.looks) < len(first.schedule)
-    assert first.runs == sum(r.runs for r in first.looks) < 30000 / 2
+    # histogram_buggy's counts have no bits below the grid: the float-bit probe ran its 64 counted runs.
+    assert first.probe_runs == FLOAT_PROBE_RUNS
+    assert first.runs == first.probe_runs + sum(r.runs for r in first.looks) < 30000 / 2
 
     def without_time(result):
         return [{k: v for k, v in r.to_dict().items() if k != "seconds"} for r in result.looks]
@@ -160,17 +163,17 @@ def test_unrefuted_audit_reuses_the_earlier_looks_runs_and_its_last_look_is_the_
     assert result.stopped == "budget" and not result.refuted
     assert len(result.looks) == len(result.schedule)
     assert result.runs_to_refute_note
-    # The runs counted are the calls the mechanism saw (less the probe's two calls on one database)...
-    assert counting.calls - 2 == result.runs == sum(look.runs for look in result.looks) <= 6000
+    # The runs counted are the calls the mechanism saw (less the runner's probe's two calls on one database), the
+    # float-bit probe's 64 among them (laplace_sum's releases are snapped: its first output shows no fine bits)...
+    assert counting.calls - 2 == result.runs == FLOAT_PROBE_RUNS + sum(look.runs for look in result.looks) <= 6000
     # ...and every look after the first used runs of the looks before instead of calling it again.
     assert all(look.reused_runs > 0 for look in result.looks[1:])
     assert result.looks[-1].reused_runs >= result.looks[-2].samples  # at least the earlier MI sample
-    # The last look is the fixed audit of all 2000 samples on the same runs (same seed, same chunk
-    # boundaries), at its level α_K: the same counts, the same certificate.
+    # The last look is the fixed audit of all the samples whose 3 runs each fit in what the probe left, on the same
+    # runs (same seed, same chunk boundaries), at its level α_K: the same counts, the same certificate.
     last = result.schedule[-1]
-    assert last.samples == 2000
-    fixed = run_audit_on_look_runs(replace(counted, samples=last.samples, event_runs=last.event_runs, alpha=last.alpha),
-                                   6000)
+    assert last.samples == (6000 - FLOAT_PROBE_RUNS) // 3
+    fixed = run_audit_on_look_runs(replace(counted, alpha=last.alpha), 6000)
     ours, theirs = result.result.event_test, fixed.event_test
     assert (ours.p_first, ours.p_second, ours.runs_made) == (theirs.p_first, theirs.p_second, theirs.runs_made)
     assert ours.epsilon_lower_bound == theirs.epsilon_lower_bound
@@ -259,10 +262,13 @@ def test_the_float_bit_tests_runs_are_planned_where_the_probe_shows_float_bits(m
     pair = NeighbouringPair(np.zeros((4, 1)), np.array([[1.0], [0.0], [0.0], [0.0]]))
     spec = AuditSpec(mechanism=mechanism, priors=(pair.prior(),), claim=parse_claim("dp:1"), records=(0,), seed=0)
     with _look_runner(spec) as runner:
-        schedule = _planned_looks(spec, runner, 30_000)
-        assert runner.calls == 0  # the probe's two calls are not counted
+        schedule, planned = _planned_looks(spec, runner, 30_000)
+        # The runner's probe's two calls are not counted; where its output shows no fine bits, 64 more outputs are
+        # looked at, counted, and the looks get what is left.
+        spent = runner.calls
+        assert planned == float_runs and spent == (0 if float_runs else FLOAT_PROBE_RUNS)
     # Per sample: one run of the pair's prior, event_runs / samples runs of each input for the event test, and as
     # many for the float-bit event test where the outputs have bits below the grid (Laplace noise as floats); an
     # integer release has none.
     per_sample = 1 + 2 * (2 if float_runs else 1) * spec.event_runs / spec.samples
-    assert schedule[-1].samples == math.floor(30_000 / per_sample + 1e-9)
+    assert schedule[-1].samples == math.floor((30_000 - spent) / per_sample + 1e-9)

@@ -56,7 +56,7 @@ def test_a_deterministic_difference_is_refuted_at_the_early_look_within_100_runs
     # Planned with the probe, as the audit plans it: Laplace outputs hold float bits, so a sample costs one MI run
     # and two runs of each input (the event test's and the float-bit test's): 60,000 / 5 samples, all 60,000 runs.
     with _look_runner(spec) as runner:
-        schedule = _planned_looks(spec, runner, MAX_RUNS)
+        schedule, _ = _planned_looks(spec, runner, MAX_RUNS)
     last = schedule[-1]
     assert last.samples == MAX_RUNS // 5 and last.planned_runs == MAX_RUNS
     runs, level = _expected_early_look(1.0, MAX_RUNS)
@@ -113,7 +113,7 @@ def test_the_early_look_alone_at_level_alpha_keeps_its_type_one_error_at_the_bou
     for seed in range(audits):
         spec = _rr_spec(seed)
         with _look_runner(spec) as runner:
-            head = _planned_looks(spec, runner, 6000)[0]
+            head = _planned_looks(spec, runner, 6000)[0][0]
             assert head.early
             look = replace(spec, samples=head.samples, event_runs=head.event_runs, alpha=ALPHA)
             runner.cache.start_look()

@@ -19,10 +19,21 @@ input and p₁ = min(1, min over ε′ of e^ε′ p₂ + δ(ε′)) under its ne
 Kairouz, Oh and Viswanath 2015 for (ε, δ)-DP); the excess scenario takes p₂ from the pilot's event
 (its frequency under the second input, at least one hit) and p₁ from the profile of the claim with
 its parameter raised by ``excess``, and the runs per input are the fewest the event test's own
-certificate predictor says would refute (:func:`audit.gating.sequential.runs_to_refute`), times the runs
+certificate predictor says would refute (:func:`audit.gating.refutation_runs.runs_to_refute`), times the runs
 per sample of the audit (:func:`audit.gating.look_runs.runs_per_sample`, the float-bit event test's
 runs counted where a probe of the mechanism shows float bits), and at least the runs of the
 smallest audit that can refute (:func:`audit.gating.sequential.smallest_round_samples`).
+
+**The float-bit event test.** Where the pilot's outputs hold bits below the coarse grid, its audit
+runs the float-bit event test too (:mod:`audit.statistics.float_bits`), at its own share of α; the
+plan forecasts it as the event test, from the pilot's float-bit event test's scores, and names it
+apart (test ``"float"``; it has no excess scenario: it reads the outputs' low bits, not a larger
+privacy parameter). An audit refutes when any of its tests does, so the runs the plan predicts at
+the pilot's effect are the fewest over its tests (:attr:`BudgetPlan.runs_at_pilot`). On
+``mean_true_count`` (a snapped noisy sum divided by the exact count, 2 or 3) the event test's
+forecast is tens of thousands of runs (the real-arithmetic leak is in the tails), while the low
+bits tell the counts apart in two outputs of three and the float-bit test refutes at the smallest
+audit (400 samples, 2,000 runs).
 
 At the pilot's effect, the runs are a **forecast** (:func:`forecast_refutation`): an audit of R runs
 chooses its event on its own draws for its own runs, so a larger audit refutes with rarer, stronger
@@ -84,7 +95,8 @@ from audit.search.claim_events import choose_events
 from audit.search.event_choice import event_frequency, predicted_objective
 from audit.certificates.event_bounds import claim_objective
 from audit.gating.look_runs import plans_float_runs, runs_per_sample
-from audit.gating.sequential import runs_to_refute, smallest_round_samples
+from audit.gating.refutation_runs import runs_to_refute
+from audit.gating.sequential import smallest_round_samples
 
 #: The default excess: a true privacy parameter 20% above the claim's.
 EXCESS = 0.2
@@ -97,6 +109,8 @@ PILOT_RUNS = 3000
 PILOT_REACH = 2.0
 #: The pilots of one plan together make at most this share of the budget's runs (:func:`_larger_pilot_runs`).
 PILOT_BUDGET_SHARE = 0.2
+#: The tests a plan names, by their key in the claim's plan (:class:`audit.certificates.claim_tests.ClaimPlan`).
+_TEST_NAMES = {"event": "event test", "float": "float-bit event test", "mi": "mi test"}
 #: The claim parameter the excess scenario raises, by notion.
 _SCALED_PARAMETER = {"dp": "epsilon", "ldp": "epsilon", "zcdp": "rho", "gdp": "mu", "rdp": "epsilon"}
 
@@ -153,6 +167,12 @@ class BudgetPlan:
         """Whether any test can refute the claim at the budget (best case)."""
         return any(t.refutable_at_budget for t in self.tests)
 
+    @property
+    def runs_at_pilot(self) -> int | None:
+        """The fewest runs at which some test is predicted to refute the claim at the pilot's effect (an audit
+        refutes when any of its tests does); ``None`` when none is."""
+        return _fewest(t.runs_at_pilot for t in self.tests)
+
     def text(self) -> str:
         """The plan as terminal lines."""
         lines = [f"plan for claim {self.claim} at α = {self.alpha:g}, budget {self.budget_runs} mechanism runs "
@@ -163,7 +183,7 @@ class BudgetPlan:
         for t in self.tests:
             share = "no α" if t.alpha is None else f"α = {t.alpha:.3g}"
             can = "can refute at the budget" if t.refutable_at_budget else "CANNOT refute at the budget"
-            lines.append(f"  {t.test} test ({share}): {can}")
+            lines.append(f"  {_TEST_NAMES.get(t.test, t.test + ' test')} ({share}): {can}")
             for label, runs, seconds in ((f"true parameter {100 * self.excess:.0f}% above the claim", t.runs_at_excess,
                                           t.seconds_at_excess),
                                          ("the pilot's observed effect", t.runs_at_pilot, t.seconds_at_pilot)):
@@ -260,8 +280,6 @@ def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int | None 
     claim = spec.claim
     plans_event = claim.has_profile and spec.notion in RECORD_AUDIT_NOTIONS and spec.event_runs > 0
     level = claim_plan.alpha_spent.get("event", spec.alpha)
-    # No audit of this spec runs less.
-    smallest = math.ceil(smallest_round_samples(spec, level) * cost) if plans_event else 0
 
     def run_pilot(runs: int, index: int):
         samples = max(int(runs / cost), math.ceil(MIN_TEST_SAMPLES / spec.critic.split[2]))
@@ -273,21 +291,22 @@ def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int | None 
         pilot = run_audit(pilot_spec)
         seconds = time.perf_counter() - started
         per_run = seconds / max(1, pilot.samples)
-        event_budget = None
+        budgets = []
         if plans_event:
             # Outputs no float-bit statistic suits (the pilot ran no float-bit test): the event test spends both shares.
             spent = claim_plan if pilot.float_event_test is not None else claim_plan.without_float_test()
-            event_budget = _event_budget(claim, spent, budget_spec, pilot, excess, per_run, cost / ratio,
-                                         spec.alpha, smallest, spec, budget_runs, pilot_spec, cost)
-        return pilot_spec, pilot, seconds, per_run, event_budget
+            for test in ("event", "float") if "float" in spent.alpha_spent else ("event",):
+                budgets.append(_event_budget(test, claim, spent, budget_spec, pilot, excess, per_run, cost / ratio,
+                                             spec.alpha, spec, budget_runs, pilot_spec, cost))
+        return pilot_spec, pilot, seconds, per_run, budgets
 
-    pilot_spec, pilot, pilot_seconds, per_run, event_budget = run_pilot(pilot_runs, 0)
+    pilot_spec, pilot, pilot_seconds, per_run, event_budgets = run_pilot(pilot_runs, 0)
     first_runs, notes = int(pilot.samples), list(claim_plan.notes)
     pilots_runs = first_runs
-    larger = _larger_pilot_runs(claim, pilot, event_budget, level, first_runs, budget_runs)
+    larger = _larger_pilot_runs(claim, pilot, event_budgets, level, first_runs, budget_runs)
     if larger is not None:
-        first = event_budget.runs_at_pilot
-        pilot_spec, pilot, seconds, per_run, event_budget = run_pilot(larger, 1)
+        first = event_budgets[0].runs_at_pilot
+        pilot_spec, pilot, seconds, per_run, event_budgets = run_pilot(larger, 1)
         pilot_seconds += seconds
         pilots_runs += int(pilot.samples)
         notes.append(f"the first pilot's event exceeded the claim but its forecast ({first or 'none'}) reached beyond "
@@ -297,12 +316,12 @@ def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int | None 
         # Audits within the first pilot's reach train statistics like the first pilot's, whose forecast did not
         # refute there; the second pilot's statistic, trained on more draws, would forecast them too well.
         reach = int(PILOT_REACH * first_runs) + 1
-        if event_budget is not None and event_budget.runs_at_pilot is not None and event_budget.runs_at_pilot < reach:
-            event_budget = dataclasses.replace(
-                event_budget, runs_at_pilot=reach, seconds_at_pilot=_times(reach, per_run),
-                note=event_budget.note + f"; raised to {reach} runs: the first pilot forecast no refutation within "
-                                         f"{PILOT_REACH:g} times its runs")
-    tests = [] if event_budget is None else [event_budget]
+        event_budgets = [dataclasses.replace(
+            b, runs_at_pilot=reach, seconds_at_pilot=_times(reach, per_run),
+            note=b.note + f"; raised to {reach} runs: the first pilot forecast no refutation within "
+                          f"{PILOT_REACH:g} times its runs")
+            if b.runs_at_pilot is not None and b.runs_at_pilot < reach else b for b in event_budgets]
+    tests = list(event_budgets)
     budget = claim.implied_mi_budget(spec.notion, record_support(spec.priors))
     if "mi" in claim_plan.alpha_spent or budget.value is not None:
         tests.append(_mi_budget(claim_plan, budget.value, pilot, pilot_spec, excess, per_run, cost))
@@ -311,20 +330,20 @@ def plan_budget(spec, *, budget_runs: int | None = None, pilot_runs: int | None 
                       per_run, tests, notes, None if event is None else (float(event.p_first), float(event.p_second)))
 
 
-def _larger_pilot_runs(claim, pilot, event_budget, level: float, pilot_runs: int, budget_runs: int) -> int | None:
+def _larger_pilot_runs(claim, pilot, event_budgets, level: float, pilot_runs: int, budget_runs: int) -> int | None:
     """The runs of a second, larger pilot, or None when the first one's forecast stands (module docstring).
 
     A second pilot runs when the first one's event exceeds the claim at its observed frequencies (a fixed
-    audit is predicted to refute it at some number of runs, :func:`audit.gating.sequential.runs_to_refute`) while
+    audit is predicted to refute it at some number of runs, :func:`audit.gating.refutation_runs.runs_to_refute`) while
     its forecast gives none or reaches beyond :data:`PILOT_REACH` times its runs, and when the pilots
     together can stay within :data:`PILOT_BUDGET_SHARE` of the budget with the second at least twice the
     first; it gets the rest of that share. A correct mechanism's event rarely exceeds its claim, so its
     plan keeps one pilot.
     """
     event = pilot.event_test
-    if event_budget is None or event is None:
+    if not event_budgets or event is None:
         return None
-    forecast = event_budget.runs_at_pilot
+    forecast = _fewest(b.runs_at_pilot for b in event_budgets)
     if forecast is not None and forecast <= PILOT_REACH * pilot_runs:
         return None
     if runs_to_refute(claim, float(event.p_first), float(event.p_second), level) is None:
@@ -333,19 +352,26 @@ def _larger_pilot_runs(claim, pilot, event_budget, level: float, pilot_runs: int
     return larger if larger >= 2 * pilot_runs else None
 
 
-def _event_budget(claim, claim_plan, budget_spec, pilot, excess, per_run, runs_per_input_run, alpha,
-                  smallest, spec, budget_runs, pilot_spec, cost) -> TestBudget:
-    share = claim_plan.alpha_spent.get("event")
+def _event_budget(test, claim, claim_plan, budget_spec, pilot, excess, per_run, runs_per_input_run, alpha,
+                  spec, budget_runs, pilot_spec, cost) -> TestBudget:
+    """What ``test`` (``"event"``, or ``"float"``: the float-bit event test) needs, from the pilot's own test of
+    that kind, at its share of α (module docstring)."""
+    share = claim_plan.alpha_spent.get(test)
     level = share if share is not None else alpha
     can = share is not None and refutable_with(claim, share, budget_spec.event_runs)
-    event = pilot.event_test
+    event = pilot.event_test if test == "event" else pilot.float_event_test
     if event is None:
-        return TestBudget("event", share, can, None, None, None, None, "the pilot ran no event test")
+        return TestBudget(test, share, can, None, None, None, None, f"the pilot ran no {_TEST_NAMES[test]}")
+    # No audit of this spec runs less than the smallest that can refute at this test's level.
+    smallest = math.ceil(smallest_round_samples(spec, level) * cost)
     notes = []
     p_second = max(event.p_second, 1.0 / max(1, event.runs_per_input))
     stronger = excess_claim(claim, excess)
     at_excess = None
-    if stronger is None:
+    if test == "float":
+        notes.append("no excess scenario: the float-bit event test reads the outputs' low bits, not a larger privacy "
+                     "parameter, which the event test's excess scenario stands for")
+    elif stronger is None:
         notes.append(f"the excess scenario is defined for dp, ldp, zcdp, rdp and gdp claims, not {claim.notion}")
     else:
         p_first = profile_event(stronger, p_second)
@@ -366,7 +392,7 @@ def _event_budget(claim, claim_plan, budget_spec, pilot, excess, per_run, runs_p
         notes.append(f"this reaches beyond {PILOT_REACH:g} times the pilot's {pilot.samples} runs: a larger audit trains "
                      "its statistic and chooses its event on more draws than the pilot, so it may find stronger events "
                      "and refute with fewer runs than forecast (a larger --pilot-runs forecasts further)")
-    return TestBudget("event", share, can, at_excess, at_pilot, _times(at_excess, per_run), _times(at_pilot, per_run),
+    return TestBudget(test, share, can, at_excess, at_pilot, _times(at_excess, per_run), _times(at_pilot, per_run),
                       "; ".join(notes))
 
 
@@ -527,6 +553,12 @@ def _mi_budget(claim_plan, budget, pilot, pilot_spec, excess, per_run, cost) -> 
     at_excess, at_pilot = runs(excess * budget), runs(pilot.estimate - budget)
     return TestBudget("mi", share, True, at_excess, at_pilot, _times(at_excess, per_run), _times(at_pilot, per_run),
                       f"the MI certificate's half-width at the pilot: {width:.4g} nats (shrinking as 1/√n)")
+
+
+def _fewest(runs) -> int | None:
+    """The smallest of ``runs`` that is not None, else None."""
+    known = [r for r in runs if r is not None]
+    return min(known) if known else None
 
 
 def _times(runs, per_run):

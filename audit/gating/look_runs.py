@@ -8,11 +8,20 @@ of a pair, and, where the event test may choose on selection runs, those and the
 bits below the coarse grid (:func:`audit.statistics.float_bits.has_fine_bits`) runs a second event
 test, the float-bit one, which certifies on fresh runs of its own (``event_runs`` per input, as the
 event test: :func:`audit.engine._event_tests`). An integer-valued mechanism never runs it. Whether
-to plan for those runs is decided by :func:`plans_float_runs` on the runner's probe: one output of
-the mechanism on one database of the audit, under a seed of its own (no test sees that output, so
-the schedule is independent of every look's data and each look keeps its level α_k). A mechanism
-whose probe shows no fine bits but whose MI sample does would make more runs than planned: its
-look then stops at the runner's call limit and is not decided (:func:`audit.gating.sequential.run_sequential_audit`).
+to plan for those runs is decided by :func:`plans_float_runs` on the runner's probe and, where that
+one output shows no fine bits, :data:`FLOAT_PROBE_RUNS` more outputs on databases of the audit's first
+prior, all under seeds of their own (no test sees those outputs, so the schedule is independent of
+every look's data and each look keeps its level α_k; the extra runs are counted, and the looks are
+planned within what is left of ``max_runs``). A mechanism whose probe outputs all show no fine bits
+but whose MI sample does would make more runs than planned: its look then stops at the runner's call
+limit and is not decided (:func:`audit.gating.sequential.run_sequential_audit`).
+
+**Looks on different pairs.** A look's event runs are reused by the later looks only when they
+certify the same pair (the databases' streams of runs). Where the event test has one candidate pair
+(Θ of one two-point prior on a neighbouring pair, no selection runs) every look certifies it; where
+it may have several (:func:`single_pair`), a look may certify another pair than the last, and its
+event runs, at their most, are kept out of the last look's runs (:func:`event_part`,
+:func:`audit.gating.sequential.look_schedule`), so that the last look always fits in ``max_runs``.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ from audit.statistics.float_bits import has_fine_bits
 from audit.statistics.pair_candidates import neighbouring_pair_of
 from audit.search.prior_search import differing_record
 
-__all__ = ["event_selection_possible", "look_boundaries", "look_run_counter", "look_runs", "plans_float_runs",
+__all__ = ["FLOAT_PROBE_RUNS", "event_part", "event_selection_possible", "single_pair", "look_boundaries", "look_run_counter", "look_runs", "plans_float_runs",
            "runs_per_sample", "theta_size"]
 
 
@@ -71,6 +80,20 @@ def event_selection_possible(spec) -> bool:
         return False
     return any(not isinstance(prior, TwoPoint) or np.shape(prior.first) != np.shape(prior.second)
                or neighbouring_pair_of(prior, differing_record(prior)) is None for prior in spec.priors)
+
+
+def single_pair(spec) -> bool:
+    """Whether every look of a sequential audit of ``spec`` certifies the same pair: Θ is one prior, a two-point
+    prior on a neighbouring pair (or one declared pair), and the event test makes no selection runs
+    (:func:`event_selection_possible`), so that pair is its only candidate."""
+    return theta_size(spec) == 1 and not event_selection_possible(spec)
+
+
+def event_part(spec, samples: int, float_runs: bool | None = None) -> int:
+    """The runs of a look of ``samples`` samples that are not its MI sample's (:func:`look_runs` less ``samples``
+    draws of each prior of Θ): its event tests' selection, pilot and certification runs, at their most. A later
+    look that certifies another pair reuses none of them."""
+    return look_runs(spec, samples, float_runs) - samples * theta_size(spec)
 
 
 def look_runs(spec, samples: int, float_runs: bool | None = None) -> int:
@@ -116,17 +139,30 @@ def look_boundaries(schedule) -> tuple:
     return tuple(sorted(sizes))
 
 
+#: Databases of the audit's first prior (or pair) on which :func:`plans_float_runs` runs the mechanism once each,
+#: on a seed of their own, when the runner's probe shows no fine bits: counted runs of the audit.
+FLOAT_PROBE_RUNS = 64
+
+
 def plans_float_runs(spec, runner) -> bool:
     """Whether a sequential audit of ``spec`` plans the float-bit event test's certification runs (module docstring).
 
-    Under ``arithmetic = "float"``, for a notion with an event test: whether the runner's probe
-    (:meth:`mechanisms.execution.runner.MechanismRunner.probe`) of one database of the audit's first
-    prior (or pair), drawn and run on seeds of their own, returns an output with bits below the coarse
-    grid (:func:`audit.statistics.float_bits.has_fine_bits`).
+    Under ``arithmetic = "float"``, for a notion with an event test: whether an output of the mechanism, on
+    databases of the audit's first prior (or pair) drawn and run on seeds of their own, has bits below the coarse
+    grid (:func:`audit.statistics.float_bits.has_fine_bits`). First the runner's probe
+    (:meth:`mechanisms.execution.runner.MechanismRunner.probe`, one output, not counted); when it shows none,
+    :data:`FLOAT_PROBE_RUNS` more databases, one run each, counted in the runner's ``calls``: a mechanism whose
+    outputs hold fine bits only sometimes (a quotient of snapped values whose denominator is sometimes 1,
+    ``mean_noisy_count``) shows none in one output often enough (about one seed in four there) that its looks,
+    planned without the float-bit test's runs, would make more runs than planned, and its last look would stop
+    at the call limit. An output fraction q with fine bits is missed with probability (1 − q)^65.
     """
     if spec.arithmetic != "float" or spec.notion not in RECORD_AUDIT_NOTIONS or not spec.event_runs:
         return False
     prior = spec.priors[0] if spec.priors else spec.pairs[0].prior()
     rng = np.random.default_rng([int(spec.seed), 0xF10A7])
     database = runner.draw(prior, 1, rng)[0]
-    return has_fine_bits(runner.probe(database, int(rng.integers(2**63))))
+    if has_fine_bits(runner.probe(database, int(rng.integers(2**63)))):
+        return True
+    databases = runner.draw(prior, FLOAT_PROBE_RUNS, rng)
+    return has_fine_bits(runner.sample(databases, rng, what="float-bit probe run"))

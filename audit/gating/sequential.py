@@ -21,11 +21,12 @@ earlier looks' runs of the pair whatever its generator drew in between (a random
 a Poisson number of runs) and whichever statistic it chose; a look whose event test certifies
 another pair than the looks before makes those runs anew: real calls, counted.
 
-**Schedule** (:func:`look_schedule`, fixed before any counted run): the last look has the most samples N
+**Schedule** (:func:`look_schedule`, fixed before any look's run): the last look has the most samples N
 whose runs fit in ``max_runs`` (:func:`look_runs`: the MI sample, the event tests' certification runs,
 and where they may choose on selection runs, those and the float-bit pilot's at their most; the
-float-bit event test's runs where the runner's probe, on a seed of its own, shows float bits:
-:mod:`audit.gating.look_runs`); the
+float-bit event test's runs where the probe's outputs, on seeds of their own, show float bits, the
+probe's runs counted; where the looks may certify different pairs, the early looks' event runs too:
+:mod:`audit.gating.look_runs`), so the last look always fits; the
 early looks double in size from the smallest look that can refute the claim (``growth`` = 2) up to
 ``look_fraction`` (default 0.2) of N, which is all their runs together, as they are nested.
 
@@ -55,18 +56,15 @@ however its data overlap theirs, its false refutation has probability ≤ α_k. 
 so by the union bound its probability is at most Σ_k α_k = α — no independence between the looks is
 needed (the Bonferroni bound, conservative against the exact joint law of the looks). Only whether a look is run may depend on what came before: an audit
 that stops, or a look not run for the time limit or the budget, leaves its α unspent. So no look is
-resized after the runs start: a look that would end past ``time_limit`` is not run, and a look whose
-runs would pass ``max_runs`` (the runner's ``call_limit``: earlier looks made calls it could not
-reuse, or the event test's selection runs) stops before the call that would pass it, and its
-verdict is never formed; the audit then reports the look before.
+resized after the runs start: a look that would end past ``time_limit`` is not run, nor one that an
+earlier look's float-bit event test, unplanned (the probe saw no fine bits), shows to pass
+``max_runs``; a look whose runs would pass it anyway (the runner's ``call_limit``) stops before the
+call that would pass it, and its verdict is never formed; the audit then reports the look before.
 For a small Bernoulli case tests/test_sequential.py computes the exact overall level of nested
 looks by dynamic programming over the cumulative counts and checks it against α.
 
-**Refutation at the observed effect.** When the audit stops unrefuted,
-:func:`runs_to_refute` says how many runs a fresh fixed-budget audit would need to refute the
-claim if the last look's event had the frequencies it showed there (the event test's predicted
-certificate, :func:`audit.search.event_choice.predicted_objective`), or that none would: the event did
-not exceed the claim.
+**Refutation at the observed effect.** When the audit stops unrefuted, it says how many runs a fresh
+fixed-budget audit would need to refute the claim at the last look's event (:mod:`audit.gating.refutation_runs`).
 """
 
 from __future__ import annotations
@@ -83,11 +81,10 @@ from estimators.validation import InputError, check_int, check_positive
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 
 from audit.certificates.claim_tests import smallest_certifying_runs, smallest_refutable_runs
-from audit.certificates.event_bounds import claim_objective
-from audit.search.event_choice import predicted_objective
-from audit.gating.early_look import early_look
+from audit.gating.refutation_runs import MAX_REFUTATION_RUNS, refutation_at_observed, runs_to_refute  # noqa: F401
+from audit.gating.early_look import EARLY_LOOK_RUNS_PER_INPUT, early_look, early_look_possible
 from audit.gating.look_runs import (event_selection_possible, look_boundaries, look_run_counter, look_runs,  # noqa: F401
-                                    plans_float_runs, runs_per_sample)
+                                    plans_float_runs, runs_per_sample, single_pair, theta_size)
 
 #: The early looks see at most this fraction of the last look's samples (module docstring).
 LOOK_FRACTION = 0.2
@@ -95,8 +92,6 @@ LOOK_FRACTION = 0.2
 GROWTH = 2.0
 #: Exponent ρ of the power spending function α(t) = α·t^ρ (:func:`power_alpha_spending`).
 SPENDING_POWER = 2.0
-#: The most runs per input :func:`runs_to_refute` looks for.
-MAX_REFUTATION_RUNS = 10**12
 
 
 def power_alpha_spending(sizes, alpha: float, rho: float = SPENDING_POWER) -> list:
@@ -169,10 +164,13 @@ def smallest_round_samples(spec, alpha: float) -> int:
 
 
 def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction: float = LOOK_FRACTION,
-                  rho: float = SPENDING_POWER, float_runs: bool | None = None) -> tuple:
+                  rho: float = SPENDING_POWER, float_runs: bool | None = None, spent: int = 0) -> tuple:
     """The nested looks of a sequential audit of ``spec`` within ``max_runs`` runs, and their levels.
 
-    The last look has the most samples N whose runs (:func:`look_runs`) fit in ``max_runs``. The early looks grow by
+    The last look has the most samples N whose runs (:func:`look_runs`) fit in ``max_runs`` less ``spent``, and, where
+    the looks may certify different pairs (not :func:`audit.gating.look_runs.single_pair`), less the early looks'
+    event runs at their most (:func:`audit.gating.look_runs.event_part`; an early look's at most
+    2 · :data:`audit.gating.early_look.EARLY_LOOK_RUNS_PER_INPUT`), which the last look then reuses none of. The early looks grow by
     ``growth`` from the smallest look that can refute (at its own level), up to
     ``look_fraction`` · N samples (nested, they make no more runs than the largest of them). Look k
     gets α_k = α·(t_k^ρ − t_{k−1}^ρ), t_k = n_k / N (power α-spending, :func:`power_alpha_spending`;
@@ -194,6 +192,8 @@ def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction:
     float_runs : bool, optional
         Whether the float-bit event test's certification runs are counted (:mod:`audit.gating.look_runs`);
         ``None``: under ``arithmetic = "float"``.
+    spent : int
+        Runs of ``max_runs`` made before the looks (the float-bit probe's, :func:`audit.gating.look_runs.plans_float_runs`).
 
     Returns
     -------
@@ -212,20 +212,35 @@ def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction:
     ratio = spec.event_runs / spec.samples
     smallest_alone = smallest_round_samples(spec, spec.alpha)
     runs_at = look_run_counter(spec, float_runs)
-    low, high = 0, math.floor(max_runs / runs_per_sample(spec, float_runs))  # look_runs grows with the samples: bisect
+    first_size = smallest_round_samples(spec, spec.alpha * 0.01)  # a first guess at an early look's level
+
+    def early_sizes(total: int) -> list:
+        sizes, size = [], first_size
+        while size <= look_fraction * total:
+            sizes.append(size)
+            size = math.ceil(size * growth)
+        return sizes
+
+    one_pair, theta = single_pair(spec), theta_size(spec)
+    early_reserve = 2 * EARLY_LOOK_RUNS_PER_INPUT if early_look_possible(spec) else 0
+
+    def needed(total: int) -> int:
+        """The runs a schedule whose last look has ``total`` samples makes at most (docstring)."""
+        if one_pair:
+            return runs_at(total)
+        return runs_at(total) + early_reserve + sum(runs_at(s) - s * theta for s in early_sizes(total))
+
+    budget = max_runs - spent
+    low, high = 0, max(0, math.floor(budget / runs_per_sample(spec, float_runs)))  # needed grows with the samples
     while low < high:
         middle = (low + high + 1) // 2
-        low, high = (middle, high) if runs_at(middle) <= max_runs else (low, middle - 1)
+        low, high = (middle, high) if needed(middle) <= budget else (low, middle - 1)
     total = low
     if total < smallest_alone:
         raise InputError(f"argument 'max_runs' (--max-runs) is {max_runs}: one look of this audit needs at least "
-                         f"{runs_at(smallest_alone)} mechanism runs ({smallest_alone} samples) to be able to "
+                         f"{needed(smallest_alone) + spent} mechanism runs ({smallest_alone} samples) to be able to "
                          f"refute at α = {spec.alpha:g}")
-    sizes = []
-    size = smallest_round_samples(spec, spec.alpha * 0.01)  # a first guess at an early look's level
-    while size <= look_fraction * total:
-        sizes.append(size)
-        size = math.ceil(size * growth)
+    sizes = early_sizes(total)
     first = early_look(spec, lambda runs: power_alpha_spending([runs / runs_at(total) * total, total], spec.alpha, rho)[0],
                        runs_at(total))
     ratio_runs = max(1, int(round((sizes or [total])[0] * ratio))) if spec.event_runs else 0
@@ -263,29 +278,33 @@ def _look_runner(spec):
 
 
 def _planned_looks(spec, runner, max_runs: int, **settings) -> tuple:
-    """:func:`look_schedule` of ``spec``, the float-bit event test's runs counted where the runner's probe shows
-    float bits (:func:`audit.gating.look_runs.plans_float_runs`), before any counted run; the runner's chunks
-    then end at the looks' sizes (:func:`look_boundaries`)."""
-    schedule = look_schedule(spec, max_runs, float_runs=plans_float_runs(spec, runner), **settings)
+    """(:func:`look_schedule` of ``spec``, whether it plans the float-bit event test's runs): those are counted where
+    the probe's outputs show float bits (:func:`audit.gating.look_runs.plans_float_runs`), before any look's run,
+    within what its counted runs leave of ``max_runs``; the runner's chunks then end at the looks' sizes
+    (:func:`look_boundaries`)."""
+    float_runs = plans_float_runs(spec, runner)  # its probe runs, if any, are counted: the looks get the rest
+    schedule = look_schedule(spec, max_runs, float_runs=float_runs, spent=runner.calls, **settings)
     runner.boundaries = look_boundaries(schedule)
-    return schedule
+    return schedule, float_runs
 
 
 def run_audit_on_look_runs(spec, max_runs: int, *, growth: float = GROWTH, look_fraction: float = LOOK_FRACTION,
                            rho: float = SPENDING_POWER):
-    """The fixed audit of ``spec`` at ``spec.samples`` on the runs a sequential audit's looks would make.
+    """The fixed audit of the last look's size on the runs a sequential audit's last look would make.
 
-    :func:`audit.engine.run_audit` with the chunk boundaries of the looks of
-    ``run_sequential_audit(spec, max_runs, ...)`` (:func:`look_boundaries`): with ``spec.samples`` the
-    last look's size, its data are the last look's, and only the level differs (``spec.alpha``
-    against α_K), which isolates what looking early costs.
+    :func:`audit.engine.run_audit` of ``spec`` at the samples and event runs of the last look of
+    ``run_sequential_audit(spec, max_runs, ...)``, with the chunk boundaries of its looks
+    (:func:`look_boundaries`) and the same seed: its data are the last look's, and only the level differs
+    (``spec.alpha`` against α_K), which isolates what looking early costs. ``spec.samples`` and
+    ``spec.event_runs`` set only the ratio of event runs to samples, as in :func:`run_sequential_audit`.
     """
     from audit.engine import _run_audit
 
     with _look_runner(spec) as runner:
-        _planned_looks(spec, runner, max_runs, growth=growth, look_fraction=look_fraction, rho=rho)
+        schedule, _ = _planned_looks(spec, runner, max_runs, growth=growth, look_fraction=look_fraction, rho=rho)
         runner.cache.start_look(final=True)
-        return _run_audit(spec, runner)
+        last = schedule[-1]
+        return _run_audit(dataclasses.replace(spec, samples=last.samples, event_runs=last.event_runs), runner)
 
 
 @dataclass(frozen=True)
@@ -332,7 +351,8 @@ class SequentialAudit:
         done or the next one would have passed ``max_runs``, or the next look would have ended past
         ``time_limit``.
     runs : int
-        Mechanism calls made in all (at most ``max_runs``): each run once, whichever looks used it.
+        Mechanism calls made in all (at most ``max_runs``): each run once, whichever looks used it, and the
+        float-bit probe's (``probe_runs``).
     seconds : float
     runs_to_refute : int or None
         When it stopped unrefuted: total runs a fixed-budget audit at level ``alpha`` would need to
@@ -357,6 +377,7 @@ class SequentialAudit:
     runs_to_refute_note: str = ""
     notes: list = field(default_factory=list)
     rho: float = SPENDING_POWER
+    probe_runs: int = 0  # runs of the float-bit probe (audit.gating.look_runs.plans_float_runs), before the looks
 
     @property
     def refuted(self) -> bool:
@@ -385,7 +406,8 @@ class SequentialAudit:
         done, why = len(self.looks), self.stop_reason()
         levels = ", ".join(f"{r.alpha:.3g}" for r in self.schedule)
         sizes = ", ".join(str(r.samples) for r in self.schedule)
-        text = (f"Sequential audit: {done} of {len(self.schedule)} planned looks, {self.runs} mechanism runs of at "
+        probe = f" ({self.probe_runs} of them the float-bit probe's)" if self.probe_runs else ""
+        text = (f"Sequential audit: {done} of {len(self.schedule)} planned looks, {self.runs} mechanism runs{probe} of at "
                 f"most {self.max_runs}, {self.seconds:.1f} s; stopped because {why}. The looks audit the first "
                 f"{sizes} samples of one stream of runs (each run made once) at levels α_k = {levels} (α-spending "
                 f"α·t^{self.rho:g} over the fraction t of the runs seen, summing to α = {self.alpha:g}; union bound), "
@@ -406,7 +428,7 @@ class SequentialAudit:
         return to_jsonable({
             "alpha": self.alpha, "rho": self.rho, "max_runs": self.max_runs, "time_limit": self.time_limit,
             "stopped": self.stopped, "stop_reason": self.stop_reason(), "looks_run": len(self.looks),
-            "looks_planned": len(self.schedule), "runs": self.runs, "seconds": self.seconds,
+            "looks_planned": len(self.schedule), "runs": self.runs, "probe_runs": self.probe_runs, "seconds": self.seconds,
             "runs_to_refute": self.runs_to_refute, "runs_to_refute_note": self.runs_to_refute_note,
             "notes": list(self.notes), "summary": self.summary(),
             "schedule": [r.to_dict() for r in self.schedule], "looks": [r.to_dict() for r in self.looks]})
@@ -464,8 +486,10 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
     outcomes, result, stopped, notes = [], None, "budget", []
     started = time.perf_counter()
     with _look_runner(spec) as runner:
-        schedule = _planned_looks(spec, runner, max_runs, growth=growth, look_fraction=look_fraction, rho=rho)
-        runner.call_limit = int(max_runs)
+        schedule, float_runs = _planned_looks(spec, runner, max_runs, growth=growth, look_fraction=look_fraction,
+                                              rho=rho)
+        runner.call_limit, probe_runs = int(max_runs), runner.calls
+        unplanned_float = None  # the first look that ran the float-bit event test the schedule did not plan
         for index, planned in enumerate(schedule, start=1):
             # The early look's seconds are mostly fixed costs (fitting on 40 draws): no basis for a larger look's.
             timed = [o for o in outcomes if not schedule[o.look - 1].early]
@@ -475,6 +499,15 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
                 if time.perf_counter() - started + expected > time_limit:
                     stopped = "time"
                     break
+            # With the float-bit test's runs this look makes at least look_runs(…, True) distinct runs: past max_runs it
+            # would stop at the call limit, its work wasted. Not running it leaves its α unspent (module docstring).
+            at_least = look_runs(spec, planned.samples, True)
+            if unplanned_float is not None and at_least > max_runs:
+                notes.append(f"Look {index} was not run: look {unplanned_float} ran the float-bit event test, whose runs "
+                             "the schedule did not plan (the probe's outputs showed no fine bits), and with them this "
+                             f"look makes at least {at_least} mechanism runs, past --max-runs; the audit's verdict is "
+                             f"look {index - 1}'s.")
+                break
             look_spec = dataclasses.replace(spec, samples=planned.samples, event_runs=planned.event_runs,
                                             alpha=planned.alpha)
             calls, hits, look_started = runner.calls, runner.cache.hits, time.perf_counter()
@@ -487,11 +520,13 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
                                      f"{runner.calls + exc.needed} mechanism runs or more (its event test's selection "
                                      "runs are not in the plan); raise it") from None
                 notes.append(f"Look {index} was not completed: after {runner.calls - calls} new mechanism calls it "
-                             f"would have made {exc.needed} more, {exc.needed - exc.left} past --max-runs (earlier "
-                             "looks made calls on runs it did not reuse: another pair, or its event test's selection "
-                             f"runs), so it gives no verdict and the audit's is look {index - 1}'s.")
+                             f"would have made {exc.needed} more, {exc.needed - exc.left} past --max-runs (more runs "
+                             "than planned: the float-bit event test's, where the probe's outputs showed no fine "
+                             f"bits), so it gives no verdict and the audit's is look {index - 1}'s.")
                 break
             result = look
+            if unplanned_float is None and not float_runs and look.float_event_test is not None:
+                unplanned_float = index
             made = runner.calls - calls
             event = result.event_test
             outcome = LookOutcome(index, planned.samples, planned.event_runs, planned.alpha, made,
@@ -510,7 +545,7 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
         runs = runner.calls
     needed, note = None, ""
     if stopped not in ("refuted", "violation"):
-        needed, note = _refutation_at_observed(spec, result)
+        needed, note = refutation_at_observed(spec, result)
     total = sum(r.alpha for r in schedule)
     # The look's own statement would quote its level α_k; the refutation, chosen as the first of the
     # looks', holds at the overall level only.
@@ -520,52 +555,5 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
         f"{schedule[deciding - 1].samples} samples of the runs, whose tests spent α_k = "
         f"{schedule[deciding - 1].alpha:.3g} of the overall α = {total:g}, which the verdicts are stated at."])
     audit = SequentialAudit(result, outcomes, schedule, total, int(max_runs), time_limit, stopped, runs,
-                            time.perf_counter() - started, needed, note, notes, rho=float(rho))
+                            time.perf_counter() - started, needed, note, notes, rho=float(rho), probe_runs=probe_runs)
     return dataclasses.replace(audit, result=dataclasses.replace(result, sequential=audit.block()))  # for --report
-
-
-def runs_to_refute(claim, p_first: float, p_second: float, alpha: float,
-                   limit: int = MAX_REFUTATION_RUNS) -> int | None:
-    """The fewest certification runs per input predicted to refute ``claim`` with an event of these frequencies.
-
-    The prediction is the event test's own (:func:`audit.search.event_choice.predicted_objective` with the
-    claim's objective, :func:`audit.certificates.event_bounds.claim_objective`): the certificates a fresh audit
-    at level ``alpha`` would choose among (Clopper–Pearson pair; for pure DP also the odds ratio
-    and the rate ratio with Poisson runs), evaluated at the expected counts. ``None`` when no
-    number of runs up to ``limit`` is predicted to refute (the frequencies do not exceed the
-    claim's profile).
-    """
-    objective = claim_objective(claim)
-    pure = claim.pure_epsilon is not None
-
-    def refutes(n: int) -> bool:
-        return bool(predicted_objective(p_first, p_second, n, alpha, objective, pure_dp=pure) > 1.0)
-
-    n = 16
-    while not refutes(n):
-        n *= 2
-        if n > limit:
-            return None
-    lo, hi = n // 2, n
-    while hi - lo > max(1, lo // 100):  # 1% resolution: a prediction, not a certificate
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if refutes(mid) else (mid, hi)
-    return hi
-
-
-def _refutation_at_observed(spec, result) -> tuple[int | None, str]:
-    """(total runs a fixed audit would need to refute at the last look's observed event, the sentence)."""
-    event = None if result is None else result.event_test
-    if spec.claim is None or not spec.claim.has_profile:
-        return None, ""
-    if event is None:
-        return None, "There was no event test, so no number of runs to refute at the observed effect is predicted."
-    per_input = runs_to_refute(spec.claim, event.p_first, event.p_second, spec.alpha)
-    if per_input is None:
-        return None, (f"The last look's event (frequencies {event.p_first:.4g} and {event.p_second:.4g} under the two "
-                      f"inputs) does not exceed the claim {spec.claim.label}: no number of runs is predicted to "
-                      "refute it at this effect.")
-    total = int(math.ceil(per_input * runs_per_sample(spec) * spec.samples / spec.event_runs))
-    return total, (f"A refutation at the last look's observed effect (event frequencies {event.p_first:.4g} and "
-                   f"{event.p_second:.4g}) would need about {total} mechanism runs in one audit at α = {spec.alpha:g} "
-                   f"({per_input} certification runs per input).")
