@@ -55,7 +55,7 @@ def test_outputs_with_float_bits_in_half_the_runs_get_a_last_look_that_fits_them
 def test_a_look_that_an_unplanned_float_bit_test_puts_past_the_budget_is_not_run():
     # One run in 50 divided by 3: seed 1's 65 probe outputs are all on the grid, so the looks are planned at 3 runs
     # per sample, but look 2's 400-sample MI sample shows float bits and its float-bit test runs. The last look
-    # (9,978 samples) would then make at least 5 runs per sample, 49,890 > 30,000: it is not run, no call spent on it.
+    # (9,978 samples) would then plan 5 runs per sample, 49,890 > 30,000: it is not run, no call spent on it.
     counting = _CountingMechanism(_sometimes_thirds(0.02))
     result = run_sequential_audit(_pair_spec(counting, 1), 30000)
     last = result.schedule[-1]

@@ -56,9 +56,9 @@ however its data overlap theirs, its false refutation has probability ≤ α_k. 
 so by the union bound its probability is at most Σ_k α_k = α — no independence between the looks is
 needed (the Bonferroni bound, conservative against the exact joint law of the looks). Only whether a look is run may depend on what came before: an audit
 that stops, or a look not run for the time limit or the budget, leaves its α unspent. So no look is
-resized after the runs start: a look that would end past ``time_limit`` is not run, nor one that an
-earlier look's float-bit event test, unplanned (the probe saw no fine bits), shows to pass
-``max_runs``; a look whose runs would pass it anyway (the runner's ``call_limit``) stops before the
+resized after the runs start: a look that would end past ``time_limit`` is not run, nor one whose plan,
+with the float-bit event test's runs that an earlier look made unplanned (the probe saw no fine
+bits), passes ``max_runs``; a look whose runs would pass it anyway (the runner's ``call_limit``) stops before the
 call that would pass it, and its verdict is never formed; the audit then reports the look before.
 For a small Bernoulli case tests/test_sequential.py computes the exact overall level of nested
 looks by dynamic programming over the cumulative counts and checks it against α.
@@ -499,13 +499,14 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
                 if time.perf_counter() - started + expected > time_limit:
                     stopped = "time"
                     break
-            # With the float-bit test's runs this look makes at least look_runs(…, True) distinct runs: past max_runs it
-            # would stop at the call limit, its work wasted. Not running it leaves its α unspent (module docstring).
-            at_least = look_runs(spec, planned.samples, True)
-            if unplanned_float is not None and at_least > max_runs:
+            # With the float-bit test's runs this look's plan (look_runs) passes max_runs: run, it would most likely stop
+            # at the call limit (its certification runs are Poisson numbers at most), its work spent for no verdict.
+            # Not running it leaves its α unspent (module docstring).
+            with_float = look_runs(spec, planned.samples, True)
+            if unplanned_float is not None and with_float > max_runs:
                 notes.append(f"Look {index} was not run: look {unplanned_float} ran the float-bit event test, whose runs "
                              "the schedule did not plan (the probe's outputs showed no fine bits), and with them this "
-                             f"look makes at least {at_least} mechanism runs, past --max-runs; the audit's verdict is "
+                             f"look plans {with_float} mechanism runs, past --max-runs; the audit's verdict is "
                              f"look {index - 1}'s.")
                 break
             look_spec = dataclasses.replace(spec, samples=planned.samples, event_runs=planned.event_runs,
