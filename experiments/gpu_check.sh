@@ -4,7 +4,8 @@
 # NumPy's (equal codes, seconds both ways), dpsgd-audit's GPU grid with its GPU utilization and profile by
 # stage (the float-bit codes now on the GPU: utilization before 4.1% over 158 s, target >= 50%),
 # gpu-throughput (against a measured copy and matmul roofline), the CUDA-graph critic fit against the eager
-# one, and device-choice (step costs and --device auto/cpu/cuda audits).
+# one, device-choice (step costs and --device auto/cpu/cuda audits), and the host and GPU kernel seconds by
+# stage of the quick grid (stage_profile --host).
 #
 #   bash experiments/gpu_check.sh            # on a GPU machine; results in $OUT (or ./gpu-check-out)
 #   SMALL=1 bash experiments/gpu_check.sh    # dry run on a CPU: every size shrunk, --device cpu
@@ -90,6 +91,10 @@ cat "$WORK/critic-graph.json" 2>/dev/null | $PY -c "import json,sys; d=json.load
 # 6. choose_device's constants measured, and audits with --device auto/cpu/cuda.
 step device-choice 150 $PY -m audit.cli.main experiment device-choice $QUICK --device $DEVICE \
   --out "$WORK/device-choice" --page "$PAGES/device-choice.md"
+
+# 7. Host and GPU time by stage (torch.profiler: each stage's torch operators, host work and GPU kernel seconds)
+#    on the quick grid, small enough for the profiler's record of every kernel; with what time is left.
+step dpsgd-host 90 $PY -m experiments.stage_profile dpsgd-audit --quick --device $DEVICE --host --out "$WORK/dpsgd-host"
 
 echo "=== summary ($(( $(date +%s) - START )) s)"
 cat "$WORK/steps.txt"
