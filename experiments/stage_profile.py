@@ -142,17 +142,22 @@ def host_split(run, *, interval: float = 0.01) -> tuple[object, dict, dict, dict
         value, seconds = profile_by_stage(run, interval=interval, timeline=timeline)
     origin = recorder.profiler.kineto_results.trace_start_ns() / 1e9
     events = recorder.events()
-    main = next(event.thread for event in events if event.name == MAIN_THREAD_MARK)
+    main = next(event.thread for event in events if event.name == MAIN_THREAD_MARK and not _on_gpu(event))
     operators, kernels = [], []
     for event in events:
-        if event.name == MAIN_THREAD_MARK:
-            continue
+        if event.name == MAIN_THREAD_MARK or getattr(event, "is_user_annotation", False):
+            continue  # a named range (record_function), not work: its operators and kernels are counted
         span = (origin + event.time_range.start / 1e6, origin + event.time_range.end / 1e6)
-        if getattr(event.device_type, "name", "") == "CUDA":
+        if _on_gpu(event):
             kernels.append(span)
         elif event.cpu_parent is None and event.thread == main:
             operators.append(span)
     return value, seconds, charge_spans(operators, timeline), charge_spans(kernels, timeline)
+
+
+def _on_gpu(event) -> bool:
+    """Whether a profiler event ran on a CUDA device (a kernel or a copy), not on the CPU."""
+    return getattr(event.device_type, "name", "") == "CUDA"
 
 
 def stage_table(seconds: dict, operators: dict | None = None, kernels: dict | None = None) -> str:
