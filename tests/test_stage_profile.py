@@ -87,3 +87,24 @@ def test_device_routes_send_the_statistics_through_their_device_code_and_restore
     with device_routes():
         assert float_bits.on_device("cpu") and arithmetic.on_device("cpu") and not float_bits.on_device(None)
     assert not float_bits.on_device("cpu") and not arithmetic.on_device("cpu")
+
+
+def test_dimension_profile_refuses_sizes_it_cannot_audit():
+    from estimators.validation import InputError
+    from experiments.dimension_profile import main
+
+    with pytest.raises(InputError, match="--runs"):
+        main(["--runs", "100"])
+    with pytest.raises(InputError, match="--features"):
+        main(["--features", "1"])
+
+
+@pytest.mark.slow
+@pytest.mark.train
+def test_dimension_profile_prints_the_stage_split(capsys):
+    from experiments.dimension_profile import main
+
+    assert main(["--features", "2", "--runs", "400", "--device-routes"]) == 0
+    out = capsys.readouterr().out
+    assert "parameter release, d = 129, 400 runs per audit, device cpu, device routes" in out  # 32·2 + 65
+    assert "| all |" in out and "torch operators | host |" in out
