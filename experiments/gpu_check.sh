@@ -4,7 +4,8 @@
 # NumPy's (equal codes, seconds both ways), dpsgd-audit's GPU grid with its GPU utilization and profile by
 # stage (the float-bit codes now on the GPU: utilization before 4.1% over 158 s, target >= 50%),
 # gpu-throughput (against a measured copy and matmul roofline), the CUDA-graph critic fit against the eager
-# one, and device-choice (step costs and --device auto/cpu/cuda audits).
+# one, device-choice (step costs and --device auto/cpu/cuda audits), and the host and GPU kernel seconds by
+# stage of the widest parameter release (experiments.dimension_profile).
 #
 #   bash experiments/gpu_check.sh            # on a GPU machine; results in $OUT (or ./gpu-check-out)
 #   SMALL=1 bash experiments/gpu_check.sh    # dry run on a CPU: every size shrunk, --device cpu
@@ -28,9 +29,10 @@ PY=python3
 
 if [ "$SMALL" = 1 ]; then
   DEVICE=cpu; QUICK=--quick; PAGES=$WORK/pages; GRID=""; GRAPH_ARGS="--device cpu --samples 4000 --max-steps 100"
-  BITS_ARGS="--device cpu --rows 2000 --columns 577"
+  BITS_ARGS="--device cpu --rows 2000 --columns 577"; HOST_ARGS="--device cpu --features 4 --runs 400"
 else
   DEVICE=cuda; QUICK=""; PAGES=docs/benchmarks; GRID="--grid gpu"; GRAPH_ARGS="--device cuda"; BITS_ARGS="--device cuda"
+  HOST_ARGS="--device cuda --features 256 --runs 2000"
 fi
 mkdir -p "$PAGES"
 
@@ -90,6 +92,11 @@ cat "$WORK/critic-graph.json" 2>/dev/null | $PY -c "import json,sys; d=json.load
 # 6. choose_device's constants measured, and audits with --device auto/cpu/cuda.
 step device-choice 150 $PY -m audit.cli.main experiment device-choice $QUICK --device $DEVICE \
   --out "$WORK/device-choice" --page "$PAGES/device-choice.md"
+
+# 7. Host and GPU time by stage (torch.profiler: each stage's torch operators, host work and GPU kernel seconds)
+#    of the GPU grid's widest parameter release (d = 8,257) at 2,000 runs per audit; with what time is left.
+step dpsgd-host 120 bash -c "$PY -m experiments.dimension_profile $HOST_ARGS > '$WORK/dpsgd-host.txt'"
+grep -v USDT "$WORK/dpsgd-host.txt" 2>/dev/null
 
 echo "=== summary ($(( $(date +%s) - START )) s)"
 cat "$WORK/steps.txt"

@@ -4,13 +4,22 @@ Every ``interval`` seconds a background thread reads the main thread's stack
 (:func:`sys._current_frames`) and charges the interval to the stage of the innermost frame whose module
 belongs to one (:data:`STAGES`, first match from the innermost frame outwards): time inside NumPy, SciPy
 or torch is charged to the miaudit code that called it. ``python -m experiments.stage_profile NAME
-[--quick | --grid G] [--device D] [--seed S] [--out DIR] [--page FILE.md]`` runs ``miaudit experiment NAME`` that way and prints the table
-(issue 42: the profile of the DP-SGD grid's CPU part).
+[--quick | --grid G] [--device D] [--seed S] [--out DIR] [--page FILE.md] [--host [--device-routes]]`` runs
+``miaudit experiment NAME`` that way and prints the table (issue 42: the profile of the DP-SGD grid's CPU part).
+
+``--host`` also splits each stage's seconds into time inside torch operators and the rest (NumPy, SciPy,
+Python: the host's work), from :mod:`torch.profiler`'s record of every top-level operator on the main
+thread (:func:`host_split`), and on a CUDA device adds the GPU's kernel seconds by stage. The host part is
+what a GPU cannot shorten: on the CPU it bounds from below the wall time of the same run on any device, and
+so the GPU's share of it from above. ``--device-routes`` runs the statistics that take a torch device
+through their device code on the CPU (:func:`device_routes`), as they run beside a GPU, so that their work
+counts as torch operators too.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import threading
 import time
@@ -38,16 +47,19 @@ def stage_of(modules) -> str:
     return OTHER
 
 
-def profile_by_stage(run, *, interval: float = 0.01) -> tuple[object, dict]:
-    """(``run()``'s value, seconds by stage) with the main thread's stack sampled every ``interval`` s."""
+def profile_by_stage(run, *, interval: float = 0.01, timeline: list | None = None) -> tuple[object, dict]:
+    """(``run()``'s value, seconds by stage) with the main thread's stack sampled every ``interval`` s.
+
+    ``timeline``: a list that receives each sample as (start, end, stage), in :func:`time.time` seconds.
+    """
     main = threading.main_thread().ident
     seconds: dict = {}
     done = threading.Event()
 
     def sample():
-        last = time.perf_counter()
+        last, last_wall = time.perf_counter(), time.time()
         while not done.wait(interval):
-            now = time.perf_counter()
+            now, wall = time.perf_counter(), time.time()
             frame = sys._current_frames().get(main)
             modules = []
             while frame is not None:
@@ -55,7 +67,9 @@ def profile_by_stage(run, *, interval: float = 0.01) -> tuple[object, dict]:
                 frame = frame.f_back
             stage = stage_of(modules)
             seconds[stage] = seconds.get(stage, 0.0) + (now - last)
-            last = now
+            if timeline is not None:
+                timeline.append((last_wall, wall, stage))
+            last, last_wall = now, wall
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -67,12 +81,105 @@ def profile_by_stage(run, *, interval: float = 0.01) -> tuple[object, dict]:
     return value, seconds
 
 
-def stage_table(seconds: dict) -> str:
-    """Markdown table of seconds by stage and their shares, largest first."""
+def charge_spans(spans, timeline) -> dict:
+    """Seconds of ``spans`` ((start, end) pairs, :func:`time.time` seconds) by the stage of the sample of
+    ``timeline`` (:func:`profile_by_stage`'s (start, end, stage) samples, in order) that holds each span's
+    midpoint; a span outside every sample is charged to :data:`OTHER`."""
+    import bisect
+
+    starts = [start for start, _, _ in timeline]
+    charged: dict = {}
+    for start, end in spans:
+        middle = (start + end) / 2
+        i = bisect.bisect_right(starts, middle) - 1
+        stage = timeline[i][2] if i >= 0 and middle <= timeline[i][1] else OTHER
+        charged[stage] = charged.get(stage, 0.0) + (end - start)
+    return charged
+
+
+#: The profiler range that names the main thread in :func:`host_split` (its thread ids are the profiler's own).
+MAIN_THREAD_MARK = "stage_profile.main_thread"
+
+
+@contextlib.contextmanager
+def device_routes():
+    """The statistics that take a torch device compute on it even where it is the CPU: the float-bit codes
+    (:func:`audit.statistics.float_bits.device_code_rows`) and the ideal rounding
+    (:func:`audit.statistics.arithmetic.device_round_significand`) run as torch operators, as they do beside a
+    GPU (their results are the NumPy route's: ``tests/test_float_bits_device.py``)."""
+    from audit.statistics import arithmetic, float_bits
+
+    saved = float_bits.on_device, arithmetic.on_device
+
+    def any_device(device) -> bool:
+        return device is not None
+
+    float_bits.on_device = arithmetic.on_device = any_device
+    try:
+        yield
+    finally:
+        float_bits.on_device, arithmetic.on_device = saved
+
+
+def host_split(run, *, interval: float = 0.01) -> tuple[object, dict, dict, dict]:
+    """(``run()``'s value, seconds by stage, seconds inside torch operators by stage, GPU kernel seconds by
+    stage) from :func:`profile_by_stage` and :mod:`torch.profiler`.
+
+    Every top-level torch operator on the main thread (one with no parent operator) is charged whole to
+    the stage sampled at its midpoint (:func:`charge_spans`); a stage's seconds less its operators' are its
+    host time. On a CUDA device each kernel's time on the GPU is charged the same way (empty without CUDA).
+    The profiler's clock is :func:`time.time`'s: the trace's start in ns since the epoch, its events in µs
+    from that start.
+    """
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+    timeline: list = []
+    with profile(activities=activities) as recorder:
+        with torch.profiler.record_function(MAIN_THREAD_MARK):  # the profiler's own name for this thread
+            pass
+        value, seconds = profile_by_stage(run, interval=interval, timeline=timeline)
+    origin = recorder.profiler.kineto_results.trace_start_ns() / 1e9
+    events = recorder.events()
+    main = next(event.thread for event in events if event.name == MAIN_THREAD_MARK and not _on_gpu(event))
+    operators, kernels = [], []
+    for event in events:
+        if event.name == MAIN_THREAD_MARK or getattr(event, "is_user_annotation", False):
+            continue  # a named range (record_function), not work: its operators and kernels are counted
+        span = (origin + event.time_range.start / 1e6, origin + event.time_range.end / 1e6)
+        if _on_gpu(event):
+            kernels.append(span)
+        elif event.cpu_parent is None and event.thread == main:
+            operators.append(span)
+    return value, seconds, charge_spans(operators, timeline), charge_spans(kernels, timeline)
+
+
+def _on_gpu(event) -> bool:
+    """Whether a profiler event ran on a CUDA device (a kernel or a copy), not on the CPU."""
+    return getattr(event.device_type, "name", "") == "CUDA"
+
+
+def stage_table(seconds: dict, operators: dict | None = None, kernels: dict | None = None) -> str:
+    """Markdown table of seconds by stage and their shares, largest first; with ``operators`` (seconds inside
+    torch operators by stage, :func:`host_split`) also the host's seconds, and with ``kernels`` the GPU's."""
     total = sum(seconds.values()) or 1.0
-    lines = ["| stage | seconds | share |", "| --- | --- | --- |"]
-    lines += [f"| {stage} | {value:.1f} | {value / total:.0%} |"
-              for stage, value in sorted(seconds.items(), key=lambda item: -item[1])]
+    split = operators is not None
+    gpu = bool(kernels)
+    head = "| stage | seconds | share |" + (" torch operators | host |" if split else "") + (" GPU kernels |" if gpu else "")
+    lines = [head, "|" + " --- |" * head.count(" |")]
+    for stage, value in sorted(seconds.items(), key=lambda item: -item[1]):
+        row = f"| {stage} | {value:.1f} | {value / total:.0%} |"
+        if split:
+            inside = min(operators.get(stage, 0.0), value)
+            row += f" {inside:.1f} | {value - inside:.1f} |"
+        if gpu:
+            row += f" {kernels.get(stage, 0.0):.1f} |"
+        lines.append(row)
+    if split:
+        inside = sum(min(operators.get(stage, 0.0), value) for stage, value in seconds.items())
+        lines.append(f"| all | {total:.1f} | 100% | {inside:.1f} | {total - inside:.1f} |"
+                     + (f" {sum(kernels.values()):.1f} |" if gpu else ""))
     return "\n".join(lines)
 
 
@@ -88,12 +195,24 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=None)
     parser.add_argument("--grid", default=None)
     parser.add_argument("--page", default=None)
+    parser.add_argument("--host", action="store_true", help="split each stage into torch operators and host time")
+    parser.add_argument("--device-routes", action="store_true",
+                        help="with --host: the device routes of the statistics on the CPU (device_routes)")
     args = parser.parse_args(argv)
+    if args.device_routes and not args.host:
+        parser.error("argument --device-routes: only with --host")
     experiment = get_experiment(args.name)
-    _, seconds = profile_by_stage(lambda: run_experiment(experiment, out_dir=args.out, quick=args.quick,
-                                                         seed=args.seed, device=args.device, grid=args.grid,
-                                                         page=args.page))
-    print(stage_table(seconds))
+
+    def run():
+        return run_experiment(experiment, out_dir=args.out, quick=args.quick, seed=args.seed, device=args.device,
+                              grid=args.grid, page=args.page)
+
+    if not args.host:
+        print(stage_table(profile_by_stage(run)[1]))
+        return 0
+    with device_routes() if args.device_routes else contextlib.nullcontext():
+        _, seconds, operators, kernels = host_split(run)
+    print(stage_table(seconds, operators, kernels))
     return 0
 
 

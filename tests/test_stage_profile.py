@@ -2,6 +2,8 @@
 
 import time
 
+import pytest
+
 from experiments.stage_profile import OTHER, profile_by_stage, stage_of
 
 
@@ -35,3 +37,74 @@ def test_profile_charges_the_time_to_the_stage_that_spent_it():
     assert value == "done"
     assert 0.2 < seconds["certificates"] < 0.45
     assert 0.08 < seconds["statistics and event search"] < 0.3
+
+
+def test_charge_spans_charges_each_span_to_the_sample_holding_its_midpoint():
+    from experiments.stage_profile import charge_spans
+
+    timeline = [(0.0, 1.0, "a"), (1.0, 2.0, "b"), (2.0, 3.0, "a")]
+    # (0.2, 0.6) in a; (0.9, 1.3) has its midpoint 1.1 in b; (2.5, 2.6) in a; (5, 6) outside every sample.
+    charged = charge_spans([(0.2, 0.6), (0.9, 1.3), (2.5, 2.6), (5.0, 6.0)], timeline)
+    assert charged == {"a": pytest.approx(0.5), "b": pytest.approx(0.4), OTHER: pytest.approx(1.0)}
+
+
+def _in_module(module: str, source: str, **names):
+    namespace = {"__name__": module, **names}
+    exec(source, namespace)
+    return namespace["work"]
+
+
+def test_host_split_tells_torch_operators_from_host_work():
+    import torch
+
+    from experiments.stage_profile import host_split
+
+    matmuls = _in_module("audit.certificates.fake", "def work():\n    a = torch.ones(400, 400)\n"
+                         "    for _ in range(60):\n        a = torch.tanh(a @ a / 400)\n", torch=torch)
+    spin = _in_module("audit.search.fake", "def work():\n    end = time.perf_counter() + 0.25\n"
+                      "    while time.perf_counter() < end:\n        pass\n", time=time)
+
+    def run():
+        matmuls()
+        spin()
+        return "done"
+
+    value, seconds, operators, kernels = host_split(run, interval=0.002)
+    assert value == "done"
+    # The spin calls no torch operator: all of its quarter second is the host's.
+    assert operators.get("statistics and event search", 0.0) < 0.02
+    assert 0.15 < seconds["statistics and event search"] < 0.5
+    # The matrix products are torch operators: most of their stage's time is inside them.
+    assert operators["certificates"] > 0.5 * seconds["certificates"]
+    assert kernels == {} or torch.cuda.is_available()
+
+
+def test_device_routes_send_the_statistics_through_their_device_code_and_restore_them():
+    from audit.statistics import arithmetic, float_bits
+    from experiments.stage_profile import device_routes
+
+    assert not float_bits.on_device("cpu") and not arithmetic.on_device("cpu")
+    with device_routes():
+        assert float_bits.on_device("cpu") and arithmetic.on_device("cpu") and not float_bits.on_device(None)
+    assert not float_bits.on_device("cpu") and not arithmetic.on_device("cpu")
+
+
+def test_dimension_profile_refuses_sizes_it_cannot_audit():
+    from estimators.validation import InputError
+    from experiments.dimension_profile import main
+
+    with pytest.raises(InputError, match="--runs"):
+        main(["--runs", "100"])
+    with pytest.raises(InputError, match="--features"):
+        main(["--features", "1"])
+
+
+@pytest.mark.slow
+@pytest.mark.train
+def test_dimension_profile_prints_the_stage_split(capsys):
+    from experiments.dimension_profile import main
+
+    assert main(["--features", "2", "--runs", "400", "--device-routes"]) == 0
+    out = capsys.readouterr().out
+    assert "parameter release, d = 129, 400 runs per audit, device cpu, device routes" in out  # 32·2 + 65
+    assert "| all |" in out and "torch operators | host |" in out

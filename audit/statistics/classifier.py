@@ -51,8 +51,7 @@ class OutputFeatures:
     def __init__(self, outputs: np.ndarray, quadratic: bool = False):
         outputs = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
         self.levels, squared = [], []
-        for j in range(outputs.shape[1]):
-            values = values_up_to(outputs[:, j], MAX_ONE_HOT_VALUES)  # None: more than that many
+        for j, values in enumerate(columns_up_to(outputs, MAX_ONE_HOT_VALUES)):  # None: more than that many
             if values is not None and len(values) > 2:
                 self.levels.append((j, values))
             elif quadratic and values is None:
@@ -470,6 +469,36 @@ def values_up_to(column: np.ndarray, limit: int) -> np.ndarray | None:
     return values if len(values) <= limit else None
 
 
+def distinct_counts(block: np.ndarray) -> np.ndarray:
+    """The number of distinct values in each column of the 2-D ``block``, as ``len(np.unique(column))`` counts
+    them (NaNs one value, −0.0 and 0.0 one), from one sort of the block along its rows instead of one
+    :func:`numpy.unique` call per column (what a wide output, such as a model's parameters, costs most)."""
+    block = np.asarray(block)
+    if len(block) == 0:
+        return np.zeros(block.shape[1], dtype=np.int64)
+    ordered = np.sort(block, axis=0)
+    new = ordered[1:] != ordered[:-1]
+    if np.issubdtype(ordered.dtype, np.inexact):
+        missing = np.isnan(ordered)  # sorted last; NaN != NaN, yet np.unique counts them once
+        new &= ~(missing[1:] & missing[:-1])
+    return 1 + np.count_nonzero(new, axis=0)
+
+
+def surely_more_values(outputs: np.ndarray, limit: int) -> np.ndarray:
+    """Which columns of the 2-D ``outputs`` take more than ``limit`` values already among their first
+    ``limit + 1`` rows (at most :data:`_FIRST_ROWS`): all of them distinct, as a continuous output's are.
+    One sort of so few rows decides a wide continuous output's columns at once (:func:`distinct_counts`),
+    where a sort of each column's first rows costs tens of microseconds a column; False says nothing."""
+    return distinct_counts(outputs[:min(limit + 1, _FIRST_ROWS)]) > limit
+
+
+def columns_up_to(outputs: np.ndarray, limit: int) -> list:
+    """:func:`values_up_to` of each column of the 2-D ``outputs``, the columns :func:`surely_more_values` decides
+    None without sorting more of them."""
+    over = surely_more_values(outputs, limit)
+    return [None if over[j] else values_up_to(outputs[:, j], limit) for j in range(outputs.shape[1])]
+
+
 def _distinct_rows(outputs: np.ndarray, max_values: int) -> tuple[np.ndarray, np.ndarray] | None:
     """(the distinct rows of ``outputs``, each row's index among them), or None beyond ``max_values`` rows.
 
@@ -482,8 +511,10 @@ def _distinct_rows(outputs: np.ndarray, max_values: int) -> tuple[np.ndarray, np
     """
     codes = np.zeros(len(outputs), dtype=np.int64)
     radix = 1
-    if any(values_up_to(column[:_FIRST_ROWS], max_values) is None for column in outputs.T):
-        return None  # a column with too many values among the first rows makes too many rows
+    # A column with too many values among the first rows makes too many rows (never where they hold fewer).
+    if max_values < min(len(outputs), _FIRST_ROWS) and (surely_more_values(outputs, max_values).any() or any(
+            values_up_to(column[:_FIRST_ROWS], max_values) is None for column in outputs.T)):
+        return None
     for column in outputs.T:
         values, index = np.unique(column, return_inverse=True)
         if len(values) > max_values:

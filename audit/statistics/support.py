@@ -27,7 +27,8 @@ import numpy as np
 
 from estimators.validation import InputError
 
-from audit.statistics.classifier import (_FIRST_ROWS, MAX_EMPIRICAL_VALUES, EmpiricalLogRatio, _distinct_codes, _row_counts, _rows, values_up_to)
+from audit.statistics.classifier import (_FIRST_ROWS, MAX_EMPIRICAL_VALUES, EmpiricalLogRatio, _distinct_codes,
+                                       _row_counts, _rows, columns_up_to, surely_more_values)
 
 __all__ = ["MAX_SUPPORT_VALUES", "SUPPORT_STATISTICS", "SupportFolds", "SupportLogRatio"]
 
@@ -86,7 +87,7 @@ def _support_columns(outputs: np.ndarray, support_columns: slice | None) -> np.n
     if support_columns is not None:
         columns = np.arange(outputs.shape[1])[support_columns]
         return columns if len(columns) and columns[-1] < outputs.shape[1] else None
-    discrete = np.array([values_up_to(column, MAX_SUPPORT_VALUES) is not None for column in outputs.T])
+    discrete = np.array([values is not None for values in columns_up_to(outputs, MAX_SUPPORT_VALUES)], dtype=bool)
     return np.flatnonzero(discrete) if discrete.any() else None
 
 
@@ -124,9 +125,11 @@ class SupportFolds:
         if self.support_columns is not None and block is None:
             return None
         columns, ranks = [], []
+        # Too many values among the subset's first rows decides it (values_up_to), else the subset's own count.
+        screened = block is None and len(rows) > _FIRST_ROWS
+        surely = surely_more_values(head, MAX_SUPPORT_VALUES) if screened else None
         for column in range(self.outputs.shape[1]) if block is None else block:
-            # Too many values among the subset's first rows decides it (values_up_to), else the subset's own count.
-            if block is None and len(rows) > _FIRST_ROWS and len(np.unique(head[:, column])) > MAX_SUPPORT_VALUES:
+            if screened and (surely[column] or len(np.unique(head[:, column])) > MAX_SUPPORT_VALUES):
                 continue
             count, index = self._code(column)
             present = np.bincount(index[rows], minlength=count) > 0
