@@ -118,8 +118,18 @@ class ProblemFit:
 
 def pad_columns(arr: np.ndarray, width: int) -> np.ndarray:
     """Zero columns up to ``width``: a constant input carries no information and lets critics of
-    different input widths share one batched model."""
+    different input widths share one batched model. ``arr`` itself where it has ``width`` columns."""
+    if arr.shape[-1] == width:
+        return arr
     return np.concatenate((arr, np.zeros(arr.shape[:-1] + (width - arr.shape[-1],))), axis=-1)
+
+
+def stacked_inputs(arrays: list, width: int) -> np.ndarray:
+    """The problems' critic inputs ``arrays`` ((p, n, ·) each) padded to ``width`` and stacked along the critics:
+    one problem's own array where it needs no padding (no copy of a wide release's n × d values; the critics
+    read it and never write it: :func:`estimators.neural.fit_critics`)."""
+    padded = [pad_columns(a, width) for a in arrays]
+    return padded[0] if len(padded) == 1 else np.concatenate(padded)
 
 
 def problem_projections(problem: MIProblem, slices: int, slice_dim: int, rng: np.random.Generator):
@@ -171,8 +181,7 @@ def fit_problems(problems, *, slices: int = 0, slice_dim: int = 1, rng: np.rando
         placed.append(ProblemCritics(terms, chain_slice, slicing))
     du = max(u.shape[2] for u in us)
     dv = max(v.shape[2] for v in vs)
-    u = np.concatenate([pad_columns(a, du) for a in us])
-    v = np.concatenate([pad_columns(a, dv) for a in vs])
+    u, v = stacked_inputs(us, du), stacked_inputs(vs, dv)
     fit = fit_critics(u, v, objective=objective, config=config, seed=int(rng.integers(2**31)), device=device,
                       quiet=quiet, desc=desc)
     return ProblemFit(fit, tuple(placed))

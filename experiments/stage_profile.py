@@ -126,8 +126,9 @@ def host_split(run, *, interval: float = 0.01) -> tuple[object, dict, dict, dict
     stage) from :func:`profile_by_stage` and :mod:`torch.profiler`.
 
     Every top-level torch operator on the main thread (one with no parent operator) is charged whole to
-    the stage sampled at its midpoint (:func:`charge_spans`); a stage's seconds less its operators' are its
-    host time. On a CUDA device each kernel's time on the GPU is charged the same way (empty without CUDA).
+    the stage sampled at its midpoint (:func:`charge_spans`), overlaps counted once (:func:`span_union`); a
+    stage's seconds less its operators' are its host time. On a CUDA device the time the GPU ran kernels or
+    copies is charged the same way (empty without CUDA).
     The profiler's clock is :func:`time.time`'s: the trace's start in ns since the epoch, its events in µs
     from that start.
     """
@@ -152,7 +153,19 @@ def host_split(run, *, interval: float = 0.01) -> tuple[object, dict, dict, dict
             kernels.append(span)
         elif event.cpu_parent is None and event.thread == main:
             operators.append(span)
-    return value, seconds, charge_spans(operators, timeline), charge_spans(kernels, timeline)
+    return value, seconds, charge_spans(span_union(operators), timeline), charge_spans(span_union(kernels), timeline)
+
+
+def span_union(spans) -> list:
+    """The union of (start, end) spans as disjoint spans in order: time inside two nested or overlapping events
+    (a CUDA runtime call inside its operator, kernels on two streams at once) counted once."""
+    merged: list = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def _on_gpu(event) -> bool:

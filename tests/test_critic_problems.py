@@ -101,3 +101,15 @@ def test_cell_critic_is_the_full_critic_else_the_best_slice():
     assert (best_slice.kind, best_slice.index, best_slice.score) == ("slices", 3, 0.9)  # slices 1..3: 0.5, 0.3, 0.9
     assert (cell_critic(SecretFits(cells=(cell,), full=full, sliced=sliced), 0).kind) == "full"
     assert cell_critic(SecretFits(cells=(cell,)), 0) is None
+
+
+def test_stacked_inputs_pad_and_stack_and_keep_a_lone_full_width_array_uncopied():
+    from estimators.critic_problems import stacked_inputs
+
+    wide, narrow = np.arange(24.0).reshape(1, 4, 6), np.ones((2, 4, 3))
+    assert stacked_inputs([wide], 6) is wide  # one problem at full width: the audit's own outputs, not a copy
+    stacked = stacked_inputs([wide, narrow], 6)
+    expected = np.zeros((3, 4, 6))
+    expected[0], expected[1:, :, :3] = wide[0], 1.0
+    np.testing.assert_array_equal(stacked, expected)
+    np.testing.assert_array_equal(stacked_inputs([narrow], 5)[..., 3:], 0.0)

@@ -63,3 +63,4 @@ def test_distinct_rows_is_none_exactly_beyond_max_values(max_values):
             distinct, inverse = got
             np.testing.assert_array_equal(distinct[inverse], outputs)
             assert len(distinct) == len(rows)
+

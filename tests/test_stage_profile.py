@@ -108,3 +108,12 @@ def test_dimension_profile_prints_the_stage_split(capsys):
     out = capsys.readouterr().out
     assert "parameter release, d = 129, 400 runs per audit, device cpu, device routes" in out  # 32·2 + 65
     assert "| all |" in out and "torch operators | host |" in out
+
+
+def test_span_union_counts_overlapping_time_once():
+    from experiments.stage_profile import span_union
+
+    # A call nested in an operator, two overlapping kernels, one apart: 0-10, 12-20, 30-31.
+    spans = [(12.0, 15.0), (0.0, 10.0), (2.0, 5.0), (14.0, 20.0), (30.0, 31.0)]
+    assert span_union(spans) == [(0.0, 10.0), (12.0, 20.0), (30.0, 31.0)]
+    assert span_union([]) == []
