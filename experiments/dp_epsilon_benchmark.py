@@ -54,6 +54,9 @@ Two regimes, each over every DP entry with the same seeds, reported separately w
   auditors' own fixed computation per audit (a logistic regression costs about 0.01–0.05 s;
   miaudit's audit also plans, samples in seeded chunks, fits up to three kinds of classifier,
   cross-fitted, certifies an MI statement and searches event forms and certificates).
+
+``python -m experiments.dp_epsilon_benchmark --stages`` profiles both auditors' audits of the vectorized
+regime by stage (:func:`stage_seconds`; docs/explanation/performance.md, "Against a classifier auditor").
 """
 
 from __future__ import annotations
@@ -207,7 +210,7 @@ def _stages() -> tuple:
             ("miaudit", "event test", engine._event_tests),
             ("miaudit", "  event choice on held-out draws", claim_events.choose_events),
             ("miaudit", "  certification runs", MechanismRunner.runs_of),
-            ("miaudit", "  ideal rounding of the outputs", arithmetic.round_significand),
+            ("miaudit", "  ideal rounding of the runs scored", arithmetic.RoundedOutputs.__call__),
             ("miaudit", "  μ certificate", event_search._gaussian_dp),
             ("miaudit", "    its joint binomial test", joint_binomial.joint_binomial_mu),
             ("miaudit", "    its choice of points", gaussian_dp._choose_grid),

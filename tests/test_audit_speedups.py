@@ -143,6 +143,11 @@ def test_rounded_outputs_rounds_each_batch_once_and_hands_out_copies(monkeypatch
     # An equal array that is another object is rounded again (a batch is known by its identity).
     rounding(first.copy())
     assert len(calls) == 5
+    # A batch larger than the cache's limit is rounded at every call, and keeps nothing.
+    monkeypatch.setattr(arithmetic, "ROUNDING_CACHE_BYTES", first.nbytes - 1)
+    wide = RoundedOutputs()
+    assert np.array_equal(wide(first), round_significand(first)) and np.array_equal(wide(first), round_significand(first))
+    assert len(calls) == 7 and not wide._recent
 
 
 def test_gdp_certificate_given_its_chosen_points_is_the_certificate_that_chooses_them():

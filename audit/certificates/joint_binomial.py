@@ -44,7 +44,15 @@ def _log_factorials(n: int) -> np.ndarray:
     return special.gammaln(np.arange(n + 1, dtype=np.float64) + 1.0)
 
 
-@functools.lru_cache(maxsize=16)
+def _table_pad(n: int, width: int) -> int:
+    """Counts past n a table of :func:`_count_tables` or :func:`_largest_y_table` holds: enough for the widest window
+    of any rate at ``n`` runs (at most 2·:data:`_WINDOW_SDS`·(√n/2 + 1) + 3 counts), so that one table per n
+    serves every call; ``width`` where a window is wider still."""
+    return max(int(math.ceil(2.0 * _WINDOW_SDS * (math.sqrt(n) / 2.0 + 1.0))) + 4, width)
+
+
+# Two tables: the two counts' run numbers of one joint_binomial_mu call (its bisection and check reuse them).
+@functools.lru_cache(maxsize=2)
 def _count_tables(n: int, pad: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For k = 0 … n + ``pad``, with k above n read as n (a window's counts are capped at n): (k as float64,
     log n! − log k! − log (n − k)! in that order of operations, and ``n − k``'s float), the tables whose
@@ -82,7 +90,7 @@ def _binomial_window(n: int, p: np.ndarray, last=None):
     """
     low, high = _window_bounds(n, p)
     width = int(np.max(high - low)) + 1
-    counts_table, log_choose, rest_table = _count_tables(n, -(-width // 256) * 256)
+    counts_table, log_choose, rest_table = _count_tables(n, _table_pad(n, width))
     start = low.astype(np.int64)
     counts = _rows(counts_table, start, width)
     # p is a rate of the curve strictly inside (0, 1) here; the floor only keeps log finite if it rounds to 0 or 1.
@@ -101,7 +109,7 @@ def _binomial_window(n: int, p: np.ndarray, last=None):
     return low, high, pmf
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=1)  # one statistic a joint_binomial_mu call
 def _largest_y_table(a: float, b: float, level_count: float, n1: int, n2: int, pad: int) -> np.ndarray:
     """⌊(c − a·x/n)·n′/b + 1e-9⌋ for x = 0 … n + ``pad`` (x above n read as n), as int64: the largest count Y
     with a·x/n + b·Y/n′ ≤ c (:func:`joint_tail_probability`; the 1e-9 keeps a count on the boundary)."""
@@ -148,7 +156,7 @@ def joint_tail_probability(fpr, fnr, weights, level_count, runs) -> np.ndarray:
     y_cdf[:, 2:-1] += below[:, None]
     y_cdf[:, 2:-1][np.arange(width)[None, :] > (y_high - y_low)[:, None]] = 1.0
     y_max = _rows(_largest_y_table(float(a), float(b), float(level_count), int(n1), int(n2),
-                                    -(-x_pmf.shape[1] // 256) * 256),
+                                    _table_pad(int(n1), x_pmf.shape[1])),
                   x_low.astype(np.int64), x_pmf.shape[1])
     column = np.clip(y_max - y_low.astype(np.int64)[:, None] + 2, 1, width + 2)
     column[y_max < 0] = 0

@@ -128,15 +128,22 @@ def is_float_bit_candidate(candidate) -> bool:
     return candidate.statistic_label in FLOAT_STATISTIC_LABELS
 
 
+#: The largest batch of outputs (bytes) :class:`RoundedOutputs` keeps rounded: beyond it each call rounds afresh, so
+#: the event test's memory is what :func:`mechanisms.execution.memory.audit_memory_parts` counts (its outputs and
+#: one copy) up to at most this much a kept batch.
+ROUNDING_CACHE_BYTES = 16 * 2**20
+
+
 class RoundedOutputs:
     """:func:`round_significand` of outputs (on ``device``), computed once for every statistic that reads the same
     outputs: the event search scores one batch of certification runs with the chosen statistic and again with
     the μ certificate's (:func:`audit.search.event_search.event_search`), through the candidates of
     :func:`rounded_candidate` that share this object.
 
-    A batch is known by the identity of its array (the runs are not changed once made), and the last
-    ``keep`` batches are kept. Each call returns a copy of the rounded values, as a fresh rounding would,
-    so a statistic that writes into its input changes no other statistic's.
+    A batch is known by the identity of its array (the runs are not changed once made); the last ``keep``
+    batches of at most :data:`ROUNDING_CACHE_BYTES` are kept, a larger one is rounded at each call. Each call
+    returns a copy of the rounded values, as a fresh rounding would, so a statistic that writes into its
+    input changes no other statistic's.
     """
 
     def __init__(self, device=None, keep: int = 2):
@@ -148,6 +155,8 @@ class RoundedOutputs:
             if given is outputs:
                 return rounded.copy()
         rounded = round_significand(outputs, device=self.device)
+        if not isinstance(outputs, np.ndarray) or outputs.nbytes > ROUNDING_CACHE_BYTES:
+            return rounded
         self._recent = (self._recent + [(outputs, rounded)])[-self.keep:]
         return rounded.copy()
 
