@@ -47,7 +47,7 @@ from audit.certificates.claim_tests import cross_checks
 from audit.statistics.classifier_critic import cross_fitted_candidates, fit_classifier_critics
 from audit.statistics.classifier import PAIR_STATISTICS, pair_statistic
 from audit.statistics.float_bits import FLOAT_STATISTIC_KINDS, FLOAT_STATISTICS, has_fine_bits
-from audit.statistics.arithmetic import RoundedRunner, is_float_bit_candidate, rounded_candidate
+from audit.statistics.arithmetic import RoundedOutputs, RoundedRunner, is_float_bit_candidate, rounded_candidate
 from audit.statistics.counting import COUNTING_STATISTICS
 from audit.statistics.support import SUPPORT_STATISTICS, SupportLogRatio
 from audit.certificates.event_bounds import with_delta_certificate
@@ -468,7 +468,8 @@ def _event_tests(spec, pairs, claim_tests, rng, runner, early: bool = False, dev
     the outputs are rounded (:func:`audit.statistics.arithmetic.round_significand`).
     """
     bits = [p for p in pairs if is_float_bit_candidate(p)] if spec.arithmetic == "float" and not early else []
-    ideal = [p if spec.arithmetic == "ideal" else rounded_candidate(p, device) for p in pairs
+    rounding = RoundedOutputs(device)  # the certification runs rounded once for every candidate that scores them
+    ideal = [p if spec.arithmetic == "ideal" else rounded_candidate(p, device, rounding) for p in pairs
              if not is_float_bit_candidate(p)]
     if not bits:
         claim_tests = claim_tests.without_float_test()

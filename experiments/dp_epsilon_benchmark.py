@@ -54,11 +54,15 @@ Two regimes, each over every DP entry with the same seeds, reported separately w
   auditors' own fixed computation per audit (a logistic regression costs about 0.01–0.05 s;
   miaudit's audit also plans, samples in seeded chunks, fits up to three kinds of classifier,
   cross-fitted, certifies an MI statement and searches event forms and certificates).
+
+``python -m experiments.dp_epsilon_benchmark --stages`` profiles both auditors' audits of the vectorized
+regime by stage (:func:`stage_seconds`; docs/explanation/performance.md, "Against a classifier auditor").
 """
 
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -190,6 +194,65 @@ def miaudit_audit(entry, total_runs: int, seed: int, critic: CriticConfig, devic
         bound = event.epsilon_lower_bound_at_delta if entry.claimed.delta > 0 else event.epsilon_lower_bound
     return {"epsilon": float(bound), "runs": int(result.samples), "seconds": seconds,
             "certificate": "none" if event is None else event.certificate}
+
+
+def _stages() -> tuple:
+    """The stages of one audit whose time :func:`stage_seconds` reports: (auditor, stage, function), the function's
+    cumulative time in the profile; miaudit's indented stages are parts of the event test."""
+    from audit import engine
+    from audit.certificates import gaussian_dp, joint_binomial
+    from audit.search import claim_events, event_search
+    from audit.statistics import arithmetic
+    from mechanisms.execution.runner import MechanismRunner
+
+    return (("miaudit", "MI sample (R/3 prior draws)", engine.draw_samples),
+            ("miaudit", "classifier critics and their cross-fits", engine._classifier_fits),
+            ("miaudit", "event test", engine._event_tests),
+            ("miaudit", "  event choice on held-out draws", claim_events.choose_events),
+            ("miaudit", "  certification runs", MechanismRunner.runs_of),
+            ("miaudit", "  ideal rounding of the runs scored", arithmetic.RoundedOutputs.__call__),
+            ("miaudit", "  μ certificate", event_search._gaussian_dp),
+            ("miaudit", "    its joint binomial test", joint_binomial.joint_binomial_mu),
+            ("miaudit", "    its choice of points", gaussian_dp._choose_grid),
+            ("miaudit", "    its event optimum", gaussian_dp.optimal_event_epsilon),
+            ("baseline", "logistic regression fit", LogOdds.__init__),
+            ("baseline", "threshold choice", choose_threshold))
+
+
+def stage_seconds(names=None, total_runs: int = 70000, seed: int = 0, critic: CriticConfig | None = None) -> dict:
+    """Each auditor's time by stage (:func:`_stages`) over the vectorized regime's audits of ``names`` (default every
+    DP/LDP entry), the first of each entry's seeds as :func:`run_benchmark` seeds them: (auditor, stage) -> seconds
+    of cProfile's cumulative time (its own overhead included), with each auditor's ``"total"`` and ``"rest"`` (the
+    total less its top-level stages). ``python -m experiments.dp_epsilon_benchmark --stages`` prints it."""
+    import cProfile
+    import pstats
+
+    critic = CriticConfig() if critic is None else critic
+    every = dp_entries()
+    names = every if names is None else list(names)
+    auditors = {"miaudit": miaudit_audit, "baseline": classifier_audit}
+    profiles = {who: cProfile.Profile() for who in auditors}
+    miaudit_audit(get_entry(names[0]), 7000, seed, critic, "cpu")  # imports and first calls outside the profile
+    classifier_audit(get_entry(names[0]), 7000, seed)
+    for name in names:
+        entry, audit_seed = get_entry(name), _seed(seed, every.index(name), 0)
+        profiles["miaudit"].runcall(miaudit_audit, entry, total_runs, audit_seed, critic, "cpu")
+        profiles["baseline"].runcall(classifier_audit, entry, total_runs, audit_seed)
+
+    def key(function):
+        code = function.__code__
+        return code.co_filename, code.co_firstlineno, code.co_name
+    out = {}
+    for who, profile in profiles.items():
+        cumulative = {place: row[3] for place, row in pstats.Stats(profile).stats.items()}
+        out[(who, "total")] = cumulative[key(auditors[who])]
+        top = 0.0
+        for owner, stage, function in _stages():
+            if owner == who:
+                out[(who, stage)] = cumulative.get(key(function), 0.0)
+                top += 0.0 if stage.startswith(" ") else out[(who, stage)]
+        out[(who, "rest")] = out[(who, "total")] - top
+    return out
 
 
 def _progress(line: str) -> None:
@@ -419,3 +482,15 @@ EXPERIMENTS = [Experiment(
                  "docs/benchmarks/dp-epsilon-benchmark.md (device cpu: 30 entries × 3 seeds in each regime and the "
                  "SVT budget sweep)",
 )]
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--stages"]:
+        sys.exit("usage: python -m experiments.dp_epsilon_benchmark --stages")
+    started_load = os.getloadavg()[0]
+    seconds = stage_seconds()
+    print(f"time by stage over the vectorized regime's first seeds (30 audits of each auditor, 70,000 runs each; "
+          f"cProfile cumulative seconds; load average {started_load:.2f} at the start, {os.getloadavg()[0]:.2f} at "
+          "the end)")
+    for (who, stage), value in seconds.items():
+        print(f"{who:9s} {stage:45s} {value:7.2f}")

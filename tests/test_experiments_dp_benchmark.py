@@ -122,3 +122,25 @@ def test_one_database_at_a_time_calls_the_mechanism_per_database():
     # Laplace noise on the column sums: the mean output is the database's column sums (closed form), within
     # 4 standard errors (Lap(b = k/ε = 2): standard deviation 2√2).
     np.testing.assert_allclose(outputs.mean(axis=0), db.sum(axis=0), atol=4 * 2 * math.sqrt(2) / math.sqrt(4000))
+
+
+def test_stage_seconds_parts_fit_within_their_stages():
+    # A profile by stage of two small audits of each auditor: every stage within its auditor's total, the event
+    # test's parts within it, the μ certificate's within it, and the joint binomial test run (laplace_sum's μ
+    # certificate tests its point jointly).
+    from estimators.neural import CriticConfig
+    from experiments.dp_epsilon_benchmark import stage_seconds
+
+    seconds = stage_seconds(["laplace_sum", "histogram_buggy"], total_runs=9000, critic=CriticConfig(max_steps=200))
+    for who in ("miaudit", "baseline"):
+        stages = {stage: value for (owner, stage), value in seconds.items() if owner == who}
+        assert all(value >= 0 for value in stages.values()) and stages["rest"] >= 0
+        top = [value for stage, value in stages.items() if stage not in ("total", "rest") and not stage.startswith(" ")]
+        assert sum(top) + stages["rest"] == pytest.approx(stages["total"])
+    parts = {stage.strip(): value for (owner, stage), value in seconds.items() if owner == "miaudit"}
+    event_parts = ("event choice on held-out draws", "certification runs", "μ certificate")  # disjoint calls
+    assert sum(parts[name] for name in event_parts) <= parts["event test"] * (1 + 1e-9)
+    assert 0 < parts["ideal rounding of the runs scored"] <= parts["event test"]  # some of it within the μ certificate
+    assert 0 < parts["its joint binomial test"] <= parts["μ certificate"]
+    assert parts["its choice of points"] + parts["its event optimum"] <= parts["μ certificate"]
+    assert seconds[("baseline", "logistic regression fit")] > 0

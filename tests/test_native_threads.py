@@ -42,3 +42,24 @@ def test_an_explicit_omp_num_threads_is_left_as_the_user_set_it(monkeypatch):
         before = _blas_threads()
         PerDatabaseMechanism(release)(np.zeros((1, 2, 1)), np.random.default_rng(0))
     assert set(before) == {2} and seen == [before]
+
+
+def test_libraries_loaded_after_an_earlier_use_are_found_again(monkeypatch):
+    # The controller is kept between uses and replaced once Python has imported a module since (a user's function
+    # that imports a library loads its native code then); without a new import the same controller serves.
+    import sys
+    import types
+
+    from estimators import device
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    with device.native_threads(1):
+        pass
+    kept = device._NATIVE_CONTROLLER["controller"]
+    with device.native_threads(1):
+        pass
+    assert device._NATIVE_CONTROLLER["controller"] is kept
+    monkeypatch.setitem(sys.modules, "miaudit_test_freshly_imported", types.ModuleType("miaudit_test_freshly_imported"))
+    with device.native_threads(1):
+        assert _blas_threads() and set(_blas_threads()) == {1}
+    assert device._NATIVE_CONTROLLER["controller"] is not kept

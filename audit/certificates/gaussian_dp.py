@@ -54,7 +54,8 @@ from audit.certificates.event_bounds import _cp_side
 from audit.certificates.joint_binomial import clip_rate, joint_binomial_mu, probit_slope, probit_spread
 
 __all__ = [
-    "GDPCertificate", "METHODS", "dkw_band", "gdp_certificate", "gdp_epsilon", "joint_binomial_mu", "optimal_event_epsilon", "tradeoff_mu",
+    "GDPCertificate", "METHODS", "PointGrid", "dkw_band", "gdp_certificate", "gdp_epsilon", "joint_binomial_mu",
+    "optimal_event_epsilon", "point_grid", "predicted_mu", "tradeoff_mu",
 ]
 
 #: The ways of holding many trade-off points at once (module docstring).
@@ -192,9 +193,13 @@ def _points(first: np.ndarray, second: np.ndarray, thresholds: np.ndarray):
     Returns ``{"s > t": (fp, fn), "s <= t": (fp, fn)}`` with counts out of (second, first) runs for
     ``"s > t"`` and (first, second) runs for ``"s <= t"``.
     """
-    above_first, above_second = _tail_counts(first, thresholds), _tail_counts(second, thresholds)
-    return {"s > t": (above_second, len(first) - above_first),
-            "s <= t": (len(first) - above_first, above_second)}
+    return _counts_by_direction(_tail_counts(first, thresholds), _tail_counts(second, thresholds), len(first))
+
+
+def _counts_by_direction(above_first, above_second, n_first: int) -> dict:
+    """:func:`_points` from the counts of each input's scores above the thresholds (``n_first`` scores of the first)."""
+    return {"s > t": (above_second, n_first - above_first),
+            "s <= t": (n_first - above_first, above_second)}
 
 
 def _runs_of(direction: str, n_first: int, n_second: int) -> tuple[int, int]:
@@ -253,18 +258,46 @@ def _choose_grid(selection_first, selection_second, n_first: int, n_second: int,
     return candidates[:points]
 
 
+@dataclass(frozen=True)
+class PointGrid:
+    """The (threshold, direction) points of the default method (:data:`DEFAULT_METHOD`) chosen on selection
+    scores for ``runs`` = (n_first, n_second) certification runs at level ``alpha`` (:func:`point_grid`), best
+    first: ``chosen`` holds :func:`_choose_grid`'s tuples, ``chosen[0][0]`` the predicted μ̲."""
+
+    chosen: tuple
+    runs: tuple
+    alpha: float
+    points: int
+
+    @property
+    def predicted(self) -> float:
+        """The μ̲ the best point is predicted to certify."""
+        return self.chosen[0][0]
+
+
+def point_grid(selection_first, selection_second, n_first: int, n_second: int, alpha: float,
+               points: int | None = None) -> PointGrid:
+    """The points :func:`gdp_certificate` holds with the default method at ``n_first``/``n_second`` certification
+    runs, chosen on selection scores (:func:`_choose_grid`): a caller that compares statistics by their
+    prediction (:func:`predicted_mu`) passes the chosen one's to :func:`gdp_certificate` (``grid``) rather than
+    have it choose them again."""
+    first = _scores(selection_first, "selection_first")
+    second = _scores(selection_second, "selection_second")
+    points = DEFAULT_POINTS if points is None else points
+    return PointGrid(tuple(_choose_grid(first, second, n_first, n_second, alpha, points, DEFAULT_METHOD)),
+                     (n_first, n_second), alpha, points)
+
+
 def predicted_mu(selection_first, selection_second, n_first: int, n_second: int, alpha: float,
                  points: int | None = None) -> float:
     """The μ̲ the default method (:data:`DEFAULT_METHOD`) is predicted to certify at ``n_first``/``n_second``
     certification runs, from selection scores (the best of :func:`_choose_grid`'s predictions)."""
-    first = _scores(selection_first, "selection_first")
-    second = _scores(selection_second, "selection_second")
-    return _choose_grid(first, second, n_first, n_second, alpha, DEFAULT_POINTS if points is None else points,
-                        DEFAULT_METHOD)[0][0]
+    return point_grid(selection_first, selection_second, n_first, n_second, alpha, points).predicted
 
 
 def gdp_certificate(scores_first, scores_second, *, alpha: float = 0.05, method: str = DEFAULT_METHOD,
-                    selection=None, points: int | None = None, delta: float = 0.0) -> GDPCertificate:
+                    selection=None, points: int | None = None, delta: float = 0.0,
+                    grid: PointGrid | None = None) -> GDPCertificate:
     """Certify a lower bound on μ (Gaussian DP) from a score on fresh runs of two neighbouring inputs.
 
     Parameters
@@ -283,6 +316,9 @@ def gdp_certificate(scores_first, scores_second, *, alpha: float = 0.05, method:
         The grid's (threshold, direction) pairs (default :data:`DEFAULT_POINTS`).
     delta : float, default 0
         The δ of the GDP ε estimate and of the event optimum (none at 0).
+    grid : PointGrid, optional
+        The points already chosen on ``selection`` (:func:`point_grid`, the default method only): the same
+        choice, not made again. It must have been chosen for these runs, ``alpha`` and ``points``.
 
     Returns
     -------
@@ -291,7 +327,8 @@ def gdp_certificate(scores_first, scores_second, *, alpha: float = 0.05, method:
     Raises
     ------
     InputError
-        Empty or non-finite scores, an unknown method, a grid without selection scores.
+        Empty or non-finite scores, an unknown method, a grid without selection scores, a ``grid`` chosen
+        for other runs, level, points or method.
     """
     first = _scores(scores_first, "scores_first")
     second = _scores(scores_second, "scores_second")
@@ -303,8 +340,8 @@ def gdp_certificate(scores_first, scores_second, *, alpha: float = 0.05, method:
     if method not in METHODS:
         raise InputError(f"argument 'method' must be one of {', '.join(METHODS)} (got {method!r})")
     n_first, n_second = len(first), len(second)
-    first, second = np.sort(first), np.sort(second)
     if method == "dkw":
+        first, second = np.sort(first), np.sort(second)
         eta_first, eta_second = dkw_band(n_first, alpha / 2), dkw_band(n_second, alpha / 2)
         thresholds = np.unique(np.concatenate([first, second, [-np.inf]]))
         held = [(t, d) for d in ("s > t", "s <= t") for t in thresholds]
@@ -327,10 +364,20 @@ def gdp_certificate(scores_first, scores_second, *, alpha: float = 0.05, method:
         points = check_int(DEFAULT_POINTS if points is None else points, "points", 1)
         sel_first = _scores(selection[0], "selection[0]")
         sel_second = _scores(selection[1], "selection[1]")
-        grid = _choose_grid(sel_first, sel_second, n_first, n_second, alpha, points, method)
+        if grid is None:
+            grid = _choose_grid(sel_first, sel_second, n_first, n_second, alpha, points, method)
+        elif (method != DEFAULT_METHOD or grid.runs != (n_first, n_second) or grid.alpha != alpha
+              or grid.points != points):
+            raise InputError(f"argument 'grid' was chosen for {grid.runs} runs at alpha {grid.alpha} with "
+                             f"{grid.points} points by {DEFAULT_METHOD!r}, not for ({n_first}, {n_second}) runs at "
+                             f"alpha {alpha} with {points} points by {method!r}")
+        else:
+            grid = list(grid.chosen)
         best = None
         for _, t, direction, (rate_fp, rate_fn), joint in grid:
-            fp, fn = (int(c[0]) for c in _points(first, second, np.array([t]))[direction])
+            # One threshold: each input's scores above it counted directly (what _points reads off sorted scores).
+            fp, fn = (int(c) for c in _counts_by_direction(np.count_nonzero(first > t), np.count_nonzero(second > t),
+                                                           n_first)[direction])
             n_fp, n_fn = _runs_of(direction, n_first, n_second)
             if joint:
                 # The statistic's weights: the normal of G_μ at the selection's (pessimistic) point, fixed before

@@ -44,27 +44,77 @@ def _log_factorials(n: int) -> np.ndarray:
     return special.gammaln(np.arange(n + 1, dtype=np.float64) + 1.0)
 
 
-def _binomial_window(n: int, p: np.ndarray):
-    """Counts within :data:`_WINDOW_SDS` standard deviations of each Bin(n, p)'s mean, and their probabilities.
+def _table_pad(n: int, width: int) -> int:
+    """Counts past n a table of :func:`_count_tables` or :func:`_largest_y_table` holds: enough for the widest window
+    of any rate at ``n`` runs (at most 2·:data:`_WINDOW_SDS`·(√n/2 + 1) + 3 counts), so that one table per n
+    serves every call; ``width`` where a window is wider still."""
+    return max(int(math.ceil(2.0 * _WINDOW_SDS * (math.sqrt(n) / 2.0 + 1.0))) + 4, width)
 
-    Returns (first count of each window (k,), counts (k, w), probabilities (k, w), in-window mask (k, w)).
-    """
+
+# Two tables: the two counts' run numbers of one joint_binomial_mu call (its bisection and check reuse them).
+@functools.lru_cache(maxsize=2)
+def _count_tables(n: int, pad: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For k = 0 … n + ``pad``, with k above n read as n (a window's counts are capped at n): (k as float64,
+    log n! − log k! − log (n − k)! in that order of operations, and ``n − k``'s float), the tables whose
+    contiguous stretches :func:`_binomial_window` copies instead of indexing count by count."""
+    log_fact = _log_factorials(n)
+    counts = np.minimum(np.arange(n + 1 + pad, dtype=np.float64), n)
+    index = counts.astype(np.int64)
+    log_choose = log_fact[n] - log_fact[index] - log_fact[n - index]
+    return counts, log_choose, n - counts
+
+
+def _rows(table: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
+    """``table[starts[i] + j]`` for j < ``width``, one row per start (contiguous stretches, copied)."""
+    # The windows as a read-only strided view of ``table`` (what numpy.lib.stride_tricks.sliding_window_view
+    # gives, without its per-call argument handling); indexing it copies the rows.
+    windows = np.ndarray((len(table) - width + 1, width), dtype=table.dtype, buffer=table,
+                         strides=(table.strides[0], table.strides[0]))
+    return windows[starts]
+
+
+def _window_bounds(n: int, p: np.ndarray):
+    """First and last count of each Bin(n, p)'s window (:data:`_WINDOW_SDS` standard deviations about its mean)."""
     sd = np.sqrt(n * p * (1.0 - p)) + 1.0
     low = np.clip(np.floor(n * p - _WINDOW_SDS * sd), 0, n)
     high = np.clip(np.ceil(n * p + _WINDOW_SDS * sd), 0, n)
-    counts = low[:, None] + np.arange(int(np.max(high - low)) + 1)[None, :]
-    inside = counts <= high[:, None]
-    np.minimum(counts, n, out=counts)
-    log_fact = _log_factorials(n)
-    index = counts.astype(np.int64)
+    return low, high
+
+
+def _binomial_window(n: int, p: np.ndarray, last=None):
+    """Counts within :data:`_WINDOW_SDS` standard deviations of each Bin(n, p)'s mean, and their probabilities.
+
+    Returns (first count of each window (k,), last count (k,), probabilities (k, w)),
+    w the widest window's width; each row's probabilities are 0 beyond its own window, and beyond ``last``
+    (k,) where given (counts the caller sums no further than).
+    """
+    low, high = _window_bounds(n, p)
+    width = int(np.max(high - low)) + 1
+    counts_table, log_choose, rest_table = _count_tables(n, _table_pad(n, width))
+    start = low.astype(np.int64)
+    counts = _rows(counts_table, start, width)
     # p is a rate of the curve strictly inside (0, 1) here; the floor only keeps log finite if it rounds to 0 or 1.
     tiny = np.finfo(np.float64).tiny
     log_p = np.log(np.maximum(p, tiny))[:, None]
     log_q = np.log(np.maximum(1.0 - p, tiny))[:, None]
-    pmf = log_fact[n] - log_fact[index] - log_fact[n - index] + counts * log_p + (n - counts) * log_q
+    # log C(n, k) + k log p + (n − k) log(1 − p), in place (each element's operations as written out).
+    pmf = _rows(log_choose, start, width)
+    scratch = counts * log_p
+    pmf += scratch
+    np.multiply(_rows(rest_table, start, width), log_q, out=scratch)
+    pmf += scratch
     np.exp(pmf, out=pmf)
-    pmf[~inside] = 0.0
-    return low, counts, pmf, inside
+    end = high if last is None else np.minimum(high, last)
+    pmf[np.arange(width)[None, :] > (end - low)[:, None]] = 0.0
+    return low, high, pmf
+
+
+@functools.lru_cache(maxsize=1)  # one statistic a joint_binomial_mu call
+def _largest_y_table(a: float, b: float, level_count: float, n1: int, n2: int, pad: int) -> np.ndarray:
+    """⌊(c − a·x/n)·n′/b + 1e-9⌋ for x = 0 … n + ``pad`` (x above n read as n), as int64: the largest count Y
+    with a·x/n + b·Y/n′ ≤ c (:func:`joint_tail_probability`; the 1e-9 keeps a count on the boundary)."""
+    x = np.minimum(np.arange(n1 + 1 + pad, dtype=np.float64), n1)
+    return np.floor((level_count - a * x / n1) * n2 / b + 1e-9).astype(np.int64)
 
 
 def joint_tail_probability(fpr, fnr, weights, level_count, runs) -> np.ndarray:
@@ -86,28 +136,34 @@ def joint_tail_probability(fpr, fnr, weights, level_count, runs) -> np.ndarray:
     if x_cap < 0 or y_cap < 0:
         return np.zeros(p.shape)
     # Either count alone must stay under its cap: the smaller of the two marginal probabilities bounds the joint one.
-    bound = np.minimum(_binomial_cdf(x_cap, n1, p), _binomial_cdf(y_cap, n2, q))
+    x_alone = _binomial_cdf(x_cap, n1, p)
+    bound = np.minimum(x_alone, _binomial_cdf(y_cap, n2, q))
     active = np.nonzero(bound > 1e-300)[0]
     if active.size == 0:
         return bound
     pa, qa = p[active], q[active]
-    x_low, x, x_pmf, x_inside = _binomial_window(n1, pa)
-    x_high = np.max(np.where(x_inside, x, 0), axis=1)  # each row's own window end (the widest row sets the width)
-    y_low, _, y_pmf, y_inside = _binomial_window(n2, qa)
+    # X's probabilities beyond the cap are 0: no y keeps the statistic ≤ c there.
+    x_low, x_high, x_pmf = _binomial_window(n1, pa, last=x_cap)
+    y_low, y_high, y_pmf = _binomial_window(n2, qa)
     below = _binomial_cdf(y_low - 1, n2, qa)  # P(Y < the window's first count)
-    y_cdf = below[:, None] + np.cumsum(y_pmf, axis=1)
-    y_cdf = np.where(y_inside, y_cdf, 1.0)  # beyond the window's end: at most 1
-    y_max = np.floor((level_count - a * x / n1) * n2 / b + 1e-9)
-    offset = (y_max - y_low[:, None]).astype(np.int64)
-    rows = np.arange(len(active))[:, None]
-    cdf_at = np.where(offset < 0, below[:, None],
-                      np.where(offset >= y_cdf.shape[1], 1.0, y_cdf[rows, np.clip(offset, 0, y_cdf.shape[1] - 1)]))
-    cdf_at = np.where(y_max < 0, 0.0, cdf_at)
-    terms = np.where(x <= x_cap, x_pmf * cdf_at, 0.0)
+    # Y's cumulative probabilities with the window's first count at column 2: column 1 holds P(Y < it), for
+    # counts below the window, column 0 holds 0, for a negative largest count, and the last column 1, for
+    # counts above the window (at most 1).
+    width = y_pmf.shape[1]
+    y_cdf = np.empty((len(active), width + 3))
+    y_cdf[:, 0], y_cdf[:, 1], y_cdf[:, -1] = 0.0, below, 1.0
+    np.cumsum(y_pmf, axis=1, out=y_cdf[:, 2:-1])
+    y_cdf[:, 2:-1] += below[:, None]
+    y_cdf[:, 2:-1][np.arange(width)[None, :] > (y_high - y_low)[:, None]] = 1.0
+    y_max = _rows(_largest_y_table(float(a), float(b), float(level_count), int(n1), int(n2),
+                                    _table_pad(int(n1), x_pmf.shape[1])),
+                  x_low.astype(np.int64), x_pmf.shape[1])
+    column = np.clip(y_max - y_low.astype(np.int64)[:, None] + 2, 1, width + 2)
+    column[y_max < 0] = 0
+    x_pmf *= np.take_along_axis(y_cdf, column, axis=1)
     # X below the window, and X above it but within the cap (beyond the cap no y keeps the statistic ≤ c).
-    outside = _binomial_cdf(x_low - 1, n1, pa) + np.maximum(_binomial_cdf(x_cap, n1, pa)
-                                                             - _binomial_cdf(x_high, n1, pa), 0.0)
-    bound[active] = np.minimum(bound[active], terms.sum(axis=1) + outside)
+    outside = _binomial_cdf(x_low - 1, n1, pa) + np.maximum(x_alone[active] - _binomial_cdf(x_high, n1, pa), 0.0)
+    bound[active] = np.minimum(bound[active], x_pmf.sum(axis=1) + outside)
     return bound
 
 

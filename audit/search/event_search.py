@@ -35,7 +35,7 @@ from mechanisms.outputs.unbounded import unbounded_differences
 
 from audit.certificates.event_bounds import certified_epsilon, claim_objective, clopper_pearson
 from audit.search.claim_events import DELTA_OPTIMAL, EPSILON_OPTIMAL, choose_events, ranks_by_delta
-from audit.certificates.gaussian_dp import ESTIMATE_DELTA, gdp_certificate, predicted_mu
+from audit.certificates.gaussian_dp import ESTIMATE_DELTA, gdp_certificate, point_grid
 from audit.certificates.odds_ratio import odds_ratio_epsilon, odds_ratio_lower_bound
 from audit.certificates.rate_ratio import draw_run_counts, rate_ratio_epsilon, rate_ratio_lower_bound
 from audit.result import EventTest
@@ -266,7 +266,7 @@ def _gaussian_dp(candidates, best: int, runs: tuple, selection: dict, alpha: flo
     ``runs`` are the (databases, outputs) of the chosen pair's first and second input. The statistic
     is the one, among the candidates on that pair with selection scores (``selection``: candidate
     index -> (first's scores, second's)), whose selection scores predict the largest μ̲
-    (:func:`audit.certificates.gaussian_dp.predicted_mu`): the event's statistic is chosen for one tail and may
+    (:func:`audit.certificates.gaussian_dp.point_grid`): the event's statistic is chosen for one tail and may
     order the rest of the trade-off curve worse. The choice is made on selection scores only, so the
     certification runs stay fresh. None when an input got no run. The estimate's δ is ``delta``, or
     :data:`audit.certificates.gaussian_dp.ESTIMATE_DELTA` when that is 0.
@@ -276,10 +276,11 @@ def _gaussian_dp(candidates, best: int, runs: tuple, selection: dict, alpha: flo
     chosen = candidates[best]
     pool = [i for i in selection if selection[i] is not None and candidates[i].same_pair(chosen)]
     n_first, n_second = len(runs[0][0]), len(runs[1][0])
-    pick = max(pool, key=lambda i: (predicted_mu(*selection[i], n_first, n_second, alpha), i == best))
+    grids = {i: point_grid(*selection[i], n_first, n_second, alpha) for i in pool}
+    pick = max(pool, key=lambda i: (grids[i].predicted, i == best))
     statistic = candidates[pick]
     return gdp_certificate(statistic.score(*runs[0]), statistic.score(*runs[1]), alpha=alpha,
-                           selection=selection[pick], delta=delta or ESTIMATE_DELTA)
+                           selection=selection[pick], delta=delta or ESTIMATE_DELTA, grid=grids[pick])
 
 
 def _successive_halving(candidates, runner, rng, runs, settings, claim=None, floor=MIN_SELECTION_RUNS):

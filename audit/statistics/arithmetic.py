@@ -128,15 +128,50 @@ def is_float_bit_candidate(candidate) -> bool:
     return candidate.statistic_label in FLOAT_STATISTIC_LABELS
 
 
-def rounded_candidate(candidate, device=None):
+#: The largest batch of outputs (bytes) :class:`RoundedOutputs` keeps rounded: beyond it each call rounds afresh, so
+#: the event test's memory is what :func:`mechanisms.execution.memory.audit_memory_parts` counts (its outputs and
+#: one copy) up to at most this much a kept batch.
+ROUNDING_CACHE_BYTES = 16 * 2**20
+
+
+class RoundedOutputs:
+    """:func:`round_significand` of outputs (on ``device``), computed once for every statistic that reads the same
+    outputs: the event search scores one batch of certification runs with the chosen statistic and again with
+    the μ certificate's (:func:`audit.search.event_search.event_search`), through the candidates of
+    :func:`rounded_candidate` that share this object.
+
+    A batch is known by the identity of its array (the runs are not changed once made); the last ``keep``
+    batches of at most :data:`ROUNDING_CACHE_BYTES` are kept, a larger one is rounded at each call. Each call
+    returns a copy of the rounded values, as a fresh rounding would, so a statistic that writes into its
+    input changes no other statistic's.
+    """
+
+    def __init__(self, device=None, keep: int = 2):
+        self.device, self.keep = device, keep
+        self._recent = []  # (outputs as given, their rounding), oldest first
+
+    def __call__(self, outputs) -> np.ndarray:
+        for given, rounded in self._recent:
+            if given is outputs:
+                return rounded.copy()
+        rounded = round_significand(outputs, device=self.device)
+        if not isinstance(outputs, np.ndarray) or outputs.nbytes > ROUNDING_CACHE_BYTES:
+            return rounded
+        self._recent = (self._recent + [(outputs, rounded)])[-self.keep:]
+        return rounded.copy()
+
+
+def rounded_candidate(candidate, device=None, rounding: RoundedOutputs | None = None):
     """``candidate`` with its statistic applied to the outputs rounded by :func:`round_significand` (on
-    ``device``: the audit's torch device).
+    ``device``: the audit's torch device; by ``rounding``, shared by candidates that score the same runs,
+    where given).
 
     Its held-out scores (on unrounded outputs) still choose the event: any choice made before the
     certification runs leaves the certificate valid (:mod:`audit.search.event_search`).
     """
     statistic = candidate.statistic
+    rounding = RoundedOutputs(device) if rounding is None else rounding
 
     def on_rounded(a, b, dbs, outputs):
-        return statistic(a, b, dbs, round_significand(outputs, device=device))
+        return statistic(a, b, dbs, rounding(outputs))
     return replace(candidate, statistic=on_rounded)
