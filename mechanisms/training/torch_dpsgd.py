@@ -40,6 +40,10 @@ __all__ = ["TorchDPSGD", "on_device", "torch_clipped_gradient_sum", "torch_per_s
            "trainer_for_device"]
 
 _DTYPES = ("float64", "float32")
+#: Runs one call trains on a CUDA device (:attr:`TorchDPSGD.preferred_chunk_size`; the runner cuts it to its
+#: database-entry limit, :data:`mechanisms.execution.runner.MAX_CHUNK_ENTRIES`): the runner's default of 256 makes a
+#: GPU's steps a few small kernels each, with the host's per-call work (databases, checks, copies) between them.
+GPU_CHUNK_RUNS = 4096
 
 
 def _torch():
@@ -132,6 +136,15 @@ class TorchDPSGD(DPSGD):
         check_choice(self.dtype, "dtype", _DTYPES)
         if self.init is not None and self.hidden:
             raise InputError("argument 'init' sets the logistic model's parameters; it does not apply with hidden > 0")
+
+    @property
+    def preferred_chunk_size(self) -> int | None:
+        """Databases per call the runner is asked for (:func:`mechanisms.base.preferred_chunk_size`): on a CUDA
+        device :data:`GPU_CHUNK_RUNS`, on the CPU None (the runner's default, and so the CPU's draws for a seed,
+        unchanged). The runs of one call train together in :attr:`chunk` runs at a time (memory)."""
+        from estimators.device import resolve_device
+
+        return GPU_CHUNK_RUNS if resolve_device(self.device).type == "cuda" else None
 
     @property
     def parameter_dim(self) -> int:
