@@ -27,6 +27,7 @@ this one.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -184,10 +185,18 @@ class TorchDPSGD(DPSGD):
         canaries : array_like of shape (m, p + 2), optional
             The row each run's black-box release (``loss``, ``margin``) evaluates (default: ``canary``).
         """
-        from estimators.device import resolve_device
+        from estimators.device import cpu_threads, free_threads, resolve_device
 
         torch = _torch()
         device, dtype = resolve_device(self.device), getattr(torch, self.dtype)
+        # On the CPU as many intra-op threads as the cores other processes leave free (free_threads): torch's
+        # threads wait for each other at every operation, and with one of two cores busy elsewhere two threads
+        # trained 256 runs 10x slower than one (0.65 s against 0.05 s, the 2-core machine).
+        with cpu_threads(free_threads(torch.get_num_threads())) if device.type == "cpu" else nullcontext():
+            return self._train_on(torch, device, dtype, dbs, rng, init, canaries)
+
+    def _train_on(self, torch, device, dtype, dbs, rng, init, canaries) -> np.ndarray:
+        """:meth:`train_batch` on the resolved ``device`` in ``dtype``."""
         generator = torch.Generator(device=device).manual_seed(int(rng.integers(2**63)))
         data = torch.as_tensor(np.asarray(dbs), dtype=dtype, device=device)
         m, n, d = data.shape[0], self.records, self.parameter_dim
