@@ -188,3 +188,44 @@ def test_audit_on_cuda_trains_catalog_dpsgd_on_the_gpu():
     for audit in ({"samples": 100, "device": "cuda"}, {"samples": 100}):  # asked for, and "auto" with a GPU
         mechanism = build_spec({"mechanism": {"spec": "catalog:dpsgd_s1_q1_t4"}, "audit": audit}).mechanism
         assert isinstance(mechanism, TorchDPSGD) and mechanism.device == "cuda"
+
+
+def test_on_a_gpu_a_call_trains_thousands_of_runs_and_the_cpu_keeps_the_runners_default(monkeypatch):
+    import estimators.device
+    from mechanisms.execution.runner import DEFAULT_CHUNK_SIZE, MAX_CHUNK_ENTRIES, ExecutionSettings, MechanismRunner
+    from mechanisms.training.torch_dpsgd import GPU_CHUNK_RUNS
+
+    cpu = TorchDPSGD(16, 256, 0.5, steps=2, release="parameters", device="cpu", hidden=32)
+    assert cpu.preferred_chunk_size is None
+    with MechanismRunner(cpu, "cpu", ExecutionSettings()) as runner:
+        assert runner.chunk_size((16, 258)) == DEFAULT_CHUNK_SIZE  # the CPU's draws for a seed as before
+    monkeypatch.setattr(estimators.device, "resolve_device", lambda device="auto": torch.device("cuda"))
+    gpu = TorchDPSGD(16, 256, 0.5, steps=2, release="parameters", device="cuda", hidden=32)
+    assert gpu.preferred_chunk_size == GPU_CHUNK_RUNS == 4096
+    with MechanismRunner(gpu, "gpu", ExecutionSettings()) as runner:
+        # 16 records of 258 entries: the runner's entry limit 2**22 allows 1016 databases a call.
+        assert runner.chunk_size((16, 258)) == MAX_CHUNK_ENTRIES // (16 * 258) == 1016
+        assert runner.chunk_size((16, 6)) == 4096  # narrow records: the whole preferred size
+
+
+def test_cpu_training_uses_only_the_cores_other_processes_leave_free(monkeypatch):
+    import estimators.device
+    from mechanisms.training import torch_dpsgd
+
+    seen = []
+    original = torch_dpsgd.TorchDPSGD._train_on
+
+    def spy(self, *args):
+        seen.append(torch.get_num_threads())
+        return original(self, *args)
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(torch_dpsgd.TorchDPSGD, "_train_on", spy)
+    monkeypatch.setattr(estimators.device, "free_cores", lambda **_: 1)  # the other core busy elsewhere
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)  # two threads asked for, one core free
+    try:
+        TorchDPSGD(N, P, 1.0, steps=1, device="cpu")(_databases(5), np.random.default_rng(0))
+        assert seen == [1] and torch.get_num_threads() == 2  # one thread while training, the setting restored
+    finally:
+        torch.set_num_threads(before)
