@@ -34,7 +34,7 @@ _EXPORTS = {
     "differential_privacy": "audit.frameworks",
     "attribute_privacy": "audit.frameworks",
     "salary_example": "audit.frameworks",
-    "load_config": "audit.config.building",
+    "load_config": "audit.config.files",
     "build_spec": "audit.config.building",
 }
 

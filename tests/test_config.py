@@ -10,7 +10,8 @@ import pytest
 
 from audit.cli.main import main
 from audit.config.keys import KEYS
-from audit.config.building import apply_overrides, build_spec, load_config
+from audit.config.building import build_spec
+from audit.config.files import apply_overrides, load_config
 from estimators.validation import InputWarning, plain_toml
 from audit.search.prior_search import MAX_PRIOR_SEARCH, random_pairs, search_priors
 from estimators.validation import InputError

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from audit.cli.main import main
-from audit.config.building import build_spec, load_config
+from audit.config.building import build_spec
+from audit.config.files import load_config
 from audit.engine import run_audit
 from audit.spec import AuditSpec
 from estimators.array_files import load_npy_array

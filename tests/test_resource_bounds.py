@@ -185,7 +185,7 @@ def test_sys_exit_at_import_is_one_error_naming_the_file(tmp_path):
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_config_path_that_is_a_pipe_or_device_or_huge_is_refused(tmp_path):
-    from audit.config.building import MAX_CONFIG_BYTES, load_config
+    from audit.config.files import MAX_CONFIG_BYTES, load_config
 
     fifo = tmp_path / "config.fifo"
     os.mkfifo(fifo)  # opening it would block until a writer comes

@@ -82,7 +82,8 @@ def test_a_per_database_functions_statistic_gets_the_output_before_encoding(tmp_
 
 
 def test_the_statistic_flag_and_key_load_it_from_a_file(tmp_path):
-    from audit.config.building import build_spec, load_config
+    from audit.config.building import build_spec
+    from audit.config.files import load_config
 
     (tmp_path / "stats.py").write_text(textwrap.dedent("""
         def product(y):

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from audit.config.flag_values import StoreOnce, integer, number
 from audit.cli.main import add_device_option
-from audit.config.building import apply_overrides, build_spec, load_config
+from audit.config.building import build_spec
+from audit.config.files import apply_overrides, load_config
 from audit.config.keys import flag_keys
 from estimators.validation import InputWarning
 from audit.report import report_target, summary_table, terminal_text

@@ -84,8 +84,6 @@ to the notion or the prior are errors naming the key, never silently ignored.
 from __future__ import annotations
 
 import dataclasses
-import os
-import sys
 import warnings
 from pathlib import Path
 
@@ -108,75 +106,7 @@ from audit.config.domain_pairs import domain_pairs, split_alpha_for_both, tests_
 from audit.search.input_domain import check_pair_in_domain, parse_domain
 from audit.search.prior_search import differing_record
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 from audit.config.keys import ARRAYS_OF_TABLES, BASE_DIR, BUILTIN_PRIORS, DP_NOTIONS, KEYS, TABLES, keys_of
-
-#: The largest configuration file read (a configuration is a few lines; more is a mistake).
-MAX_CONFIG_BYTES = 2**20
-
-
-def load_config(path) -> dict:
-    """Parse a TOML audit configuration; :data:`BASE_DIR` records where relative paths start."""
-    if not isinstance(path, (str, os.PathLike)) or not str(path):
-        raise InputError(f"argument 'CONFIG' must be the path of a TOML file, got {plain_toml(path)}")
-    path = Path(path)
-    where = f"argument 'CONFIG': {str(path)!r}"
-    if path.is_dir():
-        raise InputError(f"{where} is a folder, not a TOML file")
-    if path.exists() and not path.is_file():  # a FIFO blocks, /dev/zero never ends
-        raise InputError(f"{where} is not a regular file (a pipe or device?); give a TOML file")
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-        if len(data) > MAX_CONFIG_BYTES:
-            raise InputError(f"{where} is larger than {MAX_CONFIG_BYTES // 2**20} MiB; an audit configuration is a "
-                             "few lines of TOML")
-        config = tomllib.loads(data.decode("utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"argument 'CONFIG': no such file {str(path)!r}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{where} is not UTF-8 text (TOML files are UTF-8)") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{where} is not valid TOML: {exc}") from None
-    except RecursionError:  # the TOML parser recurses once per level of nested arrays or inline tables
-        raise InputError(f"{where} nests arrays or tables too deeply to parse") from None
-    except OSError as exc:
-        raise InputError(f"{where} cannot be read: {exc.strerror or exc}") from None
-    config[BASE_DIR] = str(path.resolve().parent)
-    return config
-
-
-def _parse_value(text: str):
-    try:
-        return tomllib.loads(f"value = {text}")["value"]
-    except tomllib.TOMLDecodeError:
-        return text  # a bare word is a string (and then fails the type check of a non-string key)
-    except RecursionError:
-        raise InputError(f"argument '--set': the value {text[:40]!r}… nests arrays or tables too deeply") from None
-
-
-def apply_overrides(config: dict, assignments) -> dict:
-    """Apply ``--set table.key=value`` assignments (values in TOML syntax; bare words are strings)."""
-    for assignment in assignments or ():
-        if "=" not in assignment:
-            raise InputError(f"argument '--set' must look like table.key=value, got {assignment!r}")
-        key, text = assignment.split("=", 1)
-        parts = [part.strip() for part in key.strip().split(".")]
-        if not all(parts):
-            raise InputError(f"argument '--set' has an empty key in {assignment!r}")
-        if parts[0] == BASE_DIR:
-            raise InputError(f"argument '--set': {BASE_DIR!r} is not a configuration entry")
-        table = config
-        for part in parts[:-1]:
-            table = table.setdefault(part, {})
-            if not isinstance(table, dict):
-                raise InputError(f"argument '--set': {'.'.join(parts[:-1])!r} is not a table")
-        table[parts[-1]] = _parse_value(text.strip())
-    return config
-
 
 def _resolve(spec: str, base_dir: str | None) -> str:
     """Make the FILE part of FILE.py:NAME relative to the configuration's folder."""

@@ -160,7 +160,7 @@ KEYS = (
 #: Top-level entries: tables, and arrays of tables (``[[priors]]``, ``[[pairs]]``).
 TABLES = ("mechanism", "prior", "audit", "secret", "claim", "critic", "execution")
 ARRAYS_OF_TABLES = {"priors": "prior", "pairs": "pairs"}
-#: Where :func:`load_config` records the configuration file's folder (relative paths start there).
+#: Where :func:`audit.config.files.load_config` records the configuration file's folder (relative paths start there).
 BASE_DIR = "_base_dir"
 
 
