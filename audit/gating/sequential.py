@@ -84,7 +84,7 @@ from audit.certificates.claim_tests import smallest_certifying_runs, smallest_re
 from audit.gating.refutation_runs import MAX_REFUTATION_RUNS, refutation_at_observed, runs_to_refute  # noqa: F401
 from audit.gating.early_look import EARLY_LOOK_RUNS_PER_INPUT, early_look, early_look_possible
 from audit.gating.look_runs import (event_selection_possible, look_boundaries, look_run_counter, look_runs,  # noqa: F401
-                                    plans_float_runs, runs_per_sample, single_pair, theta_size)
+                                    plans_float_runs, runs_per_sample, single_pair, event_part)
 
 #: The early looks see at most this fraction of the last look's samples (module docstring).
 LOOK_FRACTION = 0.2
@@ -221,14 +221,14 @@ def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction:
             size = math.ceil(size * growth)
         return sizes
 
-    one_pair, theta = single_pair(spec), theta_size(spec)
+    one_pair = single_pair(spec)
     early_reserve = 2 * EARLY_LOOK_RUNS_PER_INPUT if early_look_possible(spec) else 0
 
     def needed(total: int) -> int:
         """The runs a schedule whose last look has ``total`` samples makes at most (docstring)."""
         if one_pair:
             return runs_at(total)
-        return runs_at(total) + early_reserve + sum(runs_at(s) - s * theta for s in early_sizes(total))
+        return runs_at(total) + early_reserve + sum(event_part(spec, s, float_runs) for s in early_sizes(total))
 
     budget = max_runs - spent
     low, high = 0, max(0, math.floor(budget / runs_per_sample(spec, float_runs)))  # needed grows with the samples

@@ -512,8 +512,8 @@ def _distinct_rows(outputs: np.ndarray, max_values: int) -> tuple[np.ndarray, np
     codes = np.zeros(len(outputs), dtype=np.int64)
     radix = 1
     # A column with too many values among the first rows makes too many rows (never where they hold fewer).
-    if max_values < min(len(outputs), _FIRST_ROWS) and (surely_more_values(outputs, max_values).any() or any(
-            values_up_to(column[:_FIRST_ROWS], max_values) is None for column in outputs.T)):
+    if max_values < min(len(outputs), _FIRST_ROWS) and any(
+            values is None for values in columns_up_to(outputs[:_FIRST_ROWS], max_values)):
         return None
     for column in outputs.T:
         values, index = np.unique(column, return_inverse=True)

@@ -28,7 +28,7 @@ import numpy as np
 from estimators.validation import InputError
 
 from audit.statistics.classifier import (_FIRST_ROWS, MAX_EMPIRICAL_VALUES, EmpiricalLogRatio, _distinct_codes,
-                                       _row_counts, _rows, columns_up_to, surely_more_values)
+                                       _row_counts, _rows, columns_up_to)
 
 __all__ = ["MAX_SUPPORT_VALUES", "SUPPORT_STATISTICS", "SupportFolds", "SupportLogRatio"]
 
@@ -127,9 +127,9 @@ class SupportFolds:
         columns, ranks = [], []
         # Too many values among the subset's first rows decides it (values_up_to), else the subset's own count.
         screened = block is None and len(rows) > _FIRST_ROWS
-        surely = surely_more_values(head, MAX_SUPPORT_VALUES) if screened else None
+        too_many = [values is None for values in columns_up_to(head, MAX_SUPPORT_VALUES)] if screened else None
         for column in range(self.outputs.shape[1]) if block is None else block:
-            if screened and (surely[column] or len(np.unique(head[:, column])) > MAX_SUPPORT_VALUES):
+            if screened and too_many[column]:
                 continue
             count, index = self._code(column)
             present = np.bincount(index[rows], minlength=count) > 0
