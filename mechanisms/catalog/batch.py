@@ -8,11 +8,14 @@ is refused rather than clipped.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from estimators.validation import InputError, as_float_array
+from estimators.validation import InputError, as_float_array, check_int, check_positive
 
-__all__ = ["VECTORIZED_CHUNK_SIZE", "VectorizedMechanism", "as_database_batch", "column_sums"]
+__all__ = ["VECTORIZED_CHUNK_SIZE", "EpsilonRecordsMechanism", "VectorizedMechanism", "as_database_batch",
+           "column_sums"]
 
 #: Databases per call the catalog mechanisms ask the audit's runner for
 #: (:func:`mechanisms.base.preferred_chunk_size`): they are vectorized, a call of 4096 costs
@@ -27,6 +30,29 @@ class VectorizedMechanism:
 
     draws_only_from_rng = True
     preferred_chunk_size = VECTORIZED_CHUNK_SIZE
+
+
+@dataclass(frozen=True)
+class EpsilonRecordsMechanism(VectorizedMechanism):
+    """A catalog mechanism set by its privacy parameter ε and the record count n of its databases.
+
+    Attributes
+    ----------
+    epsilon : float
+        ε > 0, finite.
+    records : int
+        n >= 1, the records of each database it accepts.
+
+    Subclasses add their own fields after these two and, when they check more, call
+    ``super().__post_init__()`` first.
+    """
+
+    epsilon: float
+    records: int
+
+    def __post_init__(self):
+        check_positive(self.epsilon, "epsilon")
+        check_int(self.records, "records", minimum=1)
 
 
 def as_database_batch(dbs, *, records: int, attributes: int, binary: bool = False,

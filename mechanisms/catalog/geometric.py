@@ -14,9 +14,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from estimators.validation import as_generator, check_int, check_positive
+from estimators.validation import as_generator, check_int
 
-from mechanisms.catalog.batch import VectorizedMechanism, as_database_batch
+from mechanisms.catalog.batch import EpsilonRecordsMechanism, as_database_batch
 from mechanisms.catalog.entry import CatalogEntry
 from mechanisms.catalog.exposure import max_abs_log_ratio
 from mechanisms.claims.guarantee import Guarantee
@@ -26,15 +26,8 @@ __all__ = ["FACTORIES", "GeoSample", "TruncatedGeometric"]
 
 
 @dataclass(frozen=True)
-class TruncatedGeometric(VectorizedMechanism):
+class TruncatedGeometric(EpsilonRecordsMechanism):
     """Count of n bit records plus two-sided geometric noise, clamped to {0..n}; output ``(m, 1)``."""
-
-    epsilon: float
-    records: int
-
-    def __post_init__(self):
-        check_positive(self.epsilon, "epsilon")
-        check_int(self.records, "records", minimum=1)
 
     def __call__(self, dbs, rng=None) -> np.ndarray:
         dbs = as_database_batch(dbs, records=self.records, attributes=1, binary=True)
@@ -89,7 +82,7 @@ def truncated_geometric(*, epsilon: float = 1.0, records: int = 4) -> CatalogEnt
 
 
 @dataclass(frozen=True)
-class GeoSample(VectorizedMechanism):
+class GeoSample(EpsilonRecordsMechanism):
     """Balcer and Vadhan's truncated geometric sampler GeoSample (2018, Alg. 4.8) on a count of n bits.
 
     With k = ⌈log₂(2/ε)⌉ and d = (2^(k+1) + 1)(2^k + 1)^(n−1), the released z ∈ {0..n} has CDF
@@ -98,13 +91,6 @@ class GeoSample(VectorizedMechanism):
     takes the logarithm in k as natural; Balcer and Vadhan work in bits, so log₂ is used here). The
     pmf is exact in integers; sampling inverts the CDF in floating point.
     """
-
-    epsilon: float
-    records: int
-
-    def __post_init__(self):
-        check_positive(self.epsilon, "epsilon")
-        check_int(self.records, "records", minimum=1)
 
     @property
     def k(self) -> int:

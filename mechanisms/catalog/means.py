@@ -15,7 +15,7 @@ import numpy as np
 
 from estimators.validation import InputError, as_generator, check_choice, check_int, check_positive
 
-from mechanisms.catalog.batch import VectorizedMechanism, as_database_batch
+from mechanisms.catalog.batch import EpsilonRecordsMechanism, as_database_batch
 from mechanisms.catalog.entry import CatalogEntry
 from mechanisms.catalog.exposure import integration_grid, laplace_log_pdf, log_integral, max_abs_log_ratio
 from mechanisms.claims.guarantee import NOT_PRIVATE, Guarantee
@@ -26,7 +26,7 @@ __all__ = ["FACTORIES", "PresenceMean"]
 
 
 @dataclass(frozen=True)
-class PresenceMean(VectorizedMechanism):
+class PresenceMean(EpsilonRecordsMechanism):
     """Noisy mean of the present records, output ``(m, 1)``.
 
     Parameters
@@ -42,13 +42,10 @@ class PresenceMean(VectorizedMechanism):
         is treated as post-processing although C is private.
     """
 
-    epsilon: float
-    records: int
     count: str = "noisy"
 
     def __post_init__(self):
-        check_positive(self.epsilon, "epsilon")
-        check_int(self.records, "records", minimum=1)
+        super().__post_init__()
         check_choice(self.count, "count", ("noisy", "true"))
 
     def __call__(self, dbs, rng=None) -> np.ndarray:

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimators.validation import as_generator, check_int, check_positive
+from estimators.validation import as_generator, check_int
 
-from mechanisms.catalog.batch import VectorizedMechanism, as_database_batch
+from mechanisms.catalog.batch import EpsilonRecordsMechanism, as_database_batch
 from mechanisms.catalog.entry import CatalogEntry
 from mechanisms.claims.guarantee import Guarantee
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
@@ -22,15 +22,8 @@ __all__ = ["FACTORIES", "RandomizedResponse"]
 
 
 @dataclass(frozen=True)
-class RandomizedResponse(VectorizedMechanism):
+class RandomizedResponse(EpsilonRecordsMechanism):
     """One randomized report per bit record; output ``(m, n)`` of 0.0/1.0 reports."""
-
-    epsilon: float
-    records: int
-
-    def __post_init__(self):
-        check_positive(self.epsilon, "epsilon")
-        check_int(self.records, "records", minimum=1)
 
     @property
     def truth_probability(self) -> float:
