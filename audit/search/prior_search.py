@@ -29,6 +29,21 @@ from estimators.validation import InputWarning
 MAX_PRIOR_SEARCH = 1000
 
 
+def check_search_count(count) -> int:
+    """``count`` as the number of two-point priors a search adds: an integer in [0, MAX_PRIOR_SEARCH].
+
+    Raises
+    ------
+    InputError
+        Naming ``prior_search`` when ``count`` is not an integer, is negative or is above
+        :data:`MAX_PRIOR_SEARCH`.
+    """
+    count = check_int(count, "prior_search", 0)
+    if count > MAX_PRIOR_SEARCH:
+        raise InputError(f"argument 'prior_search' must be at most {MAX_PRIOR_SEARCH}, got {count}")
+    return count
+
+
 def differing_record(pair: NeighbouringPair) -> int | None:
     """The record in which the pair's databases differ (None when they are equal)."""
     rows = np.flatnonzero(rows_differ(pair.first, pair.second))  # a NaN (missing value) in both places is no difference
@@ -64,9 +79,7 @@ def random_pairs(prior, count: int, rng: np.random.Generator, max_tries: int = 2
     ``count`` distinct pairs are found, an :class:`~estimators.validation.InputWarning` says so
     and the pairs found are returned.
     """
-    count = check_int(count, "prior_search", 0)
-    if count > MAX_PRIOR_SEARCH:
-        raise InputError(f"argument 'prior_search' must be at most {MAX_PRIOR_SEARCH}, got {count}")
+    count = check_search_count(count)
     pairs, seen = [], set()
     if count == 0:
         return pairs
@@ -197,9 +210,7 @@ def candidate_pairs(prior, count: int, rng: np.random.Generator) -> list:
     the rest, without repeats. Every pair becomes a two-point prior in Θ whose critic is a
     candidate of the engine's union bound (α/K over the candidates built, never α per pair).
     """
-    count = check_int(count, "prior_search", 0)
-    if count > MAX_PRIOR_SEARCH:
-        raise InputError(f"argument 'prior_search' must be at most {MAX_PRIOR_SEARCH}, got {count}")
+    count = check_search_count(count)
     if count and getattr(prior, "presence_column", False) and prior.n < 2:
         raise InputError(f"argument 'prior_search' ({count}): under add/remove each searched pair takes one record "
                          f"out of a database, and the prior's databases hold {prior.n}, which would leave none; give "
