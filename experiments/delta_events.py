@@ -20,7 +20,7 @@ import numpy as np
 from scipy.stats import norm
 
 import audit.search.claim_events as claim_events
-from audit import AuditSpec, run_audit
+from experiments._ablation import refuted_counts_by_variant
 from mechanisms.claims.notions import DifferentialPrivacy
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 
@@ -54,13 +54,8 @@ def refuted_counts(epsilon: float, samples: int, seeds: int) -> dict:
     """{"δ-optimal": refuted audits, "ε-optimal only": refuted audits} over ``seeds`` seeds."""
     pair = NeighbouringPair(np.array([[1.0]]), np.array([[-1.0]]))
     claim = DifferentialPrivacy(epsilon, gaussian_delta(epsilon) / 10)
-    counts = {}
-    for name, context in (("δ-optimal", contextlib.nullcontext), ("ε-optimal only", epsilon_optimal_only)):
-        with context():
-            counts[name] = sum(run_audit(AuditSpec(mechanism=gaussian_record, priors=[pair.prior()], pairs=(pair,),
-                                                   claim=claim, samples=samples, seed=seed)).claim_verdict == "refuted"
-                               for seed in range(seeds))
-    return counts
+    return refuted_counts_by_variant(gaussian_record, pair, claim, samples, seeds,
+                                     (("δ-optimal", contextlib.nullcontext), ("ε-optimal only", epsilon_optimal_only)))
 
 
 def main(argv=None) -> None:

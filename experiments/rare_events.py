@@ -46,7 +46,7 @@ from scipy.stats import beta
 
 import audit.engine as engine
 import audit.statistics.classifier_critic as classifier_critic
-from audit import AuditSpec, run_audit
+from experiments._ablation import refuted_counts_by_variant
 from mechanisms.claims.notions import DifferentialPrivacy
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 
@@ -117,13 +117,8 @@ def refuted_counts(case: str, samples: int, seeds: int) -> dict:
     _, epsilon, delta, _ = CASES[case]
     pair = NeighbouringPair(np.array([[1.0]]), np.array([[0.0]]))
     claim = DifferentialPrivacy(epsilon, delta)
-    counts = {}
-    for name, context in (("counting", contextlib.nullcontext), ("without", without_counting)):
-        with context():
-            counts[name] = sum(run_audit(AuditSpec(mechanism=MECHANISMS[case], priors=[pair.prior()], pairs=(pair,),
-                                                   claim=claim, samples=samples, seed=seed)).claim_verdict == "refuted"
-                               for seed in range(seeds))
-    return counts
+    return refuted_counts_by_variant(MECHANISMS[case], pair, claim, samples, seeds,
+                                     (("counting", contextlib.nullcontext), ("without", without_counting)))
 
 
 def main(argv=None) -> None:
