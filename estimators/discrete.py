@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import InputError, check_choice, paired_sample_batches, paired_samples, plain
+from .validation import InputError, as_float64, check_choice, paired_sample_batches, paired_samples, plain
 
 __all__ = ["CORRECTIONS", "MAX_DISTINCT_FRACTION", "exact_mi", "plugin_mi", "plugin_mi_batch"]
 
@@ -165,10 +165,7 @@ def exact_mi(joint_pmf) -> float:
     >>> exact_mi([[0.25, 0.25], [0.25, 0.25]])  # independent
     0.0
     """
-    try:
-        pmf = np.asarray(joint_pmf, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"argument 'joint_pmf' must be numeric: {exc}") from None
+    pmf = as_float64(joint_pmf, "argument 'joint_pmf'")
     if pmf.ndim != 2 or pmf.size == 0:
         raise InputError(f"argument 'joint_pmf' must be a non-empty 2-D array, got shape {pmf.shape}")
     if not np.isfinite(pmf).all():

@@ -15,6 +15,7 @@ import numpy as np
 
 __all__ = [
     "InputError",
+    "as_float64",
     "as_float_array",
     "as_generator",
     "as_sample_batch",
@@ -88,6 +89,28 @@ def check_real(values, what: str, error=InputError) -> None:
 #: (``1_0`` is 10) and any Unicode digit (full-width ``１``): a typo must not be read as a number.
 _DECIMAL = re.compile(r"\s*[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)\s*", re.ASCII | re.IGNORECASE)
 _DECIMAL_INTEGER = re.compile(r"\s*[+-]?\d+\s*", re.ASCII)
+
+
+def as_float64(values, what: str, *, copy: bool = False) -> np.ndarray:
+    """``values`` as a float64 array, or one :class:`InputError` saying that ``what`` must be numeric.
+
+    The conversion alone, the first step of every parameter array's check: the caller checks the
+    shape, finiteness and range after it. NumPy's reason (a ragged list, text that is not a number)
+    follows the message.
+
+    Parameters
+    ----------
+    values : array_like
+    what : str
+        How the message names the data, e.g. ``"argument 'x'"``.
+    copy : bool
+        Always return a new array (``np.array``); otherwise ``values`` itself when it already is a
+        float64 array (``np.asarray``).
+    """
+    try:
+        return np.array(values, dtype=np.float64) if copy else np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{what} must be numeric: {exc}") from None
 
 
 def parse_decimal(text: str) -> float:

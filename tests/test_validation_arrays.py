@@ -10,6 +10,7 @@ import pytest
 from audit.bounds.composition import as_finite_vector
 from estimators.validation import (
     InputError,
+    as_float64,
     as_float_array,
     as_sample_batch,
     first_nonfinite_index,
@@ -24,6 +25,18 @@ def test_float_array_converts_and_keeps_values():
     out = as_float_array([[1, 2], [3, 4]], "v", ndim=2)
     assert out.dtype == np.float64
     assert out.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_float64_converts_copies_on_request_and_names_what_is_not_numeric():
+    already = np.array([0.5, 1.5])
+    assert as_float64(already, "argument 'v'") is already
+    copied = as_float64(already, "argument 'v'", copy=True)
+    assert copied is not already and copied.tolist() == [0.5, 1.5]
+    assert as_float64([[1, 2]], "argument 'v'").dtype == np.float64
+    with pytest.raises(InputError, match="^argument 'v' must be numeric: "):
+        as_float64([[1, 2], [3]], "argument 'v'")
+    with pytest.raises(InputError, match="^pair 2 'first' must be numeric: could not convert string to float"):
+        as_float64(["x"], "pair 2 'first'")
 
 
 @pytest.mark.parametrize("bad, pattern", [

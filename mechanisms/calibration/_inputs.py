@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from estimators.validation import InputError, check_int, check_positive
+from estimators.validation import InputError, as_float64, check_int, check_positive
 
 # Noise scales are computed in log space and must come out as normal floats: above the
 # largest float nothing can be drawn, and below the smallest normal one a positive scale
@@ -26,10 +26,7 @@ def nonnegative_vector(values, name: str, dim=None) -> np.ndarray:
 
     A scalar is one coordinate. When ``dim`` is given the length must equal it.
     """
-    try:
-        arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"argument '{name}' must be numeric: {exc}") from None
+    arr = np.atleast_1d(as_float64(values, f"argument '{name}'"))
     if arr.ndim != 1 or arr.size == 0:
         raise InputError(f"argument '{name}' must be a non-empty 1-D list of per-coordinate values, "
                          f"got shape {arr.shape}")
@@ -79,10 +76,7 @@ def exactly_one(**candidates) -> str:
 
 def projection_matrix(matrix, input_dim=None) -> np.ndarray:
     """A deterministic projection as a float (d, ℓ) array with ℓ ≤ d, finite entries."""
-    try:
-        arr = np.asarray(matrix, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"argument 'matrix' must be numeric: {exc}") from None
+    arr = as_float64(matrix, "argument 'matrix'")
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise InputError(f"argument 'matrix' must have shape (d, l), got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):

@@ -11,17 +11,14 @@ import math
 
 import numpy as np
 
-from estimators.validation import InputError, check_int, scalar_or_array
+from estimators.validation import InputError, as_float64, check_int, scalar_or_array
 
 from mechanisms.calibration._inputs import safe_log
 from mechanisms.calibration.dependence import log_entropy_power_term
 
 
 def _array(values, name, *, positive=True):
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"argument '{name}' must be numeric: {exc}") from None
+    arr = as_float64(values, f"argument '{name}'")
     if not np.all(np.isfinite(arr)):
         raise InputError(f"argument '{name}' contains NaN or inf")
     if positive and np.any(arr <= 0):

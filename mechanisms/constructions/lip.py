@@ -24,7 +24,7 @@ import numpy as np
 
 from estimators.result_forms import fields_to_dict
 from estimators.units import NATS
-from estimators.validation import InputError, as_generator, as_positive_array, check_choice, check_positive, plain
+from estimators.validation import InputError, as_float64, as_generator, as_positive_array, check_choice, check_positive, plain
 
 __all__ = [
     "APPROACHES",
@@ -50,10 +50,7 @@ _STOCHASTIC_TOL = 1e-8
 
 
 def _finite_array(values, name: str, ndim: int) -> np.ndarray:
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"argument '{name}' must be numeric: {exc}") from None
+    arr = as_float64(values, f"argument '{name}'")
     if arr.ndim != ndim:
         raise InputError(f"argument '{name}' must be {ndim}-dimensional, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):

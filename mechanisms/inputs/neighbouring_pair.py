@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from estimators.result_forms import fields_to_dict
-from estimators.validation import InputError
+from estimators.validation import InputError, as_float64
 from mechanisms.inputs.missing_values import check_missing_values, rows_differ, same_databases
 from mechanisms.inputs.priors import TwoPoint
 from mechanisms.inputs.relation import (ADD_REMOVE, REPLACE_ONE, GroupPairPrior, GroupPresencePairPrior, PresencePairPrior,
@@ -31,10 +31,7 @@ __all__ = ["NeighbouringPair", "checked_pair", "refuse_equal_pair"]
 
 
 def _database(value, label: str, allow_nan: bool = False) -> np.ndarray:
-    try:
-        arr = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{label} must be numeric: {exc}") from None
+    arr = as_float64(value, label, copy=True)
     if arr.ndim != 2 or 0 in arr.shape:
         raise InputError(f"{label} must have shape (n, k) with n, k >= 1, got shape {arr.shape}")
     check_missing_values(arr, label, allow_nan)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimators.validation import InputError, as_generator, check_int, check_real
+from estimators.validation import InputError, as_float64, as_generator, check_int, check_real
 
 __all__ = ["Categorical", "FixedRest", "Prior", "ProductBernoulli", "ProductGaussian", "TwoPoint", "UniformBox"]
 
@@ -38,10 +38,7 @@ _SUM_TOLERANCE = 1e-9
 
 def _finite_array(value, name: str, allow_nan: bool = False) -> np.ndarray:
     check_real(value, f"argument '{name}'")
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"argument '{name}' must be numeric: {exc}") from None
+    arr = as_float64(value, f"argument '{name}'")
     if arr.size == 0:
         raise InputError(f"argument '{name}' must be non-empty")
     if not (np.isfinite(arr) | (allow_nan & np.isnan(arr))).all():
