@@ -28,7 +28,8 @@ from contextlib import contextmanager
 from mechanisms.errors import MechanismError
 from mechanisms.calls.watchdog import STUCK_GRACE, WATCHDOG, stuck_message
 
-__all__ = ["FIRST_CALL_TIMEOUT", "TIMEOUT_HINT", "call_user_code", "first_call_timeout", "first_calls_bounded_by"]
+__all__ = ["FIRST_CALL_TIMEOUT", "TIMEOUT_HINT", "call_user_code", "first_call_timeout", "first_calls_bounded_by",
+           "run_on_daemon_thread"]
 
 #: Seconds a first call of user code may take when no ``--timeout`` is given (executing a user's
 #: file, a prior's probe, the mechanism's probe): long enough for a small training run, short
@@ -103,23 +104,41 @@ def _call_with_alarm(fn, arguments, timeout):
     return result, fired
 
 
-def _call_on_thread(fn, arguments, timeout):
+def run_on_daemon_thread(fn, timeout: float | None, name: str) -> tuple:
+    """``fn()`` on a daemon thread named ``name``, waited for at most ``timeout`` seconds (None: no bound).
+
+    A call still running at the deadline is left behind, blocked, until the process ends (a thread
+    cannot be stopped from outside); the caller stops waiting.
+
+    Returns
+    -------
+    (result, error, timed_out)
+        ``fn``'s return value (None unless it returned), the ``BaseException`` it raised (None unless
+        it raised; the caller decides how to report it) and whether the deadline passed first.
+    """
     outcome = {}
 
     def target():
         try:
-            outcome["result"] = fn(*arguments)
+            outcome["result"] = fn()
         except BaseException as exc:  # noqa: BLE001 - handed to the caller as it is
             outcome["error"] = exc
 
-    thread = threading.Thread(target=target, name="miaudit-user-call", daemon=True)
+    thread = threading.Thread(target=target, name=name, daemon=True)
     thread.start()
     thread.join(timeout)
     if thread.is_alive():
+        return None, None, True
+    return outcome.get("result"), outcome.get("error"), False
+
+
+def _call_on_thread(fn, arguments, timeout):
+    result, error, timed_out = run_on_daemon_thread(lambda: fn(*arguments), timeout, "miaudit-user-call")
+    if timed_out:
         return None, True
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["result"], False
+    if error is not None:
+        raise error
+    return result, False
 
 
 def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, where: str = "",

@@ -18,7 +18,6 @@ import os
 import pickle
 import socket
 import sys
-import threading
 import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -26,6 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from estimators.validation import InputError
 
+from mechanisms.calls.user_call import run_on_daemon_thread
 from mechanisms.errors import MechanismError
 from mechanisms.execution.worker import MechanismReference, init_worker
 
@@ -209,22 +209,12 @@ RAY_INIT_TIMEOUT = 60.0
 def _init_ray_within(ray, address: str, timeout: float, **options) -> None:
     """``ray.init(address=address, **options)`` given at most ``timeout`` seconds (on a daemon thread,
     which is left behind, blocked, when time is up: the audit ends with an error then)."""
-    outcome = {}
-
-    def connect():
-        try:
-            ray.init(address=address, **options)
-        except BaseException as exc:  # noqa: BLE001 - reported below, on the caller's thread
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=connect, name="miaudit-ray-init", daemon=True)
-    thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
+    _, exc, timed_out = run_on_daemon_thread(lambda: ray.init(address=address, **options), timeout,
+                                             "miaudit-ray-init")
+    if timed_out:
         raise InputError(f"argument 'ray_address' (--ray-address): could not join the Ray cluster at {address} "
                          f"within {timeout:g} s; check that it runs the same Ray version and is reachable")
-    if "error" in outcome:
-        exc = outcome["error"]
+    if exc is not None:
         raise InputError(f"argument 'ray_address' (--ray-address): could not join the Ray cluster at {address} "
                          f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
 
