@@ -11,8 +11,8 @@ from scipy import stats
 from estimators.validation import InputError
 from mechanisms.training import DPSGD, gaussian_training_set, gradient_canary, input_canary, null_record, with_record
 from mechanisms.training.dpsgd import clipped_gradient_sum, per_sample_gradients
-from mechanisms.training.torch_dpsgd import (TorchDPSGD, on_device, torch_clipped_gradient_sum, torch_logits,
-                                             torch_per_sample_gradients)
+from mechanisms.training.torch_dpsgd import (TorchDPSGD, on_device, torch_clipped_gradient_sum,
+                                             torch_factored_clipped_sum, torch_logits, torch_per_sample_gradients)
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 N, P = 12, 3  # records (canary slot included) and features (canary coordinate included)
@@ -67,6 +67,33 @@ def test_mlp_per_sample_gradients_equal_autograd():
     ordinary = _databases(m=4)
     grads = torch_per_sample_gradients(theta, torch.as_tensor(ordinary), canary, hidden)
     assert torch.all(grads[:, :-2, 0] == 0)
+
+
+@pytest.mark.parametrize("hidden", [0, 5])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_factored_clipped_sum_equals_the_sum_of_materialized_clipped_gradients(hidden, dtype):
+    # The reference forms every per-sample gradient (m, n, D) and clips it by its own norm; the factored sum
+    # never forms them. Null records, a gradient canary, input values of several scales, and clipping norms
+    # that clip none, some and all of the gradients.
+    m, p = 5, P + 3
+    d = p + 1 if hidden == 0 else hidden * p + 2 * hidden + 1
+    generator = torch.Generator().manual_seed(3)
+    x = torch.randn(m, N, p, generator=generator, dtype=torch.float64) * torch.logspace(-2, 1, p, dtype=torch.float64)
+    y = (torch.rand(m, N, generator=generator) < 0.5).double()
+    role = torch.ones(m, N, dtype=torch.float64)
+    role[:, 2], role[:, -1] = 0.0, 2.0  # a null record and a gradient canary in every run
+    dbs = torch.cat([x, y[..., None], role[..., None]], dim=2).to(dtype)
+    theta = torch.randn(m, d, generator=generator, dtype=torch.float64).to(dtype)
+    canary = torch.zeros(d, dtype=dtype)
+    canary[0] = 4.0
+    included = torch.rand(m, N, generator=generator) < 0.6
+    grads = torch_per_sample_gradients(theta, dbs, canary, hidden)
+    norms = torch.linalg.vector_norm(grads.double(), dim=2)
+    tolerance = dict(rtol=1e-10, atol=1e-12) if dtype == torch.float64 else dict(rtol=2e-5, atol=2e-5)
+    for clip in (None, float(norms[norms > 0].min()) / 2, float(norms.median()), float(norms.max()) * 2):
+        got = torch_factored_clipped_sum(theta, dbs, included, canary, clip, hidden)
+        assert got.dtype == dtype and got.shape == (m, d)
+        torch.testing.assert_close(got, torch_clipped_gradient_sum(grads, included, clip), **tolerance)
 
 
 @pytest.mark.parametrize("release", ["parameters", "gradient_trace", "gradient_sum", "loss", "margin"])

@@ -11,7 +11,10 @@ per-sample gradients); with ``hidden = H > 0`` it is the MLP
 
 whose per-sample gradients are written out by the chain rule (backpropagation, Rumelhart,
 Hinton and Williams 1986) for all m·n examples at once, with no Python loop over runs or
-examples. The flat parameter vector is ``[W₁ (H×p, row-major), b₁, w₂, b₂]``: its first
+examples. A step never forms them: each is a few outer products of one example's vectors, so
+the clipped sum comes from those factors and their norms (:func:`torch_factored_clipped_sum`),
+in O(m·n·(H + p) + m·D) memory instead of the O(m·n·D) of :func:`torch_per_sample_gradients`,
+which the tests keep as its reference. The flat parameter vector is ``[W₁ (H×p, row-major), b₁, w₂, b₂]``: its first
 coordinate W₁[0, 0] multiplies feature 0, the canary coordinate, which is 0 in every ordinary
 example, so as in the logistic model only a canary moves it. A gradient canary's crafted
 gradient is ``canary_scale``·C on that coordinate. The MLP starts from one initialisation
@@ -37,8 +40,8 @@ from estimators.validation import InputError, check_choice, check_int
 from mechanisms.training.dpsgd import DPSGD
 from mechanisms.training.records import GRADIENT_CANARY, ORDINARY
 
-__all__ = ["TorchDPSGD", "on_device", "torch_clipped_gradient_sum", "torch_per_sample_gradients", "torch_snap",
-           "trainer_for_device"]
+__all__ = ["TorchDPSGD", "on_device", "torch_clipped_gradient_sum", "torch_factored_clipped_sum",
+           "torch_per_sample_gradients", "torch_snap", "trainer_for_device"]
 
 _DTYPES = ("float64", "float32")
 #: Runs one call trains on a CUDA device (:attr:`TorchDPSGD.preferred_chunk_size`; the runner cuts it to its
@@ -80,21 +83,31 @@ def torch_per_sample_gradients(theta, dbs, canary_gradient, hidden: int = 0):
     :func:`mechanisms.training.dpsgd.per_sample_gradients` in torch.
     """
     torch = _torch()
-    x, y, role = dbs[:, :, :-2], dbs[:, :, -2], dbs[:, :, -1]
+    x, role = dbs[:, :, :-2], dbs[:, :, -1]
     m, n, p = x.shape
+    residual, hidden_grad, activation = _gradient_factors(theta, dbs, hidden)
     if hidden == 0:
-        residual = (torch.sigmoid(torch_logits(theta, x, 0)) - y) * (role == ORDINARY)
         grads = torch.cat([residual[:, :, None] * x, residual[:, :, None]], dim=2)
     else:
-        w1, b1, w2, _ = _split(theta, p, hidden)
-        pre = torch.einsum("mnp,mhp->mnh", x, w1) + b1[:, None, :]
-        activation = torch.relu(pre)
-        logit = torch.einsum("mnh,mh->mn", activation, w2) + theta[:, -1:]
-        residual = (torch.sigmoid(logit) - y) * (role == ORDINARY)           # ∂loss/∂logit
-        hidden_grad = residual[:, :, None] * w2[:, None, :] * (pre > 0)        # ∂loss/∂pre
         grads = torch.cat([(hidden_grad[:, :, :, None] * x[:, :, None, :]).reshape(m, n, hidden * p), hidden_grad,
                            residual[:, :, None] * activation, residual[:, :, None]], dim=2)
     return torch.where((role == GRADIENT_CANARY)[:, :, None], canary_gradient, grads)
+
+
+def _gradient_factors(theta, dbs, hidden: int):
+    """(residual ∂loss/∂logit ``(m, n)``, hidden-layer gradient ∂loss/∂pre ``(m, n, H)``, activation
+    ``(m, n, H)``) of every example (None, None for the logistic model): the vectors whose outer products with
+    the example's features are its per-sample gradient; 0 for every example that is not ordinary."""
+    torch = _torch()
+    x, y, role = dbs[:, :, :-2], dbs[:, :, -2], dbs[:, :, -1]
+    if hidden == 0:
+        return (torch.sigmoid(torch_logits(theta, x, 0)) - y) * (role == ORDINARY), None, None
+    w1, b1, w2, _ = _split(theta, x.shape[2], hidden)
+    pre = torch.einsum("mnp,mhp->mnh", x, w1) + b1[:, None, :]
+    activation = torch.relu(pre)
+    logit = torch.einsum("mnh,mh->mn", activation, w2) + theta[:, -1:]
+    residual = (torch.sigmoid(logit) - y) * (role == ORDINARY)
+    return residual, residual[:, :, None] * w2[:, None, :] * (pre > 0), activation
 
 
 def torch_clipped_gradient_sum(grads, included, clip_norm: float | None):
@@ -104,6 +117,48 @@ def torch_clipped_gradient_sum(grads, included, clip_norm: float | None):
         norms = torch.linalg.vector_norm(grads, dim=2, keepdim=True)
         grads = grads * torch.clamp(clip_norm / torch.clamp(norms, min=1e-300), max=1.0)
     return torch.einsum("mn,mnd->md", included.to(grads.dtype), grads)
+
+
+def torch_factored_clipped_sum(theta, dbs, included, canary_gradient, clip_norm: float | None, hidden: int = 0):
+    """Σ_i included_i · g_i · min(1, C/‖g_i‖₂), ``(m, D)``, from the per-sample gradients' factors, never
+    forming the ``(m, n, D)`` per-sample gradients of :func:`torch_per_sample_gradients`.
+
+    Every per-sample gradient of the model is a few outer products of vectors of one example: the logistic
+    model's ``r_i [x_i, 1]``, the MLP's ``[vec(h_i x_iᵀ), h_i, r_i a_i, r_i]`` (residual r_i, hidden-layer
+    gradient h_i, activation a_i), so its squared norm is a sum of products of squared norms,
+    ``‖h_i‖²(‖x_i‖² + 1) + r_i²(‖a_i‖² + 1)``, and the weighted sum Σ_i w_i g_i is one batched product
+    ``(w ⊙ h)ᵀ x`` and a few weighted sums: the per-example gradient norms of Goodfellow (2015, "Efficient
+    per-example gradient computations", §3) used for clipping as in Li et al. (2022, "Large language models
+    can be strong differentially private learners", §4, ghost clipping). A gradient canary's gradient is
+    ``canary_gradient`` (its factors are zero: its residual is masked, as a null record's). Equal to
+    ``torch_clipped_gradient_sum(torch_per_sample_gradients(...), ...)`` up to rounding; the work and
+    memory per step are O(m·n·(H + p) + m·D) instead of O(m·n·D).
+    """
+    torch = _torch()
+    x, role = dbs[:, :, :-2], dbs[:, :, -1]
+    m, n, p = x.shape
+    weights = included.to(x.dtype)
+    canary = (role == GRADIENT_CANARY).to(x.dtype)
+    squared_x = (x * x).sum(dim=2) + 1.0                                      # ‖[x_i, 1]‖²
+    residual, hidden_grad, activation = _gradient_factors(theta, dbs, hidden)
+    if hidden == 0:
+        squared = residual * residual * squared_x
+    else:
+        squared = (hidden_grad * hidden_grad).sum(dim=2) * squared_x + residual * residual * (
+            (activation * activation).sum(dim=2) + 1.0)
+    squared = torch.where(canary > 0, (canary_gradient * canary_gradient).sum(), squared)
+    if clip_norm is not None:
+        weights = weights * torch.clamp(clip_norm / torch.clamp(torch.sqrt(squared), min=1e-300), max=1.0)
+    weighted_residual = weights * residual
+    if hidden == 0:
+        ordinary = torch.cat([torch.einsum("mn,mnp->mp", weighted_residual, x), weighted_residual.sum(dim=1, keepdim=True)],
+                             dim=1)
+    else:
+        weighted_hidden = weights[:, :, None] * hidden_grad
+        ordinary = torch.cat([torch.bmm(weighted_hidden.transpose(1, 2), x).reshape(m, hidden * p),
+                              weighted_hidden.sum(dim=1), torch.einsum("mn,mnh->mh", weighted_residual, activation),
+                              weighted_residual.sum(dim=1, keepdim=True)], dim=1)
+    return ordinary + (weights * canary).sum(dim=1, keepdim=True) * canary_gradient
 
 
 @dataclass(frozen=True)
@@ -226,9 +281,9 @@ class TorchDPSGD(DPSGD):
                     order = torch.argsort(torch.rand((m, n), generator=generator, device=device), dim=1)
                 chosen = order[:, position * self.batch_size:(position + 1) * self.batch_size]
                 included = torch.zeros((m, n), dtype=torch.bool, device=device).scatter_(1, chosen, True)
-            grads = torch_per_sample_gradients(theta, data, canary_gradient, self.hidden)
+            clipped = torch_factored_clipped_sum(theta, data, included, canary_gradient, clip, self.hidden)
             noise = reused if reused is not None else noise_of()
-            noisy_sum = torch_clipped_gradient_sum(grads, included, clip) + noise_std * noise
+            noisy_sum = clipped + noise_std * noise
             if noise_std > 0:  # DPSGD's snapping (mechanisms.snapping), so the float sum's low bits say nothing
                 noisy_sum = torch_snap(noisy_sum)
             trace[:, step] = noisy_sum[:, 0]
