@@ -132,9 +132,6 @@ def _rdp_delta(orders, rdp, eps: np.ndarray) -> np.ndarray:
 
     return np.array([compute_delta(orders, rdp, float(e))[0] for e in eps])
 
-    def group_form(self, steps: int) -> tuple:
-        return Claim.group_form(self, steps)
-
 
 @dataclass(frozen=True)
 class ZeroConcentratedDP(Claim):
