@@ -12,7 +12,6 @@ import pytest
 from audit.gating.budget_forecast import excess_claim, forecast_refutation, plan_budget, profile_event
 from audit.certificates.event_bounds import clopper_pearson
 from estimators.neural import CriticConfig
-from estimators.validation import InputError
 from experiments.audit_power import catalog_spec
 from mechanisms.catalog import get_entry
 from mechanisms.claims.parsing import parse_claim

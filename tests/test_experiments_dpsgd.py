@@ -67,7 +67,6 @@ def test_mu_rows_stay_below_the_true_mu_and_optimum_matches_its_definition(dpsgd
     assert list(gdp["runs"]) == [1000] * 5 and gdp["canary"][0] == "gradient (white-box)"
     # The reference rows certify μ on simulated N(2, 1) vs N(0, 1) scores at the audit's share of α: each exceeds the
     # true μ = 2 with probability at most that share, so more than 4 of 20 would be a 1-in-10⁴ event (binomial tail).
-    from scipy import stats
 
     assert len(ideal["runs"]) == 20 and set(ideal["gdp_alpha"]) == {gdp["gdp_alpha"][0]}
     assert stats.binom.sf(int(np.sum(ideal["mu_lower_bound"] > 2.0)) - 1, 20, 0.025) > 1e-4

@@ -12,9 +12,7 @@ checked (at least 300 here, as many there, 700 in all) so the round cannot shrin
 from __future__ import annotations
 
 import itertools
-import textwrap
 
-import numpy as np
 import pytest
 
 from audit.cli.main import main

@@ -220,7 +220,7 @@ def test_memory_check_counts_the_event_tests_scoring_through_a_records_critic():
     from mechanisms.execution.memory import audit_memory_parts
 
     runs, n, k, d = 300, 40, 2, 3
-    f64, f32 = np.dtype(np.float64).itemsize, np.dtype(np.float32).itemsize
+    f64 = np.dtype(np.float64).itemsize
     v = (runs, d + (n - 1) * k)  # the critic's second input: output and other records
     arrays = [
         ((runs, n, k), f64), ((runs, n, k), f64),          # the runs of the two databases

@@ -12,7 +12,7 @@ from audit.spec import AuditSpec
 from audit.statistics.secret_critics import secret_values
 from estimators import device
 from estimators.validation import InputError
-from mechanisms.inputs.priors import ProductBernoulli, ProductGaussian
+from mechanisms.inputs.priors import ProductBernoulli
 from mechanisms.inputs.user_priors import UserPrior
 
 
