@@ -225,7 +225,7 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
         out = call_user_code(mech, (batch.copy(), generator), who=who, timeout=timeout, where=where)
     except MechanismError as exc:
         text = str(exc)
-        if text.startswith(who):
+        if text.startswith(who) or exc.mechanism == who:  # its own words, or its bound naming the code inside it
             raise
         # A function's adapter named it by its own name (in a worker: its file's full path); a library's keeps its words.
         if exc.mechanism and exc.mechanism.startswith("mechanism '") and text.startswith(exc.mechanism):

@@ -53,7 +53,8 @@ class UserStatistic:
         self.function, self.name = function, name
         self.length: int | None = None  # the vector's length, fixed by its first value
         # Seconds one call may take: set by AuditSpec where the statistic reads outputs after the runs (--timeout,
-        # else FIRST_CALL_TIMEOUT); None inside a per-database function's call, which its own timeout bounds.
+        # else FIRST_CALL_TIMEOUT); None inside a per-database function's call, which its own timeout bounds (a
+        # time-out there names the statistic: mechanisms.calls.user_call, "Whose time ran out").
         self.timeout: float | None = None
 
     def values(self, output) -> np.ndarray:
