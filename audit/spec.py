@@ -148,8 +148,8 @@ class AuditSpec:
     allow_nan : bool
         Whether the audited databases may hold NaN, missing values (``--allow-nan``, ``[audit] allow_nan``;
         :mod:`mechanisms.inputs.missing_values`): pairs and prior draws with NaN reach the mechanism unchanged,
-        a NaN the mechanism releases becomes a value and a missing indicator
-        (:func:`mechanisms.base.check_batch_output`), and a declared domain's families gain pairs of a missing
+        a NaN the mechanism releases becomes a value (0) and a bit of a missing mark, one mark column for every 4
+        output columns (:func:`mechanisms.base.with_missing_marks`), and a declared domain's families gain pairs of a missing
         value next to present ones (:func:`audit.search.pair_families.domain_pair_families`). Default False: a
         pair holding NaN is refused.
     companion : AuditSpec, optional
