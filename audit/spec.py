@@ -383,6 +383,15 @@ class AuditSpec:
             statistic = UserStatistic(statistic, getattr(statistic, "__name__", "statistic"))
             object.__setattr__(self, "statistic", statistic)
         encoder = encoder_of(self.mechanism)
+        execution = self.execution
+        if (encoder is not None and self.mechanism_source is not None and isinstance(execution, ExecutionSettings)
+                and (execution.workers > 1 or execution.backend == "ray")):
+            # A worker loads the function from its source, without the statistic attached here: its rows would
+            # lack the statistic's columns, and the statistic would silently not be tried.
+            raise InputError(f"argument 'statistic' ({statistic.name}, --statistic) of a per-database function runs "
+                             "inside the function's calls, in the audit's process only: worker processes (--workers "
+                             f"{execution.workers}, --backend {execution.backend}) load the function from its file "
+                             "without it; audit with --workers 1")
         if encoder is not None:  # inside the mechanism's calls: bounded by their timeout
             encoder.statistic = statistic
         else:  # on the outputs after the runs: each call bounded by --timeout, else the first call's bound

@@ -166,6 +166,30 @@ def test_the_statistic_flag_and_key_load_it_from_a_file(tmp_path):
     assert spec.statistic.values(np.array([2.0, 3.0])).tolist() == [6.0]
 
 
+def test_a_per_database_functions_statistic_on_worker_processes_is_refused(tmp_path):
+    # A worker loads the function from its file, without the statistic: it would silently not be tried.
+    from audit.config.building import build_spec
+
+    (tmp_path / "release.py").write_text(textwrap.dedent("""
+        def release(db, rng):
+            return {"first": float(rng.standard_normal()), "second": float(rng.standard_normal())}
+
+        def product(output):
+            return output["first"] * output["second"]
+    """))
+
+    def config(workers):
+        return {"mechanism": {"spec": str(tmp_path / "release.py") + ":release", "per_database": True},
+                "prior": {"spec": "builtin:bernoulli", "n": 3, "k": 1}, "claim": {"spec": "dp:1"},
+                "audit": {"statistic": str(tmp_path / "release.py") + ":product"},
+                "execution": {"workers": workers}}
+
+    with pytest.raises(InputError, match=r"^argument 'statistic' \(.*release.py:product, --statistic\) of a "
+                                         r"per-database function .*--workers 2.*audit with --workers 1$"):
+        build_spec(config(2))
+    assert build_spec(config(1)).statistic.name.endswith("release.py:product")
+
+
 @pytest.mark.train
 def test_an_audit_with_neural_critics_says_the_statistic_was_not_tried():
     pair = NeighbouringPair(np.zeros((3, 1)), np.array([[1.0], [0.0], [0.0]]))
