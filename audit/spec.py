@@ -148,8 +148,8 @@ class AuditSpec:
     allow_nan : bool
         Whether the audited databases may hold NaN, missing values (``--allow-nan``, ``[audit] allow_nan``;
         :mod:`mechanisms.inputs.missing_values`): pairs and prior draws with NaN reach the mechanism unchanged,
-        a NaN the mechanism releases becomes a value and a missing indicator
-        (:func:`mechanisms.base.check_batch_output`), and a declared domain's families gain pairs of a missing
+        a NaN the mechanism releases becomes a value (0) and a bit of a missing mark, one mark column for every 4
+        output columns (:func:`mechanisms.base.with_missing_marks`), and a declared domain's families gain pairs of a missing
         value next to present ones (:func:`audit.search.pair_families.domain_pair_families`). Default False: a
         pair holding NaN is refused.
     companion : AuditSpec, optional
@@ -383,6 +383,15 @@ class AuditSpec:
             statistic = UserStatistic(statistic, getattr(statistic, "__name__", "statistic"))
             object.__setattr__(self, "statistic", statistic)
         encoder = encoder_of(self.mechanism)
+        execution = self.execution
+        if (encoder is not None and self.mechanism_source is not None and isinstance(execution, ExecutionSettings)
+                and (execution.workers > 1 or execution.backend == "ray")):
+            # A worker loads the function from its source, without the statistic attached here: its rows would
+            # lack the statistic's columns, and the statistic would silently not be tried.
+            raise InputError(f"argument 'statistic' ({statistic.name}, --statistic) of a per-database function runs "
+                             "inside the function's calls, in the audit's process only: worker processes (--workers "
+                             f"{execution.workers}, --backend {execution.backend}) load the function from its file "
+                             "without it; audit with --workers 1")
         if encoder is not None:  # inside the mechanism's calls: bounded by their timeout
             encoder.statistic = statistic
         else:  # on the outputs after the runs: each call bounded by --timeout, else the first call's bound

@@ -26,14 +26,17 @@ from mechanisms.calls.user_call import call_user_code
 
 __all__ = [
     "Mechanism",
+    "MISSING_MARK_COLUMNS",
     "MechanismError",
     "as_database_batch",
     "check_batch_output",
     "draws_only_from_rng",
     "preferred_chunk_size",
     "mechanism_name",
+    "released_outputs",
     "run_on_batch",
     "sample_mechanism",
+    "with_missing_marks",
 ]
 
 
@@ -111,14 +114,70 @@ def as_database_batch(dbs, name: str = "dbs", allow_nan: bool = False) -> np.nda
     return arr
 
 
+#: Output columns whose missing values one mark column holds (``--allow-nan``, :func:`with_missing_marks`). Its
+#: value, 0 to 15, takes at most 16 values, and the classifier statistics one-hot encode a column of at most 16
+#: values (:data:`audit.statistics.classifier.MAX_ONE_HOT_VALUES`): their features span each column's own
+#: missing indicator, as an indicator column per output column did, at a quarter of the columns.
+MISSING_MARK_COLUMNS = 4
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def with_missing_marks(values: np.ndarray) -> np.ndarray:
+    """An ``(m, d)`` output that may hold NaN (a missing value, ``--allow-nan``) as ``(m, d + ⌈d/4⌉)`` numbers.
+
+    Each column with NaN read as 0, then one mark column per :data:`MISSING_MARK_COLUMNS` (4) output columns:
+    mark ``g`` is ``Σ_i 2^i [column 4g + i is NaN]``, which of its columns are missing, in binary. The map is
+    one-to-one (:func:`released_outputs` inverts it) and fixed by ``d`` alone, decided from no draw, so every
+    statistic of it is a statistic of the output, and by post-processing (Dwork and Roth 2014, Proposition 2.1)
+    it leaks no more and certifies no more. Where no output is missing the marks are ⌈d/4⌉ columns of zeros.
+
+    Examples
+    --------
+    >>> with_missing_marks(np.array([[1.5, np.nan, 2.0, np.nan, np.nan]]))
+    array([[ 1.5,  0. ,  2. ,  0. ,  0. , 10. ,  1. ]])
+    """
+    missing = np.isnan(values)
+    m, d = values.shape
+    groups = _ceil_div(d, MISSING_MARK_COLUMNS)
+    bits = np.zeros((m, groups * MISSING_MARK_COLUMNS))
+    bits[:, :d] = missing
+    marks = bits.reshape(m, groups, MISSING_MARK_COLUMNS) @ (2.0 ** np.arange(MISSING_MARK_COLUMNS))
+    return np.concatenate([np.where(missing, 0.0, values), marks], axis=1)
+
+
+def released_outputs(rows) -> np.ndarray:
+    """The outputs as released, NaN where missing, from rows of :func:`with_missing_marks` (its inverse).
+
+    A width ``w = d + ⌈d/4⌉`` grows with ``d``, so it names ``d``: ``d = w − ⌈w/5⌉`` (with ``d = 4q + r``,
+    ``0 < r ≤ 4``: ``w = 5q + r + 1``, so ``⌈w/5⌉ = q + 1``).
+
+    Raises
+    ------
+    InputError
+        Naming ``rows`` when their width is no ``d + ⌈d/4⌉``.
+    """
+    rows = np.asarray(rows, dtype=np.float64)
+    width = rows.shape[1]
+    d = width - _ceil_div(width, MISSING_MARK_COLUMNS + 1)
+    if d < 1 or d + _ceil_div(d, MISSING_MARK_COLUMNS) != width:
+        raise InputError(f"argument 'rows' has {width} columns: no output width d gives d + ceil(d/4) of them "
+                         "(with_missing_marks)")
+    marks = rows[:, d:].astype(np.int64)
+    missing = (marks[:, :, None] >> np.arange(MISSING_MARK_COLUMNS)) & 1
+    missing = missing.reshape(len(rows), -1)[:, :d].astype(bool)
+    return np.where(missing, np.nan, rows[:, :d])
+
+
 def check_batch_output(values, m: int, who: str, allow_nan: bool = False) -> np.ndarray:
     """Return a per-database output as a float64 array of shape ``(m, d)``.
 
     Shared by mechanisms and secret functions: both map a batch of ``m`` databases to
     one row per database. With ``allow_nan`` (``--allow-nan``) a released NaN is a missing value: the
-    array is ``(m, 2d)``, each column with NaN read as 0, then each column's missing indicator (1 where
-    NaN). That map is one-to-one, so every statistic of it is a statistic of the output, and by
-    post-processing (Dwork and Roth 2014, Proposition 2.1) it leaks no more and certifies no more.
+    array is :func:`with_missing_marks`' ``(m, d + ⌈d/4⌉)``, the values with NaN read as 0 and then which
+    of every 4 columns are missing, one column for 4 (a one-to-one map of the output, fixed by ``d``).
 
     Raises
     ------
@@ -143,8 +202,7 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False) -> np.
             mechanism=who,
         )
     if allow_nan:
-        missing = np.isnan(arr)
-        arr = np.concatenate([np.where(missing, 0.0, arr), missing.astype(np.float64)], axis=1)
+        arr = with_missing_marks(arr)
     index = first_nonfinite_index(arr)
     if index is not None:
         raise MechanismError(f"{who} returned NaN or inf for database {index}",
@@ -217,7 +275,7 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
                  locate: bool = True, timeout: float | None = None, allow_nan: bool = False) -> np.ndarray:
     """:func:`sample_mechanism` on a batch already checked by :func:`as_database_batch` (float64,
     ``(m, n, k)``, finite): the runner checks a job's whole batch once, not each chunk again. With ``allow_nan``
-    the batch may hold NaN and the outputs come with missing indicators (:func:`check_batch_output`)."""
+    the batch may hold NaN and the outputs come with missing marks (:func:`check_batch_output`)."""
     who = f"mechanism '{name}'"
     m = batch.shape[0]
     where = " on database 0" if m == 1 else f" on a batch of {m} databases"
@@ -225,7 +283,7 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
         out = call_user_code(mech, (batch.copy(), generator), who=who, timeout=timeout, where=where)
     except MechanismError as exc:
         text = str(exc)
-        if text.startswith(who):
+        if text.startswith(who) or exc.mechanism == who:  # its own words, or its bound naming the code inside it
             raise
         # A function's adapter named it by its own name (in a worker: its file's full path); a library's keeps its words.
         if exc.mechanism and exc.mechanism.startswith("mechanism '") and text.startswith(exc.mechanism):

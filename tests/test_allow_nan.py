@@ -13,7 +13,7 @@ from audit import AuditSpec, run_audit
 from audit.config.building import build_spec
 from audit.search.pair_families import domain_pair_families
 from estimators.validation import InputError
-from mechanisms.base import MechanismError, check_batch_output
+from mechanisms.base import MechanismError, check_batch_output, released_outputs
 from mechanisms.inputs.missing_values import distinct_rows, rows_differ
 from mechanisms.inputs.pair_files import pair_from_files
 from mechanisms.inputs.priors import ProductBernoulli
@@ -122,13 +122,51 @@ def test_a_prior_drawing_nan_is_refused_without_the_flag_and_kept_with_it():
     assert np.isnan(draws[:, 0]).all() and np.isfinite(draws[:, 1:]).all()
 
 
-def test_nan_outputs_become_values_and_missing_indicators():
+def test_nan_outputs_become_values_and_missing_marks():
     out = np.array([[1.5, np.nan], [np.nan, np.nan], [0.0, 2.0]])
     encoded = check_batch_output(out, 3, "mechanism 'm'", allow_nan=True)
-    # Written out by hand: each column with NaN read as 0, then each column's indicator.
-    assert np.array_equal(encoded, [[1.5, 0, 0, 1], [0, 0, 1, 1], [0, 2, 0, 0]])
+    # Written out by hand: each column with NaN read as 0, then one mark, 1 · [column 0 missing] + 2 · [column 1].
+    assert np.array_equal(encoded, [[1.5, 0, 2], [0, 0, 3], [0, 2, 0]])
     with pytest.raises(MechanismError, match="returned NaN or inf for database 0"):
         check_batch_output(out, 3, "mechanism 'm'")
+    # Six columns: two marks, the second for columns 4 and 5 only (binary 10: column 5 missing).
+    six = np.array([[np.nan, 1.0, np.nan, np.nan, 4.0, np.nan]])
+    assert check_batch_output(six, 1, "mechanism 'm'", allow_nan=True).tolist() == [[0, 1, 0, 0, 4, 0, 13, 2]]
+    with pytest.raises(MechanismError, match="returned NaN or inf for database 1"):
+        check_batch_output(np.array([[1.0], [np.inf]]), 2, "mechanism 'm'", allow_nan=True)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 4, 5, 8, 9, 63, 257])
+def test_missing_marks_are_read_back_as_the_output_released(d):
+    # Against a loop over the columns, one bit at a time: mark g = Σ_i 2^i [column 4g + i missing].
+    rng = np.random.default_rng(d)
+    out = rng.standard_normal((50, d))
+    out[rng.random((50, d)) < 0.3] = np.nan
+    encoded = check_batch_output(out, 50, "mechanism 'm'", allow_nan=True)
+    marks = (d + 3) // 4
+    assert encoded.shape == (50, d + marks)
+    for g in range(marks):
+        expected = sum(2.0 ** i * np.isnan(out[:, 4 * g + i]) for i in range(4) if 4 * g + i < d)
+        assert np.array_equal(encoded[:, d + g], expected)
+    assert np.array_equal(encoded[:, :d], np.nan_to_num(out, nan=0.0))
+    assert np.array_equal(released_outputs(encoded), out, equal_nan=True)
+
+
+def test_a_width_no_output_gives_is_refused_naming_the_rows():
+    # d + ceil(d/4) for d = 1, 2, ...: 2, 3, 4, 5, 7, 8, 9, 10, 12, ...; 6 and 11 are no such width.
+    widths = {d + -(-d // 4) for d in range(1, 20)}
+    assert 6 not in widths and 11 not in widths
+    for width in (1, 6, 11):
+        with pytest.raises(InputError, match="'rows' has"):
+            released_outputs(np.zeros((2, width)))
+
+
+def test_a_mark_takes_few_enough_values_to_be_one_hot_encoded():
+    # The classifier statistics one-hot encode a column of at most MAX_ONE_HOT_VALUES values: a mark's 2^4 values.
+    from audit.statistics.classifier import MAX_ONE_HOT_VALUES
+    from mechanisms.base import MISSING_MARK_COLUMNS
+
+    assert 2 ** MISSING_MARK_COLUMNS <= MAX_ONE_HOT_VALUES
 
 
 def test_rows_compare_with_a_missing_value_equal_to_itself():
@@ -192,7 +230,7 @@ def test_a_user_statistic_reads_the_output_as_released_nan_and_all():
         return float(np.isnan(output[0]))
 
     kind = user_statistic_kind(UserStatistic(is_missing, "is_missing"), missing=True)
-    # Released outputs NaN, 3.0, NaN, as check_batch_output encodes them: values (0 where missing), indicators.
+    # Released outputs NaN, 3.0, NaN, as check_batch_output encodes them: values (0 where missing), marks.
     encoded = check_batch_output(np.array([[np.nan], [3.0], [np.nan]]), 3, "mechanism 'm'", allow_nan=True)
     assert kind.features(encoded).ravel().tolist() == [1.0, 0.0, 1.0]
 

@@ -8,9 +8,9 @@ An audit case ends in one stderr line naming the argument (or the user function)
 or entry point listed as skipped with its reason, stdout holding only the scan's JSON. The cases come from
 small tables; their count joins the round's (``test_hostile_round3.ALL_CASES``).
 
-Left out on purpose: a statistic raising ``KeyboardInterrupt`` (the CLI reads it as the user's Ctrl-C, exit 130),
-and a per-database function's statistic that hangs (it runs inside the function's call, which ``--timeout``
-bounds, and the message names the function). Entry points that crash, hang, allocate, print or change globals
+Left out on purpose: a statistic raising ``KeyboardInterrupt`` (the CLI reads it as the user's Ctrl-C, exit 130).
+A per-database function's statistic that hangs (inside the function's call, which ``--timeout`` bounds) is
+tests/test_user_statistic.py's. Entry points that crash, hang, allocate, print or change globals
 when called are tests/test_scan_workers.py's.
 """
 

@@ -152,6 +152,35 @@ def test_code_ignoring_the_alarm_ends_the_program_with_one_line(tmp_path):
     assert seconds < 40
 
 
+def test_code_ignoring_the_alarm_inside_another_call_is_named_in_the_line(tmp_path):
+    # A statistic (unbounded itself) inside a mechanism's bounded call: the watchdog's line names the statistic.
+    script = textwrap.dedent("""
+        import signal, time
+        from mechanisms.calls import user_call, watchdog
+
+        user_call.STUCK_GRACE = watchdog.STUCK_GRACE = 0.3  # the line 0.3 s past the bound, not 5 s
+        watchdog.exit_when_stuck()
+
+        def deaf(output):
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)
+            while True:
+                time.sleep(0.05)
+
+        def release(db):
+            return user_call.call_user_code(deaf, (db,), who="statistic 'deaf'")
+
+        user_call.call_user_code(release, (0,), who="mechanism 'release'", timeout=0.2, where=" on database 0")
+    """)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.getcwd()}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path,
+                          timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "miaudit: error: statistic 'deaf', running inside the call of mechanism 'release' on database 0, did not "
+        "return within 0.2 s and ignored the interruption (it blocks or ignores SIGALRM, or catches every "
+        "exception); the audit was stopped 0.3 s later"]
+
+
 def test_user_thread_left_running_does_not_hold_the_program(tmp_path):
     # A non-daemon thread started by user code kept the interpreter waiting at exit, for ever.
     (tmp_path / "threads.py").write_text(

@@ -1,6 +1,8 @@
 """A user's statistic (audit.statistics.user_statistic, --statistic FILE.py:fn) as an event-test candidate."""
 
 import textwrap
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -10,8 +12,10 @@ from audit.spec import AuditSpec
 from audit.statistics.user_statistic import UserStatistic
 from estimators.validation import InputError
 from mechanisms.adapters.callables import PerDatabaseMechanism
+from mechanisms.base import sample_mechanism
 from mechanisms.claims.parsing import parse_claim
 from mechanisms.errors import MechanismError
+from mechanisms.execution.runner import ExecutionSettings
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.outputs.encoding import OutputEncoder
 
@@ -81,6 +85,55 @@ def test_a_per_database_functions_statistic_gets_the_output_before_encoding(tmp_
     assert "<lambda>(y)" in result.event_test.description
 
 
+def _sleeps(seconds, value):
+    def function(*_arguments):
+        time.sleep(seconds)
+        return value
+    return function
+
+
+def test_a_statistic_out_of_time_inside_a_per_database_functions_call_is_named_not_the_function():
+    # The statistic runs inside the function's call, which --timeout bounds: its own bound is None.
+    pair = NeighbouringPair(np.zeros((3, 1)), np.array([[1.0], [0.0], [0.0]]))
+
+    def audit(function, statistic):
+        spec = AuditSpec(mechanism=PerDatabaseMechanism(function, "release", encoder=OutputEncoder()),
+                         priors=(pair.prior(),), claim=parse_claim("dp:1"), samples=400, records=(0,), seed=0,
+                         statistic=statistic, execution=ExecutionSettings(timeout=0.2, retries=0))
+        assert spec.statistic.timeout is None
+        with pytest.raises(MechanismError) as caught:
+            run_audit(spec)
+        return str(caught.value)
+
+    slow_statistic = UserStatistic(_sleeps(5, 1.0), "stats.py:slow")
+    assert audit(_sleeps(0, {"a": 1.0}), slow_statistic) == (
+        "statistic 'stats.py:slow', running inside the call of mechanism 'release' on database 0, did not return "
+        "within 0.2 s (--timeout); raise --timeout if it is merely slow")
+    assert audit(_sleeps(5, {"a": 1.0}), UserStatistic(_sleeps(0, 1.0), "stats.py:fast")) == (
+        "mechanism 'release' did not return within 0.2 s on database 0 (--timeout); raise --timeout if it is merely "
+        "slow")
+
+
+def test_off_the_main_thread_the_statistic_out_of_time_is_named_too():
+    # No interval timer there: the call runs on a thread of its own, which records the statistic it runs.
+    encoder = OutputEncoder()
+    encoder.statistic = UserStatistic(_sleeps(1, 1.0), "stats.py:slow")
+    mechanism = PerDatabaseMechanism(_sleeps(0, {"a": 1.0}), "release", encoder=encoder)
+    caught = []
+
+    def target():
+        try:
+            sample_mechanism(mechanism, np.zeros((2, 3, 1)), 0, timeout=0.2)
+        except MechanismError as exc:
+            caught.append(str(exc))
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join(30)
+    assert caught == ["statistic 'stats.py:slow', running inside the call of mechanism 'release' on a batch of 2 "
+                      "databases, did not return within 0.2 s (--timeout); raise --timeout if it is merely slow"]
+
+
 def test_the_statistic_flag_and_key_load_it_from_a_file(tmp_path):
     from audit.config.building import build_spec
     from audit.config.files import load_config
@@ -111,6 +164,30 @@ def test_the_statistic_flag_and_key_load_it_from_a_file(tmp_path):
     spec = build_spec(load_config(tmp_path / "audit.toml"))
     assert isinstance(spec.statistic, UserStatistic) and spec.statistic.name == "stats.py:product"
     assert spec.statistic.values(np.array([2.0, 3.0])).tolist() == [6.0]
+
+
+def test_a_per_database_functions_statistic_on_worker_processes_is_refused(tmp_path):
+    # A worker loads the function from its file, without the statistic: it would silently not be tried.
+    from audit.config.building import build_spec
+
+    (tmp_path / "release.py").write_text(textwrap.dedent("""
+        def release(db, rng):
+            return {"first": float(rng.standard_normal()), "second": float(rng.standard_normal())}
+
+        def product(output):
+            return output["first"] * output["second"]
+    """))
+
+    def config(workers):
+        return {"mechanism": {"spec": str(tmp_path / "release.py") + ":release", "per_database": True},
+                "prior": {"spec": "builtin:bernoulli", "n": 3, "k": 1}, "claim": {"spec": "dp:1"},
+                "audit": {"statistic": str(tmp_path / "release.py") + ":product"},
+                "execution": {"workers": workers}}
+
+    with pytest.raises(InputError, match=r"^argument 'statistic' \(.*release.py:product, --statistic\) of a "
+                                         r"per-database function .*--workers 2.*audit with --workers 1$"):
+        build_spec(config(2))
+    assert build_spec(config(1)).statistic.name.endswith("release.py:product")
 
 
 @pytest.mark.train

@@ -119,7 +119,7 @@ KEYS = (
     Key("audit", "allow_nan", "bool", notions=DP_NOTIONS, flag="--allow-nan",
         help="DP notions: let --pair files, [[pairs]] and a prior's draws hold NaN (missing values), which reach the mechanism "
              "unchanged, and add pairs of a missing value next to present ones to a declared domain's families; "
-             "NaN outputs become a value (0 where missing) and a missing indicator"),
+             "NaN outputs become a value (0 where missing), and one more column for every 4 says which are missing"),
     Key("audit", "prior_search", "int", at_least=0, at_most=MAX_PRIOR_SEARCH, notions=DP_NOTIONS,
         flag="--prior-search", metavar="N",
         help=f"DP notions (Θ = all distributions): add N (at most {MAX_PRIOR_SEARCH}) distinct two-point priors "

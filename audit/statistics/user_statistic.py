@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from estimators.validation import InputError
+from mechanisms.base import released_outputs
 from mechanisms.calls.user_call import call_user_code
 from mechanisms.errors import MechanismError
 
@@ -53,7 +54,8 @@ class UserStatistic:
         self.function, self.name = function, name
         self.length: int | None = None  # the vector's length, fixed by its first value
         # Seconds one call may take: set by AuditSpec where the statistic reads outputs after the runs (--timeout,
-        # else FIRST_CALL_TIMEOUT); None inside a per-database function's call, which its own timeout bounds.
+        # else FIRST_CALL_TIMEOUT); None inside a per-database function's call, which its own timeout bounds (a
+        # time-out there names the statistic: mechanisms.calls.user_call, "Whose time ran out").
         self.timeout: float | None = None
 
     def values(self, output) -> np.ndarray:
@@ -110,9 +112,9 @@ def user_statistic_kind(statistic: UserStatistic, columns: slice | None = None, 
     called on outputs), with ``label`` and ``what`` for the candidate's description.
 
     ``columns``: where the encoded rows hold the statistic's values (the encoder appends them); None: the
-    statistic is applied to each output row. ``missing``: the rows carry missing indicators after the values
-    (``--allow-nan``, :func:`mechanisms.base.check_batch_output`); the statistic reads the output as released,
-    NaN where the indicator is 1.
+    statistic is applied to each output row. ``missing``: the rows carry missing marks after the values
+    (``--allow-nan``, :func:`mechanisms.base.with_missing_marks`); the statistic reads the output as released,
+    NaN where a mark says missing (:func:`mechanisms.base.released_outputs`).
     """
 
     class UserStatisticScore:
@@ -125,9 +127,8 @@ def user_statistic_kind(statistic: UserStatistic, columns: slice | None = None, 
         @staticmethod
         def features(outputs: np.ndarray) -> np.ndarray:
             outputs = np.asarray(outputs, dtype=np.float64)
-            if missing:  # back to the output as released: the values, NaN where their indicator says missing
-                half = outputs.shape[1] // 2
-                outputs = np.where(outputs[:, half:] == 1, np.nan, outputs[:, :half])
+            if missing:  # back to the output as released: the values, NaN where their mark says missing
+                outputs = released_outputs(outputs)
             return outputs[:, columns] if columns is not None else statistic.rows(outputs)
 
         @classmethod

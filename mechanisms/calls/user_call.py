@@ -15,6 +15,12 @@ call is interrupted only when it returns to Python). Elsewhere (another thread, 
 call runs on a daemon thread and the caller stops waiting after ``timeout``; the abandoned
 thread runs on in the background until the process ends. Worker processes add a hard kill
 for code stuck in compiled code (:mod:`mechanisms.execution.worker`).
+
+Whose time ran out. User code may run inside another's bounded call with no bound of its own (a
+user's statistic inside a per-database function's call, :mod:`audit.statistics.user_statistic`):
+the enclosing bound covers both. Every call made inside a bounded one is recorded while it runs,
+and when the bound fires the error names the innermost user code then running, not the enclosing
+call it was waiting on; the bound itself, and so every timeout's meaning, is unchanged.
 """
 
 from __future__ import annotations
@@ -37,6 +43,10 @@ __all__ = ["FIRST_CALL_TIMEOUT", "TIMEOUT_HINT", "call_user_code", "first_call_t
 FIRST_CALL_TIMEOUT = 60.0
 
 _FIRST_CALL_LIMIT = contextvars.ContextVar("miaudit_first_call_limit", default=None)
+
+#: The calls of user code in progress inside the outermost bounded call of this context, outermost first
+#: (module docstring, "Whose time ran out"); None outside any bounded call.
+_IN_PROGRESS = contextvars.ContextVar("miaudit_user_calls_in_progress", default=None)
 
 
 def first_call_timeout() -> float:
@@ -65,8 +75,31 @@ class _Deadline(BaseException):
 TIMEOUT_HINT = "(--timeout); raise --timeout if it is merely slow"
 
 
-def _timed_out(who: str, timeout: float, where: str, hint: str) -> MechanismError:
-    return MechanismError(f"{who} did not return within {timeout:g} s{where} {hint}", mechanism=who)
+class _Running:
+    """One call of user code in progress: what it is (``who``), on what (``where``). Compared by identity."""
+
+    __slots__ = ("who", "where")
+
+    def __init__(self, who: str, where: str):
+        self.who, self.where = who, where
+
+
+def _innermost_inside(calls: list, call: _Running) -> _Running | None:
+    """The innermost call in progress inside ``call`` (recorded after it), or None."""
+    inside = calls[calls.index(call) + 1:] if call in calls else []
+    return inside[-1] if inside else None
+
+
+def _overrun(who: str, timeout: float, where: str, inner: _Running | None) -> str:
+    """What ran out of time: ``who`` itself, or the user code ``inner`` that was running inside its call."""
+    if inner is None:
+        return f"{who} did not return within {timeout:g} s{where}"
+    return f"{inner.who}, running inside the call of {who}{where}, did not return within {timeout:g} s"
+
+
+def _timed_out(who: str, timeout: float, where: str, hint: str, inner: _Running | None = None) -> MechanismError:
+    # The error's mechanism stays the bounded call's: its bound fired, and its caller reports and retries it.
+    return MechanismError(f"{_overrun(who, timeout, where, inner)} {hint}", mechanism=who)
 
 
 def _exited(who: str, exc: SystemExit, where: str) -> MechanismError:
@@ -79,12 +112,13 @@ def _can_use_alarm() -> bool:
             and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0))
 
 
-def _call_with_alarm(fn, arguments, timeout):
+def _call_with_alarm(fn, arguments, timeout, running):
     fired = False
+    culprit = None
 
     def on_alarm(signum, frame):
-        nonlocal fired
-        fired = True
+        nonlocal fired, culprit
+        fired, culprit = True, running()  # before the deadline unwinds the code that was running
         raise _Deadline
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
@@ -97,18 +131,20 @@ def _call_with_alarm(fn, arguments, timeout):
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
     except _Deadline:
-        return None, True
+        return None, True, culprit
     finally:
         signal.signal(signal.SIGALRM, previous)
     # User code that caught the interruption with a bare ``except:`` still ran out of time.
-    return result, fired
+    return result, fired, culprit
 
 
 def run_on_daemon_thread(fn, timeout: float | None, name: str) -> tuple:
-    """``fn()`` on a daemon thread named ``name``, waited for at most ``timeout`` seconds (None: no bound).
+    """``fn()`` on a daemon thread named ``name``, in a copy of the caller's context, waited for at most
+    ``timeout`` seconds (None: no bound).
 
     A call still running at the deadline is left behind, blocked, until the process ends (a thread
-    cannot be stopped from outside); the caller stops waiting.
+    cannot be stopped from outside); the caller stops waiting. The copied context carries the caller's
+    first-call bound and its record of the user code running (module docstring) into the thread.
 
     Returns
     -------
@@ -124,7 +160,7 @@ def run_on_daemon_thread(fn, timeout: float | None, name: str) -> tuple:
         except BaseException as exc:  # noqa: BLE001 - handed to the caller as it is
             outcome["error"] = exc
 
-    thread = threading.Thread(target=target, name=name, daemon=True)
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(target,), name=name, daemon=True)
     thread.start()
     thread.join(timeout)
     if thread.is_alive():
@@ -132,13 +168,13 @@ def run_on_daemon_thread(fn, timeout: float | None, name: str) -> tuple:
     return outcome.get("result"), outcome.get("error"), False
 
 
-def _call_on_thread(fn, arguments, timeout):
+def _call_on_thread(fn, arguments, timeout, running):
     result, error, timed_out = run_on_daemon_thread(lambda: fn(*arguments), timeout, "miaudit-user-call")
     if timed_out:
-        return None, True
+        return None, True, running()
     if error is not None:
         raise error
-    return result, False
+    return result, False, None
 
 
 def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, where: str = "",
@@ -165,20 +201,45 @@ def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, 
     MechanismError
         Naming ``who`` when it does not return within ``timeout``, calls ``sys.exit`` or raises a
         ``BaseException`` that is not an ``Exception`` (``GeneratorExit``, a class of its own).
+        Where the time ran out while other user code ran inside this call, unbounded itself (a
+        statistic inside a mechanism's call), the message names that code first (module docstring).
         Any other exception of ``fn`` propagates unchanged, for the caller to describe.
     """
+    calls = _IN_PROGRESS.get()
+    if calls is None and timeout is None:  # inside no bound, and none of its own: nothing to record
+        return _call(fn, arguments, who, where)
+    token = None
+    if calls is None:  # the outermost bound: the calls inside it are recorded for it
+        calls = []
+        token = _IN_PROGRESS.set(calls)
+    this = _Running(who, where)
+    calls.append(this)
+    try:
+        return _call(fn, arguments, who, where, timeout, hint, lambda: _innermost_inside(calls, this))
+    finally:
+        # Forget this call and whatever an abandoned thread inside it still runs (a later bound must not name it).
+        if this in calls:
+            del calls[calls.index(this):]
+        if token is not None:
+            _IN_PROGRESS.reset(token)
+
+
+def _call(fn, arguments, who: str, where: str, timeout: float | None = None, hint: str = TIMEOUT_HINT,
+          running=lambda: None):
+    """:func:`call_user_code`'s call; ``running()``: the user code in progress inside it when its time ran out."""
     try:
         if timeout is None:
             return fn(*arguments)
         runner = _call_with_alarm if _can_use_alarm() else _call_on_thread
         if runner is _call_with_alarm and WATCHDOG.enabled:  # the alarm may be ignored: bound it anyway
-            previous = WATCHDOG.arm(timeout + STUCK_GRACE, stuck_message(who, timeout, where))
+            previous = WATCHDOG.arm(timeout + STUCK_GRACE,
+                                    lambda: stuck_message(_overrun(who, timeout, where, running())))
             try:
-                result, late = runner(fn, arguments, timeout)
+                result, late, culprit = runner(fn, arguments, timeout, running)
             finally:
                 WATCHDOG.restore(previous)
         else:
-            result, late = runner(fn, arguments, timeout)
+            result, late, culprit = runner(fn, arguments, timeout, running)
     except SystemExit as exc:
         raise _exited(who, exc, where) from None
     except (Exception, KeyboardInterrupt, _Deadline):  # _Deadline: an enclosing call's time is up, not this code's failure
@@ -187,5 +248,5 @@ def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, 
         raise MechanismError(f"{who} raised {type(exc).__name__}{where}: {exc} (a BaseException that is not an "
                              "Exception; user code must raise an Exception to fail)", mechanism=who) from None
     if late:
-        raise _timed_out(who, timeout, where, hint)
+        raise _timed_out(who, timeout, where, hint, culprit)
     return result

@@ -34,7 +34,9 @@ class _Watchdog:
         self._deadline = self._message = self._thread = None
         self.enabled = False
 
-    def arm(self, seconds: float, message: str):
+    def arm(self, seconds: float, message):
+        """Arm a deadline ``seconds`` from now; ``message``: the line, or a function that returns it when it fires.
+        Returns the previous deadline, for :meth:`restore`."""
         with self._condition:
             previous = (self._deadline, self._message)
             self._deadline, self._message = time.monotonic() + seconds, message
@@ -59,8 +61,9 @@ class _Watchdog:
                 if left > 0:
                     self._condition.wait(left)
                     continue
-                try:
-                    sys.stderr.write(self._message + "\n")
+                try:  # a message given as a function says what runs now (mechanisms.calls.user_call)
+                    message = self._message() if callable(self._message) else self._message
+                    sys.stderr.write(message + "\n")
                     sys.stderr.flush()
                 finally:
                     os._exit(STUCK_EXIT_STATUS)
@@ -76,6 +79,7 @@ def exit_when_stuck(enabled: bool = True) -> None:
     WATCHDOG.enabled = bool(enabled)
 
 
-def stuck_message(who: str, timeout: float, where: str) -> str:
-    return (f"miaudit: error: {who} did not return within {timeout:g} s{where} and ignored the interruption (it "
-            f"blocks or ignores SIGALRM, or catches every exception); the audit was stopped {STUCK_GRACE:g} s later")
+def stuck_message(overrun: str) -> str:
+    """The line for a call that ignored its interruption; ``overrun`` says what did not return within what."""
+    return (f"miaudit: error: {overrun} and ignored the interruption (it blocks or ignores SIGALRM, or catches "
+            f"every exception); the audit was stopped {STUCK_GRACE:g} s later")

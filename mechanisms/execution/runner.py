@@ -93,8 +93,8 @@ class ExecutionSettings:
         Times a failed chunk is run again before the audit stops.
     allow_nan : bool
         Whether the databases may hold NaN, missing values, and the mechanism may release it (``--allow-nan``,
-        :mod:`mechanisms.inputs.missing_values`): each output column then comes with its missing indicator
-        (:func:`mechanisms.base.check_batch_output`). Default False: a NaN is refused.
+        :mod:`mechanisms.inputs.missing_values`): the outputs then come with which columns are missing, one mark
+        column for every 4 (:func:`mechanisms.base.with_missing_marks`). Default False: a NaN is refused.
     """
 
     workers: int | str = 1
