@@ -61,6 +61,7 @@ from mechanisms.training.torch_dpsgd import on_device
 
 from .audit_power import flag_routes
 from .framework import Experiment, ExperimentOutput, Table, new_figure
+from .row_pool import map_jobs
 
 ALPHA = 0.05
 DELTA = 1e-5
@@ -169,12 +170,15 @@ def _nan(value) -> float:
     return math.nan if value is None else float(value)
 
 
-def epsilon_rows(grid: DPSGDGrid, device, seed: int) -> dict:
+def _columns(keys, rows) -> dict:
+    """The table's columns ``keys`` from its rows (dicts), in order."""
+    return {key: [row[key] for row in rows] for key in keys}
+
+
+def epsilon_rows(grid: DPSGDGrid, device, seed: int, workers: int = 1) -> dict:
     base = gaussian_training_set(RECORDS - 1, 1, seed=seed)
     canaries = {"gradient_trace": gradient_canary(base), "loss": input_canary(base, value=4.0, label=1.0)}
-    columns: dict = {k: [] for k in ("target_epsilon", "sigma", "accountant_epsilon", "pld_epsilon", "release", "canary",
-                                     "dp_epsilon_lower_bound_event", "dp_epsilon_lower_bound_mi", "mi_lower_bound",
-                                     "mi_estimate", "refuted", "runs", "seconds")}
+    settings, jobs = [], []
     for i, target in enumerate(grid.epsilons):
         sigma = noise_for_epsilon(target, 1.0, grid.steps, DELTA)
         claim = dpsgd_claim(sigma, 1.0, grid.steps, DELTA)
@@ -183,57 +187,55 @@ def epsilon_rows(grid: DPSGDGrid, device, seed: int) -> dict:
             pair = NeighbouringPair(with_record(base, canary), with_record(base, null_record(base)))
             mechanism = _trainer(DPSGD(RECORDS, 2, sigma, steps=grid.steps, release=release, canary=canary), grid,
                                  device)
-            result = _audit(mechanism, pair, claim, grid.runs, "mi-dp", grid.slices if release != "loss" else 0,
-                            grid.critic, _seed(seed, 1, i, j), device)
-            row = {"target_epsilon": target, "sigma": sigma, "accountant_epsilon": claim.parameters()["epsilon"],
-                   "pld_epsilon": pld,
-                   "release": release, "canary": "gradient (white-box)" if release == "gradient_trace" else "input (black-box)",
-                   "dp_epsilon_lower_bound_event": _nan(result.dp_epsilon_lower_bound_event),
-                   "dp_epsilon_lower_bound_mi": _nan(result.dp_epsilon_lower_bound_mi),
-                   "mi_lower_bound": _nan(result.lower_bound), "mi_estimate": result.estimate,
-                   "refuted": any(flag_routes(result)), "runs": grid.runs, "seconds": result.seconds}
-            for key, value in row.items():
-                columns[key].append(value)
-    return columns
+            settings.append({"target_epsilon": target, "sigma": sigma, "accountant_epsilon": claim.parameters()["epsilon"],
+                             "pld_epsilon": pld, "release": release,
+                             "canary": "gradient (white-box)" if release == "gradient_trace" else "input (black-box)"})
+            jobs.append((mechanism, pair, claim, grid.runs, "mi-dp", grid.slices if release != "loss" else 0,
+                         grid.critic, _seed(seed, 1, i, j), device))
+    rows = [{**row, "dp_epsilon_lower_bound_event": _nan(result.dp_epsilon_lower_bound_event),
+             "dp_epsilon_lower_bound_mi": _nan(result.dp_epsilon_lower_bound_mi),
+             "mi_lower_bound": _nan(result.lower_bound), "mi_estimate": result.estimate,
+             "refuted": any(flag_routes(result)), "runs": grid.runs, "seconds": result.seconds}
+            for row, result in zip(settings, map_jobs(_audit, jobs, workers))]
+    return _columns(("target_epsilon", "sigma", "accountant_epsilon", "pld_epsilon", "release", "canary",
+                     "dp_epsilon_lower_bound_event", "dp_epsilon_lower_bound_mi", "mi_lower_bound", "mi_estimate",
+                     "refuted", "runs", "seconds"), rows)
 
 
-def dimension_rows(grid: DPSGDGrid, device, seed: int) -> dict:
-    columns: dict = {k: [] for k in ("features", "parameters_d", "notion", "slices", "mi_lower_bound", "mi_estimate",
-                                     "detected", "seconds")}
+def dimension_rows(grid: DPSGDGrid, device, seed: int, workers: int = 1) -> dict:
+    settings, jobs = [], []
     for i, features in enumerate(grid.dims):
         base = gaussian_training_set(RECORDS - 1, features - 1, seed=seed)
         pair = NeighbouringPair(with_record(base, gradient_canary(base)), with_record(base, null_record(base)))
         mechanism = DPSGD(RECORDS, features, grid.dimension_sigma, steps=grid.steps, release="parameters")
         mechanism = _trainer(mechanism, grid, device, **({"hidden": grid.hidden} if grid.hidden else {}))
         for notion, slices in (("mi-dp", 0), ("smi-dp", grid.slices)):
-            result = _audit(mechanism, pair, None, grid.runs, notion, slices, grid.critic, _seed(seed, 2, i), device)
-            row = {"features": features, "parameters_d": mechanism.output_dim, "notion": notion, "slices": slices,
-                   "mi_lower_bound": _nan(result.lower_bound), "mi_estimate": result.estimate,
-                   "detected": result.verdict == "violation", "seconds": result.seconds}
-            for key, value in row.items():
-                columns[key].append(value)
-    return columns
+            settings.append({"features": features, "parameters_d": mechanism.output_dim, "notion": notion,
+                             "slices": slices})
+            jobs.append((mechanism, pair, None, grid.runs, notion, slices, grid.critic, _seed(seed, 2, i), device))
+    rows = [{**row, "mi_lower_bound": _nan(result.lower_bound), "mi_estimate": result.estimate,
+             "detected": result.verdict == "violation", "seconds": result.seconds}
+            for row, result in zip(settings, map_jobs(_audit, jobs, workers))]
+    return _columns(("features", "parameters_d", "notion", "slices", "mi_lower_bound", "mi_estimate", "detected",
+                     "seconds"), rows)
 
 
-def detection_rows(grid: DPSGDGrid, device, seed: int) -> dict:
+def detection_rows(grid: DPSGDGrid, device, seed: int, workers: int = 1) -> dict:
     catalog = {e.name: e for e in dpsgd_entries()}
-    columns: dict = {k: [] for k in ("variant", "claimed", "true_guarantee", "runs", "repeat", "refuted",
-                                     "dp_epsilon_lower_bound_event", "seconds")}
+    settings, jobs = [], []
     for i, name in enumerate(grid.variants):
         entry = catalog[name]
-        pair = entry.pairs[0]
         for budget in grid.budgets:
             for repeat in range(grid.repeats):
-                claim = entry.claimed.as_claim(name)
-                result = _audit(_trainer(entry.mechanism, grid, device), pair, claim, budget, "mi-dp", grid.slices, grid.critic,
-                                _seed(seed, 3, i, budget, repeat), device)
-                row = {"variant": name, "claimed": entry.claimed.text, "true_guarantee": entry.true.text, "runs": budget,
-                       "repeat": repeat, "refuted": any(flag_routes(result)),
-                       "dp_epsilon_lower_bound_event": _nan(result.dp_epsilon_lower_bound_event),
-                       "seconds": result.seconds}
-                for key, value in row.items():
-                    columns[key].append(value)
-    return columns
+                settings.append({"variant": name, "claimed": entry.claimed.text, "true_guarantee": entry.true.text,
+                                 "runs": budget, "repeat": repeat})
+                jobs.append((_trainer(entry.mechanism, grid, device), entry.pairs[0], entry.claimed.as_claim(name),
+                             budget, "mi-dp", grid.slices, grid.critic, _seed(seed, 3, i, budget, repeat), device))
+    rows = [{**row, "refuted": any(flag_routes(result)),
+             "dp_epsilon_lower_bound_event": _nan(result.dp_epsilon_lower_bound_event), "seconds": result.seconds}
+            for row, result in zip(settings, map_jobs(_audit, jobs, workers))]
+    return _columns(("variant", "claimed", "true_guarantee", "runs", "repeat", "refuted",
+                     "dp_epsilon_lower_bound_event", "seconds"), rows)
 
 
 #: The μ-certificate rows' mechanism (exactly μ = 2 Gaussian DP) and issue 33's targets μ̲/μ per runs per input.
@@ -278,7 +280,7 @@ def _gdp_settings(entry, runs: int, seed: int, device):
     return settings
 
 
-def gaussian_dp_rows(grid: DPSGDGrid, device, seed: int) -> dict:
+def gaussian_dp_rows(grid: DPSGDGrid, device, seed: int, workers: int = 1) -> dict:
     """The certified μ at each budget (claim gdp:2, δ = 1e-5): the white-box gradient canary against the
     black-box loss of an input canary (:func:`_gdp_settings`)."""
     from audit.certificates.gaussian_dp import optimal_event_epsilon
@@ -286,38 +288,40 @@ def gaussian_dp_rows(grid: DPSGDGrid, device, seed: int) -> dict:
     from mechanisms.catalog.dpsgd import FACTORIES
 
     entry = FACTORIES[GDP_ENTRY]()
-    columns: dict = {k: [] for k in ("canary", "search", "runs", "repeat", "mu_lower_bound", "mu_ratio", "target_ratio",
-                                     "target_met", "gdp_alpha", "event_alpha", "epsilon_estimate", "event_epsilon_at_delta", "event_optimum",
-                                     "refuted", "seconds")}
     claim = parse_claim(f"gdp:{GDP_TRUE_MU:g}")
+    settings, jobs = [], []
     for (label, mechanism, pair, search), runs in ((s, r) for r in grid.mu_runs
                                                    for s in _gdp_settings(entry, r, seed, device)):
         for repeat in range(grid.mu_white_box_repeats if label.startswith("gradient") else grid.mu_repeats):
-            result = run_audit(AuditSpec(mechanism=_trainer(mechanism, grid, device), priors=[pair.prior()],
-                                         notion="mi-dp", epsilon=GDP_TRUE_MU, samples=runs, event_runs=runs,
-                                         delta=DELTA, claim=claim, alpha=ALPHA, records=(pair.record_shape[0] - 1,),
-                                         critic=grid.critic, seed=_seed(seed, 4, runs, repeat), device=device))
-            certificate = result.event_test.gaussian_dp
-            # The best the event test could certify at its level (its share of α) on an exactly 2-GDP pair.
-            optimum = optimal_event_epsilon(GDP_TRUE_MU, runs, result.event_test.alpha, DELTA)
-            target = MU_TARGETS.get(runs, math.nan) if label.startswith("gradient") else math.nan
-            row = {"canary": label, "search": search, "runs": runs, "repeat": repeat,
-                   "mu_lower_bound": certificate.mu_lower_bound,
-                   "mu_ratio": certificate.mu_lower_bound / GDP_TRUE_MU, "target_ratio": target,
-                   "target_met": certificate.mu_lower_bound / GDP_TRUE_MU >= target,
-                   "gdp_alpha": certificate.alpha, "event_alpha": result.event_test.alpha,
-                   "epsilon_estimate": _nan(certificate.epsilon_estimate),
-                   "event_epsilon_at_delta": _nan(result.event_test.epsilon_lower_bound_at_delta),
-                   "event_optimum": optimum, "refuted": result.claim_verdict == "refuted", "seconds": result.seconds}
-            for key, value in row.items():
-                columns[key].append(value)
+            settings.append({"canary": label, "search": search, "runs": runs, "repeat": repeat})
+            jobs.append((_trainer(mechanism, grid, device), pair, claim, runs, grid.critic,
+                         _seed(seed, 4, runs, repeat), device))
+    rows = []
+    for row, result in zip(settings, map_jobs(_gdp_audit, jobs, workers)):
+        certificate = result.event_test.gaussian_dp
+        # The best the event test could certify at its level (its share of α) on an exactly 2-GDP pair.
+        optimum = optimal_event_epsilon(GDP_TRUE_MU, row["runs"], result.event_test.alpha, DELTA)
+        target = MU_TARGETS.get(row["runs"], math.nan) if row["canary"].startswith("gradient") else math.nan
+        rows.append({**row, "mu_lower_bound": certificate.mu_lower_bound,
+                     "mu_ratio": certificate.mu_lower_bound / GDP_TRUE_MU, "target_ratio": target,
+                     "target_met": certificate.mu_lower_bound / GDP_TRUE_MU >= target,
+                     "gdp_alpha": certificate.alpha, "event_alpha": result.event_test.alpha,
+                     "epsilon_estimate": _nan(certificate.epsilon_estimate),
+                     "event_epsilon_at_delta": _nan(result.event_test.epsilon_lower_bound_at_delta),
+                     "event_optimum": optimum, "refuted": result.claim_verdict == "refuted", "seconds": result.seconds})
     for runs in grid.mu_runs:
-        gdp_alpha = next(a for a, r, c in zip(columns["gdp_alpha"], columns["runs"], columns["canary"])
-                         if r == runs and c.startswith("gradient"))
-        for row in ideal_mu_rows(runs, gdp_alpha, grid.critic.split, grid.mu_ideal_repeats, _seed(seed, 7, runs)):
-            for key, value in row.items():
-                columns[key].append(value)
-    return columns
+        gdp_alpha = next(row["gdp_alpha"] for row in rows if row["runs"] == runs and row["canary"].startswith("gradient"))
+        rows.extend(ideal_mu_rows(runs, gdp_alpha, grid.critic.split, grid.mu_ideal_repeats, _seed(seed, 7, runs)))
+    return _columns(("canary", "search", "runs", "repeat", "mu_lower_bound", "mu_ratio", "target_ratio", "target_met",
+                     "gdp_alpha", "event_alpha", "epsilon_estimate", "event_epsilon_at_delta", "event_optimum",
+                     "refuted", "seconds"), rows)
+
+
+def _gdp_audit(mechanism, pair, claim, runs: int, critic, seed: int, device):
+    """One μ row's audit of ``pair`` against the claim gdp:2 at ``runs`` runs per input."""
+    return run_audit(AuditSpec(mechanism=mechanism, priors=[pair.prior()], notion="mi-dp", epsilon=GDP_TRUE_MU,
+                               samples=runs, event_runs=runs, delta=DELTA, claim=claim, alpha=ALPHA,
+                               records=(pair.record_shape[0] - 1,), critic=critic, seed=seed, device=device))
 
 
 IDEAL_LABEL = f"ideal scores N({GDP_TRUE_MU:g}, 1) vs N(0, 1) (simulated reference)"
@@ -504,15 +508,15 @@ def run(context) -> ExperimentOutput:
     name = context.grid or ("gpu" if on_gpu else "cpu")
     grid = quick_grid() if context.quick else GRIDS[name]()
     load_before = os.getloadavg()[0]
-    device, seed = context.device, context.seed
+    device, seed, workers = context.device, context.seed, context.workers
     index = int(str(device).partition(":")[2] or 0) if on_gpu else 0
     # Each table is written as its stage completes: a run cut short (a GPU lease ending) keeps its finished rows,
     # and on a GPU the utilization samples, written as they are taken.
     with GpuUtilization(context.out_dir, index) if on_gpu else nullcontext() as sampler:
-        tables = [context.stage("dpsgd_epsilon", lambda: epsilon_rows(grid, device, seed)),
-                  context.stage("dpsgd_dimension", lambda: dimension_rows(grid, device, seed)),
-                  context.stage("dpsgd_detection", lambda: detection_rows(grid, device, seed)),
-                  context.stage("dpsgd_gaussian_dp", lambda: gaussian_dp_rows(grid, device, seed)),
+        tables = [context.stage("dpsgd_epsilon", lambda: epsilon_rows(grid, device, seed, workers)),
+                  context.stage("dpsgd_dimension", lambda: dimension_rows(grid, device, seed, workers)),
+                  context.stage("dpsgd_detection", lambda: detection_rows(grid, device, seed, workers)),
+                  context.stage("dpsgd_gaussian_dp", lambda: gaussian_dp_rows(grid, device, seed, workers)),
                   context.stage("dpsgd_one_run", lambda: one_run_rows(grid, seed, device))]
     eps, dim, det, gdp, one = (table.columns for table in tables)
     findings = _findings(eps, dim, det, grid, gdp, one)
@@ -542,4 +546,5 @@ EXPERIMENTS = [Experiment(
                  "search's pilot, 200 ideal-score certificates; 15 one-run trainings); --grid gpu: 159 s on one H200 with 16 "
                  "cores, device cuda (GPU utilization 4% on average); --grid gpu-full has not been run to its end",
     grids=tuple(GRIDS),
+    parallel=True,
 )]

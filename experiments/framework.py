@@ -52,6 +52,9 @@ class RunContext:
         Each stage's (start, end) wall-clock times (``time.time()``), to set samples taken meanwhile against it.
     grid : str or None
         ``--grid``: one of the experiment's named sizes (:attr:`Experiment.grids`); ``None``, its default.
+    workers : int
+        ``--workers``: processes that run a stage's independent audits side by side
+        (:func:`experiments.row_pool.map_jobs`; 1: here, one after another).
     """
 
     quick: bool
@@ -61,6 +64,7 @@ class RunContext:
     stage_seconds: dict = field(default_factory=dict)
     grid: str | None = None
     stage_spans: dict = field(default_factory=dict)
+    workers: int = 1
 
     def rng(self, stream: int = 0) -> np.random.Generator:
         """An independent generator for ``stream`` (same seed and stream give the same numbers)."""
@@ -192,6 +196,8 @@ class Experiment:
         The documented wall time of the full (non-quick) run, with the machine it was measured on.
     grids : tuple of str
         The named sizes ``--grid`` may pick (none: the experiment has one size besides ``--quick``).
+    parallel : bool
+        Whether it runs its audits in ``--workers`` processes (:attr:`RunContext.workers`).
     """
 
     name: str
@@ -201,6 +207,7 @@ class Experiment:
     trains: bool = False
     full_runtime: str = "not measured"
     grids: tuple = ()
+    parallel: bool = False
 
     def to_dict(self) -> dict:
         return {"name": self.name, "description": self.description, "source": self.source,
@@ -286,8 +293,9 @@ def _command(experiment: Experiment, context: RunContext) -> str:
     """The command that repeats the run: with ``--device`` (cpu or cuda) for an experiment that trains."""
     device = f" --device {str(context.device).split(':')[0]}" if experiment.trains and context.device else ""
     grid = f" --grid {context.grid}" if context.grid else ""
+    workers = f" --workers {context.workers}" if context.workers > 1 else ""
     return (f"miaudit experiment {experiment.name}{' --quick' if context.quick else ''}{grid} --seed {context.seed}"
-            f"{device}")
+            f"{device}{workers}")
 
 
 #: The repository root of this checkout: a page written inside it is named relative to it.
@@ -342,7 +350,7 @@ def _summary(experiment: Experiment, output: ExperimentOutput, context: RunConte
 
 
 def run_experiment(experiment: Experiment, *, out_dir=None, quick: bool = False, seed: int = 0,
-                   device: str = "auto", page=None, grid: str | None = None) -> ExperimentResult:
+                   device: str = "auto", page=None, grid: str | None = None, workers: int = 1) -> ExperimentResult:
     """Run ``experiment`` and write its CSV tables, PNG figure and ``summary.md`` into ``out_dir``.
 
     Parameters
@@ -360,11 +368,18 @@ def run_experiment(experiment: Experiment, *, out_dir=None, quick: bool = False,
         summary, then the tables), e.g. ``docs/benchmarks/NAME.md``.
     grid : str, optional
         One of ``experiment.grids`` (``--grid``); not with ``quick``.
+    workers : int >= 1
+        ``--workers``: processes for the experiment's independent audits (experiments with
+        :attr:`Experiment.parallel` only); its tables are the same with any number.
     """
     from estimators.device import resolve_device
     from estimators.validation import check_choice, check_int
 
     seed = check_int(seed, "seed", minimum=0)
+    workers = check_int(workers, "--workers", minimum=1)
+    if workers > 1 and not experiment.parallel:
+        raise InputError(f"argument '--workers': experiment {experiment.name!r} runs in one process (--workers "
+                         "applies to the experiments whose audits are independent, such as dpsgd-audit)")
     if grid is not None:
         if not experiment.grids:
             raise InputError(f"argument '--grid': experiment {experiment.name!r} has one size (and --quick)")
@@ -376,7 +391,7 @@ def run_experiment(experiment: Experiment, *, out_dir=None, quick: bool = False,
     if directory.exists() and not directory.is_dir():
         raise InputError(f"argument 'out' is not a directory: {directory}")
     directory.mkdir(parents=True, exist_ok=True)
-    context = RunContext(quick=bool(quick), seed=seed, device=resolved, out_dir=directory, grid=grid)
+    context = RunContext(quick=bool(quick), seed=seed, device=resolved, out_dir=directory, grid=grid, workers=workers)
 
     load_before, start = load_average(), time.perf_counter()
     output = experiment.run(context)

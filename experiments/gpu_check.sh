@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Issue 42's GPU checks in one run, most important first, each under its own time limit (within DEADLINE
 # seconds in all), every result written as it comes: the CUDA tests, the float-bit codes on the GPU against
-# NumPy's (equal codes, seconds both ways), dpsgd-audit's GPU grid with its GPU utilization and profile by
-# stage (the float-bit codes now on the GPU: utilization before 4.1% over 158 s, target >= 50%),
+# NumPy's (equal codes, seconds both ways), dpsgd-audit's GPU grid in WORKERS processes sharing the GPU, with its
+# GPU utilization (before, one process and the float-bit codes on the CPU: 4.1% over 158 s; target >= 50%),
 # gpu-throughput (against a measured copy and matmul roofline), the CUDA-graph critic fit against the eager
 # one, device-choice (step costs and --device auto/cpu/cuda audits), and the host and GPU kernel seconds by
-# stage of the widest parameter release (experiments.dimension_profile).
+# stage of the widest parameter release (experiments.dimension_profile), and the GPU grid in one process profiled
+# by stage, with what time is left.
 #
 #   bash experiments/gpu_check.sh            # on a GPU machine; results in $OUT (or ./gpu-check-out)
 #   SMALL=1 bash experiments/gpu_check.sh    # dry run on a CPU: every size shrunk, --device cpu
@@ -22,6 +23,7 @@ OUT=${OUT:-$PWD/gpu-check-out}
 WORK=${WORK:-/tmp/gpu-check}
 WHEELS=${WHEELS:-../whl}
 SMALL=${SMALL:-0}
+WORKERS=${WORKERS:-4}
 rm -rf "$WORK" && mkdir -p "$WORK" "$OUT"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 export PYTHONUNBUFFERED=1 MPLBACKEND=Agg
@@ -77,8 +79,9 @@ step cuda-tests 120 $PY -m pytest -q -m cuda -p no:randomly -p no:cacheprovider 
 step float-bits 60 bash -c "$PY -m experiments.float_bits_check $BITS_ARGS > '$WORK/float-bits.json'"
 cat "$WORK/float-bits.json" 2>/dev/null
 
-# 3. dpsgd-audit's GPU grid, its stages written as they finish, GPU utilization sampled; profile by stage.
-step dpsgd-gpu 240 $PY -m experiments.stage_profile dpsgd-audit $QUICK $GRID --device $DEVICE \
+# 3. dpsgd-audit's GPU grid in $WORKERS processes sharing the GPU (the same tables as one process), its stages
+#    written as they finish, GPU utilization sampled.
+step dpsgd-gpu 240 $PY -m audit.cli.main experiment dpsgd-audit $QUICK $GRID --device $DEVICE --workers $WORKERS \
   --out "$WORK/dpsgd-gpu" --page "$PAGES/dpsgd-gpu.md"
 
 # 4. gpu-throughput against the measured copy and matmul ceilings (the page records --device cuda).
@@ -97,6 +100,10 @@ step device-choice 150 $PY -m audit.cli.main experiment device-choice $QUICK --d
 #    of the GPU grid's widest parameter release (d = 8,257) at 2,000 runs per audit; with what time is left.
 step dpsgd-host 120 bash -c "$PY -m experiments.dimension_profile $HOST_ARGS > '$WORK/dpsgd-host.txt'"
 grep -v USDT "$WORK/dpsgd-host.txt" 2>/dev/null
+
+# 8. The GPU grid in one process, profiled by stage (the sampler reads the main thread), with what time is left.
+step dpsgd-gpu-profile 200 $PY -m experiments.stage_profile dpsgd-audit $QUICK $GRID --device $DEVICE \
+  --out "$WORK/dpsgd-gpu-one-process"
 
 echo "=== summary ($(( $(date +%s) - START )) s)"
 cat "$WORK/steps.txt"

@@ -52,7 +52,7 @@ def get_experiment(name: str) -> Experiment:
 
 
 def run(name: str, *, out_dir=None, quick: bool = False, seed: int = 0, device: str = "auto",
-        page=None, grid: str | None = None) -> ExperimentResult:
+        page=None, grid: str | None = None, workers: int = 1) -> ExperimentResult:
     """Run the experiment ``name`` (see :func:`experiments.framework.run_experiment`)."""
     return run_experiment(get_experiment(name), out_dir=out_dir, quick=quick, seed=seed, device=device, page=page,
-                          grid=grid)
+                          grid=grid, workers=workers)

@@ -23,6 +23,9 @@ def configure(parser) -> None:
     parser.add_argument("--grid", default=None, metavar="NAME",
                         help="a named size of an experiment that has several (dpsgd-audit: cpu, gpu, gpu-full; "
                              "default: the device's)")
+    parser.add_argument("--workers", type=int, default=1, metavar="K",
+                        help="processes that run an experiment's independent audits side by side, the tables the "
+                             "same for any K (dpsgd-audit; on a GPU they share the card; default 1)")
     add_device_option(parser)
 
 
@@ -46,7 +49,7 @@ def _list():
 
 def run(args):
     if (args.list and args.name is None and args.out is None and not args.quick and args.page is None
-            and args.grid is None):
+            and args.grid is None and args.workers == 1):
         return _list()  # before NumPy and the registry: a light command
     from estimators.validation import InputError
 
@@ -55,7 +58,8 @@ def run(args):
         if args.name is not None:
             raise InputError("give either --list or an experiment NAME, not both")
         ignored = [flag for flag, given in (("--out", args.out is not None), ("--quick", args.quick),
-                                            ("--page", args.page is not None), ("--grid", args.grid is not None))
+                                            ("--page", args.page is not None), ("--grid", args.grid is not None),
+                                            ("--workers", args.workers != 1))
                    if given]
         if ignored:
             raise InputError(f"argument '{ignored[0]}' applies to running an experiment, not to --list")
@@ -76,7 +80,7 @@ def run(args):
             raise InputError(f"argument '--page' must name a Markdown file (FILE.md), got {args.page!r}")
         page = check_output_location(args.page, "--page")
     result = registry.run(args.name, out_dir=out, quick=args.quick, seed=args.seed, device=args.device, page=page,
-                          grid=args.grid)
+                          grid=args.grid, workers=args.workers)
     lines = [f"{result.name} ({result.source}): {result.seconds:.2f} s on {result.device}",
              *[f"  {finding}" for finding in result.findings],
              "files:", *[f"  {path}" for path in (*result.csv_files, result.png_file, result.summary_file,
