@@ -61,7 +61,7 @@ from mechanisms.training.torch_dpsgd import on_device
 
 from .audit_power import flag_routes
 from .framework import Experiment, ExperimentOutput, Table, new_figure
-from .row_pool import map_jobs
+from .row_pool import JobPool
 
 ALPHA = 0.05
 DELTA = 1e-5
@@ -175,7 +175,7 @@ def _columns(keys, rows) -> dict:
     return {key: [row[key] for row in rows] for key in keys}
 
 
-def epsilon_rows(grid: DPSGDGrid, device, seed: int, workers: int = 1) -> dict:
+def epsilon_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None) -> dict:
     base = gaussian_training_set(RECORDS - 1, 1, seed=seed)
     canaries = {"gradient_trace": gradient_canary(base), "loss": input_canary(base, value=4.0, label=1.0)}
     settings, jobs = [], []
@@ -196,13 +196,13 @@ def epsilon_rows(grid: DPSGDGrid, device, seed: int, workers: int = 1) -> dict:
              "dp_epsilon_lower_bound_mi": _nan(result.dp_epsilon_lower_bound_mi),
              "mi_lower_bound": _nan(result.lower_bound), "mi_estimate": result.estimate,
              "refuted": any(flag_routes(result)), "runs": grid.runs, "seconds": result.seconds}
-            for row, result in zip(settings, map_jobs(_audit, jobs, workers))]
+            for row, result in zip(settings, (pool or JobPool()).map(_audit, jobs))]
     return _columns(("target_epsilon", "sigma", "accountant_epsilon", "pld_epsilon", "release", "canary",
                      "dp_epsilon_lower_bound_event", "dp_epsilon_lower_bound_mi", "mi_lower_bound", "mi_estimate",
                      "refuted", "runs", "seconds"), rows)
 
 
-def dimension_rows(grid: DPSGDGrid, device, seed: int, workers: int = 1) -> dict:
+def dimension_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None) -> dict:
     settings, jobs = [], []
     for i, features in enumerate(grid.dims):
         base = gaussian_training_set(RECORDS - 1, features - 1, seed=seed)
@@ -215,12 +215,12 @@ def dimension_rows(grid: DPSGDGrid, device, seed: int, workers: int = 1) -> dict
             jobs.append((mechanism, pair, None, grid.runs, notion, slices, grid.critic, _seed(seed, 2, i), device))
     rows = [{**row, "mi_lower_bound": _nan(result.lower_bound), "mi_estimate": result.estimate,
              "detected": result.verdict == "violation", "seconds": result.seconds}
-            for row, result in zip(settings, map_jobs(_audit, jobs, workers))]
+            for row, result in zip(settings, (pool or JobPool()).map(_audit, jobs))]
     return _columns(("features", "parameters_d", "notion", "slices", "mi_lower_bound", "mi_estimate", "detected",
                      "seconds"), rows)
 
 
-def detection_rows(grid: DPSGDGrid, device, seed: int, workers: int = 1) -> dict:
+def detection_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None) -> dict:
     catalog = {e.name: e for e in dpsgd_entries()}
     settings, jobs = [], []
     for i, name in enumerate(grid.variants):
@@ -233,7 +233,7 @@ def detection_rows(grid: DPSGDGrid, device, seed: int, workers: int = 1) -> dict
                              budget, "mi-dp", grid.slices, grid.critic, _seed(seed, 3, i, budget, repeat), device))
     rows = [{**row, "refuted": any(flag_routes(result)),
              "dp_epsilon_lower_bound_event": _nan(result.dp_epsilon_lower_bound_event), "seconds": result.seconds}
-            for row, result in zip(settings, map_jobs(_audit, jobs, workers))]
+            for row, result in zip(settings, (pool or JobPool()).map(_audit, jobs))]
     return _columns(("variant", "claimed", "true_guarantee", "runs", "repeat", "refuted",
                      "dp_epsilon_lower_bound_event", "seconds"), rows)
 
@@ -280,7 +280,7 @@ def _gdp_settings(entry, runs: int, seed: int, device):
     return settings
 
 
-def gaussian_dp_rows(grid: DPSGDGrid, device, seed: int, workers: int = 1) -> dict:
+def gaussian_dp_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None) -> dict:
     """The certified μ at each budget (claim gdp:2, δ = 1e-5): the white-box gradient canary against the
     black-box loss of an input canary (:func:`_gdp_settings`)."""
     from audit.certificates.gaussian_dp import optimal_event_epsilon
@@ -297,7 +297,7 @@ def gaussian_dp_rows(grid: DPSGDGrid, device, seed: int, workers: int = 1) -> di
             jobs.append((_trainer(mechanism, grid, device), pair, claim, runs, grid.critic,
                          _seed(seed, 4, runs, repeat), device))
     rows = []
-    for row, result in zip(settings, map_jobs(_gdp_audit, jobs, workers)):
+    for row, result in zip(settings, (pool or JobPool()).map(_gdp_audit, jobs)):
         certificate = result.event_test.gaussian_dp
         # The best the event test could certify at its level (its share of α) on an exactly 2-GDP pair.
         optimum = optimal_event_epsilon(GDP_TRUE_MU, row["runs"], result.event_test.alpha, DELTA)
@@ -512,11 +512,11 @@ def run(context) -> ExperimentOutput:
     index = int(str(device).partition(":")[2] or 0) if on_gpu else 0
     # Each table is written as its stage completes: a run cut short (a GPU lease ending) keeps its finished rows,
     # and on a GPU the utilization samples, written as they are taken.
-    with GpuUtilization(context.out_dir, index) if on_gpu else nullcontext() as sampler:
-        tables = [context.stage("dpsgd_epsilon", lambda: epsilon_rows(grid, device, seed, workers)),
-                  context.stage("dpsgd_dimension", lambda: dimension_rows(grid, device, seed, workers)),
-                  context.stage("dpsgd_detection", lambda: detection_rows(grid, device, seed, workers)),
-                  context.stage("dpsgd_gaussian_dp", lambda: gaussian_dp_rows(grid, device, seed, workers)),
+    with GpuUtilization(context.out_dir, index) if on_gpu else nullcontext() as sampler, JobPool(workers) as pool:
+        tables = [context.stage("dpsgd_epsilon", lambda: epsilon_rows(grid, device, seed, pool)),
+                  context.stage("dpsgd_dimension", lambda: dimension_rows(grid, device, seed, pool)),
+                  context.stage("dpsgd_detection", lambda: detection_rows(grid, device, seed, pool)),
+                  context.stage("dpsgd_gaussian_dp", lambda: gaussian_dp_rows(grid, device, seed, pool)),
                   context.stage("dpsgd_one_run", lambda: one_run_rows(grid, seed, device))]
     eps, dim, det, gdp, one = (table.columns for table in tables)
     findings = _findings(eps, dim, det, grid, gdp, one)

@@ -54,7 +54,7 @@ class RunContext:
         ``--grid``: one of the experiment's named sizes (:attr:`Experiment.grids`); ``None``, its default.
     workers : int
         ``--workers``: processes that run a stage's independent audits side by side
-        (:func:`experiments.row_pool.map_jobs`; 1: here, one after another).
+        (:class:`experiments.row_pool.JobPool`; 1: here, one after another).
     """
 
     quick: bool

@@ -1,13 +1,17 @@
 """An experiment's independent audits in worker processes (``--workers``): the same tables as one process."""
 
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from estimators.validation import InputError
 from experiments.framework import Experiment, ExperimentOutput, RunContext, _command, run_experiment
-from experiments.row_pool import map_jobs, worker_threads
+from experiments.row_pool import JobPool, worker_threads
 
 
 def test_worker_threads_share_out_the_cores_at_least_one_each():
@@ -22,14 +26,18 @@ def test_one_worker_runs_the_jobs_here_in_order():
         calls.append((a, b))
         return a * b
 
-    assert map_jobs(record, [(1, 2), (3, 4), (5, 6)], workers=1) == [2, 12, 30]
+    assert JobPool(1).map(record, [(1, 2), (3, 4), (5, 6)]) == [2, 12, 30]
     assert calls == [(1, 2), (3, 4), (5, 6)]
 
 
 @pytest.mark.integration
-def test_workers_return_the_values_in_the_jobs_order():
+def test_workers_return_the_values_in_the_jobs_order_and_serve_every_map_of_the_run():
     jobs = [(n, k) for n in range(40, 0, -7) for k in (1, 3)]
-    assert map_jobs(math.comb, jobs, workers=2) == [math.comb(n, k) for n, k in jobs]
+    with JobPool(2) as pool:
+        assert pool.map(math.comb, jobs) == [math.comb(n, k) for n, k in jobs]
+        started = pool._executor
+        assert pool.map(pow, [(2, 10), (3, 3)]) == [1024, 27] and pool._executor is started
+    assert pool._executor is None
 
 
 def _experiment(parallel: bool) -> Experiment:
@@ -59,9 +67,24 @@ def test_dpsgd_stages_give_the_same_rows_in_two_workers_as_in_one_process():
     from experiments.dpsgd_audit import detection_rows, dimension_rows, quick_grid
 
     grid = quick_grid()
-    for stage in (dimension_rows, detection_rows):
-        alone, pooled = (stage(grid, "cpu", 0, workers) for workers in (1, 2))
-        assert alone.keys() == pooled.keys()
-        for key in alone:
-            if key != "seconds":
-                np.testing.assert_equal(pooled[key], alone[key], err_msg=f"{stage.__name__}: {key}")
+    with JobPool(2) as pool:
+        for stage in (dimension_rows, detection_rows):
+            alone, pooled = stage(grid, "cpu", 0), stage(grid, "cpu", 0, pool)
+            assert alone.keys() == pooled.keys()
+            for key in alone:
+                if key != "seconds":
+                    np.testing.assert_equal(pooled[key], alone[key], err_msg=f"{stage.__name__}: {key}")
+
+
+@pytest.mark.integration
+def test_a_script_without_a_main_guard_gets_one_error_naming_workers(tmp_path):
+    # Each spawned worker imports the script that started it: without the guard it starts a pool of its own
+    # while bootstrapping, and dies.
+    script = tmp_path / "unguarded.py"
+    script.write_text("import math\nfrom experiments.row_pool import JobPool\n"
+                      "print(JobPool(2).map(math.comb, [(5, 2), (6, 3)]))\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert done.returncode != 0
+    assert "InputError: argument '--workers': a worker process of the 2 died" in done.stderr
+    assert "if __name__ == \"__main__\":" in done.stderr
