@@ -226,12 +226,9 @@ def sample_major(u: torch.Tensor) -> torch.Tensor:
 
 
 def critic_pairs(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """The critic inputs [u, v] of shape (M, N, du + dv) for u (M, N, du) and v (M, N, dv), feature-major in memory.
-
-    The values lie as (M, du + dv, N), so the shallow critic's feature-major copy of them
-    (:class:`~estimators.critics.ShallowCriticFunction`) reads whole rows; ``torch.cat`` along the
-    last axis would write them one value at a time (several times slower at du = dv = 1).
-    """
+    """The critic inputs [u, v], (M, N, du + dv), for u (M, N, du) and v (M, N, dv), lying as (M, du + dv, N):
+    the shallow critic's feature-major copy of them (:class:`~estimators.critics.ShallowCriticFunction`) reads
+    whole rows, and ``torch.cat`` along the last axis would write them one value at a time."""
     n_critics, n_samples, du = u.shape
     storage = torch.empty((n_critics, du + v.shape[2], n_samples), dtype=u.dtype, device=u.device)
     storage[:, :du].copy_(u.transpose(1, 2))
