@@ -203,8 +203,7 @@ def critic_inputs(u: torch.Tensor, centre: torch.Tensor, scale: torch.Tensor) ->
 @torch.no_grad()
 def _scores(ensemble: CriticEnsemble, u: torch.Tensor, v: torch.Tensor, chunk: int) -> torch.Tensor:
     """Critic values on pairs (u[:, i], v[:, i]) for all i, in sample chunks to bound memory."""
-    parts = [ensemble(torch.cat((u[:, s:s + chunk], v[:, s:s + chunk]), dim=-1))
-             for s in range(0, u.shape[1], chunk)]
+    parts = [ensemble(critic_pairs(u[:, s:s + chunk], v[:, s:s + chunk])) for s in range(0, u.shape[1], chunk)]
     return torch.cat(parts, dim=1)
 
 
@@ -226,6 +225,25 @@ def sample_major(u: torch.Tensor) -> torch.Tensor:
     return u.transpose(0, 1).contiguous()
 
 
+def critic_pairs(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """The critic inputs [u, v], (M, N, du + dv), for u (M, N, du) and v (M, N, dv), lying as (M, du + dv, N):
+    the shallow critic's feature-major copy of them (:class:`~estimators.critics.ShallowCriticFunction`) reads
+    whole rows, and ``torch.cat`` along the last axis would write them one value at a time."""
+    n_critics, n_samples, du = u.shape
+    storage = torch.empty((n_critics, du + v.shape[2], n_samples), dtype=u.dtype, device=u.device)
+    storage[:, :du].copy_(u.transpose(1, 2))
+    storage[:, du:].copy_(v.transpose(1, 2))
+    return storage.transpose(1, 2)
+
+
+def _gathered_feature_major(rows: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """Samples ``index`` of :func:`sample_major` ``rows`` (N, M, d) as an (M, d, b) tensor: a gather of
+    contiguous rows, then one 2-D transpose (which torch copies in cache blocks)."""
+    n_critics, width = rows.shape[1], rows.shape[2]
+    gathered = torch.index_select(rows, 0, index).view(index.shape[0], n_critics * width)
+    return gathered.t().contiguous().view(n_critics, width, index.shape[0])
+
+
 def joint_and_product_batch(u_rows: torch.Tensor, v_rows: torch.Tensor, index: torch.Tensor,
                             shift) -> torch.Tensor:
     """Critic inputs for one step, (M, 2b, du + dv): b joint pairs, then b product-of-marginals pairs.
@@ -233,17 +251,26 @@ def joint_and_product_batch(u_rows: torch.Tensor, v_rows: torch.Tensor, index: t
     ``u_rows``, ``v_rows`` are :func:`sample_major` data and ``index`` the b sample indices.
     Product pair i joins u of joint pair i with v of pair i − ``shift`` (mod b): for
     0 < shift < b no pair is a joint one. ``shift`` is an int, or a 0-d integer tensor on the
-    device (the CUDA-graph step reads it from a buffer): the same rows either way.
+    device (the CUDA-graph step reads it from a buffer): the same rows either way. With an int
+    shift the values lie feature-major, as :func:`critic_pairs` lays them out.
     """
-    u_index = torch.cat((index, index))
     if torch.is_tensor(shift):
+        u_index = torch.cat((index, index))
         positions = torch.remainder(torch.arange(index.shape[0], device=index.device) - shift, index.shape[0])
         rolled = torch.index_select(index, 0, positions)  # torch.roll(index, shift), with shift on the device
-    else:
-        rolled = torch.roll(index, shift)
-    v_index = torch.cat((index, rolled))
-    pairs = torch.cat((torch.index_select(u_rows, 0, u_index), torch.index_select(v_rows, 0, v_index)), dim=2)
-    return pairs.transpose(0, 1)
+        v_index = torch.cat((index, rolled))
+        pairs = torch.cat((torch.index_select(u_rows, 0, u_index), torch.index_select(v_rows, 0, v_index)), dim=2)
+        return pairs.transpose(0, 1)
+    b, du = index.shape[0], u_rows.shape[2]
+    u_part, v_part = _gathered_feature_major(u_rows, index), _gathered_feature_major(v_rows, index)
+    pairs = torch.empty((u_part.shape[0], du + v_part.shape[1], 2 * b), dtype=u_part.dtype, device=u_part.device)
+    pairs[:, :du, :b] = u_part
+    pairs[:, :du, b:] = u_part
+    pairs[:, du:, :b] = v_part
+    s = shift % b  # product v at position i is v_part[(i − s) mod b], torch.roll's convention
+    pairs[:, du:, b + s:] = v_part[:, :, :b - s]
+    pairs[:, du:, b:b + s] = v_part[:, :, b - s:]
+    return pairs.transpose(1, 2)
 
 
 def training_step(ensemble: CriticEnsemble, optimizer, u_rows: torch.Tensor, v_rows: torch.Tensor,

@@ -10,7 +10,7 @@ import torch
 
 from estimators import critics
 from estimators.critics import CriticEnsemble, ShallowCriticFunction
-from estimators.neural import joint_and_product_batch, sample_major, training_step
+from estimators.neural import critic_pairs, joint_and_product_batch, sample_major, training_step
 from estimators.objectives import donsker_varadhan
 
 
@@ -127,6 +127,29 @@ def test_joint_and_product_batch_pairs():
         assert np.array_equal(batch[:, i], np.concatenate((u[:, index[i]], v[:, index[i]]), axis=1))
         partner = index[(i - shift) % 5]  # product pair i: u of sample i, v of sample i − shift
         assert np.array_equal(batch[:, 5 + i], np.concatenate((u[:, index[i]], v[:, partner]), axis=1))
+
+
+@pytest.mark.parametrize("shift", [0, 1, 4, 7, -1])
+def test_joint_and_product_batch_follows_numpy_roll_for_any_int_shift(shift):
+    """Product v values are NumPy's roll of the joint ones (shifts past the batch wrap around), and an int
+    shift and the same shift as a 0-d tensor (the CUDA-graph step's path) give the same pairs."""
+    rng = np.random.default_rng(11)
+    u, v = rng.standard_normal((2, 30, 2)), rng.standard_normal((2, 30, 1))
+    index = np.array([3, 29, 0, 14, 8])
+    rows = sample_major(torch.as_tensor(u)), sample_major(torch.as_tensor(v))
+    batch = joint_and_product_batch(*rows, torch.as_tensor(index), shift).numpy()
+    assert np.array_equal(batch[:, 5:, :2], u[:, index])
+    assert np.array_equal(batch[:, 5:, 2:], v[:, np.roll(index, shift)])
+    as_tensor = joint_and_product_batch(*rows, torch.as_tensor(index), torch.tensor(shift)).numpy()
+    assert np.array_equal(batch, as_tensor)
+
+
+def test_critic_pairs_are_the_inputs_side_by_side():
+    rng = np.random.default_rng(12)
+    u, v = rng.standard_normal((3, 9, 1)), rng.standard_normal((3, 9, 2))
+    pairs = critic_pairs(torch.as_tensor(u), torch.as_tensor(v))
+    assert pairs.shape == (3, 9, 3)
+    assert np.array_equal(pairs.numpy(), np.concatenate((u, v), axis=2))
 
 
 def test_training_step_is_one_gradient_step_on_the_dv_objective():
