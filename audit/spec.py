@@ -27,7 +27,7 @@ from estimators.validation import plain_toml
 from audit.certificates.claim_tests import ARITHMETICS, record_support, smallest_certifying_runs
 from audit.frameworks import PufferfishFramework, differential_privacy
 from audit.search.input_domain import DeclaredDomain
-from audit.search.prior_search import MAX_PRIOR_SEARCH
+from audit.search.prior_search import check_search_count
 from audit.result import NOTIONS
 
 
@@ -260,9 +260,7 @@ class AuditSpec:
                              f"runs per input the event test cannot certify any ε > 0 at α = {self.alpha:g}, even "
                              f"for perfectly separated inputs; use at least {smallest_certifying_runs(self.alpha)} "
                              "(the default is --samples), or 0 to skip the event test")
-        if check_int(self.prior_search, "prior_search", 0) > MAX_PRIOR_SEARCH:
-            raise InputError(f"argument 'prior_search' must be at most {MAX_PRIOR_SEARCH} (each searched prior costs "
-                             f"'samples' mechanism runs and a critic), got {self.prior_search}")
+        check_search_count(self.prior_search)
         check_int(self.seed, "seed", 0)
         if self.domain is not None and not isinstance(self.domain, DeclaredDomain):
             raise InputError(f"argument 'domain' must be a DeclaredDomain (audit.search.input_domain.parse_domain('0,10') "

@@ -40,7 +40,8 @@ def check_search_count(count) -> int:
     """
     count = check_int(count, "prior_search", 0)
     if count > MAX_PRIOR_SEARCH:
-        raise InputError(f"argument 'prior_search' must be at most {MAX_PRIOR_SEARCH}, got {count}")
+        raise InputError(f"argument 'prior_search' must be at most {MAX_PRIOR_SEARCH} (each searched prior costs "
+                         f"'samples' mechanism runs and a critic), got {count}")
     return count
 
 
