@@ -85,8 +85,13 @@ class _Running:
 
 
 def _innermost_inside(calls: list, call: _Running) -> _Running | None:
-    """The innermost call in progress inside ``call`` (recorded after it), or None."""
-    inside = calls[calls.index(call) + 1:] if call in calls else []
+    """The innermost call in progress inside ``call`` (recorded after it) of other user code, or None.
+
+    A call of the same kind (the first word of ``who``: "prior", "mechanism", "statistic") is the same user
+    code reached through a layer of miaudit's (a prior's draws bounded again by the caller that asked for
+    them), not other code running inside it: naming it would name the code twice."""
+    kind = call.who.split(" ", 1)[0]
+    inside = [c for c in (calls[calls.index(call) + 1:] if call in calls else []) if c.who.split(" ", 1)[0] != kind]
     return inside[-1] if inside else None
 
 
