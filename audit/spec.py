@@ -144,7 +144,9 @@ class AuditSpec:
         A user's statistic ``statistic(output) -> number or vector`` (``--statistic FILE.py:fn``): one more
         event-test candidate, fitted and chosen on the MI sample and certified like the others
         (:mod:`audit.statistics.user_statistic`). A per-database mechanism's encoder appends its values to
-        each encoded row, so the function gets the output before encoding.
+        each encoded row, so the function gets the output before encoding; with worker processes or Ray the
+        statistic travels with the mechanism (as its specification where it was loaded from one,
+        :meth:`UserStatistic.load`, else pickled) and runs there, inside the function's calls.
     allow_nan : bool
         Whether the audited databases may hold NaN, missing values (``--allow-nan``, ``[audit] allow_nan``;
         :mod:`mechanisms.inputs.missing_values`): pairs and prior draws with NaN reach the mechanism unchanged,
@@ -371,7 +373,8 @@ class AuditSpec:
 
     def _attach_statistic(self) -> None:
         """Wrap a plain function as a :class:`~audit.statistics.user_statistic.UserStatistic` and give it to the
-        mechanism's output encoder, if it has one (which then appends the statistic's values to each row)."""
+        mechanism's output encoder, if it has one (which then appends the statistic's values to each row, in
+        whichever process runs the mechanism's calls: :class:`mechanisms.execution.worker.MechanismReference`)."""
         from mechanisms.outputs.encoding import encoder_of
 
         from audit.statistics.user_statistic import UserStatistic
@@ -381,15 +384,6 @@ class AuditSpec:
             statistic = UserStatistic(statistic, getattr(statistic, "__name__", "statistic"))
             object.__setattr__(self, "statistic", statistic)
         encoder = encoder_of(self.mechanism)
-        execution = self.execution
-        if (encoder is not None and self.mechanism_source is not None and isinstance(execution, ExecutionSettings)
-                and (execution.workers > 1 or execution.backend == "ray")):
-            # A worker loads the function from its source, without the statistic attached here: its rows would
-            # lack the statistic's columns, and the statistic would silently not be tried.
-            raise InputError(f"argument 'statistic' ({statistic.name}, --statistic) of a per-database function runs "
-                             "inside the function's calls, in the audit's process only: worker processes (--workers "
-                             f"{execution.workers}, --backend {execution.backend}) load the function from its file "
-                             "without it; audit with --workers 1")
         if encoder is not None:  # inside the mechanism's calls: bounded by their timeout
             encoder.statistic = statistic
         else:  # on the outputs after the runs: each call bounded by --timeout, else the first call's bound

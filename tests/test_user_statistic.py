@@ -166,28 +166,93 @@ def test_the_statistic_flag_and_key_load_it_from_a_file(tmp_path):
     assert spec.statistic.values(np.array([2.0, 3.0])).tolist() == [6.0]
 
 
-def test_a_per_database_functions_statistic_on_worker_processes_is_refused(tmp_path):
-    # A worker loads the function from its file, without the statistic: it would silently not be tried.
+RELEASE = textwrap.dedent("""
+    import time
+
+    import numpy as np
+
+    def release(db, rng):
+        # A standard normal; with record 0 at 1 its third decimal digit is made even (moved up by 0.001 where odd):
+        # its law hardly changes, but the digit's parity is odd half the time under one input and never under the other.
+        value = rng.standard_normal()
+        if db[0, 0] == 1 and int(abs(value) * 1000) % 2:
+            value += np.sign(value) * 0.001
+        return {"value": float(value)}
+
+    def parity(output):
+        return int(abs(output["value"]) * 1000) % 2
+
+    def broken(output):
+        raise ZeroDivisionError("division by zero")
+
+    def slow(output):
+        time.sleep(5)
+        return 1.0
+""")
+
+
+def _per_database_spec(folder, statistic, workers, timeout=None, **execution):
     from audit.config.building import build_spec
 
-    (tmp_path / "release.py").write_text(textwrap.dedent("""
-        def release(db, rng):
-            return {"first": float(rng.standard_normal()), "second": float(rng.standard_normal())}
+    (folder / "release.py").write_text(RELEASE)
+    pair = {"first": [[0.0], [0.0], [0.0]], "second": [[1.0], [0.0], [0.0]]}
+    audit = {"samples": 1000, "seed": 0}
+    if statistic is not None:
+        audit["statistic"] = str(folder / "release.py") + f":{statistic}"
+    mechanism = {"spec": str(folder / "release.py") + ":release", "per_database": True}
+    if timeout is not None:
+        mechanism["timeout"] = timeout
+    return build_spec({"mechanism": mechanism,
+                       "pairs": [pair], "claim": {"spec": "dp:1"}, "audit": audit,
+                       "execution": {"workers": workers, **execution}})
 
-        def product(output):
-            return output["first"] * output["second"]
-    """))
 
-    def config(workers):
-        return {"mechanism": {"spec": str(tmp_path / "release.py") + ":release", "per_database": True},
-                "prior": {"spec": "builtin:bernoulli", "n": 3, "k": 1}, "claim": {"spec": "dp:1"},
-                "audit": {"statistic": str(tmp_path / "release.py") + ":product"},
-                "execution": {"workers": workers}}
+def _run_error(spec) -> str:
+    with pytest.raises(MechanismError) as caught:
+        run_audit(spec)
+    return str(caught.value)
 
-    with pytest.raises(InputError, match=r"^argument 'statistic' \(.*release.py:product, --statistic\) of a "
-                                         r"per-database function .*--workers 2.*audit with --workers 1$"):
-        build_spec(config(2))
-    assert build_spec(config(1)).statistic.name.endswith("release.py:product")
+
+@pytest.mark.integration
+def test_a_per_database_functions_statistic_on_worker_processes_gives_the_in_process_result(tmp_path):
+    # The statistic runs inside the function's calls, so in the workers: it travels there as its specification.
+    spec = _per_database_spec(tmp_path, "parity", workers=2)
+    assert spec.statistic.source == str((tmp_path / "release.py").resolve()) + ":parity"
+    in_workers = run_audit(spec)
+    in_process = run_audit(_per_database_spec(tmp_path, "parity", workers=1))
+    # The parity is odd about half the time under one input and never under the other: its column in the rows the
+    # workers returned refutes the claim (the logistic regression on all the row's columns may be the one chosen).
+    assert in_workers.claim_verdict == "refuted"
+    assert any(name.endswith("release.py:parity(y)") for name in in_workers.event_test.statistics_with_evidence)
+    # The same rows for the seed in either process: the same event, bound and verdict, to the last bit.
+    assert in_workers.event_test == in_process.event_test
+    assert (in_workers.claim_verdict, in_workers.lower_bound) == (in_process.claim_verdict, in_process.lower_bound)
+    # Without the statistic nothing sees the leak: the refutation is the statistic's columns'.
+    without = run_audit(_per_database_spec(tmp_path, None, workers=1))
+    assert without.claim_verdict == "not-refuted" and without.event_test.statistics_with_evidence == []
+
+
+@pytest.mark.integration
+def test_a_statistic_that_fails_or_hangs_in_a_worker_is_the_one_error_it_is_in_process(tmp_path):
+    raised = [_run_error(_per_database_spec(tmp_path, "broken", workers)) for workers in (1, 2)]
+    assert raised[0] == raised[1]
+    release = str(tmp_path / "release.py")
+    assert raised[0] == f"mechanism '{release}:release': statistic '{release}:broken' raised ZeroDivisionError: " \
+                        "division by zero"
+    late = [_run_error(_per_database_spec(tmp_path, "slow", workers, timeout=0.3, retries=0)) for workers in (1, 2)]
+    assert late[0] == late[1]
+    assert late[0] == (f"statistic '{release}:slow', running inside the call of mechanism '{release}:release' on "
+                       "database 0, did not return within 0.3 s (--timeout); raise --timeout if it is merely slow")
+
+
+@pytest.mark.integration
+def test_a_statistic_that_cannot_travel_to_the_workers_is_named(tmp_path):
+    import dataclasses
+
+    spec = dataclasses.replace(_per_database_spec(tmp_path, "parity", workers=2),
+                               statistic=UserStatistic(lambda output: 1.0, "in code"))
+    assert _run_error(spec).startswith(f"statistic 'in code' (--statistic) cannot be sent to worker processes with "
+                                       f"mechanism '{tmp_path / 'release.py'}:release', inside whose calls it runs")
 
 
 @pytest.mark.train
@@ -198,3 +263,20 @@ def test_an_audit_with_neural_critics_says_the_statistic_was_not_tried():
                                  critic={"max_steps": 20, "eval_every": 10}))
     assert any("the statistic 'product' (--statistic)" in note and "it was not tried" in note for note in result.notes)
     assert "product(y)" not in (result.event_test.statistics_tried or [])
+
+
+@pytest.mark.integration
+@pytest.mark.ray
+def test_a_per_database_functions_statistic_on_ray_gives_the_in_process_result(tmp_path):
+    # Ray tasks get the same MechanismReference, through the object store: the statistic travels as on workers.
+    ray = pytest.importorskip("ray")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, configure_logging=False)
+    try:
+        on_ray = run_audit(_per_database_spec(tmp_path, "parity", workers=1, backend="ray"))
+    finally:
+        if started:
+            ray.shutdown()
+    in_process = run_audit(_per_database_spec(tmp_path, "parity", workers=1))
+    assert on_ray.claim_verdict == "refuted" and on_ray.event_test == in_process.event_test

@@ -485,11 +485,11 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
         raise InputError(f"{keys_of('audit')['slices'].label} must be >= 1 for notion smi-dp (it averages over "
                          "random slices)")
     records = audit.pop("records", None)
-    if audit.get("statistic") is not None:  # FILE.py:FN, loaded here; AuditSpec wraps and attaches it
+    if audit.get("statistic") is not None:  # FILE.py:FN, loaded here; AuditSpec attaches it
         from audit.statistics.user_statistic import UserStatistic
 
-        audit["statistic"] = UserStatistic(load_object(_resolve(audit["statistic"], base_dir), "[audit] statistic "
-                                                       "(--statistic)"), audit["statistic"])
+        # Its file made absolute: a worker process or Ray task loads it from there (MechanismReference).
+        audit["statistic"] = UserStatistic.load(_absolute(audit["statistic"], base_dir), audit["statistic"])
     if records is not None and max(records) >= shape[0]:
         raise InputError(f"{keys_of('audit')['records'].label} must be record indices in [0, {shape[0]}) for "
                          f"databases of {shape[0]} records, got {plain_toml(list(records))}")

@@ -13,97 +13,21 @@ encoding — the encoder appends the statistic's values to each encoded row
 (:class:`mechanisms.outputs.encoding.OutputEncoder`'s ``statistic``) — and for any other mechanism
 its output row, a vector. Either way the statistic is a fixed function of the output, so an event on it
 is an event on the output (post-processing, Dwork and Roth 2014, Proposition 2.1).
+
+:class:`UserStatistic` itself (calling the function, checking what it returns, and how it travels to worker
+processes with a per-database function) is :mod:`mechanisms.adapters.user_statistic`'s, re-exported here.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from estimators.validation import InputError
+from mechanisms.adapters.user_statistic import UserStatistic
 from mechanisms.base import released_outputs
-from mechanisms.calls.user_call import call_user_code
-from mechanisms.errors import MechanismError
 
 from audit.statistics.classifier import LogOdds
 
 __all__ = ["UserStatistic", "user_statistic_kind"]
-
-
-class UserStatistic:
-    """A user's function of one output, returning a number or a vector of one length (module docstring).
-
-    Parameters
-    ----------
-    function : callable
-        ``function(output) -> number or (s,) vector``.
-    name : str
-        How errors name it (``"--statistic stats.py:variance"``).
-
-    Examples
-    --------
-    >>> statistic = UserStatistic(lambda y: y[0] - y[1], "gap")
-    >>> statistic.rows(np.array([[3.0, 1.0], [0.0, 2.0]]))
-    array([[ 2.],
-           [-2.]])
-    """
-
-    def __init__(self, function, name: str):
-        if not callable(function):
-            raise InputError(f"argument 'statistic' ({name}) must be a function of one output, got "
-                             f"{type(function).__name__}")
-        self.function, self.name = function, name
-        self.length: int | None = None  # the vector's length, fixed by its first value
-        # Seconds one call may take: set by AuditSpec where the statistic reads outputs after the runs (--timeout,
-        # else FIRST_CALL_TIMEOUT); None inside a per-database function's call, which its own timeout bounds (a
-        # time-out there names the statistic: mechanisms.calls.user_call, "Whose time ran out").
-        self.timeout: float | None = None
-
-    def values(self, output) -> np.ndarray:
-        """The statistic on one output, as a vector of its fixed length.
-
-        Raises
-        ------
-        MechanismError
-            One line naming the statistic where its function raises, calls ``sys.exit`` or takes longer than
-            :attr:`timeout`.
-        InputError
-            Where it returns something other than finite numbers, or a vector of another length than before.
-        """
-        try:  # sys.exit and, with a timeout, a hang become one error naming the statistic (call_user_code)
-            value = call_user_code(self.function, (output,), who=f"statistic {self.name!r}", timeout=self.timeout)
-        except MechanismError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a user's function may raise anything
-            raise MechanismError(f"statistic {self.name!r} raised {type(exc).__name__}: {exc}",
-                                 mechanism=f"statistic {self.name!r}") from None
-        try:
-            vector = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float64 (10**400)
-            raise InputError(f"statistic {self.name!r} returned a {type(value).__name__}; it must return a number or "
-                             "a vector of numbers") from None
-        if vector.ndim > 1:
-            raise InputError(f"statistic {self.name!r} returned an array of shape {vector.shape}; it must return a "
-                             "number or a vector (one dimension)")
-        vector = vector.reshape(-1)
-        if self.length is None:
-            if not len(vector):
-                raise InputError(f"statistic {self.name!r} returned an empty vector")
-            self.length = len(vector)
-        if len(vector) != self.length:
-            raise InputError(f"statistic {self.name!r} returned {len(vector)} numbers for one output and "
-                             f"{self.length} for an earlier one; it must return as many for every output")
-        if not np.all(np.isfinite(vector)):
-            raise InputError(f"statistic {self.name!r} returned {vector.tolist()}, not finite; it must return finite "
-                             "numbers")
-        return vector
-
-    def rows(self, outputs) -> np.ndarray:
-        """The statistic on each output row: shape (N, s)."""
-        outputs = np.asarray(outputs)
-        return np.stack([self.values(row) for row in outputs]) if len(outputs) else np.empty((0, self.length or 1))
-
-    def __repr__(self) -> str:
-        return f"UserStatistic({self.name!r})"
 
 
 def user_statistic_kind(statistic: UserStatistic, columns: slice | None = None, missing: bool = False) -> type:

@@ -28,6 +28,7 @@ from estimators.validation import InputError
 from mechanisms.calls.user_call import run_on_daemon_thread
 from mechanisms.errors import MechanismError
 from mechanisms.execution.worker import MechanismReference, init_worker
+from mechanisms.outputs.encoding import encoder_of
 
 #: Seconds a worker told to stop (SIGTERM) gets to kill its external programs and exit before SIGKILL.
 WORKER_STOP_WAIT = 2.0
@@ -72,14 +73,25 @@ class InProcessBackend:
 
 
 def _check_sendable(reference: MechanismReference) -> None:
-    try:
-        pickle.dumps(reference)
-    except Exception as exc:  # noqa: BLE001 - pickling fails with many exception types
-        raise MechanismError(
-            f"mechanism '{reference.label}' cannot be sent to worker processes: it was not loaded from a "
-            f"specification (FILE.py:NAME or package.module:NAME) and cannot be pickled ({exc}); define it at the "
-            "top level of a module (from Python: give the specification or [mechanism] table that loads it as "
-            "AuditSpec(mechanism_source=...)), or run in process (--workers 1)", mechanism=reference.label) from None
+    """Raise where ``reference`` cannot be pickled, naming what cannot: the user's statistic that travels
+    with it (:class:`~mechanisms.execution.worker.MechanismReference`) first, else the mechanism."""
+    label = reference.label
+    # A scan's case (audit.scan.isolation) is sent through here too, and holds no mechanism.
+    statistic = getattr(encoder_of(getattr(reference, "mechanism", None)), "statistic", None)
+    sent = [(reference, label, f"mechanism '{label}' cannot be sent to worker processes",
+             "give the specification or [mechanism] table that loads it as AuditSpec(mechanism_source=...)")]
+    if statistic is not None:
+        who = f"statistic {statistic.name!r}"
+        sent.insert(0, (statistic, who, f"{who} (--statistic) cannot be sent to worker processes with mechanism "
+                                        f"'{label}', inside whose calls it runs", "UserStatistic.load(SPEC)"))
+    for part, who, what, how in sent:
+        try:
+            pickle.dumps(part)
+        except Exception as exc:  # noqa: BLE001 - pickling fails with many exception types
+            raise MechanismError(
+                f"{what}: it was not loaded from a specification (FILE.py:NAME or package.module:NAME) and cannot be "
+                f"pickled ({exc}); define it at the top level of a module (from Python: {how}), or run in process "
+                "(--workers 1)", mechanism=who) from None
 
 
 class ProcessBackend:

@@ -8,6 +8,12 @@ an OpenDP measurement holds C pointers, a diffprivlib mechanism built without ``
 the system's entropy source, and a query loaded from a file lives in a module that exists only
 in the process that ran the file. Only a mechanism built in code with no specification (a
 library user's object) is pickled; a closure or lambda cannot be, and the error says so.
+
+A user's statistic given to the mechanism's output encoder (``--statistic`` with a per-database
+function, :mod:`mechanisms.adapters.user_statistic`) runs inside the mechanism's calls, so it
+travels with the reference: as its own specification where it was loaded from one, else pickled.
+The worker gives it to the encoder of the mechanism it loaded, and the rows a worker returns are
+those the audit's process would return for the chunk's seed: the statistic's columns included.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import numpy as np
 from mechanisms.base import draws_only_from_rng, mechanism_name, run_on_batch
 from mechanisms.errors import MechanismError
 from mechanisms.execution.chunks import ChunkTask, chunk_generator, seed_global_generators
+from mechanisms.outputs.encoding import encoder_of
 
 __all__ = ["MechanismReference", "init_worker", "run_chunk", "run_probe"]
 
@@ -54,29 +61,51 @@ class MechanismReference:
         the object itself never travels.
     mechanism : callable, optional
         The object (used in the audit's own process, and sent pickled when ``source`` is None).
+    travelled : bool
+        This reference was sent to another process (pickled): there the mechanism's encoder gets
+        the statistic that travelled with it (:attr:`statistic`).
+    statistic : UserStatistic, optional
+        Where the reference travelled: the user's statistic the audit's process gave the
+        mechanism's output encoder (module docstring), None if none.
     """
 
     label: str
     source: str | Mapping | None = None
     mechanism: object = None
+    travelled: bool = False
+    statistic: object = None
 
     def __getstate__(self):
-        # By reference when possible: a worker loads the specification itself.
-        return {"label": self.label, "source": self.source,
-                "mechanism": None if self.source else self.mechanism}
+        # By reference when possible: a worker loads the specification itself, and the statistic its own.
+        encoder = encoder_of(self.mechanism)
+        return {"label": self.label, "source": self.source, "mechanism": None if self.source else self.mechanism,
+                "travelled": True, "statistic": None if encoder is None else encoder.statistic}
 
     def __setstate__(self, state):
         for key, value in state.items():
             object.__setattr__(self, key, value)
 
     def resolve(self):
-        """The mechanism: the object at hand, else the one loaded from ``source`` (once per process)."""
+        """The mechanism: the object at hand, else the one loaded from ``source`` (once per process); where
+        the reference travelled, with the statistic that travelled with it given to its output encoder.
+
+        Raises
+        ------
+        InputError
+            Where the mechanism's or the statistic's specification does not load in this process.
+        """
         if self.mechanism is not None:
-            return self.mechanism
-        key = self.source if isinstance(self.source, str) else json.dumps(self.source, sort_keys=True, default=str)
-        if key not in _LOADED:
-            _LOADED[key] = _load(self.source)
-        return _LOADED[key]
+            mechanism = self.mechanism
+        else:
+            key = self.source if isinstance(self.source, str) else json.dumps(self.source, sort_keys=True, default=str)
+            if key not in _LOADED:
+                _LOADED[key] = _load(self.source)
+            mechanism = _LOADED[key]
+        if self.travelled:
+            encoder = encoder_of(mechanism)
+            if encoder is not None:  # a pickled mechanism's encoder holds the statistic already: this one is it
+                encoder.statistic = None if self.statistic is None else self.statistic.here()
+        return mechanism
 
 
 def _load(source):
