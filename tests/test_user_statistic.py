@@ -213,6 +213,25 @@ def _run_error(spec) -> str:
     return str(caught.value)
 
 
+def test_a_statistic_travels_as_its_specification_and_is_given_to_the_loaded_functions_encoder(tmp_path):
+    import pickle
+
+    from mechanisms.execution.worker import MechanismReference
+    from mechanisms.outputs.encoding import encoder_of
+
+    spec = _per_database_spec(tmp_path, "parity", workers=2)
+    shipped = pickle.loads(pickle.dumps(MechanismReference("release", spec.mechanism_source, spec.mechanism)))
+    assert shipped.mechanism is None and shipped.statistic.function is None  # neither travels as an object
+    statistic = encoder_of(shipped.resolve()).statistic
+    assert statistic.source == spec.statistic.source and statistic.function is not spec.statistic.function
+    assert statistic.values({"value": -1.2345}).tolist() == [0.0] and statistic.values({"value": 0.0031}).tolist() == [1.0]
+    # Given in code it is pickled with the reference; without one the loaded function's encoder holds none.
+    in_code = pickle.loads(pickle.dumps(UserStatistic(product, "product")))
+    assert in_code.here() is in_code and in_code.values(np.array([2.0, -3.0])).tolist() == [-6.0]
+    bare = pickle.loads(pickle.dumps(MechanismReference("release", spec.mechanism_source)))
+    assert encoder_of(bare.resolve()).statistic is None
+
+
 @pytest.mark.integration
 def test_a_per_database_functions_statistic_on_worker_processes_gives_the_in_process_result(tmp_path):
     # The statistic runs inside the function's calls, so in the workers: it travels there as its specification.

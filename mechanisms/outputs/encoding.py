@@ -258,8 +258,9 @@ class OutputEncoder:
     Attributes
     ----------
     statistic : UserStatistic or None
-        A user's statistic (:mod:`audit.statistics.user_statistic`), set by :class:`audit.spec.AuditSpec`:
-        its values on each output are appended to the row, after the ``2 * width`` columns.
+        A user's statistic (:mod:`audit.statistics.user_statistic`), set by :class:`audit.spec.AuditSpec`,
+        and in a worker process by :meth:`mechanisms.execution.worker.MechanismReference.resolve` (it travels
+        with the mechanism): its values on each output are appended to the row, after the ``2 * width`` columns.
 
     Examples
     --------
