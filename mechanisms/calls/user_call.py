@@ -76,12 +76,12 @@ TIMEOUT_HINT = "(--timeout); raise --timeout if it is merely slow"
 
 
 class _Running:
-    """One call of user code in progress: what it is (``who``), on what (``where``). Compared by identity."""
+    """One call of user code in progress, named ``who``. Compared by identity: two calls of one code are two."""
 
-    __slots__ = ("who", "where")
+    __slots__ = ("who",)
 
-    def __init__(self, who: str, where: str):
-        self.who, self.where = who, where
+    def __init__(self, who: str):
+        self.who = who
 
 
 def _innermost_inside(calls: list, call: _Running) -> _Running | None:
@@ -217,7 +217,7 @@ def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, 
     if calls is None:  # the outermost bound: the calls inside it are recorded for it
         calls = []
         token = _IN_PROGRESS.set(calls)
-    this = _Running(who, where)
+    this = _Running(who)
     calls.append(this)
     try:
         return _call(fn, arguments, who, where, timeout, hint, lambda: _innermost_inside(calls, this))
