@@ -4,7 +4,8 @@
 # NumPy's (equal codes, seconds both ways), dpsgd-audit's GPU grid in WORKERS processes sharing the GPU, with its
 # GPU utilization (before, one process and the float-bit codes on the CPU: 4.1% over 158 s; target >= 50%),
 # gpu-throughput (against a measured copy and matmul roofline), the CUDA-graph critic fit against the eager
-# one, device-choice (step costs and --device auto/cpu/cuda audits), and the host and GPU kernel seconds by
+# one, device-choice (step costs and --device auto/cpu/cuda audits), training-throughput (runs per second on both
+# devices beside the trainer's device-cost model), the host and GPU kernel seconds by
 # stage of the widest parameter release (experiments.dimension_profile), and the GPU grid in one process profiled
 # by stage, with what time is left.
 #
@@ -42,7 +43,7 @@ left() { echo $(( DEADLINE - ($(date +%s) - START) )); }
 pack() {
   mkdir -p "$WORK/pages"
   [ "$SMALL" = 1 ] || cp -f docs/benchmarks/gpu-throughput.md docs/benchmarks/device-choice.md \
-      docs/benchmarks/dpsgd-gpu.md "$WORK/pages/" 2>/dev/null
+      docs/benchmarks/dpsgd-gpu.md docs/benchmarks/training-throughput.md "$WORK/pages/" 2>/dev/null
   tar -czf "$OUT/results.tar.gz.tmp" -C "$WORK" . && mv -f "$OUT/results.tar.gz.tmp" "$OUT/results.tar.gz"
 }
 step() {  # step NAME MAX_SECONDS COMMAND...: run under min(MAX, what is left), log its exit and seconds
@@ -93,8 +94,12 @@ step critic-graph 40 bash -c "$PY -m experiments.critic_graph_check $GRAPH_ARGS 
 cat "$WORK/critic-graph.json" 2>/dev/null | $PY -c "import json,sys; d=json.load(sys.stdin); print({k: (d[k]['estimates'], round(d[k]['steps_per_second']), d[k]['steps']) for k in ('cpu','eager','graph')}, d['max_graph_minus_eager_in_stderr'])" 2>/dev/null
 
 # 6. choose_device's constants measured, and audits with --device auto/cpu/cuda.
-step device-choice 150 $PY -m audit.cli.main experiment device-choice $QUICK --device $DEVICE \
+step device-choice 170 $PY -m audit.cli.main experiment device-choice $QUICK --device $DEVICE \
   --out "$WORK/device-choice" --page "$PAGES/device-choice.md"
+
+# 6b. Training runs per second on both devices, beside the device-cost model --device auto chooses the trainer by.
+step training-throughput 90 $PY -m audit.cli.main experiment training-throughput $QUICK --device $DEVICE \
+  --out "$WORK/training-throughput" --page "$PAGES/training-throughput.md"
 
 # 7. Host and GPU time by stage (torch.profiler: each stage's torch operators, host work and GPU kernel seconds)
 #    of the GPU grid's widest parameter release (d = 8,257) at 2,000 runs per audit; with what time is left.
@@ -107,7 +112,8 @@ step dpsgd-gpu-profile 200 $PY -m experiments.stage_profile dpsgd-audit $QUICK $
 
 echo "=== summary ($(( $(date +%s) - START )) s)"
 cat "$WORK/steps.txt"
-for f in "$WORK"/dpsgd-gpu/summary.md "$WORK"/gpu-throughput/summary.md "$WORK"/device-choice/summary.md; do
+for f in "$WORK"/dpsgd-gpu/summary.md "$WORK"/gpu-throughput/summary.md "$WORK"/device-choice/summary.md \
+    "$WORK"/training-throughput/summary.md; do
   [ -f "$f" ] && sed -n '/## What it shows/,/## Files/p' "$f"
 done
 pack

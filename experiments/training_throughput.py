@@ -15,7 +15,9 @@ Timed here, per route (each a batched mechanism ``mech(dbs, rng) -> (m, d)`` ove
 - the black-box search's pilot (:func:`audit.search.last_iterate.search_last_iterate`): 3 canaries × 2
   initialisations, with and without each canary, stacked into one batched torch call, on the CPU and CUDA
   (timed with the scoring of the candidates, which is part of its cost).
-- the catalog's DP-SGD under ``miaudit audit --device`` trains with ``TorchDPSGD`` (the rows above).
+- the catalog's DP-SGD under ``miaudit audit --device`` trains with ``TorchDPSGD`` (the rows above); beside each
+  batched DP-SGD row, the runs per second :mod:`mechanisms.training.device_cost` predicts, which ``--device auto``
+  chooses the trainer by.
 
 Each route is timed on m training sets of the catalog's canary pair (16 records, 1 feature, full
 batch, T = 4, σ = 1) after one untimed warm-up call; on CUDA the device is synchronized by the
@@ -24,6 +26,7 @@ copy of the result to the host. Runs per second = m / seconds.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 
@@ -139,7 +142,8 @@ def measure(quick: bool, cuda: bool, seed: int) -> dict:
     from mechanisms.catalog.dpsgd import canary_pair
 
     pair = canary_pair(RECORDS, FEATURES)
-    columns: dict = {k: [] for k in ("route", "device", "runs", "seconds", "runs_per_second")}
+    columns: dict = {k: [] for k in ("route", "device", "runs", "seconds", "runs_per_second",
+                                     "model_runs_per_second")}
     rng = np.random.default_rng(seed)
     rows = []
     for route, device, m, mechanism in _routes(quick, cuda):
@@ -147,12 +151,27 @@ def measure(quick: bool, cuda: bool, seed: int) -> dict:
         mechanism(dbs[:min(m, 8)], np.random.default_rng(seed))  # warm-up: imports, kernels, allocations
         started = time.perf_counter()
         np.asarray(mechanism(dbs, np.random.default_rng(seed)))  # the copy to the host synchronizes CUDA
-        rows.append((route, device, m, time.perf_counter() - started))
-    for route, device, runs, seconds in rows + _one_run_rows(quick, cuda) + _search_rows(quick, cuda, seed):
+        rows.append((route, device, m, time.perf_counter() - started, model_runs_per_second(mechanism, device, m)))
+    others = [row + (math.nan,) for row in _one_run_rows(quick, cuda) + _search_rows(quick, cuda, seed)]
+    for route, device, runs, seconds, model in rows + others:
         for key, value in (("route", route), ("device", device), ("runs", runs), ("seconds", seconds),
-                           ("runs_per_second", runs / seconds)):
+                           ("runs_per_second", runs / seconds), ("model_runs_per_second", model)):
             columns[key].append(value)
     return columns
+
+
+def model_runs_per_second(mechanism, device: str, runs: int) -> float:
+    """The runs per second :mod:`mechanisms.training.device_cost` predicts for a batched DP-SGD route (the GPU's start
+    left out: the timing follows a warm-up), NaN for other routes."""
+    from mechanisms.training import DPSGD
+    from mechanisms.training.device_cost import predicted_training_seconds
+    from estimators.device import GPU_START_S
+
+    if not isinstance(mechanism, DPSGD):
+        return math.nan
+    seconds = predicted_training_seconds(device, runs=runs, steps=mechanism.steps, records=mechanism.records,
+                                         parameters=mechanism.parameter_dim)
+    return runs / (seconds - (GPU_START_S if device == "cuda" else 0.0))
 
 
 def run(context) -> ExperimentOutput:
@@ -174,6 +193,16 @@ def run(context) -> ExperimentOutput:
     for route, device, rate in zip(table["route"], table["device"], table["runs_per_second"]):
         best[(route, device)] = max(rate, best.get((route, device), 0.0))
     findings = [f"{route} on {device}: up to {rate:,.0f} training runs per second" for (route, device), rate in best.items()]
+    largest = {}  # each DP-SGD route's largest batch, where the device-cost model's rates were measured
+    for i, model in enumerate(table["model_runs_per_second"]):
+        key = (table["route"][i], table["device"][i])
+        if not math.isnan(model) and table["runs"][i] >= table["runs"][largest.get(key, i)]:
+            largest[key] = i
+    if largest:
+        findings.append("Measured over the device-cost model's runs per second (mechanisms.training.device_cost, "
+                        "--device auto's choice of trainer), at each route's largest batch: " + "; ".join(
+                            f"{route} on {device}: {table['runs_per_second'][i] / table['model_runs_per_second'][i]:.2f}"
+                            for (route, device), i in largest.items()) + ".")
     if not cuda:
         findings.append("No CUDA device was used: the CUDA rows (TorchDPSGD on --device cuda, logistic and MLP, up to "
                         "10⁶ runs per batch; the one-run trainer; the black-box search's pilot) wait for a GPU: "

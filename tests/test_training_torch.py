@@ -212,9 +212,13 @@ def test_audit_device_routes_catalog_dpsgd_to_the_torch_trainer_with_the_same_la
 def test_audit_on_cuda_trains_catalog_dpsgd_on_the_gpu():
     from audit.config.building import build_spec
 
-    for audit in ({"samples": 100, "device": "cuda"}, {"samples": 100}):  # asked for, and "auto" with a GPU
+    # Asked for, and "auto" with a GPU on an audit large enough to gain from it (1.8 million runs).
+    for audit in ({"samples": 100, "device": "cuda"}, {"samples": 600_000}):
         mechanism = build_spec({"mechanism": {"spec": "catalog:dpsgd_s1_q1_t4"}, "audit": audit}).mechanism
         assert isinstance(mechanism, TorchDPSGD) and mechanism.device == "cuda"
+    # "auto" on a small audit: the GPU's start would cost more than the training; the NumPy trainer, noted.
+    spec = build_spec({"mechanism": {"spec": "catalog:dpsgd_s1_q1_t4"}, "audit": {"samples": 100}})
+    assert type(spec.mechanism) is DPSGD and any("NumPy DP-SGD on the CPU" in n for n in spec.notes)
 
 
 def test_on_a_gpu_a_call_trains_thousands_of_runs_and_the_cpu_keeps_the_runners_default(monkeypatch):

@@ -427,14 +427,10 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
     if user_domain is not None:
         user_domain = parse_domain(user_domain, keys_of("mechanism")["domain"].label, base_dir)
     spec = mechanism_table.get("spec", "")
-    entry = loaded = trainer_note = None
+    entry = loaded = None
     if spec.startswith("catalog:"):
         entry = _catalog_entry(spec.split(":", 1)[1], "[mechanism] spec (--mechanism)", mechanism_table.get("params"))
         mechanism, name = entry.mechanism, entry.name
-        from mechanisms.training.torch_dpsgd import trainer_for_device
-
-        # --device routes a catalog DP-SGD entry to the batched torch trainer (anything else is returned as is).
-        mechanism, trainer_note = trainer_for_device(mechanism, raw_audit.get("device"))
     else:  # a batched callable, a library mechanism or a program (mechanisms.adapters.recognition)
         loaded = load_mechanism(mechanism_table, lambda text: _resolve(text, base_dir))
         mechanism, name = loaded.mechanism, loaded.name
@@ -444,7 +440,7 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
             from mechanisms.claims.conversion import convert_claim
 
             claim = convert_claim(claim, relation_given)
-    notes = () if trainer_note is None else (trainer_note,)
+    notes = ()
     user_claim = claim
     if loaded is not None:
         claim, notes = _with_library_claim(claim, loaded, relation_given)
@@ -456,6 +452,15 @@ def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
     notion = given_notion or claim.default_audit_notion
     audit = validate_table(raw_audit, keys_of("audit"), "[audit]", notion=notion)
     audit["notion"] = notion
+    if entry is not None:
+        from mechanisms.training.torch_dpsgd import trainer_for_device
+
+        # --device routes a catalog DP-SGD entry to the batched torch trainer (anything else is returned as is);
+        # "auto" weighs the runs the audit trains at least: its samples, and under mi-dp/smi-dp both inputs' event runs.
+        samples = audit.get("samples", AuditSpec.samples)
+        runs = samples + (2 * audit.get("event_runs", samples) if notion in DP_NOTIONS else 0)
+        mechanism, trainer_note = trainer_for_device(mechanism, audit.get("device"), runs)
+        notes = notes + ((trainer_note,) if trainer_note is not None else ())
 
     pair_relation = relation_given or (claim.relation if claim is not None else None)  # a given pair's distance
     pairs_only = entry is None and "prior" not in config and "priors" not in config and bool(config.get("pairs"))

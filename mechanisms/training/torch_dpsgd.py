@@ -327,15 +327,27 @@ def on_device(mechanism: DPSGD, device: str = "auto", **changes) -> TorchDPSGD:
     return TorchDPSGD(**{**settings, "device": device, **changes})
 
 
-def trainer_for_device(mechanism, device: str | None):
+def trainer_for_device(mechanism, device: str | None, runs: int = 0, *, cuda_available: bool | None = None):
     """The trainer an audit on ``device`` runs a DP-SGD mechanism with, and a note saying which.
 
     ``miaudit audit --device`` routes the catalog's DP-SGD entries here: a :class:`DPSGD` (NumPy) becomes
-    the :class:`TorchDPSGD` with the same settings on ``"cuda"`` or ``"cpu"`` when that device is asked for,
-    and on CUDA under ``"auto"`` (or no device given) when one is present; without a GPU and without an
-    explicit device it stays NumPy. Both trainers take the same step and draw from the same laws
-    (``tests/test_training_torch.py``), so the audited mechanism is the same; only the random draws differ.
-    Anything else (a :class:`TorchDPSGD` already, another mechanism) is returned as is, with no note.
+    the :class:`TorchDPSGD` with the same settings on ``"cuda"`` or ``"cpu"`` when that device is asked for.
+    Under ``"auto"`` (or no device given) it trains on CUDA only where a GPU is present and its ``runs`` runs are
+    predicted to finish sooner there, its start included
+    (:func:`mechanisms.training.device_cost.choose_training_device`), else it stays NumPy on the CPU: an audit of a
+    catalog entry (16 records, T = 4) gains from the GPU only past about 200,000 runs. Both trainers take the same
+    step and draw from the same laws (``tests/test_training_torch.py``), so the audited mechanism is the same; only
+    the random draws differ. Anything else (a :class:`TorchDPSGD` already, another mechanism) is returned as is,
+    with no note.
+
+    Parameters
+    ----------
+    mechanism : object
+    device : {"auto", "cpu", "cuda"} or None
+    runs : int
+        The runs the audit trains at least (its databases), which ``"auto"`` weighs.
+    cuda_available : bool, optional
+        Default ``torch.cuda.is_available()`` (a test's stand-in for a GPU).
 
     Returns
     -------
@@ -344,9 +356,18 @@ def trainer_for_device(mechanism, device: str | None):
     if not isinstance(mechanism, DPSGD) or isinstance(mechanism, TorchDPSGD):
         return mechanism, None
     if device in (None, "auto"):
-        if not _torch().cuda.is_available():
+        from mechanisms.training.device_cost import choose_training_device
+
+        if cuda_available is None:
+            cuda_available = _torch().cuda.is_available()
+        if not cuda_available:
             return mechanism, None
-        device = "cuda"
+        device, why = choose_training_device(runs=runs, steps=mechanism.steps, records=mechanism.records,
+                                             parameters=mechanism.parameter_dim, cuda_available=True)
+        if device == "cpu":
+            return mechanism, f"trainer: the NumPy DP-SGD on the CPU (--device auto: {why})"
+        return on_device(mechanism, device), (f"trainer: the batched torch DP-SGD (TorchDPSGD) on cuda (--device "
+                                              f"auto: {why}; same step and laws as the NumPy trainer)")
     check_choice(device, "device", ("cpu", "cuda"))
     return on_device(mechanism, device), (f"trainer: the batched torch DP-SGD (TorchDPSGD) on {device}, the "
                                           f"--device asked for (same step and laws as the NumPy trainer)")
