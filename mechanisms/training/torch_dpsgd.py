@@ -335,7 +335,7 @@ def trainer_for_device(mechanism, device: str | None, runs: int = 0, *, cuda_ava
     Under ``"auto"`` (or no device given) it trains on CUDA only where a GPU is present and its ``runs`` runs are
     predicted to finish sooner there, its start included
     (:func:`mechanisms.training.device_cost.choose_training_device`), else it stays NumPy on the CPU: an audit of a
-    catalog entry (16 records, T = 4) gains from the GPU only past about 200,000 runs. Both trainers take the same
+    catalog entry (16 records, T = 4) gains from the GPU only past about 220,000 runs. Both trainers take the same
     step and draw from the same laws (``tests/test_training_torch.py``), so the audited mechanism is the same; only
     the random draws differ. Anything else (a :class:`TorchDPSGD` already, another mechanism) is returned as is,
     with no note.
