@@ -169,6 +169,7 @@ def test_the_statistic_flag_and_key_load_it_from_a_file(tmp_path):
 
 RELEASE = textwrap.dedent("""
     import os
+    import signal
     import time
 
     import numpy as np
@@ -216,6 +217,14 @@ RELEASE = textwrap.dedent("""
                and time.monotonic() < deadline):
             time.sleep(0.01)
         return [1.0] * (1 if calls["first"] else 2)
+
+    def kills_worker(output):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def deaf(output):
+        # Stuck where the alarm that bounds the call cannot reach it, as code inside one compiled call is.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        time.sleep(3600)
 """)
 
 
@@ -316,6 +325,32 @@ def test_a_statistic_of_another_length_in_another_worker_is_named_as_in_one_proc
     assert re.fullmatch(f"mechanism '{re.escape(release)}:release' on audit sample (0|256): statistic "
                         f"'{re.escape(release)}:per_process' returned 2 numbers for one output and 1 for an earlier "
                         "one, in another worker process; it must return as many for every output", in_workers), in_workers
+
+
+LOST = ("the worker process running it died: it was killed, ran out of memory, called os._exit or crashed in compiled "
+        "code, or was stopped after hanging past --timeout (A process in the process pool was terminated abruptly "
+        "while the future was running or pending.)")
+
+
+@pytest.mark.integration
+def test_a_worker_that_dies_inside_a_statistic_names_the_statistic(tmp_path):
+    # The worker says, in its task's file, which user code runs inside the mechanism's call; it dies with the record.
+    release = str(tmp_path / "release.py")
+    assert _sampling_error(_per_database_spec(tmp_path, "kills_worker", workers=2), 2) == (
+        f"statistic '{release}:kills_worker', running inside the call of mechanism '{release}:release' on database 0: "
+        + LOST)
+
+
+@pytest.mark.integration
+def test_the_hard_kill_of_a_statistic_stuck_where_the_timeout_cannot_reach_names_the_statistic(tmp_path):
+    # 0.2 s, then the worker's hard kill 10 s later (worker.HARD_KILL_GRACE): the probe, alone in flight, dies once.
+    release = str(tmp_path / "release.py")
+    started = time.monotonic()
+    assert _sampling_error(_per_database_spec(tmp_path, "deaf", workers=2), 2, timeout=0.2) == (
+        f"statistic '{release}:deaf', running inside the call of mechanism '{release}:release' on database 0, did not "
+        "return within 0.2 s and ignored the interruption (it is stuck in compiled code, or blocks or ignores "
+        "SIGALRM); its worker process was stopped 10 s later")
+    assert time.monotonic() - started < 2 * 10.2  # one hard kill, not a second one for a run alone
 
 
 @pytest.mark.integration

@@ -40,7 +40,7 @@ from mechanisms.execution.chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, chu
                      seed_global_generators)
 from mechanisms.execution.memory import check_output_memory, format_bytes
 from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, call_user_code
-from mechanisms.execution.worker import MechanismReference, run_chunk, run_probe
+from mechanisms.execution.worker import HARD_KILL_GRACE, MechanismReference, run_chunk, run_probe
 from mechanisms.outputs.encoding import encoder_of
 
 __all__ = ["BACKENDS", "MAX_TIMEOUT_S", "MAX_WORKERS", "PROBE_TIMEOUT", "ChunkCache", "ExecutionSettings",
@@ -520,10 +520,19 @@ class MechanismRunner:
     def _final_error(self, task: ChunkTask, exc: Exception, attempts: int, what: str) -> MechanismError:
         tried = f" ({attempts} attempts)" if attempts > 1 else ""
         if isinstance(exc, WorkerLost):
+            # The user code the worker said was running inside the mechanism's call (a statistic), else the mechanism.
+            inside = f"{exc.running}, running inside the call of {self.who} on {task.databases}"
+            if exc.stuck:  # the words of the in-process watchdog's line (mechanisms.calls.watchdog.stuck_message)
+                overrun = (f"{inside}, did not return within {task.timeout:g} s" if exc.running else
+                           f"{self.who} did not return within {task.timeout:g} s on {task.databases}")
+                return MechanismError(
+                    f"{overrun} and ignored the interruption (it is stuck in compiled code, or blocks or ignores "
+                    f"SIGALRM); its worker process was stopped {HARD_KILL_GRACE:g} s later{tried}", mechanism=self.who)
+            running = (f"{inside}: the worker process running it" if exc.running else
+                       f"{self.who}: the worker process running it on {task.databases}")
             return MechanismError(
-                f"{self.who}: the worker process running it on {task.databases} died{tried}: it was killed, ran out "
-                f"of memory, called os._exit or crashed in compiled code, or was stopped after hanging past "
-                f"--timeout ({exc})", mechanism=self.who)
+                f"{running} died{tried}: it was killed, ran out of memory, called os._exit or crashed in compiled "
+                f"code, or was stopped after hanging past --timeout ({exc})", mechanism=self.who)
         index = exc.database_index
         message = str(exc)
         if index is not None:
