@@ -11,7 +11,6 @@ import math
 from dataclasses import dataclass, field
 
 from estimators.result_forms import fields_to_dict, headline_repr, to_jsonable
-from mechanisms.claims.claim import AUDIT_NOTIONS as NOTIONS
 from mechanisms.inputs.relation import relation_words
 
 VERDICTS = ("violation", "no-violation-detected")

@@ -17,7 +17,7 @@ from mechanisms.claims.guarantee import Guarantee
 from mechanisms.inputs.missing_values import ALLOW_NAN_HINT, rows_differ
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.execution.runner import PROBE_TIMEOUT, ExecutionSettings
-from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS, Claim
+from mechanisms.claims.claim import AUDIT_NOTIONS as NOTIONS, RECORD_AUDIT_NOTIONS, Claim
 from mechanisms.inputs.priors import Prior
 from mechanisms.inputs.relation import (ADD_REMOVE, REPLACE_ONE, PresentRecords, check_relation, relation_at,
                                         relation_distance, relation_kind, relation_words)
@@ -28,7 +28,6 @@ from audit.certificates.claim_tests import ARITHMETICS, record_support, smallest
 from audit.frameworks import PufferfishFramework, differential_privacy
 from audit.search.input_domain import DeclaredDomain
 from audit.search.prior_search import check_search_count
-from audit.result import NOTIONS
 
 
 # The event test's certification runs per neighbouring input, per database of the MI sample

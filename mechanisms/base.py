@@ -34,6 +34,7 @@ __all__ = [
     "preferred_chunk_size",
     "mechanism_name",
     "released_outputs",
+    "released_width",
     "run_on_batch",
     "sample_mechanism",
     "with_missing_marks",
@@ -148,6 +149,13 @@ def with_missing_marks(values: np.ndarray) -> np.ndarray:
     return np.concatenate([np.where(missing, 0.0, values), marks], axis=1)
 
 
+def released_width(width: int) -> int | None:
+    """The width ``d`` of the outputs whose rows of :func:`with_missing_marks` are ``width`` wide, or None where no
+    ``d`` gives ``d + ⌈d/4⌉ = width`` (:func:`released_outputs` says why ``d = width − ⌈width/5⌉``)."""
+    d = width - _ceil_div(width, MISSING_MARK_COLUMNS + 1)
+    return d if d >= 1 and d + _ceil_div(d, MISSING_MARK_COLUMNS) == width else None
+
+
 def released_outputs(rows) -> np.ndarray:
     """The outputs as released, NaN where missing, from rows of :func:`with_missing_marks` (its inverse).
 
@@ -161,8 +169,8 @@ def released_outputs(rows) -> np.ndarray:
     """
     rows = np.asarray(rows, dtype=np.float64)
     width = rows.shape[1]
-    d = width - _ceil_div(width, MISSING_MARK_COLUMNS + 1)
-    if d < 1 or d + _ceil_div(d, MISSING_MARK_COLUMNS) != width:
+    d = released_width(width)
+    if d is None:
         raise InputError(f"argument 'rows' has {width} columns: no output width d gives d + ceil(d/4) of them "
                          "(with_missing_marks)")
     marks = rows[:, d:].astype(np.int64)

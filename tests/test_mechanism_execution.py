@@ -396,6 +396,53 @@ def test_a_hanging_worker_is_stopped_at_the_timeout():
         sample("hangs", numbered(4), workers=2, timeout=1, retries=0)
 
 
+def test_a_tasks_report_says_the_user_code_running_inside_the_mechanisms_call_and_whether_its_kill_was_due(tmp_path):
+    # What the audit's process reads from a dead worker's task (worker.run_reporting), here read while it runs.
+    import time
+
+    from mechanisms.execution import worker
+
+    path, seen = str(tmp_path / "report"), {}
+
+    def statistic():
+        seen["statistic"] = worker.lost_in(path)
+        return 1.0
+
+    def mechanism():
+        seen["mechanism"] = worker.lost_in(path)
+        value = call_user_code(statistic, who="statistic 's.py:fn'")
+        seen["after"] = worker.lost_in(path)
+        return value
+
+    def task(reference, chunk, hard_kill):
+        worker._REPORT.hard_kill_at(time.monotonic() + 60)
+        value = call_user_code(mechanism, who="mechanism 'm.py:f'", timeout=30)
+        worker._REPORT.hard_kill_at(time.monotonic() - 1)
+        seen["due"] = worker.lost_in(path)
+        return value
+
+    assert worker.run_reporting(path, task, None, None) == 1.0
+    assert seen == {"mechanism": (None, False), "statistic": ("statistic 's.py:fn'", False), "after": (None, False),
+                    "due": (None, True)}
+    assert worker.lost_in(None) == (None, False) and worker.lost_in(str(tmp_path / "never written")) == (None, False)
+
+
+def test_a_worker_stopped_stuck_is_said_so_naming_what_ran():
+    from mechanisms.execution.backends import WorkerLost
+    from mechanisms.execution.chunks import MECHANISM, ChunkTask
+
+    task = ChunkTask(0, 1, 256, None, 256, 0.5, MECHANISM)
+    with MechanismRunner(fx.summing, "m.py:f") as runner:
+        stuck = runner._final_error(task, WorkerLost("pool broken", None, True), 2, "database")
+        inside = runner._final_error(task, WorkerLost("pool broken", "statistic 's.py:fn'", True), 1, "database")
+    assert str(stuck) == ("mechanism 'm.py:f' did not return within 0.5 s on databases 256-511 and ignored the "
+                          "interruption (it is stuck in compiled code, or blocks or ignores SIGALRM); its worker "
+                          "process was stopped 10 s later (2 attempts)")
+    assert str(inside) == ("statistic 's.py:fn', running inside the call of mechanism 'm.py:f' on databases 256-511, "
+                           "did not return within 0.5 s and ignored the interruption (it is stuck in compiled code, "
+                           "or blocks or ignores SIGALRM); its worker process was stopped 10 s later")
+
+
 def test_a_mechanism_without_a_source_that_cannot_be_pickled_is_refused_for_workers():
     with MechanismRunner(lambda d, rng: d.sum(axis=1), "lambda", ExecutionSettings(workers=2)) as runner:
         with pytest.raises(MechanismError, match="cannot be sent to worker processes"):

@@ -1,5 +1,6 @@
 """A user's statistic (audit.statistics.user_statistic, --statistic FILE.py:fn) as an event-test candidate."""
 
+import re
 import textwrap
 import threading
 import time
@@ -167,6 +168,8 @@ def test_the_statistic_flag_and_key_load_it_from_a_file(tmp_path):
 
 
 RELEASE = textwrap.dedent("""
+    import os
+    import signal
     import time
 
     import numpy as np
@@ -188,6 +191,40 @@ RELEASE = textwrap.dedent("""
     def slow(output):
         time.sleep(5)
         return 1.0
+
+    calls = {"n": 0, "first": None}
+
+    def grows(output):
+        # one number for the probe's two calls, then two
+        calls["n"] += 1
+        return [1.0] * (1 if calls["n"] <= 2 else 2)
+
+    def per_process(output):
+        # One number in the first process that calls it (the probe's worker), two in any other. The first waits,
+        # from its third call on (the probe makes two), until another has called it: the job's chunks then come
+        # from both processes, each of which sees one length only.
+        here = os.path.dirname(os.path.abspath(__file__))
+        if calls["first"] is None:
+            try:
+                os.close(os.open(os.path.join(here, "first"), os.O_CREAT | os.O_EXCL))
+                calls["first"] = True
+            except FileExistsError:
+                calls["first"] = False
+                open(os.path.join(here, "second"), "w").close()
+        calls["n"] += 1
+        deadline = time.monotonic() + 30
+        while (calls["first"] and calls["n"] > 2 and not os.path.exists(os.path.join(here, "second"))
+               and time.monotonic() < deadline):
+            time.sleep(0.01)
+        return [1.0] * (1 if calls["first"] else 2)
+
+    def kills_worker(output):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def deaf(output):
+        # Stuck where the alarm that bounds the call cannot reach it, as code inside one compiled call is.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        time.sleep(3600)
 """)
 
 
@@ -262,6 +299,58 @@ def test_a_statistic_that_fails_or_hangs_in_a_worker_is_the_one_error_it_is_in_p
     assert late[0] == late[1]
     assert late[0] == (f"statistic '{release}:slow', running inside the call of mechanism '{release}:release' on "
                        "database 0, did not return within 0.3 s (--timeout); raise --timeout if it is merely slow")
+
+
+def _sampling_error(spec, workers, timeout=None) -> str:
+    """The error of sampling the spec's mechanism on 1,000 databases, with ``workers`` processes and no retry."""
+    from mechanisms.execution.runner import MechanismRunner
+
+    settings = ExecutionSettings(workers=workers, retries=0, timeout=timeout)
+    with pytest.raises(MechanismError) as caught:
+        with MechanismRunner(spec.mechanism, spec.mechanism_source["spec"], settings,
+                             source=spec.mechanism_source) as runner:
+            runner.sample(np.zeros((1000, 3, 1)), np.random.default_rng(0), what="audit sample")
+    return str(caught.value)
+
+
+@pytest.mark.integration
+def test_a_statistic_of_another_length_in_another_worker_is_named_as_in_one_process(tmp_path):
+    # Each worker checks the statistic's lengths in its own process; the rows of two workers then differ in width.
+    release = str(tmp_path / "release.py")
+    in_process = _sampling_error(_per_database_spec(tmp_path, "grows", workers=1), 1)
+    assert in_process == (f"mechanism '{release}:release' raised InputError on audit sample 0: statistic "
+                          f"'{release}:grows' returned 2 numbers for one output and 1 for an earlier one; it must "
+                          "return as many for every output")
+    in_workers = _sampling_error(_per_database_spec(tmp_path, "per_process", workers=2), 2)
+    assert re.fullmatch(f"mechanism '{re.escape(release)}:release' on audit sample (0|256): statistic "
+                        f"'{re.escape(release)}:per_process' returned 2 numbers for one output and 1 for an earlier "
+                        "one, in another worker process; it must return as many for every output", in_workers), in_workers
+
+
+LOST = ("the worker process running it died: it was killed, ran out of memory, called os._exit or crashed in compiled "
+        "code, or was stopped after hanging past --timeout (A process in the process pool was terminated abruptly "
+        "while the future was running or pending.)")
+
+
+@pytest.mark.integration
+def test_a_worker_that_dies_inside_a_statistic_names_the_statistic(tmp_path):
+    # The worker says, in its task's file, which user code runs inside the mechanism's call; it dies with the record.
+    release = str(tmp_path / "release.py")
+    assert _sampling_error(_per_database_spec(tmp_path, "kills_worker", workers=2), 2) == (
+        f"statistic '{release}:kills_worker', running inside the call of mechanism '{release}:release' on database 0: "
+        + LOST)
+
+
+@pytest.mark.integration
+def test_the_hard_kill_of_a_statistic_stuck_where_the_timeout_cannot_reach_names_the_statistic(tmp_path):
+    # 0.2 s, then the worker's hard kill 10 s later (worker.HARD_KILL_GRACE): the probe, alone in flight, dies once.
+    release = str(tmp_path / "release.py")
+    started = time.monotonic()
+    assert _sampling_error(_per_database_spec(tmp_path, "deaf", workers=2), 2, timeout=0.2) == (
+        f"statistic '{release}:deaf', running inside the call of mechanism '{release}:release' on database 0, did not "
+        "return within 0.2 s and ignored the interruption (it is stuck in compiled code, or blocks or ignores "
+        "SIGALRM); its worker process was stopped 10 s later")
+    assert time.monotonic() - started < 2 * 10.2  # one hard kill, not a second one for a run alone
 
 
 @pytest.mark.integration

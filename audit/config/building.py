@@ -86,13 +86,14 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from estimators.critic_config import CriticConfig
 from estimators.validation import InputError, InputWarning, plain_toml
 from mechanisms.base import MechanismError
 from mechanisms.claims.claim import Claim
 from mechanisms.claims.parsing import claim_from_table, parse_claim
-from mechanisms.inputs.neighbouring_pair import NeighbouringPair, checked_pair
+from mechanisms.inputs.neighbouring_pair import checked_pair
 from mechanisms.execution.runner import ExecutionSettings
 from mechanisms.adapters.loading import load_object
 from mechanisms.adapters.recognition import load_mechanism
@@ -107,6 +108,10 @@ from audit.search.input_domain import check_pair_in_domain, parse_domain
 from audit.search.prior_search import differing_record
 
 from audit.config.keys import ARRAYS_OF_TABLES, BASE_DIR, BUILTIN_PRIORS, DP_NOTIONS, KEYS, TABLES, keys_of
+
+if TYPE_CHECKING:  # for the annotations only: audit.spec loads torch and scipy (imported in _build_spec)
+    from audit.spec import AuditSpec
+
 
 def _resolve(spec: str, base_dir: str | None) -> str:
     """Make the FILE part of FILE.py:NAME relative to the configuration's folder."""
@@ -382,7 +387,7 @@ def _audit_relation(claim, relation_given: str | None, pairs_config: list) -> st
     return relation_given or REPLACE_ONE
 
 
-def build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
+def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     """The :class:`~audit.spec.AuditSpec` of a configuration (:func:`_build_spec`), with the user code
     it loads (files, imports, a prior's first call) bounded by the configuration's ``--timeout``."""
     from mechanisms.calls.user_call import first_calls_bounded_by
@@ -392,7 +397,7 @@ def build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
         return _build_spec(config, quiet=quiet)
 
 
-def _build_spec(config: dict, *, quiet: bool = True) -> "AuditSpec":
+def _build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     """The :class:`~audit.spec.AuditSpec` a configuration describes; every value is checked against :data:`KEYS`.
 
     Raises

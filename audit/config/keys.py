@@ -6,7 +6,6 @@ One schema serves the TOML file and the command line (:mod:`audit.config.schema`
 from __future__ import annotations
 
 import dataclasses
-import sys
 
 from estimators.choices import MI_CRITICS, OTHERS
 from estimators.critic_config import NEURAL_ESTIMATORS, CriticConfig
@@ -16,12 +15,7 @@ from mechanisms.inputs.relation import RELATION_SYNTAX
 from audit.certificates.claim_tests import ARITHMETICS
 from audit.config.schema import Key
 from audit.search.prior_search import MAX_PRIOR_SEARCH
-from audit.result import NOTIONS
-
-if sys.version_info >= (3, 11):
-    pass
-else:  # pragma: no cover
-    pass
+from mechanisms.claims.claim import AUDIT_NOTIONS as NOTIONS
 
 
 DP_NOTIONS = ("mi-dp", "smi-dp")

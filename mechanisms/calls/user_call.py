@@ -20,7 +20,9 @@ Whose time ran out. User code may run inside another's bounded call with no boun
 user's statistic inside a per-database function's call, :mod:`audit.statistics.user_statistic`):
 the enclosing bound covers both. Every call made inside a bounded one is recorded while it runs,
 and when the bound fires the error names the innermost user code then running, not the enclosing
-call it was waiting on; the bound itself, and so every timeout's meaning, is unchanged.
+call it was waiting on; the bound itself, and so every timeout's meaning, is unchanged. A worker process
+also reports that innermost code as it changes (:func:`report_running_to`), so that the audit's process can
+name it when the worker dies in it (the hard kill of code stuck in compiled code, :mod:`mechanisms.execution.worker`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from mechanisms.errors import MechanismError
 from mechanisms.calls.watchdog import STUCK_GRACE, WATCHDOG, stuck_message
 
 __all__ = ["FIRST_CALL_TIMEOUT", "TIMEOUT_HINT", "call_user_code", "first_call_timeout", "first_calls_bounded_by",
-           "run_on_daemon_thread"]
+           "report_running_to", "run_on_daemon_thread"]
 
 #: Seconds a first call of user code may take when no ``--timeout`` is given (executing a user's
 #: file, a prior's probe, the mechanism's probe): long enough for a small training run, short
@@ -47,6 +49,35 @@ _FIRST_CALL_LIMIT = contextvars.ContextVar("miaudit_first_call_limit", default=N
 #: The calls of user code in progress inside the outermost bounded call of this context, outermost first
 #: (module docstring, "Whose time ran out"); None outside any bounded call.
 _IN_PROGRESS = contextvars.ContextVar("miaudit_user_calls_in_progress", default=None)
+
+#: Told the ``who`` of the innermost user code running inside the outermost bounded call of other code ("" for
+#: none) each time a call inside a bounded one starts or ends (:func:`report_running_to`); None: nobody is told.
+_REPORT = None
+
+
+def report_running_to(report):
+    """From now on tell ``report(who)`` which user code runs inside the outermost bounded call, whenever that
+    changes: the ``who`` of the innermost call of other code than the bounded call's (a statistic inside a
+    mechanism's call), "" when none runs (module docstring). None stops the reports.
+
+    Returns
+    -------
+    The function told before, for the caller to restore.
+    """
+    global _REPORT
+    previous, _REPORT = _REPORT, report
+    return previous
+
+
+def _report(calls: list) -> None:
+    """Tell :data:`_REPORT` the innermost call in ``calls`` of other code than the outermost's, the kind
+    :func:`_innermost_inside` names (a loop from the end: it runs twice per call of a statistic)."""
+    kind = calls[0].who.split(" ", 1)[0] if calls else ""
+    for call in reversed(calls):
+        if call.who.split(" ", 1)[0] != kind:
+            _REPORT(call.who)
+            return
+    _REPORT("")
 
 
 def first_call_timeout() -> float:
@@ -219,12 +250,16 @@ def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, 
         token = _IN_PROGRESS.set(calls)
     this = _Running(who)
     calls.append(this)
+    if _REPORT is not None:
+        _report(calls)
     try:
         return _call(fn, arguments, who, where, timeout, hint, lambda: _innermost_inside(calls, this))
     finally:
         # Forget this call and whatever an abandoned thread inside it still runs (a later bound must not name it).
         if this in calls:
             del calls[calls.index(this):]
+        if _REPORT is not None:
+            _report(calls)
         if token is not None:
             _IN_PROGRESS.reset(token)
 

@@ -16,8 +16,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import shutil
 import socket
 import sys
+import tempfile
 import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -27,7 +29,7 @@ from estimators.validation import InputError
 
 from mechanisms.calls.user_call import run_on_daemon_thread
 from mechanisms.errors import MechanismError
-from mechanisms.execution.worker import MechanismReference, init_worker
+from mechanisms.execution.worker import MechanismReference, init_worker, lost_in, run_reporting
 from mechanisms.outputs.encoding import encoder_of
 
 #: Seconds a worker told to stop (SIGTERM) gets to kill its external programs and exit before SIGKILL.
@@ -39,7 +41,22 @@ __all__ = ["InProcessBackend", "ProcessBackend", "RAY_CONNECT_TIMEOUT", "RAY_INI
 
 class WorkerLost(Exception):
     """The process running a chunk died (killed, out of memory, ``os._exit``, a crash, or the
-    hard kill of a call stuck past ``--timeout``)."""
+    hard kill of a call stuck past ``--timeout``).
+
+    Attributes
+    ----------
+    running : str or None
+        The user code that was running inside the mechanism's call when it died, where the worker said
+        (:func:`mechanisms.execution.worker.lost_in`: a statistic inside a per-database function's
+        call); None where that was the mechanism itself, or is not known (Ray).
+    stuck : bool
+        The worker said its hard kill was due: it was stopped stuck past ``--timeout`` where the
+        interruption cannot reach (compiled code), not killed from outside or crashed.
+    """
+
+    def __init__(self, message: str, running: str | None = None, stuck: bool = False):
+        super().__init__(message)
+        self.running, self.stuck = running, stuck
 
 
 class InProcessBackend:
@@ -97,7 +114,10 @@ def _check_sendable(reference: MechanismReference) -> None:
 class ProcessBackend:
     """Chunks run in ``workers`` local processes (started fresh: ``spawn``), the mechanism
     loaded once per process from its specification. A dying worker breaks the whole pool, so
-    every chunk in flight fails with it (``isolated_failures = False``)."""
+    every chunk in flight fails with it (``isolated_failures = False``). Each task's worker
+    reports, in a file of the task's in a folder of the backend's, the user code running inside
+    the mechanism's call (:func:`~mechanisms.execution.worker.run_reporting`), which a
+    :class:`WorkerLost` names."""
 
     isolated_failures = False
 
@@ -105,18 +125,29 @@ class ProcessBackend:
         _check_sendable(reference)
         self.reference, self.slots = reference, workers
         self._pool = None
+        self._reports, self._folder, self._sent = {}, None, 0
 
     def submit(self, fn, task) -> Future:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(self.slots, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=init_worker, initargs=(os.getpid(),))
-        return self._pool.submit(fn, self.reference, task, True)
+        if self._folder is None:
+            self._folder = tempfile.mkdtemp(prefix="miaudit-running-")
+        self._sent += 1
+        report = os.path.join(self._folder, str(self._sent))
+        future = self._pool.submit(run_reporting, report, fn, self.reference, task, True)
+        self._reports[future] = report
+        return future
 
     def outcome(self, future: Future):
+        report = self._reports.pop(future, None)
         try:
             return future.result()
         except BrokenProcessPool as exc:
-            raise WorkerLost(str(exc)) from None
+            raise WorkerLost(str(exc), *lost_in(report)) from None
+        finally:
+            if report is not None and os.path.exists(report):
+                os.remove(report)
 
     def _kill(self):
         if self._pool is None:
@@ -136,16 +167,25 @@ class ProcessBackend:
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._pool = None
 
+    def _forget_reports(self):
+        self._reports.clear()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+
     def restart(self):
         self._kill()
+        self._forget_reports()  # the tasks in flight are sent again, with files of their own
 
     def cancel(self):
         self._kill()
+        self._forget_reports()
 
     def close(self):
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+        self._forget_reports()
 
 
 #: Seconds to wait for a Ray cluster's address to accept a connection: ``ray.init`` itself
@@ -320,7 +360,9 @@ def run_tasks(backend, fn, tasks: list, *, retries: int, give_up, last_attempt=N
     it ran alone, counts a failed attempt; after ``retries + 1`` of them the task's result is
     ``give_up(position, exc, attempts)`` (which may raise instead). When a local pool breaks, every
     task in flight fails with it; those are not counted but run again alone, so that only the one
-    that kills its worker is blamed, and the pool is restarted with fresh workers.
+    that kills its worker is blamed (a task that was the only one in flight is blamed at once: a hang
+    that the hard kill ends costs ``--timeout`` + 10 s once, not twice), and the pool is restarted
+    with fresh workers.
     ``last_attempt(task)``, if given, is the task as it is sent on its final attempt;
     ``on_done(position, result)`` is called as each task completes. Ctrl-C (or any error) cancels
     every outstanding task.
@@ -353,10 +395,10 @@ def run_tasks(backend, fn, tasks: list, *, retries: int, give_up, last_attempt=N
                     task = tasks[position] = last_attempt(task)
                 in_flight[backend.submit(fn, task)] = position
             done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
-            lost = False
+            lost, only = False, len(in_flight) == 1  # one task in flight: a pool that broke under it broke alone
             for future in done:
                 position = in_flight.pop(future)
-                ran_alone, alone = position == alone, None if position == alone else alone
+                ran_alone, alone = position == alone or only, None if position == alone else alone
                 try:
                     results[position] = backend.outcome(future)
                 except MechanismError as exc:

@@ -31,7 +31,8 @@ import numpy as np
 from estimators.progress import progress_bar
 from estimators.validation import InputError, check_choice, check_int, check_positive
 
-from mechanisms.base import as_database_batch, draws_only_from_rng, mechanism_name, preferred_chunk_size
+from mechanisms.base import (as_database_batch, draws_only_from_rng, mechanism_name, preferred_chunk_size,
+                             released_width)
 from mechanisms.errors import MechanismError, MechanismWarning
 from mechanisms.execution.backends import WorkerLost, make_backend, run_tasks
 from mechanisms.execution.chunk_cache import ChunkCache
@@ -39,7 +40,8 @@ from mechanisms.execution.chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, chu
                      seed_global_generators)
 from mechanisms.execution.memory import check_output_memory, format_bytes
 from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, call_user_code
-from mechanisms.execution.worker import MechanismReference, run_chunk, run_probe
+from mechanisms.execution.worker import HARD_KILL_GRACE, MechanismReference, run_chunk, run_probe
+from mechanisms.outputs.encoding import encoder_of
 
 __all__ = ["BACKENDS", "MAX_TIMEOUT_S", "MAX_WORKERS", "PROBE_TIMEOUT", "ChunkCache", "ExecutionSettings",
            "MechanismRunner", "RunLimitReached"]
@@ -382,7 +384,7 @@ class MechanismRunner:
             self.cache.hits += sum(max(0, min(chunks[i].start + chunks[i].size, offset + size)
                                        - max(chunks[i].start, offset)) for i in cached)
         skip = offset - chunks[0].start if chunks else 0  # a stream's chunks may hold runs of other jobs
-        return self._joined(outputs, chunks, batch.shape[1])[skip:skip + size]
+        return self._joined(outputs, chunks, batch.shape[1], what)[skip:skip + size]
 
     def _stream_chunks(self, database: np.ndarray, size: int, chunk_size: int) -> tuple[list, list, int]:
         """The chunks of ``database``'s stream (:class:`ChunkCache`) that hold its next ``size`` runs in this
@@ -413,16 +415,26 @@ class MechanismRunner:
                 keys.append(key)
         return chunks, keys, offset
 
-    def _joined(self, outputs: list, chunks: list, records: int) -> np.ndarray:
+    def _joined(self, outputs: list, chunks: list, records: int, what: str) -> np.ndarray:
         """The chunks' outputs as one array, when every call returned the width the first one did.
 
         A mechanism whose output width changes (between calls, or only after the probe: from the MI
         sample to the event runs) has no output space to audit: one line naming it, not NumPy's error.
+        Where only the columns of the user's statistic inside its calls changed (:meth:`_statistic_lengths`:
+        each worker process checks the statistic's own outputs, not another's), the line names the statistic.
         """
         for task, output in zip(chunks, outputs):
             shape = np.shape(output)[1:]
             known = self._output_shapes.setdefault(records, shape)
             if shape != known:
+                statistic = self._statistic_lengths(known, shape)
+                if statistic is not None:
+                    # The words of the statistic's own check (UserStatistic.values), which one process raises.
+                    name, earlier, now = statistic
+                    raise MechanismError(f"{self.who} on {what} {task.start}: statistic {name!r} returned {now} "
+                                         f"numbers for one output and {earlier} for an earlier one, in another worker "
+                                         "process; it must return as many for every output", mechanism=self.who,
+                                         database_index=task.start)
                 last = task.start + task.size - 1
                 before = _shape_text((0, *known))
                 raise MechanismError(f"{self.who} returned outputs of shape {_shape_text(np.shape(output))} on "
@@ -430,6 +442,20 @@ class MechanismRunner:
                                      "must have the same shape on every call", mechanism=self.who,
                                      database_index=task.start)
         return np.concatenate(outputs)
+
+    def _statistic_lengths(self, before: tuple, now: tuple) -> tuple | None:
+        """(name, earlier length, this length) of the user's statistic whose values end each output row of the
+        mechanism's encoder (:class:`~mechanisms.outputs.encoding.OutputEncoder`, ``2 * width`` columns before
+        them), where two rows of widths ``before`` and ``now`` differ in its columns alone; else None."""
+        encoder = encoder_of(self.reference.mechanism)
+        statistic = getattr(encoder, "statistic", None)
+        if statistic is None or len(before) != 1 or len(now) != 1:
+            return None
+        widths = [width[0] for width in (before, now)]
+        if self.settings.allow_nan:  # the rows end with the missing marks of their columns (with_missing_marks)
+            widths = [released_width(width) or 0 for width in widths]
+        lengths = [width - 2 * encoder.width for width in widths]
+        return (statistic.name, *lengths) if min(lengths) > 0 else None
 
     def probe(self, database, seed: int) -> np.ndarray:
         """The mechanism's output on one ``database`` (shape (n, k)) under ``seed``: the runner's probe, made now if
@@ -494,10 +520,19 @@ class MechanismRunner:
     def _final_error(self, task: ChunkTask, exc: Exception, attempts: int, what: str) -> MechanismError:
         tried = f" ({attempts} attempts)" if attempts > 1 else ""
         if isinstance(exc, WorkerLost):
+            # The user code the worker said was running inside the mechanism's call (a statistic), else the mechanism.
+            inside = f"{exc.running}, running inside the call of {self.who} on {task.databases}"
+            if exc.stuck:  # the words of the in-process watchdog's line (mechanisms.calls.watchdog.stuck_message)
+                overrun = (f"{inside}, did not return within {task.timeout:g} s" if exc.running else
+                           f"{self.who} did not return within {task.timeout:g} s on {task.databases}")
+                return MechanismError(
+                    f"{overrun} and ignored the interruption (it is stuck in compiled code, or blocks or ignores "
+                    f"SIGALRM); its worker process was stopped {HARD_KILL_GRACE:g} s later{tried}", mechanism=self.who)
+            running = (f"{inside}: the worker process running it" if exc.running else
+                       f"{self.who}: the worker process running it on {task.databases}")
             return MechanismError(
-                f"{self.who}: the worker process running it on {task.databases} died{tried}: it was killed, ran out "
-                f"of memory, called os._exit or crashed in compiled code, or was stopped after hanging past "
-                f"--timeout ({exc})", mechanism=self.who)
+                f"{running} died{tried}: it was killed, ran out of memory, called os._exit or crashed in compiled "
+                f"code, or was stopped after hanging past --timeout ({exc})", mechanism=self.who)
         index = exc.database_index
         message = str(exc)
         if index is not None:

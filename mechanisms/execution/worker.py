@@ -14,14 +14,24 @@ function, :mod:`mechanisms.adapters.user_statistic`) runs inside the mechanism's
 travels with the reference: as its own specification where it was loaded from one, else pickled.
 The worker gives it to the encoder of the mechanism it loaded, and the rows a worker returns are
 those the audit's process would return for the chunk's seed: the statistic's columns included.
+
+What runs in a worker when it dies. A worker that dies (the hard kill of code stuck in compiled code, a crash)
+takes its record of the user code in progress with it, and the audit's process would know only the task it
+sent. So each task runs with a small file of its own (:func:`run_reporting`), memory-mapped: the worker writes
+in it the innermost user code running inside the mechanism's call whenever that changes
+(:func:`mechanisms.calls.user_call.report_running_to`: a statistic inside a per-database function's call), and
+the audit's process reads it when the worker died (:func:`lost_in`) and names that code; the worker also
+writes there when its hard kill is due, so that a worker stopped stuck is told from one that crashed.
 """
 
 from __future__ import annotations
 
 import faulthandler
 import json
+import mmap
 import os
 import signal
+import struct
 import sys
 import threading
 import time
@@ -31,11 +41,12 @@ from typing import Mapping
 import numpy as np
 
 from mechanisms.base import draws_only_from_rng, mechanism_name, run_on_batch
+from mechanisms.calls.user_call import report_running_to
 from mechanisms.errors import MechanismError
 from mechanisms.execution.chunks import ChunkTask, chunk_generator, seed_global_generators
 from mechanisms.outputs.encoding import encoder_of
 
-__all__ = ["MechanismReference", "init_worker", "run_chunk", "run_probe"]
+__all__ = ["MechanismReference", "init_worker", "run_chunk", "run_probe", "lost_in", "run_reporting"]
 
 #: Seconds past ``--timeout`` after which a worker stuck inside compiled code (which the
 #: in-process interruption cannot reach) ends its own process; the audit then retries the
@@ -205,7 +216,7 @@ def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
                              mechanism=label) from None
     rng = chunk_generator(task.job_seed, task.index, task.purpose)
     if hard_kill and task.timeout is not None:
-        faulthandler.dump_traceback_later(task.timeout + HARD_KILL_GRACE, exit=True)
+        _arm_hard_kill(task.timeout + HARD_KILL_GRACE)
     if not draws_only_from_rng(mech):
         seed_global_generators(task.job_seed, task.index, task.purpose)
     try:
@@ -214,7 +225,7 @@ def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
                             timeout=task.timeout, allow_nan=task.allow_nan)
     finally:
         if hard_kill and task.timeout is not None:
-            faulthandler.cancel_dump_traceback_later()
+            _arm_hard_kill(None)
 
 
 def run_probe(reference: MechanismReference, task: ChunkTask, hard_kill: bool = False):
@@ -224,3 +235,79 @@ def run_probe(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
     ``rng`` nor a global generator seeded per chunk (its own generator, ``os.urandom``, ...).
     """
     return run_chunk(reference, task, hard_kill), run_chunk(reference, task, hard_kill)
+
+
+#: Bytes of a task's report file (:func:`run_reporting`): the hard kill's deadline (a float64, 0 when none is
+#: armed), then a name of user code, cut to fit, then a NUL.
+REPORT_BYTES = 1024
+
+_DEADLINE = struct.Struct("d")
+
+#: The report file of the task this worker runs (:func:`run_reporting`), None between tasks.
+_REPORT = None
+
+
+class _TaskReport:
+    """A task's report file, memory-mapped: written as a slice of shared memory (no system call), which the
+    audit's process reads whatever ends this one next."""
+
+    def __init__(self, path: str):
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.ftruncate(descriptor, REPORT_BYTES)
+            self.memory = mmap.mmap(descriptor, REPORT_BYTES)
+        finally:
+            os.close(descriptor)
+
+    def running(self, who: str) -> None:
+        data = who.encode("utf-8", errors="replace")[:REPORT_BYTES - _DEADLINE.size - 1] + b"\0"
+        try:
+            self.memory[_DEADLINE.size:_DEADLINE.size + len(data)] = data
+        except ValueError:  # closed: a thread the task left behind ends a call after the task did
+            pass
+
+    def hard_kill_at(self, deadline: float) -> None:
+        """The hard kill is armed for ``deadline`` (``time.monotonic()``, the same clock in every process of the
+        machine); 0: disarmed."""
+        self.memory[:_DEADLINE.size] = _DEADLINE.pack(deadline)
+
+
+def _arm_hard_kill(seconds: float | None) -> None:
+    """End this process ``seconds`` from now (None: disarm), writing the deadline in the task's report."""
+    if seconds is None:
+        faulthandler.cancel_dump_traceback_later()
+    else:
+        faulthandler.dump_traceback_later(seconds, exit=True)
+    if _REPORT is not None:
+        _REPORT.hard_kill_at(0.0 if seconds is None else time.monotonic() + seconds)
+
+
+def run_reporting(report_path: str, fn, reference, task, hard_kill: bool = False):
+    """``fn(reference, task, hard_kill)``, writing in the file ``report_path`` the user code running inside
+    its bounded calls and the hard kill's deadline (module docstring, "What runs in a worker when it dies"), for
+    :func:`lost_in`."""
+    global _REPORT
+    _REPORT = report = _TaskReport(report_path)
+    previous = report_running_to(report.running)
+    try:
+        return fn(reference, task, hard_kill)
+    finally:
+        report_running_to(previous)
+        _REPORT = None
+        report.memory.close()
+
+
+def lost_in(report_path: str | None) -> tuple[str | None, bool]:
+    """What a dead worker's task was running, as its report file (:func:`run_reporting`) says: the user code
+    inside the mechanism's call (a ``who``, ``"statistic 'stats.py:fn'"``; None where none was, or the file was
+    never written), and whether the hard kill's deadline had come (the worker was stopped stuck)."""
+    try:
+        with open(report_path, "rb") as file:
+            data = file.read(REPORT_BYTES)
+    except (OSError, TypeError):  # TypeError: no file was given
+        return None, False
+    if len(data) < _DEADLINE.size:
+        return None, False
+    (deadline,) = _DEADLINE.unpack(data[:_DEADLINE.size])
+    who = data[_DEADLINE.size:].split(b"\0", 1)[0].decode("utf-8", errors="replace")
+    return who or None, 0 < deadline <= time.monotonic()
