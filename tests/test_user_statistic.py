@@ -342,7 +342,7 @@ def test_a_worker_that_dies_inside_a_statistic_names_the_statistic(tmp_path):
 
 
 @pytest.mark.integration
-def test_the_hard_kill_of_a_statistic_stuck_where_the_timeout_cannot_reach_names_the_statistic(tmp_path):
+def test_the_hard_kill_of_a_statistic_stuck_where_the_timeout_cannot_reach_names_the_statistic(tmp_path, capfd):
     # 0.2 s, then the worker's hard kill 10 s later (worker.HARD_KILL_GRACE): the probe, alone in flight, dies once.
     release = str(tmp_path / "release.py")
     started = time.monotonic()
@@ -351,6 +351,8 @@ def test_the_hard_kill_of_a_statistic_stuck_where_the_timeout_cannot_reach_names
         "return within 0.2 s and ignored the interruption (it is stuck in compiled code, or blocks or ignores "
         "SIGALRM); its worker process was stopped 10 s later")
     assert time.monotonic() - started < 2 * 10.2  # one hard kill, not a second one for a run alone
+    # The one line is all: the dying worker prints no stack dump (faulthandler's "most recent call first") to stderr.
+    assert "most recent call first" not in capfd.readouterr().err
 
 
 @pytest.mark.integration

@@ -272,12 +272,20 @@ class _TaskReport:
         self.memory[:_DEADLINE.size] = _DEADLINE.pack(deadline)
 
 
+#: Where the hard kill's stack dump goes: nowhere. The audit reports the stuck call in one line naming it
+#: (:func:`lost_in`); faulthandler's dump of every thread's stack would print some thirty lines before it.
+_DUMP_SINK = None
+
+
 def _arm_hard_kill(seconds: float | None) -> None:
     """End this process ``seconds`` from now (None: disarm), writing the deadline in the task's report."""
+    global _DUMP_SINK
     if seconds is None:
         faulthandler.cancel_dump_traceback_later()
     else:
-        faulthandler.dump_traceback_later(seconds, exit=True)
+        if _DUMP_SINK is None:
+            _DUMP_SINK = open(os.devnull, "w")  # kept open for the process: faulthandler writes to its descriptor
+        faulthandler.dump_traceback_later(seconds, exit=True, file=_DUMP_SINK)
     if _REPORT is not None:
         _REPORT.hard_kill_at(0.0 if seconds is None else time.monotonic() + seconds)
 
