@@ -20,6 +20,7 @@ from . import device as device_settings
 from .device import cpu_threads, free_threads, resolve_device
 from .objectives import OBJECTIVES, MineMovingAverage, donsker_varadhan, nwj, objective_value
 from .progress import progress_bar
+from .scaling import order_statistics
 from .validation import InputError, check_choice, check_real
 
 
@@ -160,13 +161,12 @@ def _standardization(u: torch.Tensor, train: torch.Tensor) -> tuple[torch.Tensor
     of any finite size (1e300) standardize without overflow.
     """
     sample = u[:, train] * 0.5
-    last = sample.shape[1] - 1
-
-    def order_statistic(q):  # a selection, not a sort: two thirds of the time, and no size limit
-        return sample.kthvalue(int(round(q * last)) + 1, dim=1, keepdim=True).values
-
-    centre = order_statistic(0.5)
-    scale = (order_statistic(0.75) - order_statistic(0.25)) / 1.349
+    ranks = [int(round(q * (sample.shape[1] - 1))) for q in (0.25, 0.5, 0.75)]
+    if sample.device.type == "cpu":  # one partition for the three (order_statistics), not three selections
+        lower, centre, upper = (torch.from_numpy(s) for s in order_statistics(sample.numpy(), ranks, axis=1))
+    else:
+        lower, centre, upper = (sample.kthvalue(rank + 1, dim=1, keepdim=True).values for rank in ranks)
+    scale = (upper - lower) / 1.349
     # Discrete data can have a zero IQR: fall back to the standard deviation, computed on
     # deviations divided by their largest magnitude so that squaring cannot overflow.
     deviation = sample - centre
