@@ -1,6 +1,7 @@
 """The estimators' and statistics' speed-ups against straightforward references written here: order statistics
 from one partition (estimators.scaling.order_statistics, the critics' robust standardization) against a full sort,
-bit for bit, on continuous and tied data."""
+bit for bit, on continuous and tied data; the counting statistic cross-fitted from columns coded once
+(audit.statistics.counting.CountingFolds) against each fold's outputs rounded, counted and scored afresh."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import numpy as np
 import pytest
 import torch
 
+from audit.statistics.arithmetic import round_significand
+from audit.statistics.classifier_critic import cross_fit, stratified_folds
+from audit.statistics.counting import FAR_LESS, MIN_FEATURE_COUNT, CountingStatistic
 from estimators.neural import _standardization
 from estimators.scaling import order_statistics
 
@@ -48,3 +52,62 @@ def test_critic_standardization_is_the_median_and_iqr_of_the_sorted_training_val
         assert positive.all()
     else:  # a zero IQR falls back to the standard deviation, positive where the values vary
         assert (scale.numpy()[:, 0] > 0).all()
+
+
+def _counting_outputs(n: int, seed: int):
+    """Draws of two inputs with the columns a counting statistic meets: continuous, discrete with a value one input
+    adds, a rare sentinel, a constant, NaNs, zeros of both signs with a value of the other input, and values that
+    differ only below the rounding."""
+    rng = np.random.default_rng(seed)
+    is_first = rng.random(n) < 0.5
+    columns = [rng.standard_normal(n),
+               rng.integers(0, 20, n) + (is_first & (rng.random(n) < 0.05)) * 100,
+               np.where(is_first & (rng.random(n) < 0.01), 7.25, 0.0),
+               np.full(n, 3.0),
+               np.where(rng.random(n) < 0.02, np.nan, rng.integers(0, 3, n).astype(float)),
+               np.where(rng.random(n) < 0.5, -0.0, 0.0) + np.where(~is_first & (rng.random(n) < 0.03), 1.0, 0.0),
+               np.where(is_first, np.where(rng.random(n) < 0.5, -0.0, 0.0), 2.0 + rng.integers(0, 2, n)),
+               np.round(rng.standard_normal(n), 1) * (1 + 1e-12 * rng.standard_normal(n))]
+    return is_first, np.stack(columns, axis=1)
+
+
+def _fold_reference(outputs, is_first, train, held):
+    """One fold's fit written out from the module docstring on the fold's own rounded outputs: per column, each
+    value's count under either input (np.unique of the training rows), ℓ = log((c₁ + ½)/(n₁ + 1)) −
+    log((c₂ + ½)/(n₂ + 1)), the one-sided values (seen at least MIN_FEATURE_COUNT times, never under one input or
+    |ℓ| ≥ log FAR_LESS, not NaN); and the held-out rows' scores, the sum over columns of ℓ at their value."""
+    rounded = round_significand(outputs)
+    labels = is_first[train]
+    n_first, n_second = int(labels.sum()), int((~labels).sum())
+    features, scores = {}, np.zeros(len(held))
+    for column in range(outputs.shape[1]):
+        values, index, counts = np.unique(rounded[train, column], return_inverse=True, return_counts=True)
+        c_first = np.bincount(index.ravel()[labels], minlength=len(values)).astype(np.float64)
+        c_second = counts - c_first
+        ell = np.log((c_first + 0.5) / (n_first + 1.0)) - np.log((c_second + 0.5) / (n_second + 1.0))
+        one_sided = (counts >= MIN_FEATURE_COUNT) & ((c_first == 0) | (c_second == 0) | (np.abs(ell) >= np.log(FAR_LESS)))
+        one_sided &= ~np.isnan(values)
+        if one_sided.any():
+            features[column] = (values[one_sided], ell[one_sided], c_first[one_sided], c_second[one_sided])
+            weight = dict(zip(values[one_sided].tolist(), ell[one_sided].tolist()))
+            scores = scores + np.array([weight.get(value, 0.0) for value in rounded[held, column].tolist()])
+    return features, scores
+
+
+@pytest.mark.parametrize("n, seed", [(3000, 0), (400, 1)])
+def test_counting_statistic_cross_fitted_from_columns_coded_once_is_each_folds_own_fit(n, seed):
+    is_first, outputs = _counting_outputs(n, seed)
+    fold = stratified_folds(is_first, 3, np.random.default_rng(seed))
+    fitted = cross_fit(CountingStatistic, is_first, outputs, fold, seed)
+    for k, model in enumerate(fitted.statistic.models):
+        train, held = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
+        features, scores = _fold_reference(outputs, is_first, train, held)
+        assert sorted(model.features) == sorted(features) and features, k
+        for column, (values, ell, c_first, c_second) in features.items():
+            found_values, found_ell = model.features[column]
+            assert np.array_equal(found_values, values)  # == : a zero of either sign is the same feature
+            assert found_ell.tobytes() == ell.tobytes()
+            assert np.array_equal(model.counts[column][0], c_first) and np.array_equal(model.counts[column][1], c_second)
+        assert fitted.out_of_fold[held].tobytes() == scores.tobytes(), k
+        # The fitted statistic scores fresh outputs as the reference does (its own rounding and lookup).
+        assert model(outputs[held]).tobytes() == scores.tobytes(), k
