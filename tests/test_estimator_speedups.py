@@ -1,9 +1,13 @@
 """The estimators' and statistics' speed-ups against straightforward references written here: order statistics
 from one partition (estimators.scaling.order_statistics, the critics' robust standardization) against a full sort,
 bit for bit, on continuous and tied data; the counting statistic cross-fitted from columns coded once
-(audit.statistics.counting.CountingFolds) against each fold's outputs rounded, counted and scored afresh."""
+(audit.statistics.counting.CountingFolds) against each fold's outputs rounded, counted and scored afresh; the
+candidate caps computed once for a fit's per-slice and sliced certificates (estimators.certify.cap_candidates)
+against each critic's own quantiles, and the certificates given them against those that compute them."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -12,6 +16,7 @@ import torch
 from audit.statistics.arithmetic import round_significand
 from audit.statistics.classifier_critic import cross_fit, stratified_folds
 from audit.statistics.counting import FAR_LESS, MIN_FEATURE_COUNT, CountingStatistic
+from estimators.certify import cap_candidates, certify_critics, sliced_lower_bound
 from estimators.neural import _standardization
 from estimators.scaling import order_statistics
 
@@ -111,3 +116,26 @@ def test_counting_statistic_cross_fitted_from_columns_coded_once_is_each_folds_o
         assert fitted.out_of_fold[held].tobytes() == scores.tobytes(), k
         # The fitted statistic scores fresh outputs as the reference does (its own rounding and lookup).
         assert model(outputs[held]).tobytes() == scores.tobytes(), k
+
+
+def test_cap_candidates_are_each_critics_quantiles_and_serve_both_certificates_unchanged():
+    rng = np.random.default_rng(4)
+    critics, lo, hi = 6, -2.0, 3.0
+    joint = np.clip(rng.normal(0.5, 1.0, (critics, 300)), lo, hi)
+    product = np.clip(rng.normal(-0.5, 1.0, (critics, 150)), lo, hi)
+    joint[2] = np.round(joint[2])  # tied values
+    product[4] = hi  # a critic at its top everywhere on the product draws
+    candidates = cap_candidates(joint, product, hi)
+    levels = [0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1.0]
+    for m in range(critics):  # one critic at a time: its own pooled values' quantiles, then hi, none above hi
+        own = np.minimum(np.append(np.quantile(np.concatenate((joint[m], product[m])), levels), hi), hi)
+        assert candidates[m].tobytes() == own.tobytes(), m
+    fit = SimpleNamespace(output_range=(lo, hi), validation_joint=joint, validation_product=product,
+                          test_joint=np.clip(rng.normal(0.5, 1.0, (critics, 200)), lo, hi),
+                          test_product=np.clip(rng.normal(-0.5, 1.0, (critics, 100)), lo, hi))
+    for delta in (0.05, 0.05 / critics):
+        bounds, caps = certify_critics(fit, delta)
+        given_bounds, given_caps = certify_critics(fit, delta, candidates=candidates)
+        assert bounds.tobytes() == given_bounds.tobytes() and caps.tobytes() == given_caps.tobytes()
+        for terms in (slice(0, critics), slice(1, 4), np.array([5, 0, 2])):
+            assert sliced_lower_bound(fit, terms, delta) == sliced_lower_bound(fit, terms, delta, candidates=candidates)
