@@ -167,12 +167,13 @@ def _standardization(u: torch.Tensor, train: torch.Tensor) -> tuple[torch.Tensor
     else:
         lower, centre, upper = (sample.kthvalue(rank + 1, dim=1, keepdim=True).values for rank in ranks)
     scale = (upper - lower) / 1.349
-    # Discrete data can have a zero IQR: fall back to the standard deviation, computed on
-    # deviations divided by their largest magnitude so that squaring cannot overflow.
-    deviation = sample - centre
-    top = deviation.abs().amax(dim=1, keepdim=True)
-    fallback = (deviation / torch.where(top > 0, top, torch.ones_like(top))).std(dim=1, keepdim=True) * top
-    scale = torch.where(scale > 0, scale, fallback)
+    if not bool((scale > 0).all()):  # the fallback's passes over the sample cost more than the quartiles
+        # Discrete data can have a zero IQR: fall back to the standard deviation, computed on
+        # deviations divided by their largest magnitude so that squaring cannot overflow.
+        deviation = sample - centre
+        top = deviation.abs().amax(dim=1, keepdim=True)
+        fallback = (deviation / torch.where(top > 0, top, torch.ones_like(top))).std(dim=1, keepdim=True) * top
+        scale = torch.where(scale > 0, scale, fallback)
     scale = torch.where(scale > 0, scale, torch.ones_like(scale))  # a constant feature carries nothing
     return centre, scale
 
