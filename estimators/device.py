@@ -316,3 +316,16 @@ def free_threads(current: int) -> int:
     if os.environ.get("OMP_NUM_THREADS"):
         return current
     return max(1, min(current, free_cores()))
+
+
+def samples_of(values, index):
+    """``values[:, index]``: the samples ``index`` (an integer array or tensor) of every critic's (critics, samples,
+    features) tensor, a copy. On the CPU by ``np.take`` on the tensor's memory: torch's advanced indexing took 40 ms
+    for 8,000 of 20,000 float64 samples of 256 one-feature critics, ``np.take`` 14 ms (17 ms and 5 ms in float32;
+    one thread, load average 6.4 on the shared 2-core CPU); the same values either way."""
+    import numpy as np
+    import torch
+
+    if values.device.type == "cpu" and not values.requires_grad:
+        return torch.from_numpy(np.take(values.numpy(), np.asarray(index), axis=1))
+    return values[:, torch.as_tensor(index, device=values.device)]

@@ -17,7 +17,7 @@ import torch
 from .critic_config import CriticConfig, scoring_rows
 from .critics import CriticEnsemble
 from . import device as device_settings
-from .device import cpu_threads, free_threads, resolve_device
+from .device import cpu_threads, free_threads, resolve_device, samples_of
 from .objectives import OBJECTIVES, MineMovingAverage, donsker_varadhan, nwj, objective_value
 from .progress import progress_bar
 from .scaling import order_statistics
@@ -160,7 +160,7 @@ def _standardization(u: torch.Tensor, train: torch.Tensor) -> tuple[torch.Tensor
     halving is exact and makes every difference of two finite float64 values finite, so data
     of any finite size (1e300) standardize without overflow.
     """
-    sample = u[:, train] * 0.5
+    sample = samples_of(u, train) * 0.5
     ranks = [int(round(q * (sample.shape[1] - 1))) for q in (0.25, 0.5, 0.75)]
     if sample.device.type == "cpu":  # one partition for the three (order_statistics), not three selections
         lower, centre, upper = (torch.from_numpy(s) for s in order_statistics(sample.numpy(), ranks, axis=1))
@@ -486,9 +486,9 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
     train = torch.as_tensor(train_idx, device=device)
     u_stats, v_stats = _standardization(u, train), _standardization(v, train)
     u, v = critic_inputs(u, *u_stats), critic_inputs(v, *v_stats)
-    u_rows, v_rows = sample_major(u[:, train]), sample_major(v[:, train])
-    u_val, v_val = u[:, torch.as_tensor(val_idx, device=device)], v[:, torch.as_tensor(val_idx, device=device)]
-    u_test, v_test = u[:, torch.as_tensor(test_idx, device=device)], v[:, torch.as_tensor(test_idx, device=device)]
+    u_rows, v_rows = sample_major(samples_of(u, train)), sample_major(samples_of(v, train))
+    u_val, v_val = samples_of(u, val_idx), samples_of(v, val_idx)
+    u_test, v_test = samples_of(u, test_idx), samples_of(v, test_idx)
 
     gen = torch.Generator().manual_seed(seed)
     shift_rng = np.random.default_rng(seed)

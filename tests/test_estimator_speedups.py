@@ -3,7 +3,8 @@ from one partition (estimators.scaling.order_statistics, the critics' robust sta
 bit for bit, on continuous and tied data; the counting statistic cross-fitted from columns coded once
 (audit.statistics.counting.CountingFolds) against each fold's outputs rounded, counted and scored afresh; the
 candidate caps computed once for a fit's per-slice and sliced certificates (estimators.certify.cap_candidates)
-against each critic's own quantiles, and the certificates given them against those that compute them."""
+against each critic's own quantiles, and the certificates given them against those that compute them; the critics'
+samples taken by np.take on the CPU (estimators.device.samples_of) against torch's indexing."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from audit.statistics.arithmetic import round_significand
 from audit.statistics.classifier_critic import cross_fit, stratified_folds
 from audit.statistics.counting import FAR_LESS, MIN_FEATURE_COUNT, CountingStatistic
 from estimators.certify import cap_candidates, certify_critics, sliced_lower_bound
+from estimators.device import samples_of
 from estimators.neural import _standardization
 from estimators.scaling import order_statistics
 
@@ -139,3 +141,17 @@ def test_cap_candidates_are_each_critics_quantiles_and_serve_both_certificates_u
         assert bounds.tobytes() == given_bounds.tobytes() and caps.tobytes() == given_caps.tobytes()
         for terms in (slice(0, critics), slice(1, 4), np.array([5, 0, 2])):
             assert sliced_lower_bound(fit, terms, delta) == sliced_lower_bound(fit, terms, delta, candidates=candidates)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_samples_of_is_torch_indexing_along_the_sample_axis(dtype):
+    generator = torch.Generator().manual_seed(5)
+    values = torch.randn(6, 50, 3, generator=generator, dtype=dtype)
+    index = np.random.default_rng(6).permutation(50)[:17]
+    for tensor in (values, values[:, :, 1:], values.transpose(0, 1).contiguous().transpose(0, 1)):  # strided too
+        expected = tensor[:, torch.as_tensor(index)]
+        for given in (index, torch.as_tensor(index), index.tolist()):
+            taken = samples_of(tensor, given)
+            assert taken.dtype == dtype and taken.is_contiguous() and torch.equal(taken, expected)
+    trained = values.clone().requires_grad_()  # no NumPy view of a tensor that requires grad: torch's indexing
+    assert torch.equal(samples_of(trained, index), values[:, torch.as_tensor(index)])
