@@ -329,3 +329,14 @@ def samples_of(values, index):
     if values.device.type == "cpu" and not values.requires_grad:
         return torch.from_numpy(np.take(values.numpy(), np.asarray(index), axis=1))
     return values[:, torch.as_tensor(index, device=values.device)]
+
+
+def all_finite(*tensors) -> bool:
+    """Whether every value of every tensor is finite (no NaN, no ±inf). On the CPU by ``np.isfinite`` on the tensor's
+    memory: ``torch.isfinite(x).all()`` took 48 ms on the 5.1 million float64 values of a 256-slice fit of 20,000
+    samples, ``np.isfinite`` 2.1 ms (one thread, load average 5.5 on the shared 2-core CPU)."""
+    import numpy as np
+    import torch
+
+    return all(bool(np.isfinite(t.detach().numpy()).all()) if t.device.type == "cpu" else bool(torch.isfinite(t).all())
+               for t in tensors)

@@ -17,7 +17,7 @@ import torch
 from .critic_config import CriticConfig, scoring_rows
 from .critics import CriticEnsemble
 from . import device as device_settings
-from .device import cpu_threads, free_threads, resolve_device, samples_of
+from .device import all_finite, cpu_threads, free_threads, resolve_device, samples_of
 from .objectives import OBJECTIVES, MineMovingAverage, donsker_varadhan, nwj, objective_value
 from .progress import progress_bar
 from .scaling import order_statistics
@@ -475,7 +475,7 @@ def _float64_chunk(values, start: int, stop: int, name: str, device) -> torch.Te
     """Critics start..stop of ``values`` as a float64 tensor on ``device``, checked finite."""
     part = values[start:stop]
     chunk = (part.double() if torch.is_tensor(part) else torch.as_tensor(np.asarray(part, dtype=np.float64))).to(device)
-    if not bool(torch.isfinite(chunk).all()):
+    if not all_finite(chunk):
         raise InputError(f"argument '{name}' contains NaN or inf")
     return chunk
 
@@ -559,7 +559,7 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
         val_joint = _scores(ensemble, u_val, v_val, chunk)
         val_prod = _scores(ensemble, u_val[:, :half_val], v_val[:, half_val:2 * half_val], chunk)
     ensemble.release_buffers()  # the scorer keeps the ensemble; its training-sized buffer is not needed
-    if not all(bool(torch.isfinite(t).all()) for t in (t_joint, t_prod_all, t_cert, val_joint, val_prod)):
+    if not all_finite(t_joint, t_prod_all, t_cert, val_joint, val_prod):
         # Bounded critics on finite standardized inputs cannot do this; refuse rather than certify NaN.
         raise InputError(f"{desc}: training diverged (critic values are not finite); try a smaller learning rate")
     tj = t_joint.double().cpu().numpy()

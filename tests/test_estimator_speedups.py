@@ -4,7 +4,8 @@ bit for bit, on continuous and tied data; the counting statistic cross-fitted fr
 (audit.statistics.counting.CountingFolds) against each fold's outputs rounded, counted and scored afresh; the
 candidate caps computed once for a fit's per-slice and sliced certificates (estimators.certify.cap_candidates)
 against each critic's own quantiles, and the certificates given them against those that compute them; the critics'
-samples taken by np.take on the CPU (estimators.device.samples_of) against torch's indexing."""
+samples taken by np.take on the CPU (estimators.device.samples_of) against torch's indexing, and their finiteness
+checked by np.isfinite (estimators.device.all_finite) against a check of every value."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from audit.statistics.arithmetic import round_significand
 from audit.statistics.classifier_critic import cross_fit, stratified_folds
 from audit.statistics.counting import FAR_LESS, MIN_FEATURE_COUNT, CountingStatistic
 from estimators.certify import cap_candidates, certify_critics, sliced_lower_bound
-from estimators.device import samples_of
+from estimators.device import all_finite, samples_of
 from estimators.neural import _standardization
 from estimators.scaling import order_statistics
 
@@ -155,3 +156,22 @@ def test_samples_of_is_torch_indexing_along_the_sample_axis(dtype):
             assert taken.dtype == dtype and taken.is_contiguous() and torch.equal(taken, expected)
     trained = values.clone().requires_grad_()  # no NumPy view of a tensor that requires grad: torch's indexing
     assert torch.equal(samples_of(trained, index), values[:, torch.as_tensor(index)])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_all_finite_is_every_value_finite(dtype):
+    import math
+
+    generator = torch.Generator().manual_seed(8)
+    clean = torch.randn(4, 30, 2, generator=generator, dtype=dtype)
+    cases = [clean, clean[:, ::3], torch.empty(0, 5, dtype=dtype), clean.clone().requires_grad_()]
+    for bad in (math.nan, math.inf, -math.inf):
+        for where in ((0, 0, 0), (3, 29, 1), (2, 11, 0)):
+            spoiled = clean.clone()
+            spoiled[where] = bad
+            cases += [spoiled, spoiled.transpose(0, 1)]
+    for tensor in cases:
+        expected = all(math.isfinite(value) for value in tensor.detach().reshape(-1).tolist())
+        assert all_finite(tensor) is expected
+        assert all_finite(clean, tensor) is expected and all_finite(tensor, clean) is expected
+    assert all_finite() is True
