@@ -5,7 +5,8 @@ bit for bit, on continuous and tied data; the counting statistic cross-fitted fr
 candidate caps computed once for a fit's per-slice and sliced certificates (estimators.certify.cap_candidates)
 against each critic's own quantiles, and the certificates given them against those that compute them; the critics'
 samples taken by np.take on the CPU (estimators.device.samples_of) against torch's indexing, and their finiteness
-checked by np.isfinite (estimators.device.all_finite) against a check of every value."""
+checked by np.isfinite (estimators.device.all_finite) against a check of every value; the critic inputs computed
+in place (estimators.neural.critic_inputs) against their formula in NumPy."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from audit.statistics.classifier_critic import cross_fit, stratified_folds
 from audit.statistics.counting import FAR_LESS, MIN_FEATURE_COUNT, CountingStatistic
 from estimators.certify import cap_candidates, certify_critics, sliced_lower_bound
 from estimators.device import all_finite, samples_of
-from estimators.neural import _standardization
+from estimators.neural import COMPRESS_BEYOND, _standardization, critic_inputs
 from estimators.scaling import order_statistics
 
 
@@ -175,3 +176,19 @@ def test_all_finite_is_every_value_finite(dtype):
         assert all_finite(tensor) is expected
         assert all_finite(clean, tensor) is expected and all_finite(tensor, clean) is expected
     assert all_finite() is True
+
+
+def test_critic_inputs_are_their_formula_computed_afresh():
+    rng = np.random.default_rng(9)
+    u = rng.standard_normal((3, 400, 2)) * np.array([1.0, 1e5])  # the second feature reaches past COMPRESS_BEYOND
+    u[1, 17, 0], u[2, 3, 1] = 1e300, -1e300
+    centre, scale = rng.standard_normal((3, 1, 2)) * 0.1, rng.random((3, 1, 2)) + 0.5
+    for values in (u, u[:, :, :1], u[:, :0]):  # outliers, none beyond the bound, no samples
+        c, s = centre[:, :, :values.shape[2]], scale[:, :, :values.shape[2]]
+        t = (values * 0.5 - c) / s
+        with np.errstate(divide="ignore"):
+            compressed = np.sign(t) * COMPRESS_BEYOND * (1.0 + np.log(np.abs(t) / COMPRESS_BEYOND))
+        expected = np.where(np.abs(t) > COMPRESS_BEYOND, compressed, t).astype(np.float32)
+        found = critic_inputs(torch.as_tensor(values), torch.as_tensor(c), torch.as_tensor(s)).numpy()
+        assert found.dtype == np.float32 and found.shape == expected.shape
+        assert found.tobytes() == expected.tobytes()
