@@ -79,14 +79,31 @@ def dv_lower_bound(t_joint, t_product, lo, hi, delta: float, method: str = "bern
     return lcb_joint - np.log(ucb_exp)
 
 
+#: The quantile levels of a critic's pooled validation values that are its candidate caps (:func:`cap_candidates`).
+CAP_LEVELS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1.0)
+
+
+def cap_candidates(val_joint, val_product, hi: float) -> np.ndarray:
+    """Each critic's candidate caps (M, 11): the :data:`CAP_LEVELS` quantiles of its validation values, joint and
+    product pooled, and ``hi`` itself, none above ``hi``. They depend on no δ: :func:`choose_caps` at several δ on
+    the same validation values (the per-slice and the sliced certificates of one fit) can share them, computed once
+    (each is a partition of every critic's values)."""
+    val_joint = np.atleast_2d(np.asarray(val_joint, dtype=np.float64))
+    val_product = np.atleast_2d(np.asarray(val_product, dtype=np.float64))
+    pooled = np.concatenate((val_joint, val_product), axis=1)
+    candidates = np.concatenate((np.quantile(pooled, np.array(CAP_LEVELS), axis=1).T, np.full((len(pooled), 1), hi)),
+                                axis=1)
+    return np.minimum(candidates, hi)
+
+
 def choose_caps(val_joint, val_product, lo: float, hi: float, *, n_joint: int, n_product: int,
-                delta: float, method: str = "bernstein") -> np.ndarray:
+                delta: float, method: str = "bernstein", candidates=None) -> np.ndarray:
     """Per-critic cap c ≤ hi maximizing the predicted certified bound of min(T, c).
 
     The prediction plugs validation-split means and variances of the capped critic into the
     bound of :func:`dv_lower_bound` with the certification split's sample sizes. Candidate
     caps are quantiles of each critic's validation values (and ``hi`` itself), chosen without
-    looking at the certification split.
+    looking at the certification split (:func:`cap_candidates`; ``candidates``: those already computed).
 
     Returns
     -------
@@ -94,10 +111,8 @@ def choose_caps(val_joint, val_product, lo: float, hi: float, *, n_joint: int, n
     """
     val_joint = np.atleast_2d(np.asarray(val_joint, dtype=np.float64))
     val_product = np.atleast_2d(np.asarray(val_product, dtype=np.float64))
-    pooled = np.concatenate((val_joint, val_product), axis=1)
-    levels = np.array([0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1.0])
-    candidates = np.concatenate((np.quantile(pooled, levels, axis=1).T, np.full((len(pooled), 1), hi)), axis=1)
-    candidates = np.minimum(candidates, hi)
+    if candidates is None:
+        candidates = cap_candidates(val_joint, val_product, hi)
     joint = np.minimum(val_joint[:, None, :], candidates[:, :, None])
     expo = np.exp(np.minimum(val_product[:, None, :], candidates[:, :, None]))
     lcb = -_ucb_from_moments(-joint.mean(-1), joint.var(-1, ddof=1), n_joint, candidates - lo, delta / 2.0, method)
@@ -107,12 +122,13 @@ def choose_caps(val_joint, val_product, lo: float, hi: float, *, n_joint: int, n
     return candidates[np.arange(len(candidates)), predicted.argmax(axis=1)]
 
 
-def certify_critics(fit, delta: float, method: str = "bernstein"):
+def certify_critics(fit, delta: float, method: str = "bernstein", candidates=None):
     """Per-critic certified lower bounds of a :class:`~estimators.neural.CriticFit`.
 
     Each critic is capped at the level chosen on its validation split (:func:`choose_caps`)
     and certified on the test split at failure probability ``delta``. For K critics to hold
-    simultaneously, pass ``delta = α / K`` (union bound).
+    simultaneously, pass ``delta = α / K`` (union bound). ``candidates``: the fit's :func:`cap_candidates`, where
+    already computed.
 
     Returns
     -------
@@ -122,7 +138,7 @@ def certify_critics(fit, delta: float, method: str = "bernstein"):
     lo, hi = fit.output_range
     caps = choose_caps(fit.validation_joint, fit.validation_product, lo, hi,
                        n_joint=fit.test_joint.shape[1], n_product=fit.test_product.shape[1],
-                       delta=delta, method=method)
+                       delta=delta, method=method, candidates=candidates)
     bounds = dv_lower_bound(np.minimum(fit.test_joint, caps[:, None]), np.minimum(fit.test_product, caps[:, None]),
                             lo, caps, delta, method)
     return bounds, caps
@@ -164,7 +180,7 @@ def averaged_dv_lower_bound(t_joint, t_product, lo: float, caps, delta: float, m
     return float(lcb - np.log(ucb))
 
 
-def sliced_lower_bound(fit, critics, delta: float, method: str = "bernstein") -> float:
+def sliced_lower_bound(fit, critics, delta: float, method: str = "bernstein", candidates=None) -> float:
     """Certified lower bound on the average MI over the slices ``critics`` of a fit, at failure probability δ.
 
     The one certificate of sliced MI, for :func:`estimators.estimate.estimate_mi` and the audit
@@ -185,11 +201,13 @@ def sliced_lower_bound(fit, critics, delta: float, method: str = "bernstein") ->
     delta : float
         Failure probability of the bound.
     method : {"bernstein", "hoeffding"}
+    candidates : ndarray (M, 11), optional
+        The whole fit's :func:`cap_candidates`, where already computed (this takes the rows of ``critics``).
     """
     lo, hi = fit.output_range
     val_joint, val_product = fit.validation_joint[critics], fit.validation_product[critics]
     test_joint, test_product = fit.test_joint[critics], fit.test_product[critics]
     caps = choose_caps(val_joint, val_product, lo, hi, n_joint=test_joint.shape[1], n_product=test_product.shape[1],
-                       delta=delta, method=method)
+                       delta=delta, method=method, candidates=None if candidates is None else candidates[critics])
     return averaged_dv_lower_bound(test_joint, test_product, lo, caps, delta, method,
                                    averaging_shifts(val_product, caps))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .device import watch_cores
 from .neural import fit_critics
 from .scaling import power_of_two_exponent
 from .slicing import project, random_frames
@@ -163,6 +164,7 @@ def fit_problems(problems, *, slices: int = 0, slice_dim: int = 1, rng: np.rando
     objective, config, device, quiet, desc
         As for :func:`estimators.neural.fit_critics`.
     """
+    watch_cores()  # the projections below fill the window in which the training's thread count is chosen
     us, vs, placed = [], [], []
     count = 0
     for problem in problems:

@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from .choices import CONDITIONAL_FORMS, ESTIMATORS, NEURAL_ESTIMATORS
-from .certify import BOUND_METHODS, certify_critics, sliced_lower_bound
+from .certify import BOUND_METHODS, cap_candidates, certify_critics, sliced_lower_bound
 from .critic_problems import MIProblem, fit_problems, problem_projections
 from .discrete import CORRECTIONS, plugin_mi_batch
 from .gaussian import gaussian_mi_batch
@@ -180,10 +180,12 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
                        history=fit.history, critic=dataclasses.asdict(config))
         lower = per_slice_lower = max_slice_lower = None
         if not problem.chain:
-            per_slice_lower, caps = certify_critics(fit, alpha / n_terms, bound)
+            # The candidate caps (quantiles of the validation values) serve both certificates: computed once.
+            candidates = cap_candidates(fit.validation_joint, fit.validation_product, fit.output_range[1])
+            per_slice_lower, caps = certify_critics(fit, alpha / n_terms, bound, candidates)
             details["caps"] = caps
             if sliced:
-                lower = sliced_lower_bound(fit, critics.terms, alpha, bound)
+                lower = sliced_lower_bound(fit, critics.terms, alpha, bound, candidates)
                 max_slice_lower = float(per_slice_lower.max())
             else:
                 lower = float(per_slice_lower[0])

@@ -210,6 +210,7 @@ def test_free_cores_counts_the_idle_share_of_this_process_cpus(monkeypatch):
     monkeypatch.setattr(device.os, "sched_getaffinity", lambda pid: allowed)
     monkeypatch.setattr(device.time, "sleep", lambda seconds: None)
     monkeypatch.setattr(device, "_own_ticks", lambda: 0.0)
+    monkeypatch.setitem(device._FREE_CORES, "watch", None)  # no window a fit started: each call watches its own
     for idle_share, expected in ((1.0, 4), (0.5, 2), (0.3, 1), (0.0, 1), (0.8, 3)):
         readings = iter([(0.0, 0.0), (idle_share * 400.0, 400.0)])  # (idle, total) jiffies before, after
         monkeypatch.setattr(device, "_cpu_times", lambda cpus: next(readings))
@@ -225,6 +226,62 @@ def test_free_cores_counts_the_idle_share_of_this_process_cpus(monkeypatch):
     readings = iter([(0.0, 0.0), (0.3 * 400.0, 400.0)])
     monkeypatch.setattr(device, "_cpu_times", lambda cpus: next(readings))
     assert device.free_cores(refresh=True) == 2  # round(4 x (120 + 100) / 400) = round(2.2)
+
+
+def test_free_cores_reads_the_window_a_fit_started_and_pauses_only_for_what_it_lacks(monkeypatch):
+    # The thread choice paused 0.1 s in every fit; a window started before the fit's projections is read instead.
+    from estimators import device
+
+    allowed = {0, 1}
+    clock, slept = [100.0], []
+    monkeypatch.setattr(device.os, "sched_getaffinity", lambda pid: allowed)
+    monkeypatch.setattr(device.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(device.time, "sleep", lambda seconds: (slept.append(seconds), clock.__setitem__(0, clock[0] + seconds)))
+    monkeypatch.setattr(device, "_own_ticks", lambda: 0.0)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    for key in ("watch", "at", "cores"):  # this test's answers are not left for later tests to reuse
+        monkeypatch.setitem(device._FREE_CORES, key, device._FREE_CORES[key])
+    device._FREE_CORES["watch"] = None
+
+    def readings(*pairs):
+        values = iter(pairs)
+        monkeypatch.setattr(device, "_cpu_times", lambda cpus: next(values))
+
+    # Started 0.03 s before the choice: it pauses the 0.07 s the window lacks; the answer is the window's share.
+    readings((0.0, 0.0), (100.0, 200.0))
+    device.watch_cores()
+    clock[0] += 0.03
+    assert device.free_cores(refresh=True) == 1  # round(2 x 100 / 200)
+    assert slept == [pytest.approx(device.IDLE_WINDOW - 0.03)]
+    # Started 0.5 s before: no pause at all; a second watch_cores while one runs keeps the earlier start.
+    slept.clear()
+    readings((0.0, 0.0), (180.0, 200.0))
+    device.watch_cores()
+    clock[0] += 0.2
+    device.watch_cores()  # kept: reads nothing
+    clock[0] += 0.3
+    assert device.free_cores(refresh=True) == 2 and slept == []  # round(2 x 180 / 200) = round(1.8)
+    # The window is read once: the next choice watches a fresh one for the whole IDLE_WINDOW.
+    readings((0.0, 0.0), (20.0, 200.0))
+    assert device.free_cores(refresh=True) == 1 and slept == [device.IDLE_WINDOW]
+    # A window older than IDLE_REUSE is not read (a fresh one is), nor one started on other CPUs.
+    slept.clear()
+    readings((0.0, 0.0), (0.0, 0.0), (200.0, 200.0))
+    device.watch_cores()
+    clock[0] += device.IDLE_REUSE + 1
+    assert device.free_cores(refresh=True) == 2 and slept == [device.IDLE_WINDOW]
+    slept.clear()
+    readings((0.0, 0.0), (0.0, 0.0), (200.0, 200.0))
+    device.watch_cores()
+    allowed = {0, 1, 2}
+    monkeypatch.setattr(device.os, "sched_getaffinity", lambda pid: allowed)
+    clock[0] += 1.0
+    assert device.free_cores(refresh=True) == 3 and slept == [device.IDLE_WINDOW]
+    # Where the user set OMP_NUM_THREADS no window is watched (free_threads keeps the user's choice).
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    monkeypatch.setattr(device, "_cpu_times", lambda cpus: pytest.fail("read /proc/stat"))
+    device.watch_cores()
+    assert device._FREE_CORES["watch"] is None
 
 
 def test_cpu_times_reads_only_this_process_cpus(tmp_path, monkeypatch):

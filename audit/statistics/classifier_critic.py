@@ -48,7 +48,7 @@ from estimators.validation import check_int
 from audit.statistics.classifier import PAIR_STATISTICS, EmpiricalLogRatio, FeatureDesign, LogOdds, pair_statistic
 from audit.statistics.pair_candidates import MIN_SELECTION_RUNS, PairCandidate, neighbouring_pair_of
 from audit.statistics.float_bits import FLOAT_STATISTIC_KINDS, FLOAT_STATISTICS, has_fine_bits
-from audit.statistics.counting import COUNTING_STATISTICS, CountingStatistic
+from audit.statistics.counting import COUNTING_STATISTICS, CountingFolds, CountingStatistic
 from audit.statistics.support import SUPPORT_STATISTICS, SupportFolds, SupportLogRatio
 
 #: The classifiers tried as each record's critic, in order: (name in results, class).
@@ -213,6 +213,7 @@ def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray,
     coded = design is not None and design.inverse is not None  # the outputs as distinct rows (few of them)
     if kind is SupportLogRatio:  # the columns coded once for every fold
         support = SupportFolds(design.rows if coded else outputs, support_columns)
+    counting = CountingFolds(outputs) if kind is CountingStatistic else None  # rounded and coded once too
     for k in range(folds):
         held = fold == k
         train = np.flatnonzero(~held)
@@ -220,13 +221,15 @@ def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray,
             return None
         if support is not None:
             model = support.fit(design.inverse[train] if coded else train, is_first[train])
+        elif counting is not None:
+            model = counting.fit(train, is_first[train])
         else:
             model = _fit_kind(kind, is_first, outputs, train, design, start,  # None where unsuited
                               None if start_hessians is None else start_hessians[k], support_columns, device)
         if model is None:
             return None
         models.append(model)
-        out_of_fold[held] = model(outputs[held])
+        out_of_fold[held] = model(outputs[held]) if counting is None else counting.scores(model, np.flatnonzero(held))
     return CrossFitted(kind, FoldMixture(models, seed), out_of_fold)
 
 

@@ -48,7 +48,7 @@ from estimators.validation import InputError
 
 from audit.statistics.arithmetic import round_significand
 
-__all__ = ["COUNTING_STATISTICS", "FAR_LESS", "MIN_FEATURE_COUNT", "CountingStatistic"]
+__all__ = ["COUNTING_STATISTICS", "FAR_LESS", "MIN_FEATURE_COUNT", "CountingFolds", "CountingStatistic"]
 
 #: A feature counts only when it occurs at least this many times in the fit outputs (a value seen once is
 #: a continuous draw, not an atom).
@@ -83,36 +83,12 @@ class CountingStatistic:
         (:attr:`mechanisms.outputs.encoding.OutputEncoder.support_columns`), a released value one of the value
         block. Returns None when no feature is one-sided."""
         first_outputs, second_outputs = _as_rows(first_outputs), _as_rows(second_outputs)
-        n_first, n_second = len(first_outputs), len(second_outputs)
-        if n_first == 0 or n_second == 0:
+        if len(first_outputs) == 0 or len(second_outputs) == 0:
             raise InputError("a counting statistic needs outputs of both inputs")
         if first_outputs.shape[1] != second_outputs.shape[1]:
             raise InputError("argument 'second_outputs' must have as many columns as 'first_outputs'")
-        # A constant column holds no difference (rounding keeps it constant); only the others are copied and rounded.
-        head = first_outputs[:1]
-        varying = np.flatnonzero(np.any(first_outputs != head, axis=0) | np.any(second_outputs != head, axis=0))
-        outputs = _counted(np.concatenate([first_outputs[:, varying], second_outputs[:, varying]]))
-        is_first = np.arange(len(outputs)) < n_first
-        features, feature_counts = {}, {}
-        for column, counted in zip(varying.tolist(), outputs.T):
-            values, index, counts = np.unique(counted, return_inverse=True, return_counts=True)
-            atoms = counts >= MIN_FEATURE_COUNT
-            if not atoms.any():
-                continue  # every value seen once: a continuous column
-            index = index.ravel()
-            c_first = np.bincount(index[is_first], minlength=len(values)).astype(np.float64)
-            c_second = counts - c_first
-            ell = np.log((c_first + 0.5) / (n_first + 1.0)) - np.log((c_second + 0.5) / (n_second + 1.0))
-            one_sided = atoms & (((c_first == 0) | (c_second == 0)) | (np.abs(ell) >= math.log(FAR_LESS)))
-            one_sided &= ~np.isnan(values)
-            if not one_sided.any():
-                continue
-            keep = np.flatnonzero(one_sided)
-            if len(keep) > MAX_FEATURES_PER_COLUMN:
-                keep = np.sort(keep[np.argsort(-np.abs(ell[keep]), kind="stable")[:MAX_FEATURES_PER_COLUMN]])
-            features[column] = (values[keep], ell[keep])
-            feature_counts[column] = (c_first[keep].astype(np.int64), c_second[keep].astype(np.int64))
-        return cls(features, feature_counts, (n_first, n_second)) if features else None
+        is_first = np.arange(len(first_outputs) + len(second_outputs)) < len(first_outputs)
+        return CountingFolds(np.concatenate([first_outputs, second_outputs])).fit(np.arange(len(is_first)), is_first)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         """The score of each output row: the sum of ℓ(f) over the one-sided features it holds."""
@@ -141,6 +117,77 @@ class CountingStatistic:
     def feature_count(self) -> int:
         """How many one-sided features the statistic counts."""
         return sum(len(values) for values, _ in self.features.values())
+
+
+class CountingFolds:
+    """:meth:`CountingStatistic.fit` on subsets of the same outputs (a cross-fit's folds) and the scores of its fits
+    on them, each column rounded (:func:`_counted`) and coded once for all of them.
+
+    A subset's fit needs, per column, the distinct counted values among its outputs with each one's count under
+    either input: with the column's distinct values and every output's index among them found once (one
+    ``np.unique`` of the column), a subset's values are those whose index occurs among its outputs and their counts
+    are counts of the indices, in the same increasing order, so the features and their ℓ are those a fit on the
+    subset's own outputs finds, to the bit. A column that holds one value in a subset (constant, or varying below
+    the rounding) holds no one-sided feature there (both inputs' counts are positive and |ℓ| < log(4/3)). A fit's
+    score of an output of the coded ones is ℓ at its column's index (0 at a value no feature holds): the sum of
+    :meth:`CountingStatistic.__call__`, whose equality of counted values is equality of their indices.
+    """
+
+    def __init__(self, outputs: np.ndarray):
+        self.outputs = _as_rows(outputs)
+        varying = np.any(self.outputs != self.outputs[:1], axis=0)  # NaN != NaN: a NaN column is coded too
+        self._varying = np.flatnonzero(varying).tolist()
+        self._coded = {}
+
+    def _code(self, column: int) -> tuple[np.ndarray, np.ndarray]:
+        """(the column's distinct counted values, sorted; each output's index among them), computed once."""
+        if column not in self._coded:
+            values, index = np.unique(_counted(self.outputs[:, column]), return_inverse=True)
+            self._coded[column] = (values, index.ravel())
+        return self._coded[column]
+
+    def fit(self, rows: np.ndarray, is_first: np.ndarray) -> "CountingStatistic | None":
+        """:meth:`CountingStatistic.fit` on ``outputs[rows]``, of the first input where ``is_first`` (one per row)."""
+        rows, is_first = np.asarray(rows), np.asarray(is_first, dtype=bool)
+        n_first = int(np.count_nonzero(is_first))
+        n_second = len(rows) - n_first
+        if n_first == 0 or n_second == 0:
+            raise InputError("a counting statistic needs outputs of both inputs")
+        features, feature_counts = {}, {}
+        for column in self._varying:
+            all_values, all_index = self._code(column)
+            index = all_index[rows]
+            counts = np.bincount(index, minlength=len(all_values))
+            present = np.flatnonzero(counts)
+            if len(present) < 2:
+                continue  # one value in this subset: no one-sided feature (class docstring)
+            values, counts = all_values[present], counts[present]
+            atoms = counts >= MIN_FEATURE_COUNT
+            if not atoms.any():
+                continue  # every value seen once: a continuous column
+            c_first = np.bincount(index[is_first], minlength=len(all_values))[present].astype(np.float64)
+            c_second = counts - c_first
+            ell = np.log((c_first + 0.5) / (n_first + 1.0)) - np.log((c_second + 0.5) / (n_second + 1.0))
+            one_sided = atoms & (((c_first == 0) | (c_second == 0)) | (np.abs(ell) >= math.log(FAR_LESS)))
+            one_sided &= ~np.isnan(values)
+            if not one_sided.any():
+                continue
+            keep = np.flatnonzero(one_sided)
+            if len(keep) > MAX_FEATURES_PER_COLUMN:
+                keep = np.sort(keep[np.argsort(-np.abs(ell[keep]), kind="stable")[:MAX_FEATURES_PER_COLUMN]])
+            features[column] = (values[keep], ell[keep])
+            feature_counts[column] = (c_first[keep].astype(np.int64), c_second[keep].astype(np.int64))
+        return CountingStatistic(features, feature_counts, (n_first, n_second)) if features else None
+
+    def scores(self, statistic: CountingStatistic, rows: np.ndarray) -> np.ndarray:
+        """``statistic(outputs[rows])`` for a statistic fitted on these outputs (:meth:`fit`), from the columns' codes."""
+        scores = np.zeros(len(rows), dtype=np.float64)
+        for column, (values, ell) in statistic.features.items():
+            all_values, all_index = self._code(column)
+            ell_at_index = np.zeros(len(all_values), dtype=np.float64)
+            ell_at_index[np.searchsorted(all_values, values)] = ell  # a fit's values are among the column's
+            scores += ell_at_index[all_index[rows]]
+        return scores
 
 
 def _as_rows(outputs) -> np.ndarray:
