@@ -79,6 +79,11 @@ def test_readme_opendp_example(in_tmp, capsys):
     (in_tmp / "opendp_sum.py").write_text(code_block("python", "opendp_sum.py"))
     correct, misconfigured = readme_commands("OpenDP")
     payload = run_cli(correct, capsys)
+    # The correct measurement is exactly 0.5-DP on the 0/1 pair, on its claim's boundary, and OpenDP's noise takes
+    # no seed: an audit refutes it with probability at most α. At the default 0.05 none of 100 audits at this budget
+    # refuted it (ε̲ at most 0.45), 1 of 80 at the page's 4,000 samples did (ε̲ = 0.503); the page's --alpha 0.001
+    # bounds this assertion's failure at 1 in 1,000.
+    assert payload["alpha"] == 0.001
     assert not refuted(payload)
     assert any("OpenDP privacy map at d_in = 2" in note and "dp:0.5" in note for note in payload["notes"])
     assert any("takes no seed" in note for note in payload["notes"])
