@@ -160,8 +160,8 @@ def _pessimistic(p_first, p_second, n_first: int, n_second: int, level: float = 
     parts of ``p_first`` and ``p_second``. Each tail is then bounded on its own and the bounds summed: each
     tail's threshold is chosen on the same scores, so each pays its own selection pessimism, and a tail with
     no real excess under the first input (a few lucky hits) adds less to the lower bound than e^ε times what
-    it adds to the upper one: it cannot ride along with a tail that does leak. Per tail the bounds are the
-    usual ones, so the sums are a lower and an upper bound at no better level than the joint ones.
+    it adds to the upper one: it cannot ride along with a tail that does leak. Like the joint bounds, the
+    sums only rank events on selection scores (no certificate reads them), so they cost no α.
     """
     if tails is not None:
         low_first, low_second = (np.asarray(t, dtype=np.float64) for t in tails)
