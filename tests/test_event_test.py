@@ -115,10 +115,11 @@ def _log_ratio(p_first, p_second, runs, alpha):
 def _pessimistic_log_ratio(p_first, p_second, n_first, n_second, runs, alpha):
     """The predicted certificate of an event seen with frequencies p on n selection scores: the frequencies
     enter as their one-sided Clopper–Pearson bounds at 1 − SELECTION_PESSIMISM (lower under the first input,
-    upper under the second), then as counts of ``runs`` certification runs."""
+    upper under the second), then as counts of ``runs`` certification runs. A two-tailed event's p are pairs
+    (lower tail, upper tail): each tail is bounded on its own and the bounds summed."""
     level = 1 - SELECTION_PESSIMISM
-    lower = _cp_lower(int(round(p_first * n_first)), n_first, level)
-    upper = _cp_upper(int(round(p_second * n_second)), n_second, level)
+    lower = sum(_cp_lower(int(round(p * n_first)), n_first, level) for p in np.atleast_1d(p_first))
+    upper = min(1.0, sum(_cp_upper(int(round(p * n_second)), n_second, level) for p in np.atleast_1d(p_second)))
     return _log_ratio(lower, upper, runs, alpha)
 
 
@@ -136,7 +137,7 @@ def _brute_force_forms(a, b, runs, alpha, gammas):
                              (np.mean(a < t) + g * np.mean(a == t), np.mean(b < t) + g * np.mean(b == t))):
                 best = max(best, both_orders(p_a, p_b))
         for t2 in values[values > t]:
-            best = max(best, both_orders(np.mean((a <= t) | (a > t2)), np.mean((b <= t) | (b > t2))))
+            best = max(best, both_orders((np.mean(a <= t), np.mean(a > t2)), (np.mean(b <= t), np.mean(b > t2))))
     return best
 
 

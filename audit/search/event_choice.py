@@ -18,6 +18,7 @@ from estimators.validation import InputError
 from audit.certificates.odds_ratio import predicted_epsilon as predicted_odds_ratio_epsilon
 from audit.certificates.rate_ratio import predicted_epsilon as predicted_rate_ratio_epsilon
 from audit.certificates.event_bounds import _cp_lookup, _cp_side, clopper_pearson, epsilon_objective
+from audit.search.score_grid import _quantiles_of_sorted, _Selection  # noqa: F401 (the grid; tests read it here)
 
 
 #: The event forms :func:`choose_event` considers (all by default).
@@ -131,93 +132,6 @@ class EventChoice:
     objective: str = "ε-optimal"
 
 
-def _first_of_each_value(ordered: np.ndarray) -> np.ndarray:
-    """Where each distinct value of the sorted ``ordered`` first occurs (a boolean mask)."""
-    return np.concatenate(([True], ordered[1:] != ordered[:-1]))
-
-
-def _quantiles_of_sorted(ordered: np.ndarray, count: int) -> np.ndarray:
-    """``np.quantile(ordered, np.linspace(0, 1, count))`` of sorted data, to the bit, mostly without its partition.
-
-    NumPy's default ("linear") quantile, definition 7 of Hyndman and Fan (1996): the q quantile
-    of n sorted values x₀ ≤ … ≤ xₙ₋₁ is x_j + g (x_{j+1} − x_j) at the virtual index
-    v = (n − 1) q, j = ⌊v⌋, g = v − j, with NumPy's interpolation formula (``_lerp`` of
-    numpy/lib/_function_base_impl.py: x_{j+1} − (1 − g)(x_{j+1} − x_j) where g ≥ 0.5, exact at
-    both ends) and the last value where v ≥ n − 1: the same operations on the same values
-    (tests/test_event_test.py checks it against np.quantile). np.quantile first partitions the
-    data around every index, which costs more than the rest of an event choice; it is called
-    only where its partition could read other bits at an index than the sorted data hold there:
-    when the data hold a NaN or zeros of both signs (equal values of different bits, which a
-    partition may reorder).
-    """
-    n = len(ordered)
-    zeros = ordered[np.searchsorted(ordered, 0.0, side="left"):np.searchsorted(ordered, 0.0, side="right")]
-    if np.isnan(ordered[-1]) or (len(zeros) > 1 and np.signbit(zeros).any() and not np.signbit(zeros).all()):
-        return np.quantile(ordered, np.linspace(0.0, 1.0, count))
-    virtual = (n - 1) * np.linspace(0.0, 1.0, count)
-    previous = np.floor(virtual).astype(np.intp)
-    previous[virtual >= n - 1] = -1
-    following = np.where(previous == -1, -1, previous + 1)
-    gamma = virtual - previous
-    left, right = ordered[previous], ordered[following]
-    with np.errstate(invalid="ignore"):  # inf − inf: NaN, as np.quantile gives
-        difference = right - left
-        return np.where(gamma >= 0.5, right - difference * (1 - gamma), left + difference * gamma)
-
-
-def _thresholds(ordered: np.ndarray, count: int, values: np.ndarray | None = None) -> np.ndarray:
-    """The distinct values of the sorted scores ``ordered`` if at most ``count``, else ``count`` quantiles of them
-    (:func:`_quantiles_of_sorted`); ``values``: those distinct values, where already found."""
-    if values is None:
-        values = ordered[_first_of_each_value(ordered)]
-    if len(values) <= count:
-        return values
-    return np.unique(_quantiles_of_sorted(ordered, count))
-
-
-def _tail_frequencies(ordered: np.ndarray, thresholds: np.ndarray) -> tuple:
-    """(P̂(s > t excluding the atom), P̂(s = t), P̂(s < t excluding the atom)) for each t, from the sorted scores
-    ``ordered``."""
-    tol = 1e-9 * np.maximum(1.0, np.abs(thresholds))
-    below_or_at = np.searchsorted(ordered, thresholds + tol, side="right")
-    below = np.searchsorted(ordered, thresholds - tol, side="left")
-    n = len(ordered)
-    return (n - below_or_at) / n, (below_or_at - below) / n, below / n
-
-
-class _Selection:
-    """Both inputs' selection scores sorted once, for every event family :func:`best_event` considers on them.
-
-    ``grid(count)`` gives the thresholds (at most ``count``, :func:`_thresholds`) and the tail
-    frequencies (:func:`_tail_frequencies`) under each input at them, computed once per ``count``.
-    """
-
-    def __init__(self, scores_a: np.ndarray, scores_b: np.ndarray):
-        self.n_a, self.n_b = len(scores_a), len(scores_b)
-        self.ordered_a, self.ordered_b = np.sort(scores_a), np.sort(scores_b)
-        self.pooled = np.sort(np.concatenate((scores_a, scores_b)))
-        self.values = self.pooled[_first_of_each_value(self.pooled)]
-        self._grids = {}
-        self._scores = scores_a, scores_b
-
-    def pooled_max(self) -> float:
-        """The largest score (np.max of both inputs' scores, as given)."""
-        return np.concatenate(self._scores).max()
-
-    @property
-    def has_atoms(self) -> bool:
-        """Whether some score value occurs more than once among both inputs' scores."""
-        return len(self.values) < len(self.pooled)
-
-    def grid(self, count: int) -> tuple:
-        """(thresholds, tail frequencies under a, tail frequencies under b) for at most ``count`` thresholds."""
-        if count not in self._grids:
-            thresholds = _thresholds(self.pooled, count, self.values)
-            self._grids[count] = (thresholds, _tail_frequencies(self.ordered_a, thresholds),
-                                  _tail_frequencies(self.ordered_b, thresholds))
-        return self._grids[count]
-
-
 #: One-sided level of the pessimistic selection estimates (about one standard error): an event's
 #: probability on the selection scores enters the prediction as its Clopper–Pearson bound at this
 #: level (lower under the first input, upper under the second), so that a rare event whose observed
@@ -238,9 +152,23 @@ STRICT_SELECTION_PESSIMISM = 0.001
 GUARD_MIN_SELECTION_RUNS = 1000
 
 
-def _pessimistic(p_first, p_second, n_first: int, n_second: int, level: float = SELECTION_PESSIMISM):
+def _pessimistic(p_first, p_second, n_first: int, n_second: int, level: float = SELECTION_PESSIMISM, tails=None):
     """(lower bound on p_first, upper bound on p_second) from ``n_first`` and ``n_second`` selection scores,
-    one-sided Clopper–Pearson at ``level``."""
+    one-sided Clopper–Pearson at ``level`` (Clopper and Pearson 1934).
+
+    ``tails`` (a two-tailed event's): the lower tail's frequencies (under the first input, under the second),
+    parts of ``p_first`` and ``p_second``. Each tail is then bounded on its own and the bounds summed: each
+    tail's threshold is chosen on the same scores, so each pays its own selection pessimism, and a tail with
+    no real excess under the first input (a few lucky hits) adds less to the lower bound than e^ε times what
+    it adds to the upper one: it cannot ride along with a tail that does leak. Like the joint bounds, the
+    sums only rank events on selection scores (no certificate reads them), so they cost no α.
+    """
+    if tails is not None:
+        low_first, low_second = (np.asarray(t, dtype=np.float64) for t in tails)
+        upper_tail = _pessimistic(np.asarray(p_first) - low_first, np.asarray(p_second) - low_second,
+                                  n_first, n_second, level)
+        lower_tail = _pessimistic(low_first, low_second, n_first, n_second, level)
+        return upper_tail[0] + lower_tail[0], np.minimum(upper_tail[1] + lower_tail[1], 1.0)
     lower = _cp_lookup(np.round(np.asarray(p_first, dtype=np.float64) * n_first), n_first, level, True)
     upper = _cp_lookup(np.round(np.asarray(p_second, dtype=np.float64) * n_second), n_second, level, False)
     return lower, upper
@@ -277,12 +205,12 @@ class _Predictor:
         self.rank_epsilon = getattr(objective, "rank_epsilon", None) if pure_dp else None
 
     def by_certificate(self, p_first, p_second, n_first: int | None = None, n_second: int | None = None,
-                       exact: bool = False, level: float = SELECTION_PESSIMISM) -> dict:
+                       exact: bool = False, level: float = SELECTION_PESSIMISM, tails=None) -> dict:
         """The predicted objective under each certificate this predictor considers, by name
-        (``exact``: the rate ratio's bound computed exactly rather than approximated; ``level``: the
-        pessimism of the selection frequencies, :func:`_pessimistic`)."""
+        (``exact``: the rate ratio's bound computed exactly rather than approximated; ``level`` and
+        ``tails``: the pessimism of the selection frequencies, :func:`_pessimistic`)."""
         if n_first is not None:
-            p_first, p_second = _pessimistic(p_first, p_second, n_first, n_second, level)
+            p_first, p_second = _pessimistic(p_first, p_second, n_first, n_second, level, tails)
         lower = _cp_lookup(np.round(np.asarray(p_first) * self.runs), self.runs, self.alpha / 2, True)
         upper = _cp_lookup(np.round(np.asarray(p_second) * self.runs), self.runs, self.alpha / 2, False)
         predicted = {"clopper-pearson": self.objective(lower, upper)}
@@ -293,8 +221,9 @@ class _Predictor:
                                                                                      self.alpha, exact=exact))
         return predicted
 
-    def __call__(self, p_first, p_second, n_first: int | None = None, n_second: int | None = None):
-        predicted = functools.reduce(np.maximum, self.by_certificate(p_first, p_second, n_first, n_second).values())
+    def __call__(self, p_first, p_second, n_first: int | None = None, n_second: int | None = None, tails=None):
+        predicted = functools.reduce(np.maximum, self.by_certificate(p_first, p_second, n_first, n_second,
+                                                                     tails=tails).values())
         refuting = getattr(self.objective, "refutes_above", None)
         if n_first is None or refuting is None or min(n_first, n_second) < GUARD_MIN_SELECTION_RUNS:
             return predicted
@@ -304,14 +233,17 @@ class _Predictor:
         # The tiny-count guard (class docstring): a refuting event's case must survive the strict level.
         strict = functools.reduce(np.maximum, self.by_certificate(
             np.asarray(p_first)[doubtful], np.asarray(p_second)[doubtful], n_first, n_second,
-            level=STRICT_SELECTION_PESSIMISM).values())
+            level=STRICT_SELECTION_PESSIMISM,
+            tails=None if tails is None else tuple(np.asarray(t)[doubtful] for t in tails)).values())
         predicted = np.array(predicted, dtype=np.float64, copy=True)
         predicted[doubtful] = np.where(strict > self.objective.certifies_above, predicted[doubtful], strict)
         return predicted
 
-    def certificate(self, p_first: float, p_second: float, n_first: int, n_second: int) -> str:
-        """The certificate predicted to do best for one event (the first of :data:`CERTIFICATES` on ties)."""
-        predicted = self.by_certificate(np.array([p_first]), np.array([p_second]), n_first, n_second, exact=True)
+    def certificate(self, p_first: float, p_second: float, n_first: int, n_second: int, tails=None) -> str:
+        """The certificate predicted to do best for one event (the first of :data:`CERTIFICATES` on ties;
+        ``tails``: a two-tailed event's lower-tail frequencies, :func:`_pessimistic`)."""
+        predicted = self.by_certificate(np.array([p_first]), np.array([p_second]), n_first, n_second, exact=True,
+                                        tails=None if tails is None else tuple(np.array([t]) for t in tails))
         return max(predicted, key=lambda name: (predicted[name][0], -CERTIFICATES.index(name)))
 
     def lower_share(self, p_first: float, p_second: float) -> float:
@@ -370,7 +302,8 @@ def best_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: 
     considered with both inputs as the first one (p̲ on it, p̄ on the other): an upper or a lower
     tail (with a randomized boundary point of weight γ ∈ ``boundary_weights`` where the scores
     have atoms; γ = 0 and 1 are the plain strict and non-strict tails), and both tails
-    {s ≤ t} ∪ {s > t₂}. The prediction uses the observed frequencies with Clopper–Pearson
+    {s ≤ t} ∪ {s > t₂}. The prediction uses the observed frequencies, made pessimistic
+    (:func:`_pessimistic`; a two-tailed event's each tail on its own), with Clopper–Pearson
     bounds at the certification sample size (each at α/2), so tiny events with no power are
     not chosen. ``objective(p_lower, p_upper) -> score`` ranks the predicted bounds (default:
     the ε bound at ``delta``, :func:`epsilon_objective`; for a claim, :func:`claim_objective`).
@@ -406,7 +339,9 @@ def _best_event(selection: _Selection, predict: _Predictor, forms, boundary_weig
                 certify: bool = True) -> EventChoice:
     """:func:`best_event` on sorted selection scores, with validated forms (``certify``: also say which
     certificate the chosen event is predicted to do better with; a choice only compared needs none)."""
-    candidates = []  # (p under a, p under b, make_event(index, first_is_a)), in the order considered
+    # (p under a, p under b, make_event(index, first_is_a), the lower tail's part of each p or None), in the order
+    # considered.
+    candidates = []
     thresholds, (above_a, at_a, below_a), (above_b, at_b, below_b) = selection.grid(MAX_THRESHOLDS)
     weights = np.asarray([w for w in boundary_weights if w in (0.0, 1.0)]
                          + [w for w in boundary_weights if w not in (0.0, 1.0)], dtype=np.float64)
@@ -421,45 +356,60 @@ def _best_event(selection: _Selection, predict: _Predictor, forms, boundary_weig
             p_a = strict_a[:, None] + gammas[None, :] * at_a[:, None]
             p_b = strict_b[:, None] + gammas[None, :] * at_b[:, None]
             candidates.append((p_a, p_b, lambda i, first, form=form, gammas=gammas: ScoreEvent(
-                form, float(thresholds[i[0]]), first, float(gammas[i[1]]))))
+                form, float(thresholds[i[0]]), first, float(gammas[i[1]])), None))
     if "two-tailed" in forms:
         grid, (above_a, _, _), (above_b, _, _) = selection.grid((MAX_THRESHOLDS + 1) // 2)
         low, high = _pairs_above_diagonal(len(grid))
         if len(low):
-            # {s ≤ t} ∪ {s > t₂}: the atom at t is in the lower tail, the one at t₂ is not.
-            p_a = (1.0 - above_a[low]) + above_a[high]
-            p_b = (1.0 - above_b[low]) + above_b[high]
-            candidates.append((p_a, p_b, lambda i, first: ScoreEvent(
-                "two-tailed", float(grid[low[i[0]]]), first, second_threshold=float(grid[high[i[0]]]))))
+            # {s ≤ t} ∪ {s > t₂}: the atom at t is in the lower tail, the one at t₂ is not. Each tail is
+            # predicted pessimistically on its own (_pessimistic's tails).
+            low_a, low_b = 1.0 - above_a[low], 1.0 - above_b[low]
+            candidates.append((low_a + above_a[high], low_b + above_b[high], lambda i, first: ScoreEvent(
+                "two-tailed", float(grid[low[i[0]]]), first, second_threshold=float(grid[high[i[0]]])),
+                (low_a, low_b)))
     if not candidates:  # a single distinct score and only the two-tailed form: the empty event
         return EventChoice(ScoreEvent("upper", float(selection.pooled_max()), True),
                            float(predict(np.zeros(1), np.zeros(1))[0]), 0.0, 0.0)
-    # Every candidate is predicted with each input first in one call per order of the inputs; the best is then the
-    # first maximum in the order considered, candidate by candidate with the first input a before b (ties go to it),
-    # as when each was predicted on its own: the objective scores pair by pair (claim_objective's one batch-wide
-    # shortcut, −∞ for the pairs that certify nothing when some pair does, ranks them below that pair either way).
-    flat_a = np.concatenate([p_a.ravel() for p_a, _, _ in candidates])
-    flat_b = np.concatenate([p_b.ravel() for _, p_b, _ in candidates])
-    predicted = {True: predict(flat_a, flat_b, selection.n_a, selection.n_b),
-                 False: predict(flat_b, flat_a, selection.n_b, selection.n_a)}
-    best, start = None, 0
-    for p_a, p_b, make in candidates:
-        stop = start + p_a.size
+    # Every candidate is predicted with each input first in one call per order of the inputs (and per kind: one
+    # tail, two tails); the best is then the first maximum in the order considered, candidate by candidate with the
+    # first input a before b (ties go to it), as when each was predicted on its own: the objective scores pair by
+    # pair (claim_objective's one batch-wide shortcut, −∞ for the pairs that certify nothing when some pair does,
+    # ranks them below that pair either way).
+    predicted = {}
+    for two_tailed in (False, True):
+        group = [c for c in candidates if (c[3] is not None) == two_tailed]
+        if not group:
+            continue
+        flat_a = np.concatenate([p_a.ravel() for p_a, _, _, _ in group])
+        flat_b = np.concatenate([p_b.ravel() for _, p_b, _, _ in group])
+        tails = (np.concatenate([t[0].ravel() for _, _, _, t in group]),
+                 np.concatenate([t[1].ravel() for _, _, _, t in group])) if two_tailed else None
+        predicted[True, two_tailed] = predict(flat_a, flat_b, selection.n_a, selection.n_b, tails=tails)
+        predicted[False, two_tailed] = predict(flat_b, flat_a, selection.n_b, selection.n_a,
+                                               tails=None if tails is None else tails[::-1])
+    best, start = None, {False: 0, True: 0}
+    for p_a, p_b, make, tails in candidates:
+        kind = tails is not None
+        stop = start[kind] + p_a.size
         for first_is_a, (p_first, p_second) in ((True, (p_a, p_b)), (False, (p_b, p_a))):
-            segment = predicted[first_is_a][start:stop]
+            segment = predicted[first_is_a, kind][start[kind]:stop]
             j = int(np.argmax(segment))
             if best is None or segment[j] > best.predicted:
                 i = np.unravel_index(j, p_a.shape)
                 best = EventChoice(make(i, first_is_a), float(segment[j]), float(p_first[i]), float(p_second[i]))
-        start = stop
-    if not certify:
-        return best
+        start[kind] = stop
+    return _certified(best, selection, predict) if certify else best
+
+
+def _certified(choice: EventChoice, selection: _Selection, predict: _Predictor) -> EventChoice:
+    """``choice`` with the certificate (and the Clopper–Pearson split of α) its event is predicted to do best with."""
     certificate = "clopper-pearson"
     if predict.rank_epsilon is not None:
-        sizes = (selection.n_a, selection.n_b) if best.event.first_is_a else (selection.n_b, selection.n_a)
-        certificate = predict.certificate(best.p_first, best.p_second, *sizes)
-    share = predict.lower_share(best.p_first, best.p_second) if certificate == "clopper-pearson" else 0.5
-    return replace(best, certificate=certificate, lower_share=share)
+        order = slice(None, None, 1 if choice.event.first_is_a else -1)
+        certificate = predict.certificate(choice.p_first, choice.p_second, *(selection.n_a, selection.n_b)[order],
+                                          tails=_lower_tails(choice.event, *selection.scores[order]))
+    share = predict.lower_share(choice.p_first, choice.p_second) if certificate == "clopper-pearson" else 0.5
+    return replace(choice, certificate=certificate, lower_share=share)
 
 
 #: The families of events :func:`choose_event` compares on held-out scores: (forms, boundary weights).
@@ -475,6 +425,15 @@ def event_frequency(event: ScoreEvent, scores: np.ndarray) -> float:
     return float((strict & ~at).mean() + event.boundary_weight * at.mean())
 
 
+def _lower_tails(event: ScoreEvent, scores_first: np.ndarray, scores_second: np.ndarray):
+    """A two-tailed event's lower tail {s ≤ t}: its frequencies on the first and the second input's scores (each as
+    a one-element array, :func:`_pessimistic`'s ``tails``); None for a one-tailed event."""
+    if event.form != "two-tailed":
+        return None
+    lower_tail = ScoreEvent("lower", event.threshold, boundary_weight=1.0)
+    return tuple(np.array([event_frequency(lower_tail, s)]) for s in (scores_first, scores_second))
+
+
 def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: float, delta: float = 0.0,
                  objective=None, forms=EVENT_FORMS, boundary_weights=BOUNDARY_WEIGHTS,
                  pure_dp: bool = False) -> EventChoice:
@@ -487,14 +446,23 @@ def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha
     randomized threshold, Bichsel et al. 2021), and both tails. The richer families
     hold many more events, so their best on the selection scores is the more optimistic (the
     winner's curse): each family's best event on one half of the scores (alternate runs, which
-    are i.i.d.) is scored on the other half, the family that scores best there is kept (ties to
-    the plainer), and its event is chosen again on all the scores. ``predicted`` is that
-    held-out score, so that candidates (pairs) are ranked on an honest prediction too.
+    are i.i.d.) is scored on the other half, and the best family there (ties to the plainer) is
+    kept if its best event on all the scores is also predicted better than every plainer family's
+    best on all the scores; else the next family by held-out score that is, the plain tails last
+    (they always qualify). On all the scores a richer family is favoured (more events, more
+    optimism), so a richer family that does not win there has no case, and one comparison on
+    held-out scores is noisy: a two-tailed family, whose lower tail is never empty (it holds the
+    lowest score at least), won on the held-out half of a key-set leak by a few lucky hits in that
+    tail and then certified a lower δ̲ than the key set. Its event is the family's best on all the
+    scores. ``predicted`` is the kept family's held-out score, so that candidates (pairs) are
+    ranked on an honest prediction too. A two-tailed event is predicted with each tail made
+    pessimistic on its own (:func:`_pessimistic`), on the held-out scores as on the others.
     ``pure_dp``: events are also predicted at their odds-ratio and rate-ratio certificates (:func:`best_event`).
 
     Choosing among forms, thresholds, directions and certificates costs no α: the choice is made on the
     selection runs only, and the chosen event is certified on fresh runs, so it is a fixed event
-    for the certificate (the recipe of Ding et al. 2018 and Jagielski et al. 2020).
+    for the certificate (the recipe of Ding et al. 2018 and Jagielski et al. 2020). The rules above
+    change only which event is chosen, so α is unchanged.
 
     Returns
     -------
@@ -520,19 +488,25 @@ def choose_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha
         held_out = []
         for family_forms, weights in families:
             event = _best_event(half, predict, family_forms, weights, certify=False).event
-            p_a, p_b = event_frequency(event, held_a), event_frequency(event, held_b)
-            p_first, p_second = (p_a, p_b) if event.first_is_a else (p_b, p_a)
-            sizes = (len(held_a), len(held_b))
-            held_out.append(float(predict(np.array([p_first]), np.array([p_second]),
-                                          *(sizes if event.first_is_a else sizes[::-1]))[0]))
-        chosen = int(np.argmax(held_out))  # the first of equals: the plainer family
+            order = slice(None, None, 1 if event.first_is_a else -1)
+            p_first, p_second = (np.array([event_frequency(event, s)]) for s in (held_a, held_b)[order])
+            held_out.append(float(predict(p_first, p_second, *(len(held_a), len(held_b))[order],
+                                          tails=_lower_tails(event, *(held_a, held_b)[order]))[0]))
     else:
-        chosen, held_out = 0, None
-    family_forms, weights = families[chosen]
-    choice = _best_event(selection, predict, family_forms, weights)
-    if held_out is None:
-        return choice
-    return replace(choice, predicted=held_out[chosen])
+        held_out = None
+    on_all = {}  # each family's best on all the scores, found when needed
+
+    def best_on_all(family: int) -> EventChoice:
+        if family not in on_all:
+            on_all[family] = _best_event(selection, predict, *families[family], certify=False)
+        return on_all[family]
+    # Families by held-out score, the plainer first among equals; the first that also beats every plainer family
+    # on all the scores is kept (family 0 always qualifies).
+    chosen = 0 if held_out is None else next(
+        f for f in sorted(range(len(families)), key=lambda f: -held_out[f])
+        if all(best_on_all(f).predicted > best_on_all(g).predicted for g in range(f)))
+    choice = _certified(best_on_all(chosen), selection, predict)
+    return choice if held_out is None else replace(choice, predicted=held_out[chosen])
 
 
 def choose_threshold(scores_first: np.ndarray, scores_second: np.ndarray, *, runs: int, alpha: float,
