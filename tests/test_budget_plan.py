@@ -201,7 +201,7 @@ def test_a_second_pilot_forecasts_no_audit_within_the_first_pilots_reach():
     from experiments.sequential_audit import _seed, _spec
     from mechanisms.catalog import get_entry
 
-    plan = plan_budget(_spec(get_entry("svt4"), 20000, _seed(4, 500, 0), "cpu"), budget_runs=60000)
+    plan = plan_budget(_spec(get_entry("svt4"), 20000, _seed(4, 500, 1), "cpu"), budget_runs=60000)
     (note,) = [n for n in plan.notes if "second pilot" in n]
     first = int(note.split("times its ")[1].split(" runs")[0])
     assert 2000 < first <= 3000 and plan.pilot_runs > 4 * first  # the second pilot: the rest of 20% of 60,000
