@@ -40,6 +40,7 @@ from mechanisms.execution.runner import MechanismRunner
 from mechanisms.inputs.missing_values import distinct_rows
 from mechanisms.inputs.relation import presence_pair
 from mechanisms.outputs.encoding import encoder_of
+from mechanisms.training.torch_dpsgd import trains_on_gpu
 
 from audit.bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from audit.certificates.secret_bounds import cell_critic, certify, certify_sliced_average
@@ -146,7 +147,8 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False) ->
     # many slices: all fixed before any sampling (audit.audit_plan).
     plan = plan_audit(spec, theta, early=early)
     notes = list(spec.notes) + list(plan.notes)
-    device, device_note = choose_device(spec.device, **critic_work(spec, plan))
+    device, device_note = choose_device(spec.device, **critic_work(spec, plan),
+                                        cuda_started=trains_on_gpu(spec.mechanism))
     if spec.device == "auto" and plan.mi_critic != "classifier":
         notes.append(device_note)
     event_runs = spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0

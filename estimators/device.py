@@ -93,28 +93,31 @@ def gpu_step_is_graphed(critics: int, batch_size: int, chunks: int = 1, hidden: 
 
 
 def predicted_training_seconds(kind: str, *, critics: int, steps: int, batch_size: int, chunks: int = 1,
-                               width: int = 0) -> float:
+                               width: int = 0, cuda_started: bool = False) -> float:
     """Predicted seconds to train ``critics`` critics, in ``chunks`` trainings of ``steps`` steps of
     ``batch_size`` rows each, on ``kind`` ("cpu" or "cuda"): a fixed cost per step plus one per pair evaluation
     (critic × row), ``width`` input columns more per pair (:data:`CPU_WIDTH_S`, :data:`GPU_WIDTH_S`; 0: the
     narrow inputs the step constants were measured at), and on the GPU its start (the constants above,
-    measured); a GPU step costs :data:`GPU_STEP_S` through a CUDA graph, :data:`GPU_EAGER_STEP_S` without one."""
+    measured) unless ``cuda_started`` (the audit uses the GPU anyway: its start is paid either way); a GPU step
+    costs :data:`GPU_STEP_S` through a CUDA graph, :data:`GPU_EAGER_STEP_S` without one."""
     if kind == "cuda":
         step = GPU_STEP_S if gpu_step_is_graphed(critics, batch_size, chunks) else GPU_EAGER_STEP_S
-        pair, start, column = GPU_PAIR_S, GPU_START_S, GPU_WIDTH_S
+        pair, start, column = GPU_PAIR_S, 0.0 if cuda_started else GPU_START_S, GPU_WIDTH_S
     else:
         step, pair, start, column = CPU_STEP_S, CPU_PAIR_S, 0.0, CPU_WIDTH_S
     return start + steps * (chunks * step + critics * batch_size * (pair + width * column))
 
 
 def choose_device(device="auto", *, critics: int, steps: int, batch_size: int, chunks: int = 1, width: int = 0,
-                  cuda_available: bool | None = None):
+                  cuda_available: bool | None = None, cuda_started: bool = False):
     """The device a critic training runs on, and why, in words.
 
     ``"cpu"`` and ``"cuda"`` are taken as given (:func:`resolve_device`). ``"auto"`` takes the GPU only where
     the predicted training time there (:func:`predicted_training_seconds`: its start, its steps and pair
     evaluations) is below the CPU's: short trainings of small ensembles stay on the CPU, where they finish
-    before the GPU would have started. ``cuda_available`` defaults to ``torch.cuda.is_available()``.
+    before the GPU would have started. ``cuda_started``: the audit uses the GPU anyway (its mechanism trains
+    there), so the GPU's start is not counted against the critics. ``cuda_available`` defaults to
+    ``torch.cuda.is_available()``.
 
     Returns
     -------
@@ -130,10 +133,12 @@ def choose_device(device="auto", *, critics: int, steps: int, batch_size: int, c
     if not cuda_available:
         return torch.device("cpu"), "device cpu (auto: no CUDA device)"
     size = dict(critics=critics, steps=steps, batch_size=batch_size, chunks=chunks, width=width)
-    cpu, gpu = predicted_training_seconds("cpu", **size), predicted_training_seconds("cuda", **size)
+    cpu = predicted_training_seconds("cpu", **size)
+    gpu = predicted_training_seconds("cuda", **size, cuda_started=cuda_started)
     chosen = "cuda" if gpu < cpu else "cpu"
+    started = ", its start already paid: the mechanism trains there" if cuda_started else ""
     return torch.device(chosen), (f"device {chosen} (auto: {critics} critics × {steps} steps × {batch_size} rows "
-                                  f"predicted {cpu:.3g} s on the CPU, {gpu:.3g} s on the GPU)")
+                                  f"predicted {cpu:.3g} s on the CPU, {gpu:.3g} s on the GPU{started})")
 
 
 class cpu_threads:

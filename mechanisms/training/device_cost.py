@@ -57,3 +57,4 @@ def choose_training_device(*, runs: int, steps: int, records: int, parameters: i
     chosen = "cuda" if gpu < cpu else "cpu"
     return chosen, (f"{runs:,} runs × {steps} steps × {records} records, {parameters} parameters predicted "
                     f"{cpu:.3g} s on the CPU, {gpu:.3g} s on the GPU")
+

@@ -41,7 +41,7 @@ from mechanisms.training.dpsgd import DPSGD
 from mechanisms.training.records import GRADIENT_CANARY, ORDINARY
 
 __all__ = ["TorchDPSGD", "on_device", "torch_clipped_gradient_sum", "torch_factored_clipped_sum",
-           "torch_per_sample_gradients", "torch_snap", "trainer_for_device"]
+           "torch_per_sample_gradients", "torch_snap", "trainer_for_device", "trains_on_gpu"]
 
 _DTYPES = ("float64", "float32")
 #: Runs one call trains on a CUDA device (:attr:`TorchDPSGD.preferred_chunk_size`; the runner cuts it to its
@@ -371,3 +371,14 @@ def trainer_for_device(mechanism, device: str | None, runs: int = 0, *, cuda_ava
     check_choice(device, "device", ("cpu", "cuda"))
     return on_device(mechanism, device), (f"trainer: the batched torch DP-SGD (TorchDPSGD) on {device}, the "
                                           f"--device asked for (same step and laws as the NumPy trainer)")
+
+
+def trains_on_gpu(mechanism) -> bool:
+    """Whether ``mechanism`` trains on a CUDA device when called: a :class:`TorchDPSGD` whose ``device`` is
+    ``"cuda"``, or ``"auto"`` with a GPU present. An audit of it pays the GPU's start whatever its critics do, so
+    their device choice does not count it again (:func:`estimators.device.choose_device`'s ``cuda_started``)."""
+    if not isinstance(mechanism, TorchDPSGD):
+        return False
+    if mechanism.device == "auto":
+        return _torch().cuda.is_available()
+    return mechanism.device == "cuda"
