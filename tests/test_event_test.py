@@ -272,9 +272,9 @@ def test_predicted_bounds_are_within_2e4_of_scipys_exact_intervals_at_every_coun
 
 
 def test_quantiles_of_sorted_scores_are_numpys_to_the_bit():
-    """The thresholds' quantiles of sorted scores (audit.search.event_choice._quantiles_of_sorted, without a
+    """The thresholds' quantiles of sorted scores (audit.search.score_grid._quantiles_of_sorted, without a
     partition where it can) against np.quantile itself: the same numbers, signs of zero included."""
-    from audit.search.event_choice import _quantiles_of_sorted
+    from audit.search.score_grid import _quantiles_of_sorted
 
     rng = np.random.default_rng(3)
     samples = [rng.normal(size=n) for n in (1, 2, 3, 200, 201, 202, 5000)]
@@ -345,7 +345,7 @@ def test_continuous_scores_get_no_randomized_boundary():
     plain = choose_event(a, b, runs=5000, alpha=0.05, boundary_weights=(0.0, 1.0))
     assert not full.event.randomized and full == plain
     # With atoms (rounded scores) the randomized family is back in the comparison.
-    from audit.search.event_choice import _Selection
+    from audit.search.score_grid import _Selection
     assert _Selection(np.round(a), np.round(b)).has_atoms and not _Selection(a, b).has_atoms
 
 

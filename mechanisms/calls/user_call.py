@@ -70,14 +70,10 @@ def report_running_to(report):
 
 
 def _report(calls: list) -> None:
-    """Tell :data:`_REPORT` the innermost call in ``calls`` of other code than the outermost's, the kind
-    :func:`_innermost_inside` names (a loop from the end: it runs twice per call of a statistic)."""
-    kind = calls[0].who.split(" ", 1)[0] if calls else ""
-    for call in reversed(calls):
-        if call.who.split(" ", 1)[0] != kind:
-            _REPORT(call.who)
-            return
-    _REPORT("")
+    """Tell :data:`_REPORT` the innermost call in ``calls`` of other code than the outermost's
+    (:func:`_innermost_inside`), "" where none runs."""
+    inner = _innermost_inside(calls, calls[0]) if calls else None
+    _REPORT(inner.who if inner is not None else "")
 
 
 def first_call_timeout() -> float:
