@@ -164,12 +164,12 @@ def model_runs_per_second(mechanism, device: str, runs: int) -> float:
     """The runs per second :mod:`mechanisms.training.device_cost` predicts for a batched DP-SGD route (the GPU's start
     left out: the timing follows a warm-up), NaN for other routes."""
     from mechanisms.training import DPSGD
-    from mechanisms.training.device_cost import predicted_training_seconds
+    from mechanisms.training.device_cost import predicted_dpsgd_seconds
     from estimators.device import GPU_START_S
 
     if not isinstance(mechanism, DPSGD):
         return math.nan
-    seconds = predicted_training_seconds(device, runs=runs, steps=mechanism.steps, records=mechanism.records,
+    seconds = predicted_dpsgd_seconds(device, runs=runs, steps=mechanism.steps, records=mechanism.records,
                                          parameters=mechanism.parameter_dim)
     return runs / (seconds - (GPU_START_S if device == "cuda" else 0.0))
 

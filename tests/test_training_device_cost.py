@@ -8,7 +8,7 @@ records, T = 4) and from the break-even of two straight lines, not from the modu
 import pytest
 
 from estimators.device import GPU_START_S
-from mechanisms.training.device_cost import choose_training_device, predicted_training_seconds
+from mechanisms.training.device_cost import choose_training_device, predicted_dpsgd_seconds
 from mechanisms.training.dpsgd import DPSGD
 from mechanisms.training.torch_dpsgd import TorchDPSGD, trainer_for_device
 
@@ -23,15 +23,15 @@ def test_the_model_reproduces_the_measured_runs_per_second(model):
     parameters, gpu_rate, cpu_rate = REPORT[model]
     runs = 10**6
     size = dict(runs=runs, steps=4, records=16, parameters=parameters)
-    assert predicted_training_seconds("cpu", **size) == pytest.approx(runs / cpu_rate, rel=0.02)
-    assert predicted_training_seconds("cuda", **size) - GPU_START_S == pytest.approx(runs / gpu_rate, rel=0.02)
+    assert predicted_dpsgd_seconds("cpu", **size) == pytest.approx(runs / cpu_rate, rel=0.02)
+    assert predicted_dpsgd_seconds("cuda", **size) - GPU_START_S == pytest.approx(runs / gpu_rate, rel=0.02)
 
 
 def test_the_training_cost_grows_with_steps_and_records_in_proportion():
-    one = predicted_training_seconds("cpu", runs=1000, steps=4, records=16, parameters=3)
-    assert predicted_training_seconds("cpu", runs=1000, steps=8, records=32, parameters=3) == pytest.approx(4 * one)
-    assert predicted_training_seconds("cpu", runs=0, steps=4, records=16, parameters=3) == 0.0
-    assert predicted_training_seconds("cuda", runs=0, steps=4, records=16, parameters=3) == GPU_START_S
+    one = predicted_dpsgd_seconds("cpu", runs=1000, steps=4, records=16, parameters=3)
+    assert predicted_dpsgd_seconds("cpu", runs=1000, steps=8, records=32, parameters=3) == pytest.approx(4 * one)
+    assert predicted_dpsgd_seconds("cpu", runs=0, steps=4, records=16, parameters=3) == 0.0
+    assert predicted_dpsgd_seconds("cuda", runs=0, steps=4, records=16, parameters=3) == GPU_START_S
 
 
 def test_auto_takes_the_gpu_exactly_past_the_break_even_of_the_measured_rates():
@@ -62,7 +62,7 @@ def test_a_negative_run_count_is_named():
     from estimators.validation import InputError
 
     with pytest.raises(InputError, match="argument 'runs'"):
-        predicted_training_seconds("cpu", runs=-1, steps=4, records=16, parameters=3)
+        predicted_dpsgd_seconds("cpu", runs=-1, steps=4, records=16, parameters=3)
 
 
 def test_an_audit_weighs_its_samples_and_event_runs(monkeypatch):

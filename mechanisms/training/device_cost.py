@@ -26,14 +26,14 @@ from estimators.device import GPU_START_S
 from estimators.validation import check_int
 
 __all__ = ["CPU_PARAMETER_S", "CPU_RECORD_STEP_S", "GPU_PARAMETER_S", "GPU_RECORD_STEP_S", "choose_training_device",
-           "predicted_training_seconds"]
+           "predicted_dpsgd_seconds"]
 
 #: Seconds per record and step (a) and per record, step and parameter (b) of batched DP-SGD (module docstring).
 CPU_RECORD_STEP_S, CPU_PARAMETER_S = 7.3e-8, 7.35e-9
 GPU_RECORD_STEP_S, GPU_PARAMETER_S = 2.3e-8, 2.4e-10
 
 
-def predicted_training_seconds(kind: str, *, runs: int, steps: int, records: int, parameters: int) -> float:
+def predicted_dpsgd_seconds(kind: str, *, runs: int, steps: int, records: int, parameters: int) -> float:
     """Predicted seconds of ``runs`` DP-SGD runs of ``steps`` steps on training sets of ``records`` rows and a model
     of ``parameters`` parameters on ``kind`` ("cpu" or "cuda"): start + runs·steps·records·(a + b·D), the constants
     of this module's docstring (issue 42's H100 report)."""
@@ -49,11 +49,11 @@ def predicted_training_seconds(kind: str, *, runs: int, steps: int, records: int
 def choose_training_device(*, runs: int, steps: int, records: int, parameters: int,
                            cuda_available: bool) -> tuple[str, str]:
     """The device ``--device auto`` trains on ("cpu" or "cuda") and why, in words: the GPU only where it is present
-    and its predicted time (:func:`predicted_training_seconds`, its start included) is below the CPU's."""
+    and its predicted time (:func:`predicted_dpsgd_seconds`, its start included) is below the CPU's."""
     size = dict(runs=runs, steps=steps, records=records, parameters=parameters)
     if not cuda_available:
         return "cpu", "no CUDA device"
-    cpu, gpu = predicted_training_seconds("cpu", **size), predicted_training_seconds("cuda", **size)
+    cpu, gpu = predicted_dpsgd_seconds("cpu", **size), predicted_dpsgd_seconds("cuda", **size)
     chosen = "cuda" if gpu < cpu else "cpu"
     return chosen, (f"{runs:,} runs × {steps} steps × {records} records, {parameters} parameters predicted "
                     f"{cpu:.3g} s on the CPU, {gpu:.3g} s on the GPU")
