@@ -272,9 +272,11 @@ def test_predicted_bounds_are_within_2e4_of_scipys_exact_intervals_at_every_coun
 
 
 def test_quantiles_of_sorted_scores_are_numpys_to_the_bit():
-    """The thresholds' quantiles of sorted scores (audit.search.score_grid._quantiles_of_sorted, without a
-    partition where it can) against np.quantile itself: the same numbers, signs of zero included."""
-    from audit.search.score_grid import _quantiles_of_sorted
+    """The thresholds' quantiles of sorted scores (audit.certificates.sorted_scores.quantiles_of_sorted, without a
+    partition where it can) against np.quantile itself: the same numbers, signs of zero included, at the event
+    choice's evenly spaced levels and the μ-GDP grid's (gaussian_dp._CANDIDATE_LEVELS)."""
+    from audit.certificates.gaussian_dp import _CANDIDATE_LEVELS
+    from audit.certificates.sorted_scores import quantiles_of_sorted
 
     rng = np.random.default_rng(3)
     samples = [rng.normal(size=n) for n in (1, 2, 3, 200, 201, 202, 5000)]
@@ -283,10 +285,11 @@ def test_quantiles_of_sorted_scores_are_numpys_to_the_bit():
                 np.r_[rng.normal(size=300), np.nan], np.r_[-0.0, 0.0, -0.0, rng.normal(size=250)]]
     for scores in samples:
         ordered = np.sort(scores)
-        for count in (2, 101, 201):
+        for levels in (np.linspace(0.0, 1.0, 2), np.linspace(0.0, 1.0, 101), np.linspace(0.0, 1.0, 201),
+                       _CANDIDATE_LEVELS):
             with np.errstate(invalid="ignore"):
-                expected = np.quantile(ordered, np.linspace(0.0, 1.0, count))
-            got = _quantiles_of_sorted(ordered, count)
+                expected = np.quantile(ordered, levels)
+            got = quantiles_of_sorted(ordered, levels)
             assert np.array_equal(got, expected, equal_nan=True)
             assert np.array_equal(np.signbit(got), np.signbit(expected))
 
