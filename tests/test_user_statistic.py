@@ -366,6 +366,18 @@ def test_a_ray_worker_that_dies_inside_a_statistic_names_the_statistic(tmp_path,
         "compiled code, or was stopped after hanging past --timeout (WorkerCrashedError"), error
 
 
+@pytest.mark.slow
+@pytest.mark.integration
+@pytest.mark.ray
+def test_the_hard_kill_of_a_statistic_stuck_in_a_ray_task_names_the_statistic(tmp_path, local_ray):
+    # The hard kill's deadline, in the Ray task's report, tells a worker stopped stuck from one that crashed (10 s).
+    release = str(tmp_path / "release.py")
+    assert _sampling_error(_per_database_spec(tmp_path, "deaf", workers=1), 1, timeout=0.2, backend="ray") == (
+        f"statistic '{release}:deaf', running inside the call of mechanism '{release}:release' on database 0, did not "
+        "return within 0.2 s and ignored the interruption (it is stuck in compiled code, or blocks or ignores "
+        "SIGALRM); its worker process was stopped 10 s later")
+
+
 @pytest.mark.integration
 def test_the_hard_kill_of_a_statistic_stuck_where_the_timeout_cannot_reach_names_the_statistic(tmp_path, capfd):
     # 0.2 s, then the worker's hard kill 10 s later (worker.HARD_KILL_GRACE): the probe, alone in flight, dies once.
