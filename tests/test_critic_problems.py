@@ -37,6 +37,24 @@ def test_sliced_bound_of_one_slice_is_that_critics_dv_bound(delta):
         assert sliced_lower_bound(fit, slice(i, i + 1), delta) == pytest.approx(per_critic[i], rel=1e-9, abs=1e-12)
 
 
+def test_a_fits_cap_candidates_computed_once_are_each_secrets_own():
+    """SMI-DP computes the candidate caps of every certifiable secret's slices once
+    (audit.certificates.secret_bounds._rows_cap_candidates) for its bounds at α/K and α/k: each secret's rows are
+    those of its slices alone, and its sliced bound at any level the same to the bit as with caps of its own."""
+    from audit.certificates.secret_bounds import _rows_cap_candidates
+    from estimators.certify import cap_candidates
+
+    fit = _fake_fit(np.random.default_rng(6), 9)
+    groups = [slice(0, 3), slice(6, 9)]  # the slices of two certifiable secrets; rows 3-5 are another's
+    shared = _rows_cap_candidates(fit, groups)
+    assert np.isnan(shared[3:6]).all()
+    for group in groups:
+        own = cap_candidates(fit.validation_joint[group], fit.validation_product[group], 3.0)
+        assert np.array_equal(shared[group], own)
+        for delta in (0.05, 0.05 / 2, 0.001):
+            assert sliced_lower_bound(fit, group, delta, candidates=shared) == sliced_lower_bound(fit, group, delta)
+
+
 @pytest.mark.train
 def test_fit_problems_places_terms_and_chain_critics():
     rng = np.random.default_rng(0)

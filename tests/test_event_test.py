@@ -272,9 +272,11 @@ def test_predicted_bounds_are_within_2e4_of_scipys_exact_intervals_at_every_coun
 
 
 def test_quantiles_of_sorted_scores_are_numpys_to_the_bit():
-    """The thresholds' quantiles of sorted scores (audit.search.score_grid._quantiles_of_sorted, without a
-    partition where it can) against np.quantile itself: the same numbers, signs of zero included."""
-    from audit.search.score_grid import _quantiles_of_sorted
+    """The thresholds' quantiles of sorted scores (audit.certificates.sorted_scores.quantiles_of_sorted, without a
+    partition where it can) against np.quantile itself: the same numbers, signs of zero included, at the event
+    choice's evenly spaced levels and the μ-GDP grid's (gaussian_dp._CANDIDATE_LEVELS)."""
+    from audit.certificates.gaussian_dp import _CANDIDATE_LEVELS
+    from audit.certificates.sorted_scores import quantiles_of_sorted
 
     rng = np.random.default_rng(3)
     samples = [rng.normal(size=n) for n in (1, 2, 3, 200, 201, 202, 5000)]
@@ -283,10 +285,11 @@ def test_quantiles_of_sorted_scores_are_numpys_to_the_bit():
                 np.r_[rng.normal(size=300), np.nan], np.r_[-0.0, 0.0, -0.0, rng.normal(size=250)]]
     for scores in samples:
         ordered = np.sort(scores)
-        for count in (2, 101, 201):
+        for levels in (np.linspace(0.0, 1.0, 2), np.linspace(0.0, 1.0, 101), np.linspace(0.0, 1.0, 201),
+                       _CANDIDATE_LEVELS):
             with np.errstate(invalid="ignore"):
-                expected = np.quantile(ordered, np.linspace(0.0, 1.0, count))
-            got = _quantiles_of_sorted(ordered, count)
+                expected = np.quantile(ordered, levels)
+            got = quantiles_of_sorted(ordered, levels)
             assert np.array_equal(got, expected, equal_nan=True)
             assert np.array_equal(np.signbit(got), np.signbit(expected))
 
@@ -347,6 +350,22 @@ def test_continuous_scores_get_no_randomized_boundary():
     # With atoms (rounded scores) the randomized family is back in the comparison.
     from audit.search.score_grid import _Selection
     assert _Selection(np.round(a), np.round(b)).has_atoms and not _Selection(a, b).has_atoms
+
+
+def test_the_pooled_selection_scores_are_the_sorted_pool_to_the_bit():
+    # _Selection merges the two sorted inputs; np.sort of the pool, as before, is the reference. Zeros of both
+    # signs are where a merge of sorted inputs would differ: NumPy's vectorised sort may change a zero's sign.
+    from audit.search.score_grid import _Selection
+
+    rng = np.random.default_rng(5)
+    for case in range(60):
+        a, b = rng.normal(size=rng.integers(1, 300)), rng.normal(0.2, size=rng.integers(1, 300))
+        if case % 3 == 1:
+            a, b = np.round(a * 3), np.round(b * 3)  # ties, and zeros of both signs (np.round(-0.2) is -0.0)
+        elif case % 3 == 2:
+            a[0] = np.nan
+        pooled = np.sort(np.concatenate((a, b)))
+        assert np.array_equal(_Selection(a, b).pooled.view(np.uint64), pooled.view(np.uint64))
 
 
 def _split_epsilon_by_hand(k1, k2, n, alpha, share):

@@ -427,6 +427,28 @@ def test_a_tasks_report_says_the_user_code_running_inside_the_mechanisms_call_an
     assert worker.lost_in(None) == (None, False) and worker.lost_in(str(tmp_path / "never written")) == (None, False)
 
 
+def test_a_ray_task_reports_only_where_it_reads_the_audits_token(tmp_path):
+    # worker.run_reporting_where_seen: on the audit's machine the task finds the token the audit wrote in the folder
+    # and reports; elsewhere (another token there, or no such folder) it runs without a report, and the death of its
+    # worker names the mechanism (lost_in finds nothing).
+    from mechanisms.execution import worker
+
+    (tmp_path / worker.TOKEN_FILE).write_text("audit's token")
+
+    def task(report):
+        # What the audit's process would read from the task's report while a statistic runs inside the mechanism.
+        def mechanism():
+            return call_user_code(lambda: worker.lost_in(str(tmp_path / report)), who="statistic 's.py:fn'")
+        return lambda reference, chunk, hard_kill: call_user_code(mechanism, who="mechanism 'm.py:f'", timeout=30)
+
+    assert worker.run_reporting_where_seen(str(tmp_path), "audit's token", "1", task("1"), None, None) == (
+        "statistic 's.py:fn'", False)
+    assert worker.run_reporting_where_seen(str(tmp_path), "another token", "2", task("2"), None, None) == (None, False)
+    assert not (tmp_path / "2").exists()
+    assert worker.run_reporting_where_seen(str(tmp_path / "elsewhere"), "audit's token", "3", task("3"), None, None) == (
+        None, False)
+
+
 def test_a_worker_stopped_stuck_is_said_so_naming_what_ran():
     from mechanisms.execution.backends import WorkerLost
     from mechanisms.execution.chunks import MECHANISM, ChunkTask

@@ -301,11 +301,12 @@ def test_a_statistic_that_fails_or_hangs_in_a_worker_is_the_one_error_it_is_in_p
                        "database 0, did not return within 0.3 s (--timeout); raise --timeout if it is merely slow")
 
 
-def _sampling_error(spec, workers, timeout=None) -> str:
-    """The error of sampling the spec's mechanism on 1,000 databases, with ``workers`` processes and no retry."""
+def _sampling_error(spec, workers, timeout=None, backend="local") -> str:
+    """The error of sampling the spec's mechanism on 1,000 databases, with ``workers`` processes (or Ray tasks:
+    ``backend``) and no retry."""
     from mechanisms.execution.runner import MechanismRunner
 
-    settings = ExecutionSettings(workers=workers, retries=0, timeout=timeout)
+    settings = ExecutionSettings(workers=workers, retries=0, timeout=timeout, backend=backend)
     with pytest.raises(MechanismError) as caught:
         with MechanismRunner(spec.mechanism, spec.mechanism_source["spec"], settings,
                              source=spec.mechanism_source) as runner:
@@ -339,6 +340,42 @@ def test_a_worker_that_dies_inside_a_statistic_names_the_statistic(tmp_path):
     assert _sampling_error(_per_database_spec(tmp_path, "kills_worker", workers=2), 2) == (
         f"statistic '{release}:kills_worker', running inside the call of mechanism '{release}:release' on database 0: "
         + LOST)
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """A local Ray instance on 2 CPUs, started once for the module's Ray tests (unless one runs already)."""
+    ray = pytest.importorskip("ray")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, configure_logging=False)
+    yield
+    if started:
+        ray.shutdown()
+
+
+@pytest.mark.integration
+@pytest.mark.ray
+def test_a_ray_worker_that_dies_inside_a_statistic_names_the_statistic(tmp_path, local_ray):
+    # A Ray task on the audit's machine reports in a file as a local worker does (worker.run_reporting_where_seen).
+    release = str(tmp_path / "release.py")
+    error = _sampling_error(_per_database_spec(tmp_path, "kills_worker", workers=1), 1, backend="ray")
+    assert error.startswith(
+        f"statistic '{release}:kills_worker', running inside the call of mechanism '{release}:release' on database 0: "
+        "the worker process running it died: it was killed, ran out of memory, called os._exit or crashed in "
+        "compiled code, or was stopped after hanging past --timeout (WorkerCrashedError"), error
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+@pytest.mark.ray
+def test_the_hard_kill_of_a_statistic_stuck_in_a_ray_task_names_the_statistic(tmp_path, local_ray):
+    # The hard kill's deadline, in the Ray task's report, tells a worker stopped stuck from one that crashed (10 s).
+    release = str(tmp_path / "release.py")
+    assert _sampling_error(_per_database_spec(tmp_path, "deaf", workers=1), 1, timeout=0.2, backend="ray") == (
+        f"statistic '{release}:deaf', running inside the call of mechanism '{release}:release' on database 0, did not "
+        "return within 0.2 s and ignored the interruption (it is stuck in compiled code, or blocks or ignores "
+        "SIGALRM); its worker process was stopped 10 s later")
 
 
 @pytest.mark.integration
@@ -377,16 +414,8 @@ def test_an_audit_with_neural_critics_says_the_statistic_was_not_tried():
 
 @pytest.mark.integration
 @pytest.mark.ray
-def test_a_per_database_functions_statistic_on_ray_gives_the_in_process_result(tmp_path):
+def test_a_per_database_functions_statistic_on_ray_gives_the_in_process_result(tmp_path, local_ray):
     # Ray tasks get the same MechanismReference, through the object store: the statistic travels as on workers.
-    ray = pytest.importorskip("ray")
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, configure_logging=False)
-    try:
-        on_ray = run_audit(_per_database_spec(tmp_path, "parity", workers=1, backend="ray"))
-    finally:
-        if started:
-            ray.shutdown()
+    on_ray = run_audit(_per_database_spec(tmp_path, "parity", workers=1, backend="ray"))
     in_process = run_audit(_per_database_spec(tmp_path, "parity", workers=1))
     assert on_ray.claim_verdict == "refuted" and on_ray.event_test == in_process.event_test

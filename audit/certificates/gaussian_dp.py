@@ -52,6 +52,7 @@ from estimators.validation import InputError, check_int, check_probability
 
 from audit.certificates.event_bounds import _cp_side
 from audit.certificates.joint_binomial import clip_rate, joint_binomial_mu, probit_slope, probit_spread
+from audit.certificates.sorted_scores import merge_sorted, quantiles_of_sorted
 
 __all__ = [
     "GDPCertificate", "METHODS", "PointGrid", "dkw_band", "gdp_certificate", "gdp_epsilon", "joint_binomial_mu",
@@ -220,9 +221,11 @@ def _choose_grid(selection_first, selection_second, n_first: int, n_second: int,
     joint method considers the other points only when none qualifies. Returns (predicted μ̲, threshold, direction, (the pessimistic FPR and FNR there), whether the point
     uses the joint test) tuples, best first.
     """
-    pooled = np.sort(np.concatenate([selection_first, selection_second]))
-    thresholds = np.unique(np.quantile(pooled, _CANDIDATE_LEVELS))
+    # Each input sorted once; the pool is their merge and its quantiles are read off it (as np.sort of the pool
+    # and np.quantile of it give them, to the bit: audit.certificates.sorted_scores).
     first, second = np.sort(selection_first), np.sort(selection_second)
+    pooled = merge_sorted(first, second, selection_first, selection_second)
+    thresholds = np.unique(quantiles_of_sorted(pooled, _CANDIDATE_LEVELS))
     joint = method == "joint-binomial"
     candidates = []
     for direction, (fp, fn) in _points(first, second, thresholds).items():

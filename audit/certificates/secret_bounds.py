@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimators.certify import certify_critics, sliced_lower_bound
+from estimators.certify import CAP_LEVELS, cap_candidates, certify_critics, sliced_lower_bound
 from mechanisms.calls.user_call import call_user_code
 
 from audit.certificates.event_bounds import clopper_pearson
@@ -131,11 +131,17 @@ class Certifier:
 
     def __init__(self, fits, rng, timeout):
         self.fits, self.rng, self.timeout = fits, rng, timeout
-        self._critic_bounds, self._fresh_w = {}, {}
+        self._critic_bounds, self._fresh_w, self._cap_candidates = {}, {}, {}
 
     def critic_bounds(self, kind, delta):
         if (kind, delta) not in self._critic_bounds:
-            self._critic_bounds[kind, delta] = certify_critics(self.fits.fit(kind), delta)[0]
+            fit = self.fits.fit(kind)
+            if kind not in self._cap_candidates:
+                # A fit's candidate caps depend on no δ: computed once for the bounds at every δ (the per-secret
+                # bounds at α/K, the chosen candidates' at α/k, a stratum's at half of each).
+                self._cap_candidates[kind] = cap_candidates(fit.validation_joint, fit.validation_product,
+                                                            fit.output_range[1])
+            self._critic_bounds[kind, delta] = certify_critics(fit, delta, candidates=self._cap_candidates[kind])[0]
         return self._critic_bounds[kind, delta]
 
     def _mass_lower_bound(self, candidate, delta):
@@ -193,15 +199,28 @@ def certify(fits, *, alpha: float, n_candidates: int, rng, timeout) -> Certifica
     return Certification(evidence, bounds[best], chosen[best].label, chosen[best], k)
 
 
+def _rows_cap_candidates(fit, groups: list) -> np.ndarray:
+    """The fit's candidate caps (:func:`estimators.certify.cap_candidates`, one row a critic) for the critics in
+    ``groups`` (slices or index arrays), NaN in the rows of the others. They depend on no δ, and a critic's row on
+    its own values alone: computed once, the same numbers serve a secret's bound at every level."""
+    rows = np.arange(len(fit.validation_joint))
+    used = np.concatenate([rows[group] for group in groups]) if groups else rows[:0]
+    caps = np.full((len(rows), len(CAP_LEVELS) + 1), np.nan)
+    if len(used):
+        caps[used] = cap_candidates(fit.validation_joint[used], fit.validation_product[used], fit.output_range[1])
+    return caps
+
+
 def certify_sliced_average(fits, *, alpha: float, n_candidates: int) -> Certification:
     """SMI-DP: each secret's certificate is the averaged DV bound over its slices, at level α."""
     sliced = fits.sliced
     fit = sliced.fit
     certifiable = [i for i, cell in enumerate(fits.cells) if cell.certifiable]
+    caps = _rows_cap_candidates(fit, [sliced.problems[i].terms for i in certifiable])
     evidence = []
     for i, cell in enumerate(fits.cells):
         per_slice = _per_slice(i, fits)
-        bound = (sliced_lower_bound(fit, sliced.problems[i].terms, alpha / len(certifiable))
+        bound = (sliced_lower_bound(fit, sliced.problems[i].terms, alpha / len(certifiable), candidates=caps)
                  if cell.certifiable else None)
         evidence.append(SecretEvidence(cell.name, cell.record, cell.prior.describe(), cell.strategy,
                                        float(np.mean(per_slice)), bound, per_slice.tolist()))
@@ -210,7 +229,7 @@ def certify_sliced_average(fits, *, alpha: float, n_candidates: int) -> Certific
     k = min(n_candidates, len(certifiable))
     scores = np.array([fit.validation[sliced.problems[i].terms].mean() for i in certifiable])
     chosen = [certifiable[j] for j in np.argsort(-scores)[:k]]
-    bounds = [sliced_lower_bound(fit, sliced.problems[i].terms, alpha / k) for i in chosen]
+    bounds = [sliced_lower_bound(fit, sliced.problems[i].terms, alpha / k, candidates=caps) for i in chosen]
     best = int(np.argmax(bounds))
     i = chosen[best]
     terms = sliced.problems[i].terms

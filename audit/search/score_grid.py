@@ -8,49 +8,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from audit.certificates.sorted_scores import merge_sorted, quantiles_of_sorted
+
 
 def _first_of_each_value(ordered: np.ndarray) -> np.ndarray:
     """Where each distinct value of the sorted ``ordered`` first occurs (a boolean mask)."""
     return np.concatenate(([True], ordered[1:] != ordered[:-1]))
 
 
-def _quantiles_of_sorted(ordered: np.ndarray, count: int) -> np.ndarray:
-    """``np.quantile(ordered, np.linspace(0, 1, count))`` of sorted data, to the bit, mostly without its partition.
-
-    NumPy's default ("linear") quantile, definition 7 of Hyndman and Fan (1996): the q quantile
-    of n sorted values x₀ ≤ … ≤ xₙ₋₁ is x_j + g (x_{j+1} − x_j) at the virtual index
-    v = (n − 1) q, j = ⌊v⌋, g = v − j, with NumPy's interpolation formula (``_lerp`` of
-    numpy/lib/_function_base_impl.py: x_{j+1} − (1 − g)(x_{j+1} − x_j) where g ≥ 0.5, exact at
-    both ends) and the last value where v ≥ n − 1: the same operations on the same values
-    (tests/test_event_test.py checks it against np.quantile). np.quantile first partitions the
-    data around every index, which costs more than the rest of an event choice; it is called
-    only where its partition could read other bits at an index than the sorted data hold there:
-    when the data hold a NaN or zeros of both signs (equal values of different bits, which a
-    partition may reorder).
-    """
-    n = len(ordered)
-    zeros = ordered[np.searchsorted(ordered, 0.0, side="left"):np.searchsorted(ordered, 0.0, side="right")]
-    if np.isnan(ordered[-1]) or (len(zeros) > 1 and np.signbit(zeros).any() and not np.signbit(zeros).all()):
-        return np.quantile(ordered, np.linspace(0.0, 1.0, count))
-    virtual = (n - 1) * np.linspace(0.0, 1.0, count)
-    previous = np.floor(virtual).astype(np.intp)
-    previous[virtual >= n - 1] = -1
-    following = np.where(previous == -1, -1, previous + 1)
-    gamma = virtual - previous
-    left, right = ordered[previous], ordered[following]
-    with np.errstate(invalid="ignore"):  # inf − inf: NaN, as np.quantile gives
-        difference = right - left
-        return np.where(gamma >= 0.5, right - difference * (1 - gamma), left + difference * gamma)
-
-
 def _thresholds(ordered: np.ndarray, count: int, values: np.ndarray | None = None) -> np.ndarray:
     """The distinct values of the sorted scores ``ordered`` if at most ``count``, else ``count`` quantiles of them
-    (:func:`_quantiles_of_sorted`); ``values``: those distinct values, where already found."""
+    at evenly spaced levels from 0 to 1 (:func:`~audit.certificates.sorted_scores.quantiles_of_sorted`);
+    ``values``: those distinct values, where already found."""
     if values is None:
         values = ordered[_first_of_each_value(ordered)]
     if len(values) <= count:
         return values
-    return np.unique(_quantiles_of_sorted(ordered, count))
+    return np.unique(quantiles_of_sorted(ordered, np.linspace(0.0, 1.0, count)))
 
 
 def _tail_frequencies(ordered: np.ndarray, thresholds: np.ndarray) -> tuple:
@@ -74,7 +48,7 @@ class _Selection:
     def __init__(self, scores_a: np.ndarray, scores_b: np.ndarray):
         self.n_a, self.n_b = len(scores_a), len(scores_b)
         self.ordered_a, self.ordered_b = np.sort(scores_a), np.sort(scores_b)
-        self.pooled = np.sort(np.concatenate((scores_a, scores_b)))
+        self.pooled = merge_sorted(self.ordered_a, self.ordered_b, scores_a, scores_b)
         self.values = self.pooled[_first_of_each_value(self.pooled)]
         self._grids = {}
         self.scores = scores_a, scores_b

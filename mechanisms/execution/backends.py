@@ -16,6 +16,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import secrets
 import shutil
 import socket
 import sys
@@ -29,7 +30,8 @@ from estimators.validation import InputError
 
 from mechanisms.calls.user_call import run_on_daemon_thread
 from mechanisms.errors import MechanismError
-from mechanisms.execution.worker import MechanismReference, init_worker, lost_in, run_reporting
+from mechanisms.execution.worker import (TOKEN_FILE, MechanismReference, init_worker, lost_in, run_reporting,
+                                         run_reporting_where_seen)
 from mechanisms.outputs.encoding import encoder_of
 
 #: Seconds a worker told to stop (SIGTERM) gets to kill its external programs and exit before SIGKILL.
@@ -48,7 +50,8 @@ class WorkerLost(Exception):
     running : str or None
         The user code that was running inside the mechanism's call when it died, where the worker said
         (:func:`mechanisms.execution.worker.lost_in`: a statistic inside a per-database function's
-        call); None where that was the mechanism itself, or is not known (Ray).
+        call); None where that was the mechanism itself, or is not known (a Ray task that could not report:
+        :class:`RayBackend`).
     stuck : bool
         The worker said its hard kill was due: it was stopped stuck past ``--timeout`` where the
         interruption cannot reach (compiled code), not killed from outside or crashed.
@@ -111,6 +114,44 @@ def _check_sendable(reference: MechanismReference) -> None:
                 "(--workers 1)", mechanism=who) from None
 
 
+class _TaskReports:
+    """The report files of a backend's tasks (:func:`~mechanisms.execution.worker.run_reporting`): one a task, in a
+    temporary folder made at the first, which also holds a random token (:data:`~mechanisms.execution.worker.TOKEN_FILE`)
+    by which a task's process tells that it sees this folder (:func:`~mechanisms.execution.worker.run_reporting_where_seen`)."""
+
+    def __init__(self):
+        self.folder, self.token, self._sent, self._paths = None, secrets.token_hex(16), 0, {}
+
+    def new(self) -> str:
+        """A fresh report file's name in :attr:`folder` (made, with its token, where there is none)."""
+        if self.folder is None:
+            self.folder = tempfile.mkdtemp(prefix="miaudit-running-")
+            with open(os.path.join(self.folder, TOKEN_FILE), "w", encoding="ascii") as file:
+                file.write(self.token)
+        self._sent += 1
+        return str(self._sent)
+
+    def keep(self, future: Future, name: str) -> None:
+        self._paths[future] = os.path.join(self.folder, name)
+
+    def lost(self, future: Future, message: str) -> WorkerLost:
+        """The :class:`WorkerLost` of ``future``'s dead worker, with what its report says it ran."""
+        return WorkerLost(message, *lost_in(self._paths.get(future)))
+
+    def done(self, future: Future) -> None:
+        """Forget ``future``'s report, removing its file."""
+        path = self._paths.pop(future, None)
+        if path is not None and os.path.exists(path):
+            os.remove(path)
+
+    def forget(self) -> None:
+        """Forget every report, removing the folder (the tasks in flight are sent again, with files of their own)."""
+        self._paths.clear()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
+
+
 class ProcessBackend:
     """Chunks run in ``workers`` local processes (started fresh: ``spawn``), the mechanism
     loaded once per process from its specification. A dying worker breaks the whole pool, so
@@ -125,29 +166,25 @@ class ProcessBackend:
         _check_sendable(reference)
         self.reference, self.slots = reference, workers
         self._pool = None
-        self._reports, self._folder, self._sent = {}, None, 0
+        self._reports = _TaskReports()
 
     def submit(self, fn, task) -> Future:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(self.slots, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=init_worker, initargs=(os.getpid(),))
-        if self._folder is None:
-            self._folder = tempfile.mkdtemp(prefix="miaudit-running-")
-        self._sent += 1
-        report = os.path.join(self._folder, str(self._sent))
-        future = self._pool.submit(run_reporting, report, fn, self.reference, task, True)
-        self._reports[future] = report
+        name = self._reports.new()
+        future = self._pool.submit(run_reporting, os.path.join(self._reports.folder, name), fn, self.reference, task,
+                                   True)
+        self._reports.keep(future, name)
         return future
 
     def outcome(self, future: Future):
-        report = self._reports.pop(future, None)
         try:
             return future.result()
         except BrokenProcessPool as exc:
-            raise WorkerLost(str(exc), *lost_in(report)) from None
+            raise self._reports.lost(future, str(exc)) from None
         finally:
-            if report is not None and os.path.exists(report):
-                os.remove(report)
+            self._reports.done(future)
 
     def _kill(self):
         if self._pool is None:
@@ -167,25 +204,19 @@ class ProcessBackend:
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._pool = None
 
-    def _forget_reports(self):
-        self._reports.clear()
-        if self._folder is not None:
-            shutil.rmtree(self._folder, ignore_errors=True)
-            self._folder = None
-
     def restart(self):
         self._kill()
-        self._forget_reports()  # the tasks in flight are sent again, with files of their own
+        self._reports.forget()
 
     def cancel(self):
         self._kill()
-        self._forget_reports()
+        self._reports.forget()
 
     def close(self):
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
-        self._forget_reports()
+        self._reports.forget()
 
 
 #: Seconds to wait for a Ray cluster's address to accept a connection: ``ray.init`` itself
@@ -277,6 +308,15 @@ class RayBackend:
     Ray's own retries are off (``max_retries=0``): the runner retries, the same way for every
     backend. The mechanism travels once, through the object store, by reference. A dying
     worker fails only its own task (``isolated_failures = True``).
+
+    What a dead task was running. Each task is given a report file's name in a temporary folder of the
+    audit's, and a random token that the audit wrote in that folder
+    (:func:`~mechanisms.execution.worker.run_reporting_where_seen`). A task whose process reads that token
+    there (a local instance, or a node on the audit's machine) reports in the file, as a local worker does
+    (:func:`~mechanisms.execution.worker.run_reporting`), the user code running inside the mechanism's call
+    and the hard kill's deadline, and a :class:`WorkerLost` names them. A task that cannot read it (a node
+    on another machine, a cluster behind ``ray://``) runs without a report, since nothing it wrote there
+    would reach the audit: a worker dying in it is then blamed on the mechanism, as before a report existed.
     """
 
     isolated_failures = True
@@ -302,15 +342,15 @@ class RayBackend:
                 ray.init(num_cpus=cpus or os.cpu_count(), runtime_env={"env_vars": {"PYTHONPATH": path}}, **options)
         self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._reference = ray.put(reference)
-        self._remotes, self._refs = {}, {}
+        self._remote = ray.remote(max_retries=0, num_cpus=1)(run_reporting_where_seen)
+        self._refs, self._reports = {}, _TaskReports()
 
     def submit(self, fn, task) -> Future:
-        remote = self._remotes.get(fn)
-        if remote is None:
-            remote = self._remotes[fn] = self._ray.remote(max_retries=0, num_cpus=1)(fn)
-        ref = remote.remote(self._reference, task, True)
+        name = self._reports.new()
+        ref = self._remote.remote(self._reports.folder, self._reports.token, name, fn, self._reference, task, True)
         future = ref.future()
         self._refs[future] = ref
+        self._reports.keep(future, name)
         return future
 
     def outcome(self, future: Future):
@@ -322,9 +362,11 @@ class RayBackend:
             cause = getattr(exc, "cause", None)
             if isinstance(cause, MechanismError):
                 raise cause from None
-            raise WorkerLost(str(exc)) from None
+            raise self._reports.lost(future, str(exc)) from None
         except ray.exceptions.RayError as exc:  # a worker or node died, an object was lost
-            raise WorkerLost(f"{type(exc).__name__}: {exc}") from None
+            raise self._reports.lost(future, f"{type(exc).__name__}: {exc}") from None
+        finally:
+            self._reports.done(future)
 
     def restart(self):
         pass  # Ray replaces dead workers itself
@@ -336,9 +378,11 @@ class RayBackend:
             except Exception:  # noqa: BLE001 - a task that already finished cannot be cancelled
                 pass
         self._refs.clear()
+        self._reports.forget()
 
     def close(self):
         self._refs.clear()
+        self._reports.forget()
         if self._started and self._ray.is_initialized():
             self._ray.shutdown()
 

@@ -21,7 +21,9 @@ sent. So each task runs with a small file of its own (:func:`run_reporting`), me
 in it the innermost user code running inside the mechanism's call whenever that changes
 (:func:`mechanisms.calls.user_call.report_running_to`: a statistic inside a per-database function's call), and
 the audit's process reads it when the worker died (:func:`lost_in`) and names that code; the worker also
-writes there when its hard kill is due, so that a worker stopped stuck is told from one that crashed.
+writes there when its hard kill is due, so that a worker stopped stuck is told from one that crashed. A Ray task
+does the same where it sees the audit's files (:func:`run_reporting_where_seen`), and runs without a report
+elsewhere (a node on another machine), where its death names the mechanism.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ from mechanisms.errors import MechanismError
 from mechanisms.execution.chunks import ChunkTask, chunk_generator, seed_global_generators
 from mechanisms.outputs.encoding import encoder_of
 
-__all__ = ["MechanismReference", "init_worker", "run_chunk", "run_probe", "lost_in", "run_reporting"]
+__all__ = ["MechanismReference", "init_worker", "run_chunk", "run_probe", "lost_in", "run_reporting",
+           "run_reporting_where_seen"]
 
 #: Seconds past ``--timeout`` after which a worker stuck inside compiled code (which the
 #: in-process interruption cannot reach) ends its own process; the audit then retries the
@@ -303,6 +306,35 @@ def run_reporting(report_path: str, fn, reference, task, hard_kill: bool = False
         report_running_to(previous)
         _REPORT = None
         report.memory.close()
+
+
+#: The file, in a folder of report files, whose content a task compares with the token it was given
+#: (:func:`run_reporting_where_seen`).
+TOKEN_FILE = "token"
+
+
+def run_reporting_where_seen(folder: str, token: str, name: str, fn, reference, task, hard_kill: bool = False):
+    """``fn(reference, task, hard_kill)`` as :func:`run_reporting` runs it, with the report file ``name`` in
+    ``folder``, where this process sees the audit's files: ``folder``'s :data:`TOKEN_FILE` holds ``token``, which
+    the audit's process wrote there; elsewhere (a Ray task on another machine, or behind ``ray://``) plainly,
+    with no report, and the audit names the mechanism where the task's worker dies.
+
+    Why a token and not Ray's node id: what the report needs is that the audit's process reads what this one
+    writes in ``folder``, which a node id does not tell (two nodes may share a machine, and behind ``ray://``
+    the driver is on the cluster, not on the audit's machine). A process on the audit's machine passes; one on
+    another machine fails, ``folder`` being a fresh temporary folder of the audit's machine (its ``TMPDIR``),
+    unless that is on a file system both machines mount: the report is then read as far as that file system
+    shows one machine's writes to the other, but the hard kill's deadline is of the writer's ``time.monotonic``
+    clock, so a worker stopped stuck may be said to have died, or the reverse.
+    """
+    try:
+        with open(os.path.join(folder, TOKEN_FILE), encoding="ascii") as file:
+            seen = file.read() == token
+    except (OSError, UnicodeDecodeError):
+        seen = False
+    if not seen:
+        return fn(reference, task, hard_kill)
+    return run_reporting(os.path.join(folder, name), fn, reference, task, hard_kill)
 
 
 def lost_in(report_path: str | None) -> tuple[str | None, bool]:
