@@ -109,7 +109,7 @@ def format_bytes(count: float) -> str:
     return f"{count:.3g} PiB"  # pragma: no cover
 
 
-#: Bytes of a critic's parameters and activations (float32: :func:`estimators.neural.critic_inputs`).
+#: Bytes of a critic's parameters and activations (float32: :func:`estimators.standardization.critic_inputs`).
 CRITIC_BYTES = 4
 
 #: Copies of each trained parameter alive at once: the parameter, its gradient, Adam's two moment
@@ -162,7 +162,7 @@ def audit_memory_parts(samples: int, shape: tuple, priors: int, *, event_runs: i
       above) and one score per run;
     - ``event scoring``: with ``other_records`` given (a record's neural critic reads that many numbers of
       the other records: (n − 1)·k, or k column sums), scoring one input's runs through it (``audit.engine``'s
-      event statistic), per run, at its largest (inside :func:`estimators.neural.critic_inputs`): the copy of
+      event statistic), per run, at its largest (inside :func:`estimators.standardization.critic_inputs`): the copy of
       the database with the record set (n·k numbers), the other records (``check_batch_output``'s float64
       copy), the critic's second input v = (output, other records) and its zero-padded copy, and the two
       float64 temporaries of v's standardization.
