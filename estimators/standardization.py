@@ -95,11 +95,12 @@ def critic_inputs(u: torch.Tensor, centre: torch.Tensor, scale: torch.Tensor) ->
         t = (u.double() - centre * 2.0).div_(doubled)  # in place: one temporary, two passes over it
     if t.numel() and bool((torch.stack(torch.aminmax(t)).abs() > COMPRESS_BEYOND).any()):  # no mask unless needed
         far = t.abs() > COMPRESS_BEYOND
-        log_ratio = torch.log(t.abs() / COMPRESS_BEYOND)
+        log_ratio = t.abs().div_(COMPRESS_BEYOND).log_()
         overflowed = torch.isinf(t)
         if bool(overflowed.any()):  # the difference or the quotient passed float64's range, their logarithms did not
             gap = (u.double() * 0.5).sub_(centre).abs_()
             apart = torch.log(gap).sub_(torch.log(scale)).sub_(math.log(COMPRESS_BEYOND))
             log_ratio = torch.where(overflowed, apart, log_ratio)
-        t = torch.where(far, torch.sign(t) * COMPRESS_BEYOND * (1.0 + log_ratio), t)
+        # sign(t)·c·(1 + log(|t|/c)) in place: (1 + log) > 1 where far, so the sign is t's
+        t = torch.where(far, log_ratio.add_(1.0).mul_(COMPRESS_BEYOND).copysign_(t), t)
     return t.float()
