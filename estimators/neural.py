@@ -157,13 +157,13 @@ def _scores(ensemble: CriticEnsemble, u: torch.Tensor, v: torch.Tensor, chunk: i
     return torch.cat(parts, dim=1)
 
 
-def step_threads(n_critics: int, batch_size: int, hidden: int, device: torch.device) -> int:
+def step_threads(n_critics: int, batch_size: int, hidden: int, device: torch.device, free=free_threads) -> int:
     """Intra-op threads for training steps: one for small CPU steps (see ``SMALL_STEP_WORK``), else all
-    the cores other processes leave free (:func:`~estimators.device.free_threads`)."""
+    the cores other processes leave free (``free``, given torch's setting: :func:`~estimators.device.free_threads`)."""
     small = device.type == "cpu" and n_critics * batch_size * hidden < SMALL_STEP_WORK
     if small or device.type != "cpu":
         return 1 if small else torch.get_num_threads()
-    return free_threads(torch.get_num_threads())
+    return free(torch.get_num_threads())
 
 
 def sample_major(u: torch.Tensor) -> torch.Tensor:
