@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .device import watch_cores
-from .neural import fit_critics
+from .critic_config import CriticConfig
+from .device import blas_threads, known_free_threads, resolve_device, watch_cores
+from .neural import fit_critics, step_threads
 from .scaling import power_of_two_exponent
 from .slicing import project, random_frames
 
@@ -147,6 +148,21 @@ def problem_projections(problem: MIProblem, slices: int, slice_dim: int, rng: np
     return slicing.project("x", problem.x), slicing.project("y", problem.y), vz, slicing
 
 
+def projection_threads(problems, slices: int, config, device) -> int:
+    """BLAS threads for the slices' projections: those the fit's first chunk of critics will train with
+    (:func:`estimators.neural.step_threads`) where they are known before the fit watches the cores: one for a small
+    step, torch's setting on a GPU, else the cores :func:`~estimators.device.free_cores` found free in the last
+    :data:`~estimators.device.IDLE_REUSE` seconds. Where that is not known (the window these projections fill
+    decides it), one: the projections are products of a few columns, bound by memory, and two threads took
+    32 ms against 15–19 ms on one for 256 slices of 20,000 samples of three and two dimensions (median of 9,
+    torch's threads having run, load average 7.7 on the shared 2-core CPU); the values are the same.
+    """
+    config = (config or CriticConfig()).validated()
+    critics = sum((slices or 1) * (2 if problem.chain else 1) for problem in problems)
+    return step_threads(min(critics, config.max_critics_per_chunk), config.batch_size, config.hidden,
+                        resolve_device(device), free=lambda current: known_free_threads(current) or 1)
+
+
 def fit_problems(problems, *, slices: int = 0, slice_dim: int = 1, rng: np.random.Generator, objective: str,
                  config, device, quiet: bool = True, desc: str = "critics") -> ProblemFit:
     """Build every problem's critic inputs (frames drawn from ``rng`` problem by problem), train them
@@ -167,20 +183,21 @@ def fit_problems(problems, *, slices: int = 0, slice_dim: int = 1, rng: np.rando
     watch_cores()  # the projections below fill the window in which the training's thread count is chosen
     us, vs, placed = [], [], []
     count = 0
-    for problem in problems:
-        u, vy, vz, slicing = problem_projections(problem, slices, slice_dim, rng)
-        terms = slice(count, count + len(u))
-        us.append(u)
-        vs.append(vy if vz is None else np.concatenate((vy, vz), axis=2))
-        count += len(u)
-        chain_slice = None
-        if problem.chain:
-            # I(X; Z) by critics of the same shape: the Y columns zeroed carry no information.
-            chain_slice = slice(count, count + len(u))
+    with blas_threads(projection_threads(problems, slices, config, device)):
+        for problem in problems:
+            u, vy, vz, slicing = problem_projections(problem, slices, slice_dim, rng)
+            terms = slice(count, count + len(u))
             us.append(u)
-            vs.append(np.concatenate((np.zeros_like(vy), vz), axis=2))
+            vs.append(vy if vz is None else np.concatenate((vy, vz), axis=2))
             count += len(u)
-        placed.append(ProblemCritics(terms, chain_slice, slicing))
+            chain_slice = None
+            if problem.chain:
+                # I(X; Z) by critics of the same shape: the Y columns zeroed carry no information.
+                chain_slice = slice(count, count + len(u))
+                us.append(u)
+                vs.append(np.concatenate((np.zeros_like(vy), vz), axis=2))
+                count += len(u)
+            placed.append(ProblemCritics(terms, chain_slice, slicing))
     du = max(u.shape[2] for u in us)
     dv = max(v.shape[2] for v in vs)
     u, v = stacked_inputs(us, du), stacked_inputs(vs, dv)

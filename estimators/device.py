@@ -323,6 +323,17 @@ def free_threads(current: int) -> int:
     return max(1, min(current, free_cores()))
 
 
+def known_free_threads(current: int) -> int | None:
+    """:func:`free_threads`' answer where it is known without watching the CPUs: ``current`` under an explicit
+    ``OMP_NUM_THREADS``, else the last answer of :func:`free_cores` while it is reused (:data:`IDLE_REUSE`), else
+    ``None``."""
+    if os.environ.get("OMP_NUM_THREADS"):
+        return current
+    if time.monotonic() - _FREE_CORES["at"] < IDLE_REUSE and _FREE_CORES["cores"] is not None:
+        return max(1, min(current, _FREE_CORES["cores"]))
+    return None
+
+
 def samples_of(values, index):
     """``values[:, index]``: the samples ``index`` (an integer array or tensor) of every critic's (critics, samples,
     features) tensor, a copy. On the CPU by ``np.take`` on the tensor's memory: torch's advanced indexing took 40 ms

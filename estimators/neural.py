@@ -20,7 +20,7 @@ from . import device as device_settings
 from .device import all_finite, cpu_threads, free_threads, resolve_device, samples_of
 from .objectives import OBJECTIVES, MineMovingAverage, donsker_varadhan, nwj, objective_value
 from .progress import progress_bar
-from .scaling import order_statistics
+from .standardization import critic_inputs, robust_standardization
 from .validation import InputError, check_choice, check_real
 
 
@@ -150,57 +150,6 @@ def split_indices(n: int, fractions, rng: np.random.Generator):
     return parts
 
 
-def _standardization(u: torch.Tensor, train: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-critic, per-feature centre and scale from the training split: the median and the
-    interquartile range / 1.349 (the standard deviation for Gaussian data). Unlike the mean and
-    standard deviation, these are not dragged by heavy tails, which would squash the bulk of
-    the data into a sliver of the critic's input range.
-
-    ``u`` is float64. The statistics are those of u / 2 (what :func:`critic_inputs` expects):
-    halving is exact and makes every difference of two finite float64 values finite, so data
-    of any finite size (1e300) standardize without overflow.
-    """
-    sample = samples_of(u, train) * 0.5
-    ranks = [int(round(q * (sample.shape[1] - 1))) for q in (0.25, 0.5, 0.75)]
-    if sample.device.type == "cpu":  # one partition for the three (order_statistics), not three selections
-        lower, centre, upper = (torch.from_numpy(s) for s in order_statistics(sample.numpy(), ranks, axis=1))
-    else:
-        lower, centre, upper = (sample.kthvalue(rank + 1, dim=1, keepdim=True).values for rank in ranks)
-    scale = (upper - lower) / 1.349
-    if not bool((scale > 0).all()):  # the fallback's passes over the sample cost more than the quartiles
-        # Discrete data can have a zero IQR: fall back to the standard deviation, computed on
-        # deviations divided by their largest magnitude so that squaring cannot overflow.
-        deviation = sample - centre
-        top = deviation.abs().amax(dim=1, keepdim=True)
-        fallback = (deviation / torch.where(top > 0, top, torch.ones_like(top))).std(dim=1, keepdim=True) * top
-        scale = torch.where(scale > 0, scale, fallback)
-    scale = torch.where(scale > 0, scale, torch.ones_like(scale))  # a constant feature carries nothing
-    return centre, scale
-
-
-# Standardized critic inputs beyond this magnitude are compressed logarithmically (see
-# critic_inputs): normal data never get there (1e4 robust standard deviations), extreme
-# outliers (a mechanism output of 1e300 among values near 1) stay far inside float32 range.
-COMPRESS_BEYOND = 1e4
-
-
-def critic_inputs(u: torch.Tensor, centre: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
-    """The float32 inputs a critic sees: (u / 2 − centre) / scale from :func:`_standardization`,
-    computed in float64, then t ↦ sign(t)·c·(1 + log(|t|/c)) beyond c = ``COMPRESS_BEYOND``.
-
-    The compression is continuous, strictly increasing and invertible, so the critics see the
-    same information (MI is invariant under invertible maps of each variable); it keeps data
-    of any finite float64 size within float32 range (3.4e38), where a plain cast would give
-    inf and then NaN critic values. Being fixed by the training split, the whole map is part
-    of a fixed critic and the certified bound stays valid.
-    """
-    t = (u.double() * 0.5).sub_(centre).div_(scale)  # in place: the same values, a third of the time
-    if t.numel() and bool((torch.stack(torch.aminmax(t)).abs() > COMPRESS_BEYOND).any()):  # no mask unless needed
-        far = t.abs() > COMPRESS_BEYOND
-        t = torch.where(far, torch.sign(t) * COMPRESS_BEYOND * (1.0 + torch.log(t.abs() / COMPRESS_BEYOND)), t)
-    return t.float()
-
-
 @torch.no_grad()
 def _scores(ensemble: CriticEnsemble, u: torch.Tensor, v: torch.Tensor, chunk: int) -> torch.Tensor:
     """Critic values on pairs (u[:, i], v[:, i]) for all i, in sample chunks to bound memory."""
@@ -208,13 +157,13 @@ def _scores(ensemble: CriticEnsemble, u: torch.Tensor, v: torch.Tensor, chunk: i
     return torch.cat(parts, dim=1)
 
 
-def step_threads(n_critics: int, batch_size: int, hidden: int, device: torch.device) -> int:
+def step_threads(n_critics: int, batch_size: int, hidden: int, device: torch.device, free=free_threads) -> int:
     """Intra-op threads for training steps: one for small CPU steps (see ``SMALL_STEP_WORK``), else all
-    the cores other processes leave free (:func:`~estimators.device.free_threads`)."""
+    the cores other processes leave free (``free``, given torch's setting: :func:`~estimators.device.free_threads`)."""
     small = device.type == "cpu" and n_critics * batch_size * hidden < SMALL_STEP_WORK
     if small or device.type != "cpu":
         return 1 if small else torch.get_num_threads()
-    return free_threads(torch.get_num_threads())
+    return free(torch.get_num_threads())
 
 
 def sample_major(u: torch.Tensor) -> torch.Tensor:
@@ -484,7 +433,7 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
     started = time.perf_counter()
     n_critics = u.shape[0]
     train = torch.as_tensor(train_idx, device=device)
-    u_stats, v_stats = _standardization(u, train), _standardization(v, train)
+    u_stats, v_stats = robust_standardization(u, train), robust_standardization(v, train)
     u, v = critic_inputs(u, *u_stats), critic_inputs(v, *v_stats)
     u_rows, v_rows = sample_major(samples_of(u, train)), sample_major(samples_of(v, train))
     u_val, v_val = samples_of(u, val_idx), samples_of(v, val_idx)

@@ -6,7 +6,7 @@ candidate caps computed once for a fit's per-slice and sliced certificates (esti
 against each critic's own quantiles, and the certificates given them against those that compute them; the critics'
 samples taken by np.take on the CPU (estimators.device.samples_of) against torch's indexing, and their finiteness
 checked by np.isfinite (estimators.device.all_finite) against a check of every value; the critic inputs computed
-in place (estimators.neural.critic_inputs) against their formula in NumPy."""
+in place (estimators.standardization.critic_inputs) against their formula in NumPy."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from audit.statistics.classifier_critic import cross_fit, stratified_folds
 from audit.statistics.counting import FAR_LESS, MIN_FEATURE_COUNT, CountingStatistic
 from estimators.certify import cap_candidates, certify_critics, sliced_lower_bound
 from estimators.device import all_finite, samples_of
-from estimators.neural import COMPRESS_BEYOND, _standardization, critic_inputs
 from estimators.scaling import order_statistics
+from estimators.standardization import COMPRESS_BEYOND, critic_inputs, robust_standardization
 
 
 def _data(kind: str, shape, seed: int) -> np.ndarray:
@@ -50,7 +50,7 @@ def test_order_statistics_are_those_of_the_sorted_values(kind):
 def test_critic_standardization_is_the_median_and_iqr_of_the_sorted_training_values(kind):
     values = _data(kind, (5, 400, 2), seed=2)
     train = np.random.default_rng(3).permutation(400)[:257]
-    centre, scale = _standardization(torch.as_tensor(values), torch.as_tensor(train))
+    centre, scale = robust_standardization(torch.as_tensor(values), torch.as_tensor(train))
     halves = np.sort(values[:, train] * 0.5, axis=1)  # the statistics are those of u / 2
     at = [int(round(q * (len(train) - 1))) for q in (0.25, 0.5, 0.75)]
     assert centre.numpy().tobytes() == halves[:, at[1]:at[1] + 1].tobytes()

@@ -229,7 +229,7 @@ def test_memory_check_counts_the_event_tests_scoring_through_a_records_critic():
         ((runs, n, k), f64),                                 # the scored copy with the record set
         ((runs, (n - 1) * k), f64),                          # the other records (check_batch_output's copy)
         (v, f64), (v, f64),                                  # v concatenated, and zero-padded
-        (v, f64), (v, f64),                                  # critic_inputs' two standardization temporaries
+        (v, f64), (v, np.dtype(np.float32).itemsize),      # critic_inputs' float64 temporary and float32 inputs
     ]
     counted = sum(int(np.prod(shape)) * size for shape, size in arrays)
     parts = audit_memory_parts(10, (n, k), 1, event_runs=runs, output_width=d, other_records=(n - 1) * k)

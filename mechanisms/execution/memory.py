@@ -109,8 +109,14 @@ def format_bytes(count: float) -> str:
     return f"{count:.3g} PiB"  # pragma: no cover
 
 
-#: Bytes of a critic's parameters and activations (float32: :func:`estimators.neural.critic_inputs`).
+#: Bytes of a critic's parameters and activations (float32: :func:`estimators.standardization.critic_inputs`).
 CRITIC_BYTES = 4
+
+#: Bytes a value of a critic's input takes inside :func:`estimators.standardization.critic_inputs` at its largest,
+#: on the path every input takes (none past ``COMPRESS_BEYOND``): its float64 temporary, u − 2·centre divided in
+#: place, and the float32 inputs it returns. Where values lie past that bound, the call holds 26 bytes a value
+#: while it compresses them (this count is a lower bound).
+CRITIC_INPUT_BYTES = FLOAT_BYTES + CRITIC_BYTES
 
 #: Copies of each trained parameter alive at once: the parameter, its gradient, Adam's two moment
 #: estimates and the best-so-far snapshot (:func:`estimators.neural._fit_chunk`).
@@ -162,18 +168,19 @@ def audit_memory_parts(samples: int, shape: tuple, priors: int, *, event_runs: i
       above) and one score per run;
     - ``event scoring``: with ``other_records`` given (a record's neural critic reads that many numbers of
       the other records: (n − 1)·k, or k column sums), scoring one input's runs through it (``audit.engine``'s
-      event statistic), per run, at its largest (inside :func:`estimators.neural.critic_inputs`): the copy of
+      event statistic), per run, at its largest (inside :func:`estimators.standardization.critic_inputs`): the copy of
       the database with the record set (n·k numbers), the other records (``check_batch_output``'s float64
-      copy), the critic's second input v = (output, other records) and its zero-padded copy, and the two
-      float64 temporaries of v's standardization.
+      copy), the critic's second input v = (output, other records) and its zero-padded copy, and what v's
+      standardization holds at once (:data:`CRITIC_INPUT_BYTES` a value: a float64 temporary and the float32
+      inputs).
 
     Measured peak RSS above the interpreter with torch loaded (``resource.getrusage``; an MI-DP audit of
     ``--prior builtin:bernoulli --n N --records 0 --samples 400``, 100 critic steps, glibc's mmap threshold fixed
     so that freed arrays leave the RSS; 2-core machine) against these parts with the critics' (predicted): N =
-    5,000: 244 MiB (153 MiB); N = 10,000: 400 MiB (305 MiB); N = 20,000: 711 MiB (610 MiB). Without the event
+    5,000: 244 MiB (145 MiB); N = 10,000: 400 MiB (290 MiB); N = 20,000: 711 MiB (580 MiB). Without the event
     test's scoring and second input the check predicted 80, 159 and 318 MiB: the event test, not the critic's
-    training, is the peak. The remaining 90-100 MiB at every size is the torch runtime's code and thread
-    buffers, which no array shape gives (a lower bound, as said).
+    training, is the peak. The remaining 99, 110 and 131 MiB are the torch runtime's code and thread buffers
+    (about 90 MiB, which no array shape gives) and arrays this count does not see (a lower bound, as said).
 
     The critics' features and models are :func:`critic_memory_parts`.
     """
@@ -181,13 +188,14 @@ def audit_memory_parts(samples: int, shape: tuple, priors: int, *, event_runs: i
     database = n * k * FLOAT_BYTES
     output = output_width * FLOAT_BYTES
     others = other_records or 0
-    critic_input = (others + output_width) * FLOAT_BYTES  # v = (output, other records), float64
+    critic_values = others + output_width  # v = (output, other records)
     scored = 0 if other_records is None else event_runs
     return {
         "databases": 2 * priors * samples * database,
         "outputs": 2 * priors * samples * output,
         "event runs": 2 * event_runs * (database + 2 * output + FLOAT_BYTES),
-        "event scoring": scored * (database + others * FLOAT_BYTES + 4 * critic_input),
+        "event scoring": scored * (database + others * FLOAT_BYTES
+                                   + critic_values * (2 * FLOAT_BYTES + CRITIC_INPUT_BYTES)),
     }
 
 
