@@ -204,7 +204,7 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False) -> np.
         if arr.ndim < 2 and who.startswith("mechanism "):
             # A function of one database f(db, rng) given as a batched mechanism returns one value or row.
             hint = ("; if it is a function of one database, f(db, rng) -> output, give --per-database "
-                    "([mechanism] per_database = true)")
+                    "([mechanism] per_database = true; from Python, wrap it: PerDatabaseMechanism(f))")
         raise MechanismError(
             f"{who} returned shape {arr.shape} for a batch of {m} databases; expected ({m}, d) with d >= 1{hint}",
             mechanism=who,

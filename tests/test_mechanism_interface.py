@@ -157,6 +157,40 @@ def test_per_database_adapter_needs_a_callable():
         PerDatabaseMechanism(3)
 
 
+def _database_only(db):
+    return db.sum()
+
+
+def _keyword_only(*, db, rng):
+    return db.sum()
+
+
+@pytest.mark.parametrize("function,signature", [(lambda: 1.0, "()"), (_database_only, "(db)"),
+                                                (_keyword_only, "(*, db, rng)")])
+def test_per_database_adapter_names_a_function_of_the_wrong_signature_before_any_run(function, signature):
+    # Python's own TypeError at the first call named neither the argument nor the form f(db, rng).
+    with pytest.raises(InputError) as error:
+        PerDatabaseMechanism(function, name="mine")
+    assert str(error.value) == (f"argument 'function' (mine) cannot be called as function(db, rng): its signature is "
+                                f"{signature}; it needs two positional parameters, the input and rng, the "
+                                "numpy.random.Generator to draw all its noise from")
+
+
+def test_per_database_adapter_takes_callables_of_every_accepted_signature():
+    class Noisy:
+        def __call__(self, db, rng, scale=1.0):
+            return db.sum() + rng.laplace(0.0, scale)
+
+    for function in (lambda db, rng: db.sum(), lambda *args: args[0].sum(), Noisy()):
+        assert sample_mechanism(PerDatabaseMechanism(function), _batch(), 0).shape == (4, 1)
+    PerDatabaseMechanism(max)  # no signature Python can read: its first call is the check
+
+
+def test_a_function_of_one_database_given_as_batched_says_how_to_wrap_it_from_python():
+    with pytest.raises(MechanismError, match=r"from Python, wrap it: PerDatabaseMechanism\(f\)"):
+        sample_mechanism(lambda db, rng: 1.0, _batch(), 0)
+
+
 # ---------------------------------------------------------------- external command
 
 

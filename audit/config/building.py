@@ -207,8 +207,9 @@ def _builtin_prior(kind: str, table: dict, where: str) -> Prior:
 def _prior(raw: dict, where: str, base_dir, entry, notion: str, allow_nan: bool = False) -> Prior:
     spec = keys_of("prior")["spec"].check(raw["spec"], f"{where} spec (--prior)") if "spec" in raw else None
     if spec is None and entry is None:
-        raise InputError(f"the audit needs a prior: {where} spec (--prior) = builtin:bernoulli|gaussian|uniform, "
-                         "catalog:NAME or FILE.py:NAME (only a catalog mechanism brings its own)")
+        raise InputError(f"the audit needs the databases to try: a prior, {where} spec (--prior) = "
+                         "builtin:bernoulli|gaussian|uniform, catalog:NAME or FILE.py:NAME (with --n records), or for a "
+                         "DP claim neighbouring pairs, --pair A.npy,B.npy (only a catalog mechanism brings its own)")
     kind = _prior_kind(spec, entry)
     table = validate_table(raw, keys_of("prior"), where, notion=notion, prior_kind=kind)
     if kind in BUILTIN_PRIORS:
