@@ -293,3 +293,12 @@ def test_no_prior_and_no_pair_names_both_ways_to_give_the_databases(tmp_path, ca
     mech.write_text("def f(db, rng):\n    return db.sum() + rng.laplace()\n")
     line = _one_line_error(["audit", "--mechanism", f"{mech}:f", "--per-database", "--claim", "dp:1"], capsys)
     assert "(--prior)" in line and "--pair A.npy,B.npy" in line
+
+
+def test_no_claim_leads_with_the_claim_flag_and_its_forms(tmp_path, capsys):
+    mech = tmp_path / "mine.py"
+    mech.write_text("def f(db, rng):\n    return db.sum() + rng.laplace()\n")
+    line = _one_line_error(["audit", "--mechanism", f"{mech}:f", "--per-database", "--prior", "builtin:bernoulli",
+                            "--n", "3"], capsys)
+    assert line.startswith("miaudit audit: error: the audit needs a claim to audit, --claim NOTION:PARAMS (e.g. "
+                           "--claim dp:1; dp:EPS, dp:EPS:DELTA"), line
