@@ -26,11 +26,14 @@ def raised_where(exc: BaseException, function) -> str:
     import os
     import traceback
 
-    target = function if inspect.isfunction(inspect.unwrap(function)) else getattr(type(function), "__call__", None)
-    code = getattr(inspect.unwrap(target), "__code__", None) if target is not None else None
-    if code is None or any(Path(code.co_filename).resolve().is_relative_to(folder) for folder in _PACKAGES):
-        return ""  # miaudit's own adapter (a per-database function's), not the user's code
-    frames = [frame for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == code.co_filename]
+    try:  # a hostile object (a __wrapped__ cycle, an attribute that raises) gets no location, not a second error
+        target = function if inspect.isfunction(inspect.unwrap(function)) else getattr(type(function), "__call__", None)
+        code = getattr(inspect.unwrap(target), "__code__", None) if target is not None else None
+        if code is None or any(Path(code.co_filename).resolve().is_relative_to(folder) for folder in _PACKAGES):
+            return ""  # miaudit's own adapter (a per-database function's), not the user's code
+        frames = [frame for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == code.co_filename]
+    except Exception:  # noqa: BLE001 - the location is a courtesy; the error it decorates must still be raised
+        return ""
     if not frames:
         return ""
     frame = frames[-1]

@@ -416,3 +416,15 @@ def test_diffprivlib_adapter_contract_with_a_stand_in(monkeypatch):
         diffprivlib_mechanism(StandInLaplace, {"epsilon": 0.0, "sensitivity": 1.0}, lambda db: db)
     with pytest.raises(InputError, match="'random_state'"):
         diffprivlib_mechanism(StandInLaplace, {"epsilon": 1.0, "sensitivity": 1.0, "random_state": 1}, lambda db: db)
+
+
+def test_a_failing_callable_with_a_wrapped_cycle_is_still_one_error_without_a_location():
+    class Cyclic:
+        def __call__(self, dbs, rng):
+            raise ValueError("boom")
+
+    cyclic = Cyclic()
+    cyclic.__wrapped__ = cyclic  # inspect.unwrap raises ValueError on a cycle
+    with pytest.raises(MechanismError) as info:
+        sample_mechanism(cyclic, _batch(m=1), 0, name="cyclic")
+    assert str(info.value).startswith("mechanism 'cyclic' raised ValueError on database 0: boom")
