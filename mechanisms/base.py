@@ -21,7 +21,7 @@ import numpy as np
 
 from estimators.validation import InputError, as_float_array, as_generator, check_real, first_nonfinite_index
 
-from mechanisms.errors import MechanismError
+from mechanisms.errors import MechanismError, raised_where
 from mechanisms.calls.user_call import call_user_code
 
 __all__ = [
@@ -204,7 +204,7 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False) -> np.
         if arr.ndim < 2 and who.startswith("mechanism "):
             # A function of one database f(db, rng) given as a batched mechanism returns one value or row.
             hint = ("; if it is a function of one database, f(db, rng) -> output, give --per-database "
-                    "([mechanism] per_database = true)")
+                    "([mechanism] per_database = true; from Python, wrap it: PerDatabaseMechanism(f))")
         raise MechanismError(
             f"{who} returned shape {arr.shape} for a batch of {m} databases; expected ({m}, d) with d >= 1{hint}",
             mechanism=who,
@@ -304,6 +304,6 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
         if index is None and m == 1:
             index = 0
         where = f" on database {index}" if index is not None else f" on the batch of {m} databases"
-        raise MechanismError(f"{who} raised {type(exc).__name__}{where}: {exc}",
+        raise MechanismError(f"{who} raised {type(exc).__name__}{where}: {exc}{raised_where(exc, mech)}",
                              mechanism=who, database_index=index) from exc
     return check_batch_output(out, m, who, allow_nan)

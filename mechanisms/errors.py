@@ -3,9 +3,41 @@ warning for user code that runs but deserves attention."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from estimators.validation import InputError
 
-__all__ = ["MechanismError", "MechanismWarning"]
+__all__ = ["MechanismError", "MechanismWarning", "raised_where"]
+
+
+#: The folders of miaudit's packages: code there is not the user's.
+_PACKAGES = tuple(Path(__file__).resolve().parents[1] / name for name in ("audit", "estimators", "experiments",
+                                                                          "mechanisms"))
+
+
+def raised_where(exc: BaseException, function) -> str:
+    """Where in the user's file ``exc`` was raised: `` (at FILE line N, in NAME)``, else ``""``.
+
+    The innermost frame of ``exc``'s traceback in the file that defines ``function`` (a function, or an
+    object whose ``__call__`` is one): the line of the user's own code that raised, or that called the
+    library that did, so that a one-line error points at the line to fix.
+    """
+    import inspect
+    import os
+    import traceback
+
+    try:  # a hostile object (a __wrapped__ cycle, an attribute that raises) gets no location, not a second error
+        target = function if inspect.isfunction(inspect.unwrap(function)) else getattr(type(function), "__call__", None)
+        code = getattr(inspect.unwrap(target), "__code__", None) if target is not None else None
+        if code is None or any(Path(code.co_filename).resolve().is_relative_to(folder) for folder in _PACKAGES):
+            return ""  # miaudit's own adapter (a per-database function's), not the user's code
+        frames = [frame for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == code.co_filename]
+    except Exception:  # noqa: BLE001 - the location is a courtesy; the error it decorates must still be raised
+        return ""
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f" (at {os.path.basename(frame.filename)} line {frame.lineno}, in {frame.name})"
 
 
 def _rebuild(cls, message, mechanism, database_index):

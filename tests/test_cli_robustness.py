@@ -240,3 +240,65 @@ _LAPLACE = ["audit", "--mechanism", "catalog:laplace_sum", "--samples", "400"]
 ])
 def test_typos_repeats_and_empty_values_are_one_line(argv, message, capsys):
     assert message in _one_line_error(argv, capsys)
+
+
+_NEWCOMER_MECHANISMS = '''
+def no_argument():
+    return 1.0
+
+def database_only(db):
+    return db.sum()
+
+def keyword_only(*, db, rng):
+    return db.sum()
+'''
+
+
+@pytest.mark.parametrize("argv,message", [
+    # A function of the wrong signature is named before any run, with the form it is called in and its signature
+    # (Python's TypeError named neither the flag nor f(db, rng)).
+    (["--mechanism", "{mech}:no_argument", "--per-database"],
+     "--mechanism '{mech}:no_argument' cannot be called as f(db, rng) (--per-database): its signature is ()"),
+    (["--mechanism", "{mech}:database_only", "--per-database"],
+     "--mechanism '{mech}:database_only' cannot be called as f(db, rng) (--per-database): its signature is (db)"),
+    (["--mechanism", "{mech}:keyword_only", "--per-database"], "its signature is (*, db, rng)"),
+    (["--mechanism", "{mech}:database_only"],
+     "--mechanism '{mech}:database_only' cannot be called as mech(dbs, rng) -> (m, d): its signature is (db)"),
+    # A mechanism or a database given where the configuration file goes (a forgotten flag, a space for a comma).
+    (["{mech}:database_only", "--per-database"],
+     "argument 'CONFIG' must be a TOML configuration file, got '{mech}:database_only', which names a mechanism: "
+     "give it as --mechanism {mech}:database_only"),
+    (["catalog:laplace_sum"], "give it as --mechanism catalog:laplace_sum"),
+    (["--mechanism", "{mech}:database_only", "--per-database", "--pair", "{a}", "{b}"],
+     "got '{b}', a database file: a pair of databases is --pair A.npy,B.npy, the two files joined by a comma"),
+    (["--mechanism", "{mech}:database_only", "--per-database", "--claim", "dp:1,1e-5"],
+     "argument '--claim': EPS in dp:EPS:DELTA must be a number in ASCII decimal notation, got 'dp:1,1e-5'; "
+     "the parameters are separated by ':', not ','"),
+])
+def test_a_newcomers_mistakes_are_one_line_naming_the_argument(argv, message, tmp_path, capsys):
+    mech = tmp_path / "mine.py"
+    mech.write_text(_NEWCOMER_MECHANISMS)
+    a, b = tmp_path / "a.npy", tmp_path / "b.npy"
+    np.save(a, np.zeros((3, 1)))
+    np.save(b, np.eye(3, 1))
+    names = {"mech": mech, "a": a, "b": b}
+    argv = [part.format(**names) for part in argv]
+    claim = [] if "--claim" in argv else ["--claim", "dp:1"]
+    prior = [] if "--pair" in argv else ["--prior", "builtin:bernoulli", "--n", "3"]
+    assert message.format(**names) in _one_line_error(["audit", *argv, *claim, *prior, "--samples", "400"], capsys)
+
+
+def test_no_prior_and_no_pair_names_both_ways_to_give_the_databases(tmp_path, capsys):
+    mech = tmp_path / "mine.py"
+    mech.write_text("def f(db, rng):\n    return db.sum() + rng.laplace()\n")
+    line = _one_line_error(["audit", "--mechanism", f"{mech}:f", "--per-database", "--claim", "dp:1"], capsys)
+    assert "(--prior)" in line and "--pair A.npy,B.npy" in line
+
+
+def test_no_claim_leads_with_the_claim_flag_and_its_forms(tmp_path, capsys):
+    mech = tmp_path / "mine.py"
+    mech.write_text("def f(db, rng):\n    return db.sum() + rng.laplace()\n")
+    line = _one_line_error(["audit", "--mechanism", f"{mech}:f", "--per-database", "--prior", "builtin:bernoulli",
+                            "--n", "3"], capsys)
+    assert line.startswith("miaudit audit: error: the audit needs a claim to audit, --claim NOTION:PARAMS (e.g. "
+                           "--claim dp:1; dp:EPS, dp:EPS:DELTA"), line

@@ -157,6 +157,76 @@ def test_per_database_adapter_needs_a_callable():
         PerDatabaseMechanism(3)
 
 
+def _database_only(db):
+    return db.sum()
+
+
+def _keyword_only(*, db, rng):
+    return db.sum()
+
+
+@pytest.mark.parametrize("function,signature", [(lambda: 1.0, "()"), (_database_only, "(db)"),
+                                                (_keyword_only, "(*, db, rng)")])
+def test_per_database_adapter_names_a_function_of_the_wrong_signature_before_any_run(function, signature):
+    # Python's own TypeError at the first call named neither the argument nor the form f(db, rng).
+    with pytest.raises(InputError) as error:
+        PerDatabaseMechanism(function, name="mine")
+    assert str(error.value) == (f"argument 'function' (mine) cannot be called as function(db, rng): its signature is "
+                                f"{signature}; it needs two positional parameters, the input and rng, the "
+                                "numpy.random.Generator to draw all its noise from")
+
+
+def test_per_database_adapter_takes_callables_of_every_accepted_signature():
+    class Noisy:
+        def __call__(self, db, rng, scale=1.0):
+            return db.sum() + rng.laplace(0.0, scale)
+
+    for function in (lambda db, rng: db.sum(), lambda *args: args[0].sum(), Noisy()):
+        assert sample_mechanism(PerDatabaseMechanism(function), _batch(), 0).shape == (4, 1)
+    PerDatabaseMechanism(max)  # no signature Python can read: its first call is the check
+
+
+def _negative_scale(db, rng):
+    scale = -1.0
+    return rng.laplace(0.0, scale)  # NumPy raises inside itself: the user's line to fix is this one
+
+
+class _BatchedNegativeScale:
+    def __call__(self, dbs, rng):
+        return rng.laplace(0.0, -1.0, size=(len(dbs), 1))
+
+
+def test_a_failing_function_is_named_with_the_line_of_its_own_file_that_raised():
+    expected = f" (at {Path(__file__).name} line {_negative_scale.__code__.co_firstlineno + 2}, in _negative_scale)"
+    with pytest.raises(MechanismError) as info:
+        sample_mechanism(PerDatabaseMechanism(_negative_scale, name="mine"), _batch(), 0)
+    assert str(info.value) == "mechanism 'mine' raised ValueError on database 0: scale < 0" + expected
+    line = _BatchedNegativeScale.__call__.__code__.co_firstlineno + 1
+    with pytest.raises(MechanismError) as info:
+        sample_mechanism(_BatchedNegativeScale(), _batch(m=1), 0, name="batched")
+    assert str(info.value).endswith(f"scale < 0 (at {Path(__file__).name} line {line}, in __call__)")
+
+
+def _failing_prior(m, rng):
+    draws = rng.random((m, 3, 1))
+    return draws[:, :, 5]  # IndexError inside NumPy's indexing: this line is the one named
+
+
+def test_a_failing_prior_is_named_with_the_line_of_its_own_file_that_raised():
+    from mechanisms.inputs.user_priors import UserPrior
+
+    with pytest.raises(MechanismError) as info:
+        UserPrior(_failing_prior, label="mine")
+    assert str(info.value).startswith("prior 'mine' raised IndexError when asked for 2 databases: ")
+    assert str(info.value).endswith(f" (at {Path(__file__).name} line {_failing_prior.__code__.co_firstlineno + 2}, "
+                                    "in _failing_prior)")
+
+
+def test_a_function_of_one_database_given_as_batched_says_how_to_wrap_it_from_python():
+    with pytest.raises(MechanismError, match=r"from Python, wrap it: PerDatabaseMechanism\(f\)"):
+        sample_mechanism(lambda db, rng: 1.0, _batch(), 0)
+
+
 # ---------------------------------------------------------------- external command
 
 
@@ -346,3 +416,15 @@ def test_diffprivlib_adapter_contract_with_a_stand_in(monkeypatch):
         diffprivlib_mechanism(StandInLaplace, {"epsilon": 0.0, "sensitivity": 1.0}, lambda db: db)
     with pytest.raises(InputError, match="'random_state'"):
         diffprivlib_mechanism(StandInLaplace, {"epsilon": 1.0, "sensitivity": 1.0, "random_state": 1}, lambda db: db)
+
+
+def test_a_failing_callable_with_a_wrapped_cycle_is_still_one_error_without_a_location():
+    class Cyclic:
+        def __call__(self, dbs, rng):
+            raise ValueError("boom")
+
+    cyclic = Cyclic()
+    cyclic.__wrapped__ = cyclic  # inspect.unwrap raises ValueError on a cycle
+    with pytest.raises(MechanismError) as info:
+        sample_mechanism(cyclic, _batch(m=1), 0, name="cyclic")
+    assert str(info.value).startswith("mechanism 'cyclic' raised ValueError on database 0: boom")

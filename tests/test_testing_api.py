@@ -210,7 +210,8 @@ def _failure_sections(text: str) -> dict:
 
 @pytest.mark.integration  # runs a pytest session (in process)
 def test_a_failing_check_is_at_most_25_lines_led_by_the_verdict(pytester):
-    pytester.makepyfile(test_short=SHORT)
+    written = pytester.makepyfile(test_short=SHORT)
+    raising_line = written.read_text().splitlines().index('    raise ValueError("no noise today")') + 1
     result = pytester.runpytest("-p", "audit.pytest_plugin", "--miaudit-max-runs=6000", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=3)
     sections = _failure_sections(result.stdout.str())
@@ -231,7 +232,8 @@ def test_a_failing_check_is_at_most_25_lines_led_by_the_verdict(pytester):
         "E       estimators.validation.InputError: argument 'pairs[0]': the two databases are equal; a neighbouring "
         "pair differs in one record"]
     assert [line for line in broken if line.startswith("E ")] == [
-        "E       mechanisms.errors.MechanismError: mechanism 'broken' raised ValueError on database 0: no noise today"]
+        "E       mechanisms.errors.MechanismError: mechanism 'broken' raised ValueError on database 0: no noise today "
+        f"(at test_short.py line {raising_line}, in broken)"]
 
 
 def _exact_sums(dbs, rng):

@@ -91,7 +91,7 @@ from typing import TYPE_CHECKING
 from estimators.critic_config import CriticConfig
 from estimators.validation import InputError, InputWarning, plain_toml
 from mechanisms.base import MechanismError
-from mechanisms.claims.claim import Claim
+from mechanisms.claims.claim import CLAIM_SYNTAX, Claim
 from mechanisms.claims.parsing import claim_from_table, parse_claim
 from mechanisms.inputs.neighbouring_pair import checked_pair
 from mechanisms.execution.runner import ExecutionSettings
@@ -207,8 +207,9 @@ def _builtin_prior(kind: str, table: dict, where: str) -> Prior:
 def _prior(raw: dict, where: str, base_dir, entry, notion: str, allow_nan: bool = False) -> Prior:
     spec = keys_of("prior")["spec"].check(raw["spec"], f"{where} spec (--prior)") if "spec" in raw else None
     if spec is None and entry is None:
-        raise InputError(f"the audit needs a prior: {where} spec (--prior) = builtin:bernoulli|gaussian|uniform, "
-                         "catalog:NAME or FILE.py:NAME (only a catalog mechanism brings its own)")
+        raise InputError(f"the audit needs the databases to try: a prior, {where} spec (--prior) = "
+                         "builtin:bernoulli|gaussian|uniform, catalog:NAME or FILE.py:NAME (with --n records), or for a "
+                         "DP claim neighbouring pairs, --pair A.npy,B.npy (only a catalog mechanism brings its own)")
     kind = _prior_kind(spec, entry)
     table = validate_table(raw, keys_of("prior"), where, notion=notion, prior_kind=kind)
     if kind in BUILTIN_PRIORS:
@@ -452,8 +453,8 @@ def _build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
 
     for required in ("notion", "epsilon"):
         if required not in raw_audit and claim is None:
-            raise InputError(f"the audit needs {keys_of('audit')[required].label}, or a claim to audit "
-                             "(--claim or [claim])")
+            raise InputError(f"the audit needs a claim to audit, --claim NOTION:PARAMS (e.g. --claim dp:1; "
+                             f"{CLAIM_SYNTAX}) or [claim], or else {keys_of('audit')[required].label}")
     notion = given_notion or claim.default_audit_notion
     audit = validate_table(raw_audit, keys_of("audit"), "[audit]", notion=notion)
     audit["notion"] = notion

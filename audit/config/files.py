@@ -23,10 +23,26 @@ __all__ = ["MAX_CONFIG_BYTES", "apply_overrides", "load_config"]
 MAX_CONFIG_BYTES = 2**20
 
 
+def _misplaced_config(text: str) -> str | None:
+    """The error for a positional argument that is a mechanism or a database rather than a TOML file (a flag
+    forgotten, or ``--pair A.npy B.npy`` with a space), else None: TOML's own error would name only the parse."""
+    source = text.rsplit(":", 1)[0] if ":" in text else text
+    if text.startswith("catalog:") or source.endswith(".py"):
+        return (f"argument 'CONFIG' must be a TOML configuration file, got {text!r}, which names a mechanism: "
+                f"give it as --mechanism {text}" + ("" if ":" in text else ":FUNCTION"))
+    if text.endswith(".npy"):
+        return (f"argument 'CONFIG' must be a TOML configuration file, got {text!r}, a database file: a pair of "
+                "databases is --pair A.npy,B.npy, the two files joined by a comma without a space")
+    return None
+
+
 def load_config(path) -> dict:
     """Parse a TOML audit configuration; :data:`BASE_DIR` records where relative paths start."""
     if not isinstance(path, (str, os.PathLike)) or not str(path):
         raise InputError(f"argument 'CONFIG' must be the path of a TOML file, got {plain_toml(path)}")
+    misplaced = _misplaced_config(str(path))
+    if misplaced is not None:
+        raise InputError(misplaced)
     path = Path(path)
     where = f"argument 'CONFIG': {str(path)!r}"
     if path.is_dir():

@@ -14,6 +14,7 @@ database index when the wrapped mechanism fails on a database.
 
 from __future__ import annotations
 
+import inspect
 import io
 import os
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from estimators.device import native_threads
 from estimators.validation import InputError, check_choice, check_positive
 
 from mechanisms.base import MechanismError
+from mechanisms.errors import raised_where
 from mechanisms.calls.program import ProgramTimeout, run_program
 from mechanisms.adapters.rows import _as_output_row, _stack_rows
 from mechanisms.outputs.limits import OutputNotEncodable
@@ -33,9 +35,36 @@ __all__ = [
     "ExternalCommandMechanism",
     "PerDatabaseMechanism",
     "WIRE_FORMATS",
+    "check_two_arguments",
     "diffprivlib_mechanism",
     "opendp_mechanism",
 ]
+
+
+def check_two_arguments(function, who: str, call: str) -> None:
+    """Refuse, before any run, a callable that cannot take the two positional arguments it is called with.
+
+    A mechanism is called as ``call`` (``f(db, rng)`` or ``mech(dbs, rng)``); a function written
+    ``f()``, ``f(db)`` or ``f(*, db, rng)`` would fail on its first call with Python's
+    ``TypeError``, which names neither the flag nor the form expected. Callables without a
+    signature Python can read (some builtins and C extensions) pass: their first call says.
+
+    Raises
+    ------
+    InputError
+        Naming ``who``, the form ``call`` and the callable's signature.
+    """
+    try:
+        signature = inspect.signature(function)
+    except Exception:  # noqa: BLE001 - no readable signature (a builtin, a hostile __signature__): the first call checks
+        return
+    try:
+        signature.bind(None, None)
+    except TypeError:
+        raise InputError(f"{who} cannot be called as {call}: its signature is {signature}; it needs two positional "
+                         "parameters, the input and rng, the numpy.random.Generator to draw all its noise from"
+                         ) from None
+
 
 @dataclass(frozen=True, eq=False)
 class PerDatabaseMechanism:
@@ -70,6 +99,7 @@ class PerDatabaseMechanism:
     def __post_init__(self):
         if not callable(self.function):
             raise InputError(f"argument 'function' must be callable, got {type(self.function).__name__}")
+        check_two_arguments(self.function, f"argument 'function' ({self.name})", "function(db, rng)")
 
     def __call__(self, dbs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         who = f"mechanism '{self.name}'"
@@ -79,7 +109,8 @@ class PerDatabaseMechanism:
                 try:
                     value = self.function(db, rng)
                 except Exception as exc:  # noqa: BLE001 - a black box may raise anything
-                    raise MechanismError(f"{who} raised {type(exc).__name__} on database {index}: {exc}",
+                    raise MechanismError(f"{who} raised {type(exc).__name__} on database {index}: {exc}"
+                                         f"{raised_where(exc, self.function)}",
                                          mechanism=who, database_index=index) from exc
                 rows.append(_as_output_row(value, who, index) if self.encoder is None else
                             self._encoded(value, who, index))

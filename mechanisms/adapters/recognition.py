@@ -23,7 +23,7 @@ from typing import Callable, Mapping
 
 from estimators.validation import InputError
 
-from mechanisms.adapters.callables import SEED_VARIABLE, WIRE_FORMATS, ExternalCommandMechanism
+from mechanisms.adapters.callables import SEED_VARIABLE, WIRE_FORMATS, ExternalCommandMechanism, check_two_arguments
 from mechanisms.adapters.libraries import DiffprivlibMechanism, LibraryClaim, OpenDPMechanism
 from mechanisms.adapters.loading import load_object
 from mechanisms.inputs.relation import relation_at, relation_distance, relation_kind
@@ -149,6 +149,7 @@ def recognize_mechanism(obj, name: str, *, query: Callable | None = None, params
         raise InputError(f"{what} {name!r} is a {type(obj).__name__ if not isinstance(obj, type) else 'class'}: "
                          "expected a batched callable mech(dbs, rng) -> (m, d), an OpenDP Measurement, or a "
                          "diffprivlib mechanism (object or class with randomise)")
+    check_two_arguments(obj, f"{what} {name!r}", "mech(dbs, rng) -> (m, d)")
     return RecognizedMechanism(obj, name)
 
 
@@ -191,6 +192,8 @@ def per_database_mechanism(function, name: str, *, what: str, option: str) -> Re
         raise InputError(f"{what} is not a function: {option} needs f(db, rng) -> output, got {got}")
     from mechanisms.adapters.callables import PerDatabaseMechanism
     from mechanisms.outputs.encoding import OutputEncoder
+
+    check_two_arguments(function, what, f"f(db, rng) ({option})")
 
     encoder = OutputEncoder()
     return RecognizedMechanism(PerDatabaseMechanism(function, name, encoder=encoder), name,

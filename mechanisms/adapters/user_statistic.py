@@ -23,7 +23,7 @@ import numpy as np
 from estimators.validation import InputError
 from mechanisms.adapters.loading import load_object
 from mechanisms.calls.user_call import call_user_code
-from mechanisms.errors import MechanismError
+from mechanisms.errors import MechanismError, raised_where
 
 __all__ = ["UserStatistic"]
 
@@ -123,8 +123,8 @@ class UserStatistic:
         except MechanismError:
             raise
         except Exception as exc:  # noqa: BLE001 - a user's function may raise anything
-            raise MechanismError(f"statistic {self.name!r} raised {type(exc).__name__}: {exc}",
-                                 mechanism=f"statistic {self.name!r}") from None
+            raise MechanismError(f"statistic {self.name!r} raised {type(exc).__name__}: {exc}"
+                                 f"{raised_where(exc, self.function)}", mechanism=f"statistic {self.name!r}") from None
         try:
             vector = np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float64 (10**400)

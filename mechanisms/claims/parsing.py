@@ -36,8 +36,9 @@ def _checked(notion: str, name: str, value, label: str, shown: str) -> float:
         # Written text must be a plain ASCII decimal: float() would read "1_0" as 10 and accept full-width digits.
         number = parse_decimal(value) if isinstance(value, str) else float(value)
     except (TypeError, ValueError):
-        raise InputError(f"{label}: {symbol} in {form} must be a number in ASCII decimal notation, "
-                         f"got {shown}") from None
+        comma = isinstance(value, str) and "," in value  # dp:1,1e-5 written for dp:1:1e-5
+        raise InputError(f"{label}: {symbol} in {form} must be a number in ASCII decimal notation, got {shown}"
+                         + ("; the parameters are separated by ':', not ','" if comma else "")) from None
     if isinstance(value, bool) or not math.isfinite(number):
         raise InputError(f"{label}: {symbol} in {form} must be a finite number, got {shown}")
     if name == "delta":
