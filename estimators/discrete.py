@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import InputError, as_float64, check_choice, paired_sample_batches, paired_samples, plain
+from .validation import InputError, as_float_array, check_choice, paired_sample_batches, paired_samples, plain
 
 __all__ = ["CORRECTIONS", "MAX_DISTINCT_FRACTION", "exact_mi", "plugin_mi", "plugin_mi_batch"]
 
@@ -165,11 +165,10 @@ def exact_mi(joint_pmf) -> float:
     >>> exact_mi([[0.25, 0.25], [0.25, 0.25]])  # independent
     0.0
     """
-    pmf = as_float64(joint_pmf, "argument 'joint_pmf'")
-    if pmf.ndim != 2 or pmf.size == 0:
+    # The shared array check: refuses text, complex numbers, masked entries, NaN and inf by name.
+    pmf = as_float_array(joint_pmf, "joint_pmf", ndim=2, shape="(|X|, |Y|)", first_axis="row")
+    if pmf.size == 0:
         raise InputError(f"argument 'joint_pmf' must be a non-empty 2-D array, got shape {pmf.shape}")
-    if not np.isfinite(pmf).all():
-        raise InputError("argument 'joint_pmf' contains NaN or inf")
     if (pmf < 0).any():
         raise InputError(f"argument 'joint_pmf' must be nonnegative, smallest entry is {plain(pmf.min())}")
     total = pmf.sum()

@@ -29,11 +29,12 @@ from .critic_problems import MIProblem, fit_problems, problem_projections
 from .discrete import CORRECTIONS, plugin_mi_batch
 from .gaussian import gaussian_mi_batch
 from .ksg import TIE_JITTER, has_ties, ksg_mi_batch
-from .neural import CriticConfig, minimum_split_samples
+from .critic_config import checked_config
+from .neural import CriticConfig, MIN_SPLIT_SAMPLES, minimum_split_samples
 from .results import MIEstimate
 from .units import NATS, UNITS
-from .validation import (InputError, as_generator, as_samples, check_choice, check_int, check_probability,
-                         check_same_length)
+from .validation import (InputError, as_generator, as_samples, check_bool, check_choice, check_int,
+                         check_probability, check_same_length)
 
 
 
@@ -52,7 +53,7 @@ def minimum_samples(estimator: str, dims, *, sliced: bool = False, slice_dim: in
     k : int
         KSG neighbours.
     critic : CriticConfig, optional
-        The neural critics' split fractions.
+        The neural critics' split fractions and ``eval_shifts`` (the test split needs more samples).
 
     Returns
     -------
@@ -60,8 +61,12 @@ def minimum_samples(estimator: str, dims, *, sliced: bool = False, slice_dim: in
         The minimum n and the reason, e.g. ``(4, "KSG with k = 3 neighbours needs k + 1")``.
     """
     if estimator in NEURAL_ESTIMATORS:
-        return (minimum_split_samples((critic or CriticConfig()).split),
-                "the critics need at least 4 samples in each of their train, validation and test splits")
+        config = critic or CriticConfig()
+        shifts = (f" and more than eval_shifts = {config.eval_shifts} in the test split"
+                  if config.eval_shifts >= MIN_SPLIT_SAMPLES else "")
+        return (minimum_split_samples(config.split, config.eval_shifts),
+                f"the critics need at least {MIN_SPLIT_SAMPLES} samples in each of their train, validation and test "
+                f"splits{shifts}")
     if estimator == "ksg":
         return k + 1, f"KSG with k = {k} neighbours needs k + 1"
     if estimator == "gaussian":
@@ -77,12 +82,13 @@ def _physical_memory_bytes() -> int | None:
         return None
 
 
-def _check_memory(slices: int, n: int, columns: int) -> None:
-    """Refuse a sliced estimate whose projected samples alone exceed the machine's memory."""
+def check_slice_memory(slices: int, n: int, columns: int, name: str = "slices") -> None:
+    """Refuse a sliced estimate whose projected samples alone exceed the machine's memory, naming ``name``
+    (the argument, or the flag that set it)."""
     needed = slices * n * columns * 8
     available = _physical_memory_bytes()
     if available is not None and needed > available:
-        raise InputError(f"argument 'slices': {slices} slices of {n} samples need {needed / 2**30:.1f} GiB for the "
+        raise InputError(f"argument '{name}': {slices} slices of {n} samples need {needed / 2**30:.1f} GiB for the "
                          f"projected samples alone, more than this machine's {available / 2**30:.1f} GiB; "
                          "use fewer slices")
 
@@ -105,7 +111,9 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
     Parameters
     ----------
     x, y : array-like (n,) or (n, d)
-        Paired samples of X and Y.
+        Paired samples of X and Y: anything NumPy makes a real array of (lists, integer, boolean and
+        float16/32/64 arrays, object arrays of numbers, masked arrays without masked entries); each is
+        converted to float64, so the estimate equals the float64 data's.
     z : array-like (n,) or (n, dz), optional
         Samples of a conditioning variable Z (see the module docstring for the two forms).
     estimator : {"dv", "mine", "nwj", "ksg", "gaussian", "plugin"}
@@ -128,6 +136,15 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
     correction : {"miller-madow", None}
         Bias correction of the plug-in estimator.
 
+    Raises
+    ------
+    InputError
+        One error naming the argument: for text, dates, complex numbers, None, masked entries, NaN or
+        inf in the samples; shapes other than (n,) or (n, d), zero columns, samples of different lengths
+        or too few for the estimator; a ``sliced`` or ``quiet`` that is not True or False; a ``critic``
+        that is not a valid :class:`CriticConfig` (checked for every estimator); any other argument
+        outside its range or choices.
+
     Returns
     -------
     MIEstimate
@@ -143,6 +160,8 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
     check_choice(unit, "unit", UNITS)
     check_choice(bound, "bound", BOUND_METHODS)
     check_choice(correction, "correction", CORRECTIONS)
+    sliced = check_bool(sliced, "sliced")
+    quiet = check_bool(quiet, "quiet")
     alpha = check_probability(alpha, "alpha")
     x = as_samples(x, "x", min_rows=2)
     y = as_samples(y, "y", min_rows=2)
@@ -153,7 +172,8 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
         slice_dim = check_int(slice_dim, "slice_dim", 1)
     if estimator == "ksg":
         k = check_int(k, "k", 1)
-    config = (critic or CriticConfig()).validated() if estimator in NEURAL_ESTIMATORS else None
+    config = checked_config(critic)  # checked for every estimator; only the neural ones use it
+    config = config if estimator in NEURAL_ESTIMATORS else None
     need, why = minimum_samples(estimator, [a.shape[1] for a in (x, y, z) if a is not None], sliced=sliced,
                                 slice_dim=slice_dim, k=k, critic=config)
     if n < need:
@@ -161,7 +181,7 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
                          f"({why})")
     rng = as_generator(seed)
     if sliced:
-        _check_memory(slices, n, sum(min(slice_dim, a.shape[1]) for a in (x, y, z) if a is not None))
+        check_slice_memory(slices, n, sum(min(slice_dim, a.shape[1]) for a in (x, y, z) if a is not None))
     problem = MIProblem(x, y, z, chain=z is not None and conditional == "chain")
     n_slices = slices if sliced else 0
     n_terms = n_slices or 1

@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .critic_config import CriticConfig, scoring_rows
+from .critic_config import CriticConfig, checked_config, scoring_rows
 from .critics import CriticEnsemble
 from . import device as device_settings
 from .device import all_finite, cpu_threads, free_threads, resolve_device, samples_of
 from .objectives import OBJECTIVES, MineMovingAverage, donsker_varadhan, nwj, objective_value
 from .progress import progress_bar
 from .standardization import critic_inputs, robust_standardization
-from .validation import InputError, check_choice, check_real
+from .validation import (InputError, as_float64, as_generator, check_choice, check_not_text, check_real,
+                         check_unmasked)
 
 
 # Below this many hidden activations per step (critics × batch × width), a CPU step is
@@ -131,22 +132,36 @@ def split_sizes(n: int, fractions) -> tuple[int, int, int]:
     return n_train, n_val, n - n_train - n_val
 
 
-def minimum_split_samples(fractions) -> int:
-    """The fewest samples for which every split has at least ``MIN_SPLIT_SAMPLES``."""
+def _splits_suffice(sizes, eval_shifts: int) -> bool:
+    # The estimate's product samples roll the test split's y by eval_shifts distinct shifts in 1..n_test - 1
+    # (a shift of n_test would pair each x with its own y).
+    return min(sizes) >= MIN_SPLIT_SAMPLES and sizes[2] > eval_shifts
+
+
+def minimum_split_samples(fractions, eval_shifts: int = 0) -> int:
+    """The fewest samples for which every split has at least ``MIN_SPLIT_SAMPLES`` and the test split more
+    than ``eval_shifts``."""
     n = 3 * MIN_SPLIT_SAMPLES
-    while min(split_sizes(n, fractions)) < MIN_SPLIT_SAMPLES:
+    while not _splits_suffice(split_sizes(n, fractions), eval_shifts):
         n += 1
     return n
 
 
-def split_indices(n: int, fractions, rng: np.random.Generator):
-    """Random disjoint train / validation / test index arrays with the given fractions."""
+def split_indices(n: int, fractions, rng: np.random.Generator, *, eval_shifts: int = 0,
+                  what: str = "argument 'x'"):
+    """Random disjoint train / validation / test index arrays with the given fractions.
+
+    Raises :class:`InputError` naming ``what`` (the samples) when a split would hold fewer than
+    ``MIN_SPLIT_SAMPLES`` or the test split no more than ``eval_shifts``.
+    """
     order = rng.permutation(n)
     n_train, n_val, _ = split_sizes(n, fractions)
     parts = order[:n_train], order[n_train:n_train + n_val], order[n_train + n_val:]
-    if min(len(part) for part in parts) < MIN_SPLIT_SAMPLES:
-        raise InputError(f"argument 'x' has {n} samples, too few for the critics' train, validation and test "
-                         f"splits of at least {MIN_SPLIT_SAMPLES} each: it needs at least {minimum_split_samples(fractions)}")
+    if not _splits_suffice([len(part) for part in parts], eval_shifts):
+        shifts = f" and a test split of more than eval_shifts = {eval_shifts}" if eval_shifts >= MIN_SPLIT_SAMPLES else ""
+        raise InputError(f"{what} {'has' if what.startswith('argument ') else 'have'} {n} samples, too few for the "
+                         f"critics' train, validation and test splits of at least {MIN_SPLIT_SAMPLES} each{shifts}: "
+                         f"it needs at least {minimum_split_samples(fractions, eval_shifts)}")
     return parts
 
 
@@ -363,8 +378,9 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
         The N samples are split into train / validation / test identically for every critic.
     objective : {"dv", "mine", "nwj"}
         Training objective: Donsker–Varadhan, MINE's bias-corrected DV gradient, or NWJ.
-    config : CriticConfig
-    seed : int
+    config : CriticConfig, optional
+        The defaults for None.
+    seed : int or numpy.random.Generator
         Seeds the split, the initialization and the mini-batches.
     device : {"auto", "cpu", "cuda"} or torch.device
 
@@ -372,16 +388,20 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
     -------
     CriticFit
     """
-    config = (config or CriticConfig()).validated()
+    config = checked_config(config, "config")
     check_choice(objective, "objective", OBJECTIVES)
     dev = resolve_device(device)
+    rng = as_generator(seed)
     # Kept in their own precision here; each chunk is standardized in float64 (critic_inputs).
     u, v = (_real_values(values, name) for values, name in ((u, "u"), (v, "v")))
     if u.ndim != 3 or v.ndim != 3 or u.shape[:2] != v.shape[:2]:
         raise InputError(f"arguments 'u' and 'v' must have shapes (M, N, du) and (M, N, dv), got {tuple(u.shape)} and {tuple(v.shape)}")
+    if min(u.shape[0], u.shape[2], v.shape[2]) == 0:
+        raise InputError(f"arguments 'u' and 'v' need at least one critic (M) and one column each (du, dv), got shapes "
+                         f"{tuple(u.shape)} and {tuple(v.shape)}")
     n_critics, n = u.shape[0], u.shape[1]
-    rng = np.random.default_rng(seed)
-    train, val, test = split_indices(n, config.split, rng)
+    train, val, test = split_indices(n, config.split, rng, eval_shifts=config.eval_shifts,
+                                     what="arguments 'u' and 'v'")
     fits = []
     for start in range(0, n_critics, config.max_critics_per_chunk):
         stop = min(n_critics, start + config.max_critics_per_chunk)
@@ -415,9 +435,21 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
 
 
 def _real_values(values, name: str):
-    """``values`` as a torch tensor or NumPy array (no copy), refusing complex numbers."""
-    check_real(values, f"argument '{name}'")
-    return values if torch.is_tensor(values) else np.asarray(values)
+    """``values`` as a torch tensor or NumPy array (no copy), refusing complex numbers, text, dates, masked
+    entries and anything NumPy cannot make a numeric array of (a ragged list)."""
+    what = f"argument '{name}'"
+    check_real(values, what)
+    if torch.is_tensor(values):
+        return values
+    check_not_text(values, what, "a numeric array of shape (M, N, d)")
+    check_unmasked(values, what)
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError) as exc:  # a ragged list
+        raise InputError(f"{what} must be a numeric array of shape (M, N, d): {exc}") from None
+    if arr.dtype.kind not in "biuf":
+        arr = as_float64(arr, what)  # Python objects: numbers become float64, anything else is refused
+    return arr
 
 
 def _float64_chunk(values, start: int, stop: int, name: str, device) -> torch.Tensor:

@@ -21,14 +21,17 @@ __all__ = [
     "as_sample_batch",
     "as_positive_array",
     "as_samples",
+    "check_bool",
     "check_choice",
     "check_real",
     "check_finite_number",
     "check_int",
     "check_nonnegative",
+    "check_not_text",
     "check_positive",
     "check_probability",
     "check_same_length",
+    "check_unmasked",
     "first_nonfinite_index",
     "parse_decimal",
     "parse_decimal_integer",
@@ -178,6 +181,16 @@ def check_int(value, name: str, minimum: int | None = None) -> int:
     return out
 
 
+def check_bool(value, name: str) -> bool:
+    """Return ``value`` as a bool, or raise unless it is ``True`` or ``False`` (a NumPy bool too).
+
+    A truthiness test would read the text ``"False"`` as true.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"argument '{name}' must be True or False, got {plain(value)}")
+    return bool(value)
+
+
 def check_choice(value, name: str, choices) -> str:
     """Return ``value`` unchanged, or raise unless it is one of ``choices``."""
     if value not in choices:
@@ -243,11 +256,11 @@ def as_float_array(values, name: str, *, ndim=None, shape: str | None = None,
         has a number of axes outside ``ndim``, or holds NaN or inf.
     """
     expected = f" of shape {shape}" if shape else ""
+    if values is None:
+        raise InputError(f"argument '{name}' is None; pass a numeric array{expected}")
     check_real(values, f"argument '{name}'")
-    if isinstance(values, (str, bytes)) or (isinstance(values, np.ndarray) and values.dtype.kind in "SUV"):
-        # NumPy would parse text such as "1.5" as a number; data that are text are refused.
-        raise InputError(f"argument '{name}' must be a numeric array{expected}, "
-                         f"got {'text' if isinstance(values, (str, bytes)) else 'dtype ' + str(values.dtype)}")
+    check_not_text(values, f"argument '{name}'", f"a numeric array{expected}")
+    check_unmasked(values, f"argument '{name}'")
     try:
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -262,8 +275,53 @@ def as_float_array(values, name: str, *, ndim=None, shape: str | None = None,
         return arr
     index = first_nonfinite_index(arr)
     if index is not None:
-        raise InputError(f"argument '{name}' contains NaN or inf (first in {first_axis} {index})")
+        # NumPy turns None into NaN: where the data hold None, say so.
+        objects = isinstance(values, (list, tuple)) or getattr(values, "dtype", None) == object
+        has_none = objects and any(v is None for v in np.asarray(values, dtype=object).flat)
+        raise InputError(f"argument '{name}' contains NaN or inf (first in {first_axis} {index})"
+                         f"{'; None entries count as NaN (missing values)' if has_none else ''}")
     return arr
+
+
+def check_not_text(values, what: str, wanted: str = "numeric") -> None:
+    """Raise :class:`InputError` naming ``what`` when ``values`` is text, or an array of text, bytes or dates.
+
+    NumPy converts text such as ``"1.5"`` to a number, and dates and durations (``datetime64``,
+    ``timedelta64``) to counts of their unit, where ``NaT`` becomes -9.2e18: data of these kinds
+    are refused, as :func:`estimators.array_files.load_npy_array` refuses such files.
+
+    Parameters
+    ----------
+    values : object
+    what : str
+        How the message names the data, e.g. ``"argument 'x'"``.
+    wanted : str
+        What the message says the data must be, e.g. ``"a numeric array of shape (n, d)"``.
+    """
+    if isinstance(values, (str, bytes)):
+        raise InputError(f"{what} must be {wanted}, got text")
+    dtype = getattr(values, "dtype", None)
+    if isinstance(values, (list, tuple)):
+        try:
+            dtype = np.asarray(values).dtype  # text among numbers makes the whole list text
+        except (TypeError, ValueError):  # ragged: the float conversion will say why
+            return
+    elif dtype == object and any(isinstance(v, (str, bytes)) for v in values.flat):
+        raise InputError(f"{what} must be {wanted}, got text among its entries")
+    if isinstance(dtype, np.dtype) and dtype.kind in "SUVMm":
+        raise InputError(f"{what} must be {wanted}, got {'text' if dtype.kind in 'SU' else 'dtype ' + str(dtype)}")
+
+
+def check_unmasked(values, what: str) -> None:
+    """Raise :class:`InputError` naming ``what`` when ``values`` is a masked array with masked entries.
+
+    ``numpy.asarray`` drops a mask and keeps whatever the masked entries hold, so they would be used as
+    data; miaudit has no notion of a missing value.
+    """
+    if isinstance(values, np.ma.MaskedArray) and np.ma.count_masked(values):
+        raise InputError(f"{what} is a masked array with {np.ma.count_masked(values)} masked entries, which "
+                         "would be used as data; drop the rows that hold them (or pass values.filled(...) "
+                         "to choose the values)")
 
 
 def as_samples(values, name: str, *, min_rows: int = 1) -> np.ndarray:
@@ -276,7 +334,7 @@ def as_samples(values, name: str, *, min_rows: int = 1) -> np.ndarray:
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.shape[0] < min_rows:
-        raise InputError(f"argument '{name}' needs at least {min_rows} samples, got {arr.shape[0]}")
+        raise InputError(f"argument '{name}' needs at least {_count(min_rows, 'sample')}, got {arr.shape[0]}")
     if arr.shape[1] == 0:
         raise InputError(f"argument '{name}' has zero columns (shape {arr.shape})")
     return arr
@@ -292,8 +350,13 @@ def as_sample_batch(values, name: str, *, min_rows: int = 1) -> np.ndarray:
     if arr.shape[0] < 1 or arr.shape[2] < 1:
         raise InputError(f"argument '{name}' needs at least one slice and one column, got shape {arr.shape}")
     if arr.shape[1] < min_rows:
-        raise InputError(f"argument '{name}' needs at least {min_rows} samples per slice, got {arr.shape[1]}")
+        raise InputError(f"argument '{name}' needs at least {_count(min_rows, 'sample')} per slice, got {arr.shape[1]}")
     return arr
+
+
+def _count(n: int, noun: str) -> str:
+    """``"1 sample"``, ``"2 samples"``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def check_same_length(**arrays: np.ndarray) -> int:

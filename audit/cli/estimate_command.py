@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from audit.config.flag_values import integer, number
-from audit.cli.main import add_device_option
+from audit.cli.main import add_device_option, check_seed
 from estimators.array_files import load_npy_array
 from estimators.choices import CONDITIONAL_FORMS, ESTIMATORS, NEURAL_ESTIMATORS
 from estimators.validation import InputError, check_int, check_probability, check_same_length
@@ -52,9 +52,10 @@ def _check_flags(args) -> None:
 
 
 def run(args):
-    from estimators.estimate import estimate_mi, minimum_samples  # torch: loaded only for an estimate
+    from estimators.estimate import check_slice_memory, estimate_mi, minimum_samples  # torch: loaded only for an estimate
 
     _check_flags(args)
+    check_seed(args.seed)
     sliced = args.sliced
     slices = check_int(DEFAULT_SLICES if args.slices is None else args.slices, "--slices", 1)
     slice_dim = check_int(DEFAULT_SLICE_DIM if args.slice_dim is None else args.slice_dim, "--slice-dim", 1)
@@ -67,6 +68,8 @@ def run(args):
     if n < need:
         raise InputError(f"arguments '--x' and '--y' have {n} samples; --estimator {args.estimator} needs at "
                          f"least {need} ({why})")
+    if sliced:
+        check_slice_memory(slices, n, sum(min(slice_dim, d) for d in dims), "--slices")
     result = estimate_mi(
         samples["--x"], samples["--y"], samples.get("--z"),
         estimator=args.estimator, sliced=sliced, slices=slices, slice_dim=slice_dim,
