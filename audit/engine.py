@@ -14,7 +14,9 @@ estimators' slice → fit path (:mod:`audit.statistics.secret_critics`, :mod:`es
 and certified by :mod:`audit.certificates.secret_bounds`.
 4. Report per-secret estimates and simultaneously valid bounds, the paper's statistic
    (Eq. (8)), the DP ε lower bounds (Theorem 1; the critic as likelihood-ratio test on
-   fresh runs between neighbouring inputs) and the cross-checks against a claim.
+   fresh runs between neighbouring inputs) and the cross-checks against a claim. With
+   ``stop_at_refutation`` (a scan's cases) the claim's tests after the first that refutes are not run
+   (:func:`_run_audit`).
 
 When g(X) and w(X) may be dependent (a prior without independent rows, or a PP secret), the
 certificate on I(g; M, w) no longer bounds I(g; M | w). If w is discrete the engine conditions
@@ -115,8 +117,18 @@ def audit_runner(spec: AuditSpec, **settings) -> MechanismRunner:
     return RoundedRunner(runner) if spec.arithmetic == "ideal" else runner
 
 
-def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False) -> AuditResult:
+def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
+               stop_at_refutation: bool = False) -> AuditResult:
     """The audit of ``spec`` on ``runner``'s runs (:func:`run_audit`).
+
+    ``stop_at_refutation``: once one of the claim's tests has refuted it, the tests after it are not run (in
+    their order: the MI test, the event test with its μ certificate, the float-bit event test). The verdict is
+    the same: ``refuted`` is the union of the tests' rejections, and each test's share of α was fixed before
+    sampling (:func:`audit.certificates.claim_tests.plan_claim_tests`), so a share left unused changes no
+    type-I error; what is reported is the refuting test's certificate, whose bound may be below the one a test
+    not run would have certified, and a note names the tests not run. A scan's cases use it
+    (:mod:`audit.scan.case_audit`), whose findings need a refutation, not the largest bound; ``miaudit audit``
+    runs every test.
 
     ``early``: a sequential audit's early look (:mod:`audit.gating.sequential`), planned only for a claim the
     event test tests under two-point priors on neighbouring pairs. Its MI sample may be below the MI test's floor
@@ -237,13 +249,17 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False) ->
     dp_mi = event = float_event = None
     pilot_runs = 0  # runs that fitted the float-bit statistics of a structured pair (_float_bit_candidates)
     claim_tests = plan.claim_tests
+    # The MI test's bound, before mi_skipped clears it below (at an early look the MI test tests nothing).
+    mi_refuted = stop_at_refutation and _refutes(spec, claim_tests, lower_bound=selected_bound, estimate=estimate)
     if spec.notion in RECORD_AUDIT_NOTIONS and selected_bound is not None:
         dp_mi = dp_epsilon_lower_bound_from_mi(selected_bound)
-        if spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
+        if mi_refuted:
+            notes.append(_NOT_RUN_NOTE.format(tests="The event tests were", first="MI test"))
+        elif spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
             pairs, pilot_runs = _event_candidates(spec, best_candidate, fits, data, mechanism_rng, runner, early,
                                                   device)
             event, float_event, claim_tests = _event_tests(spec, pairs, claim_tests, mechanism_rng, runner, early,
-                                                           device)
+                                                           device, stop_at_refutation, notes)
     elif claim_tests.float_alpha is not None:
         claim_tests = claim_tests.without_float_test()
     if claim_tests is not plan.claim_tests and "float" in plan.claim_tests.alpha_spent:
@@ -456,9 +472,26 @@ def _float_bit_candidates(pair, record, runner, rng, runs, device=None):
     return candidates, 2 * runs
 
 
-def _event_tests(spec, pairs, claim_tests, rng, runner, early: bool = False, device=None):
+#: What an audit that stops at its first refutation (:func:`_run_audit`'s ``stop_at_refutation``) says of the tests
+#: it did not run.
+_NOT_RUN_NOTE = ("{tests} not run: the {first} refuted the claim first, and this audit stops at the first "
+                 "refutation (stop_at_refutation, as a scan's cases do). Every test's share of α was fixed before "
+                 "sampling, so the verdict and its level are unchanged; the certificate reported is the {first}'s.")
+
+
+def _refutes(spec, claim_tests, lower_bound=None, estimate: float = 0.0, event=None) -> bool:
+    """Whether the evidence given (the MI bound, or an event test's pair with its μ certificate) refutes
+    ``spec``'s claim at the planned shares (:func:`audit.certificates.claim_tests.cross_checks`)."""
+    return spec.claim is not None and any(
+        c.certified_contradiction for c in cross_checks(spec.claim, spec.notion, lower_bound, estimate, event,
+                                                        claim_tests))
+
+
+def _event_tests(spec, pairs, claim_tests, rng, runner, early: bool = False, device=None,
+                 stop_at_refutation: bool = False, notes=None):
     """The event test and the float-bit event test over the candidates ``pairs`` (:func:`_event_candidates`);
-    returns (event test, float-bit event test, the claim's plan as spent).
+    returns (event test, float-bit event test, the claim's plan as spent). With ``stop_at_refutation``
+    (:func:`_run_audit`) the float-bit test is not run where the event test refuted the claim (said in ``notes``).
 
     The candidates whose statistics read no bits are searched on outputs rounded to the ideal resolution
     (:func:`audit.statistics.arithmetic.rounded_candidate`; under ``arithmetic = "ideal"`` the runner has
@@ -477,6 +510,10 @@ def _event_tests(spec, pairs, claim_tests, rng, runner, early: bool = False, dev
         claim_tests = claim_tests.without_float_test()
     tests = []
     for candidates, test, alpha in ((ideal, "event", claim_tests.event_alpha), (bits, "float", claim_tests.float_alpha)):
+        if test == "float" and candidates and stop_at_refutation and _refutes(spec, claim_tests, event=tests[0]):
+            notes.append(_NOT_RUN_NOTE.format(tests="The float-bit event test was", first="event test"))
+            tests.append(None)
+            break
         target = spec.claim if test in claim_tests.alpha_spent else None
         gdp_alpha = claim_tests.gdp_alpha if test == "event" else alpha
         found = _search(spec, candidates, rng, runner, alpha, target, gdp_alpha, early) if candidates else None

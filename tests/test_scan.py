@@ -284,11 +284,12 @@ def test_a_finding_shows_the_event_test_that_refuted_it():
 
     logistic, float_bits = test(2 / 1200, 2 / 1200, 0.0, -0.03, "logistic"), test(0.1, 0.0, 2.5, 0.056, "bits")
     refuted = Result(event_test=logistic, float_event_test=float_bits, claim={"label": "(1, 1e-05)-DP"},
-                              refuted_by=[{"test": "float", "detail": "δ ≥ 0.056"}])
+                     refuted_by=[{"test": "float", "detail": "δ ≥ 0.056"}], claim_alpha={"event": 0.04, "float": 0.01})
     audit = SimpleNamespace(result=refuted, runs=6000, looks=[1], schedule=[1], runs_to_refute=None)
     out = _evidence(audit)
     assert (out["event"], out["hits"], out["epsilon_lower_bound"], out["delta_lower_bound"]) == \
         ("bits", [120, 0], 2.5, 0.056)
+    assert (out["refuting_test"], out["refuting_alpha"]) == ("float", 0.01)
     kept = Result(**{**vars(refuted), "refuted_by": []})
     assert _evidence(SimpleNamespace(**{**vars(audit), "result": kept}))["hits"] == [2, 2]
 

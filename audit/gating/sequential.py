@@ -451,7 +451,7 @@ def _decides(result) -> str | None:
 
 def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None, growth: float = GROWTH,
                          look_fraction: float = LOOK_FRACTION, rho: float = SPENDING_POWER,
-                         progress=None) -> SequentialAudit:
+                         progress=None, stop_at_refutation: bool = False) -> SequentialAudit:
     """Audit ``spec`` in nested looks that stop at the first refutation, within ``max_runs`` runs and ``time_limit``.
 
     Parameters
@@ -472,6 +472,10 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
         The schedule and its α-spending (:func:`look_schedule`).
     progress : callable, optional
         Called with one line after each look.
+    stop_at_refutation : bool
+        Within each look, the tests after the first that refutes the claim are not run
+        (:func:`audit.engine._run_audit`): the same looks refute, with the refuting test's certificate. A scan's
+        cases use it (:mod:`audit.scan.case_audit`).
 
     Returns
     -------
@@ -514,7 +518,7 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
             calls, hits, look_started = runner.calls, runner.cache.hits, time.perf_counter()
             runner.cache.start_look(final=index == len(schedule))
             try:
-                look = _run_audit(look_spec, runner, early=planned.early)
+                look = _run_audit(look_spec, runner, early=planned.early, stop_at_refutation=stop_at_refutation)
             except RunLimitReached as exc:
                 if result is None:
                     raise InputError(f"argument 'max_runs' (--max-runs) is {max_runs}: the first look's audit needs "

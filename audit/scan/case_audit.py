@@ -152,8 +152,9 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) 
             spec = _with_timeout(spec, chunk_timeout(timeout, probe_seconds), ExecutionSettings)
             # The looks' bound as a chunk's: a case of slow calls (a model's fit, a loaded machine) is not cut short
             # before its last look, as the time its early looks took would have it at ``timeout``.
+            # A finding needs one refutation: within a look the tests after the first that refutes are not run.
             audit = run_sequential_audit(spec, max_runs, time_limit=chunk_timeout(timeout, probe_seconds, max_runs),
-                                         look_fraction=LOOK_FRACTION)
+                                         look_fraction=LOOK_FRACTION, stop_at_refutation=True)
         for warning in said:
             text = str(warning.message)
             if issubclass(warning.category, MechanismWarning) and text not in notes:
@@ -193,14 +194,34 @@ def _with_timeout(spec, timeout, settings_type):
     return dataclasses.replace(spec, execution=settings_type(timeout=timeout, retries=0))
 
 
+#: The claim's tests in words, as a finding names the one that refuted it (``refuting_test``).
+TEST_NAMES = {"event": "event test", "float": "float-bit event test", "gdp": "event test's μ-GDP certificate",
+              "mi": "MI test"}
+
+
+def refuting_test(result) -> str | None:
+    """The test whose certificate a finding shows (:data:`TEST_NAMES`): the event test (or its μ certificate) where
+    it refuted the claim, else the float-bit event test, else the MI test; None for a control. Within a look a
+    scan runs the tests in that order and stops at the first that refutes (:func:`audit.engine._run_audit`)."""
+    tests = [r.get("test") for r in result.refuted_by]
+    return next((test for test in ("event", "gdp", "float", "mi") if test in tests), None)
+
+
 def _evidence(audit) -> dict:
-    """The sequential audit's evidence, as the report shows it: the event test that refuted the claim (the
-    float-bit one, reading the output's bits, for float noise), else the event test."""
+    """The sequential audit's evidence, as the report shows it: the test that refuted the claim
+    (:func:`refuting_test`), with the share of α it was certified at, and the event test whose pair and counts are
+    shown: the float-bit one (reading the output's bits, for float noise) where it refuted, else the event test.
+    Where the MI test alone refuted, its certified MI lower bound is the certificate."""
     result, event = audit.result, audit.result.refuting_event_test
+    test = refuting_test(result)
     out = {"runs": int(audit.runs), "looks": len(audit.looks), "looks_planned": len(audit.schedule),
            "refuted_by": [r["detail"] for r in result.refuted_by], "runs_to_refute": audit.runs_to_refute,
            "audited_claim": (result.claim or {}).get("label")}
-    if event is not None:
+    if test is not None:
+        out.update({"refuting_test": test, "refuting_alpha": result.claim_alpha.get(test)})
+    if test == "mi":
+        out.update({"certificate": "MI lower bound", "mi_lower_bound": _finite(result.lower_bound)})
+    if event is not None and test != "mi":
         runs = list(event.runs_made or [event.runs_per_input, event.runs_per_input])
         out.update({"event": event.description, "runs_per_input": [int(r) for r in runs],
                     "hits": [int(round(p * n)) for p, n in zip((event.p_first, event.p_second), runs)],

@@ -146,6 +146,9 @@ def finding_files(outcome: dict, result) -> dict:
 
 
 def _bound(outcome: dict) -> str:
+    if outcome.get("refuting_test") == "mi":
+        mi = outcome.get("mi_lower_bound")
+        return "—" if mi is None else f"I ≥ {mi:.3g} nats"
     eps = outcome.get("epsilon_lower_bound")
     text = "ε ≥ ∞" if eps is None and outcome.get("event") else ("—" if eps is None else f"ε ≥ {eps:.3g}")
     delta = outcome.get("delta_lower_bound")
@@ -161,11 +164,22 @@ def _counts(outcome: dict) -> str:
     return f"{h1}/{n1} vs {h2}/{n2}"
 
 
+def _refuting(outcome: dict) -> str:
+    """" of the <test>, <bound> at α = <its share> (of the case's α = …)" for a finding that names the test that
+    refuted it (:func:`audit.scan.case_audit.refuting_test`), else ", <bound> at α = <the case's α>"."""
+    from audit.scan.case_audit import TEST_NAMES
+
+    test, share, alpha = outcome.get("refuting_test"), outcome.get("refuting_alpha"), outcome["alpha"]
+    if test is None or share is None:
+        return f", {_bound(outcome)} at α = {alpha:.3g}"
+    return f" of the {TEST_NAMES[test]}, {_bound(outcome)} at α = {share:.3g} (its share of the case's α = {alpha:.3g})"
+
+
 def _finding_items(outcome: dict, folder: str, max_runs: int) -> list:
     items = [f"pair: {outcome['pair_why']} ({outcome['relation']}); databases first.npy, second.npy",
              f"event: {outcome.get('event', '—')}",
-             f"counts {_counts(outcome)}; certificate {outcome.get('certificate', '—')}, {_bound(outcome)} at "
-             f"α = {outcome['alpha']:.3g}; {outcome['looks']} of {outcome['looks_planned']} looks, {outcome['runs']} runs"]
+             f"counts {_counts(outcome)}; certificate {outcome.get('certificate', '—')}{_refuting(outcome)}; "
+             f"{outcome['looks']} of {outcome['looks_planned']} looks, {outcome['runs']} runs"]
     items += [f"refuted by: {d}" for d in outcome.get("refuted_by", [])]
     items += [f"seen under one input only: {d}" for d in outcome.get("support_differences", [])[:3]]
     items += [f"note: {n}" for n in outcome.get("notes", [])]
