@@ -142,8 +142,9 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
     mi_skipped = early and spec.samples * spec.critic.split[2] < MIN_TEST_SAMPLES
     if spec.samples * spec.critic.split[2] < MIN_TEST_SAMPLES and not early:
         need = int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2]))
-        raise InputError(f"argument 'samples' ({spec.samples}) is too small to certify anything: the held-out "
-                         f"split would have fewer than {MIN_TEST_SAMPLES} samples; use at least {need}")
+        raise InputError(f"argument 'samples' (--samples, [audit] samples) is {spec.samples}: too small to certify "
+                         f"anything, the held-out split would have fewer than {MIN_TEST_SAMPLES} samples; use at "
+                         f"least {need}")
     rng = np.random.default_rng(spec.seed)
     mechanism_rng = np.random.default_rng(rng.integers(2**63))
 
