@@ -34,7 +34,7 @@ from .neural import CriticConfig, MIN_SPLIT_SAMPLES, minimum_split_samples
 from .results import MIEstimate
 from .units import NATS, UNITS
 from .validation import (InputError, as_generator, as_samples, check_bool, check_choice, check_int,
-                         check_probability, check_same_length)
+                         check_probability, check_same_length, counted)
 
 
 
@@ -68,7 +68,7 @@ def minimum_samples(estimator: str, dims, *, sliced: bool = False, slice_dim: in
                 f"the critics need at least {MIN_SPLIT_SAMPLES} samples in each of their train, validation and test "
                 f"splits{shifts}")
     if estimator == "ksg":
-        return k + 1, f"KSG with k = {k} neighbours needs k + 1"
+        return k + 1, f"KSG with k = {counted(k, 'neighbour')} needs k + 1"
     if estimator == "gaussian":
         columns = sum(min(slice_dim, d) if sliced else d for d in dims)
         return columns + 1, f"the sample covariance of {columns} columns is singular with fewer"
@@ -177,8 +177,8 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
     need, why = minimum_samples(estimator, [a.shape[1] for a in (x, y, z) if a is not None], sliced=sliced,
                                 slice_dim=slice_dim, k=k, critic=config)
     if n < need:
-        raise InputError(f"arguments 'x' and 'y' have {n} samples; estimator '{estimator}' needs at least {need} "
-                         f"({why})")
+        raise InputError(f"arguments 'x' and 'y' have {counted(n, 'sample')}; estimator '{estimator}' needs at least "
+                         f"{need} ({why})")
     rng = as_generator(seed)
     if sliced:
         check_slice_memory(slices, n, sum(min(slice_dim, a.shape[1]) for a in (x, y, z) if a is not None))

@@ -37,7 +37,7 @@ from scipy.spatial import cKDTree
 from scipy.special import digamma
 
 from .scaling import standardized_columns
-from .validation import InputError, as_generator, check_int, paired_sample_batches, paired_samples
+from .validation import InputError, as_generator, check_int, counted, paired_sample_batches, paired_samples
 
 __all__ = ["TIE_JITTER", "has_ties", "ksg_mi", "ksg_mi_batch"]
 
@@ -87,8 +87,8 @@ def _ksg_unchecked(x: np.ndarray, y: np.ndarray, k: int, rng: np.random.Generato
 def _check_k(k, n: int) -> int:
     k = check_int(k, "k", minimum=1)
     if k >= n:
-        raise InputError(f"arguments 'x' and 'y' have {n} samples, too few for KSG with argument 'k' = {k} "
-                         f"neighbours: it needs at least k + 1 = {k + 1}")
+        raise InputError(f"arguments 'x' and 'y' have {counted(n, 'sample')}, too few for KSG with argument 'k' = "
+                         f"{counted(k, 'neighbour')}: it needs at least k + 1 = {k + 1}")
     return k
 
 

@@ -22,7 +22,7 @@ from .objectives import OBJECTIVES, MineMovingAverage, donsker_varadhan, nwj, ob
 from .progress import progress_bar
 from .standardization import critic_inputs, robust_standardization
 from .validation import (InputError, as_float64, as_generator, check_choice, check_not_text, check_real,
-                         check_unmasked)
+                         check_unmasked, counted)
 
 
 # Below this many hidden activations per step (critics × batch × width), a CPU step is
@@ -148,21 +148,38 @@ def minimum_split_samples(fractions, eval_shifts: int = 0) -> int:
 
 
 def split_indices(n: int, fractions, rng: np.random.Generator, *, eval_shifts: int = 0,
-                  what: str = "argument 'x'"):
-    """Random disjoint train / validation / test index arrays with the given fractions.
-
-    Raises :class:`InputError` naming ``what`` (the samples) when a split would hold fewer than
-    ``MIN_SPLIT_SAMPLES`` or the test split no more than ``eval_shifts``.
-    """
+                  what: str = "argument 'x'", shifts_name: str = "eval_shifts"):
+    """Random disjoint train / validation / test index arrays with the given fractions, checked by
+    :func:`check_split_sizes` first."""
+    check_split_sizes(n, fractions, eval_shifts=eval_shifts, what=what, shifts_name=shifts_name)
     order = rng.permutation(n)
     n_train, n_val, _ = split_sizes(n, fractions)
-    parts = order[:n_train], order[n_train:n_train + n_val], order[n_train + n_val:]
-    if not _splits_suffice([len(part) for part in parts], eval_shifts):
-        shifts = f" and a test split of more than eval_shifts = {eval_shifts}" if eval_shifts >= MIN_SPLIT_SAMPLES else ""
-        raise InputError(f"{what} {'has' if what.startswith('argument ') else 'have'} {n} samples, too few for the "
-                         f"critics' train, validation and test splits of at least {MIN_SPLIT_SAMPLES} each{shifts}: "
-                         f"it needs at least {minimum_split_samples(fractions, eval_shifts)}")
-    return parts
+    return order[:n_train], order[n_train:n_train + n_val], order[n_train + n_val:]
+
+
+def check_split_sizes(n: int, fractions, *, eval_shifts: int = 0, what: str = "argument 'x'",
+                      shifts_name: str = "eval_shifts") -> None:
+    """Raise :class:`InputError` naming ``what`` (the samples) when a split of ``n`` would hold fewer than
+    ``MIN_SPLIT_SAMPLES`` or the test split no more than ``eval_shifts`` (named ``shifts_name``: the argument
+    or the configuration key that set it). Every caller that rolls the test split by ``eval_shifts``
+    shifts (:func:`product_shifts`) passes it: with ``n_test <= eval_shifts`` a shift reaches ``n_test`` ≡ 0
+    and pairs each x with its own y as a 'product' sample.
+    """
+    if not _splits_suffice(split_sizes(n, fractions), eval_shifts):
+        shifts = (f" and a test split of more than {shifts_name} = {eval_shifts}" if eval_shifts >= MIN_SPLIT_SAMPLES
+                  else "")
+        raise InputError(f"{what} {'has' if what.startswith('argument ') else 'have'} {counted(n, 'sample')}, too few "
+                         f"for the critics' train, validation and test splits of at least {MIN_SPLIT_SAMPLES} each"
+                         f"{shifts}: it needs at least {minimum_split_samples(fractions, eval_shifts)}")
+
+
+def product_shifts(n_test: int, eval_shifts: int) -> list[int]:
+    """The ``eval_shifts`` distinct rolls of the test split's y that make the estimate's product samples:
+    1, 1 + step, ... with step = max(1, (n_test - 1) // eval_shifts), all in 1..n_test - 1 when
+    n_test > eval_shifts (:func:`split_indices` refuses fewer). Rolling a sample of the joint law by s ≢ 0
+    pairs x_i with y_(i-s), an independent draw: samples of the product of the marginals, as Algorithm 1 of
+    Belghazi et al. (2018, MINE) draws them by permuting y."""
+    return [1 + k * max(1, (n_test - 1) // eval_shifts) for k in range(eval_shifts)]
 
 
 @torch.no_grad()
@@ -532,8 +549,8 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
     half = n_test // 2
     with torch.no_grad():
         t_joint = _scores(ensemble, u_test, v_test, chunk)
-        shifts = [1 + k * max(1, (n_test - 1) // config.eval_shifts) for k in range(config.eval_shifts)]
-        t_prod_all = torch.cat([_scores(ensemble, u_test, torch.roll(v_test, s, dims=1), chunk) for s in shifts], dim=1)
+        t_prod_all = torch.cat([_scores(ensemble, u_test, torch.roll(v_test, s, dims=1), chunk)
+                                for s in product_shifts(n_test, config.eval_shifts)], dim=1)
         estimates = objective_value(objective, t_joint, t_prod_all)
         t_cert = _scores(ensemble, u_test[:, :half], v_test[:, half:2 * half], chunk)
         half_val = n_val // 2

@@ -334,7 +334,7 @@ def as_samples(values, name: str, *, min_rows: int = 1) -> np.ndarray:
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.shape[0] < min_rows:
-        raise InputError(f"argument '{name}' needs at least {_count(min_rows, 'sample')}, got {arr.shape[0]}")
+        raise InputError(f"argument '{name}' needs at least {counted(min_rows, 'sample')}, got {arr.shape[0]}")
     if arr.shape[1] == 0:
         raise InputError(f"argument '{name}' has zero columns (shape {arr.shape})")
     return arr
@@ -350,12 +350,12 @@ def as_sample_batch(values, name: str, *, min_rows: int = 1) -> np.ndarray:
     if arr.shape[0] < 1 or arr.shape[2] < 1:
         raise InputError(f"argument '{name}' needs at least one slice and one column, got shape {arr.shape}")
     if arr.shape[1] < min_rows:
-        raise InputError(f"argument '{name}' needs at least {_count(min_rows, 'sample')} per slice, got {arr.shape[1]}")
+        raise InputError(f"argument '{name}' needs at least {counted(min_rows, 'sample')} per slice, got {arr.shape[1]}")
     return arr
 
 
-def _count(n: int, noun: str) -> str:
-    """``"1 sample"``, ``"2 samples"``."""
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun`` in its number: ``"1 sample"``, ``"2 samples"`` (``noun`` takes an s for every other n)."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 

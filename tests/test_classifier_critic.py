@@ -14,6 +14,8 @@ from audit.statistics.classifier_critic import ClassifierCritic
 from audit.engine import run_audit
 from audit.audit_plan import plan_audit, resolve_mi_critic
 from audit.spec import AuditSpec
+from estimators.critic_config import CriticConfig
+from estimators.neural import product_shifts
 from estimators.validation import InputError
 from mechanisms.catalog import get_entry
 from mechanisms.claims.parsing import parse_claim
@@ -216,3 +218,36 @@ def test_outputs_no_classifier_suits_get_neural_critics_and_a_note(monkeypatch, 
                                  claim=parse_claim("dp:1"), samples=2000, event_runs=0, critic=small_critic, seed=0))
     assert any("no classifier critic could be fitted" in note for note in result.notes)
     assert result.certified_secret == "record 0 (full critic)"
+
+
+@pytest.mark.parametrize("mi_critic", ["classifier", "neural"])
+def test_eval_shifts_not_below_the_test_split_is_an_error_naming_the_key(mi_critic):
+    """400 samples split (0.4, 0.1, 0.5) leave a test split of 200 draws, the audit's floor of held-out draws:
+    eval_shifts = 200 rolls the outputs by 1, 2, ..., 200, and the roll by 200 ≡ 0 would pair each output with
+    its own record's value as a 'product' sample, inflating the DV estimate's second term. Both critics say so
+    before fitting (the neural ones would otherwise name fit_critics' arguments 'u' and 'v')."""
+    samples, shifts = 400, 200
+    split = CriticConfig().split
+    assert samples - round(split[0] * samples) - round(split[1] * samples) == shifts
+    # The fewest samples whose test split holds more than 200 draws (and every split at least 4), by brute force.
+    need = next(n for n in range(samples, 1000)
+                if min(round(split[0] * n), round(split[1] * n)) >= 4
+                and n - round(split[0] * n) - round(split[1] * n) > shifts)
+    spec = AuditSpec(mechanism=_gaussian_shift(1.0), priors=[TwoPoint(FIRST, SECOND)], notion="mi-dp", epsilon=0.5,
+                     samples=samples, event_runs=0, mi_critic=mi_critic, seed=1,
+                     critic=CriticConfig(eval_shifts=shifts))
+    with pytest.raises(InputError) as info:
+        run_audit(spec)
+    assert str(info.value) == (
+        f"argument 'samples' has 400 samples, too few for the critics' train, validation and test splits of at "
+        f"least 4 each and a test split of more than [critic] eval_shifts = 200: it needs at least {need}")
+    assert need == 401  # 401 - round(160.4) - round(40.1) = 201 held-out draws
+
+
+def test_product_shifts_stay_distinct_and_off_zero_below_the_test_split():
+    # Every roll in 1..n_test - 1 and no two alike: each rolled pair joins two different draws.
+    for n_test in range(2, 80):
+        for eval_shifts in range(1, n_test):
+            rolls = product_shifts(n_test, eval_shifts)
+            assert len(rolls) == len({s % n_test for s in rolls}) == eval_shifts
+            assert all(0 < s % n_test for s in rolls)

@@ -150,6 +150,16 @@ def test_test_split_must_hold_more_samples_than_eval_shifts():
     assert "'v'" in message and f"at least {need}" in message and "'x'" not in message
 
 
+def test_one_sample_and_one_neighbour_are_singular():
+    one = np.zeros(1)
+    message = raises_naming("k", ksg_mi, one, one, k=1)
+    assert message.startswith("arguments 'x' and 'y' have 1 sample, too few for KSG with argument 'k' = 1 neighbour: ")
+    message = raises_naming("u", fit_critics, np.zeros((1, 1, 1)), np.zeros((1, 1, 1)), config=TINY_CRITIC)
+    assert message.startswith("arguments 'u' and 'v' have 1 sample, too few for the critics' ")
+    assert minimum_samples("ksg", [1, 1], k=1)[1] == "KSG with k = 1 neighbour needs k + 1"
+    assert minimum_samples("ksg", [1, 1], k=2)[1] == "KSG with k = 2 neighbours needs k + 1"
+
+
 # --------------------------------------------------------------------------- fit_critics
 
 @pytest.mark.parametrize("seed", [-1, 1.5, "0", True])

@@ -41,7 +41,7 @@ import torch
 
 from estimators.critic_problems import ProblemCritics, ProblemFit
 from estimators.device import cpu_threads
-from estimators.neural import CriticFit, _delta_method_stderr, split_indices
+from estimators.neural import CriticFit, _delta_method_stderr, product_shifts, split_indices
 from estimators.objectives import donsker_varadhan
 from estimators.validation import check_int
 
@@ -327,6 +327,14 @@ def fit_classifier_critics(cells, outputs, *, config, rng: np.random.Generator,
         classifier kind that suits its outputs cross-fitted on :data:`CROSS_FIT_FOLDS` folds of
         all its draws (:func:`cross_fit`: the event test's statistics). None when some cell's
         outputs suit no classifier (then every cell gets neural critics).
+
+    Raises
+    ------
+    InputError
+        Naming ``samples`` and ``[critic] eval_shifts`` when the test split holds no more draws than
+        ``eval_shifts`` (a shift would wrap to 0 and pair each output with its own record's value:
+        :func:`estimators.neural.product_shifts`), or a split holds fewer than
+        :data:`estimators.neural.MIN_SPLIT_SAMPLES`.
     """
     started = time.perf_counter()
     # A few reductions over vectors: one thread (two contend on a busy two-core machine for nothing).
@@ -338,7 +346,11 @@ def _fit(cells, outputs, config, rng, started, extra_kinds=(), support_columns=N
          device=None) -> tuple[ProblemFit, tuple] | None:
     lo, hi = (float(v) for v in config.output_range)
     n = len(outputs[cells[0].prior_index])
-    train, val, test = split_indices(n, config.split, np.random.default_rng(int(rng.integers(2**31))))
+    # The audit's floor of held-out draws (audit.engine.MIN_TEST_SAMPLES) does not cover a large [critic]
+    # eval_shifts: the test split must still hold more draws than shifts (estimators.neural.split_indices).
+    train, val, test = split_indices(n, config.split, np.random.default_rng(int(rng.integers(2**31))),
+                                     eval_shifts=config.eval_shifts, what="argument 'samples'",
+                                     shifts_name="[critic] eval_shifts")
     fold_rng = np.random.default_rng(int(rng.integers(2**31)))  # the folds and the mixtures' coins
     float_rng = np.random.default_rng(fold_rng.bit_generator.seed_seq.spawn(1)[0])  # fold_rng's stream unmoved
     support_rng = np.random.default_rng(fold_rng.bit_generator.seed_seq.spawn(1)[0])  # a stream of its own too
@@ -347,7 +359,7 @@ def _fit(cells, outputs, config, rng, started, extra_kinds=(), support_columns=N
     rows = {name: [] for name in ("validation", "estimate", "test_joint", "test_product", "val_joint",
                                   "val_product", "stderr")}
     problems, fitted = [], []
-    shifts = [1 + k * max(1, (len(test) - 1) // config.eval_shifts) for k in range(config.eval_shifts)]
+    shifts = product_shifts(len(test), config.eval_shifts)
     # Each classifier's log-odds is computed once on the validation split (and the chosen one's on the
     # test split); the DV values and the certificate's joint, rolled and paired samples all read them.
     for index, cell in enumerate(cells):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimators.critic_problems import MIProblem, ProblemFit, fit_problems
+from estimators.neural import check_split_sizes
 from mechanisms.inputs.relation import GroupPairPrior
 
 #: The most values of a discrete w that get a stratum critic (the most frequent ones).
@@ -238,8 +239,18 @@ def fit_secret_critics(cells, outputs, *, full: bool, slices: int, min_stratum: 
         Receives what stratification left out.
     objective, config, device, quiet
         As for :func:`estimators.neural.fit_critics`.
+
+    Raises
+    ------
+    InputError
+        Naming ``samples`` and ``[critic] eval_shifts`` before any training when a cell's draws leave a split
+        too small (:func:`estimators.neural.check_split_sizes`), where :func:`estimators.neural.fit_critics`
+        would name its own arguments.
     """
     cells = tuple(cells)
+    if cells and (full or slices > 0):
+        check_split_sizes(min(len(outputs[c.prior_index]) for c in cells), config.split,
+                          eval_shifts=config.eval_shifts, what="argument 'samples'", shifts_name="[critic] eval_shifts")
     options = dict(objective=objective, config=config, device=device, quiet=quiet)
     full_fit = strata_fit = sliced_fit = None
     cell_strata = ()
