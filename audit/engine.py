@@ -35,6 +35,7 @@ import numpy as np
 
 from estimators.critic_problems import pad_columns
 from estimators.device import choose_device
+from estimators.neural import minimum_split_samples
 from estimators.validation import InputError
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 from mechanisms.execution.memory import check_audit_memory
@@ -140,11 +141,18 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
     """
     started = time.perf_counter()
     mi_skipped = early and spec.samples * spec.critic.split[2] < MIN_TEST_SAMPLES
+    shifts_floor = minimum_split_samples(spec.critic.split, spec.critic.eval_shifts)
     if spec.samples * spec.critic.split[2] < MIN_TEST_SAMPLES and not early:
-        need = int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2]))
+        need = max(int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2])), shifts_floor)
         raise InputError(f"argument 'samples' (--samples, [audit] samples) is {spec.samples}: too small to certify "
                          f"anything, the held-out split would have fewer than {MIN_TEST_SAMPLES} samples; use at "
                          f"least {need}")
+    if spec.samples < shifts_floor and not early:
+        # Checked before any run: the critics' test split must hold more draws than its shifts, or a shift
+        # wraps to 0 and pairs an output with its own secret as a 'product' sample (estimators.neural).
+        raise InputError(f"argument 'samples' (--samples, [audit] samples) is {spec.samples}: the critics' test "
+                         f"split must hold more draws than [critic] eval_shifts = {spec.critic.eval_shifts}; use "
+                         f"at least {shifts_floor} samples or fewer eval_shifts")
     rng = np.random.default_rng(spec.seed)
     mechanism_rng = np.random.default_rng(rng.integers(2**63))
 
@@ -204,7 +212,8 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
     if fits is None:
         fits = fit_secret_critics(cells, outputs, full=plan.full_critics and bool(cells),
                                   slices=plan.slices if cells else 0,
-                                  min_stratum=int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2])), rng=rng,
+                                  min_stratum=max(int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2])), shifts_floor),
+                                  rng=rng,
                                   notes=notes, objective=spec.estimator, config=spec.critic, device=device,
                                   quiet=spec.quiet)
     cells = fits.cells

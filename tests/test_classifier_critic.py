@@ -224,8 +224,9 @@ def test_outputs_no_classifier_suits_get_neural_critics_and_a_note(monkeypatch, 
 def test_eval_shifts_not_below_the_test_split_is_an_error_naming_the_key(mi_critic):
     """400 samples split (0.4, 0.1, 0.5) leave a test split of 200 draws, the audit's floor of held-out draws:
     eval_shifts = 200 rolls the outputs by 1, 2, ..., 200, and the roll by 200 ≡ 0 would pair each output with
-    its own record's value as a 'product' sample, inflating the DV estimate's second term. Both critics say so
-    before fitting (the neural ones would otherwise name fit_critics' arguments 'u' and 'v')."""
+    its own record's value as a 'product' sample, inflating the DV estimate's second term. The audit says so
+    before running the mechanism (the critics check again before fitting: the neural ones would otherwise name
+    fit_critics' arguments 'u' and 'v')."""
     samples, shifts = 400, 200
     split = CriticConfig().split
     assert samples - round(split[0] * samples) - round(split[1] * samples) == shifts
@@ -233,14 +234,21 @@ def test_eval_shifts_not_below_the_test_split_is_an_error_naming_the_key(mi_crit
     need = next(n for n in range(samples, 1000)
                 if min(round(split[0] * n), round(split[1] * n)) >= 4
                 and n - round(split[0] * n) - round(split[1] * n) > shifts)
-    spec = AuditSpec(mechanism=_gaussian_shift(1.0), priors=[TwoPoint(FIRST, SECOND)], notion="mi-dp", epsilon=0.5,
+    calls = []
+
+    def counted(dbs, rng):
+        calls.append(len(dbs))
+        return _gaussian_shift(1.0)(dbs, rng)
+
+    spec = AuditSpec(mechanism=counted, priors=[TwoPoint(FIRST, SECOND)], notion="mi-dp", epsilon=0.5,
                      samples=samples, event_runs=0, mi_critic=mi_critic, seed=1,
                      critic=CriticConfig(eval_shifts=shifts))
     with pytest.raises(InputError) as info:
         run_audit(spec)
     assert str(info.value) == (
-        f"argument 'samples' has 400 samples, too few for the critics' train, validation and test splits of at "
-        f"least 4 each and a test split of more than [critic] eval_shifts = 200: it needs at least {need}")
+        f"argument 'samples' (--samples, [audit] samples) is 400: the critics' test split must hold more draws than "
+        f"[critic] eval_shifts = 200; use at least {need} samples or fewer eval_shifts")
+    assert calls == []
     assert need == 401  # 401 - round(160.4) - round(40.1) = 201 held-out draws
 
 

@@ -302,3 +302,17 @@ def test_no_claim_leads_with_the_claim_flag_and_its_forms(tmp_path, capsys):
                             "--n", "3"], capsys)
     assert line.startswith("miaudit audit: error: the audit needs a claim to audit, --claim NOTION:PARAMS (e.g. "
                            "--claim dp:1; dp:EPS, dp:EPS:DELTA"), line
+
+
+def test_too_few_samples_to_certify_names_the_flag_and_the_floor(capsys):
+    """The held-out split must hold MIN_TEST_SAMPLES (200) draws: at the default split's test fraction 0.5 that is
+    400 samples (200 / 0.5); 10 samples are refused in one line naming --samples and [audit] samples."""
+    from audit.cli.main import main
+
+    code = main(["audit", "--mechanism", "catalog:laplace_sum", "--claim", "dp:1", "--samples", "10"])
+    err = capsys.readouterr().err
+    assert code == 2
+    error_lines = [line for line in err.splitlines() if "error:" in line]
+    assert error_lines == ["miaudit audit: error: argument 'samples' (--samples, [audit] samples) is 10: too small "
+                           "to certify anything, the held-out split would have fewer than 200 samples; use at "
+                           "least 400"]
