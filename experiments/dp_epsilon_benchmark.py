@@ -478,9 +478,9 @@ EXPERIMENTS = [Experiment(
     source="study (issue 15 §4, §5); baseline after Jagielski et al. (2020), Lu et al. (2022), Bichsel et al. (2021)",
     run=run,
     trains=True,
-    full_runtime="measured by each run: its wall time, and each part's under Settings ('audits run in'), as on "
-                 "docs/benchmarks/dp-epsilon-benchmark.md (device cpu: 30 entries × 3 seeds in each regime and the "
-                 "SVT budget sweep)",
+    full_runtime="1,680 s on the shared 2-core x86_64 CPU at load average 5.3-6.8 from other work (603 s at 3.6-1.4), "
+                 "device cpu: 30 entries × 3 seeds in each regime and the SVT budget sweep; each part's time is under "
+                 "Settings ('audits run in')",
 )]
 
 

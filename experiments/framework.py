@@ -193,7 +193,8 @@ class Experiment:
     trains : bool
         Whether it trains models and so takes ``--device``.
     full_runtime : str
-        The documented wall time of the full (non-quick) run, with the machine it was measured on.
+        The documented wall time of the full (non-quick) run, with the machine it was measured on; a
+        ``--quick`` run's page quotes it (a full run's page states its own time, :func:`_full_run_time`).
     grids : tuple of str
         The named sizes ``--grid`` may pick (none: the experiment has one size besides ``--quick``).
     parallel : bool
@@ -316,6 +317,22 @@ def load_average() -> float:
         return float("nan")
 
 
+def _full_run_time(experiment: Experiment, context: RunContext, seconds: float, device_text: str,
+                  loads: tuple = (float("nan"), float("nan"))) -> str:
+    """The page's "full (non-quick) run time": this run's own wall time and load where the run is a full
+    one (not ``--quick``), else the time documented in :attr:`Experiment.full_runtime`.
+
+    A run of a named size (``--grid``) is full at that size: its measured time is stated with the grid,
+    and the documented text follows for the experiment's other sizes.
+    """
+    if context.quick:
+        return experiment.full_runtime
+    grid = f", grid `{context.grid}`" if context.grid else ""
+    measured = (f"{seconds:.2f} s, this run{grid} (load average {loads[0]:.2f} at the start, {loads[1]:.2f} at the "
+                f"end, on {os.cpu_count()} cores; {device_text})")
+    return f"{measured}; documented for its sizes: {experiment.full_runtime}" if experiment.grids else measured
+
+
 def _summary(experiment: Experiment, output: ExperimentOutput, context: RunContext, seconds: float,
              device_text: str, files: list, loads: tuple = (float("nan"), float("nan"))) -> str:
     mode = "quick (`--quick`)" if context.quick else "full (the paper's setting)"
@@ -335,7 +352,7 @@ def _summary(experiment: Experiment, output: ExperimentOutput, context: RunConte
         f"- wall time: {seconds:.2f} s",
         f"- load average (1 minute): {loads[0]:.2f} at the start, {loads[1]:.2f} at the end, on {os.cpu_count()} cores",
         f"- finished: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
-        f"- full (non-quick) run time: {experiment.full_runtime}",
+        f"- full (non-quick) run time: {_full_run_time(experiment, context, seconds, device_text, loads)}",
         f"- command: `{_command(experiment, context)}`",
         "",
         "## Settings",

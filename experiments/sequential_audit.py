@@ -361,7 +361,7 @@ EXPERIMENTS = [Experiment(
     source="study (issue 30 §1, §3); α-spending after Lan and DeMets (1983) and Kim and DeMets (1987)",
     run=run,
     trains=True,
-    full_runtime="about 210 s on a 2-core x86_64 CPU (load average 0.7-1.0), device cpu: "
-                 "30 entries x 7 seeds (fixed, control and sequential audits), plans of the 10 buggy entries against "
-                 "fixed audits on a grid of budgets, 500 boundary audits",
+    full_runtime="942 s on the shared 2-core x86_64 CPU at load average 7.0-8.3 from other work (741 s at 2.1-5.9), "
+                 "device cpu: 30 entries x 7 seeds (fixed, control and sequential audits), plans of the 10 buggy "
+                 "entries against fixed audits on a grid of budgets, 500 boundary audits",
 )]

@@ -51,3 +51,26 @@ def test_a_training_experiment_records_its_device_in_the_command():
     assert _command(trains, RunContext(quick=False, seed=3, device="cuda:0")) == "miaudit experiment x --seed 3 --device cuda"
     assert _command(trains, RunContext(quick=True, seed=0, device="cpu")) == "miaudit experiment x --quick --seed 0 --device cpu"
     assert _command(plain, RunContext(quick=False, seed=1)) == "miaudit experiment y --seed 1"
+
+
+def _run_time_line(quick: bool, grid=None, grids=()):
+    """The page's "full (non-quick) run time" line for a run of 123.456 s at load 0.5 then 2.25."""
+    from experiments.framework import Experiment, ExperimentOutput, RunContext, _summary
+
+    experiment = Experiment(name="x", description="", source="", run=None, full_runtime="DOCUMENTED", grids=grids)
+    summary = _summary(experiment, ExperimentOutput([], None, {}, []), RunContext(quick=quick, seed=0, grid=grid),
+                       123.456, "cpu — a machine", [], (0.5, 2.25))
+    return next(line for line in summary.splitlines() if line.startswith("- full (non-quick) run time: "))
+
+
+def test_a_full_runs_page_states_its_own_run_time_and_a_quick_runs_the_documented_one():
+    import os
+
+    cores = os.cpu_count()
+    measured = f"123.46 s, this run (load average 0.50 at the start, 2.25 at the end, on {cores} cores; cpu — a machine)"
+    assert _run_time_line(quick=False) == f"- full (non-quick) run time: {measured}"
+    assert _run_time_line(quick=True) == "- full (non-quick) run time: DOCUMENTED"
+    # a named size is full at that size; the documented text covers the experiment's other sizes
+    assert _run_time_line(quick=False, grid="gpu", grids=("cpu", "gpu")) == (
+        f"- full (non-quick) run time: 123.46 s, this run, grid `gpu` (load average 0.50 at the start, 2.25 at the "
+        f"end, on {cores} cores; cpu — a machine); documented for its sizes: DOCUMENTED")
