@@ -37,7 +37,10 @@ average), so miaudit makes at most R runs; ``miaudit_runs`` counts the runs it m
 
 Each pair (entry, seed) runs both auditors back to back, so machine load hits both alike. The
 targets (issue 15 §4) are reported as PASS/FAIL: miaudit's median bound ≥ the baseline's on at
-least 80% of entries; no more than a fraction α of the certified bounds above the true ε; miaudit's
+least 80% of entries; the certified bounds above the true ε no more than a type-I error of at most α
+allows (each audit's bound exceeds its entry's true ε with probability at most α, independently over the
+audits, so the count is at most Binomial(n, α)'s 99.9% point: the one-sided binomial test at 0.001 that the
+sequential-audit page uses; a count at most α·n would fail a correct auditor about half the time); miaudit's
 total wall time at most 1.2× the baseline's. Each entry's seed-to-seed spread (max − min of the
 bounds over the seeds) is reported for both auditors.
 
@@ -68,6 +71,7 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy import stats
 
 from audit.statistics.classifier import LogOdds
 from audit.engine import run_audit
@@ -344,15 +348,17 @@ def targets(rows: dict, summary: dict) -> dict:
         true_eps = np.asarray(rows["true_epsilon"], dtype=float)
         above[who] = int((bounds > true_eps * (1 + 1e-9)).sum())
     n_audits = len(rows["mechanism"])
+    above_limit = int(stats.binom.ppf(0.999, n_audits, ALPHA))
     time_ratio = float(np.sum(rows["miaudit_seconds"]) / np.sum(rows["baseline_seconds"]))
     return {
         "target": ["median bound >= baseline on >= 80% of entries", "certified bounds above the true epsilon",
                    "wall time ratio miaudit / baseline"],
         "measured": [f"{tight:.0%} of {n_entries}", f"{above['miaudit']} of {n_audits} audits "
                      f"(baseline: {above['baseline']})", f"{time_ratio:.2f}"],
-        "threshold": [">= 80%", f"<= alpha = {ALPHA} of the audits", f"<= {TIME_TARGET}"],
+        "threshold": [">= 80%", f"<= {above_limit} (Binomial({n_audits}, alpha = {ALPHA})'s 99.9% point)",
+                      f"<= {TIME_TARGET}"],
         "result": ["PASS" if tight >= TIGHTNESS_TARGET else "FAIL",
-                   "PASS" if above["miaudit"] <= ALPHA * n_audits else "FAIL",
+                   "PASS" if above["miaudit"] <= above_limit else "FAIL",
                    "PASS" if time_ratio <= TIME_TARGET else "FAIL"],
     }
 

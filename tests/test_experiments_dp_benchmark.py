@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from experiments.dp_epsilon_benchmark import (classifier_audit, dp_entries, miaudit_split, one_database_at_a_time,
-                                              split_runs)
+                                              split_runs, targets)
 from mechanisms.adapters.callables import PerDatabaseMechanism
 from experiments.framework import read_table
 from experiments.registry import run
@@ -144,3 +144,22 @@ def test_stage_seconds_parts_fit_within_their_stages():
     assert 0 < parts["its joint binomial test"] <= parts["μ certificate"]
     assert parts["its choice of points"] + parts["its event optimum"] <= parts["μ certificate"]
     assert seconds[("baseline", "logistic regression fit")] > 0
+
+
+@pytest.mark.parametrize("above, verdict", [(5, "PASS"), (12, "PASS"), (13, "FAIL")])
+def test_bounds_above_the_true_epsilon_are_judged_by_a_binomial_limit(above, verdict):
+    """90 audits at α = 0.05, each above its true ε with probability at most α: a correct auditor's count is
+    Binomial(90, 0.05), and 5 or more happen about half the time. The limit is its 99.9% point, the smallest k
+    with P(X <= k) >= 0.999, summed here from the binomial pmf: 12."""
+    n, alpha = 90, 0.05
+    cdf = np.cumsum([math.comb(n, k) * alpha**k * (1 - alpha)**(n - k) for k in range(n + 1)])
+    limit = int(np.argmax(cdf >= 0.999))
+    assert limit == 12
+    rows = {"mechanism": ["m"] * n, "true_epsilon": [1.0] * n,
+            "miaudit_epsilon": [2.0] * above + [0.5] * (n - above), "baseline_epsilon": [0.5] * n,
+            "miaudit_seconds": [1.0] * n, "baseline_seconds": [1.0] * n}
+    summary = {"mechanism": ["m"], "miaudit_at_least_baseline": [True]}
+    result = targets(rows, summary)
+    assert result["measured"][1].startswith(f"{above} of {n} audits")
+    assert result["threshold"][1].startswith(f"<= {limit} ")
+    assert result["result"][1] == verdict
