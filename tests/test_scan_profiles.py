@@ -87,3 +87,19 @@ def test_diffprivlib_tools_and_models_spend_from_an_accountant_of_their_own_not_
     for case in [c for c in cases if c.pair.family == "ends"]:
         case.function()(case.pair.first.copy(), np.random.default_rng(0))
     assert len(cases) >= 2 and len(default.spent_budget) == spent
+
+
+def test_diffprivlib_histogramdd_gets_its_range_per_dimension_and_is_audited():
+    pytest.importorskip("diffprivlib")
+    from audit.scan.case_audit import audit_case
+
+    entries, _ = discover(profile_for("diffprivlib"))
+    cases, unbuilt = build_cases([e for e in entries if e.name == "histogramdd"], (1.0,))
+    given = [c for c in cases if "range=" in c.id]
+    assert given and not unbuilt and all(c.settings["range"] == ((0.0, 10.0),) for c in given)
+    ends = next(c for c in given if c.pair.family == "ends")
+    np.testing.assert_array_equal([ends.pair.first[0, 0], ends.pair.second[0, 0]], [0.0, 10.0])
+    beyond = next(c for c in given if c.pair.family == "beyond")
+    assert beyond.pair.second[0, 0] == 110.0  # ten widths past the high end of the one dimension's range
+    outcome = audit_case(ends, alpha=0.05, max_runs=1500, timeout=30, seed=0)
+    assert outcome["status"] in ("control", "finding"), outcome.get("reason")

@@ -17,7 +17,8 @@ runs the same code, and ε = 0.1 would add a third to the scan's time without a 
 Its histograms add noise for sensitivity 1 to each bin (``GeometricTruncated(sensitivity=1)`` in
 ``diffprivlib/tools/histograms.py``): one record added or removed changes one bin by one, so their ε
 is stated at the add/remove relation; a record replaced changes two bins, and the scan audits the
-claim's group-privacy form, 2ε, on its replace-one pairs.
+claim's group-privacy form, 2ε, on its replace-one pairs. ``histogramdd`` takes its ``range`` as one
+(low, high) per dimension: the grid gives ``((0.0, 10.0),)`` for the one column it is called on.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ PROFILE = Profile(
     modules=("diffprivlib.tools", "diffprivlib.models", "diffprivlib.mechanisms"),
     families=(
         ArrayTool(fixed={k: FIXED[k] for k in ("quant", "percent")},
-                  optional=(OptionalArgument("accountant", (FRESH_ACCOUNTANT,)),)),
+                  optional=(OptionalArgument("accountant", (FRESH_ACCOUNTANT,)),), per_dimension=("histogramdd",)),
         FittedModel(bounds_names=("bounds",), optional=(OptionalArgument("data_norm", (FIXED["data_norm"],)),
                                                          OptionalArgument("n_clusters", (2,)),
                                                          OptionalArgument("n_estimators", (2,)),
