@@ -103,3 +103,18 @@ def test_diffprivlib_histogramdd_gets_its_range_per_dimension_and_is_audited():
     assert beyond.pair.second[0, 0] == 110.0  # ten widths past the high end of the one dimension's range
     outcome = audit_case(ends, alpha=0.05, max_runs=1500, timeout=30, seed=0)
     assert outcome["status"] in ("control", "finding"), outcome.get("reason")
+
+
+def test_diffprivlib_binary_randomises_the_label_of_its_record_and_is_audited():
+    pytest.importorskip("diffprivlib")
+    from audit.scan.case_audit import audit_case
+
+    entries, _ = discover(profile_for("diffprivlib"))
+    cases, unbuilt = build_cases([e for e in entries if e.name == "Binary"], (1.0,))
+    assert not unbuilt and len(cases) == 1
+    (case,) = cases
+    assert case.settings == {"value0": "0", "value1": "1", "epsilon": 1.0} and case.claim == "dp:1.0"
+    assert case.source.endswith(".randomise(str(int(db[0, 0])))")
+    assert case.function()(case.pair.second, np.random.default_rng(0)) in ("0", "1")
+    outcome = audit_case(case, alpha=0.05, max_runs=1500, timeout=30, seed=0)
+    assert outcome["status"] in ("control", "finding"), outcome.get("reason")

@@ -18,7 +18,9 @@ Its histograms add noise for sensitivity 1 to each bin (``GeometricTruncated(sen
 ``diffprivlib/tools/histograms.py``): one record added or removed changes one bin by one, so their ε
 is stated at the add/remove relation; a record replaced changes two bins, and the scan audits the
 claim's group-privacy form, 2ε, on its replace-one pairs. ``histogramdd`` takes its ``range`` as one
-(low, high) per dimension: the grid gives ``((0.0, 10.0),)`` for the one column it is called on.
+(low, high) per dimension: the grid gives ``((0.0, 10.0),)`` for the one column it is called on. The
+``Binary`` mechanism randomises one of the two labels it is given (``value0="0"``, ``value1="1"``): its
+record is the label of the value 0 or 1.
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ PROFILE = Profile(
                                                          OptionalArgument("max_depth", (2,)),
                                                          OptionalArgument("accountant", (FRESH_ACCOUNTANT,))),
                     min_epsilon=1.0),
+        # Binary randomises one of two labels it is given: "0" and "1", the record's value as that label
+        LocalRandomizer(fixed={"value0": "0", "value1": "1"}, requires=("value0", "value1"),
+                        value_source="str(int(db[0, 0]))"),
         LocalRandomizer(fixed={k: FIXED[k] for k in ("sensitivity", "delta", "lower", "upper")},
                         integer_entry_points=INTEGER_MECHANISMS),
     ),
