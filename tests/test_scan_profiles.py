@@ -74,7 +74,7 @@ def test_the_diffprivlib_profile_reads_its_entry_points_claims_and_relations():
     geometric = next(c for c in cases if c.id.startswith("diffprivlib.mechanisms.Geometric("))
     assert geometric.source.endswith(".randomise(int(db[0, 0]))")  # diffprivlib's integer mechanisms take ints
     reasons = {s.what: s.reason for s in skipped + unbuilt}
-    assert "utility" in reasons["diffprivlib.mechanisms.Exponential"]
+    assert "utility_list" in reasons["diffprivlib.mechanisms.ExponentialCategorical"]
 
 
 def test_diffprivlib_tools_and_models_spend_from_an_accountant_of_their_own_not_the_default():
@@ -117,4 +117,20 @@ def test_diffprivlib_binary_randomises_the_label_of_its_record_and_is_audited():
     assert case.source.endswith(".randomise(str(int(db[0, 0])))")
     assert case.function()(case.pair.second, np.random.default_rng(0)) in ("0", "1")
     outcome = audit_case(case, alpha=0.05, max_runs=1500, timeout=30, seed=0)
+    assert outcome["status"] in ("control", "finding"), outcome.get("reason")
+
+
+def test_diffprivlib_exponential_mechanisms_release_a_candidate_by_the_utility_of_the_record_and_are_audited():
+    pytest.importorskip("diffprivlib")
+    from audit.scan.case_audit import audit_case
+
+    entries, _ = discover(profile_for("diffprivlib"))
+    cases, unbuilt = build_cases([e for e in entries if e.name in ("Exponential", "PermuteAndFlip")], (1.0,))
+    assert not unbuilt and {c.entry.name for c in cases} == {"Exponential", "PermuteAndFlip"}
+    for case in cases:
+        assert case.settings["utility"].text == "[float(db[0, 0]), 0.0, 0.0]" and case.claim == "dp:1.0"
+        assert case.source.endswith(".randomise(None)")
+        np.testing.assert_array_equal([case.pair.first[0, 0], case.pair.second[0, 0]], [0.0, 1.0])  # Δu = 1
+        assert case.function()(case.pair.second, np.random.default_rng(0)) in (0, 1, 2)
+    outcome = audit_case(cases[0], alpha=0.05, max_runs=1500, timeout=30, seed=0)
     assert outcome["status"] in ("control", "finding"), outcome.get("reason")
