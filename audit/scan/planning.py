@@ -21,7 +21,8 @@ cases of S are every case that can refute at α/K and more, since m ≤ K.
 before it is fixed), and each case of S is audited at α/|S|: by the union bound the probability that any
 of them refutes a claim its entry point meets is at most |S| · α/|S| = α, whatever the dependence between
 them — the scan's statement is the Bonferroni one over the |S| cases audited. A case of S skipped at its
-audit (its call raises; the float-bit test's runs do not fit) leaves its share unspent, as before.
+audit (its call raises; the float-bit test's runs do not fit) leaves its share unspent, as before; so does a
+case whose audit spec cannot be built here (its call or its claim), which is kept in S for its audit to say why.
 """
 
 from __future__ import annotations
