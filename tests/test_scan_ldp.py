@@ -184,6 +184,21 @@ def test_the_pure_ldp_profile_reads_its_clients_and_finds_rappor_keeping_its_tru
     assert set(mech.function()(mech.pair.first, np.random.default_rng(0))) <= {"list", "zip"}
 
 
+
+def test_pure_ldp_sfp_client_reports_through_a_sketch_client_and_is_audited():
+    """pure-ldp's SFPClient reads its frequency oracle's ``sketch_based`` and fails on its default, None."""
+    pytest.importorskip("pure_ldp")
+    pytest.importorskip("statsmodels")
+    entries, _ = discover(profile_for("pure-ldp"))
+    cases, unbuilt = build_cases([e for e in entries if e.name == "SFPClient"], (EPSILON,))
+    assert not unbuilt and len(cases) == 1
+    (sfp,) = cases
+    assert "fo_client=__import__('pure_ldp.frequency_oracles').frequency_oracles.CMSClient(" in sfp.source
+    word, fragment, position = sfp.function()(sfp.pair.second, np.random.default_rng(0))
+    assert len(word[0]) == len(fragment[0]) == 16 and 0 <= position < 4  # two sketch reports of 16 cells
+    outcome = audit_case(sfp, alpha=0.05, max_runs=1500, timeout=30, seed=1)
+    assert outcome["status"] in ("control", "finding"), outcome.get("reason")
+
 def test_the_multi_freq_ldpy_profile_reads_its_clients_and_their_claims():
     pytest.importorskip("multi_freq_ldpy")
     entries, skipped = discover(profile_for("multi-freq-ldpy"))

@@ -74,7 +74,7 @@ def test_the_diffprivlib_profile_reads_its_entry_points_claims_and_relations():
     geometric = next(c for c in cases if c.id.startswith("diffprivlib.mechanisms.Geometric("))
     assert geometric.source.endswith(".randomise(int(db[0, 0]))")  # diffprivlib's integer mechanisms take ints
     reasons = {s.what: s.reason for s in skipped + unbuilt}
-    assert "utility" in reasons["diffprivlib.mechanisms.Exponential"]
+    assert "utility_list" in reasons["diffprivlib.mechanisms.ExponentialCategorical"]
 
 
 def test_diffprivlib_tools_and_models_spend_from_an_accountant_of_their_own_not_the_default():
@@ -87,3 +87,50 @@ def test_diffprivlib_tools_and_models_spend_from_an_accountant_of_their_own_not_
     for case in [c for c in cases if c.pair.family == "ends"]:
         case.function()(case.pair.first.copy(), np.random.default_rng(0))
     assert len(cases) >= 2 and len(default.spent_budget) == spent
+
+
+def test_diffprivlib_histogramdd_gets_its_range_per_dimension_and_is_audited():
+    pytest.importorskip("diffprivlib")
+    from audit.scan.case_audit import audit_case
+
+    entries, _ = discover(profile_for("diffprivlib"))
+    cases, unbuilt = build_cases([e for e in entries if e.name == "histogramdd"], (1.0,))
+    given = [c for c in cases if "range=" in c.id]
+    assert given and not unbuilt and all(c.settings["range"] == ((0.0, 10.0),) for c in given)
+    ends = next(c for c in given if c.pair.family == "ends")
+    np.testing.assert_array_equal([ends.pair.first[0, 0], ends.pair.second[0, 0]], [0.0, 10.0])
+    beyond = next(c for c in given if c.pair.family == "beyond")
+    assert beyond.pair.second[0, 0] == 110.0  # ten widths past the high end of the one dimension's range
+    outcome = audit_case(ends, alpha=0.05, max_runs=1500, timeout=30, seed=0)
+    assert outcome["status"] in ("control", "finding"), outcome.get("reason")
+
+
+def test_diffprivlib_binary_randomises_the_label_of_its_record_and_is_audited():
+    pytest.importorskip("diffprivlib")
+    from audit.scan.case_audit import audit_case
+
+    entries, _ = discover(profile_for("diffprivlib"))
+    cases, unbuilt = build_cases([e for e in entries if e.name == "Binary"], (1.0,))
+    assert not unbuilt and len(cases) == 1
+    (case,) = cases
+    assert case.settings == {"value0": "0", "value1": "1", "epsilon": 1.0} and case.claim == "dp:1.0"
+    assert case.source.endswith(".randomise(str(int(db[0, 0])))")
+    assert case.function()(case.pair.second, np.random.default_rng(0)) in ("0", "1")
+    outcome = audit_case(case, alpha=0.05, max_runs=1500, timeout=30, seed=0)
+    assert outcome["status"] in ("control", "finding"), outcome.get("reason")
+
+
+def test_diffprivlib_exponential_mechanisms_release_a_candidate_by_the_utility_of_the_record_and_are_audited():
+    pytest.importorskip("diffprivlib")
+    from audit.scan.case_audit import audit_case
+
+    entries, _ = discover(profile_for("diffprivlib"))
+    cases, unbuilt = build_cases([e for e in entries if e.name in ("Exponential", "PermuteAndFlip")], (1.0,))
+    assert not unbuilt and {c.entry.name for c in cases} == {"Exponential", "PermuteAndFlip"}
+    for case in cases:
+        assert case.settings["utility"].text == "[float(db[0, 0]), 0.0, 0.0]" and case.claim == "dp:1.0"
+        assert case.source.endswith(".randomise(None)")
+        np.testing.assert_array_equal([case.pair.first[0, 0], case.pair.second[0, 0]], [0.0, 1.0])  # Δu = 1
+        assert case.function()(case.pair.second, np.random.default_rng(0)) in (0, 1, 2)
+    outcome = audit_case(cases[0], alpha=0.05, max_runs=1500, timeout=30, seed=0)
+    assert outcome["status"] in ("control", "finding"), outcome.get("reason")

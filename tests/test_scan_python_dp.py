@@ -107,3 +107,49 @@ def test_the_python_dp_profile_reads_the_installed_library():
     assert any(c.id.startswith("pydp.algorithms.numerical_mechanisms.GaussianMechanism(") and c.claim == "dp:1.0:1e-05"
                for c in cases)
     assert any("required parameter(s) strategy" in s.reason for s in skipped + unbuilt)
+
+
+class AutoBoundedSum(BoundedSum):
+    """Shaped like PyDP's algorithms where the bounds are left out: they refuse to run on fewer records than the
+    approximate bounds' threshold (FAILED_PRECONDITION) or on records all equal (bounds of width 0)."""
+
+    def quick_result(self, data):
+        if self.lower is None and (len(data) < 500 or len(set(data)) < 2):
+            raise RuntimeError("FAILED_PRECONDITION: Bin count threshold was too large to find approximate bounds.")
+        return super().quick_result(data)
+
+
+def test_an_algorithm_left_to_find_its_bounds_is_audited_on_records_it_can_find_them_from():
+    from audit.scan.case_audit import audit_case
+    from audit.scan.profiles.python_dp import ROWS_WITHOUT_BOUNDS
+
+    family = QuickResultAlgorithm()
+    algorithm = type("BoundedSum", (AutoBoundedSum,), {})  # named as PyDP's (FIND_BOUNDS)
+    cases, unbuilt = build_cases([EntryPoint("pydp.algorithms.laplacian", "BoundedSum", algorithm, family)], (1.0,))
+    free = {c.pair.family: c for c in cases if c.id.startswith(
+        "pydp.algorithms.laplacian.BoundedSum(epsilon=1.0, dtype='int') /")}
+    assert not unbuilt and set(free) == {"ends", "removed"}
+    ends, removed = free["ends"].pair, free["removed"].pair
+    expected = np.array([0.0 if i % 2 == 0 else 10.0 for i in range(ROWS_WITHOUT_BOUNDS)])  # the ends, alternating
+    np.testing.assert_array_equal(ends.first[:, 0], expected)
+    np.testing.assert_array_equal(ends.second[:, 0], np.concatenate([[10.0], expected[1:]]))
+    np.testing.assert_array_equal(removed.first[:, 0], np.concatenate([[10.0], expected[1:]]))
+    np.testing.assert_array_equal(removed.second[:, 0], expected[1:])
+    # given the bounds, the databases stay three records, and so do an algorithm's that runs on them without
+    assert all(len(c.pair.first) == 3 for c in cases if "lower_bound" in c.id)
+    plain, _ = build_cases([EntryPoint("pydp.algorithms.laplacian", "Max", type("Max", (BoundedSum,), {}), family)],
+                           (1.0,))
+    assert plain and all(len(c.pair.first) == 3 for c in plain)
+    # the exact sum (no noise) is audited, and refuted, not skipped for the call's error
+    outcome = audit_case(free["ends"], alpha=0.05, max_runs=1500, timeout=30, seed=0)
+    assert outcome["status"] == "finding", outcome.get("reason")
+
+
+def test_python_dp_algorithms_without_bounds_are_audited_not_skipped():
+    pytest.importorskip("pydp")
+    from audit.scan.running import scan
+
+    result = scan("python-dp", epsilons=(1.0,), max_runs=2500, timeout=60, seed=0, in_process=True,
+                  only=["BoundedSum(epsilon=1.0, dtype='int') / ends", "BoundedMean(epsilon=1.0, dtype='int') / ends"])
+    assert result.cases == 2
+    assert [o["status"] for o in result.outcomes] == ["control", "control"], [o.get("reason") for o in result.outcomes]

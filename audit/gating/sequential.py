@@ -163,6 +163,54 @@ def smallest_round_samples(spec, alpha: float) -> int:
     return samples
 
 
+def _last_look(spec, max_runs: int, growth: float, look_fraction: float, float_runs, spent: int, alpha: float) -> tuple:
+    """(N, the smallest look that can refute alone, the runs of a schedule as a function of its last look's samples,
+    the early looks' sizes as a function of N) of :func:`look_schedule` (its docstring) at level ``alpha``: no run is
+    made."""
+    max_runs = check_int(max_runs, "max_runs", 1)
+    if not growth > 1:
+        raise InputError(f"argument 'growth' must be > 1, got {growth}")
+    if not 0 <= look_fraction < 1:
+        raise InputError(f"argument 'look_fraction' must be in [0, 1), got {look_fraction}")
+    smallest_alone = smallest_round_samples(spec, alpha)
+    runs_at = look_run_counter(spec, float_runs)
+    first_size = smallest_round_samples(spec, alpha * 0.01)  # a first guess at an early look's level
+
+    def early_sizes(total: int) -> list:
+        sizes, size = [], first_size
+        while size <= look_fraction * total:
+            sizes.append(size)
+            size = math.ceil(size * growth)
+        return sizes
+
+    one_pair = single_pair(spec)
+    early_reserve = 2 * EARLY_LOOK_RUNS_PER_INPUT if early_look_possible(spec) else 0
+
+    def needed(total: int) -> int:
+        """The runs a schedule whose last look has ``total`` samples makes at most (docstring)."""
+        if one_pair:
+            return runs_at(total)
+        return runs_at(total) + early_reserve + sum(event_part(spec, s, float_runs) for s in early_sizes(total))
+
+    budget = max_runs - spent
+    low, high = 0, max(0, math.floor(budget / runs_per_sample(spec, float_runs)))  # needed grows with the samples
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if needed(middle) <= budget else (low, middle - 1)
+    return low, smallest_alone, needed, early_sizes
+
+
+def refutation_runs(spec, max_runs: int, *, alpha: float | None = None, growth: float = GROWTH,
+                    look_fraction: float = LOOK_FRACTION, float_runs: bool | None = None, spent: int = 0) -> tuple:
+    """(whether a sequential audit of ``spec`` at level ``alpha`` (default ``spec.alpha``) within ``max_runs`` runs has
+    a look that can refute, the mechanism runs the smallest such look's schedule needs): :func:`look_schedule` raises
+    where it has none. Computed from ``spec`` alone, before any run (a scan plans its α split with it,
+    :mod:`audit.scan.planning`)."""
+    alpha = spec.alpha if alpha is None else alpha
+    total, smallest_alone, needed, _ = _last_look(spec, max_runs, growth, look_fraction, float_runs, spent, alpha)
+    return total >= smallest_alone, needed(smallest_alone) + spent
+
+
 def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction: float = LOOK_FRACTION,
                   rho: float = SPENDING_POWER, float_runs: bool | None = None, spent: int = 0) -> tuple:
     """The nested looks of a sequential audit of ``spec`` within ``max_runs`` runs, and their levels.
@@ -204,42 +252,14 @@ def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction:
     InputError
         When ``max_runs`` is too small for one look that can refute, naming the smallest that is.
     """
-    max_runs = check_int(max_runs, "max_runs", 1)
-    if not growth > 1:
-        raise InputError(f"argument 'growth' must be > 1, got {growth}")
-    if not 0 <= look_fraction < 1:
-        raise InputError(f"argument 'look_fraction' must be in [0, 1), got {look_fraction}")
-    ratio = spec.event_runs / spec.samples
-    smallest_alone = smallest_round_samples(spec, spec.alpha)
-    runs_at = look_run_counter(spec, float_runs)
-    first_size = smallest_round_samples(spec, spec.alpha * 0.01)  # a first guess at an early look's level
-
-    def early_sizes(total: int) -> list:
-        sizes, size = [], first_size
-        while size <= look_fraction * total:
-            sizes.append(size)
-            size = math.ceil(size * growth)
-        return sizes
-
-    one_pair = single_pair(spec)
-    early_reserve = 2 * EARLY_LOOK_RUNS_PER_INPUT if early_look_possible(spec) else 0
-
-    def needed(total: int) -> int:
-        """The runs a schedule whose last look has ``total`` samples makes at most (docstring)."""
-        if one_pair:
-            return runs_at(total)
-        return runs_at(total) + early_reserve + sum(event_part(spec, s, float_runs) for s in early_sizes(total))
-
-    budget = max_runs - spent
-    low, high = 0, max(0, math.floor(budget / runs_per_sample(spec, float_runs)))  # needed grows with the samples
-    while low < high:
-        middle = (low + high + 1) // 2
-        low, high = (middle, high) if needed(middle) <= budget else (low, middle - 1)
-    total = low
+    total, smallest_alone, needed, early_sizes = _last_look(spec, max_runs, growth, look_fraction, float_runs, spent,
+                                                            spec.alpha)
     if total < smallest_alone:
         raise InputError(f"argument 'max_runs' (--max-runs) is {max_runs}: one look of this audit needs at least "
                          f"{needed(smallest_alone) + spent} mechanism runs ({smallest_alone} samples) to be able to "
                          f"refute at α = {spec.alpha:g}")
+    ratio = spec.event_runs / spec.samples
+    runs_at = look_run_counter(spec, float_runs)
     sizes = early_sizes(total)
     first = early_look(spec, lambda runs: power_alpha_spending([runs / runs_at(total) * total, total], spec.alpha, rho)[0],
                        runs_at(total))

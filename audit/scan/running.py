@@ -1,7 +1,9 @@
 """``audit.scan.scan``: audit every case of a library unattended, with one family-wise error for the scan.
 
 **α across a scan.** The cases are listed before any run (:func:`audit.scan.cases.build_cases`);
-their number K is fixed then, and each case is audited at α/K (Bonferroni: by the union bound the
+then, still before any run, the cases that cannot refute within ``max_runs`` at their share are left out
+of the split (:func:`audit.scan.planning.plan_split`, from each case's audit spec alone): the number K of
+cases audited is fixed then, and each is audited at α/K (Bonferroni: by the union bound the
 probability that any of the K audits refutes a claim its entry point meets is at most K · α/K = α,
 whatever the dependence between the cases). A case skipped during its audit leaves its share unspent.
 So the report states: with probability ≥ 1 − α no finding of this scan is false.
@@ -36,6 +38,7 @@ from estimators.validation import InputError, check_int, check_positive
 from audit.scan.case_audit import (LOOK_FRACTION, audit_case, chunk_timeout, list_cases,  # noqa: F401 - re-exported
                                    source_of)
 from audit.scan.cases import Skipped
+from audit.scan.planning import plan_split
 from audit.scan.profiles import LIBRARIES, profile_for
 from audit.scan.profiles.user_module import user_profile
 from audit.scan.profiles.base import EPSILONS
@@ -82,9 +85,12 @@ class ScanResult:
             why = ("no entry point could be listed: see the skipped rows" if self.skipped else
                    "no public entry point of the target takes a privacy parameter this scan's profiles know")
             return f"No case was audited ({why}), so the scan claims nothing."
+        left_out = self.settings.get("left_out_of_split", 0)
         return (f"With probability ≥ 1 − {self.alpha:g} no finding of this scan is false: each of the {self.cases} "
                 f"cases listed before any run was audited at α/{self.cases} = {self.alpha / max(self.cases, 1):.3g} "
-                "(Bonferroni), spent over its sequential looks.")
+                "(Bonferroni), spent over its sequential looks"
+                + (f"; {left_out} more cannot refute within the run budget at their share and take none (listed as "
+                   "skipped)." if left_out else "."))
 
 
 def _patterns(only) -> tuple:
@@ -166,7 +172,8 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
     epsilons : sequence of float
         The ε grid (default 0.1, 1, 4).
     alpha : float
-        The scan's family-wise error: each of the K cases gets α/K (module docstring).
+        The scan's family-wise error: each of the K cases that can refute within ``max_runs`` at its share gets α/K
+        (module docstring; :mod:`audit.scan.planning`).
     max_runs : int, optional
         Mechanism runs per case at most; None: the profile's (:attr:`audit.scan.profiles.base.Profile.max_runs`),
         else :data:`MAX_RUNS`.
@@ -240,9 +247,10 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
         ([Skipped(profile.modules[0], blocked)], [])
     if only is not None:  # K, and each case's α/K, are of the cases kept
         cases, skipped = select_cases(cases, only), [s for s in skipped if _selected(s.what, _patterns(only))]
-    skipped = [{"what": s.what, "reason": s.reason} for s in skipped]
-    count = max(len(cases), 1)
-    case_alpha = alpha / count  # fixed here, before any run, whatever runs the cases
+    plan = plan_split(cases, alpha, max_runs)  # before any run: α is shared by the cases that can refute
+    cases, case_alpha = plan.audited, plan.case_alpha  # fixed here, before any run, whatever runs the cases
+    skipped = [{"what": s.what, "reason": s.reason} for s in skipped] + \
+        [{"what": case.id, "reason": reason} for case, reason in plan.left_out]
     header = _header(target, alpha, seed, max_runs, epsilons, cases)
     done = {}
     if state_file is not None:
@@ -282,6 +290,7 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
     finally:
         bar.close()
     settings = {"epsilons": list(epsilons), "max_runs": max_runs, "timeout": timeout, "seed": seed,
-                "resumed_cases": len(done), **({"only": list(_patterns(only))} if only is not None else {})}
+                "resumed_cases": len(done), "left_out_of_split": len(plan.left_out),
+                **({"only": list(_patterns(only))} if only is not None else {})}
     return ScanResult(target, library_version(profile), alpha, len(cases), outcomes, skipped, settings,
                       time.perf_counter() - started)

@@ -236,6 +236,9 @@ class ArrayTool(Family):
     """A central-model tool on a one-dimensional array: ``tool(db[:, 0], epsilon=…, bounds=…, …)``."""
 
     data_names: tuple = ("array", "a", "data", "values", "sample")
+    #: Entry points whose bounds argument takes one (low, high) per dimension of the data (NumPy's ``histogramdd``
+    #: and those shaped like it): given ``((low, high),)`` for the one column they are called on.
+    per_dimension: tuple = ()
     kind = "central tool on an array"
 
     def matches(self, obj) -> bool:
@@ -244,6 +247,20 @@ class ArrayTool(Family):
 
     def data_arguments(self) -> tuple:
         return self.data_names
+
+    def settings(self, obj, epsilons=EPSILONS) -> list:
+        grid = Family.settings(self, obj, epsilons)
+        if getattr(obj, "__name__", "") in self.per_dimension:
+            for point in grid:
+                point.update({name: (point[name],) for name in self.bounds_names if point.get(name) is not None})
+        return grid
+
+    def domain(self, settings: dict) -> tuple:
+        for name in self.bounds_names:
+            bounds = settings.get(name)
+            if bounds is not None:  # per dimension: the one column's
+                return tuple(bounds[0]) if np.ndim(bounds) == 2 else tuple(bounds)
+        return tuple(self.bounds)
 
     def call_source(self, obj, settings: dict) -> str:
         return f"entry(db[:, 0], {self.arguments_source(obj, settings)})"

@@ -323,9 +323,9 @@ PIPELINES = {
         Recipe("count_by_categories([0, 1, 2]) >> laplace",
                f"entry({_VINT}, dp.symmetric_distance(), categories=[0, 1, 2]) >> {_LAPLACE}", _INTS,
                values=(0, 2), any_value=True),
-        Recipe("count_by_categories([0, 1, 2]) >> gaussian",
-               f"entry({_VINT}, dp.symmetric_distance(), categories=[0, 1, 2]) >> {_GAUSSIAN}", _INTS,
-               values=(0, 2), any_value=True),
+        Recipe("count_by_categories([0, 1, 2]; MO=L2Distance[int]) >> gaussian",  # the Gaussian needs L2 counts
+               f"entry({_VINT}, dp.symmetric_distance(), categories=[0, 1, 2], MO=dp.L2Distance[int]) >> {_GAUSSIAN}",
+               _INTS, values=(0, 2), any_value=True),
     ),
     "make_count_by": (
         Recipe("count_by >> laplace_threshold",

@@ -9,7 +9,9 @@ the pair is two items, the ends of the domain. The servers (``…Server``) aggre
 post-processing, not scanned.
 
 - Items are 1, …, d (the clients' default ``index_mapper`` is ``x - 1``); the scan uses d = 4 and the pair
-  1 vs 4. Heavy hitters privatise bit strings: 4 bits, the pair ``'0000'`` vs ``'1111'``.
+  1 vs 4. Heavy hitters privatise bit strings: 4 bits, the pair ``'0000'`` vs ``'1111'``. ``SFPClient`` reads
+  its frequency oracle's ``sketch_based`` and fails on its default, None: it is given a ``CMSClient`` of the
+  library's hash functions (:data:`SKETCH_CLIENT`; SFP sets its ε, half of its own to each of its two reports).
 - Hash functions are the library's own, built as its servers build them (``pure_ldp.core.generate_hash_funcs``:
   seeds 0, 1, …), into a sketch of 16 cells; the Hadamard response's permutation (ε > 1) is one fixed
   permutation of the domain, as its server draws one. They are public in a deployment, fixed across reports.
@@ -72,6 +74,10 @@ class RapporClient(PureLDPClient):
 
 
 _ITEMS = dict(value_source=ITEM, bounds=(1.0, float(DOMAIN)))
+#: The frequency oracle SFP's client reports its word and fragments through: a count-mean sketch client (its ε is
+#: set by SFP, half of SFP's to each report; the 1.0 here is replaced).
+SKETCH_CLIENT = Expression(f"__import__('pure_ldp.frequency_oracles').frequency_oracles.CMSClient(epsilon=1.0, "
+                           f"hash_funcs={HASHES}, m={CELLS})")
 
 PROFILE = Profile(
     name="pure-ldp",
@@ -80,6 +86,11 @@ PROFILE = Profile(
         RapporClient(requires=("f", "hash_funcs"), fixed={"m": CELLS, "hash_funcs": Expression(
             f"[[__import__('pure_ldp.core').core.generate_hash({CELLS}, cohort)] for cohort in range(8)]")},
             optional=(OptionalArgument("num_of_cohorts", (None, 1)),), **_ITEMS),
+        # Apple's SFP needs a sketching frequency oracle for its word and fragments (pure-ldp reads its
+        # ``sketch_based`` and fails on its default, None): a CMS client of the library's own hash functions
+        PureLDPClient(requires=("max_string_length", "frag_client"), value_source=BITS, bounds=(0.0, 15.0),
+                      fixed={"max_string_length": 4, "fragment_length": 1},
+                      optional=(OptionalArgument("fo_client", (SKETCH_CLIENT,)),)),
         PureLDPClient(requires=("max_string_length",), value_source=BITS, bounds=(0.0, 15.0),
                       fixed={"start_length": 1, "max_string_length": 4, "fragment_length": 1}),
         PureLDPClient(requires=("l", "w", "hash_funcs"), fixed={"l": 2, "w": CELLS, "hash_funcs": Expression(

@@ -1,0 +1,82 @@
+"""The scan's α split planned before any run (audit.scan.planning): the cases that cannot refute within the run
+budget at their share are left out of it, and the rest share α."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from audit.scan.case_audit import audit_case
+from audit.scan.cases import build_cases, discover
+from audit.scan.planning import choose_split
+from audit.scan.profiles import profile_for
+from audit.scan.running import scan
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _linear_rule(thresholds, alpha):
+    """The split by the rule written out directly: m from 1 upward until no more than m cases refute at α/m (a case
+    refutes at a level at or above its threshold), then shrunk until each kept case refutes at α over their number."""
+    for m in range(1, len(thresholds) + 1):
+        kept = [n for n, t in enumerate(thresholds) if t <= alpha / m]
+        if len(kept) <= m:
+            break
+    while kept and not all(thresholds[n] <= alpha / len(kept) for n in kept):
+        kept = [n for n in kept if thresholds[n] <= alpha / len(kept)]
+    return kept, m
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_split_rule_matches_its_statement_and_spends_at_most_alpha(seed):
+    rng = np.random.default_rng(seed)
+    count, alpha = int(rng.integers(1, 60)), 0.05
+    # Each case's smallest level it can refute at: many never (inf), some only with a large share.
+    thresholds = [math.inf if rng.random() < 0.3 else alpha / float(rng.integers(1, 2 * count + 1))
+                  for _ in range(count)]
+    calls = []
+
+    def refutable(numbers, level):
+        calls.append(level)
+        return [n for n in numbers if thresholds[n] <= level]
+
+    chosen, m = choose_split(count, refutable, alpha)
+    expected, expected_m = _linear_rule(thresholds, alpha)
+    assert (chosen, m) == (expected, expected_m)
+    assert all(thresholds[n] <= alpha / len(chosen) for n in chosen)  # each kept case can refute at its share
+    assert len(chosen) * (alpha / max(len(chosen), 1)) <= alpha + 1e-15  # Bonferroni over the cases kept
+    # every case that can refute at the plain split α/K is kept
+    assert {n for n, t in enumerate(thresholds) if t <= alpha / count} <= set(chosen)
+    assert len(calls) <= math.ceil(math.log2(count)) + 3  # bisection, not a pass per m
+
+
+def test_a_scan_leaves_out_the_cases_that_cannot_refute_and_splits_alpha_over_the_rest(tmp_path):
+    sys.path.insert(0, str(TESTS))
+    try:
+        epsilons, max_runs, alpha = (1.0, 10.0), 3000, 0.05
+        cases, _ = build_cases(discover(profile_for("planted_lib._exact"))[0], epsilons)
+        small = [c for c in cases if c.settings["epsilon"] == 1.0]
+        large = [c for c in cases if c.settings["epsilon"] == 10.0]
+        assert small and large
+        # A claim at ε = 10 needs n ≥ e^10 · ln(1/a) runs per input for the event test to refute it even when the
+        # outputs never agree (zero hits on one input: Clopper-Pearson's bound on its rate is 1 − a^(1/n) ≈ ln(1/a)/n),
+        # whatever share a ≤ α it gets: past the budget.
+        assert math.exp(10.0) * math.log(1 / alpha) > max_runs
+        # ... and its audit, at the plain split's share, is indeed skipped for it, before any run of its looks
+        outcome = audit_case(large[0], alpha=alpha / len(cases), max_runs=max_runs, timeout=30, seed=0)
+        assert outcome["status"] == "skipped" and "max_runs" in outcome["reason"]
+        result = scan("planted_lib._exact", epsilons=epsilons, alpha=alpha, max_runs=max_runs, timeout=30, seed=1,
+                      in_process=True)
+    finally:
+        sys.path.remove(str(TESTS))
+    assert result.cases == len(small)
+    audited = [o for o in result.outcomes if o["status"] != "skipped"]
+    assert audited and all(o["alpha"] == pytest.approx(alpha / len(small)) for o in audited)
+    left = [row for row in result.skipped if "cannot refute within --max-runs 3000" in row["reason"]]
+    assert sorted(row["what"] for row in left) == sorted(c.id for c in large)
+    assert result.settings["left_out_of_split"] == len(large)
+    assert f"{len(large)} more cannot refute within the run budget" in result.statement()
