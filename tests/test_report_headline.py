@@ -118,7 +118,7 @@ def test_the_terminal_says_the_verdict_and_each_refuting_test_once(refuted):
         assert text.count(refutation["detail"]) == 1
         assert f"- {refutation['test']} test of 0.5-DP: REFUTED" not in text
     # The α split is still stated, once, with every test's share of the claim's α.
-    split = "α = 0.05 was split between" if len(refuted.claim_alpha) > 1 else "is the one test that can refute it"
+    split = "α = 0.05 was split between" if len(refuted.claim_alpha) > 1 else "is the one test that can refute the claim"
     assert text.count(split) == 1
     for name, share in refuted.claim_alpha.items():
         assert f"{name} test at α = {share:.3g}" in verdict
@@ -130,7 +130,9 @@ def test_the_reports_state_the_verdict_once_and_explain_it(refuted, reports):
     assert markdown.count("REFUTED") == 1 and "Claim 0.5-DP" not in markdown
     explanation = refuted.claim_explanation()
     assert explanation.startswith("With probability at least 95% over this audit's randomness")
-    assert refuted.claim_statement().endswith(explanation)  # the JSON's statement keeps its words
+    # The JSON's statement keeps its words: the claim, its verdict, then the explanation, which there says "it".
+    assert refuted.claim_statement() == (f"Claim 0.5-DP (neighbours: replace one record (n fixed)) (from --claim): REFUTED. "
+                                         + refuted.claim_explanation(standalone=False))
     assert escape(explanation) in markdown and html.escape(explanation) in page
 
 

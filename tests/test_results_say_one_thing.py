@@ -178,7 +178,7 @@ def test_the_mi_verdict_beside_a_refuted_dp_claim_says_it_is_one_of_the_claims_t
         "its α = 0.05: it alone did not refute the claim, the tests above did): No violation of 0.5-MI-DP")
     assert "MI notion:" not in text
     # The α split is stated once, before it, with both shares; the MI test's detail is not listed again below.
-    assert text.count("α = 0.05 was split between the tests that can refute it: mi test at α = 0.025, "
+    assert text.count("α = 0.05 was split between the tests that can refute the claim: mi test at α = 0.025, "
                       "event test at α = 0.025.") == 1
     assert text.index("was split between") < text.index(mi_line)
     assert "- mi test of 1-DP" not in text and text.count("ε ≥ 3 > the claimed ε = 1") == 1
@@ -187,3 +187,16 @@ def test_the_mi_verdict_beside_a_refuted_dp_claim_says_it_is_one_of_the_claims_t
 def test_the_mi_verdict_beside_a_claim_it_does_not_test_says_so():
     text = _text(_result(claim_alpha={"event": 0.05}))
     assert "; not one of the claim's tests): No violation of 0.5-MI-DP" in text
+
+
+def test_the_json_statement_keeps_its_words_and_the_terminal_says_the_verdict_once():
+    result = _result(claim_alpha={"event": 0.05})
+    # The statement the JSON carries, written out here: the claim, its verdict, what it means, the one test.
+    assert result.claim_statement() == (
+        "Claim 1-DP (neighbours: replace one record (n fixed)) (from --claim): not refuted. No test found evidence against it at 95% "
+        "confidence; this is not a proof that the claim holds. The event test at α = 0.05 is the one test that can "
+        "refute it.")
+    text = _text(result)
+    assert "Claim 1-DP" not in text and text.count("NOT-REFUTED") == 1
+    assert text.count("No test found evidence against the claim at 95% confidence; this is not a proof that the claim "
+                      "holds. The event test at α = 0.05 is the one test that can refute the claim.") == 1
