@@ -299,14 +299,35 @@ class AuditResult:
         return [c.refutation() for c in self.cross_checks if c.certified_contradiction]
 
     def claim_statement(self) -> str:
-        """The verdict about the claim in plain words (empty without a claim)."""
+        """The verdict about the claim in plain words (empty without a claim): the claim, its verdict, then
+        :meth:`claim_explanation`."""
         if self.claim is None:
             return ""
-        confidence = f"{100 * (1 - self.alpha):.4g}%"
         label, origin = self.claim["label"], self.claim.get("origin")
         source = f" (from {origin})" if origin else ""
         if self.claim.get("relation_text"):
             source = f" (neighbours: {self.claim['relation_text']})" + source
+        explanation = self.claim_explanation(standalone=False)
+        if self.refuted:
+            verdict = f"REFUTED{self.float_refutation_words()}."
+        elif not self.claim_alpha:  # "cannot be refuted at this budget: no test ...", one sentence
+            verdict, explanation = "cannot be refuted at this budget:", explanation[:1].lower() + explanation[1:]
+        else:
+            verdict = "not refuted."
+        return f"Claim {label}{source}: {verdict} {explanation}"
+
+    def claim_explanation(self, evidence: bool = True, standalone: bool = True) -> str:
+        """What the claim's verdict means, without the verdict's own words: the confidence, what was shown
+        (with ``evidence``, each refuting test's detail) and how α was split between the tests that can
+        refute the claim; empty without a claim. A report that states the verdict and the evidence
+        elsewhere (the terminal's headline and its ``refuted by`` lines) prints it with ``evidence=False``,
+        so that no fact is said twice. ``standalone``: it is read apart from the claim's name, so it says
+        "the claim" where :meth:`claim_statement`, which follows the name, says "it"."""
+        if self.claim is None:
+            return ""
+        confidence = f"{100 * (1 - self.alpha):.4g}%"
+        label = self.claim["label"]
+        it = "the claim" if standalone else "it"
         tests = ", ".join(f"{name} test at α = {share:.3g}" for name, share in self.claim_alpha.items())
         if self.relations is not None:
             split = (f" α = {self.alpha:g} was split between the two relations (Bonferroni), "
@@ -314,19 +335,17 @@ class AuditResult:
                                  + ", ".join(f"{name} test {share:.3g}" for name, share in r["claim_alpha"].items()) + ")"
                                  for r in self.relations["results"]) + ".")
         elif len(self.claim_alpha) > 1:
-            split = f" α = {self.alpha:g} was split between the tests that can refute it: {tests}."
+            split = f" α = {self.alpha:g} was split between the tests that can refute {it}: {tests}."
         else:
-            split = f" The {tests} is the one test that can refute it." if tests else ""
+            split = f" The {tests} is the one test that can refute {it}." if tests else ""
         if self.refuted:
-            evidence = "; ".join((f"under {r['relation']}, " if r.get("relation") else "") + r["detail"]
-                                 for r in self.refuted_by)
-            return (f"Claim {label}{source}: REFUTED{self.float_refutation_words()}. With probability at least "
-                    f"{confidence} over this audit's randomness, the mechanism does not satisfy {label}: "
-                    f"{evidence}.{split}")
+            shown = ": " + "; ".join((f"under {r['relation']}, " if r.get("relation") else "") + r["detail"]
+                                     for r in self.refuted_by) if evidence else ""
+            return (f"With probability at least {confidence} over this audit's randomness, the mechanism does not "
+                    f"satisfy {label}{shown}.{split}")
         if not self.claim_alpha:
-            return (f"Claim {label}{source}: cannot be refuted at this budget: no test of this audit could refute it "
-                    "(the notes say why and what would).")
-        return (f"Claim {label}{source}: not refuted. No test found evidence against it at {confidence} confidence; "
+            return f"No test of this audit could refute {it} (the notes say why and what would)."
+        return (f"No test found evidence against {it} at {confidence} confidence; "
                 f"this is not a proof that the claim holds.{split}")
 
     def relations_words(self) -> str:

@@ -63,9 +63,9 @@ def test_reports_carry_one_headline_and_the_mi_verdict_in_its_own_part(refuted, 
     assert "violation" not in headings[0]
     headline = claim_headline(refuted)
     assert markdown.count("**") == 2 and f"**{escape(headline)}**" in markdown
-    assert "### MI notion: MI-DP at ε = " in markdown
+    assert "### Also tested: MI-DP at ε = " in markdown and "MI notion:" not in markdown
     assert html.escape(headline) in page and page.count('class="statement ') == 1
-    assert "<h3>MI notion: MI-DP at ε = " in page
+    assert "<h3>Also tested: MI-DP at ε = " in page
 
 
 def test_papers_are_named_by_their_title(refuted, reports):
@@ -100,3 +100,60 @@ def test_the_summary_cell_carries_the_float_bit_bound():
     assert result.refuted_through_float_only
     cell = dp_bounds_text(result)
     assert cell.endswith(f" / float bits {result.float_event_test.epsilon_lower_bound:.3g}")
+
+
+def _before_table(text):
+    return text.split("\n\n")[0]
+
+
+def test_the_terminal_says_the_verdict_and_each_refuting_test_once(refuted):
+    text = _text(refuted)
+    verdict = _before_table(text)
+    # The verdict word and the claim's sentence once (no second "Claim 0.5-DP (...): REFUTED ..." line).
+    assert verdict.count("REFUTED") == 1 and "Claim 0.5-DP" not in text
+    assert text.count("the mechanism does not satisfy 0.5-DP") == 1
+    # Each refuting test's evidence once: on its "refuted by" line, not again in the list of the claim's tests.
+    assert refuted.refuted_by
+    for refutation in refuted.refuted_by:
+        assert text.count(refutation["detail"]) == 1
+        assert f"- {refutation['test']} test of 0.5-DP: REFUTED" not in text
+    # The α split is still stated, once, with every test's share of the claim's α.
+    split = "α = 0.05 was split between" if len(refuted.claim_alpha) > 1 else "is the one test that can refute the claim"
+    assert text.count(split) == 1
+    for name, share in refuted.claim_alpha.items():
+        assert f"{name} test at α = {share:.3g}" in verdict
+
+
+def test_the_reports_state_the_verdict_once_and_explain_it(refuted, reports):
+    markdown, page = reports
+    # The headline carries the verdict; the explanation below it says what it means, without repeating the verdict.
+    assert markdown.count("REFUTED") == 1 and "Claim 0.5-DP" not in markdown
+    explanation = refuted.claim_explanation()
+    assert explanation.startswith("With probability at least 95% over this audit's randomness")
+    # The JSON's statement keeps its words: the claim, its verdict, then the explanation, which there says "it".
+    assert refuted.claim_statement() == (f"Claim 0.5-DP (neighbours: replace one record (n fixed)) (from --claim): REFUTED. "
+                                         + refuted.claim_explanation(standalone=False))
+    assert escape(explanation) in markdown and html.escape(explanation) in page
+
+
+def test_the_event_is_explained_under_the_headline(refuted, reports):
+    lines = _text(refuted).splitlines()
+    headline, explained = lines[0], lines[1]
+    event = refuted.event_test
+    # The statistic the event thresholds, found independently: the label of the statistics tried that the
+    # headline's event is written with.
+    labels = [label for label in event.statistics_tried if f"E = {{{label} " in headline]
+    assert len(labels) == 1
+    label = labels[0]
+    assert explained.startswith("  the event: y is the mechanism's output, a and b the pair's two databases; ")
+    assert f"; {label} is the statistic the audit chose: " in explained
+    if label == "T(a, y) − T(b, y)":
+        assert "the critic T that the MI test trained on the MI sample" in explained
+        assert "log p(y | a) − log p(y | b)" in explained
+    first = event.event["first_input"]
+    second = {"a": "b", "b": "a"}[first]
+    assert explained.endswith(f"; first input {first}: E is more likely on {first} than on {second}")
+    # The reports carry the same words, as a sentence of their own.
+    sentence = explained.strip()
+    sentence = sentence[0].upper() + sentence[1:] + "."
+    assert escape(sentence) in reports[0] and html.escape(sentence) in reports[1]

@@ -19,7 +19,7 @@ from audit.cli.audit_command import _text
 from audit.cli.main import COMMANDS
 from audit.report.content import bound_text, claim_outcome, runs_to_refute
 from audit.report.table import summary_table
-from audit.result import AuditResult, EventTest
+from audit.result import AuditResult, CrossCheck, EventTest
 from mechanisms.claims.parsing import parse_claim
 
 
@@ -140,7 +140,7 @@ def test_columns_are_named_for_what_they_hold_and_the_mi_verdict_is_named():
                  "MI estimate (nats)"):
         assert name in header
     assert " ε (nats)" not in header and "  verdict" not in header.replace("MI verdict", "")
-    assert "\nMI notion: No violation of 0.5-MI-DP" in _text(result)
+    assert "\nAlso tested: MI-DP at ε = 0.5 nats (" in _text(result)
     assert "see the notes" not in _text(result)
 
 
@@ -153,3 +153,50 @@ def test_headline_words(verdict, word):
     result = _result(claim_alpha={"event": 0.05})
     result = AuditResult(**{**result.__dict__, "claim_verdict": verdict})
     assert _text(result).startswith(f"claim 1-DP: {word}")
+
+
+def _refuted_by_the_event_test_only():
+    """A 1-DP claim whose α is split between the MI test and the event test (α/2 each, written here), refuted by
+    the event test while the MI test finds no violation."""
+    half = 0.05 / 2
+    mi = CrossCheck("1-DP", 0.5, False, True, [], "the claim 1-DP implies at most 0.5 nats; certified lower bound "
+                    "-0.51 nats", test="mi", statistic=-0.51, threshold=0.5, alpha_spent=half)
+    event = CrossCheck("1-DP", None, True, None, [], "ε ≥ 3 > the claimed ε = 1", test="event", statistic=0.4,
+                       threshold=0.0, alpha_spent=half, epsilon_prime=1.0)
+    result = _result(claim_alpha={"mi": half, "event": half})
+    return AuditResult(**{**result.__dict__, "claim_verdict": "refuted", "cross_checks": [mi, event]})
+
+
+def test_the_mi_verdict_beside_a_refuted_dp_claim_says_it_is_one_of_the_claims_tests():
+    text = _text(_refuted_by_the_event_test_only())
+    mi_line = next(line for line in text.splitlines() if "No violation of 0.5-MI-DP" in line)
+    # Labelled as also tested, with the implication (Theorem 1: ε-DP ⇒ min(ε, ε²/2)-MI-DP, 1²/2 = 0.5) and its
+    # role: its own share of α, and that it alone did not refute the claim.
+    assert mi_line.startswith(
+        "Also tested: MI-DP at ε = 0.5 nats (the MI level 1-DP implies (Nuradha and Goldfeld, Pufferfish Privacy: "
+        "An Information-Theoretic Study, Theorem 1: ε-DP ⇒ min(ε, ε²/2)-MI DP); the claim's MI test, at α = 0.025 of "
+        "its α = 0.05: it alone did not refute the claim, the tests above did): No violation of 0.5-MI-DP")
+    assert "MI notion:" not in text
+    # The α split is stated once, before it, with both shares; the MI test's detail is not listed again below.
+    assert text.count("α = 0.05 was split between the tests that can refute the claim: mi test at α = 0.025, "
+                      "event test at α = 0.025.") == 1
+    assert text.index("was split between") < text.index(mi_line)
+    assert "- mi test of 1-DP" not in text and text.count("ε ≥ 3 > the claimed ε = 1") == 1
+
+
+def test_the_mi_verdict_beside_a_claim_it_does_not_test_says_so():
+    text = _text(_result(claim_alpha={"event": 0.05}))
+    assert "; not one of the claim's tests): No violation of 0.5-MI-DP" in text
+
+
+def test_the_json_statement_keeps_its_words_and_the_terminal_says_the_verdict_once():
+    result = _result(claim_alpha={"event": 0.05})
+    # The statement the JSON carries, written out here: the claim, its verdict, what it means, the one test.
+    assert result.claim_statement() == (
+        "Claim 1-DP (neighbours: replace one record (n fixed)) (from --claim): not refuted. No test found evidence against it at 95% "
+        "confidence; this is not a proof that the claim holds. The event test at α = 0.05 is the one test that can "
+        "refute it.")
+    text = _text(result)
+    assert "Claim 1-DP" not in text and text.count("NOT-REFUTED") == 1
+    assert text.count("No test found evidence against the claim at 95% confidence; this is not a proof that the claim "
+                      "holds. The event test at α = 0.05 is the one test that can refute the claim.") == 1

@@ -105,15 +105,20 @@ def _show_input_warning(message, category, filename, lineno, file=None, line=Non
 
 
 def _text(result) -> str:
-    """The terminal summary: one headline about the claim, then the MI notion's table and statement
-    (named as such), the claim's tests, and the notes that change what to do."""
-    from audit.report.content import action_notes, claim_headline, runs_text
+    """The terminal summary: one headline about the claim (its verdict, the deciding bound, the pair and the
+    event), what the event's symbols mean, each refuting test's evidence, then what the verdict means and how α
+    was split (each said once); the MI notion's table and statement, labelled as also tested with its role
+    among the claim's tests; the claim's other tests, and the notes that change what to do."""
+    from audit.report.content import action_notes, claim_headline, event_explanation, mi_part, runs_text
 
     # Each line is one line whatever the user's names hold: a newline in a mechanism's name must
     # not forge a line of the verdict.
     lines = []
     if result.claim is not None:
         lines.append(claim_headline(result))
+        event_words = event_explanation(result)
+        if event_words:
+            lines.append(f"  {event_words}")
         lines += [f"  refuted by the {r['test']} test" + (f" under {r['relation']}" if r.get("relation") else "")
                   + f" (α = {r['alpha_spent']:.3g}): {r['detail']}" for r in result.refuted_by]
         if result.event_test is not None and result.event_test.support_differences:
@@ -121,15 +126,24 @@ def _text(result) -> str:
                          + "; ".join(result.event_test.support_differences))
         if result.event_test is not None and result.event_test.unbounded_differences:
             lines.append("  unbounded: " + "; ".join(result.event_test.unbounded_differences))
-        lines.append(result.claim_statement())
+        # The headline said the verdict and the lines above the evidence: this says what they mean, and the α split.
+        # The headline names the claim and its neighbours; where the claim came from (a conversion, a catalog entry, a
+        # library's statement) is said here, unless it is the --claim the user typed.
+        origin = result.claim.get("origin")
+        source = f"The claim {result.claim['label']} comes from {origin}. " if origin and origin != "--claim" else ""
+        lines.append(source + result.claim_explanation(evidence=False))
     lines = [terminal_text(line, keep_newlines=False) for line in lines] + ([""] if lines else [])
+    mi_heading, mi_role = mi_part(result)
     lines += [summary_table(result), "",
-              terminal_text(("MI notion: " if result.claim is not None else "") + result.mi_statement(),
+              terminal_text((f"{mi_heading} ({mi_role}): " if mi_heading else "") + result.mi_statement(),
                             keep_newlines=False),
               f"mechanism runs: {runs_text(result)}"]
+    # The refuting tests' evidence is above, and the MI line states the MI test's part (under one relation): the
+    # claim's other tests are listed here.
+    said = {"mi"} if mi_heading and result.relations is None else set()
     lines += [terminal_text(f"- {check.test} test of {check.claim}: {_check_status(check)} ({check.detail})",
                             keep_newlines=False)
-              for check in result.cross_checks]
+              for check in result.cross_checks if not check.certified_contradiction and check.test not in said]
     notes = action_notes(result)
     if notes:
         lines += ["notes:"] + [terminal_text(f"- {note}", keep_newlines=False) for note in notes]

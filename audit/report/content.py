@@ -53,9 +53,13 @@ class AuditSection:
         The one headline: the claim's verdict, the certified bound against it, the pair and the event in one
         sentence (:func:`claim_headline`); without a claim, the MI notion's verdict.
     explanation : str
-        The claim's verdict in full (:meth:`AuditResult.claim_statement`: the confidence, the split of α); "" without a claim.
+        What the claim's verdict means beyond the headline (:meth:`AuditResult.claim_explanation`: the confidence,
+        each refuting test's evidence, the split of α); "" without a claim.
     mi_heading, mi_statement : str
-        With a claim, the MI notion's verdict in a part of its own, in its own words; "" without a claim.
+        With a claim, the MI notion's verdict in a part of its own, labelled as also tested with its role among the
+        claim's tests (:func:`mi_part`); "" without a claim.
+    event_words : str
+        What the symbols of the headline's event mean (:func:`event_explanation`); "" where it shows none.
     limits : list of str
         What the audit did not show (and, with no violation found, the power it had).
     facts : list of (str, str)
@@ -80,6 +84,7 @@ class AuditSection:
     explanation: str = ""
     mi_heading: str = ""
     mi_statement: str = ""
+    event_words: str = ""
 
     @property
     def limits_title(self) -> str:
@@ -312,13 +317,9 @@ TEST_NAMES = {"mi": "MI test", "event": "event test", "float": "float-bit event 
 def deciding_evidence(result: AuditResult) -> str:
     """The certified bound of the test that decided the claim against the claim, with the pair and the event it
     was certified on: the first refuting test, else the event test (else the MI test); "" where none ran."""
-    checks = [c for c in result.cross_checks if c.statistic is not None]
-    refuting = [c for c in checks if c.certified_contradiction]
-    order = {"event": 0, "float": 1, "gdp": 2, "mi": 3}
-    pool = refuting or [c for c in checks if c.alpha_spent is not None] or checks
-    if not pool:
+    check = _deciding_check(result)
+    if check is None:
         return ""
-    check = min(pool, key=lambda c: order.get(c.test, 4))
     above = ">" if check.statistic > check.threshold else "≤"
     if check.test == "mi":
         bound = (f"certified MI lower bound {number(check.statistic)} nats {above} the {number(check.threshold)} nats "
@@ -343,6 +344,78 @@ def deciding_evidence(result: AuditResult) -> str:
     parts = event.description.split("; ")
     pair = next((p for p in parts[1:] if p.startswith("neighbouring databases")), None)
     return text + (f", on the pair whose {pair[len('neighbouring '):]}" if pair else "") + f", with the event {parts[0]}"
+
+
+def _deciding_check(result: AuditResult):
+    """The test whose bound the headline shows (:func:`deciding_evidence`): the first refuting test in the order
+    event, float, gdp, mi; else the first with an α share; else any that ran; ``None`` where none ran."""
+    checks = [c for c in result.cross_checks if c.statistic is not None]
+    refuting = [c for c in checks if c.certified_contradiction]
+    order = {"event": 0, "float": 1, "gdp": 2, "mi": 3}
+    pool = refuting or [c for c in checks if c.alpha_spent is not None] or checks
+    return min(pool, key=lambda c: order.get(c.test, 4)) if pool else None
+
+
+def mi_part(result: AuditResult) -> tuple:
+    """The label of the MI notion's verdict beside a claim's verdict, and its role in words: ``("Also tested:
+    MI-DP at ε = 0.5 nats", "the MI level 1-DP implies (...); the claim's MI test, at α = 0.025 of its α = 0.05:
+    it alone did not refute the claim")``; ``("", "")`` without a claim. The MI verdict is the MI notion's own
+    statement; this says which of the claim's tests it is (the α split is :meth:`AuditResult.claim_explanation`'s),
+    so that "no violation" of the MI notion beside a refuted claim does not read as a second verdict on the claim."""
+    if result.claim is None:
+        return "", ""
+    level = NOTION_NAMES[result.notion] + ("" if result.epsilon is None else f" at ε = {result.epsilon:g} {result.unit}")
+    budget = result.claim.get("implied_mi_budget")
+    implied = ""
+    if budget is not None and result.epsilon is not None and result.notion == "mi-dp" and math.isclose(budget, result.epsilon):
+        sources = "; ".join(result.claim.get("implied_mi_budget_source") or [])
+        implied = f"the MI level {result.claim['label']} implies" + (f" ({sources})" if sources else "")
+    tests = [c for c in result.cross_checks if c.test == "mi" and c.alpha_spent is not None]
+    if not tests:
+        role = "not one of the claim's tests"
+    else:
+        shares = " and ".join(f"{c.alpha_spent:.3g}" for c in tests)
+        role = f"the claim's MI test, at α = {shares} of its α = {result.alpha:g}: "
+        if any(c.certified_contradiction for c in tests):
+            role += "it refutes the claim"
+        else:
+            role += "it alone did not refute the claim" + (", the tests above did" if result.refuted else "")
+    return f"Also tested: {level}", named_papers("; ".join(part for part in (implied, role) if part))
+
+
+#: The label of the critic's statistic (:func:`audit.engine._pair_statistics`), which no description part explains.
+CRITIC_STATISTIC = "T(a, y) − T(b, y)"
+
+
+def event_explanation(result: AuditResult) -> str:
+    """The symbols of the event the headline shows (:func:`deciding_evidence`), in words: y, the databases a
+    and b, the statistic the audit chose (its label from ``statistics_tried``, its words from the event's
+    description) and what "first input" means; "" where the headline shows no event.
+
+    The critic T of the MI test is a Donsker–Varadhan critic (Belghazi et al. 2018, MINE), whose optimum is
+    log p(y | x) − log p(y) up to a constant, so T(a, y) − T(b, y) estimates log p(y | a) − log p(y | b).
+    """
+    check = None if result.claim is None or not result.claim_alpha else _deciding_check(result)
+    if check is None or check.test == "mi":
+        return ""
+    event = result.float_event_test if check.test == "float" else result.event_test
+    if event is None:
+        return ""
+    parts = event.description.split("; ")
+    labels = [label for label in (event.statistics_tried or [CRITIC_STATISTIC])
+              if parts[0].startswith(f"E = {{{label} ")]
+    if not labels:
+        return ""
+    label = max(labels, key=len)
+    what = next((p[len("statistic: "):] for p in parts[1:] if p.startswith("statistic: ")), None)
+    if label == CRITIC_STATISTIC:
+        words = ("the critic T that the MI test trained on the MI sample, taken at a and at b, estimates the "
+                 "log-likelihood ratio log p(y | a) − log p(y | b)" + (f" ({what})" if what else ""))
+    else:
+        words = what or "a statistic of the output"
+    first, second = ("a", "b") if parts[0].endswith("first input a, second b") else ("b", "a")
+    return (f"the event: y is the mechanism's output, a and b the pair's two databases; {label} is the statistic the "
+            f"audit chose: {words}; first input {first}: E is more likely on {first} than on {second}")
 
 
 def _pure_epsilon(result: AuditResult):
@@ -484,8 +557,10 @@ def audit_section(result: AuditResult, index: int) -> AuditSection:
     mi_level = f"{NOTION_NAMES[result.notion]}" + ("" if result.epsilon is None else f" at ε = {result.epsilon:g} {result.unit}")
     if result.claim is not None:
         heading = f"{index + 1}. {name} — claim {result.claim['label']}: {claim_outcome(result)[0]}"
-        statement, explanation = claim_headline(result), result.claim_statement()
-        mi_heading, mi_text = f"MI notion: {mi_level}", result.mi_statement()
+        # The headline states the verdict and its deciding evidence; the explanation adds what it does not.
+        statement, explanation = claim_headline(result), result.claim_explanation()
+        mi_heading, role = mi_part(result)
+        mi_text = f"{_sentence(role)} {result.mi_statement()}"
         flagged = result.refuted
     else:
         heading = f"{index + 1}. {name} — {mi_level}: {(result.verdict or 'no MI level audited').replace('-', ' ')}"
@@ -495,8 +570,14 @@ def audit_section(result: AuditResult, index: int) -> AuditSection:
                         verdict="violation" if flagged else "no-violation-detected",
                         statement=named_papers(statement), explanation=named_papers(explanation),
                         mi_heading=mi_heading, mi_statement=named_papers(mi_text), limits=limits(result),
+                        event_words=_sentence(event_explanation(result)),
                         facts=facts(result), tables=[_named_table(t) for t in evidence_tables(result)],
                         notes=[named_papers(n) for n in result.notes], estimate_only=result.estimate_only)
+
+
+def _sentence(words: str) -> str:
+    """Words as a sentence: a capital first letter and a full stop ("" stays "")."""
+    return f"{words[:1].upper()}{words[1:]}." if words else ""
 
 
 def _named_table(table: TextTable) -> TextTable:
