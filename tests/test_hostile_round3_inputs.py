@@ -366,7 +366,7 @@ ENTRY_POINTS = {"gives_generator": ("return (v for v in array)", "is a generator
 
 def _scan(target, out, capsys, *flags):
     """The scan's JSON (stdout, nothing else on it) and its skipped rows, after asserting the report is written."""
-    assert main(["scan", str(target), "--epsilons", "1", "--max-runs", "400", "--timeout", "3", "--memory-limit",
+    assert main(["scan", str(target), "--epsilons", "1", "--max-runs", "60000", "--timeout", "3", "--memory-limit",
                  "256M", "--out", str(out), "--json", *flags]) == 0
     payload = json.loads(capsys.readouterr().out)
     report = json.loads((out / "scan.json").read_text(encoding="utf-8"))
@@ -420,7 +420,7 @@ def entry_point_scan(tmp_path_factory):
     (folder / "misbehaving.py").write_text("import numpy as np\n\n\n" + source)
     printed = StringIO()
     with redirect_stdout(printed):
-        status = main(["scan", str(folder / "misbehaving.py"), "--epsilons", "1", "--max-runs", "400", "--timeout",
+        status = main(["scan", str(folder / "misbehaving.py"), "--epsilons", "1", "--max-runs", "60000", "--timeout",
                        "1", "--memory-limit", "256M", "--out", str(folder / "out"), "--json"])
     return status, printed.getvalue(), folder / "out"
 
