@@ -110,3 +110,14 @@ def test_a_chunk_may_take_a_multiple_of_what_the_probe_says_within_ten_timeouts(
     assert chunk_timeout(60.0, 0.2) == pytest.approx(4 * 0.2 * 256)  # a fit of 0.2 s: 204.8 s
     assert chunk_timeout(60.0, 5.0) == 600.0  # 4 × 5 s × 256 = 5,120 s, held at 10 × 60 s
     assert chunk_timeout(60.0, 0.01, 6000) == pytest.approx(4 * 0.01 * 6000)  # the looks of 6,000 calls: 240 s
+
+
+def test_a_case_may_run_after_its_probe_twice_what_its_calls_may_take_within_ten_timeouts_a_chunk():
+    """The hard kill's allowance after the probe (audit.scan.isolation.hard_limit), from the chunks' rule by hand."""
+    from audit.scan.case_audit import seconds_after_probe
+
+    assert seconds_after_probe(60.0, 0.001, 6000) == 2 * 60.0  # 6,000 calls of 1 ms: 4 × 6 s, below the timeout
+    # python-dp's BoundedMean without bounds, 40 ms a call: 2 × 4 × 240 s, past the looks' limit of 10 × 60 s
+    assert seconds_after_probe(60.0, 0.04, 6000) == pytest.approx(2 * 4 * 0.04 * 6000)
+    # 5 s a call: held at 10 × 60 s for each of the 24 chunks of 256 calls that 6,000 calls make (23.4 rounded up)
+    assert seconds_after_probe(60.0, 5.0, 6000) == pytest.approx(2 * 10 * 60.0 * 24)

@@ -297,3 +297,94 @@ def test_a_script_that_scans_without_a_main_guard_is_told_so(tmp_path):
     assert done.returncode != 0
     assert ("the scan's worker process ended before it could run any case" in done.stderr
             and 'under `if __name__ == "__main__":`' in done.stderr), done.stderr[-2000:]
+
+
+SLOW_OR_STUCK = '''
+import math
+import signal
+import time
+
+import numpy as np
+
+CALLS = [0]
+
+
+def _count(array, epsilon, random_state):
+    rng = np.random.default_rng(random_state)
+    p = math.exp(-epsilon)
+    return float(np.sum(np.asarray(array) >= 5) + int(rng.geometric(1 - p)) - int(rng.geometric(1 - p)))
+
+
+def slow_count(array, epsilon=1.0, random_state=None):
+    """2 ms a call: slow, and legitimate."""
+    time.sleep(0.002)
+    return _count(array, epsilon, random_state)
+
+
+def deaf(array, epsilon=1.0, random_state=None):
+    """Blocks the alarm that bounds a call, then sleeps: --timeout cannot interrupt it."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    time.sleep(3600)
+
+
+def deaf_after_probe(array, epsilon=1.0, random_state=None):
+    """Answers its probe's two calls, then is deaf as ``deaf`` on its first call of the audit."""
+    CALLS[0] += 1
+    if CALLS[0] > 2:
+        deaf(array)
+    return _count(array, epsilon, random_state)
+'''
+
+#: The timeout, runs and grace of the hard-kill tests: 1,300 runs, the fewest a look refutes with at α = 0.05.
+TIMEOUT, RUNS, GRACE = 0.2, 1300, 0.5
+
+
+def _run_alone(tmp_path, monkeypatch, name):
+    """(outcome, seconds) of the case ``name`` of SLOW_OR_STUCK run as a scan's worker runs it (a forked child, its
+    hard kill's grace shortened to GRACE)."""
+    import importlib
+    import time
+
+    from audit.scan import isolation
+    from audit.scan.case_audit import list_cases, source_of
+
+    module = tmp_path / "slow_or_stuck.py"
+    module.write_text(textwrap.dedent(SLOW_OR_STUCK), encoding="utf-8")
+    for warm in isolation.WARM_MODULES:  # as a worker does before its first case (not its gc.freeze, in pytest)
+        importlib.import_module(warm)
+    monkeypatch.setattr(isolation, "_warm", lambda: None)
+    monkeypatch.setattr(isolation, "HARD_KILL_GRACE", GRACE)
+    case = next(c for c in list_cases(str(module), (EPSILON,))[1] if c.entry.name == name)
+    task = isolation.CaseTask(0, case.id, 0.05, RUNS, TIMEOUT, 7, None)
+    started = time.monotonic()
+    outcome = isolation.run_case(isolation.ScanTarget("scan", source_of(str(module)), (EPSILON,)), task)
+    return outcome, time.monotonic() - started
+
+
+@pytest.mark.integration
+def test_a_case_of_slow_calls_that_its_own_bounds_allow_is_audited_not_killed(tmp_path, monkeypatch):
+    """1,300 calls of 2 ms: 2.6 s of calls, past 4 × --timeout + grace = 1.3 s (the hard kill's first limit), within
+    each chunk's bound (256 calls, 0.5 s, of the 10 × 0.2 s = 2 s a chunk may take): the case is audited."""
+    outcome, seconds = _run_alone(tmp_path, monkeypatch, "slow_count")
+    assert outcome["status"] == "control", outcome.get("reason")
+    assert seconds > 0.002 * RUNS > 4 * TIMEOUT + GRACE
+    assert outcome["runs"] == RUNS
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", ["deaf", "deaf_after_probe"])
+def test_a_case_stuck_where_the_timeout_cannot_reach_is_still_killed_within_its_bound(tmp_path, monkeypatch, name):
+    """Stuck in its probe: killed at 4 × --timeout + grace. Stuck in its first chunk, after a probe of fast calls:
+    killed once its probe ended + what its bounds allow + grace, within (4 + 20 × ⌈max_runs / 256⌉) × --timeout
+    + 2 × grace of its start (isolation's stated bound: the first limit, then twice 10 × --timeout a chunk)."""
+    outcome, seconds = _run_alone(tmp_path, monkeypatch, name)
+    assert outcome["status"] == "skipped"
+    assert outcome["reason"].endswith(f"stuck where --timeout cannot interrupt it: its process was killed while "
+                                      f"running slow_or_stuck.{name}")
+    first = 4 * TIMEOUT + GRACE
+    most = (4 + 20 * -(-RUNS // 256)) * TIMEOUT + 2 * GRACE  # 25.8 s
+    assert first <= seconds <= most + 1.0  # + the fork and the wait for the killed process
+    if name == "deaf":
+        assert outcome["reason"].startswith(f"still running {first:g} s after it started (4 × --timeout + 0.5 s)")
+    else:
+        assert "its own bounds allow" in outcome["reason"] or "(4 × --timeout + 0.5 s)" in outcome["reason"]

@@ -7,9 +7,12 @@ parameters state, on the case's pair, within ``max_runs`` mechanism runs. The ca
 once on each database of the pair within ``timeout`` seconds (:func:`mechanisms.calls.user_call.call_user_code`);
 a call that raises, exits or does not return is a skipped case with its reason, and so is an audit
 that fails (every later chunk of the audit's calls is bounded by ``timeout``, or by a multiple of what the
-probe's calls took where a chunk of such calls takes longer, :func:`chunk_timeout`, and is not run again; the
-looks after the first are bounded in all by the same rule for ``max_runs`` calls). What an entry point prints is captured, never written to the scan's stdout, and
-its warnings are recorded on the case.
+probe's calls took where a chunk of such calls takes longer, :func:`chunk_timeout`, and is not run again; a
+look after the first (after an early look, the first two) is started only while it is predicted to end within
+the same rule for ``max_runs`` calls). A case run in a process of its own tells the worker, once its probe has run, how long the rest may take
+under these bounds (:func:`seconds_after_probe`): the worker's hard kill of a case stuck where ``timeout`` cannot
+interrupt it comes only past that (:func:`audit.scan.isolation.hard_limit`). What an entry point prints is
+captured, never written to the scan's stdout, and its warnings are recorded on the case.
 
 :func:`list_cases` lists the cases of a target, the same in the scan's process and in each worker.
 """
@@ -105,8 +108,13 @@ def _described(case, seed: int) -> dict:
                else {})}
 
 
-def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) -> dict:
-    """The outcome of one case (module docstring): a JSON-able dict with ``status`` "finding", "control" or "skipped"."""
+def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, on_bounds=None) -> dict:
+    """The outcome of one case (module docstring): a JSON-able dict with ``status`` "finding", "control" or "skipped".
+
+    ``on_bounds``, where given, is called once the probe has run with the seconds the rest of the case may take
+    under its own bounds (:func:`seconds_after_probe`): the worker that runs the case in a child process of its own
+    sets its hard kill from it (:func:`audit.scan.isolation.hard_limit`).
+    """
     from mechanisms.adapters.callables import PerDatabaseMechanism
     from mechanisms.calls.user_call import call_user_code
     from mechanisms.execution.runner import ExecutionSettings
@@ -134,6 +142,9 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) 
             return skipped_outcome(case, seed, f"the call raised {type(exc).__name__} on the {name} database: {exc}"[:400],
                             started)
         probe_seconds = max(probe_seconds, time.perf_counter() - called)
+    looks_limit = chunk_timeout(timeout, probe_seconds, max_runs)
+    if on_bounds is not None:
+        on_bounds(seconds_after_probe(timeout, probe_seconds, max_runs))
     notes = []
     if not np.array_equal(global_state, np.random.get_state()[1]):
         notes.append("draws from NumPy's global generator, not from the random_state it is given (the audit's "
@@ -153,7 +164,7 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) 
             # The looks' bound as a chunk's: a case of slow calls (a model's fit, a loaded machine) is not cut short
             # before its last look, as the time its early looks took would have it at ``timeout``.
             # A finding needs one refutation: within a look the tests after the first that refutes are not run.
-            audit = run_sequential_audit(spec, max_runs, time_limit=chunk_timeout(timeout, probe_seconds, max_runs),
+            audit = run_sequential_audit(spec, max_runs, time_limit=looks_limit,
                                          look_fraction=LOOK_FRACTION, stop_at_refutation=True)
         for warning in said:
             text = str(warning.message)
@@ -174,16 +185,30 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int) 
             **_evidence(audit), "alpha": alpha, **_times(started), "notes": notes}
 
 
-def chunk_timeout(timeout: float, probe_seconds: float, calls: int | None = None) -> float:
+def chunk_timeout(timeout: float, probe_seconds: float, calls: int | None = None, most: float | None = None) -> float:
     """Seconds ``calls`` calls of a case may take (default: one chunk of the audit's runs,
     :data:`~mechanisms.execution.runner.DEFAULT_CHUNK_SIZE`): ``timeout``, or, where the probe's slower call says
-    that they take longer here (a slow fit, a machine others load), :data:`CHUNK_SLACK` times that, at most
-    :data:`CHUNK_TIMEOUT_FACTOR` × ``timeout``. The bound only stops a hang (a chunk's) or a case far slower than its
-    probe (the looks'); the runs are the same whatever it is."""
+    that they take longer here (a slow fit, a machine others load), :data:`CHUNK_SLACK` times that, at most ``most``
+    (default :data:`CHUNK_TIMEOUT_FACTOR` × ``timeout``). The bound only stops a hang (a chunk's) or a case far slower
+    than its probe (the looks'); the runs are the same whatever it is."""
     from mechanisms.execution.runner import DEFAULT_CHUNK_SIZE
 
     calls = DEFAULT_CHUNK_SIZE if calls is None else calls
-    return min(max(timeout, CHUNK_SLACK * probe_seconds * calls), CHUNK_TIMEOUT_FACTOR * timeout)
+    most = CHUNK_TIMEOUT_FACTOR * timeout if most is None else most
+    return min(max(timeout, CHUNK_SLACK * probe_seconds * calls), most)
+
+
+def seconds_after_probe(timeout: float, probe_seconds: float, max_runs: int) -> float:
+    """Seconds a case may run after its probe under its own bounds: twice what :func:`chunk_timeout` lets its
+    ``max_runs`` calls take (``timeout``, or :data:`CHUNK_SLACK` × the probe's slower call × ``max_runs``), held at
+    :data:`CHUNK_TIMEOUT_FACTOR` × ``timeout`` for each chunk of ⌈``max_runs`` / 256⌉, the most each chunk of 256
+    calls may take. Not the looks' time limit, which the first two looks do not obey (they always run) and which
+    only predicts a look's length: the calls' own rate; twice it, for the certificates' work and the calls that a
+    look makes beyond its plan. At most 2 × :data:`CHUNK_TIMEOUT_FACTOR` × ``timeout`` × ⌈``max_runs`` / 256⌉."""
+    from mechanisms.execution.runner import DEFAULT_CHUNK_SIZE
+
+    chunks = math.ceil(max_runs / DEFAULT_CHUNK_SIZE)
+    return 2 * chunk_timeout(timeout, probe_seconds, max_runs, most=CHUNK_TIMEOUT_FACTOR * timeout * chunks)
 
 
 def _with_timeout(spec, timeout, settings_type):

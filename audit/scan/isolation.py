@@ -13,12 +13,25 @@ seeded, a thread it left running), so each case's outcome depends on its seed al
 report is the same for any number of workers and either backend. The child's memory may grow
 by at most ``memory_limit`` bytes (:func:`_cap_memory`), so an allocation without bound fails in it with
 ``MemoryError`` (a skipped case with that reason). A child that dies (a signal, ``os._exit``, an
-abort in compiled code) or that is still running :data:`HARD_LIMIT_TIMEOUTS` × ``timeout`` +
-:data:`~mechanisms.execution.worker.HARD_KILL_GRACE` seconds after it started (code stuck in a
-compiled call, which the per-call ``timeout`` cannot interrupt; it is killed) costs its case only:
-the case is skipped with the reason, and the worker goes on. Without ``fork`` the case runs in the
+abort in compiled code) or that is still running past what its own bounds allow (code stuck in a
+compiled call, which the per-call ``timeout`` cannot interrupt; it is killed, :func:`hard_limit`) costs its
+case only: the case is skipped with the reason, and the worker goes on. Without ``fork`` the case runs in the
 worker itself; a worker that dies then (:class:`~mechanisms.execution.backends.WorkerLost`: on Ray a
 ``WorkerCrashedError``) also costs only the case it ran, and a fresh worker replaces it.
+
+**The hard kill's limit** is what the case's own bounds allow, plus
+:data:`~mechanisms.execution.worker.HARD_KILL_GRACE` (``g``, 10 s); :func:`hard_limit`. Until its probe has run, a
+case may run :data:`HARD_LIMIT_TIMEOUTS` × ``timeout`` + ``g`` (its two probe calls, each bounded by ``timeout``,
+and as much again). Once its probe has run, the case tells the worker, through memory the two processes share,
+the seconds the rest may take (:func:`audit.scan.case_audit.seconds_after_probe`: twice what its chunks' rule lets
+its ``max_runs`` calls take, ``timeout`` or 4 × its probe's slower call each, held at 10 × ``timeout`` for each
+chunk of 256 calls), and may run until that long + ``g`` after its probe ended, never less than the first limit.
+So a case of slow but legitimate calls (python-dp's ``BoundedMean`` without bounds: 20–60 ms a call, 75–235 s a
+case) is audited, not killed at 4 × ``timeout``. A case stuck where ``timeout`` cannot reach is killed by its
+probe's end (itself within the first limit) + max(2 × ``timeout``, 8 × its probe's slower call × ``max_runs``) +
+``g``, where that is past the first limit: a case whose probe is quick is killed 4 × ``timeout`` + ``g`` after it
+started (250 s at the default 60 s), and none runs more than (4 + 20 × ⌈``max_runs`` / 256⌉) × ``timeout`` + 2 ×
+``g`` seconds.
 
 Only the scan's own process writes the state file and the report; the outcomes are merged in case order.
 A worker's first task lists the cases (:func:`list_in_worker`): a worker that dies before it, as one does
@@ -30,10 +43,12 @@ from __future__ import annotations
 
 import faulthandler
 import importlib
+import mmap
 import os
 import pickle
 import select
 import signal
+import struct
 import time
 from dataclasses import dataclass
 
@@ -42,11 +57,12 @@ from mechanisms.execution.worker import HARD_KILL_GRACE
 
 from audit.scan.case_audit import audit_case, list_cases, skipped_outcome
 
-__all__ = ["HARD_LIMIT_TIMEOUTS", "CaseTask", "ScanTarget", "import_blocked", "list_in_worker", "run_case", "run_cases"]
+__all__ = ["HARD_LIMIT_TIMEOUTS", "CaseTask", "ScanTarget", "hard_limit", "import_blocked", "list_in_worker", "run_case",
+           "run_cases"]
 
 #: A case's process is killed when it is still running this many ``timeout`` (plus
-#: :data:`~mechanisms.execution.worker.HARD_KILL_GRACE` seconds) after it started: its two probe
-#: calls and its looks are each bounded by ``timeout``, and a look's length is predicted, not bounded.
+#: :data:`~mechanisms.execution.worker.HARD_KILL_GRACE` seconds) after it started, unless its probe has run and
+#: its own bounds allow more (:func:`hard_limit`): its two probe calls are each bounded by ``timeout``.
 HARD_LIMIT_TIMEOUTS = 4
 
 #: Signals a crashing case dies of quietly: the default action, not a handler a library or the
@@ -116,10 +132,33 @@ def _warm() -> None:
     gc.freeze()
 
 
-def _audit(target: ScanTarget, task: CaseTask) -> dict:
+def hard_limit(timeout: float, started: float, probe_ended: float | None = None,
+               allowed: float | None = None) -> float:
+    """The moment (``time.monotonic``) past which a case's process that started at ``started`` is killed (module
+    docstring): ``started`` + :data:`HARD_LIMIT_TIMEOUTS` × ``timeout`` + the grace, or, once its probe ended at
+    ``probe_ended`` and the case said its own bounds allow ``allowed`` seconds more
+    (:func:`audit.scan.case_audit.seconds_after_probe`), ``probe_ended`` + ``allowed`` + the grace where that is
+    later."""
+    first = started + HARD_LIMIT_TIMEOUTS * timeout + HARD_KILL_GRACE
+    if probe_ended is None or allowed is None:
+        return first
+    return max(first, probe_ended + allowed + HARD_KILL_GRACE)
+
+
+#: The layout of the memory a case's process shares with its worker: when its probe ended (``time.monotonic``, a
+#: clock all processes share) and the seconds its bounds allow after it; both 0 until the probe has run.
+_BOUNDS = struct.Struct("dd")
+
+
+def _audit(target: ScanTarget, task: CaseTask, bounds: mmap.mmap | None = None) -> dict:
     case = _case(target, task)
+
+    def tell(allowed: float) -> None:
+        bounds[:_BOUNDS.size] = _BOUNDS.pack(time.monotonic(), allowed)
+
     try:
-        return audit_case(case, alpha=task.alpha, max_runs=task.max_runs, timeout=task.timeout, seed=task.seed)
+        return audit_case(case, alpha=task.alpha, max_runs=task.max_runs, timeout=task.timeout, seed=task.seed,
+                          on_bounds=None if bounds is None else tell)
     except Exception as exc:  # noqa: BLE001 - whatever escapes the audit costs this case, not the scan
         return skipped_outcome(case, task.seed, f"failed during the audit: {type(exc).__name__}: {exc}"[:400])
 
@@ -152,7 +191,7 @@ def _cap_memory(extra: int) -> None:
     resource.setrlimit(which, (soft, hard))
 
 
-def _child(target: ScanTarget, task: CaseTask, pipe: int, worker: int) -> None:
+def _child(target: ScanTarget, task: CaseTask, pipe: int, worker: int, bounds: mmap.mmap) -> None:
     """The forked process of one case: audit it, write the pickled outcome to ``pipe``, and end."""
     code = 0
     try:
@@ -166,7 +205,7 @@ def _child(target: ScanTarget, task: CaseTask, pipe: int, worker: int) -> None:
             os._exit(1)
         if task.memory_limit is not None:
             _cap_memory(task.memory_limit)
-        data = pickle.dumps(_audit(target, task))
+        data = pickle.dumps(_audit(target, task, bounds))
         with os.fdopen(pipe, "wb") as handle:
             handle.write(data)
     except BaseException as exc:  # noqa: BLE001 - nothing may run on: the exit status tells the worker
@@ -203,19 +242,26 @@ def _died(status: int, entry: str) -> str:
 def _forked(target: ScanTarget, task: CaseTask) -> dict:
     """Audit the case in a child forked from this worker (module docstring); its outcome, or a skipped one."""
     case = _case(target, task)
-    limit = HARD_LIMIT_TIMEOUTS * task.timeout + HARD_KILL_GRACE
+    bounds = mmap.mmap(-1, _BOUNDS.size)  # anonymous and shared: the child writes its bounds in it after its probe
     read_end, write_end = os.pipe()
     worker = os.getpid()
+    started = time.monotonic()
     pid = os.fork()
     if pid == 0:
         os.close(read_end)
-        _child(target, task, write_end, worker)
+        _child(target, task, write_end, worker, bounds)
     os.close(write_end)
-    data, stopped = bytearray(), False
-    deadline = time.monotonic() + limit
+    data, stopped, told = bytearray(), False, (None, None)
+    deadline = hard_limit(task.timeout, started)
     try:
         while True:
             left = deadline - time.monotonic()
+            if left <= 0:  # the case may have told a later one since: read it only now, as the deadline passes
+                probe_ended, allowed = _BOUNDS.unpack(bounds[:_BOUNDS.size])
+                if allowed > 0:
+                    told = (probe_ended, allowed)
+                    deadline = hard_limit(task.timeout, started, *told)
+                    left = deadline - time.monotonic()
             if left <= 0:
                 os.kill(pid, signal.SIGKILL)
                 stopped = True
@@ -229,11 +275,10 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
     finally:
         os.close(read_end)
         _, status = os.waitpid(pid, 0)
+        bounds.close()
     entry = case.entry.qualified
     if stopped:
-        return skipped_outcome(case, task.seed, f"still running {limit:g} s after it started ({HARD_LIMIT_TIMEOUTS} × "
-                               f"--timeout + {HARD_KILL_GRACE:g} s), stuck where --timeout cannot interrupt it: its "
-                               f"process was killed while running {entry}")
+        return skipped_outcome(case, task.seed, _stuck(task.timeout, started, deadline, told, entry))
     if status == 0 and data:
         return pickle.loads(bytes(data))
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _ESCAPED and data:
@@ -242,9 +287,20 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
     return skipped_outcome(case, task.seed, _died(status, entry))
 
 
+def _stuck(timeout: float, started: float, deadline: float, told: tuple, entry: str) -> str:
+    """Why a case's process was killed at ``deadline``: the limit its bounds allowed (:func:`hard_limit`)."""
+    if deadline == hard_limit(timeout, started):
+        allowed = f"{HARD_LIMIT_TIMEOUTS} × --timeout + {HARD_KILL_GRACE:g} s"
+    else:
+        allowed = (f"its probe ended at {told[0] - started:.3g} s, then the {told[1]:.3g} s its own bounds allow + "
+                   f"{HARD_KILL_GRACE:g} s")
+    return (f"still running {deadline - started:.4g} s after it started ({allowed}), stuck where --timeout cannot "
+            f"interrupt it: its process was killed while running {entry}")
+
+
 def run_case(target: ScanTarget, task: CaseTask, _hard_kill: bool = True) -> dict:
     """Audit one case in this worker: in a forked child where the platform can fork, else here. (The backends
-    pass ``_hard_kill``, as to an audit's chunks; a case's own bound is :data:`HARD_LIMIT_TIMEOUTS`.)"""
+    pass ``_hard_kill``, as to an audit's chunks; a case's own bound is :func:`hard_limit`.)"""
     if hasattr(os, "fork"):
         return _forked(target, task)
     return _audit(target, task)  # pragma: no cover - platforms without fork (Windows)
