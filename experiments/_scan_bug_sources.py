@@ -128,13 +128,17 @@ if __name__ == "__main__":
         print(f"tuple {tuple_}: report (0, 0) in {seen}/{runs} runs")  # about 0.1491 * runs vs 0.0336 * runs
 '''
 
-#: python-dp 1.1.5 ``GaussianMechanism(epsilon=1, delta=1e-5, sensitivity=1).add_noise(x)`` returns x + n in
-#: float64. For any double n, fl(1 + n) is a multiple of 2⁻⁵³: where |n| ≥ 1/2, n is one and so is the exact
-#: sum (rounded, or exact below 1/2 by Sterbenz's lemma); where |n| < 1/2, 1 + n lies in (1/2, 3/2), whose
-#: doubles are. On input 0 the output is n itself, which near 0 is not (5.4% of 200,000 runs here): δ at ε = 1
-#: is at least that share, against 10⁻⁵ (Mironov 2012's attack on float noise). The event miaudit certifies is
-#: wider, y ≠ fl(fl(y − 1) + 1) (the round trip through input 1's grid, audit/statistics/float_bits.py): 15.4% of
-#: 200,000 runs on input 0, none on input 1.
+#: python-dp 1.1.5 ``GaussianMechanism(epsilon=1, delta=1e-5, sensitivity=1).add_noise(x)`` returns x + n in float64,
+#: n = fl(k·g) PyDP's binomial sample k on the granularity g = 2⁻⁵⁴ (the power of two just above 2σ/2⁵⁷, σ = 3.73:
+#: ``GaussianDistribution::Sample`` of Google's C++ library). Every output is a multiple of 2⁻⁵⁴, but that grid is
+#: finer than the doubles from ½ up (spacing 2⁻⁵³ in [½, 1), 2⁻⁵² in [1, 2)), where k·g and x + n are rounded to the
+#: coarser grid, so the grid does not hide which x was added (PyDP's Laplace noise, on g = 2⁻⁴⁰, does: neither event
+#: below occurs on 0 or 1 in 100,000 runs each). For any double n, fl(1 + n) is a multiple of 2⁻⁵³: where |n| ≥ 1/2,
+#: n is one and so is the exact sum (rounded, or exact below 1/2 by Sterbenz's lemma); where |n| < 1/2, 1 + n lies in
+#: (1/2, 3/2), whose doubles are. On input 0 the output is n itself, which near 0 is not (5.4% of 200,000 runs here):
+#: δ at ε = 1 is at least that share, against 10⁻⁵ (Mironov 2012's attack on float noise). The event miaudit
+#: certifies is wider, y ≠ fl(fl(y − 1) + 1) (the round trip through input 1's grid, audit/statistics/float_bits.py):
+#: 15.4% of 200,000 runs on input 0, none on input 1.
 PYDP_GAUSSIAN = '''import numpy as np
 from pydp.algorithms.numerical_mechanisms import GaussianMechanism
 
