@@ -61,12 +61,13 @@ def configure(parser) -> None:
     parser.add_argument("--out", default="miaudit-scan", metavar="DIR",
                         help="report folder: scan.md, scan.json, findings/, scan-state.jsonl (default: miaudit-scan)")
     parser.add_argument("--alpha", type=number, action=StoreOnce, default=None,
-                        help="the scan's family-wise type-I error, split over its cases (default 0.05)")
+                        help="the scan's family-wise type-I error, split over its cases that can refute within --max-runs (default 0.05)")
     parser.add_argument("--max-runs", type=integer, action=StoreOnce, default=None, metavar="N",
                         help="mechanism runs per case at most (default 6000, or the library profile's: 20000 for multi-freq-ldpy "
                              "and pipeline-dp)")
     parser.add_argument("--timeout", type=number, action=StoreOnce, default=None, metavar="S",
-                        help="seconds per case: each call of the entry point, and its audit in all (default 60)")
+                        help="seconds each call of an entry point may take (default 60); a case's chunks of calls "
+                             "and its whole audit are bounded by multiples of it (the scan how-to)")
     parser.add_argument("--epsilons", action=StoreOnce, default=None, metavar="E1,E2,...",
                         help="the ε grid (default 0.1,1,4)")
     parser.add_argument("--only", action="append", default=None, metavar="PATTERN",
