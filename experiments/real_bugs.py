@@ -248,8 +248,8 @@ CASES = (
             ("--pair", "zero.npy,three.npy", "--claim", "dp:1"), "refuted",
             databases=(("zero.npy", [[0.0, 0.0]]), ("three.npy", [[3.0, 3.0]])), found_by_scan="multi-freq-ldpy"),
     BugCase("python-dp Gaussian", "python-dp", "python-dp", "1.1.5",
-            "GaussianMechanism.add_noise adds float noise to the value: about 15% of the outputs on input 0 are "
-            "never seen on input 1 (ε = 1, δ = 1e-5)", "none filed", scanned.PYDP_GAUSSIAN,
+            "GaussianMechanism.add_noise adds binomial noise on a 2⁻⁵⁴ grid to the value, a grid finer than the "
+            "doubles from ½ up: about 15% of the outputs on input 0 are never seen on input 1 (ε = 1, δ = 1e-5)", "none filed", scanned.PYDP_GAUSSIAN,
             "pydp_gaussian.py", "add_noise", _PAIR + ("--claim", "dp:1:1e-05"), "refuted", found_by_scan="python-dp"),
     BugCase("PipelineDP Gaussian SUM", "PipelineDP", "pipeline-dp", "0.3.1",
             "DPEngine.aggregate SUM adds float Gaussian noise to the sum: about 12% of the outputs without a unit of "
