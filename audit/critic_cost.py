@@ -63,6 +63,15 @@ def critic_work(spec, plan) -> dict:
             "batch_size": config.batch_size, "width": width}
 
 
+def critic_seconds(spec, plan) -> tuple[float, float]:
+    """The plan's critic training (:func:`critic_work`), its predicted seconds on the CPU and on the GPU, the
+    GPU's start not counted (:func:`estimators.device.predicted_training_seconds`; (0, 0) for classifier critics):
+    what the trainer's device choice weighs beside its own (:mod:`mechanisms.training.device_cost`)."""
+    work = critic_work(spec, plan)
+    return (predicted_training_seconds("cpu", **work),
+            predicted_training_seconds("cuda", **work, cuda_started=True))
+
+
 def critic_memory(spec, plan) -> dict:
     """The largest neural critic training the plan asks for, in bytes by part
     (:func:`mechanisms.execution.memory.critic_memory_parts`), known before the mechanism runs.

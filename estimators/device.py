@@ -99,7 +99,10 @@ def predicted_training_seconds(kind: str, *, critics: int, steps: int, batch_siz
     (critic × row), ``width`` input columns more per pair (:data:`CPU_WIDTH_S`, :data:`GPU_WIDTH_S`; 0: the
     narrow inputs the step constants were measured at), and on the GPU its start (the constants above,
     measured) unless ``cuda_started`` (the audit uses the GPU anyway: its start is paid either way); a GPU step
-    costs :data:`GPU_STEP_S` through a CUDA graph, :data:`GPU_EAGER_STEP_S` without one."""
+    costs :data:`GPU_STEP_S` through a CUDA graph, :data:`GPU_EAGER_STEP_S` without one. No critics (an audit whose
+    MI critics are classifiers) train nothing: 0 s on either device, and no reason to start the GPU."""
+    if critics == 0:
+        return 0.0
     if kind == "cuda":
         step = GPU_STEP_S if gpu_step_is_graphed(critics, batch_size, chunks) else GPU_EAGER_STEP_S
         pair, start, column = GPU_PAIR_S, 0.0 if cuda_started else GPU_START_S, GPU_WIDTH_S
@@ -115,9 +118,10 @@ def choose_device(device="auto", *, critics: int, steps: int, batch_size: int, c
     ``"cpu"`` and ``"cuda"`` are taken as given (:func:`resolve_device`). ``"auto"`` takes the GPU only where
     the predicted training time there (:func:`predicted_training_seconds`: its start, its steps and pair
     evaluations) is below the CPU's: short trainings of small ensembles stay on the CPU, where they finish
-    before the GPU would have started. ``cuda_started``: the audit uses the GPU anyway (its mechanism trains
-    there), so the GPU's start is not counted against the critics. ``cuda_available`` defaults to
-    ``torch.cuda.is_available()``.
+    before the GPU would have started, and no critics (classifier critics: the device then holds only the
+    float-bit statistics' codes and the ideal arithmetic's rounding) stay there too. ``cuda_started``: the audit
+    uses the GPU anyway (its mechanism trains there), so the GPU's start is not counted against the critics.
+    ``cuda_available`` defaults to ``torch.cuda.is_available()``.
 
     Returns
     -------

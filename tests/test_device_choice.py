@@ -115,3 +115,15 @@ def test_a_torch_dpsgd_on_cuda_trains_on_the_gpu_and_the_engine_says_so_to_the_c
     audit.engine.run_audit(AuditSpec(mechanism=numpy_trainer, priors=(pair.prior(),), samples=400, notion="mi-dp",
                                      epsilon=0.5, mi_critic="neural", critic=CriticConfig(max_steps=5), seed=0))
     assert seen["cuda_started"] is True
+
+
+def test_no_critics_train_nothing_and_keep_the_audit_on_the_cpu():
+    # Classifier critics (critic_work's 0 critics): no step to take, so 0 s on either device and no start to pay;
+    # pricing 2,000 steps of an empty ensemble (2.6 s on the CPU, 1.2 s on the GPU) would send them to the GPU.
+    d = device_module
+    for kind in ("cpu", "cuda"):
+        assert d.predicted_training_seconds(kind, critics=0, steps=2000, batch_size=256) == 0.0
+    for started in (False, True):
+        chosen, _ = choose_device("auto", critics=0, steps=2000, batch_size=256, cuda_available=True,
+                                  cuda_started=started)
+        assert chosen.type == "cpu"

@@ -168,13 +168,14 @@ def run(args):
         config = load_config(args.config) if args.config else {}
         config = _merge(config, _flag_config(args))
         config = apply_overrides(config, args.set)
-        spec = build_spec(config, quiet=args.quiet or args.json)
+        if not args.plan and args.max_runs is not None and args.max_runs < 1:
+            raise InputError(f"argument '--max-runs' must be >= 1, got {args.max_runs}")
+        # A sequential audit's budget: a catalog DP-SGD entry's trainer choice weighs the runs it will make.
+        spec = build_spec(config, quiet=args.quiet or args.json, max_runs=None if args.plan else args.max_runs)
         if args.plan:
             return _plan(spec, args)
         if args.time_limit is not None and args.max_runs is None:
             raise InputError("--time-limit applies to a sequential audit: give --max-runs too")
-        if args.max_runs is not None and args.max_runs < 1:
-            raise InputError(f"argument '--max-runs' must be >= 1, got {args.max_runs}")
         if args.max_runs is not None and spec.companion is not None:
             raise InputError("--max-runs: a sequential audit tests one neighbouring relation, and neither the claim nor "
                              "the mechanism states one (without --max-runs both are audited, at α/2 each); give "

@@ -388,18 +388,21 @@ def _audit_relation(claim, relation_given: str | None, pairs_config: list) -> st
     return relation_given or REPLACE_ONE
 
 
-def build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
+def build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None) -> AuditSpec:
     """The :class:`~audit.spec.AuditSpec` of a configuration (:func:`_build_spec`), with the user code
     it loads (files, imports, a prior's first call) bounded by the configuration's ``--timeout``."""
     from mechanisms.calls.user_call import first_calls_bounded_by
 
     mechanism = config.get("mechanism") if isinstance(config, dict) else None
     with first_calls_bounded_by(mechanism.get("timeout") if isinstance(mechanism, dict) else None):
-        return _build_spec(config, quiet=quiet)
+        return _build_spec(config, quiet=quiet, max_runs=max_runs)
 
 
-def _build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
+def _build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None) -> AuditSpec:
     """The :class:`~audit.spec.AuditSpec` a configuration describes; every value is checked against :data:`KEYS`.
+
+    ``max_runs``: the audit is a sequential one within that budget (``--max-runs``), which a catalog DP-SGD entry's
+    trainer choice under ``--device auto`` weighs (:mod:`audit.config.trainer_device`); ``None``: a fixed audit.
 
     Raises
     ------
@@ -458,14 +461,12 @@ def _build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
     notion = given_notion or claim.default_audit_notion
     audit = validate_table(raw_audit, keys_of("audit"), "[audit]", notion=notion)
     audit["notion"] = notion
-    if entry is not None:
+    if entry is not None and audit.get("device", "auto") != "auto":
         from mechanisms.training.torch_dpsgd import trainer_for_device
 
-        # --device routes a catalog DP-SGD entry to the batched torch trainer (anything else is returned as is);
-        # "auto" weighs the runs the audit trains at least: its samples, and under mi-dp/smi-dp both inputs' event runs.
-        samples = audit.get("samples", AuditSpec.samples)
-        runs = samples + (2 * audit.get("event_runs", samples) if notion in DP_NOTIONS else 0)
-        mechanism, trainer_note = trainer_for_device(mechanism, audit.get("device"), runs)
+        # --device cpu or cuda routes a catalog DP-SGD entry to the batched torch trainer there (anything else is
+        # returned as is), before any pilot of a declared domain runs it; "auto" is weighed on the built spec below.
+        mechanism, trainer_note = trainer_for_device(mechanism, audit["device"])
         notes = notes + ((trainer_note,) if trainer_note is not None else ())
 
     pair_relation = relation_given or (claim.relation if claim is not None else None)  # a given pair's distance
@@ -538,4 +539,11 @@ def _build_spec(config: dict, *, quiet: bool = True) -> AuditSpec:
                        mechanism_source=_source(mechanism_table, base_dir), relation=relation, domain=domain,
                        **audit)
     _warn_if_uncertifiable(result)
-    return with_add_remove_companion(result, user_domain, priors, shape, audit, name, execution) if both else result
+    result = with_add_remove_companion(result, user_domain, priors, shape, audit, name, execution) if both else result
+    if entry is None or result.device != "auto":
+        return result
+    from audit.config.trainer_device import with_trainer
+
+    # --device auto trains a catalog DP-SGD entry on the GPU where the audit's runs and its critics' training, the
+    # GPU's start counted once for both, are predicted to finish sooner with it there (audit.config.trainer_device).
+    return with_trainer(result, max_runs)

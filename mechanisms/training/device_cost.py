@@ -18,6 +18,18 @@ torch trainer 1.74e-7 s at D = 17 (b ≈ 6.9e-9 s), the same law. The GPU's star
 :data:`estimators.device.GPU_START_S`. Not modelled: a GPU step's kernel launches, which bound small chunks
 (``miaudit experiment device-choice --device cuda`` measures both devices' runs per second at small and large
 batches beside this model, and times a DP-SGD audit with ``--device auto``).
+
+**The choice** (:func:`choose_training_device`) weighs the audit's whole time, not the trainer's alone: one
+process pays the GPU's start S once for everything it puts there, and the audit's neural critics go where
+:func:`estimators.device.choose_device` sends them, which counts S unless the trainer is on the GPU. With the
+trainer's seconds T_cpu and T_gpu (S not counted) and each critic training k's C_k,cpu and C_k,gpu (S not
+counted; one per fixed audit, per sequential look, per relation of a claim stated for none):
+
+    trainer on the GPU:  S + T_gpu + Σ_k min(C_k,cpu, C_k,gpu)
+    trainer on the CPU:  T_cpu + Σ_k (C_k,gpu if S + C_k,gpu < C_k,cpu else C_k,cpu) + S · [some k goes to the GPU]
+
+and the trainer goes to the GPU when the first is the smaller. Without critics it is S + T_gpu < T_cpu, the
+trainer's own break-even; critics that go to the GPU anyway leave T_gpu < T_cpu, S paid either way.
 """
 
 from __future__ import annotations
@@ -26,35 +38,67 @@ from estimators.device import GPU_START_S
 from estimators.validation import check_int
 
 __all__ = ["CPU_PARAMETER_S", "CPU_RECORD_STEP_S", "GPU_PARAMETER_S", "GPU_RECORD_STEP_S", "choose_training_device",
-           "predicted_dpsgd_seconds"]
+           "critics_beside_cpu_trainer", "predicted_dpsgd_seconds"]
 
 #: Seconds per record and step (a) and per record, step and parameter (b) of batched DP-SGD (module docstring).
 CPU_RECORD_STEP_S, CPU_PARAMETER_S = 7.3e-8, 7.35e-9
 GPU_RECORD_STEP_S, GPU_PARAMETER_S = 2.3e-8, 2.4e-10
 
 
-def predicted_dpsgd_seconds(kind: str, *, runs: int, steps: int, records: int, parameters: int) -> float:
+def predicted_dpsgd_seconds(kind: str, *, runs: int, steps: int, records: int, parameters: int,
+                            cuda_started: bool = False) -> float:
     """Predicted seconds of ``runs`` DP-SGD runs of ``steps`` steps on training sets of ``records`` rows and a model
     of ``parameters`` parameters on ``kind`` ("cpu" or "cuda"): start + runs·steps·records·(a + b·D), the constants
-    of this module's docstring (issue 42's H100 report)."""
+    of this module's docstring (issue 42's H100 report); the GPU's start not counted where ``cuda_started`` (the
+    process uses the GPU anyway)."""
     for value, name in ((runs, "runs"), (steps, "steps"), (records, "records"), (parameters, "parameters")):
         check_int(value, name, minimum=0)
     if kind == "cuda":
-        start, per_record, per_parameter = GPU_START_S, GPU_RECORD_STEP_S, GPU_PARAMETER_S
+        start, per_record, per_parameter = 0.0 if cuda_started else GPU_START_S, GPU_RECORD_STEP_S, GPU_PARAMETER_S
     else:
         start, per_record, per_parameter = 0.0, CPU_RECORD_STEP_S, CPU_PARAMETER_S
     return start + runs * steps * records * (per_record + per_parameter * parameters)
 
 
-def choose_training_device(*, runs: int, steps: int, records: int, parameters: int,
-                           cuda_available: bool) -> tuple[str, str]:
+def critics_beside_cpu_trainer(critic_seconds) -> float:
+    """Seconds of the critic trainings ``critic_seconds`` ((CPU, GPU) pairs, the GPU's start not counted) where
+    the trainer stays on the CPU: each goes to the GPU where its own time there, the start counted, is the
+    smaller (:func:`estimators.device.choose_device`), and the process starts the GPU once for all that do."""
+    to_gpu = [GPU_START_S + gpu < cpu for cpu, gpu in critic_seconds]
+    return (GPU_START_S if any(to_gpu) else 0.0) + sum(gpu if there else cpu
+                                                        for (cpu, gpu), there in zip(critic_seconds, to_gpu))
+
+
+def choose_training_device(*, runs: int, steps: int, records: int, parameters: int, cuda_available: bool,
+                           critic_seconds=()) -> tuple[str, str]:
     """The device ``--device auto`` trains on ("cpu" or "cuda") and why, in words: the GPU only where it is present
-    and its predicted time (:func:`predicted_dpsgd_seconds`, its start included) is below the CPU's."""
+    and the audit's predicted time with the trainer there is the smaller, the GPU's start counted once for the
+    trainer and the critics together (module docstring).
+
+    Parameters
+    ----------
+    runs, steps, records, parameters : int
+        The runs the audit makes, and the model's size (:func:`predicted_dpsgd_seconds`).
+    cuda_available : bool
+    critic_seconds : sequence of (float, float)
+        Each neural critic training the audit makes in this process, its predicted seconds on the CPU and on the
+        GPU, the start not counted (:func:`audit.critic_cost.critic_seconds`); empty for classifier critics.
+    """
     size = dict(runs=runs, steps=steps, records=records, parameters=parameters)
     if not cuda_available:
         return "cpu", "no CUDA device"
-    cpu, gpu = predicted_dpsgd_seconds("cpu", **size), predicted_dpsgd_seconds("cuda", **size)
-    chosen = "cuda" if gpu < cpu else "cpu"
-    return chosen, (f"{runs:,} runs × {steps} steps × {records} records, {parameters} parameters predicted "
-                    f"{cpu:.3g} s on the CPU, {gpu:.3g} s on the GPU")
-
+    critic_seconds = tuple((float(cpu), float(gpu)) for cpu, gpu in critic_seconds)
+    cpu = predicted_dpsgd_seconds("cpu", **size)
+    gpu = predicted_dpsgd_seconds("cuda", **size, cuda_started=True)
+    on_gpu = GPU_START_S + gpu + sum(min(pair) for pair in critic_seconds)
+    on_cpu = cpu + critics_beside_cpu_trainer(critic_seconds)
+    chosen = "cuda" if on_gpu < on_cpu else "cpu"
+    why = (f"{runs:,} runs × {steps} steps × {records} records, {parameters} parameters predicted {cpu:.3g} s on the "
+           f"CPU, {gpu:.3g} s on the GPU + its {GPU_START_S:g} s start")
+    if critic_seconds:
+        critics_cpu, critics_gpu = (sum(pair[i] for pair in critic_seconds) for i in (0, 1))
+        trainings = len(critic_seconds)
+        why += (f"; with the critics' training ({trainings} training{'s' if trainings != 1 else ''}: {critics_cpu:.3g} s "
+                f"on the CPU, {critics_gpu:.3g} s on the GPU) the audit is predicted {on_cpu:.3g} s with the trainer "
+                f"on the CPU, {on_gpu:.3g} s on the GPU, its start counted once")
+    return chosen, why

@@ -169,6 +169,20 @@ class DPSGD:
     def output_dim(self) -> int:
         return {"parameters": self.parameter_dim, "gradient_trace": self.steps}.get(self.release, 1)
 
+    @property
+    def noise_std(self) -> float:
+        """The noise's standard deviation per coordinate: σ·C, or σ under the ``"unscaled-noise"`` bug."""
+        return self.noise_multiplier * (1.0 if self.bug == "unscaled-noise" else self.clip_norm)
+
+    @property
+    def release_on_grid(self) -> bool:
+        """Whether every output is a multiple of the snapping grid 2^``GRID_EXPONENT`` (:mod:`mechanisms.snapping`):
+        a gradient release of a run that adds noise, whose steps' noisy sums are snapped. Their sum is one too: a
+        sum of grid multiples below 2^(52 + GRID_EXPONENT) in size is exact in double precision, and any double
+        above has a spacing that is a multiple of the grid. The float-bit event test then finds no bits below the
+        grid (:func:`audit.statistics.float_bits.has_fine_bits`) and makes no runs."""
+        return self.noise_std > 0 and self.release in ("gradient_trace", "gradient_sum")
+
     def __call__(self, dbs, rng=None) -> np.ndarray:
         dbs = as_float_array(dbs, "dbs", ndim=3, shape=f"(m, {self.records}, {self.features + 2})",
                              first_axis="database")
@@ -199,7 +213,7 @@ class DPSGD:
         canary_gradient = np.zeros(d)
         canary_gradient[0] = self.canary_scale * self.clip_norm
         clip = None if self.bug == "no-clipping" else self.clip_norm
-        noise_std = self.noise_multiplier * (1.0 if self.bug == "unscaled-noise" else self.clip_norm)
+        noise_std = self.noise_std
         normaliser = self.sampling_rate * self.records if self.sampling == "poisson" else self.batch_size
         reused = rng.standard_normal((m, d)) if self.bug == "reused-noise" else None
         order = np.zeros((m, self.records), dtype=np.int64)

@@ -41,7 +41,7 @@ from mechanisms.training.dpsgd import DPSGD
 from mechanisms.training.records import GRADIENT_CANARY, ORDINARY
 
 __all__ = ["TorchDPSGD", "on_device", "torch_clipped_gradient_sum", "torch_factored_clipped_sum",
-           "torch_per_sample_gradients", "torch_snap", "trainer_for_device", "trains_on_gpu"]
+           "torch_per_sample_gradients", "torch_snap", "trainer_for_device", "trains_on_gpu", "weighs_devices"]
 
 _DTYPES = ("float64", "float32")
 #: Runs one call trains on a CUDA device (:attr:`TorchDPSGD.preferred_chunk_size`; the runner cuts it to its
@@ -266,7 +266,7 @@ class TorchDPSGD(DPSGD):
         canary_gradient = torch.zeros(d, dtype=dtype, device=device)
         canary_gradient[0] = self.canary_scale * self.clip_norm
         clip = None if self.bug == "no-clipping" else self.clip_norm
-        noise_std = self.noise_multiplier * (1.0 if self.bug == "unscaled-noise" else self.clip_norm)
+        noise_std = self.noise_std
         normaliser = self.sampling_rate * n if self.sampling == "poisson" else self.batch_size
         noise_of = lambda: torch.randn((m, d), generator=generator, dtype=dtype, device=device)  # noqa: E731
         reused = noise_of() if self.bug == "reused-noise" else None
@@ -327,27 +327,39 @@ def on_device(mechanism: DPSGD, device: str = "auto", **changes) -> TorchDPSGD:
     return TorchDPSGD(**{**settings, "device": device, **changes})
 
 
-def trainer_for_device(mechanism, device: str | None, runs: int = 0, *, cuda_available: bool | None = None):
+def weighs_devices(mechanism, device: str | None, *, cuda_available: bool | None = None) -> bool:
+    """Whether :func:`trainer_for_device` weighs the two devices for ``mechanism`` on ``device``: a NumPy
+    :class:`DPSGD` under ``"auto"`` (or no device) with a GPU present (``cuda_available``, default
+    ``torch.cuda.is_available()``). Only then does it need the audit's work (its runs, its critics' seconds)."""
+    if not isinstance(mechanism, DPSGD) or isinstance(mechanism, TorchDPSGD) or device not in (None, "auto"):
+        return False
+    return _torch().cuda.is_available() if cuda_available is None else bool(cuda_available)
+
+
+def trainer_for_device(mechanism, device: str | None, runs: int = 0, *, cuda_available: bool | None = None,
+                       critic_seconds=()):
     """The trainer an audit on ``device`` runs a DP-SGD mechanism with, and a note saying which.
 
     ``miaudit audit --device`` routes the catalog's DP-SGD entries here: a :class:`DPSGD` (NumPy) becomes
     the :class:`TorchDPSGD` with the same settings on ``"cuda"`` or ``"cpu"`` when that device is asked for.
-    Under ``"auto"`` (or no device given) it trains on CUDA only where a GPU is present and its ``runs`` runs are
-    predicted to finish sooner there, its start included
-    (:func:`mechanisms.training.device_cost.choose_training_device`), else it stays NumPy on the CPU: an audit of a
-    catalog entry (16 records, T = 4) gains from the GPU only past about 220,000 runs. Both trainers take the same
-    step and draw from the same laws (``tests/test_training_torch.py``), so the audited mechanism is the same; only
-    the random draws differ. Anything else (a :class:`TorchDPSGD` already, another mechanism) is returned as is,
-    with no note.
+    Under ``"auto"`` (or no device given) it trains on CUDA only where a GPU is present and the audit is
+    predicted to finish sooner with the trainer there, the GPU's start counted once for the trainer and the
+    critics together (:func:`mechanisms.training.device_cost.choose_training_device`), else it stays NumPy on
+    the CPU: with classifier critics, an audit of a catalog entry (16 records, T = 4) gains from the GPU only
+    past about 220,000 runs. Both trainers take the same step and draw from the same laws
+    (``tests/test_training_torch.py``), so the audited mechanism is the same; only the random draws differ.
+    Anything else (a :class:`TorchDPSGD` already, another mechanism) is returned as is, with no note.
 
     Parameters
     ----------
     mechanism : object
     device : {"auto", "cpu", "cuda"} or None
     runs : int
-        The runs the audit trains at least (its databases), which ``"auto"`` weighs.
+        The runs the audit makes (:func:`audit.config.trainer_device.audit_work`), which ``"auto"`` weighs.
     cuda_available : bool, optional
         Default ``torch.cuda.is_available()`` (a test's stand-in for a GPU).
+    critic_seconds : sequence of (float, float)
+        The audit's neural critic trainings, their predicted seconds on the CPU and on the GPU without its start.
 
     Returns
     -------
@@ -358,12 +370,11 @@ def trainer_for_device(mechanism, device: str | None, runs: int = 0, *, cuda_ava
     if device in (None, "auto"):
         from mechanisms.training.device_cost import choose_training_device
 
-        if cuda_available is None:
-            cuda_available = _torch().cuda.is_available()
-        if not cuda_available:
+        if not weighs_devices(mechanism, device, cuda_available=cuda_available):
             return mechanism, None
         device, why = choose_training_device(runs=runs, steps=mechanism.steps, records=mechanism.records,
-                                             parameters=mechanism.parameter_dim, cuda_available=True)
+                                             parameters=mechanism.parameter_dim, cuda_available=True,
+                                             critic_seconds=critic_seconds)
         if device == "cpu":
             return mechanism, f"trainer: the NumPy DP-SGD on the CPU (--device auto: {why})"
         return on_device(mechanism, device), (f"trainer: the batched torch DP-SGD (TorchDPSGD) on cuda (--device "
