@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from estimators.device import predicted_training_seconds
+from estimators.memory import critic_config_memory
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
-from mechanisms.execution.memory import check_audit_memory, critic_memory_parts, format_bytes
+from mechanisms.execution.memory import check_audit_memory, format_bytes
 
 #: A full critic whose input has at least this many numbers is "wide": the CLI says its cost before running
 #: (:func:`wide_input_forecast`). At this width the width term is already about a CPU step's fixed cost
@@ -74,14 +75,12 @@ def critic_seconds(spec, plan) -> tuple[float, float]:
 
 def critic_memory(spec, plan) -> dict:
     """The largest neural critic training the plan asks for, in bytes by part
-    (:func:`mechanisms.execution.memory.critic_memory_parts`), known before the mechanism runs.
+    (:func:`estimators.memory.critic_memory_parts`), known before the mechanism runs.
 
     Lower bounds: the chain rule's extra critic, strata and wider outputs come on top.
     """
-    config = spec.critic
-    parts = [critic_memory_parts(count, spec.samples, input_width, hidden=config.hidden, depth=config.depth,
-                                 batch_size=config.batch_size, critics_per_chunk=config.max_critics_per_chunk,
-                                 architecture=config.architecture) for count, input_width in trainings(spec, plan)]
+    parts = [critic_config_memory(count, spec.samples, input_width, spec.critic)
+             for count, input_width in trainings(spec, plan)]
     return max(parts, key=lambda p: sum(p.values()), default={})
 
 

@@ -363,15 +363,19 @@ def _critic_statistic(candidate, fits):
     record = cell.record
     width_u, width_v = scorer.input_widths(index)
 
+    def scores(value, dbs, outputs):
+        # T(value, y, rest) on each row. The database copy and the critic's inputs are this call's own: they are
+        # freed when it returns, before the other value's are built, so one value's arrays are alive at a time
+        # (the event scoring that mechanisms.execution.memory.audit_memory_parts counts), not two.
+        batch = dbs.copy()
+        batch[:, record] = value
+        g, w = secret_values(cell.pair, record, batch, cell.others, cell.prior, cell.missing)
+        u, v = candidate.critics.features(g, outputs, w, index)
+        return scorer(index, pad_columns(u, width_u), pad_columns(v, width_v))
+
     def statistic(first, second, dbs, outputs):
-        t = []
-        for value in (first, second):
-            batch = dbs.copy()
-            batch[:, record] = value
-            g, w = secret_values(cell.pair, record, batch, cell.others, cell.prior, cell.missing)
-            u, v = candidate.critics.features(g, outputs, w, index)
-            t.append(scorer(index, pad_columns(u, width_u), pad_columns(v, width_v)))
-        return t[0] - t[1]
+        first_scores = scores(first, dbs, outputs)
+        return first_scores - scores(second, dbs, outputs)
     return statistic
 
 

@@ -4,7 +4,8 @@ load neither (issue 13, §3)."""
 
 from __future__ import annotations
 
-__all__ = ["CLASSICAL_ESTIMATORS", "CONDITIONAL_FORMS", "ESTIMATORS", "MI_CRITICS", "NEURAL_ESTIMATORS", "OTHERS"]
+__all__ = ["CLASSICAL_ESTIMATORS", "CONDITIONAL_FORMS", "DEFAULT_K", "DEFAULT_SLICES", "DEFAULT_SLICE_DIM",
+           "ESTIMATORS", "MI_CRITICS", "NEURAL_ESTIMATORS", "OTHERS"]
 
 # The neural MI estimators, by the variational bound their critics maximize: Donsker–Varadhan,
 # MINE (Belghazi et al. 2018) and NWJ (Nguyen, Wainwright and Jordan 2010).
@@ -14,6 +15,11 @@ CLASSICAL_ESTIMATORS = ("ksg", "gaussian", "plugin")
 ESTIMATORS = NEURAL_ESTIMATORS + CLASSICAL_ESTIMATORS
 # I(X; Y, Z) for independent X, Z (= I(X; Y | Z)), or by the chain rule I(X; Y, Z) − I(X; Z).
 CONDITIONAL_FORMS = ("independent", "chain")
+# The settings only some estimates use, where the user leaves them unset (None): a sliced estimate's random slices
+# and their dimension, KSG's neighbours (estimators.estimate.estimate_mi, miaudit estimate).
+DEFAULT_SLICES = 128
+DEFAULT_SLICE_DIM = 1
+DEFAULT_K = 3
 # The audit's MI-test critics: chosen by the plan (audit.audit_plan.resolve_mi_critic), neural networks
 # (estimators.neural), or classifiers' Barber–Agakov critics (audit.statistics.classifier_critic).
 MI_CRITICS = ("auto", "neural", "classifier")

@@ -23,23 +23,24 @@ import time
 
 import numpy as np
 
-from .choices import CONDITIONAL_FORMS, ESTIMATORS, NEURAL_ESTIMATORS
+from .choices import CONDITIONAL_FORMS, DEFAULT_K, DEFAULT_SLICE_DIM, DEFAULT_SLICES, ESTIMATORS, NEURAL_ESTIMATORS
 from .certify import BOUND_METHODS, cap_candidates, certify_critics, sliced_lower_bound
 from .critic_problems import MIProblem, fit_problems, problem_projections
 from .discrete import CORRECTIONS, plugin_mi_batch
 from .gaussian import gaussian_mi_batch
-from .ksg import TIE_JITTER, has_ties, ksg_mi_batch
+from .ksg import TIE_JITTER, breaks_ties, ksg_mi_batch
 from .critic_config import checked_config
+from .memory import check_critic_memory
 from .neural import CriticConfig, MIN_SPLIT_SAMPLES, minimum_split_samples
 from .results import MIEstimate
 from .units import NATS, UNITS
 from .validation import (InputError, as_generator, as_samples, check_bool, check_choice, check_int,
-                         check_probability, check_same_length, counted)
+                         check_probability, check_same_length, counted, refuse_unused)
 
 
 
-def minimum_samples(estimator: str, dims, *, sliced: bool = False, slice_dim: int = 1, k: int = 3,
-                    critic: CriticConfig | None = None) -> tuple[int, str]:
+def minimum_samples(estimator: str, dims, *, sliced: bool = False, slice_dim: int = DEFAULT_SLICE_DIM,
+                    k: int = DEFAULT_K, critic: CriticConfig | None = None) -> tuple[int, str]:
     """The fewest paired samples ``estimator`` can work with, and why.
 
     Parameters
@@ -101,10 +102,10 @@ def _classical(estimator, u, v, k, correction, seed, v_label="argument 'y'"):
     return plugin_mi_batch(u, v, correction=correction)
 
 
-def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, slices: int = 128,
-                slice_dim: int = 1, conditional: str = "independent", alpha: float = 0.05,
+def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, slices: int | None = None,
+                slice_dim: int | None = None, conditional: str = "independent", alpha: float = 0.05,
                 unit: str = NATS, seed=0, device="auto", critic: CriticConfig | None = None,
-                bound: str = "bernstein", k: int = 3, correction: str | None = "miller-madow",
+                bound: str = "bernstein", k: int | None = None, correction: str | None = "miller-madow",
                 quiet: bool = True) -> MIEstimate:
     """Estimate (sliced, conditional) mutual information from paired samples.
 
@@ -121,6 +122,10 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
         Gaussian/CCA; discrete plug-in (Miller–Madow corrected by default).
     sliced : bool
         Estimate sliced MI over ``slices`` random slices of dimension ``slice_dim``.
+    slices : int, optional
+        With ``sliced=True``: the random slices (default 128). Refused without it.
+    slice_dim : int, optional
+        With ``sliced=True``: the dimension of each slice (default 1). Refused without it.
     alpha : float in (0, 1)
         Neural estimators: ``lower_bound`` holds with probability ≥ 1 − α.
     unit : {"nats", "bits"}
@@ -131,8 +136,8 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
         Architecture and training of the neural critics.
     bound : {"bernstein", "hoeffding"}
         Concentration inequality of the certificate.
-    k : int
-        Neighbours for KSG.
+    k : int, optional
+        With ``estimator="ksg"``: its neighbours (default 3). Refused for the other estimators.
     correction : {"miller-madow", None}
         Bias correction of the plug-in estimator.
 
@@ -142,8 +147,12 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
         One error naming the argument: for text, dates, complex numbers, None, masked entries, NaN or
         inf in the samples; shapes other than (n,) or (n, d), zero columns, samples of different lengths
         or too few for the estimator; a ``sliced`` or ``quiet`` that is not True or False; a ``critic``
-        that is not a valid :class:`CriticConfig` (checked for every estimator); any other argument
-        outside its range or choices.
+        that is not a valid :class:`CriticConfig` (checked for every estimator); ``slices`` or
+        ``slice_dim`` given without ``sliced=True``, ``k`` given for an estimator other than ``"ksg"``
+        (settings the estimate would not use); neural critics whose training cannot fit in the memory
+        available (:func:`estimators.memory.check_critic_memory`, the audit's count of the critics:
+        naming ``slices``, the samples or ``critic``, whichever to reduce); any other argument outside
+        its range or choices.
 
     Returns
     -------
@@ -168,10 +177,17 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
     z = None if z is None else as_samples(z, "z", min_rows=2)
     n = check_same_length(x=x, y=y, z=z)
     if sliced:
-        slices = check_int(slices, "slices", 1)
-        slice_dim = check_int(slice_dim, "slice_dim", 1)
+        slices = check_int(DEFAULT_SLICES if slices is None else slices, "slices", 1)
+        slice_dim = check_int(DEFAULT_SLICE_DIM if slice_dim is None else slice_dim, "slice_dim", 1)
+    else:
+        for name, value in (("slices", slices), ("slice_dim", slice_dim)):
+            refuse_unused(value, name, "to sliced estimation", f"pass sliced=True, or drop {name}")
+        slices, slice_dim = DEFAULT_SLICES, DEFAULT_SLICE_DIM  # unused unsliced
     if estimator == "ksg":
-        k = check_int(k, "k", 1)
+        k = check_int(DEFAULT_K if k is None else k, "k", 1)
+    else:
+        refuse_unused(k, "k", "to estimator 'ksg' (its neighbours)", f"estimator '{estimator}' has none; drop k")
+        k = DEFAULT_K  # unused
     config = checked_config(critic)  # checked for every estimator; only the neural ones use it
     config = config if estimator in NEURAL_ESTIMATORS else None
     need, why = minimum_samples(estimator, [a.shape[1] for a in (x, y, z) if a is not None], sliced=sliced,
@@ -180,9 +196,14 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
         raise InputError(f"arguments 'x' and 'y' have {counted(n, 'sample')}; estimator '{estimator}' needs at least "
                          f"{need} ({why})")
     rng = as_generator(seed)
+    columns = sum(min(slice_dim, a.shape[1]) if sliced else a.shape[1] for a in (x, y, z) if a is not None)
     if sliced:
-        check_slice_memory(slices, n, sum(min(slice_dim, a.shape[1]) for a in (x, y, z) if a is not None))
+        check_slice_memory(slices, n, columns)
     problem = MIProblem(x, y, z, chain=z is not None and conditional == "chain")
+    if config is not None:
+        # One critic per slice (one unsliced), twice for the chain rule, on (u, v) of ``columns`` numbers.
+        check_critic_memory((slices if sliced else 1) * (2 if problem.chain else 1), n, columns, config,
+                            slices=slices if sliced else None)
     n_slices = slices if sliced else 0
     n_terms = n_slices or 1
     details: dict = {"quantity": _describe(z is not None, conditional, sliced)}
@@ -227,7 +248,7 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
         if np.isinf(terms).any():
             notes.append("x is an exact linear function of the other variables: the Gaussian MI is infinite "
                          "(JSON shows null)")
-        if estimator == "ksg" and has_ties(u, v):
+        if estimator == "ksg" and any(breaks_ties(u_s, v_s) for u_s, v_s in zip(u, v)):
             notes.append(f"the data have repeated values (ties); KSG assumes continuous data, so noise of standard "
                          f"deviation {TIE_JITTER:g} (relative to each standardized coordinate, seeded) broke the ties "
                          "(Kraskov et al. 2004, Sec. II); for discrete data the 'plugin' estimator is the right one")

@@ -15,15 +15,29 @@ Two preparations make the estimate behave as MI does (both as in scikit-learn's
 - **Scale.** The max-norm mixes coordinates, so every coordinate of X and of Y is first
   standardized to mean 0 and unit standard deviation (:func:`~estimators.scaling.standardized_columns`).
   MI is invariant under such maps; the estimate then is too (x × 1000 gives the same value).
-- **Ties.** The estimator assumes continuous data: when k + 1 or more samples coincide,
-  ε_i = 0, nothing is strictly closer and the estimate is inflated without bound (two
-  independent boolean columns gave 9.7 nats at n = 2000, above log n). Kraskov et al. (2004,
-  Sec. II) remove such degeneracies by adding low-amplitude noise; here, when any
-  coordinate has repeated values, seeded Gaussian noise of standard deviation
-  ``TIE_JITTER`` (on the standardized scale) is added to every coordinate. On discrete data
-  the estimate then tends to the plug-in MI of the symbols (the noise inside each symbol is
-  independent), so it stays a sensible number; :func:`~estimators.discrete.plugin_mi` is the
-  estimator meant for discrete data.
+- **Constant coordinates.** A coordinate that takes one value on every sample is at distance 0
+  between every pair, so under the max-norm it changes no ε_i, n_x(i) or n_y(i): Eq. (8) is the
+  same without it, and it is dropped (it carries no information either: I(X, c; Y) = I(X; Y)).
+  When *every* coordinate of X (or of Y) is constant, I(X; Y) ≤ H(X) = 0, and the estimate is
+  0.0 exactly. It is also what Eq. (8) gives read as written: every other sample is strictly
+  closer than ε_i in X, so n_x(i) = N − 1 and ψ(n_x + 1) = ψ(N) cancels ψ(N); ε_i is then Y's
+  own k-th neighbour distance, so n_y(i) = k − 1 where Y has no ties there and ψ(n_y + 1) = ψ(k)
+  cancels ψ(k). (Breaking the constant's "ties" with noise instead made X and Y independent noise
+  of the same scale, and the estimate a random number: −0.11 nats for two constants at n = 100.)
+- **Other ties.** The estimator assumes continuous data: when k + 1 or more samples coincide,
+  ε_i = 0, nothing is strictly closer and the digamma terms ψ(n_x + 1) = ψ(n_y + 1) = ψ(1) inflate
+  the estimate without bound (two independent boolean columns gave 9.7 nats at n = 2000, above
+  log n). Kraskov et al. (2004, Sec. II) remove such degeneracies by adding low-amplitude noise;
+  here, when any remaining coordinate has repeated values, seeded Gaussian noise of standard
+  deviation ``TIE_JITTER`` (on the standardized scale) is added to every remaining coordinate. On
+  discrete data the estimate then tends to the plug-in MI of the symbols. The noise is far below
+  the spacing between symbols, so a sample of the joint symbol (a, b), seen c_ab times among N
+  (c_a times a, c_b times b), has its k neighbours inside its symbol; X's noise is alike for every
+  sample of a, so n_x(i) is about c_a / c_ab times the count inside the symbol, likewise for Y;
+  the sample's term ψ(k) + ψ(N) − ψ(n_x + 1) − ψ(n_y + 1) is then about log(N c_ab / (c_a c_b)),
+  the plug-in's, plus Eq. (8)'s term for the independent noise of X and Y inside the symbol,
+  which averages to about 0. :func:`~estimators.discrete.plugin_mi` is the estimator meant for
+  discrete data.
 
 The validation of paired samples that all classical estimators share lives in
 :mod:`estimators.validation` (:func:`~estimators.validation.paired_samples`,
@@ -39,7 +53,7 @@ from scipy.special import digamma
 from .scaling import standardized_columns
 from .validation import InputError, as_generator, check_int, counted, paired_sample_batches, paired_samples
 
-__all__ = ["TIE_JITTER", "has_ties", "ksg_mi", "ksg_mi_batch"]
+__all__ = ["TIE_JITTER", "breaks_ties", "has_ties", "ksg_mi", "ksg_mi_batch"]
 
 # Standard deviation of the tie-breaking noise, relative to each coordinate's standard
 # deviation: scikit-learn's value (1e-10), far below any real spacing of the data and far
@@ -69,9 +83,34 @@ def has_ties(*samples: np.ndarray) -> bool:
     return False
 
 
+def _varying_columns(values: np.ndarray) -> np.ndarray:
+    """``values`` (n, d) without its constant columns (module docstring: they change no max-norm distance)."""
+    varying = np.any(values != values[:1], axis=0)
+    return values if varying.all() else values[:, varying]
+
+
+def _prepared(x: np.ndarray, y: np.ndarray):
+    """(x, y) as Eq. (8) is computed on: constant columns dropped, the rest standardized; None when X or Y is
+    constant (every column), whose MI is 0."""
+    x, y = _varying_columns(x), _varying_columns(y)
+    if x.shape[1] == 0 or y.shape[1] == 0:
+        return None
+    return standardized_columns(x), standardized_columns(y)
+
+
+def breaks_ties(x, y) -> bool:
+    """Whether the KSG estimate of paired ``(n, dx)``, ``(n, dy)`` samples adds tie-breaking noise: neither
+    variable is constant and a coordinate that is not constant repeats a value (module docstring)."""
+    prepared = _prepared(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
+    return prepared is not None and has_ties(*prepared)
+
+
 def _ksg_unchecked(x: np.ndarray, y: np.ndarray, k: int, rng: np.random.Generator) -> float:
     n = len(x)
-    x, y = standardized_columns(x), standardized_columns(y)
+    prepared = _prepared(x, y)
+    if prepared is None:
+        return 0.0  # X or Y constant: I(X; Y) <= H(X) = 0 (module docstring)
+    x, y = prepared
     if has_ties(x, y):
         x = x + TIE_JITTER * rng.standard_normal(x.shape)
         y = y + TIE_JITTER * rng.standard_normal(y.shape)
@@ -110,7 +149,8 @@ def ksg_mi(x, y, k: int = 3, *, seed=0) -> float:
     -------
     float
         ψ(k) + ψ(N) − ⟨ψ(n_x + 1) + ψ(n_y + 1)⟩ (Kraskov et al. 2004, Eq. (8)), in nats.
-        The estimate can be slightly negative when X and Y are (nearly) independent.
+        The estimate can be slightly negative when X and Y are (nearly) independent; it is 0.0
+        exactly when X or Y is constant (module docstring).
 
     Notes
     -----
@@ -119,9 +159,9 @@ def ksg_mi(x, y, k: int = 3, *, seed=0) -> float:
 
     Distances are max-norm distances on standardized coordinates (see the module
     docstring), so rescaling any coordinate leaves the estimate unchanged; it is nearly (not
-    exactly) invariant under other invertible monotone transforms of X or Y. Data with ties
-    get seeded tie-breaking noise (module docstring); for discrete data use
-    :func:`~estimators.discrete.plugin_mi`.
+    exactly) invariant under other invertible monotone transforms of X or Y. Constant
+    coordinates are dropped; data with other ties get seeded tie-breaking noise (module
+    docstring); for discrete data use :func:`~estimators.discrete.plugin_mi`.
     """
     x, y = paired_samples(x, y)
     return _ksg_unchecked(x, y, _check_k(k, len(x)), as_generator(seed))

@@ -38,6 +38,7 @@ __all__ = [
     "plain",
     "paired_sample_batches",
     "paired_samples",
+    "refuse_unused",
     "scalar_or_array",
 ]
 
@@ -179,6 +180,16 @@ def check_int(value, name: str, minimum: int | None = None) -> int:
     if minimum is not None and out < minimum:
         raise InputError(f"argument '{name}' must be >= {minimum}, got {plain(value)}")
     return out
+
+
+def refuse_unused(value, name: str, applies: str, remedy: str) -> None:
+    """One :class:`InputError` naming ``name`` when a setting the chosen method does not use was given
+    (``value`` is not None, the default that means "not set"), instead of ignoring it silently.
+
+    ``applies`` says when it is used (``"to sliced estimation"``), ``remedy`` how to go on.
+    """
+    if value is not None:
+        raise InputError(f"argument '{name}' applies only {applies}: {remedy}")
 
 
 def check_bool(value, name: str) -> bool:

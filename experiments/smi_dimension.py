@@ -139,7 +139,7 @@ def estimation_rows(grid: DimensionGrid, device, seed: int) -> dict:
             n = grid.ksg_n if estimator == "ksg" else grid.n
             started = time.perf_counter()
             result = estimate_mi(x[:n], y[:n], estimator="ksg" if estimator == "ksg" else "dv",
-                                 sliced=target == "SI", slices=grid.slices, alpha=ALPHA,
+                                 sliced=target == "SI", slices=grid.slices if target == "SI" else None, alpha=ALPHA,
                                  seed=int(rng.integers(2**31)), device=device,
                                  critic=None if estimator == "ksg" else grid.critic)
             seconds = time.perf_counter() - started

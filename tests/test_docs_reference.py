@@ -21,6 +21,23 @@ def test_configuration_page_holds_the_current_table_of_keys():
         assert f"`[{key.table}] {key.name}`" in table
 
 
+def test_every_critic_key_is_described_with_its_default():
+    # The [critic] keys come from CriticConfig's fields; each row says what the field sets and its default.
+    from estimators.neural import CriticConfig
+
+    rows = {line.split("|")[1].strip(): line.split("|")[5].strip()
+            for line in keys_table().splitlines() if line.startswith("| `[critic] ")}
+    assert set(rows) == {f"`[critic] {f.name}`" for f in dataclasses.fields(CriticConfig)}
+    for field in dataclasses.fields(CriticConfig):
+        meaning = rows[f"`[critic] {field.name}`"]
+        default = field.default
+        shown = (": no projection" if default is None else
+                 " [" + ", ".join(f"{v:g}" for v in default) + "]" if isinstance(default, tuple) else
+                 f" '{default}'" if isinstance(default, str) else f" {default:g}")
+        assert len(meaning) > 20 and f"(default{shown})" in meaning, (field.name, meaning)
+    assert "cyclic shifts" in rows["`[critic] eval_shifts`"]
+
+
 def test_keys_table_rows():
     from audit.config.schema import Key
 

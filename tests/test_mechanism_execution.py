@@ -288,7 +288,7 @@ def test_an_audit_whose_sliced_critics_exceed_memory_is_one_line_before_running(
 def test_cgroup_memory_limit_bounds_the_memory_available(tmp_path, monkeypatch):
     # A container's limit (cgroup v2 memory.max, v1 memory.limit_in_bytes) binds, not the host's MemAvailable.
     import builtins
-    from mechanisms.execution import memory
+    from estimators import memory
 
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "memory.max").write_text("1073741824\n")
@@ -328,7 +328,7 @@ def _wide_outputs(dbs, rng):
 def test_run_audit_refuses_outputs_beyond_memory_once_their_width_is_known(monkeypatch):
     # The pre-check assumes one output per database; the probe tells the width: 400 x 10,000 float64
     # (chunks and joined: 64 MB) is refused at 16 MB before the sample's chunks run.
-    from mechanisms.execution import memory
+    from estimators import memory  # available_memory reads the headroom where it is defined
 
     monkeypatch.setattr(memory, "cgroup_memory_headroom", lambda root="/sys/fs/cgroup": 16 * 2**20)
     calls = []

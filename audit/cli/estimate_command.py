@@ -7,13 +7,13 @@ import sys
 from audit.config.flag_values import integer, number
 from audit.cli.main import add_device_option, check_seed
 from estimators.array_files import load_npy_array
-from estimators.choices import CONDITIONAL_FORMS, ESTIMATORS, NEURAL_ESTIMATORS
-from estimators.validation import InputError, check_int, check_probability, check_same_length
+from estimators.choices import (CONDITIONAL_FORMS, DEFAULT_SLICE_DIM, DEFAULT_SLICES, ESTIMATORS,
+                                NEURAL_ESTIMATORS)
+from estimators.validation import InputError, check_int, check_probability, check_same_length, refuse_unused
 
 # Flags that only some runs use. Their defaults are None so that a flag the user gave can be
-# told from one left at its default; the effective defaults are these.
-DEFAULT_SLICES = 128
-DEFAULT_SLICE_DIM = 1
+# told from one left at its default; the effective defaults are these (and DEFAULT_SLICES, DEFAULT_SLICE_DIM,
+# estimate_mi's own).
 DEFAULT_ALPHA = 0.05
 DEFAULT_CONDITIONAL = "independent"
 
@@ -40,12 +40,12 @@ def configure(parser) -> None:
 
 def _check_flags(args) -> None:
     """Refuse flags that would be silently ignored; warn (stderr) about harmless ones."""
-    for flag, value in (("--slices", args.slices), ("--slice-dim", args.slice_dim)):
-        if value is not None and not args.sliced:
-            raise InputError(f"argument '{flag}' applies only to sliced estimation: add --sliced, or drop {flag}")
-    if args.conditional is not None and args.z is None:
-        raise InputError("argument '--conditional' applies only with --z (a conditioning variable): add --z Z.npy, "
-                         "or drop --conditional")
+    if not args.sliced:
+        for flag, value in (("--slices", args.slices), ("--slice-dim", args.slice_dim)):
+            refuse_unused(value, flag, "to sliced estimation", f"add --sliced, or drop {flag}")
+    if args.z is None:
+        refuse_unused(args.conditional, "--conditional", "with --z (a conditioning variable)",
+                      "add --z Z.npy, or drop --conditional")
     if args.alpha is not None and args.estimator not in NEURAL_ESTIMATORS:
         print(f"miaudit estimate: warning: --alpha is ignored: estimator '{args.estimator}' gives no certified "
               "bound (only dv, mine and nwj do)", file=sys.stderr)
@@ -72,7 +72,8 @@ def run(args):
         check_slice_memory(slices, n, sum(min(slice_dim, d) for d in dims), "--slices")
     result = estimate_mi(
         samples["--x"], samples["--y"], samples.get("--z"),
-        estimator=args.estimator, sliced=sliced, slices=slices, slice_dim=slice_dim,
+        estimator=args.estimator, sliced=sliced, slices=slices if sliced else None,
+        slice_dim=slice_dim if sliced else None,
         conditional=args.conditional or DEFAULT_CONDITIONAL, alpha=alpha,
         unit="bits" if args.bits else "nats", seed=args.seed, device=args.device, quiet=args.quiet,
     )

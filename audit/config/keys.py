@@ -8,7 +8,8 @@ from __future__ import annotations
 import dataclasses
 
 from estimators.choices import MI_CRITICS, OTHERS
-from estimators.critic_config import NEURAL_ESTIMATORS, CriticConfig
+from estimators.critic_config import NEURAL_ESTIMATORS, OUTPUT_RANGE_LIMITS, CriticConfig
+from estimators.validation import plain_toml
 from mechanisms.execution.runner import BACKENDS, MAX_TIMEOUT_S
 from mechanisms.inputs.relation import RELATION_SYNTAX
 
@@ -22,11 +23,43 @@ DP_NOTIONS = ("mi-dp", "smi-dp")
 BUILTIN_PRIORS = ("bernoulli", "gaussian", "uniform")
 
 
+#: What each :class:`~estimators.neural.CriticConfig` field sets, for the configuration reference (its default is
+#: added from the class).
+CRITIC_HELP = {
+    "architecture": "shallow: the Pufferfish paper's class G_ℓ(a), hidden ReLU units plus a linear skip "
+                    "(Section VI-C); mlp: depth hidden layers of width hidden",
+    "hidden": "ReLU units of each hidden layer",
+    "depth": "architecture mlp: hidden layers",
+    "learning_rate": "Adam's step size",
+    "batch_size": "samples of one training step, at least 2; a training split with fewer is used whole",
+    "max_steps": "training steps at most",
+    "eval_every": "training steps between evaluations of the validation objective",
+    "patience": "training ends after this many evaluations in which the critics' mean validation objective rose "
+                "by no more than min_delta",
+    "min_delta": "nats: the rise of the mean validation objective that patience waits for",
+    "output_range": "[lo, hi]: every critic is bounded to this interval, which the certified bound needs; "
+                    f"{OUTPUT_RANGE_LIMITS[0]:g} <= lo < 0 < hi <= {OUTPUT_RANGE_LIMITS[1]:g}",
+    "split": "[train, validation, test]: fractions of the samples for training, early stopping and "
+             "estimation / certification; positive, summing to 1",
+    "project_a": "architecture shallow: after every step, project the weights onto the norm constraints of "
+                 "G_ℓ(a) with this a (default: no projection)",
+    "mine_rate": "MINE: rate of the moving average of E_Q[e^T], in (0, 1)",
+    "max_critics_per_chunk": "critics trained together at most; more are trained chunk by chunk",
+    "eval_shifts": "product samples of the point estimate: the test split's second variable (y; an audit's output) is "
+                   "rolled by this many distinct cyclic shifts, pairing each sample's first variable with other "
+                   "samples' second; more shifts average more product pairs, so the test split needs more samples "
+                   "than this. The certified lower bound pairs disjoint halves of the test split instead and does "
+                   "not depend on it",
+}
+
+
 def _critic_keys() -> tuple:
-    """One key per :class:`~estimators.neural.CriticConfig` field; ranges are checked by the class."""
+    """One key per :class:`~estimators.neural.CriticConfig` field, described by :data:`CRITIC_HELP` and the field's
+    default; ranges are checked by the class."""
     kinds = {int: "int", float: "number", str: "string", tuple: "numbers", type(None): "number"}
     return tuple(Key("critic", f.name, kinds[type(f.default)],
-                     length=len(f.default) if isinstance(f.default, tuple) else None)
+                     length=len(f.default) if isinstance(f.default, tuple) else None,
+                     help=CRITIC_HELP[f.name] + ("" if f.default is None else f" (default {plain_toml(f.default)})"))
                  for f in dataclasses.fields(CriticConfig))
 
 

@@ -1,0 +1,215 @@
+"""How much memory a critic training holds, and how much this process may still allocate.
+
+The estimators' share of the memory checks: :func:`critic_memory_parts` counts what a batched critic training
+holds at once, :func:`available_memory` what the machine (and a container's cgroup limit) still allows, and
+:func:`check_critic_memory` refuses an :func:`~estimators.estimate.estimate_mi` whose critics cannot fit, before
+any is allocated. The audit's check (:func:`mechanisms.execution.memory.check_audit_memory`) adds its databases
+and outputs to the same critic count.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .critic_config import CriticConfig, scoring_rows
+from .validation import InputError
+
+__all__ = ["CRITIC_BYTES", "CRITIC_INPUT_BYTES", "FLOAT_BYTES", "PARAMETER_COPIES", "available_memory",
+           "cgroup_memory_headroom", "check_critic_memory", "critic_config_memory", "critic_memory_parts",
+           "format_bytes"]
+
+FLOAT_BYTES = 8
+
+#: A cgroup limit at or above this is "no limit" (v1 writes 2^63 rounded down to a page).
+_NO_LIMIT = 2**62
+
+#: (limit file, usage file) of cgroup v2 and of cgroup v1's memory controller.
+_CGROUP_FILES = (("memory.max", "memory.current"), ("memory.limit_in_bytes", "memory.usage_in_bytes"))
+
+
+def _read_bytes(path: str) -> int | None:
+    try:
+        with open(path) as handle:
+            text = handle.read(64).strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None  # v2 writes "max" for no limit
+
+
+def _cgroup_folders(root: str) -> list:
+    """The memory cgroup folders of this process and their parents, under the mount ``root``.
+
+    Read from ``/proc/self/cgroup``: the v2 line ``0::/PATH`` and the v1 line ``N:...memory...:/PATH``;
+    each path is tried under ``root`` (v2) and ``root/memory`` (v1), and ``root`` itself (a
+    container's namespaced view shows its own cgroup at the mount point).
+    """
+    paths = []
+    try:
+        with open("/proc/self/cgroup") as handle:
+            for line in handle:
+                parts = line.rstrip("\n").split(":", 2)
+                if len(parts) == 3 and (parts[1] == "" or "memory" in parts[1].split(",")):
+                    paths.append(parts[2])
+    except OSError:
+        pass
+    folders = []
+    for mount in (root, os.path.join(root, "memory")):
+        for path in paths:
+            relative = path.strip("/")
+            while True:  # a parent's limit binds the children too
+                folders.append(os.path.join(mount, relative))
+                if not relative:
+                    break
+                relative = os.path.dirname(relative)
+    return list(dict.fromkeys(folders))
+
+
+def cgroup_memory_headroom(root: str = "/sys/fs/cgroup") -> int | None:
+    """Bytes this process's control groups still allow (limit − usage, the tightest), or None without a limit.
+
+    A container's memory limit is a cgroup limit (``memory.max`` in v2, ``memory.limit_in_bytes``
+    in v1): the kernel's ``MemAvailable`` counts the whole host and would let an audit grow until
+    the container is killed (issue 32 B1).
+    """
+    headroom = None
+    for folder in _cgroup_folders(root):
+        for limit_file, usage_file in _CGROUP_FILES:
+            limit = _read_bytes(os.path.join(folder, limit_file))
+            if limit is None or limit >= _NO_LIMIT:
+                continue
+            usage = _read_bytes(os.path.join(folder, usage_file)) or 0
+            free = max(limit - usage, 0)
+            headroom = free if headroom is None else min(headroom, free)
+    return headroom
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation, or None if unknown.
+
+    The smaller of the kernel's ``MemAvailable`` (Linux; else free physical pages) and the
+    headroom under this process's cgroup memory limit (:func:`cgroup_memory_headroom`).
+    """
+    host = None
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    host = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    if host is None:
+        try:
+            host = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            host = None
+    limits = [v for v in (host, cgroup_memory_headroom()) if v is not None]
+    return min(limits) if limits else None
+
+
+def format_bytes(count: float) -> str:
+    """``count`` bytes as a readable size (``1.5 GiB``)."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if count < 1024 or unit == "PiB":
+            return f"{count:.3g} {unit}"
+        count /= 1024
+    return f"{count:.3g} PiB"  # pragma: no cover
+
+
+#: Bytes of a critic's parameters and activations (float32: :func:`estimators.standardization.critic_inputs`).
+CRITIC_BYTES = 4
+
+#: Bytes a value of a critic's input takes inside :func:`estimators.standardization.critic_inputs` at its largest,
+#: on the path every input takes (none past ``COMPRESS_BEYOND``): its float64 temporary, u − 2·centre divided in
+#: place, and the float32 inputs it returns. Where values lie past that bound, the call holds 26 bytes a value
+#: while it compresses them (this count is a lower bound).
+CRITIC_INPUT_BYTES = FLOAT_BYTES + CRITIC_BYTES
+
+#: Copies of each trained parameter alive at once: the parameter, its gradient, Adam's two moment
+#: estimates and the best-so-far snapshot (:func:`estimators.neural._fit_chunk`).
+PARAMETER_COPIES = 5
+
+def critic_memory_parts(critics: int, samples: int, input_width: int, *, hidden: int, depth: int, batch_size: int,
+                        critics_per_chunk: int, architecture: str = "shallow") -> dict:
+    """Bytes one batched critic training holds at once (a lower bound on its peak), part by part.
+
+    ``critics`` critics T_m(u, v) trained as one batched ensemble on ``samples`` pairs of
+    ``input_width`` = du + dv numbers (:func:`estimators.neural.fit_critics`), in chunks of at most
+    ``critics_per_chunk`` critics (C below):
+
+    - ``critic features``: the stacked inputs of every critic, float64 (critics × samples ×
+      width × 8), and for one chunk the float64 standardization, the float32 inputs and their
+      float32 train/validation/test copies (C × samples × width × (8 + 4 + 4));
+    - ``critic models``: per critic of the chunk, the parameters (shallow: width·h + h + h + 1 +
+      width; deep: width·h + h + (depth − 1)(h² + h) + h + 1) in :data:`PARAMETER_COPIES` copies,
+      and the hidden activations of a training step (joint and product batches, each layer) or of
+      a scoring pass (rows in blocks of :func:`estimators.critic_config.scoring_rows`),
+      whichever is larger, float32.
+    """
+    chunk = min(critics, critics_per_chunk)
+    if critics <= 0 or samples <= 0:
+        return {"critic features": 0, "critic models": 0}
+    features = FLOAT_BYTES * critics * samples * input_width + chunk * samples * input_width * (FLOAT_BYTES + 2 * CRITIC_BYTES)
+    if architecture == "shallow":
+        parameters = input_width * hidden + 2 * hidden + 1 + input_width
+        layers = 1
+    else:
+        parameters = input_width * hidden + hidden + (depth - 1) * (hidden * hidden + hidden) + hidden + 1
+        layers = depth
+    rows_scored = min(samples, scoring_rows(chunk, hidden))
+    activations = max(chunk * 2 * min(batch_size, samples) * hidden * layers, chunk * rows_scored * hidden)
+    models = CRITIC_BYTES * (PARAMETER_COPIES * chunk * parameters + activations)
+    return {"critic features": features, "critic models": models}
+
+
+def critic_config_memory(critics: int, samples: int, input_width: int, config: CriticConfig) -> dict:
+    """:func:`critic_memory_parts` of ``critics`` critics of ``config``'s architecture, batch and chunks."""
+    return critic_memory_parts(critics, samples, input_width, hidden=config.hidden, depth=config.depth,
+                               batch_size=config.batch_size, critics_per_chunk=config.max_critics_per_chunk,
+                               architecture=config.architecture)
+
+
+def check_critic_memory(critics: int, samples: int, input_width: int, config: CriticConfig, *,
+                        slices: int | None = None, available: int | None = None) -> int:
+    """Refuse an estimate whose critic training cannot fit in memory (:func:`critic_memory_parts`), before it runs.
+
+    Parameters
+    ----------
+    critics, samples, input_width : int
+        The critics trained as one ensemble, the paired samples and the numbers of one critic's input.
+    config : CriticConfig
+        Their architecture, batch and chunks.
+    slices : int, optional
+        The estimate's random slices, if sliced.
+    available : int, optional
+        Bytes available (default: :func:`available_memory`).
+
+    Returns
+    -------
+    int
+        The bytes needed.
+
+    Raises
+    ------
+    InputError
+        Naming what to reduce: argument ``'critic'`` where the models (parameters and activations) need more
+        than the features, else ``'slices'`` when sliced, else the samples ``'x'`` and ``'y'``; with the size
+        needed, part by part, and the size available.
+    """
+    parts = critic_config_memory(critics, samples, input_width, config)
+    need = sum(parts.values())
+    available = available_memory() if available is None else available
+    if available is None or need <= available:
+        return need
+    if parts["critic models"] > parts["critic features"]:
+        what = (f"argument 'critic' (hidden = {config.hidden}, batch_size = {config.batch_size}, "
+                f"max_critics_per_chunk = {config.max_critics_per_chunk})")
+        remedy = "use a smaller critic: lower its hidden, batch_size or max_critics_per_chunk"
+    elif slices is not None:
+        what, remedy = f"argument 'slices' ({slices})", "use fewer slices (or fewer samples)"
+    else:
+        what, remedy = f"arguments 'x' and 'y' ({samples} samples)", "use fewer samples (or fewer columns)"
+    listed = ", ".join(f"{name} {format_bytes(size)}" for name, size in parts.items())
+    raise InputError(f"{what}: training {critics} critic(s) on {samples} samples of {input_width} input values needs "
+                     f"at least {format_bytes(need)} of memory ({listed}), but only {format_bytes(available)} is "
+                     f"available; {remedy}")
