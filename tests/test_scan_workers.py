@@ -11,6 +11,7 @@ likelihood ratio p^(−1) = e^(ε/Δ) at every output, p = e^(−ε/Δ) (Ghosh, 
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 
 import numpy as np
@@ -242,6 +243,12 @@ def _count(array, epsilon, random_state):
     return float(np.sum(np.asarray(array) >= 5) + int(rng.geometric(1 - p)) - int(rng.geometric(1 - p)))
 
 
+def slower_count(array, epsilon=1.0, random_state=None):
+    """10 ms a call: too slow for a look within 10 × a --timeout of 0.1 s."""
+    time.sleep(0.01)
+    return _count(array, epsilon, random_state)
+
+
 def deaf(array, epsilon=1.0, random_state=None):
     """Blocks the alarm that bounds a call, then sleeps: --timeout cannot interrupt it."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
@@ -321,6 +328,12 @@ def slow_count(array, epsilon=1.0, random_state=None):
     return _count(array, epsilon, random_state)
 
 
+def slower_count(array, epsilon=1.0, random_state=None):
+    """10 ms a call: too slow for a look within 10 × a --timeout of 0.1 s."""
+    time.sleep(0.01)
+    return _count(array, epsilon, random_state)
+
+
 def deaf(array, epsilon=1.0, random_state=None):
     """Blocks the alarm that bounds a call, then sleeps: --timeout cannot interrupt it."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
@@ -371,6 +384,22 @@ def test_a_case_of_slow_calls_that_its_own_bounds_allow_is_audited_not_killed(tm
     assert outcome["status"] == "control", outcome.get("reason")
     assert seconds > 0.003 * RUNS > 4 * TIMEOUT + GRACE
     assert outcome["runs"] == RUNS
+
+
+def test_a_case_whose_first_look_cannot_end_within_its_looks_bound_is_skipped_before_it(tmp_path):
+    """Calls of 10 ms, --timeout 0.1 s: the looks' bound is 10 × 0.1 s = 1 s (4 × 10 ms × 1,300 runs = 52 s held
+    there). Before its first look the case has spent at least the float-bit probe's 64 calls (0.64 s), and that look
+    plans about a hundred runs more (1 s at the probe's faster call): it would end past 1 s, so no look runs
+    (audit.gating.look_time) and the case is skipped as too slow, not killed."""
+    from audit.scan.case_audit import audit_case, list_cases
+
+    module = tmp_path / "slow_or_stuck.py"
+    module.write_text(textwrap.dedent(SLOW_OR_STUCK), encoding="utf-8")
+    case = next(c for c in list_cases(str(module), (EPSILON,))[1] if c.entry.name == "slower_count")
+    outcome = audit_case(case, alpha=0.05, max_runs=RUNS, timeout=0.1, seed=7)
+    assert outcome["status"] == "skipped"
+    assert re.fullmatch(r"too slow to audit: its first look would end \S+ s after its audit started \(its probe's "
+                        r"faster call took \S+ s\), past the 1 s its looks may take at --timeout 0.1", outcome["reason"])
 
 
 @pytest.mark.integration
