@@ -112,12 +112,35 @@ def test_a_chunk_may_take_a_multiple_of_what_the_probe_says_within_ten_timeouts(
     assert chunk_timeout(60.0, 0.01, 6000) == pytest.approx(4 * 0.01 * 6000)  # the looks of 6,000 calls: 240 s
 
 
-def test_a_case_may_run_after_its_probe_twice_what_its_calls_may_take_within_ten_timeouts_a_chunk():
-    """The hard kill's allowance after the probe (audit.scan.isolation.hard_limit), from the chunks' rule by hand."""
+def test_a_case_may_run_after_its_probe_twice_its_looks_bound_and_one_timeout():
+    """The hard kill's allowance after the probe (audit.scan.isolation.hard_limit), by hand: twice the looks' bound
+    (the timeout, or 4 × the probe's slower call × the runs, held at 10 timeouts), plus one timeout."""
     from audit.scan.case_audit import seconds_after_probe
 
-    assert seconds_after_probe(60.0, 0.001, 6000) == 2 * 60.0  # 6,000 calls of 1 ms: 4 × 6 s, below the timeout
-    # python-dp's BoundedMean without bounds, 40 ms a call: 2 × 4 × 240 s, past the looks' limit of 10 × 60 s
-    assert seconds_after_probe(60.0, 0.04, 6000) == pytest.approx(2 * 4 * 0.04 * 6000)
-    # 5 s a call: held at 10 × 60 s for each of the 24 chunks of 256 calls that 6,000 calls make (23.4 rounded up)
-    assert seconds_after_probe(60.0, 5.0, 6000) == pytest.approx(2 * 10 * 60.0 * 24)
+    timeout = 60.0
+    # 6,000 calls of 1 ms: 4 × 6 s = 24 s is below the timeout, which bounds the looks.
+    assert seconds_after_probe(timeout, 0.001, 6000) == pytest.approx(2 * 60.0 + 60.0)
+    # 20 ms a call (python-dp's BoundedMean without bounds): 4 × 120 s = 480 s of looks.
+    assert seconds_after_probe(timeout, 0.02, 6000) == pytest.approx(2 * 480.0 + 60.0)
+    # 40 ms: 4 × 240 s = 960 s, held at 10 × 60 s; 5 s a call, or 20,000 runs, the same: the bound ignores max_runs.
+    for probe, runs in ((0.04, 6000), (5.0, 6000), (5.0, 20000), (59.0, 6000)):
+        assert seconds_after_probe(timeout, probe, runs) == pytest.approx(2 * 600.0 + 60.0)
+
+
+def test_a_case_is_killed_within_twenty_five_timeouts_and_a_slow_working_one_is_not():
+    """The whole case's hard kill (isolation.hard_limit, from the case's start): at most the probe's own limit
+    (4 timeouts + grace) + 21 timeouts + grace, whatever its probe measured; a case of 20–60 ms calls has twice its
+    6,000 calls' time and more."""
+    from audit.scan.case_audit import seconds_after_probe
+    from audit.scan.isolation import hard_limit
+    from mechanisms.execution.worker import HARD_KILL_GRACE
+
+    timeout, grace = 60.0, HARD_KILL_GRACE
+    most = 25 * timeout + 2 * grace  # 1,520 s at the default timeout (and grace)
+    for probe in (1e-4, 0.02, 0.06, 1.0, 59.0):  # 59 s a call reaches it
+        # The probe ended at the latest moment its own limit lets it (4 × timeout + grace after the start at 0).
+        latest = hard_limit(timeout, 0.0, 4 * timeout + grace, seconds_after_probe(timeout, probe, 6000))
+        assert latest <= most
+    for probe in (0.02, 0.06):  # slow but working: killed only past twice its calls' time after its probe
+        calls = 6000 * probe
+        assert hard_limit(timeout, 0.0, 2 * probe, seconds_after_probe(timeout, probe, 6000)) > 2 * probe + 2 * calls

@@ -11,6 +11,7 @@ likelihood ratio p^(−1) = e^(ε/Δ) at every output, p = e^(−ε/Δ) (Ghosh, 
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 
 import numpy as np
@@ -242,6 +243,12 @@ def _count(array, epsilon, random_state):
     return float(np.sum(np.asarray(array) >= 5) + int(rng.geometric(1 - p)) - int(rng.geometric(1 - p)))
 
 
+def slower_count(array, epsilon=1.0, random_state=None):
+    """10 ms a call: too slow for a look within 10 × a --timeout of 0.1 s."""
+    time.sleep(0.01)
+    return _count(array, epsilon, random_state)
+
+
 def deaf(array, epsilon=1.0, random_state=None):
     """Blocks the alarm that bounds a call, then sleeps: --timeout cannot interrupt it."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
@@ -316,8 +323,14 @@ def _count(array, epsilon, random_state):
 
 
 def slow_count(array, epsilon=1.0, random_state=None):
-    """2 ms a call: slow, and legitimate."""
-    time.sleep(0.002)
+    """3 ms a call: slow, and legitimate."""
+    time.sleep(0.003)
+    return _count(array, epsilon, random_state)
+
+
+def slower_count(array, epsilon=1.0, random_state=None):
+    """10 ms a call: too slow for a look within 10 × a --timeout of 0.1 s."""
+    time.sleep(0.01)
     return _count(array, epsilon, random_state)
 
 
@@ -336,7 +349,7 @@ def deaf_after_probe(array, epsilon=1.0, random_state=None):
 '''
 
 #: The timeout, runs and grace of the hard-kill tests: 1,300 runs, the fewest a look refutes with at α = 0.05.
-TIMEOUT, RUNS, GRACE = 0.2, 1300, 0.5
+TIMEOUT, RUNS, GRACE = 0.8, 1300, 0.5
 
 
 def _run_alone(tmp_path, monkeypatch, name):
@@ -363,26 +376,44 @@ def _run_alone(tmp_path, monkeypatch, name):
 
 @pytest.mark.integration
 def test_a_case_of_slow_calls_that_its_own_bounds_allow_is_audited_not_killed(tmp_path, monkeypatch):
-    """1,300 calls of 2 ms: 2.6 s of calls, past 4 × --timeout + grace = 1.3 s (the hard kill's first limit), within
-    each chunk's bound (256 calls, 0.5 s, of the 10 × 0.2 s = 2 s a chunk may take): the case is audited."""
+    """1,300 calls of 3 ms: 3.9 s of calls, past 4 × --timeout + grace = 3.7 s (the hard kill's first limit), within
+    each chunk's bound (256 calls, 0.8 s, of the 10 × 0.8 s = 8 s a chunk may take) and the looks' (4 × the probe's
+    3 ms × 1,300 runs = 15.6 s, held at the same 8 s, which every look, the first included, is predicted to end
+    within at the probe's faster call): the case is audited, all its runs made."""
     outcome, seconds = _run_alone(tmp_path, monkeypatch, "slow_count")
     assert outcome["status"] == "control", outcome.get("reason")
-    assert seconds > 0.002 * RUNS > 4 * TIMEOUT + GRACE
+    assert seconds > 0.003 * RUNS > 4 * TIMEOUT + GRACE
     assert outcome["runs"] == RUNS
+
+
+def test_a_case_whose_first_look_cannot_end_within_its_looks_bound_is_skipped_before_it(tmp_path):
+    """Calls of 10 ms, --timeout 0.1 s: the looks' bound is 10 × 0.1 s = 1 s (4 × 10 ms × 1,300 runs = 52 s held
+    there). Before its first look the case has spent at least the float-bit probe's 64 calls (0.64 s), and that look
+    plans about a hundred runs more (1 s at the probe's faster call): it would end past 1 s, so no look runs
+    (audit.gating.look_time) and the case is skipped as too slow, not killed."""
+    from audit.scan.case_audit import audit_case, list_cases
+
+    module = tmp_path / "slow_or_stuck.py"
+    module.write_text(textwrap.dedent(SLOW_OR_STUCK), encoding="utf-8")
+    case = next(c for c in list_cases(str(module), (EPSILON,))[1] if c.entry.name == "slower_count")
+    outcome = audit_case(case, alpha=0.05, max_runs=RUNS, timeout=0.1, seed=7)
+    assert outcome["status"] == "skipped"
+    assert re.fullmatch(r"too slow to audit: its first look would end \S+ s after its audit started \(its probe's "
+                        r"faster call took \S+ s\), past the 1 s its looks may take at --timeout 0.1", outcome["reason"])
 
 
 @pytest.mark.integration
 @pytest.mark.parametrize("name", ["deaf", "deaf_after_probe"])
 def test_a_case_stuck_where_the_timeout_cannot_reach_is_still_killed_within_its_bound(tmp_path, monkeypatch, name):
     """Stuck in its probe: killed at 4 × --timeout + grace. Stuck in its first chunk, after a probe of fast calls:
-    killed once its probe ended + what its bounds allow + grace, within (4 + 20 × ⌈max_runs / 256⌉) × --timeout
-    + 2 × grace of its start (isolation's stated bound: the first limit, then twice 10 × --timeout a chunk)."""
+    killed once its probe ended + what its bounds allow + grace, within 25 × --timeout + 2 × grace of its start
+    (isolation's stated bound: the first limit, then twice 10 × --timeout and one --timeout)."""
     outcome, seconds = _run_alone(tmp_path, monkeypatch, name)
     assert outcome["status"] == "skipped"
     assert outcome["reason"].endswith(f"stuck where --timeout cannot interrupt it: its process was killed while "
                                       f"running slow_or_stuck.{name}")
     first = 4 * TIMEOUT + GRACE
-    most = (4 + 20 * -(-RUNS // 256)) * TIMEOUT + 2 * GRACE  # 25.8 s
+    most = 25 * TIMEOUT + 2 * GRACE  # 21 s
     assert first <= seconds <= most + 1.0  # + the fork and the wait for the killed process
     if name == "deaf":
         assert outcome["reason"].startswith(f"still running {first:g} s after it started (4 × --timeout + 0.5 s)")

@@ -200,13 +200,45 @@ def test_runs_to_refute_matches_a_direct_search_over_the_certificate():
     assert runs_to_refute(claim, 0.2, 0.1, alpha) is None  # e^1 · 0.1 > 0.2: inside the profile
 
 
-def test_time_limit_stops_before_a_look_that_would_not_fit():
-    result = run_sequential_audit(_spec("laplace_sum", seed=2), 60000, time_limit=1e-6)
-    assert result.stopped == "time"
-    # The first look always runs; after the early look (40 samples, whose seconds are mostly fixed costs) the first
-    # ordinary look does too, and the time is judged from its seconds.
-    assert result.schedule[0].early and len(result.looks) == 2
-    assert "time limit" in result.summary()
+#: The runner's own probe: two calls on one database, which a sequential audit does not count as runs.
+RUNNER_PROBE_CALLS = 2
+#: Seconds of the fake clock each mechanism run takes (test_the_time_limit_binds_from_the_first_look).
+TICK = 0.001
+
+
+def test_the_time_limit_binds_from_the_first_look(monkeypatch):
+    """A fake clock on which each run takes TICK seconds (and nothing else any time): the looks' seconds are their
+    calls', whatever the machine's load. Before each look, the first included, the seconds spent + the look's
+    predicted seconds (before a timed ordinary look: its planned runs not made yet at seconds_per_run, or the early
+    look's seconds, the larger) must be within the limit."""
+    from audit.gating import look_time
+    from audit.gating.look_time import FirstLookPastTimeLimit
+
+    def audit(limit):
+        counting = _CountingMechanism(_spec("laplace_sum", seed=2).mechanism)
+        monkeypatch.setattr(look_time, "clock", lambda: counting.calls * TICK)
+        spec = _spec("laplace_sum", seed=2, mechanism=counting)
+        return run_sequential_audit(spec, 6000, time_limit=limit, seconds_per_run=TICK), counting
+
+    free, _ = audit(None)
+    assert free.stopped == "budget" and len(free.looks) == len(free.schedule) >= 2 and free.schedule[0].early
+    # Before look 1: the runner's probe and the float-bit probe ran; look 1 would make all its planned runs.
+    before = RUNNER_PROBE_CALLS + free.probe_runs
+    first_ends = TICK * (before + free.schedule[0].planned_runs)
+    with pytest.raises(FirstLookPastTimeLimit, match=r"argument 'time_limit' \(--time-limit\)") as caught:
+        audit(first_ends - TICK / 2)
+    assert caught.value.predicted == pytest.approx(first_ends)
+    # Look 1 fits; look 2, the first ordinary look (once always run), is predicted at its runs not made yet.
+    made = free.looks[0].runs
+    second_ends = TICK * (before + made + max(made, free.schedule[1].planned_runs - made))
+    assert second_ends > first_ends
+    stopped, counting = audit(second_ends - TICK / 2)
+    assert stopped.stopped == "time" and len(stopped.looks) == 1 and "time limit" in stopped.summary()
+    assert counting.calls == before + made  # nothing spent on look 2
+    # The verdict is look 1's, at the overall level α (look 2's α_2 and the rest unspent: the union bound holds).
+    assert stopped.claim_verdict == free.looks[0].claim_verdict and stopped.alpha == pytest.approx(free.alpha)
+    assert stopped.looks[0] == replace(free.looks[0], seconds=stopped.looks[0].seconds)
+    assert len(audit(second_ends + TICK / 2)[0].looks) >= 2
 
 
 @pytest.mark.slow

@@ -12,10 +12,7 @@ from audit.spec import AuditSpec
 from mechanisms.claims.parsing import parse_claim
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.snapping import snap
-from test_sequential import _CountingMechanism
-
-#: The runner's own probe: two calls on one database, which a sequential audit does not count as runs.
-RUNNER_PROBE_CALLS = 2
+from test_sequential import RUNNER_PROBE_CALLS, _CountingMechanism
 
 
 def _sometimes_thirds(share):

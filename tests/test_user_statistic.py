@@ -223,6 +223,10 @@ RELEASE = textwrap.dedent("""
     def kills_worker(output):
         os.kill(os.getpid(), signal.SIGKILL)
 
+    def speaks(output):
+        print("the statistic speaks")
+        return 1.0
+
     def deaf(output):
         # Stuck where the alarm that bounds the call cannot reach it, as code inside one compiled call is.
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
@@ -348,26 +352,65 @@ def test_a_worker_that_dies_inside_a_statistic_names_the_statistic(tmp_path):
 
 @pytest.fixture(scope="module")
 def local_ray():
-    """A local Ray instance on 2 CPUs, started once for the module's Ray tests (unless one runs already)."""
+    """A local Ray instance on 1 CPU, started once for the module's Ray tests (unless one runs already)."""
     ray = pytest.importorskip("ray")
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, configure_logging=False)
+        ray.init(num_cpus=1, include_dashboard=False, configure_logging=False)
     yield
     if started:
         ray.shutdown()
 
 
+def _output_until(capfd, seen, within=30.0) -> tuple:
+    """(stdout, stderr) captured until ``seen(out, err)`` holds, or ``within`` seconds passed: what Ray's driver
+    prints for its workers comes a moment after the events."""
+    out = err = ""
+    deadline = time.monotonic() + within
+    while True:
+        captured = capfd.readouterr()
+        out, err = out + captured.out, err + captured.err
+        if seen(out, err) or time.monotonic() > deadline:
+            return out, err
+        time.sleep(0.1)
+
+
 @pytest.mark.integration
 @pytest.mark.ray
-def test_a_ray_worker_that_dies_inside_a_statistic_names_the_statistic(tmp_path, local_ray):
+def test_a_ray_worker_that_dies_inside_a_statistic_names_the_statistic(tmp_path, local_ray, capfd):
     # A Ray task on the audit's machine reports in a file as a local worker does (worker.run_reporting_where_seen).
+    from ray._private import worker as driver
+
+    from mechanisms.execution import backends
+
+    printing, dropped = driver.print_to_stdstream, backends._QuietDeaths.dropped
     release = str(tmp_path / "release.py")
     error = _sampling_error(_per_database_spec(tmp_path, "kills_worker", workers=1), 1, backend="ray")
     assert error.startswith(
         f"statistic '{release}:kills_worker', running inside the call of mechanism '{release}:release' on database 0: "
         "the worker process running it died: it was killed, ran out of memory, called os._exit or crashed in "
         "compiled code, or was stopped after hanging past --timeout (WorkerCrashedError"), error
+    # Ray's driver published its own notice of the death, some ten lines on stdout; the backend dropped it (it waits
+    # for it as it closes), then gave Ray its printing back. The error above is all that is said.
+    out, _ = _output_until(capfd, lambda out, err: backends._QuietDeaths.dropped > dropped)
+    assert backends._QuietDeaths.dropped == dropped + 1
+    assert backends.RAY_WORKER_DIED not in out and driver.print_to_stdstream is printing
+
+
+@pytest.mark.integration
+@pytest.mark.ray
+def test_a_ray_worker_is_set_up_as_a_local_worker(tmp_path, local_ray, capfd):
+    # worker.init_ray_worker: a statistic's print goes to the worker's stderr, which Ray forwards to the driver's
+    # stderr, not to its stdout, which keeps only the result (--json).
+    from mechanisms.execution.runner import MechanismRunner
+
+    spec = _per_database_spec(tmp_path, "speaks", workers=1)
+    settings = ExecutionSettings(workers=1, retries=0, backend="ray")
+    with MechanismRunner(spec.mechanism, spec.mechanism_source["spec"], settings,
+                         source=spec.mechanism_source) as runner:
+        runner.sample(np.zeros((3, 3, 1)), np.random.default_rng(0), what="audit sample")
+    out, err = _output_until(capfd, lambda out, err: "the statistic speaks" in err + out)
+    assert "the statistic speaks" in err and "the statistic speaks" not in out
 
 
 @pytest.mark.slow

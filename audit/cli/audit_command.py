@@ -49,7 +49,7 @@ def configure(parser) -> None:
                         help="a sequential audit: nested looks at growing parts of one stream of at most N mechanism "
                              "runs, stopping at the first refutation, alpha spent across the looks (audit.gating.sequential)")
     parser.add_argument("--time-limit", type=number, action=StoreOnce, metavar="S",
-                        help="with --max-runs: run no look that would end past S seconds")
+                        help="with --max-runs: run no look, the first included, predicted to end past S seconds")
     parser.add_argument("--plan", action="store_true",
                         help="plan, do not audit: run a small pilot and say which tests can refute the claim, the "
                              "runs each needs at --excess and at the pilot's effect, and how long they take")

@@ -6,7 +6,7 @@ is the audit of the **first** n_k samples (and the first event runs) of one stre
 runs, at its own level α_k, and the last look is the audit of all N samples whose runs fit in
 ``max_runs``: the fixed audit of the full budget, on the same seed, at α_K (about 0.97 α). It
 stops at the first look that refutes the claim (or, without a claim, certifies an MI violation),
-when the looks are done, or when the next look would end past ``time_limit``.
+when the looks are done, or when the next look, the first included, would end past ``time_limit``.
 
 **Nested runs.** Every look is :func:`audit.engine._run_audit` on one
 :class:`~mechanisms.execution.runner.MechanismRunner` with the audit's own seed. The runner ends a
@@ -56,7 +56,8 @@ however its data overlap theirs, its false refutation has probability ≤ α_k. 
 so by the union bound its probability is at most Σ_k α_k = α — no independence between the looks is
 needed (the Bonferroni bound, conservative against the exact joint law of the looks). Only whether a look is run may depend on what came before: an audit
 that stops, or a look not run for the time limit or the budget, leaves its α unspent. So no look is
-resized after the runs start: a look that would end past ``time_limit`` is not run, nor one whose plan,
+resized after the runs start: a look that would end past ``time_limit`` is not run (the first one included: then
+there is no verdict, :class:`~audit.gating.look_time.FirstLookPastTimeLimit`), nor one whose plan,
 with the float-bit event test's runs that an earlier look made unplanned (the probe saw no fine
 bits), passes ``max_runs``; a look whose runs would pass it anyway (the runner's ``call_limit``) stops before the
 call that would pass it, and its verdict is never formed; the audit then reports the look before.
@@ -71,7 +72,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -82,7 +82,9 @@ from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 
 from audit.certificates.claim_tests import smallest_certifying_runs, smallest_refutable_runs
 from audit.gating.refutation_runs import MAX_REFUTATION_RUNS, refutation_at_observed, runs_to_refute  # noqa: F401
+from audit.gating import look_time
 from audit.gating.early_look import EARLY_LOOK_RUNS_PER_INPUT, early_look, early_look_possible
+from audit.gating.look_time import FirstLookPastTimeLimit, look_ends, predicted_seconds  # noqa: F401
 from audit.gating.look_runs import (event_selection_possible, look_boundaries, look_run_counter, look_runs,  # noqa: F401
                                     plans_float_runs, runs_per_sample, single_pair, event_part)
 
@@ -469,7 +471,8 @@ def _decides(result) -> str | None:
     return "violation" if result.violation and not result.estimate_only else None
 
 
-def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None, growth: float = GROWTH,
+def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None, seconds_per_run: float | None = None,
+                         growth: float = GROWTH,
                          look_fraction: float = LOOK_FRACTION, rho: float = SPENDING_POWER,
                          progress=None, stop_at_refutation: bool = False) -> SequentialAudit:
     """Audit ``spec`` in nested looks that stop at the first refutation, within ``max_runs`` runs and ``time_limit``.
@@ -485,9 +488,12 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
         A look whose calls would pass it (earlier looks made calls it could not reuse, or its
         event test's selection runs) is not completed.
     time_limit : float, optional
-        Seconds: a look that would end past it (at the seconds per sample of the look before) is
-        not run. The first look always runs, and after an early look the first ordinary one too (the
-        early look's seconds, mostly fixed costs, say little of a larger look's).
+        Seconds from the start: a look predicted to end past it (:mod:`audit.gating.look_time`) is not run, the
+        first included; where that is the first look, :class:`~audit.gating.look_time.FirstLookPastTimeLimit` is
+        raised (no verdict).
+    seconds_per_run : float, optional
+        What one mechanism call takes (a scan's probe measures it): the looks before the first ordinary look has
+        been timed are predicted from it (:func:`audit.gating.look_time.predicted_seconds`).
     growth, look_fraction, rho : float
         The schedule and its α-spending (:func:`look_schedule`).
     progress : callable, optional
@@ -507,20 +513,20 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
 
     if time_limit is not None:
         time_limit = check_positive(time_limit, "time_limit")
+    if seconds_per_run is not None and not seconds_per_run >= 0:
+        raise InputError(f"argument 'seconds_per_run' must be >= 0, got {seconds_per_run}")
     outcomes, result, stopped, notes = [], None, "budget", []
-    started = time.perf_counter()
+    started = look_time.clock()
     with _look_runner(spec) as runner:
         schedule, float_runs = _planned_looks(spec, runner, max_runs, growth=growth, look_fraction=look_fraction,
                                               rho=rho)
         runner.call_limit, probe_runs = int(max_runs), runner.calls
         unplanned_float = None  # the first look that ran the float-bit event test the schedule did not plan
         for index, planned in enumerate(schedule, start=1):
-            # The early look's seconds are mostly fixed costs (fitting on 40 draws): no basis for a larger look's.
-            timed = [o for o in outcomes if not schedule[o.look - 1].early]
-            if timed and time_limit is not None:
-                last = timed[-1]
-                expected = last.seconds * planned.samples / last.samples
-                if time.perf_counter() - started + expected > time_limit:
+            if time_limit is not None:
+                ends = look_ends(planned, outcomes, schedule, seconds_per_run, runner.calls - probe_runs, started,
+                                 time_limit, first=result is None)
+                if ends > time_limit:
                     stopped = "time"
                     break
             # With the float-bit test's runs this look's plan (look_runs) passes max_runs: run, it would most likely stop
@@ -535,7 +541,7 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
                 break
             look_spec = dataclasses.replace(spec, samples=planned.samples, event_runs=planned.event_runs,
                                             alpha=planned.alpha)
-            calls, hits, look_started = runner.calls, runner.cache.hits, time.perf_counter()
+            calls, hits, look_started = runner.calls, runner.cache.hits, look_time.clock()
             runner.cache.start_look(final=index == len(schedule))
             try:
                 look = _run_audit(look_spec, runner, early=planned.early, stop_at_refutation=stop_at_refutation)
@@ -555,7 +561,7 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
             made = runner.calls - calls
             event = result.event_test
             outcome = LookOutcome(index, planned.samples, planned.event_runs, planned.alpha, made,
-                                  runner.cache.hits - hits, time.perf_counter() - look_started,
+                                  runner.cache.hits - hits, look_time.clock() - look_started,
                                   result.claim_verdict, result.verdict,
                                   None if event is None else float(event.epsilon_lower_bound))
             outcomes.append(outcome)
@@ -580,5 +586,5 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
         f"{schedule[deciding - 1].samples} samples of the runs, whose tests spent α_k = "
         f"{schedule[deciding - 1].alpha:.3g} of the overall α = {total:g}, which the verdicts are stated at."])
     audit = SequentialAudit(result, outcomes, schedule, total, int(max_runs), time_limit, stopped, runs,
-                            time.perf_counter() - started, needed, note, notes, rho=float(rho), probe_runs=probe_runs)
+                            look_time.clock() - started, needed, note, notes, rho=float(rho), probe_runs=probe_runs)
     return dataclasses.replace(audit, result=dataclasses.replace(result, sequential=audit.block()))  # for --report

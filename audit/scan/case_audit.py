@@ -8,11 +8,13 @@ once on each database of the pair within ``timeout`` seconds (:func:`mechanisms.
 a call that raises, exits or does not return is a skipped case with its reason, and so is an audit
 that fails (every later chunk of the audit's calls is bounded by ``timeout``, or by a multiple of what the
 probe's calls took where a chunk of such calls takes longer, :func:`chunk_timeout`, and is not run again; a
-look after the first (after an early look, the first two) is started only while it is predicted to end within
-the same rule for ``max_runs`` calls). A case run in a process of its own tells the worker, once its probe has run, how long the rest may take
-under these bounds (:func:`seconds_after_probe`): the worker's hard kill of a case stuck where ``timeout`` cannot
-interrupt it comes only past that (:func:`audit.scan.isolation.hard_limit`). What an entry point prints is
-captured, never written to the scan's stdout, and its warnings are recorded on the case.
+look, the first included, is started only while it is predicted to end within the same rule for ``max_runs`` calls,
+:mod:`audit.gating.look_time`, the looks before the first timed one at the probe's faster call: a case whose
+first look would not is skipped, saying so). A case run in a process of its own tells the worker, once its probe
+has run, how long the rest may take under these bounds (:func:`seconds_after_probe`): the worker's hard kill of a
+case stuck where ``timeout`` cannot interrupt it comes only past that (:func:`audit.scan.isolation.hard_limit`).
+What an entry point prints is captured, never written to the scan's stdout, and its warnings are recorded on the
+case.
 
 :func:`list_cases` lists the cases of a target, the same in the scan's process and in each worker.
 """
@@ -45,6 +47,9 @@ LOOK_FRACTION = 0.34
 CHUNK_SLACK = 4.0
 #: ... and at most this many times the case's ``timeout``.
 CHUNK_TIMEOUT_FACTOR = 10.0
+#: A case's hard kill allows its audit's own work (its tests' fits, its certificates) this many ``timeout`` beyond its
+#: looks' bound (:func:`seconds_after_probe`).
+COMPUTE_TIMEOUTS = 1.0
 
 
 class _Captured:
@@ -121,6 +126,7 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
     from mechanisms.outputs.encoding import OutputEncoder
 
     from audit.gating.assertions import claim_spec
+    from audit.gating.look_time import FirstLookPastTimeLimit
     from audit.gating.sequential import run_sequential_audit
 
     started = (time.perf_counter(), time.process_time())
@@ -130,7 +136,7 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
         return skipped_outcome(case, seed, f"the call could not be built: {type(exc).__name__}: {exc}", started)
     who = f"entry point {case.entry.qualified}"
     global_state = np.random.get_state()[1].copy()
-    probe_seconds = 0.0  # the slower of the two probe calls: what one call costs here and now
+    probe_calls = []  # the probe's two calls' seconds: what one call costs here and now
     for name, db in (("first", case.pair.first), ("second", case.pair.second)):
         called = time.perf_counter()
         try:
@@ -141,7 +147,9 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
         except Exception as exc:  # noqa: BLE001 - a library may raise anything at a grid point
             return skipped_outcome(case, seed, f"the call raised {type(exc).__name__} on the {name} database: {exc}"[:400],
                             started)
-        probe_seconds = max(probe_seconds, time.perf_counter() - called)
+        probe_calls.append(time.perf_counter() - called)
+    # The slower call bounds the chunks (a first call's one-off costs included); the faster predicts the looks' calls.
+    probe_seconds, call_seconds = max(probe_calls), min(probe_calls)
     looks_limit = chunk_timeout(timeout, probe_seconds, max_runs)
     if on_bounds is not None:
         on_bounds(seconds_after_probe(timeout, probe_seconds, max_runs))
@@ -164,7 +172,7 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
             # The looks' bound as a chunk's: a case of slow calls (a model's fit, a loaded machine) is not cut short
             # before its last look, as the time its early looks took would have it at ``timeout``.
             # A finding needs one refutation: within a look the tests after the first that refutes are not run.
-            audit = run_sequential_audit(spec, max_runs, time_limit=looks_limit,
+            audit = run_sequential_audit(spec, max_runs, time_limit=looks_limit, seconds_per_run=call_seconds,
                                          look_fraction=LOOK_FRACTION, stop_at_refutation=True)
         for warning in said:
             text = str(warning.message)
@@ -174,6 +182,10 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
                 warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     except MechanismError as exc:
         return skipped_outcome(case, seed, f"failed during the audit: {exc}"[:400], started, notes=notes)
+    except FirstLookPastTimeLimit as exc:
+        return skipped_outcome(case, seed, f"too slow to audit: its first look would end {exc.predicted:.3g} s after "
+                               f"its audit started (its probe's faster call took {call_seconds:.3g} s), past the "
+                               f"{looks_limit:.3g} s its looks may take at --timeout {timeout:g}", started, notes=notes)
     except InputError as exc:
         return skipped_outcome(case, seed, f"could not be audited: {exc}"[:400], started, notes=notes)
     if function.printed:
@@ -185,30 +197,28 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
             **_evidence(audit), "alpha": alpha, **_times(started), "notes": notes}
 
 
-def chunk_timeout(timeout: float, probe_seconds: float, calls: int | None = None, most: float | None = None) -> float:
+def chunk_timeout(timeout: float, probe_seconds: float, calls: int | None = None) -> float:
     """Seconds ``calls`` calls of a case may take (default: one chunk of the audit's runs,
     :data:`~mechanisms.execution.runner.DEFAULT_CHUNK_SIZE`): ``timeout``, or, where the probe's slower call says
-    that they take longer here (a slow fit, a machine others load), :data:`CHUNK_SLACK` times that, at most ``most``
-    (default :data:`CHUNK_TIMEOUT_FACTOR` × ``timeout``). The bound only stops a hang (a chunk's) or a case far slower
-    than its probe (the looks'); the runs are the same whatever it is."""
+    that they take longer here (a slow fit, a machine others load), :data:`CHUNK_SLACK` times that, at most
+    :data:`CHUNK_TIMEOUT_FACTOR` × ``timeout``. The bound only stops a hang (a chunk's) or a case far slower than its
+    probe (the looks'); the runs are the same whatever it is."""
     from mechanisms.execution.runner import DEFAULT_CHUNK_SIZE
 
     calls = DEFAULT_CHUNK_SIZE if calls is None else calls
-    most = CHUNK_TIMEOUT_FACTOR * timeout if most is None else most
-    return min(max(timeout, CHUNK_SLACK * probe_seconds * calls), most)
+    return min(max(timeout, CHUNK_SLACK * probe_seconds * calls), CHUNK_TIMEOUT_FACTOR * timeout)
 
 
 def seconds_after_probe(timeout: float, probe_seconds: float, max_runs: int) -> float:
-    """Seconds a case may run after its probe under its own bounds: twice what :func:`chunk_timeout` lets its
-    ``max_runs`` calls take (``timeout``, or :data:`CHUNK_SLACK` × the probe's slower call × ``max_runs``), held at
-    :data:`CHUNK_TIMEOUT_FACTOR` × ``timeout`` for each chunk of ⌈``max_runs`` / 256⌉, the most each chunk of 256
-    calls may take. Not the looks' time limit, which the first two looks do not obey (they always run) and which
-    only predicts a look's length: the calls' own rate; twice it, for the certificates' work and the calls that a
-    look makes beyond its plan. At most 2 × :data:`CHUNK_TIMEOUT_FACTOR` × ``timeout`` × ⌈``max_runs`` / 256⌉."""
-    from mechanisms.execution.runner import DEFAULT_CHUNK_SIZE
-
-    chunks = math.ceil(max_runs / DEFAULT_CHUNK_SIZE)
-    return 2 * chunk_timeout(timeout, probe_seconds, max_runs, most=CHUNK_TIMEOUT_FACTOR * timeout * chunks)
+    """Seconds a case may run after its probe under its own bounds: twice its looks' bound, :func:`chunk_timeout` for
+    its ``max_runs`` calls (``timeout``, or :data:`CHUNK_SLACK` × the probe's slower call × ``max_runs``, at most
+    :data:`CHUNK_TIMEOUT_FACTOR` × ``timeout``), plus :data:`COMPUTE_TIMEOUTS` × ``timeout``. Every look, the first
+    included, starts only while predicted to end within the looks' bound (:mod:`audit.gating.look_time`); twice it
+    leaves the look started last as long again (the calls slower than predicted, more calls than planned), and the
+    ``timeout`` added is for the audit's own work that the looks before the first timed one are not predicted to take
+    (their fits and certificates). At most (2 × :data:`CHUNK_TIMEOUT_FACTOR` + :data:`COMPUTE_TIMEOUTS`) ×
+    ``timeout``, whatever ``max_runs``: 1,260 s at the scan's default 60 s."""
+    return 2 * chunk_timeout(timeout, probe_seconds, max_runs) + COMPUTE_TIMEOUTS * timeout
 
 
 def _with_timeout(spec, timeout, settings_type):

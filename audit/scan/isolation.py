@@ -23,15 +23,16 @@ worker itself; a worker that dies then (:class:`~mechanisms.execution.backends.W
 :data:`~mechanisms.execution.worker.HARD_KILL_GRACE` (``g``, 10 s); :func:`hard_limit`. Until its probe has run, a
 case may run :data:`HARD_LIMIT_TIMEOUTS` × ``timeout`` + ``g`` (its two probe calls, each bounded by ``timeout``,
 and as much again). Once its probe has run, the case tells the worker, through memory the two processes share,
-the seconds the rest may take (:func:`audit.scan.case_audit.seconds_after_probe`: twice what its chunks' rule lets
-its ``max_runs`` calls take, ``timeout`` or 4 × its probe's slower call each, held at 10 × ``timeout`` for each
-chunk of 256 calls), and may run until that long + ``g`` after its probe ended, never less than the first limit.
-So a case of slow but legitimate calls (python-dp's ``BoundedMean`` without bounds: 20–60 ms a call, 75–235 s a
-case) is audited, not killed at 4 × ``timeout``. A case stuck where ``timeout`` cannot reach is killed by its
-probe's end (itself within the first limit) + max(2 × ``timeout``, 8 × its probe's slower call × ``max_runs``) +
-``g``, where that is past the first limit: a case whose probe is quick is killed 4 × ``timeout`` + ``g`` after it
-started (250 s at the default 60 s), and none runs more than (4 + 20 × ⌈``max_runs`` / 256⌉) × ``timeout`` + 2 ×
-``g`` seconds.
+the seconds the rest may take (:func:`audit.scan.case_audit.seconds_after_probe`): twice its looks' bound, which
+every look, the first included, is started only while predicted to end within (``timeout``, or 4 × its probe's
+slower call × ``max_runs``, at most 10 × ``timeout``), plus ``timeout`` for the audit's own work; it may run until
+that long + ``g`` after its probe ended, never less than the first limit. So a case of slow but legitimate calls
+(python-dp's ``BoundedMean`` without bounds: 20–60 ms a call, 75–235 s a case) is audited, not killed at
+4 × ``timeout``. A case stuck where ``timeout`` cannot reach is killed by its probe's end (itself within the first
+limit) + min(max(2 × ``timeout``, 8 × its probe's slower call × ``max_runs``), 20 × ``timeout``) + ``timeout`` +
+``g``, where that is past the first limit: a case whose calls are quick is killed 4 × ``timeout`` + ``g`` after it
+started (250 s at the default 60 s), and none runs more than 25 × ``timeout`` + 2 × ``g`` seconds (1,520 s at the
+default), whatever ``max_runs``.
 
 Only the scan's own process writes the state file and the report; the outcomes are merged in case order.
 A worker's first task lists the cases (:func:`list_in_worker`): a worker that dies before it, as one does
@@ -53,7 +54,7 @@ import time
 from dataclasses import dataclass
 
 from mechanisms.errors import MechanismError
-from mechanisms.execution.worker import HARD_KILL_GRACE
+from mechanisms.execution.worker import CRASH_SIGNALS, HARD_KILL_GRACE
 
 from audit.scan.case_audit import audit_case, list_cases, skipped_outcome
 
@@ -65,13 +66,8 @@ __all__ = ["HARD_LIMIT_TIMEOUTS", "CaseTask", "ScanTarget", "hard_limit", "impor
 #: its own bounds allow more (:func:`hard_limit`): its two probe calls are each bounded by ``timeout``.
 HARD_LIMIT_TIMEOUTS = 4
 
-#: Signals a crashing case dies of quietly: the default action, not a handler a library or the
-#: worker installed (Ray's and ``faulthandler``'s print a stack for each crash).
 #: The exit status of a case's process that a BaseException (not an Exception) ended, having written its name.
 _ESCAPED = 70
-
-_CRASH_SIGNALS = tuple(getattr(signal, name) for name in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGFPE", "SIGILL")
-                       if hasattr(signal, name))
 
 
 @dataclass(frozen=True)
@@ -196,7 +192,7 @@ def _child(target: ScanTarget, task: CaseTask, pipe: int, worker: int, bounds: m
     code = 0
     try:
         faulthandler.disable()
-        for number in _CRASH_SIGNALS:
+        for number in CRASH_SIGNALS:  # a crashing case dies quietly (mechanisms.execution.worker)
             signal.signal(number, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the scan's: it stops the workers

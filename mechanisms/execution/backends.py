@@ -30,8 +30,8 @@ from estimators.validation import InputError
 
 from mechanisms.calls.user_call import run_on_daemon_thread
 from mechanisms.errors import MechanismError
-from mechanisms.execution.worker import (TOKEN_FILE, MechanismReference, init_worker, lost_in, run_reporting,
-                                         run_reporting_where_seen)
+from mechanisms.execution.worker import (TOKEN_FILE, MechanismReference, init_worker, lost_in, run_in_ray_worker,
+                                         run_reporting)
 from mechanisms.outputs.encoding import encoder_of
 
 #: Seconds a worker told to stop (SIGTERM) gets to kill its external programs and exit before SIGKILL.
@@ -302,6 +302,57 @@ def _init_ray_within(ray, address: str, timeout: float, **options) -> None:
                          f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
 
 
+#: How the notice begins that Ray's driver prints, on its stdout, for a worker that died running a task: its error
+#: listener (``ray._private.worker.listen_error_messages``) prints every error the cluster publishes for the job,
+#: whatever ``log_to_driver``, the logging levels or a ``RAY_`` setting say (Ray 2.60).
+RAY_WORKER_DIED = "A worker died or was killed while executing a task"
+#: Seconds :meth:`RayBackend.close` waits for the notices of the deaths it saw, to drop them (:class:`_QuietDeaths`).
+RAY_NOTICE_WAIT = 5.0
+
+
+class _QuietDeaths:
+    """While a :class:`RayBackend` is open, Ray's driver drops its notice of a worker that died in a task
+    (:data:`RAY_WORKER_DIED`), some ten lines on stdout, which would corrupt ``--json``: the audit says the death in one
+    line of its own (:class:`WorkerLost`). Ray has no setting for it, so the function its error listener prints
+    through, ``ray._private.worker.print_to_stdstream``, is wrapped, and given back when the last backend closes;
+    where a Ray version has no such function, nothing is wrapped and the notice is printed. ``dropped`` counts the
+    notices dropped."""
+
+    opened, original, dropped = 0, None, 0
+
+    @classmethod
+    def open(cls) -> None:
+        try:
+            from ray._private import worker as driver
+        except ImportError:
+            return
+        cls.opened += 1
+        original = getattr(driver, "print_to_stdstream", None)
+        if cls.original is not None or not callable(original):
+            return
+
+        def print_to_stdstream(data, *args, **kwargs):
+            lines = data.get("lines") if isinstance(data, dict) and data.get("pid") == "raylet" else None
+            if lines:
+                kept = [line for line in lines if not str(line).startswith(RAY_WORKER_DIED)]
+                cls.dropped += len(lines) - len(kept)
+                if not kept:
+                    return None
+                data = {**data, "lines": kept}
+            return original(data, *args, **kwargs)
+
+        cls.original, driver.print_to_stdstream = original, print_to_stdstream
+
+    @classmethod
+    def close(cls) -> None:
+        cls.opened = max(0, cls.opened - 1)
+        if cls.opened or cls.original is None:
+            return
+        from ray._private import worker as driver
+
+        driver.print_to_stdstream, cls.original = cls.original, None
+
+
 class RayBackend:
     """Chunks run as Ray tasks on a local Ray instance or an existing cluster (``address``).
 
@@ -317,6 +368,10 @@ class RayBackend:
     and the hard kill's deadline, and a :class:`WorkerLost` names them. A task that cannot read it (a node
     on another machine, a cluster behind ``ray://``) runs without a report, since nothing it wrote there
     would reach the audit: a worker dying in it is then blamed on the mechanism, as before a report existed.
+
+    Each task first sets up its Ray worker as a local worker is set up, once per process
+    (:func:`~mechanisms.execution.worker.init_ray_worker`), and while the backend is open Ray's driver does not
+    print its own notice of a worker's death beside the audit's line (:class:`_QuietDeaths`).
     """
 
     isolated_failures = True
@@ -342,8 +397,10 @@ class RayBackend:
                 ray.init(num_cpus=cpus or os.cpu_count(), runtime_env={"env_vars": {"PYTHONPATH": path}}, **options)
         self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._reference = ray.put(reference)
-        self._remote = ray.remote(max_retries=0, num_cpus=1)(run_reporting_where_seen)
+        self._remote = ray.remote(max_retries=0, num_cpus=1)(run_in_ray_worker)
         self._refs, self._reports = {}, _TaskReports()
+        _QuietDeaths.open()
+        self._quiet, self._deaths, self._dropped = True, 0, _QuietDeaths.dropped  # deaths seen; notices dropped before
 
     def submit(self, fn, task) -> Future:
         name = self._reports.new()
@@ -364,6 +421,7 @@ class RayBackend:
                 raise cause from None
             raise self._reports.lost(future, str(exc)) from None
         except ray.exceptions.RayError as exc:  # a worker or node died, an object was lost
+            self._deaths += isinstance(exc, ray.exceptions.WorkerCrashedError)
             raise self._reports.lost(future, f"{type(exc).__name__}: {exc}") from None
         finally:
             self._reports.done(future)
@@ -384,7 +442,14 @@ class RayBackend:
         self._refs.clear()
         self._reports.forget()
         if self._started and self._ray.is_initialized():
-            self._ray.shutdown()
+            self._ray.shutdown()  # its error listener with it: no notice comes after
+        elif self._quiet:  # Ray goes on: the notices of the deaths seen come a moment after the deaths
+            waited = time.monotonic() + RAY_NOTICE_WAIT
+            while _QuietDeaths.dropped - self._dropped < self._deaths and time.monotonic() < waited:
+                time.sleep(0.05)
+        if self._quiet:
+            self._quiet = False
+            _QuietDeaths.close()
 
 
 def make_backend(reference, backend: str, workers: int, ray_address: str | None):

@@ -48,8 +48,8 @@ from mechanisms.errors import MechanismError
 from mechanisms.execution.chunks import ChunkTask, chunk_generator, seed_global_generators
 from mechanisms.outputs.encoding import encoder_of
 
-__all__ = ["MechanismReference", "init_worker", "run_chunk", "run_probe", "lost_in", "run_reporting",
-           "run_reporting_where_seen"]
+__all__ = ["CRASH_SIGNALS", "MechanismReference", "init_ray_worker", "init_worker", "run_chunk", "run_in_ray_worker",
+           "run_probe", "lost_in", "run_reporting", "run_reporting_where_seen"]
 
 #: Seconds past ``--timeout`` after which a worker stuck inside compiled code (which the
 #: in-process interruption cannot reach) ends its own process; the audit then retries the
@@ -190,6 +190,56 @@ def init_worker(parent: int | None = None) -> None:
         _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+
+
+#: Signals a crashing process dies of quietly where it takes their default action, not a handler a library or Ray
+#: installed (Ray's and ``faulthandler``'s print a stack for each crash).
+CRASH_SIGNALS = tuple(getattr(signal, name) for name in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGFPE", "SIGILL")
+                      if hasattr(signal, name))
+
+#: Whether this process, a Ray worker, was set up (:func:`init_ray_worker`).
+_RAY_WORKER_SET_UP = False
+
+
+def init_ray_worker() -> None:
+    """Set up the Ray worker running this task as :func:`init_worker` sets up a local one, where that applies, once
+    per process (each of the audit's Ray tasks calls it first, :func:`run_in_ray_worker`; it runs on the worker's
+    main thread, which alone may set signal handlers). Ctrl-C is the audit's to handle (it cancels the tasks); the
+    mechanism's prints go to stderr, so that the driver's stdout, where Ray forwards a worker's stdout, keeps only the
+    result (``--json``); SIGTERM (Ray stopping the worker) first ends the external programs the worker runs
+    (:func:`mechanisms.calls.program.kill_running_programs`), then Ray's own handler ends it; and a crash ends it
+    quietly, as it ends a local worker (:data:`CRASH_SIGNALS`), not with Ray's stack dump forwarded to the driver's
+    stderr beside the audit's one line. Not the parent watch: a Ray worker's parent is its node's raylet, not the
+    audit, and Ray itself ends a job's workers when its driver ends (the local instance the audit starts shares its
+    fate, and a raylet's workers end with it)."""
+    global _RAY_WORKER_SET_UP
+    if _RAY_WORKER_SET_UP or threading.current_thread() is not threading.main_thread():
+        return
+    _RAY_WORKER_SET_UP = True
+    from mechanisms.calls.program import kill_running_programs
+
+    ray_handler = signal.getsignal(signal.SIGTERM)
+
+    def stop(number, frame):
+        kill_running_programs()
+        if callable(ray_handler):
+            ray_handler(number, frame)
+        else:
+            os._exit(1)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    faulthandler.disable()
+    for number in CRASH_SIGNALS:
+        signal.signal(number, signal.SIG_DFL)
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+
+
+def run_in_ray_worker(folder: str, token: str, name: str, fn, reference, task, hard_kill: bool = False):
+    """An audit's Ray task: :func:`init_ray_worker`, then :func:`run_reporting_where_seen` with these arguments."""
+    init_ray_worker()
+    return run_reporting_where_seen(folder, token, name, fn, reference, task, hard_kill)
 
 
 def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = False) -> np.ndarray:
