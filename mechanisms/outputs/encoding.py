@@ -261,6 +261,10 @@ class OutputEncoder:
         A user's statistic (:mod:`audit.statistics.user_statistic`), set by :class:`audit.spec.AuditSpec`,
         and in a worker process by :meth:`mechanisms.execution.worker.MechanismReference.resolve` (it travels
         with the mechanism): its values on each output are appended to the row, after the ``2 * width`` columns.
+    encoded, with_nan : int
+        Outputs this encoder encoded in this process, and of them those that held a NaN: each NaN becomes one
+        category (``y=nan``, the same whatever produced it), which the audit's notes count
+        (:meth:`mechanisms.execution.runner.MechanismRunner.call_notes`).
 
     Examples
     --------
@@ -278,6 +282,10 @@ class OutputEncoder:
         # A user's statistic (audit.statistics.user_statistic.UserStatistic): its values on the output before
         # encoding are appended to each row, after the two blocks.
         self.statistic = None
+        # Outputs encoded in this process, and those that held a NaN (each NaN a category, y=nan: _number), for the
+        # audit's note on them (mechanisms.execution.worker.run_chunk counts a chunk's by the difference).
+        self.encoded = 0
+        self.with_nan = 0
 
     @property
     def support_columns(self) -> slice:
@@ -290,6 +298,9 @@ class OutputEncoder:
 
     def __call__(self, output) -> np.ndarray:
         features = output_features(output)
+        self.encoded += 1
+        # A float NaN is the only feature named "...=nan" (a string 'nan' is quoted: y='nan').
+        self.with_nan += any(name.endswith("=nan") for name in features)
         buckets = np.fromiter((self._bucket_of(name) for name in features), dtype=np.intp, count=len(features))
         # bincount adds each bucket's values in the features' order, as a loop of += would: the same doubles.
         row = np.concatenate([np.bincount(buckets, weights=np.fromiter(features.values(), dtype=np.float64,
