@@ -17,6 +17,7 @@ from audit.report.forecast import MAX_RUNS_TO_REFUTE, forecast_runs, runs_to_ref
 from audit.report.text import MISSING, TextTable, number
 from audit.result import PUFFERFISH_PAPER, AuditResult, named_papers
 from estimators.validation import InputError
+from mechanisms.calls.printed import NOTE_WORDS as PRINTED_NOTE_WORDS
 
 NOTION_NAMES = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}
 # What each entry of ``samples_by_purpose`` paid for, in words.
@@ -225,7 +226,7 @@ def _clearance(result: AuditResult, check) -> float | None:
 #: Words of the notes that change what a user should do: the budget, the pairs' reach, the relation, a test left out,
 #: what the mechanism printed (kept off the terminal during the runs) and the NaN it returned.
 _ACTION_WORDS = ("runs per input", "cannot refute", "does not test the claim", "can refute", "declares records in",
-                 "neighbour", "relation", "raise --samples", "is off", "while the audit ran it", "returned NaN in")
+                 "neighbour", "relation", "raise --samples", "is off", PRINTED_NOTE_WORDS, "returned NaN in")
 
 
 def action_notes(result: AuditResult) -> list:

@@ -20,13 +20,17 @@ import io
 import sys
 from dataclasses import dataclass
 
-__all__ = ["KEPT_CHARACTERS", "KEPT_LINES", "Printed", "PrintedLines", "captured_prints", "terminal_stderr"]
+__all__ = ["KEPT_CHARACTERS", "KEPT_LINES", "NOTE_WORDS", "Printed", "PrintedLines", "captured_prints",
+           "terminal_stderr"]
 
 #: The lines of a mechanism's output an audit keeps and shows (the first ones).
 KEPT_LINES = 3
 
 #: A kept line is cut to this many characters.
 KEPT_CHARACTERS = 200
+
+#: The words by which the audit's note on what a mechanism printed (:meth:`Printed.note`) is found among its notes.
+NOTE_WORDS = "while the audit ran it"
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,7 @@ class Printed:
         lines = f"{self.lines:,} line" + ("" if self.lines == 1 else "s")
         shown = " | ".join(repr(line) for line in self.first)
         first = f"; the first {len(self.first)}" if len(self.first) < self.lines else ""
-        when = "before it failed" if failed else "while the audit ran it (stdout and stderr, kept off the terminal)"
+        when = "before it failed" if failed else f"{NOTE_WORDS} (stdout and stderr, kept off the terminal)"
         return f"{who} printed {lines} {when}{first}: {shown}"
 
 
