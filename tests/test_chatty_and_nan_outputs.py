@@ -23,10 +23,7 @@ from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
 from mechanisms.inputs.priors import ProductBernoulli
 
 FIXTURES = Path(__file__).parent / "fixtures"
-sys.path.insert(0, str(FIXTURES))
-import chatty_mechanisms as fx  # noqa: E402
-
-SOURCE = str(FIXTURES / "chatty_mechanisms.py")
+SOURCE = str(FIXTURES / "chatty_mechanisms.py")  # loaded by its path, in the audit's process and in each worker
 
 
 def _numbered(m: int) -> np.ndarray:

@@ -123,6 +123,8 @@ def test_a_float_refutation_keeps_its_headline_short_and_explains_it_on_the_line
     markdown = render_markdown(float_only, "t")
     bold = f"**{escape(headline)}**"
     assert f"{bold}\n\n{escape('N' + below.strip()[1:] + '.')}\n" in markdown
+    page = render_html(float_only, "t")
+    assert f"{html.escape(headline)}</p>\n<p>{html.escape('N' + below.strip()[1:] + '.')}</p>" in page
     # The JSON's statement keeps its words, the verdict and what it means in one clause.
     assert ("REFUTED through the floating-point representation of the output, not the noise distribution (Mironov "
             "2012): see how-to/floating-point; the algorithm holds its claim; its float implementation does not") in (

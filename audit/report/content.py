@@ -251,8 +251,6 @@ def claim_headline(result: AuditResult) -> str:
     if not outcome:
         return ""
     relation = result.claim.get("relation_text")
-    # A float-bit refutation says how in a few words here; what that means and the fix are the line below
-    # (:meth:`AuditResult.float_explanation`).
     head = (f"claim {result.claim['label']}: {_HEADLINE_WORDS[outcome]}" + (f" (neighbours: {relation})" if relation else "")
             + result.float_headline_words())
     # A claim no test could refute has no deciding test: the headline says what would make one.
