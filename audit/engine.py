@@ -299,6 +299,8 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
             by_purpose["float_selection"] = float_event.selection_runs
         by_purpose["float_certification"] = (2 * float_event.runs_per_input if float_event.runs_made is None
                                              else sum(float_event.runs_made))
+    # What the mechanism printed in its calls (kept off the terminal) and the NaN it returned, once every run is made.
+    notes.extend(runner.call_notes())
     return AuditResult(
         verdict=verdict, notion=spec.notion, epsilon=spec.epsilon, alpha=spec.alpha,
         lower_bound=finite_or_none(selected_bound), estimate=estimate, paper_statistic=paper_statistic,
@@ -423,7 +425,8 @@ def _pair_statistics(cell, critics, fits, data, support_columns=None, min_draws:
     held = np.flatnonzero(~trained)
     origin = f"the pair of prior {cell.prior_index} of Θ"
     # A classifier critic (no scorer) orders outputs as its classifier does, which is offered below.
-    statistics = [(_critic_statistic(critic, fits), "T(a, y) − T(b, y)",
+    # (statistic, label, its words or "", where it comes from in the event's description)
+    statistics = [(_critic_statistic(critic, fits), "T(a, y) − T(b, y)", "" if critic.kind == "full" else critic.label,
                    origin + ("" if critic.kind == "full" else f"; statistic: {critic.label}")) for critic in critics
                   if fits.fit(critic.kind).scorer is not None]
     is_first = draws_of_first(dbs[train], first, record)
@@ -435,12 +438,13 @@ def _pair_statistics(cell, critics, fits, data, support_columns=None, min_draws:
             fitted = kind.fit(first_outputs, second_outputs, **extra)  # None where the outputs do not suit it
             if fitted is not None:
                 named = f" ({fitted.describe()})" if hasattr(fitted, "describe") else ""  # a counting statistic's features
-                statistics.append((pair_statistic(fitted, first[record], second[record]), label,
-                                   f"{origin}; statistic: {what} on the critic's training split{named}"))
-    return [PairCandidate(first, second, record, statistic, why, statistic_label=label,
+                words = f"{what} on the critic's training split{named}"
+                statistics.append((pair_statistic(fitted, first[record], second[record]), label, words,
+                                   f"{origin}; statistic: {words}"))
+    return [PairCandidate(first, second, record, statistic, why, statistic_label=label, statistic_words=words,
                           held_out=held_out_scores(statistic, first, second, record, dbs[held], outputs[held],
                                                    min_draws))
-            for statistic, label, why in statistics]
+            for statistic, label, words, why in statistics]
 
 
 #: Structured pairs (StatDP patterns) the event search tries on the chosen critic's record under a
@@ -479,10 +483,11 @@ def _float_bit_candidates(pair, record, runner, rng, runs, device=None):
     for kind, _, label, what in FLOAT_STATISTICS:
         fitted = kind.fit(*outputs, device=device)  # None where the outputs are integers or their codes too many
         if fitted is not None:
+            words = f"{what} on {runs} pilot runs of each database"
             candidates.append(PairCandidate(pair.first, pair.second, record,
                                             pair_statistic(fitted, pair.first[record], pair.second[record]),
-                                            f"{pair.why}; statistic: {what} on {runs} pilot runs of each database",
-                                            statistic_label=label))
+                                            f"{pair.why}; statistic: {words}", statistic_label=label,
+                                            statistic_words=words))
     return candidates, 2 * runs
 
 

@@ -75,7 +75,12 @@ class EventTest:
     complement with the inputs swapped — is certified at confidence 1 − α
     (:func:`audit.certificates.event_bounds.certified_epsilon`).
     ``selection_runs`` counts the runs spent choosing the pair and the event (on other runs),
-    ``pairs_considered`` the candidate pairs they chose among, ``event`` the event's form.
+    ``pairs_considered`` the candidate pairs they chose among. ``event`` is the event as data, set by the event
+    search (:func:`audit.search.event_search.event_search`; ``None`` only in a result built by hand): its form
+    (:meth:`audit.search.event_choice.ScoreEvent.to_dict`: ``form``, ``threshold``, ``second_threshold``,
+    ``boundary_weight``, ``first_input``), ``statistic``, the label of the statistic it thresholds, and
+    ``statistic_words``, what that statistic is (``None`` where the label says it all); a report explains the
+    event from these (:func:`audit.report.content.event_explanation`), ``description`` says it in words.
 
     ``certificate`` says what certifies ``epsilon_lower_bound``: ``"clopper-pearson"`` (the two
     bounds above) or, for pure DP where the selection runs predicted it to do better,
@@ -116,7 +121,7 @@ class EventTest:
     epsilon_lower_bound_at_delta: float | None
     alpha: float | None = None
     selection_runs: int = 0
-    event: dict | None = None  # the event's form (:meth:`audit.search.event_choice.ScoreEvent.to_dict`)
+    event: dict | None = None  # the event's form and its statistic's label and words (see above)
     pairs_considered: int = 1  # candidate neighbouring pairs the selection runs chose among
     certificate: str = "clopper-pearson"
     odds_ratio_lower: float | None = None
@@ -363,32 +368,52 @@ class AuditResult:
         return tests == {"float"}
 
     def float_refutation_words(self) -> str:
-        """What a float-bit refutation means, for the verdict's headline (empty for any other verdict).
+        """What a float-bit refutation means, as the JSON's ``statement`` says it after the verdict (empty for any
+        other verdict): :meth:`float_headline_words` and :meth:`float_explanation` in one clause.
 
         The float-bit statistics (:mod:`audit.statistics.float_bits`) read the rounding that float64
         arithmetic leaves in an output's low bits (Mironov 2012, Section 3); the fix is Mironov's snapping
         (Section 5.2) or a sampler that samples exactly.
         """
+        return self._float_words()[2]
+
+    def float_headline_words(self) -> str:
+        """The few words a report's headline adds to a refutation the float-bit event test took part in: through the
+        floating-point representation, or (the tests that read no bits refuted it too) in real arithmetic too; empty
+        for any other verdict. :meth:`float_explanation` says the rest, on the line below."""
+        return self._float_words()[0]
+
+    def float_explanation(self) -> str:
+        """What :meth:`float_headline_words` means and what to do, for the line under a report's headline: the
+        algorithm holds its claim, its float implementation does not, and the fix (Mironov 2012, Section 5.2); or
+        that the float representation refutes the claim as well; empty for any other verdict."""
+        return self._float_words()[1]
+
+    def _float_words(self) -> tuple:
+        """(headline words, the line below the headline, the JSON statement's clause) of a refutation the float-bit
+        event test took part in; three empty strings for any other verdict."""
         if not self.refuted or not any(r["test"] == "float" for r in self.refuted_by):
-            return ""
+            return "", "", ""
         if not self.refuted_through_float_only:
-            return (" (by the tests that read no bits, so in real arithmetic too; the floating-point representation "
-                    "of the output refutes it as well: see how-to/floating-point)")
-        return (" through the floating-point representation of the output, not the noise distribution "
-                "(Mironov 2012): see how-to/floating-point; the algorithm holds its claim; its float implementation "
-                "does not (the tests that read no bits, on outputs rounded to 32 significant bits, did not refute "
-                "it); fix: round the noisy release onto a power-of-two grid (snapping, Mironov 2012 Section 5.2) or "
-                "use an exact sampler (e.g. OpenDP's)")
+            return (f" ({_FLOAT_TOO})", f"{_FLOAT_AS_WELL}: {_FLOAT_HOW_TO}",
+                    f" ({_FLOAT_TOO}; {_FLOAT_AS_WELL}: {_FLOAT_HOW_TO})")
+        return (f" {_FLOAT_ONLY}", f"{_NOT_NOISE}: {_FLOAT_MEANING}; {_FLOAT_HOW_TO}",
+                f" {_FLOAT_ONLY}, {_NOT_NOISE}: {_FLOAT_HOW_TO}; {_FLOAT_MEANING}")
 
     def statement(self) -> str:
         """The verdicts in plain words: the claim's first (when there is one), then the MI notion's."""
         return " ".join(part for part in (self.claim_statement(), self._mi_statement()) if part)
 
-    def mi_statement(self) -> str:
-        """The MI notion's verdict in plain words (a statement of its own, beside the claim's)."""
-        return self._mi_statement()
+    def mi_statement(self, dp_bounds: bool = True) -> str:
+        """The MI notion's verdict in plain words (a statement of its own, beside the claim's).
 
-    def _mi_statement(self) -> str:
+        ``dp_bounds``: end with the largest certified DP ε lower bound ("It is not ε-DP for any ε < …"), as the
+        JSON's ``statement`` does. A report that states the claim's tests and their bounds elsewhere (the summary
+        table's DP ε lower bounds, each refuting test's line) prints the MI part without it, so that it is said once.
+        """
+        return self._mi_statement(dp_bounds)
+
+    def _mi_statement(self, dp_bounds: bool = True) -> str:
         confidence = f"{100 * (1 - self.alpha):.4g}%"
         name = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}[self.notion]
         theta = "under the declared prior" + ("s" if len(self.priors) > 1 else "")
@@ -396,7 +421,7 @@ class AuditResult:
             bound = "none" if self.lower_bound is None else _bound_words(self.lower_bound)
             text = (f"No MI level was audited (the claim implies no MI budget and no ε was given): certified "
                     f"{name} lower bound {bound}, point estimate {self.estimate:.4g} nats.")
-            return text + self._dp_bounds_text(confidence)
+            return text + (self._dp_bounds_text(confidence) if dp_bounds else "")
         if self.estimate_only:
             return (f"No certificate was possible (the public information is continuous and was not declared "
                     f"independent of the secret: for DP, declare independent records with --independent-rows; "
@@ -412,7 +437,7 @@ class AuditResult:
             text = (f"No violation of {self.epsilon:g}-{name} was detected {theta} (certified lower bound {bound}, "
                     f"point estimate {self.estimate:.4g} nats). This is not a proof of privacy: a leakage up to "
                     f"the point estimate could go undetected with this sample budget, and other priors were not examined.")
-        return text + self._dp_bounds_text(confidence)
+        return text + (self._dp_bounds_text(confidence) if dp_bounds else "")
 
     def _dp_bounds_text(self, confidence: str) -> str:
         # Each bound is certified on its own at level ≤ α (its test's share with a claim), so the
@@ -454,6 +479,18 @@ class AuditResult:
         claim = None if self.claim is None else self.claim.get("label")
         return headline_repr(self, headline, extra={"claim": claim, "claim_verdict": self.claim_verdict,
                                                     "samples": self.samples})
+
+
+#: The words of a refutation the float-bit event test took part in (:meth:`AuditResult.float_refutation_words`): refuted
+#: through the float representation alone, or by the tests that read no bits too; what that means; where to read more.
+_FLOAT_ONLY = "through the floating-point representation of the output"
+_NOT_NOISE = "not the noise distribution (Mironov 2012)"
+_FLOAT_TOO = "by the tests that read no bits, so in real arithmetic too"
+_FLOAT_AS_WELL = "the floating-point representation of the output refutes it as well"
+_FLOAT_HOW_TO = "see how-to/floating-point"
+_FLOAT_MEANING = ("the algorithm holds its claim; its float implementation does not (the tests that read no bits, on "
+                  "outputs rounded to 32 significant bits, did not refute it); fix: round the noisy release onto a "
+                  "power-of-two grid (snapping, Mironov 2012 Section 5.2) or use an exact sampler (e.g. OpenDP's)")
 
 
 #: The paper the MI notions and Theorem 1 (ε-DP ⇒ MI-DP) come from, by its authors and title.

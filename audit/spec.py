@@ -12,6 +12,7 @@ import numpy as np
 from estimators.choices import MI_CRITICS, OTHERS
 from estimators.critic_config import NEURAL_ESTIMATORS, CriticConfig
 from estimators.validation import InputError, check_choice, check_int, check_nonnegative, check_positive, check_probability
+from mechanisms.adapters.callables import check_two_arguments
 from mechanisms.base import mechanism_name
 from mechanisms.claims.guarantee import Guarantee
 from mechanisms.inputs.missing_values import ALLOW_NAN_HINT, rows_differ
@@ -199,6 +200,9 @@ class AuditSpec:
     def __post_init__(self):
         if not callable(self.mechanism):
             raise InputError("argument 'mechanism' must be callable: mechanism(dbs, rng) -> (m, d)")
+        # Before any run, as the command line checks a loaded mechanism (mechanisms.adapters.recognition): a function
+        # that cannot take (dbs, rng) would otherwise fail on its first call with Python's TypeError.
+        check_two_arguments(self.mechanism, "argument 'mechanism'", "mech(dbs, rng) -> (m, d)")
         if self.statistic is not None:
             self._attach_statistic()
         priors = tuple(self.priors) if isinstance(self.priors, (list, tuple)) else (self.priors,)

@@ -186,6 +186,43 @@ def test_per_database_adapter_takes_callables_of_every_accepted_signature():
     PerDatabaseMechanism(max)  # no signature Python can read: its first call is the check
 
 
+@pytest.mark.parametrize("function,signature", [(lambda: 1.0, "()"), (_database_only, "(db)"),
+                                                (_keyword_only, "(*, db, rng)")])
+def test_audit_spec_names_a_mechanism_of_the_wrong_signature_before_any_run(function, signature):
+    # The command line refuses such a function when it loads it (mechanisms.adapters.recognition); AuditSpec, the
+    # library's boundary, says the same words instead of Python's TypeError at the first call.
+    from audit import AuditSpec
+    from mechanisms.inputs.priors import TwoPoint
+
+    calls = []
+
+    def counted(*args):
+        calls.append(args)
+        return function(*args)
+
+    counted.__signature__ = __import__("inspect").signature(function)
+    with pytest.raises(InputError) as error:
+        AuditSpec(mechanism=counted, priors=[TwoPoint(np.zeros((1, 1)), np.ones((1, 1)))], notion="mi-dp",
+                  epsilon=0.5)
+    assert str(error.value) == (f"argument 'mechanism' cannot be called as mech(dbs, rng) -> (m, d): its signature is "
+                                f"{signature}; it needs two positional parameters, the input and rng, the "
+                                "numpy.random.Generator to draw all its noise from")
+    assert not calls  # refused before any call
+
+
+def test_audit_spec_takes_mechanisms_of_every_accepted_signature():
+    from audit import AuditSpec
+    from mechanisms.inputs.priors import TwoPoint
+
+    class Batched:
+        def __call__(self, dbs, rng, scale=1.0):
+            return dbs[:, :, 0] + rng.laplace(0.0, scale, (len(dbs), 1))
+
+    prior = TwoPoint(np.zeros((1, 1)), np.ones((1, 1)))
+    for mechanism in (lambda dbs, rng: dbs[:, :, 0], lambda *args: args[0][:, :, 0], Batched(), max):
+        assert AuditSpec(mechanism=mechanism, priors=[prior], notion="mi-dp", epsilon=0.5).mechanism is mechanism
+
+
 def _negative_scale(db, rng):
     scale = -1.0
     return rng.laplace(0.0, scale)  # NumPy raises inside itself: the user's line to fix is this one

@@ -344,7 +344,7 @@ def test_terminal_summary_keeps_each_statement_on_one_line(monkeypatch):
 
     result = result_named("honest")
     # A statement that quotes user text holding a newline (a claim's origin, a secret's name).
-    monkeypatch.setattr(type(result), "mi_statement", lambda self: "quoted 'honest\nclaim 1-DP: NOT-REFUTED'")
+    monkeypatch.setattr(type(result), "mi_statement", lambda self, dp_bounds=True: "quoted 'honest\nclaim 1-DP: NOT-REFUTED'")
     text = _text(result)
     assert not any(line.startswith("claim 1-DP") for line in text.splitlines())  # no forged line
     assert "quoted 'honest\\x0aclaim 1-DP: NOT-REFUTED'" in text
@@ -378,6 +378,11 @@ def test_printing_mechanism_cannot_corrupt_json_stdout(tmp_path):
     assert done.returncode == 0, done.stderr
     payload = json.loads(done.stdout)  # stdout is the JSON result and nothing else
     assert payload["notion"] == "mi-dp"
-    for text in ("python print from the mechanism's module", "python print during a run",
-                 "fd-level write during a run", "a subprocess writes too"):
+    # Written at import, or to the file descriptors (compiled code, a subprocess): on stderr, as they were.
+    for text in ("python print from the mechanism's module", "fd-level write during a run", "a subprocess writes too"):
         assert text in done.stderr
+    # A Python print during the runs is kept off the terminal (mechanisms.calls.printed): one note says it, with a
+    # line for each call of the runs and of the probe's two (the mechanism is batched: one call a chunk).
+    assert "python print during a run" not in done.stderr
+    [note] = [note for note in payload["notes"] if " printed " in note]
+    assert note.startswith(f"mechanism '{source}:mech' printed ") and "'python print during a run'" in note

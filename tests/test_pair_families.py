@@ -156,6 +156,19 @@ def test_the_pilot_keeps_a_pair_across_the_whole_range_of_a_planted_ten_times_ra
     assert "scored on 100 pilot runs" in note and "costs no α" in note
 
 
+def test_what_the_mechanism_prints_in_the_pilot_is_counted_in_its_note(capfd):
+    def chatty(dbs, rng):  # one line a call: a batched mechanism is called once a chunk of databases
+        print(f"{len(dbs)} databases")
+        return _sum_with_unit_noise(dbs, rng)
+
+    _, note = domain_pairs_by_pilot(chatty, domain_from_ranges((0, 10), "--domain 0,10"), (10, 1), "replace-one",
+                                    seed=3, runs=2000, alpha=0.05, claim=parse_claim("dp:1"), label="chatty")
+    assert "databases" not in capfd.readouterr().out
+    said = note.split("; in the pilot runs, ", 1)[1]
+    # The probe's two calls (one database each) come first.
+    assert said.startswith("mechanism 'chatty' printed ") and "the first 3: '1 databases' | '1 databases' | " in said
+
+
 @pytest.mark.integration
 def test_the_grid_near_the_ends_finds_opendp_issue_2923():
     # OpenDP's sum of squared deviations on records in [2^50, 2^50 + 1] (issue #2923): with all records at

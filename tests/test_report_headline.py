@@ -87,7 +87,8 @@ def test_gdp_derived_rows_are_hypothetical_unless_the_claim_is_gdp_or_zcdp(refut
     assert rows and not any("hypothetical" in row for row in rows)
 
 
-def test_the_summary_cell_carries_the_float_bit_bound():
+@pytest.fixture(scope="module")
+def float_only():
     # The textbook Laplace mean (records in [0, 1], n = 10, ε = 1) in float64: refuted through its bits only.
     first = np.zeros((10, 1))
     second = first.copy()
@@ -96,10 +97,82 @@ def test_the_summary_cell_carries_the_float_bit_bound():
     def mean(dbs, rng):
         return dbs[:, :, 0].mean(axis=1, keepdims=True) + rng.laplace(0.0, 0.1, (len(dbs), 1))
     result = run_audit(AuditSpec(mechanism=mean, priors=[TwoPoint(first, second)], claim=parse_claim("dp:1"),
-                                 samples=2000, seed=0))
+                                 samples=2000, seed=0, name="mean"))
     assert result.refuted_through_float_only
-    cell = dp_bounds_text(result)
-    assert cell.endswith(f" / float bits {result.float_event_test.epsilon_lower_bound:.3g}")
+    return result
+
+
+def test_the_summary_cell_carries_the_float_bit_bound(float_only):
+    cell = dp_bounds_text(float_only)
+    assert cell.endswith(f" / float bits {float_only.float_event_test.epsilon_lower_bound:.3g}")
+
+
+def test_a_float_refutation_keeps_its_headline_short_and_explains_it_on_the_line_below(float_only):
+    lines = _text(float_only).splitlines()
+    headline, below = lines[0], lines[1]
+    assert headline == claim_headline(float_only)
+    # One clause names the float representation; the bound, the pair and the event follow as for any refutation.
+    assert headline.startswith("claim 1-DP: REFUTED (neighbours: replace one record (n fixed)) through the "
+                               "floating-point representation of the output: certified ε ≥ ")
+    for word in ("Mironov", "snapping", "exact sampler", "how-to/floating-point", "algorithm holds"):
+        assert word not in headline
+    assert below == ("  not the noise distribution (Mironov 2012): the algorithm holds its claim; its float "
+                     "implementation does not (the tests that read no bits, on outputs rounded to 32 significant bits, "
+                     "did not refute it); fix: round the noisy release onto a power-of-two grid (snapping, Mironov 2012 "
+                     "Section 5.2) or use an exact sampler (e.g. OpenDP's); see how-to/floating-point")
+    markdown = render_markdown(float_only, "t")
+    bold = f"**{escape(headline)}**"
+    assert f"{bold}\n\n{escape('N' + below.strip()[1:] + '.')}\n" in markdown
+    page = render_html(float_only, "t")
+    assert f"{html.escape(headline)}</p>\n<p>{html.escape('N' + below.strip()[1:] + '.')}</p>" in page
+    # The JSON's statement keeps its words, the verdict and what it means in one clause.
+    assert ("REFUTED through the floating-point representation of the output, not the noise distribution (Mironov "
+            "2012): see how-to/floating-point; the algorithm holds its claim; its float implementation does not") in (
+        float_only.to_dict()["statement"])
+
+
+def test_the_dp_bound_is_said_once_beside_a_claim(float_only):
+    bound = float_only.float_event_test.epsilon_lower_bound
+    text, markdown = _text(float_only), render_markdown(float_only, "t")
+    # Not in the MI part: the table's DP ε lower bounds and the refuting test's line carry it.
+    for report in (text, markdown):
+        assert "It is not ε-DP for any" not in report
+        assert f"float bits {bound:.3g}" in report
+    refuted_line = next(line for line in text.splitlines() if line.startswith("  refuted by the float test"))
+    assert f"{bound:.4g}" in refuted_line
+    # The JSON's statement, read apart from any table, still says it.
+    assert f"It is not ε-DP for any ε < {bound:.3g} (from the float-bit event test" in float_only.to_dict()["statement"]
+
+
+def test_without_a_claim_the_mi_verdict_still_states_the_dp_bound():
+    from audit.result import AuditResult
+
+    result = AuditResult("violation", "mi-dp", 0.5, 0.05, 0.7, 0.8, None, 1.2, None, [], [], 400, 0.2, 0,
+                         mechanism="m")
+    assert _text(result).count("It is not ε-DP for any ε < 1.2 (from the MI bound") == 1
+
+
+def test_the_event_is_explained_from_the_event_as_data_not_from_its_description(refuted):
+    from dataclasses import replace
+
+    from audit.report.content import event_explanation
+
+    event = refuted.event_test
+    label = event.event["statistic"]
+    # The event's data agree with its words: the description thresholds the same statistic, one the search tried.
+    assert event.description.startswith(f"E = {{{label} ") and label in event.statistics_tried
+    explained = event_explanation(refuted)
+    assert explained
+    # Another description changes nothing; other data change the words; no data, no explanation.
+    assert event_explanation(replace(refuted, event_test=replace(event, description="E"))) == explained
+    renamed = {**event.event, "statistic": "s(y)", "statistic_words": "a statistic written here"}
+    assert "; s(y) is the statistic the audit chose: a statistic written here; " in event_explanation(
+        replace(refuted, event_test=replace(event, event=renamed)))
+    swapped = {**event.event, "first_input": "b" if event.event["first_input"] == "a" else "a"}
+    first = swapped["first_input"]
+    assert event_explanation(replace(refuted, event_test=replace(event, event=swapped))).endswith(
+        f"first input {first}: E is more likely on {first} than on {'a' if first == 'b' else 'b'}")
+    assert event_explanation(replace(refuted, event_test=replace(event, event=None))) == ""
 
 
 def _before_table(text):
@@ -157,3 +230,19 @@ def test_the_event_is_explained_under_the_headline(refuted, reports):
     sentence = explained.strip()
     sentence = sentence[0].upper() + sentence[1:] + "."
     assert escape(sentence) in reports[0] and html.escape(sentence) in reports[1]
+
+
+def test_a_refutation_by_both_event_tests_says_real_arithmetic_in_the_headline_and_the_float_below(float_only):
+    from dataclasses import replace
+
+    # The float-only audit, with its event test's check made refuting too: both tests refute the claim.
+    checks = [replace(c, certified_contradiction=True) if c.test == "event" else c for c in float_only.cross_checks]
+    both = replace(float_only, cross_checks=checks)
+    assert {r["test"] for r in both.refuted_by} >= {"event", "float"}
+    lines = _text(both).splitlines()
+    assert lines[0].startswith("claim 1-DP: REFUTED (neighbours: replace one record (n fixed)) (by the tests that read "
+                               "no bits, so in real arithmetic too): ")
+    assert lines[1] == "  the floating-point representation of the output refutes it as well: see how-to/floating-point"
+    # The JSON's statement keeps the clause it had.
+    assert ("REFUTED (by the tests that read no bits, so in real arithmetic too; the floating-point representation of "
+            "the output refutes it as well: see how-to/floating-point).") in both.to_dict()["statement"]

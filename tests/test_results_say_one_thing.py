@@ -17,7 +17,7 @@ from scipy.stats import beta
 
 from audit.cli.audit_command import _text
 from audit.cli.main import COMMANDS
-from audit.report.content import bound_text, claim_outcome, runs_to_refute
+from audit.report.content import bound_text, claim_outcome, mi_part, runs_to_refute, theorem_reference
 from audit.report.table import summary_table
 from audit.result import AuditResult, CrossCheck, EventTest
 from mechanisms.claims.parsing import parse_claim
@@ -170,12 +170,14 @@ def _refuted_by_the_event_test_only():
 def test_the_mi_verdict_beside_a_refuted_dp_claim_says_it_is_one_of_the_claims_tests():
     text = _text(_refuted_by_the_event_test_only())
     mi_line = next(line for line in text.splitlines() if "No violation of 0.5-MI-DP" in line)
-    # Labelled as also tested, with the implication (Theorem 1: ε-DP ⇒ min(ε, ε²/2)-MI-DP, 1²/2 = 0.5) and its
-    # role: its own share of α, and that it alone did not refute the claim.
+    # Labelled as also tested, with the implication (Theorem 1: ε-DP ⇒ min(ε, ε²/2)-MI-DP, 1²/2 = 0.5) cited by its
+    # paper and number, as docs/theorems.md names it, without quoting it; and its role: its own share of α, and that
+    # it alone did not refute the claim.
     assert mi_line.startswith(
         "Also tested: MI-DP at ε = 0.5 nats (the MI level 1-DP implies (Nuradha and Goldfeld, Pufferfish Privacy: "
-        "An Information-Theoretic Study, Theorem 1: ε-DP ⇒ min(ε, ε²/2)-MI DP); the claim's MI test, at α = 0.025 of "
-        "its α = 0.05: it alone did not refute the claim, the tests above did): No violation of 0.5-MI-DP")
+        "An Information-Theoretic Study, Theorem 1); the claim's MI test, at α = 0.025 of its α = 0.05: it alone did "
+        "not refute the claim, the tests above did): No violation of 0.5-MI-DP")
+    assert "⇒" not in text
     assert "MI notion:" not in text
     # The α split is stated once, before it, with both shares; the MI test's detail is not listed again below.
     assert text.count("α = 0.05 was split between the tests that can refute the claim: mi test at α = 0.025, "
@@ -200,3 +202,32 @@ def test_the_json_statement_keeps_its_words_and_the_terminal_says_the_verdict_on
     assert "Claim 1-DP" not in text and text.count("NOT-REFUTED") == 1
     assert text.count("No test found evidence against the claim at 95% confidence; this is not a proof that the claim "
                       "holds. The event test at α = 0.05 is the one test that can refute the claim.") == 1
+
+
+_PAPER = "Nuradha and Goldfeld, Pufferfish Privacy: An Information-Theoretic Study"
+
+
+@pytest.mark.parametrize("claim,cited", [
+    ("dp:1", f"{_PAPER}, Theorem 1"),
+    ("ldp:1", f"{_PAPER}, Theorem 1"),
+    ("zcdp:0.5", f"Bun and Steinke (2016), Definition 1.1 at α → 1; {_PAPER}, proof of Theorem 1, Eq. (9)"),
+    ("gdp:1", f"Dong, Roth and Su (2022), Theorem 2.10; {_PAPER}, proof of Theorem 1, Eq. (9)"),
+])
+def test_the_mi_level_a_claim_implies_cites_its_theorems_by_name_and_number(claim, cited):
+    # Each claim implies 0.5 nats here (1²/2, ρ, μ²/2): the level audited, so its sources are cited.
+    _, role = mi_part(_result(claim))
+    label = parse_claim(claim).label
+    assert role.startswith(f"the MI level {label} implies ({cited}); ")
+    for quoted in ("⇒", "KL ≤", "KL divergence", "average of KL"):  # the statements the sources quote
+        assert quoted not in role
+
+
+@pytest.mark.parametrize("source,reference", [
+    ("Pufferfish paper, Theorem 1, Part 1: (ε, δ)-DP ⇒ ε*-MI DP with ε* = 2 h_b(δ′)", "Pufferfish paper, Theorem 1, Part 1"),
+    ("--claim: dp:1 (add-remove) converted to replace-one by group privacy for 2 add/remove steps (a replacement is a "
+     "removal and an addition) (Dwork and Roth 2014, Theorem 2.2: ε-DP ⇒ kε-DP for groups of k = 2)",
+     "Dwork and Roth 2014, Theorem 2.2"),
+    ("definition of ε-MI-DP (Pufferfish paper, Section II)", "definition of ε-MI-DP (Pufferfish paper, Section II)"),
+])
+def test_a_budget_source_is_cited_without_its_statement(source, reference):
+    assert theorem_reference(source) == reference

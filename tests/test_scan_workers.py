@@ -73,6 +73,8 @@ def hangs(array, epsilon=1.0, random_state=None):
 
 def prints(array, epsilon=1.0, random_state=None):
     print("counting", len(array), "records")
+    import sys
+    print("logged", len(array), "records", file=sys.stderr)
     return exact_count(array, epsilon, random_state)
 
 
@@ -156,6 +158,9 @@ def test_each_hostile_entry_point_costs_its_own_case_and_the_scan_goes_on(hostil
         else:
             assert outcome["status"] == "control" and true <= EPSILON + 1e-12, (name, true)
     assert any(note.startswith("prints to stdout (captured): 'counting ") for note in by_name["prints"]["notes"])
+    # Its stderr, past that capture, is counted by the audit's runner (mechanisms.calls.printed) and noted on the case.
+    [logged] = [note for note in by_name["prints"]["notes"] if " printed " in note]
+    assert "while the audit ran it" in logged and "'logged 3 records'" in logged
     # the scan's process alone wrote the state file: its header, then each case once
     assert [o["id"] for o in state_outcomes(state)] == [o["id"] for o in result.outcomes]
 

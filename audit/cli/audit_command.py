@@ -106,7 +106,8 @@ def _show_input_warning(message, category, filename, lineno, file=None, line=Non
 
 def _text(result) -> str:
     """The terminal summary: one headline about the claim (its verdict, the deciding bound, the pair and the
-    event), what the event's symbols mean, each refuting test's evidence, then what the verdict means and how α
+    event), under it what a float-bit refutation means and its fix, what the event's symbols mean, each refuting
+    test's evidence, then what the verdict means and how α
     was split (each said once); the MI notion's table and statement, labelled as also tested with its role
     among the claim's tests; the claim's other tests, and the notes that change what to do."""
     from audit.report.content import action_notes, claim_headline, event_explanation, mi_part, runs_text
@@ -116,6 +117,8 @@ def _text(result) -> str:
     lines = []
     if result.claim is not None:
         lines.append(claim_headline(result))
+        if result.float_explanation():  # what a float-bit refutation means, and the fix, under the short headline
+            lines.append(f"  {result.float_explanation()}")
         event_words = event_explanation(result)
         if event_words:
             lines.append(f"  {event_words}")
@@ -134,9 +137,10 @@ def _text(result) -> str:
         lines.append(source + result.claim_explanation(evidence=False))
     lines = [terminal_text(line, keep_newlines=False) for line in lines] + ([""] if lines else [])
     mi_heading, mi_role = mi_part(result)
+    # Beside a claim the DP ε lower bounds are in the table and the tests' lines: the MI line leaves them out.
     lines += [summary_table(result), "",
-              terminal_text((f"{mi_heading} ({mi_role}): " if mi_heading else "") + result.mi_statement(),
-                            keep_newlines=False),
+              terminal_text((f"{mi_heading} ({mi_role}): " if mi_heading else "")
+                            + result.mi_statement(dp_bounds=result.claim is None), keep_newlines=False),
               f"mechanism runs: {runs_text(result)}"]
     # The refuting tests' evidence is above, and the MI line states the MI test's part (under one relation): the
     # claim's other tests are listed here.

@@ -13,9 +13,11 @@ import re
 from dataclasses import dataclass, field
 
 from audit.report.evidence import evidence_tables
+from audit.report.forecast import MAX_RUNS_TO_REFUTE, forecast_runs, runs_to_refute
 from audit.report.text import MISSING, TextTable, number
 from audit.result import PUFFERFISH_PAPER, AuditResult, named_papers
 from estimators.validation import InputError
+from mechanisms.calls.printed import NOTE_WORDS as PRINTED_NOTE_WORDS
 
 NOTION_NAMES = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}
 # What each entry of ``samples_by_purpose`` paid for, in words.
@@ -57,7 +59,11 @@ class AuditSection:
         each refuting test's evidence, the split of α); "" without a claim.
     mi_heading, mi_statement : str
         With a claim, the MI notion's verdict in a part of its own, labelled as also tested with its role among the
-        claim's tests (:func:`mi_part`); "" without a claim.
+        claim's tests (:func:`mi_part`), without the DP ε lower bound, which the summary table and the tests'
+        evidence state (:meth:`AuditResult.mi_statement`); "" without a claim.
+    float_words : str
+        Under the headline of a refutation the float-bit event test took part in: what it means and the fix
+        (:meth:`AuditResult.float_explanation`); "" otherwise.
     event_words : str
         What the symbols of the headline's event mean (:func:`event_explanation`); "" where it shows none.
     limits : list of str
@@ -85,6 +91,7 @@ class AuditSection:
     mi_heading: str = ""
     mi_statement: str = ""
     event_words: str = ""
+    float_words: str = ""
 
     @property
     def limits_title(self) -> str:
@@ -132,32 +139,6 @@ def bound_text(value, unit: str = "") -> str:
 
 #: The note :func:`audit.certificates.claim_tests.plan_claim_tests` writes when the event test's runs are too few.
 _RUNS_NEEDED = re.compile(r"it needs at least (\d+) runs per input")
-
-#: The most runs per input :func:`runs_to_refute` looks for.
-MAX_RUNS_TO_REFUTE = 10**9
-
-
-def runs_to_refute(claim, p_first: float, p_second: float, alpha: float, limit: int = MAX_RUNS_TO_REFUTE):
-    """The fewest runs per input with which an event seen at frequencies (``p_first``, ``p_second``)
-    would refute ``claim``: Clopper–Pearson bounds (Clopper and Pearson 1934) at α/2 each on
-    round(p n) hits of n runs, checked against the claim's profile
-    (:meth:`~mechanisms.claims.claim.Claim.event_margin`, positive: outside it). ``None`` when no n up to
-    ``limit`` does: at its frequencies the event lies (or nearly lies) within the claim's profile,
-    and more runs of it cannot refute the claim.
-
-    The frequencies are estimates, so the count is a forecast, not a guarantee.
-    """
-    from audit.certificates.claim_tests import _smallest_runs
-
-    from audit.certificates.event_bounds import clopper_pearson
-
-    def works(n):
-        lower = clopper_pearson(round(p_first * n), n, alpha / 2)[0]
-        upper = clopper_pearson(round(p_second * n), n, alpha / 2)[1]
-        return float(claim.event_margin(lower, upper)) > 0
-
-    return _smallest_runs(works, limit)
-
 
 def claim_outcome(result: AuditResult) -> tuple:
     """(outcome, why) of the audit's claim, the one headline about it.
@@ -242,52 +223,18 @@ def _clearance(result: AuditResult, check) -> float | None:
     return (statistic - threshold) / threshold
 
 
-def _one_standard_error(p: float, n: int) -> float:
-    """The standard error √(p(1 − p)/n) of a frequency p of n runs (the binomial's)."""
-    return math.sqrt(max(p * (1 - p), 0.0) / max(n, 1))
-
-
-def _beyond_by_a_standard_error(claim, frequencies, runs) -> bool:
-    """Whether an event's frequencies (first input, second) on ``runs`` draws of each lie outside the claim's privacy
-    profile by more than their standard error: the pair with each frequency moved one standard error towards the
-    claim (the first down, the second up) is still outside it (:meth:`~mechanisms.claims.claim.Claim.event_margin`
-    > 0). The excess p₁ − e^ε′ p₂ − δ(ε′) then exceeds se₁ + e^ε′ se₂, at least its standard error."""
-    (p1, p2), (n1, n2) = frequencies, runs
-    low = max(p1 - _one_standard_error(p1, n1), 0.0)
-    high = min(p2 + _one_standard_error(p2, n2), 1.0)
-    return float(claim.event_margin(low, high)) > 0
-
-
-def forecast_runs(claim, event, alpha: float) -> tuple | None:
-    """(fewest, most) runs per input a refutation with ``event`` is forecast to need, or None without evidence.
-
-    Evidence: the event's frequencies on the draws it was chosen on (``chosen_frequencies``, the selection's own
-    estimate of its effect) and on its certification runs (fresh, so free of the choice's optimism) both lie outside
-    the claim's profile by more than their standard error (:func:`_beyond_by_a_standard_error`). The range is
-    :func:`runs_to_refute` at the certification frequencies moved one standard error towards the claim and away from
-    it (a value over :data:`MAX_RUNS_TO_REFUTE` reads as that bound)."""
-    if event.chosen_frequencies is None or event.chosen_runs is None:
-        return None
-    runs = event.runs_made or [event.runs_per_input] * 2
-    certified = (event.p_first, event.p_second)
-    if not (_beyond_by_a_standard_error(claim, event.chosen_frequencies, event.chosen_runs)
-            and _beyond_by_a_standard_error(claim, certified, runs)):
-        return None
-    se = (_one_standard_error(event.p_first, runs[0]), _one_standard_error(event.p_second, runs[1]))
-    fewest = runs_to_refute(claim, min(event.p_first + se[0], 1.0), max(event.p_second - se[1], 0.0), alpha)
-    most = runs_to_refute(claim, max(event.p_first - se[0], 0.0), min(event.p_second + se[1], 1.0), alpha)
-    return (fewest or MAX_RUNS_TO_REFUTE), (most or MAX_RUNS_TO_REFUTE)
-
-
-#: Words of the notes that change what a user should do: the budget, the pairs' reach, the relation, a test left out.
+#: Words of the notes that change what a user should do: the budget, the pairs' reach, the relation, a test left out,
+#: what the mechanism printed (kept off the terminal during the runs) and the NaN it returned.
 _ACTION_WORDS = ("runs per input", "cannot refute", "does not test the claim", "can refute", "declares records in",
-                 "neighbour", "relation", "raise --samples", "is off")
+                 "neighbour", "relation", "raise --samples", "is off", PRINTED_NOTE_WORDS, "returned NaN in")
 
 
 def action_notes(result: AuditResult) -> list:
     """The notes that change what a user should do next: a budget too small for a test (with the runs
     it needs), pairs that cannot reach the declared input domain, the neighbouring relation assumed, a
-    test that does not test the claim. The terminal prints these; every note is in the JSON and reports."""
+    test that does not test the claim, what the mechanism printed and the NaN it returned
+    (:meth:`mechanisms.execution.runner.MechanismRunner.call_notes`). The terminal prints these; every note is in
+    the JSON and reports."""
     return [note for note in result.notes if any(word in note for word in _ACTION_WORDS)]
 
 
@@ -297,13 +244,15 @@ _HEADLINE_WORDS = {"refuted": "REFUTED", "not refuted": "NOT-REFUTED",
 
 def claim_headline(result: AuditResult) -> str:
     """The one sentence about the claim: its verdict (:func:`claim_outcome`), the certified bound against it,
-    the test, the pair and the event (:func:`deciding_evidence`); empty without a claim."""
+    the test, the pair and the event (:func:`deciding_evidence`); empty without a claim. A refutation the float-bit
+    event test took part in is named in a few words (:meth:`AuditResult.float_headline_words`), explained on the
+    line below (:meth:`AuditResult.float_explanation`)."""
     outcome, why = claim_outcome(result)
     if not outcome:
         return ""
     relation = result.claim.get("relation_text")
     head = (f"claim {result.claim['label']}: {_HEADLINE_WORDS[outcome]}" + (f" (neighbours: {relation})" if relation else "")
-            + result.float_refutation_words())
+            + result.float_headline_words())
     # A claim no test could refute has no deciding test: the headline says what would make one.
     evidence = deciding_evidence(result) if result.claim_alpha else ""
     said = "; ".join(part for part in (evidence, why) if part)
@@ -368,8 +317,9 @@ def mi_part(result: AuditResult) -> tuple:
     budget = result.claim.get("implied_mi_budget")
     implied = ""
     if budget is not None and result.epsilon is not None and result.notion == "mi-dp" and math.isclose(budget, result.epsilon):
-        sources = "; ".join(result.claim.get("implied_mi_budget_source") or [])
-        implied = f"the MI level {result.claim['label']} implies" + (f" ({sources})" if sources else "")
+        references = list(dict.fromkeys(theorem_reference(source)
+                                        for source in result.claim.get("implied_mi_budget_source") or []))
+        implied = f"the MI level {result.claim['label']} implies" + (f" ({'; '.join(references)})" if references else "")
     tests = [c for c in result.cross_checks if c.test == "mi" and c.alpha_spent is not None]
     if not tests:
         role = "not one of the claim's tests"
@@ -383,14 +333,33 @@ def mi_part(result: AuditResult) -> tuple:
     return f"Also tested: {level}", named_papers("; ".join(part for part in (implied, role) if part))
 
 
+#: A result's name in a source of the MI budget (:attr:`mechanisms.claims.claim.MIBudget.theorems`): a paper's result
+#: before the colon that starts its statement ("Pufferfish paper, Theorem 1: ε-DP ⇒ ...").
+_RESULT_WORDS = re.compile(r"\b(?:Theorem|Definition|Proposition|Lemma|Corollary|Remark|Section|Eq\.)")
+_CITED_IN_PARENTHESES = re.compile(r"\(([^():]*\b(?:Theorem|Definition|Proposition|Lemma|Corollary)\b[^():]*):")
+
+
+def theorem_reference(source: str) -> str:
+    """A source of a claim's MI budget by its paper and result alone, without the statement it quotes:
+    ``"<paper>, <result>: <statement>"`` reads ``"<paper>, <result>"`` (as docs/theorems.md names the result); a
+    claim converted to another relation cites the result its conversion names; a source that names no result stays
+    as it is. The paper's short name is written out by :func:`audit.result.named_papers`."""
+    head = source.split(": ", 1)[0]
+    if ": " in source and _RESULT_WORDS.search(head):
+        return head
+    cited = _CITED_IN_PARENTHESES.search(source)
+    return cited.group(1).strip() if cited else source
+
+
 #: The label of the critic's statistic (:func:`audit.engine._pair_statistics`), which no description part explains.
 CRITIC_STATISTIC = "T(a, y) − T(b, y)"
 
 
 def event_explanation(result: AuditResult) -> str:
     """The symbols of the event the headline shows (:func:`deciding_evidence`), in words: y, the databases a
-    and b, the statistic the audit chose (its label from ``statistics_tried``, its words from the event's
-    description) and what "first input" means; "" where the headline shows no event.
+    and b, the statistic the audit chose and what it is, and what "first input" means; "" where the headline shows
+    no event. Read from the event as data (:attr:`audit.result.EventTest.event`: its ``statistic``,
+    ``statistic_words`` and ``first_input``), never from its description; "" for an event test without it.
 
     The critic T of the MI test is a Donsker–Varadhan critic (Belghazi et al. 2018, MINE), whose optimum is
     log p(y | x) − log p(y) up to a constant, so T(a, y) − T(b, y) estimates log p(y | a) − log p(y | b).
@@ -399,21 +368,17 @@ def event_explanation(result: AuditResult) -> str:
     if check is None or check.test == "mi":
         return ""
     event = result.float_event_test if check.test == "float" else result.event_test
-    if event is None:
+    form = None if event is None else event.event
+    if not form or not form.get("statistic") or form.get("first_input") not in ("a", "b"):
         return ""
-    parts = event.description.split("; ")
-    labels = [label for label in (event.statistics_tried or [CRITIC_STATISTIC])
-              if parts[0].startswith(f"E = {{{label} ")]
-    if not labels:
-        return ""
-    label = max(labels, key=len)
-    what = next((p[len("statistic: "):] for p in parts[1:] if p.startswith("statistic: ")), None)
+    label, what = form["statistic"], form.get("statistic_words")
     if label == CRITIC_STATISTIC:
         words = ("the critic T that the MI test trained on the MI sample, taken at a and at b, estimates the "
                  "log-likelihood ratio log p(y | a) − log p(y | b)" + (f" ({what})" if what else ""))
     else:
         words = what or "a statistic of the output"
-    first, second = ("a", "b") if parts[0].endswith("first input a, second b") else ("b", "a")
+    first = form["first_input"]
+    second = "b" if first == "a" else "a"
     return (f"the event: y is the mechanism's output, a and b the pair's two databases; {label} is the statistic the "
             f"audit chose: {words}; first input {first}: E is more likely on {first} than on {second}")
 
@@ -560,7 +525,7 @@ def audit_section(result: AuditResult, index: int) -> AuditSection:
         # The headline states the verdict and its deciding evidence; the explanation adds what it does not.
         statement, explanation = claim_headline(result), result.claim_explanation()
         mi_heading, role = mi_part(result)
-        mi_text = f"{_sentence(role)} {result.mi_statement()}"
+        mi_text = f"{_sentence(role)} {result.mi_statement(dp_bounds=False)}"
         flagged = result.refuted
     else:
         heading = f"{index + 1}. {name} — {mi_level}: {(result.verdict or 'no MI level audited').replace('-', ' ')}"
@@ -571,6 +536,7 @@ def audit_section(result: AuditResult, index: int) -> AuditSection:
                         statement=named_papers(statement), explanation=named_papers(explanation),
                         mi_heading=mi_heading, mi_statement=named_papers(mi_text), limits=limits(result),
                         event_words=_sentence(event_explanation(result)),
+                        float_words=_sentence(result.float_explanation()),
                         facts=facts(result), tables=[_named_table(t) for t in evidence_tables(result)],
                         notes=[named_papers(n) for n in result.notes], estimate_only=result.estimate_only)
 

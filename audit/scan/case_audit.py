@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from estimators.validation import InputError
+from mechanisms.calls.printed import NOTE_WORDS as PRINTED_NOTE_WORDS
 from mechanisms.errors import MechanismError, MechanismWarning
 
 from audit.scan.cases import build_cases, discover
@@ -190,6 +191,8 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
         return skipped_outcome(case, seed, f"could not be audited: {exc}"[:400], started, notes=notes)
     if function.printed:
         notes.append(f"prints to stdout (captured): {function.printed!r}")
+    # What reached the streams past the capture above (stderr: a library's logging), counted by the audit's runner.
+    notes += [note for note in audit.result.notes if PRINTED_NOTE_WORDS in note]
     if function.mutates:
         notes.append("changes the database it is given in place (each call of the scan gets a copy of its own)")
     notes += [f"warned: {w}" for w in function.warned]

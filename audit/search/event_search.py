@@ -203,7 +203,9 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         p_first_lower=p_lower, p_second_upper=p_upper,
         delta=delta, epsilon_lower_bound=epsilon,
         epsilon_lower_bound_at_delta=certified_epsilon(p_lower, p_upper, delta) if delta > 0 else None,
-        alpha=alpha, selection_runs=used, event=event.to_dict(), pairs_considered=count,
+        alpha=alpha, selection_runs=used, pairs_considered=count,
+        # The event's form and the statistic it thresholds, which a report explains it from (not its description).
+        event={**event.to_dict(), "statistic": chosen.statistic_label, "statistic_words": chosen.statistic_words or None},
         certificate=certificate, odds_ratio_lower=psi_lower, lower_share=share, rate_ratio_lower=rho_lower,
         runs_made=None if certificate != "rate-ratio" else list(made),
         support_differences=differences or None, unbounded_differences=unbounded or None, event_objective=objective,

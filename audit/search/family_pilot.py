@@ -202,8 +202,8 @@ def domain_pairs_by_pilot(mechanism, domain: DeclaredDomain, shape, relation: st
         share = 2 * (tried + FINALIST_FACTOR * min(FINALISTS + len(families[0].pairs), tried))  # runs per pilot run of each database
         pilot_runs = max(MIN_PILOT_RUNS, min(pilot_runs, check_int(budget, "budget", 1) // share))
     rng = np.random.default_rng(np.random.SeedSequence([check_int(seed, "seed", 0), PILOT_SEED_TAG]))
-    with MechanismRunner(mechanism, label, execution, presence_column=relation_kind(relation) == ADD_REMOVE) as runner:
-        runner, refused = _CountingRunner(runner), []
+    with MechanismRunner(mechanism, label, execution, presence_column=relation_kind(relation) == ADD_REMOVE) as pilot:
+        runner, refused = _CountingRunner(pilot), []
         scored = pilot_scores(families, runner, rng, runs=runs, alpha=alpha, delta=delta, claim=claim,
                               pilot_runs=pilot_runs, max_pairs=max_pairs, refused=refused)
     kept = scored[:keep]
@@ -214,5 +214,7 @@ def domain_pairs_by_pilot(mechanism, domain: DeclaredDomain, shape, relation: st
                                                 f"the {s.statistic} statistic)" for s in kept)
             + ", which joins Θ as a two-point prior and is certified on fresh runs (the choice costs no α)"
             + (f"; {len(refused)} pair{'' if len(refused) == 1 else 's'} could not be run (first: {refused[0][1].why}: "
-               f"{refused[0][2]})" if refused else ""))
+               f"{refused[0][2]})" if refused else "")
+            # What the mechanism printed in the pilot's calls (kept off the terminal) and its NaN outputs, if any.
+            + "".join(f"; in the pilot runs, {said}" for said in pilot.call_notes()))
     return tuple(s.pair for s in kept), note

@@ -262,11 +262,12 @@ def cross_fitted_candidates(cell, cross_fitted, min_draws: int = MIN_SELECTION_R
             held_out = (scores[is_first], scores[~is_first])
         # A counting statistic names its strongest features (those of its first fold's fit).
         describe = getattr(fitted.statistic.models[0], "describe", None)
+        words = (f"{what} on {CROSS_FIT_FOLDS} folds of the MI sample (cross-fitted, scored out of fold)"
+                 + (f" ({describe()}, first fold's fit)" if describe else ""))
         candidates.append(PairCandidate(
             first, second, record, pair_statistic(fitted.statistic, first[record], second[record]),
-            f"the pair of prior {cell.prior_index} of Θ; statistic: {what} on {CROSS_FIT_FOLDS} folds of the MI "
-            "sample (cross-fitted, scored out of fold)" + (f" ({describe()}, first fold's fit)" if describe else ""),
-            statistic_label=label, held_out=held_out))
+            f"the pair of prior {cell.prior_index} of Θ; statistic: {words}", statistic_label=label,
+            statistic_words=words, held_out=held_out))
     if counts_first:  # stable: each group keeps its order
         counting = (EmpiricalLogRatio, SupportLogRatio, CountingStatistic)
         counts = [issubclass(fitted.kind, counting) for fitted in cross_fitted]

@@ -39,7 +39,10 @@ class PairCandidate:
     origin : str
         Where the pair comes from, for the result (``"exposing pair"``, ``"structured pair ..."``).
     statistic_label : str
-        The statistic in words, for the event's description.
+        The statistic's label, for the event's description (``E = {label > t}``).
+    statistic_words : str
+        What the statistic is, in words (""  where its label says it all): carried by the event test's result
+        (its ``event``), which a report explains the event from (:func:`audit.report.content.event_explanation`).
     held_out : (ndarray, ndarray) or None
         The statistic's scores on held-out draws of the first and of the second database (the
         MI sample's validation and test splits under the pair's two-point prior): when every
@@ -54,6 +57,7 @@ class PairCandidate:
     origin: str = ""
     statistic_label: str = "T(a, y) − T(b, y)"
     held_out: tuple | None = None
+    statistic_words: str = ""
 
     @property
     def values(self) -> tuple:

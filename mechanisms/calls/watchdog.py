@@ -6,9 +6,10 @@ Standard library only, so that the command line turns it on before it imports an
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
+
+from mechanisms.calls.printed import terminal_stderr
 
 __all__ = ["STUCK_EXIT_STATUS", "STUCK_GRACE", "WATCHDOG", "exit_when_stuck", "stuck_message"]
 
@@ -63,8 +64,9 @@ class _Watchdog:
                     continue
                 try:  # a message given as a function says what runs now (mechanisms.calls.user_call)
                     message = self._message() if callable(self._message) else self._message
-                    sys.stderr.write(message + "\n")
-                    sys.stderr.flush()
+                    stream = terminal_stderr()  # not the capture of the call's prints (mechanisms.calls.printed)
+                    stream.write(message + "\n")
+                    stream.flush()
                 finally:
                     os._exit(STUCK_EXIT_STATUS)
 

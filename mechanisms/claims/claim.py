@@ -63,8 +63,8 @@ GUARANTEE_NOTIONS = ("dp", "ldp", "mi-dp", "mi-pp", "none")
 
 _PUFFERFISH_THM1 = "Pufferfish paper, Theorem 1: ε-DP ⇒ min(ε, ε²/2)-MI DP"
 _PROPOSITION_2 = "Pufferfish paper, Proposition 2: ε-MI DP ⇒ ε-SMI DP"
-_KL_CONVEXITY = ("conditional MI is an average of KL divergences between output laws on neighbouring "
-                 "databases (joint convexity, as in the proof of the Pufferfish paper's Theorem 1, Eq. (9))")
+_KL_CONVEXITY = ("Pufferfish paper, proof of Theorem 1, Eq. (9): conditional MI is an average of KL divergences "
+                 "between output laws on neighbouring databases (joint convexity)")
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from mechanisms.execution.chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, chu
                      seed_global_generators)
 from mechanisms.execution.memory import check_output_memory, format_bytes
 from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, call_user_code
+from mechanisms.calls.printed import Printed
 from mechanisms.execution.worker import HARD_KILL_GRACE, MechanismReference, run_chunk, run_probe
 from mechanisms.outputs.encoding import encoder_of
 
@@ -202,6 +203,11 @@ class MechanismRunner:
     call_limit : int or None
         The most ``calls`` may reach: a job that would pass it raises :class:`RunLimitReached` before
         making any call. None: no limit.
+    printed : Printed
+        What the mechanism printed in every call so far, the probe's included (counted in whichever process
+        ran the call, :func:`mechanisms.execution.worker.run_chunk`), kept off the terminal.
+    with_nan : int
+        Of the ``calls`` outputs, those that held a NaN its output encoder made a category.
     """
 
     def __init__(self, mechanism, label: str, settings: ExecutionSettings | None = None, *,
@@ -212,6 +218,7 @@ class MechanismRunner:
         self.cache = cache
         self.calls = 0
         self.call_limit: int | None = None
+        self.printed, self.with_nan = Printed(), 0
         self.settings = settings or ExecutionSettings()
         self.label, self.quiet = label, quiet
         self.who = f"mechanism '{label}'"
@@ -375,10 +382,12 @@ class MechanismRunner:
         finally:
             bar.close()
         self.calls += fresh
-        for i, output in zip(missing, made):
-            outputs[i] = output
+        for i, chunk in zip(missing, made):
+            outputs[i] = chunk.outputs
+            self.printed += chunk.printed
+            self.with_nan += chunk.with_nan
             if self.cache is not None:
-                self.cache.put(keys[i], output)
+                self.cache.put(keys[i], chunk.outputs)
         if self.cache is not None:  # the job's runs that came from chunks already made
             cached = set(range(len(chunks))) - set(missing)
             self.cache.hits += sum(max(0, min(chunks[i].start + chunks[i].size, offset + size)
@@ -471,7 +480,10 @@ class MechanismRunner:
         timeout = self.settings.timeout or PROBE_TIMEOUT
         task = ChunkTask(job_seed, 0, 0, first, 1, timeout, PROBE, allow_nan=self.settings.allow_nan)
         with _guard_global_generators(self.reference.mechanism):
-            [(one, two)] = self._dispatch(run_probe, [task], 0, "database")
+            [(first_call, second_call)] = self._dispatch(run_probe, [task], 0, "database")
+        # The probe's prints are the function's too; its outputs are not among the calls counted, nor their NaN.
+        self.printed += first_call.printed + second_call.printed
+        one, two = first_call.outputs, second_call.outputs
         self._probed, self._probe_output = True, one
         if np.shape(one)[1:] != np.shape(two)[1:]:
             raise MechanismError(f"{self.who} returned outputs of shape {_shape_text(np.shape(one))} and then "
@@ -501,6 +513,16 @@ class MechanismRunner:
         note = message + "; the audit is valid but cannot be reproduced from its seed"
         warnings.warn(note, MechanismWarning, stacklevel=2)
         self.notes.append(note)
+
+    def call_notes(self) -> list:
+        """What the audit's notes say of the calls so far: what the mechanism printed (:attr:`printed`, in one line
+        with its first lines), and how many of its outputs held a NaN, each made one category by its output
+        encoder (:attr:`with_nan`); [] where neither happened."""
+        notes = [self.printed.note(self.who)] if self.printed.lines else []
+        if self.with_nan:
+            notes.append(f"{self.who} returned NaN in {self.with_nan:,} of its {self.calls:,} outputs: each NaN is "
+                         "treated as one category (y=nan, the same value whatever made it), not as a number")
+        return notes
 
     def _dispatch(self, fn, tasks: list, retries: int, what: str, on_done=None) -> list:
         """Run ``fn(reference, task)`` for every task on the backend (:func:`run_tasks`); results in task order.

@@ -43,13 +43,14 @@ from typing import Mapping
 import numpy as np
 
 from mechanisms.base import draws_only_from_rng, mechanism_name, run_on_batch
+from mechanisms.calls.printed import Printed, captured_prints
 from mechanisms.calls.user_call import report_running_to
 from mechanisms.errors import MechanismError
 from mechanisms.execution.chunks import ChunkTask, chunk_generator, seed_global_generators
 from mechanisms.outputs.encoding import encoder_of
 
-__all__ = ["CRASH_SIGNALS", "MechanismReference", "init_ray_worker", "init_worker", "run_chunk", "run_in_ray_worker",
-           "run_probe", "lost_in", "run_reporting", "run_reporting_where_seen"]
+__all__ = ["CRASH_SIGNALS", "ChunkOutput", "MechanismReference", "init_ray_worker", "init_worker", "run_chunk",
+           "run_in_ray_worker", "run_probe", "lost_in", "run_reporting", "run_reporting_where_seen"]
 
 #: Seconds past ``--timeout`` after which a worker stuck inside compiled code (which the
 #: in-process interruption cannot reach) ends its own process; the audit then retries the
@@ -242,8 +243,29 @@ def run_in_ray_worker(folder: str, token: str, name: str, fn, reference, task, h
     return run_reporting_where_seen(folder, token, name, fn, reference, task, hard_kill)
 
 
-def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = False) -> np.ndarray:
-    """Run the mechanism on one chunk with the chunk's generator; return its validated outputs.
+@dataclass(frozen=True)
+class ChunkOutput:
+    """What one chunk's run returns to the runner, from whichever process ran it.
+
+    Attributes
+    ----------
+    outputs : ndarray
+        The validated outputs, one row per database.
+    printed : Printed
+        What the mechanism printed during the chunk (:func:`mechanisms.calls.printed.captured_prints`).
+    with_nan : int
+        Of the chunk's outputs, those that held a NaN, which the mechanism's output encoder made a category
+        (:class:`mechanisms.outputs.encoding.OutputEncoder`); 0 without an encoder.
+    """
+
+    outputs: np.ndarray
+    printed: Printed = Printed()
+    with_nan: int = 0
+
+
+def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = False) -> ChunkOutput:
+    """Run the mechanism on one chunk with the chunk's generator; return its validated outputs, what it printed
+    (counted, the first lines kept, none of it on the terminal) and how many of its outputs held a NaN.
 
     Parameters
     ----------
@@ -272,10 +294,15 @@ def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
         _arm_hard_kill(task.timeout + HARD_KILL_GRACE)
     if not draws_only_from_rng(mech):
         seed_global_generators(task.job_seed, task.index, task.purpose)
+    encoder = encoder_of(mech)
+    nan_before = 0 if encoder is None else encoder.with_nan
+    name = label or mechanism_name(mech)
     try:
         # The runner checked the job's whole batch (MechanismRunner.sample); the chunk is a slice of it.
-        return run_on_batch(mech, task.dbs, rng, name=label or mechanism_name(mech), locate=task.last_attempt,
-                            timeout=task.timeout, allow_nan=task.allow_nan)
+        with captured_prints(f"mechanism '{name}'") as printed:
+            outputs = run_on_batch(mech, task.dbs, rng, name=name, locate=task.last_attempt, timeout=task.timeout,
+                                   allow_nan=task.allow_nan)
+        return ChunkOutput(outputs, printed.printed, 0 if encoder is None else encoder.with_nan - nan_before)
     finally:
         if hard_kill and task.timeout is not None:
             _arm_hard_kill(None)
@@ -284,7 +311,7 @@ def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
 def run_probe(reference: MechanismReference, task: ChunkTask, hard_kill: bool = False):
     """Run the mechanism twice on the same chunk with the same seed, in one process.
 
-    Returns both outputs: they differ when the mechanism draws randomness that is neither its
+    Returns both :class:`ChunkOutput`: their outputs differ when the mechanism draws randomness that is neither its
     ``rng`` nor a global generator seeded per chunk (its own generator, ``os.urandom``, ...).
     """
     return run_chunk(reference, task, hard_kill), run_chunk(reference, task, hard_kill)

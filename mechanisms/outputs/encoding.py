@@ -149,11 +149,17 @@ def _numeric_list(values: list) -> bool:
     return array.dtype.kind in "biuf"
 
 
+#: NaN numbers :func:`_number` has met in this process: :meth:`OutputEncoder.__call__` reads whether an output held
+#: one by the change (a list, so that the count is one object; encoding runs in one thread of a process).
+_NAN_NUMBERS = [0]
+
+
 def _number(value: float, name: str, out: dict) -> None:
     if math.isfinite(value):
         out[name] = value
     else:  # categorical: a released NaN or infinity is a fact about the output's support
         out[f"{name}={value!r}"] = 0.0
+        _NAN_NUMBERS[0] += value != value
 
 
 def _array(values, path: str, out: dict) -> None:
@@ -261,6 +267,10 @@ class OutputEncoder:
         A user's statistic (:mod:`audit.statistics.user_statistic`), set by :class:`audit.spec.AuditSpec`,
         and in a worker process by :meth:`mechanisms.execution.worker.MechanismReference.resolve` (it travels
         with the mechanism): its values on each output are appended to the row, after the ``2 * width`` columns.
+    with_nan : int
+        The outputs this encoder encoded in this process that held a NaN: each NaN becomes one category
+        (``y=nan``, the same whatever produced it), which the audit's notes count
+        (:meth:`mechanisms.execution.runner.MechanismRunner.call_notes`).
 
     Examples
     --------
@@ -278,6 +288,9 @@ class OutputEncoder:
         # A user's statistic (audit.statistics.user_statistic.UserStatistic): its values on the output before
         # encoding are appended to each row, after the two blocks.
         self.statistic = None
+        # Outputs encoded in this process that held a NaN (each NaN a category, y=nan: _number), for the audit's
+        # note on them (mechanisms.execution.worker.run_chunk counts a chunk's by the difference).
+        self.with_nan = 0
 
     @property
     def support_columns(self) -> slice:
@@ -289,7 +302,9 @@ class OutputEncoder:
         return zlib.crc32(name.encode("utf-8")) % self.width
 
     def __call__(self, output) -> np.ndarray:
+        nan_before = _NAN_NUMBERS[0]
         features = output_features(output)
+        self.with_nan += _NAN_NUMBERS[0] != nan_before
         buckets = np.fromiter((self._bucket_of(name) for name in features), dtype=np.intp, count=len(features))
         # bincount adds each bucket's values in the features' order, as a loop of += would: the same doubles.
         row = np.concatenate([np.bincount(buckets, weights=np.fromiter(features.values(), dtype=np.float64,
