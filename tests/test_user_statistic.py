@@ -225,6 +225,7 @@ RELEASE = textwrap.dedent("""
 
     def speaks(output):
         print("the statistic speaks")
+        os.write(1, b"the statistic writes to its file descriptor 1\\n")
         return 1.0
 
     def deaf(output):
@@ -400,8 +401,9 @@ def test_a_ray_worker_that_dies_inside_a_statistic_names_the_statistic(tmp_path,
 @pytest.mark.integration
 @pytest.mark.ray
 def test_a_ray_worker_is_set_up_as_a_local_worker(tmp_path, local_ray, capfd):
-    # worker.init_ray_worker: a statistic's print goes to the worker's stderr, which Ray forwards to the driver's
-    # stderr, not to its stdout, which keeps only the result (--json).
+    # worker.init_ray_worker: what a statistic writes to file descriptor 1 goes to the worker's stderr, which Ray
+    # forwards to the driver's stderr, not to its stdout, which keeps only the result (--json). Its Python prints are
+    # captured and counted (mechanisms.calls.printed): one line per call, the 3 databases' and the probe's 2.
     from mechanisms.execution.runner import MechanismRunner
 
     spec = _per_database_spec(tmp_path, "speaks", workers=1)
@@ -409,8 +411,10 @@ def test_a_ray_worker_is_set_up_as_a_local_worker(tmp_path, local_ray, capfd):
     with MechanismRunner(spec.mechanism, spec.mechanism_source["spec"], settings,
                          source=spec.mechanism_source) as runner:
         runner.sample(np.zeros((3, 3, 1)), np.random.default_rng(0), what="audit sample")
-    out, err = _output_until(capfd, lambda out, err: "the statistic speaks" in err + out)
-    assert "the statistic speaks" in err and "the statistic speaks" not in out
+    out, err = _output_until(capfd, lambda out, err: "its file descriptor 1" in err + out)
+    assert "its file descriptor 1" in err and "its file descriptor 1" not in out
+    assert "the statistic speaks" not in out + err
+    assert runner.printed.lines == 3 + 2 and runner.printed.first[0] == "the statistic speaks"
 
 
 @pytest.mark.slow
