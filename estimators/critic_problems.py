@@ -179,6 +179,10 @@ def fit_problems(problems, *, slices: int = 0, slice_dim: int = 1, rng: np.rando
     rng : numpy.random.Generator
     objective, config, device, quiet, desc
         As for :func:`estimators.neural.fit_critics`.
+
+    Its callers check the training's memory before it builds the inputs (:func:`estimators.estimate.estimate_mi`
+    by :func:`estimators.memory.check_critic_memory`, the audit by
+    :func:`mechanisms.execution.memory.check_audit_memory`), so ``fit_critics`` does not check it again.
     """
     watch_cores()  # the projections below fill the window in which the training's thread count is chosen
     us, vs, placed = [], [], []
@@ -202,5 +206,5 @@ def fit_problems(problems, *, slices: int = 0, slice_dim: int = 1, rng: np.rando
     dv = max(v.shape[2] for v in vs)
     u, v = stacked_inputs(us, du), stacked_inputs(vs, dv)
     fit = fit_critics(u, v, objective=objective, config=config, seed=int(rng.integers(2**31)), device=device,
-                      quiet=quiet, desc=desc)
+                      quiet=quiet, desc=desc, check_memory=False)
     return ProblemFit(fit, tuple(placed))

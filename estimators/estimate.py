@@ -18,19 +18,19 @@ batched ensemble and certify on a held-out split; classical ones (``ksg``, ``gau
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 
 import numpy as np
 
-from .choices import CONDITIONAL_FORMS, DEFAULT_K, DEFAULT_SLICE_DIM, DEFAULT_SLICES, ESTIMATORS, NEURAL_ESTIMATORS
+from .choices import (CONDITIONAL_FORMS, DEFAULT_ALPHA, DEFAULT_BOUND, DEFAULT_CONDITIONAL, DEFAULT_CORRECTION,
+                      DEFAULT_DEVICE, DEFAULT_K, DEFAULT_SLICE_DIM, DEFAULT_SLICES, ESTIMATORS, NEURAL_ESTIMATORS, UNSET)
 from .certify import BOUND_METHODS, cap_candidates, certify_critics, sliced_lower_bound
 from .critic_problems import MIProblem, fit_problems, problem_projections
 from .discrete import CORRECTIONS, plugin_mi_batch
 from .gaussian import gaussian_mi_batch
 from .ksg import TIE_JITTER, breaks_ties, ksg_mi_batch
 from .critic_config import checked_config
-from .memory import check_critic_memory
+from .memory import check_critic_memory, check_projection_memory
 from .neural import CriticConfig, MIN_SPLIT_SAMPLES, minimum_split_samples
 from .results import MIEstimate
 from .units import NATS, UNITS
@@ -76,22 +76,13 @@ def minimum_samples(estimator: str, dims, *, sliced: bool = False, slice_dim: in
     return 2, "at least two samples"
 
 
-def _physical_memory_bytes() -> int | None:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):  # not a POSIX system that reports it
-        return None
-
-
-def check_slice_memory(slices: int, n: int, columns: int, name: str = "slices") -> None:
-    """Refuse a sliced estimate whose projected samples alone exceed the machine's memory, naming ``name``
-    (the argument, or the flag that set it)."""
-    needed = slices * n * columns * 8
-    available = _physical_memory_bytes()
-    if available is not None and needed > available:
-        raise InputError(f"argument '{name}': {slices} slices of {n} samples need {needed / 2**30:.1f} GiB for the "
-                         f"projected samples alone, more than this machine's {available / 2**30:.1f} GiB; "
-                         "use fewer slices")
+def _setting(value, name: str, used: bool, default, applies: str, remedy: str):
+    """``value``, or ``default`` where it is UNSET, for a setting the estimate uses; refused where it was given
+    (:func:`~estimators.validation.refuse_unused`) to an estimate that does not use it."""
+    if used:
+        return default if value is UNSET else value
+    refuse_unused(value, name, applies, remedy)
+    return default
 
 
 def _classical(estimator, u, v, k, correction, seed, v_label="argument 'y'"):
@@ -102,12 +93,15 @@ def _classical(estimator, u, v, k, correction, seed, v_label="argument 'y'"):
     return plugin_mi_batch(u, v, correction=correction)
 
 
-def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, slices: int | None = None,
-                slice_dim: int | None = None, conditional: str = "independent", alpha: float = 0.05,
-                unit: str = NATS, seed=0, device="auto", critic: CriticConfig | None = None,
-                bound: str = "bernstein", k: int | None = None, correction: str | None = "miller-madow",
-                quiet: bool = True) -> MIEstimate:
+def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, slices: int = UNSET,
+                slice_dim: int = UNSET, conditional: str = UNSET, alpha: float = UNSET, unit: str = NATS, seed=0,
+                device=UNSET, critic: CriticConfig | None = UNSET, bound: str = UNSET, k: int = UNSET,
+                correction: str | None = UNSET, quiet: bool = True) -> MIEstimate:
     """Estimate (sliced, conditional) mutual information from paired samples.
+
+    The settings that only some estimates use default to ``UNSET`` (:data:`estimators.choices.UNSET`, "not
+    given"): left unset they take the defaults below; given to an estimate that does not use them, they are
+    refused (one :class:`InputError` naming the argument), never silently ignored.
 
     Parameters
     ----------
@@ -123,23 +117,27 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
     sliced : bool
         Estimate sliced MI over ``slices`` random slices of dimension ``slice_dim``.
     slices : int, optional
-        With ``sliced=True``: the random slices (default 128). Refused without it.
+        With ``sliced=True``: the random slices (default 128).
     slice_dim : int, optional
-        With ``sliced=True``: the dimension of each slice (default 1). Refused without it.
-    alpha : float in (0, 1)
-        Neural estimators: ``lower_bound`` holds with probability ≥ 1 − α.
+        With ``sliced=True``: the dimension of each slice (default 1).
+    conditional : {"independent", "chain"}, optional
+        With ``z``: the form of the conditional estimate (default ``"independent"``; see the module docstring).
+    alpha : float in (0, 1), optional
+        Certified estimates (a neural ``estimator``, ``conditional`` not ``"chain"``): ``lower_bound`` holds
+        with probability ≥ 1 − α (default 0.05).
     unit : {"nats", "bits"}
     seed : int or numpy.random.Generator
         Seeds the slices, the splits and the critics.
-    device : {"auto", "cpu", "cuda"}
-    critic : CriticConfig, optional
-        Architecture and training of the neural critics.
-    bound : {"bernstein", "hoeffding"}
-        Concentration inequality of the certificate.
+    device : {"auto", "cpu", "cuda"}, optional
+        Neural estimators: where the critics train (default ``"auto"``).
+    critic : CriticConfig or None, optional
+        Neural estimators: architecture and training of the critics (None or unset: ``CriticConfig()``).
+    bound : {"bernstein", "hoeffding"}, optional
+        Certified estimates: the concentration inequality of the certificate (default ``"bernstein"``).
     k : int, optional
-        With ``estimator="ksg"``: its neighbours (default 3). Refused for the other estimators.
-    correction : {"miller-madow", None}
-        Bias correction of the plug-in estimator.
+        With ``estimator="ksg"``: its neighbours (default 3).
+    correction : {"miller-madow", None}, optional
+        With ``estimator="plugin"``: its bias correction, None for none (default ``"miller-madow"``).
 
     Raises
     ------
@@ -147,11 +145,14 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
         One error naming the argument: for text, dates, complex numbers, None, masked entries, NaN or
         inf in the samples; shapes other than (n,) or (n, d), zero columns, samples of different lengths
         or too few for the estimator; a ``sliced`` or ``quiet`` that is not True or False; a ``critic``
-        that is not a valid :class:`CriticConfig` (checked for every estimator); ``slices`` or
-        ``slice_dim`` given without ``sliced=True``, ``k`` given for an estimator other than ``"ksg"``
-        (settings the estimate would not use); neural critics whose training cannot fit in the memory
-        available (:func:`estimators.memory.check_critic_memory`, the audit's count of the critics:
-        naming ``slices``, the samples or ``critic``, whichever to reduce); any other argument outside
+        that is not a valid :class:`CriticConfig`; a setting given to an estimate that does not use it
+        (``slices`` or ``slice_dim`` without ``sliced=True``, ``conditional`` without ``z``, ``k`` for an
+        estimator other than ``"ksg"``, ``correction`` for one other than ``"plugin"``, ``critic`` or
+        ``device`` for a classical one, ``alpha`` or ``bound`` for a classical one or ``conditional="chain"``,
+        which certify nothing); neural critics whose training cannot fit in the memory available
+        (:func:`estimators.memory.check_critic_memory`, the audit's count of the critics: naming ``slices``,
+        the samples or ``critic``, whichever to reduce), or a classical sliced estimate whose projected samples
+        cannot (:func:`estimators.memory.check_projection_memory`, naming ``slices``); any other argument outside
         its range or choices.
 
     Returns
@@ -165,31 +166,40 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
     """
     started = time.perf_counter()
     check_choice(estimator, "estimator", ESTIMATORS)
-    check_choice(conditional, "conditional", CONDITIONAL_FORMS)
     check_choice(unit, "unit", UNITS)
-    check_choice(bound, "bound", BOUND_METHODS)
-    check_choice(correction, "correction", CORRECTIONS)
     sliced = check_bool(sliced, "sliced")
     quiet = check_bool(quiet, "quiet")
-    alpha = check_probability(alpha, "alpha")
+    neural, has_z = estimator in NEURAL_ESTIMATORS, z is not None
+    conditional = check_choice(_setting(conditional, "conditional", has_z, DEFAULT_CONDITIONAL,
+                                        "with z (a conditioning variable)", "pass z, or drop conditional"),
+                               "conditional", CONDITIONAL_FORMS)
+    certified = neural and not (has_z and conditional == "chain")
+    uncertified = (f"estimator '{estimator}' gives no certified bound" if not neural else
+                   "conditional='chain' gives no certified bound (a difference of two estimates)")
+    alpha = check_probability(_setting(alpha, "alpha", certified, DEFAULT_ALPHA, "to certified estimates",
+                                       f"{uncertified}; drop alpha"), "alpha")
+    bound = check_choice(_setting(bound, "bound", certified, DEFAULT_BOUND, "to certified estimates",
+                                  f"{uncertified}; drop bound"), "bound", BOUND_METHODS)
+    trains = f"estimator '{estimator}' trains no critics"
+    device = _setting(device, "device", neural, DEFAULT_DEVICE, "to neural estimators (their critics)",
+                      f"{trains}; drop device")
+    critic = _setting(critic, "critic", neural, None, "to neural estimators (their critics)",
+                      f"{trains}; drop critic")
+    correction = check_choice(_setting(correction, "correction", estimator == "plugin", DEFAULT_CORRECTION,
+                                       "to estimator 'plugin' (its bias correction)",
+                                       f"estimator '{estimator}' has none; drop correction"),
+                              "correction", CORRECTIONS)
+    slices = check_int(_setting(slices, "slices", sliced, DEFAULT_SLICES, "to sliced estimation",
+                                "pass sliced=True, or drop slices"), "slices", 1)
+    slice_dim = check_int(_setting(slice_dim, "slice_dim", sliced, DEFAULT_SLICE_DIM, "to sliced estimation",
+                                   "pass sliced=True, or drop slice_dim"), "slice_dim", 1)
+    k = check_int(_setting(k, "k", estimator == "ksg", DEFAULT_K, "to estimator 'ksg' (its neighbours)",
+                           f"estimator '{estimator}' has none; drop k"), "k", 1)
+    config = checked_config(critic) if neural else None
     x = as_samples(x, "x", min_rows=2)
     y = as_samples(y, "y", min_rows=2)
     z = None if z is None else as_samples(z, "z", min_rows=2)
     n = check_same_length(x=x, y=y, z=z)
-    if sliced:
-        slices = check_int(DEFAULT_SLICES if slices is None else slices, "slices", 1)
-        slice_dim = check_int(DEFAULT_SLICE_DIM if slice_dim is None else slice_dim, "slice_dim", 1)
-    else:
-        for name, value in (("slices", slices), ("slice_dim", slice_dim)):
-            refuse_unused(value, name, "to sliced estimation", f"pass sliced=True, or drop {name}")
-        slices, slice_dim = DEFAULT_SLICES, DEFAULT_SLICE_DIM  # unused unsliced
-    if estimator == "ksg":
-        k = check_int(DEFAULT_K if k is None else k, "k", 1)
-    else:
-        refuse_unused(k, "k", "to estimator 'ksg' (its neighbours)", f"estimator '{estimator}' has none; drop k")
-        k = DEFAULT_K  # unused
-    config = checked_config(critic)  # checked for every estimator; only the neural ones use it
-    config = config if estimator in NEURAL_ESTIMATORS else None
     need, why = minimum_samples(estimator, [a.shape[1] for a in (x, y, z) if a is not None], sliced=sliced,
                                 slice_dim=slice_dim, k=k, critic=config)
     if n < need:
@@ -197,13 +207,14 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
                          f"{need} ({why})")
     rng = as_generator(seed)
     columns = sum(min(slice_dim, a.shape[1]) if sliced else a.shape[1] for a in (x, y, z) if a is not None)
-    if sliced:
-        check_slice_memory(slices, n, columns)
     problem = MIProblem(x, y, z, chain=z is not None and conditional == "chain")
     if config is not None:
-        # One critic per slice (one unsliced), twice for the chain rule, on (u, v) of ``columns`` numbers.
+        # One critic per slice (one unsliced), twice for the chain rule, on (u, v) of ``columns`` numbers; the
+        # count holds the projections (the critics' stacked inputs), so it is the one check of a neural estimate.
         check_critic_memory((slices if sliced else 1) * (2 if problem.chain else 1), n, columns, config,
                             slices=slices if sliced else None)
+    elif sliced:
+        check_projection_memory(slices, n, columns)
     n_slices = slices if sliced else 0
     n_terms = n_slices or 1
     details: dict = {"quantity": _describe(z is not None, conditional, sliced)}

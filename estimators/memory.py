@@ -1,10 +1,12 @@
 """How much memory a critic training holds, and how much this process may still allocate.
 
 The estimators' share of the memory checks: :func:`critic_memory_parts` counts what a batched critic training
-holds at once, :func:`available_memory` what the machine (and a container's cgroup limit) still allows, and
-:func:`check_critic_memory` refuses an :func:`~estimators.estimate.estimate_mi` whose critics cannot fit, before
-any is allocated. The audit's check (:func:`mechanisms.execution.memory.check_audit_memory`) adds its databases
-and outputs to the same critic count.
+holds at once, :func:`available_memory` what the machine (and a container's cgroup limit) still allows,
+:func:`check_critic_memory` refuses a critic training (:func:`~estimators.estimate.estimate_mi`'s, before it
+projects any slice; :func:`~estimators.neural.fit_critics`'s, on the inputs it is handed) that cannot fit, and
+:func:`check_projection_memory` a classical sliced estimate whose projected samples cannot. The audit's check
+(:func:`mechanisms.execution.memory.check_audit_memory`) adds its databases and outputs to the same critic count.
+All compare with the one limit, :func:`available_memory`.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from .critic_config import CriticConfig, scoring_rows
 from .validation import InputError
 
 __all__ = ["CRITIC_BYTES", "CRITIC_INPUT_BYTES", "FLOAT_BYTES", "PARAMETER_COPIES", "available_memory",
-           "cgroup_memory_headroom", "check_critic_memory", "critic_config_memory", "critic_memory_parts",
-           "format_bytes"]
+           "cgroup_memory_headroom", "check_critic_memory", "check_projection_memory", "critic_config_memory",
+           "critic_memory_parts", "format_bytes"]
 
 FLOAT_BYTES = 8
 
@@ -130,7 +132,7 @@ CRITIC_INPUT_BYTES = FLOAT_BYTES + CRITIC_BYTES
 PARAMETER_COPIES = 5
 
 def critic_memory_parts(critics: int, samples: int, input_width: int, *, hidden: int, depth: int, batch_size: int,
-                        critics_per_chunk: int, architecture: str = "shallow") -> dict:
+                        critics_per_chunk: int, architecture: str = "shallow", inputs_held: bool = False) -> dict:
     """Bytes one batched critic training holds at once (a lower bound on its peak), part by part.
 
     ``critics`` critics T_m(u, v) trained as one batched ensemble on ``samples`` pairs of
@@ -145,11 +147,15 @@ def critic_memory_parts(critics: int, samples: int, input_width: int, *, hidden:
       and the hidden activations of a training step (joint and product batches, each layer) or of
       a scoring pass (rows in blocks of :func:`estimators.critic_config.scoring_rows`),
       whichever is larger, float32.
+
+    With ``inputs_held`` the stacked inputs are left out of the features: the caller already holds them
+    (:func:`~estimators.neural.fit_critics` is handed them), so the memory available no longer includes them.
     """
     chunk = min(critics, critics_per_chunk)
     if critics <= 0 or samples <= 0:
         return {"critic features": 0, "critic models": 0}
-    features = FLOAT_BYTES * critics * samples * input_width + chunk * samples * input_width * (FLOAT_BYTES + 2 * CRITIC_BYTES)
+    stacked = 0 if inputs_held else FLOAT_BYTES * critics * samples * input_width
+    features = stacked + chunk * samples * input_width * (FLOAT_BYTES + 2 * CRITIC_BYTES)
     if architecture == "shallow":
         parameters = input_width * hidden + 2 * hidden + 1 + input_width
         layers = 1
@@ -162,16 +168,30 @@ def critic_memory_parts(critics: int, samples: int, input_width: int, *, hidden:
     return {"critic features": features, "critic models": models}
 
 
-def critic_config_memory(critics: int, samples: int, input_width: int, config: CriticConfig) -> dict:
+def critic_config_memory(critics: int, samples: int, input_width: int, config: CriticConfig, *,
+                         inputs_held: bool = False) -> dict:
     """:func:`critic_memory_parts` of ``critics`` critics of ``config``'s architecture, batch and chunks."""
     return critic_memory_parts(critics, samples, input_width, hidden=config.hidden, depth=config.depth,
                                batch_size=config.batch_size, critics_per_chunk=config.max_critics_per_chunk,
-                               architecture=config.architecture)
+                               architecture=config.architecture, inputs_held=inputs_held)
+
+
+def _refuse(what: str, doing: str, parts: dict, available: int, remedy: str):
+    need = sum(parts.values())
+    listed = ", ".join(f"{name} {format_bytes(size)}" for name, size in parts.items())
+    raise InputError(f"{what}: {doing} needs at least {format_bytes(need)} of memory ({listed}), but only "
+                     f"{format_bytes(available)} is available; {remedy}")
 
 
 def check_critic_memory(critics: int, samples: int, input_width: int, config: CriticConfig, *,
-                        slices: int | None = None, available: int | None = None) -> int:
-    """Refuse an estimate whose critic training cannot fit in memory (:func:`critic_memory_parts`), before it runs.
+                        slices: int | None = None, available: int | None = None, inputs_held: bool = False,
+                        config_name: str = "critic", samples_name: str = "arguments 'x' and 'y'") -> int:
+    """Refuse a critic training that cannot fit in memory (:func:`critic_memory_parts`), before it runs.
+
+    The one check of a critic training: :func:`~estimators.estimate.estimate_mi` runs it before it projects any
+    slice, counting the critics' stacked inputs it is about to build; :func:`~estimators.neural.fit_critics` runs
+    it on the inputs it is handed (``inputs_held``), except where its caller (``estimate_mi``, the audit, whose
+    :func:`~mechanisms.execution.memory.check_audit_memory` counts the same critics) has checked already.
 
     Parameters
     ----------
@@ -183,6 +203,11 @@ def check_critic_memory(critics: int, samples: int, input_width: int, config: Cr
         The estimate's random slices, if sliced.
     available : int, optional
         Bytes available (default: :func:`available_memory`).
+    inputs_held : bool
+        The stacked inputs exist already and are not counted (:func:`critic_memory_parts`).
+    config_name, samples_name : str
+        How the message names the critic's settings (``critic`` of ``estimate_mi``, ``config`` of
+        ``fit_critics``) and the samples.
 
     Returns
     -------
@@ -192,24 +217,47 @@ def check_critic_memory(critics: int, samples: int, input_width: int, config: Cr
     Raises
     ------
     InputError
-        Naming what to reduce: argument ``'critic'`` where the models (parameters and activations) need more
-        than the features, else ``'slices'`` when sliced, else the samples ``'x'`` and ``'y'``; with the size
+        Naming what to reduce: the argument ``config_name`` where the models (parameters and activations) need
+        more than the features, else ``'slices'`` when sliced, else the samples (``samples_name``); with the size
         needed, part by part, and the size available.
     """
-    parts = critic_config_memory(critics, samples, input_width, config)
+    parts = critic_config_memory(critics, samples, input_width, config, inputs_held=inputs_held)
     need = sum(parts.values())
     available = available_memory() if available is None else available
     if available is None or need <= available:
         return need
     if parts["critic models"] > parts["critic features"]:
-        what = (f"argument 'critic' (hidden = {config.hidden}, batch_size = {config.batch_size}, "
+        what = (f"argument '{config_name}' (hidden = {config.hidden}, batch_size = {config.batch_size}, "
                 f"max_critics_per_chunk = {config.max_critics_per_chunk})")
         remedy = "use a smaller critic: lower its hidden, batch_size or max_critics_per_chunk"
     elif slices is not None:
         what, remedy = f"argument 'slices' ({slices})", "use fewer slices (or fewer samples)"
     else:
-        what, remedy = f"arguments 'x' and 'y' ({samples} samples)", "use fewer samples (or fewer columns)"
-    listed = ", ".join(f"{name} {format_bytes(size)}" for name, size in parts.items())
-    raise InputError(f"{what}: training {critics} critic(s) on {samples} samples of {input_width} input values needs "
-                     f"at least {format_bytes(need)} of memory ({listed}), but only {format_bytes(available)} is "
-                     f"available; {remedy}")
+        what, remedy = f"{samples_name} ({samples} samples)", "use fewer samples (or fewer columns)"
+    _refuse(what, f"training {critics} critic(s) on {samples} samples of {input_width} input values", parts,
+            available, remedy)
+
+
+def check_projection_memory(slices: int, samples: int, columns: int, name: str = "slices", *,
+                            available: int | None = None) -> int:
+    """Refuse a sliced estimate whose projected samples alone cannot fit in memory, naming ``name`` (the argument,
+    or the flag that set it), before any slice is projected.
+
+    The check of a classical sliced estimate (KSG, Gaussian, plug-in), whose only count is its projections:
+    ``slices`` × ``samples`` × ``columns`` float64 values, a lower bound (the estimators' own working memory is
+    not counted). A neural estimate is checked by :func:`check_critic_memory` instead, whose features hold the
+    same projections (as the critics' stacked inputs) and more, against the same limit: it refuses whatever this
+    check would, so one check runs per estimate. ``miaudit estimate`` runs this one for every sliced estimate,
+    first, to name ``--slices``.
+
+    Returns
+    -------
+    int
+        The bytes needed.
+    """
+    need = FLOAT_BYTES * slices * samples * columns
+    available = available_memory() if available is None else available
+    if available is None or need <= available:
+        return need
+    _refuse(f"argument '{name}' ({slices})", f"projecting {samples} samples of {columns} values onto {slices} slices",
+            {"projected samples": need}, available, "use fewer slices")

@@ -16,9 +16,10 @@ import torch
 
 from .critic_config import CriticConfig, checked_config, scoring_rows
 from .critics import CriticEnsemble
+from .memory import check_critic_memory
 from . import device as device_settings
 from .device import all_finite, cpu_threads, free_threads, resolve_device, samples_of
-from .objectives import OBJECTIVES, MineMovingAverage, donsker_varadhan, nwj, objective_value
+from .objectives import OBJECTIVES, MineMovingAverage, delta_method_stderr, donsker_varadhan, nwj, objective_value
 from .progress import progress_bar
 from .standardization import critic_inputs, robust_standardization
 from .validation import (InputError, as_float64, as_generator, check_choice, check_not_text, check_real,
@@ -385,7 +386,7 @@ class GraphedTrainingStep:
 
 
 def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = None, seed: int = 0,
-                device="auto", quiet: bool = True, desc: str = "critics") -> CriticFit:
+                device="auto", quiet: bool = True, desc: str = "critics", check_memory: bool = True) -> CriticFit:
     """Train M critics T_m(u, v) at once and evaluate them on held-out data.
 
     Parameters
@@ -400,10 +401,23 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
     seed : int or numpy.random.Generator
         Seeds the split, the initialization and the mini-batches.
     device : {"auto", "cpu", "cuda"} or torch.device
+    check_memory : bool
+        Refuse a training that cannot fit in the memory available before it starts
+        (:func:`estimators.memory.check_critic_memory`, the inputs ``u`` and ``v`` counted as held already).
+        False only where the caller has run that check already, counting the inputs it then built
+        (:func:`estimators.estimate.estimate_mi`, the audit through :func:`estimators.critic_problems.fit_problems`).
 
     Returns
     -------
     CriticFit
+
+    Raises
+    ------
+    InputError
+        Naming the argument: for ``u`` or ``v`` of other shapes, without critics or columns, not real numbers or
+        not finite, or too few samples for the splits; ``config``, ``objective`` or ``seed`` out of their
+        choices; a training that cannot fit in the memory available (naming ``config`` where the models
+        outweigh the features, else ``u`` and ``v``).
     """
     config = checked_config(config, "config")
     check_choice(objective, "objective", OBJECTIVES)
@@ -419,6 +433,9 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
     n_critics, n = u.shape[0], u.shape[1]
     train, val, test = split_indices(n, config.split, rng, eval_shifts=config.eval_shifts,
                                      what="arguments 'u' and 'v'")
+    if check_memory:
+        check_critic_memory(n_critics, n, u.shape[2] + v.shape[2], config, inputs_held=True, config_name="config",
+                            samples_name=f"arguments 'u' and 'v' ({n_critics} critic(s))")
     fits = []
     for start in range(0, n_critics, config.max_critics_per_chunk):
         stop = min(n_critics, start + config.max_critics_per_chunk)
@@ -565,7 +582,7 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
     scorer.add(0, ensemble, u_stats, v_stats)
     return CriticFit(
         estimates=estimates.double().cpu().numpy(),
-        stderr=_delta_method_stderr(t_joint, t_prod_all, objective),
+        stderr=delta_method_stderr(t_joint, t_prod_all, objective),
         validation=best.double().cpu().numpy(),
         test_joint=tj,
         test_product=t_cert.double().cpu().numpy(),
@@ -580,19 +597,3 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
         split=(train_idx, val_idx, test_idx),
     )
 
-
-def _delta_method_stderr(t_joint: torch.Tensor, t_prod: torch.Tensor, objective: str) -> np.ndarray:
-    """Standard error of E_P[T] − log E_Q[e^T] (or − E_Q[e^{T−1}] for NWJ) by the delta method.
-
-    The product scores from cyclic shifts are not independent, so their sample count is taken
-    as n_test (one shift's worth), a conservative choice. Computed in float64.
-    """
-    t_joint, t_prod = t_joint.double(), t_prod.double()
-    n = t_joint.shape[-1]
-    var_joint = t_joint.var(dim=-1) / n
-    if objective == "nwj":
-        var_prod = torch.exp(t_prod - 1.0).var(dim=-1) / n
-    else:
-        e = torch.exp(t_prod - t_prod.amax(dim=-1, keepdim=True))
-        var_prod = e.var(dim=-1) / (n * e.mean(dim=-1) ** 2)
-    return torch.sqrt(var_joint + var_prod).cpu().numpy()

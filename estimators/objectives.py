@@ -3,11 +3,14 @@
 Each function takes critic values on joint samples ``t_joint`` of shape (M, b) and on
 product-of-marginals samples ``t_marginal`` of shape (M, b') and returns per-critic values
 of shape (M,). Training maximizes the objective; the loss is its negative, summed over critics.
+:func:`delta_method_stderr` is the standard error of a critic's DV or NWJ value.
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 import torch
 
@@ -64,3 +67,20 @@ def objective_value(name: str, t_joint: torch.Tensor, t_marginal: torch.Tensor) 
     if name == "nwj":
         return nwj(t_joint, t_marginal)
     return donsker_varadhan(t_joint, t_marginal)
+
+
+def delta_method_stderr(t_joint: torch.Tensor, t_prod: torch.Tensor, objective: str) -> np.ndarray:
+    """Standard error of E_P[T] − log E_Q[e^T] (or − E_Q[e^{T−1}] for NWJ) by the delta method.
+
+    The product scores from cyclic shifts are not independent, so their sample count is taken
+    as n_test (one shift's worth), a conservative choice. Computed in float64.
+    """
+    t_joint, t_prod = t_joint.double(), t_prod.double()
+    n = t_joint.shape[-1]
+    var_joint = t_joint.var(dim=-1) / n
+    if objective == "nwj":
+        var_prod = torch.exp(t_prod - 1.0).var(dim=-1) / n
+    else:
+        e = torch.exp(t_prod - t_prod.amax(dim=-1, keepdim=True))
+        var_prod = e.var(dim=-1) / (n * e.mean(dim=-1) ** 2)
+    return torch.sqrt(var_joint + var_prod).cpu().numpy()

@@ -13,6 +13,8 @@ import re
 
 import numpy as np
 
+from .choices import UNSET
+
 __all__ = [
     "InputError",
     "as_float64",
@@ -182,13 +184,14 @@ def check_int(value, name: str, minimum: int | None = None) -> int:
     return out
 
 
-def refuse_unused(value, name: str, applies: str, remedy: str) -> None:
+def refuse_unused(value, name: str, applies: str, remedy: str, *, unset=UNSET) -> None:
     """One :class:`InputError` naming ``name`` when a setting the chosen method does not use was given
-    (``value`` is not None, the default that means "not set"), instead of ignoring it silently.
+    (``value`` is not ``unset``, the default that means "not given": :data:`estimators.choices.UNSET`, or None
+    for a command-line flag), instead of ignoring it silently.
 
     ``applies`` says when it is used (``"to sliced estimation"``), ``remedy`` how to go on.
     """
-    if value is not None:
+    if value is not unset:
         raise InputError(f"argument '{name}' applies only {applies}: {remedy}")
 
 

@@ -222,9 +222,10 @@ def evaluate(task: Task, estimator: str, sliced: bool, n: int, seed: int, grid: 
     rng = np.random.default_rng([seed, n, task.dim, int(1000 * task.parameter)])
     x, y = task.sample(n, rng)
     started = time.perf_counter()
-    result = estimate_mi(x, y, estimator=estimator, sliced=sliced, slices=grid.slices if sliced else None, alpha=ALPHA,
-                         seed=int(rng.integers(2**31)), device=device,
-                         critic=grid.critic if estimator in NEURAL else None)
+    # The slices and the critics' settings only where the estimate uses them (estimate_mi refuses them elsewhere).
+    settings = ({"slices": grid.slices} if sliced else {}) | (
+        {"alpha": ALPHA, "device": device, "critic": grid.critic} if estimator in NEURAL else {})
+    result = estimate_mi(x, y, estimator=estimator, sliced=sliced, seed=int(rng.integers(2**31)), **settings)
     seconds = time.perf_counter() - started
     drawn = truth
     if sliced:

@@ -138,10 +138,12 @@ def estimation_rows(grid: DimensionGrid, device, seed: int) -> dict:
         for estimator, target in (("dv", "I"), ("ksg", "I"), ("sliced dv", "SI")):
             n = grid.ksg_n if estimator == "ksg" else grid.n
             started = time.perf_counter()
-            result = estimate_mi(x[:n], y[:n], estimator="ksg" if estimator == "ksg" else "dv",
-                                 sliced=target == "SI", slices=grid.slices if target == "SI" else None, alpha=ALPHA,
-                                 seed=int(rng.integers(2**31)), device=device,
-                                 critic=None if estimator == "ksg" else grid.critic)
+            # The slices and the critics' settings only where the estimate uses them (estimate_mi refuses them
+            # elsewhere).
+            settings = ({"slices": grid.slices} if target == "SI" else {}) | (
+                {} if estimator == "ksg" else {"alpha": ALPHA, "device": device, "critic": grid.critic})
+            result = estimate_mi(x[:n], y[:n], estimator="ksg" if estimator == "ksg" else "dv", sliced=target == "SI",
+                                 seed=int(rng.integers(2**31)), **settings)
             seconds = time.perf_counter() - started
             truth = truths[target]
             drawn = truth

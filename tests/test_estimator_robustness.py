@@ -334,11 +334,23 @@ def test_estimate_refuses_inapplicable_flags(files, capsys, flags, named):
     assert f"argument '{named}'" in capsys.readouterr().err
 
 
-def test_estimate_warns_about_alpha_without_a_certificate_and_reports_bits(files, capsys):
+@pytest.mark.parametrize("flags,named,why", [
+    (["--estimator", "ksg", "--alpha", "0.1"], "--alpha", "estimator 'ksg' gives no certified bound"),
+    (["--z", "x.npy", "--conditional", "chain", "--alpha", "0.1"], "--alpha", "--conditional chain gives no"),
+    (["--estimator", "gaussian", "--device", "cpu"], "--device", "estimator 'gaussian' trains no critics"),
+    (["--estimator", "plugin", "--device", "auto"], "--device", "estimator 'plugin' trains no critics"),
+])
+def test_estimate_refuses_flags_of_certificates_and_critics_where_unused(files, capsys, flags, named, why):
+    flags = [str(files / f) if f.endswith(".npy") else f for f in flags]
+    assert main(["estimate", "--x", str(files / "x.npy"), "--y", str(files / "y.npy"), *flags]) == 2
+    err = capsys.readouterr().err
+    assert f"argument '{named}' applies only to " in err and why in err and f"drop {named}" in err
+
+
+def test_estimate_of_bits_reports_bits(files, capsys):
     assert main(["estimate", "--x", str(files / "bits.npy"), "--y", str(files / "bits.npy"), "--estimator", "ksg",
-                 "--alpha", "0.1", "--bits", "--json"]) == 0
+                 "--bits", "--json"]) == 0
     captured = capsys.readouterr()
-    assert "--alpha is ignored" in captured.err
     import json
 
     payload = json.loads(captured.out)
@@ -398,8 +410,8 @@ def test_load_npy_array_refuses_a_fifo(tmp_path):
 
 def test_sliced_estimate_too_large_for_memory_is_refused_before_allocating():
     x, y = gaussian_pair(300, 0.5, 15)
-    # 10^12 slices x 300 samples x 2 columns x 8 bytes = 4.8e15 bytes, more than any machine.
-    with pytest.raises(InputError, match="'slices'.*GiB"):
+    # 10^12 slices x 300 samples x 2 columns x 8 bytes = 4.8e15 bytes = 4.26 PiB, more than any machine.
+    with pytest.raises(InputError, match=r"^argument 'slices' \(1000000000000\).*4\.26 PiB"):
         estimate_mi(x, y, estimator="gaussian", sliced=True, slices=10**12)
 
 

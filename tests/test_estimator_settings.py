@@ -1,22 +1,30 @@
-"""``estimate_mi``'s settings that only some estimates use, and its memory check of the critics' training.
+"""``estimate_mi``'s settings that only some estimates use, and the memory checks of its estimates and of
+``fit_critics``.
 
-A setting the chosen estimate does not use (``slices``/``slice_dim`` unsliced, ``k`` for another estimator than
-KSG) is one error naming it, never ignored; left unset, the defaults work. Neural critics whose training cannot
-fit in the memory available are refused before they train, by the audit's count of the critics (bytes counted
-here by hand from the arrays' shapes, the parameters by torch).
+A setting the chosen estimate does not use (``slices``/``slice_dim`` unsliced, ``conditional`` without ``z``,
+``k`` for another estimator than KSG, ``correction`` for another than the plug-in, ``critic``/``device`` for a
+classical one, ``alpha``/``bound`` for an estimate that certifies nothing) is one error naming it, never ignored;
+left unset (``UNSET``), the defaults work. Neural critics whose training cannot fit in the memory available are
+refused before they train, by the audit's count of the critics (bytes counted here by hand from the arrays'
+shapes, the parameters by torch), once per estimate; ``fit_critics`` runs the same check on the inputs it is
+handed; a classical sliced estimate is checked on its projections.
 """
 
 from __future__ import annotations
 
+import inspect
+import pickle
 import re
 
 import numpy as np
 import pytest
 
 from estimators import memory
+from estimators import neural
+from estimators.choices import UNSET
 from estimators.critics import CriticEnsemble
 from estimators.estimate import estimate_mi
-from estimators.neural import CriticConfig
+from estimators.neural import CriticConfig, fit_critics
 from estimators.validation import InputError
 
 
@@ -34,13 +42,30 @@ def _samples(n=300, seed=0):
     ("gaussian", {"k": 3}, "k"),
     ("plugin", {"k": 2}, "k"),
     ("gaussian", {"sliced": True, "slices": 4, "k": 3}, "k"),
+    ("gaussian", {"conditional": "independent"}, "conditional"),  # no z
+    ("ksg", {"correction": "miller-madow"}, "correction"),
+    ("gaussian", {"correction": None}, "correction"),  # None (no correction) is a given value
+    ("dv", {"correction": None}, "correction"),
+    ("ksg", {"alpha": 0.05}, "alpha"),
+    ("plugin", {"alpha": 0.1}, "alpha"),
+    ("gaussian", {"bound": "bernstein"}, "bound"),
+    ("dv", {"z": "chain", "alpha": 0.05}, "alpha"),  # a chain-rule difference certifies nothing
+    ("nwj", {"z": "chain", "bound": "hoeffding"}, "bound"),
+    ("ksg", {"critic": CriticConfig()}, "critic"),
+    ("gaussian", {"critic": None}, "critic"),
+    ("plugin", {"device": "cpu"}, "device"),
+    ("gaussian", {"device": "auto"}, "device"),
 ])
 def test_a_setting_the_estimate_does_not_use_is_one_error_naming_it(estimator, setting, named):
     x, y = _samples()
+    setting = dict(setting)
+    if setting.pop("z", None) == "chain":
+        setting.update(z=np.round(x), conditional="chain")
     with pytest.raises(InputError) as error:
         estimate_mi(np.round(x), np.round(y), estimator=estimator, **setting)
     message = str(error.value)
-    assert message.startswith(f"argument '{named}' applies only to ") and len(message.splitlines()) == 1
+    assert message.startswith(f"argument '{named}' applies only ") and len(message.splitlines()) == 1
+    assert f"drop {named}" in message
 
 
 def test_the_settings_left_unset_or_used_work():
@@ -49,13 +74,40 @@ def test_the_settings_left_unset_or_used_work():
     joint = np.cov(np.column_stack([x, y]), rowvar=False)
     closed = -0.5 * np.log(np.linalg.det(joint) / (np.linalg.det(joint[:3, :3]) * np.linalg.det(joint[3:, 3:])))
     assert estimate_mi(x, y, estimator="gaussian").value == pytest.approx(closed, rel=1e-9)
-    assert estimate_mi(x, y, estimator="gaussian", slices=None, slice_dim=None, k=None).value == pytest.approx(
-        closed, rel=1e-9)
+    unset = dict(slices=UNSET, slice_dim=UNSET, conditional=UNSET, alpha=UNSET, device=UNSET, critic=UNSET,
+                 bound=UNSET, k=UNSET, correction=UNSET)
+    assert estimate_mi(x, y, estimator="gaussian", **unset).value == pytest.approx(closed, rel=1e-9)
     # Sliced with the default count, and with both settings given.
     assert estimate_mi(x, y, estimator="gaussian", sliced=True).slices == 128
     assert estimate_mi(x, y, estimator="gaussian", sliced=True, slices=6, slice_dim=2).slices == 6
     # k used by KSG: k = 1 and k = 5 estimate on other neighbourhoods.
     assert estimate_mi(x, y, estimator="ksg", k=1).value != estimate_mi(x, y, estimator="ksg", k=5).value
+
+
+def test_the_plugin_correction_unset_is_miller_madow_and_none_is_none():
+    # Pairs counted by hand: (0,0) x6, (0,1) x2, (1,1) x4, (1,2) x4, (2,0) x2, (2,2) x2; n = 20.
+    pairs = [(0, 0)] * 6 + [(0, 1)] * 2 + [(1, 1)] * 4 + [(1, 2)] * 4 + [(2, 0)] * 2 + [(2, 2)] * 2
+    x, y = np.array(pairs, dtype=float).T
+    n = 20
+
+    def entropy(counts):
+        p = np.array(counts) / n
+        return -np.sum(p * np.log(p))
+
+    plain = entropy([8, 8, 4]) + entropy([8, 6, 6]) - entropy([6, 2, 4, 4, 2, 2])
+    # Miller (1955): each entropy gains (m - 1) / (2n), m its symbols seen: (3 - 1) + (3 - 1) - (6 - 1) = -1.
+    corrected = plain - 1 / (2 * n)
+    assert estimate_mi(x, y, estimator="plugin").value == pytest.approx(corrected, rel=1e-12)
+    assert estimate_mi(x, y, estimator="plugin", correction=UNSET).value == pytest.approx(corrected, rel=1e-12)
+    assert estimate_mi(x, y, estimator="plugin", correction=None).value == pytest.approx(plain, rel=1e-12)
+
+
+def test_unset_reads_as_unset_in_help_and_survives_pickling():
+    signature = inspect.signature(estimate_mi)
+    assert all(signature.parameters[name].default is UNSET for name in
+               ("slices", "slice_dim", "conditional", "alpha", "device", "critic", "bound", "k", "correction"))
+    assert "correction: 'str | None' = UNSET" in str(signature) and repr(UNSET) == "UNSET"
+    assert pickle.loads(pickle.dumps(UNSET)) is UNSET and type(UNSET)() is UNSET
 
 
 def _expected_bytes(critics, samples, width, config):
@@ -118,3 +170,70 @@ def test_classical_estimates_train_no_critics_and_are_not_checked(monkeypatch):
     x, y = _samples()
     monkeypatch.setattr(memory, "available_memory", lambda: 1)
     assert estimate_mi(x, y, estimator="gaussian").value > 0
+
+
+@pytest.mark.parametrize("case", ["features", "critic"])
+def test_fit_critics_refuses_a_training_that_cannot_fit_counting_what_it_is_not_handed(monkeypatch, case):
+    # 64 critics of 600 samples of 3 + 2 inputs; the stacked inputs exist already, so only the rest is counted.
+    rng = np.random.default_rng(2)
+    u, v = rng.standard_normal((64, 600, 3)), rng.standard_normal((64, 600, 2))
+    # A narrow critic's activations (4 a sample) weigh less than its inputs' copies (5 × 16 bytes a sample).
+    config = CriticConfig(hidden=4) if case == "features" else CriticConfig(hidden=4096)
+    features, models = _expected_bytes(64, 600, 5, config)
+    features -= 8 * 64 * 600 * 5
+    assert (models > features) == (case == "critic")
+    need = features + models
+    monkeypatch.setattr(memory, "available_memory", lambda: need - 1)
+
+    def train(*a, **k):
+        raise _Trained
+
+    monkeypatch.setattr(neural, "_fit_chunk", train)
+    with pytest.raises(InputError) as error:
+        fit_critics(u, v, config=config)
+    message = str(error.value)
+    named = "argument 'config'" if case == "critic" else "arguments 'u' and 'v' (64 critic(s)) (600 samples)"
+    assert message.startswith(named) and f"at least {memory.format_bytes(need)} of memory" in message
+    assert len(message.splitlines()) == 1
+    monkeypatch.setattr(memory, "available_memory", lambda: need)
+    with pytest.raises(_Trained):
+        fit_critics(u, v, config=config)
+
+
+def test_an_estimate_runs_one_memory_check(monkeypatch):
+    """A neural estimate is checked once, before its projections (the critics' count holds them); a classical
+    sliced one on its projections."""
+    calls = []
+    for module, name in ((memory, "check_critic_memory"), (memory, "check_projection_memory")):
+        checked = getattr(module, name)
+        for where in ("estimators.estimate", "estimators.neural"):
+            monkeypatch.setattr(f"{where}.{name}", lambda *a, _c=checked, _n=name, **k: (calls.append(_n), _c(*a, **k))[1],
+                                raising=False)
+
+    def train(*a, **k):
+        raise _Trained
+
+    monkeypatch.setattr(neural, "_fit_chunk", train)
+    x, y = _samples()
+    for kwargs in ({}, dict(sliced=True, slices=4), dict(z=y, conditional="chain")):
+        calls.clear()
+        with pytest.raises(_Trained):
+            estimate_mi(x, y, **kwargs)
+        assert calls == ["check_critic_memory"]
+    calls.clear()
+    estimate_mi(x, y, estimator="gaussian", sliced=True, slices=4)
+    assert calls == ["check_projection_memory"]
+
+
+def test_a_classical_sliced_estimate_whose_projections_cannot_fit_is_refused(monkeypatch):
+    x, y = _samples(400)
+    # 16 slices of 400 samples projected onto 2 + 2 columns (slice_dim 2 of x's 3 and y's 2), float64.
+    need = 16 * 400 * 4 * 8
+    monkeypatch.setattr(memory, "available_memory", lambda: need - 1)
+    with pytest.raises(InputError) as error:
+        estimate_mi(x, y, estimator="ksg", sliced=True, slices=16, slice_dim=2)
+    message = str(error.value)
+    assert message.startswith("argument 'slices' (16): projecting 400 samples of 4 values onto 16 slices needs at "
+                              f"least {memory.format_bytes(need)} of memory (projected samples")
+    monkeypatch.setattr(memory, "available_memory", lambda: need)
+    assert estimate_mi(x, y, estimator="gaussian", sliced=True, slices=16, slice_dim=2).slices == 16

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import sys
-
 from audit.config.flag_values import integer, number
 from audit.cli.main import add_device_option, check_seed
 from estimators.array_files import load_npy_array
-from estimators.choices import (CONDITIONAL_FORMS, DEFAULT_SLICE_DIM, DEFAULT_SLICES, ESTIMATORS,
-                                NEURAL_ESTIMATORS)
+from estimators.choices import (CONDITIONAL_FORMS, DEFAULT_ALPHA, DEFAULT_SLICE_DIM, DEFAULT_SLICES, ESTIMATORS,
+                                NEURAL_ESTIMATORS, UNSET)
 from estimators.validation import InputError, check_int, check_probability, check_same_length, refuse_unused
 
-# Flags that only some runs use. Their defaults are None so that a flag the user gave can be
-# told from one left at its default; the effective defaults are these (and DEFAULT_SLICES, DEFAULT_SLICE_DIM,
-# estimate_mi's own).
-DEFAULT_ALPHA = 0.05
-DEFAULT_CONDITIONAL = "independent"
+# Flags that only some runs use default to None, so that a flag the user gave can be told from one left out: given
+# to a run that does not use it, it is refused, as estimate_mi refuses the setting (defaults: estimators.choices).
 
 
 def configure(parser) -> None:
@@ -36,30 +31,38 @@ def configure(parser) -> None:
                              f"(default: {DEFAULT_ALPHA})")
     parser.add_argument("--bits", action="store_true", help="report information in bits (default: nats)")
     add_device_option(parser)
+    parser.set_defaults(device=None)  # "auto" where it applies: left out, it can be told from --device auto
 
 
 def _check_flags(args) -> None:
-    """Refuse flags that would be silently ignored; warn (stderr) about harmless ones."""
+    """Refuse flags the run would not use (each naming the flag), as :func:`estimators.estimate.estimate_mi`
+    refuses the settings they set."""
     if not args.sliced:
         for flag, value in (("--slices", args.slices), ("--slice-dim", args.slice_dim)):
-            refuse_unused(value, flag, "to sliced estimation", f"add --sliced, or drop {flag}")
+            refuse_unused(value, flag, "to sliced estimation", f"add --sliced, or drop {flag}", unset=None)
     if args.z is None:
         refuse_unused(args.conditional, "--conditional", "with --z (a conditioning variable)",
-                      "add --z Z.npy, or drop --conditional")
-    if args.alpha is not None and args.estimator not in NEURAL_ESTIMATORS:
-        print(f"miaudit estimate: warning: --alpha is ignored: estimator '{args.estimator}' gives no certified "
-              "bound (only dv, mine and nwj do)", file=sys.stderr)
+                      "add --z Z.npy, or drop --conditional", unset=None)
+    neural = args.estimator in NEURAL_ESTIMATORS
+    if not neural:
+        refuse_unused(args.device, "--device", "to neural estimators (dv, mine, nwj: their critics)",
+                      f"estimator '{args.estimator}' trains no critics; drop --device", unset=None)
+    if not neural or (args.z is not None and args.conditional == "chain"):
+        why = (f"estimator '{args.estimator}' gives no certified bound (only dv, mine and nwj do)" if not neural else
+               "--conditional chain gives no certified bound (a difference of two estimates)")
+        refuse_unused(args.alpha, "--alpha", "to certified estimates", f"{why}; drop --alpha", unset=None)
 
 
 def run(args):
-    from estimators.estimate import check_slice_memory, estimate_mi, minimum_samples  # torch: loaded only for an estimate
+    from estimators.estimate import estimate_mi, minimum_samples  # torch: loaded only for an estimate
+    from estimators.memory import check_projection_memory
 
     _check_flags(args)
     check_seed(args.seed)
     sliced = args.sliced
     slices = check_int(DEFAULT_SLICES if args.slices is None else args.slices, "--slices", 1)
     slice_dim = check_int(DEFAULT_SLICE_DIM if args.slice_dim is None else args.slice_dim, "--slice-dim", 1)
-    alpha = check_probability(DEFAULT_ALPHA if args.alpha is None else args.alpha, "--alpha")
+    alpha = UNSET if args.alpha is None else check_probability(args.alpha, "--alpha")
     samples = {flag: load_npy_array(path, flag, ndim=(1, 2), shape="(n,) or (n, d)")
                for flag, path in (("--x", args.x), ("--y", args.y), ("--z", args.z)) if path is not None}
     n = check_same_length(**samples)
@@ -68,14 +71,14 @@ def run(args):
     if n < need:
         raise InputError(f"arguments '--x' and '--y' have {n} samples; --estimator {args.estimator} needs at "
                          f"least {need} ({why})")
-    if sliced:
-        check_slice_memory(slices, n, sum(min(slice_dim, d) for d in dims), "--slices")
+    if sliced:  # the projections, first, to name the flag (estimate_mi checks a neural run's critics in full)
+        check_projection_memory(slices, n, sum(min(slice_dim, d) for d in dims), "--slices")
     result = estimate_mi(
         samples["--x"], samples["--y"], samples.get("--z"),
-        estimator=args.estimator, sliced=sliced, slices=slices if sliced else None,
-        slice_dim=slice_dim if sliced else None,
-        conditional=args.conditional or DEFAULT_CONDITIONAL, alpha=alpha,
-        unit="bits" if args.bits else "nats", seed=args.seed, device=args.device, quiet=args.quiet,
+        estimator=args.estimator, sliced=sliced, slices=slices if sliced else UNSET,
+        slice_dim=slice_dim if sliced else UNSET, conditional=UNSET if args.conditional is None else args.conditional,
+        alpha=alpha, unit="bits" if args.bits else "nats", seed=args.seed,
+        device=UNSET if args.device is None else args.device, quiet=args.quiet,
     )
     full = result.to_dict()
     payload = {k: full[k] for k in

@@ -41,8 +41,8 @@ import torch
 
 from estimators.critic_problems import ProblemCritics, ProblemFit
 from estimators.device import cpu_threads
-from estimators.neural import CriticFit, _delta_method_stderr, product_shifts, split_indices
-from estimators.objectives import donsker_varadhan
+from estimators.neural import CriticFit, product_shifts, split_indices
+from estimators.objectives import delta_method_stderr, donsker_varadhan
 from estimators.validation import check_int
 
 from audit.statistics.classifier import PAIR_STATISTICS, EmpiricalLogRatio, FeatureDesign, LogOdds, pair_statistic
@@ -389,7 +389,7 @@ def _fit(cells, outputs, config, rng, started, extra_kinds=(), support_columns=N
                            ("test_joint", test_joint),
                            ("test_product", _product_pairs(critic, is_first, ell_test, test, lo, hi)),
                            ("val_joint", val_joint), ("val_product", val_product),
-                           ("stderr", float(_delta_method_stderr(torch.as_tensor(test_joint[None]),
+                           ("stderr", float(delta_method_stderr(torch.as_tensor(test_joint[None]),
                                                                  torch.as_tensor(test_rolled[None]), "dv")[0]))):
             rows[name].append(item)
         problems.append(ProblemCritics(slice(index, index + 1), None, None, name=critic.name))
