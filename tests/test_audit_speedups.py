@@ -3,7 +3,10 @@ from tables and windows (audit.certificates.joint_binomial) against its direct m
 ideal rounding shared by the statistics that score one batch of runs (audit.statistics.arithmetic.RoundedOutputs)
 against a fresh rounding per call; the μ certificate given its already chosen points against choosing them again
 (audit.certificates.gaussian_dp.point_grid), and its counts at the chosen threshold against counting; and whole
-catalog audits, with every one of these replaced by its reference, giving the same result."""
+catalog audits, with every one of these replaced by its reference, giving the same result. Also the shortcuts that
+skip work whose outcome is known: the approximate size of the joint test not refined past its limit, the counting
+statistic's columns of all-distinct values not coded, and the Clopper–Pearson bounds the two directions of the μ
+certificate's choice of points share computed once, each against the full computation."""
 
 from __future__ import annotations
 
@@ -16,10 +19,13 @@ from scipy import special
 
 import audit.certificates.joint_binomial as joint_binomial
 import audit.search.event_search as event_search_module
+import audit.certificates.gaussian_dp as gaussian_dp
+from audit.certificates.event_bounds import _cp_side
 from audit.certificates.gaussian_dp import gdp_certificate, point_grid
 from audit.engine import run_audit
 from audit.statistics import arithmetic
 from audit.statistics.arithmetic import RoundedOutputs, round_significand
+from audit.statistics.counting import CountingFolds
 from estimators.validation import InputError
 from experiments.audit_power import catalog_spec
 from experiments.dp_epsilon_benchmark import miaudit_split
@@ -107,14 +113,21 @@ def test_joint_tail_probability_with_narrow_windows_is_the_direct_sum(monkeypatc
                               _reference_tail(p, q, weights, level, runs, window_sds=1.0))
 
 
-def test_joint_binomial_mu_is_the_same_with_the_direct_window_sum(monkeypatch):
-    rng = np.random.default_rng(2)
+def _mu_cases(seed: int, count: int = 6) -> list:
+    """Random (false positives, false negatives, runs, weights, α) of joint_binomial_mu: up to 24,000 runs an input,
+    the weights those of points of trade-off curves."""
+    rng = np.random.default_rng(seed)
     cases = []
-    for _ in range(6):
+    for _ in range(count):
         n1, n2 = (int(v) for v in rng.integers(2000, 24000, 2))
         fp, fn = int(rng.integers(100, n1 // 3)), int(rng.integers(100, n2 // 3))
         weights = (float(1 / special.ndtr(rng.uniform(-2, 0))), float(1 / special.ndtr(rng.uniform(-2, 0))))
         cases.append((fp, fn, (n1, n2), weights, 0.05))
+    return cases
+
+
+def test_joint_binomial_mu_is_the_same_with_the_direct_window_sum(monkeypatch):
+    cases = _mu_cases(2)
     fast = [joint_binomial.joint_binomial_mu(*case) for case in cases]
     monkeypatch.setattr(joint_binomial, "joint_tail_probability", _reference_tail)
     assert [joint_binomial.joint_binomial_mu(*case) for case in cases] == fast
@@ -171,6 +184,104 @@ def test_gdp_certificate_given_its_chosen_points_is_the_certificate_that_chooses
         gdp_certificate(scores[0][:-1], scores[1], alpha=0.05, selection=selection, grid=grid)
 
 
+def _full_size(mu, weights, level_count, runs, alpha, caps, limit=None, size=joint_binomial._joint_size):
+    """The approximate size always refined (the limit ignored)."""
+    return size(mu, weights, level_count, runs, alpha, caps)
+
+
+def test_joint_size_past_its_limit_answers_as_the_refined_size():
+    checked = {True: 0, False: 0}
+    for fp, fn, (n1, n2), weights, _ in _mu_cases(5, 8):
+        level = weights[0] * fp / n1 + weights[1] * fn / n2
+        caps = joint_binomial._stretch_of(weights, level, (n1, n2), 0.05)
+        for mu in np.linspace(0.0, 3.0, 13):
+            full = _full_size(mu, weights, level, (n1, n2), 0.05, caps)
+            for limit in (0.045, 0.05, full, 1.0):  # the limit at the size itself: the refinement must run
+                got = joint_binomial._joint_size(mu, weights, level, (n1, n2), 0.05, caps, limit=limit)
+                # Within the limit, the refined size itself; past it, some value past it.
+                assert got == full if full <= limit else got > limit
+                checked[full <= limit] += 1
+    assert checked[True] and checked[False]  # both answers occur
+
+
+def test_joint_binomial_mu_is_the_same_with_the_size_always_refined(monkeypatch):
+    cases = _mu_cases(6)
+    fast = [joint_binomial.joint_binomial_mu(*case) for case in cases]
+    monkeypatch.setattr(joint_binomial, "_joint_size", _full_size)
+    assert [joint_binomial.joint_binomial_mu(*case) for case in cases] == fast
+    assert any(mu > 0 for mu in fast) and any(mu == 0 for mu in fast)
+
+
+def _code_every_column(self, column):
+    """CountingFolds._code without its screen: every column coded by np.unique."""
+    if column not in self._coded:
+        values, index = np.unique(round_significand(self.outputs[:, column]), return_inverse=True)
+        self._coded[column] = (values, index.ravel())
+    return self._coded[column]
+
+
+def test_counting_folds_skip_all_distinct_columns_to_the_same_fits(monkeypatch):
+    rng = np.random.default_rng(7)
+    n = 3000
+    continuous = rng.laplace(0, 1, n)
+    nan_repeated = rng.normal(0, 1, n)
+    nan_repeated[rng.choice(n, 40, replace=False)] = np.nan  # repeated NaNs, no repeated number
+    signed_zero = rng.normal(0, 1, n)
+    signed_zero[:20], signed_zero[20:40] = 0.0, -0.0  # equal values of two bit patterns
+    one_atom = rng.normal(0, 1, n)
+    one_atom[rng.random(n) < 0.03] = 7.0  # a continuous column with one atom
+    below_rounding = 1.0 + rng.integers(0, 2, n) * 2.0 ** -40  # distinct doubles, equal once rounded to 32 bits
+    discrete = rng.integers(0, 5, n).astype(float)
+    nan_and_atoms = rng.integers(1, 6, n).astype(float)
+    nan_and_atoms[rng.choice(n, 40, replace=False)] = np.nan
+    outputs = np.column_stack([continuous, nan_repeated, signed_zero, one_atom, below_rounding, discrete,
+                               nan_and_atoms])
+    is_first = rng.random(n) < 0.5
+    outputs[is_first & (rng.random(n) < 0.05), 5] = 9.0  # a value of the first input only
+    outputs[~is_first & (rng.random(n) < 0.05), 3] = -3.0
+
+    def fits(folds):
+        found = []
+        for k in range(3):
+            rows = np.flatnonzero(np.arange(n) % 3 != k)
+            statistic = folds.fit(rows, is_first[rows])
+            found.append(None if statistic is None else (
+                {c: (v.tobytes(), e.tobytes()) for c, (v, e) in statistic.features.items()},
+                folds.scores(statistic, np.arange(n)).tobytes(), statistic(outputs).tobytes()))
+        return found
+    fast_folds = CountingFolds(outputs)
+    fast = fits(fast_folds)
+    for column in range(outputs.shape[1]):  # a column coded is coded as np.unique codes it, bit for bit
+        coded = fast_folds._code(column)
+        if coded is not None:
+            values, index = np.unique(round_significand(outputs[:, column]), return_inverse=True)
+            assert coded[0].tobytes() == values.tobytes() and np.array_equal(coded[1], index.ravel())
+    assert {c for c, coded in fast_folds._coded.items() if coded is None} == {0, 1}  # the screen skipped these
+    assert all(f is not None for f in fast) and {3, 5} <= set(fast[0][0])
+    monkeypatch.setattr(CountingFolds, "_code", _code_every_column)
+    assert fits(CountingFolds(outputs)) == fast
+
+
+class _UnsharedUpperBounds:
+    """_SharedUpperBounds computing every bound afresh."""
+
+    def __call__(self, counts, runs, level):
+        return _cp_side(counts, runs, level, lower=False)
+
+    def at_expected_count(self, rate, runs, level):
+        return _cp_side(rate * runs, runs, level, lower=False)
+
+
+def test_choice_of_points_with_shared_bounds_is_the_choice_computing_each(monkeypatch):
+    rng = np.random.default_rng(8)
+    cases = [((rng.normal(shift, 1, size), rng.normal(0, 1, size + 13)), runs, method)
+             for shift, size, runs in ((0.5, 3000, (23333, 22000)), (2.0, 900, (4000, 4100)), (0.0, 2000, (2000, 2000)))
+             for method in ("joint-binomial", "clopper-pearson-grid")]
+    shared = [gaussian_dp._choose_grid(*selection, *runs, 0.05, 3, method) for selection, runs, method in cases]
+    monkeypatch.setattr(gaussian_dp, "_SharedUpperBounds", _UnsharedUpperBounds)
+    assert [gaussian_dp._choose_grid(*selection, *runs, 0.05, 3, method) for selection, runs, method in cases] == shared
+
+
 def _result(name: str, total_runs: int, seed: int) -> dict:
     """The benchmark's miaudit audit of a catalog entry (experiments.dp_epsilon_benchmark.miaudit_audit's spec),
     as a dict without its wall times."""
@@ -197,4 +308,7 @@ def test_an_audit_is_the_same_with_the_straightforward_references(name, monkeypa
     certificate = event_search_module.gdp_certificate
     monkeypatch.setattr(event_search_module, "gdp_certificate",
                         lambda *scores, grid=None, **settings: certificate(*scores, **settings))
+    monkeypatch.setattr(joint_binomial, "_joint_size", _full_size)
+    monkeypatch.setattr(CountingFolds, "_code", _code_every_column)
+    monkeypatch.setattr(gaussian_dp, "_SharedUpperBounds", _UnsharedUpperBounds)
     assert _result(name, 9000, 11) == fast

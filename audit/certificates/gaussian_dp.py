@@ -199,8 +199,9 @@ def _points(first: np.ndarray, second: np.ndarray, thresholds: np.ndarray):
 
 def _counts_by_direction(above_first, above_second, n_first: int) -> dict:
     """:func:`_points` from the counts of each input's scores above the thresholds (``n_first`` scores of the first)."""
-    return {"s > t": (above_second, n_first - above_first),
-            "s <= t": (n_first - above_first, above_second)}
+    below_first = n_first - above_first  # one array for both directions (_SharedUpperBounds knows it by identity)
+    return {"s > t": (above_second, below_first),
+            "s <= t": (below_first, above_second)}
 
 
 def _runs_of(direction: str, n_first: int, n_second: int) -> tuple[int, int]:
@@ -228,15 +229,16 @@ def _choose_grid(selection_first, selection_second, n_first: int, n_second: int,
     thresholds = np.unique(quantiles_of_sorted(pooled, _CANDIDATE_LEVELS))
     joint = method == "joint-binomial"
     candidates = []
+    upper = _SharedUpperBounds()
     for direction, (fp, fn) in _points(first, second, thresholds).items():
         n_fp_sel, n_fn_sel = _runs_of(direction, len(first), len(second))
         n_fp, n_fn = _runs_of(direction, n_first, n_second)
         # Pessimistic selection rates: a tail point whose small selection count is low by chance is not
         # preferred to a sure one (the winner's curse over hundreds of points and several statistics).
-        fpr = _cp_side(fp, n_fp_sel, GRID_PESSIMISM, lower=False)
-        fnr = _cp_side(fn, n_fn_sel, GRID_PESSIMISM, lower=False)
-        predicted = tradeoff_mu(_cp_side(fpr * n_fp, n_fp, alpha / (2 * points), lower=False),
-                                _cp_side(fnr * n_fn, n_fn, alpha / (2 * points), lower=False))
+        fpr = upper(fp, n_fp_sel, GRID_PESSIMISM)
+        fnr = upper(fn, n_fn_sel, GRID_PESSIMISM)
+        predicted = tradeoff_mu(upper.at_expected_count(fpr, n_fp, alpha / (2 * points)),
+                                upper.at_expected_count(fnr, n_fn, alpha / (2 * points)))
         uses_joint = np.zeros(len(thresholds), dtype=bool)
         if joint:
             # The joint test only where both expected counts are large enough for its linear statistic to follow
@@ -259,6 +261,31 @@ def _choose_grid(selection_first, selection_second, n_first: int, n_second: int,
         candidates = [c for c in candidates if c[4]]
     candidates.sort(key=lambda c: -c[0])  # stable: ties keep the lower threshold, "s > t" first
     return candidates[:points]
+
+
+class _SharedUpperBounds:
+    """One-sided upper Clopper–Pearson bounds (:func:`audit.certificates.event_bounds._cp_side`) of count arrays,
+    each computed once per array, runs and level: the two directions of :func:`_choose_grid` read the same counts
+    (:func:`_counts_by_direction`: one direction's type-I errors are the other's type-II errors, of the same runs),
+    so the second direction's four bounds are the first's, the same numbers from the same arrays. Arrays are known
+    by their identity and kept alive here, so an identity is never reused for another array."""
+
+    def __init__(self):
+        self._bounds = {}
+
+    def __call__(self, counts: np.ndarray, runs: int, level: float) -> np.ndarray:
+        """``_cp_side(counts, runs, level, lower=False)``."""
+        return self._shared(counts, runs, level, lambda: _cp_side(counts, runs, level, lower=False))
+
+    def at_expected_count(self, rate: np.ndarray, runs: int, level: float) -> np.ndarray:
+        """``_cp_side(rate * runs, runs, level, lower=False)``: the bound at a rate's expected count of ``runs``."""
+        return self._shared(rate, runs, level, lambda: _cp_side(rate * runs, runs, level, lower=False), "expected")
+
+    def _shared(self, array, runs, level, compute, kind="counts"):
+        key = (kind, id(array), runs, level)
+        if key not in self._bounds:
+            self._bounds[key] = (array, compute())  # the array kept: its identity stays its own
+        return self._bounds[key][1]
 
 
 @dataclass(frozen=True)

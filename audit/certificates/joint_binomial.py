@@ -231,10 +231,15 @@ def _joint_rejects(mu: float, weights, level_count, runs, alpha: float, caps: _S
     return False
 
 
-def _joint_size(mu: float, weights, level_count, runs, alpha: float, caps: _Stretch) -> float:
+def _joint_size(mu: float, weights, level_count, runs, alpha: float, caps: _Stretch,
+                limit: float | None = None) -> float:
     """The largest probability of the observed statistic or less over points of G_μ (approximate: on a grid
     of the stretch, refined around its maximum); it only steers the search for μ̲, which
-    :func:`_joint_rejects` then checks."""
+    :func:`_joint_rejects` then checks.
+
+    ``limit``: a caller that only asks whether the size is at most ``limit`` gets the coarse grid's largest value
+    as soon as it exceeds ``limit`` (the refined maximum is at least that, so the answer is the same), without
+    the refinement."""
     stretch = caps.at(mu)
     if stretch is None:
         return 1.0
@@ -243,6 +248,8 @@ def _joint_size(mu: float, weights, level_count, runs, alpha: float, caps: _Stre
     u = np.linspace(*stretch, _COARSE_INTERVALS // 2 + 1)
     values = joint_tail_probability(*_curve_points(u, mu), weights, level_count, runs)
     i = int(np.argmax(values))
+    if limit is not None and values[i] > limit:
+        return float(values[i])
     fine = np.linspace(u[max(i - 1, 0)], u[min(i + 1, len(u) - 1)], 2 * _SPLIT + 1)
     return float(max(values[i], np.max(joint_tail_probability(*_curve_points(fine, mu), weights, level_count, runs))))
 
@@ -294,7 +301,7 @@ def joint_binomial_mu(false_positives: int, false_negatives: int, runs, weights,
     # Nothing is rejected when even μ = 0 is not, by the approximate size: a screen only (μ̲ is 0 either way
     # unless the rigorous check below passes), which spares most audits one rigorous check.
     caps = _stretch_of(weights, level_count, runs, alpha)
-    if _joint_size(0.0, weights, level_count, runs, alpha, caps) > alpha:
+    if _joint_size(0.0, weights, level_count, runs, alpha, caps, limit=alpha) > alpha:
         return 0.0
     # Search on the approximate size (:func:`_joint_size`) for the μ where it reaches α, then check that μ
     # rigorously (:func:`_joint_rejects`), stepping down by the tolerance while the check fails. A μ the check
@@ -304,7 +311,7 @@ def joint_binomial_mu(false_positives: int, false_negatives: int, runs, weights,
     target = SEARCH_SIZE_SHARE * alpha
 
     def below(mu):
-        return _joint_size(mu, weights, level_count, runs, alpha, caps) <= target
+        return _joint_size(mu, weights, level_count, runs, alpha, caps, limit=target) <= target
 
     # A bracket around the normal approximation (z_α √(σ₁² + σ₂²) below the observed point's μ), widened
     # until it holds, then bisection.

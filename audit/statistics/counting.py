@@ -139,11 +139,30 @@ class CountingFolds:
         self._varying = np.flatnonzero(varying).tolist()
         self._coded = {}
 
-    def _code(self, column: int) -> tuple[np.ndarray, np.ndarray]:
-        """(the column's distinct counted values, sorted; each output's index among them), computed once."""
+    def _code(self, column: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """(the column's distinct counted values, sorted; each output's index among them), computed once; None for a
+        column whose counted values all differ (NaNs aside, which are never a feature).
+
+        Such a column (a continuous output's) has no value of count ≥ :data:`MIN_FEATURE_COUNT` in any subset,
+        so no fit finds a feature in it: one sort of its values says so. Where the column holds neither a zero nor
+        a NaN, equal values are equal bit for bit, so the distinct values are read off that sort and each output's
+        index among them found by bisection: ``np.unique(..., return_inverse=True)``'s values and indices, without
+        its argsort (about twice a sort's cost). A zero (−0.0 and 0.0 are one value, of two bit patterns) or a NaN
+        leaves it to ``np.unique``, whose representative of such a value is the one kept."""
         if column not in self._coded:
-            values, index = np.unique(_counted(self.outputs[:, column]), return_inverse=True)
-            self._coded[column] = (values, index.ravel())
+            counted = _counted(self.outputs[:, column])
+            ordered = np.sort(counted)
+            first_of_run = np.empty(len(ordered), dtype=bool)
+            first_of_run[:1] = True
+            np.not_equal(ordered[1:], ordered[:-1], out=first_of_run[1:])  # NaN != NaN: each NaN a run of its own
+            if MIN_FEATURE_COUNT > 1 and first_of_run.all():  # no repeat (repeated NaNs are never a feature)
+                self._coded[column] = None
+            elif len(ordered) and not np.isnan(ordered[-1]) and not np.any(ordered == 0.0):  # NaNs sort last
+                values = ordered[first_of_run]
+                self._coded[column] = (values, np.searchsorted(values, counted))
+            else:
+                values, index = np.unique(counted, return_inverse=True)
+                self._coded[column] = (values, index.ravel())
         return self._coded[column]
 
     def fit(self, rows: np.ndarray, is_first: np.ndarray) -> "CountingStatistic | None":
@@ -155,7 +174,10 @@ class CountingFolds:
             raise InputError("a counting statistic needs outputs of both inputs")
         features, feature_counts = {}, {}
         for column in self._varying:
-            all_values, all_index = self._code(column)
+            coded = self._code(column)
+            if coded is None:
+                continue  # every value once in the whole column: none repeats in a subset (_code)
+            all_values, all_index = coded
             index = all_index[rows]
             counts = np.bincount(index, minlength=len(all_values))
             present = np.flatnonzero(counts)
