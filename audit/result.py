@@ -79,8 +79,11 @@ class EventTest:
     search (:func:`audit.search.event_search.event_search`; ``None`` only in a result built by hand): its form
     (:meth:`audit.search.event_choice.ScoreEvent.to_dict`: ``form``, ``threshold``, ``second_threshold``,
     ``boundary_weight``, ``first_input``), ``statistic``, the label of the statistic it thresholds, and
-    ``statistic_words``, what that statistic is (``None`` where the label says it all); a report explains the
-    event from these (:func:`audit.report.content.event_explanation`), ``description`` says it in words.
+    ``statistic_words``, what that statistic is (``None`` where the label says it all), and the pair: ``record``, the
+    record it is built on, ``differing_records``, every record its databases differ in, and ``record_values``, that
+    record's values ``a`` and ``b`` as printed; a report says and explains the event and its pair from these
+    (:func:`audit.report.content.deciding_evidence`, :func:`audit.report.content.event_explanation`),
+    ``description`` says them in words.
 
     ``certificate`` says what certifies ``epsilon_lower_bound``: ``"clopper-pearson"`` (the two
     bounds above) or, for pure DP where the selection runs predicted it to do better,
@@ -121,7 +124,7 @@ class EventTest:
     epsilon_lower_bound_at_delta: float | None
     alpha: float | None = None
     selection_runs: int = 0
-    event: dict | None = None  # the event's form and its statistic's label and words (see above)
+    event: dict | None = None  # the event's form, its statistic's label and words, and its pair (see above)
     pairs_considered: int = 1  # candidate neighbouring pairs the selection runs chose among
     certificate: str = "clopper-pearson"
     odds_ratio_lower: float | None = None

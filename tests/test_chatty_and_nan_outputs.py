@@ -68,6 +68,19 @@ def test_a_call_that_fails_says_what_it_printed_as_it_fails(capfd):
             "'looking at database 1' | 'looking at database 2'") in err
 
 
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.integration)])
+def test_a_chunk_retried_until_it_fails_says_what_it_printed_once(workers, capfd):
+    with _runner("prints_then_fails", workers=workers, retries=2) as runner:
+        with pytest.raises(MechanismError, match="database 4 is bad"):
+            runner.sample(_numbered(8), np.random.default_rng(0))
+    _, err = capfd.readouterr()
+    # Its one chunk fails on each of its 3 attempts, each printing the 5 lines of databases 0 to 4; the line that says
+    # so comes once, from the last attempt, not once an attempt.
+    said = [line for line in err.splitlines() if "before it failed" in line]
+    assert said == ["mechanism 'prints_then_fails' printed 5 lines before it failed; the first 3: 'looking at database "
+                    "0' | 'looking at database 1' | 'looking at database 2'"]
+
+
 def test_nan_outputs_are_counted_in_one_note():
     m = 200
     with _runner("nan_on_sevens") as runner:

@@ -175,6 +175,49 @@ def test_the_event_is_explained_from_the_event_as_data_not_from_its_description(
     assert event_explanation(replace(refuted, event_test=replace(event, event=None))) == ""
 
 
+def test_the_headline_says_the_pair_and_the_event_from_their_data_not_from_the_description(refuted):
+    from dataclasses import replace
+
+    event = refuted.event_test
+    line = claim_headline(refuted)
+    # The data say what the description says: its first part is the event, its second the pair.
+    words = event.description.split("; ")
+    assert line.endswith(f", on the pair whose {words[1][len('neighbouring '):]}, with the event {words[0]}")
+    # Another description changes nothing.
+    assert claim_headline(replace(refuted, event_test=replace(event, description="E"))) == line
+    # Other data change the words: a two-tailed event with b first on a user-level pair of records 1 and 2.
+    data = {**event.event, "form": "two-tailed", "threshold": -0.25, "second_threshold": 1.5, "boundary_weight": 0.0,
+            "first_input": "b", "statistic": "s(y)", "record": 1, "differing_records": [1, 2],
+            "record_values": {"a": "[0.5]", "b": "[2.]"}}
+    other = claim_headline(replace(refuted, event_test=replace(event, event=data, description="E")))
+    assert other.endswith(", on the pair whose databases differ in records [1, 2] together (record 1: a = [0.5], "
+                          "b = [2.]), with the event E = {s(y) ≤ -0.25} ∪ {s(y) > 1.5}, first input b, second a")
+    # Without the pair as data (a result built by hand) the description's words are read.
+    bare = replace(event, event=None, description="E = {t > 2}, first input a, second b; neighbouring databases differ "
+                                                  "in record 3 (a = [1.], b = [4.]); chosen on 10 runs")
+    assert claim_headline(replace(refuted, event_test=bare)).endswith(
+        ", on the pair whose databases differ in record 3 (a = [1.], b = [4.]), with the event E = {t > 2}, first input "
+        "a, second b")
+
+
+def test_the_demo_prints_the_headline_the_audit_command_prints(refuted, tmp_path, monkeypatch, capsys):
+    import audit.demo
+    import audit.engine
+    from audit.cli.main import main
+
+    # The demo's loop over its audits, on this audit (run once, above) instead of the built-in three.
+    monkeypatch.setattr(audit.demo, "demo_specs", lambda *args: [None])
+    monkeypatch.setattr(audit.engine, "run_audit", lambda spec: refuted)
+    assert main(["demo", "--out", str(tmp_path / "demo")]) == 0
+    out = capsys.readouterr().out
+    said = [line for line in out.splitlines() if line.startswith(("- gauss: ", "  the event: "))]
+    assert said[0].startswith("- gauss: claim 0.5-DP: REFUTED (neighbours: replace one record (n fixed)): certified ε ≥ ")
+    assert said[1].startswith("  the event: y is the mechanism's output, a and b the pair's two databases; ")
+    # The same lines lead `miaudit audit`'s terminal summary; the JSON statement's DP sentence is not printed.
+    assert _text(refuted).splitlines()[:2] == [said[0][len("- gauss: "):], said[1]]
+    assert "It is not ε-DP for any ε <" in refuted.statement() and "It is not ε-DP for any ε <" not in out
+
+
 def _before_table(text):
     return text.split("\n\n")[0]
 

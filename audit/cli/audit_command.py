@@ -104,24 +104,29 @@ def _show_input_warning(message, category, filename, lineno, file=None, line=Non
         _default_showwarning(message, category, filename, lineno, file, line)
 
 
+def headline_lines(result) -> list:
+    """The lines the terminal summary (:func:`_text`) and ``miaudit demo`` lead a result with: the claim's
+    headline (:func:`audit.report.content.claim_headline`), under it, indented, what a float-bit refutation means
+    and its fix (:meth:`audit.result.AuditResult.float_explanation`) and what the event's symbols mean
+    (:func:`audit.report.content.event_explanation`); ``[]`` without a claim."""
+    from audit.report.content import claim_headline, event_explanation
+
+    if result.claim is None:
+        return []
+    explanations = (result.float_explanation(), event_explanation(result))
+    return [claim_headline(result)] + [f"  {words}" for words in explanations if words]
+
+
 def _text(result) -> str:
     """The terminal summary: one headline about the claim (its verdict, the deciding bound, the pair and the
     event), under it what a float-bit refutation means and its fix, what the event's symbols mean, each refuting
     test's evidence, then what the verdict means and how α
     was split (each said once); the MI notion's table and statement, labelled as also tested with its role
     among the claim's tests; the claim's other tests, and the notes that change what to do."""
-    from audit.report.content import action_notes, claim_headline, event_explanation, mi_part, runs_text
+    from audit.report.content import action_notes, mi_part, runs_text
 
-    # Each line is one line whatever the user's names hold: a newline in a mechanism's name must
-    # not forge a line of the verdict.
-    lines = []
+    lines = headline_lines(result)
     if result.claim is not None:
-        lines.append(claim_headline(result))
-        if result.float_explanation():  # what a float-bit refutation means, and the fix, under the short headline
-            lines.append(f"  {result.float_explanation()}")
-        event_words = event_explanation(result)
-        if event_words:
-            lines.append(f"  {event_words}")
         lines += [f"  refuted by the {r['test']} test" + (f" under {r['relation']}" if r.get("relation") else "")
                   + f" (α = {r['alpha_spent']:.3g}): {r['detail']}" for r in result.refuted_by]
         if result.event_test is not None and result.event_test.support_differences:
@@ -135,6 +140,8 @@ def _text(result) -> str:
         origin = result.claim.get("origin")
         source = f"The claim {result.claim['label']} comes from {origin}. " if origin and origin != "--claim" else ""
         lines.append(source + result.claim_explanation(evidence=False))
+    # Each line is one line whatever the user's names hold: a newline in a mechanism's name must
+    # not forge a line of the verdict.
     lines = [terminal_text(line, keep_newlines=False) for line in lines] + ([""] if lines else [])
     mi_heading, mi_role = mi_part(result)
     # Beside a claim the DP ε lower bounds are in the table and the tests' lines: the MI line leaves them out.

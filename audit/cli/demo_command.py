@@ -14,7 +14,8 @@ def run(args):
     # Imported here, after the arguments parsed: the engine loads torch, which --help must not wait for.
     from audit.demo import demo_specs
     from audit.engine import run_audit
-    from audit.report import check_output_location, summary_table, write_reports
+    from audit.cli.audit_command import headline_lines
+    from audit.report import check_output_location, summary_table, terminal_text, write_reports
 
     check_seed(args.seed)
     out = check_output_location(args.out, "--out", folder=True)  # before the audits, not after them
@@ -23,6 +24,9 @@ def run(args):
     payload = {"audits": [r.to_dict() for r in results], "reports": {k: str(v) for k, v in paths.items()}}
     lines = [summary_table(results), ""]
     for result in results:
-        lines.append(f"- {result.mechanism}: {result.statement()}")
+        # What `miaudit audit` leads its terminal summary with (the JSON's `statement` says more); without a claim,
+        # the MI notion's statement, as `miaudit audit` prints it then.
+        head, *under = headline_lines(result) or [result.mi_statement()]
+        lines += [terminal_text(line, keep_newlines=False) for line in [f"- {result.mechanism}: {head}", *under]]
     lines += ["", "reports: " + ", ".join(str(p) for p in paths.values())]
     return payload, "\n".join(lines)

@@ -16,6 +16,8 @@ from audit.report.evidence import evidence_tables
 from audit.report.forecast import MAX_RUNS_TO_REFUTE, forecast_runs, runs_to_refute
 from audit.report.text import MISSING, TextTable, number
 from audit.result import PUFFERFISH_PAPER, AuditResult, named_papers
+from audit.search.event_choice import ScoreEvent
+from audit.search.event_search import pair_words
 from estimators.validation import InputError
 from mechanisms.calls.printed import NOTE_WORDS as PRINTED_NOTE_WORDS
 
@@ -290,6 +292,11 @@ def deciding_evidence(result: AuditResult) -> str:
     event = result.float_event_test if check.test == "float" else result.event_test
     if event is None:
         return text
+    data = event.event or {}
+    if "record_values" in data:  # the event and its pair as data (audit.result.EventTest.event)
+        return (text + f", on the pair whose databases differ in {pair_words(data)}, with the event "
+                + ScoreEvent.from_dict(data).describe(data["statistic"]))
+    # An event test without its pair as data (built by hand, or read from an older JSON): its description's words.
     parts = event.description.split("; ")
     pair = next((p for p in parts[1:] if p.startswith("neighbouring databases")), None)
     return text + (f", on the pair whose {pair[len('neighbouring '):]}" if pair else "") + f", with the event {parts[0]}"

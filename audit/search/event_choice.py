@@ -113,6 +113,12 @@ class ScoreEvent:
         return {"form": self.form, "threshold": self.threshold, "second_threshold": self.second_threshold,
                 "boundary_weight": self.boundary_weight, "first_input": "a" if self.first_is_a else "b"}
 
+    @classmethod
+    def from_dict(cls, data: dict) -> ScoreEvent:
+        """The event :meth:`to_dict` wrote (extra keys, such as an event test's statistic, are ignored)."""
+        return cls(data["form"], data["threshold"], data["first_input"] == "a", data["boundary_weight"],
+                   data["second_threshold"])
+
 
 @dataclass(frozen=True)
 class EventChoice:

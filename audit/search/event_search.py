@@ -58,6 +58,17 @@ def _selection_plan(n_candidates: int, runs: int, floor: int = MIN_SELECTION_RUN
     return 1, 1
 
 
+def pair_words(event: dict) -> str:
+    """The neighbouring pair of an event test in words, from its data (:attr:`audit.result.EventTest.event`:
+    ``record``, ``differing_records`` and ``record_values``): ``record 0 (a = [0.], b = [1.])``, or, for a
+    user-level pair whose records switch together, ``records [1, 2] together (record 1: a = [0.], b = [1.])``.
+    The event test's description and a report's headline say the pair in these words."""
+    values = f"a = {event['record_values']['a']}, b = {event['record_values']['b']}"
+    if len(event["differing_records"]) <= 1:
+        return f"record {event['record']} ({values})"
+    return f"records {event['differing_records']} together (record {event['record']}: {values})"
+
+
 def choice_settings(runs: int, alpha: float, delta: float, claim, pure_certificates: bool = True) -> dict:
     """The keyword arguments of :func:`audit.search.event_choice.choose_event` with which :func:`event_search` chooses
     an event for ``runs`` certification runs per input at level ``alpha`` (its parameters of the same names)."""
@@ -184,11 +195,13 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
     chosen_scores = chosen.held_out if on_held_out else selection_scores[best]
     chosen_sizes = [len(s) for s in chosen_scores][:: 1 if event.first_is_a else -1]
     unbounded = _unbounded_differences(runner, runs_of_a, runs_of_b)
-    values = f"a = {np.array2string(np.asarray(a), precision=4)}, b = {np.array2string(np.asarray(b), precision=4)}"
-    group = np.flatnonzero(rows_differ(chosen.first, chosen.second))
-    which = (f"record {chosen.record} ({values})" if len(group) <= 1 else  # a user-level pair: its records switch together
-             f"records {group.tolist()} together (record {chosen.record}: {values})")
-    description = (event.describe(chosen.statistic_label) + f"; neighbouring databases differ in {which}"
+    # The event and its pair as data, which a report says them from (not from the description).
+    event_data = {**event.to_dict(), "statistic": chosen.statistic_label, "statistic_words": chosen.statistic_words or None,
+                  "record": int(chosen.record),
+                  "differing_records": np.flatnonzero(rows_differ(chosen.first, chosen.second)).tolist(),
+                  "record_values": {"a": np.array2string(np.asarray(a), precision=4),
+                                    "b": np.array2string(np.asarray(b), precision=4)}}
+    description = (event.describe(chosen.statistic_label) + f"; neighbouring databases differ in {pair_words(event_data)}"
                    + (f"; {chosen.origin}" if chosen.origin else "")
                    + (f"; chosen among {count} candidates on {chosen_on}" if count > 1 else f"; chosen on {chosen_on}")
                    + (f"; the {objective} event for the claim {claim.label} ({_OBJECTIVE_WORDS[objective]})"
@@ -204,8 +217,7 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         delta=delta, epsilon_lower_bound=epsilon,
         epsilon_lower_bound_at_delta=certified_epsilon(p_lower, p_upper, delta) if delta > 0 else None,
         alpha=alpha, selection_runs=used, pairs_considered=count,
-        # The event's form and the statistic it thresholds, which a report explains it from (not its description).
-        event={**event.to_dict(), "statistic": chosen.statistic_label, "statistic_words": chosen.statistic_words or None},
+        event=event_data,
         certificate=certificate, odds_ratio_lower=psi_lower, lower_share=share, rate_ratio_lower=rho_lower,
         runs_made=None if certificate != "rate-ratio" else list(made),
         support_differences=differences or None, unbounded_differences=unbounded or None, event_objective=objective,

@@ -6,8 +6,10 @@ call writes to ``sys.stdout`` and ``sys.stderr`` (Python-level writes: ``print``
 stream handlers that look the stream up) into a :class:`PrintedLines`, which counts every line and keeps the first
 :data:`KEPT_LINES` (each cut to :data:`KEPT_CHARACTERS` characters), so its memory is bounded whatever is printed.
 The runner adds the counts of every chunk, in the audit's process or a worker's (:class:`Printed` travels back
-with the chunk's outputs), and the audit says them in one note (:meth:`Printed.note`). A call that fails writes
-what it printed, summarised so, to the real stderr before its error propagates: nothing is dropped unsaid.
+with the chunk's outputs), and the audit says them in one note (:meth:`Printed.note`). A call that fails for good
+writes what it printed, summarised so, to the real stderr before its error propagates, once: a chunk the runner
+retries says it on its last attempt only (``captured_prints(..., say_failure=False)`` before), not once an attempt;
+an attempt that failed and was retried successfully leaves its prints uncounted (the retry's are counted).
 
 Writes to the file descriptors themselves (compiled code's ``printf``, a subprocess given the descriptor) are not
 Python-level and reach the terminal as before; :meth:`PrintedLines.fileno` gives them the real stream's.
@@ -148,9 +150,10 @@ def terminal_stderr():
 
 
 @contextlib.contextmanager
-def captured_prints(who: str):
+def captured_prints(who: str, say_failure: bool = True):
     """Within the block, ``sys.stdout`` and ``sys.stderr`` are one :class:`PrintedLines` (yielded); both are put back
-    after it. A block that raises first writes what was printed in it (:meth:`Printed.note`) to the real stderr."""
+    after it. A block that raises first writes what was printed in it (:meth:`Printed.note`) to the real stderr,
+    where ``say_failure`` (false for an attempt that will be retried, so that a chunk's failure is said once)."""
     saved = sys.stdout, sys.stderr
     capture = PrintedLines(original=terminal_stderr())
     sys.stdout = sys.stderr = capture
@@ -159,7 +162,7 @@ def captured_prints(who: str):
     except BaseException:
         sys.stdout, sys.stderr = saved
         printed = capture.printed
-        if printed.lines:
+        if printed.lines and say_failure:
             try:
                 sys.stderr.write(printed.note(who, failed=True) + "\n")
                 sys.stderr.flush()

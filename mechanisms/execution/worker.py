@@ -299,7 +299,8 @@ def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
     name = label or mechanism_name(mech)
     try:
         # The runner checked the job's whole batch (MechanismRunner.sample); the chunk is a slice of it.
-        with captured_prints(f"mechanism '{name}'") as printed:
+        # What a failing attempt printed is said once, on the chunk's last attempt (not once an attempt).
+        with captured_prints(f"mechanism '{name}'", say_failure=task.last_attempt) as printed:
             outputs = run_on_batch(mech, task.dbs, rng, name=name, locate=task.last_attempt, timeout=task.timeout,
                                    allow_nan=task.allow_nan)
         return ChunkOutput(outputs, printed.printed, 0 if encoder is None else encoder.with_nan - nan_before)
