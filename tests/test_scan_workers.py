@@ -397,13 +397,17 @@ def test_a_case_of_slow_calls_that_its_own_bounds_allow_is_audited_not_killed(tm
     assert outcome["runs"] == RUNS
 
 
-def test_a_case_whose_first_look_cannot_end_within_its_looks_bound_is_skipped_before_it(tmp_path):
+def test_a_case_whose_first_look_cannot_end_within_its_looks_bound_is_skipped_before_it(tmp_path, monkeypatch):
     """Calls of 10 ms, --timeout 0.1 s: the looks' bound is 10 × 0.1 s = 1 s (4 × 10 ms × 1,300 runs = 52 s held
     there). Before its first look the case has spent at least the float-bit probe's 64 calls (0.64 s), and that look
     plans about a hundred runs more (1 s at the probe's faster call): it would end past 1 s, so no look runs
-    (audit.gating.look_time) and the case is skipped as too slow, not killed."""
+    (audit.gating.look_time) and the case is skipped as too slow, not killed. The chunks' own bound (also 1 s) is
+    raised to 30 s here: on a loaded machine the probe's 64 calls alone may pass 1 s, and this tests the looks' rule."""
+    from audit.scan import case_audit
     from audit.scan.case_audit import audit_case, list_cases
 
+    with_timeout = case_audit._with_timeout
+    monkeypatch.setattr(case_audit, "_with_timeout", lambda spec, timeout, settings: with_timeout(spec, 30.0, settings))
     module = tmp_path / "slow_or_stuck.py"
     module.write_text(textwrap.dedent(SLOW_OR_STUCK), encoding="utf-8")
     case = next(c for c in list_cases(str(module), (EPSILON,))[1] if c.entry.name == "slower_count")

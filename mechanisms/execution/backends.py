@@ -331,7 +331,7 @@ class _QuietDeaths:
         if cls.original is not None or not callable(original):
             return
 
-        def print_to_stdstream(data, *args, **kwargs):
+        def print_to_stdstream(data, *positional, **keywords):
             lines = data.get("lines") if isinstance(data, dict) and data.get("pid") == "raylet" else None
             if lines:
                 kept = [line for line in lines if not str(line).startswith(RAY_WORKER_DIED)]
@@ -339,7 +339,7 @@ class _QuietDeaths:
                 if not kept:
                     return None
                 data = {**data, "lines": kept}
-            return original(data, *args, **kwargs)
+            return original(data, *positional, **keywords)
 
         cls.original, driver.print_to_stdstream = original, print_to_stdstream
 
