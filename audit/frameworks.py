@@ -242,6 +242,14 @@ class PufferfishFramework:
             return self.edges
         return tuple(SecretPair(g, None, "always") for g in self.private)
 
+    def secrets_words(self, priors: int) -> str:
+        """What an ε-MI PP claim audited on this framework with ``priors`` declared priors is stated over, in words:
+        every secret pair g ~ w and every prior in Θ (Definition 5 takes the supremum over both), e.g.
+        ``"attribute 0, under the declared prior"``; the first 3 pairs by name, then how many more."""
+        names = [pair.name for pair in self.secret_pairs]
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        return f"{shown}, under " + ("the declared prior" if priors == 1 else f"each of the {priors} declared priors")
+
     def with_priors(self, *priors: Prior) -> "PufferfishFramework":
         """The same (G, W, E) with Θ replaced by ``priors``."""
         return dataclasses.replace(self, priors=priors)

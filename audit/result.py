@@ -313,8 +313,8 @@ class AuditResult:
             return ""
         label, origin = self.claim["label"], self.claim.get("origin")
         source = f" (from {origin})" if origin else ""
-        if self.claim.get("relation_text"):
-            source = f" (neighbours: {self.claim['relation_text']})" + source
+        if self.claim_scope():
+            source = f" ({self.claim_scope()})" + source
         explanation = self.claim_explanation(standalone=False)
         if self.refuted:
             verdict = f"REFUTED{self.float_refutation_words()}."
@@ -323,6 +323,15 @@ class AuditResult:
         else:
             verdict = "not refuted."
         return f"Claim {label}{source}: {verdict} {explanation}"
+
+    def claim_scope(self) -> str:
+        """What the claim is stated over, in words: ``"neighbours: …"`` (the neighbouring relation of a claim about
+        records), ``"secrets: …"`` (an MI-PP claim's secret pairs and priors, Pufferfish paper, Definition 5:
+        :meth:`mechanisms.claims.claim.Claim.to_dict`); "" without a claim, or where the claim says neither."""
+        claim = self.claim or {}
+        if claim.get("secrets"):
+            return f"secrets: {claim['secrets']}"
+        return f"neighbours: {claim['relation_text']}" if claim.get("relation_text") else ""
 
     def claim_explanation(self, evidence: bool = True, standalone: bool = True) -> str:
         """What the claim's verdict means, without the verdict's own words: the confidence, what was shown

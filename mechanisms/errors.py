@@ -40,8 +40,10 @@ def raised_where(exc: BaseException, function) -> str:
     return f" (at {os.path.basename(frame.filename)} line {frame.lineno}, in {frame.name})"
 
 
-def _rebuild(cls, message, mechanism, database_index):
-    return cls(message, mechanism=mechanism, database_index=database_index)
+def _rebuild(cls, message, mechanism, database_index, printed=None):
+    error = cls(message, mechanism=mechanism, database_index=database_index)
+    error.printed = printed
+    return error
 
 
 class MechanismError(InputError):
@@ -55,6 +57,10 @@ class MechanismError(InputError):
         The name of the mechanism (or user function).
     database_index : int or None
         Index in the batch of the first database on which it misbehaved, when known.
+    printed : mechanisms.calls.printed.Printed or None
+        What the mechanism printed in the attempt at a chunk that raised this error, set where the chunk ran
+        (:func:`mechanisms.execution.worker.run_chunk`) and sent back with it, so that the runner counts a failed
+        attempt's prints too; None elsewhere.
     """
 
     exit_status = 1
@@ -63,11 +69,12 @@ class MechanismError(InputError):
         super().__init__(message)
         self.mechanism = mechanism
         self.database_index = database_index
+        self.printed = None
 
     def __reduce__(self):
         # Keyword-only arguments defeat the default exception pickling; worker processes and
-        # Ray tasks send this error back to the audit.
-        return _rebuild, (type(self), self.args[0], self.mechanism, self.database_index)
+        # Ray tasks send this error back to the audit, with what the failed attempt printed.
+        return _rebuild, (type(self), self.args[0], self.mechanism, self.database_index, self.printed)
 
 
 class MechanismWarning(UserWarning):

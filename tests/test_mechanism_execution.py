@@ -367,6 +367,26 @@ def test_a_task_that_raises_once_is_retried(marker):
     assert marker.exists()
 
 
+def _printed_by(name, dbs, **settings):
+    with MechanismRunner(getattr(fx, name), name, ExecutionSettings(**settings), source=f"{SOURCE}:{name}") as r:
+        r.sample(dbs, np.random.default_rng(0))
+        return r.printed, r.call_notes()
+
+
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.integration)])
+def test_what_a_failed_attempt_printed_is_counted(marker, workers):
+    printed, notes = _printed_by("prints_and_fails_once", numbered(600), chunk_size=64, workers=workers)
+    assert marker.exists()  # the first attempt at the chunk of database 300 failed and was retried
+    # Written out: 2 lines a call; the calls are the probe's 2, one a chunk (600 / 64: 10 chunks), and the failed
+    # attempt at the chunk of databases 256-319.
+    lines = 2 * (2 + 10 + 1)
+    assert printed.lines == lines
+    [note] = notes
+    assert note.startswith(f"mechanism 'prints_and_fails_once' printed {lines} lines while the audit ran it")
+    if workers == 1:  # in order: the probe's two calls (database 0), then the failed attempt, counted as it failed
+        assert printed.first == ("call on databases 0-0", "a warning", "call on databases 0-0")
+
+
 def test_a_task_that_always_raises_stops_with_the_database_index():
     # The line of the fixture's file that raised: the one that holds its raise statement.
     source = Path(fx.raises_on_sample_300.__code__.co_filename).read_text().splitlines()
@@ -545,6 +565,12 @@ def test_ray_task_failures_name_the_mechanism_and_database(local_ray):
         with MechanismRunner(fx.raises_on_sample_300, "raises", ExecutionSettings(chunk_size=64, backend="ray"),
                              source=f"{SOURCE}:raises_on_sample_300") as r:
             r.sample(dbs, np.random.default_rng(0), what="audit sample")
+    local_ray.unlink()  # prints_and_fails_once fails on its first attempt again
+    with MechanismRunner(fx.prints_and_fails_once, "chatty", ExecutionSettings(chunk_size=64, backend="ray"),
+                         source=f"{SOURCE}:prints_and_fails_once") as r:
+        r.sample(dbs, np.random.default_rng(0))
+    assert local_ray.exists()
+    assert r.printed.lines == 2 * (2 + 10 + 1)  # as test_what_a_failed_attempt_printed_is_counted writes it out
     # Ray reports the timeout itself, or (seen once in a full CI run, not reproduced alone) the death
     # of the worker that the hard kill ended: either way one error names the mechanism and database.
     with pytest.raises(MechanismError, match=r"mechanism 'hangs'(?: did not return within 1 s|: the worker process "

@@ -289,3 +289,42 @@ def test_a_refutation_by_both_event_tests_says_real_arithmetic_in_the_headline_a
     # The JSON's statement keeps the clause it had.
     assert ("REFUTED (by the tests that read no bits, so in real arithmetic too; the floating-point representation of "
             "the output refutes it as well: see how-to/floating-point).") in both.to_dict()["statement"]
+
+
+@pytest.mark.train
+def test_an_mi_pp_claim_says_its_secrets_and_prior_not_neighbours():
+    from audit.frameworks import attribute_privacy
+    from audit.report.content import facts
+    from mechanisms.inputs.priors import ProductBernoulli
+
+    def noisy_bit(dbs, rng):  # the one record's bit, plus a fair coin: discrete, no critic to train
+        return dbs[:, :, 0].sum(axis=1, keepdims=True) + rng.integers(0, 2, (len(dbs), 1))
+
+    # ε-MI PP bounds I(g(X); M(X) | w(X)) over the framework's secret pairs and the priors (Pufferfish paper,
+    # Definition 5), not over neighbouring databases: the headline names those, as the JSON and the report do.
+    result = run_audit(AuditSpec(mechanism=noisy_bit, priors=[ProductBernoulli(0.5, shape=(1, 1))], notion="mi-pp",
+                                 framework=attribute_privacy(1, 1), claim=parse_claim("mi-pp:0.5"), samples=1000,
+                                 slices=0, seed=0, name="coin"))
+    scope = "secrets: attribute 0, under the declared prior"
+    assert claim_headline(result).startswith(f"claim 0.5-MI-PP (nats): NOT-REFUTED ({scope}): certified MI lower bound ")
+    assert "neighbours" not in claim_headline(result) and "neighbours" not in result.statement()
+    assert result.statement().startswith(f"Claim 0.5-MI-PP (nats) ({scope}) (from --claim): not refuted.")
+    claim = result.to_dict()["claim"]
+    assert (claim["relation"], claim["relation_text"], claim["secrets"]) == (
+        None, None, "attribute 0, under the declared prior")
+    assert ("secrets", "attribute 0, under the declared prior") in facts(result)
+    assert not any(label == "neighbouring relation" for label, _ in facts(result))
+
+
+def test_the_secrets_are_named_three_at_most_with_the_priors_counted():
+    from audit.frameworks import attribute_privacy
+
+    # Five attributes, no public information: five secrets g_j alone (Remark 2 part 2), of which the first 3 are named.
+    assert attribute_privacy(2, 5).secrets_words(2) == (
+        "attribute 0, attribute 1, attribute 2 and 2 more, under each of the 2 declared priors")
+    # A claim about records keeps its neighbours, whatever secrets are given; an MI-PP claim audited as another
+    # notion (whose secrets are records, not the claim's) says neither.
+    for text in ("dp:1", "mi-dp:1"):
+        assert parse_claim(text).to_dict("mi-dp", secrets="record 0")["relation_text"] == "replace one record (n fixed)"
+        assert parse_claim(text).to_dict("mi-dp", secrets="record 0")["secrets"] is None
+    assert parse_claim("mi-pp:1").to_dict("mi-dp", secrets="record 0")["secrets"] is None

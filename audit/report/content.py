@@ -252,8 +252,8 @@ def claim_headline(result: AuditResult) -> str:
     outcome, why = claim_outcome(result)
     if not outcome:
         return ""
-    relation = result.claim.get("relation_text")
-    head = (f"claim {result.claim['label']}: {_HEADLINE_WORDS[outcome]}" + (f" (neighbours: {relation})" if relation else "")
+    scope = result.claim_scope()  # the neighbours of a claim about records, an MI-PP claim's secrets
+    head = (f"claim {result.claim['label']}: {_HEADLINE_WORDS[outcome]}" + (f" ({scope})" if scope else "")
             + result.float_headline_words())
     # A claim no test could refute has no deciding test: the headline says what would make one.
     evidence = deciding_evidence(result) if result.claim_alpha else ""
@@ -487,7 +487,8 @@ def facts(result: AuditResult) -> list:
         budget = claim["implied_mi_budget"]
         pairs += [
             ("claim", f"{claim['label']}" + (f" (from {claim['origin']})" if claim.get("origin") else "")),
-            ("neighbouring relation", claim.get("relation_text") or MISSING),
+            ("secrets", claim["secrets"]) if claim.get("secrets")
+            else ("neighbouring relation", claim.get("relation_text") or MISSING),
             ("claim verdict", ": ".join(part for part in claim_outcome(result) if part)),
             ("refuted by", "; ".join(f"{r['test']} test (α = {r['alpha_spent']:.3g})" for r in result.refuted_by)
              or MISSING),

@@ -6,10 +6,12 @@ call writes to ``sys.stdout`` and ``sys.stderr`` (Python-level writes: ``print``
 stream handlers that look the stream up) into a :class:`PrintedLines`, which counts every line and keeps the first
 :data:`KEPT_LINES` (each cut to :data:`KEPT_CHARACTERS` characters), so its memory is bounded whatever is printed.
 The runner adds the counts of every chunk, in the audit's process or a worker's (:class:`Printed` travels back
-with the chunk's outputs), and the audit says them in one note (:meth:`Printed.note`). A call that fails for good
+with the chunk's outputs), and the audit says them in one note (:meth:`Printed.note`). An attempt at a chunk that
+fails counts too: what it printed travels back with its error (``MechanismError.printed``, pickled with it from a
+worker process or a Ray task) and the runner adds it, so that a chunk retried successfully counts the prints of
+every attempt; only a worker process that dies takes its attempt's prints with it. A call that fails for good
 writes what it printed, summarised so, to the real stderr before its error propagates, once: a chunk the runner
-retries says it on its last attempt only (``captured_prints(..., say_failure=False)`` before), not once an attempt;
-an attempt that failed and was retried successfully leaves its prints uncounted (the retry's are counted).
+retries says it on its last attempt only (``captured_prints(..., say_failure=False)`` before), not once an attempt.
 
 Writes to the file descriptors themselves (compiled code's ``printf``, a subprocess given the descriptor) are not
 Python-level and reach the terminal as before; :meth:`PrintedLines.fileno` gives them the real stream's.

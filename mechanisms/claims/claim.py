@@ -449,8 +449,18 @@ class Claim:
         return EventCheck(refuted=bool(statistic - threshold > 0), epsilon_prime=best, statistic=statistic,
                           threshold=threshold, event="E" if first >= second else "complement")
 
-    def to_dict(self, audit_notion: str | None = None, record_support: int | None = None) -> dict:
-        """JSON form: notion, parameters, implied MI budget (nats or ``None``) and profile source."""
+    def to_dict(self, audit_notion: str | None = None, record_support: int | None = None,
+                secrets: str | None = None) -> dict:
+        """JSON form: notion, parameters, what the claim is stated over, implied MI budget (nats or ``None``) and
+        profile source.
+
+        What it is stated over: a claim about records, over neighbouring databases, names its relation
+        (``relation``, ``relation_text``); an MI-PP claim bounds I(g(X); M(X) | w(X)) for every secret pair
+        g ~ w and prior of its framework (Pufferfish paper, Definition 5), not over neighbours, so its
+        ``relation`` and ``relation_text`` are None and ``secrets`` says them, as the audit gives them
+        (:meth:`audit.frameworks.PufferfishFramework.secrets_words`) where it audits ``mi-pp`` (the secrets of
+        another audit's framework are records, not the claim's); ``secrets`` is None otherwise.
+        """
         # Not the field walk of estimators.result_forms: the parameters live in subclass fields
         # and the budget is computed for the audited notion.
         budget = self.implied_mi_budget(audit_notion or self.default_audit_notion, record_support)
@@ -459,8 +469,9 @@ class Claim:
             "parameters": self.parameters(),
             "text": self.text,
             "label": self.label,
-            "relation": self.relation,
-            "relation_text": self.relation_text,
+            "relation": self.relation if self.about_records else None,
+            "relation_text": self.relation_text if self.about_records else None,
+            "secrets": secrets if not self.about_records and audit_notion == "mi-pp" else None,
             "implied_mi_budget": budget.value,
             "implied_mi_budget_unit": "nats",
             "implied_mi_budget_source": list(budget.theorems) if budget.value is not None else budget.reason,

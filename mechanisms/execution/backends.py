@@ -462,7 +462,8 @@ def make_backend(reference, backend: str, workers: int, ray_address: str | None)
     return InProcessBackend(reference)
 
 
-def run_tasks(backend, fn, tasks: list, *, retries: int, give_up, last_attempt=None, on_done=None) -> list:
+def run_tasks(backend, fn, tasks: list, *, retries: int, give_up, last_attempt=None, on_done=None,
+              on_failed=None) -> list:
     """Run ``fn(reference, task)`` for every task on ``backend``, at most ``slots`` in flight; results in task order.
 
     A task whose code raised :class:`~mechanisms.errors.MechanismError`, or whose worker died while
@@ -473,7 +474,8 @@ def run_tasks(backend, fn, tasks: list, *, retries: int, give_up, last_attempt=N
     that the hard kill ends costs ``--timeout`` + 10 s once, not twice), and the pool is restarted
     with fresh workers.
     ``last_attempt(task)``, if given, is the task as it is sent on its final attempt;
-    ``on_done(position, result)`` is called as each task completes. Ctrl-C (or any error) cancels
+    ``on_done(position, result)`` is called as each task completes, ``on_failed(position, exc)`` as each
+    failed attempt counts (before the task is run again or given up). Ctrl-C (or any error) cancels
     every outstanding task.
     """
     results = [None] * len(tasks)
@@ -483,6 +485,8 @@ def run_tasks(backend, fn, tasks: list, *, retries: int, give_up, last_attempt=N
 
     def failed(position, exc):
         failures[position] += 1
+        if on_failed is not None:
+            on_failed(position, exc)
         if failures[position] > retries:
             results[position] = give_up(position, exc, failures[position])
             if on_done is not None:

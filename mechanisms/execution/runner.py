@@ -204,8 +204,9 @@ class MechanismRunner:
         The most ``calls`` may reach: a job that would pass it raises :class:`RunLimitReached` before
         making any call. None: no limit.
     printed : Printed
-        What the mechanism printed in every call so far, the probe's included (counted in whichever process
-        ran the call, :func:`mechanisms.execution.worker.run_chunk`), kept off the terminal.
+        What the mechanism printed in every call so far, the probe's and those of failed attempts included
+        (counted in whichever process ran the call, :func:`mechanisms.execution.worker.run_chunk`), kept off
+        the terminal.
     with_nan : int
         Of the ``calls`` outputs, those that held a NaN its output encoder made a category.
     """
@@ -528,16 +529,23 @@ class MechanismRunner:
         """Run ``fn(reference, task)`` for every task on the backend (:func:`run_tasks`); results in task order.
 
         A chunk that failed ``retries + 1`` times stops the audit with one error naming the
-        mechanism and its databases; its last attempt locates the failing database.
+        mechanism and its databases; its last attempt locates the failing database. What a failed
+        attempt printed, which its error carries (:attr:`MechanismError.printed`; none from a worker
+        that died), is added to :attr:`printed`.
         """
         def give_up(position, exc, attempts):
             raise self._final_error(tasks[position], exc, attempts, what) from None
+
+        def count_prints(_position, exc):
+            if getattr(exc, "printed", None) is not None:
+                self.printed += exc.printed
 
         def last_attempt(task):
             return task if task.last_attempt else replace(task, last_attempt=True)
 
         return run_tasks(self.backend, fn, tasks, retries=retries, give_up=give_up, last_attempt=last_attempt,
-                         on_done=None if on_done is None else lambda position, _result: on_done(tasks[position]))
+                         on_done=None if on_done is None else lambda position, _result: on_done(tasks[position]),
+                         on_failed=count_prints)
 
     def _final_error(self, task: ChunkTask, exc: Exception, attempts: int, what: str) -> MechanismError:
         tried = f" ({attempts} attempts)" if attempts > 1 else ""

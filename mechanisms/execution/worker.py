@@ -297,13 +297,19 @@ def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
     encoder = encoder_of(mech)
     nan_before = 0 if encoder is None else encoder.with_nan
     name = label or mechanism_name(mech)
+    capture = None
     try:
         # The runner checked the job's whole batch (MechanismRunner.sample); the chunk is a slice of it.
         # What a failing attempt printed is said once, on the chunk's last attempt (not once an attempt).
-        with captured_prints(f"mechanism '{name}'", say_failure=task.last_attempt) as printed:
+        with captured_prints(f"mechanism '{name}'", say_failure=task.last_attempt) as capture:
             outputs = run_on_batch(mech, task.dbs, rng, name=name, locate=task.last_attempt, timeout=task.timeout,
                                    allow_nan=task.allow_nan)
-        return ChunkOutput(outputs, printed.printed, 0 if encoder is None else encoder.with_nan - nan_before)
+        return ChunkOutput(outputs, capture.printed, 0 if encoder is None else encoder.with_nan - nan_before)
+    except MechanismError as exc:
+        # It travels back with the error (MechanismError.__reduce__): the runner counts a failed attempt's prints.
+        if capture is not None:
+            exc.printed = capture.printed
+        raise
     finally:
         if hard_kill and task.timeout is not None:
             _arm_hard_kill(None)
@@ -313,9 +319,15 @@ def run_probe(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
     """Run the mechanism twice on the same chunk with the same seed, in one process.
 
     Returns both :class:`ChunkOutput`: their outputs differ when the mechanism draws randomness that is neither its
-    ``rng`` nor a global generator seeded per chunk (its own generator, ``os.urandom``, ...).
+    ``rng`` nor a global generator seeded per chunk (its own generator, ``os.urandom``, ...). Where the second call
+    fails, its error carries what both printed (:attr:`MechanismError.printed`).
     """
-    return run_chunk(reference, task, hard_kill), run_chunk(reference, task, hard_kill)
+    first = run_chunk(reference, task, hard_kill)
+    try:
+        return first, run_chunk(reference, task, hard_kill)
+    except MechanismError as exc:
+        exc.printed = first.printed + (exc.printed or Printed())
+        raise
 
 
 #: Bytes of a task's report file (:func:`run_reporting`): the hard kill's deadline (a float64, 0 when none is
