@@ -90,6 +90,20 @@ def test_plan_splits_alpha_between_the_tests_that_can_refute():
     assert plan_claim_tests(no_claim) == ClaimPlan({}, 0.05, 0.05, 2, (), 0.05)  # each a separate statement at α
 
 
+def test_an_mi_pp_claim_keeps_its_mi_test_when_the_secret_takes_more_values_than_a_record():
+    # The secret is column 0's sum over n = 3 binary records: 4 values, so I(g; Y) may reach log 4 = 1.386 nats,
+    # above a record's log 2 = 0.693. A 1-nat MI-PP claim can be refuted by the MI test (its only test here).
+    from audit.frameworks import attribute_privacy
+
+    framework = attribute_privacy(3, 1, statistic=lambda column: column.sum(axis=1, keepdims=True))
+    spec = AuditSpec(mechanism=gaussian_count, priors=[BINARY], notion="mi-pp", claim=parse_claim("mi-pp:1"),
+                     framework=framework, **SMALL)
+    assert record_support(spec.priors) == 2 and math.log(2) < 1.0 < math.log(3 + 1)
+    plan = plan_claim_tests(spec)
+    assert plan.alpha_spent == {"mi": 0.05}
+    assert not any("cannot refute" in note for note in plan.notes)
+
+
 def test_spec_defaults_follow_the_claim():
     spec = _spec("zcdp:0.3")
     assert spec.notion == "mi-dp" and spec.epsilon == pytest.approx(0.3)

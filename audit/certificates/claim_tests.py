@@ -228,7 +228,9 @@ def plan_claim_tests(spec, classifier_critics: bool = False, early: bool = False
                      "look's α is the event test's.")
     elif budget.value is None:
         notes.append(f"The MI test does not test the claim {claim.label}: {budget.reason}.")
-    elif support is not None and budget.value >= math.log(support):
+    elif spec.notion in RECORD_AUDIT_NOTIONS and support is not None and budget.value >= math.log(support):
+        # A record's MI is at most its entropy, log(its support); a Pufferfish secret g is any function of the
+        # database (a column's sum takes n + 1 values), so its MI has no such cap from one record's support.
         notes.append(f"The MI test cannot refute the claim {claim.label}: a record takes at most {support} values, so "
                      f"its MI is at most log {support} = {math.log(support):.4g} nats, not above the claim's budget "
                      f"{budget.value:.4g} nats; it spends no α.")
