@@ -70,7 +70,9 @@ def objective_value(name: str, t_joint: torch.Tensor, t_marginal: torch.Tensor) 
 
 
 def delta_method_stderr(t_joint: torch.Tensor, t_prod: torch.Tensor, objective: str) -> np.ndarray:
-    """Standard error of E_P[T] − log E_Q[e^T] (or − E_Q[e^{T−1}] for NWJ) by the delta method.
+    """Standard error of E_P[T] − log E_Q[e^T] (or − E_Q[e^{T−1}] for NWJ) by the delta method (Casella and
+    Berger 2002, Theorem 5.5.24, applied to the two independent sample means): Var(T_P)/n + Var(e^T_Q)/(n E_Q[e^T]²)
+    for DV, Var(T_P)/n + Var(e^{T_Q − 1})/n for NWJ.
 
     The product scores from cyclic shifts are not independent, so their sample count is taken
     as n_test (one shift's worth), a conservative choice. Computed in float64.
