@@ -17,7 +17,25 @@ component's refutations, beside the share of α the component was given (summed 
 A component whose interval lies wholly above its share spends more than it was given. The target: scans with a
 finding at most Binomial(N, α)'s 99.9% point.
 
-Seeds: scan ``i`` of a run at ``--seed s`` has seed :data:`SEED_BASE` + 100,000·s + i, apart from the seeds 0, 1, …
+**The float-bit test's share** (``--grid float``, page ``docs/benchmarks/scan-type-one-float.md``). On
+``planted_lib._exact`` the outputs are integers, so no float-bit statistic is fitted and the event test certifies at
+its share and the float-bit test's together: the float-bit test spends nothing. ``--grid float`` scans
+``tests/planted_lib/_float_exact.py`` instead (:data:`FLOAT_TARGET`): the same two releases plus a jitter v = u/2,
+u = ``rng.random()``, drawn apart from the input (y = r ⊕ v in float64, ⌊y⌋ = r), exactly ε-DP as a law on doubles
+(its docstring; enumerated in ``tests/test_scan_type_one_float.py``), whose outputs have bits below 2⁻³². There each
+case's last look gives the float-bit test :data:`audit.certificates.claim_tests.FLOAT_TEST_SHARE` = 0.2 of the
+event test's part of the look's level (0.0300 of 0.1498), the event test the rest. A scan's audit stops at its first
+refutation, so the float-bit test runs only where the event test did not refute; given the MI sample both choose
+their events on, the two certify on independent fresh runs, so the float-bit test's refutations among the looks
+where it ran are held to its share too (row "…, where it ran"), and by its certificate.
+
+**The MI test** gets no share in a scan: every case is an ``mi-dp`` audit of a two-point prior on a neighbouring
+pair with ``mi_critic`` left at ``auto``, so its critics are the event test's classifiers
+(:func:`audit.audit_plan.resolve_mi_critic`) and :func:`audit.certificates.claim_tests.plan_claim_tests` gives the
+event test all of α (the MI bound is a separate statement). No planted entry point changes that; its type-I error
+within a scan is not measured here.
+
+Seeds (either target): scan ``i`` of a run at ``--seed s`` has seed :data:`SEED_BASE` + 100,000·s + i, apart from the seeds 0, 1, …
 of the slow test ``tests/test_scan_type1.py``.
 """
 
@@ -50,12 +68,18 @@ TARGET_QUANTILE = 0.999
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 
 
+#: The ``--grid float`` target: entry points exactly at their claims with bits below 2⁻³², whose scan gives the
+#: float-bit event test a share of α (module docstring).
+FLOAT_TARGET = "planted_lib._float_exact"
+
+
 @dataclass(frozen=True)
 class Grid:
     scans: int
+    target: str = TARGET
 
 
-GRIDS = {"300": lambda: Grid(300)}
+GRIDS = {"300": lambda: Grid(300), "float": lambda: Grid(1400, FLOAT_TARGET)}
 
 
 def scan_seed(seed: int, index: int) -> int:
@@ -65,17 +89,22 @@ def scan_seed(seed: int, index: int) -> int:
 @contextlib.contextmanager
 def recorded_looks(sink: list):
     """Append one dict per look audited (:func:`audit.engine._run_audit` as a sequential audit calls it) to ``sink``:
-    the case, the look's level, whether it is the early look, each test's share and the tests that refuted."""
+    the case, the look's level, whether it is the early look, each test's share, the event tests that ran (a scan's
+    audit stops at its first refutation: the float-bit test does not run where the event test refuted), the
+    float-bit test's certificate and runs per input, and the tests that refuted."""
     import audit.engine as engine
 
     original = engine._run_audit
 
     def recording(spec, runner, early=False, stop_at_refutation=False):
         result = original(spec, runner, early=early, stop_at_refutation=stop_at_refutation)
-        event = result.event_test
+        event, bits = result.event_test, result.float_event_test
         sink.append({"case": spec.name, "level": float(spec.alpha), "early": bool(early), "event_runs": int(spec.event_runs),
                      "certificate": None if event is None else event.certificate,
                      "shares": {k: float(v) for k, v in result.claim_alpha.items()},
+                     "ran": [test for test, found in (("event", event), ("float", bits)) if found is not None],
+                     "float_certificate": None if bits is None else bits.certificate,
+                     "float_runs": 0 if bits is None else int(bits.runs_per_input),
                      "refuted": [r["test"] for r in result.refuted_by]})
         return result
 
@@ -86,8 +115,8 @@ def recorded_looks(sink: list):
         engine._run_audit = original
 
 
-def run_scans(count: int, seed: int, progress=None) -> tuple:
-    """(one row per (scan, case), one row per look) of ``count`` scans (module docstring)."""
+def run_scans(count: int, seed: int, progress=None, target: str = TARGET) -> tuple:
+    """(one row per (scan, case), one row per look) of ``count`` scans of ``target`` (module docstring)."""
     from audit.scan.running import scan
 
     cases, looks = [], []
@@ -96,7 +125,7 @@ def run_scans(count: int, seed: int, progress=None) -> tuple:
         for index in range(count):
             sink, started = [], time.process_time()
             with recorded_looks(sink):
-                result = scan(TARGET, epsilons=EPSILONS, alpha=ALPHA, max_runs=MAX_RUNS, timeout=TIMEOUT,
+                result = scan(target, epsilons=EPSILONS, alpha=ALPHA, max_runs=MAX_RUNS, timeout=TIMEOUT,
                               seed=scan_seed(seed, index), in_process=True)
             cpu = time.process_time() - started
             for outcome in result.outcomes:
@@ -114,7 +143,8 @@ def run_scans(count: int, seed: int, progress=None) -> tuple:
                     looks.append({"scan": index, "case": outcome["name"], "look": number, "early": look["early"],
                                   "level": look["level"], "event_runs": look["event_runs"],
                                   "certificate": look["certificate"] or "", "shares": look["shares"],
-                                  "refuted": look["refuted"]})
+                                  "ran": look["ran"], "float_certificate": look["float_certificate"] or "",
+                                  "float_runs": look["float_runs"], "refuted": look["refuted"]})
             if progress is not None:
                 progress(f"scan {index + 1}/{count} (seed {scan_seed(seed, index)}): "
                          f"{len(result.findings)} finding(s), {cpu:.1f} s CPU")
@@ -210,8 +240,21 @@ def summarize(cases: list, looks: list, scans: int) -> dict:
         for (case, number, test), share in sorted(shares.items()):
             if case != name:
                 continue
-            refuted = sum(1 for look in looks if look["case"] == name and look["look"] == number and test in look["refuted"])
-            add(f"{name}: look {number}, {test} test", refuted, share)
+            at_look = [look for look in looks if look["case"] == name and look["look"] == number]
+            add(f"{name}: look {number}, {test} test", sum(test in look["refuted"] for look in at_look), share)
+            # The audit stops at its first refutation: the float-bit test runs only where the event test did not
+            # refute. Given the MI sample both choose their events on, the two certify on independent fresh runs,
+            # so given that the event test did not refute, the float-bit test still rejects with probability at most
+            # its share: the looks where it ran are a fair denominator, and a sharper check than all scans.
+            ran = [look for look in at_look if test in look["ran"]]
+            if test == "float" and len(ran) != scans:
+                add(f"{name}: look {number}, {test} test, where it ran", sum(test in look["refuted"] for look in ran),
+                    share, max(len(ran), 1))
+            if test == "float":
+                for certificate in sorted({look["float_certificate"] for look in ran}):
+                    chosen = [look for look in ran if look["float_certificate"] == certificate]
+                    add(f"{name}: look {number}, {test} test by its {certificate} certificate",
+                        sum(test in look["refuted"] for look in chosen), share, len(chosen))
     return rows
 
 
@@ -240,10 +283,53 @@ def _columns(rows: list, keys) -> dict:
     return {key: [row[key] for row in rows] for key in keys}
 
 
+def _boundary(looks: list, case: str, tests=("event",)) -> tuple:
+    """(the boundary table's columns, sizes by test) of ``case`` (randomized response) at its last look: each test's
+    runs per input and share of α, as planned (the same in every scan), with :func:`boundary_sizes` there."""
+    last = max((look for look in looks if look["case"] == case), key=lambda look: look["look"])
+    columns, sizes = {k: [] for k in ("test", "certificate", "runs_per_input", "level", "exact_size",
+                                      "two_cases_at_this_size")}, {}
+    for test in tests:
+        ran = [look for look in looks if look["case"] == case and look["look"] == last["look"] and test in look["ran"]]
+        runs = last["event_runs"] if test == "event" else max((look["float_runs"] for look in ran), default=0)
+        level = last["shares"].get(test, last["level"])
+        if runs == 0:
+            continue
+        sizes[test] = boundary_sizes(runs, level)
+        for certificate, size in sizes[test].items():
+            for key, value in (("test", test), ("certificate", certificate), ("runs_per_input", runs),
+                               ("level", level), ("exact_size", size), ("two_cases_at_this_size", 1 - (1 - size) ** 2)):
+                columns[key].append(value)
+    return columns, sizes, last
+
+
+def _sizes_text(grid: Grid, sizes: dict, last: dict) -> str:
+    """Where the measured rates sit, from :func:`_boundary`'s exact sizes."""
+    event = sizes["event"]
+    text = (f"Where these sit: randomized response's exact event at the last look ({last['event_runs']} runs per input, "
+            f"the event test's level {last['shares'].get('event', last['level']):.4f}) is refuted with probability "
+            f"{event['odds-ratio']:.4f} by the odds-ratio certificate, {event['rate-ratio']:.4f} by the rate-ratio one "
+            f"and {event['clopper-pearson']:.4f} by the Clopper–Pearson pair (exact, by enumeration)")
+    if grid.target == TARGET:
+        return (text + f"; two independent cases at {event['rate-ratio']:.4f} give a finding in "
+                f"{1 - (1 - event['rate-ratio']) ** 2:.3f} of scans, under the union bound's {ALPHA:g}. Exact "
+                "conditional tests on hundreds of runs are near their level, so the scan's rate is near α, not far "
+                "below it.")
+    if "float" not in sizes:
+        return text + "; the float-bit test ran in no scan."
+    bits = sizes["float"]
+    return (text + f". The float-bit test certifies at its own share, {last['shares'].get('float', 0):.4f}: where its "
+            f"event is {{r = 0}} or its complement (the codes of y that r = 0 gives, {bits['odds-ratio']:.4f} by the "
+            f"odds ratio, {bits['rate-ratio']:.4f} by the rate ratio); an event of a part of those codes (one binary "
+            "exponent of u/2) has the same ratio of probabilities, e^ε, and a smaller odds ratio. Each test sits at "
+            "its null's boundary.")
+
+
 def run(context) -> ExperimentOutput:
-    scans = 12 if context.quick else (GRIDS[context.grid]().scans if context.grid else 1000)
+    grid = GRIDS[context.grid]() if context.grid else Grid(12 if context.quick else 1000)
+    scans = grid.scans
     started = time.perf_counter()
-    cases, looks = run_scans(scans, context.seed, _progress)
+    cases, looks = run_scans(scans, context.seed, _progress, grid.target)
     seconds = time.perf_counter() - started
     summary = summarize(cases, looks, scans)
     findings_total = summary["refuted"][0]
@@ -262,31 +348,25 @@ def run(context) -> ExperimentOutput:
          "Components whose interval lies wholly above their share of α: " + "; ".join(exceeding) + "."),
         f"{scans} scans in {seconds:.0f} s ({cpu:.0f} s of this process's CPU, {cpu / scans:.2f} s a scan).",
     ]
-    # Randomized response's last look: its event runs and level, as planned (the same in every scan).
-    last = max((look for look in looks if look["case"] == "Response"), key=lambda look: look["look"])
-    sizes = boundary_sizes(last["event_runs"], last["level"])
-    boundary = {"certificate": list(sizes), "runs_per_input": [last["event_runs"]] * len(sizes),
-                "level": [last["level"]] * len(sizes), "exact_size": list(sizes.values()),
-                "two_cases_at_this_size": [1 - (1 - size) ** 2 for size in sizes.values()]}
-    findings.insert(1, f"Where these sit: randomized response's exact event at the last look ({last['event_runs']} runs "
-                       f"per input, level {last['level']:.4f}) is refuted with probability {sizes['odds-ratio']:.4f} by "
-                       f"the odds-ratio certificate, {sizes['rate-ratio']:.4f} by the rate-ratio one and "
-                       f"{sizes['clopper-pearson']:.4f} by the Clopper–Pearson pair (exact, by enumeration); two "
-                       f"independent cases at {sizes['rate-ratio']:.4f} give a finding in "
-                       f"{1 - (1 - sizes['rate-ratio']) ** 2:.3f} of scans, under the union bound's {ALPHA:g}. Exact "
-                       "conditional tests on hundreds of runs are near their level, so the scan's rate is near α, "
-                       "not far below it.")
+    response = "Response" if grid.target == TARGET else "JitteredResponse"
+    boundary, sizes, last = _boundary(looks, response, ("event",) if grid.target == TARGET else ("event", "float"))
+    if grid.target == TARGET:
+        boundary.pop("test")  # one test has a share there
+    findings.insert(1, _sizes_text(grid, sizes, last))
     look_rows = [{**look, "shares": "; ".join(f"{k} {v:.4g}" for k, v in look["shares"].items()),
-                  "refuted": " ".join(look["refuted"])} for look in looks]
-    settings = {"target": f"{TARGET} (tests/planted_lib/_exact.py), ε = 1, in process", "alpha": ALPHA,
+                  "ran": " ".join(look["ran"]), "refuted": " ".join(look["refuted"])} for look in looks]
+    source = f"tests/{grid.target.replace('.', '/')}.py"
+    settings = {"target": f"{grid.target} ({source}), ε = 1, in process", "alpha": ALPHA,
                 "scans": scans, "max_runs": MAX_RUNS, "timeout": TIMEOUT,
                 "scan seeds": f"{scan_seed(context.seed, 0)}..{scan_seed(context.seed, scans - 1)}",
                 "intervals": f"two-sided Clopper–Pearson, {CONFIDENCE:.0%}"}
+    look_columns = ["scan", "case", "look", "early", "level", "event_runs", "certificate", "shares", "refuted"]
+    if grid.target != TARGET:
+        look_columns[-1:-1] = ["ran", "float_certificate", "float_runs"]
     tables = [Table("target", target), Table("components", summary),
               Table("cases", _columns(cases, list(cases[0]))),
               Table("boundary", boundary),
-              Table("looks", _columns(look_rows, ["scan", "case", "look", "early", "level", "event_runs", "certificate",
-                                                  "shares", "refuted"]))]
+              Table("looks", _columns(look_rows, look_columns))]
     return ExperimentOutput(tables, _figure(summary), settings, findings)
 
 
@@ -297,6 +377,7 @@ EXPERIMENTS = [Experiment(
     source="study",
     run=run,
     full_runtime="1,467 s (621 s of CPU, 0.62 s a scan) on the shared 2-core x86_64 CPU, load average 4.3 at the start "
-                 "and 8.4 at the end; --grid 300: about 190 s of CPU",
+                 "and 8.4 at the end; --grid 300: about 190 s of CPU; --grid float (1,400 scans of "
+                 "planted_lib._float_exact): about 0.9 s of CPU a scan",
     grids=tuple(GRIDS),
 )]

@@ -14,8 +14,10 @@ def _case(scan, name, status, test="", certificate="odds-ratio"):
             "certificate": certificate}
 
 
-def _look(scan, name, number, share, refuted=()):
-    return {"scan": scan, "case": name, "look": number, "shares": {"event": share}, "refuted": list(refuted)}
+def _look(scan, name, number, share, refuted=(), float_share=None, ran=("event",), float_certificate=""):
+    shares = {"event": share} if float_share is None else {"event": share, "float": float_share}
+    return {"scan": scan, "case": name, "look": number, "shares": shares, "refuted": list(refuted), "ran": list(ran),
+            "float_certificate": float_certificate}
 
 
 def _two_sided_clopper_pearson(k, n, confidence=0.95):
@@ -63,6 +65,9 @@ def test_recorder_reads_each_look_and_puts_the_audit_back(monkeypatch):
         class event_test:  # noqa: N801 - an attribute of the result, as AuditResult names it
             certificate = "odds-ratio"
 
+        class float_event_test:  # noqa: N801
+            certificate, runs_per_input = "rate-ratio", 600
+
     class Spec:
         name, alpha, event_runs = "case", 0.15, 978
 
@@ -72,7 +77,8 @@ def test_recorder_reads_each_look_and_puts_the_audit_back(monkeypatch):
         assert engine._run_audit(Spec(), None, early=True, stop_at_refutation=True) is not None
     assert engine._run_audit is original
     assert sink == [{"case": "case", "level": 0.15, "early": True, "event_runs": 978, "certificate": "odds-ratio",
-                     "shares": {"event": 0.1, "mi": 0.05}, "refuted": ["event"]}]
+                     "shares": {"event": 0.1, "mi": 0.05}, "ran": ["event", "float"], "float_certificate": "rate-ratio",
+                     "float_runs": 600, "refuted": ["event"]}]
     with pytest.raises(ZeroDivisionError), scan_type_one.recorded_looks(sink):
         1 / 0
     assert engine._run_audit is original
@@ -111,6 +117,55 @@ def test_boundary_sizes_are_the_certificates_own_rejections_summed_over_every_ou
     sizes = scan_type_one.boundary_sizes(runs, level, epsilon)
     assert sizes == pytest.approx({"odds-ratio": odds, "rate-ratio": rate, "clopper-pearson": pair}, abs=1e-9)
     assert all(0 < size <= level for size in sizes.values())
+
+
+def test_summary_holds_the_float_bit_test_to_its_share_where_it_ran():
+    """One case, 10 scans, float share 0.03 at look 2: the event test refutes in scans 0-1 (the float-bit test is then
+    not run), the float-bit test in scans 2-4 of the 8 where it ran (odds ratio in scans 2-6, rate ratio in 7-9)."""
+    scans, cases, looks = 10, [], []
+    for scan in range(scans):
+        test = "event" if scan < 2 else "float" if scan < 5 else ""
+        cases.append(_case(scan, "A", "finding" if test else "control", test))
+        looks += [_look(scan, "A", 1, 0.001),
+                  _look(scan, "A", 2, 0.119, [test] if test else [], float_share=0.03,
+                        ran=("event",) if scan < 2 else ("event", "float"),
+                        float_certificate="" if scan < 2 else "odds-ratio" if scan < 7 else "rate-ratio")]
+    rows = scan_type_one.summarize(cases, looks, scans)
+    by_name = {c: {k: rows[k][i] for k in rows} for i, c in enumerate(rows["component"])}
+    expected = {"A: float test, any look": (3, 10, 0.03), "A: look 2, float test": (3, 10, 0.03),
+                "A: look 2, float test, where it ran": (3, 8, 0.03),
+                "A: look 2, float test by its odds-ratio certificate": (3, 5, 0.03),
+                "A: look 2, float test by its rate-ratio certificate": (0, 3, 0.03),
+                "A: event test, any look": (2, 10, 0.12), "A: look 2, event test": (2, 10, 0.119)}
+    for component, (k, n, share) in expected.items():
+        row = by_name[component]
+        low, high = _two_sided_clopper_pearson(k, n)
+        assert (row["refuted"], row["of"], row["alpha_share"]) == (k, n, pytest.approx(share))
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high), rel=1e-9)
+        assert row["exceeds"] == (low > share)
+    assert "A: look 2, event test, where it ran" not in by_name  # the event test ran at every look
+
+
+@pytest.mark.integration
+def test_float_grid_gives_the_float_bit_test_a_fifth_of_each_case_share(tmp_path, monkeypatch):
+    """``--grid float`` (cut to one scan here): both cases of planted_lib._float_exact audited at α/2, and at the last
+    look the float-bit test gets FLOAT_TEST_SHARE = 0.2 of the event test's part of the look's level (the early look's
+    level is the event test's alone), so the two shares add to the level."""
+    from experiments.framework import read_table
+    from experiments.registry import run
+
+    monkeypatch.setitem(scan_type_one.GRIDS, "float", lambda: scan_type_one.Grid(1, scan_type_one.FLOAT_TARGET))
+    run("scan-type-one", out_dir=tmp_path, grid="float", seed=0)
+    cases, looks = read_table(tmp_path / "cases.csv"), read_table(tmp_path / "looks.csv")
+    assert sorted(cases["case"]) == ["JitteredResponse", "jittered_count"] and set(cases["case_alpha"]) == {0.15}
+    for case, early, level, shares in zip(looks["case"], looks["early"], looks["level"], looks["shares"]):
+        parts = {test: float(share) for test, share in (part.split(" ") for part in shares.split("; "))}
+        expected = {"event": level} if early else {"event": 0.8 * level, "float": 0.2 * level}
+        assert parts == pytest.approx(expected, rel=1e-3), case  # the page's 4 digits
+    components = read_table(tmp_path / "components.csv")
+    float_rows = [c for c in components["component"] if "float test" in c]
+    assert {c.split(":")[0] for c in float_rows} == {"JitteredResponse", "jittered_count"}
+    assert set(read_table(tmp_path / "boundary.csv")["test"]) == {"event", "float"}
 
 
 @pytest.mark.integration
