@@ -427,5 +427,6 @@ EXPERIMENTS = [Experiment(
     full_runtime="421 s on a 2-core x86_64 CPU (load average 1.2-4.2, a test run beside it), creating and installing "
                  "its venvs (pure-ldp 1.1.2, 1.2.0; multi-freq-ldpy 0.2.5; python-dp 1.1.5; pipeline-dp 0.3.1; diffprivlib "
                  "0.6.6 with scikit-learn 1.5.2; OpenDP 0.16.0) included; 76 s of it diffprivlib's LogisticRegression; "
-                 "911 s so at load average 7.0-9.7 from other work (156 s of it LogisticRegression)",
+                 "949 s so at load average 4.5-4.6 from other work, a scan and a test run beside it (150 s of it "
+                 "LogisticRegression)",
 )]
