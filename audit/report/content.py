@@ -16,8 +16,6 @@ from audit.report.evidence import evidence_tables
 from audit.report.forecast import MAX_RUNS_TO_REFUTE, forecast_runs, runs_to_refute
 from audit.report.text import MISSING, TextTable, number
 from audit.result import PUFFERFISH_PAPER, AuditResult, named_papers
-from audit.search.event_choice import ScoreEvent
-from audit.search.event_search import pair_words
 from estimators.validation import InputError
 from mechanisms.calls.printed import NOTE_WORDS as PRINTED_NOTE_WORDS
 
@@ -294,6 +292,10 @@ def deciding_evidence(result: AuditResult) -> str:
         return text
     data = event.event or {}
     if "record_values" in data:  # the event and its pair as data (audit.result.EventTest.event)
+        # Imported here: the event search pulls in SciPy, which `miaudit audit --help` must not load.
+        from audit.search.event_choice import ScoreEvent
+        from audit.search.event_search import pair_words
+
         return (text + f", on the pair whose databases differ in {pair_words(data)}, with the event "
                 + ScoreEvent.from_dict(data).describe(data["statistic"]))
     # An event test without its pair as data (built by hand, or read from an older JSON): its description's words.
