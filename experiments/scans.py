@@ -56,7 +56,7 @@ class ScanTarget:
 #: imports statsmodels without declaring it; pure-ldp 1.2.0 and multi-freq-ldpy 0.2.5 hash a str with xxhash, which
 #: 4 refuses ("Strings must be encoded before hashing").
 TARGETS = (ScanTarget("diffprivlib", "diffprivlib", "0.6.6", ("scikit-learn<1.6",),
-                      "its full scan takes 16 minutes on a quiet 2-core machine, 23 at load 2-4 (230 cases)"),
+                      "its full scan takes 22 minutes on the 2-core machine at load 4-7 (233 cases)"),
            ScanTarget("pure-ldp", "pure-ldp", "1.2.0", ("statsmodels", "xxhash<4")),
            ScanTarget("multi-freq-ldpy", "multi-freq-ldpy", "0.2.5", ("xxhash<4",)),
            ScanTarget("opendp", "opendp", "0.16.0"),
@@ -181,6 +181,7 @@ EXPERIMENTS = [Experiment(
                 "controls and skipped cases",
     source="study (issue 40)",
     run=run,
-    full_runtime="3,738 s on the shared 2-core x86_64 CPU, load 2-4 from other work during the run (diffprivlib 1,352 s, "
-                 "multi-freq-ldpy 1,039 s, PipelineDP 667 s, OpenDP 379 s, python-dp 239 s, pure-ldp 61 s)",
+    full_runtime="6,833 s on the shared 2-core x86_64 CPU, load 4-7 from other work during most of the run "
+                 "(multi-freq-ldpy 2,098 s, python-dp 1,940 s, diffprivlib 1,333 s, OpenDP 774 s, PipelineDP 536 s, "
+                 "pure-ldp 93 s)",
 )]
