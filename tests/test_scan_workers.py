@@ -233,7 +233,8 @@ def test_ray_tasks_give_the_same_outcomes_and_a_crash_costs_its_case(tmp_path):
     assert "WorkerCrashedError" in on_ray.outcomes[3]["reason"]
 
 
-WORKER_KILLERS = '''
+#: What the two modules of misbehaving calls below share: the count they noise, one too slow, one deaf.
+COUNTS = '''
 import math
 import os
 import signal
@@ -258,7 +259,9 @@ def deaf(array, epsilon=1.0, random_state=None):
     """Blocks the alarm that bounds a call, then sleeps: --timeout cannot interrupt it."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
     time.sleep(3600)
+'''
 
+WORKER_KILLERS = COUNTS + '''
 
 def kills_worker(array, epsilon=1.0, random_state=None):
     """Kills the process it runs in and the worker that forked it."""
@@ -311,38 +314,14 @@ def test_a_script_that_scans_without_a_main_guard_is_told_so(tmp_path):
             and 'under `if __name__ == "__main__":`' in done.stderr), done.stderr[-2000:]
 
 
-SLOW_OR_STUCK = '''
-import math
-import signal
-import time
-
-import numpy as np
-
+SLOW_OR_STUCK = COUNTS + '''
 CALLS = [0]
-
-
-def _count(array, epsilon, random_state):
-    rng = np.random.default_rng(random_state)
-    p = math.exp(-epsilon)
-    return float(np.sum(np.asarray(array) >= 5) + int(rng.geometric(1 - p)) - int(rng.geometric(1 - p)))
 
 
 def slow_count(array, epsilon=1.0, random_state=None):
     """3 ms a call: slow, and legitimate."""
     time.sleep(0.003)
     return _count(array, epsilon, random_state)
-
-
-def slower_count(array, epsilon=1.0, random_state=None):
-    """10 ms a call: too slow for a look within 10 × a --timeout of 0.1 s."""
-    time.sleep(0.01)
-    return _count(array, epsilon, random_state)
-
-
-def deaf(array, epsilon=1.0, random_state=None):
-    """Blocks the alarm that bounds a call, then sleeps: --timeout cannot interrupt it."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
-    time.sleep(3600)
 
 
 def deaf_after_probe(array, epsilon=1.0, random_state=None):
