@@ -13,6 +13,7 @@ blames a dying worker on the one task that kills it.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import pickle
@@ -23,6 +24,7 @@ import sys
 import tempfile
 import time
 from collections import deque
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
@@ -353,6 +355,36 @@ class _QuietDeaths:
         driver.print_to_stdstream, cls.original = cls.original, None
 
 
+#: How the warning begins that Ray 2.60's ``ray.init`` logs on stderr each time it starts a local instance while
+#: ``RAY_AUTH_MODE`` is unset (or joins one found by ``address="auto"`` while this machine has a token): that it
+#: turned token authentication on, as it does by default, and how to opt out. It reports Ray's default, not a
+#: problem of the audit. Its logger, ``_RAY_TOKEN_LOGGER``, also warns when token authentication is *off*; that
+#: warning, and every error (a missing or wrong token raises), is left as Ray gives it.
+RAY_TOKEN_NOTICE = "Token authentication is enabled for this Ray cluster"
+_RAY_TOKEN_LOGGER = "ray._private.authentication.authentication_token_setup"
+
+
+class _NoTokenNotice(logging.Filter):
+    """Drops the one record that says Ray turned token authentication on by default (:data:`RAY_TOKEN_NOTICE`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(RAY_TOKEN_NOTICE)
+
+
+@contextmanager
+def _without_token_notice():
+    """While the block runs, Ray does not print :data:`RAY_TOKEN_NOTICE`. A logging filter on the logger that emits
+    it, not ``RAY_AUTH_MODE=token``: Ray reads that variable into its configuration when it is imported, so setting
+    it before ``ray.init`` in a process that already imported Ray would leave the driver and the cluster it starts
+    disagreeing on authentication. A Ray version that logs elsewhere prints the line, and nothing else changes."""
+    logger, quiet = logging.getLogger(_RAY_TOKEN_LOGGER), _NoTokenNotice()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
+
+
 class RayBackend:
     """Chunks run as Ray tasks on a local Ray instance or an existing cluster (``address``).
 
@@ -371,7 +403,9 @@ class RayBackend:
 
     Each task first sets up its Ray worker as a local worker is set up, once per process
     (:func:`~mechanisms.execution.worker.init_ray_worker`), and while the backend is open Ray's driver does not
-    print its own notice of a worker's death beside the audit's line (:class:`_QuietDeaths`).
+    print its own notice of a worker's death beside the audit's line (:class:`_QuietDeaths`). Starting or joining
+    Ray, the backend keeps Ray's notice that it turned token authentication on by default off the terminal
+    (:func:`_without_token_notice`).
     """
 
     isolated_failures = True
@@ -391,10 +425,12 @@ class RayBackend:
             # A local instance's workers import what this process can: its sys.path, as PYTHONPATH.
             path = os.pathsep.join(entry for entry in sys.path if entry)
             options = dict(include_dashboard=False, configure_logging=False, log_to_driver=True)
-            if address:
-                _init_ray_within(ray, address, RAY_INIT_TIMEOUT, **options)
-            else:
-                ray.init(num_cpus=cpus or os.cpu_count(), runtime_env={"env_vars": {"PYTHONPATH": path}}, **options)
+            with _without_token_notice():
+                if address:
+                    _init_ray_within(ray, address, RAY_INIT_TIMEOUT, **options)
+                else:
+                    ray.init(num_cpus=cpus or os.cpu_count(), runtime_env={"env_vars": {"PYTHONPATH": path}},
+                             **options)
         self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._reference = ray.put(reference)
         self._remote = ray.remote(max_retries=0, num_cpus=1)(run_in_ray_worker)
