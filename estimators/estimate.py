@@ -101,7 +101,10 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
 
     The settings that only some estimates use default to ``UNSET`` (:data:`estimators.choices.UNSET`, "not
     given"): left unset they take the defaults below; given to an estimate that does not use them, they are
-    refused (one :class:`InputError` naming the argument), never silently ignored.
+    refused (one :class:`InputError` naming the argument), never silently ignored. ``seed`` and ``quiet`` are
+    the exceptions, accepted by every estimate as every ``miaudit`` command accepts ``--seed`` and ``--quiet``
+    (and as scikit-learn's estimators accept ``random_state``): a seed changes nothing where there is nothing
+    random, and ``quiet`` nothing where nothing is shown, so one call can try every estimator.
 
     Parameters
     ----------
@@ -127,7 +130,9 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
         with probability ≥ 1 − α (default 0.05).
     unit : {"nats", "bits"}
     seed : int or numpy.random.Generator
-        Seeds the slices, the splits and the critics.
+        Seeds what is random in the estimate: the slices of a sliced estimate (any ``estimator``); a neural
+        estimator's splits and critics; KSG's tie-breaking noise, where the data have repeated values. An
+        unsliced ``"gaussian"`` or ``"plugin"`` estimate, or KSG on data without ties, is the same for every seed.
     device : {"auto", "cpu", "cuda"}, optional
         Neural estimators: where the critics train (default ``"auto"``).
     critic : CriticConfig or None, optional
@@ -138,6 +143,9 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
         With ``estimator="ksg"``: its neighbours (default 3).
     correction : {"miller-madow", None}, optional
         With ``estimator="plugin"``: its bias correction, None for none (default ``"miller-madow"``).
+    quiet : bool
+        Neural estimators: no progress bar while the critics train (on stderr, where it is a terminal). The
+        classical estimators show none either way.
 
     Raises
     ------

@@ -4,7 +4,7 @@
 A setting the chosen estimate does not use (``slices``/``slice_dim`` unsliced, ``conditional`` without ``z``,
 ``k`` for another estimator than KSG, ``correction`` for another than the plug-in, ``critic``/``device`` for a
 classical one, ``alpha``/``bound`` for an estimate that certifies nothing) is one error naming it, never ignored;
-left unset (``UNSET``), the defaults work. Neural critics whose training cannot fit in the memory available are
+left unset (``UNSET``), the defaults work. ``seed`` and ``quiet`` are accepted by every estimate. Neural critics whose training cannot fit in the memory available are
 refused before they train, by the audit's count of the critics (bytes counted here by hand from the arrays'
 shapes, the parameters by torch), once per estimate; ``fit_critics`` runs the same check on the inputs it is
 handed; a classical sliced estimate is checked on its projections.
@@ -82,6 +82,24 @@ def test_the_settings_left_unset_or_used_work():
     assert estimate_mi(x, y, estimator="gaussian", sliced=True, slices=6, slice_dim=2).slices == 6
     # k used by KSG: k = 1 and k = 5 estimate on other neighbourhoods.
     assert estimate_mi(x, y, estimator="ksg", k=1).value != estimate_mi(x, y, estimator="ksg", k=5).value
+
+
+def test_seed_and_quiet_are_accepted_by_every_estimate_and_change_only_what_is_random_or_shown(capsys):
+    """Not refused as the settings above are (estimate_mi's docstring): the unsliced Gaussian estimate is its closed
+    form whatever the seed; the plug-in's and KSG's (data without ties) are the same for two seeds; a sliced estimate
+    and KSG on data with ties are seeded; no classical estimate shows anything, quiet or not."""
+    x, y = _samples()
+    joint = np.cov(np.column_stack([x, y]), rowvar=False)
+    closed = -0.5 * np.log(np.linalg.det(joint) / (np.linalg.det(joint[:3, :3]) * np.linalg.det(joint[3:, 3:])))
+    assert estimate_mi(x, y, estimator="gaussian", seed=7, quiet=False).value == pytest.approx(closed, rel=1e-9)
+    for estimator, data in (("gaussian", (x, y)), ("plugin", (x[:, 0] > 0, y[:, 0] > 0)), ("ksg", (x, y))):
+        values = {estimate_mi(*data, estimator=estimator, seed=seed, quiet=quiet).value
+                  for seed, quiet in ((0, True), (7, False), (np.random.default_rng(3), True))}
+        assert len(values) == 1, estimator
+    assert capsys.readouterr() == ("", "")
+    sliced = {estimate_mi(x, y, estimator="gaussian", sliced=True, slices=4, seed=seed).value for seed in (0, 7)}
+    ties = {estimate_mi(np.round(x), np.round(y), estimator="ksg", seed=seed).value for seed in (0, 7)}
+    assert len(sliced) == 2 and len(ties) == 2
 
 
 def test_the_plugin_correction_unset_is_miller_madow_and_none_is_none():
