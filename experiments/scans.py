@@ -201,9 +201,9 @@ def _section(record: dict, target: ScanTarget) -> list:
     per_entry = {}
     for o in controls:
         per_entry[o["entry"]] = per_entry.get(o["entry"], 0) + 1
+    entries = ", ".join(f"`{entry}` ({count})" for entry, count in sorted(per_entry.items()))
     lines += ["", f"### Controls ({len(controls)} cases not refuted, {len(per_entry)} entry points)", "",
-              ", ".join(f"`{entry}` ({count})" for entry, count in sorted(per_entry.items())) + "." if per_entry else "None.",
-              "",
+              entries + "." if per_entry else "None.", "",
               f"### Skipped ({len(skipped)})", ""]
     lines.append(markdown_table({"case": [f"`{s['id']}`" for s in skipped], "reason": [s["reason"] for s in skipped]},
                                 max_rows=len(skipped)).rstrip("\n") if skipped else "None.")
@@ -237,8 +237,9 @@ def page_markdown(records: dict, page: str) -> str:
     for target in TARGETS:
         r = records.get(target.name)
         lines.append(f"| {target.name} | {target.version} | not run yet |  |  |  |  |  |" if r is None else
-                     f"| {r['library']} | {r['version']} | {r['cases']} | {len(r['findings'])} | {len(r['controls'])} | "
-                     f"{len(r['skipped'])} | {r['seconds']} | {r['run']['date'].replace('T', ' ').rstrip('Z')} |")
+                     f"| {r['library']} | {r['version']} | {r['cases']} | {len(r['findings'])} | "
+                     f"{len(r['controls'])} | {len(r['skipped'])} | {r['seconds']} | "
+                     f"{r['run']['date'].replace('T', ' ').rstrip('Z')} |")
     for target in TARGETS:
         if target.name in records:
             lines += _section(records[target.name], target)
@@ -339,7 +340,8 @@ def _tables(done: list) -> list:
     """The run's CSV tables, from the records of the libraries it scanned."""
     table = Table("scans", {"library": [r["library"] for r in done], "version": [r["version"] for r in done],
                             "cases": [r["cases"] for r in done], "findings": [len(r["findings"]) for r in done],
-                            "controls": [len(r["controls"]) for r in done], "skipped": [len(r["skipped"]) for r in done],
+                            "controls": [len(r["controls"]) for r in done],
+                            "skipped": [len(r["skipped"]) for r in done],
                             "seconds": [r["seconds"] for r in done]})
     rows_found = [(r, o) for r in done for o in r["findings"]]
     found = Table("scan_findings", {
@@ -400,8 +402,8 @@ def run(context) -> ExperimentOutput:
     figure, axes = new_figure(width=6.0, height=0.6 + 0.5 * max(1, len(done)))
     axes[0, 0].barh([r["library"] for r in done], [len(r["findings"]) for r in done], color="tab:red")
     axes[0, 0].set_xlabel("findings (refuted claims)")
-    findings = [f"{r['library']} {r['version']}: {r['cases']} cases, {len(r['findings'])} findings, {len(r['controls'])} "
-                f"controls, {len(r['skipped'])} skipped, {r['seconds']} s" for r in done] + not_run
+    findings = [f"{r['library']} {r['version']}: {r['cases']} cases, {len(r['findings'])} findings, "
+                f"{len(r['controls'])} controls, {len(r['skipped'])} skipped, {r['seconds']} s" for r in done] + not_run
     findings.append(f"page {page_argument(page)}, built from the records in {page_argument(records)}/")
     return ExperimentOutput(_tables(done), figure, {"quick": context.quick, "libraries": len(done),
                                                     "scanned": ", ".join(r["library"] for r in done)}, findings)
