@@ -58,7 +58,8 @@ class ScanTarget:
     package: str
     version: str
     extra_requirements: tuple = ()
-    #: Why a run may leave it out (said on the page when ``MIAUDIT_SCANS`` does not select it).
+    #: Why a run may leave it out (said in the run's summary when ``MIAUDIT_SCANS`` does not select it, and on the
+    #: page while it has no record).
     cost: str = ""
 
     def install_case(self) -> BugCase:
@@ -80,7 +81,8 @@ TARGETS = (ScanTarget("diffprivlib", "diffprivlib", "0.6.6", ("scikit-learn<1.6"
 
 
 def not_selected(target: ScanTarget, selected: list) -> str:
-    """The page's line for a library ``MIAUDIT_SCANS`` leaves out, with what a run of it costs where known."""
+    """The run summary's line for a library ``MIAUDIT_SCANS`` leaves out (its record, if any, stays on the page),
+    with what a run of it costs where known."""
     why = f"; {target.cost}" if target.cost else ""
     return f"{target.name} {target.version}: not selected (MIAUDIT_SCANS={','.join(selected)}{why})"
 
