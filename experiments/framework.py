@@ -55,6 +55,8 @@ class RunContext:
     workers : int
         ``--workers``: processes that run a stage's independent audits side by side
         (:class:`experiments.row_pool.JobPool`; 1: here, one after another).
+    page : Path or None
+        ``--page``, for an experiment that writes its own page (:attr:`Experiment.writes_page`); else ``None``.
     """
 
     quick: bool
@@ -65,6 +67,7 @@ class RunContext:
     grid: str | None = None
     stage_spans: dict = field(default_factory=dict)
     workers: int = 1
+    page: Path | None = None
 
     def rng(self, stream: int = 0) -> np.random.Generator:
         """An independent generator for ``stream`` (same seed and stream give the same numbers)."""
@@ -199,6 +202,9 @@ class Experiment:
         The named sizes ``--grid`` may pick (none: the experiment has one size besides ``--quick``).
     parallel : bool
         Whether it runs its audits in ``--workers`` processes (:attr:`RunContext.workers`).
+    writes_page : bool
+        Whether it writes its page itself, at :attr:`RunContext.page` (``--page``), instead of the summary-and-tables
+        page of :func:`experiments.docs_page.benchmark_page` (``scans``: a page built from per-library records).
     """
 
     name: str
@@ -209,6 +215,7 @@ class Experiment:
     full_runtime: str = "not measured"
     grids: tuple = ()
     parallel: bool = False
+    writes_page: bool = False
 
     def to_dict(self) -> dict:
         return {"name": self.name, "description": self.description, "source": self.source,
@@ -382,7 +389,8 @@ def run_experiment(experiment: Experiment, *, out_dir=None, quick: bool = False,
         Used only by experiments that train; resolved by :func:`estimators.device.resolve_device`.
     page : str or Path, optional
         Also write a documentation page here (:func:`experiments.docs_page.benchmark_page`: the
-        summary, then the tables), e.g. ``docs/benchmarks/NAME.md``.
+        summary, then the tables), e.g. ``docs/benchmarks/NAME.md``; an experiment that writes its own page
+        (:attr:`Experiment.writes_page`) is given it as :attr:`RunContext.page` instead.
     grid : str, optional
         One of ``experiment.grids`` (``--grid``); not with ``quick``.
     workers : int >= 1
@@ -408,7 +416,8 @@ def run_experiment(experiment: Experiment, *, out_dir=None, quick: bool = False,
     if directory.exists() and not directory.is_dir():
         raise InputError(f"argument 'out' is not a directory: {directory}")
     directory.mkdir(parents=True, exist_ok=True)
-    context = RunContext(quick=bool(quick), seed=seed, device=resolved, out_dir=directory, grid=grid, workers=workers)
+    context = RunContext(quick=bool(quick), seed=seed, device=resolved, out_dir=directory, grid=grid, workers=workers,
+                         page=Path(page) if page is not None and experiment.writes_page else None)
 
     load_before, start = load_average(), time.perf_counter()
     output = experiment.run(context)
@@ -426,7 +435,7 @@ def run_experiment(experiment: Experiment, *, out_dir=None, quick: bool = False,
     summary = _summary(experiment, output, context, seconds, device_text, csv_names + [png_name],
                        (load_before, load_after))
     _write_text(directory / summary_name, summary)
-    if page is not None:
+    if page is not None and not experiment.writes_page:
         from experiments.docs_page import benchmark_page
 
         run_on = (f"{datetime.date.today().isoformat()}, {device_text}, load average {load_before:.2f} at the start "

@@ -242,16 +242,15 @@ def test_the_scan_command_writes_the_report_and_resumes(tmp_path, capsys):
 
 
 def test_the_scans_page_lists_each_finding_of_a_scan_report(planted_scan, tmp_path):
-    from experiments.scans import _markdown
+    from experiments.scans import build_record, page_markdown
 
     result, _ = planted_scan
     paths = write_scan_report(result, tmp_path)
     report = json.loads(paths["json"].read_text(encoding="utf-8"))
-    row = {"library": "planted_lib", "version": report["version"], "cases": report["cases"],
-           "findings": report["findings"], "controls": report["controls"], "skipped": report["skipped"],
-           "statement": report["statement"], "seconds": 1.0}
-    page = _markdown([row], "a test machine", quick=True)
-    assert "| planted_lib | (a user's module) | 18 | 6 | 10 | 3 | 1.0 |" in page
+    run = {"date": "2026-01-02T03:04:05Z", "machine": "a test machine", "load_average": [1.0, 2.0], "load_over": "scan"}
+    record = build_record("pure-ldp", report, 1.0, "miaudit scan pure-ldp --seed 0", run)
+    page = page_markdown({"pure-ldp": record}, "docs/benchmarks/scans.md")
+    assert "| pure-ldp | (a user's module) | 18 | 6 | 10 | 3 | 1.0 | 2026-01-02 03:04:05 |" in page
     assert "| `planted_lib.randomizers.NoisyReport(epsilon=1.0)` | ends | dp:1.0 (1-DP) |" in page
     assert "planted_lib.tools.exact_count" in page and "needs_config" in page
 
