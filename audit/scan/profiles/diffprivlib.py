@@ -29,7 +29,9 @@ Kent, Ganeiber and Mardia (2018) in ``diffprivlib/mechanisms/bingham.py`` draws 
 on the sphere (``value_translated`` = ε(λ_max I − A)/(4Δ)), an exponential mechanism with utility uᵀAu: for two
 matrices whose difference has spectral norm ≤ Δ (``sensitivity``, default 1: PCA's covariances of rows of norm ≤ 1,
 ``models/utils.py``) its numerator moves by e^(ε/4) at most and its normaliser by as much, so it is ε-DP (by a
-factor 2 to spare). Its draws are sharper than that density (0.6.6's rejection step divides by (uᵀΩu)^(d/2) where Kent et al. multiply): the scan audits the claim, ε, as the mechanism states it. The record x ∈ [0, 1] is the matrix diag(1 − x, x): the ends diag(1, 0) vs diag(0, 1) differ
+factor 2 to spare). Its draws are sharper than that density (0.6.6's rejection step divides by (uᵀΩu)^(d/2)
+where Kent et al. multiply): the scan audits the claim, ε, as the mechanism states it. The record x ∈ [0, 1] is
+the matrix diag(1 − x, x): the ends diag(1, 0) vs diag(0, 1) differ
 by spectral norm 1 = Δ. ``ExponentialCategorical`` releases a category o for the category v with probability
 ∝ exp(−ε u(v, o) / (b Δ)), Δ the largest utility, b = 1 where every category's normaliser is the same (a
 "balanced" utility) and 2 otherwise: ε-DP for any two categories (McSherry and Talwar 2007). The scan gives it
@@ -107,7 +109,8 @@ class PairedArrayTool(ArrayTool):
     def settings(self, obj, epsilons=EPSILONS) -> list:
         grid = ArrayTool.settings(self, obj, epsilons)
         for point in grid:
-            point.update({name: (point[name], point[name]) for name in self.bounds_names if point.get(name) is not None})
+            point.update({name: (point[name], point[name])
+                          for name in self.bounds_names if point.get(name) is not None})
         return grid
 
     def call_source(self, obj, settings: dict) -> str:
