@@ -208,3 +208,71 @@ def test_counts_by_category_with_gaussian_noise_are_built_with_l2_counts_and_aud
     assert gaussian["removed"].settings["scale"] == pytest.approx(1.0, rel=1e-3)
     outcome = audit_case(gaussian["ends"], alpha=0.05, max_runs=1500, timeout=30, seed=0)
     assert outcome["status"] in ("control", "finding"), outcome.get("reason")
+
+
+def test_the_zcdp_conversion_meets_the_gaussian_mechanisms_exact_privacy_profile():
+    """ρ-zCDP ⇒ (ρ + 2√(ρ ln 1/δ), δ)-DP, checked on the Gaussian mechanism of σ, sensitivity 1: ρ = 1/(2σ²)
+    (Bun and Steinke 2016, Proposition 1.6) and its exact δ(ε) = Φ(1/(2σ) − εσ) − e^ε Φ(−1/(2σ) − εσ) (Balle and
+    Wang 2018, Theorem 8), which must not exceed δ at the converted ε."""
+    from scipy.stats import norm
+
+    from audit.scan.profiles.opendp_claims import zcdp_epsilon
+
+    assert zcdp_epsilon(0.5, 1e-6) == pytest.approx(0.5 + 2 * math.sqrt(0.5 * 6 * math.log(10)))
+    for sigma in (0.5, 1.0, 4.0, 20.0):
+        for delta in (1e-6, 0.05):
+            epsilon = zcdp_epsilon(1 / (2 * sigma ** 2), delta)
+            exact = norm.cdf(1 / (2 * sigma) - epsilon * sigma) - math.exp(epsilon) * norm.cdf(
+                -1 / (2 * sigma) - epsilon * sigma)
+            assert exact <= delta
+    with pytest.raises(ValueError, match="argument 'delta'"):
+        zcdp_epsilon(0.5, 0.0)
+    with pytest.raises(ValueError, match="argument 'rho'"):
+        zcdp_epsilon(-1.0, 1e-6)
+
+
+def test_the_gaussian_threshold_is_claimed_as_approximate_dp_and_audited():
+    """make_gaussian_threshold's map gives approximate zCDP (ρ, δ): the case claims (ρ + 2√(ρ ln 10⁶), δ + 10⁻⁶)-DP."""
+    from audit.scan.case_audit import audit_case
+
+    family = OpenDPMeasurement(measurements={"make_gaussian_threshold": MEASUREMENTS["make_gaussian_threshold"]})
+    cases, unbuilt = build_cases([_entry("opendp.measurements", "make_gaussian_threshold", family)], (0.1,))
+    assert not unbuilt and len(cases) == 2 and {c.pair.family for c in cases} == {"absent"}
+    for case in cases:
+        measurement = eval(case.setup, {"entry": case.entry.obj, **_prelude()})  # noqa: S307 - the recipe's source
+        rho, delta = (float(v) for v in measurement.map((1, 1.0, 1.0)))
+        assert rho <= 0.005 + 1e-12  # calibrated to ρ = ε²/2 at ε = 0.1: a claimed ε of 0.53 a short audit can test
+        epsilon, claimed_delta = (float(v) for v in case.claim.split(":")[1:])
+        assert epsilon == pytest.approx(rho + 2 * math.sqrt(rho * math.log(1e6)))
+        assert claimed_delta == pytest.approx(delta + 1e-6) and case.relation == REPLACE_ONE
+    small = min(cases, key=lambda c: float(c.claim.split(":")[2]))
+    outcome = audit_case(small, alpha=0.05, max_runs=2500, timeout=30, seed=0)
+    assert outcome["status"] == "control", outcome.get("reason")
+
+
+def _prelude() -> dict:
+    namespace = {}
+    exec('import opendp.prelude as dp\ndp.enable_features("contrib")', namespace)  # noqa: S102 - the profile's imports
+    return namespace
+
+
+def test_count_by_calibrated_at_a_replaced_records_distance_gets_its_ends_pair_at_every_grid_point():
+    """Calibrated at d_in = 1 the threshold at ε = 4, δ = 0.05 is 1, below a replaced record's L∞ distance 2, and its
+    ``ends`` pair has no claim; the recipe calibrated at d_in = 2 gives that pair a claim at every grid point."""
+    from audit.scan.case_audit import audit_case
+
+    recipe = _recipe(PIPELINES, "make_count_by", "count_by >> laplace_threshold (calibrated at d_in = 2)")
+    family = OpenDPMeasurement(pipelines={"make_count_by": (recipe,)})
+    cases, unbuilt = build_cases([_entry("opendp.transformations", "make_count_by", family)], (0.1, 1.0, 4.0))
+    assert not unbuilt and len(cases) == 6 and {c.pair.family for c in cases} == {"ends"}
+    for case in cases:
+        epsilon, delta = (float(v) for v in case.claim.split(":")[1:])
+        scale, threshold = _parameter(case.id, "scale"), int(_parameter(case.id, "threshold"))
+        assert threshold >= 2 and case.relation == REPLACE_ONE
+        # a replaced record moves two keys' counts by 1 each: ε = 2/scale (L1 distance 2), and key 1 (count 1, absent
+        # from the first database) is released with probability P(1 + X ≥ T) = P(X ≥ T − 1)
+        assert epsilon == pytest.approx(2 / scale)
+        assert delta >= discrete_laplace_tail(threshold, scale)
+    case = next(c for c in cases if "threshold=3)" in c.id)
+    outcome = audit_case(case, alpha=0.05, max_runs=1500, timeout=30, seed=0)
+    assert outcome["status"] in ("control", "finding"), outcome.get("reason")

@@ -74,7 +74,8 @@ def test_the_diffprivlib_profile_reads_its_entry_points_claims_and_relations():
     geometric = next(c for c in cases if c.id.startswith("diffprivlib.mechanisms.Geometric("))
     assert geometric.source.endswith(".randomise(int(db[0, 0]))")  # diffprivlib's integer mechanisms take ints
     reasons = {s.what: s.reason for s in skipped + unbuilt}
-    assert "utility_list" in reasons["diffprivlib.mechanisms.ExponentialCategorical"]
+    assert "releases a function" in reasons["diffprivlib.mechanisms.Vector"]
+    assert "LogisticRegression" in reasons["diffprivlib.mechanisms.Vector"]
 
 
 def test_diffprivlib_tools_and_models_spend_from_an_accountant_of_their_own_not_the_default():
@@ -134,3 +135,49 @@ def test_diffprivlib_exponential_mechanisms_release_a_candidate_by_the_utility_o
         assert case.function()(case.pair.second, np.random.default_rng(0)) in (0, 1, 2)
     outcome = audit_case(cases[0], alpha=0.05, max_runs=1500, timeout=30, seed=0)
     assert outcome["status"] in ("control", "finding"), outcome.get("reason")
+
+
+def test_diffprivlib_bingham_categorical_mechanisms_and_histogram2d_are_planned_with_their_claims():
+    pytest.importorskip("diffprivlib")
+    entries, skipped = discover(profile_for("diffprivlib"))
+    names = ("Bingham", "ExponentialCategorical", "ExponentialHierarchical", "histogram2d")
+    cases, unbuilt = build_cases([e for e in entries if e.name in names], (1.0,))
+    assert not unbuilt and {c.entry.name for c in cases} == set(names)
+    rng = np.random.default_rng(0)
+    (bingham,) = [c for c in cases if c.entry.name == "Bingham"]
+    assert bingham.claim == "dp:1.0" and bingham.relation == "replace-one"
+    first, second = (eval(bingham.source.split(".randomise(")[1][:-1], {"np": np, "db": db})  # noqa: S307
+                     for db in (bingham.pair.first, bingham.pair.second))
+    # the two matrices differ by spectral norm 1, Bingham's default sensitivity
+    assert np.linalg.norm(first - second, 2) == pytest.approx(1.0)
+    released = bingham.function()(bingham.pair.second, rng)
+    assert released.shape == (2,) and np.linalg.norm(released) == pytest.approx(1.0)
+    for name, pair in (("ExponentialCategorical", ("0", "2")), ("ExponentialHierarchical", ("0", "3"))):
+        (case,) = [c for c in cases if c.entry.name == name]
+        assert case.claim == "dp:1.0" and case.source.endswith(".randomise(str(int(db[0, 0])))")
+        assert (str(int(case.pair.first[0, 0])), str(int(case.pair.second[0, 0]))) == pair
+    # three categories at utility 1 from each other: the input is kept with probability 1/(1 + 2e^-ε)
+    (categorical,) = [c for c in cases if c.entry.name == "ExponentialCategorical"]
+    function = categorical.function()
+    kept = np.mean([function(categorical.pair.second, rng) == "2" for _ in range(4000)])
+    assert kept == pytest.approx(1 / (1 + 2 * np.exp(-1.0)), abs=0.03)
+    histogram = {c.pair.family: c for c in cases if c.entry.name == "histogram2d" and "range=" in c.id}
+    assert set(histogram) == {"ends", "beyond"}
+    ends = histogram["ends"]
+    assert ends.settings["range"] == ((0.0, 10.0), (0.0, 10.0)) and ends.relation == "add-remove"
+    assert ends.claim == "dp:1.0" and ends.source.startswith("entry(db[:, 0], db[:, 1], ")
+    np.testing.assert_array_equal(ends.pair.second[0], [10.0, 10.0])  # record 0 the point (10, 10)
+    counts, *_ = ends.function()(ends.pair.first, rng)
+    assert np.shape(counts) == (10, 10)
+
+
+def test_diffprivlib_exponential_categorical_is_audited_and_not_refuted():
+    """ExponentialCategorical at its three balanced categories is k-ary randomized response at exactly e^ε: a correct
+    mechanism, which the audit (seeded: diffprivlib takes the audit's seed) does not refute."""
+    pytest.importorskip("diffprivlib")
+    from audit.scan.case_audit import audit_case
+
+    entries, _ = discover(profile_for("diffprivlib"))
+    cases, _ = build_cases([e for e in entries if e.name == "ExponentialCategorical"], (1.0,))
+    outcome = audit_case(cases[0], alpha=0.05, max_runs=1500, timeout=30, seed=0)
+    assert outcome["status"] == "control", outcome.get("reason")

@@ -23,13 +23,43 @@ claim's group-privacy form, 2ε, on its replace-one pairs. ``histogramdd`` takes
 record is the label of the value 0 or 1. ``Exponential`` and ``PermuteAndFlip`` release one of three
 candidates by the utilities they are built with (sensitivity 1): the record is candidate 0's utility, 0 vs 1,
 and ``randomise(None)`` the release.
+
+``Bingham`` releases a unit vector near the top eigenvector of a symmetric matrix ``A``: the rejection sampler of
+Kent, Ganeiber and Mardia (2018) in ``diffprivlib/mechanisms/bingham.py`` draws u with density ∝ exp(ε uᵀAu / (4Δ))
+on the sphere (``value_translated`` = ε(λ_max I − A)/(4Δ)), an exponential mechanism with utility uᵀAu: for two
+matrices whose difference has spectral norm ≤ Δ (``sensitivity``, default 1: PCA's covariances of rows of norm ≤ 1,
+``models/utils.py``) its numerator moves by e^(ε/4) at most and its normaliser by as much, so it is ε-DP (by a
+factor 2 to spare). Its draws are sharper than that density (0.6.6's rejection step divides by (uᵀΩu)^(d/2)
+where Kent et al. multiply): the scan audits the claim, ε, as the mechanism states it. The record x ∈ [0, 1] is
+the matrix diag(1 − x, x): the ends diag(1, 0) vs diag(0, 1) differ
+by spectral norm 1 = Δ. ``ExponentialCategorical`` releases a category o for the category v with probability
+∝ exp(−ε u(v, o) / (b Δ)), Δ the largest utility, b = 1 where every category's normaliser is the same (a
+"balanced" utility) and 2 otherwise: ε-DP for any two categories (McSherry and Talwar 2007). The scan gives it
+three categories "0", "1", "2" at utility 1 from each other (balanced: its ratio at the release of the input is
+e^ε, the claim's bound, met exactly); the record x is the category ``str(int(x))``, the ends "0" vs "2".
+``ExponentialHierarchical`` is that mechanism with the utility of two leaves the hierarchy's height less the depth
+of their common ancestor; the scan's hierarchy [["0", "1"], ["2", "3"]] (utilities 1 and 2, Δ = 2, balanced) puts
+the ends "0" vs "3" at utility 2 = Δ: again e^ε exactly.
+
+``histogram2d(array_x, array_y, …)`` takes two arrays: a record is a point (x, x) of both columns, its ``range``
+((low, high), (low, high)), and it is stated, like ``histogram``, at add/remove (sensitivity 1 per bin).
+
+``Vector`` is not audited (:data:`NOT_AUDITED`): it releases a function, the objective plus a random linear term
+⟨b, w⟩/n whose noise b does not depend on the data. Its ε-DP is that of the minimiser of that objective
+(objective perturbation, Chaudhuri, Monteleoni and Sarwate 2011, Algorithm 2), which the scan audits as
+``LogisticRegression`` (its one user in diffprivlib); the function itself keeps the objective unchanged at w = 0.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from mechanisms.inputs.relation import ADD_REMOVE
 
-from audit.scan.profiles.base import ArrayTool, Expression, FittedModel, LocalRandomizer, OptionalArgument, Profile
+import numpy as np
+
+from audit.scan.profiles.base import (EPSILONS, ArrayTool, Expression, Family, FittedModel, LocalRandomizer,
+                                      NotScanned, OptionalArgument, Profile)
 
 #: Values for the required arguments of diffprivlib's entry points (``data_norm``: given, not left to the data).
 FIXED = {"quant": 0.5, "percent": 50.0, "sensitivity": 1.0, "delta": 1e-5, "lower": 0, "upper": 1,
@@ -45,10 +75,70 @@ UTILITY = Expression("[float(db[0, 0]), 0.0, 0.0]")
 #: Mechanisms that randomise integers only.
 INTEGER_MECHANISMS = ("Geometric", "GeometricFolded", "GeometricTruncated", "GaussianDiscrete")
 
+#: Entry points of diffprivlib the profile lists as not audited, and why (module docstring).
+NOT_AUDITED = {
+    "Vector": "releases a function (the objective plus a data-independent random linear term ⟨b, w⟩/n), which the "
+              "scan's encoders cannot take; its ε-DP is the minimiser's under objective perturbation (Chaudhuri, "
+              "Monteleoni and Sarwate 2011, Algorithm 2), audited as diffprivlib.models.LogisticRegression, its user",
+}
+#: ExponentialCategorical's utilities: three categories at utility 1 from each other (a balanced utility).
+CATEGORIES = [("0", "1", 1.0), ("0", "2", 1.0), ("1", "2", 1.0)]
+#: ExponentialHierarchical's hierarchy: leaves "0", "1" under one node, "2", "3" under the other.
+HIERARCHY = [["0", "1"], ["2", "3"]]
+
+
+@dataclass(frozen=True)
+class NamedRandomizer(LocalRandomizer):
+    """A :class:`LocalRandomizer` for the classes named in ``names`` only (whose parameters are no different from
+    another family's: ``Bingham``'s are ``Laplace``'s)."""
+
+    names: tuple = ()
+
+    def matches(self, obj) -> bool:
+        return getattr(obj, "__name__", "") in self.names and LocalRandomizer.matches(self, obj)
+
+
+@dataclass(frozen=True)
+class PairedArrayTool(ArrayTool):
+    """A central tool on two arrays, ``tool(db[:, 0], db[:, 1], epsilon=…, range=…)`` (``histogram2d``): a record is
+    the point (x, x), and a range given is the same (low, high) for both columns."""
+
+    data_names: tuple = ("array_x", "array_y")
+    per_dimension: tuple = ()
+
+    def settings(self, obj, epsilons=EPSILONS) -> list:
+        grid = ArrayTool.settings(self, obj, epsilons)
+        for point in grid:
+            point.update({name: (point[name], point[name])
+                          for name in self.bounds_names if point.get(name) is not None})
+        return grid
+
+    def call_source(self, obj, settings: dict) -> str:
+        return f"entry(db[:, 0], db[:, 1], {self.arguments_source(obj, settings)})"
+
+    def database(self, values, labels=None) -> np.ndarray:
+        return np.repeat(np.asarray(values, dtype=np.float64).reshape(-1, 1), 2, axis=1)
+
+
+@dataclass(frozen=True)
+class NotAudited(Family):
+    """Entry points listed as skipped with the reason ``reasons`` gives (:data:`NOT_AUDITED`)."""
+
+    reasons: dict = field(default_factory=lambda: NOT_AUDITED)
+
+    def matches(self, obj) -> bool:
+        return getattr(obj, "__name__", "") in self.reasons
+
+    def settings(self, obj, epsilons=EPSILONS) -> list:
+        raise NotScanned(self.reasons[obj.__name__])
+
+
 PROFILE = Profile(
     name="diffprivlib",
     modules=("diffprivlib.tools", "diffprivlib.models", "diffprivlib.mechanisms"),
     families=(
+        NotAudited(),
+        PairedArrayTool(fixed={}, optional=(OptionalArgument("accountant", (FRESH_ACCOUNTANT,)),)),
         ArrayTool(fixed={k: FIXED[k] for k in ("quant", "percent")},
                   optional=(OptionalArgument("accountant", (FRESH_ACCOUNTANT,)),), per_dimension=("histogramdd",)),
         FittedModel(bounds_names=("bounds",), optional=(OptionalArgument("data_norm", (FIXED["data_norm"],)),
@@ -61,6 +151,13 @@ PROFILE = Profile(
         # with, and randomise nothing (None): the record is candidate 0's utility, in [0, sensitivity]
         LocalRandomizer(fixed={"sensitivity": FIXED["sensitivity"], "utility": UTILITY}, requires=("utility",),
                         value_source="None"),
+        # Bingham: a symmetric matrix in, a unit vector out; the record x is diag(1 - x, x) (module docstring)
+        NamedRandomizer(names=("Bingham",), value_source="np.diag([1.0 - float(db[0, 0]), float(db[0, 0])])"),
+        # The categorical exponential mechanisms: the record x is the category str(int(x)), the ends at utility Δ
+        LocalRandomizer(fixed={"utility_list": CATEGORIES}, requires=("utility_list",),
+                        value_source="str(int(db[0, 0]))", bounds=(0.0, 2.0)),
+        LocalRandomizer(fixed={"hierarchy": HIERARCHY}, requires=("hierarchy",), value_source="str(int(db[0, 0]))",
+                        bounds=(0.0, 3.0)),
         # Binary randomises one of two labels it is given: "0" and "1", the record's value as that label
         LocalRandomizer(fixed={"value0": "0", "value1": "1"}, requires=("value0", "value1"),
                         value_source="str(int(db[0, 0]))"),

@@ -27,6 +27,8 @@ OpenDP measurement): replace-one pairs of a dataset at d_in = 2 for the symmetri
 add/remove pair (``removed``) at d_in = 1, an aggregate's pair at its distance (the recipe's
 sensitivity), a value's (bool, category, bit vector) at the discrete distance 1. For the metrics
 that reader has no distance for (``LInfDistance``, ``L01InfDistance``) the recipe gives ``d_in``.
+Approximate zCDP (``make_gaussian_threshold``'s (ρ, δ)) is read as (ε, δ)-DP by
+:func:`audit.scan.profiles.opendp_claims.approximate_zcdp_claim`.
 
 **Pairs.** A dataset: three records at the low end vs record 0 at the high end (``ends``); where the
 input takes any value (a clamp in front, categories with an "other" count, candidates' scores), record
@@ -51,6 +53,7 @@ import numpy as np
 from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE
 
 from audit.scan.profiles.base import EPSILONS, Family, NotScanned, Profile
+from audit.scan.profiles.opendp_claims import APPROXIMATE_ZCDP, approximate_zcdp_claim
 
 #: What every call source runs first.
 PRELUDE = 'import opendp.prelude as dp\ndp.enable_features("contrib")'
@@ -327,12 +330,14 @@ PIPELINES = {
                f"entry({_VINT}, dp.symmetric_distance(), categories=[0, 1, 2], MO=dp.L2Distance[int]) >> {_GAUSSIAN}",
                _INTS, values=(0, 2), any_value=True),
     ),
-    "make_count_by": (
-        Recipe("count_by >> laplace_threshold",
-               f"entry({_VINT}, dp.symmetric_distance()) >> dp.m.then_laplace_threshold(scale={{scale}}, "
+    # calibrated at d_in = 1 (its ``removed`` pair), and at d_in = 2, a replaced record: a threshold at least its L∞
+    # distance 2, so that the ``ends`` pair has a claim at every grid point (at d_in = 1, ε = 4, δ = 0.05 it is 1)
+    "make_count_by": tuple(
+        Recipe(label, f"entry({_VINT}, dp.symmetric_distance()) >> dp.m.then_laplace_threshold(scale={{scale}}, "
                "threshold={threshold})", _INTS, parameters=("scale", "threshold"), start=(("threshold", 10 ** 6),),
-               integers=("threshold",), values=(0, 1), deltas=DELTAS),
-    ),
+               integers=("threshold",), values=(0, 1), deltas=DELTAS, d_in=d_in)
+        for label, d_in in (("count_by >> laplace_threshold", None),
+                            ("count_by >> laplace_threshold (calibrated at d_in = 2)", 2))),
     "make_quantile_score_candidates": (
         Recipe("quantile_score_candidates(0, 2.5, …, 10; alpha=0.5) >> noisy_max",
                f"entry({_VFLOAT}, dp.symmetric_distance(), candidates=[0.0, 2.5, 5.0, 7.5, 10.0], alpha=0.5) >> "
@@ -518,8 +523,11 @@ def _read_claim(measurement, recipe, relation) -> tuple:
         return _reader(measurement, recipe).claim(relation)
     if relation != REPLACE_ONE:
         return None, f"the recipe states its distance d_in = {recipe.d_in!r} for replace-one pairs only"
-    return _measure_claim(str(measurement.output_measure.type), measurement.map(recipe.d_in),
-                          f"OpenDP privacy map at d_in = {recipe.d_in!r}", relation, DELTA)
+    measure, d_out = str(measurement.output_measure.type), measurement.map(recipe.d_in)
+    where = f"OpenDP privacy map at d_in = {recipe.d_in!r}"
+    if measure == APPROXIMATE_ZCDP and float(d_out[1]) > 0:  # a Gaussian threshold: as (ε, δ)-DP (opendp_claims)
+        return approximate_zcdp_claim(d_out, where, relation)
+    return _measure_claim(measure, d_out, where, relation, DELTA)
 
 
 def _claim(measurement, recipe, relation) -> str:
