@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from estimators.result_forms import fields_to_dict, headline_repr, to_jsonable
 from mechanisms.inputs.relation import relation_words
+from mechanisms.papers import PUFFERFISH
 
 VERDICTS = ("violation", "no-violation-detected")
 
@@ -506,7 +507,7 @@ _FLOAT_MEANING = ("the algorithm holds its claim; its float implementation does 
 
 
 #: The paper the MI notions and Theorem 1 (ε-DP ⇒ MI-DP) come from, by its authors and title.
-PUFFERFISH_PAPER = "Nuradha and Goldfeld, Pufferfish Privacy: An Information-Theoretic Study"
+PUFFERFISH_PAPER = PUFFERFISH.named
 
 
 def named_papers(text: str) -> str:

@@ -19,7 +19,8 @@ from .critics import CriticEnsemble
 from .memory import check_critic_memory
 from . import device as device_settings
 from .device import all_finite, cpu_threads, free_threads, resolve_device, samples_of
-from .objectives import OBJECTIVES, MineMovingAverage, delta_method_stderr, donsker_varadhan, nwj, objective_value
+from .choices import NEURAL_ESTIMATORS
+from .objectives import MineMovingAverage, delta_method_stderr, donsker_varadhan, nwj, objective_value
 from .progress import progress_bar
 from .standardization import critic_inputs, robust_standardization
 from .validation import (InputError, as_float64, as_generator, check_choice, check_not_text, check_real,
@@ -420,7 +421,7 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
         outweigh the features, else ``u`` and ``v``).
     """
     config = checked_config(config, "config")
-    check_choice(objective, "objective", OBJECTIVES)
+    check_choice(objective, "objective", NEURAL_ESTIMATORS)
     dev = resolve_device(device)
     rng = as_generator(seed)
     # Kept in their own precision here; each chunk is standardized in float64 (critic_inputs).

@@ -14,8 +14,6 @@ import numpy as np
 
 import torch
 
-OBJECTIVES = ("dv", "mine", "nwj")
-
 
 def log_mean_exp(t: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """log( mean(exp(t)) ) along ``dim``, computed stably with logsumexp."""

@@ -55,6 +55,7 @@ from mechanisms.snapping import snap
 from mechanisms.claims.parsing import parse_claim
 from mechanisms.claims.guarantee import Guarantee
 from mechanisms.inputs.priors import ProductBernoulli, ProductGaussian
+from mechanisms.papers import PUFFERFISH
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 
@@ -468,7 +469,7 @@ EXPERIMENTS = [Experiment(
     name="audit-power",
     description=("Catalog audits: power and type-I error vs sample budget, the audit table over the whole catalog, "
                  "and the refuted count of a claim audited at its exact boundary"),
-    source="study (issue 6; catalog audit table of issue 5 §4); Theorem 1 and Theorem 4 of the Pufferfish paper",
+    source="study (issue 6; catalog audit table of issue 5 §4); " + PUFFERFISH.cite("Theorem 1 and Theorem 4"),
     run=run,
     trains=True,
     full_runtime=("78 s on a 2-core x86_64 CPU (load average 0.4), device cpu "

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from audit.bounds.lip import exact_optimum, lip_bounds
+from mechanisms.papers import LIP
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 
@@ -74,7 +75,7 @@ def run(context) -> ExperimentOutput:
 EXPERIMENTS = [Experiment(
     name="lip-fig5",
     description="P1, P2, the strong-chi2 approximation 27.39 eps^2 and the exact optimum of problem (1) vs eps",
-    source="LIP information-geometry paper, Fig. 5 (Example 1, Section VI)",
+    source=LIP.cite("Fig. 5 (Example 1, Section VI)"),
     run=run,
     full_runtime="1.4 s on a 2-core x86_64 CPU (200 exact optima)",
 )]

@@ -1,5 +1,5 @@
-"""Figs. 1–4 of the local-MI paper (Ngo, Östman and Graell i Amat, "Local Mutual-Information
-Differential Privacy", ``papers/local-mi-dp-conversions.txt``). Information in **bits**, as in
+"""Figs. 1–4 of the local-MI paper (Ngo, Östman and Graell i Amat, Local Mutual-Information
+Differential Privacy (arXiv:2405.07596v1, 2024)). Information in **bits**, as in
 the paper (every information column says ``_bits``).
 
 - Fig. 1 (``lmip-fig1``): δ^LDP_μ(ε) of Theorem 1(a), Eq. (6), its floor p̄_μ, and the optimal LDP
@@ -44,6 +44,7 @@ from mechanisms.calibration import gaussian_sigma_for_lmip_bits
 from mechanisms.claims.dp_curves import gaussian_ldp_curve
 from mechanisms.constructions.gaussian_capacity import gaussian_lmip_ci_bits
 from mechanisms.constructions.gaussian_discrete_input import (GaussianMixtureChannel, gaussian_lip_curve, gaussian_lmip_cd_bits, truncated_gaussian_input)
+from mechanisms.papers import LOCAL_MI
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 
@@ -356,22 +357,22 @@ _MEASURED_ON = "on a shared 2-core x86_64 CPU (load average ≈ 4 from other job
 
 EXPERIMENTS = [
     Experiment(
-        name="lmip-fig1", run=run_fig1, source="Local-MI paper, Fig. 1 (Theorem 1(a), Eq. (6))",
+        name="lmip-fig1", run=run_fig1, source=LOCAL_MI.cite("Fig. 1 (Theorem 1(a), Eq. (6))"),
         description="delta^LDP_mu(eps) of a mu-CI-LMIP mechanism, its floor p_bar_mu, and the optimal LDP curve "
                     "of the Gaussian mechanism calibrated to mu (d = 10)",
         full_runtime=f"16.7 s {_MEASURED_ON}"),
     Experiment(
-        name="lmip-fig2", run=run_fig2, source="Local-MI paper, Fig. 2 (Theorem 1(b), Eq. (8))",
+        name="lmip-fig2", run=run_fig2, source=LOCAL_MI.cite("Fig. 2 (Theorem 1(b), Eq. (8))"),
         description="mu^CI implied by the Gaussian mechanism's optimal LDP curve vs its CI-LMIP (capacity), "
                     "over sigma^2, d in {1, 10}",
         full_runtime=f"51 s {_MEASURED_ON}"),
     Experiment(
-        name="lmip-fig3", run=run_fig3, source="Local-MI paper, Fig. 3 (Theorem 2(a), Eq. (9))",
+        name="lmip-fig3", run=run_fig3, source=LOCAL_MI.cite("Fig. 3 (Theorem 2(a), Eq. (9))"),
         description="delta^LIP_mu(eps) of a mu-CD-LMIP mechanism, its floor 1 - 2^-mu, and the optimal LIP curve "
                     "of the Gaussian mechanism on a 21-point truncated Gaussian input",
         full_runtime=f"10.6 s {_MEASURED_ON}"),
     Experiment(
-        name="lmip-fig4", run=run_fig4, source="Local-MI paper, Fig. 4 (Theorem 2(b), Eq. (10))",
+        name="lmip-fig4", run=run_fig4, source=LOCAL_MI.cite("Fig. 4 (Theorem 2(b), Eq. (10))"),
         description="mu^CD implied by the Gaussian mechanism's optimal LIP curve vs its CD-LMIP, over sigma^2 "
                     "(21-point truncated Gaussian input)",
         full_runtime=f"53 s {_MEASURED_ON}"),

@@ -28,6 +28,7 @@ import numpy as np
 
 from audit.bounds.pufferfish import dp_epsilon_lower_bound_from_mi, pp_to_mipp
 from mechanisms.constructions.mean_estimation import MIDPMeanEstimator
+from mechanisms.papers import PUFFERFISH
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 
@@ -150,7 +151,7 @@ def run(context) -> ExperimentOutput:
 EXPERIMENTS = [Experiment(
     name="mean-estimation",
     description="Algorithm 1 (eps-MI DP mean, geometric / coordinate median) vs n, beside an eps-DP Laplace baseline",
-    source="Pufferfish/MI paper, Algorithm 1, Proposition 5, Remarks 18-19",
+    source=PUFFERFISH.cite("Algorithm 1, Proposition 5, Remarks 18-19"),
     run=run,
     full_runtime="49 s on a 2-core x86_64 CPU (10 sizes n = 1,000 … 200,000, 200 trials each)",
 )]

@@ -20,6 +20,7 @@ import numpy as np
 
 from audit.bounds.pml import divergence_bound, ldp_divergence_bound
 from mechanisms.constructions.pml import example2_kernels, kernel_leakage, sample_min_mass_priors
+from mechanisms.papers import PML
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 
@@ -112,7 +113,7 @@ def run(context) -> ExperimentOutput:
 EXPERIMENTS = [Experiment(
     name="pml-fig1",
     description="true KL / squared Hellinger after Example 2's kernels vs the PML contraction and LDP bounds",
-    source="PML/Dobrushin paper, Fig. 1 (Corollaries 1-2, Example 2)",
+    source=PML.cite("Fig. 1 (Corollaries 1-2, Example 2)"),
     run=run,
     full_runtime="0.6 s on a 2-core x86_64 CPU (5000 random pairs per kernel)",
 )]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from audit.bounds.pml import eta_tv, minimax_risk_bound
+from mechanisms.papers import PML
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 
@@ -91,7 +92,7 @@ def run(context) -> ExperimentOutput:
 EXPERIMENTS = [Experiment(
     name="pml-minimax",
     description="Example 3's private minimax risk bound and needed sample size vs eps and c",
-    source="PML/Dobrushin paper, Example 3 (Corollary 1, Le Cam + Bretagnolle-Huber)",
+    source=PML.cite("Example 3 (Corollary 1, Le Cam + Bretagnolle-Huber)"),
     run=run,
     full_runtime="0.6 s on a 2-core x86_64 CPU (closed forms)",
 )]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from mechanisms.calibration import gaussian_mi_dp, laplace_mi_dp
+from mechanisms.papers import PUFFERFISH
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 
@@ -98,7 +99,7 @@ def run(context) -> ExperimentOutput:
 EXPERIMENTS = [Experiment(
     name="pufferfish-fig3a",
     description="Laplace vs. Gaussian noise variance for ε-MI DP column means of {0,1}^(100×d), d = 1..30",
-    source="Pufferfish/MI paper, Fig. 3a (Remark 10; Corollaries 2 and 3)",
+    source=PUFFERFISH.cite("Fig. 3a (Remark 10; Corollaries 2 and 3)"),
     run=run,
     full_runtime="3 s on a 2-core x86_64 CPU (400-point ε grid per d)",
 )]

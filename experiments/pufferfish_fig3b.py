@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from mechanisms.calibration import remark11_mi_dp_is_quieter, remark11_threshold
+from mechanisms.papers import PUFFERFISH
 
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 
@@ -70,7 +71,7 @@ def run(context) -> ExperimentOutput:
 EXPERIMENTS = [Experiment(
     name="pufferfish-fig3b",
     description="(ε′, ε) region where the ε-MI DP Gaussian adds less noise than the classical (ε′, √(2ε))-DP one, d = 30",
-    source="Pufferfish/MI paper, Fig. 3b (Remark 11)",
+    source=PUFFERFISH.cite("Fig. 3b (Remark 11)"),
     run=run,
     full_runtime="2 s on a 2-core x86_64 CPU (200 × 200 grid)",
 )]

@@ -47,6 +47,7 @@ from audit.spec import AuditSpec
 from estimators.estimate import estimate_mi
 from estimators.neural import CriticConfig
 from mechanisms.inputs.priors import ProductGaussian
+from mechanisms.papers import PUFFERFISH
 
 from .estimator_accuracy import uniform_slices
 from .framework import Experiment, ExperimentOutput, Table, new_figure
@@ -258,7 +259,7 @@ def run(context) -> ExperimentOutput:
 EXPERIMENTS = [Experiment(
     name="smi-dimension",
     description="Full-dimensional MI (DV, KSG) vs sliced MI estimation and MI-DP vs SMI-DP audit power as d grows",
-    source="study (issue 6); Pufferfish paper Section VI (Eq. (5), (7), (8)): SMI scales with dimension",
+    source="study (issue 6); " + PUFFERFISH.cite("Section VI (Eq. (5), (7), (8))") + ": SMI scales with dimension",
     run=run,
     trains=True,
     full_runtime="34 s on a quiet 2-core x86_64 CPU, device cpu (d up to 1000, n = 4000, 3 audit repeats)",

@@ -20,7 +20,7 @@ PACKAGES = ("estimators", "mechanisms", "audit", "experiments")
 #: prefix decides.
 FLOORS = (
     ("estimators", 0),
-    ("mechanisms.errors", 10), ("mechanisms.snapping", 10),
+    ("mechanisms.errors", 10), ("mechanisms.snapping", 10), ("mechanisms.papers", 10),
     ("mechanisms.calls", 11),
     ("mechanisms.base", 12), ("mechanisms.outputs", 12),
     ("mechanisms.inputs", 13),

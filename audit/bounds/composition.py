@@ -1,7 +1,7 @@
 """Composition of ε-MI PP mechanisms.
 
-Source: T. Nuradha and Z. Goldfeld, "Pufferfish Privacy: An Information-Theoretic Study",
-IEEE Trans. Inf. Theory 2023 (``papers/pufferfish-mi-privacy.txt``):
+Source: Nuradha and Goldfeld, Pufferfish Privacy: An Information-Theoretic Study
+(IEEE Transactions on Information Theory, 2023):
 
 - Theorem 2 (1): convexity — a mechanism that runs M_i with probability p_i is
   (Σ p_i ε_i)-MI PP (step (b) of the proof in Section VIII-B; the theorem states equal ε_i);
@@ -26,6 +26,7 @@ import numpy as np
 from estimators.result_forms import fields_to_dict
 from estimators.units import NATS
 from estimators.validation import InputError, as_float_array, check_choice, plain
+from mechanisms.papers import PUFFERFISH
 
 __all__ = [
     "METHODS",
@@ -39,10 +40,10 @@ __all__ = [
 METHODS = ("adaptive", "non-adaptive", "universally-composable", "mixture")
 
 _SOURCES = {
-    "adaptive": "Nuradha & Goldfeld 2023, Theorem 2 (3)",
-    "non-adaptive": "Nuradha & Goldfeld 2023, Proposition 1 with Remark 5",
-    "universally-composable": "Nuradha & Goldfeld 2023, Corollary 1 / Remark 6",
-    "mixture": "Nuradha & Goldfeld 2023, Theorem 2 (1) (proof, Section VIII-B)",
+    "adaptive": PUFFERFISH.cite("Theorem 2 (3)"),
+    "non-adaptive": PUFFERFISH.cite("Proposition 1 with Remark 5"),
+    "universally-composable": PUFFERFISH.cite("Corollary 1 / Remark 6"),
+    "mixture": PUFFERFISH.cite("Theorem 2 (1) (proof, Section VIII-B)"),
 }
 
 

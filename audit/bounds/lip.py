@@ -1,7 +1,8 @@
 """Bounds and exact optima for LIP / max-lift privacy–utility design.
 
-Source: Zamani, Sadeghi and Skoglund, "An Information Geometric Approach to Local Information
-Privacy ..." (``papers/lip-information-geometry.txt``); the construction itself is in
+Source: Zamani, Sadeghi and Skoglund, An Information Geometric Approach to Local Information
+Privacy with Applications to Max-lift and Local Differential Privacy (arXiv:2501.11757, 2025);
+the construction itself is in
 :mod:`mechanisms.constructions.lip`.
 
 Three quantities are computed exactly here, all by one method. Each is the largest value of

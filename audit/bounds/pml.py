@@ -1,7 +1,7 @@
 """Contraction bounds for (ε, c)-PML kernels, and the LDP bounds the PML paper compares with.
 
-Source: Grosse, Saeidian, Oechtering and Skoglund, "Dobrushin coefficients of private
-mechanisms beyond local differential privacy" (``papers/pml-dobrushin-contraction.txt``).
+Source: Grosse, Saeidian, Oechtering and Skoglund, Dobrushin Coefficients of Private
+Mechanisms Beyond Local Differential Privacy (arXiv:2601.09498, 2026).
 
 A kernel K is (ε, c)-PML when its PML is at most ε for every prior in
 Q_X(c) = {P_X : min_x P_X(x) ≥ c}, 0 < c ≤ 1/N, N = |X| (Definition 2). The kernel-side

@@ -1,7 +1,7 @@
 """Conversions between Pufferfish privacy (PP) and mutual-information PP (MI PP).
 
-Source: T. Nuradha and Z. Goldfeld, "Pufferfish Privacy: An Information-Theoretic Study",
-IEEE Trans. Inf. Theory 2023 (``papers/pufferfish-mi-privacy.txt``): Theorem 1 and its proof
+Source: Nuradha and Goldfeld, Pufferfish Privacy: An Information-Theoretic Study
+(IEEE Transactions on Information Theory, 2023): Theorem 1 and its proof
 (Section VIII-A, formula (4)), Remark 4 (KL PP), Propositions 7-8 (utility). DP is the special
 case of PP with Θ = all distributions and secrets = single rows (Remark 2), so every
 statement here applies to DP / MI DP as well. Composition (Theorem 2, Proposition 1,
@@ -33,6 +33,7 @@ from estimators.validation import (
 )
 
 from audit.bounds.composition import as_finite_vector
+from mechanisms.papers import PUFFERFISH
 
 __all__ = [
     "DensityConstants",
@@ -50,7 +51,7 @@ __all__ = [
     "utility_bounds",
 ]
 
-THEOREM_1 = "Nuradha & Goldfeld 2023, Theorem 1"
+THEOREM_1 = PUFFERFISH.cite("Theorem 1")
 
 
 # ---------------------------------------------------------------------------------------------

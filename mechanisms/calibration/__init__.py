@@ -2,7 +2,8 @@
 
 Each rule returns a :class:`Calibration` (noise law, scale, variance, the theorem used);
 ``Calibration.mechanism(query)`` builds the batched noisy mechanism f + Z. Reference: the
-Pufferfish/MI paper (``papers/pufferfish-mi-privacy.txt``), Theorems 3–6, Corollaries 2–4,
+Pufferfish/MI paper (Nuradha and Goldfeld, Pufferfish Privacy: An Information-Theoretic Study
+(IEEE Transactions on Information Theory, 2023)), Theorems 3–6, Corollaries 2–4,
 Remarks 8, 11, 12, 14 and Section III-A; classical rules as cited in :mod:`.classical`;
 the Gaussian σ for a local-MI target (local-MI paper, Section II, Figs. 1 and 3) in
 :mod:`.local_mi`.

@@ -1,6 +1,7 @@
 """Gaussian ε-MI PP noise with explicit dependence on the secret (Theorem 6, Corollary 4).
 
-Reference: the Pufferfish/MI paper (``papers/pufferfish-mi-privacy.txt``), Section V-C and
+Reference: the Pufferfish/MI paper (Nuradha and Goldfeld, Pufferfish Privacy:
+An Information-Theoretic Study (IEEE Transactions on Information Theory, 2023)), Section V-C and
 the proof in Section VIII-J. All ε and entropies are in nats.
 """
 

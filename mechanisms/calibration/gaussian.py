@@ -1,6 +1,7 @@
 """Gaussian noise for ε-MI Pufferfish privacy and ε-MI DP (Theorem 4, Corollary 3).
 
-Reference: the Pufferfish/MI paper (``papers/pufferfish-mi-privacy.txt``), Section V-B.
+Reference: the Pufferfish/MI paper (Nuradha and Goldfeld, Pufferfish Privacy:
+An Information-Theoretic Study (IEEE Transactions on Information Theory, 2023)), Section V-B.
 All ε are in nats.
 """
 

@@ -1,6 +1,7 @@
 """Laplace noise for ε-MI Pufferfish privacy and ε-MI DP (Theorem 3, Corollary 2).
 
-Reference: the Pufferfish/MI paper (``papers/pufferfish-mi-privacy.txt``), Section V-A.
+Reference: the Pufferfish/MI paper (Nuradha and Goldfeld, Pufferfish Privacy:
+An Information-Theoretic Study (IEEE Transactions on Information Theory, 2023)), Section V-A.
 All ε are in nats.
 """
 

@@ -1,6 +1,7 @@
 """Gaussian ε-MI PP noise after a projection Aᵀf(X) to ℓ ≤ d dimensions (Theorem 5).
 
-Reference: the Pufferfish/MI paper (``papers/pufferfish-mi-privacy.txt``), Theorem 5,
+Reference: the Pufferfish/MI paper (Nuradha and Goldfeld, Pufferfish Privacy:
+An Information-Theoretic Study (IEEE Transactions on Information Theory, 2023)), Theorem 5,
 Remark 12 and the proof in Section VIII-I. All ε are in nats.
 """
 

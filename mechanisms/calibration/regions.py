@@ -1,7 +1,8 @@
 """Where the MI mechanisms beat the classical ones: Remark 11's region and Remark 14's
 free-privacy condition.
 
-Reference: the Pufferfish/MI paper (``papers/pufferfish-mi-privacy.txt``), Remark 11
+Reference: the Pufferfish/MI paper (Nuradha and Goldfeld, Pufferfish Privacy:
+An Information-Theoretic Study (IEEE Transactions on Information Theory, 2023)), Remark 11
 (Fig. 3b) and Remark 14 (proof in Section VIII-K). ε in nats.
 """
 

@@ -1,7 +1,8 @@
 """Gaussian noise for (ε, δ) structured Pufferfish privacy under Gaussianity, and the
 (ε, δ) attribute-privacy baseline it extends.
 
-Reference: the Pufferfish/MI paper (``papers/pufferfish-mi-privacy.txt``): Section III-A
+Reference: the Pufferfish/MI paper (Nuradha and Goldfeld, Pufferfish Privacy:
+An Information-Theoretic Study (IEEE Transactions on Information Theory, 2023)): Section III-A
 (the structured-PP Gaussian mechanism when f(X) | g(X), w(X) is Gaussian) and Section V-C
 (Theorem 1 of reference [7], the (ε, δ)-AP Gaussian mechanism). Both subtract the query's own
 conditional variance from the classical Gaussian variance 2 ln(1.25/δ) Δ²/ε².

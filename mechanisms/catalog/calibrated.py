@@ -1,10 +1,11 @@
 """Mechanisms calibrated for ε-MI DP and ε-MI Pufferfish privacy (ε in nats).
 
-The noise scales come from :mod:`mechanisms.calibration` (the Pufferfish/MI paper,
-``papers/pufferfish-mi-privacy.txt``): Corollary 2 (Laplace, MI-DP, ℓ₁ form),
-Corollary 3 (Gaussian, MI-DP, ℓ₂ form), Theorem 3 (Laplace, MI-PP) and Theorem 4
-(Gaussian, MI-PP). The claimed guarantee is the theorem's; so is the true one (each
-theorem is an upper bound on the mutual information, so these entries are not buggy).
+The noise scales come from :mod:`mechanisms.calibration` (the Pufferfish/MI paper, Nuradha and
+Goldfeld, Pufferfish Privacy: An Information-Theoretic Study (IEEE Transactions on Information
+Theory, 2023)): Corollary 2 (Laplace, MI-DP, ℓ₁ form), Corollary 3 (Gaussian, MI-DP, ℓ₂ form),
+Theorem 3 (Laplace, MI-PP) and Theorem 4 (Gaussian, MI-PP). The claimed guarantee is the
+theorem's; so is the true one (each theorem is an upper bound on the mutual information, so
+these entries are not buggy). Each entry's ``source`` cites its theorem.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from mechanisms.calibration import gaussian_mi_dp, gaussian_mi_pp, laplace_mi_dp
 from mechanisms.catalog.entry import CatalogEntry
 from mechanisms.claims.guarantee import Guarantee
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from mechanisms.papers import PUFFERFISH
 from mechanisms.catalog.sums import NoisySum
 
 __all__ = ["FACTORIES"]
@@ -41,7 +43,7 @@ def _sum_entry(name, calibration, records, attributes, pair, theorem):
         buggy=False,
         neighbouring=SUM_NEIGHBOURING if calibration.notion == "mi-dp" else PP_NEIGHBOURING,
         # an MI guarantee is not a likelihood-ratio bound: no pair ε is computed for these entries
-        pairs=(pair,), source="Pufferfish/MI paper (papers/pufferfish-mi-privacy.txt)", pair_epsilon=None)
+        pairs=(pair,), source=PUFFERFISH.cite(theorem), pair_epsilon=None)
 
 
 RECORDS, ATTRIBUTES, BITS = 3, 2, 4

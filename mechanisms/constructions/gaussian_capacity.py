@@ -1,6 +1,7 @@
 """CI-LMIP of the Gaussian mechanism: capacity of the amplitude-constrained Gaussian channel.
 
-Local-MI paper (``papers/local-mi-dp-conversions.txt``), Section II: the optimal CI-LMIP
+Local-MI paper (Ngo, Östman and Graell i Amat, Local Mutual-Information Differential Privacy
+(arXiv:2405.07596v1, 2024)), Section II: the optimal CI-LMIP
 parameter of G(X) = X + N(0, σ² I_d) with ‖X‖ ≤ A (the paper's A = √d Δ) is
 
     μ̄_G^CI = sup over P_X with ‖X‖ ≤ A of I(X; X + N(0, σ² I_d))   (bits),

@@ -1,7 +1,8 @@
 """CD-LMIP and the optimal LIP curve of the scalar Gaussian mechanism with a discrete input,
 and Theorem 3's Gaussian-noise CI-LMIP, **in bits**.
 
-Local-MI paper (``papers/local-mi-dp-conversions.txt``), end of Section II: with d = 1 and
+Local-MI paper (Ngo, Östman and Graell i Amat, Local Mutual-Information Differential Privacy
+(arXiv:2405.07596v1, 2024)), end of Section II: with d = 1 and
 X on {x_1, …, x_n}, G(x_i) ~ N(x_i, σ²) and G(X) follows the Gaussian mixture
 Σ_i P_X(x_i) N(x_i, σ²); μ̄_G^CD and δ̄_G^LIP(ε) come from numerical KL and hockey-stick
 divergences between P_{G(X)} and P_{G(x)}. Here both are evaluated on one fine output grid

@@ -1,8 +1,8 @@
 """LIP / max-lift privacy mechanism design by the SVD of W (Zamani, Sadeghi and Skoglund).
 
-Source: A. Zamani, P. Sadeghi, M. Skoglund, "An Information Geometric Approach to Local
-Information Privacy with Applications to Max-lift and Local Differential Privacy"
-(``papers/lip-information-geometry.txt``).
+Source: Zamani, Sadeghi and Skoglund, An Information Geometric Approach to Local
+Information Privacy with Applications to Max-lift and Local Differential Privacy
+(arXiv:2501.11757, 2025).
 
 An agent sees useful data Y, correlated with private data X through the leakage matrix
 P_{X|Y} (rows x, columns y; square and invertible), and releases U through a kernel

@@ -1,7 +1,8 @@
 """ε-MI DP mean estimation (Algorithm 1) with geometric or coordinate-wise medians, and the
 sample-complexity expressions of Proposition 5 and Remark 19.
 
-Reference: the Pufferfish/MI paper (``papers/pufferfish-mi-privacy.txt``), Section VII-A
+Reference: the Pufferfish/MI paper (Nuradha and Goldfeld, Pufferfish Privacy:
+An Information-Theoretic Study (IEEE Transactions on Information Theory, 2023)), Section VII-A
 (Algorithm 1, Proposition 5, Remarks 17–19) and the proof in Section VIII-L. ε in nats.
 
 Privacy is over data distributions whose coordinates have variance at most

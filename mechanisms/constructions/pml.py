@@ -1,7 +1,7 @@
 """Pointwise maximal leakage (PML) of discrete Markov kernels, and PML-optimal kernels.
 
-Source: Grosse, Saeidian, Oechtering and Skoglund, "Dobrushin coefficients of private
-mechanisms beyond local differential privacy" (``papers/pml-dobrushin-contraction.txt``).
+Source: Grosse, Saeidian, Oechtering and Skoglund, Dobrushin Coefficients of Private
+Mechanisms Beyond Local Differential Privacy (arXiv:2601.09498, 2026).
 
 A kernel is a row-stochastic matrix ``K`` of shape ``(N, M)``: row x is the output law
 K_{Y|X=x}, column y the probabilities of outcome y. A prior P_X is a length-N vector.

@@ -1,5 +1,5 @@
-"""Conversions of the local-MI paper (Ngo, Östman and Graell i Amat, "Local Mutual-Information
-Differential Privacy", ``papers/local-mi-dp-conversions.txt``), **in bits**.
+"""Conversions of the local-MI paper (Ngo, Östman and Graell i Amat, Local Mutual-Information
+Differential Privacy (arXiv:2405.07596v1, 2024)), **in bits**.
 
 - :mod:`.binary`: binary-channel quantities (Eq. (7), the binary asymmetric channel);
 - :mod:`.conversions`: LMIP ⇔ LDP (Theorem 1), LMIP ⇔ LIP (Theorem 2), Lemma 1.

@@ -1,7 +1,7 @@
 """Binary-channel quantities of the local-MI paper, **in bits**.
 
-Ngo, Östman and Graell i Amat, "Local Mutual-Information Differential Privacy"
-(``papers/local-mi-dp-conversions.txt``) measures information in bits (log is base 2),
+Ngo, Östman and Graell i Amat, Local Mutual-Information Differential Privacy
+(arXiv:2405.07596v1, 2024) measures information in bits (log is base 2),
 so every function here works in bits and says so in its name. The worst-case
 mechanisms behind Theorems 1(a) and 2(a) are binary: an event ``E`` turns the output
 into a bit ``B = 1{M(X) ∈ E}``, and the conversions optimise over the two

@@ -1,7 +1,7 @@
 """Local MI privacy (LMIP) ⇔ LDP and ⇔ LIP conversions, **in bits**.
 
-Ngo, Östman and Graell i Amat, "Local Mutual-Information Differential Privacy"
-(``papers/local-mi-dp-conversions.txt``): Theorem 1 (CI-LMIP vs. LDP), Theorem 2
+Ngo, Östman and Graell i Amat, Local Mutual-Information Differential Privacy
+(arXiv:2405.07596v1, 2024): Theorem 1 (CI-LMIP vs. LDP), Theorem 2
 (CD-LMIP vs. LIP) and Lemma 1 (KL divergence as an integral of hockey-stick divergences).
 μ is in bits throughout, as in the paper; ε is the usual (natural-log) privacy parameter.
 Every function accepts scalars or broadcastable arrays of μ and ε, so whole curves

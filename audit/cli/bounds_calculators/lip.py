@@ -1,6 +1,7 @@
 """``miaudit bounds lip-design``: the LIP / max-lift privacy–utility design of the LIP paper.
 
-Zamani, Sadeghi and Skoglund (``papers/lip-information-geometry.txt``); the maths is in
+Zamani, Sadeghi and Skoglund, An Information Geometric Approach to Local Information Privacy with Applications
+to Max-lift and Local Differential Privacy (arXiv:2501.11757, 2025); the maths is in
 :mod:`audit.bounds.lip` and :mod:`mechanisms.constructions.lip`.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 from estimators.units import NATS, convert
 from estimators.validation import InputError, check_positive
 from mechanisms.constructions.lip import LEAKAGES, leakage_geometry, lip_design  # NumPy only
+from mechanisms.papers import LIP
 
 from audit.cli.bounds_calculators.common import Calculator, load_npy_array, number, unit
 
@@ -66,7 +68,7 @@ def _compute(args) -> dict:
         **design,
         "c1": geometry.c1, "c2": geometry.c2, "c1_prime": geometry.c1_prime, "c2_prime": geometry.c2_prime,
         "epsilon_in_approximation_range": bool(in_range),
-        "source": "Zamani-Sadeghi-Skoglund LIP information geometry: Lemmas 2-5, Theorems 1-3, Eqs. (12), (19); "
+        "source": LIP.cite("Lemmas 2-5, Theorems 1-3, Eqs. (12), (19)") + "; "
                   "optimum of problem (1) by vertex LP; optimum_upper by D <= chi^2 and Bhatia-Davis",
     }
 

@@ -1,7 +1,7 @@
 """``miaudit bounds`` calculators for the local-MI paper (LMIP ⇔ LDP, LMIP ⇔ LIP).
 
-Ngo, Östman and Graell i Amat, "Local Mutual-Information Differential Privacy"
-(``papers/local-mi-dp-conversions.txt``). The paper and the library functions work in bits
+Ngo, Östman and Graell i Amat, Local Mutual-Information Differential Privacy
+(arXiv:2405.07596v1, 2024). The paper and the library functions work in bits
 (:mod:`audit.bounds.local_mi`, :mod:`mechanisms.constructions.gaussian_capacity`,
 :mod:`mechanisms.constructions.gaussian_discrete_input`); these calculators take and print μ and capacities in nats,
 the project default, unless ``--bits`` is given. ε and δ are unit-free.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from estimators.units import BITS, convert
 from estimators.validation import InputError, check_nonnegative
+from mechanisms.papers import LOCAL_MI
 
 from audit.cli.bounds_calculators.common import Calculator, integer, number, number_list, positive_flags, unit
 
@@ -60,7 +61,7 @@ def _bac_compute(args) -> dict:
     p0, p1 = as_unit_interval(args.p0, "--p0"), as_unit_interval(args.p1, "--p1")
     capacity = bac_capacity_bits(p0, p1)
     return {"p0": args.p0, "p1": args.p1, "capacity": _to_user_unit(capacity, args), "unit": unit(args),
-            "source": "local-MI paper, Eq. (7) (binary asymmetric channel capacity)"}
+            "source": LOCAL_MI.cite("Eq. (7) (binary asymmetric channel capacity)")}
 
 
 # -- LMIP → LDP / LIP --------------------------------------------------------------------------
@@ -75,14 +76,14 @@ def _ldp_from_lmip(args) -> dict:
 
     delta = ldp_delta_from_lmip_bits(_mu_bits(args), args.epsilon)
     return {"mu": args.mu, "epsilon": args.epsilon, "delta": delta, "unit": unit(args),
-            "source": "local-MI paper, Theorem 1(a), Eq. (6)"}
+            "source": LOCAL_MI.cite("Theorem 1(a), Eq. (6)")}
 
 
 def _ldp_floor(args) -> dict:
     from audit.bounds.local_mi.conversions import ldp_floor_bits
 
     return {"mu": args.mu, "delta": ldp_floor_bits(_mu_bits(args)), "unit": unit(args),
-            "source": "local-MI paper, remarks after Theorem 1: p̄_μ with H_b(p)/p = −log(2^μ − 1)"}
+            "source": LOCAL_MI.cite("remarks after Theorem 1: p̄_μ with H_b(p)/p = −log(2^μ − 1)")}
 
 
 def _lip_from_lmip(args) -> dict:
@@ -90,14 +91,14 @@ def _lip_from_lmip(args) -> dict:
 
     delta = lip_delta_from_lmip_bits(_mu_bits(args), args.epsilon)
     return {"mu": args.mu, "epsilon": args.epsilon, "delta": delta, "unit": unit(args),
-            "source": "local-MI paper, Theorem 2(a), Eq. (9)"}
+            "source": LOCAL_MI.cite("Theorem 2(a), Eq. (9)")}
 
 
 def _lip_floor(args) -> dict:
     from audit.bounds.local_mi.conversions import lip_floor_bits
 
     return {"mu": args.mu, "delta": lip_floor_bits(_mu_bits(args)), "unit": unit(args),
-            "source": "local-MI paper, Theorem 2(a) and Fig. 3: 1 − 2^−μ"}
+            "source": LOCAL_MI.cite("Theorem 2(a) and Fig. 3: 1 − 2^−μ")}
 
 
 # -- LDP / LIP curve → LMIP ------------------------------------------------------------------
@@ -127,7 +128,7 @@ def _lmip_from_ldp(args) -> dict:
         curve = laplace_ldp_curve(args.laplace_scale, args.sensitivity)
     mu = lmip_from_privacy_curve_bits(curve)
     return {"curve": curve.name, **curve.parameters, "mu": _to_user_unit(mu, args), "unit": unit(args),
-            "source": "local-MI paper, Theorem 1(b), Eq. (8) (Lemma 1)"}
+            "source": LOCAL_MI.cite("Theorem 1(b), Eq. (8) (Lemma 1)")}
 
 
 def _lmip_from_lip(args) -> dict:
@@ -138,7 +139,7 @@ def _lmip_from_lip(args) -> dict:
     curve = gaussian_lip_curve(args.sigma, support, pmf)
     mu = lmip_from_privacy_curve_bits(curve)
     return {"curve": curve.name, "sigma": args.sigma, "mu": _to_user_unit(mu, args), "unit": unit(args),
-            "source": "local-MI paper, Theorem 2(b), Eq. (10), for the optimal LIP curve of X + N(0, σ²)"}
+            "source": LOCAL_MI.cite("Theorem 2(b), Eq. (10), for the optimal LIP curve of X + N(0, σ²)")}
 
 
 # -- the Gaussian mechanism ------------------------------------------------------------------
@@ -156,7 +157,7 @@ def _gaussian_ldp(args) -> dict:
     positive_flags(args, "--sigma", "--sensitivity", "--epsilon")
     delta = gaussian_dp_delta(args.epsilon, args.sigma, args.sensitivity)
     return {"sigma": args.sigma, "sensitivity": args.sensitivity, "epsilon": args.epsilon, "delta": delta,
-            "source": "local-MI paper, Section II (Balle and Wang 2018, Thm 8)"}
+            "source": LOCAL_MI.cite("Section II (Balle and Wang 2018, Thm 8)")}
 
 
 def _gaussian_ci_configure(parser) -> None:
@@ -183,8 +184,8 @@ def _gaussian_ci(args) -> dict:
             "gap": _to_user_unit(result.gap, args), "kind": result.kind, "note": _CI_NOTES[result.kind],
             "iterations": result.iterations,
             "unit": unit(args),
-            "source": "local-MI paper, Section II: capacity of the amplitude-constrained Gaussian channel "
-                      "(radial Blahut–Arimoto with duality gap)"}
+            "source": LOCAL_MI.cite("Section II: capacity of the amplitude-constrained Gaussian channel "
+                                    "(radial Blahut–Arimoto with duality gap)")}
 
 
 def _gaussian_cd(args) -> dict:
@@ -193,7 +194,7 @@ def _gaussian_cd(args) -> dict:
     support, pmf = _discrete_input(args)
     mu = gaussian_lmip_cd_bits(args.sigma, support, pmf)
     return {"sigma": args.sigma, "mu": _to_user_unit(mu, args), "unit": unit(args),
-            "source": "local-MI paper, Section II: I(X; X + N(0, σ²)) for a discrete input (numerical KL)"}
+            "source": LOCAL_MI.cite("Section II: I(X; X + N(0, σ²)) for a discrete input (numerical KL)")}
 
 
 def _gaussian_lip_configure(parser) -> None:
@@ -208,7 +209,7 @@ def _gaussian_lip(args) -> dict:
     support, pmf = _discrete_input(args)
     delta = gaussian_lip_curve(args.sigma, support, pmf)(args.epsilon)
     return {"sigma": args.sigma, "epsilon": args.epsilon, "delta": delta,
-            "source": "local-MI paper, Definition 4 / Eq. (3): numerical hockey-stick divergences"}
+            "source": LOCAL_MI.cite("Definition 4 / Eq. (3): numerical hockey-stick divergences")}
 
 
 CALCULATORS = [

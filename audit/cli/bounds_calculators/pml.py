@@ -1,6 +1,7 @@
 """``miaudit bounds pml-*`` calculators for the PML paper (Dobrushin coefficients of (ε, c)-PML kernels).
 
-Grosse, Saeidian, Oechtering and Skoglund (``papers/pml-dobrushin-contraction.txt``); the maths is in
+Grosse, Saeidian, Oechtering and Skoglund, Dobrushin Coefficients of Private Mechanisms Beyond Local
+Differential Privacy (arXiv:2601.09498, 2026); the maths is in
 :mod:`audit.bounds.pml` and :mod:`mechanisms.constructions.pml`.
 """
 
@@ -12,6 +13,7 @@ from audit.bounds.pml import divergence_bound, eta_tv
 from estimators.units import NATS, convert
 from estimators.validation import check_int, check_positive
 from mechanisms.constructions.pml import kernel_leakage
+from mechanisms.papers import PML
 
 from audit.cli.bounds_calculators.common import Calculator, info_in, integer, load_npy_array, number, unit
 
@@ -37,7 +39,7 @@ def _compute_kernel(args) -> dict:
         "n_inputs": result.n_inputs,
         "n_outputs": result.n_outputs,
         "unit": out_unit,
-        "source": "Grosse et al., PML Dobrushin paper: Definition 2 and Lemma 4 (pml), Eq. (1) (ldp)",
+        "source": PML.cite("Definition 2 and Lemma 4 (pml), Eq. (1) (ldp)"),
     }
 
 
@@ -51,7 +53,7 @@ def _compute_dobrushin(args) -> dict:
     check_int(args.n, "--n", minimum=1)
     eta = eta_tv(_epsilon_in_nats(args), args.c, args.n)
     return {"epsilon": args.epsilon, "c": args.c, "n": args.n, "eta_tv": eta, "unit": unit(args),
-            "source": "Grosse et al., PML Dobrushin paper: Theorem 1 (Theorems 2 and 3)"}
+            "source": PML.cite("Theorem 1 (Theorems 2 and 3)")}
 
 
 def _configure_divergence(parser) -> None:
@@ -79,8 +81,8 @@ CALCULATORS = [
                _configure_privacy, _compute_dobrushin),
     Calculator("pml-kl", "KL contraction bound for (eps, c)-PML kernels given the input TV",
                _configure_divergence,
-               _divergence_calculator("kl", True, "Grosse et al., PML Dobrushin paper: Corollary 1")),
+               _divergence_calculator("kl", True, PML.cite("Corollary 1"))),
     Calculator("pml-hellinger", "squared-Hellinger contraction bound for (eps, c)-PML kernels given the input TV",
                _configure_divergence,
-               _divergence_calculator("hellinger", False, "Grosse et al., PML Dobrushin paper: Corollary 2")),
+               _divergence_calculator("hellinger", False, PML.cite("Corollary 2"))),
 ]

@@ -1,8 +1,8 @@
 """``miaudit bounds`` calculators for the Pufferfish/MI paper: PP ⇔ MI PP (Theorem 1),
 composition (Theorem 2, Proposition 1, Remark 5, Corollary 1) and utility (Propositions 7-8).
 
-Nuradha and Goldfeld, "Pufferfish Privacy: An Information-Theoretic Study" (``papers/pufferfish-mi-privacy.txt``);
-the maths is in :mod:`audit.bounds.pufferfish` and :mod:`audit.bounds.composition`.
+Nuradha and Goldfeld, Pufferfish Privacy: An Information-Theoretic Study (IEEE Transactions on Information
+Theory, 2023); the maths is in :mod:`audit.bounds.pufferfish` and :mod:`audit.bounds.composition`.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from audit.bounds.composition import METHODS as COMPOSITION_METHODS
 from audit.bounds.composition import compose_mi_pp
 from estimators.validation import InputError, check_finite_number, check_int, check_nonnegative
+from mechanisms.papers import PUFFERFISH
 
 from audit.cli.bounds_calculators.common import Calculator, info_in, info_out, integer, load_npy_array, number, number_list, unit
 
@@ -142,7 +143,7 @@ def _compute_utility(args) -> dict:
     result = utility_bounds(info_in(args, args.mi_epsilon), h_f_given_g=info_in(args, args.h_f_given_g),
                             h_g_given_f=info_in(args, args.h_g_given_f), h_g=info_in(args, args.h_g))
     payload = {"mi_epsilon": args.mi_epsilon, **result.to_dict(),
-               "source": "Nuradha & Goldfeld 2023, Propositions 7-8"}
+               "source": PUFFERFISH.cite("Propositions 7-8")}
     payload = info_out(args, payload, ["upper_bound", "lower_bound", "lower_bound_1", "lower_bound_2"])
     payload["mi_epsilon"] = args.mi_epsilon  # echoed as given
     return payload
