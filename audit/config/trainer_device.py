@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mechanisms.training.dpsgd import DPSGD
-from mechanisms.training.torch_dpsgd import trainer_for_device, weighs_devices
+from mechanisms.training.torch_dpsgd import trainer_for_device, trainer_source, weighs_devices
 
 from audit.audit_plan import plan_audit
 from audit.critic_cost import critic_seconds
@@ -75,6 +75,9 @@ def with_trainer(spec, max_runs: int | None = None, *, cuda_available: bool | No
                                       critic_seconds=trainings)
     if note is None:
         return spec
-    companion = None if spec.companion is None else replace(spec.companion, mechanism=chosen,
-                                                           notes=spec.companion.notes + (note,))
-    return replace(spec, mechanism=chosen, notes=spec.notes + (note,), companion=companion)
+
+    def swapped(one, **changes):  # workers load the entry with the same trainer (trainer_source)
+        return replace(one, mechanism=chosen, notes=one.notes + (note,),
+                       mechanism_source=trainer_source(one.mechanism_source, chosen), **changes)
+
+    return swapped(spec, companion=None if spec.companion is None else swapped(spec.companion))
