@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from estimators.device import predicted_training_seconds
+from estimators.device import choose_device, gpu_start_repaid, predicted_training_seconds
 from estimators.memory import critic_config_memory
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 from mechanisms.execution.memory import check_audit_memory, format_bytes
+from mechanisms.training.torch_dpsgd import trains_on_gpu
+
+from audit.audit_plan import plan_audit
 
 #: A full critic whose input has at least this many numbers is "wide": the CLI says its cost before running
 #: (:func:`wide_input_forecast`). At this width the width term is already about a CPU step's fixed cost
@@ -64,6 +67,16 @@ def critic_work(spec, plan) -> dict:
             "batch_size": config.batch_size, "width": width}
 
 
+def critic_device(spec, plan, gpu_started: str | None = None):
+    """(the device of the plan's neural critics, the note saying why): :func:`estimators.device.choose_device` on
+    :func:`critic_work`, the GPU's start counted as paid where the mechanism trains there
+    (:func:`mechanisms.training.torch_dpsgd.trains_on_gpu`) or ``gpu_started`` says why it is
+    (:func:`shared_gpu_start`, or an earlier audit of the process started it)."""
+    started = "the mechanism trains there" if trains_on_gpu(spec.mechanism) else gpu_started
+    return choose_device(spec.device, **critic_work(spec, plan), cuda_started=started is not None,
+                         started_by=started or "")
+
+
 def critic_seconds(spec, plan) -> tuple[float, float]:
     """The plan's critic training (:func:`critic_work`), its predicted seconds on the CPU and on the GPU, the
     GPU's start not counted (:func:`estimators.device.predicted_training_seconds`; (0, 0) for classifier critics):
@@ -71,6 +84,27 @@ def critic_seconds(spec, plan) -> tuple[float, float]:
     work = critic_work(spec, plan)
     return (predicted_training_seconds("cpu", **work),
             predicted_training_seconds("cuda", **work, cuda_started=True))
+
+
+def trainings_seconds(specs) -> tuple:
+    """The neural critic trainings of the audits ``specs`` (one each: a fixed audit, a sequential audit's looks
+    but its early one, both relations' audits), their (CPU, GPU) seconds without the GPU's start
+    (:func:`critic_seconds`), on each plan over the declared priors (searched priors add critics of the same
+    width); audits whose critics are classifiers train none and are left out."""
+    trained = (critic_seconds(one, plan_audit(one, [(prior, None) for prior in one.priors])) for one in specs)
+    return tuple(seconds for seconds in trained if seconds != (0.0, 0.0))
+
+
+def shared_gpu_start(specs, why: str) -> str | None:
+    """``why`` (the note's reason) where the audits ``specs``, run one after another in one process under
+    ``device = "auto"`` with a GPU present, repay the GPU's start with their critic trainings together
+    (:func:`estimators.device.gpu_start_repaid` of :func:`trainings_seconds`), so that each audit's device choice
+    counts it as paid; else None (each counts it for itself, :func:`estimators.device.choose_device`)."""
+    import torch
+
+    if len(specs) < 2 or any(one.device != "auto" for one in specs) or not torch.cuda.is_available():
+        return None
+    return why if gpu_start_repaid(trainings_seconds(specs)) else None
 
 
 def critic_memory(spec, plan) -> dict:
