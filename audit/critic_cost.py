@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from estimators.device import choose_device, gpu_start_repaid, predicted_training_seconds
-from estimators.memory import critic_config_memory
+from estimators.memory import check_gpu_critic_memory, critic_config_memory, critic_memory_places, on_cuda
+from estimators.validation import InputError
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 from mechanisms.execution.memory import check_audit_memory, format_bytes
 from mechanisms.training.torch_dpsgd import trains_on_gpu
@@ -71,10 +72,17 @@ def critic_device(spec, plan, gpu_started: str | None = None):
     """(the device of the plan's neural critics, the note saying why): :func:`estimators.device.choose_device` on
     :func:`critic_work`, the GPU's start counted as paid where the mechanism trains there
     (:func:`mechanisms.training.torch_dpsgd.trains_on_gpu`) or ``gpu_started`` says why it is
-    (:func:`shared_gpu_start`, or an earlier audit of the process started it)."""
+    (:func:`shared_gpu_start`, or an earlier audit of the process started it); under ``"auto"``, the CPU where the
+    GPU's free memory cannot hold them (:func:`critic_memory`)."""
     started = "the mechanism trains there" if trains_on_gpu(spec.mechanism) else gpu_started
-    return choose_device(spec.device, **critic_work(spec, plan), cuda_started=started is not None,
-                         started_by=started or "")
+    device, note = choose_device(spec.device, **critic_work(spec, plan), cuda_started=started is not None,
+                                 started_by=started or "")
+    if spec.device == "auto" and device.type == "cuda":
+        try:
+            critic_memory(spec, plan, device)  # what lives on the GPU fits in its free memory
+        except InputError as refused:
+            return type(device)("cpu"), f"device cpu (auto: the GPU's free memory cannot hold the critics: {refused})"
+    return device, note
 
 
 def critic_seconds(spec, plan) -> tuple[float, float]:
@@ -107,14 +115,25 @@ def shared_gpu_start(specs, why: str) -> str | None:
     return why if gpu_start_repaid(trainings_seconds(specs)) else None
 
 
-def critic_memory(spec, plan) -> dict:
+def critic_memory(spec, plan, device=None) -> dict:
     """The largest neural critic training the plan asks for, in bytes by part
     (:func:`estimators.memory.critic_memory_parts`), known before the mechanism runs.
 
+    On a CUDA ``device`` each training's parts on the GPU (a chunk's inputs, the models) are checked here against
+    its free memory (:func:`estimators.memory.check_gpu_critic_memory`, naming the ``critic`` settings or
+    ``samples``), and the parts returned are those held on the host
+    (:func:`estimators.memory.critic_memory_places`), which the audit's check adds to its databases.
+
     Lower bounds: the chain rule's extra critic, strata and wider outputs come on top.
     """
-    parts = [critic_config_memory(count, spec.samples, input_width, spec.critic)
-             for count, input_width in trainings(spec, plan)]
+    planned = trainings(spec, plan)
+    if on_cuda(device):
+        for count, input_width in planned:
+            check_gpu_critic_memory(count, spec.samples, input_width, spec.critic, device,
+                                    samples_name="argument 'samples' (--samples)")
+        parts = [critic_memory_places(count, spec.samples, input_width, spec.critic)[0] for count, input_width in planned]
+    else:
+        parts = [critic_config_memory(count, spec.samples, input_width, spec.critic) for count, input_width in planned]
     return max(parts, key=lambda p: sum(p.values()), default={})
 
 

@@ -169,7 +169,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
         notes.append(device_note)
     event_runs = spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0
     check_audit_memory(spec.samples, spec.priors[0].shape, len(priors), event_runs=event_runs,
-                       critics=critic_memory(spec, plan),
+                       critics=critic_memory(spec, plan, device),
                        other_records=None if plan.mi_critic == "classifier" else other_records(spec))
     data = [draw_samples(spec, prior, mechanism_rng, runner) for prior in priors]
     notes.extend(runner.notes)
