@@ -109,3 +109,33 @@ def test_a_classifier_plan_s_neural_fallback_chooses_the_device_for_its_critics(
     assert [asked["critics"] for asked in seen] == [0, 1]
     assert seen[1]["width"] == k + 1 + (n - 1) * k and seen[1]["steps"] == 50
     assert result.estimator != "classifier" and "device cpu (stand-in)" in result.notes
+
+
+def test_once_one_relation_s_audit_has_used_the_gpu_the_other_counts_its_start_paid(monkeypatch):
+    """Both relations' audits whose critics do not repay the start together: the first is told nothing; where it
+    used the GPU all the same (its own critics repaid it), the second is told the start is paid."""
+    import dataclasses
+    from contextlib import nullcontext
+    from types import SimpleNamespace
+
+    import audit.both_relations
+    import audit.critic_cost
+    import audit.engine
+    from audit.config.building import build_spec
+    from mechanisms.inputs.relation import ADD_REMOVE
+
+    spec = build_spec({"mechanism": {"spec": "catalog:laplace_sum"}, "audit": {"mi_critic": "neural"}})
+    companion = dataclasses.replace(spec, relation=ADD_REMOVE, claim=dataclasses.replace(spec.claim, relation=ADD_REMOVE),
+                                    presence_column=None, companion=None)
+    told = []
+
+    def audit_stand_in(one, runner, gpu_started=None):
+        told.append(gpu_started)
+        return SimpleNamespace(device="cuda:0")
+
+    monkeypatch.setattr(audit.critic_cost, "shared_gpu_start", lambda specs, why: None)
+    monkeypatch.setattr(audit.engine, "_run_audit", audit_stand_in)
+    monkeypatch.setattr(audit.engine, "audit_runner", lambda one: nullcontext())
+    monkeypatch.setattr(audit.both_relations, "merge_relation_results", lambda results: results)
+    audit.both_relations.run_both_relations(dataclasses.replace(spec, companion=companion))
+    assert told == [None, "the other relation's audit started it"]
