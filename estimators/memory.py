@@ -187,12 +187,17 @@ def _refuse(what: str, doing: str, parts: dict, available: int, remedy: str, mem
 
 
 def gpu_free_memory(device) -> int | None:
-    """Bytes free on the CUDA device ``device`` now (``torch.cuda.mem_get_info``: the driver's count, other
-    processes' use included), or None where it cannot be read. The memory checks' one CUDA query."""
+    """Bytes this process may still allocate on the CUDA device ``device``, or None where it cannot be read: the
+    driver's free bytes (``torch.cuda.mem_get_info``, other processes' use counted) and what torch's caching
+    allocator holds unallocated (``memory_reserved − memory_allocated``: freed by an earlier training, such as a
+    sequential audit's earlier look, and given again to this one without the driver). The memory checks' one CUDA
+    query."""
     import torch
 
     try:
-        return int(torch.cuda.mem_get_info(torch.device(device))[0])
+        device = torch.device(device)
+        cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+        return int(torch.cuda.mem_get_info(device)[0]) + max(int(cached), 0)
     except (RuntimeError, AssertionError, ValueError):  # no driver, no such device, torch built without CUDA
         return None
 
@@ -230,6 +235,12 @@ def check_gpu_critic_memory(critics: int, samples: int, input_width: int, config
     -------
     int
         The GPU bytes needed.
+
+    Raises
+    ------
+    InputError
+        With the GPU bytes needed, part by part, and those free, and the way out: a smaller critic or chunk, fewer
+        samples, or the CPU.
     """
     gpu = critic_memory_places(critics, samples, input_width, config)[1]
     need, free = sum(gpu.values()), gpu_free_memory(device)
