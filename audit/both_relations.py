@@ -25,7 +25,7 @@ from mechanisms.inputs.relation import RELATIONS, relation_words
 
 from audit.result import AuditResult
 
-__all__ = ["BOTH_RELATIONS_NOTE", "merge_relation_results", "split_alpha"]
+__all__ = ["BOTH_RELATIONS_NOTE", "merge_relation_results", "run_both_relations", "split_alpha"]
 
 #: What the result's notes say of the split.
 BOTH_RELATIONS_NOTE = ("neither the claim nor the mechanism states a neighbouring relation, so the claim is audited "
@@ -53,6 +53,24 @@ def _summary(result: AuditResult, relation: str) -> dict:
             "claim_verdict": result.claim_verdict, "claim_alpha": dict(result.claim_alpha),
             "refuted_by": result.refuted_by, "verdict": result.verdict,
             "dp_epsilon_lower_bound_event": result.dp_epsilon_lower_bound_event, "samples": result.samples}
+
+
+def run_both_relations(spec) -> AuditResult:
+    """The audits of ``spec`` and of its companion (the other relation's), one after another in this process, merged
+    (:func:`merge_relation_results`). Under ``device = "auto"`` their neural critics weigh the GPU's start together
+    (:func:`audit.critic_cost.shared_gpu_start`), and where the first audit's critics started the GPU, the second's
+    count its start as paid."""
+    from audit.critic_cost import shared_gpu_start
+    from audit.engine import _run_audit, audit_runner
+
+    results = {}
+    started = shared_gpu_start([spec, spec.companion], "both relations' audits' critic trainings repay it together")
+    for one in (spec, spec.companion):
+        with audit_runner(one) as runner:
+            results[one.relation] = _run_audit(one, runner, gpu_started=started)
+        if started is None and results[one.relation].device.startswith("cuda"):
+            started = "the other relation's audit started it"
+    return merge_relation_results(results)
 
 
 def merge_relation_results(results: dict) -> AuditResult:

@@ -16,10 +16,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from estimators.device import predicted_training_seconds
-from estimators.memory import critic_config_memory
+from estimators.device import choose_device, gpu_start_repaid, predicted_training_seconds
+from estimators.memory import check_gpu_critic_memory, critic_config_memory, critic_memory_places, on_cuda
+from estimators.validation import InputError
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 from mechanisms.execution.memory import check_audit_memory, format_bytes
+from mechanisms.training.torch_dpsgd import trains_on_gpu
+
+from audit.audit_plan import plan_audit
 
 #: A full critic whose input has at least this many numbers is "wide": the CLI says its cost before running
 #: (:func:`wide_input_forecast`). At this width the width term is already about a CPU step's fixed cost
@@ -64,6 +68,23 @@ def critic_work(spec, plan) -> dict:
             "batch_size": config.batch_size, "width": width}
 
 
+def critic_device(spec, plan, gpu_started: str | None = None):
+    """(the device of the plan's neural critics, the note saying why): :func:`estimators.device.choose_device` on
+    :func:`critic_work`, the GPU's start counted as paid where the mechanism trains there
+    (:func:`mechanisms.training.torch_dpsgd.trains_on_gpu`) or ``gpu_started`` says why it is
+    (:func:`shared_gpu_start`, or an earlier audit of the process started it); under ``"auto"``, the CPU where the
+    GPU's free memory cannot hold them (:func:`critic_memory`)."""
+    started = "the mechanism trains there" if trains_on_gpu(spec.mechanism) else gpu_started
+    device, note = choose_device(spec.device, **critic_work(spec, plan), cuda_started=started is not None,
+                                 started_by=started or "")
+    if spec.device == "auto" and device.type == "cuda":
+        try:
+            critic_memory(spec, plan, device)  # what lives on the GPU fits in its free memory
+        except InputError as refused:
+            return type(device)("cpu"), f"device cpu (auto: the GPU's free memory cannot hold the critics: {refused})"
+    return device, note
+
+
 def critic_seconds(spec, plan) -> tuple[float, float]:
     """The plan's critic training (:func:`critic_work`), its predicted seconds on the CPU and on the GPU, the
     GPU's start not counted (:func:`estimators.device.predicted_training_seconds`; (0, 0) for classifier critics):
@@ -73,14 +94,46 @@ def critic_seconds(spec, plan) -> tuple[float, float]:
             predicted_training_seconds("cuda", **work, cuda_started=True))
 
 
-def critic_memory(spec, plan) -> dict:
+def trainings_seconds(specs) -> tuple:
+    """The neural critic trainings of the audits ``specs`` (one each: a fixed audit, a sequential audit's looks
+    but its early one, both relations' audits), their (CPU, GPU) seconds without the GPU's start
+    (:func:`critic_seconds`), on each plan over the declared priors (searched priors add critics of the same
+    width); audits whose critics are classifiers train none and are left out."""
+    trained = (critic_seconds(one, plan_audit(one, [(prior, None) for prior in one.priors])) for one in specs)
+    return tuple(seconds for seconds in trained if seconds != (0.0, 0.0))
+
+
+def shared_gpu_start(specs, why: str) -> str | None:
+    """``why`` (the note's reason) where the audits ``specs``, run one after another in one process under
+    ``device = "auto"`` with a GPU present, repay the GPU's start with their critic trainings together
+    (:func:`estimators.device.gpu_start_repaid` of :func:`trainings_seconds`), so that each audit's device choice
+    counts it as paid; else None (each counts it for itself, :func:`estimators.device.choose_device`)."""
+    import torch
+
+    if len(specs) < 2 or any(one.device != "auto" for one in specs) or not torch.cuda.is_available():
+        return None
+    return why if gpu_start_repaid(trainings_seconds(specs)) else None
+
+
+def critic_memory(spec, plan, device=None) -> dict:
     """The largest neural critic training the plan asks for, in bytes by part
     (:func:`estimators.memory.critic_memory_parts`), known before the mechanism runs.
 
+    On a CUDA ``device`` each training's parts on the GPU (a chunk's inputs, the models) are checked here against
+    its free memory (:func:`estimators.memory.check_gpu_critic_memory`, naming the ``critic`` settings or
+    ``samples``), and the parts returned are those held on the host
+    (:func:`estimators.memory.critic_memory_places`), which the audit's check adds to its databases.
+
     Lower bounds: the chain rule's extra critic, strata and wider outputs come on top.
     """
-    parts = [critic_config_memory(count, spec.samples, input_width, spec.critic)
-             for count, input_width in trainings(spec, plan)]
+    planned = trainings(spec, plan)
+    if on_cuda(device):
+        for count, input_width in planned:
+            check_gpu_critic_memory(count, spec.samples, input_width, spec.critic, device,
+                                    samples_name="argument 'samples' (--samples)")
+        parts = [critic_memory_places(count, spec.samples, input_width, spec.critic)[0] for count, input_width in planned]
+    else:
+        parts = [critic_config_memory(count, spec.samples, input_width, spec.critic) for count, input_width in planned]
     return max(parts, key=lambda p: sum(p.values()), default={})
 
 

@@ -34,7 +34,6 @@ from dataclasses import replace
 import numpy as np
 
 from estimators.critic_problems import pad_columns
-from estimators.device import choose_device
 from estimators.neural import minimum_split_samples
 from estimators.validation import InputError
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
@@ -43,7 +42,6 @@ from mechanisms.execution.runner import MechanismRunner
 from mechanisms.inputs.missing_values import distinct_rows
 from mechanisms.inputs.relation import presence_pair
 from mechanisms.outputs.encoding import encoder_of
-from mechanisms.training.torch_dpsgd import trains_on_gpu
 
 from audit.bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from audit.certificates.secret_bounds import cell_critic, certify, certify_sliced_average
@@ -60,7 +58,7 @@ from audit.statistics.pair_candidates import (EARLY_LOOK_SELECTION_RUNS, MIN_SEL
 from audit.search.event_search import event_search
 from audit.search.input_domain import domain_reach, unreached_note
 from audit.audit_plan import plan_audit
-from audit.critic_cost import critic_memory, critic_work, other_records
+from audit.critic_cost import critic_device, critic_memory, other_records
 from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors, structured_pairs
 from audit.result import AuditResult, SecretEvidence, finite_or_none
 from audit.statistics.secret_critics import SecretCell, SecretFits, fit_secret_critics, secret_values
@@ -97,13 +95,9 @@ def run_audit(spec: AuditSpec) -> AuditResult:
         raise InputError(f"argument 'spec' must be an AuditSpec (audit.spec.AuditSpec, or build_spec(load_config(PATH)) "
                          f"for a configuration), got {type(spec).__name__}")
     if spec.companion is not None:  # a claim stated for no relation: both, each at α/2 (audit.both_relations)
-        from audit.both_relations import merge_relation_results
+        from audit.both_relations import run_both_relations
 
-        results = {}
-        for one in (spec, spec.companion):
-            with audit_runner(one) as runner:
-                results[one.relation] = _run_audit(one, runner)
-        return merge_relation_results(results)
+        return run_both_relations(spec)
     with audit_runner(spec) as runner:
         return _run_audit(spec, runner)
 
@@ -119,7 +113,7 @@ def audit_runner(spec: AuditSpec, **settings) -> MechanismRunner:
 
 
 def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
-               stop_at_refutation: bool = False) -> AuditResult:
+               stop_at_refutation: bool = False, gpu_started: str | None = None) -> AuditResult:
     """The audit of ``spec`` on ``runner``'s runs (:func:`run_audit`).
 
     ``stop_at_refutation``: once one of the claim's tests has refuted it, the tests after it are not run (in
@@ -138,6 +132,8 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
     event test's selection draws (a floor of :data:`audit.statistics.pair_candidates.EARLY_LOOK_SELECTION_RUNS`
     per input instead of :data:`audit.statistics.pair_candidates.MIN_SELECTION_RUNS`), and the float-bit event
     test is not run; the event test certifies on fresh runs at the look's level.
+
+    ``gpu_started``: why the GPU's start is paid whatever the critics do, or None (:func:`audit.critic_cost.critic_device`).
     """
     started = time.perf_counter()
     mi_skipped = early and spec.samples * spec.critic.split[2] < MIN_TEST_SAMPLES
@@ -168,13 +164,12 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
     # many slices: all fixed before any sampling (audit.audit_plan).
     plan = plan_audit(spec, theta, early=early)
     notes = list(spec.notes) + list(plan.notes)
-    device, device_note = choose_device(spec.device, **critic_work(spec, plan),
-                                        cuda_started=trains_on_gpu(spec.mechanism))
+    device, device_note = critic_device(spec, plan, gpu_started)
     if spec.device == "auto" and plan.mi_critic != "classifier":
         notes.append(device_note)
     event_runs = spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0
     check_audit_memory(spec.samples, spec.priors[0].shape, len(priors), event_runs=event_runs,
-                       critics=critic_memory(spec, plan),
+                       critics=critic_memory(spec, plan, device),
                        other_records=None if plan.mi_critic == "classifier" else other_records(spec))
     data = [draw_samples(spec, prior, mechanism_rng, runner) for prior in priors]
     notes.extend(runner.notes)
@@ -210,6 +205,11 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
     fits = (_classifier_fits(spec, cells, outputs, rng, notes, device) if plan.mi_critic == "classifier" and cells
             else None)
     if fits is None:
+        if plan.mi_critic == "classifier" and cells:
+            # The classifier plan's fallback: its device was chosen for no critics (the CPU); these are trained.
+            device, device_note = critic_device(spec, replace(plan, mi_critic="neural"), gpu_started)
+            if spec.device == "auto":
+                notes.append(device_note)
         fits = fit_secret_critics(cells, outputs, full=plan.full_critics and bool(cells),
                                   slices=plan.slices if cells else 0,
                                   min_stratum=max(int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2])), shifts_floor),

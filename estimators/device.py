@@ -111,8 +111,22 @@ def predicted_training_seconds(kind: str, *, critics: int, steps: int, batch_siz
     return start + steps * (chunks * step + critics * batch_size * (pair + width * column))
 
 
+def gpu_start_repaid(trainings) -> bool:
+    """Whether starting the GPU once for the critic trainings ``trainings`` ((CPU, GPU) predicted seconds each, the
+    GPU's start not counted: :func:`predicted_training_seconds` with ``cuda_started``) is predicted to save time.
+
+    A process pays the start S once for all it puts on the GPU. With it started each training goes where it is the
+    faster, so the trainings cost S + Σ_k min(C_k,cpu, C_k,gpu) against Σ_k C_k,cpu with the GPU left alone; the
+    start is repaid where the first is the smaller. For one training this is :func:`choose_device`'s own rule
+    (S + C_gpu < C_cpu); for several (a sequential audit's looks, both relations' audits) it weighs them together,
+    where each alone may not repay the start. None: False."""
+    trainings = [(float(cpu), float(gpu)) for cpu, gpu in trainings]
+    return bool(trainings) and GPU_START_S + sum(min(pair) for pair in trainings) < sum(cpu for cpu, _ in trainings)
+
+
 def choose_device(device="auto", *, critics: int, steps: int, batch_size: int, chunks: int = 1, width: int = 0,
-                  cuda_available: bool | None = None, cuda_started: bool = False):
+                  cuda_available: bool | None = None, cuda_started: bool = False,
+                  started_by: str = "the mechanism trains there"):
     """The device a critic training runs on, and why, in words.
 
     ``"cpu"`` and ``"cuda"`` are taken as given (:func:`resolve_device`). ``"auto"`` takes the GPU only where
@@ -120,7 +134,9 @@ def choose_device(device="auto", *, critics: int, steps: int, batch_size: int, c
     evaluations) is below the CPU's: short trainings of small ensembles stay on the CPU, where they finish
     before the GPU would have started, and no critics (classifier critics: the device then holds only the
     float-bit statistics' codes and the ideal arithmetic's rounding) stay there too. ``cuda_started``: the audit
-    uses the GPU anyway (its mechanism trains there), so the GPU's start is not counted against the critics.
+    uses the GPU anyway, so the GPU's start is not counted against the critics; ``started_by`` says why, in the
+    note (its mechanism trains there; or the critic trainings of a sequential audit's looks or of both relations'
+    audits repay the start together, :func:`gpu_start_repaid`, or an earlier one started it).
     ``cuda_available`` defaults to ``torch.cuda.is_available()``.
 
     Returns
@@ -140,7 +156,7 @@ def choose_device(device="auto", *, critics: int, steps: int, batch_size: int, c
     cpu = predicted_training_seconds("cpu", **size)
     gpu = predicted_training_seconds("cuda", **size, cuda_started=cuda_started)
     chosen = "cuda" if gpu < cpu else "cpu"
-    started = ", its start already paid: the mechanism trains there" if cuda_started else ""
+    started = f", its start already paid: {started_by}" if cuda_started else ""
     return torch.device(chosen), (f"device {chosen} (auto: {critics} critics × {steps} steps × {batch_size} rows "
                                   f"predicted {cpu:.3g} s on the CPU, {gpu:.3g} s on the GPU{started})")
 

@@ -220,7 +220,7 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
         # One critic per slice (one unsliced), twice for the chain rule, on (u, v) of ``columns`` numbers; the
         # count holds the projections (the critics' stacked inputs), so it is the one check of a neural estimate.
         check_critic_memory((slices if sliced else 1) * (2 if problem.chain else 1), n, columns, config,
-                            slices=slices if sliced else None)
+                            slices=slices if sliced else None, device=device)
     elif sliced:
         check_projection_memory(slices, n, columns)
     n_slices = slices if sliced else 0

@@ -6,7 +6,9 @@ holds at once, :func:`available_memory` what the machine (and a container's cgro
 projects any slice; :func:`~estimators.neural.fit_critics`'s, on the inputs it is handed) that cannot fit, and
 :func:`check_projection_memory` a classical sliced estimate whose projected samples cannot. The audit's check
 (:func:`mechanisms.execution.memory.check_audit_memory`) adds its databases and outputs to the same critic count.
-All compare with the one limit, :func:`available_memory`.
+All compare with the one limit, :func:`available_memory`, but for what a critic training on a CUDA device holds on
+the GPU (one chunk's inputs, the models: :func:`critic_memory_places`), which is compared with the GPU's free memory
+(:func:`gpu_free_memory`, :func:`check_gpu_critic_memory`).
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from .critic_config import CriticConfig, scoring_rows
 from .validation import InputError
 
 __all__ = ["CRITIC_BYTES", "CRITIC_INPUT_BYTES", "FLOAT_BYTES", "PARAMETER_COPIES", "available_memory",
-           "cgroup_memory_headroom", "check_critic_memory", "check_projection_memory", "critic_config_memory",
-           "critic_memory_parts", "format_bytes"]
+           "cgroup_memory_headroom", "check_critic_memory", "check_gpu_critic_memory", "check_projection_memory",
+           "critic_config_memory", "critic_memory_parts", "critic_memory_places", "format_bytes", "gpu_free_memory",
+           "on_cuda"]
 
 FLOAT_BYTES = 8
 
@@ -176,16 +179,87 @@ def critic_config_memory(critics: int, samples: int, input_width: int, config: C
                                architecture=config.architecture, inputs_held=inputs_held)
 
 
-def _refuse(what: str, doing: str, parts: dict, available: int, remedy: str):
+def _refuse(what: str, doing: str, parts: dict, available: int, remedy: str, memory: str = "memory"):
     need = sum(parts.values())
     listed = ", ".join(f"{name} {format_bytes(size)}" for name, size in parts.items())
-    raise InputError(f"{what}: {doing} needs at least {format_bytes(need)} of memory ({listed}), but only "
+    raise InputError(f"{what}: {doing} needs at least {format_bytes(need)} of {memory} ({listed}), but only "
                      f"{format_bytes(available)} is available; {remedy}")
+
+
+def gpu_free_memory(device) -> int | None:
+    """Bytes this process may still allocate on the CUDA device ``device``, or None where it cannot be read: the
+    driver's free bytes (``torch.cuda.mem_get_info``, other processes' use counted) and what torch's caching
+    allocator holds unallocated (``memory_reserved − memory_allocated``: freed by an earlier training, such as a
+    sequential audit's earlier look, and given again to this one without the driver). The memory checks' one CUDA
+    query."""
+    import torch
+
+    try:
+        device = torch.device(device)
+        cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+        return int(torch.cuda.mem_get_info(device)[0]) + max(int(cached), 0)
+    except (RuntimeError, AssertionError, ValueError):  # no driver, no such device, torch built without CUDA
+        return None
+
+
+def on_cuda(device) -> bool:
+    """Whether critics trained on ``device`` (None, ``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or a
+    :class:`torch.device`) train on a CUDA device (:func:`estimators.device.resolve_device`)."""
+    if device is None or device == "cpu":
+        return False
+    from .device import resolve_device
+
+    return resolve_device(device).type == "cuda"
+
+
+def critic_memory_places(critics: int, samples: int, input_width: int, config: CriticConfig, *,
+                         inputs_held: bool = False) -> tuple[dict, dict]:
+    """(host parts, GPU parts) of :func:`critic_config_memory` where the critics train on a CUDA device: the
+    stacked float64 inputs of every critic stay on the host; one chunk's inputs (:func:`critic_memory_parts`'
+    per-chunk features: :func:`estimators.neural.fit_critics` copies each chunk to the device, where
+    :func:`estimators.standardization.critic_inputs` makes its float32 inputs and their splits) and the models
+    (parameters, optimizer state, activations) live on the GPU."""
+    parts = critic_config_memory(critics, samples, input_width, config, inputs_held=inputs_held)
+    chunk = critic_config_memory(critics, samples, input_width, config, inputs_held=True)["critic features"]
+    return ({"critic features": parts["critic features"] - chunk},
+            {"critic features": chunk, "critic models": parts["critic models"]})
+
+
+def check_gpu_critic_memory(critics: int, samples: int, input_width: int, config: CriticConfig, device, *,
+                            config_name: str = "critic", samples_name: str = "arguments 'x' and 'y'") -> int:
+    """Refuse a critic training on the CUDA device ``device`` whose GPU parts (:func:`critic_memory_places`) do not
+    fit in its free memory (:func:`gpu_free_memory`), naming ``config_name`` where the models or a chunk of several
+    critics fill it (fewer critics a chunk or a smaller critic fit), else the samples (``samples_name``).
+
+    Returns
+    -------
+    int
+        The GPU bytes needed.
+
+    Raises
+    ------
+    InputError
+        With the GPU bytes needed, part by part, and those free, and the way out: a smaller critic or chunk, fewer
+        samples, or the CPU.
+    """
+    gpu = critic_memory_places(critics, samples, input_width, config)[1]
+    need, free = sum(gpu.values()), gpu_free_memory(device)
+    if free is None or need <= free:
+        return need
+    if gpu["critic models"] > gpu["critic features"] or min(critics, config.max_critics_per_chunk) > 1:
+        what = (f"argument '{config_name}' (hidden = {config.hidden}, batch_size = {config.batch_size}, "
+                f"max_critics_per_chunk = {config.max_critics_per_chunk})")
+        remedy = "lower its max_critics_per_chunk (fewer critics on the GPU at once), hidden or batch_size"
+    else:
+        what, remedy = f"{samples_name} ({samples} samples)", "use fewer samples (or fewer columns)"
+    _refuse(what, f"training {critics} critic(s) on {samples} samples of {input_width} input values on {device}",
+            gpu, free, remedy + ", or train on the CPU (device 'cpu')", memory="GPU memory")
 
 
 def check_critic_memory(critics: int, samples: int, input_width: int, config: CriticConfig, *,
                         slices: int | None = None, available: int | None = None, inputs_held: bool = False,
-                        config_name: str = "critic", samples_name: str = "arguments 'x' and 'y'") -> int:
+                        config_name: str = "critic", samples_name: str = "arguments 'x' and 'y'",
+                        device=None) -> int:
     """Refuse a critic training that cannot fit in memory (:func:`critic_memory_parts`), before it runs.
 
     The one check of a critic training: :func:`~estimators.estimate.estimate_mi` runs it before it projects any
@@ -208,6 +282,10 @@ def check_critic_memory(critics: int, samples: int, input_width: int, config: Cr
     config_name, samples_name : str
         How the message names the critic's settings (``critic`` of ``estimate_mi``, ``config`` of
         ``fit_critics``) and the samples.
+    device : str or torch.device, optional
+        Where the critics train. On a CUDA device the parts on the GPU are checked against its free memory
+        (:func:`check_gpu_critic_memory`) and only those on the host (the stacked inputs) against ``available``
+        (:func:`critic_memory_places`); elsewhere (None: the CPU) all against ``available``.
 
     Returns
     -------
@@ -221,12 +299,17 @@ def check_critic_memory(critics: int, samples: int, input_width: int, config: Cr
         more than the features, else ``'slices'`` when sliced, else the samples (``samples_name``); with the size
         needed, part by part, and the size available.
     """
-    parts = critic_config_memory(critics, samples, input_width, config, inputs_held=inputs_held)
+    if on_cuda(device):
+        gpu = check_gpu_critic_memory(critics, samples, input_width, config, device, config_name=config_name,
+                                      samples_name=samples_name)
+        parts = critic_memory_places(critics, samples, input_width, config, inputs_held=inputs_held)[0]
+    else:
+        gpu, parts = 0, critic_config_memory(critics, samples, input_width, config, inputs_held=inputs_held)
     need = sum(parts.values())
     available = available_memory() if available is None else available
     if available is None or need <= available:
-        return need
-    if parts["critic models"] > parts["critic features"]:
+        return need + gpu
+    if parts.get("critic models", 0) > parts["critic features"]:
         what = (f"argument '{config_name}' (hidden = {config.hidden}, batch_size = {config.batch_size}, "
                 f"max_critics_per_chunk = {config.max_critics_per_chunk})")
         remedy = "use a smaller critic: lower its hidden, batch_size or max_critics_per_chunk"

@@ -436,7 +436,7 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
                                      what="arguments 'u' and 'v'")
     if check_memory:
         check_critic_memory(n_critics, n, u.shape[2] + v.shape[2], config, inputs_held=True, config_name="config",
-                            samples_name=f"arguments 'u' and 'v' ({n_critics} critic(s))")
+                            samples_name=f"arguments 'u' and 'v' ({n_critics} critic(s))", device=dev)
     fits = []
     for start in range(0, n_critics, config.max_critics_per_chunk):
         stop = min(n_critics, start + config.max_critics_per_chunk)

@@ -86,6 +86,7 @@ def test_the_gpu_start_is_not_counted_against_critics_when_the_mechanism_trains_
 def test_a_torch_dpsgd_on_cuda_trains_on_the_gpu_and_the_engine_says_so_to_the_critics_choice(monkeypatch):
     import torch
 
+    import audit.critic_cost
     import audit.engine
     from audit.spec import AuditSpec
     from mechanisms.catalog.dpsgd import canary_pair
@@ -109,8 +110,8 @@ def test_a_torch_dpsgd_on_cuda_trains_on_the_gpu_and_the_engine_says_so_to_the_c
         seen.update(work)
         return torch.device("cpu"), "device cpu (stand-in)"
 
-    monkeypatch.setattr(audit.engine, "trains_on_gpu", lambda mechanism: mechanism is numpy_trainer)
-    monkeypatch.setattr(audit.engine, "choose_device", choose)
+    monkeypatch.setattr(audit.critic_cost, "trains_on_gpu", lambda mechanism: mechanism is numpy_trainer)
+    monkeypatch.setattr(audit.critic_cost, "choose_device", choose)
     pair = canary_pair()
     audit.engine.run_audit(AuditSpec(mechanism=numpy_trainer, priors=(pair.prior(),), samples=400, notion="mi-dp",
                                      epsilon=0.5, mi_critic="neural", critic=CriticConfig(max_steps=5), seed=0))

@@ -532,11 +532,13 @@ def _build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None
         if added and records is not None and 0 not in records:
             records = tuple(sorted(set(records) | {0}))
     framework = _framework(config.get("secret", {}), base_dir, notion)
+    from mechanisms.training.torch_dpsgd import trainer_source  # --device cpu or cuda's trainer reaches the workers
+
     result = AuditSpec(mechanism=mechanism, priors=priors, framework=framework,
                        pairs=pairs, records=records, claim=claim, critic=_critic(config.get("critic", {}), notion),
                        notes=notes, name=mechanism_table.get("name", name), quiet=quiet,
                        execution=_execution(config.get("execution", {}), notion, mechanism_table.get("timeout")),
-                       mechanism_source=_source(mechanism_table, base_dir), relation=relation, domain=domain,
+                       mechanism_source=trainer_source(_source(mechanism_table, base_dir), mechanism), relation=relation, domain=domain,
                        **audit)
     _warn_if_uncertifiable(result)
     result = with_add_remove_companion(result, user_domain, priors, shape, audit, name, execution) if both else result

@@ -23,12 +23,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mechanisms.training.dpsgd import DPSGD
-from mechanisms.training.torch_dpsgd import trainer_for_device, weighs_devices
+from mechanisms.training.torch_dpsgd import trainer_for_device, trainer_source, weighs_devices
 
-from audit.audit_plan import plan_audit
-from audit.critic_cost import critic_seconds
+from audit.critic_cost import trainings_seconds
 from audit.gating.look_runs import look_runs
-from audit.gating.sequential import look_schedule
+from audit.gating.sequential import look_schedule, spec_of_look
 
 __all__ = ["audit_work", "with_trainer"]
 
@@ -52,14 +51,13 @@ def audit_work(spec, max_runs: int | None = None) -> tuple[int, tuple]:
     """
     float_runs = _float_runs(spec)
     if max_runs is not None and spec.companion is None:  # a sequential audit tests one relation (the CLI says so)
-        audited = [replace(spec, samples=look.samples, event_runs=look.event_runs, alpha=look.alpha)
-                   for look in look_schedule(spec, max_runs, float_runs=float_runs) if not look.early]
+        audited = [spec_of_look(spec, look) for look in look_schedule(spec, max_runs, float_runs=float_runs)
+                   if not look.early]
         runs = max_runs
     else:
         audited = [spec] + ([spec.companion] if spec.companion is not None else [])
         runs = sum(look_runs(one, one.samples, float_runs) for one in audited)
-    trainings = (critic_seconds(one, plan_audit(one, [(prior, None) for prior in one.priors])) for one in audited)
-    return runs, tuple(seconds for seconds in trainings if seconds != (0.0, 0.0))
+    return runs, trainings_seconds(audited)
 
 
 def with_trainer(spec, max_runs: int | None = None, *, cuda_available: bool | None = None):
@@ -75,6 +73,9 @@ def with_trainer(spec, max_runs: int | None = None, *, cuda_available: bool | No
                                       critic_seconds=trainings)
     if note is None:
         return spec
-    companion = None if spec.companion is None else replace(spec.companion, mechanism=chosen,
-                                                           notes=spec.companion.notes + (note,))
-    return replace(spec, mechanism=chosen, notes=spec.notes + (note,), companion=companion)
+
+    def swapped(one, **changes):  # workers load the entry with the same trainer (trainer_source)
+        return replace(one, mechanism=chosen, notes=one.notes + (note,),
+                       mechanism_source=trainer_source(one.mechanism_source, chosen), **changes)
+
+    return swapped(spec, companion=None if spec.companion is None else swapped(spec.companion))

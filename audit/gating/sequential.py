@@ -299,6 +299,11 @@ def _look_runner(spec):
     return audit_runner(spec, cache=ChunkCache(_stream_seed(spec)))
 
 
+def spec_of_look(spec, look):
+    """The audit of ``look`` (a :func:`look_schedule` entry): ``spec`` at its samples, event runs and level."""
+    return dataclasses.replace(spec, samples=look.samples, event_runs=look.event_runs, alpha=look.alpha)
+
+
 def _planned_looks(spec, runner, max_runs: int, **settings) -> tuple:
     """(:func:`look_schedule` of ``spec``, whether it plans the float-bit event test's runs): those are counted where
     the probe's outputs show float bits (:func:`audit.gating.look_runs.plans_float_runs`), before any look's run,
@@ -509,6 +514,7 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
     """
     from mechanisms.execution.runner import RunLimitReached
 
+    from audit.critic_cost import shared_gpu_start
     from audit.engine import _run_audit
 
     if time_limit is not None:
@@ -521,6 +527,9 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
         schedule, float_runs = _planned_looks(spec, runner, max_runs, growth=growth, look_fraction=look_fraction,
                                               rho=rho)
         runner.call_limit, probe_runs = int(max_runs), runner.calls
+        # The looks' neural critics weigh the GPU's start together, then once one has started it (critic_device).
+        gpu_started = shared_gpu_start([spec_of_look(spec, look) for look in schedule if not look.early],
+                                       "the looks' critic trainings repay it together")
         unplanned_float = None  # the first look that ran the float-bit event test the schedule did not plan
         for index, planned in enumerate(schedule, start=1):
             if time_limit is not None:
@@ -539,12 +548,12 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
                              f"look plans {with_float} mechanism runs, past --max-runs; the audit's verdict is "
                              f"look {index - 1}'s.")
                 break
-            look_spec = dataclasses.replace(spec, samples=planned.samples, event_runs=planned.event_runs,
-                                            alpha=planned.alpha)
+            look_spec = spec_of_look(spec, planned)
             calls, hits, look_started = runner.calls, runner.cache.hits, look_time.clock()
             runner.cache.start_look(final=index == len(schedule))
             try:
-                look = _run_audit(look_spec, runner, early=planned.early, stop_at_refutation=stop_at_refutation)
+                look = _run_audit(look_spec, runner, early=planned.early, stop_at_refutation=stop_at_refutation,
+                                  gpu_started=gpu_started)
             except RunLimitReached as exc:
                 if result is None:
                     raise InputError(f"argument 'max_runs' (--max-runs) is {max_runs}: the first look's audit needs "
@@ -556,6 +565,8 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
                              f"bits), so it gives no verdict and the audit's is look {index - 1}'s.")
                 break
             result = look
+            if gpu_started is None and look.device.startswith("cuda"):
+                gpu_started = f"look {index} started it"
             if unplanned_float is None and not float_runs and look.float_event_test is not None:
                 unplanned_float = index
             made = runner.calls - calls

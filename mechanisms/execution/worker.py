@@ -129,7 +129,12 @@ def _load(source):
     if spec.startswith("catalog:"):
         from mechanisms.catalog import get_entry
 
-        return get_entry(spec.split(":", 1)[1], table.get("params")).mechanism
+        mechanism = get_entry(spec.split(":", 1)[1], table.get("params")).mechanism
+        if table.get("trainer") is None:
+            return mechanism
+        from mechanisms.training.torch_dpsgd import on_device  # the audit's trainer (trainer_source)
+
+        return on_device(mechanism, table["trainer"])
     from mechanisms.adapters.recognition import load_mechanism  # wraps a library's object as the audit's process did
 
     return load_mechanism(table).mechanism

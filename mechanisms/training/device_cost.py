@@ -21,12 +21,13 @@ batches beside this model, and times a DP-SGD audit with ``--device auto``).
 
 **The choice** (:func:`choose_training_device`) weighs the audit's whole time, not the trainer's alone: one
 process pays the GPU's start S once for everything it puts there, and the audit's neural critics go where
-:func:`estimators.device.choose_device` sends them, which counts S unless the trainer is on the GPU. With the
+:func:`estimators.device.choose_device` sends them, which counts S unless the trainer is on the GPU, once for all
+the audit's critic trainings (:func:`estimators.device.gpu_start_repaid`). With the
 trainer's seconds T_cpu and T_gpu (S not counted) and each critic training k's C_k,cpu and C_k,gpu (S not
 counted; one per fixed audit, per sequential look, per relation of a claim stated for none):
 
     trainer on the GPU:  S + T_gpu + Σ_k min(C_k,cpu, C_k,gpu)
-    trainer on the CPU:  T_cpu + Σ_k (C_k,gpu if S + C_k,gpu < C_k,cpu else C_k,cpu) + S · [some k goes to the GPU]
+    trainer on the CPU:  T_cpu + min(Σ_k C_k,cpu, S + Σ_k min(C_k,cpu, C_k,gpu))
 
 and the trainer goes to the GPU when the first is the smaller. Without critics it is S + T_gpu < T_cpu, the
 trainer's own break-even; critics that go to the GPU anyway leave T_gpu < T_cpu, S paid either way.
@@ -34,7 +35,7 @@ trainer's own break-even; critics that go to the GPU anyway leave T_gpu < T_cpu,
 
 from __future__ import annotations
 
-from estimators.device import GPU_START_S
+from estimators.device import GPU_START_S, gpu_start_repaid
 from estimators.validation import check_int
 
 __all__ = ["CPU_PARAMETER_S", "CPU_RECORD_STEP_S", "GPU_PARAMETER_S", "GPU_RECORD_STEP_S", "choose_training_device",
@@ -62,11 +63,12 @@ def predicted_dpsgd_seconds(kind: str, *, runs: int, steps: int, records: int, p
 
 def critics_beside_cpu_trainer(critic_seconds) -> float:
     """Seconds of the critic trainings ``critic_seconds`` ((CPU, GPU) pairs, the GPU's start not counted) where
-    the trainer stays on the CPU: each goes to the GPU where its own time there, the start counted, is the
-    smaller (:func:`estimators.device.choose_device`), and the process starts the GPU once for all that do."""
-    to_gpu = [GPU_START_S + gpu < cpu for cpu, gpu in critic_seconds]
-    return (GPU_START_S if any(to_gpu) else 0.0) + sum(gpu if there else cpu
-                                                        for (cpu, gpu), there in zip(critic_seconds, to_gpu))
+    the trainer stays on the CPU: the audit starts the GPU for them where they repay its start together
+    (:func:`estimators.device.gpu_start_repaid`, as the engine weighs a sequential audit's looks or both relations'
+    audits), and each then goes where it is the faster; else all stay on the CPU."""
+    if gpu_start_repaid(critic_seconds):
+        return GPU_START_S + sum(min(cpu, gpu) for cpu, gpu in critic_seconds)
+    return sum(cpu for cpu, _ in critic_seconds)
 
 
 def choose_training_device(*, runs: int, steps: int, records: int, parameters: int, cuda_available: bool,

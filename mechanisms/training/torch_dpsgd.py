@@ -41,7 +41,8 @@ from mechanisms.training.dpsgd import DPSGD
 from mechanisms.training.records import GRADIENT_CANARY, ORDINARY
 
 __all__ = ["TorchDPSGD", "on_device", "torch_clipped_gradient_sum", "torch_factored_clipped_sum",
-           "torch_per_sample_gradients", "torch_snap", "trainer_for_device", "trains_on_gpu", "weighs_devices"]
+           "torch_per_sample_gradients", "torch_snap", "trainer_for_device", "trainer_source", "trains_on_gpu",
+           "weighs_devices"]
 
 _DTYPES = ("float64", "float32")
 #: Runs one call trains on a CUDA device (:attr:`TorchDPSGD.preferred_chunk_size`; the runner cuts it to its
@@ -382,6 +383,20 @@ def trainer_for_device(mechanism, device: str | None, runs: int = 0, *, cuda_ava
     check_choice(device, "device", ("cpu", "cuda"))
     return on_device(mechanism, device), (f"trainer: the batched torch DP-SGD (TorchDPSGD) on {device}, the "
                                           f"--device asked for (same step and laws as the NumPy trainer)")
+
+
+def trainer_source(source, mechanism):
+    """``source``, how worker processes load a catalog entry (``catalog:NAME`` or its ``[mechanism]`` table:
+    :class:`mechanisms.execution.worker.MechanismReference`), with the device of the torch trainer ``mechanism``
+    that replaced the entry's NumPy one (:func:`trainer_for_device`) as its ``trainer`` key, so that a worker
+    loading the entry trains with the audit process's trainer (the two draw different numbers from the same laws);
+    ``source`` itself for any other mechanism or source."""
+    if not isinstance(mechanism, TorchDPSGD) or source is None:
+        return source
+    table = {"spec": source} if isinstance(source, str) else dict(source)
+    if not str(table.get("spec", "")).startswith("catalog:"):
+        return source
+    return {**table, "trainer": mechanism.device}
 
 
 def trains_on_gpu(mechanism) -> bool:
