@@ -55,19 +55,21 @@ def _summary(result: AuditResult, relation: str) -> dict:
             "dp_epsilon_lower_bound_event": result.dp_epsilon_lower_bound_event, "samples": result.samples}
 
 
-def run_both_relations(spec) -> AuditResult:
+def run_both_relations(spec, audit_runner, run_one) -> AuditResult:
     """The audits of ``spec`` and of its companion (the other relation's), one after another in this process, merged
     (:func:`merge_relation_results`). Under ``device = "auto"`` their neural critics weigh the GPU's start together
     (:func:`audit.critic_cost.shared_gpu_start`), and where the first audit's critics started the GPU, the second's
-    count its start as paid."""
+    count its start as paid.
+
+    ``audit_runner`` and ``run_one`` are :func:`audit.engine.audit_runner` and ``audit.engine._run_audit``, handed in
+    by the engine, which calls this: importing them here would make the two modules import each other."""
     from audit.critic_cost import shared_gpu_start
-    from audit.engine import _run_audit, audit_runner
 
     results = {}
     started = shared_gpu_start([spec, spec.companion], "both relations' audits' critic trainings repay it together")
     for one in (spec, spec.companion):
         with audit_runner(one) as runner:
-            results[one.relation] = _run_audit(one, runner, gpu_started=started)
+            results[one.relation] = run_one(one, runner, gpu_started=started)
         if started is None and results[one.relation].device.startswith("cuda"):
             started = "the other relation's audit started it"
     return merge_relation_results(results)

@@ -97,7 +97,7 @@ def run_audit(spec: AuditSpec) -> AuditResult:
     if spec.companion is not None:  # a claim stated for no relation: both, each at α/2 (audit.both_relations)
         from audit.both_relations import run_both_relations
 
-        return run_both_relations(spec)
+        return run_both_relations(spec, audit_runner, _run_audit)
     with audit_runner(spec) as runner:
         return _run_audit(spec, runner)
 

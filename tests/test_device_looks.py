@@ -120,7 +120,6 @@ def test_once_one_relation_s_audit_has_used_the_gpu_the_other_counts_its_start_p
 
     import audit.both_relations
     import audit.critic_cost
-    import audit.engine
     from audit.config.building import build_spec
     from mechanisms.inputs.relation import ADD_REMOVE
 
@@ -134,8 +133,7 @@ def test_once_one_relation_s_audit_has_used_the_gpu_the_other_counts_its_start_p
         return SimpleNamespace(device="cuda:0")
 
     monkeypatch.setattr(audit.critic_cost, "shared_gpu_start", lambda specs, why: None)
-    monkeypatch.setattr(audit.engine, "_run_audit", audit_stand_in)
-    monkeypatch.setattr(audit.engine, "audit_runner", lambda one: nullcontext())
     monkeypatch.setattr(audit.both_relations, "merge_relation_results", lambda results: results)
-    audit.both_relations.run_both_relations(dataclasses.replace(spec, companion=companion))
+    audit.both_relations.run_both_relations(dataclasses.replace(spec, companion=companion), lambda one: nullcontext(),
+                                            audit_stand_in)
     assert told == [None, "the other relation's audit started it"]

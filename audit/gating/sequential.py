@@ -516,7 +516,6 @@ def run_sequential_audit(spec, max_runs: int, *, time_limit: float | None = None
 
     from audit.critic_cost import shared_gpu_start
     from audit.engine import _run_audit
-
     if time_limit is not None:
         time_limit = check_positive(time_limit, "time_limit")
     if seconds_per_run is not None and not seconds_per_run >= 0:
