@@ -9,6 +9,7 @@ The expected counts are computed here from the fixtures' schedules (tests/fixtur
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +52,8 @@ def test_what_a_function_prints_is_counted_exactly_and_kept_off_the_terminal(wor
     out, err = capfd.readouterr()  # the descriptors: a worker's prints would show here
     assert "database" not in out and "database" not in err
     assert note == (f"mechanism 'prints_by_index' printed {expected:,} lines while the audit ran it (stdout and stderr, "
-                    "kept off the terminal); the first 3: 'database 1 line 0' | 'database 2 line 0' | "
+                    "kept off the terminal); the first 3 in the order of the runs: 'database 1 line 0' | "
+                    "'database 2 line 0' | "
                     "'database 2 line 1'")
 
 
@@ -130,7 +132,7 @@ def test_printed_lines_count_every_line_and_keep_the_first_cut_short():
     assert printed.first == ("a", "bc", "")
     long_line = PrintedLines()
     long_line.write("y" * (KEPT_CHARACTERS + 50))
-    assert long_line.printed == type(printed)(1, ("y" * KEPT_CHARACTERS,))
+    assert long_line.printed == type(printed)(1, ("y" * KEPT_CHARACTERS,), unterminated=True)
 
 
 def test_the_capture_puts_the_streams_back_and_lets_miaudit_reach_the_terminal():
@@ -141,3 +143,88 @@ def test_the_capture_puts_the_streams_back_and_lets_miaudit_reach_the_terminal()
         print("hidden")
     assert (sys.stdout, sys.stderr) == before
     assert capture.printed.lines == 1
+
+
+def _as_one_text(texts) -> tuple[int, tuple]:
+    """The lines of ``texts`` written one after another (a text without a newline at its end continues on the next
+    one's line, as on a terminal; a last line without a newline counts), and the first 3 of them."""
+    text = "".join(texts)
+    lines = text.split("\n")
+    if lines[-1] == "":  # the text ends with a newline: no line after it
+        lines.pop()
+    return len(lines), tuple(lines[:3])
+
+
+@pytest.mark.parametrize("workers, chunk_size", [(1, 64), (1, 7), pytest.param(2, 7, marks=pytest.mark.integration)])
+def test_the_count_is_of_the_lines_printed_whatever_the_chunks(workers, chunk_size):
+    m = 98
+    with _runner("prints_unterminated", workers=workers, chunk_size=chunk_size) as runner:
+        runner.sample(_numbered(m), np.random.default_rng(0))
+        printed = runner.printed
+    # Written out, from the fixture's schedule: what each call writes, in the order of the runs (the probe's two calls
+    # on database 0 first), as one text.
+    written = {0: "", 1: "database {i} unterminated", 2: "database {i} line 0\ndatabase {i} line 1\n"}
+    lines, first = _as_one_text(written[i % 3].format(i=i) for i in [0, 0, *range(m)])
+    # 32 databases (2, 5, ..., 95) print 2 lines, the first continuing the line without a newline of the database
+    # before (1, 4, ..., 94): 64 newlines, after which database 97's line without a newline counts too.
+    assert lines == 65
+    assert printed.lines == lines
+    assert printed.first == first == ("database 1 unterminateddatabase 2 line 0", "database 2 line 1",
+                                      "database 4 unterminateddatabase 5 line 0")
+
+
+def _shown_as_an_application_shows_them(message, category, filename, lineno, file=None, line=None):
+    """``warnings.showwarning`` as the CLI's (not pytest's record): the warning written to ``sys.stderr``."""
+    (file or sys.stderr).write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.integration)])
+def test_miaudits_own_warnings_reach_the_terminal_and_are_not_counted(workers, capfd):
+    if np.finfo(np.longdouble).max <= np.finfo(np.float64).max:
+        pytest.skip("numpy.longdouble is float64 here: no number past float64's range to return")
+    m = 20
+    with warnings.catch_warnings():
+        # In the audit's process, as the CLI shows warnings; a worker process shows them as Python does by default.
+        warnings.simplefilter("always", RuntimeWarning)
+        warnings.showwarning = _shown_as_an_application_shows_them
+        with _runner("huge_in_extended_precision", workers=workers, chunk_size=8) as runner:
+            runner.sample(_numbered(m), np.random.default_rng(0))
+            printed = runner.printed
+    _, err = capfd.readouterr()
+    # The function prints one line a call (the probe's two calls and the m runs); the encoder's cast (miaudit's code)
+    # warns of the overflow on the terminal, as it would without the capture.
+    assert printed.lines == m + 2
+    assert printed.first == ("database 0", "database 0", "database 0")
+    assert "RuntimeWarning: overflow encountered in cast" in err
+
+
+def test_a_warning_is_the_mechanisms_or_miaudits_by_the_code_it_names(capfd):
+    import mechanisms.outputs.encoding
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = _shown_as_an_application_shows_them
+        with captured_prints("mechanism 'm'") as capture:
+            warnings.warn_explicit("the mechanism's own", UserWarning, "/home/user/mechanism.py", 3)
+            warnings.warn_explicit("miaudit's", RuntimeWarning, mechanisms.outputs.encoding.__file__, 171)
+    _, err = capfd.readouterr()
+    # The mechanism's warning, counted: one line (its file is not here, so no source line follows); miaudit's, shown.
+    assert capture.printed.lines == 1 and "the mechanism's own" in capture.printed.first[0]
+    assert "RuntimeWarning: miaudit's" in err and "the mechanism's own" not in err
+
+
+@pytest.mark.integration
+def test_the_first_lines_kept_are_in_the_order_of_the_runs(tmp_path, monkeypatch):
+    # The second chunk (databases 2 and 3) fails once and is retried while the first waits for the retry: its lines
+    # are printed, and come back to the runner, before the first chunk's (the fixture's markers make it so).
+    monkeypatch.setenv("MIAUDIT_TEST_MARKERS", str(tmp_path))
+    with _runner("prints_out_of_order", workers=2, chunk_size=2, retries=1) as runner:
+        runner.probe(np.full((2, 1), -1.0), 0)  # prints nothing, and makes the probe's calls not wait
+        runner.sample(_numbered(4), np.random.default_rng(0))
+        printed = runner.printed
+        [note] = runner.call_notes()
+    assert (tmp_path / "retried").exists()
+    # In the order of the runs: databases 0 and 1, then database 2's failed attempt, its retry, database 3.
+    assert printed.lines == 5
+    assert printed.first == ("database 0", "database 1", "database 2 attempt 1")
+    assert note.endswith("; the first 3 in the order of the runs: 'database 0' | 'database 1' | 'database 2 attempt 1'")

@@ -166,7 +166,7 @@ def test_what_the_mechanism_prints_in_the_pilot_is_counted_in_its_note(capfd):
     assert "databases" not in capfd.readouterr().out
     said = note.split("; in the pilot runs, ", 1)[1]
     # The probe's two calls (one database each) come first.
-    assert said.startswith("mechanism 'chatty' printed ") and "the first 3: '1 databases' | '1 databases' | " in said
+    assert said.startswith("mechanism 'chatty' printed ") and "the first 3 in the order of the runs: '1 databases' | '1 databases' | " in said
 
 
 @pytest.mark.integration

@@ -13,6 +13,13 @@ every attempt; only a worker process that dies takes its attempt's prints with i
 writes what it printed, summarised so, to the real stderr before its error propagates, once: a chunk the runner
 retries says it on its last attempt only (``captured_prints(..., say_failure=False)`` before), not once an attempt.
 
+A warning is the mechanism's print where the code it names (the file of the line that ``warnings`` shows) is
+not miaudit's, and miaudit's own otherwise (:func:`is_miaudit_code`): the checks of the call's outputs and the
+output encoder run inside the capture, and NumPy's warning of an overflow in their cast names their line. Those
+are shown as they would be without the capture (on the terminal, or recorded by a ``catch_warnings`` around the
+audit) and not counted; caught by the capture they were counted as the mechanism's lines, and a warning shown once
+was lost.
+
 Writes to the file descriptors themselves (compiled code's ``printf``, a subprocess given the descriptor) are not
 Python-level and reach the terminal as before; :meth:`PrintedLines.fileno` gives them the real stream's.
 """
@@ -20,12 +27,16 @@ Python-level and reach the terminal as before; :meth:`PrintedLines.fileno` gives
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
+import os
 import sys
+import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = ["KEPT_CHARACTERS", "KEPT_LINES", "NOTE_WORDS", "Printed", "PrintedLines", "captured_prints",
-           "terminal_stderr"]
+           "is_miaudit_code", "terminal_stderr"]
 
 #: The lines of a mechanism's output an audit keeps and shows (the first ones).
 KEPT_LINES = 3
@@ -39,20 +50,39 @@ NOTE_WORDS = "while the audit ran it"
 
 @dataclass(frozen=True)
 class Printed:
-    """What user code printed: ``lines`` in all (a last line without a newline counts), the first ones kept."""
+    """What user code printed: ``lines`` in all (a last line without a newline counts), the first ones kept;
+    ``unterminated``: its last line has no newline.
+
+    ``a + b`` is what ``a`` and then ``b`` printed, as one text: a last line of ``a`` without a newline is
+    continued by ``b``'s first line, as a terminal shows them, so that the count of what a function printed over
+    many calls does not depend on how the runs were cut into chunks (each chunk is captured on its own).
+    """
 
     lines: int = 0
     first: tuple = ()
+    unterminated: bool = False
 
     def __add__(self, other: "Printed") -> "Printed":
-        return Printed(self.lines + other.lines, (self.first + other.first)[:KEPT_LINES])
+        if not other.lines:
+            return self
+        if not self.unterminated:
+            return Printed(self.lines + other.lines, (self.first + other.first)[:KEPT_LINES], other.unterminated)
+        first = self.first
+        if len(first) == self.lines:  # its open last line is among those kept: ``other``'s first line ends it
+            first = first[:-1] + ((first[-1] + other.first[0])[:KEPT_CHARACTERS],) + other.first[1:]
+        return Printed(self.lines + other.lines - 1, first[:KEPT_LINES], other.unterminated)
 
     def note(self, who: str, failed: bool = False) -> str:
-        """The one line that says it: ``mechanism 'f' printed 6,000 lines ...; the first 3: 'a' | 'b' | 'c'``
-        (``failed``: what a call that failed printed, written out as it fails)."""
+        """The one line that says it: ``mechanism 'f' printed 6,000 lines ...; the first 3 in the order of the
+        runs: 'a' | 'b' | 'c'`` (``failed``: what a call that failed printed, written out as it fails, in the
+        order printed). The runner adds what each chunk printed in the order of the chunks' runs
+        (:meth:`mechanisms.execution.runner.MechanismRunner._dispatch`), whichever worker ran them and
+        whenever they ended, so the first lines are the same from one run of an audit to the next."""
         lines = f"{self.lines:,} line" + ("" if self.lines == 1 else "s")
         shown = " | ".join(repr(line) for line in self.first)
         first = f"; the first {len(self.first)}" if len(self.first) < self.lines else ""
+        if first and not failed:
+            first += " in the order of the runs"
         when = "before it failed" if failed else f"{NOTE_WORDS} (stdout and stderr, kept off the terminal)"
         return f"{who} printed {lines} {when}{first}: {shown}"
 
@@ -127,7 +157,7 @@ class PrintedLines(io.TextIOBase):
         first = list(self._first)
         if self._open_line and len(first) < KEPT_LINES:
             first.append("".join(self._current))
-        return Printed(self._newlines + self._open_line, tuple(first))
+        return Printed(self._newlines + self._open_line, tuple(first), self._open_line)
 
 
 class _BytesInto:
@@ -151,14 +181,44 @@ def terminal_stderr():
     return stream.original if isinstance(stream, PrintedLines) and stream.original is not None else stream
 
 
+#: The folders of miaudit's packages, each ending with a separator (:func:`is_miaudit_code`).
+_MIAUDIT_FOLDERS = tuple(str(Path(__file__).resolve().parents[2] / package) + os.sep
+                         for package in ("audit", "estimators", "mechanisms"))
+
+
+@functools.lru_cache(maxsize=1024)
+def is_miaudit_code(filename) -> bool:
+    """Whether the source file ``filename`` (a warning's, a code object's) is in one of miaudit's packages
+    (``audit``, ``estimators``, ``mechanisms``; the catalog's mechanisms included)."""
+    try:
+        return os.path.realpath(filename).startswith(_MIAUDIT_FOLDERS)
+    except (TypeError, ValueError):  # no file name ("<string>" is a name, and not miaudit's)
+        return False
+
+
 @contextlib.contextmanager
 def captured_prints(who: str, say_failure: bool = True):
     """Within the block, ``sys.stdout`` and ``sys.stderr`` are one :class:`PrintedLines` (yielded); both are put back
     after it. A block that raises first writes what was printed in it (:meth:`Printed.note`) to the real stderr,
-    where ``say_failure`` (false for an attempt that will be retried, so that a chunk's failure is said once)."""
+    where ``say_failure`` (false for an attempt that will be retried, so that a chunk's failure is said once).
+    A warning of miaudit's own code (:func:`is_miaudit_code`) is shown as it would be without the block, with the
+    streams put back while it is (module docstring)."""
     saved = sys.stdout, sys.stderr
+    shown = warnings.showwarning  # the application's (the CLI's), a recording catch_warnings' or Python's
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if file is not None or not is_miaudit_code(filename):
+            return shown(message, category, filename, lineno, file, line)
+        within = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = saved
+        try:
+            return shown(message, category, filename, lineno, file, line)
+        finally:
+            sys.stdout, sys.stderr = within
+
     capture = PrintedLines(original=terminal_stderr())
     sys.stdout = sys.stderr = capture
+    warnings.showwarning = show
     try:
         yield capture
     except BaseException:
@@ -173,3 +233,5 @@ def captured_prints(who: str, say_failure: bool = True):
         raise
     finally:
         sys.stdout, sys.stderr = saved
+        if warnings.showwarning is show:  # else the mechanism set its own, which it keeps
+            warnings.showwarning = shown

@@ -383,9 +383,8 @@ class MechanismRunner:
         finally:
             bar.close()
         self.calls += fresh
-        for i, chunk in zip(missing, made):
+        for i, chunk in zip(missing, made):  # what each printed, _dispatch added
             outputs[i] = chunk.outputs
-            self.printed += chunk.printed
             self.with_nan += chunk.with_nan
             if self.cache is not None:
                 self.cache.put(keys[i], chunk.outputs)
@@ -481,9 +480,9 @@ class MechanismRunner:
         timeout = self.settings.timeout or PROBE_TIMEOUT
         task = ChunkTask(job_seed, 0, 0, first, 1, timeout, PROBE, allow_nan=self.settings.allow_nan)
         with _guard_global_generators(self.reference.mechanism):
+            # The probe's prints are the function's too (_dispatch adds them); its outputs are not among the calls
+            # counted, nor their NaN.
             [(first_call, second_call)] = self._dispatch(run_probe, [task], 0, "database")
-        # The probe's prints are the function's too; its outputs are not among the calls counted, nor their NaN.
-        self.printed += first_call.printed + second_call.printed
         one, two = first_call.outputs, second_call.outputs
         self._probed, self._probe_output = True, one
         if np.shape(one)[1:] != np.shape(two)[1:]:
@@ -529,23 +528,37 @@ class MechanismRunner:
         """Run ``fn(reference, task)`` for every task on the backend (:func:`run_tasks`); results in task order.
 
         A chunk that failed ``retries + 1`` times stops the audit with one error naming the
-        mechanism and its databases; its last attempt locates the failing database. What a failed
-        attempt printed, which its error carries (:attr:`MechanismError.printed`; none from a worker
-        that died), is added to :attr:`printed`.
+        mechanism and its databases; its last attempt locates the failing database. What each task
+        printed (:attr:`ChunkOutput.printed`; both calls' for a probe) is added to :attr:`printed` in the
+        order of the tasks, each after what its failed attempts printed, which their errors carry
+        (:attr:`MechanismError.printed`; none from a worker that died): the order of the runs, not the order
+        in which workers ended them. Where the audit stops, what the failed attempts printed is added so.
         """
+        failed = [Printed() for _ in tasks]  # what each task's failed attempts printed, in the order of the attempts
+
         def give_up(position, exc, attempts):
             raise self._final_error(tasks[position], exc, attempts, what) from None
 
-        def count_prints(_position, exc):
+        def count_prints(position, exc):
             if getattr(exc, "printed", None) is not None:
-                self.printed += exc.printed
+                failed[position] += exc.printed
 
         def last_attempt(task):
             return task if task.last_attempt else replace(task, last_attempt=True)
 
-        return run_tasks(self.backend, fn, tasks, retries=retries, give_up=give_up, last_attempt=last_attempt,
-                         on_done=None if on_done is None else lambda position, _result: on_done(tasks[position]),
-                         on_failed=count_prints)
+        try:
+            results = run_tasks(self.backend, fn, tasks, retries=retries, give_up=give_up, last_attempt=last_attempt,
+                                on_done=None if on_done is None else lambda position, _result: on_done(tasks[position]),
+                                on_failed=count_prints)
+        except BaseException:
+            for printed in failed:
+                self.printed += printed
+            raise
+        for printed, result in zip(failed, results):
+            self.printed += printed
+            for output in result if isinstance(result, tuple) else (result,):  # a probe's two calls
+                self.printed += output.printed
+        return results
 
     def _final_error(self, task: ChunkTask, exc: Exception, attempts: int, what: str) -> MechanismError:
         tried = f" ({attempts} attempts)" if attempts > 1 else ""
