@@ -85,6 +85,29 @@ def critic_device(spec, plan, gpu_started: str | None = None):
     return device, note
 
 
+def checked_critic_device(spec, plan, priors: int, gpu_started: str | None = None, output_width: int = 1):
+    """:func:`critic_device` of the plan's critics, once the audit's memory check has passed for the critics that
+    train there (:func:`mechanisms.execution.memory.check_audit_memory` with :func:`critic_memory` on that device;
+    ``priors`` sets of samples, ``output_width`` numbers each where the mechanism has run).
+
+    The engine calls it before any sampling for the plan it made, and again, with the plan's neural critics
+    (``mi_critic = "neural"``) and the outputs' width, where a classifier plan falls back to neural critics: the
+    first check counted no critic for that plan (classifier critics train no network), and these are trained.
+
+    Raises
+    ------
+    InputError
+        Where the audit's arrays and the critics' training cannot fit in memory, or the critics' GPU parts in the
+        GPU's free memory (``device = "cuda"``), before they train.
+    """
+    device, note = critic_device(spec, plan, gpu_started)
+    check_audit_memory(spec.samples, spec.priors[0].shape, priors, output_width=output_width,
+                       event_runs=spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0,
+                       critics=critic_memory(spec, plan, device),
+                       other_records=None if plan.mi_critic == "classifier" else other_records(spec))
+    return device, note
+
+
 def critic_seconds(spec, plan) -> tuple[float, float]:
     """The plan's critic training (:func:`critic_work`), its predicted seconds on the CPU and on the GPU, the
     GPU's start not counted (:func:`estimators.device.predicted_training_seconds`; (0, 0) for classifier critics):

@@ -37,7 +37,6 @@ from estimators.critic_problems import pad_columns
 from estimators.neural import minimum_split_samples
 from estimators.validation import InputError
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
-from mechanisms.execution.memory import check_audit_memory
 from mechanisms.execution.runner import MechanismRunner
 from mechanisms.inputs.missing_values import distinct_rows
 from mechanisms.inputs.relation import presence_pair
@@ -58,7 +57,7 @@ from audit.statistics.pair_candidates import (EARLY_LOOK_SELECTION_RUNS, MIN_SEL
 from audit.search.event_search import event_search
 from audit.search.input_domain import domain_reach, unreached_note
 from audit.audit_plan import plan_audit
-from audit.critic_cost import critic_device, critic_memory, other_records
+from audit.critic_cost import checked_critic_device
 from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors, structured_pairs
 from audit.result import AuditResult, SecretEvidence, finite_or_none
 from audit.statistics.secret_critics import SecretCell, SecretFits, fit_secret_critics, secret_values
@@ -164,13 +163,9 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
     # many slices: all fixed before any sampling (audit.audit_plan).
     plan = plan_audit(spec, theta, early=early)
     notes = list(spec.notes) + list(plan.notes)
-    device, device_note = critic_device(spec, plan, gpu_started)
+    device, device_note = checked_critic_device(spec, plan, len(priors), gpu_started)  # before any sampling
     if spec.device == "auto" and plan.mi_critic != "classifier":
         notes.append(device_note)
-    event_runs = spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0
-    check_audit_memory(spec.samples, spec.priors[0].shape, len(priors), event_runs=event_runs,
-                       critics=critic_memory(spec, plan, device),
-                       other_records=None if plan.mi_critic == "classifier" else other_records(spec))
     data = [draw_samples(spec, prior, mechanism_rng, runner) for prior in priors]
     notes.extend(runner.notes)
     outputs = [y for _, y in data]
@@ -206,8 +201,9 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
             else None)
     if fits is None:
         if plan.mi_critic == "classifier" and cells:
-            # The classifier plan's fallback: its device was chosen for no critics (the CPU); these are trained.
-            device, device_note = critic_device(spec, replace(plan, mi_critic="neural"), gpu_started)
+            # The classifier plan's fallback: its device and memory were checked for no critics; these are trained.
+            device, device_note = checked_critic_device(spec, replace(plan, mi_critic="neural"), len(priors),
+                                                        gpu_started, output_width=outputs[0].shape[1])
             if spec.device == "auto":
                 notes.append(device_note)
         fits = fit_secret_critics(cells, outputs, full=plan.full_critics and bool(cells),

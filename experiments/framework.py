@@ -204,7 +204,8 @@ class Experiment:
         Whether it runs its audits in ``--workers`` processes (:attr:`RunContext.workers`).
     writes_page : bool
         Whether it writes its page itself, at :attr:`RunContext.page` (``--page``), instead of the summary-and-tables
-        page of :func:`experiments.docs_page.benchmark_page` (``scans``: a page built from per-library records).
+        page of :func:`experiments.docs_page.benchmark_page` (``scans``: a page built from per-library records;
+        ``real-bugs``: its table of cases with each case's command).
     """
 
     name: str

@@ -7,8 +7,10 @@ virtual environment under the output folder (``venvs/NAME-VERSION``, created wit
 ``--system-site-packages`` so miaudit's own dependencies come from here, then
 ``pip install NAME==VERSION``; a venv already there is reused). ``--quick`` runs only the cases
 that need no install. The table gives, per case: library, version, bug, library issue, command,
-mechanism runs, seconds, claim, certified bound and verdict; the run writes it as
-``real-bugs.md`` (with the machine and date), ``real_bugs.csv`` and ``real_bugs.json``.
+mechanism runs, seconds, claim, certified bound and verdict; the run writes it as ``real_bugs.csv`` and
+``real_bugs.json`` in the output folder, and its page itself (:attr:`experiments.framework.Experiment.writes_page`,
+with the machine, date and the command that wrote it) at ``--page`` (``miaudit experiment real-bugs --seed 0 --page
+docs/benchmarks/real-bugs.md``), else as ``real-bugs.md`` in the output folder.
 
 The cases (Mironov 2012 for the floating-point ones; issue 29 of this project for the others):
 
@@ -63,7 +65,8 @@ from pathlib import Path
 import numpy as np
 
 from . import _scan_bug_sources as scanned
-from .framework import Experiment, ExperimentOutput, Table, machine_description, new_figure, write_atomic
+from .framework import (Experiment, ExperimentOutput, Table, machine_description, new_figure, page_argument,
+                        write_atomic)
 
 #: The folder that holds the ``audit`` package: the subprocesses import miaudit from it.
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -354,11 +357,12 @@ def _claim_text(claim: dict) -> str:
     return str(claim.get("notion", ""))
 
 
-def _markdown(rows: list, skipped: list, machine: str, quick: bool) -> str:
+def _markdown(rows: list, skipped: list, machine: str, command: str) -> str:
     """The page: one table row per case, numbered, and each case's command below the table under its number
-    (a command is too long for a column: the results would be off-screen)."""
+    (a command is too long for a column: the results would be off-screen); ``command`` is the run's, which
+    wrote it."""
     lines = ["# Bugs found in real libraries", "",
-             f"Written by `miaudit experiment real-bugs{' --quick' if quick else ''}` on "
+             f"Written by `{command}` on "
              f"{datetime.date.today().isoformat()}, {machine}, load average {os.getloadavg()[0]:.1f} at the end. "
              "Each command runs in a folder holding its mechanism file and the databases it names (`zero.npy`, "
              "`one.npy`: one record, 0 vs 1); seconds are the command's wall time (a fresh interpreter).", "",
@@ -396,8 +400,12 @@ def run(context) -> ExperimentOutput:
         folder.mkdir(exist_ok=True)
         rows.append(run_case(case, folder, python, context.seed, context.quick))
     machine = machine_description(None)
-    page = _markdown(rows, skipped, machine, context.quick)
-    write_atomic(out / "real-bugs.md", lambda handle: handle.write(page.encode("utf-8")))
+    given = getattr(context, "page", None)  # --page: this experiment writes its page itself (Experiment.writes_page)
+    page = Path(given) if given else out / "real-bugs.md"
+    command = (f"miaudit experiment real-bugs{' --quick' if context.quick else ''} --seed {context.seed}"
+               + (f" --page {page_argument(page)}" if given else ""))
+    text = _markdown(rows, skipped, machine, command)
+    write_atomic(page, lambda handle: handle.write(text.encode("utf-8")))
     payload = json.dumps({"machine": machine, "date": datetime.date.today().isoformat(), "quick": context.quick,
                           "seed": context.seed, "cases": rows, "not_run": [list(s) for s in skipped]}, indent=2)
     write_atomic(out / "real_bugs.json", lambda handle: handle.write(payload.encode("utf-8")))
@@ -414,6 +422,7 @@ def run(context) -> ExperimentOutput:
     findings = [f"{row['case']} ({row['library']} {row['version']}): {row['verdict']} with certified ε ≥ "
                 f"{(row['certified_epsilon'] or 0.0):.3g} against {row['claim']}, {row['runs']} runs, "
                 f"{row['seconds']} s (expected {row['expected']})" for row in rows]
+    findings.append(f"page {page_argument(page)}")
     settings = {"quick": context.quick, "cases": len(rows), "not run": len(skipped)}
     return ExperimentOutput([table], figure, settings, findings)
 
@@ -424,6 +433,7 @@ EXPERIMENTS = [Experiment(
                 "PipelineDP, numpy's float Laplace) audited by one command each, against correct configurations",
     source="study (issue 29; Mironov 2012)",
     run=run,
+    writes_page=True,
     full_runtime="421 s on a 2-core x86_64 CPU (load average 1.2-4.2, a test run beside it), creating and installing "
                  "its venvs (pure-ldp 1.1.2, 1.2.0; multi-freq-ldpy 0.2.5; python-dp 1.1.5; pipeline-dp 0.3.1; diffprivlib "
                  "0.6.6 with scikit-learn 1.5.2; OpenDP 0.16.0) included; 76 s of it diffprivlib's LogisticRegression; "

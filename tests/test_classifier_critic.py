@@ -220,6 +220,36 @@ def test_outputs_no_classifier_suits_get_neural_critics_and_a_note(monkeypatch, 
     assert result.certified_secret == "record 0 (full critic)"
 
 
+def test_the_fallback_to_neural_critics_is_memory_checked_before_they_train(monkeypatch):
+    # The classifier plan counts no critic memory before sampling (classifier critics train no network); where no
+    # classifier fits, the neural critics trained instead are checked before they train. One full critic of
+    # record 0 (record 1 is constant) on (record, output, other record), 3 numbers, 2,000 samples, the default
+    # shallow critic of hidden width 32 and batch 256 (estimators.memory.critic_memory_parts), counted by hand.
+    import re
+
+    from audit import engine
+    from audit.statistics import classifier as classifier_statistic
+    from mechanisms.execution import memory
+
+    monkeypatch.setattr(classifier_statistic.FeatureDesign, "build", classmethod(lambda cls, *args, **kwargs: None))
+    monkeypatch.setattr(classifier_statistic.LogOdds, "fit", classmethod(lambda cls, *args, **kwargs: None))
+    monkeypatch.setattr(classifier_statistic.EmpiricalLogRatio, "fit", classmethod(lambda cls, *args, **kwargs: None))
+    samples, width, hidden = 2000, 3, 32
+    base = 2 * samples * (2 * 1 * 8) + 2 * samples * 8  # databases of 2 x 1 and one output each, chunks and joined
+    features = 8 * samples * width + samples * width * (8 + 4 + 4)
+    models = 4 * (5 * (width * hidden + 2 * hidden + 1 + width) + max(2 * 256 * hidden, samples * hidden))
+    monkeypatch.setattr(memory, "available_memory", lambda: base + features)
+    trained = []
+    monkeypatch.setattr(engine, "fit_secret_critics", lambda *args, **kwargs: trained.append(1))
+    spec = AuditSpec(mechanism=_gaussian_shift(1.0), priors=[TwoPoint(FIRST, SECOND)], claim=parse_claim("dp:1"),
+                     samples=samples, event_runs=0, device="cpu", seed=0)
+    assert plan_audit(spec, [(prior, None) for prior in spec.priors]).mi_critic == "classifier"
+    with pytest.raises(InputError, match=rf"'samples' \(2000\).*at least {re.escape(memory.format_bytes(base + features + models))}"
+                                         r".*critic features .*lower --samples, --slices or the audited --records"):
+        run_audit(spec)
+    assert trained == []
+
+
 @pytest.mark.parametrize("mi_critic", ["classifier", "neural"])
 def test_eval_shifts_not_below_the_test_split_is_an_error_naming_the_key(mi_critic):
     """400 samples split (0.4, 0.1, 0.5) leave a test split of 200 draws, the audit's floor of held-out draws:

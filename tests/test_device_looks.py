@@ -137,3 +137,34 @@ def test_once_one_relation_s_audit_has_used_the_gpu_the_other_counts_its_start_p
     audit.both_relations.run_both_relations(dataclasses.replace(spec, companion=companion), lambda one: nullcontext(),
                                             audit_stand_in)
     assert told == [None, "the other relation's audit started it"]
+
+
+def test_once_a_look_has_used_the_gpu_the_later_looks_count_its_start_paid(monkeypatch):
+    """The looks' critics do not repay the GPU's start together (a stand-in says so), so look 1 is told nothing;
+    look 1 trained on the CPU, look 2 on the GPU all the same (its own critics repaid it): looks 1 and 2 are told
+    nothing, look 3 that look 2 started it. The looks' audits are stand-ins that record what they are told."""
+    from types import SimpleNamespace
+
+    import audit.critic_cost
+    import audit.engine
+    from audit.gating.sequential import look_schedule, run_sequential_audit
+
+    spec = _sequential_spec(100)
+    assert len(look_schedule(spec, 20000, float_runs=False)) >= 3
+    told, devices = [], ["cpu", "cuda:0"]
+
+    class ThirdLook(Exception):
+        pass
+
+    def look_stand_in(look_spec, runner, early=False, stop_at_refutation=False, gpu_started=None):
+        told.append(gpu_started)
+        if len(told) == 3:
+            raise ThirdLook
+        return SimpleNamespace(device=devices[len(told) - 1], claim=spec.claim, refuted=False, event_test=None,
+                               float_event_test=None, claim_verdict=None, verdict=None)
+
+    monkeypatch.setattr(audit.critic_cost, "shared_gpu_start", lambda specs, why: None)
+    monkeypatch.setattr(audit.engine, "_run_audit", look_stand_in)
+    with pytest.raises(ThirdLook):
+        run_sequential_audit(spec, 20000)
+    assert told == [None, None, "look 2 started it"]

@@ -73,7 +73,8 @@ def test_page_lists_the_commands_below_the_table():
            "command": "miaudit audit --mechanism m.py:f --pair zero.npy,one.npy", "runs": 100, "seconds": 1.5,
            "claim": "0.1-DP", "certified_epsilon": 6.09, "certified_delta": None, "verdict": "refuted",
            "expected": "refuted"}
-    lines = _markdown([row, {**row, "verdict": "not-refuted"}], [], "a machine", quick=False).splitlines()
+    lines = _markdown([row, {**row, "verdict": "not-refuted"}], [], "a machine",
+                      "miaudit experiment real-bugs --seed 0").splitlines()
     head = lines.index(TABLE_HEAD[0])
     assert lines[head + 2] == "| 1 | numpy | 2.4.6 | float Laplace | Mironov 2012 | 100 | 1.5 | 0.1-DP | ε ≥ 6.09 | refuted |"
     assert lines[head + 3].endswith("| not-refuted (expected refuted) |")
@@ -163,6 +164,33 @@ def test_a_relative_output_folder_runs_each_case_in_an_absolute_folder(tmp_path,
     real_bugs.run(SimpleNamespace(out_dir="relative/out", quick=False, seed=0))
     assert seen == [tmp_path / "relative" / "out" / "cases" / "textbook-float-Laplace"]
     assert (tmp_path / "relative" / "out" / "real-bugs.md").is_file()
+
+
+def test_page_goes_where_the_page_flag_says_with_the_command_that_wrote_it(tmp_path, monkeypatch, capsys):
+    """``miaudit experiment real-bugs --seed 0 --page FILE.md`` writes the experiment's own page (its table of
+    cases) at FILE.md, not the framework's summary-and-tables page, and none in the output folder; the cases are
+    stand-ins (no audit runs)."""
+    from audit.cli.main import main
+    from experiments import framework, real_bugs
+
+    case = next(c for c in CASES if c.name == "textbook float Laplace")
+    monkeypatch.setattr(real_bugs, "CASES", (case,))
+    monkeypatch.setattr(real_bugs, "run_case", lambda case, folder, python, seed, quick=False:
+                        real_bugs._row(case, 2.0, error="not run"))
+    for module in (real_bugs, framework):  # platform.processor() runs uname
+        monkeypatch.setattr(module, "machine_description", lambda device: "a machine")
+    page, out = tmp_path / "docs" / "real-bugs.md", tmp_path / "out"
+    page.parent.mkdir()
+    assert main(["experiment", "real-bugs", "--seed", "0", "--out", str(out), "--page", str(page)]) == 0
+    capsys.readouterr()
+    lines = page.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "# Bugs found in real libraries"
+    assert lines[2].startswith(f"Written by `miaudit experiment real-bugs --seed 0 --page {page}` on ")
+    # The one row, written out from the case: no result, so 0 runs, no claim, no bound, the error as its verdict.
+    assert (f"| 1 | {case.library} | {case.version} | {case.bug} | {case.issue} | 0 | 2.0 |  |  | "
+            f"error: not run (expected {case.expected}) |") in lines
+    assert lines[-1] == f"1. `{case.command}`"
+    assert not (out / "real-bugs.md").exists() and (out / "real_bugs.json").is_file()
 
 
 def test_the_rs_fd_case_states_its_enumerated_probabilities():

@@ -86,6 +86,59 @@ def test_encoder_counts_names_per_bucket_and_sums_their_values():
     assert not np.array_equal(encoder({"a": 1.5, "b": -2.0, "c": 0.0})[8:], row[8:])
 
 
+def test_finite_numbers_whose_difference_passes_float64_make_an_order_category():
+    # -1.7e308 and 1.7e308 are finite; v - u = 3.4e308 is past float64's largest number, so the relation is the
+    # order as a category (its sign), with no RuntimeWarning and no inf value.
+    import warnings
+
+    largest = np.finfo(np.float64).max
+    assert 1.7e308 < largest < 2 * 1.7e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        features = output_features(np.array([-1.7e308, 1.7e308]))
+        assert features == {"y.ndim": 1.0, "y.shape[0]": 2.0, "y[0]": -1.7e308, "y[1]": 1.7e308,
+                            "(y[1] - y[0])=inf": 0.0, "(equal neighbours of y)": 0.0}
+        assert "(y{'b'} - y{'a'})=-inf" in output_features({"a": 1.7e308, "b": -1.7e308})
+        # 1.7e308 - 1e308 is finite: a value as any difference.
+        assert output_features({"a": 1e308, "b": 1.7e308})["(y{'b'} - y{'a'})"] == 1.7e308 - 1e308
+
+
+def test_numbers_whose_sum_in_a_bucket_passes_float64_are_refused_naming_them():
+    # With one bucket every name is added into it: 1e308 + 1e308 = 2e308 passes float64's largest number.
+    import warnings
+
+    assert 1e308 + 1e308 == math.inf
+    mechanism = PerDatabaseMechanism(lambda db, rng: np.array([1e308, 1e308]), "huge", encoder=OutputEncoder(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(MechanismError, match=r"not encodable on database 0: y is an array: its numbers "
+                                                 r"y\[0\] = 1e\+308, y\[1\] = 1e\+308.* share bucket 0 of the "
+                                                 r"encoder's 1, .*sum passes float64's largest number"):
+            sample_mechanism(mechanism, np.zeros((2, 1, 1)), 0)
+        # -1.7e308 and 1.7e308 in one bucket add up to a finite sum, which is accepted; six names: ndim, shape,
+        # the two entries, their order and the count of equal neighbours.
+        row = OutputEncoder(1)(np.array([-1.7e308, 1.7e308]))
+        assert np.all(np.isfinite(row)) and row[1] == 6.0
+
+
+def test_an_audit_of_outputs_near_the_float64_limits_runs_without_an_inf_error():
+    # Record 0 switches the second number between 1.7e308 and 1.0, the first is always -1.7e308: the event
+    # {second number > 1} has probability 1 under one database and 0 under the other, so the DP claim is refuted;
+    # before, v - u = 3.4e308 overflowed and the audit stopped at "returned NaN or inf".
+    import warnings
+
+    def release(db, rng):
+        return np.array([-1.7e308, 1.7e308 if db[0, 0] else 1.0])
+
+    first, second = np.zeros((2, 1)), np.array([[1.0], [0.0]])
+    spec = AuditSpec(mechanism=PerDatabaseMechanism(release, "huge", encoder=OutputEncoder()),
+                     priors=[NeighbouringPair(second, first).prior()], claim=parse_claim("dp:1"), samples=400,
+                     event_runs=200, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert run_audit(spec).claim_verdict == "refuted"
+
+
 def test_per_database_mechanism_encodes_outputs_of_differing_shapes():
     mechanism = PerDatabaseMechanism(lambda db, rng: np.zeros(int(db[0, 0])), "shapes", encoder=OutputEncoder(4))
     out = sample_mechanism(mechanism, np.array([[[2.0]], [[3.0]]]), 0)

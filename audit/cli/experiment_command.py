@@ -19,7 +19,8 @@ def configure(parser) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="reduced setting: under 30 s on a 2-core CPU (what the tests run)")
     parser.add_argument("--page", default=None, metavar="FILE.md",
-                        help="also write a documentation page (summary and tables), e.g. docs/benchmarks/NAME.md")
+                        help="also write a documentation page (summary and tables; real-bugs and scans write their own "
+                             "page there), e.g. docs/benchmarks/NAME.md")
     parser.add_argument("--grid", default=None, metavar="NAME",
                         help="a named size of an experiment that has several (dpsgd-audit: cpu, gpu, gpu-full; "
                              "default: the device's)")

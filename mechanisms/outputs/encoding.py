@@ -17,7 +17,9 @@ too (``(equal neighbours of y)``, ``(y[2] - y[1])``: :mod:`mechanisms.outputs.re
 key sets and class sets are the set of names present. :class:`OutputEncoder` turns them into one
 row of fixed width 2W: each name is hashed (CRC-32, the same in every process) to one of W
 buckets; the first W columns hold the sum of the values in each bucket, the last W the number of
-names in it. An output that holds a name its neighbour never produces (a new key, a new class, a
+names in it. An output whose finite numbers, added in one bucket, pass float64's largest number (about
+1.8e308) is refused, its numbers named (:class:`~mechanisms.outputs.limits.OutputNotEncodable`), rather than
+encoded as an infinite sum. An output that holds a name its neighbour never produces (a new key, a new class, a
 larger shape) changes a count in the second block whatever else collides there, so a statistic on
 the counts alone (:class:`audit.statistics.support.SupportLogRatio`) sees every change of support
 that is not exactly offset by another in the same bucket.
@@ -253,6 +255,18 @@ def encoder_of(mechanism) -> "OutputEncoder | None":
     return None
 
 
+def _refuse_overflow(output, features: dict, buckets, bucket: int, width: int):
+    """Refuse an output whose finite numbers, added in one bucket, pass float64's largest number (about 1.8e308): the
+    sum is not a number the row can hold, and the refusal names them rather than a row of inf."""
+    names = sorted((name for name, b in zip(features, buckets) if b == bucket), key=lambda name: -abs(features[name]))
+    shown = ", ".join(f"{name} = {features[name]:.6g}" for name in names[:MAX_DIFFERENCES])
+    more = f" and {len(names) - MAX_DIFFERENCES} smaller" if len(names) > MAX_DIFFERENCES else ""
+    raise OutputNotEncodable("y", type_text(output), f"its numbers {shown}{more} share bucket {bucket} of the encoder's "
+                             f"{width}, where they are added, and their sum passes float64's largest number "
+                             f"({np.finfo(np.float64).max:.6g}); rescale the released numbers",
+                             accepted="finite numbers whose sums in one bucket stay within float64's range")
+
+
 class OutputEncoder:
     """Encode outputs of any structure as rows of ``2 * width`` numbers (module docstring).
 
@@ -307,9 +321,11 @@ class OutputEncoder:
         self.with_nan += _NAN_NUMBERS[0] != nan_before
         buckets = np.fromiter((self._bucket_of(name) for name in features), dtype=np.intp, count=len(features))
         # bincount adds each bucket's values in the features' order, as a loop of += would: the same doubles.
-        row = np.concatenate([np.bincount(buckets, weights=np.fromiter(features.values(), dtype=np.float64,
-                                                                       count=len(features)), minlength=self.width),
-                              np.bincount(buckets, minlength=self.width).astype(np.float64)])
+        sums = np.bincount(buckets, weights=np.fromiter(features.values(), dtype=np.float64, count=len(features)),
+                           minlength=self.width)
+        if not np.all(np.isfinite(sums)):
+            _refuse_overflow(output, features, buckets, int(np.flatnonzero(~np.isfinite(sums))[0]), self.width)
+        row = np.concatenate([sums, np.bincount(buckets, minlength=self.width).astype(np.float64)])
         return row if self.statistic is None else np.concatenate([row, self.statistic.values(output)])
 
     def _bucket_of(self, name: str) -> int:

@@ -12,7 +12,9 @@ of an array, the numeric values of a mapping's keys in sorted order — holding 
 - ``(equal neighbours of y)``: how many neighbouring pairs ``u = y[i]``, ``v = y[i+1]`` are equal, a value
   (for a row of an array, ``(equal neighbours of y[2,:])``);
 - ``(y[i+1] - y[i])`` for each neighbouring pair: the difference v − u, a value; its sign is the order of
-  the two.
+  the two. Where v − u is past float64's largest number (u and v finite, near ±1.8e308, of opposite signs) it is
+  a category instead, ``(y[1] - y[0])=inf`` or ``=-inf``: the order, as a released infinity is
+  (:func:`mechanisms.outputs.encoding.output_features`), not a value clipped to the largest one.
 
 Equalities are counted in one number per container, not named one by one as support facts: a noisy
 integer release (geometric noise on counts) makes neighbours equal at random, and a support fact per pair
@@ -60,15 +62,24 @@ def relation_features(places: list, out: dict, container: str) -> None:
     >>> relation_features([("y[0]", 1.0), ("y[1]", 1.0), ("y[2]", 3.0)], out, "y")
     >>> sorted(out.items())
     [('(equal neighbours of y)', 1.0), ('(y[1] - y[0])', 0.0), ('(y[2] - y[1])', 2.0)]
+    >>> out = {}
+    >>> relation_features([("y[0]", -1.7e308), ("y[1]", 1.7e308)], out, "y")
+    >>> sorted(out)
+    ['(equal neighbours of y)', '(y[1] - y[0])=inf']
     """
     if not 2 <= len(places) <= MAX_RELATION_ELEMENTS:
         return
     equal = 0
     for (left, u), (right, v) in zip(places, places[1:]):
+        u, v = float(u), float(v)  # Python floats: an overflowing difference is inf, with no RuntimeWarning
         if not (math.isfinite(u) and math.isfinite(v)):
             continue
         equal += u == v
-        out[f"({right} - {left})"] = v - u
+        difference = v - u
+        if math.isfinite(difference):
+            out[f"({right} - {left})"] = difference
+        else:  # |v − u| past float64's largest number: its sign, a category as a released infinity is
+            out[f"({right} - {left})={difference!r}"] = 0.0
     out[f"(equal neighbours of {container})"] = float(equal)
 
 
