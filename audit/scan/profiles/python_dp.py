@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from mechanisms.inputs.relation import ADD_REMOVE
 
-from audit.scan.profiles.base import Family, LocalRandomizer, OptionalArgument, Profile, parameters
+from audit.scan.profiles.base import Family, LocalRandomizer, NotScanned, OptionalArgument, Profile, parameters
 
 
 def pybind_parameters(obj) -> dict:
@@ -84,6 +84,14 @@ ROWS_WITHOUT_BOUNDS = 1000
 #: The algorithms that refuse to run on three records with the bounds left out (module docstring).
 FIND_BOUNDS = ("BoundedMean", "BoundedSum", "BoundedStandardDeviation", "BoundedVariance")
 
+#: The algorithms whose public class cannot be built with the bounds left out, and why: their grid points without
+#: bounds are skipped rows with that reason (:meth:`QuickResultAlgorithm.call_source`).
+BOUNDS_REQUIRED = {"Percentile": (
+    "PyDP 1.1's Percentile cannot be built without bounds: its Python class passes `percentile` always (default 0.0) "
+    "and drops the bounds left out, and its compiled class (PercentileDouble, PercentileInt) takes `percentile` only "
+    "with `lower_bound` and `upper_bound` (its one overload without bounds takes no percentile), so the call raises "
+    "TypeError: incompatible constructor arguments")}
+
 
 @dataclass(frozen=True)
 class QuickResultAlgorithm(Family):
@@ -116,7 +124,15 @@ class QuickResultAlgorithm(Family):
             return settings["lower_bound"], settings["upper_bound"]
         return tuple(self.bounds)
 
+    def raises_as_output(self, obj, settings: dict) -> bool:
+        """Whether a raise is one of the case's outputs (:mod:`audit.scan.raised`): where the algorithm searches
+        its bounds (it takes them and the grid point leaves them out), which raises at random (module docstring)."""
+        return "lower_bound" in parameters(obj) and settings.get("lower_bound") is None
+
     def call_source(self, obj, settings: dict) -> str:
+        name = getattr(obj, "__name__", "")
+        if name in BOUNDS_REQUIRED and settings.get("lower_bound") is None:
+            raise NotScanned(BOUNDS_REQUIRED[name])
         values = "[int(v) for v in db[:, 0]]" if settings.get("dtype") == "int" else "db[:, 0].tolist()"
         return f"entry({self.arguments_source(obj, settings)}).{self.method_name}({values})"
 
