@@ -14,7 +14,11 @@ partition selection.
   records all equal finds bounds of width 0 (``LInf sensitivity must be finite and positive``): the grid
   points of those algorithms (:data:`FIND_BOUNDS`: ``Max``, ``Min`` and ``Median`` run on three records) that
   leave the bounds out hold :data:`ROWS_WITHOUT_BOUNDS` records alternating between the ends of the domain
-  (:meth:`QuickResultAlgorithm.pairs`), record 0 the one that moves or is removed.
+  (:meth:`QuickResultAlgorithm.pairs`), record 0 the one that moves or is removed. The bounds search may also
+  raise at random (``LInf sensitivity must be finite and positive``, the threshold's ``FAILED_PRECONDITION``),
+  and a raise whose probability depends on the data breaks the claim by itself: where an algorithm searches its
+  bounds the family opts in to audit a raise as one of the outputs (:meth:`QuickResultAlgorithm.raises_as_output`,
+  :mod:`audit.scan.raised`). ``Percentile`` cannot be built without bounds (:data:`BOUNDS_REQUIRED`).
 - ``pydp.algorithms.numerical_mechanisms``: ``LaplaceMechanism(epsilon, sensitivity)`` and
   ``GaussianMechanism(epsilon, delta, sensitivity)`` release ``add_noise(value)``, (ε, δ)-DP for a value
   of the declared sensitivity: a local randomizer on one value, its pair the two ends of [0, sensitivity].
