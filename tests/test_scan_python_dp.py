@@ -153,3 +153,25 @@ def test_python_dp_algorithms_without_bounds_are_audited_not_skipped():
                   only=["BoundedSum(epsilon=1.0, dtype='int') / ends", "BoundedMean(epsilon=1.0, dtype='int') / ends"])
     assert result.cases == 2
     assert [o["status"] for o in result.outcomes] == ["control", "control"], [o.get("reason") for o in result.outcomes]
+
+
+class Percentile(BoundedSum):
+    """Shaped like PyDP's ``Percentile``: a ``percentile`` beside the bounds."""
+
+    def __init__(self, epsilon=1.0, percentile=0.0, lower_bound=None, upper_bound=None, dtype="int"):
+        super().__init__(epsilon, 0, lower_bound, upper_bound, dtype=dtype)
+
+
+def test_the_bounds_search_audits_a_raise_as_an_output_and_percentile_without_bounds_is_skipped_saying_why():
+    family = QuickResultAlgorithm()
+    cases, unbuilt = build_cases([EntryPoint("pydp.algorithms.laplacian", "BoundedSum", BoundedSum, family),
+                                  EntryPoint("pydp.algorithms.laplacian", "Percentile", Percentile, family)], (1.0,))
+    searched = [c for c in cases if "lower_bound" not in c.settings]
+    assert searched and all(c.raised_as_output and c.source.startswith("released(lambda: entry(") for c in searched)
+    assert all(c.entry.name == "BoundedSum" for c in searched)
+    given = [c for c in cases if "lower_bound" in c.settings]
+    assert given and not any(c.raised_as_output or "released" in c.source for c in given)
+    assert {s.what for s in unbuilt} == {"pydp.algorithms.laplacian.Percentile(epsilon=1.0, dtype='float', "
+                                         "percentile=0.5)", "pydp.algorithms.laplacian.Percentile(epsilon=1.0, "
+                                         "dtype='int', percentile=0.5)"}
+    assert all("Percentile cannot be built without bounds" in s.reason for s in unbuilt)

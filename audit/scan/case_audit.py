@@ -111,7 +111,15 @@ def _described(case, seed: int) -> dict:
             "pair": case.pair.family, "pair_why": case.pair.why, "relation": case.relation, "claim": case.claim,
             "source": case.source, "first": case.pair.first.tolist(), "second": case.pair.second.tolist(),
             **({"preamble": case.entry.family.preamble, "setup": case.setup} if case.setup or case.entry.family.preamble
-               else {})}
+               else {}), **(_raised_described(case) if case.raised_as_output else {})}
+
+
+def _raised_described(case) -> dict:
+    """An opted-in case's reproduction needs ``released`` (:mod:`audit.scan.raised`) atop its files."""
+    from audit.scan.raised import PREAMBLE
+
+    return {"raised_as_output": True, "setup": case.setup,
+            "preamble": "\n\n".join(p for p in (case.entry.family.preamble, PREAMBLE) if p)}
 
 
 def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, on_bounds=None) -> dict:
@@ -133,22 +141,35 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
     started = (time.perf_counter(), time.process_time())
     try:
         function = _Captured(case.function())
+        if case.raised_as_output:  # counts each database's raises (audit.scan.raised)
+            from audit.scan.raised import RaiseCounter
+
+            function = RaiseCounter(function, case.pair.first, case.pair.second)
     except Exception as exc:  # noqa: BLE001 - the source is built from the profile; say what failed
         return skipped_outcome(case, seed, f"the call could not be built: {type(exc).__name__}: {exc}", started)
     who = f"entry point {case.entry.qualified}"
     global_state = np.random.get_state()[1].copy()
-    probe_calls = []  # the probe's two calls' seconds: what one call costs here and now
+    probe_calls, probed = [], []  # the probe's two calls' seconds (what one call costs here and now), and values
     for name, db in (("first", case.pair.first), ("second", case.pair.second)):
         called = time.perf_counter()
         try:
-            call_user_code(function, (db, np.random.default_rng(seed)), who=who, timeout=timeout,
-                           where=f" on the {name} database", hint="(the scan's --timeout)")
+            probed.append(call_user_code(function, (db, np.random.default_rng(seed)), who=who, timeout=timeout,
+                                         where=f" on the {name} database", hint="(the scan's --timeout)"))
         except MechanismError as exc:
             return skipped_outcome(case, seed, f"hangs or exits: {exc}", started)
         except Exception as exc:  # noqa: BLE001 - a library may raise anything at a grid point
             return skipped_outcome(case, seed, f"the call raised {type(exc).__name__} on the {name} database: {exc}"[:400],
                             started)
         probe_calls.append(time.perf_counter() - called)
+    if case.raised_as_output:
+        from audit.scan.raised import ALWAYS_CALLS, always_raises, is_raised
+
+        if is_raised(probed[0]) and is_raised(probed[1]):
+            category = always_raises(function, case.pair.first, case.pair.second, seed)
+            if category is not None:
+                return skipped_outcome(case, seed, f"the call raised on each of {ALWAYS_CALLS} calls on each database "
+                                       f"(a raise on every call is no random output): {category[len('raised: '):]}"[:400],
+                                       started)
     # The slower call bounds the chunks (a first call's one-off costs included); the faster predicts the looks' calls.
     probe_seconds, call_seconds = max(probe_calls), min(probe_calls)
     looks_limit = chunk_timeout(timeout, probe_seconds, max_runs)
@@ -189,15 +210,23 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
                                f"{looks_limit:.3g} s its looks may take at --timeout {timeout:g}", started, notes=notes)
     except InputError as exc:
         return skipped_outcome(case, seed, f"could not be audited: {exc}"[:400], started, notes=notes)
-    if function.printed:
-        notes.append(f"prints to stdout (captured): {function.printed!r}")
+    captured = function.function if case.raised_as_output else function
+    if captured.printed:
+        notes.append(f"prints to stdout (captured): {captured.printed!r}")
     # What reached the streams past the capture above (stderr: a library's logging), counted by the audit's runner.
     notes += [note for note in audit.result.notes if PRINTED_NOTE_WORDS in note]
-    if function.mutates:
+    if captured.mutates:
         notes.append("changes the database it is given in place (each call of the scan gets a copy of its own)")
-    notes += [f"warned: {w}" for w in function.warned]
+    notes += [f"warned: {w}" for w in captured.warned]
+    raised = {}
+    if case.raised_as_output:
+        from audit.scan.raised import finding_note
+
+        raised = {"raises": function.summary()}
+        notes.append(finding_note(raised["raises"]) if audit.refuted and any(raised["raises"]["raised"])
+                     else function.note())
     return {"id": case.id, "status": "finding" if audit.refuted else "control", **_described(case, seed),
-            **_evidence(audit), "alpha": alpha, **_times(started), "notes": notes}
+            **_evidence(audit), "alpha": alpha, **_times(started), "notes": notes, **raised}
 
 
 def chunk_timeout(timeout: float, probe_seconds: float, calls: int | None = None) -> float:

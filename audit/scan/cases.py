@@ -25,6 +25,7 @@ import numpy as np
 
 from estimators.validation import InputError
 
+from audit.scan.raised import wrapped
 from audit.scan.profiles.base import FittedModel, NotScanned, Profile, UnknownSignature, _public_function, parameters
 
 #: How far beyond the declared bounds the "beyond" pair puts its record, in widths of the range:
@@ -72,6 +73,7 @@ class Case:
     relation: str
     source: str
     setup: str = ""  # an expression built once per case into ``measurement``, which ``source`` calls (OpenDP)
+    raised_as_output: bool = False  # its family's opt-in: a raise is a release (audit.scan.raised)
 
     @property
     def settings_text(self) -> str:
@@ -91,6 +93,10 @@ class Case:
         namespace = {"entry": self.entry.obj, "np": np}
         if self.entry.family.preamble:
             exec(compile(self.entry.family.preamble, f"<scan preamble {self.id}>", "exec"), namespace)  # noqa: S102
+        if self.raised_as_output:  # the source calls released(…) (audit.scan.raised)
+            from audit.scan.raised import PREAMBLE
+
+            exec(compile(PREAMBLE, f"<scan raised {self.id}>", "exec"), namespace)  # noqa: S102
         if self.setup:
             namespace["measurement"] = eval(compile(self.setup, f"<scan setup {self.id}>", "eval"),  # noqa: S307
                                             namespace)
@@ -223,6 +229,9 @@ def build_cases(entries, epsilons) -> tuple:
                 source = family.call_source(entry.obj, settings)
                 claim = family.claim(entry.obj, settings)
                 pairs = pairs_for(entry, settings)
+                # The family's opt-in (audit.scan.raised): the call wrapped, its raise one of its outputs.
+                raised = bool(getattr(family, "raises_as_output", None) and family.raises_as_output(entry.obj, settings))
+                source = wrapped(source) if raised else source
             except Exception as exc:  # noqa: BLE001 - a constructor may raise anything at a grid point
                 text = ", ".join(f"{k}={v!r}" for k, v in settings.items())
                 skipped.append(Skipped(f"{entry.qualified}({text})", f"could not be built at this grid point: "
@@ -234,5 +243,5 @@ def build_cases(entries, epsilons) -> tuple:
                     skipped.append(Skipped(f"{entry.qualified}({text}) / {pair.family}", pair.unbuilt))
                     continue
                 cases.append(Case(entry, settings, pair, pair.claim or claim,
-                                  pair.relation or entry.relation or family.relation, source, setup))
+                                  pair.relation or entry.relation or family.relation, source, setup, raised))
     return cases, skipped

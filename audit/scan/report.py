@@ -100,6 +100,24 @@ if best[1] is not None:
 '''
 
 
+#: The script's simulation line, and what replaces it for a case whose raises are outputs (:mod:`audit.scan.raised`):
+#: a raise's category is its own output, and the script counts each database's raises.
+_SIMULATED = "first, second = simulate(FIRST, 1), simulate(SECOND, 2)\n"
+_RAISED_SIMULATED = '''_numbers = numbers
+
+
+def numbers(output):
+    """A raised call's category ('raised: <type>: <message>') as an output of its own, else the numbers."""
+    return ((), (output,)) if isinstance(output, str) else _numbers(output)
+
+
+first, second = simulate(FIRST, 1), simulate(SECOND, 2)
+for name, outputs in (("first", first), ("second", second)):
+    raised = collections.Counter(s[0] for _, s in outputs if s and isinstance(s[0], str))
+    print(f"the call raised on {sum(raised.values())} of {RUNS} runs on the {name} database: {dict(raised)}")
+'''
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:60]
 
@@ -141,6 +159,8 @@ def finding_files(outcome: dict, result) -> dict:
                             version=result.version, install=result.target if result.version[0].isdigit() else "",
                             runs=REPRODUCE_RUNS, pair_why=outcome["pair_why"], import_lines=imports,
                             source=outcome["source"], epsilon=epsilon)
+    if outcome.get("raised_as_output"):  # its releases include raises' categories (audit.scan.raised)
+        script = script.replace(_SIMULATED, _RAISED_SIMULATED)
     return {"first.npy": npy(outcome["first"]), "second.npy": npy(outcome["second"]),
             "mechanism.py": mechanism.encode(), "reproduce.py": script.encode()}
 

@@ -14,7 +14,11 @@ partition selection.
   records all equal finds bounds of width 0 (``LInf sensitivity must be finite and positive``): the grid
   points of those algorithms (:data:`FIND_BOUNDS`: ``Max``, ``Min`` and ``Median`` run on three records) that
   leave the bounds out hold :data:`ROWS_WITHOUT_BOUNDS` records alternating between the ends of the domain
-  (:meth:`QuickResultAlgorithm.pairs`), record 0 the one that moves or is removed.
+  (:meth:`QuickResultAlgorithm.pairs`), record 0 the one that moves or is removed. The bounds search may also
+  raise at random (``LInf sensitivity must be finite and positive``, the threshold's ``FAILED_PRECONDITION``),
+  and a raise whose probability depends on the data breaks the claim by itself: where an algorithm searches its
+  bounds the family opts in to audit a raise as one of the outputs (:meth:`QuickResultAlgorithm.raises_as_output`,
+  :mod:`audit.scan.raised`). ``Percentile`` cannot be built without bounds (:data:`BOUNDS_REQUIRED`).
 - ``pydp.algorithms.numerical_mechanisms``: ``LaplaceMechanism(epsilon, sensitivity)`` and
   ``GaussianMechanism(epsilon, delta, sensitivity)`` release ``add_noise(value)``, (ε, δ)-DP for a value
   of the declared sensitivity: a local randomizer on one value, its pair the two ends of [0, sensitivity].
@@ -38,7 +42,7 @@ from dataclasses import dataclass
 
 from mechanisms.inputs.relation import ADD_REMOVE
 
-from audit.scan.profiles.base import Family, LocalRandomizer, OptionalArgument, Profile, parameters
+from audit.scan.profiles.base import Family, LocalRandomizer, NotScanned, OptionalArgument, Profile, parameters
 
 
 def pybind_parameters(obj) -> dict:
@@ -84,6 +88,14 @@ ROWS_WITHOUT_BOUNDS = 1000
 #: The algorithms that refuse to run on three records with the bounds left out (module docstring).
 FIND_BOUNDS = ("BoundedMean", "BoundedSum", "BoundedStandardDeviation", "BoundedVariance")
 
+#: The algorithms whose public class cannot be built with the bounds left out, and why: their grid points without
+#: bounds are skipped rows with that reason (:meth:`QuickResultAlgorithm.call_source`).
+BOUNDS_REQUIRED = {"Percentile": (
+    "PyDP 1.1's Percentile cannot be built without bounds: its Python class passes `percentile` always (default 0.0) "
+    "and drops the bounds left out, and its compiled class (PercentileDouble, PercentileInt) takes `percentile` only "
+    "with `lower_bound` and `upper_bound` (its one overload without bounds takes no percentile), so the call raises "
+    "TypeError: incompatible constructor arguments")}
+
 
 @dataclass(frozen=True)
 class QuickResultAlgorithm(Family):
@@ -116,7 +128,15 @@ class QuickResultAlgorithm(Family):
             return settings["lower_bound"], settings["upper_bound"]
         return tuple(self.bounds)
 
+    def raises_as_output(self, obj, settings: dict) -> bool:
+        """Whether a raise is one of the case's outputs (:mod:`audit.scan.raised`): where the algorithm searches
+        its bounds (it takes them and the grid point leaves them out), which raises at random (module docstring)."""
+        return "lower_bound" in parameters(obj) and settings.get("lower_bound") is None
+
     def call_source(self, obj, settings: dict) -> str:
+        name = getattr(obj, "__name__", "")
+        if name in BOUNDS_REQUIRED and settings.get("lower_bound") is None:
+            raise NotScanned(BOUNDS_REQUIRED[name])
         values = "[int(v) for v in db[:, 0]]" if settings.get("dtype") == "int" else "db[:, 0].tolist()"
         return f"entry({self.arguments_source(obj, settings)}).{self.method_name}({values})"
 

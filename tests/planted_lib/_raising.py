@@ -1,0 +1,29 @@
+"""Entry points that raise at random (scanned with a family that opts in to raises as outputs,
+:mod:`audit.scan.raised`; tests/test_scan_raised.py): each releases 0 or raises ``ValueError``.
+
+- ``raises_with_data``: raises with probability :data:`P_HIGH` where record 0 exceeds 5, else :data:`P_LOW`: the
+  raise itself breaks 1-DP (ln(P_HIGH / P_LOW) = ln 10 > 1);
+- ``raises_evenly``: raises with probability :data:`P_EVEN` whatever the data: exactly 0-DP;
+- ``always_raises``: raises on every call: no random output.
+"""
+
+import numpy as np
+
+P_HIGH, P_LOW, P_EVEN = 0.5, 0.05, 0.2
+
+
+def raises_with_data(array, epsilon=1.0, random_state=None):
+    chance = P_HIGH if array[0] > 5 else P_LOW
+    if np.random.default_rng(random_state).random() < chance:
+        raise ValueError("unlucky draw\nsecond line")
+    return 0.0
+
+
+def raises_evenly(array, epsilon=1.0, random_state=None):
+    if np.random.default_rng(random_state).random() < P_EVEN:
+        raise ValueError("unlucky draw")
+    return 0.0
+
+
+def always_raises(array, epsilon=1.0, random_state=None):
+    raise RuntimeError("never works")
