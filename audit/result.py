@@ -363,8 +363,10 @@ class AuditResult:
                     f"satisfy {label}{shown}.{split}")
         if not self.claim_alpha:
             return f"No test of this audit could refute {it} (the notes say why and what would)."
+        # What a newcomer should do next with a claim that stands: look harder, or elsewhere.
         return (f"No test found evidence against {it} at {confidence} confidence; "
-                f"this is not a proof that the claim holds.{split}")
+                f"this is not a proof that the claim holds: more samples (this audit's {self.samples:,}) or inputs "
+                f"it did not try may find evidence.{split}")
 
     def relations_words(self) -> str:
         """The relations of an audit under both (:attr:`relations`), in words: the refuting one(s), else both."""
