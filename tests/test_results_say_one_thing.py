@@ -232,3 +232,14 @@ def test_the_mi_level_a_claim_implies_cites_its_theorems_by_name_and_number(clai
 ])
 def test_a_budget_source_is_cited_without_its_statement(source, reference):
     assert theorem_reference(source) == reference
+
+
+def test_a_negative_mi_bound_reads_as_no_evidence_in_the_headline_as_in_the_table():
+    # An MI test that alone tests the claim, with a raw certified bound below 0: the headline says what the table
+    # says (0 nats, no evidence), not the raw -0.51, which the JSON keeps.
+    check = CrossCheck("10-DP", 10.0, False, True, [], "bound -0.51 ≤ budget 10", test="mi", statistic=-0.51,
+                       threshold=10.0, alpha_spent=0.05)
+    result = replace(_result(claim="dp:10", claim_alpha={"mi": 0.05}), cross_checks=[check])
+    headline = _text(result).splitlines()[0]
+    assert "certified MI lower bound 0 nats (no evidence) ≤ the 10 nats the claim implies (MI test, α = 0.05)" in headline
+    assert "-0.51" not in headline and result.to_dict()["lower_bound"] == -0.51

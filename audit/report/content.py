@@ -274,8 +274,9 @@ def deciding_evidence(result: AuditResult) -> str:
         return ""
     above = ">" if check.statistic > check.threshold else "≤"
     if check.test == "mi":
-        bound = (f"certified MI lower bound {number(check.statistic)} nats {above} the {number(check.threshold)} nats "
-                 "the claim implies")
+        # A negative bound reads as the table reads it, 0 (no evidence): bound_text.
+        bound = (f"certified MI lower bound {bound_text(check.statistic, 'nats')} {above} the "
+                 f"{number(check.threshold)} nats the claim implies")
     elif check.test == "gdp":
         bound = f"certified μ ≥ {number(check.statistic)} {above} the claimed μ = {check.threshold:g}"
     elif _pure_epsilon(result) is not None:  # the event tests of pure ε-DP: the certified ε against the claimed ε
