@@ -365,7 +365,7 @@ class AuditResult:
             return f"No test of this audit could refute {it} (the notes say why and what would)."
         # What a newcomer should do next with a claim that stands: look harder, or elsewhere.
         return (f"No test found evidence against {it} at {confidence} confidence; "
-                f"this is not a proof that the claim holds: more samples (this audit's {self.samples:,}) or inputs "
+                f"this is not a proof that the claim holds: a larger budget (--samples, AuditSpec.samples) or inputs "
                 f"it did not try may find evidence.{split}")
 
     def relations_words(self) -> str:

@@ -196,12 +196,13 @@ def test_the_json_statement_keeps_its_words_and_the_terminal_says_the_verdict_on
     # The statement the JSON carries, written out here: the claim, its verdict, what it means, the one test.
     assert result.claim_statement() == (
         "Claim 1-DP (neighbours: replace one record (n fixed)) (from --claim): not refuted. No test found evidence against it at 95% "
-        "confidence; this is not a proof that the claim holds: more samples (this audit's 400) or inputs it did not "
-        "try may find evidence. The event test at α = 0.05 is the one test that can refute it.")
+        "confidence; this is not a proof that the claim holds: a larger budget (--samples, AuditSpec.samples) or "
+        "inputs it did not try may find evidence. The event test at α = 0.05 is the one test that can refute it.")
     text = _text(result)
     assert "Claim 1-DP" not in text and text.count("NOT-REFUTED") == 1
     assert text.count("No test found evidence against the claim at 95% confidence; this is not a proof that the claim "
-                      "holds: more samples (this audit's 400) or inputs it did not try may find evidence. The event "
+                      "holds: a larger budget (--samples, AuditSpec.samples) or inputs it did not try may find "
+                      "evidence. The event "
                       "test at α = 0.05 is the one test that can refute the claim.") == 1
 
 
