@@ -19,6 +19,7 @@ from audit.result import PUFFERFISH_PAPER, AuditResult, named_papers
 from estimators.validation import InputError
 from mechanisms.calls.printed import NOTE_WORDS as PRINTED_NOTE_WORDS
 from mechanisms.execution.chunks import GLOBAL_DRAWS_WORDS
+from mechanisms.outputs.encoding import NONE_NOTE_WORDS
 
 NOTION_NAMES = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}
 # What each entry of ``samples_by_purpose`` paid for, in words.
@@ -228,7 +229,7 @@ def _clearance(result: AuditResult, check) -> float | None:
 #: what the mechanism printed (kept off the terminal during the runs) and the NaN it returned.
 _ACTION_WORDS = ("runs per input", "cannot refute", "does not test the claim", "can refute", "declares records in",
                  "neighbour", "relation", "raise --samples", "is off", PRINTED_NOTE_WORDS, "returned NaN in",
-                 GLOBAL_DRAWS_WORDS)
+                 GLOBAL_DRAWS_WORDS, NONE_NOTE_WORDS)
 
 
 def action_notes(result: AuditResult) -> list:
@@ -236,7 +237,8 @@ def action_notes(result: AuditResult) -> list:
     it needs), pairs that cannot reach the declared input domain, the neighbouring relation assumed, a
     test that does not test the claim, what the mechanism printed and the NaN it returned
     (:meth:`mechanisms.execution.runner.MechanismRunner.call_notes`), its draws from the global generators
-    (:func:`mechanisms.execution.chunks.global_draws_note`). The terminal prints these; every note is in
+    (:func:`mechanisms.execution.chunks.global_draws_note`) and a None it returned
+    (:func:`mechanisms.outputs.encoding.none_note`). The terminal prints these; every note is in
     the JSON and reports."""
     return [note for note in result.notes if any(word in note for word in _ACTION_WORDS)]
 

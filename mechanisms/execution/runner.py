@@ -43,7 +43,7 @@ from mechanisms.execution.memory import check_output_memory, format_bytes
 from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, call_user_code
 from mechanisms.calls.printed import Printed
 from mechanisms.execution.worker import HARD_KILL_GRACE, MechanismReference, run_chunk, run_probe
-from mechanisms.outputs.encoding import encoder_of
+from mechanisms.outputs.encoding import encoder_of, none_note
 
 __all__ = ["BACKENDS", "MAX_TIMEOUT_S", "MAX_WORKERS", "PROBE_TIMEOUT", "ChunkCache", "ExecutionSettings",
            "MechanismRunner", "RunLimitReached"]
@@ -492,6 +492,9 @@ class MechanismRunner:
                                  "shape on every call", mechanism=self.who, database_index=0)
         self._output_shapes[first.shape[1]] = np.shape(one)[1:]
         self._output_width = int(np.asarray(one).reshape(1, -1).shape[1])  # for the memory check of each job
+        encoder = encoder_of(self.reference.mechanism)
+        if encoder is not None and encoder.encodes_none(one):  # a function without a return: say so, as no verdict can
+            self.notes.append(none_note(self.who))
         if np.array_equal(one, two):
             return
         mechanism = self.reference.mechanism
