@@ -363,8 +363,10 @@ class AuditResult:
                     f"satisfy {label}{shown}.{split}")
         if not self.claim_alpha:
             return f"No test of this audit could refute {it} (the notes say why and what would)."
+        # What a newcomer should do next with a claim that stands: look harder, or elsewhere.
         return (f"No test found evidence against {it} at {confidence} confidence; "
-                f"this is not a proof that the claim holds.{split}")
+                f"this is not a proof that the claim holds: a larger budget (--samples, AuditSpec.samples) or inputs "
+                f"it did not try may find evidence.{split}")
 
     def relations_words(self) -> str:
         """The relations of an audit under both (:attr:`relations`), in words: the refuting one(s), else both."""
@@ -401,6 +403,16 @@ class AuditResult:
         algorithm holds its claim, its float implementation does not, and the fix (Mironov 2012, Section 5.2); or
         that the float representation refutes the claim as well; empty for any other verdict."""
         return self._float_words()[1]
+
+    def value_explanation(self) -> str:
+        """What to check when tests that read no bits of the output refuted a claim about records: the output's values
+        themselves tell neighbouring databases apart more than the claim allows, so the noise is too small for what
+        one record changes (the usual bug: a wrong sensitivity or noise scale); empty for any other verdict, for a
+        refutation through the float representation alone (:meth:`float_explanation` says its fix) and for an MI-PP
+        claim, whose secrets need not be records."""
+        if not self.refuted or self.refuted_through_float_only or (self.claim or {}).get("secrets"):
+            return ""
+        return _VALUE_MEANING
 
     def _float_words(self) -> tuple:
         """(headline words, the line below the headline, the JSON statement's clause) of a refutation the float-bit
@@ -504,6 +516,12 @@ _FLOAT_HOW_TO = "see how-to/floating-point"
 _FLOAT_MEANING = ("the algorithm holds its claim; its float implementation does not (the tests that read no bits, on "
                   "outputs rounded to 32 significant bits, did not refute it); fix: round the noisy release onto a "
                   "power-of-two grid (snapping, Mironov 2012 Section 5.2) or use an exact sampler (e.g. OpenDP's)")
+
+
+#: What a refutation by the tests that read no bits means, and what to check (:meth:`AuditResult.value_explanation`).
+_VALUE_MEANING = ("the output's values, not only their float bits, tell neighbouring databases apart more than the claim "
+                  "allows: the noise is too small for what one record changes; check the sensitivity (how far one "
+                  "record can move the output before noise), the noise scale, and that every released value is noised")
 
 
 #: The paper the MI notions and Theorem 1 (ε-DP ⇒ MI-DP) come from, by its authors and title.

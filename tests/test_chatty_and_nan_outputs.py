@@ -95,6 +95,32 @@ def test_nan_outputs_are_counted_in_one_note():
 
 
 @pytest.mark.train
+def test_a_function_that_returns_none_is_named_in_one_note():
+    from mechanisms.adapters.callables import PerDatabaseMechanism
+    from mechanisms.outputs.encoding import NONE_NOTE_WORDS, OutputEncoder
+
+    def forgot_return(db, rng):
+        db[:, 0].mean() + rng.laplace()
+
+    def returns(db, rng):
+        return db[:, 0].mean() + rng.laplace()
+
+    # A function without its return releases None every time, so every claim holds of it: a note says so.
+    for function, notes in ((forgot_return, 1), (returns, 0)):
+        mechanism = PerDatabaseMechanism(function, function.__name__, encoder=OutputEncoder())
+        with MechanismRunner(mechanism, function.__name__, ExecutionSettings(), quiet=True) as runner:
+            runner.sample(_numbered(4), np.random.default_rng(0))
+        assert sum(NONE_NOTE_WORDS in note for note in runner.notes) == notes
+    # None's row and no other: not a 0 (a number), nor the string "None", another name that at width 4 shares None's
+    # bucket, so its row is None's row: the names the encoder saw tell them apart.
+    encoders = [OutputEncoder(width=4) for _ in range(3)]
+    rows = [encoder(output) for encoder, output in zip(encoders, (None, 0.0, "None"))]
+    assert np.array_equal(rows[0], rows[2])
+    assert [encoder.encodes_none(row) for encoder, row in zip(encoders, rows)] == [True, False, False]
+    assert not OutputEncoder(width=4).encodes_none(rows[0])  # encoded elsewhere (another process): not said
+
+
+@pytest.mark.train  # its MI-DP audit trains one neural critic (counted: neural._fit_chunk runs once)
 def test_an_audit_carries_the_notes_in_its_json_and_report():
     prior = ProductBernoulli(0.5, shape=(2, 1))
 

@@ -3,6 +3,7 @@ the declaration must be true of the catalog and the built-in priors, and the run
 
 from __future__ import annotations
 
+import os
 import random
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 from estimators.validation import InputError
 from mechanisms.base import draws_only_from_rng
 from mechanisms.catalog import catalog
+from mechanisms.execution.chunks import GLOBAL_DRAWS_WORDS
 from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
 from mechanisms.inputs.priors import Categorical, FixedRest, ProductBernoulli, ProductGaussian, TwoPoint, UniformBox
 from mechanisms.inputs.user_priors import EmpiricalResample, Mixture, UserPrior
@@ -140,3 +142,50 @@ def test_a_mechanisms_chunk_size_sets_its_calls_and_a_bad_one_is_named():
         with MechanismRunner(_Asks(bad), "bad", ExecutionSettings()) as runner:
             with pytest.raises(InputError, match="preferred_chunk_size"):
                 runner.sample(np.zeros((10, 2, 1)), np.random.default_rng(0))
+
+
+# --- the probe tells draws from the global generators from unseeded draws (worker.run_probe) -------------
+
+class _Counting:
+    """Counts its calls; draws from ``source``: its rng, numpy's global generator, or the operating system."""
+
+    def __init__(self, source):
+        self.source, self.calls = source, 0
+
+    def __call__(self, dbs, rng):
+        self.calls += 1
+        if self.source == "rng":
+            noise = rng.random((len(dbs), 1))
+        elif self.source == "global":
+            noise = np.random.random((len(dbs), 1))
+        else:
+            noise = np.frombuffer(os.urandom(8 * len(dbs)), dtype=np.uint64)[:, None] / 2.0**64
+        return dbs.sum(axis=1) + noise
+
+
+@pytest.mark.filterwarnings("ignore::mechanisms.errors.MechanismWarning")
+@pytest.mark.parametrize("source, probe_calls, global_note, unseeded_note",
+                         [("rng", 2, False, False), ("global", 3, True, False), ("urandom", 3, False, True)])
+def test_the_probe_notes_draws_from_the_global_generators(source, probe_calls, global_note, unseeded_note):
+    mechanism = _Counting(source)
+    with MechanismRunner(mechanism, "m", ExecutionSettings(), quiet=True) as runner:
+        runner.sample(np.zeros((10, 2, 1)), np.random.default_rng(0))
+    # The probe's calls (one database each) before the job's one chunk of 10.
+    assert mechanism.calls == probe_calls + 1
+    assert any(GLOBAL_DRAWS_WORDS in note for note in runner.notes) == global_note
+    assert any("cannot be reproduced" in note for note in runner.notes) == unseeded_note
+
+
+@pytest.mark.train
+def test_the_terminal_says_a_function_draws_from_numpys_global_generator(tmp_path, capsys):
+    from audit.cli.main import main
+
+    (tmp_path / "mine.py").write_text("import numpy as np\n\n\ndef f(db, rng):\n"
+                                      "    return db[:, 0].sum() + np.random.laplace(0.0, 1.0)\n")
+    code = main(["audit", "--mechanism", f"{tmp_path / 'mine.py'}:f", "--per-database", "--prior",
+                 "builtin:bernoulli", "--n", "4", "--records", "0", "--claim", "dp:1", "--slices", "0",
+                 "--samples", "400", "--event-runs", "400", "--seed", "0"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert f"notes:\n- mechanism '{tmp_path / 'mine.py'}:f' {GLOBAL_DRAWS_WORDS}" in out
+    assert "draw from rng (rng.laplace(...) for np.random.laplace(...))" in out

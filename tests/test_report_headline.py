@@ -210,11 +210,15 @@ def test_the_demo_prints_the_headline_the_audit_command_prints(refuted, tmp_path
     monkeypatch.setattr(audit.engine, "run_audit", lambda spec: refuted)
     assert main(["demo", "--out", str(tmp_path / "demo")]) == 0
     out = capsys.readouterr().out
-    said = [line for line in out.splitlines() if line.startswith(("- gauss: ", "  the event: "))]
+    said = [line for line in out.splitlines() if line.startswith(("- gauss: ", "  the output's values", "  the event: "))]
     assert said[0].startswith("- gauss: claim 0.5-DP: REFUTED (neighbours: replace one record (n fixed)): certified ε ≥ ")
-    assert said[1].startswith("  the event: y is the mechanism's output, a and b the pair's two databases; ")
+    # Refuted by a test that reads no bits: what to check comes first, then what the event's symbols mean.
+    assert said[1].endswith("the noise is too small for what one record changes; check the sensitivity (how far one "
+                            "record can move the output before noise), the noise scale, and that every released value "
+                            "is noised")
+    assert said[2].startswith("  the event: y is the mechanism's output, a and b the pair's two databases; ")
     # The same lines lead `miaudit audit`'s terminal summary; the JSON statement's DP sentence is not printed.
-    assert _text(refuted).splitlines()[:2] == [said[0][len("- gauss: "):], said[1]]
+    assert _text(refuted).splitlines()[:3] == [said[0][len("- gauss: "):], *said[1:3]]
     assert "It is not ε-DP for any ε <" in refuted.statement() and "It is not ε-DP for any ε <" not in out
 
 
@@ -254,7 +258,9 @@ def test_the_reports_state_the_verdict_once_and_explain_it(refuted, reports):
 
 def test_the_event_is_explained_under_the_headline(refuted, reports):
     lines = _text(refuted).splitlines()
-    headline, explained = lines[0], lines[1]
+    # Under the headline of a refutation by the tests that read no bits: what to check, then the event.
+    headline, explained = lines[0], lines[2]
+    assert lines[1] == "  " + refuted.value_explanation()
     event = refuted.event_test
     # The statistic the event thresholds, found independently: the label of the statistics tried that the
     # headline's event is written with.
@@ -285,7 +291,11 @@ def test_a_refutation_by_both_event_tests_says_real_arithmetic_in_the_headline_a
     lines = _text(both).splitlines()
     assert lines[0].startswith("claim 1-DP: REFUTED (neighbours: replace one record (n fixed)) (by the tests that read "
                                "no bits, so in real arithmetic too): ")
-    assert lines[1] == "  the floating-point representation of the output refutes it as well: see how-to/floating-point"
+    # What to check for the values first, then that the float bits refute it as well.
+    assert lines[1].startswith("  the output's values, not only their float bits, tell neighbouring databases apart")
+    assert lines[2] == "  the floating-point representation of the output refutes it as well: see how-to/floating-point"
+    # A refutation through the float bits alone has the float line and not this one.
+    assert float_only.value_explanation() == "" and float_only.float_explanation()
     # The JSON's statement keeps the clause it had.
     assert ("REFUTED (by the tests that read no bits, so in real arithmetic too; the floating-point representation of "
             "the output refutes it as well: see how-to/floating-point).") in both.to_dict()["statement"]

@@ -196,12 +196,14 @@ def test_the_json_statement_keeps_its_words_and_the_terminal_says_the_verdict_on
     # The statement the JSON carries, written out here: the claim, its verdict, what it means, the one test.
     assert result.claim_statement() == (
         "Claim 1-DP (neighbours: replace one record (n fixed)) (from --claim): not refuted. No test found evidence against it at 95% "
-        "confidence; this is not a proof that the claim holds. The event test at α = 0.05 is the one test that can "
-        "refute it.")
+        "confidence; this is not a proof that the claim holds: a larger budget (--samples, AuditSpec.samples) or "
+        "inputs it did not try may find evidence. The event test at α = 0.05 is the one test that can refute it.")
     text = _text(result)
     assert "Claim 1-DP" not in text and text.count("NOT-REFUTED") == 1
     assert text.count("No test found evidence against the claim at 95% confidence; this is not a proof that the claim "
-                      "holds. The event test at α = 0.05 is the one test that can refute the claim.") == 1
+                      "holds: a larger budget (--samples, AuditSpec.samples) or inputs it did not try may find "
+                      "evidence. The event "
+                      "test at α = 0.05 is the one test that can refute the claim.") == 1
 
 
 _PAPER = "Nuradha and Goldfeld, Pufferfish Privacy: An Information-Theoretic Study"
@@ -231,3 +233,14 @@ def test_the_mi_level_a_claim_implies_cites_its_theorems_by_name_and_number(clai
 ])
 def test_a_budget_source_is_cited_without_its_statement(source, reference):
     assert theorem_reference(source) == reference
+
+
+def test_a_negative_mi_bound_reads_as_no_evidence_in_the_headline_as_in_the_table():
+    # An MI test that alone tests the claim, with a raw certified bound below 0: the headline says what the table
+    # says (0 nats, no evidence), not the raw -0.51, which the JSON keeps.
+    check = CrossCheck("10-DP", 10.0, False, True, [], "bound -0.51 ≤ budget 10", test="mi", statistic=-0.51,
+                       threshold=10.0, alpha_spent=0.05)
+    result = replace(_result(claim="dp:10", claim_alpha={"mi": 0.05}), cross_checks=[check])
+    headline = _text(result).splitlines()[0]
+    assert "certified MI lower bound 0 nats (no evidence) ≤ the 10 nats the claim implies (MI test, α = 0.05)" in headline
+    assert "-0.51" not in headline and result.to_dict()["lower_bound"] == -0.51

@@ -106,14 +106,15 @@ def _show_input_warning(message, category, filename, lineno, file=None, line=Non
 
 def headline_lines(result) -> list:
     """The lines the terminal summary (:func:`_text`) and ``miaudit demo`` lead a result with: the claim's
-    headline (:func:`audit.report.content.claim_headline`), under it, indented, what a float-bit refutation means
-    and its fix (:meth:`audit.result.AuditResult.float_explanation`) and what the event's symbols mean
+    headline (:func:`audit.report.content.claim_headline`), under it, indented, what a refutation through the
+    output's values means and what to check (:meth:`audit.result.AuditResult.value_explanation`), what a float-bit
+    refutation means and its fix (:meth:`audit.result.AuditResult.float_explanation`) and what the event's symbols mean
     (:func:`audit.report.content.event_explanation`); ``[]`` without a claim."""
     from audit.report.content import claim_headline, event_explanation
 
     if result.claim is None:
         return []
-    explanations = (result.float_explanation(), event_explanation(result))
+    explanations = (result.value_explanation(), result.float_explanation(), event_explanation(result))
     return [claim_headline(result)] + [f"  {words}" for words in explanations if words]
 
 

@@ -18,6 +18,8 @@ from audit.report.text import MISSING, TextTable, number
 from audit.result import PUFFERFISH_PAPER, AuditResult, named_papers
 from estimators.validation import InputError
 from mechanisms.calls.printed import NOTE_WORDS as PRINTED_NOTE_WORDS
+from mechanisms.execution.chunks import GLOBAL_DRAWS_WORDS
+from mechanisms.outputs.encoding import NONE_NOTE_WORDS
 
 NOTION_NAMES = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}
 # What each entry of ``samples_by_purpose`` paid for, in words.
@@ -226,14 +228,17 @@ def _clearance(result: AuditResult, check) -> float | None:
 #: Words of the notes that change what a user should do: the budget, the pairs' reach, the relation, a test left out,
 #: what the mechanism printed (kept off the terminal during the runs) and the NaN it returned.
 _ACTION_WORDS = ("runs per input", "cannot refute", "does not test the claim", "can refute", "declares records in",
-                 "neighbour", "relation", "raise --samples", "is off", PRINTED_NOTE_WORDS, "returned NaN in")
+                 "neighbour", "relation", "raise --samples", "is off", PRINTED_NOTE_WORDS, "returned NaN in",
+                 GLOBAL_DRAWS_WORDS, NONE_NOTE_WORDS)
 
 
 def action_notes(result: AuditResult) -> list:
     """The notes that change what a user should do next: a budget too small for a test (with the runs
     it needs), pairs that cannot reach the declared input domain, the neighbouring relation assumed, a
     test that does not test the claim, what the mechanism printed and the NaN it returned
-    (:meth:`mechanisms.execution.runner.MechanismRunner.call_notes`). The terminal prints these; every note is in
+    (:meth:`mechanisms.execution.runner.MechanismRunner.call_notes`), its draws from the global generators
+    (:func:`mechanisms.execution.chunks.global_draws_note`) and a None it returned
+    (:func:`mechanisms.outputs.encoding.none_note`). The terminal prints these; every note is in
     the JSON and reports."""
     return [note for note in result.notes if any(word in note for word in _ACTION_WORDS)]
 
@@ -271,8 +276,9 @@ def deciding_evidence(result: AuditResult) -> str:
         return ""
     above = ">" if check.statistic > check.threshold else "≤"
     if check.test == "mi":
-        bound = (f"certified MI lower bound {number(check.statistic)} nats {above} the {number(check.threshold)} nats "
-                 "the claim implies")
+        # A negative bound reads as the table reads it, 0 (no evidence): bound_text.
+        bound = (f"certified MI lower bound {bound_text(check.statistic, 'nats')} {above} the "
+                 f"{number(check.threshold)} nats the claim implies")
     elif check.test == "gdp":
         bound = f"certified μ ≥ {number(check.statistic)} {above} the claimed μ = {check.threshold:g}"
     elif _pure_epsilon(result) is not None:  # the event tests of pure ε-DP: the certified ε against the claimed ε

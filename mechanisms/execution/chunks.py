@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MECHANISM", "PRIOR", "PROBE", "ChunkTask", "chunk_generator", "plan_chunks", "preserved_global_generators",
-           "seed_global_generators"]
+__all__ = ["MECHANISM", "PRIOR", "PROBE", "ChunkTask", "GLOBAL_DRAWS_WORDS", "chunk_generator", "global_draws_note",
+           "plan_chunks", "preserved_global_generators", "seed_global_generators"]
 
 #: ``purpose`` keys of the seed: a prior's draws and a mechanism's runs of one chunk index
 #: use independent streams.
@@ -60,6 +60,10 @@ class ChunkTask:
     allow_nan : bool
         Whether the databases may hold NaN and the mechanism may release it
         (:func:`mechanisms.base.check_batch_output`; ``--allow-nan``).
+    global_key : int
+        The last spawn key of the global generators' seed (:func:`seed_global_generators`): 1, except in the
+        probe's second call, which seeds them otherwise to tell draws from them apart
+        (:func:`mechanisms.execution.worker.run_probe`).
     """
 
     job_seed: int
@@ -71,6 +75,7 @@ class ChunkTask:
     purpose: int = MECHANISM
     last_attempt: bool = True
     allow_nan: bool = False
+    global_key: int = 1
 
     @property
     def databases(self) -> str:
@@ -100,13 +105,14 @@ def chunk_generator(job_seed: int, index: int, purpose: int = MECHANISM) -> np.r
     return np.random.default_rng(np.random.SeedSequence(job_seed, spawn_key=(index, purpose)))
 
 
-def seed_global_generators(job_seed: int, index: int, purpose: int = MECHANISM) -> None:
+def seed_global_generators(job_seed: int, index: int, purpose: int = MECHANISM, key: int = 1) -> None:
     """Seed the global generators (numpy, random, and torch if loaded) for one chunk.
 
     Cheap (tens of microseconds); :func:`preserved_global_generators` puts the caller's states back
-    once per job, which costs about 60 µs.
+    once per job, which costs about 60 µs. ``key`` (:attr:`ChunkTask.global_key`) is 1 but in the
+    probe's second call, which seeds them otherwise.
     """
-    state = np.random.SeedSequence(job_seed, spawn_key=(index, purpose, 1)).generate_state(4)
+    state = np.random.SeedSequence(job_seed, spawn_key=(index, purpose, key)).generate_state(4)
     np.random.seed(state)
     random.seed(int.from_bytes(state.tobytes(), "little"))
     torch = sys.modules.get("torch")
@@ -132,3 +138,18 @@ def preserved_global_generators():
         random.setstate(saved_random)
         if saved_torch is not None:
             torch.set_rng_state(saved_torch)
+
+
+def global_draws_note(who: str) -> str:
+    """The note for a mechanism that draws from the global generators (numpy.random, random, torch) instead of its
+    ``rng``: its probe's output changed when only they were seeded otherwise, and came back when they were seeded as
+    at first (:func:`mechanisms.execution.worker.run_probe`). The audit stays valid and reproducible, since they are
+    seeded for every chunk; the function outside the audit is not."""
+    return (f"{who} {GLOBAL_DRAWS_WORDS} (np.random, random or torch) instead of the rng it is given: its output on "
+            "one database changed when only those were seeded otherwise. miaudit seeds them for every chunk, so "
+            "this audit is valid and reproducible from its seed, but outside miaudit the function's draws are not; "
+            "draw from rng (rng.laplace(...) for np.random.laplace(...))")
+
+
+#: The words that mark :func:`global_draws_note` (the terminal prints the notes that hold them).
+GLOBAL_DRAWS_WORDS = "draws from the global generators"

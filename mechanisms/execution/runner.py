@@ -6,7 +6,8 @@ one chunk per worker in flight, retries a chunk whose user code raised or whose 
 (``retries`` times), and then stops with one error naming the mechanism and the databases.
 Its first call probes the mechanism on one database, twice with the same seed, under a
 timeout (``--timeout``, else :data:`PROBE_TIMEOUT`): a mechanism that hangs is reported
-within a minute, and one whose outputs are not a function of its ``rng`` is reported (a
+within a minute, one that draws from the global generators (which the chunks seed) gets a note,
+and one whose outputs are not a function of its seeds is reported (a
 warning in process; an error on parallel backends, whose workers could repeat its draws, unless
 the mechanism declares ``independent_across_processes = True``: its own randomness comes from
 the operating system, fresh in every process, as OpenDP's does).
@@ -36,13 +37,13 @@ from mechanisms.base import (as_database_batch, draws_only_from_rng, mechanism_n
 from mechanisms.errors import MechanismError, MechanismWarning
 from mechanisms.execution.backends import WorkerLost, make_backend, run_tasks
 from mechanisms.execution.chunk_cache import ChunkCache
-from mechanisms.execution.chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, chunk_generator, plan_chunks, preserved_global_generators,
-                     seed_global_generators)
+from mechanisms.execution.chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, chunk_generator, global_draws_note,
+                                         plan_chunks, preserved_global_generators, seed_global_generators)
 from mechanisms.execution.memory import check_output_memory, format_bytes
 from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, call_user_code
 from mechanisms.calls.printed import Printed
 from mechanisms.execution.worker import HARD_KILL_GRACE, MechanismReference, run_chunk, run_probe
-from mechanisms.outputs.encoding import encoder_of
+from mechanisms.outputs.encoding import encoder_of, none_note
 
 __all__ = ["BACKENDS", "MAX_TIMEOUT_S", "MAX_WORKERS", "PROBE_TIMEOUT", "ChunkCache", "ExecutionSettings",
            "MechanismRunner", "RunLimitReached"]
@@ -482,8 +483,8 @@ class MechanismRunner:
         with _guard_global_generators(self.reference.mechanism):
             # The probe's prints are the function's too (_dispatch adds them); its outputs are not among the calls
             # counted, nor their NaN.
-            [(first_call, second_call)] = self._dispatch(run_probe, [task], 0, "database")
-        one, two = first_call.outputs, second_call.outputs
+            [calls] = self._dispatch(run_probe, [task], 0, "database")
+        one, two = calls[0].outputs, calls[1].outputs
         self._probed, self._probe_output = True, one
         if np.shape(one)[1:] != np.shape(two)[1:]:
             raise MechanismError(f"{self.who} returned outputs of shape {_shape_text(np.shape(one))} and then "
@@ -491,11 +492,17 @@ class MechanismRunner:
                                  "shape on every call", mechanism=self.who, database_index=0)
         self._output_shapes[first.shape[1]] = np.shape(one)[1:]
         self._output_width = int(np.asarray(one).reshape(1, -1).shape[1])  # for the memory check of each job
+        encoder = encoder_of(self.reference.mechanism)
+        if encoder is not None and encoder.encodes_none(one):  # a function without a return: say so, as no verdict can
+            self.notes.append(none_note(self.who))
         if np.array_equal(one, two):
             return
         mechanism = self.reference.mechanism
         if getattr(mechanism, "seeded", True) is False and getattr(mechanism, "independent_across_processes", False):
             return  # a library that declares it takes no seed (OpenDP); its adapter's note already says so
+        if len(calls) == 3 and np.array_equal(one, calls[2].outputs):  # seeded as the first call: the same output
+            self.notes.append(global_draws_note(self.who))
+            return
         if draws_only_from_rng(mechanism):
             message = (f"{self.who} declares draws_only_from_rng, so its global generators were not seeded, yet it "
                        "returned different outputs for the same database and the same seed: it draws randomness "

@@ -37,7 +37,7 @@ import struct
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping
 
 import numpy as np
@@ -298,7 +298,7 @@ def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
     if hard_kill and task.timeout is not None:
         _arm_hard_kill(task.timeout + HARD_KILL_GRACE)
     if not draws_only_from_rng(mech):
-        seed_global_generators(task.job_seed, task.index, task.purpose)
+        seed_global_generators(task.job_seed, task.index, task.purpose, task.global_key)
     encoder = encoder_of(mech)
     nan_before = 0 if encoder is None else encoder.with_nan
     name = label or mechanism_name(mech)
@@ -321,18 +321,25 @@ def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
 
 
 def run_probe(reference: MechanismReference, task: ChunkTask, hard_kill: bool = False):
-    """Run the mechanism twice on the same chunk with the same seed, in one process.
+    """Run the mechanism on the same chunk with the same ``rng`` seed twice, in one process, the global generators
+    (numpy.random, random, torch) seeded otherwise the second time; where the two outputs differ, a third time seeded
+    as the first.
 
-    Returns both :class:`ChunkOutput`: their outputs differ when the mechanism draws randomness that is neither its
-    ``rng`` nor a global generator seeded per chunk (its own generator, ``os.urandom``, ...). Where the second call
-    fails, its error carries what both printed (:attr:`MechanismError.printed`).
+    Returns the calls' :class:`ChunkOutput`: the first two are equal when the mechanism draws only from its ``rng``;
+    where they differ, the third equals the first when it draws from the global generators (which the chunks seed,
+    so its audit is reproducible) and differs when it draws from elsewhere (its own generator, ``os.urandom``, ...).
+    A mechanism that draws nothing from ``rng`` in the common case costs no third call. Where a later call fails, its
+    error carries what the calls before it printed too (:attr:`MechanismError.printed`).
     """
-    first = run_chunk(reference, task, hard_kill)
+    calls = [run_chunk(reference, task, hard_kill)]
     try:
-        return first, run_chunk(reference, task, hard_kill)
+        calls.append(run_chunk(reference, replace(task, global_key=2), hard_kill))
+        if not np.array_equal(calls[0].outputs, calls[1].outputs):
+            calls.append(run_chunk(reference, task, hard_kill))
     except MechanismError as exc:
-        exc.printed = first.printed + (exc.printed or Printed())
+        exc.printed = sum((call.printed for call in calls), Printed()) + (exc.printed or Printed())
         raise
+    return tuple(calls)
 
 
 #: Bytes of a task's report file (:func:`run_reporting`): the hard kill's deadline (a float64, 0 when none is

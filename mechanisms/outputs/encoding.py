@@ -54,8 +54,8 @@ from mechanisms.outputs.limits import key_text as _key_text
 from mechanisms.outputs.estimators import estimator_parts, holds_estimators
 from mechanisms.outputs.relations import MAX_RELATION_ELEMENTS, in_estimator, is_relation, relation_features
 
-__all__ = ["DEFAULT_WIDTH", "MAX_ELEMENTS", "NAMES_PER_BUCKET", "OutputEncoder", "encoder_of", "output_features",
-           "support_facts"]
+__all__ = ["DEFAULT_WIDTH", "MAX_ELEMENTS", "NAMES_PER_BUCKET", "NONE_NOTE_WORDS", "OutputEncoder", "encoder_of",
+           "none_note", "output_features", "support_facts"]
 
 #: Buckets per block of an encoded row (the row has 2 × this many columns).
 DEFAULT_WIDTH = 64
@@ -328,6 +328,18 @@ class OutputEncoder:
         row = np.concatenate([sums, np.bincount(buckets, minlength=self.width).astype(np.float64)])
         return row if self.statistic is None else np.concatenate([row, self.statistic.values(output)])
 
+    def encodes_none(self, row) -> bool:
+        """Whether ``row``, a row this encoder made in this process (a statistic's values after its ``2 * width``
+        columns aside), is the encoding of ``None``: what a function without a ``return`` releases (:func:`none_note`).
+
+        The row alone cannot tell ``None`` from another output whose one name shares its bucket (a string, 1 in
+        ``width``); the names this encoder saw in that bucket can, so a row encoded in another process, or a bucket
+        that saw other names too, gives False."""
+        row = np.asarray(row, dtype=np.float64).reshape(-1)
+        [name] = output_features(None)
+        return (row.size >= 2 * self.width and np.array_equal(row[:2 * self.width], OutputEncoder(self.width)(None))
+                and self._names.get(self.bucket(name)) == [name] and self.bucket(name) not in self._more)
+
     def _bucket_of(self, name: str) -> int:
         """:meth:`bucket` of ``name``, remembered (a fitted model's hundreds of names recur in every run), with the
         name kept for :meth:`names_in` the first time it is seen."""
@@ -396,3 +408,15 @@ class OutputEncoder:
 
     def __repr__(self) -> str:
         return f"OutputEncoder(width={self.width})"
+
+
+#: The words that mark :func:`none_note` (the terminal prints the notes that hold them).
+NONE_NOTE_WORDS = "returned None"
+
+
+def none_note(who: str) -> str:
+    """The note for a mechanism whose output on the runner's probe database was ``None``
+    (:meth:`OutputEncoder.encodes_none`): a function that forgot its ``return`` releases nothing, so every claim
+    holds of it and no audit can refute one; the note says so, since the verdict alone would not."""
+    return (f"{who} {NONE_NOTE_WORDS} on the first database it was given: if it has no return statement, it releases "
+            "nothing and no claim can be refuted; return the noisy value")
