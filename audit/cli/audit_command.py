@@ -171,6 +171,9 @@ def _check_status(check) -> str:
 def run(args):
     if args.plan and (args.report is not None or args.time_limit is not None):
         raise InputError("--plan runs only a pilot: --report and --time-limit do not apply to it")
+    for flag, value in (("--excess", args.excess), ("--pilot-runs", args.pilot_runs)):
+        if value is not None and not args.plan:  # read by the plan alone: an audit would silently ignore it
+            raise InputError(f"argument '{flag}' applies to --plan only (a plan's pilot); add --plan, or drop {flag}")
     report = report_target(args.report) if args.report is not None else None  # checked before any work ("" too)
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)

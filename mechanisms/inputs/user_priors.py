@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from estimators.validation import InputError, check_int, check_real, first_nonfinite_index
+from estimators.validation import BEYOND_FLOAT64, InputError, check_int, check_real, first_nonfinite_index
 from mechanisms.base import MechanismError
 from mechanisms.errors import raised_where
 from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, TIMEOUT_HINT, call_user_code, first_call_timeout
@@ -234,6 +234,8 @@ class UserPrior(Prior):
         except (TypeError, ValueError) as exc:
             raise MechanismError(f"{who} returned non-numeric data ({type(out).__name__}): {exc}",
                                  mechanism=who) from None
+        except OverflowError:  # a Python int beyond float64 (10**400)
+            raise MechanismError(f"{who} returned an integer {BEYOND_FLOAT64}", mechanism=who) from None
         if out.ndim == 0 or out.shape[0] != m:
             raise MechanismError(f"{who} returned shape {out.shape} when asked for {m} databases; expected "
                                  f"({m}, n, k)", mechanism=who)
