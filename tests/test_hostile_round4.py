@@ -141,3 +141,11 @@ def test_a_built_in_run_flag_with_your_scores_is_one_error_naming_it(flag, value
         f"--included: drop {flag}"]
     assert main([*argv, "--epsilon", "1", "--json"]) == 0  # the claimed ε applies to both
     assert json.loads(capsys.readouterr().out)["canaries"] == 100
+
+
+@pytest.mark.parametrize("value, says", [("0", "must be > 0, got 0.0"), ("-1", "must be > 0, got -1.0"),
+                                         ("nan", "must be finite, got nan")])
+def test_a_bad_time_limit_names_its_flag_before_any_work(value, says, capsys):
+    # It was "argument 'time_limit' must be > 0", the Python name, after the mechanism's probe.
+    assert main([*AUDIT, "--max-runs", "20000", "--time-limit", value]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"miaudit audit: error: argument '--time-limit' {says}"]

@@ -18,7 +18,7 @@ from audit.config.files import apply_overrides, load_config
 from audit.config.keys import flag_keys
 from estimators.validation import InputWarning
 from audit.report import report_target, summary_table, terminal_text
-from estimators.validation import InputError
+from estimators.validation import InputError, check_positive
 from mechanisms.claims.claim import CLAIM_SYNTAX
 from mechanisms.claims.parsing import parse_claim
 from mechanisms.errors import MechanismWarning
@@ -184,6 +184,8 @@ def run(args):
         config = apply_overrides(config, args.set)
         if not args.plan and args.max_runs is not None and args.max_runs < 1:
             raise InputError(f"argument '--max-runs' must be >= 1, got {args.max_runs}")
+        if args.time_limit is not None:  # named by its flag, before any work (the sequential audit names 'time_limit')
+            check_positive(args.time_limit, "--time-limit")
         # A sequential audit's budget: a catalog DP-SGD entry's trainer choice weighs the runs it will make.
         spec = build_spec(config, quiet=args.quiet or args.json, max_runs=None if args.plan else args.max_runs)
         if args.plan:
