@@ -149,3 +149,20 @@ def test_a_bad_time_limit_names_its_flag_before_any_work(value, says, capsys):
     # It was "argument 'time_limit' must be > 0", the Python name, after the mechanism's probe.
     assert main([*AUDIT, "--max-runs", "20000", "--time-limit", value]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [f"miaudit audit: error: argument '--time-limit' {says}"]
+
+
+def test_a_slice_dim_above_every_variables_dimension_is_refused_not_clipped(tmp_path, capsys):
+    # Each variable of fewer dimensions is projected whole: slice_dim 10**9 on 1-D x and y ran as slice_dim 1.
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(200, 1)), rng.normal(size=(200, 3))
+    with pytest.raises(InputError, match=r"^argument 'slice_dim' \(4\) is larger than every variable's dimension "
+                                         r"\(x 1, y 3\): give at most 3"):
+        estimate_mi(x, y, estimator="ksg", sliced=True, slices=2, slice_dim=4)
+    assert estimate_mi(x, y, estimator="ksg", sliced=True, slices=2, slice_dim=3).slices == 2  # x whole, y in 3
+    np.save(tmp_path / "x.npy", x[:, 0])
+    np.save(tmp_path / "y.npy", x[:, 0])
+    assert main(["estimate", "--x", str(tmp_path / "x.npy"), "--y", str(tmp_path / "y.npy"), "--estimator", "ksg",
+                 "--sliced", "--slice-dim", "1000000000"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "miaudit estimate: error: argument '--slice-dim' (1000000000) is larger than every variable's dimension "
+        "(--x 1, --y 1): give at most 1 (a variable of fewer dimensions is projected whole)"]
