@@ -166,3 +166,11 @@ def test_a_slice_dim_above_every_variables_dimension_is_refused_not_clipped(tmp_
     assert capsys.readouterr().err.strip().splitlines() == [
         "miaudit estimate: error: argument '--slice-dim' (1000000000) is larger than every variable's dimension "
         "(--x 1, --y 1): give at most 1 (a variable of fewer dimensions is projected whole)"]
+
+
+def test_buggy_with_the_name_of_a_correct_entry_is_an_error_not_an_empty_table(capsys):
+    assert main(["catalog", "--name", "laplace_sum", "--buggy"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "miaudit catalog: error: argument '--buggy': catalog mechanism 'laplace_sum' is a correct one; drop --buggy"]
+    assert main(["catalog", "--name", "histogram_buggy", "--buggy", "--json"]) == 0
+    assert [e["name"] for e in json.loads(capsys.readouterr().out)["mechanisms"]] == ["histogram_buggy"]
