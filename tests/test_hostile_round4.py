@@ -174,3 +174,23 @@ def test_buggy_with_the_name_of_a_correct_entry_is_an_error_not_an_empty_table(c
         "miaudit catalog: error: argument '--buggy': catalog mechanism 'laplace_sum' is a correct one; drop --buggy"]
     assert main(["catalog", "--name", "histogram_buggy", "--buggy", "--json"]) == 0
     assert [e["name"] for e in json.loads(capsys.readouterr().out)["mechanisms"]] == ["histogram_buggy"]
+
+
+def test_a_set_key_given_twice_or_also_by_its_flag_is_one_error(capsys):
+    # The later value silently won: --samples 500 --set audit.samples=600 audited 600 samples.
+    assert main([*AUDIT, "--samples", "500", "--set", "audit.samples=600"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "miaudit audit: error: argument '--set' 'audit.samples=600': [audit] samples is also given by --samples; "
+        "give it once"]
+    assert main([*AUDIT, "--set", "audit.samples=600", "--set", "audit.samples = 700"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "miaudit audit: error: argument '--set' gives audit.samples more than once ('audit.samples=600', then "
+        "'audit.samples = 700'); give it once"]
+
+
+def test_set_still_overrides_a_configuration_files_value(tmp_path):
+    from audit.config.files import apply_overrides
+
+    config = {"audit": {"samples": 400}}
+    assert apply_overrides(config, ["audit.samples=600", "audit.alpha=0.1"]) == {
+        "audit": {"samples": 600, "alpha": 0.1}}

@@ -14,7 +14,7 @@ from pathlib import Path
 from audit.config.flag_values import StoreOnce, integer, number
 from audit.cli.main import add_device_option
 from audit.config.building import build_spec
-from audit.config.files import apply_overrides, load_config
+from audit.config.files import apply_overrides, load_config, override_key
 from audit.config.keys import flag_keys
 from estimators.validation import InputWarning
 from audit.report import report_target, summary_table, terminal_text
@@ -60,6 +60,16 @@ def configure(parser) -> None:
     add_device_option(parser)
     # None means "not given": the configuration file's value, if any, then the default applies.
     parser.set_defaults(seed=None, device=None)
+
+
+def _check_set_against_flags(assignments, flags: dict) -> None:
+    """Refuse a ``--set`` of a key its own flag also gives: one of the two would silently win."""
+    for assignment in assignments or ():
+        parts = override_key(assignment)
+        if len(parts) == 2 and parts[1] in flags.get(parts[0], {}):
+            flag = next((key.flag for key in flag_keys() if (key.table, key.name) == tuple(parts)), "its flag")
+            raise InputError(f"argument '--set' {assignment!r}: [{parts[0]}] {parts[1]} is also given by {flag}; "
+                             "give it once")
 
 
 def _flag_config(args) -> dict:
@@ -180,8 +190,9 @@ def run(args):
         warnings.simplefilter("always", MechanismWarning)
         warnings.showwarning = _show_input_warning
         config = load_config(args.config) if args.config else {}
-        config = _merge(config, _flag_config(args))
-        config = apply_overrides(config, args.set)
+        flags = _flag_config(args)
+        _check_set_against_flags(args.set, flags)
+        config = apply_overrides(_merge(config, flags), args.set)
         if not args.plan and args.max_runs is not None and args.max_runs < 1:
             raise InputError(f"argument '--max-runs' must be >= 1, got {args.max_runs}")
         if args.time_limit is not None:  # named by its flag, before any work (the sequential audit names 'time_limit')
