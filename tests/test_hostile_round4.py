@@ -194,3 +194,16 @@ def test_set_still_overrides_a_configuration_files_value(tmp_path):
     config = {"audit": {"samples": 400}}
     assert apply_overrides(config, ["audit.samples=600", "audit.alpha=0.1"]) == {
         "audit": {"samples": 600, "alpha": 0.1}}
+
+
+@pytest.mark.integration
+def test_scan_in_process_of_an_entry_point_calling_os_exit_skips_its_case_and_writes_the_report(tmp_path):
+    # In the scan's own process (--in-process) the call ended the scan with status 3, no report and no word.
+    (tmp_path / "exiter.py").write_text("import os\ndef noisy_count(array, epsilon=1.0, random_state=None):\n"
+                                        "    os._exit(3)\n")
+    done = subprocess.run([sys.executable, "-m", "audit.cli.main", "scan", "exiter.py", "--in-process", "--max-runs",
+                           "2000", "--epsilons", "1", "--out", "out", "--json"], capture_output=True, text=True,
+                          cwd=tmp_path, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
+    assert done.returncode == 0, done.stderr
+    (skipped,) = json.loads((tmp_path / "out" / "scan.json").read_text(encoding="utf-8"))["skipped"]
+    assert "exiter.noisy_count called os._exit(3)" in skipped["reason"]
