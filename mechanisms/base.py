@@ -19,7 +19,8 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from estimators.validation import BEYOND_FLOAT64, InputError, as_float_array, as_generator, check_real, first_nonfinite_index
+from estimators.validation import (BEYOND_FLOAT64, InputError, as_float_array, as_generator, check_real,
+                                   first_nonfinite_index)
 
 from mechanisms.errors import MechanismError, raised_where
 from mechanisms.calls.user_call import call_user_code
