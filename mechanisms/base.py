@@ -22,7 +22,7 @@ import numpy as np
 from estimators.validation import (BEYOND_FLOAT64, InputError, as_float_array, as_generator, check_real,
                                    first_nonfinite_index)
 
-from mechanisms.errors import MechanismError, raised_where
+from mechanisms.errors import MechanismError, exception_text, raised_where
 from mechanisms.calls.user_call import call_user_code
 
 __all__ = [
@@ -307,6 +307,6 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
         if index is None and m == 1:
             index = 0
         where = f" on database {index}" if index is not None else f" on the batch of {m} databases"
-        raise MechanismError(f"{who} raised {type(exc).__name__}{where}: {exc}{raised_where(exc, mech)}",
+        raise MechanismError(f"{who} raised {type(exc).__name__}{where}{exception_text(exc)}{raised_where(exc, mech)}",
                              mechanism=who, database_index=index) from exc
     return check_batch_output(out, m, who, allow_nan)

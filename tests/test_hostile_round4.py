@@ -21,7 +21,7 @@ import pytest
 from audit.cli.main import main
 from estimators.estimate import estimate_mi
 from estimators.validation import InputError
-from mechanisms.base import check_batch_output
+from mechanisms.base import check_batch_output, sample_mechanism
 from mechanisms.calls.user_call import call_user_code
 from mechanisms.errors import MechanismError
 from mechanisms.inputs.user_priors import UserPrior
@@ -207,3 +207,12 @@ def test_scan_in_process_of_an_entry_point_calling_os_exit_skips_its_case_and_wr
     assert done.returncode == 0, done.stderr
     (skipped,) = json.loads((tmp_path / "out" / "scan.json").read_text(encoding="utf-8"))["skipped"]
     assert "exiter.noisy_count called os._exit(3)" in skipped["reason"]
+
+
+def test_an_exception_without_a_message_is_named_without_an_empty_colon():
+    def runs_out(dbs, rng):
+        raise MemoryError
+
+    with pytest.raises(MechanismError) as error:
+        sample_mechanism(runs_out, np.zeros((1, 3, 1)), np.random.default_rng(0), name="m")
+    assert str(error.value).startswith("mechanism 'm' raised MemoryError on database 0 (at test_hostile_round4.py line")
