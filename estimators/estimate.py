@@ -33,6 +33,7 @@ from .critic_config import checked_config
 from .memory import check_critic_memory, check_projection_memory
 from .neural import CriticConfig, MIN_SPLIT_SAMPLES, minimum_split_samples
 from .results import MIEstimate
+from .slicing import check_slice_dim
 from .units import NATS, UNITS
 from .validation import (InputError, as_generator, as_samples, check_bool, check_choice, check_int,
                          check_probability, check_same_length, counted, refuse_unused)
@@ -208,6 +209,8 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
     y = as_samples(y, "y", min_rows=2)
     z = None if z is None else as_samples(z, "z", min_rows=2)
     n = check_same_length(x=x, y=y, z=z)
+    if sliced:
+        check_slice_dim(slice_dim, {name: a.shape[1] for name, a in (("x", x), ("y", y), ("z", z)) if a is not None})
     need, why = minimum_samples(estimator, [a.shape[1] for a in (x, y, z) if a is not None], sliced=sliced,
                                 slice_dim=slice_dim, k=k, critic=config)
     if n < need:

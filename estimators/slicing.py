@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import check_int
+from .validation import InputError, check_int
 
 
 def random_frames(n_slices: int, dim: int, slice_dim: int, rng: np.random.Generator) -> np.ndarray:
@@ -37,3 +37,24 @@ def random_frames(n_slices: int, dim: int, slice_dim: int, rng: np.random.Genera
 def project(samples: np.ndarray, frames: np.ndarray) -> np.ndarray:
     """Project samples (n, dim) onto each frame (p, dim, k); returns (p, n, k)."""
     return np.einsum("nd,pdk->pnk", samples, frames, optimize=True)
+
+
+def check_slice_dim(slice_dim: int, dims: dict, name: str = "slice_dim") -> None:
+    """Raise :class:`InputError` naming ``name`` when ``slice_dim`` exceeds every variable's dimension.
+
+    A variable of fewer dimensions than ``slice_dim`` is projected whole (:func:`random_frames`); where that holds
+    for every variable the slices are no slices, and the value asked for would be silently cut down.
+
+    Parameters
+    ----------
+    slice_dim : int
+    dims : dict
+        Each variable's name (as the caller's user knows it: ``"x"`` or ``"--x"``) and its dimension.
+    name : str
+        How the message names the setting (``"slice_dim"``, ``"--slice-dim"``).
+    """
+    largest = max(dims.values())
+    if slice_dim > largest:
+        shown = ", ".join(f"{variable} {d}" for variable, d in dims.items())
+        raise InputError(f"argument '{name}' ({slice_dim}) is larger than every variable's dimension ({shown}): give "
+                         f"at most {largest} (a variable of fewer dimensions is projected whole)")

@@ -97,6 +97,10 @@ _DECIMAL = re.compile(r"\s*[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf(
 _DECIMAL_INTEGER = re.compile(r"\s*[+-]?\d+\s*", re.ASCII)
 
 
+#: How an error says that a Python integer cannot become a float64 (``float(10**400)`` raises OverflowError).
+BEYOND_FLOAT64 = "beyond float64's range of about 1.8e308"
+
+
 def as_float64(values, what: str, *, copy: bool = False) -> np.ndarray:
     """``values`` as a float64 array, or one :class:`InputError` saying that ``what`` must be numeric.
 
@@ -117,6 +121,8 @@ def as_float64(values, what: str, *, copy: bool = False) -> np.ndarray:
         return np.array(values, dtype=np.float64) if copy else np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InputError(f"{what} must be numeric: {exc}") from None
+    except OverflowError:  # a Python int beyond float64 (10**400)
+        raise InputError(f"{what} holds an integer {BEYOND_FLOAT64}") from None
 
 
 def parse_decimal(text: str) -> float:
@@ -279,6 +285,8 @@ def as_float_array(values, name: str, *, ndim=None, shape: str | None = None,
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InputError(f"argument '{name}' must be a numeric array{expected}: {exc}") from None
+    except OverflowError:  # a Python int beyond float64 (10**400)
+        raise InputError(f"argument '{name}' holds an integer {BEYOND_FLOAT64}") from None
     allowed = (ndim,) if isinstance(ndim, int) else ndim
     if allowed is not None and arr.ndim not in allowed:
         wanted = shape or " or ".join(f"{n}-D" for n in allowed)

@@ -19,9 +19,10 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from estimators.validation import InputError, as_float_array, as_generator, check_real, first_nonfinite_index
+from estimators.validation import (BEYOND_FLOAT64, InputError, as_float_array, as_generator, check_real,
+                                   first_nonfinite_index)
 
-from mechanisms.errors import MechanismError, raised_where
+from mechanisms.errors import MechanismError, exception_text, raised_where
 from mechanisms.calls.user_call import call_user_code
 
 __all__ = [
@@ -199,6 +200,8 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False) -> np.
         arr = np.array(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise MechanismError(f"{who} returned non-numeric output: {exc}", mechanism=who) from None
+    except OverflowError:  # a Python int beyond float64 (10**400): NumPy's error would reach the user as a traceback
+        raise MechanismError(f"{who} returned an integer {BEYOND_FLOAT64}", mechanism=who) from None
     if arr.ndim != 2 or arr.shape[0] != m or arr.shape[1] == 0:
         hint = ""
         if arr.ndim < 2 and who.startswith("mechanism "):
@@ -304,6 +307,6 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
         if index is None and m == 1:
             index = 0
         where = f" on database {index}" if index is not None else f" on the batch of {m} databases"
-        raise MechanismError(f"{who} raised {type(exc).__name__}{where}: {exc}{raised_where(exc, mech)}",
+        raise MechanismError(f"{who} raised {type(exc).__name__}{where}{exception_text(exc)}{raised_where(exc, mech)}",
                              mechanism=who, database_index=index) from exc
     return check_batch_output(out, m, who, allow_nan)

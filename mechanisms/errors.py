@@ -7,12 +7,19 @@ from pathlib import Path
 
 from estimators.validation import InputError
 
-__all__ = ["MechanismError", "MechanismWarning", "raised_where"]
+__all__ = ["MechanismError", "MechanismWarning", "exception_text", "raised_where"]
 
 
 #: The folders of miaudit's packages: code there is not the user's.
 _PACKAGES = tuple(Path(__file__).resolve().parents[1] / name for name in ("audit", "estimators", "experiments",
                                                                           "mechanisms"))
+
+
+def exception_text(exc: BaseException) -> str:
+    """``": message"`` of ``exc`` for an error that names it after its type, or ``""`` where it has no message
+    (``MemoryError()``, ``raise ValueError``): "raised MemoryError on database 0" rather than "…0:  (at …)"."""
+    text = str(exc)
+    return f": {text}" if text else ""
 
 
 def raised_where(exc: BaseException, function) -> str:

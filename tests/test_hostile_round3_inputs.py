@@ -359,7 +359,7 @@ ENTRY_POINTS = {"gives_generator": ("return (v for v in array)", "is a generator
                 "interrupts": ("raise KeyboardInterrupt", "raised KeyboardInterrupt, a BaseException"),
                 "generator_exit": ("raise GeneratorExit", "raised GeneratorExit"),
                 "exits": ("import sys\n    sys.exit(2)", "called sys.exit(2)"),
-                "exits_process": ("import os\n    os._exit(6)", "exited with code 6"),
+                "exits_process": ("import os\n    os._exit(6)", "called os._exit(6)"),
                 "raises": ('raise ValueError("bad epsilon")', "ValueError on the first database: bad epsilon"),
                 "needs_more": ("return float(sum(array)) + undefined_name", "NameError")}
 

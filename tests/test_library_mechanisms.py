@@ -277,7 +277,7 @@ def test_batched_callable_passes_through_and_unknown_objects_are_refused(tmp_pat
     ({}, "exactly one of spec"),
     ({"spec": "a.py:b", "command": "sh x"}, "exactly one of spec"),
     ({"command": "sh x", "query": "q.py:q"}, "do not apply|do\\(es\\) not apply to an external program"),
-    ({"spec": "a.py:b", "wire": "npy"}, "apply to --command only"),
+    ({"spec": "a.py:b", "wire": "npy"}, "wire \\(--wire\\) applies to --command only"),
     ({"command": "sh x", "wire": "json"}, "wire \\(--wire\\) must be one of text, npy"),
     ({"command": "sh x", "timeout": 0}, "timeout \\(--timeout\\) must be"),
     ({"command": "'unclosed"}, "cannot be split"),

@@ -14,11 +14,11 @@ from pathlib import Path
 from audit.config.flag_values import StoreOnce, integer, number
 from audit.cli.main import add_device_option
 from audit.config.building import build_spec
-from audit.config.files import apply_overrides, load_config
+from audit.config.files import apply_overrides, load_config, override_key
 from audit.config.keys import flag_keys
 from estimators.validation import InputWarning
 from audit.report import report_target, summary_table, terminal_text
-from estimators.validation import InputError
+from estimators.validation import InputError, check_positive
 from mechanisms.claims.claim import CLAIM_SYNTAX
 from mechanisms.claims.parsing import parse_claim
 from mechanisms.errors import MechanismWarning
@@ -60,6 +60,16 @@ def configure(parser) -> None:
     add_device_option(parser)
     # None means "not given": the configuration file's value, if any, then the default applies.
     parser.set_defaults(seed=None, device=None)
+
+
+def _check_set_against_flags(assignments, flags: dict) -> None:
+    """Refuse a ``--set`` of a key its own flag also gives: one of the two would silently win."""
+    for assignment in assignments or ():
+        parts = override_key(assignment)
+        if len(parts) == 2 and parts[1] in flags.get(parts[0], {}):
+            flag = next((key.flag for key in flag_keys() if (key.table, key.name) == tuple(parts)), "its flag")
+            raise InputError(f"argument '--set' {assignment!r}: [{parts[0]}] {parts[1]} is also given by {flag}; "
+                             "give it once")
 
 
 def _flag_config(args) -> dict:
@@ -172,16 +182,22 @@ def _check_status(check) -> str:
 def run(args):
     if args.plan and (args.report is not None or args.time_limit is not None):
         raise InputError("--plan runs only a pilot: --report and --time-limit do not apply to it")
+    for flag, value in (("--excess", args.excess), ("--pilot-runs", args.pilot_runs)):
+        if value is not None and not args.plan:  # read by the plan alone: an audit would silently ignore it
+            raise InputError(f"argument '{flag}' applies to --plan only (a plan's pilot); add --plan, or drop {flag}")
     report = report_target(args.report) if args.report is not None else None  # checked before any work ("" too)
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)
         warnings.simplefilter("always", MechanismWarning)
         warnings.showwarning = _show_input_warning
         config = load_config(args.config) if args.config else {}
-        config = _merge(config, _flag_config(args))
-        config = apply_overrides(config, args.set)
+        flags = _flag_config(args)
+        _check_set_against_flags(args.set, flags)
+        config = apply_overrides(_merge(config, flags), args.set)
         if not args.plan and args.max_runs is not None and args.max_runs < 1:
             raise InputError(f"argument '--max-runs' must be >= 1, got {args.max_runs}")
+        if args.time_limit is not None:  # named by its flag, before any work (the sequential audit names 'time_limit')
+            check_positive(args.time_limit, "--time-limit")
         # A sequential audit's budget: a catalog DP-SGD entry's trainer choice weighs the runs it will make.
         spec = build_spec(config, quiet=args.quiet or args.json, max_runs=None if args.plan else args.max_runs)
         if args.plan:

@@ -40,6 +40,8 @@ def run(args):
             rows = [get_entry(args.name).to_dict()]
         except InputError as exc:
             raise InputError(f"argument '--name': {exc}") from None
+        if args.buggy and not rows[0]["buggy"]:  # the filter would leave an empty table, said nowhere
+            raise InputError(f"argument '--buggy': catalog mechanism {args.name!r} is a correct one; drop --buggy")
     else:
         from audit.cli.listings import live_listing, stored_listing
 

@@ -56,6 +56,7 @@ def _check_flags(args) -> None:
 def run(args):
     from estimators.estimate import estimate_mi, minimum_samples  # torch: loaded only for an estimate
     from estimators.memory import check_projection_memory
+    from estimators.slicing import check_slice_dim
 
     _check_flags(args)
     check_seed(args.seed)
@@ -67,6 +68,8 @@ def run(args):
                for flag, path in (("--x", args.x), ("--y", args.y), ("--z", args.z)) if path is not None}
     n = check_same_length(**samples)
     dims = [1 if a.ndim == 1 else a.shape[1] for a in samples.values()]
+    if sliced:
+        check_slice_dim(slice_dim, dict(zip(samples, dims)), "--slice-dim")
     need, why = minimum_samples(args.estimator, dims, sliced=sliced, slice_dim=slice_dim)
     if n < need:
         raise InputError(f"arguments '--x' and '--y' have {n} samples; --estimator {args.estimator} needs at "

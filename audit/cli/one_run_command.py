@@ -17,16 +17,16 @@ def configure(parser) -> None:
     parser.add_argument("--scores", metavar="S.npy", help="one score per canary of your run, shape (m,) (with --included)")
     parser.add_argument("--included", metavar="C.npy",
                         help="which canaries your run was trained on: fair coins drawn before it, 0/1 or bool, shape (m,)")
-    parser.add_argument("--canary", choices=("gradient", "input"), default="gradient",
+    parser.add_argument("--canary", choices=("gradient", "input"), default=None,
                         help="built-in digits run: white-box Dirac gradient canaries or black-box input canaries "
                              "(default gradient)")
-    parser.add_argument("--canaries", type=integer, default=1000, metavar="M",
+    parser.add_argument("--canaries", type=integer, default=None, metavar="M",
                         help="built-in digits run: the number of canaries m (default 1000; input canaries: at most 898)")
     parser.add_argument("--epsilon", type=number, default=4.0,
                         help="built-in run: the accountant's ε it is trained for (default 4); with --scores: the claimed ε")
     parser.add_argument("--delta", type=number, default=1e-5, help="δ of the guarantee audited (default 1e-5)")
-    parser.add_argument("--steps", type=integer, default=20, help="built-in run: full-batch DP-SGD steps T (default 20)")
-    parser.add_argument("--accountant", choices=("rdp", "pld"), default="rdp",
+    parser.add_argument("--steps", type=integer, default=None, help="built-in run: full-batch DP-SGD steps T (default 20)")
+    parser.add_argument("--accountant", choices=("rdp", "pld"), default=None,
                         help="built-in run: the accountant that sets σ for --epsilon (default rdp)")
     parser.add_argument("--k", type=integer, action="append", metavar="K",
                         help="guess 'included' on the K highest and 'excluded' on the K lowest scores (repeatable: "
@@ -36,6 +36,10 @@ def configure(parser) -> None:
                              "α split equally between them (instead of --k)")
     parser.add_argument("--alpha", type=number, default=0.05, help="level (default 0.05)")
     add_device_option(parser)  # where the built-in run trains (one batched torch model: CPU or CUDA)
+
+
+#: The built-in run's flags and their defaults (None in the parser: given or not is known, see :func:`run`).
+BUILT_IN_RUN = {"canary": "gradient", "canaries": 1000, "steps": 20, "accountant": "rdp"}
 
 
 def run(args):
@@ -49,6 +53,13 @@ def run(args):
     guesses = "grid" if args.guess_grid else None if args.k is None else [(k, k) for k in args.k]
     if (args.scores is None) != (args.included is None):
         raise InputError("arguments '--scores' and '--included' go together: the scores of your run and its coins")
+    given = [name for name in BUILT_IN_RUN if getattr(args, name) is not None]
+    if args.scores is not None and given:  # they shape the built-in run alone: your run's scores would ignore them
+        raise InputError(f"argument '--{given[0]}' applies to the built-in run only, not to --scores and --included: "
+                         f"drop --{given[0]}")
+    for name, default in BUILT_IN_RUN.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
     if args.scores is not None:
         import numpy as np
 

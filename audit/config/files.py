@@ -79,17 +79,30 @@ def _parse_value(text: str):
         raise InputError(f"argument '--set': the value {text[:40]!r}… nests arrays or tables too deeply") from None
 
 
+def override_key(assignment: str) -> list:
+    """The key path of one ``--set table.key=value`` assignment (``["audit", "samples"]``), or one
+    :class:`InputError` naming ``--set``."""
+    if "=" not in assignment:
+        raise InputError(f"argument '--set' must look like table.key=value, got {assignment!r}")
+    parts = [part.strip() for part in assignment.split("=", 1)[0].strip().split(".")]
+    if not all(parts):
+        raise InputError(f"argument '--set' has an empty key in {assignment!r}")
+    if parts[0] == BASE_DIR:
+        raise InputError(f"argument '--set': {BASE_DIR!r} is not a configuration entry")
+    return parts
+
+
 def apply_overrides(config: dict, assignments) -> dict:
-    """Apply ``--set table.key=value`` assignments (values in TOML syntax; bare words are strings)."""
+    """Apply ``--set table.key=value`` assignments (values in TOML syntax; bare words are strings); a key
+    set twice is an error, as a flag given twice is (the second would silently win)."""
+    seen: dict = {}
     for assignment in assignments or ():
-        if "=" not in assignment:
-            raise InputError(f"argument '--set' must look like table.key=value, got {assignment!r}")
-        key, text = assignment.split("=", 1)
-        parts = [part.strip() for part in key.strip().split(".")]
-        if not all(parts):
-            raise InputError(f"argument '--set' has an empty key in {assignment!r}")
-        if parts[0] == BASE_DIR:
-            raise InputError(f"argument '--set': {BASE_DIR!r} is not a configuration entry")
+        parts = override_key(assignment)
+        text = assignment.split("=", 1)[1]
+        earlier = seen.setdefault(tuple(parts), assignment)
+        if earlier is not assignment:
+            raise InputError(f"argument '--set' gives {'.'.join(parts)} more than once ({earlier!r}, then "
+                             f"{assignment!r}); give it once")
         table = config
         for part in parts[:-1]:
             table = table.setdefault(part, {})

@@ -149,7 +149,10 @@ class Key:
             if not isinstance(value, str):
                 raise InputError(f"{label} must be a string, {got}")
             if kind == "spec" and not value.strip():
-                raise InputError(f"{label} must be a non-empty string such as \"FILE.py:NAME\"")
+                # The key's own form where it has one (a command is "PROGRAM ARGS", not a file's function).
+                example = self.metavar if self.metavar and self.metavar != "SPEC" else "FILE.py:NAME"
+                example = example if example.startswith('"') else f'"{example}"'
+                raise InputError(f"{label} must be a non-empty string such as {example}")
             if kind == "choice" and value not in self.choices:
                 raise InputError(f"{label} must be one of {', '.join(self.choices)}, got {plain_toml(value)}")
             return value

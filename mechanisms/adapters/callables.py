@@ -26,7 +26,7 @@ from estimators.device import native_threads
 from estimators.validation import InputError, check_choice, check_positive
 
 from mechanisms.base import MechanismError
-from mechanisms.errors import raised_where
+from mechanisms.errors import exception_text, raised_where
 from mechanisms.calls.program import ProgramTimeout, run_program
 from mechanisms.adapters.rows import _as_output_row, _stack_rows
 from mechanisms.outputs.limits import OutputNotEncodable
@@ -109,7 +109,7 @@ class PerDatabaseMechanism:
                 try:
                     value = self.function(db, rng)
                 except Exception as exc:  # noqa: BLE001 - a black box may raise anything
-                    raise MechanismError(f"{who} raised {type(exc).__name__} on database {index}: {exc}"
+                    raise MechanismError(f"{who} raised {type(exc).__name__} on database {index}{exception_text(exc)}"
                                          f"{raised_where(exc, self.function)}",
                                          mechanism=who, database_index=index) from exc
                 rows.append(_as_output_row(value, who, index) if self.encoder is None else

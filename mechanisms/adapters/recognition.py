@@ -236,7 +236,8 @@ def load_mechanism(table: Mapping, resolve: Callable[[str], str] = lambda spec: 
         return _command_mechanism(table)
     extra = sorted(k for k in _COMMAND_KEYS if table.get(k) is not None)
     if extra:
-        raise InputError(f"[mechanism] {', '.join(extra)} (--{', --'.join(extra)}) apply to --command only")
+        verb = "applies" if len(extra) == 1 else "apply"
+        raise InputError(f"[mechanism] {', '.join(extra)} (--{', --'.join(extra)}) {verb} to --command only")
     spec = table["spec"]
     if not isinstance(spec, str):
         raise InputError(f"[mechanism] spec must be a string \"FILE.py:NAME\", got {spec!r}")

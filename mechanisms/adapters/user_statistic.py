@@ -23,7 +23,7 @@ import numpy as np
 from estimators.validation import InputError
 from mechanisms.adapters.loading import load_object
 from mechanisms.calls.user_call import call_user_code
-from mechanisms.errors import MechanismError, raised_where
+from mechanisms.errors import MechanismError, exception_text, raised_where
 
 __all__ = ["UserStatistic"]
 
@@ -123,7 +123,7 @@ class UserStatistic:
         except MechanismError:
             raise
         except Exception as exc:  # noqa: BLE001 - a user's function may raise anything
-            raise MechanismError(f"statistic {self.name!r} raised {type(exc).__name__}: {exc}"
+            raise MechanismError(f"statistic {self.name!r} raised {type(exc).__name__}{exception_text(exc)}"
                                  f"{raised_where(exc, self.function)}", mechanism=f"statistic {self.name!r}") from None
         try:
             vector = np.asarray(value, dtype=np.float64)

@@ -6,7 +6,11 @@ error naming it:
 - it never returns (an endless loop, a dead network call, a lost lock): with a ``timeout``
   the audit stops waiting and raises :class:`~mechanisms.errors.MechanismError` naming it;
 - it calls ``sys.exit()`` (``SystemExit`` is no ``Exception``, and the audit would end
-  silently with the user code's status): it becomes a ``MechanismError`` naming it.
+  silently with the user code's status): it becomes a ``MechanismError`` naming it;
+- it calls ``os._exit()``, which ends the process at once, in the audit's own process without a
+  word: while user code runs, ``os._exit`` called by it (not by miaudit's own code, such as a
+  signal handler that runs meanwhile, and not in a process it forked) raises instead, and the
+  call becomes a ``MechanismError`` naming it (:func:`_exit_guard`).
 
 How the wait is bounded. On the main thread of a process that has ``SIGALRM`` (POSIX), an
 interval timer interrupts the call: the user code runs where it always ran, and a loop in
@@ -29,10 +33,13 @@ from __future__ import annotations
 
 import contextvars
 import math
+import os
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 
+from mechanisms.calls.printed import is_miaudit_code
 from mechanisms.errors import MechanismError
 from mechanisms.calls.watchdog import STUCK_GRACE, WATCHDOG, stuck_message
 
@@ -92,6 +99,59 @@ def first_calls_bounded_by(timeout):
         yield
     finally:
         _FIRST_CALL_LIMIT.reset(token)
+
+
+#: The process's own ``os._exit``, called by :func:`_exit_of_user_code` for everyone but the user code it guards.
+_REAL_EXIT = os._exit
+
+#: How many calls of user code each (process id, thread id) is running now, guarded by :func:`_exit_guard`.
+_GUARDED: dict = {}
+_GUARD_LOCK = threading.Lock()
+
+
+class _ExitCalled(BaseException):
+    """Raised in place of ``os._exit(status)`` called by user code while it runs (:func:`_exit_guard`)."""
+
+    def __init__(self, status):
+        super().__init__(status)
+        self.status = status
+
+
+def _exit_of_user_code(status):
+    """``os._exit`` while user code runs: from that code, on the thread running it in this process, raise
+    :class:`_ExitCalled`; from miaudit's code (a signal handler, the watchdog) or a forked child, end the process."""
+    guarded = (os.getpid(), threading.get_ident()) in _GUARDED
+    if guarded and not is_miaudit_code(sys._getframe(1).f_code.co_filename):
+        raise _ExitCalled(status)
+    _REAL_EXIT(status)
+
+
+@contextmanager
+def _exit_guard():
+    """Within the block, ``os._exit`` called by user code on this thread raises :class:`_ExitCalled` (module
+    docstring); ``os._exit`` is the process's own again once no thread runs guarded user code."""
+    key = (os.getpid(), threading.get_ident())
+    with _GUARD_LOCK:
+        if not _GUARDED:
+            os._exit = _exit_of_user_code
+        _GUARDED[key] = _GUARDED.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        with _GUARD_LOCK:
+            _GUARDED[key] -= 1
+            if not _GUARDED[key]:
+                del _GUARDED[key]
+            if not _GUARDED:
+                os._exit = _REAL_EXIT
+
+
+def _guarded(fn):
+    """``fn`` run under :func:`_exit_guard` on whichever thread calls it."""
+    def call(*arguments):
+        with _exit_guard():
+            return fn(*arguments)
+    return call
 
 
 class _Deadline(BaseException):
@@ -263,6 +323,7 @@ def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, 
 def _call(fn, arguments, who: str, where: str, timeout: float | None = None, hint: str = TIMEOUT_HINT,
           running=lambda: None):
     """:func:`call_user_code`'s call; ``running()``: the user code in progress inside it when its time ran out."""
+    fn = _guarded(fn)
     try:
         if timeout is None:
             return fn(*arguments)
@@ -278,6 +339,9 @@ def _call(fn, arguments, who: str, where: str, timeout: float | None = None, hin
             result, late, culprit = runner(fn, arguments, timeout, running)
     except SystemExit as exc:
         raise _exited(who, exc, where) from None
+    except _ExitCalled as exc:
+        raise MechanismError(f"{who} called os._exit({exc.status!r}){where}; user code must return its output or "
+                             "raise an exception", mechanism=who) from None
     except (Exception, KeyboardInterrupt, _Deadline):  # _Deadline: an enclosing call's time is up, not this code's failure
         raise
     except BaseException as exc:  # GeneratorExit, a user's own BaseException subclass: theirs, one line

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from estimators.validation import InputError, check_int, check_real, first_nonfinite_index
+from estimators.validation import BEYOND_FLOAT64, InputError, check_int, check_real, first_nonfinite_index
 from mechanisms.base import MechanismError
-from mechanisms.errors import raised_where
+from mechanisms.errors import exception_text, raised_where
 from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, TIMEOUT_HINT, call_user_code, first_call_timeout
 from mechanisms.inputs.missing_values import ALLOW_NAN_HINT
 from mechanisms.inputs.priors import Prior, _SUM_TOLERANCE, _finite_array
@@ -226,7 +226,7 @@ class UserPrior(Prior):
         except MechanismError:
             raise
         except Exception as exc:  # noqa: BLE001 - a user's sampler may raise anything
-            raise MechanismError(f"{who} raised {type(exc).__name__} when asked for {m} databases: {exc}"
+            raise MechanismError(f"{who} raised {type(exc).__name__} when asked for {m} databases{exception_text(exc)}"
                                  f"{raised_where(exc, self.sample)}", mechanism=who) from exc
         check_real(out, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
         try:
@@ -234,6 +234,8 @@ class UserPrior(Prior):
         except (TypeError, ValueError) as exc:
             raise MechanismError(f"{who} returned non-numeric data ({type(out).__name__}): {exc}",
                                  mechanism=who) from None
+        except OverflowError:  # a Python int beyond float64 (10**400)
+            raise MechanismError(f"{who} returned an integer {BEYOND_FLOAT64}", mechanism=who) from None
         if out.ndim == 0 or out.shape[0] != m:
             raise MechanismError(f"{who} returned shape {out.shape} when asked for {m} databases; expected "
                                  f"({m}, n, k)", mechanism=who)
