@@ -23,7 +23,7 @@ from estimators.validation import (BEYOND_FLOAT64, InputError, as_float_array, a
                                    first_nonfinite_index)
 
 from mechanisms.errors import MechanismError, exception_text, raised_where
-from mechanisms.calls.user_call import call_user_code
+from mechanisms.calls.user_call import TIMEOUT_HINT, call_user_code
 
 __all__ = [
     "Mechanism",
@@ -283,15 +283,17 @@ def sample_mechanism(mech: Callable, dbs, rng=None, *, name: str | None = None,
 
 
 def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generator, *, name: str,
-                 locate: bool = True, timeout: float | None = None, allow_nan: bool = False) -> np.ndarray:
+                 locate: bool = True, timeout: float | None = None, allow_nan: bool = False,
+                 hint: str = TIMEOUT_HINT) -> np.ndarray:
     """:func:`sample_mechanism` on a batch already checked by :func:`as_database_batch` (float64,
     ``(m, n, k)``, finite): the runner checks a job's whole batch once, not each chunk again. With ``allow_nan``
-    the batch may hold NaN and the outputs come with missing marks (:func:`check_batch_output`)."""
+    the batch may hold NaN and the outputs come with missing marks (:func:`check_batch_output`); ``hint`` ends the
+    message of a call that outlived ``timeout`` (:func:`~mechanisms.calls.user_call.call_user_code`)."""
     who = f"mechanism '{name}'"
     m = batch.shape[0]
     where = " on database 0" if m == 1 else f" on a batch of {m} databases"
     try:
-        out = call_user_code(mech, (batch.copy(), generator), who=who, timeout=timeout, where=where)
+        out = call_user_code(mech, (batch.copy(), generator), who=who, timeout=timeout, where=where, hint=hint)
     except MechanismError as exc:
         text = str(exc)
         if text.startswith(who) or exc.mechanism == who:  # its own words, or its bound naming the code inside it

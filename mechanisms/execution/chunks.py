@@ -14,6 +14,9 @@ worker processes never repeat each other's draws (every fresh process starts tor
 generator from the same fixed seed, and forked workers share numpy's global state). Code that declares
 it draws only from its ``rng`` (:func:`mechanisms.base.draws_only_from_rng`: the catalog mechanisms,
 the built-in priors) is spared that seeding, about 25 µs a chunk, and the restoring, about 60 µs a job.
+
+Without ``--timeout`` each chunk of a job is still bounded, by a bound derived from the probe's calls
+(:func:`bounded_by_first_calls`): no mechanism that stops returning after its first calls hangs the audit.
 """
 
 from __future__ import annotations
@@ -21,16 +24,35 @@ from __future__ import annotations
 import random
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["MECHANISM", "PRIOR", "PROBE", "ChunkTask", "GLOBAL_DRAWS_WORDS", "chunk_generator", "global_draws_note",
-           "plan_chunks", "preserved_global_generators", "seed_global_generators"]
+from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, TIMEOUT_HINT
+
+__all__ = ["LATER_CHUNK_FLOOR", "LATER_CHUNK_SLACK", "MAX_TIMEOUT_S", "MECHANISM", "PRIOR", "PROBE", "ChunkTask",
+           "GLOBAL_DRAWS_WORDS", "bounded_by_first_calls", "chunk_generator", "global_draws_note", "plan_chunks",
+           "preserved_global_generators", "seed_global_generators"]
 
 #: ``purpose`` keys of the seed: a prior's draws and a mechanism's runs of one chunk index
 #: use independent streams.
 PRIOR, MECHANISM, PROBE = 0, 1, 2
+
+#: The longest ``timeout`` (seconds, about 116 days): the interval timer that bounds a call cannot hold 1e300.
+MAX_TIMEOUT_S = 1e7
+
+#: Without ``--timeout``, a chunk of C calls may take this many times C × the probe's slower call
+#: (:func:`bounded_by_first_calls`). 50 = 4 × 12.5: a machine at load 7 on 2 cores makes a call about 4 times
+#: slower than an idle one (the probe may have run idle), and a mechanism whose cost depends on its data (a
+#: training run that converges slowly on some databases, a solver's iterations) may take ten times its probe's
+#: time or more on other databases; a chunk's total varies less than its calls, which average out. The probe's
+#: first call also carries one-off costs (imports, compilation), and a batch mechanism's fixed cost per call is
+#: counted once per database, both only widening the bound. A hang is still reported, after 50 × a chunk's time.
+LATER_CHUNK_SLACK = 50.0
+
+#: ... and at least this long (:data:`~mechanisms.calls.user_call.FIRST_CALL_TIMEOUT`, a minute): a mechanism of
+#: microseconds a call is never stopped for a pause of the machine.
+LATER_CHUNK_FLOOR = FIRST_CALL_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -64,6 +86,8 @@ class ChunkTask:
         The last spawn key of the global generators' seed (:func:`seed_global_generators`): 1, except in the
         probe's second call, which seeds them otherwise to tell draws from them apart
         (:func:`mechanisms.execution.worker.run_probe`).
+    timeout_hint : str
+        Ends the message of a call that outlived ``timeout``: what set the bound and how to change it.
     """
 
     job_seed: int
@@ -76,6 +100,7 @@ class ChunkTask:
     last_attempt: bool = True
     allow_nan: bool = False
     global_key: int = 1
+    timeout_hint: str = TIMEOUT_HINT
 
     @property
     def databases(self) -> str:
@@ -83,6 +108,21 @@ class ChunkTask:
         if self.size == 1:
             return f"database {self.start}"
         return f"databases {self.start}-{self.start + self.size - 1}"
+
+
+def bounded_by_first_calls(task: ChunkTask, first_seconds: float | None) -> ChunkTask:
+    """``task`` bounded in time when no ``--timeout`` bounds it: at :data:`LATER_CHUNK_SLACK` × ``first_seconds``
+    (the probe's slower call, :func:`mechanisms.execution.worker.run_probe`) × its calls, at least
+    :data:`LATER_CHUNK_FLOOR` and at most :data:`MAX_TIMEOUT_S` seconds, with a message that says so. A task with a
+    ``timeout`` (``--timeout``), or without a timed probe (``first_seconds`` None), is returned as it is. The bound
+    changes no sample (a chunk's seed is its job's and its index)."""
+    if task.timeout is not None or first_seconds is None:
+        return task
+    limit = min(max(LATER_CHUNK_FLOOR, LATER_CHUNK_SLACK * first_seconds * task.size), MAX_TIMEOUT_S)
+    hint = (f"(no --timeout was given, so miaudit bounds each chunk at {LATER_CHUNK_SLACK:g} × its first calls' time, "
+            f"{first_seconds:.2g} s a call, and at least {LATER_CHUNK_FLOOR:g} s): if it is slow rather than stuck, "
+            "set --timeout")
+    return replace(task, timeout=limit, timeout_hint=hint)
 
 
 def plan_chunks(size: int, chunk_size: int, boundaries=()) -> list[tuple[int, int, int]]:

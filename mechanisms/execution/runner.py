@@ -6,7 +6,7 @@ one chunk per worker in flight, retries a chunk whose user code raised or whose 
 (``retries`` times), and then stops with one error naming the mechanism and the databases.
 Its first call probes the mechanism on one database, twice with the same seed, under a
 timeout (``--timeout``, else :data:`PROBE_TIMEOUT`): a mechanism that hangs is reported
-within a minute, one that draws from the global generators (which the chunks seed) gets a note,
+within a minute (later chunks without ``--timeout``: 50 × the probe's time, :func:`bounded_by_first_calls`), one that draws from the global generators (which the chunks seed) gets a note,
 and one whose outputs are not a function of its seeds is reported (a
 warning in process; an error on parallel backends, whose workers could repeat its draws, unless
 the mechanism declares ``independent_across_processes = True``: its own randomness comes from
@@ -37,8 +37,9 @@ from mechanisms.base import (as_database_batch, draws_only_from_rng, mechanism_n
 from mechanisms.errors import MechanismError, MechanismWarning
 from mechanisms.execution.backends import WorkerLost, make_backend, run_tasks
 from mechanisms.execution.chunk_cache import ChunkCache
-from mechanisms.execution.chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, chunk_generator, global_draws_note,
-                                         plan_chunks, preserved_global_generators, seed_global_generators)
+from mechanisms.execution.chunks import (MAX_TIMEOUT_S, MECHANISM, PRIOR, PROBE, ChunkTask, bounded_by_first_calls,
+                                         chunk_generator, global_draws_note, plan_chunks, preserved_global_generators,
+                                         seed_global_generators)
 from mechanisms.execution.memory import check_output_memory, format_bytes
 from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, call_user_code
 from mechanisms.calls.printed import Printed
@@ -61,10 +62,6 @@ DEFAULT_CHUNK_SIZE = 256
 #: and never below :data:`DEFAULT_CHUNK_SIZE` databases.
 MAX_CHUNK_ENTRIES = 2**22
 
-
-#: The longest ``timeout`` (seconds, about 116 days): the interval timer that bounds a call cannot hold 1e300.
-MAX_TIMEOUT_S = 1e7
-
 #: The most ``workers``: a process pool (or Ray) asked for more fails deep inside with an overflow.
 MAX_WORKERS = 4096
 
@@ -85,8 +82,8 @@ class ExecutionSettings:
         Address of an existing Ray cluster (``ray start --head`` prints it); default: start
         a local Ray instance.
     timeout : float, optional
-        Seconds one call of the mechanism or the prior (one chunk) may take; default: no
-        limit, except :data:`PROBE_TIMEOUT` for the first call.
+        Seconds one call of the mechanism or the prior (one chunk) may take; default: :data:`PROBE_TIMEOUT` for the
+        first calls, then 50 × their time per call (:func:`~mechanisms.execution.chunks.bounded_by_first_calls`).
     chunk_size : int, optional
         Databases per mechanism call. The samples depend on it (each chunk has its own
         seed), never on the backend or the number of workers. Default: the mechanism's
@@ -227,7 +224,7 @@ class MechanismRunner:
         self.reference = MechanismReference(label, source, mechanism)
         self.notes: list[str] = []
         self._backend = None
-        self._probed, self._probe_output = False, None
+        self._probed, self._probe_output, self._first_seconds = False, None, None  # the probe's slower call
         self._output_width = 1  # known after the probe
         # The shape of one output per number of records (add/remove audits run n and n − 1), fixed by the first call.
         self._output_shapes: dict = {}
@@ -379,7 +376,8 @@ class MechanismRunner:
                 bar.update(planned - fresh)
             if missing:
                 with _guard_global_generators(self.reference.mechanism):
-                    made = self._dispatch(run_chunk, [chunks[i] for i in missing], self.settings.retries, what,
+                    made = self._dispatch(run_chunk, [bounded_by_first_calls(chunks[i], self._first_seconds)
+                                                      for i in missing], self.settings.retries, what,
                                           lambda task: bar.update(task.size))
         finally:
             bar.close()
@@ -485,7 +483,7 @@ class MechanismRunner:
             # counted, nor their NaN.
             [calls] = self._dispatch(run_probe, [task], 0, "database")
         one, two = calls[0].outputs, calls[1].outputs
-        self._probed, self._probe_output = True, one
+        self._probed, self._probe_output, self._first_seconds = True, one, max(call.seconds for call in calls)
         if np.shape(one)[1:] != np.shape(two)[1:]:
             raise MechanismError(f"{self.who} returned outputs of shape {_shape_text(np.shape(one))} and then "
                                  f"{_shape_text(np.shape(two))} for the same database: its output must have the same "

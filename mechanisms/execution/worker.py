@@ -261,11 +261,15 @@ class ChunkOutput:
     with_nan : int
         Of the chunk's outputs, those that held a NaN, which the mechanism's output encoder made a category
         (:class:`mechanisms.outputs.encoding.OutputEncoder`); 0 without an encoder.
+    seconds : float
+        Wall-clock seconds of the mechanism's call: the probe's bound the later chunks without ``--timeout``
+        (:func:`mechanisms.execution.chunks.bounded_by_first_calls`).
     """
 
     outputs: np.ndarray
     printed: Printed = Printed()
     with_nan: int = 0
+    seconds: float = 0.0
 
 
 def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = False) -> ChunkOutput:
@@ -307,9 +311,11 @@ def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
         # The runner checked the job's whole batch (MechanismRunner.sample); the chunk is a slice of it.
         # What a failing attempt printed is said once, on the chunk's last attempt (not once an attempt).
         with captured_prints(f"mechanism '{name}'", say_failure=task.last_attempt) as capture:
+            started = time.perf_counter()
             outputs = run_on_batch(mech, task.dbs, rng, name=name, locate=task.last_attempt, timeout=task.timeout,
-                                   allow_nan=task.allow_nan)
-        return ChunkOutput(outputs, capture.printed, 0 if encoder is None else encoder.with_nan - nan_before)
+                                   allow_nan=task.allow_nan, hint=task.timeout_hint)
+            seconds = time.perf_counter() - started
+        return ChunkOutput(outputs, capture.printed, 0 if encoder is None else encoder.with_nan - nan_before, seconds)
     except MechanismError as exc:
         # It travels back with the error (MechanismError.__reduce__): the runner counts a failed attempt's prints.
         if capture is not None:
