@@ -105,3 +105,17 @@ def test_a_mechanism_without_a_hang_gives_the_same_samples_bounded_or_not(monkey
     monkeypatch.setattr(runner_module, "bounded_by_first_calls", lambda task, first_seconds: task)  # as before
     unbounded = _sample("summing", dbs, seed=11, chunk_size=8, workers=workers)
     assert np.array_equal(bounded, unbounded)
+
+
+@pytest.mark.parametrize("bounded", [True, False])
+def test_a_worker_stopped_stuck_past_the_default_bound_says_what_set_it(bounded):
+    # The hard kill of a call stuck in compiled code (WorkerLost.stuck) names the bound that fired: the default
+    # bound's words where no --timeout was given, the words of before where one was.
+    from mechanisms.execution.backends import WorkerLost
+
+    task = bounded_by_first_calls(_task(256), 0.01) if bounded else _task(256, timeout=128.0)
+    with MechanismRunner(fx.summing, "f") as runner:
+        text = str(runner._final_error(task, WorkerLost("lost", stuck=True), 1, "database"))
+    assert text.startswith("mechanism 'f' did not return within 128 s on databases 0-255 and ignored the interruption")
+    assert ("no --timeout was given, so miaudit bounds each chunk at 50 × its first calls' time" in text) == bounded
+    assert text.endswith("s later" if not bounded else "set --timeout")

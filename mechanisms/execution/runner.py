@@ -5,10 +5,10 @@ cuts a batch of databases into chunks (:mod:`mechanisms.execution.chunks`), keep
 one chunk per worker in flight, retries a chunk whose user code raised or whose worker died
 (``retries`` times), and then stops with one error naming the mechanism and the databases.
 Its first call probes the mechanism on one database, twice with the same seed, under a
-timeout (``--timeout``, else :data:`PROBE_TIMEOUT`): a mechanism that hangs is reported
-within a minute (later chunks without ``--timeout``: 50 × the probe's time, :func:`bounded_by_first_calls`), one that draws from the global generators (which the chunks seed) gets a note,
-and one whose outputs are not a function of its seeds is reported (a
-warning in process; an error on parallel backends, whose workers could repeat its draws, unless
+timeout (``--timeout``, else :data:`PROBE_TIMEOUT`): a mechanism that hangs is reported within a minute
+(a later chunk without ``--timeout``: past 50 × the probe's time, :func:`bounded_by_first_calls`), one that draws
+from the global generators (which the chunks seed) gets a note, and one whose outputs are not a function of its
+seeds is reported (a warning in process; an error on parallel backends, whose workers could repeat its draws, unless
 the mechanism declares ``independent_across_processes = True``: its own randomness comes from
 the operating system, fresh in every process, as OpenDP's does).
 Ctrl-C cancels every outstanding chunk and ends the workers.
@@ -41,7 +41,7 @@ from mechanisms.execution.chunks import (MAX_TIMEOUT_S, MECHANISM, PRIOR, PROBE,
                                          chunk_generator, global_draws_note, plan_chunks, preserved_global_generators,
                                          seed_global_generators)
 from mechanisms.execution.memory import check_output_memory, format_bytes
-from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, call_user_code
+from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, TIMEOUT_HINT, call_user_code
 from mechanisms.calls.printed import Printed
 from mechanisms.execution.worker import HARD_KILL_GRACE, MechanismReference, run_chunk, run_probe
 from mechanisms.outputs.encoding import encoder_of, none_note
@@ -573,9 +573,10 @@ class MechanismRunner:
             if exc.stuck:  # the words of the in-process watchdog's line (mechanisms.calls.watchdog.stuck_message)
                 overrun = (f"{inside}, did not return within {task.timeout:g} s" if exc.running else
                            f"{self.who} did not return within {task.timeout:g} s on {task.databases}")
-                return MechanismError(
-                    f"{overrun} and ignored the interruption (it is stuck in compiled code, or blocks or ignores "
-                    f"SIGALRM); its worker process was stopped {HARD_KILL_GRACE:g} s later{tried}", mechanism=self.who)
+                bound = "" if task.timeout_hint == TIMEOUT_HINT else f" {task.timeout_hint}"  # the default's words
+                return MechanismError(f"{overrun} and ignored the interruption (it is stuck in compiled code, or "
+                                      "blocks or ignores SIGALRM); its worker process was stopped "
+                                      f"{HARD_KILL_GRACE:g} s later{bound}{tried}", mechanism=self.who)
             running = (f"{inside}: the worker process running it" if exc.running else
                        f"{self.who}: the worker process running it on {task.databases}")
             return MechanismError(
