@@ -178,7 +178,9 @@ def _run_text(record: dict) -> str:
         "the experiment's whole run (all its libraries; the record was imported from the run's folder)"
     load = "load average not recorded" if start is None else \
         f"load average {start:.2f} at the start and {end:.2f} at the end of {over}"
-    return (f"Run: finished {run['date'].replace('T', ' ').replace('Z', ' UTC')}, {record['seconds']} s, on "
+    resumed = (f" ({run['resumed_cases']} of its cases were audited by an earlier, interrupted run of the "
+               f"experiment and kept, `--resume`: their time is not in these seconds)") if run.get("resumed_cases") else ""
+    return (f"Run: finished {run['date'].replace('T', ' ').replace('Z', ' UTC')}, {record['seconds']} s{resumed}, on "
             f"{run['machine']}, {load}; command `{record['command']}` in the library's venv.")
 
 
@@ -270,10 +272,25 @@ def _selected() -> list:
     return selected
 
 
-def _scan(target: ScanTarget, python: str, folder: Path, seed: int, quick: bool) -> tuple:
-    """Scan ``target`` with ``python``: (its ``scan.json``, or None, seconds, the error where it failed)."""
+def resumed_cases(folder: Path) -> int:
+    """The cases an interrupted scan recorded in ``folder/scan-state.jsonl`` (its first line is the scan's settings),
+    which ``miaudit scan --resume`` does not audit again; 0 where there is no such file."""
+    path = Path(folder) / "scan-state.jsonl"
+    if not path.is_file():
+        return 0
+    with open(path, encoding="utf-8") as handle:
+        return max(0, sum(1 for line in handle if line.strip()) - 1)
+
+
+def _scan(target: ScanTarget, python: str, folder: Path, seed: int, quick: bool, workers: int = 1) -> tuple:
+    """Scan ``target`` with ``python``: (its ``scan.json``, or None, seconds, the error where it failed). With
+    ``workers`` > 1 the scan audits its cases in that many processes (its report is the same for any number); a
+    ``folder`` that holds an interrupted scan's state is resumed (``--resume``: the cases it recorded are kept)."""
     command = [python, "-m", "audit.cli.main", "scan", target.name, "--out", str(folder), "--json", "--quiet",
-               "--seed", str(seed), *(QUICK_FLAGS if quick else ())]
+               "--seed", str(seed), *(QUICK_FLAGS if quick else ()),
+               *(["--workers", str(workers)] if workers > 1 else []),
+               *(["--resume"] if (folder / "scan-state.jsonl").is_file() and not (folder / "scan.json").is_file()
+                 else [])]
     environment = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=folder.parent)
@@ -389,14 +406,20 @@ def run(context) -> ExperimentOutput:
         if python is None:
             not_run.append(f"{target.name} {target.version}: {how}")
             continue
-        load_start = load_average()
-        report, seconds, error = _scan(target, python, out / f"scan-{target.name}", context.seed, context.quick)
+        load_start, folder = load_average(), out / f"scan-{target.name}"
+        if (folder / "scan.json").is_file():  # an earlier run's ended scan: scanned again from the start
+            (folder / "scan.json").unlink()
+            (folder / "scan-state.jsonl").unlink(missing_ok=True)
+        resumed = resumed_cases(folder)
+        report, seconds, error = _scan(target, python, folder, context.seed, context.quick,
+                                       getattr(context, "workers", 1))
         if report is None:  # its record (if any) stays: the page keeps the last run that ended
             not_run.append(f"{target.name} {target.version}: scan failed after {seconds:.1f} s: {error}")
             continue
         record = build_record(target.name, report, seconds, scan_command(target.name, context.seed, context.quick),
                               {"date": _utc_text(_utc_now()), "machine": machine_description(None),
-                               "load_average": [_load(load_start), _load(load_average())], "load_over": "scan"})
+                               "load_average": [_load(load_start), _load(load_average())], "load_over": "scan",
+                               **({"resumed_cases": resumed} if resumed else {})})
         write_record(records, record)
         write_page(page)  # after each library: a run cut short leaves a page of what it recorded
         done.append(record)
@@ -418,6 +441,7 @@ EXPERIMENTS = [Experiment(
                 "controls and skipped cases",
     source="study (issue 40)",
     run=run,
+    parallel=True,
     writes_page=True,
     full_runtime="6,833 s on the shared 2-core x86_64 CPU, load 4-7 from other work during most of the run "
                  "(multi-freq-ldpy 2,098 s, python-dp 1,940 s, diffprivlib 1,333 s, OpenDP 774 s, PipelineDP 536 s, "

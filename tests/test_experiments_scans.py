@@ -162,3 +162,33 @@ def test_the_command_line_imports_and_rebuilds_the_page(fake_scans, tmp_path, mo
     (tmp_path / "docs" / "scans.md").unlink()
     assert scans.main(["--records", str(records)]) == 0
     assert (tmp_path / "docs" / "scans.md").read_text(encoding="utf-8") == page
+
+
+def test_an_interrupted_scan_is_resumed_and_an_ended_one_scanned_again(fake_scans, tmp_path, monkeypatch):
+    commands = []
+    recorded = scans.subprocess.run
+
+    def remember(command, **kwargs):
+        commands.append(command)
+        return recorded(command, **kwargs)
+
+    monkeypatch.setattr(scans, "subprocess", SimpleNamespace(run=remember))
+    out, page = tmp_path / "out", tmp_path / "docs" / "scans.md"
+    interrupted = out / "scan-opendp"
+    interrupted.mkdir(parents=True)
+    # an interrupted scan's state: its settings line, then the two cases it audited
+    (interrupted / "scan-state.jsonl").write_text('{"scan": "opendp"}\n{"id": "a"}\n{"id": "b"}\n', encoding="utf-8")
+    ended = out / "scan-diffprivlib"
+    ended.mkdir(parents=True)
+    (ended / "scan-state.jsonl").write_text('{"scan": "diffprivlib"}\n{"id": "a"}\n', encoding="utf-8")
+    (ended / "scan.json").write_text("{}", encoding="utf-8")
+    monkeypatch.setenv("MIAUDIT_SCANS", "diffprivlib,opendp")
+    framework.run_experiment(scans.EXPERIMENTS[0], out_dir=out, page=page, seed=0, workers=2)
+    by_library = {command[4]: command for command in commands}
+    assert "--resume" in by_library["opendp"] and "--resume" not in by_library["diffprivlib"]
+    for command in by_library.values():
+        assert command[command.index("--workers") + 1] == "2"
+    records = scans.read_records(page.parent / page.stem)
+    assert records["opendp"]["run"]["resumed_cases"] == 2 and "resumed_cases" not in records["diffprivlib"]["run"]
+    text = page.read_text(encoding="utf-8")
+    assert text.count("2 of its cases were audited by an earlier, interrupted run") == 1

@@ -26,7 +26,8 @@ def configure(parser) -> None:
                              "default: the device's)")
     parser.add_argument("--workers", type=int, default=1, metavar="K",
                         help="processes that run an experiment's independent audits side by side, the tables the "
-                             "same for any K (dpsgd-audit; on a GPU they share the card; default 1)")
+                             "same for any K (dpsgd-audit; scans: each library's scan audits its cases in K "
+                             "processes; on a GPU they share the card; default 1)")
     add_device_option(parser)
 
 
