@@ -96,8 +96,8 @@ def recorded_looks(sink: list):
 
     original = engine._run_audit
 
-    def recording(spec, runner, early=False, stop_at_refutation=False):
-        result = original(spec, runner, early=early, stop_at_refutation=stop_at_refutation)
+    def recording(spec, runner, early=False, stop_at_refutation=False, **settings):
+        result = original(spec, runner, early=early, stop_at_refutation=stop_at_refutation, **settings)
         event, bits = result.event_test, result.float_event_test
         sink.append({"case": spec.name, "level": float(spec.alpha), "early": bool(early), "event_runs": int(spec.event_runs),
                      "certificate": None if event is None else event.certificate,
