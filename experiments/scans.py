@@ -443,9 +443,9 @@ EXPERIMENTS = [Experiment(
     run=run,
     parallel=True,
     writes_page=True,
-    full_runtime="6,833 s on the shared 2-core x86_64 CPU, load 4-7 from other work during most of the run "
-                 "(multi-freq-ldpy 2,098 s, python-dp 1,940 s, diffprivlib 1,333 s, OpenDP 774 s, PipelineDP 536 s, "
-                 "pure-ldp 93 s)",
+    full_runtime="per library, the libraries scanned side by side on the shared 2-core x86_64 CPU at load 4-10: "
+                 "multi-freq-ldpy 4,105 s, diffprivlib 4,090 s, OpenDP 2,039 s, python-dp 1,693 s (--workers 2, 40 of "
+                 "its cases resumed from an earlier run), PipelineDP 1,051 s, pure-ldp 65 s",
 )]
 
 
