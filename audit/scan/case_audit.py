@@ -162,13 +162,13 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
                             started)
         probe_calls.append(time.perf_counter() - called)
     if case.raised_as_output:
-        from audit.scan.raised import ALWAYS_CALLS, always_raises, is_raised
+        from audit.scan.raised import ALWAYS_CALLS, PREFIX, always_raises, is_raised
 
         if is_raised(probed[0]) and is_raised(probed[1]):
             category = always_raises(function, case.pair.first, case.pair.second, seed)
             if category is not None:
                 return skipped_outcome(case, seed, f"the call raised on each of {ALWAYS_CALLS} calls on each database "
-                                       f"(a raise on every call is no random output): {category[len('raised: '):]}"[:400],
+                                       f"(a raise on every call is no random output): {category[len(PREFIX):]}"[:400],
                                        started)
     # The slower call bounds the chunks (a first call's one-off costs included); the faster predicts the looks' calls.
     probe_seconds, call_seconds = max(probe_calls), min(probe_calls)
