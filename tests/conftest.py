@@ -34,8 +34,9 @@ if os.environ.get("PYTEST_XDIST_WORKER") and "OMP_NUM_THREADS" not in os.environ
 from estimators.critic_config import CriticConfig
 
 # The assert_claim fixture (one session-level α split across the checks; audit.pytest_plugin). The
-# installed package registers it under the same name, so it loads once either way.
-pytest_plugins = ("audit.pytest_plugin",)
+# installed package registers it under the same name, so it loads once either way. xdist_scheduling:
+# ``--dist loadgroup`` that finishes the run when a worker process dies (tests/xdist_scheduling.py).
+pytest_plugins = ("audit.pytest_plugin", "xdist_scheduling")
 
 #: The critic of tests that need critics trained but assert nothing about their accuracy
 #: (plumbing, determinism, shapes): 20 steps, well under a second per ensemble. Tests that
