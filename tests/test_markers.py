@@ -56,7 +56,9 @@ def test_a_test_that_starts_a_process_without_the_marker_fails_naming_it(pyteste
     pytester.makeini("[pytest]\nmarkers =\n    train: t\n    integration: i\n")
     pytester.makepyfile(test_inner=INNER_TESTS)
     repository = str(TESTS.parent)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [repository, os.environ.get("PYTHONPATH")])))
+    # The tests folder too: the conftest loads its plugin xdist_scheduling from there.
+    paths = [repository, str(TESTS), os.environ.get("PYTHONPATH")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, paths)))
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-rE")
     result.assert_outcomes(passed=5, errors=3)
     for name in ("test_unmarked_subprocess", "test_unmarked_process",
@@ -81,7 +83,9 @@ def test_matplotlib_building_its_font_cache_is_not_charged_to_a_test(pytester, m
     pytester.makeini("[pytest]\nmarkers =\n    train: t\n    integration: i\n")
     pytester.makepyfile(test_inner=FIRST_PLOT)
     repository = str(TESTS.parent)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [repository, os.environ.get("PYTHONPATH")])))
+    # The tests folder too: the conftest loads its plugin xdist_scheduling from there.
+    paths = [repository, str(TESTS), os.environ.get("PYTHONPATH")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, paths)))
     monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path / "fresh-matplotlib"))
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider", "-rE")
     result.assert_outcomes(passed=1)
