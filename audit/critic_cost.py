@@ -77,15 +77,23 @@ def critic_device(spec, plan, gpu_started: str | None = None):
     (:func:`mechanisms.training.torch_dpsgd.trains_on_gpu`) or ``gpu_started`` says why it is
     (:func:`shared_gpu_start`, or an earlier audit of the process started it); under ``"auto"``, the CPU where the
     GPU's free memory cannot hold them (:func:`critic_memory`)."""
+    return _chosen_device(spec, plan, gpu_started)[:2]
+
+
+def _chosen_device(spec, plan, gpu_started):
+    """:func:`critic_device`'s (device, note) and the critics' :func:`critic_memory` on that device where the
+    choice counted it (``"auto"`` on the GPU: its free memory checked), else None: the one GPU check of an audit's
+    critics, which :func:`checked_critic_device` reuses."""
     started = "the mechanism trains there" if trains_on_gpu(spec.mechanism) else gpu_started
     device, note = choose_device(spec.device, **critic_work(spec, plan), cuda_started=started is not None,
                                  started_by=started or "")
     if spec.device == "auto" and device.type == "cuda":
         try:
-            critic_memory(spec, plan, device)  # what lives on the GPU fits in its free memory
+            return device, note, critic_memory(spec, plan, device)  # what lives on the GPU fits in its free memory
         except InputError as refused:
-            return type(device)("cpu"), f"device cpu (auto: the GPU's free memory cannot hold the critics: {refused})"
-    return device, note
+            cpu = type(device)("cpu")
+            return cpu, f"device cpu (auto: the GPU's free memory cannot hold the critics: {refused})", None
+    return device, note, None
 
 
 def checked_critic_device(spec, plan, priors: int, gpu_started: str | None = None, output_width: int = 1):
@@ -103,10 +111,10 @@ def checked_critic_device(spec, plan, priors: int, gpu_started: str | None = Non
         Where the audit's arrays and the critics' training cannot fit in memory, or the critics' GPU parts in the
         GPU's free memory (``device = "cuda"``), before they train.
     """
-    device, note = critic_device(spec, plan, gpu_started)
+    device, note, critics = _chosen_device(spec, plan, gpu_started)
     check_audit_memory(spec.samples, spec.priors[0].shape, priors, output_width=output_width,
                        event_runs=spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0,
-                       critics=critic_memory(spec, plan, device),
+                       critics=critic_memory(spec, plan, device) if critics is None else critics,
                        other_records=None if plan.mi_critic == "classifier" else other_records(spec))
     return device, note
 
