@@ -140,3 +140,12 @@ def test_the_critics_memory_check_names_slices_by_its_flag(tmp_path, capsys, mon
     assert main(["estimate", "--x", str(tmp_path / "x.npy"), "--y", str(tmp_path / "y.npy"), "--sliced",
                  "--slices", "256", "--device", "cpu"]) == 2
     assert capsys.readouterr().err.startswith("miaudit estimate: error: argument '--slices' (256): training 256 critic")
+
+
+@pytest.mark.parametrize("names", [["x"], {"w": "--w"}, {"x": ""}, {"x": 1}])
+def test_estimate_mi_refuses_names_it_cannot_use(names):
+    from estimators.estimate import estimate_mi
+    from estimators.validation import InputError
+
+    with pytest.raises(InputError, match=r"^argument 'names' must be a dict from some of x, y, z, slices, slice_dim"):
+        estimate_mi([0.0, 1.0, 2.0, 3.0], [1.0, 0.0, 3.0, 2.0], estimator="ksg", names=names)
