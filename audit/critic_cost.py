@@ -30,6 +30,9 @@ from audit.audit_plan import plan_audit
 #: (256 rows × 1,000 columns × 2.2e-8 s ≈ 5.6 ms against 1.31 ms: :mod:`estimators.device`).
 WIDE_INPUT = 1000
 
+#: Why a plan of classifier critics trains neural ones after all (``audit.engine``'s fallback), in a few words.
+NO_CLASSIFIER = "too wide for the logistic regression, with too many values for the empirical log-ratio"
+
 
 def other_records(spec) -> int:
     """Numbers a record's critic reads of the other records: (n − 1)·k, or their k column sums under
@@ -74,15 +77,23 @@ def critic_device(spec, plan, gpu_started: str | None = None):
     (:func:`mechanisms.training.torch_dpsgd.trains_on_gpu`) or ``gpu_started`` says why it is
     (:func:`shared_gpu_start`, or an earlier audit of the process started it); under ``"auto"``, the CPU where the
     GPU's free memory cannot hold them (:func:`critic_memory`)."""
+    return _chosen_device(spec, plan, gpu_started)[:2]
+
+
+def _chosen_device(spec, plan, gpu_started):
+    """:func:`critic_device`'s (device, note) and the critics' :func:`critic_memory` on that device where the
+    choice counted it (``"auto"`` on the GPU: its free memory checked), else None: the one GPU check of an audit's
+    critics, which :func:`checked_critic_device` reuses."""
     started = "the mechanism trains there" if trains_on_gpu(spec.mechanism) else gpu_started
     device, note = choose_device(spec.device, **critic_work(spec, plan), cuda_started=started is not None,
                                  started_by=started or "")
     if spec.device == "auto" and device.type == "cuda":
         try:
-            critic_memory(spec, plan, device)  # what lives on the GPU fits in its free memory
+            return device, note, critic_memory(spec, plan, device)  # what lives on the GPU fits in its free memory
         except InputError as refused:
-            return type(device)("cpu"), f"device cpu (auto: the GPU's free memory cannot hold the critics: {refused})"
-    return device, note
+            cpu = type(device)("cpu")
+            return cpu, f"device cpu (auto: the GPU's free memory cannot hold the critics: {refused})", None
+    return device, note, None
 
 
 def checked_critic_device(spec, plan, priors: int, gpu_started: str | None = None, output_width: int = 1):
@@ -100,10 +111,10 @@ def checked_critic_device(spec, plan, priors: int, gpu_started: str | None = Non
         Where the audit's arrays and the critics' training cannot fit in memory, or the critics' GPU parts in the
         GPU's free memory (``device = "cuda"``), before they train.
     """
-    device, note = critic_device(spec, plan, gpu_started)
+    device, note, critics = _chosen_device(spec, plan, gpu_started)
     check_audit_memory(spec.samples, spec.priors[0].shape, priors, output_width=output_width,
                        event_runs=spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0,
-                       critics=critic_memory(spec, plan, device),
+                       critics=critic_memory(spec, plan, device) if critics is None else critics,
                        other_records=None if plan.mi_critic == "classifier" else other_records(spec))
     return device, note
 
@@ -180,6 +191,9 @@ class CriticForecast:
         Every prior has independent rows, so ``others = "sums"`` could read the other records' sums instead.
     looks : tuple of int
         A sequential audit's planned looks, their samples (:func:`over_looks`); empty for one audit.
+    fallback : bool
+        The plan's MI critics are classifiers, and these are the neural critics trained instead where the outputs
+        suit no classifier (known only once the mechanism has run: ``audit.engine``'s fallback).
     """
 
     critics: int
@@ -191,6 +205,7 @@ class CriticForecast:
     memory: int
     sums_allowed: bool = False
     looks: tuple = ()
+    fallback: bool = False
 
     def line(self, samples: int) -> str:
         """The terminal's line: what the training reads, how long it is predicted to take, what it holds."""
@@ -198,7 +213,9 @@ class CriticForecast:
         looks = (f" at the last of {len(self.looks)} looks, of {', '.join(f'{n:,}' for n in self.looks)} samples, "
                  "each training its own" if len(self.looks) > 1 else "")
         training = f"the {len(self.looks)} looks' training" if len(self.looks) > 1 else "training"
-        return (f"the MI critics read each record with the output and the other records, {self.width:,} numbers "
+        lead = (f"the MI critics are classifiers (no neural network), but where the outputs suit none ({NO_CLASSIFIER}) "
+                "neural critics are trained instead, and they read" if self.fallback else "the MI critics read")
+        return (f"{lead} each record with the output and the other records, {self.width:,} numbers "
                 f"wide ({self.critics:,} critic{'s' if self.critics != 1 else ''} on {samples:,} samples{looks}): "
                 f"{training} is predicted to take {low:,.0f} to {high:,.0f} s on the CPU ({gpu_low:,.0f} to {gpu_high:,.0f} s "
                 f"on a GPU; {self.steps[0]:,} to {self.steps[1]:,} steps, as early stopping ends it) and the audit "
@@ -210,8 +227,12 @@ class CriticForecast:
 
 def wide_input_forecast(spec, plan) -> CriticForecast | None:
     """The cost of the plan's full critics when their input is wide (at least :data:`WIDE_INPUT` numbers), else
-    ``None``: no neural critic (classifier critics), no full critic (SMI-DP's slices read three numbers), or a
-    narrow input."""
+    ``None``: no full critic (SMI-DP's slices read three numbers), or a narrow input. A plan of classifier critics
+    trains no network unless the outputs suit no classifier, which only the mechanism's runs show; then the audit
+    trains the neural plan's critics (``audit.engine``), whose cost this is, marked ``fallback``."""
+    if plan.mi_critic == "classifier":
+        forecast = wide_input_forecast(spec, replace(plan, mi_critic="neural"))
+        return None if forecast is None else replace(forecast, fallback=True)
     full = [(count, width) for count, width in trainings(spec, plan) if width >= WIDE_INPUT]
     if not plan.full_critics or not full or not full[0][0]:
         return None

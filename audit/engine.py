@@ -57,7 +57,7 @@ from audit.statistics.pair_candidates import (EARLY_LOOK_SELECTION_RUNS, MIN_SEL
 from audit.search.event_search import event_search
 from audit.search.input_domain import domain_reach, unreached_note
 from audit.audit_plan import plan_audit
-from audit.critic_cost import checked_critic_device
+from audit.critic_cost import NO_CLASSIFIER, checked_critic_device
 from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors, structured_pairs
 from audit.result import AuditResult, SecretEvidence, finite_or_none
 from audit.statistics.secret_critics import SecretCell, SecretFits, fit_secret_critics, secret_values
@@ -332,9 +332,8 @@ def _classifier_fits(spec, cells, outputs, rng, notes, device=None) -> SecretFit
                                     support_columns=getattr(encoder_of(spec.mechanism), "support_columns", None),
                                     device=device)
     if fitted is None:
-        notes.append("no classifier critic could be fitted (the outputs are too wide for the logistic regression and "
-                     "take too many values for the empirical log-ratio, or the training split holds draws of only one "
-                     "of the two databases), so the MI test's critics are neural")
+        notes.append(f"no classifier critic could be fitted (the outputs are {NO_CLASSIFIER}, or the training split "
+                     "holds draws of only one of the two databases), so the MI test's critics are neural")
         return None
     full, classifiers = fitted
     return SecretFits(tuple(cells), full, classifiers=classifiers)

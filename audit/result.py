@@ -317,8 +317,9 @@ class AuditResult:
         if self.claim_scope():
             source = f" ({self.claim_scope()})" + source
         explanation = self.claim_explanation(standalone=False)
-        if self.refuted:
-            verdict = f"REFUTED{self.float_refutation_words()}."
+        if self.refuted:  # then, as under a report's headline, what to check when the output's values refuted it
+            verdict = f"REFUTED{self.float_refutation_words()}." + (f" {as_sentence(self.value_explanation())}"
+                                                                     if self.value_explanation() else "")
         elif not self.claim_alpha:  # "cannot be refuted at this budget: no test ...", one sentence
             verdict, explanation = "cannot be refuted at this budget:", explanation[:1].lower() + explanation[1:]
         else:
@@ -526,6 +527,11 @@ _VALUE_MEANING = ("the output's values, not only their float bits, tell neighbou
 
 #: The paper the MI notions and Theorem 1 (ε-DP ⇒ MI-DP) come from, by its authors and title.
 PUFFERFISH_PAPER = PUFFERFISH.named
+
+
+def as_sentence(words: str) -> str:
+    """Words as a sentence: a capital first letter and a full stop ("" stays "")."""
+    return f"{words[:1].upper()}{words[1:]}." if words else ""
 
 
 def named_papers(text: str) -> str:

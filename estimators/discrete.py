@@ -56,19 +56,20 @@ def _count_terms(ids: np.ndarray, sample_slice: np.ndarray, p: int) -> tuple[np.
     return c_log_c, symbols
 
 
-def _check_repeated_values(joint_symbols: np.ndarray, n: int) -> None:
-    """Refuse samples with too many distinct (x, y) pairs for a plug-in estimate (module docstring)."""
+def _check_repeated_values(joint_symbols: np.ndarray, n: int, pair: str = "arguments 'x' and 'y'") -> None:
+    """Refuse samples with too many distinct (x, y) pairs for a plug-in estimate (module docstring), naming the
+    variables as ``pair``."""
     worst = int(np.argmax(joint_symbols))
     if joint_symbols[worst] > MAX_DISTINCT_FRACTION * n:
         where = f" (slice {worst})" if len(joint_symbols) > 1 else ""
         raise InputError(
-            f"arguments 'x' and 'y' take {int(joint_symbols[worst])} distinct (x, y) pairs among {n} samples{where}: "
+            f"{pair} take {int(joint_symbols[worst])} distinct (x, y) pairs among {n} samples{where}: "
             f"the plug-in estimator needs each value seen many times (at most {MAX_DISTINCT_FRACTION:g} n distinct "
             "pairs) and would report about log n here. For continuous data use the 'ksg', 'gaussian' or a neural "
             "estimator; for discrete data, more samples")
 
 
-def _plugin_mi_unchecked(x: np.ndarray, y: np.ndarray, correction) -> np.ndarray:
+def _plugin_mi_unchecked(x: np.ndarray, y: np.ndarray, correction, pair: str = "arguments 'x' and 'y'") -> np.ndarray:
     p, n = x.shape[:2]
     sample_slice = np.repeat(np.arange(p), n)
     x_ids = _symbol_ids(x)
@@ -78,7 +79,7 @@ def _plugin_mi_unchecked(x: np.ndarray, y: np.ndarray, correction) -> np.ndarray
     sx, mx = _count_terms(x_ids, sample_slice, p)
     sy, my = _count_terms(y_ids, sample_slice, p)
     sxy, mxy = _count_terms(joint_ids.reshape(-1), sample_slice, p)
-    _check_repeated_values(mxy, n)
+    _check_repeated_values(mxy, n, pair)
     # With Ĥ = log N − (Σ c log c)/N for each of X, Y and (X, Y):
     mi = np.log(n) + (sxy - sx - sy) / n
     if correction == MILLER_MADOW:
@@ -122,7 +123,8 @@ def plugin_mi(x, y, correction: str | None = MILLER_MADOW) -> float:
     return float(_plugin_mi_unchecked(x[None], y[None], correction)[0])
 
 
-def plugin_mi_batch(x, y, correction: str | None = MILLER_MADOW) -> np.ndarray:
+def plugin_mi_batch(x, y, correction: str | None = MILLER_MADOW, *,
+                    pair: str = "arguments 'x' and 'y'") -> np.ndarray:
     """Plug-in estimates of I(X_s; Y_s) in nats for every slice s, vectorized over slices.
 
     Parameters
@@ -131,6 +133,8 @@ def plugin_mi_batch(x, y, correction: str | None = MILLER_MADOW) -> np.ndarray:
     y : array_like, shape (p, n, dy)
     correction : {"miller-madow", None}, default "miller-madow"
         As in :func:`plugin_mi`.
+    pair : str
+        How messages name ``x`` and ``y`` together (a caller passing other variables names them).
 
     Returns
     -------
@@ -139,7 +143,7 @@ def plugin_mi_batch(x, y, correction: str | None = MILLER_MADOW) -> np.ndarray:
     """
     check_choice(correction, "correction", CORRECTIONS)
     x, y = paired_sample_batches(x, y)
-    return _plugin_mi_unchecked(x, y, correction)
+    return _plugin_mi_unchecked(x, y, correction, pair)
 
 
 def exact_mi(joint_pmf) -> float:

@@ -36,8 +36,10 @@ from .results import MIEstimate
 from .slicing import check_slice_dim
 from .units import NATS, UNITS
 from .validation import (InputError, as_generator, as_samples, check_bool, check_choice, check_int,
-                         check_probability, check_same_length, counted, refuse_unused)
+                         check_probability, check_same_length, counted, plain, refuse_unused)
 
+#: How :func:`estimate_mi`'s messages name its data and its slices where ``names`` does not say: its arguments.
+ARGUMENT_NAMES = {"x": "x", "y": "y", "z": "z", "slices": "slices", "slice_dim": "slice_dim"}
 
 
 def minimum_samples(estimator: str, dims, *, sliced: bool = False, slice_dim: int = DEFAULT_SLICE_DIM,
@@ -86,18 +88,38 @@ def _setting(value, name: str, used: bool, default, applies: str, remedy: str):
     return default
 
 
-def _classical(estimator, u, v, k, correction, seed, v_label="argument 'y'"):
+def _checked_names(names) -> dict:
+    """:data:`ARGUMENT_NAMES` with ``names``' entries in their place."""
+    if names is None:
+        return ARGUMENT_NAMES
+    if (not isinstance(names, dict) or not set(names) <= set(ARGUMENT_NAMES)
+            or not all(isinstance(v, str) and v for v in names.values())):
+        raise InputError(f"argument 'names' must be a dict from some of {', '.join(ARGUMENT_NAMES)} to non-empty "
+                         f"strings, got {plain(names)}")
+    return {**ARGUMENT_NAMES, **names}
+
+
+def _arguments(names: dict, *keys) -> str:
+    """The variables ``keys`` as a message names them: ``argument 'x'``, ``arguments '--x' and '--y'``."""
+    quoted = [f"'{names[key]}'" for key in keys]
+    return f"argument {quoted[0]}" if len(quoted) == 1 else f"arguments {', '.join(quoted[:-1])} and {quoted[-1]}"
+
+
+def _classical(estimator, u, v, k, correction, seed, names, v_keys=("y",)):
+    """The classical estimate of I(u; v), ``v`` the projections of the variables ``v_keys``, which its messages
+    name by ``names``."""
     if estimator == "ksg":
         return ksg_mi_batch(u, v, k=k, seed=seed)
     if estimator == "gaussian":
-        return gaussian_mi_batch(u, v, labels=("argument 'x'", v_label))
-    return plugin_mi_batch(u, v, correction=correction)
+        together = " together" if len(v_keys) > 1 else ""
+        return gaussian_mi_batch(u, v, labels=(_arguments(names, "x"), _arguments(names, *v_keys) + together))
+    return plugin_mi_batch(u, v, correction=correction, pair=_arguments(names, "x", *v_keys))
 
 
 def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, slices: int = UNSET,
                 slice_dim: int = UNSET, conditional: str = UNSET, alpha: float = UNSET, unit: str = NATS, seed=0,
                 device=UNSET, critic: CriticConfig | None = UNSET, bound: str = UNSET, k: int = UNSET,
-                correction: str | None = UNSET, quiet: bool = True) -> MIEstimate:
+                correction: str | None = UNSET, quiet: bool = True, names: dict | None = None) -> MIEstimate:
     """Estimate (sliced, conditional) mutual information from paired samples.
 
     The settings that only some estimates use default to ``UNSET`` (:data:`estimators.choices.UNSET`, "not
@@ -147,6 +169,10 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
     quiet : bool
         Neural estimators: no progress bar while the critics train (on stderr, where it is a terminal). The
         classical estimators show none either way.
+    names : dict, optional
+        How the messages about the data and the slices name ``x``, ``y``, ``z``, ``slices`` and ``slice_dim``
+        (keys of :data:`ARGUMENT_NAMES`), for a caller whose user gave them under other names (``miaudit
+        estimate`` passes its flags, ``{"x": "--x", ...}``); default: these arguments' own names.
 
     Raises
     ------
@@ -205,17 +231,19 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
     k = check_int(_setting(k, "k", estimator == "ksg", DEFAULT_K, "to estimator 'ksg' (its neighbours)",
                            f"estimator '{estimator}' has none; drop k"), "k", 1)
     config = checked_config(critic) if neural else None
-    x = as_samples(x, "x", min_rows=2)
-    y = as_samples(y, "y", min_rows=2)
-    z = None if z is None else as_samples(z, "z", min_rows=2)
-    n = check_same_length(x=x, y=y, z=z)
+    names = _checked_names(names)
+    x = as_samples(x, names["x"], min_rows=2)
+    y = as_samples(y, names["y"], min_rows=2)
+    z = None if z is None else as_samples(z, names["z"], min_rows=2)
+    n = check_same_length(**{names["x"]: x, names["y"]: y, names["z"]: z})
     if sliced:
-        check_slice_dim(slice_dim, {name: a.shape[1] for name, a in (("x", x), ("y", y), ("z", z)) if a is not None})
+        check_slice_dim(slice_dim, {names[key]: a.shape[1] for key, a in (("x", x), ("y", y), ("z", z))
+                                    if a is not None}, names["slice_dim"])
     need, why = minimum_samples(estimator, [a.shape[1] for a in (x, y, z) if a is not None], sliced=sliced,
                                 slice_dim=slice_dim, k=k, critic=config)
     if n < need:
-        raise InputError(f"arguments 'x' and 'y' have {counted(n, 'sample')}; estimator '{estimator}' needs at least "
-                         f"{need} ({why})")
+        raise InputError(f"{_arguments(names, 'x', 'y')} have {counted(n, 'sample')}; estimator '{estimator}' needs "
+                         f"at least {need} ({why})")
     rng = as_generator(seed)
     columns = sum(min(slice_dim, a.shape[1]) if sliced else a.shape[1] for a in (x, y, z) if a is not None)
     problem = MIProblem(x, y, z, chain=z is not None and conditional == "chain")
@@ -223,9 +251,10 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
         # One critic per slice (one unsliced), twice for the chain rule, on (u, v) of ``columns`` numbers; the
         # count holds the projections (the critics' stacked inputs), so it is the one check of a neural estimate.
         check_critic_memory((slices if sliced else 1) * (2 if problem.chain else 1), n, columns, config,
-                            slices=slices if sliced else None, device=device)
+                            slices=slices if sliced else None, device=device,
+                            samples_name=_arguments(names, "x", "y"), slices_name=names["slices"])
     elif sliced:
-        check_projection_memory(slices, n, columns)
+        check_projection_memory(slices, n, columns, names["slices"])
     n_slices = slices if sliced else 0
     n_terms = n_slices or 1
     details: dict = {"quantity": _describe(z is not None, conditional, sliced)}
@@ -259,17 +288,17 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
             details["frames"] = slicing.frames
         v = v_y if v_z is None else np.concatenate((v_y, v_z), axis=2)
         ksg_seed = int(rng.integers(2**31))
-        terms = _classical(estimator, u, v, k, correction, ksg_seed,
-                           "argument 'y'" if v_z is None else "arguments 'y' and 'z' together")
+        terms = _classical(estimator, u, v, k, correction, ksg_seed, names, ("y",) if v_z is None else ("y", "z"))
         if problem.chain:
-            second = _classical(estimator, u, v_z, k, correction, ksg_seed, "argument 'z'")
+            second = _classical(estimator, u, v_z, k, correction, ksg_seed, names, ("z",))
             if np.isinf(second).any():
-                raise InputError("argument 'z' determines 'x' exactly (an exact linear relation): I(X; Z) is "
-                                 "infinite, so the chain-rule difference I(X; Y, Z) - I(X; Z) is undefined")
+                raise InputError(f"argument '{names['z']}' determines '{names['x']}' exactly (an exact linear "
+                                 "relation): I(X; Z) is infinite, so the chain-rule difference I(X; Y, Z) - I(X; Z) "
+                                 "is undefined")
             terms = terms - second
         if np.isinf(terms).any():
-            notes.append("x is an exact linear function of the other variables: the Gaussian MI is infinite "
-                         "(JSON shows null)")
+            notes.append(f"{names['x']} is an exact linear function of the other variables: the Gaussian MI is "
+                         "infinite (JSON shows null)")
         if estimator == "ksg" and any(breaks_ties(u_s, v_s) for u_s, v_s in zip(u, v)):
             notes.append(f"the data have repeated values (ties); KSG assumes continuous data, so noise of standard "
                          f"deviation {TIE_JITTER:g} (relative to each standardized coordinate, seeded) broke the ties "

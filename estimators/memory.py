@@ -259,7 +259,7 @@ def check_gpu_critic_memory(critics: int, samples: int, input_width: int, config
 def check_critic_memory(critics: int, samples: int, input_width: int, config: CriticConfig, *,
                         slices: int | None = None, available: int | None = None, inputs_held: bool = False,
                         config_name: str = "critic", samples_name: str = "arguments 'x' and 'y'",
-                        device=None) -> int:
+                        slices_name: str = "slices", device=None) -> int:
     """Refuse a critic training that cannot fit in memory (:func:`critic_memory_parts`), before it runs.
 
     The one check of a critic training: :func:`~estimators.estimate.estimate_mi` runs it before it projects any
@@ -279,9 +279,9 @@ def check_critic_memory(critics: int, samples: int, input_width: int, config: Cr
         Bytes available (default: :func:`available_memory`).
     inputs_held : bool
         The stacked inputs exist already and are not counted (:func:`critic_memory_parts`).
-    config_name, samples_name : str
+    config_name, samples_name, slices_name : str
         How the message names the critic's settings (``critic`` of ``estimate_mi``, ``config`` of
-        ``fit_critics``) and the samples.
+        ``fit_critics``), the samples and the slices (``slices``, or the flag that set them).
     device : str or torch.device, optional
         Where the critics train. On a CUDA device the parts on the GPU are checked against its free memory
         (:func:`check_gpu_critic_memory`) and only those on the host (the stacked inputs) against ``available``
@@ -296,7 +296,7 @@ def check_critic_memory(critics: int, samples: int, input_width: int, config: Cr
     ------
     InputError
         Naming what to reduce: the argument ``config_name`` where the models (parameters and activations) need
-        more than the features, else ``'slices'`` when sliced, else the samples (``samples_name``); with the size
+        more than the features, else ``slices_name`` when sliced, else the samples (``samples_name``); with the size
         needed, part by part, and the size available.
     """
     if on_cuda(device):
@@ -314,7 +314,7 @@ def check_critic_memory(critics: int, samples: int, input_width: int, config: Cr
                 f"max_critics_per_chunk = {config.max_critics_per_chunk})")
         remedy = "use a smaller critic: lower its hidden, batch_size or max_critics_per_chunk"
     elif slices is not None:
-        what, remedy = f"argument 'slices' ({slices})", "use fewer slices (or fewer samples)"
+        what, remedy = f"argument '{slices_name}' ({slices})", "use fewer slices (or fewer samples)"
     else:
         what, remedy = f"{samples_name} ({samples} samples)", "use fewer samples (or fewer columns)"
     _refuse(what, f"training {critics} critic(s) on {samples} samples of {input_width} input values", parts,

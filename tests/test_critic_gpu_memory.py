@@ -121,3 +121,30 @@ def test_the_audit_s_critics_stay_on_the_cpu_under_auto_where_the_gpu_cannot_hol
         critic_memory(asked, plan, "cuda")
     named = "argument 'critic' (hidden" if models > features else "argument 'samples' (--samples)"
     assert refused.value.args[0].startswith(named) and "of GPU memory" in refused.value.args[0]
+
+
+def test_the_audit_asks_the_gpu_s_free_memory_once_for_its_critics(gpu, monkeypatch):
+    """Under auto the device choice checks the critics' GPU share; the audit's memory check that follows reuses
+    that count (the host's share, the stacked float64 inputs) instead of asking the GPU again. Asked for cuda, the
+    audit's check is the one that asks; where auto falls back to the CPU, the check counts the whole training."""
+    import dataclasses
+
+    import audit.critic_cost
+    from audit.audit_plan import plan_audit
+    from audit.config.building import build_spec
+    from audit.critic_cost import checked_critic_device
+
+    counted = []
+    monkeypatch.setattr(audit.critic_cost, "check_audit_memory", lambda *a, critics, **k: counted.append(critics))
+    spec = build_spec({"mechanism": {"spec": "catalog:laplace_sum"}, "audit": {"mi_critic": "neural"}})
+    plan = plan_audit(spec, [(prior, None) for prior in spec.priors])
+    n, k = spec.priors[0].shape
+    host = {"critic features": spec.samples * (k + 1 + (n - 1) * k) * 8}  # one critic's stacked float64 inputs
+    for device in ("auto", "cuda"):
+        gpu["asked"].clear()
+        assert checked_critic_device(dataclasses.replace(spec, device=device), plan, 1)[0].type == "cuda"
+        assert gpu["asked"] == ["cuda"] and counted[-1] == host
+    gpu["asked"].clear()
+    gpu["free"] = 0
+    assert checked_critic_device(spec, plan, 1)[0].type == "cpu"
+    assert gpu["asked"] == ["cuda"] and sum(counted[-1].values()) > sum(host.values())  # all of it on the host

@@ -82,3 +82,70 @@ def test_unknown_estimator_is_rejected_by_the_parser(tmp_path):
     with pytest.raises(SystemExit) as info:
         main(["estimate", "--x", "a.npy", "--y", "b.npy", "--estimator", "magic"])
     assert info.value.code == 2
+
+
+def _flagged_data(tmp_path):
+    """Data each classical estimator refuses after the CLI's own checks: collinear columns (Gaussian), continuous
+    values (plug-in), a Z that determines X (the chain rule's I(X; Z) is infinite)."""
+    rng = np.random.default_rng(0)
+    z = rng.standard_normal(200)
+    arrays = {"collinear": np.column_stack([z, 2 * z]), "y": rng.standard_normal(200), "z": z, "twice_z": 2 * z}
+    for name, values in arrays.items():
+        np.save(tmp_path / f"{name}.npy", values)
+    return arrays
+
+
+# (flags given, the data under the names the CLI and estimate_mi take, the start of the message with each's names)
+DATA_ERRORS = [
+    (["--estimator", "gaussian"], dict(x="collinear", y="y"),
+     "argument '--x': singular sample covariance", "argument 'x': singular sample covariance"),
+    (["--estimator", "plugin"], dict(x="twice_z", y="y"),
+     "arguments '--x' and '--y' take 200 distinct", "arguments 'x' and 'y' take 200 distinct"),
+    (["--estimator", "plugin"], dict(x="twice_z", y="y", z="z"),
+     "arguments '--x', '--y' and '--z' take 200 distinct", "arguments 'x', 'y' and 'z' take 200 distinct"),
+    (["--estimator", "gaussian", "--conditional", "chain"], dict(x="twice_z", y="y", z="z"),
+     "argument '--z' determines '--x' exactly", "argument 'z' determines 'x' exactly"),
+]
+
+
+@pytest.mark.parametrize("flags,data,cli_words,api_words", DATA_ERRORS)
+def test_data_errors_name_the_flags_on_the_command_line_and_the_arguments_in_python(tmp_path, capsys, flags, data,
+                                                                                     cli_words, api_words):
+    from estimators.estimate import estimate_mi
+    from estimators.validation import InputError
+
+    arrays = _flagged_data(tmp_path)
+    files = [item for key, name in data.items() for item in (f"--{key}", str(tmp_path / f"{name}.npy"))]
+    assert main(["estimate", *files, *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"miaudit estimate: error: {cli_words}") and len(err.strip().splitlines()) == 1
+    settings = {flags[i].lstrip("-"): flags[i + 1] for i in range(0, len(flags), 2)}
+    with pytest.raises(InputError) as raised:
+        estimate_mi(*(arrays[data[key]] for key in data), **settings)
+    assert str(raised.value).startswith(api_words)
+
+
+def test_the_critics_memory_check_names_slices_by_its_flag(tmp_path, capsys, monkeypatch):
+    from estimators import memory
+    from estimators.neural import CriticConfig
+
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "x.npy", rng.standard_normal(10_000))
+    np.save(tmp_path / "y.npy", rng.standard_normal(10_000))
+    # 256 critics, one a slice, on one column of x and one of y: one byte short of what they need (their projections,
+    # 256 × 10,000 × 2 float64 values, fit, so the CLI's own check of them lets the run through).
+    need = sum(memory.critic_config_memory(256, 10_000, 2, CriticConfig()).values())
+    assert 256 * 10_000 * 2 * 8 < need - 1
+    monkeypatch.setattr(memory, "available_memory", lambda: need - 1)
+    assert main(["estimate", "--x", str(tmp_path / "x.npy"), "--y", str(tmp_path / "y.npy"), "--sliced",
+                 "--slices", "256", "--device", "cpu"]) == 2
+    assert capsys.readouterr().err.startswith("miaudit estimate: error: argument '--slices' (256): training 256 critic")
+
+
+@pytest.mark.parametrize("names", [["x"], {"w": "--w"}, {"x": ""}, {"x": 1}])
+def test_estimate_mi_refuses_names_it_cannot_use(names):
+    from estimators.estimate import estimate_mi
+    from estimators.validation import InputError
+
+    with pytest.raises(InputError, match=r"^argument 'names' must be a dict from some of x, y, z, slices, slice_dim"):
+        estimate_mi([0.0, 1.0, 2.0, 3.0], [1.0, 0.0, 3.0, 2.0], estimator="ksg", names=names)

@@ -250,9 +250,10 @@ def test_the_reports_state_the_verdict_once_and_explain_it(refuted, reports):
     assert markdown.count("REFUTED") == 1 and "Claim 0.5-DP" not in markdown
     explanation = refuted.claim_explanation()
     assert explanation.startswith("With probability at least 95% over this audit's randomness")
-    # The JSON's statement keeps its words: the claim, its verdict, then the explanation, which there says "it".
+    # The JSON's statement keeps its words: the claim, its verdict, what to check, then the explanation ("it").
+    check = refuted.value_explanation()
     assert refuted.claim_statement() == (f"Claim 0.5-DP (neighbours: replace one record (n fixed)) (from --claim): REFUTED. "
-                                         + refuted.claim_explanation(standalone=False))
+                                         f"{check[0].upper()}{check[1:]}. " + refuted.claim_explanation(standalone=False))
     assert escape(explanation) in markdown and html.escape(explanation) in page
 
 
@@ -279,6 +280,29 @@ def test_the_event_is_explained_under_the_headline(refuted, reports):
     sentence = explained.strip()
     sentence = sentence[0].upper() + sentence[1:] + "."
     assert escape(sentence) in reports[0] and html.escape(sentence) in reports[1]
+
+
+def test_the_reports_say_what_to_check_as_the_terminal_does(refuted, reports, float_only):
+    import json
+
+    from audit.report import render_json
+
+    markdown, page = reports
+    # The terminal's line under the headline, written here: the three things to check.
+    line = _text(refuted).splitlines()[1]
+    assert line.endswith("check the sensitivity (how far one record can move the output before noise), the noise "
+                         "scale, and that every released value is noised")
+    sentence = line.strip()
+    sentence = sentence[0].upper() + sentence[1:] + "."
+    # Markdown and HTML: a sentence of its own, under the headline and before the event's symbols, as in the terminal.
+    assert markdown.count(escape(sentence)) == 1 and page.count(html.escape(sentence)) == 1
+    assert markdown.index(escape(sentence)) < markdown.index(escape("The event: y is the mechanism's output"))
+    assert page.index(html.escape(sentence)) < page.index(html.escape("The event: y is the mechanism's output"))
+    # JSON: the statement says it right after the verdict.
+    assert f"REFUTED. {sentence} With probability" in json.loads(render_json(refuted))["audits"][0]["statement"]
+    # A refutation through the float bits alone says the float fix instead, in every form.
+    for text in (render_markdown(float_only, "t"), render_html(float_only, "t"), render_json(float_only)):
+        assert "every released value is noised" not in text and "snapping" in text
 
 
 def test_a_refutation_by_both_event_tests_says_real_arithmetic_in_the_headline_and_the_float_below(float_only):

@@ -51,8 +51,24 @@ def test_classifier_critics_and_dependent_rows_change_the_line():
     pair = NeighbouringPair(first, second)
     spec = AuditSpec(mechanism=_sum, priors=(pair.prior(),), notion="mi-dp", samples=400, records=(0,), quiet=True,
                      claim=parse_claim("dp:1"))
-    assert plan_audit(spec, [(p, None) for p in spec.priors]).mi_critic == "classifier"
-    assert cost_warnings(spec) == []  # no neural network is trained
+    plan = plan_audit(spec, [(p, None) for p in spec.priors])
+    assert plan.mi_critic == "classifier"
+    # No neural network is trained unless the outputs suit no classifier (known once the mechanism has run): the
+    # line says so, and gives the cost of the neural critics of 1,501 inputs trained then.
+    (line,) = cost_warnings(spec)
+    assert line.startswith("the MI critics are classifiers (no neural network), but where the outputs suit none (too "
+                           "wide for the logistic regression, with too many values for the empirical log-ratio) neural "
+                           "critics are trained instead, and they read each record with the output and the other "
+                           "records, 1,501 numbers wide (1 critic on 400 samples): ")
+    batch, width = 160, 1501  # 40% of 400 samples train; n·k + 1
+    cpu = [s * (device.CPU_STEP_S + batch * (device.CPU_PAIR_S + width * device.CPU_WIDTH_S)) for s in (350, 2000)]
+    assert f"training is predicted to take {cpu[0]:,.0f} to {cpu[1]:,.0f} s on the CPU" in line
+    forecast = wide_input_forecast(spec, plan)
+    assert forecast.fallback and forecast.width == width and forecast.cpu_seconds == pytest.approx(cpu)
+    # A narrow database's fallback critics are not wide: no line.
+    narrow = NeighbouringPair(first[:10], second[:10])
+    assert cost_warnings(AuditSpec(mechanism=_sum, priors=(narrow.prior(),), notion="mi-dp", samples=400,
+                                   records=(0,), quiet=True, claim=parse_claim("dp:1"))) == []
     user = UserPrior(lambda m, rng: rng.normal(size=(m, 1500, 1)))  # rows not vouched independent
     line = cost_warnings(AuditSpec(mechanism=_sum, priors=(user,), notion="mi-dp", epsilon=0.1, samples=400,
                                    records=(0,), quiet=True))[0]

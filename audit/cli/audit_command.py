@@ -116,16 +116,14 @@ def _show_input_warning(message, category, filename, lineno, file=None, line=Non
 
 def headline_lines(result) -> list:
     """The lines the terminal summary (:func:`_text`) and ``miaudit demo`` lead a result with: the claim's
-    headline (:func:`audit.report.content.claim_headline`), under it, indented, what a refutation through the
-    output's values means and what to check (:meth:`audit.result.AuditResult.value_explanation`), what a float-bit
-    refutation means and its fix (:meth:`audit.result.AuditResult.float_explanation`) and what the event's symbols mean
-    (:func:`audit.report.content.event_explanation`); ``[]`` without a claim."""
-    from audit.report.content import claim_headline, event_explanation
+    headline (:func:`audit.report.content.claim_headline`), under it, indented, the words the reports write under
+    it too (:func:`audit.report.content.headline_explanations`: what to check, a float-bit refutation's fix, the
+    event's symbols); ``[]`` without a claim."""
+    from audit.report.content import claim_headline, headline_explanations
 
     if result.claim is None:
         return []
-    explanations = (result.value_explanation(), result.float_explanation(), event_explanation(result))
-    return [claim_headline(result)] + [f"  {words}" for words in explanations if words]
+    return [claim_headline(result)] + [f"  {words}" for words in headline_explanations(result)]
 
 
 def _text(result) -> str:

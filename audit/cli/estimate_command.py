@@ -9,6 +9,9 @@ from estimators.choices import (CONDITIONAL_FORMS, DEFAULT_ALPHA, DEFAULT_SLICE_
                                 NEURAL_ESTIMATORS, UNSET)
 from estimators.validation import InputError, check_int, check_probability, check_same_length, refuse_unused
 
+#: The flags that give estimate_mi's data and slices, for its messages to name (estimators.estimate.ARGUMENT_NAMES).
+FLAG_NAMES = {"x": "--x", "y": "--y", "z": "--z", "slices": "--slices", "slice_dim": "--slice-dim"}
+
 # Flags that only some runs use default to None, so that a flag the user gave can be told from one left out: given
 # to a run that does not use it, it is refused, as estimate_mi refuses the setting (defaults: estimators.choices).
 
@@ -81,7 +84,7 @@ def run(args):
         estimator=args.estimator, sliced=sliced, slices=slices if sliced else UNSET,
         slice_dim=slice_dim if sliced else UNSET, conditional=UNSET if args.conditional is None else args.conditional,
         alpha=alpha, unit="bits" if args.bits else "nats", seed=args.seed,
-        device=UNSET if args.device is None else args.device, quiet=args.quiet,
+        device=UNSET if args.device is None else args.device, quiet=args.quiet, names=FLAG_NAMES,
     )
     full = result.to_dict()
     payload = {k: full[k] for k in

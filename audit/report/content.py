@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from audit.report.evidence import evidence_tables
 from audit.report.forecast import MAX_RUNS_TO_REFUTE, forecast_runs, runs_to_refute
 from audit.report.text import MISSING, TextTable, number
-from audit.result import PUFFERFISH_PAPER, AuditResult, named_papers
+from audit.result import PUFFERFISH_PAPER, AuditResult, as_sentence, named_papers
 from estimators.validation import InputError
 from mechanisms.calls.printed import NOTE_WORDS as PRINTED_NOTE_WORDS
 from mechanisms.execution.chunks import GLOBAL_DRAWS_WORDS
@@ -63,11 +63,10 @@ class AuditSection:
         With a claim, the MI notion's verdict in a part of its own, labelled as also tested with its role among the
         claim's tests (:func:`mi_part`), without the DP ε lower bound, which the summary table and the tests'
         evidence state (:meth:`AuditResult.mi_statement`); "" without a claim.
-    float_words : str
-        Under the headline of a refutation the float-bit event test took part in: what it means and the fix
-        (:meth:`AuditResult.float_explanation`); "" otherwise.
-    event_words : str
-        What the symbols of the headline's event mean (:func:`event_explanation`); "" where it shows none.
+    under_headline : tuple of str
+        The sentences under the headline, the terminal's lines under it (:func:`headline_explanations`): what to
+        check after a refutation through the output's values, what a float-bit refutation means and its fix, what
+        the event's symbols mean; each only where it applies.
     limits : list of str
         What the audit did not show (and, with no violation found, the power it had).
     facts : list of (str, str)
@@ -92,8 +91,7 @@ class AuditSection:
     explanation: str = ""
     mi_heading: str = ""
     mi_statement: str = ""
-    event_words: str = ""
-    float_words: str = ""
+    under_headline: tuple = ()
 
     @property
     def limits_title(self) -> str:
@@ -398,6 +396,15 @@ def event_explanation(result: AuditResult) -> str:
             f"audit chose: {words}; first input {first}: E is more likely on {first} than on {second}")
 
 
+def headline_explanations(result: AuditResult) -> list:
+    """What the lines under a claim's headline say, in order, the terminal's and the reports' alike: what to check
+    after a refutation through the output's values (:meth:`AuditResult.value_explanation`), what a float-bit
+    refutation means and its fix (:meth:`AuditResult.float_explanation`), what the event's symbols mean
+    (:func:`event_explanation`); each only where it applies."""
+    explanations = (result.value_explanation(), result.float_explanation(), event_explanation(result))
+    return [words for words in explanations if words]
+
+
 def _pure_epsilon(result: AuditResult):
     """The claimed ε of a pure ε-DP claim (from the result's claim), else None."""
     parameters = result.claim.get("parameters") or {}
@@ -541,7 +548,7 @@ def audit_section(result: AuditResult, index: int) -> AuditSection:
         # The headline states the verdict and its deciding evidence; the explanation adds what it does not.
         statement, explanation = claim_headline(result), result.claim_explanation()
         mi_heading, role = mi_part(result)
-        mi_text = f"{_sentence(role)} {result.mi_statement(dp_bounds=False)}"
+        mi_text = f"{as_sentence(role)} {result.mi_statement(dp_bounds=False)}"
         flagged = result.refuted
     else:
         heading = f"{index + 1}. {name} — {mi_level}: {(result.verdict or 'no MI level audited').replace('-', ' ')}"
@@ -551,15 +558,9 @@ def audit_section(result: AuditResult, index: int) -> AuditSection:
                         verdict="violation" if flagged else "no-violation-detected",
                         statement=named_papers(statement), explanation=named_papers(explanation),
                         mi_heading=mi_heading, mi_statement=named_papers(mi_text), limits=limits(result),
-                        event_words=_sentence(event_explanation(result)),
-                        float_words=_sentence(result.float_explanation()),
+                        under_headline=tuple(as_sentence(words) for words in headline_explanations(result)),
                         facts=facts(result), tables=[_named_table(t) for t in evidence_tables(result)],
                         notes=[named_papers(n) for n in result.notes], estimate_only=result.estimate_only)
-
-
-def _sentence(words: str) -> str:
-    """Words as a sentence: a capital first letter and a full stop ("" stays "")."""
-    return f"{words[:1].upper()}{words[1:]}." if words else ""
 
 
 def _named_table(table: TextTable) -> TextTable:

@@ -58,8 +58,7 @@ def _section(section: AuditSection, figures: list) -> str:
     style = "estimate-only" if section.estimate_only else section.verdict
     parts = [f'<section id="{escape(section.anchor)}">', f"<h2>{escape(section.heading)}</h2>",
              f'<p class="statement {escape(style)}">{escape(section.statement)}</p>',
-             *([f"<p>{escape(section.float_words)}</p>"] if section.float_words else []),
-             *([f"<p>{escape(section.event_words)}</p>"] if section.event_words else []),
+             *(f"<p>{escape(words)}</p>" for words in section.under_headline),
              *([f"<p>{escape(section.explanation)}</p>"] if section.explanation else []),
              *([f"<h3>{escape(section.mi_heading)}</h3>", f"<p>{escape(section.mi_statement)}</p>"]
                if section.mi_heading else []),

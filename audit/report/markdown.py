@@ -50,10 +50,8 @@ def markdown_table(table: TextTable) -> str:
 
 def _section(section: AuditSection) -> str:
     parts = [f"## {escape(section.heading)}", "", f"**{escape(section.statement)}**", ""]
-    if section.float_words:
-        parts += [escape(section.float_words), ""]
-    if section.event_words:
-        parts += [escape(section.event_words), ""]
+    for words in section.under_headline:
+        parts += [escape(words), ""]
     if section.explanation:
         parts += [escape(section.explanation), ""]
     if section.mi_heading:
