@@ -1,8 +1,10 @@
 """Fixed result objects whose JSON form is pinned in ``tests/data/serialisation_golden.json``.
 
-The golden file was written by the hand-written ``to_dict`` methods before they were replaced
-by the field walk of :mod:`estimators.serialisation` (``python tests/serialisation_cases.py``
-rewrites it, which is only right when the JSON contract changes on purpose). Every object
+``tests/test_result_forms.py`` compares each object's whole JSON document with the golden one: a
+key added, removed, renamed or moved, or a value changed, fails it. ``PYTHONPATH=$PWD python3
+tests/serialisation_cases.py`` rewrites the file, which is only right when the JSON contract changes
+on purpose (with a line in docs/changelog.md, and a raised ``audit.result.JSON_SCHEMA_VERSION`` where
+a key is removed or renamed or its meaning changes: docs/reference/json-output.md). Every object
 mixes numpy scalars, arrays, tuples, nested results and, where the class allows them,
 non-finite numbers, so that the JSON of each kind of value is pinned.
 """

@@ -6,7 +6,7 @@ import enum
 import json
 import math
 import sys
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -87,55 +87,92 @@ def test_to_jsonable_leaves_plain_values_alone():
     assert to_jsonable(np.float64(-math.inf)) is None
 
 
-def _restricted(value, golden):
-    """``value`` with the dict keys that ``golden`` lacks removed (recursively), and those keys."""
-    if isinstance(value, dict) and isinstance(golden, dict):
-        new = [k for k in value if k not in golden]
-        kept = {k: _restricted(v, golden[k])[0] for k, v in value.items() if k in golden}
-        return kept, new
-    if isinstance(value, list) and isinstance(golden, list) and len(value) == len(golden):
-        return [_restricted(v, g)[0] for v, g in zip(value, golden)], []
-    return value, []
+REGENERATE = ("if the change to the JSON contract is on purpose, rewrite the golden file with "
+              "`PYTHONPATH=$PWD python3 tests/serialisation_cases.py`, add a line to docs/changelog.md and, "
+              "where a key was removed or renamed or its meaning changed, raise audit.result.JSON_SCHEMA_VERSION "
+              "and docs/reference/json-output.md")
 
 
-def _assert_same_json(value, golden, where="$"):
-    assert type(value) is type(golden) or {type(value), type(golden)} <= {int, float}, where
+def _first_difference(value, golden, where="$"):
+    """Where the JSON ``value`` first differs from ``golden`` and how, in words; ``None`` when the same.
+
+    The same keys in the same order, the same lengths, types and values. A float computed by a numerical
+    routine (the capacity's optimizer) may differ in its last bits between numpy/scipy builds, so floats
+    are compared to a relative 1e-9.
+    """
+    if not (type(value) is type(golden) or {type(value), type(golden)} <= {int, float}):
+        return f"{where}: {type(value).__name__} {value!r}, golden {type(golden).__name__} {golden!r}"
     if isinstance(golden, dict):
-        assert list(value) == list(golden), where
-        for key in golden:
-            _assert_same_json(value[key], golden[key], f"{where}.{key}")
-    elif isinstance(golden, list):
-        assert len(value) == len(golden), where
-        for i, (v, g) in enumerate(zip(value, golden)):
-            _assert_same_json(v, g, f"{where}[{i}]")
-    elif isinstance(golden, float):
-        assert value == pytest.approx(golden, rel=1e-9, abs=1e-15), where
-    else:
-        assert value == golden, where
+        if list(value) != list(golden):
+            added = [k for k in value if k not in golden]
+            missing = [k for k in golden if k not in value]
+            return (f"{where}: keys added {added}, missing {missing}" if added or missing
+                    else f"{where}: keys in order {list(value)}, golden {list(golden)}")
+        return next((d for key in golden if (d := _first_difference(value[key], golden[key], f"{where}.{key}"))),
+                    None)
+    if isinstance(golden, list):
+        if len(value) != len(golden):
+            return f"{where}: {len(value)} items, golden {len(golden)}"
+        return next((d for i, (v, g) in enumerate(zip(value, golden))
+                     if (d := _first_difference(v, g, f"{where}[{i}]"))), None)
+    if isinstance(golden, float) and value == pytest.approx(golden, rel=1e-9, abs=1e-15, nan_ok=True):
+        return None
+    return None if value == golden and not isinstance(golden, float) else f"{where}: {value!r}, golden {golden!r}"
 
 
 GOLDEN = json.loads(serialisation_cases.GOLDEN.read_text(encoding="utf-8"))
 CASES = serialisation_cases.cases()
 
 
-@pytest.mark.parametrize("name", sorted(GOLDEN))
-def test_json_is_the_one_written_by_the_hand_written_methods(name):
-    # The golden text was written by the hand-written to_dict methods this walk replaced. A field
-    # added since (another engineer's) is allowed as a new key; every key of the contract keeps
-    # its value and its place.
+def test_the_golden_file_has_every_case():
+    assert sorted(CASES) == sorted(GOLDEN), REGENERATE
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_json_is_the_golden_one(name):
+    # The whole document is compared: a key added, removed, renamed or moved, or a value changed,
+    # is a change to the JSON a machine parses (docs/reference/json-output.md) and must be made on purpose.
     obj, kwargs = CASES[name]
-    out = obj.to_dict(**kwargs)
-    golden = json.loads(GOLDEN[name])
-    kept, new_keys = _restricted(out, golden)
-    # The same keys in the same places and the same values; a float computed by a numerical routine
-    # (the capacity's optimizer) may differ in its last bits between numpy/scipy builds, and a difference
-    # of two such floats (a gap) in more.
-    _assert_same_json(json.loads(json.dumps(kept, ensure_ascii=False)), golden)
-    field_names = {f.name for f in fields(obj)} if is_dataclass(obj) else set()
-    # schema_version: the JSON contract's version (docs/reference/json-output.md), a computed key
-    assert set(new_keys) <= field_names | {"schema_version"}
-    if name == "audit_result":
-        assert list(out)[0] == "schema_version" and out["schema_version"] == 1
+    out = json.loads(serialisation_cases.json_text(obj, **kwargs))
+    difference = _first_difference(out, json.loads(GOLDEN[name]))
+    assert difference is None, f"the JSON of case {name!r} differs from {serialisation_cases.GOLDEN.name}: " \
+                               f"{difference}; {REGENERATE}"
+
+
+def test_an_audit_document_starts_with_its_schema_version():
+    from audit.result import JSON_SCHEMA_VERSION
+
+    golden = json.loads(GOLDEN["audit_result"])
+    assert list(golden)[0] == "schema_version" and golden["schema_version"] == JSON_SCHEMA_VERSION
+
+
+def _changed(document, edit):
+    copy = json.loads(json.dumps(document))
+    edit(copy)
+    return copy
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda d: d["event_test"].update(threshold=0.32), "$.event_test.threshold: 0.32, golden 0.31"),
+    (lambda d: d["cross_checks"][0].update(relation="add-remove"), "$.cross_checks[0].relation: "),
+    (lambda d: d.update(new_key=1), "$: keys added ['new_key'], missing []"),
+    (lambda d: d.pop("arithmetic"), "$: keys added [], missing ['arithmetic']"),
+    (lambda d: d.update(schema_version=2), "$.schema_version: 2, golden 1"),
+    (lambda d: d["per_record"].pop(), "$.per_record: 1 items, golden 2"),
+    (lambda d: d.update(samples=12000.5), "$.samples: 12000.5, golden 12000"),
+    (lambda d: d.update(verdict=None), "$.verdict: NoneType None, golden str 'violation'"),
+])
+def test_the_golden_comparison_detects_a_changed_copy(edit, expected):
+    golden = json.loads(GOLDEN["audit_result"])
+    assert _first_difference(golden, golden) is None
+    difference = _first_difference(_changed(golden, edit), golden)
+    assert difference is not None and difference.startswith(expected)
+
+
+def test_the_golden_comparison_detects_reordered_keys():
+    golden = json.loads(GOLDEN["neighbouring_pair"])
+    reordered = dict(reversed(list(golden.items())))
+    assert _first_difference(reordered, golden).startswith("$: keys in order")
 
 
 def test_reprs_are_one_line_headlines():
