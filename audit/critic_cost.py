@@ -14,6 +14,7 @@ records gives a critic of 60,001 inputs (docs/how-to/mi-notions.md, "Large datab
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
 
 from estimators.device import choose_device, gpu_start_repaid, predicted_training_seconds
@@ -41,29 +42,29 @@ def other_records(spec) -> int:
     return k if spec.others == "sums" else (n - 1) * k
 
 
-def trainings(spec, plan) -> list:
+def trainings(spec, plan, output_width: int = 1) -> list:
     """(critics, input width) of each neural critic training the plan asks for.
 
-    Full critics: one per secret that gets one, on (g, output, w) of width n·k + 1 for a record's
-    secret (the record, at least one output value, the other records; 2k + 1 with ``others = "sums"``, their
-    column sums) and 2 otherwise; sliced
-    critics: ``slices`` per secret on three one-dimensional projections. Classifier critics train no
-    neural network.
+    Full critics: one per secret that gets one, on (g, output, w) of width n·k + ``output_width`` for a record's
+    secret (the record, the output's numbers, the other records; 2k + ``output_width`` with ``others = "sums"``,
+    their column sums) and 1 + ``output_width`` otherwise (``output_width`` 1, at least one output value, before
+    the mechanism has run); sliced critics: ``slices`` per secret on three one-dimensional projections. Classifier
+    critics train no neural network.
     """
     if plan.mi_critic == "classifier":
         return []
     secrets = sum(not planned.deterministic for planned in plan.secrets)
     k = spec.priors[0].shape[1]
-    width = k + 1 + other_records(spec) if spec.notion in RECORD_AUDIT_NOTIONS else 2
+    width = output_width + (k + other_records(spec) if spec.notion in RECORD_AUDIT_NOTIONS else 1)
     return ([(secrets, width)] if plan.full_critics else []) + ([(secrets * plan.slices, 3)] if plan.slices else [])
 
 
-def critic_work(spec, plan) -> dict:
+def critic_work(spec, plan, output_width: int = 1) -> dict:
     """The size of the plan's critic training for :func:`estimators.device.choose_device`: all its critics,
     trained in chunks of ``max_critics_per_chunk`` for at most ``max_steps`` steps each, and their input width
-    (the critics' mean, weighted by their number)."""
+    (the critics' mean, weighted by their number; ``output_width``: :func:`trainings`)."""
     config = spec.critic
-    parts = trainings(spec, plan)
+    parts = trainings(spec, plan, output_width)
     critics = sum(count for count, _ in parts)
     chunks = sum(-(-count // config.max_critics_per_chunk) for count, _ in parts)
     width = round(sum(count * w for count, w in parts) / critics) if critics else 0
@@ -80,16 +81,16 @@ def critic_device(spec, plan, gpu_started: str | None = None):
     return _chosen_device(spec, plan, gpu_started)[:2]
 
 
-def _chosen_device(spec, plan, gpu_started):
+def _chosen_device(spec, plan, gpu_started, output_width: int = 1):
     """:func:`critic_device`'s (device, note) and the critics' :func:`critic_memory` on that device where the
     choice counted it (``"auto"`` on the GPU: its free memory checked), else None: the one GPU check of an audit's
     critics, which :func:`checked_critic_device` reuses."""
     started = "the mechanism trains there" if trains_on_gpu(spec.mechanism) else gpu_started
-    device, note = choose_device(spec.device, **critic_work(spec, plan), cuda_started=started is not None,
+    device, note = choose_device(spec.device, **critic_work(spec, plan, output_width), cuda_started=started is not None,
                                  started_by=started or "")
     if spec.device == "auto" and device.type == "cuda":
-        try:
-            return device, note, critic_memory(spec, plan, device)  # what lives on the GPU fits in its free memory
+        try:  # what lives on the GPU fits in its free memory
+            return device, note, critic_memory(spec, plan, device, output_width)
         except InputError as refused:
             cpu = type(device)("cpu")
             return cpu, f"device cpu (auto: the GPU's free memory cannot hold the critics: {refused})", None
@@ -99,7 +100,8 @@ def _chosen_device(spec, plan, gpu_started):
 def checked_critic_device(spec, plan, priors: int, gpu_started: str | None = None, output_width: int = 1):
     """:func:`critic_device` of the plan's critics, once the audit's memory check has passed for the critics that
     train there (:func:`mechanisms.execution.memory.check_audit_memory` with :func:`critic_memory` on that device;
-    ``priors`` sets of samples, ``output_width`` numbers each where the mechanism has run).
+    ``priors`` sets of samples, ``output_width`` numbers each where the mechanism has run, which the critics'
+    input then counts too: :func:`trainings`).
 
     The engine calls it before any sampling for the plan it made, and again, with the plan's neural critics
     (``mi_critic = "neural"``) and the outputs' width, where a classifier plan falls back to neural critics: the
@@ -111,10 +113,10 @@ def checked_critic_device(spec, plan, priors: int, gpu_started: str | None = Non
         Where the audit's arrays and the critics' training cannot fit in memory, or the critics' GPU parts in the
         GPU's free memory (``device = "cuda"``), before they train.
     """
-    device, note, critics = _chosen_device(spec, plan, gpu_started)
+    device, note, critics = _chosen_device(spec, plan, gpu_started, output_width)
     check_audit_memory(spec.samples, spec.priors[0].shape, priors, output_width=output_width,
                        event_runs=spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0,
-                       critics=critic_memory(spec, plan, device) if critics is None else critics,
+                       critics=critic_memory(spec, plan, device, output_width) if critics is None else critics,
                        other_records=None if plan.mi_critic == "classifier" else other_records(spec))
     return device, note
 
@@ -149,9 +151,10 @@ def shared_gpu_start(specs, why: str) -> str | None:
     return why if gpu_start_repaid(trainings_seconds(specs)) else None
 
 
-def critic_memory(spec, plan, device=None) -> dict:
+def critic_memory(spec, plan, device=None, output_width: int = 1) -> dict:
     """The largest neural critic training the plan asks for, in bytes by part
-    (:func:`estimators.memory.critic_memory_parts`), known before the mechanism runs.
+    (:func:`estimators.memory.critic_memory_parts`), known before the mechanism runs (``output_width``:
+    :func:`trainings`, once it has).
 
     On a CUDA ``device`` each training's parts on the GPU (a chunk's inputs, the models) are checked here against
     its free memory (:func:`estimators.memory.check_gpu_critic_memory`, naming the ``critic`` settings or
@@ -160,7 +163,7 @@ def critic_memory(spec, plan, device=None) -> dict:
 
     Lower bounds: the chain rule's extra critic, strata and wider outputs come on top.
     """
-    planned = trainings(spec, plan)
+    planned = trainings(spec, plan, output_width)
     if on_cuda(device):
         for count, input_width in planned:
             check_gpu_critic_memory(count, spec.samples, input_width, spec.critic, device,
@@ -191,9 +194,11 @@ class CriticForecast:
         Every prior has independent rows, so ``others = "sums"`` could read the other records' sums instead.
     looks : tuple of int
         A sequential audit's planned looks, their samples (:func:`over_looks`); empty for one audit.
-    fallback : bool
-        The plan's MI critics are classifiers, and these are the neural critics trained instead where the outputs
-        suit no classifier (known only once the mechanism has run: ``audit.engine``'s fallback).
+    fallback : str
+        Why neural critics are trained for a plan whose MI critics are classifiers (``audit.engine``'s fallback,
+        said once the mechanism has run: :func:`fallback_critic_device`), in words; empty for a neural plan.
+    output_width : int
+        Numbers of the output the critic reads: 1 (at least) before the mechanism has run.
     """
 
     critics: int
@@ -205,7 +210,8 @@ class CriticForecast:
     memory: int
     sums_allowed: bool = False
     looks: tuple = ()
-    fallback: bool = False
+    fallback: str = ""
+    output_width: int = 1
 
     def line(self, samples: int) -> str:
         """The terminal's line: what the training reads, how long it is predicted to take, what it holds."""
@@ -213,27 +219,27 @@ class CriticForecast:
         looks = (f" at the last of {len(self.looks)} looks, of {', '.join(f'{n:,}' for n in self.looks)} samples, "
                  "each training its own" if len(self.looks) > 1 else "")
         training = f"the {len(self.looks)} looks' training" if len(self.looks) > 1 else "training"
-        lead = (f"the MI critics are classifiers (no neural network), but where the outputs suit none ({NO_CLASSIFIER}) "
-                "neural critics are trained instead, and they read" if self.fallback else "the MI critics read")
-        return (f"{lead} each record with the output and the other records, {self.width:,} numbers "
+        output, source = (("the output", "the database's") if self.output_width == 1 else
+                          (f"the output ({self.output_width:,} numbers)", "the output's and the database's"))
+        return (f"{self.fallback + ': they' if self.fallback else 'the MI critics'} read each record with {output} "
+                f"and the other records, {self.width:,} numbers "
                 f"wide ({self.critics:,} critic{'s' if self.critics != 1 else ''} on {samples:,} samples{looks}): "
                 f"{training} is predicted to take {low:,.0f} to {high:,.0f} s on the CPU ({gpu_low:,.0f} to {gpu_high:,.0f} s "
                 f"on a GPU; {self.steps[0]:,} to {self.steps[1]:,} steps, as early stopping ends it) and the audit "
-                f"holds at least {format_bytes(self.memory)}; the width is the database's (--n × --k), as MI-DP "
+                f"holds at least {format_bytes(self.memory)}; the width is {source} (--n × --k), as MI-DP "
                 "conditions on every other record" + ("; with independent rows, --others sums reads their column "
                 "sums instead, a lower bound of the audited MI" if self.sums_allowed else "")
                 + " (docs/how-to/mi-notions.md, 'Large databases')")
 
 
-def wide_input_forecast(spec, plan) -> CriticForecast | None:
+def wide_input_forecast(spec, plan, output_width: int = 1) -> CriticForecast | None:
     """The cost of the plan's full critics when their input is wide (at least :data:`WIDE_INPUT` numbers), else
-    ``None``: no full critic (SMI-DP's slices read three numbers), or a narrow input. A plan of classifier critics
-    trains no network unless the outputs suit no classifier, which only the mechanism's runs show; then the audit
-    trains the neural plan's critics (``audit.engine``), whose cost this is, marked ``fallback``."""
-    if plan.mi_critic == "classifier":
-        forecast = wide_input_forecast(spec, replace(plan, mi_critic="neural"))
-        return None if forecast is None else replace(forecast, fallback=True)
-    full = [(count, width) for count, width in trainings(spec, plan) if width >= WIDE_INPUT]
+    ``None``: no full critic (SMI-DP's slices read three numbers), a narrow input, or a plan of classifier critics,
+    which trains no network. Those train neural critics only where the outputs suit no classifier, which only the
+    mechanism's outputs show (:func:`audit.statistics.classifier_critic.fit_classifier_critics` refuses on their
+    width and values); the audit then says this cost for them (:func:`fallback_critic_device`).
+    ``output_width``: the output's numbers where the mechanism has run, else at least 1 (:func:`trainings`)."""
+    full = [(count, width) for count, width in trainings(spec, plan, output_width) if width >= WIDE_INPUT]
     if not plan.full_critics or not full or not full[0][0]:
         return None
     critics, width = full[0]
@@ -247,9 +253,29 @@ def wide_input_forecast(spec, plan) -> CriticForecast | None:
                                                 width=width) for s in steps)
 
     memory = check_audit_memory(spec.samples, spec.priors[0].shape, len(spec.priors), event_runs=spec.event_runs,
-                                critics=critic_memory(spec, plan), other_records=other_records(spec), available=2**62)
+                                output_width=output_width, critics=critic_memory(spec, plan, output_width=output_width),
+                                other_records=other_records(spec), available=2**62)
     sums = all(prior.independent_rows for prior in spec.priors)
-    return CriticForecast(critics, width, batch, steps, seconds("cpu"), seconds("cuda"), memory, sums)
+    return CriticForecast(critics, width, batch, steps, seconds("cpu"), seconds("cuda"), memory, sums,
+                          output_width=output_width)
+
+
+def fallback_critic_device(spec, plan, priors: int, gpu_started: str | None, output_width: int, why: str):
+    """The device of the neural critics a plan of classifier critics trains where they cannot serve (``why``, in
+    words: ``audit.engine``'s fallback), as :func:`checked_critic_device` gives it for the plan's neural critics
+    once the audit's memory check has passed for them at the outputs' width (``output_width``); where their input
+    is wide (:func:`wide_input_forecast`), their cost is said on stderr before they train.
+
+    The line comes only when the fallback happens: whether it can is decided by the outputs (too wide for the
+    logistic regression, with too many values for the empirical log-ratio), which no forecast before the
+    mechanism runs knows, and the classifier plans whose outputs suit a classifier (nearly all) train no network.
+    """
+    neural = replace(plan, mi_critic="neural")
+    device, note = checked_critic_device(spec, neural, priors, gpu_started, output_width=output_width)
+    forecast = wide_input_forecast(spec, neural, output_width)
+    if forecast is not None:
+        print(f"miaudit: before training: {replace(forecast, fallback=why).line(spec.samples)}", file=sys.stderr)
+    return device, note
 
 
 def over_looks(spec, looks, plan_for) -> CriticForecast | None:

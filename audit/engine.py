@@ -57,7 +57,7 @@ from audit.statistics.pair_candidates import (EARLY_LOOK_SELECTION_RUNS, MIN_SEL
 from audit.search.event_search import event_search
 from audit.search.input_domain import domain_reach, unreached_note
 from audit.audit_plan import plan_audit
-from audit.critic_cost import NO_CLASSIFIER, checked_critic_device
+from audit.critic_cost import NO_CLASSIFIER, checked_critic_device, fallback_critic_device
 from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors, structured_pairs
 from audit.result import AuditResult, SecretEvidence, finite_or_none
 from audit.statistics.secret_critics import SecretCell, SecretFits, fit_secret_critics, secret_values
@@ -197,13 +197,13 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
                      "MI estimates and bounds are of I(X_i; M | Σ_{j≠i} X_j), at most I(X_i; M | X_−i) under independent "
                      "rows (data processing) and equal to it where the mechanism reads the other records through "
                      "their sums, so a certified violation holds for the audited MI and an estimate may be lower.")
-    fits = (_classifier_fits(spec, cells, outputs, rng, notes, device) if plan.mi_critic == "classifier" and cells
-            else None)
+    fits, why = (_classifier_fits(spec, cells, outputs, rng, device) if plan.mi_critic == "classifier" and cells
+                 else (None, None))
     if fits is None:
-        if plan.mi_critic == "classifier" and cells:
+        if why is not None:
             # The classifier plan's fallback: its device and memory were checked for no critics; these are trained.
-            device, device_note = checked_critic_device(spec, replace(plan, mi_critic="neural"), len(priors),
-                                                        gpu_started, output_width=outputs[0].shape[1])
+            notes.append(why)
+            device, device_note = fallback_critic_device(spec, plan, len(priors), gpu_started, outputs[0].shape[1], why)
             if spec.device == "auto":
                 notes.append(device_note)
         fits = fit_secret_critics(cells, outputs, full=plan.full_critics and bool(cells),
@@ -319,24 +319,22 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
     )
 
 
-def _classifier_fits(spec, cells, outputs, rng, notes, device=None) -> SecretFits | None:
-    """The cells' classifier critics (:mod:`audit.statistics.classifier_critic`) as the audit's full fit, or None
-    where neural critics are trained instead (said in ``notes``): a secret not certified directly, or
-    outputs that suit no classifier (decided on the training split's shapes and values only). ``device``:
-    where the float-bit statistics compute their codes.
+def _classifier_fits(spec, cells, outputs, rng, device=None) -> tuple:
+    """(the cells' classifier critics (:mod:`audit.statistics.classifier_critic`) as the audit's full fit, None), or
+    (None, why neural critics are trained instead, in words): a secret not certified directly, or outputs that
+    suit no classifier (decided on the training split's shapes and values only). ``device``: where the float-bit
+    statistics compute their codes.
     """
     if any(cell.strategy != "certify" for cell in cells):
-        notes.append("a record's secret is not certified directly under its prior, so its critics are neural")
-        return None
+        return None, "a record's secret is not certified directly under its prior, so its critics are neural"
     fitted = fit_classifier_critics(cells, outputs, config=spec.critic, rng=rng, extra_kinds=_user_kinds(spec),
                                     support_columns=getattr(encoder_of(spec.mechanism), "support_columns", None),
                                     device=device)
     if fitted is None:
-        notes.append(f"no classifier critic could be fitted (the outputs are {NO_CLASSIFIER}, or the training split "
-                     "holds draws of only one of the two databases), so the MI test's critics are neural")
-        return None
+        return None, (f"no classifier critic could be fitted (the outputs are {NO_CLASSIFIER}, or the training split "
+                      "holds draws of only one of the two databases), so the MI test's critics are neural")
     full, classifiers = fitted
-    return SecretFits(tuple(cells), full, classifiers=classifiers)
+    return SecretFits(tuple(cells), full, classifiers=classifiers), None
 
 
 def _constant_evidence(planned, prior) -> SecretEvidence:

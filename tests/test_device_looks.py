@@ -94,8 +94,8 @@ def test_a_sequential_audit_s_looks_weigh_the_gpu_s_start_together(monkeypatch, 
 @pytest.mark.train
 def test_a_classifier_plan_s_neural_fallback_chooses_the_device_for_its_critics(monkeypatch):
     """The plan's classifiers cannot be fitted (a stand-in says so): the neural critics trained instead get a device
-    chosen for them (one record's critic, the only record the canary pair changes, of width n·k + 1), not the
-    classifier plan's choice for no critics."""
+    chosen for them (one record's critic, the only record the canary pair changes, of width n·k + the output's k
+    numbers), not the classifier plan's choice for no critics."""
     import audit.engine
     from audit.config.building import build_spec
     from audit.engine import run_audit
@@ -107,7 +107,9 @@ def test_a_classifier_plan_s_neural_fallback_chooses_the_device_for_its_critics(
     monkeypatch.setattr(audit.engine, "fit_classifier_critics", lambda *a, **kw: None)
     result = run_audit(spec)
     assert [asked["critics"] for asked in seen] == [0, 1]
-    assert seen[1]["width"] == k + 1 + (n - 1) * k and seen[1]["steps"] == 50
+    # The fallback's choice is made once the mechanism has run: the critic reads the record, the output (the k
+    # column sums of laplace_sum) and the other records.
+    assert seen[1]["width"] == k + k + (n - 1) * k and seen[1]["steps"] == 50
     assert result.estimator != "classifier" and "device cpu (stand-in)" in result.notes
 
 

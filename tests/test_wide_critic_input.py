@@ -1,5 +1,7 @@
 """Wide MI critics (issue 43 §7): the cost said before running, and the other records read through their sums."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -41,38 +43,90 @@ def test_the_line_comes_exactly_when_a_full_neural_critic_reads_at_least_wide_in
         assert f"{n * k + 1:,} numbers wide" in lines[0] and "--others sums" in lines[0]
 
 
-def test_classifier_critics_and_dependent_rows_change_the_line():
+def _pair_spec(n, mechanism=_sum):
+    """A DP claim audited under the two-point prior on a neighbouring pair of n one-number records that differ in
+    record 0: its MI critics are classifiers."""
     from mechanisms.claims.parsing import parse_claim
     from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 
-    first = np.zeros((1500, 1))
+    first = np.zeros((n, 1))
     second = first.copy()
     second[0, 0] = 1.0
-    pair = NeighbouringPair(first, second)
-    spec = AuditSpec(mechanism=_sum, priors=(pair.prior(),), notion="mi-dp", samples=400, records=(0,), quiet=True,
-                     claim=parse_claim("dp:1"))
+    return AuditSpec(mechanism=mechanism, priors=(NeighbouringPair(first, second).prior(),), notion="mi-dp",
+                     samples=400, records=(0,), quiet=True, claim=parse_claim("dp:1"))
+
+
+class _Stopped(Exception):
+    """Raised by a stand-in where the audit would go on (train critics or certify them)."""
+
+
+def _stop(*args, **kwargs):
+    raise _Stopped
+
+
+def test_classifier_critics_get_no_line_before_running_and_dependent_rows_no_sums_advice():
+    spec = _pair_spec(1500)
     plan = plan_audit(spec, [(p, None) for p in spec.priors])
     assert plan.mi_critic == "classifier"
-    # No neural network is trained unless the outputs suit no classifier (known once the mechanism has run): the
-    # line says so, and gives the cost of the neural critics of 1,501 inputs trained then.
-    (line,) = cost_warnings(spec)
-    assert line.startswith("the MI critics are classifiers (no neural network), but where the outputs suit none (too "
-                           "wide for the logistic regression, with too many values for the empirical log-ratio) neural "
-                           "critics are trained instead, and they read each record with the output and the other "
-                           "records, 1,501 numbers wide (1 critic on 400 samples): ")
-    batch, width = 160, 1501  # 40% of 400 samples train; n·k + 1
-    cpu = [s * (device.CPU_STEP_S + batch * (device.CPU_PAIR_S + width * device.CPU_WIDTH_S)) for s in (350, 2000)]
-    assert f"training is predicted to take {cpu[0]:,.0f} to {cpu[1]:,.0f} s on the CPU" in line
-    forecast = wide_input_forecast(spec, plan)
-    assert forecast.fallback and forecast.width == width and forecast.cpu_seconds == pytest.approx(cpu)
-    # A narrow database's fallback critics are not wide: no line.
-    narrow = NeighbouringPair(first[:10], second[:10])
-    assert cost_warnings(AuditSpec(mechanism=_sum, priors=(narrow.prior(),), notion="mi-dp", samples=400,
-                                   records=(0,), quiet=True, claim=parse_claim("dp:1"))) == []
+    # No neural network is trained unless the outputs suit no classifier, which only the outputs show: nothing is
+    # said before running (the audit says it where the fallback happens).
+    assert cost_warnings(spec) == [] and wide_input_forecast(spec, plan) is None
     user = UserPrior(lambda m, rng: rng.normal(size=(m, 1500, 1)))  # rows not vouched independent
     line = cost_warnings(AuditSpec(mechanism=_sum, priors=(user,), notion="mi-dp", epsilon=0.1, samples=400,
                                    records=(0,), quiet=True))[0]
     assert "1,501 numbers wide" in line and "--others sums" not in line
+
+
+def _repeated(width):
+    def mechanism(dbs, rng):  # the records' sum, ``width`` times
+        return np.repeat(dbs.sum(axis=1), width, axis=1)
+    return mechanism
+
+
+def test_the_audit_says_the_fallback_critics_cost_where_no_classifier_fits(monkeypatch, capsys):
+    import audit.engine
+
+    monkeypatch.setattr(audit.engine, "fit_classifier_critics", lambda *args, **kwargs: None)  # no classifier fits
+    monkeypatch.setattr(audit.engine, "fit_secret_critics", _stop)  # where the neural critics would train
+    with pytest.raises(_Stopped):
+        run_audit(_pair_spec(1500, _repeated(600)))
+    (line,) = [one for one in capsys.readouterr().err.splitlines() if "before training" in one]
+    # The critic reads record 0 (1 number), the output (600) and the 1,499 other records.
+    batch, width = 160, 1 + 600 + 1499  # 40% of 400 samples train
+    cpu = [s * (device.CPU_STEP_S + batch * (device.CPU_PAIR_S + width * device.CPU_WIDTH_S)) for s in (350, 2000)]
+    assert line.startswith("miaudit: before training: no classifier critic could be fitted (the outputs are too wide "
+                           "for the logistic regression, with too many values for the empirical log-ratio, or the "
+                           "training split holds draws of only one of the two databases), so the MI test's critics "
+                           "are neural: they read each record with the output (600 numbers) and the other records, "
+                           "2,100 numbers wide (1 critic on 400 samples): ")
+    assert f"training is predicted to take {cpu[0]:,.0f} to {cpu[1]:,.0f} s on the CPU" in line
+    assert "the width is the output's and the database's (--n × --k)" in line
+
+
+@pytest.mark.parametrize("n,width,fits", [
+    (1500, 1, True),   # the classifiers fit: no network, no line
+    (10, 1, False),    # they do not, but the fallback critic reads 1 + 1 + 9 numbers: not wide, no line
+])
+def test_no_line_where_no_wide_neural_critic_trains(monkeypatch, capsys, n, width, fits):
+    import audit.engine
+
+    if not fits:
+        monkeypatch.setattr(audit.engine, "fit_classifier_critics", lambda *args, **kwargs: None)
+    monkeypatch.setattr(audit.engine, "fit_secret_critics", _stop)
+    monkeypatch.setattr(audit.engine, "certify", _stop)  # where the classifier critics' bound would be certified
+    with pytest.raises(_Stopped):
+        run_audit(_pair_spec(n, _repeated(width)))
+    assert "before training" not in capsys.readouterr().err
+
+
+def test_the_fallback_forecast_counts_the_output_s_width():
+    spec = _pair_spec(1500)
+    neural = plan_audit(dataclasses.replace(spec, mi_critic="neural"), [(p, None) for p in spec.priors])
+    narrow, wide = wide_input_forecast(spec, neural), wide_input_forecast(spec, neural, output_width=600)
+    assert (narrow.width, wide.width) == (1501, 2100) and narrow.output_width == 1 and wide.output_width == 600
+    # The MI sample's outputs: 400 draws of 599 more float64 numbers each, at least.
+    assert wide.memory - narrow.memory >= 400 * 599 * 8
+    assert critic_work(spec, neural, output_width=600)["width"] == 2100
 
 
 def test_the_forecast_is_the_measured_cost_model_at_the_width_and_the_memory_check():

@@ -254,8 +254,10 @@ def _warn_unrefutable(spec, max_runs) -> None:
 
 
 def cost_warnings(spec, looks=()) -> list:
-    """The cost lines of ``spec``'s audit: one when its full MI critics' input is wide
-    (:func:`audit.critic_cost.wide_input_forecast`), else none; sized on the declared priors (searched
+    """The cost lines of ``spec``'s audit: one when its full neural MI critics' input is wide
+    (:func:`audit.critic_cost.wide_input_forecast`), else none (classifier critics train no network; where the
+    outputs suit none, the audit says the cost of the neural critics it trains then:
+    :func:`audit.critic_cost.fallback_critic_device`); sized on the declared priors (searched
     priors add critics of the same width). A sequential audit's planned ``looks``
     (:func:`audit.gating.sequential.look_schedule`) each train their own critics: the line gives their
     training together (:func:`audit.critic_cost.over_looks`)."""
