@@ -264,7 +264,8 @@ def fallback_critic_device(spec, plan, priors: int, gpu_started: str | None, out
     """The device of the neural critics a plan of classifier critics trains where they cannot serve (``why``, in
     words: ``audit.engine``'s fallback), as :func:`checked_critic_device` gives it for the plan's neural critics
     once the audit's memory check has passed for them at the outputs' width (``output_width``); where their input
-    is wide (:func:`wide_input_forecast`), their cost is said on stderr before they train.
+    is wide (:func:`wide_input_forecast`) and the audit is not ``quiet`` (the command line without ``--quiet``),
+    their cost is said on stderr before they train, as the progress bars are.
 
     The line comes only when the fallback happens: whether it can is decided by the outputs (too wide for the
     logistic regression, with too many values for the empirical log-ratio), which no forecast before the
@@ -273,7 +274,7 @@ def fallback_critic_device(spec, plan, priors: int, gpu_started: str | None, out
     neural = replace(plan, mi_critic="neural")
     device, note = checked_critic_device(spec, neural, priors, gpu_started, output_width=output_width)
     forecast = wide_input_forecast(spec, neural, output_width)
-    if forecast is not None:
+    if forecast is not None and not spec.quiet:
         print(f"miaudit: before training: {replace(forecast, fallback=why).line(spec.samples)}", file=sys.stderr)
     return device, note
 

@@ -43,7 +43,7 @@ def test_the_line_comes_exactly_when_a_full_neural_critic_reads_at_least_wide_in
         assert f"{n * k + 1:,} numbers wide" in lines[0] and "--others sums" in lines[0]
 
 
-def _pair_spec(n, mechanism=_sum):
+def _pair_spec(n, mechanism=_sum, quiet=False):
     """A DP claim audited under the two-point prior on a neighbouring pair of n one-number records that differ in
     record 0: its MI critics are classifiers."""
     from mechanisms.claims.parsing import parse_claim
@@ -53,7 +53,7 @@ def _pair_spec(n, mechanism=_sum):
     second = first.copy()
     second[0, 0] = 1.0
     return AuditSpec(mechanism=mechanism, priors=(NeighbouringPair(first, second).prior(),), notion="mi-dp",
-                     samples=400, records=(0,), quiet=True, claim=parse_claim("dp:1"))
+                     samples=400, records=(0,), quiet=quiet, claim=parse_claim("dp:1"))
 
 
 class _Stopped(Exception):
@@ -91,6 +91,9 @@ def test_the_audit_says_the_fallback_critics_cost_where_no_classifier_fits(monke
     with pytest.raises(_Stopped):
         run_audit(_pair_spec(1500, _repeated(600)))
     (line,) = [one for one in capsys.readouterr().err.splitlines() if "before training" in one]
+    with pytest.raises(_Stopped):  # quiet (the Python API's default): the library prints nothing
+        run_audit(_pair_spec(1500, _repeated(600), quiet=True))
+    assert "before training" not in capsys.readouterr().err
     # The critic reads record 0 (1 number), the output (600) and the 1,499 other records.
     batch, width = 160, 1 + 600 + 1499  # 40% of 400 samples train
     cpu = [s * (device.CPU_STEP_S + batch * (device.CPU_PAIR_S + width * device.CPU_WIDTH_S)) for s in (350, 2000)]
