@@ -1,6 +1,6 @@
 """Without --timeout, every chunk after the probe is bounded by a multiple of the probe's measured calls
-(mechanisms.execution.chunks.bounded_by_first_calls, mechanisms.calls.later_bound): a mechanism that stops returning after its first calls
-is reported, never waited on for ever; with --timeout nothing changes.
+(mechanisms.execution.chunks.bounded_by_first_calls, mechanisms.calls.later_bound): a mechanism that stops
+returning after its first calls is reported, never waited on for ever; with --timeout nothing changes.
 
 No test depends on a real-time margin: the bound's floor is monkeypatched to half a second, and a chunk that
 outlives it for any reason (the hang, or a loaded machine) ends the run with the same one-line error."""
