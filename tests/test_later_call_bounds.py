@@ -9,6 +9,8 @@ asserts the bound's number (it grows with the first call's measured time)."""
 
 import re
 import sys
+import weakref
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +28,7 @@ from mechanisms.errors import MechanismError
 from mechanisms.execution import runner as runner_module
 from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
 from mechanisms.inputs import bounded_draws
-from mechanisms.inputs.priors import ProductBernoulli
+from mechanisms.inputs.priors import Prior, ProductBernoulli
 from mechanisms.inputs.relation import PresentRecords
 from mechanisms.inputs.user_priors import Mixture, UserPrior
 
@@ -65,9 +67,10 @@ def test_a_user_prior_keeps_its_first_calls_seconds_and_the_priors_holding_it_pa
     assert prior.first_seconds is not None and prior.first_seconds >= 0
     assert ProductBernoulli(0.5, shape=(3, 1)).first_seconds is None  # miaudit's own draws: not timed
     assert PresentRecords(prior).first_seconds == prior.first_seconds
+    assert Mixture((prior,), np.array([1.0])).first_seconds == prior.first_seconds
+    # A component without first seconds may be the slower: the mixture's own first draw is timed instead.
     bernoulli = ProductBernoulli(0.5, shape=(3, 1))
-    assert Mixture((prior, bernoulli), np.array([0.5, 0.5])).first_seconds == prior.first_seconds
-    assert Mixture((bernoulli,), np.array([1.0])).first_seconds is None
+    assert Mixture((prior, bernoulli), np.array([0.5, 0.5])).first_seconds is None
 
 
 def test_first_seconds_of_a_secret_function_must_be_a_nonnegative_number():
@@ -76,6 +79,21 @@ def test_first_seconds_of_a_secret_function_must_be_a_nonnegative_number():
 
 
 # ---------------------------------------------------------------- a prior that hangs after its first calls
+
+
+@dataclass(frozen=True, eq=False)
+class _CallablePrior(Prior):
+    """A Prior of the user's own class: draws from ``sample``, never called when it is built."""
+
+    sample: object
+    shape: tuple = (3, 1)
+    independent_rows = independent_columns = discrete = False
+
+    def _sample(self, m, rng):
+        return self.sample(m, rng)
+
+    def describe(self):
+        return "callable prior"
 
 
 def _one_line_error(excinfo, who, each):
@@ -110,6 +128,23 @@ def test_a_user_prior_hanging_inside_a_mixture_is_stopped_and_named(monkeypatch)
         for _ in range(2):  # its second call returns, its third hangs
             bounded_draws.draw_bounded(mixture, 4, np.random.default_rng(0), timeout=None, where="")
     _one_line_error(excinfo, f"prior '{mixture.describe()}'", "draw")
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_a_prior_without_a_first_call_has_its_first_draw_timed_and_the_next_bounded(monkeypatch, wrapped):
+    # A plain sampling function (or a Prior of the user's own class) answers no call when it is loaded: its first
+    # draw, the first chunk of 2, is timed; its second hangs. Wrapped (add/remove's PresentRecords), the wrapper is.
+    monkeypatch.setattr(fx.sampler_hangs_from_second_call, "calls", 0)
+    monkeypatch.setattr(bounded_draws, "_FIRST_DRAWS", weakref.WeakKeyDictionary())
+    monkeypatch.setattr(later_bound, "LATER_CALL_FLOOR", 0.5)
+    prior = fx.sampler_hangs_from_second_call
+    if wrapped:
+        prior = PresentRecords(_CallablePrior(prior))
+    with MechanismRunner(fx.summing, "summing", ExecutionSettings(chunk_size=2)) as runner:
+        with pytest.raises(MechanismError) as excinfo:
+            runner.draw(prior, 8, np.random.default_rng(0))
+    _one_line_error(excinfo, bounded_draws.prior_who(prior), "draw")
 
 
 @pytest.mark.integration
@@ -178,8 +213,12 @@ def _recording(bounds):
     return recorded
 
 
-def test_a_user_prior_that_returns_gives_the_same_draws_bounded_or_not(monkeypatch):
-    prior = UserPrior(fx.bits_prior, label="bits")
+@pytest.mark.parametrize("timed_when_built", [True, False])
+def test_a_prior_that_returns_gives_the_same_draws_bounded_or_not(monkeypatch, timed_when_built):
+    # A UserPrior's first call is timed when it is built; a plain function's first draw here is (its first chunk:
+    # no bound but --timeout's, None).
+    monkeypatch.setattr(bounded_draws, "_FIRST_DRAWS", weakref.WeakKeyDictionary())
+    prior = UserPrior(fx.bits_prior, label="bits") if timed_when_built else fx.bits_prior
 
     def draw():
         with MechanismRunner(fx.summing, "summing", ExecutionSettings(chunk_size=8)) as runner:
@@ -188,7 +227,9 @@ def test_a_user_prior_that_returns_gives_the_same_draws_bounded_or_not(monkeypat
     bounds = []
     monkeypatch.setattr(bounded_draws, "later_call_bound", _recording(bounds))
     bounded = draw()
-    assert len(bounds) == 5 and all(bound >= 60.0 for bound in bounds)  # every chunk had its bound
+    later = bounds if timed_when_built else bounds[1:]
+    assert len(bounds) == 5 and all(bound >= 60.0 for bound in later)  # every chunk but an untimed first had its bound
+    assert timed_when_built or bounds[0] is None
     monkeypatch.setattr(bounded_draws, "later_call_bound", lambda timeout, *_, **__: (timeout, TIMEOUT_HINT))
     assert np.array_equal(bounded, draw())
 

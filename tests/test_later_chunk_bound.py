@@ -5,6 +5,7 @@ returning after its first calls is reported, never waited on for ever; with --ti
 No test depends on a real-time margin: the bound's floor is monkeypatched to half a second, and a chunk that
 outlives it for any reason (the hang, or a loaded machine) ends the run with the same one-line error."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -55,7 +56,8 @@ def test_an_explicit_timeout_or_an_unprobed_task_is_left_as_it_is():
 def _one_line_error(excinfo, name):
     text = str(excinfo.value)
     assert "\n" not in text
-    assert text.startswith(f"mechanism '{name}' did not return within 0.5 s")
+    # At least the 0.5 s floor, more where the probe was slow (a loaded machine): the number is not asserted.
+    assert re.match(rf"mechanism '{name}' did not return within [0-9.e+-]+ s", text), text
     assert "no --timeout was given, so miaudit bounds each chunk at 50 × its first calls' time" in text
     assert "if it is slow rather than stuck, set --timeout" in text
 

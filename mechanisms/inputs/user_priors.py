@@ -146,10 +146,11 @@ class Mixture(Prior):
 
     @property
     def first_seconds(self):
-        """The slowest component's first seconds a database (:attr:`Prior.first_seconds`), None where no component
-        holds any: a database of the mixture is one of a component's."""
-        seconds = [c.first_seconds for c in self.components if c.first_seconds is not None]
-        return max(seconds) if seconds else None
+        """The slowest component's first seconds a database (:attr:`Prior.first_seconds`; a database of the mixture is
+        one of a component's), None where a component holds none (the mixture's own first draw is then timed,
+        :func:`mechanisms.inputs.bounded_draws.draw_bounded`)."""
+        seconds = [c.first_seconds for c in self.components]
+        return None if None in seconds else max(seconds)
 
     @property
     def independent_rows(self) -> bool:
