@@ -153,7 +153,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
 
     # Θ: the declared priors (every audited secret), then any searched two-point priors (only
     # the record that switches can leak under them).
-    generated = candidate_pairs(spec.priors[0], spec.prior_search, rng)
+    generated = candidate_pairs(spec.priors[0], spec.prior_search, rng, timeout=spec.execution.timeout)
     if spec.presence_column:  # add/remove: a record present against absent
         generated = add_remove_pairs(generated)
     searched = search_priors(tuple(spec.pairs) + tuple(generated))

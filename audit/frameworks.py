@@ -22,13 +22,15 @@ Factories: :func:`differential_privacy` (Remark 2 part 1, Fig. 2), :func:`attrib
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from estimators.validation import InputError, check_choice, check_int, check_positive
+from estimators.validation import InputError, check_choice, check_int, check_nonnegative, check_positive
 from mechanisms.base import MechanismError, as_database_batch, check_batch_output
+from mechanisms.calls.later_bound import later_call_bound
 from mechanisms.calls.user_call import call_user_code
 from mechanisms.inputs.priors import Prior
 
@@ -73,15 +75,20 @@ class SecretFunction:
         The function takes finitely many values whatever the prior (e.g. an indicator).
         Otherwise it is discrete exactly when the prior is.
     timeout : float, optional
-        Seconds one call may take (an audit sets ``--timeout``; default: no limit). A call
-        that does not return in time is an error naming the function, like a hanging
-        mechanism or prior (:func:`mechanisms.calls.user_call.call_user_code`).
+        Seconds one call may take (an audit sets ``--timeout``; default: no limit but the one
+        ``first_seconds`` sets). A call that does not return in time is an error naming the
+        function, like a hanging mechanism or prior (:func:`mechanisms.calls.user_call.call_user_code`).
+    first_seconds : float, optional
+        Seconds a database took in the function's first call (:meth:`PufferfishFramework.probed`): where no
+        ``timeout`` is given, each later call is bounded by a multiple of them
+        (:func:`~mechanisms.calls.later_bound.later_call_bound`). Default: not timed, no bound.
     """
 
     name: str
     function: Callable
     always_discrete: bool = False
     timeout: float | None = None
+    first_seconds: float | None = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -91,16 +98,19 @@ class SecretFunction:
         _check_flag(self.always_discrete, "always_discrete")
         if self.timeout is not None:
             object.__setattr__(self, "timeout", check_positive(self.timeout, "timeout"))
+        if self.first_seconds is not None:
+            object.__setattr__(self, "first_seconds", check_nonnegative(self.first_seconds, "first_seconds"))
 
     def __call__(self, dbs) -> np.ndarray:
         """Evaluate on a batch; raise :class:`~mechanisms.base.MechanismError` naming the function
-        when it raises, calls ``sys.exit``, outlives ``timeout`` or its result is not a finite
-        numeric (m, d) array."""
+        when it raises, calls ``sys.exit``, outlives ``timeout`` (else the bound ``first_seconds`` sets) or its
+        result is not a finite numeric (m, d) array."""
         batch = as_database_batch(dbs)
         who = f"secret function '{self.name}'"
         where = f" on a batch of {batch.shape[0]} databases"
+        timeout, hint = later_call_bound(self.timeout, self.first_seconds, batch.shape[0], each="call", per="database")
         try:
-            values = call_user_code(self.function, (batch,), who=who, timeout=self.timeout, where=where)
+            values = call_user_code(self.function, (batch,), who=who, timeout=timeout, where=where, hint=hint)
         except Exception as exc:  # noqa: BLE001 - a user's function may raise anything
             if isinstance(exc, MechanismError) and str(exc).startswith(who):  # out of time or sys.exit: named
                 raise
@@ -255,11 +265,31 @@ class PufferfishFramework:
         return dataclasses.replace(self, priors=priors)
 
     def with_timeout(self, seconds: float | None) -> "PufferfishFramework":
-        """The same framework with every call of every g and w bounded by ``seconds`` (None: no limit)."""
-        bounded = {id(f): dataclasses.replace(f, timeout=seconds) for f in self.private + self.public}
-        edges = tuple(SecretPair(bounded[id(e.g)], bounded[id(e.w)], e.independence) for e in self.edges)
-        return dataclasses.replace(self, private=tuple(bounded[id(g)] for g in self.private),
-                                   public=tuple(bounded[id(w)] for w in self.public), edges=edges)
+        """The same framework with every call of every g and w bounded by ``seconds`` (None: no limit but the one
+        their ``first_seconds`` sets)."""
+        return self._with_functions(lambda f: dataclasses.replace(f, timeout=seconds))
+
+    def probed(self, dbs, timeout: float) -> "PufferfishFramework":
+        """Every g and w of the secret pairs called on ``dbs``, each call bounded by ``timeout`` (a first call's
+        bound), in the order the audit calls them (g then w, pair by pair); the same framework with each function's
+        seconds a database in its slower call (:attr:`SecretFunction.first_seconds`), which bound its later calls
+        where no ``timeout`` is given. A function that raises, hangs or returns a wrong shape is named now."""
+        seconds = {}
+        for pair in self.secret_pairs:
+            for function in (pair.g, pair.w):
+                if function is not None:
+                    started = time.perf_counter()
+                    dataclasses.replace(function, timeout=timeout)(dbs)
+                    taken = (time.perf_counter() - started) / len(dbs)
+                    seconds[id(function)] = max(seconds.get(id(function), 0.0), taken)
+        return self._with_functions(lambda f: dataclasses.replace(f, first_seconds=seconds.get(id(f), f.first_seconds)))
+
+    def _with_functions(self, change) -> "PufferfishFramework":
+        """The same framework with every g and w replaced by ``change(function)``, the edges joining the new ones."""
+        changed = {id(f): change(f) for f in self.private + self.public}
+        edges = tuple(SecretPair(changed[id(e.g)], changed[id(e.w)], e.independence) for e in self.edges)
+        return dataclasses.replace(self, private=tuple(changed[id(g)] for g in self.private),
+                                   public=tuple(changed[id(w)] for w in self.public), edges=edges)
 
     def strategies(self) -> list[dict]:
         """For every secret pair and prior in Θ: independence, discreteness of w, and the strategy."""

@@ -18,6 +18,7 @@ from mechanisms.claims.guarantee import Guarantee
 from mechanisms.inputs.missing_values import ALLOW_NAN_HINT, rows_differ
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.execution.runner import PROBE_TIMEOUT, ExecutionSettings
+from mechanisms.inputs.bounded_draws import draw_bounded
 from mechanisms.claims.claim import AUDIT_NOTIONS as NOTIONS, RECORD_AUDIT_NOTIONS, Claim
 from mechanisms.inputs.priors import Prior
 from mechanisms.inputs.relation import (ADD_REMOVE, REPLACE_ONE, PresentRecords, check_relation, relation_at,
@@ -329,10 +330,12 @@ class AuditSpec:
                                  f"the priors have {priors[0].shape}")
             # Call g and w once on two databases now, so that a secret function that raises,
             # hangs or returns the wrong shape is named before the mechanism runs (which may take
-            # long). Every call is bounded by --timeout, the first one as the mechanism's is.
-            probe = priors[0](2, np.random.default_rng(0))
-            for pair in framework.with_timeout(self.execution.timeout or PROBE_TIMEOUT).secret_pairs:
-                pair.evaluate(probe)
+            # long). Every call is bounded by --timeout, the first one as the mechanism's is, the later ones
+            # without --timeout by a multiple of the first one's time (SecretFunction.first_seconds), as the
+            # prior's draws are (draw_bounded).
+            probe = draw_bounded(priors[0], 2, np.random.default_rng(0), timeout=self.execution.timeout,
+                                 where=" drawing 2 databases to try the secret functions on")
+            framework = framework.probed(probe, self.execution.timeout or PROBE_TIMEOUT)
             framework = framework.with_timeout(self.execution.timeout)
         else:
             framework = differential_privacy(*priors[0].shape)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimators.certify import CAP_LEVELS, cap_candidates, certify_critics, sliced_lower_bound
-from mechanisms.calls.user_call import call_user_code
+from mechanisms.inputs.bounded_draws import draw_bounded
 
 from audit.certificates.event_bounds import clopper_pearson
 from audit.result import SecretEvidence
@@ -148,11 +148,10 @@ class Certifier:
         cell = candidate.cell
         if id(cell) not in self._fresh_w:
             prior = cell.prior
-            # Bounded like every other prior call (--timeout): a sampler that hangs on a large
-            # request is named instead of stalling the certificate.
-            who = f"prior '{prior.describe()}'" if hasattr(prior, "describe") else "prior"
-            draws = call_user_code(prior, (FRESH_PRIOR_DRAWS, self.rng), who=who, timeout=self.timeout,
-                                   where=f" drawing {FRESH_PRIOR_DRAWS} fresh databases for a stratum's mass")
+            # Bounded like every other prior call (--timeout, else a multiple of its first call's time): a sampler
+            # that hangs on a large request is named instead of stalling the certificate.
+            draws = draw_bounded(prior, FRESH_PRIOR_DRAWS, self.rng, timeout=self.timeout,
+                                 where=f" drawing {FRESH_PRIOR_DRAWS} fresh databases for a stratum's mass")
             self._fresh_w[id(cell)] = cell.pair.w(draws)
         hits = int(np.all(self._fresh_w[id(cell)] == candidate.value, axis=1).sum())
         return float(clopper_pearson(hits, FRESH_PRIOR_DRAWS, delta)[0])

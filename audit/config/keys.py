@@ -75,8 +75,8 @@ KEYS = (
         help="--command: wire format (default text)"),
     Key("mechanism", "timeout", "number", above=0, at_most=MAX_TIMEOUT_S, flag="--timeout", metavar="S",
         help="seconds one call of the mechanism or the prior (one chunk of databases), or of g or w, may take "
-             "(default: 60 s for the first calls, then each chunk of the mechanism 50 × its databases × the slower "
-             "first call's time, at least 60 s; --command: 60 s per batch)"),
+             "(default: 60 s for the first calls, then each later call 50 × its databases × the first calls' time a "
+             "database, at least 60 s; --command: 60 s per batch)"),
     Key("mechanism", "per_database", "bool", flag="--per-database",
         help="the mechanism is a function of one database f(db, rng) -> output; outputs of any structure (arrays of "
              "any shape, mappings, sets of keys, fitted estimators, tuples) are encoded"),

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from estimators.validation import InputError, check_int
+from mechanisms.inputs.bounded_draws import draw_bounded
 from mechanisms.inputs.missing_values import rows_differ
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.inputs.priors import TwoPoint
@@ -27,6 +28,9 @@ from estimators.validation import InputWarning
 #: The most two-point priors a search may add: each costs ``samples`` mechanism runs and a
 #: critic, so a larger search is a mistake rather than a plan.
 MAX_PRIOR_SEARCH = 1000
+
+#: Ends the message of a draw that outlived its bound (:func:`~mechanisms.inputs.bounded_draws.draw_bounded`).
+_SEARCHING = " drawing databases for the prior search (--prior-search)"
 
 
 def check_search_count(count) -> int:
@@ -71,20 +75,21 @@ def _all_present(databases: np.ndarray, prior) -> np.ndarray:
     return present
 
 
-def random_pairs(prior, count: int, rng: np.random.Generator, max_tries: int = 200) -> list:
+def random_pairs(prior, count: int, rng: np.random.Generator, max_tries: int = 200, timeout=None) -> list:
     """Up to ``count`` distinct neighbouring pairs built from ``prior``: one base database, and for
     record j mod n two rows drawn from the prior's record j that differ.
 
     A record whose two rows yield no new pair in ``max_tries`` draws is taken to have no more
     (a discrete prior has finitely many: n = 4 binary records give 4). When fewer than
     ``count`` distinct pairs are found, an :class:`~estimators.validation.InputWarning` says so
-    and the pairs found are returned.
+    and the pairs found are returned. Each draw is bounded by ``timeout`` (``--timeout``), else by a multiple
+    of the prior's first call's time (:func:`~mechanisms.inputs.bounded_draws.draw_bounded`).
     """
     count = check_search_count(count)
     pairs, seen = [], set()
     if count == 0:
         return pairs
-    base = _all_present(prior(1, rng), prior)[0]
+    base = _all_present(draw_bounded(prior, 1, rng, timeout=timeout, where=_SEARCHING), prior)[0]
     exhausted = set()
     record = -1
     while len(pairs) < count and len(exhausted) < prior.n:
@@ -92,7 +97,7 @@ def random_pairs(prior, count: int, rng: np.random.Generator, max_tries: int = 2
         if record in exhausted:
             continue
         for _ in range(max_tries):
-            a, b = _all_present(prior(2, rng), prior)[:, record]
+            a, b = _all_present(draw_bounded(prior, 2, rng, timeout=timeout, where=_SEARCHING), prior)[:, record]
             if np.any(a != b):
                 first, second = base.copy(), base.copy()
                 first[record], second[record] = a, b
@@ -161,7 +166,7 @@ def record_patterns(low: np.ndarray, middle: np.ndarray, high: np.ndarray) -> li
     ]
 
 
-def structured_pairs(prior, count: int, rng: np.random.Generator, records=None, observed=None) -> list:
+def structured_pairs(prior, count: int, rng: np.random.Generator, records=None, observed=None, timeout=None) -> list:
     """Up to ``count`` distinct neighbouring pairs from StatDP's input patterns, in their order.
 
     Published DP testers try structured inputs before random ones (Ding et al. 2018, StatDP;
@@ -172,13 +177,13 @@ def structured_pairs(prior, count: int, rng: np.random.Generator, records=None, 
     :data:`RANGE_DRAWS` draws of ``prior``, or from ``observed`` databases of shape (m, n, k) when
     given (databases already drawn from it: no further call of the prior). ``records`` restricts
     the changed record (default: 0 and n − 1). Patterns that change nothing, and repeats, are
-    skipped.
+    skipped. The draws are bounded as :func:`random_pairs`' are (``timeout``).
     """
     count = check_int(count, "prior_search", 0)
     if count == 0:
         return []
     if observed is None:
-        observed = prior(RANGE_DRAWS, rng)
+        observed = draw_bounded(prior, RANGE_DRAWS, rng, timeout=timeout, where=_SEARCHING)
     observed = _all_present(np.asarray(observed, dtype=np.float64), prior)
     low, middle, high = _column_levels(observed)
     n = observed.shape[1]
@@ -204,25 +209,26 @@ def structured_pairs(prior, count: int, rng: np.random.Generator, records=None, 
     return pairs
 
 
-def candidate_pairs(prior, count: int, rng: np.random.Generator) -> list:
+def candidate_pairs(prior, count: int, rng: np.random.Generator, timeout=None) -> list:
     """``count`` neighbouring pairs for the prior search: structured ones first, then random ones.
 
     :func:`structured_pairs` (the published testers' patterns), then :func:`random_pairs` for
     the rest, without repeats. Every pair becomes a two-point prior in Θ whose critic is a
-    candidate of the engine's union bound (α/K over the candidates built, never α per pair).
+    candidate of the engine's union bound (α/K over the candidates built, never α per pair). ``timeout``
+    (``--timeout``) bounds each draw of the prior (:func:`random_pairs`).
     """
     count = check_search_count(count)
     if count and getattr(prior, "presence_column", False) and prior.n < 2:
         raise InputError(f"argument 'prior_search' ({count}): under add/remove each searched pair takes one record "
                          f"out of a database, and the prior's databases hold {prior.n}, which would leave none; give "
                          "databases of at least 2 records, or --prior-search 0")
-    pairs = structured_pairs(prior, count, rng)
+    pairs = structured_pairs(prior, count, rng, timeout=timeout)
     n_structured = len(pairs)
     if n_structured < count:
         seen = {_identity(p.first, p.second) for p in pairs}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InputWarning)  # said below, for the whole search
-            extra = random_pairs(prior, count - n_structured, rng)
+            extra = random_pairs(prior, count - n_structured, rng, timeout=timeout)
         pairs += [p for p in extra if _identity(p.first, p.second) not in seen]
     if len(pairs) < count:
         warnings.warn(f"prior search: {count} two-point priors were asked for, but the declared prior gives only "

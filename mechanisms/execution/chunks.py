@@ -23,37 +23,22 @@ from __future__ import annotations
 
 import random
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, TIMEOUT_HINT
+from mechanisms.base import draws_only_from_rng
+from mechanisms.calls.later_bound import MAX_TIMEOUT_S, later_call_bound
+from mechanisms.calls.user_call import TIMEOUT_HINT
 
-__all__ = ["LATER_CHUNK_FLOOR", "LATER_CHUNK_SLACK", "MAX_TIMEOUT_S", "MECHANISM", "PRIOR", "PROBE", "ChunkTask",
-           "GLOBAL_DRAWS_WORDS", "bounded_by_first_calls", "chunk_generator", "global_draws_note", "plan_chunks",
+__all__ = ["MAX_TIMEOUT_S", "MECHANISM", "PRIOR", "PROBE", "ChunkTask", "GLOBAL_DRAWS_WORDS", "bounded_by_first_calls",
+           "chunk_generator", "global_draws_note", "guard_global_generators", "plan_chunks",
            "preserved_global_generators", "seed_global_generators"]
 
 #: ``purpose`` keys of the seed: a prior's draws and a mechanism's runs of one chunk index
 #: use independent streams.
 PRIOR, MECHANISM, PROBE = 0, 1, 2
-
-#: The longest ``timeout`` (seconds, about 116 days): the interval timer that bounds a call cannot hold 1e300.
-MAX_TIMEOUT_S = 1e7
-
-#: Without ``--timeout``, a chunk of C calls may take this many times C × the probe's slower call
-#: (:func:`bounded_by_first_calls`). 50 = 4 × 12.5: a machine at load 7 on 2 cores makes a call about 4 times
-#: slower than an idle one (the probe may have run idle), and a mechanism whose cost depends on its data (a
-#: training run that converges slowly on some databases, a solver's iterations) may take ten times its probe's
-#: time or more on other databases; a chunk's total varies less than its calls, which average out. The probe's
-#: first call also carries one-off costs (imports, compilation), and a batch mechanism's fixed cost per call is
-#: counted once per database, both only widening the bound. A hang is still reported, after 50 × a chunk's time.
-LATER_CHUNK_SLACK = 50.0
-
-#: ... and at least this long (:data:`~mechanisms.calls.user_call.FIRST_CALL_TIMEOUT`, a minute): a mechanism of
-#: microseconds a call is never stopped for a pause of the machine.
-LATER_CHUNK_FLOOR = FIRST_CALL_TIMEOUT
-
 
 @dataclass(frozen=True)
 class ChunkTask:
@@ -111,18 +96,15 @@ class ChunkTask:
 
 
 def bounded_by_first_calls(task: ChunkTask, first_seconds: float | None) -> ChunkTask:
-    """``task`` bounded in time when no ``--timeout`` bounds it: at :data:`LATER_CHUNK_SLACK` × ``first_seconds``
-    (the probe's slower call, :func:`mechanisms.execution.worker.run_probe`) × its calls, at least
-    :data:`LATER_CHUNK_FLOOR` and at most :data:`MAX_TIMEOUT_S` seconds, with a message that says so. A task with a
-    ``timeout`` (``--timeout``), or without a timed probe (``first_seconds`` None), is returned as it is. The bound
-    changes no sample (a chunk's seed is its job's and its index)."""
-    if task.timeout is not None or first_seconds is None:
-        return task
-    limit = min(max(LATER_CHUNK_FLOOR, LATER_CHUNK_SLACK * first_seconds * task.size), MAX_TIMEOUT_S)
-    hint = (f"(no --timeout was given, so miaudit bounds each chunk at {LATER_CHUNK_SLACK:g} × its first calls' time, "
-            f"{first_seconds:.2g} s a call, and at least {LATER_CHUNK_FLOOR:g} s): if it is slow rather than stuck, "
-            "set --timeout")
-    return replace(task, timeout=limit, timeout_hint=hint)
+    """``task`` bounded in time when no ``--timeout`` bounds it: at
+    :data:`~mechanisms.calls.later_bound.LATER_CALL_SLACK` × ``first_seconds`` (the probe's slower call,
+    :func:`mechanisms.execution.worker.run_probe`) × its calls, at least
+    :data:`~mechanisms.calls.later_bound.LATER_CALL_FLOOR` and at most :data:`MAX_TIMEOUT_S` seconds, with a message
+    that says so (:func:`~mechanisms.calls.later_bound.later_call_bound`). A task with a ``timeout`` (``--timeout``),
+    or without a timed probe (``first_seconds`` None), is returned as it is. The bound changes no sample (a chunk's
+    seed is its job's and its index)."""
+    timeout, hint = later_call_bound(task.timeout, first_seconds, task.size)
+    return task if timeout is task.timeout else replace(task, timeout=timeout, timeout_hint=hint)
 
 
 def plan_chunks(size: int, chunk_size: int, boundaries=()) -> list[tuple[int, int, int]]:
@@ -178,6 +160,13 @@ def preserved_global_generators():
         random.setstate(saved_random)
         if saved_torch is not None:
             torch.set_rng_state(saved_torch)
+
+
+def guard_global_generators(code):
+    """Put the global generators' states back after a job whose chunks seed them in this process
+    (:func:`preserved_global_generators`, about 60 µs); code that declares it draws only from its rng
+    (:func:`~mechanisms.base.draws_only_from_rng`) is never seeded, so there is nothing to put back."""
+    return nullcontext() if draws_only_from_rng(code) else preserved_global_generators()
 
 
 def global_draws_note(who: str) -> str:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import warnings
-from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -32,16 +31,17 @@ import numpy as np
 from estimators.progress import progress_bar
 from estimators.validation import InputError, check_choice, check_int, check_positive
 
-from mechanisms.base import (as_database_batch, draws_only_from_rng, mechanism_name, preferred_chunk_size,
+from mechanisms.base import (as_database_batch, draws_only_from_rng, preferred_chunk_size,
                              released_width)
 from mechanisms.errors import MechanismError, MechanismWarning
 from mechanisms.execution.backends import WorkerLost, make_backend, run_tasks
 from mechanisms.execution.chunk_cache import ChunkCache
 from mechanisms.execution.chunks import (MAX_TIMEOUT_S, MECHANISM, PRIOR, PROBE, ChunkTask, bounded_by_first_calls,
-                                         chunk_generator, global_draws_note, plan_chunks, preserved_global_generators,
+                                         chunk_generator, global_draws_note, guard_global_generators, plan_chunks,
                                          seed_global_generators)
+from mechanisms.inputs.bounded_draws import draw_bounded
 from mechanisms.execution.memory import check_output_memory, format_bytes
-from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, TIMEOUT_HINT, call_user_code
+from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, TIMEOUT_HINT
 from mechanisms.calls.printed import Printed
 from mechanisms.execution.worker import HARD_KILL_GRACE, MechanismReference, run_chunk, run_probe
 from mechanisms.outputs.encoding import encoder_of, none_note
@@ -152,14 +152,6 @@ class RunLimitReached(Exception):
         self.needed, self.left = needed, left
 
 
-def _guard_global_generators(code):
-    """Put the global generators' states back after a job whose chunks seed them in this process
-    (:func:`~mechanisms.execution.chunks.preserved_global_generators`, about 60 µs); code that declares
-    it draws only from its rng (:func:`~mechanisms.base.draws_only_from_rng`) is never seeded, so
-    there is nothing to put back."""
-    return nullcontext() if draws_only_from_rng(code) else preserved_global_generators()
-
-
 def _shape_text(shape) -> str:
     """An output batch's shape as ``(m, d)``: the number of databases left as m."""
     return "(" + ", ".join(["m", *map(str, shape[1:])]) + ")"
@@ -264,26 +256,22 @@ class MechanismRunner:
     def draw(self, prior, samples: int, rng: np.random.Generator) -> np.ndarray:
         """``samples`` databases from ``prior``, drawn in this process in seeded chunks.
 
-        Each call of the prior is bounded by ``timeout``, and a ``sys.exit`` in it is an error
+        Each call of the prior is bounded by ``timeout``, else by a multiple of its first call's time
+        (:func:`~mechanisms.inputs.bounded_draws.draw_bounded`), and a ``sys.exit`` in it is an error
         naming it; a budget that cannot be allocated is an error naming ``samples``.
         """
         job_seed = int(rng.integers(2**63))
-        label = getattr(prior, "label", None)
-        if not isinstance(label, str):
-            label = prior.describe() if hasattr(prior, "describe") else mechanism_name(prior)
-        who = f"prior '{label}'"
         seeded_by_rng = draws_only_from_rng(prior)
         chunks = []
         try:
-            with _guard_global_generators(prior):
+            with guard_global_generators(prior):
                 for index, start, stop in plan_chunks(samples, self.chunk_size(getattr(prior, "shape", None)),
                                                           self.boundaries):
                     generator = chunk_generator(job_seed, index, PRIOR)
                     if not seeded_by_rng:
                         seed_global_generators(job_seed, index, PRIOR)
-                    chunks.append(call_user_code(prior, (stop - start, generator), who=who,
-                                                 timeout=self.settings.timeout,
-                                                 where=f" drawing databases {start}-{stop - 1}"))
+                    chunks.append(draw_bounded(prior, stop - start, generator, timeout=self.settings.timeout,
+                                               where=f" drawing databases {start}-{stop - 1}"))
             return np.concatenate(chunks)
         except MemoryError:
             size = sum(c.nbytes for c in chunks)
@@ -375,7 +363,7 @@ class MechanismRunner:
             if fresh < planned:
                 bar.update(planned - fresh)
             if missing:
-                with _guard_global_generators(self.reference.mechanism):
+                with guard_global_generators(self.reference.mechanism):
                     made = self._dispatch(run_chunk, [bounded_by_first_calls(chunks[i], self._first_seconds)
                                                       for i in missing], self.settings.retries, what,
                                           lambda task: bar.update(task.size))
@@ -478,7 +466,7 @@ class MechanismRunner:
     def _probe(self, first: np.ndarray, job_seed: int) -> None:
         timeout = self.settings.timeout or PROBE_TIMEOUT
         task = ChunkTask(job_seed, 0, 0, first, 1, timeout, PROBE, allow_nan=self.settings.allow_nan)
-        with _guard_global_generators(self.reference.mechanism):
+        with guard_global_generators(self.reference.mechanism):
             # The probe's prints are the function's too (_dispatch adds them); its outputs are not among the calls
             # counted, nor their NaN.
             [calls] = self._dispatch(run_probe, [task], 0, "database")

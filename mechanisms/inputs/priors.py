@@ -98,6 +98,10 @@ class Prior:
     #: built-in priors say so; a subclass is assumed to draw from global generators unless it says otherwise.
     draws_only_from_rng = False
     name = "prior"
+    #: Seconds one database took in the first call of the user's sampler inside the prior
+    #: (:class:`~mechanisms.inputs.user_priors.UserPrior`), which bounds its later draws where no ``--timeout`` is
+    #: given (:func:`mechanisms.inputs.bounded_draws.draw_bounded`); None for miaudit's own draws.
+    first_seconds = None
 
     def __call__(self, m: int, rng=None) -> np.ndarray:
         """Draw ``m`` databases, shape ``(m, n, k)``, from a seed or Generator ``rng``."""
@@ -445,6 +449,11 @@ class FixedRest(Prior):
         object.__setattr__(self, "rest", rest)
         object.__setattr__(self, "record", record)
         object.__setattr__(self, "shape", shape)
+
+    @property
+    def first_seconds(self):
+        """The record prior's (:attr:`Prior.first_seconds`): each database draws one record from it."""
+        return self.record_prior.first_seconds
 
     @property
     def independent_columns(self) -> bool:

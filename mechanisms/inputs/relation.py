@@ -315,6 +315,10 @@ class PresentRecords(Prior):
         return getattr(self.prior, "draws_only_from_rng", False)
 
     @property
+    def first_seconds(self):
+        return getattr(self.prior, "first_seconds", None)
+
+    @property
     def discrete(self):
         return self.prior.discrete
 

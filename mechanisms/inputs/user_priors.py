@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,6 +145,14 @@ class Mixture(Prior):
         object.__setattr__(self, "shape", components[0].shape)
 
     @property
+    def first_seconds(self):
+        """The slowest component's first seconds a database (:attr:`Prior.first_seconds`; a database of the mixture is
+        one of a component's), None where a component holds none (the mixture's own first draw is then timed,
+        :func:`mechanisms.inputs.bounded_draws.draw_bounded`)."""
+        seconds = [c.first_seconds for c in self.components]
+        return None if None in seconds else max(seconds)
+
+    @property
     def independent_rows(self) -> bool:
         return len(self.components) == 1 and self.components[0].independent_rows
 
@@ -189,6 +198,13 @@ class UserPrior(Prior):
         naming the flag. An infinity is refused either way.
     independent_rows, independent_columns, discrete : bool
         Structure the user vouches for.
+
+    Attributes
+    ----------
+    first_seconds : float
+        Seconds a database of the first call (``sample(2, rng)``, made when the prior is built, bounded by
+        ``--timeout``, else a minute): they bound the later draws where no ``--timeout`` is given
+        (:func:`mechanisms.inputs.bounded_draws.draw_bounded`).
     """
 
     sample: object
@@ -211,7 +227,10 @@ class UserPrior(Prior):
         # Bounded in time: a sampler that never returns is named instead of hanging the audit.
         limit = first_call_timeout()  # the audit's --timeout, else a minute
         hint = TIMEOUT_HINT if limit != FIRST_CALL_TIMEOUT else f"(its first call may take {limit:g} s)"
+        started = time.perf_counter()
         probe = self._call(2, np.random.default_rng(0), timeout=limit, hint=hint)
+        # Seconds a database, which bound the later draws where no --timeout is given (bounded_draws.draw_bounded).
+        object.__setattr__(self, "first_seconds", (time.perf_counter() - started) / 2)
         if probe.ndim != 3 or 0 in probe.shape[1:]:
             raise MechanismError(f"prior {self.label!r} must return an array of shape (m, n, k); for m = 2 it "
                                  f"returned shape {probe.shape}", mechanism=f"prior {self.label!r}")
