@@ -267,6 +267,17 @@ def test_a_mechanism_file_with_a_handler_installed_at_import_runs_as_without_mia
     assert np.array_equal(outputs, dbs.sum(axis=1))  # every call fell back, as outside miaudit
 
 
+@pytest.mark.integration
+def test_the_same_file_on_worker_processes(tmp_path):
+    (tmp_path / "fallback.py").write_text(_FALLBACK_FILE)
+    source = f"{tmp_path / 'fallback.py'}:mech"
+    dbs = _databases(12)
+    settings = ExecutionSettings(chunk_size=2, retries=0, workers=2)
+    with MechanismRunner(load_object(source, "mechanism"), "m.py:f", settings, source=source) as runner:
+        outputs = runner.sample(dbs, np.random.default_rng(0))
+    assert np.array_equal(outputs, dbs.sum(axis=1))
+
+
 def _dance_then_hang_from_fourth_call(dbs, rng):
     _wrapped_slow_call(0.0005, 5.0)
     _dance_then_hang_from_fourth_call.calls += 1
