@@ -161,8 +161,9 @@ def test_the_user_sees_the_timer_and_handler_as_without_miaudit():
 
     signal.signal(signal.SIGALRM, signal.SIG_IGN)
     assert call_user_code(mechanism, who=WHO, timeout=60.0) is handler
-    assert seen == {"timer": (0.0, 0.0), "handler": signal.SIG_IGN, "first": 0, "second": 7,
-                    "previous": signal.SIG_IGN, "after": (0.0, 0.0)}
+    assert seen.pop("second") in (6, 7)  # its own 7 s alarm's seconds left, rounded (the bound's were 60)
+    assert seen == {"timer": (0.0, 0.0), "handler": signal.SIG_IGN, "first": 0, "previous": signal.SIG_IGN,
+                    "after": (0.0, 0.0)}
     assert signal.getsignal(signal.SIGALRM) is handler and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
@@ -176,8 +177,8 @@ def test_a_periodic_user_timer_ticks_and_the_bound_survives_it():
         signal.setitimer(signal.ITIMER_REAL, 0)
         _wait_for(20.0)
 
-    with pytest.raises(MechanismError, match=r"did not return within 0\.5 s"):
-        call_user_code(mechanism, who=WHO, timeout=0.5)
+    with pytest.raises(MechanismError, match=r"did not return within 1 s"):
+        call_user_code(mechanism, who=WHO, timeout=1.0)
     assert len(ticks) >= 3
 
 
@@ -279,7 +280,7 @@ def test_the_same_file_on_worker_processes(tmp_path):
 
 
 def _dance_then_hang_from_fourth_call(dbs, rng):
-    _wrapped_slow_call(0.0005, 5.0)
+    _wrapped_slow_call(0.0, 5.0)
     _dance_then_hang_from_fourth_call.calls += 1
     if _dance_then_hang_from_fourth_call.calls >= 4:
         _wait_for(20.0)
@@ -290,6 +291,7 @@ def _dance_then_hang_from_fourth_call(dbs, rng):
 def test_the_default_chunk_bound_survives_a_mechanism_that_uses_its_own_alarm(monkeypatch):
     monkeypatch.setattr(_dance_then_hang_from_fourth_call, "calls", 0, raising=False)
     monkeypatch.setattr(chunks_module, "LATER_CHUNK_FLOOR", 0.5)
+    monkeypatch.setattr(chunks_module, "LATER_CHUNK_SLACK", 0.0)  # the floor whatever the probe's time on a loaded machine
     started = time.monotonic()
     with pytest.raises(MechanismError, match=r"^mechanism 'm\.py:f' did not return within 0\.5 s .*no --timeout"):
         _sample(_dance_then_hang_from_fourth_call, _databases(8), chunk_size=2, retries=0)
