@@ -15,9 +15,10 @@ error naming it:
 How the wait is bounded. On the main thread of a process that has ``SIGALRM`` (POSIX), an
 interval timer interrupts the call: the user code runs where it always ran, and a loop in
 Python, a ``time.sleep`` or a blocked system call are interrupted (code inside one compiled
-call is interrupted only when it returns to Python). Elsewhere (another thread, Windows) the
-call runs on a daemon thread and the caller stops waiting after ``timeout``; the abandoned
-thread runs on in the background until the process ends. Worker processes add a hard kill
+call is interrupted only when it returns to Python). User code that uses ``SIGALRM`` itself
+keeps its own timer and handler, shared with the bound (:mod:`mechanisms.calls.alarm`).
+Elsewhere (another thread, Windows) the call runs on a daemon thread and the caller stops
+waiting after ``timeout``; the abandoned thread runs on in the background until the process ends. Worker processes add a hard kill
 for code stuck in compiled code (:mod:`mechanisms.execution.worker`).
 
 Whose time ran out. User code may run inside another's bounded call with no bound of its own (a
@@ -34,11 +35,11 @@ from __future__ import annotations
 import contextvars
 import math
 import os
-import signal
 import sys
 import threading
 from contextlib import contextmanager
 
+from mechanisms.calls.alarm import UnhandledAlarm, call_sharing_the_alarm, can_share_the_alarm
 from mechanisms.calls.printed import is_miaudit_code
 from mechanisms.errors import MechanismError
 from mechanisms.calls.watchdog import STUCK_GRACE, WATCHDOG, stuck_message
@@ -199,33 +200,19 @@ def _exited(who: str, exc: SystemExit, where: str) -> MechanismError:
                           "its output or raise an exception", mechanism=who)
 
 
-def _can_use_alarm() -> bool:
-    return (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-            and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0))
-
-
 def _call_with_alarm(fn, arguments, timeout, running):
     fired = False
     culprit = None
 
-    def on_alarm(signum, frame):
+    def time_up():
         nonlocal fired, culprit
         fired, culprit = True, running()  # before the deadline unwinds the code that was running
         raise _Deadline
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
     try:
-        # The timer is armed and disarmed inside the try that catches the deadline: an alarm firing
-        # right after setitimer, or as the call returns just before the disarm, is a timeout, not an escape.
-        try:
-            signal.setitimer(signal.ITIMER_REAL, timeout)
-            result = fn(*arguments)
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+        result = call_sharing_the_alarm(fn, arguments, timeout, time_up)
     except _Deadline:
         return None, True, culprit
-    finally:
-        signal.signal(signal.SIGALRM, previous)
     # User code that caught the interruption with a bare ``except:`` still ran out of time.
     return result, fired, culprit
 
@@ -327,7 +314,7 @@ def _call(fn, arguments, who: str, where: str, timeout: float | None = None, hin
     try:
         if timeout is None:
             return fn(*arguments)
-        runner = _call_with_alarm if _can_use_alarm() else _call_on_thread
+        runner = _call_with_alarm if can_share_the_alarm() else _call_on_thread
         if runner is _call_with_alarm and WATCHDOG.enabled:  # the alarm may be ignored: bound it anyway
             previous = WATCHDOG.arm(timeout + STUCK_GRACE,
                                     lambda: stuck_message(_overrun(who, timeout, where, running())))
@@ -342,6 +329,11 @@ def _call(fn, arguments, who: str, where: str, timeout: float | None = None, hin
     except _ExitCalled as exc:
         raise MechanismError(f"{who} called os._exit({exc.status!r}){where}; user code must return its output or "
                              "raise an exception", mechanism=who) from None
+    except UnhandledAlarm:
+        raise MechanismError(f"{who} received SIGALRM{where} with no handler installed (a timer armed by it or by "
+                             "code it calls went off while SIGALRM's handler was SIG_DFL): outside miaudit this ends "
+                             "the process; install a handler with signal.signal before arming the timer",
+                             mechanism=who) from None
     except (Exception, KeyboardInterrupt, _Deadline):  # _Deadline: an enclosing call's time is up, not this code's failure
         raise
     except BaseException as exc:  # GeneratorExit, a user's own BaseException subclass: theirs, one line

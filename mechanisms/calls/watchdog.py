@@ -24,8 +24,10 @@ STUCK_EXIT_STATUS = 1
 class _Watchdog:
     """Ends the process, with one line on stderr, when an in-process call outlives its deadline.
 
-    The interval timer cannot interrupt user code that ignores ``SIGALRM`` (installs its own
-    handler, blocks the signal) or swallows the interruption in a loop of bare ``except:``;
+    The interval timer cannot interrupt user code that ignores ``SIGALRM`` (blocks the signal,
+    installs a handler from compiled code: one installed through the signal module is for the
+    user's own alarms only, :mod:`mechanisms.calls.alarm`) or swallows the interruption in a loop
+    of bare ``except:``;
     without a bound the audit then hangs for ever (issue 32 B3). A daemon thread waits for the
     armed deadline; it needs the interpreter lock, which Python code releases regularly.
     """
