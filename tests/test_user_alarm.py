@@ -17,7 +17,7 @@ import pytest
 from mechanisms.adapters.loading import load_object
 from mechanisms.calls.user_call import call_user_code
 from mechanisms.errors import MechanismError
-from mechanisms.execution import chunks as chunks_module
+from mechanisms.calls import later_bound
 from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
 
 # A function bound from the signal module before any call: it acts on the real timer, around miaudit's sharing.
@@ -290,8 +290,8 @@ def _dance_then_hang_from_fourth_call(dbs, rng):
 @pytest.mark.integration
 def test_the_default_chunk_bound_survives_a_mechanism_that_uses_its_own_alarm(monkeypatch):
     monkeypatch.setattr(_dance_then_hang_from_fourth_call, "calls", 0, raising=False)
-    monkeypatch.setattr(chunks_module, "LATER_CHUNK_FLOOR", 0.5)
-    monkeypatch.setattr(chunks_module, "LATER_CHUNK_SLACK", 0.0)  # the floor whatever the probe's time on a loaded machine
+    monkeypatch.setattr(later_bound, "LATER_CALL_FLOOR", 0.5)
+    monkeypatch.setattr(later_bound, "LATER_CALL_SLACK", 0.0)  # the floor whatever the probe's time on a loaded machine
     started = time.monotonic()
     with pytest.raises(MechanismError, match=r"^mechanism 'm\.py:f' did not return within 0\.5 s .*no --timeout"):
         _sample(_dance_then_hang_from_fourth_call, _databases(8), chunk_size=2, retries=0)

@@ -258,12 +258,15 @@ def call_sharing_the_alarm(fn, arguments, seconds: float, time_up):
             _real_setitimer(signal.ITIMER_REAL, 0)
     finally:
         # A SIGALRM handled from here on is let pass (_on_alarm): the bound's is late, the user's timer is handed
-        # back (at 1 µs if it was due) to go off into its handler.
-        shared.closed = True
-        _hand_back(shared)
-        if shared.due is not None:
-            value, interval = shared.left()
-            _real_setitimer(signal.ITIMER_REAL, value, interval)
+        # back (at 1 µs if it was due) to go off into its handler. The hand-back is in a finally of its own: a
+        # deadline handled just before ``closed`` is set raises here, and must not leave the signal module swapped.
+        try:
+            shared.closed = True
+        finally:
+            _hand_back(shared)
+            if shared.due is not None:
+                value, interval = shared.left()
+                _real_setitimer(signal.ITIMER_REAL, value, interval)
 
 
 def _hand_back(shared: _Shared) -> None:
