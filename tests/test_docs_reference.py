@@ -1,7 +1,9 @@
 """The reference pages list every configuration key, every claim form and every JSON key."""
 
 import dataclasses
+import json
 import re
+from pathlib import Path
 
 from docs_examples import DOCS
 
@@ -57,14 +59,106 @@ def test_claim_grammar_page_lists_every_form():
         assert f"| `{form}` |" in text, form
 
 
+def _page_tables(text: str) -> dict:
+    """The key tables of a reference page: each section's heading (its text, and each `code` name in it) ->
+    {key: its row}. A row's first cell may name several keys (`` `p_first`, `p_second` ``)."""
+    tables, names = {}, []
+    for line in text.splitlines():
+        heading = re.match(r"^#{2,3} (.*)$", line)
+        if heading:
+            names = [heading.group(1), *re.findall(r"`([^`]+)`", heading.group(1))]
+            continue
+        row = re.match(r"^\| ((?:`[a-z_]+`(?:, )?)+) \|(.*)$", line)
+        if row and names:
+            for key in re.findall(r"`([a-z_]+)`", row.group(1)):
+                for name in names:
+                    tables.setdefault(name, {})[key] = line
+    return tables
+
+
 def test_json_page_documents_every_key_and_the_version():
     text = (DOCS / "reference" / "json-output.md").read_text()
-    documented = set(re.findall(r"^\| `([a-z_]+)` \|", text, flags=re.M))
+    documented = set(_page_tables(text)["Keys"])
     fields = {f.name for f in dataclasses.fields(AuditResult)} - {"theta_statement"}
     produced = fields | {"theta", "refuted_by", "statement", "schema_version"}
     assert documented == produced
     assert set(AuditResult._JSON_ORDER) <= produced
     assert f"(now **{JSON_SCHEMA_VERSION}**)" in text
+
+
+#: Objects whose keys are data (names the audit chose), not keys of the contract: the page says so in their row.
+_FREE_FORM = {"training_history": "not part of this contract"}
+
+
+def _key_paths(value, parent=()):
+    """Every key path of a JSON document, as (parent path, key); a list's items share the list's path."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield parent, key
+            yield from _key_paths(child, (*parent, key))
+    elif isinstance(value, list):
+        for child in value:
+            yield from _key_paths(child, parent)
+
+
+def _description(tables: dict, top: str, parent: tuple, key: str) -> str | None:
+    """The row of the page that describes ``key`` at ``parent``: the key's own row in the table of its parent's
+    section (top level: the ``top`` section), or else a mention of `key` in its parent's own description."""
+    if not parent:
+        return tables.get(top, {}).get(key)
+    if parent[-1] in tables:
+        return tables[parent[-1]].get(key)
+    row = _description(tables, top, parent[:-1], parent[-1])
+    return row if row is not None and f"`{key}`" in row else None
+
+
+def _golden(name: str) -> dict:
+    """The JSON document of case ``name`` of the golden file (tests/serialisation_cases.py writes it)."""
+    golden = json.loads((Path(__file__).parent / "data" / "serialisation_golden.json").read_text(encoding="utf-8"))
+    return json.loads(golden[name])
+
+
+def _undescribed(text: str, document: dict, top: str) -> list:
+    """The key paths (``parent.key``) of ``document`` that the page ``text`` does not describe, in order; its
+    top-level keys are looked for in the section headed ``top``."""
+    tables = _page_tables(text)
+    missing = []
+    for parent, key in dict.fromkeys(_key_paths(document)):
+        if parent and parent[0] in _FREE_FORM:
+            continue
+        row = _description(tables, top, parent, key)
+        # A description says something: more than the key's name in the row's last cell.
+        if row is None or len(row.rsplit("|", 2)[1].strip()) < 20:
+            missing.append(".".join((*parent, key)))
+    return missing
+
+
+def test_json_page_describes_every_key_path_of_the_golden_documents():
+    # The golden file (tests/serialisation_cases.py) pins the audit document and a neighbouring pair's form whole:
+    # each of their keys, at every depth, must be described on the page (a row of its object's table, or a
+    # mention in its parent's row), so that a key added to the contract fails here until the page says it.
+    text = (DOCS / "reference" / "json-output.md").read_text()
+    audit_document, pair = _golden("audit_result"), _golden("neighbouring_pair")
+    assert len(list(_key_paths(audit_document))) > 90
+    assert _undescribed(text, audit_document, "Keys") == []
+    assert _undescribed(text, pair, "A neighbouring pair") == []
+    rows = _page_tables(text)["Keys"]
+    for key, words in _FREE_FORM.items():
+        assert words in rows[key], key
+
+
+def test_a_removed_description_is_caught():
+    text = (DOCS / "reference" / "json-output.md").read_text()
+    document = _golden("audit_result")
+    row = next(line for line in text.splitlines() if line.startswith("| `pairs_considered` |"))
+    assert _undescribed(text.replace(row + "\n", ""), document, "Keys") == ["event_test.pairs_considered"]
+    emptied = text.replace(row, "| `pairs_considered` | a count |")
+    assert _undescribed(emptied, document, "Keys") == ["event_test.pairs_considered"]
+    # A key described by a mention in its parent's row: the mention removed, the key is undescribed.
+    assert _undescribed(text.replace("keyed by test (`mi`, `event`,", "keyed by test (mi, event,"), document,
+                        "Keys") == ["claim_alpha.mi", "claim_alpha.event"]
+    assert _undescribed(text, {"event_test": {"no_such_key": 1}, "per_record": [{"other": 2}]}, "Keys") == [
+        "event_test.no_such_key", "per_record.other"]
 
 
 def test_api_page_renders_every_public_name_of_audit():
