@@ -12,12 +12,12 @@ import subprocess
 import sys
 
 import pytest
-from docs_examples import DOCS, NO_AVX512, ROOT, doc_pages, page_marks, runs_examples
+from docs_examples import DOCS, NO_AVX512, ROOT, doc_pages, runs_examples
 
-# The default suite's tests of the pages (the slow pages are left out: they run only under -m slow).
+# Every page's test that runs an example, the slow pages' too (selected with -m below).
 _NODES = [pytest.param(f"tests/test_docs_examples.py::test_page_examples_run_and_print_what_they_show[{page.relative_to(DOCS)}]",
                        id=str(page.relative_to(DOCS)))
-          for page in doc_pages() if runs_examples(page.read_text()) and "slow" not in page_marks(page.read_text())]
+          for page in doc_pages() if runs_examples(page.read_text())]
 _NODES.append(pytest.param("tests/test_readme_examples.py::test_readme_examples_run_and_print_what_they_show", id="README.md"))
 
 
@@ -36,7 +36,7 @@ def test_examples_print_what_they_show_without_avx512(node):
         pytest.skip("this CPU has no AVX-512: the default suite already checks the pages on the AVX2 path")
     # A session of its own, not an xdist worker's (plugins read PYTEST_XDIST_WORKER).
     env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_XDIST_")}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", node], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "slow or not slow", node], cwd=ROOT,
                           capture_output=True, text=True, timeout=1800, env={**env, **NO_AVX512})
     assert done.returncode == 0, f"{node} under {NO_AVX512}:\n{done.stdout[-6000:]}\n{done.stderr[-2000:]}"
     assert " passed" in done.stdout.splitlines()[-1], done.stdout[-2000:]
