@@ -86,6 +86,32 @@ def test_json_page_documents_every_key_and_the_version():
     assert f"(now **{JSON_SCHEMA_VERSION}**)" in text
 
 
+def _flags(parser) -> set:
+    """Every option string of an argparse parser."""
+    return {option for action in parser._actions for option in action.option_strings}  # noqa: SLF001
+
+
+def test_json_page_says_an_audit_reports_nats_and_where_bits_exist():
+    # The page says an audit's `unit` is always "nats" (nothing in an audit asks for bits) and names where bits
+    # exist; each half is checked on the parsers, the spec and the configuration keys it speaks of.
+    from audit.cli.flag_reference import _sub_commands
+    from audit.cli.main import build_parser
+    from audit.spec import AuditSpec
+    from estimators.results import MIEstimate
+
+    text = " ".join((DOCS / "reference" / "json-output.md").read_text().split())
+    assert 'audit always sets to `"nats"`' in text and "no option for bits" in text
+    commands = _sub_commands(build_parser()[0])
+    assert "--bits" not in _flags(commands["audit"])
+    assert not any(word in f.name for f in dataclasses.fields(AuditSpec) for word in ("unit", "bits"))
+    assert not any(word in key.name for key in KEYS for word in ("unit", "bits"))
+    assert AuditResult.__dataclass_fields__["unit"].default == "nats"
+    assert "`miaudit estimate --bits`" in text and "--bits" in _flags(commands["estimate"])
+    bounds = _sub_commands(commands["bounds"])
+    assert "`miaudit bounds NAME --bits`" in text and bounds and all("--bits" in _flags(p) for p in bounds.values())
+    assert '`MIEstimate.to("bits")`' in text and callable(MIEstimate.to)
+
+
 #: Objects whose keys are data (names the audit chose), not keys of the contract: the page says so in their row.
 _FREE_FORM = {"training_history": "not part of this contract"}
 
