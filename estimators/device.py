@@ -70,7 +70,10 @@ def graph_fits(critics: int, batch_size: int, hidden: int) -> bool:
 #:   creating and tearing down CUDA's context and libraries): 1.0 s.
 #:
 #: The constants before (a 2-core CPU's 0.65 ms and 1.1e-7 s; an H100's eager 2.16 ms and 5.3e-10 s; a 3 s
-#: start) were an H100 report's guesses for the GPU.
+#: start) were an H100 report's guesses for the GPU. Measured again on one H200 with 16 cores on 2026-11-28 (the
+#: same command): CPU 0.908 ms fixed and 4.46e-8 s a pair, GPU 9.69e-5 s and 8.87e-10 s, first CUDA call 0.14 s;
+#: the GPU's constants agree; the CPU's fixed cost is 30% lower on that host, kept, as with it --device auto
+#: chooses the same device on every audit of that page.
 CPU_STEP_S, CPU_PAIR_S = 1.31e-3, 4.3e-8
 GPU_STEP_S, GPU_PAIR_S, GPU_START_S = 9.7e-5, 8.9e-10, 1.0
 GPU_EAGER_STEP_S = 2.26e-3

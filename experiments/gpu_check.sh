@@ -13,16 +13,17 @@
 #   SMALL=1 bash experiments/gpu_check.sh    # dry run on a CPU: every size shrunk, --device cpu
 #
 # Wheels missing on the GPU image (dp-accounting, dm-tree, opacus for one CUDA test) are installed from $WHEELS
-# when that folder exists (on an H200 of the lending workplace, 2026-11-27: 350 s in all, the device-choice step
-# 104 s, the dpsgd-audit GPU grid 165 s; the pages in docs/benchmarks/ come from that run).
+# when that folder exists (WHEELS=.whl with .whl carried, as the device tool's README says). On an H200 of the
+# lending workplace, 2026-11-28, the steps took 22, 22, 57, 25, 13, 189, 22, 29 and 94 s (about 480 s in all with
+# the start; the device-choice step alone, rerun, 189 s); the pages in docs/benchmarks/ come from that run.
 # Results: $OUT/log.txt (everything printed) and $OUT/results.tar.gz (every table, page and log), re-packed
 # after each step so that a run cut short still returns what finished.
 set -u
 START=$(date +%s)
-DEADLINE=${DEADLINE:-425}
+DEADLINE=${DEADLINE:-480}
 OUT=${OUT:-$PWD/gpu-check-out}
 WORK=${WORK:-/tmp/gpu-check}
-WHEELS=${WHEELS:-../whl}
+WHEELS=${WHEELS:-.whl}
 SMALL=${SMALL:-0}
 WORKERS=${WORKERS:-4}
 rm -rf "$WORK" && mkdir -p "$WORK" "$OUT"
@@ -94,7 +95,7 @@ step critic-graph 40 bash -c "$PY -m experiments.critic_graph_check $GRAPH_ARGS 
 cat "$WORK/critic-graph.json" 2>/dev/null | $PY -c "import json,sys; d=json.load(sys.stdin); print({k: (d[k]['estimates'], round(d[k]['steps_per_second']), d[k]['steps']) for k in ('cpu','eager','graph')}, d['max_graph_minus_eager_in_stderr'])" 2>/dev/null
 
 # 6. choose_device's constants measured, and audits with --device auto/cpu/cuda.
-step device-choice 170 $PY -m audit.cli.main experiment device-choice $QUICK --device $DEVICE \
+step device-choice 200 $PY -m audit.cli.main experiment device-choice $QUICK --device $DEVICE \
   --out "$WORK/device-choice" --page "$PAGES/device-choice.md"
 
 # 6b. Training runs per second on both devices, beside the device-cost model --device auto chooses the trainer by.
