@@ -49,7 +49,7 @@ AUDITS = (
     ("DP-SGD training: dpsgd_no_clipping, its (ε, δ) claim, 20,000 samples",
      ["--mechanism", "catalog:dpsgd_no_clipping", "--samples", "20000"]),
     # The same 60,000 runs beside a neural critic that goes to the GPU anyway: the start is paid once for both, so
-    # auto trains there too (the trainer alone would stay on the CPU below about 220,000 runs).
+    # auto trains there too (the trainer alone would stay on the CPU below about 360,000 runs).
     ("DP-SGD training beside a neural critic: dpsgd_s1_q1_t4, mi-dp, 20,000 samples",
      ["--mechanism", "catalog:dpsgd_s1_q1_t4", "--samples", "20000", "--mi-critic", "neural"]),
 )

@@ -1,8 +1,9 @@
 """Where ``--device auto`` trains a catalog DP-SGD entry (mechanisms.training.device_cost, issue 42 §2).
 
-The model's expected values are computed here from the measurements it was fitted to (issue 42's H100 report:
-TorchDPSGD at 6.6e5 logistic and 2.9e5 32-unit MLP runs/s on the GPU, 4× and 19× the same machine's CPU, at 16
-records, T = 4) and from the break-even of two straight lines, not from the module's constants.
+The model's expected values are computed here from the measurements it was fitted to (one H200 with 16 cores,
+docs/benchmarks/training-throughput.md: TorchDPSGD at 449,205 logistic and 325,580 32-unit MLP runs/s on the GPU;
+the NumPy trainer at 199,748 logistic and TorchDPSGD at 41,085 MLP runs/s on its CPU; 16 records, T = 4) and from
+the break-even of two straight lines, not from the module's constants.
 """
 
 import re
@@ -15,8 +16,8 @@ from mechanisms.training.dpsgd import DPSGD
 from mechanisms.training.torch_dpsgd import TorchDPSGD, trainer_for_device
 
 REPORT = {  # (parameters D, GPU runs/s, CPU runs/s) at 16 records and 4 steps
-    "logistic": (3, 6.6e5, 6.6e5 / 4),
-    "mlp-32": (129, 2.9e5, 2.9e5 / 19),
+    "logistic": (3, 449_205, 199_748),
+    "mlp-32": (129, 325_580, 41_085),
 }
 
 
@@ -40,7 +41,7 @@ def test_auto_takes_the_gpu_exactly_past_the_break_even_of_the_measured_rates():
     parameters, gpu_rate, cpu_rate = REPORT["logistic"]
     # Per run at 16 records and T = 4: 1/rate on each device; the GPU's start pays off past start / (difference).
     break_even = GPU_START_S / (1 / cpu_rate - 1 / gpu_rate)
-    assert 150_000 < break_even < 300_000
+    assert 300_000 < break_even < 420_000
     size = dict(steps=4, records=16, parameters=parameters)
     below, why = choose_training_device(runs=int(0.95 * break_even), cuda_available=True, **size)
     above, _ = choose_training_device(runs=int(1.05 * break_even), cuda_available=True, **size)
@@ -78,10 +79,11 @@ def test_an_audit_weighs_its_samples_and_event_runs(monkeypatch):
     default = build_spec({"mechanism": entry, "audit": {}})  # a DP claim: 20,000 + 2 × 20,000 runs
     assert type(default.mechanism) is DPSGD
     assert any("60,000 runs × 4 steps × 16 records" in n for n in default.notes)
-    # 100,000 samples and as many event runs per input: 300,000 runs, past the break-even; fewer event runs: not.
-    assert isinstance(build_spec({"mechanism": entry, "audit": {"samples": 100_000}}).mechanism, TorchDPSGD)
-    fewer = build_spec({"mechanism": entry, "audit": {"samples": 100_000, "event_runs": 10_000}})
-    assert type(fewer.mechanism) is DPSGD and any("120,000 runs" in n for n in fewer.notes)
+    # 150,000 samples and as many event runs per input: 450,000 runs, past the break-even; fewer event runs: not.
+    assert 150_000 * 3 > _break_even() > 150_000 + 2 * 10_000
+    assert isinstance(build_spec({"mechanism": entry, "audit": {"samples": 150_000}}).mechanism, TorchDPSGD)
+    fewer = build_spec({"mechanism": entry, "audit": {"samples": 150_000, "event_runs": 10_000}})
+    assert type(fewer.mechanism) is DPSGD and any("170,000 runs" in n for n in fewer.notes)
 
 
 # The trainer's choice beside the critics (mechanisms.training.device_cost, module docstring). Each expected choice is

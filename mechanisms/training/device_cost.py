@@ -8,13 +8,17 @@ parameter count D, and on the GPU its start once:
     seconds = start + runs · steps · records · (a + b · D).
 
 The constants were measured with both devices on one machine, as :func:`estimators.device.choose_device`'s are:
-issue 42's H100 report (one H100 with 16 CPU cores; ``miaudit experiment training-throughput`` at its settings,
-16 records, 2 features, T = 4, q = 1, up to 10⁶ runs a batch) measured :class:`TorchDPSGD` at 6.6e5 runs/s for
-logistic regression (D = 3) and 2.9e5 for the 32-unit MLP (D = 129) on the GPU, 4× and 16-22× (19× taken) the
-same machine's CPU. Per record and step (÷ 64): GPU 2.37e-8 s at D = 3 and 5.39e-8 s at D = 129, so
-b = 2.4e-10 s and a = 2.3e-8 s; CPU 9.47e-8 s and 1.02e-6 s, so b = 7.35e-9 s and a = 7.3e-8 s. On this project's
-2-core CPU (load 1.1, 2026-11-28) the NumPy and torch trainers took 7.8e-8 s per record and step at D = 3 and the
-torch trainer 1.74e-7 s at D = 17 (b ≈ 6.9e-9 s), the same law. The GPU's start is
+one NVIDIA H200 with 16 CPU cores, the kind of machine this project is lent (2026-11-28,
+docs/benchmarks/training-throughput.md: ``miaudit experiment training-throughput --device cuda`` at its settings,
+16 records, 2 features, T = 4, q = 1, each route's largest batch): on the GPU :class:`TorchDPSGD` ran 449,205
+runs/s for logistic regression (D = 3) and 325,580 for the 32-unit MLP (D = 129), 10⁶ runs a batch; on the CPU
+the NumPy trainer ran 199,748 logistic runs/s (10⁵ a batch; :class:`TorchDPSGD` 194,238) and :class:`TorchDPSGD`
+41,085 MLP runs/s (10⁴ a batch). Per record and step (÷ 64): GPU 3.478e-8 s at D = 3 and 4.799e-8 s at D = 129,
+so b = 1.05e-10 s and a = 3.45e-8 s; CPU 7.822e-8 s and 3.803e-7 s, so b = 2.40e-9 s and a = 7.10e-8 s. The
+logistic break-even of the trainer alone is then start / (per-run CPU − GPU seconds) = 1 s / 2.78 µs ≈ 360,000
+runs. (Issue 42's H100 report gave 6.6e5 and 2.9e5 runs/s on the GPU, 4× and about 19× its CPU; on this
+project's 2-core CPU, load 1.1, the trainers took 7.8e-8 s per record and step at D = 3 and 1.74e-7 s at
+D = 17: the same law.) The GPU's start is
 :data:`estimators.device.GPU_START_S`. Not modelled: a GPU step's kernel launches, which bound small chunks
 (``miaudit experiment device-choice --device cuda`` measures both devices' runs per second at small and large
 batches beside this model, and times a DP-SGD audit with ``--device auto``).
@@ -42,15 +46,15 @@ __all__ = ["CPU_PARAMETER_S", "CPU_RECORD_STEP_S", "GPU_PARAMETER_S", "GPU_RECOR
            "critics_beside_cpu_trainer", "predicted_dpsgd_seconds"]
 
 #: Seconds per record and step (a) and per record, step and parameter (b) of batched DP-SGD (module docstring).
-CPU_RECORD_STEP_S, CPU_PARAMETER_S = 7.3e-8, 7.35e-9
-GPU_RECORD_STEP_S, GPU_PARAMETER_S = 2.3e-8, 2.4e-10
+CPU_RECORD_STEP_S, CPU_PARAMETER_S = 7.10e-8, 2.40e-9
+GPU_RECORD_STEP_S, GPU_PARAMETER_S = 3.45e-8, 1.05e-10
 
 
 def predicted_dpsgd_seconds(kind: str, *, runs: int, steps: int, records: int, parameters: int,
                             cuda_started: bool = False) -> float:
     """Predicted seconds of ``runs`` DP-SGD runs of ``steps`` steps on training sets of ``records`` rows and a model
     of ``parameters`` parameters on ``kind`` ("cpu" or "cuda"): start + runs·steps·records·(a + b·D), the constants
-    of this module's docstring (issue 42's H100 report); the GPU's start not counted where ``cuda_started`` (the
+    of this module's docstring (one H200's measured rates); the GPU's start not counted where ``cuda_started`` (the
     process uses the GPU anyway)."""
     for value, name in ((runs, "runs"), (steps, "steps"), (records, "records"), (parameters, "parameters")):
         check_int(value, name, minimum=0)

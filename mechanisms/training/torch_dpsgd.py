@@ -347,7 +347,7 @@ def trainer_for_device(mechanism, device: str | None, runs: int = 0, *, cuda_ava
     predicted to finish sooner with the trainer there, the GPU's start counted once for the trainer and the
     critics together (:func:`mechanisms.training.device_cost.choose_training_device`), else it stays NumPy on
     the CPU: with classifier critics, an audit of a catalog entry (16 records, T = 4) gains from the GPU only
-    past about 220,000 runs. Both trainers take the same step and draw from the same laws
+    past about 360,000 runs. Both trainers take the same step and draw from the same laws
     (``tests/test_training_torch.py``), so the audited mechanism is the same; only the random draws differ.
     Anything else (a :class:`TorchDPSGD` already, another mechanism) is returned as is, with no note.
 
