@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 from estimators.device import choose_device, gpu_start_repaid, predicted_training_seconds
 from estimators.memory import check_gpu_critic_memory, critic_config_memory, critic_memory_places, on_cuda
+from estimators.ranges import value_range
 from estimators.validation import InputError
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 from mechanisms.execution.memory import check_audit_memory, format_bytes
@@ -215,18 +216,19 @@ class CriticForecast:
 
     def line(self, samples: int) -> str:
         """The terminal's line: what the training reads, how long it is predicted to take, what it holds."""
-        (low, high), (gpu_low, gpu_high) = self.cpu_seconds, self.gpu_seconds
+        cpu, gpu = value_range(*self.cpu_seconds, "s"), value_range(*self.gpu_seconds, "s")
         looks = (f" at the last of {len(self.looks)} looks, of {', '.join(f'{n:,}' for n in self.looks)} samples, "
                  "each training its own" if len(self.looks) > 1 else "")
         training = f"the {len(self.looks)} looks' training" if len(self.looks) > 1 else "training"
+        steps = value_range(*self.steps, "steps", about="")  # exact counts; early stopping ends it between them
+        steps += ", as early stopping ends it" if self.steps[0] != self.steps[1] else ""
         output, source = (("the output", "the database's") if self.output_width == 1 else
                           (f"the output ({self.output_width:,} numbers)", "the output's and the database's"))
         return (f"{self.fallback + ': they' if self.fallback else 'the MI critics'} read each record with {output} "
                 f"and the other records, {self.width:,} numbers "
                 f"wide ({self.critics:,} critic{'s' if self.critics != 1 else ''} on {samples:,} samples{looks}): "
-                f"{training} is predicted to take {low:,.0f} to {high:,.0f} s on the CPU ({gpu_low:,.0f} to {gpu_high:,.0f} s "
-                f"on a GPU; {self.steps[0]:,} to {self.steps[1]:,} steps, as early stopping ends it) and the audit "
-                f"holds at least {format_bytes(self.memory)}; the width is {source} (--n × --k), as MI-DP "
+                f"{training} is predicted to take {cpu} on the CPU ({gpu} on a GPU; {steps}) and the audit holds at "
+                f"least {format_bytes(self.memory)}; the width is {source} (--n × --k), as MI-DP "
                 "conditions on every other record" + ("; with independent rows, --others sums reads their column "
                 "sums instead, a lower bound of the audited MI" if self.sums_allowed else "")
                 + " (docs/how-to/mi-notions.md, 'Large databases')")
