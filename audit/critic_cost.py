@@ -32,6 +32,13 @@ from audit.audit_plan import plan_audit
 #: (256 rows × 1,000 columns × 2.2e-8 s ≈ 5.6 ms against 1.31 ms: :mod:`estimators.device`).
 WIDE_INPUT = 1000
 
+#: Where an audit's user sets its critic's settings besides ``AuditSpec.critic``, as a memory message says them: the
+#: command line has no flag of its own for them.
+CRITIC_KEYS = "[critic] in a configuration, --set critic.KEY=VALUE"
+
+#: The audit's samples as its messages name them: the argument, the flag and the configuration key.
+SAMPLES_NAME = "argument 'samples' (--samples, [audit] samples)"
+
 #: Why a plan of classifier critics trains neural ones after all (``audit.engine``'s fallback), in a few words.
 NO_CLASSIFIER = "too wide for the logistic regression, with too many values for the empirical log-ratio"
 
@@ -158,8 +165,8 @@ def critic_memory(spec, plan, device=None, output_width: int = 1) -> dict:
     :func:`trainings`, once it has).
 
     On a CUDA ``device`` each training's parts on the GPU (a chunk's inputs, the models) are checked here against
-    its free memory (:func:`estimators.memory.check_gpu_critic_memory`, naming the ``critic`` settings or
-    ``samples``), and the parts returned are those held on the host
+    its free memory (:func:`estimators.memory.check_gpu_critic_memory`, naming the ``critic`` settings with
+    :data:`CRITIC_KEYS` or :data:`SAMPLES_NAME`, and the CPU as ``device`` and ``--device`` give it), and the parts returned are those held on the host
     (:func:`estimators.memory.critic_memory_places`), which the audit's check adds to its databases.
 
     Lower bounds: the chain rule's extra critic, strata and wider outputs come on top.
@@ -167,8 +174,8 @@ def critic_memory(spec, plan, device=None, output_width: int = 1) -> dict:
     planned = trainings(spec, plan, output_width)
     if on_cuda(device):
         for count, input_width in planned:
-            check_gpu_critic_memory(count, spec.samples, input_width, spec.critic, device,
-                                    samples_name="argument 'samples' (--samples)")
+            check_gpu_critic_memory(count, spec.samples, input_width, spec.critic, device, config_keys=CRITIC_KEYS,
+                                    samples_name=SAMPLES_NAME, cpu="device 'cpu', --device cpu")
         parts = [critic_memory_places(count, spec.samples, input_width, spec.critic)[0] for count, input_width in planned]
     else:
         parts = [critic_config_memory(count, spec.samples, input_width, spec.critic) for count, input_width in planned]

@@ -9,8 +9,10 @@ from estimators.choices import (CONDITIONAL_FORMS, DEFAULT_ALPHA, DEFAULT_SLICE_
                                 NEURAL_ESTIMATORS, UNSET)
 from estimators.validation import InputError, check_int, check_probability, check_same_length, refuse_unused
 
-#: The flags that give estimate_mi's data and slices, for its messages to name (estimators.estimate.ARGUMENT_NAMES).
-FLAG_NAMES = {"x": "--x", "y": "--y", "z": "--z", "slices": "--slices", "slice_dim": "--slice-dim"}
+#: The flags that give estimate_mi's data, slices and device, for its messages to name
+#: (estimators.estimate.ARGUMENT_NAMES); no flag sets its critic, so a memory message names what one does instead.
+FLAG_NAMES = {"x": "--x", "y": "--y", "z": "--z", "slices": "--slices", "slice_dim": "--slice-dim", "critic": None,
+              "device": "--device"}
 
 # Flags that only some runs use default to None, so that a flag the user gave can be told from one left out: given
 # to a run that does not use it, it is refused, as estimate_mi refuses the setting (defaults: estimators.choices).
