@@ -357,8 +357,8 @@ def check_projection_memory(slices: int, samples: int, columns: int, name: str =
     ``slices`` × ``samples`` × ``columns`` float64 values, a lower bound (the estimators' own working memory is
     not counted). A neural estimate is checked by :func:`check_critic_memory` instead, whose features hold the
     same projections (as the critics' stacked inputs) and more, against the same limit: it refuses whatever this
-    check would, so one check runs per estimate. ``miaudit estimate`` runs this one for every sliced estimate,
-    first, to name ``--slices``.
+    check would, so one check runs per estimate (``miaudit estimate``'s too: it leaves it to
+    :func:`~estimators.estimate.estimate_mi`, which names ``--slices`` for it).
 
     Returns
     -------
