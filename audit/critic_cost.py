@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 from estimators.device import choose_device, gpu_start_repaid, predicted_training_seconds
 from estimators.memory import check_gpu_critic_memory, critic_config_memory, critic_memory_places, on_cuda
+from estimators.ranges import value_range
 from estimators.validation import InputError
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 from mechanisms.execution.memory import check_audit_memory, format_bytes
@@ -30,6 +31,13 @@ from audit.audit_plan import plan_audit
 #: (:func:`wide_input_forecast`). At this width the width term is already about a CPU step's fixed cost
 #: (256 rows × 1,000 columns × 2.2e-8 s ≈ 5.6 ms against 1.31 ms: :mod:`estimators.device`).
 WIDE_INPUT = 1000
+
+#: Where an audit's user sets its critic's settings besides ``AuditSpec.critic``, as a memory message says them: the
+#: command line has no flag of its own for them.
+CRITIC_KEYS = "[critic] in a configuration, --set critic.KEY=VALUE"
+
+#: The audit's samples as its messages name them: the argument, the flag and the configuration key.
+SAMPLES_NAME = "argument 'samples' (--samples, [audit] samples)"
 
 #: Why a plan of classifier critics trains neural ones after all (``audit.engine``'s fallback), in a few words.
 NO_CLASSIFIER = "too wide for the logistic regression, with too many values for the empirical log-ratio"
@@ -157,8 +165,8 @@ def critic_memory(spec, plan, device=None, output_width: int = 1) -> dict:
     :func:`trainings`, once it has).
 
     On a CUDA ``device`` each training's parts on the GPU (a chunk's inputs, the models) are checked here against
-    its free memory (:func:`estimators.memory.check_gpu_critic_memory`, naming the ``critic`` settings or
-    ``samples``), and the parts returned are those held on the host
+    its free memory (:func:`estimators.memory.check_gpu_critic_memory`, naming the ``critic`` settings with
+    :data:`CRITIC_KEYS` or :data:`SAMPLES_NAME`, and the CPU as ``device`` and ``--device`` give it), and the parts returned are those held on the host
     (:func:`estimators.memory.critic_memory_places`), which the audit's check adds to its databases.
 
     Lower bounds: the chain rule's extra critic, strata and wider outputs come on top.
@@ -166,8 +174,8 @@ def critic_memory(spec, plan, device=None, output_width: int = 1) -> dict:
     planned = trainings(spec, plan, output_width)
     if on_cuda(device):
         for count, input_width in planned:
-            check_gpu_critic_memory(count, spec.samples, input_width, spec.critic, device,
-                                    samples_name="argument 'samples' (--samples)")
+            check_gpu_critic_memory(count, spec.samples, input_width, spec.critic, device, config_keys=CRITIC_KEYS,
+                                    samples_name=SAMPLES_NAME, cpu="device 'cpu', --device cpu")
         parts = [critic_memory_places(count, spec.samples, input_width, spec.critic)[0] for count, input_width in planned]
     else:
         parts = [critic_config_memory(count, spec.samples, input_width, spec.critic) for count, input_width in planned]
@@ -215,18 +223,19 @@ class CriticForecast:
 
     def line(self, samples: int) -> str:
         """The terminal's line: what the training reads, how long it is predicted to take, what it holds."""
-        (low, high), (gpu_low, gpu_high) = self.cpu_seconds, self.gpu_seconds
+        cpu, gpu = value_range(*self.cpu_seconds, "s"), value_range(*self.gpu_seconds, "s")
         looks = (f" at the last of {len(self.looks)} looks, of {', '.join(f'{n:,}' for n in self.looks)} samples, "
                  "each training its own" if len(self.looks) > 1 else "")
         training = f"the {len(self.looks)} looks' training" if len(self.looks) > 1 else "training"
+        steps = value_range(*self.steps, "steps", about="")  # exact counts; early stopping ends it between them
+        steps += ", as early stopping ends it" if self.steps[0] != self.steps[1] else ""
         output, source = (("the output", "the database's") if self.output_width == 1 else
                           (f"the output ({self.output_width:,} numbers)", "the output's and the database's"))
         return (f"{self.fallback + ': they' if self.fallback else 'the MI critics'} read each record with {output} "
                 f"and the other records, {self.width:,} numbers "
                 f"wide ({self.critics:,} critic{'s' if self.critics != 1 else ''} on {samples:,} samples{looks}): "
-                f"{training} is predicted to take {low:,.0f} to {high:,.0f} s on the CPU ({gpu_low:,.0f} to {gpu_high:,.0f} s "
-                f"on a GPU; {self.steps[0]:,} to {self.steps[1]:,} steps, as early stopping ends it) and the audit "
-                f"holds at least {format_bytes(self.memory)}; the width is {source} (--n × --k), as MI-DP "
+                f"{training} is predicted to take {cpu} on the CPU ({gpu} on a GPU; {steps}) and the audit holds at "
+                f"least {format_bytes(self.memory)}; the width is {source} (--n × --k), as MI-DP "
                 "conditions on every other record" + ("; with independent rows, --others sums reads their column "
                 "sums instead, a lower bound of the audited MI" if self.sums_allowed else "")
                 + " (docs/how-to/mi-notions.md, 'Large databases')")

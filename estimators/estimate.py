@@ -39,7 +39,10 @@ from .validation import (InputError, as_generator, as_samples, check_bool, check
                          check_probability, check_same_length, counted, plain, refuse_unused)
 
 #: How :func:`estimate_mi`'s messages name its data and its slices where ``names`` does not say: its arguments.
-ARGUMENT_NAMES = {"x": "x", "y": "y", "z": "z", "slices": "slices", "slice_dim": "slice_dim"}
+#: ``critic`` may be None in ``names``: its caller's user cannot set the critic (``miaudit estimate``), so a memory
+#: message names the slices, samples or device instead (:func:`estimators.memory.check_critic_memory`).
+ARGUMENT_NAMES = {"x": "x", "y": "y", "z": "z", "slices": "slices", "slice_dim": "slice_dim", "critic": "critic",
+                  "device": "device", "estimator": "estimator"}
 
 
 def minimum_samples(estimator: str, dims, *, sliced: bool = False, slice_dim: int = DEFAULT_SLICE_DIM,
@@ -93,9 +96,9 @@ def _checked_names(names) -> dict:
     if names is None:
         return ARGUMENT_NAMES
     if (not isinstance(names, dict) or not set(names) <= set(ARGUMENT_NAMES)
-            or not all(isinstance(v, str) and v for v in names.values())):
+            or not all((isinstance(v, str) and v) or (k == "critic" and v is None) for k, v in names.items())):
         raise InputError(f"argument 'names' must be a dict from some of {', '.join(ARGUMENT_NAMES)} to non-empty "
-                         f"strings, got {plain(names)}")
+                         f"strings ('critic' also to None: not settable), got {plain(names)}")
     return {**ARGUMENT_NAMES, **names}
 
 
@@ -103,6 +106,11 @@ def _arguments(names: dict, *keys) -> str:
     """The variables ``keys`` as a message names them: ``argument 'x'``, ``arguments '--x' and '--y'``."""
     quoted = [f"'{names[key]}'" for key in keys]
     return f"argument {quoted[0]}" if len(quoted) == 1 else f"arguments {', '.join(quoted[:-1])} and {quoted[-1]}"
+
+
+def _choice(names: dict, key: str, value: str) -> str:
+    """The setting ``key`` given ``value`` as its user would write it: ``device 'cpu'``, ``--device cpu``."""
+    return f"{names[key]} {value}" if names[key].startswith("-") else f"{names[key]} '{value}'"
 
 
 def _classical(estimator, u, v, k, correction, seed, names, v_keys=("y",)):
@@ -170,9 +178,11 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
         Neural estimators: no progress bar while the critics train (on stderr, where it is a terminal). The
         classical estimators show none either way.
     names : dict, optional
-        How the messages about the data and the slices name ``x``, ``y``, ``z``, ``slices`` and ``slice_dim``
-        (keys of :data:`ARGUMENT_NAMES`), for a caller whose user gave them under other names (``miaudit
-        estimate`` passes its flags, ``{"x": "--x", ...}``); default: these arguments' own names.
+        How the messages about the data, the slices, the samples' floor and the critics' memory name ``x``, ``y``,
+        ``z``, ``slices``, ``slice_dim``, ``critic``, ``device`` and ``estimator`` (keys of :data:`ARGUMENT_NAMES`),
+        for a caller whose user gave them under other names (``miaudit estimate`` passes its flags,
+        ``{"x": "--x", ...}``, and ``"critic": None``, which its user cannot set, and leaves these checks to this
+        function); default: these arguments' own names.
 
     Raises
     ------
@@ -224,14 +234,14 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
                                        "to estimator 'plugin' (its bias correction)",
                                        f"estimator '{estimator}' has none; drop correction"),
                               "correction", CORRECTIONS)
+    names = _checked_names(names)
     slices = check_int(_setting(slices, "slices", sliced, DEFAULT_SLICES, "to sliced estimation",
-                                "pass sliced=True, or drop slices"), "slices", 1)
+                                "pass sliced=True, or drop slices"), names["slices"], 1)
     slice_dim = check_int(_setting(slice_dim, "slice_dim", sliced, DEFAULT_SLICE_DIM, "to sliced estimation",
-                                   "pass sliced=True, or drop slice_dim"), "slice_dim", 1)
+                                   "pass sliced=True, or drop slice_dim"), names["slice_dim"], 1)
     k = check_int(_setting(k, "k", estimator == "ksg", DEFAULT_K, "to estimator 'ksg' (its neighbours)",
                            f"estimator '{estimator}' has none; drop k"), "k", 1)
     config = checked_config(critic) if neural else None
-    names = _checked_names(names)
     x = as_samples(x, names["x"], min_rows=2)
     y = as_samples(y, names["y"], min_rows=2)
     z = None if z is None else as_samples(z, names["z"], min_rows=2)
@@ -242,8 +252,8 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
     need, why = minimum_samples(estimator, [a.shape[1] for a in (x, y, z) if a is not None], sliced=sliced,
                                 slice_dim=slice_dim, k=k, critic=config)
     if n < need:
-        raise InputError(f"{_arguments(names, 'x', 'y')} have {counted(n, 'sample')}; estimator '{estimator}' needs "
-                         f"at least {need} ({why})")
+        raise InputError(f"{_arguments(names, 'x', 'y')} have {counted(n, 'sample')}; "
+                         f"{_choice(names, 'estimator', estimator)} needs at least {need} ({why})")
     rng = as_generator(seed)
     columns = sum(min(slice_dim, a.shape[1]) if sliced else a.shape[1] for a in (x, y, z) if a is not None)
     problem = MIProblem(x, y, z, chain=z is not None and conditional == "chain")
@@ -251,8 +261,9 @@ def estimate_mi(x, y, z=None, *, estimator: str = "dv", sliced: bool = False, sl
         # One critic per slice (one unsliced), twice for the chain rule, on (u, v) of ``columns`` numbers; the
         # count holds the projections (the critics' stacked inputs), so it is the one check of a neural estimate.
         check_critic_memory((slices if sliced else 1) * (2 if problem.chain else 1), n, columns, config,
-                            slices=slices if sliced else None, device=device,
-                            samples_name=_arguments(names, "x", "y"), slices_name=names["slices"])
+                            slices=slices if sliced else None, device=device, config_name=names["critic"],
+                            samples_name=_arguments(names, "x", "y"), slices_name=names["slices"],
+                            device_name=names["device"], cpu=_choice(names, "device", "cpu"))
     elif sliced:
         check_projection_memory(slices, n, columns, names["slices"])
     n_slices = slices if sliced else 0

@@ -225,11 +225,26 @@ def critic_memory_places(critics: int, samples: int, input_width: int, config: C
             {"critic features": chunk, "critic models": parts["critic models"]})
 
 
+def _critic_named(config: CriticConfig, config_name: str, config_keys: str) -> str:
+    """The critic's settings as a memory message names them: the argument ``config_name`` with the three that set its
+    size, and ``config_keys`` (where else its user sets them, e.g. the configuration's ``[critic]`` table)."""
+    where = f"; {config_keys}" if config_keys else ""
+    return (f"argument '{config_name}' (hidden = {config.hidden}, batch_size = {config.batch_size}, "
+            f"max_critics_per_chunk = {config.max_critics_per_chunk}{where})")
+
+
 def check_gpu_critic_memory(critics: int, samples: int, input_width: int, config: CriticConfig, device, *,
-                            config_name: str = "critic", samples_name: str = "arguments 'x' and 'y'") -> int:
+                            config_name: str | None = "critic", config_keys: str = "",
+                            samples_name: str = "arguments 'x' and 'y'", slices: int | None = None,
+                            slices_name: str = "slices", device_name: str = "device",
+                            cpu: str = "device 'cpu'") -> int:
     """Refuse a critic training on the CUDA device ``device`` whose GPU parts (:func:`critic_memory_places`) do not
-    fit in its free memory (:func:`gpu_free_memory`), naming ``config_name`` where the models or a chunk of several
-    critics fill it (fewer critics a chunk or a smaller critic fit), else the samples (``samples_name``).
+    fit in its free memory (:func:`gpu_free_memory`), naming what its caller's user can change (the names:
+    :func:`check_critic_memory`): the critic's settings where the models or a chunk of several critics fill it
+    (fewer critics a chunk or a smaller critic fit), else the samples. Where the user cannot set the critic
+    (``config_name`` None: ``miaudit estimate``), a chunk of several critics names the slices (``slices`` of them,
+    fewer critics on the GPU at once), models larger than the chunk's inputs the device (``device_name``: only the
+    CPU helps), and otherwise the samples.
 
     Returns
     -------
@@ -240,26 +255,31 @@ def check_gpu_critic_memory(critics: int, samples: int, input_width: int, config
     ------
     InputError
         With the GPU bytes needed, part by part, and those free, and the way out: a smaller critic or chunk, fewer
-        samples, or the CPU.
+        slices or samples, or the CPU (``cpu``: how the user asks for it).
     """
     gpu = critic_memory_places(critics, samples, input_width, config)[1]
     need, free = sum(gpu.values()), gpu_free_memory(device)
     if free is None or need <= free:
         return need
-    if gpu["critic models"] > gpu["critic features"] or min(critics, config.max_critics_per_chunk) > 1:
-        what = (f"argument '{config_name}' (hidden = {config.hidden}, batch_size = {config.batch_size}, "
-                f"max_critics_per_chunk = {config.max_critics_per_chunk})")
-        remedy = "lower its max_critics_per_chunk (fewer critics on the GPU at once), hidden or batch_size"
+    chunked = min(critics, config.max_critics_per_chunk) > 1
+    if config_name is not None and (gpu["critic models"] > gpu["critic features"] or chunked):
+        what = _critic_named(config, config_name, config_keys)
+        remedy = "lower its max_critics_per_chunk (fewer critics on the GPU at once), hidden or batch_size, or "
+    elif config_name is None and chunked and slices is not None:
+        what, remedy = f"argument '{slices_name}' ({slices})", "use fewer slices (fewer critics on the GPU at once), or "
+    elif config_name is None and gpu["critic models"] > gpu["critic features"]:
+        what, remedy = f"argument '{device_name}' ({device})", ""
     else:
-        what, remedy = f"{samples_name} ({samples} samples)", "use fewer samples (or fewer columns)"
+        what, remedy = f"{samples_name} ({samples} samples)", "use fewer samples (or fewer columns), or "
     _refuse(what, f"training {critics} critic(s) on {samples} samples of {input_width} input values on {device}",
-            gpu, free, remedy + ", or train on the CPU (device 'cpu')", memory="GPU memory")
+            gpu, free, f"{remedy}train on the CPU ({cpu})", memory="GPU memory")
 
 
 def check_critic_memory(critics: int, samples: int, input_width: int, config: CriticConfig, *,
                         slices: int | None = None, available: int | None = None, inputs_held: bool = False,
-                        config_name: str = "critic", samples_name: str = "arguments 'x' and 'y'",
-                        slices_name: str = "slices", device=None) -> int:
+                        config_name: str | None = "critic", config_keys: str = "",
+                        samples_name: str = "arguments 'x' and 'y'", slices_name: str = "slices",
+                        device_name: str = "device", cpu: str = "device 'cpu'", device=None) -> int:
     """Refuse a critic training that cannot fit in memory (:func:`critic_memory_parts`), before it runs.
 
     The one check of a critic training: :func:`~estimators.estimate.estimate_mi` runs it before it projects any
@@ -279,9 +299,16 @@ def check_critic_memory(critics: int, samples: int, input_width: int, config: Cr
         Bytes available (default: :func:`available_memory`).
     inputs_held : bool
         The stacked inputs exist already and are not counted (:func:`critic_memory_parts`).
-    config_name, samples_name, slices_name : str
-        How the message names the critic's settings (``critic`` of ``estimate_mi``, ``config`` of
-        ``fit_critics``), the samples and the slices (``slices``, or the flag that set them).
+    config_name, samples_name, slices_name, device_name : str
+        How the message names what its caller's user can change: the critic's settings (``critic`` of
+        ``estimate_mi`` and of an audit, ``config`` of ``fit_critics``; None where the user cannot set them, as
+        under ``miaudit estimate``: the slices, samples or device are named instead), the samples, the slices
+        (``slices``, or the flag that set them) and the device (``device``, or ``--device``).
+    config_keys : str
+        Where else the critic's settings are set, said beside them (an audit: its configuration's ``[critic]``
+        table and ``--set critic.KEY=VALUE``); empty: nowhere else.
+    cpu : str
+        How the user asks for the CPU (``device 'cpu'``, ``--device cpu``), the way out of a GPU's memory.
     device : str or torch.device, optional
         Where the critics train. On a CUDA device the parts on the GPU are checked against its free memory
         (:func:`check_gpu_critic_memory`) and only those on the host (the stacked inputs) against ``available``
@@ -296,12 +323,13 @@ def check_critic_memory(critics: int, samples: int, input_width: int, config: Cr
     ------
     InputError
         Naming what to reduce: the argument ``config_name`` where the models (parameters and activations) need
-        more than the features, else ``slices_name`` when sliced, else the samples (``samples_name``); with the size
-        needed, part by part, and the size available.
+        more than the features (and the user can set it), else ``slices_name`` when sliced, else the samples
+        (``samples_name``); with the size needed, part by part, and the size available.
     """
     if on_cuda(device):
         gpu = check_gpu_critic_memory(critics, samples, input_width, config, device, config_name=config_name,
-                                      samples_name=samples_name)
+                                      config_keys=config_keys, samples_name=samples_name, slices=slices,
+                                      slices_name=slices_name, device_name=device_name, cpu=cpu)
         parts = critic_memory_places(critics, samples, input_width, config, inputs_held=inputs_held)[0]
     else:
         gpu, parts = 0, critic_config_memory(critics, samples, input_width, config, inputs_held=inputs_held)
@@ -309,9 +337,8 @@ def check_critic_memory(critics: int, samples: int, input_width: int, config: Cr
     available = available_memory() if available is None else available
     if available is None or need <= available:
         return need + gpu
-    if parts.get("critic models", 0) > parts["critic features"]:
-        what = (f"argument '{config_name}' (hidden = {config.hidden}, batch_size = {config.batch_size}, "
-                f"max_critics_per_chunk = {config.max_critics_per_chunk})")
+    if config_name is not None and parts.get("critic models", 0) > parts["critic features"]:
+        what = _critic_named(config, config_name, config_keys)
         remedy = "use a smaller critic: lower its hidden, batch_size or max_critics_per_chunk"
     elif slices is not None:
         what, remedy = f"argument '{slices_name}' ({slices})", "use fewer slices (or fewer samples)"
@@ -330,8 +357,8 @@ def check_projection_memory(slices: int, samples: int, columns: int, name: str =
     ``slices`` × ``samples`` × ``columns`` float64 values, a lower bound (the estimators' own working memory is
     not counted). A neural estimate is checked by :func:`check_critic_memory` instead, whose features hold the
     same projections (as the critics' stacked inputs) and more, against the same limit: it refuses whatever this
-    check would, so one check runs per estimate. ``miaudit estimate`` runs this one for every sliced estimate,
-    first, to name ``--slices``.
+    check would, so one check runs per estimate (``miaudit estimate``'s too: it leaves it to
+    :func:`~estimators.estimate.estimate_mi`, which names ``--slices`` for it).
 
     Returns
     -------

@@ -133,7 +133,7 @@ def test_the_critics_memory_check_names_slices_by_its_flag(tmp_path, capsys, mon
     np.save(tmp_path / "x.npy", rng.standard_normal(10_000))
     np.save(tmp_path / "y.npy", rng.standard_normal(10_000))
     # 256 critics, one a slice, on one column of x and one of y: one byte short of what they need (their projections,
-    # 256 × 10,000 × 2 float64 values, fit, so the CLI's own check of them lets the run through).
+    # 256 × 10,000 × 2 float64 values, fit: the critics' count, estimate_mi's one check, refuses them).
     need = sum(memory.critic_config_memory(256, 10_000, 2, CriticConfig()).values())
     assert 256 * 10_000 * 2 * 8 < need - 1
     monkeypatch.setattr(memory, "available_memory", lambda: need - 1)
@@ -149,3 +149,33 @@ def test_estimate_mi_refuses_names_it_cannot_use(names):
 
     with pytest.raises(InputError, match=r"^argument 'names' must be a dict from some of x, y, z, slices, slice_dim"):
         estimate_mi([0.0, 1.0, 2.0, 3.0], [1.0, 0.0, 3.0, 2.0], estimator="ksg", names=names)
+
+
+def test_the_command_leaves_its_checks_to_estimate_mi(tmp_path, capsys, monkeypatch):
+    """The samples' lengths and floor, the slice dimension and the projections' memory are checked once, by
+    estimate_mi under the flags' names, not first by the command and again by estimate_mi."""
+    import estimators.estimate
+    import estimators.memory
+    import estimators.slicing
+
+    calls = []
+
+    def counted(module, name):
+        original = getattr(module, name)
+
+        def call(*arguments, **options):
+            calls.append(name)
+            return original(*arguments, **options)
+        monkeypatch.setattr(module, name, call)
+
+    for module in (estimators.estimate, estimators.memory, estimators.slicing):
+        for name in ("minimum_samples", "check_slice_dim", "check_projection_memory"):
+            if hasattr(module, name):
+                counted(module, name)
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "x.npy", rng.standard_normal((300, 2)))
+    np.save(tmp_path / "y.npy", rng.standard_normal((300, 2)))
+    assert main(["estimate", "--x", str(tmp_path / "x.npy"), "--y", str(tmp_path / "y.npy"), "--estimator", "ksg",
+                 "--sliced", "--slices", "3", "--json"]) == 0
+    capsys.readouterr()
+    assert sorted(calls) == ["check_projection_memory", "check_slice_dim", "minimum_samples"]

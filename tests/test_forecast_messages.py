@@ -1,4 +1,4 @@
-"""Forecasts only on evidence (issue 41 §2): a not-refuted claim gets "would take about N1–N2 runs per input" only
+"""Forecasts only on evidence (issue 41 §2): a not-refuted claim gets "would take N1 to N2 runs per input" only
 when the event's frequencies exceed the claim by more than their standard error, else "no evidence against the
 claim at this pair"; a refutation that clears its claim by less than 5% says so, with α as the chance that a
 mechanism exactly at its claim is refuted."""
@@ -56,9 +56,17 @@ def test_an_underpowered_audit_of_a_leaky_mechanism_forecasts_a_range():
         low = p1 - math.sqrt(p1 * (1 - p1) / n1)
         high = p2 + math.sqrt(p2 * (1 - p2) / n2)
         assert low > math.e * high or (1 - high) > math.e * (1 - low)
-    found = re.search(r"would take about (\d+)–(\d+) runs per input", claim_outcome(result)[1])
-    assert found and int(found.group(1)) < int(found.group(2))
+    found = re.search(r"would take ([\d,]+) to ([\d,]+) runs per input", claim_outcome(result)[1])
+    assert found and int(found.group(1).replace(",", "")) < int(found.group(2).replace(",", ""))
     assert "spends α again" in claim_outcome(result)[1]
+
+
+def test_a_forecast_whose_ends_are_equal_gives_one_number(monkeypatch):
+    import audit.report.content
+
+    result = _audit(1.3, 600, 1)
+    monkeypatch.setattr(audit.report.content, "forecast_runs", lambda claim, event, alpha: (1234, 1234))
+    assert "refuting it would take about 1,234 runs per input (a forecast" in claim_outcome(result)[1]
 
 
 def _refuted_at(epsilon_bound, claimed=1.0):

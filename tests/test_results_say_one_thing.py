@@ -111,7 +111,7 @@ def test_an_event_that_needs_more_runs_says_how_many():
     most = runs_to_refute(claim, 0.4 - se_first, 0.1 + se_second, alpha)
     event = replace(_event(0.4, 0.1, n), chosen_frequencies=[0.4, 0.1], chosen_runs=[n, n])
     outcome, why = claim_outcome(_result(claim_alpha={"event": alpha}, event=event))
-    assert outcome == "not refuted" and f"about {fewest}–{most} runs per input" in why
+    assert outcome == "not refuted" and f"would take {fewest:,} to {most:,} runs per input" in why
 
 
 def test_an_event_within_a_standard_error_of_the_claim_forecasts_nothing():

@@ -18,6 +18,11 @@ from mechanisms.inputs.priors import ProductBernoulli
 from mechanisms.inputs.user_priors import UserPrior
 
 
+def _printed(seconds):
+    """Seconds as the line prints them: whole from 10 s, else two significant figures (3.048 → "3")."""
+    return f"{seconds:,.0f}" if seconds >= 9.95 else f"{seconds:.2g}"
+
+
 def _sum(dbs, rng):
     return dbs.sum(axis=1)
 
@@ -102,7 +107,7 @@ def test_the_audit_says_the_fallback_critics_cost_where_no_classifier_fits(monke
                            "training split holds draws of only one of the two databases), so the MI test's critics "
                            "are neural: they read each record with the output (600 numbers) and the other records, "
                            "2,100 numbers wide (1 critic on 400 samples): ")
-    assert f"training is predicted to take {cpu[0]:,.0f} to {cpu[1]:,.0f} s on the CPU" in line
+    assert f"training is predicted to take {_printed(cpu[0])} to {_printed(cpu[1])} s on the CPU" in line
     assert "the width is the output's and the database's (--n × --k)" in line
 
 
@@ -256,7 +261,7 @@ def test_a_sequential_audits_line_gives_the_training_of_every_planned_look(tmp_p
         for end, steps in enumerate((50 * 7, 2000)):
             expected[end] += steps * (device.CPU_STEP_S + batch * (device.CPU_PAIR_S + width * device.CPU_WIDTH_S))
     (line,) = cost_warnings(spec, looks)
-    assert f"{expected[0]:,.0f} to {expected[1]:,.0f} s on the CPU" in line
+    assert f"{_printed(expected[0])} to {_printed(expected[1])} s on the CPU" in line
     assert f"{350 * len(looks):,} to {2000 * len(looks):,} steps" in line
     assert f"on {looks[-1].samples:,} samples at the last of {len(looks)} looks" in line
     assert cost_warnings(spec)[0] != line  # one audit of --samples: its own training only

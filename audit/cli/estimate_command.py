@@ -7,10 +7,12 @@ from audit.cli.main import add_device_option, check_seed
 from estimators.array_files import load_npy_array
 from estimators.choices import (CONDITIONAL_FORMS, DEFAULT_ALPHA, DEFAULT_SLICE_DIM, DEFAULT_SLICES, ESTIMATORS,
                                 NEURAL_ESTIMATORS, UNSET)
-from estimators.validation import InputError, check_int, check_probability, check_same_length, refuse_unused
+from estimators.validation import check_probability, refuse_unused
 
-#: The flags that give estimate_mi's data and slices, for its messages to name (estimators.estimate.ARGUMENT_NAMES).
-FLAG_NAMES = {"x": "--x", "y": "--y", "z": "--z", "slices": "--slices", "slice_dim": "--slice-dim"}
+#: The flags that give estimate_mi's data, slices and device, for its messages to name
+#: (estimators.estimate.ARGUMENT_NAMES); no flag sets its critic, so a memory message names what one does instead.
+FLAG_NAMES = {"x": "--x", "y": "--y", "z": "--z", "slices": "--slices", "slice_dim": "--slice-dim", "critic": None,
+              "device": "--device", "estimator": "--estimator"}
 
 # Flags that only some runs use default to None, so that a flag the user gave can be told from one left out: given
 # to a run that does not use it, it is refused, as estimate_mi refuses the setting (defaults: estimators.choices).
@@ -57,32 +59,20 @@ def _check_flags(args) -> None:
 
 
 def run(args):
-    from estimators.estimate import estimate_mi, minimum_samples  # torch: loaded only for an estimate
-    from estimators.memory import check_projection_memory
-    from estimators.slicing import check_slice_dim
+    """The estimate of the files' samples. Their lengths, the slices and slice dimension, the samples' floor and
+    the memory are checked once, by :func:`estimators.estimate.estimate_mi`, naming the flags (:data:`FLAG_NAMES`)."""
+    from estimators.estimate import estimate_mi  # torch: loaded only for an estimate
 
     _check_flags(args)
     check_seed(args.seed)
-    sliced = args.sliced
-    slices = check_int(DEFAULT_SLICES if args.slices is None else args.slices, "--slices", 1)
-    slice_dim = check_int(DEFAULT_SLICE_DIM if args.slice_dim is None else args.slice_dim, "--slice-dim", 1)
     alpha = UNSET if args.alpha is None else check_probability(args.alpha, "--alpha")
     samples = {flag: load_npy_array(path, flag, ndim=(1, 2), shape="(n,) or (n, d)")
                for flag, path in (("--x", args.x), ("--y", args.y), ("--z", args.z)) if path is not None}
-    n = check_same_length(**samples)
-    dims = [1 if a.ndim == 1 else a.shape[1] for a in samples.values()]
-    if sliced:
-        check_slice_dim(slice_dim, dict(zip(samples, dims)), "--slice-dim")
-    need, why = minimum_samples(args.estimator, dims, sliced=sliced, slice_dim=slice_dim)
-    if n < need:
-        raise InputError(f"arguments '--x' and '--y' have {n} samples; --estimator {args.estimator} needs at "
-                         f"least {need} ({why})")
-    if sliced:  # the projections, first, to name the flag (estimate_mi checks a neural run's critics in full)
-        check_projection_memory(slices, n, sum(min(slice_dim, d) for d in dims), "--slices")
     result = estimate_mi(
         samples["--x"], samples["--y"], samples.get("--z"),
-        estimator=args.estimator, sliced=sliced, slices=slices if sliced else UNSET,
-        slice_dim=slice_dim if sliced else UNSET, conditional=UNSET if args.conditional is None else args.conditional,
+        estimator=args.estimator, sliced=args.sliced, slices=UNSET if args.slices is None else args.slices,
+        slice_dim=UNSET if args.slice_dim is None else args.slice_dim,
+        conditional=UNSET if args.conditional is None else args.conditional,
         alpha=alpha, unit="bits" if args.bits else "nats", seed=args.seed,
         device=UNSET if args.device is None else args.device, quiet=args.quiet, names=FLAG_NAMES,
     )

@@ -16,6 +16,7 @@ from audit.report.evidence import evidence_tables
 from audit.report.forecast import MAX_RUNS_TO_REFUTE, forecast_runs, runs_to_refute
 from audit.report.text import MISSING, TextTable, number
 from audit.result import PUFFERFISH_PAPER, AuditResult, as_sentence, named_papers
+from estimators.ranges import value_range
 from estimators.validation import InputError
 from mechanisms.calls.printed import NOTE_WORDS as PRINTED_NOTE_WORDS
 from mechanisms.execution.chunks import GLOBAL_DRAWS_WORDS
@@ -196,12 +197,10 @@ def claim_outcome(result: AuditResult) -> tuple:
                         f"against it{tried}")
             forecast = forecast_runs(claim, event, event_alpha)
             if forecast is not None:
-                low, high = forecast
-                span = f"{low}" if low == high else f"{low}–{high}"
                 return ("not refuted", f"the best event's effect exceeds the claim by more than its standard error on "
                                        f"the draws it was chosen on and on its {n} certification runs: refuting it would "
-                                       f"take about {span} runs per input (a forecast from its frequencies ± one "
-                                       "standard error; an audit with new runs spends α again)")
+                                       f"take {value_range(*forecast, 'runs per input')} (a forecast from its frequencies "
+                                       "± one standard error; an audit with new runs spends α again)")
         return "not refuted", "no evidence against the claim at this pair"
     return "not refuted", ""
 

@@ -1,0 +1,116 @@
+"""A critics' memory refusal names what its user can change from where they called (estimators.memory): the
+Python API its arguments (``critic``, ``slices``, ``device 'cpu'``), ``miaudit estimate`` its flags (it has none for
+the critic, so ``--slices`` or ``--device``), an audit its ``critic`` with the configuration's ``[critic]`` table and
+``--set``, and the CPU both ways. No GPU is needed: ``torch.cuda.is_available`` and the one CUDA query,
+:func:`estimators.memory.gpu_free_memory`, are monkeypatched to a GPU with 1,000 bytes free."""
+
+import re
+
+import numpy as np
+import pytest
+
+from audit.cli.main import main
+from estimators import memory
+from estimators.validation import InputError
+
+FREE = 1000
+
+
+@pytest.fixture
+def small_gpu(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(memory, "gpu_free_memory", lambda device: FREE)
+
+
+@pytest.fixture
+def data(tmp_path):
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(2000, 3)), rng.normal(size=(2000, 3))
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    return tmp_path, x, y
+
+
+def _quoted(message):
+    """Every name the message quotes as an argument: ``argument 'NAME'``."""
+    return re.findall(r"arguments? '([^']+)'", message)
+
+
+def test_the_python_api_names_its_arguments(small_gpu, data):
+    from estimators.estimate import estimate_mi
+
+    _, x, y = data
+    with pytest.raises(InputError) as refused:  # 4 slices' critics in one chunk on the GPU: the critic's settings
+        estimate_mi(x, y, sliced=True, slices=4, device="cuda")
+    message = str(refused.value)
+    assert message.startswith("argument 'critic' (hidden = 32, batch_size = 256, max_critics_per_chunk = 4096): "
+                              "training 4 critic(s) on 2000 samples of 2 input values on cuda needs at least ")
+    assert message.endswith("; lower its max_critics_per_chunk (fewer critics on the GPU at once), hidden or "
+                            "batch_size, or train on the CPU (device 'cpu')")
+    assert "--" not in message
+
+
+def test_miaudit_estimate_names_its_flags_not_the_critic(small_gpu, data, capsys):
+    folder = data[0]
+    files = ["--x", str(folder / "x.npy"), "--y", str(folder / "y.npy"), "--device", "cuda"]
+    assert main(["estimate", *files, "--sliced", "--slices", "4"]) == 2
+    sliced = capsys.readouterr().err
+    # One critic per slice, 4 in one chunk: fewer slices put fewer on the GPU at once.
+    assert sliced.startswith("miaudit estimate: error: argument '--slices' (4): training 4 critic(s) on 2000 samples "
+                             "of 2 input values on cuda needs at least ")
+    assert sliced.rstrip().endswith("; use fewer slices (fewer critics on the GPU at once), or train on the CPU "
+                                    "(--device cpu)")
+    assert main(["estimate", *files]) == 2
+    whole = capsys.readouterr().err
+    # One critic on (x, y), 6 numbers wide: its models (float32: 5 copies of 6·32 + 2·32 + 1 + 6 = 263 parameters,
+    # and a scoring pass's activations over the 2,000 rows, more than a step's 2 × 256) outweigh its inputs on the
+    # GPU (2,000 × 6 values of 8 + 4 + 4 bytes), so fewer samples would not do: only the CPU.
+    parameters = 6 * 32 + 2 * 32 + 1 + 6
+    assert 4 * (5 * parameters + max(2 * 256, 2000) * 32) > 2000 * 6 * 16
+    assert whole.startswith("miaudit estimate: error: argument '--device' (cuda): training 1 critic(s) on 2000 "
+                            "samples of 6 input values on cuda needs at least ")
+    assert whole.rstrip().endswith("; train on the CPU (--device cpu)")
+    for message in (sliced, whole):
+        assert set(_quoted(message)) <= {"--slices", "--device"}
+        assert "critic'" not in message and "hidden" not in message
+
+
+def _audit_config(tmp_path):
+    path = tmp_path / "audit.toml"
+    path.write_text('[mechanism]\nspec = "catalog:laplace_sum"\n[audit]\nmi_critic = "neural"\ndevice = "cuda"\n'
+                    '[critic]\nhidden = 512\n')
+    return path
+
+
+AUDIT_NAMED = ("argument 'critic' (hidden = 512, batch_size = 256, max_critics_per_chunk = 4096; [critic] in a "
+               "configuration, --set critic.KEY=VALUE): training 1 critic(s) on 20000 samples of ")
+AUDIT_REMEDY = ("lower its max_critics_per_chunk (fewer critics on the GPU at once), hidden or batch_size, or train "
+                "on the CPU (device 'cpu', --device cpu)")
+
+
+def test_an_audit_from_the_command_line_names_the_critic_where_the_command_line_sets_it(small_gpu, tmp_path, capsys):
+    assert main(["audit", str(_audit_config(tmp_path))]) == 2
+    message = capsys.readouterr().err
+    assert message.startswith("miaudit audit: error: " + AUDIT_NAMED)
+    assert message.rstrip().endswith(AUDIT_REMEDY)
+
+
+def test_an_audit_from_python_names_the_same_settings(small_gpu, tmp_path):
+    from audit.config.building import build_spec
+    from audit.config.files import load_config
+    from audit.engine import run_audit
+
+    with pytest.raises(InputError) as refused:
+        run_audit(build_spec(load_config(_audit_config(tmp_path))))
+    assert str(refused.value).startswith(AUDIT_NAMED) and str(refused.value).endswith(AUDIT_REMEDY)
+    assert _quoted(str(refused.value)) == ["critic"]  # AuditSpec.critic
+
+
+def test_names_may_say_the_critic_cannot_be_set():
+    from estimators.estimate import estimate_mi
+
+    x = np.zeros((10, 1))
+    with pytest.raises(InputError, match=r"^argument 'names' must be a dict .*'critic' also to None"):
+        estimate_mi(x, x, names={"x": None})
