@@ -482,11 +482,11 @@ def test_a_worker_stopped_stuck_is_said_so_naming_what_ran():
         stuck = runner._final_error(task, WorkerLost("pool broken", None, True), 2, "database")
         inside = runner._final_error(task, WorkerLost("pool broken", "statistic 's.py:fn'", True), 1, "database")
     assert str(stuck) == ("mechanism 'm.py:f' did not return within 0.5 s on databases 256-511 and ignored the "
-                          "interruption (it is stuck in compiled code, or blocks or ignores SIGALRM); its worker "
-                          "process was stopped 10 s later (2 attempts)")
+                          "interruption (it is stuck in compiled code, blocks SIGALRM, or catches every exception); "
+                          "its worker process was stopped 10 s later (2 attempts)")
     assert str(inside) == ("statistic 's.py:fn', running inside the call of mechanism 'm.py:f' on databases 256-511, "
                            "did not return within 0.5 s and ignored the interruption (it is stuck in compiled code, "
-                           "or blocks or ignores SIGALRM); its worker process was stopped 10 s later")
+                           "blocks SIGALRM, or catches every exception); its worker process was stopped 10 s later")
 
 
 def test_a_mechanism_without_a_source_that_cannot_be_pickled_is_refused_for_workers():

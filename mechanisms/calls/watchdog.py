@@ -83,7 +83,13 @@ def exit_when_stuck(enabled: bool = True) -> None:
     WATCHDOG.enabled = bool(enabled)
 
 
+#: Why a bounded call can ignore its interruption. A handler or timer the user code sets for SIGALRM does not
+#: (:mod:`mechanisms.calls.alarm` keeps the user's apart from the bound's); a signal mask does, as does compiled code
+#: that never returns to the interpreter (where Python runs signal handlers) or a handler of every exception.
+IGNORED_INTERRUPTION_CAUSES = "it is stuck in compiled code, blocks SIGALRM, or catches every exception"
+
+
 def stuck_message(overrun: str) -> str:
     """The line for a call that ignored its interruption; ``overrun`` says what did not return within what."""
-    return (f"miaudit: error: {overrun} and ignored the interruption (it blocks or ignores SIGALRM, or catches "
-            f"every exception); the audit was stopped {STUCK_GRACE:g} s later")
+    return (f"miaudit: error: {overrun} and ignored the interruption ({IGNORED_INTERRUPTION_CAUSES}); the audit "
+            f"was stopped {STUCK_GRACE:g} s later")

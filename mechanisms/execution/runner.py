@@ -43,6 +43,7 @@ from mechanisms.inputs.bounded_draws import draw_bounded
 from mechanisms.execution.memory import check_output_memory, format_bytes
 from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, TIMEOUT_HINT
 from mechanisms.calls.printed import Printed
+from mechanisms.calls.watchdog import IGNORED_INTERRUPTION_CAUSES
 from mechanisms.execution.worker import HARD_KILL_GRACE, MechanismReference, run_chunk, run_probe
 from mechanisms.outputs.encoding import encoder_of, none_note
 
@@ -562,9 +563,9 @@ class MechanismRunner:
                 overrun = (f"{inside}, did not return within {task.timeout:g} s" if exc.running else
                            f"{self.who} did not return within {task.timeout:g} s on {task.databases}")
                 bound = "" if task.timeout_hint == TIMEOUT_HINT else f" {task.timeout_hint}"  # the default's words
-                return MechanismError(f"{overrun} and ignored the interruption (it is stuck in compiled code, or "
-                                      "blocks or ignores SIGALRM); its worker process was stopped "
-                                      f"{HARD_KILL_GRACE:g} s later{bound}{tried}", mechanism=self.who)
+                return MechanismError(f"{overrun} and ignored the interruption ({IGNORED_INTERRUPTION_CAUSES}); its "
+                                      f"worker process was stopped {HARD_KILL_GRACE:g} s later{bound}{tried}",
+                                      mechanism=self.who)
             running = (f"{inside}: the worker process running it" if exc.running else
                        f"{self.who}: the worker process running it on {task.databases}")
             return MechanismError(
