@@ -392,10 +392,12 @@ class AuditSpec:
         encoder = encoder_of(self.mechanism)
         if encoder is not None:  # inside the mechanism's calls: bounded by their timeout
             encoder.statistic = statistic
-        else:  # on the outputs after the runs: each call bounded by --timeout, else the first call's bound
+        else:  # on the outputs after the runs: each call bounded by --timeout, else the first call by the
+            # first-call bound and each later one by later_call_bound of the first's seconds (UserStatistic._bound)
             from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT
 
             statistic.timeout = self.execution.timeout or FIRST_CALL_TIMEOUT
+            statistic.later_bounded = self.execution.timeout is None
 
     @property
     def mechanism_label(self) -> str:

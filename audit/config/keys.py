@@ -76,7 +76,8 @@ KEYS = (
     Key("mechanism", "timeout", "number", above=0, at_most=MAX_TIMEOUT_S, flag="--timeout", metavar="S",
         help="seconds one call of the mechanism or the prior (one chunk of databases), or of g or w, may take "
              "(default: 60 s for the first calls, then each later call 50 × its databases × the first calls' time a "
-             "database, at least 60 s; --command: 60 s per batch)"),
+             "database, at least 60 s; a --command batch has its chunk's bound; a --statistic read after the runs, one "
+             "call an output, the same rule)"),
     Key("mechanism", "per_database", "bool", flag="--per-database",
         help="the mechanism is a function of one database f(db, rng) -> output; outputs of any structure (arrays of "
              "any shape, mappings, sets of keys, fitted estimators, tuples) are encoded"),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import io
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
@@ -27,7 +28,9 @@ from estimators.validation import InputError, check_choice, check_positive
 
 from mechanisms.base import MechanismError
 from mechanisms.errors import exception_text, raised_where
+from mechanisms.calls.later_bound import later_call_bound
 from mechanisms.calls.program import ProgramTimeout, run_program
+from mechanisms.calls.user_call import first_call_timeout, time_left
 from mechanisms.adapters.rows import _as_output_row, _stack_rows
 from mechanisms.outputs.limits import OutputNotEncodable
 
@@ -182,6 +185,12 @@ def _decode_npy(stdout: bytes, who: str) -> np.ndarray:
                              mechanism=who) from None
 
 
+#: Seconds an external program's batch outlives the bound of the call it runs in
+#: (:meth:`ExternalCommandMechanism._bound`): that bound fires first, and its message says what set it; the
+#: program's own end is for a call bounded on a thread, which stops waiting without interrupting the batch.
+AFTER_ENCLOSING = 1.0
+
+
 @dataclass(frozen=True, eq=False)
 class ExternalCommandMechanism:
     """A mechanism implemented by an external program, batch in on stdin, outputs on stdout.
@@ -205,8 +214,12 @@ class ExternalCommandMechanism:
     ----------
     command : sequence of str
         Program and arguments (no shell), e.g. ``(sys.executable, "mech.py")``.
-    timeout : float
-        Seconds the program may run per batch before it is killed (default 60).
+    timeout : float, optional
+        Seconds the program may run per batch before it is killed (``--timeout``). Default: the bound of the call
+        of user code it runs in (in an audit: the probe's :data:`~mechanisms.calls.user_call.FIRST_CALL_TIMEOUT`,
+        a chunk's :func:`~mechanisms.calls.later_bound.later_call_bound`), plus :data:`AFTER_ENCLOSING`; called
+        outside any, its first batch gets the first-call bound and each later one
+        :func:`~mechanisms.calls.later_bound.later_call_bound` of its first batch's seconds a database.
     wire : {"text", "npy"}
         Wire format (default ``"text"``).
     name : str, optional
@@ -220,10 +233,12 @@ class ExternalCommandMechanism:
     """
 
     command: tuple
-    timeout: float = 60.0
+    timeout: float | None = None
     wire: str = "text"
     name: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    #: Seconds a database of its first batch called outside a bounded call, None until then (:meth:`_bound`).
+    first_seconds: float | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
         if isinstance(self.command, str) or not self.command:
@@ -234,7 +249,8 @@ class ExternalCommandMechanism:
         object.__setattr__(self, "command", tuple(os.fspath(part) for part in self.command))
         if os.path.isdir(self.command[0]):  # else the OS says only "Permission denied" when it is started
             raise InputError(f"argument 'command': {self.command[0]!r} is a folder, not a program")
-        object.__setattr__(self, "timeout", check_positive(self.timeout, "timeout"))
+        if self.timeout is not None:
+            object.__setattr__(self, "timeout", check_positive(self.timeout, "timeout"))
         check_choice(self.wire, "wire", WIRE_FORMATS)
         if self.name is None:
             object.__setattr__(self, "name", " ".join(self.command))
@@ -245,21 +261,43 @@ class ExternalCommandMechanism:
         seed = int(rng.integers(0, SEED_LIMIT))
         env = {**os.environ, **self.env, SEED_VARIABLE: str(seed)}
         payload = _encode_text(batch) if self.wire == "text" else _encode_npy(batch)
+        timeout, hint, first = self._bound(batch.shape[0])
+        started = time.perf_counter()
         try:  # in a process group of its own, killed whole when the program exits or times out
-            returncode, stdout, stderr = run_program(self.command, payload, timeout=self.timeout, env=env)
+            returncode, stdout, stderr = run_program(self.command, payload, timeout=timeout, env=env)
         except ProgramTimeout:
-            raise MechanismError(f"{who} did not finish within {self.timeout:g} s on a batch of "
+            raise MechanismError(f"{who} did not finish within {timeout:g} s on a batch of "
                                  f"{batch.shape[0]} databases (hung?); it was killed with its child "
-                                 "processes", mechanism=who) from None
+                                 f"processes{hint}", mechanism=who) from None
         except OSError as exc:
             raise MechanismError(f"{who} could not be started: {exc}", mechanism=who) from None
+        seconds = (time.perf_counter() - started) / max(batch.shape[0], 1)
         if returncode != 0:
             stderr = stderr.decode(errors="replace").strip()[-_STDERR_TAIL:]
             raise MechanismError(f"{who} exited with status {returncode}; stderr: {stderr or '(empty)'}",
                                  mechanism=who)
-        if self.wire == "text":
-            return _decode_text(stdout, batch.shape[0], who)
-        return _decode_npy(stdout, who)
+        outputs = _decode_text(stdout, batch.shape[0], who) if self.wire == "text" else _decode_npy(stdout, who)
+        if first:  # a first batch that gave its outputs: its time bounds the later ones
+            object.__setattr__(self, "first_seconds", seconds)
+        return outputs
+
+    def _bound(self, databases: int) -> tuple[float, str, bool]:
+        """Seconds a batch of ``databases`` may take, and the words that end its timeout message: ``timeout`` where
+        given; else the time left to the bounded call of user code it runs in (an audit's chunk or probe,
+        :func:`~mechanisms.calls.user_call.time_left`) plus :data:`AFTER_ENCLOSING`, so that the enclosing bound, whose
+        message says what set it, fires first; else, outside any (called from Python), the first-call bound for its
+        first batch (timed: :attr:`first_seconds`) and :func:`~mechanisms.calls.later_bound.later_call_bound` of that
+        batch's seconds a database for each later one. The third value: whether this batch is that first one."""
+        if self.timeout is not None:
+            return self.timeout, "", False
+        left = time_left()
+        if left is not None:
+            return left + AFTER_ENCLOSING, "", False
+        if self.first_seconds is None:
+            limit = first_call_timeout()
+            return limit, f" (no --timeout was given: its first batch may take {limit:g} s)", True
+        timeout, hint = later_call_bound(None, self.first_seconds, databases, each="batch", per="database")
+        return timeout, f" {hint}", False
 
 
 def opendp_mechanism(measurement, *, to_input: Callable | None = None, sensitivity: float | None = None,

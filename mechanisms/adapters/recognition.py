@@ -164,11 +164,15 @@ def _command_mechanism(table: Mapping) -> RecognizedMechanism:
     wire = table.get("wire", "text")
     if wire not in WIRE_FORMATS:
         raise InputError(f"[mechanism] wire (--wire) must be one of {', '.join(WIRE_FORMATS)}, got {wire!r}")
-    timeout = table.get("timeout", 60.0)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0 or timeout == float("inf"):
+    # Without --timeout a batch is bounded by the call it runs in: the probe's first-call bound, a chunk's
+    # later_call_bound (ExternalCommandMechanism._bound).
+    timeout = table.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
+                                or timeout == float("inf")):
         raise InputError(f"[mechanism] timeout (--timeout) must be a finite number of seconds > 0, got {timeout!r}")
     name = table.get("name") or text
-    mechanism = ExternalCommandMechanism(tuple(argv), timeout=float(timeout), wire=wire, name=name)
+    mechanism = ExternalCommandMechanism(tuple(argv), timeout=None if timeout is None else float(timeout), wire=wire,
+                                         name=name)
     note = (f"external program: its seed is the environment variable {SEED_VARIABLE} (drawn from the audit's seed); "
             "its outputs reproduce only if it seeds its randomness from that variable")
     return RecognizedMechanism(mechanism, name, "external program", notes=(note,))

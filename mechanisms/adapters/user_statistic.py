@@ -18,11 +18,14 @@ reference before any worker starts.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from estimators.validation import InputError
 from mechanisms.adapters.loading import load_object
-from mechanisms.calls.user_call import call_user_code
+from mechanisms.calls.later_bound import later_call_bound
+from mechanisms.calls.user_call import TIMEOUT_HINT, call_user_code
 from mechanisms.errors import MechanismError, exception_text, raised_where
 
 __all__ = ["UserStatistic"]
@@ -66,6 +69,11 @@ class UserStatistic:
         # else FIRST_CALL_TIMEOUT); None inside a per-database function's call, which its own timeout bounds (a
         # time-out there names the statistic: mechanisms.calls.user_call, "Whose time ran out").
         self.timeout: float | None = None
+        # Set by AuditSpec where no --timeout is given: ``timeout`` bounds the first call only, each later one
+        # later_call_bound of the first's seconds (first_seconds, timed here) as the mechanism's chunks are (_bound).
+        self.later_bounded = False
+        self.first_seconds: float | None = None
+        self._later = None  # ((first_seconds, outputs), later_call_bound's answer) of the last call (_bound)
 
     @classmethod
     def load(cls, source: str, name: str | None = None) -> "UserStatistic":
@@ -104,7 +112,7 @@ class UserStatistic:
         if key not in _LOADED:
             _LOADED[key] = UserStatistic.load(self.source, self.name)
         loaded = _LOADED[key]
-        loaded.timeout = self.timeout
+        loaded.timeout, loaded.later_bounded = self.timeout, self.later_bounded
         return loaded
 
     def values(self, output) -> np.ndarray:
@@ -114,17 +122,22 @@ class UserStatistic:
         ------
         MechanismError
             One line naming the statistic where its function raises, calls ``sys.exit`` or takes longer than
-            :attr:`timeout`.
+            its bound (:meth:`_bound`).
         InputError
             Where it returns something other than finite numbers, or a vector of another length than before.
         """
+        timeout, hint = self._bound(1)
+        started = time.perf_counter()
         try:  # sys.exit and, with a timeout, a hang become one error naming the statistic (call_user_code)
-            value = call_user_code(self.function, (output,), who=f"statistic {self.name!r}", timeout=self.timeout)
+            value = call_user_code(self.function, (output,), who=f"statistic {self.name!r}", timeout=timeout,
+                                   hint=hint)
         except MechanismError:
             raise
         except Exception as exc:  # noqa: BLE001 - a user's function may raise anything
             raise MechanismError(f"statistic {self.name!r} raised {type(exc).__name__}{exception_text(exc)}"
                                  f"{raised_where(exc, self.function)}", mechanism=f"statistic {self.name!r}") from None
+        if self.later_bounded and self.first_seconds is None:  # its first call: its time bounds the later ones
+            self.first_seconds = time.perf_counter() - started
         try:
             vector = np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float64 (10**400)
@@ -145,6 +158,19 @@ class UserStatistic:
             raise InputError(f"statistic {self.name!r} returned {vector.tolist()}, not finite; it must return finite "
                              "numbers")
         return vector
+
+    def _bound(self, outputs: int) -> tuple[float | None, str]:
+        """The bound on a call of the statistic on ``outputs`` outputs, and the words that end its timeout message:
+        :attr:`timeout` (``--timeout``; else the first-call bound, for the first call), else, once the first call
+        was timed (:attr:`later_bounded`), :func:`~mechanisms.calls.later_bound.later_call_bound` of its seconds an
+        output × ``outputs``, as a mechanism's later chunks are bounded. Each call is on one output (:meth:`values`):
+        a call is bounded as one chunk of one database would be."""
+        if not self.later_bounded or self.first_seconds is None:
+            return self.timeout, TIMEOUT_HINT
+        key = (self.first_seconds, outputs)
+        if self._later is None or self._later[0] != key:  # kept: its words cost a microsecond an output to write
+            self._later = key, later_call_bound(None, self.first_seconds, outputs, each="call", per="call")
+        return self._later[1]
 
     def rows(self, outputs) -> np.ndarray:
         """The statistic on each output row: shape (N, s)."""

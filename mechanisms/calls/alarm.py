@@ -38,6 +38,7 @@ import math
 import operator
 import os
 import signal
+import struct
 import threading
 import time
 
@@ -197,12 +198,26 @@ def _getitimer(which):
     return shared.left()
 
 
+#: The range of a C ``int``, which ``signal.alarm`` takes its seconds as (CPython's argument conversion).
+_INT_BITS = 8 * struct.calcsize("i")
+_INT_MIN, _INT_MAX = -2 ** (_INT_BITS - 1), 2 ** (_INT_BITS - 1) - 1
+
+
+def _alarm_seconds(value) -> int:
+    """``value`` read as ``signal.alarm`` reads its seconds, with its errors: an integer (``__index__``; a float is a
+    TypeError) within a C ``int`` (else CPython's OverflowError, whose words are the same for either sign), passed
+    to alarm(3), which takes an ``unsigned int``: a negative one wraps (``alarm(-1)`` arms 2^32 − 1 s)."""
+    value = operator.index(value)  # TypeError: "'float' object cannot be interpreted as an integer"
+    if not _INT_MIN <= value <= _INT_MAX:
+        raise OverflowError("Python int too large to convert to C int")
+    return value % 2 ** _INT_BITS
+
+
 def _alarm(seconds):
     shared = _shared()
     if shared is None:
         return _real_alarm(seconds)
-    seconds = operator.index(seconds) % 2 ** 32  # alarm(3) takes an unsigned int
-    left = _set(shared, float(seconds), 0.0)[0]
+    left = _set(shared, float(_alarm_seconds(seconds)), 0.0)[0]
     # What alarm(3) returns: the seconds left, rounded to the nearest, and at least 1 for an armed timer (glibc).
     whole = int(left)
     return whole + 1 if (whole == 0 and left > 0) or left - whole >= 0.5 else whole

@@ -4,10 +4,13 @@ A first call of user code is bounded by :data:`~mechanisms.calls.user_call.FIRST
 ``--timeout`` is given: the mechanism's probe, a prior's first draws, a secret function's first call. Each later
 call is bounded by :func:`later_call_bound`: :data:`LATER_CALL_SLACK` × the measured seconds of one database in
 those first calls × the databases of the call, at least :data:`LATER_CALL_FLOOR` and at most :data:`MAX_TIMEOUT_S`.
-The mechanism's chunks (:func:`mechanisms.execution.chunks.bounded_by_first_calls`), a prior's later draws
-(:func:`mechanisms.inputs.bounded_draws.draw_bounded`) and a secret function's later calls
-(:class:`audit.frameworks.SecretFunction`) are bounded so: user code that stops returning after its first calls is
-reported, never waited on for ever. The bound changes no result: it only stops a call that outlives it.
+The mechanism's chunks (:func:`mechanisms.execution.chunks.bounded_by_first_calls`; an external program's batch
+has the bound of the chunk it runs in, :class:`mechanisms.adapters.callables.ExternalCommandMechanism`), a prior's
+later draws (:func:`mechanisms.inputs.bounded_draws.draw_bounded`), a secret function's later calls
+(:class:`audit.frameworks.SecretFunction`) and a statistic's later calls on outputs after the runs (one output a
+call, :class:`mechanisms.adapters.user_statistic.UserStatistic`) are bounded so: user code that stops returning
+after its first calls is reported, never waited on for ever. The bound changes no result: it only stops a call
+that outlives it.
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ import os
 import sys
 import threading
 from contextlib import contextmanager
+from time import monotonic
 
 from mechanisms.calls.alarm import UnhandledAlarm, call_sharing_the_alarm, can_share_the_alarm
 from mechanisms.calls.printed import is_miaudit_code
@@ -45,7 +46,7 @@ from mechanisms.errors import MechanismError
 from mechanisms.calls.watchdog import STUCK_GRACE, WATCHDOG, stuck_message
 
 __all__ = ["FIRST_CALL_TIMEOUT", "TIMEOUT_HINT", "call_user_code", "first_call_timeout", "first_calls_bounded_by",
-           "report_running_to", "run_on_daemon_thread"]
+           "report_running_to", "run_on_daemon_thread", "time_left"]
 
 #: Seconds a first call of user code may take when no ``--timeout`` is given (executing a user's
 #: file, a prior's probe, the mechanism's probe): long enough for a small training run, short
@@ -164,12 +165,25 @@ TIMEOUT_HINT = "(--timeout); raise --timeout if it is merely slow"
 
 
 class _Running:
-    """One call of user code in progress, named ``who``. Compared by identity: two calls of one code are two."""
+    """One call of user code in progress, named ``who``, to end by ``deadline`` (``time.monotonic``; None: no bound
+    of its own). Compared by identity: two calls of one code are two."""
 
-    __slots__ = ("who",)
+    __slots__ = ("who", "deadline")
 
-    def __init__(self, who: str):
-        self.who = who
+    def __init__(self, who: str, deadline: float | None = None):
+        self.who, self.deadline = who, deadline
+
+
+#: What :func:`time_left` says of a bound already past: soon, not never (a bound of 0 s would be none).
+_PAST = 1e-3
+
+
+def time_left() -> float | None:
+    """Seconds left until the nearest deadline of the bounded calls of user code in progress in this context (at
+    least a millisecond), None outside any: the time that code the user gave miaudit, started inside such a call
+    (an external program's batch, :class:`mechanisms.adapters.callables.ExternalCommandMechanism`), may take."""
+    deadlines = [call.deadline for call in _IN_PROGRESS.get() or () if call.deadline is not None]
+    return max(min(deadlines) - monotonic(), _PAST) if deadlines else None
 
 
 def _innermost_inside(calls: list, call: _Running) -> _Running | None:
@@ -291,7 +305,7 @@ def call_user_code(fn, arguments=(), *, who: str, timeout: float | None = None, 
     if calls is None:  # the outermost bound: the calls inside it are recorded for it
         calls = []
         token = _IN_PROGRESS.set(calls)
-    this = _Running(who)
+    this = _Running(who, None if timeout is None else monotonic() + timeout)
     calls.append(this)
     if _REPORT is not None:
         _report(calls)
