@@ -26,6 +26,7 @@ from mechanisms.execution.memory import check_audit_memory, format_bytes
 from mechanisms.training.torch_dpsgd import trains_on_gpu
 
 from audit.audit_plan import plan_audit
+from audit.spec import audit_argument
 
 #: A full critic whose input has at least this many numbers is "wide": the CLI says its cost before running
 #: (:func:`wide_input_forecast`). At this width the width term is already about a CPU step's fixed cost
@@ -37,7 +38,11 @@ WIDE_INPUT = 1000
 CRITIC_KEYS = "[critic] in a configuration, --set critic.KEY=VALUE"
 
 #: The audit's samples as its messages name them: the argument, the flag and the configuration key.
-SAMPLES_NAME = "argument 'samples' (--samples, [audit] samples)"
+SAMPLES_NAME = audit_argument("samples")
+
+#: The budgets the audit's memory check may ask to lower, named the same way
+#: (:func:`mechanisms.execution.memory.check_audit_memory`'s ``names``).
+AUDIT_MEMORY_NAMES = {key: audit_argument(key) for key in ("samples", "slices", "records", "event_runs")}
 
 #: Why a plan of classifier critics trains neural ones after all (``audit.engine``'s fallback), in a few words.
 NO_CLASSIFIER = "too wide for the logistic regression, with too many values for the empirical log-ratio"
@@ -125,7 +130,8 @@ def checked_critic_device(spec, plan, priors: int, gpu_started: str | None = Non
     check_audit_memory(spec.samples, spec.priors[0].shape, priors, output_width=output_width,
                        event_runs=spec.event_runs if spec.notion in RECORD_AUDIT_NOTIONS else 0,
                        critics=critic_memory(spec, plan, device, output_width) if critics is None else critics,
-                       other_records=None if plan.mi_critic == "classifier" else other_records(spec))
+                       other_records=None if plan.mi_critic == "classifier" else other_records(spec),
+                       names=AUDIT_MEMORY_NAMES)
     return device, note
 
 
@@ -263,7 +269,7 @@ def wide_input_forecast(spec, plan, output_width: int = 1) -> CriticForecast | N
 
     memory = check_audit_memory(spec.samples, spec.priors[0].shape, len(spec.priors), event_runs=spec.event_runs,
                                 output_width=output_width, critics=critic_memory(spec, plan, output_width=output_width),
-                                other_records=other_records(spec), available=2**62)
+                                other_records=other_records(spec), available=2**62, names=AUDIT_MEMORY_NAMES)
     sums = all(prior.independent_rows for prior in spec.priors)
     return CriticForecast(critics, width, batch, steps, seconds("cpu"), seconds("cuda"), memory, sums,
                           output_width=output_width)

@@ -57,7 +57,7 @@ from audit.statistics.pair_candidates import (EARLY_LOOK_SELECTION_RUNS, MIN_SEL
 from audit.search.event_search import event_search
 from audit.search.input_domain import domain_reach, unreached_note
 from audit.audit_plan import plan_audit
-from audit.critic_cost import NO_CLASSIFIER, checked_critic_device, fallback_critic_device
+from audit.critic_cost import NO_CLASSIFIER, SAMPLES_NAME, checked_critic_device, fallback_critic_device
 from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors, structured_pairs
 from audit.result import AuditResult, SecretEvidence, finite_or_none
 from audit.statistics.secret_critics import SecretCell, SecretFits, fit_secret_critics, secret_values
@@ -139,13 +139,13 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
     shifts_floor = minimum_split_samples(spec.critic.split, spec.critic.eval_shifts)
     if spec.samples * spec.critic.split[2] < MIN_TEST_SAMPLES and not early:
         need = max(int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2])), shifts_floor)
-        raise InputError(f"argument 'samples' (--samples, [audit] samples) is {spec.samples}: too small to certify "
+        raise InputError(f"{SAMPLES_NAME} is {spec.samples}: too small to certify "
                          f"anything, the held-out split would have fewer than {MIN_TEST_SAMPLES} samples; use at "
                          f"least {need}")
     if spec.samples < shifts_floor and not early:
         # Checked before any run: the critics' test split must hold more draws than its shifts, or a shift
         # wraps to 0 and pairs an output with its own secret as a 'product' sample (estimators.neural).
-        raise InputError(f"argument 'samples' (--samples, [audit] samples) is {spec.samples}: the critics' test "
+        raise InputError(f"{SAMPLES_NAME} is {spec.samples}: the critics' test "
                          f"split must hold more draws than [critic] eval_shifts = {spec.critic.eval_shifts}; use "
                          f"at least {shifts_floor} samples or fewer eval_shifts")
     rng = np.random.default_rng(spec.seed)

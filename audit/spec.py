@@ -38,6 +38,12 @@ from audit.search.prior_search import check_search_count
 EVENT_RUNS_PER_SAMPLE = 1.0
 
 
+def audit_argument(key: str) -> str:
+    """The :class:`AuditSpec` field ``key`` as the audit's messages name it: the Python argument, its flag and its
+    configuration key: ``argument 'KEY' (--KEY, [audit] KEY)``, the flag's underscores written as hyphens."""
+    return f"argument '{key}' (--{key.replace('_', '-')}, [audit] {key})"
+
+
 @dataclass(frozen=True, eq=False)
 class AuditSpec:
     """The inputs of :func:`audit.engine.run_audit`.
@@ -262,7 +268,7 @@ class AuditSpec:
         check_int(event_runs, "event_runs", 0)
         if notion in RECORD_AUDIT_NOTIONS and 0 < event_runs < smallest_certifying_runs(self.alpha):
             # Said before any run: such an event test would spend its runs and certify nothing.
-            raise InputError(f"argument 'event_runs' (--event-runs, [audit] event_runs) is {event_runs}: with so few "
+            raise InputError(f"{audit_argument('event_runs')} is {event_runs}: with so few "
                              f"runs per input the event test cannot certify any ε > 0 at α = {self.alpha:g}, even "
                              f"for perfectly separated inputs; use at least {smallest_certifying_runs(self.alpha)} "
                              "(the default is --samples), or 0 to skip the event test")

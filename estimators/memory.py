@@ -112,13 +112,25 @@ def available_memory() -> int | None:
     return min(limits) if limits else None
 
 
+_BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+
+
 def format_bytes(count: float) -> str:
-    """``count`` bytes as a readable size (``1.5 GiB``)."""
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if count < 1024 or unit == "PiB":
-            return f"{count:.3g} {unit}"
-        count /= 1024
-    return f"{count:.3g} PiB"  # pragma: no cover
+    """``count`` bytes as a readable size: ``1,000 B``, ``1.5 GiB``, ``580 MiB``, ``1,023 KiB``.
+
+    Below 1,024 bytes (as rounded) a whole number of bytes; above, the largest binary unit whose value
+    still rounds below 1,024, to three significant figures (``:.3g``) below 100 and a whole number with
+    thousands separators from 100 on, so that ``.3g``'s exponent form (``1e+03 B``) is never printed.
+    Counts past 1,024 PiB stay in PiB.
+    """
+    value = float(count)
+    for unit in _BYTE_UNITS:
+        if round(value) < 1024 or unit == _BYTE_UNITS[-1]:
+            break
+        value /= 1024
+    if unit == "B" or value >= 99.5:
+        return f"{round(value):,} {unit}"
+    return f"{value:.3g} {unit}"
 
 
 #: Bytes of a critic's parameters and activations (float32: :func:`estimators.standardization.critic_inputs`).

@@ -245,7 +245,10 @@ def test_the_fallback_to_neural_critics_is_memory_checked_before_they_train(monk
                      samples=samples, event_runs=0, device="cpu", seed=0)
     assert plan_audit(spec, [(prior, None) for prior in spec.priors]).mi_critic == "classifier"
     with pytest.raises(InputError, match=rf"'samples' \(2000\).*at least {re.escape(memory.format_bytes(base + features + models))}"
-                                         r".*critic features .*lower --samples, --slices or the audited --records"):
+                                         r".*critic features .*" + re.escape(
+                                             "lower argument 'samples' (--samples, [audit] samples) or argument "
+                                             "'slices' (--slices, [audit] slices), or audit fewer records: argument "
+                                             "'records' (--records, [audit] records)")):
         run_audit(spec)
     assert trained == []
 

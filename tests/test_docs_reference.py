@@ -251,7 +251,39 @@ _PRINTING_COMMANDS = [
     (["bounds", "pml-kernel", "--kernel", "{kernel}", "--c", "0.2"], "KernelLeakage"),
     (["bounds", "gaussian-lmip-ci", "--sigma", "1", "--amplitude", "1", "--bits"], "GaussianCapacity"),
     (["bounds", "lip-design", "--pxgy", "{pxgy}", "--py", "{py}", "--epsilon", "0.1"], "miaudit bounds lip-design"),
+    # The calculators that build their own JSON (no result object): each section is headed by the command.
+    (["bounds", "pp-to-mipp", "--epsilon", "0.5"], "miaudit bounds pp-to-mipp"),
+    (["bounds", "approx-pp-to-mipp", "--epsilon", "0.5", "--delta", "0.01", "--support", "4"],
+     "miaudit bounds approx-pp-to-mipp"),
+    (["bounds", "approx-pp-to-mipp", "--epsilon", "0.5", "--delta", "0.01", "--u", "2,3", "--ell", "1,1"],
+     "miaudit bounds approx-pp-to-mipp"),
+    (["bounds", "dp-epsilon-from-mi", "--mi", "0.1"], "miaudit bounds dp-epsilon-from-mi"),
+    (["bounds", "bac-capacity", "--p0", "0.1", "--p1", "0.2"], "miaudit bounds bac-capacity"),
+    (["bounds", "ldp-from-lmip", "--mu", "0.1", "--epsilon", "1"], "miaudit bounds ldp-from-lmip"),
+    (["bounds", "ldp-floor", "--mu", "0.1"], "miaudit bounds ldp-floor"),
+    (["bounds", "lip-from-lmip", "--mu", "0.1", "--epsilon", "1"], "miaudit bounds lip-from-lmip"),
+    (["bounds", "lip-floor", "--mu", "0.1", "--bits"], "miaudit bounds lip-floor"),
+    (["bounds", "lmip-from-ldp", "--pure-epsilon", "1"], "miaudit bounds lmip-from-ldp"),
+    (["bounds", "lmip-from-ldp", "--gaussian-sigma", "2", "--sensitivity", "1"], "miaudit bounds lmip-from-ldp"),
+    (["bounds", "lmip-from-ldp", "--laplace-scale", "2", "--sensitivity", "1"], "miaudit bounds lmip-from-ldp"),
+    (["bounds", "lmip-from-lip", "--sigma", "1", "--support", "0,1", "--pmf", "0.5,0.5"],
+     "miaudit bounds lmip-from-lip"),
+    (["bounds", "gaussian-lmip-cd", "--sigma", "1", "--support", "0,1", "--pmf", "0.5,0.5"],
+     "miaudit bounds gaussian-lmip-cd"),
+    (["bounds", "gaussian-ldp", "--sigma", "2", "--sensitivity", "1", "--epsilon", "1"], "miaudit bounds gaussian-ldp"),
+    (["bounds", "gaussian-lip", "--sigma", "1", "--support", "0,1", "--pmf", "0.5,0.5", "--epsilon", "1"],
+     "miaudit bounds gaussian-lip"),
+    (["bounds", "pml-dobrushin", "--epsilon", "1", "--c", "0.1", "--n", "3"], "miaudit bounds pml-dobrushin"),
+    (["bounds", "pml-kl", "--epsilon", "1", "--c", "0.1", "--n", "3", "--tv", "0.2"], "miaudit bounds pml-kl"),
+    (["bounds", "pml-hellinger", "--epsilon", "1", "--c", "0.1", "--n", "3", "--tv", "0.2", "--bits"],
+     "miaudit bounds pml-hellinger"),
 ]
+
+
+def test_every_bounds_calculator_is_run_with_json():
+    from audit.cli.bounds_calculators import calculators
+
+    assert {argv[1] for argv, _ in _PRINTING_COMMANDS if argv[0] == "bounds"} == set(calculators())
 
 
 @pytest.mark.parametrize("argv, section", _PRINTING_COMMANDS, ids=[a[a[0] == "bounds"] for a, _ in _PRINTING_COMMANDS])
@@ -270,6 +302,8 @@ def test_every_key_a_command_prints_is_described(argv, section, tmp_path, capsys
     printed = json.loads(capsys.readouterr().out)
     rows = _page_tables((DOCS / "reference" / "json-output.md").read_text())[section]
     assert [key for key in printed if key not in rows] == []
+    # A row says something: more than the key's name in its last cell.
+    assert [key for key in printed if len(rows[key].rsplit("|", 2)[1].strip()) < 20] == []
 
 
 def test_api_page_renders_every_public_name_of_audit():

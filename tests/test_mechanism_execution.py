@@ -260,7 +260,8 @@ def test_memory_check_counts_the_critics_features_and_models():
     base = 1000 * 2 * (3 * 8 + 8)
     assert check_audit_memory(1000, (3, 1), 1, critics=parts, available=10**10) == base + features + models
     with pytest.raises(InputError, match=rf"'samples' \(1000\).*at least {re.escape(format_bytes(base + features + models))}"
-                                         r".*critic features .*lower --samples, --slices or the audited --records"):
+                                         r".*critic features .*lower --samples or --slices, or audit fewer records: "
+                                         r"--records$"):
         check_audit_memory(1000, (3, 1), 1, critics=parts, available=base + features)
 
 
@@ -282,7 +283,9 @@ def test_an_audit_whose_sliced_critics_exceed_memory_is_one_line_before_running(
                  "--samples", "2000", "--slices", "64", "--quiet"]) == 2
     assert calls == []  # refused before any sampling
     line, = capsys.readouterr().err.strip().splitlines()
-    assert f"at least {format_bytes(base + features + models)}" in line and "lower --samples, --slices" in line
+    assert f"at least {format_bytes(base + features + models)}" in line
+    assert line.endswith("lower argument 'samples' (--samples, [audit] samples) or argument 'slices' (--slices, "
+                         "[audit] slices), or audit fewer records: argument 'records' (--records, [audit] records)")
 
 
 def test_cgroup_memory_limit_bounds_the_memory_available(tmp_path, monkeypatch):

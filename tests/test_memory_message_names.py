@@ -114,3 +114,75 @@ def test_names_may_say_the_critic_cannot_be_set():
     x = np.zeros((10, 1))
     with pytest.raises(InputError, match=r"^argument 'names' must be a dict .*'critic' also to None"):
         estimate_mi(x, x, names={"x": None})
+
+
+# The audit's memory check (mechanisms.execution.memory.check_audit_memory) names the budgets it asks to lower as
+# every audit message names them: the argument, the flag and the configuration key (audit.critic_cost).
+SAMPLES = "argument 'samples' (--samples, [audit] samples)"
+SLICES = "argument 'slices' (--slices, [audit] slices)"
+RECORDS = "argument 'records' (--records, [audit] records)"
+EVENT_RUNS = "argument 'event_runs' (--event-runs, [audit] event_runs)"
+
+
+@pytest.mark.parametrize("budget, expected", [
+    # 10^9 databases of 20 x 3, two priors, no critic: the databases are the peak.
+    (dict(samples=10**9, shape=(20, 3), priors=2, available=10**9), f"; lower {SAMPLES}"),
+    # 10^13 event-test runs outweigh 1,000 databases.
+    (dict(samples=1000, shape=(20, 3), priors=1, event_runs=10**13, output_width=5, available=2**40),
+     f"; lower {EVENT_RUNS}"),
+    # Critics of 2 GB beside 64 kB of databases and outputs: one critic per audited record and slice.
+    (dict(samples=1000, shape=(3, 1), priors=1, critics={"critic features": 10**9, "critic models": 10**9},
+          available=10**6), f"; lower {SAMPLES} or {SLICES}, or audit fewer records: {RECORDS}"),
+])
+def test_the_audit_memory_hint_names_the_argument_flag_and_key(budget, expected):
+    from audit.critic_cost import AUDIT_MEMORY_NAMES
+    from mechanisms.execution.memory import check_audit_memory
+
+    samples, shape, priors = budget.pop("samples"), budget.pop("shape"), budget.pop("priors")
+    with pytest.raises(InputError) as refused:
+        check_audit_memory(samples, shape, priors, names=AUDIT_MEMORY_NAMES, **budget)
+    assert str(refused.value).endswith(expected)
+    # Without names (a caller outside the audit), the flags alone.
+    with pytest.raises(InputError) as flags:
+        check_audit_memory(samples, shape, priors, **budget)
+    assert str(flags.value).endswith(re.sub(r"argument '\w+' \((--[\w-]+), \[audit\] \w+\)", r"\1", expected))
+
+
+def test_the_audit_names_are_real_flags_and_configuration_keys():
+    from pathlib import Path
+
+    from audit.critic_cost import AUDIT_MEMORY_NAMES, SAMPLES_NAME
+
+    assert SAMPLES_NAME == SAMPLES
+    assert list(AUDIT_MEMORY_NAMES.values()) == [SAMPLES, SLICES, RECORDS, EVENT_RUNS]
+    rows = (Path(__file__).parents[1] / "docs" / "reference" / "configuration.md").read_text()
+    for key, flag in [("samples", "--samples"), ("slices", "--slices"), ("records", "--records"),
+                      ("event_runs", "--event-runs")]:
+        assert f"| `[audit] {key}` | " in rows and re.search(rf"\| `\[audit\] {key}` \|[^\n]*\| `{flag}` \|", rows)
+
+
+def test_the_sample_floors_and_the_memory_hint_share_the_one_name(monkeypatch, capsys):
+    import inspect
+
+    from audit import engine, spec
+
+    # The engine's floors say the one constant, not a copy of it.
+    assert "[audit] samples" not in inspect.getsource(engine) and "[audit] event_runs" not in inspect.getsource(spec)
+    # 10 samples: a held-out split (0.5) of 5 draws, below the floor of 200.
+    assert main(["audit", "--mechanism", "catalog:laplace_sum", "--epsilon", "1", "--samples", "10", "--quiet"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]  # after a note that 10 event runs certify nothing
+    assert error.startswith(f"miaudit audit: error: {SAMPLES} is 10: too small to certify")
+    # One event run per input certifies no ε at α = 0.05 (AuditSpec's check).
+    assert main(["audit", "--mechanism", "catalog:laplace_sum", "--epsilon", "1", "--event-runs", "1", "--quiet"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith(f"miaudit audit: error: {EVENT_RUNS} is 1: with so few runs")
+    from mechanisms.execution import memory
+
+    monkeypatch.setattr(memory, "available_memory", lambda: 1000)
+    monkeypatch.setattr(engine, "draw_samples", lambda *args, **kwargs: pytest.fail("sampled"))
+    # 64 sliced critics on 2,000 samples (MiBs of features) outweigh the databases and the event runs (kiBs).
+    assert main(["audit", "--mechanism", "catalog:laplace_sum", "--notion", "smi-dp", "--epsilon", "1", "--samples",
+                 "2000", "--slices", "64", "--quiet"]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.startswith("miaudit audit: error: argument 'samples' (2000): the audit needs at least ")
+    assert line.endswith(f"; lower {SAMPLES} or {SLICES}, or audit fewer records: {RECORDS}")

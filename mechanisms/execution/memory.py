@@ -6,8 +6,11 @@ from estimators.memory import (CRITIC_BYTES, CRITIC_INPUT_BYTES, FLOAT_BYTES, PA
                                available_memory, cgroup_memory_headroom, critic_memory_parts, format_bytes)
 from estimators.validation import InputError
 
-__all__ = ["audit_memory_parts", "available_memory", "cgroup_memory_headroom", "check_audit_memory", "check_output_memory",
+__all__ = ["AUDIT_FLAGS", "audit_memory_parts", "available_memory", "cgroup_memory_headroom", "check_audit_memory", "check_output_memory",
            "critic_memory_parts", "format_bytes"]
+
+#: How :func:`check_audit_memory` names the budgets it may ask to lower unless its caller names them: their flags.
+AUDIT_FLAGS = {key: "--" + key.replace("_", "-") for key in ("samples", "slices", "records", "event_runs")}
 
 
 def audit_memory_parts(samples: int, shape: tuple, priors: int, *, event_runs: int = 0,
@@ -55,12 +58,17 @@ def audit_memory_parts(samples: int, shape: tuple, priors: int, *, event_runs: i
 
 
 def check_audit_memory(samples: int, shape: tuple, priors: int, *, event_runs: int = 0, output_width: int = 1,
-                       critics: dict | None = None, available: int | None = None, other_records: int | None = None) -> int:
+                       critics: dict | None = None, available: int | None = None, other_records: int | None = None,
+                       names: dict | None = None) -> int:
     """Refuse an audit whose arrays cannot fit in memory (:func:`audit_memory_parts`), before any is allocated.
 
     ``critics`` are the parts of the largest critic training (:func:`critic_memory_parts`), held
     beside the databases and outputs (the event runs come after the critics are trained; the
     larger of the two counts).
+
+    ``names`` says how the way out names each budget (keys ``samples``, ``slices``, ``records``,
+    ``event_runs``), as its caller's user sets it: the audit gives the argument, the flag and the configuration
+    key (``audit.critic_cost.AUDIT_MEMORY_NAMES``); by default the flags (:data:`AUDIT_FLAGS`).
 
     Returns
     -------
@@ -70,9 +78,9 @@ def check_audit_memory(samples: int, shape: tuple, priors: int, *, event_runs: i
     Raises
     ------
     InputError
-        Naming the budget that needs the most (``samples``, flag ``--samples``, or
-        ``event_runs``, ``--event-runs``), with the size needed, part by part, and the size
-        available (:func:`available_memory`: a container's cgroup limit included).
+        Naming the budget that needs the most (``samples`` or ``event_runs``), with the size needed, part by
+        part, the size available (:func:`available_memory`: a container's cgroup limit included) and what to
+        lower, as ``names`` names it.
     """
     parts = audit_memory_parts(samples, shape, priors, event_runs=event_runs, output_width=output_width,
                                other_records=other_records)
@@ -85,14 +93,15 @@ def check_audit_memory(samples: int, shape: tuple, priors: int, *, event_runs: i
         return need
     n, k = shape
     listed = ", ".join(f"{name} {format_bytes(size)}" for name, size in {**parts, **critic_parts}.items() if size)
-    hint = "lower --samples"
+    names = {**AUDIT_FLAGS, **(names or {})}
     if event > parts["databases"] + parts["outputs"] + training:
-        name, flag, value = "event_runs", "--event-runs", event_runs
-        hint = f"lower {flag}"
+        name, value = "event_runs", event_runs
+        hint = f"lower {names['event_runs']}"
     else:
-        name, flag, value = "samples", "--samples", samples
-        if training > parts["databases"] + parts["outputs"]:
-            hint = "lower --samples, --slices or the audited --records"
+        name, value = "samples", samples
+        hint = f"lower {names['samples']}"
+        if training > parts["databases"] + parts["outputs"]:  # one critic per audited record and slice
+            hint = f"lower {names['samples']} or {names['slices']}, or audit fewer records: {names['records']}"
     raise InputError(
         f"argument '{name}' ({value}): the audit needs at least {format_bytes(need)} of memory ({listed}; "
         f"databases of {n} x {k}, {output_width} output value(s) each, {priors} prior(s)), but only "
