@@ -315,7 +315,7 @@ EXPERIMENTS = [Experiment(
     source="study (issue 42)",
     run=run,
     trains=True,
-    full_runtime="189 s on one H200 with 16 cores, device cuda, best of 1 (fifteen commands of 7 to 15 s, 177 s in all, "
-                 "and 11 s of step costs and CUDA start); best-of-2 estimated from those: about 366 s",
+    full_runtime="189 s on one H200 with 16 cores, device cuda, best of 1 (fifteen commands of 7 to 15 s, 177 s in "
+                 "all, and 11 s of step costs and CUDA start); best-of-2 estimated from those: about 366 s",
     grids=tuple(REPEATS),
 )]

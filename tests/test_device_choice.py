@@ -163,10 +163,12 @@ def test_device_choice_interleaves_rotated_rounds_keeps_the_fastest_and_says_wha
     walls = {"A": {"cpu": [13.4, 12.9], "cuda": [13.1, 13.3], "auto": [11.0, 12.0]},
              "B": {"cpu": [11.6, 11.9], "cuda": [11.1, 11.4], "auto": [12.4, 11.2]},
              "C": {"cpu": [7.3, 7.5], "cuda": [7.9, 7.8], "auto": [8.0, 7.6]}}
-    trained_on = {"A": {"cpu": "cpu", "cuda": "cuda", "auto": "cuda"}, "B": {"cpu": "cpu", "cuda": "cuda", "auto": "cuda"},
+    trained_on = {"A": {"cpu": "cpu", "cuda": "cuda", "auto": "cuda"},
+                  "B": {"cpu": "cpu", "cuda": "cuda", "auto": "cuda"},
                   "C": {"cpu": "cpu", "cuda": "cuda", "auto": "cpu"}}
     # C: a DP-SGD audit whose auto run trains with the NumPy trainer, which neither --device cpu nor cuda runs.
-    notes = {("C", "cpu"): TORCH_NOTE.format("cpu"), ("C", "cuda"): TORCH_NOTE.format("cuda"), ("C", "auto"): NUMPY_NOTE}
+    notes = {("C", "cpu"): TORCH_NOTE.format("cpu"), ("C", "cuda"): TORCH_NOTE.format("cuda"),
+             ("C", "auto"): NUMPY_NOTE}
     calls = _stand_in_commands(monkeypatch, walls, trained_on, notes)
     table = device_choice.audit_rows(quick=False, seed=0, cuda=True, repeats=2)
     # Six rounds in all, each starting with the device after the one the round before started with.
@@ -190,8 +192,8 @@ def test_device_choice_interleaves_rotated_rounds_keeps_the_fastest_and_says_wha
     ratio_line, summary = device_choice._findings([], float("nan"), table, repeats=2)
     assert "the fastest of 2 timings each" in ratio_line
     assert f"B: {11.2 / 11.1:.2f}× (same work)" in ratio_line and f"A: {11.0 / 12.9:.2f}×;" in ratio_line
-    assert f"Worst {max(11.0 / 12.9, 11.2 / 11.1, 7.6 / 7.3):.2f}× (target: 1.1× or less); worst where auto ran other " \
-           f"work than the faster timing: {max(11.0 / 12.9, 7.6 / 7.3):.2f}×." in ratio_line
+    assert (f"Worst {max(11.0 / 12.9, 11.2 / 11.1, 7.6 / 7.3):.2f}× (target: 1.1× or less); worst where auto ran "
+            f"other work than the faster timing: {max(11.0 / 12.9, 7.6 / 7.3):.2f}×.") in ratio_line
     assert summary.startswith("--device auto chose the faster device on 1 of 3 audits")
     assert f"chose the slower device on A ({11.0 / 12.9:.2f}×)" in summary
     assert f"neither --device cpu nor --device cuda ran on C ({7.6 / 7.3:.2f}×)" in summary
