@@ -128,3 +128,122 @@ def test_no_critics_train_nothing_and_keep_the_audit_on_the_cpu():
         chosen, _ = choose_device("auto", critics=0, steps=2000, batch_size=256, cuda_available=True,
                                   cuda_started=started)
         assert chosen.type == "cpu"
+
+
+# The experiment `device-choice`'s audits' table, from stand-in commands (no real timing): the rounds' order, best of
+# k, and whether auto ran the configuration of the faster timing.
+
+TORCH_NOTE = ("trainer: the batched torch DP-SGD (TorchDPSGD) on {}, the --device asked for (same step and laws as the "
+              "NumPy trainer)")
+NUMPY_NOTE = "trainer: the NumPy DP-SGD on the CPU (--device auto: 60,000 runs × 4 steps predicted 0.365 s on the CPU)"
+
+
+def _stand_in_commands(monkeypatch, walls, trained_on, notes):
+    """The experiment's audits become the labels of ``walls``; its command returns, for (audit, device), the next of
+    ``walls[audit][device]``. Returns the list of (audit, device) calls in order."""
+    from experiments import device_choice
+
+    calls = []
+
+    def command(arguments, device, seed):
+        (label,) = arguments
+        calls.append((label, device))
+        return {"wall_seconds": walls[label][device][calls.count((label, device)) - 1], "audit_seconds": 1.0,
+                "trained_on": trained_on[label][device], "verdict": "no-violation-detected",
+                "note": notes.get((label, device), "")}
+
+    monkeypatch.setattr(device_choice, "AUDITS", tuple((label, [label]) for label in walls))
+    monkeypatch.setattr(device_choice, "run_audit_command", command)
+    return calls
+
+
+def test_device_choice_interleaves_rotated_rounds_keeps_the_fastest_and_says_what_auto_ran(monkeypatch):
+    from experiments import device_choice
+
+    walls = {"A": {"cpu": [13.4, 12.9], "cuda": [13.1, 13.3], "auto": [11.0, 12.0]},
+             "B": {"cpu": [11.6, 11.9], "cuda": [11.1, 11.4], "auto": [12.4, 11.2]},
+             "C": {"cpu": [7.3, 7.5], "cuda": [7.9, 7.8], "auto": [8.0, 7.6]}}
+    trained_on = {"A": {"cpu": "cpu", "cuda": "cuda", "auto": "cuda"},
+                  "B": {"cpu": "cpu", "cuda": "cuda", "auto": "cuda"},
+                  "C": {"cpu": "cpu", "cuda": "cuda", "auto": "cpu"}}
+    # C: a DP-SGD audit whose auto run trains with the NumPy trainer, which neither --device cpu nor cuda runs.
+    notes = {("C", "cpu"): TORCH_NOTE.format("cpu"), ("C", "cuda"): TORCH_NOTE.format("cuda"),
+             ("C", "auto"): NUMPY_NOTE}
+    calls = _stand_in_commands(monkeypatch, walls, trained_on, notes)
+    table = device_choice.audit_rows(quick=False, seed=0, cuda=True, repeats=2)
+    # Six rounds in all, each starting with the device after the one the round before started with.
+    rounds = [("cpu", "cuda", "auto"), ("cuda", "auto", "cpu"), ("auto", "cpu", "cuda")] * 2
+    assert calls == [(label, device) for label, pair in zip("AABBCC", rounds) for device in pair]
+    assert table["positions"][:3] == ["1, 6", "2, 4", "3, 5"]  # A: cpu, cuda, auto
+    assert table["wall_seconds_each"][0] == "13.4; 12.9"
+    best = {(label, device): min(values) for label, row in walls.items() for device, values in row.items()}
+    assert table["wall_seconds"] == [best[(a, d)] for a, d in zip(table["audit"], table["device"])]
+    for label in "ABC":
+        auto = table["audit"].index(label) + 2
+        assert table["device"][auto] == "auto"
+        expected = best[(label, "auto")] / min(best[(label, "cpu")], best[(label, "cuda")])
+        assert table["auto_over_fastest"][auto] == pytest.approx(expected)
+    # A: cpu fastest (12.9 s), auto ran cuda: the slower; B: cuda fastest, auto ran cuda: the same work; C: neither.
+    assert [c for c in table["auto_chose_faster"] if c] == ["no", "yes", "neither"]
+    assert table["ratio_is"][5] == "the spread between timings of the same work"
+    assert table["configuration"][6:] == ["audit on cpu, trainer batched torch DP-SGD (TorchDPSGD) on cpu",
+                                          "audit on cuda, trainer batched torch DP-SGD (TorchDPSGD) on cuda",
+                                          "audit on cpu, trainer NumPy DP-SGD on cpu"]
+    ratio_line, summary = device_choice._findings([], float("nan"), table, repeats=2)
+    assert "the fastest of 2 timings each" in ratio_line
+    assert f"B: {11.2 / 11.1:.2f}× (same work)" in ratio_line and f"A: {11.0 / 12.9:.2f}×;" in ratio_line
+    assert (f"Worst {max(11.0 / 12.9, 11.2 / 11.1, 7.6 / 7.3):.2f}× (target: 1.1× or less); worst where auto ran "
+            f"other work than the faster timing: {max(11.0 / 12.9, 7.6 / 7.3):.2f}×.") in ratio_line
+    assert summary.startswith("--device auto chose the faster device on 1 of 3 audits")
+    assert f"chose the slower device on A ({11.0 / 12.9:.2f}×)" in summary
+    assert f"neither --device cpu nor --device cuda ran on C ({7.6 / 7.3:.2f}×)" in summary
+
+
+def test_device_choice_times_each_command_once_by_default_and_without_a_gpu_compares_cpu_and_auto(monkeypatch):
+    from experiments import device_choice
+    from experiments.registry import get_experiment
+
+    walls = {"A": {"cpu": [5.0], "auto": [5.5]}, "B": {"cpu": [6.0], "auto": [5.7]}}
+    trained_on = {label: {"cpu": "cpu", "auto": "cpu"} for label in walls}
+    calls = _stand_in_commands(monkeypatch, walls, trained_on, {})
+    table = device_choice.audit_rows(quick=False, seed=0, cuda=False)
+    assert calls == [("A", "cpu"), ("A", "auto"), ("B", "auto"), ("B", "cpu")]
+    assert table["positions"] == ["1", "2", "2", "1"] and table["auto_chose_faster"] == ["", "yes", "", "yes"]
+    ratio_line, summary = device_choice._findings([], float("nan"), table)
+    assert "one timing each" in ratio_line and f"A: {5.5 / 5.0:.2f}× (same work)" in ratio_line
+    assert ratio_line.endswith(f"Worst {5.5 / 5.0:.2f}× (target: 1.1× or less).")
+    assert summary.startswith("--device auto chose the faster device on 2 of 2 audits")
+    assert f"there its {5.7 / 6.0:.2f}-{5.5 / 5.0:.2f}× is the spread between timings of the same work" in summary
+    # Best of 1 is the default (it fits the GPU check's 200 s); best of 2 is a grid of its own.
+    assert get_experiment("device-choice").grids == ("best-of-1", "best-of-2")
+    assert device_choice.REPEATS[device_choice.DEFAULT_GRID] == 1 and device_choice.REPEATS["best-of-2"] == 2
+
+
+def test_device_choice_counts_a_failed_auto_command_apart(monkeypatch):
+    from experiments import device_choice
+
+    walls = {"A": {"cpu": [5.0, 4.0], "cuda": [3.0, 3.5], "auto": [1.0, 2.0]}}
+    trained_on = {"A": {"cpu": "cpu", "cuda": "cuda", "auto": "failed"}}
+    _stand_in_commands(monkeypatch, walls, trained_on, {})
+    table = device_choice.audit_rows(quick=False, seed=0, cuda=True, repeats=2)
+    assert table["auto_chose_faster"][2] == "failed" and table["wall_seconds"][:2] == [4.0, 3.0]
+    summary = device_choice._findings([], float("nan"), table, repeats=2)[1]
+    assert "on 0 of 1 audits" in summary and "its command failed on A" in summary
+
+
+def test_device_choice_grid_best_of_2_times_each_command_twice_and_says_so(monkeypatch):
+    from experiments import device_choice
+    from experiments.framework import RunContext
+
+    walls = {"A": {"cpu": [5.0, 4.0], "auto": [4.5, 4.2]}}
+    calls = _stand_in_commands(monkeypatch, walls, {"A": {"cpu": "cpu", "auto": "cpu"}}, {})
+    costs = {"device": "cpu", "small_critics": 1, "small_mode": "eager", "small_step_seconds": 1e-3,
+             "large_critics": 64, "large_mode": "eager", "large_step_seconds": 2e-3, "batch_size": 256, "threads": 2,
+             "measured_step_seconds": 1e-3, "measured_pair_seconds": 1e-8, "model_step_seconds": 1e-3,
+             "model_pair_seconds": 1e-8}
+    monkeypatch.setattr(device_choice, "step_costs", lambda device, quick, seed: dict(costs))
+    output = device_choice.run(RunContext(quick=False, seed=0, device="cpu", grid="best-of-2"))
+    assert calls == [("A", "cpu"), ("A", "auto"), ("A", "auto"), ("A", "cpu")]
+    assert output.tables[1].columns["wall_seconds"] == [4.0, 4.2]
+    assert output.settings["timings"].startswith("best of 2: 2 interleaved rounds an audit")
+    assert any("(same work)" in f and "the fastest of 2 timings each" in f for f in output.findings)

@@ -81,3 +81,6 @@ def test_device_choice_quick_on_the_cpu(tmp_path):
     assert list(audits["device"]) == ["cpu", "auto"] and set(audits["trained_on"]) == {"cpu"}
     assert audits["note"][1] == "device cpu (auto: no CUDA device)" and audits["auto_over_fastest"][1] > 0
     assert any("--device auto over the faster" in f for f in result.findings)
+    # Without a GPU auto runs the CPU's configuration: its ratio is the spread between two timings of the same work.
+    assert list(audits["configuration"]) == ["audit on cpu"] * 2 and list(audits["auto_chose_faster"]) == ["", "yes"]
+    assert any(f.startswith("--device auto chose the faster device on 1 of 1 audits") for f in result.findings)

@@ -23,7 +23,7 @@ def configure(parser) -> None:
                              "page there), e.g. docs/benchmarks/NAME.md")
     parser.add_argument("--grid", default=None, metavar="NAME",
                         help="a named size of an experiment that has several (dpsgd-audit: cpu, gpu, gpu-full; "
-                             "default: the device's)")
+                             "default: the device's; device-choice: best-of-1, the default, or best-of-2)")
     parser.add_argument("--workers", type=int, default=1, metavar="K",
                         help="processes that run an experiment's independent audits side by side, the tables the "
                              "same for any K (dpsgd-audit; scans: each library's scan audits its cases in K "
