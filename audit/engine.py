@@ -57,7 +57,8 @@ from audit.statistics.pair_candidates import (EARLY_LOOK_SELECTION_RUNS, MIN_SEL
 from audit.search.event_search import event_search
 from audit.search.input_domain import domain_reach, unreached_note
 from audit.audit_plan import plan_audit
-from audit.critic_cost import NO_CLASSIFIER, SAMPLES_NAME, checked_critic_device, fallback_critic_device
+from audit.critic_cost import (AUDIT_MEMORY_NAMES, NO_CLASSIFIER, SAMPLES_NAME, checked_critic_device,
+                               fallback_critic_device)
 from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors, structured_pairs
 from audit.result import AuditResult, SecretEvidence, finite_or_none
 from audit.statistics.secret_critics import SecretCell, SecretFits, fit_secret_critics, secret_values
@@ -106,7 +107,8 @@ def audit_runner(spec: AuditSpec, **settings) -> MechanismRunner:
     further :class:`~mechanisms.execution.runner.MechanismRunner` ``settings`` (a sequential audit's chunk
     boundaries and cache)."""
     runner = MechanismRunner(spec.mechanism, spec.mechanism_label, spec.execution, source=spec.mechanism_source,
-                             quiet=spec.quiet, presence_column=spec.presence_column, **settings)
+                             quiet=spec.quiet, presence_column=spec.presence_column,
+                             memory_names=AUDIT_MEMORY_NAMES, **settings)
     # Ideal arithmetic: every output is rounded before any statistic sees it (audit.statistics.arithmetic).
     return RoundedRunner(runner) if spec.arithmetic == "ideal" else runner
 

@@ -186,3 +186,62 @@ def test_the_sample_floors_and_the_memory_hint_share_the_one_name(monkeypatch, c
     line = capsys.readouterr().err.strip().splitlines()[-1]
     assert line.startswith("miaudit audit: error: argument 'samples' (2000): the audit needs at least ")
     assert line.endswith(f"; lower {SAMPLES} or {SLICES}, or audit fewer records: {RECORDS}")
+
+
+# The mechanism runner's check of the outputs' memory (mechanisms.execution.memory.check_output_memory), made once
+# the first call has said the outputs' width, names the budget the same way when an audit runs it.
+WIDE_MECHANISM = "import numpy as np\n\ndef wide(dbs, rng):\n    return np.repeat(dbs.sum(axis=(1, 2))[:, None], 10**5, axis=1)\n"
+
+
+def test_the_output_memory_hint_of_an_audit_names_the_argument_flag_and_key(monkeypatch, tmp_path, capsys):
+    from mechanisms.execution import memory
+
+    (tmp_path / "wide.py").write_text(WIDE_MECHANISM)
+    monkeypatch.chdir(tmp_path)
+    # 2,000 audit samples of 100,000 outputs, chunks and joined: 2 x 2000 x 10^5 x 8 bytes = 3.2e9 bytes = 2.98 GiB,
+    # above 10^9 bytes = 954 MiB; the audit's own check, made before the first call with one output per database,
+    # needs far less.
+    assert round(3.2e9 / 2**30, 2) == 2.98 and round(1e9 / 2**20) == 954
+    monkeypatch.setattr(memory, "available_memory", lambda: 10**9)
+    assert main(["audit", "--mechanism", "wide.py:wide", "--notion", "mi-dp", "--prior", "builtin:bernoulli", "--n",
+                 "3", "--epsilon", "1", "--samples", "2000", "--quiet"]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line == ("miaudit audit: error: argument 'samples' (2000 audit samples): the mechanism's outputs "
+                    "need 2.98 GiB of memory (2000 x 100000 float64 values, chunks and joined), but only "
+                    f"954 MiB is available; lower {SAMPLES}")
+
+
+@pytest.mark.parametrize("databases, what, key", [(20000, "audit sample", "samples"),
+                                                   (10**9, "event-test run", "event_runs")])
+def test_the_output_memory_hint_names_what_it_is_given(databases, what, key):
+    from audit.critic_cost import AUDIT_MEMORY_NAMES
+    from mechanisms.execution.memory import check_output_memory
+
+    named = {"samples": SAMPLES, "event_runs": EVENT_RUNS}[key]
+    with pytest.raises(InputError) as refused:
+        check_output_memory(databases, 10**6, what, available=2**30, names=AUDIT_MEMORY_NAMES)
+    assert str(refused.value).startswith(f"argument '{key}' ({databases} {what}s): ")
+    assert str(refused.value).endswith(f"; lower {named}")
+    # Without names (a runner outside the audit), the flag alone.
+    with pytest.raises(InputError) as flags:
+        check_output_memory(databases, 10**6, what, available=2**30)
+    assert str(flags.value).endswith("; lower --" + key.replace("_", "-"))
+
+
+def test_a_draw_out_of_memory_names_the_samples_as_the_runners_user_sets_them(monkeypatch):
+    from audit.critic_cost import AUDIT_MEMORY_NAMES
+    from mechanisms.execution import runner as runner_module
+    from mechanisms.execution.runner import MechanismRunner
+    from mechanisms.inputs.priors import ProductBernoulli
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(runner_module, "draw_bounded", no_memory)
+    prior, rng = ProductBernoulli(0.5, shape=(3, 1)), np.random.default_rng(0)
+    for names, remedy in [(AUDIT_MEMORY_NAMES, SAMPLES), (None, "--samples")]:
+        with MechanismRunner(lambda dbs, rng: dbs.sum(axis=(1, 2))[:, None], "sum", memory_names=names) as runner:
+            with pytest.raises(InputError) as refused:
+                runner.draw(prior, 100, rng)
+        assert str(refused.value) == ("argument 'samples' (100): out of memory after drawing 0 B of databases; "
+                                      f"lower {remedy}")

@@ -40,7 +40,7 @@ from mechanisms.execution.chunks import (MAX_TIMEOUT_S, MECHANISM, PRIOR, PROBE,
                                          chunk_generator, global_draws_note, guard_global_generators, plan_chunks,
                                          seed_global_generators)
 from mechanisms.inputs.bounded_draws import draw_bounded
-from mechanisms.execution.memory import check_output_memory, format_bytes
+from mechanisms.execution.memory import AUDIT_FLAGS, check_output_memory, format_bytes
 from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, TIMEOUT_HINT
 from mechanisms.calls.printed import Printed
 from mechanisms.calls.watchdog import IGNORED_INTERRUPTION_CAUSES
@@ -184,6 +184,11 @@ class MechanismRunner:
         The databases' last attribute says which records are present (an add/remove audit,
         :mod:`mechanisms.inputs.relation`): each group of databases with the same present records runs
         as its own batch of those records, without the column.
+    memory_names : dict, optional
+        How a memory refusal names the budgets it asks to lower (keys ``samples``, ``event_runs``), as the
+        runner's user sets them (:func:`~mechanisms.execution.memory.check_output_memory`'s ``names``): an
+        audit's runner gives the argument, the flag and the configuration key
+        (``audit.critic_cost.AUDIT_MEMORY_NAMES``). Default: the flags.
 
     Attributes
     ----------
@@ -204,8 +209,9 @@ class MechanismRunner:
 
     def __init__(self, mechanism, label: str, settings: ExecutionSettings | None = None, *,
                  source=None, quiet: bool = True, presence_column: bool = False, boundaries=(),
-                 cache: ChunkCache | None = None):
+                 cache: ChunkCache | None = None, memory_names: dict | None = None):
         self.presence_column = presence_column
+        self.memory_names = {**AUDIT_FLAGS, **(memory_names or {})}
         self.boundaries = tuple(sorted({check_int(b, "boundaries", 1) for b in boundaries}))
         self.cache = cache
         self.calls = 0
@@ -277,7 +283,7 @@ class MechanismRunner:
         except MemoryError:
             size = sum(c.nbytes for c in chunks)
             raise InputError(f"argument 'samples' ({samples}): out of memory after drawing {format_bytes(size)} of "
-                             "databases; lower --samples") from None
+                             f"databases; lower {self.memory_names['samples']}") from None
 
     # ------------------------------------------------------------------ mechanism
 
@@ -342,7 +348,7 @@ class MechanismRunner:
         timeout = self.settings.timeout
         if not self._probed:
             self._probe(batch[:1], job_seed)
-        check_output_memory(batch.shape[0], self._output_width, what)
+        check_output_memory(batch.shape[0], self._output_width, what, names=self.memory_names)
         size, chunk_size, offset = batch.shape[0], self.chunk_size(batch.shape[1:]), 0
         if self.cache is not None and self.cache.stream_seed is not None and size and one_database:
             chunks, keys, offset = self._stream_chunks(batch[0], size, chunk_size)
