@@ -204,18 +204,17 @@ def test_cli_gaussian_calculators(capsys):
     assert "'--pmf'" in capsys.readouterr().err
 
 
-def test_sigma_calibration_for_figures_1_and_3():
-
-    # Fig. 1: d = 10, Δ = 1 (‖X‖ ≤ √10), μ̄_G^CI = 0.1 bit. At this σ the uniform-sphere input
-    # is optimal (small amplitude), so its MI by the noncentral χ² integral must be 0.1.
-    sigma = gaussian_sigma_for_lmip_bits(0.1, "ci", amplitude=math.sqrt(10), dim=10)
-    assert sphere_mi_bits(math.sqrt(10), sigma, 10) == pytest.approx(0.1, abs=2e-6)
-    # Fig. 3: 21-point truncated N(0, 1/4), μ̄_G^CD ∈ {0.1, 0.01} bit; MI by quad.
-    support, pmf = truncated_gaussian_input()
-    for mu in (0.1, 0.01):
-        sigma = gaussian_sigma_for_lmip_bits(mu, "cd", support=support, pmf=pmf)
-        assert mixture_mi_bits(support, pmf, sigma) == pytest.approx(mu, rel=1e-5)
-    with pytest.raises(InputError, match="'method'"):
-        gaussian_sigma_for_lmip_bits(0.1, "xx")
-    with pytest.raises(InputError, match="'amplitude'"):
-        gaussian_sigma_for_lmip_bits(0.1, "ci")
+@pytest.mark.parametrize("argv, why", [
+    (["gaussian-ldp", "--sigma", "1", "--sensitivity", "2", "--epsilon", "1"],
+     "σ and the sensitivity are in the inputs' units, ε is LDP's natural-log ratio bound and δ a probability"),
+    (["gaussian-lip", "--sigma", "1", "--support=-1,1", "--pmf", "0.5,0.5", "--epsilon", "0.3"],
+     "σ and the support are in the inputs' units, the pmf and δ are probabilities and ε is LIP's natural-log ratio "
+     "bound"),
+])
+def test_the_gaussian_curves_print_no_unit_and_refuse_bits(capsys, argv, why):
+    # No number these two read or print is an information value, so --bits would convert nothing.
+    assert "unit" not in run_cli(capsys, *argv)
+    assert main(["bounds", *argv, "--bits"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"miaudit bounds: error: argument '--bits': miaudit bounds {argv[0]} reads and prints no information value "
+        f"({why}), so nothing is in nats or bits; drop --bits")

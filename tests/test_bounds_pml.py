@@ -269,6 +269,17 @@ def test_cli_pml_dobrushin_and_divergences(capsys):
     hel = run_json(capsys, ["pml-hellinger", "--epsilon", eps, "--c", "0.05", "--n", "10", "--tv", "0.2"])
     assert hel["bound"] == pytest.approx(7 / 8 * (2 - 4 / (math.sqrt(a) + 1)) * 0.2)
     assert "Corollary 2" in hel["source"]
+    # --bits reads ε in bits and gives every information value in bits: the KL bound is the nats one over ln 2;
+    # the squared Hellinger bound (in [0, 2]) is unit-free, the same number for the same ε.
+    assert kl_bits["bound"] == pytest.approx(kl_out["bound"] / math.log(2)) and kl_bits["unit"] == "bits"
+    hel_bits = run_json(capsys, ["pml-hellinger", "--epsilon", str(math.log2(10 / 3)), "--c", "0.05", "--n", "10",
+                                 "--tv", "0.2", "--bits"])
+    assert hel_bits["bound"] == pytest.approx(7 / 8 * (2 - 4 / (math.sqrt(a) + 1)) * 0.2)
+    assert hel_bits["unit"] == "bits" and hel_bits["epsilon"] == pytest.approx(math.log(10 / 3) / math.log(2))
+    # One bit of PML is ε = ln 2 nats: Ξ = (2 − 1)/(2(1 − Nc) + 1) and (1 − Nc)e^ε + 1 = 2(1 − Nc) + 1, 1 − Nc = 1/2.
+    one_bit = run_json(capsys, ["pml-hellinger", "--epsilon", "1", "--c", "0.05", "--n", "10", "--tv", "0.2",
+                                "--bits"])
+    assert one_bit["bound"] == pytest.approx(1 / 2 * (2 - 4 / (math.sqrt(2) + 1)) * 0.2)
 
 
 @pytest.mark.parametrize("argv, argument", [

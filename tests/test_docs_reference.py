@@ -306,6 +306,45 @@ def test_every_key_a_command_prints_is_described(argv, section, tmp_path, capsys
     assert [key for key in printed if len(rows[key].rsplit("|", 2)[1].strip()) < 20] == []
 
 
+@pytest.mark.parametrize("argv, section", [(a, s) for a, s in _PRINTING_COMMANDS if a[0] == "bounds"],
+                         ids=[a[1] for a, _ in _PRINTING_COMMANDS if a[0] == "bounds"])
+def test_every_bounds_calculator_prints_its_unit_or_refuses_bits(argv, section, tmp_path, capsys):
+    # A calculator that reads or prints an information value says its unit (`unit`, described on the page) and
+    # gives it in bits with --bits; one that reads and prints none (its no_information says why) prints no `unit`
+    # and refuses --bits, which would convert nothing.
+    import numpy as np
+
+    from audit.cli.bounds_calculators import calculators
+    from audit.cli.main import main
+
+    files = {"kernel": np.array([[0.5, 0.5, 0.0], [0.25, 0.25, 0.5]]), "pxgy": np.array([[0.8, 0.3], [0.2, 0.7]]),
+             "py": np.array([0.4, 0.6])}
+    for name, array in files.items():
+        np.save(tmp_path / f"{name}.npy", array)
+    argv = [arg.format(**{name: str(tmp_path / f"{name}.npy") for name in files}) for arg in argv if arg != "--bits"]
+    calc = calculators()[argv[1]]
+    assert main(argv + ["--json"]) == 0
+    nats = json.loads(capsys.readouterr().out)
+    rows = _page_tables((DOCS / "reference" / "json-output.md").read_text())[section]
+    status = main(argv + ["--json", "--bits"])
+    out, err = capsys.readouterr()
+    if calc.no_information:
+        assert "unit" not in nats and "unit" not in rows
+        assert status == 2 and out == ""
+        assert err.strip() == (f"miaudit bounds: error: argument '--bits': miaudit bounds {argv[1]} reads and prints "
+                               f"no information value ({calc.no_information}), so nothing is in nats or bits; "
+                               "drop --bits")
+    else:
+        assert nats["unit"] == "nats" and status == 0 and json.loads(out)["unit"] == "bits"
+        assert '`"bits"` with `--bits`' in rows["unit"]
+
+
+def test_the_calculators_without_information_are_the_gaussian_curves():
+    from audit.cli.bounds_calculators import calculators
+
+    assert [name for name, calc in calculators().items() if calc.no_information] == ["gaussian-ldp", "gaussian-lip"]
+
+
 def test_api_page_renders_every_public_name_of_audit():
     import audit
 

@@ -9,6 +9,7 @@ import numpy as np
 from estimators.validation import InputError
 
 from audit.cli.bounds_calculators import calculators
+from audit.cli.bounds_calculators.common import refuse_bits
 from audit.config.flag_values import with_flag_names
 
 
@@ -16,7 +17,9 @@ def configure(parser) -> None:
     sub = parser.add_subparsers(dest="bound_name", metavar="NAME", required=True)
     for name, calc in calculators().items():
         p = sub.add_parser(name, help=calc.help, description=calc.help)
-        p.add_argument("--bits", action="store_true", help="information inputs and outputs in bits (default: nats)")
+        p.add_argument("--bits", action="store_true",
+                       help="refused: no information value is read or printed" if calc.no_information
+                       else "information inputs and outputs in bits (default: nats)")
         p.add_argument("--json", action="store_true", default=None, dest="json_sub", help="print only JSON")
         calc.configure(p)
         # Library functions name their parameters; errors are shown with the flag instead.
@@ -29,6 +32,7 @@ def run(args):
     if getattr(args, "json_sub", None):
         args.json = True
     try:
+        refuse_bits(calc, args)
         with np.errstate(all="ignore"):  # a non-finite result is caught below, by name
             payload = calc.compute(args)
     except InputError as exc:

@@ -15,12 +15,12 @@ from typing import Callable
 
 from estimators.array_files import load_npy_array
 from estimators.units import BITS, NATS, convert
-from estimators.validation import check_finite_number, check_nonnegative, check_positive
+from estimators.validation import InputError, check_finite_number, check_nonnegative, check_positive
 
 from audit.config.flag_values import integer, number, number_list
 
 __all__ = ["Calculator", "finite_flags", "info_in", "info_out", "integer", "number",
-           "load_npy_array", "nonnegative_flags", "number_list", "positive_flags", "unit"]
+           "load_npy_array", "nonnegative_flags", "number_list", "positive_flags", "refuse_bits", "unit"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,9 @@ class Calculator:
     # Fields whose exact value may be +inf (e.g. the LDP level of a kernel with a zero entry);
     # any other non-finite field is refused by ``miaudit bounds`` as beyond the float range.
     unbounded_fields: tuple = ()
+    # Why the calculator reads and prints no information value (what its numbers are instead), or None: such a
+    # calculator prints no ``unit`` and refuses ``--bits`` (:func:`refuse_bits`), which would convert nothing.
+    no_information: str | None = None
 
     def describe(self, payload: dict) -> str:
         """Readable text for a payload: one ``field: value`` line each."""
@@ -52,6 +55,14 @@ def _fmt(value) -> str:
 def unit(args) -> str:
     """The information unit the ``--bits`` flag selects (nats by default)."""
     return BITS if args.bits else NATS
+
+
+def refuse_bits(calc: Calculator, args) -> None:
+    """Refuse ``--bits`` for ``calc`` when it reads and prints no information value (``calc.no_information``):
+    the flag would change nothing, and a user asking for bits would take its numbers for bits."""
+    if calc.no_information and args.bits:
+        raise InputError(f"argument '--bits': miaudit bounds {calc.name} reads and prints no information value "
+                         f"({calc.no_information}), so nothing is in nats or bits; drop --bits")
 
 
 def info_in(args, value):
