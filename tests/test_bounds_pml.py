@@ -276,7 +276,8 @@ def test_cli_pml_dobrushin_and_divergences(capsys):
                                  "--tv", "0.2", "--bits"])
     assert hel_bits["bound"] == pytest.approx(7 / 8 * (2 - 4 / (math.sqrt(a) + 1)) * 0.2)
     assert hel_bits["unit"] == "bits" and hel_bits["epsilon"] == pytest.approx(math.log(10 / 3) / math.log(2))
-    # One bit of PML is ε = ln 2 nats: Ξ = (2 − 1)/(2(1 − Nc) + 1) and (1 − Nc)e^ε + 1 = 2(1 − Nc) + 1, 1 − Nc = 1/2.
+    # One bit of PML is ε = ln 2 nats: Ξ = (2 − 1)/(2(1 − Nc) + 1) and (1 − Nc)e^ε + 1 = 2(1 − Nc) + 1,
+    # with 1 − Nc = 1/2.
     one_bit = run_json(capsys, ["pml-hellinger", "--epsilon", "1", "--c", "0.05", "--n", "10", "--tv", "0.2",
                                 "--bits"])
     assert one_bit["bound"] == pytest.approx(1 / 2 * (2 - 4 / (math.sqrt(2) + 1)) * 0.2)

@@ -190,7 +190,8 @@ def test_the_sample_floors_and_the_memory_hint_share_the_one_name(monkeypatch, c
 
 # The mechanism runner's check of the outputs' memory (mechanisms.execution.memory.check_output_memory), made once
 # the first call has said the outputs' width, names the budget the same way when an audit runs it.
-WIDE_MECHANISM = "import numpy as np\n\ndef wide(dbs, rng):\n    return np.repeat(dbs.sum(axis=(1, 2))[:, None], 10**5, axis=1)\n"
+WIDE_MECHANISM = ("import numpy as np\n\n"
+                  "def wide(dbs, rng):\n    return np.repeat(dbs.sum(axis=(1, 2))[:, None], 10**5, axis=1)\n")
 
 
 def test_the_output_memory_hint_of_an_audit_names_the_argument_flag_and_key(monkeypatch, tmp_path, capsys):

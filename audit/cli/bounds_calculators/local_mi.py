@@ -223,13 +223,15 @@ CALCULATORS = [
     Calculator("lip-floor", "the floor 1 − 2^−μ of the LIP curve of μ-CD-LMIP (local-MI Thm 2)", _add_mu, _lip_floor),
     Calculator("lmip-from-lip", "CD-LMIP μ implied by the LIP curve of X + N(0, σ²), discrete X (local-MI Thm 2b)",
                _add_discrete_input, _lmip_from_lip),
-    Calculator("gaussian-ldp", "optimal LDP curve δ(ε) of the Gaussian mechanism", _gaussian_ldp_configure, _gaussian_ldp,
+    Calculator("gaussian-ldp", "optimal LDP curve δ(ε) of the Gaussian mechanism",
+               _gaussian_ldp_configure, _gaussian_ldp,
                no_information="σ and the sensitivity are in the inputs' units, ε is LDP's natural-log ratio bound "
                               "and δ a probability"),
     Calculator("gaussian-lmip-ci", "optimal CI-LMIP (capacity, ‖X‖ ≤ A) of the Gaussian mechanism",
                _gaussian_ci_configure, _gaussian_ci),
     Calculator("gaussian-lmip-cd", "optimal CD-LMIP of X + N(0, σ²) for a discrete input", _add_discrete_input, _gaussian_cd),
-    Calculator("gaussian-lip", "optimal LIP δ(ε) of X + N(0, σ²) for a discrete input", _gaussian_lip_configure, _gaussian_lip,
+    Calculator("gaussian-lip", "optimal LIP δ(ε) of X + N(0, σ²) for a discrete input",
+               _gaussian_lip_configure, _gaussian_lip,
                no_information="σ and the support are in the inputs' units, the pmf and δ are probabilities and ε is "
                               "LIP's natural-log ratio bound"),
 ]
