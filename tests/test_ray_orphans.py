@@ -181,31 +181,38 @@ def test_an_audit_killed_with_sigkill_leaves_no_process_of_the_ray_instance_it_s
 
 @pytest.mark.integration
 @pytest.mark.ray
-def test_a_backend_closed_normally_shuts_ray_down_and_leaves_no_guardian(tmp_path):
-    """Opened, the backend has a guardian that finds the instance's processes by its mark; closed, neither the
-    guardian nor any process of the instance runs."""
+@pytest.mark.parametrize("address", [None, "local"])
+def test_a_backend_closed_normally_shuts_ray_down_and_leaves_no_guardian(address, tmp_path):
+    """Opened, the backend has a guardian that finds the instance's processes by its mark, and Ray runs a task;
+    closed, neither the guardian nor any process of the instance runs. ``--ray-address local`` starts the instance as
+    no address does (Ray started it on the thread that joins an address within a bound, whose end killed it)."""
     pytest.importorskip("ray")
     script = tmp_path / "open_and_close.py"
     script.write_text(textwrap.dedent("""
         import json
+        import sys
+
+        import ray
 
         from mechanisms.execution import backends, ray_guardian
         from mechanisms.execution.worker import MechanismReference
 
-        backend = backends.RayBackend(MechanismReference("laplace_sum", "catalog:laplace_sum"), None, 1)
+        address = json.loads(sys.argv[1])
+        backend = backends.RayBackend(MechanismReference("laplace_sum", "catalog:laplace_sum"), address, 1)
         guardian = backend._guardian
         marked = ray_guardian.cluster_processes(guardian.token)
+        answer = ray.get(ray.remote(lambda: 6 * 7).remote(), timeout=120)
         backend.close()
-        print(json.dumps({"guardian": guardian.pid, "marked": marked, "token": guardian.token,
+        print(json.dumps({"guardian": guardian.pid, "marked": marked, "token": guardian.token, "answer": answer,
                           "exit": guardian._process.returncode, "closed": backend._guardian is None}))
     """), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("RAY_ADDRESS", None)
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env,
+    done = subprocess.run([sys.executable, str(script), json.dumps(address)], capture_output=True, text=True, timeout=300, env=env,
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.splitlines()[-1])
-    assert len(result["marked"]) >= 2, result  # at least the GCS server and the raylet
+    assert len(result["marked"]) >= 2 and result["answer"] == 42, result  # at least the GCS server and the raylet
     assert result["exit"] == 0 and result["closed"]  # it had ended when close returned
     assert _start(result["guardian"]) is None
     left = {int(pid): start for pid, start in result["marked"].items()}

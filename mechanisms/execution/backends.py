@@ -427,16 +427,17 @@ class RayBackend:
             # A local instance's workers import what this process can: its sys.path, as PYTHONPATH.
             path = os.pathsep.join(entry for entry in sys.path if entry)
             options = dict(include_dashboard=False, configure_logging=False, log_to_driver=True)
-            # An instance the audit starts is stopped by a guardian if the audit dies (SIGKILL, out of memory);
-            # a cluster it joins at an address is left alone.
-            self._guardian = Guardian() if address in (None, "", "local") and guardian_supported() else None
+            # An instance the audit starts ("local" too) is stopped by a guardian if the audit dies (SIGKILL, out of
+            # memory); a cluster it joins at an address is left alone.
+            local = address in (None, "", "local")
+            self._guardian = Guardian() if local and guardian_supported() else None
             try:
                 with _without_token_notice(), self._guardian.marking() if self._guardian else nullcontext():
-                    if address:
-                        _init_ray_within(ray, address, RAY_INIT_TIMEOUT, **options)
+                    if local:  # on this thread: Ray ties the processes it starts to the starting thread's life
+                        ray.init(address=address or None, num_cpus=cpus or os.cpu_count(),
+                                 runtime_env={"env_vars": {"PYTHONPATH": path}}, **options)
                     else:
-                        ray.init(num_cpus=cpus or os.cpu_count(), runtime_env={"env_vars": {"PYTHONPATH": path}},
-                                 **options)
+                        _init_ray_within(ray, address, RAY_INIT_TIMEOUT, **options)
             except BaseException:
                 self._close_guardian()
                 raise
