@@ -2,9 +2,10 @@
 
 Ray 2.60 ties the instance's head processes (GCS, raylet, monitors) to the process that called ``ray.init`` where the
 kernel allows it (``PR_SET_PDEATHSIG`` on Linux), but not the raylet's children: killed with SIGKILL (or by the
-out-of-memory killer), the audit took its head processes with it at once, while its workers went on for some 3-6 s
-and its dashboard and runtime-environment agents for 45-60 s (measured: tests/test_ray_orphans.py). Ray's own reaper
-(``ray._private.ray_process_reaper``) is not started where it fate-shares through the kernel.
+out-of-memory killer), the audit took its head processes with it at once, while its workers went on for some 2-6 s
+and its dashboard and runtime-environment agents for 44-61 s (measured; with the guardian, every process of the
+instance had ended 2.1 s after the kill: tests/test_ray_orphans.py). Ray's own reaper
+(``ray._private.ray_process_reaper``) is not started where Ray fate-shares through the kernel.
 
 The guardian is a small process of its own (:func:`main`, standard library only, in a session of its own so that a
 signal to the audit's process group does not reach it). It waits on a pipe whose write end only the audit holds, so it
@@ -32,6 +33,8 @@ from contextlib import contextmanager
 CLUSTER_VARIABLE = "MIAUDIT_RAY_CLUSTER"
 #: Seconds the marked processes get after SIGTERM before SIGKILL (as a local worker: ``backends.WORKER_STOP_WAIT``).
 STOP_WAIT = 2.0
+#: Seconds the guardian waits for the processes it sent SIGKILL to end (their parents reap them) before it looks again.
+KILL_WAIT = 1.0
 #: Rounds of finding and stopping marked processes (one that a dying process started while it was stopped is found
 #: by the next).
 STOP_ROUNDS = 3
@@ -128,7 +131,7 @@ def stop_cluster(token: str, known: dict | None = None, wait: float = STOP_WAIT,
                         signalled.add(pid)
                     except OSError:  # it ended since it was found
                         pass
-            deadline = time.monotonic() + (wait if stop == signal.SIGTERM else 0.0)
+            deadline = time.monotonic() + (wait if stop == signal.SIGTERM else min(wait, KILL_WAIT))
             while True:
                 found = {pid: start for pid, start in found.items() if _running(pid, start)}
                 if not found or time.monotonic() >= deadline:
