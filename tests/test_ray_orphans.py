@@ -2,7 +2,7 @@
 (:mod:`mechanisms.execution.ray_guardian`), and a normal run leaves no guardian behind.
 
 Without the guardian, an audit killed with SIGKILL took Ray's head processes with it at once (Ray's own fate-sharing),
-but its workers lived on for some 2-6 s and its dashboard and runtime-environment agents for about 60 s.
+but its workers lived on for some 2-5 s and its dashboard and runtime-environment agents for about 60 s.
 """
 
 import json

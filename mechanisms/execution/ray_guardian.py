@@ -2,8 +2,8 @@
 
 Ray 2.60 ties the instance's head processes (GCS, raylet, monitors) to the process that called ``ray.init`` where the
 kernel allows it (``PR_SET_PDEATHSIG`` on Linux), but not the raylet's children: killed with SIGKILL (or by the
-out-of-memory killer), the audit took its head processes with it at once, while its workers went on for some 2-6 s
-and its dashboard and runtime-environment agents for 44-61 s (measured; with the guardian, every process of the
+out-of-memory killer), the audit took its head processes with it at once, while its workers went on for some 2-5 s
+and its dashboard and runtime-environment agents for about 60 s (measured; with the guardian, every process of the
 instance had ended 2.1 s after the kill: tests/test_ray_orphans.py). Ray's own reaper
 (``ray._private.ray_process_reaper``) is not started where Ray fate-shares through the kernel.
 
