@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from collections import deque
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
@@ -32,6 +32,7 @@ from estimators.validation import InputError
 
 from mechanisms.calls.user_call import run_on_daemon_thread
 from mechanisms.errors import MechanismError
+from mechanisms.execution.ray_guardian import Guardian, supported as guardian_supported
 from mechanisms.execution.worker import (TOKEN_FILE, MechanismReference, init_worker, lost_in, run_in_ray_worker,
                                          run_reporting)
 from mechanisms.outputs.encoding import encoder_of
@@ -405,7 +406,8 @@ class RayBackend:
     (:func:`~mechanisms.execution.worker.init_ray_worker`), and while the backend is open Ray's driver does not
     print its own notice of a worker's death beside the audit's line (:class:`_QuietDeaths`). Starting or joining
     Ray, the backend keeps Ray's notice that it turned token authentication on by default off the terminal
-    (:func:`_without_token_notice`).
+    (:func:`_without_token_notice`). A local instance that it starts has a guardian process, which stops the
+    instance's processes should the audit die without shutting it down (:mod:`~mechanisms.execution.ray_guardian`).
     """
 
     isolated_failures = True
@@ -419,18 +421,26 @@ class RayBackend:
         except ImportError:
             raise MechanismError("--backend ray needs Ray: pip install 'miaudit[ray]'",
                                  mechanism=reference.label) from None
-        self._ray = ray
+        self._ray, self._guardian = ray, None
         self._started = not ray.is_initialized()
         if self._started:
             # A local instance's workers import what this process can: its sys.path, as PYTHONPATH.
             path = os.pathsep.join(entry for entry in sys.path if entry)
             options = dict(include_dashboard=False, configure_logging=False, log_to_driver=True)
-            with _without_token_notice():
-                if address:
-                    _init_ray_within(ray, address, RAY_INIT_TIMEOUT, **options)
-                else:
-                    ray.init(num_cpus=cpus or os.cpu_count(), runtime_env={"env_vars": {"PYTHONPATH": path}},
-                             **options)
+            # An instance the audit starts ("local" too) is stopped by a guardian if the audit dies (SIGKILL, out of
+            # memory); a cluster it joins at an address is left alone.
+            local = address in (None, "", "local")
+            self._guardian = Guardian() if local and guardian_supported() else None
+            try:
+                with _without_token_notice(), self._guardian.marking() if self._guardian else nullcontext():
+                    if local:  # on this thread: Ray ties the processes it starts to the starting thread's life
+                        ray.init(address=address or None, num_cpus=cpus or os.cpu_count(),
+                                 runtime_env={"env_vars": {"PYTHONPATH": path}}, **options)
+                    else:
+                        _init_ray_within(ray, address, RAY_INIT_TIMEOUT, **options)
+            except BaseException:
+                self._close_guardian()
+                raise
         self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._reference = ray.put(reference)
         self._remote = ray.remote(max_retries=0, num_cpus=1)(run_in_ray_worker)
@@ -483,9 +493,15 @@ class RayBackend:
             waited = time.monotonic() + RAY_NOTICE_WAIT
             while _QuietDeaths.dropped - self._dropped < self._deaths and time.monotonic() < waited:
                 time.sleep(0.05)
+        self._close_guardian()  # after ray.shutdown: it finds nothing left to stop, and exits
         if self._quiet:
             self._quiet = False
             _QuietDeaths.close()
+
+    def _close_guardian(self):
+        if self._guardian is not None:
+            self._guardian.close()
+            self._guardian = None
 
 
 def make_backend(reference, backend: str, workers: int, ray_address: str | None):
