@@ -16,8 +16,8 @@
 The sampler (diffprivlib 0.6.6, ``mechanisms/bingham.py`` lines 122–152) is the rejection sampler of Kent,
 Ganeiber and Mardia (2018), "A new unified approach for the simulation of a wide class of directional
 distributions", JCGS 27(2), §3: target f*(u) = exp(−uᵀAu), A = ε(λ_max I − C)/(4Δ), proposal the angular
-central Gaussian ACG(Ω), g*(u) ∝ (uᵀΩu)^(−d/2), Ω = I + 2A/b with Σᵢ 1/(b + 2aᵢ) = 1 (their eq. 3.6), and
-acceptance f*(u) / (M* g*(u)) = exp(−uᵀAu) (uᵀΩu)^(d/2) / M*, M* = e^(−(d−b)/2) (d/b)^(d/2) (their eq. 3.5).
+central Gaussian ACG(Ω), g*(u) ∝ (uᵀΩu)^(−d/2), Ω = I + 2A/b with Σᵢ 1/(b + 2aᵢ) = 1 (their §3), and
+acceptance f*(u) / (M* g*(u)) = exp(−uᵀAu) (uᵀΩu)^(d/2) / M*, M* = e^(−(d−b)/2) (d/b)^(d/2) (their §3).
 The library accepts with exp(−uᵀAu) (uᵀΩu)^(−d/2) / M* (divides where the paper multiplies), so its draws
 have density ∝ g*(u) × acceptance ∝ exp(−uᵀAu) (uᵀΩu)^(−d) (:func:`log_density`).
 """
@@ -34,7 +34,7 @@ from scipy import integrate, optimize, special, stats
 def b_constant(a) -> float:
     """The ACG envelope's b: the root in (0, d] of Σᵢ 1/(b + 2aᵢ) = 1.
 
-    Source: Kent, Ganeiber and Mardia (2018), eq. (3.6) (diffprivlib's bisection, ``bingham.py`` line 128,
+    Source: Kent, Ganeiber and Mardia (2018), §3 (diffprivlib's bisection, ``bingham.py`` line 128,
     solves the same equation). ``a``: the eigenvalues of A (≥ 0, one of them 0).
     """
     a = np.asarray(a, dtype=float)
@@ -59,8 +59,8 @@ def concentration(c, epsilon: float, sensitivity: float = 1.0) -> np.ndarray:
 def log_density(u, c, epsilon: float, sensitivity: float = 1.0, buggy: bool = True) -> np.ndarray:
     """Unnormalised log density on the unit sphere (w.r.t. surface measure) of the mechanism's draws.
 
-    ``buggy=False``: the Bingham density −uᵀAu it states (Kent et al. 2018, eq. 3.1). ``buggy=True``: what its
-    sampler draws, −uᵀAu − d log(uᵀΩu), Ω = I + 2A/b: the ACG proposal (uᵀΩu)^(−d/2) (Kent et al. 2018, §3.4)
+    ``buggy=False``: the Bingham density −uᵀAu it states (Kent et al. 2018, §3). ``buggy=True``: what its
+    sampler draws, −uᵀAu − d log(uᵀΩu), Ω = I + 2A/b: the ACG proposal (uᵀΩu)^(−d/2) (Kent et al. 2018, §3)
     times diffprivlib's acceptance probability exp(−uᵀAu)(uᵀΩu)^(−d/2)/M* (``bingham.py`` lines 148–149),
     which is ≤ 1 because uᵀΩu ≥ 1 and M* ≥ 1 (no truncation). ``u``: (..., d) unit vectors.
     """
@@ -171,24 +171,55 @@ def axial_loss(d: int, epsilon: float, buggy: bool = True) -> float:
     return float(np.abs(ends).max() / epsilon)
 
 
-def planar_loss(d: int, epsilon: float, top: float, buggy: bool = True, size: int = 200) -> float:
-    """sup_u |log p_A(u)/p_B(u)| / ε for C_A = diag(M, M, 0, …, 0) and C_B = diag(M + 1, M − 1, 0, …, 0), M = ``top``
-    (‖C_A − C_B‖₂ = 1; the two ends of one row changed from e₂ to e₁ in a covariance of rows of norm ≤ 1).
+def _planar_log_g(t, theta, a, b, d, buggy):
+    """Unnormalised log density at u = (√t cos θ, √t sin θ, √(1 − t) v), A = diag(a) with a₃ = … = a_d."""
+    x = t * (a[0] * np.cos(theta) ** 2 + a[1] * np.sin(theta) ** 2) + (1.0 - t) * a[2]
+    return -x - (d * np.log1p(2.0 * x / b) if buggy else 0.0)
+
+
+def planar_log_densities(d: int, epsilon: float, top: float, buggy: bool = True, size: int = 200,
+                         change=(1.0, -1.0), theta=None):
+    """log p_A, log p_B (w.r.t. the uniform measure) of the pair C_A = diag(M, M, 0, …, 0),
+    C_B = diag(M + c₁, M + c₂, 0, …, 0), M = ``top``, (c₁, c₂) = ``change``: by default (1, −1), ‖C_A − C_B‖₂ = 1, one
+    row of a covariance of rows of norm ≤ 1 replaced (e₂ by e₁); (1, 0) adds the row e₁ (OpenDP's add/remove).
 
     With u = (√t cos θ, √t sin θ, √(1 − t) v), uᵀAu = t(a₁cos²θ + a₂sin²θ) + (1 − t)a₃, and under the uniform measure
-    t = u₁² + u₂² is Beta(1, (d − 2)/2) and θ uniform, independent of t (Watson 1983, §2.7): a two-dimensional
-    quadrature (Gauss–Legendre in t, the rectangle rule in θ).
+    t = u₁² + u₂² is Beta(1, (d − 2)/2) and θ uniform, independent of t (Watson 1983, §2.7): the normalisers by a
+    two-dimensional quadrature (Gauss–Legendre in t, the rectangle rule in θ). Returns the t nodes and weights and the
+    two log densities on the (t, θ) grid, θ the rectangle rule's nodes or the angles ``theta`` given.
     """
     z, wz = np.polynomial.legendre.leggauss(size)
-    t, theta = np.meshgrid((z + 1.0) / 2.0, (np.arange(2 * size) + 0.5) * np.pi / size, indexing="ij")
-    weights = (wz / 2.0 * stats.beta(1.0, (d - 2) / 2.0).pdf((z + 1.0) / 2.0))[:, None] / (2 * size)
+    t_nodes = (z + 1.0) / 2.0
+    t_weights = wz / 2.0 * stats.beta(1.0, (d - 2) / 2.0).pdf(t_nodes)
+    grid_theta = (np.arange(2 * size) + 0.5) * np.pi / size
+    out_theta = grid_theta if theta is None else np.asarray(theta, dtype=float)
     logs = []
-    for lam in (np.r_[top, top, np.zeros(d - 2)], np.r_[top + 1.0, top - 1.0, np.zeros(d - 2)]):
+    for lam in (np.r_[top, top, np.zeros(d - 2)], np.r_[top + change[0], top + change[1], np.zeros(d - 2)]):
         a = epsilon * (lam.max() - lam) / 4.0
-        x = t * (a[0] * np.cos(theta) ** 2 + a[1] * np.sin(theta) ** 2) + (1.0 - t) * a[2]
-        log_p = -x - (d * np.log1p(2.0 * x / b_constant(a)) if buggy else 0.0)
-        logs.append(log_p - special.logsumexp(log_p, b=weights * np.ones_like(log_p)))
-    return float(np.abs(logs[0] - logs[1]).max() / epsilon)
+        b = b_constant(a)
+        on_grid = _planar_log_g(t_nodes[:, None], grid_theta[None, :], a, b, d, buggy)
+        log_norm = special.logsumexp(on_grid, b=t_weights[:, None] / grid_theta.size * np.ones_like(on_grid))
+        logs.append(_planar_log_g(t_nodes[:, None], out_theta[None, :], a, b, d, buggy) - log_norm)
+    return t_nodes, t_weights, logs[0], logs[1]
+
+
+def planar_loss(d: int, epsilon: float, top: float, buggy: bool = True, size: int = 200, change=(1.0, -1.0)) -> float:
+    """sup_u |log p_A(u)/p_B(u)| / ε for :func:`planar_log_densities`' pair."""
+    _, _, log_a, log_b = planar_log_densities(d, epsilon, top, buggy, size, change)
+    return float(np.abs(log_a - log_b).max() / epsilon)
+
+
+def planar_event(d: int, epsilon: float, top: float, threshold: float, buggy: bool = True, size: int = 200):
+    """P_A(s < threshold), P_B(s < threshold) for s = u₁²/(u₁² + u₂²) = cos²θ, :func:`planar_log_densities`' pair:
+    the event is |θ − π/2| < arcsin √threshold or |θ − 3π/2| < arcsin √threshold, integrated by Gauss–Legendre in θ
+    (its density, (2π)⁻¹ per unit angle under the uniform measure, times p)."""
+    half = np.arcsin(np.sqrt(threshold))
+    z, wz = np.polynomial.legendre.leggauss(size)
+    theta = np.r_[np.pi / 2 + half * z, 3 * np.pi / 2 + half * z]
+    theta_weights = np.r_[wz, wz] * half / (2 * np.pi)
+    _, t_weights, log_a, log_b = planar_log_densities(d, epsilon, top, buggy, size, theta=theta)
+    weights = t_weights[:, None] * theta_weights[None, :]
+    return float(np.sum(weights * np.exp(log_a))), float(np.sum(weights * np.exp(log_b)))
 
 
 def goodness_of_fit(d, epsilon, draws, seed, bins=20):
@@ -244,6 +275,13 @@ def main(argv=None) -> int:
             correct = privacy_loss(c_a, c_b, epsilon, sphere_grid(d, 96 if d == 3 else 240), buggy=False) / epsilon
             print(f"worst pair d={d} eps={epsilon:g}: loss/eps = {ratio:.3f} (stated density {correct:.3f}); "
                   f"C_A = {np.round(c_a, 3).tolist()}, C_B = {np.round(c_b, 3).tolist()}")
+    # the d = 3 winners in round numbers: C_A = diag(0, m2, m3), C_B = C_A + diag(-1, 1, -1), 1 apart exactly
+    grid = sphere_grid(3, 200)
+    for epsilon, (m2, m3) in ((0.1, (414.0, 442.0)), (1.0, (24.0, 28.0))):
+        c_a, c_b = np.diag([0.0, m2, m3]), np.diag([-1.0, m2 + 1.0, m3 - 1.0])
+        print(f"pair d=3 eps={epsilon:g}: C_A = diag(0, {m2:g}, {m3:g}), C_B = diag(-1, {m2 + 1:g}, {m3 - 1:g}): "
+              f"loss/eps = {privacy_loss(c_a, c_b, epsilon, grid) / epsilon:.3f} "
+              f"(stated density {privacy_loss(c_a, c_b, epsilon, grid, buggy=False) / epsilon:.3f})")
     for d in (2, 3, 4, 5, 10, 50):
         cells = ", ".join(f"eps={eps:g}: {axial_loss(d, eps):.3f} ({axial_loss(d, eps, buggy=False):.3f})"
                           for eps in (0.1, 1.0, 4.0))
@@ -252,6 +290,12 @@ def main(argv=None) -> int:
         cells = ", ".join(f"eps={eps:g} M={top:g}: {planar_loss(d, eps, top):.3f} "
                           f"({planar_loss(d, eps, top, buggy=False):.3f})" for eps in (1.0, 2.0) for top in (20.0, 100.0))
         print(f"C_A = diag(M, M, 0, ...) vs C_B = diag(M + 1, M - 1, 0, ...), d={d}: loss/eps {cells}")
+    p_a, p_b = planar_event(4, 2.0, 20.0, 1e-3)
+    print(f"the audited pair, d=4 eps=2 M=20: loss/eps = {planar_loss(4, 2.0, 20.0):.3f}; the event s < 0.001, "
+          f"s = u1^2/(u1^2 + u2^2): P_A = {p_a:.4f}, P_B = {p_b:.4f}, log-ratio {np.log(p_a / p_b):.3f}")
+    # OpenDP's make_private_eigenvector: the same acceptance step; its map claims unit_epsilon / 2 per added row
+    cells = ", ".join(f"d={d}: {planar_loss(d, 1.0, 100.0, change=(1.0, 0.0)):.3f}" for d in (3, 4, 10))
+    print(f"add the row e1 to diag(100, 100, 0, ...) (OpenDP's claim: 0.5 unit_epsilon), loss/unit_epsilon {cells}")
     print(f"seconds: {time.perf_counter() - started:.1f}")
     return 0
 

@@ -5,12 +5,12 @@ import pytest
 from scipy import integrate, optimize
 
 from experiments.bingham_sampler import (axial_loss, b_constant, concentration, goodness_of_fit, log_density,
-                                         planar_loss, privacy_loss, sphere_grid)
+                                         planar_event, planar_loss, privacy_loss, sphere_grid)
 
 
 def _closed_form_d2(theta, a):
     """d = 2, C with eigenvalues λ₁ ≥ λ₂, a = ε(λ₁ − λ₂)/(4Δ), θ from the top eigenvector: 1/b + 1/(b + 2a) = 1
-    (Kent, Ganeiber and Mardia 2018, eq. 3.6) has the root b = 1 − a + √(1 + a²), and the sampler's density is
+    (Kent, Ganeiber and Mardia 2018, §3) has the root b = 1 − a + √(1 + a²), and the sampler's density is
     exp(−a sin²θ) (1 + 2a sin²θ / b)^(−2) (the ACG proposal times diffprivlib's acceptance step)."""
     b = 1.0 - a + np.sqrt(1.0 + a * a)
     x = a * np.sin(theta) ** 2
@@ -65,6 +65,14 @@ def test_the_reduced_quadratures_agree_with_the_sphere_grid_in_d3():
     on_grid = privacy_loss(np.diag([5.0, 5.0, 0.0]), np.diag([6.0, 4.0, 0.0]), 2.0, grid) / 2.0
     assert planar_loss(3, 2.0, 5.0) == pytest.approx(on_grid, abs=2e-3)
     assert on_grid > 1.0  # a violation: more than ε on matrices 1 apart in spectral norm
+
+
+def test_the_planar_event_against_the_uniform_law():
+    # C_A = diag(M, M, 0, 0) is uniform in the plane's angle θ: P(cos²θ < τ) = (2/π) arcsin √τ, and the whole circle 1
+    p_a, p_b = planar_event(4, 2.0, 20.0, 1e-3)
+    assert p_a == pytest.approx(2 / np.pi * np.arcsin(np.sqrt(1e-3)), rel=1e-9)
+    assert np.log(p_a / p_b) > 2.0  # the event alone exceeds the claim ε = 2
+    assert planar_event(4, 2.0, 20.0, 1.0) == pytest.approx((1.0, 1.0), abs=1e-9)
 
 
 def test_bad_input_names_the_argument():
