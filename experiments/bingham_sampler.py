@@ -223,10 +223,11 @@ def planar_event(d: int, epsilon: float, top: float, threshold: float, buggy: bo
 
 
 def goodness_of_fit(d, epsilon, draws, seed, bins=20):
-    """Chi-square tests of ``Bingham(epsilon, random_state=seed).randomise(C)`` draws, C = diag(1, 0) (d = 2; the
-    statistic the angle θ ∈ [0, π) of ±u) or diag(2, 1, 0) (d = 3; the statistic uᵀAu), against the derived
-    (buggy) density and the stated Bingham density; bins of equal probability under the derived density, their
-    probabilities by quadrature. Returns {density: (chi-square, p-value)} and the draws' mean of u₁²."""
+    """Pearson chi-square tests (``scipy.stats.chisquare``) of ``Bingham(epsilon, random_state=seed).randomise(C)``
+    draws, C = diag(1, 0) (d = 2; the statistic the angle θ ∈ [0, π) of ±u) or diag(2, 1, 0) (d = 3; the statistic
+    uᵀAu), against the derived (buggy) density and the stated Bingham density; bins of equal probability under the
+    derived density, their probabilities by quadrature. Returns {density: (chi-square, p-value)} and the means of u₁²
+    (the draws', the derived density's and the stated one's)."""
     from diffprivlib.mechanisms import Bingham
 
     c = np.diag([1.0, 0.0]) if d == 2 else np.diag([2.0, 1.0, 0.0])
@@ -256,7 +257,8 @@ def goodness_of_fit(d, epsilon, draws, seed, bins=20):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.bingham_sampler", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m experiments.bingham_sampler",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--draws", type=int, default=4000, help="draws from diffprivlib per goodness-of-fit test")
     parser.add_argument("--starts", type=int, default=40, help="random starts of the worst-pair search")
@@ -288,7 +290,8 @@ def main(argv=None) -> int:
         print(f"C_A = 0 vs C_B = diag(1, -1, ..., -1), d={d}: loss/eps {cells}")
     for d in (3, 4, 10):
         cells = ", ".join(f"eps={eps:g} M={top:g}: {planar_loss(d, eps, top):.3f} "
-                          f"({planar_loss(d, eps, top, buggy=False):.3f})" for eps in (1.0, 2.0) for top in (20.0, 100.0))
+                          f"({planar_loss(d, eps, top, buggy=False):.3f})"
+                          for eps in (1.0, 2.0) for top in (20.0, 100.0))
         print(f"C_A = diag(M, M, 0, ...) vs C_B = diag(M + 1, M - 1, 0, ...), d={d}: loss/eps {cells}")
     p_a, p_b = planar_event(4, 2.0, 20.0, 1e-3)
     print(f"the audited pair, d=4 eps=2 M=20: loss/eps = {planar_loss(4, 2.0, 20.0):.3f}; the event s < 0.001, "
