@@ -29,10 +29,12 @@ Kent, Ganeiber and Mardia (2018) in ``diffprivlib/mechanisms/bingham.py`` draws 
 on the sphere (``value_translated`` = ε(λ_max I − A)/(4Δ)), an exponential mechanism with utility uᵀAu: for two
 matrices whose difference has spectral norm ≤ Δ (``sensitivity``, default 1: PCA's covariances of rows of norm ≤ 1,
 ``models/utils.py``) its numerator moves by e^(ε/4) at most and its normaliser by as much, so it is ε-DP (by a
-factor 2 to spare). Its draws are sharper than that density (0.6.6's rejection step divides by (uᵀΩu)^(d/2)
-where Kent et al. multiply): the scan audits the claim, ε, as the mechanism states it. The record x ∈ [0, 1] is
-the matrix diag(1 − x, x): the ends diag(1, 0) vs diag(0, 1) differ
-by spectral norm 1 = Δ. ``ExponentialCategorical`` releases a category o for the category v with probability
+factor 2 to spare). But 0.6.6's rejection step divides by (uᵀΩu)^(d/2) where Kent et al. multiply, so its draws
+have density ∝ exp(−uᵀA′u)(uᵀΩu)^(−d) instead, which is not ε-DP from d = 3 on (1.20 ε found in d = 3, 2.87 ε in
+d = 10; a 4 × 4 pair refuted by an audit of 40,000 samples: docs/benchmarks/bingham-sampler.md). The scan audits
+the claim, ε, as the mechanism states it, on 2 × 2 records, where the largest loss found is 0.90 ε: its cases
+cannot show the violation. The record x ∈ [0, 1] is the matrix diag(1 − x, x): the ends diag(1, 0) vs
+diag(0, 1) differ by spectral norm 1 = Δ. ``ExponentialCategorical`` releases a category o for the category v with probability
 ∝ exp(−ε u(v, o) / (b Δ)), Δ the largest utility, b = 1 where every category's normaliser is the same (a
 "balanced" utility) and 2 otherwise: ε-DP for any two categories (McSherry and Talwar 2007). The scan gives it
 three categories "0", "1", "2" at utility 1 from each other (balanced: its ratio at the release of the input is
