@@ -61,19 +61,26 @@ def _marked(pid: int, mark: bytes) -> bool:
         return False
 
 
+def _stat(pid: int) -> tuple | None:
+    """(its state, its parent's id, its start time in clock ticks after boot) of process ``pid``, from
+    ``/proc/PID/stat`` (proc(5): fields 3, 4 and 22); None where it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            fields = file.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[0], int(fields[1]), int(fields[19])
+
+
 def _processes() -> dict:
-    """Every live process: its id -> (its parent's id, its start time in clock ticks after boot), from
-    ``/proc/PID/stat`` (proc(5): fields 4 and 22). A zombie has ended, and is left out."""
+    """Every live process: its id -> (its parent's id, its start time) (:func:`_stat`). A zombie has ended, and is
+    left out."""
     table = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat", "rb") as file:
-                    fields = file.read().rsplit(b")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if fields[0] != b"Z":
-                table[int(name)] = (int(fields[1]), int(fields[19]))
+            stat = _stat(int(name))
+            if stat is not None and stat[0] != b"Z":
+                table[int(name)] = stat[1:]
     return table
 
 
@@ -105,12 +112,8 @@ def cluster_processes(token: str, parent: int | None = None, known: dict | None 
 
 def _running(pid: int, start: int) -> bool:
     """Whether process ``pid`` runs and is the one that started at ``start`` (not a later one given its id)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as file:
-            fields = file.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
-        return False
-    return fields[0] != b"Z" and int(fields[19]) == start
+    stat = _stat(pid)
+    return stat is not None and stat[0] != b"Z" and stat[2] == start
 
 
 def stop_cluster(token: str, known: dict | None = None, wait: float = STOP_WAIT, rounds: int = STOP_ROUNDS) -> int:
