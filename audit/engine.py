@@ -72,7 +72,7 @@ def draw_samples(spec: AuditSpec, prior, rng: np.random.Generator,
     """``samples`` databases from ``prior`` and one mechanism output each, in seeded chunks
     (identical on every backend; :mod:`mechanisms.execution.runner`)."""
     dbs = runner.draw(prior, spec.samples, rng)
-    return dbs, runner.sample(dbs, rng, what="audit sample")
+    return dbs, runner.sample(dbs, rng, what="audit sample", budget="samples")
 
 
 def run_audit(spec: AuditSpec) -> AuditResult:
@@ -474,7 +474,8 @@ def _float_bit_candidates(pair, record, runner, rng, runs, device=None):
     pilot = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])
     outputs = []
     for database in (pair.first, pair.second):
-        outputs.append(np.asarray(runner.runs_of(database, runs, pilot, what="float-bit statistic run")[1]))
+        outputs.append(np.asarray(runner.runs_of(database, runs, pilot, what="float-bit statistic run",
+                                                  budget="event_runs")[1]))
     candidates = []
     for kind, _, label, what in FLOAT_STATISTICS:
         fitted = kind.fit(*outputs, device=device)  # None where the outputs are integers or their codes too many

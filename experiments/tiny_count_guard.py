@@ -65,7 +65,7 @@ class _Runner:
     def sample(batch, rng, what=""):
         return geometric_count(batch, rng)
 
-    def runs_of(self, database, count, rng, *, what=""):
+    def runs_of(self, database, count, rng, *, what="", budget=None):
         batch = np.repeat(np.asarray(database, dtype=np.float64)[None], count, axis=0)
         return batch, self.sample(batch, rng, what)
 

@@ -5,7 +5,7 @@ import numpy as np
 
 
 class SamplingRunner:
-    def runs_of(self, database, count, rng, *, what=""):
+    def runs_of(self, database, count, rng, *, what="", budget=None):
         """(databases, outputs) of ``count`` runs of one database, as the runner's ``runs_of`` returns them."""
         batch = np.repeat(np.asarray(database, dtype=np.float64)[None], count, axis=0)
         return batch, self.sample(batch, rng, what)

@@ -208,9 +208,9 @@ def test_memory_check_counts_event_runs_and_output_width():
         1000 * 2 * (20 * 3 * 8 + 5 * 8) + 2 * 10**4 * (20 * 3 * 8 + 2 * 5 * 8 + 8))
     assert event_bytes > 2**40
     with pytest.raises(InputError, match=r"argument 'samples' \(20000 audit samples\).*20000 x 1000000 float64"):
-        check_output_memory(20000, 10**6, "audit sample", available=2**30)
+        check_output_memory(20000, 10**6, "audit sample", budget="samples", available=2**30)
     with pytest.raises(InputError, match=r"lower --event-runs"):
-        check_output_memory(10**9, 10, "event-test run", available=2**30)
+        check_output_memory(10**9, 10, "event-test run", budget="event_runs", available=2**30)
 
 
 def test_memory_check_counts_the_event_tests_scoring_through_a_records_critic():

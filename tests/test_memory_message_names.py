@@ -212,21 +212,72 @@ def test_the_output_memory_hint_of_an_audit_names_the_argument_flag_and_key(monk
                     f"954 MiB is available; lower {SAMPLES}")
 
 
-@pytest.mark.parametrize("databases, what, key", [(20000, "audit sample", "samples"),
-                                                   (10**9, "event-test run", "event_runs")])
-def test_the_output_memory_hint_names_what_it_is_given(databases, what, key):
+@pytest.mark.parametrize("databases, what, budget", [(20000, "audit sample", "samples"),
+                                                      (10**9, "event-test run", "event_runs"),
+                                                      # The job's words say nothing of the budget that sizes it.
+                                                      (10**9, "float-bit statistic run", "event_runs"),
+                                                      (10**9, "domain pilot run", "samples")])
+def test_the_output_memory_hint_names_the_budget_it_is_given(databases, what, budget):
     from audit.critic_cost import AUDIT_MEMORY_NAMES
     from mechanisms.execution.memory import check_output_memory
 
-    named = {"samples": SAMPLES, "event_runs": EVENT_RUNS}[key]
+    named = {"samples": SAMPLES, "event_runs": EVENT_RUNS}[budget]
     with pytest.raises(InputError) as refused:
-        check_output_memory(databases, 10**6, what, available=2**30, names=AUDIT_MEMORY_NAMES)
-    assert str(refused.value).startswith(f"argument '{key}' ({databases} {what}s): ")
+        check_output_memory(databases, 10**6, what, budget=budget, available=2**30, names=AUDIT_MEMORY_NAMES)
+    assert str(refused.value).startswith(f"argument '{budget}' ({databases} {what}s): ")
     assert str(refused.value).endswith(f"; lower {named}")
     # Without names (a runner outside the audit), the flag alone.
     with pytest.raises(InputError) as flags:
-        check_output_memory(databases, 10**6, what, available=2**30)
-    assert str(flags.value).endswith("; lower --" + key.replace("_", "-"))
+        check_output_memory(databases, 10**6, what, budget=budget, available=2**30)
+    assert str(flags.value).endswith("; lower --" + budget.replace("_", "-"))
+
+
+def test_a_job_of_a_fixed_size_names_the_mechanism():
+    from mechanisms.execution.memory import check_output_memory
+
+    # 64 runs of 10^7 outputs, chunks and joined: 2 x 64 x 10^7 x 8 bytes = 1.024e10 bytes, above 2^30.
+    assert 2 * 64 * 10**7 * 8 > 2**30
+    with pytest.raises(InputError) as refused:
+        check_output_memory(64, 10**7, "float-bit probe run", budget=None, available=2**30)
+    assert str(refused.value).startswith("argument 'mechanism' (64 float-bit probe runs, a fixed count): ")
+    assert str(refused.value).endswith("; only a mechanism of fewer output values fits")
+
+
+def test_the_float_bit_statistic_runs_spend_the_event_runs():
+    from types import SimpleNamespace
+
+    from audit.engine import _float_bit_candidates
+
+    asked = []
+
+    class Recording:
+        def runs_of(self, database, count, rng, *, what, budget):
+            asked.append((what, budget, count))
+            return np.repeat(database[None], count, axis=0), np.zeros((count, 1))  # integers: no statistic fits
+
+    pair = SimpleNamespace(first=np.zeros((3, 1)), second=np.ones((3, 1)), why="test pair")
+    assert _float_bit_candidates(pair, 0, Recording(), np.random.default_rng(0), 50) == ([], 100)
+    assert asked == [("float-bit statistic run", "event_runs", 50)] * 2
+
+
+def test_the_domain_pilot_refusal_names_the_samples_as_the_audit_does(monkeypatch):
+    from audit.search.family_pilot import PILOT_RUNS, domain_pairs_by_pilot
+    from audit.search.input_domain import domain_from_ranges
+    from mechanisms.execution import memory
+
+    def wide(dbs, rng):
+        return np.repeat(dbs.sum(axis=(1, 2))[:, None], 10**4, axis=1)
+
+    # 100 pilot runs of 10,000 outputs, chunks and joined: 2 x 100 x 10^4 x 8 bytes = 16,000,000 bytes = 15.3 MiB,
+    # above 10^6 bytes = 977 KiB; the probe's one output (80 kB) fits.
+    assert PILOT_RUNS == 100 and round(1.6e7 / 2**20, 1) == 15.3 and round(1e6 / 2**10) == 977
+    monkeypatch.setattr(memory, "available_memory", lambda: 10**6)
+    with pytest.raises(InputError) as refused:
+        domain_pairs_by_pilot(wide, domain_from_ranges((0, 10), "--domain 0,10"), (3, 1), "replace-one", seed=0,
+                              runs=100, alpha=0.05)
+    assert str(refused.value).endswith(": argument 'samples' (100 domain pilot runs): the mechanism's outputs need "
+                                       "15.3 MiB of memory (100 x 10000 float64 values, chunks and joined), but only "
+                                       f"977 KiB is available; lower {SAMPLES}")
 
 
 def test_a_draw_out_of_memory_names_the_samples_as_the_runners_user_sets_them(monkeypatch):

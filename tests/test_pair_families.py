@@ -196,7 +196,7 @@ def test_the_grid_near_the_ends_finds_opendp_issue_2923():
 class _RefusingRunner:
     """Runs the Laplace sum, refusing any database whose record 0 is 7 (as a mechanism may refuse a value)."""
 
-    def sample(self, batch, rng, *, what):
+    def sample(self, batch, rng, *, what, budget):
         if (batch[:, 0, 0] == 7).any():
             raise InputError("argument 'dbs': record 0 may not be 7")
         return _sum_with_unit_noise(batch, rng)

@@ -165,4 +165,4 @@ def plans_float_runs(spec, runner) -> bool:
     if has_fine_bits(runner.probe(database, int(rng.integers(2**63)))):
         return True
     databases = runner.draw(prior, FLOAT_PROBE_RUNS, rng)
-    return has_fine_bits(runner.sample(databases, rng, what="float-bit probe run"))
+    return has_fine_bits(runner.sample(databases, rng, what="float-bit probe run", budget=None))

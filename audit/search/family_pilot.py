@@ -23,6 +23,7 @@ from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.inputs.relation import ADD_REMOVE, relation_kind
 
+from audit.critic_cost import AUDIT_MEMORY_NAMES
 from audit.search.event_choice import choose_event
 from audit.search.event_search import choice_settings
 from audit.search.input_domain import DeclaredDomain
@@ -160,7 +161,7 @@ def _pilot_outputs(pair, runs: int, runner, rng) -> tuple:
     out = []
     for database in (pair.first, pair.second):
         batch = np.repeat(np.asarray(database, dtype=np.float64)[None], runs, axis=0)
-        out.append(np.asarray(runner.sample(batch, rng, what="domain pilot run"), dtype=np.float64))
+        out.append(np.asarray(runner.sample(batch, rng, what="domain pilot run", budget="samples"), dtype=np.float64))
     return tuple(out)
 
 
@@ -170,9 +171,9 @@ class _CountingRunner:
     def __init__(self, runner):
         self.runner, self.runs = runner, 0
 
-    def sample(self, batch, rng, *, what: str):
+    def sample(self, batch, rng, *, what: str, budget: str | None):
         self.runs += len(batch)
-        return self.runner.sample(batch, rng, what=what)
+        return self.runner.sample(batch, rng, what=what, budget=budget)
 
 
 def domain_pairs_by_pilot(mechanism, domain: DeclaredDomain, shape, relation: str, *, seed: int, runs: int,
@@ -202,7 +203,8 @@ def domain_pairs_by_pilot(mechanism, domain: DeclaredDomain, shape, relation: st
         share = 2 * (tried + FINALIST_FACTOR * min(FINALISTS + len(families[0].pairs), tried))  # runs per pilot run of each database
         pilot_runs = max(MIN_PILOT_RUNS, min(pilot_runs, check_int(budget, "budget", 1) // share))
     rng = np.random.default_rng(np.random.SeedSequence([check_int(seed, "seed", 0), PILOT_SEED_TAG]))
-    with MechanismRunner(mechanism, label, execution, presence_column=relation_kind(relation) == ADD_REMOVE) as pilot:
+    with MechanismRunner(mechanism, label, execution, presence_column=relation_kind(relation) == ADD_REMOVE,
+                         memory_names=AUDIT_MEMORY_NAMES) as pilot:
         runner, refused = _CountingRunner(pilot), []
         scored = pilot_scores(families, runner, rng, runs=runs, alpha=alpha, delta=delta, claim=claim,
                               pilot_runs=pilot_runs, max_pairs=max_pairs, refused=refused)

@@ -65,7 +65,8 @@ class PairCandidate:
 
     def runs(self, which: int, count: int, runner, rng) -> tuple:
         """(databases, outputs) of ``count`` fresh runs of the first (``which = 0``) or second database."""
-        return runner.runs_of(self.first if which == 0 else self.second, count, rng, what="event-test run")
+        return runner.runs_of(self.first if which == 0 else self.second, count, rng, what="event-test run",
+                              budget="event_runs")
 
     def score(self, batch: np.ndarray, outputs: np.ndarray) -> np.ndarray:
         """The statistic on runs of this pair (:meth:`runs`)."""

@@ -108,24 +108,29 @@ def check_audit_memory(samples: int, shape: tuple, priors: int, *, event_runs: i
         f"{format_bytes(available)} is available; {hint}")
 
 
-def check_output_memory(databases: int, output_width: int, what: str, *, available: int | None = None,
-                        names: dict | None = None) -> int:
+def check_output_memory(databases: int, output_width: int, what: str, *, budget: str | None,
+                        available: int | None = None, names: dict | None = None) -> int:
     """Refuse a job whose outputs (``databases`` × ``output_width`` float64, chunks and joined) cannot fit.
 
     Checked once the mechanism's output width is known (after its first call), before the
     job's chunks run: a mechanism with a million outputs per database is refused here, not
-    killed by the kernel. ``what`` names a database of the job (``"audit sample"``); a job of event-test runs
-    asks to lower ``event_runs``, any other ``samples``, named as ``names`` names them (as in
-    :func:`check_audit_memory`: an audit's runner gives ``audit.critic_cost.AUDIT_MEMORY_NAMES``; by default the
-    flags, :data:`AUDIT_FLAGS`).
+    killed by the kernel. ``what`` names a database of the job (``"audit sample"``); ``budget`` is the budget
+    that sizes the job, the one the refusal asks to lower (``"samples"``, ``"event_runs"``), named as ``names``
+    names it (as in :func:`check_audit_memory`: an audit's runner gives ``audit.critic_cost.AUDIT_MEMORY_NAMES``;
+    by default the flags, :data:`AUDIT_FLAGS`); ``None`` for a job of a fixed size, which no budget lowers: the
+    refusal then names the mechanism, whose outputs are too wide.
     """
     need = 2 * databases * output_width * FLOAT_BYTES
     available = available_memory() if available is None else available
     if available is not None and need > available:
-        key = "event_runs" if "event" in what else "samples"
-        names = {**AUDIT_FLAGS, **(names or {})}
+        job = f"{databases} {what}s"
+        if budget is None:
+            key, job, remedy = "mechanism", job + ", a fixed count", "only a mechanism of fewer output values fits"
+        else:
+            names = {**AUDIT_FLAGS, **(names or {})}
+            key, remedy = budget, f"lower {names[budget]}"
         raise InputError(
-            f"argument '{key}' ({databases} {what}s): the mechanism's outputs need "
+            f"argument '{key}' ({job}): the mechanism's outputs need "
             f"{format_bytes(need)} of memory ({databases} x {output_width} float64 values, chunks and joined), but "
-            f"only {format_bytes(available)} is available; lower {names[key]}")
+            f"only {format_bytes(available)} is available; {remedy}")
     return need

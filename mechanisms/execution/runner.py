@@ -287,17 +287,20 @@ class MechanismRunner:
 
     # ------------------------------------------------------------------ mechanism
 
-    def runs_of(self, database, count: int, rng: np.random.Generator, *, what: str = "run") -> tuple:
-        """(databases, outputs) of ``count`` runs of one ``database``, shape (n, k).
+    def runs_of(self, database, count: int, rng: np.random.Generator, *, what: str = "run",
+                budget: str | None = "samples") -> tuple:
+        """(databases, outputs) of ``count`` runs of one ``database``, shape (n, k); ``what`` and ``budget`` as in
+        :meth:`sample`.
 
         With a cache that keeps streams (:class:`~mechanisms.execution.chunk_cache.ChunkCache`), the runs are
         the next ``count`` of ``database``'s stream in this look; otherwise a job like :meth:`sample`'s.
         """
         database = np.asarray(database, dtype=np.float64)
         batch = np.repeat(database[None], count, axis=0)
-        return batch, self.sample(batch, rng, what=what, one_database=True)
+        return batch, self.sample(batch, rng, what=what, budget=budget, one_database=True)
 
-    def sample(self, dbs, rng: np.random.Generator, *, what: str = "database", one_database: bool = False) -> np.ndarray:
+    def sample(self, dbs, rng: np.random.Generator, *, what: str = "database", budget: str | None = "samples",
+               one_database: bool = False) -> np.ndarray:
         """The mechanism's output on every database of ``dbs``, run in seeded chunks.
 
         Parameters
@@ -308,6 +311,9 @@ class MechanismRunner:
             The audit's generator; one draw from it seeds the whole job.
         what : str
             What a database is in this job, for messages (``"audit sample"``).
+        budget : str or None
+            The budget that sizes this job (``"samples"``, ``"event_runs"``): the one a memory refusal asks to
+            lower (:func:`~mechanisms.execution.memory.check_output_memory`); None for a job of a fixed size.
         one_database : bool
             Whether every database of ``dbs`` is one database (:meth:`runs_of`): such a job takes its runs
             from that database's stream where the cache keeps streams.
@@ -319,17 +325,19 @@ class MechanismRunner:
         """
         batch = as_database_batch(dbs, allow_nan=self.settings.allow_nan)
         if self.presence_column:
-            return self._sample_present(batch, rng, what, one_database)
-        return self._sample_batch(batch, rng, what, one_database)
+            return self._sample_present(batch, rng, what, budget, one_database)
+        return self._sample_batch(batch, rng, what, budget, one_database)
 
-    def _sample_present(self, batch: np.ndarray, rng: np.random.Generator, what: str, one_database: bool) -> np.ndarray:
+    def _sample_present(self, batch: np.ndarray, rng: np.random.Generator, what: str, budget: str | None,
+                        one_database: bool) -> np.ndarray:
         """:meth:`sample` of presence-column databases: each group with the same present records is its own
         batch of (m′, n′, k) (:func:`mechanisms.inputs.relation.split_by_presence`), in the order of the groups."""
         from mechanisms.inputs.relation import split_by_presence  # the relation module imports the priors, which import this one
 
         out, widths = None, {}
         for indices, rows in split_by_presence(batch):
-            outputs = self._sample_batch(np.ascontiguousarray(batch[indices][:, rows, :-1]), rng, what, one_database)
+            outputs = self._sample_batch(np.ascontiguousarray(batch[indices][:, rows, :-1]), rng, what, budget,
+                                         one_database)
             widths[len(rows)] = outputs.shape[1]
             if out is None:
                 out = np.empty((batch.shape[0], outputs.shape[1]))
@@ -343,12 +351,13 @@ class MechanismRunner:
             out[indices] = outputs
         return out
 
-    def _sample_batch(self, batch: np.ndarray, rng: np.random.Generator, what: str, one_database: bool) -> np.ndarray:
+    def _sample_batch(self, batch: np.ndarray, rng: np.random.Generator, what: str, budget: str | None,
+                      one_database: bool) -> np.ndarray:
         job_seed = int(rng.integers(2**63))
         timeout = self.settings.timeout
         if not self._probed:
             self._probe(batch[:1], job_seed)
-        check_output_memory(batch.shape[0], self._output_width, what, names=self.memory_names)
+        check_output_memory(batch.shape[0], self._output_width, what, budget=budget, names=self.memory_names)
         size, chunk_size, offset = batch.shape[0], self.chunk_size(batch.shape[1:]), 0
         if self.cache is not None and self.cache.stream_seed is not None and size and one_database:
             chunks, keys, offset = self._stream_chunks(batch[0], size, chunk_size)
