@@ -17,6 +17,7 @@ from mechanisms.base import mechanism_name
 from mechanisms.claims.guarantee import Guarantee
 from mechanisms.inputs.missing_values import ALLOW_NAN_HINT, rows_differ
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from mechanisms.execution.memory import audit_flag
 from mechanisms.execution.runner import PROBE_TIMEOUT, ExecutionSettings
 from mechanisms.inputs.bounded_draws import draw_bounded
 from mechanisms.claims.claim import AUDIT_NOTIONS as NOTIONS, RECORD_AUDIT_NOTIONS, Claim
@@ -40,8 +41,9 @@ EVENT_RUNS_PER_SAMPLE = 1.0
 
 def audit_argument(key: str) -> str:
     """The :class:`AuditSpec` field ``key`` as the audit's messages name it: the Python argument, its flag and its
-    configuration key: ``argument 'KEY' (--KEY, [audit] KEY)``, the flag's underscores written as hyphens."""
-    return f"argument '{key}' (--{key.replace('_', '-')}, [audit] {key})"
+    configuration key: ``argument 'KEY' (--KEY, [audit] KEY)``, the flag as the mechanism layer writes it
+    (:func:`mechanisms.execution.memory.audit_flag`: underscores as hyphens)."""
+    return f"argument '{key}' ({audit_flag(key)}, [audit] {key})"
 
 
 @dataclass(frozen=True, eq=False)

@@ -232,6 +232,22 @@ def test_the_output_memory_hint_names_the_budget_it_is_given(databases, what, bu
     assert str(flags.value).endswith("; lower --" + budget.replace("_", "-"))
 
 
+def test_a_budget_the_names_leave_out_is_named_by_its_flag_from_the_one_rule():
+    import inspect
+
+    from audit import spec
+    from mechanisms.execution.memory import check_output_memory
+
+    names = {"samples": "the samples"}
+    for budget, remedy in [("samples", "the samples"), ("event_runs", "--event-runs")]:
+        with pytest.raises(InputError) as refused:
+            check_output_memory(10**9, 10, "run", budget=budget, available=2**30, names=names)
+        assert str(refused.value).endswith(f"; lower {remedy}")
+    # The audit's names read the mechanism layer's flag rule rather than writing their own.
+    assert 'replace("_", "-")' not in inspect.getsource(spec) and "replace('_', '-')" not in inspect.getsource(spec)
+    assert spec.audit_argument("event_runs") == EVENT_RUNS
+
+
 def test_a_job_of_a_fixed_size_names_the_mechanism():
     from mechanisms.execution.memory import check_output_memory
 

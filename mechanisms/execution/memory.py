@@ -6,11 +6,21 @@ from estimators.memory import (CRITIC_BYTES, CRITIC_INPUT_BYTES, FLOAT_BYTES, PA
                                available_memory, cgroup_memory_headroom, critic_memory_parts, format_bytes)
 from estimators.validation import InputError
 
-__all__ = ["AUDIT_FLAGS", "audit_memory_parts", "available_memory", "cgroup_memory_headroom", "check_audit_memory", "check_output_memory",
-           "critic_memory_parts", "format_bytes"]
+__all__ = ["audit_flag", "audit_memory_parts", "available_memory", "budget_name", "cgroup_memory_headroom",
+           "check_audit_memory", "check_output_memory", "critic_memory_parts", "format_bytes"]
 
-#: How :func:`check_audit_memory` names the budgets it may ask to lower unless its caller names them: their flags.
-AUDIT_FLAGS = {key: "--" + key.replace("_", "-") for key in ("samples", "slices", "records", "event_runs")}
+
+def audit_flag(key: str) -> str:
+    """The command-line flag of the audit setting ``key``: ``--`` and the key, its underscores written as hyphens
+    (``event_runs``: ``--event-runs``). ``audit.spec.audit_argument`` names a setting with it."""
+    return "--" + key.replace("_", "-")
+
+
+def budget_name(key: str, names: dict | None = None) -> str:
+    """How a memory refusal names the budget ``key`` (``samples``, ``slices``, ``records``, ``event_runs``) it asks
+    to lower: as ``names`` names it, as its caller's user sets it (an audit gives the argument, the flag and the
+    configuration key: ``audit.critic_cost.AUDIT_MEMORY_NAMES``); else by its flag (:func:`audit_flag`)."""
+    return (names or {}).get(key) or audit_flag(key)
 
 
 def audit_memory_parts(samples: int, shape: tuple, priors: int, *, event_runs: int = 0,
@@ -68,7 +78,7 @@ def check_audit_memory(samples: int, shape: tuple, priors: int, *, event_runs: i
 
     ``names`` says how the way out names each budget (keys ``samples``, ``slices``, ``records``,
     ``event_runs``), as its caller's user sets it: the audit gives the argument, the flag and the configuration
-    key (``audit.critic_cost.AUDIT_MEMORY_NAMES``); by default the flags (:data:`AUDIT_FLAGS`).
+    key (``audit.critic_cost.AUDIT_MEMORY_NAMES``); by default the flags (:func:`budget_name`).
 
     Returns
     -------
@@ -93,15 +103,16 @@ def check_audit_memory(samples: int, shape: tuple, priors: int, *, event_runs: i
         return need
     n, k = shape
     listed = ", ".join(f"{name} {format_bytes(size)}" for name, size in {**parts, **critic_parts}.items() if size)
-    names = {**AUDIT_FLAGS, **(names or {})}
+    samples_name = budget_name("samples", names)
     if event > parts["databases"] + parts["outputs"] + training:
         name, value = "event_runs", event_runs
-        hint = f"lower {names['event_runs']}"
+        hint = f"lower {budget_name('event_runs', names)}"
     else:
         name, value = "samples", samples
-        hint = f"lower {names['samples']}"
+        hint = f"lower {samples_name}"
         if training > parts["databases"] + parts["outputs"]:  # one critic per audited record and slice
-            hint = f"lower {names['samples']} or {names['slices']}, or audit fewer records: {names['records']}"
+            hint = (f"lower {samples_name} or {budget_name('slices', names)}, or audit fewer records: "
+                    f"{budget_name('records', names)}")
     raise InputError(
         f"argument '{name}' ({value}): the audit needs at least {format_bytes(need)} of memory ({listed}; "
         f"databases of {n} x {k}, {output_width} output value(s) each, {priors} prior(s)), but only "
@@ -117,7 +128,7 @@ def check_output_memory(databases: int, output_width: int, what: str, *, budget:
     killed by the kernel. ``what`` names a database of the job (``"audit sample"``); ``budget`` is the budget
     that sizes the job, the one the refusal asks to lower (``"samples"``, ``"event_runs"``), named as ``names``
     names it (as in :func:`check_audit_memory`: an audit's runner gives ``audit.critic_cost.AUDIT_MEMORY_NAMES``;
-    by default the flags, :data:`AUDIT_FLAGS`); ``None`` for a job of a fixed size, which no budget lowers: the
+    by default the flags, :func:`budget_name`); ``None`` for a job of a fixed size, which no budget lowers: the
     refusal then names the mechanism, whose outputs are too wide.
     """
     need = 2 * databases * output_width * FLOAT_BYTES
@@ -127,8 +138,7 @@ def check_output_memory(databases: int, output_width: int, what: str, *, budget:
         if budget is None:
             key, job, remedy = "mechanism", job + ", a fixed count", "only a mechanism of fewer output values fits"
         else:
-            names = {**AUDIT_FLAGS, **(names or {})}
-            key, remedy = budget, f"lower {names[budget]}"
+            key, remedy = budget, f"lower {budget_name(budget, names)}"
         raise InputError(
             f"argument '{key}' ({job}): the mechanism's outputs need "
             f"{format_bytes(need)} of memory ({databases} x {output_width} float64 values, chunks and joined), but "

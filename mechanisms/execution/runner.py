@@ -40,7 +40,7 @@ from mechanisms.execution.chunks import (MAX_TIMEOUT_S, MECHANISM, PRIOR, PROBE,
                                          chunk_generator, global_draws_note, guard_global_generators, plan_chunks,
                                          seed_global_generators)
 from mechanisms.inputs.bounded_draws import draw_bounded
-from mechanisms.execution.memory import AUDIT_FLAGS, check_output_memory, format_bytes
+from mechanisms.execution.memory import budget_name, check_output_memory, format_bytes
 from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, TIMEOUT_HINT
 from mechanisms.calls.printed import Printed
 from mechanisms.calls.watchdog import IGNORED_INTERRUPTION_CAUSES
@@ -211,7 +211,7 @@ class MechanismRunner:
                  source=None, quiet: bool = True, presence_column: bool = False, boundaries=(),
                  cache: ChunkCache | None = None, memory_names: dict | None = None):
         self.presence_column = presence_column
-        self.memory_names = {**AUDIT_FLAGS, **(memory_names or {})}
+        self.memory_names = dict(memory_names or {})
         self.boundaries = tuple(sorted({check_int(b, "boundaries", 1) for b in boundaries}))
         self.cache = cache
         self.calls = 0
@@ -283,7 +283,7 @@ class MechanismRunner:
         except MemoryError:
             size = sum(c.nbytes for c in chunks)
             raise InputError(f"argument 'samples' ({samples}): out of memory after drawing {format_bytes(size)} of "
-                             f"databases; lower {self.memory_names['samples']}") from None
+                             f"databases; lower {budget_name('samples', self.memory_names)}") from None
 
     # ------------------------------------------------------------------ mechanism
 
