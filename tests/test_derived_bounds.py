@@ -77,8 +77,12 @@ def test_a_statistics_first_call_has_the_first_call_bound_and_each_later_one_the
     assert bounds[0] == (FIRST, TIMEOUT_HINT)
     assert [bound for bound, _ in bounds[1:]] == [_rule(first_seconds, 1)] * 2
     assert all("no --timeout was given" in hint and "s a call" in hint for _, hint in bounds[1:])
-    # A call on several outputs is bounded for its count, as a chunk is for its databases.
-    assert statistic._bound(256)[0] == _rule(first_seconds, 256)
+    # The later calls' bound and words are written once (every call is on one output), then kept.
+    written = []
+    monkeypatch.setattr(statistic_module, "later_call_bound", lambda *a, **k: written.append(a) or (1.0, "words"))
+    statistic._later = None
+    statistic.rows(np.zeros((3, 2)))
+    assert written == [(None, first_seconds, 1)] and bounds[3:] == [(1.0, "words")] * 3
 
 
 def test_with_a_timeout_every_call_of_the_statistic_has_it(monkeypatch):

@@ -73,7 +73,7 @@ class UserStatistic:
         # later_call_bound of the first's seconds (first_seconds, timed here) as the mechanism's chunks are (_bound).
         self.later_bounded = False
         self.first_seconds: float | None = None
-        self._later = None  # ((first_seconds, outputs), later_call_bound's answer) of the last call (_bound)
+        self._later = None  # (first_seconds, later_call_bound's answer) of the last call (_bound)
 
     @classmethod
     def load(cls, source: str, name: str | None = None) -> "UserStatistic":
@@ -126,7 +126,7 @@ class UserStatistic:
         InputError
             Where it returns something other than finite numbers, or a vector of another length than before.
         """
-        timeout, hint = self._bound(1)
+        timeout, hint = self._bound()
         started = time.perf_counter()
         try:  # sys.exit and, with a timeout, a hang become one error naming the statistic (call_user_code)
             value = call_user_code(self.function, (output,), who=f"statistic {self.name!r}", timeout=timeout,
@@ -159,17 +159,15 @@ class UserStatistic:
                              "numbers")
         return vector
 
-    def _bound(self, outputs: int) -> tuple[float | None, str]:
-        """The bound on a call of the statistic on ``outputs`` outputs, and the words that end its timeout message:
-        :attr:`timeout` (``--timeout``; else the first-call bound, for the first call), else, once the first call
-        was timed (:attr:`later_bounded`), :func:`~mechanisms.calls.later_bound.later_call_bound` of its seconds an
-        output × ``outputs``, as a mechanism's later chunks are bounded. Each call is on one output (:meth:`values`):
-        a call is bounded as one chunk of one database would be."""
+    def _bound(self) -> tuple[float | None, str]:
+        """The bound on a call of the statistic (on one output, :meth:`values`), and the words that end its timeout
+        message: :attr:`timeout` (``--timeout``; else the first-call bound, for the first call), else, once the
+        first call was timed (:attr:`later_bounded`), :func:`~mechanisms.calls.later_bound.later_call_bound` of its
+        seconds for one output, as a mechanism's later chunk of one database is bounded."""
         if not self.later_bounded or self.first_seconds is None:
             return self.timeout, TIMEOUT_HINT
-        key = (self.first_seconds, outputs)
-        if self._later is None or self._later[0] != key:  # kept: its words cost a microsecond an output to write
-            self._later = key, later_call_bound(None, self.first_seconds, outputs, each="call", per="call")
+        if self._later is None or self._later[0] != self.first_seconds:  # kept: its words cost a microsecond a call
+            self._later = self.first_seconds, later_call_bound(None, self.first_seconds, 1, each="call", per="call")
         return self._later[1]
 
     def rows(self, outputs) -> np.ndarray:
