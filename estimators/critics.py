@@ -211,7 +211,8 @@ class CriticEnsemble(nn.Module):
         kept = self._activation_view
         if kept is None or kept[0] is not buffer or kept[1] != (critics, samples):
             # The view is two torch calls (a slice and a view) a forward pass; every step asks for the same one.
-            kept = self._activation_view = (buffer, (critics, samples), buffer[:size].view(critics, samples, self.hidden))
+            kept = (buffer, (critics, samples), buffer[:size].view(critics, samples, self.hidden))
+            self._activation_view = kept
         return kept[2]
 
     def release_buffers(self) -> None:

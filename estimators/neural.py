@@ -247,9 +247,8 @@ def joint_and_product_batch(u_rows: torch.Tensor, v_rows: torch.Tensor, index: t
         return pairs.transpose(0, 1)
     b, du = index.shape[0], u_rows.shape[2]
     u_part, v_part = _gathered_feature_major(u_rows, index), _gathered_feature_major(v_rows, index)
-    n_critics = u_part.shape[0]
-    pairs = torch.empty((n_critics, du + v_part.shape[1], 2 * b), dtype=u_part.dtype, device=u_part.device)
-    pairs[:, :du].view(n_critics, du, 2, b).copy_(u_part.unsqueeze(2))  # both halves' u in one copy
+    pairs = torch.empty((u_part.shape[0], du + v_part.shape[1], 2 * b), dtype=u_part.dtype, device=u_part.device)
+    pairs[:, :du].view(-1, du, 2, b).copy_(u_part.unsqueeze(2))  # both halves' u in one copy (one torch call)
     pairs[:, du:, :b] = v_part
     s = shift % b  # product v at position i is v_part[(i − s) mod b], torch.roll's convention
     pairs[:, du:, b + s:] = v_part[:, :, :b - s]
@@ -314,8 +313,7 @@ def step_draws(generator: torch.Generator, shift_rng: np.random.Generator, n_tra
     """The mini-batches of ``steps`` training steps as one (steps, batch + 1) int64 tensor: each row the b sample
     indices then the shift, drawn step by step in the order the eager loop of :func:`fit_critics` draws them
     (so both paths train on the same batches)."""
-    # One draw of steps × b indices takes the generator's numbers in the order b at a time does (CPU torch draws
-    # them one by one), and the shifts come from their own generator: a few torch calls a block, not a few a step.
+    # One draw of steps × b indices: CPU torch draws them one by one, in the order b at a time does (fewer calls).
     shifts = [int(shift_rng.integers(1, batch)) for _ in range(steps)]
     return torch.cat((torch.randint(n_train, (steps, batch), generator=generator),
                       torch.tensor(shifts, dtype=torch.int64).view(steps, 1)), dim=1)

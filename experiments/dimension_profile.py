@@ -6,9 +6,9 @@ a 32-unit MLP trained by TorchDPSGD, the default critic) at one feature count P 
 grid's widest release, d = 8,257) and N training runs per audit, under
 :func:`experiments.stage_profile.host_split`, and prints its table: each stage's seconds, in torch operators
 and on the host, the number of torch operators it called, and on a CUDA device the GPU's kernel seconds.
-``--device-routes`` (on the CPU) runs the statistics' device code as beside a GPU (:func:`experiments.stage_profile.device_routes`). The stage that took
-26 s of the GPU grid's 51 s on an H200 with four workers (59.5 s of 94 s in one process), profiled at a size the
-2-core CPU finishes in minutes.
+``--device-routes`` (on the CPU) runs the statistics' device code as beside a GPU
+(:func:`experiments.stage_profile.device_routes`). The stage that took 26 s of the GPU grid's 51 s on an H200
+with four workers (59.5 s of 94 s in one process), profiled at a size the 2-core CPU finishes in minutes.
 """
 
 from __future__ import annotations
