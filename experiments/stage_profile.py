@@ -9,11 +9,10 @@ or torch is charged to the miaudit code that called it. ``python -m experiments.
 
 ``--host`` also splits each stage's seconds into time inside torch operators and the rest (NumPy, SciPy,
 Python: the host's work), from :mod:`torch.profiler`'s record of every top-level operator on the main
-thread (:func:`host_split`), with the number of those operators called by stage (each call costs a
-GPU's host a kernel launch, ~5-10 µs, whatever its size), and on a CUDA device adds the GPU's kernel
-seconds by stage. The host part is
-what a GPU cannot shorten: on the CPU it bounds from below the wall time of the same run on any device, and
-so the GPU's share of it from above. ``--device-routes`` runs the statistics that take a torch device
+thread (:func:`host_split`), counts those operator calls by stage (each costs a GPU's host a kernel launch,
+some 5-10 µs, whatever its size), and on a CUDA device adds the GPU's kernel seconds by stage. The host part
+is what a GPU cannot shorten: on the CPU it bounds from below the wall time of the same run on any device,
+and so the GPU's share of it from above. ``--device-routes`` runs the statistics that take a torch device
 through their device code on the CPU (:func:`device_routes`), as they run beside a GPU, so that their work
 counts as torch operators too.
 """
