@@ -75,9 +75,10 @@ class ShallowCriticFunction(torch.autograd.Function):
         weights = torch.cat((w, b), dim=1)
         out = torch.empty((n_critics, 1, n_samples), dtype=z.dtype, device=z.device)
         for block in _critic_blocks(activations):
-            h = torch.bmm(z1t[block].transpose(1, 2), weights[block], out=activations[block]).relu_()
+            h = torch.bmm(_part(z1t, block).transpose(1, 2), _part(weights, block),
+                          out=_part(activations, block)).relu_()
             # out as (M, 1, N) = βᵀhᵀ: a row vector times a matrix is much faster than h·β here.
-            torch.bmm(beta[block].transpose(1, 2), h.transpose(1, 2), out=out[block])
+            torch.bmm(_part(beta, block).transpose(1, 2), h.transpose(1, 2), out=_part(out, block))
         out.baddbmm_(torch.cat((w0, b0), dim=1).transpose(1, 2), z1t)
         ctx.save_for_backward(z1t, activations, w, beta, w0)
         return out.squeeze(1)
@@ -92,9 +93,10 @@ class ShallowCriticFunction(torch.autograd.Function):
         grad_beta = torch.empty_like(beta.transpose(1, 2))  # (M, 1, ℓ)
         reduced = torch.empty((h.shape[0], z1t.shape[1], h.shape[2]), dtype=h.dtype, device=h.device)
         for block in _critic_blocks(h):
-            torch.bmm(g_row[block], h[block], out=grad_beta[block])
-            active = h[block].sign_()  # h ≥ 0 after the ReLU: its sign is the 0/1 mask D (h is done with)
-            torch.bmm(weighted[block], active, out=reduced[block])
+            part = _part(h, block)
+            torch.bmm(_part(g_row, block), part, out=_part(grad_beta, block))
+            active = part.sign_()  # h ≥ 0 after the ReLU: its sign is the 0/1 mask D (h is done with)
+            torch.bmm(_part(weighted, block), active, out=_part(reduced, block))
         reduced *= beta.transpose(1, 2)  # (M, in + 1, ℓ): W's gradient, then b's
         grad_z = None
         if ctx.needs_input_grad[0]:
@@ -114,12 +116,21 @@ CPU_BLOCK_ACTIVATIONS = 1 << 21
 
 
 def _critic_blocks(activations: torch.Tensor) -> list:
-    """Slices of the critic axis to process in turn: one on a GPU, cache-sized ones on a CPU."""
+    """Slices of the critic axis to process in turn: one on a GPU, cache-sized ones on a CPU; ``slice(None)``
+    where one block holds every critic."""
     n_critics = activations.shape[0]
     if activations.device.type != "cpu":
         return [slice(None)]
     step = max(1, CPU_BLOCK_ACTIVATIONS // max(1, activations.shape[1] * activations.shape[2]))
+    if step >= n_critics:
+        return [slice(None)]
     return [slice(start, start + step) for start in range(0, n_critics, step)]
+
+
+def _part(tensor: torch.Tensor, block: slice) -> torch.Tensor:
+    """The critics ``block`` of ``tensor``: the tensor itself for ``slice(None)``, since indexing even with a
+    full slice is one more torch operator call, each a kernel launch's host time on a GPU."""
+    return tensor if block == slice(None) else tensor[block]
 
 
 class CriticEnsemble(nn.Module):
@@ -173,6 +184,7 @@ class CriticEnsemble(nn.Module):
         else:
             self.register_parameter("skip_weight", None)
         self._activation_buffer = None
+        self._activation_view = None  # (buffer, (critics, samples), the view), made again only when they change
 
     def raw(self, z: torch.Tensor, critics: slice = slice(None)) -> torch.Tensor:
         """Unbounded values of the ``critics`` (a slice of the ensemble) on ``z`` of shape
@@ -196,11 +208,16 @@ class CriticEnsemble(nn.Module):
         buffer = self._activation_buffer
         if buffer is None or buffer.numel() < size or buffer.device != weight.device or buffer.dtype != weight.dtype:
             buffer = self._activation_buffer = torch.empty(size, device=weight.device, dtype=weight.dtype)
-        return buffer[:size].view(critics, samples, self.hidden)
+        kept = self._activation_view
+        if kept is None or kept[0] is not buffer or kept[1] != (critics, samples):
+            # The view is two torch calls (a slice and a view) a forward pass; every step asks for the same one.
+            kept = (buffer, (critics, samples), buffer[:size].view(critics, samples, self.hidden))
+            self._activation_view = kept
+        return kept[2]
 
     def release_buffers(self) -> None:
         """Free the activation buffer (it is made again at the next forward pass)."""
-        self._activation_buffer = None
+        self._activation_buffer = self._activation_view = None
 
     def forward(self, z: torch.Tensor, critics: slice = slice(None)) -> torch.Tensor:
         """Critic values T_m(z) of shape (M, batch), within ``output_range`` when one is set."""

@@ -5,10 +5,10 @@ runs :func:`experiments.dpsgd_audit.dimension_rows` of the GPU grid (:func:`~exp
 a 32-unit MLP trained by TorchDPSGD, the default critic) at one feature count P (d = 32·P + 65; 256 gives the
 grid's widest release, d = 8,257) and N training runs per audit, under
 :func:`experiments.stage_profile.host_split`, and prints its table: each stage's seconds, in torch operators
-and on the host, and on a CUDA device the GPU's kernel seconds. ``--device-routes`` (on the CPU) runs the
-statistics' device code as beside a GPU (:func:`experiments.stage_profile.device_routes`). The stage that took
-26 s of the GPU grid's 51 s on an H200 with four workers (59.5 s of 94 s in one process), profiled at a size the
-2-core CPU finishes in minutes.
+and on the host, the number of torch operators it called, and on a CUDA device the GPU's kernel seconds.
+``--device-routes`` (on the CPU) runs the statistics' device code as beside a GPU
+(:func:`experiments.stage_profile.device_routes`). The stage that took 26 s of the GPU grid's 51 s on an H200
+with four workers (59.5 s of 94 s in one process), profiled at a size the 2-core CPU finishes in minutes.
 """
 
 from __future__ import annotations
@@ -21,16 +21,16 @@ import time
 
 
 def profile_dimension(features: int, runs: int, device: str = "cpu", seed: int = 0, routes: bool = False):
-    """(the stage's rows, seconds by stage, torch-operator seconds by stage, GPU kernel seconds by stage, wall
-    seconds) of the GPU grid's parameter-release audits at ``features`` and ``runs`` on ``device``."""
+    """(:func:`~experiments.stage_profile.host_split`'s record, whose value is the stage's rows; wall seconds)
+    of the GPU grid's parameter-release audits at ``features`` and ``runs`` on ``device``."""
     from experiments.dpsgd_audit import dimension_rows, gpu_grid
     from experiments.stage_profile import device_routes, host_split
 
     grid = dataclasses.replace(gpu_grid(), dims=(features,), runs=runs)
     started = time.perf_counter()
     with device_routes() if routes else contextlib.nullcontext():
-        rows, seconds, operators, kernels = host_split(lambda: dimension_rows(grid, device, seed))
-    return rows, seconds, operators, kernels, time.perf_counter() - started
+        split = host_split(lambda: dimension_rows(grid, device, seed))
+    return split, time.perf_counter() - started
 
 
 def main(argv=None) -> int:
@@ -48,11 +48,12 @@ def main(argv=None) -> int:
     features = check_int(args.features, "--features", minimum=2)
     runs = check_int(args.runs, "--runs", minimum=400)
     device = str(resolve_device(args.device))
-    rows, seconds, operators, kernels, wall = profile_dimension(features, runs, device, args.seed, args.device_routes)
+    split, wall = profile_dimension(features, runs, device, args.seed, args.device_routes)
+    rows = split.value
     print(f"parameter release, d = {rows['parameters_d'][0]}, {runs} runs per audit, device {device}"
           f"{', device routes' if args.device_routes else ''}: {wall:.1f} s with the profiler; audits "
           + ", ".join(f"{notion} {s:.1f} s" for notion, s in zip(rows["notion"], rows["seconds"])))
-    print(stage_table(seconds, operators, kernels))
+    print(stage_table(split.seconds, split.operators, split.kernels, split.calls))
     return 0
 
 

@@ -9,9 +9,10 @@ or torch is charged to the miaudit code that called it. ``python -m experiments.
 
 ``--host`` also splits each stage's seconds into time inside torch operators and the rest (NumPy, SciPy,
 Python: the host's work), from :mod:`torch.profiler`'s record of every top-level operator on the main
-thread (:func:`host_split`), and on a CUDA device adds the GPU's kernel seconds by stage. The host part is
-what a GPU cannot shorten: on the CPU it bounds from below the wall time of the same run on any device, and
-so the GPU's share of it from above. ``--device-routes`` runs the statistics that take a torch device
+thread (:func:`host_split`), counts those operator calls by stage (each costs a GPU's host a kernel launch,
+some 5-10 µs, whatever its size), and on a CUDA device adds the GPU's kernel seconds by stage. The host part
+is what a GPU cannot shorten: on the CPU it bounds from below the wall time of the same run on any device,
+and so the GPU's share of it from above. ``--device-routes`` runs the statistics that take a torch device
 through their device code on the CPU (:func:`device_routes`), as they run beside a GPU, so that their work
 counts as torch operators too.
 """
@@ -23,11 +24,14 @@ import contextlib
 import sys
 import threading
 import time
+import typing
 
 #: (stage, module prefixes), matched from the innermost frame outwards.
 STAGES = (
     ("mechanism runs (DP-SGD training)", ("mechanisms.training", "mechanisms.catalog")),
+    # The objectives and the input standardization serve the critics' training and scoring alone.
     ("MI critics (neural)", ("estimators.neural", "estimators.critics", "estimators.critic_problems",
+                             "estimators.objectives", "estimators.standardization",
                              "audit.statistics.secret_critics")),
     ("certificates", ("audit.certificates",)),
     ("statistics and event search", ("audit.statistics", "audit.search")),
@@ -85,16 +89,33 @@ def charge_spans(spans, timeline) -> dict:
     """Seconds of ``spans`` ((start, end) pairs, :func:`time.time` seconds) by the stage of the sample of
     ``timeline`` (:func:`profile_by_stage`'s (start, end, stage) samples, in order) that holds each span's
     midpoint; a span outside every sample is charged to :data:`OTHER`."""
+    stages = _stages_at(spans, timeline)
+    charged: dict = {}
+    for (start, end), stage in zip(spans, stages):
+        charged[stage] = charged.get(stage, 0.0) + (end - start)
+    return charged
+
+
+def count_spans(spans, timeline) -> dict:
+    """How many of ``spans`` fall in each stage, each charged as :func:`charge_spans` charges it (the stage
+    of the sample holding its midpoint, :data:`OTHER` outside every sample)."""
+    counted: dict = {}
+    for stage in _stages_at(spans, timeline):
+        counted[stage] = counted.get(stage, 0) + 1
+    return counted
+
+
+def _stages_at(spans, timeline) -> list:
+    """The stage of the ``timeline`` sample holding each span's midpoint (:data:`OTHER` outside every one)."""
     import bisect
 
     starts = [start for start, _, _ in timeline]
-    charged: dict = {}
+    stages = []
     for start, end in spans:
         middle = (start + end) / 2
         i = bisect.bisect_right(starts, middle) - 1
-        stage = timeline[i][2] if i >= 0 and middle <= timeline[i][1] else OTHER
-        charged[stage] = charged.get(stage, 0.0) + (end - start)
-    return charged
+        stages.append(timeline[i][2] if i >= 0 and middle <= timeline[i][1] else OTHER)
+    return stages
 
 
 #: The profiler range that names the main thread in :func:`host_split` (its thread ids are the profiler's own).
@@ -121,14 +142,25 @@ def device_routes():
         float_bits.on_device, arithmetic.on_device = saved
 
 
-def host_split(run, *, interval: float = 0.01) -> tuple[object, dict, dict, dict]:
-    """(``run()``'s value, seconds by stage, seconds inside torch operators by stage, GPU kernel seconds by
-    stage) from :func:`profile_by_stage` and :mod:`torch.profiler`.
+class HostSplit(typing.NamedTuple):
+    """:func:`host_split`'s record of one run."""
 
-    Every top-level torch operator on the main thread (one with no parent operator) is charged whole to
-    the stage sampled at its midpoint (:func:`charge_spans`), overlaps counted once (:func:`span_union`); a
-    stage's seconds less its operators' are its host time. On a CUDA device the time the GPU ran kernels or
-    copies is charged the same way (empty without CUDA).
+    value: object  #: what ``run()`` returned
+    seconds: dict  #: seconds by stage (:func:`profile_by_stage`)
+    operators: dict  #: seconds inside top-level torch operators by stage
+    kernels: dict  #: seconds the GPU ran kernels or copies by stage (empty without CUDA)
+    calls: dict  #: how many top-level torch operators were called, by stage
+
+
+def host_split(run, *, interval: float = 0.01) -> HostSplit:
+    """``run()``'s value, its seconds by stage, the seconds and the number of calls of torch operators by
+    stage, and the GPU's kernel seconds by stage, from :func:`profile_by_stage` and :mod:`torch.profiler`.
+
+    Every top-level torch operator on the main thread (one inside no other operator, named ranges aside: one
+    call into torch, which on a GPU costs the host a kernel launch whatever its size) is charged whole, and
+    counted once, to the stage sampled at its midpoint (:func:`charge_spans`, :func:`count_spans`), overlaps'
+    seconds counted once (:func:`span_union`); a stage's seconds less its operators' are its host time. On a
+    CUDA device the time the GPU ran kernels or copies is charged the same way (empty without CUDA).
     The profiler's clock is :func:`time.time`'s: the trace's start in ns since the epoch, its events in µs
     from that start.
     """
@@ -141,19 +173,44 @@ def host_split(run, *, interval: float = 0.01) -> tuple[object, dict, dict, dict
         with torch.profiler.record_function(MAIN_THREAD_MARK):  # the profiler's own name for this thread
             pass
         value, seconds = profile_by_stage(run, interval=interval, timeline=timeline)
+    operators, kernels = operator_spans(recorder)
+    return HostSplit(value, seconds, charge_spans(span_union(operators), timeline),
+                     charge_spans(span_union(kernels), timeline), count_spans(operators, timeline))
+
+
+def operator_spans(recorder) -> tuple[list, list]:
+    """(the main thread's top-level torch operators, the GPU's kernels and copies) of a finished
+    :class:`torch.profiler.profile` ``recorder`` as (start, end) spans in :func:`time.time` seconds; the
+    main thread is the one that recorded :data:`MAIN_THREAD_MARK`."""
     origin = recorder.profiler.kineto_results.trace_start_ns() / 1e9
     events = recorder.events()
     main = next(event.thread for event in events if event.name == MAIN_THREAD_MARK and not _on_gpu(event))
     operators, kernels = [], []
     for event in events:
-        if event.name == MAIN_THREAD_MARK or getattr(event, "is_user_annotation", False):
+        if event.name == MAIN_THREAD_MARK or _annotation(event):
             continue  # a named range (record_function), not work: its operators and kernels are counted
         span = (origin + event.time_range.start / 1e6, origin + event.time_range.end / 1e6)
         if _on_gpu(event):
             kernels.append(span)
-        elif event.cpu_parent is None and event.thread == main:
+        elif event.thread == main and _top_level(event):
             operators.append(span)
-    return value, seconds, charge_spans(span_union(operators), timeline), charge_spans(span_union(kernels), timeline)
+    return operators, kernels
+
+
+def _annotation(event) -> bool:
+    """Whether a profiler event is a named range (``record_function``: the optimizers' ``Optimizer.step#...``)."""
+    return getattr(event, "is_user_annotation", False)
+
+
+def _top_level(event) -> bool:
+    """Whether a profiler event is an operator called from Python: none of its enclosing events is an operator
+    (a named range around it, as ``Optimizer.step`` puts around an optimizer's operators, is not one)."""
+    parent = event.cpu_parent
+    while parent is not None:
+        if not _annotation(parent):
+            return False
+        parent = parent.cpu_parent
+    return True
 
 
 def span_union(spans) -> list:
@@ -173,26 +230,39 @@ def _on_gpu(event) -> bool:
     return getattr(event.device_type, "name", "") == "CUDA"
 
 
-def stage_table(seconds: dict, operators: dict | None = None, kernels: dict | None = None) -> str:
+def stage_table(seconds: dict, operators: dict | None = None, kernels: dict | None = None,
+                calls: dict | None = None) -> str:
     """Markdown table of seconds by stage and their shares, largest first; with ``operators`` (seconds inside
-    torch operators by stage, :func:`host_split`) also the host's seconds, and with ``kernels`` the GPU's."""
+    torch operators by stage, :func:`host_split`) also the host's seconds, with ``calls`` the number of torch
+    operator calls, and with ``kernels`` the GPU's seconds."""
     total = sum(seconds.values()) or 1.0
     split = operators is not None
     gpu = bool(kernels)
-    head = "| stage | seconds | share |" + (" torch operators | host |" if split else "") + (" GPU kernels |" if gpu else "")
+    counted = calls is not None
+    head = ("| stage | seconds | share |" + (" torch operators | host |" if split else "")
+            + (" torch operator calls |" if counted else "") + (" GPU kernels |" if gpu else ""))
     lines = [head, "|" + " --- |" * head.count(" |")]
-    for stage, value in sorted(seconds.items(), key=lambda item: -item[1]):
+    stages = sorted(seconds, key=lambda stage: -seconds[stage])
+    stages += sorted(stage for stage in (calls or {}) if stage not in seconds)  # operators outside every sample
+    for stage in stages:
+        value = seconds.get(stage, 0.0)
         row = f"| {stage} | {value:.1f} | {value / total:.0%} |"
         if split:
             inside = min(operators.get(stage, 0.0), value)
             row += f" {inside:.1f} | {value - inside:.1f} |"
+        if counted:
+            row += f" {calls.get(stage, 0):,} |"
         if gpu:
             row += f" {kernels.get(stage, 0.0):.1f} |"
         lines.append(row)
-    if split:
-        inside = sum(min(operators.get(stage, 0.0), value) for stage, value in seconds.items())
-        lines.append(f"| all | {total:.1f} | 100% | {inside:.1f} | {total - inside:.1f} |"
-                     + (f" {sum(kernels.values()):.1f} |" if gpu else ""))
+    if split or counted:
+        row = f"| all | {total:.1f} | 100% |"
+        if split:
+            inside = sum(min(operators.get(stage, 0.0), value) for stage, value in seconds.items())
+            row += f" {inside:.1f} | {total - inside:.1f} |"
+        if counted:
+            row += f" {sum(calls.values()):,} |"
+        lines.append(row + (f" {sum(kernels.values()):.1f} |" if gpu else ""))
     return "\n".join(lines)
 
 
@@ -224,8 +294,8 @@ def main(argv=None) -> int:
         print(stage_table(profile_by_stage(run)[1]))
         return 0
     with device_routes() if args.device_routes else contextlib.nullcontext():
-        _, seconds, operators, kernels = host_split(run)
-    print(stage_table(seconds, operators, kernels))
+        split = host_split(run)
+    print(stage_table(split.seconds, split.operators, split.kernels, split.calls))
     return 0
 
 

@@ -69,8 +69,10 @@ def test_host_split_tells_torch_operators_from_host_work():
         spin()
         return "done"
 
-    value, seconds, operators, kernels = host_split(run, interval=0.002)
+    value, seconds, operators, kernels, calls = host_split(run, interval=0.002)
     assert value == "done"
+    # torch.ones, then 60 times a matrix product, a division and a tanh; every call counted once, in some stage.
+    assert sum(calls.values()) == 1 + 60 * 3
     # The spin calls no torch operator: all of its quarter second is the host's.
     assert operators.get("statistics and event search", 0.0) < 0.02
     assert 0.15 < seconds["statistics and event search"] < 0.5
@@ -107,7 +109,7 @@ def test_dimension_profile_prints_the_stage_split(capsys):
     assert main(["--features", "2", "--runs", "400", "--device-routes"]) == 0
     out = capsys.readouterr().out
     assert "parameter release, d = 129, 400 runs per audit, device cpu, device routes" in out  # 32·2 + 65
-    assert "| all |" in out and "torch operators | host |" in out
+    assert "| all |" in out and "torch operators | host | torch operator calls |" in out
 
 
 def test_span_union_counts_overlapping_time_once():
@@ -117,3 +119,50 @@ def test_span_union_counts_overlapping_time_once():
     spans = [(12.0, 15.0), (0.0, 10.0), (2.0, 5.0), (14.0, 20.0), (30.0, 31.0)]
     assert span_union(spans) == [(0.0, 10.0), (12.0, 20.0), (30.0, 31.0)]
     assert span_union([]) == []
+
+
+def test_count_spans_counts_each_span_in_the_sample_holding_its_midpoint():
+    from experiments.stage_profile import count_spans
+
+    timeline = [(0.0, 1.0, "a"), (1.0, 2.0, "b"), (2.0, 3.0, "a")]
+    # Midpoints 0.4 (a), 1.1 (b), 2.55 (a), 1.5 (b), 5.5 (outside every sample).
+    spans = [(0.2, 0.6), (0.9, 1.3), (2.5, 2.6), (1.4, 1.6), (5.0, 6.0)]
+    assert count_spans(spans, timeline) == {"a": 2, "b": 2, OTHER: 1}
+    assert count_spans([], timeline) == {}
+
+
+def test_operator_spans_count_calls_from_python_and_not_what_they_call_inside():
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from experiments.stage_profile import MAIN_THREAD_MARK, operator_spans
+
+    with profile(activities=[ProfilerActivity.CPU]) as recorder:
+        with torch.profiler.record_function(MAIN_THREAD_MARK):
+            pass
+        a = torch.ones(5)  # 1
+        b = torch.arange(5.0) @ a  # 2, 3: arange, matmul (the dot product inside it is not a call)
+        c = (a + b).to(torch.float64).sum()  # 4, 5, 6: the conversion's copy inside it is not a call
+        with torch.profiler.record_function("a named range"):  # an optimizer's step is one: what runs inside counts
+            a.mul_(2.0)  # 7
+            torch.exp(c)  # 8
+    operators, kernels = operator_spans(recorder)
+    assert len(operators) == 8
+    assert all(start <= end for start, end in operators)
+    assert kernels == [] or torch.cuda.is_available()
+
+
+def test_stage_table_shows_operator_calls_by_stage():
+    from experiments.stage_profile import stage_table
+
+    seconds = {"certificates": 3.0, "statistics and event search": 1.0}
+    operators = {"certificates": 2.0}
+    calls = {"certificates": 12345, "statistics and event search": 7, OTHER: 2}
+    lines = stage_table(seconds, operators, calls=calls).splitlines()
+    assert lines[0] == "| stage | seconds | share | torch operators | host | torch operator calls |"
+    assert lines[2] == "| certificates | 3.0 | 75% | 2.0 | 1.0 | 12,345 |"
+    assert lines[3] == "| statistics and event search | 1.0 | 25% | 0.0 | 1.0 | 7 |"
+    assert lines[4] == f"| {OTHER} | 0.0 | 0% | 0.0 | 0.0 | 2 |"  # calls outside every sample
+    assert lines[5] == "| all | 4.0 | 100% | 2.0 | 2.0 | 12,354 |"
+    # Without calls, the table is as before.
+    assert "calls" not in stage_table(seconds, operators)
