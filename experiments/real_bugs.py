@@ -58,7 +58,8 @@ in :mod:`experiments._scan_bug_sources`, and ``python FILE`` shows each by direc
   Gaussian noise: float noise added to the value (Mironov 2012), outputs seen under one input only;
 - the known bugs above that live in a scanned library: diffprivlib #94 (Laplace, Gaussian), #106
   (LogisticRegression) and the Bingham sampler, found by ``miaudit scan diffprivlib`` (#94's Gaussian in
-  ``GaussianAnalytic`` at ε = 1, which calls the same ``Gaussian.randomise``; at 6,000 runs the classic ``Gaussian``'s cases are controls in some seeds);
+  ``GaussianAnalytic`` at ε = 1, which calls the same ``Gaussian.randomise``; at 6,000 runs the classic
+  ``Gaussian``'s cases are controls in some seeds);
   OpenDP #2922, found by ``miaudit scan opendp``.
 """
 
