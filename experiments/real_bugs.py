@@ -38,9 +38,10 @@ The cases (Mironov 2012 for the floating-point ones; issue 29 of this project fo
   the control's 0.48), and ``miaudit scan diffprivlib`` finds it in its 4 × 4 ``Bingham(epsilon=1.0)`` case
   (:mod:`audit.scan.profiles.diffprivlib`). OpenDP 0.16's
   ``make_private_eigenvector`` has the same step but is not a case: it needs ``randomgen`` (not in the test extra),
-  takes 6.6 ms a draw (diffprivlib's 0.6 ms: the 23,419 runs of 5,000 samples would take about 2.5 minutes) and
-  draws from a generator that takes no seed, so its verdict would change from run to run (at 5,000 samples the
-  seeded diffprivlib case refutes in 6 of seeds 0-6), as the threshold case's does;
+  its calls are slower (6.6 ms a draw alone, diffprivlib's 0.6 ms) and it draws from a generator that takes no seed,
+  so its verdict changes from run to run. The same audit of it (``unit_epsilon`` = 2: its map says 2 at d_in = 2,
+  one row replaced; the same pair and release), one run each in a venv with ``randomgen``: 5,000 samples not refuted
+  (certified ε ≥ 1.92, 67 s), 20,000 refuted (ε ≥ 2.06, 270 s, longer than the rest of the study);
 - OpenDP 0.16.0 ``make_count_by >> then_laplace_threshold(scale=1, threshold=5)``: its map says
   (1, 0.00493) at d_in = 1, but a key held by one user is released with probability
   e⁻⁴/(1 + e⁻¹) = 0.0134 (OpenDP issue #2922), refuted by the certified δ at the claim's ε.
