@@ -28,6 +28,20 @@ The cases (Mironov 2012 for the floating-point ones; issue 29 of this project fo
   label changes the fitted model's shape (diffprivlib issue #106; ε = ∞), audited as a fitted model
   under add/remove (``--per-database --relation add-remove``) in a venv with scikit-learn < 1.6 (the
   class needs its ``multi_class``);
+- diffprivlib 0.6.6 ``Bingham``: its rejection step divides by (uᵀΩu)^(d/2) where Kent, Ganeiber and Mardia
+  (2018, §3) multiply, so its draws are not ε-DP from d = 3 on (docs/benchmarks/bingham-sampler.md); audited at ε = 2
+  on C(0) = diag(20, 20, 0, 0) vs C(1) = diag(21, 19, 0, 0) (spectral norm 1 apart; its draws' loss 1.38 ε), the
+  release u₁²/(u₁² + u₂²), at 5,000 samples: the smallest of 2,500, 4,000, 5,000, 10,000, 20,000 and 40,000 that
+  refutes at seed 0 (4,000 certifies ε ≥ 1.76; at 5,000 seeds 1-6 refuted 5 of 6, seed 4 certifying 1.94). Its
+  control is the library's ``randomise`` with that one ``/`` made ``*`` (not refuted). ``python dpl_bingham.py``
+  shows it without miaudit (P(s < 0.1) = 0.204 from C(0) and 0.021 from C(1), 10,000 draws each: log-ratio 2.28 > 2;
+  the control's 0.48), and ``miaudit scan diffprivlib`` finds it in its 4 × 4 ``Bingham(epsilon=1.0)`` case
+  (:mod:`audit.scan.profiles.diffprivlib`). OpenDP 0.16's
+  ``make_private_eigenvector`` has the same step but is not a case: it needs ``randomgen`` (not in the test extra),
+  its calls are slower (6.6 ms a draw alone, diffprivlib's 0.6 ms) and it draws from a generator that takes no seed,
+  so its verdict changes from run to run. The same audit of it (``unit_epsilon`` = 2: its map says 2 at d_in = 2,
+  one row replaced; the same pair and release), one run each in a venv with ``randomgen``: 5,000 samples not refuted
+  (certified ε ≥ 1.92, 67 s), 20,000 refuted (ε ≥ 2.06, 270 s, longer than the rest of the study);
 - OpenDP 0.16.0 ``make_count_by >> then_laplace_threshold(scale=1, threshold=5)``: its map says
   (1, 0.00493) at d_in = 1, but a key held by one user is released with probability
   e⁻⁴/(1 + e⁻¹) = 0.0134 (OpenDP issue #2922), refuted by the certified δ at the claim's ε.
@@ -43,9 +57,10 @@ in :mod:`experiments._scan_bug_sources`, and ``python FILE`` shows each by direc
   differ in every attribute;
 - python-dp 1.1.5 ``GaussianMechanism.add_noise`` and PipelineDP 0.3.1 ``DPEngine.aggregate`` SUM with
   Gaussian noise: float noise added to the value (Mironov 2012), outputs seen under one input only;
-- the known bugs above that live in a scanned library: diffprivlib #94 (Laplace, Gaussian) and #106
-  (LogisticRegression), found by ``miaudit scan diffprivlib`` (#94's Gaussian in ``GaussianAnalytic`` at ε = 1, which
-  calls the same ``Gaussian.randomise``; at 6,000 runs the classic ``Gaussian``'s cases are controls in some seeds);
+- the known bugs above that live in a scanned library: diffprivlib #94 (Laplace, Gaussian), #106
+  (LogisticRegression) and the Bingham sampler, found by ``miaudit scan diffprivlib`` (#94's Gaussian in
+  ``GaussianAnalytic`` at ε = 1, which calls the same ``Gaussian.randomise``; at 6,000 runs the classic
+  ``Gaussian``'s cases are controls in some seeds);
   OpenDP #2922, found by ``miaudit scan opendp``.
 """
 
@@ -151,6 +166,66 @@ laplace = space >> dp.t.then_sum() >> dp.m.then_laplace(10.0)
 '''
 
 
+_BINGHAM = """import inspect
+
+import numpy as np
+import diffprivlib.mechanisms.bingham as bingham_module
+from diffprivlib.mechanisms import Bingham
+
+# C(x) = diag(20 + x, 20 - x, 0, 0), x the record (0 or 1): the ends differ by spectral norm 1, the mechanism's
+# sensitivity (one row e2 of a covariance of unit rows replaced by e1); epsilon = 2
+# (docs/benchmarks/bingham-sampler.md).
+D, M, EPSILON = 4, 20.0, 2.0
+
+# The control: randomise with the acceptance step of Kent, Ganeiber and Mardia (2018, section 3), which multiplies by
+# (u'Omega u)^(d/2) where 0.6.6's bingham.py line 149 divides; the library's source with that one change.
+_SOURCE = inspect.getsource(Bingham.randomise).replace(
+    "/ ((unit_vec.dot(omega).dot(unit_vec)) ** (dims / 2))", "* ((unit_vec.dot(omega).dot(unit_vec)) ** (dims / 2))")
+assert "* ((unit_vec" in _SOURCE
+_namespace = dict(vars(bingham_module))
+exec(compile("\\n".join(line[4:] for line in _SOURCE.splitlines()), "fixed_randomise", "exec"), _namespace)
+
+
+class FixedBingham(Bingham):
+    randomise = _namespace["randomise"]
+
+
+def _plane(mechanism, dbs, rng):
+    \"\"\"The in-plane share of the first axis, u1^2 / (u1^2 + u2^2), of the unit vector drawn for C(x) (a
+    post-processing of the release: it cannot add privacy loss).\"\"\"
+    out = np.empty((dbs.shape[0], 1))
+    for i, db in enumerate(dbs):
+        x = float(db[0, 0])
+        u = mechanism(epsilon=EPSILON, random_state=int(rng.integers(2**31))).randomise(
+            np.diag(np.r_[M + x, M - x, np.zeros(D - 2)]))
+        out[i, 0] = u[0] ** 2 / (u[0] ** 2 + u[1] ** 2)
+    return out
+
+
+def bingham(dbs, rng):
+    \"\"\"diffprivlib 0.6.6's Bingham at epsilon = 2.\"\"\"
+    return _plane(Bingham, dbs, rng)
+
+
+def fixed(dbs, rng):
+    \"\"\"The same with the paper's acceptance step.\"\"\"
+    return _plane(FixedBingham, dbs, rng)
+
+
+if __name__ == "__main__":
+    # Without miaudit: the event s < 0.1 (u near the axis whose eigenvalue fell) from C(0) and C(1). By quadrature
+    # (docs/benchmarks/bingham-sampler.md) 0.2048 and 0.0208 for the library's draws, a log-ratio of 2.29 > epsilon = 2;
+    # 0.2048 and 0.1282 for the fixed sampler's, the stated Bingham density (0.47).
+    rng = np.random.default_rng(0)
+    n = 10000
+    for name, mechanism in (("library", bingham), ("fixed", fixed)):
+        first = np.mean(mechanism(np.zeros((n, 1, 1)), rng)[:, 0] < 0.1)
+        second = np.mean(mechanism(np.ones((n, 1, 1)), rng)[:, 0] < 0.1)
+        print(f"{name}: P(s < 0.1) = {first:.4f} from C(0), {second:.4f} from C(1), log-ratio "
+              f"{np.log(first / second):.2f} (epsilon = {EPSILON:g}; {n} draws each)")
+"""
+
+
 @dataclass(frozen=True)
 class BugCase:
     """One audited library configuration and what is known about it."""
@@ -219,6 +294,15 @@ CASES = (
             databases=(("train.npy", [[0.1, 0.2, 0.0], [0.3, 0.1, 1.0], [0.5, 0.5, 0.0], [0.7, 0.4, 1.0],
                                       [0.2, 0.6, 2.0]]),
                        ("train_minus.npy", [[0.1, 0.2, 0.0], [0.3, 0.1, 1.0], [0.5, 0.5, 0.0], [0.7, 0.4, 1.0]]))),
+    BugCase("diffprivlib Bingham", "diffprivlib", "diffprivlib", "0.6.6",
+            "Bingham's rejection step divides by (uᵀΩu)^(d/2) where Kent, Ganeiber and Mardia (2018) multiply: on "
+            "diag(20, 20, 0, 0) vs diag(21, 19, 0, 0) (spectral norm 1 apart) its draws' loss is 1.38 ε (ε = 2)",
+            "none filed", _BINGHAM, "dpl_bingham.py", "bingham", _PAIR + ("--claim", "dp:2", "--samples", "5000"),
+            "refuted", ("scikit-learn<1.9",), quick_samples=5000, found_by_scan="diffprivlib"),
+    BugCase("diffprivlib Bingham fixed", "diffprivlib", "diffprivlib", "0.6.6",
+            "none (the same with Kent et al.'s step: `/` made `*` on bingham.py line 149)", "", _BINGHAM,
+            "dpl_bingham.py", "fixed", _PAIR + ("--claim", "dp:2", "--samples", "5000"), "not-refuted",
+            ("scikit-learn<1.9",), quick_samples=5000),
     BugCase("OpenDP Laplace threshold", "OpenDP", "opendp", "0.16.0",
             "a key held by one user is released with probability 0.0134 > the map's δ = 0.00493 at d_in = 1",
             "OpenDP #2922", _THRESHOLD, "threshold.py", "released_keys",
@@ -434,9 +518,8 @@ EXPERIMENTS = [Experiment(
     source="study (issue 29; Mironov 2012)",
     run=run,
     writes_page=True,
-    full_runtime="421 s on a 2-core x86_64 CPU (load average 1.2-4.2, a test run beside it), creating and installing "
-                 "its venvs (pure-ldp 1.1.2, 1.2.0; multi-freq-ldpy 0.2.5; python-dp 1.1.5; pipeline-dp 0.3.1; diffprivlib "
-                 "0.6.6 with scikit-learn 1.5.2; OpenDP 0.16.0) included; 76 s of it diffprivlib's LogisticRegression; "
-                 "949 s so at load average 4.5-4.6 from other work, a scan and a test run beside it (150 s of it "
-                 "LogisticRegression)",
+    full_runtime="231 s on a 2-core x86_64 CPU (load average 2.2-2.6, other audits beside it), creating and "
+                 "installing its venvs (pure-ldp 1.1.2, 1.2.0; multi-freq-ldpy 0.2.5; python-dp 1.1.5; pipeline-dp "
+                 "0.3.1; diffprivlib 0.6.6 with scikit-learn 1.5.2) included; 39 s of it diffprivlib's "
+                 "LogisticRegression, 32 s the two Bingham cases; 160 s so with its venvs already there",
 )]

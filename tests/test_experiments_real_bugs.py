@@ -48,6 +48,7 @@ def test_quick_run_refutes_the_float_bugs_and_not_the_correct_configurations(tmp
     # LogisticRegression (scikit-learn < 1.6) need an install.
     assert "pure-ldp OUE" not in rows and "diffprivlib LogisticRegression" not in rows
     assert "textbook float Laplace" in rows and "OpenDP Laplace threshold" in rows
+    assert "diffprivlib Bingham" in rows and "diffprivlib Bingham fixed" in rows
     # OpenDP #2922: the certified δ at the claim's ε exceeds the map's 0.00493.
     assert rows["OpenDP Laplace threshold"]["certified_delta"] > MAP_DELTA
     for row in rows.values():
@@ -58,6 +59,61 @@ def test_quick_run_refutes_the_float_bugs_and_not_the_correct_configurations(tmp
     assert "| # | library | version | bug | library issue | runs | seconds | claim | certified bound | verdict |" in page
     assert "| command |" not in page and "\n1. `miaudit audit --mechanism " in page  # commands below the table
     assert "--quick installs nothing" in page and result.csv_files
+
+
+def _bingham_module(tmp_path):
+    """The Bingham cases' mechanism file, written and imported as the audit imports it."""
+    import importlib.util
+
+    case = next(c for c in CASES if c.name == "diffprivlib Bingham")
+    path = tmp_path / case.file
+    path.write_text(case.source)
+    spec = importlib.util.spec_from_file_location("dpl_bingham_case", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_bingham_control_differs_from_the_library_by_its_acceptance_step_alone(tmp_path):
+    """The control's randomise is diffprivlib's with one character changed, ``/`` to ``*`` before
+    (u'Ωu)^(d/2) (Kent, Ganeiber and Mardia 2018, §3); both release a share in [0, 1] for each database."""
+    import inspect
+
+    import numpy as np
+
+    pytest.importorskip("diffprivlib")
+    from diffprivlib.mechanisms import Bingham
+
+    module = _bingham_module(tmp_path)
+    library = inspect.getsource(Bingham.randomise)
+    changed = [i for i, (a, b) in enumerate(zip(library, module._SOURCE)) if a != b]
+    assert len(library) == len(module._SOURCE) and len(changed) == 1
+    assert (library[changed[0]], module._SOURCE[changed[0]]) == ("/", "*")
+    assert module._SOURCE[changed[0]:].startswith("* ((unit_vec.dot(omega).dot(unit_vec)) ** (dims / 2))")
+    assert module.FixedBingham.randomise is not Bingham.randomise
+    dbs = np.array([[[0.0]], [[1.0]], [[0.0]]])
+    for mechanism in (module.bingham, module.fixed):
+        out = mechanism(dbs, np.random.default_rng(0))
+        assert out.shape == (3, 1) and np.all((out >= 0.0) & (out <= 1.0))
+    # The case's matrices: diag(20 + x, 20 - x, 0, 0), spectral norm 1 apart (the mechanism's sensitivity).
+    ends = [np.diag(np.r_[module.M + x, module.M - x, np.zeros(module.D - 2)]) for x in (0.0, 1.0)]
+    assert np.isclose(np.linalg.norm(ends[0] - ends[1], 2), 1.0)
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_the_bingham_case_is_refuted_and_its_control_is_not(tmp_path):
+    """Both Bingham commands, each in a fresh interpreter at seed 0 as the study runs them (about 20 s each on
+    an idle 2-core CPU at 5,000 samples)."""
+    pytest.importorskip("diffprivlib")
+    for name, expected in (("diffprivlib Bingham", "refuted"), ("diffprivlib Bingham fixed", "not-refuted")):
+        case = next(c for c in CASES if c.name == name)
+        folder = tmp_path / case.mechanism
+        folder.mkdir()
+        row = run_case(case, folder, sys.executable, seed=0)
+        assert row["verdict"] == expected == case.expected, row
+        if expected == "refuted":
+            assert row["certified_epsilon"] > 2.0
 
 
 def test_every_case_states_its_command_and_expectation():

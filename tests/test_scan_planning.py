@@ -80,3 +80,37 @@ def test_a_scan_leaves_out_the_cases_that_cannot_refute_and_splits_alpha_over_th
     assert sorted(row["what"] for row in left) == sorted(c.id for c in large)
     assert result.settings["left_out_of_split"] == len(large)
     assert f"{len(large)} more cannot refute within the run budget" in result.statement()
+
+
+def test_a_family_budget_is_planned_and_audited_for_its_cases_alone(tmp_path):
+    """A family's own ``max_runs`` (diffprivlib's Bingham) is each of its cases' budget where the scan is given no
+    --max-runs: the plan counts a case that can refute within its own budget only (run-free: no case is audited)."""
+    from dataclasses import replace
+
+    from audit.scan.planning import plan_split
+    from audit.scan.report import reproduce_command
+    from audit.scan.running import case_runs
+
+    sys.path.insert(0, str(TESTS))
+    try:
+        epsilons, alpha = (1.0, 10.0), 0.05
+        cases, _ = build_cases(discover(profile_for("planted_lib._exact"))[0], epsilons)
+        large = [c.id for c in cases if c.settings["epsilon"] == 10.0]
+        # ε = 10 needs at least e^10 ln(1/a) ≈ 2.2e5 runs per input (the test above): out of 3,000, within 10^7
+        runs_of = lambda case: 10**7 if case.settings["epsilon"] == 10.0 else 3000  # noqa: E731
+        plain, budgeted = plan_split(cases, alpha, 3000), plan_split(cases, alpha, 3000, runs_of)
+    finally:
+        sys.path.remove(str(TESTS))
+    assert sorted(case.id for case, _ in plain.left_out) == sorted(large)
+    assert not budgeted.left_out and len(budgeted.audited) == len(cases)
+    assert budgeted.case_alpha == pytest.approx(alpha / len(cases))
+    # the budget rule: --max-runs where given, else the family's, else the profile's default
+    case = cases[0]
+    family = replace(case.entry.family, max_runs=60000)
+    own = replace(case, entry=replace(case.entry, family=family))
+    assert (case_runs(case, None, 6000), case_runs(own, None, 6000), case_runs(own, 2000, 6000)) == (6000, 60000, 2000)
+    # a finding's reproduction runs within its case's own budget
+    outcome = {"claim": "dp:1.0", "relation": "replace-one", "alpha": 0.000204, "seed": 7, "max_runs": 60000}
+    assert "--max-runs 60000 " in reproduce_command(outcome, 6000)
+    older = {key: value for key, value in outcome.items() if key != "max_runs"}  # a state file from before
+    assert "--max-runs 6000 " in reproduce_command(older, 6000)

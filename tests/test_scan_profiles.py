@@ -150,8 +150,11 @@ def test_diffprivlib_bingham_categorical_mechanisms_and_histogram2d_are_planned_
                      for db in (bingham.pair.first, bingham.pair.second))
     # the two matrices differ by spectral norm 1, Bingham's default sensitivity
     assert np.linalg.norm(first - second, 2) == pytest.approx(1.0)
+    # 4 × 4 covariances diag(100 + x, 100 - x, 0, 0) (the sampler's violation needs d ≥ 3), at the family's budget
+    np.testing.assert_array_equal(second, np.diag([101.0, 99.0, 0.0, 0.0]))
+    assert bingham.entry.family.max_runs == 60000
     released = bingham.function()(bingham.pair.second, rng)
-    assert released.shape == (2,) and np.linalg.norm(released) == pytest.approx(1.0)
+    assert released.shape == (4,) and np.linalg.norm(released) == pytest.approx(1.0)
     for name, pair in (("ExponentialCategorical", ("0", "2")), ("ExponentialHierarchical", ("0", "3"))):
         (case,) = [c for c in cases if c.entry.name == name]
         assert case.claim == "dp:1.0" and case.source.endswith(".randomise(str(int(db[0, 0])))")
@@ -181,3 +184,25 @@ def test_diffprivlib_exponential_categorical_is_audited_and_not_refuted():
     cases, _ = build_cases([e for e in entries if e.name == "ExponentialCategorical"], (1.0,))
     outcome = audit_case(cases[0], alpha=0.05, max_runs=1500, timeout=30, seed=0)
     assert outcome["status"] == "control", outcome.get("reason")
+
+
+@pytest.mark.slow
+def test_the_diffprivlib_scan_finds_the_bingham_sampler_bug(tmp_path):
+    """``miaudit scan diffprivlib``'s ``Bingham(epsilon=1.0)`` case at the full scan's α share (α/245 = 0.000204, its
+    245 cases at seed 0; docs/benchmarks/scans.md) refutes the claim within its family's 60,000 runs: 0.6.6's sampler
+    divides its acceptance step where Kent, Ganeiber and Mardia (2018) multiply (docs/benchmarks/bingham-sampler.md:
+    1.39 ε on this pair by quadrature). About 35,000 runs, under a minute on an idle 2-core CPU."""
+    pytest.importorskip("diffprivlib")
+    from audit.scan.running import scan
+
+    result = scan("diffprivlib", epsilons=(1.0,), alpha=0.000204, seed=0, only="mechanisms.Bingham(*", timeout=60,
+                  in_process=True)
+    (outcome,) = result.outcomes
+    assert outcome["status"] == "finding" and outcome["max_runs"] == 60000, outcome.get("reason")
+    assert outcome["claim"] == "dp:1.0" and outcome["alpha"] == pytest.approx(0.000204)
+    assert result.settings["max_runs"] == 6000
+    assert result.settings["entry_max_runs"] == {"diffprivlib.mechanisms.Bingham": 60000}
+    from audit.scan.report import report_blocks
+
+    assert ("per case at most 6000 runs (diffprivlib.mechanisms.Bingham: 60000: its family's own budget) and "
+            in report_blocks(result, {outcome["id"]: "findings/01"})[1][1])

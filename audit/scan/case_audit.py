@@ -226,7 +226,7 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
         notes.append(finding_note(raised["raises"]) if audit.refuted and any(raised["raises"]["raised"])
                      else function.note())
     return {"id": case.id, "status": "finding" if audit.refuted else "control", **_described(case, seed),
-            **_evidence(audit), "alpha": alpha, **_times(started), "notes": notes, **raised}
+            **_evidence(audit), "alpha": alpha, "max_runs": int(max_runs), **_times(started), "notes": notes, **raised}
 
 
 def chunk_timeout(timeout: float, probe_seconds: float, calls: int | None = None) -> float:

@@ -56,8 +56,8 @@ def case_spec(case, alpha: float, seed: int = 0):
                           alpha=alpha, seed=seed, name=case.entry.qualified)
 
 
-def plan_split(cases, alpha: float, max_runs: int) -> SplitPlan:
-    """The α split of ``cases`` within ``max_runs`` runs each (module docstring's rule).
+def plan_split(cases, alpha: float, max_runs: int, runs_of=None) -> SplitPlan:
+    """The α split of ``cases`` within ``max_runs`` runs each, or ``runs_of(case)`` (module docstring's rule).
 
     Parameters
     ----------
@@ -67,6 +67,9 @@ def plan_split(cases, alpha: float, max_runs: int) -> SplitPlan:
         The scan's family-wise error.
     max_runs : int
         Mechanism runs per case at most.
+    runs_of : callable, optional
+        A case's own budget, where cases differ (:func:`audit.scan.running.case_runs`); each case is planned within
+        its own, as it is audited. None: ``max_runs`` for all.
 
     Returns
     -------
@@ -84,6 +87,7 @@ def plan_split(cases, alpha: float, max_runs: int) -> SplitPlan:
             specs.append(case_spec(case, alpha / len(cases)))
         except Exception:  # noqa: BLE001 - its audit says why (the call or the claim cannot be built): kept as it was
             specs.append(None)
+    budgets = [max_runs if runs_of is None else runs_of(case) for case in cases]
     memo = {}
 
     def check(number: int, level: float) -> tuple:
@@ -91,15 +95,15 @@ def plan_split(cases, alpha: float, max_runs: int) -> SplitPlan:
         if specs[number] is None:  # not plannable here: audited, and skipped there with its reason
             return True, 0
         if (number, level) not in memo:
-            memo[number, level] = refutation_runs(specs[number], max_runs, alpha=level, look_fraction=LOOK_FRACTION,
-                                                  float_runs=False)
+            memo[number, level] = refutation_runs(specs[number], budgets[number], alpha=level,
+                                                  look_fraction=LOOK_FRACTION, float_runs=False)
         return memo[number, level]
 
     chosen, smallest = choose_split(len(cases), lambda numbers, level: [n for n in numbers if check(n, level)[0]],
                                     alpha)
     level = alpha / smallest
     taken = set(chosen)
-    left_out = [(cases[n], f"cannot refute within --max-runs {max_runs}: at the scan's α share α/{smallest} = "
+    left_out = [(cases[n], f"cannot refute within --max-runs {budgets[n]}: at the scan's α share α/{smallest} = "
                            f"{level:.3g} one look of its audit needs at least {check(n, level)[1]} mechanism runs; "
                            "listed before any run, it takes no share of α (audit.scan.planning)")
                 for n in range(len(cases)) if n not in taken]

@@ -135,9 +135,11 @@ def _import_lines(outcome: dict) -> str:
 
 
 def reproduce_command(outcome: dict, max_runs: int) -> str:
-    """The ``miaudit audit`` command that audits the finding's case again (run in its folder)."""
+    """The ``miaudit audit`` command that audits the finding's case again (run in its folder), within the case's own
+    budget (its family's, where it has one) or ``max_runs``."""
     return (f"miaudit audit --mechanism mechanism.py:mechanism --per-database --pair first.npy,second.npy "
-            f"--claim {outcome['claim']} --relation {outcome['relation']} --max-runs {max_runs} "
+            f"--claim {outcome['claim']} --relation {outcome['relation']} "
+            f"--max-runs {outcome.get('max_runs', max_runs)} "
             f"--alpha {outcome['alpha']:.6g} --seed {outcome['seed']}")
 
 
@@ -214,10 +216,12 @@ def report_blocks(result, folders: dict) -> list:
     from audit.report.content import TextTable
 
     settings = result.settings
+    own = ", ".join(f"{name}: {runs}" for name, runs in sorted(settings.get("entry_max_runs", {}).items()))
+    runs = f"{settings['max_runs']} runs" + (f" ({own}: its family's own budget)" if own else "")
     blocks = [("h1", f"miaudit scan {result.target}"),
               ("p", f"{result.target} {result.version}; {result.cases} cases in {result.seconds:.0f} s on "
-                    f"{platform.machine()}, Python {platform.python_version()}; per case at most {settings['max_runs']} "
-                    f"runs and {settings['timeout']:g} s; ε grid {', '.join(f'{e:g}' for e in settings['epsilons'])}; "
+                    f"{platform.machine()}, Python {platform.python_version()}; per case at most {runs} "
+                    f"and {settings['timeout']:g} s; ε grid {', '.join(f'{e:g}' for e in settings['epsilons'])}; "
                     f"seed {settings['seed']}."),
               ("p", result.statement()),
               ("h2", f"Findings ({len(result.findings)})")]

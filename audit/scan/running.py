@@ -158,6 +158,12 @@ def memory_limit_default(slots: int) -> int | None:
     return None if available is None else max(available // max(slots, 1), MIN_MEMORY_LIMIT)
 
 
+def case_runs(case, given: int | None, default: int) -> int:
+    """Mechanism runs at most of ``case``: ``--max-runs`` where given, else its family's own budget
+    (:attr:`audit.scan.profiles.base.Family.max_runs`), else ``default`` (the profile's or :data:`MAX_RUNS`)."""
+    return given or getattr(case.entry.family, "max_runs", None) or default
+
+
 def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int | None = None,
          timeout: float = TIMEOUT, seed: int = 0, state_file=None, resume: bool = False,
          quiet: bool = True, progress=None, workers=1, backend: str = "local", ray_address: str | None = None,
@@ -242,12 +248,13 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
 
         blocked = import_blocked(source_of(target), timeout, memory_limit_default(1) if in_process else memory_limit)
     profile = profile_for(target) if blocked is None else user_profile(target, imported=False)
-    max_runs = max_runs or profile.max_runs or MAX_RUNS
+    given_runs, max_runs = max_runs, max_runs or profile.max_runs or MAX_RUNS
     skipped, cases = list_cases(target, epsilons, profile) if blocked is None else \
         ([Skipped(profile.modules[0], blocked)], [])
     if only is not None:  # K, and each case's α/K, are of the cases kept
         cases, skipped = select_cases(cases, only), [s for s in skipped if _selected(s.what, _patterns(only))]
-    plan = plan_split(cases, alpha, max_runs)  # before any run: α is shared by the cases that can refute
+    runs_of = lambda case: case_runs(case, given_runs, max_runs)  # noqa: E731 - one rule for plan and audits
+    plan = plan_split(cases, alpha, max_runs, runs_of)  # before any run: α is shared by the cases that can refute
     cases, case_alpha = plan.audited, plan.case_alpha  # fixed here, before any run, whatever runs the cases
     skipped = [{"what": s.what, "reason": s.reason} for s in skipped] + \
         [{"what": case.id, "reason": reason} for case, reason in plan.left_out]
@@ -277,19 +284,22 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
         if in_process:
             for number in todo:
                 case = cases[number]
-                finished(number, audit_case(case, alpha=case_alpha, max_runs=max_runs, timeout=timeout,
+                finished(number, audit_case(case, alpha=case_alpha, max_runs=runs_of(case), timeout=timeout,
                                             seed=case.seed(seed)))
         elif todo:
             from audit.scan.isolation import CaseTask, ScanTarget, run_cases
 
-            tasks = [CaseTask(number, cases[number].id, case_alpha, max_runs, timeout, cases[number].seed(seed),
+            tasks = [CaseTask(number, cases[number].id, case_alpha, runs_of(cases[number]), timeout,
+                              cases[number].seed(seed),
                               memory_limit) for number in todo]
             run_cases(ScanTarget(f"scan {target}", source_of(target), epsilons), tasks, [cases[n] for n in todo],
                       workers=execution.workers, backend=execution.backend, ray_address=execution.ray_address,
                       on_done=lambda position, outcome: finished(todo[position], outcome))
     finally:
         bar.close()
+    own_runs = {case.entry.qualified: runs_of(case) for case in cases if runs_of(case) != max_runs}
     settings = {"epsilons": list(epsilons), "max_runs": max_runs, "timeout": timeout, "seed": seed,
+                **({"entry_max_runs": own_runs} if own_runs else {}),
                 "resumed_cases": len(done), "left_out_of_split": len(plan.left_out),
                 **({"only": list(_patterns(only))} if only is not None else {})}
     return ScanResult(target, library_version(profile), alpha, len(cases), outcomes, skipped, settings,

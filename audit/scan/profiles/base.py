@@ -131,6 +131,10 @@ class Family:
     min_epsilon : float
         The grid keeps the scan's ε values at or above it (all of them where none is): for entry points whose ε
         only scales their noise, so that every ε runs the same code, and whose runs are slow (a model's fit).
+    max_runs : int, optional
+        Mechanism runs per case of this family when the scan is given no ``--max-runs``; None: the profile's
+        (:attr:`Profile.max_runs`), else the scan's default. For a family whose violation needs more runs at the
+        scan's α share than the library's other entry points (diffprivlib's ``Bingham``).
     """
 
     epsilon_name: str = "epsilon"
@@ -145,6 +149,7 @@ class Family:
     scaled: dict = field(default_factory=dict)
     requires: tuple = ()
     min_epsilon: float = 0.0
+    max_runs: int | None = None
     kind = "entry point"
     #: Python statements run before the call (imports a call source needs beyond ``entry`` and ``np``):
     #: the audited function's namespace and the top of the finding's reproduction files.
