@@ -167,3 +167,40 @@ def test_first_nonfinite_index_is_the_first_row_with_a_nonfinite_entry(values, e
     assert first_nonfinite_index(arr) == (int(np.argwhere(bad)[0][0]) if bad.any() else None) == expected
     if np.all(np.abs(arr[np.isfinite(arr)]) < 1e30):
         assert first_nonfinite_index(arr.astype(np.float32)) == expected
+
+
+def _plain_code(outputs, column):
+    """A column's distinct rounded values and each output's index among them, by np.unique; None where its values
+    other than NaN all differ (a NaN is never a feature)."""
+    counted = arithmetic.round_significand(outputs[:, column])
+    numbers = counted[~np.isnan(counted)]
+    if len(np.unique(numbers)) == len(numbers):
+        return None
+    values, index = np.unique(counted, return_inverse=True)
+    return values, index.ravel()
+
+
+def test_counting_codes_columns_together_as_np_unique_codes_each(monkeypatch):
+    from audit.statistics.counting import CountingFolds
+
+    monkeypatch.setattr("audit.statistics.counting.CODED_TOGETHER", 5)
+    rng = np.random.default_rng(6)
+    y = rng.normal(size=(200, 23))
+    y[:, 0] = rng.integers(0, 4, 200)
+    y[:, 1] = rng.integers(-2, 3, 200) * 1.0
+    y[rng.random(200) < 0.2, 1] = -0.0
+    y[rng.random(200) < 0.3, 2] = np.nan
+    y[:, 3] = np.round(y[:, 3], 1)
+    y[:, 4] = 1 + rng.integers(0, 3, 200) * 2.0**-40  # equal once rounded to 32 bits
+    y[:, 5] = 7.0  # constant: not coded
+    folds = CountingFolds(y)
+    folds._code_all()
+    assert sorted(folds._coded) == folds._varying == [j for j in range(23) if j != 5]
+    for j in folds._varying:
+        expected, got = _plain_code(y, j), folds._coded[j]
+        if expected is None or got is None:
+            assert expected is got is None, j
+        else:
+            values, index = got
+            np.testing.assert_array_equal(values, expected[0])
+            np.testing.assert_array_equal(values[index], expected[0][expected[1]])
