@@ -427,7 +427,9 @@ def _pair_statistics(cell, critics, fits, data, support_columns=None, min_draws:
                   if fits.fit(critic.kind).scorer is not None]
     is_first = draws_of_first(dbs[train], first, record)
     if is_first.any() and not is_first.all():
-        first_outputs, second_outputs = outputs[train][is_first], outputs[train][~is_first]
+        trained_outputs = outputs[train]
+        first_outputs, second_outputs = trained_outputs[is_first], trained_outputs[~is_first]
+        del trained_outputs
         for kind, _, label, what in PAIR_STATISTICS + FLOAT_STATISTICS + SUPPORT_STATISTICS + COUNTING_STATISTICS:
             extra = ({"support_columns": support_columns} if kind is SupportLogRatio else
                      {"device": device} if kind in FLOAT_STATISTIC_KINDS else {})
@@ -437,8 +439,9 @@ def _pair_statistics(cell, critics, fits, data, support_columns=None, min_draws:
                 words = f"{what} on the critic's training split{named}"
                 statistics.append((pair_statistic(fitted, first[record], second[record]), label, words,
                                    f"{origin}; statistic: {words}"))
+    held_dbs, held_outputs = dbs[held], outputs[held]  # one copy of the held-out draws for every statistic
     return [PairCandidate(first, second, record, statistic, why, statistic_label=label, statistic_words=words,
-                          held_out=held_out_scores(statistic, first, second, record, dbs[held], outputs[held],
+                          held_out=held_out_scores(statistic, first, second, record, held_dbs, held_outputs,
                                                    min_draws))
             for statistic, label, words, why in statistics]
 

@@ -238,7 +238,14 @@ def scalar_or_array(values):
 
 
 def first_nonfinite_index(arr: np.ndarray) -> int | None:
-    """Index along the first axis of the first NaN/inf entry of ``arr`` (at least 1-D), or None."""
+    """Index along the first axis of the first NaN/inf entry of ``arr`` (at least 1-D), or None.
+
+    A finite sum of the entries proves them all finite (a NaN or an infinity makes any sum NaN or infinite):
+    one pass with no array of flags, what a wide output's check costs; an infinite sum (an overflow) is checked
+    entry by entry."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.issubdtype(np.asarray(arr).dtype, np.number) and np.isfinite(np.sum(arr)):
+            return None
     bad = ~np.isfinite(arr)
     return int(np.argwhere(bad)[0][0]) if bad.any() else None
 

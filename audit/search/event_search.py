@@ -225,7 +225,7 @@ def event_search(candidates, *, secret: str | None = None, runner, rng: np.rando
         chosen_frequencies=[choices[best].p_first, choices[best].p_second], chosen_runs=chosen_sizes,
         gaussian_dp=_gaussian_dp(candidates, best, (runs_of_a, runs_of_b),
                                  {i: c.held_out for i, c in enumerate(candidates)} if on_held_out else selection_scores,
-                                 alpha if gdp_alpha is None else gdp_alpha, delta),
+                                 alpha if gdp_alpha is None else gdp_alpha, delta, (scores_a, scores_b)),
         scores=None if not keep_scores else {
             "chosen_on": chosen.held_out if on_held_out else selection_scores[best],
             "certification": (np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64))},
@@ -274,7 +274,8 @@ def _unbounded_differences(runner, runs_of_a, runs_of_b) -> list[str]:
     return unbounded_differences(rows_a, rows_b, encoder=encoder)
 
 
-def _gaussian_dp(candidates, best: int, runs: tuple, selection: dict, alpha: float, delta: float):
+def _gaussian_dp(candidates, best: int, runs: tuple, selection: dict, alpha: float, delta: float,
+                 scored: tuple | None = None):
     """The μ certificate (:mod:`audit.certificates.gaussian_dp`) on the event's certification runs.
 
     ``runs`` are the (databases, outputs) of the chosen pair's first and second input. The statistic
@@ -283,7 +284,9 @@ def _gaussian_dp(candidates, best: int, runs: tuple, selection: dict, alpha: flo
     (:func:`audit.certificates.gaussian_dp.point_grid`): the event's statistic is chosen for one tail and may
     order the rest of the trade-off curve worse. The choice is made on selection scores only, so the
     certification runs stay fresh. None when an input got no run. The estimate's δ is ``delta``, or
-    :data:`audit.certificates.gaussian_dp.ESTIMATE_DELTA` when that is 0.
+    :data:`audit.certificates.gaussian_dp.ESTIMATE_DELTA` when that is 0. ``scored``: the chosen candidate's
+    scores of ``runs`` where made already (the event's), used when it is the statistic picked (a statistic is a
+    function of its runs: scoring them again, on a wide output a rounding and a pass over every run, gives them).
     """
     if runs[0] is None or runs[1] is None:
         return None
@@ -293,8 +296,10 @@ def _gaussian_dp(candidates, best: int, runs: tuple, selection: dict, alpha: flo
     grids = {i: point_grid(*selection[i], n_first, n_second, alpha) for i in pool}
     pick = max(pool, key=lambda i: (grids[i].predicted, i == best))
     statistic = candidates[pick]
-    return gdp_certificate(statistic.score(*runs[0]), statistic.score(*runs[1]), alpha=alpha,
-                           selection=selection[pick], delta=delta or ESTIMATE_DELTA, grid=grids[pick])
+    if pick != best or scored is None:
+        scored = statistic.score(*runs[0]), statistic.score(*runs[1])
+    return gdp_certificate(*scored, alpha=alpha, selection=selection[pick], delta=delta or ESTIMATE_DELTA,
+                           grid=grids[pick])
 
 
 def _successive_halving(candidates, runner, rng, runs, settings, claim=None, floor=MIN_SELECTION_RUNS):

@@ -67,13 +67,14 @@ def device_round_significand(outputs, bits: int, device) -> np.ndarray:
     and the kept part is odd (r = M mod 2ᵏ). A carry out of the fraction raises the exponent field by one
     with a zero fraction, the next binade's double (or ±inf past the largest), as NumPy's q·2^(e − bits) gives.
     A subnormal f·2⁻¹⁰⁷⁴ with f of bit length L has L significant bits: k = max(L − ``bits``, 0), and a carry
-    to 2⁵² is the smallest normal double. 0 and non-finite values are kept.
+    to 2⁵² is the smallest normal double. 0 and non-finite values are kept. Each chunk's result is copied from the
+    device into its place in the returned array (no host copy of its own).
     """
     import torch
 
     y = np.ascontiguousarray(outputs, dtype=np.float64)
     flat = y.reshape(-1)
-    out = np.empty_like(flat)
+    out = torch.empty(len(flat), dtype=torch.float64)
     for start in range(0, len(flat), DEVICE_CHUNK_ELEMENTS):
         chunk = torch.from_numpy(flat[start:start + DEVICE_CHUNK_ELEMENTS]).to(device)
         pattern = chunk.view(torch.int64)
@@ -90,8 +91,8 @@ def device_round_significand(outputs, bits: int, device) -> np.ndarray:
         up = (dropped > 0) & ((rest > half) | ((rest == half) & odd))
         rounded = (kept + torch.where(up, unit, torch.zeros_like(unit))) | sign
         regular = torch.isfinite(chunk) & (chunk != 0)
-        out[start:start + len(chunk)] = torch.where(regular, rounded.view(torch.float64), chunk).cpu().numpy()
-    return out.reshape(y.shape)
+        out[start:start + len(chunk)].copy_(torch.where(regular, rounded.view(torch.float64), chunk))
+    return out.numpy().reshape(y.shape)
 
 
 class RoundedRunner:

@@ -57,16 +57,18 @@ class OutputFeatures:
             elif quadratic and values is None:
                 squared.append(j)
         self.squared = np.array(squared, dtype=int)
+        # Every column squared, in order (a wide continuous output): no copy of the columns (_squared_columns).
+        self._all_squared = len(squared) == outputs.shape[1] and bool(np.all(self.squared == np.arange(len(squared))))
         # Squares of each column over its largest magnitude: in [0, 1], whatever the output's size.
-        self.square_scale = np.abs(outputs[:, self.squared]).max(axis=0) if squared else np.ones(0)
+        self.square_scale = _largest_magnitude(self._squared_columns(outputs)) if squared else np.ones(0)
         self.square_scale[self.square_scale == 0] = 1.0
         self.hinge_columns, self.hinge_knots = self._hinges(outputs)
-        raw = self._expand(outputs)
+        scaled = self._expand(outputs)
         # Each column is first divided by its largest magnitude, so that outputs of any finite size
         # (1e300) standardize without overflow in the mean and the variance.
-        self.top = np.abs(raw).max(axis=0)
+        self.top = _largest_magnitude(scaled)
         self.top[self.top == 0] = 1.0
-        scaled = raw / self.top
+        scaled /= self.top  # in place: the expanded matrix is this call's own
         self.mean, self.std = scaled.mean(axis=0), scaled.std(axis=0)
         self.std[self.std == 0] = 1.0
         scaled -= self.mean
@@ -100,17 +102,39 @@ class OutputFeatures:
         training, self._training = self._training, None
         return training
 
+    def _squared_columns(self, outputs: np.ndarray) -> np.ndarray:
+        """The squared columns of ``outputs``: the outputs themselves where every column is squared, else a copy."""
+        return outputs if self._all_squared else outputs[:, self.squared]
+
+    def _squares(self, outputs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """(yⱼ/scaleⱼ)² of the squared columns in one array: ``out``, else one laid out as NumPy's copy
+        ``outputs[:, squared]`` (Fortran order), on which BLAS rounds a product's sums as it did on that copy."""
+        columns = self._squared_columns(outputs)
+        if out is None:
+            out = np.empty(columns.shape, order="F") if columns is outputs else columns
+        np.divide(columns, self.square_scale, out=out)
+        return np.square(out, out=out)
+
     def _expand(self, outputs: np.ndarray) -> np.ndarray:
-        parts = [outputs] + [(outputs[:, [j]] == values[None, :]).astype(np.float64) for j, values in self.levels]
+        """The unstandardized features, written into one new array (no part made apart and copied in)."""
+        width = outputs.shape[1]
+        raw = np.empty((len(outputs), width + sum(len(values) for _, values in self.levels) + self.nonlinear_width))
+        raw[:, :width] = outputs
+        for j, values in self.levels:
+            raw[:, width:width + len(values)] = outputs[:, [j]] == values[None, :]
+            width += len(values)
         if len(self.squared):
-            parts.append((outputs[:, self.squared] / self.square_scale) ** 2)
+            self._squares(outputs, out=raw[:, width:width + len(self.squared)])
+            width += len(self.squared)
         if len(self.hinge_knots):
-            parts.append(np.maximum(outputs[:, self.hinge_columns] - self.hinge_knots, 0.0))
-        return np.concatenate(parts, axis=1)
+            np.maximum(outputs[:, self.hinge_columns] - self.hinge_knots, 0.0, out=raw[:, width:])
+        return raw
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        outputs = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
-        return (self._expand(outputs) / self.top - self.mean) / self.std
+        features = self._expand(np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1))
+        features /= self.top  # in place, as (features / top − mean) / std: the expanded matrix is this call's own
+        features -= self.mean
+        return np.divide(features, self.std, out=features)
 
     def affine(self, coef: np.ndarray, intercept: float):
         """``outputs -> features(outputs) @ coef + intercept``, without building the feature matrix.
@@ -136,7 +160,7 @@ class OutputFeatures:
             with blas_threads(1):
                 z = outputs @ raw + constant
                 if np.any(squares):
-                    z += ((outputs[:, self.squared] / self.square_scale) ** 2) @ squares
+                    z += self._squares(outputs) @ squares
                 if len(bends):
                     bent = np.maximum(outputs[:, self.hinge_columns[bends]] - self.hinge_knots[bends], 0.0)
                     z += bent @ hinges[bends]
@@ -146,6 +170,11 @@ class OutputFeatures:
                 z += np.where(values[at] == column, level_weight[at], 0.0)
             return z
         return decision
+
+
+def _largest_magnitude(block: np.ndarray) -> np.ndarray:
+    """max |x| of each column of the 2-D ``block`` (NaN where it holds one), without an array of the |x|."""
+    return np.maximum(block.max(axis=0), -block.min(axis=0))
 
 
 #: The audit offers the logistic statistic only when its feature matrix (training outputs × features)

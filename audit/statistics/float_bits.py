@@ -226,7 +226,7 @@ def _device_rows(code: str, outputs: np.ndarray, shift, device, per_chunk) -> np
     rows = max(1, DEVICE_CHUNK_ELEMENTS // max(1, outputs.shape[1]))
     parts = [per_chunk(_device_codes(code, torch.from_numpy(outputs[start:start + rows]).to(device), shift)).cpu().numpy()
              for start in range(0, len(outputs), rows)]
-    return np.concatenate(parts) if parts else None
+    return None if not parts else parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def device_code_rows(code: str, outputs: np.ndarray, shift, reduce: bool, device) -> np.ndarray:
