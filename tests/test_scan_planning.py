@@ -76,7 +76,8 @@ def test_a_scan_leaves_out_the_cases_that_cannot_refute_and_splits_alpha_over_th
     assert result.cases == len(small)
     audited = [o for o in result.outcomes if o["status"] != "skipped"]
     assert audited and all(o["alpha"] == pytest.approx(alpha / len(small)) for o in audited)
-    left = [row for row in result.skipped if "cannot refute within --max-runs 3000" in row["reason"]]
+    left = [row for row in result.skipped
+            if "cannot refute within its 3000 runs (--max-runs, else its family's max_runs)" in row["reason"]]
     assert sorted(row["what"] for row in left) == sorted(c.id for c in large)
     assert result.settings["left_out_of_split"] == len(large)
     assert f"{len(large)} more cannot refute within the run budget" in result.statement()

@@ -103,8 +103,9 @@ def plan_split(cases, alpha: float, max_runs: int, runs_of=None) -> SplitPlan:
                                     alpha)
     level = alpha / smallest
     taken = set(chosen)
-    left_out = [(cases[n], f"cannot refute within --max-runs {budgets[n]}: at the scan's α share α/{smallest} = "
-                           f"{level:.3g} one look of its audit needs at least {check(n, level)[1]} mechanism runs; "
+    left_out = [(cases[n], f"cannot refute within its {budgets[n]} runs (--max-runs, else its family's max_runs): "
+                           f"at the scan's α share α/{smallest} = {level:.3g} one look of its audit needs at least "
+                           f"{check(n, level)[1]} mechanism runs; "
                            "listed before any run, it takes no share of α (audit.scan.planning)")
                 for n in range(len(cases)) if n not in taken]
     return SplitPlan([cases[n] for n in chosen], alpha / max(len(chosen), 1), left_out, level)
