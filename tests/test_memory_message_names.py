@@ -277,6 +277,7 @@ def test_the_float_bit_statistic_runs_spend_the_event_runs():
 
 
 def test_the_domain_pilot_refusal_names_the_samples_as_the_audit_does(monkeypatch):
+    from audit.critic_cost import AUDIT_MEMORY_NAMES
     from audit.search.family_pilot import PILOT_RUNS, domain_pairs_by_pilot
     from audit.search.input_domain import domain_from_ranges
     from mechanisms.execution import memory
@@ -290,7 +291,7 @@ def test_the_domain_pilot_refusal_names_the_samples_as_the_audit_does(monkeypatc
     monkeypatch.setattr(memory, "available_memory", lambda: 10**6)
     with pytest.raises(InputError) as refused:
         domain_pairs_by_pilot(wide, domain_from_ranges((0, 10), "--domain 0,10"), (3, 1), "replace-one", seed=0,
-                              runs=100, alpha=0.05)
+                              runs=100, alpha=0.05, memory_names=AUDIT_MEMORY_NAMES)
     assert str(refused.value).endswith(": argument 'samples' (100 domain pilot runs): the mechanism's outputs need "
                                        "15.3 MiB of memory (100 x 10000 float64 values, chunks and joined), but only "
                                        f"977 KiB is available; lower {SAMPLES}")

@@ -52,6 +52,7 @@ def domain_pairs(mechanism, user_domain, priors, given, shape, relation: str, cl
         Whether a domain the records fall short of is said on the terminal (an :class:`InputWarning`) as well
         as in the notes; the second relation of an audit under both says it once.
     """
+    from audit.critic_cost import AUDIT_MEMORY_NAMES
     from audit.search.family_pilot import domain_pairs_by_pilot  # SciPy: loaded only when pairs are built
 
     domain = declared_domain(mechanism, user_domain)
@@ -69,7 +70,7 @@ def domain_pairs(mechanism, user_domain, priors, given, shape, relation: str, cl
         added, family_note = domain_pairs_by_pilot(
             mechanism, domain, shape, relation, seed=seed, runs=max(1, audit.get("event_runs", samples)),
             alpha=audit.get("alpha", 0.05), delta=delta, claim=claim, budget=samples, label=name,
-            execution=execution, allow_nan=audit.get("allow_nan", False))
+            execution=execution, allow_nan=audit.get("allow_nan", False), memory_names=AUDIT_MEMORY_NAMES)
         notes += (family_note,)
     return tuple(added), notes, domain
 

@@ -23,7 +23,6 @@ from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.inputs.relation import ADD_REMOVE, relation_kind
 
-from audit.critic_cost import AUDIT_MEMORY_NAMES
 from audit.search.event_choice import choose_event
 from audit.search.event_search import choice_settings
 from audit.search.input_domain import DeclaredDomain
@@ -180,7 +179,7 @@ def domain_pairs_by_pilot(mechanism, domain: DeclaredDomain, shape, relation: st
                           alpha: float, delta: float = 0.0, claim=None, keep: int = 1, extra=(), steps: int = 2,
                           pilot_runs: int = PILOT_RUNS, max_pairs: int = MAX_PILOT_PAIRS, budget: int | None = None,
                           label: str = "mechanism", execution: ExecutionSettings | None = None,
-                          allow_nan: bool = False) -> tuple[tuple, str]:
+                          allow_nan: bool = False, memory_names: dict | None = None) -> tuple[tuple, str]:
     """(the ``keep`` best pairs of the domain's families, a note saying how they were chosen).
 
     The families are :func:`audit.search.pair_families.domain_pair_families` of ``domain`` for databases of
@@ -188,7 +187,8 @@ def domain_pairs_by_pilot(mechanism, domain: DeclaredDomain, shape, relation: st
     with NaN kept), scored by :func:`pilot_scores` on runs seeded by
     ``seed`` mixed with :data:`PILOT_SEED_TAG` (independent of the audit's runs). ``budget``, when given,
     bounds the pilot's runs in all (both rounds): ``pilot_runs`` is lowered to fit, but not below
-    :data:`MIN_PILOT_RUNS`.
+    :data:`MIN_PILOT_RUNS`. ``memory_names``: how a memory refusal of the pilot's runner names the budget to lower
+    (an audit gives ``audit.critic_cost.AUDIT_MEMORY_NAMES``: the pilot's runs are at most its ``samples``).
     """
     if not isinstance(domain, DeclaredDomain):
         raise InputError(f"argument 'domain' must be a DeclaredDomain, got {type(domain).__name__}")
@@ -204,7 +204,7 @@ def domain_pairs_by_pilot(mechanism, domain: DeclaredDomain, shape, relation: st
         pilot_runs = max(MIN_PILOT_RUNS, min(pilot_runs, check_int(budget, "budget", 1) // share))
     rng = np.random.default_rng(np.random.SeedSequence([check_int(seed, "seed", 0), PILOT_SEED_TAG]))
     with MechanismRunner(mechanism, label, execution, presence_column=relation_kind(relation) == ADD_REMOVE,
-                         memory_names=AUDIT_MEMORY_NAMES) as pilot:
+                         memory_names=memory_names) as pilot:
         runner, refused = _CountingRunner(pilot), []
         scored = pilot_scores(families, runner, rng, runs=runs, alpha=alpha, delta=delta, claim=claim,
                               pilot_runs=pilot_runs, max_pairs=max_pairs, refused=refused)
