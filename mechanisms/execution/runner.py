@@ -210,10 +210,17 @@ class MechanismRunner:
 
         With a cache that keeps streams (:class:`~mechanisms.execution.chunk_cache.ChunkCache`), the runs are
         the next ``count`` of ``database``'s stream in this look; otherwise a job like :meth:`sample`'s.
+        The databases are ``database`` ``count`` times as one read-only view (:func:`numpy.broadcast_to`), not
+        ``count`` copies: each mechanism call gets its own copy of its chunk's databases
+        (:func:`mechanisms.base.run_on_batch`), and a caller that changes them copies them first.
         """
         database = np.asarray(database, dtype=np.float64)
-        batch = np.repeat(database[None], count, axis=0)
-        return batch, self.sample(batch, rng, what=what, budget=budget, one_database=True)
+        # Checked once as one database, not as count copies of it (what the batch holds, entry for entry).
+        one = as_database_batch(database[None], allow_nan=self.settings.allow_nan)
+        batch = np.broadcast_to(one, (count, *one.shape[1:]))
+        if count == 0:  # the empty batch's own error
+            as_database_batch(batch)
+        return batch, self._sample_checked(batch, rng, what, budget, one_database=True)
 
     def sample(self, dbs, rng: np.random.Generator, *, what: str = "database", budget: str | None = "samples",
                one_database: bool = False) -> np.ndarray:
@@ -239,7 +246,12 @@ class MechanismRunner:
         MechanismError
             Naming the mechanism and the database, after ``retries`` failed attempts.
         """
-        batch = as_database_batch(dbs, allow_nan=self.settings.allow_nan)
+        return self._sample_checked(as_database_batch(dbs, allow_nan=self.settings.allow_nan), rng, what, budget,
+                                    one_database)
+
+    def _sample_checked(self, batch: np.ndarray, rng: np.random.Generator, what: str, budget: str | None,
+                        one_database: bool) -> np.ndarray:
+        """:meth:`sample` of a ``batch`` :func:`~mechanisms.base.as_database_batch` has checked."""
         if self.presence_column:
             return self._sample_present(batch, rng, what, budget, one_database)
         return self._sample_batch(batch, rng, what, budget, one_database)
@@ -336,8 +348,10 @@ class MechanismRunner:
         chunks, keys = [], []
         for index, (start, stop, key) in enumerate(stream.chunks):
             if start < end and stop > offset:
-                # A chunk already made is read from the cache: only a chunk to run gets its databases.
-                dbs = database[None][:0] if self.cache.get(key) is not None else np.repeat(database[None], stop - start, axis=0)
+                # A chunk already made is read from the cache: only a chunk to run gets its databases, as one
+                # read-only view (each call copies its databases, run_on_batch).
+                dbs = (database[None][:0] if self.cache.get(key) is not None
+                       else np.broadcast_to(database, (stop - start, *database.shape)))
                 chunks.append(ChunkTask(stream.seed, index, start, dbs, stop - start, self.settings.timeout, MECHANISM,
                                         last_attempt=self.settings.retries == 0, allow_nan=self.settings.allow_nan))
                 keys.append(key)
@@ -369,6 +383,11 @@ class MechanismRunner:
                                      f"databases {task.start}-{last} of this job but {before} before: its output "
                                      "must have the same shape on every call", mechanism=self.who,
                                      database_index=task.start)
+        if len(outputs) == 1 and self.cache is None and outputs[0].flags.writeable:
+            # One chunk's outputs are already an array of this job's own (check_batch_output copies what the
+            # mechanism returned): no copy of them. Kept in a cache, or read-only (as Ray hands back an object from
+            # its store), they are copied, so that a caller that changes the job's outputs changes no later job's.
+            return outputs[0]
         return np.concatenate(outputs)
 
     def _statistic_lengths(self, before: tuple, now: tuple) -> tuple | None:
