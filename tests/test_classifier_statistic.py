@@ -141,7 +141,7 @@ def test_quadratic_log_odds_needs_a_column_with_many_values():
 
 @pytest.mark.parametrize("case", ["few", "sparse codes", "radix overflow", "too many"])
 def test_distinct_rows_are_the_set_of_rows(case):
-    from audit.statistics.classifier import _distinct_rows
+    from audit.statistics.distinct_values import _distinct_rows
 
     rng = np.random.default_rng(11)
     if case == "few":  # 4^3 possible codes: counted

@@ -1,10 +1,10 @@
-"""Distinct values per column from one sort, against np.unique column by column (audit.statistics.classifier)."""
+"""Distinct values per column from one sort, against np.unique column by column (audit.statistics.distinct_values)."""
 
 import numpy as np
 import pytest
 
-from audit.statistics.classifier import (_FIRST_ROWS, _distinct_rows, columns_up_to, distinct_counts,
-                                         surely_more_values, values_up_to)
+from audit.statistics.distinct_values import (_FIRST_ROWS, _distinct_rows, columns_up_to, distinct_counts,
+                                              surely_more_values, values_up_to)
 
 
 def _columns(rng):

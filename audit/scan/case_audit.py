@@ -231,7 +231,7 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
 
 def chunk_timeout(timeout: float, probe_seconds: float, calls: int | None = None) -> float:
     """Seconds ``calls`` calls of a case may take (default: one chunk of the audit's runs,
-    :data:`~mechanisms.execution.runner.DEFAULT_CHUNK_SIZE`): ``timeout``, or, where the probe's slower call says
+    :data:`~mechanisms.execution.settings.DEFAULT_CHUNK_SIZE`): ``timeout``, or, where the probe's slower call says
     that they take longer here (a slow fit, a machine others load), :data:`CHUNK_SLACK` times that, at most
     :data:`CHUNK_TIMEOUT_FACTOR` × ``timeout``. The bound only stops a hang (a chunk's) or a case far slower than its
     probe (the looks'); the runs are the same whatever it is."""

@@ -27,8 +27,8 @@ import numpy as np
 
 from estimators.validation import InputError
 
-from audit.statistics.classifier import (_FIRST_ROWS, MAX_EMPIRICAL_VALUES, EmpiricalLogRatio, _distinct_codes,
-                                       _row_counts, _rows, columns_up_to)
+from audit.statistics.classifier import MAX_EMPIRICAL_VALUES, EmpiricalLogRatio
+from audit.statistics.distinct_values import _FIRST_ROWS, _distinct_codes, _row_counts, _rows, columns_up_to
 
 __all__ = ["MAX_SUPPORT_VALUES", "SUPPORT_STATISTICS", "SupportFolds", "SupportLogRatio"]
 
@@ -100,7 +100,7 @@ class SupportFolds:
     the distinct rows of the discrete columns with their counts. With each such column's values and every
     output's value index found once (one sort of the column), a subset's values are those whose index occurs
     among its outputs (a count), and its rows' codes in mixed radix of the subset's own value ranks are the
-    codes :func:`audit.statistics.classifier._distinct_rows` computes on the subset: the same distinct rows in
+    codes :func:`audit.statistics.distinct_values._distinct_rows` computes on the subset: the same distinct rows in
     the same order with the same counts, so the statistic is the one :meth:`SupportLogRatio.fit` gives on the
     subset's outputs of each input, at a fraction of its sorts.
     """

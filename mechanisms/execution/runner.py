@@ -22,119 +22,35 @@ calls made and ``call_limit`` bounds them (:class:`RunLimitReached`).
 
 from __future__ import annotations
 
-import os
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
 from estimators.progress import progress_bar
-from estimators.validation import InputError, check_choice, check_int, check_positive
+from estimators.validation import InputError, check_int
 
 from mechanisms.base import (as_database_batch, draws_only_from_rng, preferred_chunk_size,
                              released_width)
 from mechanisms.errors import MechanismError, MechanismWarning
 from mechanisms.execution.backends import WorkerLost, make_backend, run_tasks
 from mechanisms.execution.chunk_cache import ChunkCache
-from mechanisms.execution.chunks import (MAX_TIMEOUT_S, MECHANISM, PRIOR, PROBE, ChunkTask, bounded_by_first_calls,
+from mechanisms.execution.chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, bounded_by_first_calls,
                                          chunk_generator, global_draws_note, guard_global_generators, plan_chunks,
                                          seed_global_generators)
 from mechanisms.inputs.bounded_draws import draw_bounded
 from mechanisms.execution.memory import budget_name, check_output_memory, format_bytes
-from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, TIMEOUT_HINT
+from mechanisms.calls.user_call import TIMEOUT_HINT
 from mechanisms.calls.printed import Printed
 from mechanisms.calls.watchdog import IGNORED_INTERRUPTION_CAUSES
+# Re-exported: the configuration, the command line and the tests import the settings from the runner.
+from mechanisms.execution.settings import (BACKENDS, DEFAULT_CHUNK_SIZE, MAX_CHUNK_ENTRIES, MAX_TIMEOUT_S, MAX_WORKERS,
+                                           PROBE_TIMEOUT, ExecutionSettings)
 from mechanisms.execution.worker import HARD_KILL_GRACE, MechanismReference, run_chunk, run_probe
 from mechanisms.outputs.encoding import encoder_of, none_note
 
-__all__ = ["BACKENDS", "MAX_TIMEOUT_S", "MAX_WORKERS", "PROBE_TIMEOUT", "ChunkCache", "ExecutionSettings",
-           "MechanismRunner", "RunLimitReached"]
-
-BACKENDS = ("local", "ray")
-
-#: Seconds the first (probe) call of the mechanism, on one database, may take when no
-#: ``--timeout`` is given (:data:`~mechanisms.calls.user_call.FIRST_CALL_TIMEOUT`).
-PROBE_TIMEOUT = FIRST_CALL_TIMEOUT
-
-#: Databases per call when neither the settings nor the mechanism say otherwise.
-DEFAULT_CHUNK_SIZE = 256
-
-#: A mechanism's preferred chunk is cut to at most this many database entries (32 MB of float64),
-#: and never below :data:`DEFAULT_CHUNK_SIZE` databases.
-MAX_CHUNK_ENTRIES = 2**22
-
-#: The most ``workers``: a process pool (or Ray) asked for more fails deep inside with an overflow.
-MAX_WORKERS = 4096
-
-
-@dataclass(frozen=True)
-class ExecutionSettings:
-    """Where and how an audit runs its mechanism.
-
-    Parameters
-    ----------
-    workers : int or "auto"
-        Mechanism calls in parallel: 1 runs them in the audit's process (the default);
-        N > 1 starts N local worker processes ("auto": one per core); with the Ray backend
-        and no address, the CPUs of the local Ray instance.
-    backend : {"local", "ray"}
-        ``ray`` runs chunks as Ray tasks (``pip install 'miaudit[ray]'``).
-    ray_address : str, optional
-        Address of an existing Ray cluster (``ray start --head`` prints it); default: start
-        a local Ray instance.
-    timeout : float, optional
-        Seconds one call of the mechanism or the prior (one chunk) may take; default: :data:`PROBE_TIMEOUT` for the
-        first calls, then 50 × their time per call (:func:`~mechanisms.execution.chunks.bounded_by_first_calls`).
-    chunk_size : int, optional
-        Databases per mechanism call. The samples depend on it (each chunk has its own
-        seed), never on the backend or the number of workers. Default: the mechanism's
-        ``preferred_chunk_size`` (:func:`mechanisms.base.preferred_chunk_size`; the catalog's
-        ask for 4096), cut to :data:`MAX_CHUNK_ENTRIES` database entries but not below
-        :data:`DEFAULT_CHUNK_SIZE`; for any other mechanism :data:`DEFAULT_CHUNK_SIZE`.
-    retries : int
-        Times a failed chunk is run again before the audit stops.
-    allow_nan : bool
-        Whether the databases may hold NaN, missing values, and the mechanism may release it (``--allow-nan``,
-        :mod:`mechanisms.inputs.missing_values`): the outputs then come with which columns are missing, one mark
-        column for every 4 (:func:`mechanisms.base.with_missing_marks`). Default False: a NaN is refused.
-    """
-
-    workers: int | str = 1
-    backend: str = "local"
-    ray_address: str | None = None
-    timeout: float | None = None
-    chunk_size: int | None = None
-    retries: int = 2
-    allow_nan: bool = False
-
-    def __post_init__(self):
-        workers = self.workers
-        if workers == "auto":
-            workers = os.cpu_count() or 1
-        elif isinstance(workers, str) and workers.isdigit():
-            workers = int(workers)
-        if isinstance(workers, str):
-            raise InputError(f"argument 'workers' must be a positive integer or 'auto', got {self.workers!r}")
-        object.__setattr__(self, "workers", check_int(workers, "workers", 1))
-        if self.workers > MAX_WORKERS:
-            raise InputError(f"argument 'workers' must be at most {MAX_WORKERS} (processes or Ray tasks in flight), "
-                             f"got {self.workers}")
-        check_choice(self.backend, "backend", BACKENDS)
-        cores = os.cpu_count() or 1
-        if self.backend == "local" and self.workers > cores:
-            warnings.warn(f"argument 'workers' ({self.workers}) is more than this machine's {cores} CPU cores: "
-                          f"{self.workers} worker processes will share them, each mechanism call no faster; "
-                          f"--workers {cores} (or auto) uses every core", MechanismWarning, stacklevel=2)
-        if self.ray_address is not None and self.backend != "ray":
-            raise InputError("argument 'ray_address' applies to --backend ray only")
-        if self.timeout is not None:
-            object.__setattr__(self, "timeout", check_positive(self.timeout, "timeout"))
-            if self.timeout > MAX_TIMEOUT_S:  # the interval timer cannot hold more (OverflowError)
-                raise InputError(f"argument 'timeout' must be at most {MAX_TIMEOUT_S:g} s (about "
-                                 f"{MAX_TIMEOUT_S / 86400:.0f} days), got {self.timeout:g}; leave it out for no limit")
-        if self.chunk_size is not None:
-            check_int(self.chunk_size, "chunk_size", 1)
-        check_int(self.retries, "retries", 0)
+__all__ = ["BACKENDS", "DEFAULT_CHUNK_SIZE", "MAX_CHUNK_ENTRIES", "MAX_TIMEOUT_S", "MAX_WORKERS", "PROBE_TIMEOUT",
+           "ChunkCache", "ExecutionSettings", "MechanismRunner", "RunLimitReached"]
 
 
 class RunLimitReached(Exception):
@@ -294,10 +210,17 @@ class MechanismRunner:
 
         With a cache that keeps streams (:class:`~mechanisms.execution.chunk_cache.ChunkCache`), the runs are
         the next ``count`` of ``database``'s stream in this look; otherwise a job like :meth:`sample`'s.
+        The databases are ``database`` ``count`` times as one read-only view (:func:`numpy.broadcast_to`), not
+        ``count`` copies: each mechanism call gets its own copy of its chunk's databases
+        (:func:`mechanisms.base.run_on_batch`), and a caller that changes them copies them first.
         """
         database = np.asarray(database, dtype=np.float64)
-        batch = np.repeat(database[None], count, axis=0)
-        return batch, self.sample(batch, rng, what=what, budget=budget, one_database=True)
+        # Checked once as one database, not as count copies of it (what the batch holds, entry for entry).
+        one = as_database_batch(database[None], allow_nan=self.settings.allow_nan)
+        batch = np.broadcast_to(one, (count, *one.shape[1:]))
+        if count == 0:  # the empty batch's own error
+            as_database_batch(batch)
+        return batch, self._sample_checked(batch, rng, what, budget, one_database=True)
 
     def sample(self, dbs, rng: np.random.Generator, *, what: str = "database", budget: str | None = "samples",
                one_database: bool = False) -> np.ndarray:
@@ -323,7 +246,12 @@ class MechanismRunner:
         MechanismError
             Naming the mechanism and the database, after ``retries`` failed attempts.
         """
-        batch = as_database_batch(dbs, allow_nan=self.settings.allow_nan)
+        return self._sample_checked(as_database_batch(dbs, allow_nan=self.settings.allow_nan), rng, what, budget,
+                                    one_database)
+
+    def _sample_checked(self, batch: np.ndarray, rng: np.random.Generator, what: str, budget: str | None,
+                        one_database: bool) -> np.ndarray:
+        """:meth:`sample` of a ``batch`` :func:`~mechanisms.base.as_database_batch` has checked."""
         if self.presence_column:
             return self._sample_present(batch, rng, what, budget, one_database)
         return self._sample_batch(batch, rng, what, budget, one_database)
@@ -420,8 +348,10 @@ class MechanismRunner:
         chunks, keys = [], []
         for index, (start, stop, key) in enumerate(stream.chunks):
             if start < end and stop > offset:
-                # A chunk already made is read from the cache: only a chunk to run gets its databases.
-                dbs = database[None][:0] if self.cache.get(key) is not None else np.repeat(database[None], stop - start, axis=0)
+                # A chunk already made is read from the cache: only a chunk to run gets its databases, as one
+                # read-only view (each call copies its databases, run_on_batch).
+                dbs = (database[None][:0] if self.cache.get(key) is not None
+                       else np.broadcast_to(database, (stop - start, *database.shape)))
                 chunks.append(ChunkTask(stream.seed, index, start, dbs, stop - start, self.settings.timeout, MECHANISM,
                                         last_attempt=self.settings.retries == 0, allow_nan=self.settings.allow_nan))
                 keys.append(key)
@@ -453,6 +383,11 @@ class MechanismRunner:
                                      f"databases {task.start}-{last} of this job but {before} before: its output "
                                      "must have the same shape on every call", mechanism=self.who,
                                      database_index=task.start)
+        if len(outputs) == 1 and self.cache is None and outputs[0].flags.writeable:
+            # One chunk's outputs are already an array of this job's own (check_batch_output copies what the
+            # mechanism returned): no copy of them. Kept in a cache, or read-only (as Ray hands back an object from
+            # its store), they are copied, so that a caller that changes the job's outputs changes no later job's.
+            return outputs[0]
         return np.concatenate(outputs)
 
     def _statistic_lengths(self, before: tuple, now: tuple) -> tuple | None:

@@ -46,7 +46,7 @@ __all__ = ["TorchDPSGD", "on_device", "torch_clipped_gradient_sum", "torch_facto
 
 _DTYPES = ("float64", "float32")
 #: Runs one call trains on a CUDA device (:attr:`TorchDPSGD.preferred_chunk_size`; the runner cuts it to its
-#: database-entry limit, :data:`mechanisms.execution.runner.MAX_CHUNK_ENTRIES`): the runner's default of 256 makes a
+#: database-entry limit, :data:`mechanisms.execution.settings.MAX_CHUNK_ENTRIES`): the runner's default of 256 makes a
 #: GPU's steps a few small kernels each, with the host's per-call work (databases, checks, copies) between them.
 GPU_CHUNK_RUNS = 4096
 
