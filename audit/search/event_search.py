@@ -285,8 +285,10 @@ def _gaussian_dp(candidates, best: int, runs: tuple, selection: dict, alpha: flo
     order the rest of the trade-off curve worse. The choice is made on selection scores only, so the
     certification runs stay fresh. None when an input got no run. The estimate's δ is ``delta``, or
     :data:`audit.certificates.gaussian_dp.ESTIMATE_DELTA` when that is 0. ``scored``: the chosen candidate's
-    scores of ``runs`` where made already (the event's), used when it is the statistic picked (a statistic is a
-    function of its runs: scoring them again, on a wide output a rounding and a pass over every run, gives them).
+    scores of ``runs`` where made already (the event's), used when it is the statistic picked: scoring them again
+    costs, on a wide output, a rounding and a pass over every run, and for a cross-fitted statistic
+    (:class:`audit.statistics.classifier_critic.FoldMixture`) would draw its fold choices afresh — a valid
+    certificate either way (independent post-processing), but the μ̲ then reads other scores than the event's.
     """
     if runs[0] is None or runs[1] is None:
         return None
