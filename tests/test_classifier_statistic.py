@@ -141,7 +141,7 @@ def test_quadratic_log_odds_needs_a_column_with_many_values():
 
 @pytest.mark.parametrize("case", ["few", "sparse codes", "radix overflow", "too many"])
 def test_distinct_rows_are_the_set_of_rows(case):
-    from audit.statistics.distinct_values import _distinct_rows
+    from audit.statistics.distinct_values import distinct_rows
 
     rng = np.random.default_rng(11)
     if case == "few":  # 4^3 possible codes: counted
@@ -156,7 +156,7 @@ def test_distinct_rows_are_the_set_of_rows(case):
         base[:40, :] = np.arange(40)[:, None]  # every column takes all 40 values
         outputs = base[rng.integers(0, len(base), 5000)]
         outputs[:len(base)] = base
-    got = _distinct_rows(outputs, 256)
+    got = distinct_rows(outputs, 256)
     expected = {tuple(row) for row in outputs}  # brute force: a set of tuples
     if len(expected) > 256:
         assert got is None

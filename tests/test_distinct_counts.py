@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from audit.statistics.distinct_values import (_FIRST_ROWS, _distinct_rows, columns_up_to, distinct_counts,
+from audit.statistics.distinct_values import (FIRST_ROWS, columns_up_to, distinct_counts, distinct_rows,
                                               surely_more_values, values_up_to)
 
 
@@ -15,7 +15,7 @@ def _columns(rng):
         np.where(rng.random(rows) < 0.3, np.nan, rng.integers(0, 2, rows)),  # NaNs and two levels
         np.where(rng.random(rows) < 0.5, -0.0, 0.0),             # -0.0 and 0.0: one value
         np.full(rows, np.nan),                                   # NaN only
-        np.r_[np.zeros(_FIRST_ROWS), rng.normal(size=rows - _FIRST_ROWS)],  # one value among the first rows only
+        np.r_[np.zeros(FIRST_ROWS), rng.normal(size=rows - FIRST_ROWS)],  # one value among the first rows only
         np.where(rng.random(rows) < 0.5, np.inf, -np.inf),       # two infinities
     ])
 
@@ -48,7 +48,7 @@ def test_surely_more_values_only_where_the_column_takes_more(limit):
     counts = [len(np.unique(column)) for column in outputs.T]
     assert all(count > limit for count, sure in zip(counts, surely) if sure)
     # A column all distinct among its first limit + 1 rows (the continuous one) is decided.
-    assert surely[0] == (limit + 1 <= min(len(outputs), _FIRST_ROWS))
+    assert surely[0] == (limit + 1 <= min(len(outputs), FIRST_ROWS))
 
 
 @pytest.mark.parametrize("max_values", [2, 6, 30, 5000])
@@ -56,7 +56,7 @@ def test_distinct_rows_is_none_exactly_beyond_max_values(max_values):
     rng = np.random.default_rng(max_values)
     for outputs in (rng.integers(0, 3, (3000, 2)).astype(float), rng.normal(size=(1500, 3)),
                     np.c_[rng.integers(0, 2, 2000), np.zeros(2000)]):
-        got = _distinct_rows(outputs, max_values)
+        got = distinct_rows(outputs, max_values)
         rows = np.unique(outputs, axis=0)
         assert (got is None) == (len(rows) > max_values)
         if got is not None:

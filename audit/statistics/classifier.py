@@ -21,7 +21,7 @@ import numpy as np
 from estimators.device import blas_threads
 from estimators.validation import InputError
 
-from audit.statistics.distinct_values import _FIRST_ROWS, _distinct_rows, _row_counts, _rows, columns_up_to
+from audit.statistics.distinct_values import FIRST_ROWS, columns_up_to, distinct_rows, float_rows, row_counts_per_input
 
 #: A column with more than 2 and at most this many distinct values is also one-hot encoded.
 MAX_ONE_HOT_VALUES = 16
@@ -327,7 +327,7 @@ class FeatureDesign:
     distinct row, and a fit weighs each distinct row by its count among the fit's rows
     (:func:`audit.statistics.logistic_regression.fit_logistic`'s ``sample_weight``: the same objective, with
     one row per distinct row instead of one per output), and ``rows`` holds the distinct rows
-    themselves (as :func:`~audit.statistics.distinct_values._distinct_rows` gives them: an empirical log-ratio counts on them,
+    themselves (as :func:`~audit.statistics.distinct_values.distinct_rows` gives them: an empirical log-ratio counts on them,
     :meth:`EmpiricalLogRatio.from_counts`). ``inverse`` and ``rows`` are None otherwise.
 
     Use :meth:`build`, which returns None where the matrix would exceed ``max_entries`` entries.
@@ -352,8 +352,8 @@ class FeatureDesign:
             return None
         distinct = None
         # Many distinct rows among the first rows already decide it (no pass over all the outputs).
-        if _distinct_rows(_rows(outputs[:_FIRST_ROWS]), _FIRST_ROWS_DISTINCT) is not None:
-            distinct = _distinct_rows(_rows(outputs), len(outputs) // 4)
+        if distinct_rows(float_rows(outputs[:FIRST_ROWS]), _FIRST_ROWS_DISTINCT) is not None:
+            distinct = distinct_rows(float_rows(outputs), len(outputs) // 4)
         if distinct is None:
             return cls(features, features(outputs))
         rows, inverse = distinct
@@ -383,7 +383,7 @@ class FeatureDesign:
         present with its count and its fraction of first-input outputs."""
         if self.inverse is None:
             return self.matrix[rows, :width], is_first.astype(np.float64), None
-        firsts, seconds = _row_counts(self.inverse[rows], is_first, len(self.matrix))
+        firsts, seconds = row_counts_per_input(self.inverse[rows], is_first, len(self.matrix))
         counts = (firsts + seconds).astype(np.float64)
         present = counts > 0
         return self.matrix[present, :width], firsts[present] / counts[present], counts[present]
@@ -439,27 +439,27 @@ class EmpiricalLogRatio:
     @classmethod
     def fit(cls, first_outputs: np.ndarray, second_outputs: np.ndarray,
             max_values: int = MAX_EMPIRICAL_VALUES) -> "EmpiricalLogRatio | None":
-        first_outputs, second_outputs = _rows(first_outputs), _rows(second_outputs)
+        first_outputs, second_outputs = float_rows(first_outputs), float_rows(second_outputs)
         if len(first_outputs) == 0 or len(second_outputs) == 0:
             raise InputError("an empirical log-ratio statistic needs outputs of both inputs")
         outputs = np.concatenate([first_outputs, second_outputs])
-        distinct = _distinct_rows(outputs, max_values)
+        distinct = distinct_rows(outputs, max_values)
         if distinct is None:
             return None
         rows, inverse = distinct
         is_first = np.arange(len(outputs)) < len(first_outputs)
-        return cls._from_row_counts(rows, *_row_counts(inverse, is_first, len(rows)))
+        return cls._from_row_counts(rows, *row_counts_per_input(inverse, is_first, len(rows)))
 
     @classmethod
     def from_counts(cls, rows: np.ndarray, which: np.ndarray, is_first: np.ndarray,
                     max_values: int = MAX_EMPIRICAL_VALUES) -> "EmpiricalLogRatio | None":
         """The statistic :meth:`fit` gives on outputs already coded as distinct rows: output i is
-        ``rows[which[i]]`` (``rows`` as :func:`~audit.statistics.distinct_values._distinct_rows` gives them; a row no output takes is
+        ``rows[which[i]]`` (``rows`` as :func:`~audit.statistics.distinct_values.distinct_rows` gives them; a row no output takes is
         not counted as seen), of the first input where ``is_first[i]``."""
         is_first = np.asarray(is_first, dtype=bool)
         if is_first.all() or not is_first.any():
             raise InputError("an empirical log-ratio statistic needs outputs of both inputs")
-        n_first, n_second = _row_counts(which, is_first, len(rows))
+        n_first, n_second = row_counts_per_input(which, is_first, len(rows))
         seen = (n_first + n_second) > 0
         if int(seen.sum()) > max_values:
             return None
@@ -476,7 +476,7 @@ class EmpiricalLogRatio:
         return cls(rows, log_first - log_second, unseen)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        outputs = _rows(outputs)
+        outputs = float_rows(outputs)
         if outputs.shape[1] != self.rows.shape[1]:
             raise InputError(f"argument 'outputs' must have {self.rows.shape[1]} columns, got {outputs.shape[1]}")
         query = np.ascontiguousarray(outputs).view(self._key).ravel()

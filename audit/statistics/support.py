@@ -28,7 +28,7 @@ import numpy as np
 from estimators.validation import InputError
 
 from audit.statistics.classifier import MAX_EMPIRICAL_VALUES, EmpiricalLogRatio
-from audit.statistics.distinct_values import _FIRST_ROWS, _distinct_codes, _row_counts, _rows, columns_up_to
+from audit.statistics.distinct_values import FIRST_ROWS, columns_up_to, distinct_codes, float_rows, row_counts_per_input
 
 __all__ = ["MAX_SUPPORT_VALUES", "SUPPORT_STATISTICS", "SupportFolds", "SupportLogRatio"]
 
@@ -56,7 +56,7 @@ class SupportLogRatio:
             support_columns: slice | None = None) -> "SupportLogRatio | None":
         """The statistic on the outputs of each input; ``support_columns``: the encoder's support block (every
         column of it, whatever values it takes), else the columns of at most :data:`MAX_SUPPORT_VALUES` values."""
-        first_outputs, second_outputs = _rows(first_outputs), _rows(second_outputs)
+        first_outputs, second_outputs = float_rows(first_outputs), float_rows(second_outputs)
         outputs = np.concatenate([first_outputs, second_outputs])
         columns = _support_columns(outputs, support_columns)
         if columns is None:
@@ -77,7 +77,7 @@ class SupportLogRatio:
         return SupportFolds(rows, support_columns).fit(np.asarray(which), is_first)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        return self.ratio(_rows(outputs)[:, self.columns])
+        return self.ratio(float_rows(outputs)[:, self.columns])
 
 
 def _support_columns(outputs: np.ndarray, support_columns: slice | None) -> np.ndarray | None:
@@ -100,13 +100,13 @@ class SupportFolds:
     the distinct rows of the discrete columns with their counts. With each such column's values and every
     output's value index found once (one sort of the column), a subset's values are those whose index occurs
     among its outputs (a count), and its rows' codes in mixed radix of the subset's own value ranks are the
-    codes :func:`audit.statistics.distinct_values._distinct_rows` computes on the subset: the same distinct rows in
+    codes :func:`audit.statistics.distinct_values.distinct_rows` computes on the subset: the same distinct rows in
     the same order with the same counts, so the statistic is the one :meth:`SupportLogRatio.fit` gives on the
     subset's outputs of each input, at a fraction of its sorts.
     """
 
     def __init__(self, outputs: np.ndarray, support_columns: slice | None = None):
-        self.outputs = _rows(outputs)
+        self.outputs = float_rows(outputs)
         self.support_columns = support_columns  # the encoder's support block (SupportLogRatio.fit), or None
         self._coded = {}
 
@@ -120,13 +120,13 @@ class SupportFolds:
     def fit(self, rows: np.ndarray, is_first: np.ndarray) -> "SupportLogRatio | None":
         """:meth:`SupportLogRatio.fit` on ``outputs[rows]``, of the first input where ``is_first`` (one per row)."""
         rows, is_first = np.asarray(rows), np.asarray(is_first, dtype=bool)
-        head = self.outputs[rows[:_FIRST_ROWS]]
+        head = self.outputs[rows[:FIRST_ROWS]]
         block = None if self.support_columns is None else _support_columns(self.outputs, self.support_columns)
         if self.support_columns is not None and block is None:
             return None
         columns, ranks = [], []
         # Too many values among the subset's first rows decides it (values_up_to), else the subset's own count.
-        screened = block is None and len(rows) > _FIRST_ROWS
+        screened = block is None and len(rows) > FIRST_ROWS
         too_many = [values is None for values in columns_up_to(head, MAX_SUPPORT_VALUES)] if screened else None
         for column in range(self.outputs.shape[1]) if block is None else block:
             if screened and too_many[column]:
@@ -143,16 +143,16 @@ class SupportFolds:
         codes, radix = np.zeros(len(rows), dtype=np.int64), 1
         for column, (rank, count) in zip(columns, ranks):
             radix *= count
-            if radix >= 2**62:  # _distinct_rows sorts the rows themselves here: so does the subset's own fit
+            if radix >= 2**62:  # distinct_rows sorts the rows themselves here: so does the subset's own fit
                 subset = self.outputs[rows]
                 return SupportLogRatio.fit(subset[is_first], subset[~is_first], self.support_columns)
             codes = codes * count + rank[self._code(column)[1][rows]]
-        distinct = _distinct_codes(codes, radix, MAX_EMPIRICAL_VALUES)
+        distinct = distinct_codes(codes, radix, MAX_EMPIRICAL_VALUES)
         if distinct is None:
             return None
         first, inverse = distinct
         support = self.outputs[np.ix_(rows[first], columns)]
-        ratio = EmpiricalLogRatio._from_row_counts(support, *_row_counts(inverse, is_first, len(first)))
+        ratio = EmpiricalLogRatio._from_row_counts(support, *row_counts_per_input(inverse, is_first, len(first)))
         return SupportLogRatio(np.array(columns, dtype=np.intp), ratio)
 
 
