@@ -115,7 +115,7 @@ class PowerGrid:
     cases : tuple of str
         Catalog entry names for the power / type-I curves (plus :data:`BOUNDARY` if ``boundary``).
     boundary : bool
-        Include the Theorem 4 boundary case.
+        Include the boundary case of the Pufferfish paper's Theorem 4 (:func:`boundary_spec`).
     budgets : tuple of int
         Databases drawn per audit (the event test uses as many fresh runs per input).
     repeats : int
@@ -193,7 +193,8 @@ def catalog_spec(entry, samples: int, seed: int, critic: CriticConfig, slices: i
 
 
 def boundary_spec(samples: int, seed: int, critic: CriticConfig, slices: int, device) -> tuple[AuditSpec, float]:
-    """Theorem 4's Gaussian on the column mean of N(0, 1) records: I(mean; M) = ε exactly.
+    """The Gaussian of the Pufferfish paper's Theorem 4 on the column mean of N(0, 1) records: I(mean; M) = ε
+    exactly.
 
     Returns the spec (claim: ε-MI PP, audited at that ε) and the exact MI
     ½ log(1 + (1/n)/σ²) (Gaussian channel; Var(mean) = 1/n).

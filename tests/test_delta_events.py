@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import integrate
 from scipy.stats import laplace, norm
 
 from audit.certificates.event_bounds import claim_objective, clopper_pearson
@@ -57,6 +58,18 @@ LAWS = {  # name: (scores under a, under b, cdf under a, cdf under b, exact δ a
     "laplace": (lambda rng, n: rng.laplace(2.0, 1.0, n), lambda rng, n: rng.laplace(0.0, 1.0, n),
                 lambda x: laplace.cdf(x - 2.0), laplace.cdf, lambda eps: laplace_delta(eps, 2.0)),
 }
+
+
+@pytest.mark.parametrize("epsilon, mu", [(0.0, 1.0), (1.0, 1.0), (2.166, 1.0), (5.0, 2.0), (0.5, 0.3)])
+def test_the_delta_events_experiments_delta_is_the_hockey_stick_divergence(epsilon, mu):
+    """experiments.delta_events.gaussian_delta against δ(ε) = ∫ max(0, p₁ − e^ε p₀) of p₁ = N(μ, 1), p₀ = N(0, 1)
+    by quadrature (the largest P₁(S) − e^ε P₀(S) over events S), not the closed form it computes."""
+    from experiments.delta_events import gaussian_delta as experiment_delta
+
+    crossing = epsilon / mu + mu / 2  # p₁ > e^ε p₀ exactly beyond it
+    integral, _ = integrate.quad(lambda y: max(norm.pdf(y - mu) - math.exp(epsilon) * norm.pdf(y), 0.0),
+                                 -40.0, 40.0, points=[crossing], epsabs=1e-14, epsrel=1e-10, limit=200)
+    assert experiment_delta(epsilon, mu) == pytest.approx(integral, rel=1e-8, abs=1e-13)
 
 
 @pytest.mark.parametrize("law, epsilon, slack", [("gaussian", 1.0, 2.0), ("gaussian", 2.166, 2.0), ("laplace", 1.5, 1.3)])

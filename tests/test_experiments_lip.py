@@ -45,6 +45,10 @@ def test_lip_fig5_matches_printed_curves_and_brute_force(tmp_path):
     np.testing.assert_allclose(table["P1"], 15.5771 * eps**2 / (1 + eps), rtol=1e-3)
     np.testing.assert_allclose(table["P2"], 15.5771 * (np.exp(eps) + np.exp(-eps) - 2), rtol=1e-3)
     np.testing.assert_allclose(table["chi2_approximation"], 27.39 * eps**2, rtol=2e-4)
+    # The printed closed forms themselves (experiments.lip_fig5.paper_printed_curves): Eq. (49), Eq. (51), 27.39 ε².
+    np.testing.assert_allclose(table["paper_P1"], 15.5771 * eps**2 / (1 + eps), rtol=1e-12)
+    np.testing.assert_allclose(table["paper_P2"], 15.5771 * (np.exp(eps) + np.exp(-eps) - 2), rtol=1e-12)
+    np.testing.assert_allclose(table["paper_chi2"], 27.39 * eps**2, rtol=1e-12)
     for index in (0, len(eps) // 2, len(eps) - 1):
         # The grid's feasible interval lies inside the true one, so the grid search is a lower value.
         brute = _brute_force_optimum(eps[index])
