@@ -276,6 +276,32 @@ def test_the_empirical_log_ratio_from_a_designs_distinct_rows_is_the_one_fitted_
         EmpiricalLogRatio.from_counts(design.rows, design.inverse[rows], np.ones(len(rows), dtype=bool))
 
 
+def test_the_empirical_log_ratio_from_row_counts_is_the_add_half_formula():
+    """Three rows counted (5, 0), (2, 3), (0, 4): N₁ = 7, N₂ = 7, K = 3; written out by hand here."""
+    rows = np.array([[0.0], [1.0], [2.0]])
+    statistic = EmpiricalLogRatio.from_row_counts(rows, np.array([5, 2, 0]), np.array([0, 3, 4]))
+    expected = [math.log(5.5 / 8.5) - math.log(0.5 / 8.5), math.log(2.5 / 8.5) - math.log(3.5 / 8.5),
+                math.log(0.5 / 8.5) - math.log(4.5 / 8.5), 0.0]  # the last: a row never seen, log(8.5/8.5)
+    np.testing.assert_allclose(statistic(np.array([[0.0], [1.0], [2.0], [9.0]])), expected, rtol=1e-12, atol=1e-15)
+    # fit counts the same outputs into the same statistic
+    outputs_a, outputs_b = np.array([[0.0]] * 5 + [[1.0]] * 2), np.array([[1.0]] * 3 + [[2.0]] * 4)
+    query = np.array([[0.0], [1.0], [2.0], [9.0]])
+    np.testing.assert_array_equal(EmpiricalLogRatio.fit(outputs_a, outputs_b)(query), statistic(query))
+
+
+@pytest.mark.parametrize("rows, n_first, n_second, message", [
+    (np.array([0.0, 1.0]), np.array([1, 1]), np.array([1, 1]), "'rows'"),
+    (np.zeros((0, 1)), np.zeros(0), np.zeros(0), "'rows'"),
+    (np.array([[0.0], [1.0]]), np.array([1]), np.array([1, 1]), "'n_first'"),
+    (np.array([[0.0], [1.0]]), np.array([1, 1]), np.array([1, -1]), "'n_second'"),
+    (np.array([[0.0], [1.0]]), np.array([1, 0]), np.array([1, 0]), "counted on neither"),
+    (np.array([[0.0], [1.0]]), np.array([1, 2]), np.array([0, 0]), "both inputs"),
+])
+def test_the_empirical_log_ratio_from_row_counts_refuses_bad_counts(rows, n_first, n_second, message):
+    with pytest.raises(InputError, match=message):
+        EmpiricalLogRatio.from_row_counts(rows, n_first, n_second)
+
+
 def test_the_quadratic_statistic_bends_with_a_laplace_log_likelihood_ratio():
     # Laplace(1, 2) against Laplace(0, 2): log-ratio (|y| − |y − 1|)/2, flat at ∓1/2 outside [0, 1] (a linear
     # spline). The hinges at the pooled quantiles (about −1.1, 0.5, 2.1) let the fit flatten there; a line cannot.

@@ -425,7 +425,9 @@ class EmpiricalLogRatio:
     how the coordinates combine (the event {s > t} is then a set of output values ordered by
     their estimated ratio, as DP testers choose them for discrete outputs).
 
-    Use :meth:`fit`, which returns None when the outputs take more than ``max_values`` values.
+    Use :meth:`fit`, which returns None when the outputs take more than ``max_values`` values;
+    :meth:`from_counts` on outputs already coded as distinct rows; :meth:`from_row_counts` on each
+    distinct row's counts.
     """
 
     def __init__(self, rows: np.ndarray, log_ratio: np.ndarray, unseen: float):
@@ -448,7 +450,7 @@ class EmpiricalLogRatio:
             return None
         rows, inverse = distinct
         is_first = np.arange(len(outputs)) < len(first_outputs)
-        return cls._from_row_counts(rows, *row_counts_per_input(inverse, is_first, len(rows)))
+        return cls.from_row_counts(rows, *row_counts_per_input(inverse, is_first, len(rows)))
 
     @classmethod
     def from_counts(cls, rows: np.ndarray, which: np.ndarray, is_first: np.ndarray,
@@ -463,11 +465,44 @@ class EmpiricalLogRatio:
         seen = (n_first + n_second) > 0
         if int(seen.sum()) > max_values:
             return None
-        return cls._from_row_counts(rows[seen], n_first[seen], n_second[seen])
+        return cls.from_row_counts(rows[seen], n_first[seen], n_second[seen])
 
     @classmethod
-    def _from_row_counts(cls, rows: np.ndarray, n_first: np.ndarray, n_second: np.ndarray) -> "EmpiricalLogRatio":
-        """The add-½ log-ratio (class docstring) of the K = len(rows) rows seen, from their counts."""
+    def from_row_counts(cls, rows: np.ndarray, n_first: np.ndarray, n_second: np.ndarray) -> "EmpiricalLogRatio":
+        """The add-½ log-ratio (class docstring) of the K rows seen, from each row's counts on the two inputs.
+
+        Parameters
+        ----------
+        rows : numpy.ndarray
+            The K distinct output rows seen, shape (K, d), as
+            :func:`~audit.statistics.distinct_values.distinct_rows` gives them.
+        n_first, n_second : numpy.ndarray
+            How many outputs of the first and of the second input are ``rows[k]``, shape (K,), each row
+            counted at least once on one of them (K counts the rows seen).
+
+        Returns
+        -------
+        EmpiricalLogRatio
+            The statistic log((n₁(y) + ½)/(N₁ + K/2)) − log((n₂(y) + ½)/(N₂ + K/2)) on these rows,
+            log((N₂ + K/2)/(N₁ + K/2)) on any other (Krichevsky and Trofimov 1981).
+
+        Raises
+        ------
+        InputError
+            If ``rows`` is not 2-D with a row, the counts are not one non-negative count per row, a row is
+            counted on neither input, or an input has no output.
+        """
+        rows, n_first, n_second = np.asarray(rows), np.asarray(n_first), np.asarray(n_second)
+        if rows.ndim != 2 or len(rows) == 0:
+            raise InputError(f"argument 'rows' must be a 2-D array with at least one row, got shape {rows.shape}")
+        for name, counts in (("n_first", n_first), ("n_second", n_second)):
+            if counts.shape != (len(rows),) or (counts < 0).any():
+                raise InputError(f"argument '{name}' must hold one non-negative count per row of 'rows' "
+                                 f"({len(rows)}), got shape {counts.shape}")
+        if ((n_first + n_second) == 0).any():
+            raise InputError("argument 'rows' must hold only rows seen: a row is counted on neither input")
+        if n_first.sum() == 0 or n_second.sum() == 0:
+            raise InputError("an empirical log-ratio statistic needs outputs of both inputs")
         half_k = len(rows) / 2
         total_first, total_second = int(n_first.sum()), int(n_second.sum())
         log_first = np.log(n_first + 0.5) - np.log(total_first + half_k)

@@ -152,7 +152,7 @@ class SupportFolds:
             return None
         first, inverse = distinct
         support = self.outputs[np.ix_(rows[first], columns)]
-        ratio = EmpiricalLogRatio._from_row_counts(support, *row_counts_per_input(inverse, is_first, len(first)))
+        ratio = EmpiricalLogRatio.from_row_counts(support, *row_counts_per_input(inverse, is_first, len(first)))
         return SupportLogRatio(np.array(columns, dtype=np.intp), ratio)
 
 
