@@ -2,7 +2,8 @@
 (issue 39 §1): ``python -m experiments.delta_events``.
 
 The mechanism adds N(0, 2²) to one record in {−1, 1} (μ = 1 Gaussian DP between the two values; the
-exact δ(ε) = Φ(−ε + ½) − e^ε Φ(−ε − ½), Balle and Wang 2018, Theorem 8). It is audited on that pair
+exact δ(ε) = Φ(−ε + ½) − e^ε Φ(−ε − ½), Balle and Wang 2018, Theorem 8, as
+:func:`mechanisms.claims.dp_curves.gaussian_dp_delta` computes it). It is audited on that pair
 against (ε, δ(ε)/10) at several budgets (``--samples``; the event test's certification runs per input
 equal them) over ``--seeds`` seeds, once as miaudit audits it (the event search chooses between the
 ε-optimal and the δ-optimal event on the held-out draws, :mod:`audit.search.claim_events`) and once with
@@ -14,29 +15,25 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 
 import numpy as np
-from scipy.stats import norm
 
 import audit.search.claim_events as claim_events
 from experiments._ablation import refuted_counts_by_variant
+from mechanisms.claims.dp_curves import gaussian_dp_delta
 from mechanisms.claims.notions import DifferentialPrivacy
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 
 #: The claims' ε (dp-accounting's RDP ε at δ = 1e-5 for this Gaussian, issue 39's case, and 1) and the budgets
 #: (samples) each is audited at by default: around where half the audits refute.
 BUDGETS = {2.166: (2500, 5000, 10000, 20000), 1.0: (400, 800, 1600)}
-
-
-def gaussian_delta(epsilon: float, mu: float = 1.0) -> float:
-    """Exact δ(ε) of μ-GDP (Balle and Wang 2018, Theorem 8; Dong, Roth and Su 2022, Corollary 2.13)."""
-    return float(norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2))
+#: The noise's standard deviation and the ℓ₂ distance between the record's two values (1 and −1): μ = 1.
+SIGMA, SENSITIVITY = 2.0, 2.0
 
 
 def gaussian_record(dbs, rng):
-    """The record (column 0 of row 0, ±1) plus N(0, 2²): μ = 1 between the two values."""
-    return dbs[:, 0, 0:1] + rng.normal(0.0, 2.0, (dbs.shape[0], 1))
+    """The record (column 0 of row 0, ±1) plus N(0, SIGMA²): μ = SENSITIVITY/SIGMA = 1 between the two values."""
+    return dbs[:, 0, 0:1] + rng.normal(0.0, SIGMA, (dbs.shape[0], 1))
 
 
 @contextlib.contextmanager
@@ -53,7 +50,7 @@ def epsilon_optimal_only():
 def refuted_counts(epsilon: float, samples: int, seeds: int) -> dict:
     """{"δ-optimal": refuted audits, "ε-optimal only": refuted audits} over ``seeds`` seeds."""
     pair = NeighbouringPair(np.array([[1.0]]), np.array([[-1.0]]))
-    claim = DifferentialPrivacy(epsilon, gaussian_delta(epsilon) / 10)
+    claim = DifferentialPrivacy(epsilon, gaussian_dp_delta(epsilon, SIGMA, SENSITIVITY) / 10)
     return refuted_counts_by_variant(gaussian_record, pair, claim, samples, seeds,
                                      (("δ-optimal", contextlib.nullcontext), ("ε-optimal only", epsilon_optimal_only)))
 
@@ -64,7 +61,7 @@ def main(argv=None) -> None:
     parser.add_argument("--seeds", type=int, default=40)
     args = parser.parse_args(argv)
     for epsilon, budgets in BUDGETS.items():
-        truth = gaussian_delta(epsilon)
+        truth = gaussian_dp_delta(epsilon, SIGMA, SENSITIVITY)
         for samples in budgets if args.samples is None else (int(s) for s in args.samples.split(",")):
             counts = refuted_counts(epsilon, samples, args.seeds)
             print(f"(ε, δ) = ({epsilon:g}, {truth / 10:.3g}) claimed, true δ {truth:.3g}, {samples} samples: refuted "

@@ -60,16 +60,36 @@ LAWS = {  # name: (scores under a, under b, cdf under a, cdf under b, exact δ a
 }
 
 
-@pytest.mark.parametrize("epsilon, mu", [(0.0, 1.0), (1.0, 1.0), (2.166, 1.0), (5.0, 2.0), (0.5, 0.3)])
-def test_the_delta_events_experiments_delta_is_the_hockey_stick_divergence(epsilon, mu):
-    """experiments.delta_events.gaussian_delta against δ(ε) = ∫ max(0, p₁ − e^ε p₀) of p₁ = N(μ, 1), p₀ = N(0, 1)
-    by quadrature (the largest P₁(S) − e^ε P₀(S) over events S), not the closed form it computes."""
-    from experiments.delta_events import gaussian_delta as experiment_delta
+def hockey_stick_by_quadrature(epsilon: float, mean: float, sd: float) -> float:
+    """δ(ε) = ∫ max(0, p₁ − e^ε p₀) of p₁ = N(mean, sd²), p₀ = N(0, sd²) by quadrature (the largest
+    P₁(S) − e^ε P₀(S) over events S), not by the closed form."""
+    mu = mean / sd
+    crossing = sd * (epsilon / mu + mu / 2)  # p₁ > e^ε p₀ exactly beyond it
+    integral, _ = integrate.quad(lambda y: max(norm.pdf(y, mean, sd) - math.exp(epsilon) * norm.pdf(y, 0.0, sd), 0.0),
+                                 -40.0 * sd, 40.0 * sd, points=[crossing], epsabs=1e-14, epsrel=1e-10, limit=200)
+    return integral
 
-    crossing = epsilon / mu + mu / 2  # p₁ > e^ε p₀ exactly beyond it
-    integral, _ = integrate.quad(lambda y: max(norm.pdf(y - mu) - math.exp(epsilon) * norm.pdf(y), 0.0),
-                                 -40.0, 40.0, points=[crossing], epsabs=1e-14, epsrel=1e-10, limit=200)
-    assert experiment_delta(epsilon, mu) == pytest.approx(integral, rel=1e-8, abs=1e-13)
+
+@pytest.mark.parametrize("epsilon, mu", [(0.0, 1.0), (1.0, 1.0), (2.166, 1.0), (5.0, 2.0), (0.5, 0.3)])
+def test_the_gaussian_delta_the_experiment_uses_is_the_hockey_stick_divergence(epsilon, mu):
+    """mechanisms.claims.dp_curves.gaussian_dp_delta(ε, 1, μ), the δ(ε) of μ-GDP experiments.delta_events takes
+    its truth from, against the quadrature."""
+    from mechanisms.claims.dp_curves import gaussian_dp_delta
+
+    assert gaussian_dp_delta(epsilon, 1.0, mu) == pytest.approx(hockey_stick_by_quadrature(epsilon, mu, 1.0),
+                                                                rel=1e-8, abs=1e-13)
+
+
+@pytest.mark.parametrize("epsilon", [2.166, 1.0])
+def test_the_delta_events_experiments_truth_is_its_mechanisms_hockey_stick_divergence(epsilon):
+    """The experiment's record ±1 plus N(0, 2²): δ(ε) of N(1, 2²) against N(−1, 2²), i.e. N(2, 2²) against N(0, 2²),
+    by quadrature, is what its SIGMA and SENSITIVITY give (μ = 1; 0.0144 at ε = 2.166)."""
+    from experiments.delta_events import BUDGETS, SENSITIVITY, SIGMA
+    from mechanisms.claims.dp_curves import gaussian_dp_delta
+
+    assert epsilon in BUDGETS
+    assert gaussian_dp_delta(epsilon, SIGMA, SENSITIVITY) == pytest.approx(hockey_stick_by_quadrature(epsilon, 2.0, 2.0),
+                                                                           rel=1e-8, abs=1e-13)
 
 
 @pytest.mark.parametrize("law, epsilon, slack", [("gaussian", 1.0, 2.0), ("gaussian", 2.166, 2.0), ("laplace", 1.5, 1.3)])
