@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -109,3 +110,19 @@ def test_a_raise_on_every_call_is_a_skipped_case_not_a_finding(raising):
     # Without the opt-in the probe's first raise skips it, as before.
     plain = audit_case(_case(raising, "always_raises", ArrayTool()), alpha=ALPHA, max_runs=RUNS, timeout=30, seed=5)
     assert plain["status"] == "skipped" and "the call raised RuntimeError on the first database" in plain["reason"]
+
+
+def test_a_call_that_hangs_after_raising_is_skipped_within_its_bound(raising):
+    # The probe's two calls raise, the every-call check's third raises too, and the fifth call sleeps 600 s: the
+    # check is bounded as a chunk of its calls (at 1 s per call, at most CHUNK_TIMEOUT_FACTOR × 1 s), so the case
+    # is skipped as one that hangs, in seconds rather than ten minutes.
+    from audit.scan.case_audit import CHUNK_TIMEOUT_FACTOR
+
+    raising._calls[0] = 0
+    started = time.perf_counter()
+    outcome = audit_case(_case(raising, "raises_then_hangs", RaisingTool()), alpha=ALPHA, max_runs=RUNS, timeout=1,
+                         seed=5)
+    assert outcome["status"] == "skipped"
+    assert outcome["reason"].startswith("hangs or exits:") and "raises on every call" in outcome["reason"]
+    assert raising._calls[0] == raising.RAISES_BEFORE_HANG + 1
+    assert time.perf_counter() - started < raising.HANG_SECONDS / 2 and CHUNK_TIMEOUT_FACTOR < raising.HANG_SECONDS / 2

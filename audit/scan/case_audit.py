@@ -165,7 +165,14 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
         from audit.scan.raised import ALWAYS_CALLS, PREFIX, always_raises, is_raised
 
         if is_raised(probed[0]) and is_raised(probed[1]):
-            category = always_raises(function, case.pair.first, case.pair.second, seed)
+            # Up to 2 × ALWAYS_CALLS more calls, bounded as a chunk of that many: a call may hang after raising.
+            try:
+                category = call_user_code(always_raises, (function, case.pair.first, case.pair.second, seed), who=who,
+                                          timeout=chunk_timeout(timeout, max(probe_calls), 2 * ALWAYS_CALLS),
+                                          where=" while checking whether it raises on every call",
+                                          hint="(the scan's --timeout)")
+            except MechanismError as exc:
+                return skipped_outcome(case, seed, f"hangs or exits: {exc}", started)
             if category is not None:
                 return skipped_outcome(case, seed, f"the call raised on each of {ALWAYS_CALLS} calls on each database "
                                        f"(a raise on every call is no random output): {category[len(PREFIX):]}"[:400],

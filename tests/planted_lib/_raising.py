@@ -4,12 +4,17 @@
 - ``raises_with_data``: raises with probability :data:`P_HIGH` where record 0 exceeds 5, else :data:`P_LOW`: the
   raise itself breaks 1-DP (ln(P_HIGH / P_LOW) = ln 10 > 1);
 - ``raises_evenly``: raises with probability :data:`P_EVEN` whatever the data: exactly 0-DP;
-- ``always_raises``: raises on every call: no random output.
+- ``always_raises``: raises on every call: no random output;
+- ``raises_then_hangs``: raises on its first :data:`RAISES_BEFORE_HANG` calls, then sleeps :data:`HANG_SECONDS`.
 """
+
+import time
 
 import numpy as np
 
 P_HIGH, P_LOW, P_EVEN = 0.5, 0.05, 0.2
+RAISES_BEFORE_HANG, HANG_SECONDS = 4, 600.0
+_calls = [0]
 
 
 def raises_with_data(array, epsilon=1.0, random_state=None):
@@ -27,3 +32,10 @@ def raises_evenly(array, epsilon=1.0, random_state=None):
 
 def always_raises(array, epsilon=1.0, random_state=None):
     raise RuntimeError("never works")
+
+
+def raises_then_hangs(array, epsilon=1.0, random_state=None):
+    _calls[0] += 1
+    if _calls[0] > RAISES_BEFORE_HANG:
+        time.sleep(HANG_SECONDS)
+    raise RuntimeError("fails, then hangs")
