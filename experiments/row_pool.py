@@ -54,7 +54,7 @@ def _call(function_and_job):
 def occupancy(spans, workers: int) -> float:
     """The share of ``workers`` workers' time spent in jobs: job-seconds / (workers × wall seconds), the wall
     seconds running from the first job's start to the last one's end (the pooled part: the workers' own
-    start-up, before any job, is not counted). NaN without jobs.
+    start-up, before any job, is not counted). NaN without jobs, or when they took no time.
 
     Parameters
     ----------
@@ -65,9 +65,7 @@ def occupancy(spans, workers: int) -> float:
     if workers < 1:
         raise InputError(f"argument 'workers' must be at least 1, got {workers}")
     busy, wall = job_seconds(spans)
-    if not wall > 0:
-        return float("nan") if busy == 0 else 1.0
-    return busy / (workers * wall)
+    return busy / (workers * wall) if wall > 0 else float("nan")
 
 
 def job_seconds(spans) -> tuple:
