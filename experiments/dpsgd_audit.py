@@ -43,6 +43,12 @@ Measured:
   k chosen *after* seeing the scores (at full α: not a certificate), for comparison with papers that report that.
 - ``dpsgd_detection``: for each buggy variant of :mod:`mechanisms.catalog.dpsgd`, whether the
   audit with its claim certifies a contradiction, against the number of training runs per database.
+
+With ``--workers K`` :func:`run` pipelines the stages (:func:`~experiments.stage_pipeline.run_stages`): every
+stage's audits queued at once, largest first (:func:`_size`), the μ rows' search and the one-run stage in this
+process meanwhile, each table written when its own audits are done (a stage spans from its first audit's start to
+its table's writing: spans overlap). The page gives the spans and the workers' occupancy. Each audit draws from its
+own seed: the tables are the same for any K and any order.
 """
 
 from __future__ import annotations
@@ -223,10 +229,6 @@ def epsilon_plan(grid: DPSGDGrid, device, seed: int) -> StagePlan:
         "refuted": any(flag_routes(result)), "runs": grid.runs, "seconds": result.seconds})
 
 
-def epsilon_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None) -> dict:
-    return epsilon_plan(grid, device, seed).rows(pool)
-
-
 def dimension_plan(grid: DPSGDGrid, device, seed: int) -> StagePlan:
     """The ``dpsgd_dimension`` stage's audits (MI-DP against SMI-DP on the final parameters, each d)."""
     settings, jobs = [], []
@@ -246,10 +248,6 @@ def dimension_plan(grid: DPSGDGrid, device, seed: int) -> StagePlan:
         "detected": result.verdict == "violation", "seconds": result.seconds})
 
 
-def dimension_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None) -> dict:
-    return dimension_plan(grid, device, seed).rows(pool)
-
-
 def detection_plan(grid: DPSGDGrid, device, seed: int) -> StagePlan:
     """The ``dpsgd_detection`` stage's audits (each buggy variant, budget and repeat against its claim)."""
     catalog = {e.name: e for e in dpsgd_entries()}
@@ -267,10 +265,6 @@ def detection_plan(grid: DPSGDGrid, device, seed: int) -> StagePlan:
         "seconds"), settings, jobs, lambda row, result: {
         **row, "refuted": any(flag_routes(result)),
         "dp_epsilon_lower_bound_event": _nan(result.dp_epsilon_lower_bound_event), "seconds": result.seconds})
-
-
-def detection_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None) -> dict:
-    return detection_plan(grid, device, seed).rows(pool)
 
 
 #: The μ-certificate rows' mechanism (exactly μ = 2 Gaussian DP) and issue 33's targets μ̲/μ per runs per input.
@@ -335,10 +329,6 @@ def gaussian_dp_plan(grid: DPSGDGrid, device, seed: int) -> StagePlan:
                      sizes=[_size(job[0], job[3]) for job in jobs])
 
 
-def gaussian_dp_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None) -> dict:
-    return gaussian_dp_plan(grid, device, seed).rows(pool)
-
-
 def _gdp_table(grid: DPSGDGrid, seed: int, settings: list, results: list) -> dict:
     from audit.certificates.gaussian_dp import optimal_event_epsilon
 
@@ -361,6 +351,11 @@ def _gdp_table(grid: DPSGDGrid, seed: int, settings: list, results: list) -> dic
     return _columns(("canary", "search", "runs", "repeat", "mu_lower_bound", "mu_ratio", "target_ratio", "target_met",
                      "gdp_alpha", "event_alpha", "epsilon_estimate", "event_epsilon_at_delta", "event_optimum",
                      "refuted", "seconds"), rows)
+
+
+def dimension_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None) -> dict:
+    """The parameter-release stage's table alone (each stage's: ``*_plan(...).rows(pool)``)."""
+    return dimension_plan(grid, device, seed).rows(pool)
 
 
 def _gdp_audit(mechanism, pair, claim, runs: int, critic, seed: int, device):
@@ -559,9 +554,8 @@ def run(context) -> ExperimentOutput:
     index = int(str(device).partition(":")[2] or 0) if on_gpu else 0
     # Each table is written as its stage completes: a run cut short (a GPU lease ending) keeps its finished rows,
     # and on a GPU the utilization samples, written as they are taken.
-    # With workers the stages are pipelined (experiments.stage_pipeline.run_stages): every pooled stage's audits
-    # are queued at once, largest first; the μ rows' black-box search and the one-run stage run in this process
-    # meanwhile.
+    # With workers the stages are pipelined (run_stages): every pooled stage's audits queued at once, largest first;
+    # the μ rows' black-box search and the one-run stage run in this process meanwhile.
     started = time.time()
     with GpuUtilization(context.out_dir, index) if on_gpu else nullcontext() as sampler, JobPool(workers) as pool:
         tables = run_stages(context, pool, [epsilon_plan(grid, device, seed), dimension_plan(grid, device, seed),

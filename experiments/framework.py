@@ -57,8 +57,9 @@ class RunContext:
     grid : str or None
         ``--grid``: one of the experiment's named sizes (:attr:`Experiment.grids`); ``None``, its default.
     workers : int
-        ``--workers``: processes that run a stage's independent audits side by side
-        (:class:`experiments.row_pool.JobPool`; 1: here, one after another).
+        ``--workers``: processes that run a study's independent audits side by side
+        (:class:`experiments.row_pool.JobPool`; its stages pipelined by :func:`experiments.stage_pipeline.run_stages`;
+        1: here, one after another).
     page : Path or None
         ``--page``, for an experiment that writes its own page (:attr:`Experiment.writes_page`); else ``None``.
     """
