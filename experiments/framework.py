@@ -48,7 +48,8 @@ class RunContext:
     out_dir : Path or None
         The run's output folder (for experiments that keep files there, such as cached environments).
     stage_seconds : dict
-        Seconds of each stage run by :meth:`stage`, in order.
+        Seconds of each stage run by :meth:`stage`, in the order they finished (pipelined stages may finish out
+        of order).
     stage_spans : dict
         Each stage's (start, end) wall-clock times (``time.time()``), to set samples taken meanwhile against it.
         Stages may overlap (``dpsgd-audit --workers K`` queues every stage's audits at once): a stage's span then
