@@ -43,6 +43,12 @@ Measured:
   k chosen *after* seeing the scores (at full α: not a certificate), for comparison with papers that report that.
 - ``dpsgd_detection``: for each buggy variant of :mod:`mechanisms.catalog.dpsgd`, whether the
   audit with its claim certifies a contradiction, against the number of training runs per database.
+
+With ``--workers K`` :func:`run` pipelines the stages (:func:`~experiments.stage_pipeline.run_stages`): every
+stage's audits queued at once, largest first (:func:`_size`), the μ rows' search and the one-run stage in this
+process meanwhile, each table written when its own audits are done (a stage spans from its first audit's start to
+its table's writing: spans overlap). The page gives the spans and the workers' occupancy. Each audit draws from its
+own seed: the tables are the same for any K and any order.
 """
 
 from __future__ import annotations
@@ -67,6 +73,7 @@ from mechanisms.training.torch_dpsgd import on_device
 from .audit_power import flag_routes
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 from .row_pool import JobPool
+from .stage_pipeline import StagePlan, pool_finding, run_stages
 
 ALPHA = 0.05
 DELTA = 1e-5
@@ -180,7 +187,22 @@ def _columns(keys, rows) -> dict:
     return {key: [row[key] for row in rows] for key in keys}
 
 
-def epsilon_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None) -> dict:
+def _size(mechanism, runs: int, slices: int = 0) -> float:
+    """A job's size for the pool's longest-first order: runs × (the critic's input width d + the slices' critics),
+    a cheap estimate of an audit's training and critic work (only its order matters)."""
+    return float(runs * (getattr(mechanism, "output_dim", 1) + slices))
+
+
+def _audit_plan(name: str, keys: tuple, settings: list, jobs: list, finish) -> StagePlan:
+    """The stage of :func:`_audit` jobs whose rows are ``finish(setting, result)``; its table, their ``keys``."""
+    def table(results):
+        return _columns(keys, [finish(row, result) for row, result in zip(settings, results)])
+
+    return StagePlan(name, _audit, jobs, table, sizes=[_size(job[0], job[3], job[5]) for job in jobs])
+
+
+def epsilon_plan(grid: DPSGDGrid, device, seed: int) -> StagePlan:
+    """The ``dpsgd_epsilon`` stage's audits (certified ε against the accountant's, each ε and release)."""
     base = gaussian_training_set(RECORDS - 1, 1, seed=seed)
     canaries = {"gradient_trace": gradient_canary(base), "loss": input_canary(base, value=4.0, label=1.0)}
     settings, jobs = [], []
@@ -197,17 +219,18 @@ def epsilon_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None
                              "canary": "gradient (white-box)" if release == "gradient_trace" else "input (black-box)"})
             jobs.append((mechanism, pair, claim, grid.runs, "mi-dp", grid.slices if release != "loss" else 0,
                          grid.critic, _seed(seed, 1, i, j), device))
-    rows = [{**row, "dp_epsilon_lower_bound_event": _nan(result.dp_epsilon_lower_bound_event),
-             "dp_epsilon_lower_bound_mi": _nan(result.dp_epsilon_lower_bound_mi),
-             "mi_lower_bound": _nan(result.lower_bound), "mi_estimate": result.estimate,
-             "refuted": any(flag_routes(result)), "runs": grid.runs, "seconds": result.seconds}
-            for row, result in zip(settings, (pool or JobPool()).map(_audit, jobs))]
-    return _columns(("target_epsilon", "sigma", "accountant_epsilon", "pld_epsilon", "release", "canary",
-                     "dp_epsilon_lower_bound_event", "dp_epsilon_lower_bound_mi", "mi_lower_bound", "mi_estimate",
-                     "refuted", "runs", "seconds"), rows)
+    return _audit_plan("dpsgd_epsilon", (
+        "target_epsilon", "sigma", "accountant_epsilon", "pld_epsilon", "release", "canary",
+        "dp_epsilon_lower_bound_event", "dp_epsilon_lower_bound_mi", "mi_lower_bound", "mi_estimate", "refuted",
+        "runs", "seconds"), settings, jobs, lambda row, result: {
+        **row, "dp_epsilon_lower_bound_event": _nan(result.dp_epsilon_lower_bound_event),
+        "dp_epsilon_lower_bound_mi": _nan(result.dp_epsilon_lower_bound_mi),
+        "mi_lower_bound": _nan(result.lower_bound), "mi_estimate": result.estimate,
+        "refuted": any(flag_routes(result)), "runs": grid.runs, "seconds": result.seconds})
 
 
-def dimension_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None) -> dict:
+def dimension_plan(grid: DPSGDGrid, device, seed: int) -> StagePlan:
+    """The ``dpsgd_dimension`` stage's audits (MI-DP against SMI-DP on the final parameters, each d)."""
     settings, jobs = [], []
     for i, features in enumerate(grid.dims):
         base = gaussian_training_set(RECORDS - 1, features - 1, seed=seed)
@@ -218,14 +241,15 @@ def dimension_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = No
             settings.append({"features": features, "parameters_d": mechanism.output_dim, "notion": notion,
                              "slices": slices})
             jobs.append((mechanism, pair, None, grid.runs, notion, slices, grid.critic, _seed(seed, 2, i), device))
-    rows = [{**row, "mi_lower_bound": _nan(result.lower_bound), "mi_estimate": result.estimate,
-             "detected": result.verdict == "violation", "seconds": result.seconds}
-            for row, result in zip(settings, (pool or JobPool()).map(_audit, jobs))]
-    return _columns(("features", "parameters_d", "notion", "slices", "mi_lower_bound", "mi_estimate", "detected",
-                     "seconds"), rows)
+    return _audit_plan("dpsgd_dimension", (
+        "features", "parameters_d", "notion", "slices", "mi_lower_bound", "mi_estimate", "detected", "seconds"),
+        settings, jobs, lambda row, result: {
+        **row, "mi_lower_bound": _nan(result.lower_bound), "mi_estimate": result.estimate,
+        "detected": result.verdict == "violation", "seconds": result.seconds})
 
 
-def detection_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None) -> dict:
+def detection_plan(grid: DPSGDGrid, device, seed: int) -> StagePlan:
+    """The ``dpsgd_detection`` stage's audits (each buggy variant, budget and repeat against its claim)."""
     catalog = {e.name: e for e in dpsgd_entries()}
     settings, jobs = [], []
     for i, name in enumerate(grid.variants):
@@ -236,11 +260,11 @@ def detection_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = No
                                  "runs": budget, "repeat": repeat})
                 jobs.append((_trainer(entry.mechanism, grid, device), entry.pairs[0], entry.claimed.as_claim(name),
                              budget, "mi-dp", grid.slices, grid.critic, _seed(seed, 3, i, budget, repeat), device))
-    rows = [{**row, "refuted": any(flag_routes(result)),
-             "dp_epsilon_lower_bound_event": _nan(result.dp_epsilon_lower_bound_event), "seconds": result.seconds}
-            for row, result in zip(settings, (pool or JobPool()).map(_audit, jobs))]
-    return _columns(("variant", "claimed", "true_guarantee", "runs", "repeat", "refuted",
-                     "dp_epsilon_lower_bound_event", "seconds"), rows)
+    return _audit_plan("dpsgd_detection", (
+        "variant", "claimed", "true_guarantee", "runs", "repeat", "refuted", "dp_epsilon_lower_bound_event",
+        "seconds"), settings, jobs, lambda row, result: {
+        **row, "refuted": any(flag_routes(result)),
+        "dp_epsilon_lower_bound_event": _nan(result.dp_epsilon_lower_bound_event), "seconds": result.seconds})
 
 
 #: The μ-certificate rows' mechanism (exactly μ = 2 Gaussian DP) and issue 33's targets μ̲/μ per runs per input.
@@ -285,10 +309,10 @@ def _gdp_settings(entry, runs: int, seed: int, device):
     return settings
 
 
-def gaussian_dp_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None) -> dict:
-    """The certified μ at each budget (claim gdp:2, δ = 1e-5): the white-box gradient canary against the
-    black-box loss of an input canary (:func:`_gdp_settings`)."""
-    from audit.certificates.gaussian_dp import optimal_event_epsilon
+def gaussian_dp_plan(grid: DPSGDGrid, device, seed: int) -> StagePlan:
+    """The ``dpsgd_gaussian_dp`` stage's audits: the certified μ at each budget (claim gdp:2, δ = 1e-5), the
+    white-box gradient canary against the black-box loss of an input canary (:func:`_gdp_settings`, which runs
+    the black-box search here); its table adds :func:`ideal_mu_rows`."""
     from mechanisms.claims.parsing import parse_claim
     from mechanisms.catalog.dpsgd import FACTORIES
 
@@ -301,8 +325,15 @@ def gaussian_dp_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = 
             settings.append({"canary": label, "search": search, "runs": runs, "repeat": repeat})
             jobs.append((_trainer(mechanism, grid, device), pair, claim, runs, grid.critic,
                          _seed(seed, 4, runs, repeat), device))
+    return StagePlan("dpsgd_gaussian_dp", _gdp_audit, jobs, lambda results: _gdp_table(grid, seed, settings, results),
+                     sizes=[_size(job[0], job[3]) for job in jobs])
+
+
+def _gdp_table(grid: DPSGDGrid, seed: int, settings: list, results: list) -> dict:
+    from audit.certificates.gaussian_dp import optimal_event_epsilon
+
     rows = []
-    for row, result in zip(settings, (pool or JobPool()).map(_gdp_audit, jobs)):
+    for row, result in zip(settings, results):
         certificate = result.event_test.gaussian_dp
         # The best the event test could certify at its level (its share of α) on an exactly 2-GDP pair.
         optimum = optimal_event_epsilon(GDP_TRUE_MU, row["runs"], result.event_test.alpha, DELTA)
@@ -320,6 +351,11 @@ def gaussian_dp_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = 
     return _columns(("canary", "search", "runs", "repeat", "mu_lower_bound", "mu_ratio", "target_ratio", "target_met",
                      "gdp_alpha", "event_alpha", "epsilon_estimate", "event_epsilon_at_delta", "event_optimum",
                      "refuted", "seconds"), rows)
+
+
+def dimension_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None) -> dict:
+    """The parameter-release stage's table alone (each stage's: ``*_plan(...).rows(pool)``)."""
+    return dimension_plan(grid, device, seed).rows(pool)
 
 
 def _gdp_audit(mechanism, pair, claim, runs: int, critic, seed: int, device):
@@ -518,16 +554,23 @@ def run(context) -> ExperimentOutput:
     index = int(str(device).partition(":")[2] or 0) if on_gpu else 0
     # Each table is written as its stage completes: a run cut short (a GPU lease ending) keeps its finished rows,
     # and on a GPU the utilization samples, written as they are taken.
+    # With workers the stages are pipelined (run_stages): every pooled stage's audits queued at once, largest first;
+    # the μ rows' black-box search and the one-run stage run in this process meanwhile.
+    started = time.time()
     with GpuUtilization(context.out_dir, index) if on_gpu else nullcontext() as sampler, JobPool(workers) as pool:
-        tables = [context.stage("dpsgd_epsilon", lambda: epsilon_rows(grid, device, seed, pool)),
-                  context.stage("dpsgd_dimension", lambda: dimension_rows(grid, device, seed, pool)),
-                  context.stage("dpsgd_detection", lambda: detection_rows(grid, device, seed, pool)),
-                  context.stage("dpsgd_gaussian_dp", lambda: gaussian_dp_rows(grid, device, seed, pool)),
-                  context.stage("dpsgd_one_run", lambda: one_run_rows(grid, seed, device))]
+        tables = run_stages(context, pool, [epsilon_plan(grid, device, seed), dimension_plan(grid, device, seed),
+                                            detection_plan(grid, device, seed)],
+                            later=[("dpsgd_gaussian_dp", lambda: gaussian_dp_plan(grid, device, seed))],
+                            here=[("dpsgd_one_run", lambda: one_run_rows(grid, seed, device))])
     eps, dim, det, gdp, one = (table.columns for table in tables)
     findings = _findings(eps, dim, det, grid, gdp, one)
-    findings.append("Seconds by stage: " + ", ".join(f"{name} {seconds:.1f}"
-                                                      for name, seconds in context.stage_seconds.items()) + ".")
+    names = [table.name for table in tables]
+    findings.append("Seconds by stage: " + ", ".join(f"{name} {context.stage_seconds[name]:.1f}" for name in names)
+                    + "; spans, seconds from the run's start (a stage runs from its first audit's start to its "
+                    "table's writing; with workers the stages overlap): " + ", ".join(
+                        f"{name} {context.stage_spans[name][0] - started:.1f}–{context.stage_spans[name][1] - started:.1f}"
+                        for name in names) + ".")
+    findings.append(pool_finding(pool))
     findings.append(f"Machine load: 1-minute load average {load_before:.1f} at the start and "
                     f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores.")
     settings = {"grid": "quick" if context.quick else name, **grid.to_dict()}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import datetime
 import io
+import math
 import os
 import platform
 import sys
@@ -47,14 +48,19 @@ class RunContext:
     out_dir : Path or None
         The run's output folder (for experiments that keep files there, such as cached environments).
     stage_seconds : dict
-        Seconds of each stage run by :meth:`stage`, in order.
+        Seconds of each stage run by :meth:`stage`, in the order they finished (pipelined stages may finish out
+        of order).
     stage_spans : dict
         Each stage's (start, end) wall-clock times (``time.time()``), to set samples taken meanwhile against it.
+        Stages may overlap (``dpsgd-audit --workers K`` queues every stage's audits at once): a stage's span then
+        runs from when its work began (its first audit's start, in whichever process) to its table's writing, and
+        the stages' seconds add up to more than the run's.
     grid : str or None
         ``--grid``: one of the experiment's named sizes (:attr:`Experiment.grids`); ``None``, its default.
     workers : int
-        ``--workers``: processes that run a stage's independent audits side by side
-        (:class:`experiments.row_pool.JobPool`; 1: here, one after another).
+        ``--workers``: processes that run a study's independent audits side by side
+        (:class:`experiments.row_pool.JobPool`; its stages pipelined by :func:`experiments.stage_pipeline.run_stages`;
+        1: here, one after another).
     page : Path or None
         ``--page``, for an experiment that writes its own page (:attr:`Experiment.writes_page`); else ``None``.
     """
@@ -73,16 +79,27 @@ class RunContext:
         """An independent generator for ``stream`` (same seed and stream give the same numbers)."""
         return np.random.default_rng([self.seed, stream])
 
-    def stage(self, name: str, compute: Callable) -> "Table":
+    def stage(self, name: str, compute: Callable, began: Callable | None = None) -> "Table":
         """Run one stage of a long experiment: ``compute()`` returns its table's columns, which are written
         to ``<out_dir>/<name>.csv`` at once (a run cut short keeps the stages it finished), with a line on
-        stderr saying the stage's seconds; the stage's seconds are kept in :attr:`stage_seconds`."""
+        stderr saying the stage's seconds; the stage's seconds are kept in :attr:`stage_seconds`, its span in
+        :attr:`stage_spans`.
+
+        ``began``, for a stage whose work was handed to worker processes (``compute`` waits for it), returns, once
+        ``compute`` is done, when that work began (``time.time()``; NaN: not known, then this call's start): the
+        stage's span and seconds run from then, not from this call (which may come before the workers start it,
+        or after)."""
         print(f"{name}: started", file=sys.stderr, flush=True)
-        started, wall_started = time.perf_counter(), time.time()
+        wall_started = time.time()
         table = Table(name, compute())
-        seconds = time.perf_counter() - started
+        ended = time.time()
+        began_at = began() if began is not None else math.nan
+        if not math.isnan(began_at):
+            wall_started = began_at
+        # Wall clock (not perf_counter) throughout: the start may come from a worker process's clock.
+        seconds = ended - wall_started
         self.stage_seconds[name] = seconds
-        self.stage_spans[name] = (wall_started, time.time())
+        self.stage_spans[name] = (wall_started, ended)
         if self.out_dir is not None:
             _write_text(Path(self.out_dir) / f"{name}.csv", table.to_csv())
         print(f"{name}: done in {seconds:.1f} s", file=sys.stderr, flush=True)

@@ -97,19 +97,45 @@ class GpuUtilization:
                 "utilization_percent": [u for _, u, _ in self.samples],
                 "memory_used_mib": [m for _, _, m in self.samples]}
 
+    def alone_mean(self, name: str, spans: dict) -> float:
+        """Mean utilization (%) of the samples taken while stage ``name`` ran and no other stage of ``spans`` did
+        (NaN: none)."""
+        start, end = spans[name]
+        others = [span for other, span in spans.items() if other != name]
+        values = [u for t, u, _ in self.samples if start <= t <= end and not math.isnan(u)
+                  and not any(a <= t <= b for a, b in others)]
+        return float(np.mean(values)) if values else math.nan
+
     def findings(self, spans: dict) -> list:
         """Sentences: the run's mean utilization and the share of samples at 50% or more, then by stage
         (``spans``: stage name → (start, end) wall-clock times, as :class:`~experiments.framework.RunContext`
-        keeps them)."""
+        keeps them).
+
+        Where stages overlap (pipelined over worker processes) a sample counts toward every stage running when it
+        was taken, so a stage's mean is the card's while it ran, not its own share: each stage's mean over the
+        samples taken while it ran alone is given beside it."""
         if not self.samples:
             return [f"GPU utilization: no samples ({self.source})."]
         values = np.array([u for _, u, _ in self.samples], dtype=float)
         memory = np.array([m for _, _, m in self.samples], dtype=float)
-        by_stage = ", ".join(f"{name} {self.mean(*span):.0f}%" for name, span in spans.items())
+        ordered = sorted(spans.values())
+        overlap = any(later[0] < earlier[1] for earlier, later in zip(ordered, ordered[1:]))
+        if overlap:
+            by_stage = ", ".join(f"{name} {self.mean(*span):.0f}% (alone {_percent(self.alone_mean(name, spans))})"
+                                 for name, span in spans.items())
+            by_stage = ("Mean while each stage ran (the stages overlap: a sample counts toward every stage running "
+                        f"when it was taken; in brackets, over the samples while it ran alone): {by_stage}.")
+        else:
+            by_stage = "Mean by stage: " + ", ".join(f"{name} {self.mean(*span):.0f}%" for name, span in spans.items())
+            by_stage += "."
         return [f"GPU utilization ({self.source}, {len(values)} samples over "
                 f"{self.samples[-1][0] - self.samples[0][0]:.0f} s): mean {np.nanmean(values):.1f}%, median "
                 f"{np.nanmedian(values):.0f}%, {np.mean(values >= 50):.0%} of samples at 50% or more; GPU memory used "
-                f"up to {np.nanmax(memory):.0f} MiB. Mean by stage: {by_stage}."]
+                f"up to {np.nanmax(memory):.0f} MiB. {by_stage}"]
+
+
+def _percent(value: float) -> str:
+    return "no samples" if math.isnan(value) else f"{value:.0f}%"
 
 
 def read_samples(path) -> list:

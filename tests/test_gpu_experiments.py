@@ -32,6 +32,18 @@ def test_the_findings_give_the_mean_the_share_at_half_and_each_stages_mean():
     assert math.isnan(GpuUtilization().mean()) and "no samples" in GpuUtilization().findings({})[0]
 
 
+def test_overlapping_stages_are_said_to_overlap_and_each_has_its_mean_while_it_ran_alone():
+    # Pipelined stages (--workers): a sample between 100.4 and 100.7 s falls in both spans.
+    sampler = GpuUtilization()
+    sampler.samples = [(100.0, 80.0, 10.0), (100.5, 40.0, 20.0), (101.0, 0.0, 30.0), (101.5, 60.0, 30.0)]
+    sampler.source = "test"
+    spans = {"first": (99.0, 100.7), "second": (100.4, 102.0), "third": (100.45, 100.6)}
+    (finding,) = sampler.findings(spans)
+    # first: samples 80, 40 (mean 60), alone 80; second: 40, 0, 60 (mean 33), alone 0, 60 (30); third: 40, never alone.
+    assert "the stages overlap" in finding and "Mean by stage" not in finding
+    assert "first 60% (alone 80%), second 33% (alone 30%), third 40% (alone no samples)" in finding
+
+
 def _sized(context):
     return ExperimentOutput([Table("t", {"grid": [context.grid or "default"]})], new_figure()[0], {}, [])
 

@@ -6,7 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from estimators.validation import InputError
@@ -58,22 +57,6 @@ def test_the_repeat_command_names_the_workers():
     experiment = _experiment(True)
     assert _command(experiment, RunContext(quick=False, seed=3, workers=4)).endswith("--seed 3 --workers 4")
     assert "--workers" not in _command(experiment, RunContext(quick=False, seed=3))
-
-
-@pytest.mark.train
-@pytest.mark.integration
-def test_dpsgd_stages_give_the_same_rows_in_two_workers_as_in_one_process():
-    # Each audit draws from its own seed: which process runs it, and in what order, cannot change its row.
-    from experiments.dpsgd_audit import detection_rows, dimension_rows, quick_grid
-
-    grid = quick_grid()
-    with JobPool(2) as pool:
-        for stage in (dimension_rows, detection_rows):
-            alone, pooled = stage(grid, "cpu", 0), stage(grid, "cpu", 0, pool)
-            assert alone.keys() == pooled.keys()
-            for key in alone:
-                if key != "seconds":
-                    np.testing.assert_equal(pooled[key], alone[key], err_msg=f"{stage.__name__}: {key}")
 
 
 @pytest.mark.integration
