@@ -180,7 +180,9 @@ def _columns(keys, rows) -> dict:
     return {key: [row[key] for row in rows] for key in keys}
 
 
-def epsilon_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None) -> dict:
+def epsilon_jobs(grid: DPSGDGrid, device, seed: int) -> tuple[list, list]:
+    """(each audit's settings, its :func:`_audit` arguments) of the ``dpsgd_epsilon`` rows: for each target ε of
+    the grid, the white-box gradient canary and the black-box loss of an input canary, in that order."""
     base = gaussian_training_set(RECORDS - 1, 1, seed=seed)
     canaries = {"gradient_trace": gradient_canary(base), "loss": input_canary(base, value=4.0, label=1.0)}
     settings, jobs = [], []
@@ -197,6 +199,11 @@ def epsilon_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None
                              "canary": "gradient (white-box)" if release == "gradient_trace" else "input (black-box)"})
             jobs.append((mechanism, pair, claim, grid.runs, "mi-dp", grid.slices if release != "loss" else 0,
                          grid.critic, _seed(seed, 1, i, j), device))
+    return settings, jobs
+
+
+def epsilon_rows(grid: DPSGDGrid, device, seed: int, pool: JobPool | None = None) -> dict:
+    settings, jobs = epsilon_jobs(grid, device, seed)
     rows = [{**row, "dp_epsilon_lower_bound_event": _nan(result.dp_epsilon_lower_bound_event),
              "dp_epsilon_lower_bound_mi": _nan(result.dp_epsilon_lower_bound_mi),
              "mi_lower_bound": _nan(result.lower_bound), "mi_estimate": result.estimate,
