@@ -30,11 +30,11 @@ def profile_epsilon(epsilon: float, release: str, runs: int, device: str = "cpu"
     from experiments.dpsgd_audit import _audit, epsilon_jobs, gpu_grid
     from experiments.stage_profile import timed_host_split
 
-    grid = dataclasses.replace(gpu_grid(), runs=runs)
-    if epsilon not in grid.epsilons:
-        from estimators.validation import InputError
+    from estimators.validation import check_choice
 
-        raise InputError(f"--epsilon must be one of the GPU grid's targets {list(grid.epsilons)}, got {epsilon}")
+    grid = dataclasses.replace(gpu_grid(), runs=runs)
+    check_choice(epsilon, "epsilon", grid.epsilons)
+    check_choice(release, "release", RELEASES)
     # The whole grid's jobs, so that each audit's seed is the one epsilon_rows gives it.
     settings, jobs = epsilon_jobs(grid, device, seed)
     chosen = [(row, job) for row, job in zip(settings, jobs)
@@ -55,6 +55,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device-routes", action="store_true")
     args = parser.parse_args(argv)
+    from experiments.dpsgd_audit import gpu_grid
+
+    check_choice(args.epsilon, "--epsilon", gpu_grid().epsilons)
     release = check_choice(args.release, "--release", RELEASES)
     runs = check_int(args.runs, "--runs", minimum=400)
     device = str(resolve_device(args.device))
