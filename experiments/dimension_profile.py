@@ -14,23 +14,18 @@ with four workers (59.5 s of 94 s in one process), profiled at a size the 2-core
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import sys
-import time
 
 
 def profile_dimension(features: int, runs: int, device: str = "cpu", seed: int = 0, routes: bool = False):
     """(:func:`~experiments.stage_profile.host_split`'s record, whose value is the stage's rows; wall seconds)
     of the GPU grid's parameter-release audits at ``features`` and ``runs`` on ``device``."""
     from experiments.dpsgd_audit import dimension_rows, gpu_grid
-    from experiments.stage_profile import device_routes, host_split
+    from experiments.stage_profile import timed_host_split
 
     grid = dataclasses.replace(gpu_grid(), dims=(features,), runs=runs)
-    started = time.perf_counter()
-    with device_routes() if routes else contextlib.nullcontext():
-        split = host_split(lambda: dimension_rows(grid, device, seed))
-    return split, time.perf_counter() - started
+    return timed_host_split(lambda: dimension_rows(grid, device, seed), routes)
 
 
 def main(argv=None) -> int:

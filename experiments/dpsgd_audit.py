@@ -71,6 +71,7 @@ from mechanisms.catalog.dpsgd import entries as dpsgd_entries
 from mechanisms.training.torch_dpsgd import on_device
 
 from .audit_power import flag_routes
+from .dpsgd_one_run import ONE_RUN_EPSILON, ONE_RUN_SETTINGS, ONE_RUN_TARGET, one_run_rows
 from .framework import Experiment, ExperimentOutput, Table, new_figure
 from .row_pool import JobPool
 from .stage_pipeline import StagePlan, pool_finding, run_stages
@@ -201,8 +202,9 @@ def _audit_plan(name: str, keys: tuple, settings: list, jobs: list, finish) -> S
     return StagePlan(name, _audit, jobs, table, sizes=[_size(job[0], job[3], job[5]) for job in jobs])
 
 
-def epsilon_plan(grid: DPSGDGrid, device, seed: int) -> StagePlan:
-    """The ``dpsgd_epsilon`` stage's audits (certified ε against the accountant's, each ε and release)."""
+def epsilon_jobs(grid: DPSGDGrid, device, seed: int) -> tuple[list, list]:
+    """(each audit's settings, its :func:`_audit` arguments) of the ``dpsgd_epsilon`` rows: for each target ε of
+    the grid, the white-box gradient canary and the black-box loss of an input canary, in that order."""
     base = gaussian_training_set(RECORDS - 1, 1, seed=seed)
     canaries = {"gradient_trace": gradient_canary(base), "loss": input_canary(base, value=4.0, label=1.0)}
     settings, jobs = [], []
@@ -219,6 +221,12 @@ def epsilon_plan(grid: DPSGDGrid, device, seed: int) -> StagePlan:
                              "canary": "gradient (white-box)" if release == "gradient_trace" else "input (black-box)"})
             jobs.append((mechanism, pair, claim, grid.runs, "mi-dp", grid.slices if release != "loss" else 0,
                          grid.critic, _seed(seed, 1, i, j), device))
+    return settings, jobs
+
+
+def epsilon_plan(grid: DPSGDGrid, device, seed: int) -> StagePlan:
+    """The ``dpsgd_epsilon`` stage's audits (certified ε against the accountant's, each ε and release)."""
+    settings, jobs = epsilon_jobs(grid, device, seed)
     return _audit_plan("dpsgd_epsilon", (
         "target_epsilon", "sigma", "accountant_epsilon", "pld_epsilon", "release", "canary",
         "dp_epsilon_lower_bound_event", "dp_epsilon_lower_bound_mi", "mi_lower_bound", "mi_estimate", "refuted",
@@ -399,55 +407,6 @@ def ideal_mu_rows(runs: int, alpha: float, split, repeats: int, seed: int) -> li
                      "event_epsilon_at_delta": math.nan, "event_optimum": optimum, "refuted": False,
                      "seconds": time.perf_counter() - started})
     return rows
-
-
-#: The one-run rows: (canary kind, accountant, canaries m) and issue 33's target ε_lb/ε.
-ONE_RUN_SETTINGS = (("gradient", "rdp", 1000), ("gradient", "pld", 1000), ("input", "rdp", 800))
-ONE_RUN_EPSILON, ONE_RUN_TARGET = 4.0, 0.45
-#: k per side over which the after-the-fact comparison column maximises (not a certificate).
-HINDSIGHT_KS = (5, 10, 15, 20, 25, 30, 40, 50, 75, 100)
-
-
-def one_run_rows(grid: DPSGDGrid, seed: int, device="cpu") -> dict:
-    """One-run audits of DP-SGD on digits at accountant ε = 4 (:data:`ONE_RUN_SETTINGS`); the GPU grids train
-    the batched runs on the GPU (each run is the one its seed gives alone, on either device)."""
-    import time
-
-    from audit.one_run import one_run_audit
-    from mechanisms.training.one_run_digits import digits_one_runs
-
-    columns: dict = {k: [] for k in ("canary", "accountant", "canaries", "repeat", "claimed_epsilon", "sigma",
-                                     "epsilon_lower_bound", "ratio", "target_ratio", "target_met", "k_per_side",
-                                     "correct", "guesses", "grid_certified", "grid_ratio",
-                                     "hindsight_best_not_certified", "test_accuracy", "seconds")}
-    for i, (kind, accountant, m) in enumerate(ONE_RUN_SETTINGS):
-        # The repeats' runs train together (one batched model); each is the run its own seed gives alone.
-        started = time.perf_counter()
-        runs = digits_one_runs(epsilon=ONE_RUN_EPSILON, delta=DELTA, canaries=m, kind=kind, accountant=accountant,
-                               seeds=[_seed(seed, 5, i, repeat) for repeat in range(grid.one_run_repeats)],
-                               device="cuda" if grid.torch and str(device).startswith("cuda") else "cpu")
-        training_seconds = (time.perf_counter() - started) / len(runs)
-        for repeat, run in enumerate(runs):
-            started = time.perf_counter()
-            audit = one_run_audit(run.scores, run.included, alpha=ALPHA, delta=DELTA,
-                                  claimed_epsilon=run.claimed_epsilon)
-            seconds = training_seconds + time.perf_counter() - started
-            # The best over audit.one_run.guess_grid's choices, certified (α split equally between them).
-            over_grid = one_run_audit(run.scores, run.included, guesses="grid", alpha=ALPHA, delta=DELTA,
-                                      claimed_epsilon=run.claimed_epsilon)
-            hindsight = max(one_run_audit(run.scores, run.included, guesses=[(k, k)], alpha=ALPHA,
-                                          delta=DELTA).epsilon_lower_bound for k in HINDSIGHT_KS if 2 * k <= m)
-            row = {"canary": kind, "accountant": accountant, "canaries": m, "repeat": repeat,
-                   "claimed_epsilon": run.claimed_epsilon, "sigma": run.noise_multiplier,
-                   "epsilon_lower_bound": audit.epsilon_lower_bound, "ratio": audit.ratio,
-                   "target_ratio": ONE_RUN_TARGET if kind == "gradient" else math.nan,
-                   "target_met": audit.ratio >= ONE_RUN_TARGET, "k_per_side": audit.k_plus, "correct": audit.correct,
-                   "guesses": audit.guesses, "grid_certified": over_grid.epsilon_lower_bound,
-                   "grid_ratio": over_grid.ratio, "hindsight_best_not_certified": hindsight,
-                   "test_accuracy": run.test_accuracy, "seconds": seconds}
-            for key, value in row.items():
-                columns[key].append(value)
-    return columns
 
 
 def _findings(eps: dict, dim: dict, det: dict, grid: DPSGDGrid, gdp: dict | None = None,

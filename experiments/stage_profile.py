@@ -178,6 +178,15 @@ def host_split(run, *, interval: float = 0.01) -> HostSplit:
                      charge_spans(span_union(kernels), timeline), count_spans(operators, timeline))
 
 
+def timed_host_split(run, routes: bool = False) -> tuple[HostSplit, float]:
+    """(:func:`host_split`'s record of ``run()``, its wall seconds with the profiler), with the statistics'
+    device routes on the CPU where ``routes`` (:func:`device_routes`)."""
+    started = time.perf_counter()
+    with device_routes() if routes else contextlib.nullcontext():
+        split = host_split(run)
+    return split, time.perf_counter() - started
+
+
 def operator_spans(recorder) -> tuple[list, list]:
     """(the main thread's top-level torch operators, the GPU's kernels and copies) of a finished
     :class:`torch.profiler.profile` ``recorder`` as (start, end) spans in :func:`time.time` seconds; the

@@ -166,3 +166,48 @@ def test_stage_table_shows_operator_calls_by_stage():
     assert lines[5] == "| all | 4.0 | 100% | 2.0 | 2.0 | 12,354 |"
     # Without calls, the table is as before.
     assert "calls" not in stage_table(seconds, operators)
+
+
+def test_epsilon_profile_refuses_what_it_cannot_audit():
+    from estimators.validation import InputError
+    from experiments.epsilon_profile import main
+
+    with pytest.raises(InputError, match="--runs"):
+        main(["--runs", "100"])
+    with pytest.raises(InputError, match="--release"):
+        main(["--release", "parameters"])
+    with pytest.raises(InputError, match="--epsilon"):
+        main(["--epsilon", "3"])
+
+
+@pytest.mark.parametrize("release, expected", [("gradient_trace", [(1, 0)]), ("loss", [(1, 1)]),
+                                                ("both", [(1, 0), (1, 1)])])
+def test_epsilon_profile_audits_the_rows_jobs_with_their_seeds(monkeypatch, release, expected):
+    # The audits profiled are epsilon_rows' own at target ε = 2 (the grid's second, i = 1), at the runs asked for:
+    # each job's arguments and seed, _seed(0, 1, i, j) = an integer below 2³¹ from default_rng([0, 1, i, j]).
+    import numpy as np
+
+    from experiments import dpsgd_audit, stage_profile
+    from experiments.epsilon_profile import profile_epsilon
+
+    monkeypatch.setattr(dpsgd_audit, "_audit", lambda *job: job)
+    monkeypatch.setattr(stage_profile, "timed_host_split", lambda run, routes: (run(), 0.0))
+    audits, _ = profile_epsilon(2.0, release, 400)
+    assert [row["release"] for row, _ in audits] == [("gradient_trace", "loss")[j] for _, j in expected]
+    for (row, job), (i, j) in zip(audits, expected):
+        mechanism, pair, claim, runs, notion, slices, critic, seed, device = job
+        assert row["target_epsilon"] == 2.0 and mechanism.release == row["release"] and runs == 400
+        assert notion == "mi-dp" and slices == (8 if j == 0 else 0) and device == "cpu"
+        assert seed == int(np.random.default_rng([0, 1, i, j]).integers(2**31))
+        assert claim.parameters()["epsilon"] == row["accountant_epsilon"]
+
+
+@pytest.mark.slow
+@pytest.mark.train
+def test_epsilon_profile_prints_the_stage_split_of_the_rows_audits(capsys):
+    from experiments.epsilon_profile import main
+
+    assert main(["--epsilon", "8", "--release", "loss", "--runs", "400", "--device-routes"]) == 0
+    out = capsys.readouterr().out
+    assert "ε audits, target ε = 8, 400 runs per database, device cpu, device routes" in out
+    assert "| all |" in out and "torch operators | host | torch operator calls |" in out

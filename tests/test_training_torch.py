@@ -260,3 +260,83 @@ def test_cpu_training_uses_only_the_cores_other_processes_leave_free(monkeypatch
         assert seen == [1] and torch.get_num_threads() == 2  # one thread while training, the setting restored
     finally:
         torch.set_num_threads(before)
+
+
+def _per_step_clipped_sum(theta, dbs, included, canary_gradient, clip, hidden):
+    """The clipped sum as each step computed it before its data's pieces were computed once a call: every mask,
+    norm and slice of the training sets afresh (the factors of torch_factored_clipped_sum, written out)."""
+    x, y, role = dbs[:, :, :-2], dbs[:, :, -2], dbs[:, :, -1]
+    m, n, p = x.shape
+    weights = included.to(x.dtype)
+    canary = (role == 2).to(x.dtype)  # records.GRADIENT_CANARY
+    squared_x = (x * x).sum(dim=2) + 1.0
+    if hidden == 0:
+        logit = torch.einsum("mnp,mp->mn", x, theta[:, :-1]) + theta[:, -1:]
+        residual = (torch.sigmoid(logit) - y) * (role == 1)  # records.ORDINARY
+        squared = residual * residual * squared_x
+    else:
+        w1 = theta[:, :hidden * p].reshape(m, hidden, p)
+        b1, w2 = theta[:, hidden * p:hidden * p + hidden], theta[:, hidden * p + hidden:hidden * p + 2 * hidden]
+        pre = torch.einsum("mnp,mhp->mnh", x, w1) + b1[:, None, :]
+        activation = torch.relu(pre)
+        residual = (torch.sigmoid(torch.einsum("mnh,mh->mn", activation, w2) + theta[:, -1:]) - y) * (role == 1)
+        hidden_grad = residual[:, :, None] * w2[:, None, :] * (pre > 0)
+        squared = (hidden_grad * hidden_grad).sum(dim=2) * squared_x + residual * residual * (
+            (activation * activation).sum(dim=2) + 1.0)
+    squared = torch.where(canary > 0, (canary_gradient * canary_gradient).sum(), squared)
+    if clip is not None:
+        weights = weights * torch.clamp(clip / torch.clamp(torch.sqrt(squared), min=1e-300), max=1.0)
+    weighted_residual = weights * residual
+    if hidden == 0:
+        ordinary = torch.cat([torch.einsum("mn,mnp->mp", weighted_residual, x),
+                              weighted_residual.sum(dim=1, keepdim=True)], dim=1)
+    else:
+        weighted_hidden = weights[:, :, None] * hidden_grad
+        ordinary = torch.cat([torch.bmm(weighted_hidden.transpose(1, 2), x).reshape(m, hidden * p),
+                              weighted_hidden.sum(dim=1), torch.einsum("mn,mnh->mh", weighted_residual, activation),
+                              weighted_residual.sum(dim=1, keepdim=True)], dim=1)
+    return ordinary + (weights * canary).sum(dim=1, keepdim=True) * canary_gradient
+
+
+def _per_step_training(mechanism, dbs, seed):
+    """Poisson-sampled TorchDPSGD training on the CPU in float64 as each step computed it before (the trace kept
+    whatever the release), from the same torch generator draws in the same order."""
+    from mechanisms.training.torch_dpsgd import torch_snap
+
+    generator = torch.Generator().manual_seed(int(np.random.default_rng(seed).integers(2**63)))
+    data = torch.as_tensor(dbs, dtype=torch.float64)
+    m, n, d = data.shape[0], mechanism.records, mechanism.parameter_dim
+    theta = mechanism.initial_parameters(torch, torch.device("cpu"), torch.float64).expand(m, d).clone()
+    canary_gradient = torch.zeros(d, dtype=torch.float64)
+    canary_gradient[0] = mechanism.canary_scale * mechanism.clip_norm
+    trace = torch.zeros((m, mechanism.steps), dtype=torch.float64)
+    for step in range(mechanism.steps):
+        included = torch.rand((m, n), generator=generator, dtype=torch.float64) < mechanism.sampling_rate
+        clipped = _per_step_clipped_sum(theta, data, included, canary_gradient, mechanism.clip_norm, mechanism.hidden)
+        noisy_sum = torch_snap(clipped + mechanism.noise_std * torch.randn((m, d), generator=generator,
+                                                                           dtype=torch.float64))
+        trace[:, step] = noisy_sum[:, 0]
+        theta = theta - mechanism.learning_rate * noisy_sum / (mechanism.sampling_rate * n)
+    if mechanism.release == "gradient_trace":
+        return trace.numpy()
+    if mechanism.release == "parameters":
+        return theta.numpy()
+    row = torch.as_tensor(mechanism.canary, dtype=torch.float64).expand(m, -1)
+    logit = torch_logits(theta, row[:, None, :-2], mechanism.hidden)[:, 0]
+    return (torch.nn.functional.softplus(logit) - row[:, -2] * logit)[:, None].numpy()
+
+
+@pytest.mark.parametrize("hidden", [0, 4])
+@pytest.mark.parametrize("release", ["gradient_trace", "parameters", "loss"])
+def test_training_equals_the_per_step_computation_bit_for_bit(hidden, release):
+    # The data's masks, norms and slices computed once a call, and the trace kept only for the releases that
+    # read it, change no value: the outputs equal the per-step computation's bit for bit (runs of the canary and
+    # of the null record, Poisson sampling at q = 0.5, clipping active).
+    base = gaussian_training_set(N - 1, P - 1, seed=4)
+    canary = gradient_canary(base) if release != "loss" else input_canary(base, value=4.0, label=1.0)
+    mechanism = on_device(DPSGD(N, P, 0.7, steps=5, sampling_rate=0.5, release=release, canary=canary), "cpu",
+                          hidden=hidden)
+    dbs = np.stack([with_record(base, canary if i % 2 else null_record(base)) for i in range(9)])
+    got = mechanism.train_batch(dbs, np.random.default_rng(11))
+    expected = _per_step_training(mechanism, dbs, 11)
+    assert got.shape == expected.shape and got.tobytes() == expected.tobytes()

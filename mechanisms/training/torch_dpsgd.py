@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from dataclasses import dataclass, fields
+from typing import NamedTuple
 
 import numpy as np
 
@@ -84,30 +85,53 @@ def torch_per_sample_gradients(theta, dbs, canary_gradient, hidden: int = 0):
     :func:`mechanisms.training.dpsgd.per_sample_gradients` in torch.
     """
     torch = _torch()
-    x, role = dbs[:, :, :-2], dbs[:, :, -1]
+    examples = _examples(dbs, canary_gradient)
+    x = examples.x
     m, n, p = x.shape
-    residual, hidden_grad, activation = _gradient_factors(theta, dbs, hidden)
+    residual, hidden_grad, activation = _gradient_factors(theta, examples, hidden)
     if hidden == 0:
         grads = torch.cat([residual[:, :, None] * x, residual[:, :, None]], dim=2)
     else:
         grads = torch.cat([(hidden_grad[:, :, :, None] * x[:, :, None, :]).reshape(m, n, hidden * p), hidden_grad,
                            residual[:, :, None] * activation, residual[:, :, None]], dim=2)
-    return torch.where((role == GRADIENT_CANARY)[:, :, None], canary_gradient, grads)
+    return torch.where(examples.is_canary[:, :, None], canary_gradient, grads)
 
 
-def _gradient_factors(theta, dbs, hidden: int):
+class _Examples(NamedTuple):
+    """What a step reads of the training sets ``(m, n, p + 2)`` that no step changes, computed once a call
+    (:func:`_examples`): every step's clipped sum takes the same values from here that it would compute afresh,
+    in fewer torch calls a step (each a kernel launch's host time on a GPU, issue 42)."""
+
+    x: object  #: features (m, n, p)
+    y: object  #: labels (m, n)
+    ordinary: object  #: ordinary examples (m, n), bool
+    canary: object  #: gradient canaries (m, n), in x's dtype
+    is_canary: object  #: gradient canaries (m, n), bool
+    squared_x: object  #: ‖[x_i, 1]‖² (m, n)
+    canary_squared: object  #: ‖canary gradient‖² (0-d)
+
+
+def _examples(dbs, canary_gradient) -> _Examples:
+    """The :class:`_Examples` of the training sets ``dbs`` (rows ``[x, y, role]``) and the canary's gradient."""
+    x, y, role = dbs[:, :, :-2], dbs[:, :, -2], dbs[:, :, -1]
+    canary = (role == GRADIENT_CANARY).to(x.dtype)
+    return _Examples(x, y, role == ORDINARY, canary, canary > 0, (x * x).sum(dim=2) + 1.0,
+                     (canary_gradient * canary_gradient).sum())
+
+
+def _gradient_factors(theta, examples: _Examples, hidden: int):
     """(residual ∂loss/∂logit ``(m, n)``, hidden-layer gradient ∂loss/∂pre ``(m, n, H)``, activation
     ``(m, n, H)``) of every example (None, None for the logistic model): the vectors whose outer products with
     the example's features are its per-sample gradient; 0 for every example that is not ordinary."""
     torch = _torch()
-    x, y, role = dbs[:, :, :-2], dbs[:, :, -2], dbs[:, :, -1]
+    x, y = examples.x, examples.y
     if hidden == 0:
-        return (torch.sigmoid(torch_logits(theta, x, 0)) - y) * (role == ORDINARY), None, None
+        return (torch.sigmoid(torch_logits(theta, x, 0)) - y) * examples.ordinary, None, None
     w1, b1, w2, _ = _split(theta, x.shape[2], hidden)
     pre = torch.einsum("mnp,mhp->mnh", x, w1) + b1[:, None, :]
     activation = torch.relu(pre)
     logit = torch.einsum("mnh,mh->mn", activation, w2) + theta[:, -1:]
-    residual = (torch.sigmoid(logit) - y) * (role == ORDINARY)
+    residual = (torch.sigmoid(logit) - y) * examples.ordinary
     return residual, residual[:, :, None] * w2[:, None, :] * (pre > 0), activation
 
 
@@ -135,19 +159,24 @@ def torch_factored_clipped_sum(theta, dbs, included, canary_gradient, clip_norm:
     ``torch_clipped_gradient_sum(torch_per_sample_gradients(...), ...)`` up to rounding; the work and
     memory per step are O(m·n·(H + p) + m·D) instead of O(m·n·D).
     """
+    return _factored_clipped_sum(theta, _examples(dbs, canary_gradient), included, canary_gradient, clip_norm,
+                                 hidden)
+
+
+def _factored_clipped_sum(theta, examples: _Examples, included, canary_gradient, clip_norm: float | None,
+                          hidden: int):
+    """:func:`torch_factored_clipped_sum` of the training sets' :class:`_Examples`."""
     torch = _torch()
-    x, role = dbs[:, :, :-2], dbs[:, :, -1]
+    x = examples.x
     m, n, p = x.shape
     weights = included.to(x.dtype)
-    canary = (role == GRADIENT_CANARY).to(x.dtype)
-    squared_x = (x * x).sum(dim=2) + 1.0                                      # ‖[x_i, 1]‖²
-    residual, hidden_grad, activation = _gradient_factors(theta, dbs, hidden)
+    residual, hidden_grad, activation = _gradient_factors(theta, examples, hidden)
     if hidden == 0:
-        squared = residual * residual * squared_x
+        squared = residual * residual * examples.squared_x
     else:
-        squared = (hidden_grad * hidden_grad).sum(dim=2) * squared_x + residual * residual * (
+        squared = (hidden_grad * hidden_grad).sum(dim=2) * examples.squared_x + residual * residual * (
             (activation * activation).sum(dim=2) + 1.0)
-    squared = torch.where(canary > 0, (canary_gradient * canary_gradient).sum(), squared)
+    squared = torch.where(examples.is_canary, examples.canary_squared, squared)
     if clip_norm is not None:
         weights = weights * torch.clamp(clip_norm / torch.clamp(torch.sqrt(squared), min=1e-300), max=1.0)
     weighted_residual = weights * residual
@@ -159,7 +188,7 @@ def torch_factored_clipped_sum(theta, dbs, included, canary_gradient, clip_norm:
         ordinary = torch.cat([torch.bmm(weighted_hidden.transpose(1, 2), x).reshape(m, hidden * p),
                               weighted_hidden.sum(dim=1), torch.einsum("mn,mnh->mh", weighted_residual, activation),
                               weighted_residual.sum(dim=1, keepdim=True)], dim=1)
-    return ordinary + (weights * canary).sum(dim=1, keepdim=True) * canary_gradient
+    return ordinary + (weights * examples.canary).sum(dim=1, keepdim=True) * canary_gradient
 
 
 @dataclass(frozen=True)
@@ -272,7 +301,9 @@ class TorchDPSGD(DPSGD):
         noise_of = lambda: torch.randn((m, d), generator=generator, dtype=dtype, device=device)  # noqa: E731
         reused = noise_of() if self.bug == "reused-noise" else None
         order = None
-        trace = torch.zeros((m, self.steps), dtype=dtype, device=device)
+        examples = _examples(data, canary_gradient)  # what every step reads of the data, computed once
+        traced = self.release in ("gradient_trace", "gradient_sum")  # the releases that read the trace
+        trace = torch.zeros((m, self.steps), dtype=dtype, device=device) if traced else None
         for step in range(self.steps):
             if self.sampling == "poisson":
                 included = torch.rand((m, n), generator=generator, dtype=dtype, device=device) < self.sampling_rate
@@ -282,12 +313,13 @@ class TorchDPSGD(DPSGD):
                     order = torch.argsort(torch.rand((m, n), generator=generator, device=device), dim=1)
                 chosen = order[:, position * self.batch_size:(position + 1) * self.batch_size]
                 included = torch.zeros((m, n), dtype=torch.bool, device=device).scatter_(1, chosen, True)
-            clipped = torch_factored_clipped_sum(theta, data, included, canary_gradient, clip, self.hidden)
+            clipped = _factored_clipped_sum(theta, examples, included, canary_gradient, clip, self.hidden)
             noise = reused if reused is not None else noise_of()
             noisy_sum = clipped + noise_std * noise
             if noise_std > 0:  # DPSGD's snapping (mechanisms.snapping), so the float sum's low bits say nothing
                 noisy_sum = torch_snap(noisy_sum)
-            trace[:, step] = noisy_sum[:, 0]
+            if traced:
+                trace[:, step] = noisy_sum[:, 0]
             theta = theta - self.learning_rate * noisy_sum / normaliser
         if self.release == "parameters":
             out = theta
