@@ -409,6 +409,12 @@ def ideal_mu_rows(runs: int, alpha: float, split, repeats: int, seed: int) -> li
     return rows
 
 
+def _one_run_table(grid: DPSGDGrid, seed: int, device) -> dict:
+    """The one-run rows (:func:`experiments.dpsgd_one_run.one_run_rows`); the GPU grids train them on the GPU."""
+    seeds = [[_seed(seed, 5, i, repeat) for repeat in range(grid.one_run_repeats)] for i in range(len(ONE_RUN_SETTINGS))]
+    return one_run_rows(seeds, "cuda" if grid.torch and str(device).startswith("cuda") else "cpu", ALPHA, DELTA)
+
+
 def _findings(eps: dict, dim: dict, det: dict, grid: DPSGDGrid, gdp: dict | None = None,
               one: dict | None = None) -> list:
     findings = []
@@ -520,7 +526,7 @@ def run(context) -> ExperimentOutput:
         tables = run_stages(context, pool, [epsilon_plan(grid, device, seed), dimension_plan(grid, device, seed),
                                             detection_plan(grid, device, seed)],
                             later=[("dpsgd_gaussian_dp", lambda: gaussian_dp_plan(grid, device, seed))],
-                            here=[("dpsgd_one_run", lambda: one_run_rows(grid, seed, device))])
+                            here=[("dpsgd_one_run", lambda: _one_run_table(grid, seed, device))])
     eps, dim, det, gdp, one = (table.columns for table in tables)
     findings = _findings(eps, dim, det, grid, gdp, one)
     names = [table.name for table in tables]

@@ -16,12 +16,11 @@ ONE_RUN_EPSILON, ONE_RUN_TARGET = 4.0, 0.45
 HINDSIGHT_KS = (5, 10, 15, 20, 25, 30, 40, 50, 75, 100)
 
 
-def one_run_rows(grid, seed: int, device="cpu") -> dict:
-    """One-run audits of DP-SGD on digits at accountant ε = 4 (:data:`ONE_RUN_SETTINGS`); the GPU grids train
-    the batched runs on the GPU (each run is the one its seed gives alone, on either device)."""
+def one_run_rows(seeds, device: str, alpha: float, delta: float) -> dict:
+    """One-run audits of DP-SGD on digits at accountant ε = 4 and ``delta`` (:data:`ONE_RUN_SETTINGS`), each
+    certified at ``alpha``; ``seeds[i]``: the repeats' training seeds of setting i. Each setting's repeats train
+    together on ``device`` (one batched model; each run is the one its seed gives alone, on either device)."""
     from audit.one_run import one_run_audit
-
-    from .dpsgd_audit import ALPHA, DELTA, _seed  # at call time: dpsgd_audit imports this module
     from mechanisms.training.one_run_digits import digits_one_runs
 
     columns: dict = {k: [] for k in ("canary", "accountant", "canaries", "repeat", "claimed_epsilon", "sigma",
@@ -31,20 +30,19 @@ def one_run_rows(grid, seed: int, device="cpu") -> dict:
     for i, (kind, accountant, m) in enumerate(ONE_RUN_SETTINGS):
         # The repeats' runs train together (one batched model); each is the run its own seed gives alone.
         started = time.perf_counter()
-        runs = digits_one_runs(epsilon=ONE_RUN_EPSILON, delta=DELTA, canaries=m, kind=kind, accountant=accountant,
-                               seeds=[_seed(seed, 5, i, repeat) for repeat in range(grid.one_run_repeats)],
-                               device="cuda" if grid.torch and str(device).startswith("cuda") else "cpu")
+        runs = digits_one_runs(epsilon=ONE_RUN_EPSILON, delta=delta, canaries=m, kind=kind, accountant=accountant,
+                               seeds=seeds[i], device=device)
         training_seconds = (time.perf_counter() - started) / len(runs)
         for repeat, run in enumerate(runs):
             started = time.perf_counter()
-            audit = one_run_audit(run.scores, run.included, alpha=ALPHA, delta=DELTA,
+            audit = one_run_audit(run.scores, run.included, alpha=alpha, delta=delta,
                                   claimed_epsilon=run.claimed_epsilon)
             seconds = training_seconds + time.perf_counter() - started
             # The best over audit.one_run.guess_grid's choices, certified (α split equally between them).
-            over_grid = one_run_audit(run.scores, run.included, guesses="grid", alpha=ALPHA, delta=DELTA,
+            over_grid = one_run_audit(run.scores, run.included, guesses="grid", alpha=alpha, delta=delta,
                                       claimed_epsilon=run.claimed_epsilon)
-            hindsight = max(one_run_audit(run.scores, run.included, guesses=[(k, k)], alpha=ALPHA,
-                                          delta=DELTA).epsilon_lower_bound for k in HINDSIGHT_KS if 2 * k <= m)
+            hindsight = max(one_run_audit(run.scores, run.included, guesses=[(k, k)], alpha=alpha,
+                                          delta=delta).epsilon_lower_bound for k in HINDSIGHT_KS if 2 * k <= m)
             row = {"canary": kind, "accountant": accountant, "canaries": m, "repeat": repeat,
                    "claimed_epsilon": run.claimed_epsilon, "sigma": run.noise_multiplier,
                    "epsilon_lower_bound": audit.epsilon_lower_bound, "ratio": audit.ratio,
