@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # Issue 42's GPU checks in one run, most important first, each under its own time limit (within DEADLINE
 # seconds in all), every result written as it comes: the CUDA tests, the float-bit codes on the GPU against
-# NumPy's (equal codes, seconds both ways), dpsgd-audit's GPU grid in WORKERS processes sharing the GPU, with its
-# GPU utilization (before, one process and the float-bit codes on the CPU: 4.1% over 158 s; target >= 50%),
-# gpu-throughput (against a measured copy and matmul roofline), the CUDA-graph critic fit against the eager
-# one, device-choice (step costs and --device auto/cpu/cuda audits), training-throughput (runs per second on both
-# devices beside the trainer's device-cost model), the host and GPU kernel seconds by
-# stage of the widest parameter release (experiments.dimension_profile), and the GPU grid in one process profiled
-# by stage, with what time is left.
+# NumPy's (equal codes, seconds both ways), dpsgd-audit's GPU grid in WORKERS processes sharing the GPU (stages
+# pipelined), with its GPU utilization and the workers' occupancy (target >= 50% utilization), the CUDA-graph
+# critic fit against the eager one, device-choice (step costs and --device auto/cpu/cuda audits), the host and
+# GPU kernel seconds by stage of the widest parameter release (experiments.dimension_profile) and of the epsilon
+# stage's audits (experiments.epsilon_profile), gpu-throughput (against a measured copy and matmul roofline),
+# training-throughput (runs per second on both devices beside the trainer's device-cost model), and the GPU grid
+# in one process profiled by stage, with what time is left.
 #
 #   bash experiments/gpu_check.sh            # on a GPU machine; results in $OUT (or ./gpu-check-out)
 #   SMALL=1 bash experiments/gpu_check.sh    # dry run on a CPU: every size shrunk, --device cpu
 #
 # Wheels missing on the GPU image (dp-accounting, dm-tree, opacus for one CUDA test) are installed from $WHEELS
 # when that folder exists (WHEELS=.whl with .whl carried, as the device tool's README says). On an H200 of the
-# lending workplace, 2026-11-28, the steps took 22, 22, 57, 25, 13, 189, 22, 29 and 94 s (about 480 s in all with
-# the start; the device-choice step alone, rerun, 189 s); the pages in docs/benchmarks/ come from that run.
+# lending workplace, 2026-11-28, the steps then run took cuda-tests 22, float-bits 22, dpsgd-gpu 57 (stages one
+# after another), gpu-throughput 25, critic-graph 13, device-choice 189, training-throughput 22, dimension host 29
+# and the one-process profile 94 s (about 480 s in all with the start); the pages in docs/benchmarks/ come from
+# that run.
 # Results: $OUT/log.txt (everything printed) and $OUT/results.tar.gz (every table, page and log), re-packed
 # after each step so that a run cut short still returns what finished.
 set -u
@@ -34,9 +36,11 @@ PY=python3
 if [ "$SMALL" = 1 ]; then
   DEVICE=cpu; QUICK=--quick; PAGES=$WORK/pages; GRID=""; GRAPH_ARGS="--device cpu --samples 4000 --max-steps 100"
   BITS_ARGS="--device cpu --rows 2000 --columns 577"; HOST_ARGS="--device cpu --features 4 --runs 400"
+  EPS_ARGS="--device cpu --runs 400 --release loss"
 else
   DEVICE=cuda; QUICK=""; PAGES=docs/benchmarks; GRID="--grid gpu"; GRAPH_ARGS="--device cuda"; BITS_ARGS="--device cuda"
   HOST_ARGS="--device cuda --features 256 --runs 2000"
+  EPS_ARGS="--device cuda --device-routes"
 fi
 mkdir -p "$PAGES"
 
@@ -86,28 +90,33 @@ cat "$WORK/float-bits.json" 2>/dev/null
 step dpsgd-gpu 240 $PY -m audit.cli.main experiment dpsgd-audit $QUICK $GRID --device $DEVICE --workers $WORKERS \
   --out "$WORK/dpsgd-gpu" --page "$PAGES/dpsgd-gpu.md"
 
-# 4. gpu-throughput against the measured copy and matmul ceilings (the page records --device cuda).
-step gpu-throughput 75 $PY -m audit.cli.main experiment gpu-throughput $QUICK --device $DEVICE \
-  --out "$WORK/gpu-throughput" --page "$PAGES/gpu-throughput.md"
-
-# 5. The CUDA-graph critic fit against the eager one (one seed; and the CPU's).
+# 4. The CUDA-graph critic fit against the eager one (one seed; and the CPU's).
 step critic-graph 40 bash -c "$PY -m experiments.critic_graph_check $GRAPH_ARGS > '$WORK/critic-graph.json'"
 cat "$WORK/critic-graph.json" 2>/dev/null | $PY -c "import json,sys; d=json.load(sys.stdin); print({k: (d[k]['estimates'], round(d[k]['steps_per_second']), d[k]['steps']) for k in ('cpu','eager','graph')}, d['max_graph_minus_eager_in_stderr'])" 2>/dev/null
 
-# 6. choose_device's constants measured, and audits with --device auto/cpu/cuda.
+# 5. choose_device's constants measured, and audits with --device auto/cpu/cuda.
 step device-choice 200 $PY -m audit.cli.main experiment device-choice $QUICK --device $DEVICE \
   --out "$WORK/device-choice" --page "$PAGES/device-choice.md"
 
-# 6b. Training runs per second on both devices, beside the device-cost model --device auto chooses the trainer by.
-step training-throughput 90 $PY -m audit.cli.main experiment training-throughput $QUICK --device $DEVICE \
-  --out "$WORK/training-throughput" --page "$PAGES/training-throughput.md"
-
-# 7. Host and GPU time by stage (torch.profiler: each stage's torch operators, host work and GPU kernel seconds)
+# 6. Host and GPU time by stage (torch.profiler: each stage's torch operators, host work and GPU kernel seconds)
 #    of the GPU grid's widest parameter release (d = 8,257) at 2,000 runs per audit; with what time is left.
 step dpsgd-host 120 bash -c "$PY -m experiments.dimension_profile $HOST_ARGS > '$WORK/dpsgd-host.txt'"
 grep -v USDT "$WORK/dpsgd-host.txt" 2>/dev/null
 
-# 8. The GPU grid in one process, profiled by stage (the sampler reads the main thread), with what time is left.
+# 7. The same of the GPU grid's epsilon stage (both canaries' audits at target ε = 1, 10,000 runs per database;
+#    5% GPU utilization in the grid): experiments.epsilon_profile.
+step epsilon-host 90 bash -c "$PY -m experiments.epsilon_profile $EPS_ARGS > '$WORK/epsilon-host.txt'"
+grep -v USDT "$WORK/epsilon-host.txt" 2>/dev/null
+
+# 8. gpu-throughput against the measured copy and matmul ceilings (the page records --device cuda).
+step gpu-throughput 75 $PY -m audit.cli.main experiment gpu-throughput $QUICK --device $DEVICE \
+  --out "$WORK/gpu-throughput" --page "$PAGES/gpu-throughput.md"
+
+# 9. Training runs per second on both devices, beside the device-cost model --device auto chooses the trainer by.
+step training-throughput 90 $PY -m audit.cli.main experiment training-throughput $QUICK --device $DEVICE \
+  --out "$WORK/training-throughput" --page "$PAGES/training-throughput.md"
+
+# 10. The GPU grid in one process, profiled by stage (the sampler reads the main thread), with what time is left.
 step dpsgd-gpu-profile 200 $PY -m experiments.stage_profile dpsgd-audit $QUICK $GRID --device $DEVICE \
   --out "$WORK/dpsgd-gpu-one-process"
 
