@@ -394,7 +394,39 @@ def test_a_case_whose_first_look_cannot_end_within_its_looks_bound_is_skipped_be
     outcome = audit_case(case, alpha=0.05, max_runs=RUNS, timeout=0.1, seed=7)
     assert outcome["status"] == "skipped"
     assert re.fullmatch(r"too slow to audit: its first look would end \S+ s after its audit started \(its probe's "
-                        r"faster call took \S+ s\), past the 1 s its looks may take at --timeout 0.1", outcome["reason"])
+                        r"faster call took \S+ s; timed again, \S+ s\), past the 1 s its looks may take at --timeout "
+                        r"0.1", outcome["reason"])
+
+
+def test_a_case_whose_probe_calls_met_a_busy_moment_is_timed_again_and_audited(tmp_path, monkeypatch):
+    """The probe's two calls take 50 ms each (a busy moment), the later calls microseconds: at 50 ms a call the first
+    look (hundreds of runs) would end past the looks' 1 s bound at --timeout 0.1, so the case's call is timed again,
+    the fastest of those calls is far below half the probe's faster call, and the audit starts again at that rate:
+    audited, not skipped. The chunks' own bound is raised to 30 s as in the test above (a loaded machine)."""
+    from audit.scan import case_audit
+    from audit.scan.case_audit import audit_case, list_cases
+
+    with_timeout = case_audit._with_timeout
+    monkeypatch.setattr(case_audit, "_with_timeout", lambda spec, timeout, settings: with_timeout(spec, 30.0, settings))
+    module = tmp_path / "slow_probe.py"
+    module.write_text(textwrap.dedent(COUNTS + SLOW_PROBE), encoding="utf-8")
+    case = next(c for c in list_cases(str(module), (EPSILON,))[1] if c.entry.name == "slow_first_calls_count")
+    outcome = audit_case(case, alpha=0.05, max_runs=RUNS, timeout=0.1, seed=7)
+    assert outcome["status"] in ("control", "finding"), outcome.get("reason")
+    assert outcome["runs"] > 0
+
+
+SLOW_PROBE = '''
+CALLS = [0]
+
+
+def slow_first_calls_count(array, epsilon=1.0, random_state=None):
+    """50 ms on each of its first two calls (the probe's), then as fast as _count."""
+    CALLS[0] += 1
+    if CALLS[0] <= 2:
+        time.sleep(0.05)
+    return _count(array, epsilon, random_state)
+'''
 
 
 @pytest.mark.integration
