@@ -224,11 +224,12 @@ def test_gpu_chunks_give_torch_dpsgd_the_chunks_of_a_cuda_device_and_restore_the
 
     mechanism = on_device(DPSGD(16, 1, 1.0, steps=1), "cpu")
     runner = MechanismRunner(mechanism, "dpsgd")
-    narrow, wide = (16, 4), (16, 259)  # the ε stage's databases; the parameter release's at 256 features
+    # The ε stage's databases (16 records of 4 columns); the parameter release's at 256 features (258 columns).
+    narrow, wide = (16, 4), (16, 258)
     assert runner.chunk_size(narrow) == 256 and mechanism.preferred_chunk_size is None
     with gpu_chunks():
         assert runner.chunk_size(narrow) == 4096
-        assert runner.chunk_size(wide) == 4194304 // (16 * 259) == 1012
+        assert runner.chunk_size(wide) == 4194304 // (16 * 258) == 1016
         assert runner.chunk_size(None) == 256  # a shape it is not told: the default, as on a GPU
     assert runner.chunk_size(narrow) == 256 and mechanism.preferred_chunk_size is None
     assert "CUDA" in TorchDPSGD.preferred_chunk_size.__doc__
