@@ -5,9 +5,8 @@ Every ``interval`` seconds a background thread reads the main thread's stack
 belongs to one (:data:`STAGES`, first match from the innermost frame outwards): time inside NumPy, SciPy
 or torch is charged to the miaudit code that called it. ``python -m experiments.stage_profile NAME
 [--quick | --grid G] [--device D] [--seed S] [--out DIR] [--page FILE.md] [--host [--device-routes]]
-[--gpu-chunks]`` runs
-``miaudit experiment NAME`` that way and prints the table (issue 42: the profile of the DP-SGD grid's CPU part);
-``--gpu-chunks`` runs TorchDPSGD in the chunks a CUDA device gets (:func:`gpu_chunks`).
+[--gpu-chunks]`` runs ``miaudit experiment NAME`` that way and prints the table (issue 42: the profile of the
+DP-SGD grid's CPU part); ``--gpu-chunks`` runs TorchDPSGD in the chunks a CUDA device gets (:func:`gpu_chunks`).
 
 ``--host`` also splits each stage's seconds into time inside torch operators and the rest (NumPy, SciPy,
 Python: the host's work), from :mod:`torch.profiler`'s record of every top-level operator on the main
