@@ -1,7 +1,7 @@
 """Host and device time of the DP-SGD GPU grid's ε-audit stage (issue 42: ``dpsgd_epsilon``).
 
 ``python -m experiments.epsilon_profile [--epsilon E] [--release R] [--runs N] [--device D] [--device-routes]
-[--seed S]`` runs the audits of :func:`experiments.dpsgd_audit.epsilon_rows` of the GPU grid
+[--gpu-chunks] [--seed S]`` runs the audits of :func:`experiments.dpsgd_audit.epsilon_rows` of the GPU grid
 (:func:`~experiments.dpsgd_audit.gpu_grid`: TorchDPSGD, the default critic, claim = the accountant's (ε, δ),
 event test and MI route) at the target ε = E (one of the grid's) for the release R (``gradient_trace``: the
 white-box gradient canary; ``loss``: the black-box input canary; ``both``, the default), each exactly as
@@ -10,7 +10,9 @@ with N training runs per database (the grid's 10,000 by default), under
 :func:`experiments.stage_profile.host_split`, and prints its table: each stage's seconds, in torch operators
 and on the host, the number of torch operators it called, and on a CUDA device the GPU's kernel seconds.
 ``--device-routes`` (on the CPU) runs the statistics' device code as beside a GPU
-(:func:`experiments.stage_profile.device_routes`). The stage kept an H200 busy 5% of its 11.8 s.
+(:func:`experiments.stage_profile.device_routes`); ``--gpu-chunks`` trains in the runner's chunks of a CUDA device
+(:func:`experiments.stage_profile.gpu_chunks`: 4,096 runs, fewer where a database is wide), so that each chunk's
+host work is paid as often as on a GPU. The stage kept an H200 busy 5% of its 11.8 s.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ RELEASES = ("gradient_trace", "loss", "both")
 
 
 def profile_epsilon(epsilon: float, release: str, runs: int, device: str = "cpu", seed: int = 0,
-                    routes: bool = False):
+                    routes: bool = False, chunks: bool = False):
     """(:func:`~experiments.stage_profile.host_split`'s record, whose value is a list of (settings, audit
     result) pairs; wall seconds) of the GPU grid's ε audits at target ``epsilon`` for ``release`` (or both
     releases) with ``runs`` training runs per database on ``device``."""
@@ -39,13 +41,13 @@ def profile_epsilon(epsilon: float, release: str, runs: int, device: str = "cpu"
     settings, jobs = epsilon_jobs(grid, device, seed)
     chosen = [(row, job) for row, job in zip(settings, jobs)
               if row["target_epsilon"] == epsilon and release in (row["release"], "both")]
-    return timed_host_split(lambda: [(row, _audit(*job)) for row, job in chosen], routes)
+    return timed_host_split(lambda: [(row, _audit(*job)) for row, job in chosen], routes, chunks)
 
 
 def main(argv=None) -> int:
     from estimators.device import resolve_device
     from estimators.validation import check_choice, check_int
-    from experiments.stage_profile import stage_table
+    from experiments.stage_profile import add_profile_options, profile_label, stage_table
 
     parser = argparse.ArgumentParser(prog="python -m experiments.epsilon_profile", description=__doc__.splitlines()[0])
     parser.add_argument("--epsilon", type=float, default=1.0)
@@ -53,7 +55,7 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=10000)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--device-routes", action="store_true")
+    add_profile_options(parser)
     args = parser.parse_args(argv)
     from experiments.dpsgd_audit import gpu_grid
 
@@ -61,9 +63,10 @@ def main(argv=None) -> int:
     release = check_choice(args.release, "--release", RELEASES)
     runs = check_int(args.runs, "--runs", minimum=400)
     device = str(resolve_device(args.device))
-    split, wall = profile_epsilon(args.epsilon, release, runs, device, args.seed, args.device_routes)
+    split, wall = profile_epsilon(args.epsilon, release, runs, device, args.seed, args.device_routes,
+                                  args.gpu_chunks)
     print(f"ε audits, target ε = {args.epsilon:g}, {runs} runs per database, device {device}"
-          f"{', device routes' if args.device_routes else ''}: {wall:.1f} s with the profiler; "
+          f"{profile_label(args)}: {wall:.1f} s with the profiler; "
           + ", ".join(f"{row['release']} {result.seconds:.1f} s (event ε̲ {_text(result.dp_epsilon_lower_bound_event)}"
                       f", MI ε̲ {_text(result.dp_epsilon_lower_bound_mi)})" for row, result in split.value))
     print(stage_table(split.seconds, split.operators, split.kernels, split.calls))

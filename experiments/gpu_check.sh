@@ -100,6 +100,7 @@ step device-choice 200 $PY -m audit.cli.main experiment device-choice $QUICK --d
 
 # 6. Host and GPU time by stage (torch.profiler: each stage's torch operators, host work and GPU kernel seconds)
 #    of the GPU grid's widest parameter release (d = 8,257) at 2,000 runs per audit; with what time is left.
+#    On cuda the trainer's chunks are the GPU's own; the profiles' --gpu-chunks gives a CPU run the same ones.
 step dpsgd-host 120 bash -c "$PY -m experiments.dimension_profile $HOST_ARGS > '$WORK/dpsgd-host.txt'"
 grep -v USDT "$WORK/dpsgd-host.txt" 2>/dev/null
 

@@ -4,8 +4,9 @@ Every ``interval`` seconds a background thread reads the main thread's stack
 (:func:`sys._current_frames`) and charges the interval to the stage of the innermost frame whose module
 belongs to one (:data:`STAGES`, first match from the innermost frame outwards): time inside NumPy, SciPy
 or torch is charged to the miaudit code that called it. ``python -m experiments.stage_profile NAME
-[--quick | --grid G] [--device D] [--seed S] [--out DIR] [--page FILE.md] [--host [--device-routes]]`` runs
-``miaudit experiment NAME`` that way and prints the table (issue 42: the profile of the DP-SGD grid's CPU part).
+[--quick | --grid G] [--device D] [--seed S] [--out DIR] [--page FILE.md] [--host [--device-routes]]
+[--gpu-chunks]`` runs ``miaudit experiment NAME`` that way and prints the table (issue 42: the profile of the
+DP-SGD grid's CPU part); ``--gpu-chunks`` runs TorchDPSGD in the chunks a CUDA device gets (:func:`gpu_chunks`).
 
 ``--host`` also splits each stage's seconds into time inside torch operators and the rest (NumPy, SciPy,
 Python: the host's work), from :mod:`torch.profiler`'s record of every top-level operator on the main
@@ -142,6 +143,53 @@ def device_routes():
         float_bits.on_device, arithmetic.on_device = saved
 
 
+@contextlib.contextmanager
+def gpu_chunks():
+    """:class:`~mechanisms.training.torch_dpsgd.TorchDPSGD` on any device asks the runner for the chunks it asks
+    for on a CUDA device (:data:`~mechanisms.training.torch_dpsgd.GPU_CHUNK_RUNS` runs, which the runner cuts to its
+    database-entry limit as it does beside a GPU), so that a CPU profile pays each chunk's host work (databases,
+    checks, copies, a call's encoding) as often as a GPU run does: the CPU's 256-run chunks pay it 16 times as often
+    where the GPU's are 4,096 runs."""
+    from mechanisms.training import torch_dpsgd
+
+    saved = torch_dpsgd.TorchDPSGD.__dict__["preferred_chunk_size"]
+
+    def on_a_gpu(mechanism) -> int:
+        return torch_dpsgd.GPU_CHUNK_RUNS
+
+    torch_dpsgd.TorchDPSGD.preferred_chunk_size = property(on_a_gpu, doc=saved.__doc__)
+    try:
+        yield
+    finally:
+        torch_dpsgd.TorchDPSGD.preferred_chunk_size = saved
+
+
+def profile_context(routes: bool = False, chunks: bool = False):
+    """The context a profile runs in: the statistics' device routes where ``routes`` (:func:`device_routes`), the
+    GPU's chunks where ``chunks`` (:func:`gpu_chunks`)."""
+    stack = contextlib.ExitStack()
+    if routes:
+        stack.enter_context(device_routes())
+    if chunks:
+        stack.enter_context(gpu_chunks())
+    return stack
+
+
+def add_profile_options(parser: argparse.ArgumentParser) -> None:
+    """The options every stage profile takes: ``--device-routes`` (:func:`device_routes`) and ``--gpu-chunks``
+    (:func:`gpu_chunks`)."""
+    parser.add_argument("--device-routes", action="store_true",
+                        help="the device routes of the statistics on the CPU, as beside a GPU (device_routes)")
+    parser.add_argument("--gpu-chunks", action="store_true",
+                        help="TorchDPSGD's runs in the chunks a CUDA device gets (gpu_chunks)")
+
+
+def profile_label(args) -> str:
+    """The options of :func:`add_profile_options` that ``args`` sets, as a profile's heading names them."""
+    return "".join(label for on, label in ((args.device_routes, ", device routes"), (args.gpu_chunks, ", GPU chunks"))
+                   if on)
+
+
 class HostSplit(typing.NamedTuple):
     """:func:`host_split`'s record of one run."""
 
@@ -178,11 +226,12 @@ def host_split(run, *, interval: float = 0.01) -> HostSplit:
                      charge_spans(span_union(kernels), timeline), count_spans(operators, timeline))
 
 
-def timed_host_split(run, routes: bool = False) -> tuple[HostSplit, float]:
+def timed_host_split(run, routes: bool = False, chunks: bool = False) -> tuple[HostSplit, float]:
     """(:func:`host_split`'s record of ``run()``, its wall seconds with the profiler), with the statistics'
-    device routes on the CPU where ``routes`` (:func:`device_routes`)."""
+    device routes on the CPU where ``routes`` (:func:`device_routes`) and the GPU's chunks where ``chunks``
+    (:func:`gpu_chunks`)."""
     started = time.perf_counter()
-    with device_routes() if routes else contextlib.nullcontext():
+    with profile_context(routes, chunks):
         split = host_split(run)
     return split, time.perf_counter() - started
 
@@ -288,8 +337,7 @@ def main(argv=None) -> int:
     parser.add_argument("--grid", default=None)
     parser.add_argument("--page", default=None)
     parser.add_argument("--host", action="store_true", help="split each stage into torch operators and host time")
-    parser.add_argument("--device-routes", action="store_true",
-                        help="with --host: the device routes of the statistics on the CPU (device_routes)")
+    add_profile_options(parser)
     args = parser.parse_args(argv)
     if args.device_routes and not args.host:
         parser.error("argument --device-routes: only with --host")
@@ -300,9 +348,10 @@ def main(argv=None) -> int:
                               grid=args.grid, page=args.page)
 
     if not args.host:
-        print(stage_table(profile_by_stage(run)[1]))
+        with profile_context(chunks=args.gpu_chunks):
+            print(stage_table(profile_by_stage(run)[1]))
         return 0
-    with device_routes() if args.device_routes else contextlib.nullcontext():
+    with profile_context(args.device_routes, args.gpu_chunks):
         split = host_split(run)
     print(stage_table(split.seconds, split.operators, split.kernels, split.calls))
     return 0

@@ -32,6 +32,7 @@ __all__ = [
     "as_database_batch",
     "check_batch_output",
     "draws_only_from_rng",
+    "returns_fresh_outputs",
     "preferred_chunk_size",
     "mechanism_name",
     "released_outputs",
@@ -59,6 +60,18 @@ def draws_only_from_rng(code) -> bool:
     that draws from them needs; its samples are the same either way. Anything else is seeded.
     """
     return getattr(code, "draws_only_from_rng", False) is True
+
+
+def returns_fresh_outputs(mech) -> bool:
+    """Whether a mechanism declares that every call returns a new array that it keeps no reference to.
+
+    The outputs of code that declares it (the attribute ``fresh_outputs = True``: the DP-SGD trainers,
+    :class:`~mechanisms.training.dpsgd.DPSGD`) are taken as they are where they are float64 already
+    (:func:`check_batch_output`'s ``copy=False``); anything else's are copied, since a mechanism may hand back a
+    buffer it overwrites on its next call. The outputs are the same either way: the copy of a wide release (the
+    8,257 parameters of 1,000 runs, 66 MB) cost the host 0.02-0.2 s a call on the 2-core machine.
+    """
+    return getattr(mech, "fresh_outputs", False) is True
 
 
 def preferred_chunk_size(mech) -> int | None:
@@ -180,13 +193,15 @@ def released_outputs(rows) -> np.ndarray:
     return np.where(missing, np.nan, rows[:, :d])
 
 
-def check_batch_output(values, m: int, who: str, allow_nan: bool = False) -> np.ndarray:
+def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: bool = True) -> np.ndarray:
     """Return a per-database output as a float64 array of shape ``(m, d)``.
 
     Shared by mechanisms and secret functions: both map a batch of ``m`` databases to
     one row per database. With ``allow_nan`` (``--allow-nan``) a released NaN is a missing value: the
     array is :func:`with_missing_marks`' ``(m, d + ⌈d/4⌉)``, the values with NaN read as 0 and then which
     of every 4 columns are missing, one column for 4 (a one-to-one map of the output, fixed by ``d``).
+    Without ``copy`` (outputs the mechanism keeps no reference to, :func:`returns_fresh_outputs`) a float64
+    array is returned itself, not a copy.
 
     Raises
     ------
@@ -196,8 +211,8 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False) -> np.
     """
     check_real(values, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
     try:
-        # A copy: the mechanism may hand back a buffer it overwrites on its next call.
-        arr = np.array(values, dtype=np.float64)
+        # A copy: the mechanism may hand back a buffer it overwrites on its next call (unless it says it does not).
+        arr = np.array(values, dtype=np.float64) if copy else np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise MechanismError(f"{who} returned non-numeric output: {exc}", mechanism=who) from None
     except OverflowError:  # a Python int beyond float64 (10**400): NumPy's error would reach the user as a traceback
@@ -311,4 +326,4 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
         where = f" on database {index}" if index is not None else f" on the batch of {m} databases"
         raise MechanismError(f"{who} raised {type(exc).__name__}{where}{exception_text(exc)}{raised_where(exc, mech)}",
                              mechanism=who, database_index=index) from exc
-    return check_batch_output(out, m, who, allow_nan)
+    return check_batch_output(out, m, who, allow_nan, copy=not returns_fresh_outputs(mech))

@@ -1,5 +1,6 @@
 """The stage profile charges sampled time to the innermost miaudit frame's stage."""
 
+import contextlib
 import time
 
 import pytest
@@ -191,7 +192,7 @@ def test_epsilon_profile_audits_the_rows_jobs_with_their_seeds(monkeypatch, rele
     from experiments.epsilon_profile import profile_epsilon
 
     monkeypatch.setattr(dpsgd_audit, "_audit", lambda *job: job)
-    monkeypatch.setattr(stage_profile, "timed_host_split", lambda run, routes: (run(), 0.0))
+    monkeypatch.setattr(stage_profile, "timed_host_split", lambda run, routes, chunks: (run(), 0.0))
     audits, _ = profile_epsilon(2.0, release, 400)
     assert [row["release"] for row, _ in audits] == [("gradient_trace", "loss")[j] for _, j in expected]
     for (row, job), (i, j) in zip(audits, expected):
@@ -207,7 +208,58 @@ def test_epsilon_profile_audits_the_rows_jobs_with_their_seeds(monkeypatch, rele
 def test_epsilon_profile_prints_the_stage_split_of_the_rows_audits(capsys):
     from experiments.epsilon_profile import main
 
-    assert main(["--epsilon", "8", "--release", "loss", "--runs", "400", "--device-routes"]) == 0
+    assert main(["--epsilon", "8", "--release", "loss", "--runs", "400", "--device-routes", "--gpu-chunks"]) == 0
     out = capsys.readouterr().out
-    assert "ε audits, target ε = 8, 400 runs per database, device cpu, device routes" in out
+    assert "ε audits, target ε = 8, 400 runs per database, device cpu, device routes, GPU chunks" in out
     assert "| all |" in out and "torch operators | host | torch operator calls |" in out
+
+
+def test_gpu_chunks_give_torch_dpsgd_the_chunks_of_a_cuda_device_and_restore_them():
+    # The runner's rule on a GPU (mechanisms.execution.runner.MechanismRunner.chunk_size): TorchDPSGD asks for 4096
+    # runs, cut to 2²² database entries but not below 256; on the CPU it asks for nothing and gets 256.
+    from experiments.stage_profile import gpu_chunks
+    from mechanisms.execution.runner import MechanismRunner
+    from mechanisms.training.dpsgd import DPSGD
+    from mechanisms.training.torch_dpsgd import TorchDPSGD, on_device
+
+    mechanism = on_device(DPSGD(16, 1, 1.0, steps=1), "cpu")
+    runner = MechanismRunner(mechanism, "dpsgd")
+    # The ε stage's databases (16 records of 4 columns); the parameter release's at 256 features (258 columns).
+    narrow, wide = (16, 4), (16, 258)
+    assert runner.chunk_size(narrow) == 256 and mechanism.preferred_chunk_size is None
+    with gpu_chunks():
+        assert runner.chunk_size(narrow) == 4096
+        assert runner.chunk_size(wide) == 4194304 // (16 * 258) == 1016
+        assert runner.chunk_size(None) == 256  # a shape it is not told: the default, as on a GPU
+    assert runner.chunk_size(narrow) == 256 and mechanism.preferred_chunk_size is None
+    assert "CUDA" in TorchDPSGD.preferred_chunk_size.__doc__
+
+
+@pytest.mark.train
+def test_gpu_chunks_reach_the_mechanism_calls(monkeypatch):
+    # 5000 databases sampled through the runner: in calls of 256 runs without gpu_chunks, of 4096 (and the rest)
+    # with them, counted where the runner calls the trainer.
+    import numpy as np
+
+    from experiments.stage_profile import gpu_chunks
+    from mechanisms.execution.runner import MechanismRunner
+    from mechanisms.training.dpsgd import DPSGD
+    from mechanisms.training.torch_dpsgd import TorchDPSGD, on_device
+
+    sizes = []
+    call = TorchDPSGD.__call__
+
+    def counted(self, dbs, rng=None):
+        sizes.append(len(dbs))
+        return call(self, dbs, rng)
+
+    monkeypatch.setattr(TorchDPSGD, "__call__", counted)
+    base = np.zeros((4, 4))
+    base[:, 1], base[:, 2] = np.linspace(-1, 1, 4), [0, 1, 0, 1]
+    dbs = np.repeat(base[None], 5000, axis=0)
+    for chunked, expected in ((False, [256] * 19 + [136]), (True, [4096, 904])):
+        sizes.clear()
+        with gpu_chunks() if chunked else contextlib.nullcontext():
+            with MechanismRunner(on_device(DPSGD(4, 2, 1.0, steps=1), "cpu"), "dpsgd") as runner:
+                runner.sample(dbs, np.random.default_rng(0))
+        assert [size for size in sizes if size > 1] == expected  # the probe's calls are of one database

@@ -385,8 +385,9 @@ class MechanismRunner:
                                      database_index=task.start)
         if len(outputs) == 1 and self.cache is None and outputs[0].flags.writeable:
             # One chunk's outputs are already an array of this job's own (check_batch_output copies what the
-            # mechanism returned): no copy of them. Kept in a cache, or read-only (as Ray hands back an object from
-            # its store), they are copied, so that a caller that changes the job's outputs changes no later job's.
+            # mechanism returned, or the mechanism made it for this call alone, returns_fresh_outputs): no copy of
+            # them. Kept in a cache, or read-only (as Ray hands back an object from its store), they are copied, so
+            # that a caller that changes the job's outputs changes no later job's.
             return outputs[0]
         return np.concatenate(outputs)
 

@@ -107,6 +107,9 @@ class DPSGD:
         last-iterate audit's worst case (Annamalai and De Cristofaro 2024).
     """
 
+    #: Every call returns arrays it makes and keeps no reference to (mechanisms.base.returns_fresh_outputs).
+    fresh_outputs = True
+
     records: int
     features: int
     noise_multiplier: float
@@ -191,8 +194,9 @@ class DPSGD:
         if not np.all(np.isin(dbs[:, :, -1], (NULL, ORDINARY, GRADIENT_CANARY))):
             raise InputError("argument 'dbs' must have the role column (last) in {0, 1, 2}")
         rng = as_generator(rng)
-        return np.concatenate([self._train(dbs[start:start + self.chunk], rng)
-                               for start in range(0, dbs.shape[0], self.chunk)], axis=0)
+        pieces = [self._train(dbs[start:start + self.chunk], rng) for start in range(0, dbs.shape[0], self.chunk)]
+        # One piece is returned as it is: a copy of a wide release costs the host as much as its steps' launches.
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces, axis=0)
 
     def _inclusion(self, m: int, step: int, order, rng) -> np.ndarray:
         n = self.records
