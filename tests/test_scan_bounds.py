@@ -68,14 +68,27 @@ def test_a_public_name_whose_reading_hangs_is_skipped_naming_it(planted):
 
 
 @pytest.mark.integration
-def test_a_worker_lists_within_the_same_bound(planted):
+def test_a_worker_lists_within_a_bound_too(planted):
     # A worker lists the cases again (audit.scan.isolation.list_in_worker), where the same name hangs: bounded there
-    # by the scan's --timeout too, it skips it as the scan did and audits the case it is sent.
+    # too (WORKER_LISTING_TIMEOUTS × --timeout), it skips it as the scan did and audits the case it is sent.
     started = time.perf_counter()
     result = scan(str(planted), epsilons=(1.0,), max_runs=3000, timeout=TIMEOUT, workers=1)
     assert time.perf_counter() - started < HANG / 2
     assert [o["entry"] for o in result.outcomes] == ["planted_bounds.noisy_sum"]
     assert [row["what"] for row in result.skipped] == ["planted_bounds.lazy_tool"]
+
+
+def test_a_worker_bounds_its_listing_by_a_multiple_of_the_timeout(monkeypatch):
+    # What the scan's process listed in time, a fresh worker must list too: its bound is a multiple of the scan's.
+    from audit.scan import isolation
+
+    given = []
+    monkeypatch.setattr(isolation, "list_cases", lambda target, epsilons, timeout: given.append(timeout) or ([], []))
+    monkeypatch.setattr(isolation, "_warm", lambda: None)
+    monkeypatch.setattr(isolation, "_CASES", {})
+    isolation.list_in_worker(isolation.ScanTarget("scan", "lib", (1.0,), 2.5))
+    isolation.list_in_worker(isolation.ScanTarget("scan", "other", (1.0,)))
+    assert given == [isolation.WORKER_LISTING_TIMEOUTS * 2.5, None] and isolation.WORKER_LISTING_TIMEOUTS > 1
 
 
 def test_a_module_whose_import_hangs_is_skipped_naming_it(tmp_path, monkeypatch):
