@@ -3,7 +3,8 @@
 **One case** (:func:`audit_case`) is a sequential audit (:func:`audit.gating.sequential.run_sequential_audit`:
 nested looks at growing prefixes of one stream of runs, α_case spent over the looks, stopping at the
 first look that refutes) of the entry point, called as its family says, against the claim its own
-parameters state, on the case's pair, within ``max_runs`` mechanism runs. The call is first probed
+parameters state, on the case's pair, within ``max_runs`` mechanism runs. The call is built (the family's preamble
+and setup, which may call the library: OpenDP's measurement) within ``timeout``, then probed
 once on each database of the pair within ``timeout`` seconds (:func:`mechanisms.calls.user_call.call_user_code`);
 a call that raises, exits or does not return is a skipped case with its reason, and so is an audit
 that fails (every later chunk of the audit's calls is bounded by ``timeout``, or by a multiple of what the
@@ -141,15 +142,21 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
     from audit.gating.sequential import run_sequential_audit
 
     started = (time.perf_counter(), time.process_time())
+    who = f"entry point {case.entry.qualified}"
     try:
-        function = _Captured(case.function())
+        # The family's preamble and setup run the library's code (OpenDP's constructor builds the measurement):
+        # bounded here, for a scan run in its own process too (no hard kill there), with a message naming it.
+        function = _Captured(call_user_code(case.function, who=who, timeout=timeout,
+                                            where=" while its call was built (the family's preamble and setup)",
+                                            hint="(the scan's --timeout)"))
         if case.raised_as_output:  # counts each database's raises (audit.scan.raised)
             from audit.scan.raised import RaiseCounter
 
             function = RaiseCounter(function, case.pair.first, case.pair.second)
+    except MechanismError as exc:
+        return skipped_outcome(case, seed, f"hangs or exits: {exc}", started)
     except Exception as exc:  # noqa: BLE001 - the source is built from the profile; say what failed
         return skipped_outcome(case, seed, f"the call could not be built: {type(exc).__name__}: {exc}", started)
-    who = f"entry point {case.entry.qualified}"
     global_state = np.random.get_state()[1].copy()
     probe_calls, probed = [], []  # the probe's two calls' seconds (what one call costs here and now), and values
     for name, db in (("first", case.pair.first), ("second", case.pair.second)):
@@ -356,12 +363,14 @@ def source_of(target: str) -> str:
     return str(Path(target).resolve()) if target.endswith(".py") else target
 
 
-def list_cases(target: str, epsilons, profile=None) -> tuple:
+def list_cases(target: str, epsilons, profile=None, timeout: float | None = None) -> tuple:
     """(skipped, cases) of ``target`` at ``epsilons`` (through ``profile``, default its own): the scan's cases,
-    listed before any run, in the scan's process and again, the same, in each worker (:mod:`audit.scan.isolation`)."""
+    listed before any run, in the scan's process and again, the same, in each worker (:mod:`audit.scan.isolation`).
+    Each import, public name, grid and grid point the listing reads runs within ``timeout`` seconds (the scan's
+    ``--timeout``; None: no bound), or is skipped naming it (:func:`audit.scan.cases.discover`)."""
     profile = profile_for(target) if profile is None else profile
-    entries, skipped = discover(profile, source_of(target) if target.endswith(".py") else None)
-    cases, unbuilt = build_cases(entries, epsilons)
+    entries, skipped = discover(profile, source_of(target) if target.endswith(".py") else None, timeout)
+    cases, unbuilt = build_cases(entries, epsilons, timeout)
     return skipped + unbuilt, cases
 
 

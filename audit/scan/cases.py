@@ -6,6 +6,12 @@ parameters state on one neighbouring pair of databases. Every case is listed bef
 (the count K fixes each case's share of α, :mod:`audit.scan.running`); an entry point or grid point
 that cannot be built becomes a :class:`Skipped` row with its reason, never dropped.
 
+**Bounded.** Listing and building run the library's code (its modules' imports, each public name read and
+matched, a family's grid and each grid point's claim and pairs), in the scan's own process and in each worker,
+where no hard kill reaches: each such call is bounded by the scan's ``--timeout``
+(:func:`mechanisms.calls.user_call.call_user_code`), and one that does not return in time is a :class:`Skipped`
+row naming it (:func:`discover`, :func:`build_cases`).
+
 Pairs come from :func:`pairs_for`, the one place that turns an entry point's declared domain into
 pairs, so that the domain pair families of :mod:`audit.search` can replace it.
 """
@@ -24,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from estimators.validation import InputError
+from mechanisms.errors import MechanismError
 
 from audit.scan.raised import wrapped
 from audit.scan.profiles.base import FittedModel, NotScanned, Profile, UnknownSignature, _public_function, parameters
@@ -168,78 +175,146 @@ def load_module(target: str):
     return importlib.import_module(target)
 
 
-def _public(module) -> list:
+#: Ends the message of a listing's bound that fired: what bounds it, and what became of what it was listing.
+LISTING_HINT = "(the scan's --timeout); it was skipped"
+
+
+def _bounded(fn, arguments: tuple, who: str, timeout: float | None, where: str):
+    """``fn(*arguments)``, code of the scanned library that lists or builds a case, within ``timeout`` seconds (None:
+    no bound); a :class:`~mechanisms.errors.MechanismError` naming ``who`` where it does not return in time."""
+    from mechanisms.calls.user_call import call_user_code
+
+    return call_user_code(fn, arguments, who=who, timeout=timeout, where=where, hint=LISTING_HINT)
+
+
+def _names(module) -> tuple:
+    """The module's public names (``__all__`` where it declares one) and whether it declares them."""
     declared = getattr(module, "__all__", None)
-    names = declared if declared is not None else [n for n in dir(module) if not n.startswith("_")]
-    root = module.__name__.split(".")[0]
-    found = []
-    for name in names:
-        obj = getattr(module, name, None)
-        home = getattr(obj, "__module__", None) or ""
-        parts = home.split(".")
-        # a private module's helpers imported here are not entry points, unless __all__ exports them
-        private = declared is None and home != module.__name__ and any(part.startswith("_") for part in parts[1:])
-        # functions, compiled ones too (builtins, Numba's dispatchers), and classes
-        if (_public_function(obj) or inspect.isclass(obj)) and parts[0] == root and not private:
-            found.append((name, obj))
-    return found
+    return (declared if declared is not None else [n for n in dir(module) if not n.startswith("_")]), \
+        declared is not None
 
 
-def discover(profile: Profile, source_file: str | None = None) -> tuple:
+def _public(module, name: str, declared: bool):
+    """The object ``name`` of ``module`` where it is a public entry point (a function or class of the module's
+    library), else None. Reading it runs the module's code where it defines ``__getattr__`` (a lazy import)."""
+    obj = getattr(module, name, None)
+    home = getattr(obj, "__module__", None) or ""
+    parts = home.split(".")
+    # a private module's helpers imported here are not entry points, unless __all__ exports them
+    private = not declared and home != module.__name__ and any(part.startswith("_") for part in parts[1:])
+    # functions, compiled ones too (builtins, Numba's dispatchers), and classes
+    if (_public_function(obj) or inspect.isclass(obj)) and parts[0] == module.__name__.split(".")[0] and not private:
+        return obj
+    return None
+
+
+def _listed(module, name: str, declared: bool, profile: Profile, seen: set) -> tuple:
+    """(obj, family, has ε) of the public name ``name`` (family None: no family matches it), or None where it is
+    no entry point, an abstract class, excluded or seen before: the matching reads its signature (its code's)."""
+    obj = _public(module, name, declared)
+    if obj is None or name in profile.exclude or id(obj) in seen or inspect.isabstract(obj):
+        return None
+    seen.add(id(obj))
+    family = profile.family_of(obj)
+    return obj, family, family is None and any(f.epsilon_name in parameters(obj) for f in profile.families)
+
+
+def _import(module_name: str, source_file: str | None):
+    with contextlib.redirect_stdout(sys.stderr):  # what it prints as it is imported is not the scan's output
+        return load_module(source_file) if source_file else importlib.import_module(module_name)
+
+
+def discover(profile: Profile, source_file: str | None = None, timeout: float | None = None) -> tuple:
     """(entry points, skipped) of ``profile``: the public functions and classes of its modules that a family
     matches; a module that cannot be imported, or a public callable with an ``epsilon`` parameter that no
-    family matches, is skipped with its reason."""
+    family matches, is skipped with its reason.
+
+    Importing a module and reading each public name (and matching it to a family) run the library's code in the
+    process that lists the cases, the scan's own, where no worker's hard kill reaches: each is bounded by
+    ``timeout`` (the scan's ``--timeout``; None: no bound, :func:`mechanisms.calls.user_call.call_user_code`). A
+    module whose import does not end in time is skipped, and so is a name whose reading does not (a module's
+    ``__getattr__`` that hangs), each naming it, as a module that fails to import is: the rest of the library is
+    still scanned, where stopping the scan would audit nothing of it.
+    """
     entries, skipped, seen = [], [], set()
     for module_name in profile.modules:
         try:
-            with contextlib.redirect_stdout(sys.stderr):  # what it prints as it is imported is not the scan's output
-                module = load_module(source_file) if source_file else importlib.import_module(module_name)
+            module = _bounded(_import, (module_name, source_file), f"module {module_name}", timeout,
+                              " as it was imported")
+        except MechanismError as exc:
+            skipped.append(Skipped(module_name, str(exc)))
+            continue
         except Exception as exc:  # noqa: BLE001 - a library's import may raise anything
             skipped.append(Skipped(module_name, f"import error: {type(exc).__name__}: {exc}"))
             continue
-        for name, obj in _public(module):
-            if name in profile.exclude or id(obj) in seen or inspect.isabstract(obj):
+        names, declared = _names(module)
+        for name in names:
+            try:
+                listed = _bounded(_listed, (module, name, declared, profile, seen), f"{module_name}.{name}", timeout,
+                                  " as the scan read it and its signature")
+            except MechanismError as exc:
+                skipped.append(Skipped(f"{module_name}.{name}", str(exc)))
                 continue
-            seen.add(id(obj))
-            family = profile.family_of(obj)
+            if listed is None:
+                continue
+            obj, family, has_epsilon = listed
             if family is not None:
                 entries.append(EntryPoint(module_name, name, obj, family, source_file, profile.relations.get(name)))
-            elif any(f.epsilon_name in parameters(obj) for f in profile.families):
+            elif has_epsilon:
                 skipped.append(Skipped(f"{module_name}.{name}", "unknown signature: no family of the profile "
                                        "matches it"))
     return entries, skipped
 
 
-def build_cases(entries, epsilons) -> tuple:
-    """(cases, skipped): every entry point at every grid point on every pair of :func:`pairs_for`."""
+def _built(entry: EntryPoint, settings: dict) -> tuple:
+    """(setup, call source, claim, pairs, raised-as-output) of one grid point: the family's code, which may call the
+    library (OpenDP's builds the measurement and reads its privacy map)."""
+    family, obj = entry.family, entry.obj
+    setup = family.setup_source(obj, settings) if hasattr(family, "setup_source") else ""
+    source = family.call_source(obj, settings)
+    claim = family.claim(obj, settings)
+    pairs = pairs_for(entry, settings)
+    # The family's opt-in (audit.scan.raised): the call wrapped, its raise one of its outputs.
+    raised = bool(getattr(family, "raises_as_output", None) and family.raises_as_output(obj, settings))
+    return setup, wrapped(source) if raised else source, claim, pairs, raised
+
+
+def build_cases(entries, epsilons, timeout: float | None = None) -> tuple:
+    """(cases, skipped): every entry point at every grid point on every pair of :func:`pairs_for`.
+
+    An entry point's grid, and each grid point's build, may call the library (OpenDP's calibration, its privacy
+    maps): each is bounded by ``timeout`` (as :func:`discover`'s listing), and one that does not return in time is
+    skipped naming the entry point (or its grid point)."""
     cases, skipped = [], []
     for entry in entries:
         family = entry.family
         try:
-            grid = family.settings(entry.obj, epsilons)
+            grid = _bounded(family.settings, (entry.obj, epsilons), f"entry point {entry.qualified}", timeout,
+                            " as its parameter grid was built")
         except UnknownSignature as exc:
             skipped.append(Skipped(entry.qualified, f"unknown signature: {exc}"))
             continue
         except NotScanned as exc:
             skipped.append(Skipped(entry.qualified, str(exc)))
             continue
+        except MechanismError as exc:
+            skipped.append(Skipped(entry.qualified, str(exc)))
+            continue
         for settings in grid:
+            text = ", ".join(f"{k}={v!r}" for k, v in settings.items())
             try:
-                setup = family.setup_source(entry.obj, settings) if hasattr(family, "setup_source") else ""
-                source = family.call_source(entry.obj, settings)
-                claim = family.claim(entry.obj, settings)
-                pairs = pairs_for(entry, settings)
-                # The family's opt-in (audit.scan.raised): the call wrapped, its raise one of its outputs.
-                raised = bool(getattr(family, "raises_as_output", None) and family.raises_as_output(entry.obj, settings))
-                source = wrapped(source) if raised else source
+                setup, source, claim, pairs, raised = _bounded(_built, (entry, settings),
+                                                               f"entry point {entry.qualified}({text})", timeout,
+                                                               " as its case was built")
+            except MechanismError as exc:
+                skipped.append(Skipped(f"{entry.qualified}({text})", str(exc)[:400]))
+                continue
             except Exception as exc:  # noqa: BLE001 - a constructor may raise anything at a grid point
-                text = ", ".join(f"{k}={v!r}" for k, v in settings.items())
                 skipped.append(Skipped(f"{entry.qualified}({text})", f"could not be built at this grid point: "
                                        f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:400]))
                 continue
             for pair in pairs:
                 if pair.unbuilt:
-                    text = ", ".join(f"{k}={v!r}" for k, v in settings.items())
                     skipped.append(Skipped(f"{entry.qualified}({text}) / {pair.family}", pair.unbuilt))
                     continue
                 cases.append(Case(entry, settings, pair, pair.claim or claim,

@@ -3,7 +3,8 @@
 The cases go to the audit's backends (:func:`mechanisms.execution.backends.make_backend`: ``workers``
 local processes started fresh, or Ray tasks) through the same scheduler as an audit's chunks
 (:func:`mechanisms.execution.backends.run_tasks`). A worker receives the scan's target, not its
-cases: it lists the cases itself, once per process, as the scan did (:func:`audit.scan.case_audit.list_cases`),
+cases: it lists the cases itself, once per process, as the scan did, each of the library's calls bounded by
+:data:`WORKER_LISTING_TIMEOUTS` × ``timeout`` (:func:`audit.scan.case_audit.list_cases`),
 and checks that the case it is sent has the id the scan gave it.
 
 **One process per case.** Where the platform can fork (Linux, macOS), a worker runs each case in a
@@ -21,18 +22,18 @@ worker itself; a worker that dies then (:class:`~mechanisms.execution.backends.W
 
 **The hard kill's limit** is what the case's own bounds allow, plus
 :data:`~mechanisms.execution.worker.HARD_KILL_GRACE` (``g``, 10 s); :func:`hard_limit`. Until its probe has run, a
-case may run :data:`HARD_LIMIT_TIMEOUTS` × ``timeout`` + ``g`` (its two probe calls, each bounded by ``timeout``,
-and as much again). Once its probe has run, the case tells the worker, through memory the two processes share,
-the seconds the rest may take (:func:`audit.scan.case_audit.seconds_after_probe`): twice its looks' bound, which
-every look, the first included, is started only while predicted to end within (``timeout``, or 4 × its probe's
-slower call × ``max_runs``, at most 10 × ``timeout``), plus ``timeout`` for the audit's own work; it may run until
-that long + ``g`` after its probe ended, never less than the first limit. So a case of slow but legitimate calls
-(python-dp's ``BoundedMean`` without bounds: 20–60 ms a call, 75–235 s a case) is audited, not killed at
-4 × ``timeout``. A case stuck where ``timeout`` cannot reach is killed by its probe's end (itself within the first
-limit) + min(max(2 × ``timeout``, 8 × its probe's slower call × ``max_runs``), 20 × ``timeout``) + ``timeout`` +
-``g``, where that is past the first limit: a case whose calls are quick is killed 4 × ``timeout`` + ``g`` after it
-started (250 s at the default 60 s), and none runs more than 25 × ``timeout`` + 2 × ``g`` seconds (1,520 s at the
-default), whatever ``max_runs``.
+case may run :data:`HARD_LIMIT_TIMEOUTS` × ``timeout`` + ``g`` (the build of its call and its two probe calls, each
+bounded by ``timeout``, and one ``timeout`` more). Once its probe has run, the case tells the worker, through
+memory the two processes share, the seconds the rest may take (:func:`audit.scan.case_audit.seconds_after_probe`):
+twice its looks' bound, which every look, the first included, is started only while predicted to end within
+(``timeout``, or 4 × its probe's slower call × ``max_runs``, at most 10 × ``timeout``), plus ``timeout`` for the
+audit's own work; it may run until that long + ``g`` after its probe ended, never less than the first limit. So a
+case of slow but legitimate calls (python-dp's ``BoundedMean`` without bounds: 20–60 ms a call, 75–235 s a case) is
+audited, not killed at 4 × ``timeout``. A case stuck where ``timeout`` cannot reach is killed by its probe's end
+(itself within the first limit) + min(max(2 × ``timeout``, 8 × its probe's slower call × ``max_runs``), 20 ×
+``timeout``) + ``timeout`` + ``g``, where that is past the first limit: a case whose calls are quick is killed 4 ×
+``timeout`` + ``g`` after it started (250 s at the default 60 s), and none runs more than 25 × ``timeout`` + 2 ×
+``g`` seconds (1,520 s at the default), whatever ``max_runs``.
 
 Only the scan's own process writes the state file and the report; the outcomes are merged in case order.
 A worker's first task lists the cases (:func:`list_in_worker`): a worker that dies before it, as one does
@@ -58,13 +59,20 @@ from mechanisms.execution.worker import CRASH_SIGNALS, HARD_KILL_GRACE
 
 from audit.scan.case_audit import audit_case, list_cases, skipped_outcome
 
-__all__ = ["HARD_LIMIT_TIMEOUTS", "CaseTask", "ScanTarget", "hard_limit", "import_blocked", "list_in_worker", "run_case",
-           "run_cases"]
+__all__ = ["HARD_LIMIT_TIMEOUTS", "WORKER_LISTING_TIMEOUTS", "CaseTask", "ScanTarget", "hard_limit", "import_blocked",
+           "list_in_worker", "run_case", "run_cases"]
 
 #: A case's process is killed when it is still running this many ``timeout`` (plus
 #: :data:`~mechanisms.execution.worker.HARD_KILL_GRACE` seconds) after it started, unless its probe has run and
-#: its own bounds allow more (:func:`hard_limit`): its two probe calls are each bounded by ``timeout``.
+#: its own bounds allow more (:func:`hard_limit`): the build of its call and its two probe calls are each bounded by
+#: ``timeout``.
 HARD_LIMIT_TIMEOUTS = 4
+
+#: A worker's listing bounds each of the library's calls by this many of the scan's ``timeout``
+#: (:func:`list_in_worker`): what the scan's process listed in time, a fresh worker, importing the library from
+#: scratch on a loaded machine, must list too (a case it lacks stops the scan, :func:`_case`); a call that hung in the
+#: scan's process (skipped there) costs a worker this long once.
+WORKER_LISTING_TIMEOUTS = 4
 
 #: The exit status of a case's process that a BaseException (not an Exception) ended, having written its name.
 _ESCAPED = 70
@@ -72,11 +80,13 @@ _ESCAPED = 70
 
 @dataclass(frozen=True)
 class ScanTarget:
-    """What a worker needs to list a scan's cases: the target and the ε grid (``label`` names it in messages)."""
+    """What a worker needs to list a scan's cases: the target, the ε grid and the scan's ``timeout``, which bounds
+    the listing's calls of the library (:func:`list_in_worker`; ``label`` names it in messages)."""
 
     label: str
     target: str
     epsilons: tuple
+    timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -332,10 +342,12 @@ def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, bac
 
 
 def list_in_worker(target: ScanTarget, _task=None, _hard_kill: bool = True) -> int:
-    """A worker's first task: list the target's cases (:func:`_case`'s list) and say how many there are."""
+    """A worker's first task: list the target's cases (:func:`_case`'s list) and say how many there are, each of the
+    library's calls bounded by :data:`WORKER_LISTING_TIMEOUTS` × the scan's ``timeout``."""
     key = (target.target, target.epsilons)
     if key not in _CASES:
-        _CASES[key] = {case.id: case for case in list_cases(target.target, target.epsilons)[1]}
+        timeout = None if target.timeout is None else WORKER_LISTING_TIMEOUTS * target.timeout
+        _CASES[key] = {case.id: case for case in list_cases(target.target, target.epsilons, timeout=timeout)[1]}
         _warm()
     return len(_CASES[key])
 

@@ -15,7 +15,10 @@ the target (``workers`` local processes or Ray tasks: :mod:`audit.scan.isolation
 crashes the interpreter, allocates past ``memory_limit`` or is stuck where ``timeout`` cannot reach
 costs its case (skipped with the reason), and no case sees what another left behind, so the outcomes,
 and the report, do not depend on the number of workers or the backend. ``in_process=True`` runs the
-cases here, one after another, without that protection.
+cases here, one after another, without that protection. Wherever the scan calls the library outside a
+case's audited calls (listing the cases, here and in each worker; building a case's call), each call is bounded
+by ``timeout`` (:mod:`audit.scan.cases`, :func:`audit.scan.case_audit.audit_case`), with or without
+``in_process``: one that does not return in time is skipped naming it.
 
 **Resume.** With a state file, each case's outcome is appended to it as one JSON line when the case
 ends (by this process only, whatever runs the cases); the first line holds the scan's target, α, seed,
@@ -249,7 +252,7 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
         blocked = import_blocked(source_of(target), timeout, memory_limit_default(1) if in_process else memory_limit)
     profile = profile_for(target) if blocked is None else user_profile(target, imported=False)
     given_runs, max_runs = max_runs, max_runs or profile.max_runs or MAX_RUNS
-    skipped, cases = list_cases(target, epsilons, profile) if blocked is None else \
+    skipped, cases = list_cases(target, epsilons, profile, timeout) if blocked is None else \
         ([Skipped(profile.modules[0], blocked)], [])
     if only is not None:  # K, and each case's α/K, are of the cases kept
         cases, skipped = select_cases(cases, only), [s for s in skipped if _selected(s.what, _patterns(only))]
@@ -292,7 +295,8 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
             tasks = [CaseTask(number, cases[number].id, case_alpha, runs_of(cases[number]), timeout,
                               cases[number].seed(seed),
                               memory_limit) for number in todo]
-            run_cases(ScanTarget(f"scan {target}", source_of(target), epsilons), tasks, [cases[n] for n in todo],
+            run_cases(ScanTarget(f"scan {target}", source_of(target), epsilons, timeout), tasks,
+                      [cases[n] for n in todo],
                       workers=execution.workers, backend=execution.backend, ray_address=execution.ray_address,
                       on_done=lambda position, outcome: finished(todo[position], outcome))
     finally:
