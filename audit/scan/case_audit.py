@@ -13,9 +13,10 @@ look, the first included, is started only while it is predicted to end within th
 :mod:`audit.gating.look_time`, the looks before the first timed one at the probe's faster call: a case whose
 first look would not has its call timed again, up to :data:`RETIME_CALLS` calls, and where one is less than half
 the probe's faster call, a busy moment of the machine having slowed both probe calls, the audit starts again at
-that rate within what is left of the looks' bound; a case whose first look still would not is skipped, saying so). A case run in a process of its own tells the worker, once its probe
-has run, how long the rest may take under these bounds (:func:`seconds_after_probe`): the worker's hard kill of a
-case stuck where ``timeout`` cannot interrupt it comes only past that (:func:`audit.scan.isolation.hard_limit`).
+that rate within what is left of the looks' bound; a case whose first look still would not is skipped, saying
+so). A case run in a process of its own tells the worker, once its probe has run, how long the rest may take under
+these bounds (:func:`seconds_after_probe`): the worker's hard kill of a case stuck where ``timeout`` cannot
+interrupt it comes only past that (:func:`audit.scan.isolation.hard_limit`).
 What an entry point prints is captured, never written to the scan's stdout, and its warnings are recorded on the
 case.
 
