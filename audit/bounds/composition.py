@@ -9,7 +9,8 @@ Source: Nuradha and Goldfeld, Pufferfish Privacy: An Information-Theoretic Study
 - Proposition 1: non-adaptive composition — (Σ ε_i + η)-MI PP with
   η = sup Σ_{i≥2} I(M_i; M^{i-1} | w, g);
 - Remark 5: η ≤ Σ_{i≥2} log |spt M_i| (finite outputs) and, for log-concave one-dimensional
-  mechanisms, η ≤ ½ Σ_{i≥2} E log(πe Var(M_i | g, w) / (4 Var(M_i | X)));
+  mechanisms, η ≤ ½ Σ_{i≥2} E log(πe Var(M_i | g, w) / (2 Var(M_i | X))) (the paper prints 4 for the 2:
+  see :func:`eta_bound_log_concave`);
 - Corollary 1 (and Remark 6): η = 0, i.e. (Σ ε_i)-MI PP, when Θ ⊆ Θ_UC, or Θ_UC ⊆ Θ and the
   mechanisms are standard ε_i-PP (in particular when secrets specify databases, as for DP).
 
@@ -123,13 +124,24 @@ def eta_bound_finite_support(output_supports) -> float:
     return float(np.sum(np.log(sizes)))
 
 
+def _log_concave_terms(outputs: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """½ log(πe Var(M_i | g, w) / (2 Var(M_i | X))) per mechanism: Gaussian maximum entropy above, the
+    log-concave minimum ½ log(4 Var) below (:func:`eta_bound_log_concave`)."""
+    return 0.5 * np.log(math.pi * math.e * outputs / (2.0 * noise))
+
+
 def eta_bound_log_concave(output_variances, noise_variances) -> float:
-    """Remark 5: η ≤ ½ Σ_{i≥2} log(πe Var(M_i | g, w) / (4 Var(M_i | X))) (nats).
+    """Remark 5, with its constant corrected: η ≤ ½ Σ_{i≥2} log(πe Var(M_i | g, w) / (2 Var(M_i | X))) (nats).
 
     Holds when each M_i(X) given X is log-concave and one-dimensional (e.g. Laplace or
-    Gaussian noise added to a scalar query): the Gaussian maximises entropy under a variance
-    constraint and log-concave densities have h ≥ ½ log(4 Var) (Marsiglietti–Kostina, the
-    paper's [44]).
+    Gaussian noise added to a scalar query): each term I(M_i; M^{i−1} | g, w) is at most
+    h(M_i | g, w) − h(M_i | X), the Gaussian maximises entropy under a variance constraint,
+    h(M_i | g, w) ≤ ½ log(2πe Var(M_i | g, w)), and log-concave densities have
+    h(M_i | X) ≥ ½ log(4 Var(M_i | X)) (Marsiglietti and Kostina 2018, the paper's [44]), so the
+    quotient is 2πe/4 = πe/2. The paper prints πe/4, ½ log 2 nats per term less than that
+    argument gives, and that is not a bound: with M_1 = X + N(0, 10⁻⁴), M_2 = X + Exp(1) noise and
+    X ~ N(0, 100), I(M_2; M_1) = 2.717 nats (exponentially modified Gaussian entropies) exceeds
+    ½ log(πe·101/4) = 2.687 (``tests/test_bounds_pufferfish.py``).
 
     Parameters
     ----------
@@ -152,7 +164,7 @@ def eta_bound_log_concave(output_variances, noise_variances) -> float:
     # Law of total variance: Var(M|g,w) >= E[Var(M|X)]; a smaller value is an inconsistent input.
     if np.any(outputs < noise):
         raise InputError("argument 'output_variances' must be >= 'noise_variances' entrywise (law of total variance)")
-    return float(0.5 * np.sum(np.log(math.pi * math.e * outputs / (4.0 * noise))))
+    return float(np.sum(_log_concave_terms(outputs, noise)))
 
 
 def compose_mi_pp(
@@ -249,7 +261,7 @@ def _non_adaptive(eps, eta, output_supports, output_variances, noise_variances) 
         outputs = as_finite_vector(output_variances, "output_variances", length=k)[1:]
         noise = as_finite_vector(noise_variances, "noise_variances", length=k)[1:]
         log_concave = eta_bound_log_concave(outputs, noise) if k > 1 else 0.0
-        per_term.append(0.5 * np.log(math.pi * math.e * outputs / (4.0 * noise)))
+        per_term.append(_log_concave_terms(outputs, noise))
     candidates = [eta_given] if eta_given is not None else []
     if per_term:
         candidates.append(float(np.sum(np.min(np.vstack(per_term), axis=0))))
