@@ -10,6 +10,7 @@ from scipy import stats
 
 from audit.search.event_choice import choose_threshold
 from audit.certificates.event_bounds import clopper_pearson, epsilon_from_bounds
+from estimators.validation import InputError
 
 
 @pytest.mark.parametrize("k, n", [(0, 10), (1, 10), (5, 10), (10, 10), (37, 500), (499, 500), (3, 20000)])
@@ -44,6 +45,13 @@ def test_clopper_pearson_coverage_by_simulation():
 def test_clopper_pearson_rejects_alpha_outside_unit_interval(bad):
     with pytest.raises(Exception, match="alpha"):
         clopper_pearson(1, 10, bad)
+
+
+@pytest.mark.parametrize("bad", [-1, 11, 2.5, float("nan"), [3, 12], "three"])
+def test_clopper_pearson_refuses_counts_outside_zero_to_trials(bad):
+    # A count below 0 or above n, or not whole, has no binomial interval (it gave NaN or 0/1 silently).
+    with pytest.raises(InputError, match="successes"):
+        clopper_pearson(bad, 10, 0.05)
 
 
 def test_epsilon_from_bounds_closed_form():

@@ -23,7 +23,7 @@ import math
 import numpy as np
 from scipy import special
 
-from estimators.validation import InputError, check_int, check_probability
+from estimators.validation import InputError, check_int, check_probability, plain
 
 
 
@@ -32,10 +32,17 @@ def clopper_pearson(successes, trials: int, alpha: float) -> tuple:
 
     Clopper and Pearson (1934): the lower bound is the α quantile of Beta(k, n − k + 1)
     (0 when k = 0); the upper bound the 1 − α quantile of Beta(k + 1, n − k) (1 when k = n).
+    ``successes`` (a count or an array of counts) must be whole numbers in [0, ``trials``]: one
+    :class:`InputError` naming it otherwise (a count outside gave NaN on one side, the other side's end on the other).
     """
     trials = check_int(trials, "trials", 1)
     alpha = check_probability(alpha, "alpha")
-    k = np.asarray(successes, dtype=np.float64)
+    try:
+        k = np.asarray(successes, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"argument 'successes' must be a count or an array of counts, got {plain(successes)}") from None
+    if not np.all(np.isfinite(k)) or np.any(k < 0) or np.any(k > trials) or np.any(k != np.round(k)):
+        raise InputError(f"argument 'successes' must be whole numbers in [0, trials] = [0, {trials}], got {plain(successes)}")
     return _cp_side(k, trials, alpha, lower=True), _cp_side(k, trials, alpha, lower=False)
 
 
