@@ -258,3 +258,11 @@ def test_cli_errors_name_the_flag_not_the_library_parameter(argv, flag, capsys):
     err = capsys.readouterr().err
     assert f"argument '--{flag}'" in err
     assert "l1_sensitivity" not in err and "l2_sensitivity" not in err and "'scale'" not in err
+
+
+@pytest.mark.parametrize("curve", [pure_ldp_curve(1.0), gaussian_ldp_curve(1.0, 1.0), laplace_ldp_curve(1.0, 1.0)])
+@pytest.mark.parametrize("bad", [-0.5, float("nan"), [0.5, -1.0]])
+def test_privacy_curves_refuse_epsilon_outside_their_domain(curve, bad):
+    # δ(ε) is defined for ε ≥ 0: the pure curve gave 0.568 at ε = −0.5 and 0 at NaN, silently.
+    with pytest.raises(InputError, match="epsilon"):
+        curve(bad)

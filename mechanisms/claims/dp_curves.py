@@ -128,7 +128,8 @@ def pure_ldp_curve(epsilon: float) -> PrivacyCurve:
     eps0 = check_positive(epsilon, "epsilon")
 
     def delta(eps):
-        eps = np.asarray(eps, dtype=np.float64)
+        # Checked like the Gaussian's and the Laplace's curves: a negative or NaN ε gave a number silently.
+        eps = as_positive_array(eps, "epsilon", allow_zero=True)
         # (e^{ε₀} − e^ε)/(1 + e^{ε₀}) divided through by e^{ε₀}: no overflow for a large ε₀.
         out = np.where(eps < eps0, -np.expm1(np.minimum(eps, eps0) - eps0) / (1.0 + np.exp(-eps0)), 0.0)
         return scalar_or_array(out)
