@@ -23,17 +23,21 @@ worker itself; a worker that dies then (:class:`~mechanisms.execution.backends.W
 **The hard kill's limit** is what the case's own bounds allow, plus
 :data:`~mechanisms.execution.worker.HARD_KILL_GRACE` (``g``, 10 s); :func:`hard_limit`. Until its probe has run, a
 case may run :data:`HARD_LIMIT_TIMEOUTS` × ``timeout`` + ``g`` (the build of its call and its two probe calls, each
-bounded by ``timeout``, and one ``timeout`` more). Once its probe has run, the case tells the worker, through
-memory the two processes share, the seconds the rest may take (:func:`audit.scan.case_audit.seconds_after_probe`):
-twice its looks' bound, which every look, the first included, is started only while predicted to end within
-(``timeout``, or 4 × its probe's slower call × ``max_runs``, at most 10 × ``timeout``), plus ``timeout`` for the
-audit's own work; it may run until that long + ``g`` after its probe ended, never less than the first limit. So a
-case of slow but legitimate calls (python-dp's ``BoundedMean`` without bounds: 20–60 ms a call, 75–235 s a case) is
-audited, not killed at 4 × ``timeout``. A case stuck where ``timeout`` cannot reach is killed by its probe's end
-(itself within the first limit) + min(max(2 × ``timeout``, 8 × its probe's slower call × ``max_runs``), 20 ×
-``timeout``) + ``timeout`` + ``g``, where that is past the first limit: a case whose calls are quick is killed 4 ×
-``timeout`` + ``g`` after it started (250 s at the default 60 s), and none runs more than 25 × ``timeout`` + 2 ×
-``g`` seconds (1,520 s at the default), whatever ``max_runs``.
+bounded by ``timeout``, and one ``timeout`` more). Once its probe has run, before any other call, the case tells the
+worker, through memory the two processes share, the seconds the rest may take
+(:func:`audit.scan.case_audit.seconds_after_probe`): twice its looks' bound, which every look, the first included, is
+started only while predicted to end within (``timeout``, or 4 × its probe's slower call × ``max_runs``, at most 10 ×
+``timeout``), plus ``timeout`` for the audit's own work, and, for a case that opts in to raises as outputs whose
+probe calls both raised, first the bound of its check that it raises on every call
+(:func:`audit.scan.case_audit.raise_check_limit`: 100 calls bounded as one chunk of them, at most 10 × ``timeout``);
+it may run until that long + ``g`` after its probe ended, never less than the first limit. So a case of slow but
+legitimate calls (python-dp's ``BoundedMean`` without bounds: 20–60 ms a call, 75–235 s a case) is audited, and a
+slow case that raises on every call is skipped as one, neither killed at 4 × ``timeout`` as stuck. A case stuck where
+``timeout`` cannot reach is killed by its probe's end (itself within the first limit) + min(max(2 × ``timeout``, 8 ×
+its probe's slower call × ``max_runs``), 20 × ``timeout``) + ``timeout`` + ``g`` (+ its raise check's bound), where
+that is past the first limit: a case whose calls are quick is killed 4 × ``timeout`` + ``g`` after it started (250 s
+at the default 60 s), and none runs more than 25 × ``timeout`` + 2 × ``g`` seconds (1,520 s at the default), 35 ×
+``timeout`` + 2 × ``g`` (2,120 s) with a raise check, whatever ``max_runs``.
 
 Only the scan's own process writes the state file and the report; the outcomes are merged in case order.
 A worker's first task lists the cases (:func:`list_in_worker`): a worker that dies before it, as one does
