@@ -145,8 +145,10 @@ def test_a_slow_case_that_raises_on_every_call_is_skipped_as_one_not_killed_as_s
     assert ALWAYS_CALLS * 2 * raising.SLOW_CALL > isolation.HARD_LIMIT_TIMEOUTS * timeout + 0.5
     case = _case(raising, "raises_slowly", RaisingTool())
     monkeypatch.setattr(isolation, "_case", lambda target, task: case)
-    for warm in isolation.WARM_MODULES:  # as a worker does before it forks its first case
+    monkeypatch.setattr(isolation, "_CASES", {})  # the worker's listing, here in pytest's process
+    for warm in isolation.WARM_MODULES:  # as a worker does before it forks its first case (not its gc.freeze)
         importlib.import_module(warm)
+    monkeypatch.setattr(isolation, "_warm", lambda: None)
     task = isolation.CaseTask(0, case.id, ALPHA, RUNS, timeout, 5, None)
     outcome = isolation.run_case(isolation.ScanTarget("scan", "planted_lib._raising", (1.0,)), task)
     assert outcome["status"] == "skipped"

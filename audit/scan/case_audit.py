@@ -41,7 +41,7 @@ from estimators.validation import InputError
 from mechanisms.calls.printed import NOTE_WORDS as PRINTED_NOTE_WORDS
 from mechanisms.errors import MechanismError, MechanismWarning
 
-from audit.scan.cases import build_cases, discover
+from audit.scan.cases import Skipped, bounded_listing, build_cases, discover
 from audit.scan.profiles import profile_for
 
 
@@ -377,14 +377,21 @@ def source_of(target: str) -> str:
     return str(Path(target).resolve()) if target.endswith(".py") else target
 
 
-def list_cases(target: str, epsilons, profile=None, timeout: float | None = None) -> tuple:
+def list_cases(target: str, epsilons, profile=None, timeout: float | None = None, hard_kill=None) -> tuple:
     """(skipped, cases) of ``target`` at ``epsilons`` (through ``profile``, default its own): the scan's cases,
     listed before any run, in the scan's process and again, the same, in each worker (:mod:`audit.scan.isolation`).
     Each import, public name, grid and grid point the listing reads runs within ``timeout`` seconds (the scan's
-    ``--timeout``; None: no bound), or is skipped naming it (:func:`audit.scan.cases.discover`)."""
-    profile = profile_for(target) if profile is None else profile
-    entries, skipped = discover(profile, source_of(target) if target.endswith(".py") else None, timeout)
-    cases, unbuilt = build_cases(entries, epsilons, timeout)
+    ``--listing-timeout``; None: no bound), or is skipped naming it (:func:`audit.scan.cases.discover`); in a worker,
+    within its hard kill ``hard_kill`` too (:func:`audit.scan.cases.bounded_listing`). So does the import of a user's
+    module ``target`` that finds its profile (a package's submodules) where ``profile`` is not given (a worker's)."""
+    if profile is None:
+        try:
+            profile = bounded_listing(profile_for, (target,), f"module {target}", timeout, " as it was imported",
+                                      hard_kill)
+        except MechanismError as exc:
+            return [Skipped(target, str(exc))], []
+    entries, skipped = discover(profile, source_of(target) if target.endswith(".py") else None, timeout, hard_kill)
+    cases, unbuilt = build_cases(entries, epsilons, timeout, hard_kill)
     return skipped + unbuilt, cases
 
 
