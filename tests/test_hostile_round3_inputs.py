@@ -366,15 +366,15 @@ ENTRY_POINTS = {"gives_generator": ("return (v for v in array)", "is a generator
 
 def _scan(target, out, capsys, *flags):
     """The scan's JSON (stdout, nothing else on it) and its skipped rows, after asserting the report is written."""
-    assert main(["scan", str(target), "--epsilons", "1", "--max-runs", "60000", "--timeout", "3", "--memory-limit",
-                 "256M", "--out", str(out), "--json", *flags]) == 0
+    assert main(["scan", str(target), "--epsilons", "1", "--max-runs", "60000", "--timeout", "3", "--listing-timeout",
+                 "3", "--memory-limit", "256M", "--out", str(out), "--json", *flags]) == 0
     payload = json.loads(capsys.readouterr().out)
     report = json.loads((out / "scan.json").read_text(encoding="utf-8"))
     assert (out / "scan.md").is_file() and payload["skipped"] == len(report["skipped"])
     return payload, {row.get("id", row.get("what")): row["reason"] for row in report["skipped"]}
 
 
-@pytest.mark.integration  # a trial import in a forked child; one waits out --timeout
+@pytest.mark.integration  # a trial import in a forked child; one waits out --listing-timeout
 @pytest.mark.parametrize("as_module", (False, True))
 @pytest.mark.parametrize("name", sorted(IMPORTS))
 def test_a_module_that_misbehaves_at_import_is_listed_as_skipped_and_the_report_written(name, as_module, tmp_path,

@@ -1,8 +1,9 @@
-"""Every call of the scanned library's code outside a case's audited calls is bounded by the scan's ``--timeout``
-too (:mod:`audit.scan.cases`, :func:`audit.scan.case_audit.audit_case`): a module whose import hangs, a public name
-whose reading hangs (a module's ``__getattr__``), a family's grid or grid point that calls a library that hangs, and a
-case whose call's build (its family's setup) hangs are each skipped naming it, in the scan's own process (where no
-worker's hard kill reaches) and with ``in_process=True``, within a bound far below the planted sleep."""
+"""Every call of the scanned library's code outside a case's audited calls is bounded (:mod:`audit.scan.cases`,
+:func:`audit.scan.case_audit.audit_case`): a module whose import hangs, a public name whose reading hangs (a module's
+``__getattr__``), a family's grid or grid point that calls a library that hangs (each by the scan's
+``--listing-timeout``), and a case whose call's build (its family's setup) hangs (by ``--timeout``) are each skipped
+naming it, in the scan's own process (where no worker's hard kill reaches) and with ``in_process=True``, within a
+bound far below the planted sleep; in a worker, a listing stuck where its bound cannot interrupt it is hard-killed."""
 
 from __future__ import annotations
 
@@ -57,12 +58,13 @@ def planted(tmp_path, monkeypatch):
 
 def test_a_public_name_whose_reading_hangs_is_skipped_naming_it(planted):
     started = time.perf_counter()
-    result = scan(str(planted), epsilons=(1.0,), max_runs=20, timeout=TIMEOUT, in_process=True)
+    result = scan(str(planted), epsilons=(1.0,), max_runs=20, timeout=TIMEOUT, listing_timeout=TIMEOUT,
+                  in_process=True)
     assert time.perf_counter() - started < HANG / 2
     reasons = {row["what"]: row["reason"] for row in result.skipped}
     assert reasons["planted_bounds.lazy_tool"] == (
         f"planted_bounds.lazy_tool did not return within {TIMEOUT:g} s as the scan read it and its signature (the "
-        "scan's --timeout); it was skipped")
+        "scan's --listing-timeout); it was skipped")
     # The rest of the module is still listed: noisy_sum's case (left out of the split at 20 runs, without a run).
     assert any(row["what"].startswith("planted_bounds.noisy_sum(") for row in result.skipped)
 
@@ -70,9 +72,9 @@ def test_a_public_name_whose_reading_hangs_is_skipped_naming_it(planted):
 @pytest.mark.integration
 def test_a_worker_lists_within_a_bound_too(planted):
     # A worker lists the cases again (audit.scan.isolation.list_in_worker), where the same name hangs: bounded there
-    # too (WORKER_LISTING_TIMEOUTS × --timeout), it skips it as the scan did and audits the case it is sent.
+    # too (WORKER_LISTING_TIMEOUTS × --listing-timeout), it skips it as the scan did and audits the case it is sent.
     started = time.perf_counter()
-    result = scan(str(planted), epsilons=(1.0,), max_runs=3000, timeout=TIMEOUT, workers=1)
+    result = scan(str(planted), epsilons=(1.0,), max_runs=3000, timeout=TIMEOUT, listing_timeout=TIMEOUT, workers=1)
     assert time.perf_counter() - started < HANG / 2
     assert [o["entry"] for o in result.outcomes] == ["planted_bounds.noisy_sum"]
     assert [row["what"] for row in result.skipped] == ["planted_bounds.lazy_tool"]
@@ -83,7 +85,8 @@ def test_a_worker_bounds_its_listing_by_a_multiple_of_the_timeout(monkeypatch):
     from audit.scan import isolation
 
     given = []
-    monkeypatch.setattr(isolation, "list_cases", lambda target, epsilons, timeout: given.append(timeout) or ([], []))
+    monkeypatch.setattr(isolation, "list_cases",
+                        lambda target, epsilons, timeout, hard_kill: given.append(timeout) or ([], []))
     monkeypatch.setattr(isolation, "_warm", lambda: None)
     monkeypatch.setattr(isolation, "_CASES", {})
     isolation.list_in_worker(isolation.ScanTarget("scan", "lib", (1.0,), 2.5))
@@ -104,7 +107,7 @@ def test_a_module_whose_import_hangs_is_skipped_naming_it(tmp_path, monkeypatch)
     assert time.perf_counter() - started < HANG / 2
     assert not cases and [(s.what, s.reason) for s in skipped] == [
         ("hangs_on_import", f"module hangs_on_import did not return within {TIMEOUT:g} s as it was imported (the "
-                            "scan's --timeout); it was skipped")]
+                            "scan's --listing-timeout); it was skipped")]
 
 
 @dataclass(frozen=True)
@@ -136,10 +139,10 @@ def test_a_grid_or_grid_point_whose_build_hangs_is_skipped_naming_it(planted):
     assert not cases
     assert [(s.what, s.reason) for s in skipped] == [
         ("planted_bounds.noisy_sum", f"entry point planted_bounds.noisy_sum did not return within {TIMEOUT:g} s as its "
-                                     "parameter grid was built (the scan's --timeout); it was skipped"),
+                                     "parameter grid was built (the scan's --listing-timeout); it was skipped"),
         ("planted_bounds.noisy_sum(epsilon=1.0)",
          f"entry point planted_bounds.noisy_sum(epsilon=1.0) did not return within {TIMEOUT:g} s as its case was "
-         "built (the scan's --timeout); it was skipped")]
+         "built (the scan's --listing-timeout); it was skipped")]
 
 
 @dataclass(frozen=True)
@@ -162,3 +165,112 @@ def test_a_case_whose_call_hangs_as_it_is_built_is_skipped_naming_it(planted):
     assert outcome["status"] == "skipped" and outcome["reason"] == (
         f"hangs or exits: entry point planted_bounds.noisy_sum did not return within {TIMEOUT:g} s while its call was "
         "built (the family's preamble and setup) (the scan's --timeout)")
+
+
+def test_a_module_slower_to_import_than_the_timeout_is_listed_within_the_listing_timeout(tmp_path, monkeypatch):
+    # The import sleeps 1 s, past a --timeout of TIMEOUT = 0.5 s: the listing is bounded by --listing-timeout (here its
+    # default, max(--timeout, LISTING_TIMEOUT), LISTING_TIMEOUT lowered to 30 s: 30 × the sleep), not by --timeout.
+    from audit.scan import running
+
+    (tmp_path / "slow_import.py").write_text(
+        "import time\n\nimport numpy as np\n\ntime.sleep(1.0)\n\n\n"
+        "def noisy_sum(array, epsilon=1.0, random_state=None):\n"
+        "    return float(np.sum(array) + np.random.default_rng(random_state).laplace(scale=10.0 / epsilon))\n",
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(running, "LISTING_TIMEOUT", 30.0)
+    assert running.listing_timeout_default(TIMEOUT) == 30.0
+    result = scan("slow_import", epsilons=(1.0,), max_runs=20, timeout=TIMEOUT, in_process=True)
+    assert result.settings["listing_timeout"] == 30.0
+    # Listed: noisy_sum's case, left out of the split at 20 runs (no run made), never the module skipped.
+    assert [row["what"] for row in result.skipped] == ["slow_import.noisy_sum(epsilon=1.0) / ends"]
+
+
+def test_the_listing_timeout_is_checked_naming_its_argument(tmp_path, capsys):
+    from audit.cli.main import main
+    from estimators.validation import InputError
+
+    with pytest.raises(InputError, match="argument 'listing_timeout' must be > 0"):
+        scan("slow_import", listing_timeout=0)
+    for value in ("0", "-1"):
+        assert main(["scan", "slow_import", "--out", str(tmp_path / "report"), "--listing-timeout", value]) == 2
+        assert f"argument '--listing-timeout' must be > 0, got {float(value)}" in capsys.readouterr().err
+
+
+#: A module whose import, in a worker process (or everywhere, where the environment says so), blocks the alarm that
+#: bounds it and sleeps: stuck where the listing's bound cannot interrupt it, as in compiled code (the scan's own
+#: process, and its trial import's forked child, import it at once).
+DEAF_IMPORT = '''
+import multiprocessing
+import os
+import signal
+import time
+
+import numpy as np
+
+if os.environ.get("DEAF_IMPORT") == "everywhere" or multiprocessing.parent_process() is not None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    time.sleep(3600)
+
+
+def noisy_sum(array, epsilon=1.0, random_state=None):
+    return float(np.sum(array) + np.random.default_rng(random_state).laplace(scale=10.0 / epsilon))
+'''
+
+
+def test_a_worker_listing_stuck_where_its_bound_cannot_reach_is_hard_killed_naming_the_module(tmp_path, monkeypatch):
+    # The worker's listing as a backend runs it (its task's report, its hard kill), in a forked child: each call is
+    # bounded by 4 × --listing-timeout = 1 s, which the import's blocked alarm cannot interrupt, and the worker ends
+    # itself 1 s + the grace (0.5 s here) after the import started, its report naming the module and its hard kill due.
+    import faulthandler
+    import os
+
+    from audit.scan import isolation
+    from mechanisms.execution.backends import WorkerLost
+    from mechanisms.execution.worker import lost_in, run_reporting
+
+    (tmp_path / "deaf_import.py").write_text(DEAF_IMPORT, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("DEAF_IMPORT", "everywhere")
+    monkeypatch.setattr(isolation, "HARD_KILL_GRACE", 0.5)
+    monkeypatch.setattr(isolation, "_CASES", {})
+    target, report = isolation.ScanTarget("scan", "deaf_import", (1.0,), 0.25), tmp_path / "report"
+    # pytest's own faulthandler timeout (faulthandler_timeout), armed in this process, would leave a forked child's
+    # faulthandler waiting on a watchdog thread it does not have; a spawned worker, the scan's, has none.
+    faulthandler.cancel_dump_traceback_later()
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the worker
+        try:
+            run_reporting(str(report), isolation.list_in_worker, target, None, True)
+        finally:
+            os._exit(0)
+    while not os.waitpid(pid, os.WNOHANG)[0]:
+        if time.monotonic() - started > HANG / 4:  # without the hard kill: the test fails, not hangs
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the worker's listing was not hard-killed")
+        time.sleep(0.05)
+    assert lost_in(str(report)) == ("module deaf_import", True)
+    assert isolation._listing_stuck(target, WorkerLost("died", "module deaf_import", True)) == (
+        "module deaf_import was still running 1.5 s after it started in a worker's listing of the cases (4 × "
+        "--listing-timeout + 0.5 s), stuck where --listing-timeout cannot interrupt it: the worker process was killed")
+
+
+@pytest.mark.integration
+def test_a_scan_whose_worker_listing_is_stuck_skips_every_case_naming_the_module(tmp_path, monkeypatch):
+    # The scan's process lists the module at once; its worker (spawned: the import blocks there) is hard-killed at
+    # 4 × 0.25 s + the grace (10 s) and every case is skipped with the reason, the report written, not hung.
+    from mechanisms.execution.worker import HARD_KILL_GRACE
+
+    (tmp_path / "deaf_import.py").write_text(DEAF_IMPORT, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}:{__import__('os').environ.get('PYTHONPATH', '')}")
+    started = time.perf_counter()
+    result = scan("deaf_import", epsilons=(1.0,), max_runs=3000, timeout=TIMEOUT, listing_timeout=0.25, workers=1)
+    assert time.perf_counter() - started < HANG / 2
+    assert [(o["entry"], o["status"], o["reason"]) for o in result.outcomes] == [(
+        "deaf_import.noisy_sum", "skipped",
+        f"module deaf_import was still running {1 + HARD_KILL_GRACE:g} s after it started in a worker's listing of the "
+        f"cases (4 × --listing-timeout + {HARD_KILL_GRACE:g} s), stuck where --listing-timeout cannot interrupt it: "
+        "the worker process was killed")]

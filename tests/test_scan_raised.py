@@ -126,3 +126,32 @@ def test_a_call_that_hangs_after_raising_is_skipped_within_its_bound(raising):
     assert outcome["reason"].startswith("hangs or exits:") and "raises on every call" in outcome["reason"]
     assert raising._calls[0] == raising.RAISES_BEFORE_HANG + 1
     assert time.perf_counter() - started < raising.HANG_SECONDS / 2 and CHUNK_TIMEOUT_FACTOR < raising.HANG_SECONDS / 2
+
+
+@pytest.mark.integration
+def test_a_slow_case_that_raises_on_every_call_is_skipped_as_one_not_killed_as_stuck(raising, monkeypatch):
+    # Calls of SLOW_CALL = 30 ms that always raise, --timeout 0.3 s, the hard kill's grace 0.5 s: the worker's first
+    # limit is 4 × 0.3 + 0.5 = 1.7 s after the case's process started, and the every-call check's 100 calls take at
+    # least 3 s, within their own bound (4 × the probe's slower call, ≥ 30 ms, × 100 calls ≥ 12 s; its cap of
+    # CHUNK_TIMEOUT_FACTOR × --timeout raised to 30 s here). The case tells the worker its bounds, the check's
+    # included, before the check starts: it is skipped as raising on every call, not killed at 1.7 s as stuck.
+    import importlib
+
+    from audit.scan import case_audit, isolation
+
+    timeout = 0.3
+    monkeypatch.setattr(case_audit, "CHUNK_TIMEOUT_FACTOR", 100.0)
+    monkeypatch.setattr(isolation, "HARD_KILL_GRACE", 0.5)
+    assert ALWAYS_CALLS * 2 * raising.SLOW_CALL > isolation.HARD_LIMIT_TIMEOUTS * timeout + 0.5
+    case = _case(raising, "raises_slowly", RaisingTool())
+    monkeypatch.setattr(isolation, "_case", lambda target, task: case)
+    monkeypatch.setattr(isolation, "_CASES", {})  # the worker's listing, here in pytest's process
+    for warm in isolation.WARM_MODULES:  # as a worker does before it forks its first case (not its gc.freeze)
+        importlib.import_module(warm)
+    monkeypatch.setattr(isolation, "_warm", lambda: None)
+    task = isolation.CaseTask(0, case.id, ALPHA, RUNS, timeout, 5, None)
+    outcome = isolation.run_case(isolation.ScanTarget("scan", "planted_lib._raising", (1.0,)), task)
+    assert outcome["status"] == "skipped"
+    assert outcome["reason"] == (f"the call raised on each of {ALWAYS_CALLS} calls on each database (a raise on every "
+                                 "call is no random output): RuntimeError: slow, and never works")
+    assert outcome["seconds"] >= ALWAYS_CALLS * 2 * raising.SLOW_CALL

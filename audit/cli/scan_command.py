@@ -8,7 +8,7 @@ from audit.config.flag_values import StoreOnce, integer, number, with_flag_names
 #: The scan's keyword arguments and the flags that carry them, so an error names what the user typed.
 FLAGS = {"alpha": "--alpha", "max_runs": "--max-runs", "timeout": "--timeout", "epsilons": "--epsilons",
          "workers": "--workers", "backend": "--backend", "ray_address": "--ray-address", "memory_limit": "--memory-limit",
-         "only": "--only"}
+         "only": "--only", "listing_timeout": "--listing-timeout"}
 
 #: Units of ``--memory-limit`` (binary: 1K = 1024 bytes).
 UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
@@ -68,6 +68,11 @@ def configure(parser) -> None:
     parser.add_argument("--timeout", type=number, action=StoreOnce, default=None, metavar="S",
                         help="seconds each call of an entry point may take (default 60); a case's chunks of calls "
                              "and its whole audit are bounded by multiples of it (the scan how-to)")
+    parser.add_argument("--listing-timeout", type=number, action=StoreOnce, default=None, metavar="S",
+                        help="seconds each call of the library made to list the cases may take (a module's import, "
+                             "reading a public name, a family's grid, building a grid point), 4 × that in each "
+                             "worker; one that does not end in time is skipped (default: the larger of --timeout "
+                             "and 60)")
     parser.add_argument("--epsilons", action=StoreOnce, default=None, metavar="E1,E2,...",
                         help="the ε grid (default 0.1,1,4)")
     parser.add_argument("--only", action="append", default=None, metavar="PATTERN",
@@ -118,7 +123,7 @@ def run(args):
                       backend="local" if args.backend is None else args.backend, ray_address=args.ray_address,
                       in_process=args.in_process,
                       memory_limit=_memory_limit("auto" if args.memory_limit is None else args.memory_limit),
-                      only=args.only)
+                      only=args.only, listing_timeout=args.listing_timeout)
     except InputError as exc:
         raise InputError(with_flag_names(str(exc), FLAGS)) from None
     paths = write_scan_report(result, out)

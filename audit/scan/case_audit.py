@@ -14,9 +14,11 @@ look, the first included, is started only while it is predicted to end within th
 first look would not has its call timed again, up to :data:`RETIME_CALLS` calls, and where one is less than half
 the probe's faster call, a busy moment of the machine having slowed both probe calls, the audit starts again at
 that rate within what is left of the looks' bound; a case whose first look still would not is skipped, saying
-so). A case run in a process of its own tells the worker, once its probe has run, how long the rest may take under
-these bounds (:func:`seconds_after_probe`): the worker's hard kill of a case stuck where ``timeout`` cannot
-interrupt it comes only past that (:func:`audit.scan.isolation.hard_limit`).
+so). A case run in a process of its own tells the worker, once its probe has run and before any other call, how long
+the rest may take under these bounds (:func:`seconds_after_probe`, plus :func:`raise_check_limit` where an opted-in
+case checks that it raises on every call): the worker's hard kill of a case stuck where ``timeout`` cannot
+interrupt it comes only past that (:func:`audit.scan.isolation.hard_limit`), so a slow case is reported as what it
+is, never as stuck.
 What an entry point prints is captured, never written to the scan's stdout, and its warnings are recorded on the
 case.
 
@@ -39,7 +41,7 @@ from estimators.validation import InputError
 from mechanisms.calls.printed import NOTE_WORDS as PRINTED_NOTE_WORDS
 from mechanisms.errors import MechanismError, MechanismWarning
 
-from audit.scan.cases import build_cases, discover
+from audit.scan.cases import Skipped, bounded_listing, build_cases, discover
 from audit.scan.profiles import profile_for
 
 
@@ -129,9 +131,10 @@ def _raised_described(case) -> dict:
 def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, on_bounds=None) -> dict:
     """The outcome of one case (module docstring): a JSON-able dict with ``status`` "finding", "control" or "skipped".
 
-    ``on_bounds``, where given, is called once the probe has run with the seconds the rest of the case may take
-    under its own bounds (:func:`seconds_after_probe`): the worker that runs the case in a child process of its own
-    sets its hard kill from it (:func:`audit.scan.isolation.hard_limit`).
+    ``on_bounds``, where given, is called once the probe has run, before any other call, with the seconds the rest of
+    the case may take under its own bounds (:func:`seconds_after_probe`, and for an opted-in case whose probe calls
+    both raised, first the check that it raises on every call, :func:`raise_check_limit`): the worker that runs the
+    case in a child process of its own sets its hard kill from it (:func:`audit.scan.isolation.hard_limit`).
     """
     from mechanisms.adapters.callables import PerDatabaseMechanism
     from mechanisms.calls.user_call import call_user_code
@@ -171,28 +174,27 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
             return skipped_outcome(case, seed, f"the call raised {type(exc).__name__} on the {name} database: {exc}"[:400],
                             started)
         probe_calls.append(time.perf_counter() - called)
-    if case.raised_as_output:
-        from audit.scan.raised import ALWAYS_CALLS, PREFIX, always_raises, is_raised
-
-        if is_raised(probed[0]) and is_raised(probed[1]):
-            # Up to 2 × ALWAYS_CALLS more calls, bounded as a chunk of that many: a call may hang after raising.
-            try:
-                category = call_user_code(always_raises, (function, case.pair.first, case.pair.second, seed), who=who,
-                                          timeout=chunk_timeout(timeout, max(probe_calls), 2 * ALWAYS_CALLS),
-                                          where=" while checking whether it raises on every call",
-                                          hint="(the scan's --timeout)")
-            except MechanismError as exc:
-                return skipped_outcome(case, seed, f"hangs or exits: {exc}", started)
-            if category is not None:
-                return skipped_outcome(case, seed, f"the call raised on each of {ALWAYS_CALLS} calls on each database "
-                                       f"(a raise on every call is no random output): {category[len(PREFIX):]}"[:400],
-                                       started)
     # The slower call bounds the chunks (a first call's one-off costs included); the faster predicts the looks' calls.
     probe_seconds, call_seconds = max(probe_calls), min(probe_calls)
+    check_limit = raise_check_limit(case, probed, timeout, probe_seconds)
+    if on_bounds is not None:  # before the raise check: the worker's hard kill must allow it too
+        on_bounds(check_limit + seconds_after_probe(timeout, probe_seconds, max_runs))
+    if check_limit:
+        from audit.scan.raised import ALWAYS_CALLS, PREFIX, always_raises
+
+        # Up to 2 × ALWAYS_CALLS more calls, bounded as a chunk of that many: a call may hang after raising.
+        try:
+            category = call_user_code(always_raises, (function, case.pair.first, case.pair.second, seed), who=who,
+                                      timeout=check_limit, where=" while checking whether it raises on every call",
+                                      hint="(the scan's --timeout)")
+        except MechanismError as exc:
+            return skipped_outcome(case, seed, f"hangs or exits: {exc}", started)
+        if category is not None:
+            return skipped_outcome(case, seed, f"the call raised on each of {ALWAYS_CALLS} calls on each database "
+                                   f"(a raise on every call is no random output): {category[len(PREFIX):]}"[:400],
+                                   started)
     looks_limit = chunk_timeout(timeout, probe_seconds, max_runs)
     probe_ended, retimed = time.perf_counter(), None
-    if on_bounds is not None:
-        on_bounds(seconds_after_probe(timeout, probe_seconds, max_runs))
     notes = []
     if not np.array_equal(global_state, np.random.get_state()[1]):
         notes.append("draws from NumPy's global generator, not from the random_state it is given (the audit's "
@@ -284,6 +286,17 @@ def seconds_after_probe(timeout: float, probe_seconds: float, max_runs: int) -> 
     return 2 * chunk_timeout(timeout, probe_seconds, max_runs) + COMPUTE_TIMEOUTS * timeout
 
 
+def raise_check_limit(case, probed: list, timeout: float, probe_seconds: float) -> float:
+    """Seconds the check that an opted-in case raises on every call may take (:func:`audit.scan.raised.always_raises`,
+    up to 2 × :data:`~audit.scan.raised.ALWAYS_CALLS` calls bounded as one chunk of them, :func:`chunk_timeout`),
+    where both its probe calls raised (``probed``: their releases); 0 where the check is not made."""
+    from audit.scan.raised import ALWAYS_CALLS, is_raised
+
+    if not (case.raised_as_output and all(is_raised(value) for value in probed)):
+        return 0.0
+    return chunk_timeout(timeout, probe_seconds, 2 * ALWAYS_CALLS)
+
+
 #: Calls at most that time a case's call again when its probe predicts its first look too slow (:func:`_fastest_call`).
 RETIME_CALLS = 6
 
@@ -364,14 +377,21 @@ def source_of(target: str) -> str:
     return str(Path(target).resolve()) if target.endswith(".py") else target
 
 
-def list_cases(target: str, epsilons, profile=None, timeout: float | None = None) -> tuple:
+def list_cases(target: str, epsilons, profile=None, timeout: float | None = None, hard_kill=None) -> tuple:
     """(skipped, cases) of ``target`` at ``epsilons`` (through ``profile``, default its own): the scan's cases,
     listed before any run, in the scan's process and again, the same, in each worker (:mod:`audit.scan.isolation`).
     Each import, public name, grid and grid point the listing reads runs within ``timeout`` seconds (the scan's
-    ``--timeout``; None: no bound), or is skipped naming it (:func:`audit.scan.cases.discover`)."""
-    profile = profile_for(target) if profile is None else profile
-    entries, skipped = discover(profile, source_of(target) if target.endswith(".py") else None, timeout)
-    cases, unbuilt = build_cases(entries, epsilons, timeout)
+    ``--listing-timeout``; None: no bound), or is skipped naming it (:func:`audit.scan.cases.discover`); in a worker,
+    within its hard kill ``hard_kill`` too (:func:`audit.scan.cases.bounded_listing`). So does the import of a user's
+    module ``target`` that finds its profile (a package's submodules) where ``profile`` is not given (a worker's)."""
+    if profile is None:
+        try:
+            profile = bounded_listing(profile_for, (target,), f"module {target}", timeout, " as it was imported",
+                                      hard_kill)
+        except MechanismError as exc:
+            return [Skipped(target, str(exc))], []
+    entries, skipped = discover(profile, source_of(target) if target.endswith(".py") else None, timeout, hard_kill)
+    cases, unbuilt = build_cases(entries, epsilons, timeout, hard_kill)
     return skipped + unbuilt, cases
 
 

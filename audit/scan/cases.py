@@ -7,10 +7,12 @@ parameters state on one neighbouring pair of databases. Every case is listed bef
 that cannot be built becomes a :class:`Skipped` row with its reason, never dropped.
 
 **Bounded.** Listing and building run the library's code (its modules' imports, each public name read and
-matched, a family's grid and each grid point's claim and pairs), in the scan's own process and in each worker,
-where no hard kill reaches: each such call is bounded by the scan's ``--timeout``
-(:func:`mechanisms.calls.user_call.call_user_code`), and one that does not return in time is a :class:`Skipped`
-row naming it (:func:`discover`, :func:`build_cases`).
+matched, a family's grid and each grid point's claim and pairs), in the scan's own process, where no hard kill
+reaches, and in each worker: each such call is bounded by the scan's ``--listing-timeout``
+(:func:`mechanisms.calls.user_call.call_user_code`; default max(``--timeout``, 60 s),
+:func:`audit.scan.running.listing_timeout_default`), and one that does not return in time is a :class:`Skipped`
+row naming it (:func:`discover`, :func:`build_cases`). In a worker, a call that ignores that bound (stuck in compiled
+code) is also hard-killed, with its worker (:func:`audit.scan.isolation.list_in_worker`): ``hard_kill``.
 
 Pairs come from :func:`pairs_for`, the one place that turns an entry point's declared domain into
 pairs, so that the domain pair families of :mod:`audit.search` can replace it.
@@ -176,15 +178,18 @@ def load_module(target: str):
 
 
 #: Ends the message of a listing's bound that fired: what bounds it, and what became of what it was listing.
-LISTING_HINT = "(the scan's --timeout); it was skipped"
+LISTING_HINT = "(the scan's --listing-timeout); it was skipped"
 
 
-def _bounded(fn, arguments: tuple, who: str, timeout: float | None, where: str):
+def bounded_listing(fn, arguments: tuple, who: str, timeout: float | None, where: str, hard_kill=None):
     """``fn(*arguments)``, code of the scanned library that lists or builds a case, within ``timeout`` seconds (None:
-    no bound); a :class:`~mechanisms.errors.MechanismError` naming ``who`` where it does not return in time."""
+    no bound); a :class:`~mechanisms.errors.MechanismError` naming ``who`` where it does not return in time. Where
+    given (in a worker), ``hard_kill(who, timeout)`` is a context manager the call runs in: the worker's hard kill of a
+    call that ignores the bound (:func:`audit.scan.isolation.list_in_worker`)."""
     from mechanisms.calls.user_call import call_user_code
 
-    return call_user_code(fn, arguments, who=who, timeout=timeout, where=where, hint=LISTING_HINT)
+    with contextlib.nullcontext() if hard_kill is None or timeout is None else hard_kill(who, timeout):
+        return call_user_code(fn, arguments, who=who, timeout=timeout, where=where, hint=LISTING_HINT)
 
 
 def _names(module) -> tuple:
@@ -224,14 +229,15 @@ def _import(module_name: str, source_file: str | None):
         return load_module(source_file) if source_file else importlib.import_module(module_name)
 
 
-def discover(profile: Profile, source_file: str | None = None, timeout: float | None = None) -> tuple:
+def discover(profile: Profile, source_file: str | None = None, timeout: float | None = None, hard_kill=None) -> tuple:
     """(entry points, skipped) of ``profile``: the public functions and classes of its modules that a family
     matches; a module that cannot be imported, or a public callable with an ``epsilon`` parameter that no
     family matches, is skipped with its reason.
 
     Importing a module and reading each public name (and matching it to a family) run the library's code in the
     process that lists the cases, the scan's own, where no worker's hard kill reaches: each is bounded by
-    ``timeout`` (the scan's ``--timeout``; None: no bound, :func:`mechanisms.calls.user_call.call_user_code`). A
+    ``timeout`` (the scan's ``--listing-timeout``; None: no bound, :func:`mechanisms.calls.user_call.call_user_code`;
+    in a worker, within ``hard_kill`` too, :func:`bounded_listing`). A
     module whose import does not end in time is skipped, and so is a name whose reading does not (a module's
     ``__getattr__`` that hangs), each naming it, as a module that fails to import is: the rest of the library is
     still scanned, where stopping the scan would audit nothing of it.
@@ -239,8 +245,8 @@ def discover(profile: Profile, source_file: str | None = None, timeout: float | 
     entries, skipped, seen = [], [], set()
     for module_name in profile.modules:
         try:
-            module = _bounded(_import, (module_name, source_file), f"module {module_name}", timeout,
-                              " as it was imported")
+            module = bounded_listing(_import, (module_name, source_file), f"module {module_name}", timeout,
+                                     " as it was imported", hard_kill)
         except MechanismError as exc:
             skipped.append(Skipped(module_name, str(exc)))
             continue
@@ -250,8 +256,8 @@ def discover(profile: Profile, source_file: str | None = None, timeout: float | 
         names, declared = _names(module)
         for name in names:
             try:
-                listed = _bounded(_listed, (module, name, declared, profile, seen), f"{module_name}.{name}", timeout,
-                                  " as the scan read it and its signature")
+                listed = bounded_listing(_listed, (module, name, declared, profile, seen), f"{module_name}.{name}",
+                                         timeout, " as the scan read it and its signature", hard_kill)
             except MechanismError as exc:
                 skipped.append(Skipped(f"{module_name}.{name}", str(exc)))
                 continue
@@ -279,18 +285,19 @@ def _built(entry: EntryPoint, settings: dict) -> tuple:
     return setup, wrapped(source) if raised else source, claim, pairs, raised
 
 
-def build_cases(entries, epsilons, timeout: float | None = None) -> tuple:
+def build_cases(entries, epsilons, timeout: float | None = None, hard_kill=None) -> tuple:
     """(cases, skipped): every entry point at every grid point on every pair of :func:`pairs_for`.
 
     An entry point's grid, and each grid point's build, may call the library (OpenDP's calibration, its privacy
-    maps): each is bounded by ``timeout`` (as :func:`discover`'s listing), and one that does not return in time is
+    maps): each is bounded by ``timeout`` and ``hard_kill`` (as :func:`discover`'s listing), and one that does not
+    return in time is
     skipped naming the entry point (or its grid point)."""
     cases, skipped = [], []
     for entry in entries:
         family = entry.family
         try:
-            grid = _bounded(family.settings, (entry.obj, epsilons), f"entry point {entry.qualified}", timeout,
-                            " as its parameter grid was built")
+            grid = bounded_listing(family.settings, (entry.obj, epsilons), f"entry point {entry.qualified}",
+                                   timeout, " as its parameter grid was built", hard_kill)
         except UnknownSignature as exc:
             skipped.append(Skipped(entry.qualified, f"unknown signature: {exc}"))
             continue
@@ -303,9 +310,9 @@ def build_cases(entries, epsilons, timeout: float | None = None) -> tuple:
         for settings in grid:
             text = ", ".join(f"{k}={v!r}" for k, v in settings.items())
             try:
-                setup, source, claim, pairs, raised = _bounded(_built, (entry, settings),
+                setup, source, claim, pairs, raised = bounded_listing(_built, (entry, settings),
                                                                f"entry point {entry.qualified}({text})", timeout,
-                                                               " as its case was built")
+                                                               " as its case was built", hard_kill)
             except MechanismError as exc:
                 skipped.append(Skipped(f"{entry.qualified}({text})", str(exc)[:400]))
                 continue

@@ -23,22 +23,30 @@ worker itself; a worker that dies then (:class:`~mechanisms.execution.backends.W
 **The hard kill's limit** is what the case's own bounds allow, plus
 :data:`~mechanisms.execution.worker.HARD_KILL_GRACE` (``g``, 10 s); :func:`hard_limit`. Until its probe has run, a
 case may run :data:`HARD_LIMIT_TIMEOUTS` × ``timeout`` + ``g`` (the build of its call and its two probe calls, each
-bounded by ``timeout``, and one ``timeout`` more). Once its probe has run, the case tells the worker, through
-memory the two processes share, the seconds the rest may take (:func:`audit.scan.case_audit.seconds_after_probe`):
-twice its looks' bound, which every look, the first included, is started only while predicted to end within
-(``timeout``, or 4 × its probe's slower call × ``max_runs``, at most 10 × ``timeout``), plus ``timeout`` for the
-audit's own work; it may run until that long + ``g`` after its probe ended, never less than the first limit. So a
-case of slow but legitimate calls (python-dp's ``BoundedMean`` without bounds: 20–60 ms a call, 75–235 s a case) is
-audited, not killed at 4 × ``timeout``. A case stuck where ``timeout`` cannot reach is killed by its probe's end
-(itself within the first limit) + min(max(2 × ``timeout``, 8 × its probe's slower call × ``max_runs``), 20 ×
-``timeout``) + ``timeout`` + ``g``, where that is past the first limit: a case whose calls are quick is killed 4 ×
-``timeout`` + ``g`` after it started (250 s at the default 60 s), and none runs more than 25 × ``timeout`` + 2 ×
-``g`` seconds (1,520 s at the default), whatever ``max_runs``.
+bounded by ``timeout``, and one ``timeout`` more). Once its probe has run, before any other call, the case tells the
+worker, through memory the two processes share, the seconds the rest may take
+(:func:`audit.scan.case_audit.seconds_after_probe`): twice its looks' bound, which every look, the first included, is
+started only while predicted to end within (``timeout``, or 4 × its probe's slower call × ``max_runs``, at most 10 ×
+``timeout``), plus ``timeout`` for the audit's own work, and, for a case that opts in to raises as outputs whose
+probe calls both raised, first the bound of its check that it raises on every call
+(:func:`audit.scan.case_audit.raise_check_limit`: 100 calls bounded as one chunk of them, at most 10 × ``timeout``);
+it may run until that long + ``g`` after its probe ended, never less than the first limit. So a case of slow but
+legitimate calls (python-dp's ``BoundedMean`` without bounds: 20–60 ms a call, 75–235 s a case) is audited, and a
+slow case that raises on every call is skipped as one, neither killed at 4 × ``timeout`` as stuck. A case stuck where
+``timeout`` cannot reach is killed by its probe's end (itself within the first limit) + min(max(2 × ``timeout``, 8 ×
+its probe's slower call × ``max_runs``), 20 × ``timeout``) + ``timeout`` + ``g`` (+ its raise check's bound), where
+that is past the first limit: a case whose calls are quick is killed 4 × ``timeout`` + ``g`` after it started (250 s
+at the default 60 s), and none runs more than 25 × ``timeout`` + 2 × ``g`` seconds (1,520 s at the default), 35 ×
+``timeout`` + 2 × ``g`` (2,120 s) with a raise check, whatever ``max_runs``.
 
 Only the scan's own process writes the state file and the report; the outcomes are merged in case order.
-A worker's first task lists the cases (:func:`list_in_worker`): a worker that dies before it, as one does
-when the Python script that called the scan has no ``if __name__ == "__main__":`` guard (each ``spawn``
-worker imports that script, which would start a scan of its own), stops the scan with one error saying so.
+A worker's first task lists the cases (:func:`list_in_worker`), each of the library's calls bounded by
+:data:`WORKER_LISTING_TIMEOUTS` × the scan's ``listing_timeout`` and, where one is stuck past that + ``g`` where the
+bound cannot interrupt it (compiled code), hard-killed with its worker: every case is then skipped, naming the
+module or name the listing was at (a worker that cannot list the cases cannot audit them). A worker that dies
+before it otherwise, as one does when the Python script that called the scan has no ``if __name__ == "__main__":``
+guard (each ``spawn`` worker imports that script, which would start a scan of its own), stops the scan with one
+error saying so.
 """
 
 from __future__ import annotations
@@ -55,7 +63,7 @@ import time
 from dataclasses import dataclass
 
 from mechanisms.errors import MechanismError
-from mechanisms.execution.worker import CRASH_SIGNALS, HARD_KILL_GRACE
+from mechanisms.execution.worker import CRASH_SIGNALS, HARD_KILL_GRACE, hard_kill_within
 
 from audit.scan.case_audit import audit_case, list_cases, skipped_outcome
 
@@ -68,7 +76,7 @@ __all__ = ["HARD_LIMIT_TIMEOUTS", "WORKER_LISTING_TIMEOUTS", "CaseTask", "ScanTa
 #: ``timeout``.
 HARD_LIMIT_TIMEOUTS = 4
 
-#: A worker's listing bounds each of the library's calls by this many of the scan's ``timeout``
+#: A worker's listing bounds each of the library's calls by this many of the scan's ``listing_timeout``
 #: (:func:`list_in_worker`): what the scan's process listed in time, a fresh worker, importing the library from
 #: scratch on a loaded machine, must list too (a case it lacks stops the scan, :func:`_case`); a call that hung in the
 #: scan's process (skipped there) costs a worker this long once.
@@ -80,13 +88,13 @@ _ESCAPED = 70
 
 @dataclass(frozen=True)
 class ScanTarget:
-    """What a worker needs to list a scan's cases: the target, the ε grid and the scan's ``timeout``, which bounds
-    the listing's calls of the library (:func:`list_in_worker`; ``label`` names it in messages)."""
+    """What a worker needs to list a scan's cases: the target, the ε grid and the scan's ``listing_timeout``, which
+    bounds the listing's calls of the library (:func:`list_in_worker`; ``label`` names it in messages)."""
 
     label: str
     target: str
     epsilons: tuple
-    timeout: float | None = None
+    listing_timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -306,7 +314,9 @@ def _stuck(timeout: float, started: float, deadline: float, told: tuple, entry: 
 
 def run_case(target: ScanTarget, task: CaseTask, _hard_kill: bool = True) -> dict:
     """Audit one case in this worker: in a forked child where the platform can fork, else here. (The backends
-    pass ``_hard_kill``, as to an audit's chunks; a case's own bound is :func:`hard_limit`.)"""
+    pass ``_hard_kill``, as to an audit's chunks: a fresh worker that replaced a dead one lists the cases first, within
+    its hard kill, :func:`list_in_worker`; a case's own bound is :func:`hard_limit`.)"""
+    list_in_worker(target, None, _hard_kill)
     if hasattr(os, "fork"):
         return _forked(target, task)
     return _audit(target, task)  # pragma: no cover - platforms without fork (Windows)
@@ -324,6 +334,9 @@ def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, bac
 
     def give_up(position, exc, attempts):
         case = cases[position]
+        stuck = _listing_stuck(target, exc)  # a fresh worker's listing: the only hard kill a scan's worker arms
+        if stuck is not None:
+            return skipped_outcome(case, tasks[position].seed, stuck)
         if isinstance(exc, MechanismError):
             return skipped_outcome(case, tasks[position].seed, str(exc)[:400])
         return skipped_outcome(case, tasks[position].seed, f"the worker process died while running "
@@ -335,21 +348,58 @@ def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, bac
     pool = ProcessBackend(target, workers) if backend == "local" else make_backend(target, backend, workers,
                                                                                   ray_address)
     try:
-        run_tasks(pool, list_in_worker, [None], retries=0, give_up=_never_started)
+        listed, = run_tasks(pool, list_in_worker, [None], retries=0,
+                            give_up=lambda position, exc, attempts: _listing_given_up(target, exc))
+        if isinstance(listed, str):  # the listing was stuck: no worker lists the cases, so none is audited
+            return [_given(on_done, position, skipped_outcome(case, task.seed, listed))
+                    for position, (task, case) in enumerate(zip(tasks, cases))]
         return run_tasks(pool, run_case, tasks, retries=0, give_up=give_up, on_done=on_done)
     finally:
         pool.close()
 
 
-def list_in_worker(target: ScanTarget, _task=None, _hard_kill: bool = True) -> int:
+def list_in_worker(target: ScanTarget, _task=None, _hard_kill: bool = False) -> int:
     """A worker's first task: list the target's cases (:func:`_case`'s list) and say how many there are, each of the
-    library's calls bounded by :data:`WORKER_LISTING_TIMEOUTS` × the scan's ``timeout``."""
+    library's calls bounded by :data:`WORKER_LISTING_TIMEOUTS` × the scan's ``listing_timeout``, and, with
+    ``_hard_kill`` (as the backends run it), ending this worker where a call is still running
+    :data:`~mechanisms.execution.worker.HARD_KILL_GRACE` seconds past that (stuck in compiled code, where the bound's
+    interruption cannot reach: :func:`mechanisms.execution.worker.hard_kill_within`), its task's report naming the
+    module or name it was at (:func:`_listing_stuck`)."""
     key = (target.target, target.epsilons)
     if key not in _CASES:
-        timeout = None if target.timeout is None else WORKER_LISTING_TIMEOUTS * target.timeout
-        _CASES[key] = {case.id: case for case in list_cases(target.target, target.epsilons, timeout=timeout)[1]}
+        timeout = None if target.listing_timeout is None else WORKER_LISTING_TIMEOUTS * target.listing_timeout
+        _CASES[key] = {case.id: case for case in list_cases(target.target, target.epsilons, timeout=timeout,
+                                                            hard_kill=_hard_killed if _hard_kill else None)[1]}
         _warm()
     return len(_CASES[key])
+
+
+def _hard_killed(who: str, seconds: float):
+    """The hard kill of one of a worker's listing calls, bounded by ``seconds``: that + the grace."""
+    return hard_kill_within(seconds + HARD_KILL_GRACE, who)
+
+
+def _listing_stuck(target: ScanTarget, exc) -> str | None:
+    """Why no case is audited where a worker's listing was hard-killed (:func:`list_in_worker`; ``exc``, its
+    :class:`~mechanisms.execution.backends.WorkerLost`, says so, naming the call it was at where its report does);
+    None where ``exc`` is another failure."""
+    if not getattr(exc, "stuck", False) or target.listing_timeout is None:
+        return None
+    bound = WORKER_LISTING_TIMEOUTS * target.listing_timeout + HARD_KILL_GRACE
+    return (f"{exc.running or 'a call of the library'} was still running {bound:.4g} s after it started in a worker's "
+            f"listing of the cases ({WORKER_LISTING_TIMEOUTS} × --listing-timeout + {HARD_KILL_GRACE:g} s), stuck "
+            "where --listing-timeout cannot interrupt it: the worker process was killed")
+
+
+def _given(on_done, position: int, outcome: dict) -> dict:
+    if on_done is not None:
+        on_done(position, outcome)
+    return outcome
+
+
+def _listing_given_up(target: ScanTarget, exc) -> str:
+    """The reason every case is skipped where a worker's listing was hard-killed; else :func:`_never_started`."""
+    return _listing_stuck(target, exc) or _never_started(0, exc, 1)
 
 
 def _never_started(position, exc, attempts):
@@ -377,14 +427,13 @@ def import_blocked(target: str, timeout: float, memory_limit: int | None) -> str
     """Why a user's ``target`` (a ``FILE.py`` path or a module) cannot be imported into the scan's process, or None.
 
     The scan imports a user's module (a package: and its public submodules) into its own process to list the
-    cases (:func:`audit.scan.cases.discover`), where no ``--timeout`` or ``--memory-limit`` holds: a module that
-    hangs, ends the interpreter (``os._exit``,
-    ``sys.exit``, a crash) or allocates without bound as it is imported would end or stall the whole scan with
-    no report. So it is first imported in a forked child, with its output discarded, at most ``timeout``
-    seconds and ``memory_limit`` bytes (:func:`_cap_memory`); where that child fails so, the reason is
-    returned and the scan lists the module as skipped with it. An import that raises an exception returns
-    None: the scan's own import raises it again and lists it (``import error: ...``). Without ``fork`` (Windows)
-    there is no trial: None.
+    cases (:func:`audit.scan.cases.discover`), where no hard kill or ``--memory-limit`` holds: a module that
+    hangs, ends the interpreter (``os._exit``, ``sys.exit``, a crash) or allocates without bound as it is imported
+    would end or stall the whole scan with no report. So it is first imported in a forked child, with its output
+    discarded, at most ``timeout`` seconds (the scan's ``--listing-timeout``) and ``memory_limit`` bytes
+    (:func:`_cap_memory`); where that child fails so, the reason is returned and the scan lists the module as skipped
+    with it. An import that raises an exception returns None: the scan's own import raises it again and lists it
+    (``import error: ...``). Without ``fork`` (Windows) there is no trial: None.
     """
     if not hasattr(os, "fork"):  # pragma: no cover - platforms without fork
         return None
@@ -424,7 +473,7 @@ def import_blocked(target: str, timeout: float, memory_limit: int | None) -> str
         if time.monotonic() >= deadline:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-            return f"importing it did not end within {timeout:g} s (the scan's --timeout); it was not imported"
+            return f"importing it did not end within {timeout:g} s (the scan's --listing-timeout); it was not imported"
         time.sleep(0.02)
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
         return None

@@ -16,9 +16,12 @@ crashes the interpreter, allocates past ``memory_limit`` or is stuck where ``tim
 costs its case (skipped with the reason), and no case sees what another left behind, so the outcomes,
 and the report, do not depend on the number of workers or the backend. ``in_process=True`` runs the
 cases here, one after another, without that protection. Wherever the scan calls the library outside a
-case's audited calls (listing the cases, here and in each worker; building a case's call), each call is bounded
-by ``timeout`` (:mod:`audit.scan.cases`, :func:`audit.scan.case_audit.audit_case`), with or without
-``in_process``: one that does not return in time is skipped naming it.
+case's audited calls, each call is bounded, with or without ``in_process``, and one that does not return in time is
+skipped naming it: listing the cases (importing a target's modules, reading its public names, a family's grid and
+each grid point's build, here and in each worker; :mod:`audit.scan.cases`) by ``listing_timeout``
+(:func:`listing_timeout_default`: max(``timeout``, :data:`LISTING_TIMEOUT`) unless given), building a case's call by
+``timeout`` (:func:`audit.scan.case_audit.audit_case`). A library's import takes seconds (diffprivlib's, on a loaded
+machine), so a small ``timeout``, meant for each call of an entry point, does not skip its modules.
 
 **Resume.** With a state file, each case's outcome is appended to it as one JSON line when the case
 ends (by this process only, whatever runs the cases); the first line holds the scan's target, α, seed,
@@ -52,6 +55,8 @@ ALPHA = 0.05
 MAX_RUNS = 6000
 #: Seconds one case may take (each call of the entry point, and the looks in all).
 TIMEOUT = 60.0
+#: Seconds one call of the listing may take at least by default (:func:`listing_timeout_default`).
+LISTING_TIMEOUT = 60.0
 #: The smallest ``memory_limit`` (bytes): below it a case's process cannot start its threads.
 MIN_MEMORY_LIMIT = 64 * 2**20
 
@@ -161,6 +166,12 @@ def memory_limit_default(slots: int) -> int | None:
     return None if available is None else max(available // max(slots, 1), MIN_MEMORY_LIMIT)
 
 
+def listing_timeout_default(timeout: float) -> float:
+    """The default bound on each call of a scan's listing (module docstring): max(``timeout``,
+    :data:`LISTING_TIMEOUT`), so that a ``timeout`` set small for quick entry points still lets a library import."""
+    return max(timeout, LISTING_TIMEOUT)
+
+
 def case_runs(case, given: int | None, default: int) -> int:
     """Mechanism runs at most of ``case``: ``--max-runs`` where given, else its family's own budget
     (:attr:`audit.scan.profiles.base.Family.max_runs`), else ``default`` (the profile's or :data:`MAX_RUNS`)."""
@@ -170,7 +181,7 @@ def case_runs(case, given: int | None, default: int) -> int:
 def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int | None = None,
          timeout: float = TIMEOUT, seed: int = 0, state_file=None, resume: bool = False,
          quiet: bool = True, progress=None, workers=1, backend: str = "local", ray_address: str | None = None,
-         in_process: bool = False, memory_limit="auto", only=None) -> ScanResult:
+         in_process: bool = False, memory_limit="auto", only=None, listing_timeout: float | None = None) -> ScanResult:
     """Scan ``target``'s entry points: every (entry point, parameters, pair) case audited against its own claim.
 
     Parameters
@@ -188,6 +199,10 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
         else :data:`MAX_RUNS`.
     timeout : float
         Seconds per case (each call of the entry point, and its looks in all).
+    listing_timeout : float, optional
+        Seconds each call of the listing may take (a module's import, a public name's reading, a family's grid, a
+        grid point's build), in this process and, four times that, in each worker (:mod:`audit.scan.isolation`);
+        None: max(``timeout``, :data:`LISTING_TIMEOUT`) (:func:`listing_timeout_default`).
     seed : int
         The scan's seed; each case's is derived from it and the case's id.
     state_file : path, optional
@@ -227,6 +242,8 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
         raise InputError(f"argument 'alpha' must be in (0, 1), got {alpha!r}")
     max_runs = None if max_runs is None else check_int(max_runs, "max_runs", 1)
     timeout = check_positive(timeout, "timeout")
+    listing_timeout = listing_timeout_default(timeout) if listing_timeout is None else \
+        check_positive(listing_timeout, "listing_timeout")
     epsilons = tuple(check_positive(float(e), "epsilons") for e in epsilons)
     if resume and state_file is None:
         raise InputError("argument 'resume' needs a state file (--out)")
@@ -249,10 +266,11 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
     if target not in LIBRARIES:  # a user's module: imported here only where a bounded trial import ends well
         from audit.scan.isolation import import_blocked
 
-        blocked = import_blocked(source_of(target), timeout, memory_limit_default(1) if in_process else memory_limit)
+        blocked = import_blocked(source_of(target), listing_timeout,
+                                 memory_limit_default(1) if in_process else memory_limit)
     profile = profile_for(target) if blocked is None else user_profile(target, imported=False)
     given_runs, max_runs = max_runs, max_runs or profile.max_runs or MAX_RUNS
-    skipped, cases = list_cases(target, epsilons, profile, timeout) if blocked is None else \
+    skipped, cases = list_cases(target, epsilons, profile, listing_timeout) if blocked is None else \
         ([Skipped(profile.modules[0], blocked)], [])
     if only is not None:  # K, and each case's α/K, are of the cases kept
         cases, skipped = select_cases(cases, only), [s for s in skipped if _selected(s.what, _patterns(only))]
@@ -295,14 +313,15 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
             tasks = [CaseTask(number, cases[number].id, case_alpha, runs_of(cases[number]), timeout,
                               cases[number].seed(seed),
                               memory_limit) for number in todo]
-            run_cases(ScanTarget(f"scan {target}", source_of(target), epsilons, timeout), tasks,
+            run_cases(ScanTarget(f"scan {target}", source_of(target), epsilons, listing_timeout), tasks,
                       [cases[n] for n in todo],
                       workers=execution.workers, backend=execution.backend, ray_address=execution.ray_address,
                       on_done=lambda position, outcome: finished(todo[position], outcome))
     finally:
         bar.close()
     own_runs = {case.entry.qualified: runs_of(case) for case in cases if runs_of(case) != max_runs}
-    settings = {"epsilons": list(epsilons), "max_runs": max_runs, "timeout": timeout, "seed": seed,
+    settings = {"epsilons": list(epsilons), "max_runs": max_runs, "timeout": timeout,
+                "listing_timeout": listing_timeout, "seed": seed,
                 **({"entry_max_runs": own_runs} if own_runs else {}),
                 "resumed_cases": len(done), "left_out_of_split": len(plan.left_out),
                 **({"only": list(_patterns(only))} if only is not None else {})}

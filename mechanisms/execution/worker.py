@@ -37,6 +37,7 @@ import struct
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Mapping
 
@@ -50,7 +51,7 @@ from mechanisms.execution.chunks import ChunkTask, chunk_generator, seed_global_
 from mechanisms.outputs.encoding import encoder_of
 
 __all__ = ["CRASH_SIGNALS", "ChunkOutput", "MechanismReference", "init_ray_worker", "init_worker", "run_chunk",
-           "run_in_ray_worker", "run_probe", "lost_in", "run_reporting", "run_reporting_where_seen"]
+           "hard_kill_within", "run_in_ray_worker", "run_probe", "lost_in", "run_reporting", "run_reporting_where_seen"]
 
 #: Seconds past ``--timeout`` after which a worker stuck inside compiled code (which the
 #: in-process interruption cannot reach) ends its own process; the audit then retries the
@@ -369,9 +370,10 @@ class _TaskReport:
             self.memory = mmap.mmap(descriptor, REPORT_BYTES)
         finally:
             os.close(descriptor)
+        self.outer = ""  # what runs where no user code inside a bounded call does (hard_kill_within)
 
     def running(self, who: str) -> None:
-        data = who.encode("utf-8", errors="replace")[:REPORT_BYTES - _DEADLINE.size - 1] + b"\0"
+        data = (who or self.outer).encode("utf-8", errors="replace")[:REPORT_BYTES - _DEADLINE.size - 1] + b"\0"
         try:
             self.memory[_DEADLINE.size:_DEADLINE.size + len(data)] = data
         except ValueError:  # closed: a thread the task left behind ends a call after the task did
@@ -399,6 +401,26 @@ def _arm_hard_kill(seconds: float | None) -> None:
         faulthandler.dump_traceback_later(seconds, exit=True, file=_DUMP_SINK)
     if _REPORT is not None:
         _REPORT.hard_kill_at(0.0 if seconds is None else time.monotonic() + seconds)
+
+
+@contextmanager
+def hard_kill_within(seconds: float, who: str):
+    """Within the block, end this worker process ``seconds`` from now, as a chunk's hard kill ends it (code stuck in
+    a compiled call, which its bound's interruption cannot reach), its task's report naming ``who`` while no user code
+    inside a bounded call is named (:func:`lost_in`): a worker's own work that runs a library's code outside any
+    chunk (a scan's listing of its cases, :func:`audit.scan.isolation.list_in_worker`)."""
+    report = _REPORT
+    if report is not None:
+        previous, report.outer = report.outer, who
+        report.running("")
+    _arm_hard_kill(seconds)
+    try:
+        yield
+    finally:
+        _arm_hard_kill(None)
+        if report is not None:
+            report.outer = previous
+            report.running("")
 
 
 def run_reporting(report_path: str, fn, reference, task, hard_kill: bool = False):

@@ -5,7 +5,8 @@
   raise itself breaks 1-DP (ln(P_HIGH / P_LOW) = ln 10 > 1);
 - ``raises_evenly``: raises with probability :data:`P_EVEN` whatever the data: exactly 0-DP;
 - ``always_raises``: raises on every call: no random output;
-- ``raises_then_hangs``: raises on its first :data:`RAISES_BEFORE_HANG` calls, then sleeps :data:`HANG_SECONDS`.
+- ``raises_then_hangs``: raises on its first :data:`RAISES_BEFORE_HANG` calls, then sleeps :data:`HANG_SECONDS`;
+- ``raises_slowly``: sleeps :data:`SLOW_CALL` seconds, then raises: on every call, slowly.
 """
 
 import time
@@ -14,6 +15,7 @@ import numpy as np
 
 P_HIGH, P_LOW, P_EVEN = 0.5, 0.05, 0.2
 RAISES_BEFORE_HANG, HANG_SECONDS = 4, 600.0
+SLOW_CALL = 0.03
 _calls = [0]
 
 
@@ -39,3 +41,8 @@ def raises_then_hangs(array, epsilon=1.0, random_state=None):
     if _calls[0] > RAISES_BEFORE_HANG:
         time.sleep(HANG_SECONDS)
     raise RuntimeError("fails, then hangs")
+
+
+def raises_slowly(array, epsilon=1.0, random_state=None):
+    time.sleep(SLOW_CALL)
+    raise RuntimeError("slow, and never works")
