@@ -115,3 +115,29 @@ def test_a_family_budget_is_planned_and_audited_for_its_cases_alone(tmp_path):
     assert "--max-runs 60000 " in reproduce_command(outcome, 6000)
     older = {key: value for key, value in outcome.items() if key != "max_runs"}  # a state file from before
     assert "--max-runs 6000 " in reproduce_command(older, 6000)
+
+
+def test_building_a_case_call_to_plan_the_split_is_bounded_by_the_timeout():
+    """Planning builds each case's call (the family's setup runs the library's code: OpenDP builds its measurement):
+    a build that does not return within the scan's timeout leaves the case planned as one that can refute (its audit
+    says why), and the plan returns instead of waiting on it."""
+    import time
+    from dataclasses import replace
+
+    from audit.scan.planning import case_spec, plan_split
+    from mechanisms.errors import MechanismError
+
+    sys.path.insert(0, str(TESTS))
+    try:
+        cases, _ = build_cases(discover(profile_for("planted_lib._exact"))[0], (1.0,))
+    finally:
+        sys.path.remove(str(TESTS))
+    hanging = replace(cases[0], setup="__import__('time').sleep(60)")
+    with pytest.raises(MechanismError, match=r"entry point .* while its call was built to plan the scan's α split"):
+        case_spec(hanging, 0.05, timeout=0.2)
+    started = time.perf_counter()
+    plan = plan_split([hanging, *cases[1:]], 0.05, 3000, timeout=0.2)
+    assert time.perf_counter() - started < 30  # the build sleeps 60 s
+    # the unbuilt case counts among those that can refute: α is shared by all the cases, as without it
+    assert [case.id for case in plan.audited] == [case.id for case in cases]
+    assert plan.case_alpha == pytest.approx(0.05 / len(cases))

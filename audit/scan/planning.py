@@ -41,22 +41,28 @@ class SplitPlan:
     level: float  # α/m: the level the cases left out were found unable to refute at
 
 
-def case_spec(case, alpha: float, seed: int = 0):
-    """The audit spec of ``case`` at ``alpha``, as :func:`audit.scan.case_audit.audit_case` builds it (no call made)."""
+def case_spec(case, alpha: float, seed: int = 0, timeout: float | None = None):
+    """The audit spec of ``case`` at ``alpha``, as :func:`audit.scan.case_audit.audit_case` builds it (no call of the
+    entry point made). Building the case's call runs the library's code (OpenDP's constructor builds the
+    measurement), bounded by ``timeout`` seconds as the case's audit bounds it (None: no bound); a
+    :class:`~mechanisms.errors.MechanismError` naming the entry point where it does not return in time."""
     from mechanisms.adapters.callables import PerDatabaseMechanism
+    from mechanisms.calls.user_call import call_user_code
     from mechanisms.errors import MechanismWarning
     from mechanisms.outputs.encoding import OutputEncoder
 
     from audit.gating.assertions import claim_spec
 
-    mechanism = PerDatabaseMechanism(case.function(), case.entry.qualified, encoder=OutputEncoder())
+    function = call_user_code(case.function, who=f"entry point {case.entry.qualified}", timeout=timeout,
+                              where=" while its call was built to plan the scan's α split", hint="(the scan's --timeout)")
+    mechanism = PerDatabaseMechanism(function, case.entry.qualified, encoder=OutputEncoder())
     with warnings.catch_warnings():  # the audit records them on the case; here they say nothing new
         warnings.simplefilter("ignore", MechanismWarning)
         return claim_spec(mechanism, case.claim, pairs=[(case.pair.first, case.pair.second)], relation=case.relation,
                           alpha=alpha, seed=seed, name=case.entry.qualified)
 
 
-def plan_split(cases, alpha: float, max_runs: int, runs_of=None) -> SplitPlan:
+def plan_split(cases, alpha: float, max_runs: int, runs_of=None, timeout: float | None = None) -> SplitPlan:
     """The α split of ``cases`` within ``max_runs`` runs each, or ``runs_of(case)`` (module docstring's rule).
 
     Parameters
@@ -70,6 +76,9 @@ def plan_split(cases, alpha: float, max_runs: int, runs_of=None) -> SplitPlan:
     runs_of : callable, optional
         A case's own budget, where cases differ (:func:`audit.scan.running.case_runs`); each case is planned within
         its own, as it is audited. None: ``max_runs`` for all.
+    timeout : float, optional
+        Seconds building each case's call may take (:func:`case_spec`; the scan's ``timeout``); a case whose call is
+        not built in time, or not at all, is planned as one that can refute, and its audit says why. None: no bound.
 
     Returns
     -------
@@ -84,7 +93,7 @@ def plan_split(cases, alpha: float, max_runs: int, runs_of=None) -> SplitPlan:
     specs = []
     for case in cases:
         try:
-            specs.append(case_spec(case, alpha / len(cases)))
+            specs.append(case_spec(case, alpha / len(cases), timeout=timeout))
         except Exception:  # noqa: BLE001 - its audit says why (the call or the claim cannot be built): kept as it was
             specs.append(None)
     budgets = [max_runs if runs_of is None else runs_of(case) for case in cases]
