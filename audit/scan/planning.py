@@ -54,7 +54,8 @@ def case_spec(case, alpha: float, seed: int = 0, timeout: float | None = None):
     from audit.gating.assertions import claim_spec
 
     function = call_user_code(case.function, who=f"entry point {case.entry.qualified}", timeout=timeout,
-                              where=" while its call was built to plan the scan's α split", hint="(the scan's --timeout)")
+                              where=" while its call was built to plan the scan's α split",
+                              hint="(the scan's --timeout)")
     mechanism = PerDatabaseMechanism(function, case.entry.qualified, encoder=OutputEncoder())
     with warnings.catch_warnings():  # the audit records them on the case; here they say nothing new
         warnings.simplefilter("ignore", MechanismWarning)

@@ -20,8 +20,9 @@ case's audited calls, each call is bounded, with or without ``in_process``, and 
 skipped naming it: listing the cases (importing a target's modules, reading its public names, a family's grid and
 each grid point's build, here and in each worker; :mod:`audit.scan.cases`) by ``listing_timeout``
 (:func:`listing_timeout_default`: max(``timeout``, :data:`LISTING_TIMEOUT`) unless given), building a case's call by
-``timeout`` (:func:`audit.scan.case_audit.audit_case`; and to plan the α split, :func:`audit.scan.planning.case_spec`). A library's import takes seconds (diffprivlib's, on a loaded
-machine), so a small ``timeout``, meant for each call of an entry point, does not skip its modules.
+``timeout`` (:func:`audit.scan.case_audit.audit_case`, and to plan the α split :func:`audit.scan.planning.case_spec`).
+A library's import takes seconds (diffprivlib's, on a loaded machine), so a small ``timeout``, meant for each call of
+an entry point, does not skip its modules.
 
 **Resume.** With a state file, each case's outcome is appended to it as one JSON line when the case
 ends (by this process only, whatever runs the cases); the first line holds the scan's target, α, seed,
@@ -275,7 +276,8 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
     if only is not None:  # K, and each case's α/K, are of the cases kept
         cases, skipped = select_cases(cases, only), [s for s in skipped if _selected(s.what, _patterns(only))]
     runs_of = lambda case: case_runs(case, given_runs, max_runs)  # noqa: E731 - one rule for plan and audits
-    plan = plan_split(cases, alpha, max_runs, runs_of, timeout)  # before any run: α is shared by the cases that can refute
+    # before any run: α is shared by the cases that can refute
+    plan = plan_split(cases, alpha, max_runs, runs_of, timeout)
     cases, case_alpha = plan.audited, plan.case_alpha  # fixed here, before any run, whatever runs the cases
     skipped = [{"what": s.what, "reason": s.reason} for s in skipped] + \
         [{"what": case.id, "reason": reason} for case, reason in plan.left_out]
