@@ -120,6 +120,33 @@ def test_bad_arguments_name_themselves():
         gdp_certificate(ok, ok, selection=(ok, ok), points=0)
 
 
+def test_tradeoff_mu_refuses_a_rate_outside_the_unit_interval():
+    # A rate below 0 is no error rate; clipped to 0 it read as the perfect test and certified μ = inf
+    # (Φ⁻¹(1 − 0) = inf), and NaN read as μ = 0. The legitimate corners keep their values by hand:
+    # (0, 1) and (1, 0) are the trivial tests (μ = 0), (0, 0.1) the perfect type-I error (μ = inf).
+    for fpr, fnr, name in ((-0.2, 0.1, "'fpr'"), (1.5, 0.1, "'fpr'"), (0.1, np.nan, "'fnr'"),
+                           (np.array([0.1, 0.2]), np.array([0.3, -1e-9]), "'fnr'")):
+        with pytest.raises(InputError, match=name):
+            tradeoff_mu(fpr, fnr)
+    assert tradeoff_mu(0.0, 1.0) == 0.0 and tradeoff_mu(1.0, 0.0) == 0.0
+    assert tradeoff_mu(0.0, 0.1) == np.inf
+
+
+def test_joint_binomial_mu_refuses_bad_arguments():
+    # A negative weight reverses the statistic: with 1 type-I error of 4 and 3 type-II errors of 10 it certified
+    # μ̲ ≈ 98.8, which no two counts of 4 and 10 runs can support (even 0 and 0 errors give
+    # Φ⁻¹(1 − (1 − 0.975^(1/4))) − Φ⁻¹(1 − 0.975^(1/10)) ≈ 5.3 by the two Clopper–Pearson bounds).
+    good = dict(false_positives=1, false_negatives=3, runs=(4, 10), weights=(1.0, 1.0), alpha=0.05)
+    for change, name in (({"weights": (-1.0, 1.0)}, "'weights\[0\]'"), ({"weights": (1.0, np.inf)}, "'weights\[1\]'"),
+                         ({"false_positives": 5}, "'false_positives'"), ({"false_negatives": -1}, "'false_negatives'"),
+                         ({"false_positives": 1.5}, "'false_positives'"), ({"runs": (0, 10)}, "'runs\[0\]'"),
+                         ({"alpha": 1.5}, "'alpha'"), ({"alpha": 0.0}, "'alpha'")):
+        with pytest.raises(InputError, match=name):
+            joint_binomial_mu(**{**good, **change})
+    with pytest.raises(InputError, match="'tolerance'"):
+        joint_binomial_mu(**good, tolerance=0.0)
+
+
 class _Runner(SamplingRunner):
     def __init__(self, mechanism):
         self.mechanism = mechanism

@@ -163,10 +163,18 @@ def tradeoff_mu(fpr, fnr):
     """The μ whose trade-off curve passes through (``fpr``, ``fnr``): Φ⁻¹(1 − fpr) − Φ⁻¹(fnr), at least 0.
 
     G_μ(x) = Φ(Φ⁻¹(1 − x) − μ) (Dong, Roth and Su 2022, Eq. (2.2)) equals y exactly at this μ; a
-    point below the curve G_μ (y < G_μ(x)) refutes μ-GDP for every smaller μ.
+    point below the curve G_μ (y < G_μ(x)) refutes μ-GDP for every smaller μ. The corners (0, 1) and
+    (1, 0), trivial tests, give 0; (0, y < 1) gives inf.
+
+    Raises
+    ------
+    InputError
+        A rate outside [0, 1] or NaN (a negative type-I error would otherwise read as 0 and certify μ = inf).
     """
-    fpr = np.clip(np.asarray(fpr, dtype=np.float64), 0.0, 1.0)
-    fnr = np.clip(np.asarray(fnr, dtype=np.float64), 0.0, 1.0)
+    fpr, fnr = np.asarray(fpr, dtype=np.float64), np.asarray(fnr, dtype=np.float64)
+    for name, rate in (("fpr", fpr), ("fnr", fnr)):
+        if not np.all((rate >= 0.0) & (rate <= 1.0)):
+            raise InputError(f"argument '{name}' must lie in [0, 1], got {rate[~((rate >= 0.0) & (rate <= 1.0))].ravel()[0]}")
     with np.errstate(divide="ignore", invalid="ignore"):
         mu = special.ndtri(1.0 - fpr) - special.ndtri(fnr)
     return np.maximum(np.nan_to_num(mu, nan=0.0, posinf=np.inf, neginf=0.0), 0.0)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from estimators.validation import InputError, check_int, check_positive, check_probability
 
 from audit.certificates.event_bounds import _cp_side
 
@@ -281,6 +282,8 @@ def joint_binomial_mu(false_positives: int, false_negatives: int, runs, weights,
     ----------
     false_positives, false_negatives : int
         X out of n = ``runs[0]`` runs (type-I errors) and Y out of n' = ``runs[1]`` (type-II errors).
+    runs : (int, int)
+        (n, n') ≥ 1.
     weights : (float, float)
         (a, b) > 0 of the statistic a·X/n + b·Y/n', fixed before the counts are seen.
     alpha : float
@@ -295,8 +298,22 @@ def joint_binomial_mu(false_positives: int, false_negatives: int, runs, weights,
         G_μ" (Dong, Roth and Su 2022, Eq. (2.2)); 0 when it rejects nothing. The test's rejection grows with μ
         (the curve moves down and the statistic is fixed), so every μ < μ̲ is rejected too: with probability
         ≥ 1 − α the mechanism is μ-GDP for no μ < μ̲.
+
+    Raises
+    ------
+    InputError
+        Counts that are not integers in [0, runs], runs below 1, weights not positive and finite, ``alpha``
+        outside (0, 1) or ``tolerance`` not positive (a negative weight would reverse the statistic's
+        direction and certify a μ̲ the counts do not support).
     """
-    (n1, n2), (a, b) = runs, weights
+    n1, n2 = (check_int(r, f"runs[{i}]", 1) for i, r in enumerate(runs))
+    a, b = (check_positive(w, f"weights[{i}]") for i, w in enumerate(weights))
+    for name, count, trials in (("false_positives", false_positives, n1), ("false_negatives", false_negatives, n2)):
+        if check_int(count, name, 0) > trials:
+            raise InputError(f"argument '{name}' must be at most its runs ({trials}), got {count}")
+    alpha = check_probability(alpha, "alpha")
+    tolerance = check_positive(tolerance, "tolerance")
+    runs, weights = (n1, n2), (a, b)
     level_count = a * false_positives / n1 + b * false_negatives / n2
     # Nothing is rejected when even μ = 0 is not, by the approximate size: a screen only (μ̲ is 0 either way
     # unless the rigorous check below passes), which spares most audits one rigorous check.
