@@ -331,6 +331,32 @@ def test_max_lift_upper_bound_needs_the_energy_factor_for_three_symbols():
     assert float(lip_bounds(pxgy, py, eps, "max-lift").P1_upper) >= direct - 1e-15
 
 
+def test_max_lift_first_approach_for_two_symbols_is_the_full_energy_not_eq_35():
+    # For K = 2, L ⊥ √P_X is a line L = t·v (v = L*, unit), and L ≤ √P_X bounds t to [−b, a] with
+    # a = √(P_X(x)/P_X(x′)) for the one sign pattern and b = 1/a for the other, so a mean-zero
+    # distribution on the segment (weights b/(a + b), a/(a + b) at a and −b) has E t² = a·b = 1:
+    # P₁' = ½ε²σ²_max exactly, and the paper's Eq. (35) ½ε²σ²/(γ₁γ₂) is below it when a ≠ 1.
+    eps = 0.1
+    _, _, singular, _ = _svd_in_test(PXGY, PY)
+    full = 0.5 * eps**2 * singular[0] ** 2  # σ_max > 1 = the trivial singular value (Proposition 2)
+    assert approximate_optimum(PXGY, PY, eps, "first", "max-lift").value == pytest.approx(full, rel=1e-9)
+    bounds = lip_bounds(PXGY, PY, eps, "max-lift")
+    assert float(bounds.P1_upper) == pytest.approx(full, rel=1e-9)
+    assert float(bounds.P1_lower) < 0.95 * full  # Eq. (35)'s value: a lower bound only
+
+
+def test_too_large_epsilon_names_the_range_of_its_own_approach():
+    # Example 1: c₁ = min P_Y / max_y Σ_x |α_yx| P_X(x) and c₂ = σ_min(P_X|Y) min P_Y (Proposition 3) bound the
+    # first approach; c₁' = log(1 + c₁), c₂' = log(1 + c₂) (Proposition 5) the second. Computed here by hand.
+    px = PXGY @ PY
+    c1 = PY.min() / np.max(np.abs(np.linalg.inv(PXGY)) @ px)
+    c2 = np.linalg.svd(PXGY, compute_uv=False).min() * PY.min()
+    for approach, limit in (("first", max(c1, c2)), ("second", max(math.log1p(c1), math.log1p(c2)))):
+        with pytest.raises(InputError, match="'epsilon'") as raised:
+            lip_design(PXGY, PY, 2.0, approach)
+        assert f"the {approach} approach" in str(raised.value) and f"= {limit:.4g})" in str(raised.value)
+
+
 # ---------------------------------------------------------------------------------------------
 # Bad input
 

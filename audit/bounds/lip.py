@@ -204,7 +204,9 @@ def approximate_optimum(pxgy, py, epsilon: float, approach: str = "second", leak
 
     max over L_u, P_U of ½ε² Σ_u P_U ‖W L_u‖² with L_u ⊥ √P_X (7), Σ_u P_U L_u = 0 (8) and the
     approach's box (:func:`mechanisms.constructions.lip.privacy_box`). For K = 2 this equals the closed forms
-    (14) and (20); for K > 2 the paper gives only bounds, and this is the exact value.
+    (14) and (20) (LIP) and (38) (max-lift P₂'); max-lift P₁' at K = 2 is ½ε²σ²_max (the segment of L has
+    mean-zero energy κ = 1, :func:`_max_lift_energy`), above the paper's Eq. (35) ½ε²σ²_max/(γ₁γ₂) wherever
+    γ₁γ₂ > 1, which is a lower bound only. For K > 2 the paper gives only bounds, and this is the exact value.
     """
     check_choice(leakage, "leakage", LEAKAGES)
     geometry = leakage_geometry(pxgy, py)
@@ -234,7 +236,8 @@ class LIPBounds:
     Attributes
     ----------
     factors : the ε grid, the leakage notion and γ₁, γ₂, γ_max, λ₁, λ₂, λ' (Lemmas 2–5).
-    P1_lower : ½ε²σ²/(γ₁γ₂) (Lemma 2, Eq. (13); Lemma 4 for max-lift); equals P₁ for K = 2 (Eq. (14)).
+    P1_lower : ½ε²σ²/(γ₁γ₂) (Lemma 2, Eq. (13); Lemma 4 for max-lift); equals P₁ for K = 2 (Eq. (14)), but
+        not P₁' for max-lift (Eq. (35) does not hold: P₁' = ½ε²σ² at K = 2, :func:`approximate_optimum`).
     P1_lower_gamma_max : ½ε²σ²/γ_max² (Lemma 2).
     P1_upper : ½ε²σ² (Lemma 2); for max-lift ½ε²σ²κ (see :func:`_max_lift_energy`).
     P2_lower : ½ε²σ²λ₁λ₂ (Lemma 3; Lemma 5); equals P₂ for K = 2 (Eq. (20)).

@@ -346,9 +346,12 @@ def lip_design(pxgy, py, epsilon: float, approach: str = "second", leakage: str 
     p_x_given_u = geometry.px[:, None] + eps * sqrt_px[:, None] * l_vectors
     p_y_given_u = np.linalg.solve(geometry.pxgy, p_x_given_u)
     if np.any(p_y_given_u < -1e-12):
+        # The approach's own range: Proposition 3 (c₁, c₂) for the first, Proposition 5 (c₁', c₂') for the second.
+        names, ranges = (("c1, c2", (geometry.c1, geometry.c2)) if approach == "first"
+                         else ("c1', c2'", (geometry.c1_prime, geometry.c2_prime)))
         raise InputError(
             f"argument 'epsilon' = {plain(eps)} is too large for this design: P_Y|U would have a negative "
-            f"entry (the paper's range is eps < max(c1', c2') = {max(geometry.c1_prime, geometry.c2_prime):.4g})")
+            f"entry (the paper's range for the {approach} approach is eps < max({names}) = {max(ranges):.4g})")
     p_y_given_u = np.clip(p_y_given_u, 0.0, None)  # only rounding below 0 remains after the check
     p_u_given_y = (p_u[:, None] * p_y_given_u.T) / geometry.py[None, :]
     log_lift = np.log(p_x_given_u / geometry.px[:, None])
