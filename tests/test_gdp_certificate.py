@@ -132,6 +132,16 @@ def test_tradeoff_mu_refuses_a_rate_outside_the_unit_interval():
     assert tradeoff_mu(0.0, 0.1) == np.inf
 
 
+def test_optimal_event_epsilon_refuses_a_bad_level_or_delta():
+    # α = 1.5 was read as a level (ε 3.02 at μ = 1, 100 runs, against 0.51 at α = 0.05) and δ = −0.5 as a
+    # negative δ (ε 2.80); α and δ outside their ranges or NaN name themselves.
+    for change, name in (({"alpha": 1.5}, "'alpha'"), ({"alpha": 0.0}, "'alpha'"), ({"alpha": np.nan}, "'alpha'"),
+                         ({"delta": -0.5}, "'delta'"), ({"delta": 1.0}, "'delta'"), ({"delta": np.nan}, "'delta'"),
+                         ({"grid": 0}, "'grid'")):
+        with pytest.raises(InputError, match=name):
+            optimal_event_epsilon(1.0, 100, **change)
+
+
 def test_joint_binomial_mu_refuses_bad_arguments():
     # A negative weight reverses the statistic: with 1 type-I error of 4 and 3 type-II errors of 10 it certified
     # μ̲ ≈ 98.8, which no two counts of 4 and 10 runs can support (even 0 and 0 errors give

@@ -98,7 +98,7 @@ class GDPCertificate:
     mu_lower_bound : float
         μ̲: with probability ≥ 1 − ``alpha`` the mechanism is μ-GDP for no μ < μ̲ (0: nothing certified).
     method : str
-        ``"clopper-pearson-grid"`` or ``"dkw"`` (module docstring).
+        ``"joint-binomial"``, ``"clopper-pearson-grid"`` or ``"dkw"`` (module docstring).
     alpha : float
         The level of the certificate, paid once for every point held.
     points : int
@@ -478,6 +478,11 @@ def optimal_event_epsilon(mu: float, runs: int, alpha: float = 0.05, delta: floa
     runs = check_int(runs, "runs", 1)
     if not (mu > 0 and math.isfinite(mu)):
         raise InputError(f"argument 'mu' must be positive and finite (got {mu})")
+    alpha = check_probability(alpha, "alpha")
+    if not 0.0 <= delta < 1.0:  # also refuses NaN
+        raise InputError(f"argument 'delta' must be in [0, 1) (got {delta})")
+    grid = check_int(grid, "grid", 1)
+
     def best_on(t):
         p_first, p_second = special.ndtr(mu - t), special.ndtr(-t)
         values = []
