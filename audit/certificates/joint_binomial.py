@@ -295,7 +295,7 @@ def joint_binomial_mu(false_positives: int, false_negatives: int, runs, weights,
     -------
     float
         The largest μ (to ``tolerance``, rounded down) at which the test rejects "the point lies on or above
-        G_μ" (Dong, Roth and Su 2022, Eq. (2.2)); 0 when it rejects nothing. The test's rejection grows with μ
+        G_μ" (Dong, Roth and Su 2022, Eq. (2.2)); 0 when it rejects nothing. The test's size grows with μ
         (the curve moves down and the statistic is fixed), so every μ < μ̲ is rejected too: with probability
         ≥ 1 − α the mechanism is μ-GDP for no μ < μ̲.
 
