@@ -1,5 +1,6 @@
-"""The α accounting of the verdicts that gate: which tests' rejections set ``--fail-on-violation``'s exit status,
-at which levels they were certified, summed and compared with α.
+"""The α accounting of the verdicts that gate and of the statements that pick among certificates: which tests'
+rejections set ``--fail-on-violation``'s exit status, and which bounds the statement's "It is not ε-DP for any
+ε < …" takes the largest of, at which levels they were certified, summed and compared with the level stated.
 
 The levels are read from the certificates themselves (the engine's calls of ``certify``, the MI test, and of
 ``event_search``, the event tests), never from the plan the code reports, and α is the audit's ``--alpha``.
@@ -10,6 +11,8 @@ at most the sum of the gating tests' levels (union bound), which must be at most
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
 
 import numpy as np
 import pytest
@@ -41,6 +44,16 @@ def pair_audit(tmp_path):
     return ["audit", "--mechanism", f"{tmp_path / 'mech.py'}:laplace_sum", "--pair",
             f"{tmp_path / 'a.npy'},{tmp_path / 'b.npy'}", "--claim", "dp:1", "--samples", "1000",
             "--arithmetic", "ideal", "--alpha", str(ALPHA), "--quiet", "--json", "--fail-on-violation"]
+
+
+LEAKY = '''
+import numpy as np
+
+
+def leaky_sum(dbs, rng):
+    """The records' sum plus Laplace noise of scale 0.3: far from 1-DP, so every DP bound has something to certify."""
+    return dbs.sum(axis=(1, 2))[:, None] + rng.laplace(scale=0.3, size=(len(dbs), 1))
+'''
 
 
 def _levels(monkeypatch, force_mi_rejection: bool) -> dict:
@@ -86,3 +99,34 @@ def test_fail_on_violation_unforced_true_claim_passes(pair_audit, monkeypatch, c
     assert main(pair_audit) == 0
     capsys.readouterr()
     assert levels["mi"] == [pytest.approx(ALPHA)]  # the MI bound's level: a separate statement at α
+
+
+@pytest.mark.train
+def test_the_largest_dp_bound_is_stated_at_the_levels_of_the_bounds_it_was_chosen_among(tmp_path, monkeypatch, capsys):
+    # No claim: the MI test, the event test and the float-bit event test each certify a DP ε lower bound, and the
+    # statement quotes the largest. Which one is largest depends on the data, so the quoted bound is false when any of
+    # them is (union bound): its level is the sum of theirs.
+    (tmp_path / "leak.py").write_text(LEAKY, encoding="utf-8")
+    first = np.zeros((3, 1))
+    second = first.copy()
+    second[0, 0] = 1.0
+    np.save(tmp_path / "a.npy", first)
+    np.save(tmp_path / "b.npy", second)
+    levels = _levels(monkeypatch, force_mi_rejection=False)
+    main(["audit", "--mechanism", f"{tmp_path / 'leak.py'}:leaky_sum", "--pair", f"{tmp_path / 'a.npy'},{tmp_path / 'b.npy'}",
+          "--notion", "mi-dp", "--epsilon", "0.5", "--samples", "1000", "--alpha", str(ALPHA), "--quiet", "--json"])
+    text = capsys.readouterr().out
+    payload = json.loads(text)
+    statement = payload["statement"]
+    match = re.search(r"It is not ε-DP for any ε < [^(]*\((.*)\)\.$", statement)
+    assert match, statement
+    confidence = float(re.search(r"certified at ([0-9.]+)%", match[1])[1]) / 100
+    # The bounds compared: each one computed (the MI test's, the event tests' in the order they ran), at the level
+    # its certificate was called with.
+    compared = [level for bound, level in zip(
+        [payload["dp_epsilon_lower_bound_mi"], (payload["event_test"] or {}).get("epsilon_lower_bound"),
+         (payload["float_event_test"] or {}).get("epsilon_lower_bound")], levels["mi"] + levels["event"])
+        if bound is not None]
+    assert len(compared) == 3  # by hand: 0.05 each, 0.15 together
+    assert 1 - confidence >= sum(compared) * (1 - 1e-9), (f"the statement quotes the largest of bounds certified at "
+                                                          f"{compared} as certified at {confidence:.4g}")
