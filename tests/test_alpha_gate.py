@@ -130,3 +130,36 @@ def test_the_largest_dp_bound_is_stated_at_the_levels_of_the_bounds_it_was_chose
     assert len(compared) == 3  # by hand: 0.05 each, 0.15 together
     assert 1 - confidence >= sum(compared) * (1 - 1e-9), (f"the statement quotes the largest of bounds certified at "
                                                           f"{compared} as certified at {confidence:.4g}")
+
+
+@pytest.mark.parametrize("claim, arithmetic", [("dp:1", "float"), ("dp:1", "ideal"), ("gdp:1", "float"),
+                                               ("zcdp:0.5", "float")])
+def test_claim_alpha_is_what_the_certificates_were_called_with(pair_audit, monkeypatch, capsys, claim, arithmetic):
+    # Each test's share in claim_alpha against the level its certificate was called with (the event tests' levels and
+    # the μ certificate's, read from the calls of event_search), and the shares' sum against α.
+    import audit.engine as engine
+
+    calls = []
+    search = engine.event_search
+
+    def recorded_search(candidates, *, alpha, gdp_alpha=None, **rest):
+        calls.append((alpha, gdp_alpha))
+        return search(candidates, alpha=alpha, gdp_alpha=gdp_alpha, **rest)
+
+    monkeypatch.setattr(engine, "event_search", recorded_search)
+    flags = list(pair_audit)
+    flags[flags.index("--claim") + 1] = claim
+    flags[flags.index("--arithmetic") + 1] = arithmetic
+    main(flags)
+    payload = json.loads(capsys.readouterr().out)
+    shares = payload["claim_alpha"]
+    assert sum(shares.values()) == pytest.approx(ALPHA)
+    assert calls[0][0] == pytest.approx(shares["event"]) == pytest.approx(payload["event_test"]["alpha"])
+    if "gdp" in shares:  # the μ certificate of the event's runs at its own share
+        assert calls[0][1] == pytest.approx(shares["gdp"])
+    if "float" in shares:
+        assert len(calls) == 2 and calls[1][0] == pytest.approx(shares["float"])
+    else:  # no float-bit test, or none that may refute: the event test holds the whole of the event tests' share
+        assert all(alpha == pytest.approx(shares["event"]) for alpha, _ in calls[:1])
+    assert {check["test"]: check["alpha_spent"] for check in payload["cross_checks"]
+            if check["alpha_spent"] is not None} == pytest.approx(shares)
