@@ -476,27 +476,42 @@ class AuditResult:
         largest B of the DP ε lower bounds certified (the MI bound's, Theorem 1; the event test's; the float-bit event
         test's); empty where none is positive.
 
-        Which bound is the largest depends on the data, so B is false when any of those computed is: its level a is
-        the sum of their levels (union bound), each its certificate's (the MI bound at ``claim_alpha["mi"]`` where the
-        MI test has a share, else at the audit's α; each event test at its ``alpha``). Without a claim each is
-        certified at α, so three bounds are quoted at 1 − 3α; with a claim whose tests share α they sum to α.
+        Which bound is the largest depends on the data, so B is false when any of those computed is: a is the sum of
+        their levels (union bound), each its certificate's (the MI bound at ``claim_alpha["mi"]`` where the MI test has
+        a share, else at the level of its audit; each event test at its ``alpha``). Without a claim each is certified
+        at α, so three bounds are quoted at 1 − 3α; with a claim whose tests share α they sum to α. Where the audit
+        whose bounds are shown was itself chosen by the data (a sequential audit's deciding look, the refuting one of
+        two relations: :meth:`_shown_alpha`), its bounds stand for those of every look or relation, and the sum is
+        scaled from its level to the overall ``alpha`` (each look or relation splitting its level as the shown one
+        does; union bound over them).
         """
+        shown = self._shown_alpha()
         float_bound = None if self.float_event_test is None else self.float_event_test.epsilon_lower_bound
         computed = [(b, source, level) for b, source, level in (
             (self.dp_epsilon_lower_bound_mi, f"from the MI bound, {PUFFERFISH_PAPER}, Theorem 1",
-             (self.claim_alpha or {}).get("mi") or self.alpha),
-            (self.dp_epsilon_lower_bound_event, "from the event test", _level_of(self.event_test, self.alpha)),
+             (self.claim_alpha or {}).get("mi") or shown),
+            (self.dp_epsilon_lower_bound_event, "from the event test", _level_of(self.event_test, shown)),
             (float_bound, "from the float-bit event test, through the float representation of the output",
-             _level_of(self.float_event_test, self.alpha))) if b is not None]
+             _level_of(self.float_event_test, shown))) if b is not None]
         bounds = [(b, source) for b, source, _ in computed if b > 0]
         if not bounds:
             return ""
         best, source = max(bounds)
-        level = min(sum(level for _, _, level in computed), 1.0)
+        level = min(sum(level for _, _, level in computed) * self.alpha / shown, 1.0)
         # Said where it lowers the confidence below the audit's 1 − α (their levels are then not shares of α).
         among = (f": the largest of {len(computed)} bounds, union bound over their levels"
                  if len(computed) > 1 and level > self.alpha * (1 + 1e-9) else "")
         return f" It is not ε-DP for any ε < {best:.3g} ({source}, certified at {100 * (1 - level):.4g}%{among})."
+
+    def _shown_alpha(self) -> float:
+        """The level of the audit whose bounds this result shows: a sequential audit's deciding look's α_k, under both
+        relations the shown relation's α/2, else ``alpha``."""
+        if self.sequential:
+            return float(self.sequential["schedule"][self.sequential["looks_run"] - 1]["alpha"])
+        if self.relations:
+            shown = self.relations.get("relation") or self.relations["tested"][0]
+            return float(self.relations["alpha_each"][shown])
+        return self.alpha
 
     # The JSON contract's key order (README, ``miaudit audit``); a field not listed here (a new
     # one) follows these keys.

@@ -163,3 +163,40 @@ def test_claim_alpha_is_what_the_certificates_were_called_with(pair_audit, monke
         assert all(alpha == pytest.approx(shares["event"]) for alpha, _ in calls[:1])
     assert {check["test"]: check["alpha_spent"] for check in payload["cross_checks"]
             if check["alpha_spent"] is not None} == pytest.approx(shares)
+
+
+def _shown_level(result) -> float:
+    """1 − the confidence the statement's last sentence states for its DP ε lower bound."""
+    return 1 - float(re.search(r"It is not ε-DP for any ε < .*certified at ([0-9.]+)%", result.statement())[1]) / 100
+
+
+def _result(**changes):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import serialisation_cases
+
+    return dataclasses.replace(serialisation_cases._audit_result(), **changes)
+
+
+def test_the_dp_bound_of_a_look_chosen_by_the_data_is_stated_at_the_looks_levels_together():
+    # A sequential audit's result is its deciding look's (the first that refuted): which look's bounds are quoted
+    # depends on the data, so a quoted bound is false when that bound of any look is. Two looks at 0.001 and 0.049
+    # of α = 0.05, each splitting its level between the MI test and the event test as the deciding one does
+    # (half each): the MI and event bounds of either look are false with probability at most 0.05 together.
+    look = _result().event_test
+    result = _result(alpha=0.05, claim_alpha={"mi": 0.0005, "event": 0.0005},
+                     event_test=dataclasses.replace(look, alpha=0.0005),
+                     sequential={"looks_run": 1, "schedule": [{"alpha": 0.001}, {"alpha": 0.049}]})
+    assert _shown_level(result) == pytest.approx(0.05)
+    # Under both relations the shown relation is the refuting one: its bounds at α/2 = 0.025 stand for either's.
+    both = _result(alpha=0.05, claim_alpha={"mi": 0.0125, "event": 0.0125, "mi (add-remove)": 0.0125,
+                                            "event (add-remove)": 0.0125},
+                   event_test=dataclasses.replace(look, alpha=0.0125),
+                   relations={"tested": ["replace-one", "add-remove"], "relation": "replace-one",
+                              "refuted_under": ["replace-one"], "split": "bonferroni", "results": [],
+                              "alpha_each": {"replace-one": 0.025, "add-remove": 0.025}})
+    assert _shown_level(both) == pytest.approx(0.05)
+    # A fixed audit of one relation: the levels of its bounds as they are (0.025 + 0.025).
+    assert _shown_level(_result()) == pytest.approx(0.05)
