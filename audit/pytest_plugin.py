@@ -14,7 +14,11 @@ audit's type-I error, :mod:`audit.gating.sequential`), so by the union bound (Bo
 that **any** of the session's checks fails a correct mechanism is at most K · α/K = α. The split
 is fixed before any outcome is seen, so it holds however the tests turn out; deselected tests are
 not counted, and tests run alone (``pytest path::test``) get the whole α. One call per test: a
-second call in the same test would spend its α again and is refused (parametrize the test instead).
+second call in the same test would spend its α again and is refused (parametrize the test instead). The K
+tests are those that ask for the fixture by name (an argument of the test or of a fixture it uses, read at
+collection); a test that asks for it only at run time (``request.getfixturevalue("assert_claim")``) was not
+counted, and a check at α/K on top of the K shares would let the session's checks spend more than α: it is
+refused with an error saying so.
 
 The session ends with one summary line: how many checks ran, at what level, how many failed, and
 the session's false-alarm bound. Under pytest-xdist (``pytest -n 2``) each worker counts its own
@@ -50,7 +54,9 @@ def pytest_configure(config):
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
     # After every other plugin has deselected: the split is over the tests that will run.
-    config.stash[_STATE]["tests"] = sum("assert_claim" in getattr(item, "fixturenames", ()) for item in items)
+    counted = {item.nodeid for item in items if "assert_claim" in getattr(item, "fixturenames", ())}
+    config.stash[_STATE]["tests"] = len(counted)
+    config.stash[_STATE]["counted"] = counted
 
 
 @pytest.fixture
@@ -64,6 +70,11 @@ def assert_claim(request):
     from audit.gating.assertions import ClaimRefuted, assert_claim as check, bonferroni_share
 
     state = request.config.stash[_STATE]
+    if request.node.nodeid not in state.get("counted", ()):
+        # Its level would come on top of the K shares that already sum to α (module docstring).
+        raise RuntimeError("the assert_claim fixture was requested at run time (request.getfixturevalue), so this test "
+                           "was not counted at collection among the checks that share the session's α; ask for "
+                           "assert_claim as an argument of the test (or of a fixture it uses)")
     level = bonferroni_share(state["alpha"], max(1, state["tests"]))
     max_runs = request.config.getoption("--miaudit-max-runs")
     calls = []
@@ -116,7 +127,8 @@ def pytest_sessionfinish(session, exitstatus):
     # controller in ``workeroutput`` (xdist's channel for a worker's results), which prints the line.
     output = getattr(session.config, "workeroutput", None)
     if output is not None:
-        output["miaudit"] = dict(session.config.stash[_STATE])
+        # The counts only: the set of counted tests stays in the worker (the controller prints no level from it).
+        output["miaudit"] = {key: value for key, value in session.config.stash[_STATE].items() if key != "counted"}
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -221,6 +221,12 @@ class CrossCheck:
         return fields_to_dict(self)
 
 
+def _level_of(test, alpha: float) -> float:
+    """The level an event test's bound was certified at: its ``alpha``, else (a result built without it) ``alpha``."""
+    level = getattr(test, "alpha", None)
+    return alpha if level is None else level
+
+
 @dataclass(frozen=True)
 class AuditResult:
     """The outcome of one audit.
@@ -447,7 +453,7 @@ class AuditResult:
             bound = "none" if self.lower_bound is None else _bound_words(self.lower_bound)
             text = (f"No MI level was audited (the claim implies no MI budget and no ε was given): certified "
                     f"{name} lower bound {bound}, point estimate {self.estimate:.4g} nats.")
-            return text + (self._dp_bounds_text(confidence) if dp_bounds else "")
+            return text + (self._dp_bounds_text() if dp_bounds else "")
         if self.estimate_only:
             return (f"No certificate was possible (the public information is continuous and was not declared "
                     f"independent of the secret: for DP, declare independent records with --independent-rows; "
@@ -463,21 +469,49 @@ class AuditResult:
             text = (f"No violation of {self.epsilon:g}-{name} was detected {theta} (certified lower bound {bound}, "
                     f"point estimate {self.estimate:.4g} nats). This is not a proof of privacy: a leakage up to "
                     f"the point estimate could go undetected with this sample budget, and other priors were not examined.")
-        return text + (self._dp_bounds_text(confidence) if dp_bounds else "")
+        return text + (self._dp_bounds_text() if dp_bounds else "")
 
-    def _dp_bounds_text(self, confidence: str) -> str:
-        # Each bound is certified on its own at level ≤ α (its test's share with a claim), so the
-        # sentence names the one it quotes.
+    def _dp_bounds_text(self) -> str:
+        """The MI statement's last sentence, "It is not ε-DP for any ε < B (its source, certified at 1 − a).", for the
+        largest B of the DP ε lower bounds certified (the MI bound's, Theorem 1; the event test's; the float-bit event
+        test's); empty where none is positive.
+
+        Which bound is the largest depends on the data, so B is false when any of those computed is: a is the sum of
+        their levels (union bound), each its certificate's (the MI bound at ``claim_alpha["mi"]`` where the MI test has
+        a share, else at the level of its audit; each event test at its ``alpha``). Without a claim each is certified
+        at α, so three bounds are quoted at 1 − 3α; with a claim whose tests share α they sum to α. Where the audit
+        whose bounds are shown was itself chosen by the data (a sequential audit's deciding look, the refuting one of
+        two relations: :meth:`_shown_alpha`), its bounds stand for those of every look or relation, and the sum is
+        scaled from its level to the overall ``alpha`` (each look or relation splitting its level as the shown one
+        does; union bound over them).
+        """
+        shown = self._shown_alpha()
         float_bound = None if self.float_event_test is None else self.float_event_test.epsilon_lower_bound
-        bounds = [(b, source) for b, source in ((self.dp_epsilon_lower_bound_mi, f"from the MI bound, {PUFFERFISH_PAPER}, Theorem 1"),
-                                                (self.dp_epsilon_lower_bound_event, "from the event test"),
-                                                (float_bound, "from the float-bit event test, through the float "
-                                                              "representation of the output"))
-                  if b is not None and b > 0]
+        computed = [(b, source, level) for b, source, level in (
+            (self.dp_epsilon_lower_bound_mi, f"from the MI bound, {PUFFERFISH_PAPER}, Theorem 1",
+             (self.claim_alpha or {}).get("mi") or shown),
+            (self.dp_epsilon_lower_bound_event, "from the event test", _level_of(self.event_test, shown)),
+            (float_bound, "from the float-bit event test, through the float representation of the output",
+             _level_of(self.float_event_test, shown))) if b is not None]
+        bounds = [(b, source) for b, source, _ in computed if b > 0]
         if not bounds:
             return ""
         best, source = max(bounds)
-        return f" It is not ε-DP for any ε < {best:.3g} ({source}, certified at {confidence})."
+        level = min(sum(level for _, _, level in computed) * self.alpha / shown, 1.0)
+        # Said where it lowers the confidence below the audit's 1 − α (their levels are then not shares of α).
+        among = (f": the largest of {len(computed)} bounds, union bound over their levels"
+                 if len(computed) > 1 and level > self.alpha * (1 + 1e-9) else "")
+        return f" It is not ε-DP for any ε < {best:.3g} ({source}, certified at {100 * (1 - level):.4g}%{among})."
+
+    def _shown_alpha(self) -> float:
+        """The level of the audit whose bounds this result shows: a sequential audit's deciding look's α_k, under both
+        relations the shown relation's α/2, else ``alpha``."""
+        if self.sequential:
+            return float(self.sequential["schedule"][self.sequential["looks_run"] - 1]["alpha"])
+        if self.relations:
+            shown = self.relations.get("relation") or self.relations["tested"][0]
+            return float(self.relations["alpha_each"][shown])
+        return self.alpha
 
     # The JSON contract's key order (README, ``miaudit audit``); a field not listed here (a new
     # one) follows these keys.

@@ -327,3 +327,45 @@ def test_a_float_bug_fails_with_the_float_bit_tests_event_and_counts():
     message = str(caught.value)
     assert f"ε ≥ {float_event.epsilon_lower_bound:.4g} certified" in message.splitlines()[0]
     assert f"  event: {float_event.description}" in message
+
+
+DYNAMIC_SUITE = '''
+import pathlib
+import types
+
+import audit.gating.assertions as assertions
+
+LEVELS = pathlib.Path(__file__).with_name("levels.txt")
+
+
+def record(mechanism, claim, *, alpha, **rest):
+    """In place of the check: the level the fixture gives it, written down."""
+    with LEVELS.open("a", encoding="utf-8") as handle:
+        handle.write(f"{alpha!r}\\n")
+    return types.SimpleNamespace(runs=0)
+
+
+assertions.assert_claim = record  # the fixture imports it at each call
+
+
+def test_argument(assert_claim):
+    assert_claim(None, "dp:1")
+
+
+def test_requested_at_run_time(request):
+    request.getfixturevalue("assert_claim")(None, "dp:1")
+'''
+
+
+@pytest.mark.integration  # runs a pytest session (in process)
+def test_checks_of_a_session_spend_at_most_its_alpha_when_a_test_requests_the_fixture_at_run_time(pytester):
+    # The levels every check of the session is given, read from the checks' calls, summed and compared with the
+    # session's α: a test that asks for the fixture by request.getfixturevalue is not among those counted at
+    # collection, and must not get a level of its own on top of the split.
+    pytester.makepyfile(test_dynamic=DYNAMIC_SUITE)
+    result = pytester.runpytest("-p", "audit.pytest_plugin", "--miaudit-alpha=0.04", "-p", "no:cacheprovider")
+    levels_file = pytester.path / "levels.txt"
+    levels = [float(line) for line in levels_file.read_text(encoding="utf-8").split()] if levels_file.exists() else []
+    assert sum(levels) <= 0.04 * (1 + 1e-12), f"the session's checks were given levels {levels}, above α = 0.04"
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*getfixturevalue*counted*"])

@@ -40,8 +40,9 @@ def configure(parser) -> None:
     parser.add_argument("--claim", metavar="NOTION:PARAMS", action=StoreOnce,
                         help=f"the privacy claim to audit: {CLAIM_SYNTAX} (default for a catalog mechanism: its own)")
     parser.add_argument("--fail-on-violation", action="store_true",
-                        help="exit with status 1 when the claim is refuted or an MI violation is certified "
-                             "(0 otherwise, 2 for usage errors): an audit can gate CI")
+                        help="exit with status 1 when the claim is refuted or an MI violation is certified by an MI "
+                             "test with a share of alpha (any, without a claim; 0 otherwise, 2 for usage errors): an "
+                             "audit can gate CI at type-I error alpha")
     parser.add_argument("--pair", action="append", metavar="A.npy,B.npy",
                         help="DP notions: a neighbouring pair of databases (n, k) whose two-point prior joins Θ; "
                              "pairs alone make a DP audit (repeatable; [[pairs]] first, second)")
@@ -222,11 +223,29 @@ def run(args):
     text = _text(result)
     if sequential is not None:
         text += "\n\n" + terminal_text(sequential.summary(), keep_newlines=False)
-    if args.fail_on_violation and (result.refuted or (result.violation and not result.estimate_only)):
+    if args.fail_on_violation and fails_gate(result):
         args.exit_status = 1  # audit.cli.main returns it after printing the result
     if args.report:
         text += f"\n\nreport: {args.report}"
     return (result.to_dict() if sequential is None else sequential.to_dict()), text
+
+
+def fails_gate(result) -> bool:
+    """Whether ``--fail-on-violation`` exits with status 1 for ``result``: the claim refuted, or an MI violation
+    certified (not an estimate) by an MI test that spends a share of α.
+
+    The exit status is one verdict, so its type-I error is the union of the rejections that set it: the claim's
+    tests at their shares (``claim_alpha``, summing to α) and the MI verdict at the MI test's level. Without a claim
+    that level is α; with one, the MI verdict counts only where the MI test has its share (``"mi"`` in
+    ``claim_alpha``): its certificate is then the claim's MI test, at that share (against ``epsilon``, the claim's
+    budget unless given). Where the MI test does not test the claim, its bound is a separate statement certified
+    at α (:func:`audit.certificates.claim_tests.plan_claim_tests`), and letting it set the status too would give
+    the gate a type-I error up to 2α (union bound: α for the claim's tests plus α for the MI certificate).
+    """
+    if result.refuted:
+        return True
+    mi_tested = result.claim is None or "mi" in (result.claim_alpha or {})
+    return bool(result.violation and not result.estimate_only and mi_tested)
 
 
 def _progress(line: str) -> None:
