@@ -456,13 +456,6 @@ STRUCTURED_EVENT_PAIRS = 8
 BIT_PILOT_RUNS = 2000
 
 
-def _outputs_have_fine_bits(outputs) -> bool:
-    """Whether the MI sample's ``outputs`` (already drawn: the probe costs no run) hold bits below the
-    coarse grid (:func:`audit.statistics.float_bits.has_fine_bits`): the pilot runs of :func:`_float_bit_candidates`
-    are spent only then, as the bit statistics fit nothing on integers or values snapped to that grid."""
-    return has_fine_bits(outputs)
-
-
 def _float_bit_candidates(pair, record, runner, rng, runs, device=None):
     """The float-bit statistics (:data:`audit.statistics.float_bits.FLOAT_STATISTICS`) of one structured pair,
     fitted on ``runs`` pilot runs of each of its databases, as event-search candidates; and the runs made.
@@ -561,7 +554,7 @@ def _event_candidates(spec, candidate, fits, data, rng, runner, early=False, dev
     chosen critic for its cell); then, when the chosen critic's prior is not such a two-point prior,
     structured pairs on its record (StatDP patterns, column levels read from the audit's draws of
     that prior), the float-bit statistics of the first of them (:func:`_float_bit_candidates`, when the MI
-    sample's outputs hold bits below the coarse grid: :func:`_outputs_have_fine_bits`) and
+    sample's outputs hold bits below the coarse grid: :func:`audit.statistics.float_bits.has_fine_bits`) and
     pairs of its values on a base database of the validation split. Returns (the candidates, the pilot
     runs of the float-bit statistics). ``device``: the audit's torch device (:func:`_pair_statistics`)."""
     pairs, pilot_runs = [], 0
@@ -581,8 +574,12 @@ def _event_candidates(spec, candidate, fits, data, rng, runner, early=False, dev
         statistic = _critic_statistic(candidate, fits)
         structured = structured_pairs(cell.prior, STRUCTURED_EVENT_PAIRS, rng, records=(cell.record,), observed=dbs)
         pairs += [PairCandidate(p.first, p.second, cell.record, statistic, p.why) for p in structured]
-        if structured and spec.arithmetic == "float" and _outputs_have_fine_bits(data[cell.prior_index][1]):
-            bit_candidates, pilot_runs = _float_bit_candidates(structured[0], cell.record, runner, rng,
+        # The MI sample's outputs (drawn already: the probe costs no run) hold bits below the coarse grid: the bit
+        # statistics fit nothing on integers or values snapped to that grid, so their pilot runs are spent only then.
+        if structured and spec.arithmetic == "float" and has_fine_bits(data[cell.prior_index][1]):
+            # fitted on the add/remove pair they are certified on (the rewrite below keeps such a pair as it is)
+            bit_pair = _presence_form(structured[0], cell.record) if spec.presence_column else structured[0]
+            bit_candidates, pilot_runs = _float_bit_candidates(bit_pair, cell.record, runner, rng,
                                                                min(spec.event_runs, BIT_PILOT_RUNS), device)
             pairs += bit_candidates
         validation = fits.fit(kind).split[1]
@@ -591,8 +588,11 @@ def _event_candidates(spec, candidate, fits, data, rng, runner, early=False, dev
                              "values and base database from the validation split")
     if spec.presence_column:  # add/remove: every candidate a record present against absent
         said = "the last attribute is the record's presence (1 present, 0 absent)"
-        pairs = [replace(p, origin=f"{p.origin}; {said}" if p.origin else said,
-                         **({} if p.held_out is not None else
-                            dict(zip(("first", "second"), presence_pair(p.first, p.second, p.record)))))
-                 for p in pairs]
+        pairs = [replace(p, origin=f"{p.origin}; {said}" if p.origin else said) for p in pairs]
+        pairs = [p if p.held_out is not None else _presence_form(p, p.record) for p in pairs]
     return pairs, pilot_runs
+
+
+def _presence_form(pair, record: int):
+    """``pair`` with the add/remove databases :func:`mechanisms.inputs.relation.presence_pair` makes of its two."""
+    return replace(pair, **dict(zip(("first", "second"), presence_pair(pair.first, pair.second, record))))

@@ -114,3 +114,27 @@ def test_arithmetic_is_a_config_key_and_a_checked_argument(tmp_path):
     with pytest.raises(InputError, match="arithmetic"):
         AuditSpec(mechanism=CORRECT, priors=[TwoPoint(np.zeros((1, 1)), np.ones((1, 1)))], claim=parse_claim("dp:1"),
                   arithmetic="real")
+
+
+@pytest.mark.train
+def test_float_bit_candidates_of_an_add_remove_audit_are_fitted_on_the_pair_they_are_certified_on(tmp_path, capsys):
+    """Under a prior that is not a two-point prior, the float-bit statistics are fitted on pilot runs of the first
+    structured pair; an add/remove audit certifies each candidate on the presence form of its pair (record present
+    against absent), so the statistics are fitted on that form. Fitted on the replacement pair, each was called on
+    another pair of values and the audit stopped with "the statistic was fitted on another pair of values"."""
+    import json
+
+    from audit.cli.main import main
+
+    (tmp_path / "mech.py").write_text("import numpy as np\n\ndef laplace_sum(db, rng):\n"
+                                      "    return float(np.sum(db)) + rng.laplace(0.0, 1.0)\n")
+    status = main(["audit", "--mechanism", f"{tmp_path / 'mech.py'}:laplace_sum", "--per-database", "--prior",
+                   "builtin:bernoulli", "--n", "3", "--k", "1", "--domain", "0,1", "--claim", "dp:1", "--relation",
+                   "add-remove", "--samples", "2000", "--slices", "0", "--set", "critic.max_steps=200",
+                   "--seed", "3", "--json"])
+    captured = capsys.readouterr()
+    assert "fitted on another pair" not in captured.err
+    assert status in (0, 1), captured.err
+    payload = json.loads(captured.out)
+    float_test = [check for check in payload["cross_checks"] if check["test"] == "float"]
+    assert float_test, payload["cross_checks"]  # the float-bit test ran on its add/remove pair
