@@ -1,0 +1,76 @@
+"""The host-device synchronisation counter (experiments.sync_count) counts each kind of sync once, at its caller."""
+
+import numpy as np
+import pytest
+import torch
+
+from experiments.sync_count import PHASES, count_syncs
+
+
+def _line_of(marker: str) -> str:
+    """``file:line`` of this file's line holding ``marker`` (a comment) in its code."""
+    import os
+
+    with open(__file__) as handle:
+        for number, text in enumerate(handle, start=1):
+            if text.rstrip().endswith("# " + marker) and "_line_of" not in text:
+                return f"{os.path.relpath(__file__)}:{number}"
+    raise AssertionError(marker)
+
+
+def _reads(x: torch.Tensor) -> None:
+    x.sum().item()  # item
+    float(x[0])  # float
+    if bool((x > 0).any()):  # bool
+        pass
+    x.tolist()  # tolist
+    x.cpu().numpy()  # cpu then numpy: one sync
+    np.asarray(x)  # array
+    x[x > 0.5]  # mask
+    torch.nonzero(x)  # nonzero
+    x.to("cpu")  # to cpu
+    torch.as_tensor(np.zeros(3), device="cpu")  # to device
+    x + 1.0  # no sync
+
+
+def test_each_sync_is_counted_once_at_its_caller():
+    x = torch.linspace(0.0, 1.0, 8)
+    with count_syncs() as counted:
+        _reads(x)
+    by_place = {place: n for (_, _, _, place), n in counted.places.items()}
+    expected = {_line_of(marker): 1 for marker in ("item", "float", "bool", "tolist", "cpu then numpy: one sync",
+                                                   "array", "mask", "nonzero", "to cpu", "to device")}
+    assert by_place == expected
+    kinds = {place: kind for (_, _, kind, place) in counted.places}
+    assert kinds[_line_of("mask")] == kinds[_line_of("nonzero")] == "data-dependent size"
+    assert kinds[_line_of("to device")] == "copy to the device"
+    assert sum(counted.by_phase().values()) == 10 and counted.by_phase()["other"] == 10
+
+
+def test_the_counter_leaves_torch_as_it_found_it():
+    before = {name: torch.Tensor.__dict__.get(name) for name in ("item", "__bool__", "cpu", "to", "__getitem__")}
+    before_functions = (torch.as_tensor, torch.nonzero)
+    with count_syncs():
+        pass
+    assert {name: torch.Tensor.__dict__.get(name) for name in before} == before
+    assert (torch.as_tensor, torch.nonzero) == before_functions
+    x = torch.ones(())
+    with count_syncs() as counted:
+        pass
+    x.item()  # outside: not counted
+    assert not counted.places
+
+
+@pytest.mark.train
+def test_critic_training_syncs_are_charged_to_it_and_its_steps_counted():
+    from experiments.sync_count import critic_run
+
+    with count_syncs() as counted:
+        fit = critic_run(samples=600, critics=2, max_steps=60)
+    assert counted.critic_fits == 1 and counted.critic_steps == fit.steps == 60
+    phases = counted.by_phase()
+    assert set(phases) <= set(PHASES)
+    # A training step reads nothing back: its syncs are the evaluations' (every 50 steps, and the last) and the
+    # fit's set-up and results.
+    assert phases["critic step"] == 0 and phases["critic training"] > 0
+    assert counted.per_step() == pytest.approx(phases["critic training"] / 60)
