@@ -309,14 +309,15 @@ def use_cuda_graph(device: torch.device, objective: str, project_a, n_critics: i
 
 
 def step_draws(generator: torch.Generator, shift_rng: np.random.Generator, n_train: int, batch: int,
-               steps: int) -> torch.Tensor:
+               steps: int, *, with_shifts: bool = False):
     """The mini-batches of ``steps`` training steps as one (steps, batch + 1) int64 tensor: each row the b sample
     indices then the shift, the numbers that ``torch.randint(n_train, (batch,), generator=generator)`` and
-    ``int(shift_rng.integers(1, batch))`` drawn once a step give (``tests/test_critic_graph_step.py``)."""
+    ``int(shift_rng.integers(1, batch))`` drawn once a step give; ``with_shifts``: (it, the shifts as ints)."""
     # One draw of steps × b indices: CPU torch draws them one by one, in the order b at a time does (fewer calls).
     shifts = [int(shift_rng.integers(1, batch)) for _ in range(steps)]
-    return torch.cat((torch.randint(n_train, (steps, batch), generator=generator),
+    rows = torch.cat((torch.randint(n_train, (steps, batch), generator=generator),
                       torch.tensor(shifts, dtype=torch.int64).view(steps, 1)), dim=1)
+    return (rows, shifts) if with_shifts else rows
 
 
 class GraphedTrainingStep:
@@ -534,9 +535,9 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
     for step in range(1, config.max_steps + 1):
         k = (step - 1) % config.eval_every  # the step's row of its block's draws
         if k == 0:  # one copy to the device a block of steps: a copy from pageable memory makes a CUDA host wait
-            draws = step_draws(gen, shift_rng, n_train, batch, min(config.eval_every, config.max_steps - step + 1))
-            shifts = draws[:, batch].tolist()  # each batch's derangement (product pairs), read before the copy
-            draws = draws if device.type == "cpu" else draws.to(device)
+            block = min(config.eval_every, config.max_steps - step + 1)
+            draws, shifts = step_draws(gen, shift_rng, n_train, batch, block, with_shifts=True)  # shifts on the host
+            draws = draws.to(device)  # a copy on a GPU alone; called on the CPU too, for experiments.sync_count
         if step_graph is None:
             training_step(ensemble, optimizer, u_rows, v_rows, draws[k, :batch], shifts[k], objective, mine,
                           config.project_a)

@@ -14,12 +14,13 @@ places are exactly where a CUDA run would sync; a tensor the code keeps on the C
 CPU generator's draws) is counted as well, so each place is to be read, not summed blindly. A value read on
 a tensor that a counted copy to the host made is not counted again (``t.cpu().numpy()`` is one sync).
 
-``python -m experiments.sync_count [--stage dimension|epsilon|critic] [--features P] [--runs N]
-[--gpu-chunks] [--seed S]`` counts the syncs of the DP-SGD GPU grid's parameter-release audits
+``python -m experiments.sync_count [--stage dimension|epsilon|critic] [--features P] [--runs N] [--device D]
+[--gpu-chunks] [--seed S] [--top K]`` counts the syncs of the DP-SGD GPU grid's parameter-release audits
 (:func:`experiments.dimension_profile.profile_dimension`'s), of its ε stage's audits at target ε = 1
 (:func:`experiments.epsilon_profile.profile_epsilon`'s), or of one neural critic training
 (:func:`estimators.neural.fit_critics` on Gaussian data), and prints syncs per critic training step and per
-training call with the places that sync most.
+training call with the places that sync most. On ``--device cuda`` the device's own routes run (a CUDA-only
+branch's copies counted, a CPU-only one's reads not): what ``experiments/gpu_check.sh`` checks the CPU's count by.
 """
 
 from __future__ import annotations
@@ -104,12 +105,16 @@ def _caller():
     return place, modules
 
 
-def _to_host(args, kwargs) -> bool:
-    """Whether ``Tensor.to(*args, **kwargs)`` names the CPU as its target device."""
+def _crosses(tensor, args, kwargs) -> bool:
+    """Whether ``tensor.to(*args, **kwargs)`` is a blocking copy between devices, or names the CPU (on a CPU run,
+    where it cannot be told from the device a CUDA run names there): a copy to or from a GPU that waits for it."""
     import torch
 
+    if kwargs.get("non_blocking") or (len(args) > 1 and isinstance(args[1], bool) and args[1]):
+        return False
     targets = [kwargs.get("device")] + [a for a in args if isinstance(a, (str, torch.device))]
-    return any(t is not None and torch.device(t).type == "cpu" for t in targets)
+    return any(t is not None and (torch.device(t).type == "cpu" or torch.device(t).type != tensor.device.type)
+               for t in targets)
 
 
 def _bool_index(index) -> bool:
@@ -192,7 +197,7 @@ def count_syncs():
     patch(torch.Tensor, "cpu", guarded("copy to the host", torch.Tensor.cpu, made_on_host=True))
     # A CPU run's .to(device) names the CPU: a copy to the host, or to the device, in a CUDA run (both sync
     # from pageable memory: torch's non_blocking=False copies wait for the stream).
-    patch(torch.Tensor, "to", guarded("copy between devices", torch.Tensor.to, when=lambda self, args, kwargs: _to_host(args, kwargs), made_on_host=True))
+    patch(torch.Tensor, "to", guarded("copy between devices", torch.Tensor.to, when=_crosses, made_on_host=True))
     for name in ("as_tensor", "tensor"):
         patch(torch, name, guarded("copy to the device", getattr(torch, name),
                                    when=lambda data, args, kwargs: kwargs.get("device") is not None
@@ -229,7 +234,7 @@ def count_syncs():
 _MISSING = object()
 
 
-def critic_run(samples: int = 4000, critics: int = 4, max_steps: int = 300, seed: int = 0):
+def critic_run(samples: int = 4000, critics: int = 4, max_steps: int = 300, seed: int = 0, device="cpu"):
     """One neural critic training (:func:`estimators.neural.fit_critics`, the default critic but ``max_steps``)
     on ``critics`` pairs of correlated Gaussians (ρ = 0.5, d = 2 each) of ``samples`` samples."""
     import numpy as np
@@ -240,10 +245,11 @@ def critic_run(samples: int = 4000, critics: int = 4, max_steps: int = 300, seed
     rng = np.random.default_rng(seed)
     u = rng.normal(size=(critics, samples, 2))
     v = 0.5 * u + np.sqrt(0.75) * rng.normal(size=(critics, samples, 2))
-    return fit_critics(u, v, config=CriticConfig(max_steps=max_steps), seed=seed, quiet=True)
+    return fit_critics(u, v, config=CriticConfig(max_steps=max_steps), seed=seed, device=device, quiet=True)
 
 
 def main(argv=None) -> int:
+    from estimators.device import resolve_device
     from estimators.validation import check_choice, check_int
     from experiments.stage_profile import gpu_chunks
 
@@ -252,6 +258,7 @@ def main(argv=None) -> int:
     parser.add_argument("--features", type=int, default=256)
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cpu")
     parser.add_argument("--top", type=int, default=12, help="how many places the table lists")
     parser.add_argument("--gpu-chunks", action="store_true",
                         help="TorchDPSGD's runs in the chunks a CUDA device gets (stage_profile.gpu_chunks)")
@@ -259,27 +266,28 @@ def main(argv=None) -> int:
     stage = check_choice(args.stage, "--stage", ("dimension", "epsilon", "critic"))
     runs = check_int(args.runs, "--runs", minimum=400)
     features = check_int(args.features, "--features", minimum=2)
+    device = str(resolve_device(args.device))
     with gpu_chunks() if args.gpu_chunks else contextlib.nullcontext(), count_syncs() as counted:
         if stage == "dimension":
             from experiments.dpsgd_audit import dimension_rows, gpu_grid
 
             grid = dataclasses.replace(gpu_grid(), dims=(features,), runs=runs)
-            rows = dimension_rows(grid, "cpu", args.seed)
+            rows = dimension_rows(grid, device, args.seed)
             what = ", ".join(f"{n} d = {d}" for n, d in zip(rows["notion"], rows["parameters_d"]))
         elif stage == "epsilon":
             from experiments.dpsgd_audit import _audit, epsilon_jobs, gpu_grid
 
             grid = dataclasses.replace(gpu_grid(), runs=runs)
-            settings, jobs = epsilon_jobs(grid, "cpu", args.seed)
+            settings, jobs = epsilon_jobs(grid, device, args.seed)
             chosen = [job for row, job in zip(settings, jobs) if row["target_epsilon"] == grid.epsilons[0]]
             for job in chosen:
                 _audit(*job)
             what = f"{len(chosen)} ε audits at target ε = {grid.epsilons[0]:g}"
         else:
-            critic_run(seed=args.seed)
+            critic_run(seed=args.seed, device=device)
             what = "one critic training"
-    print(f"host-device syncs, {stage} ({what}), {runs} runs{', GPU chunks' if args.gpu_chunks else ''}: "
-          f"{counted.summary()}")
+    chunks = ", GPU chunks" if args.gpu_chunks else ""
+    print(f"host-device syncs, {stage} ({what}), {runs} runs, device {device}{chunks}: {counted.summary()}")
     print(counted.table(check_int(args.top, "--top", minimum=1)))
     return 0
 

@@ -30,6 +30,14 @@ def test_step_draws_are_the_eager_loops_draws_in_its_order():
         assert int(row[8]) == int(rng.integers(1, 8))
 
 
+def test_step_draws_hands_the_shifts_over_as_the_ints_drawn():
+    rows = step_draws(torch.Generator().manual_seed(3), np.random.default_rng(3), 100, 8, 5)
+    again, shifts = step_draws(torch.Generator().manual_seed(3), np.random.default_rng(3), 100, 8, 5, with_shifts=True)
+    rng = np.random.default_rng(3)
+    assert torch.equal(again, rows) and shifts == [int(rng.integers(1, 8)) for _ in range(5)]
+    assert all(type(shift) is int for shift in shifts)
+
+
 @pytest.mark.train
 @pytest.mark.parametrize("architecture", ["shallow", "mlp"])
 def test_the_graph_steps_eager_twin_trains_like_training_step(architecture):

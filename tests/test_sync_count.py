@@ -74,3 +74,15 @@ def test_critic_training_syncs_are_charged_to_it_and_its_steps_counted():
     # fit's set-up and results.
     assert phases["critic step"] == 0 and phases["critic training"] > 0
     assert counted.per_step() == pytest.approx(phases["critic training"] / 60)
+
+
+def test_a_copy_is_counted_where_it_crosses_devices_or_names_the_cpu_and_blocks():
+    from experiments.sync_count import _crosses
+
+    x = torch.ones(2)
+    assert _crosses(x, ("cpu",), {}) and _crosses(x, (), {"device": "cpu", "dtype": torch.float64})
+    assert _crosses(x, (torch.device("meta"),), {})  # another device: a copy between the two
+    assert not _crosses(x, (torch.float32,), {})  # a cast stays where it is
+    assert not _crosses(x, ("meta",), {"non_blocking": True}) and not _crosses(x, ("meta", True), {})
+    meta = torch.empty(2, device="meta")
+    assert not _crosses(meta, ("meta",), {})  # already there: no copy
