@@ -10,17 +10,19 @@ counts them by caller (the first frame outside torch and this module, as ``file:
 :func:`experiments.stage_profile.stage_of`, and by phase: inside a critic training step, elsewhere in a
 critic training (:func:`estimators.neural._fit_chunk`), inside a DP-SGD training call
 (:meth:`mechanisms.training.torch_dpsgd.TorchDPSGD.train_batch`), or elsewhere. Counted on CPU tensors, the
-places are exactly where a CUDA run would sync; a tensor the code keeps on the CPU in a CUDA run too (a
-CPU generator's draws) is counted as well, so each place is to be read, not summed blindly. A value read on
-a tensor that a counted copy to the host made is not counted again (``t.cpu().numpy()`` is one sync).
+places are where a CUDA run of the same code syncs, less the branches a CUDA device takes alone and plus the
+CPU's own (a NumPy route on the CPU; a tensor a CUDA run keeps on the host too, a CPU generator's draws), so
+each place is to be read, not summed blindly. A value read on a tensor that a counted copy to the host made at
+the same place is not counted again (``t.cpu().numpy()`` is one sync).
 
 ``python -m experiments.sync_count [--stage dimension|epsilon|critic] [--features P] [--runs N] [--device D]
 [--gpu-chunks] [--seed S] [--top K]`` counts the syncs of the DP-SGD GPU grid's parameter-release audits
 (:func:`experiments.dimension_profile.profile_dimension`'s), of its ε stage's audits at target ε = 1
 (:func:`experiments.epsilon_profile.profile_epsilon`'s), or of one neural critic training
 (:func:`estimators.neural.fit_critics` on Gaussian data), and prints syncs per critic training step and per
-training call with the places that sync most. On ``--device cuda`` the device's own routes run (a CUDA-only
-branch's copies counted, a CPU-only one's reads not): what ``experiments/gpu_check.sh`` checks the CPU's count by.
+training call with the places that sync most. On ``--device cuda`` the device's own routes run and only reads of
+device tensors and copies that cross between devices count (:func:`count_syncs`): what
+``experiments/gpu_check.sh`` checks the CPU's count by.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ class SyncCount:
     """What :func:`count_syncs` counted."""
 
     places: Counter = dataclasses.field(default_factory=Counter)  #: (phase, stage, kind, "file:line") -> syncs
-    critic_steps: int = 0  #: critic training steps run (:func:`estimators.neural.training_step` calls)
+    critic_steps: int = 0  #: critic training steps run (the fits' ``steps``)
     critic_fits: int = 0  #: critic trainings (:func:`estimators.neural._fit_chunk` calls)
     training_calls: int = 0  #: DP-SGD training calls (:meth:`TorchDPSGD.train_batch`)
 
@@ -105,16 +107,16 @@ def _caller():
     return place, modules
 
 
-def _crosses(tensor, args, kwargs) -> bool:
-    """Whether ``tensor.to(*args, **kwargs)`` is a blocking copy between devices, or names the CPU (on a CPU run,
-    where it cannot be told from the device a CUDA run names there): a copy to or from a GPU that waits for it."""
+def _crosses(tensor, args, kwargs, loose: bool = True) -> bool:
+    """Whether ``tensor.to(*args, **kwargs)`` is a blocking copy between devices, or, where ``loose`` (a CPU run,
+    whose device cannot be told from the one a CUDA run names there), names the CPU: a copy that waits for a GPU."""
     import torch
 
     if kwargs.get("non_blocking") or (len(args) > 1 and isinstance(args[1], bool) and args[1]):
         return False
-    targets = [kwargs.get("device")] + [a for a in args if isinstance(a, (str, torch.device))]
-    return any(t is not None and (torch.device(t).type == "cpu" or torch.device(t).type != tensor.device.type)
-               for t in targets)
+    targets = [torch.device(t) for t in [kwargs.get("device")] + [a for a in args if isinstance(a, (str, torch.device))]
+               if t is not None]
+    return any((loose and t.type == "cpu") or t.type != tensor.device.type for t in targets)
 
 
 def _bool_index(index) -> bool:
@@ -126,9 +128,13 @@ def _bool_index(index) -> bool:
 
 
 @contextlib.contextmanager
-def count_syncs():
+def count_syncs(device="cpu"):
     """Count the host-device synchronisation points of the code run inside, on this thread (a
-    :class:`SyncCount`, yielded and filled as it runs); torch's own calls inside a counted one are not counted."""
+    :class:`SyncCount`, yielded and filled as it runs); torch's own calls inside a counted one are not counted.
+
+    ``device``: where the run's tensors live. On the CPU every read of a tensor and every copy naming a device
+    counts (each would sync in a CUDA run of the same code); on a GPU only the reads of a device tensor and the
+    copies that cross between devices do (a tensor kept on the host costs no sync there)."""
     import torch
 
     from estimators import neural
@@ -136,6 +142,7 @@ def count_syncs():
     from mechanisms.training import torch_dpsgd
 
     counted = SyncCount()
+    loose = torch.device(device).type == "cpu"
     state = threading.local()
     # id -> (weak reference, place) of the tensors a counted copy to the host made: read at that place (on the
     # same line, as t.cpu().numpy()) they cost no second sync; read anywhere else they are counted (on the CPU
@@ -161,6 +168,8 @@ def count_syncs():
                 return original(self, *args, **kwargs)
             if when is not None and not when(self, args, kwargs):
                 return original(self, *args, **kwargs)
+            if not loose and torch.is_tensor(self) and self.device.type == "cpu" and kind != "copy between devices":
+                return original(self, *args, **kwargs)  # on a GPU run, a host tensor's read waits for nothing
             place = record(kind, self)
             state.inside = True
             try:
@@ -197,27 +206,28 @@ def count_syncs():
     patch(torch.Tensor, "cpu", guarded("copy to the host", torch.Tensor.cpu, made_on_host=True))
     # A CPU run's .to(device) names the CPU: a copy to the host, or to the device, in a CUDA run (both sync
     # from pageable memory: torch's non_blocking=False copies wait for the stream).
-    patch(torch.Tensor, "to", guarded("copy between devices", torch.Tensor.to, when=_crosses, made_on_host=True))
+    patch(torch.Tensor, "to", guarded("copy between devices", torch.Tensor.to, made_on_host=True,
+                                      when=lambda tensor, args, kwargs: _crosses(tensor, args, kwargs, loose)))
     for name in ("as_tensor", "tensor"):
         patch(torch, name, guarded("copy to the device", getattr(torch, name),
                                    when=lambda data, args, kwargs: kwargs.get("device") is not None
-                                   and not torch.is_tensor(data)))
+                                   and not torch.is_tensor(data)
+                                   and (loose or torch.device(kwargs["device"]).type != "cpu")))
     patch(torch.Tensor, "__getitem__", guarded("data-dependent size", torch.Tensor.__getitem__,
                                                when=lambda self, args, kwargs: _bool_index(args[0])))
     for name in ("nonzero", "unique", "masked_select", "equal", "allclose"):
         kind = "value read" if name in ("equal", "allclose") else "data-dependent size"
         patch(torch, name, guarded(kind, getattr(torch, name)))
 
-    def count_steps(_) -> None:
-        counted.critic_steps += 1
-
-    def count_fit(_) -> None:
+    def count_fit(fit) -> None:
+        # Its steps from the fit itself: on a GPU a CUDA graph's replays call no training_step.
         counted.critic_fits += 1
+        counted.critic_steps += fit.steps
 
     def count_call(_) -> None:
         counted.training_calls += 1
 
-    patch(neural, "training_step", phase("critic step", neural.training_step, count_steps))
+    patch(neural, "training_step", phase("critic step", neural.training_step))
     patch(neural, "_fit_chunk", phase("critic training", neural._fit_chunk, count_fit))
     patch(torch_dpsgd.TorchDPSGD, "train_batch",
           phase("DP-SGD training call", torch_dpsgd.TorchDPSGD.train_batch, count_call))
@@ -267,7 +277,7 @@ def main(argv=None) -> int:
     runs = check_int(args.runs, "--runs", minimum=400)
     features = check_int(args.features, "--features", minimum=2)
     device = str(resolve_device(args.device))
-    with gpu_chunks() if args.gpu_chunks else contextlib.nullcontext(), count_syncs() as counted:
+    with gpu_chunks() if args.gpu_chunks else contextlib.nullcontext(), count_syncs(device) as counted:
         if stage == "dimension":
             from experiments.dpsgd_audit import dimension_rows, gpu_grid
 
@@ -286,8 +296,9 @@ def main(argv=None) -> int:
         else:
             critic_run(seed=args.seed, device=device)
             what = "one critic training"
+    size = "" if stage == "critic" else f", {runs} runs"
     chunks = ", GPU chunks" if args.gpu_chunks else ""
-    print(f"host-device syncs, {stage} ({what}), {runs} runs, device {device}{chunks}: {counted.summary()}")
+    print(f"host-device syncs, {stage} ({what}){size}, device {device}{chunks}: {counted.summary()}")
     print(counted.table(check_int(args.top, "--top", minimum=1)))
     return 0
 

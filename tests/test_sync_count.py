@@ -86,3 +86,17 @@ def test_a_copy_is_counted_where_it_crosses_devices_or_names_the_cpu_and_blocks(
     assert not _crosses(x, ("meta",), {"non_blocking": True}) and not _crosses(x, ("meta", True), {})
     meta = torch.empty(2, device="meta")
     assert not _crosses(meta, ("meta",), {})  # already there: no copy
+
+
+def test_on_a_device_run_only_device_tensors_and_crossing_copies_count():
+    # The meta device stands for a GPU: its tensors live off the host (no values, but every call is made).
+    host, device = torch.ones(3), torch.empty(3, device="meta")
+    with count_syncs("meta") as counted:
+        host.tolist()  # a host tensor: no sync on a GPU run
+        host.sum().item()
+        torch.as_tensor(np.zeros(2), device="cpu")  # stays on the host
+        host.to("meta")  # crosses: counted
+        torch.as_tensor(np.zeros(2), device="meta")  # crosses: counted
+        device.to("meta")  # already there
+    kinds = sorted(kind for (_, _, kind, _) in counted.places.elements())
+    assert kinds == ["copy between devices", "copy to the device"]
