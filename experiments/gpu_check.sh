@@ -6,9 +6,9 @@
 # critic fit against the eager one, device-choice (step costs and --device auto/cpu/cuda audits), the host and
 # GPU kernel seconds by stage of the widest parameter release (experiments.dimension_profile) and of the epsilon
 # stage's audits (experiments.epsilon_profile), the host-device synchronisation points of the widest release's
-# audits on the device, against the CPU's count of them (experiments.sync_count), gpu-throughput (against a measured copy and matmul roofline),
-# training-throughput (runs per second on both devices beside the trainer's device-cost model), and the GPU grid
-# in one process profiled by stage, with what time is left.
+# audits on the device, against the CPU's count of them (experiments.sync_count), gpu-throughput (against a
+# measured copy and matmul roofline), training-throughput (runs per second on both devices beside the trainer's
+# device-cost model), and the GPU grid in one process profiled by stage, with what time is left.
 #
 #   bash experiments/gpu_check.sh            # on a GPU machine; results in $OUT (or ./gpu-check-out)
 #   SMALL=1 bash experiments/gpu_check.sh    # dry run on a CPU: every size shrunk, --device cpu

@@ -99,7 +99,8 @@ def _trainers():
     from mechanisms.training.torch_dpsgd import TorchDPSGD
 
     return [DPSGD(8, 2, 1.0, steps=3, release="parameters"), DPSGD(8, 2, 1.0, steps=3, release="loss", chunk=7),
-            TorchDPSGD(8, 2, 1.0, steps=3, release="parameters"), TorchDPSGD(8, 2, 1.0, steps=3, release="gradient_trace"),
+            TorchDPSGD(8, 2, 1.0, steps=3, release="parameters"),
+            TorchDPSGD(8, 2, 1.0, steps=3, release="gradient_trace"),
             TorchDPSGD(8, 2, 1.0, steps=3, release="parameters", hidden=4, dtype="float32"),
             TorchDPSGD(8, 2, 1.0, steps=3, release="loss", hidden=3, sampling="shuffle", sampling_rate=0.5)]
 

@@ -214,8 +214,8 @@ class DPSGD:
         return included
 
     def _train(self, dbs: np.ndarray, rng) -> np.ndarray:
-        # A broadcast or read-only view (mechanisms.base.reads_databases_only) laid out as the copy it once was:
-        # NumPy's products sum in an order that may follow the layout, and the releases must not change.
+        # A broadcast view (mechanisms.base.reads_databases_only) laid out C-contiguous, as a copy is: NumPy's
+        # products may sum in an order that follows the layout, and a release must not depend on how it was passed.
         dbs = np.ascontiguousarray(dbs)
         m, d = dbs.shape[0], self.parameter_dim
         theta = np.zeros((m, d)) if self.init is None else np.tile(np.asarray(self.init), (m, 1))

@@ -351,8 +351,8 @@ def _device_databases(torch, dbs, dtype, device):
     :func:`mechanisms.base.reads_databases_only`). On a GPU its distinct values
     (:func:`~estimators.validation.without_repeats`) cross to the device once and are spread there, not the
     thousands of copies (33 MB a chunk of the d = 8,257 release) through the host's memory and a copy from pageable
-    memory, which the host waits for. On the CPU NumPy copies it (2.4 ms for those 33 MB; torch's copy of the
-    spread tensor took 7 ms), as the runner did before; an array of one's own is taken as it is."""
+    memory, which the host waits for. On the CPU NumPy copies it in C order (2.4 ms for those 33 MB; torch's copy of
+    the spread tensor took 7 ms); an array of one's own is taken as it is."""
     from estimators.validation import without_repeats
 
     arr = np.asarray(dbs)
@@ -360,7 +360,7 @@ def _device_databases(torch, dbs, dtype, device):
     if distinct is not arr and device.type != "cpu":
         return torch.tensor(distinct, dtype=dtype, device=device).expand(arr.shape).contiguous()
     if not arr.flags.writeable:  # torch shares no read-only memory (and warns): a copy of one's own
-        arr = arr.copy()  # C order, as the runner's copy was (np.array keeps a broadcast's strides)
+        arr = arr.copy()  # in C order (np.array would keep a broadcast's strides)
     return torch.as_tensor(arr, dtype=dtype, device=device)
 
 
