@@ -309,14 +309,15 @@ def use_cuda_graph(device: torch.device, objective: str, project_a, n_critics: i
 
 
 def step_draws(generator: torch.Generator, shift_rng: np.random.Generator, n_train: int, batch: int,
-               steps: int) -> torch.Tensor:
+               steps: int, *, with_shifts: bool = False):
     """The mini-batches of ``steps`` training steps as one (steps, batch + 1) int64 tensor: each row the b sample
-    indices then the shift, drawn step by step in the order the eager loop of :func:`fit_critics` draws them
-    (so both paths train on the same batches)."""
+    indices then the shift, the numbers that ``torch.randint(n_train, (batch,), generator=generator)`` and
+    ``int(shift_rng.integers(1, batch))`` drawn once a step give; ``with_shifts``: (it, the shifts as ints)."""
     # One draw of steps × b indices: CPU torch draws them one by one, in the order b at a time does (fewer calls).
     shifts = [int(shift_rng.integers(1, batch)) for _ in range(steps)]
-    return torch.cat((torch.randint(n_train, (steps, batch), generator=generator),
+    rows = torch.cat((torch.randint(n_train, (steps, batch), generator=generator),
                       torch.tensor(shifts, dtype=torch.int64).view(steps, 1)), dim=1)
+    return (rows, shifts) if with_shifts else rows
 
 
 class GraphedTrainingStep:
@@ -531,18 +532,17 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
     history = {"steps": [], "validation_mean": []}
     bar = progress_bar(config.max_steps, desc, quiet=quiet)
     step = 0
-    draws = None  # the graph path's mini-batches up to the next evaluation, on the device
     for step in range(1, config.max_steps + 1):
+        k = (step - 1) % config.eval_every  # the step's row of its block's draws
+        if k == 0:  # one copy to the device a block of steps: a copy from pageable memory makes a CUDA host wait
+            block = min(config.eval_every, config.max_steps - step + 1)
+            draws, shifts = step_draws(gen, shift_rng, n_train, batch, block, with_shifts=True)  # shifts on the host
+            draws = draws.to(device)  # a copy on a GPU alone; called on the CPU too, for experiments.sync_count
         if step_graph is None:
-            idx = torch.randint(n_train, (batch,), generator=gen)
-            idx = idx if device.type == "cpu" else idx.to(device)  # .to is a torch call even where it copies nothing
-            shift = int(shift_rng.integers(1, batch))  # a derangement of the batch: product pairs
-            training_step(ensemble, optimizer, u_rows, v_rows, idx, shift, objective, mine, config.project_a)
+            training_step(ensemble, optimizer, u_rows, v_rows, draws[k, :batch], shifts[k], objective, mine,
+                          config.project_a)
         else:
-            if (step - 1) % config.eval_every == 0:  # one copy to the device per block of steps, not per step
-                block = min(config.eval_every, config.max_steps - step + 1)
-                draws = step_draws(gen, shift_rng, n_train, batch, block).to(device)
-            step_graph(draws[(step - 1) % config.eval_every])
+            step_graph(draws[k])
         bar.update(1)
         if step % config.eval_every == 0 or step == config.max_steps:
             value = evaluate(u_val, v_val, [n_val // 2])

@@ -237,12 +237,23 @@ def scalar_or_array(values):
     return float(values) if np.ndim(values) == 0 else values
 
 
+def without_repeats(arr: np.ndarray) -> np.ndarray:
+    """``arr`` with every axis of stride 0 (a broadcast: :func:`numpy.broadcast_to`) cut to its first entry, a view:
+    the same values, each held once. The runner's chunks repeat one database for every run that way
+    (:mod:`mechanisms.execution.runner`); a check of every value then reads one database, not thousands."""
+    if not any(stride == 0 and size > 1 for stride, size in zip(arr.strides, arr.shape)):
+        return arr
+    return arr[tuple(slice(0, 1) if stride == 0 else slice(None) for stride in arr.strides)]
+
+
 def first_nonfinite_index(arr: np.ndarray) -> int | None:
     """Index along the first axis of the first NaN/inf entry of ``arr`` (at least 1-D), or None.
 
     A finite sum of the entries proves them all finite (a NaN or an infinity makes any sum NaN or infinite):
     one pass with no array of flags, what a wide output's check costs; an infinite sum (an overflow) is checked
-    entry by entry."""
+    entry by entry. A broadcast axis is read at its first entry alone (:func:`without_repeats`): its other
+    entries are the same values, so the answer is the same."""
+    arr = without_repeats(arr) if isinstance(arr, np.ndarray) else arr
     with np.errstate(over="ignore", invalid="ignore"):
         if np.issubdtype(np.asarray(arr).dtype, np.number) and np.isfinite(np.sum(arr)):
             return None

@@ -5,9 +5,10 @@
 # pipelined), with its GPU utilization and the workers' occupancy (target >= 50% utilization), the CUDA-graph
 # critic fit against the eager one, device-choice (step costs and --device auto/cpu/cuda audits), the host and
 # GPU kernel seconds by stage of the widest parameter release (experiments.dimension_profile) and of the epsilon
-# stage's audits (experiments.epsilon_profile), gpu-throughput (against a measured copy and matmul roofline),
-# training-throughput (runs per second on both devices beside the trainer's device-cost model), and the GPU grid
-# in one process profiled by stage, with what time is left.
+# stage's audits (experiments.epsilon_profile), the host-device synchronisation points of the widest release's
+# audits on the device, against the CPU's count of them (experiments.sync_count), gpu-throughput (against a
+# measured copy and matmul roofline), training-throughput (runs per second on both devices beside the trainer's
+# device-cost model), and the GPU grid in one process profiled by stage, with what time is left.
 #
 #   bash experiments/gpu_check.sh            # on a GPU machine; results in $OUT (or ./gpu-check-out)
 #   SMALL=1 bash experiments/gpu_check.sh    # dry run on a CPU: every size shrunk, --device cpu
@@ -36,11 +37,11 @@ PY=python3
 if [ "$SMALL" = 1 ]; then
   DEVICE=cpu; QUICK=--quick; PAGES=$WORK/pages; GRID=""; GRAPH_ARGS="--device cpu --samples 4000 --max-steps 100"
   BITS_ARGS="--device cpu --rows 2000 --columns 577"; HOST_ARGS="--device cpu --features 4 --runs 400"
-  EPS_ARGS="--device cpu --runs 400 --release loss"
+  EPS_ARGS="--device cpu --runs 400 --release loss"; SYNC_ARGS="--device cpu --features 4 --runs 400"
 else
   DEVICE=cuda; QUICK=""; PAGES=docs/benchmarks; GRID="--grid gpu"; GRAPH_ARGS="--device cuda"; BITS_ARGS="--device cuda"
   HOST_ARGS="--device cuda --features 256 --runs 2000"
-  EPS_ARGS="--device cuda --device-routes"
+  EPS_ARGS="--device cuda --device-routes"; SYNC_ARGS="--device cuda --features 256 --runs 400"
 fi
 mkdir -p "$PAGES"
 
@@ -109,15 +110,20 @@ grep -v USDT "$WORK/dpsgd-host.txt" 2>/dev/null
 step epsilon-host 90 bash -c "$PY -m experiments.epsilon_profile $EPS_ARGS > '$WORK/epsilon-host.txt'"
 grep -v USDT "$WORK/epsilon-host.txt" 2>/dev/null
 
-# 8. gpu-throughput against the measured copy and matmul ceilings (the page records --device cuda).
+# 8. The host-device syncs of the widest release's audits (d = 8,257, 400 runs per audit) counted by caller on the
+#    device: the places a CUDA run syncs, against the CPU's count (experiments.sync_count: about 20 s on the CPU).
+step sync-count 30 bash -c "$PY -m experiments.sync_count --stage dimension $SYNC_ARGS --top 20 > '$WORK/sync-count.txt'"
+cat "$WORK/sync-count.txt" 2>/dev/null
+
+# 9. gpu-throughput against the measured copy and matmul ceilings (the page records --device cuda).
 step gpu-throughput 75 $PY -m audit.cli.main experiment gpu-throughput $QUICK --device $DEVICE \
   --out "$WORK/gpu-throughput" --page "$PAGES/gpu-throughput.md"
 
-# 9. Training runs per second on both devices, beside the device-cost model --device auto chooses the trainer by.
+# 10. Training runs per second on both devices, beside the device-cost model --device auto chooses the trainer by.
 step training-throughput 90 $PY -m audit.cli.main experiment training-throughput $QUICK --device $DEVICE \
   --out "$WORK/training-throughput" --page "$PAGES/training-throughput.md"
 
-# 10. The GPU grid in one process, profiled by stage (the sampler reads the main thread), with what time is left.
+# 11. The GPU grid in one process, profiled by stage (the sampler reads the main thread), with what time is left.
 step dpsgd-gpu-profile 200 $PY -m experiments.stage_profile dpsgd-audit $QUICK $GRID --device $DEVICE \
   --out "$WORK/dpsgd-gpu-one-process"
 

@@ -32,6 +32,7 @@ __all__ = [
     "as_database_batch",
     "check_batch_output",
     "draws_only_from_rng",
+    "reads_databases_only",
     "returns_fresh_outputs",
     "preferred_chunk_size",
     "mechanism_name",
@@ -72,6 +73,19 @@ def returns_fresh_outputs(mech) -> bool:
     8,257 parameters of 1,000 runs, 66 MB) cost the host 0.02-0.2 s a call on the 2-core machine.
     """
     return getattr(mech, "fresh_outputs", False) is True
+
+
+def reads_databases_only(mech) -> bool:
+    """Whether a mechanism declares that it neither changes the databases it is called with nor keeps them.
+
+    Code that declares it (the attribute ``reads_databases_only = True``: the DP-SGD trainers,
+    :class:`~mechanisms.training.dpsgd.DPSGD`) is called with a read-only view of the runner's databases
+    (:func:`run_on_batch`); anything else gets a copy of its own, since a mechanism may change its input in place
+    (and would change the next chunk's, or another job's). The outputs are the same either way: the copy of a
+    chunk of the d = 8,257 release (1,016 runs, the runner's 2^22 entries, 33 MB) took the host 2.4 ms on the
+    quiet 2-core machine and up to 0.06 s under load.
+    """
+    return getattr(mech, "reads_databases_only", False) is True
 
 
 def preferred_chunk_size(mech) -> int | None:
@@ -236,6 +250,16 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
     return arr
 
 
+def _databases_for(mech, batch: np.ndarray) -> np.ndarray:
+    """What ``mech`` is called with: a read-only view of ``batch`` where it reads its databases only
+    (:func:`reads_databases_only`: a write then raises, not changes the runner's), else a copy of its own."""
+    if not reads_databases_only(mech):
+        return batch.copy()
+    view = batch.view()
+    view.flags.writeable = False
+    return view
+
+
 def _locate_failure(mech: Callable, batch: np.ndarray, rng: np.random.Generator, who: str,
                     timeout: float | None) -> int | None:
     # Re-run on single databases to find one that fails on its own. Only on the error
@@ -308,7 +332,8 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
     m = batch.shape[0]
     where = " on database 0" if m == 1 else f" on a batch of {m} databases"
     try:
-        out = call_user_code(mech, (batch.copy(), generator), who=who, timeout=timeout, where=where, hint=hint)
+        out = call_user_code(mech, (_databases_for(mech, batch), generator), who=who, timeout=timeout, where=where,
+                             hint=hint)
     except MechanismError as exc:
         text = str(exc)
         if text.startswith(who) or exc.mechanism == who:  # its own words, or its bound naming the code inside it

@@ -30,6 +30,14 @@ def test_step_draws_are_the_eager_loops_draws_in_its_order():
         assert int(row[8]) == int(rng.integers(1, 8))
 
 
+def test_step_draws_hands_the_shifts_over_as_the_ints_drawn():
+    rows = step_draws(torch.Generator().manual_seed(3), np.random.default_rng(3), 100, 8, 5)
+    again, shifts = step_draws(torch.Generator().manual_seed(3), np.random.default_rng(3), 100, 8, 5, with_shifts=True)
+    rng = np.random.default_rng(3)
+    assert torch.equal(again, rows) and shifts == [int(rng.integers(1, 8)) for _ in range(5)]
+    assert all(type(shift) is int for shift in shifts)
+
+
 @pytest.mark.train
 @pytest.mark.parametrize("architecture", ["shallow", "mlp"])
 def test_the_graph_steps_eager_twin_trains_like_training_step(architecture):
@@ -75,3 +83,40 @@ def test_the_graph_paths_fit_loop_is_the_eager_fit(monkeypatch, objective):
     through_buffer = fit_critics(x, y, objective=objective, config=config, seed=6, device="cpu")
     np.testing.assert_array_equal(through_buffer.estimates, eager.estimates)
     np.testing.assert_array_equal(through_buffer.test_joint, eager.test_joint)
+
+
+@pytest.mark.train
+@pytest.mark.parametrize("objective, max_steps, eval_every, patience", [("dv", 130, 50, 6), ("mine", 90, 20, 1),
+                                                                       ("nwj", 75, 10, 2)])
+def test_a_fits_steps_train_on_the_batches_one_draw_a_step_gave(monkeypatch, objective, max_steps, eval_every,
+                                                                 patience):
+    # The old loop drew every step's batch and shift as it came: after the ensemble's initialisation from the
+    # fit's generator, torch.randint(n_train, (batch,), generator=gen), then int(shift_rng.integers(1, batch)).
+    # The blocks of draws (one copy to the device a block) must hand every step exactly those, early stop or not.
+    seen, seeds = [], []
+    real_step, real_chunk = neural.training_step, neural._fit_chunk
+
+    def recording_step(*args, **kwargs):
+        seen.append((args[4].clone(), args[5]))
+        return real_step(*args, **kwargs)
+
+    def recording_chunk(*args):
+        seeds.append(args[7])
+        return real_chunk(*args)
+
+    monkeypatch.setattr(neural, "training_step", recording_step)
+    monkeypatch.setattr(neural, "_fit_chunk", recording_chunk)
+    rng = np.random.default_rng(7)
+    u = rng.normal(size=(3, 900, 1))
+    v = u + rng.normal(size=u.shape)
+    config = CriticConfig(max_steps=max_steps, eval_every=eval_every, patience=patience, batch_size=64, hidden=8)
+    fit = fit_critics(u, v, objective=objective, config=config, seed=2, device="cpu")
+    assert len(seeds) == 1 and len(seen) == fit.steps
+    gen = torch.Generator().manual_seed(seeds[0])
+    CriticEnsemble(3, 2, architecture=config.architecture, hidden=config.hidden, depth=config.depth,
+                   output_range=config.output_range, generator=gen)  # the fit's initialisation draws first
+    shift_rng = np.random.default_rng(seeds[0])
+    n_train = fit.split_sizes[0]
+    for index, shift in seen:
+        assert torch.equal(index, torch.randint(n_train, (64,), generator=gen))
+        assert type(shift) is int and shift == int(shift_rng.integers(1, 64))

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimators.validation import InputError, as_float_array, as_generator, check_choice, check_int, \
-    check_positive, check_probability
+    check_positive, check_probability, without_repeats
 from mechanisms.snapping import snap
 
 from mechanisms.training.records import GRADIENT_CANARY, NULL, ORDINARY
@@ -109,6 +109,8 @@ class DPSGD:
 
     #: Every call returns arrays it makes and keeps no reference to (mechanisms.base.returns_fresh_outputs).
     fresh_outputs = True
+    #: No call writes to its databases or keeps them (mechanisms.base.reads_databases_only).
+    reads_databases_only = True
 
     records: int
     features: int
@@ -191,7 +193,7 @@ class DPSGD:
                              first_axis="database")
         if dbs.shape[1:] != (self.records, self.features + 2):
             raise InputError(f"argument 'dbs' must have shape (m, {self.records}, {self.features + 2}), got {dbs.shape}")
-        if not np.all(np.isin(dbs[:, :, -1], (NULL, ORDINARY, GRADIENT_CANARY))):
+        if not np.all(np.isin(without_repeats(dbs[:, :, -1]), (NULL, ORDINARY, GRADIENT_CANARY))):
             raise InputError("argument 'dbs' must have the role column (last) in {0, 1, 2}")
         rng = as_generator(rng)
         pieces = [self._train(dbs[start:start + self.chunk], rng) for start in range(0, dbs.shape[0], self.chunk)]
@@ -212,6 +214,9 @@ class DPSGD:
         return included
 
     def _train(self, dbs: np.ndarray, rng) -> np.ndarray:
+        # A broadcast view (mechanisms.base.reads_databases_only) laid out C-contiguous, as a copy is: NumPy's
+        # products may sum in an order that follows the layout, and a release must not depend on how it was passed.
+        dbs = np.ascontiguousarray(dbs)
         m, d = dbs.shape[0], self.parameter_dim
         theta = np.zeros((m, d)) if self.init is None else np.tile(np.asarray(self.init), (m, 1))
         canary_gradient = np.zeros(d)

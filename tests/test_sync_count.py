@@ -1,0 +1,102 @@
+"""The host-device synchronisation counter (experiments.sync_count) counts each kind of sync once, at its caller."""
+
+import numpy as np
+import pytest
+import torch
+
+from experiments.sync_count import PHASES, count_syncs
+
+
+def _line_of(marker: str) -> str:
+    """``file:line`` of this file's line holding ``marker`` (a comment) in its code."""
+    import os
+
+    with open(__file__) as handle:
+        for number, text in enumerate(handle, start=1):
+            if text.rstrip().endswith("# " + marker) and "_line_of" not in text:
+                return f"{os.path.relpath(__file__)}:{number}"
+    raise AssertionError(marker)
+
+
+def _reads(x: torch.Tensor) -> None:
+    x.sum().item()  # item
+    float(x[0])  # float
+    if bool((x > 0).any()):  # bool
+        pass
+    x.tolist()  # tolist
+    x.cpu().numpy()  # cpu then numpy: one sync
+    np.asarray(x)  # array
+    x[x > 0.5]  # mask
+    torch.nonzero(x)  # nonzero
+    x.to("cpu")  # to cpu
+    torch.as_tensor(np.zeros(3), device="cpu")  # to device
+    x + 1.0  # no sync
+
+
+def test_each_sync_is_counted_once_at_its_caller():
+    x = torch.linspace(0.0, 1.0, 8)
+    with count_syncs() as counted:
+        _reads(x)
+    by_place = {place: n for (_, _, _, place), n in counted.places.items()}
+    expected = {_line_of(marker): 1 for marker in ("item", "float", "bool", "tolist", "cpu then numpy: one sync",
+                                                   "array", "mask", "nonzero", "to cpu", "to device")}
+    assert by_place == expected
+    kinds = {place: kind for (_, _, kind, place) in counted.places}
+    assert kinds[_line_of("mask")] == kinds[_line_of("nonzero")] == "data-dependent size"
+    assert kinds[_line_of("to device")] == "copy to the device"
+    assert sum(counted.by_phase().values()) == 10 and counted.by_phase()["other"] == 10
+
+
+def test_the_counter_leaves_torch_as_it_found_it():
+    before = {name: torch.Tensor.__dict__.get(name) for name in ("item", "__bool__", "cpu", "to", "__getitem__")}
+    before_functions = (torch.as_tensor, torch.nonzero)
+    with count_syncs():
+        pass
+    assert {name: torch.Tensor.__dict__.get(name) for name in before} == before
+    assert (torch.as_tensor, torch.nonzero) == before_functions
+    x = torch.ones(())
+    with count_syncs() as counted:
+        pass
+    x.item()  # outside: not counted
+    assert not counted.places
+
+
+@pytest.mark.train
+def test_critic_training_syncs_are_charged_to_it_and_its_steps_counted():
+    from experiments.sync_count import critic_run
+
+    with count_syncs() as counted:
+        fit = critic_run(samples=600, critics=2, max_steps=60)
+    assert counted.critic_fits == 1 and counted.critic_steps == fit.steps == 60
+    phases = counted.by_phase()
+    assert set(phases) <= set(PHASES)
+    # A training step reads nothing back: its syncs are the evaluations' (every 50 steps, and the last) and the
+    # fit's set-up and results.
+    assert phases["critic step"] == 0 and phases["critic training"] > 0
+    assert counted.per_step() == pytest.approx(phases["critic training"] / 60)
+
+
+def test_a_copy_is_counted_where_it_crosses_devices_or_names_the_cpu_and_blocks():
+    from experiments.sync_count import _crosses
+
+    x = torch.ones(2)
+    assert _crosses(x, ("cpu",), {}) and _crosses(x, (), {"device": "cpu", "dtype": torch.float64})
+    assert _crosses(x, (torch.device("meta"),), {})  # another device: a copy between the two
+    assert not _crosses(x, (torch.float32,), {})  # a cast stays where it is
+    assert not _crosses(x, ("meta",), {"non_blocking": True}) and not _crosses(x, ("meta", True), {})
+    meta = torch.empty(2, device="meta")
+    assert not _crosses(meta, ("meta",), {})  # already there: no copy
+
+
+def test_on_a_device_run_only_device_tensors_and_crossing_copies_count():
+    # The meta device stands for a GPU: its tensors live off the host (no values, but every call is made).
+    host, device = torch.ones(3), torch.empty(3, device="meta")
+    with count_syncs("meta") as counted:
+        host.tolist()  # a host tensor: no sync on a GPU run
+        host.sum().item()
+        torch.as_tensor(np.zeros(2), device="cpu")  # stays on the host
+        host.to("meta")  # crosses: counted
+        torch.as_tensor(np.zeros(2), device="meta")  # crosses: counted
+        device.to("meta")  # already there
+    kinds = sorted(kind for (_, _, kind, _) in counted.places.elements())
+    assert kinds == ["copy between devices", "copy to the device"]
