@@ -14,7 +14,8 @@ share of α fixed before any sampling (:func:`plan_claim_tests`), the shares sum
 by the union bound the type-I error of ``refuted`` is at most α (DESIGN.md, statistical core).
 A test that cannot refute the claim whatever the mechanism does (no MI budget; a budget at or
 above the MI a record can carry, log of its number of values; an event test whose runs cannot
-certify a pair outside the profile even for perfectly separated inputs) spends nothing.
+refute it at its share of α even for perfectly separated inputs, under any certificate it may use:
+:func:`refutable_with`) spends nothing.
 """
 
 from __future__ import annotations
@@ -309,6 +310,12 @@ def plan_claim_tests(spec, classifier_critics: bool = False, early: bool = False
     min(ε, ε²/2) the MI test compares with: it refutes only mechanisms whose leak the event test,
     thresholding the same classifiers' log-odds, shows more surely, and halving the event test's
     α would cost every audit tightness for that.
+
+    The event test is planned only where it can refute the claim at its own share (:func:`refutable_with`):
+    α over the planned tests, with a GDP claim's μ certificate among them. Where halving its share with the
+    μ certificate would leave it unable to refute but the whole share would not, it keeps the whole share and
+    μ̲ is a separate statement; the float-bit test takes its part only where it can refute at that part (the
+    event test then can at the rest). Every rule reads ``spec`` alone, so the shares are fixed before sampling.
     """
     alpha, claim = spec.alpha, spec.claim
     support = record_support(spec.priors)
