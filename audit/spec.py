@@ -27,7 +27,8 @@ from mechanisms.inputs.relation import (ADD_REMOVE, REPLACE_ONE, PresentRecords,
 from mechanisms.claims.conversion import convert_claim
 
 from estimators.validation import plain_toml
-from audit.certificates.claim_tests import ARITHMETICS, record_support, smallest_certifying_runs
+from audit.certificates.claim_tests import (ARITHMETICS, record_support, smallest_certifying_runs,
+                                           uses_ratio_certificates)
 from audit.frameworks import PufferfishFramework, differential_privacy
 from audit.search.input_domain import DeclaredDomain
 from audit.search.prior_search import check_search_count
@@ -268,11 +269,19 @@ class AuditSpec:
         if event_runs is None:
             event_runs = int(math.ceil(EVENT_RUNS_PER_SAMPLE * self.samples))
         check_int(event_runs, "event_runs", 0)
-        if notion in RECORD_AUDIT_NOTIONS and 0 < event_runs < smallest_certifying_runs(self.alpha):
+        delta = self.delta
+        if delta is None:
+            delta = claim.delta if claim is not None else 0.0
+        delta = check_nonnegative(delta, "delta")
+        if delta >= 1:
+            raise InputError(f"argument 'delta' must be < 1, got {plain_toml(self.delta)}")
+        # The odds and rate ratios certify from fewer runs than the Clopper–Pearson pair, where the event test uses them.
+        fewest = smallest_certifying_runs(self.alpha, ratio_certificates=uses_ratio_certificates(claim, delta))
+        if notion in RECORD_AUDIT_NOTIONS and 0 < event_runs < fewest:
             # Said before any run: such an event test would spend its runs and certify nothing.
             raise InputError(f"{audit_argument('event_runs')} is {event_runs}: with so few "
                              f"runs per input the event test cannot certify any ε > 0 at α = {self.alpha:g}, even "
-                             f"for perfectly separated inputs; use at least {smallest_certifying_runs(self.alpha)} "
+                             f"for perfectly separated inputs; use at least {fewest} "
                              "(the default is --samples), or 0 to skip the event test")
         check_search_count(self.prior_search)
         check_int(self.seed, "seed", 0)
@@ -311,12 +320,6 @@ class AuditSpec:
                 raise InputError("argument 'others' (--others) is 'sums', which needs priors with independent rows "
                                  f"(the sums' MI bounds the audited one only then), but {dependent[0]} may have "
                                  "dependent rows")
-        delta = self.delta
-        if delta is None:
-            delta = claim.delta if claim is not None else 0.0
-        delta = check_nonnegative(delta, "delta")
-        if delta >= 1:
-            raise InputError(f"argument 'delta' must be < 1, got {plain_toml(self.delta)}")
         if self.notion == "smi-dp" and self.slices is not None and self.slices < 1:
             raise InputError("argument 'slices' must be >= 1 for notion 'smi-dp'")
         if not isinstance(self.execution, ExecutionSettings):

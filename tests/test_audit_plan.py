@@ -16,6 +16,8 @@ from mechanisms.claims.parsing import parse_claim
 from mechanisms.inputs.priors import FixedRest, ProductBernoulli, TwoPoint
 from mechanisms.inputs.user_priors import UserPrior
 
+import separated_bounds as separated
+
 FAST = CriticConfig(max_steps=200)
 
 
@@ -228,8 +230,15 @@ def test_smallest_certifying_runs_matches_the_closed_form(alpha):
     from audit.certificates.claim_tests import smallest_certifying_runs
 
     # All n hits against none, each Clopper–Pearson bound at α/2: p̲ = (α/2)^(1/n) and
-    # p̄ = 1 − (α/2)^(1/n) give log(p̲/p̄) > 0 iff (α/2)^(1/n) > 1/2, i.e. n > log2(2/α).
-    assert smallest_certifying_runs(alpha) == math.floor(math.log2(2 / alpha)) + 1
+    # p̄ = 1 − (α/2)^(1/n) give log(p̲/p̄) > 0 iff (α/2)^(1/n) > 1/2, i.e. n > log2(2/α); no other split does
+    # better (tried here). With the odds and rate ratios (a pure claim or none, at δ = 0): fewer, tried n by n.
+    pair = math.floor(math.log2(2 / alpha)) + 1
+    assert pair == separated.smallest(lambda n: max(separated.cp_epsilon(n, alpha, s) for s in separated.SHARES) > 0)
+    assert smallest_certifying_runs(alpha) == pair
+    ratios = separated.smallest(lambda n: separated.refutes_pure(n, alpha, 0.0))
+    assert smallest_certifying_runs(alpha, ratio_certificates=True) == ratios
+    if alpha == 0.05:
+        assert ratios == 4 and separated.odds_epsilon(4, alpha) == pytest.approx(0.3475, abs=1e-4)  # the review's number
 
 
 def test_an_event_budget_that_can_certify_nothing_is_an_error_before_any_run():
@@ -242,18 +251,28 @@ def test_an_event_budget_that_can_certify_nothing_is_an_error_before_any_run():
         return dbs.sum(axis=1)
 
     prior = ProductBernoulli(np.full((3, 1), 0.5))
-    common = dict(mechanism=mechanism, priors=[prior], notion="mi-dp", epsilon=0.1, samples=2000)
+    # At δ > 0 only the Clopper–Pearson pair certifies: α = 0.05 needs n > log2(40) = 5.3.
+    common = dict(mechanism=mechanism, priors=[prior], notion="mi-dp", epsilon=0.1, samples=2000, delta=1e-6)
     with pytest.raises(InputError, match=r"'event_runs' \(--event-runs.*is 5.*at least 6.*or 0 to skip"):
-        AuditSpec(event_runs=5, **common)  # α = 0.05: n > log2(40) = 5.3
+        AuditSpec(event_runs=5, **common)
     assert calls == []
     assert AuditSpec(event_runs=6, **common).event_runs == 6
     assert AuditSpec(event_runs=0, **common).event_runs == 0
+    # At δ = 0 (no claim, or a pure one) the odds ratio certifies ε > 0 from 4 runs (test above).
+    pure = {**common, "delta": 0.0}
+    with pytest.raises(InputError, match=r"'event_runs' \(--event-runs.*is 3.*at least 4"):
+        AuditSpec(event_runs=3, **pure)
+    assert AuditSpec(event_runs=4, **pure).event_runs == 4
     with pytest.raises(InputError, match="'event_runs'"):
         AuditSpec(event_runs=3, claim=parse_claim("dp:1"), mechanism=mechanism, priors=[prior], samples=2000)
+    # A claim no ratio certificate bounds: the pair's 6.
+    with pytest.raises(InputError, match="at least 6"):
+        AuditSpec(event_runs=5, claim=parse_claim("zcdp:0.5"), mechanism=mechanism, priors=[prior], samples=2000)
 
 
 def test_the_cli_refuses_a_useless_event_budget_with_status_2(capsys):
     from audit.cli.main import main
 
-    assert main(["audit", "--mechanism", "catalog:laplace_sum", "--samples", "2000", "--event-runs", "4"]) == 2
+    # laplace_sum's claim is pure DP: the odds ratio certifies from 4 runs per input at α = 0.05, not from 3.
+    assert main(["audit", "--mechanism", "catalog:laplace_sum", "--samples", "2000", "--event-runs", "3"]) == 2
     assert "--event-runs" in capsys.readouterr().err

@@ -30,6 +30,8 @@ from mechanisms.claims.notions import DifferentialPrivacy
 from mechanisms.claims.parsing import parse_claim
 from mechanisms.inputs.priors import Categorical, FixedRest, ProductBernoulli, ProductGaussian, TwoPoint
 
+import separated_bounds as separated
+
 FAST = CriticConfig(max_steps=200)
 SMALL = dict(samples=2000, slices=0, critic=FAST)
 
@@ -57,11 +59,14 @@ def test_record_support_from_the_prior_definitions():
 
 @pytest.mark.parametrize("eps, alpha", [(0.5, 0.05), (1.0, 0.025), (3.0, 0.01)])
 def test_smallest_refutable_runs_for_pure_dp(eps, alpha):
-    # With n runs the best certified pair is p̲ = (α/2)^{1/n}, p̄ = 1 − p̲; it refutes ε-DP iff
-    # p̲ > e^ε p̄, i.e. n > log(α/2) / log(e^ε / (1 + e^ε)).
-    bound = math.log(alpha / 2) / math.log(math.exp(eps) / (1 + math.exp(eps)))
-    expected = math.floor(bound) + 1
+    # The best outcome of n runs (all hits against none) refutes ε-DP iff some certificate the event test may use
+    # certifies more than ε: the Clopper–Pearson pair at some split of α, or the odds or rate ratio
+    # (tests/separated_bounds.py, from SciPy's Beta and Fisher noncentral hypergeometric laws), tried n by n.
+    expected = separated.smallest(lambda n: separated.refutes_pure(n, alpha, eps))
     assert smallest_refutable_runs(DifferentialPrivacy(eps), alpha) == expected
+    # The even split alone: n > log(α/2) / log(e^ε / (1 + e^ε)), more runs.
+    bound = math.log(alpha / 2) / math.log(math.exp(eps) / (1 + math.exp(eps)))
+    assert expected < math.floor(bound) + 1
 
 
 def test_plan_splits_alpha_between_the_tests_that_can_refute():
@@ -80,7 +85,7 @@ def test_plan_splits_alpha_between_the_tests_that_can_refute():
     plan = plan_claim_tests(_spec("mi-dp:0.1"))
     assert plan.alpha_spent == {"mi": 0.05}
     # Too few event runs to certify anything outside the profile (refuting 3-DP at α = 0.05 takes
-    # 76; 10 can certify some ε > 0 but not ε > 3): said up front, no α spent.
+    # 48, by the odds ratio; 10 can certify some ε > 0 but not ε > 3): said up front, no α spent.
     plan = plan_claim_tests(_spec("dp:3", event_runs=10))
     assert "event" not in plan.alpha_spent and any("cannot refute" in n for n in plan.notes)
     assert plan_claim_tests(_spec("zcdp:0.5", alpha=0.1)).without_float_test().alpha_spent == pytest.approx(

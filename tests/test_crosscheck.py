@@ -4,9 +4,10 @@ the notes, and the checks against the evidence.
 Expected values are computed here from the definitions: the MI budget of ε-DP is min(ε, ε²/2)
 (Pufferfish paper, Theorem 1); a record with s values carries at most log s nats; for ε-DP the
 privacy profile δ(ε′) = (e^ε − e^ε′)₊/(1 + e^ε) makes p̲ − e^ε′ p̄ − δ(ε′) largest at ε′ = ε, so a
-certified pair refutes ε-DP iff p̲ > e^ε p̄ (or 1 − p̄ > e^ε (1 − p̲)); and the best pair n runs
-per input can certify at one-sided level c is p̲ = c^{1/n}, p̄ = 1 − c^{1/n} (Clopper–Pearson
-with all or no hits), which refutes ε-DP iff n > log c / log(e^ε / (1 + e^ε)).
+certified pair refutes ε-DP iff p̲ > e^ε p̄ (or 1 − p̄ > e^ε (1 − p̲)); and what n runs per input
+can certify at best (all hits against none) is computed in tests/separated_bounds.py from SciPy's Beta
+quantiles (the Clopper–Pearson pair at each split of α) and Fisher's noncentral hypergeometric law (the
+odds ratio), the smallest refuting n by trying each.
 """
 
 from __future__ import annotations
@@ -22,20 +23,23 @@ from mechanisms.claims.parsing import parse_claim
 from mechanisms.inputs.priors import Categorical, FixedRest, ProductBernoulli, ProductGaussian, TwoPoint
 from mechanisms.inputs.user_priors import EmpiricalResample
 
+import separated_bounds as separated
+
 ALPHA = 0.05
 BINARY_RECORDS = TwoPoint(np.zeros((2, 1)), np.ones((2, 1)))  # each record takes 2 values
 
 
-def _spec(claim, *, notion="mi-dp", priors=(BINARY_RECORDS,), event_runs=10_000, alpha=ALPHA, arithmetic="ideal"):
+def _spec(claim, *, notion="mi-dp", priors=(BINARY_RECORDS,), event_runs=10_000, alpha=ALPHA, arithmetic="ideal",
+          delta=0.0):
     """The attributes of an AuditSpec that plan_claim_tests reads (ideal arithmetic: no float-bit test, unless asked)."""
     return SimpleNamespace(alpha=alpha, claim=None if claim is None else parse_claim(claim), notion=notion,
-                           priors=list(priors), event_runs=event_runs, arithmetic=arithmetic)
+                           priors=list(priors), event_runs=event_runs, arithmetic=arithmetic, delta=delta)
 
 
-def _runs_needed(epsilon: float, share: float) -> int:
-    """Fewest runs per input whose best certified pair refutes ε-DP (see the module docstring)."""
-    one_sided = share / 2
-    return math.floor(math.log(one_sided) / math.log(math.exp(epsilon) / (1 + math.exp(epsilon)))) + 1
+def _runs_needed(epsilon: float, share: float, ratios: bool = True) -> int:
+    """Fewest runs per input whose best outcome refutes ε-DP: some split's Clopper–Pearson pair, or (``ratios``) the
+    odds or rate ratio, certifies more than ε (tests/separated_bounds.py, by trying each n)."""
+    return separated.smallest(lambda n: separated.refutes_pure(n, share, epsilon, ratios))
 
 
 def test_record_support_counts_values_from_the_priors_definitions():
@@ -111,8 +115,13 @@ def test_event_test_off():
 
 def test_event_test_is_planned_from_the_first_run_count_that_could_refute():
     needed = _runs_needed(1.0, ALPHA / 2)
-    assert needed == 14  # log(0.0125) / log(e / (1 + e)) = 13.99
+    # The odds ratio at 9 hits against none certifies ε ≥ 1.089 > 1 (8: 0.95); the pair at an even split needs 14
+    # (log(0.0125) / log(e / (1 + e)) = 13.99), at its best split 14 too.
+    assert needed == 9 and separated.odds_epsilon(9, ALPHA / 2) == pytest.approx(1.0889, abs=1e-4)
+    assert _runs_needed(1.0, ALPHA / 2, ratios=False) == 14
     assert smallest_refutable_runs(parse_claim("dp:1"), ALPHA / 2) == needed
+    # At an audit's δ > 0 the event test certifies by the pair alone (no ratio certificate bounds (ε, δ)).
+    assert smallest_refutable_runs(parse_claim("dp:1"), ALPHA / 2, delta=1e-6) == 14
     enough = plan_claim_tests(_spec("dp:1", event_runs=needed))
     assert enough.alpha_spent == {"mi": ALPHA / 2, "event": ALPHA / 2}
     short = plan_claim_tests(_spec("dp:1", event_runs=needed - 1))
@@ -122,9 +131,53 @@ def test_event_test_is_planned_from_the_first_run_count_that_could_refute():
     assert f"needs at least {needed} runs per input" in short.notes[0]
 
 
-@pytest.mark.parametrize("epsilon, share", [(0.5, 0.05), (2.0, 0.01), (3.0, 0.025)])
-def test_smallest_refutable_runs_matches_the_closed_form(epsilon, share):
+def _gdp_refutes(n: int, alpha: float, mu: float) -> bool:
+    """Whether all n hits against none refutes μ-GDP: some split's pair has 1 − p̲ < G_μ(p̄) = Φ(Φ⁻¹(1 − p̄) − μ), a
+    test of the second input against the first below the claim's trade-off curve (Dong, Roth and Su 2022, Definition
+    2.6; the complement with the roles swapped gives the same condition, G_μ being symmetric)."""
+    from scipy.stats import norm
+
+    return any(1 - lo < norm.cdf(norm.isf(up) - mu)
+               for lo, up in (separated.cp_pair(n, alpha, s) for s in separated.SHARES))
+
+
+def test_a_gdp_claims_event_test_is_checked_at_its_share_after_the_mu_certificates_half():
+    # The MI test (its budget below log 2), the event test and the μ certificate: α/3 each. With runs that refute at
+    # α/2 but not at α/3, the event test keeps α/2 and μ̲ is a separate statement; with fewer, the note gives the
+    # runs the event test alone needs.
+    at_half = separated.smallest(lambda n: _gdp_refutes(n, ALPHA / 2, 1.0))
+    at_third = separated.smallest(lambda n: _gdp_refutes(n, ALPHA / 3, 1.0))
+    assert at_half < at_third  # 12 and 13
+    full = plan_claim_tests(_spec("gdp:1", event_runs=at_third))
+    assert full.alpha_spent == pytest.approx({"mi": ALPHA / 3, "event": ALPHA / 3, "gdp": ALPHA / 3})
+    short = plan_claim_tests(_spec("gdp:1", event_runs=at_half))
+    assert short.alpha_spent == pytest.approx({"mi": ALPHA / 2, "event": ALPHA / 2})
+    assert short.gdp_alpha == short.event_alpha == pytest.approx(ALPHA / 2)
+    assert len(short.notes) == 1 and short.notes[0].startswith("The μ certificate does not test the claim")
+    none = plan_claim_tests(_spec("gdp:1", event_runs=at_half - 1))
+    assert none.alpha_spent == {"mi": ALPHA}
+    assert f"needs at least {at_half} runs per input" in none.notes[0] and "α = 0.025" in none.notes[0]
+    assert sum(short.alpha_spent.values()) == pytest.approx(ALPHA) == sum(full.alpha_spent.values())
+
+
+@pytest.mark.parametrize("epsilon, share", [(0.5, 0.05), (2.0, 0.01), (3.0, 0.025), (1.0, 0.05), (2.0, 0.05),
+                                            (4.0, 0.05), (1.0, 0.025), (2.0, 0.025), (4.0, 0.025)])
+def test_smallest_refutable_runs_matches_trying_each_count(epsilon, share):
     assert smallest_refutable_runs(parse_claim(f"dp:{epsilon}"), share) == _runs_needed(epsilon, share)
+    assert smallest_refutable_runs(parse_claim(f"dp:{epsilon}"), share, delta=1e-9) == _runs_needed(epsilon, share,
+                                                                                                     ratios=False)
+
+
+def test_smallest_refutable_runs_for_an_approximate_claim_uses_the_best_split():
+    # (ε, δ)-DP: the pair at n hits against none refutes iff p̲ − e^ε p̄ > δ or the same for the complement (its
+    # privacy region, Kairouz, Oh and Viswanath 2015), at the best of the splits; no ratio certificate.
+    def refutes(n, shares=separated.SHARES):
+        return any(max(lo - math.exp(2) * up, (1 - up) - math.exp(2) * (1 - lo)) > 1e-3
+                   for lo, up in (separated.cp_pair(n, ALPHA, s) for s in shares))
+
+    needed = separated.smallest(refutes)
+    assert smallest_refutable_runs(parse_claim("dp:2:1e-3"), ALPHA) == needed
+    assert needed < separated.smallest(lambda n: refutes(n, (0.5,)))  # 27 against 30 at the even split
 
 
 
@@ -132,23 +185,76 @@ def test_smallest_refutable_runs_matches_the_closed_form(epsilon, share):
 def test_refutable_with_answers_as_the_full_event_check(claim):
     # The shortcut through the claim's grid (event_margin) gives check_event's answer, run count by run count,
     # on both sides of the smallest count that refutes.
-    from audit.certificates.claim_tests import _best_event_bounds, refutable_with
+    # The pair is checked at every split the event test may choose; a pure claim is also refuted by a ratio
+    # certificate's ε above its own.
+    from audit.certificates.claim_tests import _best_event_bounds, best_ratio_epsilon, refutable_with
 
     parsed = parse_claim(claim)
     for alpha in (0.05, 0.001):
         for runs in (1, 2, 3, 5, 8, 13, 14, 15, 30, 100, 1000, 23333, 10**6):
-            assert refutable_with(parsed, alpha, runs) == parsed.check_event(*_best_event_bounds(runs, alpha)).refuted
+            expected = any(parsed.check_event(*_best_event_bounds(runs, alpha, s)).refuted for s in separated.SHARES)
+            if parsed.pure_epsilon is not None:
+                expected = expected or best_ratio_epsilon(runs, alpha) > parsed.pure_epsilon
+            assert refutable_with(parsed, alpha, runs) == expected
 
 
-@pytest.mark.parametrize("n, alpha", [(1, 0.05), (14, 0.025), (20000, 0.05)])
-def test_best_event_bounds_are_the_clopper_pearson_bounds_of_all_and_no_hits(n, alpha):
-    from scipy import stats
-
+@pytest.mark.parametrize("n, alpha, share", [(1, 0.05, 0.5), (14, 0.025, 0.5), (20000, 0.05, 0.5), (20, 0.05, 0.2),
+                                             (9, 0.025, 0.9), (10**6, 0.001, 0.1)])
+def test_best_event_bounds_are_the_clopper_pearson_bounds_of_all_and_no_hits(n, alpha, share):
     from audit.certificates.claim_tests import _best_event_bounds
 
-    lower, upper = _best_event_bounds(n, alpha)
-    assert lower == pytest.approx(stats.beta.ppf(alpha / 2, n, 1), rel=1e-12)
-    assert upper == pytest.approx(stats.beta.ppf(1 - alpha / 2, 1, n), rel=1e-9)
+    lower, upper = _best_event_bounds(n, alpha, share)
+    expected_lower, expected_upper = separated.cp_pair(n, alpha, share)
+    assert lower == pytest.approx(expected_lower, rel=1e-12)
+    assert upper == pytest.approx(expected_upper, rel=1e-9)
+
+
+def test_an_uneven_split_certifies_more_than_the_even_one():
+    # n = 20, α = 0.05: the split 0.2 for p̲ certifies 1.676, the even split 1.597 (the review's numbers).
+    from audit.certificates.claim_tests import _best_event_bounds
+
+    assert separated.cp_epsilon(20, 0.05, 0.2) == pytest.approx(1.6758, abs=1e-4)
+    assert separated.cp_epsilon(20, 0.05, 0.5) == pytest.approx(1.5968, abs=1e-4)
+    lower, upper = _best_event_bounds(20, 0.05, 0.2)
+    assert math.log(lower / upper) == pytest.approx(separated.cp_epsilon(20, 0.05, 0.2), rel=1e-9)
+    # dp:1.65 at α = 0.05 is refuted by 20 runs per input at the split 0.2 only (ratio certificates apart).
+    assert max(separated.cp_epsilon(20, 0.05, s) for s in separated.SHARES) > 1.65 > separated.cp_epsilon(20, 0.05)
+    assert smallest_refutable_runs(parse_claim("dp:1.65"), 0.05, delta=1e-12) == separated.smallest(
+        lambda n: separated.refutes_pure(n, 0.05, 1.65, ratios=False)) <= 20
+
+
+@pytest.mark.parametrize("n, alpha", [(1, 0.05), (3, 0.05), (4, 0.05), (9, 0.025), (20, 0.05), (150, 0.025),
+                                      (400, 0.001), (60, 1e-5)])
+def test_best_ratio_epsilon_is_the_odds_or_rate_ratio_at_all_against_no_hits(n, alpha):
+    from audit.certificates.claim_tests import best_ratio_epsilon
+    from audit.certificates.odds_ratio import odds_ratio_epsilon, odds_ratio_lower_bound
+
+    expected = max(separated.odds_epsilon(n, alpha), separated.rate_epsilon(n, alpha))
+    assert best_ratio_epsilon(n, alpha) == pytest.approx(expected, abs=1e-9)
+    # ... the certificate the event test runs, at that outcome
+    assert best_ratio_epsilon(n, alpha) == pytest.approx(max(
+        odds_ratio_epsilon(odds_ratio_lower_bound(n, n, 0, n, alpha)), separated.rate_epsilon(n, alpha)), abs=1e-9)
+
+
+def test_best_ratio_epsilon_at_large_counts_matches_the_certificate():
+    # Its sum is cut after a few hundred terms; the certificate's has n + 1.
+    from audit.certificates.claim_tests import best_ratio_epsilon
+    from audit.certificates.odds_ratio import odds_ratio_epsilon, odds_ratio_lower_bound
+
+    for n, alpha in ((20000, 0.05), (100000, 0.001)):
+        assert best_ratio_epsilon(n, alpha) == pytest.approx(odds_ratio_epsilon(odds_ratio_lower_bound(n, n, 0, n, alpha)),
+                                                             abs=1e-9)
+    assert math.isfinite(best_ratio_epsilon(10**9, 0.05))
+
+
+def test_ratio_helpers_name_a_bad_argument():
+    from audit.certificates.claim_tests import best_ratio_epsilon, refutable_with
+    from estimators.validation import InputError
+
+    with pytest.raises(InputError, match="'alpha'"):
+        best_ratio_epsilon(5, 1.5)
+    with pytest.raises(InputError, match="'runs'"):
+        refutable_with(parse_claim("dp:1"), 0.05, 0)
 
 def test_cross_checks_without_a_claim():
     assert cross_checks(None, "mi-dp", 1.0, 1.0) == []

@@ -58,8 +58,8 @@ def test_runs_to_refute_matches_a_brute_force_search():
 
 
 def test_a_claim_no_test_can_refute_reads_cannot_be_refuted_with_the_runs_needed():
-    note = ("With 400 runs per input the event test cannot refute the claim 8-zCDP, even for perfectly separated "
-            "inputs; it needs at least 24512 runs per input (raise --samples or --event-runs); it spends no α.")
+    note = ("With 400 runs per input the event test at its share α = 0.05 cannot refute the claim 8-zCDP, even for perfectly "
+            "separated inputs; it needs at least 24512 runs per input (raise --samples or --event-runs); it spends no α.")
     result = _result("zcdp:8", notes=[note, "an unrelated remark about critics"])
     assert claim_outcome(result) == ("cannot be refuted at this budget",
                                      "the event test needs at least 24512 runs per input (raise --samples or "

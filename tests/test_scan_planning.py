@@ -16,6 +16,8 @@ from audit.scan.planning import choose_split
 from audit.scan.profiles import profile_for
 from audit.scan.running import scan
 
+import separated_bounds as separated
+
 TESTS = Path(__file__).resolve().parent
 
 
@@ -62,10 +64,11 @@ def test_a_scan_leaves_out_the_cases_that_cannot_refute_and_splits_alpha_over_th
         small = [c for c in cases if c.settings["epsilon"] == 1.0]
         large = [c for c in cases if c.settings["epsilon"] == 10.0]
         assert small and large
-        # A claim at ε = 10 needs n ≥ e^10 · ln(1/a) runs per input for the event test to refute it even when the
-        # outputs never agree (zero hits on one input: Clopper-Pearson's bound on its rate is 1 − a^(1/n) ≈ ln(1/a)/n),
-        # whatever share a ≤ α it gets: past the budget.
-        assert math.exp(10.0) * math.log(1 / alpha) > max_runs
+        # A claim at ε = 10 is out of reach of the event test within the budget even when the outputs never agree,
+        # whatever share a ≤ α it gets: at max_runs runs per input (more than it makes) and a = α, the best outcome
+        # (all hits against none) certifies less than 10 by every certificate it may use (tests/separated_bounds.py).
+        assert max(separated.cp_epsilon(max_runs, alpha, s) for s in separated.SHARES) < 10.0
+        assert max(separated.odds_epsilon(max_runs, alpha), separated.rate_epsilon(max_runs, alpha)) < 10.0
         # ... and its audit, at the plain split's share, is indeed skipped for it, before any run of its looks
         outcome = audit_case(large[0], alpha=alpha / len(cases), max_runs=max_runs, timeout=30, seed=0)
         assert outcome["status"] == "skipped" and "max_runs" in outcome["reason"]
@@ -97,7 +100,7 @@ def test_a_family_budget_is_planned_and_audited_for_its_cases_alone(tmp_path):
         epsilons, alpha = (1.0, 10.0), 0.05
         cases, _ = build_cases(discover(profile_for("planted_lib._exact"))[0], epsilons)
         large = [c.id for c in cases if c.settings["epsilon"] == 10.0]
-        # ε = 10 needs at least e^10 ln(1/a) ≈ 2.2e5 runs per input (the test above): out of 3,000, within 10^7
+        # ε = 10 is out of reach within 3,000 runs (the test above) and within reach of 10^7
         runs_of = lambda case: 10**7 if case.settings["epsilon"] == 10.0 else 3000  # noqa: E731
         plain, budgeted = plan_split(cases, alpha, 3000), plan_split(cases, alpha, 3000, runs_of)
     finally:

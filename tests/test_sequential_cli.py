@@ -7,6 +7,8 @@ import pytest
 
 from audit.cli.main import main
 
+import separated_bounds as separated
+
 
 def _run(capsys, argv):
     code = main(argv)
@@ -40,10 +42,14 @@ def test_time_limit_needs_max_runs(capsys):
 
 
 def test_unrefutable_claim_is_said_before_the_runs(capsys):
-    code, _, err = _run(capsys, ["audit", "--mechanism", "catalog:laplace_sum", "--claim", "dp:6", "--samples", "1000",
+    # 1000 runs per input certify at most ε = 6.06 (the odds ratio at all hits against none; tests/separated_bounds.py):
+    # 7-DP is out of reach, 6-DP is not.
+    assert separated.odds_epsilon(1000, 0.05) < 7 and separated.rate_epsilon(1000, 0.05) < 7
+    assert max(separated.cp_epsilon(1000, 0.05, s) for s in separated.SHARES) < 7
+    code, _, err = _run(capsys, ["audit", "--mechanism", "catalog:laplace_sum", "--claim", "dp:7", "--samples", "1000",
                                  "--quiet"])
     assert code == 0
-    assert "before running:" in err and "cannot refute the claim 6-DP" in err
+    assert "before running:" in err and "cannot refute the claim 7-DP" in err
     assert "No test of this audit can refute" in err
 
 

@@ -14,7 +14,8 @@ share of α fixed before any sampling (:func:`plan_claim_tests`), the shares sum
 by the union bound the type-I error of ``refuted`` is at most α (DESIGN.md, statistical core).
 A test that cannot refute the claim whatever the mechanism does (no MI budget; a budget at or
 above the MI a record can carry, log of its number of values; an event test whose runs cannot
-certify a pair outside the profile even for perfectly separated inputs) spends nothing.
+refute it at its share of α even for perfectly separated inputs, under any certificate it may use:
+:func:`refutable_with`) spends nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from estimators.validation import check_int, check_probability
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS, Claim
 
 from audit.result import CrossCheck
@@ -77,16 +79,94 @@ def record_support(priors) -> int | None:
     return None if any(s is None for s in sizes) else max(max(sizes), 2)
 
 
-def _best_event_bounds(n: int, alpha: float) -> tuple[float, float]:
+def _best_event_bounds(n: int, alpha: float, lower_share: float = 0.5) -> tuple[float, float]:
     """(p̲, p̄) of the best event n runs per input can show: all n hits on one input, none on the
-    other, each bound at α/2 (Clopper–Pearson): p̲ = (α/2)^{1/n}, p̄ = 1 − (α/2)^{1/n}.
+    other, p̲ at level α·s and p̄ at α·(1 − s) for the split s = ``lower_share`` (Clopper–Pearson):
+    p̲ = (αs)^{1/n}, p̄ = 1 − (α(1 − s))^{1/n}.
 
-    Closed forms of :func:`audit.certificates.event_bounds.clopper_pearson` at k = n and k = 0: the α/2 quantile
-    of Beta(n, 1), whose CDF is xⁿ, and the 1 − α/2 quantile of Beta(1, n), whose CDF is
-    1 − (1 − x)ⁿ (Clopper and Pearson 1934).
+    Closed forms of :func:`audit.certificates.event_bounds.clopper_pearson` at k = n and k = 0: the αs quantile
+    of Beta(n, 1), whose CDF is xⁿ, and the 1 − α(1 − s) quantile of Beta(1, n), whose CDF is
+    1 − (1 − x)ⁿ (Clopper and Pearson 1934); written with exp and expm1 so that they stay exact for large n.
     """
-    lower = (alpha / 2) ** (1.0 / n)
-    return lower, 1.0 - lower
+    return math.exp(math.log(alpha * lower_share) / n), -math.expm1(math.log(alpha * (1.0 - lower_share)) / n)
+
+
+def _best_splits(n: int, alpha: float) -> list:
+    """:func:`_best_event_bounds` at every split of α the event test may choose
+    (:data:`audit.search.event_choice.LOWER_SHARES`, chosen on its selection runs at no α)."""
+    from audit.search.event_choice import LOWER_SHARES
+
+    return [_best_event_bounds(n, alpha, share) for share in LOWER_SHARES]
+
+
+def _separated_odds_excess(n: int, alpha: float):
+    """(bracket, excess) of the odds-ratio certificate at n hits in n runs of one input and none in n of the
+    other, whose lower bound ψ̲ is :func:`audit.certificates.odds_ratio.odds_ratio_lower_bound` ``(n, n, 0, n, alpha)``:
+    ψ̲ lies in ``bracket`` (two values of log ψ) and ``excess(log ψ)``, decreasing, is positive exactly below log ψ̲.
+
+    Given the total s = n, P_ψ(X₁ = n | s) = ψⁿ / Σ_k C(n, k)² ψ^k = 1 / Σ_j C(n, j)² ψ^{−j}, and ψ̲ solves
+    Σ_j C(n, j)² ψ^{−j} = 1/α (Cornfield 1956); ``excess`` is log Σ − log(1/α). Σ ≥ 1 + n²/ψ gives
+    ψ̲ ≥ n²α/(1 − α), and C(n, j)² ≤ (n^j/j!)² with (j!)² ≥ j! gives Σ ≤ exp(n²/ψ), so ψ̲ ≤ n²/log(1/α). On
+    that bracket n²/ψ ≤ r = (1 − α)/α, so term j is at most r^j/(j!)², below e^{−2j} from j ≥ e²√r on
+    (Stirling), and the sum is cut there: a few hundred terms at α = 10⁻³ whatever n (the certificate's own
+    sum has n + 1), exact to rounding on the bracket.
+    """
+    from scipy import special
+
+    ratio = (1.0 - alpha) / alpha
+    j = np.arange(min(n, math.ceil(math.e ** 2 * math.sqrt(ratio)) + 30) + 1, dtype=np.float64)
+    log_squares = 2.0 * (special.gammaln(n + 1.0) - special.gammaln(j + 1.0) - special.gammaln(n - j + 1.0))
+
+    def excess(log_psi: float) -> float:
+        terms = log_squares - j * log_psi
+        top = terms.max()
+        return float(top + math.log(np.exp(terms - top).sum()) + math.log(alpha))
+
+    return (2.0 * math.log(n) + math.log(alpha / (1.0 - alpha)) - 1e-9,
+            2.0 * math.log(n) - math.log(math.log(1.0 / alpha)) + 1e-9), excess
+
+
+def _separated_rate_epsilon(n: int, alpha: float) -> float:
+    """The rate ratio's ε ≥ log ρ̲ (:mod:`audit.certificates.rate_ratio`) at n hits against none: θ̲ is the α quantile
+    of Beta(n, 1), α^{1/n} (Clopper and Pearson 1934), and ρ̲ = θ̲/(1 − θ̲) (Przyborowski and Wilenski 1940)."""
+    log_theta = math.log(alpha) / n
+    return max(0.0, log_theta - math.log(-math.expm1(log_theta)))
+
+
+def best_ratio_epsilon(n: int, alpha: float) -> float:
+    """The largest ε ≥ 0 the event test's ratio certificates of a pure ε-DP claim can certify with n runs per
+    input at level α: at n hits against none, the odds ratio's ε ≥ log(ψ̲)/2 (Cornfield 1956,
+    :mod:`audit.certificates.odds_ratio`) or the rate ratio's ε ≥ log ρ̲ (Przyborowski and Wilenski 1940,
+    :mod:`audit.certificates.rate_ratio`), whose Poisson numbers of runs are at most n, whichever is larger.
+
+    Both bounds grow with the first count and fall with the second, so no outcome of n runs per input
+    certifies more.
+    """
+    from scipy import optimize
+
+    n = check_int(n, "n", 1)
+    alpha = check_probability(alpha, "alpha")
+    (low, high), excess = _separated_odds_excess(n, alpha)
+    log_psi = optimize.brentq(excess, low, high, xtol=1e-12)
+    return max(0.0, log_psi / 2.0, _separated_rate_epsilon(n, alpha))
+
+
+def _ratio_refutes(n: int, alpha: float, epsilon: float) -> bool:
+    """Whether :func:`best_ratio_epsilon` ``(n, alpha)`` exceeds ``epsilon``, from one evaluation of the odds
+    ratio's sum (ψ̲ > e^{2ε} exactly where its excess at 2ε is positive) instead of solving for ψ̲. An excess
+    within rounding of 0 is a tie, which certifies no more than ``epsilon`` (n = 3 at α = 0.05: ψ̲ = 1 exactly)."""
+    if _separated_rate_epsilon(n, alpha) > epsilon:
+        return True
+    (low, high), excess = _separated_odds_excess(n, alpha)
+    log_psi = 2.0 * epsilon
+    return log_psi < low or (log_psi <= high and excess(log_psi) > 1e-12)
+
+
+def uses_ratio_certificates(claim: Claim | None, delta: float = 0.0) -> bool:
+    """Whether the event test of an audit at δ = ``delta`` (its ``delta``) with ``claim`` may certify by the odds or
+    rate ratio: only at δ = 0 and for no claim or a pure ε-DP one, the only claims they bound
+    (:func:`audit.search.event_search.choice_settings`, :func:`_event_checks`)."""
+    return delta == 0 and (claim is None or claim.pure_epsilon is not None)
 
 
 def _smallest_runs(works, limit: int) -> int | None:
@@ -100,15 +180,13 @@ def _smallest_runs(works, limit: int) -> int | None:
     return lo
 
 
-def smallest_refutable_runs(claim: Claim, alpha: float, limit: int = 10**9) -> int | None:
-    """The fewest certification runs per input with which the event test could refute ``claim``.
+def smallest_refutable_runs(claim: Claim, alpha: float, limit: int = 10**9, *, delta: float = 0.0) -> int | None:
+    """The fewest certification runs per input with which the event test could refute ``claim`` at level ``alpha``.
 
-    The best any event can do with n runs per input is all n hits on one input and none on
-    the other (:func:`_best_event_bounds`). Returns the smallest n (the best pair improves
-    with n) whose best pair lies outside the claim's profile, ``None`` when none up to
-    ``limit`` does.
+    Returns the smallest n (what the best outcome certifies grows with n) for which :func:`refutable_with`
+    holds (``delta``: the audit's δ, as there), ``None`` when none up to ``limit`` does.
     """
-    return _smallest_runs(lambda n: refutable_with(claim, alpha, n), limit)
+    return _smallest_runs(lambda n: refutable_with(claim, alpha, n, delta=delta), limit)
 
 
 #: A grid excess above this is positive in :meth:`~mechanisms.claims.claim.Claim.check_event` too, whose
@@ -116,29 +194,49 @@ def smallest_refutable_runs(claim: Claim, alpha: float, limit: int = 10**9) -> i
 _GRID_MARGIN = 1e-9
 
 
-def refutable_with(claim: Claim, alpha: float, runs: int) -> bool:
-    """Whether the event test at level ``alpha`` with ``runs`` runs per input could refute ``claim``:
-    whether the best pair those runs can show (:func:`_best_event_bounds`) lies outside its profile.
+def refutable_with(claim: Claim, alpha: float, runs: int, *, delta: float = 0.0) -> bool:
+    """Whether the event test at level ``alpha`` with ``runs`` runs per input could refute ``claim``: whether
+    the best outcome those runs can show, n hits on one input and none on the other, refutes it under
+    some certificate the event test may certify it by.
 
-    The answer is :meth:`~mechanisms.claims.claim.Claim.check_event`'s. Its search starts at the best point of
-    the claim's ε′ grid and keeps a refined point only when its excess is larger, so a pair whose
+    Those are the Clopper–Pearson pair at every split of α it may choose (:func:`_best_splits`; Clopper and
+    Pearson 1934), compared with the claim's profile, and, where :func:`uses_ratio_certificates` (``delta``:
+    the audit's δ, its ``delta``), the odds- and rate-ratio certificates, whose ε above the claim's refutes it
+    (:func:`best_ratio_epsilon`; Cornfield 1956, Przyborowski and Wilenski 1940). The event test chooses its
+    certificate and split on its selection runs, so each is one it may certify by.
+
+    The pair's answer is :meth:`~mechanisms.claims.claim.Claim.check_event`'s. Its search starts at the best
+    point of the claim's ε′ grid and keeps a refined point only when its excess is larger, so a pair whose
     excess on the grid (:meth:`~mechanisms.claims.claim.Claim.event_margin`, a few µs) is clearly positive is
     refuted without the refinement (about 0.2 ms); any other pair gets the full check.
     """
-    lower, upper = _best_event_bounds(runs, alpha)
-    if float(claim.event_margin(lower, upper)) > _GRID_MARGIN:
+    runs = check_int(runs, "runs", 1)
+    alpha = check_probability(alpha, "alpha")
+    if uses_ratio_certificates(claim, delta) and _ratio_refutes(runs, alpha, claim.pure_epsilon):
         return True
-    return claim.check_event(lower, upper).refuted
+    pairs = _best_splits(runs, alpha)
+    lower, upper = (np.array(side) for side in zip(*pairs))
+    if float(np.max(claim.event_margin(lower, upper))) > _GRID_MARGIN:
+        return True
+    return any(claim.check_event(*pair).refuted for pair in pairs)
 
 
-def smallest_certifying_runs(alpha: float, limit: int = 10**9) -> int:
+def smallest_certifying_runs(alpha: float, limit: int = 10**9, *, ratio_certificates: bool = False) -> int:
     """The fewest certification runs per input with which the event test can certify any ε > 0 at level α.
 
-    The certified ε is log(p̲ / p̄) (Dwork and Roth 2014, Definition 2.4, at δ = 0), positive iff
-    p̲ > p̄; the best pair n runs can show (:func:`_best_event_bounds`) has p̲ > p̄ iff
-    (α/2)^{1/n} > 1/2, i.e. n > log₂(2/α).
+    The pair certifies ε = log(p̲ / p̄) (Dwork and Roth 2014, Definition 2.4, at δ = 0), positive iff
+    p̲ > p̄; at the best outcome (:func:`_best_event_bounds`) (αs)^{1/n} + (α(1 − s))^{1/n} is largest at the
+    even split s = ½ (x^{1/n} is concave), so p̲ > p̄ iff (α/2)^{1/n} > 1/2, i.e. n > log₂(2/α). With
+    ``ratio_certificates`` (:func:`uses_ratio_certificates`) also the odds and rate ratios'
+    (:func:`best_ratio_epsilon`): the odds ratio certifies ε > 0 from 4 runs at α = 0.05.
     """
-    return _smallest_runs(lambda n: _best_event_bounds(n, alpha)[0] > _best_event_bounds(n, alpha)[1], limit)
+    alpha = check_probability(alpha, "alpha")
+
+    def works(n: int) -> bool:
+        lower, upper = _best_event_bounds(n, alpha)
+        return lower > upper or (ratio_certificates and _ratio_refutes(n, alpha, 0.0))
+
+    return _smallest_runs(works, limit)
 
 
 @dataclass(frozen=True)
@@ -212,6 +310,12 @@ def plan_claim_tests(spec, classifier_critics: bool = False, early: bool = False
     min(ε, ε²/2) the MI test compares with: it refutes only mechanisms whose leak the event test,
     thresholding the same classifiers' log-odds, shows more surely, and halving the event test's
     α would cost every audit tightness for that.
+
+    The event test is planned only where it can refute the claim at its own share (:func:`refutable_with`):
+    α over the planned tests, with a GDP claim's μ certificate among them. Where halving its share with the
+    μ certificate would leave it unable to refute but the whole share would not, it keeps the whole share and
+    μ̲ is a separate statement; the float-bit test takes its part only where it can refute at that part (the
+    event test then can at the rest). Every rule reads ``spec`` alone, so the shares are fixed before sampling.
     """
     alpha, claim = spec.alpha, spec.claim
     support = record_support(spec.priors)
@@ -221,7 +325,7 @@ def plan_claim_tests(spec, classifier_critics: bool = False, early: bool = False
     budget = claim.implied_mi_budget(spec.notion, support)
     # Whether the event test alone, at level α, can refute the claim with its runs (checked below for its share).
     event_can_test = (claim.has_profile and spec.notion in RECORD_AUDIT_NOTIONS and spec.event_runs > 0
-                      and refutable_with(claim, alpha, spec.event_runs))
+                      and refutable_with(claim, alpha, spec.event_runs, delta=spec.delta))
     if early:
         notes.append(f"The MI test does not test the claim {claim.label} at this early look of a sequential audit: "
                      "its sample is below the MI test's floor and serves the event test as selection draws; the "
@@ -248,25 +352,34 @@ def plan_claim_tests(spec, classifier_critics: bool = False, early: bool = False
     elif spec.event_runs == 0:
         notes.append(f"The event test is off (event_runs = 0), so it does not test the claim {claim.label}.")
     else:
-        share = alpha / (len(tests) + 1)
-        if not refutable_with(claim, share, spec.event_runs):
-            best = smallest_refutable_runs(claim, share)
+        # Each test's share is checked as it will be: α over every planned test, the μ certificate of a GDP claim
+        # (which tests its trade-off curve directly on the event's runs) included.
+        family = ["event", "gdp"] if claim.notion == "gdp" else ["event"]
+        share = alpha / (len(tests) + len(family))
+        if len(family) == 2 and not refutable_with(claim, share, spec.event_runs, delta=spec.delta):
+            # Halved, the event test could not refute: it keeps the whole share where that lets it refute.
+            half, family, share = share, ["event"], alpha / (len(tests) + 1)
+            if refutable_with(claim, share, spec.event_runs, delta=spec.delta):
+                notes.append(f"The μ certificate does not test the claim {claim.label}: with half of the event "
+                             f"test's share (α = {half:.3g}) the event test could not refute it with "
+                             f"{spec.event_runs} runs per input, so the event test keeps all of it (α = {share:.3g}) "
+                             "and μ̲ is a separate statement.")
+        if not refutable_with(claim, share, spec.event_runs, delta=spec.delta):
+            best = smallest_refutable_runs(claim, share, delta=spec.delta)
             more = "" if best is None else f"; it needs at least {best} runs per input"
-            notes.append(f"With {spec.event_runs} runs per input the event test cannot refute the claim "
-                         f"{claim.label}, even for perfectly separated inputs{more} (raise --samples or "
-                         f"--event-runs); it spends no α.")
+            notes.append(f"With {spec.event_runs} runs per input the event test at its share α = {share:.3g} cannot "
+                         f"refute the claim {claim.label}, even for perfectly separated inputs{more} (raise --samples "
+                         f"or --event-runs); it spends no α.")
         else:
-            tests.append("event")
-            if claim.notion == "gdp":
-                # The μ certificate on the event's runs tests the claim's trade-off curve directly.
-                tests.append("gdp")
+            tests += family
     shares = {test: alpha / len(tests) for test in tests}
     if not tests:
         notes.append(f"No test of this audit can refute the claim {claim.label}; it is reported as not refuted.")
     float_alpha = None
     if spec.arithmetic == "float" and not early:
         float_alpha = FLOAT_TEST_SHARE * shares.get("event", alpha)
-        if "event" in shares and refutable_with(claim, float_alpha, spec.event_runs):
+        # Where the float-bit test can refute at its share, the event test can at the larger rest, on as many runs.
+        if "event" in shares and refutable_with(claim, float_alpha, spec.event_runs, delta=spec.delta):
             shares["float"], shares["event"] = float_alpha, shares["event"] - float_alpha
         elif "event" in shares:
             notes.append(f"With {spec.event_runs} runs per input the float-bit event test at α = {float_alpha:.3g} "

@@ -358,7 +358,7 @@ def _event_budget(test, claim, claim_plan, budget_spec, pilot, excess, per_run, 
     that kind, at its share of α (module docstring)."""
     share = claim_plan.alpha_spent.get(test)
     level = share if share is not None else alpha
-    can = share is not None and refutable_with(claim, share, budget_spec.event_runs)
+    can = share is not None and refutable_with(claim, share, budget_spec.event_runs, delta=budget_spec.delta)
     event = pilot.event_test if test == "event" else pilot.float_event_test
     if event is None:
         return TestBudget(test, share, can, None, None, None, None, f"the pilot ran no {_TEST_NAMES[test]}")

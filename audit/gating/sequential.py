@@ -80,7 +80,7 @@ from estimators.result_forms import fields_to_dict, to_jsonable
 from estimators.validation import InputError, check_int, check_positive
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 
-from audit.certificates.claim_tests import smallest_certifying_runs, smallest_refutable_runs
+from audit.certificates.claim_tests import smallest_certifying_runs, smallest_refutable_runs, uses_ratio_certificates
 from audit.gating.refutation_runs import MAX_REFUTATION_RUNS, refutation_at_observed, runs_to_refute  # noqa: F401
 from audit.gating import look_time
 from audit.gating.early_look import EARLY_LOOK_RUNS_PER_INPUT, early_look, early_look_possible
@@ -158,9 +158,9 @@ def smallest_round_samples(spec, alpha: float) -> int:
     samples = math.ceil(MIN_TEST_SAMPLES / spec.critic.split[2])
     if spec.notion in RECORD_AUDIT_NOTIONS and spec.event_runs > 0:
         ratio = spec.event_runs / spec.samples
-        need = smallest_certifying_runs(alpha)
+        need = smallest_certifying_runs(alpha, ratio_certificates=uses_ratio_certificates(spec.claim, spec.delta))
         if spec.claim is not None and spec.claim.has_profile:
-            need = max(need, smallest_refutable_runs(spec.claim, alpha) or need)
+            need = max(need, smallest_refutable_runs(spec.claim, alpha, delta=spec.delta) or need)
         samples = max(samples, math.ceil(need / ratio))
     return samples
 
