@@ -38,12 +38,12 @@ from __future__ import annotations
 import dataclasses
 
 from audit.audit_plan import resolve_slices
-from audit.certificates.claim_tests import plan_claim_tests, smallest_certifying_runs
-from audit.certificates.event_bounds import clopper_pearson
+from audit.certificates.claim_tests import (early_float_test, plan_claim_tests, refutes_with_one_miss,  # noqa: F401
+                                            smallest_certifying_runs)
 from audit.gating.look_runs import event_selection_possible, theta_size
 
 __all__ = ["EARLY_LOOK_RUNS_PER_INPUT", "EARLY_LOOK_SAMPLES", "early_look", "early_look_possible", "early_look_runs",
-           "refutes_with_one_miss"]
+           "early_float_planned", "plans_float_test", "refutes_with_one_miss"]
 
 #: MI-sample draws per prior of Θ at the early look: about 20 of each database of a balanced two-point prior.
 EARLY_LOOK_SAMPLES = 40
@@ -67,48 +67,66 @@ def early_look_possible(spec) -> bool:
                 and spec.pilot_for_runs is None and not event_selection_possible(spec))
 
 
-def early_look_runs(spec, samples: int, event_runs: int) -> int:
+def early_look_runs(spec, samples: int, event_runs: int, float_test: bool = False) -> int:
     """The mechanism runs of an early look: ``samples`` draws of each prior of Θ and ``event_runs`` certification
-    runs of each input of the event test's pair (no selection runs: the event is chosen on the MI sample; no
-    float-bit test)."""
-    return int(samples * theta_size(spec) + 2 * event_runs)
+    runs of each input of the event test's pair (no selection runs: the event is chosen on the MI sample), and as
+    many again for the float-bit event test where ``float_test``."""
+    return int(samples * theta_size(spec) + (4 if float_test else 2) * event_runs)
 
 
-def refutes_with_one_miss(claim, alpha: float, runs: int) -> bool:
-    """Whether ``runs`` certification runs per input at level ``alpha`` refute ``claim`` when the event holds in
-    all but one run of one input and in none of the other's: the Clopper–Pearson (1934) lower bound of
-    (runs − 1)/runs and upper bound of 0/runs, each at α/2 (the event test's even split), outside the claim's
-    privacy profile (:meth:`mechanisms.claims.claim.Claim.check_event`)."""
-    if runs < 2:
-        return False
-    lower = float(clopper_pearson(runs - 1, runs, alpha / 2)[0])
-    upper = float(clopper_pearson(0, runs, alpha / 2)[1])
-    return bool(claim.check_event(lower, upper).refuted)
+def plans_float_test(spec, float_runs: bool | None) -> bool:
+    """Whether the early look of ``spec`` is first sized with the float-bit event test (module docstring): under
+    ``arithmetic = "float"`` where the float-bit test's runs are planned (``float_runs``, the probe's answer,
+    :func:`audit.gating.look_runs.plans_float_runs`; ``None``, before any probe: wherever it may run)."""
+    return spec.arithmetic == "float" and (float_runs is None or bool(float_runs))
 
 
-def early_look(spec, level_at, last_runs: int) -> tuple | None:
+def early_float_planned(spec, look) -> bool:
+    """Whether the early look ``look`` (a schedule's entry) of a sequential audit of ``spec`` gives the float-bit event
+    test a share: its own claim plan's answer (:func:`audit.certificates.claim_tests.plan_claim_tests` with ``early``,
+    as :func:`audit.engine._run_audit` plans it), from its sizes and level alone."""
+    look_spec = dataclasses.replace(spec, samples=look.samples, event_runs=look.event_runs, alpha=look.alpha)
+    return "float" in plan_claim_tests(look_spec, classifier_critics=True, early=True).alpha_spent
+
+
+def early_look(spec, level_at, last_runs: int, float_runs: bool | None = None) -> tuple | None:
     """The early look of a sequential audit of ``spec`` whose last look plans ``last_runs`` runs: (samples, event
     runs per input, its level α_0, its planned runs), or None (module docstring).
 
     ``level_at(runs)`` is the level of a first look of that many planned runs: the schedule's power spending's
     first level α·t_0^ρ, t_0 = runs / ``last_runs`` (:func:`audit.gating.sequential.power_alpha_spending`). The
-    event runs are the fewest, up to :data:`EARLY_LOOK_RUNS_PER_INPUT` per input in all, at which
-    :func:`refutes_with_one_miss` holds at the event test's share of α_0, and the look's own claim plan
-    (:func:`audit.certificates.claim_tests.plan_claim_tests`) has the event test test the claim.
+    event runs are the fewest, the look's runs at most :data:`EARLY_LOOK_RUNS_PER_INPUT` per input in all, at which
+    the event test at its share of α_0 refutes on a pair with one miss (:func:`refutes_with_one_miss`) and the
+    look's own claim plan (:func:`audit.certificates.claim_tests.plan_claim_tests`) has the event test test the
+    claim. Where :func:`plans_float_test`, the look is first sized with the float-bit test's runs and the split of
+    the event test's share (:func:`audit.certificates.claim_tests.early_float_test` at the look's level); where no
+    size within the cap allows that, it is sized without them, as for a mechanism whose outputs hold no fine bits.
     """
     if not early_look_possible(spec):
         return None
+    for float_test in ((True, False) if plans_float_test(spec, float_runs) else (False,)):
+        found = _sized(spec, level_at, last_runs, float_test)
+        if found is not None:
+            return found
+    return None
+
+
+def _sized(spec, level_at, last_runs: int, float_test: bool) -> tuple | None:
+    """:func:`early_look`'s look with the float-bit test's runs and share (``float_test``) or without, or None."""
     claim, samples = spec.claim, EARLY_LOOK_SAMPLES
     share = 0.5 if claim.notion == "gdp" else 1.0  # the μ certificate takes half of a GDP claim's α_k
     runs = smallest_certifying_runs(spec.alpha)
-    while early_look_runs(spec, samples, runs) <= 2 * EARLY_LOOK_RUNS_PER_INPUT:
-        planned = early_look_runs(spec, samples, runs)
+    while early_look_runs(spec, samples, runs, float_test) <= 2 * EARLY_LOOK_RUNS_PER_INPUT:
+        planned = early_look_runs(spec, samples, runs, float_test)
         if planned >= last_runs:
             return None
         alpha = level_at(planned)
-        if runs >= smallest_certifying_runs(alpha) and refutes_with_one_miss(claim, share * alpha, runs):
+        fits = (early_float_test(claim, share * alpha, runs) if float_test
+                else refutes_with_one_miss(claim, share * alpha, runs))
+        if runs >= smallest_certifying_runs(alpha) and fits:
             look_spec = dataclasses.replace(spec, samples=samples, event_runs=runs, alpha=alpha)
-            if "event" not in plan_claim_tests(look_spec, classifier_critics=True, early=True).alpha_spent:
+            spent = plan_claim_tests(look_spec, classifier_critics=True, early=True).alpha_spent
+            if "event" not in spent or float_test and "float" not in spent:
                 return None
             return samples, runs, alpha, planned
         runs += 1
