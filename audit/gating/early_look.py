@@ -1,4 +1,4 @@
-"""A sequential audit's early look: a few dozen runs per input in which the event test alone may refute.
+"""A sequential audit's early look: a few dozen runs per input in which the event tests alone may refute.
 
 A deterministic difference between neighbouring inputs (an output value seen in every run of one and
 never in the other: ε = ∞) shows in the first runs, yet the smallest ordinary look of
@@ -14,9 +14,10 @@ certification runs per input, at most :data:`EARLY_LOOK_RUNS_PER_INPUT` runs per
   :data:`audit.statistics.pair_candidates.EARLY_LOOK_SELECTION_RUNS` draws per input instead of
   :data:`audit.statistics.pair_candidates.MIN_SELECTION_RUNS`;
 - the MI test, below its floor, is skipped (no MI bound or verdict; it never tests the claim at this
-  look) and the float-bit event test is not run, a rule fixed before any run
-  (:func:`audit.certificates.claim_tests.plan_claim_tests` with ``early``): the look's whole level α_0 is the
-  event test's (halved with the μ certificate for a GDP claim);
+  look), a rule fixed before any run (:func:`audit.certificates.claim_tests.plan_claim_tests` with ``early``):
+  the look's whole level α_0 is the event test's (halved with the μ certificate for a GDP claim), split with
+  the float-bit event test as at every look (:data:`audit.certificates.claim_tests.FLOAT_TEST_SHARE` of it)
+  under the rule below;
 - its level is its share of the power α-spending of all the looks
   (:func:`audit.gating.sequential.power_alpha_spending`), α_0 = α·t_0^ρ with t_0 its planned runs over
   the last look's (the fraction of the runs it sees), fixed before any run; the later looks spend
@@ -26,6 +27,25 @@ certification runs per input, at most :data:`EARLY_LOOK_RUNS_PER_INPUT` runs per
   one miss (all but one of the runs of one input in the event, none of the other's: Clopper–Pearson
   bounds at α_0/2 each outside the claim's profile, :func:`refutes_with_one_miss`), so a statistic fitted on
   a few dozen draws that misses one certification run of a deterministic difference still refutes.
+
+**The float-bit test** (``arithmetic = "float"``; :mod:`audit.statistics.float_bits`). Its statistics are
+cross-fitted on the same MI sample (they need no more draws than the classifiers: a fit on the draws of both
+inputs, :mod:`audit.statistics.classifier_critic`), and it certifies on ``event_runs`` fresh runs of each input of
+its own. Where its runs are planned (the probe's outputs show bits below 2⁻³²,
+:func:`audit.gating.look_runs.plans_float_runs`), the look is first sized with them: the fewest ``event_runs``
+c, the look's 40 + 4c runs still at most :data:`EARLY_LOOK_RUNS_PER_INPUT` per input in all, at which the event
+test at 0.8 α_0 and the float-bit test at 0.2 α_0 both refute with one miss
+(:func:`audit.certificates.claim_tests.early_float_test`, which the look's claim plan applies to its own sizes and
+level, so the plan and the size agree); where no c does, the look is sized and planned without the float-bit
+test, whose part the event test keeps. Both are decided from the spec and the probe, before any look's run. Where
+the look's MI sample shows no fine bits, the event test gets both parts before its runs
+(:meth:`audit.certificates.claim_tests.ClaimPlan.without_float_test`). Under one two-point prior that sizing
+exists for pure ε-DP claims up to ε = 0.95 at α = 0.05 and ``max_runs`` = 6,000 (0.55 at 60,000), and up to 0.5
+at a scan case's α ≈ 2·10⁻⁴ (0.2 at 60,000); above, the early look is the event test's alone. It refutes a leak
+that the float bits show in (nearly) every run: a planted count whose lowest significand bit is its parity
+(``tests/planted_lib/_float_leak.py``) is refuted there, in 132 runs at ``dp:0.1`` (2,224 runs at look 2
+before). The textbook float Laplace at its claim is not: its float event has probability 1 − e^{−ε/2} per run
+(0.05 at ε = 0.1, Mironov 2012), far from the one-miss pair such a look needs; it is refuted at the ordinary looks.
 
 Where that many runs exceed :data:`EARLY_LOOK_RUNS_PER_INPUT` per input (a claim of large ε such as
 ``dp:4``, whose refutation needs hundreds of perfectly separated runs; or a budget so large that α_0 is
