@@ -102,9 +102,11 @@ def plans_float_test(spec, float_runs: bool | None) -> bool:
 
 
 def early_float_planned(spec, look) -> bool:
-    """Whether the early look ``look`` (a schedule's entry) of a sequential audit of ``spec`` gives the float-bit event
-    test a share: its own claim plan's answer (:func:`audit.certificates.claim_tests.plan_claim_tests` with ``early``,
-    as :func:`audit.engine._run_audit` plans it), from its sizes and level alone."""
+    """Whether ``look`` (a schedule's entry) is the early look of a sequential audit of ``spec`` and gives the float-bit
+    event test a share: its own claim plan's answer (:func:`audit.certificates.claim_tests.plan_claim_tests` with
+    ``early``, as :func:`audit.engine._run_audit` plans it), from its sizes and level alone."""
+    if not look.early:
+        return False
     look_spec = dataclasses.replace(spec, samples=look.samples, event_runs=look.event_runs, alpha=look.alpha)
     return "float" in plan_claim_tests(look_spec, classifier_critics=True, early=True).alpha_spent
 

@@ -311,7 +311,7 @@ def _planned_looks(spec, runner, max_runs: int, **settings) -> tuple:
     (:func:`look_boundaries`)."""
     float_runs = plans_float_runs(spec, runner)  # its probe runs, if any, are counted: the looks get the rest
     schedule = look_schedule(spec, max_runs, float_runs=float_runs, spent=runner.calls, **settings)
-    runner.boundaries = look_boundaries(schedule, bool(schedule[0].early and early_float_planned(spec, schedule[0])))
+    runner.boundaries = look_boundaries(schedule, bool(float_runs) and early_float_planned(spec, schedule[0]))
     return schedule, float_runs
 
 
