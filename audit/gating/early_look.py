@@ -126,15 +126,18 @@ def early_look(spec, level_at, last_runs: int, float_runs: bool | None = None) -
     """
     if not early_look_possible(spec):
         return None
-    for float_test in ((True, False) if plans_float_test(spec, float_runs) else (False,)):
-        found = _sized(spec, level_at, last_runs, float_test)
+    planned_float = plans_float_test(spec, float_runs)
+    for float_test in ((True, False) if planned_float else (False,)):
+        found = _sized(spec, level_at, last_runs, float_test, planned_float)
         if found is not None:
             return found
     return None
 
 
-def _sized(spec, level_at, last_runs: int, float_test: bool) -> tuple | None:
-    """:func:`early_look`'s look with the float-bit test's runs and share (``float_test``) or without, or None."""
+def _sized(spec, level_at, last_runs: int, float_test: bool, planned_float: bool) -> tuple | None:
+    """:func:`early_look`'s look with the float-bit test's runs and share (``float_test``) or without, or None. Sized
+    without them where they are planned (``planned_float``), a size whose own plan would still split the share (its
+    float-bit runs past the cap) is passed over: the float-bit test runs at an early look only within the cap."""
     claim, samples = spec.claim, EARLY_LOOK_SAMPLES
     share = 0.5 if claim.notion == "gdp" else 1.0  # the μ certificate takes half of a GDP claim's α_k
     runs = smallest_certifying_runs(spec.alpha)
@@ -150,6 +153,7 @@ def _sized(spec, level_at, last_runs: int, float_test: bool) -> tuple | None:
             spent = plan_claim_tests(look_spec, classifier_critics=True, early=True).alpha_spent
             if "event" not in spent or float_test and "float" not in spent:
                 return None
-            return samples, runs, alpha, planned
+            if float_test or not planned_float or "float" not in spent:
+                return samples, runs, alpha, planned
         runs += 1
     return None
