@@ -131,8 +131,8 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
     (:data:`MIN_TEST_SAMPLES` held-out draws): the MI test is then skipped (no MI bound or verdict is reported,
     and it tests nothing: :func:`audit.certificates.claim_tests.plan_claim_tests`), the sample serves as the
     event test's selection draws (a floor of :data:`audit.statistics.pair_candidates.EARLY_LOOK_SELECTION_RUNS`
-    per input instead of :data:`audit.statistics.pair_candidates.MIN_SELECTION_RUNS`), and the float-bit event
-    test is not run; the event test certifies on fresh runs at the look's level.
+    per input instead of :data:`audit.statistics.pair_candidates.MIN_SELECTION_RUNS`), and the event tests
+    certify on fresh runs at the look's level (:func:`audit.certificates.claim_tests.early_float_test`: split).
 
     ``gpu_started``: why the GPU's start is paid whatever the critics do, or None (:func:`audit.critic_cost.critic_device`).
     """
@@ -510,11 +510,13 @@ def _event_tests(spec, pairs, claim_tests, rng, runner, early: bool = False, dev
     rounded them already), the float-bit ones (``arithmetic = "float"`` only) on the outputs themselves; each
     test chooses on its own selection runs or held-out draws and certifies on its own fresh runs at its share
     of α (:class:`audit.certificates.claim_tests.ClaimPlan`). Without a float-bit candidate the event test gets
-    both shares, decided before its runs. At an early look (``early``) no float-bit test runs and the event test
-    chooses on a lower floor of selection draws (:func:`_run_audit`). ``device``: the audit's torch device, where
-    the outputs are rounded (:func:`audit.statistics.arithmetic.round_significand`).
+    both shares, decided before its runs. At an early look (``early``) the float-bit test runs where its plan gives
+    it a share, and both choose on fewer selection draws (:func:`_run_audit`). ``device``: the audit's torch device,
+    where the outputs are rounded (:func:`audit.statistics.arithmetic.round_significand`).
     """
-    bits = [p for p in pairs if is_float_bit_candidate(p)] if spec.arithmetic == "float" and not early else []
+    # At an early look the plan gives the float-bit test a share only where its rule allows (float_alpha set).
+    float_test = spec.arithmetic == "float" and (not early or claim_tests.float_alpha is not None)
+    bits = [p for p in pairs if is_float_bit_candidate(p)] if float_test else []
     rounding = RoundedOutputs(device)  # the certification runs rounded once for every candidate that scores them
     ideal = [p if spec.arithmetic == "ideal" else rounded_candidate(p, device, rounding) for p in pairs
              if not is_float_bit_candidate(p)]

@@ -23,8 +23,11 @@ its share and the float-bit test's together: the float-bit test spends nothing. 
 ``tests/planted_lib/_float_exact.py`` instead (:data:`FLOAT_TARGET`): the same two releases plus a jitter v = u/2,
 u = ``rng.random()``, drawn apart from the input (y = r ⊕ v in float64, ⌊y⌋ = r), exactly ε-DP as a law on doubles
 (its docstring; enumerated in ``tests/test_scan_type_one_float.py``), whose outputs have bits below 2⁻³². There each
-case's last look gives the float-bit test :data:`audit.certificates.claim_tests.FLOAT_TEST_SHARE` = 0.2 of the
-event test's part of the look's level (0.0300 of 0.1498), the event test the rest. A scan's audit stops at its first
+look of a case gives the float-bit test :data:`audit.certificates.claim_tests.FLOAT_TEST_SHARE` = 0.2 of the
+event test's part of the look's level (at the last look 0.0299 of 0.1495), the event test the rest; the early look
+too, where both tests refute a pair with one miss on its runs at their parts
+(:func:`audit.certificates.claim_tests.early_float_test`), as at ε = 1 here: 34 runs per input each at
+α_0 = 5.16·10⁻⁴ (float-bit test 1.03·10⁻⁴). A scan's audit stops at its first
 refutation, so the float-bit test runs only where the event test did not refute; given the MI sample both choose
 their events on, the two certify on independent fresh runs, so the float-bit test's refutations among the looks
 where it ran are held to its share too (row "…, where it ran"), and by its certificate.

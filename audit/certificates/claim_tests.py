@@ -239,6 +239,32 @@ def smallest_certifying_runs(alpha: float, limit: int = 10**9, *, ratio_certific
     return _smallest_runs(works, limit)
 
 
+def refutes_with_one_miss(claim: Claim, alpha: float, runs: int) -> bool:
+    """Whether ``runs`` certification runs per input at level ``alpha`` refute ``claim`` when the event holds in
+    all but one run of one input and in none of the other's: the Clopper–Pearson (1934) lower bound of
+    (runs − 1)/runs and upper bound of 0/runs, each at α/2 (the event test's even split), outside the claim's
+    privacy profile (:meth:`mechanisms.claims.claim.Claim.check_event`)."""
+    from audit.certificates.event_bounds import clopper_pearson  # SciPy, loaded only when a look is planned
+
+    if runs < 2:
+        return False
+    lower = float(clopper_pearson(runs - 1, runs, alpha / 2)[0])
+    upper = float(clopper_pearson(0, runs, alpha / 2)[1])
+    return bool(claim.check_event(lower, upper).refuted)
+
+
+def early_float_test(claim: Claim, event_alpha: float, runs: int) -> bool:
+    """Whether a sequential audit's early look whose event test's share is ``event_alpha`` and whose certification
+    runs are ``runs`` per input splits that share with the float-bit event test (:func:`plan_claim_tests` with
+    ``early``): whether both, the event test at (1 − :data:`FLOAT_TEST_SHARE`) of it and the float-bit test at
+    :data:`FLOAT_TEST_SHARE` of it, each on ``runs`` fresh runs per input, refute ``claim`` on a pair with one miss
+    (:func:`refutes_with_one_miss`). A function of the look's planned sizes and level alone, fixed before any run;
+    the early look is sized by the same rule (:func:`audit.gating.early_look.early_look`), so its event test keeps
+    refuting a deterministic difference with one miss when it shares its level."""
+    return (refutes_with_one_miss(claim, (1 - FLOAT_TEST_SHARE) * event_alpha, runs)
+            and refutes_with_one_miss(claim, FLOAT_TEST_SHARE * event_alpha, runs))
+
+
 @dataclass(frozen=True)
 class ClaimPlan:
     """Which tests may refute the claim and the α each spends, fixed before sampling.
@@ -297,10 +323,16 @@ def plan_claim_tests(spec, classifier_critics: bool = False, early: bool = False
     """The claim's tests and their α shares for ``spec`` (an :class:`~audit.spec.AuditSpec`).
 
     With ``early`` (a sequential audit's early look, :mod:`audit.gating.sequential`: an MI sample of a few
-    dozen draws, below the MI test's floor, that serves as the event test's selection draws) the MI test is
-    skipped and the float-bit event test is not run, by this rule fixed before any run: the look's level
-    ``spec.alpha`` (its α_k) goes to the event test (halved with the μ certificate for a GDP claim, as at any
-    look), so its tests' shares still sum to α_k.
+    dozen draws, below the MI test's floor, that serves as the event tests' selection draws) the MI test is
+    skipped, by this rule fixed before any run: the look's level ``spec.alpha`` (its α_k) is the event test's
+    (halved with the μ certificate for a GDP claim, as at any look); under ``arithmetic = "float"`` that share
+    is split with the float-bit event test as at any look (:data:`FLOAT_TEST_SHARE` of it to ``"float"``) where
+    both tests, on the look's ``event_runs`` runs per input, refute the claim on a pair with one miss at their
+    parts (:func:`early_float_test`, a function of the look's sizes and level), else the float-bit test is not
+    run there and the event test keeps the whole share. Either way the look's shares sum to α_k. The float-bit
+    test's candidates are cross-fitted on the same MI sample (:mod:`audit.statistics.classifier_critic`), so at a
+    look whose MI sample shows no bit below the coarse grid :meth:`ClaimPlan.without_float_test` gives the event
+    test both parts, decided before any event-test run.
 
     With ``classifier_critics`` (the MI test's critics are the event test's classifiers,
     :func:`audit.audit_plan.resolve_mi_critic`) and a claim the event test can test, the MI test is
@@ -328,8 +360,8 @@ def plan_claim_tests(spec, classifier_critics: bool = False, early: bool = False
                       and refutable_with(claim, alpha, spec.event_runs, delta=spec.delta))
     if early:
         notes.append(f"The MI test does not test the claim {claim.label} at this early look of a sequential audit: "
-                     "its sample is below the MI test's floor and serves the event test as selection draws; the "
-                     "look's α is the event test's.")
+                     "its sample is below the MI test's floor and serves the event tests as selection draws; the "
+                     "look's α is theirs.")
     elif budget.value is None:
         notes.append(f"The MI test does not test the claim {claim.label}: {budget.reason}.")
     elif spec.notion in RECORD_AUDIT_NOTIONS and support is not None and budget.value >= math.log(support):
@@ -376,7 +408,15 @@ def plan_claim_tests(spec, classifier_critics: bool = False, early: bool = False
     if not tests:
         notes.append(f"No test of this audit can refute the claim {claim.label}; it is reported as not refuted.")
     float_alpha = None
-    if spec.arithmetic == "float" and not early:
+    if spec.arithmetic == "float" and early and "event" in shares and early_float_test(claim, shares["event"],
+                                                                                       spec.event_runs):
+        float_alpha = FLOAT_TEST_SHARE * shares["event"]
+        shares["float"], shares["event"] = float_alpha, shares["event"] - float_alpha
+    elif spec.arithmetic == "float" and early and "event" in shares:
+        notes.append(f"With {spec.event_runs} runs per input at this early look the event test and the float-bit "
+                     f"event test, sharing its level, could not both refute the claim {claim.label} on a pair with "
+                     "one miss; the float-bit test is not run here and the event test spends the look's level.")
+    elif spec.arithmetic == "float" and not early:
         float_alpha = FLOAT_TEST_SHARE * shares.get("event", alpha)
         # Where the float-bit test can refute at its share, the event test can at the larger rest, on as many runs.
         if "event" in shares and refutable_with(claim, float_alpha, spec.event_runs, delta=spec.delta):

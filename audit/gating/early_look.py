@@ -1,4 +1,4 @@
-"""A sequential audit's early look: a few dozen runs per input in which the event test alone may refute.
+"""A sequential audit's early look: a few dozen runs per input in which the event tests alone may refute.
 
 A deterministic difference between neighbouring inputs (an output value seen in every run of one and
 never in the other: ε = ∞) shows in the first runs, yet the smallest ordinary look of
@@ -14,9 +14,10 @@ certification runs per input, at most :data:`EARLY_LOOK_RUNS_PER_INPUT` runs per
   :data:`audit.statistics.pair_candidates.EARLY_LOOK_SELECTION_RUNS` draws per input instead of
   :data:`audit.statistics.pair_candidates.MIN_SELECTION_RUNS`;
 - the MI test, below its floor, is skipped (no MI bound or verdict; it never tests the claim at this
-  look) and the float-bit event test is not run, a rule fixed before any run
-  (:func:`audit.certificates.claim_tests.plan_claim_tests` with ``early``): the look's whole level α_0 is the
-  event test's (halved with the μ certificate for a GDP claim);
+  look), a rule fixed before any run (:func:`audit.certificates.claim_tests.plan_claim_tests` with ``early``):
+  the look's whole level α_0 is the event test's (halved with the μ certificate for a GDP claim), split with
+  the float-bit event test as at every look (:data:`audit.certificates.claim_tests.FLOAT_TEST_SHARE` of it)
+  under the rule below;
 - its level is its share of the power α-spending of all the looks
   (:func:`audit.gating.sequential.power_alpha_spending`), α_0 = α·t_0^ρ with t_0 its planned runs over
   the last look's (the fraction of the runs it sees), fixed before any run; the later looks spend
@@ -26,6 +27,25 @@ certification runs per input, at most :data:`EARLY_LOOK_RUNS_PER_INPUT` runs per
   one miss (all but one of the runs of one input in the event, none of the other's: Clopper–Pearson
   bounds at α_0/2 each outside the claim's profile, :func:`refutes_with_one_miss`), so a statistic fitted on
   a few dozen draws that misses one certification run of a deterministic difference still refutes.
+
+**The float-bit test** (``arithmetic = "float"``; :mod:`audit.statistics.float_bits`). Its statistics are
+cross-fitted on the same MI sample (they need no more draws than the classifiers: a fit on the draws of both
+inputs, :mod:`audit.statistics.classifier_critic`), and it certifies on ``event_runs`` fresh runs of each input of
+its own. Where its runs are planned (the probe's outputs show bits below 2⁻³²,
+:func:`audit.gating.look_runs.plans_float_runs`), the look is first sized with them: the fewest ``event_runs``
+c, the look's 40 + 4c runs still at most :data:`EARLY_LOOK_RUNS_PER_INPUT` per input in all, at which the event
+test at 0.8 α_0 and the float-bit test at 0.2 α_0 both refute with one miss
+(:func:`audit.certificates.claim_tests.early_float_test`, which the look's claim plan applies to its own sizes and
+level, so the plan and the size agree); where no c does, the look is sized and planned without the float-bit
+test, whose part the event test keeps. Both are decided from the spec and the probe, before any look's run. Where
+the look's MI sample shows no fine bits, the event test gets both parts before its runs
+(:meth:`audit.certificates.claim_tests.ClaimPlan.without_float_test`). Under one two-point prior that sizing
+exists for pure ε-DP claims up to ε = 0.95 at α = 0.05 and ``max_runs`` = 6,000 (0.55 at 60,000), and up to 0.5
+at a scan case's α ≈ 2·10⁻⁴ (0.2 at 60,000); above, the early look is the event test's alone. It refutes a leak
+that the float bits show in (nearly) every run: a planted count whose lowest significand bit is its parity
+(``tests/planted_lib/_float_leak.py``) is refuted there, in 132 runs at ``dp:0.1`` (2,224 runs at look 2
+before). The textbook float Laplace at its claim is not: its float event has probability 1 − e^{−ε/2} per run
+(0.05 at ε = 0.1, Mironov 2012), far from the one-miss pair such a look needs; it is refuted at the ordinary looks.
 
 Where that many runs exceed :data:`EARLY_LOOK_RUNS_PER_INPUT` per input (a claim of large ε such as
 ``dp:4``, whose refutation needs hundreds of perfectly separated runs; or a budget so large that α_0 is
@@ -38,12 +58,12 @@ from __future__ import annotations
 import dataclasses
 
 from audit.audit_plan import resolve_slices
-from audit.certificates.claim_tests import plan_claim_tests, smallest_certifying_runs
-from audit.certificates.event_bounds import clopper_pearson
+from audit.certificates.claim_tests import (early_float_test, plan_claim_tests, refutes_with_one_miss,  # noqa: F401
+                                            smallest_certifying_runs)
 from audit.gating.look_runs import event_selection_possible, theta_size
 
 __all__ = ["EARLY_LOOK_RUNS_PER_INPUT", "EARLY_LOOK_SAMPLES", "early_look", "early_look_possible", "early_look_runs",
-           "refutes_with_one_miss"]
+           "early_float_planned", "plans_float_test", "refutes_with_one_miss"]
 
 #: MI-sample draws per prior of Θ at the early look: about 20 of each database of a balanced two-point prior.
 EARLY_LOOK_SAMPLES = 40
@@ -67,49 +87,73 @@ def early_look_possible(spec) -> bool:
                 and spec.pilot_for_runs is None and not event_selection_possible(spec))
 
 
-def early_look_runs(spec, samples: int, event_runs: int) -> int:
+def early_look_runs(spec, samples: int, event_runs: int, float_test: bool = False) -> int:
     """The mechanism runs of an early look: ``samples`` draws of each prior of Θ and ``event_runs`` certification
-    runs of each input of the event test's pair (no selection runs: the event is chosen on the MI sample; no
-    float-bit test)."""
-    return int(samples * theta_size(spec) + 2 * event_runs)
+    runs of each input of the event test's pair (no selection runs: the event is chosen on the MI sample), and as
+    many again for the float-bit event test where ``float_test``."""
+    return int(samples * theta_size(spec) + (4 if float_test else 2) * event_runs)
 
 
-def refutes_with_one_miss(claim, alpha: float, runs: int) -> bool:
-    """Whether ``runs`` certification runs per input at level ``alpha`` refute ``claim`` when the event holds in
-    all but one run of one input and in none of the other's: the Clopper–Pearson (1934) lower bound of
-    (runs − 1)/runs and upper bound of 0/runs, each at α/2 (the event test's even split), outside the claim's
-    privacy profile (:meth:`mechanisms.claims.claim.Claim.check_event`)."""
-    if runs < 2:
+def plans_float_test(spec, float_runs: bool | None) -> bool:
+    """Whether the early look of ``spec`` is first sized with the float-bit event test (module docstring): under
+    ``arithmetic = "float"`` where the float-bit test's runs are planned (``float_runs``, the probe's answer,
+    :func:`audit.gating.look_runs.plans_float_runs`; ``None``, before any probe: wherever it may run)."""
+    return spec.arithmetic == "float" and (float_runs is None or bool(float_runs))
+
+
+def early_float_planned(spec, look) -> bool:
+    """Whether ``look`` (a schedule's entry) is the early look of a sequential audit of ``spec`` and gives the float-bit
+    event test a share: its own claim plan's answer (:func:`audit.certificates.claim_tests.plan_claim_tests` with
+    ``early``, as :func:`audit.engine._run_audit` plans it), from its sizes and level alone."""
+    if not look.early:
         return False
-    lower = float(clopper_pearson(runs - 1, runs, alpha / 2)[0])
-    upper = float(clopper_pearson(0, runs, alpha / 2)[1])
-    return bool(claim.check_event(lower, upper).refuted)
+    look_spec = dataclasses.replace(spec, samples=look.samples, event_runs=look.event_runs, alpha=look.alpha)
+    return "float" in plan_claim_tests(look_spec, classifier_critics=True, early=True).alpha_spent
 
 
-def early_look(spec, level_at, last_runs: int) -> tuple | None:
+def early_look(spec, level_at, last_runs: int, float_runs: bool | None = None) -> tuple | None:
     """The early look of a sequential audit of ``spec`` whose last look plans ``last_runs`` runs: (samples, event
     runs per input, its level α_0, its planned runs), or None (module docstring).
 
     ``level_at(runs)`` is the level of a first look of that many planned runs: the schedule's power spending's
     first level α·t_0^ρ, t_0 = runs / ``last_runs`` (:func:`audit.gating.sequential.power_alpha_spending`). The
-    event runs are the fewest, up to :data:`EARLY_LOOK_RUNS_PER_INPUT` per input in all, at which
-    :func:`refutes_with_one_miss` holds at the event test's share of α_0, and the look's own claim plan
-    (:func:`audit.certificates.claim_tests.plan_claim_tests`) has the event test test the claim.
+    event runs are the fewest, the look's runs at most :data:`EARLY_LOOK_RUNS_PER_INPUT` per input in all, at which
+    the event test at its share of α_0 refutes on a pair with one miss (:func:`refutes_with_one_miss`) and the
+    look's own claim plan (:func:`audit.certificates.claim_tests.plan_claim_tests`) has the event test test the
+    claim. Where :func:`plans_float_test`, the look is first sized with the float-bit test's runs and the split of
+    the event test's share (:func:`audit.certificates.claim_tests.early_float_test` at the look's level); where no
+    size within the cap allows that, it is sized without them, as for a mechanism whose outputs hold no fine bits.
     """
     if not early_look_possible(spec):
         return None
+    planned_float = plans_float_test(spec, float_runs)
+    for float_test in ((True, False) if planned_float else (False,)):
+        found = _sized(spec, level_at, last_runs, float_test, planned_float)
+        if found is not None:
+            return found
+    return None
+
+
+def _sized(spec, level_at, last_runs: int, float_test: bool, planned_float: bool) -> tuple | None:
+    """:func:`early_look`'s look with the float-bit test's runs and share (``float_test``) or without, or None. Sized
+    without them where they are planned (``planned_float``), a size whose own plan would still split the share (its
+    float-bit runs past the cap) is passed over: the float-bit test runs at an early look only within the cap."""
     claim, samples = spec.claim, EARLY_LOOK_SAMPLES
     share = 0.5 if claim.notion == "gdp" else 1.0  # the μ certificate takes half of a GDP claim's α_k
     runs = smallest_certifying_runs(spec.alpha)
-    while early_look_runs(spec, samples, runs) <= 2 * EARLY_LOOK_RUNS_PER_INPUT:
-        planned = early_look_runs(spec, samples, runs)
+    while early_look_runs(spec, samples, runs, float_test) <= 2 * EARLY_LOOK_RUNS_PER_INPUT:
+        planned = early_look_runs(spec, samples, runs, float_test)
         if planned >= last_runs:
             return None
         alpha = level_at(planned)
-        if runs >= smallest_certifying_runs(alpha) and refutes_with_one_miss(claim, share * alpha, runs):
+        fits = (early_float_test(claim, share * alpha, runs) if float_test
+                else refutes_with_one_miss(claim, share * alpha, runs))
+        if runs >= smallest_certifying_runs(alpha) and fits:
             look_spec = dataclasses.replace(spec, samples=samples, event_runs=runs, alpha=alpha)
-            if "event" not in plan_claim_tests(look_spec, classifier_critics=True, early=True).alpha_spent:
+            spent = plan_claim_tests(look_spec, classifier_critics=True, early=True).alpha_spent
+            if "event" not in spent or float_test and "float" not in spent:
                 return None
-            return samples, runs, alpha, planned
+            if float_test or not planned_float or "float" not in spent:
+                return samples, runs, alpha, planned
         runs += 1
     return None

@@ -125,10 +125,12 @@ def look_run_counter(spec, float_runs: bool | None = None):
     return runs_at
 
 
-def look_boundaries(schedule) -> tuple:
+def look_boundaries(schedule, early_float: bool = False) -> tuple:
     """The chunk boundaries that make the looks of ``schedule`` nested: every look's ``samples``
     (prior draws, MI-sample runs), ``event_runs`` (the event test's runs of each input) and float-bit
-    pilot runs (:data:`audit.engine.BIT_PILOT_RUNS`), for :class:`~mechanisms.execution.runner.MechanismRunner`."""
+    pilot runs (:data:`audit.engine.BIT_PILOT_RUNS`), and where ``early_float`` (the early look's plan gives the
+    float-bit test a share, :func:`audit.gating.early_look.early_float_planned`) that test's last run of each input,
+    twice the early look's ``event_runs``; for :class:`~mechanisms.execution.runner.MechanismRunner`."""
     from audit.engine import BIT_PILOT_RUNS
 
     sizes = set()
@@ -136,6 +138,10 @@ def look_boundaries(schedule) -> tuple:
         sizes.add(look.samples)
         if look.event_runs:
             sizes.update((look.event_runs, min(look.event_runs, BIT_PILOT_RUNS)))
+        if early_float and look.early:
+            # The early look's float-bit test takes the next event_runs of each input's stream: a refutation there
+            # makes no run past them (audit.gating.early_look).
+            sizes.add(2 * look.event_runs)
     return tuple(sorted(sizes))
 
 

@@ -33,9 +33,9 @@ early looks double in size from the smallest look that can refute the claim (``g
 **The early look** (:mod:`audit.gating.early_look`): for a claim the event test tests, under two-point priors on
 neighbouring pairs, the schedule starts with a look of 40 samples per prior and a few dozen certification runs
 per input (at most 100 runs per input in all), below the MI test's floor: its MI sample is the event test's
-selection (cross-fitted classifiers, the event chosen on their out-of-fold scores), the MI test is skipped and
-no float-bit test runs, so its whole level α_0 (its share of the spending below, t_0 its runs over the last
-look's) is the event test's. A deterministic difference between the inputs is refuted there.
+selection (cross-fitted classifiers, the event chosen on their out-of-fold scores) and the MI test is skipped: its
+level α_0 (its share of the spending below, t_0 its runs over the last look's) is the event test's, split with the
+float-bit test where both refute with one miss within it. A deterministic difference is refuted there.
 
 **α-spending** (:func:`power_alpha_spending`): the power family α(t) = α·t^ρ of Kim and DeMets
 (1987), ρ = 2 by default, in the spending-function approach of Lan and DeMets (1983), with
@@ -83,7 +83,7 @@ from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 from audit.certificates.claim_tests import smallest_certifying_runs, smallest_refutable_runs, uses_ratio_certificates
 from audit.gating.refutation_runs import MAX_REFUTATION_RUNS, refutation_at_observed, runs_to_refute  # noqa: F401
 from audit.gating import look_time
-from audit.gating.early_look import EARLY_LOOK_RUNS_PER_INPUT, early_look, early_look_possible
+from audit.gating.early_look import EARLY_LOOK_RUNS_PER_INPUT, early_float_planned, early_look, early_look_possible
 from audit.gating.look_time import FirstLookPastTimeLimit, look_ends, predicted_seconds  # noqa: F401
 from audit.gating.look_runs import (event_selection_possible, look_boundaries, look_run_counter, look_runs,  # noqa: F401
                                     plans_float_runs, runs_per_sample, single_pair, event_part)
@@ -264,7 +264,7 @@ def look_schedule(spec, max_runs: int, *, growth: float = GROWTH, look_fraction:
     runs_at = look_run_counter(spec, float_runs)
     sizes = early_sizes(total)
     first = early_look(spec, lambda runs: power_alpha_spending([runs / runs_at(total) * total, total], spec.alpha, rho)[0],
-                       runs_at(total))
+                       runs_at(total), float_runs)
     ratio_runs = max(1, int(round((sizes or [total])[0] * ratio))) if spec.event_runs else 0
     if first is not None and not (first[0] < (sizes or [total])[0] and first[1] <= ratio_runs
                                   and first[3] < runs_at((sizes or [total])[0])):
@@ -311,7 +311,7 @@ def _planned_looks(spec, runner, max_runs: int, **settings) -> tuple:
     (:func:`look_boundaries`)."""
     float_runs = plans_float_runs(spec, runner)  # its probe runs, if any, are counted: the looks get the rest
     schedule = look_schedule(spec, max_runs, float_runs=float_runs, spent=runner.calls, **settings)
-    runner.boundaries = look_boundaries(schedule)
+    runner.boundaries = look_boundaries(schedule, bool(float_runs) and early_float_planned(spec, schedule[0]))
     return schedule, float_runs
 
 
@@ -442,8 +442,8 @@ class SequentialAudit:
         head = self.schedule[0]
         if head.early:
             text += (f" Look 1 is the early look: {head.samples} samples, which choose the event, and {head.event_runs} "
-                     "certification runs per input; its event test alone tests the claim (the MI test is skipped "
-                     "below its sample floor, and no float-bit test runs).")
+                     "certification runs per input; its event tests alone test the claim (the MI test is skipped "
+                     "below its sample floor).")
         for note in self.notes:
             text += " " + note
         if self.runs_to_refute_note:
