@@ -8,7 +8,7 @@ import math
 
 from scipy import optimize, stats
 
-#: The splits of α between p̲ and p̄ the event test may choose, written out (audit.search.event_choice.LOWER_SHARES).
+#: The splits of α between p̲ and p̄ the event test may choose, written out (audit.certificates.event_bounds.LOWER_SHARES).
 SHARES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 

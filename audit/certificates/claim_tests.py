@@ -93,8 +93,8 @@ def _best_event_bounds(n: int, alpha: float, lower_share: float = 0.5) -> tuple[
 
 def _best_splits(n: int, alpha: float) -> list:
     """:func:`_best_event_bounds` at every split of α the event test may choose
-    (:data:`audit.search.event_choice.LOWER_SHARES`, chosen on its selection runs at no α)."""
-    from audit.search.event_choice import LOWER_SHARES
+    (:data:`audit.certificates.event_bounds.LOWER_SHARES`, chosen on its selection runs at no α)."""
+    from audit.certificates.event_bounds import LOWER_SHARES
 
     return [_best_event_bounds(n, alpha, share) for share in LOWER_SHARES]
 

@@ -54,6 +54,11 @@ def _cp_side(k: np.ndarray, trials: int, alpha: float, lower: bool) -> np.ndarra
     return np.where(k < trials, special.betaincinv(k + 1, np.maximum(trials - k, 1e-300), 1 - alpha), 1.0)
 
 
+#: The shares of α for p̲ a Clopper–Pearson certificate may use, ½ first: the event search chooses one on its
+#: selection runs (:meth:`audit.search.event_choice._Predictor.lower_share`), and the refutability helpers take the
+#: best of them (:func:`audit.certificates.claim_tests.refutable_with`).
+LOWER_SHARES = (0.5, 0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9)
+
 #: Counts computed exactly at each end of a predicted bound's table (0..this and trials − this..trials).
 EXACT_END_COUNTS = 32
 

@@ -17,7 +17,7 @@ from estimators.validation import InputError
 
 from audit.certificates.odds_ratio import predicted_epsilon as predicted_odds_ratio_epsilon
 from audit.certificates.rate_ratio import predicted_epsilon as predicted_rate_ratio_epsilon
-from audit.certificates.event_bounds import _cp_lookup, _cp_side, clopper_pearson, epsilon_objective
+from audit.certificates.event_bounds import LOWER_SHARES, _cp_lookup, _cp_side, clopper_pearson, epsilon_objective
 from audit.search.score_grid import _Selection
 
 
@@ -294,8 +294,6 @@ def predicted_objective(p_first, p_second, runs: int, alpha: float, objective, p
 #: rate ratio with Poisson run counts (:mod:`audit.certificates.rate_ratio`).
 CERTIFICATES = ("clopper-pearson", "odds-ratio", "rate-ratio")
 
-#: The shares of α for p̲ a Clopper–Pearson certificate may use (:meth:`_Predictor.lower_share`), ½ first.
-LOWER_SHARES = (0.5, 0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9)
 
 
 def best_event(scores_a: np.ndarray, scores_b: np.ndarray, *, runs: int, alpha: float, delta: float = 0.0,
