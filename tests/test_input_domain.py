@@ -11,6 +11,7 @@ import pytest
 
 from audit.config.building import build_spec
 from audit.search.input_domain import declared_domain, domain_check, opendp_clamp_bounds
+from estimators.validation import InputError
 from mechanisms.adapters.libraries import OpenDPMechanism
 from mechanisms.inputs.priors import ProductBernoulli, UniformBox
 
@@ -126,3 +127,24 @@ def test_an_integer_opendp_domain_is_marked_and_its_families_hold_integers():
     for family in domain_pair_families(domain, 10, 1):
         for pair in family.pairs:  # the adapter refuses a non-integer for an integer domain
             assert np.array_equal(pair.first, np.round(pair.first)) and np.array_equal(pair.second, np.round(pair.second))
+
+
+@pytest.mark.parametrize("prior, domain, attribute, value", [
+    ({"spec": "builtin:gaussian", "n": 3, "k": 1}, "-3,3", 0, None),
+    ({"spec": "builtin:bernoulli", "n": 3, "k": 2}, "0,1;0,0.5", 1, 1.0),
+])
+def test_a_prior_drawing_beyond_the_declared_domain_is_refused(tmp_path, prior, domain, attribute, value):
+    # A Gaussian prior under --domain=-3,3 refuted 1-DP on a record at -3.47, where nothing is claimed.
+    source = tmp_path / "m.py"
+    source.write_text("def f(db, rng):\n    return float(db.sum()) + rng.laplace()\n")
+    config = {"mechanism": {"spec": f"{source}:f", "per_database": True, "domain": domain}, "prior": prior,
+              "claim": {"spec": "dp:1"}}
+    with pytest.raises(InputError, match=r"\[prior\] spec \(--prior\) against --domain.*outside the declared "
+                                         rf"domain") as caught:
+        build_spec(config)
+    assert f"attribute {attribute} = " in str(caught.value) and "\n" not in str(caught.value)
+    if value is not None:
+        assert f"= {value:g}," in str(caught.value)
+    # Draws within the domain pass: a 0/1 prior under [0, 1].
+    config["prior"], config["mechanism"]["domain"] = {"spec": "builtin:bernoulli", "n": 3, "k": 1}, "0,1"
+    build_spec(config)

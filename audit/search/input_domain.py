@@ -183,6 +183,33 @@ def check_pair_in_domain(pair, domain: DeclaredDomain | None, argument: str):
     return pair
 
 
+def check_priors_in_domain(priors, domain: DeclaredDomain | None, argument: str, seed: int = 0) -> None:
+    """Refuse ``priors`` whose draws leave the domain the user declared (``--domain``), as
+    :func:`check_pair_in_domain` refuses such a pair: the audit's pairs come from the priors' draws, and a pair
+    beyond the domain audits the mechanism where nothing is claimed (a Gaussian prior under ``--domain=-3,3``
+    refuted a claim on a record at -3.47). :data:`SPAN_DRAWS` draws of each prior, seeded by ``seed``, are read
+    (:func:`audited_columns`); missing values (NaN, ``--allow-nan``) are not compared.
+
+    Raises
+    ------
+    InputError
+        Naming ``argument``, the attribute, the value drawn and the domain.
+    """
+    if domain is None or not priors:
+        return
+    k = priors[0].shape[1]
+    lows, highs = audited_columns(priors, (), k, np.random.default_rng(seed))
+    wanted_lows, wanted_highs = domain.columns(k)
+    outside = (lows < wanted_lows) | (highs > wanted_highs)
+    if outside.any():
+        attribute = int(np.argmax(outside))
+        value = lows[attribute] if lows[attribute] < wanted_lows[attribute] else highs[attribute]
+        raise InputError(f"argument '{argument}': the prior draws attribute {attribute} = {float(value):g}, "
+                         f"outside the declared domain {domain.text()} ({domain.source}); the claim is stated for "
+                         "records in the domain and the audited pairs come from the prior's draws: give a prior within "
+                         "it (builtin:uniform --low/--high, builtin:bernoulli) or declare the domain it draws from")
+
+
 def declared_domain(mechanism, user_domain: DeclaredDomain | None = None) -> DeclaredDomain | None:
     """The record domain of ``mechanism``, or None where none is declared that miaudit can read.
 
