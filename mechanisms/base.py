@@ -22,7 +22,7 @@ import numpy as np
 from estimators.validation import (BEYOND_FLOAT64, InputError, as_float_array, as_generator, check_real,
                                    first_nonfinite_index)
 
-from mechanisms.errors import MechanismError, exception_text, raised_where
+from mechanisms.errors import MechanismError, StatisticError, exception_text, raised_where
 from mechanisms.calls.user_call import TIMEOUT_HINT, call_user_code
 
 __all__ = [
@@ -311,7 +311,8 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
         out = call_user_code(mech, (batch.copy(), generator), who=who, timeout=timeout, where=where, hint=hint)
     except MechanismError as exc:
         text = str(exc)
-        if text.startswith(who) or exc.mechanism == who:  # its own words, or its bound naming the code inside it
+        # Its own words, its bound naming the code inside it, or its statistic's error, which names the statistic.
+        if text.startswith(who) or exc.mechanism == who or isinstance(exc, StatisticError):
             raise
         # A function's adapter named it by its own name (in a worker: its file's full path); a library's keeps its words.
         if exc.mechanism and exc.mechanism.startswith("mechanism '") and text.startswith(exc.mechanism):
