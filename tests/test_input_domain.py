@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from audit.config.building import build_spec
-from audit.search.input_domain import declared_domain, domain_check, opendp_clamp_bounds
+from audit.search.input_domain import declared_domain, domain_check, domain_from_ranges, opendp_clamp_bounds
 from estimators.validation import InputError
 from mechanisms.adapters.libraries import OpenDPMechanism
 from mechanisms.inputs.priors import ProductBernoulli, UniformBox
@@ -148,3 +148,24 @@ def test_a_prior_drawing_beyond_the_declared_domain_is_refused(tmp_path, prior, 
     # Draws within the domain pass: a 0/1 prior under [0, 1].
     config["prior"], config["mechanism"]["domain"] = {"spec": "builtin:bernoulli", "n": 3, "k": 1}, "0,1"
     build_spec(config)
+
+
+def test_the_note_names_the_attribute_that_falls_short_of_the_domain():
+    # One-hot records of 4 columns whose last is never 1 (the catalog histogram's prior): the overall span [0, 1]
+    # equals the domain [0, 1], and the warning read "the audited records span [0, 1] but the mechanism declares
+    # records in [0, 1]".
+    from audit.search.input_domain import domain_reach
+    from mechanisms.inputs.priors import TwoPoint
+
+    first, second = np.zeros((3, 4)), np.zeros((3, 4))
+    first[:, 0], second[:, 1] = 1.0, 1.0
+    prior = TwoPoint(first, second, p=np.full(3, 0.5))
+    domain = domain_from_ranges((0, 1), "--domain 0,1")
+    _, note = domain_check(lambda dbs, rng: dbs.sum(axis=1), [prior], (), (3, 4), user_domain=domain)
+    assert "the audited records span [0, 1] ([0, 0] in attribute 2) but the mechanism declares records in [0, 1]" \
+        in note, note
+    reach = domain_reach(domain, [prior], (), 4)
+    assert reach["audited"] == "[0, 1] ([0, 0] in attribute 2)" and not reach["reached"]
+    # One attribute: the span alone, as before.
+    one = domain_reach(domain, [ProductBernoulli(0.5, shape=(3, 1))], (), 1)
+    assert one["audited"] == "[0, 1]" and one["reached"]
