@@ -516,6 +516,11 @@ def _build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None
     else:
         pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion, pair_relation, user_domain)
         relation = _audit_relation(claim, relation_given, pairs)
+    if entry is not None and relation_kind(relation) == ADD_REMOVE:  # it stopped on its first n − 1 record batch
+        raise InputError(f"{keys_of('claim')['relation'].label} is {relation}, but catalog:{entry.name} is built for "
+                         f"databases of exactly {shape[0]} records (its neighbours: {entry.neighbouring}), and an "
+                         "add/remove audit runs it on fewer: audit it under replace-one (no --relation) or write a "
+                         "FILE.py mechanism that takes any number of records")
     if loaded is not None and user_claim is None and claim is not None and claim.relation != relation:
         library_claim, note = loaded.claim_at(relation)  # the library's map at the pairs' distance, not converted
         if library_claim is not None and library_claim.relation == relation:
