@@ -231,7 +231,10 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
         arr = with_missing_marks(arr)
     index = first_nonfinite_index(arr)
     if index is not None:
-        raise MechanismError(f"{who} returned NaN or inf for database {index}",
+        # A NaN may be a missing value the mechanism means to release: say how to audit that.
+        hint = "; a NaN output (a missing value) is audited with --allow-nan ([audit] allow_nan = true)" \
+            if who.startswith("mechanism ") and np.isnan(arr[index]).any() else ""
+        raise MechanismError(f"{who} returned NaN or inf for database {index}{hint}",
                              mechanism=who, database_index=index)
     return arr
 
