@@ -221,6 +221,11 @@ class AuditSpec:
         relation = check_relation(self.relation, "relation")
         presence = relation_kind(relation) == ADD_REMOVE and self.presence_column is not False
         if presence:
+            if any(p.shape[0] < 2 and not getattr(p, "presence_column", False) for p in priors):
+                # Each audited record is taken out of a drawn database: one record leaves none to run on.
+                raise InputError(f"argument 'priors' (--n): under {relation} each audited record is taken out of a "
+                                 "database the prior draws, and its databases hold 1 record, which would leave none; "
+                                 "draw 2 or more records (--n 2), or audit replace-one (--relation replace-one)")
             priors = tuple(p if getattr(p, "presence_column", False) else PresentRecords(p) for p in priors)
         elif any(getattr(p, "presence_column", False) for p in priors):
             # The runner strips the presence column only under add/remove: the mechanism would see it.

@@ -22,7 +22,7 @@ import numpy as np
 from estimators.validation import (BEYOND_FLOAT64, InputError, as_float_array, as_generator, check_real,
                                    first_nonfinite_index)
 
-from mechanisms.errors import MechanismError, exception_text, raised_where
+from mechanisms.errors import MechanismError, StatisticError, exception_text, raised_where
 from mechanisms.calls.user_call import TIMEOUT_HINT, call_user_code
 
 __all__ = [
@@ -245,7 +245,10 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
         arr = with_missing_marks(arr)
     index = first_nonfinite_index(arr)
     if index is not None:
-        raise MechanismError(f"{who} returned NaN or inf for database {index}",
+        # A NaN may be a missing value the mechanism means to release: say how to audit that.
+        hint = "; a NaN output (a missing value) is audited with --allow-nan ([audit] allow_nan = true)" \
+            if who.startswith("mechanism ") and np.isnan(arr[index]).any() else ""
+        raise MechanismError(f"{who} returned NaN or inf for database {index}{hint}",
                              mechanism=who, database_index=index)
     return arr
 
@@ -336,7 +339,8 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
                              hint=hint)
     except MechanismError as exc:
         text = str(exc)
-        if text.startswith(who) or exc.mechanism == who:  # its own words, or its bound naming the code inside it
+        # Its own words, its bound naming the code inside it, or its statistic's error, which names the statistic.
+        if text.startswith(who) or exc.mechanism == who or isinstance(exc, StatisticError):
             raise
         # A function's adapter named it by its own name (in a worker: its file's full path); a library's keeps its words.
         if exc.mechanism and exc.mechanism.startswith("mechanism '") and text.startswith(exc.mechanism):

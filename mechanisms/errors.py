@@ -7,7 +7,7 @@ from pathlib import Path
 
 from estimators.validation import InputError
 
-__all__ = ["MechanismError", "MechanismWarning", "exception_text", "raised_where"]
+__all__ = ["MechanismError", "MechanismWarning", "StatisticError", "exception_text", "raised_where"]
 
 
 #: The folders of miaudit's packages: code there is not the user's.
@@ -82,6 +82,15 @@ class MechanismError(InputError):
         # Keyword-only arguments defeat the default exception pickling; worker processes and
         # Ray tasks send this error back to the audit, with what the failed attempt printed.
         return _rebuild, (type(self), self.args[0], self.mechanism, self.database_index, self.printed)
+
+
+class StatisticError(MechanismError):
+    """A user's statistic of one output (``--statistic``) raised, hung or returned what it may not.
+
+    A failing user function as a :class:`MechanismError` is (exit status 1), named by itself: a per-database
+    function's statistic runs inside the function's call, whose error handling passes it on unprefixed rather
+    than blaming the mechanism (:func:`mechanisms.base.run_on_batch`).
+    """
 
 
 class MechanismWarning(UserWarning):

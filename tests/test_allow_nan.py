@@ -127,8 +127,11 @@ def test_nan_outputs_become_values_and_missing_marks():
     encoded = check_batch_output(out, 3, "mechanism 'm'", allow_nan=True)
     # Written out by hand: each column with NaN read as 0, then one mark, 1 · [column 0 missing] + 2 · [column 1].
     assert np.array_equal(encoded, [[1.5, 0, 2], [0, 0, 3], [0, 2, 0]])
-    with pytest.raises(MechanismError, match="returned NaN or inf for database 0"):
+    # Without the flag the error says how to audit a released NaN (it named no flag); an inf gets no such hint.
+    with pytest.raises(MechanismError, match="returned NaN or inf for database 0; a NaN output .*--allow-nan"):
         check_batch_output(out, 3, "mechanism 'm'")
+    with pytest.raises(MechanismError, match="returned NaN or inf for database 1$"):
+        check_batch_output(np.array([[1.0], [np.inf]]), 2, "mechanism 'm'")
     # Six columns: two marks, the second for columns 4 and 5 only (binary 10: column 5 missing).
     six = np.array([[np.nan, 1.0, np.nan, np.nan, 4.0, np.nan]])
     assert check_batch_output(six, 1, "mechanism 'm'", allow_nan=True).tolist() == [[0, 1, 0, 0, 4, 0, 13, 2]]

@@ -255,3 +255,16 @@ def test_cli_catalog_table_and_errors(capsys):
     assert "svt5" in text and "not private" in text and "svt1 " not in text
     assert main(["catalog", "--name", "nope"]) == 2
     assert "'--name'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("relation", ["add-remove", "add-remove:2"])
+def test_a_catalog_mechanism_under_add_remove_is_refused_naming_relation(relation):
+    # A catalog mechanism is built for databases of exactly n records; under add/remove it stopped on its first batch
+    # of n − 1 records ("argument 'dbs' must have shape (m, 3, 4) ..., got shape (125, 2, 4)") after the MI test ran.
+    from audit.config.building import build_spec
+
+    config = {"mechanism": {"spec": "catalog:histogram_buggy"}, "claim": {"spec": "gdp:1", "relation": relation}}
+    with pytest.raises(InputError, match=rf"\(--relation\) is {relation}, but catalog:histogram_buggy is built for "
+                                         r"databases of exactly 3 records.*replace-one") as caught:
+        build_spec(config)
+    assert "\n" not in str(caught.value)

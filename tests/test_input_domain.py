@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from audit.config.building import build_spec
-from audit.search.input_domain import declared_domain, domain_check, opendp_clamp_bounds
+from audit.search.input_domain import declared_domain, domain_check, domain_from_ranges, opendp_clamp_bounds
+from estimators.validation import InputError
 from mechanisms.adapters.libraries import OpenDPMechanism
 from mechanisms.inputs.priors import ProductBernoulli, UniformBox
 
@@ -126,3 +127,45 @@ def test_an_integer_opendp_domain_is_marked_and_its_families_hold_integers():
     for family in domain_pair_families(domain, 10, 1):
         for pair in family.pairs:  # the adapter refuses a non-integer for an integer domain
             assert np.array_equal(pair.first, np.round(pair.first)) and np.array_equal(pair.second, np.round(pair.second))
+
+
+@pytest.mark.parametrize("prior, domain, attribute, value", [
+    ({"spec": "builtin:gaussian", "n": 3, "k": 1}, "-3,3", 0, None),
+    ({"spec": "builtin:bernoulli", "n": 3, "k": 2}, "0,1;0,0.5", 1, 1.0),
+])
+def test_a_prior_drawing_beyond_the_declared_domain_is_refused(tmp_path, prior, domain, attribute, value):
+    # A Gaussian prior under --domain=-3,3 refuted 1-DP on a record at -3.47, where nothing is claimed.
+    source = tmp_path / "m.py"
+    source.write_text("def f(db, rng):\n    return float(db.sum()) + rng.laplace()\n")
+    config = {"mechanism": {"spec": f"{source}:f", "per_database": True, "domain": domain}, "prior": prior,
+              "claim": {"spec": "dp:1"}}
+    with pytest.raises(InputError, match=r"\[prior\] spec \(--prior\) against --domain.*outside the declared "
+                                         rf"domain") as caught:
+        build_spec(config)
+    assert f"attribute {attribute} = " in str(caught.value) and "\n" not in str(caught.value)
+    if value is not None:
+        assert f"= {value:g}," in str(caught.value)
+    # Draws within the domain pass: a 0/1 prior under [0, 1].
+    config["prior"], config["mechanism"]["domain"] = {"spec": "builtin:bernoulli", "n": 3, "k": 1}, "0,1"
+    build_spec(config)
+
+
+def test_the_note_names_the_attribute_that_falls_short_of_the_domain():
+    # One-hot records of 4 columns whose last is never 1 (the catalog histogram's prior): the overall span [0, 1]
+    # equals the domain [0, 1], and the warning read "the audited records span [0, 1] but the mechanism declares
+    # records in [0, 1]".
+    from audit.search.input_domain import domain_reach
+    from mechanisms.inputs.priors import TwoPoint
+
+    first, second = np.zeros((3, 4)), np.zeros((3, 4))
+    first[:, 0], second[:, 1] = 1.0, 1.0
+    prior = TwoPoint(first, second, p=np.full(3, 0.5))
+    domain = domain_from_ranges((0, 1), "--domain 0,1")
+    _, note = domain_check(lambda dbs, rng: dbs.sum(axis=1), [prior], (), (3, 4), user_domain=domain)
+    assert "the audited records span [0, 1] ([0, 0] in attribute 2) but the mechanism declares records in [0, 1]" \
+        in note, note
+    reach = domain_reach(domain, [prior], (), 4)
+    assert reach["audited"] == "[0, 1] ([0, 0] in attribute 2)" and not reach["reached"]
+    # One attribute: the span alone, as before.
+    one = domain_reach(domain, [ProductBernoulli(0.5, shape=(3, 1))], (), 1)
+    assert one["audited"] == "[0, 1]" and one["reached"]

@@ -219,3 +219,27 @@ def test_a_refused_pair_is_left_out_and_said_and_all_refused_is_an_error():
         pilot_scores([refusing, runnable], _RefusingRunner(), np.random.default_rng(0), **settings)
     with pytest.raises(InputError, match="none of the domain's candidate pairs.*may not be 7"):
         pilot_scores([refusing], _RefusingRunner(), np.random.default_rng(0), refused=[], **settings)
+
+
+class _FailingRunner:
+    """A mechanism that fails on every database, as one returning the wrong shape does."""
+
+    def sample(self, batch, rng, *, what, budget):
+        from mechanisms.errors import MechanismError
+
+        raise MechanismError("mechanism 'f' returned shape (1,) for a batch of 1 databases", mechanism="f")
+
+
+def test_a_mechanism_failing_on_every_candidate_pair_is_its_error_not_bad_input():
+    # The command line exits 1 for a failing user function and 2 for bad input (docs/reference/cli.md); a
+    # mechanism returning the wrong shape on every pair of the declared domain's families exited 2.
+    from audit.search.family_pilot import pilot_scores
+    from mechanisms.errors import MechanismError
+
+    zeros, ones = np.zeros((3, 1)), np.zeros((3, 1))
+    ones[0] = 1.0
+    family = PairFamily("ends", (NeighbouringPair(zeros, ones, why="0 vs 1"),))
+    with pytest.raises(MechanismError, match="none of the domain's candidate pairs.*returned shape") as caught:
+        pilot_scores([family], _FailingRunner(), np.random.default_rng(0), refused=[], runs=500, alpha=0.05,
+                     pilot_runs=20)
+    assert caught.value.exit_status == 1 and caught.value.mechanism == "f"

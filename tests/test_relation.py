@@ -225,6 +225,32 @@ def test_an_add_remove_pair_audited_as_replace_one_is_an_error():
         AuditSpec(mechanism=_noisy_count, priors=(ADD_REMOVE_PAIR.prior(),), claim=parse_claim("dp:1"), samples=1000)
 
 
+@pytest.mark.parametrize("relation", ["add-remove", "add-remove:2"])
+def test_a_one_record_prior_under_add_remove_is_refused_before_any_run(relation):
+    # Taking its record out leaves an empty database; the audit ran (about 30 s) and then stopped with "a database of
+    # the add/remove audit has no record present", naming no argument.
+    def never_run(dbs, rng):
+        raise AssertionError("the mechanism ran")
+
+    with pytest.raises(InputError, match=r"argument 'priors' \(--n\): under " + relation + r" .*hold 1 record.*--n 2"):
+        AuditSpec(mechanism=never_run, priors=(ProductBernoulli(0.5, shape=(1, 1)),),
+                  claim=parse_claim("dp:1", relation=relation), relation=relation, samples=1000)
+    # Two records leave one: accepted.
+    AuditSpec(mechanism=never_run, priors=(ProductBernoulli(0.5, shape=(2, 1)),),
+              claim=parse_claim("dp:1", relation="add-remove"), relation="add-remove", samples=1000)
+
+
+def test_cli_a_one_record_prior_audited_under_both_relations_names_n(tmp_path, capsys):
+    from audit.cli.main import main
+
+    (tmp_path / "f.py").write_text("def f(db, rng):\n    return float(db.sum()) + rng.laplace()\n")
+    argv = ["audit", "--mechanism", f"{tmp_path / 'f.py'}:f", "--per-database", "--prior", "builtin:bernoulli",
+            "--n", "1", "--k", "1", "--domain", "0,1", "--claim", "dp:1", "--samples", "500", "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "(--n)" in err and "--relation replace-one" in err and len(err.splitlines()) == 1
+
+
 def test_split_by_presence_of_long_databases_is_fast_and_keeps_the_groups_order():
     """Grouping rows of presence flags by np.unique(axis=0) sorted them element by element: 400 databases
     of 20,000 records took about 5 s, 2,000 of 50,000 three minutes (issue 43 §8)."""

@@ -15,7 +15,7 @@ from estimators.validation import InputError
 from mechanisms.adapters.callables import PerDatabaseMechanism
 from mechanisms.base import sample_mechanism
 from mechanisms.claims.parsing import parse_claim
-from mechanisms.errors import MechanismError
+from mechanisms.errors import MechanismError, StatisticError
 from mechanisms.execution.runner import ExecutionSettings
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 from mechanisms.outputs.encoding import OutputEncoder
@@ -29,16 +29,18 @@ def test_a_statistic_that_fails_or_returns_a_wrong_shape_is_one_error_naming_it(
         UserStatistic(broken, "stats.py:broken").values(np.zeros(2))
     assert str(info.value) == ("statistic 'stats.py:broken' raised ZeroDivisionError: division by zero (at "
                                f"test_user_statistic.py line {broken.__code__.co_firstlineno + 1}, in broken)")
-    with pytest.raises(InputError, match=r"'m' returned an array of shape \(2, 2\)"):
+    # What it returns is a failing user function's error too (exit status 1), named by the statistic.
+    with pytest.raises(StatisticError, match=r"'m' returned an array of shape \(2, 2\)"):
         UserStatistic(lambda y: np.zeros((2, 2)), "m").values(np.zeros(2))
     changing = UserStatistic(lambda y: y[: int(y[0])], "prefix")
     assert changing.values(np.array([2.0, 5.0, 7.0])).tolist() == [2.0, 5.0]
-    with pytest.raises(InputError, match="'prefix' returned 1 numbers for one output and 2 for an earlier one"):
+    with pytest.raises(StatisticError, match="'prefix' returned 1 numbers for one output and 2 for an earlier one"):
         changing.values(np.array([1.0, 5.0, 7.0]))
-    with pytest.raises(InputError, match="'nan' returned .*not finite"):
+    with pytest.raises(StatisticError, match="'nan' returned .*not finite"):
         UserStatistic(lambda y: float("nan"), "nan").values(np.zeros(1))
-    with pytest.raises(InputError, match="'text' returned a str"):
+    with pytest.raises(StatisticError, match="'text' returned a str") as caught:
         UserStatistic(lambda y: "high", "text").values(np.zeros(1))
+    assert caught.value.exit_status == 1 and caught.value.mechanism == "statistic 'text'"
     with pytest.raises(InputError, match="argument 'statistic'"):
         UserStatistic(3, "three")
 
@@ -115,6 +117,23 @@ def test_a_statistic_out_of_time_inside_a_per_database_functions_call_is_named_n
     assert audit(_sleeps(5, {"a": 1.0}), UserStatistic(_sleeps(0, 1.0), "stats.py:fast")) == (
         "mechanism 'release' did not return within 0.2 s on database 0 (--timeout); raise --timeout if it is merely "
         "slow")
+
+
+def test_a_per_database_functions_statistic_returning_nan_is_named_not_the_function(tmp_path, capsys):
+    # The statistic runs inside the function's call: its error read "mechanism 'f.py:f' raised InputError on
+    # database 0: statistic ... not finite", blaming the function.
+    from audit.cli.main import main
+
+    (tmp_path / "f.py").write_text("def f(db, rng):\n    return float(db.sum()) + rng.laplace()\n\n\n"
+                                   "def nan(y):\n    return float('nan')\n")
+    np.save(tmp_path / "a.npy", np.zeros((3, 1)))
+    np.save(tmp_path / "b.npy", np.array([[1.0], [0.0], [0.0]]))
+    status = main(["audit", "--mechanism", f"{tmp_path / 'f.py'}:f", "--per-database", "--pair",
+                   f"{tmp_path / 'a.npy'},{tmp_path / 'b.npy'}", "--statistic", f"{tmp_path / 'f.py'}:nan",
+                   "--claim", "dp:1", "--samples", "400", "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert status == 1 and err == (f"miaudit audit: error: statistic '{tmp_path / 'f.py'}:nan' returned [nan], not "
+                                   "finite; it must return finite numbers"), err
 
 
 def test_off_the_main_thread_the_statistic_out_of_time_is_named_too():
@@ -302,8 +321,8 @@ def test_a_statistic_that_fails_or_hangs_in_a_worker_is_the_one_error_it_is_in_p
     release = str(tmp_path / "release.py")
     line = [number for number, text in enumerate((tmp_path / "release.py").read_text().splitlines(), 1)
             if 'raise ZeroDivisionError("division by zero")' in text]
-    assert raised[0] == f"mechanism '{release}:release': statistic '{release}:broken' raised ZeroDivisionError: " \
-                        f"division by zero (at release.py line {line[0]}, in broken)"
+    assert raised[0] == f"statistic '{release}:broken' raised ZeroDivisionError: division by zero (at release.py " \
+                        f"line {line[0]}, in broken)"
     late = [_run_error(_per_database_spec(tmp_path, "slow", workers, timeout=0.3, retries=0)) for workers in (1, 2)]
     assert late[0] == late[1]
     assert late[0] == (f"statistic '{release}:slow', running inside the call of mechanism '{release}:release' on "
@@ -328,13 +347,13 @@ def test_a_statistic_of_another_length_in_another_worker_is_named_as_in_one_proc
     # Each worker checks the statistic's lengths in its own process; the rows of two workers then differ in width.
     release = str(tmp_path / "release.py")
     in_process = _sampling_error(_per_database_spec(tmp_path, "grows", workers=1), 1)
-    assert in_process == (f"mechanism '{release}:release' raised InputError on audit sample 0: statistic "
-                          f"'{release}:grows' returned 2 numbers for one output and 1 for an earlier one; it must "
-                          "return as many for every output")
+    # The statistic's words, not the function's whose call ran it ("mechanism ... raised InputError ...").
+    assert in_process == (f"statistic '{release}:grows' returned 2 numbers for one output and 1 for an earlier one; "
+                          "it must return as many for every output (audit samples 0-255)")
     in_workers = _sampling_error(_per_database_spec(tmp_path, "per_process", workers=2), 2)
-    assert re.fullmatch(f"mechanism '{re.escape(release)}:release' on audit sample (0|256): statistic "
-                        f"'{re.escape(release)}:per_process' returned 2 numbers for one output and 1 for an earlier "
-                        "one, in another worker process; it must return as many for every output", in_workers), in_workers
+    assert re.fullmatch(f"statistic '{re.escape(release)}:per_process' returned 2 numbers for one output and 1 for an "
+                        "earlier one, in another worker process; it must return as many for every output"
+                        r"( \(audit samples \d+-\d+\))?", in_workers), in_workers
 
 
 LOST = ("the worker process running it died: it was killed, ran out of memory, called os._exit or crashed in compiled "

@@ -104,7 +104,7 @@ from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, check_relation, 
 from audit.config.schema import validate_table
 from audit.frameworks import PufferfishFramework, SecretFunction, SecretPair
 from audit.config.domain_pairs import domain_pairs, split_alpha_for_both, tests_both_relations, with_add_remove_companion
-from audit.search.input_domain import check_pair_in_domain, parse_domain
+from audit.search.input_domain import check_pair_in_domain, check_priors_in_domain, parse_domain
 from audit.search.prior_search import differing_record
 
 from audit.config.keys import ARRAYS_OF_TABLES, BASE_DIR, BUILTIN_PRIORS, DP_NOTIONS, KEYS, TABLES, keys_of
@@ -490,6 +490,9 @@ def _build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None
         priors = tuple(pair.prior() for pair in pairs)
     else:
         priors = tuple(_prior(t, where, base_dir, entry, notion, audit.get("allow_nan", False)) for t, where in zip(tables, places))
+        for prior, where in zip(priors, places):  # the pairs come from its draws: none beyond the declared domain
+            check_priors_in_domain((prior,), user_domain, f"{where} spec (--prior) against --domain",
+                                   audit.get("seed") or 0)
     shape = priors[0].shape
     if any(p.shape != shape for p in priors):
         raise InputError(f"the [[priors]] must share one database shape, got {sorted({p.shape for p in priors})}")
@@ -513,6 +516,11 @@ def _build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None
     else:
         pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion, pair_relation, user_domain)
         relation = _audit_relation(claim, relation_given, pairs)
+    if entry is not None and relation_kind(relation) == ADD_REMOVE:  # it stopped on its first n − 1 record batch
+        raise InputError(f"{keys_of('claim')['relation'].label} is {relation}, but catalog:{entry.name} is built for "
+                         f"databases of exactly {shape[0]} records (its neighbours: {entry.neighbouring}), and an "
+                         "add/remove audit runs it on fewer: audit it under replace-one (no --relation) or write a "
+                         "FILE.py mechanism that takes any number of records")
     if loaded is not None and user_claim is None and claim is not None and claim.relation != relation:
         library_claim, note = loaded.claim_at(relation)  # the library's map at the pairs' distance, not converted
         if library_claim is not None and library_claim.relation == relation:

@@ -122,7 +122,7 @@ def pilot_scores(families, runner, rng: np.random.Generator, *, runs: int, alpha
     max_pairs = check_int(max_pairs, "max_pairs", 1)
     settings = choice_settings(check_int(runs, "runs", 1), alpha, delta, claim,
                                pure_certificates=claim is None or claim.pure_epsilon is not None)
-    candidates, outputs = [], []
+    candidates, outputs, errors = [], [], []
     for candidate in _in_turn(list(families), max_pairs):
         try:
             outputs.append(_pilot_outputs(candidate[1], pilot_runs, runner, rng))
@@ -130,10 +130,14 @@ def pilot_scores(families, runner, rng: np.random.Generator, *, runs: int, alpha
             if refused is None:
                 raise
             refused.append((candidate[0], candidate[1], str(error).splitlines()[0]))
+            errors.append(error)
             continue
         candidates.append(candidate)
     if not candidates:
-        raise InputError(f"the mechanism ran on none of the domain's candidate pairs: {refused[0][2]}")
+        message = f"the mechanism ran on none of the domain's candidate pairs: {refused[0][2]}"
+        if all(isinstance(error, MechanismError) for error in errors):  # the user's function failed: exit 1, not 2
+            raise MechanismError(message, mechanism=errors[0].mechanism) from None
+        raise InputError(message)
     predictions = [_score(*o, settings) for o in outputs]
     # Successive halving's second round (Karnin, Koren and Somekh 2013): the best few get FINALIST_FACTOR times
     # as many runs again and are ranked on all their runs, so the winner is not a pilot's lucky draw.

@@ -183,6 +183,33 @@ def check_pair_in_domain(pair, domain: DeclaredDomain | None, argument: str):
     return pair
 
 
+def check_priors_in_domain(priors, domain: DeclaredDomain | None, argument: str, seed: int = 0) -> None:
+    """Refuse ``priors`` whose draws leave the domain the user declared (``--domain``), as
+    :func:`check_pair_in_domain` refuses such a pair: the audit's pairs come from the priors' draws, and a pair
+    beyond the domain audits the mechanism where nothing is claimed (a Gaussian prior under ``--domain=-3,3``
+    refuted a claim on a record at -3.47). :data:`SPAN_DRAWS` draws of each prior, seeded by ``seed``, are read
+    (:func:`audited_columns`); missing values (NaN, ``--allow-nan``) are not compared.
+
+    Raises
+    ------
+    InputError
+        Naming ``argument``, the attribute, the value drawn and the domain.
+    """
+    if domain is None or not priors:
+        return
+    k = priors[0].shape[1]
+    lows, highs = audited_columns(priors, (), k, np.random.default_rng(seed))
+    wanted_lows, wanted_highs = domain.columns(k)
+    outside = (lows < wanted_lows) | (highs > wanted_highs)
+    if outside.any():
+        attribute = int(np.argmax(outside))
+        value = lows[attribute] if lows[attribute] < wanted_lows[attribute] else highs[attribute]
+        raise InputError(f"argument '{argument}': the prior draws attribute {attribute} = {float(value):g}, "
+                         f"outside the declared domain {domain.text()} ({domain.source}); the claim is stated for "
+                         "records in the domain and the audited pairs come from the prior's draws: give a prior within "
+                         "it (builtin:uniform --low/--high, builtin:bernoulli) or declare the domain it draws from")
+
+
 def declared_domain(mechanism, user_domain: DeclaredDomain | None = None) -> DeclaredDomain | None:
     """The record domain of ``mechanism``, or None where none is declared that miaudit can read.
 
@@ -329,6 +356,18 @@ def audited_span(priors, pairs, rng: np.random.Generator) -> tuple[float, float]
     return float(np.fmin.reduce(values)), float(np.fmax.reduce(values))  # a missing value (NaN) spans nothing
 
 
+def span_text(lows, highs, wanted_lows, wanted_highs) -> str:
+    """The audited records' span in words: ``[low, high]`` over every attribute, and with several attributes the
+    first attribute short of its declared range too (``[0, 1] ([0, 0] in attribute 3)``: each column of a one-hot
+    prior spans [0, 1] but its last, and the overall span alone reads as if the domain [0, 1] were reached)."""
+    text = f"[{number_text(float(np.min(lows)))}, {number_text(float(np.max(highs)))}]"
+    short = np.flatnonzero((lows > wanted_lows) | (highs < wanted_highs))
+    if len(lows) > 1 and len(short):
+        j = int(short[0])
+        text += f" ([{number_text(float(lows[j]))}, {number_text(float(highs[j]))}] in attribute {j})"
+    return text
+
+
 def domain_reach(domain: DeclaredDomain, priors, pairs, k: int, seed: int = 0) -> dict:
     """Whether the audited records (the priors' draws and the pairs) reach both ends of ``domain`` in each of
     the ``k`` attributes: ``{"domain", "source", "audited", "reached"}`` (the audited span in words), for the
@@ -337,7 +376,7 @@ def domain_reach(domain: DeclaredDomain, priors, pairs, k: int, seed: int = 0) -
     wanted_lows, wanted_highs = domain.columns(k)
     reached = bool(np.all(lows <= wanted_lows) and np.all(highs >= wanted_highs))
     return {"domain": domain.text(), "source": domain.source,
-            "audited": f"[{number_text(float(lows.min()))}, {number_text(float(highs.max()))}]", "reached": reached}
+            "audited": span_text(lows, highs, wanted_lows, wanted_highs), "reached": reached}
 
 
 def unreached_note(reach: dict) -> str:
@@ -367,9 +406,8 @@ def domain_check(mechanism, priors, pairs, shape, seed: int = 0, *, user_domain:
     wanted_lows, wanted_highs = domain.columns(k)
     if np.all(lows <= wanted_lows) and np.all(highs >= wanted_highs):
         return (), None
-    low, high = float(lows.min()), float(highs.max())
-    reach = f"the audited records span [{low:g}, {high:g}] but the mechanism declares records in {domain.text()} " \
-            f"({domain.source})"
+    reach = f"the audited records span {span_text(lows, highs, wanted_lows, wanted_highs)} but the mechanism " \
+            f"declares records in {domain.text()} ({domain.source})"
     if not domain.bounded:
         return (), (reach + ": a leak that needs records further apart than the audited ones (a clamp wider than "
                     "the noise covers) cannot be seen; give --pair with records at the ends of the range the pipeline "

@@ -26,7 +26,7 @@ from estimators.validation import InputError
 from mechanisms.adapters.loading import load_object
 from mechanisms.calls.later_bound import later_call_bound
 from mechanisms.calls.user_call import TIMEOUT_HINT, call_user_code
-from mechanisms.errors import MechanismError, exception_text, raised_where
+from mechanisms.errors import MechanismError, StatisticError, exception_text, raised_where
 
 __all__ = ["UserStatistic"]
 
@@ -120,43 +120,42 @@ class UserStatistic:
 
         Raises
         ------
-        MechanismError
+        StatisticError
             One line naming the statistic where its function raises, calls ``sys.exit`` or takes longer than
-            its bound (:meth:`_bound`).
-        InputError
-            Where it returns something other than finite numbers, or a vector of another length than before.
+            its bound (:meth:`_bound`), or returns something other than finite numbers, or a vector of another
+            length than before (a failing user function: exit status 1).
         """
         timeout, hint = self._bound()
         started = time.perf_counter()
+        who = f"statistic {self.name!r}"
         try:  # sys.exit and, with a timeout, a hang become one error naming the statistic (call_user_code)
-            value = call_user_code(self.function, (output,), who=f"statistic {self.name!r}", timeout=timeout,
-                                   hint=hint)
-        except MechanismError:
-            raise
+            value = call_user_code(self.function, (output,), who=who, timeout=timeout, hint=hint)
+        except MechanismError as exc:
+            raise StatisticError(str(exc), mechanism=who) from None
         except Exception as exc:  # noqa: BLE001 - a user's function may raise anything
-            raise MechanismError(f"statistic {self.name!r} raised {type(exc).__name__}{exception_text(exc)}"
-                                 f"{raised_where(exc, self.function)}", mechanism=f"statistic {self.name!r}") from None
+            raise StatisticError(f"{who} raised {type(exc).__name__}{exception_text(exc)}"
+                                 f"{raised_where(exc, self.function)}", mechanism=who) from None
         if self.later_bounded and self.first_seconds is None:  # its first call: its time bounds the later ones
             self.first_seconds = time.perf_counter() - started
         try:
             vector = np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float64 (10**400)
-            raise InputError(f"statistic {self.name!r} returned a {type(value).__name__}; it must return a number or "
-                             "a vector of numbers") from None
+            raise StatisticError(f"{who} returned a {type(value).__name__}; it must return a number or a vector of "
+                                 "numbers", mechanism=who) from None
         if vector.ndim > 1:
-            raise InputError(f"statistic {self.name!r} returned an array of shape {vector.shape}; it must return a "
-                             "number or a vector (one dimension)")
+            raise StatisticError(f"{who} returned an array of shape {vector.shape}; it must return a number or a "
+                                 "vector (one dimension)", mechanism=who)
         vector = vector.reshape(-1)
         if self.length is None:
             if not len(vector):
-                raise InputError(f"statistic {self.name!r} returned an empty vector")
+                raise StatisticError(f"{who} returned an empty vector", mechanism=who)
             self.length = len(vector)
         if len(vector) != self.length:
-            raise InputError(f"statistic {self.name!r} returned {len(vector)} numbers for one output and "
-                             f"{self.length} for an earlier one; it must return as many for every output")
+            raise StatisticError(f"{who} returned {len(vector)} numbers for one output and {self.length} for an "
+                                 "earlier one; it must return as many for every output", mechanism=who)
         if not np.all(np.isfinite(vector)):
-            raise InputError(f"statistic {self.name!r} returned {vector.tolist()}, not finite; it must return finite "
-                             "numbers")
+            raise StatisticError(f"{who} returned {vector.tolist()}, not finite; it must return finite numbers",
+                                 mechanism=who)
         return vector
 
     def _bound(self) -> tuple[float | None, str]:

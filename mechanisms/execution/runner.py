@@ -32,7 +32,7 @@ from estimators.validation import InputError, check_int
 
 from mechanisms.base import (as_database_batch, draws_only_from_rng, preferred_chunk_size,
                              released_width)
-from mechanisms.errors import MechanismError, MechanismWarning
+from mechanisms.errors import MechanismError, MechanismWarning, StatisticError
 from mechanisms.execution.backends import WorkerLost, make_backend, run_tasks
 from mechanisms.execution.chunk_cache import ChunkCache
 from mechanisms.execution.chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, bounded_by_first_calls,
@@ -373,10 +373,9 @@ class MechanismRunner:
                 if statistic is not None:
                     # The words of the statistic's own check (UserStatistic.values), which one process raises.
                     name, earlier, now = statistic
-                    raise MechanismError(f"{self.who} on {what} {task.start}: statistic {name!r} returned {now} "
-                                         f"numbers for one output and {earlier} for an earlier one, in another worker "
-                                         "process; it must return as many for every output", mechanism=self.who,
-                                         database_index=task.start)
+                    raise StatisticError(f"statistic {name!r} returned {now} numbers for one output and {earlier} "
+                                         "for an earlier one, in another worker process; it must return as many for "
+                                         "every output", mechanism=f"statistic {name!r}", database_index=task.start)
                 last = task.start + task.size - 1
                 before = _shape_text((0, *known))
                 raise MechanismError(f"{self.who} returned outputs of shape {_shape_text(np.shape(output))} on "
@@ -532,5 +531,7 @@ class MechanismRunner:
             index += task.start
         elif task.size > 1 or task.start:
             message += f" ({what}s {task.start}-{task.start + task.size - 1})"
+        if isinstance(exc, StatisticError):  # the statistic inside the call stays named as itself
+            return StatisticError(message + tried, mechanism=exc.mechanism, database_index=index)
         return MechanismError(message + tried, mechanism=self.who, database_index=index)
 
