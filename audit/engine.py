@@ -60,6 +60,7 @@ from audit.audit_plan import plan_audit
 from audit.critic_cost import (AUDIT_MEMORY_NAMES, NO_CLASSIFIER, SAMPLES_NAME, checked_critic_device,
                                fallback_critic_device)
 from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors, structured_pairs
+from audit.search.pair_probe import probe_searched_pairs
 from audit.result import AuditResult, SecretEvidence, finite_or_none
 from audit.statistics.secret_critics import SecretCell, SecretFits, fit_secret_critics, secret_values
 from audit.spec import AuditSpec
@@ -67,8 +68,7 @@ from audit.spec import AuditSpec
 MIN_TEST_SAMPLES = 200
 
 
-def draw_samples(spec: AuditSpec, prior, rng: np.random.Generator,
-                 runner: MechanismRunner) -> tuple[np.ndarray, np.ndarray]:
+def draw_samples(spec: AuditSpec, prior, rng: np.random.Generator, runner: MechanismRunner) -> tuple[np.ndarray, np.ndarray]:
     """``samples`` databases from ``prior`` and one mechanism output each, in seeded chunks
     (identical on every backend; :mod:`mechanisms.execution.runner`)."""
     dbs = runner.draw(prior, spec.samples, rng)
@@ -153,18 +153,18 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
     rng = np.random.default_rng(spec.seed)
     mechanism_rng = np.random.default_rng(rng.integers(2**63))
 
-    # Θ: the declared priors (every audited secret), then any searched two-point priors (only
-    # the record that switches can leak under them).
+    # Θ: the declared priors, then searched two-point priors (only the switching record can leak under them).
     generated = candidate_pairs(spec.priors[0], spec.prior_search, rng, timeout=spec.execution.timeout)
     if spec.presence_column:  # add/remove: a record present against absent
         generated = add_remove_pairs(generated)
+    generated, probe_note = probe_searched_pairs(generated, runner, spec.seed)
     searched = search_priors(tuple(spec.pairs) + tuple(generated))
     theta = [(prior, None) for prior in spec.priors] + searched
     priors = [prior for prior, _ in theta]
     # Which tests may refute the claim (and their shares of α), which secrets get critics, how
     # many slices: all fixed before any sampling (audit.audit_plan).
     plan = plan_audit(spec, theta, early=early)
-    notes = list(spec.notes) + list(plan.notes)
+    notes = list(spec.notes) + list(plan.notes) + ([probe_note] if probe_note else [])
     device, device_note = checked_critic_device(spec, plan, len(priors), gpu_started)  # before any sampling
     if spec.device == "auto" and plan.mi_critic != "classifier":
         notes.append(device_note)

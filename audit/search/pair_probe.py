@@ -1,0 +1,88 @@
+"""One probe run of each database of the prior search's pairs: pairs the mechanism refuses are left out.
+
+The prior search's structured pairs (:func:`audit.search.prior_search.structured_pairs`, StatDP's patterns)
+set a record to every column's observed low or high end at once, rows the prior itself may never draw. A
+mechanism that restricts its records (a one-hot histogram: at most one 1 per record) refuses such a row with
+an error about its argument. Restricting the patterns to the prior's rows would drop the ones that find the
+sparse vector technique's bugs, so each searched pair is instead run once on each of its databases (bounded by
+the runner's ``--timeout`` and retries, as the domain pilot's runs are: :mod:`audit.search.family_pilot`) and a
+pair the mechanism refuses is left out, with a note. Only a refusal of the record values counts (the mechanism
+raised ``InputError`` or ``ValueError``, the errors that say an argument's value is not accepted); any other
+failure (a bug raising on valid input, a hang, a wrong shape) is raised as the mechanism's failure. The probe's
+runs are seeded apart from the audit's (:data:`PROBE_SEED_TAG`), so an audit whose pairs are all accepted draws
+what it drew without the probe.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from estimators.validation import InputError, check_int
+from mechanisms.errors import MechanismError, StatisticError
+
+__all__ = ["REFUSAL_ERRORS", "PROBE_SEED_TAG", "refusal", "probe_searched_pairs"]
+
+#: What a mechanism raises to refuse its argument's values (miaudit's own and Python's convention).
+REFUSAL_ERRORS = ("InputError", "ValueError")
+#: Mixed into the audit's seed for the probe's runs, so they are independent of the audit's own.
+PROBE_SEED_TAG = 0x70726F62
+
+
+def refusal(error: BaseException, who: str) -> str | None:
+    """The first line of ``error`` when it is ``who``'s refusal of its databases' values, else None.
+
+    A refusal is a :class:`~mechanisms.errors.MechanismError` saying that ``who`` raised one of
+    :data:`REFUSAL_ERRORS` (:func:`mechanisms.base.run_on_batch`'s words); a statistic's error, a hang or a
+    wrong output is not one.
+    """
+    if not isinstance(error, MechanismError) or isinstance(error, StatisticError):
+        return None
+    line = str(error).splitlines()[0] if str(error) else ""
+    return line if any(line.startswith(f"{who} raised {name} ") for name in REFUSAL_ERRORS) else None
+
+
+def probe_searched_pairs(pairs, runner, seed: int) -> tuple[list, str | None]:
+    """(the pairs the mechanism runs on, a note on those left out or None).
+
+    Parameters
+    ----------
+    pairs : sequence of NeighbouringPair
+        The prior search's pairs (:func:`audit.search.prior_search.candidate_pairs`; under add/remove, as
+        :func:`audit.search.prior_search.add_remove_pairs` made them).
+    runner : MechanismRunner
+        The audit's runner: each pair's two databases are one job of one run each.
+    seed : int
+        The audit's seed, mixed with :data:`PROBE_SEED_TAG` for the probe's runs.
+
+    Raises
+    ------
+    MechanismError
+        When the mechanism fails on a pair other than by refusing it (:func:`refusal`).
+    InputError
+        Naming ``--prior-search`` when the mechanism refuses every searched pair.
+    """
+    pairs = list(pairs)
+    if not pairs:
+        return pairs, None
+    rng = np.random.default_rng(np.random.SeedSequence([check_int(seed, "seed", 0), PROBE_SEED_TAG]))
+    kept, refused = [], []
+    for pair in pairs:
+        batch = np.stack([np.asarray(pair.first, dtype=np.float64), np.asarray(pair.second, dtype=np.float64)])
+        try:
+            runner.sample(batch, rng, what="prior search probe run", budget=None)
+        except MechanismError as error:
+            said = refusal(error, runner.who)
+            if said is None:
+                raise  # a failure on the pair, not a refusal of its values: the mechanism is reported as failing
+            refused.append((pair, said))
+            continue
+        kept.append(pair)
+    if not refused:
+        return kept, None
+    first = f"first: {refused[0][0].why}: {refused[0][1]}"
+    if not kept:
+        raise InputError(f"--prior-search {len(pairs)}: the mechanism refused every searched pair ({first}); "
+                         "a larger --prior-search reaches its later patterns and the prior's random pairs; or give --prior-search 0")
+    return kept, (f"prior search: {len(refused)} of {len(pairs)} searched pair{'' if len(pairs) == 1 else 's'} left "
+                  f"out, the mechanism refused {'its' if len(refused) == 1 else 'their'} record values in one probe "
+                  f"run of each database ({first}); the {len(kept)} it ran on join Θ")

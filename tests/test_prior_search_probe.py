@@ -1,0 +1,115 @@
+"""The prior search's pairs a mechanism refuses are left out with a note (audit.search.pair_probe).
+
+A combination sweep found ``--mechanism catalog:histogram_buggy --prior-search 3`` failing with exit 1: StatDP's
+patterns set a record to every column's high end (several 1s), which the one-hot histogram refuses.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from audit.cli.main import main
+from audit.search.pair_probe import probe_searched_pairs, refusal
+from mechanisms.errors import MechanismError
+from mechanisms.execution.runner import MechanismRunner
+from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+
+FAST = ["--samples", "1000", "--slices", "0", "--set", "critic.max_steps=50", "--seed", "3"]
+
+
+def _one_hot_only(dbs, rng=None):
+    """Column sums plus noise; a record with several 1s is refused (ValueError), as the catalog's histogram does."""
+    dbs = np.asarray(dbs)
+    if np.any(dbs.sum(axis=2) > 1):
+        raise ValueError("argument 'dbs' must have at most one 1 per record")
+    return dbs.sum(axis=1) + np.random.default_rng(rng).laplace(size=(len(dbs), dbs.shape[2]))
+
+
+def _broken_on_empty(dbs, rng=None):
+    """A bug: divides by the count of 1s, so an all-zero database raises ZeroDivisionError (not a refusal)."""
+    dbs = np.asarray(dbs)
+    if np.any(dbs.sum(axis=(1, 2)) == 0):
+        raise ZeroDivisionError("division by zero")
+    return dbs.sum(axis=1) / dbs.sum(axis=(1, 2))[:, None]
+
+
+def _pairs():
+    ok_first, ok_second = np.zeros((2, 2)), np.zeros((2, 2))
+    ok_second[0, 0] = 1.0  # record 0 moves into bin 0: one 1 at most per record
+    bad_first, bad_second = np.eye(2), np.eye(2)
+    bad_second[0] = 1.0  # record 0 holds two 1s: refused
+    return [NeighbouringPair(bad_first, bad_second, why="two 1s"), NeighbouringPair(ok_first, ok_second, why="one 1")]
+
+
+def test_the_probe_leaves_out_refused_pairs_and_says_how_many_and_why():
+    pairs = _pairs()
+    with MechanismRunner(_one_hot_only, "onehot") as runner:
+        kept, note = probe_searched_pairs(pairs, runner, seed=0)
+    assert kept == [pairs[1]]
+    assert note.startswith("prior search: 1 of 2 searched pairs left out, the mechanism refused its record values")
+    assert "first: two 1s: mechanism 'onehot' raised ValueError" in note and "the 1 it ran on join Θ" in note
+
+
+def test_the_probe_reports_a_failure_that_is_no_refusal():
+    pairs = _pairs()  # the second pair's first database holds no 1
+    with MechanismRunner(_broken_on_empty, "broken") as runner, \
+            pytest.raises(MechanismError, match="mechanism 'broken' raised ZeroDivisionError on prior search probe run"):
+        probe_searched_pairs(pairs, runner, seed=0)
+
+
+def test_a_refusal_is_the_mechanisms_input_or_value_error_only():
+    assert refusal(MechanismError("mechanism 'm' raised InputError on database 0: no", mechanism="m"),
+                   "mechanism 'm'") == "mechanism 'm' raised InputError on database 0: no"
+    assert refusal(MechanismError("mechanism 'm' raised KeyError on database 0: 3", mechanism="m"),
+                   "mechanism 'm'") is None
+    assert refusal(MechanismError("mechanism 'm' did not return within 1 s", mechanism="m"), "mechanism 'm'") is None
+
+
+@pytest.mark.train
+def test_the_catalog_histogram_with_a_prior_search_completes_leaving_the_refused_pairs_out(capsys):
+    status = main(["audit", "--mechanism", "catalog:histogram_buggy", "--prior-search", "12", "--json", *FAST])
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    result = json.loads(out.out)
+    notes = [n for n in result["notes"] if n.startswith("prior search: ")]
+    assert len(notes) == 1, result["notes"]
+    left_out = int(re.match(r"prior search: (\d+) of 12 searched pairs left out", notes[0]).group(1))
+    assert 0 < left_out < 12 and "at most one 1 per record" in notes[0]
+    # Θ: the declared prior, then the catalog's one pair and the searched pairs the mechanism ran on.
+    assert f"plus {1 + 12 - left_out} two-point priors on neighbouring pairs" in result["theta"], result["theta"]
+
+
+def test_a_search_whose_every_pair_is_refused_says_so_in_one_line_naming_the_flag(capsys):
+    status = main(["audit", "--mechanism", "catalog:histogram_buggy", "--prior-search", "3", *FAST])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert status == 2 and len(lines) == 1, err
+    assert lines[0].startswith("miaudit audit: error: --prior-search 3: the mechanism refused every searched pair")
+
+
+def test_a_mechanism_failing_on_a_searched_pair_other_than_by_refusing_it_is_reported_failing(tmp_path, capsys,
+                                                                                                monkeypatch):
+    """A bug on an all-zero database (which the prior, 12 fair coins, draws with probability 2^-12): the searched
+    pairs hold one, so the probe raises the mechanism's failure and the audit exits 1 naming it."""
+    import audit.engine
+
+    raised = []
+
+    def probe(*a, **k):
+        try:
+            return probe_searched_pairs(*a, **k)
+        except MechanismError as error:
+            raised.append(error)
+            raise
+    monkeypatch.setattr(audit.engine, "probe_searched_pairs", probe)
+    mech = tmp_path / "mine.py"
+    mech.write_text("def f(db, rng):\n    return 1.0 / float(db.sum()) + rng.laplace()\n")
+    status = main(["audit", "--mechanism", f"{mech}:f", "--per-database", "--claim", "dp:1", "--prior",
+                   "builtin:bernoulli", "--n", "12", "--prior-search", "3", *FAST])
+    err = capsys.readouterr().err
+    assert status == 1 and "raised ZeroDivisionError" in err, err
+    assert len(raised) == 1 and "ZeroDivisionError" in str(raised[0])
