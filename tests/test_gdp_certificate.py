@@ -147,9 +147,9 @@ def test_joint_binomial_mu_refuses_bad_arguments():
     # μ̲ ≈ 98.8, which no two counts of 4 and 10 runs can support (even 0 and 0 errors give
     # Φ⁻¹(1 − (1 − 0.975^(1/4))) − Φ⁻¹(1 − 0.975^(1/10)) ≈ 5.3 by the two Clopper–Pearson bounds).
     good = dict(false_positives=1, false_negatives=3, runs=(4, 10), weights=(1.0, 1.0), alpha=0.05)
-    for change, name in (({"weights": (-1.0, 1.0)}, "'weights\[0\]'"), ({"weights": (1.0, np.inf)}, "'weights\[1\]'"),
+    for change, name in (({"weights": (-1.0, 1.0)}, r"'weights\[0\]'"), ({"weights": (1.0, np.inf)}, r"'weights\[1\]'"),
                          ({"false_positives": 5}, "'false_positives'"), ({"false_negatives": -1}, "'false_negatives'"),
-                         ({"false_positives": 1.5}, "'false_positives'"), ({"runs": (0, 10)}, "'runs\[0\]'"),
+                         ({"false_positives": 1.5}, "'false_positives'"), ({"runs": (0, 10)}, r"'runs\[0\]'"),
                          ({"alpha": 1.5}, "'alpha'"), ({"alpha": 0.0}, "'alpha'")):
         with pytest.raises(InputError, match=name):
             joint_binomial_mu(**{**good, **change})
