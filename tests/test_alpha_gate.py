@@ -31,18 +31,23 @@ def laplace_sum(dbs, rng):
 '''
 
 
-@pytest.fixture
-def pair_audit(tmp_path):
-    """The flags of a fast audit of a 1-DP mechanism on one neighbouring pair, claim dp:1 (true), real arithmetic:
-    classifier critics, so the MI test does not test the claim (its bound is a separate statement)."""
-    (tmp_path / "mech.py").write_text(MECHANISM, encoding="utf-8")
+def _pair_files(tmp_path) -> str:
+    """``--pair``'s value: two databases of 3 records, 0s against a 1 in the first record, saved in ``tmp_path``."""
     first = np.zeros((3, 1))
     second = first.copy()
     second[0, 0] = 1.0
     np.save(tmp_path / "a.npy", first)
     np.save(tmp_path / "b.npy", second)
+    return f"{tmp_path / 'a.npy'},{tmp_path / 'b.npy'}"
+
+
+@pytest.fixture
+def pair_audit(tmp_path):
+    """The flags of a fast audit of a 1-DP mechanism on one neighbouring pair, claim dp:1 (true), real arithmetic:
+    classifier critics, so the MI test does not test the claim (its bound is a separate statement)."""
+    (tmp_path / "mech.py").write_text(MECHANISM, encoding="utf-8")
     return ["audit", "--mechanism", f"{tmp_path / 'mech.py'}:laplace_sum", "--pair",
-            f"{tmp_path / 'a.npy'},{tmp_path / 'b.npy'}", "--claim", "dp:1", "--samples", "1000",
+            _pair_files(tmp_path), "--claim", "dp:1", "--samples", "1000",
             "--arithmetic", "ideal", "--alpha", str(ALPHA), "--quiet", "--json", "--fail-on-violation"]
 
 
@@ -107,13 +112,8 @@ def test_the_largest_dp_bound_is_stated_at_the_levels_of_the_bounds_it_was_chose
     # statement quotes the largest. Which one is largest depends on the data, so the quoted bound is false when any of
     # them is (union bound): its level is the sum of theirs.
     (tmp_path / "leak.py").write_text(LEAKY, encoding="utf-8")
-    first = np.zeros((3, 1))
-    second = first.copy()
-    second[0, 0] = 1.0
-    np.save(tmp_path / "a.npy", first)
-    np.save(tmp_path / "b.npy", second)
     levels = _levels(monkeypatch, force_mi_rejection=False)
-    main(["audit", "--mechanism", f"{tmp_path / 'leak.py'}:leaky_sum", "--pair", f"{tmp_path / 'a.npy'},{tmp_path / 'b.npy'}",
+    main(["audit", "--mechanism", f"{tmp_path / 'leak.py'}:leaky_sum", "--pair", _pair_files(tmp_path),
           "--notion", "mi-dp", "--epsilon", "0.5", "--samples", "1000", "--alpha", str(ALPHA), "--quiet", "--json"])
     text = capsys.readouterr().out
     payload = json.loads(text)
