@@ -33,33 +33,25 @@ from dataclasses import replace
 
 import numpy as np
 
-from estimators.critic_problems import pad_columns
 from estimators.neural import minimum_split_samples
 from estimators.validation import InputError
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 from mechanisms.execution.runner import MechanismRunner
-from mechanisms.inputs.missing_values import distinct_rows
-from mechanisms.inputs.relation import presence_pair
 from mechanisms.outputs.encoding import encoder_of
 
 from audit.bounds.pufferfish import dp_epsilon_lower_bound_from_mi
-from audit.certificates.secret_bounds import cell_critic, certify, certify_sliced_average
+from audit.certificates.secret_bounds import certify, certify_sliced_average
 from audit.certificates.claim_tests import cross_checks
-from audit.statistics.classifier_critic import cross_fitted_candidates, fit_classifier_critics
-from audit.statistics.classifier import PAIR_STATISTICS, pair_statistic
-from audit.statistics.float_bits import FLOAT_STATISTIC_KINDS, FLOAT_STATISTICS, has_fine_bits
+from audit.statistics.classifier_critic import fit_classifier_critics
 from audit.statistics.arithmetic import RoundedOutputs, RoundedRunner, is_float_bit_candidate, rounded_candidate
-from audit.statistics.counting import COUNTING_STATISTICS
-from audit.statistics.support import SUPPORT_STATISTICS, SupportLogRatio
 from audit.certificates.event_bounds import with_delta_certificate
-from audit.statistics.pair_candidates import (EARLY_LOOK_SELECTION_RUNS, MIN_SELECTION_RUNS, PairCandidate, draws_of_first,
-                                              held_out_scores, neighbouring_pair_of, value_pairs)
 from audit.search.event_search import event_search
+from audit.search.event_candidates import event_candidates, selection_floor
 from audit.search.input_domain import domain_reach, unreached_note
 from audit.audit_plan import plan_audit
 from audit.critic_cost import (AUDIT_MEMORY_NAMES, NO_CLASSIFIER, SAMPLES_NAME, checked_critic_device,
                                fallback_critic_device)
-from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors, structured_pairs
+from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors
 from audit.search.pair_probe import probe_searched_pairs
 from audit.result import AuditResult, SecretEvidence, finite_or_none
 from audit.statistics.secret_critics import SecretCell, SecretFits, fit_secret_critics, secret_values
@@ -255,7 +247,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
         verdict = "violation" if selected_bound > spec.epsilon else "no-violation-detected"
 
     dp_mi = event = float_event = None
-    pilot_runs = 0  # runs that fitted the float-bit statistics of a structured pair (_float_bit_candidates)
+    pilot_runs = 0  # runs that fitted the float-bit statistics of a structured pair (event_candidates)
     claim_tests = plan.claim_tests
     # The MI test's bound, before mi_skipped clears it below (at an early look the MI test tests nothing).
     mi_refuted = stop_at_refutation and _refutes(spec, claim_tests, lower_bound=selected_bound, estimate=estimate)
@@ -264,8 +256,8 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
         if mi_refuted:
             notes.append(_NOT_RUN_NOTE.format(tests="The event tests were", first="MI test"))
         elif spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
-            pairs, pilot_runs = _event_candidates(spec, best_candidate, fits, data, mechanism_rng, runner, early,
-                                                  device)
+            pairs, pilot_runs = event_candidates(spec, best_candidate, fits, data, mechanism_rng, runner, early,
+                                                 device)
             event, float_event, claim_tests = _event_tests(spec, pairs, claim_tests, mechanism_rng, runner, early,
                                                            device, stop_at_refutation, notes)
     elif claim_tests.float_alpha is not None:
@@ -353,30 +345,6 @@ def _theta_statement(spec, n_searched: int) -> str:
             "semantics Θ is all distributions, and a leak under any member refutes the claim)")
 
 
-def _critic_statistic(candidate, fits):
-    """The chosen critic as a log-likelihood-ratio statistic between two values of its record:
-    ``statistic(a, b, dbs, outputs) = T(a, y, rest) − T(b, y, rest)`` on each row."""
-    cell, kind, index = candidate.cell, candidate.kind, candidate.index
-    scorer = fits.fit(kind).scorer
-    record = cell.record
-    width_u, width_v = scorer.input_widths(index)
-
-    def scores(value, dbs, outputs):
-        # T(value, y, rest) on each row. The database copy and the critic's inputs are this call's own: they are
-        # freed when it returns, before the other value's are built, so one value's arrays are alive at a time
-        # (the event scoring that mechanisms.execution.memory.audit_memory_parts counts), not two.
-        batch = dbs.copy()
-        batch[:, record] = value
-        g, w = secret_values(cell.pair, record, batch, cell.others, cell.prior, cell.missing)
-        u, v = candidate.critics.features(g, outputs, w, index)
-        return scorer(index, pad_columns(u, width_u), pad_columns(v, width_v))
-
-    def statistic(first, second, dbs, outputs):
-        first_scores = scores(first, dbs, outputs)
-        return first_scores - scores(second, dbs, outputs)
-    return statistic
-
-
 def _user_kinds(spec) -> tuple:
     """The user's statistic as an event statistic (:func:`audit.statistics.user_statistic.user_statistic_kind`):
     read from the columns the mechanism's encoder appends, or applied to each output row; () without one."""
@@ -387,101 +355,6 @@ def _user_kinds(spec) -> tuple:
     encoder = encoder_of(spec.mechanism)
     return (user_statistic_kind(spec.statistic, None if encoder is None else slice(2 * encoder.width, None),
                                 spec.allow_nan),)
-
-
-def _pair_statistics(cell, critics, fits, data, support_columns=None, min_draws: int = MIN_SELECTION_RUNS,
-                     device=None) -> list:
-    """The event-test candidates of a cell whose prior is a two-point prior on a neighbouring pair.
-
-    With classifier critics, their classifiers cross-fitted on the MI sample
-    (:func:`audit.statistics.classifier_critic.cross_fitted_candidates`). Otherwise the statistics: each
-    critic's T(a, y) − T(b, y) (the MI test's chosen critic when it is this
-    cell's, which may be a slice, and the cell's full critic), the log-odds of a logistic
-    regression fitted on the first critic's training split, and, for outputs that take few values
-    there, their empirical log-ratio (:mod:`audit.statistics.classifier`),
-    each with its scores on the MI sample's draws that none of them was trained on (the
-    validation and test splits: held-out draws of the two databases, on which the event search
-    chooses among them at no run's cost). ``support_columns``: the encoder's support block, the support
-    statistic's columns (:meth:`audit.statistics.support.SupportLogRatio.fit`). ``min_draws``: the fewest
-    held-out draws per input the event is chosen on (:func:`audit.statistics.pair_candidates.held_out_scores`).
-    ``device``: the audit's torch device, where the float-bit statistics compute their codes
-    (:func:`audit.statistics.float_bits.device_code_rows` off the CPU).
-    """
-    if fits.classifiers:
-        # Classifier critics: the statistics are their classifiers, cross-fitted and scored out of fold.
-        return cross_fitted_candidates(cell, fits.classifiers[fits.cells.index(cell)], min_draws,
-                                       counts_first=min_draws < MIN_SELECTION_RUNS)
-    first, second, record = cell.prior.first, cell.prior.second, cell.record
-    dbs, outputs = data
-    train = fits.fit(critics[0].kind).split[0]
-    # The draws that no critic here was trained on (a full and a sliced fit split the sample apart).
-    trained = np.zeros(len(dbs), dtype=bool)
-    for critic in critics:
-        trained[fits.fit(critic.kind).split[0]] = True
-    held = np.flatnonzero(~trained)
-    origin = f"the pair of prior {cell.prior_index} of Θ"
-    # A classifier critic (no scorer) orders outputs as its classifier does, which is offered below.
-    # (statistic, label, its words or "", where it comes from in the event's description)
-    statistics = [(_critic_statistic(critic, fits), "T(a, y) − T(b, y)", "" if critic.kind == "full" else critic.label,
-                   origin + ("" if critic.kind == "full" else f"; statistic: {critic.label}")) for critic in critics
-                  if fits.fit(critic.kind).scorer is not None]
-    is_first = draws_of_first(dbs[train], first, record)
-    if is_first.any() and not is_first.all():
-        trained_outputs = outputs[train]
-        first_outputs, second_outputs = trained_outputs[is_first], trained_outputs[~is_first]
-        del trained_outputs
-        for kind, _, label, what in PAIR_STATISTICS + FLOAT_STATISTICS + SUPPORT_STATISTICS + COUNTING_STATISTICS:
-            extra = ({"support_columns": support_columns} if kind is SupportLogRatio else
-                     {"device": device} if kind in FLOAT_STATISTIC_KINDS else {})
-            fitted = kind.fit(first_outputs, second_outputs, **extra)  # None where the outputs do not suit it
-            if fitted is not None:
-                named = f" ({fitted.describe()})" if hasattr(fitted, "describe") else ""  # a counting statistic's features
-                words = f"{what} on the critic's training split{named}"
-                statistics.append((pair_statistic(fitted, first[record], second[record]), label, words,
-                                   f"{origin}; statistic: {words}"))
-    held_dbs, held_outputs = dbs[held], outputs[held]  # one copy of the held-out draws for every statistic
-    return [PairCandidate(first, second, record, statistic, why, statistic_label=label, statistic_words=words,
-                          held_out=held_out_scores(statistic, first, second, record, held_dbs, held_outputs,
-                                                   min_draws))
-            for statistic, label, words, why in statistics]
-
-
-#: Structured pairs (StatDP patterns) the event search tries on the chosen critic's record under a
-#: declared prior that is not a two-point prior (the critic generalizes over the other records).
-STRUCTURED_EVENT_PAIRS = 8
-
-
-#: Runs of each input of the first structured pair on which the float-bit statistics are fitted
-#: (:func:`_float_bit_candidates`).
-BIT_PILOT_RUNS = 2000
-
-
-def _float_bit_candidates(pair, record, runner, rng, runs, device=None):
-    """The float-bit statistics (:data:`audit.statistics.float_bits.FLOAT_STATISTICS`) of one structured pair,
-    fitted on ``runs`` pilot runs of each of its databases, as event-search candidates; and the runs made.
-
-    Under a prior that is not a two-point prior the MI sample holds no draws of the pair's two databases,
-    and the critic, standardized in float64, never sees an output's low bits; these statistics do
-    (Mironov 2012). The pilot runs come from a generator spawned from ``rng``'s seed (``rng``'s own
-    stream is not moved, so an audit whose outputs suit none of them draws what it drew without them);
-    they are neither selection nor certification runs, so the choice among candidates still costs no α.
-    ``device``: where the statistics compute their codes (:func:`_pair_statistics`).
-    """
-    pilot = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])
-    outputs = []
-    for database in (pair.first, pair.second):
-        outputs.append(np.asarray(runner.runs_of(database, runs, pilot, what="float-bit statistic run",
-                                                  budget="event_runs")[1]))
-    candidates = []
-    for kind, _, label, what in FLOAT_STATISTICS:
-        fitted = kind.fit(*outputs, device=device)  # None where the outputs are integers or their codes too many
-        if fitted is not None:
-            words = f"{what} on {runs} pilot runs of each database"
-            candidates.append(PairCandidate(pair.first, pair.second, record,
-                                            pair_statistic(fitted, pair.first[record], pair.second[record]),
-                                            f"{pair.why}; statistic: {words}", statistic_label=label,
-                                            statistic_words=words))
-    return candidates, 2 * runs
 
 
 #: What an audit that stops at its first refutation (:func:`_run_audit`'s ``stop_at_refutation``) says of the tests
@@ -501,7 +374,7 @@ def _refutes(spec, claim_tests, lower_bound=None, estimate: float = 0.0, event=N
 
 def _event_tests(spec, pairs, claim_tests, rng, runner, early: bool = False, device=None,
                  stop_at_refutation: bool = False, notes=None):
-    """The event test and the float-bit event test over the candidates ``pairs`` (:func:`_event_candidates`);
+    """The event test and the float-bit event test over the candidates ``pairs`` (:func:`audit.search.event_candidates.event_candidates`);
     returns (event test, float-bit event test, the claim's plan as spent). With ``stop_at_refutation``
     (:func:`_run_audit`) the float-bit test is not run where the event test refuted the claim (said in ``notes``).
 
@@ -541,60 +414,4 @@ def _search(spec, pairs, rng, runner, alpha, claim, gdp_alpha, early=False):
     return event_search(pairs, runner=runner, rng=rng, runs=spec.event_runs, alpha=alpha, delta=spec.delta,
                         claim=claim, pure_certificates=pure, gdp_alpha=gdp_alpha,
                         predict_runs=spec.pilot_for_runs, keep_scores=spec.pilot_for_runs is not None,
-                        min_selection_runs=_selection_floor(early))
-
-
-def _selection_floor(early: bool) -> int:
-    """The fewest selection draws per input the event test chooses on: lower at an early look (:func:`_run_audit`)."""
-    return EARLY_LOOK_SELECTION_RUNS if early else MIN_SELECTION_RUNS
-
-
-def _event_candidates(spec, candidate, fits, data, rng, runner, early=False, device=None):
-    """The event search's candidate pairs (:func:`audit.search.event_search.event_search`), in order:
-    each two-point prior of Θ on a neighbouring pair (the declared ones, the user's and a catalog's
-    pairs, then the prior search's structured and random pairs) with its own critic (the MI test's
-    chosen critic for its cell); then, when the chosen critic's prior is not such a two-point prior,
-    structured pairs on its record (StatDP patterns, column levels read from the audit's draws of
-    that prior), the float-bit statistics of the first of them (:func:`_float_bit_candidates`, when the MI
-    sample's outputs hold bits below the coarse grid: :func:`audit.statistics.float_bits.has_fine_bits`) and
-    pairs of its values on a base database of the validation split. Returns (the candidates, the pilot
-    runs of the float-bit statistics). ``device``: the audit's torch device (:func:`_pair_statistics`)."""
-    pairs, pilot_runs = [], 0
-    for i, cell in enumerate(fits.cells):
-        if cell.strategy == "certify" and neighbouring_pair_of(cell.prior, cell.record) is not None:
-            critics = [candidate] if candidate.cell is cell else []
-            full = cell_critic(fits, i)  # the cell's full critic (else its best slice)
-            if full is not None and not any(c.kind == full.kind and c.index == full.index for c in critics):
-                critics.append(full)
-            if critics:
-                pairs += _pair_statistics(cell, critics, fits, data[cell.prior_index],
-                                          getattr(encoder_of(spec.mechanism), "support_columns", None),
-                                          _selection_floor(early), device)
-    cell, kind = candidate.cell, candidate.kind
-    if neighbouring_pair_of(cell.prior, cell.record) is None:
-        dbs, _ = data[cell.prior_index]
-        statistic = _critic_statistic(candidate, fits)
-        structured = structured_pairs(cell.prior, STRUCTURED_EVENT_PAIRS, rng, records=(cell.record,), observed=dbs)
-        pairs += [PairCandidate(p.first, p.second, cell.record, statistic, p.why) for p in structured]
-        # The MI sample's outputs (drawn already: the probe costs no run) hold bits below the coarse grid: the bit
-        # statistics fit nothing on integers or values snapped to that grid, so their pilot runs are spent only then.
-        if structured and spec.arithmetic == "float" and has_fine_bits(data[cell.prior_index][1]):
-            # fitted on the add/remove pair they are certified on (the rewrite below keeps such a pair as it is)
-            bit_pair = _presence_form(structured[0], cell.record) if spec.presence_column else structured[0]
-            bit_candidates, pilot_runs = _float_bit_candidates(bit_pair, cell.record, runner, rng,
-                                                               min(spec.event_runs, BIT_PILOT_RUNS), device)
-            pairs += bit_candidates
-        validation = fits.fit(kind).split[1]
-        values = distinct_rows(dbs[validation[:256], cell.record, :])[:4]
-        pairs += value_pairs(dbs[validation[0]], cell.record, values, statistic,
-                             "values and base database from the validation split")
-    if spec.presence_column:  # add/remove: every candidate a record present against absent
-        said = "the last attribute is the record's presence (1 present, 0 absent)"
-        pairs = [replace(p, origin=f"{p.origin}; {said}" if p.origin else said) for p in pairs]
-        pairs = [p if p.held_out is not None else _presence_form(p, p.record) for p in pairs]
-    return pairs, pilot_runs
-
-
-def _presence_form(pair, record: int):
-    """``pair`` with the add/remove databases :func:`mechanisms.inputs.relation.presence_pair` makes of its two."""
-    return replace(pair, **dict(zip(("first", "second"), presence_pair(pair.first, pair.second, record))))
+                        min_selection_runs=selection_floor(early))

@@ -44,7 +44,7 @@ import math
 import numpy as np
 from scipy.stats import beta
 
-import audit.engine as engine
+import audit.search.event_candidates as event_candidates
 import audit.statistics.classifier_critic as classifier_critic
 from experiments._ablation import refuted_counts_by_variant
 from mechanisms.claims.notions import DifferentialPrivacy
@@ -91,12 +91,12 @@ MECHANISMS = {"threshold": threshold_release, "sentinel": sentinel_release}
 @contextlib.contextmanager
 def without_counting():
     """The event search without the counting statistic (its candidates as before it)."""
-    saved = engine.COUNTING_STATISTICS, classifier_critic.COUNTING_STATISTICS
-    engine.COUNTING_STATISTICS = classifier_critic.COUNTING_STATISTICS = ()
+    saved = event_candidates.COUNTING_STATISTICS, classifier_critic.COUNTING_STATISTICS
+    event_candidates.COUNTING_STATISTICS = classifier_critic.COUNTING_STATISTICS = ()
     try:
         yield
     finally:
-        engine.COUNTING_STATISTICS, classifier_critic.COUNTING_STATISTICS = saved
+        event_candidates.COUNTING_STATISTICS, classifier_critic.COUNTING_STATISTICS = saved
 
 
 def binomial_runs(p: float, epsilon: float, delta: float, step: int = 1000, most: int = 10**7) -> int | None:

@@ -52,7 +52,7 @@ def test_the_event_statistic_holds_one_values_arrays_at_a_time():
     # runs' databases with the record set, takes the other records w and builds v = (output, w). The memory check
     # counts one value's arrays (mechanisms.execution.memory.audit_memory_parts, "event scoring"); the first
     # value's are freed before the second's are built (they were alive beside them: five such arrays at once).
-    from audit.engine import _critic_statistic
+    from audit.search.event_candidates import critic_statistic
     from audit.frameworks import differential_privacy
     from estimators.critic_problems import ProblemCritics
 
@@ -70,7 +70,7 @@ def test_the_event_statistic_holds_one_values_arrays_at_a_time():
                            missing=False)
     candidate = SimpleNamespace(cell=cell, kind="full", index=0, critics=ProblemCritics(slice(0, 1), None, None))
     fits = SimpleNamespace(fit=lambda kind: SimpleNamespace(scorer=Scorer()))
-    statistic = _critic_statistic(candidate, fits)
+    statistic = critic_statistic(candidate, fits)
     rng = np.random.default_rng(0)
     dbs, outputs = rng.integers(0, 2, (runs, n, k)).astype(float), rng.standard_normal((runs, 1))
     tracemalloc.start()

@@ -262,7 +262,7 @@ def test_a_job_of_a_fixed_size_names_the_mechanism():
 def test_the_float_bit_statistic_runs_spend_the_event_runs():
     from types import SimpleNamespace
 
-    from audit.engine import _float_bit_candidates
+    from audit.search.event_candidates import float_bit_candidates
 
     asked = []
 
@@ -272,7 +272,7 @@ def test_the_float_bit_statistic_runs_spend_the_event_runs():
             return np.repeat(database[None], count, axis=0), np.zeros((count, 1))  # integers: no statistic fits
 
     pair = SimpleNamespace(first=np.zeros((3, 1)), second=np.ones((3, 1)), why="test pair")
-    assert _float_bit_candidates(pair, 0, Recording(), np.random.default_rng(0), 50) == ([], 100)
+    assert float_bit_candidates(pair, 0, Recording(), np.random.default_rng(0), 50) == ([], 100)
     assert asked == [("float-bit statistic run", "event_runs", 50)] * 2
 
 

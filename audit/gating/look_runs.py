@@ -103,7 +103,7 @@ def look_runs(spec, samples: int, float_runs: bool | None = None) -> int:
     where the event test may choose on selection runs (:func:`event_selection_possible`), those (at most
     ``event_runs`` in all: successive halving spends at most its budget,
     :func:`audit.search.event_search.event_search`) and the float-bit pilot runs (at most
-    2·min(``event_runs``, :data:`audit.engine.BIT_PILOT_RUNS`)).
+    2·min(``event_runs``, :data:`audit.search.event_candidates.BIT_PILOT_RUNS`)).
     """
     return look_run_counter(spec, float_runs)(samples)
 
@@ -111,7 +111,7 @@ def look_runs(spec, samples: int, float_runs: bool | None = None) -> int:
 def look_run_counter(spec, float_runs: bool | None = None):
     """:func:`look_runs` of ``spec`` as a function of the samples alone, its per-spec parts computed once
     (the schedule bisects on it)."""
-    from audit.engine import BIT_PILOT_RUNS
+    from audit.search.event_candidates import BIT_PILOT_RUNS
 
     per_sample, selects = runs_per_sample(spec, float_runs), event_selection_possible(spec)
 
@@ -128,10 +128,10 @@ def look_run_counter(spec, float_runs: bool | None = None):
 def look_boundaries(schedule, early_float: bool = False) -> tuple:
     """The chunk boundaries that make the looks of ``schedule`` nested: every look's ``samples``
     (prior draws, MI-sample runs), ``event_runs`` (the event test's runs of each input) and float-bit
-    pilot runs (:data:`audit.engine.BIT_PILOT_RUNS`), and where ``early_float`` (the early look's plan gives the
+    pilot runs (:data:`audit.search.event_candidates.BIT_PILOT_RUNS`), and where ``early_float`` (the early look's plan gives the
     float-bit test a share, :func:`audit.gating.early_look.early_float_planned`) that test's last run of each input,
     twice the early look's ``event_runs``; for :class:`~mechanisms.execution.runner.MechanismRunner`."""
-    from audit.engine import BIT_PILOT_RUNS
+    from audit.search.event_candidates import BIT_PILOT_RUNS
 
     sizes = set()
     for look in schedule:

@@ -363,7 +363,7 @@ def theorem_reference(source: str) -> str:
     return cited.group(1).strip() if cited else source
 
 
-#: The label of the critic's statistic (:func:`audit.engine._pair_statistics`), which no description part explains.
+#: The label of the critic's statistic (:func:`audit.search.event_candidates.pair_statistics`), which no description part explains.
 CRITIC_STATISTIC = "T(a, y) − T(b, y)"
 
 

@@ -520,7 +520,7 @@ class EmpiricalLogRatio:
 
 
 #: The fitted statistics offered between two neighbouring inputs, in order: (class, name, label of
-#: its scores, what it is). The event test offers each that suits the outputs (:mod:`audit.engine`);
+#: its scores, what it is). The event test offers each that suits the outputs (:mod:`audit.search.event_candidates`);
 #: under a DP claim each is also an MI critic candidate (:mod:`audit.statistics.classifier_critic`).
 PAIR_STATISTICS = (
     (LogOdds, "logistic", "logistic log-odds(a | y)", "a logistic regression on output features, fitted"),

@@ -25,7 +25,7 @@ discrete output, Neyman and Pearson 1933):
   float grid"), the other input's need not.
 
 Each family is offered to the event search as a candidate statistic like the logistic ones
-(:data:`FLOAT_STATISTICS`, :mod:`audit.engine`, :mod:`audit.statistics.classifier_critic`): it is fitted on
+(:data:`FLOAT_STATISTICS`, :mod:`audit.search.event_candidates`, :mod:`audit.statistics.classifier_critic`): it is fitted on
 the MI sample's training draws, the choice among all candidates is made on held-out draws or on
 selection runs, and the chosen event is certified on fresh runs, so the families cost no α beyond
 what the event test already spends (:mod:`audit.search.event_search`).
@@ -43,7 +43,7 @@ They are offered only for outputs with bits finer than the coarse grid 2^:data:`
 that grid as the catalog's releases are, :mod:`mechanisms.snapping`, and every double of
 magnitude ≥ 2²⁰, whose spacing is already that coarse) holds no bit below 2⁻³², and the rounding of
 x ⊕ L leaves its trace in the last bits of the result, below 2⁻³² wherever |y| < 2²⁰. The gate saves the statistics' fitting
-and the structured pair's pilot runs (:mod:`audit.engine`) on mechanisms costing microseconds per run.
+and the structured pair's pilot runs (:mod:`audit.search.event_candidates`) on mechanisms costing microseconds per run.
 Its limits: a mechanism whose outputs are all on coarse grids but whose *choice* of grid depends on the
 input (say multiples of 2⁻³² from one input, of 2⁻³⁰ from the other), and rounding traces of outputs
 all of magnitude ≥ 2²⁰, are not searched through the bits; their values are, by the other statistics.

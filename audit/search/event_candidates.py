@@ -1,0 +1,231 @@
+"""The event search's candidate pairs, built from the MI test's critics and the audit's draws.
+
+Each two-point prior of Θ on a neighbouring pair gives the statistics of its cell (its critics' log-ratio,
+the logistic, empirical, float-bit, support and counting statistics, or the cross-fitted classifiers); a
+chosen critic whose prior is not such a two-point prior gives structured pairs on its record (StatDP
+patterns), the float-bit statistics of the first of them on pilot runs, and pairs of its record's values on a
+base database (:func:`event_candidates`). The engine (:mod:`audit.engine`) runs the event search
+(:func:`audit.search.event_search.event_search`) on them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from estimators.critic_problems import pad_columns
+from mechanisms.inputs.missing_values import distinct_rows
+from mechanisms.inputs.relation import presence_pair
+from mechanisms.outputs.encoding import encoder_of
+
+from audit.certificates.secret_bounds import cell_critic
+from audit.statistics.classifier_critic import cross_fitted_candidates
+from audit.statistics.classifier import PAIR_STATISTICS, pair_statistic
+from audit.statistics.float_bits import FLOAT_STATISTIC_KINDS, FLOAT_STATISTICS, has_fine_bits
+from audit.statistics.counting import COUNTING_STATISTICS
+from audit.statistics.support import SUPPORT_STATISTICS, SupportLogRatio
+from audit.statistics.pair_candidates import (EARLY_LOOK_SELECTION_RUNS, MIN_SELECTION_RUNS, PairCandidate, draws_of_first,
+                                              held_out_scores, neighbouring_pair_of, value_pairs)
+from audit.statistics.secret_critics import secret_values
+from audit.search.prior_search import structured_pairs
+
+__all__ = ["STRUCTURED_EVENT_PAIRS", "BIT_PILOT_RUNS", "event_candidates", "pair_statistics", "critic_statistic",
+           "float_bit_candidates", "selection_floor"]
+
+#: declared prior that is not a two-point prior (the critic generalizes over the other records).
+STRUCTURED_EVENT_PAIRS = 8
+
+
+#: Runs of each input of the first structured pair on which the float-bit statistics are fitted
+#: (:func:`float_bit_candidates`).
+BIT_PILOT_RUNS = 2000
+
+
+def float_bit_candidates(pair, record, runner, rng, runs, device=None):
+    """The float-bit statistics (:data:`audit.statistics.float_bits.FLOAT_STATISTICS`) of one structured pair,
+    fitted on ``runs`` pilot runs of each of its databases, as event-search candidates; and the runs made.
+
+    Under a prior that is not a two-point prior the MI sample holds no draws of the pair's two databases,
+    and the critic, standardized in float64, never sees an output's low bits; these statistics do
+    (Mironov 2012). The pilot runs come from a generator spawned from ``rng``'s seed (``rng``'s own
+    stream is not moved, so an audit whose outputs suit none of them draws what it drew without them);
+    they are neither selection nor certification runs, so the choice among candidates still costs no α.
+    ``device``: where the statistics compute their codes (:func:`pair_statistics`).
+    """
+    pilot = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])
+    outputs = []
+    for database in (pair.first, pair.second):
+        outputs.append(np.asarray(runner.runs_of(database, runs, pilot, what="float-bit statistic run",
+                                                  budget="event_runs")[1]))
+    candidates = []
+    for kind, _, label, what in FLOAT_STATISTICS:
+        fitted = kind.fit(*outputs, device=device)  # None where the outputs are integers or their codes too many
+        if fitted is not None:
+            words = f"{what} on {runs} pilot runs of each database"
+            candidates.append(PairCandidate(pair.first, pair.second, record,
+                                            pair_statistic(fitted, pair.first[record], pair.second[record]),
+                                            f"{pair.why}; statistic: {words}", statistic_label=label,
+                                            statistic_words=words))
+    return candidates, 2 * runs
+
+
+def selection_floor(early: bool) -> int:
+    """The fewest selection draws per input the event test chooses on: lower at an early look
+    (:func:`audit.engine._run_audit`)."""
+    return EARLY_LOOK_SELECTION_RUNS if early else MIN_SELECTION_RUNS
+
+
+def event_candidates(spec, candidate, fits, data, rng, runner, early=False, device=None):
+    """The event search's candidate pairs (:func:`audit.search.event_search.event_search`), in order:
+    each two-point prior of Θ on a neighbouring pair (the declared ones, the user's and a catalog's
+    pairs, then the prior search's structured and random pairs) with its own critic (the MI test's
+    chosen critic for its cell); then, when the chosen critic's prior is not such a two-point prior,
+    structured pairs on its record (StatDP patterns, column levels read from the audit's draws of
+    that prior), the float-bit statistics of the first of them (:func:`float_bit_candidates`, when the MI
+    sample's outputs hold bits below the coarse grid: :func:`audit.statistics.float_bits.has_fine_bits`) and
+    pairs of its values on a base database of the validation split. Returns (the candidates, the pilot
+    runs of the float-bit statistics).
+
+    Parameters
+    ----------
+    spec : AuditSpec
+        The audit (its mechanism's encoder, ``arithmetic``, ``event_runs``, ``presence_column``).
+    candidate : audit.certificates.secret_bounds.Candidate
+        The MI test's chosen critic.
+    fits : SecretFits
+        The audit's critic fits, one cell per secret and prior.
+    data : list of (databases, outputs)
+        The MI sample of each prior of Θ.
+    rng : numpy.random.Generator
+        The audit's mechanism generator: the structured pairs are drawn from it, the float-bit pilot from a
+        generator spawned from its seed.
+    runner : MechanismRunner
+        Runs the float-bit pilot.
+    early : bool
+        An early look of a sequential audit (:func:`selection_floor`).
+    device : torch.device, optional
+        The audit's torch device (:func:`pair_statistics`).
+    """
+    pairs, pilot_runs = [], 0
+    for i, cell in enumerate(fits.cells):
+        if cell.strategy == "certify" and neighbouring_pair_of(cell.prior, cell.record) is not None:
+            critics = [candidate] if candidate.cell is cell else []
+            full = cell_critic(fits, i)  # the cell's full critic (else its best slice)
+            if full is not None and not any(c.kind == full.kind and c.index == full.index for c in critics):
+                critics.append(full)
+            if critics:
+                pairs += pair_statistics(cell, critics, fits, data[cell.prior_index],
+                                         getattr(encoder_of(spec.mechanism), "support_columns", None),
+                                         selection_floor(early), device)
+    cell, kind = candidate.cell, candidate.kind
+    if neighbouring_pair_of(cell.prior, cell.record) is None:
+        dbs, _ = data[cell.prior_index]
+        statistic = critic_statistic(candidate, fits)
+        structured = structured_pairs(cell.prior, STRUCTURED_EVENT_PAIRS, rng, records=(cell.record,), observed=dbs)
+        pairs += [PairCandidate(p.first, p.second, cell.record, statistic, p.why) for p in structured]
+        # The MI sample's outputs (drawn already: the probe costs no run) hold bits below the coarse grid: the bit
+        # statistics fit nothing on integers or values snapped to that grid, so their pilot runs are spent only then.
+        if structured and spec.arithmetic == "float" and has_fine_bits(data[cell.prior_index][1]):
+            # fitted on the add/remove pair they are certified on (the rewrite below keeps such a pair as it is)
+            bit_pair = _presence_form(structured[0], cell.record) if spec.presence_column else structured[0]
+            bit_candidates, pilot_runs = float_bit_candidates(bit_pair, cell.record, runner, rng,
+                                                              min(spec.event_runs, BIT_PILOT_RUNS), device)
+            pairs += bit_candidates
+        validation = fits.fit(kind).split[1]
+        values = distinct_rows(dbs[validation[:256], cell.record, :])[:4]
+        pairs += value_pairs(dbs[validation[0]], cell.record, values, statistic,
+                             "values and base database from the validation split")
+    if spec.presence_column:  # add/remove: every candidate a record present against absent
+        said = "the last attribute is the record's presence (1 present, 0 absent)"
+        pairs = [replace(p, origin=f"{p.origin}; {said}" if p.origin else said) for p in pairs]
+        pairs = [p if p.held_out is not None else _presence_form(p, p.record) for p in pairs]
+    return pairs, pilot_runs
+
+
+def _presence_form(pair, record: int):
+    """``pair`` with the add/remove databases :func:`mechanisms.inputs.relation.presence_pair` makes of its two."""
+    return replace(pair, **dict(zip(("first", "second"), presence_pair(pair.first, pair.second, record))))
+
+
+def pair_statistics(cell, critics, fits, data, support_columns=None, min_draws: int = MIN_SELECTION_RUNS,
+                     device=None) -> list:
+    """The event-test candidates of a cell whose prior is a two-point prior on a neighbouring pair.
+
+    With classifier critics, their classifiers cross-fitted on the MI sample
+    (:func:`audit.statistics.classifier_critic.cross_fitted_candidates`). Otherwise the statistics: each
+    critic's T(a, y) − T(b, y) (the MI test's chosen critic when it is this
+    cell's, which may be a slice, and the cell's full critic), the log-odds of a logistic
+    regression fitted on the first critic's training split, and, for outputs that take few values
+    there, their empirical log-ratio (:mod:`audit.statistics.classifier`),
+    each with its scores on the MI sample's draws that none of them was trained on (the
+    validation and test splits: held-out draws of the two databases, on which the event search
+    chooses among them at no run's cost). ``support_columns``: the encoder's support block, the support
+    statistic's columns (:meth:`audit.statistics.support.SupportLogRatio.fit`). ``min_draws``: the fewest
+    held-out draws per input the event is chosen on (:func:`audit.statistics.pair_candidates.held_out_scores`).
+    ``device``: the audit's torch device, where the float-bit statistics compute their codes
+    (:func:`audit.statistics.float_bits.device_code_rows` off the CPU).
+    """
+    if fits.classifiers:
+        # Classifier critics: the statistics are their classifiers, cross-fitted and scored out of fold.
+        return cross_fitted_candidates(cell, fits.classifiers[fits.cells.index(cell)], min_draws,
+                                       counts_first=min_draws < MIN_SELECTION_RUNS)
+    first, second, record = cell.prior.first, cell.prior.second, cell.record
+    dbs, outputs = data
+    train = fits.fit(critics[0].kind).split[0]
+    # The draws that no critic here was trained on (a full and a sliced fit split the sample apart).
+    trained = np.zeros(len(dbs), dtype=bool)
+    for critic in critics:
+        trained[fits.fit(critic.kind).split[0]] = True
+    held = np.flatnonzero(~trained)
+    origin = f"the pair of prior {cell.prior_index} of Θ"
+    # A classifier critic (no scorer) orders outputs as its classifier does, which is offered below.
+    # (statistic, label, its words or "", where it comes from in the event's description)
+    statistics = [(critic_statistic(critic, fits), "T(a, y) − T(b, y)", "" if critic.kind == "full" else critic.label,
+                   origin + ("" if critic.kind == "full" else f"; statistic: {critic.label}")) for critic in critics
+                  if fits.fit(critic.kind).scorer is not None]
+    is_first = draws_of_first(dbs[train], first, record)
+    if is_first.any() and not is_first.all():
+        trained_outputs = outputs[train]
+        first_outputs, second_outputs = trained_outputs[is_first], trained_outputs[~is_first]
+        del trained_outputs
+        for kind, _, label, what in PAIR_STATISTICS + FLOAT_STATISTICS + SUPPORT_STATISTICS + COUNTING_STATISTICS:
+            extra = ({"support_columns": support_columns} if kind is SupportLogRatio else
+                     {"device": device} if kind in FLOAT_STATISTIC_KINDS else {})
+            fitted = kind.fit(first_outputs, second_outputs, **extra)  # None where the outputs do not suit it
+            if fitted is not None:
+                named = f" ({fitted.describe()})" if hasattr(fitted, "describe") else ""  # a counting statistic's features
+                words = f"{what} on the critic's training split{named}"
+                statistics.append((pair_statistic(fitted, first[record], second[record]), label, words,
+                                   f"{origin}; statistic: {words}"))
+    held_dbs, held_outputs = dbs[held], outputs[held]  # one copy of the held-out draws for every statistic
+    return [PairCandidate(first, second, record, statistic, why, statistic_label=label, statistic_words=words,
+                          held_out=held_out_scores(statistic, first, second, record, held_dbs, held_outputs,
+                                                   min_draws))
+            for statistic, label, words, why in statistics]
+
+
+
+
+def critic_statistic(candidate, fits):
+    """The chosen critic as a log-likelihood-ratio statistic between two values of its record:
+    ``statistic(a, b, dbs, outputs) = T(a, y, rest) − T(b, y, rest)`` on each row."""
+    cell, kind, index = candidate.cell, candidate.kind, candidate.index
+    scorer = fits.fit(kind).scorer
+    record = cell.record
+    width_u, width_v = scorer.input_widths(index)
+
+    def scores(value, dbs, outputs):
+        # T(value, y, rest) on each row. The database copy and the critic's inputs are this call's own: they are
+        # freed when it returns, before the other value's are built, so one value's arrays are alive at a time
+        # (the event scoring that mechanisms.execution.memory.audit_memory_parts counts), not two.
+        batch = dbs.copy()
+        batch[:, record] = value
+        g, w = secret_values(cell.pair, record, batch, cell.others, cell.prior, cell.missing)
+        u, v = candidate.critics.features(g, outputs, w, index)
+        return scorer(index, pad_columns(u, width_u), pad_columns(v, width_v))
+
+    def statistic(first, second, dbs, outputs):
+        first_scores = scores(first, dbs, outputs)
+        return first_scores - scores(second, dbs, outputs)
+    return statistic
