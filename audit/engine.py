@@ -256,8 +256,9 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
         if mi_refuted:
             notes.append(_NOT_RUN_NOTE.format(tests="The event tests were", first="MI test"))
         elif spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
-            pairs, pilot_runs = event_candidates(spec, best_candidate, fits, data, mechanism_rng, runner, early,
-                                                 device)
+            pairs, pilot_runs, candidate_notes = event_candidates(spec, best_candidate, fits, data, mechanism_rng,
+                                                                  runner, early, device)
+            notes += candidate_notes
             event, float_event, claim_tests = _event_tests(spec, pairs, claim_tests, mechanism_rng, runner, early,
                                                            device, stop_at_refutation, notes)
     elif claim_tests.float_alpha is not None:

@@ -28,13 +28,21 @@ from audit.statistics.support import SUPPORT_STATISTICS, SupportLogRatio
 from audit.statistics.pair_candidates import (EARLY_LOOK_SELECTION_RUNS, MIN_SELECTION_RUNS, PairCandidate, draws_of_first,
                                               held_out_scores, neighbouring_pair_of, value_pairs)
 from audit.statistics.secret_critics import secret_values
+from audit.search.pair_probe import probe_rng, refused_pairs
 from audit.search.prior_search import structured_pairs
 
-__all__ = ["STRUCTURED_EVENT_PAIRS", "BIT_PILOT_RUNS", "event_candidates", "pair_statistics", "critic_statistic",
-           "float_bit_candidates", "selection_floor"]
+__all__ = ["STRUCTURED_EVENT_PAIRS", "STRUCTURED_PROBE_TAG", "BIT_PILOT_RUNS", "event_candidates",
+           "accepted_structured_pairs", "pair_statistics", "critic_statistic", "float_bit_candidates",
+           "selection_floor"]
 
+#: Structured pairs (StatDP patterns) the event search tries on the chosen critic's record under a
 #: declared prior that is not a two-point prior (the critic generalizes over the other records).
 STRUCTURED_EVENT_PAIRS = 8
+
+
+#: Mixed into the probe's seed for the event search's structured pairs (:func:`accepted_structured_pairs`), apart
+#: from the prior search's probe.
+STRUCTURED_PROBE_TAG = 0x65766E74
 
 
 #: Runs of each input of the first structured pair on which the float-bit statistics are fitted
@@ -85,7 +93,8 @@ def event_candidates(spec, candidate, fits, data, rng, runner, early=False, devi
     that prior), the float-bit statistics of the first of them (:func:`float_bit_candidates`, when the MI
     sample's outputs hold bits below the coarse grid: :func:`audit.statistics.float_bits.has_fine_bits`) and
     pairs of its values on a base database of the validation split. Returns (the candidates, the pilot
-    runs of the float-bit statistics).
+    runs of the float-bit statistics, notes on the structured pairs the mechanism refused:
+    :func:`accepted_structured_pairs`).
 
     Parameters
     ----------
@@ -107,7 +116,7 @@ def event_candidates(spec, candidate, fits, data, rng, runner, early=False, devi
     device : torch.device, optional
         The audit's torch device (:func:`pair_statistics`).
     """
-    pairs, pilot_runs = [], 0
+    pairs, pilot_runs, notes = [], 0, []
     for i, cell in enumerate(fits.cells):
         if cell.strategy == "certify" and neighbouring_pair_of(cell.prior, cell.record) is not None:
             critics = [candidate] if candidate.cell is cell else []
@@ -123,8 +132,10 @@ def event_candidates(spec, candidate, fits, data, rng, runner, early=False, devi
         dbs, _ = data[cell.prior_index]
         statistic = critic_statistic(candidate, fits)
         structured = structured_pairs(cell.prior, STRUCTURED_EVENT_PAIRS, rng, records=(cell.record,), observed=dbs)
+        structured, note = accepted_structured_pairs(structured, cell.record, runner, spec.seed, spec.presence_column)
+        notes += [note] if note else []
         pairs += [PairCandidate(p.first, p.second, cell.record, statistic, p.why) for p in structured]
-        # The MI sample's outputs (drawn already: the probe costs no run) hold bits below the coarse grid: the bit
+        # The MI sample's outputs (drawn already: reading them costs no run) hold bits below the coarse grid: the bit
         # statistics fit nothing on integers or values snapped to that grid, so their pilot runs are spent only then.
         if structured and spec.arithmetic == "float" and has_fine_bits(data[cell.prior_index][1]):
             # fitted on the add/remove pair they are certified on (the rewrite below keeps such a pair as it is)
@@ -140,7 +151,35 @@ def event_candidates(spec, candidate, fits, data, rng, runner, early=False, devi
         said = "the last attribute is the record's presence (1 present, 0 absent)"
         pairs = [replace(p, origin=f"{p.origin}; {said}" if p.origin else said) for p in pairs]
         pairs = [p if p.held_out is not None else _presence_form(p, p.record) for p in pairs]
-    return pairs, pilot_runs
+    return pairs, pilot_runs, notes
+
+
+def accepted_structured_pairs(structured, record: int, runner, seed: int, presence: bool = False) -> tuple:
+    """(the ``structured`` pairs the mechanism runs on, a note on those it refused or None).
+
+    StatDP's patterns set the record to every column's observed low or high end at once, a row the prior may
+    never draw and a mechanism restricting its records may refuse; each pair (under add/remove, ``presence``,
+    the databases :func:`_presence_form` makes of it, which are the ones run) is run once on each database
+    (:func:`audit.search.pair_probe.refused_pairs`) on a generator of its own (:data:`STRUCTURED_PROBE_TAG`), so an
+    audit whose pairs are all accepted draws what it drew without the probe.
+
+    Raises
+    ------
+    MechanismError
+        When the mechanism fails on a pair other than by refusing it.
+    """
+    if not structured:
+        return structured, None
+    run = [_presence_form(p, record) for p in structured] if presence else structured
+    refused = refused_pairs(run, runner, probe_rng(seed, STRUCTURED_PROBE_TAG), "structured pair probe run")
+    if not refused:
+        return structured, None
+    left_out = {i for i, _ in refused}
+    kept = [pair for i, pair in enumerate(structured) if i not in left_out]
+    count = len(structured)
+    return kept, (f"event search: {len(refused)} of {count} structured pair{'' if count == 1 else 's'} on record "
+                  f"{record} left out, the mechanism refused {'its' if len(refused) == 1 else 'their'} record values "
+                  f"in one probe run of each database (first: {structured[refused[0][0]].why}: {refused[0][1]})")
 
 
 def _presence_form(pair, record: int):

@@ -1,7 +1,8 @@
-"""One probe run of each database of the prior search's pairs: pairs the mechanism refuses are left out.
+"""One probe run of each database of the searched pairs: pairs the mechanism refuses are left out.
 
-The prior search's structured pairs (:func:`audit.search.prior_search.structured_pairs`, StatDP's patterns)
-set a record to every column's observed low or high end at once, rows the prior itself may never draw. A
+The prior search's structured pairs (:func:`audit.search.prior_search.structured_pairs`, StatDP's patterns),
+and the event search's on the chosen critic's record under a prior that is not a two-point prior
+(:func:`audit.search.event_candidates.event_candidates`), set a record to every column's observed low or high end at once, rows the prior itself may never draw. A
 mechanism that restricts its records (a one-hot histogram: at most one 1 per record) refuses such a row with
 an error about its argument. Restricting the patterns to the prior's rows would drop the ones that find the
 sparse vector technique's bugs, so each searched pair is instead run once on each of its databases (bounded by
@@ -9,8 +10,8 @@ the runner's ``--timeout`` and retries, as the domain pilot's runs are: :mod:`au
 pair the mechanism refuses is left out, with a note. Only a refusal of the record values counts (the mechanism
 raised ``InputError`` or ``ValueError``, the errors that say an argument's value is not accepted); any other
 failure (a bug raising on valid input, a hang, a wrong shape) is raised as the mechanism's failure. The probe's
-runs are seeded apart from the audit's (:data:`PROBE_SEED_TAG`), so an audit whose pairs are all accepted draws
-what it drew without the probe.
+runs are seeded apart from the audit's (:data:`PROBE_SEED_TAG`, and a tag of its own for each probe besides the
+prior search's: :func:`probe_rng`), so an audit whose pairs are all accepted draws what it drew without the probe.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 from estimators.validation import InputError, check_int
 from mechanisms.errors import MechanismError, StatisticError
 
-__all__ = ["REFUSAL_ERRORS", "PROBE_SEED_TAG", "refusal", "probe_searched_pairs"]
+__all__ = ["REFUSAL_ERRORS", "PROBE_SEED_TAG", "refusal", "probe_rng", "refused_pairs", "probe_searched_pairs"]
 
 #: What a mechanism raises to refuse its argument's values (miaudit's own and Python's convention).
 REFUSAL_ERRORS = ("InputError", "ValueError")
@@ -39,6 +40,36 @@ def refusal(error: BaseException, who: str) -> str | None:
         return None
     line = str(error).splitlines()[0] if str(error) else ""
     return line if any(line.startswith(f"{who} raised {name} ") for name in REFUSAL_ERRORS) else None
+
+
+def probe_rng(seed: int, *tags: int) -> np.random.Generator:
+    """The probe's generator: ``seed`` mixed with :data:`PROBE_SEED_TAG` (and ``tags``, one per probe besides the
+    prior search's), so its runs are independent of the audit's own draws."""
+    return np.random.default_rng(np.random.SeedSequence([check_int(seed, "seed", 0), PROBE_SEED_TAG, *tags]))
+
+
+def refused_pairs(pairs, runner, rng: np.random.Generator, what: str) -> list:
+    """[(index, the mechanism's refusal in words)] of the ``pairs`` whose databases it refuses (:func:`refusal`).
+
+    Each pair's two databases are one job of one run each, called ``what`` in the runner's messages, spending
+    no run budget.
+
+    Raises
+    ------
+    MechanismError
+        When the mechanism fails on a pair other than by refusing it.
+    """
+    refused = []
+    for i, pair in enumerate(pairs):
+        batch = np.stack([np.asarray(pair.first, dtype=np.float64), np.asarray(pair.second, dtype=np.float64)])
+        try:
+            runner.sample(batch, rng, what=what, budget=None)
+        except MechanismError as error:
+            said = refusal(error, runner.who)
+            if said is None:
+                raise  # a failure on the pair, not a refusal of its values: the mechanism is reported as failing
+            refused.append((i, said))
+    return refused
 
 
 def probe_searched_pairs(pairs, runner, seed: int) -> tuple[list, str | None]:
@@ -64,22 +95,12 @@ def probe_searched_pairs(pairs, runner, seed: int) -> tuple[list, str | None]:
     pairs = list(pairs)
     if not pairs:
         return pairs, None
-    rng = np.random.default_rng(np.random.SeedSequence([check_int(seed, "seed", 0), PROBE_SEED_TAG]))
-    kept, refused = [], []
-    for pair in pairs:
-        batch = np.stack([np.asarray(pair.first, dtype=np.float64), np.asarray(pair.second, dtype=np.float64)])
-        try:
-            runner.sample(batch, rng, what="prior search probe run", budget=None)
-        except MechanismError as error:
-            said = refusal(error, runner.who)
-            if said is None:
-                raise  # a failure on the pair, not a refusal of its values: the mechanism is reported as failing
-            refused.append((pair, said))
-            continue
-        kept.append(pair)
+    refused = refused_pairs(pairs, runner, probe_rng(seed), "prior search probe run")
     if not refused:
-        return kept, None
-    first = f"first: {refused[0][0].why}: {refused[0][1]}"
+        return pairs, None
+    left_out = {i for i, _ in refused}
+    kept = [pair for i, pair in enumerate(pairs) if i not in left_out]
+    first = f"first: {pairs[refused[0][0]].why}: {refused[0][1]}"
     if not kept:
         raise InputError(f"--prior-search {len(pairs)}: the mechanism refused every searched pair ({first}); "
                          "a larger --prior-search reaches its later patterns and the prior's random pairs; or give --prior-search 0")
