@@ -149,6 +149,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
     generated = candidate_pairs(spec.priors[0], spec.prior_search, rng, timeout=spec.execution.timeout)
     if spec.presence_column:  # add/remove: a record present against absent
         generated = add_remove_pairs(generated)
+    probe_runs = {"pair_probe": 2 * len(generated)} if generated else {}  # one run of each database of each pair
     generated, probe_note = probe_searched_pairs(generated, runner, spec.seed)
     searched = search_priors(tuple(spec.pairs) + tuple(generated))
     theta = [(prior, None) for prior in spec.priors] + searched
@@ -247,7 +248,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
         verdict = "violation" if selected_bound > spec.epsilon else "no-violation-detected"
 
     dp_mi = event = float_event = None
-    pilot_runs = 0  # runs that fitted the float-bit statistics of a structured pair (event_candidates)
+    candidate_runs = {}  # the structured pairs' probe and the float-bit statistics' pilot runs (event_candidates)
     claim_tests = plan.claim_tests
     # The MI test's bound, before mi_skipped clears it below (at an early look the MI test tests nothing).
     mi_refuted = stop_at_refutation and _refutes(spec, claim_tests, lower_bound=selected_bound, estimate=estimate)
@@ -256,7 +257,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
         if mi_refuted:
             notes.append(_NOT_RUN_NOTE.format(tests="The event tests were", first="MI test"))
         elif spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
-            pairs, pilot_runs, candidate_notes = event_candidates(spec, best_candidate, fits, data, mechanism_rng,
+            pairs, candidate_runs, candidate_notes = event_candidates(spec, best_candidate, fits, data, mechanism_rng,
                                                                   runner, early, device)
             notes += candidate_notes
             event, float_event, claim_tests = _event_tests(spec, pairs, claim_tests, mechanism_rng, runner, early,
@@ -278,9 +279,12 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
     if reach is not None and not reach["reached"] and claim_verdict != "refuted" and verdict != "violation":
         notes.append(unreached_note(reach))
     by_purpose = {"mi": spec.samples * len(priors)}
+    probed = probe_runs.get("pair_probe", 0) + candidate_runs.get("pair_probe", 0)
+    if probed:
+        by_purpose["pair_probe"] = probed
     if event is not None:
-        if pilot_runs:
-            by_purpose["event_statistics"] = pilot_runs
+        if candidate_runs.get("event_statistics"):
+            by_purpose["event_statistics"] = candidate_runs["event_statistics"]
         if event.selection_runs:  # else the event was chosen on the MI sample's held-out draws
             by_purpose["event_selection"] = event.selection_runs
         by_purpose["event_certification"] = (2 * event.runs_per_input if event.runs_made is None

@@ -102,8 +102,12 @@ def look_runs(spec, samples: int, float_runs: bool | None = None) -> int:
     ``samples`` × :func:`runs_per_sample` (the MI sample and the event tests' certification runs), plus,
     where the event test may choose on selection runs (:func:`event_selection_possible`), those (at most
     ``event_runs`` in all: successive halving spends at most its budget,
-    :func:`audit.search.event_search.event_search`) and the float-bit pilot runs (at most
-    2·min(``event_runs``, :data:`audit.search.event_candidates.BIT_PILOT_RUNS`)).
+    :func:`audit.search.event_search.event_search`), the float-bit pilot runs (at most
+    2·min(``event_runs``, :data:`audit.search.event_candidates.BIT_PILOT_RUNS`)) and the probe of its structured
+    pairs (one run of each database: 2·:data:`~audit.search.event_candidates.STRUCTURED_EVENT_PAIRS`,
+    :func:`audit.search.event_candidates.accepted_structured_pairs`); and the probe of the ``prior_search`` searched
+    pairs (2·``prior_search``, :func:`audit.search.pair_probe.probe_searched_pairs`). The probes' runs are on seeds of
+    their own, the same at every look.
     """
     return look_run_counter(spec, float_runs)(samples)
 
@@ -111,12 +115,13 @@ def look_runs(spec, samples: int, float_runs: bool | None = None) -> int:
 def look_run_counter(spec, float_runs: bool | None = None):
     """:func:`look_runs` of ``spec`` as a function of the samples alone, its per-spec parts computed once
     (the schedule bisects on it)."""
-    from audit.search.event_candidates import BIT_PILOT_RUNS
+    from audit.search.event_candidates import BIT_PILOT_RUNS, STRUCTURED_EVENT_PAIRS
 
     per_sample, selects = runs_per_sample(spec, float_runs), event_selection_possible(spec)
+    probes = 2 * spec.prior_search + (2 * STRUCTURED_EVENT_PAIRS if selects else 0)
 
     def runs_at(samples: int) -> int:
-        runs = samples * per_sample
+        runs = samples * per_sample + probes
         if selects:
             event_runs = samples * spec.event_runs / spec.samples
             runs += event_runs + 2 * min(event_runs, BIT_PILOT_RUNS)

@@ -25,6 +25,7 @@ from mechanisms.outputs.encoding import NONE_NOTE_WORDS
 NOTION_NAMES = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}
 # What each entry of ``samples_by_purpose`` paid for, in words.
 RUN_PURPOSES = {"mi": "MI sample (trains and certifies the critics)",
+                "pair_probe": "probing the searched and structured pairs (one run of each database)",
                 "event_statistics": "fitting the float-bit statistics", "event_selection": "choosing the event",
                 "event_certification": "certifying the event",
                 "float_selection": "choosing the float-bit event", "float_certification": "certifying the float-bit event"}

@@ -92,9 +92,9 @@ def event_candidates(spec, candidate, fits, data, rng, runner, early=False, devi
     structured pairs on its record (StatDP patterns, column levels read from the audit's draws of
     that prior), the float-bit statistics of the first of them (:func:`float_bit_candidates`, when the MI
     sample's outputs hold bits below the coarse grid: :func:`audit.statistics.float_bits.has_fine_bits`) and
-    pairs of its values on a base database of the validation split. Returns (the candidates, the pilot
-    runs of the float-bit statistics, notes on the structured pairs the mechanism refused:
-    :func:`accepted_structured_pairs`).
+    pairs of its values on a base database of the validation split. Returns (the candidates, the runs made
+    by purpose — ``"pair_probe"``, the structured pairs' probe, and ``"event_statistics"``, the float-bit statistics'
+    pilot runs — and notes on the structured pairs the mechanism refused: :func:`accepted_structured_pairs`).
 
     Parameters
     ----------
@@ -116,7 +116,7 @@ def event_candidates(spec, candidate, fits, data, rng, runner, early=False, devi
     device : torch.device, optional
         The audit's torch device (:func:`pair_statistics`).
     """
-    pairs, pilot_runs, notes = [], 0, []
+    pairs, runs, notes = [], {}, []
     for i, cell in enumerate(fits.cells):
         if cell.strategy == "certify" and neighbouring_pair_of(cell.prior, cell.record) is not None:
             critics = [candidate] if candidate.cell is cell else []
@@ -132,6 +132,7 @@ def event_candidates(spec, candidate, fits, data, rng, runner, early=False, devi
         dbs, _ = data[cell.prior_index]
         statistic = critic_statistic(candidate, fits)
         structured = structured_pairs(cell.prior, STRUCTURED_EVENT_PAIRS, rng, records=(cell.record,), observed=dbs)
+        runs["pair_probe"] = 2 * len(structured)
         structured, note = accepted_structured_pairs(structured, cell.record, runner, spec.seed, spec.presence_column)
         notes += [note] if note else []
         pairs += [PairCandidate(p.first, p.second, cell.record, statistic, p.why) for p in structured]
@@ -140,8 +141,8 @@ def event_candidates(spec, candidate, fits, data, rng, runner, early=False, devi
         if structured and spec.arithmetic == "float" and has_fine_bits(data[cell.prior_index][1]):
             # fitted on the add/remove pair they are certified on (the rewrite below keeps such a pair as it is)
             bit_pair = _presence_form(structured[0], cell.record) if spec.presence_column else structured[0]
-            bit_candidates, pilot_runs = float_bit_candidates(bit_pair, cell.record, runner, rng,
-                                                              min(spec.event_runs, BIT_PILOT_RUNS), device)
+            bit_candidates, runs["event_statistics"] = float_bit_candidates(bit_pair, cell.record, runner, rng,
+                                                                            min(spec.event_runs, BIT_PILOT_RUNS), device)
             pairs += bit_candidates
         validation = fits.fit(kind).split[1]
         values = distinct_rows(dbs[validation[:256], cell.record, :])[:4]
@@ -151,7 +152,7 @@ def event_candidates(spec, candidate, fits, data, rng, runner, early=False, devi
         said = "the last attribute is the record's presence (1 present, 0 absent)"
         pairs = [replace(p, origin=f"{p.origin}; {said}" if p.origin else said) for p in pairs]
         pairs = [p if p.held_out is not None else _presence_form(p, p.record) for p in pairs]
-    return pairs, pilot_runs, notes
+    return pairs, runs, notes
 
 
 def accepted_structured_pairs(structured, record: int, runner, seed: int, presence: bool = False) -> tuple:
