@@ -2,9 +2,9 @@
 
 The prior search's structured pairs (:func:`audit.search.prior_search.structured_pairs`, StatDP's patterns),
 and the event search's on the chosen critic's record under a prior that is not a two-point prior
-(:func:`audit.search.event_candidates.event_candidates`), set a record to every column's observed low or high end at once, rows the prior itself may never draw. A
-mechanism that restricts its records (a one-hot histogram: at most one 1 per record) refuses such a row with
-an error about its argument. Restricting the patterns to the prior's rows would drop the ones that find the
+(:func:`audit.search.event_candidates.event_candidates`), set a record to every column's observed low or high end
+at once, rows the prior itself may never draw. A mechanism that restricts its records (a one-hot histogram: at most
+one 1 per record) refuses such a row with an error about its argument. Restricting the patterns to the prior's rows would drop the ones that find the
 sparse vector technique's bugs, so each searched pair is instead run once on each of its databases (bounded by
 the runner's ``--timeout`` and retries, as the domain pilot's runs are: :mod:`audit.search.family_pilot`) and a
 pair the mechanism refuses is left out, with a note. Only a refusal of the record values counts (the mechanism
