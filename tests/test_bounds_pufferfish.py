@@ -329,11 +329,25 @@ def test_utility_bounds_hand_computed_from_joint():
     got = utility_bounds(eps, h_f_given_g=h_f_given_g, h_g_given_f=h_g_given_f, h_g=h_g)
     alpha = eps / h_g
     l1 = h_f_given_g - h_g_given_f + eps
-    l2 = h_f_given_g - alpha * h_g_given_f + eps - (1 - alpha) * (math.log(info + 1) + 4)
+    # L_2 worked in bits throughout (the SFRL's +4 is in bits, Li and El Gamal 2018), then to nats
+    bits = 1.0 / math.log(2.0)
+    l2_bits = (h_f_given_g * bits - alpha * h_g_given_f * bits + eps * bits
+               - (1 - alpha) * (math.log2(info * bits + 1) + 4))
+    l2 = l2_bits * math.log(2.0)
     assert got.upper_bound == pytest.approx(h_f_given_g + eps)
     assert got.lower_bound_1 == pytest.approx(l1) and got.lower_bound_2 == pytest.approx(l2)
     assert got.lower_bound == pytest.approx(max(l1, l2)) and got.alpha == pytest.approx(alpha)
     assert got.lower_bound <= got.upper_bound
+
+
+def test_utility_bounds_second_lower_bound_tighter_than_reading_the_constant_in_nats():
+    # reading the printed "+ 4" as nats subtracts more: valid but looser, by at least 4(1 - ln 2) + ln ln 2
+    h_f_given_g, h_g_given_f, h_g, eps = 2.0, 0.3, 1.5, 0.4
+    got = utility_bounds(eps, h_f_given_g=h_f_given_g, h_g_given_f=h_g_given_f, h_g=h_g)
+    alpha, info = eps / h_g, h_g - h_g_given_f
+    in_nats_reading = h_f_given_g - alpha * h_g_given_f + eps - (1 - alpha) * (math.log(info + 1) + 4)
+    gap = (got.lower_bound_2 - in_nats_reading) / (1 - alpha)
+    assert gap >= 4 * (1 - math.log(2)) + math.log(math.log(2)) > 0.85
 
 
 def test_utility_bounds_tight_when_g_determined_by_f():
