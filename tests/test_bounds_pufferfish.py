@@ -179,7 +179,7 @@ def test_approx_pp_density_formula_and_validity():
     pdf0, pdf1 = stats.laplace(0, b).pdf, stats.laplace(shift, b).pdf
     const = density_constants(np.array([pdf0(grid), pdf1(grid)]))
     a = math.exp(-eps)
-    reverse_pinsker = 0.5 * (math.log(1 / a) / (1 - a) - a)
+    reverse_pinsker = math.log(1 / a) / (1 - a) - a  # Sason (2015) Thm 1 with |P − Q| = 2 TV
     log_range = math.log((1 / (2 * b)) / pdf0(6.7))
     dprime = 1 - 2 / (math.exp(eps) + 1)
     got = approx_pp_to_mipp(eps, 0.0, method="density", alpha=const.alpha, beta=const.beta, u=const.u, ell=const.ell)
@@ -191,6 +191,45 @@ def test_approx_pp_density_formula_and_validity():
     assert mi <= got
     # each term alone is a valid bound as well (ε₁*, ε₂* of the proof)
     assert approx_pp_to_mipp(eps, 0.0, method="density", alpha=a, beta=a) == pytest.approx(dprime * reverse_pinsker)
+
+
+def test_reverse_pinsker_term_bounds_the_divergence_and_the_printed_half_does_not():
+    # Sason (2015) Thm 1 in total variation: D(P‖Q) ≤ (log(1/β₁)/(1−β₁) − β₂)·TV, β₁ = min Q/P,
+    # β₂ = min P/Q. The paper's δ'/2·(…) fails on this pair: D = 0.511, TV = 0.4, half-term 0.291.
+    p, q = np.array([0.5, 0.5]), np.array([0.1, 0.9])
+    div = float(np.sum(p * np.log(p / q)))
+    tv_pq = 0.4
+    b1, b2 = 0.2, 5.0 / 9.0
+    sason = (math.log(1 / b1) / (1 - b1) - b2) * tv_pq
+    assert 0.5 * sason < div <= sason
+    # the code's term, through the public API at ε with δ' = TV: δ' · sup over both orders
+    eps = math.log((1 + tv_pq) / (1 - tv_pq))  # δ' = 1 − 2/(e^ε + 1) = TV
+    got = approx_pp_to_mipp(eps, 0.0, method="density", alpha=[b1, b2], beta=[b2, b1])
+    both = max(math.log(1 / b1) / (1 - b1) - b2, math.log(1 / b2) / (1 - b2) - b1)
+    assert got == pytest.approx(tv_pq * both) and got >= div
+    # on random pairs the doubled term holds (by brute force) and is nearly attained
+    rng = np.random.default_rng(3)
+    ratios = []
+    for _ in range(2000):
+        p, q = rng.dirichlet(np.ones(3), size=2)
+        d = float(np.sum(p * np.log(p / q)))
+        beta1, beta2 = float(np.min(q / p)), float(np.min(p / q))
+        bound = (math.log(1 / beta1) / (1 - beta1) - beta2) * 0.5 * float(np.abs(p - q).sum())
+        ratios.append(d / bound)
+    assert max(ratios) <= 1 + 1e-12 and max(ratios) > 0.9
+
+
+def test_finite_part_for_large_tv_bound_is_at_least_the_largest_possible_mi():
+    # δ' ≥ ½: h_b decreases there, but the bound stays at least log N ≥ any I(g; M) with
+    # |spt M| = N outputs or |Im g| + 1 = N (I ≤ log |spt M|, I ≤ H(g) ≤ log |Im g|).
+    for eps in (1.2, 2.0, 5.0, 20.0):
+        for delta in (0.0, 0.3, 0.9):
+            dprime = 1 - 2 * (1 - delta) / (math.exp(eps) + 1)
+            assert dprime >= 0.5
+            for support in (2, 3, 10, 1000):
+                got = approx_pp_to_mipp(eps, delta, output_support=support)
+                assert got >= math.log(support)
+                assert approx_pp_to_mipp(eps, delta, secret_values=support) >= math.log(support)
 
 
 def test_density_constants_unbounded_ratio():
@@ -419,7 +458,7 @@ def test_cli_approx_pp_to_mipp(capsys):
     hb = -dprime * math.log(dprime) - (1 - dprime) * math.log(1 - dprime)
     assert out["mi_epsilon"] == pytest.approx(2 * hb + 2 * dprime * math.log(4)) and out["method"] == "finite"
     dens = run_json(capsys, "approx-pp-to-mipp", "--epsilon", "1", "--delta", "0", "--alpha", "0.5,0.9", "--beta", "0.5,0.9")
-    term = max(0.5 * (math.log(1 / a) / (1 - a) - a) for a in (0.5, 0.9))
+    term = max(math.log(1 / a) / (1 - a) - a for a in (0.5, 0.9))
     assert dens["mi_epsilon"] == pytest.approx((1 - 2 / (math.e + 1)) * term) and dens["method"] == "density"
 
 
@@ -431,7 +470,7 @@ def test_cli_approx_pp_to_mipp_from_density_file(capsys, tmp_path):
     out = run_json(capsys, "approx-pp-to-mipp", "--epsilon", "1", "--delta", "0.05", "--densities", str(path))
     sup_ratio = math.exp(4.0 - 0.5)  # f0/f1 = e^{1/2 − x} at x = −3, and f1/f0 at x = 4 alike
     a = 1 / sup_ratio
-    reverse_pinsker = 0.5 * (math.log(sup_ratio) / (1 - a) - a)
+    reverse_pinsker = math.log(sup_ratio) / (1 - a) - a
     log_range = math.log(stats.norm.pdf(0) / stats.norm.pdf(4.0))  # peak over the farthest grid point
     dprime = 1 - 2 * 0.95 / (math.e + 1)
     assert out["mi_epsilon"] == pytest.approx(dprime * min(reverse_pinsker, log_range), rel=1e-9)

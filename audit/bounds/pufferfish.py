@@ -270,7 +270,16 @@ def density_constants(conditional_densities) -> DensityConstants:
 
 
 def _reverse_pinsker_term(alpha, beta) -> float:
-    """sup ½(log(1/α)/(1−α) − β) over the supplied (α, β) pairs (formula (4))."""
+    """sup (log(1/α)/(1−α) − β) over the supplied (α, β) pairs: formula (4)'s first term, doubled.
+
+    The proof of Theorem 1 (Part 2) uses Sason's reverse Pinsker inequality (Sason 2015, "On
+    reverse Pinsker inequalities", Theorem 1): D(P‖Q) ≤ ½(log(1/β₁)/(1−β₁) − β₂)·|P − Q|, where
+    |P − Q| is the L1 distance (Sason's Pinsker inequality, his (1), reads D ≥ ½|P − Q|² in nats),
+    i.e. twice the total variation δ' bounds. The paper multiplies by δ'/2, which is not a bound
+    on the divergence: P = (½, ½), Q = (0.1, 0.9) have D = 0.511 nats and TV = 0.4, and the
+    printed form gives 0.291 (Sason's, in TV: 0.582). No counterexample to the paper's MI-level
+    statement was found, but its argument proves only the doubled term, which is what is used.
+    """
     a = as_finite_vector(alpha, "alpha")
     b = as_finite_vector(beta, "beta")
     if a.shape != b.shape:
@@ -282,7 +291,7 @@ def _reverse_pinsker_term(alpha, beta) -> float:
     with np.errstate(divide="ignore", invalid="ignore"):
         # log(1/α)/(1−α) → 1 as α → 1 (identical densities); → ∞ as α → 0.
         factor = np.where(a == 1.0, 1.0, -np.log(a) / (1.0 - a))
-    return float(np.max(0.5 * (factor - b)))
+    return float(np.max(factor - b))
 
 
 def _log_density_range(u, ell) -> float:
@@ -319,10 +328,15 @@ def approx_pp_to_mipp(
     With δ' = 1 − 2(1−δ)/(e^ε+1) (:func:`tv_bound_from_approx_pp`):
 
     - ``method="finite"`` (Part 1, |spt M(X)| < ∞ or max |Im g| < ∞):
-      ε* = 2 h_b(δ') + 2 δ' log(|spt M(X)| ∧ (max_g |Im g| + 1));
+      ε* = 2 h_b(δ') + 2 δ' log(|spt M(X)| ∧ (max_g |Im g| + 1)); for δ' ≥ ½, where h_b
+      decreases, it is still a bound, trivially: 2δ' log N ≥ log N, and the MI is at most
+      log |spt M(X)| and at most H(g) ≤ log |Im g|;
     - ``method="density"`` (Part 2, formula (4)):
-      ε* = δ' · [sup ½(log(α⁻¹)/(1−α) − β) ∧ sup log(u/ℓ)]; each bracketed term alone is also
-      a valid bound (ε₁* and ε₂* in the proof), so either pair may be omitted.
+      ε* = δ' · [sup (log(α⁻¹)/(1−α) − β) ∧ sup log(u/ℓ)]; each bracketed term alone is also
+      a valid bound (ε₁* and ε₂* in the proof), so either pair may be omitted. The first term is
+      twice the paper's printed ½(…): the reverse Pinsker inequality it rests on bounds the
+      divergence by the L1 distance, twice the total variation δ' (see
+      :func:`_reverse_pinsker_term`).
 
     Parameters
     ----------
