@@ -113,3 +113,17 @@ def test_a_mechanism_failing_on_a_searched_pair_other_than_by_refusing_it_is_rep
     err = capsys.readouterr().err
     assert status == 1 and "raised ZeroDivisionError" in err, err
     assert len(raised) == 1 and "ZeroDivisionError" in str(raised[0])
+
+
+def test_left_out_keeps_the_order_and_words_one_and_several_refusals():
+    from audit.search.pair_probe import left_out
+
+    pairs = [NeighbouringPair(np.zeros((1, 1)), np.ones((1, 1)), why=f"p{i}") for i in range(3)]
+    kept, first, note = left_out(pairs, [(0, "no")], "searched")
+    assert kept == pairs[1:] and first == "first: p0: no"
+    assert note == ("1 of 3 searched pairs left out, the mechanism refused its record values in one probe run of "
+                    "each database (first: p0: no)")
+    kept, _, note = left_out(pairs, [(0, "no"), (2, "nor")], "structured", " on record 4")
+    assert kept == [pairs[1]]
+    assert note.startswith("2 of 3 structured pairs on record 4 left out, the mechanism refused their record values")
+    assert left_out(pairs[:1], [(0, "no")], "searched")[2].startswith("1 of 1 searched pair left out")

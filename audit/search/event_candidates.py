@@ -28,7 +28,7 @@ from audit.statistics.support import SUPPORT_STATISTICS, SupportLogRatio
 from audit.statistics.pair_candidates import (EARLY_LOOK_SELECTION_RUNS, MIN_SELECTION_RUNS, PairCandidate, draws_of_first,
                                               held_out_scores, neighbouring_pair_of, value_pairs)
 from audit.statistics.secret_critics import secret_values
-from audit.search.pair_probe import probe_rng, refused_pairs
+from audit.search.pair_probe import left_out, probe_rng, refused_pairs
 from audit.search.prior_search import structured_pairs
 
 __all__ = ["STRUCTURED_EVENT_PAIRS", "STRUCTURED_PROBE_TAG", "BIT_PILOT_RUNS", "event_candidates",
@@ -175,12 +175,8 @@ def accepted_structured_pairs(structured, record: int, runner, seed: int, presen
     refused = refused_pairs(run, runner, probe_rng(seed, STRUCTURED_PROBE_TAG), "structured pair probe run")
     if not refused:
         return structured, None
-    left_out = {i for i, _ in refused}
-    kept = [pair for i, pair in enumerate(structured) if i not in left_out]
-    count = len(structured)
-    return kept, (f"event search: {len(refused)} of {count} structured pair{'' if count == 1 else 's'} on record "
-                  f"{record} left out, the mechanism refused {'its' if len(refused) == 1 else 'their'} record values "
-                  f"in one probe run of each database (first: {structured[refused[0][0]].why}: {refused[0][1]})")
+    kept, _, note = left_out(structured, refused, "structured", f" on record {record}")
+    return kept, f"event search: {note}"
 
 
 def _presence_form(pair, record: int):

@@ -21,7 +21,8 @@ import numpy as np
 from estimators.validation import InputError, check_int
 from mechanisms.errors import MechanismError, StatisticError
 
-__all__ = ["REFUSAL_ERRORS", "PROBE_SEED_TAG", "refusal", "probe_rng", "refused_pairs", "probe_searched_pairs"]
+__all__ = ["REFUSAL_ERRORS", "PROBE_SEED_TAG", "refusal", "probe_rng", "refused_pairs", "left_out",
+           "probe_searched_pairs"]
 
 #: What a mechanism raises to refuse its argument's values (miaudit's own and Python's convention).
 REFUSAL_ERRORS = ("InputError", "ValueError")
@@ -72,6 +73,35 @@ def refused_pairs(pairs, runner, rng: np.random.Generator, what: str) -> list:
     return refused
 
 
+def left_out(pairs, refused, kind: str, where: str = "") -> tuple[list, str, str]:
+    """(the ``pairs`` not refused, the first refusal in words, the note on those left out): every probe's words.
+
+    Parameters
+    ----------
+    pairs : sequence of NeighbouringPair
+        The probed pairs.
+    refused : list of (int, str)
+        :func:`refused_pairs`' answer on ``pairs``, not empty.
+    kind, where : str
+        The pairs' name before and after "pair(s)" in the note: ``"searched"``; ``"structured"`` and
+        ``" on record 3"``.
+
+    Returns
+    -------
+    tuple
+        The kept pairs in their order; ``"first: <the pair's why>: <its refusal>"``; and ``"<k> of <n> <kind>
+        pairs<where> left out, the mechanism refused their record values in one probe run of each database
+        (<first>)"`` ("pair" and "its" for one).
+    """
+    dropped = {i for i, _ in refused}
+    kept = [pair for i, pair in enumerate(pairs) if i not in dropped]
+    first = f"first: {pairs[refused[0][0]].why}: {refused[0][1]}"
+    count = len(pairs)
+    return kept, first, (f"{len(refused)} of {count} {kind} pair{'' if count == 1 else 's'}{where} left out, the "
+                         f"mechanism refused {'its' if len(refused) == 1 else 'their'} record values in one probe run "
+                         f"of each database ({first})")
+
+
 def probe_searched_pairs(pairs, runner, seed: int) -> tuple[list, str | None]:
     """(the pairs the mechanism runs on, a note on those left out or None).
 
@@ -98,12 +128,8 @@ def probe_searched_pairs(pairs, runner, seed: int) -> tuple[list, str | None]:
     refused = refused_pairs(pairs, runner, probe_rng(seed), "prior search probe run")
     if not refused:
         return pairs, None
-    left_out = {i for i, _ in refused}
-    kept = [pair for i, pair in enumerate(pairs) if i not in left_out]
-    first = f"first: {pairs[refused[0][0]].why}: {refused[0][1]}"
+    kept, first, note = left_out(pairs, refused, "searched")
     if not kept:
         raise InputError(f"--prior-search {len(pairs)}: the mechanism refused every searched pair ({first}); "
                          "a larger --prior-search reaches its later patterns and the prior's random pairs; or give --prior-search 0")
-    return kept, (f"prior search: {len(refused)} of {len(pairs)} searched pair{'' if len(pairs) == 1 else 's'} left "
-                  f"out, the mechanism refused {'its' if len(refused) == 1 else 'their'} record values in one probe "
-                  f"run of each database ({first}); the {len(kept)} it ran on join Θ")
+    return kept, f"prior search: {note}; the {len(kept)} it ran on join Θ"
