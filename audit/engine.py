@@ -41,7 +41,7 @@ from mechanisms.outputs.encoding import encoder_of
 
 from audit.bounds.pufferfish import dp_epsilon_lower_bound_from_mi
 from audit.certificates.secret_bounds import certify, certify_sliced_average
-from audit.certificates.claim_tests import cross_checks
+from audit.certificates.claim_tests import cross_checks, uses_ratio_certificates
 from audit.statistics.classifier_critic import fit_classifier_critics
 from audit.statistics.arithmetic import RoundedOutputs, RoundedRunner, is_float_bit_candidate, rounded_candidate
 from audit.certificates.event_bounds import with_delta_certificate
@@ -415,7 +415,7 @@ def _event_tests(spec, pairs, claim_tests, rng, runner, early: bool = False, dev
 
 def _search(spec, pairs, rng, runner, alpha, claim, gdp_alpha, early=False):
     # The audit's claim decides the certificates even when the event test does not test it (``claim`` None).
-    pure = spec.claim is None or spec.claim.pure_epsilon is not None
+    pure = uses_ratio_certificates(spec.claim, spec.delta)
     return event_search(pairs, runner=runner, rng=rng, runs=spec.event_runs, alpha=alpha, delta=spec.delta,
                         claim=claim, pure_certificates=pure, gdp_alpha=gdp_alpha,
                         predict_runs=spec.pilot_for_runs, keep_scores=spec.pilot_for_runs is not None,

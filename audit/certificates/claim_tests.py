@@ -164,8 +164,12 @@ def _ratio_refutes(n: int, alpha: float, epsilon: float) -> bool:
 
 def uses_ratio_certificates(claim: Claim | None, delta: float = 0.0) -> bool:
     """Whether the event test of an audit at δ = ``delta`` (its ``delta``) with ``claim`` may certify by the odds or
-    rate ratio: only at δ = 0 and for no claim or a pure ε-DP one, the only claims they bound
-    (:func:`audit.search.event_search.choice_settings`, :func:`_event_checks`)."""
+    rate ratio: only at δ = 0 and for no claim or a pure ε-DP one, the only claims they bound.
+
+    The one statement of that rule: the event search's choice (:func:`audit.search.event_search.choice_settings`),
+    the engine's event searches, the family pilot (:func:`audit.search.family_pilot.pilot_scores`), the refutation-runs
+    prediction (:func:`audit.gating.refutation_runs.runs_to_refute`) and the planning helpers here call it.
+    """
     return delta == 0 and (claim is None or claim.pure_epsilon is not None)
 
 

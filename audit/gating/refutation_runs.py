@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from audit.certificates.claim_tests import uses_ratio_certificates
 from audit.certificates.event_bounds import claim_objective
 from audit.gating.look_runs import runs_per_sample
 from audit.search.event_choice import predicted_objective
@@ -32,7 +33,7 @@ def runs_to_refute(claim, p_first: float, p_second: float, alpha: float,
     claim's profile).
     """
     objective = claim_objective(claim)
-    pure = claim.pure_epsilon is not None
+    pure = uses_ratio_certificates(claim)  # a fresh audit at δ = 0
 
     def refutes(n: int) -> bool:
         return bool(predicted_objective(p_first, p_second, n, alpha, objective, pure_dp=pure) > 1.0)

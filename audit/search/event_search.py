@@ -33,6 +33,7 @@ from mechanisms.inputs.missing_values import rows_differ
 from mechanisms.outputs.encoding import encoder_of
 from mechanisms.outputs.unbounded import unbounded_differences
 
+from audit.certificates.claim_tests import uses_ratio_certificates
 from audit.certificates.event_bounds import certified_epsilon, claim_objective, clopper_pearson
 from audit.search.claim_events import DELTA_OPTIMAL, EPSILON_OPTIMAL, choose_events, ranks_by_delta
 from audit.certificates.gaussian_dp import ESTIMATE_DELTA, gdp_certificate, point_grid
@@ -71,10 +72,12 @@ def pair_words(event: dict) -> str:
 
 def choice_settings(runs: int, alpha: float, delta: float, claim, pure_certificates: bool = True) -> dict:
     """The keyword arguments of :func:`audit.search.event_choice.choose_event` with which :func:`event_search` chooses
-    an event for ``runs`` certification runs per input at level ``alpha`` (its parameters of the same names)."""
+    an event for ``runs`` certification runs per input at level ``alpha`` (its parameters of the same names); the
+    odds- and rate-ratio certificates among its choices (``pure_dp``) where ``pure_certificates`` and
+    :func:`audit.certificates.claim_tests.uses_ratio_certificates` ``(claim, delta)``."""
     objective = None if claim is None else claim_objective(claim)
-    # Pure DP only (δ = 0, and the audit's claim, if any, pure): the odds- and rate-ratio certificates bound nothing else.
-    pure_dp = delta == 0 and pure_certificates and (claim is None or claim.pure_epsilon is not None)
+    # The odds- and rate-ratio certificates bound pure ε-DP only: uses_ratio_certificates states where they apply.
+    pure_dp = pure_certificates and uses_ratio_certificates(claim, delta)
     return dict(runs=runs, alpha=alpha, delta=delta, objective=objective, pure_dp=pure_dp)
 
 

@@ -120,8 +120,7 @@ def pilot_scores(families, runner, rng: np.random.Generator, *, runs: int, alpha
     """
     pilot_runs = check_int(pilot_runs, "pilot_runs", 4)
     max_pairs = check_int(max_pairs, "max_pairs", 1)
-    settings = choice_settings(check_int(runs, "runs", 1), alpha, delta, claim,
-                               pure_certificates=claim is None or claim.pure_epsilon is not None)
+    settings = choice_settings(check_int(runs, "runs", 1), alpha, delta, claim)  # its claim decides the certificates
     candidates, outputs, errors = [], [], []
     for candidate in _in_turn(list(families), max_pairs):
         try:
