@@ -59,7 +59,7 @@ import dataclasses
 
 from audit.audit_plan import resolve_slices
 from audit.certificates.claim_tests import (early_float_test, plan_claim_tests, refutes_with_one_miss,  # noqa: F401
-                                            smallest_certifying_runs)
+                                            smallest_certifying_runs, uses_ratio_certificates)
 from audit.gating.look_runs import event_selection_possible, theta_size
 
 __all__ = ["EARLY_LOOK_RUNS_PER_INPUT", "EARLY_LOOK_SAMPLES", "early_look", "early_look_possible", "early_look_runs",
@@ -123,6 +123,14 @@ def early_look(spec, level_at, last_runs: int, float_runs: bool | None = None) -
     claim. Where :func:`plans_float_test`, the look is first sized with the float-bit test's runs and the split of
     the event test's share (:func:`audit.certificates.claim_tests.early_float_test` at the look's level); where no
     size within the cap allows that, it is sized without them, as for a mechanism whose outputs hold no fine bits.
+
+    The event runs are also at least the fewest with which the look's event test can certify any ε > 0
+    (:func:`audit.certificates.claim_tests.smallest_certifying_runs`), counting the odds- and rate-ratio
+    certificates where the look's event test may certify by them
+    (:func:`audit.certificates.claim_tests.uses_ratio_certificates` of the audit's claim and δ), as the ordinary
+    looks' smallest size does. A refutation with one miss implies that the pair certifies ε > 0 (p̲ > p̄), so that
+    floor never binds below the one-miss rule. The size is a function of the spec and the schedule alone, fixed
+    before any run, so it changes the look's power only: its level α_0 and the union bound over the looks are as above.
     """
     if not early_look_possible(spec):
         return None
@@ -140,7 +148,10 @@ def _sized(spec, level_at, last_runs: int, float_test: bool, planned_float: bool
     float-bit runs past the cap) is passed over: the float-bit test runs at an early look only within the cap."""
     claim, samples = spec.claim, EARLY_LOOK_SAMPLES
     share = 0.5 if claim.notion == "gdp" else 1.0  # the μ certificate takes half of a GDP claim's α_k
-    runs = smallest_certifying_runs(spec.alpha)
+    # The look's event test may certify by the odds or rate ratio where the audit's does (its claim and δ): the
+    # certificates it chooses among, as the ordinary looks' smallest size counts them.
+    ratios = uses_ratio_certificates(claim, spec.delta)
+    runs = smallest_certifying_runs(spec.alpha, ratio_certificates=ratios)
     while early_look_runs(spec, samples, runs, float_test) <= 2 * EARLY_LOOK_RUNS_PER_INPUT:
         planned = early_look_runs(spec, samples, runs, float_test)
         if planned >= last_runs:
@@ -148,7 +159,7 @@ def _sized(spec, level_at, last_runs: int, float_test: bool, planned_float: bool
         alpha = level_at(planned)
         fits = (early_float_test(claim, share * alpha, runs) if float_test
                 else refutes_with_one_miss(claim, share * alpha, runs))
-        if runs >= smallest_certifying_runs(alpha) and fits:
+        if runs >= smallest_certifying_runs(alpha, ratio_certificates=ratios) and fits:
             look_spec = dataclasses.replace(spec, samples=samples, event_runs=runs, alpha=alpha)
             spent = plan_claim_tests(look_spec, classifier_critics=True, early=True).alpha_spent
             if "event" not in spent or float_test and "float" not in spent:
