@@ -11,13 +11,11 @@ The run counts are worked by hand: with n runs per input, n hits against none,
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
-from scipy import stats
 
 import audit.gating.early_look as early
+from test_sequential_early_look import _one_miss_refutes  # Clopper–Pearson from the Beta quantiles
 from audit.certificates.claim_tests import smallest_certifying_runs
 from audit.spec import AuditSpec
 from mechanisms.claims.parsing import parse_claim
@@ -55,14 +53,6 @@ def test_the_early_look_counts_the_ratio_certificates_where_its_event_test_may_u
     monkeypatch.setattr(early, "smallest_certifying_runs", recorded)
     early.early_look(_spec(claim, delta), lambda runs: ALPHA * (runs / 60_000) ** 2, 60_000, float_runs=False)
     assert seen and set(seen) == {ratios}
-
-
-def _one_miss_refutes(epsilon: float, alpha: float, runs: int) -> bool:
-    """Pure ε-DP against runs − 1 hits of ``runs`` and none of ``runs``: Clopper–Pearson (1934) bounds from the Beta
-    quantiles at α/2 each, on the event and its complement (Dwork and Roth 2014, Definition 2.4)."""
-    lower = stats.beta.ppf(alpha / 2, runs - 1, 2)
-    upper = stats.beta.ppf(1 - alpha / 2, 1, runs)
-    return lower > math.exp(epsilon) * upper or (1 - upper) > math.exp(epsilon) * (1 - lower)
 
 
 @pytest.mark.parametrize("epsilon, last", [(0.5, 6000), (1.0, 6000), (1.0, 60_000)])
