@@ -379,3 +379,22 @@ def all_finite(*tensors) -> bool:
 
     return all(bool(np.isfinite(t.detach().numpy()).all()) if t.device.type == "cpu" else bool(torch.isfinite(t).all())
                for t in tensors)
+
+
+#: Callbacks told of every host→device copy made by :func:`to_device`, each called as ``listener(device, nbytes)``
+#: (``experiments.sync_count`` counts the bytes by caller; on the CPU too, where nothing is copied).
+COPY_LISTENERS: list = []
+
+
+def to_device(values, device, dtype=None, non_blocking: bool = False):
+    """``values`` (a NumPy array, anything ``torch.as_tensor`` takes, or a host tensor) as a tensor of ``dtype`` (its
+    own where None) on ``device``: the route of the audit's host→device copies of data, so that their bytes can be
+    counted (:data:`COPY_LISTENERS`) on any device. On the CPU the tensor shares the array's memory where the dtype
+    allows, as ``torch.as_tensor`` does; a listener is told the bytes a GPU run would copy there.
+    ``non_blocking``: the copy may overlap the host's work (it does where the host memory is pinned)."""
+    import torch
+
+    tensor = torch.as_tensor(values, dtype=dtype)
+    for listener in COPY_LISTENERS:
+        listener(device, tensor.numel() * tensor.element_size())
+    return tensor.to(device, non_blocking=non_blocking)
