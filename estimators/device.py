@@ -386,15 +386,21 @@ def all_finite(*tensors) -> bool:
 COPY_LISTENERS: list = []
 
 
-def to_device(values, device, dtype=None, non_blocking: bool = False):
+def to_device(values, device, dtype=None, pinned: bool = False):
     """``values`` (a NumPy array, anything ``torch.as_tensor`` takes, or a host tensor) as a tensor of ``dtype`` (its
     own where None) on ``device``: the route of the audit's host→device copies of data, so that their bytes can be
     counted (:data:`COPY_LISTENERS`) on any device. On the CPU the tensor shares the array's memory where the dtype
     allows, as ``torch.as_tensor`` does; a listener is told the bytes a GPU run would copy there.
-    ``non_blocking``: the copy may overlap the host's work (it does where the host memory is pinned)."""
+
+    ``pinned``: on a CUDA device, the values are put in page-locked host memory and copied without the host waiting
+    (``non_blocking``): a copy from pageable memory makes the host wait for the GPU's queue, one from page-locked
+    memory is queued on the stream like a kernel (the CUDA C++ Programming Guide, "Asynchronous Concurrent
+    Execution"; torch's page-locked allocator keeps the block until the copy is done). Elsewhere the plain copy."""
     import torch
 
     tensor = torch.as_tensor(values, dtype=dtype)
     for listener in COPY_LISTENERS:
         listener(device, tensor.numel() * tensor.element_size())
-    return tensor.to(device, non_blocking=non_blocking)
+    if pinned and torch.device(device).type == "cuda":
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)

@@ -21,8 +21,8 @@ its listeners each copy's size on any device, and of ``torch.as_tensor``/``torch
 device. On the CPU they are the bytes a CUDA run copies there; on a GPU, those of copies to it.
 
 ``python -m experiments.sync_count [--stage dimension|epsilon|critic] [--features P] [--runs N] [--device D]
-[--device-routes] [--gpu-chunks] [--seed S] [--top K]`` counts the syncs of the DP-SGD GPU grid's parameter-release audits
-(:func:`experiments.dimension_profile.profile_dimension`'s), of its ε stage's audits at target ε = 1
+[--device-routes] [--gpu-chunks] [--seed S] [--top K]`` counts the syncs of the DP-SGD GPU grid's parameter-release
+audits (:func:`experiments.dimension_profile.profile_dimension`'s), of its ε stage's audits at target ε = 1
 (:func:`experiments.epsilon_profile.profile_epsilon`'s), or of one neural critic training
 (:func:`estimators.neural.fit_critics` on Gaussian data), and prints syncs per critic training step and per
 training call with the places that sync most, then the bytes copied to the device by place; ``--device-routes``

@@ -234,3 +234,19 @@ def test_an_audit_with_one_copy_a_block_gives_the_events_and_bounds_of_copies_by
     assert kept.lower_bound == streamed.lower_bound and kept.dp_epsilon_lower_bound_event == \
         streamed.dp_epsilon_lower_bound_event
     assert sum(kept_sizes) < sum(streamed_sizes)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_cuda_one_copy_a_block_gives_the_bit_fields_codes_and_the_cpus_rounding():
+    cuda = torch.device("cuda")
+    y = _outputs(9, rows=2000, columns=7)
+    expected = _bit_codes(y)
+    with copied_bytes() as sizes, keep_on_device() as store:
+        for name, codes in expected.items():
+            np.testing.assert_array_equal(device_code_rows(name, y, None, False, cuda), codes, err_msg=name)
+            np.testing.assert_array_equal(device_code_rows(name, y, None, True, cuda), codes.min(axis=1, keepdims=True))
+        rounded = device_round_significand(y, 32, cuda)
+        assert store.kept_bytes == y.nbytes
+    assert sum(sizes) == y.nbytes
+    np.testing.assert_array_equal(rounded.view(np.int64), device_round_significand(y, 32, CPU).view(np.int64))
