@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from audit.statistics import arithmetic, float_bits, resident
+from audit.statistics import arithmetic, float_bits
 from audit.statistics.arithmetic import device_round_significand
 from audit.statistics.classifier_critic import cross_fit
 from audit.statistics.float_bits import FLOAT_STATISTICS, NONFINITE_CODE, ZERO_CODE, device_code_rows
@@ -126,8 +126,7 @@ def test_fits_and_scores_are_the_same_with_one_copy_and_the_hash_check_reads_it(
 def monkeypatch_store_off():
     """No store: every reader copies its blocks by chunks (the code before the store)."""
     with pytest.MonkeyPatch.context() as patched:
-        patched.setattr(float_bits, "keep_on_device", contextlib.nullcontext)
-        patched.setattr(resident, "_STORE", resident.contextvars.ContextVar("off", default=None))
+        patched.setattr(ResidentOutputs, "tensor", lambda self, array, device: None)
         yield
 
 
@@ -219,12 +218,9 @@ def _laplace_audit(mi_critic: str):
 @pytest.mark.parametrize("mi_critic", ["classifier", "neural"])
 @pytest.mark.train
 def test_an_audit_with_one_copy_a_block_gives_the_events_and_bounds_of_copies_by_chunk(device_routes, mi_critic):
-    from audit import engine
-
     with copied_bytes() as kept_sizes:
         kept = _laplace_audit(mi_critic)
-    with monkeypatch_store_off(), pytest.MonkeyPatch.context() as patched, copied_bytes() as streamed_sizes:
-        patched.setattr(engine, "keep_on_device", contextlib.nullcontext)
+    with monkeypatch_store_off(), copied_bytes() as streamed_sizes:
         streamed = _laplace_audit(mi_critic)
     assert kept.float_event_test is not None and kept.claim_verdict == streamed.claim_verdict == "refuted"
     for test in ("event_test", "float_event_test"):
@@ -250,3 +246,14 @@ def test_on_cuda_one_copy_a_block_gives_the_bit_fields_codes_and_the_cpus_roundi
         assert store.kept_bytes == y.nbytes
     assert sum(sizes) == y.nbytes
     np.testing.assert_array_equal(rounded.view(np.int64), device_round_significand(y, 32, CPU).view(np.int64))
+
+
+def test_a_store_of_its_own_is_apart_from_the_looks_and_emptied_on_leaving():
+    y = _outputs(10)
+    with keep_on_device() as look:
+        with keep_on_device(own=True) as cell:
+            assert cell is not look
+            resident_block(y, CPU)
+            assert cell.kept_bytes == y.nbytes and look.kept_bytes == 0
+        assert len(cell) == 0 and cell.kept_bytes == 0
+        assert resident_block(y, CPU) is not None and look.kept_bytes == y.nbytes  # the look's store again

@@ -48,7 +48,7 @@ from estimators.validation import check_int
 from audit.statistics.classifier import PAIR_STATISTICS, EmpiricalLogRatio, FeatureDesign, LogOdds, pair_statistic
 from audit.statistics.pair_candidates import MIN_SELECTION_RUNS, PairCandidate, neighbouring_pair_of
 from audit.statistics.float_bits import FLOAT_STATISTIC_KINDS, FLOAT_STATISTICS, has_fine_bits
-from audit.statistics.resident import rows_of
+from audit.statistics.resident import keep_on_device, rows_of
 from audit.statistics.counting import COUNTING_STATISTICS, CountingFolds, CountingStatistic
 from audit.statistics.support import SUPPORT_STATISTICS, SupportFolds, SupportLogRatio
 
@@ -405,8 +405,9 @@ def _fit(cells, outputs, config, rng, started, extra_kinds=(), support_columns=N
         # coins come from a stream of their own, so the critics' draws are those made without them.
         # Outputs with no bit below the coarse grid suit none of them on any fold (their fit's gate).
         if has_fine_bits(y):
-            cross_fitted += [cross_fit(kind, is_first, y, fold, int(float_rng.integers(2**31)), device=device)
-                             for kind, _, _, _ in FLOAT_STATISTICS]
+            with keep_on_device(own=True):  # the cell's one device copy for its folds, freed with their fits
+                cross_fitted += [cross_fit(kind, is_first, y, fold, int(float_rng.integers(2**31)), device=device)
+                                 for kind, _, _, _ in FLOAT_STATISTICS]
         cross_fitted += [cross_fit(kind, is_first, y, fold, int(support_rng.integers(2**31)), design,
                                    support_columns=support_columns)
                          for kind, _, _, _ in SUPPORT_STATISTICS]  # event-test candidates only, as the float ones

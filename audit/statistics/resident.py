@@ -131,11 +131,13 @@ class ResidentOutputs:
         return len(self._tensors)
 
 
-def keep_on_device(max_bytes: int = RESIDENT_BYTES):
+def keep_on_device(max_bytes: int = RESIDENT_BYTES, own: bool = False):
     """Context manager: output blocks copied to a device inside are kept there for every reader inside
-    (:class:`ResidentOutputs`, yielded); inside another, that one's store (one copy for the whole audit)."""
+    (:class:`ResidentOutputs`, yielded); inside another, that one's store (one copy for the whole audit), unless
+    ``own``: a store of its own, emptied on leaving, for blocks whose host arrays outlive their readers (a cell's
+    outputs, which live as long as the audit's look, read by its folds' fits alone)."""
     store = _STORE.get()
-    if store is not None:
+    if store is not None and not own:
         return contextlib.nullcontext(store)
     return _entered(ResidentOutputs(max_bytes))
 
