@@ -379,3 +379,28 @@ def all_finite(*tensors) -> bool:
 
     return all(bool(np.isfinite(t.detach().numpy()).all()) if t.device.type == "cpu" else bool(torch.isfinite(t).all())
                for t in tensors)
+
+
+#: Callbacks told of every host→device copy made by :func:`to_device`, each called as ``listener(device, nbytes)``
+#: (``experiments.sync_count`` counts the bytes by caller; on the CPU too, where nothing is copied).
+COPY_LISTENERS: list = []
+
+
+def to_device(values, device, dtype=None, pinned: bool = False):
+    """``values`` (a NumPy array, anything ``torch.as_tensor`` takes, or a host tensor) as a tensor of ``dtype`` (its
+    own where None) on ``device``: the route of the audit's host→device copies of data, so that their bytes can be
+    counted (:data:`COPY_LISTENERS`) on any device. On the CPU the tensor shares the array's memory where the dtype
+    allows, as ``torch.as_tensor`` does; a listener is told the bytes a GPU run would copy there.
+
+    ``pinned``: on a CUDA device, the values are put in page-locked host memory and copied without the host waiting
+    (``non_blocking``): a copy from pageable memory makes the host wait for the GPU's queue, one from page-locked
+    memory is queued on the stream like a kernel (the CUDA C++ Programming Guide, "Asynchronous Concurrent
+    Execution"; torch's page-locked allocator keeps the block until the copy is done). Elsewhere the plain copy."""
+    import torch
+
+    tensor = torch.as_tensor(values, dtype=dtype)
+    for listener in COPY_LISTENERS:
+        listener(device, tensor.numel() * tensor.element_size())
+    if pinned and torch.device(device).type == "cuda":
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)

@@ -18,11 +18,11 @@ from .critic_config import CriticConfig, checked_config, scoring_rows
 from .critics import CriticEnsemble
 from .memory import check_critic_memory
 from . import device as device_settings
-from .device import all_finite, cpu_threads, free_threads, resolve_device, samples_of
+from .device import all_finite, cpu_threads, free_threads, resolve_device, samples_of, to_device
 from .choices import NEURAL_ESTIMATORS
 from .objectives import MineMovingAverage, delta_method_stderr, donsker_varadhan, nwj, objective_value
 from .progress import progress_bar
-from .standardization import critic_inputs, robust_standardization
+from .standardization import critic_inputs, overflows, paired_inputs, robust_standardization
 from .validation import (InputError, as_float64, as_generator, check_choice, check_not_text, check_real,
                          check_unmasked, counted)
 
@@ -90,36 +90,36 @@ class CriticFit:
 class CriticScorer:
     """Evaluates trained critics on new inputs, with the standardization fixed at training.
 
-    The critics are fixed functions once trained, so their values on fresh data (new runs of
-    a mechanism, say) can be used in further certified tests.
-    """
+    The critics are fixed functions once trained, so their values on fresh data (new runs of a mechanism, say) can
+    be used in further certified tests."""
 
     def __init__(self):
-        self._chunks = []  # (start, stop, ensemble, u_stats, v_stats), stats as (centre, scale)
+        self._chunks = []  # (start, stop, ensemble, u_stats, v_stats, wide), stats as (centre, scale)
 
-    def add(self, start, ensemble, u_stats, v_stats) -> None:
-        self._chunks.append((start, start + ensemble.n_critics, ensemble, u_stats, v_stats))
+    def add(self, start, ensemble, u_stats, v_stats) -> None:  # standardized's flags read once here, not per call
+        wide = overflows(u_stats[1], v_stats[1])
+        self._chunks.append((start, start + ensemble.n_critics, ensemble, u_stats, v_stats, wide))
 
     def input_widths(self, index: int) -> tuple[int, int]:
         """(du, dv) that critic ``index`` expects."""
-        for start, stop, _, u_stats, v_stats in self._chunks:
+        for start, stop, _, u_stats, v_stats, _ in self._chunks:
             if start <= index < stop:
                 return u_stats[0].shape[-1], v_stats[0].shape[-1]
         raise InputError(f"argument 'index' must be a critic index below {self._chunks[-1][1]}, got {index}")
 
     @torch.no_grad()
     def __call__(self, index: int, u, v) -> np.ndarray:
-        """Values of critic ``index`` on the pairs (u[i], v[i]); u (n, du), v (n, dv) → (n,)."""
-        for start, stop, ensemble, u_stats, v_stats in self._chunks:
+        """Values of critic ``index`` on the pairs (u[i], v[i]); u (n, du), v (n, dv) → (n,). On a GPU: inputs copied
+        without waiting, one read for both (:func:`estimators.standardization.paired_inputs`), the scores back."""
+        for start, stop, ensemble, u_stats, v_stats, wide in self._chunks:
             if start <= index < stop:
-                m = index - start
-                device = u_stats[0].device
+                m, device = index - start, u_stats[0].device
                 u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
                 small = device.type == "cpu" and len(u) * ensemble.hidden < SMALL_SCORE_WORK
                 with cpu_threads(1 if small else free_threads(torch.get_num_threads())):
-                    uu = critic_inputs(torch.as_tensor(u, device=device), u_stats[0][m], u_stats[1][m])
-                    vv = critic_inputs(torch.as_tensor(v, device=device), v_stats[0][m], v_stats[1][m])
-                    z = torch.cat((uu, vv), dim=-1)[None]
+                    z = torch.cat(paired_inputs(to_device(u, device, pinned=True), to_device(v, device, pinned=True),
+                                                (u_stats[0][m], u_stats[1][m]), (v_stats[0][m], v_stats[1][m]), wide),
+                                  dim=-1)[None]
                     return ensemble(z, slice(m, m + 1))[0].double().cpu().numpy()
         raise InputError(f"argument 'index' must be a critic index below {self._chunks[-1][1]}, got {index}")
 
@@ -449,7 +449,7 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
         return fits[0]
     scorer = CriticScorer()
     for chunk_start, f in zip(range(0, n_critics, config.max_critics_per_chunk), fits):
-        for _, _, ensemble, u_stats, v_stats in f.scorer._chunks:
+        for _, _, ensemble, u_stats, v_stats, _ in f.scorer._chunks:
             scorer.add(chunk_start, ensemble, u_stats, v_stats)
     return CriticFit(
         estimates=np.concatenate([f.estimates for f in fits]),
@@ -490,7 +490,7 @@ def _real_values(values, name: str):
 def _float64_chunk(values, start: int, stop: int, name: str, device) -> torch.Tensor:
     """Critics start..stop of ``values`` as a float64 tensor on ``device``, checked finite."""
     part = values[start:stop]
-    chunk = (part.double() if torch.is_tensor(part) else torch.as_tensor(np.asarray(part, dtype=np.float64))).to(device)
+    chunk = part.double().to(device) if torch.is_tensor(part) else to_device(np.asarray(part, dtype=np.float64), device)
     if not all_finite(chunk):
         raise InputError(f"argument '{name}' contains NaN or inf")
     return chunk
@@ -499,7 +499,7 @@ def _float64_chunk(values, start: int, stop: int, name: str, device) -> torch.Te
 def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, device, quiet, desc) -> CriticFit:
     started = time.perf_counter()
     n_critics = u.shape[0]
-    train = torch.as_tensor(train_idx, device=device)
+    train = to_device(train_idx, device)
     u_stats, v_stats = robust_standardization(u, train), robust_standardization(v, train)
     u, v = critic_inputs(u, *u_stats), critic_inputs(v, *v_stats)
     u_rows, v_rows = sample_major(samples_of(u, train)), sample_major(samples_of(v, train))
@@ -537,7 +537,7 @@ def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, devi
         if k == 0:  # one copy to the device a block of steps: a copy from pageable memory makes a CUDA host wait
             block = min(config.eval_every, config.max_steps - step + 1)
             draws, shifts = step_draws(gen, shift_rng, n_train, batch, block, with_shifts=True)  # shifts on the host
-            draws = draws.to(device)  # a copy on a GPU alone; called on the CPU too, for experiments.sync_count
+            draws = to_device(draws, device, pinned=True)  # on a GPU without waiting; on the CPU for sync_count
         if step_graph is None:
             training_step(ensemble, optimizer, u_rows, v_rows, draws[k, :batch], shifts[k], objective, mine,
                           config.project_a)

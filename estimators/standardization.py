@@ -15,7 +15,8 @@ import torch
 from .device import samples_of
 from .scaling import order_statistics
 
-__all__ = ["COMPRESS_BEYOND", "critic_inputs", "robust_standardization"]
+__all__ = ["COMPRESS_BEYOND", "compressed", "critic_inputs", "overflows", "paired_inputs", "reaches_far",
+           "robust_standardization", "standardized"]
 
 
 #: Data within ± this size have differences within float64's range (1.8e308).
@@ -87,13 +88,32 @@ def critic_inputs(u: torch.Tensor, centre: torch.Tensor, scale: torch.Tensor) ->
     range (1e308 over a scale of 1e-300); there the logarithm of |t| / c is taken apart,
     log|u / 2 − centre| − log(scale) − log(c), which is at most about 1,450, so the input stays below 1.5e7.
     """
+    return compressed(standardized(u, centre, scale), u, centre, scale)
+
+
+def standardized(u: torch.Tensor, centre: torch.Tensor, scale: torch.Tensor, wide: bool | None = None) -> torch.Tensor:
+    """:func:`critic_inputs`' quotient t in float64, before its compression. ``wide``: whether some 2·scale
+    overflows (None: read from the device). The halving form is the plain one where no 2·scale overflows (u·1,
+    centre·2 and scale·2 are the same doubles), so a ``wide`` of True for all features gives the same t."""
     doubled = scale * 2.0
-    if bool(torch.isinf(doubled).any()):  # 2·scale overflows there: that feature halves u instead
+    if bool(torch.isinf(doubled).any()) if wide is None else wide:  # 2·scale overflows there: that feature halves u
         half = torch.where(torch.isinf(doubled), 0.5, 1.0).to(scale)
-        t = (u.double() * half).sub_(centre * (2.0 * half)).div_(scale * (2.0 * half))
-    else:
-        t = (u.double() - centre * 2.0).div_(doubled)  # in place: one temporary, two passes over it
-    if t.numel() and bool((torch.stack(torch.aminmax(t)).abs() > COMPRESS_BEYOND).any()):  # no mask unless needed
+        return (u.double() * half).sub_(centre * (2.0 * half)).div_(scale * (2.0 * half))
+    return (u.double() - centre * 2.0).div_(doubled)  # in place: one temporary, two passes over it
+
+
+def reaches_far(t: torch.Tensor) -> torch.Tensor:
+    """Whether some value of ``t`` passes ±:data:`COMPRESS_BEYOND`, as a 0-d bool tensor on its device (no read)."""
+    if not t.numel():
+        return torch.zeros((), dtype=torch.bool, device=t.device)
+    return (torch.stack(torch.aminmax(t)).abs() > COMPRESS_BEYOND).any()
+
+
+def compressed(t: torch.Tensor, u: torch.Tensor, centre: torch.Tensor, scale: torch.Tensor,
+               far: bool | None = None) -> torch.Tensor:
+    """:func:`critic_inputs` of the quotient ``t`` of :func:`standardized`, in float32. ``far``: whether some value
+    passes ±:data:`COMPRESS_BEYOND` (None: read from the device, :func:`reaches_far`)."""
+    if bool(reaches_far(t)) if far is None else far:  # no mask unless needed
         far = t.abs() > COMPRESS_BEYOND
         log_ratio = t.abs().div_(COMPRESS_BEYOND).log_()
         overflowed = torch.isinf(t)
@@ -104,3 +124,17 @@ def critic_inputs(u: torch.Tensor, centre: torch.Tensor, scale: torch.Tensor) ->
         # sign(t)·c·(1 + log(|t|/c)) in place: (1 + log) > 1 where far, so the sign is t's
         t = torch.where(far, log_ratio.add_(1.0).mul_(COMPRESS_BEYOND).copysign_(t), t)
     return t.float()
+
+
+def paired_inputs(u: torch.Tensor, v: torch.Tensor, u_stats, v_stats, wide=(None, None)):
+    """(:func:`critic_inputs` of u, of v) at their (centre, scale) ``u_stats`` and ``v_stats``, with one read of the
+    device for both, whether either passes ±:data:`COMPRESS_BEYOND` (the critic scorer's; ``wide``: each one's
+    :func:`standardized` flag, known beforehand, else read too). The same tensors as two calls of critic_inputs."""
+    tu, tv = standardized(u, *u_stats, wide[0]), standardized(v, *v_stats, wide[1])
+    far_u, far_v = torch.stack([reaches_far(tu), reaches_far(tv)]).tolist()
+    return compressed(tu, u, *u_stats, far_u), compressed(tv, v, *v_stats, far_v)
+
+
+def overflows(*scales: torch.Tensor) -> list:
+    """For each scale, whether some 2·scale overflows (:func:`standardized`'s ``wide``), in one read of the device."""
+    return torch.stack([torch.isinf(scale * 2.0).any() for scale in scales]).tolist()

@@ -37,7 +37,7 @@ PY=python3
 if [ "$SMALL" = 1 ]; then
   DEVICE=cpu; QUICK=--quick; PAGES=$WORK/pages; GRID=""; GRAPH_ARGS="--device cpu --samples 4000 --max-steps 100"
   BITS_ARGS="--device cpu --rows 2000 --columns 577"; HOST_ARGS="--device cpu --features 4 --runs 400"
-  EPS_ARGS="--device cpu --runs 400 --release loss"; SYNC_ARGS="--device cpu --features 4 --runs 400"
+  EPS_ARGS="--device cpu --runs 400 --release loss"; SYNC_ARGS="--device cpu --features 4 --runs 400 --device-routes"
 else
   DEVICE=cuda; QUICK=""; PAGES=docs/benchmarks; GRID="--grid gpu"; GRAPH_ARGS="--device cuda"; BITS_ARGS="--device cuda"
   HOST_ARGS="--device cuda --features 256 --runs 2000"
@@ -111,7 +111,8 @@ step epsilon-host 90 bash -c "$PY -m experiments.epsilon_profile $EPS_ARGS > '$W
 grep -v USDT "$WORK/epsilon-host.txt" 2>/dev/null
 
 # 8. The host-device syncs of the widest release's audits (d = 8,257, 400 runs per audit) counted by caller on the
-#    device: the places a CUDA run syncs, against the CPU's count (experiments.sync_count: about 20 s on the CPU).
+#    device: the places a CUDA run syncs, against the CPU's count, and the bytes copied host→device by caller
+#    (experiments.sync_count: about 20 s on the CPU).
 step sync-count 30 bash -c "$PY -m experiments.sync_count --stage dimension $SYNC_ARGS --top 20 > '$WORK/sync-count.txt'"
 cat "$WORK/sync-count.txt" 2>/dev/null
 

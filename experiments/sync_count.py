@@ -15,12 +15,19 @@ CPU's own (a NumPy route on the CPU; a tensor a CUDA run keeps on the host too, 
 each place is to be read, not summed blindly. A value read on a tensor that a counted copy to the host made at
 the same place is not counted again (``t.cpu().numpy()`` is one sync).
 
+The bytes copied from the host to the device are counted too, by caller: those of every copy made through
+:func:`estimators.device.to_device` (the audit's copies of data: outputs, critic inputs, index blocks), which tells
+its listeners each copy's size on any device, and of ``torch.as_tensor``/``torch.tensor`` of host data naming a
+device. On the CPU they are the bytes a CUDA run copies there; on a GPU, those of copies to it.
+
 ``python -m experiments.sync_count [--stage dimension|epsilon|critic] [--features P] [--runs N] [--device D]
-[--gpu-chunks] [--seed S] [--top K]`` counts the syncs of the DP-SGD GPU grid's parameter-release audits
-(:func:`experiments.dimension_profile.profile_dimension`'s), of its ε stage's audits at target ε = 1
+[--device-routes] [--gpu-chunks] [--seed S] [--top K]`` counts the syncs of the DP-SGD GPU grid's parameter-release
+audits (:func:`experiments.dimension_profile.profile_dimension`'s), of its ε stage's audits at target ε = 1
 (:func:`experiments.epsilon_profile.profile_epsilon`'s), or of one neural critic training
 (:func:`estimators.neural.fit_critics` on Gaussian data), and prints syncs per critic training step and per
-training call with the places that sync most. On ``--device cuda`` the device's own routes run and only reads of
+training call with the places that sync most, then the bytes copied to the device by place; ``--device-routes``
+runs the statistics' device code on the CPU (:func:`experiments.stage_profile.device_routes`), so that their
+copies count as beside a GPU. On ``--device cuda`` the device's own routes run and only reads of
 device tensors and copies that cross between devices count (:func:`count_syncs`): what
 ``experiments/gpu_check.sh`` checks the CPU's count by.
 """
@@ -47,11 +54,20 @@ _HERE = os.path.abspath(__file__)
 _TORCH = os.path.dirname(os.path.abspath(__import__("torch").__file__)) + os.sep
 
 
+def _transparent() -> frozenset:
+    """The code of the copy helper (:func:`estimators.device.to_device`): its copies are charged to its caller."""
+    from estimators.device import to_device
+
+    return frozenset({to_device.__code__})
+
+
 @dataclasses.dataclass
 class SyncCount:
     """What :func:`count_syncs` counted."""
 
     places: Counter = dataclasses.field(default_factory=Counter)  #: (phase, stage, kind, "file:line") -> syncs
+    copied: Counter = dataclasses.field(default_factory=Counter)  #: "file:line" -> bytes copied to the device
+    copies: Counter = dataclasses.field(default_factory=Counter)  #: "file:line" -> copies to the device
     critic_steps: int = 0  #: critic training steps run (the fits' ``steps``)
     critic_fits: int = 0  #: critic trainings (:func:`estimators.neural._fit_chunk` calls)
     training_calls: int = 0  #: DP-SGD training calls (:meth:`TorchDPSGD.train_batch`)
@@ -81,6 +97,18 @@ class SyncCount:
             lines.append(f"| {place} | {phase} | {stage} | {kind} | {n:,} |")
         return "\n".join(lines)
 
+    def copy_table(self, top: int = 12) -> str:
+        """Markdown table of the ``top`` places that copied most bytes from the host to the device."""
+        lines = ["| place | copies to the device | bytes | MB |", "| --- | --- | --- | --- |"]
+        for place, n in self.copied.most_common(top):
+            lines.append(f"| {place} | {self.copies[place]:,} | {n:,} | {n / 1e6:,.1f} |")
+        return "\n".join(lines)
+
+    def copy_summary(self) -> str:
+        """One line: the bytes copied from the host to the device, in all and in how many copies."""
+        return (f"{sum(self.copied.values()):,} bytes ({sum(self.copied.values()) / 1e6:,.1f} MB) host→device in "
+                f"{sum(self.copies.values()):,} copies from {len(self.copied)} places")
+
     def summary(self) -> str:
         """One line: syncs in all, by phase, per critic step and per training call."""
         phases = self.by_phase()
@@ -92,9 +120,10 @@ class SyncCount:
 def _caller():
     """(``file:line`` of the first frame outside torch and this module, that frame's stack of module names)."""
     frame = sys._getframe(2)
+    transparent = _transparent()
     while frame is not None:
         path = frame.f_code.co_filename
-        if not (path.startswith(_TORCH) or os.path.abspath(path) == _HERE):
+        if not (path.startswith(_TORCH) or os.path.abspath(path) == _HERE or frame.f_code in transparent):
             break
         frame = frame.f_back
     if frame is None:
@@ -138,6 +167,7 @@ def count_syncs(device="cpu"):
     import torch
 
     from estimators import neural
+    from estimators.device import COPY_LISTENERS
     from experiments.stage_profile import stage_of
     from mechanisms.training import torch_dpsgd
 
@@ -162,7 +192,15 @@ def count_syncs(device="cpu"):
         counted.places[(phases[-1] if phases else "other", stage_of(modules), kind, place)] += 1
         return place
 
-    def guarded(kind, original, when=None, made_on_host=False):
+    def copied(place: str, nbytes: int) -> None:
+        counted.copied[place] += nbytes
+        counted.copies[place] += 1
+
+    def listener(target, nbytes: int) -> None:  # estimators.device.to_device's copies
+        if threading.get_ident() == this_thread and (loose or torch.device(target).type != "cpu"):
+            copied(_caller()[0], nbytes)
+
+    def guarded(kind, original, when=None, made_on_host=False, sized=False):
         def wrapper(self, *args, **kwargs):
             if threading.get_ident() != this_thread or getattr(state, "inside", False):
                 return original(self, *args, **kwargs)
@@ -178,6 +216,8 @@ def count_syncs(device="cpu"):
                 state.inside = False
             if made_on_host and place is not None and torch.is_tensor(value):
                 host[id(value)] = (weakref.ref(value), place)
+            if sized and place is not None and torch.is_tensor(value):
+                copied(place, value.numel() * value.element_size())
             return value
         return wrapper
 
@@ -209,7 +249,7 @@ def count_syncs(device="cpu"):
     patch(torch.Tensor, "to", guarded("copy between devices", torch.Tensor.to, made_on_host=True,
                                       when=lambda tensor, args, kwargs: _crosses(tensor, args, kwargs, loose)))
     for name in ("as_tensor", "tensor"):
-        patch(torch, name, guarded("copy to the device", getattr(torch, name),
+        patch(torch, name, guarded("copy to the device", getattr(torch, name), sized=True,
                                    when=lambda data, args, kwargs: kwargs.get("device") is not None
                                    and not torch.is_tensor(data)
                                    and (loose or torch.device(kwargs["device"]).type != "cpu")))
@@ -227,6 +267,7 @@ def count_syncs(device="cpu"):
     def count_call(_) -> None:
         counted.training_calls += 1
 
+    COPY_LISTENERS.append(listener)
     patch(neural, "training_step", phase("critic step", neural.training_step))
     patch(neural, "_fit_chunk", phase("critic training", neural._fit_chunk, count_fit))
     patch(torch_dpsgd.TorchDPSGD, "train_batch",
@@ -234,6 +275,7 @@ def count_syncs(device="cpu"):
     try:
         yield counted
     finally:
+        COPY_LISTENERS.remove(listener)
         for owner, name, original in reversed(saved):
             if original is _MISSING:
                 delattr(owner, name)
@@ -261,7 +303,7 @@ def critic_run(samples: int = 4000, critics: int = 4, max_steps: int = 300, seed
 def main(argv=None) -> int:
     from estimators.device import resolve_device
     from estimators.validation import check_choice, check_int
-    from experiments.stage_profile import gpu_chunks
+    from experiments.stage_profile import device_routes, gpu_chunks
 
     parser = argparse.ArgumentParser(prog="python -m experiments.sync_count", description=__doc__.splitlines()[0])
     parser.add_argument("--stage", default="dimension")
@@ -270,6 +312,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--top", type=int, default=12, help="how many places the table lists")
+    parser.add_argument("--device-routes", action="store_true",
+                        help="the statistics' device code on the CPU, as beside a GPU (stage_profile.device_routes): "
+                             "their copies to the device counted")
     parser.add_argument("--gpu-chunks", action="store_true",
                         help="TorchDPSGD's runs in the chunks a CUDA device gets (stage_profile.gpu_chunks)")
     args = parser.parse_args(argv)
@@ -277,7 +322,8 @@ def main(argv=None) -> int:
     runs = check_int(args.runs, "--runs", minimum=400)
     features = check_int(args.features, "--features", minimum=2)
     device = str(resolve_device(args.device))
-    with gpu_chunks() if args.gpu_chunks else contextlib.nullcontext(), count_syncs(device) as counted:
+    with gpu_chunks() if args.gpu_chunks else contextlib.nullcontext(), \
+            device_routes() if args.device_routes else contextlib.nullcontext(), count_syncs(device) as counted:
         if stage == "dimension":
             from experiments.dpsgd_audit import dimension_rows, gpu_grid
 
@@ -297,9 +343,12 @@ def main(argv=None) -> int:
             critic_run(seed=args.seed, device=device)
             what = "one critic training"
     size = "" if stage == "critic" else f", {runs} runs"
-    chunks = ", GPU chunks" if args.gpu_chunks else ""
+    chunks = (", device routes" if args.device_routes else "") + (", GPU chunks" if args.gpu_chunks else "")
+    top = check_int(args.top, "--top", minimum=1)
     print(f"host-device syncs, {stage} ({what}){size}, device {device}{chunks}: {counted.summary()}")
-    print(counted.table(check_int(args.top, "--top", minimum=1)))
+    print(counted.table(top))
+    print(f"\nhost→device copies: {counted.copy_summary()}")
+    print(counted.copy_table(top))
     return 0
 
 

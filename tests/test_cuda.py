@@ -106,3 +106,44 @@ def test_the_cuda_graph_fit_estimates_like_the_eager_fit(monkeypatch):
     eager = fit_critics(x, y, config=config, seed=8, device="cuda")
     assert np.all(np.abs(graphed.estimates - eager.estimates) < eager.stderr)
     assert graphed.steps == eager.steps
+
+
+@needs_cuda
+def test_pinned_block_copies_arrive_whole_without_a_sync_and_are_counted():
+    """A block copied from page-locked memory (estimators.device.to_device's ``pinned``, the critics' mini-batch
+    index blocks and the scorer's inputs) holds the host's values, the host does not wait for it, and its bytes
+    are counted."""
+    from estimators.device import to_device
+    from experiments.sync_count import count_syncs
+
+    block = np.arange(50 * 257, dtype=np.int64).reshape(50, 257)
+    with count_syncs("cuda") as counted:
+        on_gpu = to_device(block, "cuda", pinned=True)
+        plain = to_device(block, "cuda")
+    assert on_gpu.device.type == "cuda" and on_gpu.dtype == torch.int64
+    assert torch.equal(on_gpu.cpu(), torch.from_numpy(block)) and torch.equal(plain.cpu(), torch.from_numpy(block))
+    assert sum(counted.places.values()) == 1  # the plain copy from pageable memory alone
+    assert sum(counted.copied.values()) == 2 * block.nbytes
+
+
+@needs_cuda
+@pytest.mark.train
+def test_a_cuda_scorer_call_waits_once_and_scores_as_the_two_reads_did(monkeypatch):
+    """The critic scorer on a GPU: its inputs copied without waiting, one read for both inputs' compression flag, the
+    scores back (estimators.standardization.paired_inputs); the scores are those of critic_inputs' own reads."""
+    from estimators import neural
+    from estimators.standardization import critic_inputs
+    from experiments.sync_count import count_syncs
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(1, 2000, 1))
+    y = np.concatenate([x + rng.normal(size=(1, 2000, 1)), rng.normal(size=(1, 2000, 40))], axis=2)
+    fit = fit_critics(x, y, config=CriticConfig(max_steps=100), seed=0, device="cuda", quiet=True)
+    u, v = rng.normal(size=(3000, 1)), rng.normal(size=(3000, 41))
+    fit.scorer(0, u, v)  # warm-up
+    with count_syncs("cuda") as counted:
+        scores = fit.scorer(0, u, v)
+    kinds = sorted(kind for (_, _, kind, _) in counted.places.elements())
+    assert kinds == ["copy to the host", "value read"], kinds
+    monkeypatch.setattr(neural, "paired_inputs", lambda u, v, us, vs, wide: (critic_inputs(u, *us), critic_inputs(v, *vs)))
+    np.testing.assert_array_equal(scores, fit.scorer(0, u, v))

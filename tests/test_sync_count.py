@@ -100,3 +100,33 @@ def test_on_a_device_run_only_device_tensors_and_crossing_copies_count():
         device.to("meta")  # already there
     kinds = sorted(kind for (_, _, kind, _) in counted.places.elements())
     assert kinds == ["copy between devices", "copy to the device"]
+
+
+def _copies(x: np.ndarray, device) -> None:
+    from estimators.device import to_device
+
+    to_device(x, device)  # helper
+    torch.as_tensor(x[:2], device=device)  # as_tensor
+    to_device(x, device, dtype=torch.float32)  # helper cast
+
+
+def test_bytes_copied_to_the_device_are_counted_at_the_helpers_caller():
+    x = np.zeros(5)
+    with count_syncs() as counted:
+        _copies(x, "cpu")  # on the CPU every copy naming a device counts: what a GPU run copies there
+    assert dict(counted.copied) == {_line_of("helper"): 40, _line_of("as_tensor"): 16, _line_of("helper cast"): 20}
+    assert sum(counted.copies.values()) == 3
+    # The helper's own .to is charged to its caller as a sync, as a copy written there would be.
+    syncs = {place for (_, _, kind, place) in counted.places if kind == "copy between devices"}
+    assert syncs == {_line_of("helper"), _line_of("helper cast")}
+    assert "76 bytes" in counted.copy_summary().replace(",", "") and _line_of("helper") in counted.copy_table()
+
+
+def test_on_a_device_run_only_copies_to_the_device_count_bytes():
+    x = np.zeros(4)
+    with count_syncs("meta") as counted:
+        _copies(x, "cpu")  # stays on the host
+    assert not counted.copied
+    with count_syncs("meta") as counted:
+        _copies(x, "meta")
+    assert sum(counted.copied.values()) == 32 + 16 + 16

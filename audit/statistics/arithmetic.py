@@ -28,7 +28,10 @@ from dataclasses import replace
 
 import numpy as np
 
+from estimators.device import to_device
+
 from audit.statistics.float_bits import DEVICE_CHUNK_ELEMENTS, FLOAT_STATISTICS, on_device
+from audit.statistics.resident import resident_block
 
 #: The significant bits an output keeps under ``arithmetic = "ideal"`` (:func:`round_significand`).
 IDEAL_SIGNIFICANT_BITS = 32
@@ -68,15 +71,18 @@ def device_round_significand(outputs, bits: int, device) -> np.ndarray:
     with a zero fraction, the next binade's double (or ±inf past the largest), as NumPy's q·2^(e − bits) gives.
     A subnormal f·2⁻¹⁰⁷⁴ with f of bit length L has L significant bits: k = max(L − ``bits``, 0), and a carry
     to 2⁵² is the smallest normal double. 0 and non-finite values are kept. Each chunk's result is copied from the
-    device into its place in the returned array (no host copy of its own).
+    device into its place in the returned array (no host copy of its own). The outputs are read from the device
+    copy the store entered keeps (:func:`audit.statistics.resident.resident_block`), else copied chunk by chunk.
     """
     import torch
 
     y = np.ascontiguousarray(outputs, dtype=np.float64)
     flat = y.reshape(-1)
     out = torch.empty(len(flat), dtype=torch.float64)
+    block = resident_block(y, device)  # the store's copy, read by the bit statistics too (None: copied by chunks)
     for start in range(0, len(flat), DEVICE_CHUNK_ELEMENTS):
-        chunk = torch.from_numpy(flat[start:start + DEVICE_CHUNK_ELEMENTS]).to(device)
+        chunk = (to_device(flat[start:start + DEVICE_CHUNK_ELEMENTS], device) if block is None
+                 else block.reshape(-1)[start:start + DEVICE_CHUNK_ELEMENTS])
         pattern = chunk.view(torch.int64)
         sign = pattern & torch.iinfo(torch.int64).min
         magnitude = pattern & torch.iinfo(torch.int64).max

@@ -48,6 +48,7 @@ from estimators.validation import check_int
 from audit.statistics.classifier import PAIR_STATISTICS, EmpiricalLogRatio, FeatureDesign, LogOdds, pair_statistic
 from audit.statistics.pair_candidates import MIN_SELECTION_RUNS, PairCandidate, neighbouring_pair_of
 from audit.statistics.float_bits import FLOAT_STATISTIC_KINDS, FLOAT_STATISTICS, has_fine_bits
+from audit.statistics.resident import keep_on_device, rows_of
 from audit.statistics.counting import COUNTING_STATISTICS, CountingFolds, CountingStatistic
 from audit.statistics.support import SUPPORT_STATISTICS, SupportFolds, SupportLogRatio
 
@@ -185,6 +186,9 @@ def _fit_kind(kind, is_first: np.ndarray, outputs: np.ndarray, rows: np.ndarray,
         support = {"device": device}
     if design is not None and design.inverse is not None and issubclass(kind, (EmpiricalLogRatio, SupportLogRatio)):
         return kind.from_counts(design.rows, design.inverse[rows], labels, **support)
+    if kind in FLOAT_STATISTIC_KINDS:  # the fold's rows gathered on the device from the cell's one copy there
+        index = np.flatnonzero(rows) if np.asarray(rows).dtype == bool else np.asarray(rows)
+        return kind.fit(rows_of(outputs, index[labels]), rows_of(outputs, index[~labels]), **support)
     return kind.fit(outputs[rows][labels], outputs[rows][~labels], **support)
 
 
@@ -229,7 +233,8 @@ def cross_fit(kind, is_first: np.ndarray, outputs: np.ndarray, fold: np.ndarray,
         if model is None:
             return None
         models.append(model)
-        out_of_fold[held] = model(outputs[held]) if counting is None else counting.scores(model, np.flatnonzero(held))
+        held_outputs = rows_of(outputs, held) if kind in FLOAT_STATISTIC_KINDS else outputs[held]
+        out_of_fold[held] = model(held_outputs) if counting is None else counting.scores(model, np.flatnonzero(held))
     return CrossFitted(kind, FoldMixture(models, seed), out_of_fold)
 
 
@@ -400,8 +405,9 @@ def _fit(cells, outputs, config, rng, started, extra_kinds=(), support_columns=N
         # coins come from a stream of their own, so the critics' draws are those made without them.
         # Outputs with no bit below the coarse grid suit none of them on any fold (their fit's gate).
         if has_fine_bits(y):
-            cross_fitted += [cross_fit(kind, is_first, y, fold, int(float_rng.integers(2**31)), device=device)
-                             for kind, _, _, _ in FLOAT_STATISTICS]
+            with keep_on_device(own=True):  # the cell's one device copy for its folds, freed with their fits
+                cross_fitted += [cross_fit(kind, is_first, y, fold, int(float_rng.integers(2**31)), device=device)
+                                 for kind, _, _, _ in FLOAT_STATISTICS]
         cross_fitted += [cross_fit(kind, is_first, y, fold, int(support_rng.integers(2**31)), design,
                                    support_columns=support_columns)
                          for kind, _, _, _ in SUPPORT_STATISTICS]  # event-test candidates only, as the float ones

@@ -53,9 +53,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from estimators.device import to_device
 from mechanisms.snapping import GRID_EXPONENT as SNAPPING_GRID_EXPONENT
 
 from audit.statistics.classifier import MAX_EMPIRICAL_VALUES, EmpiricalLogRatio
+from audit.statistics.resident import keep_on_device, resident_block
 
 #: Bits of the significand in float64 (numpy.finfo(float64).nmant + 1).
 SIGNIFICAND_BITS = 53
@@ -191,7 +193,7 @@ def _device_codes(code: str, y, shift):
     import torch
 
     if code == "neighbour-grid residue":
-        c = torch.as_tensor(np.asarray(shift, dtype=np.float64), device=y.device)
+        c = shift if torch.is_tensor(shift) else to_device(np.asarray(shift, dtype=np.float64), y.device)
         back = (y - c) + c
         return torch.where(torch.isfinite(y), (back != y).to(torch.int64), NONFINITE_CODE)
     biased = _biased_exponent(y)
@@ -217,14 +219,20 @@ def _device_codes(code: str, y, shift):
 
 def _device_rows(code: str, outputs: np.ndarray, shift, device, per_chunk) -> np.ndarray:
     """``per_chunk`` of :func:`_device_codes` of each chunk of rows of at most :data:`DEVICE_CHUNK_ELEMENTS` values,
-    computed on the torch ``device``, brought back and stacked."""
+    computed on the torch ``device``, brought back and stacked. The outputs are read from the device copy the store
+    entered keeps (:func:`audit.statistics.resident.resident_block`: one copy for every family and fold), else
+    copied chunk by chunk."""
     import torch
 
     outputs = np.ascontiguousarray(outputs, dtype=np.float64)
     if outputs.ndim != 2:
         raise ValueError(f"argument 'outputs' must be rows × columns, got shape {outputs.shape}")
     rows = max(1, DEVICE_CHUNK_ELEMENTS // max(1, outputs.shape[1]))
-    parts = [per_chunk(_device_codes(code, torch.from_numpy(outputs[start:start + rows]).to(device), shift)).cpu().numpy()
+    block = resident_block(outputs, device)  # kept on the device for every family and fold (None: copied by chunks)
+    if code == "neighbour-grid residue":  # one copy of the shift for every chunk
+        shift = to_device(np.asarray(shift, dtype=np.float64), device)
+    parts = [per_chunk(_device_codes(code, to_device(outputs[start:start + rows], device) if block is None
+                                     else block[start:start + rows], shift)).cpu().numpy()
              for start in range(0, len(outputs), rows)]
     return None if not parts else parts[0] if len(parts) == 1 else np.concatenate(parts)
 
@@ -262,7 +270,7 @@ def surely_more_rows_than(code: str, first: np.ndarray, second: np.ndarray, shif
         return False
     import torch
 
-    weights = torch.as_tensor(np.random.default_rng(0).integers(1, 2**30, columns), device=device)
+    weights = to_device(np.random.default_rng(0).integers(1, 2**30, columns), device)
     sums = [_device_rows(code, x, shift, device, lambda c: (c * weights).sum(dim=1)) for x in (first, second)]
     return len(np.unique(np.concatenate([s for s in sums if s is not None]))) > limit
 
@@ -307,6 +315,11 @@ class _BitsLogRatio:
         if not (has_fine_bits(first) or has_fine_bits(second)):
             return None  # integers, values snapped to a coarse grid: no rounding to read
         shift = cls._shift(first, second)
+        with keep_on_device():  # the hash check and the code rows read one device copy of each input's outputs
+            return cls._fit_codes(first, second, shift, max_values, device)
+
+    @classmethod
+    def _fit_codes(cls, first, second, shift, max_values, device):
         for reduce in (False, True):
             if not reduce and on_device(device) and surely_more_rows_than(cls.code, first, second, shift, device,
                                                                           max_values):
