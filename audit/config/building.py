@@ -461,7 +461,8 @@ def _build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None
         mechanism, name = loaded.mechanism, loaded.name
     if claim is None and entry is not None:
         claim = entry.claimed.as_claim(origin=f"catalog entry {entry.name}")
-        if claim is not None and relation_given is not None:
+        # Under add/remove the entry is refused below, once its records are known, whatever its claim's notion.
+        if claim is not None and relation_given is not None and relation_kind(relation_given) != ADD_REMOVE:
             from mechanisms.claims.conversion import convert_claim
 
             claim = convert_claim(claim, relation_given)
@@ -532,11 +533,18 @@ def _build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None
     else:
         pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion, pair_relation, user_domain)
         relation = _audit_relation(claim, relation_given, pairs)
-    if entry is not None and relation_kind(relation) == ADD_REMOVE:  # it stopped on its first n − 1 record batch
+    # The relation typed counts too: an entry's own (replace) pairs would otherwise set the audited one.
+    add_remove = next((r for r in (relation, relation_given) if r is not None and relation_kind(r) == ADD_REMOVE), None)
+    if entry is not None and add_remove is not None:  # it stopped on its first n − 1 record batch
+        relation = add_remove
+        mi_claim = claim is not None and not claim.allows_add_remove  # an MI notion: no add/remove claim exists
         raise InputError(f"{keys_of('claim')['relation'].label} is {relation}, but catalog:{entry.name} is built for "
                          f"databases of exactly {shape[0]} records (its neighbours: {entry.neighbouring}), and an "
-                         "add/remove audit runs it on fewer: audit it under replace-one (no --relation) or write a "
-                         "FILE.py mechanism that takes any number of records")
+                         "add/remove audit runs it on fewer"
+                         + (f"; its claim {claim.text} is {claim.notion}, a notion defined for replace-one "
+                            "neighbours only: audit it under replace-one (no --relation)" if mi_claim else
+                            ": audit it under replace-one (no --relation) or write a FILE.py mechanism that takes "
+                            "any number of records"))
     _check_relation_has_claim(relation, relation_given, claim)
     if loaded is not None and user_claim is None and claim is not None and claim.relation != relation:
         library_claim, note = loaded.claim_at(relation)  # the library's map at the pairs' distance, not converted
