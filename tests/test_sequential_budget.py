@@ -5,6 +5,7 @@ certify different pairs; a look that an unplanned float-bit test shows past the 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from audit.gating.look_runs import FLOAT_PROBE_RUNS
 from audit.gating.sequential import run_sequential_audit
@@ -85,3 +86,28 @@ def test_looks_that_may_certify_different_pairs_leave_the_last_look_their_runs()
         ordinary = [look.samples for look in result.schedule[1:-1]]
         assert early.early and ordinary == [400, 800]
         assert last.samples == (20000 - FLOAT_PROBE_RUNS - 2 * 100 - 2 * sum(ordinary)) // 4
+
+
+def _float_laplace_sum(dbs, rng):
+    return dbs.sum(axis=(1, 2))[:, None] + rng.laplace(0.0, 1.0, (len(dbs), 1))
+
+
+@pytest.mark.train
+def test_both_event_tests_selection_runs_are_planned_under_a_prior_that_is_not_a_two_point_prior():
+    # Under a Bernoulli prior both event tests choose on selection runs of their own (the event test's and the
+    # float-bit test's, event_runs each); the plan counted one. `--prior builtin:bernoulli --n 3 --claim dp:1
+    # --max-runs 6000` planned a look of 748 samples at 6,000 runs, which made 6,184 (748 of them the float-bit
+    # test's selection) and stopped after its work: "the first look's audit needs 6184 mechanism runs or more".
+    from mechanisms.inputs.priors import ProductBernoulli
+
+    counting = _CountingMechanism(_float_laplace_sum)
+    spec = AuditSpec(mechanism=counting, priors=(ProductBernoulli(0.5, shape=(3, 1)),), claim=parse_claim("dp:1"),
+                     seed=0)
+    result = run_sequential_audit(spec, 6000)
+    assert len(result.looks) == len(result.schedule) and not result.notes  # the last look completed
+    made = counting.calls - RUNNER_PROBE_CALLS
+    assert made == result.runs <= 6000
+    # The plan by hand, per sample s (event runs = samples): s MI runs; per test (event, float-bit) s selection runs
+    # and 2s certification runs; the float-bit pilot 2 min(s, 2000); the 8 structured pairs' probe, 16.
+    s = result.schedule[-1].samples
+    assert result.schedule[-1].planned_runs == s + 2 * (s + 2 * s) + 2 * min(s, 2000) + 16 <= 6000
