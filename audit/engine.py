@@ -98,11 +98,41 @@ def audit_runner(spec: AuditSpec, **settings) -> MechanismRunner:
     """The runner of ``spec``'s mechanism (its execution settings, source, quietness and relation), with any
     further :class:`~mechanisms.execution.runner.MechanismRunner` ``settings`` (a sequential audit's chunk
     boundaries and cache)."""
+    _give_statistic(spec)  # before the runner: the workers get the encoder's statistic with each task
     runner = MechanismRunner(spec.mechanism, spec.mechanism_label, spec.execution, source=spec.mechanism_source,
                              quiet=spec.quiet, presence_column=spec.presence_column,
                              memory_names=AUDIT_MEMORY_NAMES, **settings)
     # Ideal arithmetic: every output is rounded before any statistic sees it (audit.statistics.arithmetic).
     return RoundedRunner(runner) if spec.arithmetic == "ideal" else runner
+
+
+def _give_statistic(spec: AuditSpec) -> None:
+    """Give the mechanism's output encoder ``spec``'s user statistic where the audit may try it
+    (:func:`statistic_may_be_tried`), else none: a per-database function's encoder calls it on every output
+    it encodes, and where the MI test's critics are neural the statistic is tried nowhere (a note says so), so
+    those calls were spent for nothing and its values only widened the critics' input. Set at each audit's
+    runner, since specs of one mechanism object share its encoder."""
+    encoder = encoder_of(spec.mechanism)
+    if encoder is not None:
+        encoder.statistic = spec.statistic if statistic_may_be_tried(spec) else None
+
+
+def statistic_may_be_tried(spec: AuditSpec) -> bool:
+    """Whether an audit of ``spec`` may try its user statistic, decided before any run.
+
+    The statistic joins the candidates of the classifier critics only (:func:`_user_kinds`), which the plan
+    over Θ chooses (:func:`audit.audit_plan.resolve_mi_critic`). The declared priors and pairs are known
+    before any run; the searched two-point priors (``prior_search``) never stop classifier critics from
+    serving, and make them serve only where no declared prior's record gets a critic, which is kept as
+    "may be tried".
+    """
+    if spec.statistic is None:
+        return False
+    theta = [(prior, None) for prior in spec.priors] + search_priors(tuple(spec.pairs))
+    plan = plan_audit(spec, theta)
+    if plan.mi_critic == "classifier":
+        return True
+    return bool(spec.prior_search) and all(secret.deterministic for secret in plan.secrets)
 
 
 def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
