@@ -169,7 +169,9 @@ def plans_float_runs(spec, runner) -> bool:
     outputs hold fine bits only sometimes (a quotient of snapped values whose denominator is sometimes 1,
     ``mean_noisy_count``) shows none in one output often enough (about one seed in four there) that its looks,
     planned without the float-bit test's runs, would make more runs than planned, and its last look would stop
-    at the call limit. An output fraction q with fine bits is missed with probability (1 − q)^65.
+    at the call limit. An output fraction q with fine bits is missed with probability (1 − q)^65. The 64 runs are
+    one job on the probe's seed, not a job of one database (``one_database``), so a prior whose draws are all one
+    database gets 64 independent runs, none from that database's stream of runs that the looks read.
     """
     if spec.arithmetic != "float" or spec.notion not in RECORD_AUDIT_NOTIONS or not spec.event_runs:
         return False
