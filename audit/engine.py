@@ -28,6 +28,7 @@ chain-rule estimate I(g; M, w) − I(g; w) and no certificate ("estimate only").
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import replace
 
@@ -51,7 +52,7 @@ from audit.search.input_domain import domain_reach, unreached_note
 from audit.audit_plan import plan_audit
 from audit.critic_cost import (AUDIT_MEMORY_NAMES, NO_CLASSIFIER, SAMPLES_NAME, checked_critic_device,
                                fallback_critic_device)
-from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors
+from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors, spare_pairs
 from audit.search.pair_probe import probe_searched_pairs
 from audit.result import AuditResult, SecretEvidence, finite_or_none
 from audit.statistics.secret_critics import SecretCell, SecretFits, fit_secret_critics, secret_values
@@ -176,11 +177,20 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
     mechanism_rng = np.random.default_rng(rng.integers(2**63))
 
     # Θ: the declared priors, then searched two-point priors (only the switching record can leak under them).
+    spare_rng = copy.deepcopy(rng)  # the search's spares continue its draws; the audit's generator is left as it is
     generated = candidate_pairs(spec.priors[0], spec.prior_search, rng, timeout=spec.execution.timeout)
     if spec.presence_column:  # add/remove: a record present against absent
         generated = add_remove_pairs(generated)
-    probe_runs = {"pair_probe": 2 * len(generated)} if generated else {}  # one run of each database of each pair
-    generated, probe_note = probe_searched_pairs(generated, runner, spec.seed)
+    searched_first = tuple(generated)
+
+    def spares(count):  # called only where the mechanism refuses a searched pair
+        return spare_pairs(spec.priors[0], searched_first, count, spare_rng, timeout=spec.execution.timeout,
+                           add_remove=bool(spec.presence_column))
+
+    # A sequential audit's runner (its cache of streams) makes the runs its looks planned: no spare's probe.
+    planned = getattr(runner, "cache", None) is not None
+    generated, probe_note, probed = probe_searched_pairs(generated, runner, spec.seed, None if planned else spares)
+    probe_runs = {"pair_probe": 2 * probed} if probed else {}  # one run of each database of each pair probed
     searched = search_priors(tuple(spec.pairs) + tuple(generated))
     theta = [(prior, None) for prior in spec.priors] + searched
     priors = [prior for prior, _ in theta]
