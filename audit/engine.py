@@ -28,6 +28,7 @@ chain-rule estimate I(g; M, w) − I(g; w) and no certificate ("estimate only").
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import replace
 
@@ -52,7 +53,7 @@ from audit.search.input_domain import domain_reach, unreached_note
 from audit.audit_plan import plan_audit
 from audit.critic_cost import (AUDIT_MEMORY_NAMES, NO_CLASSIFIER, SAMPLES_NAME, checked_critic_device,
                                fallback_critic_device)
-from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors
+from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors, spare_pairs
 from audit.search.pair_probe import probe_searched_pairs
 from audit.result import AuditResult, SecretEvidence, finite_or_none
 from audit.statistics.secret_critics import SecretCell, SecretFits, fit_secret_critics, secret_values
@@ -99,11 +100,41 @@ def audit_runner(spec: AuditSpec, **settings) -> MechanismRunner:
     """The runner of ``spec``'s mechanism (its execution settings, source, quietness and relation), with any
     further :class:`~mechanisms.execution.runner.MechanismRunner` ``settings`` (a sequential audit's chunk
     boundaries and cache)."""
+    _give_statistic(spec)  # before the runner: the workers get the encoder's statistic with each task
     runner = MechanismRunner(spec.mechanism, spec.mechanism_label, spec.execution, source=spec.mechanism_source,
                              quiet=spec.quiet, presence_column=spec.presence_column,
                              memory_names=AUDIT_MEMORY_NAMES, **settings)
     # Ideal arithmetic: every output is rounded before any statistic sees it (audit.statistics.arithmetic).
     return RoundedRunner(runner) if spec.arithmetic == "ideal" else runner
+
+
+def _give_statistic(spec: AuditSpec) -> None:
+    """Give the mechanism's output encoder ``spec``'s user statistic where the audit may try it
+    (:func:`statistic_may_be_tried`), else none: a per-database function's encoder calls it on every output
+    it encodes, and where the MI test's critics are neural the statistic is tried nowhere (a note says so), so
+    those calls were spent for nothing and its values only widened the critics' input. Set at each audit's
+    runner, since specs of one mechanism object share its encoder."""
+    encoder = encoder_of(spec.mechanism)
+    if encoder is not None:
+        encoder.statistic = spec.statistic if statistic_may_be_tried(spec) else None
+
+
+def statistic_may_be_tried(spec: AuditSpec) -> bool:
+    """Whether an audit of ``spec`` may try its user statistic, decided before any run.
+
+    The statistic joins the candidates of the classifier critics only (:func:`_user_kinds`), which the plan
+    over Θ chooses (:func:`audit.audit_plan.resolve_mi_critic`). The declared priors and pairs are known
+    before any run; the searched two-point priors (``prior_search``) never stop classifier critics from
+    serving, and make them serve only where no declared prior's record gets a critic, which is kept as
+    "may be tried".
+    """
+    if spec.statistic is None:
+        return False
+    theta = [(prior, None) for prior in spec.priors] + search_priors(tuple(spec.pairs))
+    plan = plan_audit(spec, theta)
+    if plan.mi_critic == "classifier":
+        return True
+    return bool(spec.prior_search) and all(secret.deterministic for secret in plan.secrets)
 
 
 def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
@@ -157,11 +188,20 @@ def _look(spec: AuditSpec, runner: MechanismRunner, early: bool, stop_at_refutat
     mechanism_rng = np.random.default_rng(rng.integers(2**63))
 
     # Θ: the declared priors, then searched two-point priors (only the switching record can leak under them).
+    spare_rng = copy.deepcopy(rng)  # the search's spares continue its draws; the audit's generator is left as it is
     generated = candidate_pairs(spec.priors[0], spec.prior_search, rng, timeout=spec.execution.timeout)
     if spec.presence_column:  # add/remove: a record present against absent
         generated = add_remove_pairs(generated)
-    probe_runs = {"pair_probe": 2 * len(generated)} if generated else {}  # one run of each database of each pair
-    generated, probe_note = probe_searched_pairs(generated, runner, spec.seed)
+    searched_first = tuple(generated)
+
+    def spares(count):  # called only where the mechanism refuses a searched pair
+        return spare_pairs(spec.priors[0], searched_first, count, spare_rng, timeout=spec.execution.timeout,
+                           add_remove=bool(spec.presence_column))
+
+    # A sequential audit's runner (its cache of streams) makes the runs its looks planned: no spare's probe.
+    planned = getattr(runner, "cache", None) is not None
+    generated, probe_note, probed = probe_searched_pairs(generated, runner, spec.seed, None if planned else spares)
+    probe_runs = {"pair_probe": 2 * probed} if probed else {}  # one run of each database of each pair probed
     searched = search_priors(tuple(spec.pairs) + tuple(generated))
     theta = [(prior, None) for prior in spec.priors] + searched
     priors = [prior for prior, _ in theta]

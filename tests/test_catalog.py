@@ -268,3 +268,34 @@ def test_a_catalog_mechanism_under_add_remove_is_refused_naming_relation(relatio
                                          r"databases of exactly 3 records.*replace-one") as caught:
         build_spec(config)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("relation", ["add-remove", "add-remove:2"])
+def test_a_catalog_mi_claim_under_add_remove_says_what_the_user_can_do(relation, capsys):
+    # The entry's mi-dp claim was converted first and refused with "state the claim for add/remove (--relation
+    # add-remove or add-remove:K)": what the user had typed, and impossible for an MI notion.
+    code = main(["audit", "--mechanism", "catalog:laplace_mi_dp_sum", "--relation", relation])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"(--relation) is {relation}, but catalog:laplace_mi_dp_sum is built for databases of exactly" in err
+    assert "mi-dp, a notion defined for replace-one neighbours only: audit it under replace-one (no --relation)" in err
+    assert "state the claim for add/remove" not in err
+
+
+def test_a_catalog_entry_under_add_remove_is_refused_though_its_pairs_are_replace_pairs():
+    # The entry's own (replace) pairs, brought by --prior-search, set the audited relation: --relation add-remove
+    # must still be refused, not audited silently as replace-one.
+    from audit.config.building import build_spec
+
+    config = {"mechanism": {"spec": "catalog:laplace_sum"}, "claim": {"relation": "add-remove"},
+              "audit": {"prior_search": 3}}
+    with pytest.raises(InputError, match=r"\(--relation\) is add-remove, but catalog:laplace_sum is built for"):
+        build_spec(config)
+
+
+def test_an_mi_claim_converted_to_add_remove_says_no_such_claim_exists():
+    from mechanisms.claims.conversion import convert_claim
+    from mechanisms.claims.parsing import parse_claim
+
+    with pytest.raises(InputError, match="mi-dp is defined for replace-one neighbours only, so no add/remove claim"):
+        convert_claim(parse_claim("mi-dp:0.5"), "add-remove")

@@ -224,6 +224,22 @@ def test_cli_pair_beyond_the_relation_is_refused_naming_pair(tmp_path, capsys):
     assert code == 2 and "--pair" in err and "3 records added/removed" in err
 
 
+def test_cli_mi_audit_under_a_relation_names_the_relation_typed(tmp_path, capsys):
+    # A replace pair read at add-remove:2 is a replace:2 pair: the error named "an audit under replace:2", a relation
+    # the user never typed; it names --relation add-remove:2, what it means, and what to do.
+    (tmp_path / "m.py").write_text("def f(db, rng):\n    return float(db.sum() + rng.laplace())\n")
+    replaced = A.copy()
+    replaced[0] = replaced[0] + 1.0
+    np.save(tmp_path / "a.npy", A)
+    np.save(tmp_path / "b.npy", replaced)
+    code = main(["audit", "--mechanism", f"{tmp_path / 'm.py'}:f", "--per-database", "--notion", "mi-dp",
+                 "--epsilon", "0.5", "--relation", "add-remove:2", "--pair", f"{tmp_path / 'a.npy'},{tmp_path / 'b.npy'}"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "(--relation) is add-remove:2: neighbours that add or remove up to 2 records" in err
+    assert "under replace:2" not in err and "--claim dp:EPS" in err and "drop --relation" in err
+
+
 # -- audits --------------------------------------------------------------------------------------
 
 def _discrete_laplace(rng):

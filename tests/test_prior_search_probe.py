@@ -14,6 +14,7 @@ import pytest
 
 from audit.cli.main import main
 from audit.search.pair_probe import probe_searched_pairs, refusal
+from estimators.validation import InputError
 from mechanisms.errors import MechanismError
 from mechanisms.execution.runner import MechanismRunner
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
@@ -48,10 +49,60 @@ def _pairs():
 def test_the_probe_leaves_out_refused_pairs_and_says_how_many_and_why():
     pairs = _pairs()
     with MechanismRunner(_one_hot_only, "onehot") as runner:
-        kept, note = probe_searched_pairs(pairs, runner, seed=0)
-    assert kept == [pairs[1]]
+        kept, note, probed = probe_searched_pairs(pairs, runner, seed=0, spares=lambda count: [])
+        sequential = probe_searched_pairs(pairs, runner, seed=0)[1]  # no spares: a sequential audit's
+    assert kept == [pairs[1]] and probed == 2
     assert note.startswith("prior search: 1 of 2 searched pairs left out, the mechanism refused its record values")
-    assert "first: two 1s: mechanism 'onehot' raised ValueError" in note and "the 1 it ran on join Θ" in note
+    assert "first: two 1s: mechanism 'onehot' raised ValueError" in note
+    assert note.endswith("; the search had no further candidate to probe in their place: 1 of the 2 searched pairs "
+                         "asked for join Θ")
+    assert sequential.endswith("; no further candidate is probed in their place in a sequential audit (its looks' "
+                               "runs are planned): 1 of the 2 searched pairs asked for join Θ")
+
+
+def _spare(first_row, why):
+    first, second = np.zeros((2, 2)), np.zeros((2, 2))
+    second[0] = first_row
+    return NeighbouringPair(first, second, why=why)
+
+
+def test_refused_pairs_are_replaced_by_the_searchs_spares_the_mechanism_accepts():
+    # The spares are probed in order until as many pairs as searched are kept: the refused spare is left out, the
+    # first accepted one fills the place, and the third is neither probed nor kept.
+    pairs = _pairs()
+    spares = [_spare([1.0, 1.0], "spare two 1s"), _spare([0.0, 1.0], "spare one 1"), _spare([1.0, 0.0], "unused")]
+    asked = []
+
+    def more(count):
+        asked.append(count)
+        return spares
+
+    with MechanismRunner(_one_hot_only, "onehot") as runner:
+        kept, note, probed = probe_searched_pairs(pairs, runner, seed=0, spares=more)
+        calls = runner.calls
+    assert asked == [2] and kept == [pairs[1], spares[1]]
+    assert probed == 4 and calls == 2 * len(kept)  # the runner counts the accepted pairs' runs, one of each database
+    assert note.endswith("; 1 of 2 further candidates of the search probed in their place accepted: 2 of the 2 "
+                         "searched pairs asked for join Θ")
+
+
+def test_the_spares_are_not_asked_for_where_no_pair_is_refused():
+    ok = _pairs()[1]
+
+    def more(count):
+        raise AssertionError("no spare is needed")
+
+    with MechanismRunner(_one_hot_only, "onehot") as runner:
+        assert probe_searched_pairs([ok], runner, seed=0, spares=more) == ([ok], None, 1)
+
+
+def test_a_search_whose_every_pair_and_spare_is_refused_names_the_flag():
+    bad = _pairs()[0]
+    with MechanismRunner(_one_hot_only, "onehot") as runner, \
+            pytest.raises(InputError, match=r"--prior-search 1: the mechanism refused every searched pair \(first: two "
+                                            r"1s: .*; 0 of 1 further candidate of the search probed in their place "
+                                            r"accepted\)"):
+        probe_searched_pairs([bad], runner, seed=0, spares=lambda count: [_spare([1.0, 1.0], "spare")])
 
 
 def test_the_probe_reports_a_failure_that_is_no_refusal():
@@ -79,16 +130,23 @@ def test_the_catalog_histogram_with_a_prior_search_completes_leaving_the_refused
     assert len(notes) == 1, result["notes"]
     left_out = int(re.match(r"prior search: (\d+) of 12 searched pairs left out", notes[0]).group(1))
     assert 0 < left_out < 12 and "at most one 1 per record" in notes[0]
-    # Θ: the declared prior, then the catalog's one pair and the searched pairs the mechanism ran on.
-    assert f"plus {1 + 12 - left_out} two-point priors on neighbouring pairs" in result["theta"], result["theta"]
+    # The search's 11 further candidates (it has 23 distinct pairs) were probed in their place, one accepted.
+    audited = int(re.search(r"accepted: (\d+) of the 12 searched pairs asked for join Θ$", notes[0]).group(1))
+    assert audited == 12 - left_out + 1
+    assert result["samples_by_purpose"]["pair_probe"] == 2 * (12 + 11)
 
 
-def test_a_search_whose_every_pair_is_refused_says_so_in_one_line_naming_the_flag(capsys):
-    status = main(["audit", "--mechanism", "catalog:histogram_buggy", "--prior-search", "3", *FAST])
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert status == 2 and len(lines) == 1, err
-    assert lines[0].startswith("miaudit audit: error: --prior-search 3: the mechanism refused every searched pair")
+@pytest.mark.train
+def test_a_search_whose_every_pair_is_refused_is_refilled_from_its_spares(capsys):
+    # All 3 searched pairs hold a record with several 1s; it exited 2 ("refused every searched pair"). The search's
+    # next 3 candidates are probed in their place and the 2 the histogram accepts are audited.
+    status = main(["audit", "--mechanism", "catalog:histogram_buggy", "--prior-search", "3", "--json", *FAST])
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    notes = [n for n in json.loads(out.out)["notes"] if n.startswith("prior search: ")]
+    assert notes[0].startswith("prior search: 3 of 3 searched pairs left out")
+    assert notes[0].endswith("; 2 of 3 further candidates of the search probed in their place accepted: 2 of the 3 "
+                             "searched pairs asked for join Θ")
 
 
 def test_a_mechanism_failing_on_a_searched_pair_other_than_by_refusing_it_is_reported_failing(tmp_path, capsys,

@@ -267,11 +267,12 @@ def test_a_prior_that_needs_selection_runs_gets_a_last_look_that_fits_them():
     assert not event_selection_possible(spec)  # the entry's exposing two-point prior: events chosen on held-out draws
     general = replace(spec, priors=[ProductBernoulli(0.5, shape=get_entry("laplace_sum").record_shape)])
     assert event_selection_possible(general)
-    # At most event_runs selection runs and 2·min(event_runs, 2000) pilot runs besides the 5 per sample
-    # (the MI sample's, and the event test's and the float-bit event test's certification runs of two inputs),
-    # and the probe of the 8 structured pairs, one run of each database: 16.
-    assert look_runs(general, 1000) == 5 * 1000 + 1000 + 2 * 1000 + 2 * 8
-    assert look_runs(general, 4000) == 5 * 4000 + 4000 + 2 * 2000 + 2 * 8
+    # At most event_runs selection runs for each of the two event tests (the event test's and the float-bit one's)
+    # and 2·min(event_runs, 2000) pilot runs besides the 5 per sample (the MI sample's, and the event test's and the
+    # float-bit event test's certification runs of two inputs), and the probe of the 8 structured pairs, one run of
+    # each database: 16.
+    assert look_runs(general, 1000) == 5 * 1000 + 2 * 1000 + 2 * 1000 + 2 * 8
+    assert look_runs(general, 4000) == 5 * 4000 + 2 * 4000 + 2 * 2000 + 2 * 8
     last = look_schedule(general, 7000)[-1]
     assert look_runs(general, last.samples) <= 7000 < look_runs(general, last.samples + 1)
     result = run_sequential_audit(general, 7000)

@@ -5,6 +5,7 @@ certify different pairs; a look that an unplanned float-bit test shows past the 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from audit.gating.look_runs import FLOAT_PROBE_RUNS
 from audit.gating.sequential import run_sequential_audit
@@ -85,3 +86,57 @@ def test_looks_that_may_certify_different_pairs_leave_the_last_look_their_runs()
         ordinary = [look.samples for look in result.schedule[1:-1]]
         assert early.early and ordinary == [400, 800]
         assert last.samples == (20000 - FLOAT_PROBE_RUNS - 2 * 100 - 2 * sum(ordinary)) // 4
+
+
+def _float_laplace_sum(dbs, rng):
+    return dbs.sum(axis=(1, 2))[:, None] + rng.laplace(0.0, 1.0, (len(dbs), 1))
+
+
+@pytest.mark.train
+def test_both_event_tests_selection_runs_are_planned_under_a_prior_that_is_not_a_two_point_prior():
+    # Under a Bernoulli prior both event tests choose on selection runs of their own (the event test's and the
+    # float-bit test's, event_runs each); the plan counted one. `--prior builtin:bernoulli --n 3 --claim dp:1
+    # --max-runs 6000` planned a look of 748 samples at 6,000 runs, which made 6,184 (748 of them the float-bit
+    # test's selection) and stopped after its work: "the first look's audit needs 6184 mechanism runs or more".
+    from mechanisms.inputs.priors import ProductBernoulli
+
+    counting = _CountingMechanism(_float_laplace_sum)
+    spec = AuditSpec(mechanism=counting, priors=(ProductBernoulli(0.5, shape=(3, 1)),), claim=parse_claim("dp:1"),
+                     seed=0)
+    result = run_sequential_audit(spec, 6000)
+    assert len(result.looks) == len(result.schedule) and not result.notes  # the last look completed
+    made = counting.calls - RUNNER_PROBE_CALLS
+    assert made == result.runs <= 6000
+    # The plan by hand, per sample s (event runs = samples): s MI runs; per test (event, float-bit) s selection runs
+    # and 2s certification runs; the float-bit pilot 2 min(s, 2000); the 8 structured pairs' probe, 16.
+    s = result.schedule[-1].samples
+    assert result.schedule[-1].planned_runs == s + 2 * (s + 2 * s) + 2 * min(s, 2000) + 16 <= 6000
+
+
+def test_the_float_probe_on_a_degenerate_prior_draws_independent_runs_off_the_databases_stream():
+    # A prior whose 64 probe databases are all one database (every record 0): the probe's job is not a job of one
+    # database (no `one_database`), so its runs are a chunk on its own seed, not that database's stream of runs,
+    # which the looks' event tests read. Pinned: 64 distinct outputs (noise of 2^40 values: a repeat has
+    # probability below 64² / 2^41 ≈ 2·10⁻⁹), none from the cache, and none among the stream's first runs.
+    from audit.gating.look_runs import plans_float_runs
+    from audit.gating.sequential import _look_runner
+    from mechanisms.inputs.priors import ProductBernoulli
+
+    made = []
+
+    def integer_noise(dbs, rng):
+        y = rng.integers(0, 2**40, size=(len(dbs), 1)).astype(np.float64) + dbs.sum(axis=(1, 2))[:, None]
+        made.append(y.copy())
+        return y
+
+    spec = AuditSpec(mechanism=integer_noise, priors=(ProductBernoulli(0.0, shape=(3, 1)),),
+                     claim=parse_claim("dp:1"), seed=0)
+    with _look_runner(spec) as runner:
+        assert plans_float_runs(spec, runner) is False  # integer outputs: the 64 probe runs are made
+        probe = np.concatenate(made)[-FLOAT_PROBE_RUNS:, 0]
+        assert runner.calls == FLOAT_PROBE_RUNS and runner.cache.hits == 0
+        assert len(np.unique(probe)) == FLOAT_PROBE_RUNS
+        runner.cache.start_look()
+        stream = runner.sample(np.broadcast_to(np.zeros((3, 1)), (200, 3, 1)), np.random.default_rng(1),
+                               budget="event_runs", one_database=True)
+        assert not np.isin(stream[:, 0], probe).any() and runner.cache.hits == 0

@@ -119,3 +119,42 @@ def test_the_early_look_alone_at_level_alpha_keeps_its_type_one_error_at_the_bou
             runner.cache.start_look()
             refuted += _run_audit(look, runner, early=True).refuted
     assert refuted <= stats.binom.ppf(0.999, audits, ALPHA)
+
+
+def _laplace_sum(dbs, rng):
+    return dbs.sum(axis=(1, 2))[:, None] + rng.laplace(size=(len(dbs), 1))
+
+
+def test_an_early_look_stays_below_the_first_ordinary_look_where_runs_are_affine_in_samples():
+    # look_schedule places the early look on the samples' scale at head = r · N / runs(N), r its planned runs, and
+    # runs(s) = a·s + b is affine where pairs are probed (b = 2 · prior_search): r < runs(s₁) alone would allow head
+    # ≥ s₁, the first ordinary look, and power_alpha_spending would refuse the sizes (a crash). It cannot happen:
+    # r ≤ 2 · EARLY_LOOK_RUNS_PER_INPUT = 200 ≤ MIN_TEST_SAMPLES ≤ s₁ (the MI test's floor, split[2] ≤ 1) and
+    # a > 1 (a prior and its event runs), so head < r / a < s₁. Swept here over max_runs from the smallest that
+    # can refute (its first 30 values) and on geometrically, with and without probed pairs and float-bit runs.
+    from audit.engine import MIN_TEST_SAMPLES
+    from audit.gating.early_look import EARLY_LOOK_RUNS_PER_INPUT
+    from audit.gating.look_runs import look_run_counter
+    from estimators.validation import InputError
+
+    assert 2 * EARLY_LOOK_RUNS_PER_INPUT <= MIN_TEST_SAMPLES
+    pair = NeighbouringPair(np.zeros((4, 1)), np.array([[1.0], [0.0], [0.0], [0.0]]))
+    early_with_probes = 0
+    for prior_search, float_runs, claim in [(0, False, "dp:1"), (1, False, "dp:1"), (3, True, "dp:0.5"),
+                                            (1, True, "gdp:1")]:
+        spec = AuditSpec(mechanism=_laplace_sum, priors=(pair.prior(),), claim=parse_claim(claim), records=(0,),
+                         seed=0, prior_search=prior_search)
+        with pytest.raises(InputError, match=r"at least (\d+) mechanism runs") as caught:
+            look_schedule(spec, 1, float_runs=float_runs)
+        least = int(caught.value.args[0].split("at least ")[1].split()[0])
+        runs_at = look_run_counter(spec, float_runs)
+        for max_runs in list(range(least, least + 30)) + [int(least * 1.6 ** k) for k in range(1, 16)]:
+            schedule = look_schedule(spec, max_runs, float_runs=float_runs)
+            total = schedule[-1].samples
+            places = [look.planned_runs / runs_at(total) * total if look.early else look.samples for look in schedule]
+            assert all(a < b for a, b in zip(places, places[1:])), (prior_search, max_runs, places)
+            assert schedule[-1].planned_runs <= max_runs and not any(look.early for look in schedule[1:])
+            if schedule[0].early:
+                assert schedule[0].planned_runs <= 2 * EARLY_LOOK_RUNS_PER_INPUT <= schedule[1].samples
+                early_with_probes += prior_search > 0
+    assert early_with_probes > 0  # the affine case (b > 0) was reached with an early look

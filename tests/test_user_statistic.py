@@ -489,3 +489,52 @@ def test_a_per_database_functions_statistic_on_ray_gives_the_in_process_result(t
     on_ray = run_audit(_per_database_spec(tmp_path, "parity", workers=1, backend="ray"))
     in_process = run_audit(_per_database_spec(tmp_path, "parity", workers=1))
     assert on_ray.claim_verdict == "refuted" and on_ray.event_test == in_process.event_test
+
+
+class _CountingStatistic:
+    """The product of a per-database function's two outputs, counting its calls."""
+
+    def __init__(self):
+        self.calls = 0
+        self.__name__ = "counted_product"
+
+    def __call__(self, output):
+        self.calls += 1
+        return output["first"] * output["second"]
+
+
+def _shifted_release(db, rng):
+    y = rng.standard_normal(2)
+    return {"first": float(y[0] + db[0, 0]), "second": float(y[1])}
+
+
+def _per_database_audit(prior, statistic, samples):
+    mechanism = PerDatabaseMechanism(_shifted_release, "release", encoder=OutputEncoder())
+    return run_audit(AuditSpec(mechanism=mechanism, priors=(prior,), claim=parse_claim("dp:1"), samples=samples,
+                               records=(0,), seed=0, statistic=statistic))
+
+
+@pytest.mark.train  # a Bernoulli prior gets neural critics
+def test_a_statistic_that_cannot_be_tried_is_not_called():
+    # Under a prior that is not a two-point prior the MI test's critics are neural and the statistic is tried
+    # nowhere (the note says so), yet the encoder called it on all 3,421 outputs of this audit and the critics
+    # read its values as one more input column. Now it is not called, and the audit is the one without it.
+    from mechanisms.inputs.priors import ProductBernoulli
+
+    prior = ProductBernoulli(0.5, shape=(3, 1))
+    counted = _CountingStatistic()
+    with_statistic = _per_database_audit(prior, counted, 400)
+    without = _per_database_audit(prior, None, 400)
+    assert counted.calls == 0
+    assert any("it was not tried" in note for note in with_statistic.notes)
+    assert with_statistic.lower_bound == without.lower_bound and with_statistic.estimate == without.estimate
+    assert with_statistic.samples_by_purpose == without.samples_by_purpose
+
+
+def test_a_statistic_that_may_be_tried_is_still_called_on_the_runs():
+    # Under a two-point prior on a neighbouring pair (classifier critics) it is a candidate: called as before.
+    pair = NeighbouringPair(np.zeros((3, 1)), np.array([[1.0], [0.0], [0.0]]))
+    counted = _CountingStatistic()
+    result = _per_database_audit(pair.prior(), counted, 1000)
+    assert "counted_product(y)" in result.event_test.statistics_tried
+    assert counted.calls >= result.samples

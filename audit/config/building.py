@@ -388,6 +388,22 @@ def _audit_relation(claim, relation_given: str | None, pairs_config: list) -> st
     return relation_given or REPLACE_ONE
 
 
+def _check_relation_has_claim(relation: str, relation_given: str | None, claim) -> None:
+    """Refuse, naming ``--relation`` as the user typed it, an audit under a relation other than replace-one
+    without a DP-family claim (the MI notions are defined for replace-one neighbours only).
+
+    :class:`~audit.spec.AuditSpec` refuses it too, but names the audited pairs' relation, which a ``--pair`` of
+    one replaced record read at ``add-remove:2`` turns into ``replace:2``: a relation the user never typed.
+    """
+    if relation_given is None or relation == REPLACE_ONE or (claim is not None and claim.has_profile):
+        return
+    read_as = "" if relation == relation_given else f" (the --pair files are read at that distance as {relation})"
+    raise InputError(f"{keys_of('claim')['relation'].label} is {relation_given}: neighbours that "
+                     f"{relation_words(relation_given)}{read_as}; the MI notions (--notion, --epsilon) are defined "
+                     "for replace-one neighbours only, so another relation needs a DP-family claim to test (--claim "
+                     f"dp:EPS, zcdp, rdp or gdp with --relation {relation_given}), or drop --relation")
+
+
 def build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None) -> AuditSpec:
     """The :class:`~audit.spec.AuditSpec` of a configuration (:func:`_build_spec`), with the user code
     it loads (files, imports, a prior's first call) bounded by the configuration's ``--timeout``."""
@@ -445,7 +461,8 @@ def _build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None
         mechanism, name = loaded.mechanism, loaded.name
     if claim is None and entry is not None:
         claim = entry.claimed.as_claim(origin=f"catalog entry {entry.name}")
-        if claim is not None and relation_given is not None:
+        # Under add/remove the entry is refused below, once its records are known, whatever its claim's notion.
+        if claim is not None and relation_given is not None and relation_kind(relation_given) != ADD_REMOVE:
             from mechanisms.claims.conversion import convert_claim
 
             claim = convert_claim(claim, relation_given)
@@ -516,11 +533,19 @@ def _build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None
     else:
         pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion, pair_relation, user_domain)
         relation = _audit_relation(claim, relation_given, pairs)
-    if entry is not None and relation_kind(relation) == ADD_REMOVE:  # it stopped on its first n − 1 record batch
+    # The relation typed counts too: an entry's own (replace) pairs would otherwise set the audited one.
+    add_remove = next((r for r in (relation, relation_given) if r is not None and relation_kind(r) == ADD_REMOVE), None)
+    if entry is not None and add_remove is not None:  # it stopped on its first n − 1 record batch
+        relation = add_remove
+        mi_claim = claim is not None and not claim.allows_add_remove  # an MI notion: no add/remove claim exists
         raise InputError(f"{keys_of('claim')['relation'].label} is {relation}, but catalog:{entry.name} is built for "
                          f"databases of exactly {shape[0]} records (its neighbours: {entry.neighbouring}), and an "
-                         "add/remove audit runs it on fewer: audit it under replace-one (no --relation) or write a "
-                         "FILE.py mechanism that takes any number of records")
+                         "add/remove audit runs it on fewer"
+                         + (f"; its claim {claim.text} is {claim.notion}, a notion defined for replace-one "
+                            "neighbours only: audit it under replace-one (no --relation)" if mi_claim else
+                            ": audit it under replace-one (no --relation) or write a FILE.py mechanism that takes "
+                            "any number of records"))
+    _check_relation_has_claim(relation, relation_given, claim)
     if loaded is not None and user_claim is None and claim is not None and claim.relation != relation:
         library_claim, note = loaded.claim_at(relation)  # the library's map at the pairs' distance, not converted
         if library_claim is not None and library_claim.relation == relation:

@@ -102,7 +102,8 @@ def look_runs(spec, samples: int, float_runs: bool | None = None) -> int:
     ``samples`` × :func:`runs_per_sample` (the MI sample and the event tests' certification runs), plus,
     where the event test may choose on selection runs (:func:`event_selection_possible`), those (at most
     ``event_runs`` in all: successive halving spends at most its budget,
-    :func:`audit.search.event_search.event_search`), the float-bit pilot runs (at most
+    :func:`audit.search.event_search.event_search`; as many again for the float-bit event test's own selection
+    where ``float_runs``), the float-bit pilot runs (at most
     2·min(``event_runs``, :data:`audit.search.event_candidates.BIT_PILOT_RUNS`)) and the probe of its structured
     pairs (one run of each database: 2·:data:`~audit.search.event_candidates.STRUCTURED_EVENT_PAIRS`,
     :func:`audit.search.event_candidates.accepted_structured_pairs`); and the probe of the ``prior_search`` searched
@@ -119,12 +120,14 @@ def look_run_counter(spec, float_runs: bool | None = None):
 
     per_sample, selects = runs_per_sample(spec, float_runs), event_selection_possible(spec)
     probes = 2 * spec.prior_search + (2 * STRUCTURED_EVENT_PAIRS if selects else 0)
+    # Each event test chooses on selection runs of its own (audit.engine._event_tests): the float-bit one too.
+    selections = 2 if _float_runs(spec, float_runs) else 1
 
     def runs_at(samples: int) -> int:
         runs = samples * per_sample + probes
         if selects:
             event_runs = samples * spec.event_runs / spec.samples
-            runs += event_runs + 2 * min(event_runs, BIT_PILOT_RUNS)
+            runs += selections * event_runs + 2 * min(event_runs, BIT_PILOT_RUNS)
         return int(math.floor(runs + 1e-9))
 
     return runs_at
@@ -166,7 +169,9 @@ def plans_float_runs(spec, runner) -> bool:
     outputs hold fine bits only sometimes (a quotient of snapped values whose denominator is sometimes 1,
     ``mean_noisy_count``) shows none in one output often enough (about one seed in four there) that its looks,
     planned without the float-bit test's runs, would make more runs than planned, and its last look would stop
-    at the call limit. An output fraction q with fine bits is missed with probability (1 − q)^65.
+    at the call limit. An output fraction q with fine bits is missed with probability (1 − q)^65. The 64 runs are
+    one job on the probe's seed, not a job of one database (``one_database``), so a prior whose draws are all one
+    database gets 64 independent runs, none from that database's stream of runs that the looks read.
     """
     if spec.arithmetic != "float" or spec.notion not in RECORD_AUDIT_NOTIONS or not spec.event_runs:
         return False

@@ -7,7 +7,9 @@ at once, rows the prior itself may never draw. A mechanism that restricts its re
 one 1 per record) refuses such a row with an error about its argument. Restricting the patterns to the prior's rows would drop the ones that find the
 sparse vector technique's bugs, so each searched pair is instead run once on each of its databases (bounded by
 the runner's ``--timeout`` and retries, as the domain pilot's runs are: :mod:`audit.search.family_pilot`) and a
-pair the mechanism refuses is left out, with a note. Only a refusal of the record values counts (the mechanism
+pair the mechanism refuses is left out, with a note, and the search's next candidates
+(:func:`audit.search.prior_search.spare_pairs`) are probed in its place, at most as many as were asked for
+(:data:`SPARE_PROBES_PER_PAIR`), until the pairs run on are as many as asked or the spares run out. Only a refusal of the record values counts (the mechanism
 raised ``InputError`` or ``ValueError``, the errors that say an argument's value is not accepted); any other
 failure (a bug raising on valid input, a hang, a wrong shape) is raised as the mechanism's failure. The probe's
 runs are seeded apart from the audit's (:data:`PROBE_SEED_TAG`, and a tag of its own for each probe besides the
@@ -21,13 +23,17 @@ import numpy as np
 from estimators.validation import InputError, check_int
 from mechanisms.errors import MechanismError, StatisticError
 
-__all__ = ["REFUSAL_ERRORS", "PROBE_SEED_TAG", "refusal", "probe_rng", "refused_pairs", "left_out",
+__all__ = ["REFUSAL_ERRORS", "PROBE_SEED_TAG", "SPARE_PROBES_PER_PAIR", "refusal", "probe_rng", "refused_pairs",
+           "left_out",
            "probe_searched_pairs"]
 
 #: What a mechanism raises to refuse its argument's values (miaudit's own and Python's convention).
 REFUSAL_ERRORS = ("InputError", "ValueError")
 #: Mixed into the audit's seed for the probe's runs, so they are independent of the audit's own.
 PROBE_SEED_TAG = 0x70726F62
+#: The most spare candidates probed in place of refused pairs, per pair searched.
+SPARE_PROBES_PER_PAIR = 1
+_WHAT = "prior search probe run"
 
 
 def refusal(error: BaseException, who: str) -> str | None:
@@ -102,8 +108,8 @@ def left_out(pairs, refused, kind: str, where: str = "") -> tuple[list, str, str
                          f"of each database ({first})")
 
 
-def probe_searched_pairs(pairs, runner, seed: int) -> tuple[list, str | None]:
-    """(the pairs the mechanism runs on, a note on those left out or None).
+def probe_searched_pairs(pairs, runner, seed: int, spares=None) -> tuple[list, str | None, int]:
+    """(the pairs the mechanism runs on, a note on those left out or None, the pairs probed).
 
     Parameters
     ----------
@@ -114,22 +120,46 @@ def probe_searched_pairs(pairs, runner, seed: int) -> tuple[list, str | None]:
         The audit's runner: each pair's two databases are one job of one run each.
     seed : int
         The audit's seed, mixed with :data:`PROBE_SEED_TAG` for the probe's runs.
+    spares : callable, optional
+        ``spares(count)``: up to ``count`` further candidates of the search
+        (:func:`audit.search.prior_search.spare_pairs`), called only where a pair is refused; each is probed in
+        turn, the accepted ones join, until as many pairs as ``pairs`` are kept. None: no refill (a sequential
+        audit's: its looks plan 2 · ``prior_search`` probe runs, :func:`audit.gating.look_runs.look_runs`, and a
+        refill's would pass them, since the pairs it keeps cost their planned MI runs).
 
     Raises
     ------
     MechanismError
         When the mechanism fails on a pair other than by refusing it (:func:`refusal`).
     InputError
-        Naming ``--prior-search`` when the mechanism refuses every searched pair.
+        Naming ``--prior-search`` when the mechanism refuses every searched pair and every spare.
     """
     pairs = list(pairs)
     if not pairs:
-        return pairs, None
-    refused = refused_pairs(pairs, runner, probe_rng(seed), "prior search probe run")
+        return pairs, None, 0
+    rng = probe_rng(seed)
+    refused = refused_pairs(pairs, runner, rng, _WHAT)
     if not refused:
-        return pairs, None
+        return pairs, None, len(pairs)
     kept, first, note = left_out(pairs, refused, "searched")
+    probed = accepted = 0
+    # The spares, in the search's order, each probed as the searched pairs were (the probe's generator goes on).
+    for spare in ([] if spares is None else spares(SPARE_PROBES_PER_PAIR * len(pairs))):
+        if len(kept) == len(pairs):
+            break
+        probed += 1
+        if not refused_pairs([spare], runner, rng, _WHAT):
+            kept.append(spare)
+            accepted += 1
+    if probed:
+        refill = (f"; {accepted} of {probed} further candidate{'' if probed == 1 else 's'} of the search probed in "
+                  "their place accepted")
+    elif spares is None:
+        refill = "; no further candidate is probed in their place in a sequential audit (its looks' runs are planned)"
+    else:
+        refill = "; the search had no further candidate to probe in their place"
     if not kept:
-        raise InputError(f"--prior-search {len(pairs)}: the mechanism refused every searched pair ({first}); "
+        raise InputError(f"--prior-search {len(pairs)}: the mechanism refused every searched pair ({first}{refill}); "
                          "a larger --prior-search reaches its later patterns and the prior's random pairs; or give --prior-search 0")
-    return kept, f"prior search: {note}; the {len(kept)} it ran on join Θ"
+    return kept, (f"prior search: {note}{refill}: {len(kept)} of the {len(pairs)} searched pairs asked for join Θ"), \
+        len(pairs) + probed

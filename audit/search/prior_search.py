@@ -238,6 +238,25 @@ def candidate_pairs(prior, count: int, rng: np.random.Generator, timeout=None) -
     return pairs
 
 
+def spare_pairs(prior, pairs, count: int, rng: np.random.Generator, timeout=None, add_remove: bool = False) -> list:
+    """Up to ``count`` candidates of the prior search after its first ``pairs``: :func:`candidate_pairs` of
+    ``len(pairs) + count`` (at most :data:`MAX_PRIOR_SEARCH`) on ``rng``, less ``pairs``.
+
+    ``rng`` is a copy of the generator ``pairs`` were drawn with, taken before they were: the structured pairs
+    then continue the same patterns (their column levels come from the same draws) and the random ones are drawn
+    anew, while the audit's own generator draws what it drew without the spares. ``add_remove``: ``pairs`` are
+    :func:`add_remove_pairs`' and so are the spares. Fewer are returned where the prior gives no more.
+    """
+    total = min(len(pairs) + check_int(count, "count", 0), MAX_PRIOR_SEARCH)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InputWarning)  # fewer distinct pairs than asked: fewer spares
+        more = candidate_pairs(prior, total, rng, timeout=timeout)
+    if add_remove:
+        more = add_remove_pairs(more)
+    seen = {_identity(p.first, p.second) for p in pairs}
+    return [p for p in more if _identity(p.first, p.second) not in seen][:count]
+
+
 def add_remove_pairs(pairs) -> list:
     """Each pair of presence-column databases (:mod:`mechanisms.inputs.relation`) as an add/remove pair: the
     record that differs present in one database and absent from the other

@@ -34,6 +34,11 @@ def convert_claim(claim, relation: str):
         return claim
     stated = f"{claim.text} ({claim.relation})"
     steps = group_steps(claim.relation, relation)
+    if steps is None and not claim.allows_add_remove:  # no add/remove claim of this notion exists to state
+        raise InputError(f"the claim {stated} says nothing about add/remove neighbours, and {claim.notion} is defined "
+                         "for replace-one neighbours only, so no add/remove claim of it can be stated: audit it on "
+                         "replace-one neighbours (no --relation), or audit add/remove neighbours against a DP-family "
+                         "claim (--claim dp:EPS, zcdp, rdp or gdp with --relation add-remove)")
     if steps is None:
         raise InputError(f"the claim {stated} says nothing about add/remove neighbours: on unbounded data a "
                          "replace guarantee does not bound what adding or removing records reveals (a mechanism "
