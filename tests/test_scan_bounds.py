@@ -267,10 +267,19 @@ def test_a_scan_whose_worker_listing_is_stuck_skips_every_case_naming_the_module
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("PYTHONPATH", f"{tmp_path}:{__import__('os').environ.get('PYTHONPATH', '')}")
     started = time.perf_counter()
-    result = scan("deaf_import", epsilons=(1.0,), max_runs=3000, timeout=TIMEOUT, listing_timeout=0.25, workers=1)
+    state = tmp_path / "scan-state.jsonl"
+    result = scan("deaf_import", epsilons=(1.0,), max_runs=3000, timeout=TIMEOUT, listing_timeout=0.25, workers=1,
+                  state_file=state)
     assert time.perf_counter() - started < HANG / 2
     assert [(o["entry"], o["status"], o["reason"]) for o in result.outcomes] == [(
         "deaf_import.noisy_sum", "skipped",
         f"module deaf_import was still running {1 + HARD_KILL_GRACE:g} s after it started in a worker's listing of the "
         f"cases (4 × --listing-timeout + {HARD_KILL_GRACE:g} s), stuck where --listing-timeout cannot interrupt it: "
         "the worker process was killed")]
+    # No run was made: resumed once the module imports in a worker, the case is audited, at the scan's α (K = 1).
+    (tmp_path / "deaf_import.py").write_text(DEAF_IMPORT.replace("time.sleep(3600)", "pass"), encoding="utf-8")
+    resumed = scan("deaf_import", epsilons=(1.0,), max_runs=3000, timeout=30, workers=1, state_file=state,
+                   resume=True)  # the bounds are not the state's: generous ones here, for a loaded machine
+    assert [(o["status"] in ("control", "finding"), o.get("alpha")) for o in resumed.outcomes] == [(True, 0.05)]
+    assert (resumed.settings["resumed_cases"], resumed.settings["retried_cases"]) == (0, 1)
+

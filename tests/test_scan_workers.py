@@ -396,6 +396,7 @@ def test_a_case_whose_first_look_cannot_end_within_its_looks_bound_is_skipped_be
     assert re.fullmatch(r"too slow to audit: its first look would end \S+ s after its audit started \(its probe's "
                         r"faster call took \S+ s; timed again, \S+ s\), past the 1 s its looks may take at --timeout "
                         r"0.1", outcome["reason"])
+    assert outcome["retry_on_resume"] is True  # no look ran: a resumed scan audits it again
 
 
 def test_a_case_whose_probe_calls_met_a_busy_moment_is_timed_again_and_audited(tmp_path, monkeypatch):
@@ -442,6 +443,8 @@ def test_a_case_stuck_where_the_timeout_cannot_reach_is_still_killed_within_its_
     first = 4 * TIMEOUT + GRACE
     most = 25 * TIMEOUT + 2 * GRACE  # 21 s
     assert first <= seconds <= most + 1.0  # + the fork and the wait for the killed process
+    # Killed in its probe, it made no run of its audit (a resumed scan audits it again); killed in a chunk, it has.
+    assert outcome.get("retry_on_resume", False) is (name == "deaf")
     if name == "deaf":
         assert outcome["reason"].startswith(f"still running {first:g} s after it started (4 × --timeout + 0.5 s)")
     else:

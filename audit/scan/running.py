@@ -27,7 +27,16 @@ an entry point, does not skip its modules.
 **Resume.** With a state file, each case's outcome is appended to it as one JSON line when the case
 ends (by this process only, whatever runs the cases); the first line holds the scan's target, α, seed,
 budget and the ids of the K cases. A resumed scan checks the first line against its own and audits only
-the cases with no line, so no case is audited twice and the report is whole.
+the cases with no line, so no case is audited twice and the report is whole, and the cases whose line says they
+ended stuck or out of time before their first look (:data:`audit.scan.case_audit.RETRY`: the build of the call, the
+probe or the raise check timed out, the case's process was killed as stuck before its probe ended, its worker's
+listing was stuck or timed out, its first look was predicted too slow), which it audits again; ``settings`` and the
+command's output say how many (``retried_cases``). α is not spent twice: K, and each case's α/K, are those of the
+first line (the same cases, fixed before any run), and a case retried had made no run its verdict could rest on (its
+α/K unspent: a sequential audit spends α only in its looks), so each of the K cases still has at most one audit that
+can refute, at α/K, and the union bound still gives α. A case whose looks had begun keeps its outcome (timed out or
+killed then, it is not retried: a second audit would be a second chance at α/K). The last line of a case is its
+outcome.
 """
 
 from __future__ import annotations
@@ -42,8 +51,8 @@ from pathlib import Path
 from estimators.progress import progress_bar
 from estimators.validation import InputError, check_int, check_positive
 
-from audit.scan.case_audit import (LOOK_FRACTION, audit_case, chunk_timeout, list_cases,  # noqa: F401 - re-exported
-                                   source_of)
+from audit.scan.case_audit import (LOOK_FRACTION, RETRY, audit_case, chunk_timeout,  # noqa: F401 - re-exported
+                                   list_cases, source_of)
 from audit.scan.cases import Skipped
 from audit.scan.planning import plan_split
 from audit.scan.profiles import LIBRARIES, profile_for
@@ -209,7 +218,8 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
     state_file : path, optional
         The JSON-lines state file each outcome is appended to (module docstring).
     resume : bool
-        Continue the scan recorded in ``state_file``.
+        Continue the scan recorded in ``state_file``: the cases with no outcome there are audited, and those that
+        ended stuck or out of time before their first look are audited again (module docstring, "Resume").
     quiet : bool
         No progress bar.
     progress : callable, optional
@@ -289,7 +299,8 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
             done = _read_state(state_file, header)
         else:
             state_file.write_text(json.dumps(header) + "\n", encoding="utf-8")
-    outcomes = [done.get(case.id) for case in cases]
+    retried = {key for key, outcome in done.items() if outcome.get(RETRY)}  # no run made: audited again (docstring)
+    outcomes = [None if case.id in retried else done.get(case.id) for case in cases]
     todo = [number for number, outcome in enumerate(outcomes) if outcome is None]
     bar = progress_bar(len(cases), f"scan {target}", quiet=quiet)
     bar.update(len(cases) - len(todo))
@@ -325,7 +336,8 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
     settings = {"epsilons": list(epsilons), "max_runs": max_runs, "timeout": timeout,
                 "listing_timeout": listing_timeout, "seed": seed,
                 **({"entry_max_runs": own_runs} if own_runs else {}),
-                "resumed_cases": len(done), "left_out_of_split": len(plan.left_out),
+                "resumed_cases": len(done) - len(retried), "retried_cases": len(retried),
+                "left_out_of_split": len(plan.left_out),
                 **({"only": list(_patterns(only))} if only is not None else {})}
     return ScanResult(target, library_version(profile), alpha, len(cases), outcomes, skipped, settings,
                       time.perf_counter() - started)
