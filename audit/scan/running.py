@@ -191,8 +191,27 @@ def case_runs(case, given: int | None, default: int) -> int:
 def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int | None = None,
          timeout: float = TIMEOUT, seed: int = 0, state_file=None, resume: bool = False,
          quiet: bool = True, progress=None, workers=1, backend: str = "local", ray_address: str | None = None,
-         in_process: bool = False, memory_limit="auto", only=None, listing_timeout: float | None = None) -> ScanResult:
+         in_process: bool = False, memory_limit="auto", only=None, listing_timeout: float | None = None,
+         exit_when_stuck: bool = False) -> ScanResult:
     """Scan ``target``'s entry points: every (entry point, parameters, pair) case audited against its own claim.
+
+    **What is bounded.** Each case's audit runs in a process of its own (unless ``in_process``): every call within
+    ``timeout``, and the process killed past what its own bounds allow, even where a call is stuck in compiled code
+    (:mod:`audit.scan.isolation`); so is each worker's listing of the cases, and a user's module is first imported
+    in a forked process killed at ``listing_timeout``. In the process that calls this function, the library's code
+    still runs to list the cases (importing its modules, reading their public names, building each grid point:
+    ``listing_timeout``), to plan the α split (building each case's call: ``timeout``) and, with ``in_process``, to
+    audit every case (``timeout``): on the main thread each such call is interrupted at its bound (``SIGALRM``), but
+    one that ignores the interruption (stuck in compiled code, SIGALRM blocked, a loop catching every exception)
+    cannot be stopped from inside the process, and the scan then waits for it, without end if it never returns (off
+    the main thread a call is run on a thread of its own and left running there at its bound, which no code can
+    stop either).
+    ``exit_when_stuck=True`` gives this function the bound ``miaudit scan`` has, through the same watchdog
+    (:func:`mechanisms.calls.watchdog.exit_when_stuck`): such a call ends this process
+    :data:`~mechanisms.calls.watchdog.STUCK_GRACE` seconds past its bound, with one line on stderr naming it and
+    exit status 1, and no report (where the call was an ``in_process`` case's, the state file keeps the cases that
+    had ended, for ``resume``). The calling process is then not kept alive: to keep it, run ``miaudit scan`` as a
+    subprocess, bounded the same way.
 
     Parameters
     ----------
@@ -242,11 +261,32 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
     only : str or sequence of str, optional
         Audit only the cases whose id (``module.Name(settings) / pair``) matches one of these shell patterns
         anywhere in it (:func:`select_cases`); K and each case's α/K are of the cases kept.
+    exit_when_stuck : bool
+        While the scan runs, end this process where a call of the library in it ignores its bound's interruption
+        ("What is bounded" above; what ``miaudit scan`` does). Default False: the scan waits for such a call.
 
     Returns
     -------
     ScanResult
     """
+    from mechanisms.calls.watchdog import WATCHDOG
+
+    if not isinstance(exit_when_stuck, bool):
+        raise InputError(f"argument 'exit_when_stuck' must be True or False, got {exit_when_stuck!r}")
+    before = WATCHDOG.enabled  # the command line's, on for its whole process; a caller's, on for this scan
+    WATCHDOG.enabled = before or exit_when_stuck
+    try:
+        return _scan(target, epsilons=epsilons, alpha=alpha, max_runs=max_runs, timeout=timeout, seed=seed,
+                     state_file=state_file, resume=resume, quiet=quiet, progress=progress, workers=workers,
+                     backend=backend, ray_address=ray_address, in_process=in_process, memory_limit=memory_limit,
+                     only=only, listing_timeout=listing_timeout)
+    finally:
+        WATCHDOG.enabled = before
+
+
+def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resume, quiet, progress, workers, backend,
+          ray_address, in_process, memory_limit, only, listing_timeout) -> ScanResult:
+    """:func:`scan`'s work, its arguments as given there."""
     if not isinstance(target, str) or not target:
         raise InputError(f"argument 'target' must be a library name, FILE.py or a module, got {target!r}")
     if not 0 < alpha < 1:
