@@ -154,3 +154,51 @@ def test_a_case_its_worker_did_not_list_in_time_is_skipped_to_be_audited_again(p
                                                         "within 1 s") as caught:
         isolation._case(target, task)
     assert type(pickle.loads(pickle.dumps(caught.value))) is isolation.ListingTimedOut  # as a worker sends it back
+
+
+def test_a_resumed_scan_whose_listing_differs_keeps_its_first_runs_cases_at_their_share(planted, tmp_path,
+                                                                                      monkeypatch):
+    # lazy_count's reading sleeps where RESUME_LAZY_HANGS is set, past the 2 s --listing-timeout (the alarm interrupts
+    # it). Its listing out of time in one run and not in the other, the first run's cases (K) and α/K still hold.
+    import audit.scan.running as running
+
+    audited, made = [], {"count_a": skipped_outcome, "lazy_count": stuck_outcome}
+
+    def fake(case, *, alpha, max_runs, timeout, seed):
+        audited.append((case.entry.name, alpha))
+        return made[case.entry.name](case, seed, f"planted outcome of {case.entry.name}")
+
+    monkeypatch.setattr(running, "audit_case", fake)
+    settings = dict(epsilons=(EPSILON,), max_runs=3000, seed=5, in_process=True, only=["count_a", "lazy_count"],
+                    listing_timeout=2.0)
+    lazy = "resume_planted.lazy_count(epsilon=1.0) / ends"
+
+    # Listed in the first run (K = 2), lazy_count ended out of time; not listed when resumed, it waits for a later one.
+    state = tmp_path / "both.jsonl"
+    assert scan(str(planted), state_file=state, **settings).cases == 2
+    assert sorted(audited) == [("count_a", 0.025), ("lazy_count", 0.025)]
+    audited.clear()
+    monkeypatch.setenv("RESUME_LAZY_HANGS", "1")
+    resumed = scan(str(planted), state_file=state, resume=True, **settings)
+    assert audited == [] and resumed.cases == 2
+    assert [(o["id"], o["reason"], o[RETRY]) for o in resumed.outcomes if o["id"] == lazy] == [
+        (lazy, running.NOT_LISTED_NOW, True)]
+    assert any("lazy_count did not return within 2 s" in row["reason"] for row in resumed.skipped)
+    monkeypatch.delenv("RESUME_LAZY_HANGS")
+    made["lazy_count"] = skipped_outcome
+    again = scan(str(planted), state_file=state, resume=True, **settings)
+    assert audited == [("lazy_count", 0.025)]  # at the first run's share, α/2
+    assert (again.settings["resumed_cases"], again.settings["retried_cases"]) == (1, 1)
+
+    # Out of time in the first run (K = 1), listed when resumed: it takes no share, the first run's case keeps α.
+    audited.clear()
+    monkeypatch.setenv("RESUME_LAZY_HANGS", "1")
+    state = tmp_path / "one.jsonl"
+    assert scan(str(planted), state_file=state, **settings).cases == 1 and audited == [("count_a", 0.05)]
+    monkeypatch.delenv("RESUME_LAZY_HANGS")
+    audited.clear()
+    resumed = scan(str(planted), state_file=state, resume=True, **settings)
+    assert audited == [] and resumed.cases == 1 and resumed.settings["listed_on_resume"] == 1
+    assert {row["what"]: row["reason"] for row in resumed.skipped} == {lazy: running.NOT_IN_FIRST_RUN}
+    with pytest.raises(Exception, match="another scan"):  # another selection is another scan
+        scan(str(planted), state_file=state, resume=True, **dict(settings, only="count_"))

@@ -36,7 +36,11 @@ first line (the same cases, fixed before any run), and a case retried had made n
 α/K unspent: a sequential audit spends α only in its looks), so each of the K cases still has at most one audit that
 can refute, at α/K, and the union bound still gives α. A case whose looks had begun keeps its outcome (timed out or
 killed then, it is not retried: a second audit would be a second chance at α/K). The last line of a case is its
-outcome.
+outcome. Where the cases listed and planned now differ from the first line's (a call of the listing, or a case's build
+while planning the split, out of time in one run and not in the other), the first line's K cases are still the
+scan's, each at α/K: one not listed now is skipped (:data:`NOT_LISTED_NOW`), to be audited by a later resume, and one
+listed now that is not among them is skipped taking no share (:data:`NOT_IN_FIRST_RUN`); the target, α, seed, budget,
+ε grid and ``only`` must be the first line's.
 """
 
 from __future__ import annotations
@@ -145,19 +149,30 @@ def library_version(profile) -> str:
         return "(not installed)"
 
 
-def _header(target, alpha, seed, max_runs, epsilons, cases) -> dict:
+def _header(target, alpha, seed, max_runs, epsilons, cases, only=None) -> dict:
     return {"scan": target, "alpha": alpha, "seed": seed, "max_runs": max_runs, "epsilons": list(epsilons),
-            "cases": [c.id for c in cases]}
+            "cases": [c.id for c in cases], **({"only": list(_patterns(only))} if only is not None else {})}
 
 
-def _read_state(path: Path, header: dict) -> dict:
+#: Why a case listed by a resumed scan, but not among its first run's cases, is skipped (module docstring, "Resume").
+NOT_IN_FIRST_RUN = ("listed only when the scan was resumed, not among the cases of its first run (a call of the "
+                    "listing, or of planning the α split, out of time in one run and not in the other): the α split "
+                    "was fixed over those before any run, so it takes no share; a scan without --resume audits it")
+#: Why a case of a resumed scan's first run that it does not list now is skipped, to be audited by a later resume.
+NOT_LISTED_NOW = ("not listed when the scan was resumed (see the skipped rows: a call of the listing did not return in "
+                  "time); a later --resume audits it, at its share of α")
+
+
+def _read_state(path: Path, header: dict) -> tuple:
+    """(the first run's case ids, each case's last outcome) of the state file at ``path``; an error where it is of
+    another scan (its target, α, seed, budget, ε grid or ``only`` differ from ``header``'s)."""
     lines = path.read_text(encoding="utf-8").splitlines()
     if not lines:
-        return {}
+        return header["cases"], {}
     stored = json.loads(lines[0])
-    if stored != header:
-        raise InputError(f"argument 'resume': the state file {path} is of another scan (its target, α, seed, budget "
-                         "or cases differ); give another --out or leave out --resume")
+    if {k: v for k, v in stored.items() if k != "cases"} != {k: v for k, v in header.items() if k != "cases"}:
+        raise InputError(f"argument 'resume': the state file {path} is of another scan (its target, α, seed, budget, "
+                         "ε grid or --only differ); give another --out or leave out --resume")
     done = {}
     for line in lines[1:]:
         try:
@@ -165,7 +180,15 @@ def _read_state(path: Path, header: dict) -> dict:
         except json.JSONDecodeError:  # a line cut short by the interruption: that case is run again
             continue
         done[outcome["id"]] = outcome
-    return done
+    return stored["cases"], done
+
+
+def _first_run_cases(first: list, listed: list, audited: list) -> tuple:
+    """(cases, not in the first run) of a resumed scan whose cases differ from its first run's ``first`` (ids): those,
+    fixed before any of its runs, each at α/len(``first``), as the Case ``listed`` now or None where it is not; and
+    the cases ``audited`` by this run's own plan that are not among them (module docstring, "Resume")."""
+    by_id = {case.id: case for case in listed}
+    return [by_id.get(key) for key in first], [case for case in audited if case.id not in set(first)]
 
 
 def memory_limit_default(slots: int) -> int | None:
@@ -325,22 +348,32 @@ def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resum
         ([Skipped(profile.modules[0], blocked)], [])
     if only is not None:  # K, and each case's α/K, are of the cases kept
         cases, skipped = select_cases(cases, only), [s for s in skipped if _selected(s.what, _patterns(only))]
+    listed = cases
     runs_of = lambda case: case_runs(case, given_runs, max_runs)  # noqa: E731 - one rule for plan and audits
     # before any run: α is shared by the cases that can refute
     plan = plan_split(cases, alpha, max_runs, runs_of, timeout)
     cases, case_alpha = plan.audited, plan.case_alpha  # fixed here, before any run, whatever runs the cases
     skipped = [{"what": s.what, "reason": s.reason} for s in skipped] + \
         [{"what": case.id, "reason": reason} for case, reason in plan.left_out]
-    header = _header(target, alpha, seed, max_runs, epsilons, cases)
-    done = {}
+    header = _header(target, alpha, seed, max_runs, epsilons, cases, only)
+    done, ids, later = {}, header["cases"], []
     if state_file is not None:
         state_file = Path(state_file)
         if resume and state_file.exists():
-            done = _read_state(state_file, header)
+            ids, done = _read_state(state_file, header)
         else:
             state_file.write_text(json.dumps(header) + "\n", encoding="utf-8")
+    if ids != header["cases"]:  # the first run's K cases and α/K hold: α was split over them before any run
+        cases, later = _first_run_cases(ids, listed, cases)
+        case_alpha = alpha / max(len(ids), 1)
+        skipped = [row for row in skipped if row["what"] not in set(ids)] + \
+            [{"what": case.id, "reason": NOT_IN_FIRST_RUN} for case in later]
     retried = {key for key, outcome in done.items() if outcome.get(RETRY)}  # no run made: audited again (docstring)
-    outcomes = [None if case.id in retried else done.get(case.id) for case in cases]
+    outcomes = [None if key in retried else done.get(key) for key in ids]
+    for number, key in enumerate(ids):
+        if cases[number] is None and outcomes[number] is None:  # not listed now: skipped, for a later resume
+            outcomes[number] = {"id": key, "status": "skipped", "entry": key.split("(")[0], "reason": NOT_LISTED_NOW,
+                                RETRY: True}
     todo = [number for number, outcome in enumerate(outcomes) if outcome is None]
     bar = progress_bar(len(cases), f"scan {target}", quiet=quiet)
     bar.update(len(cases) - len(todo))
@@ -372,12 +405,15 @@ def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resum
                       on_done=lambda position, outcome: finished(todo[position], outcome))
     finally:
         bar.close()
-    own_runs = {case.entry.qualified: runs_of(case) for case in cases if runs_of(case) != max_runs}
+    own_runs = {case.entry.qualified: runs_of(case) for case in cases
+                if case is not None and runs_of(case) != max_runs}
     settings = {"epsilons": list(epsilons), "max_runs": max_runs, "timeout": timeout,
                 "listing_timeout": listing_timeout, "seed": seed,
                 **({"entry_max_runs": own_runs} if own_runs else {}),
-                "resumed_cases": len(done) - len(retried), "retried_cases": len(retried),
-                "left_out_of_split": len(plan.left_out),
+                "resumed_cases": sum(key in done and key not in retried for key in ids),
+                "retried_cases": sum(ids[number] in retried for number in todo),
+                **({"listed_on_resume": len(later)} if later else {}),
+                "left_out_of_split": sum(case.id not in set(ids) for case, _ in plan.left_out),
                 **({"only": list(_patterns(only))} if only is not None else {})}
     return ScanResult(target, library_version(profile), alpha, len(cases), outcomes, skipped, settings,
                       time.perf_counter() - started)
