@@ -110,6 +110,22 @@ def test_a_module_whose_import_hangs_is_skipped_naming_it(tmp_path, monkeypatch)
                             "scan's --listing-timeout); it was skipped")]
 
 
+def test_a_user_module_whose_import_hangs_only_after_its_trial_is_skipped_naming_it(tmp_path, monkeypatch):
+    # Its trial import (a forked process, audit.scan.isolation.import_blocked) ends, leaving a mark; the scan's own
+    # import, finding the mark, sleeps: bounded by --listing-timeout there too, the module is skipped, the scan ends.
+    mark = tmp_path / "imported-once"
+    (tmp_path / "hangs_second_time.py").write_text(
+        f"import pathlib, time\nmark = pathlib.Path({str(mark)!r})\nif mark.exists():\n    time.sleep({HANG})\n"
+        "mark.touch()\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    started = time.perf_counter()
+    result = scan("hangs_second_time", epsilons=(1.0,), max_runs=2000, timeout=TIMEOUT, listing_timeout=2.0)
+    assert time.perf_counter() - started < HANG / 2
+    assert result.cases == 0 and result.skipped == [{
+        "what": "hangs_second_time", "reason": "module hangs_second_time did not return within 2 s as it was imported "
+                                               "(the scan's --listing-timeout); it was skipped"}]
+
+
 @dataclass(frozen=True)
 class CalibratedTool(ArrayTool):
     """An array tool whose family calls the library to build its grid (as OpenDP's calibration does)."""

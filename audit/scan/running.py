@@ -54,10 +54,11 @@ from pathlib import Path
 
 from estimators.progress import progress_bar
 from estimators.validation import InputError, check_int, check_positive
+from mechanisms.errors import MechanismError
 
 from audit.scan.case_audit import (LOOK_FRACTION, RETRY, audit_case, chunk_timeout,  # noqa: F401 - re-exported
                                    list_cases, source_of)
-from audit.scan.cases import Skipped
+from audit.scan.cases import Skipped, bounded_listing
 from audit.scan.planning import plan_split
 from audit.scan.profiles import LIBRARIES, profile_for
 from audit.scan.profiles.user_module import user_profile
@@ -336,13 +337,20 @@ def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resum
                              "--in-process")
         memory_limit = check_int(memory_limit, "memory_limit", MIN_MEMORY_LIMIT)
     started = time.perf_counter()
-    blocked = None
+    blocked = profile = None
     if target not in LIBRARIES:  # a user's module: imported here only where a bounded trial import ends well
         from audit.scan.isolation import import_blocked
 
         blocked = import_blocked(source_of(target), listing_timeout,
                                  memory_limit_default(1) if in_process else memory_limit)
-    profile = profile_for(target) if blocked is None else user_profile(target, imported=False)
+        if blocked is None:  # its import here bounded as the listing's calls are: one that ended may not end twice
+            try:
+                profile = bounded_listing(profile_for, (target,), f"module {target}", listing_timeout,
+                                          " as it was imported")
+            except MechanismError as exc:
+                blocked = str(exc)
+    if profile is None:
+        profile = profile_for(target) if blocked is None else user_profile(target, imported=False)
     given_runs, max_runs = max_runs, max_runs or profile.max_runs or MAX_RUNS
     skipped, cases = list_cases(target, epsilons, profile, listing_timeout) if blocked is None else \
         ([Skipped(profile.modules[0], blocked)], [])
