@@ -325,6 +325,22 @@ def slow_count(array, epsilon=1.0, random_state=None):
     return _count(array, epsilon, random_state)
 
 
+LEFT = []
+
+
+def leaves_a_process(array, epsilon=1.0, random_state=None):
+    """On its first call, starts a process that outlives the case holding what it inherited (as a pool of forked
+    processes never closed does), its id written to $LEFT_PROCESS for the test to end it."""
+    if not LEFT:
+        LEFT.append(os.fork())
+        if LEFT[0] == 0:
+            time.sleep(3600)
+            os._exit(0)
+        with open(os.environ["LEFT_PROCESS"], "w") as handle:
+            handle.write(str(LEFT[0]))
+    return _count(array, epsilon, random_state)
+
+
 def deaf_after_probe(array, epsilon=1.0, random_state=None):
     """Answers its probe's two calls, then is deaf as ``deaf`` on its first call of the audit."""
     CALLS[0] += 1
@@ -337,7 +353,7 @@ def deaf_after_probe(array, epsilon=1.0, random_state=None):
 TIMEOUT, RUNS, GRACE = 0.8, 1300, 0.5
 
 
-def _run_alone(tmp_path, monkeypatch, name):
+def _run_alone(tmp_path, monkeypatch, name, timeout=TIMEOUT):
     """(outcome, seconds) of the case ``name`` of SLOW_OR_STUCK run as a scan's worker runs it (a forked child, its
     hard kill's grace shortened to GRACE)."""
     import importlib
@@ -353,7 +369,7 @@ def _run_alone(tmp_path, monkeypatch, name):
     monkeypatch.setattr(isolation, "_warm", lambda: None)
     monkeypatch.setattr(isolation, "HARD_KILL_GRACE", GRACE)
     case = next(c for c in list_cases(str(module), (EPSILON,))[1] if c.entry.name == name)
-    task = isolation.CaseTask(0, case.id, 0.05, RUNS, TIMEOUT, 7, None)
+    task = isolation.CaseTask(0, case.id, 0.05, RUNS, timeout, 7, None)
     started = time.monotonic()
     outcome = isolation.run_case(isolation.ScanTarget("scan", source_of(str(module)), (EPSILON,)), task)
     return outcome, time.monotonic() - started
@@ -428,6 +444,24 @@ def slow_first_calls_count(array, epsilon=1.0, random_state=None):
         time.sleep(0.05)
     return _count(array, epsilon, random_state)
 '''
+
+
+@pytest.mark.integration
+def test_a_case_that_leaves_a_process_holding_its_pipe_is_not_taken_for_stuck(tmp_path, monkeypatch):
+    """The case's process ends with its outcome written, but a process it started holds its pipe open: the worker takes
+    the outcome once the case's process has ended (it waited for the pipe to close, past the case's hard limit, then
+    killed it as stuck, its outcome lost)."""
+    import os
+    import signal
+
+    left = tmp_path / "left-process"
+    monkeypatch.setenv("LEFT_PROCESS", str(left))
+    try:
+        outcome, _ = _run_alone(tmp_path, monkeypatch, "leaves_a_process", timeout=5.0)
+    finally:
+        if left.exists():
+            os.kill(int(left.read_text()), signal.SIGKILL)
+    assert outcome["status"] in ("control", "finding"), outcome.get("reason")
 
 
 @pytest.mark.integration

@@ -16,8 +16,11 @@ by at most ``memory_limit`` bytes (:func:`_cap_memory`), so an allocation withou
 ``MemoryError`` (a skipped case with that reason). A child that dies (a signal, ``os._exit``, an
 abort in compiled code) or that is still running past what its own bounds allow (code stuck in a
 compiled call, which the per-call ``timeout`` cannot interrupt; it is killed, :func:`hard_limit`) costs its
-case only: the case is skipped with the reason, and the worker goes on. Without ``fork`` the case runs in the
-worker itself; a worker that dies then (:class:`~mechanisms.execution.backends.WorkerLost`: on Ray a
+case only: the case is skipped with the reason, and the worker goes on. A child that ends with its outcome written
+while a process it started still holds its pipe open (a pool it never closed) is seen to have ended within
+:data:`_EXIT_POLL` seconds, and its outcome taken. Without ``fork`` the case runs in the
+worker itself, where no hard kill reaches it: a case stuck where ``timeout`` cannot interrupt it holds its worker, and
+the scan, for as long as it runs; a worker that dies then (:class:`~mechanisms.execution.backends.WorkerLost`: on Ray a
 ``WorkerCrashedError``) also costs only the case it ran, and a fresh worker replaces it.
 
 **The hard kill's limit** is what the case's own bounds allow, plus
@@ -277,7 +280,7 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
         os.close(read_end)
         _child(target, task, write_end, worker, bounds)
     os.close(write_end)
-    data, stopped, told, probed = bytearray(), False, (None, None), False
+    data, stopped, told, probed, status = bytearray(), False, (None, None), False, None
     deadline = hard_limit(task.timeout, started)
     try:
         while True:
@@ -292,15 +295,22 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
                 os.kill(pid, signal.SIGKILL)
                 stopped = True
                 break
-            ready, _, _ = select.select([read_end], [], [], left)
+            ready, _, _ = select.select([read_end], [], [], min(left, _EXIT_POLL))
             if ready:
                 block = os.read(read_end, 1 << 16)
                 if not block:
                     break
                 data += block
+                continue
+            ended, code = os.waitpid(pid, os.WNOHANG)
+            if ended:  # it ended, yet its pipe is still open: held by a process it started (a pool it left open)
+                status = code
+                data += _unread(read_end)
+                break
     finally:
         os.close(read_end)
-        _, status = os.waitpid(pid, 0)
+        if status is None:
+            _, status = os.waitpid(pid, 0)
         probed = _BOUNDS.unpack(bounds[:_BOUNDS.size])[1] > 0  # its probe ended: its looks may have begun
         bounds.close()
     entry = case.entry.qualified
@@ -313,6 +323,25 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
         return skipped_outcome(case, task.seed, f"{entry} raised {bytes(data).decode(errors='replace')}, a "
                                "BaseException that is not an Exception: user code must raise an Exception to fail")
     return skipped_outcome(case, task.seed, _died(status, entry))
+
+
+#: Seconds a worker waits on a case's pipe before it checks whether the case's process has ended (:func:`_forked`):
+#: a process the case started may hold the pipe open after the case's process ended, its outcome written.
+_EXIT_POLL = 1.0
+
+
+def _unread(pipe: int) -> bytes:
+    """What is left to read in ``pipe`` now, without waiting for its writers to close it."""
+    os.set_blocking(pipe, False)
+    data = bytearray()
+    while True:
+        try:
+            block = os.read(pipe, 1 << 16)
+        except BlockingIOError:
+            return bytes(data)
+        if not block:
+            return bytes(data)
+        data += block
 
 
 def _stuck(timeout: float, started: float, deadline: float, told: tuple, entry: str) -> str:
