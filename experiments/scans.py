@@ -273,13 +273,22 @@ def _selected() -> list:
 
 
 def resumed_cases(folder: Path) -> int:
-    """The cases an interrupted scan recorded in ``folder/scan-state.jsonl`` (its first line is the scan's settings),
-    which ``miaudit scan --resume`` does not audit again; 0 where there is no such file."""
+    """The cases an interrupted scan recorded in ``folder/scan-state.jsonl`` (its first line is the scan's settings,
+    each case's last line its outcome), which ``miaudit scan --resume`` does not audit again: not those marked to be
+    audited again (:data:`audit.scan.case_audit.RETRY`), nor a line cut short; 0 where there is no such file."""
+    from audit.scan.case_audit import RETRY
+
     path = Path(folder) / "scan-state.jsonl"
     if not path.is_file():
         return 0
-    with open(path, encoding="utf-8") as handle:
-        return max(0, sum(1 for line in handle if line.strip()) - 1)
+    last = {}
+    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+        try:
+            outcome = json.loads(line)
+        except json.JSONDecodeError:  # cut short by the interruption: audited again
+            continue
+        last[outcome["id"]] = outcome
+    return sum(not outcome.get(RETRY) for outcome in last.values())
 
 
 def _scan(target: ScanTarget, python: str, folder: Path, seed: int, quick: bool, workers: int = 1) -> tuple:

@@ -68,9 +68,14 @@ class MechanismError(InputError):
         What the mechanism printed in the attempt at a chunk that raised this error, set where the chunk ran
         (:func:`mechanisms.execution.worker.run_chunk`) and sent back with it, so that the runner counts a failed
         attempt's prints too; None elsewhere.
+    timed_out : bool
+        True where the error is a bounded call's that did not return in time
+        (:func:`mechanisms.calls.user_call.call_user_code`), not the code's own failure; in this process only (it is
+        not pickled).
     """
 
     exit_status = 1
+    timed_out = False
 
     def __init__(self, message: str, *, mechanism: str, database_index: int | None = None):
         super().__init__(message)

@@ -176,8 +176,11 @@ def test_an_interrupted_scan_is_resumed_and_an_ended_one_scanned_again(fake_scan
     out, page = tmp_path / "out", tmp_path / "docs" / "scans.md"
     interrupted = out / "scan-opendp"
     interrupted.mkdir(parents=True)
-    # an interrupted scan's state: its settings line, then the two cases it audited
-    (interrupted / "scan-state.jsonl").write_text('{"scan": "opendp"}\n{"id": "a"}\n{"id": "b"}\n', encoding="utf-8")
+    # an interrupted scan's state: its settings line, then the two cases it audited, a third ended out of time
+    # before its first look (audited again, not kept), a case's second line and one cut short
+    (interrupted / "scan-state.jsonl").write_text(
+        '{"scan": "opendp"}\n{"id": "a"}\n{"id": "b"}\n{"id": "c", "retry_on_resume": true}\n{"id": "a"}\n{"id": "d", ',
+        encoding="utf-8")
     ended = out / "scan-diffprivlib"
     ended.mkdir(parents=True)
     (ended / "scan-state.jsonl").write_text('{"scan": "diffprivlib"}\n{"id": "a"}\n', encoding="utf-8")

@@ -110,6 +110,22 @@ def test_a_module_whose_import_hangs_is_skipped_naming_it(tmp_path, monkeypatch)
                             "scan's --listing-timeout); it was skipped")]
 
 
+def test_a_user_module_whose_import_hangs_only_after_its_trial_is_skipped_naming_it(tmp_path, monkeypatch):
+    # Its trial import (a forked process, audit.scan.isolation.import_blocked) ends, leaving a mark; the scan's own
+    # import, finding the mark, sleeps: bounded by --listing-timeout there too, the module is skipped, the scan ends.
+    mark = tmp_path / "imported-once"
+    (tmp_path / "hangs_second_time.py").write_text(
+        f"import pathlib, time\nmark = pathlib.Path({str(mark)!r})\nif mark.exists():\n    time.sleep({HANG})\n"
+        "mark.touch()\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    started = time.perf_counter()
+    result = scan("hangs_second_time", epsilons=(1.0,), max_runs=2000, timeout=TIMEOUT, listing_timeout=2.0)
+    assert time.perf_counter() - started < HANG / 2
+    assert result.cases == 0 and result.skipped == [{
+        "what": "hangs_second_time", "reason": "module hangs_second_time did not return within 2 s as it was imported "
+                                               "(the scan's --listing-timeout); it was skipped"}]
+
+
 @dataclass(frozen=True)
 class CalibratedTool(ArrayTool):
     """An array tool whose family calls the library to build its grid (as OpenDP's calibration does)."""
@@ -267,10 +283,90 @@ def test_a_scan_whose_worker_listing_is_stuck_skips_every_case_naming_the_module
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("PYTHONPATH", f"{tmp_path}:{__import__('os').environ.get('PYTHONPATH', '')}")
     started = time.perf_counter()
-    result = scan("deaf_import", epsilons=(1.0,), max_runs=3000, timeout=TIMEOUT, listing_timeout=0.25, workers=1)
+    state = tmp_path / "scan-state.jsonl"
+    result = scan("deaf_import", epsilons=(1.0,), max_runs=3000, timeout=TIMEOUT, listing_timeout=0.25, workers=1,
+                  state_file=state)
     assert time.perf_counter() - started < HANG / 2
     assert [(o["entry"], o["status"], o["reason"]) for o in result.outcomes] == [(
         "deaf_import.noisy_sum", "skipped",
         f"module deaf_import was still running {1 + HARD_KILL_GRACE:g} s after it started in a worker's listing of the "
         f"cases (4 × --listing-timeout + {HARD_KILL_GRACE:g} s), stuck where --listing-timeout cannot interrupt it: "
         "the worker process was killed")]
+    # No run was made: resumed once the module imports in a worker, the case is audited, at the scan's α (K = 1).
+    (tmp_path / "deaf_import.py").write_text(DEAF_IMPORT.replace("time.sleep(3600)", "pass"), encoding="utf-8")
+    resumed = scan("deaf_import", epsilons=(1.0,), max_runs=3000, timeout=30, workers=1, state_file=state,
+                   resume=True)  # the bounds are not the state's: generous ones here, for a loaded machine
+    assert [(o["status"] in ("control", "finding"), o.get("alpha")) for o in resumed.outcomes] == [(True, 0.05)]
+    assert (resumed.settings["resumed_cases"], resumed.settings["retried_cases"]) == (0, 1)
+
+
+#: A module one of whose public names, as the scan reads it, blocks the alarm that bounds the reading and sleeps: stuck
+#: in the scan's own process where its bound cannot interrupt it, as in compiled code.
+DEAF_NAME = '''
+import signal
+import time
+
+import numpy as np
+
+__all__ = ["noisy_sum", "deaf_tool"]
+
+
+def noisy_sum(array, epsilon=1.0, random_state=None):
+    return float(np.sum(array) + np.random.default_rng(random_state).laplace(scale=10.0 / epsilon))
+
+
+def __getattr__(name):
+    if name == "deaf_tool":
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        time.sleep(3600)
+    raise AttributeError(name)
+'''
+
+
+@pytest.mark.integration
+def test_a_python_scan_stuck_in_its_own_process_ends_with_exit_when_stuck_as_the_command_does(tmp_path):
+    # Without exit_when_stuck the scan would wait the planted hour (as it did, before the option, from Python). With
+    # it the watchdog the command line turns on ends the process 0.5 s (its grace, set small) past the 0.5 s bound,
+    # naming the call: the subprocess ends at all, far inside the hour, with the line and exit status 1.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "deaf_name.py").write_text(DEAF_NAME, encoding="utf-8")
+    code = ("import mechanisms.calls.user_call as call, mechanisms.calls.watchdog as watchdog\n"
+            "call.STUCK_GRACE = watchdog.STUCK_GRACE = 0.5\n"
+            "from audit.scan.running import scan\n"
+            "if __name__ == '__main__':\n"
+            f"    scan({str(tmp_path / 'deaf_name.py')!r}, epsilons=(1.0,), max_runs=2000, listing_timeout=0.5,"
+            " exit_when_stuck=True)\n"
+            "    print('returned')\n")
+    root = str(Path(__file__).resolve().parents[1])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])})
+    assert done.returncode == 1 and "returned" not in done.stdout, done.stderr[-2000:]
+    assert ("miaudit: error: deaf_name.deaf_tool did not return within 0.5 s as the scan read it and its signature "
+            "and ignored the interruption (it is stuck in compiled code, blocks SIGALRM, or catches every exception); "
+            "the audit was stopped 0.5 s later") in done.stderr, done.stderr[-2000:]
+
+
+def test_exit_when_stuck_holds_for_the_scan_alone_and_is_checked(monkeypatch):
+    from audit.scan import running
+    from estimators.validation import InputError
+    from mechanisms.calls.watchdog import WATCHDOG
+
+    seen = []
+
+    def fake(target, **settings):
+        seen.append(WATCHDOG.enabled)
+        raise RuntimeError("planted")
+
+    monkeypatch.setattr(running, "_scan", fake)
+    monkeypatch.setattr(WATCHDOG, "enabled", False)
+    for given in (True, False):
+        with pytest.raises(RuntimeError, match="planted"):
+            scan("planted", exit_when_stuck=given)
+        assert WATCHDOG.enabled is False  # a library caller's process is ended only while its scan asks
+    assert seen == [True, False]
+    with pytest.raises(InputError, match="argument 'exit_when_stuck' must be True or False, got 'yes'"):
+        scan("planted", exit_when_stuck="yes")

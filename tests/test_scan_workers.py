@@ -325,6 +325,22 @@ def slow_count(array, epsilon=1.0, random_state=None):
     return _count(array, epsilon, random_state)
 
 
+LEFT = []
+
+
+def leaves_a_process(array, epsilon=1.0, random_state=None):
+    """On its first call, starts a process that outlives the case holding what it inherited (as a pool of forked
+    processes never closed does), its id written to $LEFT_PROCESS for the test to end it."""
+    if not LEFT:
+        LEFT.append(os.fork())
+        if LEFT[0] == 0:
+            time.sleep(3600)
+            os._exit(0)
+        with open(os.environ["LEFT_PROCESS"], "w") as handle:
+            handle.write(str(LEFT[0]))
+    return _count(array, epsilon, random_state)
+
+
 def deaf_after_probe(array, epsilon=1.0, random_state=None):
     """Answers its probe's two calls, then is deaf as ``deaf`` on its first call of the audit."""
     CALLS[0] += 1
@@ -337,7 +353,7 @@ def deaf_after_probe(array, epsilon=1.0, random_state=None):
 TIMEOUT, RUNS, GRACE = 0.8, 1300, 0.5
 
 
-def _run_alone(tmp_path, monkeypatch, name):
+def _run_alone(tmp_path, monkeypatch, name, timeout=TIMEOUT):
     """(outcome, seconds) of the case ``name`` of SLOW_OR_STUCK run as a scan's worker runs it (a forked child, its
     hard kill's grace shortened to GRACE)."""
     import importlib
@@ -353,7 +369,7 @@ def _run_alone(tmp_path, monkeypatch, name):
     monkeypatch.setattr(isolation, "_warm", lambda: None)
     monkeypatch.setattr(isolation, "HARD_KILL_GRACE", GRACE)
     case = next(c for c in list_cases(str(module), (EPSILON,))[1] if c.entry.name == name)
-    task = isolation.CaseTask(0, case.id, 0.05, RUNS, TIMEOUT, 7, None)
+    task = isolation.CaseTask(0, case.id, 0.05, RUNS, timeout, 7, None)
     started = time.monotonic()
     outcome = isolation.run_case(isolation.ScanTarget("scan", source_of(str(module)), (EPSILON,)), task)
     return outcome, time.monotonic() - started
@@ -396,6 +412,7 @@ def test_a_case_whose_first_look_cannot_end_within_its_looks_bound_is_skipped_be
     assert re.fullmatch(r"too slow to audit: its first look would end \S+ s after its audit started \(its probe's "
                         r"faster call took \S+ s; timed again, \S+ s\), past the 1 s its looks may take at --timeout "
                         r"0.1", outcome["reason"])
+    assert outcome["retry_on_resume"] is True  # no look ran: a resumed scan audits it again
 
 
 def test_a_case_whose_probe_calls_met_a_busy_moment_is_timed_again_and_audited(tmp_path, monkeypatch):
@@ -430,6 +447,24 @@ def slow_first_calls_count(array, epsilon=1.0, random_state=None):
 
 
 @pytest.mark.integration
+def test_a_case_that_leaves_a_process_holding_its_pipe_is_not_taken_for_stuck(tmp_path, monkeypatch):
+    """The case's process ends with its outcome written, but a process it started holds its pipe open: the worker takes
+    the outcome once the case's process has ended (it waited for the pipe to close, past the case's hard limit, then
+    killed it as stuck, its outcome lost)."""
+    import os
+    import signal
+
+    left = tmp_path / "left-process"
+    monkeypatch.setenv("LEFT_PROCESS", str(left))
+    try:
+        outcome, _ = _run_alone(tmp_path, monkeypatch, "leaves_a_process", timeout=5.0)
+    finally:
+        if left.exists():
+            os.kill(int(left.read_text()), signal.SIGKILL)
+    assert outcome["status"] in ("control", "finding"), outcome.get("reason")
+
+
+@pytest.mark.integration
 @pytest.mark.parametrize("name", ["deaf", "deaf_after_probe"])
 def test_a_case_stuck_where_the_timeout_cannot_reach_is_still_killed_within_its_bound(tmp_path, monkeypatch, name):
     """Stuck in its probe: killed at 4 × --timeout + grace. Stuck in its first chunk, after a probe of fast calls:
@@ -442,6 +477,8 @@ def test_a_case_stuck_where_the_timeout_cannot_reach_is_still_killed_within_its_
     first = 4 * TIMEOUT + GRACE
     most = 25 * TIMEOUT + 2 * GRACE  # 21 s
     assert first <= seconds <= most + 1.0  # + the fork and the wait for the killed process
+    # Killed in its probe, it made no run of its audit (a resumed scan audits it again); killed in a chunk, it has.
+    assert outcome.get("retry_on_resume", False) is (name == "deaf")
     if name == "deaf":
         assert outcome["reason"].startswith(f"still running {first:g} s after it started (4 × --timeout + 0.5 s)")
     else:

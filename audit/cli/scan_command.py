@@ -134,6 +134,10 @@ def run(args):
     text = (f"miaudit scan {result.target} {result.version}: {result.cases} cases, {len(result.findings)} findings, "
             f"{len(result.controls)} controls, {payload['skipped']} skipped, {result.seconds:.0f} s\n"
             f"{result.statement()}\nreport: {paths['markdown']}")
+    if args.resume:  # the cases kept from the state file, and those audited again (audit.scan.running, "Resume")
+        payload.update(resumed=result.settings["resumed_cases"], retried=result.settings["retried_cases"])
+        text += (f"\nresumed: {payload['resumed']} cases kept from {Path(out) / 'scan-state.jsonl'}, "
+                 f"{payload['retried']} audited again (they had ended stuck or out of time before their first look)")
     for outcome in result.findings:
         text += f"\n  finding: {outcome['id']}: {outcome['claim']} refuted"
     return payload, text

@@ -87,6 +87,24 @@ class _Captured:
         return value
 
 
+#: The key, set True, of a skipped outcome that ended stuck or out of time before its audit's first look, so before it
+#: spent any of its share of α (the build of its call, its probe, its raise check timed out; its process killed as
+#: stuck before its probe ended; its worker's listing stuck; its first look predicted too slow): a resumed scan audits
+#: it again, at the same share (:mod:`audit.scan.running`, "Resume"). A case whose looks had begun keeps its outcome.
+RETRY = "retry_on_resume"
+
+
+def stuck_outcome(case, seed: int, reason: str, started: tuple | None = None, **extra) -> dict:
+    """:func:`skipped_outcome` of a case stuck or out of time before its first look: marked :data:`RETRY`."""
+    return skipped_outcome(case, seed, reason, started, **{RETRY: True}, **extra)
+
+
+def _hung(exc: MechanismError):
+    """The outcome maker of a case whose bounded call raised ``exc`` before its first look: :func:`stuck_outcome`
+    where the call ran out of time, else :func:`skipped_outcome` (it exited: a definite failure)."""
+    return stuck_outcome if exc.timed_out else skipped_outcome
+
+
 def skipped_outcome(case, seed: int, reason: str, started: tuple | None = None, **extra) -> dict:
     """The outcome of a case that was not audited, with its reason (and its times from ``started``, the two
     clocks' readings when it began, where this process ran it)."""
@@ -158,7 +176,7 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
 
             function = RaiseCounter(function, case.pair.first, case.pair.second)
     except MechanismError as exc:
-        return skipped_outcome(case, seed, f"hangs or exits: {exc}", started)
+        return _hung(exc)(case, seed, f"hangs or exits: {exc}", started)
     except Exception as exc:  # noqa: BLE001 - the source is built from the profile; say what failed
         return skipped_outcome(case, seed, f"the call could not be built: {type(exc).__name__}: {exc}", started)
     global_state = np.random.get_state()[1].copy()
@@ -169,7 +187,7 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
             probed.append(call_user_code(function, (db, np.random.default_rng(seed)), who=who, timeout=timeout,
                                          where=f" on the {name} database", hint="(the scan's --timeout)"))
         except MechanismError as exc:
-            return skipped_outcome(case, seed, f"hangs or exits: {exc}", started)
+            return _hung(exc)(case, seed, f"hangs or exits: {exc}", started)
         except Exception as exc:  # noqa: BLE001 - a library may raise anything at a grid point
             return skipped_outcome(case, seed, f"the call raised {type(exc).__name__} on the {name} database: {exc}"[:400],
                             started)
@@ -188,7 +206,7 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
                                       timeout=check_limit, where=" while checking whether it raises on every call",
                                       hint="(the scan's --timeout)")
         except MechanismError as exc:
-            return skipped_outcome(case, seed, f"hangs or exits: {exc}", started)
+            return _hung(exc)(case, seed, f"hangs or exits: {exc}", started)
         if category is not None:
             return skipped_outcome(case, seed, f"the call raised on each of {ALWAYS_CALLS} calls on each database "
                                    f"(a raise on every call is no random output): {category[len(PREFIX):]}"[:400],
@@ -237,10 +255,10 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
         return skipped_outcome(case, seed, f"failed during the audit: {exc}"[:400], started, notes=notes)
     except FirstLookPastTimeLimit as exc:
         again = "" if retimed is None else f"; timed again, {retimed:.3g} s"
-        return skipped_outcome(case, seed, f"too slow to audit: its first look would end {exc.predicted:.3g} s after "
-                               f"its audit started (its probe's faster call took {call_seconds:.3g} s{again}), past "
-                               f"the {looks_limit:.3g} s its looks may take at --timeout {timeout:g}", started,
-                               notes=notes)
+        return stuck_outcome(case, seed, f"too slow to audit: its first look would end {exc.predicted:.3g} s after "
+                             f"its audit started (its probe's faster call took {call_seconds:.3g} s{again}), past "
+                             f"the {looks_limit:.3g} s its looks may take at --timeout {timeout:g}", started,
+                             notes=notes)
     except InputError as exc:
         return skipped_outcome(case, seed, f"could not be audited: {exc}"[:400], started, notes=notes)
     captured = function.function if case.raised_as_output else function

@@ -16,8 +16,11 @@ by at most ``memory_limit`` bytes (:func:`_cap_memory`), so an allocation withou
 ``MemoryError`` (a skipped case with that reason). A child that dies (a signal, ``os._exit``, an
 abort in compiled code) or that is still running past what its own bounds allow (code stuck in a
 compiled call, which the per-call ``timeout`` cannot interrupt; it is killed, :func:`hard_limit`) costs its
-case only: the case is skipped with the reason, and the worker goes on. Without ``fork`` the case runs in the
-worker itself; a worker that dies then (:class:`~mechanisms.execution.backends.WorkerLost`: on Ray a
+case only: the case is skipped with the reason, and the worker goes on. A child that ends with its outcome written
+while a process it started still holds its pipe open (a pool it never closed) is seen to have ended within
+:data:`_EXIT_POLL` seconds, and its outcome taken. Without ``fork`` the case runs in the
+worker itself, where no hard kill reaches it: a case stuck where ``timeout`` cannot interrupt it holds its worker, and
+the scan, for as long as it runs; a worker that dies then (:class:`~mechanisms.execution.backends.WorkerLost`: on Ray a
 ``WorkerCrashedError``) also costs only the case it ran, and a fresh worker replaces it.
 
 **The hard kill's limit** is what the case's own bounds allow, plus
@@ -65,10 +68,11 @@ from dataclasses import dataclass
 from mechanisms.errors import MechanismError
 from mechanisms.execution.worker import CRASH_SIGNALS, HARD_KILL_GRACE, hard_kill_within
 
-from audit.scan.case_audit import audit_case, list_cases, skipped_outcome
+from audit.scan.cases import LISTING_HINT
+from audit.scan.case_audit import audit_case, list_cases, skipped_outcome, stuck_outcome
 
-__all__ = ["HARD_LIMIT_TIMEOUTS", "WORKER_LISTING_TIMEOUTS", "CaseTask", "ScanTarget", "hard_limit", "import_blocked",
-           "list_in_worker", "run_case", "run_cases"]
+__all__ = ["HARD_LIMIT_TIMEOUTS", "WORKER_LISTING_TIMEOUTS", "CaseTask", "ListingTimedOut", "ScanTarget", "hard_limit",
+           "import_blocked", "list_in_worker", "run_case", "run_cases"]
 
 #: A case's process is killed when it is still running this many ``timeout`` (plus
 #: :data:`~mechanisms.execution.worker.HARD_KILL_GRACE` seconds) after it started, unless its probe has run and
@@ -111,12 +115,23 @@ class CaseTask:
 
 
 _CASES: dict = {}
+#: What this process's listing of a target skipped because it did not return within its bound, by target.
+_TIMED_OUT: dict = {}
+
+
+class ListingTimedOut(MechanismError):
+    """A case its worker did not list because a call of the listing ran out of time there: the case is skipped
+    without any run, to be audited again by a resumed scan (:data:`audit.scan.case_audit.RETRY`)."""
 
 
 def _case(target: ScanTarget, task: CaseTask):
     """The task's case, from the cases this process listed for ``target`` (listed once per process)."""
     list_in_worker(target)
-    case = _CASES[(target.target, target.epsilons)].get(task.case_id)  # by id: --only keeps some of the cases
+    key = (target.target, target.epsilons)
+    case = _CASES[key].get(task.case_id)  # by id: --only keeps some of the cases
+    if case is None and _TIMED_OUT.get(key):
+        raise ListingTimedOut(f"the worker's listing of the cases did not list it: {_TIMED_OUT[key][0]}"[:400],
+                              mechanism=target.label)
     if case is None:
         raise MechanismError(f"the worker listed other cases than the scan (case {task.position + 1}, "
                              f"{task.case_id}, is not among them): the target's entry points are not the same in a "
@@ -265,7 +280,7 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
         os.close(read_end)
         _child(target, task, write_end, worker, bounds)
     os.close(write_end)
-    data, stopped, told = bytearray(), False, (None, None)
+    data, stopped, told, probed, status = bytearray(), False, (None, None), False, None
     deadline = hard_limit(task.timeout, started)
     try:
         while True:
@@ -280,25 +295,53 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
                 os.kill(pid, signal.SIGKILL)
                 stopped = True
                 break
-            ready, _, _ = select.select([read_end], [], [], left)
+            ready, _, _ = select.select([read_end], [], [], min(left, _EXIT_POLL))
             if ready:
                 block = os.read(read_end, 1 << 16)
                 if not block:
                     break
                 data += block
+                continue
+            ended, code = os.waitpid(pid, os.WNOHANG)
+            if ended:  # it ended, yet its pipe is still open: held by a process it started (a pool it left open)
+                status = code
+                data += _unread(read_end)
+                break
     finally:
         os.close(read_end)
-        _, status = os.waitpid(pid, 0)
+        if status is None:
+            _, status = os.waitpid(pid, 0)
+        probed = _BOUNDS.unpack(bounds[:_BOUNDS.size])[1] > 0  # its probe ended: its looks may have begun
         bounds.close()
     entry = case.entry.qualified
-    if stopped:
-        return skipped_outcome(case, task.seed, _stuck(task.timeout, started, deadline, told, entry))
+    if stopped:  # killed before its probe ended, it spent none of its α: a resumed scan audits it again
+        return (skipped_outcome if probed else stuck_outcome)(case, task.seed,
+                                                              _stuck(task.timeout, started, deadline, told, entry))
     if status == 0 and data:
         return pickle.loads(bytes(data))
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _ESCAPED and data:
         return skipped_outcome(case, task.seed, f"{entry} raised {bytes(data).decode(errors='replace')}, a "
                                "BaseException that is not an Exception: user code must raise an Exception to fail")
     return skipped_outcome(case, task.seed, _died(status, entry))
+
+
+#: Seconds a worker waits on a case's pipe before it checks whether the case's process has ended (:func:`_forked`):
+#: a process the case started may hold the pipe open after the case's process ended, its outcome written.
+_EXIT_POLL = 1.0
+
+
+def _unread(pipe: int) -> bytes:
+    """What is left to read in ``pipe`` now, without waiting for its writers to close it."""
+    os.set_blocking(pipe, False)
+    data = bytearray()
+    while True:
+        try:
+            block = os.read(pipe, 1 << 16)
+        except BlockingIOError:
+            return bytes(data)
+        if not block:
+            return bytes(data)
+        data += block
 
 
 def _stuck(timeout: float, started: float, deadline: float, told: tuple, entry: str) -> str:
@@ -335,8 +378,8 @@ def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, bac
     def give_up(position, exc, attempts):
         case = cases[position]
         stuck = _listing_stuck(target, exc)  # a fresh worker's listing: the only hard kill a scan's worker arms
-        if stuck is not None:
-            return skipped_outcome(case, tasks[position].seed, stuck)
+        if stuck is not None or isinstance(exc, ListingTimedOut):  # no run made: a resumed scan audits it again
+            return stuck_outcome(case, tasks[position].seed, stuck or str(exc)[:400])
         if isinstance(exc, MechanismError):
             return skipped_outcome(case, tasks[position].seed, str(exc)[:400])
         return skipped_outcome(case, tasks[position].seed, f"the worker process died while running "
@@ -351,7 +394,7 @@ def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, bac
         listed, = run_tasks(pool, list_in_worker, [None], retries=0,
                             give_up=lambda position, exc, attempts: _listing_given_up(target, exc))
         if isinstance(listed, str):  # the listing was stuck: no worker lists the cases, so none is audited
-            return [_given(on_done, position, skipped_outcome(case, task.seed, listed))
+            return [_given(on_done, position, stuck_outcome(case, task.seed, listed))
                     for position, (task, case) in enumerate(zip(tasks, cases))]
         return run_tasks(pool, run_case, tasks, retries=0, give_up=give_up, on_done=on_done)
     finally:
@@ -368,8 +411,10 @@ def list_in_worker(target: ScanTarget, _task=None, _hard_kill: bool = False) -> 
     key = (target.target, target.epsilons)
     if key not in _CASES:
         timeout = None if target.listing_timeout is None else WORKER_LISTING_TIMEOUTS * target.listing_timeout
-        _CASES[key] = {case.id: case for case in list_cases(target.target, target.epsilons, timeout=timeout,
-                                                            hard_kill=_hard_killed if _hard_kill else None)[1]}
+        skipped, cases = list_cases(target.target, target.epsilons, timeout=timeout,
+                                    hard_kill=_hard_killed if _hard_kill else None)
+        _CASES[key] = {case.id: case for case in cases}
+        _TIMED_OUT[key] = [s.reason for s in skipped if LISTING_HINT in s.reason]
         _warm()
     return len(_CASES[key])
 

@@ -27,7 +27,20 @@ an entry point, does not skip its modules.
 **Resume.** With a state file, each case's outcome is appended to it as one JSON line when the case
 ends (by this process only, whatever runs the cases); the first line holds the scan's target, α, seed,
 budget and the ids of the K cases. A resumed scan checks the first line against its own and audits only
-the cases with no line, so no case is audited twice and the report is whole.
+the cases with no line, so no case is audited twice and the report is whole, and the cases whose line says they
+ended stuck or out of time before their first look (:data:`audit.scan.case_audit.RETRY`: the build of the call, the
+probe or the raise check timed out, the case's process was killed as stuck before its probe ended, its worker's
+listing was stuck or timed out, its first look was predicted too slow), which it audits again; ``settings`` and the
+command's output say how many (``retried_cases``). α is not spent twice: K, and each case's α/K, are those of the
+first line (the same cases, fixed before any run), and a case retried had made no run its verdict could rest on (its
+α/K unspent: a sequential audit spends α only in its looks), so each of the K cases still has at most one audit that
+can refute, at α/K, and the union bound still gives α. A case whose looks had begun keeps its outcome (timed out or
+killed then, it is not retried: a second audit would be a second chance at α/K). The last line of a case is its
+outcome. Where the cases listed and planned now differ from the first line's (a call of the listing, or a case's build
+while planning the split, out of time in one run and not in the other), the first line's K cases are still the
+scan's, each at α/K: one not listed now is skipped (:data:`NOT_LISTED_NOW`), to be audited by a later resume, and one
+listed now that is not among them is skipped taking no share (:data:`NOT_IN_FIRST_RUN`); the target, α, seed, budget,
+ε grid and ``only`` must be the first line's.
 """
 
 from __future__ import annotations
@@ -41,10 +54,11 @@ from pathlib import Path
 
 from estimators.progress import progress_bar
 from estimators.validation import InputError, check_int, check_positive
+from mechanisms.errors import MechanismError
 
-from audit.scan.case_audit import (LOOK_FRACTION, audit_case, chunk_timeout, list_cases,  # noqa: F401 - re-exported
-                                   source_of)
-from audit.scan.cases import Skipped
+from audit.scan.case_audit import (LOOK_FRACTION, RETRY, audit_case, chunk_timeout,  # noqa: F401 - re-exported
+                                   list_cases, source_of)
+from audit.scan.cases import Skipped, bounded_listing
 from audit.scan.planning import plan_split
 from audit.scan.profiles import LIBRARIES, profile_for
 from audit.scan.profiles.user_module import user_profile
@@ -136,19 +150,30 @@ def library_version(profile) -> str:
         return "(not installed)"
 
 
-def _header(target, alpha, seed, max_runs, epsilons, cases) -> dict:
+def _header(target, alpha, seed, max_runs, epsilons, cases, only=None) -> dict:
     return {"scan": target, "alpha": alpha, "seed": seed, "max_runs": max_runs, "epsilons": list(epsilons),
-            "cases": [c.id for c in cases]}
+            "cases": [c.id for c in cases], **({"only": list(_patterns(only))} if only is not None else {})}
 
 
-def _read_state(path: Path, header: dict) -> dict:
+#: Why a case listed by a resumed scan, but not among its first run's cases, is skipped (module docstring, "Resume").
+NOT_IN_FIRST_RUN = ("listed only when the scan was resumed, not among the cases of its first run (a call of the "
+                    "listing, or of planning the α split, out of time in one run and not in the other): the α split "
+                    "was fixed over those before any run, so it takes no share; a scan without --resume audits it")
+#: Why a case of a resumed scan's first run that it does not list now is skipped, to be audited by a later resume.
+NOT_LISTED_NOW = ("not listed when the scan was resumed (see the skipped rows: a call of the listing did not return in "
+                  "time); a later --resume audits it, at its share of α")
+
+
+def _read_state(path: Path, header: dict) -> tuple:
+    """(the first run's case ids, each case's last outcome) of the state file at ``path``; an error where it is of
+    another scan (its target, α, seed, budget, ε grid or ``only`` differ from ``header``'s)."""
     lines = path.read_text(encoding="utf-8").splitlines()
     if not lines:
-        return {}
+        return header["cases"], {}
     stored = json.loads(lines[0])
-    if stored != header:
-        raise InputError(f"argument 'resume': the state file {path} is of another scan (its target, α, seed, budget "
-                         "or cases differ); give another --out or leave out --resume")
+    if {k: v for k, v in stored.items() if k != "cases"} != {k: v for k, v in header.items() if k != "cases"}:
+        raise InputError(f"argument 'resume': the state file {path} is of another scan (its target, α, seed, budget, "
+                         "ε grid or --only differ); give another --out or leave out --resume")
     done = {}
     for line in lines[1:]:
         try:
@@ -156,7 +181,15 @@ def _read_state(path: Path, header: dict) -> dict:
         except json.JSONDecodeError:  # a line cut short by the interruption: that case is run again
             continue
         done[outcome["id"]] = outcome
-    return done
+    return stored["cases"], done
+
+
+def _first_run_cases(first: list, listed: list, audited: list) -> tuple:
+    """(cases, not in the first run) of a resumed scan whose cases differ from its first run's ``first`` (ids): those,
+    fixed before any of its runs, each at α/len(``first``), as the Case ``listed`` now or None where it is not; and
+    the cases ``audited`` by this run's own plan that are not among them (module docstring, "Resume")."""
+    by_id = {case.id: case for case in listed}
+    return [by_id.get(key) for key in first], [case for case in audited if case.id not in set(first)]
 
 
 def memory_limit_default(slots: int) -> int | None:
@@ -182,8 +215,27 @@ def case_runs(case, given: int | None, default: int) -> int:
 def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int | None = None,
          timeout: float = TIMEOUT, seed: int = 0, state_file=None, resume: bool = False,
          quiet: bool = True, progress=None, workers=1, backend: str = "local", ray_address: str | None = None,
-         in_process: bool = False, memory_limit="auto", only=None, listing_timeout: float | None = None) -> ScanResult:
+         in_process: bool = False, memory_limit="auto", only=None, listing_timeout: float | None = None,
+         exit_when_stuck: bool = False) -> ScanResult:
     """Scan ``target``'s entry points: every (entry point, parameters, pair) case audited against its own claim.
+
+    **What is bounded.** Each case's audit runs in a process of its own (unless ``in_process``): every call within
+    ``timeout``, and the process killed past what its own bounds allow, even where a call is stuck in compiled code
+    (:mod:`audit.scan.isolation`); so is each worker's listing of the cases, and a user's module is first imported
+    in a forked process killed at ``listing_timeout``. In the process that calls this function, the library's code
+    still runs to list the cases (importing its modules, reading their public names, building each grid point:
+    ``listing_timeout``), to plan the α split (building each case's call: ``timeout``) and, with ``in_process``, to
+    audit every case (``timeout``): on the main thread each such call is interrupted at its bound (``SIGALRM``), but
+    one that ignores the interruption (stuck in compiled code, SIGALRM blocked, a loop catching every exception)
+    cannot be stopped from inside the process, and the scan then waits for it, without end if it never returns (off
+    the main thread a call is run on a thread of its own and left running there at its bound, which no code can
+    stop either).
+    ``exit_when_stuck=True`` gives this function the bound ``miaudit scan`` has, through the same watchdog
+    (:func:`mechanisms.calls.watchdog.exit_when_stuck`): such a call ends this process
+    :data:`~mechanisms.calls.watchdog.STUCK_GRACE` seconds past its bound, with one line on stderr naming it and
+    exit status 1, and no report (where the call was an ``in_process`` case's, the state file keeps the cases that
+    had ended, for ``resume``). The calling process is then not kept alive: to keep it, run ``miaudit scan`` as a
+    subprocess, bounded the same way.
 
     Parameters
     ----------
@@ -209,7 +261,8 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
     state_file : path, optional
         The JSON-lines state file each outcome is appended to (module docstring).
     resume : bool
-        Continue the scan recorded in ``state_file``.
+        Continue the scan recorded in ``state_file``: the cases with no outcome there are audited, and those that
+        ended stuck or out of time before their first look are audited again (module docstring, "Resume").
     quiet : bool
         No progress bar.
     progress : callable, optional
@@ -232,11 +285,32 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
     only : str or sequence of str, optional
         Audit only the cases whose id (``module.Name(settings) / pair``) matches one of these shell patterns
         anywhere in it (:func:`select_cases`); K and each case's α/K are of the cases kept.
+    exit_when_stuck : bool
+        While the scan runs, end this process where a call of the library in it ignores its bound's interruption
+        ("What is bounded" above; what ``miaudit scan`` does). Default False: the scan waits for such a call.
 
     Returns
     -------
     ScanResult
     """
+    from mechanisms.calls.watchdog import WATCHDOG
+
+    if not isinstance(exit_when_stuck, bool):
+        raise InputError(f"argument 'exit_when_stuck' must be True or False, got {exit_when_stuck!r}")
+    before = WATCHDOG.enabled  # the command line's, on for its whole process; a caller's, on for this scan
+    WATCHDOG.enabled = before or exit_when_stuck
+    try:
+        return _scan(target, epsilons=epsilons, alpha=alpha, max_runs=max_runs, timeout=timeout, seed=seed,
+                     state_file=state_file, resume=resume, quiet=quiet, progress=progress, workers=workers,
+                     backend=backend, ray_address=ray_address, in_process=in_process, memory_limit=memory_limit,
+                     only=only, listing_timeout=listing_timeout)
+    finally:
+        WATCHDOG.enabled = before
+
+
+def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resume, quiet, progress, workers, backend,
+          ray_address, in_process, memory_limit, only, listing_timeout) -> ScanResult:
+    """:func:`scan`'s work, its arguments as given there."""
     if not isinstance(target, str) or not target:
         raise InputError(f"argument 'target' must be a library name, FILE.py or a module, got {target!r}")
     if not 0 < alpha < 1:
@@ -263,33 +337,51 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
                              "--in-process")
         memory_limit = check_int(memory_limit, "memory_limit", MIN_MEMORY_LIMIT)
     started = time.perf_counter()
-    blocked = None
+    blocked = profile = None
     if target not in LIBRARIES:  # a user's module: imported here only where a bounded trial import ends well
         from audit.scan.isolation import import_blocked
 
         blocked = import_blocked(source_of(target), listing_timeout,
                                  memory_limit_default(1) if in_process else memory_limit)
-    profile = profile_for(target) if blocked is None else user_profile(target, imported=False)
+        if blocked is None:  # its import here bounded as the listing's calls are: one that ended may not end twice
+            try:
+                profile = bounded_listing(profile_for, (target,), f"module {target}", listing_timeout,
+                                          " as it was imported")
+            except MechanismError as exc:
+                blocked = str(exc)
+    if profile is None:
+        profile = profile_for(target) if blocked is None else user_profile(target, imported=False)
     given_runs, max_runs = max_runs, max_runs or profile.max_runs or MAX_RUNS
     skipped, cases = list_cases(target, epsilons, profile, listing_timeout) if blocked is None else \
         ([Skipped(profile.modules[0], blocked)], [])
     if only is not None:  # K, and each case's α/K, are of the cases kept
         cases, skipped = select_cases(cases, only), [s for s in skipped if _selected(s.what, _patterns(only))]
+    listed = cases
     runs_of = lambda case: case_runs(case, given_runs, max_runs)  # noqa: E731 - one rule for plan and audits
     # before any run: α is shared by the cases that can refute
     plan = plan_split(cases, alpha, max_runs, runs_of, timeout)
     cases, case_alpha = plan.audited, plan.case_alpha  # fixed here, before any run, whatever runs the cases
     skipped = [{"what": s.what, "reason": s.reason} for s in skipped] + \
         [{"what": case.id, "reason": reason} for case, reason in plan.left_out]
-    header = _header(target, alpha, seed, max_runs, epsilons, cases)
-    done = {}
+    header = _header(target, alpha, seed, max_runs, epsilons, cases, only)
+    done, ids, later = {}, header["cases"], []
     if state_file is not None:
         state_file = Path(state_file)
         if resume and state_file.exists():
-            done = _read_state(state_file, header)
+            ids, done = _read_state(state_file, header)
         else:
             state_file.write_text(json.dumps(header) + "\n", encoding="utf-8")
-    outcomes = [done.get(case.id) for case in cases]
+    if ids != header["cases"]:  # the first run's K cases and α/K hold: α was split over them before any run
+        cases, later = _first_run_cases(ids, listed, cases)
+        case_alpha = alpha / max(len(ids), 1)
+        skipped = [row for row in skipped if row["what"] not in set(ids)] + \
+            [{"what": case.id, "reason": NOT_IN_FIRST_RUN} for case in later]
+    retried = {key for key, outcome in done.items() if outcome.get(RETRY)}  # no run made: audited again (docstring)
+    outcomes = [None if key in retried else done.get(key) for key in ids]
+    for number, key in enumerate(ids):
+        if cases[number] is None and outcomes[number] is None:  # not listed now: skipped, for a later resume
+            outcomes[number] = {"id": key, "status": "skipped", "entry": key.split("(")[0], "reason": NOT_LISTED_NOW,
+                                RETRY: True}
     todo = [number for number, outcome in enumerate(outcomes) if outcome is None]
     bar = progress_bar(len(cases), f"scan {target}", quiet=quiet)
     bar.update(len(cases) - len(todo))
@@ -321,11 +413,15 @@ def scan(target: str, *, epsilons=EPSILONS, alpha: float = ALPHA, max_runs: int 
                       on_done=lambda position, outcome: finished(todo[position], outcome))
     finally:
         bar.close()
-    own_runs = {case.entry.qualified: runs_of(case) for case in cases if runs_of(case) != max_runs}
+    own_runs = {case.entry.qualified: runs_of(case) for case in cases
+                if case is not None and runs_of(case) != max_runs}
     settings = {"epsilons": list(epsilons), "max_runs": max_runs, "timeout": timeout,
                 "listing_timeout": listing_timeout, "seed": seed,
                 **({"entry_max_runs": own_runs} if own_runs else {}),
-                "resumed_cases": len(done), "left_out_of_split": len(plan.left_out),
+                "resumed_cases": sum(key in done and key not in retried for key in ids),
+                "retried_cases": sum(ids[number] in retried for number in todo),
+                **({"listed_on_resume": len(later)} if later else {}),
+                "left_out_of_split": sum(case.id not in set(ids) for case, _ in plan.left_out),
                 **({"only": list(_patterns(only))} if only is not None else {})}
     return ScanResult(target, library_version(profile), alpha, len(cases), outcomes, skipped, settings,
                       time.perf_counter() - started)

@@ -206,7 +206,9 @@ def _overrun(who: str, timeout: float, where: str, inner: _Running | None) -> st
 
 def _timed_out(who: str, timeout: float, where: str, hint: str, inner: _Running | None = None) -> MechanismError:
     # The error's mechanism stays the bounded call's: its bound fired, and its caller reports and retries it.
-    return MechanismError(f"{_overrun(who, timeout, where, inner)} {hint}", mechanism=who)
+    error = MechanismError(f"{_overrun(who, timeout, where, inner)} {hint}", mechanism=who)
+    error.timed_out = True  # not a failure of the code itself: a scan's resume audits such a case again
+    return error
 
 
 def _exited(who: str, exc: SystemExit, where: str) -> MechanismError:
