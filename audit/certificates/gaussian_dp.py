@@ -56,7 +56,7 @@ from audit.certificates.sorted_scores import merge_sorted, quantiles_of_sorted
 
 __all__ = [
     "GDPCertificate", "METHODS", "PointGrid", "dkw_band", "gdp_certificate", "gdp_epsilon", "joint_binomial_mu",
-    "optimal_event_epsilon", "point_grid", "predicted_mu", "tradeoff_mu",
+    "optimal_event_epsilon", "point_grid", "predicted_mu", "reachable_mu", "tradeoff_mu",
 ]
 
 #: The ways of holding many trade-off points at once (module docstring).
@@ -438,6 +438,46 @@ def gdp_certificate(scores_first, scores_second, *, alpha: float = 0.05, method:
                           runs_second=n_second, fpr_upper=fpr, fnr_upper=fnr, threshold=threshold,
                           direction=direction, delta=delta, epsilon_estimate=estimate, event_optimum=optimum,
                           fpr_observed=fpr_observed, fnr_observed=fnr_observed)
+
+
+def reachable_mu(runs: int, alpha: float, selection_draws: int) -> float:
+    """The μ̲ the audit's μ certificate (:data:`DEFAULT_METHOD`, :data:`DEFAULT_POINTS` point) returns at level
+    ``alpha`` on perfectly separated inputs: ``runs`` certification runs and ``selection_draws`` selection scores
+    per input, none of them on the wrong side of a threshold.
+
+    The selection then shows no error at the threshold chosen, so its pessimistic rates are r = 1 − 0.025^{1/m}
+    (the one-sided Clopper–Pearson bound of 0 of m at :data:`GRID_PESSIMISM`; Clopper and Pearson 1934), and
+    :func:`_choose_grid` uses the joint test only where r·n ≥ :data:`JOINT_MIN_COUNT` (and r·n ≤ n − that), about
+    m ≤ n/13.5, and its prediction beats the pair's. Every certification count is 0, so:
+
+    - the Clopper–Pearson pair at α/2 gives F̄PR = F̄NR = 1 − (α/2)^{1/n} and μ̲ = 2Φ⁻¹((α/2)^{1/n})
+      (:func:`tradeoff_mu`; Dong, Roth and Su 2022, Eq. (2.2)) — the event pair's own best outcome at the split ½;
+    - the joint test (:func:`audit.certificates.joint_binomial.joint_binomial_mu` at X = Y = 0) gives about
+      2Φ⁻¹((0.9α)^{1/(2n)}), the largest P(X = 0, Y = 0) on G_μ being Φ(μ/2)^{2n}.
+
+    An audit's selection has m of about n/2 (one candidate's selection runs), n/(2R) after R halving rounds (at
+    least :data:`audit.statistics.pair_candidates.MIN_SELECTION_RUNS`, R ≥ 7 only from about 91,000 runs), or the
+    MI sample's held-out draws (0.3·samples per input at the default split, ``event_runs`` = ``samples``): the pair's
+    value there, which the event pair refutes at least as much as (tests/test_claim_tests_mu_reach.py).
+    """
+    runs = check_int(runs, "runs", 1)
+    alpha = check_probability(alpha, "alpha")
+    selection_draws = check_int(selection_draws, "selection_draws", 1)
+    level = alpha / DEFAULT_POINTS
+    pair = max(2.0 * float(special.ndtri(math.exp(math.log(level / 2.0) / runs))), 0.0)
+    rate = float(_cp_side(np.float64(0.0), selection_draws, GRID_PESSIMISM, lower=False))
+    expected = rate * runs
+    if not JOINT_MIN_COUNT <= expected <= runs - JOINT_MIN_COUNT:
+        return pair
+    # _choose_grid's two predictions at the selection's pessimistic rates (the same on both sides here).
+    bound = float(_cp_side(np.float64(expected), runs, level / 2.0, lower=False))
+    pair_predicted = float(tradeoff_mu(bound, bound))
+    joint_predicted = max(float(tradeoff_mu(clip_rate(rate, runs), clip_rate(rate, runs)))
+                          + float(special.ndtri(level)) * float(probit_spread(rate, runs, rate, runs)), 0.0)
+    if joint_predicted <= pair_predicted:
+        return pair
+    slope = float(probit_slope(rate, runs))
+    return float(joint_binomial_mu(0, 0, (runs, runs), (slope, slope), level))
 
 
 def _scores(values, name: str) -> np.ndarray:
