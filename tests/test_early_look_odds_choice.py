@@ -69,7 +69,8 @@ def _spec(claim: str, alpha: float, seed: int = 0) -> AuditSpec:
                      seed=seed, alpha=alpha, arithmetic="ideal")
 
 
-# (ε, α, last look's runs, pair's count, odds ratio's count, a split of the MI sample at which the choice picks the pair)
+# (ε, α, the last look's runs, the pair's count, the odds ratio's count, a split of the MI sample at which
+# the choice picks the pair)
 CASES = [(0.5, 0.05, 6000, 28, 18, (20, 20)), (1.0, 0.05 / 245, 60_000, 70, 42, (16, 24))]
 
 
