@@ -102,12 +102,18 @@ class ProblemCritics:
 
     def features(self, x, y, z, index: int) -> tuple[np.ndarray, np.ndarray]:
         """The inputs (u, v) of critic ``index`` (one of ``terms``) on new samples, as at training."""
+        u, blocks = self.feature_blocks(x, y, z, index)
+        return u, (blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=1))
+
+    def feature_blocks(self, x, y, z, index: int) -> tuple[np.ndarray, tuple]:
+        """:meth:`features` with v as its column blocks (v is them side by side): unsliced, ``y`` itself and ``z``,
+        so that a scorer copies ``y`` to its device once for every u it is scored at
+        (:func:`estimators.resident.device_columns`)."""
         if self.slicing is None:
-            return x, (y if z is None else np.concatenate((y, z), axis=1))
+            return x, ((y,) if z is None else (y, z))
         s = index - self.terms.start
-        u = self.slicing.project("x", x, s)
-        vy = self.slicing.project("y", y, s)
-        return u, (vy if z is None else np.concatenate((vy, self.slicing.project("z", z, s)), axis=1))
+        u, vy = self.slicing.project("x", x, s), self.slicing.project("y", y, s)
+        return u, ((vy,) if z is None else (vy, self.slicing.project("z", z, s)))
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import torch
 from .critic_config import CriticConfig, checked_config, scoring_rows
 from .critics import CriticEnsemble
 from .memory import check_critic_memory
-from . import device as device_settings
+from . import device as device_settings, resident
 from .device import all_finite, cpu_threads, free_threads, resolve_device, samples_of, to_device
 from .choices import NEURAL_ESTIMATORS
 from .objectives import MineMovingAverage, delta_method_stderr, donsker_varadhan, nwj, objective_value
@@ -109,17 +109,17 @@ class CriticScorer:
 
     @torch.no_grad()
     def __call__(self, index: int, u, v) -> np.ndarray:
-        """Values of critic ``index`` on the pairs (u[i], v[i]); u (n, du), v (n, dv) → (n,). On a GPU: inputs copied
-        without waiting, one read for both (:func:`estimators.standardization.paired_inputs`), the scores back."""
+        """Critic ``index`` on the pairs (u[i], v[i]); u (n, du), v (n, dv) or its column blocks, padded → (n,). On a
+        GPU: inputs copied without waiting (v's blocks once while they live: :func:`.resident.device_columns`)."""
         for start, stop, ensemble, u_stats, v_stats, wide in self._chunks:
             if start <= index < stop:
                 m, device = index - start, u_stats[0].device
-                u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
+                u = to_device(np.asarray(u, dtype=np.float64), device, pinned=True)
+                v = resident.device_columns(v, device, v_stats[0].shape[-1], pinned=True)
                 small = device.type == "cpu" and len(u) * ensemble.hidden < SMALL_SCORE_WORK
                 with cpu_threads(1 if small else free_threads(torch.get_num_threads())):
-                    z = torch.cat(paired_inputs(to_device(u, device, pinned=True), to_device(v, device, pinned=True),
-                                                (u_stats[0][m], u_stats[1][m]), (v_stats[0][m], v_stats[1][m]), wide),
-                                  dim=-1)[None]
+                    z = torch.cat(paired_inputs(u, v, (u_stats[0][m], u_stats[1][m]), (v_stats[0][m], v_stats[1][m]),
+                                                wide), dim=-1)[None]
                     return ensemble(z, slice(m, m + 1))[0].double().cpu().numpy()
         raise InputError(f"argument 'index' must be a critic index below {self._chunks[-1][1]}, got {index}")
 

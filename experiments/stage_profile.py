@@ -128,19 +128,21 @@ def device_routes():
     """The statistics that take a torch device compute on it even where it is the CPU: the float-bit codes
     (:func:`audit.statistics.float_bits.device_code_rows`) and the ideal rounding
     (:func:`audit.statistics.arithmetic.device_round_significand`) run as torch operators, as they do beside a
-    GPU (their results are the NumPy route's: ``tests/test_float_bits_device.py``)."""
+    GPU (their results are the NumPy route's: ``tests/test_float_bits_device.py``), and the critic scorer reads its
+    outputs from the audit's store (:func:`estimators.resident.device_input`), as it does beside a GPU."""
     from audit.statistics import arithmetic, float_bits
+    from estimators import resident
 
-    saved = float_bits.on_device, arithmetic.on_device
+    saved = float_bits.on_device, arithmetic.on_device, resident.on_device
 
     def any_device(device) -> bool:
         return device is not None
 
-    float_bits.on_device = arithmetic.on_device = any_device
+    float_bits.on_device = arithmetic.on_device = resident.on_device = any_device
     try:
         yield
     finally:
-        float_bits.on_device, arithmetic.on_device = saved
+        float_bits.on_device, arithmetic.on_device, resident.on_device = saved
 
 
 @contextlib.contextmanager

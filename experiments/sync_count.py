@@ -55,10 +55,12 @@ _TORCH = os.path.dirname(os.path.abspath(__import__("torch").__file__)) + os.sep
 
 
 def _transparent() -> frozenset:
-    """The code of the copy helper (:func:`estimators.device.to_device`): its copies are charged to its caller."""
+    """The code of the copy helpers (:func:`estimators.device.to_device`, :func:`estimators.resident.device_input`):
+    their copies are charged to their caller (a store's copy, to the store: :mod:`estimators.resident`)."""
     from estimators.device import to_device
+    from estimators.resident import device_input
 
-    return frozenset({to_device.__code__})
+    return frozenset({to_device.__code__, device_input.__code__})
 
 
 @dataclasses.dataclass

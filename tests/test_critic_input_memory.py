@@ -49,7 +49,8 @@ def test_critic_input_bytes_are_the_peak_critic_inputs_allocates(rows, width):
 
 def test_the_event_statistic_holds_one_values_arrays_at_a_time():
     # audit.engine's statistic T(a, y, rest) - T(b, y, rest) of a record's critic: for each value it copies the
-    # runs' databases with the record set, takes the other records w and builds v = (output, w). The memory check
+    # runs' databases with the record set, takes the other records w, and the scorer builds v = (output, w) from
+    # them (estimators.resident.device_columns, on the CPU a tensor of the same size). The memory check
     # counts one value's arrays (mechanisms.execution.memory.audit_memory_parts, "event scoring"); the first
     # value's are freed before the second's are built (they were alive beside them: five such arrays at once).
     from audit.search.event_candidates import critic_statistic
@@ -63,6 +64,7 @@ def test_the_event_statistic_holds_one_values_arrays_at_a_time():
             return k, 1 + (n - 1) * k
 
         def __call__(self, index, u, v):
+            v = np.concatenate(v, axis=1)  # v's column blocks side by side, as the scorer puts them
             assert u.shape == (runs, k) and v.shape == (runs, 1 + (n - 1) * k)
             return np.full(runs, float(u[0, 0]))
 

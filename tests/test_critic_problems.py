@@ -1,6 +1,7 @@
 """One slice → fit → certify path: estimate_mi and the audit engine share it and agree."""
 
 import copy
+import dataclasses
 from types import SimpleNamespace
 
 import numpy as np
@@ -77,6 +78,13 @@ def test_fit_problems_places_terms_and_chain_critics():
     np.testing.assert_allclose(u, (x * scale["x"]) @ frames["x"][s])
     np.testing.assert_allclose(v, np.concatenate(((y * scale["y"]) @ frames["y"][s], (z * scale["z"]) @ frames["z"][s]),
                                                  axis=1))
+    # feature_blocks: v as its blocks, side by side the same values; unsliced, y itself (no copy) and z.
+    blocked_u, blocks = second.feature_blocks(x, y, z, second.terms.start + s)
+    np.testing.assert_array_equal(blocked_u, u)
+    np.testing.assert_array_equal(np.concatenate(blocks, axis=1), v)
+    unsliced = dataclasses.replace(second, slicing=None)
+    whole, alone = unsliced.feature_blocks(x, y, z, 4)[1], unsliced.feature_blocks(x, y, None, 4)[1]
+    assert len(whole) == 2 and whole[0] is y and whole[1] is z and len(alone) == 1 and alone[0] is y
 
 
 @pytest.mark.train

@@ -249,7 +249,7 @@ def critic_statistic(candidate, fits):
     cell, kind, index = candidate.cell, candidate.kind, candidate.index
     scorer = fits.fit(kind).scorer
     record = cell.record
-    width_u, width_v = scorer.input_widths(index)
+    width_u = scorer.input_widths(index)[0]
 
     def scores(value, dbs, outputs):
         # T(value, y, rest) on each row. The database copy and the critic's inputs are this call's own: they are
@@ -258,8 +258,10 @@ def critic_statistic(candidate, fits):
         batch = dbs.copy()
         batch[:, record] = value
         g, w = secret_values(cell.pair, record, batch, cell.others, cell.prior, cell.missing)
-        u, v = candidate.critics.features(g, outputs, w, index)
-        return scorer(index, pad_columns(u, width_u), pad_columns(v, width_v))
+        # v as its column blocks, the outputs one of them unsliced: the scorer keeps their device copy while they
+        # live, for both values (estimators.resident.device_columns), and pads v with zero columns to its width.
+        u, v = candidate.critics.feature_blocks(g, outputs, w, index)
+        return scorer(index, pad_columns(u, width_u), v)
 
     def statistic(first, second, dbs, outputs):
         first_scores = scores(first, dbs, outputs)
