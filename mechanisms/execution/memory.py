@@ -38,7 +38,9 @@ def audit_memory_parts(samples: int, shape: tuple, priors: int, *, event_runs: i
       the other records: (n − 1)·k, or k column sums), scoring one input's runs through it (``audit.engine``'s
       event statistic), per run, at its largest (inside :func:`estimators.standardization.critic_inputs`): the copy of
       the database with the record set (n·k numbers), the other records (``check_batch_output``'s float64
-      copy), the critic's second input v = (output, other records) and its zero-padded copy, and what v's
+      copy), the critic's second input v = (output, other records) counted twice (as v and a zero-padded
+      copy; the scorer joins v's blocks straight into the padded array, so this counts one v more than it
+      holds: it errs safe), and what v's
       standardization holds at once (:data:`CRITIC_INPUT_BYTES` a value: a float64 temporary and the float32
       inputs).
 
