@@ -427,7 +427,8 @@ class AuditResult:
         if not self.refuted or not any(r["test"] == "float" for r in self.refuted_by):
             return "", "", ""
         if not self.refuted_through_float_only:
-            return (f" ({_FLOAT_TOO})", f"{_FLOAT_AS_WELL}: {_FLOAT_HOW_TO}",
+            # Unbracketed in the headline, as the float-only words are: it follows the neighbours' brackets.
+            return (f" {_FLOAT_TOO}", f"{_FLOAT_AS_WELL}: {_FLOAT_HOW_TO}",
                     f" ({_FLOAT_TOO}; {_FLOAT_AS_WELL}: {_FLOAT_HOW_TO})")
         return (f" {_FLOAT_ONLY}", f"{_NOT_NOISE}: {_FLOAT_MEANING}; {_FLOAT_HOW_TO}",
                 f" {_FLOAT_ONLY}, {_NOT_NOISE}: {_FLOAT_HOW_TO}; {_FLOAT_MEANING}")
@@ -451,7 +452,7 @@ class AuditResult:
         theta = "under the declared prior" + ("s" if len(self.priors) > 1 else "")
         if self.epsilon is None:
             bound = "none" if self.lower_bound is None else _bound_words(self.lower_bound)
-            text = (f"No MI level was audited (the claim implies no MI budget and no ε was given): certified "
+            text = (f"No MI level was audited (the claim implies no MI budget, and no MI level was given with --epsilon): certified "
                     f"{name} lower bound {bound}, point estimate {self.estimate:.4g} nats.")
             return text + (self._dp_bounds_text() if dp_bounds else "")
         if self.estimate_only:

@@ -149,6 +149,14 @@ def test_shifted_grid_statistic_reads_the_neighbours_shift():
     assert fitted.shift.tolist() == [1.0]
 
 
+def test_the_residue_statistic_says_what_c_is():
+    what = next(words for kind, _, _, words in FLOAT_STATISTICS if kind is ShiftedGridLogRatio)
+    assert ("(y ⊖ c ⊕ c ≠ y in float64, c the difference of the two databases' median outputs rounded to a power of "
+            "two)") in what
+    # The words are what power_of_two_shift computes: medians 0 and 3, log2 3 = 1.58 rounds to 2, so c = 4.
+    assert power_of_two_shift(np.zeros((3, 1)), np.full((3, 1), 3.0)).tolist() == [4.0]
+
+
 def test_textbook_float_laplace_is_refuted_through_its_bits():
     # Mironov (2012): x + Lap(1/ε) in float64 is not ε-DP for any ε. At claimed ε = 0.1 (DP-Sniper's setting) the
     # event "y off input 1's float grid" has probability 0 from input 1 and several percent from input 0.

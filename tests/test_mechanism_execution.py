@@ -396,7 +396,7 @@ def test_a_task_that_always_raises_stops_with_the_database_index():
     first = fx.raises_on_sample_300.__code__.co_firstlineno
     line = next(number for number in range(first, len(source) + 1) if "raise ValueError" in source[number - 1])
     with pytest.raises(MechanismError, match=r"raised ValueError on audit sample 300: boom \(at execution_mechanisms.py "
-                                             rf"line {line}, in raises_on_sample_300\) \(3 attempts\)") as info:
+                                             rf"line {line}, in raises_on_sample_300\) \(on each of 3 attempts\)") as info:
         with MechanismRunner(fx.raises_on_sample_300, "raises", ExecutionSettings(chunk_size=64)) as r:
             r.sample(numbered(600), np.random.default_rng(0), what="audit sample")
     assert info.value.database_index == 300
@@ -413,7 +413,7 @@ def test_a_worker_killed_mid_audit_is_replaced_and_the_samples_do_not_change(mar
 @pytest.mark.integration
 def test_a_worker_that_always_dies_stops_the_audit_naming_mechanism_and_databases():
     with pytest.raises(MechanismError, match=r"mechanism 'always_dies': the worker process running it on "
-                                             r"databases 256-319 died \(2 attempts\)"):
+                                             r"databases 256-319 died \(on each of 2 attempts\)"):
         sample("always_dies", numbered(600), chunk_size=64, workers=2, retries=1)
 
 
@@ -486,7 +486,7 @@ def test_a_worker_stopped_stuck_is_said_so_naming_what_ran():
         inside = runner._final_error(task, WorkerLost("pool broken", "statistic 's.py:fn'", True), 1, "database")
     assert str(stuck) == ("mechanism 'm.py:f' did not return within 0.5 s on databases 256-511 and ignored the "
                           "interruption (it is stuck in compiled code, blocks SIGALRM, or catches every exception); "
-                          "its worker process was stopped 10 s later (2 attempts)")
+                          "its worker process was stopped 10 s later (on each of 2 attempts)")
     assert str(inside) == ("statistic 's.py:fn', running inside the call of mechanism 'm.py:f' on databases 256-511, "
                            "did not return within 0.5 s and ignored the interruption (it is stuck in compiled code, "
                            "blocks SIGALRM, or catches every exception); its worker process was stopped 10 s later")

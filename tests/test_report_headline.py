@@ -313,8 +313,9 @@ def test_a_refutation_by_both_event_tests_says_real_arithmetic_in_the_headline_a
     both = replace(float_only, cross_checks=checks)
     assert {r["test"] for r in both.refuted_by} >= {"event", "float"}
     lines = _text(both).splitlines()
-    assert lines[0].startswith("claim 1-DP: REFUTED (neighbours: replace one record (n fixed)) (by the tests that read "
-                               "no bits, so in real arithmetic too): ")
+    # Unbracketed after the neighbours' brackets, as "through the floating-point representation" is.
+    assert lines[0].startswith("claim 1-DP: REFUTED (neighbours: replace one record (n fixed)) by the tests that read "
+                               "no bits, so in real arithmetic too: ")
     # What to check for the values first, then that the float bits refute it as well.
     assert lines[1].startswith("  the output's values, not only their float bits, tell neighbouring databases apart")
     assert lines[2] == "  the floating-point representation of the output refutes it as well: see how-to/floating-point"
@@ -362,3 +363,42 @@ def test_the_secrets_are_named_three_at_most_with_the_priors_counted():
         assert parse_claim(text).to_dict("mi-dp", secrets="record 0")["relation_text"] == "replace one record (n fixed)"
         assert parse_claim(text).to_dict("mi-dp", secrets="record 0")["secrets"] is None
     assert parse_claim("mi-pp:1").to_dict("mi-dp", secrets="record 0")["secrets"] is None
+
+
+def test_an_epsilon_delta_headline_says_the_certified_delta_against_the_claims():
+    import math
+
+    result = _audit("dp:0.5:1e-5", 0.25)
+    check = next(c for c in result.cross_checks if c.test == "event")
+    assert result.refuted and check.certified_contradiction
+    # The certified δ is the event's p̲ on one input minus e^ε′ times its p̄ on the other, recomputed here.
+    event = result.event_test
+    assert math.isclose(check.statistic, event.p_first_lower - math.exp(check.epsilon_prime) * event.p_second_upper,
+                        rel_tol=1e-9, abs_tol=1e-12)
+    line = claim_headline(result)
+    assert (f": certified δ ≥ {check.statistic:.4g} > the δ = 1e-05 the claim allows at ε′ = {check.epsilon_prime:g} "
+            "(the event's probability on one database minus e^ε′ times its probability on the other) (event test") in line
+    assert "certified pair exceeds" not in line
+
+
+def test_the_claims_other_tests_are_headed_below_the_run_count(float_only):
+    lines = _text(float_only).splitlines()
+    at = lines.index("the claim's other tests:")
+    assert lines[at - 1].startswith("mechanism runs: ")
+    assert lines[at + 1].startswith("- event test of 1-DP: not refuted (")
+
+
+def test_outputs_seen_on_one_database_only_are_said_in_plain_words(float_only):
+    from dataclasses import replace
+
+    seen = "y = 0 in 2000 of 2000 runs on the first database, never in the 2000 on the second"
+    result = replace(float_only, event_test=replace(float_only.event_test, support_differences=[seen]))
+    assert f"  outputs seen on one database only, in the certification runs: {seen}" in _text(result).splitlines()
+
+
+def test_no_mi_level_names_the_flag_that_gives_one(float_only):
+    from dataclasses import replace
+
+    text = replace(float_only, epsilon=None).mi_statement()
+    assert text.startswith("No MI level was audited (the claim implies no MI budget, and no MI level was given with "
+                           "--epsilon): ")

@@ -140,7 +140,7 @@ def _text(result) -> str:
         lines += [f"  refuted by the {r['test']} test" + (f" under {r['relation']}" if r.get("relation") else "")
                   + f" (α = {r['alpha_spent']:.3g}): {r['detail']}" for r in result.refuted_by]
         if result.event_test is not None and result.event_test.support_differences:
-            lines.append("  held by one input's certification runs only: "
+            lines.append("  outputs seen on one database only, in the certification runs: "
                          + "; ".join(result.event_test.support_differences))
         if result.event_test is not None and result.event_test.unbounded_differences:
             lines.append("  unbounded: " + "; ".join(result.event_test.unbounded_differences))
@@ -162,9 +162,11 @@ def _text(result) -> str:
     # The refuting tests' evidence is above, and the MI line states the MI test's part (under one relation): the
     # claim's other tests are listed here.
     said = {"mi"} if mi_heading and result.relations is None else set()
-    lines += [terminal_text(f"- {check.test} test of {check.claim}: {_check_status(check)} ({check.detail})",
+    others = [terminal_text(f"- {check.test} test of {check.claim}: {_check_status(check)} ({check.detail})",
                             keep_newlines=False)
               for check in result.cross_checks if not check.certified_contradiction and check.test not in said]
+    # Headed, as the notes are: a bare bullet under the run count reads as part of it.
+    lines += (["the claim's other tests:"] + others) if others else []
     notes = action_notes(result)
     if notes:
         lines += ["notes:"] + [terminal_text(f"- {note}", keep_newlines=False) for note in notes]

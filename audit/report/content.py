@@ -285,8 +285,10 @@ def deciding_evidence(result: AuditResult) -> str:
         above = ">" if check.certified_contradiction or epsilon > _pure_epsilon(result) else "≤"
         bound = f"certified ε ≥ {number(epsilon)} {above} the claimed ε = {_pure_epsilon(result):g}"
     else:
-        bound = (f"at ε′ = {number(check.epsilon_prime)} the certified pair exceeds e^ε′ times its neighbour's by "
-                 f"{number(check.statistic)} {above} δ(ε′) = {number(check.threshold)}")
+        # The (ε, δ) check in the words of the event: P[E | first] − e^ε′ P[E | second] against the δ the claim allows.
+        bound = (f"certified δ ≥ {bound_text(check.statistic)} {above} the δ = {number(check.threshold)} the claim "
+                 f"allows at ε′ = {number(check.epsilon_prime)} (the event's probability on one database minus e^ε′ "
+                 f"times its probability on the other)")
     alpha = "" if check.alpha_spent is None else f", α = {check.alpha_spent:.3g}"
     text = f"{bound} ({TEST_NAMES.get(check.test, check.test)}{alpha})"
     if check.test == "mi":

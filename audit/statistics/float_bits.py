@@ -383,7 +383,9 @@ class ShiftedGridLogRatio(_BitsLogRatio):
     """:class:`_BitsLogRatio` of :func:`off_shifted_grid` at the shift :func:`power_of_two_shift` reads
     from the training outputs (the residue on the neighbour's float grid)."""
 
-    what = "the residue on the neighbour's float grid (y ⊖ c ⊕ c ≠ y)"
+    # c is said where the symbol is shown: the event's line is read by users who never saw this module.
+    what = ("the residue on the neighbour's float grid (y ⊖ c ⊕ c ≠ y in float64, c the difference of the two "
+            "databases' median outputs rounded to a power of two)")
     code = "neighbour-grid residue"
 
     @staticmethod

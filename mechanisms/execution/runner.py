@@ -505,7 +505,8 @@ class MechanismRunner:
         return results
 
     def _final_error(self, task: ChunkTask, exc: Exception, attempts: int, what: str) -> MechanismError:
-        tried = f" ({attempts} attempts)" if attempts > 1 else ""
+        # "each": a bare "(3 attempts)" does not say that every retry failed the same way.
+        tried = f" (on each of {attempts} attempts)" if attempts > 1 else ""
         if isinstance(exc, WorkerLost):
             # The user code the worker said was running inside the mechanism's call (a statistic), else the mechanism.
             inside = f"{exc.running}, running inside the call of {self.who} on {task.databases}"
