@@ -72,7 +72,7 @@ class ScanTarget:
 #: imports statsmodels without declaring it; pure-ldp 1.2.0 and multi-freq-ldpy 0.2.5 hash a str with xxhash, which
 #: 4 refuses ("Strings must be encoded before hashing").
 TARGETS = (ScanTarget("diffprivlib", "diffprivlib", "0.6.6", ("scikit-learn<1.6",),
-                      "its full scan takes 22 minutes on the 2-core machine at load 4-7 (233 cases)"),
+                      "its full scan takes 18 minutes on the 2-core machine at load 0.5-3 (245 cases)"),
            ScanTarget("pure-ldp", "pure-ldp", "1.2.0", ("statsmodels", "xxhash<4")),
            ScanTarget("multi-freq-ldpy", "multi-freq-ldpy", "0.2.5", ("xxhash<4",)),
            ScanTarget("opendp", "opendp", "0.16.0"),
@@ -330,7 +330,9 @@ def import_run(folder, records_folder) -> list:
     Reads ``scan-NAME/scan.json`` (a library without one, or whose scan has not ended, is left out), the seconds in
     ``scans.csv`` (the scan's own, from ``scan.json``, where the run has not written it yet), and the machine and
     load average in ``summary.md`` (the whole run's); the date is ``scan.json``'s modification time (the scan's
-    end). Writes nothing into ``folder``.
+    end). Where the run wrote ``scans.csv``, only the libraries it lists are the run's: a ``scan-NAME`` folder left
+    in ``folder`` by an earlier run (``MIAUDIT_SCANS`` selecting others this time) would otherwise be recorded with
+    this run's seconds and load. Writes nothing into ``folder``.
 
     Returns
     -------
@@ -348,7 +350,7 @@ def import_run(folder, records_folder) -> list:
     common, written = _summary_run(folder), []
     for target in TARGETS:
         path = folder / f"scan-{target.name}" / "scan.json"
-        if not path.is_file():
+        if not path.is_file() or (seconds and target.name not in seconds):
             continue
         report = json.loads(path.read_text(encoding="utf-8"))
         if report.get("target") != target.name:

@@ -142,6 +142,12 @@ def test_importing_a_run_folder_builds_the_records_the_run_wrote(fake_scans, tmp
     assert {r["library"]: r for r in imported} == {
         name: {**record, "run": {**record["run"], "load_over": "experiment run"}} for name, record in written.items()}
     assert scans.read_records(tmp_path / "imported") == {r["library"]: r for r in imported}
+    # A later run into the same folder scanning one library: the other's folder, left from the first run, is not
+    # this run's (its scans.csv lists only what it scanned), so it is not recorded with this run's seconds and load.
+    monkeypatch.setenv("MIAUDIT_SCANS", "python-dp")
+    framework.run_experiment(scans.EXPERIMENTS[0], out_dir=out, page=page, seed=0)
+    assert (out / "scan-pure-ldp" / "scan.json").is_file()
+    assert [r["library"] for r in scans.import_run(out, tmp_path / "later")] == ["python-dp"]
     (out / "summary.md").unlink()
     (out / "scans.csv").unlink()
     bare = scans.import_run(out, tmp_path / "bare")[0]

@@ -264,8 +264,8 @@ def test_the_scans_page_says_why_a_library_was_not_selected():
 
     targets = {target.name: target for target in TARGETS}
     assert not_selected(targets["diffprivlib"], ["pure-ldp", "opendp"]) == (
-        "diffprivlib 0.6.6: not selected (MIAUDIT_SCANS=pure-ldp,opendp; its full scan takes 22 minutes on the 2-core "
-        "machine at load 4-7 (233 cases))")
+        "diffprivlib 0.6.6: not selected (MIAUDIT_SCANS=pure-ldp,opendp; its full scan takes 18 minutes on the 2-core "
+        "machine at load 0.5-3 (245 cases))")
     assert not_selected(targets["pure-ldp"], ["opendp"]) == "pure-ldp 1.2.0: not selected (MIAUDIT_SCANS=opendp)"
 
 
