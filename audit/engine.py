@@ -45,7 +45,7 @@ from audit.certificates.secret_bounds import certify, certify_sliced_average
 from audit.certificates.claim_tests import cross_checks, uses_ratio_certificates
 from audit.statistics.classifier_critic import fit_classifier_critics
 from audit.statistics.arithmetic import RoundedOutputs, RoundedRunner, is_float_bit_candidate, rounded_candidate
-from audit.statistics.resident import keep_on_device
+from estimators.resident import keep_on_device
 from audit.certificates.event_bounds import with_delta_certificate
 from audit.search.event_search import event_search
 from audit.search.event_candidates import event_candidates, selection_floor
@@ -161,7 +161,7 @@ def _run_audit(spec: AuditSpec, runner: MechanismRunner, early: bool = False,
     ``gpu_started``: why the GPU's start is paid whatever the critics do, or None (:func:`audit.critic_cost.critic_device`).
 
     Output blocks that statistics copy to the audit's device are copied once for the look and kept there for every
-    statistic and fold that reads them (:func:`audit.statistics.resident.keep_on_device`).
+    statistic and fold that reads them (:func:`estimators.resident.keep_on_device`).
     """
     with keep_on_device():
         return _look(spec, runner, early, stop_at_refutation, gpu_started)

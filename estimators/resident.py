@@ -16,7 +16,7 @@ that owns that memory; the entry is dropped when that array is freed (a weak ref
 is never mistaken for a later array's. Blocks are taken as the runs they hold, never changed once made (as
 :class:`audit.statistics.arithmetic.RoundedOutputs` takes them). At most :data:`RESIDENT_BYTES` are kept at once;
 a block past that is copied at each use, as without a store. The store lives in ``estimators`` so that the scorer
-reads it; the audit enters it (:mod:`audit.statistics.resident`).
+reads it; the audit enters it (:func:`audit.engine._run_audit`, the bit statistics and the classifier critics' folds).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Output blocks kept on the audit's device (estimators/resident.py, the audit's through audit/statistics/resident.py):
+"""Output blocks kept on the audit's device (estimators/resident.py):
 one host→device copy of a block for every float-bit statistic, fold, the ideal rounding and the critic scorer's two
 values, with the codes, scores, statistics and audits bit for bit what the copies by chunk or by call gave; the copies
 counted by estimators.device.to_device's listeners."""
@@ -17,7 +17,7 @@ from audit.statistics import arithmetic, float_bits
 from audit.statistics.arithmetic import device_round_significand
 from audit.statistics.classifier_critic import cross_fit
 from audit.statistics.float_bits import FLOAT_STATISTICS, NONFINITE_CODE, ZERO_CODE, device_code_rows
-from audit.statistics.resident import ResidentOutputs, keep_on_device, resident_block, rows_of
+from estimators.resident import ResidentOutputs, keep_on_device, resident_block, rows_of
 from estimators import resident
 from estimators.device import COPY_LISTENERS, to_device
 

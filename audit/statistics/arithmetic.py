@@ -31,7 +31,7 @@ import numpy as np
 from estimators.device import to_device
 
 from audit.statistics.float_bits import DEVICE_CHUNK_ELEMENTS, FLOAT_STATISTICS, on_device
-from audit.statistics.resident import resident_block
+from estimators.resident import resident_block
 
 #: The significant bits an output keeps under ``arithmetic = "ideal"`` (:func:`round_significand`).
 IDEAL_SIGNIFICANT_BITS = 32
@@ -72,7 +72,7 @@ def device_round_significand(outputs, bits: int, device) -> np.ndarray:
     A subnormal f·2⁻¹⁰⁷⁴ with f of bit length L has L significant bits: k = max(L − ``bits``, 0), and a carry
     to 2⁵² is the smallest normal double. 0 and non-finite values are kept. Each chunk's result is copied from the
     device into its place in the returned array (no host copy of its own). The outputs are read from the device
-    copy the store entered keeps (:func:`audit.statistics.resident.resident_block`), else copied chunk by chunk.
+    copy the store entered keeps (:func:`estimators.resident.resident_block`), else copied chunk by chunk.
     """
     import torch
 

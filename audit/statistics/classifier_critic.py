@@ -48,7 +48,7 @@ from estimators.validation import check_int
 from audit.statistics.classifier import PAIR_STATISTICS, EmpiricalLogRatio, FeatureDesign, LogOdds, pair_statistic
 from audit.statistics.pair_candidates import MIN_SELECTION_RUNS, PairCandidate, neighbouring_pair_of
 from audit.statistics.float_bits import FLOAT_STATISTIC_KINDS, FLOAT_STATISTICS, has_fine_bits
-from audit.statistics.resident import keep_on_device, rows_of
+from estimators.resident import keep_on_device, rows_of
 from audit.statistics.counting import COUNTING_STATISTICS, CountingFolds, CountingStatistic
 from audit.statistics.support import SUPPORT_STATISTICS, SupportFolds, SupportLogRatio
 

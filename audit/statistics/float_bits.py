@@ -57,7 +57,7 @@ from estimators.device import to_device
 from mechanisms.snapping import GRID_EXPONENT as SNAPPING_GRID_EXPONENT
 
 from audit.statistics.classifier import MAX_EMPIRICAL_VALUES, EmpiricalLogRatio
-from audit.statistics.resident import keep_on_device, resident_block
+from estimators.resident import keep_on_device, resident_block
 
 #: Bits of the significand in float64 (numpy.finfo(float64).nmant + 1).
 SIGNIFICAND_BITS = 53
@@ -220,7 +220,7 @@ def _device_codes(code: str, y, shift):
 def _device_rows(code: str, outputs: np.ndarray, shift, device, per_chunk) -> np.ndarray:
     """``per_chunk`` of :func:`_device_codes` of each chunk of rows of at most :data:`DEVICE_CHUNK_ELEMENTS` values,
     computed on the torch ``device``, brought back and stacked. The outputs are read from the device copy the store
-    entered keeps (:func:`audit.statistics.resident.resident_block`: one copy for every family and fold), else
+    entered keeps (:func:`estimators.resident.resident_block`: one copy for every family and fold), else
     copied chunk by chunk."""
     import torch
 
