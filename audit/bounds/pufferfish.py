@@ -295,7 +295,15 @@ def _reverse_pinsker_term(alpha, beta) -> float:
 
 
 def _log_density_range(u, ell) -> float:
-    """sup log(u/ℓ) over the supplied (u, ℓ) pairs (formula (4); Lemma 1's γ)."""
+    """sup log(u/ℓ) over the supplied (u, ℓ) pairs (formula (4); Lemma 1's γ).
+
+    Lemma 1 (from Xu 2021, arXiv:2012.15829, Corollary 12) holds with the total variation
+    sup_A |P(A) − Q(A)|, the same convention as δ', so ε₂* = δ'·γ carries no factor 2. A
+    direct proof: I(g; M) = Σ_a p_a [h(P̄) − h(P_a)] and h(P̄) − h(P_a) =
+    ∫(p_a − p̄)(log p_a − c) − D(P̄‖P_a) for any constant c; with c the midpoint of
+    [log ℓ_a, log u_a], |log p_a − c| ≤ ½ log(u_a/ℓ_a), so the term is at most
+    ½‖P_a − P̄‖₁ log(u_a/ℓ_a) = TV(P_a, P̄)·log(u_a/ℓ_a), and TV(P_a, P̄) ≤ δ' by convexity.
+    """
     hi = as_finite_vector(u, "u")
     lo = as_finite_vector(ell, "ell")
     if hi.shape != lo.shape:
