@@ -13,6 +13,7 @@ import math
 from dataclasses import replace
 
 import pytest
+from scipy import optimize, stats
 from scipy.stats import beta
 
 from audit.cli.audit_command import _text
@@ -42,19 +43,43 @@ def _event(p_first, p_second, runs):
     return EventTest("record 0", "E", 0.0, runs, p_first, p_second, p_first, p_second, 0.0, 0.0, None, alpha=0.05)
 
 
-def test_runs_to_refute_matches_a_brute_force_search():
+def _rate_ratio_refutes(p1, p2, n, alpha, epsilon):
+    # The rate-ratio certificate at the expected Poisson counts: λ with P(Poisson(λ) > n) = 10⁻⁶ (the Poisson
+    # design's run mean), θ̲ the α quantile of Beta(λp₁, λp₂ + 1), ρ̲ = θ̲/(1 − θ̲) > e^ε refutes pure ε-DP.
+    lam = optimize.brentq(lambda m: stats.poisson.sf(n, m) - 1e-6, 1e-9, n + 1.0, xtol=1e-10)
+    theta = stats.beta.ppf(alpha, p1 * lam, p2 * lam + 1)
+    return math.log(theta / (1 - theta)) > epsilon
+
+
+def test_runs_to_refute_is_the_fresh_event_tests_best_certificate():
+    # Pure 1-DP, frequencies 0.5 and 0.1: the rate ratio (one test at α) needs fewer runs than the
+    # Clopper–Pearson pair (at α/2 each; 163 runs by brute force) and the odds ratio (ψ = 9, log ψ/2 barely
+    # above 1); the forecast is the event test's own prediction, at 1% resolution.
     claim, p1, p2, alpha = parse_claim("dp:1"), 0.5, 0.1, 0.05
 
-    def refutes(n):  # pure 1-DP is refuted when p̲ > e · p̄, both at α/2
+    def pair_refutes(n):  # pure 1-DP is refuted when p̲ > e · p̄, both at α/2
         return _lower(round(p1 * n), n, alpha / 2) > math.e * _upper(round(p2 * n), n, alpha / 2)
 
-    # round(p n) makes "refutes" not quite monotone in n: the forecast lies between the first n that refutes
-    # and the n from which every larger one does, and refutes itself.
-    first = next(n for n in range(1, 10_000) if refutes(n))
-    settled = next(n for n in range(first, 10_000) if all(refutes(m) for m in range(n, n + 200)))
+    pair = next(n for n in range(1, 10_000) if pair_refutes(n))
+    direct = next(n for n in range(1, 10_000) if _rate_ratio_refutes(p1, p2, n, alpha, 1.0))
+    assert direct < pair == 163
     got = runs_to_refute(claim, p1, p2, alpha)
-    assert first <= got <= settled and refutes(got)
-    assert runs_to_refute(claim, 0.2, 0.1, alpha) is None  # 0.2 < e · 0.1: inside the profile, no n refutes
+    assert direct <= got <= 1.02 * direct
+    assert runs_to_refute(claim, 0.2, 0.1, alpha) is None  # 0.2 < e · 0.1 and ψ = 2.25 < e²: no n refutes
+
+
+def test_runs_to_refute_reads_the_complement_too():
+    # 0.74 against 0.28 lies inside the 1-DP profile (0.74 < e · 0.28, ψ = 7.32 < e²), but its complement with the
+    # roles swapped, 0.72 against 0.26, does not (0.72 > e · 0.26): a fresh audit's event test considers it.
+    claim, alpha = parse_claim("dp:1"), 0.05
+    assert 0.74 < math.e * 0.28 and 0.72 > math.e * 0.26
+    got = runs_to_refute(claim, 0.74, 0.28, alpha)
+    assert got is not None and got == runs_to_refute(claim, 0.72, 0.26, alpha)
+    lo, hi = 1_000, 1_000_000  # the complement's rate ratio, monotone in n: bisection
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if _rate_ratio_refutes(0.72, 0.26, mid, alpha, 1.0) else (mid, hi)
+    assert hi <= got <= 1.02 * hi
 
 
 def test_a_claim_no_test_can_refute_reads_cannot_be_refuted_with_the_runs_needed():

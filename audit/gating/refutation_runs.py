@@ -28,15 +28,21 @@ def runs_to_refute(claim, p_first: float, p_second: float, alpha: float,
     The prediction is the event test's own (:func:`audit.search.event_choice.predicted_objective` with the
     claim's objective, :func:`audit.certificates.event_bounds.claim_objective`): the certificates a fresh audit
     at level ``alpha`` would choose among (Clopper–Pearson pair; for pure DP also the odds ratio
-    and the rate ratio with Poisson runs), evaluated at the expected counts. ``None`` when no
-    number of runs up to ``limit`` is predicted to refute (the frequencies do not exceed the
-    claim's profile).
+    and the rate ratio with Poisson runs), evaluated at the expected counts, for the event and for
+    its complement with the roles swapped (frequencies 1 − ``p_second`` and 1 − ``p_first``): a
+    fresh audit considers both as events of their own, and the claim binds both (Dwork and Roth
+    2014, Definition 2.4, for both orders of the pair). ``None`` when no number of runs up to
+    ``limit`` is predicted to refute (the frequencies do not exceed the claim's profile). The
+    report's forecasts (:mod:`audit.report.forecast`) and the sequential audit's last-look
+    prediction both read this one function.
     """
     objective = claim_objective(claim)
     pure = uses_ratio_certificates(claim)  # a fresh audit at δ = 0
+    forms = ((p_first, p_second), (1.0 - p_second, 1.0 - p_first))
 
     def refutes(n: int) -> bool:
-        return bool(predicted_objective(p_first, p_second, n, alpha, objective, pure_dp=pure) > 1.0)
+        return any(predicted_objective(first, second, n, alpha, objective, pure_dp=pure) > 1.0
+                   for first, second in forms)
 
     n = 16
     while not refutes(n):

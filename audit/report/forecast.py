@@ -1,7 +1,7 @@
 """How many runs an event test would need to refute a claim: the forecasts a report's "not refuted" gives.
 
 :func:`runs_to_refute` is the fewest runs per input with which an event at given frequencies would refute a claim
-(Clopper–Pearson bounds, Clopper and Pearson 1934); :func:`forecast_runs` the range of it that an event's own
+(the event test's own prediction, :func:`audit.gating.refutation_runs.runs_to_refute`); :func:`forecast_runs` the range of it that an event's own
 evidence supports, one standard error either side. Both are forecasts, not guarantees
 (:func:`audit.report.content.claim_outcome` says them).
 """
@@ -16,24 +16,16 @@ MAX_RUNS_TO_REFUTE = 10**9
 
 def runs_to_refute(claim, p_first: float, p_second: float, alpha: float, limit: int = MAX_RUNS_TO_REFUTE):
     """The fewest runs per input with which an event seen at frequencies (``p_first``, ``p_second``)
-    would refute ``claim``: Clopper–Pearson bounds (Clopper and Pearson 1934) at α/2 each on
-    round(p n) hits of n runs, checked against the claim's profile
-    (:meth:`~mechanisms.claims.claim.Claim.event_margin`, positive: outside it). ``None`` when no n up to
-    ``limit`` does: at its frequencies the event lies (or nearly lies) within the claim's profile,
-    and more runs of it cannot refute the claim.
+    would refute ``claim``, as the event test of a fresh audit predicts it
+    (:func:`audit.gating.refutation_runs.runs_to_refute`: its certificates, the event or its complement),
+    looked for up to ``limit``. ``None`` when no n up to ``limit`` does: at its frequencies the event lies
+    (or nearly lies) within the claim's profile, and more runs of it cannot refute the claim.
 
     The frequencies are estimates, so the count is a forecast, not a guarantee.
     """
-    from audit.certificates.claim_tests import _smallest_runs
+    from audit.gating.refutation_runs import runs_to_refute as predicted_runs
 
-    from audit.certificates.event_bounds import clopper_pearson
-
-    def works(n):
-        lower = clopper_pearson(round(p_first * n), n, alpha / 2)[0]
-        upper = clopper_pearson(round(p_second * n), n, alpha / 2)[1]
-        return float(claim.event_margin(lower, upper)) > 0
-
-    return _smallest_runs(works, limit)
+    return predicted_runs(claim, p_first, p_second, alpha, limit=limit)
 
 
 def _one_standard_error(p: float, n: int) -> float:
