@@ -176,3 +176,13 @@ def test_the_command_line_says_the_next_step_on_the_one_line(tmp_path, monkeypat
     assert f"; next: audit sample {index} is the " in err[0] and "--seed 0 draws it again" in err[0]
     assert err[0].endswith("or narrow the prior (--prior, --low, --high) to the inputs it is written for")
     sys.modules.pop("raising", None)
+
+
+def test_a_shape_constant_on_each_database_is_no_output_that_never_varied():
+    sentence = ("value y.coef_.shape[0] = {} in 30 of 30 runs of {}, never in the 30 runs of {}: the privacy loss on "
+                "this pair is unbounded")
+    unbounded = [sentence.format(3, "the first database", "the second"),
+                 sentence.format(1, "the second", "the first database")]
+    event = SimpleNamespace(unbounded_differences=unbounded, support_differences=None)
+    assert never_varied(event) == ("", set())
+    assert outputs_lines(event) == ["  unbounded: " + "; ".join(unbounded)]

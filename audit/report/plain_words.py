@@ -22,9 +22,8 @@ SYMBOL_WORDS = (
           "the same on the other (ε-DP keeps it at most e^2ε)"),
     ("p̲", "p̲ and p̄ bound the event's probability, certified together at the test's α: at least p̲ on the event's "
           "first input, at most p̄ on its second"),
-    ("δ(ε′)", "δ(ε′) is the δ the claim allows at ε′ (an (ε, δ) claim allows a δ at every ε′ ≥ 0, its privacy "
-              "profile); the claim is refuted where the first probability exceeds e^ε′ times the second by more than "
-              "δ(ε′)"),
+    ("δ(ε′)", "δ(ε′) is the δ the claim allows at ε′ (its privacy profile: a δ for every ε′ ≥ 0); the claim is "
+              "refuted where the first probability exceeds e^ε′ times the second by more than δ(ε′)"),
     ("μ̲", "μ̲ is a lower bound, certified at the test's α, on the μ of μ-GDP, read from how well the event's "
           "statistic tells the two databases apart"),
 )
@@ -74,6 +73,11 @@ _CONSTANT = re.compile(r"^value (?P<name>.+?) = (?P<value>\S+) in (?P<runs>\d+) 
                        r"(?P<held>the first database|the second), never in the \d+ runs of ")
 
 
+#: Parts of a feature's name that mark a structure (:func:`mechanisms.outputs.encoding.output_features`) or a relation
+#: (:mod:`mechanisms.outputs.relations`), not a released value.
+_NOT_VALUES = ("shape[", ".len", ".ndim", "len(", "(", "classes_")
+
+
 def never_varied(event) -> tuple:
     """(words, facts) for the output features that took one value in every certification run of the first database
     (a) and another in every run of the second (b): the function added no noise to them. ``words`` is the advice
@@ -85,7 +89,9 @@ def never_varied(event) -> tuple:
         if match:
             side = "a" if match["held"] == "the first database" else "b"
             seen.setdefault(match["name"], {})[side] = (match["value"], match["runs"])
-    both = {name: sides for name, sides in seen.items() if len(sides) == 2}
+    # A released value, not a shape, a length, a class set or a relation between values (their fix is not noise).
+    both = {name: sides for name, sides in seen.items()
+            if len(sides) == 2 and not any(part in name for part in _NOT_VALUES)}
     if not both:
         return "", set()
     values = "; ".join(f"{name} = {sides['a'][0]} in all {sides['a'][1]} runs on a and {sides['b'][0]} in all "
@@ -144,7 +150,7 @@ def encoding_words(encoder) -> str:
 
 
 #: The words the mechanism runner writes for a database of the audit's sample that its function raised on.
-_AUDIT_SAMPLE = re.compile(r" on audit sample (\d+)\b")
+_AUDIT_SAMPLE = re.compile(r"\baudit sample (\d+)\b")
 
 
 def _ordinal(n: int) -> str:
