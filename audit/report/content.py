@@ -324,7 +324,7 @@ def _deciding_check(result: AuditResult):
 
 def mi_part(result: AuditResult) -> tuple:
     """The label of the MI notion's verdict beside a claim's verdict, and its role in words: ``("Also tested:
-    MI-DP at ε = 0.5 nats", "the MI level 1-DP implies (Nuradha and Goldfeld 2023, Theorem 1); one of the claim's
+    MI-DP at ε = 0.5 nats", "the MI level 1-DP implies (<its sources, by authors and year>); one of the claim's
     tests, at α = 0.025 of 0.05: alone it did not refute the claim, the event test did")``; ``("", "")`` without a
     claim. The MI verdict is the MI notion's own statement; this says which of the claim's tests it is (the α split
     is :meth:`AuditResult.claim_explanation`'s), so that "no violation" of the MI notion beside a refuted claim does
