@@ -212,7 +212,7 @@ def test_terminal_summary_states_where_the_runs_went(capsys, tmp_path):
     runs = [line for line in lines if line.startswith("mechanism runs: ")]
     assert len(runs) == 1
     # One short line: the critics' runs, the event test's, and why the total exceeds --samples.
-    line = re.fullmatch(r"mechanism runs: (\d+) = 2000 for the critics \(--samples\) \+ (\d+) for the event test: an "
+    line = re.fullmatch(r"mechanism runs: (\d+) = 2000 for the critics \(the audit's samples\) \+ (\d+) for the event test: an "
                         r"event test chooses its pair and event on runs of its own and certifies it on fresh ones "
                         r"\(each purpose's count: the report, or samples_by_purpose in --json\)", runs[0])
     assert line is not None, runs[0]

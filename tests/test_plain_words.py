@@ -103,7 +103,7 @@ def test_the_runs_are_one_line_that_says_why_they_exceed_the_samples():
     result = _result(by_purpose)
     event, floating = 16 + 2000 + 4000, 4000 + 2000 + 4000  # the runs each event test drew, added here
     assert runs_line(result) == (
-        f"mechanism runs: 18016 = 2000 for the critics (--samples) + {event} for the event test + {floating} for the "
+        f"mechanism runs: 18016 = 2000 for the critics (the audit's samples) + {event} for the event test + {floating} for the "
         "float-bit event test: each event test chooses its pair and event on runs of its own and certifies it on "
         "fresh ones (each purpose's count: the report, or samples_by_purpose in --json)")
     # The breakdown by purpose stays in the reports' facts (and the JSON's samples_by_purpose).

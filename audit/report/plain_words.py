@@ -45,8 +45,8 @@ def explain_symbols(lines: list, said: set | None = None) -> list:
 
 
 #: The tests the runs of each purpose (:attr:`audit.result.AuditResult.samples_by_purpose`) served.
-_RUNS_FOR = {"mi": "the critics (--samples)", "pair_probe": "the event test", "event_selection": "the event test",
-             "event_certification": "the event test", "event_statistics": "the float-bit event test",
+_RUNS_FOR = {"mi": "the critics (the audit's samples)", "pair_probe": "the event test",
+             "event_selection": "the event test", "event_certification": "the event test", "event_statistics": "the float-bit event test",
              "float_selection": "the float-bit event test", "float_certification": "the float-bit event test"}
 
 
@@ -172,7 +172,8 @@ def failing_input_step(message: str, function: str, seed) -> str:
             "the inputs it is written for")
 
 
-#: The start of the note a per-database function's audit carries (:func:`mechanisms.adapters.recognition.per_database_mechanism`).
+#: The start of the note a per-database function's audit carries
+#: (:func:`mechanisms.adapters.recognition.per_database_mechanism`).
 ENCODING_NOTE = "per-database function: each output is encoded as"
 
 
