@@ -202,26 +202,38 @@ def test_all_secrets_constant_gives_zero_leakage_and_no_critic(monkeypatch):
 
 
 @pytest.mark.train
-def test_terminal_summary_states_where_the_runs_went(capsys):
+def test_terminal_summary_states_where_the_runs_went(capsys, tmp_path):
     from audit.cli.main import main
 
+    report = tmp_path / "out.md"
     assert main(["audit", "--mechanism", "catalog:laplace_sum", "--samples", "2000", "--event-runs", "1500",
-                 "--set", "critic.max_steps=200", "--quiet"]) == 0
+                 "--set", "critic.max_steps=200", "--quiet", "--report", str(report)]) == 0
     lines = capsys.readouterr().out.splitlines()
     runs = [line for line in lines if line.startswith("mechanism runs: ")]
     assert len(runs) == 1
-    assert "MI sample (trains and certifies the critics) 2000" in runs[0]
-    # 1500 runs on each of the two neighbouring inputs, or Poisson numbers of runs within that budget.
+    # One short line: the critics' runs, the event test's, and why the total exceeds --samples.
+    line = re.fullmatch(r"mechanism runs: (\d+) = 2000 for the critics \(the audit's samples\) \+ (\d+) for the event test: an "
+                        r"event test chooses its pair and event on runs of its own and certifies it on fresh ones "
+                        r"\(each purpose's count: the report, or samples_by_purpose in --json\)", runs[0])
+    assert line is not None, runs[0]
+    total, event = int(line.group(1)), int(line.group(2))
+    assert total == 2000 + event
+    # The report keeps each purpose's count: 1500 runs on each of the two neighbouring inputs, or Poisson numbers of
+    # runs within that budget.
+    fact = next(row for row in report.read_text().splitlines() if row.startswith("| mechanism runs |"))
+    assert "MI sample (trains and certifies the critics) 2000" in fact
     made = re.search(r"certifying the event (\d+)( = (\d+) \+ (\d+), Poisson numbers of runs of the two inputs "
-                     r"within the budget of 1500 each)?\)", runs[0])
-    assert made is not None, runs[0]
+                     r"within the budget of 1500 each)?\)", fact)
+    assert made is not None, fact
     if made.group(2) is None:
         assert made.group(1) == "3000"
     else:
         first, second = int(made.group(3)), int(made.group(4))
         assert int(made.group(1)) == first + second and max(first, second) <= 1500
-    total = int(runs[0].split()[2])
-    counts = [int(re.search(r" (\d+)(?: = .*)?$", part.rstrip(")")).group(1)) for part in runs[0].split("(", 1)[1].split(";")]
+    breakdown = fact.split("|")[2].strip()
+    assert int(breakdown.split()[0]) == total
+    counts = [int(re.search(r" (\d+)(?: = .*)?$", part.rstrip(")")).group(1))
+              for part in breakdown.split("(", 1)[1].split(";")]
     assert total == sum(counts)
 
 

@@ -150,7 +150,7 @@ def test_markdown_summary_table_lists_every_audit(three):
     header = _markdown_cells(lines[start])
     assert all(len(row) == len(header) for row in body)
     assert [row[0] for row in body] == ["1", "2", "3"]
-    assert [row[header.index("MI verdict")] for row in body] == [r.verdict for r in three]
+    assert [row[header.index("MI test alone")] for row in body] == [r.verdict for r in three]
     assert [row[header.index("claim")] for row in body] == ["—"] * 3  # no claims in these results
     # The hostile name cannot open a tag nor split the row; the unnamed audit gets a name.
     assert body[0][1] == r'\<script>alert("x")\</script> sum \| v2 & co'
@@ -185,7 +185,7 @@ def test_summary_table_for_the_terminal(three):
     lines = summary_table(three).splitlines()
     assert len(lines) == 2 + len(three)
     assert set(lines[1]) <= {"-", " "}
-    for header in ("mechanism", "MI notion", "MI budget (nats)", "MI verdict", "MI certified lower bound (nats)",
+    for header in ("mechanism", "MI notion", "MI budget (nats)", "MI test alone", "MI certified lower bound (nats)",
                    "MI estimate (nats)", "DP ε lower bounds", "seconds"):
         assert header in lines[0]
     assert "violation" in lines[2] and "0.4 " in lines[2] and "MI 0.894 / event 1.03" in lines[2]

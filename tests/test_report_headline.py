@@ -271,7 +271,7 @@ def test_the_event_is_explained_under_the_headline(refuted, reports):
     assert explained.startswith("  the event: y is the mechanism's output, a and b the pair's two databases; ")
     assert f"; {label} is the statistic the audit chose: " in explained
     if label == "T(a, y) − T(b, y)":
-        assert "the critic T that the MI test trained on the MI sample" in explained
+        assert "T is a model the MI test fitted on its own runs to tell the databases' outputs apart" in explained
         assert "log p(y | a) − log p(y | b)" in explained
     first = event.event["first_input"]
     second = {"a": "b", "b": "a"}[first]

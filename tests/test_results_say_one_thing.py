@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import replace
 
 import pytest
@@ -161,11 +162,12 @@ def test_negative_bound_reads_as_no_evidence_and_json_keeps_it():
 def test_columns_are_named_for_what_they_hold_and_the_mi_verdict_is_named():
     result = _result()
     header = summary_table(result).splitlines()[0]
-    for name in ("claim", "MI notion", "MI budget (nats)", "MI verdict", "MI certified lower bound (nats)",
+    # The MI verdict's column says it is the MI test's alone: beside "refuted" it is no second verdict on the claim.
+    for name in ("claim", "MI notion", "MI budget (nats)", "MI test alone", "MI certified lower bound (nats)",
                  "MI estimate (nats)"):
         assert name in header
-    assert " ε (nats)" not in header and "  verdict" not in header.replace("MI verdict", "")
-    assert "\nAlso tested: MI-DP at ε = 0.5 nats (" in _text(result)
+    assert " ε (nats)" not in header and "verdict" not in header
+    assert "\nAlso tested: MI-DP at ε = 0.5 nats: " in _text(result)
     assert "see the notes" not in _text(result)
 
 
@@ -198,10 +200,13 @@ def test_the_mi_verdict_beside_a_refuted_dp_claim_says_it_is_one_of_the_claims_t
     # Labelled as also tested, with the implication (Theorem 1: ε-DP ⇒ min(ε, ε²/2)-MI-DP, 1²/2 = 0.5) cited by its
     # paper and number, as docs/theorems.md names it, without quoting it; and its role: its own share of α, and that
     # it alone did not refute the claim.
+    # The paper by its authors and year, no brackets within brackets, and the test that did refute the claim named.
     assert mi_line.startswith(
-        "Also tested: MI-DP at ε = 0.5 nats (the MI level 1-DP implies (Nuradha and Goldfeld, Pufferfish Privacy: "
-        "An Information-Theoretic Study, Theorem 1); the claim's MI test, at α = 0.025 of its α = 0.05: it alone did "
-        "not refute the claim, the tests above did): No violation of 0.5-MI-DP")
+        "Also tested: MI-DP at ε = 0.5 nats: the MI level 1-DP implies (Nuradha and Goldfeld 2023, Theorem 1); one of "
+        "the claim's tests, at α = 0.025 of 0.05: alone it did not refute the claim, the event test did. No violation "
+        "of 0.5-MI-DP")
+    label = mi_line.split(". No violation")[0]
+    assert "Information-Theoretic Study" not in label and not re.search(r"\([^()]*\(", label)
     assert "⇒" not in text
     assert "MI notion:" not in text
     # The α split is stated once, before it, with both shares; the MI test's detail is not listed again below.
@@ -213,7 +218,8 @@ def test_the_mi_verdict_beside_a_refuted_dp_claim_says_it_is_one_of_the_claims_t
 
 def test_the_mi_verdict_beside_a_claim_it_does_not_test_says_so():
     text = _text(_result(claim_alpha={"event": 0.05}))
-    assert "; not one of the claim's tests): No violation of 0.5-MI-DP" in text
+    assert "Also tested: MI-DP at ε = 0.5 nats: the MI level 1-DP implies (Nuradha and Goldfeld 2023, Theorem 1); not " \
+           "one of the claim's tests. No violation of 0.5-MI-DP" in text
 
 
 def test_the_json_statement_keeps_its_words_and_the_terminal_says_the_verdict_once():
@@ -231,7 +237,7 @@ def test_the_json_statement_keeps_its_words_and_the_terminal_says_the_verdict_on
                       "test at α = 0.05 is the one test that can refute the claim.") == 1
 
 
-_PAPER = "Nuradha and Goldfeld, Pufferfish Privacy: An Information-Theoretic Study"
+_PAPER = "Nuradha and Goldfeld 2023"  # the Pufferfish paper by its authors and year (mechanisms.papers)
 
 
 @pytest.mark.parametrize("claim,cited", [

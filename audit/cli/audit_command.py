@@ -21,7 +21,7 @@ from audit.report import report_target, summary_table, terminal_text
 from estimators.validation import InputError, check_positive
 from mechanisms.claims.claim import CLAIM_SYNTAX
 from mechanisms.claims.parsing import parse_claim
-from mechanisms.errors import MechanismWarning
+from mechanisms.errors import MechanismError, MechanismWarning
 from mechanisms.inputs.pair_files import split_pair_flag
 from mechanisms.inputs.relation import check_relation
 
@@ -127,23 +127,24 @@ def headline_lines(result) -> list:
     return [claim_headline(result)] + [f"  {words}" for words in headline_explanations(result)]
 
 
-def _text(result) -> str:
+def _text(result, encoding: str = "") -> str:
     """The terminal summary: one headline about the claim (its verdict, the deciding bound, the pair and the
-    event), under it what a float-bit refutation means and its fix, what the event's symbols mean, each refuting
-    test's evidence, then what the verdict means and how α
-    was split (each said once); the MI notion's table and statement, labelled as also tested with its role
-    among the claim's tests; the claim's other tests, and the notes that change what to do."""
-    from audit.report.content import action_notes, mi_part, runs_text
+    event), under it what to check (plainly, for an output that never varied), a float-bit refutation's fix, what
+    the event's symbols mean, each refuting test's evidence (its symbols explained in words where first used:
+    :func:`audit.report.plain_words.explain_symbols`), the outputs seen on one database only, then what the verdict
+    means and how α was split (each said once); the MI notion's table and statement, labelled as also tested with
+    its role among the claim's tests; the runs in one line (:func:`audit.report.plain_words.runs_line`); the claim's
+    other tests, and the notes that change what to do."""
+    from audit.report.content import action_notes, mi_part
+    from audit.report.plain_words import explain_symbols, outputs_lines, runs_line
 
+    said: set = set()  # the symbols explained so far
     lines = headline_lines(result)
     if result.claim is not None:
-        lines += [f"  refuted by the {r['test']} test" + (f" under {r['relation']}" if r.get("relation") else "")
-                  + f" (α = {r['alpha_spent']:.3g}): {r['detail']}" for r in result.refuted_by]
-        if result.event_test is not None and result.event_test.support_differences:
-            lines.append("  outputs seen on one database only, in the certification runs: "
-                         + "; ".join(result.event_test.support_differences))
-        if result.event_test is not None and result.event_test.unbounded_differences:
-            lines.append("  unbounded: " + "; ".join(result.event_test.unbounded_differences))
+        lines += explain_symbols([f"  refuted by the {r['test']} test" + (f" under {r['relation']}" if r.get("relation")
+                                                                           else "")
+                                  + f" (α = {r['alpha_spent']:.3g}): {r['detail']}" for r in result.refuted_by], said)
+        lines += outputs_lines(result.event_test)
         # The headline said the verdict and the lines above the evidence: this says what they mean, and the α split.
         # The headline names the claim and its neighbours; where the claim came from (a conversion, a catalog entry, a
         # library's statement) is said here, unless it is the --claim the user typed.
@@ -156,21 +157,35 @@ def _text(result) -> str:
     mi_heading, mi_role = mi_part(result)
     # Beside a claim the DP ε lower bounds are in the table and the tests' lines: the MI line leaves them out.
     lines += [summary_table(result), "",
-              terminal_text((f"{mi_heading} ({mi_role}): " if mi_heading else "")
+              terminal_text((f"{mi_heading}: {mi_role}. " if mi_heading else "")
                             + result.mi_statement(dp_bounds=result.claim is None), keep_newlines=False),
-              f"mechanism runs: {runs_text(result)}"]
+              runs_line(result)] + ([terminal_text(encoding, keep_newlines=False)] if encoding else [])
     # The refuting tests' evidence is above, and the MI line states the MI test's part (under one relation): the
     # claim's other tests are listed here.
-    said = {"mi"} if mi_heading and result.relations is None else set()
+    said_tests = {"mi"} if mi_heading and result.relations is None else set()
     others = [terminal_text(f"- {check.test} test of {check.claim}: {_check_status(check)} ({check.detail})",
                             keep_newlines=False)
-              for check in result.cross_checks if not check.certified_contradiction and check.test not in said]
+              for check in result.cross_checks if not check.certified_contradiction and check.test not in said_tests]
     # Headed, as the notes are: a bare bullet under the run count reads as part of it.
-    lines += (["the claim's other tests:"] + others) if others else []
+    lines += (["the claim's other tests:"] + explain_symbols(others, said)) if others else []
     notes = action_notes(result)
     if notes:
         lines += ["notes:"] + [terminal_text(f"- {note}", keep_newlines=False) for note in notes]
     return "\n".join(lines)
+
+
+def _add_next_step(exc, seed) -> None:
+    """Add to the one line of a user's function that raised on an audit sample what to do next: which database
+    that is, how to draw it again and see it, and the fixes (:func:`audit.report.plain_words.failing_input_step`);
+    a statistic's error, or a call that did not return in time, keeps its words."""
+    from audit.report.plain_words import failing_input_step
+
+    if type(exc) is not MechanismError or exc.timed_out or not exc.args:
+        return
+    name = exc.mechanism.split("'")[1] if exc.mechanism.count("'") >= 2 else exc.mechanism
+    step = failing_input_step(str(exc), name.rsplit(":", 1)[-1], seed)
+    if step:
+        exc.args = (str(exc) + step, *exc.args[1:])
 
 
 def _check_status(check) -> str:
@@ -210,19 +225,27 @@ def run(args):
                              "the mechanism states one (without --max-runs both are audited, at α/2 each); give "
                              "--relation replace-one or --relation add-remove")
         _warn_unrefutable(spec, args.max_runs)
-        if args.max_runs is not None:
-            from audit.gating.sequential import run_sequential_audit  # torch loads only once the flags are checked
+        try:
+            if args.max_runs is not None:
+                from audit.gating.sequential import run_sequential_audit  # torch loads only once the flags are checked
 
-            progress = None if args.quiet or args.json else _progress
-            sequential = run_sequential_audit(spec, args.max_runs, time_limit=args.time_limit, progress=progress)
-            result = sequential.result
-        else:
-            from audit.engine import run_audit  # here: torch loads only once the flags and files are checked
+                progress = None if args.quiet or args.json else _progress
+                sequential = run_sequential_audit(spec, args.max_runs, time_limit=args.time_limit, progress=progress)
+                result = sequential.result
+            else:
+                from audit.engine import run_audit  # here: torch loads only once the flags and files are checked
 
-            sequential, result = None, run_audit(spec)
+                sequential, result = None, run_audit(spec)
+        except MechanismError as exc:
+            _add_next_step(exc, spec.seed)
+            raise
     if report:
         report.write(result)
-    text = _text(result)
+    from mechanisms.outputs.encoding import encoder_of
+    from audit.report.plain_words import encoding_words
+
+    # The names the encoder gave the outputs' parts in this process say how a dict or a tuple became numbers.
+    text = _text(result, encoding=encoding_words(encoder_of(spec.mechanism)))
     if sequential is not None:
         text += "\n\n" + terminal_text(sequential.summary(), keep_newlines=False)
     if args.fail_on_violation and fails_gate(result):

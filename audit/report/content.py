@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 
 from audit.report.evidence import evidence_tables
 from audit.report.forecast import MAX_RUNS_TO_REFUTE, forecast_runs, runs_to_refute
+from audit.report.plain_words import never_varied, note_words
 from audit.report.text import MISSING, TextTable, number
 from audit.result import PUFFERFISH_PAPER, AuditResult, as_sentence, named_papers
+from mechanisms.papers import PUFFERFISH
 from estimators.ranges import value_range
 from estimators.validation import InputError
 from mechanisms.calls.printed import NOTE_WORDS as PRINTED_NOTE_WORDS
@@ -322,10 +324,11 @@ def _deciding_check(result: AuditResult):
 
 def mi_part(result: AuditResult) -> tuple:
     """The label of the MI notion's verdict beside a claim's verdict, and its role in words: ``("Also tested:
-    MI-DP at ε = 0.5 nats", "the MI level 1-DP implies (...); the claim's MI test, at α = 0.025 of its α = 0.05:
-    it alone did not refute the claim")``; ``("", "")`` without a claim. The MI verdict is the MI notion's own
-    statement; this says which of the claim's tests it is (the α split is :meth:`AuditResult.claim_explanation`'s),
-    so that "no violation" of the MI notion beside a refuted claim does not read as a second verdict on the claim."""
+    MI-DP at ε = 0.5 nats", "the MI level 1-DP implies (<its sources, by authors and year>); one of the claim's
+    tests, at α = 0.025 of 0.05: alone it did not refute the claim, the event test did")``; ``("", "")`` without a
+    claim. The MI verdict is the MI notion's own statement; this says which of the claim's tests it is (the α split
+    is :meth:`AuditResult.claim_explanation`'s), so that "no violation" of the MI notion beside a refuted claim does
+    not read as a second verdict on the claim. Papers are cited by authors and year (:func:`short_papers`)."""
     if result.claim is None:
         return "", ""
     level = NOTION_NAMES[result.notion] + ("" if result.epsilon is None else f" at ε = {result.epsilon:g} {result.unit}")
@@ -340,12 +343,21 @@ def mi_part(result: AuditResult) -> tuple:
         role = "not one of the claim's tests"
     else:
         shares = " and ".join(f"{c.alpha_spent:.3g}" for c in tests)
-        role = f"the claim's MI test, at α = {shares} of its α = {result.alpha:g}: "
+        role = f"one of the claim's tests, at α = {shares} of {result.alpha:g}: "
         if any(c.certified_contradiction for c in tests):
             role += "it refutes the claim"
         else:
-            role += "it alone did not refute the claim" + (", the tests above did" if result.refuted else "")
-    return f"Also tested: {level}", named_papers("; ".join(part for part in (implied, role) if part))
+            others = list(dict.fromkeys(TEST_NAMES.get(r["test"], r["test"]) for r in result.refuted_by
+                                        if r["test"] != "mi"))
+            role += "alone it did not refute the claim" + (f", the {' and the '.join(others)} did" if others else "")
+    return f"Also tested: {level}", short_papers("; ".join(part for part in (implied, role) if part))
+
+
+def short_papers(text: str) -> str:
+    """``text`` with "Pufferfish paper" (the code's short name) written as its authors and year, for a line that
+    cites it in passing; the reports' facts name it by its title (:func:`audit.result.named_papers`)."""
+    year = re.search(r"(\d{4})\s*$", PUFFERFISH.where)
+    return str(text).replace("Pufferfish paper", PUFFERFISH.authors + (f" {year.group(1)}" if year else ""))
 
 
 #: A result's name in a source of the MI budget (:attr:`mechanisms.claims.claim.MIBudget.theorems`): a paper's result
@@ -388,8 +400,9 @@ def event_explanation(result: AuditResult) -> str:
         return ""
     label, what = form["statistic"], form.get("statistic_words")
     if label == CRITIC_STATISTIC:
-        words = ("the critic T that the MI test trained on the MI sample, taken at a and at b, estimates the "
-                 "log-likelihood ratio log p(y | a) − log p(y | b)" + (f" ({what})" if what else ""))
+        words = ("T is a model the MI test fitted on its own runs to tell the databases' outputs apart (its critic), "
+                 "and T(a, y) − T(b, y) estimates how much more likely y is on a than on b, the log-likelihood ratio "
+                 "log p(y | a) − log p(y | b)" + (f" ({what})" if what else ""))
     else:
         words = what or "a statistic of the output"
     first = form["first_input"]
@@ -402,8 +415,11 @@ def headline_explanations(result: AuditResult) -> list:
     """What the lines under a claim's headline say, in order, the terminal's and the reports' alike: what to check
     after a refutation through the output's values (:meth:`AuditResult.value_explanation`), what a float-bit
     refutation means and its fix (:meth:`AuditResult.float_explanation`), what the event's symbols mean
-    (:func:`event_explanation`); each only where it applies."""
-    explanations = (result.value_explanation(), result.float_explanation(), event_explanation(result))
+    (:func:`event_explanation`); each only where it applies. Where the output, or a part of it, never varied on either
+    database of the event's pair, that is what to check, said plainly (:func:`audit.report.plain_words.never_varied`)."""
+    values = result.value_explanation()
+    constant = never_varied(result.event_test)[0] if values else ""
+    explanations = (constant or values, result.float_explanation(), event_explanation(result))
     return [words for words in explanations if words]
 
 
@@ -439,7 +455,9 @@ def summary_rows(results: list) -> TextTable:
     rows = [(str(i + 1), mechanism_name(r, i), claim_text(r), NOTION_NAMES[r.notion], level_text(r.epsilon),
              r.verdict or MISSING, lower(r.lower_bound, r), info(r.estimate, r), dp_bounds_text(r), f"{r.seconds:.1f}")
             for i, r in enumerate(results)]
-    headers = ("#", "mechanism", "claim", "MI notion", "MI budget" + unit, "MI verdict",
+    # "MI test alone": beside a claim refuted by another test, the MI test's own "no-violation-detected" is its verdict
+    # alone, not a second verdict on the claim (the MI line under the table says its role: mi_part).
+    headers = ("#", "mechanism", "claim", "MI notion", "MI budget" + unit, "MI test alone",
                "MI certified lower bound" + unit, "MI estimate" + unit, "DP ε lower bounds", "seconds")
     return TextTable("Summary", headers, rows)
 
@@ -562,7 +580,8 @@ def audit_section(result: AuditResult, index: int) -> AuditSection:
                         mi_heading=mi_heading, mi_statement=named_papers(mi_text), limits=limits(result),
                         under_headline=tuple(as_sentence(words) for words in headline_explanations(result)),
                         facts=facts(result), tables=[_named_table(t) for t in evidence_tables(result)],
-                        notes=[named_papers(n) for n in result.notes], estimate_only=result.estimate_only)
+                        notes=[named_papers(note_words(n)) for n in result.notes],
+                        estimate_only=result.estimate_only)
 
 
 def _named_table(table: TextTable) -> TextTable:

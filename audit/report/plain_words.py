@@ -1,0 +1,188 @@
+"""The terminal report's words for a first-time reader: symbols explained where first used, the runs in one line,
+a function whose output never varied, how structured outputs became numbers, and what to do when it raised.
+
+Everything here rewords what the result already holds (its JSON does not change): the certificates' symbols
+(:mod:`audit.certificates.claim_tests` writes ``ρ̲``, ``ψ̲``, ``p̲``, ``p̄``, ``δ(ε′)``, ``μ̲`` into each test's
+``detail``), the runs per purpose (:attr:`audit.result.AuditResult.samples_by_purpose`), the outputs one database
+of the event's pair always gave and the other never did (:attr:`audit.result.EventTest.unbounded_differences`,
+:mod:`mechanisms.outputs.unbounded`) and the names the output encoder gave the outputs' parts
+(:mod:`mechanisms.outputs.encoding`).
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Each symbol of a test's detail, in words, in the order a line is read. An ε-DP mechanism keeps the ratio of an
+#: event's probabilities within e^ε, so its odds ratio within e^2ε (Dwork and Roth 2014, Definition 2.4).
+SYMBOL_WORDS = (
+    ("ρ̲", "ρ̲ is a lower bound, certified at the test's α, on how many times more often the event occurs on one "
+          "database than on the other (ε-DP keeps that ratio at most e^ε)"),
+    ("ψ̲", "ψ̲ is a lower bound, certified at the test's α, on the event's odds ratio, P/(1 − P) on one database over "
+          "the same on the other (ε-DP keeps it at most e^2ε)"),
+    ("p̲", "p̲ and p̄ bound the event's probability, certified together at the test's α: at least p̲ on the event's "
+          "first input, at most p̄ on its second"),
+    ("δ(ε′)", "δ(ε′) is the δ the claim allows at ε′ (its privacy profile: a δ for every ε′ ≥ 0); the claim is "
+              "refuted where the first probability exceeds e^ε′ times the second by more than δ(ε′)"),
+    ("μ̲", "μ̲ is a lower bound, certified at the test's α, on the μ of μ-GDP, read from how well the event's "
+          "statistic tells the two databases apart"),
+)
+
+
+def explain_symbols(lines: list, said: set | None = None) -> list:
+    """``lines`` with, under the first line that uses a symbol of :data:`SYMBOL_WORDS`, one indented line saying
+    what it means (``where ρ̲ is ...``); each symbol explained once. ``said``: symbols explained already (updated)."""
+    said = set() if said is None else said
+    out = []
+    for line in lines:
+        out.append(line)
+        new = [(symbol, words) for symbol, words in SYMBOL_WORDS if symbol not in said and symbol in line]
+        if new:
+            said.update(symbol for symbol, _ in new)
+            indent = len(line) - len(line.lstrip(" -"))
+            out.append(" " * (indent + 2) + "where " + "; ".join(words for _, words in new))
+    return out
+
+
+#: The tests the runs of each purpose (:attr:`audit.result.AuditResult.samples_by_purpose`) served.
+_RUNS_FOR = {"mi": "the critics (the audit's samples)", "pair_probe": "the event test",
+             "event_selection": "the event test", "event_certification": "the event test", "event_statistics": "the float-bit event test",
+             "float_selection": "the float-bit event test", "float_certification": "the float-bit event test"}
+
+
+def runs_line(result) -> str:
+    """The mechanism's runs in one short line, and why they exceed ``--samples``: the runs the critics trained on,
+    then those each event test drew of its own to choose its pair and event and to certify it on fresh runs. The
+    count of each purpose stays in the reports and the JSON (``samples_by_purpose``)."""
+    served: dict = {}
+    for purpose, count in result.samples_by_purpose.items():
+        base = purpose.split(" (", 1)[0]  # a second relation's runs ("mi (add-remove)") serve the same test
+        what = _RUNS_FOR.get(base, base)
+        served[what] = served.get(what, 0) + count
+    if len(served) <= 1:
+        return f"mechanism runs: {result.samples}"
+    parts = " + ".join(f"{count} for {what}" for what, count in served.items())
+    which = "each event test" if sum("event test" in what for what in served) > 1 else "an event test"
+    return (f"mechanism runs: {result.samples} = {parts}: {which} chooses its pair and event on runs of its own and "
+            "certifies it on fresh ones (each purpose's count: the report, or samples_by_purpose in --json)")
+
+
+#: A sentence of :func:`mechanisms.outputs.unbounded.unbounded_differences` about a feature constant in one database's
+#: runs: "value NAME = V in K of K runs of the first database, never in the M runs of the second: ...".
+_CONSTANT = re.compile(r"^value (?P<name>.+?) = (?P<value>\S+) in (?P<runs>\d+) of (?P=runs) runs of "
+                       r"(?P<held>the first database|the second), never in the \d+ runs of ")
+
+
+#: Parts of a feature's name that mark a structure (:func:`mechanisms.outputs.encoding.output_features`) or a relation
+#: (:mod:`mechanisms.outputs.relations`), not a released value.
+_NOT_VALUES = ("shape[", ".len", ".ndim", "len(", "(", "classes_")
+
+
+def never_varied(event) -> tuple:
+    """(words, facts) for the output features that took one value in every certification run of the first database
+    (a) and another in every run of the second (b): the function added no noise to them. ``words`` is the advice
+    under the headline ("" where no feature is constant on both databases); ``facts`` the (name, value) pairs it says,
+    which the terminal's lists of outputs seen on one database need not say again."""
+    seen: dict = {}
+    for sentence in (event.unbounded_differences or []) if event is not None else []:
+        match = _CONSTANT.match(sentence)
+        if match:
+            side = "a" if match["held"] == "the first database" else "b"
+            seen.setdefault(match["name"], {})[side] = (match["value"], match["runs"])
+    # A released value, not a shape, a length, a class set or a relation between values (their fix is not noise).
+    both = {name: sides for name, sides in seen.items()
+            if len(sides) == 2 and not any(part in name for part in _NOT_VALUES)}
+    if not both:
+        return "", set()
+    values = "; ".join(f"{name} = {sides['a'][0]} in all {sides['a'][1]} runs on a and {sides['b'][0]} in all "
+                       f"{sides['b'][1]} on b" for name, sides in both.items())
+    subject = "the output" if set(both) == {"y"} else ", ".join(both)
+    words = (f"{subject} never varied: {values}; the function adds no noise to it (it is deterministic), so no ε can "
+             "hold (the privacy loss on this pair is unbounded); add random noise drawn from rng, scaled to how far "
+             "one record can move the output (its sensitivity), e.g. rng.laplace(0, sensitivity / ε)")
+    facts = {(name, sides[side][0]) for name, sides in both.items() for side in sides}
+    return words, facts
+
+
+def _fact(sentence: str):
+    """(name, value) of a support or unbounded sentence that starts "[value ]NAME = V in", else None."""
+    match = re.match(r"^(?:value )?(?P<name>.+?) = (?P<value>\S+) in ", sentence)
+    return (match["name"], match["value"]) if match else None
+
+
+def outputs_lines(event) -> list:
+    """The terminal's lines on the outputs one database of the event's pair gave and the other never did, each fact
+    said once: what :func:`never_varied` says under the headline is left out, and so is a fact seen on one database
+    only that the unbounded line says too (it is seen in every run of that database)."""
+    if event is None:
+        return []
+    _, said = never_varied(event)
+    unbounded = [s for s in event.unbounded_differences or [] if _fact(s) not in said]
+    said = said | {_fact(s) for s in unbounded}
+    seen = [s for s in event.support_differences or [] if _fact(s) is None or _fact(s) not in said]
+    lines = ["  outputs seen on one database only, in the certification runs: " + "; ".join(seen)] if seen else []
+    return lines + (["  unbounded: " + "; ".join(unbounded)] if unbounded else [])
+
+
+def encoding_words(encoder) -> str:
+    """How the encoder turned a function's structured outputs (a dict, a tuple, a set of keys) into numbers, in one
+    line, from the names it gave their parts in this process; "" for outputs of numbers and arrays alone, or names
+    encoded elsewhere (:meth:`mechanisms.outputs.encoding.OutputEncoder.names_in`)."""
+    if encoder is None:
+        return ""
+    names = [name for bucket in range(encoder.width) for name in encoder.names_in(bucket)[0]]
+    keyed = [n for n in names if n.endswith("}") and "{" in n and not n.startswith("(")]
+    positions = [n for n in names if re.match(r"^y\.\d+", n)]
+    if not keyed and not positions:
+        return ""
+    parts = []
+    if keyed:
+        shown = ", ".join(sorted(keyed)[:3]) + (", …" if len(keyed) > 3 else "")
+        parts.append(f"a dict's values (a set's keys) by their keys ({shown}), so the order of the keys does not "
+                     "matter, with the number of keys (y.len) and the differences of the values at neighbouring keys "
+                     "in sorted key order")
+    if positions:
+        shown = ", ".join(sorted({re.match(r"^y\.\d+", n)[0] for n in positions})[:3])
+        parts.append(f"a tuple's parts by position ({shown}, …)")
+    return ("outputs: each part became a named number, " + "; ".join(parts) + "; the names are hashed into "
+            f"{encoder.width} buckets, each holding the sum of its values and the count of its names "
+            "(how-to/relations-and-outputs)")
+
+
+#: The words the mechanism runner writes for a database of the audit's sample that its function raised on.
+_AUDIT_SAMPLE = re.compile(r"\baudit sample (\d+)\b")
+
+
+def _ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th``, ``11th``, ``42nd``."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def failing_input_step(message: str, function: str, seed) -> str:
+    """What to do next, for an error naming the audit sample a user's ``function`` raised on: which database that
+    is, how to draw it again and see it, and the two fixes; "" for any other error."""
+    match = _AUDIT_SAMPLE.search(message)
+    if not match:
+        return ""
+    index = int(match.group(1))
+    return (f"; next: audit sample {index} is the {_ordinal(index + 1)} database the prior drew, and --seed {seed} "
+            f"draws it again: print db in {function} just before the line that raised to see it, then make "
+            f"{function} accept every database the prior can draw, or narrow the prior (--prior, --low, --high) to "
+            "the inputs it is written for")
+
+
+#: The start of the note a per-database function's audit carries
+#: (:func:`mechanisms.adapters.recognition.per_database_mechanism`).
+ENCODING_NOTE = "per-database function: each output is encoded as"
+
+
+def note_words(note: str) -> str:
+    """A note as a report shows it: the per-database function's encoding note says how each kind of output was
+    turned into named numbers (:func:`mechanisms.outputs.encoding.output_features`); any other note as it is."""
+    if not note.startswith(ENCODING_NOTE):
+        return note
+    return (f"{note}: a dict's values are named by their keys (y{{'count'}}), so the order of its keys does not "
+            "matter, with the number of keys (y.len) and the differences of the values at neighbouring keys in sorted "
+            "key order; a tuple's parts by position (y.0, y.1); an array's entries by index (y[0]), with its shape; "
+            "each name is hashed to a bucket that sums its values and counts its names")

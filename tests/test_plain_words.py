@@ -1,0 +1,188 @@
+"""A newcomer's first audits read right (audit.report.plain_words): a function whose output never varied is told
+to add noise, once; the certificates' symbols are said in words where first used; the runs are one line that says
+why they exceed --samples; the event's critic is said without jargon; a dict or a tuple output says how it became
+numbers; a function that raised on an audit sample is told what to do next, on its one line. The JSON is unchanged
+(tests/test_result_forms.py)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import replace
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from audit.cli.audit_command import _text
+from audit.engine import run_audit
+from audit.report.content import CRITIC_STATISTIC, event_explanation, facts, runs_text
+from audit.report.markdown import render_markdown
+from audit.report.plain_words import (ENCODING_NOTE, encoding_words, explain_symbols, failing_input_step,
+                                      never_varied, note_words, outputs_lines, runs_line)
+from audit.result import AuditResult
+from audit.spec import AuditSpec
+from mechanisms.adapters.callables import PerDatabaseMechanism
+from mechanisms.claims.parsing import parse_claim
+from mechanisms.inputs.priors import TwoPoint
+from mechanisms.outputs.encoding import OutputEncoder
+
+
+def _count(db, rng):
+    """No noise at all: the count of ones."""
+    return float(db[:, 0].sum())
+
+
+@pytest.fixture(scope="module")
+def deterministic():
+    first, second = np.zeros((4, 1)), np.zeros((4, 1))
+    second[0, 0] = 1.0
+    mechanism = PerDatabaseMechanism(_count, "count", encoder=OutputEncoder())
+    return run_audit(AuditSpec(mechanism=mechanism, priors=[TwoPoint(first, second)], claim=parse_claim("dp:1"),
+                               samples=400, event_runs=400, seed=0, name="count"))
+
+
+def test_an_output_that_never_varied_is_said_plainly_once(deterministic):
+    assert deterministic.refuted
+    runs = deterministic.event_test.runs_per_input
+    lines = _text(deterministic).splitlines()
+    # Under the headline, in place of "the noise is too small": the values on each database, and what to do.
+    assert lines[1] == (f"  the output never varied: y = 0 in all {runs} runs on a and 1 in all {runs} on b; the "
+                        "function adds no noise to it (it is deterministic), so no ε can hold (the privacy loss on "
+                        "this pair is unbounded); add random noise drawn from rng, scaled to how far one record can "
+                        "move the output (its sensitivity), e.g. rng.laplace(0, sensitivity / ε)")
+    # The same facts are not listed again as outputs seen on one database only, nor as unbounded.
+    assert not any(line.startswith(("  outputs seen on one database only", "  unbounded: ")) for line in lines)
+    # The JSON keeps both lists, and its statement keeps its words.
+    event = deterministic.to_dict()["event_test"]
+    assert event["support_differences"] and event["unbounded_differences"]
+    assert "the noise is too small" in deterministic.to_dict()["statement"]
+    # The reports say it under the headline too.
+    assert "The output never varied: y = 0 in all" in render_markdown(deterministic, "t")
+
+
+def test_a_value_constant_on_one_database_only_keeps_its_unbounded_line_and_says_each_fact_once():
+    unbounded = ["value y = 0 in 30 of 30 runs of the first database, never in the 30 runs of the second: the privacy "
+                 "loss on this pair is unbounded"]
+    seen = ["y = 0 in 30 of 30 runs on the first database, never in the 30 on the second",
+            "key 'bob' released in 3 of 30 runs on the second, never in the 30 on the first database"]
+    event = SimpleNamespace(unbounded_differences=unbounded, support_differences=seen)
+    assert never_varied(event) == ("", set())
+    assert outputs_lines(event) == [
+        "  outputs seen on one database only, in the certification runs: key 'bob' released in 3 of 30 runs on the "
+        "second, never in the 30 on the first database",
+        "  unbounded: " + unbounded[0]]
+
+
+def test_each_symbol_is_said_in_words_under_the_line_that_first_uses_it():
+    lines = ["  refuted by the event test (α = 0.02): ψ̲ = 7.1 on the event's odds ratio, so ε ≥ log(ψ̲)/2 = 0.98",
+             "- float test of 1-DP: not refuted (ψ̲ = 2 on the event's odds ratio; ρ̲ = 3)"]
+    said = set()
+    out = explain_symbols(lines, said)
+    assert out == [lines[0],
+                   "    where ψ̲ is a lower bound, certified at the test's α, on the event's odds ratio, P/(1 − P) on one "
+                   "database over the same on the other (ε-DP keeps it at most e^2ε)",
+                   lines[1],
+                   "    where ρ̲ is a lower bound, certified at the test's α, on how many times more often the event "
+                   "occurs on one database than on the other (ε-DP keeps that ratio at most e^ε)"]
+    assert said == {"ψ̲", "ρ̲"} and explain_symbols(lines, said) == lines
+    # The (ε, δ) line: p̲, p̄ and δ(ε′) in words.
+    words = explain_symbols(["certified p̲ = 0.9, p̄ = 0.1; at ε′ = 1, p̲ − e^ε′ p̄ = 0.6 > δ(ε′) = 1e-05"])[1]
+    assert "at least p̲ on the event's first input, at most p̄ on its second" in words
+    assert "δ(ε′) is the δ the claim allows at ε′" in words
+
+
+def _result(by_purpose):
+    return AuditResult("no-violation-detected", "mi-dp", 0.5, 0.05, 0.1, 0.2, None, None, None, [], [],
+                       sum(by_purpose.values()), 1.0, 0, mechanism="m", samples_by_purpose=by_purpose)
+
+
+def test_the_runs_are_one_line_that_says_why_they_exceed_the_samples():
+    by_purpose = {"mi": 2000, "pair_probe": 16, "event_statistics": 4000, "event_selection": 2000,
+                  "event_certification": 4000, "float_selection": 2000, "float_certification": 4000}
+    result = _result(by_purpose)
+    event, floating = 16 + 2000 + 4000, 4000 + 2000 + 4000  # the runs each event test drew, added here
+    assert runs_line(result) == (
+        f"mechanism runs: 18016 = 2000 for the critics (the audit's samples) + {event} for the event test + {floating} for the "
+        "float-bit event test: each event test chooses its pair and event on runs of its own and certifies it on "
+        "fresh ones (each purpose's count: the report, or samples_by_purpose in --json)")
+    # The breakdown by purpose stays in the reports' facts (and the JSON's samples_by_purpose).
+    assert dict(facts(result))["mechanism runs"] == runs_text(result)
+    assert "fitting the float-bit statistics 4000" in runs_text(result)
+    assert runs_line(_result({"mi": 2000})) == "mechanism runs: 2000"
+
+
+def test_the_critic_statistic_is_said_in_a_newcomers_words(deterministic):
+    event = deterministic.event_test
+    critic = replace(deterministic, event_test=replace(event, event={**event.event, "statistic": CRITIC_STATISTIC,
+                                                                     "statistic_words": None}))
+    words = event_explanation(critic)
+    assert ("T is a model the MI test fitted on its own runs to tell the databases' outputs apart (its critic), and "
+            "T(a, y) − T(b, y) estimates how much more likely y is on a than on b") in words
+    assert "on the MI sample" not in words
+
+
+def test_dict_and_tuple_outputs_say_how_they_became_numbers():
+    encoder = OutputEncoder()
+    encoder({"half": 1.0, "count": 2.0})
+    words = encoding_words(encoder)
+    assert words.startswith("outputs: each part became a named number, a dict's values (a set's keys) by their keys "
+                            "(y{'count'}, y{'half'}), so the order of the keys does not matter, with the number of "
+                            "keys (y.len) and the differences of the values at neighbouring keys in sorted key order")
+    assert "hashed into 64 buckets" in words
+    pairs = OutputEncoder()
+    pairs((1.0, 2.0))
+    assert "a tuple's parts by position (y.0, y.1, …)" in encoding_words(pairs)
+    plain = OutputEncoder()
+    plain(np.array([1.0, 2.0]))
+    assert encoding_words(plain) == "" and encoding_words(None) == ""
+    # The reports say the rule once, with the per-database function's note.
+    note = f"{ENCODING_NOTE} 128 numbers (values and support counts of its named parts, mechanisms.outputs.encoding)"
+    assert "so the order of its keys does not matter" in note_words(note) and note_words("other") == "other"
+    result = replace(_result({"mi": 100}), notes=[note])
+    assert "a tuple's parts by position (y.0, y.1)" in render_markdown(result, "t")
+    assert result.to_dict()["notes"] == [note]
+
+
+def test_the_next_step_for_a_function_that_raised_on_an_audit_sample():
+    message = ("mechanism 'mine.py:f' raised ValueError on audit sample 41: scale < 0 (at mine.py line 6, in f) "
+               "(on each of 3 attempts)")
+    assert failing_input_step(message, "f", 0) == (
+        "; next: audit sample 41 is the 42nd database the prior drew, and --seed 0 draws it again: print db in f just "
+        "before the line that raised to see it, then make f accept every database the prior can draw, or narrow the "
+        "prior (--prior, --low, --high) to the inputs it is written for")
+    assert failing_input_step("mechanism 'f' raised on event-test run 3", "f", 0) == ""
+    for index, ordinal in ((0, "1st"), (1, "2nd"), (2, "3rd"), (10, "11th"), (21, "22nd"), (111, "112th")):
+        assert f"is the {ordinal} database" in failing_input_step(f" on audit sample {index}:", "f", 0)
+
+
+def test_the_command_line_says_the_next_step_on_the_one_line(tmp_path, monkeypatch, capsys):
+    from audit.cli.main import main
+
+    (tmp_path / "raising.py").write_text(
+        "def f(db, rng):\n"
+        "    if db[:, 0].sum() > 7:\n"
+        "        raise ValueError('too many ones')\n"
+        "    return float(db[:, 0].sum() + rng.laplace(0.0, 1.0))\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    status = main(["audit", "--mechanism", "raising.py:f", "--per-database", "--prior", "builtin:bernoulli", "--n",
+                   "10", "--claim", "dp:1", "--samples", "500", "--quiet", "--seed", "0"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 1 and len(err) == 1
+    found = re.search(r"raised ValueError on audit sample (\d+): too many ones", err[0])
+    assert found, err[0]
+    index = int(found.group(1))
+    assert f"; next: audit sample {index} is the " in err[0] and "--seed 0 draws it again" in err[0]
+    assert err[0].endswith("or narrow the prior (--prior, --low, --high) to the inputs it is written for")
+    sys.modules.pop("raising", None)
+
+
+def test_a_shape_constant_on_each_database_is_no_output_that_never_varied():
+    sentence = ("value y.coef_.shape[0] = {} in 30 of 30 runs of {}, never in the 30 runs of {}: the privacy loss on "
+                "this pair is unbounded")
+    unbounded = [sentence.format(3, "the first database", "the second"),
+                 sentence.format(1, "the second", "the first database")]
+    event = SimpleNamespace(unbounded_differences=unbounded, support_differences=None)
+    assert never_varied(event) == ("", set())
+    assert outputs_lines(event) == ["  unbounded: " + "; ".join(unbounded)]
