@@ -111,7 +111,7 @@ def test_a_module_whose_import_hangs_is_skipped_naming_it(tmp_path, monkeypatch)
 
 
 def test_a_user_module_whose_import_hangs_only_after_its_trial_is_skipped_naming_it(tmp_path, monkeypatch):
-    # Its trial import (a forked process, audit.scan.isolation.import_blocked) ends, leaving a mark; the scan's own
+    # Its trial import (a forked process, audit.scan.processes.import_blocked) ends, leaving a mark; the scan's own
     # import, finding the mark, sleeps: bounded by --listing-timeout there too, the module is skipped, the scan ends.
     mark = tmp_path / "imported-once"
     (tmp_path / "hangs_second_time.py").write_text(

@@ -54,8 +54,8 @@ error saying so.
 
 from __future__ import annotations
 
+import dataclasses
 import faulthandler
-import importlib
 import mmap
 import os
 import pickle
@@ -65,14 +65,18 @@ import struct
 import time
 from dataclasses import dataclass
 
+from mechanisms.calls.program import _RUNNING  # the worker's stop (worker._stop) kills these groups
 from mechanisms.errors import MechanismError
 from mechanisms.execution.worker import CRASH_SIGNALS, HARD_KILL_GRACE, hard_kill_within
 
 from audit.scan.cases import LISTING_HINT
 from audit.scan.case_audit import audit_case, list_cases, skipped_outcome, stuck_outcome
+from audit.scan import processes
+from audit.scan.processes import (BoundedPool, WorkerOverdue, end_case, exited, kill_case, listing_bound,
+                                  most_case_seconds)
 
 __all__ = ["HARD_LIMIT_TIMEOUTS", "WORKER_LISTING_TIMEOUTS", "CaseTask", "ListingTimedOut", "ScanTarget", "hard_limit",
-           "import_blocked", "list_in_worker", "run_case", "run_cases"]
+           "list_in_worker", "run_case", "run_cases"]
 
 #: A case's process is killed when it is still running this many ``timeout`` (plus
 #: :data:`~mechanisms.execution.worker.HARD_KILL_GRACE` seconds) after it started, unless its probe has run and
@@ -93,12 +97,18 @@ _ESCAPED = 70
 @dataclass(frozen=True)
 class ScanTarget:
     """What a worker needs to list a scan's cases: the target, the ε grid and the scan's ``listing_timeout``, which
-    bounds the listing's calls of the library (:func:`list_in_worker`; ``label`` names it in messages)."""
+    bounds the listing's calls of the library (:func:`list_in_worker`; ``label`` names it in messages), and what the
+    scan's bound on its tasks needs (:func:`run_cases`)."""
 
     label: str
     target: str
     epsilons: tuple
     listing_timeout: float | None = None
+    #: Seconds the scan's own process took to list the cases: the scan's bound on a worker's listing grows with it
+    #: (:func:`audit.scan.processes.listing_bound`).
+    listed_seconds: float = 0.0
+    #: A folder of the scan's where a local worker marks each case whose process it starts (:func:`run_cases`).
+    marks: str | None = None
 
 
 @dataclass(frozen=True)
@@ -229,6 +239,7 @@ def _child(target: ScanTarget, task: CaseTask, pipe: int, worker: int, bounds: m
             signal.signal(number, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the scan's: it stops the workers
+        os.setsid()  # a group of its own: what it starts ends with it (audit.scan.processes)
         _die_with_worker()
         if os.getppid() != worker:  # the worker ended before the request above was made
             os._exit(1)
@@ -274,13 +285,15 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
     bounds = mmap.mmap(-1, _BOUNDS.size)  # anonymous and shared: the child writes its bounds in it after its probe
     read_end, write_end = os.pipe()
     worker = os.getpid()
+    _mark(target, task)
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:
         os.close(read_end)
         _child(target, task, write_end, worker, bounds)
     os.close(write_end)
-    data, stopped, told, probed, status = bytearray(), False, (None, None), False, None
+    _RUNNING.add(pid)  # the worker told to stop (SIGTERM, worker._stop) ends this case's group too
+    data, stopped, told, probed, ended = bytearray(), False, (None, None), False, False
     deadline = hard_limit(task.timeout, started)
     try:
         while True:
@@ -292,7 +305,7 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
                     deadline = hard_limit(task.timeout, started, *told)
                     left = deadline - time.monotonic()
             if left <= 0:
-                os.kill(pid, signal.SIGKILL)
+                kill_case(pid)
                 stopped = True
                 break
             ready, _, _ = select.select([read_end], [], [], min(left, _EXIT_POLL))
@@ -302,15 +315,14 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
                     break
                 data += block
                 continue
-            ended, code = os.waitpid(pid, os.WNOHANG)
-            if ended:  # it ended, yet its pipe is still open: held by a process it started (a pool it left open)
-                status = code
+            if exited(pid):  # it ended, yet its pipe is still open: held by a process it started (a pool it left open)
+                ended = True
                 data += _unread(read_end)
                 break
     finally:
         os.close(read_end)
-        if status is None:
-            _, status = os.waitpid(pid, 0)
+        status = end_case(pid, ended)
+        _RUNNING.discard(pid)
         probed = _BOUNDS.unpack(bounds[:_BOUNDS.size])[1] > 0  # its probe ended: its looks may have begun
         bounds.close()
     entry = case.entry.qualified
@@ -328,6 +340,18 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
 #: Seconds a worker waits on a case's pipe before it checks whether the case's process has ended (:func:`_forked`):
 #: a process the case started may hold the pipe open after the case's process ended, its outcome written.
 _EXIT_POLL = 1.0
+
+
+def _mark(target: ScanTarget, task: CaseTask) -> None:
+    """Mark, in the scan's folder, that this worker starts the task's case's process: past the scan's bound on the
+    task, a case marked may have begun its looks, one unmarked made no run (:func:`_overdue_outcome`)."""
+    if target.marks is not None:
+        try:
+            with open(os.path.join(target.marks, str(task.position)), "w", encoding="ascii"):
+                pass
+        except OSError as exc:  # unmarked, the case might be taken for one that made no run: it is not run
+            raise MechanismError(f"the worker could not mark that it starts the case ({exc})",
+                                 mechanism=target.label) from None
 
 
 def _unread(pipe: int) -> bytes:
@@ -373,10 +397,15 @@ def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, bac
     case, skipped with the reason; the others go on, on fresh workers. ``on_done(position, outcome)`` is
     called in the scan's process as each case ends (it writes the state file).
     """
+    import shutil
+    import tempfile
+
     from mechanisms.execution.backends import ProcessBackend, make_backend, run_tasks
 
     def give_up(position, exc, attempts):
         case = cases[position]
+        if isinstance(exc, WorkerOverdue):
+            return _overdue_outcome(target, tasks[position], case, exc)
         stuck = _listing_stuck(target, exc)  # a fresh worker's listing: the only hard kill a scan's worker arms
         if stuck is not None or isinstance(exc, ListingTimedOut):  # no run made: a resumed scan audits it again
             return stuck_outcome(case, tasks[position].seed, stuck or str(exc)[:400])
@@ -386,10 +415,28 @@ def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, bac
                                f"{case.entry.qualified} (killed, out of memory, os._exit or a crash in compiled "
                                f"code): {exc}"[:400])
 
+    # A local worker marks each case whose process it starts (_mark): a Ray task may run where this folder is not.
+    marks = tempfile.mkdtemp(prefix="miaudit-scan-") if backend == "local" else None
+    target = dataclasses.replace(target, marks=marks)
+    bound = listing_bound(target.listing_timeout, target.listed_seconds, WORKER_LISTING_TIMEOUTS,
+                          HARD_KILL_GRACE)
+
+    def bound_of(fn, task):  # the scan's own bound on each task (audit.scan.processes)
+        if bound is None:
+            return None
+        if fn is list_in_worker:
+            return bound, _listing_overdue(target, bound)
+        case = most_case_seconds(task.timeout, HARD_KILL_GRACE)
+        return bound + case + HARD_KILL_GRACE, (
+            f"case {task.position + 1} ({task.case_id}): its worker did not end it within "
+            f"{bound + case + HARD_KILL_GRACE:.4g} s ({bound:.4g} s for a fresh "
+            f"worker to start and list the cases, + {case:.4g} s, the most a case's process runs at --timeout "
+            f"{task.timeout:g}, + {HARD_KILL_GRACE:g} s): the worker process was stopped")
+
     # One process per case needs at least one worker process: the local backend's in-process form runs
     # none, so a single worker is a pool of one.
-    pool = ProcessBackend(target, workers) if backend == "local" else make_backend(target, backend, workers,
-                                                                                  ray_address)
+    pool = BoundedPool(ProcessBackend(target, workers) if backend == "local" else
+                       make_backend(target, backend, workers, ray_address), bound_of)
     try:
         listed, = run_tasks(pool, list_in_worker, [None], retries=0,
                             give_up=lambda position, exc, attempts: _listing_given_up(target, exc))
@@ -399,6 +446,27 @@ def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, bac
         return run_tasks(pool, run_case, tasks, retries=0, give_up=give_up, on_done=on_done)
     finally:
         pool.close()
+        if marks is not None:
+            shutil.rmtree(marks, ignore_errors=True)
+
+
+def _listing_overdue(target: ScanTarget, bound: float) -> str:
+    """Why every case is skipped where no worker listed the cases within the scan's ``bound`` on it."""
+    return (f"the worker did not start and list the cases within {bound:.4g} s ({WORKER_LISTING_TIMEOUTS} × "
+            f"(--listing-timeout {target.listing_timeout:g} s + {target.listed_seconds:.3g} s, what the scan's own "
+            f"listing took) + {processes.WORKER_START_SECONDS:g} s to start + {HARD_KILL_GRACE:g} s): stuck as it "
+            "started (the script that called the scan, which each worker imports, or a start-up hook) or as it listed "
+            "(importing the target or its library); the worker process was stopped")
+
+
+def _overdue_outcome(target: ScanTarget, task: CaseTask, case, exc) -> dict:
+    """The outcome of a case whose worker did not end it within the scan's bound (``exc``): to be audited again by a
+    resumed scan where its worker never started its process (no run made: no mark, :func:`_mark`), else kept."""
+    if target.marks is not None and not os.path.exists(os.path.join(target.marks, str(task.position))):
+        return stuck_outcome(case, task.seed, f"{exc.reason}; its case's process had not started (no run made)"[:400])
+    why = ("its case's process had started, so its looks may have begun" if target.marks is not None else
+           "on Ray, whether its case's process had started is not known")
+    return skipped_outcome(case, task.seed, f"{exc.reason}; {why}: a resumed scan keeps this outcome"[:400])
 
 
 def list_in_worker(target: ScanTarget, _task=None, _hard_kill: bool = False) -> int:
@@ -443,7 +511,10 @@ def _given(on_done, position: int, outcome: dict) -> dict:
 
 
 def _listing_given_up(target: ScanTarget, exc) -> str:
-    """The reason every case is skipped where a worker's listing was hard-killed; else :func:`_never_started`."""
+    """The reason every case is skipped where a worker's listing was hard-killed or overdue (:class:`WorkerOverdue`);
+    else :func:`_never_started`."""
+    if isinstance(exc, WorkerOverdue):
+        return exc.reason
     return _listing_stuck(target, exc) or _never_started(0, exc, 1)
 
 
@@ -454,77 +525,3 @@ def _never_started(position, exc, attempts):
         f"the scan's worker process ended before it could run any case ({exc}): a Python script that calls "
         "audit.scan.scan must do so under `if __name__ == \"__main__\":` (each worker process imports the script "
         "that started it), or pass in_process=True", mechanism="scan") from None
-
-
-#: The exit statuses of :func:`import_blocked`'s child: the import ran out of memory, or ended the interpreter
-#: (``sys.exit``, ``KeyboardInterrupt``) as it ran.
-_IMPORT_OUT_OF_MEMORY, _IMPORT_EXITED = 71, 72
-
-
-def _public_submodules(module) -> list:
-    import pkgutil
-
-    path = getattr(module, "__path__", None)
-    return [] if path is None else [m.name for m in pkgutil.iter_modules(path) if not m.name.startswith("_")]
-
-
-def import_blocked(target: str, timeout: float, memory_limit: int | None) -> str | None:
-    """Why a user's ``target`` (a ``FILE.py`` path or a module) cannot be imported into the scan's process, or None.
-
-    The scan imports a user's module (a package: and its public submodules) into its own process to list the
-    cases (:func:`audit.scan.cases.discover`), where no hard kill or ``--memory-limit`` holds: a module that
-    hangs, ends the interpreter (``os._exit``, ``sys.exit``, a crash) or allocates without bound as it is imported
-    would end or stall the whole scan with no report. So it is first imported in a forked child, with its output
-    discarded, at most ``timeout`` seconds (the scan's ``--listing-timeout``) and ``memory_limit`` bytes
-    (:func:`_cap_memory`); where that child fails so, the reason is returned and the scan lists the module as skipped
-    with it. An import that raises an exception returns None: the scan's own import raises it again and lists it
-    (``import error: ...``). Without ``fork`` (Windows) there is no trial: None.
-    """
-    if not hasattr(os, "fork"):  # pragma: no cover - platforms without fork
-        return None
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child (its coverage is not collected)
-        code = 0
-        try:
-            _die_with_worker()
-            quiet = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(quiet, 1)
-            os.dup2(quiet, 2)
-            if memory_limit is not None:
-                _cap_memory(memory_limit)
-            from audit.scan.cases import load_module
-
-            module = load_module(target)
-            for name in _public_submodules(module):  # a package: the scan imports these too (user_profile)
-                try:
-                    importlib.import_module(f"{target}.{name}")
-                except MemoryError:
-                    raise
-                except Exception:  # noqa: BLE001 - listed by the scan's own import
-                    pass
-        except MemoryError:
-            code = _IMPORT_OUT_OF_MEMORY
-        except Exception:  # noqa: BLE001 - the scan's own import raises it again and lists it
-            code = 0
-        except BaseException:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: it would end the scan
-            code = _IMPORT_EXITED
-        finally:
-            os._exit(code)
-    deadline = time.monotonic() + timeout
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() >= deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return f"importing it did not end within {timeout:g} s (the scan's --listing-timeout); it was not imported"
-        time.sleep(0.02)
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
-        return None
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _IMPORT_OUT_OF_MEMORY:
-        return (f"importing it ran out of the memory one case may add (--memory-limit, {memory_limit} bytes); it was "
-                "not imported")
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _IMPORT_EXITED:
-        return "importing it called sys.exit (or raised KeyboardInterrupt); it was not imported"
-    return f"{_died(status, 'its import')}; it was not imported"

@@ -339,7 +339,7 @@ def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resum
     started = time.perf_counter()
     blocked = profile = None
     if target not in LIBRARIES:  # a user's module: imported here only where a bounded trial import ends well
-        from audit.scan.isolation import import_blocked
+        from audit.scan.processes import import_blocked
 
         blocked = import_blocked(source_of(target), listing_timeout,
                                  memory_limit_default(1) if in_process else memory_limit)
@@ -354,6 +354,7 @@ def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resum
     given_runs, max_runs = max_runs, max_runs or profile.max_runs or MAX_RUNS
     skipped, cases = list_cases(target, epsilons, profile, listing_timeout) if blocked is None else \
         ([Skipped(profile.modules[0], blocked)], [])
+    listed_seconds = time.perf_counter() - started  # a worker's listing is bounded by a multiple of it (isolation)
     if only is not None:  # K, and each case's α/K, are of the cases kept
         cases, skipped = select_cases(cases, only), [s for s in skipped if _selected(s.what, _patterns(only))]
     listed = cases
@@ -407,7 +408,7 @@ def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resum
             tasks = [CaseTask(number, cases[number].id, case_alpha, runs_of(cases[number]), timeout,
                               cases[number].seed(seed),
                               memory_limit) for number in todo]
-            run_cases(ScanTarget(f"scan {target}", source_of(target), epsilons, listing_timeout), tasks,
+            run_cases(ScanTarget(f"scan {target}", source_of(target), epsilons, listing_timeout, listed_seconds), tasks,
                       [cases[n] for n in todo],
                       workers=execution.workers, backend=execution.backend, ray_address=execution.ray_address,
                       on_done=lambda position, outcome: finished(todo[position], outcome))
