@@ -80,8 +80,25 @@ def test_the_listing_bound_is_one_bound_for_the_whole_listing(monkeypatch):
     assert processes.listing_bound(None, 5.0, 4, 10.0) is None
     monkeypatch.setattr(processes, "WORKER_START_SECONDS", 1.0)
     assert processes.listing_bound(0.25, 0.5, 4, 0.5) == 4 * 0.75 + 1.0 + 0.5
+    monkeypatch.undo()
+    # The command's help states the bound's constant part: the start allowance + the grace.
+    from mechanisms.execution.worker import HARD_KILL_GRACE
+
+    assert f"+ {processes.WORKER_START_SECONDS + HARD_KILL_GRACE:g} s, past which" in _scan_help()
     # The most a case's process runs: 4 × t + g to its probe, then 2 × 10 × t + t + 10 × t + g.
     assert processes.most_case_seconds(60.0, 10.0) == (4 + 20 + 1 + 10) * 60.0 + 2 * 10.0
+
+
+def _scan_help() -> str:
+    import contextlib
+    import io
+
+    from audit.cli.main import main
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), pytest.raises(SystemExit):
+        main(["scan", "--help"])
+    return " ".join(printed.getvalue().split())
 
 
 def test_a_case_overdue_is_audited_again_only_where_its_process_never_started(tmp_path):
@@ -91,7 +108,7 @@ def test_a_case_overdue_is_audited_again_only_where_its_process_never_started(tm
 
     module = tmp_path / "overdue_tools.py"
     module.write_text("import numpy as np\n\n\ndef noisy_sum(array, epsilon=1.0, random_state=None):\n"
-                      "    return float(np.sum(array) + np.random.default_rng(random_state).laplace(scale=1 / epsilon))\n",
+                      "    return float(np.sum(array) + np.random.default_rng(random_state).laplace(1 / epsilon))\n",
                       encoding="utf-8")
     case = list_cases(str(module), (1.0,))[1][0]
     task = isolation.CaseTask(3, case.id, 0.05, 2000, 1.0, 7, None)
