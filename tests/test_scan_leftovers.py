@@ -1,8 +1,9 @@
 """What a case leaves running ends with the case (:mod:`audit.scan.isolation`, "One process per case"): each case's
 process leads a process group (a session) of its own, and the worker kills that group when the case ends, written or
-killed as stuck. The planted entry points start a process that would sleep an hour: a forked child that holds the
-case's pipe, a subprocess a thread of the case's waits on, and a subprocess started before the case goes deaf to its
-``--timeout``. Each is checked gone after the case, whatever the machine's load (a process left running sleeps on)."""
+killed as stuck. The planted entry points start a process that would sleep an hour: a subprocess a thread of the
+case's waits on, and a subprocess started before the case goes deaf to its ``--timeout`` (a forked child that holds
+the case's pipe: tests/test_scan_workers.py). Each is checked gone after the case, whatever the machine's load (a
+process left running sleeps on)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import time
 
 import numpy as np
 
-__all__ = ["forks_a_child", "thread_holds_a_subprocess", "deaf_with_a_subprocess"]
+__all__ = ["thread_holds_a_subprocess", "deaf_with_a_subprocess"]
 
 STARTED = []
 
@@ -47,17 +48,6 @@ def _note(pid):
 
 def _sleeper():
     return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
-
-
-def forks_a_child(array, epsilon=1.0, random_state=None):
-    """On its first call, forks a child that sleeps an hour holding what it inherited (the case's pipe too)."""
-    if not STARTED:
-        STARTED.append(os.fork())
-        if STARTED[0] == 0:
-            time.sleep(3600)
-            os._exit(0)
-        _note(STARTED[0])
-    return _count(array, epsilon, random_state)
 
 
 def thread_holds_a_subprocess(array, epsilon=1.0, random_state=None):
@@ -78,6 +68,14 @@ def deaf_with_a_subprocess(array, epsilon=1.0, random_state=None):
 '''
 
 
+def ended(pid: int) -> bool:
+    """Whether the process ``pid`` has ended within :data:`GONE_WITHIN` seconds (at once where it was killed)."""
+    waited = time.monotonic() + GONE_WITHIN
+    while _alive(pid) and time.monotonic() < waited:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
 def _alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie, killed and waiting for its reaper, does not)."""
     try:
@@ -93,13 +91,12 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def _run_case(tmp_path, monkeypatch, name):
+def _run_case(tmp_path, plant, monkeypatch, name):
     """The outcome of the case ``name`` run as a scan's worker runs it, and the ids of the processes it started."""
     from audit.scan import isolation
     from audit.scan.case_audit import list_cases, source_of
 
-    module = tmp_path / "leftovers.py"
-    module.write_text(LEFTOVERS, encoding="utf-8")
+    module = plant("leftovers", LEFTOVERS, on_path=False)
     pids = tmp_path / "pids"
     monkeypatch.setenv("LEFTOVER_PIDS", str(pids))
     monkeypatch.setattr(isolation, "_warm", lambda: None)
@@ -112,19 +109,16 @@ def _run_case(tmp_path, monkeypatch, name):
 
 @pytest.mark.integration
 @pytest.mark.skipif(not hasattr(os, "killpg") or not hasattr(os, "fork"), reason="POSIX process groups")
-@pytest.mark.parametrize("name", ["forks_a_child", "thread_holds_a_subprocess", "deaf_with_a_subprocess"])
-def test_what_a_case_started_ends_with_the_case(tmp_path, monkeypatch, name):
-    outcome, pids = _run_case(tmp_path, monkeypatch, name)
+@pytest.mark.parametrize("name", ["thread_holds_a_subprocess", "deaf_with_a_subprocess"])
+def test_what_a_case_started_ends_with_the_case(tmp_path, plant, monkeypatch, name):
+    outcome, pids = _run_case(tmp_path, plant, monkeypatch, name)
     try:
         assert len(pids) == 1, pids
         if name == "deaf_with_a_subprocess":
             assert outcome["reason"].endswith("its process was killed while running leftovers.deaf_with_a_subprocess")
         else:
             assert outcome["status"] in ("control", "finding"), outcome.get("reason")
-        waited = time.monotonic() + GONE_WITHIN
-        while _alive(pids[0]) and time.monotonic() < waited:
-            time.sleep(0.05)
-        assert not _alive(pids[0]), f"{name}'s process {pids[0]} outlived its case"
+        assert ended(pids[0]), f"{name}'s process {pids[0]} outlived its case"
     finally:
         for pid in pids:
             try:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import pickle
 import sys
-import textwrap
 
 import pytest
 
@@ -82,11 +81,8 @@ def __getattr__(name):
 
 
 @pytest.fixture
-def planted(tmp_path, monkeypatch):
-    path = tmp_path / "resume_planted.py"
-    path.write_text(textwrap.dedent(MODULE), encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return path
+def planted(plant):
+    return plant("resume_planted", MODULE)
 
 
 def _case(path, name):

@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -101,15 +100,14 @@ def _scan_help() -> str:
     return " ".join(printed.getvalue().split())
 
 
-def test_a_case_overdue_is_audited_again_only_where_its_process_never_started(tmp_path):
+def test_a_case_overdue_is_audited_again_only_where_its_process_never_started(tmp_path, plant):
     # Its worker marks a case's process as it starts it (isolation._mark): unmarked, it made no run (retried on
     # --resume at its α/K); marked, its looks may have begun (kept); on Ray, not known (kept).
     from audit.scan.case_audit import list_cases
 
-    module = tmp_path / "overdue_tools.py"
-    module.write_text("import numpy as np\n\n\ndef noisy_sum(array, epsilon=1.0, random_state=None):\n"
-                      "    return float(np.sum(array) + np.random.default_rng(random_state).laplace(1 / epsilon))\n",
-                      encoding="utf-8")
+    module = plant("overdue_tools", "import numpy as np\n\n\ndef noisy_sum(array, epsilon=1.0, random_state=None):\n"
+                   "    return float(np.sum(array) + np.random.default_rng(random_state).laplace(1 / epsilon))\n",
+                   on_path=False)
     case = list_cases(str(module), (1.0,))[1][0]
     task = isolation.CaseTask(3, case.id, 0.05, 2000, 1.0, 7, None)
     local = isolation.ScanTarget("scan", str(module), (1.0,), 1.0, 0.0, str(tmp_path))
@@ -146,9 +144,8 @@ if __name__ == "__main__":
 
 
 @pytest.mark.integration
-def test_a_worker_stuck_as_it_starts_costs_the_scan_its_bound_not_its_end(tmp_path):
-    module = tmp_path / "two_tools.py"
-    module.write_text(textwrap.dedent('''
+def test_a_worker_stuck_as_it_starts_costs_the_scan_its_bound_not_its_end(tmp_path, plant):
+    module = plant("two_tools", '''
         import numpy as np
 
         __all__ = ["noisy_sum", "noisy_max"]
@@ -160,7 +157,7 @@ def test_a_worker_stuck_as_it_starts_costs_the_scan_its_bound_not_its_end(tmp_pa
 
         def noisy_max(array, epsilon=1.0, random_state=None):
             return float(np.max(array) + np.random.default_rng(random_state).laplace(scale=10.0 / epsilon))
-        '''), encoding="utf-8")
+        ''', on_path=False)
     script = tmp_path / "stuck_start.py"
     script.write_text(SCRIPT, encoding="utf-8")
     root = str(Path(__file__).resolve().parents[1])

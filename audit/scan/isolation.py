@@ -18,7 +18,8 @@ abort in compiled code) or that is still running past what its own bounds allow 
 compiled call, which the per-call ``timeout`` cannot interrupt; it is killed, :func:`hard_limit`) costs its
 case only: the case is skipped with the reason, and the worker goes on. A child that ends with its outcome written
 while a process it started still holds its pipe open (a pool it never closed) is seen to have ended within
-:data:`_EXIT_POLL` seconds, and its outcome taken. Without ``fork`` the case runs in the
+:data:`_EXIT_POLL` seconds, and its outcome taken. The child leads a process group of its own, which the worker kills
+as the case ends, written or killed: what the case started ends with it (:mod:`audit.scan.processes`). Without ``fork`` the case runs in the
 worker itself, where no hard kill reaches it: a case stuck where ``timeout`` cannot interrupt it holds its worker, and
 the scan, for as long as it runs; a worker that dies then (:class:`~mechanisms.execution.backends.WorkerLost`: on Ray a
 ``WorkerCrashedError``) also costs only the case it ran, and a fresh worker replaces it.
@@ -46,8 +47,11 @@ Only the scan's own process writes the state file and the report; the outcomes a
 A worker's first task lists the cases (:func:`list_in_worker`), each of the library's calls bounded by
 :data:`WORKER_LISTING_TIMEOUTS` × the scan's ``listing_timeout`` and, where one is stuck past that + ``g`` where the
 bound cannot interrupt it (compiled code), hard-killed with its worker: every case is then skipped, naming the
-module or name the listing was at (a worker that cannot list the cases cannot audit them). A worker that dies
-before it otherwise, as one does when the Python script that called the scan has no ``if __name__ == "__main__":``
+module or name the listing was at (a worker that cannot list the cases cannot audit them). The scan's process bounds
+the listing as a whole, the worker's start included, and each case's task, from outside
+(:class:`audit.scan.processes.BoundedPool`): a worker stuck as it starts, or whose listing goes on call after call,
+is stopped past that bound and its cases skipped (:func:`_listing_overdue`, :func:`_overdue_outcome`). A worker that
+dies before it otherwise, as one does when the Python script that called the scan has no ``if __name__ == "__main__":``
 guard (each ``spawn`` worker imports that script, which would start a scan of its own), stops the scan with one
 error saying so.
 """

@@ -40,7 +40,11 @@ outcome. Where the cases listed and planned now differ from the first line's (a 
 while planning the split, out of time in one run and not in the other), the first line's K cases are still the
 scan's, each at α/K: one not listed now is skipped (:data:`NOT_LISTED_NOW`), to be audited by a later resume, and one
 listed now that is not among them is skipped taking no share (:data:`NOT_IN_FIRST_RUN`); the target, α, seed, budget,
-ε grid and ``only`` must be the first line's.
+ε grid and ``only`` must be the first line's. A state file written before its rows were marked (its first line
+without :data:`MARKED`) is read from its rows' reasons (:func:`retry_from_reason`): the cases whose reasons say they
+ended out of time or stuck before their first look are audited again, and those killed as stuck whose reasons do not
+say whether their probe had ended are kept (their looks may have begun), counted in ``settings`` (``kept_undecided``)
+and the command's output.
 """
 
 from __future__ import annotations
