@@ -85,7 +85,7 @@ def test_the_listing_bound_is_one_bound_for_the_whole_listing(monkeypatch):
 
     assert f"+ {processes.WORKER_START_SECONDS + HARD_KILL_GRACE:g} s, past which" in _scan_help()
     # The most a case's process runs: 4 × t + g to its probe, then 2 × 10 × t + t + 10 × t + g.
-    assert processes.most_case_seconds(60.0, 10.0) == (4 + 20 + 1 + 10) * 60.0 + 2 * 10.0
+    assert isolation.most_case_seconds(60.0, 10.0) == (4 + 20 + 1 + 10) * 60.0 + 2 * 10.0
 
 
 def _scan_help() -> str:
@@ -173,3 +173,58 @@ def test_a_worker_stuck_as_it_starts_costs_the_scan_its_bound_not_its_end(tmp_pa
         assert "what the scan's own listing took) + 1 s to start + 0.5 s): stuck as it started" in outcome["reason"]
     lines = (tmp_path / "state.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)[RETRY] for line in lines[1:]] == [True] * len(outcomes)
+
+
+#: A module of many public names, each of whose reading hangs in a worker (where LISTING_HANGS is set), not in the
+#: scan's own process: each reading is bounded there by 4 × --listing-timeout, and the listing as a whole by the scan.
+MANY_NAMES = 600
+SLOW_LISTING = f'''
+import os
+import time
+
+import numpy as np
+
+__all__ = ["noisy_sum"] + [f"lazy_{{number}}" for number in range({MANY_NAMES})]
+
+
+def noisy_sum(array, epsilon=1.0, random_state=None):
+    return float(np.sum(array) + np.random.default_rng(random_state).laplace(scale=10.0 / epsilon))
+
+
+def __getattr__(name):
+    if name.startswith("lazy_") and os.environ.get("LISTING_HANGS"):
+        time.sleep(3600)
+    raise AttributeError(name)
+'''
+
+
+@pytest.mark.integration
+def test_a_worker_listing_call_after_call_is_stopped_at_the_bound_of_the_whole(plant, monkeypatch):
+    # In the worker each of the 600 readings ends at its own bound (4 × 0.25 s): 600 s of listing, each call within
+    # its bound. The whole listing's bound, with the start allowance set to 1 s, is a few seconds (the scan's own
+    # listing, S, is quick): the worker is stopped there, during its start or its listing (the same outcome either
+    # way), and the scan ends far inside the 600 s, its case skipped to be audited again.
+    from audit.scan.running import scan
+
+    module = plant("slow_listing", SLOW_LISTING, on_path=False)
+    monkeypatch.setattr(processes, "WORKER_START_SECONDS", 1.0)
+    monkeypatch.setattr(isolation, "HARD_KILL_GRACE", 0.5)
+    result = _scan_with_hanging_workers(scan, module, monkeypatch)
+    assert [(o["entry"], o["status"], o[RETRY]) for o in result.outcomes] == [
+        ("slow_listing.noisy_sum", "skipped", True)]
+    reason = result.outcomes[0]["reason"]
+    assert reason.startswith("the worker did not start and list the cases within ")
+    assert "+ 1 s to start + 0.5 s)" in reason
+
+
+def _scan_with_hanging_workers(scan, module, monkeypatch):
+    """The scan of ``module``, LISTING_HANGS set once the scan's own listing is done: its workers, started after,
+    see it (the scan imports ``run_cases`` from :mod:`audit.scan.isolation` as it runs the cases)."""
+    run_cases = isolation.run_cases
+
+    def hanging(*arguments, **keywords):
+        monkeypatch.setenv("LISTING_HANGS", "1")
+        return run_cases(*arguments, **keywords)
+
+    monkeypatch.setattr(isolation, "run_cases", hanging)
+    return scan(str(module), epsilons=(1.0,), max_runs=3000, timeout=2, listing_timeout=0.25, workers=1)

@@ -12,17 +12,18 @@ child forked from it (:func:`run_case`): the child starts from the worker's stat
 target, never from what an earlier case left (a global a library call changed, a generator it
 seeded, a thread it left running), so each case's outcome depends on its seed alone and the
 report is the same for any number of workers and either backend. The child's memory may grow
-by at most ``memory_limit`` bytes (:func:`_cap_memory`), so an allocation without bound fails in it with
-``MemoryError`` (a skipped case with that reason). A child that dies (a signal, ``os._exit``, an
+by at most ``memory_limit`` bytes (:func:`audit.scan.processes.cap_memory`), so an allocation without bound fails
+in it with ``MemoryError`` (a skipped case with that reason). A child that dies (a signal, ``os._exit``, an
 abort in compiled code) or that is still running past what its own bounds allow (code stuck in a
 compiled call, which the per-call ``timeout`` cannot interrupt; it is killed, :func:`hard_limit`) costs its
 case only: the case is skipped with the reason, and the worker goes on. A child that ends with its outcome written
 while a process it started still holds its pipe open (a pool it never closed) is seen to have ended within
 :data:`_EXIT_POLL` seconds, and its outcome taken. The child leads a process group of its own, which the worker kills
-as the case ends, written or killed: what the case started ends with it (:mod:`audit.scan.processes`). Without ``fork`` the case runs in the
-worker itself, where no hard kill reaches it: a case stuck where ``timeout`` cannot interrupt it holds its worker, and
-the scan, for as long as it runs; a worker that dies then (:class:`~mechanisms.execution.backends.WorkerLost`: on Ray a
-``WorkerCrashedError``) also costs only the case it ran, and a fresh worker replaces it.
+as the case ends, written or killed: what the case started ends with it (:mod:`audit.scan.processes`). Without
+``fork`` the case runs in the worker itself, where no hard kill reaches it and nothing it starts is ended with it: a
+case stuck where ``timeout`` cannot interrupt it holds its worker, and the scan, for as long as it runs; a worker
+that dies then (:class:`~mechanisms.execution.backends.WorkerLost`: on Ray a ``WorkerCrashedError``) also costs only
+the case it ran, and a fresh worker replaces it.
 
 **The hard kill's limit** is what the case's own bounds allow, plus
 :data:`~mechanisms.execution.worker.HARD_KILL_GRACE` (``g``, 10 s); :func:`hard_limit`. Until its probe has run, a
@@ -74,10 +75,11 @@ from mechanisms.errors import MechanismError
 from mechanisms.execution.worker import CRASH_SIGNALS, HARD_KILL_GRACE, hard_kill_within
 
 from audit.scan.cases import LISTING_HINT
-from audit.scan.case_audit import audit_case, list_cases, skipped_outcome, stuck_outcome
+from audit.scan.case_audit import (CHUNK_TIMEOUT_FACTOR, COMPUTE_TIMEOUTS, audit_case, list_cases, skipped_outcome,
+                                   stuck_outcome)
 from audit.scan import processes
-from audit.scan.processes import (BoundedPool, WorkerOverdue, end_case, exited, kill_case, listing_bound,
-                                  most_case_seconds)
+from audit.scan.processes import (BoundedPool, WorkerOverdue, cap_memory, die_with_worker, died, end_case, exited,
+                                  kill_case, listing_bound)
 
 __all__ = ["HARD_LIMIT_TIMEOUTS", "WORKER_LISTING_TIMEOUTS", "CaseTask", "ListingTimedOut", "ScanTarget", "hard_limit",
            "list_in_worker", "run_case", "run_cases"]
@@ -188,6 +190,15 @@ def hard_limit(timeout: float, started: float, probe_ended: float | None = None,
     return max(first, probe_ended + allowed + HARD_KILL_GRACE)
 
 
+def most_case_seconds(timeout: float, grace: float) -> float:
+    """The most a case's process runs before its worker kills it (:func:`hard_limit`): its probe
+    ends within the first limit (4 × ``timeout`` + g), then its own bounds allow at most 2 × 10 × ``timeout``
+    (:func:`audit.scan.case_audit.seconds_after_probe`) + ``timeout`` + a raise check's 10 × ``timeout``
+    (:func:`audit.scan.case_audit.raise_check_limit`) + g: 35 × ``timeout`` + 2 × g (g: ``grace``, the hard
+    kill's)."""
+    return (HARD_LIMIT_TIMEOUTS + 3 * CHUNK_TIMEOUT_FACTOR + COMPUTE_TIMEOUTS) * timeout + 2 * grace
+
+
 #: The layout of the memory a case's process shares with its worker: when its probe ended (``time.monotonic``, a
 #: clock all processes share) and the seconds its bounds allow after it; both 0 until the probe has run.
 _BOUNDS = struct.Struct("dd")
@@ -206,34 +217,6 @@ def _audit(target: ScanTarget, task: CaseTask, bounds: mmap.mmap | None = None) 
         return skipped_outcome(case, task.seed, f"failed during the audit: {type(exc).__name__}: {exc}"[:400])
 
 
-def _cap_memory(extra: int) -> None:
-    """Let this process's memory grow by at most ``extra`` bytes beyond its present size.
-
-    ``RLIMIT_DATA`` where the kernel counts every private writable mapping in it (Linux ≥ 4.7: the heap,
-    NumPy's arrays, thread stacks), measured from ``VmData``; it leaves out the read-only code of the
-    shared libraries a case may still load (PyTorch's alone maps gigabytes of address space). Elsewhere
-    ``RLIMIT_AS``, from ``VmSize``.
-    """
-    import resource
-
-    sizes = {}
-    try:
-        with open("/proc/self/status") as handle:
-            for line in handle:
-                name, _, value = line.partition(":")
-                if name in ("VmData", "VmSize"):
-                    sizes[name] = int(value.split()[0]) * 1024
-    except OSError:
-        pass
-    which, size = ((resource.RLIMIT_DATA, sizes["VmData"]) if "VmData" in sizes
-                   else (resource.RLIMIT_AS, sizes.get("VmSize", 0)))
-    _, hard = resource.getrlimit(which)
-    soft = size + extra
-    if hard != resource.RLIM_INFINITY:
-        soft = min(soft, hard)
-    resource.setrlimit(which, (soft, hard))
-
-
 def _child(target: ScanTarget, task: CaseTask, pipe: int, worker: int, bounds: mmap.mmap) -> None:
     """The forked process of one case: audit it, write the pickled outcome to ``pipe``, and end."""
     code = 0
@@ -244,11 +227,11 @@ def _child(target: ScanTarget, task: CaseTask, pipe: int, worker: int, bounds: m
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the scan's: it stops the workers
         os.setsid()  # a group of its own: what it starts ends with it (audit.scan.processes)
-        _die_with_worker()
+        die_with_worker()
         if os.getppid() != worker:  # the worker ended before the request above was made
             os._exit(1)
         if task.memory_limit is not None:
-            _cap_memory(task.memory_limit)
+            cap_memory(task.memory_limit)
         data = pickle.dumps(_audit(target, task, bounds))
         with os.fdopen(pipe, "wb") as handle:
             handle.write(data)
@@ -260,27 +243,6 @@ def _child(target: ScanTarget, task: CaseTask, pipe: int, worker: int, bounds: m
             pass
     finally:
         os._exit(code)
-
-
-def _die_with_worker() -> None:
-    """The case's process ends with the worker that forked it (Linux: ``PR_SET_PDEATHSIG``)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-def _died(status: int, entry: str) -> str:
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        try:
-            name = f" ({signal.Signals(number).name})"
-        except ValueError:
-            name = ""
-        return f"the interpreter exited with signal {number}{name} while running {entry}"
-    return f"the interpreter exited with code {os.WEXITSTATUS(status)} while running {entry}"
 
 
 def _forked(target: ScanTarget, task: CaseTask) -> dict:
@@ -338,7 +300,7 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _ESCAPED and data:
         return skipped_outcome(case, task.seed, f"{entry} raised {bytes(data).decode(errors='replace')}, a "
                                "BaseException that is not an Exception: user code must raise an Exception to fail")
-    return skipped_outcome(case, task.seed, _died(status, entry))
+    return skipped_outcome(case, task.seed, died(status, entry))
 
 
 #: Seconds a worker waits on a case's pipe before it checks whether the case's process has ended (:func:`_forked`):

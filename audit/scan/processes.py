@@ -28,7 +28,8 @@ restarted; a Ray task is cancelled):
   the rest is a fresh interpreter's start and its imports (:data:`~audit.scan.isolation.WARM_MODULES`), and one call
   slower in the worker than any in the scan. At the defaults (``listing_timeout`` 60 s) that is 4 × S + 310 s;
 - a case: that listing bound (a fresh worker, replacing one that died, lists the cases first), plus the most any case's
-  process runs before its worker kills it (:func:`most_case_seconds`: 35 × ``timeout`` + 2 × g) and g.
+  process runs before its worker kills it (:func:`audit.scan.isolation.most_case_seconds`: 35 × ``timeout``
+  + 2 × g) and g.
 
 The whole of a worker's listing is so bounded once, not call by call: without it a listing of n calls could take
 n × (4 × ``listing_timeout`` + g). On Ray the bound counts from when the task is sent, a wait for the cluster's
@@ -46,8 +47,8 @@ from concurrent.futures import Future, InvalidStateError
 
 from mechanisms.execution.backends import WorkerLost
 
-__all__ = ["WORKER_START_SECONDS", "BoundedPool", "WorkerOverdue", "end_case", "exited", "import_blocked", "kill_case",
-           "listing_bound", "most_case_seconds"]
+__all__ = ["WORKER_START_SECONDS", "BoundedPool", "WorkerOverdue", "cap_memory", "die_with_worker", "died", "end_case",
+           "exited", "import_blocked", "kill_case", "listing_bound"]
 
 #: Seconds a fresh worker may take to start (an interpreter, the scan's modules and
 #: :data:`~audit.scan.isolation.WARM_MODULES`: seconds, PyTorch's and scikit-learn's imports on a loaded machine)
@@ -62,18 +63,6 @@ def listing_bound(listing_timeout: float | None, listed_seconds: float, factor: 
     if listing_timeout is None:
         return None
     return factor * (listing_timeout + listed_seconds) + WORKER_START_SECONDS + grace
-
-
-def most_case_seconds(timeout: float, grace: float) -> float:
-    """The most a case's process runs before its worker kills it (:func:`audit.scan.isolation.hard_limit`): its probe
-    ends within the first limit (4 × ``timeout`` + g), then its own bounds allow at most 2 × 10 × ``timeout``
-    (:func:`audit.scan.case_audit.seconds_after_probe`) + ``timeout`` + a raise check's 10 × ``timeout``
-    (:func:`audit.scan.case_audit.raise_check_limit`) + g: 35 × ``timeout`` + 2 × g (g: ``grace``, the hard
-    kill's)."""
-    from audit.scan.case_audit import CHUNK_TIMEOUT_FACTOR, COMPUTE_TIMEOUTS
-    from audit.scan.isolation import HARD_LIMIT_TIMEOUTS
-
-    return (HARD_LIMIT_TIMEOUTS + 3 * CHUNK_TIMEOUT_FACTOR + COMPUTE_TIMEOUTS) * timeout + 2 * grace
 
 
 class WorkerOverdue(WorkerLost):
@@ -228,26 +217,24 @@ def import_blocked(target: str, timeout: float, memory_limit: int | None) -> str
     hangs, ends the interpreter (``os._exit``, ``sys.exit``, a crash) or allocates without bound as it is imported
     would end or stall the whole scan with no report. So it is first imported in a forked child, with its output
     discarded, at most ``timeout`` seconds (the scan's ``--listing-timeout``) and ``memory_limit`` bytes
-    (:func:`audit.scan.isolation._cap_memory`), in a group of its own that is killed as it ends (what the import started
+    (:func:`cap_memory`), in a group of its own that is killed as it ends (what the import started
     ends with it); where that child fails so, the reason is returned and the scan lists the module as skipped with it.
     An import that raises an exception returns None: the scan's own import raises it again and lists it
     (``import error: ...``). Without ``fork`` (Windows) there is no trial: None.
     """
     if not hasattr(os, "fork"):  # pragma: no cover - platforms without fork
         return None
-    from audit.scan.isolation import _cap_memory, _die_with_worker, _died
-
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child (its coverage is not collected)
         code = 0
         try:
             os.setsid()  # a group of its own: what its import starts ends with it
-            _die_with_worker()
+            die_with_worker()
             quiet = os.open(os.devnull, os.O_WRONLY)
             os.dup2(quiet, 1)
             os.dup2(quiet, 2)
             if memory_limit is not None:
-                _cap_memory(memory_limit)
+                cap_memory(memory_limit)
             from audit.scan.cases import load_module
 
             module = load_module(target)
@@ -281,4 +268,53 @@ def import_blocked(target: str, timeout: float, memory_limit: int | None) -> str
                 "not imported")
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _IMPORT_EXITED:
         return "importing it called sys.exit (or raised KeyboardInterrupt); it was not imported"
-    return f"{_died(status, 'its import')}; it was not imported"
+    return f"{died(status, 'its import')}; it was not imported"
+
+
+def cap_memory(extra: int) -> None:
+    """Let this process's memory grow by at most ``extra`` bytes beyond its present size.
+
+    ``RLIMIT_DATA`` where the kernel counts every private writable mapping in it (Linux ≥ 4.7: the heap,
+    NumPy's arrays, thread stacks), measured from ``VmData``; it leaves out the read-only code of the
+    shared libraries a case may still load (PyTorch's alone maps gigabytes of address space). Elsewhere
+    ``RLIMIT_AS``, from ``VmSize``.
+    """
+    import resource
+
+    sizes = {}
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                name, _, value = line.partition(":")
+                if name in ("VmData", "VmSize"):
+                    sizes[name] = int(value.split()[0]) * 1024
+    except OSError:
+        pass
+    which, size = ((resource.RLIMIT_DATA, sizes["VmData"]) if "VmData" in sizes
+                   else (resource.RLIMIT_AS, sizes.get("VmSize", 0)))
+    _, hard = resource.getrlimit(which)
+    soft = size + extra
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(which, (soft, hard))
+
+
+def die_with_worker() -> None:
+    """The case's process ends with the worker that forked it (Linux: ``PR_SET_PDEATHSIG``)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def died(status: int, entry: str) -> str:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = f" ({signal.Signals(number).name})"
+        except ValueError:
+            name = ""
+        return f"the interpreter exited with signal {number}{name} while running {entry}"
+    return f"the interpreter exited with code {os.WEXITSTATUS(status)} while running {entry}"
