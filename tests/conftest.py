@@ -20,6 +20,7 @@ import multiprocessing.process
 import os
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -49,6 +50,22 @@ SMALL_CRITIC = CriticConfig(max_steps=20)
 def small_critic() -> CriticConfig:
     """:data:`SMALL_CRITIC`."""
     return SMALL_CRITIC
+
+
+@pytest.fixture
+def plant(tmp_path, monkeypatch):
+    """Plant a module for a test to scan: ``plant(name, source, on_path=True)`` writes ``source`` (dedented) to
+    ``tmp_path/name.py`` and returns that path, its folder put on ``sys.path`` for the test (a scan of the module by
+    name imports it from there) unless ``on_path`` is False (a scan of the file by its path)."""
+
+    def planted(name: str, source: str, on_path: bool = True):
+        path = tmp_path / f"{name}.py"
+        path.write_text(textwrap.dedent(source), encoding="utf-8")
+        if on_path:
+            monkeypatch.syspath_prepend(str(tmp_path))
+        return path
+
+    return planted
 
 
 def needs(*modules: str) -> pytest.MarkDecorator:

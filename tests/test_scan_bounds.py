@@ -7,7 +7,6 @@ bound far below the planted sleep; in a worker, a listing stuck where its bound 
 
 from __future__ import annotations
 
-import textwrap
 import time
 from dataclasses import dataclass
 
@@ -49,11 +48,8 @@ def __getattr__(name):
 
 
 @pytest.fixture
-def planted(tmp_path, monkeypatch):
-    path = tmp_path / "planted_bounds.py"
-    path.write_text(textwrap.dedent(MODULE), encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return path
+def planted(plant):
+    return plant("planted_bounds", MODULE)
 
 
 def test_a_public_name_whose_reading_hangs_is_skipped_naming_it(planted):
@@ -94,12 +90,11 @@ def test_a_worker_bounds_its_listing_by_a_multiple_of_the_timeout(monkeypatch):
     assert given == [isolation.WORKER_LISTING_TIMEOUTS * 2.5, None] and isolation.WORKER_LISTING_TIMEOUTS > 1
 
 
-def test_a_module_whose_import_hangs_is_skipped_naming_it(tmp_path, monkeypatch):
+def test_a_module_whose_import_hangs_is_skipped_naming_it(plant, monkeypatch):
     # The bound of the listing's own import (a library with a profile is imported without a trial import first).
     from audit.scan.profiles.base import Profile
 
-    (tmp_path / "hangs_on_import.py").write_text(f"import time\ntime.sleep({HANG})\n", encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    plant("hangs_on_import", f"import time\ntime.sleep({HANG})\n")
     profile = Profile(name="hangs", modules=("hangs_on_import",), families=(ArrayTool(),))
     monkeypatch.setattr("audit.scan.case_audit.profile_for", lambda target: profile)
     started = time.perf_counter()
@@ -110,14 +105,13 @@ def test_a_module_whose_import_hangs_is_skipped_naming_it(tmp_path, monkeypatch)
                             "scan's --listing-timeout); it was skipped")]
 
 
-def test_a_user_module_whose_import_hangs_only_after_its_trial_is_skipped_naming_it(tmp_path, monkeypatch):
-    # Its trial import (a forked process, audit.scan.isolation.import_blocked) ends, leaving a mark; the scan's own
+def test_a_user_module_whose_import_hangs_only_after_its_trial_is_skipped_naming_it(tmp_path, plant):
+    # Its trial import (a forked process, audit.scan.processes.import_blocked) ends, leaving a mark; the scan's own
     # import, finding the mark, sleeps: bounded by --listing-timeout there too, the module is skipped, the scan ends.
     mark = tmp_path / "imported-once"
-    (tmp_path / "hangs_second_time.py").write_text(
-        f"import pathlib, time\nmark = pathlib.Path({str(mark)!r})\nif mark.exists():\n    time.sleep({HANG})\n"
-        "mark.touch()\n", encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    plant("hangs_second_time",
+          f"import pathlib, time\nmark = pathlib.Path({str(mark)!r})\nif mark.exists():\n    time.sleep({HANG})\n"
+          "mark.touch()\n")
     started = time.perf_counter()
     result = scan("hangs_second_time", epsilons=(1.0,), max_runs=2000, timeout=TIMEOUT, listing_timeout=2.0)
     assert time.perf_counter() - started < HANG / 2
@@ -183,17 +177,14 @@ def test_a_case_whose_call_hangs_as_it_is_built_is_skipped_naming_it(planted):
         "built (the family's preamble and setup) (the scan's --timeout)")
 
 
-def test_a_module_slower_to_import_than_the_timeout_is_listed_within_the_listing_timeout(tmp_path, monkeypatch):
+def test_a_module_slower_to_import_than_the_timeout_is_listed_within_the_listing_timeout(plant, monkeypatch):
     # The import sleeps 1 s, past a --timeout of TIMEOUT = 0.5 s: the listing is bounded by --listing-timeout (here its
     # default, max(--timeout, LISTING_TIMEOUT), LISTING_TIMEOUT lowered to 30 s: 30 × the sleep), not by --timeout.
     from audit.scan import running
 
-    (tmp_path / "slow_import.py").write_text(
-        "import time\n\nimport numpy as np\n\ntime.sleep(1.0)\n\n\n"
-        "def noisy_sum(array, epsilon=1.0, random_state=None):\n"
-        "    return float(np.sum(array) + np.random.default_rng(random_state).laplace(scale=10.0 / epsilon))\n",
-        encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    plant("slow_import", "import time\n\nimport numpy as np\n\ntime.sleep(1.0)\n\n\n"
+          "def noisy_sum(array, epsilon=1.0, random_state=None):\n"
+          "    return float(np.sum(array) + np.random.default_rng(random_state).laplace(scale=10.0 / epsilon))\n")
     monkeypatch.setattr(running, "LISTING_TIMEOUT", 30.0)
     assert running.listing_timeout_default(TIMEOUT) == 30.0
     result = scan("slow_import", epsilons=(1.0,), max_runs=20, timeout=TIMEOUT, in_process=True)
@@ -234,7 +225,8 @@ def noisy_sum(array, epsilon=1.0, random_state=None):
 '''
 
 
-def test_a_worker_listing_stuck_where_its_bound_cannot_reach_is_hard_killed_naming_the_module(tmp_path, monkeypatch):
+def test_a_worker_listing_stuck_where_its_bound_cannot_reach_is_hard_killed_naming_the_module(tmp_path, plant,
+                                                                                             monkeypatch):
     # The worker's listing as a backend runs it (its task's report, its hard kill), in a forked child: each call is
     # bounded by 4 × --listing-timeout = 1 s, which the import's blocked alarm cannot interrupt, and the worker ends
     # itself 1 s + the grace (0.5 s here) after the import started, its report naming the module and its hard kill due.
@@ -245,8 +237,7 @@ def test_a_worker_listing_stuck_where_its_bound_cannot_reach_is_hard_killed_nami
     from mechanisms.execution.backends import WorkerLost
     from mechanisms.execution.worker import lost_in, run_reporting
 
-    (tmp_path / "deaf_import.py").write_text(DEAF_IMPORT, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    plant("deaf_import", DEAF_IMPORT)
     monkeypatch.setenv("DEAF_IMPORT", "everywhere")
     monkeypatch.setattr(isolation, "HARD_KILL_GRACE", 0.5)
     monkeypatch.setattr(isolation, "_CASES", {})
@@ -274,13 +265,12 @@ def test_a_worker_listing_stuck_where_its_bound_cannot_reach_is_hard_killed_nami
 
 
 @pytest.mark.integration
-def test_a_scan_whose_worker_listing_is_stuck_skips_every_case_naming_the_module(tmp_path, monkeypatch):
+def test_a_scan_whose_worker_listing_is_stuck_skips_every_case_naming_the_module(tmp_path, plant, monkeypatch):
     # The scan's process lists the module at once; its worker (spawned: the import blocks there) is hard-killed at
     # 4 × 0.25 s + the grace (10 s) and every case is skipped with the reason, the report written, not hung.
     from mechanisms.execution.worker import HARD_KILL_GRACE
 
-    (tmp_path / "deaf_import.py").write_text(DEAF_IMPORT, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    plant("deaf_import", DEAF_IMPORT)
     monkeypatch.setenv("PYTHONPATH", f"{tmp_path}:{__import__('os').environ.get('PYTHONPATH', '')}")
     started = time.perf_counter()
     state = tmp_path / "scan-state.jsonl"

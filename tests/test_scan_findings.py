@@ -40,13 +40,11 @@ FLOAT_SHARE = 0.2
 
 
 @pytest.fixture
-def short_noise(tmp_path, monkeypatch):
+def short_noise(plant):
     """(the module, its cases by entry-point name) at ε = 1 on the "ends" pair with bounds given."""
     from audit.scan.case_audit import list_cases
 
-    path = tmp_path / "short_noise.py"
-    path.write_text(MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
+    path = plant("short_noise", MODULE)
     sys.modules.pop("short_noise", None)
     _, cases = list_cases(str(path), (1.0,))
     module = importlib.import_module("short_noise")  # the module the cases call (listing imported it)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import pickle
 import sys
-import textwrap
 
 import pytest
 
@@ -82,11 +81,8 @@ def __getattr__(name):
 
 
 @pytest.fixture
-def planted(tmp_path, monkeypatch):
-    path = tmp_path / "resume_planted.py"
-    path.write_text(textwrap.dedent(MODULE), encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return path
+def planted(plant):
+    return plant("resume_planted", MODULE)
 
 
 def _case(path, name):
@@ -202,3 +198,57 @@ def test_a_resumed_scan_whose_listing_differs_keeps_its_first_runs_cases_at_thei
     assert {row["what"]: row["reason"] for row in resumed.skipped} == {lazy: running.NOT_IN_FIRST_RUN}
     with pytest.raises(Exception, match="another scan"):  # another selection is another scan
         scan(str(planted), state_file=state, resume=True, **dict(settings, only="count_"))
+
+
+#: Reasons as a state file written before the rows' retry marks holds them: out of time in its probe (no run made),
+#: killed as stuck at the first limit (its probe may have ended: its reason cannot tell), killed after its probe.
+OLD_REASONS = {
+    "count_a": "hangs or exits: resume_planted.count_a did not return within 2 s on the first database (the scan's "
+               "--timeout)",
+    "count_b": "still running 14 s after it started (4 × --timeout + 10 s), stuck where --timeout cannot interrupt "
+               "it: its process was killed while running resume_planted.count_b",
+    "count_c": "still running 40 s after it started (its probe ended at 0.5 s, then the 30 s its own bounds allow + "
+               "10 s), stuck where --timeout cannot interrupt it: its process was killed while running "
+               "resume_planted.count_c",
+}
+
+
+@pytest.mark.parametrize("before_marks", [True, False])
+def test_a_state_file_from_before_the_marks_is_read_from_its_reasons(planted, tmp_path, monkeypatch, capsys,
+                                                                     before_marks):
+    import audit.scan.running as running
+    from audit.cli.main import main
+
+    audited = []
+
+    def fake(case, *, alpha, max_runs, timeout, seed):
+        audited.append((case.entry.name, alpha, seed))
+        return skipped_outcome(case, seed, OLD_REASONS[case.entry.name])
+
+    monkeypatch.setattr(running, "audit_case", fake)
+    out = tmp_path / "report"
+    argv = ["scan", str(planted), "--out", str(out), "--epsilons", "1", "--max-runs", "3000", "--in-process",
+            "--only", "count_", "--seed", "5"]
+    assert main(argv) == 0
+    first = sorted(audited)
+    state = out / "scan-state.jsonl"
+    lines = state.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    assert header.pop(running.MARKED) is True and all(RETRY not in json.loads(line) for line in lines[1:])
+    if before_marks:  # as such a file's first line was
+        state.write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    audited.clear()
+    assert main(argv + ["--resume"]) == 0
+    said = capsys.readouterr().out
+    if not before_marks:  # its rows say it all: kept, none read from its reasons
+        assert audited == [] and "predates" not in said
+        return
+    # count_a's probe ran out of time: audited again, at the α/K (K = 3, from the first line) and seed of the first
+    # run; count_b's may or may not have ended its probe: kept, and said so; count_c's had: kept.
+    assert audited == [first[0]] and first[0][1] == pytest.approx(0.05 / 3)
+    assert "1 audited again" in said
+    assert ("the state file predates the marks of the cases to audit again: 1 were found from their reasons; 1 more, "
+            "killed as stuck, are kept as they ended") in said
+    assert [running.retry_from_reason({"status": "skipped", "reason": OLD_REASONS[name]})
+            for name in ("count_a", "count_b", "count_c")] == [True, None, False]

@@ -179,16 +179,14 @@ def test_the_report_is_the_same_for_one_and_two_workers(hostile):
 
 
 @pytest.mark.integration
-def test_a_global_one_case_changes_does_not_reach_the_next_in_process_it_does(tmp_path):
+def test_a_global_one_case_changes_does_not_reach_the_next_in_process_it_does(plant):
     """Run alone in this process, poisons leaves the sensitivity at 1/100 for scaled_count, which is then
     exactly 100·ε-DP on its pair: the isolated scan keeps it a control, the in-process one refutes it."""
     import sys
 
-    module = tmp_path / "poisoned_tools.py"
-    source = textwrap.dedent(MODULE).replace(
+    module = plant("poisoned_tools", textwrap.dedent(MODULE).replace(
         '__all__ = ["exact_count", "loose_count", "exits", "segfaults", "allocates", "hangs", "prints", "poisons",\n'
-        '           "scaled_count"]', '__all__ = ["poisons", "scaled_count"]')
-    module.write_text(source, encoding="utf-8")
+        '           "scaled_count"]', '__all__ = ["poisons", "scaled_count"]'), on_path=False)
     try:
         isolated = scan(str(module), epsilons=(EPSILON,), max_runs=2000, timeout=10, seed=7)
         together = scan(str(module), epsilons=(EPSILON,), max_runs=2000, timeout=10, seed=7, in_process=True)
@@ -198,11 +196,10 @@ def test_a_global_one_case_changes_does_not_reach_the_next_in_process_it_does(tm
     assert [o["status"] for o in together.outcomes] == ["control", "finding"]
 
 
-def test_the_scan_command_refuses_bad_execution_flags_before_any_case(tmp_path, capsys):
+def test_the_scan_command_refuses_bad_execution_flags_before_any_case(tmp_path, plant, capsys):
     from audit.cli.main import main
 
-    module = tmp_path / "one_tool.py"
-    module.write_text(textwrap.dedent(MODULE), encoding="utf-8")
+    module = plant("one_tool", MODULE, on_path=False)
     out = tmp_path / "report"
     for flag, value in (("--memory-limit", "lots"), ("--workers", "0"), ("--backend", "spark")):
         assert main(["scan", str(module), "--out", str(out), flag, value]) == 2
@@ -215,14 +212,13 @@ def test_the_scan_command_refuses_bad_execution_flags_before_any_case(tmp_path, 
 
 @pytest.mark.integration
 @pytest.mark.ray
-def test_ray_tasks_give_the_same_outcomes_and_a_crash_costs_its_case(tmp_path):
+def test_ray_tasks_give_the_same_outcomes_and_a_crash_costs_its_case(plant):
     pytest.importorskip("ray")
-    module = tmp_path / "ray_tools.py"
     killer = textwrap.dedent(WORKER_KILLERS).split("def kills_worker")[1].split("\n\n\n")[0]
-    module.write_text(textwrap.dedent(MODULE).replace(
+    module = plant("ray_tools", textwrap.dedent(MODULE).replace(
         '__all__ = ["exact_count", "loose_count", "exits", "segfaults", "allocates", "hangs", "prints", "poisons",\n'
         '           "scaled_count"]', '__all__ = ["exact_count", "loose_count", "segfaults", "kills_worker"]')
-        + "\n\ndef kills_worker" + killer + "\n", encoding="utf-8")
+        + "\n\ndef kills_worker" + killer + "\n", on_path=False)
     options = {"epsilons": (EPSILON,), "max_runs": 2000, "timeout": 10, "seed": 7, "memory_limit": MEMORY_LIMIT}
     on_ray = scan(str(module), backend="ray", workers=2, **options)
     local = scan(str(module), **options)
@@ -276,9 +272,8 @@ def geometric_count(array, epsilon=1.0, random_state=None):
 
 
 @pytest.mark.integration
-def test_a_call_deaf_to_the_timeout_or_that_kills_its_worker_costs_its_case(tmp_path):
-    module = tmp_path / "worker_killers.py"
-    module.write_text(textwrap.dedent(WORKER_KILLERS), encoding="utf-8")
+def test_a_call_deaf_to_the_timeout_or_that_kills_its_worker_costs_its_case(plant):
+    module = plant("worker_killers", WORKER_KILLERS, on_path=False)
     result = scan(str(module), epsilons=(EPSILON,), max_runs=2000, timeout=1, seed=7, workers=2)
     by_name = {o["name"]: o for o in result.outcomes}
     # kills_worker breaks the pool of two under deaf (or geometric_count): each case in flight then runs
@@ -292,7 +287,7 @@ def test_a_call_deaf_to_the_timeout_or_that_kills_its_worker_costs_its_case(tmp_
 
 
 @pytest.mark.integration
-def test_a_script_that_scans_without_a_main_guard_is_told_so(tmp_path):
+def test_a_script_that_scans_without_a_main_guard_is_told_so(tmp_path, plant):
     """Each worker process imports the script that started it (``spawn``): unguarded, the script would scan again
     there, and every case was listed as skipped for a dead worker; the scan now stops with what to do."""
     import os
@@ -300,10 +295,9 @@ def test_a_script_that_scans_without_a_main_guard_is_told_so(tmp_path):
     import sys
     from pathlib import Path
 
-    module = tmp_path / "one_tool.py"
-    module.write_text(textwrap.dedent(MODULE).replace(
+    module = plant("one_tool", textwrap.dedent(MODULE).replace(
         '__all__ = ["exact_count", "loose_count", "exits", "segfaults", "allocates", "hangs", "prints", "poisons",\n'
-        '           "scaled_count"]', '__all__ = ["exact_count"]'), encoding="utf-8")
+        '           "scaled_count"]', '__all__ = ["exact_count"]'), on_path=False)
     script = tmp_path / "unguarded.py"
     script.write_text(f"from audit.scan import scan\n\nscan({str(module)!r}, epsilons=(1.0,), max_runs=2000)\n",
                       encoding="utf-8")
@@ -353,7 +347,7 @@ def deaf_after_probe(array, epsilon=1.0, random_state=None):
 TIMEOUT, RUNS, GRACE = 0.8, 1300, 0.5
 
 
-def _run_alone(tmp_path, monkeypatch, name, timeout=TIMEOUT):
+def _run_alone(plant, monkeypatch, name, timeout=TIMEOUT):
     """(outcome, seconds) of the case ``name`` of SLOW_OR_STUCK run as a scan's worker runs it (a forked child, its
     hard kill's grace shortened to GRACE)."""
     import importlib
@@ -362,8 +356,7 @@ def _run_alone(tmp_path, monkeypatch, name, timeout=TIMEOUT):
     from audit.scan import isolation
     from audit.scan.case_audit import list_cases, source_of
 
-    module = tmp_path / "slow_or_stuck.py"
-    module.write_text(textwrap.dedent(SLOW_OR_STUCK), encoding="utf-8")
+    module = plant("slow_or_stuck", SLOW_OR_STUCK, on_path=False)
     for warm in isolation.WARM_MODULES:  # as a worker does before its first case (not its gc.freeze, in pytest)
         importlib.import_module(warm)
     monkeypatch.setattr(isolation, "_warm", lambda: None)
@@ -376,7 +369,7 @@ def _run_alone(tmp_path, monkeypatch, name, timeout=TIMEOUT):
 
 
 @pytest.mark.integration
-def test_a_case_of_slow_calls_that_its_own_bounds_allow_is_audited_not_killed(tmp_path, monkeypatch):
+def test_a_case_of_slow_calls_that_its_own_bounds_allow_is_audited_not_killed(plant, monkeypatch):
     """1,300 calls of 3 ms: 3.9 s of calls, past 4 × --timeout + grace = 3.7 s (the hard kill's first limit), within
     each chunk's bound (256 calls, 0.8 s, of the 10 × 0.8 s = 8 s a chunk may take) and the hard kill's limit after
     the probe (twice the looks' 8 s bound + 0.8 s): the case is audited, all its runs made."""
@@ -387,13 +380,13 @@ def test_a_case_of_slow_calls_that_its_own_bounds_allow_is_audited_not_killed(tm
     sequential = gating.run_sequential_audit
     monkeypatch.setattr(gating, "run_sequential_audit",
                         lambda *args, time_limit=None, **kwargs: sequential(*args, time_limit=None, **kwargs))
-    outcome, seconds = _run_alone(tmp_path, monkeypatch, "slow_count")
+    outcome, seconds = _run_alone(plant, monkeypatch, "slow_count")
     assert outcome["status"] == "control", outcome.get("reason")
     assert seconds > 0.003 * RUNS > 4 * TIMEOUT + GRACE
     assert outcome["runs"] == RUNS
 
 
-def test_a_case_whose_first_look_cannot_end_within_its_looks_bound_is_skipped_before_it(tmp_path, monkeypatch):
+def test_a_case_whose_first_look_cannot_end_within_its_looks_bound_is_skipped_before_it(plant, monkeypatch):
     """Calls of 10 ms, --timeout 0.1 s: the looks' bound is 10 × 0.1 s = 1 s (4 × 10 ms × 1,300 runs = 52 s held
     there). Before its first look the case has spent at least the float-bit probe's 64 calls (0.64 s), and that look
     plans about a hundred runs more (1 s at the probe's faster call): it would end past 1 s, so no look runs
@@ -404,8 +397,7 @@ def test_a_case_whose_first_look_cannot_end_within_its_looks_bound_is_skipped_be
 
     with_timeout = case_audit._with_timeout
     monkeypatch.setattr(case_audit, "_with_timeout", lambda spec, timeout, settings: with_timeout(spec, 30.0, settings))
-    module = tmp_path / "slow_or_stuck.py"
-    module.write_text(textwrap.dedent(SLOW_OR_STUCK), encoding="utf-8")
+    module = plant("slow_or_stuck", SLOW_OR_STUCK, on_path=False)
     case = next(c for c in list_cases(str(module), (EPSILON,))[1] if c.entry.name == "slower_count")
     outcome = audit_case(case, alpha=0.05, max_runs=RUNS, timeout=0.1, seed=7)
     assert outcome["status"] == "skipped"
@@ -415,7 +407,7 @@ def test_a_case_whose_first_look_cannot_end_within_its_looks_bound_is_skipped_be
     assert outcome["retry_on_resume"] is True  # no look ran: a resumed scan audits it again
 
 
-def test_a_case_whose_probe_calls_met_a_busy_moment_is_timed_again_and_audited(tmp_path, monkeypatch):
+def test_a_case_whose_probe_calls_met_a_busy_moment_is_timed_again_and_audited(plant, monkeypatch):
     """The probe's two calls take 50 ms each (a busy moment), the later calls microseconds: at 50 ms a call the first
     look (hundreds of runs) would end past the looks' 1 s bound at --timeout 0.1, so the case's call is timed again,
     the fastest of those calls is far below half the probe's faster call, and the audit starts again at that rate:
@@ -425,8 +417,7 @@ def test_a_case_whose_probe_calls_met_a_busy_moment_is_timed_again_and_audited(t
 
     with_timeout = case_audit._with_timeout
     monkeypatch.setattr(case_audit, "_with_timeout", lambda spec, timeout, settings: with_timeout(spec, 30.0, settings))
-    module = tmp_path / "slow_probe.py"
-    module.write_text(textwrap.dedent(COUNTS + SLOW_PROBE), encoding="utf-8")
+    module = plant("slow_probe", COUNTS + SLOW_PROBE, on_path=False)
     case = next(c for c in list_cases(str(module), (EPSILON,))[1] if c.entry.name == "slow_first_calls_count")
     outcome = audit_case(case, alpha=0.05, max_runs=RUNS, timeout=0.1, seed=7)
     assert outcome["status"] in ("control", "finding"), outcome.get("reason")
@@ -447,30 +438,37 @@ def slow_first_calls_count(array, epsilon=1.0, random_state=None):
 
 
 @pytest.mark.integration
-def test_a_case_that_leaves_a_process_holding_its_pipe_is_not_taken_for_stuck(tmp_path, monkeypatch):
+def test_a_case_that_leaves_a_process_holding_its_pipe_is_not_taken_for_stuck(tmp_path, plant, monkeypatch):
     """The case's process ends with its outcome written, but a process it started holds its pipe open: the worker takes
     the outcome once the case's process has ended (it waited for the pipe to close, past the case's hard limit, then
-    killed it as stuck, its outcome lost)."""
+    killed it as stuck, its outcome lost), and kills that process with the case's group."""
     import os
     import signal
+
+    from test_scan_leftovers import ended
 
     left = tmp_path / "left-process"
     monkeypatch.setenv("LEFT_PROCESS", str(left))
     try:
-        outcome, _ = _run_alone(tmp_path, monkeypatch, "leaves_a_process", timeout=5.0)
+        outcome, _ = _run_alone(plant, monkeypatch, "leaves_a_process", timeout=5.0)
+        # The process it left is in the case's group, killed as the case ended (audit.scan.processes).
+        assert ended(int(left.read_text())), "the process the case left ran on past it"
     finally:
         if left.exists():
-            os.kill(int(left.read_text()), signal.SIGKILL)
+            try:
+                os.kill(int(left.read_text()), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
     assert outcome["status"] in ("control", "finding"), outcome.get("reason")
 
 
 @pytest.mark.integration
 @pytest.mark.parametrize("name", ["deaf", "deaf_after_probe"])
-def test_a_case_stuck_where_the_timeout_cannot_reach_is_still_killed_within_its_bound(tmp_path, monkeypatch, name):
+def test_a_case_stuck_where_the_timeout_cannot_reach_is_still_killed_within_its_bound(plant, monkeypatch, name):
     """Stuck in its probe: killed at 4 × --timeout + grace. Stuck in its first chunk, after a probe of fast calls:
     killed once its probe ended + what its bounds allow + grace, within 25 × --timeout + 2 × grace of its start
     (isolation's stated bound: the first limit, then twice 10 × --timeout and one --timeout)."""
-    outcome, seconds = _run_alone(tmp_path, monkeypatch, name)
+    outcome, seconds = _run_alone(plant, monkeypatch, name)
     assert outcome["status"] == "skipped"
     assert outcome["reason"].endswith(f"stuck where --timeout cannot interrupt it: its process was killed while "
                                       f"running slow_or_stuck.{name}")

@@ -72,7 +72,9 @@ def configure(parser) -> None:
                         help="seconds each call of the library made to list the cases may take (a module's import, "
                              "reading a public name, a family's grid, building a grid point), 4 × that in each "
                              "worker; one that does not end in time is skipped (default: the larger of --timeout "
-                             "and 60)")
+                             "and 60). A worker's whole start and listing is bounded once: 4 × (S + the seconds "
+                             "the scan's own listing took) + 70 s, past which its cases are skipped, to be audited "
+                             "again by --resume")
     parser.add_argument("--epsilons", action=StoreOnce, default=None, metavar="E1,E2,...",
                         help="the ε grid (default 0.1,1,4)")
     parser.add_argument("--only", action="append", default=None, metavar="PATTERN",
@@ -138,6 +140,15 @@ def run(args):
         payload.update(resumed=result.settings["resumed_cases"], retried=result.settings["retried_cases"])
         text += (f"\nresumed: {payload['resumed']} cases kept from {Path(out) / 'scan-state.jsonl'}, "
                  f"{payload['retried']} audited again (they had ended stuck or out of time before their first look)")
+        if "kept_undecided" in result.settings:  # a state file from before its rows said which to audit again
+            payload.update(retried_from_reasons=result.settings["retried_from_reasons"],
+                           kept_undecided=result.settings["kept_undecided"])
+            text += ("\nthe state file predates the marks of the cases to audit again: "
+                     f"{payload['retried_from_reasons']} were found from their reasons")
+            if payload["kept_undecided"]:
+                text += (f"; {payload['kept_undecided']} more, killed as stuck, are kept as they ended (their reasons "
+                         "do not say whether their looks had begun: a second audit could spend their α/K twice); a "
+                         "scan without --resume audits them")
     for outcome in result.findings:
         text += f"\n  finding: {outcome['id']}: {outcome['claim']} refuted"
     return payload, text

@@ -12,16 +12,18 @@ child forked from it (:func:`run_case`): the child starts from the worker's stat
 target, never from what an earlier case left (a global a library call changed, a generator it
 seeded, a thread it left running), so each case's outcome depends on its seed alone and the
 report is the same for any number of workers and either backend. The child's memory may grow
-by at most ``memory_limit`` bytes (:func:`_cap_memory`), so an allocation without bound fails in it with
-``MemoryError`` (a skipped case with that reason). A child that dies (a signal, ``os._exit``, an
+by at most ``memory_limit`` bytes (:func:`audit.scan.processes.cap_memory`), so an allocation without bound fails
+in it with ``MemoryError`` (a skipped case with that reason). A child that dies (a signal, ``os._exit``, an
 abort in compiled code) or that is still running past what its own bounds allow (code stuck in a
 compiled call, which the per-call ``timeout`` cannot interrupt; it is killed, :func:`hard_limit`) costs its
 case only: the case is skipped with the reason, and the worker goes on. A child that ends with its outcome written
 while a process it started still holds its pipe open (a pool it never closed) is seen to have ended within
-:data:`_EXIT_POLL` seconds, and its outcome taken. Without ``fork`` the case runs in the
-worker itself, where no hard kill reaches it: a case stuck where ``timeout`` cannot interrupt it holds its worker, and
-the scan, for as long as it runs; a worker that dies then (:class:`~mechanisms.execution.backends.WorkerLost`: on Ray a
-``WorkerCrashedError``) also costs only the case it ran, and a fresh worker replaces it.
+:data:`_EXIT_POLL` seconds, and its outcome taken. The child leads a process group of its own, which the worker kills
+as the case ends, written or killed: what the case started ends with it (:mod:`audit.scan.processes`). Without
+``fork`` the case runs in the worker itself, where no hard kill reaches it and nothing it starts is ended with it: a
+case stuck where ``timeout`` cannot interrupt it holds its worker, and the scan, for as long as it runs; a worker
+that dies then (:class:`~mechanisms.execution.backends.WorkerLost`: on Ray a ``WorkerCrashedError``) also costs only
+the case it ran, and a fresh worker replaces it.
 
 **The hard kill's limit** is what the case's own bounds allow, plus
 :data:`~mechanisms.execution.worker.HARD_KILL_GRACE` (``g``, 10 s); :func:`hard_limit`. Until its probe has run, a
@@ -46,16 +48,19 @@ Only the scan's own process writes the state file and the report; the outcomes a
 A worker's first task lists the cases (:func:`list_in_worker`), each of the library's calls bounded by
 :data:`WORKER_LISTING_TIMEOUTS` × the scan's ``listing_timeout`` and, where one is stuck past that + ``g`` where the
 bound cannot interrupt it (compiled code), hard-killed with its worker: every case is then skipped, naming the
-module or name the listing was at (a worker that cannot list the cases cannot audit them). A worker that dies
-before it otherwise, as one does when the Python script that called the scan has no ``if __name__ == "__main__":``
+module or name the listing was at (a worker that cannot list the cases cannot audit them). The scan's process bounds
+the listing as a whole, the worker's start included, and each case's task, from outside
+(:class:`audit.scan.processes.BoundedPool`): a worker stuck as it starts, or whose listing goes on call after call,
+is stopped past that bound and its cases skipped (:func:`_listing_overdue`, :func:`_overdue_outcome`). A worker that
+dies before it otherwise, as one does when the Python script that called the scan has no ``if __name__ == "__main__":``
 guard (each ``spawn`` worker imports that script, which would start a scan of its own), stops the scan with one
 error saying so.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import faulthandler
-import importlib
 import mmap
 import os
 import pickle
@@ -65,14 +70,19 @@ import struct
 import time
 from dataclasses import dataclass
 
+from mechanisms.calls.program import _RUNNING  # the worker's stop (worker._stop) kills these groups
 from mechanisms.errors import MechanismError
 from mechanisms.execution.worker import CRASH_SIGNALS, HARD_KILL_GRACE, hard_kill_within
 
 from audit.scan.cases import LISTING_HINT
-from audit.scan.case_audit import audit_case, list_cases, skipped_outcome, stuck_outcome
+from audit.scan.case_audit import (CHUNK_TIMEOUT_FACTOR, COMPUTE_TIMEOUTS, audit_case, list_cases, skipped_outcome,
+                                   stuck_outcome)
+from audit.scan import processes
+from audit.scan.processes import (BoundedPool, WorkerOverdue, cap_memory, die_with_worker, died, end_case, exited,
+                                  kill_case, listing_bound)
 
 __all__ = ["HARD_LIMIT_TIMEOUTS", "WORKER_LISTING_TIMEOUTS", "CaseTask", "ListingTimedOut", "ScanTarget", "hard_limit",
-           "import_blocked", "list_in_worker", "run_case", "run_cases"]
+           "list_in_worker", "run_case", "run_cases"]
 
 #: A case's process is killed when it is still running this many ``timeout`` (plus
 #: :data:`~mechanisms.execution.worker.HARD_KILL_GRACE` seconds) after it started, unless its probe has run and
@@ -93,12 +103,18 @@ _ESCAPED = 70
 @dataclass(frozen=True)
 class ScanTarget:
     """What a worker needs to list a scan's cases: the target, the ε grid and the scan's ``listing_timeout``, which
-    bounds the listing's calls of the library (:func:`list_in_worker`; ``label`` names it in messages)."""
+    bounds the listing's calls of the library (:func:`list_in_worker`; ``label`` names it in messages), and what the
+    scan's bound on its tasks needs (:func:`run_cases`)."""
 
     label: str
     target: str
     epsilons: tuple
     listing_timeout: float | None = None
+    #: Seconds the scan's own process took to list the cases: the scan's bound on a worker's listing grows with it
+    #: (:func:`audit.scan.processes.listing_bound`).
+    listed_seconds: float = 0.0
+    #: A folder of the scan's where a local worker marks each case whose process it starts (:func:`run_cases`).
+    marks: str | None = None
 
 
 @dataclass(frozen=True)
@@ -174,6 +190,15 @@ def hard_limit(timeout: float, started: float, probe_ended: float | None = None,
     return max(first, probe_ended + allowed + HARD_KILL_GRACE)
 
 
+def most_case_seconds(timeout: float, grace: float) -> float:
+    """The most a case's process runs before its worker kills it (:func:`hard_limit`): its probe
+    ends within the first limit (4 × ``timeout`` + g), then its own bounds allow at most 2 × 10 × ``timeout``
+    (:func:`audit.scan.case_audit.seconds_after_probe`) + ``timeout`` + a raise check's 10 × ``timeout``
+    (:func:`audit.scan.case_audit.raise_check_limit`) + g: 35 × ``timeout`` + 2 × g (g: ``grace``, the hard
+    kill's)."""
+    return (HARD_LIMIT_TIMEOUTS + 3 * CHUNK_TIMEOUT_FACTOR + COMPUTE_TIMEOUTS) * timeout + 2 * grace
+
+
 #: The layout of the memory a case's process shares with its worker: when its probe ended (``time.monotonic``, a
 #: clock all processes share) and the seconds its bounds allow after it; both 0 until the probe has run.
 _BOUNDS = struct.Struct("dd")
@@ -192,34 +217,6 @@ def _audit(target: ScanTarget, task: CaseTask, bounds: mmap.mmap | None = None) 
         return skipped_outcome(case, task.seed, f"failed during the audit: {type(exc).__name__}: {exc}"[:400])
 
 
-def _cap_memory(extra: int) -> None:
-    """Let this process's memory grow by at most ``extra`` bytes beyond its present size.
-
-    ``RLIMIT_DATA`` where the kernel counts every private writable mapping in it (Linux ≥ 4.7: the heap,
-    NumPy's arrays, thread stacks), measured from ``VmData``; it leaves out the read-only code of the
-    shared libraries a case may still load (PyTorch's alone maps gigabytes of address space). Elsewhere
-    ``RLIMIT_AS``, from ``VmSize``.
-    """
-    import resource
-
-    sizes = {}
-    try:
-        with open("/proc/self/status") as handle:
-            for line in handle:
-                name, _, value = line.partition(":")
-                if name in ("VmData", "VmSize"):
-                    sizes[name] = int(value.split()[0]) * 1024
-    except OSError:
-        pass
-    which, size = ((resource.RLIMIT_DATA, sizes["VmData"]) if "VmData" in sizes
-                   else (resource.RLIMIT_AS, sizes.get("VmSize", 0)))
-    _, hard = resource.getrlimit(which)
-    soft = size + extra
-    if hard != resource.RLIM_INFINITY:
-        soft = min(soft, hard)
-    resource.setrlimit(which, (soft, hard))
-
-
 def _child(target: ScanTarget, task: CaseTask, pipe: int, worker: int, bounds: mmap.mmap) -> None:
     """The forked process of one case: audit it, write the pickled outcome to ``pipe``, and end."""
     code = 0
@@ -229,11 +226,12 @@ def _child(target: ScanTarget, task: CaseTask, pipe: int, worker: int, bounds: m
             signal.signal(number, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the scan's: it stops the workers
-        _die_with_worker()
+        os.setsid()  # a group of its own: what it starts ends with it (audit.scan.processes)
+        die_with_worker()
         if os.getppid() != worker:  # the worker ended before the request above was made
             os._exit(1)
         if task.memory_limit is not None:
-            _cap_memory(task.memory_limit)
+            cap_memory(task.memory_limit)
         data = pickle.dumps(_audit(target, task, bounds))
         with os.fdopen(pipe, "wb") as handle:
             handle.write(data)
@@ -247,40 +245,21 @@ def _child(target: ScanTarget, task: CaseTask, pipe: int, worker: int, bounds: m
         os._exit(code)
 
 
-def _die_with_worker() -> None:
-    """The case's process ends with the worker that forked it (Linux: ``PR_SET_PDEATHSIG``)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-def _died(status: int, entry: str) -> str:
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        try:
-            name = f" ({signal.Signals(number).name})"
-        except ValueError:
-            name = ""
-        return f"the interpreter exited with signal {number}{name} while running {entry}"
-    return f"the interpreter exited with code {os.WEXITSTATUS(status)} while running {entry}"
-
-
 def _forked(target: ScanTarget, task: CaseTask) -> dict:
     """Audit the case in a child forked from this worker (module docstring); its outcome, or a skipped one."""
     case = _case(target, task)
     bounds = mmap.mmap(-1, _BOUNDS.size)  # anonymous and shared: the child writes its bounds in it after its probe
     read_end, write_end = os.pipe()
     worker = os.getpid()
+    _mark(target, task)
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:
         os.close(read_end)
         _child(target, task, write_end, worker, bounds)
     os.close(write_end)
-    data, stopped, told, probed, status = bytearray(), False, (None, None), False, None
+    _RUNNING.add(pid)  # the worker told to stop (SIGTERM, worker._stop) ends this case's group too
+    data, stopped, told, probed, ended = bytearray(), False, (None, None), False, False
     deadline = hard_limit(task.timeout, started)
     try:
         while True:
@@ -292,7 +271,7 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
                     deadline = hard_limit(task.timeout, started, *told)
                     left = deadline - time.monotonic()
             if left <= 0:
-                os.kill(pid, signal.SIGKILL)
+                kill_case(pid)
                 stopped = True
                 break
             ready, _, _ = select.select([read_end], [], [], min(left, _EXIT_POLL))
@@ -302,15 +281,14 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
                     break
                 data += block
                 continue
-            ended, code = os.waitpid(pid, os.WNOHANG)
-            if ended:  # it ended, yet its pipe is still open: held by a process it started (a pool it left open)
-                status = code
+            if exited(pid):  # it ended, yet its pipe is still open: held by a process it started (a pool it left open)
+                ended = True
                 data += _unread(read_end)
                 break
     finally:
         os.close(read_end)
-        if status is None:
-            _, status = os.waitpid(pid, 0)
+        status = end_case(pid, ended)
+        _RUNNING.discard(pid)
         probed = _BOUNDS.unpack(bounds[:_BOUNDS.size])[1] > 0  # its probe ended: its looks may have begun
         bounds.close()
     entry = case.entry.qualified
@@ -322,12 +300,24 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _ESCAPED and data:
         return skipped_outcome(case, task.seed, f"{entry} raised {bytes(data).decode(errors='replace')}, a "
                                "BaseException that is not an Exception: user code must raise an Exception to fail")
-    return skipped_outcome(case, task.seed, _died(status, entry))
+    return skipped_outcome(case, task.seed, died(status, entry))
 
 
 #: Seconds a worker waits on a case's pipe before it checks whether the case's process has ended (:func:`_forked`):
 #: a process the case started may hold the pipe open after the case's process ended, its outcome written.
 _EXIT_POLL = 1.0
+
+
+def _mark(target: ScanTarget, task: CaseTask) -> None:
+    """Mark, in the scan's folder, that this worker starts the task's case's process: past the scan's bound on the
+    task, a case marked may have begun its looks, one unmarked made no run (:func:`_overdue_outcome`)."""
+    if target.marks is not None:
+        try:
+            with open(os.path.join(target.marks, str(task.position)), "w", encoding="ascii"):
+                pass
+        except OSError as exc:  # unmarked, the case might be taken for one that made no run: it is not run
+            raise MechanismError(f"the worker could not mark that it starts the case ({exc})",
+                                 mechanism=target.label) from None
 
 
 def _unread(pipe: int) -> bytes:
@@ -373,10 +363,15 @@ def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, bac
     case, skipped with the reason; the others go on, on fresh workers. ``on_done(position, outcome)`` is
     called in the scan's process as each case ends (it writes the state file).
     """
+    import shutil
+    import tempfile
+
     from mechanisms.execution.backends import ProcessBackend, make_backend, run_tasks
 
     def give_up(position, exc, attempts):
         case = cases[position]
+        if isinstance(exc, WorkerOverdue):
+            return _overdue_outcome(target, tasks[position], case, exc)
         stuck = _listing_stuck(target, exc)  # a fresh worker's listing: the only hard kill a scan's worker arms
         if stuck is not None or isinstance(exc, ListingTimedOut):  # no run made: a resumed scan audits it again
             return stuck_outcome(case, tasks[position].seed, stuck or str(exc)[:400])
@@ -386,10 +381,28 @@ def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, bac
                                f"{case.entry.qualified} (killed, out of memory, os._exit or a crash in compiled "
                                f"code): {exc}"[:400])
 
+    # A local worker marks each case whose process it starts (_mark): a Ray task may run where this folder is not.
+    marks = tempfile.mkdtemp(prefix="miaudit-scan-") if backend == "local" else None
+    target = dataclasses.replace(target, marks=marks)
+    bound = listing_bound(target.listing_timeout, target.listed_seconds, WORKER_LISTING_TIMEOUTS,
+                          HARD_KILL_GRACE)
+
+    def bound_of(fn, task):  # the scan's own bound on each task (audit.scan.processes)
+        if bound is None:
+            return None
+        if fn is list_in_worker:
+            return bound, _listing_overdue(target, bound)
+        case = most_case_seconds(task.timeout, HARD_KILL_GRACE)
+        return bound + case + HARD_KILL_GRACE, (
+            f"case {task.position + 1} ({task.case_id}): its worker did not end it within "
+            f"{bound + case + HARD_KILL_GRACE:.4g} s ({bound:.4g} s for a fresh "
+            f"worker to start and list the cases, + {case:.4g} s, the most a case's process runs at --timeout "
+            f"{task.timeout:g}, + {HARD_KILL_GRACE:g} s): the worker process was stopped")
+
     # One process per case needs at least one worker process: the local backend's in-process form runs
     # none, so a single worker is a pool of one.
-    pool = ProcessBackend(target, workers) if backend == "local" else make_backend(target, backend, workers,
-                                                                                  ray_address)
+    pool = BoundedPool(ProcessBackend(target, workers) if backend == "local" else
+                       make_backend(target, backend, workers, ray_address), bound_of)
     try:
         listed, = run_tasks(pool, list_in_worker, [None], retries=0,
                             give_up=lambda position, exc, attempts: _listing_given_up(target, exc))
@@ -399,6 +412,27 @@ def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, bac
         return run_tasks(pool, run_case, tasks, retries=0, give_up=give_up, on_done=on_done)
     finally:
         pool.close()
+        if marks is not None:
+            shutil.rmtree(marks, ignore_errors=True)
+
+
+def _listing_overdue(target: ScanTarget, bound: float) -> str:
+    """Why every case is skipped where no worker listed the cases within the scan's ``bound`` on it."""
+    return (f"the worker did not start and list the cases within {bound:.4g} s ({WORKER_LISTING_TIMEOUTS} × "
+            f"(--listing-timeout {target.listing_timeout:g} s + {target.listed_seconds:.3g} s, what the scan's own "
+            f"listing took) + {processes.WORKER_START_SECONDS:g} s to start + {HARD_KILL_GRACE:g} s): stuck as it "
+            "started (the script that called the scan, which each worker imports, or a start-up hook) or as it listed "
+            "(importing the target or its library); the worker process was stopped")
+
+
+def _overdue_outcome(target: ScanTarget, task: CaseTask, case, exc) -> dict:
+    """The outcome of a case whose worker did not end it within the scan's bound (``exc``): to be audited again by a
+    resumed scan where its worker never started its process (no run made: no mark, :func:`_mark`), else kept."""
+    if target.marks is not None and not os.path.exists(os.path.join(target.marks, str(task.position))):
+        return stuck_outcome(case, task.seed, f"{exc.reason}; its case's process had not started (no run made)"[:400])
+    why = ("its case's process had started, so its looks may have begun" if target.marks is not None else
+           "on Ray, whether its case's process had started is not known")
+    return skipped_outcome(case, task.seed, f"{exc.reason}; {why}: a resumed scan keeps this outcome"[:400])
 
 
 def list_in_worker(target: ScanTarget, _task=None, _hard_kill: bool = False) -> int:
@@ -443,7 +477,10 @@ def _given(on_done, position: int, outcome: dict) -> dict:
 
 
 def _listing_given_up(target: ScanTarget, exc) -> str:
-    """The reason every case is skipped where a worker's listing was hard-killed; else :func:`_never_started`."""
+    """The reason every case is skipped where a worker's listing was hard-killed or overdue (:class:`WorkerOverdue`);
+    else :func:`_never_started`."""
+    if isinstance(exc, WorkerOverdue):
+        return exc.reason
     return _listing_stuck(target, exc) or _never_started(0, exc, 1)
 
 
@@ -454,77 +491,3 @@ def _never_started(position, exc, attempts):
         f"the scan's worker process ended before it could run any case ({exc}): a Python script that calls "
         "audit.scan.scan must do so under `if __name__ == \"__main__\":` (each worker process imports the script "
         "that started it), or pass in_process=True", mechanism="scan") from None
-
-
-#: The exit statuses of :func:`import_blocked`'s child: the import ran out of memory, or ended the interpreter
-#: (``sys.exit``, ``KeyboardInterrupt``) as it ran.
-_IMPORT_OUT_OF_MEMORY, _IMPORT_EXITED = 71, 72
-
-
-def _public_submodules(module) -> list:
-    import pkgutil
-
-    path = getattr(module, "__path__", None)
-    return [] if path is None else [m.name for m in pkgutil.iter_modules(path) if not m.name.startswith("_")]
-
-
-def import_blocked(target: str, timeout: float, memory_limit: int | None) -> str | None:
-    """Why a user's ``target`` (a ``FILE.py`` path or a module) cannot be imported into the scan's process, or None.
-
-    The scan imports a user's module (a package: and its public submodules) into its own process to list the
-    cases (:func:`audit.scan.cases.discover`), where no hard kill or ``--memory-limit`` holds: a module that
-    hangs, ends the interpreter (``os._exit``, ``sys.exit``, a crash) or allocates without bound as it is imported
-    would end or stall the whole scan with no report. So it is first imported in a forked child, with its output
-    discarded, at most ``timeout`` seconds (the scan's ``--listing-timeout``) and ``memory_limit`` bytes
-    (:func:`_cap_memory`); where that child fails so, the reason is returned and the scan lists the module as skipped
-    with it. An import that raises an exception returns None: the scan's own import raises it again and lists it
-    (``import error: ...``). Without ``fork`` (Windows) there is no trial: None.
-    """
-    if not hasattr(os, "fork"):  # pragma: no cover - platforms without fork
-        return None
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child (its coverage is not collected)
-        code = 0
-        try:
-            _die_with_worker()
-            quiet = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(quiet, 1)
-            os.dup2(quiet, 2)
-            if memory_limit is not None:
-                _cap_memory(memory_limit)
-            from audit.scan.cases import load_module
-
-            module = load_module(target)
-            for name in _public_submodules(module):  # a package: the scan imports these too (user_profile)
-                try:
-                    importlib.import_module(f"{target}.{name}")
-                except MemoryError:
-                    raise
-                except Exception:  # noqa: BLE001 - listed by the scan's own import
-                    pass
-        except MemoryError:
-            code = _IMPORT_OUT_OF_MEMORY
-        except Exception:  # noqa: BLE001 - the scan's own import raises it again and lists it
-            code = 0
-        except BaseException:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: it would end the scan
-            code = _IMPORT_EXITED
-        finally:
-            os._exit(code)
-    deadline = time.monotonic() + timeout
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() >= deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return f"importing it did not end within {timeout:g} s (the scan's --listing-timeout); it was not imported"
-        time.sleep(0.02)
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
-        return None
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _IMPORT_OUT_OF_MEMORY:
-        return (f"importing it ran out of the memory one case may add (--memory-limit, {memory_limit} bytes); it was "
-                "not imported")
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _IMPORT_EXITED:
-        return "importing it called sys.exit (or raised KeyboardInterrupt); it was not imported"
-    return f"{_died(status, 'its import')}; it was not imported"

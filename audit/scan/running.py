@@ -40,7 +40,11 @@ outcome. Where the cases listed and planned now differ from the first line's (a 
 while planning the split, out of time in one run and not in the other), the first line's K cases are still the
 scan's, each at α/K: one not listed now is skipped (:data:`NOT_LISTED_NOW`), to be audited by a later resume, and one
 listed now that is not among them is skipped taking no share (:data:`NOT_IN_FIRST_RUN`); the target, α, seed, budget,
-ε grid and ``only`` must be the first line's.
+ε grid and ``only`` must be the first line's. A state file written before its rows were marked (its first line
+without :data:`MARKED`) is read from its rows' reasons (:func:`retry_from_reason`): the cases whose reasons say they
+ended out of time or stuck before their first look are audited again, and those killed as stuck whose reasons do not
+say whether their probe had ended are kept (their looks may have begun), counted in ``settings`` (``kept_undecided``)
+and the command's output.
 """
 
 from __future__ import annotations
@@ -150,9 +154,36 @@ def library_version(profile) -> str:
         return "(not installed)"
 
 
+#: The key, set True, of a state file's first line where each of its rows says whether a resume audits the case again
+#: (:data:`RETRY`); a state file without it may predate those marks (:func:`retry_from_reason`).
+MARKED = "retry_marked"
+
+
 def _header(target, alpha, seed, max_runs, epsilons, cases, only=None) -> dict:
     return {"scan": target, "alpha": alpha, "seed": seed, "max_runs": max_runs, "epsilons": list(epsilons),
-            "cases": [c.id for c in cases], **({"only": list(_patterns(only))} if only is not None else {})}
+            "cases": [c.id for c in cases], **({"only": list(_patterns(only))} if only is not None else {}),
+            MARKED: True}
+
+
+def retry_from_reason(outcome: dict) -> bool | None:
+    """Whether a resume audits again the case of ``outcome``, a row of a state file that predates the :data:`RETRY`
+    marks, as far as its reason says (module docstring, "Resume"): True where it ended out of time or stuck before its
+    first look (the build of its call, its probe or its raise check did not return in time, ``hangs or exits: ... did
+    not return within``; its first look predicted too slow; its worker's listing stuck or out of time), None where its
+    process was killed as stuck and the reason does not say whether its probe had ended (its looks may have begun:
+    kept, and the resume says how many), False otherwise (kept)."""
+    reason = outcome.get("reason") or ""
+    if outcome.get("status") != "skipped":
+        return False
+    if (reason.startswith("hangs or exits: ") and " did not return within " in reason) or \
+            reason.startswith("too slow to audit: its first look would end ") or \
+            reason.startswith("the worker's listing of the cases did not list it") or \
+            "in a worker's listing of the cases" in reason:
+        return True
+    if "stuck where --timeout cannot interrupt it: its process was killed" in reason and \
+            "its probe ended at" not in reason:
+        return None
+    return False
 
 
 #: Why a case listed by a resumed scan, but not among its first run's cases, is skipped (module docstring, "Resume").
@@ -165,13 +196,15 @@ NOT_LISTED_NOW = ("not listed when the scan was resumed (see the skipped rows: a
 
 
 def _read_state(path: Path, header: dict) -> tuple:
-    """(the first run's case ids, each case's last outcome) of the state file at ``path``; an error where it is of
-    another scan (its target, α, seed, budget, ε grid or ``only`` differ from ``header``'s)."""
+    """(the first run's case ids, each case's last outcome, whether its rows are marked :data:`RETRY` where a resume
+    audits them again, :data:`MARKED`) of the state file at ``path``; an error where it is of another scan (its
+    target, α, seed, budget, ε grid or ``only`` differ from ``header``'s)."""
     lines = path.read_text(encoding="utf-8").splitlines()
     if not lines:
-        return header["cases"], {}
+        return header["cases"], {}, True
     stored = json.loads(lines[0])
-    if {k: v for k, v in stored.items() if k != "cases"} != {k: v for k, v in header.items() if k != "cases"}:
+    same = lambda line: {k: v for k, v in line.items() if k not in ("cases", MARKED)}  # noqa: E731
+    if same(stored) != same(header):
         raise InputError(f"argument 'resume': the state file {path} is of another scan (its target, α, seed, budget, "
                          "ε grid or --only differ); give another --out or leave out --resume")
     done = {}
@@ -181,7 +214,7 @@ def _read_state(path: Path, header: dict) -> tuple:
         except json.JSONDecodeError:  # a line cut short by the interruption: that case is run again
             continue
         done[outcome["id"]] = outcome
-    return stored["cases"], done
+    return stored["cases"], done, bool(stored.get(MARKED))
 
 
 def _first_run_cases(first: list, listed: list, audited: list) -> tuple:
@@ -339,7 +372,7 @@ def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resum
     started = time.perf_counter()
     blocked = profile = None
     if target not in LIBRARIES:  # a user's module: imported here only where a bounded trial import ends well
-        from audit.scan.isolation import import_blocked
+        from audit.scan.processes import import_blocked
 
         blocked = import_blocked(source_of(target), listing_timeout,
                                  memory_limit_default(1) if in_process else memory_limit)
@@ -354,6 +387,7 @@ def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resum
     given_runs, max_runs = max_runs, max_runs or profile.max_runs or MAX_RUNS
     skipped, cases = list_cases(target, epsilons, profile, listing_timeout) if blocked is None else \
         ([Skipped(profile.modules[0], blocked)], [])
+    listed_seconds = time.perf_counter() - started  # a worker's listing is bounded by a multiple of it (isolation)
     if only is not None:  # K, and each case's α/K, are of the cases kept
         cases, skipped = select_cases(cases, only), [s for s in skipped if _selected(s.what, _patterns(only))]
     listed = cases
@@ -364,11 +398,11 @@ def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resum
     skipped = [{"what": s.what, "reason": s.reason} for s in skipped] + \
         [{"what": case.id, "reason": reason} for case, reason in plan.left_out]
     header = _header(target, alpha, seed, max_runs, epsilons, cases, only)
-    done, ids, later = {}, header["cases"], []
+    done, ids, later, marked = {}, header["cases"], [], True
     if state_file is not None:
         state_file = Path(state_file)
         if resume and state_file.exists():
-            ids, done = _read_state(state_file, header)
+            ids, done, marked = _read_state(state_file, header)
         else:
             state_file.write_text(json.dumps(header) + "\n", encoding="utf-8")
     if ids != header["cases"]:  # the first run's K cases and α/K hold: α was split over them before any run
@@ -377,6 +411,10 @@ def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resum
         skipped = [row for row in skipped if row["what"] not in set(ids)] + \
             [{"what": case.id, "reason": NOT_IN_FIRST_RUN} for case in later]
     retried = {key for key, outcome in done.items() if outcome.get(RETRY)}  # no run made: audited again (docstring)
+    # A state file from before the marks: its rows' reasons say which made no run, or that they cannot tell (kept).
+    read = {} if marked else {key: retry_from_reason(o) for key, o in done.items() if RETRY not in o and key in ids}
+    inferred, undecided = {key for key, v in read.items() if v is True}, sum(v is None for v in read.values())
+    retried |= inferred
     outcomes = [None if key in retried else done.get(key) for key in ids]
     for number, key in enumerate(ids):
         if cases[number] is None and outcomes[number] is None:  # not listed now: skipped, for a later resume
@@ -407,7 +445,7 @@ def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resum
             tasks = [CaseTask(number, cases[number].id, case_alpha, runs_of(cases[number]), timeout,
                               cases[number].seed(seed),
                               memory_limit) for number in todo]
-            run_cases(ScanTarget(f"scan {target}", source_of(target), epsilons, listing_timeout), tasks,
+            run_cases(ScanTarget(f"scan {target}", source_of(target), epsilons, listing_timeout, listed_seconds), tasks,
                       [cases[n] for n in todo],
                       workers=execution.workers, backend=execution.backend, ray_address=execution.ray_address,
                       on_done=lambda position, outcome: finished(todo[position], outcome))
@@ -420,6 +458,8 @@ def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resum
                 **({"entry_max_runs": own_runs} if own_runs else {}),
                 "resumed_cases": sum(key in done and key not in retried for key in ids),
                 "retried_cases": sum(ids[number] in retried for number in todo),
+                **({"retried_from_reasons": sum(ids[number] in inferred for number in todo),
+                    "kept_undecided": undecided} if not marked else {}),
                 **({"listed_on_resume": len(later)} if later else {}),
                 "left_out_of_split": sum(case.id not in set(ids) for case, _ in plan.left_out),
                 **({"only": list(_patterns(only))} if only is not None else {})}

@@ -30,7 +30,7 @@ FAMILIES = (ArrayTool(optional=USER_OPTIONAL), FittedModel(optional=USER_OPTIONA
 def user_profile(target: str, imported: bool = True) -> Profile:
     """The profile of ``target``: a ``FILE.py`` (one module), a module, or a package with its submodules
     whose names do not start with an underscore. ``imported=False``: ``target`` is not imported (its trial
-    import failed, :func:`audit.scan.isolation.import_blocked`), so its profile names it alone."""
+    import failed, :func:`audit.scan.processes.import_blocked`), so its profile names it alone."""
     from estimators.validation import InputError
 
     from audit.scan.profiles import LIBRARIES
