@@ -186,3 +186,70 @@ def test_an_audit_builds_v_once_a_statistic_with_the_json_of_one_built_per_value
     # and a sliced critic's projected outputs. w has (n − 1)·k numbers a run.
     assert sum(once_sizes) < sum(per_value_sizes)
     assert len(per_value_sizes) - len(once_sizes) >= calls
+
+
+@pytest.mark.train
+@pytest.mark.parametrize("slices", [0, 3])
+def test_a_trained_scorer_gets_each_value_free_block_copied_and_projected_once(monkeypatch, small_critic, slices):
+    import torch
+
+    from estimators import resident
+    from estimators.critic_problems import MIProblem, fit_problems
+    from estimators.resident import keep_on_device
+
+    rng = np.random.default_rng(8)
+    pair = differential_privacy(N, K).edges[1]
+    train = rng.normal(size=(300, N, K))
+    g, w = pair.evaluate(train)
+    y = train.sum(axis=(1, 2))[:, None] + rng.normal(size=(300, 1))
+    fitted = fit_problems([MIProblem(g, y, w)], slices=slices, slice_dim=2, rng=np.random.default_rng(1),
+                          objective="dv", config=small_critic, device=torch.device("cpu"))
+    critics = fitted.problems[0]
+    index = critics.terms.start + (1 if slices else 0)
+    cell = SimpleNamespace(record=1, pair=pair, others="records", prior=None, missing=False)
+    candidate = SimpleNamespace(cell=cell, kind="slices" if slices else "full", index=index, critics=critics)
+    fits = SimpleNamespace(fit=lambda kind: fitted.fit)
+    dbs, outputs = rng.normal(size=(RUNS, N, K)), rng.normal(size=(RUNS, 1))
+    values = (np.full(K, 1.5), np.full(K, -0.5))
+    projected = []
+    if slices:
+        project = Slicing.project
+        monkeypatch.setattr(Slicing, "project", lambda self, name, *rest: projected.append(name) or project(
+            self, name, *rest))
+    monkeypatch.setattr(resident, "on_device", lambda device: True)  # the store read on the CPU, as on a GPU
+    sizes = []
+    COPY_LISTENERS.append(lambda device, nbytes: sizes.append(nbytes))
+    try:
+        with keep_on_device():
+            once = event_candidates.critic_statistic(candidate, fits)(*values, dbs, outputs)
+        once_sizes, once_projected, sizes[:], projected[:] = list(sizes), list(projected), [], []
+        with keep_on_device():
+            per_value = _per_value_statistic(candidate, fits)(*values, dbs, outputs)
+    finally:
+        COPY_LISTENERS.pop()
+    np.testing.assert_array_equal(once, per_value)
+    # u (K columns, or its projection on K = 2), y's block (one column: a projection keeps min(slice_dim, 1)) and
+    # w's ((n − 1)·k columns, or its projection on 2).
+    u_bytes, y_bytes, w_bytes = 8 * RUNS * K, 8 * RUNS, 8 * RUNS * (2 if slices else (N - 1) * K)
+    assert sorted(once_sizes) == sorted([u_bytes, u_bytes, y_bytes, w_bytes])
+    # Built per value: w's block each time, and y's projection (the outputs themselves, unsliced, the same array).
+    assert sorted(sizes) == sorted([u_bytes, u_bytes, y_bytes, w_bytes, w_bytes] + [y_bytes] * (slices > 0))
+    if slices:  # x at each value; y and z once a call, against once a value each
+        assert sorted(once_projected) == ["x", "x", "y", "z"]
+        assert sorted(projected) == ["x", "x", "y", "y", "z", "z"]
+    # The scores from the critic's inputs built here: the statistic's own arrays are those per value.
+    scorer = fitted.fit.scorer
+    expected = []
+    for value in values:
+        batch = dbs.copy()
+        batch[:, 1] = value
+        g_v, w_v = np.array(batch[:, 1, :]), np.delete(batch, 1, axis=1).reshape(RUNS, -1)
+        if slices:  # each variable times 2^e (exact), then its slice's frame
+            s = index - critics.terms.start
+            frames, exponents = critics.slicing.frames, critics.slicing.exponents
+            u, vy, vz = (np.ldexp(a, exponents[n]) @ frames[n][s] for n, a in (("x", g_v), ("y", outputs), ("z", w_v)))
+            v = np.concatenate([vy, vz], axis=1)
+        else:
+            u, v = g_v, np.concatenate([outputs, w_v], axis=1)
+        expected.append(scorer(index, u, v))
+    np.testing.assert_array_equal(once, expected[0] - expected[1])
