@@ -337,6 +337,13 @@ class _OtherRecords:
         return np.delete(dbs, self.index, axis=1).reshape(dbs.shape[0], -1)
 
 
+def leaves_out_record(function, record) -> bool:
+    """Whether the secret function ``function`` is DP's public part of ``record``, the other records
+    (:func:`differential_privacy`): its values hold none of that record's, the same bits whatever value it takes."""
+    return (isinstance(function, SecretFunction) and isinstance(function.function, _OtherRecords)
+            and function.function.index == record)
+
+
 @dataclass(frozen=True)
 class _ColumnStatistic:
     index: int

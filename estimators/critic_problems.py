@@ -106,14 +106,18 @@ class ProblemCritics:
         return u, (blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=1))
 
     def feature_blocks(self, x, y, z, index: int) -> tuple[np.ndarray, tuple]:
-        """:meth:`features` with v as its column blocks (v is them side by side): unsliced, ``y`` itself and ``z``,
-        so that a scorer copies ``y`` to its device once for every u it is scored at
-        (:func:`estimators.resident.device_columns`)."""
-        if self.slicing is None:
-            return x, ((y,) if z is None else (y, z))
-        s = index - self.terms.start
-        u, vy = self.slicing.project("x", x, s), self.slicing.project("y", y, s)
-        return u, ((vy,) if z is None else (vy, self.slicing.project("z", z, s)))
+        """:meth:`features` with v as its column blocks (v is them side by side): :meth:`block` of ``y`` and of
+        ``z``. A caller that scores the same ``y`` (or ``z``) at several x builds its block once and passes that
+        same array each time, so that a scorer copies it to its device once (:func:`estimators.resident.device_columns`;
+        ``audit.search.event_candidates.critic_statistic``)."""
+        return self.block("x", x, index), tuple(self.block(name, values, index)
+                                                for name, values in (("y", y), ("z", z)) if values is not None)
+
+    def block(self, name: str, values, index: int) -> np.ndarray:
+        """Critic ``index``'s input block of the variable ``name`` (``"x"``, ``"y"`` or ``"z"``): ``values``
+        themselves unsliced, their projection onto the slice's frame sliced (:meth:`Slicing.project`: n × k, an
+        n × d by d × k product)."""
+        return values if self.slicing is None else self.slicing.project(name, values, index - self.terms.start)
 
 
 @dataclass(frozen=True)

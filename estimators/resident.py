@@ -17,6 +17,13 @@ is never mistaken for a later array's. Blocks are taken as the runs they hold, n
 :class:`audit.statistics.arithmetic.RoundedOutputs` takes them). At most :data:`RESIDENT_BYTES` are kept at once;
 a block past that is copied at each use, as without a store. The store lives in ``estimators`` so that the scorer
 reads it; the audit enters it (:func:`audit.engine._run_audit`, the bit statistics and the classifier critics' folds).
+
+The store entered is a context variable. A thread started plainly has an empty context: an audit run on one (a
+stage that ``experiments.stage_pipeline`` computes in its thread pool) enters a store of its own, and so do the
+float-bit statistics fitted there. A bounded user call runs on a daemon thread with a copy of its caller's context
+(:func:`mechanisms.calls.user_call.run_on_daemon_thread`) and reads the caller's store while the caller waits. The
+other threads copy no output blocks (TorchDPSGD's pilot trainings of the last-iterate search and the one-run stage
+copy databases, new arrays at each call; the GPU sampler, the watchdog read none).
 """
 
 from __future__ import annotations

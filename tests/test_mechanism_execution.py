@@ -228,7 +228,7 @@ def test_memory_check_counts_the_event_tests_scoring_through_a_records_critic():
         ((runs, d), f64), ((runs, d), f64), ((runs,), f64),  # the second's
         ((runs, n, k), f64),                                 # the scored copy with the record set
         ((runs, (n - 1) * k), f64),                          # the other records (check_batch_output's copy)
-        (v, f64), (v, f64),                                  # v concatenated, and zero-padded
+        (v, f64),                                            # v's blocks side by side, zero-padded: one array
         (v, f64), (v, np.dtype(np.float32).itemsize),      # critic_inputs' float64 temporary and float32 inputs
     ]
     counted = sum(int(np.prod(shape)) * size for shape, size in arrays)

@@ -318,3 +318,30 @@ def test_on_the_cpu_the_scorer_reads_its_outputs_memory_and_keeps_no_copy():
     zeroed = pad_columns(outputs[:, :6], 7)
     np.testing.assert_array_equal(scorer(0, values[1], (outputs[:, :4], outputs[:, 4:6])), scorer(0, values[1], zeroed))
     np.testing.assert_array_equal(scorer(0, values[1], (outputs[:, :3], outputs[:, 3:])), expected[1])
+
+
+@pytest.mark.train
+def test_an_audit_on_another_thread_enters_a_store_of_its_own_with_the_same_copies(device_routes):
+    # experiments.stage_pipeline runs stages in a thread pool, whose threads start with no store (a context
+    # variable: a new thread's context is empty); the audit enters one of its own there (audit.engine._run_audit).
+    from concurrent.futures import ThreadPoolExecutor
+
+    with copied_bytes() as here:
+        main = _laplace_audit("neural")
+    with copied_bytes() as there, ThreadPoolExecutor(1) as threads:
+        assert threads.submit(resident._STORE.get).result() is None  # the pool's thread sees no store of ours
+        other = threads.submit(_laplace_audit, "neural").result()
+    with monkeypatch_store_off(), copied_bytes() as streamed:
+        _laplace_audit("neural")
+    assert _timeless_json(other) == _timeless_json(main)
+    assert sorted(there) == sorted(here) and sum(there) < sum(streamed)  # the store's copies, not the chunked ones
+
+
+def test_a_user_call_thread_sees_the_callers_store():
+    # mechanisms.calls.user_call runs a bounded user call on a daemon thread with a copy of the caller's context:
+    # a mechanism that reads outputs through the helpers there reads the audit's store.
+    from mechanisms.calls.user_call import run_on_daemon_thread
+
+    with keep_on_device() as store:
+        seen, error, timed_out = run_on_daemon_thread(resident._STORE.get, 10.0, "test-call")
+    assert seen is store and error is None and not timed_out

@@ -27,7 +27,7 @@ from audit.statistics.counting import COUNTING_STATISTICS
 from audit.statistics.support import SUPPORT_STATISTICS, SupportLogRatio
 from audit.statistics.pair_candidates import (EARLY_LOOK_SELECTION_RUNS, MIN_SELECTION_RUNS, PairCandidate, draws_of_first,
                                               held_out_scores, neighbouring_pair_of, value_pairs)
-from audit.statistics.secret_critics import secret_values
+from audit.statistics.secret_critics import public_fixed, secret_values
 from audit.search.pair_probe import left_out, probe_rng, refused_pairs
 from audit.search.prior_search import structured_pairs
 
@@ -251,19 +251,28 @@ def critic_statistic(candidate, fits):
     record = cell.record
     width_u = scorer.input_widths(index)[0]
 
-    def scores(value, dbs, outputs):
+    critics, fixed = candidate.critics, public_fixed(cell.pair, record, cell.others, cell.prior)
+
+    def scores(value, dbs, blocks):
         # T(value, y, rest) on each row. The database copy and the critic's inputs are this call's own: they are
         # freed when it returns, before the other value's are built, so one value's arrays are alive at a time
         # (the event scoring that mechanisms.execution.memory.audit_memory_parts counts), not two.
         batch = dbs.copy()
         batch[:, record] = value
-        g, w = secret_values(cell.pair, record, batch, cell.others, cell.prior, cell.missing)
-        # v as its column blocks, the outputs one of them unsliced: the scorer keeps their device copy while they
-        # live, for both values (estimators.resident.device_columns), and pads v with zero columns to its width.
-        u, v = candidate.critics.feature_blocks(g, outputs, w, index)
-        return scorer(index, pad_columns(u, width_u), v)
+        g, w = secret_values(cell.pair, record, batch, cell.others, cell.prior, cell.missing, public=not fixed)
+        # v as its column blocks (padded with zero columns to its width by the scorer); w's where it depends on
+        # the value, built here.
+        v = blocks if w is None else blocks + (critics.block("z", w, index),)
+        return scorer(index, pad_columns(critics.block("x", g, index), width_u), v)
 
     def statistic(first, second, dbs, outputs):
-        first_scores = scores(first, dbs, outputs)
-        return first_scores - scores(second, dbs, outputs)
+        # v's blocks that do not depend on the value, the outputs' and w's where it is the other records
+        # (public_fixed), built once: the same arrays for both values, so the scorer copies them to its device
+        # once (estimators.resident.device_columns) and a sliced critic projects them once.
+        blocks = (critics.block("y", outputs, index),)
+        if fixed:
+            blocks += (critics.block("z", secret_values(cell.pair, record, dbs, cell.others, cell.prior,
+                                                        cell.missing)[1], index),)
+        first_scores = scores(first, dbs, blocks)
+        return first_scores - scores(second, dbs, blocks)
     return statistic

@@ -24,12 +24,13 @@ MAX_STRATA = 8
 
 
 
-def secret_values(pair, record, dbs, others: str = "records", prior=None, missing: bool = False):
+def secret_values(pair, record, dbs, others: str = "records", prior=None, missing: bool = False,
+                  public: bool = True):
     """``(g, w)`` of a secret on ``dbs``; with ``others="sums"`` a record's w is the column sums of the other
     records, Σ_{j≠i} X(j, ·), k numbers instead of (n − 1)·k; under a ``prior`` whose records switch together
-    (:class:`~mechanisms.inputs.relation.GroupPairPrior`, a user-level relation's pair) w is None. With
-    ``missing`` (an audit that allows NaN) the records of a DP secret are read through
-    :func:`with_missing_indicators` first.
+    (:class:`~mechanisms.inputs.relation.GroupPairPrior`, a user-level relation's pair) w is None, and so it is
+    where not ``public`` (a caller that has w already: :func:`public_fixed`). With ``missing`` (an audit that
+    allows NaN) the records of a DP secret are read through :func:`with_missing_indicators` first.
 
     Under such a prior the records outside the group are fixed and the group's other records move with
     X_i: the secret is the pair B (which database was drawn), X_i is its label, and conditioning on them
@@ -53,10 +54,23 @@ def secret_values(pair, record, dbs, others: str = "records", prior=None, missin
         return pair.g(dbs), None
     if record is not None and missing:
         dbs = with_missing_indicators(dbs)
+    if not public:
+        return pair.g(dbs), None
     if others == "sums" and record is not None:
         dbs = np.asarray(dbs, dtype=float)
         return pair.g(dbs), dbs.sum(axis=1) - dbs[:, record, :]
     return pair.evaluate(dbs)
+
+
+def public_fixed(pair, record, others: str = "records", prior=None) -> bool:
+    """Whether w of :func:`secret_values` is the same, bit for bit, whatever value ``record`` takes: DP's other
+    records (:func:`audit.frameworks.leaves_out_record`; read through :func:`with_missing_indicators` or not,
+    record by record either way). The sums Σ_{j≠i} X(j, ·) are not: they are taken as all rows' sum less X(i, ·),
+    whose rounding depends on X(i, ·); nor a user's w, which may read any record."""
+    from audit.frameworks import leaves_out_record
+
+    return (record is not None and others == "records" and not isinstance(prior, GroupPairPrior)
+            and leaves_out_record(pair.w, record))
 
 
 def with_missing_indicators(values) -> np.ndarray:

@@ -38,16 +38,17 @@ def audit_memory_parts(samples: int, shape: tuple, priors: int, *, event_runs: i
       the other records: (n − 1)·k, or k column sums), scoring one input's runs through it (``audit.engine``'s
       event statistic), per run, at its largest (inside :func:`estimators.standardization.critic_inputs`): the copy of
       the database with the record set (n·k numbers), the other records (``check_batch_output``'s float64
-      copy), the critic's second input v = (output, other records) counted twice (as v and a zero-padded
-      copy; the scorer joins v's blocks straight into the padded array, so this counts one v more than it
-      holds: it errs safe), and what v's
-      standardization holds at once (:data:`CRITIC_INPUT_BYTES` a value: a float64 temporary and the float32
-      inputs).
+      copy, built once for both values of the record: :func:`audit.statistics.secret_critics.public_fixed`), the
+      critic's second input v = (output, other records) once (the scorer puts v's blocks side by side, zero-padded,
+      in one array: :func:`estimators.resident.device_columns`; on a GPU that array is on the device and the host
+      holds the page-locked copies its blocks are sent from, v's size again at most; the audit's sliced critics
+      read one-dimensional projections, a column each), and what v's standardization holds at once
+      (:data:`CRITIC_INPUT_BYTES` a value: a float64 temporary and the float32 inputs).
 
     Measured peak RSS above the interpreter with torch loaded (``resource.getrusage``; an MI-DP audit of
     ``--prior builtin:bernoulli --n N --records 0 --samples 400``, 100 critic steps, glibc's mmap threshold fixed
     so that freed arrays leave the RSS; 2-core machine) against these parts with the critics' (predicted): N =
-    5,000: 244 MiB (145 MiB); N = 10,000: 400 MiB (290 MiB); N = 20,000: 711 MiB (580 MiB). Without the event
+    5,000: 244 MiB (130 MiB); N = 10,000: 400 MiB (259 MiB); N = 20,000: 711 MiB (519 MiB). Without the event
     test's scoring and second input the check predicted 80, 159 and 318 MiB: the event test, not the critic's
     training, is the peak. The remaining 99, 110 and 131 MiB are the torch runtime's code and thread buffers
     (about 90 MiB, which no array shape gives) and arrays this count does not see (a lower bound, as said).
@@ -64,8 +65,7 @@ def audit_memory_parts(samples: int, shape: tuple, priors: int, *, event_runs: i
         "databases": 2 * priors * samples * database,
         "outputs": 2 * priors * samples * output,
         "event runs": 2 * event_runs * (database + 2 * output + FLOAT_BYTES),
-        "event scoring": scored * (database + others * FLOAT_BYTES
-                                   + critic_values * (2 * FLOAT_BYTES + CRITIC_INPUT_BYTES)),
+        "event scoring": scored * (database + others * FLOAT_BYTES + critic_values * (FLOAT_BYTES + CRITIC_INPUT_BYTES)),
     }
 
 
