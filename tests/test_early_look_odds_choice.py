@@ -161,6 +161,11 @@ def test_the_risk_counts_an_uneven_prior_and_the_selection_floor():
     assert early.odds_choice_risk(claim, level, 23, second_share=0.3) == pytest.approx(uneven, abs=1e-12)
     assert uneven > RISK and not early.early_look_refutes(claim, level, 23, True, second_shares=(0.5, 0.3))
     assert early.early_look_refutes(claim, level, 23, True) and not early.early_look_refutes(claim, level, 23, False)
+    # With stop_above the likeliest split comes first: at 18 runs the even split already picks the pair, and the sum
+    # stops there, at its probability C(40, 20)/2⁴⁰.
+    level = 0.05 * ((SAMPLES + 2 * 18) / 6000) ** 2
+    assert early.odds_choice_risk(claim, level, 18, stop_above=RISK) == pytest.approx(stats.binom.pmf(20, SAMPLES, 0.5),
+                                                                                     abs=1e-12)
 
 
 def test_the_odds_count_holds_at_levels_so_small_that_its_bound_is_zero():

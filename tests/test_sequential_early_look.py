@@ -108,7 +108,10 @@ def test_the_early_look_alone_at_level_alpha_keeps_its_type_one_error_at_the_bou
             look = replace(spec, samples=head.samples, event_runs=head.event_runs, alpha=ALPHA)
             runner.cache.start_look()
             refuted += _run_audit(look, runner, early=True).refuted
-    assert refuted <= stats.binom.ppf(0.999, audits, ALPHA)
+    bound = int(stats.binom.ppf(0.999, audits, ALPHA))
+    print(f"{refuted} of {audits} early looks ({head.event_runs} runs per input) refuted at α = {ALPHA} "
+          f"(bound {bound})")
+    assert refuted <= bound
 
 
 def _laplace_sum(dbs, rng):

@@ -161,7 +161,8 @@ def early_look_refutes(claim, alpha: float, runs: int, ratio_certificates: bool 
         return True
     if not ratio_certificates or runs < 2 or not _odds_refutes_with_one_miss(claim.pure_epsilon, alpha, runs):
         return False
-    return max(odds_choice_risk(claim, alpha, runs, share) for share in second_shares) <= ODDS_CHOICE_RISK
+    return all(odds_choice_risk(claim, alpha, runs, share, stop_above=ODDS_CHOICE_RISK) <= ODDS_CHOICE_RISK
+               for share in second_shares)
 
 
 def _odds_refutes_with_one_miss(epsilon: float, alpha: float, runs: int) -> bool:
@@ -184,8 +185,8 @@ def _log_comb(n: int, k: int) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def odds_choice_risk(claim, alpha: float, runs: int, second_share: float = 0.5,
-                     samples: int = EARLY_LOOK_SAMPLES) -> float:
+def odds_choice_risk(claim, alpha: float, runs: int, second_share: float = 0.5, samples: int = EARLY_LOOK_SAMPLES,
+                     stop_above: float | None = None) -> float:
     """The probability that an early look's event test does not certify a deterministic difference by the odds ratio.
 
     The look's MI sample draws ``samples`` times from a two-point prior that gives the second database probability
@@ -198,16 +199,23 @@ def odds_choice_risk(claim, alpha: float, runs: int, second_share: float = 0.5,
     summed exactly over the binomial law of x: the splits at which the choice is not the odds ratio, and those where
     either input has fewer than :data:`audit.statistics.pair_candidates.EARLY_LOOK_SELECTION_RUNS` draws (no event
     is chosen on held-out scores there), count against it. A rate ratio counts too: its Poisson numbers of runs make
-    its one-miss refutation a matter of chance.
+    its one-miss refutation a matter of chance. With ``stop_above`` the splits are taken likeliest first and the sum
+    stops once it exceeds ``stop_above`` (the result is then a part of the sum, above ``stop_above``): where the even
+    split already picks the pair, one choice decides.
     """
     from audit.search.event_choice import choose_event  # SciPy, loaded only when a look is planned
     from audit.search.event_search import choice_settings
 
     settings = choice_settings(runs, alpha, 0.0, claim)
     first = 1.0 - second_share
-    against = [math.comb(samples, x) * first ** x * second_share ** (samples - x) for x in range(samples + 1)
-               if min(x, samples - x) < EARLY_LOOK_SELECTION_RUNS
-               or choose_event(np.ones(x), np.zeros(samples - x), **settings).certificate != "odds-ratio"]
+    weights = {x: math.comb(samples, x) * first ** x * second_share ** (samples - x) for x in range(samples + 1)}
+    against = []
+    for x in sorted(weights, key=lambda x: -weights[x]):
+        if min(x, samples - x) < EARLY_LOOK_SELECTION_RUNS or choose_event(
+                np.ones(x), np.zeros(samples - x), **settings).certificate != "odds-ratio":
+            against.append(weights[x])
+            if stop_above is not None and math.fsum(against) > stop_above:
+                break
     return min(1.0, math.fsum(against))
 
 
