@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import audit.gating.early_look as early
-from test_sequential_early_look import _one_miss_refutes  # Clopper–Pearson from the Beta quantiles
+from test_early_look_odds_choice import expected_early_runs  # the pair or the odds ratio, computed there
 from audit.certificates.claim_tests import smallest_certifying_runs
 from audit.spec import AuditSpec
 from mechanisms.claims.parsing import parse_claim
@@ -58,10 +58,10 @@ def test_the_early_look_counts_the_ratio_certificates_where_its_event_test_may_u
 @pytest.mark.parametrize("epsilon, last", [(0.5, 6000), (1.0, 6000), (1.0, 60_000)])
 def test_the_early_looks_size_is_the_one_miss_rules_with_the_ratio_floor(epsilon, last):
     # The look of 40 draws and c runs per input (40 + 2c runs) at α·(runs/last)²: the fewest c whose one-miss pair
-    # refutes; the ratio floor (4 at most, above) lies far below it and changes nothing.
-    level = lambda c: ALPHA * ((40 + 2 * c) / last) ** 2  # noqa: E731
-    runs = next(c for c in range(2, 81) if _one_miss_refutes(epsilon, level(c), c))
-    assert runs > smallest_certifying_runs(level(runs))
+    # refutes (by the pair, or by the odds ratio where the choice picks it, early_look_refutes); the ratio floor
+    # (4 at most, above) lies far below it and changes nothing.
+    runs, level = expected_early_runs(epsilon, ALPHA, last)
+    assert runs > smallest_certifying_runs(level, ratio_certificates=True)
     look = early.early_look(_spec(f"dp:{epsilon}"), lambda r: ALPHA * (r / last) ** 2, last, float_runs=False)
     assert look[:2] == (40, runs) and look[3] == 40 + 2 * runs
-    assert look[2] == pytest.approx(level(runs), rel=1e-12)
+    assert look[2] == pytest.approx(level, rel=1e-12)

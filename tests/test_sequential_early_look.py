@@ -16,6 +16,7 @@ from experiments.audit_power import catalog_spec
 from mechanisms.catalog import get_entry
 from mechanisms.claims.parsing import parse_claim
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from test_early_look_odds_choice import expected_early_runs
 
 ALPHA, MAX_RUNS, SAMPLES = 0.05, 60_000, 40  # the early look's MI sample: 40 draws of the one two-point prior
 
@@ -32,23 +33,12 @@ def _spec(claim: str, seed: int = 0) -> AuditSpec:
                      seed=seed)
 
 
-def _one_miss_refutes(epsilon: float, alpha: float, runs: int) -> bool:
-    """Pure ε-DP against the pair of runs − 1 hits of ``runs`` and 0 hits of ``runs``: Clopper–Pearson bounds from
-    the Beta quantiles (Clopper and Pearson 1934), α/2 each, checked on the event and on its complement
-    (Dwork and Roth 2014, Definition 2.4)."""
-    lower = stats.beta.ppf(alpha / 2, runs - 1, 2)  # k = n − 1: the α/2 quantile of Beta(k, n − k + 1)
-    upper = stats.beta.ppf(1 - alpha / 2, 1, runs)  # k = 0: the 1 − α/2 quantile of Beta(1, n)
-    return lower > math.exp(epsilon) * upper or (1 - upper) > math.exp(epsilon) * (1 - lower)
-
-
 def _expected_early_look(epsilon: float, last_runs: int):
     """(event runs, level) of the early look by its rule: the fewest certification runs c whose look of 40 + 2c
-    runs, at α·t² with t = (40 + 2c) / last_runs, refutes on a pair with one miss; None above 100 runs per input."""
-    for runs in range(2, 81):  # 40 + 2c ≤ 200: at most 100 runs per input
-        level = ALPHA * ((SAMPLES + 2 * runs) / last_runs) ** 2
-        if _one_miss_refutes(epsilon, level, runs):
-            return runs, level
-    return None
+    runs, at α·t² with t = (40 + 2c) / last_runs, refutes on a pair with one miss (by the Clopper–Pearson pair, or by
+    the odds ratio where the event test's choice picks it: computed in ``test_early_look_odds_choice``); None above
+    100 runs per input."""
+    return expected_early_runs(epsilon, ALPHA, last_runs)
 
 
 def test_a_deterministic_difference_is_refuted_at_the_early_look_within_100_runs_per_input():
@@ -87,8 +77,8 @@ def test_a_claim_of_large_epsilon_gets_no_early_look_and_is_refuted_at_a_later_l
 
 
 def test_a_budget_so_large_that_the_early_level_needs_more_than_100_runs_per_input_plans_none():
-    spec = _spec("dp:1")
-    assert _expected_early_look(1.0, 10**9) is None
+    spec = _spec("dp:1.5")
+    assert _expected_early_look(1.5, 10**9) is None
     assert not look_schedule(spec, 10**9, float_runs=False)[0].early
 
 
@@ -118,7 +108,10 @@ def test_the_early_look_alone_at_level_alpha_keeps_its_type_one_error_at_the_bou
             look = replace(spec, samples=head.samples, event_runs=head.event_runs, alpha=ALPHA)
             runner.cache.start_look()
             refuted += _run_audit(look, runner, early=True).refuted
-    assert refuted <= stats.binom.ppf(0.999, audits, ALPHA)
+    bound = int(stats.binom.ppf(0.999, audits, ALPHA))
+    print(f"{refuted} of {audits} early looks ({head.event_runs} runs per input) refuted at α = {ALPHA} "
+          f"(bound {bound})")
+    assert refuted <= bound
 
 
 def _laplace_sum(dbs, rng):
