@@ -475,13 +475,34 @@ class RayBackend:
     def restart(self):
         pass  # Ray replaces dead workers itself
 
+    def cancel_task(self, future: Future) -> bool:
+        """Cancel the one task whose future :meth:`submit` returned, ending the Ray worker process that runs it
+        (``force``), and forget it: its outcome is never taken. The other tasks run on.
+
+        Parameters
+        ----------
+        future : Future
+            A future :meth:`submit` returned whose outcome has not been taken (:meth:`outcome`).
+
+        Returns
+        -------
+        bool
+            Whether Ray was asked to cancel it: False where the backend holds no such task (its outcome taken, the
+            backend cancelled or closed), or where Ray refused (a task that ended meanwhile cannot be cancelled).
+        """
+        ref = self._refs.pop(future, None)
+        self._reports.done(future)
+        if ref is None:
+            return False
+        try:
+            self._ray.cancel(ref, force=True)
+        except Exception:  # noqa: BLE001 - a task that already finished cannot be cancelled
+            return False
+        return True
+
     def cancel(self):
-        for ref in list(self._refs.values()):
-            try:
-                self._ray.cancel(ref, force=True)
-            except Exception:  # noqa: BLE001 - a task that already finished cannot be cancelled
-                pass
-        self._refs.clear()
+        for future in list(self._refs):
+            self.cancel_task(future)
         self._reports.forget()
 
     def close(self):
