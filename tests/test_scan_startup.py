@@ -293,3 +293,66 @@ def test_a_bounded_pool_on_ray_cancels_the_overdue_task_alone():
     results = run_tasks(bounded, len, ["a"], retries=0, give_up=lambda position, exc, attempts: exc.reason)
     assert results == ["task a overdue"] and pool.restarts == 0
     assert pool.cancelled == [pool.sent[0][1]]  # the backend's own future of that task
+
+
+#: A task for a Ray worker: it writes its process's id to the file ``task`` names, then sleeps where that name says so.
+RAY_TASKS = '''
+import os
+import time
+
+
+def note_then_sleep(reference, task, hard_kill=False):
+    with open(task + ".part", "w", encoding="ascii") as handle:
+        handle.write(str(os.getpid()))
+    os.replace(task + ".part", task)
+    time.sleep(3600 if task.endswith("slow") else 0)
+    return os.getpid()
+'''
+
+#: Seconds the test waits, at most, for a Ray worker to start a task or to be gone (a loaded machine; not a margin).
+RAY_PATIENCE = 300.0
+
+
+@pytest.mark.integration
+@pytest.mark.ray
+def test_a_ray_task_cancelled_alone_ends_its_worker_and_the_backend_runs_on(tmp_path, plant):
+    pytest.importorskip("ray")
+    import importlib
+    import time
+
+    from mechanisms.execution.backends import RayBackend
+
+    plant("ray_cancel_tasks", RAY_TASKS)  # on sys.path before Ray starts: its workers import it from there
+    note_then_sleep = importlib.import_module("ray_cancel_tasks").note_then_sleep
+    backend = RayBackend(isolation.ScanTarget("scan", "ray_cancel_tasks", (1.0,)), None, 2)
+    try:
+        slow = backend.submit(note_then_sleep, str(tmp_path / "slow"))
+        waited = time.monotonic() + RAY_PATIENCE
+        while not (tmp_path / "slow").exists() and time.monotonic() < waited:
+            time.sleep(0.1)
+        pid = int((tmp_path / "slow").read_text(encoding="ascii"))
+        assert backend.cancel_task(slow) is True
+        assert backend.cancel_task(slow) is False  # forgotten
+        waited = time.monotonic() + RAY_PATIENCE
+        while _running(pid) and time.monotonic() < waited:
+            time.sleep(0.1)
+        assert not _running(pid), "the cancelled task's Ray worker process still runs"
+        quick = backend.submit(note_then_sleep, str(tmp_path / "quick"))
+        assert backend.outcome(quick) == int((tmp_path / "quick").read_text(encoding="ascii"))
+    finally:
+        backend.close()
+
+
+def _running(pid: int) -> bool:
+    """Whether the process ``pid`` runs (not ended, nor a zombie waiting for its reaper)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
