@@ -476,29 +476,17 @@ class RayBackend:
         pass  # Ray replaces dead workers itself
 
     def cancel_task(self, future: Future) -> bool:
-        """Cancel the one task whose future :meth:`submit` returned, ending the Ray worker process that runs it
-        (``force``), and forget it: its outcome is never taken. The other tasks run on.
-
-        Parameters
-        ----------
-        future : Future
-            A future :meth:`submit` returned whose outcome has not been taken (:meth:`outcome`).
-
-        Returns
-        -------
-        bool
-            Whether Ray was asked to cancel it: False where the backend holds no such task (its outcome taken, the
-            backend cancelled or closed), or where Ray refused (a task that ended meanwhile cannot be cancelled).
-        """
+        """Cancel the one task of ``future`` (:meth:`submit`'s; its outcome is never taken), ending the Ray worker
+        process that runs it (``force``), and forget it: the other tasks run on. Whether Ray was asked to: False where
+        the backend holds no such task (its outcome taken, all cancelled) or Ray refused (a task that had ended)."""
         ref = self._refs.pop(future, None)
         self._reports.done(future)
-        if ref is None:
-            return False
         try:
-            self._ray.cancel(ref, force=True)
+            if ref is not None:
+                self._ray.cancel(ref, force=True)
         except Exception:  # noqa: BLE001 - a task that already finished cannot be cancelled
             return False
-        return True
+        return ref is not None
 
     def cancel(self):
         for future in list(self._refs):
