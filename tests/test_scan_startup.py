@@ -309,7 +309,7 @@ def note_then_sleep(reference, task, hard_kill=False):
     return os.getpid()
 '''
 
-#: Seconds the test waits, at most, for a Ray worker to start a task or to be gone (a loaded machine; not a margin).
+#: Seconds the test waits, at most, for a Ray worker to start a task (a loaded machine; not a margin).
 RAY_PATIENCE = 300.0
 
 
@@ -319,6 +319,8 @@ def test_a_ray_task_cancelled_alone_ends_its_worker_and_the_backend_runs_on(tmp_
     pytest.importorskip("ray")
     import importlib
     import time
+
+    from test_scan_leftovers import ended
 
     from mechanisms.execution.backends import RayBackend
 
@@ -333,26 +335,8 @@ def test_a_ray_task_cancelled_alone_ends_its_worker_and_the_backend_runs_on(tmp_
         pid = int((tmp_path / "slow").read_text(encoding="ascii"))
         assert backend.cancel_task(slow) is True
         assert backend.cancel_task(slow) is False  # forgotten
-        waited = time.monotonic() + RAY_PATIENCE
-        while _running(pid) and time.monotonic() < waited:
-            time.sleep(0.1)
-        assert not _running(pid), "the cancelled task's Ray worker process still runs"
+        assert ended(pid), "the cancelled task's Ray worker process still runs"
         quick = backend.submit(note_then_sleep, str(tmp_path / "quick"))
         assert backend.outcome(quick) == int((tmp_path / "quick").read_text(encoding="ascii"))
     finally:
         backend.close()
-
-
-def _running(pid: int) -> bool:
-    """Whether the process ``pid`` runs (not ended, nor a zombie waiting for its reaper)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-    except OSError:  # no /proc
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True

