@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from collections import deque
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
@@ -476,16 +476,13 @@ class RayBackend:
         pass  # Ray replaces dead workers itself
 
     def cancel_task(self, future: Future) -> bool:
-        """Cancel the one task of ``future`` (:meth:`submit`'s; its outcome is never taken), ending the Ray worker
-        process that runs it (``force``), and forget it: the other tasks run on. Whether Ray was asked to: False where
-        the backend holds no such task (its outcome taken, all cancelled) or Ray refused (a task that had ended)."""
+        """Cancel ``future``'s task alone (:meth:`submit`'s; its outcome is never taken), ending the Ray worker process
+        that runs it (``force``), and forget it; whether the backend held it (a task that had ended is left alone)."""
         ref = self._refs.pop(future, None)
         self._reports.done(future)
-        try:
-            if ref is not None:
+        if ref is not None:
+            with suppress(Exception):  # a task that already finished cannot be cancelled
                 self._ray.cancel(ref, force=True)
-        except Exception:  # noqa: BLE001 - a task that already finished cannot be cancelled
-            return False
         return ref is not None
 
     def cancel(self):
