@@ -68,6 +68,14 @@ def plant(tmp_path, monkeypatch):
     return planted
 
 
+@pytest.fixture
+def planted_on_path(monkeypatch):
+    """Put the tests' folder on ``sys.path`` for the test, so that the planted-bug library (tests/planted_lib) and its
+    planted modules import by name, as a scan of ``planted_lib`` needs. A module of scan tests that all need it says
+    so once: ``pytestmark = pytest.mark.usefixtures("planted_on_path")``."""
+    monkeypatch.syspath_prepend(os.path.dirname(os.path.abspath(__file__)))
+
+
 def needs(*modules: str) -> pytest.MarkDecorator:
     """Skip unless every one of ``modules`` is installed, found without importing it.
 

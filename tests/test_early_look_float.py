@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -87,11 +86,6 @@ def _expected_float_early_look(epsilon: float, alpha: float, last_runs: int):
         if _one_miss_refutes(epsilon, 0.8 * level, runs) and _one_miss_refutes(epsilon, 0.2 * level, runs):
             return runs, level
     return None
-
-
-@pytest.fixture
-def planted_on_path(monkeypatch):
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
 
 
 def test_a_leak_in_the_float_bits_only_is_refuted_at_the_early_look_of_a_scan_case(planted_on_path):

@@ -29,9 +29,7 @@ EPSILON = 1.0
 SUPPORT = np.arange(-1000, 1001)
 
 
-@pytest.fixture(autouse=True)
-def _planted_on_path(monkeypatch):
-    monkeypatch.syspath_prepend(str(TESTS))
+pytestmark = pytest.mark.usefixtures("planted_on_path")  # tests/conftest.py: planted_lib imports by name
 
 
 def geometric(epsilon, sensitivity, shift=0.0) -> dict:
@@ -212,11 +210,7 @@ def test_a_finding_comes_with_files_that_reproduce_it_without_miaudit(planted_sc
 
 @pytest.mark.integration  # waits out a timeout
 def test_an_entry_point_that_hangs_costs_one_skipped_case(tmp_path):
-    sys.path.insert(0, str(TESTS))
-    try:
-        result = scan("planted_lib._hanging", epsilons=(EPSILON,), max_runs=3000, timeout=0.5)
-    finally:
-        sys.path.remove(str(TESTS))
+    result = scan("planted_lib._hanging", epsilons=(EPSILON,), max_runs=3000, timeout=0.5)
     assert [o["status"] for o in result.outcomes] == ["skipped"]
     # The probe's 0.5 s timeout names it; on a starved CPU (a test run at low priority, load 7) the case's
     # process may reach its hard kill, 4 × 0.5 + 10 s after its fork, before that timeout fires: killed so, it
@@ -308,13 +302,8 @@ def test_a_profile_sets_the_runs_per_case_unless_max_runs_is_given(monkeypatch):
         return dataclasses.replace(chosen(target), max_runs=1500)
 
     monkeypatch.setattr(running, "profile_for", with_budget)
-    sys.path.insert(0, str(TESTS))
-    try:
-        by_profile = scan("planted_lib.randomizers", epsilons=(EPSILON,), timeout=30, seed=3, in_process=True)
-        by_user = scan("planted_lib.randomizers", epsilons=(EPSILON,), max_runs=1300, timeout=30, seed=3,
-                       in_process=True)
-    finally:
-        sys.path.remove(str(TESTS))
+    by_profile = scan("planted_lib.randomizers", epsilons=(EPSILON,), timeout=30, seed=3, in_process=True)
+    by_user = scan("planted_lib.randomizers", epsilons=(EPSILON,), max_runs=1300, timeout=30, seed=3, in_process=True)
     assert by_profile.settings["max_runs"] == 1500 and by_user.settings["max_runs"] == 1300
     audited = [o for o in by_profile.outcomes if o["status"] != "skipped"]
     assert audited and all(o["runs"] <= 1500 for o in audited)

@@ -11,7 +11,6 @@ import itertools
 import math
 import sys
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,7 +21,6 @@ from audit.scan.profiles.base import (Expression, LocalRandomizer, OptionalArgum
                                       _public_function)
 from audit.scan.running import audit_case, scan
 
-TESTS = Path(__file__).resolve().parent
 EPSILON = 1.0
 
 
@@ -143,8 +141,7 @@ def exact_epsilon(first: dict, second: dict) -> float:
     return max(abs(math.log(first[y] / second[y])) for y in first)
 
 
-def test_the_planted_tuple_randomizers_are_scanned_against_their_exact_laws(monkeypatch):
-    monkeypatch.syspath_prepend(str(TESTS))
+def test_the_planted_tuple_randomizers_are_scanned_against_their_exact_laws(planted_on_path):
     result = scan("planted_lib._tuples", epsilons=(EPSILON,), max_runs=3000, timeout=30, seed=5, in_process=True)
     assert result.cases == 6 and not result.skipped and not result.skipped_cases
     assert {o["id"] for o in result.findings} == {"planted_lib._tuples.padded_response(epsilon=1.0) / ends"}

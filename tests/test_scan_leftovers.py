@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -129,16 +132,98 @@ def test_what_a_case_started_ends_with_the_case(tmp_path, plant, monkeypatch, na
 
 def test_a_stopped_worker_ends_the_group_of_the_case_it_runs(monkeypatch):
     # The worker's SIGTERM handler (mechanisms.execution.worker._stop) kills the groups kill_running_programs knows:
-    # the case's is among them while it runs (audit.scan.isolation._forked).
-    from audit.scan import isolation
+    # the case's is among them while it runs (audit.scan.isolation._forked, through program.running_group).
     from mechanisms.calls import program
 
     killed = []
     monkeypatch.setattr(program.os, "killpg", lambda group, number: killed.append((group, number)))
-    assert isolation._RUNNING is program._RUNNING
-    isolation._RUNNING.add(123456)
-    try:
+    with program.running_group(123456) as group:
+        assert group == 123456
         program.kill_running_programs()
+    assert killed == [(123456, signal.SIGKILL)]
+    program.kill_running_programs()  # the block ended: the group is forgotten
+    assert killed == [(123456, signal.SIGKILL)]
+    with pytest.raises(RuntimeError), program.running_group(654321):
+        raise RuntimeError("the block ends with an exception")
+    program.kill_running_programs()  # forgotten however the block ended
+    assert killed == [(123456, signal.SIGKILL)]
+
+
+#: A worker as a scan's runs one case (audit.scan.isolation.run_case), in a process the test can kill with SIGKILL. Its
+#: --timeout is 600 s: its hard kill (4 × 600 s + the grace) is never what ends the deaf case here.
+WORKER = """
+import sys
+
+from audit.scan import isolation
+from audit.scan.case_audit import list_cases, source_of
+
+isolation._warm = lambda: None
+case = next(c for c in list_cases(sys.argv[1], (1.0,))[1] if c.entry.name == "deaf_with_a_subprocess")
+task = isolation.CaseTask(0, case.id, 0.05, 1300, 600.0, 7, None)
+isolation.run_case(isolation.ScanTarget("scan", source_of(sys.argv[1]), (1.0,)), task)
+"""
+
+#: Seconds the test waits, at most, for the worker to start its case and the case its subprocess (a loaded machine).
+STARTED_WITHIN = 300.0
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG: Linux only")
+def test_a_worker_killed_outright_ends_its_case_and_what_the_case_started(tmp_path, plant):
+    # The worker is SIGKILLed while its case sleeps, deaf, beside the subprocess it started: the kernel kills the
+    # case's process with its worker (PR_SET_PDEATHSIG), and the case's guard kills the rest of its group.
+    module = plant("leftovers", LEFTOVERS, on_path=False)
+    pids, script = tmp_path / "pids", tmp_path / "worker.py"
+    script.write_text(WORKER, encoding="utf-8")
+    env = {**os.environ, "LEFTOVER_PIDS": str(pids), "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    with open(tmp_path / "worker.err", "wb") as errors:
+        worker = subprocess.Popen([sys.executable, str(script), str(module)], env=env, stdout=subprocess.DEVNULL,
+                                  stderr=errors)
+    started = []
+    try:
+        waited = time.monotonic() + STARTED_WITHIN
+        while not started and worker.poll() is None and time.monotonic() < waited:
+            time.sleep(0.1)
+            started = [int(line) for line in pids.read_text().split()] if pids.exists() else []
+        assert started and worker.poll() is None, (tmp_path / "worker.err").read_text()[-2000:]
+        (case,) = [pid for pid, (parent, group) in _processes().items() if parent == worker.pid and group == pid]
+        assert _alive(case) and _alive(started[0])
+        worker.kill()
+        worker.wait()
+        assert ended(case), "the case's process outlived its worker"
+        assert ended(started[0]), "what the case started outlived its worker"
     finally:
-        isolation._RUNNING.discard(123456)
-    assert (123456, signal.SIGKILL) in killed
+        worker.kill()
+        worker.wait()
+        for pid in started:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _processes() -> dict:
+    """Every process now, as id -> (its parent's id, its process group's id), read from /proc (proc(5))."""
+    found = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                fields = Path(f"/proc/{name}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            found[int(name)] = (int(fields[1]), int(fields[2]))
+    return found
+
+
+def test_without_the_kernels_request_no_guard_is_forked(monkeypatch):
+    # Off Linux (no prctl), or where the request fails, end_with_parent says so and forks nothing: the fallback is a
+    # worker's own kill of its case's group, which a SIGKILL of the worker skips.
+    from audit.scan import processes
+
+    forked = []
+    monkeypatch.setattr(processes, "parent_death_signal", lambda number: False)
+    monkeypatch.setattr(processes.os, "fork", lambda: forked.append(1) or 0)
+    assert processes.end_with_parent() is False and forked == []
+    monkeypatch.undo()
+    monkeypatch.setattr(processes.sys, "platform", "darwin")
+    assert processes.parent_death_signal(signal.SIGKILL) is False  # nothing asked where the call does not exist

@@ -4,7 +4,6 @@ entry point that changes the database it is given."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +15,6 @@ from audit.scan.profiles import profile_for
 from audit.scan.profiles.base import FittedModel
 from audit.scan.running import scan, select_cases
 
-TESTS = Path(__file__).resolve().parent
 
 #: A correct tool that centres its array in place (as diffprivlib 0.6.6's PCA centres its X), and one that raises.
 IN_PLACE = '''
@@ -36,9 +34,7 @@ def broken_count(array, epsilon, random_state=None):
 '''
 
 
-@pytest.fixture(autouse=True)
-def _planted_on_path(monkeypatch):
-    monkeypatch.syspath_prepend(str(TESTS))
+pytestmark = pytest.mark.usefixtures("planted_on_path")  # tests/conftest.py: planted_lib imports by name
 
 
 def _randomizer_cases():

@@ -80,10 +80,14 @@ def test_the_listing_bound_is_one_bound_for_the_whole_listing(monkeypatch):
     monkeypatch.setattr(processes, "WORKER_START_SECONDS", 1.0)
     assert processes.listing_bound(0.25, 0.5, 4, 0.5) == 4 * 0.75 + 1.0 + 0.5
     monkeypatch.undo()
-    # The command's help states the bound's constant part: the start allowance + the grace.
-    from mechanisms.execution.worker import HARD_KILL_GRACE
+    # The command's help states the bound's constant part, the start allowance + the grace, read from the constants.
+    from mechanisms.execution import worker
 
-    assert f"+ {processes.WORKER_START_SECONDS + HARD_KILL_GRACE:g} s, past which" in _scan_help()
+    assert f"+ {processes.WORKER_START_SECONDS + worker.HARD_KILL_GRACE:g} s, past which" in _scan_help()
+    monkeypatch.setattr(processes, "WORKER_START_SECONDS", 1.5)
+    monkeypatch.setattr(worker, "HARD_KILL_GRACE", 2.0)
+    assert "+ 3.5 s, past which" in _scan_help()
+    monkeypatch.undo()
     # The most a case's process runs: 4 × t + g to its probe, then 2 × 10 × t + t + 10 × t + g.
     assert isolation.most_case_seconds(60.0, 10.0) == (4 + 20 + 1 + 10) * 60.0 + 2 * 10.0
 
@@ -228,3 +232,111 @@ def _scan_with_hanging_workers(scan, module, monkeypatch):
 
     monkeypatch.setattr(isolation, "run_cases", hanging)
     return scan(str(module), epsilons=(1.0,), max_runs=3000, timeout=2, listing_timeout=0.25, workers=1)
+
+
+class _FakeRay:
+    """What :class:`~mechanisms.execution.backends.RayBackend` asks of Ray to cancel a task: ``cancel``, recorded."""
+
+    def __init__(self, refuses=False):
+        self.cancelled, self.refuses = [], refuses
+
+    def cancel(self, ref, force=False):
+        if self.refuses:
+            raise ValueError("the task has ended")
+        self.cancelled.append((ref, force))
+
+
+def _ray_backend(ray, refs: dict):
+    """A RayBackend holding ``refs`` (future -> task reference) without a Ray instance: only its tables are set."""
+    from mechanisms.execution import backends
+
+    backend = object.__new__(backends.RayBackend)
+    backend._ray, backend._refs, backend._reports = ray, dict(refs), backends._TaskReports()
+    return backend
+
+
+def test_the_ray_backend_cancels_one_task_and_forgets_it():
+    slow, quick = Future(), Future()
+    ray = _FakeRay()
+    backend = _ray_backend(ray, {slow: "slow-ref", quick: "quick-ref"})
+    assert backend.cancel_task(slow) is True
+    assert ray.cancelled == [("slow-ref", True)]  # forced: the worker process running it ends
+    assert list(backend._refs) == [quick]  # the other task runs on
+    assert backend.cancel_task(slow) is False and ray.cancelled == [("slow-ref", True)]  # forgotten: not twice
+    refused = _ray_backend(_FakeRay(refuses=True), {slow: "slow-ref"})  # the task had ended: Ray's refusal is quiet
+    assert refused.cancel_task(slow) is True and refused._refs == {}
+
+
+def test_a_bounded_pool_on_ray_cancels_the_overdue_task_alone():
+    # A backend whose failures are isolated (Ray) is not restarted: the scan's bound cancels the overdue task through
+    # its backend's cancel_task, and run_tasks gives it up.
+    from mechanisms.execution.backends import run_tasks
+
+    class _RayNeverEnds(_NeverEnds):
+        isolated_failures = True
+
+        def __init__(self):
+            super().__init__()
+            self.cancelled = []
+
+        def submit(self, fn, task):
+            future = super().submit(fn, task)
+            self.sent[-1] = (task, future)
+            return future
+
+        def cancel_task(self, future):
+            self.cancelled.append(future)
+            return True
+
+    pool = _RayNeverEnds()
+    bounded = processes.BoundedPool(pool, lambda fn, task: (0.01, f"task {task} overdue"))
+    results = run_tasks(bounded, len, ["a"], retries=0, give_up=lambda position, exc, attempts: exc.reason)
+    assert results == ["task a overdue"] and pool.restarts == 0
+    assert pool.cancelled == [pool.sent[0][1]]  # the backend's own future of that task
+
+
+#: A task for a Ray worker: it writes its process's id to the file ``task`` names, then sleeps where that name says so.
+RAY_TASKS = '''
+import os
+import time
+
+
+def note_then_sleep(reference, task, hard_kill=False):
+    with open(task + ".part", "w", encoding="ascii") as handle:
+        handle.write(str(os.getpid()))
+    os.replace(task + ".part", task)
+    time.sleep(3600 if task.endswith("slow") else 0)
+    return os.getpid()
+'''
+
+#: Seconds the test waits, at most, for a Ray worker to start a task (a loaded machine; not a margin).
+RAY_PATIENCE = 300.0
+
+
+@pytest.mark.integration
+@pytest.mark.ray
+def test_a_ray_task_cancelled_alone_ends_its_worker_and_the_backend_runs_on(tmp_path, plant):
+    pytest.importorskip("ray")
+    import importlib
+    import time
+
+    from test_scan_leftovers import ended
+
+    from mechanisms.execution.backends import RayBackend
+
+    plant("ray_cancel_tasks", RAY_TASKS)  # on sys.path before Ray starts: its workers import it from there
+    note_then_sleep = importlib.import_module("ray_cancel_tasks").note_then_sleep
+    backend = RayBackend(isolation.ScanTarget("scan", "ray_cancel_tasks", (1.0,)), None, 2)
+    try:
+        slow = backend.submit(note_then_sleep, str(tmp_path / "slow"))
+        waited = time.monotonic() + RAY_PATIENCE
+        while not (tmp_path / "slow").exists() and time.monotonic() < waited:
+            time.sleep(0.1)
+        pid = int((tmp_path / "slow").read_text(encoding="ascii"))
+        assert backend.cancel_task(slow) is True
+        assert backend.cancel_task(slow) is False  # forgotten
+        assert ended(pid), "the cancelled task's Ray worker process still runs"
+        quick = backend.submit(note_then_sleep, str(tmp_path / "quick"))
+        assert backend.outcome(quick) == int((tmp_path / "quick").read_text(encoding="ascii"))
+    finally:
+        backend.close()

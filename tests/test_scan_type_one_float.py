@@ -31,11 +31,7 @@ EPSILON = 1.0
 LARGEST_JITTER = (1.0 - 2.0**-53) / 2
 
 
-@pytest.fixture(autouse=True)
-def _planted_on_path(monkeypatch):
-    from pathlib import Path
-
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
+pytestmark = pytest.mark.usefixtures("planted_on_path")  # tests/conftest.py: planted_lib imports by name
 
 
 def _cases() -> dict:

@@ -54,6 +54,25 @@ def _memory_limit(text: str):
     return int(value)
 
 
+def _listing_timeout_help() -> str:
+    """``--listing-timeout``'s help, its numbers read from the constants that set them (as the command is configured):
+    the factor of each worker's calls (:data:`audit.scan.isolation.WORKER_LISTING_TIMEOUTS`), the default
+    (:data:`audit.scan.running.LISTING_TIMEOUT`), and the whole listing's constant part, the start allowance + the grace
+    (:func:`audit.scan.processes.listing_bound`)."""
+    from mechanisms.execution.worker import HARD_KILL_GRACE
+
+    from audit.scan import processes
+    from audit.scan.isolation import WORKER_LISTING_TIMEOUTS
+    from audit.scan.running import LISTING_TIMEOUT
+
+    return (f"seconds each call of the library made to list the cases may take (a module's import, reading a public "
+            f"name, a family's grid, building a grid point), {WORKER_LISTING_TIMEOUTS} × that in each worker; one "
+            f"that does not end in time is skipped (default: the larger of --timeout and {LISTING_TIMEOUT:g}). A "
+            f"worker's whole start and listing is bounded once: {WORKER_LISTING_TIMEOUTS} × (S + the seconds the "
+            f"scan's own listing took) + {processes.WORKER_START_SECONDS + HARD_KILL_GRACE:g} s, past which its cases "
+            "are skipped, to be audited again by --resume")
+
+
 def configure(parser) -> None:
     parser.add_argument("target", metavar="TARGET",
                         help="a library with a profile (diffprivlib, pure-ldp, multi-freq-ldpy, opendp, python-dp, pipeline-dp), a FILE.py, a module "
@@ -69,12 +88,7 @@ def configure(parser) -> None:
                         help="seconds each call of an entry point may take (default 60); a case's chunks of calls "
                              "and its whole audit are bounded by multiples of it (the scan how-to)")
     parser.add_argument("--listing-timeout", type=number, action=StoreOnce, default=None, metavar="S",
-                        help="seconds each call of the library made to list the cases may take (a module's import, "
-                             "reading a public name, a family's grid, building a grid point), 4 × that in each "
-                             "worker; one that does not end in time is skipped (default: the larger of --timeout "
-                             "and 60). A worker's whole start and listing is bounded once: 4 × (S + the seconds "
-                             "the scan's own listing took) + 70 s, past which its cases are skipped, to be audited "
-                             "again by --resume")
+                        help=_listing_timeout_help())
     parser.add_argument("--epsilons", action=StoreOnce, default=None, metavar="E1,E2,...",
                         help="the ε grid (default 0.1,1,4)")
     parser.add_argument("--only", action="append", default=None, metavar="PATTERN",

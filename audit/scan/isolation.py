@@ -70,7 +70,7 @@ import struct
 import time
 from dataclasses import dataclass
 
-from mechanisms.calls.program import _RUNNING  # the worker's stop (worker._stop) kills these groups
+from mechanisms.calls.program import running_group
 from mechanisms.errors import MechanismError
 from mechanisms.execution.worker import CRASH_SIGNALS, HARD_KILL_GRACE, hard_kill_within
 
@@ -78,7 +78,7 @@ from audit.scan.cases import LISTING_HINT
 from audit.scan.case_audit import (CHUNK_TIMEOUT_FACTOR, COMPUTE_TIMEOUTS, audit_case, list_cases, skipped_outcome,
                                    stuck_outcome)
 from audit.scan import processes
-from audit.scan.processes import (BoundedPool, WorkerOverdue, cap_memory, die_with_worker, died, end_case, exited,
+from audit.scan.processes import (BoundedPool, WorkerOverdue, cap_memory, died, end_case, end_with_parent, exited,
                                   kill_case, listing_bound)
 
 __all__ = ["HARD_LIMIT_TIMEOUTS", "WORKER_LISTING_TIMEOUTS", "CaseTask", "ListingTimedOut", "ScanTarget", "hard_limit",
@@ -227,7 +227,7 @@ def _child(target: ScanTarget, task: CaseTask, pipe: int, worker: int, bounds: m
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the scan's: it stops the workers
         os.setsid()  # a group of its own: what it starts ends with it (audit.scan.processes)
-        die_with_worker()
+        end_with_parent()  # Linux: killed with its worker, its group then killed by its guard
         if os.getppid() != worker:  # the worker ended before the request above was made
             os._exit(1)
         if task.memory_limit is not None:
@@ -258,37 +258,36 @@ def _forked(target: ScanTarget, task: CaseTask) -> dict:
         os.close(read_end)
         _child(target, task, write_end, worker, bounds)
     os.close(write_end)
-    _RUNNING.add(pid)  # the worker told to stop (SIGTERM, worker._stop) ends this case's group too
     data, stopped, told, probed, ended = bytearray(), False, (None, None), False, False
     deadline = hard_limit(task.timeout, started)
     try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:  # the case may have told a later one since: read it only now, as the deadline passes
-                probe_ended, allowed = _BOUNDS.unpack(bounds[:_BOUNDS.size])
-                if allowed > 0:
-                    told = (probe_ended, allowed)
-                    deadline = hard_limit(task.timeout, started, *told)
-                    left = deadline - time.monotonic()
-            if left <= 0:
-                kill_case(pid)
-                stopped = True
-                break
-            ready, _, _ = select.select([read_end], [], [], min(left, _EXIT_POLL))
-            if ready:
-                block = os.read(read_end, 1 << 16)
-                if not block:
+        with running_group(pid):  # the worker told to stop (SIGTERM, worker._stop) ends this case's group too
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:  # the case may have told a later one since: read it only now, as the deadline passes
+                    probe_ended, allowed = _BOUNDS.unpack(bounds[:_BOUNDS.size])
+                    if allowed > 0:
+                        told = (probe_ended, allowed)
+                        deadline = hard_limit(task.timeout, started, *told)
+                        left = deadline - time.monotonic()
+                if left <= 0:
+                    kill_case(pid)
+                    stopped = True
                     break
-                data += block
-                continue
-            if exited(pid):  # it ended, yet its pipe is still open: held by a process it started (a pool it left open)
-                ended = True
-                data += _unread(read_end)
-                break
+                ready, _, _ = select.select([read_end], [], [], min(left, _EXIT_POLL))
+                if ready:
+                    block = os.read(read_end, 1 << 16)
+                    if not block:
+                        break
+                    data += block
+                    continue
+                if exited(pid):  # it ended, its pipe still open: held by a process it started (a pool left open)
+                    ended = True
+                    data += _unread(read_end)
+                    break
     finally:
         os.close(read_end)
-        status = end_case(pid, ended)
-        _RUNNING.discard(pid)
+        status = end_case(pid, ended)  # reaped after running_group's block: its id, then free, is forgotten
         probed = _BOUNDS.unpack(bounds[:_BOUNDS.size])[1] > 0  # its probe ended: its looks may have begun
         bounds.close()
     entry = case.entry.qualified

@@ -6,11 +6,14 @@ starts (a child it forks, a subprocess a thread of its waits on, a pool it never
 leaves it itself (``setsid``, a daemon's double fork). When the case ends, its outcome written or its process killed as
 stuck, its worker kills the group (:func:`end_case`), so nothing the case started runs on into the next case or past
 the scan. While the case runs its group is among those the worker's stop kills
-(:func:`mechanisms.calls.program.kill_running_programs`, which a worker's SIGTERM runs): a worker the scan stops
-ends its case's group too; a worker killed outright (``SIGKILL``, once
-:data:`~mechanisms.execution.backends.WORKER_STOP_WAIT` has passed) takes its case's process with it
-(``PR_SET_PDEATHSIG``, Linux) but not the rest of that group. Without
-``fork`` (Windows) a case runs in its worker's own process, where nothing it starts is ended with it.
+(:func:`mechanisms.calls.program.running_group`; :func:`~mechanisms.calls.program.kill_running_programs`, which a
+worker's SIGTERM runs): a worker the scan stops ends its case's group too. A worker killed outright (``SIGKILL``, once
+:data:`~mechanisms.execution.backends.WORKER_STOP_WAIT` has passed; the kernel's out-of-memory killer) runs nothing of
+its own: on Linux the kernel then kills its case's process (``PR_SET_PDEATHSIG``), and a guard the case's process
+forked into its group as it started, told by the kernel of that death, kills the rest of the group
+(:func:`end_with_parent`, which says what is not covered). Elsewhere (macOS) such a worker leaves its case's
+process and group running. Without ``fork`` (Windows) a case runs in its worker's own process, where nothing it
+starts is ended with it.
 
 **A worker's task, seen from the scan.** A worker's own bounds (each listing call's, a case's hard kill) act only once
 it runs: a worker stuck as it starts (the script that called the scan, which each ``spawn`` worker imports, blocking at
@@ -41,14 +44,15 @@ from __future__ import annotations
 import importlib
 import os
 import signal
+import sys
 import threading
 import time
 from concurrent.futures import Future, InvalidStateError
 
 from mechanisms.execution.backends import WorkerLost
 
-__all__ = ["WORKER_START_SECONDS", "BoundedPool", "WorkerOverdue", "cap_memory", "die_with_worker", "died", "end_case",
-           "exited", "import_blocked", "kill_case", "listing_bound"]
+__all__ = ["WORKER_START_SECONDS", "BoundedPool", "WorkerOverdue", "cap_memory", "died", "end_case", "end_with_parent",
+           "exited", "import_blocked", "kill_case", "listing_bound", "parent_death_signal"]
 
 #: Seconds a fresh worker may take to start (an interpreter, the scan's modules and
 #: :data:`~audit.scan.isolation.WARM_MODULES`: seconds, PyTorch's and scikit-learn's imports on a loaded machine)
@@ -78,7 +82,8 @@ class BoundedPool:
     """A backend of :mod:`mechanisms.execution.backends` (``pool``) whose every task is given up at a bound of the
     scan's (module docstring): ``bound_of(fn, task)`` is (seconds, the reason to give) or None (no bound). The task's
     future, as :func:`~mechanisms.execution.backends.run_tasks` waits on it, ends then with :class:`WorkerOverdue`;
-    the worker is stopped as a lost one is (``run_tasks`` restarts a local pool; a Ray task is cancelled here)."""
+    the worker is stopped as a lost one is (``run_tasks`` restarts a local pool; a Ray task is cancelled here, by its
+    backend's ``cancel_task``)."""
 
     def __init__(self, pool, bound_of):
         self.pool, self.bound_of = pool, bound_of
@@ -110,14 +115,10 @@ class BoundedPool:
 
     def _drop(self, inner: Future) -> None:
         """Stop ``inner``'s task where its worker is not stopped with the pool (``isolated_failures``: Ray, whose
-        backend keeps each future's task, which it cancels)."""
-        refs = getattr(self.pool, "_refs", None) if self.isolated_failures else None
-        ref = refs.pop(inner, None) if refs is not None else None
-        if ref is not None:
-            try:
-                self.pool._ray.cancel(ref, force=True)
-            except Exception:  # noqa: BLE001 - a task that ended meanwhile cannot be cancelled
-                pass
+        backend cancels that one task, :meth:`~mechanisms.execution.backends.RayBackend.cancel_task`)."""
+        cancel_task = getattr(self.pool, "cancel_task", None) if self.isolated_failures else None
+        if cancel_task is not None:
+            cancel_task(inner)
 
     def _forget(self) -> None:
         for timer in self._timers.values():
@@ -229,7 +230,7 @@ def import_blocked(target: str, timeout: float, memory_limit: int | None) -> str
         code = 0
         try:
             os.setsid()  # a group of its own: what its import starts ends with it
-            die_with_worker()
+            end_with_parent()
             quiet = os.open(os.devnull, os.O_WRONLY)
             os.dup2(quiet, 1)
             os.dup2(quiet, 2)
@@ -299,14 +300,92 @@ def cap_memory(extra: int) -> None:
     resource.setrlimit(which, (soft, hard))
 
 
-def die_with_worker() -> None:
-    """The case's process ends with the worker that forked it (Linux: ``PR_SET_PDEATHSIG``)."""
+#: prctl option: the signal the kernel sends a process when its parent dies (linux/prctl.h).
+_PR_SET_PDEATHSIG = 1
+
+#: The signal by which the kernel tells a guard (:func:`end_with_parent`) that the process it guards has died; the
+#: guard acts on it only once its parent is gone (the same signal sent by anything else is ignored).
+_GUARD_SIGNAL = getattr(signal, "SIGUSR1", None)
+
+
+def parent_death_signal(number: int) -> bool:
+    """Ask the kernel to send this process the signal ``number`` when its parent dies; whether it will.
+
+    Linux alone has the request (``prctl(PR_SET_PDEATHSIG)``; "the parent" is the thread that forked this process,
+    whose end counts). Elsewhere nothing is asked and the answer is False: the caller's fallback applies.
+
+    Parameters
+    ----------
+    number : int
+        The signal to send, such as ``signal.SIGKILL``.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
     try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(number), 0, 0, 0) == 0
     except (OSError, AttributeError):
-        pass
+        return False
+
+
+def end_with_parent() -> bool:
+    """End this process, and the process group it leads, when its parent dies.
+
+    Called by a case's process (:func:`audit.scan.isolation.run_case`) or a trial import's (:func:`import_blocked`)
+    as it starts, once it leads a session of its own, before it runs any user code. On Linux the kernel kills this
+    process when its parent (the worker, or the scan's process) dies however it dies (:func:`parent_death_signal`:
+    ``SIGKILL``), and a guard forked here, in this process's group, is told by the kernel when this process dies
+    (:data:`_GUARD_SIGNAL`) and then kills the group: what the case started ends too, where a ``SIGKILL`` of its
+    worker runs none of the worker's own clean-up (the group's kill, :func:`end_case`, or
+    :func:`mechanisms.calls.program.kill_running_programs`). The guard holds none of this process's files (the
+    outcome's pipe closes as this process ends), waits in ``sigwait`` and costs one fork (8-10 ms, median, at load 7).
+
+    Not covered: a process the case started that left its group (``setsid``, a daemon's double fork); a group whose
+    guard the case itself killed (a signal sent to its own group). The guard is a child of this process: code of the
+    case's that waits for every child (``os.wait()`` until none is left) finds it among them.
+
+    Returns
+    -------
+    bool
+        Whether the group is guarded. False off Linux (macOS: no ``prctl``), where nothing is set up: a worker killed
+        outright leaves its case's process and group running until they end by themselves (a worker stopped with
+        ``SIGTERM`` still kills its case's group, :func:`mechanisms.calls.program.running_group`); False too where
+        no process could be forked, this process then ending with its parent alone.
+    """
+    if _GUARD_SIGNAL is None or not parent_death_signal(signal.SIGKILL):
+        return False
+    guarded = os.getpid()
+    try:
+        guard = os.fork()
+    except OSError:  # no process to spare: the case's process still dies with its parent
+        return False
+    if guard == 0:  # pragma: no cover - the guard (its coverage is not collected)
+        _guard(guarded)
+    return True
+
+
+def _guard(guarded: int) -> None:
+    """The guard of the process ``guarded``, its parent (:func:`end_with_parent`): wait until the kernel says that
+    ``guarded`` died, then kill the group. Never returns."""
+    try:
+        os.closerange(3, _open_files_limit())  # the case's pipe among them: its worker sees the case end as it ends
+        signal.pthread_sigmask(signal.SIG_BLOCK, {_GUARD_SIGNAL})
+        if not parent_death_signal(_GUARD_SIGNAL):
+            os._exit(0)
+        while os.getppid() == guarded:  # not yet reparented: the signal came from elsewhere, or has not come
+            signal.sigwait({_GUARD_SIGNAL})
+        os.killpg(0, signal.SIGKILL)  # this guard among them
+    finally:
+        os._exit(0)
+
+
+def _open_files_limit() -> int:
+    """One past the highest file descriptor this process may hold."""
+    try:
+        return max(3, os.sysconf("SC_OPEN_MAX"))
+    except (ValueError, OSError):
+        return 1 << 16
 
 
 def died(status: int, entry: str) -> str:

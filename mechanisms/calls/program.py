@@ -16,18 +16,21 @@ it is not waited for).
 
 The groups of the programs running now are kept (:func:`kill_running_programs`), so that a
 worker process told to stop (SIGTERM from the audit, or its parent's death) kills them before it
-exits: a worker's SIGKILL runs no ``finally``, and its program would outlive the audit.
+exits: a worker's SIGKILL runs no ``finally``, and its program would outlive the audit. Other code
+that starts a process group of its own in a worker (a scan's case, :mod:`audit.scan.isolation`)
+adds it there for as long as it runs (:func:`running_group`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
 import subprocess
 import time
 
-__all__ = ["PIPE_GRACE", "ProgramTimeout", "kill_running_programs", "run_program"]
+__all__ = ["PIPE_GRACE", "ProgramTimeout", "kill_running_programs", "run_program", "running_group"]
 
 #: Seconds the pipes are drained after the program's process group is killed.
 PIPE_GRACE = 0.5
@@ -36,8 +39,30 @@ PIPE_GRACE = 0.5
 _POLL = 0.02
 
 
-#: Process group ids of the programs :func:`run_program` is running now (in this process).
+#: Process group ids of the programs :func:`run_program` is running now (in this process), and of the groups added
+#: by :func:`running_group`.
 _RUNNING = set()
+
+
+@contextlib.contextmanager
+def running_group(group: int):
+    """Count the process group ``group`` among those running now while the ``with`` block runs.
+
+    :func:`kill_running_programs`, which a worker told to stop runs (:func:`mechanisms.execution.worker._stop`),
+    then kills it with the external programs' groups; the group is forgotten as the block ends, however it ends
+    (what ended it is the caller's to kill, where it should).
+
+    Parameters
+    ----------
+    group : int
+        The id of a process group this process started (its leader's process id), which must stay valid while the
+        block runs: its leader is not reaped before the block ends.
+    """
+    _RUNNING.add(group)
+    try:
+        yield group
+    finally:
+        _RUNNING.discard(group)
 
 
 def kill_running_programs() -> None:

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from collections import deque
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
@@ -475,13 +475,19 @@ class RayBackend:
     def restart(self):
         pass  # Ray replaces dead workers itself
 
-    def cancel(self):
-        for ref in list(self._refs.values()):
-            try:
+    def cancel_task(self, future: Future) -> bool:
+        """Cancel ``future``'s task alone (:meth:`submit`'s; its outcome is never taken), ending the Ray worker process
+        that runs it (``force``), and forget it; whether the backend held it (a task that had ended is left alone)."""
+        ref = self._refs.pop(future, None)
+        self._reports.done(future)
+        if ref is not None:
+            with suppress(Exception):  # a task that already finished cannot be cancelled
                 self._ray.cancel(ref, force=True)
-            except Exception:  # noqa: BLE001 - a task that already finished cannot be cancelled
-                pass
-        self._refs.clear()
+        return ref is not None
+
+    def cancel(self):
+        for future in list(self._refs):
+            self.cancel_task(future)
         self._reports.forget()
 
     def close(self):
