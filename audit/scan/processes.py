@@ -50,9 +50,10 @@ import time
 from concurrent.futures import Future, InvalidStateError
 
 from mechanisms.execution.backends import WorkerLost
+from mechanisms.execution.worker import parent_death_signal
 
 __all__ = ["WORKER_START_SECONDS", "BoundedPool", "WorkerOverdue", "cap_memory", "died", "end_case", "end_with_parent",
-           "exited", "import_blocked", "kill_case", "listing_bound", "parent_death_signal"]
+           "exited", "import_blocked", "kill_case", "listing_bound"]
 
 #: Seconds a fresh worker may take to start (an interpreter, the scan's modules and
 #: :data:`~audit.scan.isolation.WARM_MODULES`: seconds, PyTorch's and scikit-learn's imports on a loaded machine)
@@ -300,33 +301,9 @@ def cap_memory(extra: int) -> None:
     resource.setrlimit(which, (soft, hard))
 
 
-#: prctl option: the signal the kernel sends a process when its parent dies (linux/prctl.h).
-_PR_SET_PDEATHSIG = 1
-
 #: The signal by which the kernel tells a guard (:func:`end_with_parent`) that the process it guards has died; the
 #: guard acts on it only once its parent is gone (the same signal sent by anything else is ignored).
 _GUARD_SIGNAL = getattr(signal, "SIGUSR1", None)
-
-
-def parent_death_signal(number: int) -> bool:
-    """Ask the kernel to send this process the signal ``number`` when its parent dies; whether it will.
-
-    Linux alone has the request (``prctl(PR_SET_PDEATHSIG)``; "the parent" is the thread that forked this process,
-    whose end counts). Elsewhere nothing is asked and the answer is False: the caller's fallback applies.
-
-    Parameters
-    ----------
-    number : int
-        The signal to send, such as ``signal.SIGKILL``.
-    """
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(number), 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
 
 
 def end_with_parent() -> bool:

@@ -148,6 +148,28 @@ PARENT_CHECK_INTERVAL = 0.5
 _PR_SET_PDEATHSIG = 1
 
 
+def parent_death_signal(number: int) -> bool:
+    """Ask the kernel to send this process the signal ``number`` when its parent dies; whether it will.
+
+    Linux alone has the request (``prctl(PR_SET_PDEATHSIG)``; "the parent" is the thread that forked this process,
+    whose end counts). Elsewhere nothing is asked and the answer is False: the caller's fallback applies. Audit
+    workers (:func:`_die_with_parent`) and a scan's case processes (:mod:`audit.scan.processes`) ask it.
+
+    Parameters
+    ----------
+    number : int
+        The signal to send, such as ``signal.SIGKILL``.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(number), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 def _die_with_parent(parent: int) -> None:
     """End this worker when the audit process ``parent`` ends, however it ends (issue 32 B4).
 
@@ -158,14 +180,7 @@ def _die_with_parent(parent: int) -> None:
     parent is still the parent and does the same otherwise (also where the signal's handler waits
     on a long C call).
     """
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass  # the watch below still ends the worker
+    parent_death_signal(signal.SIGTERM)  # where it cannot be asked, the watch below still ends the worker
     if os.getppid() != parent:  # the audit died before the request above was made
         _stop()
 
