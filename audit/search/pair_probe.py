@@ -10,7 +10,8 @@ the runner's ``--timeout`` and retries, as the domain pilot's runs are: :mod:`au
 pair the mechanism refuses is left out, with a note, and the search's next candidates
 (:func:`audit.search.prior_search.spare_pairs`) are probed in its place, at most as many as were asked for
 (:data:`SPARE_PROBES_PER_PAIR`), until the pairs run on are as many as asked or the spares run out. Only a refusal of the record values counts (the mechanism
-raised ``InputError`` or ``ValueError``, the errors that say an argument's value is not accepted); any other
+raised ``InputError`` or ``ValueError``, the errors that say an argument's value is not accepted, which the runner's
+error says by its ``refused`` flag: :attr:`mechanisms.errors.MechanismError.refused`); any other
 failure (a bug raising on valid input, a hang, a wrong shape) is raised as the mechanism's failure. The probe's
 runs are seeded apart from the audit's (:data:`PROBE_SEED_TAG`, and a tag of its own for each probe besides the
 prior search's: :func:`probe_rng`), so an audit whose pairs are all accepted draws what it drew without the probe.
@@ -21,14 +22,12 @@ from __future__ import annotations
 import numpy as np
 
 from estimators.validation import InputError, check_int
-from mechanisms.errors import MechanismError, StatisticError
+from mechanisms.errors import REFUSAL_ERRORS, MechanismError, StatisticError
 
 __all__ = ["REFUSAL_ERRORS", "PROBE_SEED_TAG", "SPARE_PROBES_PER_PAIR", "refusal", "probe_rng", "refused_pairs",
            "left_out",
            "probe_searched_pairs"]
 
-#: What a mechanism raises to refuse its argument's values (miaudit's own and Python's convention).
-REFUSAL_ERRORS = ("InputError", "ValueError")
 #: Mixed into the audit's seed for the probe's runs, so they are independent of the audit's own.
 PROBE_SEED_TAG = 0x70726F62
 #: The most spare candidates probed in place of refused pairs, per pair searched.
@@ -36,17 +35,16 @@ SPARE_PROBES_PER_PAIR = 1
 _WHAT = "prior search probe run"
 
 
-def refusal(error: BaseException, who: str) -> str | None:
-    """The first line of ``error`` when it is ``who``'s refusal of its databases' values, else None.
+def refusal(error: BaseException) -> str | None:
+    """The first line of ``error`` when it is the mechanism's refusal of its databases' values, else None.
 
-    A refusal is a :class:`~mechanisms.errors.MechanismError` saying that ``who`` raised one of
-    :data:`REFUSAL_ERRORS` (:func:`mechanisms.base.run_on_batch`'s words); a statistic's error, a hang or a
-    wrong output is not one.
+    A refusal is a :class:`~mechanisms.errors.MechanismError` whose ``refused`` flag says that the mechanism's call
+    raised one of :data:`REFUSAL_ERRORS` (set where its exception was wrapped, kept through the runner's retries and
+    worker processes); the flag says so, not the message. A statistic's error, a hang or a wrong output is not one.
     """
-    if not isinstance(error, MechanismError) or isinstance(error, StatisticError):
+    if not isinstance(error, MechanismError) or isinstance(error, StatisticError) or not error.refused:
         return None
-    line = str(error).splitlines()[0] if str(error) else ""
-    return line if any(line.startswith(f"{who} raised {name} ") for name in REFUSAL_ERRORS) else None
+    return str(error).splitlines()[0] if str(error) else ""
 
 
 def probe_rng(seed: int, *tags: int) -> np.random.Generator:
@@ -72,7 +70,7 @@ def refused_pairs(pairs, runner, rng: np.random.Generator, what: str) -> list:
         try:
             runner.sample(batch, rng, what=what, budget=None)
         except MechanismError as error:
-            said = refusal(error, runner.who)
+            said = refusal(error)
             if said is None:
                 raise  # a failure on the pair, not a refusal of its values: the mechanism is reported as failing
             refused.append((i, said))
