@@ -51,14 +51,14 @@ def test_the_probe_leaves_out_refused_pairs_and_says_how_many_and_why():
     pairs = _pairs()
     with MechanismRunner(_one_hot_only, "onehot") as runner:
         kept, note, probed = probe_searched_pairs(pairs, runner, seed=0, spares=lambda count: [])
-        sequential = probe_searched_pairs(pairs, runner, seed=0)[1]  # no spares: a sequential audit's
+        unfilled = probe_searched_pairs(pairs, runner, seed=0)[1]  # no spares
     assert kept == [pairs[1]] and probed == 2
     assert note.startswith("prior search: 1 of 2 searched pairs left out, the mechanism refused its record values")
     assert "first: two 1s: mechanism 'onehot' raised ValueError" in note
     assert note.endswith("; the search had no further candidate to probe in their place: 1 of the 2 searched pairs "
                          "asked for join Θ")
-    assert sequential.endswith("; no further candidate is probed in their place in a sequential audit (its looks' "
-                               "runs are planned): 1 of the 2 searched pairs asked for join Θ")
+    assert unfilled.endswith("; no further candidate was probed in their place: 1 of the 2 searched pairs asked for "
+                             "join Θ")
 
 
 def _spare(first_row, why):

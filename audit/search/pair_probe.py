@@ -15,6 +15,17 @@ error says by its ``refused`` flag: :attr:`mechanisms.errors.MechanismError.refu
 failure (a bug raising on valid input, a hang, a wrong shape) is raised as the mechanism's failure. The probe's
 runs are seeded apart from the audit's (:data:`PROBE_SEED_TAG`, and a tag of its own for each probe besides the
 prior search's: :func:`probe_rng`), so an audit whose pairs are all accepted draws what it drew without the probe.
+
+**In a sequential audit** (:mod:`audit.gating.sequential`) every look probes and refills as a fixed audit does, within
+the plan its schedule fixed before any run: each look plans 2 · ``prior_search`` probe runs and the MI runs of
+``prior_search`` searched priors (:func:`audit.gating.look_runs.look_runs`). A refused pair's probe makes no counted
+run (the runner counts the outputs it returns: :attr:`mechanisms.execution.runner.MechanismRunner.calls`), and the
+spares kept replace refused pairs one for one, so the pairs kept cost at most the planned probe runs (two each) and MI
+runs. The probe's generator is the same at every look, so a later look's probe gets the first look's runs again from
+the runner's cache; the pairs Θ gets are chosen on the probe's runs, which no test sees, never on a look's data: the
+schedule, its α split and each look's level are those of the audit with no pair refused. Where nothing is refused no
+spare is drawn (:func:`audit.search.prior_search.spare_pairs` is called only on a refusal) and the audit is the one
+without the refill.
 """
 
 from __future__ import annotations
@@ -121,9 +132,7 @@ def probe_searched_pairs(pairs, runner, seed: int, spares=None) -> tuple[list, s
     spares : callable, optional
         ``spares(count)``: up to ``count`` further candidates of the search
         (:func:`audit.search.prior_search.spare_pairs`), called only where a pair is refused; each is probed in
-        turn, the accepted ones join, until as many pairs as ``pairs`` are kept. None: no refill (a sequential
-        audit's: its looks plan 2 · ``prior_search`` probe runs, :func:`audit.gating.look_runs.look_runs`, and a
-        refill's would pass them, since the pairs it keeps cost their planned MI runs).
+        turn, the accepted ones join, until as many pairs as ``pairs`` are kept. None: no refill.
 
     Raises
     ------
@@ -153,7 +162,7 @@ def probe_searched_pairs(pairs, runner, seed: int, spares=None) -> tuple[list, s
         refill = (f"; {accepted} of {probed} further candidate{'' if probed == 1 else 's'} of the search probed in "
                   "their place accepted")
     elif spares is None:
-        refill = "; no further candidate is probed in their place in a sequential audit (its looks' runs are planned)"
+        refill = "; no further candidate was probed in their place"
     else:
         refill = "; the search had no further candidate to probe in their place"
     if not kept:
