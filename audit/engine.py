@@ -113,7 +113,16 @@ def _give_statistic(spec: AuditSpec) -> None:
     (:func:`statistic_may_be_tried`), else none: a per-database function's encoder calls it on every output
     it encodes, and where the MI test's critics are neural the statistic is tried nowhere (a note says so), so
     those calls were spent for nothing and its values only widened the critics' input. Set at each audit's
-    runner, since specs of one mechanism object share its encoder."""
+    runner, since specs of one mechanism object share its encoder.
+
+    Where it may be tried it is called on every run, the event tests' certification runs included, whichever event
+    is chosen: the statistic's values are columns of the encoded rows, and the logistic regressions, the counting
+    statistic and the float-bit statistics read every column (the user's statistic reads its own), so their events
+    score the certification runs on those values too. Only the support statistic
+    (:class:`audit.statistics.support.SupportLogRatio`) reads a block without them; skipping the calls for it alone
+    would take a per-job switch of the encoder in every process that runs the mechanism, with placeholder columns of
+    the statistic's length (the runner checks every output's width) and runs kept apart in a sequential audit's cache.
+    """
     encoder = encoder_of(spec.mechanism)
     if encoder is not None:
         encoder.statistic = spec.statistic if statistic_may_be_tried(spec) else None
@@ -198,9 +207,9 @@ def _look(spec: AuditSpec, runner: MechanismRunner, early: bool, stop_at_refutat
         return spare_pairs(spec.priors[0], searched_first, count, spare_rng, timeout=spec.execution.timeout,
                            add_remove=bool(spec.presence_column))
 
-    # A sequential audit's runner (its cache of streams) makes the runs its looks planned: no spare's probe.
-    planned = getattr(runner, "cache", None) is not None
-    generated, probe_note, probed = probe_searched_pairs(generated, runner, spec.seed, None if planned else spares)
+    # A sequential audit's looks refill too, within their plan: a refused pair's probe makes no counted run and the
+    # spares kept replace refused pairs one for one (audit.search.pair_probe, "In a sequential audit").
+    generated, probe_note, probed = probe_searched_pairs(generated, runner, spec.seed, spares)
     probe_runs = {"pair_probe": 2 * probed} if probed else {}  # one run of each database of each pair probed
     searched = search_priors(tuple(spec.pairs) + tuple(generated))
     theta = [(prior, None) for prior in spec.priors] + searched

@@ -22,7 +22,7 @@ import numpy as np
 from estimators.validation import (BEYOND_FLOAT64, InputError, as_float_array, as_generator, check_real,
                                    first_nonfinite_index)
 
-from mechanisms.errors import MechanismError, StatisticError, exception_text, raised_where
+from mechanisms.errors import MechanismError, StatisticError, exception_text, raised_where, refuses
 from mechanisms.calls.user_call import TIMEOUT_HINT, call_user_code
 
 __all__ = [
@@ -344,8 +344,9 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
             raise
         # A function's adapter named it by its own name (in a worker: its file's full path); a library's keeps its words.
         if exc.mechanism and exc.mechanism.startswith("mechanism '") and text.startswith(exc.mechanism):
-            raise MechanismError(who + text[len(exc.mechanism):], mechanism=who,
-                                 database_index=exc.database_index) from exc
+            renamed = MechanismError(who + text[len(exc.mechanism):], mechanism=who, database_index=exc.database_index)
+            renamed.refused = exc.refused  # its refusal stays one
+            raise renamed from exc
         raise MechanismError(f"{who}: {exc}", mechanism=who,
                              database_index=exc.database_index) from exc
     except Exception as exc:  # noqa: BLE001 - a black box may raise anything
@@ -353,6 +354,8 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
         if index is None and m == 1:
             index = 0
         where = f" on database {index}" if index is not None else f" on the batch of {m} databases"
-        raise MechanismError(f"{who} raised {type(exc).__name__}{where}{exception_text(exc)}{raised_where(exc, mech)}",
-                             mechanism=who, database_index=index) from exc
+        error = MechanismError(f"{who} raised {type(exc).__name__}{where}{exception_text(exc)}{raised_where(exc, mech)}",
+                               mechanism=who, database_index=index)
+        error.refused = refuses(exc)
+        raise error from exc
     return check_batch_output(out, m, who, allow_nan, copy=not returns_fresh_outputs(mech))

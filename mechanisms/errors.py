@@ -7,7 +7,12 @@ from pathlib import Path
 
 from estimators.validation import InputError
 
-__all__ = ["MechanismError", "MechanismWarning", "StatisticError", "exception_text", "raised_where"]
+__all__ = ["MechanismError", "MechanismWarning", "REFUSAL_ERRORS", "StatisticError", "exception_text", "raised_where",
+           "refuses"]
+
+#: What user code raises to refuse its argument's values (miaudit's own and Python's convention), by the exception
+#: class's name: :attr:`MechanismError.refused`.
+REFUSAL_ERRORS = ("InputError", "ValueError")
 
 
 #: The folders of miaudit's packages: code there is not the user's.
@@ -47,9 +52,14 @@ def raised_where(exc: BaseException, function) -> str:
     return f" (at {os.path.basename(frame.filename)} line {frame.lineno}, in {frame.name})"
 
 
-def _rebuild(cls, message, mechanism, database_index, printed=None):
+def refuses(exc: BaseException) -> bool:
+    """Whether ``exc``, an exception user code raised, refuses its argument's values: one of :data:`REFUSAL_ERRORS`."""
+    return type(exc).__name__ in REFUSAL_ERRORS
+
+
+def _rebuild(cls, message, mechanism, database_index, printed=None, refused=False):
     error = cls(message, mechanism=mechanism, database_index=database_index)
-    error.printed = printed
+    error.printed, error.refused = printed, refused
     return error
 
 
@@ -72,10 +82,18 @@ class MechanismError(InputError):
         True where the error is a bounded call's that did not return in time
         (:func:`mechanisms.calls.user_call.call_user_code`), not the code's own failure; in this process only (it is
         not pickled).
+    refused : bool
+        True where the mechanism refused its databases' values: its call raised one of :data:`REFUSAL_ERRORS`
+        (:func:`refuses`), the errors that say an argument's value is not accepted (a one-hot histogram given a
+        record with two 1s). Set where the mechanism's own exception is wrapped and kept through the runner's retries
+        and worker processes (it is pickled), so that a caller that may leave refused databases out
+        (:func:`audit.search.pair_probe.refusal`) reads this flag, not the message. False for any other failure (a
+        bug raising on valid input, a hang, a wrong shape, a statistic's error).
     """
 
     exit_status = 1
     timed_out = False
+    refused = False
 
     def __init__(self, message: str, *, mechanism: str, database_index: int | None = None):
         super().__init__(message)
@@ -86,7 +104,7 @@ class MechanismError(InputError):
     def __reduce__(self):
         # Keyword-only arguments defeat the default exception pickling; worker processes and
         # Ray tasks send this error back to the audit, with what the failed attempt printed.
-        return _rebuild, (type(self), self.args[0], self.mechanism, self.database_index, self.printed)
+        return _rebuild, (type(self), self.args[0], self.mechanism, self.database_index, self.printed, self.refused)
 
 
 class StatisticError(MechanismError):

@@ -7,6 +7,7 @@ patterns set a record to every column's high end (several 1s), which the one-hot
 from __future__ import annotations
 
 import json
+import pickle
 import re
 
 import numpy as np
@@ -15,8 +16,8 @@ import pytest
 from audit.cli.main import main
 from audit.search.pair_probe import probe_searched_pairs, refusal
 from estimators.validation import InputError
-from mechanisms.errors import MechanismError
-from mechanisms.execution.runner import MechanismRunner
+from mechanisms.errors import MechanismError, StatisticError, refuses
+from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
 
 FAST = ["--samples", "1000", "--slices", "0", "--set", "critic.max_steps=50", "--seed", "3"]
@@ -50,14 +51,14 @@ def test_the_probe_leaves_out_refused_pairs_and_says_how_many_and_why():
     pairs = _pairs()
     with MechanismRunner(_one_hot_only, "onehot") as runner:
         kept, note, probed = probe_searched_pairs(pairs, runner, seed=0, spares=lambda count: [])
-        sequential = probe_searched_pairs(pairs, runner, seed=0)[1]  # no spares: a sequential audit's
+        unfilled = probe_searched_pairs(pairs, runner, seed=0)[1]  # no spares
     assert kept == [pairs[1]] and probed == 2
     assert note.startswith("prior search: 1 of 2 searched pairs left out, the mechanism refused its record values")
     assert "first: two 1s: mechanism 'onehot' raised ValueError" in note
     assert note.endswith("; the search had no further candidate to probe in their place: 1 of the 2 searched pairs "
                          "asked for join Θ")
-    assert sequential.endswith("; no further candidate is probed in their place in a sequential audit (its looks' "
-                               "runs are planned): 1 of the 2 searched pairs asked for join Θ")
+    assert unfilled.endswith("; no further candidate was probed in their place: 1 of the 2 searched pairs asked for "
+                             "join Θ")
 
 
 def _spare(first_row, why):
@@ -112,12 +113,39 @@ def test_the_probe_reports_a_failure_that_is_no_refusal():
         probe_searched_pairs(pairs, runner, seed=0)
 
 
+def _refusal_error(message, refused=True, kind=MechanismError):
+    error = kind(message, mechanism="mechanism 'm'")
+    error.refused = refused
+    return error
+
+
 def test_a_refusal_is_the_mechanisms_input_or_value_error_only():
-    assert refusal(MechanismError("mechanism 'm' raised InputError on database 0: no", mechanism="m"),
-                   "mechanism 'm'") == "mechanism 'm' raised InputError on database 0: no"
-    assert refusal(MechanismError("mechanism 'm' raised KeyError on database 0: 3", mechanism="m"),
-                   "mechanism 'm'") is None
-    assert refusal(MechanismError("mechanism 'm' did not return within 1 s", mechanism="m"), "mechanism 'm'") is None
+    refused = _refusal_error("mechanism 'm' raised InputError on database 0: no")
+    assert refusal(refused) == "mechanism 'm' raised InputError on database 0: no"
+    # The flag says it, not the words: an error that only reads like a refusal is a failure, and so is a statistic's.
+    assert refusal(_refusal_error("mechanism 'm' raised InputError on database 0: no", refused=False)) is None
+    assert refusal(_refusal_error("statistic 's' raised ValueError: no", kind=StatisticError)) is None
+    assert [refuses(error) for error in (ValueError(), InputError("x"), KeyError(3), ZeroDivisionError())] == \
+        [True, True, False, False]
+    # It travels back from a worker process with the error (pickled).
+    back = pickle.loads(pickle.dumps(refused))
+    assert back.refused and str(back) == str(refused) and type(back) is MechanismError
+    assert not pickle.loads(pickle.dumps(_refusal_error("m", refused=False))).refused
+
+
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.integration)])
+def test_the_runners_error_on_a_refused_batch_is_a_refusal_after_its_retries(workers):
+    # The runner's final error (its words rewritten with the job's database numbers, after any retries) is still a
+    # refusal, in this process and from a worker process (pickled back); a bug's error is not.
+    settings = ExecutionSettings(workers=workers, retries=2)
+    with MechanismRunner(_one_hot_only, "onehot", settings) as runner:
+        with pytest.raises(MechanismError, match=r"mechanism 'onehot' raised ValueError on ") as caught:
+            runner.sample(np.ones((1, 2, 2)), np.random.default_rng(0), what="probe", budget=None)
+        assert caught.value.refused and type(caught.value) is MechanismError
+    with MechanismRunner(_broken_on_empty, "broken", settings) as runner:
+        with pytest.raises(MechanismError, match=r"mechanism 'broken' raised ZeroDivisionError on ") as caught:
+            runner.sample(np.zeros((1, 2, 2)), np.random.default_rng(0), what="probe", budget=None)
+        assert not caught.value.refused
 
 
 @pytest.mark.train

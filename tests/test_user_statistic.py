@@ -532,9 +532,37 @@ def test_a_statistic_that_cannot_be_tried_is_not_called():
 
 
 def test_a_statistic_that_may_be_tried_is_still_called_on_the_runs():
-    # Under a two-point prior on a neighbouring pair (classifier critics) it is a candidate: called as before.
+    # Under a two-point prior on a neighbouring pair (classifier critics) it is a candidate: called once on every
+    # output, the runner's two probe calls, the MI sample's and both event tests' certification runs.
     pair = NeighbouringPair(np.zeros((3, 1)), np.array([[1.0], [0.0], [0.0]]))
     counted = _CountingStatistic()
     result = _per_database_audit(pair.prior(), counted, 1000)
     assert "counted_product(y)" in result.event_test.statistics_tried
-    assert counted.calls >= result.samples
+    assert set(result.samples_by_purpose) == {"mi", "event_certification", "float_certification"}
+    assert counted.calls == 2 + result.samples
+
+
+class _ConstantAfter(_CountingStatistic):
+    """The product until ``after`` calls, then 0: the statistic's values on the runs after them are not read."""
+
+    def __init__(self, after):
+        super().__init__()
+        self.after = after
+
+    def __call__(self, output):
+        product = super().__call__(output)
+        return 0.0 if self.calls > self.after else product
+
+
+def test_the_chosen_events_read_the_statistics_values_on_their_certification_runs():
+    # The calls on the certification runs are not spent for nothing where the event chosen is not the user's
+    # statistic: the logistic regression chosen here reads every output column, the statistic's included, and the
+    # float-bit statistics read every column's bits. Its values replaced by 0 after the probe's 2 calls and the MI
+    # sample's 1,000 change both tests' counts on the same runs.
+    pair = NeighbouringPair(np.zeros((3, 1)), np.array([[1.0], [0.0], [0.0]]))
+    full = _per_database_audit(pair.prior(), _ConstantAfter(10**9), 1000)
+    cut = _per_database_audit(pair.prior(), _ConstantAfter(2 + 1000), 1000)
+    assert full.event_test.description.startswith("E = {logistic log-odds(a | y)")
+    assert cut.event_test.description == full.event_test.description  # chosen on the MI sample: the same event
+    assert cut.event_test.p_first != full.event_test.p_first
+    assert cut.float_event_test.p_first != full.float_event_test.p_first

@@ -10,10 +10,22 @@ the runner's ``--timeout`` and retries, as the domain pilot's runs are: :mod:`au
 pair the mechanism refuses is left out, with a note, and the search's next candidates
 (:func:`audit.search.prior_search.spare_pairs`) are probed in its place, at most as many as were asked for
 (:data:`SPARE_PROBES_PER_PAIR`), until the pairs run on are as many as asked or the spares run out. Only a refusal of the record values counts (the mechanism
-raised ``InputError`` or ``ValueError``, the errors that say an argument's value is not accepted); any other
+raised ``InputError`` or ``ValueError``, the errors that say an argument's value is not accepted, which the runner's
+error says by its ``refused`` flag: :attr:`mechanisms.errors.MechanismError.refused`); any other
 failure (a bug raising on valid input, a hang, a wrong shape) is raised as the mechanism's failure. The probe's
 runs are seeded apart from the audit's (:data:`PROBE_SEED_TAG`, and a tag of its own for each probe besides the
 prior search's: :func:`probe_rng`), so an audit whose pairs are all accepted draws what it drew without the probe.
+
+**In a sequential audit** (:mod:`audit.gating.sequential`) every look probes and refills as a fixed audit does, within
+the plan its schedule fixed before any run: each look plans 2 · ``prior_search`` probe runs and the MI runs of
+``prior_search`` searched priors (:func:`audit.gating.look_runs.look_runs`). A refused pair's probe makes no counted
+run (the runner counts the outputs it returns: :attr:`mechanisms.execution.runner.MechanismRunner.calls`), and the
+spares kept replace refused pairs one for one, so the pairs kept cost at most the planned probe runs (two each) and MI
+runs. The probe's generator is the same at every look, so a later look's probe gets the first look's runs again from
+the runner's cache; the pairs Θ gets are chosen on the probe's runs, which no test sees, never on a look's data: the
+schedule, its α split and each look's level are those of the audit with no pair refused. Where nothing is refused no
+spare is drawn (:func:`audit.search.prior_search.spare_pairs` is called only on a refusal) and the audit is the one
+without the refill.
 """
 
 from __future__ import annotations
@@ -21,14 +33,12 @@ from __future__ import annotations
 import numpy as np
 
 from estimators.validation import InputError, check_int
-from mechanisms.errors import MechanismError, StatisticError
+from mechanisms.errors import REFUSAL_ERRORS, MechanismError, StatisticError
 
 __all__ = ["REFUSAL_ERRORS", "PROBE_SEED_TAG", "SPARE_PROBES_PER_PAIR", "refusal", "probe_rng", "refused_pairs",
            "left_out",
            "probe_searched_pairs"]
 
-#: What a mechanism raises to refuse its argument's values (miaudit's own and Python's convention).
-REFUSAL_ERRORS = ("InputError", "ValueError")
 #: Mixed into the audit's seed for the probe's runs, so they are independent of the audit's own.
 PROBE_SEED_TAG = 0x70726F62
 #: The most spare candidates probed in place of refused pairs, per pair searched.
@@ -36,17 +46,16 @@ SPARE_PROBES_PER_PAIR = 1
 _WHAT = "prior search probe run"
 
 
-def refusal(error: BaseException, who: str) -> str | None:
-    """The first line of ``error`` when it is ``who``'s refusal of its databases' values, else None.
+def refusal(error: BaseException) -> str | None:
+    """The first line of ``error`` when it is the mechanism's refusal of its databases' values, else None.
 
-    A refusal is a :class:`~mechanisms.errors.MechanismError` saying that ``who`` raised one of
-    :data:`REFUSAL_ERRORS` (:func:`mechanisms.base.run_on_batch`'s words); a statistic's error, a hang or a
-    wrong output is not one.
+    A refusal is a :class:`~mechanisms.errors.MechanismError` whose ``refused`` flag says that the mechanism's call
+    raised one of :data:`REFUSAL_ERRORS` (set where its exception was wrapped, kept through the runner's retries and
+    worker processes); the flag says so, not the message. A statistic's error, a hang or a wrong output is not one.
     """
-    if not isinstance(error, MechanismError) or isinstance(error, StatisticError):
+    if not isinstance(error, MechanismError) or isinstance(error, StatisticError) or not error.refused:
         return None
-    line = str(error).splitlines()[0] if str(error) else ""
-    return line if any(line.startswith(f"{who} raised {name} ") for name in REFUSAL_ERRORS) else None
+    return str(error).splitlines()[0] if str(error) else ""
 
 
 def probe_rng(seed: int, *tags: int) -> np.random.Generator:
@@ -72,7 +81,7 @@ def refused_pairs(pairs, runner, rng: np.random.Generator, what: str) -> list:
         try:
             runner.sample(batch, rng, what=what, budget=None)
         except MechanismError as error:
-            said = refusal(error, runner.who)
+            said = refusal(error)
             if said is None:
                 raise  # a failure on the pair, not a refusal of its values: the mechanism is reported as failing
             refused.append((i, said))
@@ -123,9 +132,7 @@ def probe_searched_pairs(pairs, runner, seed: int, spares=None) -> tuple[list, s
     spares : callable, optional
         ``spares(count)``: up to ``count`` further candidates of the search
         (:func:`audit.search.prior_search.spare_pairs`), called only where a pair is refused; each is probed in
-        turn, the accepted ones join, until as many pairs as ``pairs`` are kept. None: no refill (a sequential
-        audit's: its looks plan 2 · ``prior_search`` probe runs, :func:`audit.gating.look_runs.look_runs`, and a
-        refill's would pass them, since the pairs it keeps cost their planned MI runs).
+        turn, the accepted ones join, until as many pairs as ``pairs`` are kept. None: no refill.
 
     Raises
     ------
@@ -155,7 +162,7 @@ def probe_searched_pairs(pairs, runner, seed: int, spares=None) -> tuple[list, s
         refill = (f"; {accepted} of {probed} further candidate{'' if probed == 1 else 's'} of the search probed in "
                   "their place accepted")
     elif spares is None:
-        refill = "; no further candidate is probed in their place in a sequential audit (its looks' runs are planned)"
+        refill = "; no further candidate was probed in their place"
     else:
         refill = "; the search had no further candidate to probe in their place"
     if not kept:

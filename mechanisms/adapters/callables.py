@@ -27,7 +27,7 @@ from estimators.device import native_threads
 from estimators.validation import InputError, check_choice, check_positive
 
 from mechanisms.base import MechanismError
-from mechanisms.errors import exception_text, raised_where
+from mechanisms.errors import exception_text, raised_where, refuses
 from mechanisms.calls.later_bound import later_call_bound
 from mechanisms.calls.program import ProgramTimeout, run_program
 from mechanisms.calls.user_call import first_call_timeout, time_left
@@ -112,9 +112,11 @@ class PerDatabaseMechanism:
                 try:
                     value = self.function(db, rng)
                 except Exception as exc:  # noqa: BLE001 - a black box may raise anything
-                    raise MechanismError(f"{who} raised {type(exc).__name__} on database {index}{exception_text(exc)}"
-                                         f"{raised_where(exc, self.function)}",
-                                         mechanism=who, database_index=index) from exc
+                    error = MechanismError(f"{who} raised {type(exc).__name__} on database {index}"
+                                           f"{exception_text(exc)}{raised_where(exc, self.function)}",
+                                           mechanism=who, database_index=index)
+                    error.refused = refuses(exc)
+                    raise error from exc
                 rows.append(_as_output_row(value, who, index) if self.encoder is None else
                             self._encoded(value, who, index))
         return _stack_rows(rows, who)

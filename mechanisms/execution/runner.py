@@ -534,5 +534,7 @@ class MechanismRunner:
             message += f" ({what}s {task.start}-{task.start + task.size - 1})"
         if isinstance(exc, StatisticError):  # the statistic inside the call stays named as itself
             return StatisticError(message + tried, mechanism=exc.mechanism, database_index=index)
-        return MechanismError(message + tried, mechanism=self.who, database_index=index)
+        final = MechanismError(message + tried, mechanism=self.who, database_index=index)
+        final.refused = getattr(exc, "refused", False)  # a refusal of the databases' values stays one
+        return final
 
