@@ -169,17 +169,21 @@ def alpha_words(result) -> str:
         return ""
     looks = max((int(o.get("looks_planned", 1)) for o in (*result.findings, *result.controls)), default=1)
     return (f"In words: the chance that even one finding is a false alarm is at most {result.alpha:g} (--alpha), "
-            f"shared equally by the {plural(result.cases, 'case')}; each case checked its runs at up to "
+            + (f"shared equally by the {result.cases} cases" if result.cases > 1 else "all of it on its one case")
+            + f"; each case checked its runs at up to "
             f"{plural(looks, 'point')} as they came (its looks) and stopped at the first that refuted its claim. "
             "A skipped case spent none of its share.")
 
 
 def cost_words(result) -> str:
-    """What the scan cost: the calls it made, its time and the CPU time of its cases."""
+    """What the scan cost: the calls it made, and its time: the cases' audits (their CPU time) and the rest."""
+    audited = sum(float(o.get("seconds", 0.0)) for o in result.outcomes)
     cpu = sum(float(o.get("cpu_seconds", 0.0)) for o in result.outcomes)
     cap = result.settings["max_runs"]
-    return (f"cost: {runs_made(result):,} calls of the entry points ({cap:,} a case at most, fewer where an early look "
-            f"refuted), {result.seconds:.0f} s in all, {cpu:.0f} s of CPU in the cases' audits")
+    return (f"cost: {runs_made(result):,} calls of the entry points (at most {cap:,} a case; a case stops at the "
+            f"first look that refutes it), {result.seconds:.0f} s in all: {audited:.1f} s auditing the cases "
+            f"({cpu:.1f} s of CPU), the rest the scan's own start (importing and listing the target, starting its "
+            "worker process)")
 
 
 def finding_line(outcome: dict, folder) -> str:
