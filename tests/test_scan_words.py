@@ -126,7 +126,8 @@ def test_a_finding_says_its_counts_roles_its_symbols_and_its_meaning_once(scanne
     assert f"(E held in {h1} of {n1} certification runs on {first} and in {h2} of {n2} on {second}" in section
     assert "a = \\[0, 0, 0\\], b = \\[10, 0, 0\\]" in section
     # No noise: the sum is 0 on a and 10 on b in every run, said once, as the advice, not again in the event.
-    assert "what it means: the output never varied: y = 0 in all" in section and "add random noise drawn from rng" in section
+    assert "what it means: the output never varied: y = 0 in all" in section
+    assert "add random noise drawn from rng" in section
     assert section.count("y = 0 in") == 1 and "seen under one input only" not in section
     assert "the pair of prior 0 of Θ" not in section and "neighbouring databases differ in" not in section
     assert "where y is the entry point's output; E is the event the test chose on the MI sample" in section

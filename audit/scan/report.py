@@ -126,7 +126,8 @@ for name, outputs in (("first", first), ("second", second)):
 #: For a finding the float-bit event test refuted (Mironov 2012): the same runs with every bit kept, rounded as the
 #: other scripts round them, and, at its end, :data:`_FLOAT_EVENTS`.
 _FLOAT_SIMULATED = '''raw_first, raw_second = simulate(FIRST, 1, digits=None), simulate(SECOND, 2, digits=None)
-first, second = ([(tuple(round(x, 9) for x in values), shape) for values, shape in raw] for raw in (raw_first, raw_second))
+first, second = ([(tuple(round(x, 9) for x in values), shape) for values, shape in raw]
+                 for raw in (raw_first, raw_second))
 '''
 #: The float-bit events the finding's test reads, on each number of the release (Mironov 2012, Section 3): whether y
 #: survives the round trip (y - c) + c in float64, c the two databases' median difference rounded to a power of two
