@@ -114,6 +114,7 @@ def test_each_skipped_row_says_what_to_do_and_one_reason_is_said_once(scanned):
             "a = [0, 0, 0] (the first) and b = [10, 0, 0]; a DP entry point must return a release") in text
     assert text.count("cannot take a ratio with a zero") == 1
     assert "then scan it again with --only 'newcomer.ratio'" in markdown
+    assert "## Skipped (4)" in markdown  # cases and entry points, as the terminal counts them, in three rows
 
 
 def test_a_finding_says_its_counts_roles_its_symbols_and_its_meaning_once(scanned):

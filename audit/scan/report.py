@@ -33,7 +33,7 @@ REPRODUCE_RUNS = 20000
 _SCRIPT = '''"""{entry}({settings}) is not {claim} ({relation} relation): a direct simulation.
 
 Found by `miaudit scan {target}` ({library} {version}). Needs only the library and NumPy:
-    pip install {install} numpy
+    pip install {install}numpy
 Runs the call {runs} times on each database of the pair (first.npy, second.npy: {pair_why}) and
 prints the outputs seen under one input only, and the threshold event on the release's first number
 whose frequencies differ most. Under {claim} no event's frequencies may differ by more than a
@@ -207,7 +207,7 @@ def finding_files(outcome: dict, result) -> dict:
     epsilon = float(outcome["claim"].split(":")[1])
     script = _SCRIPT.format(entry=outcome["entry"], settings=outcome["settings"], claim=outcome["claim"],
                             relation=outcome["relation"], target=result.target, library=result.target,
-                            version=result.version, install=result.target if result.version[0].isdigit() else "",
+                            version=result.version, install=f"{result.target} " if result.version[0].isdigit() else "",
                             runs=REPRODUCE_RUNS, pair_why=outcome["pair_why"], import_lines=imports,
                             source=outcome["source"], epsilon=epsilon)
     if outcome.get("raised_as_output"):  # its releases include raises' categories (audit.scan.raised)
@@ -306,8 +306,8 @@ def report_blocks(result, folders: dict) -> list:
                                       [[o["entry"], o["settings"], o["pair"], o["claim"], _counts(o), _bound(o),
                                         str(o["runs"])] for o in result.controls]))
                   if result.controls else ("p", "None."))
-    skipped = skipped_items(result)
-    blocks.append(("h2", f"Skipped ({len(skipped)})"))
+    skipped = skipped_items(result)  # the cases of one entry point skipped for one reason in one row
+    blocks.append(("h2", f"Skipped ({len(result.skipped_cases) + len(result.skipped)})"))
     blocks.append(("ul", skipped) if skipped else ("p", "None."))
     return [block for block in blocks if block != ("p", "")]
 
