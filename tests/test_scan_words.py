@@ -182,3 +182,19 @@ def test_a_float_bit_finding_reproduces_its_float_event_without_miaudit(plant, t
     assert runs == REPRODUCE_RUNS
     assert second == 0 and first >= 0.3 * REPRODUCE_RUNS, line
     assert f"log-ratio {math.log(first):.3f} (a count of 0 read as 1)" in line
+
+
+def test_a_skipped_row_of_each_kind_says_its_next_step():
+    from audit.scan.words import skipped_step
+
+    assert skipped_step("import error: ModuleNotFoundError: No module named 'missing'", "broken") == (
+        "next: the module could not be imported, so none of its entry points was listed: install what it imports "
+        "(pip install ...) or fix the error, check that `python -c 'import broken'` works from this folder, then "
+        "scan again")
+    assert skipped_step("hangs or exits: entry point m.f did not return within 60 s on the first database", "m.f") \
+        .startswith("next: if a call is meant to take this long, give it more with --timeout S;")
+    assert "give it the runs the reason names with --max-runs N (and scan only it with --only 'm.f'" in \
+        skipped_step("cannot refute within its 6000 runs (--max-runs, else its family's max_runs): ...", "m.f")
+    assert skipped_step("the call raised MemoryError ...", "m.f").startswith("next: allow it more memory with "
+                                                                             "--memory-limit SIZE")
+    assert skipped_step("releases a function (objective perturbation)", "m.Vector") == ""  # its reason says it all

@@ -138,7 +138,8 @@ def run(args):
             f"{plural(len(result.findings), 'finding')}, {plural(len(result.controls), 'control')}, "
             f"{payload['skipped']} skipped, {result.seconds:.0f} s\n  ({verdict_words(result)})\n"
             f"{result.statement()}\n" + (f"  {alpha_words(result)}\n" if result.cases else "")
-            + f"{cost_words(result)}\nreport: {paths['markdown']} (scan.json for programs)")
+            + (f"{cost_words(result)}\n" if result.cases else "")
+            + f"report: {paths['markdown']} (scan.json for programs)")
     if args.resume:  # the cases kept from the state file, and those audited again (audit.scan.running, "Resume")
         payload.update(resumed=result.settings["resumed_cases"], retried=result.settings["retried_cases"])
         text += (f"\nresumed: {payload['resumed']} cases kept from {Path(out) / 'scan-state.jsonl'}, "

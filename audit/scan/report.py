@@ -281,7 +281,7 @@ def report_blocks(result, folders: dict) -> list:
                     f"seed {settings['seed']}."),
               ("p", result.statement()),
               ("p", alpha_words(result)),
-              ("p", f"{_sentence(verdict_words(result))} {_sentence(cost_words(result))} A claim is written "
+              ("p", f"{_sentence(verdict_words(result))} {_sentence(cost_words(result)) + ' ' if result.cases else ''}A claim is written "
                     "as --claim takes it: dp:1.0 is 1-DP, dp:1.0:1e-05 is (1, 1e-05)-DP; replace-one: the two "
                     "databases differ in one record's value."),
               ("h2", f"Findings ({len(result.findings)})")]

@@ -129,6 +129,10 @@ def skipped_step(reason: str, entry: str, outcome: dict | None = None) -> str:
     if reason.startswith("cannot refute within"):
         return (f"next: no verdict was possible at this budget; give it the runs the reason names with --max-runs N "
                 f"(and scan only it with {only}, so that it gets all of α)")
+    if reason.startswith("import error"):
+        return ("next: the module could not be imported, so none of its entry points was listed: install what it "
+                "imports (pip install ...) or fix the error, check that `python -c 'import "
+                f"{entry}'` works from this folder, then scan again")
     if "MemoryError" in reason:
         return f"next: allow it more memory with --memory-limit SIZE, or call it on smaller data; then {only}"
     return ""
