@@ -277,7 +277,8 @@ def test_a_finding_shows_the_event_test_that_refuted_it():
     def test(p_first, p_second, eps, delta, what):
         return SimpleNamespace(runs_made=[1200, 1200], runs_per_input=1200, p_first=p_first, p_second=p_second,
                                description=what, certificate="clopper-pearson", epsilon_lower_bound=eps,
-                               delta_lower_bound=delta, support_differences=[])
+                               delta_lower_bound=delta, support_differences=[],
+                               unbounded_differences=[])
 
     logistic, float_bits = test(2 / 1200, 2 / 1200, 0.0, -0.03, "logistic"), test(0.1, 0.0, 2.5, 0.056, "bits")
     refuted = Result(event_test=logistic, float_event_test=float_bits, claim={"label": "(1, 1e-05)-DP"},

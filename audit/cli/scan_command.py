@@ -117,6 +117,7 @@ def run(args):
 
     from audit.report import check_output_location
     from audit.scan.report import write_scan_report
+    from audit.scan.words import alpha_words, cost_words, finding_line, plural, skipped_items, verdict_words
     from audit.scan.running import ALPHA, TIMEOUT, scan
     from audit.scan.profiles.base import EPSILONS
 
@@ -147,9 +148,12 @@ def run(args):
                "findings": len(result.findings), "controls": len(result.controls),
                "skipped": len(result.skipped_cases) + len(result.skipped), "statement": result.statement(),
                "reports": {"markdown": str(paths["markdown"]), "json": str(paths["json"])}}
-    text = (f"miaudit scan {result.target} {result.version}: {result.cases} cases, {len(result.findings)} findings, "
-            f"{len(result.controls)} controls, {payload['skipped']} skipped, {result.seconds:.0f} s\n"
-            f"{result.statement()}\nreport: {paths['markdown']}")
+    text = (f"miaudit scan {result.target} {result.version}: {plural(result.cases, 'case')}, "
+            f"{plural(len(result.findings), 'finding')}, {plural(len(result.controls), 'control')}, "
+            f"{payload['skipped']} skipped, {result.seconds:.0f} s\n  ({verdict_words(result)})\n"
+            f"{result.statement()}\n" + (f"  {alpha_words(result)}\n" if result.cases else "")
+            + (f"{cost_words(result)}\n" if result.cases else "")
+            + f"report: {paths['markdown']} (scan.json for programs)")
     if args.resume:  # the cases kept from the state file, and those audited again (audit.scan.running, "Resume")
         payload.update(resumed=result.settings["resumed_cases"], retried=result.settings["retried_cases"])
         text += (f"\nresumed: {payload['resumed']} cases kept from {Path(out) / 'scan-state.jsonl'}, "
@@ -163,6 +167,7 @@ def run(args):
                 text += (f"; {payload['kept_undecided']} more, killed as stuck, are kept as they ended (their reasons "
                          "do not say whether their looks had begun: a second audit could spend their α/K twice); a "
                          "scan without --resume audits them")
-    for outcome in result.findings:
-        text += f"\n  finding: {outcome['id']}: {outcome['claim']} refuted"
+    for outcome, folder in zip(result.findings, paths["findings"]):
+        text += "\n" + finding_line(outcome, folder)
+    text += "".join(f"\n  skipped: {item}" for item in skipped_items(result))
     return payload, text

@@ -382,7 +382,8 @@ def _evidence(audit) -> dict:
                     "hits": [int(round(p * n)) for p, n in zip((event.p_first, event.p_second), runs)],
                     "certificate": event.certificate, "epsilon_lower_bound": _finite(event.epsilon_lower_bound),
                     "delta_lower_bound": _finite(event.delta_lower_bound),
-                    "support_differences": list(event.support_differences or [])})
+                    "support_differences": list(event.support_differences or []),
+                    "unbounded_differences": list(event.unbounded_differences or [])})
     return out
 
 

@@ -9,7 +9,9 @@ Each finding gets a folder ``findings/NN-name/`` a maintainer can act on without
 - ``reproduce.py``: a standalone script (the library and NumPy only) that runs the call on both
   databases and prints the outputs seen under one input only and the threshold event on the
   release's first number whose frequencies differ most, with its log-ratio beside the claim's ε:
-  direct simulation, not a certificate (the certificate is the audit's).
+  direct simulation, not a certificate (the certificate is the audit's). For a finding the float-bit event test
+  refuted, it also counts, on every bit of each number, the float events that test reads (the round trip
+  (y − c) + c ≠ y, and the finest power of two y is a multiple of), which the threshold event cannot show.
 
 ``scan.md``, ``scan.html`` and ``scan.json`` hold the whole scan (:class:`audit.scan.running.ScanResult`).
 """
@@ -31,7 +33,7 @@ REPRODUCE_RUNS = 20000
 _SCRIPT = '''"""{entry}({settings}) is not {claim} ({relation} relation): a direct simulation.
 
 Found by `miaudit scan {target}` ({library} {version}). Needs only the library and NumPy:
-    pip install {install} numpy
+    pip install {install}numpy
 Runs the call {runs} times on each database of the pair (first.npy, second.npy: {pair_why}) and
 prints the outputs seen under one input only, and the threshold event on the release's first number
 whose frequencies differ most. Under {claim} no event's frequencies may differ by more than a
@@ -56,23 +58,26 @@ def release(db, rng):
     return {source}
 
 
-def numbers(output):
-    """The release as a tuple of numbers: a fitted model's public attributes (ending in _), else the values."""
+def numbers(output, digits=9):
+    """The release as a tuple of numbers (rounded to ``digits`` decimals; None: every bit kept): a fitted model's
+    public attributes (ending in _), else the values; a dict's values in the order of its sorted keys."""
+    def rounded(values):
+        return tuple(float(x) if digits is None else round(float(x), digits) for x in values)
+
     if isinstance(output, dict):  # released keys and their values (an OpenDP threshold release): the keys as its shape
         keys = sorted(output, key=repr)
-        return tuple(round(float(output[k]), 9) for k in keys), tuple(repr(k) for k in keys)
+        return rounded(output[k] for k in keys), tuple(repr(k) for k in keys)
     if hasattr(output, "__dict__") and not isinstance(output, np.ndarray):
         parts = [np.ravel(np.asarray(v, dtype=float)) for k, v in sorted(vars(output).items())
                  if k.endswith("_") and not k.startswith("_") and np.asarray(v).dtype.kind in "biuf"]
-        return tuple(round(float(x), 9) for x in np.concatenate(parts or [np.zeros(0)])), \\
-            tuple(len(p) for p in parts)
+        return rounded(np.concatenate(parts or [np.zeros(0)])), tuple(len(p) for p in parts)
     values = np.ravel(np.asarray(output, dtype=float))
-    return tuple(round(float(x), 9) for x in values), (len(values),)
+    return rounded(values), (len(values),)
 
 
-def simulate(db, seed):
+def simulate(db, seed, digits=9):
     rng = np.random.default_rng(seed)
-    return [numbers(release(db, rng)) for _ in range(RUNS)]
+    return [numbers(release(db, rng), digits) for _ in range(RUNS)]
 
 
 first, second = simulate(FIRST, 1), simulate(SECOND, 2)
@@ -106,15 +111,59 @@ _SIMULATED = "first, second = simulate(FIRST, 1), simulate(SECOND, 2)\n"
 _RAISED_SIMULATED = '''_numbers = numbers
 
 
-def numbers(output):
+def numbers(output, digits=9):
     """A raised call's category ('raised: <type>: <message>') as an output of its own, else the numbers."""
-    return ((), (output,)) if isinstance(output, str) else _numbers(output)
+    return ((), (output,)) if isinstance(output, str) else _numbers(output, digits)
 
 
 first, second = simulate(FIRST, 1), simulate(SECOND, 2)
 for name, outputs in (("first", first), ("second", second)):
     raised = collections.Counter(s[0] for _, s in outputs if s and isinstance(s[0], str))
     print(f"the call raised on {sum(raised.values())} of {RUNS} runs on the {name} database: {dict(raised)}")
+'''
+
+
+#: For a finding the float-bit event test refuted (Mironov 2012): the same runs with every bit kept, rounded as the
+#: other scripts round them, and, at its end, :data:`_FLOAT_EVENTS`.
+_FLOAT_SIMULATED = '''raw_first, raw_second = simulate(FIRST, 1, digits=None), simulate(SECOND, 2, digits=None)
+first, second = ([(tuple(round(x, 9) for x in values), shape) for values, shape in raw]
+                 for raw in (raw_first, raw_second))
+'''
+#: The float-bit events the finding's test reads, on each number of the release (Mironov 2012, Section 3): whether y
+#: survives the round trip (y - c) + c in float64, c the two databases' median difference rounded to a power of two
+#: (audit.statistics.float_bits' neighbour-grid residue), and the finest power of two y is a multiple of (its grid
+#: exponent). A log-ratio far above ε where the threshold event above shows none: the float implementation leaks.
+_FLOAT_EVENTS = '''
+
+def grid_exponent(values):
+    """The largest k with each value a multiple of 2^k (the lowest set bit of its significand); 0 for 0."""
+    mantissa, exponent = np.frexp(values)
+    significand = np.abs(mantissa * 2.0 ** 53).astype(np.int64)
+    lowest = np.log2((significand & -significand).astype(float), where=significand > 0,
+                     out=np.zeros(len(values)))
+    return np.where(significand > 0, exponent - 53 + lowest, 0.0)
+
+
+print("the finding's event reads the output's floating-point bits, which the threshold event above does not:")
+width = min(min(len(v) for v, _ in raw_first + raw_second), 8)
+for column in range(width):
+    x = np.array([v[column] for v, _ in raw_first])
+    z = np.array([v[column] for v, _ in raw_second])
+    shift = float(np.median(z) - np.median(x))
+    c = math.copysign(2.0 ** round(math.log2(abs(shift))), shift) if shift and math.isfinite(shift) else 1.0
+    off = (np.sum((x - c) + c != x), np.sum((z - c) + c != z))
+    events = [(f"(y - c) + c != y, c = {c:g}", *off)]
+    gx, gz = grid_exponent(x), grid_exponent(z)
+    for k in np.unique(np.r_[gx, gz])[:200]:
+        events += [(f"y a multiple of 2^{k:g} and of no larger power", np.sum(gx == k), np.sum(gz == k)),
+                   (f"y a multiple of no power of two above 2^{k:g}", np.sum(gx <= k), np.sum(gz <= k))]
+    events = events[:1] + [e for e in events[1:] if e[1] + e[2] >= 20]  # a grid event seen in a few runs is noise
+    name, ka, kb = max(events, key=lambda e: abs(math.log(max(e[1], 1) / max(e[2], 1))))
+    keys = raw_first[0][1]  # a dict's keys (their reprs), else the release's length
+    label = f"value {keys[column]}" if all(isinstance(k, str) for k in keys) else f"number {column}"
+    print(f"{label}: event '{name}': {ka} of {RUNS} runs on the first database, {kb} on the second; "
+          f"log-ratio {abs(math.log(max(ka, 1) / max(kb, 1))):.3f} (a count of 0 read as 1) against the claim's "
+          f"epsilon {EPSILON}")
 '''
 
 
@@ -158,11 +207,13 @@ def finding_files(outcome: dict, result) -> dict:
     epsilon = float(outcome["claim"].split(":")[1])
     script = _SCRIPT.format(entry=outcome["entry"], settings=outcome["settings"], claim=outcome["claim"],
                             relation=outcome["relation"], target=result.target, library=result.target,
-                            version=result.version, install=result.target if result.version[0].isdigit() else "",
+                            version=result.version, install=f"{result.target} " if result.version[0].isdigit() else "",
                             runs=REPRODUCE_RUNS, pair_why=outcome["pair_why"], import_lines=imports,
                             source=outcome["source"], epsilon=epsilon)
     if outcome.get("raised_as_output"):  # its releases include raises' categories (audit.scan.raised)
         script = script.replace(_SIMULATED, _RAISED_SIMULATED)
+    elif outcome.get("refuting_test") == "float":  # its event reads the bits that the rounded numbers drop
+        script = script.replace(_SIMULATED, _FLOAT_SIMULATED) + _FLOAT_EVENTS
     return {"first.npy": npy(outcome["first"]), "second.npy": npy(outcome["second"]),
             "mechanism.py": mechanism.encode(), "reproduce.py": script.encode()}
 
@@ -198,12 +249,16 @@ def _refuting(outcome: dict) -> str:
 
 
 def _finding_items(outcome: dict, folder: str, max_runs: int) -> list:
-    items = [f"pair: {outcome['pair_why']} ({outcome['relation']}); databases first.npy, second.npy",
-             f"event: {outcome.get('event', '—')}",
-             f"counts {_counts(outcome)}; certificate {outcome.get('certificate', '—')}{_refuting(outcome)}; "
-             f"{outcome['looks']} of {outcome['looks_planned']} looks, {outcome['runs']} runs"]
-    items += [f"refuted by: {d}" for d in outcome.get("refuted_by", [])]
-    items += [f"seen under one input only: {d}" for d in outcome.get("support_differences", [])[:3]]
+    """The finding's items: its pair, event and counts (in this order), the test that refuted it with its symbols in
+    words, what it means and its fix, the outputs seen on one database only, its notes and its reproductions."""
+    from audit.scan.words import counts_words, event_item, meaning, outputs_items, pair_item, symbol_items
+
+    items = [pair_item(outcome), event_item(outcome),
+             f"counts {_counts(outcome)}{counts_words(outcome)}; certificate {outcome.get('certificate', '—')}"
+             f"{_refuting(outcome)}; {outcome['looks']} of {outcome['looks_planned']} looks, {outcome['runs']} runs"]
+    items += symbol_items([f"refuted by: {d}" for d in outcome.get("refuted_by", [])])
+    items += [words for words in (meaning(outcome),) if words]
+    items += outputs_items(outcome)
     items += [f"note: {n}" for n in outcome.get("notes", [])]
     items += [f"reproduce in {folder}: {reproduce_command(outcome, max_runs)}",
               f"without miaudit, in {folder}: python reproduce.py"]
@@ -214,6 +269,7 @@ def report_blocks(result, folders: dict) -> list:
     """The report as blocks (kind, content) both renderers read: ``h1``, ``h2``, ``h3``, ``p``, ``table``
     (a :class:`~audit.report.content.TextTable`), ``ul`` (a list of items); findings, controls, skipped."""
     from audit.report.content import TextTable
+    from audit.scan.words import alpha_words, cost_words, skipped_items, verdict_words
 
     settings = result.settings
     own = ", ".join(f"{name}: {runs}" for name, runs in sorted(settings.get("entry_max_runs", {}).items()))
@@ -224,6 +280,10 @@ def report_blocks(result, folders: dict) -> list:
                     f"and {settings['timeout']:g} s; ε grid {', '.join(f'{e:g}' for e in settings['epsilons'])}; "
                     f"seed {settings['seed']}."),
               ("p", result.statement()),
+              ("p", alpha_words(result)),
+              ("p", f"{_sentence(verdict_words(result))} {_sentence(cost_words(result)) + ' ' if result.cases else ''}A claim is written "
+                    "as --claim takes it: dp:1.0 is 1-DP, dp:1.0:1e-05 is (1, 1e-05)-DP; replace-one: the two "
+                    "databases differ in one record's value."),
               ("h2", f"Findings ({len(result.findings)})")]
     if result.findings:
         blocks.append(("table", TextTable("Findings", ("entry point", "parameters", "pair", "claim", "event counts",
@@ -237,15 +297,23 @@ def report_blocks(result, folders: dict) -> list:
     else:
         blocks.append(("p", "None."))
     blocks.append(("h2", f"Controls: not refuted ({len(result.controls)})"))
+    if result.controls:
+        blocks.append(("p", "Not refuted within each case's runs, which proves no privacy: a bug too small for these "
+                            "runs to show can hide here. certified: the ε its event test certifies on its counts "
+                            "(ε ≥ 0: the counts show no difference between the databases)."))
     blocks.append(("table", TextTable("Controls", ("entry point", "parameters", "pair", "claim", "event counts",
                                                    "certified", "runs"),
                                       [[o["entry"], o["settings"], o["pair"], o["claim"], _counts(o), _bound(o),
                                         str(o["runs"])] for o in result.controls]))
                   if result.controls else ("p", "None."))
-    skipped = [(o["id"], o["reason"]) for o in result.skipped_cases] + [(s["what"], s["reason"]) for s in result.skipped]
-    blocks.append(("h2", f"Skipped ({len(skipped)})"))
-    blocks.append(("ul", [f"{what}: {reason}" for what, reason in skipped]) if skipped else ("p", "None."))
-    return blocks
+    skipped = skipped_items(result)  # the cases of one entry point skipped for one reason in one row
+    blocks.append(("h2", f"Skipped ({len(result.skipped_cases) + len(result.skipped)})"))
+    blocks.append(("ul", skipped) if skipped else ("p", "None."))
+    return [block for block in blocks if block != ("p", "")]
+
+
+def _sentence(words: str) -> str:
+    return words[:1].upper() + words[1:] + "."
 
 
 def render_markdown(blocks: list) -> str:
