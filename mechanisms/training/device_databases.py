@@ -45,6 +45,15 @@ def database_parts(dbs) -> DatabaseParts | None:
     A record is shared where its bits are the same in every database; two databases' varying records are one
     distinct value where their bits are the same. A broadcast batch (:func:`numpy.broadcast_to`, the runner's
     event runs) shares every record and is read once, without comparing (:func:`~estimators.validation.without_repeats`).
+
+    Parameters
+    ----------
+    dbs : array_like of shape (m, n, k)
+        The training sets (numbers); never changed.
+
+    Returns
+    -------
+    DatabaseParts or None
     """
     from estimators.validation import without_repeats
 
@@ -80,6 +89,21 @@ def device_databases(torch, dbs, dtype, device):
     the first database spread over the m runs with each run's varying records gathered into their rows, on the
     device. On the CPU the same route runs, so the tests there run the one a GPU takes. A batch without shared
     records or repeated databases is copied whole (read-only memory first copied on the host: torch shares none).
+
+    Parameters
+    ----------
+    torch : module
+        The torch module (imported by the caller).
+    dbs : array_like of shape (m, n, k)
+        The training sets; never changed.
+    dtype : torch.dtype
+        The tensor's dtype (each value converted as a copy of the whole array converts it).
+    device : torch.device
+        Where the tensor lives.
+
+    Returns
+    -------
+    torch.Tensor of shape (m, n, k), contiguous
     """
     from estimators.device import to_device
 

@@ -36,6 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from estimators.device import to_device
 from estimators.validation import InputError, check_choice, check_int
 
 from mechanisms.training.device_databases import device_databases
@@ -250,8 +251,6 @@ class TorchDPSGD(DPSGD):
             p, h = self.features, self.hidden
             theta[:h * p] = torch.randn(h * p, generator=generator, dtype=dtype) / np.sqrt(p)
             theta[h * p + h:h * p + 2 * h] = torch.randn(h, generator=generator, dtype=dtype) / np.sqrt(h)
-        from estimators.device import to_device
-
         # Drawn on the host (the same θ₀ on every device), sent from page-locked memory: a GPU's host does not wait.
         return to_device(theta, device, pinned=True)
 
@@ -292,7 +291,7 @@ class TorchDPSGD(DPSGD):
         if init is None:
             theta = self.initial_parameters(torch, device, dtype).expand(m, d).clone()
         else:
-            theta = torch.as_tensor(np.asarray(init), dtype=dtype, device=device)
+            theta = to_device(np.asarray(init), device, dtype, pinned=True)
             if tuple(theta.shape) != (m, d):
                 raise InputError(f"argument 'init' must have shape ({m}, {d}): one θ₀ per training set, got "
                                  f"{tuple(theta.shape)}")
@@ -333,9 +332,9 @@ class TorchDPSGD(DPSGD):
             out = trace.sum(dim=1, keepdim=True)
         else:
             if canaries is None:
-                rows = torch.as_tensor(self.canary, dtype=dtype, device=device).expand(m, -1)
+                rows = to_device(np.asarray(self.canary), device, dtype, pinned=True).expand(m, -1)
             else:
-                rows = torch.as_tensor(np.asarray(canaries), dtype=dtype, device=device)
+                rows = to_device(np.asarray(canaries), device, dtype, pinned=True)
                 if tuple(rows.shape) != (m, self.features + 2):
                     raise InputError(f"argument 'canaries' must have shape ({m}, {self.features + 2}): the row each "
                                      f"run's release evaluates, got {tuple(rows.shape)}")
