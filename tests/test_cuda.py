@@ -147,3 +147,49 @@ def test_a_cuda_scorer_call_waits_once_and_scores_as_the_two_reads_did(monkeypat
     assert kinds == ["copy to the host", "value read"], kinds
     monkeypatch.setattr(neural, "paired_inputs", lambda u, v, us, vs, wide: (critic_inputs(u, *us), critic_inputs(v, *vs)))
     np.testing.assert_array_equal(scores, fit.scorer(0, u, v))
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_dpsgd_databases_built_on_the_gpu_are_the_copy_and_cross_once_without_a_wait(dtype):
+    """TorchDPSGD's training sets on a GPU (mechanisms.training.device_databases): the first database and the distinct
+    records cross from page-locked memory (no host wait, their bytes counted), and the batch built there is the
+    whole batch's copy value for value, laid out alike."""
+    from experiments.sync_count import count_syncs
+    from mechanisms.training import gaussian_training_set, gradient_canary, null_record, with_record
+    from mechanisms.training.device_databases import device_databases
+
+    base = gaussian_training_set(9, 4, seed=0)
+    pair = np.stack([with_record(base, gradient_canary(base)), with_record(base, null_record(base))])
+    batch = pair[np.random.default_rng(1).integers(0, 2, 300)]
+    batch.flags.writeable = False
+    broadcast = np.broadcast_to(batch[0], batch.shape)
+    for dbs in (batch, broadcast):
+        expected = torch.as_tensor(dbs.copy()).to(dtype)
+        with count_syncs("cuda") as counted:
+            got = device_databases(torch, dbs, dtype, torch.device("cuda"))
+        assert sum(counted.places.values()) == 0
+        assert sum(counted.copied.values()) < dbs.nbytes / 50
+        assert got.is_cuda and got.is_contiguous() and got.stride() == expected.stride()
+        assert np.ascontiguousarray(got.cpu().numpy()).tobytes() == expected.numpy().tobytes()
+
+
+@needs_cuda
+@pytest.mark.parametrize("hidden", [0, 4])
+def test_cuda_dpsgd_trains_from_built_databases_as_from_the_whole_copy(monkeypatch, hidden):
+    """On a GPU, training from the batch built of its distinct records is bit for bit training from the whole batch
+    copied there (database_parts answering None: the copy of the whole array)."""
+    from mechanisms.training import device_databases as databases
+    from mechanisms.training import gaussian_training_set, gradient_canary, null_record, with_record
+    from mechanisms.training.torch_dpsgd import TorchDPSGD
+
+    base = gaussian_training_set(9, 2, seed=2)
+    pair = np.stack([with_record(base, gradient_canary(base)), with_record(base, null_record(base))])
+    batch = pair[np.random.default_rng(3).integers(0, 2, 500)]
+    batch.flags.writeable = False
+    mechanism = TorchDPSGD(10, 3, 0.7, steps=4, sampling_rate=0.5, release="parameters", hidden=hidden,
+                           device="cuda")
+    built = mechanism.train_batch(batch, np.random.default_rng(5))
+    monkeypatch.setattr(databases, "database_parts", lambda dbs: None)
+    whole = mechanism.train_batch(batch, np.random.default_rng(5))
+    assert built.tobytes() == whole.tobytes()

@@ -122,17 +122,17 @@ def test_the_trainers_release_what_they_did_from_a_copy(index):
 def test_a_broadcast_spread_on_the_device_is_the_copy_laid_out_alike():
     import torch
 
-    from mechanisms.training.torch_dpsgd import _device_databases
+    from mechanisms.training.device_databases import device_databases
 
     db = _one_database()
     batch = np.broadcast_to(db, (9, *db.shape))
     expected = torch.as_tensor(batch.copy())  # the old route: the runner's copy, shared by torch
     for dtype in (torch.float64, torch.float32):
-        got = _device_databases(torch, batch, dtype, torch.device("cpu"))
+        got = device_databases(torch, batch, dtype, torch.device("cpu"))
         assert got.is_contiguous() and got.stride() == expected.stride()
         assert torch.equal(got, expected.to(dtype))
     # The GPU's route, spread on the device (here the meta device: shapes and layout, no values).
-    meta = _device_databases(torch, batch, torch.float64, torch.device("meta"))
+    meta = device_databases(torch, batch, torch.float64, torch.device("meta"))
     assert meta.is_meta and meta.shape == expected.shape and meta.stride() == expected.stride()
 
 

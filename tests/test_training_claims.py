@@ -62,6 +62,26 @@ def test_noise_for_epsilon_inverts_the_accountant():
     assert dpsgd_epsilon(sigma, 1.0, 8, 1e-5) <= 2.0 < dpsgd_epsilon(sigma * 0.99, 1.0, 8, 1e-5)
 
 
+def test_each_accountant_setting_runs_once_and_gives_what_a_fresh_run_gives(monkeypatch):
+    import dp_accounting
+
+    from mechanisms.training import accountant
+
+    accountant._accountant_epsilon.cache_clear()
+    composed = []
+    original = dp_accounting.rdp.RdpAccountant.compose
+    monkeypatch.setattr(dp_accounting.rdp.RdpAccountant, "compose",
+                        lambda self, *a, **k: composed.append(1) or original(self, *a, **k))
+    first = noise_for_epsilon(3.0, 1.0, 6)
+    runs = len(composed)
+    assert runs > 10  # the bisection's evaluations
+    assert noise_for_epsilon(3.0, 1.0, 6) == first and len(composed) == runs  # the second: no accountant run
+    # Its ε is the one a fresh accountant gives (dp-accounting called here directly).
+    fresh = dp_accounting.rdp.RdpAccountant(list(accountant.ORDERS))
+    fresh.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(first), 6))
+    assert dpsgd_epsilon(np.float64(first), 1, 6, 1e-5) == float(fresh.get_epsilon(1e-5))
+
+
 @pytest.mark.integration  # forty subsampled-RDP and PLD accountings in dp-accounting: seconds
 @pytest.mark.parametrize("sampling_rate, steps, accountant", [(0.5, 8, "rdp"), (1.0, 4, "pld")])
 def test_noise_for_epsilon_inverts_the_subsampled_and_pld_accountants(sampling_rate, steps, accountant):

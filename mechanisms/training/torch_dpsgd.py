@@ -36,8 +36,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from estimators.device import to_device
 from estimators.validation import InputError, check_choice, check_int
 
+from mechanisms.training.device_databases import device_databases
 from mechanisms.training.dpsgd import DPSGD
 from mechanisms.training.records import GRADIENT_CANARY, ORDINARY
 
@@ -249,7 +251,8 @@ class TorchDPSGD(DPSGD):
             p, h = self.features, self.hidden
             theta[:h * p] = torch.randn(h * p, generator=generator, dtype=dtype) / np.sqrt(p)
             theta[h * p + h:h * p + 2 * h] = torch.randn(h, generator=generator, dtype=dtype) / np.sqrt(h)
-        return theta.to(device)
+        # Drawn on the host (the same θ₀ on every device), sent from page-locked memory: a GPU's host does not wait.
+        return to_device(theta, device, pinned=True)
 
     def _train(self, dbs: np.ndarray, rng) -> np.ndarray:
         return self.train_batch(dbs, rng)
@@ -283,12 +286,12 @@ class TorchDPSGD(DPSGD):
     def _train_on(self, torch, device, dtype, dbs, rng, init, canaries) -> np.ndarray:
         """:meth:`train_batch` on the resolved ``device`` in ``dtype``."""
         generator = torch.Generator(device=device).manual_seed(int(rng.integers(2**63)))
-        data = _device_databases(torch, dbs, dtype, device)
+        data = device_databases(torch, dbs, dtype, device)  # each distinct record crosses once
         m, n, d = data.shape[0], self.records, self.parameter_dim
         if init is None:
             theta = self.initial_parameters(torch, device, dtype).expand(m, d).clone()
         else:
-            theta = torch.as_tensor(np.asarray(init), dtype=dtype, device=device)
+            theta = to_device(np.asarray(init), device, dtype, pinned=True)
             if tuple(theta.shape) != (m, d):
                 raise InputError(f"argument 'init' must have shape ({m}, {d}): one θ₀ per training set, got "
                                  f"{tuple(theta.shape)}")
@@ -329,9 +332,9 @@ class TorchDPSGD(DPSGD):
             out = trace.sum(dim=1, keepdim=True)
         else:
             if canaries is None:
-                rows = torch.as_tensor(self.canary, dtype=dtype, device=device).expand(m, -1)
+                rows = to_device(np.asarray(self.canary), device, dtype, pinned=True).expand(m, -1)
             else:
-                rows = torch.as_tensor(np.asarray(canaries), dtype=dtype, device=device)
+                rows = to_device(np.asarray(canaries), device, dtype, pinned=True)
                 if tuple(rows.shape) != (m, self.features + 2):
                     raise InputError(f"argument 'canaries' must have shape ({m}, {self.features + 2}): the row each "
                                      f"run's release evaluates, got {tuple(rows.shape)}")
@@ -342,26 +345,6 @@ class TorchDPSGD(DPSGD):
             else:
                 out = (torch.nn.functional.softplus(logit) - label * logit)[:, None]
         return out.to(device="cpu", dtype=torch.float64).numpy()
-
-
-def _device_databases(torch, dbs, dtype, device):
-    """The training sets ``dbs`` as a contiguous tensor on ``device``, laid out as a copy of the array would be.
-
-    A chunk of the runner repeats one database for every run (a broadcast, read-only view:
-    :func:`mechanisms.base.reads_databases_only`). On a GPU its distinct values
-    (:func:`~estimators.validation.without_repeats`) cross to the device once and are spread there, not the
-    thousands of copies (33 MB a chunk of the d = 8,257 release) through the host's memory and a copy from pageable
-    memory, which the host waits for. On the CPU NumPy copies it in C order (2.4 ms for those 33 MB; torch's copy of
-    the spread tensor took 7 ms); an array of one's own is taken as it is."""
-    from estimators.validation import without_repeats
-
-    arr = np.asarray(dbs)
-    distinct = without_repeats(arr)
-    if distinct is not arr and device.type != "cpu":
-        return torch.tensor(distinct, dtype=dtype, device=device).expand(arr.shape).contiguous()
-    if not arr.flags.writeable:  # torch shares no read-only memory (and warns): a copy of one's own
-        arr = arr.copy()  # in C order (np.array would keep a broadcast's strides)
-    return torch.as_tensor(arr, dtype=dtype, device=device)
 
 
 def torch_snap(values):
