@@ -45,7 +45,7 @@ def _counts(outcome: dict) -> str:
 
 
 def _bound(outcome: dict) -> str:
-    from audit.scan.report import _bound as bound
+    from audit.scan.words import certified_bound as bound
 
     return bound(outcome)
 

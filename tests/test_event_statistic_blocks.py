@@ -7,12 +7,12 @@ an audit's whole JSON with and without."""
 
 from __future__ import annotations
 
-import json
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from audit_json import timeless_json
 from audit.frameworks import SecretFunction, SecretPair, differential_privacy, leaves_out_record
 from audit.search import event_candidates
 from audit.statistics.secret_critics import public_fixed, secret_values
@@ -116,14 +116,6 @@ def test_w_is_built_for_each_value_where_it_may_depend_on_it():
     assert w is None
 
 
-def _timeless_json(result) -> str:
-    def timeless(value):
-        if isinstance(value, dict):
-            return {key: timeless(item) for key, item in value.items() if "seconds" not in key}
-        return [timeless(item) for item in value] if isinstance(value, (list, tuple)) else value
-    return json.dumps(timeless(result.to_dict()), sort_keys=True, default=repr)
-
-
 def _per_value_statistic(candidate, fits):
     """critic_statistic as it was: every block of v built for each value (ProblemCritics.feature_blocks)."""
     cell, index = candidate.cell, candidate.index
@@ -181,7 +173,7 @@ def test_an_audit_builds_v_once_a_statistic_with_the_json_of_one_built_per_value
     calls = len(scored)
     per_value, per_value_sizes = run(_per_value_statistic)
     assert calls and set(scored) == {kind}  # the critic's statistic was scored
-    assert _timeless_json(once) == _timeless_json(per_value)  # bounds, events, notes: the whole result
+    assert timeless_json(once) == timeless_json(per_value)  # bounds, events, notes: the whole result
     # One copy less of each value-free block per statistic call: the other records' w (its projection, sliced)
     # and a sliced critic's projected outputs. w has (n − 1)·k numbers a run.
     assert sum(once_sizes) < sum(per_value_sizes)

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 
 import numpy as np
 import pytest
 import torch
 
+from audit_json import timeless_json
 from audit.statistics import arithmetic, float_bits
 from audit.statistics.arithmetic import device_round_significand
 from audit.statistics.classifier_critic import cross_fit
@@ -228,17 +228,8 @@ def test_an_audit_with_one_copy_a_block_gives_the_events_and_bounds_of_copies_by
     with monkeypatch_store_off(), copied_bytes() as streamed_sizes:
         streamed = _laplace_audit(mi_critic)
     assert kept.float_event_test is not None and kept.claim_verdict == streamed.claim_verdict == "refuted"
-    assert _timeless_json(kept) == _timeless_json(streamed)  # events, bounds, notes: the whole result
+    assert timeless_json(kept) == timeless_json(streamed)  # events, bounds, notes: the whole result
     assert sum(kept_sizes) < sum(streamed_sizes)
-
-
-def _timeless_json(result) -> str:
-    """The audit's JSON (``to_dict``) without its timings, the one part that differs between two runs."""
-    def timeless(value):
-        if isinstance(value, dict):
-            return {key: timeless(item) for key, item in value.items() if "seconds" not in key}
-        return [timeless(item) for item in value] if isinstance(value, (list, tuple)) else value
-    return json.dumps(timeless(result.to_dict()), sort_keys=True, default=repr)
 
 
 @pytest.mark.cuda
@@ -333,7 +324,7 @@ def test_an_audit_on_another_thread_enters_a_store_of_its_own_with_the_same_copi
         other = threads.submit(_laplace_audit, "neural").result()
     with monkeypatch_store_off(), copied_bytes() as streamed:
         _laplace_audit("neural")
-    assert _timeless_json(other) == _timeless_json(main)
+    assert timeless_json(other) == timeless_json(main)
     assert sorted(there) == sorted(here) and sum(there) < sum(streamed)  # the store's copies, not the chunked ones
 
 

@@ -27,6 +27,8 @@ import numpy as np
 
 from estimators.result_forms import to_jsonable
 
+from audit.scan.words import certified_bound
+
 #: Runs per input of the standalone reproduction script.
 REPRODUCE_RUNS = 20000
 
@@ -218,18 +220,6 @@ def finding_files(outcome: dict, result) -> dict:
             "mechanism.py": mechanism.encode(), "reproduce.py": script.encode()}
 
 
-def _bound(outcome: dict) -> str:
-    if outcome.get("refuting_test") == "mi":
-        mi = outcome.get("mi_lower_bound")
-        return "—" if mi is None else f"I ≥ {mi:.3g} nats"
-    eps = outcome.get("epsilon_lower_bound")
-    text = "ε ≥ ∞" if eps is None and outcome.get("event") else ("—" if eps is None else f"ε ≥ {eps:.3g}")
-    delta = outcome.get("delta_lower_bound")
-    if delta is not None and delta > 0:
-        text += f"; δ ≥ {delta:.3g}"
-    return text
-
-
 def _counts(outcome: dict) -> str:
     if "hits" not in outcome:
         return "—"
@@ -244,8 +234,8 @@ def _refuting(outcome: dict) -> str:
 
     test, share, alpha = outcome.get("refuting_test"), outcome.get("refuting_alpha"), outcome["alpha"]
     if test is None or share is None:
-        return f", {_bound(outcome)} at α = {alpha:.3g}"
-    return f" of the {TEST_NAMES[test]}, {_bound(outcome)} at α = {share:.3g} (its share of the case's α = {alpha:.3g})"
+        return f", {certified_bound(outcome)} at α = {alpha:.3g}"
+    return f" of the {TEST_NAMES[test]}, {certified_bound(outcome)} at α = {share:.3g} (its share of the case's α = {alpha:.3g})"
 
 
 def _finding_items(outcome: dict, folder: str, max_runs: int) -> list:
@@ -289,7 +279,7 @@ def report_blocks(result, folders: dict) -> list:
         blocks.append(("table", TextTable("Findings", ("entry point", "parameters", "pair", "claim", "event counts",
                                                        "certified", "runs", "folder"),
                                           [[o["entry"], o["settings"], o["pair"], f"{o['claim']} ({o['relation']})",
-                                            _counts(o), _bound(o), str(o["runs"]), folders.get(o["id"], "")]
+                                            _counts(o), certified_bound(o), str(o["runs"]), folders.get(o["id"], "")]
                                            for o in result.findings])))
         for o in result.findings:
             blocks += [("h3", f"{o['entry']}({o['settings']}) on the {o['pair']} pair"),
@@ -303,7 +293,7 @@ def report_blocks(result, folders: dict) -> list:
                             "(ε ≥ 0: the counts show no difference between the databases)."))
     blocks.append(("table", TextTable("Controls", ("entry point", "parameters", "pair", "claim", "event counts",
                                                    "certified", "runs"),
-                                      [[o["entry"], o["settings"], o["pair"], o["claim"], _counts(o), _bound(o),
+                                      [[o["entry"], o["settings"], o["pair"], o["claim"], _counts(o), certified_bound(o),
                                         str(o["runs"])] for o in result.controls]))
                   if result.controls else ("p", "None."))
     skipped = skipped_items(result)  # the cases of one entry point skipped for one reason in one row

@@ -192,8 +192,19 @@ def cost_words(result) -> str:
 
 def finding_line(outcome: dict, folder) -> str:
     """The terminal's line of one finding: its case, the bound certified, how, and its folder."""
-    from audit.scan.report import _bound
-
     how = ("through the output's floating-point bits" if outcome.get("refuting_test") == "float"
            else "by the MI test" if outcome.get("refuting_test") == "mi" else "through the output's values")
-    return f"  finding: {outcome['id']}: {outcome['claim']} refuted, certified {_bound(outcome)} {how} ({folder})"
+    return f"  finding: {outcome['id']}: {outcome['claim']} refuted, certified {certified_bound(outcome)} {how} ({folder})"
+
+
+def certified_bound(outcome: dict) -> str:
+    """The bound a case's refuting test certified, in a few characters: "ε ≥ 1.85", "ε ≥ 1.2; δ ≥ 0.03", "I ≥ 0.1 nats"."""
+    if outcome.get("refuting_test") == "mi":
+        mi = outcome.get("mi_lower_bound")
+        return "—" if mi is None else f"I ≥ {mi:.3g} nats"
+    eps = outcome.get("epsilon_lower_bound")
+    text = "ε ≥ ∞" if eps is None and outcome.get("event") else ("—" if eps is None else f"ε ≥ {eps:.3g}")
+    delta = outcome.get("delta_lower_bound")
+    if delta is not None and delta > 0:
+        text += f"; δ ≥ {delta:.3g}"
+    return text
