@@ -1,8 +1,8 @@
 """``miaudit scan`` of a newcomer's module, read as a newcomer reads it (:mod:`audit.scan.words`).
 
 The module holds what a first-time user writes: a count with noise calibrated to half its sensitivity (2-DP at the
-claimed ε = 1), a sum without noise, a function that raises on zeros, one whose privacy parameter is ``eps`` and one
-that takes a required ``rng``. The expected words are written here; the numbers they hold are read from the scan's
+claimed ε = 1), a sum without noise, a function that raises on zeros, one whose privacy parameter is ``budget`` (a
+name the scan does not read) and one that takes a required ``seed`` (a parameter the scan gives no value). The expected words are written here; the numbers they hold are read from the scan's
 JSON, which these words do not change.
 """
 
@@ -42,12 +42,12 @@ def ratio(array, epsilon=1.0, random_state=None):
     return float(values[0] / values.mean())
 
 
-def count_eps(array, eps=1.0, random_state=None):
+def count_budget(array, budget=1.0, random_state=None):
     return float(np.sum(np.asarray(array) >= 5))
 
 
-def laplace_count(array, epsilon, rng):
-    return float(np.sum(np.asarray(array) >= 5) + rng.laplace(0, 1 / epsilon))
+def laplace_count(array, epsilon, seed):
+    return float(np.sum(np.asarray(array) >= 5) + np.random.default_rng(seed).laplace(0, 1 / epsilon))
 '''
 
 
@@ -104,10 +104,11 @@ def test_each_finding_line_names_its_bound_how_it_was_refuted_and_its_folder(sca
 
 def test_each_skipped_row_says_what_to_do_and_one_reason_is_said_once(scanned):
     text, _, markdown = scanned
-    assert ("  skipped: newcomer.count_eps: unknown signature: no parameter 'epsilon'; next: the scan reads the claim "
-            "from a parameter named epsilon (and delta, for (ε, δ)-DP); a docstring or decorator is not read") in text
-    assert ("  skipped: newcomer.laplace_count: unknown signature: required parameter(s) rng the profile gives no "
-            "value; next:") in text and "take the seed as random_state=None" in text
+    assert ("  skipped: newcomer.count_budget: unknown signature: no parameter 'epsilon' or 'eps'; next: the scan "
+            "reads the claim from a parameter named epsilon (a user's module: epsilon or eps; and delta, for (ε, δ)-DP); "
+            "a docstring or decorator is not read") in text
+    assert ("  skipped: newcomer.laplace_count: unknown signature: required parameter(s) seed the profile gives no "
+            "value; next:") in text and "the audit's numpy Generator as rng (or generator)" in text
     # Both grid points of ratio raise for the same reason: one row, naming both, the pair's databases once.
     assert ("  skipped: newcomer.ratio(epsilon=0.1) / ends, newcomer.ratio(epsilon=1.0) / ends: the call raised "
             "ValueError on the first database: cannot take a ratio with a zero; next: the pair's databases were "

@@ -146,6 +146,19 @@ def _raised_described(case) -> dict:
             "preamble": "\n\n".join(p for p in (case.entry.family.preamble, PREAMBLE) if p)}
 
 
+def global_generator_note(family, obj) -> str:
+    """The note on an entry point ``obj`` of ``family`` whose call changed NumPy's global generator: it names the seed
+    or generator parameter(s) the call gives it (:meth:`~audit.scan.profiles.base.Family.generator_parameters`), or
+    says that it takes none of the family's."""
+    given = family.generator_parameters(obj)
+    if given:
+        return (f"draws from NumPy's global generator, not from the {' or '.join(given)} it is given (the audit's "
+                "runner seeds and restores it per chunk)")
+    names = (family.seed_name,) + tuple(family.generator_names)
+    return (f"draws from NumPy's global generator, and takes no seed or generator to draw from instead (no parameter "
+            f"{' or '.join(names)}; the audit's runner seeds and restores the global one per chunk)")
+
+
 def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, on_bounds=None) -> dict:
     """The outcome of one case (module docstring): a JSON-able dict with ``status`` "finding", "control" or "skipped".
 
@@ -215,8 +228,7 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
     probe_ended, retimed = time.perf_counter(), None
     notes = []
     if not np.array_equal(global_state, np.random.get_state()[1]):
-        notes.append("draws from NumPy's global generator, not from the random_state it is given (the audit's "
-                     "runner seeds and restores it per chunk)")
+        notes.append(global_generator_note(case.entry.family, case.entry.obj))
     mechanism = PerDatabaseMechanism(function, case.entry.qualified, encoder=OutputEncoder())
     if not case.entry.family.seeded:  # as the library's own adapter declares (OpenDPMechanism)
         object.__setattr__(mechanism, "seeded", False)

@@ -35,7 +35,7 @@ from estimators.validation import InputError
 from mechanisms.errors import MechanismError
 
 from audit.scan.raised import wrapped
-from audit.scan.profiles.base import FittedModel, NotScanned, Profile, UnknownSignature, _public_function, parameters
+from audit.scan.profiles.base import FittedModel, NotScanned, Profile, UnknownSignature, _public_function
 
 #: How far beyond the declared bounds the "beyond" pair puts its record, in widths of the range:
 #: a tool that accepts any array must clamp it (a clamp after the noise does not).
@@ -221,7 +221,7 @@ def _listed(module, name: str, declared: bool, profile: Profile, seen: set) -> t
         return None
     seen.add(id(obj))
     family = profile.family_of(obj)
-    return obj, family, family is None and any(f.epsilon_name in parameters(obj) for f in profile.families)
+    return obj, family, family is None and any(f.takes_epsilon(obj) for f in profile.families)
 
 
 def _import(module_name: str, source_file: str | None):

@@ -109,15 +109,17 @@ def skipped_step(reason: str, entry: str, outcome: dict | None = None) -> str:
     """What to do about a skipped case or entry point, from its reason; "" where the reason says it already."""
     only = f"--only '{entry}'"
     if reason.startswith("unknown signature: no parameter 'epsilon'"):
-        return ("next: the scan reads the claim from a parameter named epsilon (and delta, for (ε, δ)-DP); a "
-                "docstring or decorator is not read: rename the privacy parameter to epsilon and scan again")
+        return ("next: the scan reads the claim from a parameter named epsilon (a user's module: epsilon or eps; and "
+                "delta, for (ε, δ)-DP); a docstring or decorator is not read: rename the privacy parameter to epsilon "
+                "and scan again")
     if reason.startswith("unknown signature: required parameter(s)"):
-        return ("next: the scan passes only the data, epsilon (delta), bounds, weights and a seed named random_state; "
-                "give the other parameters defaults, or take the seed as random_state=None and make the generator "
-                "with np.random.default_rng(random_state) (a parameter rng without a default is not filled)")
+        return ("next: the scan passes only the data, epsilon (delta), bounds, weights, a seed named random_state and, "
+                "in a user's module, the audit's numpy Generator as rng (or generator); give the other parameters "
+                "defaults, or draw the noise from rng")
     if reason.startswith("unknown signature"):
-        return ("next: an entry point is a function whose first parameter is array (data, values, sample, a) or "
-                "value, taking epsilon, or a class taking epsilon with fit or randomise (how-to/scan-a-library)")
+        return ("next: an entry point is a function whose first parameter is db (a user's module), array (data, "
+                "values, sample, a) or value, taking epsilon, or a class taking epsilon with fit or randomise "
+                "(how-to/scan-a-library)")
     if reason.startswith("the call raised") and outcome is not None:
         return (f"next: the pair's databases were a = {records(outcome['first'])} (the first) and "
                 f"b = {records(outcome['second'])}; a DP entry point must return a release for every database of "

@@ -6,6 +6,8 @@ entry points found in them. A family says how one kind of entry point is called 
 
 - :class:`ArrayTool`: a central-model tool on an array, ``tool(db[:, 0], epsilon=…, bounds=…)``
   (``diffprivlib.tools``);
+- :class:`PerDatabase`: a function of the whole database, ``f(db, epsilon=…, rng=rng)``, as
+  ``miaudit audit --per-database`` calls ``f(db, rng)`` (a user's module);
 - :class:`FittedModel`: a model fitted on (X, y), ``Model(epsilon=…).fit(db[:, :-1], db[:, -1])``
   (``diffprivlib.models``); the fitted model is the release;
 - :class:`LocalRandomizer`: a randomizer of one value, ``Mechanism(epsilon=…).randomise(db[0, 0])``
@@ -37,6 +39,12 @@ from mechanisms.inputs.relation import REPLACE_ONE
 
 #: The privacy parameters every entry point is scanned at (issue 40).
 EPSILONS = (0.1, 1.0, 4.0)
+
+#: The parameters given the audit's own ``numpy.random.Generator`` (not a seed) where a family names them
+#: (:attr:`Family.generator_names`; a user's module's families): the generator ``miaudit audit --per-database`` passes
+#: to ``f(db, rng)``, each chunk of runs its own, seeded from the case's seed, so the entry point draws from it as it
+#: does in an audit.
+GENERATOR_NAMES = ("rng", "generator")
 
 
 @dataclass(frozen=True)
@@ -103,8 +111,14 @@ class Family:
     ----------
     epsilon_name : str
         The privacy parameter's name.
+    epsilon_names : tuple of str
+        Where given, the names the privacy parameter may have, in place of ``epsilon_name``: the first the entry point
+        takes is given the grid's ε and read into the claim (a user's module:
+        :data:`audit.scan.profiles.user_module.EPSILON_NAMES`).
     delta_name : str
         The δ parameter's name, read into the claim when the entry point has it and it is > 0.
+    delta_names : tuple of str
+        Where given, the names the δ parameter may have, in place of ``delta_name`` (the first taken is read).
     bounds_names : tuple of str
         Names of the argument that declares the records' range; the grid gives it ``bounds``
         and leaves it out.
@@ -118,6 +132,9 @@ class Family:
     seed_name : str
         The argument that takes a seed (``random_state``), where the entry point has it: an integer
         drawn from the audit's generator, so each run is seeded.
+    generator_names : tuple of str
+        Arguments given the audit's generator itself, where the entry point has them (:data:`GENERATOR_NAMES`);
+        none by default, a library's profile names its own.
     rows : int
         Records in a database: the smallest size that exercises the code.
     relation : str
@@ -138,12 +155,15 @@ class Family:
     """
 
     epsilon_name: str = "epsilon"
+    epsilon_names: tuple = ()
     delta_name: str = "delta"
+    delta_names: tuple = ()
     bounds_names: tuple = ("bounds", "range")
     bounds: tuple = (0.0, 10.0)
     optional: tuple = ()
     fixed: dict = field(default_factory=dict)
     seed_name: str = "random_state"
+    generator_names: tuple = ()
     rows: int = 3
     relation: str = REPLACE_ONE
     scaled: dict = field(default_factory=dict)
@@ -168,17 +188,37 @@ class Family:
     def data_arguments(self) -> tuple:
         return ()
 
+    def epsilon_parameter(self, params: dict) -> str:
+        """The name of the privacy parameter among ``params``: the first of ``epsilon_names`` taken, else
+        ``epsilon_name``."""
+        return next((n for n in self.epsilon_names if n in params), self.epsilon_name)
+
+    def delta_parameter(self, params: dict) -> str:
+        """The name of the δ parameter among ``params``, as :meth:`epsilon_parameter`."""
+        return next((n for n in self.delta_names if n in params), self.delta_name)
+
+    def takes_epsilon(self, obj) -> bool:
+        """Whether ``obj`` (a function, or a class's ``__init__``) has a privacy parameter of this family's names."""
+        return self.epsilon_parameter(parameters(obj)) in parameters(obj)
+
+    def generator_parameters(self, obj) -> tuple:
+        """The parameters of ``obj`` the call gives a seed or a generator (``seed_name``, ``generator_names``)."""
+        params = self.signature(obj)
+        return tuple(n for n in (self.seed_name,) + tuple(self.generator_names) if n in params)
+
     def settings(self, obj, epsilons=EPSILONS) -> list:
         """The grid: one dict of keyword arguments per point (ε × bounds given or not × optional values)."""
         params = self.signature(obj)
-        if self.epsilon_name not in params:
-            raise UnknownSignature(f"no parameter '{self.epsilon_name}'")
-        missing = [n for n in _required(params, (self.epsilon_name, self.seed_name) + self.data_arguments())
+        epsilon = self.epsilon_parameter(params)
+        if epsilon not in params:
+            raise UnknownSignature(f"no parameter {' or '.join(repr(n) for n in self.epsilon_names or (epsilon,))}")
+        given = (epsilon, self.seed_name) + tuple(self.generator_names) + self.data_arguments()
+        missing = [n for n in _required(params, given)
                    if n not in self.fixed and n not in self.bounds_names and n not in self.scaled]
         if missing:
             raise UnknownSignature(f"required parameter(s) {', '.join(missing)} the profile gives no value")
         kept = [float(e) for e in epsilons if e >= self.min_epsilon]
-        axes = [[(self.epsilon_name, e) for e in kept or [float(e) for e in epsilons]]]
+        axes = [[(epsilon, e) for e in kept or [float(e) for e in epsilons]]]
         fixed = [(n, v) for n, v in self.fixed.items() if n in params and params[n].default is inspect.Parameter.empty]
         for name in self.bounds_names:
             if name in params:
@@ -190,14 +230,15 @@ class Family:
                 axes.append([(option.name, v) for v in option.values])
         grid = [dict(fixed + [(n, v) for n, v in point if v is not None]) for point in itertools.product(*axes)]
         for point in grid:
-            point.update({n: factor * point[self.epsilon_name] for n, factor in self.scaled.items() if n in params})
+            point.update({n: factor * point[epsilon] for n, factor in self.scaled.items() if n in params})
         return grid
 
     def arguments_source(self, obj, settings: dict) -> str:
-        text = ", ".join(f"{n}={v!r}" for n, v in settings.items())
-        if self.seed_name in self.signature(obj):  # an integer: what NumPy, scikit-learn and most libraries take
-            text += (", " if text else "") + f"{self.seed_name}=int(rng.integers(2**31))"
-        return text
+        given = [f"{n}={v!r}" for n, v in settings.items()]
+        for name in self.generator_parameters(obj):
+            # A seed is an integer (what NumPy, scikit-learn and most libraries take); a generator, the audit's own.
+            given.append(f"{name}=int(rng.integers(2**31))" if name == self.seed_name else f"{name}=rng")
+        return ", ".join(given)
 
     def call_source(self, obj, settings: dict) -> str:  # pragma: no cover - each family says
         raise NotImplementedError
@@ -208,10 +249,12 @@ class Family:
 
     def claim(self, obj, settings: dict) -> str:
         """The claim the entry point states through its own parameters: ``dp:ε`` or ``dp:ε:δ``."""
-        epsilon = settings[self.epsilon_name]
-        delta = settings.get(self.delta_name)
+        params = self.signature(obj)
+        epsilon = settings[self.epsilon_parameter(params)]
+        delta_name = self.delta_parameter(params)
+        delta = settings.get(delta_name)
         if delta is None:
-            default = self.signature(obj).get(self.delta_name)
+            default = params.get(delta_name)
             delta = None if default is None or default.default is inspect.Parameter.empty else default.default
         return f"dp:{epsilon!r}" + (f":{float(delta)!r}" if isinstance(delta, (int, float)) and delta > 0 else "")
 
@@ -272,6 +315,27 @@ class ArrayTool(Family):
 
 
 @dataclass(frozen=True)
+class PerDatabase(Family):
+    """A function of one database, written as ``miaudit audit --per-database`` calls it: ``f(db, rng, epsilon=…)``
+    called as ``entry(db, epsilon=…, rng=rng)``, ``db`` the whole database of shape (rows, 1), for a function whose
+    first parameter is one of ``data_names``. Its generator parameter (``rng``) is one of ``generator_names``: the
+    audit's generator, as ``--per-database`` gives it."""
+
+    data_names: tuple = ("db", "database")
+    kind = "function of one database"
+
+    def matches(self, obj) -> bool:
+        params = list(parameters(obj)) if _public_function(obj) else []
+        return bool(params) and params[0] in self.data_names
+
+    def data_arguments(self) -> tuple:
+        return self.data_names
+
+    def call_source(self, obj, settings: dict) -> str:
+        return f"entry(db, {self.arguments_source(obj, settings)})"
+
+
+@dataclass(frozen=True)
 class FittedModel(Family):
     """A model fitted on (X, y): ``Model(epsilon=…, bounds=…).fit(db[:, :-1], db[:, -1])``; the fitted model is released.
 
@@ -283,8 +347,7 @@ class FittedModel(Family):
     kind = "model fitted on (X, y)"
 
     def matches(self, obj) -> bool:
-        return inspect.isclass(obj) and callable(getattr(obj, self.fit_name, None)) \
-            and self.epsilon_name in parameters(obj)
+        return inspect.isclass(obj) and callable(getattr(obj, self.fit_name, None)) and self.takes_epsilon(obj)
 
     def call_source(self, obj, settings: dict) -> str:
         return f"entry({self.arguments_source(obj, settings)}).{self.fit_name}(db[:, :-1], db[:, -1])"
@@ -327,7 +390,7 @@ class LocalRandomizer(Family):
         if not self._takes_required(obj):
             return False
         if inspect.isclass(obj):
-            return self._method(obj) is not None and self.epsilon_name in parameters(obj)
+            return self._method(obj) is not None and self.takes_epsilon(obj)
         params = list(parameters(obj)) if _public_function(obj) else []
         return bool(params) and params[0] in self.value_names
 

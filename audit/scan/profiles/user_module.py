@@ -1,13 +1,16 @@
 """The profile of a user's module (``FILE.py``, ``package.module`` or a package and its public submodules).
 
 Entry points are recognised by their signatures, with the names diffprivlib uses
-(:mod:`audit.scan.profiles.base`): a function whose first parameter is ``array`` (or ``data``,
-``values``, ``sample``, ``a``) and that takes ``epsilon`` is a tool on an array; a class taking
-``epsilon`` with a ``fit`` method is a model fitted on (X, y); a class taking ``epsilon`` with a
-``randomise`` (``privatise``, ``perturb``) method, or a function whose first parameter is ``value``,
-is a local randomizer; a function whose first parameter is ``input_tuple`` is a local randomizer of one
-tuple (two attributes, each in [0, 1]). ``bounds`` (or ``range``) is given as (0, 10) and left out; ``weights``
-as 4 per record and left out; ``classes`` as (0, 1, 2) and left out.
+(:mod:`audit.scan.profiles.base`): a function whose first parameter is ``db`` (or ``database``) is a function of
+one database, called as ``miaudit audit --per-database`` calls ``f(db, rng)``; a function whose first parameter is
+``array`` (or ``data``, ``values``, ``sample``, ``a``) is a tool on an array; a class taking ε with a ``fit`` method
+is a model fitted on (X, y); a class taking ε with a ``randomise`` (``privatise``, ``perturb``) method, or a
+function whose first parameter is ``value``, is a local randomizer; a function whose first parameter is ``input_tuple`` is a local
+randomizer of one tuple (two attributes, each in [0, 1]). The privacy parameter is one of :data:`EPSILON_NAMES`
+and δ one of :data:`DELTA_NAMES`; a parameter ``rng`` (``generator``, :data:`~audit.scan.profiles.base.GENERATOR_NAMES`)
+is given the audit's ``numpy.random.Generator`` and ``random_state`` an integer seed drawn from it. ``bounds``
+(or ``range``) is given as (0, 10) and left out; ``weights`` as 4 per record and left out; ``classes`` as
+(0, 1, 2) and left out.
 """
 
 from __future__ import annotations
@@ -17,14 +20,24 @@ import importlib
 import pkgutil
 import sys
 
-from audit.scan.profiles.base import (ArrayTool, FittedModel, LocalRandomizer, OptionalArgument, PerRecord, Profile,
-                                     TupleRandomizer)
+from audit.scan.profiles.base import (GENERATOR_NAMES, ArrayTool, FittedModel, LocalRandomizer, OptionalArgument,
+                                     PerDatabase, PerRecord, Profile, TupleRandomizer)
+
+#: The names a user's privacy parameter may have, in the order read: the grid's ε is given to the first the entry
+#: point takes, and the claim read from it (``def count(db, rng, eps=1.0)`` claims ``dp:1.0`` at the grid's ε = 1).
+EPSILON_NAMES = ("epsilon", "eps")
+#: The names a user's δ parameter may have, read as :data:`EPSILON_NAMES` are (δ > 0 makes the claim (ε, δ)-DP).
+DELTA_NAMES = ("delta",)
 
 #: The optional arguments a user's entry point is scanned with, where it has them.
 USER_OPTIONAL = (OptionalArgument("weights", (None, PerRecord(4.0))),
                  OptionalArgument("classes", (None, (0.0, 1.0, 2.0))))
 
-FAMILIES = (ArrayTool(optional=USER_OPTIONAL), FittedModel(optional=USER_OPTIONAL), LocalRandomizer(), TupleRandomizer())
+#: What every family of a user's module reads and gives: its privacy parameters' names and the audit's generator.
+_NAMES = {"epsilon_names": EPSILON_NAMES, "delta_names": DELTA_NAMES, "generator_names": GENERATOR_NAMES}
+
+FAMILIES = (PerDatabase(optional=USER_OPTIONAL, **_NAMES), ArrayTool(optional=USER_OPTIONAL, **_NAMES),
+            FittedModel(optional=USER_OPTIONAL, **_NAMES), LocalRandomizer(**_NAMES), TupleRandomizer(**_NAMES))
 
 
 def user_profile(target: str, imported: bool = True) -> Profile:
