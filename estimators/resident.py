@@ -13,8 +13,9 @@ brought back (the ideal rounding of the outputs, which the critic scorer reads) 
 array's copy (:func:`keep_made`) instead of being copied there again. The values are the same tensors
 either way, so every code, score and statistic is bit for bit what the copies gave.
 
-A block is known by its memory: the address of its first value, its shape, strides and dtype, and the NumPy array
-that owns that memory; the entry is dropped when that array is freed (a weak reference's callback), so an address
+A block is known by its memory, on a device named with its index (``cuda`` is the current CUDA device, as a
+tensor's ``cuda:0``): the address of its first value, its shape, strides and dtype, and the NumPy array that owns
+that memory; the entry is dropped when that array is freed (a weak reference's callback), so an address
 is never mistaken for a later array's. Blocks are taken as the runs they hold, never changed once made (as
 :class:`audit.statistics.arithmetic.RoundedOutputs` takes them). At most :data:`RESIDENT_BYTES` are kept at once;
 a block past that is copied at each use, as without a store. The store lives in ``estimators`` so that the scorer
@@ -59,6 +60,18 @@ def _owner(array: np.ndarray) -> np.ndarray:
 def _key(array: np.ndarray) -> tuple:
     """The block ``array`` holds: the address of its first value, its shape, strides and dtype."""
     return (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)
+
+
+def _device_name(device) -> str:
+    """The device a store's copy lives on, by name, with its index: ``"cuda"`` (the audit's device, as
+    :func:`estimators.device.resolve_device` gives it) is the current CUDA device, ``"cuda:0"`` as a tensor's
+    ``device`` names it (the critic scorer's), so that both readers find one copy."""
+    import torch
+
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    return str(device)
 
 
 class ResidentOutputs:
@@ -108,7 +121,7 @@ class ResidentOutputs:
         where ``pinned``) and kept; None where it is not kept and does not fit (:data:`RESIDENT_BYTES`): the
         caller then copies it itself."""
         key = _key(array)
-        found = self._tensors.get((str(device), key))
+        found = self._tensors.get((_device_name(device), key))
         if found is not None:
             return found
         size = array.nbytes
@@ -118,15 +131,15 @@ class ResidentOutputs:
         if chosen is not None:
             block = self.tensor(chosen[0], device)
             if block is not None:
-                return self._keep((str(device), key), array, block[to_device(chosen[1], device)])
-        return self._keep((str(device), key), array, to_device(array, device, pinned=pinned))
+                return self._keep((_device_name(device), key), array, block[to_device(chosen[1], device)])
+        return self._keep((_device_name(device), key), array, to_device(array, device, pinned=pinned))
 
     def made(self, array: np.ndarray, tensor, device) -> None:
         """Keep ``tensor``, computed on the torch ``device`` and brought back as ``array`` (the same values), as
         ``array``'s copy there: a later reader of ``array`` reads it instead of copying ``array`` (the ideal
         rounding's result, which the critic scorer reads: :func:`audit.statistics.arithmetic.device_round_significand`).
         Nothing is kept where ``array`` has a copy already or ``tensor`` does not fit (:data:`RESIDENT_BYTES`)."""
-        key = (str(device), _key(array))
+        key = (_device_name(device), _key(array))
         if key not in self._tensors and self.kept_bytes + array.nbytes <= self.max_bytes:
             self._keep(key, array, tensor)
 

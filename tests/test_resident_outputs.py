@@ -355,3 +355,10 @@ def test_a_user_call_thread_sees_the_callers_store():
     with keep_on_device() as store:
         seen, error, timed_out = run_on_daemon_thread(resident._STORE.get, 10.0, "test-call")
     assert seen is store and error is None and not timed_out
+
+
+def test_a_device_named_without_its_index_is_the_current_one(monkeypatch):
+    # The audit's device is "cuda" (resolve_device), the scorer's a tensor's "cuda:0": one copy for both.
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    assert resident._device_name(torch.device("cuda")) == resident._device_name("cuda:0") == "cuda:0"
+    assert resident._device_name(CPU) == resident._device_name("cpu") == "cpu"
