@@ -8,11 +8,14 @@ these were most of an audit's host→device bytes on the DP-SGD grid's widest re
 :class:`ResidentOutputs` store, entered by :func:`keep_on_device` (for an audit's look, :func:`audit.engine._run_audit`,
 and by each bit statistic's fit), keeps the first device copy of each block for as long as the block lives on the
 host, and gives it to every later reader; a block's rows chosen by :meth:`ResidentOutputs.rows` (a cross-fitting
-fold's) are gathered on the device from the block's copy instead of copied again. The values are the same tensors
+fold's) are gathered on the device from the block's copy instead of copied again. A block made on the device from a kept one and
+brought back (the ideal rounding of the outputs, which the critic scorer reads) keeps its device tensor as its host
+array's copy (:func:`keep_made`) instead of being copied there again. The values are the same tensors
 either way, so every code, score and statistic is bit for bit what the copies gave.
 
-A block is known by its memory: the address of its first value, its shape, strides and dtype, and the NumPy array
-that owns that memory; the entry is dropped when that array is freed (a weak reference's callback), so an address
+A block is known by its memory, on a device named with its index (``cuda`` is the current CUDA device, as a
+tensor's ``cuda:0``): the address of its first value, its shape, strides and dtype, and the NumPy array that owns
+that memory; the entry is dropped when that array is freed (a weak reference's callback), so an address
 is never mistaken for a later array's. Blocks are taken as the runs they hold, never changed once made (as
 :class:`audit.statistics.arithmetic.RoundedOutputs` takes them). At most :data:`RESIDENT_BYTES` are kept at once;
 a block past that is copied at each use, as without a store. The store lives in ``estimators`` so that the scorer
@@ -36,8 +39,8 @@ import numpy as np
 
 from .device import to_device
 
-__all__ = ["RESIDENT_BYTES", "ResidentOutputs", "device_columns", "device_input", "keep_on_device", "on_device",
-           "resident_block", "rows_of"]
+__all__ = ["RESIDENT_BYTES", "ResidentOutputs", "device_columns", "device_input", "keep_made", "keep_on_device",
+           "on_device", "resident_block", "rows_of"]
 
 #: The most bytes of output blocks a store keeps on the device at once (2 GiB: a 10,000-run MI sample of the
 #: d = 8,257 release is 0.66 GB; beyond the cap blocks are copied in chunks of
@@ -57,6 +60,18 @@ def _owner(array: np.ndarray) -> np.ndarray:
 def _key(array: np.ndarray) -> tuple:
     """The block ``array`` holds: the address of its first value, its shape, strides and dtype."""
     return (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)
+
+
+def _device_name(device) -> str:
+    """The device a store's copy lives on, by name, with its index: ``"cuda"`` (the audit's device, as
+    :func:`estimators.device.resolve_device` gives it) is the current CUDA device, ``"cuda:0"`` as a tensor's
+    ``device`` names it (the critic scorer's), so that both readers find one copy."""
+    import torch
+
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    return str(device)
 
 
 class ResidentOutputs:
@@ -106,7 +121,7 @@ class ResidentOutputs:
         where ``pinned``) and kept; None where it is not kept and does not fit (:data:`RESIDENT_BYTES`): the
         caller then copies it itself."""
         key = _key(array)
-        found = self._tensors.get((str(device), key))
+        found = self._tensors.get((_device_name(device), key))
         if found is not None:
             return found
         size = array.nbytes
@@ -116,8 +131,17 @@ class ResidentOutputs:
         if chosen is not None:
             block = self.tensor(chosen[0], device)
             if block is not None:
-                return self._keep((str(device), key), array, block[to_device(chosen[1], device)])
-        return self._keep((str(device), key), array, to_device(array, device, pinned=pinned))
+                return self._keep((_device_name(device), key), array, block[to_device(chosen[1], device)])
+        return self._keep((_device_name(device), key), array, to_device(array, device, pinned=pinned))
+
+    def made(self, array: np.ndarray, tensor, device) -> None:
+        """Keep ``tensor``, computed on the torch ``device`` and brought back as ``array`` (the same values), as
+        ``array``'s copy there: a later reader of ``array`` reads it instead of copying ``array`` (the ideal
+        rounding's result, which the critic scorer reads: :func:`audit.statistics.arithmetic.device_round_significand`).
+        Nothing is kept where ``array`` has a copy already or ``tensor`` does not fit (:data:`RESIDENT_BYTES`)."""
+        key = (_device_name(device), _key(array))
+        if key not in self._tensors and self.kept_bytes + array.nbytes <= self.max_bytes:
+            self._keep(key, array, tensor)
 
     def rows(self, array: np.ndarray, index) -> np.ndarray:
         """``array[index]`` (rows chosen by an integer or boolean index), whose device copy, when one is asked for,
@@ -168,6 +192,14 @@ def resident_block(array: np.ndarray, device, pinned: bool = False):
     (the caller copies it in chunks)."""
     store = _STORE.get()
     return None if store is None else store.tensor(array, device, pinned)
+
+
+def keep_made(array: np.ndarray, tensor, device) -> None:
+    """Keep ``tensor`` (made on the torch ``device``, its values brought back as ``array``) as ``array``'s copy in
+    the store entered (:meth:`ResidentOutputs.made`); nothing where no store is entered."""
+    store = _STORE.get()
+    if store is not None:
+        store.made(array, tensor, device)
 
 
 def on_device(device) -> bool:

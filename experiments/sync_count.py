@@ -13,7 +13,10 @@ critic training (:func:`estimators.neural._fit_chunk`), inside a DP-SGD training
 places are where a CUDA run of the same code syncs, less the branches a CUDA device takes alone and plus the
 CPU's own (a NumPy route on the CPU; a tensor a CUDA run keeps on the host too, a CPU generator's draws), so
 each place is to be read, not summed blindly. A value read on a tensor that a counted copy to the host made at
-the same place is not counted again (``t.cpu().numpy()`` is one sync).
+the same place is not counted again (``t.cpu().numpy()`` is one sync). A copy to the device from page-locked memory
+(:func:`estimators.device.to_device` with ``pinned``) is counted on the CPU as every copy is, and apart too (the
+tables' "page-locked" column): on a CUDA device it is queued without the host waiting, so a CPU run prints its
+count both ways, as counted and as a GPU waits (:meth:`SyncCount.gpu_summary`).
 
 The bytes copied from the host to the device are counted too, by caller: those of every copy made through
 :func:`estimators.device.to_device` (the audit's copies of data: outputs, critic inputs, index blocks), which tells
@@ -68,35 +71,46 @@ class SyncCount:
     """What :func:`count_syncs` counted."""
 
     places: Counter = dataclasses.field(default_factory=Counter)  #: (phase, stage, kind, "file:line") -> syncs
+    #: (phase, stage, kind, "file:line") -> those of its syncs that are copies to the device from page-locked memory
+    #: (:func:`estimators.device.to_device` with ``pinned``): counted on the CPU, not waiting on a GPU
+    pinned: Counter = dataclasses.field(default_factory=Counter)
     copied: Counter = dataclasses.field(default_factory=Counter)  #: "file:line" -> bytes copied to the device
     copies: Counter = dataclasses.field(default_factory=Counter)  #: "file:line" -> copies to the device
     critic_steps: int = 0  #: critic training steps run (the fits' ``steps``)
     critic_fits: int = 0  #: critic trainings (:func:`estimators.neural._fit_chunk` calls)
     training_calls: int = 0  #: DP-SGD training calls (:meth:`TorchDPSGD.train_batch`)
 
-    def by_phase(self) -> Counter:
-        """Syncs by phase."""
+    def syncs(self, gpu: bool = False) -> Counter:
+        """Syncs by (phase, stage, kind, place); ``gpu``: as a GPU waits, the copies from page-locked memory left
+        out (on a CUDA device they are queued without the host waiting: :func:`estimators.device.to_device`)."""
+        return self.places - self.pinned if gpu else Counter(self.places)
+
+    def by_phase(self, gpu: bool = False) -> Counter:
+        """Syncs by phase (``gpu``: :meth:`syncs`)."""
         counted: Counter = Counter()
-        for (phase, _, _, _), n in self.places.items():
+        for (phase, _, _, _), n in self.syncs(gpu).items():
             counted[phase] += n
         return counted
 
-    def per_step(self) -> float:
+    def per_step(self, gpu: bool = False) -> float:
         """Syncs a critic training takes per step: all of its syncs (its steps' and its evaluations') over its
-        steps; NaN without steps."""
-        phases = self.by_phase()
+        steps; NaN without steps (``gpu``: :meth:`syncs`)."""
+        phases = self.by_phase(gpu)
         syncs = phases["critic step"] + phases["critic training"]
         return syncs / self.critic_steps if self.critic_steps else float("nan")
 
-    def per_training_call(self) -> float:
-        """Syncs inside a DP-SGD training call, on average; NaN without calls."""
-        return self.by_phase()["DP-SGD training call"] / self.training_calls if self.training_calls else float("nan")
+    def per_training_call(self, gpu: bool = False) -> float:
+        """Syncs inside a DP-SGD training call, on average; NaN without calls (``gpu``: :meth:`syncs`)."""
+        calls = self.by_phase(gpu)["DP-SGD training call"]
+        return calls / self.training_calls if self.training_calls else float("nan")
 
     def table(self, top: int = 12) -> str:
         """Markdown table of the ``top`` places that synced most, with their phase, stage and kind."""
-        lines = ["| place | phase | stage | kind | syncs |", "| --- | --- | --- | --- | --- |"]
-        for (phase, stage, kind, place), n in self.places.most_common(top):
-            lines.append(f"| {place} | {phase} | {stage} | {kind} | {n:,} |")
+        lines = ["| place | phase | stage | kind | syncs | of them page-locked copies |",
+                 "| --- | --- | --- | --- | --- | --- |"]
+        for key, n in self.places.most_common(top):
+            phase, stage, kind, place = key
+            lines.append(f"| {place} | {phase} | {stage} | {kind} | {n:,} | {self.pinned[key]:,} |")
         return "\n".join(lines)
 
     def copy_table(self, top: int = 12) -> str:
@@ -111,12 +125,18 @@ class SyncCount:
         return (f"{sum(self.copied.values()):,} bytes ({sum(self.copied.values()) / 1e6:,.1f} MB) host→device in "
                 f"{sum(self.copies.values()):,} copies from {len(self.copied)} places")
 
-    def summary(self) -> str:
-        """One line: syncs in all, by phase, per critic step and per training call."""
-        phases = self.by_phase()
+    def summary(self, gpu: bool = False) -> str:
+        """One line: syncs in all, by phase, per critic step and per training call (``gpu``: :meth:`syncs`)."""
+        phases = self.by_phase(gpu)
         return (f"{sum(phases.values()):,} syncs ({', '.join(f'{p} {phases[p]:,}' for p in PHASES if phases[p])}); "
-                f"{self.critic_fits} critic trainings, {self.critic_steps:,} steps: {self.per_step():.3f} syncs per "
-                f"step; {self.training_calls} DP-SGD training calls: {self.per_training_call():.2f} syncs per call")
+                f"{self.critic_fits} critic trainings, {self.critic_steps:,} steps: {self.per_step(gpu):.3f} syncs "
+                f"per step; {self.training_calls} DP-SGD training calls: {self.per_training_call(gpu):.2f} syncs "
+                "per call")
+
+    def gpu_summary(self) -> str:
+        """One line: :meth:`summary` as a GPU waits, with the page-locked copies it leaves out."""
+        return (f"as a GPU waits, copies from page-locked memory not counted ({sum(self.pinned.values()):,} of "
+                f"them): {self.summary(gpu=True)}")
 
 
 def _caller():
@@ -136,6 +156,19 @@ def _caller():
         modules.append(frame.f_globals.get("__name__", ""))
         frame = frame.f_back
     return place, modules
+
+
+def _page_locked() -> bool:
+    """Whether the copy being made is :func:`estimators.device.to_device`'s from page-locked memory (``pinned``):
+    the first frame outside torch and this module is that helper's, called with ``pinned`` true. On a CPU run its
+    plain ``.to`` is counted like every copy; on a CUDA device it is queued without the host waiting."""
+    from estimators.device import to_device
+
+    frame = sys._getframe(1)
+    while frame is not None and (frame.f_code.co_filename.startswith(_TORCH)
+                                 or os.path.abspath(frame.f_code.co_filename) == _HERE):
+        frame = frame.f_back
+    return frame is not None and frame.f_code is to_device.__code__ and bool(frame.f_locals.get("pinned"))
 
 
 def _crosses(tensor, args, kwargs, loose: bool = True) -> bool:
@@ -183,15 +216,19 @@ def count_syncs(device="cpu"):
     this_thread = threading.get_ident()
     saved: list = []
 
-    def record(kind: str, tensor=None) -> str | None:
-        """Count one sync of ``kind`` at its caller and return the caller's place; None where ``tensor`` came
-        from a counted copy to the host at the same place (``t.cpu().numpy()``: one sync)."""
+    def record(kind: str, tensor=None, pinned: bool = False) -> str | None:
+        """Count one sync of ``kind`` at its caller (``pinned``: a copy from page-locked memory, counted apart too)
+        and return the caller's place; None where ``tensor`` came from a counted copy to the host at the same place
+        (``t.cpu().numpy()``: one sync)."""
         place, modules = _caller()
         made = host.get(id(tensor)) if tensor is not None else None
         if made is not None and made[0]() is tensor and made[1] == place:
             return None
         phases = getattr(state, "phases", [])
-        counted.places[(phases[-1] if phases else "other", stage_of(modules), kind, place)] += 1
+        key = (phases[-1] if phases else "other", stage_of(modules), kind, place)
+        counted.places[key] += 1
+        if pinned:
+            counted.pinned[key] += 1
         return place
 
     def copied(place: str, nbytes: int) -> None:
@@ -202,7 +239,7 @@ def count_syncs(device="cpu"):
         if threading.get_ident() == this_thread and (loose or torch.device(target).type != "cpu"):
             copied(_caller()[0], nbytes)
 
-    def guarded(kind, original, when=None, made_on_host=False, sized=False):
+    def guarded(kind, original, when=None, made_on_host=False, sized=False, pinned=None):
         def wrapper(self, *args, **kwargs):
             if threading.get_ident() != this_thread or getattr(state, "inside", False):
                 return original(self, *args, **kwargs)
@@ -210,7 +247,7 @@ def count_syncs(device="cpu"):
                 return original(self, *args, **kwargs)
             if not loose and torch.is_tensor(self) and self.device.type == "cpu" and kind != "copy between devices":
                 return original(self, *args, **kwargs)  # on a GPU run, a host tensor's read waits for nothing
-            place = record(kind, self)
+            place = record(kind, self, pinned is not None and pinned())
             state.inside = True
             try:
                 value = original(self, *args, **kwargs)
@@ -248,7 +285,7 @@ def count_syncs(device="cpu"):
     patch(torch.Tensor, "cpu", guarded("copy to the host", torch.Tensor.cpu, made_on_host=True))
     # A CPU run's .to(device) names the CPU: a copy to the host, or to the device, in a CUDA run (both sync
     # from pageable memory: torch's non_blocking=False copies wait for the stream).
-    patch(torch.Tensor, "to", guarded("copy between devices", torch.Tensor.to, made_on_host=True,
+    patch(torch.Tensor, "to", guarded("copy between devices", torch.Tensor.to, made_on_host=True, pinned=_page_locked,
                                       when=lambda tensor, args, kwargs: _crosses(tensor, args, kwargs, loose)))
     for name in ("as_tensor", "tensor"):
         patch(torch, name, guarded("copy to the device", getattr(torch, name), sized=True,
@@ -348,6 +385,8 @@ def main(argv=None) -> int:
     chunks = (", device routes" if args.device_routes else "") + (", GPU chunks" if args.gpu_chunks else "")
     top = check_int(args.top, "--top", minimum=1)
     print(f"host-device syncs, {stage} ({what}){size}, device {device}{chunks}: {counted.summary()}")
+    if device == "cpu":  # a CUDA run counts no page-locked copy: the two lines would be the same
+        print(counted.gpu_summary())
     print(counted.table(top))
     print(f"\nhost→device copies: {counted.copy_summary()}")
     print(counted.copy_table(top))

@@ -165,6 +165,25 @@ def test_the_rounding_and_the_codes_share_one_copy():
     np.testing.assert_array_equal(codes, _bit_codes(y)["binary exponent"].min(axis=1, keepdims=True))
 
 
+def test_the_scorer_reads_the_rounded_outputs_from_the_roundings_device_copy(device_routes):
+    y = _outputs(15)
+    with copied_bytes() as before:  # no store: the rounding comes back and is copied to the device again
+        device_round_significand(y, 32, CPU)
+        resident.device_columns(device_round_significand(y, 32, CPU), CPU)
+    with copied_bytes() as sizes, keep_on_device() as store:
+        rounded = device_round_significand(y, 32, CPU)
+        assert store.kept_bytes == 2 * y.nbytes  # the outputs and their rounding, each kept once
+        columns = resident.device_columns((rounded, y[:, :2]), CPU)  # the scorer's v: the rounded outputs and w
+    assert sizes == [y.nbytes, y[:, :2].nbytes] and sum(before) == 3 * y.nbytes  # the outputs once, and w
+    # Independently: NumPy's rounding (frexp/ldexp) beside the outputs' first two columns, bit for bit.
+    expected = np.concatenate([arithmetic.round_significand(y, 32), y[:, :2]], axis=1)
+    np.testing.assert_array_equal(rounded.view(np.int64), expected[:, :-2].view(np.int64))
+    np.testing.assert_array_equal(columns.numpy().view(np.int64), expected.view(np.int64))
+    del rounded
+    gc.collect()
+    assert store.kept_bytes == 0  # left: the store emptied
+
+
 def test_a_block_is_forgotten_with_its_array_and_the_store_is_emptied_on_leaving():
     with keep_on_device() as store:
         y = _outputs(6)
@@ -336,3 +355,10 @@ def test_a_user_call_thread_sees_the_callers_store():
     with keep_on_device() as store:
         seen, error, timed_out = run_on_daemon_thread(resident._STORE.get, 10.0, "test-call")
     assert seen is store and error is None and not timed_out
+
+
+def test_a_device_named_without_its_index_is_the_current_one(monkeypatch):
+    # The audit's device is "cuda" (resolve_device), the scorer's a tensor's "cuda:0": one copy for both.
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    assert resident._device_name(torch.device("cuda")) == resident._device_name("cuda:0") == "cuda:0"
+    assert resident._device_name(CPU) == resident._device_name("cpu") == "cpu"

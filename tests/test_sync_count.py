@@ -130,3 +130,26 @@ def test_on_a_device_run_only_copies_to_the_device_count_bytes():
     with count_syncs("meta") as counted:
         _copies(x, "meta")
     assert sum(counted.copied.values()) == 32 + 16 + 16
+
+
+def _pinned_copies(x: np.ndarray) -> None:
+    from estimators.device import to_device
+
+    to_device(x, "cpu", pinned=True)  # page-locked
+    to_device(x, "cpu")  # pageable
+
+
+def test_a_copy_from_page_locked_memory_counts_on_the_cpu_and_not_as_a_gpu_waits():
+    x = np.zeros(3)
+    with count_syncs() as counted:
+        _pinned_copies(x)
+        torch.ones(2).sum().item()  # a read: waits on a GPU too
+    locked, pageable = _line_of("page-locked"), _line_of("pageable")
+    by_place = {place: n for (_, _, _, place), n in counted.places.items()}
+    assert by_place[locked] == by_place[pageable] == 1 and sum(by_place.values()) == 3
+    assert {place: n for (_, _, _, place), n in counted.pinned.items()} == {locked: 1}
+    # Independently: a GPU waits for the pageable copy and the read, not the page-locked copy.
+    assert sum(counted.by_phase().values()) == 3 and sum(counted.by_phase(gpu=True).values()) == 2
+    assert sum(counted.syncs(gpu=True).values()) == 2 and locked not in {p for (*_, p) in counted.syncs(gpu=True)}
+    assert "(1 of them): 2 syncs" in counted.gpu_summary() and counted.summary().startswith("3 syncs")
+    assert "| 1 | 1 |" in counted.table() and "| 1 | 0 |" in counted.table()

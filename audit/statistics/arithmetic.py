@@ -31,7 +31,7 @@ import numpy as np
 from estimators.device import to_device
 
 from audit.statistics.float_bits import DEVICE_CHUNK_ELEMENTS, FLOAT_STATISTICS, on_device
-from estimators.resident import resident_block
+from estimators.resident import keep_made, resident_block
 
 #: The significant bits an output keeps under ``arithmetic = "ideal"`` (:func:`round_significand`).
 IDEAL_SIGNIFICANT_BITS = 32
@@ -70,16 +70,21 @@ def device_round_significand(outputs, bits: int, device) -> np.ndarray:
     and the kept part is odd (r = M mod 2ᵏ). A carry out of the fraction raises the exponent field by one
     with a zero fraction, the next binade's double (or ±inf past the largest), as NumPy's q·2^(e − bits) gives.
     A subnormal f·2⁻¹⁰⁷⁴ with f of bit length L has L significant bits: k = max(L − ``bits``, 0), and a carry
-    to 2⁵² is the smallest normal double. 0 and non-finite values are kept. Each chunk's result is copied from the
-    device into its place in the returned array (no host copy of its own). The outputs are read from the device
-    copy the store entered keeps (:func:`estimators.resident.resident_block`), else copied chunk by chunk.
+    to 2⁵² is the smallest normal double. 0 and non-finite values are kept. The outputs are read from the device
+    copy the store entered keeps (:func:`estimators.resident.resident_block`): the rounding is then made whole on the
+    device, brought back in one copy, and kept in the store as the returned array's copy
+    (:func:`estimators.resident.keep_made`), which a reader of the rounded outputs through the store (the critic
+    scorer, :func:`estimators.resident.device_columns`) reads instead of copying them back (issue 42). Without the store's copy the outputs are copied chunk by chunk and each chunk's
+    result is copied from the device into its place in the returned array (no host copy of its own).
     """
     import torch
 
     y = np.ascontiguousarray(outputs, dtype=np.float64)
     flat = y.reshape(-1)
-    out = torch.empty(len(flat), dtype=torch.float64)
     block = resident_block(y, device)  # the store's copy, read by the bit statistics too (None: copied by chunks)
+    # With the outputs kept, the rounding is kept beside them: made on the device and brought back in one copy, it is
+    # the copy the critic scorer reads the rounded outputs from (keep_made), not copied back to the device.
+    out = torch.empty(len(flat), dtype=torch.float64, device="cpu" if block is None else block.device)
     for start in range(0, len(flat), DEVICE_CHUNK_ELEMENTS):
         chunk = (to_device(flat[start:start + DEVICE_CHUNK_ELEMENTS], device) if block is None
                  else block.reshape(-1)[start:start + DEVICE_CHUNK_ELEMENTS])
@@ -98,7 +103,13 @@ def device_round_significand(outputs, bits: int, device) -> np.ndarray:
         rounded = (kept + torch.where(up, unit, torch.zeros_like(unit))) | sign
         regular = torch.isfinite(chunk) & (chunk != 0)
         out[start:start + len(chunk)].copy_(torch.where(regular, rounded.view(torch.float64), chunk))
-    return out.numpy().reshape(y.shape)
+    if block is None:
+        return out.numpy().reshape(y.shape)
+    host = torch.empty(len(flat), dtype=torch.float64)
+    host.copy_(out)  # one copy from the device, as each chunk's above
+    result = host.numpy().reshape(y.shape)
+    keep_made(result, out.reshape(y.shape), device)  # kept while ``result`` lives
+    return result
 
 
 class RoundedRunner:
