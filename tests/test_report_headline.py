@@ -138,7 +138,7 @@ def test_the_dp_bound_is_said_once_beside_a_claim(float_only):
     for report in (text, markdown):
         assert "It is not ε-DP for any" not in report
         assert f"float bits {bound:.3g}" in report
-    refuted_line = next(line for line in text.splitlines() if line.startswith("  refuted by the float test"))
+    refuted_line = next(line for line in text.splitlines() if line.startswith("  refuted by the float-bit event test ("))
     assert f"{bound:.4g}" in refuted_line
     # The JSON's statement, read apart from any table, still says it.
     assert f"It is not ε-DP for any ε < {bound:.3g} (from the float-bit event test" in float_only.to_dict()["statement"]
@@ -385,7 +385,9 @@ def test_the_claims_other_tests_are_headed_below_the_run_count(float_only):
     lines = _text(float_only).splitlines()
     at = lines.index("the claim's other tests:")
     assert lines[at - 1].startswith("mechanism runs: ")
-    assert lines[at + 1].startswith("- event test of 1-DP: not refuted (")
+    # Each test named once, with its certificate's form: "event test" is not said again inside the brackets.
+    assert re.match(r"^- event test of 1-DP \((odds|rate)-ratio certificate\): not refuted \(", lines[at + 1])
+    assert "(event test" not in lines[at + 1]
 
 
 def test_outputs_seen_on_one_database_only_are_said_in_plain_words(float_only):
