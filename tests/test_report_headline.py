@@ -234,14 +234,19 @@ def test_the_terminal_says_the_verdict_and_each_refuting_test_once(refuted):
     assert text.count("the mechanism does not satisfy 0.5-DP") == 1
     # Each refuting test's evidence once: on its "refuted by" line, not again in the list of the claim's tests.
     assert refuted.refuted_by
+    names = {"mi": "MI test", "event": "event test", "float": "float-bit event test", "gdp": "μ-GDP test"}
     for refutation in refuted.refuted_by:
-        assert text.count(refutation["detail"]) == 1
-        assert f"- {refutation['test']} test of 0.5-DP: REFUTED" not in text
+        # The test named once, its certificate's form beside its α: "event test (rate-ratio certificate, α = …): ρ̲ …".
+        name = names[refutation["test"]]
+        form, _, rest = refutation["detail"].partition("): ")
+        assert form.startswith(f"{name} (") and text.count(rest) == 1
+        assert text.count(f"refuted by the {name} ({form[len(name) + 2:]}, α = ") == 1
+        assert f"- {name} of 0.5-DP" not in text
     # The α split is still stated, once, with every test's share of the claim's α.
     split = "α = 0.05 was split between" if len(refuted.claim_alpha) > 1 else "is the one test that can refute the claim"
     assert text.count(split) == 1
     for name, share in refuted.claim_alpha.items():
-        assert f"{name} test at α = {share:.3g}" in verdict
+        assert f"{names[name]} at α = {share:.3g}" in verdict
 
 
 def test_the_reports_state_the_verdict_once_and_explain_it(refuted, reports):
