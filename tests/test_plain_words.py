@@ -213,6 +213,9 @@ def test_the_pufferfish_paper_is_named_by_authors_and_year_in_the_terminals_note
     assert "Pufferfish paper" not in text and "of Theorem 1 of Nuradha and Goldfeld 2023 (a record" in text
     # The MI line names the same paper the same way.
     assert "(Nuradha and Goldfeld 2023, Theorem 1)" in text
+    # The reports name it by authors and title, the result before the paper ("Theorem 1 of Nuradha and Goldfeld, …").
+    markdown = render_markdown(replace(deterministic, notes=[note]), "t")
+    assert "Pufferfish paper" not in markdown and "condition of Theorem 1 of Nuradha and Goldfeld, Pufferfish" in markdown
 
 
 def test_a_note_said_before_running_is_not_said_again(deterministic):

@@ -575,7 +575,7 @@ def audit_section(result: AuditResult, index: int) -> AuditSection:
                         mi_heading=mi_heading, mi_statement=named_papers(mi_text), limits=limits(result),
                         under_headline=tuple(as_sentence(words) for words in headline_explanations(result)),
                         facts=facts(result), tables=[_named_table(t) for t in evidence_tables(result)],
-                        notes=[named_papers(note_words(n)) for n in result.notes],
+                        notes=[cited_by_year(note_words(n), PUFFERFISH_PAPER) for n in result.notes],
                         estimate_only=result.estimate_only)
 
 
