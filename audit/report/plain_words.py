@@ -202,8 +202,8 @@ _POSSESSIVE = re.compile(r"\b(?:the )?Pufferfish paper's ((?:Theorem|Proposition
 
 def cited_by_year(text: str, name: str | None = None) -> str:
     """``text`` with the Pufferfish paper (the code's short name) named by its authors and year, as the terminal's
-    other lines name it: "the Pufferfish paper's Theorem 1" reads "Theorem 1 of Nuradha and Goldfeld 2023", and
-    "Pufferfish paper, Theorem 1" reads "Nuradha and Goldfeld 2023, Theorem 1". ``name``: another name for it (the
+    other lines name it: "the Pufferfish paper's <result>" reads "<result> of Nuradha and Goldfeld 2023", and
+    "Pufferfish paper, <result>" reads "Nuradha and Goldfeld 2023, <result>". ``name``: another name for it (the
     reports' authors and title, :data:`audit.result.PUFFERFISH_PAPER`)."""
     if name is None:
         year = re.search(r"(\d{4})\s*$", PUFFERFISH.where)
