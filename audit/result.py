@@ -353,11 +353,11 @@ class AuditResult:
         confidence = f"{100 * (1 - self.alpha):.4g}%"
         label = self.claim["label"]
         it = "the claim" if standalone else "it"
-        tests = ", ".join(f"{name} test at α = {share:.3g}" for name, share in self.claim_alpha.items())
+        tests = ", ".join(f"{_test_name(name)} at α = {share:.3g}" for name, share in self.claim_alpha.items())
         if self.relations is not None:
             split = (f" α = {self.alpha:g} was split between the two relations (Bonferroni), "
                      + "; ".join(f"{r['relation']} at α = {r['alpha']:.3g} ("
-                                 + ", ".join(f"{name} test {share:.3g}" for name, share in r["claim_alpha"].items()) + ")"
+                                 + ", ".join(f"{_test_name(name)} {share:.3g}" for name, share in r["claim_alpha"].items()) + ")"
                                  for r in self.relations["results"]) + ".")
         elif len(self.claim_alpha) > 1:
             split = f" α = {self.alpha:g} was split between the tests that can refute {it}: {tests}."
@@ -414,12 +414,17 @@ class AuditResult:
     def value_explanation(self) -> str:
         """What to check when tests that read no bits of the output refuted a claim about records: the output's values
         themselves tell neighbouring databases apart more than the claim allows, so the noise is too small for what
-        one record changes (the usual bug: a wrong sensitivity or noise scale); empty for any other verdict, for a
+        one record changes (the usual bug: a wrong sensitivity or noise scale), or, where the output never varied on
+        either database of the event's pair, that it adds no noise (:func:`audit.report.plain_words.never_varied`);
+        empty for any other verdict, for a
         refutation through the float representation alone (:meth:`float_explanation` says its fix) and for an MI-PP
         claim, whose secrets need not be records."""
         if not self.refuted or self.refuted_through_float_only or (self.claim or {}).get("secrets"):
             return ""
-        return _VALUE_MEANING
+        # Where the output (or a part of it) never varied on either database, that is the fact, said plainly.
+        from audit.report.plain_words import never_varied  # imported here: audit.report imports this module
+
+        return never_varied(self.event_test)[0] or _VALUE_MEANING
 
     def _float_words(self) -> tuple:
         """(headline words, the line below the headline, the JSON statement's clause) of a refutation the float-bit
@@ -558,6 +563,15 @@ _FLOAT_MEANING = ("the algorithm holds its claim; its float implementation does 
 _VALUE_MEANING = ("the output's values, not only their float bits, tell neighbouring databases apart more than the claim "
                   "allows: the noise is too small for what one record changes; check the sensitivity (how far one "
                   "record can move the output before noise), the noise scale, and that every released value is noised")
+
+
+#: Each test of a claim in words (:mod:`audit.certificates.claim_tests`), as every line of a report names it.
+TEST_NAMES = {"mi": "MI test", "event": "event test", "float": "float-bit event test", "gdp": "μ-GDP test"}
+
+
+def _test_name(test: str) -> str:
+    """A claim test's name in words (:data:`TEST_NAMES`): ``"float"`` is the float-bit event test."""
+    return TEST_NAMES.get(test, f"{test} test")
 
 
 #: The paper the MI notions and Theorem 1 (ε-DP ⇒ MI-DP) come from, by its authors and title.

@@ -18,8 +18,8 @@ from audit.cli.audit_command import _text
 from audit.engine import run_audit
 from audit.report.content import CRITIC_STATISTIC, event_explanation, facts, runs_text
 from audit.report.markdown import render_markdown
-from audit.report.plain_words import (ENCODING_NOTE, encoding_words, explain_symbols, failing_input_step,
-                                      never_varied, note_words, outputs_lines, runs_line)
+from audit.report.plain_words import (ENCODING_NOTE, cited_by_year, encoding_words, explain_symbols,
+                                      failing_input_step, never_varied, note_words, outputs_lines, runs_line, claim_test_form)
 from audit.result import AuditResult
 from audit.spec import AuditSpec
 from mechanisms.adapters.callables import PerDatabaseMechanism
@@ -53,10 +53,13 @@ def test_an_output_that_never_varied_is_said_plainly_once(deterministic):
                         "move the output (its sensitivity), e.g. rng.laplace(0, sensitivity / ε)")
     # The same facts are not listed again as outputs seen on one database only, nor as unbounded.
     assert not any(line.startswith(("  outputs seen on one database only", "  unbounded: ")) for line in lines)
-    # The JSON keeps both lists, and its statement keeps its words.
+    # The JSON keeps both lists, and its statement says the same fact as the terminal, not "the noise is too small".
     event = deterministic.to_dict()["event_test"]
     assert event["support_differences"] and event["unbounded_differences"]
-    assert "the noise is too small" in deterministic.to_dict()["statement"]
+    statement = deterministic.to_dict()["statement"]
+    assert "the noise is too small" not in statement
+    assert (f"REFUTED. The output never varied: y = 0 in all {runs} runs on a and 1 in all {runs} on b; the function "
+            "adds no noise to it (it is deterministic)") in statement
     # The reports say it under the headline too.
     assert "The output never varied: y = 0 in all" in render_markdown(deterministic, "t")
 
@@ -186,3 +189,83 @@ def test_a_shape_constant_on_each_database_is_no_output_that_never_varied():
     event = SimpleNamespace(unbounded_differences=unbounded, support_differences=None)
     assert never_varied(event) == ("", set())
     assert outputs_lines(event) == ["  unbounded: " + "; ".join(unbounded)]
+
+
+def test_poisson_numbers_of_runs_are_said_in_words_under_the_rate_ratio_line():
+    line = ("  refuted by the event test (rate-ratio certificate, α = 0.05): ρ̲ = 7.04 on the ratio of the event's "
+            "probabilities (Poisson numbers of runs: 4587 and 4565), so ε ≥ log ρ̲ = 1.952")
+    out = explain_symbols([line])
+    assert len(out) == 2 and out[1].startswith("    where ρ̲ is a lower bound")
+    # Why the counts are random, and what it means for the reader: nothing was lost.
+    assert ("Poisson numbers of runs: this certificate drew how many times to run each database at random (from a "
+            "Poisson law, before any run, within the budget), which makes the event's two counts independent so that "
+            "one exact test bounds their ratio; the two numbers are the runs it made, and fewer than the budget is by "
+            "design, not runs lost") in out[1]
+
+
+def test_the_pufferfish_paper_is_named_by_authors_and_year_in_the_terminals_notes(deterministic):
+    note = ("The MI test does not test the claim (1, 1e-05)-DP: (ε, δ)-DP bounds the MI only under the finite-support "
+            "condition of the Pufferfish paper's Theorem 1 (a record or the output takes finitely many values)")
+    assert cited_by_year(note).endswith("condition of Theorem 1 of Nuradha and Goldfeld 2023 (a record or the output "
+                                        "takes finitely many values)")
+    assert cited_by_year("MI DP (Pufferfish paper, Theorem 1)") == "MI DP (Nuradha and Goldfeld 2023, Theorem 1)"
+    text = _text(replace(deterministic, notes=[note]))
+    assert "Pufferfish paper" not in text and "of Theorem 1 of Nuradha and Goldfeld 2023 (a record" in text
+    # The MI line names the same paper the same way.
+    assert "(Nuradha and Goldfeld 2023, Theorem 1)" in text
+    # The reports name it by authors and title, the result before the paper ("Theorem 1 of Nuradha and Goldfeld, …").
+    markdown = render_markdown(replace(deterministic, notes=[note]), "t")
+    assert "Pufferfish paper" not in markdown and "condition of Theorem 1 of Nuradha and Goldfeld, Pufferfish" in markdown
+
+
+def test_a_note_said_before_running_is_not_said_again(deterministic):
+    note = "The MI test cannot refute the claim 1-DP: a record takes at most 2 values; it spends no α."
+    noted = replace(deterministic, notes=[note])
+    assert f"- {note}" in _text(noted)
+    assert note not in _text(noted, printed_before=[note]) and "notes:" not in _text(noted, printed_before=[note])
+
+
+def test_each_claim_test_is_named_once_with_its_certificate():
+    assert claim_test_form("event test", "event test (rate-ratio certificate): ρ̲ = 2.2 on …") == (
+        "rate-ratio certificate", "ρ̲ = 2.2 on …")
+    assert claim_test_form("float-bit event test", "δ ≥ 0.02 > the claimed δ = 1e-05; float-bit event test (δ-optimal "
+                                             "event): certified p̲ = 0.04") == (
+        "", "δ ≥ 0.02 > the claimed δ = 1e-05; its δ-optimal event: certified p̲ = 0.04")
+    assert claim_test_form("MI test", "the claim 1-DP implies at most 0.5 nats") == ("", "the claim 1-DP implies at most 0.5 nats")
+
+
+def test_the_terminal_names_the_tests_as_the_headline_does(deterministic):
+    lines = _text(deterministic).splitlines()
+    refuted = next(line for line in lines if line.startswith("  refuted by the "))
+    alpha = deterministic.claim_alpha["event"]
+    assert re.match(rf"^  refuted by the event test \((odds|rate)-ratio certificate, α = {alpha:.3g}\): (ψ̲|ρ̲) = ",
+                    refuted)
+    assert "(event test" not in refuted
+    # The α split names the MI test and the float-bit event test as every other line does, in the terminal and the
+    # JSON's statement alike.
+    split = replace(deterministic, claim_alpha={"mi": 0.025, "event": 0.02, "float": 0.005})
+    words = ("α = 0.05 was split between the tests that can refute the claim: MI test at α = 0.025, event test at "
+             "α = 0.02, float-bit event test at α = 0.005.")
+    assert words in _text(split)
+    assert words.replace("the claim:", "it:") in split.to_dict()["statement"]
+
+
+def test_a_float_bit_statistic_on_a_dict_output_says_which_keys_value_carries_its_bits():
+    from audit.search.event_candidates import bit_parts_words
+    from audit.statistics.float_bits import ShiftedGridLogRatio
+
+    encoder = OutputEncoder()
+    rng = np.random.default_rng(0)
+    # One record moves 'ones' by 1; 'zeros' has the same law on both databases.
+    first, second = ([encoder({"zeros": 5.0 + rng.laplace(0.0, 2.0), "ones": ones + rng.laplace(0.0, 2.0)})
+                      for _ in range(2000)] for ones in (0.0, 1.0))
+    fitted = ShiftedGridLogRatio.fit(np.array(first), np.array(second))
+    words = bit_parts_words(fitted, np.array(first), np.array(second), encoder)
+    assert words.startswith(", read on the bits of y{'ones'}") and "y{'zeros'}," not in words
+    assert words.endswith("(the output's parts whose bits differ most between the databases)")
+    # An output of one number names no part, and no encoder names none.
+    scalar = OutputEncoder()
+    one_first = np.array([scalar(float(rng.laplace(0.0, 1.0))) for _ in range(500)])
+    one_second = np.array([scalar(float(1.0 + rng.laplace(0.0, 1.0))) for _ in range(500)])
+    one = ShiftedGridLogRatio.fit(one_first, one_second)
+    assert bit_parts_words(one, one_first, one_second, scalar) == "" and bit_parts_words(one, one_first, one_second, None) == ""

@@ -138,7 +138,7 @@ def test_the_dp_bound_is_said_once_beside_a_claim(float_only):
     for report in (text, markdown):
         assert "It is not ε-DP for any" not in report
         assert f"float bits {bound:.3g}" in report
-    refuted_line = next(line for line in text.splitlines() if line.startswith("  refuted by the float test"))
+    refuted_line = next(line for line in text.splitlines() if line.startswith("  refuted by the float-bit event test ("))
     assert f"{bound:.4g}" in refuted_line
     # The JSON's statement, read apart from any table, still says it.
     assert f"It is not ε-DP for any ε < {bound:.3g} (from the float-bit event test" in float_only.to_dict()["statement"]
@@ -234,14 +234,19 @@ def test_the_terminal_says_the_verdict_and_each_refuting_test_once(refuted):
     assert text.count("the mechanism does not satisfy 0.5-DP") == 1
     # Each refuting test's evidence once: on its "refuted by" line, not again in the list of the claim's tests.
     assert refuted.refuted_by
+    names = {"mi": "MI test", "event": "event test", "float": "float-bit event test", "gdp": "μ-GDP test"}
     for refutation in refuted.refuted_by:
-        assert text.count(refutation["detail"]) == 1
-        assert f"- {refutation['test']} test of 0.5-DP: REFUTED" not in text
+        # The test named once, its certificate's form beside its α: "event test (rate-ratio certificate, α = …): ρ̲ …".
+        name = names[refutation["test"]]
+        form, _, rest = refutation["detail"].partition("): ")
+        assert form.startswith(f"{name} (") and text.count(rest) == 1
+        assert text.count(f"refuted by the {name} ({form[len(name) + 2:]}, α = ") == 1
+        assert f"- {name} of 0.5-DP" not in text
     # The α split is still stated, once, with every test's share of the claim's α.
     split = "α = 0.05 was split between" if len(refuted.claim_alpha) > 1 else "is the one test that can refute the claim"
     assert text.count(split) == 1
     for name, share in refuted.claim_alpha.items():
-        assert f"{name} test at α = {share:.3g}" in verdict
+        assert f"{names[name]} at α = {share:.3g}" in verdict
 
 
 def test_the_reports_state_the_verdict_once_and_explain_it(refuted, reports):
@@ -385,7 +390,9 @@ def test_the_claims_other_tests_are_headed_below_the_run_count(float_only):
     lines = _text(float_only).splitlines()
     at = lines.index("the claim's other tests:")
     assert lines[at - 1].startswith("mechanism runs: ")
-    assert lines[at + 1].startswith("- event test of 1-DP: not refuted (")
+    # Each test named once, with its certificate's form: "event test" is not said again inside the brackets.
+    assert re.match(r"^- event test of 1-DP \((odds|rate)-ratio certificate\): not refuted \(", lines[at + 1])
+    assert "(event test" not in lines[at + 1]
 
 
 def test_outputs_seen_on_one_database_only_are_said_in_plain_words(float_only):

@@ -210,10 +210,10 @@ def test_the_mi_verdict_beside_a_refuted_dp_claim_says_it_is_one_of_the_claims_t
     assert "⇒" not in text
     assert "MI notion:" not in text
     # The α split is stated once, before it, with both shares; the MI test's detail is not listed again below.
-    assert text.count("α = 0.05 was split between the tests that can refute the claim: mi test at α = 0.025, "
+    assert text.count("α = 0.05 was split between the tests that can refute the claim: MI test at α = 0.025, "
                       "event test at α = 0.025.") == 1
     assert text.index("was split between") < text.index(mi_line)
-    assert "- mi test of 1-DP" not in text and text.count("ε ≥ 3 > the claimed ε = 1") == 1
+    assert "- MI test of 1-DP" not in text and text.count("ε ≥ 3 > the claimed ε = 1") == 1
 
 
 def test_the_mi_verdict_beside_a_claim_it_does_not_test_says_so():

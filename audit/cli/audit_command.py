@@ -110,7 +110,9 @@ _default_showwarning = warnings.showwarning
 def _show_input_warning(message, category, filename, lineno, file=None, line=None):
     """Input warnings as one line on stderr; any other warning as Python shows it."""
     if issubclass(category, (InputWarning, MechanismWarning)):
-        print(f"miaudit audit: warning: {terminal_text(str(message))}", file=sys.stderr)
+        from audit.report.plain_words import cited_by_year  # the paper by authors and year, as the output names it
+
+        print(f"miaudit audit: warning: {cited_by_year(terminal_text(str(message)))}", file=sys.stderr)
     else:
         _default_showwarning(message, category, filename, lineno, file, line)
 
@@ -127,7 +129,7 @@ def headline_lines(result) -> list:
     return [claim_headline(result)] + [f"  {words}" for words in headline_explanations(result)]
 
 
-def _text(result, encoding: str = "") -> str:
+def _text(result, encoding: str = "", printed_before=()) -> str:
     """The terminal summary: one headline about the claim (its verdict, the deciding bound, the pair and the
     event), under it what to check (plainly, for an output that never varied), a float-bit refutation's fix, what
     the event's symbols mean, each refuting test's evidence (its symbols explained in words where first used:
@@ -135,15 +137,20 @@ def _text(result, encoding: str = "") -> str:
     means and how α was split (each said once); the MI notion's table and statement, labelled as also tested with
     its role among the claim's tests; the runs in one line (:func:`audit.report.plain_words.runs_line`); the claim's
     other tests, and the notes that change what to do."""
-    from audit.report.content import action_notes, mi_part
-    from audit.report.plain_words import explain_symbols, outputs_lines, runs_line
+    from audit.report.content import TEST_NAMES, action_notes, mi_part
+    from audit.report.plain_words import cited_by_year, explain_symbols, outputs_lines, runs_line, claim_test_form
 
     said: set = set()  # the symbols explained so far
-    lines = headline_lines(result)
+    lines, refuted = headline_lines(result), []
     if result.claim is not None:
-        lines += explain_symbols([f"  refuted by the {r['test']} test" + (f" under {r['relation']}" if r.get("relation")
-                                                                           else "")
-                                  + f" (α = {r['alpha_spent']:.3g}): {r['detail']}" for r in result.refuted_by], said)
+        # Each test by the name the headline gives it (float-bit event test, not "float test"), said once.
+        for r in result.refuted_by:
+            name = TEST_NAMES.get(r["test"], f"{r['test']} test")
+            form, detail = claim_test_form(name, r["detail"])
+            under = f" under {r['relation']}" if r.get("relation") else ""
+            refuted.append(f"  refuted by the {name}{under} ({form + ', ' if form else ''}α = {r['alpha_spent']:.3g}): "
+                           + detail)
+        lines += explain_symbols(refuted, said)
         lines += outputs_lines(result.event_test)
         # The headline said the verdict and the lines above the evidence: this says what they mean, and the α split.
         # The headline names the claim and its neighbours; where the claim came from (a conversion, a catalog entry, a
@@ -163,15 +170,21 @@ def _text(result, encoding: str = "") -> str:
     # The refuting tests' evidence is above, and the MI line states the MI test's part (under one relation): the
     # claim's other tests are listed here.
     said_tests = {"mi"} if mi_heading and result.relations is None else set()
-    others = [terminal_text(f"- {check.test} test of {check.claim}: {_check_status(check)} ({check.detail})",
-                            keep_newlines=False)
-              for check in result.cross_checks if not check.certified_contradiction and check.test not in said_tests]
+    others = []
+    for check in result.cross_checks:
+        if not check.certified_contradiction and check.test not in said_tests:
+            name = TEST_NAMES.get(check.test, f"{check.test} test")
+            form, detail = claim_test_form(name, check.detail)
+            others.append(terminal_text(f"- {name} of {check.claim}" + (f" ({form})" if form else "")
+                                        + f": {_check_status(check)} ({detail})", keep_newlines=False))
     # Headed, as the notes are: a bare bullet under the run count reads as part of it.
     lines += (["the claim's other tests:"] + explain_symbols(others, said)) if others else []
-    notes = action_notes(result)
+    # A note the terminal printed before any run ("before running: …") is not printed again.
+    notes = [note for note in action_notes(result) if note not in printed_before]
     if notes:
         lines += ["notes:"] + [terminal_text(f"- {note}", keep_newlines=False) for note in notes]
-    return "\n".join(lines)
+    # Papers are named by their authors and year, as the MI line names them.
+    return cited_by_year("\n".join(lines))
 
 
 def _add_next_step(exc, seed) -> None:
@@ -224,7 +237,7 @@ def run(args):
             raise InputError("--max-runs: a sequential audit tests one neighbouring relation, and neither the claim nor "
                              "the mechanism states one (without --max-runs both are audited, at α/2 each); give "
                              "--relation replace-one or --relation add-remove")
-        _warn_unrefutable(spec, args.max_runs)
+        printed = _warn_unrefutable(spec, args.max_runs)
         try:
             if args.max_runs is not None:
                 from audit.gating.sequential import run_sequential_audit  # torch loads only once the flags are checked
@@ -245,7 +258,7 @@ def run(args):
     from audit.report.plain_words import encoding_words
 
     # The names the encoder gave the outputs' parts in this process say how a dict or a tuple became numbers.
-    text = _text(result, encoding=encoding_words(encoder_of(spec.mechanism)))
+    text = _text(result, encoding=encoding_words(encoder_of(spec.mechanism)), printed_before=printed)
     if sequential is not None:
         text += "\n\n" + terminal_text(sequential.summary(), keep_newlines=False)
     if args.fail_on_violation and fails_gate(result):
@@ -277,9 +290,9 @@ def _progress(line: str) -> None:
     print(f"miaudit audit: {terminal_text(line, keep_newlines=False)}", file=sys.stderr, flush=True)
 
 
-def _warn_unrefutable(spec, max_runs) -> None:
+def _warn_unrefutable(spec, max_runs) -> list:
     """Say on the terminal, before any run, which tests cannot refute the claim at this budget, and what a wide
-    critic training will cost (:func:`cost_warnings`)."""
+    critic training will cost (:func:`cost_warnings`); returns the lines said (the notes do not say them again)."""
     import dataclasses
 
     from audit.gating.budget_forecast import unrefutable_warnings
@@ -293,8 +306,10 @@ def _warn_unrefutable(spec, max_runs) -> None:
         last_spec = dataclasses.replace(spec, samples=last.samples, event_runs=last.event_runs, alpha=last.alpha)
     else:
         last_spec = spec
-    for line in unrefutable_warnings(last_spec) + cost_warnings(spec, looks):
+    lines = unrefutable_warnings(last_spec) + cost_warnings(spec, looks)
+    for line in lines:
         print(f"miaudit audit: before running: {terminal_text(line, keep_newlines=False)}", file=sys.stderr)
+    return lines
 
 
 def cost_warnings(spec, looks=()) -> list:

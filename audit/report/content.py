@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 
 from audit.report.evidence import evidence_tables
 from audit.report.forecast import MAX_RUNS_TO_REFUTE, forecast_runs, runs_to_refute
-from audit.report.plain_words import never_varied, note_words
+from audit.report.plain_words import cited_by_year, note_words
 from audit.report.text import MISSING, TextTable, number
-from audit.result import PUFFERFISH_PAPER, AuditResult, as_sentence, named_papers
-from mechanisms.papers import PUFFERFISH
+from audit.result import PUFFERFISH_PAPER, TEST_NAMES, AuditResult, as_sentence, named_papers
 from estimators.ranges import value_range
 from estimators.validation import InputError
 from mechanisms.calls.printed import NOTE_WORDS as PRINTED_NOTE_WORDS
@@ -264,8 +263,6 @@ def claim_headline(result: AuditResult) -> str:
     return head + (f": {said}" if said else "")
 
 
-#: Each test of a claim in words (:mod:`audit.certificates.claim_tests`).
-TEST_NAMES = {"mi": "MI test", "event": "event test", "float": "float-bit event test", "gdp": "μ-GDP test"}
 
 
 def deciding_evidence(result: AuditResult) -> str:
@@ -355,9 +352,9 @@ def mi_part(result: AuditResult) -> tuple:
 
 def short_papers(text: str) -> str:
     """``text`` with "Pufferfish paper" (the code's short name) written as its authors and year, for a line that
-    cites it in passing; the reports' facts name it by its title (:func:`audit.result.named_papers`)."""
-    year = re.search(r"(\d{4})\s*$", PUFFERFISH.where)
-    return str(text).replace("Pufferfish paper", PUFFERFISH.authors + (f" {year.group(1)}" if year else ""))
+    cites it in passing (:func:`audit.report.plain_words.cited_by_year`); the reports' facts name it by its title
+    (:func:`audit.result.named_papers`)."""
+    return cited_by_year(text)
 
 
 #: A result's name in a source of the MI budget (:attr:`mechanisms.claims.claim.MIBudget.theorems`): a paper's result
@@ -417,9 +414,7 @@ def headline_explanations(result: AuditResult) -> list:
     refutation means and its fix (:meth:`AuditResult.float_explanation`), what the event's symbols mean
     (:func:`event_explanation`); each only where it applies. Where the output, or a part of it, never varied on either
     database of the event's pair, that is what to check, said plainly (:func:`audit.report.plain_words.never_varied`)."""
-    values = result.value_explanation()
-    constant = never_varied(result.event_test)[0] if values else ""
-    explanations = (constant or values, result.float_explanation(), event_explanation(result))
+    explanations = (result.value_explanation(), result.float_explanation(), event_explanation(result))
     return [words for words in explanations if words]
 
 
@@ -580,7 +575,7 @@ def audit_section(result: AuditResult, index: int) -> AuditSection:
                         mi_heading=mi_heading, mi_statement=named_papers(mi_text), limits=limits(result),
                         under_headline=tuple(as_sentence(words) for words in headline_explanations(result)),
                         facts=facts(result), tables=[_named_table(t) for t in evidence_tables(result)],
-                        notes=[named_papers(note_words(n)) for n in result.notes],
+                        notes=[cited_by_year(note_words(n), PUFFERFISH_PAPER) for n in result.notes],
                         estimate_only=result.estimate_only)
 
 

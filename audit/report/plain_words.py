@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from mechanisms.papers import PUFFERFISH
+
 #: Each symbol of a test's detail, in words, in the order a line is read. An ε-DP mechanism keeps the ratio of an
 #: event's probabilities within e^ε, so its odds ratio within e^2ε (Dwork and Roth 2014, Definition 2.4).
 SYMBOL_WORDS = (
@@ -26,6 +28,11 @@ SYMBOL_WORDS = (
               "refuted where the first probability exceeds e^ε′ times the second by more than δ(ε′)"),
     ("μ̲", "μ̲ is a lower bound, certified at the test's α, on the μ of μ-GDP, read from how well the event's "
           "statistic tells the two databases apart"),
+    # The rate-ratio certificate's design (audit.certificates.rate_ratio; Przyborowski and Wilenski 1940).
+    ("Poisson numbers of runs", "Poisson numbers of runs: this certificate drew how many times to run each database "
+                                "at random (from a Poisson law, before any run, within the budget), which makes the "
+                                "event's two counts independent so that one exact test bounds their ratio; the two "
+                                "numbers are the runs it made, and fewer than the budget is by design, not runs lost"),
 )
 
 
@@ -186,3 +193,30 @@ def note_words(note: str) -> str:
             "matter, with the number of keys (y.len) and the differences of the values at neighbouring keys in sorted "
             "key order; a tuple's parts by position (y.0, y.1); an array's entries by index (y[0]), with its shape; "
             "each name is hashed to a bucket that sums its values and counts its names")
+
+
+#: "the Pufferfish paper's Theorem 1": a result of the paper the code calls by its short name, in the possessive.
+_POSSESSIVE = re.compile(r"\b(?:the )?Pufferfish paper's ((?:Theorem|Proposition|Definition|Lemma|Corollary|Remark|"
+                         r"Section|Eq\.) [^\s,;:)]+)")
+
+
+def cited_by_year(text: str, name: str | None = None) -> str:
+    """``text`` with the Pufferfish paper (the code's short name) named by its authors and year, as the terminal's
+    other lines name it: "the Pufferfish paper's <result>" reads "<result> of Nuradha and Goldfeld 2023", and
+    "Pufferfish paper, <result>" reads "Nuradha and Goldfeld 2023, <result>". ``name``: another name for it (the
+    reports' authors and title, :data:`audit.result.PUFFERFISH_PAPER`)."""
+    if name is None:
+        year = re.search(r"(\d{4})\s*$", PUFFERFISH.where)
+        name = PUFFERFISH.authors + (f" {year.group(1)}" if year else "")
+    return _POSSESSIVE.sub(lambda m: f"{m.group(1)} of {name}", str(text)).replace("Pufferfish paper", name)
+
+
+
+def claim_test_form(name: str, detail: str) -> tuple:
+    """(form, rest) of a claim test's ``detail`` whose test is called ``name``: a detail that starts with the name and
+    its form in brackets (``"event test (rate-ratio certificate): ρ̲ = …"``, :mod:`audit.certificates.claim_tests`)
+    gives ``("rate-ratio certificate", "ρ̲ = …")``, so that a line that names the test says its name once; the name
+    met later in a detail reads "its" form. ``("", detail)`` for a detail that does not start with the name."""
+    detail = re.sub(rf"; {re.escape(name)} \(([^()]*)\): ", r"; its \1: ", str(detail))
+    match = re.match(rf"^{re.escape(name)} \(([^()]*)\): ", detail)
+    return (match.group(1), detail[match.end():]) if match else ("", detail)

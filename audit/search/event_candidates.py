@@ -50,7 +50,26 @@ STRUCTURED_PROBE_TAG = 0x65766E74
 BIT_PILOT_RUNS = 2000
 
 
-def float_bit_candidates(pair, record, runner, rng, runs, device=None):
+def bit_parts_words(fitted, first_outputs, second_outputs, encoder) -> str:
+    """Which named parts of a structured output (a dict's values by key, a tuple's by position:
+    :class:`mechanisms.outputs.encoding.OutputEncoder`) carry the bits a fitted float-bit statistic tells the two
+    inputs apart by, in words (``", read on the bits of y{'ones'}, …"``): the encoder's value buckets whose codes
+    differ most between the inputs (at least half the largest total-variation distance:
+    :meth:`audit.statistics.float_bits._BitsLogRatio.column_separation`), three at most; "" for an output of one
+    number, without an encoder, or where no bucket's codes differ."""
+    if encoder is None or not hasattr(fitted, "column_separation"):
+        return ""
+    separation = fitted.column_separation(first_outputs, second_outputs, encoder.width)
+    if not separation.size or not separation.max() > 0:
+        return ""
+    strongest = [int(j) for j in np.argsort(-separation, kind="stable") if separation[j] >= separation.max() / 2]
+    names = [" + ".join(encoder.names_in(j)[0]) for j in strongest if encoder.names_in(j)[0]][:3]
+    if not names or names == ["y"]:
+        return ""
+    return f", read on the bits of {', '.join(names)} (the output's parts whose bits differ most between the databases)"
+
+
+def float_bit_candidates(pair, record, runner, rng, runs, device=None, encoder=None):
     """The float-bit statistics (:data:`audit.statistics.float_bits.FLOAT_STATISTICS`) of one structured pair,
     fitted on ``runs`` pilot runs of each of its databases, as event-search candidates; and the runs made.
 
@@ -59,7 +78,8 @@ def float_bit_candidates(pair, record, runner, rng, runs, device=None):
     (Mironov 2012). The pilot runs come from a generator spawned from ``rng``'s seed (``rng``'s own
     stream is not moved, so an audit whose outputs suit none of them draws what it drew without them);
     they are neither selection nor certification runs, so the choice among candidates still costs no α.
-    ``device``: where the statistics compute their codes (:func:`pair_statistics`).
+    ``device``: where the statistics compute their codes (:func:`pair_statistics`). ``encoder``: the mechanism's output
+    encoder, whose names say which parts of a structured output carry the bits (:func:`bit_parts_words`).
     """
     pilot = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])
     outputs = []
@@ -70,7 +90,7 @@ def float_bit_candidates(pair, record, runner, rng, runs, device=None):
     for kind, _, label, what in FLOAT_STATISTICS:
         fitted = kind.fit(*outputs, device=device)  # None where the outputs are integers or their codes too many
         if fitted is not None:
-            words = f"{what} on {runs} pilot runs of each database"
+            words = f"{what} on {runs} pilot runs of each database" + bit_parts_words(fitted, *outputs, encoder)
             candidates.append(PairCandidate(pair.first, pair.second, record,
                                             pair_statistic(fitted, pair.first[record], pair.second[record]),
                                             f"{pair.why}; statistic: {words}", statistic_label=label,
@@ -126,7 +146,7 @@ def event_candidates(spec, candidate, fits, data, rng, runner, early=False, devi
             if critics:
                 pairs += pair_statistics(cell, critics, fits, data[cell.prior_index],
                                          getattr(encoder_of(spec.mechanism), "support_columns", None),
-                                         selection_floor(early), device)
+                                         selection_floor(early), device, encoder_of(spec.mechanism))
     cell, kind = candidate.cell, candidate.kind
     if neighbouring_pair_of(cell.prior, cell.record) is None:
         dbs, _ = data[cell.prior_index]
@@ -142,7 +162,8 @@ def event_candidates(spec, candidate, fits, data, rng, runner, early=False, devi
             # fitted on the add/remove pair they are certified on (the rewrite below keeps such a pair as it is)
             bit_pair = _presence_form(structured[0], cell.record) if spec.presence_column else structured[0]
             bit_candidates, runs["event_statistics"] = float_bit_candidates(bit_pair, cell.record, runner, rng,
-                                                                            min(spec.event_runs, BIT_PILOT_RUNS), device)
+                                                                            min(spec.event_runs, BIT_PILOT_RUNS), device,
+                                                                            encoder_of(spec.mechanism))
             pairs += bit_candidates
         validation = fits.fit(kind).split[1]
         values = distinct_rows(dbs[validation[:256], cell.record, :])[:4]
@@ -185,7 +206,7 @@ def _presence_form(pair, record: int):
 
 
 def pair_statistics(cell, critics, fits, data, support_columns=None, min_draws: int = MIN_SELECTION_RUNS,
-                     device=None) -> list:
+                     device=None, encoder=None) -> list:
     """The event-test candidates of a cell whose prior is a two-point prior on a neighbouring pair.
 
     With classifier critics, their classifiers cross-fitted on the MI sample
@@ -200,7 +221,8 @@ def pair_statistics(cell, critics, fits, data, support_columns=None, min_draws: 
     statistic's columns (:meth:`audit.statistics.support.SupportLogRatio.fit`). ``min_draws``: the fewest
     held-out draws per input the event is chosen on (:func:`audit.statistics.pair_candidates.held_out_scores`).
     ``device``: the audit's torch device, where the float-bit statistics compute their codes
-    (:func:`audit.statistics.float_bits.device_code_rows` off the CPU).
+    (:func:`audit.statistics.float_bits.device_code_rows` off the CPU). ``encoder``: the mechanism's output encoder,
+    whose names say which parts of a structured output carry a float-bit statistic's bits (:func:`bit_parts_words`).
     """
     if fits.classifiers:
         # Classifier critics: the statistics are their classifiers, cross-fitted and scored out of fold.
@@ -232,6 +254,8 @@ def pair_statistics(cell, critics, fits, data, support_columns=None, min_draws: 
             if fitted is not None:
                 named = f" ({fitted.describe()})" if hasattr(fitted, "describe") else ""  # a counting statistic's features
                 words = f"{what} on the critic's training split{named}"
+                if kind in FLOAT_STATISTIC_KINDS:  # a structured output's parts that carry the bits
+                    words += bit_parts_words(fitted, first_outputs, second_outputs, encoder)
                 statistics.append((pair_statistic(fitted, first[record], second[record]), label, words,
                                    f"{origin}; statistic: {words}"))
     held_dbs, held_outputs = dbs[held], outputs[held]  # one copy of the held-out draws for every statistic

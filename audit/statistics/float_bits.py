@@ -340,6 +340,21 @@ class _BitsLogRatio:
     def __call__(self, outputs) -> np.ndarray:
         return self.ratio(self._code_rows(_columns(outputs), self.shift, self.reduce, self.device))
 
+    def column_separation(self, first_outputs, second_outputs, columns: int) -> np.ndarray:
+        """Per column of the first ``columns``, the total-variation distance between the two inputs' codes (on the
+        CPU): which parts of the output carry the bits this statistic tells the inputs apart by (0 where a column's
+        codes are distributed alike on both)."""
+        first, second = (_columns(x)[:, :columns] for x in (first_outputs, second_outputs))
+        shift = None if self.shift is None else np.asarray(self.shift)[:columns]
+        codes_first, codes_second = self._codes(first, shift), self._codes(second, shift)
+        separation = np.zeros(first.shape[1])
+        for j in range(first.shape[1]):
+            values, where = np.unique(np.concatenate([codes_first[:, j], codes_second[:, j]]), return_inverse=True)
+            share_first = np.bincount(where[:len(first)], minlength=len(values)) / len(first)
+            share_second = np.bincount(where[len(first):], minlength=len(values)) / len(second)
+            separation[j] = 0.5 * np.abs(share_first - share_second).sum()
+        return separation
+
 
 def _columns(outputs) -> np.ndarray:
     outputs = np.asarray(outputs, dtype=np.float64)
