@@ -415,16 +415,16 @@ class AuditResult:
         """What to check when tests that read no bits of the output refuted a claim about records: the output's values
         themselves tell neighbouring databases apart more than the claim allows, so the noise is too small for what
         one record changes (the usual bug: a wrong sensitivity or noise scale), or, where the output never varied on
-        either database of the event's pair, that it adds no noise (:func:`audit.report.plain_words.never_varied`);
+        either database of the event's pair, that it adds no noise (:func:`mechanisms.outputs.unbounded.never_varied`);
         empty for any other verdict, for a
         refutation through the float representation alone (:meth:`float_explanation` says its fix) and for an MI-PP
         claim, whose secrets need not be records."""
         if not self.refuted or self.refuted_through_float_only or (self.claim or {}).get("secrets"):
             return ""
         # Where the output (or a part of it) never varied on either database, that is the fact, said plainly.
-        from audit.report.plain_words import never_varied  # imported here: audit.report imports this module
+        from mechanisms.outputs.unbounded import never_varied
 
-        return never_varied(self.event_test)[0] or _VALUE_MEANING
+        return never_varied(self.event_test.unbounded_differences if self.event_test else None)[0] or _VALUE_MEANING
 
     def _float_words(self) -> tuple:
         """(headline words, the line below the headline, the JSON statement's clause) of a refutation the float-bit

@@ -19,8 +19,9 @@ from audit.engine import run_audit
 from audit.report.content import CRITIC_STATISTIC, event_explanation, facts, runs_text
 from audit.report.markdown import render_markdown
 from audit.report.plain_words import (ENCODING_NOTE, cited_by_year, encoding_words, explain_symbols,
-                                      failing_input_step, never_varied, note_words, outputs_lines, runs_line, claim_test_form)
+                                      failing_input_step, note_words, outputs_lines, runs_line, claim_test_form)
 from audit.result import AuditResult
+from mechanisms.outputs.unbounded import never_varied
 from audit.spec import AuditSpec
 from mechanisms.adapters.callables import PerDatabaseMechanism
 from mechanisms.claims.parsing import parse_claim
@@ -70,7 +71,7 @@ def test_a_value_constant_on_one_database_only_keeps_its_unbounded_line_and_says
     seen = ["y = 0 in 30 of 30 runs on the first database, never in the 30 on the second",
             "key 'bob' released in 3 of 30 runs on the second, never in the 30 on the first database"]
     event = SimpleNamespace(unbounded_differences=unbounded, support_differences=seen)
-    assert never_varied(event) == ("", set())
+    assert never_varied(event.unbounded_differences) == ("", set())
     assert outputs_lines(event) == [
         "  outputs seen on one database only, in the certification runs: key 'bob' released in 3 of 30 runs on the "
         "second, never in the 30 on the first database",
@@ -187,7 +188,7 @@ def test_a_shape_constant_on_each_database_is_no_output_that_never_varied():
     unbounded = [sentence.format(3, "the first database", "the second"),
                  sentence.format(1, "the second", "the first database")]
     event = SimpleNamespace(unbounded_differences=unbounded, support_differences=None)
-    assert never_varied(event) == ("", set())
+    assert never_varied(event.unbounded_differences) == ("", set())
     assert outputs_lines(event) == ["  unbounded: " + "; ".join(unbounded)]
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from mechanisms.outputs.unbounded import never_varied
 from mechanisms.papers import PUFFERFISH
 
 #: Each symbol of a test's detail, in words, in the order a line is read. An ε-DP mechanism keeps the ratio of an
@@ -74,43 +75,6 @@ def runs_line(result) -> str:
             "certifies it on fresh ones (each purpose's count: the report, or samples_by_purpose in --json)")
 
 
-#: A sentence of :func:`mechanisms.outputs.unbounded.unbounded_differences` about a feature constant in one database's
-#: runs: "value NAME = V in K of K runs of the first database, never in the M runs of the second: ...".
-_CONSTANT = re.compile(r"^value (?P<name>.+?) = (?P<value>\S+) in (?P<runs>\d+) of (?P=runs) runs of "
-                       r"(?P<held>the first database|the second), never in the \d+ runs of ")
-
-
-#: Parts of a feature's name that mark a structure (:func:`mechanisms.outputs.encoding.output_features`) or a relation
-#: (:mod:`mechanisms.outputs.relations`), not a released value.
-_NOT_VALUES = ("shape[", ".len", ".ndim", "len(", "(", "classes_")
-
-
-def never_varied(event) -> tuple:
-    """(words, facts) for the output features that took one value in every certification run of the first database
-    (a) and another in every run of the second (b): the function added no noise to them. ``words`` is the advice
-    under the headline ("" where no feature is constant on both databases); ``facts`` the (name, value) pairs it says,
-    which the terminal's lists of outputs seen on one database need not say again."""
-    seen: dict = {}
-    for sentence in (event.unbounded_differences or []) if event is not None else []:
-        match = _CONSTANT.match(sentence)
-        if match:
-            side = "a" if match["held"] == "the first database" else "b"
-            seen.setdefault(match["name"], {})[side] = (match["value"], match["runs"])
-    # A released value, not a shape, a length, a class set or a relation between values (their fix is not noise).
-    both = {name: sides for name, sides in seen.items()
-            if len(sides) == 2 and not any(part in name for part in _NOT_VALUES)}
-    if not both:
-        return "", set()
-    values = "; ".join(f"{name} = {sides['a'][0]} in all {sides['a'][1]} runs on a and {sides['b'][0]} in all "
-                       f"{sides['b'][1]} on b" for name, sides in both.items())
-    subject = "the output" if set(both) == {"y"} else ", ".join(both)
-    words = (f"{subject} never varied: {values}; the function adds no noise to it (it is deterministic), so no ε can "
-             "hold (the privacy loss on this pair is unbounded); add random noise drawn from rng, scaled to how far "
-             "one record can move the output (its sensitivity), e.g. rng.laplace(0, sensitivity / ε)")
-    facts = {(name, sides[side][0]) for name, sides in both.items() for side in sides}
-    return words, facts
-
-
 def _fact(sentence: str):
     """(name, value) of a support or unbounded sentence that starts "[value ]NAME = V in", else None."""
     match = re.match(r"^(?:value )?(?P<name>.+?) = (?P<value>\S+) in ", sentence)
@@ -123,7 +87,7 @@ def outputs_lines(event) -> list:
     only that the unbounded line says too (it is seen in every run of that database)."""
     if event is None:
         return []
-    _, said = never_varied(event)
+    _, said = never_varied(event.unbounded_differences)
     unbounded = [s for s in event.unbounded_differences or [] if _fact(s) not in said]
     said = said | {_fact(s) for s in unbounded}
     seen = [s for s in event.support_differences or [] if _fact(s) is None or _fact(s) not in said]

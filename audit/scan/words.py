@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
+from mechanisms.outputs.unbounded import never_varied
+
 #: The description's clause that lists the outputs seen under one input only; the report lists them once, below it
 #: (:func:`audit.search.event_search.event_search` writes it after every other clause).
 #: Symbols of the event's description, in words, beside it.
@@ -78,14 +80,13 @@ def meaning(outcome: dict) -> str:
     """What the finding means and what to fix: a release that never varied (no noise), a refutation through the
     floating-point bits alone, or one through the values (the noise too small); "" for a raise counted as an
     output, whose note says it."""
-    from audit.report.plain_words import never_varied
     from audit.result import _FLOAT_HOW_TO, _FLOAT_MEANING, _FLOAT_ONLY, _NOT_NOISE, _VALUE_MEANING
 
     if outcome.get("raised_as_output"):
         return ""
     if outcome.get("refuting_test") == "float":
         return f"what it means: refuted {_FLOAT_ONLY}, {_NOT_NOISE}: {_FLOAT_MEANING}; {_FLOAT_HOW_TO}"
-    constant = never_varied(SimpleNamespace(unbounded_differences=outcome.get("unbounded_differences")))[0]
+    constant = never_varied(outcome.get("unbounded_differences"))[0]
     return f"what it means: {constant or _VALUE_MEANING}"
 
 

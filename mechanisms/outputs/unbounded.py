@@ -14,6 +14,8 @@ that refutes a claim (:mod:`audit.search.event_search`).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from mechanisms.outputs.encoding import _present_text, _rank, _value_text
@@ -99,3 +101,41 @@ def unbounded_differences(rows_first, rows_second, first: str = "the first datab
     found = [item for item in found if not (item[3] and item[1] in present)]
     found.sort(key=lambda item: item[:2])
     return [sentence for _, _, sentence, _ in found[:MAX_UNBOUNDED]]
+
+
+#: A sentence of :func:`mechanisms.outputs.unbounded.unbounded_differences` about a feature constant in one database's
+#: runs: "value NAME = V in K of K runs of the first database, never in the M runs of the second: ...".
+_CONSTANT = re.compile(r"^value (?P<name>.+?) = (?P<value>\S+) in (?P<runs>\d+) of (?P=runs) runs of "
+                       r"(?P<held>the first database|the second), never in the \d+ runs of ")
+
+
+#: Parts of a feature's name that mark a structure (:func:`mechanisms.outputs.encoding.output_features`) or a relation
+#: (:mod:`mechanisms.outputs.relations`), not a released value.
+_NOT_VALUES = ("shape[", ".len", ".ndim", "len(", "(", "classes_")
+
+
+def never_varied(sentences) -> tuple:
+    """(words, facts) for the output features that took one value in every certification run of the first database
+    (a) and another in every run of the second (b): the function added no noise to them. ``words`` is the advice
+    under the headline ("" where no feature is constant on both databases); ``facts`` the (name, value) pairs it says,
+    which the terminal's lists of outputs seen on one database need not say again. ``sentences``: an event's
+    :func:`unbounded_differences` (None or empty: nothing to say); read here, where they are written."""
+    seen: dict = {}
+    for sentence in sentences or []:
+        match = _CONSTANT.match(sentence)
+        if match:
+            side = "a" if match["held"] == "the first database" else "b"
+            seen.setdefault(match["name"], {})[side] = (match["value"], match["runs"])
+    # A released value, not a shape, a length, a class set or a relation between values (their fix is not noise).
+    both = {name: sides for name, sides in seen.items()
+            if len(sides) == 2 and not any(part in name for part in _NOT_VALUES)}
+    if not both:
+        return "", set()
+    values = "; ".join(f"{name} = {sides['a'][0]} in all {sides['a'][1]} runs on a and {sides['b'][0]} in all "
+                       f"{sides['b'][1]} on b" for name, sides in both.items())
+    subject = "the output" if set(both) == {"y"} else ", ".join(both)
+    words = (f"{subject} never varied: {values}; the function adds no noise to it (it is deterministic), so no ε can "
+             "hold (the privacy loss on this pair is unbounded); add random noise drawn from rng, scaled to how far "
+             "one record can move the output (its sensitivity), e.g. rng.laplace(0, sensitivity / ε)")
+    facts = {(name, sides[side][0]) for name, sides in both.items() for side in sides}
+    return words, facts
