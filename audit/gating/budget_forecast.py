@@ -110,7 +110,7 @@ PILOT_REACH = 2.0
 #: The pilots of one plan together make at most this share of the budget's runs (:func:`_larger_pilot_runs`).
 PILOT_BUDGET_SHARE = 0.2
 #: The tests a plan names, by their key in the claim's plan (:class:`audit.certificates.claim_tests.ClaimPlan`).
-_TEST_NAMES = {"event": "event test", "float": "float-bit event test", "mi": "mi test"}
+_TEST_NAMES = {"event": "event test", "float": "float-bit event test", "mi": "MI test"}
 #: The claim parameter the excess scenario raises, by notion.
 _SCALED_PARAMETER = {"dp": "epsilon", "ldp": "epsilon", "zcdp": "rho", "gdp": "mu", "rdp": "epsilon"}
 
