@@ -382,7 +382,7 @@ def test_an_epsilon_delta_headline_says_the_certified_delta_against_the_claims()
                         rel_tol=1e-9, abs_tol=1e-12)
     line = claim_headline(result)
     assert (f": certified δ ≥ {check.statistic:.4g} > the δ = 1e-05 the claim allows at ε′ = {check.epsilon_prime:g} "
-            "(the event's probability on one database minus e^ε′ times its probability on the other) (event test") in line
+            "(the event's probability on one database minus e^ε′ times its probability on the other; event test") in line
     assert "certified pair exceeds" not in line
 
 

@@ -286,10 +286,12 @@ def deciding_evidence(result: AuditResult) -> str:
     else:
         # The (ε, δ) check in the words of the event: P[E | first] − e^ε′ P[E | second] against the δ the claim allows.
         bound = (f"certified δ ≥ {bound_text(check.statistic)} {above} the δ = {number(check.threshold)} the claim "
-                 f"allows at ε′ = {number(check.epsilon_prime)} (the event's probability on one database minus e^ε′ "
-                 f"times its probability on the other)")
+                 f"allows at ε′ = {number(check.epsilon_prime)}")
     alpha = "" if check.alpha_spent is None else f", α = {check.alpha_spent:.3g}"
-    text = f"{bound} ({TEST_NAMES.get(check.test, check.test)}{alpha})"
+    # One bracket: what the (ε, δ) bound is, then the test that certified it.
+    said = ("the event's probability on one database minus e^ε′ times its probability on the other; "
+            if check.test not in ("mi", "gdp") and _pure_epsilon(result) is None else "")
+    text = f"{bound} ({said}{TEST_NAMES.get(check.test, check.test)}{alpha})"
     if check.test == "mi":
         return text + (f", on {result.certified_secret}" if result.certified_secret else "")
     event = result.float_event_test if check.test == "float" else result.event_test
