@@ -20,7 +20,7 @@ refuted at the first of 5 looks, the early look, after 106 runs (53 per input: t
 probe's 64 runs of the unnoised zero count are counted, seeds 0 and 2), certified ε 1.17 at the early look's
 α_0 = 1.56e-7, 0.1–0.8 s, on every seed. The early look is sized by the odds ratio's one-miss count, where the
 event test's certificate choice on the 40 draws picks the odds ratio but for a chance ≤ 1%
-(:func:`audit.gating.early_look.early_look_refutes`). Its α_0 = α·t_0² with t_0 = 106 / 60,000 its fraction of
+(:func:`audit.search.early_choice.early_look_refutes`). Its α_0 = α·t_0² with t_0 = 106 / 60,000 its fraction of
 the last look's runs (power α-spending over all the looks; the later looks spend α·(t_k² − t_{k−1}²) from t_0 on,
 the levels summing to α = 0.05), and it is below the MI test's sample floor, so the MI test is skipped there and
 the event test alone has α_0. Against ``dp:4`` there is no early look (refuting ε = 4 needs hundreds of runs per input even
