@@ -116,12 +116,10 @@ def odds_choice_risk(claim, alpha: float, runs: int, second_share: float = 0.5, 
 
 def second_shares(spec) -> tuple:
     """The probabilities of the second database of the two-point priors of ``spec`` at their differing records
-    ((0.5,) where there is none): the splits of an early look's MI sample (:func:`early_float_test`)."""
+    ((0.5,) where there is none): the splits of an early look's MI sample (:func:`early_rule`)."""
     return tuple(sorted({float(np.broadcast_to(np.asarray(getattr(prior, "p", 0.5), dtype=np.float64),
                                                (np.shape(prior.first)[0],))[differing_record(prior)])
                          for prior in spec.priors})) or (0.5,)
-
-
 
 
 def early_rule(spec):
@@ -130,8 +128,5 @@ def early_rule(spec):
     (:func:`audit.certificates.claim_tests.uses_ratio_certificates` of its claim and δ) and the splits of its priors
     (:func:`second_shares`). A function of the spec alone, fixed before any run."""
     ratios = uses_ratio_certificates(spec.claim, spec.delta)
-    return functools.partial(_rule, ratio_certificates=ratios, second_shares=second_shares(spec) if ratios else (0.5,))
-
-
-def _rule(claim, alpha: float, runs: int, ratio_certificates: bool, second_shares: tuple) -> bool:
-    return early_look_refutes(claim, alpha, runs, ratio_certificates, second_shares)
+    return functools.partial(early_look_refutes, ratio_certificates=ratios,
+                             second_shares=second_shares(spec) if ratios else (0.5,))
