@@ -34,6 +34,7 @@ from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
 from mechanisms.inputs.priors import FixedRest, ProductBernoulli, TwoPoint
 
 from audit.certificates.claim_tests import ClaimPlan, plan_claim_tests
+from audit.search.early_choice import early_rule
 from audit.statistics.pair_candidates import neighbouring_pair_of
 
 #: Random slices per secret when the notion needs slices (SMI-DP) and the caller gave no number.
@@ -216,7 +217,8 @@ def plan_audit(spec, theta, early: bool = False) -> AuditPlan:
             if record in constant:
                 fixed.append(f"record {record} under prior {prior_index}")
     mi_critic, why = resolve_mi_critic(spec, slices, secrets, theta)
-    claim_tests = plan_claim_tests(spec, classifier_critics=mi_critic == "classifier", early=early)
+    claim_tests = plan_claim_tests(spec, classifier_critics=mi_critic == "classifier", early=early,
+                                   early_refutes=early_rule(spec) if early else None)
     notes = []
     if fixed:
         notes.append(f"{', '.join(fixed)}: the record never changes under its prior, so its MI with the output is 0 "

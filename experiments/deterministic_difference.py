@@ -14,13 +14,17 @@ and the table gives the first look's size (its MI sample, and its event test's c
 whether it is the early look of :mod:`audit.gating.early_look`), the look that refuted and the mechanism runs made
 until then. Run: ``python -m experiments.deterministic_difference [--seeds N] [--max-runs N] [--claims C1,C2]``.
 
-Measured (3 seeds, ``--max-runs 60000``, shared 2-core CPU at load average 14.5–14.9): against ``dp:1`` both are
-refuted at the first of 5–6 looks, the early look, after 146 runs (73 per input: the MI sample's 40 draws, about
-20 of each input, on which the event is chosen, and 53 certification runs of each input), certified ε 1.73 at
-the early look's α_0 = 2.96e-7, 0.1–1.5 s, on every seed (and in a check run on seeds 0–11: 24 of 24). The early look's α_0 = α·t_0² with t_0 = 146 / 60,000 its fraction of the last look's
-runs (power α-spending over all the looks; the later looks spend α·(t_k² − t_{k−1}²) from t_0 on, the levels
-summing to α = 0.05), and it is below the MI test's sample floor, so the MI test is skipped there and the event
-test alone has α_0. Against ``dp:4`` there is no early look (refuting ε = 4 needs hundreds of runs per input even
+Measured (3 seeds, ``--max-runs 60000``, shared 2-core CPU at load average 3–4): against ``dp:1`` both are
+refuted at the first of 5 looks, the early look, after 176 runs (88 per input: the MI sample's 40 draws, about
+20 of each input, on which the events are chosen, and 34 certification runs of each input for each of the event
+test and the float-bit test, both outputs holding float bits; 240 where the float-bit probe's 64 runs of the
+unnoised zero count are counted, seeds 0 and 2), certified ε 1.26 at the early look's α_0 = 4.30e-7, 0.2–0.9 s, on
+every seed. The early look is sized with the float-bit test by the early look's one-miss rule, the odds ratio counted
+where each test's certificate choice on the 40 draws picks it but for a chance ≤ 1%
+(:func:`audit.search.early_choice.early_look_refutes`, at 0.8 α_0 and 0.2 α_0). Its α_0 = α·t_0² with t_0 =
+176 / 60,000 its fraction of the last look's runs (power α-spending over all the looks; the later looks spend
+α·(t_k² − t_{k−1}²) from t_0 on, the levels summing to α = 0.05), and it is below the MI test's sample floor, so the
+MI test is skipped there and the event tests alone have α_0. Against ``dp:4`` there is no early look (refuting ε = 4 needs hundreds of runs per input even
 for perfectly separated inputs): both are refuted at the first ordinary look of 914 samples and 914 event runs per
 input, after 4,424–4,570 runs (2,212–2,285 per input), certified ε 4.5–5.2.
 """

@@ -26,8 +26,8 @@ u = ``rng.random()``, drawn apart from the input (y = r ⊕ v in float64, ⌊y�
 look of a case gives the float-bit test :data:`audit.certificates.claim_tests.FLOAT_TEST_SHARE` = 0.2 of the
 event test's part of the look's level (at the last look 0.0299 of 0.1495), the event test the rest; the early look
 too, where both tests refute a pair with one miss on its runs at their parts
-(:func:`audit.certificates.claim_tests.early_float_test`), as at ε = 1 here: 34 runs per input each at
-α_0 = 5.16·10⁻⁴ (float-bit test 1.03·10⁻⁴). A scan's audit stops at its first
+(:func:`audit.certificates.claim_tests.early_float_test`), as at ε = 1 here: 23 runs per input each at
+α_0 = 2.90·10⁻⁴ (float-bit test 5.81·10⁻⁵). A scan's audit stops at its first
 refutation, so the float-bit test runs only where the event test did not refute; given the MI sample both choose
 their events on, the two certify on independent fresh runs, so the float-bit test's refutations among the looks
 where it ran are held to its share too (row "…, where it ran"), and by its certificate.

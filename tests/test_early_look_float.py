@@ -12,9 +12,11 @@ import pytest
 from scipy import stats
 
 from audit.certificates.claim_tests import plan_claim_tests
+from audit.search.early_choice import early_rule
 from audit.spec import AuditSpec
 from mechanisms.claims.parsing import parse_claim
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
+from test_early_look_odds_choice import _by_rule
 
 FLOAT_PART = 0.2  # the float-bit test's part of the event test's share (docs/explanation/architecture.md)
 SAMPLES = 40  # the early look's MI sample of its one two-point prior
@@ -30,6 +32,11 @@ def _early_spec(claim: str, event_runs: int, alpha: float, arithmetic: str = "fl
                      samples=SAMPLES, event_runs=event_runs, alpha=alpha, arithmetic=arithmetic)
 
 
+def _early_plan(spec: AuditSpec):
+    """The early look's claim plan, by the early look's one-miss rule for ``spec`` (as the audit plans it)."""
+    return plan_claim_tests(spec, classifier_critics=True, early=True, early_refutes=early_rule(spec))
+
+
 def _one_miss_refutes(epsilon: float, alpha: float, runs: int) -> bool:
     """Pure ε-DP against runs − 1 hits of ``runs`` and 0 of ``runs``: Clopper–Pearson bounds from the Beta quantiles
     (Clopper and Pearson 1934), α/2 each, on the event and on its complement (Dwork and Roth 2014, Definition 2.4)."""
@@ -43,14 +50,14 @@ def test_an_early_look_under_float_arithmetic_splits_its_level_as_the_other_look
     # refute a pair with one miss at their parts, 0.8 α_k and 0.2 α_k, so the float-bit test gets its fifth.
     level = 3.38e-5
     assert _one_miss_refutes(0.5, 0.8 * level, 29) and _one_miss_refutes(0.5, 0.2 * level, 29)
-    plan = plan_claim_tests(_early_spec("dp:0.5", 29, level), classifier_critics=True, early=True)
+    plan = _early_plan(_early_spec("dp:0.5", 29, level))
     assert plan.alpha_spent == pytest.approx({"event": 0.8 * level, "float": 0.2 * level}, rel=1e-12)
     assert math.fsum(plan.alpha_spent.values()) == pytest.approx(level, rel=1e-12)
     assert (plan.event_alpha, plan.float_alpha) == pytest.approx((0.8 * level, 0.2 * level), rel=1e-12)
     # No float-bit candidate on the MI sample (decided before any event-test run): the event test takes both parts.
     assert plan.without_float_test().alpha_spent == pytest.approx({"event": level}, rel=1e-12)
     # Ideal arithmetic: no float-bit test, the look's level is the event test's.
-    ideal = plan_claim_tests(_early_spec("dp:0.5", 29, level, "ideal"), classifier_critics=True, early=True)
+    ideal = _early_plan(_early_spec("dp:0.5", 29, level, "ideal"))
     assert ideal.alpha_spent == pytest.approx({"event": level}, rel=1e-12) and ideal.float_alpha is None
 
 
@@ -58,21 +65,23 @@ def test_a_gdp_claim_splits_the_event_tests_half_at_an_early_look():
     # μ = 0.5 (a pair of probabilities 1 and 0 is far outside its curve), 60 runs per input at α_k = 1e-3: the μ
     # certificate takes half of the look's level, and the event test's half is split 0.8/0.2 with the float-bit test.
     level = 1e-3
-    plan = plan_claim_tests(_early_spec("gdp:0.5", 60, level), classifier_critics=True, early=True)
+    plan = _early_plan(_early_spec("gdp:0.5", 60, level))
     assert plan.alpha_spent == pytest.approx({"event": 0.4 * level, "float": 0.1 * level, "gdp": 0.5 * level},
                                              rel=1e-12)
     assert math.fsum(plan.alpha_spent.values()) == pytest.approx(level, rel=1e-12)
     # Too few runs for the float-bit test's part (20 per input): the event test keeps its half.
-    small = plan_claim_tests(_early_spec("gdp:0.5", 20, level), classifier_critics=True, early=True)
+    small = _early_plan(_early_spec("gdp:0.5", 20, level))
     assert small.alpha_spent == pytest.approx({"event": 0.5 * level, "gdp": 0.5 * level}, rel=1e-12)
 
 
 def test_an_early_look_too_small_for_both_tests_keeps_its_level_for_the_event_test():
-    # dp:1, 40 runs per input at α_k = 2e-5: the float-bit test at 0.2 α_k cannot refute with one miss, so it is not
-    # run there and the event test spends the whole level (its one-miss refutation at α_k holds).
+    # dp:1, 25 runs per input at α_k = 2e-5: the float-bit test at 0.2 α_k cannot refute with one miss, by the pair
+    # nor by the odds ratio where its choice picks it (the early look's rule, computed in test_early_look_odds_choice),
+    # so it is not run there and the event test spends the whole level (its one-miss refutation at α_k holds by it).
     level = 2e-5
-    assert not _one_miss_refutes(1.0, 0.2 * level, 40) and _one_miss_refutes(1.0, level, 40)
-    plan = plan_claim_tests(_early_spec("dp:1", 40, level), classifier_critics=True, early=True)
+    assert not _by_rule(1.0, 0.2 * level, 24, 25) and _by_rule(1.0, level, 24, 25)
+    assert not _one_miss_refutes(1.0, level, 25)  # the pair alone: the odds ratio's count is what lets it refute
+    plan = _early_plan(_early_spec("dp:1", 25, level))
     assert plan.alpha_spent == pytest.approx({"event": level}, rel=1e-12) and plan.float_alpha is None
     assert any("float-bit test is not run here" in note for note in plan.notes)
 

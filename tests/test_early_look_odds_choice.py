@@ -1,4 +1,4 @@
-"""When the early look may be sized by the odds ratio's one-miss count (audit.gating.early_look.early_look_refutes).
+"""When the early look may be sized by the odds ratio's one-miss count (audit.search.early_choice.early_look_refutes).
 
 With one miss (n − 1 hits of n against 0 of n) the odds ratio (Cornfield 1956) refutes a pure ε-DP claim with
 about 40% fewer runs per input than the Clopper–Pearson pair: dp:1 at the scan's α = 0.05/245 with a last look
@@ -30,6 +30,7 @@ import pytest
 from scipy import stats
 
 import audit.gating.early_look as early
+import audit.search.early_choice as early_choice
 from audit.gating.sequential import look_schedule, run_sequential_audit
 from audit.search.event_choice import choose_event
 from audit.search.event_search import choice_settings
@@ -100,6 +101,17 @@ def expected_early_runs(epsilon: float, alpha: float, last: int) -> tuple[int, f
     pair refutes; where none within the cap does, the fewest the odds ratio refutes with its choice the odds ratio
     but for a chance ≤ 1%."""
     return _size(epsilon, alpha, last, _by_pair) or _size(epsilon, alpha, last, _by_rule)
+
+
+def expected_float_early_runs(epsilon: float, alpha: float, last: int) -> tuple[int, float] | None:
+    """(c, α_0) of an early look sized with the float-bit test, computed here: the fewest c whose look of 40 + 4c runs
+    (the MI sample, then c runs of each input for each of the two event tests), at most 100 runs per input, at
+    α·((40 + 4c)/last)², has both tests refute a one-miss pair by the rule at their parts, 0.8 α_0 and 0.2 α_0."""
+    for runs in range(2, 41):
+        level = alpha * ((SAMPLES + 4 * runs) / last) ** 2
+        if all(_by_rule(epsilon, part * level, runs - 1, runs) for part in (0.8, 0.2)):
+            return runs, level
+    return None
 
 
 def _spec(claim: str, alpha: float, seed: int = 0) -> AuditSpec:
@@ -175,7 +187,7 @@ def test_the_risk_counts_an_uneven_prior_and_the_selection_floor():
 def test_the_odds_count_holds_at_levels_so_small_that_its_bound_is_zero():
     # dp:1 at α = 0.05 within 10⁹ runs: the level of a look of a few dozen runs is ~10⁻¹⁵, where ψ̲ of few runs is 0.
     assert not early.early_look_refutes(parse_claim("dp:1"), 1e-20, 10, ratio_certificates=True)
-    assert _odds_refutes(1.0, 1e-6, 39, 40) == early._odds_refutes_with_one_miss(1.0, 1e-6, 40)
+    assert _odds_refutes(1.0, 1e-6, 39, 40) == early_choice._odds_refutes_with_one_miss(1.0, 1e-6, 40)
 
 
 def test_an_early_look_sized_by_the_odds_ratio_alone_does_not_refute_a_deterministic_difference(monkeypatch):
@@ -189,7 +201,7 @@ def test_an_early_look_sized_by_the_odds_ratio_alone_does_not_refute_a_determini
     def by_odds(claim, alpha, runs):
         return runs >= 2 and _odds_refutes(claim.pure_epsilon, alpha, runs - 1, runs)
 
-    monkeypatch.setattr(early, "refutes_with_one_miss", by_odds)
+    monkeypatch.setattr(early_choice, "refutes_with_one_miss", by_odds)
     audit = run_sequential_audit(spec, 6000)
     assert audit.schedule[0].early and audit.schedule[0].event_runs == 18
     assert audit.looks[0].claim_verdict != "refuted" and audit.refuted and audit.runs > 2 * 100
@@ -236,7 +248,7 @@ def test_the_secret_bit_is_refuted_at_the_early_look_in_20_of_20_seeds(monkeypat
     # End to end within the scan's 6,000 runs: the secret bit (an output equal to the differing record, ε = ∞).
     measured = _measured(claim, alpha, 20)
     with monkeypatch.context() as patched:
-        patched.setattr(early, "odds_choice_risk", lambda *a, **k: 1.0)  # the pair's one-miss count only
+        patched.setattr(early_choice, "odds_choice_risk", lambda *a, **k: 1.0)  # the pair's one-miss count only
         pair_only = _measured(claim, alpha, 20)
     print(json.dumps({"claim": claim, "alpha": alpha, "before": pair_only, "after": measured}))
     assert (pair_only, measured) == (before, after)
@@ -292,6 +304,8 @@ def test_a_nearly_separated_mechanism_keeps_the_pairs_early_look(monkeypatch):
     # pair's look (40 + 2·92 = 224 runs) refutes it at once; the odds ratio's smaller look (40 + 2·70), which the
     # rule would take for a perfectly separated pair, does not on seed 0 and the audit needs its next look.
     assert [_looks_to_refute(seed) for seed in range(3)] == [(1, 224)] * 3
-    monkeypatch.setattr(early, "refutes_with_one_miss", lambda claim, alpha, runs: False)  # the odds ratio's size
+    import audit.search.early_choice as early_choice
+
+    monkeypatch.setattr(early_choice, "refutes_with_one_miss", lambda claim, alpha, runs: False)  # the odds ratio's
     looks, runs = _looks_to_refute(0)
     assert looks == 2 and runs > 224

@@ -16,7 +16,7 @@ from experiments.audit_power import catalog_spec
 from mechanisms.catalog import get_entry
 from mechanisms.claims.parsing import parse_claim
 from mechanisms.inputs.neighbouring_pair import NeighbouringPair
-from test_early_look_odds_choice import expected_early_runs
+from test_early_look_odds_choice import expected_early_runs, expected_float_early_runs
 
 ALPHA, MAX_RUNS, SAMPLES = 0.05, 60_000, 40  # the early look's MI sample: 40 draws of the one two-point prior
 
@@ -49,20 +49,22 @@ def test_a_deterministic_difference_is_refuted_at_the_early_look_within_100_runs
         schedule, _ = _planned_looks(spec, runner, MAX_RUNS)
     last = schedule[-1]
     assert last.samples == MAX_RUNS // 5 and last.planned_runs == MAX_RUNS
-    runs, level = _expected_early_look(1.0, MAX_RUNS)
+    # The early look is sized with the float-bit test too (34 runs per input each, 176 runs; 33 and 106 without it).
+    runs, level = expected_float_early_runs(1.0, ALPHA, MAX_RUNS)
     head = schedule[0]
-    assert head.early and (head.samples, head.event_runs, head.planned_runs) == (SAMPLES, runs, SAMPLES + 2 * runs)
+    assert head.early and (head.samples, head.event_runs, head.planned_runs) == (SAMPLES, runs, SAMPLES + 4 * runs)
     assert head.alpha == pytest.approx(level, rel=1e-12)
     assert math.fsum(look.alpha for look in schedule) == pytest.approx(ALPHA)
     audit = run_sequential_audit(spec, MAX_RUNS)
     assert audit.refuted and len(audit.looks) == 1
-    # The runs made: the MI sample's 40 draws and the certification runs of the two inputs, nothing else.
-    assert audit.result.samples_by_purpose == {"mi": SAMPLES, "event_certification": 2 * runs}
-    assert audit.runs == SAMPLES + 2 * runs <= 2 * 100
+    # The runs made: the MI sample's 40 draws and the certification runs of the two inputs for each test, nothing else.
+    assert audit.result.samples_by_purpose == {"mi": SAMPLES, "event_certification": 2 * runs,
+                                               "float_certification": 2 * runs}
+    assert audit.runs == SAMPLES + 4 * runs <= 2 * 100
     assert audit.runs / 2 <= 100  # runs per input of the pair
-    # The MI test is skipped at that look: no bound, no verdict; the event test refuted with the look's α.
+    # The MI test is skipped at that look: no bound, no verdict; the event tests refuted at their parts of its α.
     assert audit.result.lower_bound is None and audit.result.verdict is None
-    assert audit.result.claim_alpha == pytest.approx({"event": head.alpha})
+    assert audit.result.claim_alpha == pytest.approx({"event": 0.8 * head.alpha, "float": 0.2 * head.alpha})
     assert "early look" in audit.summary()
 
 

@@ -257,16 +257,21 @@ def refutes_with_one_miss(claim: Claim, alpha: float, runs: int) -> bool:
     return bool(claim.check_event(lower, upper).refuted)
 
 
-def early_float_test(claim: Claim, event_alpha: float, runs: int) -> bool:
+def early_float_test(claim: Claim, event_alpha: float, runs: int, refutes=None) -> bool:
     """Whether a sequential audit's early look whose event test's share is ``event_alpha`` and whose certification
     runs are ``runs`` per input splits that share with the float-bit event test (:func:`plan_claim_tests` with
     ``early``): whether both, the event test at (1 − :data:`FLOAT_TEST_SHARE`) of it and the float-bit test at
     :data:`FLOAT_TEST_SHARE` of it, each on ``runs`` fresh runs per input, refute ``claim`` on a pair with one miss
-    (:func:`refutes_with_one_miss`). A function of the look's planned sizes and level alone, fixed before any run;
-    the early look is sized by the same rule (:func:`audit.gating.early_look.early_look`), so its event test keeps
-    refuting a deterministic difference with one miss when it shares its level."""
-    return (refutes_with_one_miss(claim, (1 - FLOAT_TEST_SHARE) * event_alpha, runs)
-            and refutes_with_one_miss(claim, FLOAT_TEST_SHARE * event_alpha, runs))
+    by ``refutes(claim, alpha, runs)``: the early look's rule (:func:`audit.search.early_choice.early_rule` of the
+    audit: the Clopper–Pearson pair, or the odds ratio where the test's certificate choice on the look's held-out
+    draws picks it but for a chance of at most 1%); None, the pair alone (:func:`refutes_with_one_miss`). The
+    float-bit test chooses its certificate on its own statistics' held-out scores as the event test does
+    (:func:`audit.search.event_search.event_search`), so where its bits separate the inputs the rule is the same
+    (``tests/test_early_look_float_sizing.py``). A function of the look's planned sizes and level alone, fixed
+    before any run; the early look is sized by the same rule (:func:`audit.gating.early_look.early_look`), so its
+    event test keeps refuting a deterministic difference with one miss when it shares its level."""
+    refutes = refutes_with_one_miss if refutes is None else refutes
+    return all(refutes(claim, part * event_alpha, runs) for part in (1 - FLOAT_TEST_SHARE, FLOAT_TEST_SHARE))
 
 
 @dataclass(frozen=True)
@@ -323,7 +328,8 @@ class ClaimPlan:
         return self.alpha_spent.get("gdp", self.event_alpha)
 
 
-def plan_claim_tests(spec, classifier_critics: bool = False, early: bool = False) -> ClaimPlan:
+def plan_claim_tests(spec, classifier_critics: bool = False, early: bool = False,
+                     early_refutes=None) -> ClaimPlan:
     """The claim's tests and their α shares for ``spec`` (an :class:`~audit.spec.AuditSpec`).
 
     With ``early`` (a sequential audit's early look, :mod:`audit.gating.sequential`: an MI sample of a few
@@ -332,7 +338,8 @@ def plan_claim_tests(spec, classifier_critics: bool = False, early: bool = False
     (halved with the μ certificate for a GDP claim, as at any look); under ``arithmetic = "float"`` that share
     is split with the float-bit event test as at any look (:data:`FLOAT_TEST_SHARE` of it to ``"float"``) where
     both tests, on the look's ``event_runs`` runs per input, refute the claim on a pair with one miss at their
-    parts (:func:`early_float_test`, a function of the look's sizes and level), else the float-bit test is not
+    parts by ``early_refutes`` (:func:`early_float_test`, a function of the look's sizes and level; the callers
+    pass :func:`audit.search.early_choice.early_rule` of ``spec``), else the float-bit test is not
     run there and the event test keeps the whole share. Either way the look's shares sum to α_k. The float-bit
     test's candidates are cross-fitted on the same MI sample (:mod:`audit.statistics.classifier_critic`), so at a
     look whose MI sample shows no bit below the coarse grid :meth:`ClaimPlan.without_float_test` gives the event
@@ -413,7 +420,7 @@ def plan_claim_tests(spec, classifier_critics: bool = False, early: bool = False
         notes.append(f"No test of this audit can refute the claim {claim.label}; it is reported as not refuted.")
     float_alpha = None
     if spec.arithmetic == "float" and early and "event" in shares and early_float_test(claim, shares["event"],
-                                                                                       spec.event_runs):
+                                                                                       spec.event_runs, early_refutes):
         float_alpha = FLOAT_TEST_SHARE * shares["event"]
         shares["float"], shares["event"] = float_alpha, shares["event"] - float_alpha
     elif spec.arithmetic == "float" and early and "event" in shares:

@@ -43,13 +43,20 @@ inputs, :mod:`audit.statistics.classifier_critic`), and it certifies on ``event_
 its own. Where its runs are planned (the probe's outputs show bits below 2⁻³²,
 :func:`audit.gating.look_runs.plans_float_runs`), the look is first sized with them: the fewest ``event_runs``
 c, the look's 40 + 4c runs still at most :data:`EARLY_LOOK_RUNS_PER_INPUT` per input in all, at which the event
-test at 0.8 α_0 and the float-bit test at 0.2 α_0 both refute with one miss
+test at 0.8 α_0 and the float-bit test at 0.2 α_0 both refute with one miss by the rule above
 (:func:`audit.certificates.claim_tests.early_float_test`, which the look's claim plan applies to its own sizes and
 level, so the plan and the size agree); where no c does, the look is sized and planned without the float-bit
-test, whose part the event test keeps. Both are decided from the spec and the probe, before any look's run. Where
+test, whose part the event test keeps. The float-bit test chooses its certificate on its own statistics' held-out
+scores as the event test does (:func:`audit.search.event_search.event_search`), so on a difference its bits
+separate, the rule's sum over the split is its choice too. Measured on a count whose lowest significand bit is its
+parity, 20 seeds each within 6,000 runs: refuted at the early look in 20 of 20 where the pair alone sized a float
+look (``dp:0.9`` at α = 0.05: 196 → 140 runs) and in 19 or 20 of 20 where it sized none (``dp:1`` at 0.05: 148
+runs, 0 of 20 before, refuted at look 2 after 5,655 to 6,000); the textbook float Laplace count and the exactly
+ε-DP jittered releases: 0 of 20 either way (``tests/test_early_look_float_sizing.py``). Both are decided from
+the spec and the probe, before any look's run. Where
 the look's MI sample shows no fine bits, the event test gets both parts before its runs
 (:meth:`audit.certificates.claim_tests.ClaimPlan.without_float_test`). Under one two-point prior that sizing
-exists for pure ε-DP claims up to ε = 0.95 at α = 0.05 and ``max_runs`` = 6,000 (0.55 at 60,000), and up to 0.5
+exists for pure ε-DP claims up to ε = 1.5 at α = 0.05 and ``max_runs`` = 6,000 (1.2 at 60,000), and up to 1.15
 at a scan case's α ≈ 2·10⁻⁴ (0.2 at 60,000); above, the early look is the event test's alone. It refutes a leak
 that the float bits show in (nearly) every run: a planted count whose lowest significand bit is its parity
 (``tests/planted_lib/_float_leak.py``) is refuted there, in 132 runs at ``dp:0.1`` (2,224 runs at look 2
@@ -67,29 +74,21 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
-
-import numpy as np
 
 from audit.audit_plan import resolve_slices
 from audit.certificates.claim_tests import (early_float_test, plan_claim_tests, refutes_with_one_miss,  # noqa: F401
                                             smallest_certifying_runs, uses_ratio_certificates)
 from audit.gating.look_runs import event_selection_possible, theta_size
-from audit.search.prior_search import differing_record
-from audit.statistics.pair_candidates import EARLY_LOOK_SELECTION_RUNS
+from audit.search.early_choice import (EARLY_LOOK_SAMPLES, ODDS_CHOICE_RISK, early_look_refutes,  # noqa: F401
+                                       early_rule, odds_choice_risk)
 
 __all__ = ["EARLY_LOOK_RUNS_PER_INPUT", "EARLY_LOOK_SAMPLES", "ODDS_CHOICE_RISK", "early_look", "early_look_possible",
            "early_look_refutes", "early_look_runs", "early_float_planned", "odds_choice_risk", "plans_float_test",
            "refutes_with_one_miss"]
 
-#: MI-sample draws per prior of Θ at the early look: about 20 of each database of a balanced two-point prior.
-EARLY_LOOK_SAMPLES = 40
 #: The most runs per input of the pair an early look makes: its MI sample's and its certification runs
 #: (issue 39: a deterministic difference refuted in ≤ 100 runs per input).
 EARLY_LOOK_RUNS_PER_INPUT = 100
-#: The largest probability, over the split of the look's MI sample, with which the event test of an early look sized
-#: by the odds ratio may choose another certificate on a deterministic difference (:func:`early_look_refutes`).
-ODDS_CHOICE_RISK = 0.01
 
 
 def early_look_possible(spec) -> bool:
@@ -128,102 +127,8 @@ def early_float_planned(spec, look) -> bool:
     if not look.early:
         return False
     look_spec = dataclasses.replace(spec, samples=look.samples, event_runs=look.event_runs, alpha=look.alpha)
-    return "float" in plan_claim_tests(look_spec, classifier_critics=True, early=True).alpha_spent
-
-
-def early_look_refutes(claim, alpha: float, runs: int, ratio_certificates: bool = False,
-                       second_shares: tuple = (0.5,)) -> bool:
-    """Whether the event test of an early look at level ``alpha`` with ``runs`` certification runs per input refutes
-    ``claim`` on a pair with one miss (all but one run of one input in the event, none of the other's) by the
-    certificate it chooses, except with probability at most :data:`ODDS_CHOICE_RISK` over the split of the look's
-    MI sample: the rule that sizes the look (:func:`early_look`).
-
-    It refutes where
-
-    - the Clopper–Pearson (1934) pair does, its bounds at α/2 each on (runs − 1)/runs and 0/runs outside the claim's
-      profile (:func:`refutes_with_one_miss`); or, where ``ratio_certificates`` (a pure ε-DP claim at δ = 0,
-      :func:`audit.certificates.claim_tests.uses_ratio_certificates`),
-    - the odds ratio does, its exact conditional lower bound ψ̲ (Cornfield 1956,
-      :func:`audit.certificates.odds_ratio.odds_ratio_lower_bound`) on those counts certifying log(ψ̲)/2 > ε
-      (ψ ≤ e^{2ε} for an ε-DP mechanism: Dwork and Roth 2014, Definition 2.4, for the event and its complement),
-      and the event test chooses the odds ratio except with probability at most :data:`ODDS_CHOICE_RISK`
-      (:func:`odds_choice_risk`, the largest over the priors whose shares of the second database are
-      ``second_shares``). The choice is made on the look's held-out draws before its certification runs: where
-      it picks the pair at that size, the pair (n of n against 0 of n) refutes nothing
-      (``tests/test_early_look_odds_choice.py``).
-
-    The odds ratio's one-miss count is about 40% below the pair's, but at small ε or a small α its choice picks the
-    pair at common splits (``dp:0.5`` at α = 0.05 at every split, risk 1; ``dp:1`` at α = 0.05/245 within 60,000
-    runs, 0.27), so there the look keeps the pair's count. A function of the claim, the level and the sizes alone,
-    fixed before any run: it changes the look's size, never its level.
-    """
-    if refutes_with_one_miss(claim, alpha, runs):
-        return True
-    if not ratio_certificates or runs < 2 or not _odds_refutes_with_one_miss(claim.pure_epsilon, alpha, runs):
-        return False
-    return all(odds_choice_risk(claim, alpha, runs, share, stop_above=ODDS_CHOICE_RISK) <= ODDS_CHOICE_RISK
-               for share in second_shares)
-
-
-def _odds_refutes_with_one_miss(epsilon: float, alpha: float, runs: int) -> bool:
-    """Whether the odds ratio's exact conditional bound on n − 1 hits of n = ``runs`` against 0 of n exceeds e^{2ε}.
-
-    Given the total s = n − 1, X₁ follows Fisher's noncentral hypergeometric law, P_ψ(X₁ = k | s) ∝ C(n, k) C(n, s − k)
-    ψ^k, whose upper tail grows with ψ, so ψ̲ > e^{2ε} exactly where P_{e^{2ε}}(X₁ ≥ n − 1 | s) < α (Cornfield 1956,
-    :func:`audit.certificates.odds_ratio.odds_ratio_lower_bound`): one evaluation of the sum instead of solving for ψ̲,
-    which also holds at levels so small that ψ̲ is 0. A tail within rounding of α is a tie, which refutes nothing.
-    """
-    total = runs - 1
-    terms = [_log_comb(runs, k) + _log_comb(runs, total - k) + 2.0 * epsilon * k for k in range(total + 1)]
-    top = max(terms)
-    log_tail = terms[-1] - top - math.log(math.fsum(math.exp(t - top) for t in terms))
-    return math.log(alpha) - log_tail > 1e-12
-
-
-def _log_comb(n: int, k: int) -> float:
-    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-
-
-@functools.lru_cache(maxsize=256)
-def odds_choice_risk(claim, alpha: float, runs: int, second_share: float = 0.5, samples: int = EARLY_LOOK_SAMPLES,
-                     stop_above: float | None = None) -> float:
-    """The probability that an early look's event test does not certify a deterministic difference by the odds ratio.
-
-    The look's MI sample draws ``samples`` times from a two-point prior that gives the second database probability
-    ``second_share``, so the first database is drawn x ~ Binomial(``samples``, 1 − ``second_share``) times. On a
-    deterministic difference the cross-fitted statistic separates the draws, and the event test chooses its event and
-    certificate on those held-out scores (:func:`audit.search.event_choice.choose_event` with
-    :func:`audit.search.event_search.choice_settings` for ``runs`` runs per input at ``alpha``: the pair of
-    Clopper and Pearson 1934, the odds ratio of Cornfield 1956 or the rate ratio of Przyborowski and Wilenski 1940,
-    whichever it predicts to certify most), a function of the split (x, ``samples`` − x) alone. The probability is
-    summed exactly over the binomial law of x: the splits at which the choice is not the odds ratio, and those where
-    either input has fewer than :data:`audit.statistics.pair_candidates.EARLY_LOOK_SELECTION_RUNS` draws (no event
-    is chosen on held-out scores there), count against it. A rate ratio counts too: its Poisson numbers of runs make
-    its one-miss refutation a matter of chance. With ``stop_above`` the splits are taken likeliest first and the sum
-    stops once it exceeds ``stop_above`` (the result is then a part of the sum, above ``stop_above``): where the even
-    split already picks the pair, one choice decides.
-    """
-    from audit.search.event_choice import choose_event  # SciPy, loaded only when a look is planned
-    from audit.search.event_search import choice_settings
-
-    settings = choice_settings(runs, alpha, 0.0, claim)
-    first = 1.0 - second_share
-    weights = {x: math.comb(samples, x) * first ** x * second_share ** (samples - x) for x in range(samples + 1)}
-    against = []
-    for x in sorted(weights, key=lambda x: -weights[x]):
-        if min(x, samples - x) < EARLY_LOOK_SELECTION_RUNS or choose_event(
-                np.ones(x), np.zeros(samples - x), **settings).certificate != "odds-ratio":
-            against.append(weights[x])
-            if stop_above is not None and math.fsum(against) > stop_above:
-                break
-    return min(1.0, math.fsum(against))
-
-
-def _second_shares(spec) -> tuple:
-    """The probabilities of the second database of the two-point priors of ``spec`` at their differing records."""
-    return tuple(sorted({float(np.broadcast_to(np.asarray(getattr(prior, "p", 0.5), dtype=np.float64),
-                                               (np.shape(prior.first)[0],))[differing_record(prior)])
-                         for prior in spec.priors})) or (0.5,)
+    return "float" in plan_claim_tests(look_spec, classifier_critics=True, early=True,
+                                       early_refutes=early_rule(spec)).alpha_spent
 
 
 def early_look(spec, level_at, last_runs: int, float_runs: bool | None = None) -> tuple | None:
@@ -234,19 +139,21 @@ def early_look(spec, level_at, last_runs: int, float_runs: bool | None = None) -
     first level α·t_0^ρ, t_0 = runs / ``last_runs`` (:func:`audit.gating.sequential.power_alpha_spending`). The
     event runs are the fewest, the look's runs at most :data:`EARLY_LOOK_RUNS_PER_INPUT` per input in all, at which
     the event test at its share of α_0 refutes on a pair with one miss by the Clopper–Pearson pair
-    (:func:`early_look_refutes` without the ratio certificates) and the look's own claim plan (:func:`audit.certificates.claim_tests.plan_claim_tests`) has the event test test the
-    claim. Where :func:`plans_float_test`, the look is first sized with the float-bit test's runs and the split of
-    the event test's share (:func:`audit.certificates.claim_tests.early_float_test` at the look's level, both tests by
-    the pair: whichever certificate either chooses there refutes a one-miss pair in the cases measured in
-    ``tests/test_early_look_odds_choice.py``); where no
-    size within the cap allows that, it is sized without them, as for a mechanism whose outputs hold no fine bits.
-    Only where no size within the cap lets the pair refute is the look sized by the odds ratio's one-miss count, where
-    the event test's certificate choice picks the odds ratio but for a chance of at most :data:`ODDS_CHOICE_RISK`
-    (:func:`early_look_refutes` with the ratio certificates): a look for claims that would get none (``dp:1.5`` to
-    ``dp:2.35`` at α = 0.05), never a smaller one in place of the pair's. The odds ratio's smaller look tolerates
-    fewer misses: on the tutorial's snapped mean with too little noise (an event chosen on the look's ~20 held-out
-    draws per input misses a few of the certification runs) the pair's 224-run look refuted 10 of 10 seeds, the
-    odds ratio's 180-run look 6 of 10, the others at the next look (1,264 runs).
+    (:func:`early_look_refutes` without the ratio certificates) and the look's own claim plan
+    (:func:`audit.certificates.claim_tests.plan_claim_tests`, with the audit's rule
+    :func:`audit.search.early_choice.early_rule`, as the audit plans the look) has the event test test the claim.
+    Where :func:`plans_float_test`, the look is first sized with the float-bit test's runs and the split of the event
+    test's share (:func:`audit.certificates.claim_tests.early_float_test` at the look's level, both tests by the pair
+    at their parts); where no size within the cap allows that, it is sized without them, as for a mechanism whose
+    outputs hold no fine bits. Only where no size within the cap lets the pair refute, with the float-bit test or
+    without, are the two sized again (in the same order) by the odds ratio's one-miss count, where the test's
+    certificate choice picks the odds ratio but for a chance of at most :data:`ODDS_CHOICE_RISK`
+    (:func:`early_look_refutes` with the ratio certificates; ``tests/test_early_look_float_sizing.py`` for the
+    float-bit test): a look for claims that would get none (the event test: ``dp:1.5`` to ``dp:2.35`` at α = 0.05;
+    the float-bit test alongside it up to ``dp:1.5``), never a smaller one in place of the pair's. The odds ratio's
+    smaller look tolerates fewer misses: on the tutorial's snapped mean with too little noise (an event chosen on the
+    look's ~20 held-out draws per input misses a few of the certification runs) the pair's 224-run look refuted 10
+    of 10 seeds, the odds ratio's 180-run look 6 of 10, the others at the next look (1,264 runs).
 
     The event runs are also at least the fewest with which the look's event test can certify any ε > 0
     (:func:`audit.certificates.claim_tests.smallest_certifying_runs`), counting the odds- and rate-ratio
@@ -259,12 +166,12 @@ def early_look(spec, level_at, last_runs: int, float_runs: bool | None = None) -
     if not early_look_possible(spec):
         return None
     planned_float = plans_float_test(spec, float_runs)
+    odds_too = uses_ratio_certificates(spec.claim, spec.delta)
     for float_test in ((True, False) if planned_float else (False,)):
-        found = _sized(spec, level_at, last_runs, float_test, planned_float, odds=False)
-        if found is not None:
-            return found
-    if uses_ratio_certificates(spec.claim, spec.delta):
-        return _sized(spec, level_at, last_runs, False, planned_float, odds=True)
+        for odds in ((False, True) if odds_too else (False,)):
+            found = _sized(spec, level_at, last_runs, float_test, planned_float, odds=odds)
+            if found is not None:
+                return found
     return None
 
 
@@ -278,18 +185,22 @@ def _sized(spec, level_at, last_runs: int, float_test: bool, planned_float: bool
     # The look's event test may certify by the odds or rate ratio where the audit's does (its claim and δ): the
     # certificates it chooses among, as the ordinary looks' smallest size counts them.
     ratios = uses_ratio_certificates(claim, spec.delta)
-    second_shares = _second_shares(spec) if ratios else (0.5,)
+    rule = early_rule(spec)
+    pair_rule = functools.partial(early_look_refutes, ratio_certificates=False)
     runs = smallest_certifying_runs(spec.alpha, ratio_certificates=ratios)
     while early_look_runs(spec, samples, runs, float_test) <= 2 * EARLY_LOOK_RUNS_PER_INPUT:
         planned = early_look_runs(spec, samples, runs, float_test)
         if planned >= last_runs:
             return None
         alpha = level_at(planned)
-        fits = (early_float_test(claim, share * alpha, runs) if float_test
-                else early_look_refutes(claim, share * alpha, runs, ratios and odds, second_shares))
+        # The look's size: the pair's one-miss rule, or with ``odds`` the audit's (the odds ratio's where its choice
+        # picks it); its claim plan reads the audit's rule, as the audit's own plan of the look does (audit_plan).
+        fits_rule = rule if odds else pair_rule
+        fits = (early_float_test(claim, share * alpha, runs, fits_rule) if float_test
+                else fits_rule(claim, share * alpha, runs))
         if runs >= smallest_certifying_runs(alpha, ratio_certificates=ratios) and fits:
             look_spec = dataclasses.replace(spec, samples=samples, event_runs=runs, alpha=alpha)
-            spent = plan_claim_tests(look_spec, classifier_critics=True, early=True).alpha_spent
+            spent = plan_claim_tests(look_spec, classifier_critics=True, early=True, early_refutes=rule).alpha_spent
             if "event" not in spent or float_test and "float" not in spent:
                 return None
             if float_test or not planned_float or "float" not in spent:
