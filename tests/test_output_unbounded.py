@@ -77,6 +77,9 @@ def test_a_sequential_audit_stops_at_its_first_look_on_an_exact_zero_count():
     audit = run_sequential_audit(spec, 60_000)
     assert audit.stopped == "refuted" and len(audit.looks) == 1 and len(audit.schedule) > 1
     first = audit.schedule[0]
-    # The first look's runs: its MI sample and its two event tests' certification runs of the two inputs, no more.
-    assert audit.runs <= first.samples + 2 * 2 * first.event_runs
+    # The first look's runs: its MI sample and its two event tests' certification runs of the two inputs, and the
+    # float-bit probe's runs where the probe output shows no bits below the grid (an exact zero count), no more.
+    from audit.gating.look_runs import FLOAT_PROBE_RUNS
+
+    assert first.early and audit.runs <= first.samples + 2 * 2 * first.event_runs + FLOAT_PROBE_RUNS
     assert audit.result.event_test.unbounded_differences
