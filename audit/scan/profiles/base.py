@@ -279,15 +279,8 @@ def _public_function(obj) -> bool:
     return inspect.isfunction(obj) or inspect.isbuiltin(obj) or inspect.isfunction(getattr(obj, "py_func", None))
 
 
-@dataclass(frozen=True)
-class ArrayTool(Family):
-    """A central-model tool on a one-dimensional array: ``tool(db[:, 0], epsilon=…, bounds=…, …)``."""
-
-    data_names: tuple = ("array", "a", "data", "values", "sample")
-    #: Entry points whose bounds argument takes one (low, high) per dimension of the data (NumPy's ``histogramdd``
-    #: and those shaped like it): given ``((low, high),)`` for the one column they are called on.
-    per_dimension: tuple = ()
-    kind = "central tool on an array"
+class _DataFirst:
+    """A family of entry points whose first parameter is the data, named as one of its ``data_names``."""
 
     def matches(self, obj) -> bool:
         params = list(parameters(obj)) if _public_function(obj) else []
@@ -295,6 +288,17 @@ class ArrayTool(Family):
 
     def data_arguments(self) -> tuple:
         return self.data_names
+
+
+@dataclass(frozen=True)
+class ArrayTool(_DataFirst, Family):
+    """A central-model tool on a one-dimensional array: ``tool(db[:, 0], epsilon=…, bounds=…, …)``."""
+
+    data_names: tuple = ("array", "a", "data", "values", "sample")
+    #: Entry points whose bounds argument takes one (low, high) per dimension of the data (NumPy's ``histogramdd``
+    #: and those shaped like it): given ``((low, high),)`` for the one column they are called on.
+    per_dimension: tuple = ()
+    kind = "central tool on an array"
 
     def settings(self, obj, epsilons=EPSILONS) -> list:
         grid = Family.settings(self, obj, epsilons)
@@ -315,7 +319,7 @@ class ArrayTool(Family):
 
 
 @dataclass(frozen=True)
-class PerDatabase(Family):
+class PerDatabase(_DataFirst, Family):
     """A function of one database, written as ``miaudit audit --per-database`` calls it: ``f(db, rng, epsilon=…)``
     called as ``entry(db, epsilon=…, rng=rng)``, ``db`` the whole database of shape (rows, 1), for a function whose
     first parameter is one of ``data_names``. Its generator parameter (``rng``) is one of ``generator_names``: the
@@ -323,13 +327,6 @@ class PerDatabase(Family):
 
     data_names: tuple = ("db", "database")
     kind = "function of one database"
-
-    def matches(self, obj) -> bool:
-        params = list(parameters(obj)) if _public_function(obj) else []
-        return bool(params) and params[0] in self.data_names
-
-    def data_arguments(self) -> tuple:
-        return self.data_names
 
     def call_source(self, obj, settings: dict) -> str:
         return f"entry(db, {self.arguments_source(obj, settings)})"
