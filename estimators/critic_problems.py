@@ -14,11 +14,14 @@ problem's slices by :func:`~estimators.certify.sliced_lower_bound`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
+from . import resident
 from .critic_config import CriticConfig
-from .device import blas_threads, known_free_threads, resolve_device, watch_cores
+from .device import blas_threads, known_free_threads, resolve_device, to_device, watch_cores
+from .distinct_parts import database_parts, parts_on_device
 from .neural import fit_critics, step_threads
 from .scaling import power_of_two_exponent
 from .slicing import project, random_frames
@@ -144,6 +147,99 @@ def stacked_inputs(arrays: list, width: int) -> np.ndarray:
     return padded[0] if len(padded) == 1 else np.concatenate(padded)
 
 
+class ProblemColumns(NamedTuple):
+    """One problem's critic input v as its column blocks: ``y``'s, then ``z``'s (None without Z), side by side.
+
+    Unsliced, ``y`` is the outputs (n, dy) and ``z`` the public part w (n, dz), read by the problem's one critic;
+    sliced, their projections (p, n, k), one per critic. ``chain``: the I(X; Z) critics, whose Y columns are zeros."""
+
+    y: np.ndarray
+    z: np.ndarray | None
+    chain: bool = False
+
+    def joined(self) -> np.ndarray:
+        """The blocks side by side on the host, (p, n, dy + dz)."""
+        vy = self.y if self.y.ndim == 3 else self.y[None]
+        first = np.zeros_like(vy) if self.chain else vy  # the chain's Y columns carry no information
+        if self.z is None:
+            return first
+        return np.concatenate((first, self.z if self.z.ndim == 3 else self.z[None]), axis=2)
+
+    @property
+    def critics(self) -> int:
+        return 1 if self.y.ndim == 2 else len(self.y)
+
+    @property
+    def width(self) -> int:
+        return self.y.shape[-1] + (0 if self.z is None else self.z.shape[-1])
+
+
+class CriticColumns:
+    """The critics' input v (M, N, ``width``) of several problems, stacked along the critics, each problem's
+    :class:`ProblemColumns` zero-padded to ``width`` (:func:`stacked_inputs` of their :meth:`ProblemColumns.joined`),
+    made on the training device a chunk of critics at a time (:meth:`on_device`) instead of built on the host and
+    copied whole (issue 42).
+
+    An unsliced problem's outputs y are read from the audit's store of device copies (:func:`estimators.resident.device_input`:
+    copied once while the outputs live, as the event test's scorer reads them) and its other records w cross as
+    their distinct rows (:func:`estimators.distinct_parts.database_parts` of its columns: DP's other records are
+    the same in every draw of a two-point prior, one row), gathered and placed beside y on the device; a sliced
+    problem's projections (k columns each) are joined on the host and copied, as before. Only values are copied,
+    so every chunk is, bit for bit, the chunk of :meth:`joined` copied there (``tests/test_critic_columns.py``).
+    """
+
+    ndim = 3
+
+    def __init__(self, problems, width: int | None = None):
+        self.problems = tuple(problems)
+        self.width = max(p.width for p in self.problems) if width is None else width
+        first = self.problems[0].y
+        self.shape = (sum(p.critics for p in self.problems), first.shape[-2], self.width)
+
+    def joined(self) -> np.ndarray:
+        """v on the host: :func:`stacked_inputs` of the problems' blocks side by side."""
+        return stacked_inputs([p.joined() for p in self.problems], self.width)
+
+    def on_device(self, start: int, stop: int, device):
+        """Critics ``start``..``stop`` of v as a float64 tensor on the torch ``device`` (class docstring)."""
+        import torch
+
+        parts, offset = [], 0
+        for problem in self.problems:
+            low, high = max(start, offset), min(stop, offset + problem.critics)
+            if low < high:
+                parts.append(self._problem_on_device(problem, low - offset, high - offset, device))
+            offset += problem.critics
+        return parts[0] if len(parts) == 1 else torch.cat(parts, dim=0)
+
+    def _problem_on_device(self, problem: ProblemColumns, low: int, high: int, device):
+        import torch
+
+        if problem.y.ndim == 3:  # a sliced problem's projections: k columns a critic, joined here and copied
+            return to_device(np.asarray(pad_columns(problem.joined()[low:high], self.width), dtype=np.float64),
+                             device)
+        n, dy = problem.y.shape
+        blocks = [torch.zeros((n, dy), dtype=torch.float64, device=device) if problem.chain
+                  else resident.device_input(np.asarray(problem.y, dtype=np.float64), device, pinned=True)]
+        if problem.z is not None:
+            blocks.append(_distinct_on_device(np.asarray(problem.z, dtype=np.float64), device))
+        missing = self.width - problem.width
+        if missing > 0:  # zeros, as pad_columns'
+            blocks.append(torch.zeros((n, missing), dtype=torch.float64, device=blocks[0].device))
+        return torch.cat(blocks, dim=1)[None]
+
+
+def _distinct_on_device(values: np.ndarray, device):
+    """The (n, d) block ``values`` on the torch ``device`` from its distinct parts (its columns as the records of
+    :func:`estimators.distinct_parts.database_parts`), or copied whole where they are not smaller."""
+    import torch
+
+    parts = database_parts(values[:, :, None])
+    if parts is None:
+        return to_device(values, device, pinned=True)
+    return parts_on_device(parts, values.shape + (1,), torch.float64, device).view(values.shape)
+
+
 def problem_projections(problem: MIProblem, slices: int, slice_dim: int, rng: np.random.Generator):
     """The per-critic inputs u (p, n, du), v_y (p, n, dy'), v_z (p, n, dz') or None, and the slicing.
 
@@ -202,19 +298,23 @@ def fit_problems(problems, *, slices: int = 0, slice_dim: int = 1, rng: np.rando
             u, vy, vz, slicing = problem_projections(problem, slices, slice_dim, rng)
             terms = slice(count, count + len(u))
             us.append(u)
-            vs.append(vy if vz is None else np.concatenate((vy, vz), axis=2))
+            # v's blocks: unsliced, the outputs and w themselves (CriticColumns reads them as they are on a device)
+            columns = ProblemColumns(vy, vz) if slicing is not None else ProblemColumns(problem.y, problem.z)
+            vs.append(columns)
             count += len(u)
             chain_slice = None
             if problem.chain:
                 # I(X; Z) by critics of the same shape: the Y columns zeroed carry no information.
                 chain_slice = slice(count, count + len(u))
                 us.append(u)
-                vs.append(np.concatenate((np.zeros_like(vy), vz), axis=2))
+                vs.append(columns._replace(chain=True))
                 count += len(u)
             placed.append(ProblemCritics(terms, chain_slice, slicing))
     du = max(u.shape[2] for u in us)
-    dv = max(v.shape[2] for v in vs)
-    u, v = stacked_inputs(us, du), stacked_inputs(vs, dv)
+    columns = CriticColumns(vs)
+    # Off the CPU v is made on the device, a chunk of critics at a time (the outputs from the audit's store);
+    # on it, on the host as the critics' tensor shares its memory.
+    u, v = stacked_inputs(us, du), columns if resident.on_device(resolve_device(device)) else columns.joined()
     fit = fit_critics(u, v, objective=objective, config=config, seed=int(rng.integers(2**31)), device=device,
                       quiet=quiet, desc=desc, check_memory=False)
     return ProblemFit(fit, tuple(placed))

@@ -19,12 +19,12 @@ from .critics import CriticEnsemble
 from .memory import check_critic_memory
 from . import device as device_settings, resident
 from .device import all_finite, cpu_threads, free_threads, resolve_device, samples_of, to_device
+from .device_inputs import float64_chunk, real_values
 from .choices import NEURAL_ESTIMATORS
 from .objectives import MineMovingAverage, delta_method_stderr, donsker_varadhan, nwj, objective_value
 from .progress import progress_bar
 from .standardization import critic_inputs, overflows, paired_inputs, robust_standardization
-from .validation import (InputError, as_float64, as_generator, check_choice, check_not_text, check_real,
-                         check_unmasked, counted)
+from .validation import InputError, as_generator, check_choice, counted
 
 
 # Below this many hidden activations per step (critics × batch × width), a CPU step is
@@ -394,7 +394,9 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
     ----------
     u, v : array-like (M, N, du) and (M, N, dv)
         Critic m sees the pairs (u[m, i], v[m, i]), i = 1..N, all drawn from one joint law.
-        The N samples are split into train / validation / test identically for every critic.
+        The N samples are split into train / validation / test identically for every critic. ``v`` may make
+        its chunks on the device itself (:class:`estimators.critic_problems.CriticColumns`,
+        :func:`estimators.device_inputs.float64_chunk`).
     objective : {"dv", "mine", "nwj"}
         Training objective: Donsker–Varadhan, MINE's bias-corrected DV gradient, or NWJ.
     config : CriticConfig, optional
@@ -425,7 +427,7 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
     dev = resolve_device(device)
     rng = as_generator(seed)
     # Kept in their own precision here; each chunk is standardized in float64 (critic_inputs).
-    u, v = (_real_values(values, name) for values, name in ((u, "u"), (v, "v")))
+    u, v = (real_values(values, name) for values, name in ((u, "u"), (v, "v")))
     if u.ndim != 3 or v.ndim != 3 or u.shape[:2] != v.shape[:2]:
         raise InputError(f"arguments 'u' and 'v' must have shapes (M, N, du) and (M, N, dv), got {tuple(u.shape)} and {tuple(v.shape)}")
     if min(u.shape[0], u.shape[2], v.shape[2]) == 0:
@@ -442,7 +444,7 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
         stop = min(n_critics, start + config.max_critics_per_chunk)
         threads = step_threads(stop - start, config.batch_size, config.hidden, dev)
         with cpu_threads(threads):
-            fits.append(_fit_chunk(_float64_chunk(u, start, stop, "u", dev), _float64_chunk(v, start, stop, "v", dev),
+            fits.append(_fit_chunk(float64_chunk(u, start, stop, "u", dev), float64_chunk(v, start, stop, "v", dev),
                                    train, val, test, objective, config,
                                    int(rng.integers(2**31)), dev, quiet, desc))
     if len(fits) == 1:
@@ -467,33 +469,6 @@ def fit_critics(u, v, *, objective: str = "dv", config: CriticConfig | None = No
         scorer=scorer,
         split=fits[0].split,
     )
-
-
-def _real_values(values, name: str):
-    """``values`` as a torch tensor or NumPy array (no copy), refusing complex numbers, text, dates, masked
-    entries and anything NumPy cannot make a numeric array of (a ragged list)."""
-    what = f"argument '{name}'"
-    check_real(values, what)
-    if torch.is_tensor(values):
-        return values
-    check_not_text(values, what, "a numeric array of shape (M, N, d)")
-    check_unmasked(values, what)
-    try:
-        arr = np.asarray(values)
-    except (TypeError, ValueError) as exc:  # a ragged list
-        raise InputError(f"{what} must be a numeric array of shape (M, N, d): {exc}") from None
-    if arr.dtype.kind not in "biuf":
-        arr = as_float64(arr, what)  # Python objects: numbers become float64, anything else is refused
-    return arr
-
-
-def _float64_chunk(values, start: int, stop: int, name: str, device) -> torch.Tensor:
-    """Critics start..stop of ``values`` as a float64 tensor on ``device``, checked finite."""
-    part = values[start:stop]
-    chunk = part.double().to(device) if torch.is_tensor(part) else to_device(np.asarray(part, dtype=np.float64), device)
-    if not all_finite(chunk):
-        raise InputError(f"argument '{name}' contains NaN or inf")
-    return chunk
 
 
 def _fit_chunk(u, v, train_idx, val_idx, test_idx, objective, config, seed, device, quiet, desc) -> CriticFit:

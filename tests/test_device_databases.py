@@ -9,7 +9,8 @@ import torch
 from experiments.sync_count import count_syncs
 from mechanisms.execution.runner import ExecutionSettings, MechanismRunner
 from mechanisms.training import gaussian_training_set, gradient_canary, input_canary, null_record, with_record
-from mechanisms.training.device_databases import database_parts, device_databases
+from estimators.distinct_parts import database_parts
+from mechanisms.training.device_databases import device_databases
 from mechanisms.training.torch_dpsgd import TorchDPSGD
 
 N, P = 10, 3  # records (canary slot included), features
