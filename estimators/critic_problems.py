@@ -180,8 +180,9 @@ class CriticColumns:
     made on the training device a chunk of critics at a time (:meth:`on_device`) instead of built on the host and
     copied whole (issue 42).
 
-    An unsliced problem's outputs y are read from the audit's store of device copies (:func:`estimators.resident.device_input`:
-    copied once while the outputs live, as the event test's scorer reads them) and its other records w cross as
+    An unsliced problem's outputs y are read from the audit's store of device copies
+    (:func:`estimators.resident.device_input`: copied once while the outputs live, as the event test's scorer reads
+    them) and its other records w cross as
     their distinct rows (:func:`estimators.distinct_parts.database_parts` of its columns: DP's other records are
     the same in every draw of a two-point prior, one row), gathered and placed beside y on the device; a sliced
     problem's projections (k columns each) are joined on the host and copied, as before. Only values are copied,

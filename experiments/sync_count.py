@@ -23,14 +23,22 @@ The bytes copied from the host to the device are counted too, by caller: those o
 its listeners each copy's size on any device, and of ``torch.as_tensor``/``torch.tensor`` of host data naming a
 device. On the CPU they are the bytes a CUDA run copies there; on a GPU, those of copies to it.
 
+So are the copies from the device to the host, by caller, each a sync: ``.cpu()``, a ``.to`` the host on a device run,
+and ``Tensor.copy_`` into a host tensor (the ideal rounding's result, brought back in one copy or chunk by chunk:
+:func:`audit.statistics.arithmetic.device_round_significand`), but into page-locked memory without blocking. A CPU
+run cannot tell a host tensor by its device: there a ``copy_`` counts where the host then reads its destination's
+memory (``.numpy()``, a value: that tensor lives on the host in a CUDA run), at the ``copy_``'s place, and the read
+does not count (a host tensor's read waits for nothing); a ``copy_`` whose destination the host never reads is a
+copy on the device (a critic step's buffers) and does not count.
+
 ``python -m experiments.sync_count [--stage dimension|epsilon|critic] [--features P] [--runs N] [--device D]
 [--device-routes] [--gpu-chunks] [--seed S] [--top K]`` counts the syncs of the DP-SGD GPU grid's parameter-release
 audits (:func:`experiments.dimension_profile.profile_dimension`'s), of its ε stage's audits at target ε = 1
 (:func:`experiments.epsilon_profile.profile_epsilon`'s), or of one neural critic training
 (:func:`estimators.neural.fit_critics` on Gaussian data), and prints syncs per critic training step and per
-training call with the places that sync most, then the bytes copied to the device by place; ``--device-routes``
-runs the statistics' device code on the CPU (:func:`experiments.stage_profile.device_routes`), so that their
-copies count as beside a GPU. On ``--device cuda`` the device's own routes run and only reads of
+training call with the places that sync most, then the bytes copied to the device and back to the host by place;
+``--device-routes`` runs the statistics' device code on the CPU (:func:`experiments.stage_profile.device_routes`), so
+that their copies count as beside a GPU. On ``--device cuda`` the device's own routes run and only reads of
 device tensors and copies that cross between devices count (:func:`count_syncs`): what
 ``experiments/gpu_check.sh`` checks the CPU's count by.
 """
@@ -58,12 +66,14 @@ _TORCH = os.path.dirname(os.path.abspath(__import__("torch").__file__)) + os.sep
 
 
 def _transparent() -> frozenset:
-    """The code of the copy helpers (:func:`estimators.device.to_device`, :func:`estimators.resident.device_input`):
-    their copies are charged to their caller (a store's copy, to the store: :mod:`estimators.resident`)."""
+    """The code of the copy helpers (:func:`estimators.device.to_device`, :func:`estimators.resident.device_input`,
+    :func:`estimators.distinct_parts.parts_on_device`): their copies are charged to their caller (a store's copy, to
+    the store: :mod:`estimators.resident`)."""
     from estimators.device import to_device
+    from estimators.distinct_parts import parts_on_device
     from estimators.resident import device_input
 
-    return frozenset({to_device.__code__, device_input.__code__})
+    return frozenset({to_device.__code__, device_input.__code__, parts_on_device.__code__})
 
 
 @dataclasses.dataclass
@@ -76,6 +86,8 @@ class SyncCount:
     pinned: Counter = dataclasses.field(default_factory=Counter)
     copied: Counter = dataclasses.field(default_factory=Counter)  #: "file:line" -> bytes copied to the device
     copies: Counter = dataclasses.field(default_factory=Counter)  #: "file:line" -> copies to the device
+    returned: Counter = dataclasses.field(default_factory=Counter)  #: "file:line" -> bytes copied to the host
+    returns: Counter = dataclasses.field(default_factory=Counter)  #: "file:line" -> copies to the host
     critic_steps: int = 0  #: critic training steps run (the fits' ``steps``)
     critic_fits: int = 0  #: critic trainings (:func:`estimators.neural._fit_chunk` calls)
     training_calls: int = 0  #: DP-SGD training calls (:meth:`TorchDPSGD.train_batch`)
@@ -119,6 +131,19 @@ class SyncCount:
         for place, n in self.copied.most_common(top):
             lines.append(f"| {place} | {self.copies[place]:,} | {n:,} | {n / 1e6:,.1f} |")
         return "\n".join(lines)
+
+    def return_table(self, top: int = 12) -> str:
+        """Markdown table of the ``top`` places that copied most bytes from the device to the host (``.cpu()``, a
+        ``copy_`` into a host tensor, ``.to`` the CPU on a device run)."""
+        lines = ["| place | copies to the host | bytes | MB |", "| --- | --- | --- | --- |"]
+        for place, n in self.returned.most_common(top):
+            lines.append(f"| {place} | {self.returns[place]:,} | {n:,} | {n / 1e6:,.1f} |")
+        return "\n".join(lines)
+
+    def return_summary(self) -> str:
+        """One line: the bytes copied from the device to the host, in all and in how many copies."""
+        return (f"{sum(self.returned.values()):,} bytes ({sum(self.returned.values()) / 1e6:,.1f} MB) device→host in "
+                f"{sum(self.returns.values()):,} copies from {len(self.returned)} places")
 
     def copy_summary(self) -> str:
         """One line: the bytes copied from the host to the device, in all and in how many copies."""
@@ -216,30 +241,85 @@ def count_syncs(device="cpu"):
     this_thread = threading.get_ident()
     saved: list = []
 
+    # A CPU run's copy_ calls by the storage they fill: [(weak reference to the destination's base tensor, its sync's
+    # key, bytes)]. Where the host then reads that storage (.numpy(), a value), the destination is a host tensor in a
+    # CUDA run and each copy_ into it a copy from the device that waits (counted then, at its own place); a copy_ whose
+    # destination the host never reads is a copy on the device (critic_pairs' buffers, the rounding's result).
+    filled: dict = {}
+
+    def key_of(kind: str) -> tuple:
+        """(phase, stage, ``kind``, place) of a sync at the caller."""
+        place, modules = _caller()
+        phases = getattr(state, "phases", [])
+        return phases[-1] if phases else "other", stage_of(modules), kind, place
+
     def record(kind: str, tensor=None, pinned: bool = False) -> str | None:
         """Count one sync of ``kind`` at its caller (``pinned``: a copy from page-locked memory, counted apart too)
         and return the caller's place; None where ``tensor`` came from a counted copy to the host at the same place
         (``t.cpu().numpy()``: one sync)."""
-        place, modules = _caller()
+        key = key_of(kind)
         made = host.get(id(tensor)) if tensor is not None else None
-        if made is not None and made[0]() is tensor and made[1] == place:
+        if made is not None and made[0]() is tensor and made[1] == key[3]:
             return None
-        phases = getattr(state, "phases", [])
-        key = (phases[-1] if phases else "other", stage_of(modules), kind, place)
         counted.places[key] += 1
         if pinned:
             counted.pinned[key] += 1
-        return place
+        return key[3]
 
     def copied(place: str, nbytes: int) -> None:
         counted.copied[place] += nbytes
         counted.copies[place] += 1
 
+    def returned(place: str, nbytes: int) -> None:
+        counted.returned[place] += nbytes
+        counted.returns[place] += 1
+
+    def storage_of(tensor) -> int | None:
+        try:
+            return tensor.untyped_storage().data_ptr()
+        except (RuntimeError, NotImplementedError):  # a tensor without storage of its own (sparse, meta)
+            return None
+
+    def read_filled(tensor) -> bool:
+        """On a CPU run, count the copy_ calls that filled ``tensor``'s storage as copies to the host (``filled``);
+        whether there were any (the read itself then waits for nothing on a GPU: not counted)."""
+        entries = filled.pop(storage_of(tensor), None) or []
+        live = [(key, nbytes) for base, key, nbytes in entries if base() is not None]
+        for key, nbytes in live:
+            counted.places[key] += 1
+            returned(key[3], nbytes)
+        return bool(live)
+
+    def copy_into(original):
+        def wrapper(self, src, *args, **kwargs):
+            if (threading.get_ident() != this_thread or getattr(state, "inside", False) or not torch.is_tensor(src)
+                    or not torch.is_tensor(self)):
+                return original(self, src, *args, **kwargs)
+            non_blocking = kwargs.get("non_blocking", args[0] if args else False)
+            nbytes = self.numel() * self.element_size()
+            if loose and not non_blocking:
+                storage = storage_of(self)
+                if storage is not None:
+                    base = self if self._base is None else self._base
+                    entries = [e for e in filled.get(storage, []) if e[0]() is not None]  # a freed storage's: gone
+                    filled[storage] = entries + [(weakref.ref(base), key_of("copy to the host"), nbytes)]
+            elif (not loose and self.device.type == "cpu" and src.device.type != "cpu"
+                  and not (non_blocking and self.is_pinned())):  # into page-locked memory without waiting: queued
+                key = key_of("copy to the host")
+                counted.places[key] += 1
+                returned(key[3], nbytes)
+            state.inside = True
+            try:
+                return original(self, src, *args, **kwargs)
+            finally:
+                state.inside = False
+        return wrapper
+
     def listener(target, nbytes: int) -> None:  # estimators.device.to_device's copies
         if threading.get_ident() == this_thread and (loose or torch.device(target).type != "cpu"):
             copied(_caller()[0], nbytes)
 
-    def guarded(kind, original, when=None, made_on_host=False, sized=False, pinned=None):
+    def guarded(kind, original, when=None, made_on_host=False, sized=False, pinned=None, back=None):
         def wrapper(self, *args, **kwargs):
             if threading.get_ident() != this_thread or getattr(state, "inside", False):
                 return original(self, *args, **kwargs)
@@ -247,6 +327,8 @@ def count_syncs(device="cpu"):
                 return original(self, *args, **kwargs)
             if not loose and torch.is_tensor(self) and self.device.type == "cpu" and kind != "copy between devices":
                 return original(self, *args, **kwargs)  # on a GPU run, a host tensor's read waits for nothing
+            if loose and kind == "value read" and torch.is_tensor(self) and filled and read_filled(self):
+                return original(self, *args, **kwargs)  # a host tensor copy_ filled: those copies were the syncs
             place = record(kind, self, pinned is not None and pinned())
             state.inside = True
             try:
@@ -257,6 +339,8 @@ def count_syncs(device="cpu"):
                 host[id(value)] = (weakref.ref(value), place)
             if sized and place is not None and torch.is_tensor(value):
                 copied(place, value.numel() * value.element_size())
+            if back is not None and place is not None and torch.is_tensor(value) and back(self, value):
+                returned(place, value.numel() * value.element_size())
             return value
         return wrapper
 
@@ -282,10 +366,15 @@ def count_syncs(device="cpu"):
         patch(torch.Tensor, name, guarded("value read", getattr(torch.Tensor, name)))
     for name in SHAPED:
         patch(torch.Tensor, name, guarded("data-dependent size", getattr(torch.Tensor, name)))
-    patch(torch.Tensor, "cpu", guarded("copy to the host", torch.Tensor.cpu, made_on_host=True))
+    patch(torch.Tensor, "cpu", guarded("copy to the host", torch.Tensor.cpu, made_on_host=True,
+                                       back=lambda tensor, value: True))
+    patch(torch.Tensor, "copy_", copy_into(torch.Tensor.copy_))
     # A CPU run's .to(device) names the CPU: a copy to the host, or to the device, in a CUDA run (both sync
     # from pageable memory: torch's non_blocking=False copies wait for the stream).
+    # Its bytes count as a copy to the host on a device run, where the direction is known (a CPU run's names the CPU).
     patch(torch.Tensor, "to", guarded("copy between devices", torch.Tensor.to, made_on_host=True, pinned=_page_locked,
+                                      back=lambda tensor, value: not loose and value.device.type == "cpu"
+                                      and tensor.device.type != "cpu",
                                       when=lambda tensor, args, kwargs: _crosses(tensor, args, kwargs, loose)))
     for name in ("as_tensor", "tensor"):
         patch(torch, name, guarded("copy to the device", getattr(torch, name), sized=True,
@@ -390,6 +479,8 @@ def main(argv=None) -> int:
     print(counted.table(top))
     print(f"\nhost→device copies: {counted.copy_summary()}")
     print(counted.copy_table(top))
+    print(f"\ndevice→host copies: {counted.return_summary()}")
+    print(counted.return_table(top))
     return 0
 
 

@@ -147,3 +147,28 @@ def test_an_audit_sample_through_the_runner_is_the_copys():
     with MechanismRunner(lambda dbs, rng: mechanism.train_batch(dbs.copy(), rng), "copy", settings) as runner:
         expected = runner.sample(batch, np.random.default_rng(4))
     assert got.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_theta0_crosses_once_for_the_calls_that_start_from_it_and_trains_as_a_fresh_one(monkeypatch, index):
+    from estimators.device import COPY_LISTENERS
+    from mechanisms.training import torch_dpsgd
+
+    mechanism, canary = _trainers()[index]
+    batch, _ = _pair_batch(m=20, seed=index, canary=canary)
+    monkeypatch.setattr(torch_dpsgd, "_INITIAL", {})
+    dtype = torch.float32 if mechanism.dtype == "float32" else torch.float64
+    fresh = mechanism._initial_parameters(torch, torch.device("cpu"), dtype)  # made and copied here, each call
+    theta0 = []
+    COPY_LISTENERS.append(lambda device, nbytes: theta0.append(nbytes) if nbytes == fresh.nbytes else None)
+    try:
+        releases = [mechanism.train_batch(batch, np.random.default_rng(7)) for _ in range(3)]
+    finally:
+        COPY_LISTENERS.pop()
+    assert theta0 == [fresh.nbytes]  # the first call's θ₀ only (no other copy of that size here)
+    kept = mechanism.initial_parameters(torch, torch.device("cpu"), dtype)
+    assert kept.numpy().tobytes() == fresh.numpy().tobytes()  # never written by the trainings that read it
+    # The releases of calls starting from the kept θ₀ are those of a call that made its own.
+    monkeypatch.setattr(torch_dpsgd, "_INITIAL", {})
+    expected = mechanism.train_batch(batch, np.random.default_rng(7))
+    assert all(r.tobytes() == expected.tobytes() for r in releases)

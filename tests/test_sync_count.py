@@ -153,3 +153,48 @@ def test_a_copy_from_page_locked_memory_counts_on_the_cpu_and_not_as_a_gpu_waits
     assert sum(counted.syncs(gpu=True).values()) == 2 and locked not in {p for (*_, p) in counted.syncs(gpu=True)}
     assert "(1 of them): 2 syncs" in counted.gpu_summary() and counted.summary().startswith("3 syncs")
     assert "| 1 | 1 |" in counted.table() and "| 1 | 0 |" in counted.table()
+
+
+def _back_to_the_host(on_device: torch.Tensor) -> np.ndarray:
+    host = torch.empty(on_device.shape, dtype=on_device.dtype)
+    host.copy_(on_device)  # copy back
+    scratch = torch.empty_like(on_device)
+    scratch.copy_(on_device * 2.0)  # copy on the device
+    return host.numpy()  # read on the host
+
+
+def test_a_copy_into_a_host_tensor_counts_as_a_copy_to_the_host_at_its_place():
+    with count_syncs() as counted:
+        _back_to_the_host(torch.arange(5, dtype=torch.float64))
+    # The copy_ whose destination the host reads: one sync there, with its 40 bytes; the read itself waits for
+    # nothing on a GPU (a host tensor) and the copy_ the host never reads is a copy on the device.
+    by_place = {(kind, place): n for (_, _, kind, place), n in counted.places.items()}
+    assert by_place == {("copy to the host", _line_of("copy back")): 1}
+    assert counted.returned == {_line_of("copy back"): 40} and counted.returns == {_line_of("copy back"): 1}
+    assert "device→host in 1 copies" in counted.return_summary()
+
+
+def test_the_roundings_copies_back_are_counted_with_their_bytes():
+    """The ideal rounding (audit.statistics.arithmetic.device_round_significand) brings its result back by copy_:
+    chunk by chunk without the store's copy of the outputs, in one copy with it."""
+    import os
+
+    from audit.statistics import arithmetic
+    from estimators.resident import keep_on_device
+
+    outputs = np.random.default_rng(0).normal(size=(30, 7))
+    source = os.path.relpath(arithmetic.__file__)
+    with count_syncs() as chunked:
+        arithmetic.device_round_significand(outputs, 20, torch.device("cpu"))
+    with keep_on_device(), count_syncs() as whole:
+        arithmetic.device_round_significand(outputs, 20, torch.device("cpu"))
+    places = []
+    for counted in (chunked, whole):
+        back = {place: n for place, n in counted.returned.items() if place.startswith(source)}
+        assert sum(back.values()) == outputs.nbytes and len(back) == 1
+        (place,) = back
+        places.append(place)
+        kinds = {kind for (_, _, kind, at) in counted.places if at == place}
+        assert kinds == {"copy to the host"}
+        assert not [at for (_, _, kind, at) in counted.places if kind == "value read" and at.startswith(source)]
+    assert places[0] != places[1]  # each chunk's copy_, then the one copy_ of the result made whole

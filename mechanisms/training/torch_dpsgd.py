@@ -30,6 +30,7 @@ this one.
 
 from __future__ import annotations
 
+import os
 from contextlib import nullcontext
 from dataclasses import dataclass, fields
 from typing import NamedTuple
@@ -52,6 +53,13 @@ _DTYPES = ("float64", "float32")
 #: database-entry limit, :data:`mechanisms.execution.settings.MAX_CHUNK_ENTRIES`): the runner's default of 256 makes a
 #: GPU's steps a few small kernels each, with the host's per-call work (databases, checks, copies) between them.
 GPU_CHUNK_RUNS = 4096
+
+#: θ₀ on its device, one tensor for every call that starts from the same θ₀ (:meth:`TorchDPSGD.initial_parameters`):
+#: a training call's default θ₀ crossed from the host at each call (66 KB at d = 8,257 in float64; issue 42). Keyed by
+#: the process (a forked child does not read its parent's device memory), device, dtype and what fixes θ₀; at most
+#: :data:`KEPT_INITIAL` kept, the oldest dropped first.
+_INITIAL: dict = {}
+KEPT_INITIAL = 8
 
 
 def _torch():
@@ -242,7 +250,22 @@ class TorchDPSGD(DPSGD):
         return self.hidden * self.features + 2 * self.hidden + 1
 
     def initial_parameters(self, torch, device, dtype):
-        """θ₀ ``(D,)``: DPSGD's ``init`` or zeros (logistic, as DPSGD), or the MLP's seeded initialisation."""
+        """θ₀ ``(D,)``: DPSGD's ``init`` or zeros (logistic, as DPSGD), or the MLP's seeded initialisation, on the
+        torch ``device``: made and copied there at its first use in this process, then the same tensor
+        (:data:`_INITIAL`), to be read and never written (:meth:`train_batch` clones it)."""
+        init = None if self.init is None or self.hidden else np.asarray(self.init)
+        key = (os.getpid(), str(device), str(dtype), self.features, self.hidden, self.init_seed,
+               None if init is None else (init.dtype.str, init.shape, init.tobytes()))
+        theta = _INITIAL.get(key)
+        if theta is None:
+            theta = self._initial_parameters(torch, device, dtype)
+            while len(_INITIAL) >= KEPT_INITIAL:
+                _INITIAL.pop(next(iter(_INITIAL)), None)
+            _INITIAL[key] = theta
+        return theta
+
+    def _initial_parameters(self, torch, device, dtype):
+        """:meth:`initial_parameters` made on the host and copied to ``device``."""
         theta = torch.zeros(self.parameter_dim, dtype=dtype)
         if self.init is not None and not self.hidden:
             theta = torch.as_tensor(np.asarray(self.init), dtype=dtype)
