@@ -21,7 +21,6 @@ import numpy as np
 from . import resident
 from .critic_config import CriticConfig
 from .device import blas_threads, known_free_threads, resolve_device, to_device, watch_cores
-from .distinct_parts import database_parts, parts_on_device
 from .neural import fit_critics, step_threads
 from .scaling import power_of_two_exponent
 from .slicing import project, random_frames
@@ -182,11 +181,10 @@ class CriticColumns:
 
     An unsliced problem's outputs y are read from the audit's store of device copies
     (:func:`estimators.resident.device_input`: copied once while the outputs live, as the event test's scorer reads
-    them) and its other records w cross as
-    their distinct rows (:func:`estimators.distinct_parts.database_parts` of its columns: DP's other records are
-    the same in every draw of a two-point prior, one row), gathered and placed beside y on the device; a sliced
-    problem's projections (k columns each) are joined on the host and copied, as before. Only values are copied,
-    so every chunk is, bit for bit, the chunk of :meth:`joined` copied there (``tests/test_critic_columns.py``).
+    them) and its other records w cross as their distinct rows (:func:`estimators.resident.distinct_input`: DP's other
+    records are the same in every draw of a two-point prior, one row), gathered and placed beside y on the device; a
+    sliced problem's projections (k columns each) are joined on the host and copied. Only values are copied, so every
+    chunk is, bit for bit, the chunk of :meth:`joined` copied there (``tests/test_critic_columns.py``).
     """
 
     ndim = 3
@@ -223,22 +221,11 @@ class CriticColumns:
         blocks = [torch.zeros((n, dy), dtype=torch.float64, device=device) if problem.chain
                   else resident.device_input(np.asarray(problem.y, dtype=np.float64), device, pinned=True)]
         if problem.z is not None:
-            blocks.append(_distinct_on_device(np.asarray(problem.z, dtype=np.float64), device))
+            blocks.append(resident.distinct_input(np.asarray(problem.z, dtype=np.float64), device))
         missing = self.width - problem.width
         if missing > 0:  # zeros, as pad_columns'
             blocks.append(torch.zeros((n, missing), dtype=torch.float64, device=blocks[0].device))
         return torch.cat(blocks, dim=1)[None]
-
-
-def _distinct_on_device(values: np.ndarray, device):
-    """The (n, d) block ``values`` on the torch ``device`` from its distinct parts (its columns as the records of
-    :func:`estimators.distinct_parts.database_parts`), or copied whole where they are not smaller."""
-    import torch
-
-    parts = database_parts(values[:, :, None])
-    if parts is None:
-        return to_device(values, device, pinned=True)
-    return parts_on_device(parts, values.shape + (1,), torch.float64, device).view(values.shape)
 
 
 def problem_projections(problem: MIProblem, slices: int, slice_dim: int, rng: np.random.Generator):

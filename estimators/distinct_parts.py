@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["DatabaseParts", "database_parts", "parts_on_device"]
+__all__ = ["DatabaseParts", "database_parts", "parts_on_device", "rows_on_device"]
 
 
 class DatabaseParts(NamedTuple):
@@ -96,3 +96,17 @@ def parts_on_device(parts: DatabaseParts, shape: tuple, dtype, device):
         index = slice(low, high) if high - low == len(parts.varying) else to_device(parts.varying, device, pinned=True)
         data[:, index] = rows
     return data
+
+
+def rows_on_device(values: np.ndarray, device):
+    """The (n, d) block ``values`` (float64) on the torch ``device``, built from its distinct parts (its columns as the
+    records of :func:`database_parts`: a column every row holds alike crosses once, the others as their distinct rows
+    with one index a row), or copied whole where those are not smaller; from page-locked memory either way."""
+    import torch
+
+    from .device import to_device
+
+    parts = database_parts(values[:, :, None])
+    if parts is None:
+        return to_device(values, device, pinned=True)
+    return parts_on_device(parts, values.shape + (1,), torch.float64, device).view(values.shape)

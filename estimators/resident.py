@@ -38,9 +38,10 @@ import weakref
 import numpy as np
 
 from .device import to_device
+from .distinct_parts import rows_on_device
 
-__all__ = ["RESIDENT_BYTES", "ResidentOutputs", "device_columns", "device_input", "keep_made", "keep_on_device",
-           "on_device", "resident_block", "rows_of"]
+__all__ = ["RESIDENT_BYTES", "ResidentOutputs", "device_columns", "device_input", "distinct_input", "keep_made",
+           "keep_on_device", "on_device", "resident_block", "rows_of"]
 
 #: The most bytes of output blocks a store keeps on the device at once (2 GiB: a 10,000-run MI sample of the
 #: d = 8,257 release is 0.66 GB; beyond the cap blocks are copied in chunks of
@@ -134,6 +135,10 @@ class ResidentOutputs:
                 return self._keep((_device_name(device), key), array, block[to_device(chosen[1], device)])
         return self._keep((_device_name(device), key), array, to_device(array, device, pinned=pinned))
 
+    def kept(self, array: np.ndarray, device):
+        """``array``'s kept copy on the torch ``device``, or None (nothing is copied)."""
+        return self._tensors.get((_device_name(device), _key(array)))
+
     def made(self, array: np.ndarray, tensor, device) -> None:
         """Keep ``tensor``, computed on the torch ``device`` and brought back as ``array`` (the same values), as
         ``array``'s copy there: a later reader of ``array`` reads it instead of copying ``array`` (the ideal
@@ -226,15 +231,35 @@ def rows_of(array: np.ndarray, index) -> np.ndarray:
     return array[index] if store is None else store.rows(array, index)
 
 
+def distinct_input(array: np.ndarray, device):
+    """``array`` (n, d, float64) on the torch ``device`` for a reader that reads it again while it lives and whose
+    rows repeat (DP's other records w, the public part of the critics' input v: the same row in every draw of a
+    two-point prior): where :func:`on_device`, the entered store's copy, made at the first read from the block's
+    distinct rows (:func:`estimators.distinct_parts.rows_on_device`: 3,870 numbers where the block is 1,000 rows of
+    them) and kept as ``array``'s copy (:meth:`ResidentOutputs.made`); else :func:`estimators.device.to_device`'s copy.
+    The same values either way."""
+    if not on_device(device):
+        return to_device(array, device, pinned=True)
+    store = _STORE.get()
+    found = None if store is None else store.kept(array, device)
+    if found is not None:
+        return found
+    tensor = rows_on_device(array, device)
+    if store is not None:
+        store.made(array, tensor, device)
+    return tensor
+
+
 def device_columns(blocks, device, width: int | None = None, pinned: bool = False):
     """Column blocks side by side as one float64 tensor on ``device``, zero columns appended up to ``width``: the
-    values of ``np.concatenate`` of the blocks and :func:`estimators.critic_problems.pad_columns` copied there,
-    with each block read through :func:`device_input` (a block the caller reads again while it lives, the outputs,
-    copied once). ``blocks``: an (n, ·) array or a tuple of them."""
+    values of ``np.concatenate`` of the blocks and :func:`estimators.critic_problems.pad_columns` copied there.
+    ``blocks``: an (n, ·) array or a tuple of them, as :meth:`estimators.critic_problems.ProblemCritics.feature_blocks`
+    gives them: the first (the outputs' block) is read through :func:`device_input` (a block the caller reads again
+    while it lives, copied once), the others (w's) through :func:`distinct_input` (their distinct rows cross)."""
     import torch
 
-    parts = [device_input(np.asarray(block, dtype=np.float64), device, pinned)
-             for block in (blocks if isinstance(blocks, tuple) else (blocks,))]
+    blocks = tuple(np.asarray(block, dtype=np.float64) for block in (blocks if isinstance(blocks, tuple) else (blocks,)))
+    parts = [device_input(blocks[0], device, pinned)] + [distinct_input(block, device) for block in blocks[1:]]
     missing = 0 if width is None else width - sum(part.shape[-1] for part in parts)
     if missing > 0:  # zeros, as pad_columns': a constant input (estimators.critic_problems.pad_columns)
         parts.append(torch.zeros(parts[0].shape[:-1] + (missing,), dtype=torch.float64, device=parts[0].device))

@@ -66,14 +66,15 @@ _TORCH = os.path.dirname(os.path.abspath(__import__("torch").__file__)) + os.sep
 
 
 def _transparent() -> frozenset:
-    """The code of the copy helpers (:func:`estimators.device.to_device`, :func:`estimators.resident.device_input`,
-    :func:`estimators.distinct_parts.parts_on_device`): their copies are charged to their caller (a store's copy, to
+    """The code of the copy helpers (:func:`estimators.device.to_device`, :func:`estimators.resident.device_input`
+    and :func:`~estimators.resident.distinct_input`, :func:`estimators.distinct_parts.parts_on_device` and
+    :func:`~estimators.distinct_parts.rows_on_device`): their copies are charged to their caller (a store's copy, to
     the store: :mod:`estimators.resident`)."""
     from estimators.device import to_device
-    from estimators.distinct_parts import parts_on_device
-    from estimators.resident import device_input
+    from estimators.distinct_parts import parts_on_device, rows_on_device
+    from estimators.resident import device_input, distinct_input
 
-    return frozenset({to_device.__code__, device_input.__code__, parts_on_device.__code__})
+    return frozenset(f.__code__ for f in (to_device, device_input, distinct_input, parts_on_device, rows_on_device))
 
 
 @dataclasses.dataclass

@@ -63,10 +63,20 @@ def test_each_chunk_is_the_host_built_v_bit_for_bit_and_w_crosses_as_its_distinc
             chunk = columns.on_device(start, stop, CPU)
             assert chunk.dtype == torch.float64 and _bits(chunk) == _bits(expected[start:stop])
             assert chunk.is_contiguous()
-    # y crossed once for every chunk (the store's copy); w as its one row (5 values) at each chunk that holds it,
-    # never whole (n rows); the slices' projections (critics 2..4) as their chunks, padded to 9 columns.
+    # y crossed once for every chunk (the store's copy), w once as its one row (5 values, then the store's copy of
+    # w), never whole (n rows); the slices' projections (critics 2..4) as their chunks, padded to 9 columns.
     sliced = 8 * n * 9
-    assert sorted(copies) == sorted([y.nbytes] + [5 * 8] * 4 + [3 * sliced, sliced, 3 * sliced])
+    assert sorted(copies) == sorted([y.nbytes, 5 * 8, 3 * sliced, sliced, 3 * sliced])
+
+
+def test_the_scorers_w_crosses_as_its_distinct_row_once_for_both_values(copies):
+    rng = np.random.default_rng(4)
+    y, w = rng.normal(size=(30, 3)), np.tile(rng.normal(size=(1, 4)), (30, 1))
+    with resident.keep_on_device():
+        joined = [resident.device_columns((y, w), CPU, 9) for _ in range(2)]  # the scorer's v at each value
+    expected = np.concatenate((y, w, np.zeros((30, 2))), axis=1)
+    assert all(_bits(v) == _bits(expected) for v in joined)
+    assert copies == [y.nbytes, 4 * 8]
 
 
 def test_w_of_several_distinct_rows_and_w_of_no_repeats():
@@ -105,14 +115,16 @@ def test_critics_fitted_on_v_made_on_the_device_give_the_whole_copys_estimates(c
 
 
 @pytest.mark.train
-def test_an_audit_whose_v_is_made_on_the_device_has_the_whole_copys_json(copies):
+@pytest.mark.parametrize("notion, slices", [("mi-dp", 0), ("smi-dp", 3)])
+def test_an_audit_whose_v_is_made_on_the_device_has_the_whole_copys_json(copies, notion, slices):
     from audit.engine import run_audit
+    from audit.search import event_candidates
     from audit.spec import AuditSpec
     from estimators.critic_config import CriticConfig
     from mechanisms.catalog import get_entry
 
     entry = get_entry("histogram_buggy")
-    spec = AuditSpec(mechanism=entry.mechanism, priors=[entry.prior], notion="mi-dp", epsilon=0.05,
+    spec = AuditSpec(mechanism=entry.mechanism, priors=[entry.prior], notion=notion, epsilon=0.05, slices=slices,
                      records=(2,), samples=1500, event_runs=1500, critic=CriticConfig(max_steps=60), seed=7,
                      device="cpu")
     made = run_audit(spec)
@@ -124,6 +136,9 @@ def test_an_audit_whose_v_is_made_on_the_device_has_the_whole_copys_json(copies)
 
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(CriticColumns, "on_device", whole_copy)
+        # and the statistics' rows of the MI sample copied as rows of their own, not gathered from its copy
+        patched.setattr(event_candidates, "rows_of", lambda array, index: array[index])
+        patched.setattr(resident, "distinct_input", lambda array, device: to_device(array, device))
         whole = run_audit(spec)
     assert timeless_json(made) == timeless_json(whole)
     assert made_bytes < sum(copies)

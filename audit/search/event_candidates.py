@@ -15,6 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from estimators.critic_problems import pad_columns
+from estimators.resident import rows_of
 from mechanisms.inputs.missing_values import distinct_rows
 from mechanisms.inputs.relation import presence_pair
 from mechanisms.outputs.encoding import encoder_of
@@ -244,9 +245,9 @@ def pair_statistics(cell, critics, fits, data, support_columns=None, min_draws: 
                   if fits.fit(critic.kind).scorer is not None]
     is_first = draws_of_first(dbs[train], first, record)
     if is_first.any() and not is_first.all():
-        trained_outputs = outputs[train]
-        first_outputs, second_outputs = trained_outputs[is_first], trained_outputs[~is_first]
-        del trained_outputs
+        # Rows of the MI sample, whose device copy the critics' v reads (estimators.critic_problems.CriticColumns):
+        # a statistic's copy of them is gathered on the device from it (estimators.resident.rows_of).
+        first_outputs, second_outputs = rows_of(outputs, train[is_first]), rows_of(outputs, train[~is_first])
         for kind, _, label, what in PAIR_STATISTICS + FLOAT_STATISTICS + SUPPORT_STATISTICS + COUNTING_STATISTICS:
             extra = ({"support_columns": support_columns} if kind is SupportLogRatio else
                      {"device": device} if kind in FLOAT_STATISTIC_KINDS else {})
@@ -258,7 +259,7 @@ def pair_statistics(cell, critics, fits, data, support_columns=None, min_draws: 
                     words += bit_parts_words(fitted, first_outputs, second_outputs, encoder)
                 statistics.append((pair_statistic(fitted, first[record], second[record]), label, words,
                                    f"{origin}; statistic: {words}"))
-    held_dbs, held_outputs = dbs[held], outputs[held]  # one copy of the held-out draws for every statistic
+    held_dbs, held_outputs = dbs[held], rows_of(outputs, held)  # one copy of the held-out draws for every statistic
     return [PairCandidate(first, second, record, statistic, why, statistic_label=label, statistic_words=words,
                           held_out=held_out_scores(statistic, first, second, record, held_dbs, held_outputs,
                                                    min_draws))

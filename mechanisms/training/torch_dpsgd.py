@@ -54,9 +54,9 @@ _DTYPES = ("float64", "float32")
 #: GPU's steps a few small kernels each, with the host's per-call work (databases, checks, copies) between them.
 GPU_CHUNK_RUNS = 4096
 
-#: θ₀ on its device, one tensor for every call that starts from the same θ₀ (:meth:`TorchDPSGD.initial_parameters`):
-#: a training call's default θ₀ crossed from the host at each call (66 KB at d = 8,257 in float64; issue 42). Keyed by
-#: the process (a forked child does not read its parent's device memory), device, dtype and what fixes θ₀; at most
+#: θ₀ on its device, one tensor for every call that starts from the same θ₀ (:meth:`TorchDPSGD.initial_parameters`),
+#: so that it crosses from the host once, not at each call (66 KB at d = 8,257 in float64; issue 42). Keyed by the
+#: process (a forked child does not read its parent's device memory), device, dtype and what fixes θ₀; at most
 #: :data:`KEPT_INITIAL` kept, the oldest dropped first.
 _INITIAL: dict = {}
 KEPT_INITIAL = 8
