@@ -3,14 +3,18 @@
 An audit reads the same host arrays on its device many times: the float-bit statistics
 (:mod:`audit.statistics.float_bits`) and the ideal rounding (:func:`audit.statistics.arithmetic.device_round_significand`)
 at each fit, held-out score and cross-fitting fold; the critic scorer (:class:`estimators.neural.CriticScorer`) at
-each value of the event test's T(a, y) − T(b, y), whose outputs y are the same for both values. Copied at each read,
+each value of the event test's T(a, y) − T(b, y), whose outputs y are the same for both values; the MI critics'
+input v (:class:`estimators.critic_problems.CriticColumns`), the MI sample's outputs beside the other records, whose
+rows the event test's statistics read again (their training and held-out draws, :func:`rows_of`). Copied at each read,
 these were most of an audit's host→device bytes on the DP-SGD grid's widest release (d = 8,257; issue 42). A
 :class:`ResidentOutputs` store, entered by :func:`keep_on_device` (for an audit's look, :func:`audit.engine._run_audit`,
 and by each bit statistic's fit), keeps the first device copy of each block for as long as the block lives on the
 host, and gives it to every later reader; a block's rows chosen by :meth:`ResidentOutputs.rows` (a cross-fitting
 fold's) are gathered on the device from the block's copy instead of copied again. A block made on the device from a kept one and
 brought back (the ideal rounding of the outputs, which the critic scorer reads) keeps its device tensor as its host
-array's copy (:func:`keep_made`) instead of being copied there again. The values are the same tensors
+array's copy (:func:`keep_made`) instead of being copied there again, and so does a block whose rows repeat (DP's
+other records w in v, the same row in every draw of a two-point prior), made there from its distinct rows
+(:func:`distinct_input`). The values are the same tensors
 either way, so every code, score and statistic is bit for bit what the copies gave.
 
 A block is known by its memory, on a device named with its index (``cuda`` is the current CUDA device, as a
@@ -258,7 +262,8 @@ def device_columns(blocks, device, width: int | None = None, pinned: bool = Fals
     while it lives, copied once), the others (w's) through :func:`distinct_input` (their distinct rows cross)."""
     import torch
 
-    blocks = tuple(np.asarray(block, dtype=np.float64) for block in (blocks if isinstance(blocks, tuple) else (blocks,)))
+    blocks = tuple(np.asarray(block, dtype=np.float64)
+                   for block in (blocks if isinstance(blocks, tuple) else (blocks,)))
     parts = [device_input(blocks[0], device, pinned)] + [distinct_input(block, device) for block in blocks[1:]]
     missing = 0 if width is None else width - sum(part.shape[-1] for part in parts)
     if missing > 0:  # zeros, as pad_columns': a constant input (estimators.critic_problems.pad_columns)
