@@ -107,8 +107,12 @@ def test_each_skipped_row_says_what_to_do_and_one_reason_is_said_once(scanned):
     assert ("  skipped: newcomer.count_budget: unknown signature: no parameter 'epsilon' or 'eps'; next: the scan "
             "reads the claim from a parameter named epsilon (a user's module: epsilon or eps; and delta, for (ε, δ)-DP); "
             "a docstring or decorator is not read") in text
+    # The reason says what to rename: seed, to rng if it takes a numpy Generator, to random_state if an integer seed.
     assert ("  skipped: newcomer.laplace_count: unknown signature: required parameter(s) seed the profile gives no "
-            "value; next:") in text and "the audit's numpy Generator as rng (or generator)" in text
+            "value: if seed takes a numpy Generator, rename it rng or generator, or annotate it numpy.random.Generator; "
+            "if it takes an integer seed, rename it random_state; next:") in text
+    assert ("the audit's numpy Generator as rng (or generator, a parameter annotated numpy.random.Generator, or the "
+            "one parameter named like a generator: gen, random_generator)") in text
     # Both grid points of ratio raise for the same reason: one row, naming both, the pair's databases once.
     assert ("  skipped: newcomer.ratio(epsilon=0.1) / ends, newcomer.ratio(epsilon=1.0) / ends: the call raised "
             "ValueError on the first database: cannot take a ratio with a zero; next: the pair's databases were "
