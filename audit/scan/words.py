@@ -196,8 +196,11 @@ def cost_words(result) -> str:
 
 def finding_line(outcome: dict, folder) -> str:
     """The terminal's line of one finding: its case, the bound certified, how, and its folder."""
-    how = ("through the output's floating-point bits" if outcome.get("refuting_test") == "float"
-           else "by the MI test" if outcome.get("refuting_test") == "mi" else "through the output's values")
+    parts = outcome.get("bit_parts")  # a dict release's keys whose bits differ most (audit.scan.case_audit)
+    how = (f"through the floating-point bits of the output's {', '.join(parts)}" if parts and
+           outcome.get("refuting_test") == "float" else "through the output's floating-point bits"
+           if outcome.get("refuting_test") == "float" else "by the MI test" if outcome.get("refuting_test") == "mi"
+           else "through the output's values")
     return f"  finding: {outcome['id']}: {outcome['claim']} refuted, certified {certified_bound(outcome)} {how} ({folder})"
 
 
