@@ -206,3 +206,26 @@ def test_the_diffprivlib_scan_finds_the_bingham_sampler_bug(tmp_path):
 
     assert ("per case at most 6000 runs (diffprivlib.mechanisms.Bingham: 60000: its family's own budget) and "
             in report_blocks(result, {outcome["id"]: "findings/01"})[1][1])
+
+
+def test_the_how_to_row_of_the_array_tool_says_what_its_seed_parameter_gets():
+    # docs/how-to/scan-a-library.md's families table: the ArrayTool row's call is the family's call source, and the
+    # seed parameter receives an int: the first draw of integers(2**31) from the audit's generator (the same seed
+    # drawn again here, apart from the code under test), not the generator itself.
+    from pathlib import Path
+
+    table = (Path(__file__).resolve().parents[1] / "docs/how-to/scan-a-library.md").read_text(encoding="utf-8")
+    (row,) = [line for line in table.splitlines() if line.startswith("| `ArrayTool` |")]
+    written = row.split(" | ")[2].split("`")[1]
+    assert written == "tool(db[:, 0], epsilon=…, bounds=…, random_state=int(rng.integers(2**31)))"
+    received = []
+
+    def seeded(array, epsilon=1.0, bounds=None, random_state=None):
+        received.append(random_state)
+        return float(np.sum(array))
+
+    source = ArrayTool().call_source(seeded, {"epsilon": 1.0, "bounds": (0.0, 10.0)})
+    assert source == "entry(db[:, 0], epsilon=1.0, bounds=(0.0, 10.0), random_state=int(rng.integers(2**31)))"
+    function = eval(compile(f"lambda db, rng: {source}", "<test>", "eval"), {"entry": seeded, "np": np})
+    function(np.zeros((3, 1)), np.random.default_rng(5))
+    assert type(received[0]) is int and received[0] == int(np.random.default_rng(5).integers(2**31))

@@ -92,6 +92,38 @@ def test_the_listing_bound_is_one_bound_for_the_whole_listing(monkeypatch):
     assert isolation.most_case_seconds(60.0, 10.0) == (4 + 20 + 1 + 10) * 60.0 + 2 * 10.0
 
 
+def test_each_case_a_worker_never_listed_names_itself_and_the_bound_in_words(plant, monkeypatch):
+    # A local pool whose worker never ends its listing (a future that never ends): past the scan's bound on it, every
+    # case is skipped, each reason naming its case and entry point, then the bound: 4 × (0.01 s + 0 s) + 0.01 s to
+    # start + 0.01 s of grace = 0.06 s, computed here apart from listing_bound.
+    from mechanisms.execution import backends
+
+    from audit.scan.case_audit import list_cases
+
+    module = plant("unlisted_tools", "import numpy as np\n\n\ndef noisy_sum(array, epsilon=1.0, random_state=None):\n"
+                   "    return float(np.sum(array) + np.random.default_rng(random_state).laplace(1 / epsilon))\n",
+                   on_path=False)
+    cases = list_cases(str(module), (0.1, 1.0))[1]
+    tasks = [isolation.CaseTask(position, case.id, 0.025, 2000, 1.0, 7, None) for position, case in enumerate(cases)]
+    monkeypatch.setattr(backends, "ProcessBackend", lambda target, workers: _NeverEnds())
+    monkeypatch.setattr(processes, "WORKER_START_SECONDS", 0.01)
+    monkeypatch.setattr(isolation, "HARD_KILL_GRACE", 0.01)
+    target = isolation.ScanTarget("scan", str(module), (0.1, 1.0), 0.01, 0.0)
+    outcomes = isolation.run_cases(target, tasks, cases, workers=1, backend="local")
+    bound = 4 * (0.01 + 0.0) + 0.01 + 0.01
+    assert [o["id"] for o in outcomes] == ["unlisted_tools.noisy_sum(epsilon=0.1) / ends",
+                                           "unlisted_tools.noisy_sum(epsilon=1.0) / ends"]
+    for number, outcome in enumerate(outcomes, 1):
+        assert outcome["status"] == "skipped" and outcome[RETRY] is True
+        assert outcome["reason"] == (
+            f"case {number} of 2 ({outcome['id']}; entry point unlisted_tools.noisy_sum) was not audited, as no worker "
+            f"listed the cases: the worker did not start and list the cases within {bound:g} s, the scan's bound on "
+            "a fresh worker: 4 times the sum of --listing-timeout (0.01 s) and what the scan's own listing took (0 s), "
+            "plus 0.01 s for the worker to start and 0.01 s of grace; stuck as it started (the script that called the "
+            "scan, which each worker imports, or a start-up hook) or as it listed (importing the target or its "
+            "library); the worker process was stopped")
+
+
 def _scan_help() -> str:
     import contextlib
     import io
@@ -170,11 +202,13 @@ def test_a_worker_stuck_as_it_starts_costs_the_scan_its_bound_not_its_end(tmp_pa
     assert done.returncode == 0, done.stderr[-2000:]
     outcomes = json.loads(done.stdout.splitlines()[-1])["outcomes"]
     assert len(outcomes) >= 2 and {o["status"] for o in outcomes} == {"skipped"}
-    for outcome in outcomes:  # every case, none of which made a run: audited again by a resumed scan
+    for number, outcome in enumerate(outcomes, 1):  # every case, none of which made a run: audited again on resume
         assert outcome[RETRY] is True
-        assert outcome["reason"].startswith("the worker did not start and list the cases within ")
-        assert "(4 × (--listing-timeout 0.25 s + " in outcome["reason"]
-        assert "what the scan's own listing took) + 1 s to start + 0.5 s): stuck as it started" in outcome["reason"]
+        assert outcome["reason"].startswith(
+            f"case {number} of {len(outcomes)} ({outcome['id']}; entry point {outcome['entry']}) was not audited, as "
+            "no worker listed the cases: the worker did not start and list the cases within ")
+        assert "4 times the sum of --listing-timeout (0.25 s) and what the scan's own listing took (" in outcome["reason"]
+        assert "plus 1 s for the worker to start and 0.5 s of grace; stuck as it started" in outcome["reason"]
     lines = (tmp_path / "state.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)[RETRY] for line in lines[1:]] == [True] * len(outcomes)
 
@@ -217,8 +251,10 @@ def test_a_worker_listing_call_after_call_is_stopped_at_the_bound_of_the_whole(p
     assert [(o["entry"], o["status"], o[RETRY]) for o in result.outcomes] == [
         ("slow_listing.noisy_sum", "skipped", True)]
     reason = result.outcomes[0]["reason"]
-    assert reason.startswith("the worker did not start and list the cases within ")
-    assert "+ 1 s to start + 0.5 s)" in reason
+    assert reason.startswith("case 1 of 1 (slow_listing.noisy_sum(epsilon=1.0) / ends; entry point "
+                             "slow_listing.noisy_sum) was not audited, as no worker listed the cases: the worker did "
+                             "not start and list the cases within ")
+    assert "plus 1 s for the worker to start and 0.5 s of grace;" in reason
 
 
 def _scan_with_hanging_workers(scan, module, monkeypatch):

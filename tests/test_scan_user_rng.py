@@ -134,3 +134,102 @@ def test_the_global_generator_note_names_what_the_function_takes(plant):
         assert notes["takes_rng"] in outcome["notes"]
     finally:
         sys.modules.pop("global_draws", None)
+
+
+#: Generator parameters with other names (:meth:`audit.scan.profiles.base.Family.generator_arguments`): annotations as
+#: text (``from __future__ import annotations``), read in the module's names (``Generator`` imported from numpy).
+OTHER_NAMES = '''
+from __future__ import annotations
+
+import numpy as np
+from numpy.random import Generator
+
+
+def _count(values):
+    return int(np.sum(np.asarray(values) >= 5))
+
+
+def by_gen(db, gen, epsilon=1.0):
+    return int(round(_count(db[:, 0]) + gen.laplace(0.0, 1.0 / epsilon)))
+
+
+def by_annotation(db, source: np.random.Generator, epsilon=1.0):
+    return int(round(_count(db[:, 0]) + source.laplace(0.0, 1.0 / epsilon)))
+
+
+def by_imported_name(array, noise: Generator | None = None, epsilon=1.0):
+    return int(round(_count(array) + noise.laplace(0.0, 1.0 / epsilon)))
+
+
+def by_default_none(array, random_generator=None, epsilon=1.0):
+    return int(round(_count(array) + random_generator.laplace(0.0, 1.0 / epsilon)))
+
+
+def two_like(db, gen, noise_rng, epsilon=1.0):
+    return _count(db[:, 0])
+
+
+def unnamed(db, source, epsilon=1.0):
+    return _count(db[:, 0])
+
+
+def key_not_generator(db, rng_key, epsilon=1.0):
+    return _count(db[:, 0])
+'''
+
+#: The same rule on annotations as objects (no ``from __future__``): ``Optional[np.random.Generator]``, and a
+#: ``typing.Generator`` annotation, which is not NumPy's.
+OBJECT_ANNOTATIONS = '''
+import typing
+
+import numpy as np
+
+
+def optional(db, draws: typing.Optional[np.random.Generator] = None, epsilon=1.0):
+    return float(np.sum(db[:, 0]) + draws.laplace(0.0, 10.0 / epsilon))
+
+
+def coroutine(db, feed: typing.Generator, epsilon=1.0):
+    return float(np.sum(db[:, 0]))
+'''
+
+
+@pytest.mark.parametrize("name, source", [("other_names", OTHER_NAMES), ("object_annotations", OBJECT_ANNOTATIONS)])
+def test_a_generator_with_another_name_is_given_where_the_signature_says_which(plant, name, source):
+    from audit.scan.case_audit import list_cases
+
+    path = plant(name, source)
+    sys.modules.pop(name, None)
+    try:
+        skipped, cases = list_cases(str(path), (1.0,))
+        module = importlib.import_module(name)
+    finally:
+        sys.modules.pop(name, None)
+    sources = {c.entry.name: c.source for c in cases}
+    reasons = {s.what.rsplit(".", 1)[1]: s.reason for s in skipped}
+    rename = ("rename it rng or generator, or annotate it numpy.random.Generator; if it takes an integer seed, rename "
+              "it random_state")
+    if name == "other_names":
+        assert sources == {"by_gen": "entry(db, epsilon=1.0, gen=rng)",
+                           "by_annotation": "entry(db, epsilon=1.0, source=rng)",
+                           "by_imported_name": "entry(db[:, 0], epsilon=1.0, noise=rng)",
+                           "by_default_none": "entry(db[:, 0], epsilon=1.0, random_generator=rng)"}
+        required = "unknown signature: required parameter(s) {} the profile gives no value: "
+        assert reasons == {
+            "two_like": required.format("gen, noise_rng") + "gen and noise_rng are each named like a generator, so "
+                        "neither is given the audit's numpy Generator; rename the one that takes it to rng or "
+                        "generator, or annotate it numpy.random.Generator",
+            "unnamed": required.format("source") + "if source takes a numpy Generator, " + rename,
+            "key_not_generator": required.format("rng_key") + "if rng_key takes a numpy Generator, " + rename}
+    else:
+        assert sources == {"optional": "entry(db, epsilon=1.0, draws=rng)"}
+        assert reasons == {"coroutine": "unknown signature: required parameter(s) feed the profile gives no value: "
+                                        "if feed takes a numpy Generator, " + rename}
+    # Each case's function draws from the generator it is given, as miaudit audit --per-database calls f(db, rng) by
+    # position: the same values as the module's function called directly, positionally, on a generator of one seed.
+    for case in cases:
+        function = case.function()
+        entry = getattr(module, case.entry.name)
+        data = case.pair.second if case.source.startswith("entry(db,") else case.pair.second[:, 0]
+        assert [function(case.pair.second, np.random.default_rng(seed)) for seed in range(10)] == \
+            [entry(data, np.random.default_rng(seed)) for seed in range(10)]

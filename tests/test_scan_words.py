@@ -107,8 +107,12 @@ def test_each_skipped_row_says_what_to_do_and_one_reason_is_said_once(scanned):
     assert ("  skipped: newcomer.count_budget: unknown signature: no parameter 'epsilon' or 'eps'; next: the scan "
             "reads the claim from a parameter named epsilon (a user's module: epsilon or eps; and delta, for (ε, δ)-DP); "
             "a docstring or decorator is not read") in text
+    # The reason says what to rename: seed, to rng if it takes a numpy Generator, to random_state if an integer seed.
     assert ("  skipped: newcomer.laplace_count: unknown signature: required parameter(s) seed the profile gives no "
-            "value; next:") in text and "the audit's numpy Generator as rng (or generator)" in text
+            "value: if seed takes a numpy Generator, rename it rng or generator, or annotate it numpy.random.Generator; "
+            "if it takes an integer seed, rename it random_state; next:") in text
+    assert ("the audit's numpy Generator as rng (or generator, a parameter annotated numpy.random.Generator, or the "
+            "one parameter named like a generator: gen, random_generator)") in text
     # Both grid points of ratio raise for the same reason: one row, naming both, the pair's databases once.
     assert ("  skipped: newcomer.ratio(epsilon=0.1) / ends, newcomer.ratio(epsilon=1.0) / ends: the call raised "
             "ValueError on the first database: cannot take a ratio with a zero; next: the pair's databases were "
@@ -199,3 +203,38 @@ def test_a_skipped_row_of_each_kind_says_its_next_step():
     assert skipped_step("the call raised MemoryError ...", "m.f").startswith("next: allow it more memory with "
                                                                              "--memory-limit SIZE")
     assert skipped_step("releases a function (objective perturbation)", "m.Vector") == ""  # its reason says it all
+
+
+#: A dict release: 'sum' is the records' sum (0 on a = [0, 0, 0], 10 on b = [10, 0, 0]) plus Laplace noise of scale
+#: 10/ε, ε-DP in real arithmetic (sensitivity 10, Dwork et al. 2006) but not in float64, where s ⊕ L on s = 10 lies on
+#: other grids than L itself (Mironov 2012); 'zeros' has the same law on both databases. So the claim can be refuted
+#: through the bits of 'sum' alone.
+DICT_RELEASE = '''
+import numpy as np
+
+
+def leak(db, rng, epsilon=1.0):
+    return {"zeros": 5.0 + rng.laplace(0.0, 10.0 / epsilon), "sum": float(np.sum(db[:, 0])) + rng.laplace(0.0, 10.0 / epsilon)}
+'''
+
+
+def test_a_dict_releases_float_finding_names_its_key_in_the_finding_line(plant):
+    import sys
+
+    from audit.scan.running import scan
+    from audit.scan.words import finding_line
+
+    path = plant("dict_release", DICT_RELEASE)
+    sys.modules.pop("dict_release", None)
+    try:
+        result = scan(str(path), epsilons=(1.0,), max_runs=6000, timeout=60, seed=0, in_process=True)
+    finally:
+        sys.modules.pop("dict_release", None)
+    (finding,) = result.findings
+    assert finding["refuting_test"] == "float" and finding["bit_parts"] == ["y{'sum'}"]
+    assert finding_line(finding, "findings/01") == (
+        f"  finding: dict_release.leak(epsilon=1.0) / ends: dp:1.0 refuted, certified ε ≥ "
+        f"{finding['epsilon_lower_bound']:.3g} through the floating-point bits of the output's y{{'sum'}} (findings/01)")
+    # A finding of one number names no part: the line is as before.
+    plain = dict(finding, bit_parts=None)
+    assert "through the output's floating-point bits (findings/01)" in finding_line(plain, "findings/01")

@@ -59,16 +59,24 @@ CHUNK_TIMEOUT_FACTOR = 10.0
 COMPUTE_TIMEOUTS = 1.0
 
 
+#: The dict releases of each database of a case's pair kept (its first ones), from which a float-bit finding names the
+#: keys whose bits differ most (:func:`_bit_parts`): as many as the float-bit test's pilot runs.
+KEPT_RELEASES = 2000
+
+
 class _Captured:
     """Call ``function(db, rng)`` on a copy of ``db``, with its stdout captured and its warnings recorded (first
     of each), and whether it changed the copy (diffprivlib 0.6.6's PCA centres its X in place: the probe's
-    pair, changed so, was no longer a neighbouring pair and the case was skipped)."""
+    pair, changed so, was no longer a neighbouring pair and the case was skipped). Given the case's ``pair``, it keeps
+    the first :data:`KEPT_RELEASES` dict releases of more than one key of each of its databases (``kept``)."""
 
-    def __init__(self, function):
+    def __init__(self, function, pair=None):
         self.function = function
         self.printed = ""
         self.warned = []
         self.mutates = False
+        self.pair = pair
+        self.kept = ([], [])
 
     def __call__(self, db, rng):
         sink = io.StringIO()
@@ -84,6 +92,11 @@ class _Captured:
             text = f"{warning.category.__name__}: {warning.message}"
             if text not in self.warned and len(self.warned) < 3:
                 self.warned.append(text)
+        if isinstance(value, dict) and len(value) > 1 and self.pair is not None:
+            for kept, database in zip(self.kept, (self.pair.first, self.pair.second)):
+                if len(kept) < KEPT_RELEASES and np.array_equal(db, database, equal_nan=True):
+                    kept.append(value)
+                    break
         return value
 
 
@@ -183,7 +196,7 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
         # bounded here, for a scan run in its own process too (no hard kill there), with a message naming it.
         function = _Captured(call_user_code(case.function, who=who, timeout=timeout,
                                             where=" while its call was built (the family's preamble and setup)",
-                                            hint="(the scan's --timeout)"))
+                                            hint="(the scan's --timeout)"), case.pair)
         if case.raised_as_output:  # counts each database's raises (audit.scan.raised)
             from audit.scan.raised import RaiseCounter
 
@@ -288,8 +301,38 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
         raised = {"raises": function.summary()}
         notes.append(finding_note(raised["raises"]) if audit.refuted and any(raised["raises"]["raised"])
                      else function.note())
+    evidence = _evidence(audit)
+    if evidence.get("refuting_test") == "float":
+        event = audit.result.refuting_event_test
+        evidence.update(_bit_parts(captured.kept, (event.event or {}).get("statistic") if event else None))
     return {"id": case.id, "status": "finding" if audit.refuted else "control", **_described(case, seed),
-            **_evidence(audit), "alpha": alpha, "max_runs": int(max_runs), **_times(started), "notes": notes, **raised}
+            **evidence, "alpha": alpha, "max_runs": int(max_runs), **_times(started), "notes": notes, **raised}
+
+
+def _bit_parts(kept: tuple, label: str | None) -> dict:
+    """``{"bit_parts": [...]}``: the keys of a dict release whose floating-point bits differ most between the pair's
+    databases (:func:`audit.search.event_candidates.bit_parts`, ``["y{'sum'}"]``), read by the refuting float-bit
+    statistic (``label``) fitted on the releases kept (``kept``, :class:`_Captured`); {} where none is named. Said of
+    a finding already made: it spends no α and no run."""
+    from mechanisms.outputs.encoding import OutputEncoder
+
+    from audit.search.event_candidates import bit_parts
+    from audit.statistics.float_bits import FLOAT_STATISTICS
+
+    if min(len(k) for k in kept) < 2:
+        return {}
+    encoder = OutputEncoder()
+    try:
+        first, second = (np.array([encoder(release) for release in releases]) for releases in kept)
+    except Exception:  # noqa: BLE001 - a release the encoder refuses (too many keys) names no key; the finding stands
+        return {}
+    kinds = [kind for kind, _, name, _ in FLOAT_STATISTICS if name == label] or [k for k, *_ in FLOAT_STATISTICS]
+    for kind in kinds:
+        fitted = kind.fit(first, second)
+        names = [] if fitted is None else bit_parts(fitted, first, second, encoder)
+        if names:
+            return {"bit_parts": names}
+    return {}
 
 
 def chunk_timeout(timeout: float, probe_seconds: float, calls: int | None = None) -> float:

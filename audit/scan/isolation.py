@@ -406,7 +406,8 @@ def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, bac
         listed, = run_tasks(pool, list_in_worker, [None], retries=0,
                             give_up=lambda position, exc, attempts: _listing_given_up(target, exc))
         if isinstance(listed, str):  # the listing was stuck: no worker lists the cases, so none is audited
-            return [_given(on_done, position, stuck_outcome(case, task.seed, listed))
+            return [_given(on_done, position, stuck_outcome(case, task.seed, _unlisted(listed, position, len(cases),
+                                                                                       case)))
                     for position, (task, case) in enumerate(zip(tasks, cases))]
         return run_tasks(pool, run_case, tasks, retries=0, give_up=give_up, on_done=on_done)
     finally:
@@ -416,12 +417,21 @@ def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, bac
 
 
 def _listing_overdue(target: ScanTarget, bound: float) -> str:
-    """Why every case is skipped where no worker listed the cases within the scan's ``bound`` on it."""
-    return (f"the worker did not start and list the cases within {bound:.4g} s ({WORKER_LISTING_TIMEOUTS} × "
-            f"(--listing-timeout {target.listing_timeout:g} s + {target.listed_seconds:.3g} s, what the scan's own "
-            f"listing took) + {processes.WORKER_START_SECONDS:g} s to start + {HARD_KILL_GRACE:g} s): stuck as it "
-            "started (the script that called the scan, which each worker imports, or a start-up hook) or as it listed "
-            "(importing the target or its library); the worker process was stopped")
+    """Why no worker listed the cases within the scan's ``bound`` on it (:func:`audit.scan.processes.listing_bound`),
+    the bound said in words; each case's reason names the case before it (:func:`_unlisted`)."""
+    return (f"the worker did not start and list the cases within {bound:.4g} s, the scan's bound on a fresh worker: "
+            f"{WORKER_LISTING_TIMEOUTS} times the sum of --listing-timeout ({target.listing_timeout:g} s) and what the "
+            f"scan's own listing took ({target.listed_seconds:.3g} s), plus {processes.WORKER_START_SECONDS:g} s for "
+            f"the worker to start and {HARD_KILL_GRACE:g} s of grace; stuck as it started (the script that called the "
+            "scan, which each worker imports, or a start-up hook) or as it listed (importing the target or its "
+            "library); the worker process was stopped")
+
+
+def _unlisted(listed: str, position: int, count: int, case) -> str:
+    """The reason of case ``position`` (of ``count``) where no worker listed the cases (``listed``: why): which case
+    and entry point, then why."""
+    return (f"case {position + 1} of {count} ({case.id}; entry point {case.entry.qualified}) was not audited, as no "
+            f"worker listed the cases: {listed}")
 
 
 def _overdue_outcome(target: ScanTarget, task: CaseTask, case, exc) -> dict:

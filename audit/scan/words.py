@@ -115,8 +115,9 @@ def skipped_step(reason: str, entry: str, outcome: dict | None = None) -> str:
                 "and scan again")
     if reason.startswith("unknown signature: required parameter(s)"):
         return ("next: the scan passes only the data, epsilon (delta), bounds, weights, a seed named random_state and, "
-                "in a user's module, the audit's numpy Generator as rng (or generator); give the other parameters "
-                "defaults, or draw the noise from rng")
+                "in a user's module, the audit's numpy Generator as rng (or generator, a parameter annotated "
+                "numpy.random.Generator, or the one parameter named like a generator: gen, random_generator); give the "
+                "other parameters defaults, or draw the noise from rng")
     if reason.startswith("unknown signature"):
         return ("next: an entry point is a function whose first parameter is db (a user's module), array (data, "
                 "values, sample, a) or value, taking epsilon, or a class taking epsilon with fit or randomise "
@@ -195,8 +196,11 @@ def cost_words(result) -> str:
 
 def finding_line(outcome: dict, folder) -> str:
     """The terminal's line of one finding: its case, the bound certified, how, and its folder."""
-    how = ("through the output's floating-point bits" if outcome.get("refuting_test") == "float"
-           else "by the MI test" if outcome.get("refuting_test") == "mi" else "through the output's values")
+    parts = outcome.get("bit_parts")  # a dict release's keys whose bits differ most (audit.scan.case_audit)
+    how = (f"through the floating-point bits of the output's {', '.join(parts)}" if parts and
+           outcome.get("refuting_test") == "float" else "through the output's floating-point bits"
+           if outcome.get("refuting_test") == "float" else "by the MI test" if outcome.get("refuting_test") == "mi"
+           else "through the output's values")
     return f"  finding: {outcome['id']}: {outcome['claim']} refuted, certified {certified_bound(outcome)} {how} ({folder})"
 
 

@@ -32,7 +32,7 @@ from audit.statistics.secret_critics import public_fixed, secret_values
 from audit.search.pair_probe import left_out, probe_rng, refused_pairs
 from audit.search.prior_search import structured_pairs
 
-__all__ = ["STRUCTURED_EVENT_PAIRS", "STRUCTURED_PROBE_TAG", "BIT_PILOT_RUNS", "event_candidates",
+__all__ = ["STRUCTURED_EVENT_PAIRS", "bit_parts", "STRUCTURED_PROBE_TAG", "BIT_PILOT_RUNS", "event_candidates",
            "accepted_structured_pairs", "pair_statistics", "critic_statistic", "float_bit_candidates",
            "selection_floor"]
 
@@ -51,21 +51,27 @@ STRUCTURED_PROBE_TAG = 0x65766E74
 BIT_PILOT_RUNS = 2000
 
 
-def bit_parts_words(fitted, first_outputs, second_outputs, encoder) -> str:
+def bit_parts(fitted, first_outputs, second_outputs, encoder) -> list:
     """Which named parts of a structured output (a dict's values by key, a tuple's by position:
     :class:`mechanisms.outputs.encoding.OutputEncoder`) carry the bits a fitted float-bit statistic tells the two
-    inputs apart by, in words (``", read on the bits of y{'ones'}, …"``): the encoder's value buckets whose codes
-    differ most between the inputs (at least half the largest total-variation distance:
-    :meth:`audit.statistics.float_bits._BitsLogRatio.column_separation`), three at most; "" for an output of one
+    inputs apart by (``["y{'ones'}"]``): the encoder's value buckets whose codes differ most between the inputs (at
+    least half the largest total-variation distance:
+    :meth:`audit.statistics.float_bits._BitsLogRatio.column_separation`), three at most; [] for an output of one
     number, without an encoder, or where no bucket's codes differ."""
     if encoder is None or not hasattr(fitted, "column_separation"):
-        return ""
+        return []
     separation = fitted.column_separation(first_outputs, second_outputs, encoder.width)
     if not separation.size or not separation.max() > 0:
-        return ""
+        return []
     strongest = [int(j) for j in np.argsort(-separation, kind="stable") if separation[j] >= separation.max() / 2]
     names = [" + ".join(encoder.names_in(j)[0]) for j in strongest if encoder.names_in(j)[0]][:3]
-    if not names or names == ["y"]:
+    return [] if names == ["y"] else names
+
+
+def bit_parts_words(fitted, first_outputs, second_outputs, encoder) -> str:
+    """:func:`bit_parts` in words (``", read on the bits of y{'ones'}, …"``); "" where it names none."""
+    names = bit_parts(fitted, first_outputs, second_outputs, encoder)
+    if not names:
         return ""
     return f", read on the bits of {', '.join(names)} (the output's parts whose bits differ most between the databases)"
 

@@ -43,8 +43,13 @@ EPSILONS = (0.1, 1.0, 4.0)
 #: The parameters given the audit's own ``numpy.random.Generator`` (not a seed) where a family names them
 #: (:attr:`Family.generator_names`; a user's module's families): the generator ``miaudit audit --per-database`` passes
 #: to ``f(db, rng)``, each chunk of runs its own, seeded from the case's seed, so the entry point draws from it as it
-#: does in an audit.
+#: does in an audit. Where a family names them, other parameters are given it too where that is unambiguous
+#: (:meth:`Family.generator_arguments`): one annotated ``numpy.random.Generator``, or the one named like a generator
+#: (:data:`GENERATOR_WORDS`).
 GENERATOR_NAMES = ("rng", "generator")
+#: A parameter is named like a generator where the last word of its name (split at underscores, any case) is one of
+#: these: ``gen``, ``prng``, ``random_generator``, ``noise_rng`` (not ``rng_key``, ``gen_count``).
+GENERATOR_WORDS = ("rng", "prng", "gen", "generator")
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,48 @@ def parameters(obj) -> dict:
         return dict(inspect.signature(obj).parameters)
     except (TypeError, ValueError):
         return {}
+
+
+def _named_like_generator(name: str) -> bool:
+    """Whether the last underscore-separated word of ``name`` is one of :data:`GENERATOR_WORDS`."""
+    return name.lower().rstrip("_").split("_")[-1] in GENERATOR_WORDS
+
+
+def _resolved(text: str, namespace: dict):
+    """The object a dotted name ``text`` names in ``namespace`` (``np.random.Generator``), else None: an annotation
+    written as a string (``from __future__ import annotations``) is read without evaluating it."""
+    head, *rest = text.strip().split(".")
+    value = namespace.get(head)
+    for part in rest:
+        value = getattr(value, part, None)
+    return value
+
+
+def _annotated_generator(annotation, namespace: dict) -> bool:
+    """Whether ``annotation`` is ``numpy.random.Generator``, alone or with ``None`` (``Generator | None``,
+    ``Optional[Generator]``), as an object or as the text of one read in the module's ``namespace``."""
+    import typing
+
+    if annotation is np.random.Generator:
+        return True
+    if isinstance(annotation, str):
+        text = annotation.replace(" ", "")
+        for wrapper in ("Optional[", "typing.Optional["):
+            if text.startswith(wrapper) and text.endswith("]"):
+                text = text[len(wrapper):-1]
+        return any(_resolved(part, namespace) is np.random.Generator for part in text.split("|") if part != "None")
+    return np.random.Generator in typing.get_args(annotation)
+
+
+def _namespace(obj) -> dict:
+    """The global names ``obj``'s annotations are read in: its function's globals, else its module's."""
+    import sys
+
+    names = getattr(obj, "__globals__", None)
+    if names is None:
+        module = sys.modules.get(getattr(obj, "__module__", "") or "")
+        names = vars(module) if module is not None else {}
+    return names
 
 
 def _required(params: dict, skip: tuple) -> list:
@@ -134,7 +181,9 @@ class Family:
         drawn from the audit's generator, so each run is seeded.
     generator_names : tuple of str
         Arguments given the audit's generator itself, where the entry point has them (:data:`GENERATOR_NAMES`);
-        none by default, a library's profile names its own.
+        none by default, a library's profile names its own. Where it names any, a parameter annotated
+        ``numpy.random.Generator``, or else the one parameter named like a generator, is given it too
+        (:meth:`generator_arguments`).
     rows : int
         Records in a database: the smallest size that exercises the code.
     relation : str
@@ -201,10 +250,54 @@ class Family:
         """Whether ``obj`` (a function, or a class's ``__init__``) has a privacy parameter of this family's names."""
         return self.epsilon_parameter(parameters(obj)) in parameters(obj)
 
+    def generator_arguments(self, obj) -> tuple:
+        """The parameters of ``obj`` given the audit's generator itself, where the family names any
+        ``generator_names`` (a user's module's), by this rule:
+
+        1. each parameter named one of ``generator_names`` (``rng``, ``generator``), and each annotated
+           ``numpy.random.Generator`` (alone or ``| None``, ``Optional[…]``), whatever its name;
+        2. where there is none, the parameter named like a generator (the last word of its name one of
+           :data:`GENERATOR_WORDS`: ``gen``, ``random_generator``) that is required or defaults to None or to a
+           generator, where it is the only one: of two such, neither (which takes the generator is not known;
+           a required one is then skipped, its reason saying what to rename).
+
+        ``miaudit audit --per-database`` passes its generator by position, ``f(db, rng)``; a scan passes it by name,
+        so it gives it only where the name or the annotation says which parameter takes it."""
+        if not self.generator_names:
+            return ()
+        params, namespace = self.signature(obj), _namespace(obj)
+        chosen = tuple(n for n, p in params.items()
+                       if n in self.generator_names or _annotated_generator(p.annotation, namespace))
+        if chosen:
+            return chosen
+        filled = (self.seed_name, self.epsilon_parameter(params)) + tuple(self.data_arguments())
+        like = [n for n, p in params.items() if n not in filled and _named_like_generator(n)
+                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                and (p.default is inspect.Parameter.empty or p.default is None
+                     or isinstance(p.default, np.random.Generator))]
+        return tuple(like) if len(like) == 1 else ()
+
     def generator_parameters(self, obj) -> tuple:
-        """The parameters of ``obj`` the call gives a seed or a generator (``seed_name``, ``generator_names``)."""
+        """The parameters of ``obj`` the call gives a seed or a generator (``seed_name``,
+        :meth:`generator_arguments`)."""
         params = self.signature(obj)
-        return tuple(n for n in (self.seed_name,) + tuple(self.generator_names) if n in params)
+        return tuple(n for n in (self.seed_name,) if n in params) + self.generator_arguments(obj)
+
+    def _rename_hint(self, missing: list) -> str:
+        """What to rename, said after a required parameter the family gives no value (``missing``), where the family
+        gives the audit's generator (:meth:`generator_arguments`); "" where it gives none."""
+        if not self.generator_names:
+            return ""
+        names = f"{' or '.join(self.generator_names)}, or annotate it numpy.random.Generator"
+        like = [n for n in missing if _named_like_generator(n)]
+        if len(like) > 1:
+            return (f": {' and '.join(like)} are each named like a generator, so neither is given the audit's numpy "
+                    f"Generator; rename the one that takes it to {names}")
+        which = like[0] if like else (missing[0] if len(missing) == 1 else None)
+        if which is None:
+            return f": to give one of them the audit's numpy Generator, rename it {names}"
+        return (f": if {which} takes a numpy Generator, rename it {names}; if it takes an integer seed, rename it "
+                f"{self.seed_name}")
 
     def settings(self, obj, epsilons=EPSILONS) -> list:
         """The grid: one dict of keyword arguments per point (ε × bounds given or not × optional values)."""
@@ -212,11 +305,12 @@ class Family:
         epsilon = self.epsilon_parameter(params)
         if epsilon not in params:
             raise UnknownSignature(f"no parameter {' or '.join(repr(n) for n in self.epsilon_names or (epsilon,))}")
-        given = (epsilon, self.seed_name) + tuple(self.generator_names) + self.data_arguments()
+        given = (epsilon, self.seed_name) + self.generator_arguments(obj) + self.data_arguments()
         missing = [n for n in _required(params, given)
                    if n not in self.fixed and n not in self.bounds_names and n not in self.scaled]
         if missing:
-            raise UnknownSignature(f"required parameter(s) {', '.join(missing)} the profile gives no value")
+            raise UnknownSignature(f"required parameter(s) {', '.join(missing)} the profile gives no value"
+                                   + self._rename_hint(missing))
         kept = [float(e) for e in epsilons if e >= self.min_epsilon]
         axes = [[(epsilon, e) for e in kept or [float(e) for e in epsilons]]]
         fixed = [(n, v) for n, v in self.fixed.items() if n in params and params[n].default is inspect.Parameter.empty]

@@ -7,8 +7,10 @@ one database, called as ``miaudit audit --per-database`` calls ``f(db, rng)``; a
 is a model fitted on (X, y); a class taking ε with a ``randomise`` (``privatise``, ``perturb``) method, or a
 function whose first parameter is ``value``, is a local randomizer; a function whose first parameter is ``input_tuple`` is a local
 randomizer of one tuple (two attributes, each in [0, 1]). The privacy parameter is one of :data:`EPSILON_NAMES`
-and δ one of :data:`DELTA_NAMES`; a parameter ``rng`` (``generator``, :data:`~audit.scan.profiles.base.GENERATOR_NAMES`)
-is given the audit's ``numpy.random.Generator`` and ``random_state`` an integer seed drawn from it. ``bounds``
+and δ one of :data:`DELTA_NAMES`; a parameter ``rng`` (``generator``, :data:`~audit.scan.profiles.base.GENERATOR_NAMES`),
+or one annotated ``numpy.random.Generator``, or else the one parameter named like a generator (``gen``,
+``random_generator``: :meth:`audit.scan.profiles.base.Family.generator_arguments`) is given the audit's
+``numpy.random.Generator``, and ``random_state`` an integer seed drawn from it. ``bounds``
 (or ``range``) is given as (0, 10) and left out; ``weights`` as 4 per record and left out; ``classes`` as
 (0, 1, 2) and left out.
 """
