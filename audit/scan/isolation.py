@@ -406,8 +406,7 @@ def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, bac
         listed, = run_tasks(pool, list_in_worker, [None], retries=0,
                             give_up=lambda position, exc, attempts: _listing_given_up(target, exc))
         if isinstance(listed, str):  # the listing was stuck: no worker lists the cases, so none is audited
-            return [_given(on_done, position, stuck_outcome(case, task.seed, _unlisted(listed, position, len(cases),
-                                                                                       case)))
+            return [_given(on_done, position, stuck_outcome(case, task.seed, _unlisted(listed)))
                     for position, (task, case) in enumerate(zip(tasks, cases))]
         return run_tasks(pool, run_case, tasks, retries=0, give_up=give_up, on_done=on_done)
     finally:
@@ -418,7 +417,7 @@ def run_cases(target: ScanTarget, tasks: list, cases: list, *, workers: int, bac
 
 def _listing_overdue(target: ScanTarget, bound: float) -> str:
     """Why no worker listed the cases within the scan's ``bound`` on it (:func:`audit.scan.processes.listing_bound`),
-    the bound said in words; each case's reason names the case before it (:func:`_unlisted`)."""
+    the bound said in words; each case's reason says so (:func:`_unlisted`)."""
     return (f"the worker did not start and list the cases within {bound:.4g} s, the scan's bound on a fresh worker: "
             f"{WORKER_LISTING_TIMEOUTS} times the sum of --listing-timeout ({target.listing_timeout:g} s) and what the "
             f"scan's own listing took ({target.listed_seconds:.3g} s), plus {processes.WORKER_START_SECONDS:g} s for "
@@ -427,11 +426,10 @@ def _listing_overdue(target: ScanTarget, bound: float) -> str:
             "library); the worker process was stopped")
 
 
-def _unlisted(listed: str, position: int, count: int, case) -> str:
-    """The reason of case ``position`` (of ``count``) where no worker listed the cases (``listed``: why): which case
-    and entry point, then why."""
-    return (f"case {position + 1} of {count} ({case.id}; entry point {case.entry.qualified}) was not audited, as no "
-            f"worker listed the cases: {listed}")
+def _unlisted(listed: str) -> str:
+    """The reason of every case where no worker listed the cases (``listed``: why): one text, so that the report
+    says it once for an entry point's cases (:func:`audit.scan.words.skipped_items`), which name themselves."""
+    return f"not audited, as no worker listed the cases: {listed}"
 
 
 def _overdue_outcome(target: ScanTarget, task: CaseTask, case, exc) -> dict:
