@@ -12,6 +12,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from audit.mi_statement import NOTION_NAMES
 from audit.report.evidence import evidence_tables
 from audit.report.forecast import MAX_RUNS_TO_REFUTE, forecast_runs, runs_to_refute
 from audit.report.plain_words import cited_by_year, note_words
@@ -23,7 +24,6 @@ from mechanisms.calls.printed import NOTE_WORDS as PRINTED_NOTE_WORDS
 from mechanisms.execution.chunks import GLOBAL_DRAWS_WORDS
 from mechanisms.outputs.encoding import NONE_NOTE_WORDS
 
-NOTION_NAMES = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}
 # What each entry of ``samples_by_purpose`` paid for, in words.
 RUN_PURPOSES = {"mi": "MI sample (trains and certifies the critics)",
                 "pair_probe": "probing the searched and structured pairs (one run of each database)",
