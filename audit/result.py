@@ -344,10 +344,7 @@ class AuditResult:
         it = "the claim" if standalone else "it"
         tests = ", ".join(f"{_test_name(name)} at α = {share:.3g}" for name, share in self.claim_alpha.items())
         if self.relations is not None:
-            split = (f" α = {self.alpha:g} was split between the two relations (Bonferroni), "
-                     + "; ".join(f"{r['relation']} at α = {r['alpha']:.3g} ("
-                                 + ", ".join(f"{_test_name(name)} {share:.3g}" for name, share in r["claim_alpha"].items()) + ")"
-                                 for r in self.relations["results"]) + ".")
+            split = " " + self.relations_split_words(it)
         elif len(self.claim_alpha) > 1:
             split = f" α = {self.alpha:g} was split between the tests that can refute {it}: {tests}."
         else:
@@ -363,6 +360,29 @@ class AuditResult:
         return (f"No test found evidence against {it} at {confidence} confidence; "
                 f"this is not a proof that the claim holds: a larger budget (--samples, AuditSpec.samples) or inputs "
                 f"it did not try may find evidence.{split}")
+
+    def relations_split_words(self, it: str = "the claim") -> str:
+        """How α was divided under both relations (:attr:`relations`), in one sentence: first between the two relations
+        (Bonferroni), then each relation's level between the tests that can refute ``it`` under that relation; the
+        shares said once where both relations split their level alike, else under each relation by name."""
+        levels = self.relations["alpha_each"]
+        each = (f"α = {next(iter(levels.values())):.3g} each" if len(set(levels.values())) == 1
+                else " and ".join(f"α = {level:.3g} for {relation}" for relation, level in levels.items()))
+        head = f"α = {self.alpha:g} was split between the two relations (Bonferroni), {each}"
+        results = self.relations["results"]
+        if not results:  # a result built without each relation's summary: the split between the relations alone
+            return head + "."
+
+        def shares(claim_alpha: dict) -> str:
+            return (", ".join(f"{_test_name(name)} {share:.3g}" for name, share in claim_alpha.items())
+                    or f"none (no test can refute {it} under it)")
+
+        splits = [r["claim_alpha"] for r in results]
+        if all(split == splits[0] for split in splits):
+            tests = shares(splits[0])
+        else:
+            tests = "; ".join(f"under {r['relation']}, {shares(r['claim_alpha'])}" for r in results)
+        return f"{head}, and each relation's α between the tests that can refute {it} under it: {tests}."
 
     def relations_words(self) -> str:
         """The relations of an audit under both (:attr:`relations`), in words: the refuting one(s), else both."""

@@ -167,12 +167,13 @@ def _text(result, encoding: str = "", printed_before=()) -> str:
               terminal_text((f"{mi_heading}: {mi_role}. " if mi_heading else "")
                             + result.mi_statement(dp_bounds=result.claim is None), keep_newlines=False),
               runs_line(result)] + ([terminal_text(encoding, keep_newlines=False)] if encoding else [])
-    # The refuting tests' evidence is above, and the MI line states the MI test's part (under one relation): the
-    # claim's other tests are listed here.
-    said_tests = {"mi"} if mi_heading and result.relations is None else set()
+    # The refuting tests' evidence is above, and the MI line states the MI test's part (under both relations, the
+    # shown relation's MI test's: mi_part): the claim's other tests are listed here.
+    shown = None if result.relations is None else (result.relations.get("relation") or result.relations["tested"][0])
     others = []
     for check in result.cross_checks:
-        if not check.certified_contradiction and check.test not in said_tests:
+        on_mi_line = mi_heading and check.test == "mi" and check.relation in (None, shown)
+        if not check.certified_contradiction and not on_mi_line:
             name = TEST_NAMES.get(check.test, f"{check.test} test")
             form, detail = claim_test_form(name, check.detail)
             others.append(terminal_text(f"- {name} of {check.claim}" + (f" ({form})" if form else "")
