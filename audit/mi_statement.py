@@ -13,6 +13,13 @@ from mechanisms.papers import PUFFERFISH
 NOTION_NAMES = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}
 
 
+def level_number(value: float) -> str:
+    """An MI level or the MI budget a claim implies (nats), as every place that shows it writes it: 4 significant
+    figures, as the certified bounds are written, so that the summary table, the MI line, the headline, the reports'
+    facts and the notes before running give one number alike (2.396 each, never 2.39594 beside 2.396)."""
+    return f"{value:.4g}"
+
+
 def _bound_words(value: float) -> str:
     """A certified MI lower bound in words: a negative one is no evidence and reads as 0 (the raw value
     stays in ``lower_bound``)."""
@@ -27,7 +34,7 @@ def _level_of(test, alpha: float) -> float:
 
 def mi_statement(result, dp_bounds: bool = True) -> str:
     """The MI notion's verdict on ``result`` in plain words; ``dp_bounds``: end with the largest certified DP ε lower
-    bound (:func:`dp_bounds_text`)."""
+    bound (:func:`_dp_bounds_text`)."""
     confidence = f"{100 * (1 - result.alpha):.4g}%"
     name = NOTION_NAMES[result.notion]
     theta = "under the declared prior" + ("s" if len(result.priors) > 1 else "")
@@ -35,26 +42,26 @@ def mi_statement(result, dp_bounds: bool = True) -> str:
         bound = "none" if result.lower_bound is None else _bound_words(result.lower_bound)
         text = (f"No MI level was audited (the claim implies no MI budget, and no MI level was given with --epsilon): certified "
                 f"{name} lower bound {bound}, point estimate {result.estimate:.4g} nats.")
-        return text + (dp_bounds_text(result) if dp_bounds else "")
+        return text + (_dp_bounds_text(result) if dp_bounds else "")
     if result.estimate_only:
         return (f"No certificate was possible (the public information is continuous and was not declared "
                 f"independent of the secret: for DP, declare independent records with --independent-rows; "
                 f"for MI-PP, [secret] independent = true or w_discrete = true): "
                 f"the estimate {result.estimate:.4g} nats is {'above' if result.estimate > result.epsilon else 'at most'} "
-                f"ε = {result.epsilon:g}. This is an estimate only, with no error guarantee.")
+                f"ε = {level_number(result.epsilon)}. This is an estimate only, with no error guarantee.")
     if result.violation:
         text = (f"With probability at least {confidence} over this audit's randomness, the mechanism is not "
-                f"{result.epsilon:g}-{name} {theta}: the certified lower bound on the leakage is "
-                f"{result.lower_bound:.4g} nats > ε = {result.epsilon:g}.")
+                f"{level_number(result.epsilon)}-{name} {theta}: the certified lower bound on the leakage is "
+                f"{result.lower_bound:.4g} nats > ε = {level_number(result.epsilon)}.")
     else:
         bound = "none" if result.lower_bound is None else _bound_words(result.lower_bound)
-        text = (f"No violation of {result.epsilon:g}-{name} was detected {theta} (certified lower bound {bound}, "
+        text = (f"No violation of {level_number(result.epsilon)}-{name} was detected {theta} (certified lower bound {bound}, "
                 f"point estimate {result.estimate:.4g} nats). This is not a proof of privacy: a leakage up to "
                 f"the point estimate could go undetected with this sample budget, and other priors were not examined.")
-    return text + (dp_bounds_text(result) if dp_bounds else "")
+    return text + (_dp_bounds_text(result) if dp_bounds else "")
 
 
-def dp_bounds_text(result) -> str:
+def _dp_bounds_text(result) -> str:
     """The MI statement's last sentence, "It is not ε-DP for any ε < B (its source, certified at 1 − a).", for the
     largest B of the DP ε lower bounds certified (the MI bound's, Theorem 1; the event test's; the float-bit event
     test's); empty where none is positive.
@@ -64,11 +71,11 @@ def dp_bounds_text(result) -> str:
     a share, else at the level of its audit; each event test at its ``alpha``). Without a claim each is certified
     at α, so three bounds are quoted at 1 − 3α; with a claim whose tests share α they sum to α. Where the audit
     whose bounds are shown was itself chosen by the data (a sequential audit's deciding look, the refuting one of
-    two relations: :func:`shown_alpha`), its bounds stand for those of every look or relation, and the sum is
+    two relations: :func:`_shown_alpha`), its bounds stand for those of every look or relation, and the sum is
     scaled from its level to the overall ``alpha`` (each look or relation splitting its level as the shown one
     does; union bound over them).
     """
-    shown = shown_alpha(result)
+    shown = _shown_alpha(result)
     float_bound = None if result.float_event_test is None else result.float_event_test.epsilon_lower_bound
     computed = [(b, source, level) for b, source, level in (
         (result.dp_epsilon_lower_bound_mi, f"from the MI bound, {PUFFERFISH.named}, Theorem 1",
@@ -87,7 +94,7 @@ def dp_bounds_text(result) -> str:
     return f" It is not ε-DP for any ε < {best:.3g} ({source}, certified at {100 * (1 - level):.4g}%{among})."
 
 
-def shown_alpha(result) -> float:
+def _shown_alpha(result) -> float:
     """The level of the audit whose bounds ``result`` shows: a sequential audit's deciding look's α_k, under both
     relations the shown relation's α/2, else ``alpha``."""
     if result.sequential:

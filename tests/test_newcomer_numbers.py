@@ -1,19 +1,29 @@
-"""The numbers a newcomer reads twice read alike, and say what they are: the α split of a claim audited under both
-relations (how α is divided between the relations, then between each relation's tests). Results built by hand
-(tests/serialisation_cases.py); each expected string is written out here, its numbers computed in the test."""
+"""The numbers a newcomer reads twice read alike, and say what they are: the MI budget in the table, the MI line, the
+reports' facts and the note before running; the α split of a claim audited under both relations (how α is divided
+between the relations, then between each relation's tests). Results built by hand (tests/serialisation_cases.py);
+each expected string is written out here, its numbers computed in the test."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 import serialisation_cases  # noqa: E402
 from audit.cli.audit_command import _text  # noqa: E402
 from audit.report.content import facts, mi_part  # noqa: E402
+from audit.certificates.claim_tests import plan_claim_tests  # noqa: E402
+from audit.report import summary_table  # noqa: E402
 from audit.result import CrossCheck  # noqa: E402
+from audit.spec import AuditSpec  # noqa: E402
+from mechanisms.adapters.callables import PerDatabaseMechanism  # noqa: E402
+from mechanisms.claims.parsing import parse_claim  # noqa: E402
+from mechanisms.inputs.priors import TwoPoint  # noqa: E402
 
 ALPHA = 0.05
 
@@ -75,3 +85,42 @@ def test_the_mi_line_under_both_relations_is_the_shown_relations_mi_test():
     # The other relation's MI test is listed with the claim's other tests, the shown one's is not listed again.
     text = _text(result)
     assert "- MI test of 1-DP (add-remove)" in text and "- MI test of 1-DP (replace-one)" not in text
+
+
+def _count(db, rng):
+    return float(db[:, 0].sum()) + rng.laplace()
+
+
+def test_the_mi_budget_reads_alike_in_the_table_the_mi_line_the_facts_and_the_note():
+    # (1, 1e-5)-DP on records of 2 values implies an MI budget of about 2.396 nats (Theorem 1, Part 1): a number with
+    # more figures than 4, which the table wrote as 2.39594 and the note as 2.396.
+    claim = parse_claim("dp:1:1e-5")
+    value = claim.implied_mi_budget("mi-dp", 2).value
+    assert 1 <= value < 10 and round(value, 3) != value
+    shown = str(round(value, 3))  # 4 significant figures of a number in [1, 10): 3 decimals
+    long = f"{value:g}"  # what the table wrote
+    assert long != shown
+    # The note before running, from the claim's plan on a two-point prior (records of 2 values).
+    first = np.zeros((4, 1))
+    second = first.copy()
+    second[0, 0] = 1.0
+    spec = AuditSpec(mechanism=PerDatabaseMechanism(_count, "count"), priors=[TwoPoint(first, second)], claim=claim,
+                     samples=400, seed=0)
+    note = next(n for n in plan_claim_tests(spec).notes if "budget" in n)
+    assert f"log 2 = {math.log(2):.4f} nats, not above the claim's budget {shown} nats" in note
+    # The audit's result at that budget: every place that shows it writes the same number.
+    base = serialisation_cases._audit_result()
+    result = dataclasses.replace(base, epsilon=value, verdict="no-violation-detected", lower_bound=-0.06,
+                                 estimate=0.01, claim={**base.claim, "label": claim.label, "implied_mi_budget": value,
+                                                       "origin": None, "profile_source": None},
+                                 notes=(note,))
+    table = summary_table(result).splitlines()
+    headers, row = table[0], table[2]
+    start = headers.index("MI budget (nats)")
+    assert row[start:].split()[0] == shown
+    assert mi_part(result)[0] == f"Also tested: MI-DP at ε = {shown} nats"
+    assert f"No violation of {shown}-MI-DP" in result.mi_statement()
+    said = dict(facts(result))
+    assert said["MI budget ε"] == f"{shown} nats" and said["MI budget the claim implies"] == f"{shown} nats"
+    text = _text(result)
+    assert text.count(shown) >= 3 and long not in text

@@ -12,7 +12,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from audit.mi_statement import NOTION_NAMES
+from audit.mi_statement import NOTION_NAMES, level_number
 from audit.report.evidence import evidence_tables
 from audit.report.forecast import MAX_RUNS_TO_REFUTE, forecast_runs, runs_to_refute
 from audit.report.limits import limits
@@ -125,7 +125,7 @@ def mechanism_name(result: AuditResult, index: int) -> str:
 
 def level_text(value, unit: str = "") -> str:
     """The audited MI level ε, or :data:`MISSING` when none was audited."""
-    return MISSING if value is None else f"{value:g}" + (f" {unit}" if unit else "")
+    return MISSING if value is None else level_number(value) + (f" {unit}" if unit else "")
 
 
 def claim_text(result: AuditResult) -> str:
@@ -276,7 +276,7 @@ def deciding_evidence(result: AuditResult) -> str:
     if check.test == "mi":
         # A negative bound reads as the table reads it, 0 (no evidence): bound_text.
         bound = (f"certified MI lower bound {bound_text(check.statistic, 'nats')} {above} the "
-                 f"{number(check.threshold)} nats the claim implies")
+                 f"{level_number(check.threshold)} nats the claim implies")
     elif check.test == "gdp":
         bound = f"certified μ ≥ {number(check.statistic)} {above} the claimed μ = {check.threshold:g}"
     elif _pure_epsilon(result) is not None:  # the event tests of pure ε-DP: the certified ε against the claimed ε
@@ -331,7 +331,7 @@ def mi_part(result: AuditResult) -> tuple:
     not read as a second verdict on the claim. Papers are cited by authors and year (:func:`short_papers`)."""
     if result.claim is None:
         return "", ""
-    level = NOTION_NAMES[result.notion] + ("" if result.epsilon is None else f" at ε = {result.epsilon:g} {result.unit}")
+    level = NOTION_NAMES[result.notion] + ("" if result.epsilon is None else f" at ε = {level_number(result.epsilon)} {result.unit}")
     budget = result.claim.get("implied_mi_budget")
     implied = ""
     if budget is not None and result.epsilon is not None and result.notion == "mi-dp" and math.isclose(budget, result.epsilon):
@@ -483,7 +483,7 @@ def facts(result: AuditResult) -> list:
                                     + f" (α = {r['alpha_spent']:.3g})" for r in result.refuted_by)
              or MISSING),
             ("α split between the claim's tests", _alpha_split_text(result)),
-            ("MI budget the claim implies", MISSING if budget is None else f"{budget:.4g} nats"),
+            ("MI budget the claim implies", MISSING if budget is None else f"{level_number(budget)} nats"),
             ("claim's privacy profile", claim["profile_source"] or MISSING),
         ]
     pairs += [
@@ -528,7 +528,7 @@ def audit_section(result: AuditResult, index: int) -> AuditSection:
     """Everything one audit's section of a report says: one headline (the claim's sentence, :func:`claim_headline`,
     or without a claim the MI notion's verdict), and the MI notion's verdict in a part of its own."""
     name = mechanism_name(result, index)
-    mi_level = f"{NOTION_NAMES[result.notion]}" + ("" if result.epsilon is None else f" at ε = {result.epsilon:g} {result.unit}")
+    mi_level = f"{NOTION_NAMES[result.notion]}" + ("" if result.epsilon is None else f" at ε = {level_number(result.epsilon)} {result.unit}")
     if result.claim is not None:
         heading = f"{index + 1}. {name} — claim {result.claim['label']}: {claim_outcome(result)[0]}"
         # The headline states the verdict and its deciding evidence; the explanation adds what it does not.
