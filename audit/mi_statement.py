@@ -32,6 +32,17 @@ def _level_of(test, alpha: float) -> float:
     return alpha if level is None else level
 
 
+def negative_estimate_words(result) -> str:
+    """The sentence a negative MI point estimate needs, "" for any other: MI is never negative, so an estimate below 0
+    (a held-out estimate of a lower bound on MI, Donsker and Varadhan 1983, or a classifier's) is below it through
+    sampling noise, and the verdict reads the certified lower bound, not the estimate. The JSON keeps the value."""
+    if result.estimate is None or not result.estimate < 0:
+        return ""
+    reads = ("" if result.estimate_only or result.lower_bound is None
+             else ", and the test reads the certified lower bound, not the estimate")
+    return f" The point estimate is below 0 only through sampling noise: MI is never negative{reads}."
+
+
 def mi_statement(result, dp_bounds: bool = True) -> str:
     """The MI notion's verdict on ``result`` in plain words; ``dp_bounds``: end with the largest certified DP ε lower
     bound (:func:`_dp_bounds_text`)."""
@@ -41,14 +52,16 @@ def mi_statement(result, dp_bounds: bool = True) -> str:
     if result.epsilon is None:
         bound = "none" if result.lower_bound is None else _bound_words(result.lower_bound)
         text = (f"No MI level was audited (the claim implies no MI budget, and no MI level was given with --epsilon): certified "
-                f"{name} lower bound {bound}, point estimate {result.estimate:.4g} nats.")
+                f"{name} lower bound {bound}, point estimate {result.estimate:.4g} nats."
+                + negative_estimate_words(result))
         return text + (_dp_bounds_text(result) if dp_bounds else "")
     if result.estimate_only:
         return (f"No certificate was possible (the public information is continuous and was not declared "
                 f"independent of the secret: for DP, declare independent records with --independent-rows; "
                 f"for MI-PP, [secret] independent = true or w_discrete = true): "
                 f"the estimate {result.estimate:.4g} nats is {'above' if result.estimate > result.epsilon else 'at most'} "
-                f"ε = {level_number(result.epsilon)}. This is an estimate only, with no error guarantee.")
+                f"ε = {level_number(result.epsilon)}.{negative_estimate_words(result)} This is an estimate only, with "
+                "no error guarantee.")
     if result.violation:
         text = (f"With probability at least {confidence} over this audit's randomness, the mechanism is not "
                 f"{level_number(result.epsilon)}-{name} {theta}: the certified lower bound on the leakage is "
@@ -56,8 +69,9 @@ def mi_statement(result, dp_bounds: bool = True) -> str:
     else:
         bound = "none" if result.lower_bound is None else _bound_words(result.lower_bound)
         text = (f"No violation of {level_number(result.epsilon)}-{name} was detected {theta} (certified lower bound {bound}, "
-                f"point estimate {result.estimate:.4g} nats). This is not a proof of privacy: a leakage up to "
-                f"the point estimate could go undetected with this sample budget, and other priors were not examined.")
+                f"point estimate {result.estimate:.4g} nats).{negative_estimate_words(result)} This is not a proof "
+                f"of privacy: {'a small leakage' if result.estimate < 0 else 'a leakage up to the point estimate'} "
+                "could go undetected with this sample budget, and other priors were not examined.")
     return text + (_dp_bounds_text(result) if dp_bounds else "")
 
 

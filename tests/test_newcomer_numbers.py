@@ -1,5 +1,6 @@
 """The numbers a newcomer reads twice read alike, and say what they are: the MI budget in the table, the MI line, the
-reports' facts and the note before running; the α split of a claim audited under both relations (how α is divided
+reports' facts and the note before running; a negative MI point estimate, said to be noise beside the certified
+bound that reads 0 (the JSON keeps the value); the α split of a claim audited under both relations (how α is divided
 between the relations, then between each relation's tests). Results built by hand (tests/serialisation_cases.py);
 each expected string is written out here, its numbers computed in the test."""
 
@@ -124,3 +125,28 @@ def test_the_mi_budget_reads_alike_in_the_table_the_mi_line_the_facts_and_the_no
     assert said["MI budget ε"] == f"{shown} nats" and said["MI budget the claim implies"] == f"{shown} nats"
     text = _text(result)
     assert text.count(shown) >= 3 and long not in text
+
+
+NOISE = " The point estimate is below 0 only through sampling noise: MI is never negative"
+
+
+def test_a_negative_mi_estimate_is_said_to_be_noise_and_the_json_keeps_it():
+    base = serialisation_cases._audit_result()
+    estimate, bound = -0.004852, -0.0612
+    result = dataclasses.replace(base, verdict="no-violation-detected", lower_bound=bound, estimate=estimate,
+                                 claim={**base.claim, "origin": None, "profile_source": None})
+    table = summary_table(result).splitlines()
+    start = table[0].index("MI estimate (nats)")
+    assert table[2][start:].startswith(f"{estimate} (below 0: noise)")
+    assert dict(facts(result))["point estimate"] == f"{estimate} nats (below 0: noise)"
+    statement = result.mi_statement()
+    assert (f"point estimate {estimate} nats).{NOISE}, and the test reads the certified lower bound, not the "
+            "estimate. This is not a proof of privacy: a small leakage could go undetected") in statement
+    # Machines parse the JSON: its numbers are the raw values.
+    document = result.to_dict()
+    assert document["estimate"] == estimate and document["lower_bound"] == bound
+    assert NOISE in document["statement"]
+    # A positive estimate reads as it is, with no such sentence.
+    positive = dataclasses.replace(result, estimate=0.003)
+    assert NOISE not in positive.mi_statement() and "(below 0" not in summary_table(positive)
+    assert "a leakage up to the point estimate could go undetected" in positive.mi_statement()

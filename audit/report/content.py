@@ -133,6 +133,16 @@ def claim_text(result: AuditResult) -> str:
     return MISSING if result.claim is None else f"{result.claim['label']}: {claim_outcome(result)[0]}"
 
 
+def estimate_text(value, unit: str = "") -> str:
+    """An MI point estimate for reading: a negative one says it is noise (MI is never negative: the MI line says so in
+    words, :func:`audit.mi_statement.negative_estimate_words`), so that it does not read as a leakage below the
+    certified bound beside it; the JSON keeps the value."""
+    if value is None:
+        return MISSING
+    suffix = f" {unit}" if unit else ""
+    return f"{number(value)}{suffix}" + (" (below 0: noise)" if value < 0 else "")
+
+
 def bound_text(value, unit: str = "") -> str:
     """A certified lower bound for reading: a negative one reads as 0 (no evidence; the JSON keeps the raw value)."""
     if value is None:
@@ -451,7 +461,7 @@ def summary_rows(results: list) -> TextTable:
 
     def info(value, result):
         # With mixed units no header can name the unit, so every cell carries its own.
-        return number(value) if unit or value is None else f"{number(value)} {result.unit}"
+        return estimate_text(value, "" if unit else result.unit)
 
     def lower(value, result):
         return bound_text(value, "" if unit else result.unit)
@@ -493,7 +503,7 @@ def facts(result: AuditResult) -> list:
         ("confidence", f"{100 * (1 - result.alpha):.4g}% (α = {result.alpha:g})"),
         ("MI certified lower bound", bound_text(result.lower_bound, unit)),
         ("certified secret", result.certified_secret or MISSING),
-        ("point estimate", f"{number(result.estimate)} {unit}"),
+        ("point estimate", estimate_text(result.estimate, unit)),
         (f"paper statistic (Eq. 8 of {PUFFERFISH_PAPER}, estimate)", number(result.paper_statistic)),
         (f"DP ε lower bound from MI ({PUFFERFISH_PAPER}, Theorem 1)", number(result.dp_epsilon_lower_bound_mi)),
         ("DP ε lower bound from the event test", number(result.dp_epsilon_lower_bound_event)),
