@@ -62,6 +62,7 @@ def mi_statement(result, dp_bounds: bool = True) -> str:
                 f"the estimate {result.estimate:.4g} nats is {'above' if result.estimate > result.epsilon else 'at most'} "
                 f"ε = {level_number(result.epsilon)}.{negative_estimate_words(result)} This is an estimate only, with "
                 "no error guarantee.")
+    level = level_number(result.epsilon)
     if result.violation:
         text = (f"With probability at least {confidence} over this audit's randomness, the mechanism is not "
                 f"{level_number(result.epsilon)}-{name} {theta}: the certified lower bound on the leakage is "
@@ -70,8 +71,8 @@ def mi_statement(result, dp_bounds: bool = True) -> str:
         bound = "none" if result.lower_bound is None else _bound_words(result.lower_bound)
         text = (f"No violation of {level_number(result.epsilon)}-{name} was detected {theta} (certified lower bound {bound}, "
                 f"point estimate {result.estimate:.4g} nats).{negative_estimate_words(result)} This is not a proof "
-                f"of privacy: {'a small leakage' if result.estimate < 0 else 'a leakage up to the point estimate'} "
-                "could go undetected with this sample budget, and other priors were not examined.")
+                f"of privacy: at this sample budget a leakage above {level} nats can still leave the certified lower "
+                f"bound below {level}, and other priors were not examined.")
     return text + (_dp_bounds_text(result) if dp_bounds else "")
 
 

@@ -141,7 +141,8 @@ def test_a_negative_mi_estimate_is_said_to_be_noise_and_the_json_keeps_it():
     assert dict(facts(result))["point estimate"] == f"{estimate} nats (below 0: noise)"
     statement = result.mi_statement()
     assert (f"point estimate {estimate} nats).{NOISE}, and the test reads the certified lower bound, not the "
-            "estimate. This is not a proof of privacy: a small leakage could go undetected") in statement
+            f"estimate. This is not a proof of privacy: at this sample budget a leakage above {result.epsilon} nats can "
+            f"still leave the certified lower bound below {result.epsilon}") in statement
     # Machines parse the JSON: its numbers are the raw values.
     document = result.to_dict()
     assert document["estimate"] == estimate and document["lower_bound"] == bound
@@ -149,4 +150,5 @@ def test_a_negative_mi_estimate_is_said_to_be_noise_and_the_json_keeps_it():
     # A positive estimate reads as it is, with no such sentence.
     positive = dataclasses.replace(result, estimate=0.003)
     assert NOISE not in positive.mi_statement() and "(below 0" not in summary_table(positive)
-    assert "a leakage up to the point estimate could go undetected" in positive.mi_statement()
+    # Whatever the estimate's sign, what can go undetected is a leakage above ε, not one "up to the estimate".
+    assert "a leakage above 0.5 nats can still leave the certified lower bound below 0.5" in positive.mi_statement()
