@@ -50,7 +50,7 @@ def _both(add_remove_shares: dict, refuted_under=("replace-one",)):
     base = serialisation_cases._audit_result()
     return dataclasses.replace(base, alpha=ALPHA, cross_checks=checks, claim_alpha=claim_alpha, relations=relations,
                                claim_verdict="refuted" if refuted_under else "not-refuted",
-                               claim={**base.claim, "origin": None, "profile_source": None})
+                               claim={**base.claim, "origin": None, "profile_source": None, "text": "dp:1"})
 
 
 def test_the_alpha_split_under_both_relations_is_said_once_when_both_split_alike():
@@ -83,7 +83,7 @@ def test_the_mi_line_under_both_relations_is_the_shown_relations_mi_test():
     heading, role = mi_part(result)
     assert heading == f"Also tested: MI-DP at ε = {result.epsilon:g} nats under replace-one"
     assert f"one of the claim's tests under replace-one, at α = {ALPHA / 4:.3g} of {ALPHA:g}: it refutes the claim" in role
-    # The other relation's MI test is listed with the claim's other tests, the shown one's is not listed again.
+    # The other relation's MI test is listed with the tests that did not refute the claim, the shown one's is not again.
     text = _text(result)
     assert "- MI test of 1-DP (add-remove)" in text and "- MI test of 1-DP (replace-one)" not in text
 
@@ -134,7 +134,7 @@ def test_a_negative_mi_estimate_is_said_to_be_noise_and_the_json_keeps_it():
     base = serialisation_cases._audit_result()
     estimate, bound = -0.004852, -0.0612
     result = dataclasses.replace(base, verdict="no-violation-detected", lower_bound=bound, estimate=estimate,
-                                 claim={**base.claim, "origin": None, "profile_source": None})
+                                 claim={**base.claim, "origin": None, "profile_source": None, "text": "dp:1"})
     table = summary_table(result).splitlines()
     start = table[0].index("MI estimate (nats)")
     assert table[2][start:].startswith(f"{estimate} (below 0: noise)")
@@ -152,3 +152,12 @@ def test_a_negative_mi_estimate_is_said_to_be_noise_and_the_json_keeps_it():
     assert NOISE not in positive.mi_statement() and "(below 0" not in summary_table(positive)
     # Whatever the estimate's sign, what can go undetected is a leakage above ε, not one "up to the estimate".
     assert "a leakage above 0.5 nats can still leave the certified lower bound below 0.5" in positive.mi_statement()
+
+
+def test_the_tests_that_did_not_refute_are_headed_as_such():
+    # A claim that stands: the headline shows a test's bound, and the list under the run count holds that test too,
+    # so its head says what the list is, not "other tests".
+    lines = _text(_both({"mi": ALPHA / 4, "event": ALPHA / 4}, refuted_under=())).splitlines()
+    at = lines.index("tests that did not refute the claim:")
+    assert lines[at + 1].startswith("- event test of 1-DP (replace-one)")
+    assert not any("other tests" in line for line in lines)

@@ -117,6 +117,10 @@ def _show_input_warning(message, category, filename, lineno, file=None, line=Non
         _default_showwarning(message, category, filename, lineno, file, line)
 
 
+#: The head of the terminal's list of the tests that did not refute the claim (each with its bound and detail).
+OTHER_TESTS_HEADER = "tests that did not refute the claim:"
+
+
 def headline_lines(result) -> list:
     """The lines the terminal summary (:func:`_text`) and ``miaudit demo`` lead a result with: the claim's
     headline (:func:`audit.report.content.claim_headline`), under it, indented, the words the reports write under
@@ -168,7 +172,7 @@ def _text(result, encoding: str = "", printed_before=()) -> str:
                             + result.mi_statement(dp_bounds=result.claim is None), keep_newlines=False),
               runs_line(result)] + ([terminal_text(encoding, keep_newlines=False)] if encoding else [])
     # The refuting tests' evidence is above, and the MI line states the MI test's part (under both relations, the
-    # shown relation's MI test's: mi_part): the claim's other tests are listed here.
+    # shown relation's MI test's: mi_part): the tests that did not refute the claim are listed here.
     shown = None if result.relations is None else (result.relations.get("relation") or result.relations["tested"][0])
     others = []
     for check in result.cross_checks:
@@ -179,7 +183,8 @@ def _text(result, encoding: str = "", printed_before=()) -> str:
             others.append(terminal_text(f"- {name} of {check.claim}" + (f" ({form})" if form else "")
                                         + f": {_check_status(check)} ({detail})", keep_newlines=False))
     # Headed, as the notes are: a bare bullet under the run count reads as part of it.
-    lines += (["the claim's other tests:"] + explain_symbols(others, said)) if others else []
+    # "Other" would misname the test whose bound a not-refuted headline shows: it is listed here in detail too.
+    lines += ([OTHER_TESTS_HEADER] + explain_symbols(others, said)) if others else []
     # A note the terminal printed before any run ("before running: …") is not printed again.
     notes = [note for note in action_notes(result) if note not in printed_before]
     if notes:

@@ -352,7 +352,7 @@ def mi_part(result: AuditResult) -> tuple:
     under = ""
     if result.relations is not None:
         # Under both relations the MI notion's verdict is the shown relation's audit's: its MI test, at its share of
-        # that relation's α/2 (the other relation's MI test is listed with the claim's other tests).
+        # that relation's α/2 (the other relation's MI test is listed with the tests that did not refute the claim).
         shown = result.relations.get("relation") or result.relations["tested"][0]
         tests, under = [c for c in tests if c.relation in (None, shown)], f" under {shown}"
         level += under
