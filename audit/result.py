@@ -375,14 +375,14 @@ class AuditResult:
 
         def shares(claim_alpha: dict) -> str:
             return (", ".join(f"{_test_name(name)} {share:.3g}" for name, share in claim_alpha.items())
-                    or f"none (no test can refute {it} under it)")
+                    or f"none (no test can refute {it} under that relation)")
 
         splits = [r["claim_alpha"] for r in results]
         if all(split == splits[0] for split in splits):
             tests = shares(splits[0])
         else:
             tests = "; ".join(f"under {r['relation']}, {shares(r['claim_alpha'])}" for r in results)
-        return f"{head}, and each relation's α between the tests that can refute {it} under it: {tests}."
+        return f"{head}, and each relation's α between the tests that can refute {it} under that relation: {tests}."
 
     def relations_words(self) -> str:
         """The relations of an audit under both (:attr:`relations`), in words: the refuting one(s), else both."""

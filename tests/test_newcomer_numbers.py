@@ -57,10 +57,12 @@ def test_the_alpha_split_under_both_relations_is_said_once_when_both_split_alike
     result = _both({"mi": ALPHA / 4, "event": ALPHA / 4})
     quarter = f"{ALPHA / 4:.3g}"  # 0.0125: half of a relation's α/2
     expected = (f"α = {ALPHA:g} was split between the two relations (Bonferroni), α = {ALPHA / 2:.3g} each, and each "
-                f"relation's α between the tests that can refute the claim under it: MI test {quarter}, event test "
+                f"relation's α between the tests that can refute the claim under that relation: MI test {quarter}, event test "
                 f"{quarter}.")
     assert expected in result.claim_explanation()
     assert expected in _text(result)
+    # The JSON's statement follows the claim's name, so it says "it" for the claim.
+    assert "between the tests that can refute it under that relation: MI test" in result.to_dict()["statement"]
     # The reports' fact names each relation's level and shares.
     split = dict(facts(result))["α split between the claim's tests"]
     assert split == (f"replace-one (α = {ALPHA / 2:.3g}): mi {quarter}, event {quarter}; "
@@ -72,7 +74,7 @@ def test_the_alpha_split_under_both_relations_names_each_relation_when_they_diff
     # Under add-remove only the event test can refute, at the whole α/2.
     result = _both({"event": ALPHA / 2})
     expected = (f"α = {ALPHA:g} was split between the two relations (Bonferroni), α = {ALPHA / 2:.3g} each, and each "
-                f"relation's α between the tests that can refute the claim under it: under replace-one, MI test "
+                f"relation's α between the tests that can refute the claim under that relation: under replace-one, MI test "
                 f"{ALPHA / 4:.3g}, event test {ALPHA / 4:.3g}; under add-remove, event test {ALPHA / 2:.3g}.")
     assert expected in result.claim_explanation()
 
