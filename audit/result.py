@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from audit.mi_statement import mi_statement
 from estimators.result_forms import fields_to_dict, headline_repr, to_jsonable
 from mechanisms.inputs.relation import relation_words
 from mechanisms.papers import PUFFERFISH
@@ -19,12 +20,6 @@ VERDICTS = ("violation", "no-violation-detected")
 # The version of the audit's JSON output (``AuditResult.to_dict``, ``miaudit audit --json``,
 # report.json): raised when a key is removed or renamed or its meaning changes; new keys keep it.
 JSON_SCHEMA_VERSION = 1
-
-
-def _bound_words(value: float) -> str:
-    """A certified MI lower bound in words: a negative one is no evidence and reads as 0 (the raw value
-    stays in ``lower_bound``)."""
-    return f"0 nats: no evidence (raw bound {value:.4g})" if value < 0 else f"{value:.4g} nats"
 
 
 @dataclass(frozen=True)
@@ -221,12 +216,6 @@ class CrossCheck:
         return fields_to_dict(self)
 
 
-def _level_of(test, alpha: float) -> float:
-    """The level an event test's bound was certified at: its ``alpha``, else (a result built without it) ``alpha``."""
-    level = getattr(test, "alpha", None)
-    return alpha if level is None else level
-
-
 @dataclass(frozen=True)
 class AuditResult:
     """The outcome of one audit.
@@ -355,10 +344,7 @@ class AuditResult:
         it = "the claim" if standalone else "it"
         tests = ", ".join(f"{_test_name(name)} at α = {share:.3g}" for name, share in self.claim_alpha.items())
         if self.relations is not None:
-            split = (f" α = {self.alpha:g} was split between the two relations (Bonferroni), "
-                     + "; ".join(f"{r['relation']} at α = {r['alpha']:.3g} ("
-                                 + ", ".join(f"{_test_name(name)} {share:.3g}" for name, share in r["claim_alpha"].items()) + ")"
-                                 for r in self.relations["results"]) + ".")
+            split = " " + self.relations_split_words(it)
         elif len(self.claim_alpha) > 1:
             split = f" α = {self.alpha:g} was split between the tests that can refute {it}: {tests}."
         else:
@@ -374,6 +360,29 @@ class AuditResult:
         return (f"No test found evidence against {it} at {confidence} confidence; "
                 f"this is not a proof that the claim holds: a larger budget (--samples, AuditSpec.samples) or inputs "
                 f"it did not try may find evidence.{split}")
+
+    def relations_split_words(self, it: str = "the claim") -> str:
+        """How α was divided under both relations (:attr:`relations`), in one sentence: first between the two relations
+        (Bonferroni), then each relation's level between the tests that can refute ``it`` under that relation; the
+        shares said once where both relations split their level alike, else under each relation by name."""
+        levels = self.relations["alpha_each"]
+        each = (f"α = {next(iter(levels.values())):.3g} each" if len(set(levels.values())) == 1
+                else " and ".join(f"α = {level:.3g} for {relation}" for relation, level in levels.items()))
+        head = f"α = {self.alpha:g} was split between the two relations (Bonferroni), {each}"
+        results = self.relations["results"]
+        if not results:  # a result built without each relation's summary: the split between the relations alone
+            return head + "."
+
+        def shares(claim_alpha: dict) -> str:
+            return (", ".join(f"{_test_name(name)} {share:.3g}" for name, share in claim_alpha.items())
+                    or f"none (no test can refute {it} under that relation)")
+
+        splits = [r["claim_alpha"] for r in results]
+        if all(split == splits[0] for split in splits):
+            tests = shares(splits[0])
+        else:
+            tests = "; ".join(f"under {r['relation']}, {shares(r['claim_alpha'])}" for r in results)
+        return f"{head}, and each relation's α between the tests that can refute {it} under that relation: {tests}."
 
     def relations_words(self) -> str:
         """The relations of an audit under both (:attr:`relations`), in words: the refuting one(s), else both."""
@@ -440,7 +449,7 @@ class AuditResult:
 
     def statement(self) -> str:
         """The verdicts in plain words: the claim's first (when there is one), then the MI notion's."""
-        return " ".join(part for part in (self.claim_statement(), self._mi_statement()) if part)
+        return " ".join(part for part in (self.claim_statement(), self.mi_statement()) if part)
 
     def mi_statement(self, dp_bounds: bool = True) -> str:
         """The MI notion's verdict in plain words (a statement of its own, beside the claim's).
@@ -449,75 +458,7 @@ class AuditResult:
         JSON's ``statement`` does. A report that states the claim's tests and their bounds elsewhere (the summary
         table's DP ε lower bounds, each refuting test's line) prints the MI part without it, so that it is said once.
         """
-        return self._mi_statement(dp_bounds)
-
-    def _mi_statement(self, dp_bounds: bool = True) -> str:
-        confidence = f"{100 * (1 - self.alpha):.4g}%"
-        name = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}[self.notion]
-        theta = "under the declared prior" + ("s" if len(self.priors) > 1 else "")
-        if self.epsilon is None:
-            bound = "none" if self.lower_bound is None else _bound_words(self.lower_bound)
-            text = (f"No MI level was audited (the claim implies no MI budget, and no MI level was given with --epsilon): certified "
-                    f"{name} lower bound {bound}, point estimate {self.estimate:.4g} nats.")
-            return text + (self._dp_bounds_text() if dp_bounds else "")
-        if self.estimate_only:
-            return (f"No certificate was possible (the public information is continuous and was not declared "
-                    f"independent of the secret: for DP, declare independent records with --independent-rows; "
-                    f"for MI-PP, [secret] independent = true or w_discrete = true): "
-                    f"the estimate {self.estimate:.4g} nats is {'above' if self.estimate > self.epsilon else 'at most'} "
-                    f"ε = {self.epsilon:g}. This is an estimate only, with no error guarantee.")
-        if self.violation:
-            text = (f"With probability at least {confidence} over this audit's randomness, the mechanism is not "
-                    f"{self.epsilon:g}-{name} {theta}: the certified lower bound on the leakage is "
-                    f"{self.lower_bound:.4g} nats > ε = {self.epsilon:g}.")
-        else:
-            bound = "none" if self.lower_bound is None else _bound_words(self.lower_bound)
-            text = (f"No violation of {self.epsilon:g}-{name} was detected {theta} (certified lower bound {bound}, "
-                    f"point estimate {self.estimate:.4g} nats). This is not a proof of privacy: a leakage up to "
-                    f"the point estimate could go undetected with this sample budget, and other priors were not examined.")
-        return text + (self._dp_bounds_text() if dp_bounds else "")
-
-    def _dp_bounds_text(self) -> str:
-        """The MI statement's last sentence, "It is not ε-DP for any ε < B (its source, certified at 1 − a).", for the
-        largest B of the DP ε lower bounds certified (the MI bound's, Theorem 1; the event test's; the float-bit event
-        test's); empty where none is positive.
-
-        Which bound is the largest depends on the data, so B is false when any of those computed is: a is the sum of
-        their levels (union bound), each its certificate's (the MI bound at ``claim_alpha["mi"]`` where the MI test has
-        a share, else at the level of its audit; each event test at its ``alpha``). Without a claim each is certified
-        at α, so three bounds are quoted at 1 − 3α; with a claim whose tests share α they sum to α. Where the audit
-        whose bounds are shown was itself chosen by the data (a sequential audit's deciding look, the refuting one of
-        two relations: :meth:`_shown_alpha`), its bounds stand for those of every look or relation, and the sum is
-        scaled from its level to the overall ``alpha`` (each look or relation splitting its level as the shown one
-        does; union bound over them).
-        """
-        shown = self._shown_alpha()
-        float_bound = None if self.float_event_test is None else self.float_event_test.epsilon_lower_bound
-        computed = [(b, source, level) for b, source, level in (
-            (self.dp_epsilon_lower_bound_mi, f"from the MI bound, {PUFFERFISH_PAPER}, Theorem 1",
-             (self.claim_alpha or {}).get("mi") or shown),
-            (self.dp_epsilon_lower_bound_event, "from the event test", _level_of(self.event_test, shown)),
-            (float_bound, "from the float-bit event test, through the float representation of the output",
-             _level_of(self.float_event_test, shown))) if b is not None]
-        bounds = [(b, source) for b, source, _ in computed if b > 0]
-        if not bounds:
-            return ""
-        best, source = max(bounds)
-        level = min(sum(level for _, _, level in computed) * self.alpha / shown, 1.0)
-        # Said where it lowers the confidence below the audit's 1 − α (their levels are then not shares of α).
-        among = (f": the largest of {len(computed)} bounds, union bound over their levels"
-                 if len(computed) > 1 and level > self.alpha * (1 + 1e-9) else "")
-        return f" It is not ε-DP for any ε < {best:.3g} ({source}, certified at {100 * (1 - level):.4g}%{among})."
-
-    def _shown_alpha(self) -> float:
-        """The level of the audit whose bounds this result shows: a sequential audit's deciding look's α_k, under both
-        relations the shown relation's α/2, else ``alpha``."""
-        if self.sequential:
-            return float(self.sequential["schedule"][self.sequential["looks_run"] - 1]["alpha"])
-        if self.relations:
-            shown = self.relations.get("relation") or self.relations["tested"][0]
-            return float(self.relations["alpha_each"][shown])
-        return self.alpha
+        return mi_statement(self, dp_bounds)
 
     # The JSON contract's key order (README, ``miaudit audit``); a field not listed here (a new
     # one) follows these keys.

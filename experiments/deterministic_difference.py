@@ -11,22 +11,21 @@ Two mechanisms whose outputs differ deterministically between neighbouring input
 For each, the sequential audit (:func:`audit.gating.sequential.run_sequential_audit`, the nested looks of
 ``--max-runs``, stopping at the first refuting look) of the claims ``dp:1`` and ``dp:4`` is run on several seeds,
 and the table gives the first look's size (its MI sample, and its event test's certification runs per input;
-whether it is the early look of :mod:`audit.gating.early_look`), the look that refuted and the mechanism runs made
-until then. Run: ``python -m experiments.deterministic_difference [--seeds N] [--max-runs N] [--claims C1,C2]``.
+whether it is the early look of :mod:`audit.gating.early_look`), the look that refuted, the mechanism runs made
+until then, and the ε certified by the test that refuted (the largest where several did: the event test's, or the
+float-bit event test's, which reads the float bits of the outputs), with that test's name. Under the table one line a
+claim and mechanism says the same across the seeds (:func:`summary`): how many seeds refuted, at which look, the
+ranges of the runs and of the certified ε, and for an early look its level α_0 = α·t_0² and its fraction t_0 of the
+last look's runs (power α-spending over all the looks; the later looks spend α·(t_k² − t_{k−1}²), the levels summing
+to α). Every number the module says comes from that run; none is written here.
 
-Measured (3 seeds, ``--max-runs 60000``, shared 2-core CPU at load average 3–4): against ``dp:1`` both are
-refuted at the first of 5 looks, the early look, after 176 runs (88 per input: the MI sample's 40 draws, about
-20 of each input, on which the events are chosen, and 34 certification runs of each input for each of the event
-test and the float-bit test, both outputs holding float bits; 240 where the float-bit probe's 64 runs of the
-unnoised zero count are counted, seeds 0 and 2), certified ε 1.26 at the early look's α_0 = 4.30e-7, 0.2–0.9 s, on
-every seed. The early look is sized with the float-bit test by the early look's one-miss rule, the odds ratio counted
-where each test's certificate choice on the 40 draws picks it but for a chance ≤ 1%
-(:func:`audit.search.early_choice.early_look_refutes`, at 0.8 α_0 and 0.2 α_0). Its α_0 = α·t_0² with t_0 =
-176 / 60,000 its fraction of the last look's runs (power α-spending over all the looks; the later looks spend
-α·(t_k² − t_{k−1}²) from t_0 on, the levels summing to α = 0.05), and it is below the MI test's sample floor, so the
-MI test is skipped there and the event tests alone have α_0. Against ``dp:4`` there is no early look (refuting ε = 4 needs hundreds of runs per input even
-for perfectly separated inputs): both are refuted at the first ordinary look of 914 samples and 914 event runs per
-input, after 4,424–4,570 runs (2,212–2,285 per input), certified ε 4.5–5.2.
+The early look is planned only for a claim that few runs can refute (a small ε): its event tests alone test the
+claim, below the MI test's sample floor, sized by the one-miss rule with the float-bit test on runs of its own
+(:func:`audit.search.early_choice.early_look_refutes`, at 0.8 α_0 and 0.2 α_0). Refuting ε = 4 needs hundreds of
+runs per input even for perfectly separated inputs, so ``dp:4`` is refuted, if at all, at an ordinary look. The
+float-bit test's probe runs of the unnoised zero count (its outputs hold float bits) count towards its runs on the
+seeds where they are made. Run: ``python -m experiments.deterministic_difference [--seeds N] [--max-runs N]
+[--claims C1,C2]`` (3 seeds of both claims: about ten seconds on one core).
 """
 
 from __future__ import annotations
@@ -78,6 +77,65 @@ def cases(claim: str = "dp:1"):
     )
 
 
+TEST_NAMES = {"event": "event test", "float": "float-bit event test", "mi": "MI test", "gdp": "μ-GDP test"}
+
+
+def refuting_bound(result) -> tuple:
+    """(ε, test name) of the largest ε certified by a test that refuted the claim (``(None, "")`` where none did):
+    the event test's or the float-bit event test's event bound (the MI test certifies no ε of its own here)."""
+    tests = {"event": result.event_test, "float": result.float_event_test}
+    bounds = [(tests[r["test"]].epsilon_lower_bound, TEST_NAMES[r["test"]]) for r in result.refuted_by
+              if tests.get(r["test"]) is not None]
+    return max(bounds) if bounds else (None, "")
+
+
+def _span(values, form: str = "{:,}") -> str:
+    """``low–high`` of ``values`` written with ``form``, or the one value where all are equal."""
+    low, high = form.format(min(values)), form.format(max(values))
+    return low if low == high else f"{low}–{high}"
+
+
+def summary(rows: list, max_runs: int) -> list:
+    """One line a (claim, mechanism) of ``rows`` (the dicts :func:`audit_row` returns): the seeds refuted and at which
+    look, the first look's size, the ranges of the runs until refuted (per input), of the certified ε and of the
+    seconds, and for an early look its level α_0 and its fraction t_0 of the last look's planned runs."""
+    lines = []
+    for key in dict.fromkeys((row["claim"], row["mechanism"]) for row in rows):
+        group = [row for row in rows if (row["claim"], row["mechanism"]) == key]
+        refuted = [row for row in group if row["look"] is not None]
+        first = group[0]
+        size = (f"first look {first['samples']:,} MI samples and {first['event_runs']:,} event runs per input"
+                + (f", the early look at α_0 = {first['alpha_0']:.3g} (t_0 = {first['planned_runs']:,} / "
+                   f"{first['last_runs']:,} of the last look's runs)" if first["early"] else ", an ordinary look"))
+        line = f"{key[0]}, {key[1]}: refuted on {len(refuted)} of {len(group)} seeds"
+        if refuted:
+            tests = sorted({row["test"] for row in refuted})
+            line += (f" at look {_span([row['look'] for row in refuted])} of {_span([row['looks'] for row in group])}; "
+                     f"{size}; after {_span([row['runs'] for row in refuted])} runs "
+                     f"({_span([row['runs'] / 2 for row in refuted], '{:,.0f}')} per input), certified ε "
+                     f"{_span([row['epsilon'] for row in refuted], '{:.3g}')} ({' or '.join(tests)})")
+        else:
+            line += f" within {max_runs:,} runs; {size}"
+        lines.append(line + f"; {_span([row['seconds'] for row in group], '{:.1f}')} s.")
+    return lines
+
+
+def audit_row(name: str, claim: str, seed: int, spec, max_runs: int) -> dict:
+    """The sequential audit of ``spec`` within ``max_runs`` runs, as one row of the table: its schedule's first look,
+    the look that refuted (``None`` where none did), its runs and the refuting test's certified ε."""
+    schedule = look_schedule(spec, max_runs)
+    started = time.perf_counter()
+    audit = run_sequential_audit(spec, max_runs)
+    seconds = time.perf_counter() - started
+    refuted = audit.stopped == "refuted"
+    epsilon, test = refuting_bound(audit.result) if refuted else (None, "")
+    first = schedule[0]
+    return {"mechanism": name, "claim": claim, "seed": seed, "samples": first.samples, "event_runs": first.event_runs,
+            "early": first.early, "alpha_0": first.alpha, "planned_runs": first.planned_runs,
+            "last_runs": schedule[-1].planned_runs, "look": audit.looks[-1].look if refuted else None,
+            "looks": len(audit.schedule), "runs": audit.runs, "epsilon": epsilon, "test": test, "seconds": seconds}
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
@@ -85,23 +143,21 @@ def main(argv=None) -> None:
     parser.add_argument("--claims", default="dp:1,dp:4", help="comma-separated claims (default: dp:1,dp:4)")
     args = parser.parse_args(argv)
     print("| mechanism | claim | seed | first look: samples, event runs per input (early look?) | refuting look "
-          "| runs until refuted | runs per input until refuted | certified ε | seconds |")
+          "| runs until refuted | runs per input until refuted | certified ε (refuting test) | seconds |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    rows = []
     for claim in args.claims.split(","):
         for name, build in cases(claim):
             for seed in range(args.seeds):
-                spec = build(seed)
-                first = look_schedule(spec, args.max_runs)[0]
-                started = time.perf_counter()
-                audit = run_sequential_audit(spec, args.max_runs)
-                seconds = time.perf_counter() - started
-                refuted = audit.stopped == "refuted"
-                look = audit.looks[-1]
-                bound = audit.result.dp_epsilon_lower_bound_event
-                print(f"| {name} | {claim} | {seed} | {first.samples}, {first.event_runs} "
-                      f"({'early' if first.early else 'ordinary'}) | "
-                      f"{look.look if refuted else 'none'} of {len(audit.schedule)} | {audit.runs} | "
-                      f"{audit.runs / 2:.0f} | {bound:.3g} | {seconds:.1f} |")
+                row = audit_row(name, claim, seed, build(seed), args.max_runs)
+                rows.append(row)
+                bound = "none" if row["epsilon"] is None else f"{row['epsilon']:.3g} ({row['test']})"
+                print(f"| {name} | {claim} | {seed} | {row['samples']}, {row['event_runs']} "
+                      f"({'early' if row['early'] else 'ordinary'}) | "
+                      f"{'none' if row['look'] is None else row['look']} of {row['looks']} | {row['runs']} | "
+                      f"{row['runs'] / 2:.0f} | {bound} | {row['seconds']:.1f} |")
+    print()
+    print("\n".join(summary(rows, args.max_runs)))
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ FLOORS = (
     ("mechanisms.catalog", 17),
     ("mechanisms.execution", 18),
     ("mechanisms", 19),
-    ("audit.bounds", 20), ("audit.result", 20), ("audit.frameworks", 20),
+    ("audit.bounds", 20), ("audit.result", 20), ("audit.mi_statement", 20), ("audit.frameworks", 20),
     ("audit.certificates", 21),
     ("audit.statistics", 22),
     ("audit.search", 23),

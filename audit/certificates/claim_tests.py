@@ -28,6 +28,7 @@ import numpy as np
 from estimators.validation import check_int, check_probability
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS, Claim
 
+from audit.mi_statement import level_number
 from audit.result import CrossCheck
 
 _EVENT_THEOREMS = ["privacy profile: P(M(D) ∈ E) ≤ e^ε′ P(M(D′) ∈ E) + δ(ε′) for every ε′ ≥ 0",
@@ -380,7 +381,7 @@ def plan_claim_tests(spec, classifier_critics: bool = False, early: bool = False
         # database (a column's sum takes n + 1 values), so its MI has no such cap from one record's support.
         notes.append(f"The MI test cannot refute the claim {claim.label}: a record takes at most {support} values, so "
                      f"its MI is at most log {support} = {math.log(support):.4g} nats, not above the claim's budget "
-                     f"{budget.value:.4g} nats; it spends no α.")
+                     f"{level_number(budget.value)} nats; it spends no α.")
     elif classifier_critics and event_can_test:
         notes.append(f"The MI test does not test the claim {claim.label}: its critics are the event test's classifiers, "
                      "and the event test, which thresholds their log-odds, decides the claim with all of α (the MI "
@@ -468,7 +469,7 @@ def cross_checks(claim: Claim | None, notion: str, lower_bound, estimate: float,
     if budget.value is not None:
         bound = budget.value
         contradiction = mi_alpha is not None and lower_bound is not None and lower_bound > bound
-        detail = (f"the claim {claim.label} implies at most {bound:.4g} nats; certified lower bound "
+        detail = (f"the claim {claim.label} implies at most {level_number(bound)} nats; certified lower bound "
                   f"{'none' if lower_bound is None else f'{lower_bound:.4g}'} nats, estimate {estimate:.4g} nats"
                   + ("" if mi_alpha is not None else " (a separate statement, not a test of the claim here: the "
                                                      "audit's notes say why)"))

@@ -117,6 +117,10 @@ def _show_input_warning(message, category, filename, lineno, file=None, line=Non
         _default_showwarning(message, category, filename, lineno, file, line)
 
 
+#: The head of the terminal's list of the tests that did not refute the claim (each with its bound and detail).
+OTHER_TESTS_HEADER = "tests that did not refute the claim:"
+
+
 def headline_lines(result) -> list:
     """The lines the terminal summary (:func:`_text`) and ``miaudit demo`` lead a result with: the claim's
     headline (:func:`audit.report.content.claim_headline`), under it, indented, the words the reports write under
@@ -167,18 +171,20 @@ def _text(result, encoding: str = "", printed_before=()) -> str:
               terminal_text((f"{mi_heading}: {mi_role}. " if mi_heading else "")
                             + result.mi_statement(dp_bounds=result.claim is None), keep_newlines=False),
               runs_line(result)] + ([terminal_text(encoding, keep_newlines=False)] if encoding else [])
-    # The refuting tests' evidence is above, and the MI line states the MI test's part (under one relation): the
-    # claim's other tests are listed here.
-    said_tests = {"mi"} if mi_heading and result.relations is None else set()
+    # The refuting tests' evidence is above, and the MI line states the MI test's part (under both relations, the
+    # shown relation's MI test's: mi_part): the tests that did not refute the claim are listed here.
+    shown = None if result.relations is None else (result.relations.get("relation") or result.relations["tested"][0])
     others = []
     for check in result.cross_checks:
-        if not check.certified_contradiction and check.test not in said_tests:
+        on_mi_line = mi_heading and check.test == "mi" and check.relation in (None, shown)
+        if not check.certified_contradiction and not on_mi_line:
             name = TEST_NAMES.get(check.test, f"{check.test} test")
             form, detail = claim_test_form(name, check.detail)
             others.append(terminal_text(f"- {name} of {check.claim}" + (f" ({form})" if form else "")
                                         + f": {_check_status(check)} ({detail})", keep_newlines=False))
     # Headed, as the notes are: a bare bullet under the run count reads as part of it.
-    lines += (["the claim's other tests:"] + explain_symbols(others, said)) if others else []
+    # "Other" would misname the test whose bound a not-refuted headline shows: it is listed here in detail too.
+    lines += ([OTHER_TESTS_HEADER] + explain_symbols(others, said)) if others else []
     # A note the terminal printed before any run ("before running: …") is not printed again.
     notes = [note for note in action_notes(result) if note not in printed_before]
     if notes:

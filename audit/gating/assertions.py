@@ -240,9 +240,17 @@ def failure_message(audit, reproduce: str) -> str:
         lines.append(f"  counts: {hits[0]} of {runs[0]} runs on the first database, {hits[1]} of {runs[1]} on the "
                      "second")
         lines.append(f"  certificate: {event.certificate}, ε ≥ {event.epsilon_lower_bound:.4g} at level "
-                     f"{event.alpha:.3g}")
+                     f"{event.alpha:.3g} (its share of α = {audit.alpha:g} at this look)")
+    # Each refuting test by its name, said once (the detail starts with it), its symbols said in words where first used.
+    from audit.report.plain_words import claim_test_form, explain_symbols
+    from audit.result import TEST_NAMES
+
+    refuted = []
     for refutation in result.refuted_by:
-        lines.append(f"  {refutation['test']} test: {refutation['detail']}")
+        name = TEST_NAMES.get(refutation["test"], f"{refutation['test']} test")
+        form, detail = claim_test_form(name, refutation["detail"])
+        refuted.append(f"  refuted by the {name}" + (f" ({form})" if form else "") + f": {detail}")
+    lines += explain_symbols(refuted)
     lines.append(f"  reproduce: {reproduce}")
     return "\n".join(lines)
 

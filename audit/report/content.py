@@ -12,8 +12,10 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from audit.mi_statement import NOTION_NAMES, level_number
 from audit.report.evidence import evidence_tables
 from audit.report.forecast import MAX_RUNS_TO_REFUTE, forecast_runs, runs_to_refute
+from audit.report.limits import limits
 from audit.report.plain_words import cited_by_year, note_words
 from audit.report.text import MISSING, TextTable, number
 from audit.result import PUFFERFISH_PAPER, TEST_NAMES, AuditResult, as_sentence, named_papers
@@ -23,7 +25,6 @@ from mechanisms.calls.printed import NOTE_WORDS as PRINTED_NOTE_WORDS
 from mechanisms.execution.chunks import GLOBAL_DRAWS_WORDS
 from mechanisms.outputs.encoding import NONE_NOTE_WORDS
 
-NOTION_NAMES = {"mi-dp": "MI-DP", "smi-dp": "SMI-DP", "mi-pp": "MI-PP"}
 # What each entry of ``samples_by_purpose`` paid for, in words.
 RUN_PURPOSES = {"mi": "MI sample (trains and certifies the critics)",
                 "pair_probe": "probing the searched and structured pairs (one run of each database)",
@@ -124,12 +125,22 @@ def mechanism_name(result: AuditResult, index: int) -> str:
 
 def level_text(value, unit: str = "") -> str:
     """The audited MI level ε, or :data:`MISSING` when none was audited."""
-    return MISSING if value is None else f"{value:g}" + (f" {unit}" if unit else "")
+    return MISSING if value is None else level_number(value) + (f" {unit}" if unit else "")
 
 
 def claim_text(result: AuditResult) -> str:
     """The claim and its outcome in a cell: ``1-DP: refuted``; :data:`MISSING` without a claim."""
     return MISSING if result.claim is None else f"{result.claim['label']}: {claim_outcome(result)[0]}"
+
+
+def estimate_text(value, unit: str = "") -> str:
+    """An MI point estimate for reading: a negative one says it is noise (MI is never negative: the MI line says so in
+    words, :func:`audit.mi_statement.negative_estimate_words`), so that it does not read as a leakage below the
+    certified bound beside it; the JSON keeps the value."""
+    if value is None:
+        return MISSING
+    suffix = f" {unit}" if unit else ""
+    return f"{number(value)}{suffix}" + (" (below 0: noise)" if value < 0 else "")
 
 
 def bound_text(value, unit: str = "") -> str:
@@ -275,7 +286,7 @@ def deciding_evidence(result: AuditResult) -> str:
     if check.test == "mi":
         # A negative bound reads as the table reads it, 0 (no evidence): bound_text.
         bound = (f"certified MI lower bound {bound_text(check.statistic, 'nats')} {above} the "
-                 f"{number(check.threshold)} nats the claim implies")
+                 f"{level_number(check.threshold)} nats the claim implies")
     elif check.test == "gdp":
         bound = f"certified μ ≥ {number(check.statistic)} {above} the claimed μ = {check.threshold:g}"
     elif _pure_epsilon(result) is not None:  # the event tests of pure ε-DP: the certified ε against the claimed ε
@@ -330,7 +341,7 @@ def mi_part(result: AuditResult) -> tuple:
     not read as a second verdict on the claim. Papers are cited by authors and year (:func:`short_papers`)."""
     if result.claim is None:
         return "", ""
-    level = NOTION_NAMES[result.notion] + ("" if result.epsilon is None else f" at ε = {result.epsilon:g} {result.unit}")
+    level = NOTION_NAMES[result.notion] + ("" if result.epsilon is None else f" at ε = {level_number(result.epsilon)} {result.unit}")
     budget = result.claim.get("implied_mi_budget")
     implied = ""
     if budget is not None and result.epsilon is not None and result.notion == "mi-dp" and math.isclose(budget, result.epsilon):
@@ -338,11 +349,18 @@ def mi_part(result: AuditResult) -> tuple:
                                         for source in result.claim.get("implied_mi_budget_source") or []))
         implied = f"the MI level {result.claim['label']} implies" + (f" ({'; '.join(references)})" if references else "")
     tests = [c for c in result.cross_checks if c.test == "mi" and c.alpha_spent is not None]
+    under = ""
+    if result.relations is not None:
+        # Under both relations the MI notion's verdict is the shown relation's audit's: its MI test, at its share of
+        # that relation's α/2 (the other relation's MI test is listed with the tests that did not refute the claim).
+        shown = result.relations.get("relation") or result.relations["tested"][0]
+        tests, under = [c for c in tests if c.relation in (None, shown)], f" under {shown}"
+        level += under
     if not tests:
-        role = "not one of the claim's tests"
+        role = "not one of the claim's tests" + under
     else:
         shares = " and ".join(f"{c.alpha_spent:.3g}" for c in tests)
-        role = f"one of the claim's tests, at α = {shares} of {result.alpha:g}: "
+        role = f"one of the claim's tests{under}, at α = {shares} of {result.alpha:g}: "
         if any(c.certified_contradiction for c in tests):
             role += "it refutes the claim"
         else:
@@ -443,7 +461,7 @@ def summary_rows(results: list) -> TextTable:
 
     def info(value, result):
         # With mixed units no header can name the unit, so every cell carries its own.
-        return number(value) if unit or value is None else f"{number(value)} {result.unit}"
+        return estimate_text(value, "" if unit else result.unit)
 
     def lower(value, result):
         return bound_text(value, "" if unit else result.unit)
@@ -459,57 +477,6 @@ def summary_rows(results: list) -> TextTable:
     return TextTable("Summary", headers, rows)
 
 
-def _claim_limits(result: AuditResult) -> list:
-    if result.claim is None:
-        return []
-    label = result.claim["label"]
-    if result.refuted:
-        return [f"The refutation of {label} is shown for the neighbouring inputs and event (or prior) named in the "
-                "evidence; how far the mechanism is from the claim elsewhere is not measured."]
-    return [f"Not refuted is not a proof that {label} holds: the tests examined only the inputs, events and priors "
-            "named here, with this sample budget."]
-
-
-def limits(result: AuditResult) -> list:
-    """What the audit did not show; with no violation found, also the power it had."""
-    return _claim_limits(result) + _mi_limits(result)
-
-
-def _mi_limits(result: AuditResult) -> list:
-    unit = result.unit
-    examined = (f"Only the declared prior(s) were examined ({', '.join(result.priors)})" if result.priors
-                else "Only the declared prior was examined")
-    critics = (f"The {result.estimator} critics form a restricted class: leakage they cannot represent is "
-               f"invisible to this audit.")
-    if result.estimate_only:
-        # The verdict then rests on the point estimate alone (either way), with no type-I error control.
-        return [f"No certificate: the verdict '{result.verdict}' rests on the point estimate "
-                f"{number(result.estimate)} {unit} only and carries no error guarantee (the public information "
-                f"is continuous and was not declared independent of the secret, so no secret could be certified).",
-                "Neither a violation nor privacy is shown.", critics, f"{examined}."]
-    if result.violation:
-        return [f"The certified value is a lower bound: the actual leakage may be larger than "
-                f"{number(result.lower_bound)} {unit}.",
-                f"{examined}; the violation is shown for them."]
-    out = ["This is not a proof of privacy. A lower bound that stays below ε says only that this audit "
-           "found no evidence of a violation."]
-    if result.lower_bound is not None and result.epsilon is not None:
-        margin = result.estimate - result.lower_bound
-        k = result.candidates_certified
-        level = result.claim_alpha.get("mi", result.alpha)  # the MI test's share of α when it tests a claim
-        candidates = (f"one candidate certified at level {level:.3g}" if k == 1
-                      else f"{k} candidates certified at {level:.3g}/{k} each")
-        out.append(
-            f"Power: with {result.samples} mechanism runs in all and {candidates}, the certified bound sat {number(margin)} {unit} "
-            f"below the point estimate, so a leakage would have needed a point estimate above about "
-            f"ε + {number(margin)} = {number(result.epsilon + margin)} {unit} to be flagged. "
-            f"More samples narrow this margin.")
-    else:
-        out.append(f"No certified lower bound was produced with {result.samples} samples.")
-    out += [critics, f"{examined}; other priors may leak more."]
-    return out
-
-
 def facts(result: AuditResult) -> list:
     """The headline numbers of one audit, labelled, as strings."""
     unit = result.unit
@@ -522,11 +489,11 @@ def facts(result: AuditResult) -> list:
             ("secrets", claim["secrets"]) if claim.get("secrets")
             else ("neighbouring relation", claim.get("relation_text") or MISSING),
             ("claim verdict", ": ".join(part for part in claim_outcome(result) if part)),
-            ("refuted by", "; ".join(f"{r['test']} test (α = {r['alpha_spent']:.3g})" for r in result.refuted_by)
+            ("refuted by", "; ".join(f"{r['test']} test" + (f" under {r['relation']}" if r.get("relation") else "")
+                                    + f" (α = {r['alpha_spent']:.3g})" for r in result.refuted_by)
              or MISSING),
-            ("α split between the claim's tests", ", ".join(f"{t} {a:.3g}" for t, a in result.claim_alpha.items())
-             or "no test could refute the claim"),
-            ("MI budget the claim implies", MISSING if budget is None else f"{budget:.4g} nats"),
+            ("α split between the claim's tests", _alpha_split_text(result)),
+            ("MI budget the claim implies", MISSING if budget is None else f"{level_number(budget)} nats"),
             ("claim's privacy profile", claim["profile_source"] or MISSING),
         ]
     pairs += [
@@ -536,7 +503,7 @@ def facts(result: AuditResult) -> list:
         ("confidence", f"{100 * (1 - result.alpha):.4g}% (α = {result.alpha:g})"),
         ("MI certified lower bound", bound_text(result.lower_bound, unit)),
         ("certified secret", result.certified_secret or MISSING),
-        ("point estimate", f"{number(result.estimate)} {unit}"),
+        ("point estimate", estimate_text(result.estimate, unit)),
         (f"paper statistic (Eq. 8 of {PUFFERFISH_PAPER}, estimate)", number(result.paper_statistic)),
         (f"DP ε lower bound from MI ({PUFFERFISH_PAPER}, Theorem 1)", number(result.dp_epsilon_lower_bound_mi)),
         ("DP ε lower bound from the event test", number(result.dp_epsilon_lower_bound_event)),
@@ -554,12 +521,24 @@ def facts(result: AuditResult) -> list:
     return pairs
 
 
+def _alpha_split_text(result: AuditResult) -> str:
+    """The claim's α shares in a cell (``mi 0.025, event 0.02, float 0.005``); under both relations each relation's
+    level and its tests' shares, by relation (``replace-one (α = 0.025): mi 0.0125, event 0.0125; add-remove …``)."""
+    def shares(claim_alpha: dict) -> str:
+        return ", ".join(f"{t} {a:.3g}" for t, a in claim_alpha.items()) or "no test could refute the claim"
+
+    if result.relations is None:
+        return shares(result.claim_alpha)
+    return "; ".join(f"{r['relation']} (α = {r['alpha']:.3g}): {shares(r['claim_alpha'])}"
+                     for r in result.relations["results"])
+
+
 #: Claim notions whose mechanisms are (close to) Gaussian, for which ε read from μ̲ under the GDP assumption is a fair estimate.
 def audit_section(result: AuditResult, index: int) -> AuditSection:
     """Everything one audit's section of a report says: one headline (the claim's sentence, :func:`claim_headline`,
     or without a claim the MI notion's verdict), and the MI notion's verdict in a part of its own."""
     name = mechanism_name(result, index)
-    mi_level = f"{NOTION_NAMES[result.notion]}" + ("" if result.epsilon is None else f" at ε = {result.epsilon:g} {result.unit}")
+    mi_level = f"{NOTION_NAMES[result.notion]}" + ("" if result.epsilon is None else f" at ε = {level_number(result.epsilon)} {result.unit}")
     if result.claim is not None:
         heading = f"{index + 1}. {name} — claim {result.claim['label']}: {claim_outcome(result)[0]}"
         # The headline states the verdict and its deciding evidence; the explanation adds what it does not.

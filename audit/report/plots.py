@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from audit.mi_statement import level_number
 from audit.result import AuditResult
 
 # At most this many curves get a legend entry; more would hide the plot.
@@ -62,7 +63,7 @@ def _epsilon_line(axes, result: AuditResult) -> None:
     if result.epsilon is None:  # no MI level was audited
         return
     axes.axhline(result.epsilon, color="tab:red", linestyle="--", linewidth=1.2,
-                 label=f"ε = {result.epsilon:g} {result.unit}")
+                 label=f"ε = {level_number(result.epsilon)} {result.unit}")
 
 
 def _secret_ticks(axes, names: list) -> None:
