@@ -18,7 +18,8 @@ import sys
 from dataclasses import dataclass, replace
 
 from estimators.device import choose_device, gpu_start_repaid, predicted_training_seconds
-from estimators.memory import check_gpu_critic_memory, critic_config_memory, critic_memory_places, on_cuda
+from estimators.memory import (FLOAT_BYTES, check_gpu_critic_memory, critic_config_memory, critic_memory_places,
+                               on_cuda)
 from estimators.ranges import value_range
 from estimators.validation import InputError
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS
@@ -70,6 +71,20 @@ def trainings(spec, plan, output_width: int = 1) -> list:
     k = spec.priors[0].shape[1]
     width = output_width + (k + other_records(spec) if spec.notion in RECORD_AUDIT_NOTIONS else 1)
     return ([(secrets, width)] if plan.full_critics else []) + ([(secrets * plan.slices, 3)] if plan.slices else [])
+
+
+def kept_blocks(spec, plan, output_width: int = 1) -> int:
+    """Bytes the plan's full critics put in the audit's store of device copies (:mod:`estimators.resident`) as they
+    train on a GPU (:class:`estimators.critic_problems.CriticColumns`): each prior's MI sample outputs, float64
+    ``samples`` × ``output_width``, one block for all its secrets (``output_width``: :func:`trainings`), and a
+    record's secret's other records w, ``samples`` × :func:`other_records` (one block a secret: each deletes its own
+    record). Sliced critics' projections are copied a chunk at a time and not kept; classifier critics train none."""
+    if plan.mi_critic == "classifier" or not plan.full_critics:
+        return 0
+    trained = plan.trained
+    priors = len({planned.prior_index for planned in trained})
+    others = other_records(spec) * len(trained) if spec.notion in RECORD_AUDIT_NOTIONS else 0
+    return FLOAT_BYTES * spec.samples * (priors * output_width + others)
 
 
 def critic_work(spec, plan, output_width: int = 1) -> dict:
@@ -170,22 +185,51 @@ def critic_memory(spec, plan, device=None, output_width: int = 1) -> dict:
     (:func:`estimators.memory.critic_memory_parts`), known before the mechanism runs (``output_width``:
     :func:`trainings`, once it has).
 
-    On a CUDA ``device`` each training's parts on the GPU (a chunk's inputs, the models) are checked here against
+    On a CUDA ``device`` each training's parts on the GPU (a chunk's inputs, the models, and the store's device
+    copies, those kept and the MI sample's blocks its critics add: :func:`kept_blocks`) are checked here against
     its free memory (:func:`estimators.memory.check_gpu_critic_memory`, naming the ``critic`` settings with
     :data:`CRITIC_KEYS` or :data:`SAMPLES_NAME`, and the CPU as ``device`` and ``--device`` give it), and the parts returned are those held on the host
     (:func:`estimators.memory.critic_memory_places`), which the audit's check adds to its databases.
 
-    Lower bounds: the chain rule's extra critic, strata and wider outputs come on top.
+    Lower bounds: the chain rule's extra critic, strata and wider outputs come on top (the engine checks the GPU's
+    share again at the outputs' width once the mechanism has run: :func:`sampled_critic_device`).
     """
     planned = trainings(spec, plan, output_width)
     if on_cuda(device):
         for count, input_width in planned:
             check_gpu_critic_memory(count, spec.samples, input_width, spec.critic, device, config_keys=CRITIC_KEYS,
-                                    samples_name=SAMPLES_NAME, cpu="device 'cpu', --device cpu")
+                                    samples_name=SAMPLES_NAME, cpu="device 'cpu', --device cpu",
+                                    kept_adding=kept_blocks(spec, plan, output_width))
         parts = [critic_memory_places(count, spec.samples, input_width, spec.critic)[0] for count, input_width in planned]
     else:
         parts = [critic_config_memory(count, spec.samples, input_width, spec.critic) for count, input_width in planned]
     return max(parts, key=lambda p: sum(p.values()), default={})
+
+
+def sampled_critic_device(spec, plan, device, output_width: int):
+    """(the critics' device, a note or None) once the mechanism has run: the plan's critics are checked again
+    against the free memory of the CUDA ``device`` (:func:`critic_memory` at the outputs' width ``output_width``),
+    as the check before any run counted outputs of one number, and the store's copy of the MI sample
+    (:func:`kept_blocks`) and the critics' input grow with the width. Under ``device = "auto"`` a GPU that cannot
+    hold them gives way to the CPU, said in the note, as before any run (:func:`critic_device`). Nothing is checked
+    on the CPU, for classifier critics or for outputs of one number.
+
+    Raises
+    ------
+    InputError
+        As :func:`estimators.memory.check_gpu_critic_memory`, on a GPU the user chose (``device = "cuda"``): before
+        the critics train, where they would run it out of memory.
+    """
+    if not on_cuda(device) or output_width <= 1 or plan.mi_critic == "classifier":
+        return device, None
+    try:
+        critic_memory(spec, plan, device, output_width)
+    except InputError as refused:
+        if spec.device != "auto":
+            raise
+        return (type(device)("cpu"),
+                f"device cpu (auto: the GPU's free memory cannot hold the critics at the outputs' width: {refused})")
+    return device, None
 
 
 @dataclass(frozen=True)

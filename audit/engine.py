@@ -52,7 +52,7 @@ from audit.search.event_candidates import event_candidates, selection_floor
 from audit.search.input_domain import domain_reach, unreached_note
 from audit.audit_plan import plan_audit
 from audit.critic_cost import (AUDIT_MEMORY_NAMES, NO_CLASSIFIER, SAMPLES_NAME, checked_critic_device,
-                               fallback_critic_device)
+                               fallback_critic_device, sampled_critic_device)
 from audit.search.prior_search import add_remove_pairs, candidate_pairs, search_priors, spare_pairs
 from audit.search.pair_probe import probe_searched_pairs
 from audit.result import AuditResult, SecretEvidence, finite_or_none
@@ -261,6 +261,9 @@ def _look(spec: AuditSpec, runner: MechanismRunner, early: bool, stop_at_refutat
             device, device_note = fallback_critic_device(spec, plan, len(priors), gpu_started, outputs[0].shape[1], why)
             if spec.device == "auto":
                 notes.append(device_note)
+        else:  # the GPU's memory at the outputs' width, which the check before any run did not know
+            device, moved = sampled_critic_device(spec, plan, device, outputs[0].shape[1])
+            notes.extend([moved] if moved else [])
         fits = fit_secret_critics(cells, outputs, full=plan.full_critics and bool(cells),
                                   slices=plan.slices if cells else 0,
                                   min_stratum=max(int(np.ceil(MIN_TEST_SAMPLES / spec.critic.split[2])), shifts_floor),

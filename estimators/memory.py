@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 
 from .critic_config import CriticConfig, scoring_rows
+from .resident import kept_device_bytes
 from .validation import InputError
 
 __all__ = ["CRITIC_BYTES", "CRITIC_INPUT_BYTES", "FLOAT_BYTES", "PARAMETER_COPIES", "available_memory",
@@ -249,7 +250,7 @@ def check_gpu_critic_memory(critics: int, samples: int, input_width: int, config
                             config_name: str | None = "critic", config_keys: str = "",
                             samples_name: str = "arguments 'x' and 'y'", slices: int | None = None,
                             slices_name: str = "slices", device_name: str = "device",
-                            cpu: str = "device 'cpu'") -> int:
+                            cpu: str = "device 'cpu'", kept_adding: int = 0) -> int:
     """Refuse a critic training on the CUDA device ``device`` whose GPU parts (:func:`critic_memory_places`) do not
     fit in its free memory (:func:`gpu_free_memory`), naming what its caller's user can change (the names:
     :func:`check_critic_memory`): the critic's settings where the models or a chunk of several critics fill it
@@ -257,6 +258,12 @@ def check_gpu_critic_memory(critics: int, samples: int, input_width: int, config
     (``config_name`` None: ``miaudit estimate``), a chunk of several critics names the slices (``slices`` of them,
     fewer critics on the GPU at once), models larger than the chunk's inputs the device (``device_name``: only the
     CPU helps), and otherwise the samples.
+
+    The device copies the audit's store keeps (:mod:`estimators.resident`, :func:`estimators.resident.kept_device_bytes`)
+    share the GPU with the training and are counted with it, as the part ``kept device copies``: those kept now, which
+    the driver's free memory no longer holds and which the memory available therefore counts back in (free plus
+    kept), and ``kept_adding``, the bytes of blocks the caller puts in the store before the training ends (the
+    audit's MI sample, :func:`audit.critic_cost.kept_blocks`), up to the room its cap leaves.
 
     Returns
     -------
@@ -270,7 +277,11 @@ def check_gpu_critic_memory(critics: int, samples: int, input_width: int, config
         slices or samples, or the CPU (``cpu``: how the user asks for it).
     """
     gpu = critic_memory_places(critics, samples, input_width, config)[1]
+    kept, adding = kept_device_bytes(device, kept_adding)
+    if kept + adding:
+        gpu["kept device copies"] = kept + adding
     need, free = sum(gpu.values()), gpu_free_memory(device)
+    free = None if free is None else free + kept  # the store's copies are the audit's own, held in what it needs
     if free is None or need <= free:
         return need
     chunked = min(critics, config.max_critics_per_chunk) > 1

@@ -45,7 +45,7 @@ from .device import to_device
 from .distinct_parts import rows_on_device
 
 __all__ = ["RESIDENT_BYTES", "ResidentOutputs", "device_columns", "device_input", "distinct_input", "keep_made",
-           "keep_on_device", "on_device", "resident_block", "rows_of"]
+           "keep_on_device", "kept_device_bytes", "on_device", "resident_block", "rows_of"]
 
 #: The most bytes of output blocks a store keeps on the device at once (2 GiB: a 10,000-run MI sample of the
 #: d = 8,257 release is 0.66 GB; beyond the cap blocks are copied in chunks of
@@ -163,6 +163,14 @@ class ResidentOutputs:
         self._watch(chosen, key)
         return chosen
 
+    def bytes_on(self, device) -> int:
+        """Bytes of the tensors kept on the torch ``device`` (:attr:`kept_bytes` counts every device's)."""
+        if not self._tensors:
+            return 0
+        name = _device_name(device)
+        return sum(tensor.numel() * tensor.element_size() for (place, _), tensor in self._tensors.items()
+                   if place == name)
+
     def clear(self) -> None:
         """Drop every kept tensor (the device memory is freed once no reader holds one)."""
         self._tensors.clear()
@@ -193,6 +201,19 @@ def _entered(store: ResidentOutputs):
     finally:
         _STORE.reset(token)
         store.clear()
+
+
+def kept_device_bytes(device, adding: int = 0) -> tuple[int, int]:
+    """(bytes the store entered keeps on the torch ``device`` now, bytes of ``adding`` more that it would keep):
+    the second is ``adding`` up to the room its cap leaves (:data:`RESIDENT_BYTES` less what it keeps on every
+    device; a block past the cap is copied at each use and freed after it, :meth:`ResidentOutputs.tensor`). Where no
+    store is entered, none is kept now and the room is a fresh store's, the one an audit enters
+    (:func:`audit.engine._run_audit`). Read by the memory check of a critic training on a GPU
+    (:func:`estimators.memory.check_gpu_critic_memory`), whose device memory the store shares."""
+    store = _STORE.get()
+    if store is None:
+        return 0, min(max(adding, 0), RESIDENT_BYTES)
+    return store.bytes_on(device), min(max(adding, 0), max(store.max_bytes - store.kept_bytes, 0))
 
 
 def resident_block(array: np.ndarray, device, pinned: bool = False):

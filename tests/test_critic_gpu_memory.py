@@ -92,7 +92,8 @@ def test_fit_critics_on_cuda_is_refused_by_the_gpu_s_free_memory(gpu):
 
 def test_the_audit_s_critics_stay_on_the_cpu_under_auto_where_the_gpu_cannot_hold_them(gpu):
     """One record's critic (width n·k + 1) on the audit's samples, defaults otherwise: under auto the GPU is chosen
-    (2,000 steps repay its start) unless its free memory is below the critic's GPU share; asked for cuda, refused."""
+    (2,000 steps repay its start) unless its free memory is below the critic's GPU share and the store's copies of its
+    sample; asked for cuda, refused."""
     import dataclasses
 
     from audit.audit_plan import plan_audit
@@ -108,7 +109,10 @@ def test_the_audit_s_critics_stay_on_the_cpu_under_auto_where_the_gpu_cannot_hol
     parameters = width * h + 2 * h + 1 + width
     activations = max(2 * min(config.batch_size, samples) * h, min(samples, scoring_rows(1, h)) * h)
     features, models = samples * width * 16, 4 * (5 * parameters + activations)
-    need = features + models
+    # The audit's store keeps the MI sample's outputs (one number a run before any run) and the record's other
+    # records w on the GPU while the critic trains, float64.
+    kept = samples * (1 + (n - 1) * k) * 8
+    need = features + models + kept
     gpu["free"] = need
     assert critic_device(spec, plan)[0].type == "cuda"
     assert critic_memory(spec, plan, "cuda") == {"critic features": samples * width * 8}
