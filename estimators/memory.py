@@ -8,7 +8,8 @@ projects any slice; :func:`~estimators.neural.fit_critics`'s, on the inputs it i
 (:func:`mechanisms.execution.memory.check_audit_memory`) adds its databases and outputs to the same critic count.
 All compare with the one limit, :func:`available_memory`, but for what a critic training on a CUDA device holds on
 the GPU (one chunk's inputs, the models: :func:`critic_memory_places`), which is compared with the GPU's free memory
-(:func:`gpu_free_memory`, :func:`check_gpu_critic_memory`).
+(:func:`gpu_free_memory`, :func:`check_gpu_critic_memory`), beside the audit's store of device copies that shares it
+(:func:`estimators.resident.kept_device_bytes`: what it keeps and what its caller adds).
 """
 
 from __future__ import annotations
