@@ -86,8 +86,12 @@ def test_the_terminal_says_what_the_counts_the_alpha_and_the_cost_are(scanned):
     assert (f"  In words: the chance that even one finding is a false alarm is at most 0.05 (--alpha), shared equally "
             f"by the {report['cases']} cases; each case checked its runs at up to 2 points as they came (its looks)"
             in text)
-    calls = sum(o["runs"] for o in report["findings"] + report["controls"])  # every audited case's calls
-    assert f"cost: {calls:,} calls of the entry points (at most 3,000 a case;" in text
+    runs = sum(o["runs"] for o in report["findings"] + report["controls"])  # the audits' runs
+    probes = sum(o["probe_calls"] for o in report["findings"] + report["controls"])
+    skipped = sum(o.get("calls", 0) for o in report["skipped"])  # ratio's probe calls, until it raised
+    assert (f"cost: {runs + probes + skipped:,} calls of the entry points: {runs:,} the audits' runs (at most 3,000 a "
+            f"case, --max-runs;") in text
+    assert f" and {probes:,} beyond --max-runs, the probe calls " in text and f", and {skipped} by the skipped" in text
     assert "the rest the scan's own start (importing and listing the target" in text
 
 

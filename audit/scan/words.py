@@ -160,8 +160,18 @@ def skipped_items(result) -> list:
 
 
 def runs_made(result) -> int:
-    """The calls of the entry points the audited cases made (findings and controls)."""
+    """The audits' runs: the calls of the entry points the audited cases' audits made (findings and controls), each at
+    most ``--max-runs``."""
     return sum(int(o.get("runs", 0)) for o in (*result.findings, *result.controls))
+
+
+def calls_made(result) -> tuple:
+    """(the audits' runs, the audited cases' ``probe_calls``, the skipped cases' ``calls``): every call of the entry
+    points the cases made, counted by :func:`audit.scan.case_audit.audit_case` (a case killed in its process, or kept
+    from a state file that did not count them, adds none)."""
+    audited = (*result.findings, *result.controls)
+    return (runs_made(result), sum(int(o.get("probe_calls", 0)) for o in audited),
+            sum(int(o.get("calls", 0)) for o in result.skipped_cases))
 
 
 def verdict_words(result) -> str:
@@ -184,14 +194,21 @@ def alpha_words(result) -> str:
 
 
 def cost_words(result) -> str:
-    """What the scan cost: the calls it made, and its time: the cases' audits (their CPU time) and the rest."""
+    """What the scan cost: every call of the entry points the cases made (:func:`calls_made`), the audits' runs among
+    them, and its time: the cases' audits (their CPU time) and the rest."""
     audited = sum(float(o.get("seconds", 0.0)) for o in result.outcomes)
     cpu = sum(float(o.get("cpu_seconds", 0.0)) for o in result.outcomes)
     cap = result.settings["max_runs"]
-    return (f"cost: {runs_made(result):,} calls of the entry points (at most {cap:,} a case; a case stops at the "
-            f"first look that refutes it), {result.seconds:.0f} s in all: {audited:.1f} s auditing the cases "
-            f"({cpu:.1f} s of CPU), the rest the scan's own start (importing and listing the target, starting its "
-            "worker process)")
+    runs, probes, skipped = calls_made(result)
+    per_case = sorted({int(o["probe_calls"]) for o in (*result.findings, *result.controls) if "probe_calls" in o})
+    each = "" if not per_case else (f" ({per_case[0]} a case)" if len(per_case) == 1
+                                    else f" ({per_case[0]} to {per_case[-1]} a case)")
+    beyond = (f" and {probes:,} beyond --max-runs, the probe calls that time each case's call and check its outputs"
+              f"{each}" + (f", and {skipped:,} by the skipped cases" if skipped else ""))
+    return (f"cost: {runs + probes + skipped:,} calls of the entry points: {runs:,} the audits' runs (at most "
+            f"{cap:,} a case, --max-runs; a case stops at the first look that refutes it){beyond}, "
+            f"{result.seconds:.0f} s in all: {audited:.1f} s auditing the cases ({cpu:.1f} s of CPU), the rest the "
+            "scan's own start (importing and listing the target, starting its worker process)")
 
 
 def finding_line(outcome: dict, folder) -> str:
