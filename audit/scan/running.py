@@ -63,6 +63,7 @@ from mechanisms.errors import MechanismError
 from audit.scan.case_audit import (LOOK_FRACTION, RETRY, audit_case, chunk_timeout,  # noqa: F401 - re-exported
                                    list_cases, source_of)
 from audit.scan.cases import Skipped, bounded_listing
+from audit.scan.limits import LISTING_TIMEOUT  # read here under this module's name (audit.scan.limits)
 from audit.scan.planning import plan_split
 from audit.scan.profiles import LIBRARIES, profile_for
 from audit.scan.profiles.user_module import user_profile
@@ -74,8 +75,6 @@ ALPHA = 0.05
 MAX_RUNS = 6000
 #: Seconds one case may take (each call of the entry point, and the looks in all).
 TIMEOUT = 60.0
-#: Seconds one call of the listing may take at least by default (:func:`listing_timeout_default`).
-LISTING_TIMEOUT = 60.0
 #: The smallest ``memory_limit`` (bytes): below it a case's process cannot start its threads.
 MIN_MEMORY_LIMIT = 64 * 2**20
 
