@@ -80,13 +80,21 @@ def test_the_listing_bound_is_one_bound_for_the_whole_listing(monkeypatch):
     monkeypatch.setattr(processes, "WORKER_START_SECONDS", 1.0)
     assert processes.listing_bound(0.25, 0.5, 4, 0.5) == 4 * 0.75 + 1.0 + 0.5
     monkeypatch.undo()
-    # The command's help states the bound's constant part, the start allowance + the grace, read from the constants.
+    # The command's help states the bound's constant part, the start allowance + the grace, read from the constants
+    # (the scan's own in audit.scan.limits, which the scan's modules re-export and read under their own names).
     from mechanisms.execution import worker
 
+    from audit.scan import limits, running
+
+    assert processes.WORKER_START_SECONDS == limits.WORKER_START_SECONDS and isolation.HARD_KILL_GRACE == worker.HARD_KILL_GRACE
+    assert (isolation.WORKER_LISTING_TIMEOUTS, running.LISTING_TIMEOUT) == (limits.WORKER_LISTING_TIMEOUTS,
+                                                                            limits.LISTING_TIMEOUT)
     assert f"+ {processes.WORKER_START_SECONDS + worker.HARD_KILL_GRACE:g} s, past which" in _scan_help()
-    monkeypatch.setattr(processes, "WORKER_START_SECONDS", 1.5)
+    monkeypatch.setattr(limits, "WORKER_START_SECONDS", 1.5)
     monkeypatch.setattr(worker, "HARD_KILL_GRACE", 2.0)
-    assert "+ 3.5 s, past which" in _scan_help()
+    monkeypatch.setattr(limits, "WORKER_LISTING_TIMEOUTS", 3)
+    help_text = _scan_help()
+    assert "+ 3.5 s, past which" in help_text and "3 × (S + the seconds" in help_text
     monkeypatch.undo()
     # The most a case's process runs: 4 × t + g to its probe, then 2 × 10 × t + t + 10 × t + g.
     assert isolation.most_case_seconds(60.0, 10.0) == (4 + 20 + 1 + 10) * 60.0 + 2 * 10.0
@@ -380,3 +388,21 @@ def test_a_ray_task_cancelled_alone_ends_its_worker_and_the_backend_runs_on(tmp_
         assert backend.outcome(quick) == int((tmp_path / "quick").read_text(encoding="ascii"))
     finally:
         backend.close()
+
+
+#: The scan's modules that ``miaudit scan --help`` does not import: its numbers come from audit.scan.limits.
+SCAN_MODULES = ("audit.scan.isolation", "audit.scan.running", "audit.scan.processes", "audit.scan.case_audit",
+                "audit.scan.cases", "audit.scan.profiles", "scipy", "torch")
+
+
+@pytest.mark.integration
+def test_the_scan_help_imports_no_module_of_the_scan():
+    """``miaudit scan --help`` states the listing's bound from audit.scan.limits (and the hard kill's grace from
+    mechanisms.execution.worker), importing none of the scan's modules: 0.30 s → 0.20 s to print it (at load 5)."""
+    code = ("import sys, contextlib, io\nfrom audit.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n        status = main(sys.argv[1:])\n    except SystemExit as exc:\n        status = exc.code\n"
+            f"print(status, [m for m in {SCAN_MODULES!r} if m in sys.modules], 'audit.scan.limits' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code, "scan", "--help"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert done.stdout.split("\n")[-2] == "0 [] True", done.stdout + done.stderr

@@ -86,8 +86,12 @@ def test_the_terminal_says_what_the_counts_the_alpha_and_the_cost_are(scanned):
     assert (f"  In words: the chance that even one finding is a false alarm is at most 0.05 (--alpha), shared equally "
             f"by the {report['cases']} cases; each case checked its runs at up to 2 points as they came (its looks)"
             in text)
-    calls = sum(o["runs"] for o in report["findings"] + report["controls"])  # every audited case's calls
-    assert f"cost: {calls:,} calls of the entry points (at most 3,000 a case;" in text
+    runs = sum(o["runs"] for o in report["findings"] + report["controls"])  # the audits' runs
+    probes = sum(o["probe_calls"] for o in report["findings"] + report["controls"])
+    skipped = sum(o.get("calls", 0) for o in report["skipped"])  # ratio's probe calls, until it raised
+    assert (f"cost: {runs + probes + skipped:,} calls of the entry points: {runs:,} the audits' runs (at most 3,000 a "
+            f"case, --max-runs;") in text
+    assert f" and {probes:,} beyond --max-runs, the probe calls " in text and f", and {skipped} by the skipped" in text
     assert "the rest the scan's own start (importing and listing the target" in text
 
 
@@ -238,3 +242,40 @@ def test_a_dict_releases_float_finding_names_its_key_in_the_finding_line(plant):
     # A finding of one number names no part: the line is as before.
     plain = dict(finding, bit_parts=None)
     assert "through the output's floating-point bits (findings/01)" in finding_line(plain, "findings/01")
+
+
+def _result(seconds: float, outcomes: list, side_by_side: int, resumed: int = 0):
+    from audit.scan.running import ScanResult
+
+    settings = {"max_runs": 100, "resumed_cases": resumed}
+    return ScanResult("mod", "(a user's module)", 0.05, len(outcomes), outcomes, [], settings, seconds,
+                      side_by_side=side_by_side)
+
+
+def test_the_cost_line_of_cases_audited_side_by_side_does_not_take_their_seconds_from_the_scan_s():
+    from audit.scan.words import cost_words
+
+    case = {"status": "control", "runs": 100, "probe_calls": 4, "seconds": 30.0, "cpu_seconds": 20.0}
+    # Two cases of 30 s each, 2 at a time, in a scan of 40 s: 60 s of audits, more than the scan's 40 s.
+    text = cost_words(_result(40.0, [dict(case), dict(case)], side_by_side=2))
+    assert "208 calls of the entry points: 200 the audits' runs" in text and "8 beyond --max-runs" in text
+    assert ("40 s in all, the scan's own start included (importing and listing the target, starting its worker "
+            "processes); the cases' audits took 60.0 s summed over the cases, up to 2 at a time (40.0 s of CPU)") in text
+    assert "the rest" not in text
+    kept = cost_words(_result(40.0, [dict(case), dict(case)], side_by_side=1, resumed=1))
+    assert "60.0 s summed over the cases, 1 case of them kept from the state file, timed as they ran then" in kept
+    # One at a time, none kept: the audits' seconds are a part of the scan's, the rest its own start.
+    one = cost_words(_result(70.0, [dict(case), dict(case)], side_by_side=1))
+    assert "70 s in all: 60.0 s auditing the cases (40.0 s of CPU), the rest the scan's own start" in one
+
+
+def test_a_raise_s_next_step_says_where_databases_too_wide_to_show_are_and_a_setting_s_default():
+    from audit.scan.words import skipped_step
+
+    wide = {"first": [[0, 0], [1, 1]], "second": [[0, 0], [1, 2]]}
+    step = skipped_step("the call raised ValueError on the first database: Model is not configured", "lib.Model", wide)
+    assert step.startswith("next: the pair's databases were a = 2 records of 2 attributes (the first) and b = 2 "
+                           "records of 2 attributes (in scan.json: the case's first and second); ")
+    assert "(one that raises whatever the data, as for a setting it lacks, needs that setting's default to work)" in step
+    narrow = skipped_step("the call raised ValueError on the first database: zero", "m.f", {"first": [0], "second": [1]})
+    assert "in scan.json" not in narrow and "a = [0] (the first) and b = [1];" in narrow

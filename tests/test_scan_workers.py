@@ -422,6 +422,10 @@ def test_a_case_whose_probe_calls_met_a_busy_moment_is_timed_again_and_audited(p
     outcome = audit_case(case, alpha=0.05, max_runs=RUNS, timeout=0.1, seed=7)
     assert outcome["status"] in ("control", "finding"), outcome.get("reason")
     assert outcome["runs"] > 0
+    # Every call is counted: beyond its runs, the probe's 2, at least one timing it again and the runner's probe of the
+    # audit started again (2), within the stated bound.
+    assert case.entry.obj.__globals__["CALLS"][0] == outcome["runs"] + outcome["probe_calls"]
+    assert 2 + 1 + 2 <= outcome["probe_calls"] <= case_audit.probe_calls_bound(), outcome["probe_calls"]
 
 
 SLOW_PROBE = '''

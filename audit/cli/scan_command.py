@@ -56,20 +56,20 @@ def _memory_limit(text: str):
 
 def _listing_timeout_help() -> str:
     """``--listing-timeout``'s help, its numbers read from the constants that set them (as the command is configured):
-    the factor of each worker's calls (:data:`audit.scan.isolation.WORKER_LISTING_TIMEOUTS`), the default
-    (:data:`audit.scan.running.LISTING_TIMEOUT`), and the whole listing's constant part, the start allowance + the grace
-    (:func:`audit.scan.processes.listing_bound`)."""
+    the factor of each worker's calls, the default and the start allowance from :mod:`audit.scan.limits` (which
+    imports nothing: the help imports no module of the scan), and the grace of a hard kill
+    (:data:`mechanisms.execution.worker.HARD_KILL_GRACE`); the whole listing's constant part is the start allowance +
+    the grace (:func:`audit.scan.processes.listing_bound`)."""
     from mechanisms.execution.worker import HARD_KILL_GRACE
 
-    from audit.scan import processes
-    from audit.scan.isolation import WORKER_LISTING_TIMEOUTS
-    from audit.scan.running import LISTING_TIMEOUT
+    from audit.scan import limits
+    from audit.scan.limits import LISTING_TIMEOUT, WORKER_LISTING_TIMEOUTS
 
     return (f"seconds each call of the library made to list the cases may take (a module's import, reading a public "
             f"name, a family's grid, building a grid point), {WORKER_LISTING_TIMEOUTS} × that in each worker; one "
             f"that does not end in time is skipped (default: the larger of --timeout and {LISTING_TIMEOUT:g}). A "
             f"worker's whole start and listing is bounded once: {WORKER_LISTING_TIMEOUTS} × (S + the seconds the "
-            f"scan's own listing took) + {processes.WORKER_START_SECONDS + HARD_KILL_GRACE:g} s, past which its cases "
+            f"scan's own listing took) + {limits.WORKER_START_SECONDS + HARD_KILL_GRACE:g} s, past which its cases "
             "are skipped, to be audited again by --resume")
 
 

@@ -77,8 +77,10 @@ class _Captured:
         self.mutates = False
         self.pair = pair
         self.kept = ([], [])
+        self.calls = 0  # every call, the probes' and the raising ones included (the case's probe_calls)
 
     def __call__(self, db, rng):
+        self.calls += 1
         sink = io.StringIO()
         given = np.array(db, copy=True)
         with contextlib.redirect_stdout(sink), warnings.catch_warnings(record=True) as caught:
@@ -179,7 +181,46 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
     the case may take under its own bounds (:func:`seconds_after_probe`, and for an opted-in case whose probe calls
     both raised, first the check that it raises on every call, :func:`raise_check_limit`): the worker that runs the
     case in a child process of its own sets its hard kill from it (:func:`audit.scan.isolation.hard_limit`).
+
+    Every call of the entry point the case made is counted (:class:`_Captured`): an audited case's outcome says those
+    outside its audit's ``runs`` as ``probe_calls`` (at most :func:`probe_calls_bound`), a skipped one all of its own
+    as ``calls``, where its call was built.
     """
+    built = []  # the case's _Captured, once its call is built: it counts the calls
+    outcome = _audit_case(case, alpha, max_runs, timeout, seed, on_bounds, built)
+    if built and outcome["status"] == "skipped":
+        outcome["calls"] = built[0].calls
+    elif built:
+        outcome["probe_calls"] = built[0].calls - outcome["runs"]
+    return outcome
+
+
+#: The calls a case makes to probe its call before its audit (:func:`audit_case`): one on each database of its pair.
+SCAN_PROBE_CALLS = 2
+#: The calls of the audit's runner's own probe, outside its counted runs: twice on one database with one seed, a third
+#: time where the two outputs differ (:func:`mechanisms.execution.worker.run_probe`).
+RUNNER_PROBE_CALLS = 3
+
+
+def probe_calls_bound(raised_as_output: bool = False) -> int:
+    """The most calls of its entry point an audited case makes beyond its ``max_runs``, its ``probe_calls``: the
+    scan's probe (:data:`SCAN_PROBE_CALLS`) and the audit's runner's (:data:`RUNNER_PROBE_CALLS`); where the probe
+    predicted the first look too slow, the calls that time it again (:data:`RETIME_CALLS`) and the first audit left
+    before its first look (its runner's probe and the float-bit probe's runs,
+    :data:`audit.gating.look_runs.FLOAT_PROBE_RUNS`; the audit run again makes its own probe); for an opted-in case
+    (``raised_as_output``) the check that it raises on every call (2 × :data:`audit.scan.raised.ALWAYS_CALLS`). 178
+    for an opted-in case, 78 for any other; an audit's runs are at most ``max_runs``
+    (:func:`audit.gating.sequential.run_sequential_audit`'s call limit)."""
+    from audit.gating.look_runs import FLOAT_PROBE_RUNS
+    from audit.scan.raised import ALWAYS_CALLS
+
+    left = RUNNER_PROBE_CALLS + FLOAT_PROBE_RUNS  # the audit left as too slow, before its first look
+    return (SCAN_PROBE_CALLS + RUNNER_PROBE_CALLS + RETIME_CALLS + left
+            + (2 * ALWAYS_CALLS if raised_as_output else 0))
+
+
+def _audit_case(case, alpha: float, max_runs: int, timeout: float, seed: int, on_bounds, built: list) -> dict:
+    """:func:`audit_case`'s work; ``built`` gets the case's :class:`_Captured` once its call is built."""
     from mechanisms.adapters.callables import PerDatabaseMechanism
     from mechanisms.calls.user_call import call_user_code
     from mechanisms.execution.runner import ExecutionSettings
@@ -197,6 +238,7 @@ def audit_case(case, *, alpha: float, max_runs: int, timeout: float, seed: int, 
         function = _Captured(call_user_code(case.function, who=who, timeout=timeout,
                                             where=" while its call was built (the family's preamble and setup)",
                                             hint="(the scan's --timeout)"), case.pair)
+        built.append(function)
         if case.raised_as_output:  # counts each database's raises (audit.scan.raised)
             from audit.scan.raised import RaiseCounter
 

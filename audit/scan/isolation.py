@@ -75,6 +75,7 @@ from mechanisms.errors import MechanismError
 from mechanisms.execution.worker import CRASH_SIGNALS, HARD_KILL_GRACE, hard_kill_within
 
 from audit.scan.cases import LISTING_HINT
+from audit.scan.limits import WORKER_LISTING_TIMEOUTS  # read here under this module's name (audit.scan.limits)
 from audit.scan.case_audit import (CHUNK_TIMEOUT_FACTOR, COMPUTE_TIMEOUTS, audit_case, list_cases, skipped_outcome,
                                    stuck_outcome)
 from audit.scan import processes
@@ -89,12 +90,6 @@ __all__ = ["HARD_LIMIT_TIMEOUTS", "WORKER_LISTING_TIMEOUTS", "CaseTask", "Listin
 #: its own bounds allow more (:func:`hard_limit`): the build of its call and its two probe calls are each bounded by
 #: ``timeout``.
 HARD_LIMIT_TIMEOUTS = 4
-
-#: A worker's listing bounds each of the library's calls by this many of the scan's ``listing_timeout``
-#: (:func:`list_in_worker`): what the scan's process listed in time, a fresh worker, importing the library from
-#: scratch on a loaded machine, must list too (a case it lacks stops the scan, :func:`_case`); a call that hung in the
-#: scan's process (skipped there) costs a worker this long once.
-WORKER_LISTING_TIMEOUTS = 4
 
 #: The exit status of a case's process that a BaseException (not an Exception) ended, having written its name.
 _ESCAPED = 70

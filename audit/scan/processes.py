@@ -52,13 +52,10 @@ from concurrent.futures import Future, InvalidStateError
 from mechanisms.execution.backends import WorkerLost
 from mechanisms.execution.worker import parent_death_signal
 
+from audit.scan.limits import WORKER_START_SECONDS  # read here under this module's name (audit.scan.limits)
+
 __all__ = ["WORKER_START_SECONDS", "BoundedPool", "WorkerOverdue", "cap_memory", "died", "end_case", "end_with_parent",
            "exited", "import_blocked", "kill_case", "listing_bound"]
-
-#: Seconds a fresh worker may take to start (an interpreter, the scan's modules and
-#: :data:`~audit.scan.isolation.WARM_MODULES`: seconds, PyTorch's and scikit-learn's imports on a loaded machine)
-#: within the bound of its listing (:func:`listing_bound`).
-WORKER_START_SECONDS = 60.0
 
 
 def listing_bound(listing_timeout: float | None, listed_seconds: float, factor: int, grace: float) -> float | None:

@@ -91,8 +91,10 @@ for name, mine, other in (("first", first, second), ("second", second, first)):
         print(f"shapes seen only on the {{name}} database: {{dict(shapes)}}")
     if only and len(only) < 0.5 * RUNS:
         value, count = only.most_common(1)[0]
+        rare = sum(only.values()) < 0.01 * RUNS  # a noise's far tail: the other database's runs may just have missed it
         print(f"{{sum(only.values())}} of {{RUNS}} runs on the {{name}} database released outputs never seen on the "
-              f"other; e.g. {{value[0][:6]}} ({{count}} times)")
+              f"other; e.g. {{value[0][:6]}} ({{count}} times)" + ("; so few may be rare noise values the other "
+              "database's runs happened to miss: the event below weighs the evidence" if rare else ""))
 a = np.array([o[0][0] if o[0] else math.nan for o in first])
 b = np.array([o[0][0] if o[0] else math.nan for o in second])
 best = (0.0, None, 0, 0)

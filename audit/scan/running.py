@@ -63,6 +63,7 @@ from mechanisms.errors import MechanismError
 from audit.scan.case_audit import (LOOK_FRACTION, RETRY, audit_case, chunk_timeout,  # noqa: F401 - re-exported
                                    list_cases, source_of)
 from audit.scan.cases import Skipped, bounded_listing
+from audit.scan.limits import LISTING_TIMEOUT  # read here under this module's name (audit.scan.limits)
 from audit.scan.planning import plan_split
 from audit.scan.profiles import LIBRARIES, profile_for
 from audit.scan.profiles.user_module import user_profile
@@ -74,8 +75,6 @@ ALPHA = 0.05
 MAX_RUNS = 6000
 #: Seconds one case may take (each call of the entry point, and the looks in all).
 TIMEOUT = 60.0
-#: Seconds one call of the listing may take at least by default (:func:`listing_timeout_default`).
-LISTING_TIMEOUT = 60.0
 #: The smallest ``memory_limit`` (bytes): below it a case's process cannot start its threads.
 MIN_MEMORY_LIMIT = 64 * 2**20
 
@@ -93,6 +92,10 @@ class ScanResult:
     settings: dict
     seconds: float
     notes: list = field(default_factory=list)
+    #: The cases audited side by side at most (the workers, or a Ray instance's tasks): what the cost line's seconds,
+    #: summed over the cases, are read against (:func:`audit.scan.words.cost_words`); not in the JSON, which is the same
+    #: for any number of workers.
+    side_by_side: int = 1
 
     @property
     def findings(self) -> list:
@@ -361,8 +364,10 @@ def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resum
     if in_process and (execution.workers > 1 or backend != "local"):
         raise InputError("argument 'in_process' (--in-process) runs the cases in this process: not with more than "
                          "one worker or --backend ray")
-    if memory_limit == "auto":  # a local Ray instance's tasks: one per core unless workers says
-        slots = (os.cpu_count() or 1) if backend == "ray" and execution.workers == 1 else execution.workers
+    # a local Ray instance's tasks: one per core unless workers says
+    slots = 1 if in_process else (os.cpu_count() or 1) if backend == "ray" and execution.workers == 1 \
+        else execution.workers
+    if memory_limit == "auto":
         memory_limit = None if in_process else memory_limit_default(slots)
     elif memory_limit is not None:
         if in_process:
@@ -464,4 +469,4 @@ def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resum
                 "left_out_of_split": sum(case.id not in set(ids) for case, _ in plan.left_out),
                 **({"only": list(_patterns(only))} if only is not None else {})}
     return ScanResult(target, library_version(profile), alpha, len(cases), outcomes, skipped, settings,
-                      time.perf_counter() - started)
+                      time.perf_counter() - started, side_by_side=min(slots, max(len(todo), 1)))

@@ -123,10 +123,12 @@ def skipped_step(reason: str, entry: str, outcome: dict | None = None) -> str:
                 "values, sample, a) or value, taking epsilon, or a class taking epsilon with fit or randomise "
                 "(how-to/scan-a-library)")
     if reason.startswith("the call raised") and outcome is not None:
-        return (f"next: the pair's databases were a = {records(outcome['first'])} (the first) and "
-                f"b = {records(outcome['second'])}; a DP entry point must return a release for every database of "
-                "its domain (a raise on some databases only tells them apart); make it return there, then scan it "
-                f"again with {only}")
+        first, second = records(outcome["first"]), records(outcome["second"])
+        where = "" if first.startswith("[") and second.startswith("[") else " (in scan.json: the case's first and second)"
+        return (f"next: the pair's databases were a = {first} (the first) and b = {second}{where}; a DP entry point "
+                "must return a release for every database of its domain (a raise on some databases only tells them "
+                "apart); make it return there (one that raises whatever the data, as for a setting it lacks, needs "
+                f"that setting's default to work), then scan it again with {only}")
     if "did not return within" in reason or "too slow to audit" in reason:
         return (f"next: if a call is meant to take this long, give it more with --timeout S; else call it once on "
                 f"the pair's databases to see where it waits; then scan it again with {only}")
@@ -160,15 +162,26 @@ def skipped_items(result) -> list:
 
 
 def runs_made(result) -> int:
-    """The calls of the entry points the audited cases made (findings and controls)."""
+    """The audits' runs: the calls of the entry points the audited cases' audits made (findings and controls), each at
+    most ``--max-runs``."""
     return sum(int(o.get("runs", 0)) for o in (*result.findings, *result.controls))
+
+
+def calls_made(result) -> tuple:
+    """(the audits' runs, the audited cases' ``probe_calls``, the skipped cases' ``calls``): every call of the entry
+    points the cases made, counted by :func:`audit.scan.case_audit.audit_case` (a case killed in its process, or kept
+    from a state file that did not count them, adds none)."""
+    audited = (*result.findings, *result.controls)
+    return (runs_made(result), sum(int(o.get("probe_calls", 0)) for o in audited),
+            sum(int(o.get("calls", 0)) for o in result.skipped_cases))
 
 
 def verdict_words(result) -> str:
     """What the counts of the scan's first line are."""
     return ("a case is one entry point at one ε on one pair of neighbouring databases; a finding: its claim "
             "refuted; a control: not refuted within its runs (no proof of privacy: a smaller bug can hide there); "
-            "skipped: not audited, with why and what to do")
+            "skipped: a case not audited, or an entry point whose cases could not be listed, with why and what to "
+            "do")
 
 
 def alpha_words(result) -> str:
@@ -184,14 +197,29 @@ def alpha_words(result) -> str:
 
 
 def cost_words(result) -> str:
-    """What the scan cost: the calls it made, and its time: the cases' audits (their CPU time) and the rest."""
+    """What the scan cost: every call of the entry points the cases made (:func:`calls_made`), the audits' runs among
+    them, and its time: the cases' audits (their CPU time) and the rest."""
     audited = sum(float(o.get("seconds", 0.0)) for o in result.outcomes)
     cpu = sum(float(o.get("cpu_seconds", 0.0)) for o in result.outcomes)
     cap = result.settings["max_runs"]
-    return (f"cost: {runs_made(result):,} calls of the entry points (at most {cap:,} a case; a case stops at the "
-            f"first look that refutes it), {result.seconds:.0f} s in all: {audited:.1f} s auditing the cases "
-            f"({cpu:.1f} s of CPU), the rest the scan's own start (importing and listing the target, starting its "
-            "worker process)")
+    runs, probes, skipped = calls_made(result)
+    per_case = sorted({int(o["probe_calls"]) for o in (*result.findings, *result.controls) if "probe_calls" in o})
+    each = "" if not per_case else (f" ({per_case[0]} a case)" if len(per_case) == 1
+                                    else f" ({per_case[0]} to {per_case[-1]} a case)")
+    beyond = (f" and {probes:,} beyond --max-runs, the probe calls that time each case's call and check its outputs"
+              f"{each}" + (f", and {skipped:,} by the skipped cases" if skipped else ""))
+    calls = (f"cost: {runs + probes + skipped:,} calls of the entry points: {runs:,} the audits' runs (at most "
+             f"{cap:,} a case, --max-runs; a case stops at the first look that refutes it){beyond}, ")
+    at_once, resumed = getattr(result, "side_by_side", 1), int(result.settings.get("resumed_cases", 0))
+    if at_once == 1 and not resumed:  # the cases' seconds are a part of the scan's
+        return (calls + f"{result.seconds:.0f} s in all: {audited:.1f} s auditing the cases ({cpu:.1f} s of CPU), "
+                "the rest the scan's own start (importing and listing the target, starting its worker process)")
+    # Cases audited side by side, or kept from an earlier run, add up to more than the scan's own seconds.
+    return (calls + f"{result.seconds:.0f} s in all, the scan's own start included (importing and listing the target, "
+            f"starting its worker processes); the cases' audits took {audited:.1f} s summed over the cases"
+            + (f", up to {at_once} at a time" if at_once > 1 else "")
+            + (f", {plural(resumed, 'case')} of them kept from the state file, timed as they ran then" if resumed
+               else "") + f" ({cpu:.1f} s of CPU)")
 
 
 def finding_line(outcome: dict, folder) -> str:
