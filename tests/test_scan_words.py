@@ -235,6 +235,7 @@ def test_a_dict_releases_float_finding_names_its_key_in_the_finding_line(plant):
     finally:
         sys.modules.pop("dict_release", None)
     (finding,) = result.findings
+    assert result.in_workers is False  # what the cost line reads
     assert finding["refuting_test"] == "float" and finding["bit_parts"] == ["y{'sum'}"]
     assert finding_line(finding, "findings/01") == (
         f"  finding: dict_release.leak(epsilon=1.0) / ends: dp:1.0 refuted, certified ε ≥ "
@@ -244,12 +245,12 @@ def test_a_dict_releases_float_finding_names_its_key_in_the_finding_line(plant):
     assert "through the output's floating-point bits (findings/01)" in finding_line(plain, "findings/01")
 
 
-def _result(seconds: float, outcomes: list, side_by_side: int, resumed: int = 0):
+def _result(seconds: float, outcomes: list, side_by_side: int, resumed: int = 0, in_workers: bool = True):
     from audit.scan.running import ScanResult
 
     settings = {"max_runs": 100, "resumed_cases": resumed}
     return ScanResult("mod", "(a user's module)", 0.05, len(outcomes), outcomes, [], settings, seconds,
-                      side_by_side=side_by_side)
+                      side_by_side=side_by_side, in_workers=in_workers)
 
 
 def test_the_cost_line_of_cases_audited_side_by_side_does_not_take_their_seconds_from_the_scan_s():
@@ -267,6 +268,11 @@ def test_the_cost_line_of_cases_audited_side_by_side_does_not_take_their_seconds
     # One at a time, none kept: the audits' seconds are a part of the scan's, the rest its own start.
     one = cost_words(_result(70.0, [dict(case), dict(case)], side_by_side=1))
     assert "70 s in all: 60.0 s auditing the cases (40.0 s of CPU), the rest the scan's own start" in one
+    assert one.endswith("(importing and listing the target, starting its worker process)")
+    # In this process (--in-process) no worker process was started: the line does not say one was.
+    here = cost_words(_result(70.0, [dict(case), dict(case)], side_by_side=1, in_workers=False))
+    assert here.endswith("the rest the scan's own start (importing and listing the target; the cases ran in this "
+                         "process, --in-process)")
 
 
 def test_a_raise_s_next_step_says_where_databases_too_wide_to_show_are_and_a_setting_s_default():

@@ -96,6 +96,9 @@ class ScanResult:
     #: summed over the cases, are read against (:func:`audit.scan.words.cost_words`); not in the JSON, which is the same
     #: for any number of workers.
     side_by_side: int = 1
+    #: Whether the cases ran in worker processes (False with ``in_process``): what the cost line says the scan's own
+    #: start was; not in the JSON either.
+    in_workers: bool = True
 
     @property
     def findings(self) -> list:
@@ -469,4 +472,5 @@ def _scan(target, *, epsilons, alpha, max_runs, timeout, seed, state_file, resum
                 "left_out_of_split": sum(case.id not in set(ids) for case, _ in plan.left_out),
                 **({"only": list(_patterns(only))} if only is not None else {})}
     return ScanResult(target, library_version(profile), alpha, len(cases), outcomes, skipped, settings,
-                      time.perf_counter() - started, side_by_side=min(slots, max(len(todo), 1)))
+                      time.perf_counter() - started, side_by_side=min(slots, max(len(todo), 1)),
+                      in_workers=not in_process)

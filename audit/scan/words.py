@@ -211,12 +211,15 @@ def cost_words(result) -> str:
     calls = (f"cost: {runs + probes + skipped:,} calls of the entry points: {runs:,} the audits' runs (at most "
              f"{cap:,} a case, --max-runs; a case stops at the first look that refutes it){beyond}, ")
     at_once, resumed = getattr(result, "side_by_side", 1), int(result.settings.get("resumed_cases", 0))
+    workers = "worker processes" if at_once > 1 else "worker process"
+    start = "importing and listing the target" + (f", starting its {workers}" if getattr(result, "in_workers", True)
+                                                  else "; the cases ran in this process, --in-process")
     if at_once == 1 and not resumed:  # the cases' seconds are a part of the scan's
         return (calls + f"{result.seconds:.0f} s in all: {audited:.1f} s auditing the cases ({cpu:.1f} s of CPU), "
-                "the rest the scan's own start (importing and listing the target, starting its worker process)")
+                f"the rest the scan's own start ({start})")
     # Cases audited side by side, or kept from an earlier run, add up to more than the scan's own seconds.
-    return (calls + f"{result.seconds:.0f} s in all, the scan's own start included (importing and listing the target, "
-            f"starting its worker processes); the cases' audits took {audited:.1f} s summed over the cases"
+    return (calls + f"{result.seconds:.0f} s in all, the scan's own start included ({start}); the cases' audits "
+            f"took {audited:.1f} s summed over the cases"
             + (f", up to {at_once} at a time" if at_once > 1 else "")
             + (f", {plural(resumed, 'case')} of them kept from the state file, timed as they ran then" if resumed
                else "") + f" ({cpu:.1f} s of CPU)")
