@@ -24,6 +24,7 @@ from estimators.validation import (BEYOND_FLOAT64, InputError, as_float_array, a
 
 from mechanisms.errors import MechanismError, StatisticError, exception_text, raised_where, refuses
 from mechanisms.calls.user_call import TIMEOUT_HINT, call_user_code
+from mechanisms.outputs.limits import first_inexact_integer, inexact_integer_text
 
 __all__ = [
     "Mechanism",
@@ -207,6 +208,10 @@ def released_outputs(rows) -> np.ndarray:
     return np.where(missing, np.nan, rows[:, :d])
 
 
+#: How a batched output's integer beyond float64's exact ones may be released instead, as a category.
+_AS_CATEGORY = "from a function of one database (--per-database) as a string, to audit it as a category"
+
+
 def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: bool = True) -> np.ndarray:
     """Return a per-database output as a float64 array of shape ``(m, d)``.
 
@@ -221,7 +226,9 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
     ------
     MechanismError
         Naming ``who`` when ``values`` is not numeric, not of shape ``(m, d)`` with
-        ``d >= 1``, or holds NaN/inf (the message gives the first offending database).
+        ``d >= 1``, holds an integer that float64 does not hold exactly (``2**64 + 5``, which the cast would
+        read as ``2**64``: :func:`mechanisms.outputs.limits.first_inexact_integer`) or holds NaN/inf (the message
+        gives the first offending database).
     """
     check_real(values, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
     try:
@@ -241,6 +248,11 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
             f"{who} returned shape {arr.shape} for a batch of {m} databases; expected ({m}, d) with d >= 1{hint}",
             mechanism=who,
         )
+    inexact = first_inexact_integer(values)
+    if inexact is not None:  # the float64 cast above rounded it silently (2**64 + 5 read as 2**64)
+        index, number = inexact
+        raise MechanismError(f"{who} returned an integer that float64 does not hold exactly for database {index[0]}: "
+                             f"{inexact_integer_text(number, _AS_CATEGORY)}", mechanism=who, database_index=int(index[0]))
     if allow_nan:
         arr = with_missing_marks(arr)
     index = first_nonfinite_index(arr)
