@@ -244,9 +244,11 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
             # A function of one database f(db, rng) given as a batched mechanism returns one value or row.
             hint = ("; if it is a function of one database, f(db, rng) -> output, give --per-database "
                     "([mechanism] per_database = true; from Python, wrap it: PerDatabaseMechanism(f))")
+        # None (a function with no return statement) is no shape () to its author: said as what it is.
+        what = "None" if values is None else f"shape {arr.shape}"
         raise MechanismError(
-            f"{who} returned shape {arr.shape} for a batch of {m} databases; expected ({m}, d) with d >= 1{hint}",
-            mechanism=who,
+            f"{who} returned {what} for a batch of {m} database{'' if m == 1 else 's'}; expected ({m}, d) with "
+            f"d >= 1{hint}", mechanism=who,
         )
     inexact = first_inexact_integer(values)
     if inexact is not None:  # the float64 cast above rounded it silently (2**64 + 5 read as 2**64)

@@ -58,3 +58,14 @@ def test_a_ctrl_c_inside_a_per_database_function_still_interrupts():
                                      encoder=OutputEncoder(4))
     with MechanismRunner(mechanism, "stopped") as runner, pytest.raises(KeyboardInterrupt):
         runner.sample(np.arange(3.0).reshape(3, 1, 1), np.random.default_rng(0))
+
+
+def test_a_batched_function_returning_none_is_said_to_return_none():
+    # A batched f(dbs, rng) that forgot its return statement: NumPy reads None as a NaN of shape ().
+    from mechanisms.base import check_batch_output
+
+    with pytest.raises(MechanismError) as raised:
+        check_batch_output(None, 1, "mechanism 'forgot'")
+    assert str(raised.value).startswith("mechanism 'forgot' returned None for a batch of 1 database; expected (1, d)")
+    with pytest.raises(MechanismError, match=r"returned shape \(\) for a batch of 3 databases"):
+        check_batch_output(2.5, 3, "mechanism 'scalar'")
