@@ -41,6 +41,7 @@ from contextlib import contextmanager
 from time import monotonic
 
 from mechanisms.calls.alarm import UnhandledAlarm, call_sharing_the_alarm, can_share_the_alarm
+from mechanisms.calls.interrupts import raised_by_user_code
 from mechanisms.calls.printed import is_miaudit_code
 from mechanisms.errors import MechanismError
 from mechanisms.calls.watchdog import STUCK_GRACE, WATCHDOG, stuck_message
@@ -219,11 +220,12 @@ def _exited(who: str, exc: SystemExit, where: str) -> MechanismError:
 def escape_error(exc: BaseException, who: str, where: str = "") -> MechanismError | None:
     """The one-line error for ``exc``, raised by the user code ``who`` (on ``where``), when it is a way out of the
     call that is no ``Exception``: ``sys.exit``, ``os._exit`` (:func:`_exit_guard`), a ``SIGALRM`` with no handler,
-    ``GeneratorExit`` or a user's own ``BaseException`` subclass. None for an ``Exception`` (the caller describes it),
-    a ``KeyboardInterrupt`` (the user's Ctrl-C, which ends the audit) and an enclosing call's deadline (not this
-    code's failure): those propagate as they are. A caller that runs user code once per database inside one call
+    ``GeneratorExit``, a ``KeyboardInterrupt`` the code raised itself (no Ctrl-C arrived:
+    :func:`mechanisms.calls.interrupts.raised_by_user_code`) or a user's own ``BaseException`` subclass. None for an
+    ``Exception`` (the caller describes it), the user's Ctrl-C (which ends the audit) and an enclosing call's deadline
+    (not this code's failure): those propagate as they are. A caller that runs user code once per database inside one call
     (:class:`mechanisms.adapters.callables.PerDatabaseMechanism`) names the database with it."""
-    if isinstance(exc, (Exception, KeyboardInterrupt, _Deadline)):
+    if isinstance(exc, (Exception, _Deadline)) or (isinstance(exc, KeyboardInterrupt) and not raised_by_user_code(exc)):
         return None
     if isinstance(exc, SystemExit):
         return _exited(who, exc, where)
@@ -235,7 +237,8 @@ def escape_error(exc: BaseException, who: str, where: str = "") -> MechanismErro
                               "code it calls went off while SIGALRM's handler was SIG_DFL): outside miaudit this ends "
                               "the process; install a handler with signal.signal before arming the timer",
                               mechanism=who)
-    return MechanismError(f"{who} raised {type(exc).__name__}{where}: {exc} (a BaseException that is not an "
+    text = f": {exc}" if str(exc) else ""
+    return MechanismError(f"{who} raised {type(exc).__name__}{where}{text} (a BaseException that is not an "
                           "Exception; user code must raise an Exception to fail)", mechanism=who)
 
 
