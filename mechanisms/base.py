@@ -24,7 +24,7 @@ from estimators.validation import (BEYOND_FLOAT64, InputError, as_float_array, a
 
 from mechanisms.errors import MechanismError, StatisticError, exception_text, raised_where, refuses
 from mechanisms.calls.user_call import TIMEOUT_HINT, call_user_code
-from mechanisms.outputs.limits import first_inexact_integer, inexact_integer_text
+from mechanisms.outputs.limits import first_inexact_integer, inexact_integer_text, type_text
 
 __all__ = [
     "Mechanism",
@@ -234,8 +234,9 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
     try:
         # A copy: the mechanism may hand back a buffer it overwrites on its next call (unless it says it does not).
         arr = np.array(values, dtype=np.float64) if copy else np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise MechanismError(f"{who} returned non-numeric output: {exc}", mechanism=who) from None
+    except (TypeError, ValueError) as exc:  # named by its type too: NumPy's words alone say "not 'generator'"
+        raise MechanismError(f"{who} returned non-numeric output ({type_text(values)}): {exc}",
+                             mechanism=who) from None
     except OverflowError:  # a Python int beyond float64 (10**400): NumPy's error would reach the user as a traceback
         raise MechanismError(f"{who} returned an integer {BEYOND_FLOAT64}", mechanism=who) from None
     if arr.ndim != 2 or arr.shape[0] != m or arr.shape[1] == 0:

@@ -141,3 +141,13 @@ def test_the_command_line_names_a_function_or_statistic_that_raises_keyboard_int
         done = subprocess.run(common + flags, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         assert done.returncode == 1 and done.stderr.startswith(words) and done.stderr.count("\n") == 1, done.stderr
+
+
+@pytest.mark.parametrize("values, kind", [((row for row in [[1.0]]), "a generator"), ([["a"]], "a list"),
+                                          (object(), "an object")], ids=["generator", "strings", "object"])
+def test_a_batched_output_that_is_not_numeric_is_named_by_its_type(values, kind):
+    from mechanisms.base import check_batch_output
+
+    with pytest.raises(MechanismError) as raised:
+        check_batch_output(values, 1, "mechanism 'm'")
+    assert str(raised.value).startswith(f"mechanism 'm' returned non-numeric output ({kind}): ")
