@@ -125,14 +125,19 @@ def _inexact(value) -> bool:
 def first_inexact_integer(values) -> tuple | None:
     """(index, value) of the first integer in ``values`` that float64 does not hold exactly, None where there is none.
 
-    An integer array is read at once (its entries beyond :data:`EXACT_INTEGERS` alone one by one); an object array,
-    or what is no array (a list of rows, which NumPy may cast to float64 before anyone sees its ints), element by
-    element; any other array holds no int. What NumPy cannot read as an array is left to the caller's conversion."""
-    if isinstance(values, np.ndarray) and values.dtype.kind not in "iuO":
-        return None
-    try:
-        array = values if isinstance(values, np.ndarray) else np.asarray(values, dtype=object)
-    except (TypeError, ValueError):  # ragged: the caller's conversion says why
+    An integer array is read at once (its entries beyond :data:`EXACT_INTEGERS` alone one by one); an object array
+    element by element; any other array holds no int. What is no array (a list of rows) is read as NumPy reads it,
+    and where NumPy cast it to float64 with a value of magnitude 2**53 or more (where an int beyond may have been
+    rounded) element by element again. What NumPy cannot read as an array is left to the caller's conversion."""
+    array = values
+    if not isinstance(values, np.ndarray):
+        try:
+            array = np.asarray(values)
+            if array.dtype.kind == "f" and np.any(np.abs(array) >= EXACT_INTEGERS):
+                array = np.asarray(values, dtype=object)
+        except (TypeError, ValueError, OverflowError):  # ragged, or beyond float64: the caller's conversion says why
+            return None
+    if array.dtype.kind not in "iuO":
         return None
     if array.dtype.kind in "iu":
         beyond = np.flatnonzero((array > EXACT_INTEGERS) | (array < -EXACT_INTEGERS))
