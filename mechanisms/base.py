@@ -24,6 +24,7 @@ from estimators.validation import (BEYOND_FLOAT64, InputError, as_float_array, a
 
 from mechanisms.errors import MechanismError, StatisticError, exception_text, raised_where, refuses
 from mechanisms.calls.user_call import TIMEOUT_HINT, call_user_code
+from mechanisms.outputs.limits import first_inexact_integer, inexact_integer_text, type_text
 
 __all__ = [
     "Mechanism",
@@ -207,6 +208,10 @@ def released_outputs(rows) -> np.ndarray:
     return np.where(missing, np.nan, rows[:, :d])
 
 
+#: How a batched output's integer beyond float64's exact ones may be released instead, as a category.
+_AS_CATEGORY = "from a function of one database (--per-database) as a string, to audit it as a category"
+
+
 def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: bool = True) -> np.ndarray:
     """Return a per-database output as a float64 array of shape ``(m, d)``.
 
@@ -221,14 +226,17 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
     ------
     MechanismError
         Naming ``who`` when ``values`` is not numeric, not of shape ``(m, d)`` with
-        ``d >= 1``, or holds NaN/inf (the message gives the first offending database).
+        ``d >= 1``, holds an integer that float64 does not hold exactly (``2**64 + 5``, which the cast would
+        read as ``2**64``: :func:`mechanisms.outputs.limits.first_inexact_integer`) or holds NaN/inf (the message
+        gives the first offending database).
     """
     check_real(values, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
     try:
         # A copy: the mechanism may hand back a buffer it overwrites on its next call (unless it says it does not).
         arr = np.array(values, dtype=np.float64) if copy else np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise MechanismError(f"{who} returned non-numeric output: {exc}", mechanism=who) from None
+    except (TypeError, ValueError) as exc:  # named by its type too: NumPy's words alone say "not 'generator'"
+        raise MechanismError(f"{who} returned non-numeric output ({type_text(values)}): {exc}",
+                             mechanism=who) from None
     except OverflowError:  # a Python int beyond float64 (10**400): NumPy's error would reach the user as a traceback
         raise MechanismError(f"{who} returned an integer {BEYOND_FLOAT64}", mechanism=who) from None
     if arr.ndim != 2 or arr.shape[0] != m or arr.shape[1] == 0:
@@ -237,10 +245,17 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
             # A function of one database f(db, rng) given as a batched mechanism returns one value or row.
             hint = ("; if it is a function of one database, f(db, rng) -> output, give --per-database "
                     "([mechanism] per_database = true; from Python, wrap it: PerDatabaseMechanism(f))")
+        # None (a function with no return statement) is no shape () to its author: said as what it is.
+        what = "None" if values is None else f"shape {arr.shape}"
         raise MechanismError(
-            f"{who} returned shape {arr.shape} for a batch of {m} databases; expected ({m}, d) with d >= 1{hint}",
-            mechanism=who,
+            f"{who} returned {what} for a batch of {m} database{'' if m == 1 else 's'}; expected ({m}, d) with "
+            f"d >= 1{hint}", mechanism=who,
         )
+    inexact = first_inexact_integer(values)
+    if inexact is not None:  # the float64 cast above rounded it silently (2**64 + 5 read as 2**64)
+        index, number = inexact
+        raise MechanismError(f"{who} returned an integer that float64 does not hold exactly for database {index[0]}: "
+                             f"{inexact_integer_text(number, _AS_CATEGORY)}", mechanism=who, database_index=int(index[0]))
     if allow_nan:
         arr = with_missing_marks(arr)
     index = first_nonfinite_index(arr)

@@ -8,7 +8,7 @@ An audit case ends in one stderr line naming the argument (or the user function)
 or entry point listed as skipped with its reason, stdout holding only the scan's JSON. The cases come from
 small tables; their count joins the round's (``test_hostile_round3.ALL_CASES``).
 
-Left out on purpose: a statistic raising ``KeyboardInterrupt`` (the CLI reads it as the user's Ctrl-C, exit 130).
+A statistic raising ``KeyboardInterrupt`` where no Ctrl-C arrived is its failure, exit 1 (tests/test_hostile_round5.py).
 A per-database function's statistic that hangs (inside the function's call, which ``--timeout`` bounds) is
 tests/test_user_statistic.py's. Entry points that crash, hang, allocate, print or change globals
 when called are tests/test_scan_workers.py's.
@@ -356,7 +356,10 @@ ENTRY_POINTS = {"gives_generator": ("return (v for v in array)", "is a generator
                 "gives_huge_int": ("return 10 ** 400", "beyond float64's range"),
                 "gives_itself": ("return gives_itself", "is a function"),
                 "recurses": ("return recurses(array, epsilon)", "RecursionError"),
-                "interrupts": ("raise KeyboardInterrupt", "raised KeyboardInterrupt, a BaseException"),
+                # No Ctrl-C arrived (the case's process ignores SIGINT): the entry point's failure, named as for
+                # GeneratorExit (mechanisms.calls.interrupts).
+                "interrupts": ("raise KeyboardInterrupt", "raised KeyboardInterrupt on the first database (a "
+                                                          "BaseException that is not an Exception"),
                 "generator_exit": ("raise GeneratorExit", "raised GeneratorExit"),
                 "exits": ("import sys\n    sys.exit(2)", "called sys.exit(2)"),
                 "exits_process": ("import os\n    os._exit(6)", "called os._exit(6)"),

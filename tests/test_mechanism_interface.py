@@ -415,6 +415,12 @@ def test_load_from_file_and_module():
     (f"{FIXTURES / 'broken_mechanism.py'}:x", "RuntimeError: this fixture module cannot be imported"),
     ("no_such_package_xyz.module:NAME", "no module named 'no_such_package_xyz'"),
     ("mechanisms.adapters.callables:NoSuchThing", "has no attribute 'NoSuchThing'"),
+    # A dotted name's missing attribute is named with what holds it, not the module alone.
+    ("mechanisms.adapters.callables:PerDatabaseMechanism.nope",
+     "'mechanisms.adapters.callables:PerDatabaseMechanism' has no attribute 'nope'"),
+    # A second colon (a typo for a dotted name) is said to be one, not "no module named 'mech.py:f'".
+    (f"{FIXTURES / 'user_mechanism.py'}:mech:extra", "holds more than one ':'"),
+    ("mechanisms.adapters:callables:NAME", "holds more than one ':'"),
 ])
 def test_loading_errors_name_the_spec(spec, message):
     with pytest.raises(InputError, match="--mechanism") as info:
@@ -465,3 +471,9 @@ def test_a_failing_callable_with_a_wrapped_cycle_is_still_one_error_without_a_lo
     with pytest.raises(MechanismError) as info:
         sample_mechanism(cyclic, _batch(m=1), 0, name="cyclic")
     assert str(info.value).startswith("mechanism 'cyclic' raised ValueError on database 0: boom")
+
+
+def test_a_file_whose_name_holds_a_colon_still_loads(tmp_path):
+    source = tmp_path / "run:2.py"
+    source.write_text("def mech(dbs, rng):\n    return dbs.sum(axis=1)\n")
+    assert load_object(f"{source}:mech", "--mechanism").__name__ == "mech"

@@ -86,6 +86,20 @@ def test_encoder_counts_names_per_bucket_and_sums_their_values():
     assert not np.array_equal(encoder({"a": 1.5, "b": -2.0, "c": 0.0})[8:], row[8:])
 
 
+def test_a_bucket_of_negative_zeros_keeps_their_sign_as_a_float64_sum_does():
+    # IEEE 754: (-0.0) + (-0.0) is -0.0, (-0.0) + (+0.0) is +0.0; a scalar output's row holds y's bucket alone.
+    encoder = OutputEncoder(width=8)
+    bucket = zlib.crc32(b"y") % 8
+    negative, positive = encoder(-0.0), encoder(0.0)
+    assert math.copysign(1.0, negative[bucket]) == -1.0 and math.copysign(1.0, positive[bucket]) == 1.0
+    assert negative[8 + bucket] == positive[8 + bucket] == 1.0  # the same name, present once
+    assert not np.signbit(np.delete(negative, bucket)).any()  # empty buckets stay +0.0
+    # Two names in one bucket: the sum is -0.0 only where both are.
+    width = 1
+    assert np.signbit(OutputEncoder(width)((-0.0, -0.0))[0])
+    assert not np.signbit(OutputEncoder(width)((-0.0, 0.0))[0])
+
+
 def test_finite_numbers_whose_difference_passes_float64_make_an_order_category():
     # -1.7e308 and 1.7e308 are finite; v - u = 3.4e308 is past float64's largest number, so the relation is the
     # order as a category (its sign), with no RuntimeWarning and no inf value.

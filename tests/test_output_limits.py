@@ -139,3 +139,49 @@ def test_real_numbers_that_are_not_floats_are_encodable(output):
     check_output_limits(output)
     features = output_features(output)
     assert all(np.isfinite(v) for v in features.values())
+
+
+# 2**53 + 1 is the first integer binary64 cannot hold: it rounds to 2**53 (ties to even), and 2**64 + 5 to 2**64.
+@pytest.mark.parametrize("output, place, kind, digits", [
+    (2**53 + 1, "y", "an int", "9007199254740993"),
+    (-(2**53) - 1, "y", "an int", "-9007199254740993"),
+    (2**64 + 5, "y", "an int", "18446744073709551621"),
+    (np.int64(2**62 + 1), "y", "an int64", "4611686018427387905"),
+    (np.uint64(2**64 - 1), "y", "a uint64", "18446744073709551615"),
+    (np.array([[3, 2**62 + 1]]), "y[0,1]", "an int64", "4611686018427387905"),
+    ({"total": [0.5, 2**60 + 1]}, "y{'total'}[1]", "an int", "1152921504606846977"),
+], ids=["2**53+1", "negative", "2**64+5", "int64", "uint64", "int-array", "mixed-list"])
+def test_an_integer_float64_would_round_is_refused_not_read_as_its_neighbour(output, place, kind, digits):
+    with pytest.raises(OutputNotEncodable) as raised:
+        output_features(output)
+    assert (raised.value.place, raised.value.kind) == (place, kind)
+    assert f"{digits} is beyond 2**53" in str(raised.value) and "less an offset" in str(raised.value)
+
+
+@pytest.mark.parametrize("output, value", [(2**53, 2.0**53), (2**64, 2.0**64), (-(2**70), -(2.0**70)),
+                                            (np.uint64(2**63), 2.0**63)])
+def test_an_integer_beyond_2_53_that_float64_holds_exactly_is_encoded(output, value):
+    assert output_features(output) == {"y": value}
+
+
+def test_a_set_of_large_integer_keys_is_encoded_by_their_digits():
+    features = output_features({2**64 + 5, 2**64 + 6})
+    assert features == {"y.len": 2.0, "y{18446744073709551621}": 1.0, "y{18446744073709551622}": 1.0}
+
+
+def test_a_batched_output_of_integers_float64_would_round_names_the_database():
+    from mechanisms.base import check_batch_output
+
+    for values in ([[1], [2**64 + 5]], np.array([[7], [2**62 + 1]], dtype=np.int64), [[0.5], [2**62 + 1]]):
+        with pytest.raises(MechanismError, match=r"database 1: \d+ is beyond 2\*\*53.*--per-database") as raised:
+            check_batch_output(values, 2, "mechanism 'm'")
+        assert raised.value.database_index == 1
+    exact = check_batch_output(np.array([[2**53], [-(2**53)]], dtype=np.int64), 2, "mechanism 'm'")
+    assert exact.tolist() == [[2.0**53], [-(2.0**53)]]
+
+
+def test_a_deterministic_release_above_a_large_offset_is_refused_not_audited_as_constant():
+    # 2**64 + the count: every neighbouring pair's outputs differ, yet both would read as 2**64 in float64.
+    mechanism = PerDatabaseMechanism(lambda db, rng: 2**64 + int(db.sum()), "offset", encoder=OutputEncoder(4))
+    with MechanismRunner(mechanism, "offset") as runner, pytest.raises(MechanismError, match="beyond 2\\*\\*53"):
+        runner.sample(np.ones((3, 2, 1)), np.random.default_rng(0))

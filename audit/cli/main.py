@@ -259,10 +259,12 @@ def main(argv=None) -> int:
     process_entry = argv is None  # the miaudit program itself (not a caller's main([...])): it may end the process
     argv = sys.argv[1:] if argv is None else list(argv)
     if process_entry:  # a user call that ignores its timeout's interruption ends the program, with one line
+        from mechanisms.calls.interrupts import watch_interrupts
         from mechanisms.calls.watchdog import exit_when_stuck
 
         exit_when_stuck()
         end_on_termination()
+        watch_interrupts()  # a KeyboardInterrupt user code raises itself is its failure, not the user's Ctrl-C
     try:
         status = _main(argv)
     except Terminated as exc:  # arrived outside the command's run (while parsing, or printing the result)

@@ -30,7 +30,7 @@ from mechanisms.base import MechanismError
 from mechanisms.errors import exception_text, raised_where, refuses
 from mechanisms.calls.later_bound import later_call_bound
 from mechanisms.calls.program import ProgramTimeout, run_program
-from mechanisms.calls.user_call import first_call_timeout, time_left
+from mechanisms.calls.user_call import escape_error, first_call_timeout, time_left
 from mechanisms.adapters.rows import _as_output_row, _stack_rows
 from mechanisms.outputs.limits import OutputNotEncodable
 
@@ -117,6 +117,12 @@ class PerDatabaseMechanism:
                                            mechanism=who, database_index=index)
                     error.refused = refuses(exc)
                     raise error from exc
+                except BaseException as exc:  # sys.exit, os._exit, ...: one line naming this database, not the batch
+                    escaped = escape_error(exc, who, f" on database {index}")
+                    if escaped is None:  # Ctrl-C, an enclosing deadline: not this database's failure
+                        raise
+                    escaped.database_index = index
+                    raise escaped from None
                 rows.append(_as_output_row(value, who, index) if self.encoder is None else
                             self._encoded(value, who, index))
         return _stack_rows(rows, who)

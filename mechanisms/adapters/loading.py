@@ -38,6 +38,9 @@ def split_spec(spec: str, what: str = "object") -> tuple[str, str]:
     source, name = spec.rsplit(":", 1)
     if not source or not name:
         raise InputError(f"{what} must be given as FILE.py:NAME or package.module:NAME, got {spec!r}")
+    if ":" in source and not source.endswith(".py"):  # no module name holds one: a second NAME (f.py:a:b)
+        raise InputError(f"{what} {spec!r}: holds more than one ':'; give FILE.py:NAME or package.module:NAME, "
+                         "NAME dotted for an attribute of an object (Class.method)")
     if not all(part.isidentifier() for part in name.split(".")):
         raise InputError(f"{what} {spec!r}: {name!r} is not a Python name")
     return source, name
@@ -142,11 +145,12 @@ def load_object(spec: str, what: str = "object", *, require_callable: bool = Tru
         module = _module_from_file(Path(source), spec, what)
     else:
         module = _module_by_import(source, spec, what)
-    obj = module
+    obj, holder = module, source
     for part in name.split("."):
-        if not hasattr(obj, part):
-            raise InputError(f"{what} {spec!r}: {source!r} has no attribute {part!r}")
+        if not hasattr(obj, part):  # named as the user wrote it: the file or module, then its attributes so far
+            raise InputError(f"{what} {spec!r}: {holder!r} has no attribute {part!r}")
         obj = getattr(obj, part)
+        holder = f"{holder}:{part}" if holder == source else f"{holder}.{part}"
     if require_callable and not callable(obj):
         raise InputError(f"{what} {spec!r}: {name!r} is a {type(obj).__name__}, not callable")
     return obj

@@ -41,11 +41,12 @@ from contextlib import contextmanager
 from time import monotonic
 
 from mechanisms.calls.alarm import UnhandledAlarm, call_sharing_the_alarm, can_share_the_alarm
+from mechanisms.calls.interrupts import raised_by_user_code
 from mechanisms.calls.printed import is_miaudit_code
 from mechanisms.errors import MechanismError
 from mechanisms.calls.watchdog import STUCK_GRACE, WATCHDOG, stuck_message
 
-__all__ = ["FIRST_CALL_TIMEOUT", "TIMEOUT_HINT", "call_user_code", "first_call_timeout", "first_calls_bounded_by",
+__all__ = ["FIRST_CALL_TIMEOUT", "TIMEOUT_HINT", "call_user_code", "escape_error", "first_call_timeout", "first_calls_bounded_by",
            "report_running_to", "run_on_daemon_thread", "time_left"]
 
 #: Seconds a first call of user code may take when no ``--timeout`` is given (executing a user's
@@ -216,6 +217,31 @@ def _exited(who: str, exc: SystemExit, where: str) -> MechanismError:
                           "its output or raise an exception", mechanism=who)
 
 
+def escape_error(exc: BaseException, who: str, where: str = "") -> MechanismError | None:
+    """The one-line error for ``exc``, raised by the user code ``who`` (on ``where``), when it is a way out of the
+    call that is no ``Exception``: ``sys.exit``, ``os._exit`` (:func:`_exit_guard`), a ``SIGALRM`` with no handler,
+    ``GeneratorExit``, a ``KeyboardInterrupt`` the code raised itself (no Ctrl-C arrived:
+    :func:`mechanisms.calls.interrupts.raised_by_user_code`) or a user's own ``BaseException`` subclass. None for an
+    ``Exception`` (the caller describes it), the user's Ctrl-C (which ends the audit) and an enclosing call's deadline
+    (not this code's failure): those propagate as they are. A caller that runs user code once per database inside one call
+    (:class:`mechanisms.adapters.callables.PerDatabaseMechanism`) names the database with it."""
+    if isinstance(exc, (Exception, _Deadline)) or (isinstance(exc, KeyboardInterrupt) and not raised_by_user_code(exc)):
+        return None
+    if isinstance(exc, SystemExit):
+        return _exited(who, exc, where)
+    if isinstance(exc, _ExitCalled):
+        return MechanismError(f"{who} called os._exit({exc.status!r}){where}; user code must return its output or "
+                              "raise an exception", mechanism=who)
+    if isinstance(exc, UnhandledAlarm):
+        return MechanismError(f"{who} received SIGALRM{where} with no handler installed (a timer armed by it or by "
+                              "code it calls went off while SIGALRM's handler was SIG_DFL): outside miaudit this ends "
+                              "the process; install a handler with signal.signal before arming the timer",
+                              mechanism=who)
+    text = f": {exc}" if str(exc) else ""
+    return MechanismError(f"{who} raised {type(exc).__name__}{where}{text} (a BaseException that is not an "
+                          "Exception; user code must raise an Exception to fail)", mechanism=who)
+
+
 def _call_with_alarm(fn, arguments, timeout, running):
     fired = False
     culprit = None
@@ -340,21 +366,11 @@ def _call(fn, arguments, who: str, where: str, timeout: float | None = None, hin
                 WATCHDOG.restore(previous)
         else:
             result, late, culprit = runner(fn, arguments, timeout, running)
-    except SystemExit as exc:
-        raise _exited(who, exc, where) from None
-    except _ExitCalled as exc:
-        raise MechanismError(f"{who} called os._exit({exc.status!r}){where}; user code must return its output or "
-                             "raise an exception", mechanism=who) from None
-    except UnhandledAlarm:
-        raise MechanismError(f"{who} received SIGALRM{where} with no handler installed (a timer armed by it or by "
-                             "code it calls went off while SIGALRM's handler was SIG_DFL): outside miaudit this ends "
-                             "the process; install a handler with signal.signal before arming the timer",
-                             mechanism=who) from None
-    except (Exception, KeyboardInterrupt, _Deadline):  # _Deadline: an enclosing call's time is up, not this code's failure
-        raise
-    except BaseException as exc:  # GeneratorExit, a user's own BaseException subclass: theirs, one line
-        raise MechanismError(f"{who} raised {type(exc).__name__}{where}: {exc} (a BaseException that is not an "
-                             "Exception; user code must raise an Exception to fail)", mechanism=who) from None
+    except BaseException as exc:
+        error = escape_error(exc, who, where)
+        if error is None:
+            raise
+        raise error from None
     if late:
         raise _timed_out(who, timeout, where, hint, culprit)
     return result

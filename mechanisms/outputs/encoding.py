@@ -320,12 +320,19 @@ class OutputEncoder:
         features = output_features(output)
         self.with_nan += _NAN_NUMBERS[0] != nan_before
         buckets = np.fromiter((self._bucket_of(name) for name in features), dtype=np.intp, count=len(features))
+        values = np.fromiter(features.values(), dtype=np.float64, count=len(features))
         # bincount adds each bucket's values in the features' order, as a loop of += would: the same doubles.
-        sums = np.bincount(buckets, weights=np.fromiter(features.values(), dtype=np.float64, count=len(features)),
-                           minlength=self.width)
+        sums = np.bincount(buckets, weights=values, minlength=self.width)
         if not np.all(np.isfinite(sums)):
             _refuse_overflow(output, features, buckets, int(np.flatnonzero(~np.isfinite(sums))[0]), self.width)
-        row = np.concatenate([sums, np.bincount(buckets, minlength=self.width).astype(np.float64)])
+        counts = np.bincount(buckets, minlength=self.width)
+        negative_zeros = (values == 0) & np.signbit(values)
+        if negative_zeros.any():
+            # The IEEE 754 sum of -0.0 alone is -0.0 (Section 6.3), but bincount's starts from +0.0: a bucket holding
+            # only negative zeros keeps that sign, as a float64 output row holds it (a sign of zero is a bit released).
+            only = (np.bincount(buckets[negative_zeros], minlength=self.width) == counts) & (counts > 0)
+            sums[only] = -0.0
+        row = np.concatenate([sums, counts.astype(np.float64)])
         return row if self.statistic is None else np.concatenate([row, self.statistic.values(output)])
 
     def encodes_none(self, row) -> bool:

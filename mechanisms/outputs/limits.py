@@ -11,7 +11,9 @@ the output's structure once without recursion and before any part is encoded, an
 - nesting deeper than :data:`MAX_DEPTH`, and a structure that contains itself (a recursive dict,
   a model whose attribute is the model), which would otherwise end in a ``RecursionError``;
 - numbers the encoder cannot represent as a float64 without losing them: complex numbers (and
-  complex arrays, whose imaginary part a cast drops), ints beyond float64's range, dates and
+  complex arrays, whose imaginary part a cast drops), ints beyond float64's range, ints beyond
+  :data:`EXACT_INTEGERS` that float64 does not hold exactly (``2**64 + 5`` would be read as ``2**64``:
+  a mechanism releasing a count above such an offset would look constant), dates and
   durations (``datetime64``, ``timedelta64``), structured (void) arrays;
 - an object whose attributes cannot be read (its ``__getattr__`` raises).
 
@@ -29,8 +31,8 @@ import numpy as np
 
 from estimators.validation import InputError
 
-__all__ = ["ACCEPTED", "MAX_DEPTH", "MAX_ELEMENTS", "OutputNotEncodable", "check_output_limits", "key_text",
-           "public_fitted", "type_text"]
+__all__ = ["ACCEPTED", "EXACT_INTEGERS", "MAX_DEPTH", "MAX_ELEMENTS", "OutputNotEncodable", "check_output_limits",
+           "first_inexact_integer", "inexact_integer_text", "key_text", "public_fitted", "type_text"]
 
 #: The most parts one output may hold in all (about 0.3 s to encode; module docstring).
 MAX_ELEMENTS = 100_000
@@ -38,8 +40,12 @@ MAX_ELEMENTS = 100_000
 #: The deepest nesting of structures in one output (Python's recursion limit is 1,000 frames).
 MAX_DEPTH = 64
 
+#: Every integer of magnitude at most this is a float64 exactly (binary64 has 53 significant bits, IEEE 754-2008
+#: Section 3.6); above it only some are, and a cast rounds the others to a neighbour.
+EXACT_INTEGERS = 2**53
+
 #: What the encoder accepts, for messages.
-ACCEPTED = ("real numbers (an int within float64's range), strings, bytes, None, arrays of real numbers or "
+ACCEPTED = ("real numbers (an int that float64 holds exactly), strings, bytes, None, arrays of real numbers or "
             "strings, mappings, sets or lists of keys, fitted estimators (public attributes ending in _), and "
             "tuples of these")
 
@@ -98,7 +104,54 @@ def key_text(key) -> str:
 def type_text(value) -> str:
     """A value's type in words, with its article (``a set``, ``an ndarray``)."""
     name = "array" if isinstance(value, np.ndarray) else type(value).__name__
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+    vowel = name[:1].lower() in "aeiou" and not name.lower().startswith("uint")  # a uint64 ("you-int")
+    return f"{'an' if vowel else 'a'} {name}"
+
+
+def inexact_integer_text(value, category: str = "as a string to audit it as a category") -> str:
+    """Why an integer that float64 does not hold exactly is refused, in words (:data:`EXACT_INTEGERS`); ``category``:
+    how else the caller's outputs may carry it."""
+    return (f"{int(value)} is beyond 2**53, where float64 holds only some integers: it would be read as "
+            f"{float(value):.17g}, its last digits lost, and a change in them unseen by the audit; release it less "
+            f"an offset, or {category}")
+
+
+def _inexact(value) -> bool:
+    """Whether the integer ``value`` is one float64 does not hold exactly (a float64 holds it iff the cast is
+    lossless; beyond :data:`EXACT_INTEGERS` only, so that the common case costs one comparison)."""
+    return not -EXACT_INTEGERS <= value <= EXACT_INTEGERS and int(float(value)) != int(value)
+
+
+def first_inexact_integer(values) -> tuple | None:
+    """(index, value) of the first integer in ``values`` that float64 does not hold exactly, None where there is none.
+
+    An integer array is read at once (its entries beyond :data:`EXACT_INTEGERS` alone one by one); an object array
+    element by element; any other array holds no int. What is no array (a list of rows) is read as NumPy reads it,
+    and where NumPy cast it to float64 with a value of magnitude 2**53 or more (where an int beyond may have been
+    rounded) element by element again. What NumPy cannot read as an array is left to the caller's conversion."""
+    array = values
+    if not isinstance(values, np.ndarray):
+        try:
+            array = np.asarray(values)
+            if array.dtype.kind == "f" and np.any(np.abs(array) >= EXACT_INTEGERS):
+                array = np.asarray(values, dtype=object)
+        except (TypeError, ValueError, OverflowError):  # ragged, or beyond float64: the caller's conversion says why
+            return None
+    if array.dtype.kind not in "iuO":
+        return None
+    if array.dtype.kind in "iu":
+        beyond = np.flatnonzero((array > EXACT_INTEGERS) | (array < -EXACT_INTEGERS))
+        candidates = ((np.unravel_index(i, array.shape), array.flat[i]) for i in beyond)
+    else:
+        candidates = ((index, value) for index, value in np.ndenumerate(array)
+                      if isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_)))
+    for index, value in candidates:
+        try:
+            if _inexact(value):
+                return index, value
+        except OverflowError:  # beyond float64's range altogether: the caller's conversion says so
+            return None
+    return None
 
 
 def _number_problem(value) -> str | None:
@@ -112,19 +165,29 @@ def _number_problem(value) -> str | None:
             float(value)
         except OverflowError:
             return f"it has {len(str(abs(int(value))))} digits, beyond float64's range of about 1.8e308"
+        if _inexact(value):
+            return inexact_integer_text(value)
     elif isinstance(value, Complex) and not isinstance(value, (Real, np.floating, np.bool_)):
         return _COMPLEX  # a bool, a Fraction and a float are Complex too, and real
     return None
 
 
 #: Leaves that need no check (a plain float, string, bool or None): skipped without a visit.
-_PLAIN = frozenset({float, str, bytes, bool, type(None), np.float64, np.float32, np.int64, np.int32, np.bool_})
+_PLAIN = frozenset({float, str, bytes, bool, type(None), np.float64, np.float32, np.int32, np.bool_})
 
 
 def _plain(value) -> bool:
-    """Whether a part is a leaf that needs no check: a :data:`_PLAIN` type or an int below 2**1023."""
+    """Whether a part is a leaf that needs no check: a :data:`_PLAIN` type or an int within
+    :data:`EXACT_INTEGERS` (a larger one may be no float64)."""
     kind = type(value)
-    return kind in _PLAIN or (kind is int and value.bit_length() < 1024)
+    return kind in _PLAIN or ((kind is int or kind is np.int64) and -EXACT_INTEGERS <= value <= EXACT_INTEGERS)
+
+
+def _int_key(value) -> bool:
+    """Whether ``value`` is an int a set may hold as a key: one within float64's range (a set's elements are named
+    by their digits, never read as float64; a larger int keeps its refusal)."""
+    return (isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+            and int(value).bit_length() < 1024)
 
 
 class _Place:
@@ -156,12 +219,18 @@ def _parts(value, place) -> tuple[int, object] | None:
         return len(value), lambda: ((v, "attribute", i) for i, v in enumerate(value) if not _plain(v))
     if isinstance(value, list):
         return len(value), lambda: ((v, "index", i) for i, v in enumerate(value) if not _plain(v))
-    if isinstance(value, (set, frozenset)):
-        return len(value), lambda: ((v, "key", v) for v in value if not _plain(v))
+    if isinstance(value, (set, frozenset)):  # its ints are keys, named by their digits (key_text): no float64 needed
+        return len(value), lambda: ((v, "key", v) for v in value if not _plain(v) and not _int_key(v))
     if isinstance(value, np.ndarray) or (hasattr(value, "__array__") and not isinstance(value, np.generic)):
         array = np.asarray(value)
         if array.dtype.kind in _REFUSED_KINDS:
             raise OutputNotEncodable(str(place), f"an array of dtype {array.dtype}", _REFUSED_KINDS[array.dtype.kind])
+        if array.dtype.kind in "iu":
+            inexact = first_inexact_integer(array)
+            if inexact is not None:
+                index, number = inexact
+                raise OutputNotEncodable(str(_Place(place, "index", index)), type_text(number),
+                                         inexact_integer_text(number))
         if array.dtype.kind != "O":
             return array.size, tuple
         return array.size, lambda: ((v, "index", i) for i, v in np.ndenumerate(array) if not _plain(v))
