@@ -379,8 +379,9 @@ EXPERIMENTS = [Experiment(
                 "with a finding, and each case's, test's and look's refutations against its share of α",
     source="study",
     run=run,
-    full_runtime="1,467 s (621 s of CPU, 0.62 s a scan) on the shared 2-core x86_64 CPU, load average 4.3 at the start "
-                 "and 8.4 at the end; --grid 300: about 190 s of CPU; --grid float (1,400 scans of "
-                 "planted_lib._float_exact): about 0.9 s of CPU a scan",
+    full_runtime="780 s (541 s of CPU, 0.54 s a scan) on the shared 2-core x86_64 CPU, load average 0.4 at the start "
+                 "and 3.4 at the end; --grid 300: about 190 s of CPU; --grid float (1,400 scans of "
+                 "planted_lib._float_exact): 1,447 s (1,099 s of CPU, 0.78 s a scan), load average 2.7 "
+                 "at the start and 2.6 at the end",
     grids=tuple(GRIDS),
 )]
