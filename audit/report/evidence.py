@@ -3,7 +3,7 @@ sequential audit's looks, and the μ-GDP certificate's rows."""
 
 from __future__ import annotations
 
-from audit.report.text import MISSING, TextTable, number
+from audit.report.text import MISSING, TextTable, bound_text, estimate_text, number
 from audit.result import AuditResult
 
 
@@ -38,8 +38,9 @@ def evidence_tables(result: AuditResult) -> list:
     """Per-secret evidence, the event test and the cross-checks, each where the result has them."""
     tables = []
     if result.per_record:
-        rows = [(e.secret, MISSING if e.record is None else str(e.record), e.prior, e.strategy, number(e.estimate),
-                 number(e.lower_bound),
+        # A negative estimate or bound as the summary table's cells give it (noise, no evidence); the JSON keeps it.
+        rows = [(e.secret, MISSING if e.record is None else str(e.record), e.prior, e.strategy, estimate_text(e.estimate),
+                 bound_text(e.lower_bound),
                  MISSING if e.lower_bound is None or result.epsilon is None else ("yes" if e.lower_bound > result.epsilon else "no"))
                 for e in result.per_record]
         tables.append(TextTable(f"Per-secret evidence ({result.unit})",
