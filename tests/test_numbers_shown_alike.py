@@ -79,3 +79,30 @@ def test_the_input_domain_warning_prints_the_span_as_a_person_reads_it():
     # Values %g writes exactly stay short; one that only its full digits tell from the end is written in full.
     assert read_number(0.5, 0.0) == "0.5" and read_number(100.0, 100.0) == "100"
     assert read_number(2.0**50 + 0.25, 2.0**50 + 0.5) == repr(2.0**50 + 0.25)
+
+
+def test_the_event_a_claim_that_is_not_pure_dp_certifies_is_said_in_words_where_first_named():
+    from audit.report.plain_words import explain_symbols
+
+    lines = ["  refuted by the event test (α = 0.04): δ ≥ 0.25 > the claimed δ = 1e-05; its δ-optimal event: x",
+             "- event test of (1, 1e-05)-DP (δ-optimal event): not refuted (y)"]
+    out = explain_symbols(lines)
+    assert out[1] == ("    where the δ-optimal event is the event, among those tried on runs set aside, whose "
+                      "probabilities exceeded what the claim allows by the most (chosen where those runs showed the "
+                      "claim violated)")
+    assert out[2:] == lines[1:]  # said once
+    assert "the ε-optimal event is the event, among those tried on runs set aside, that certifies the largest ε" in (
+        explain_symbols(["- event test of zCDP (ε-optimal event): not refuted"])[1])
+
+
+def test_a_test_without_a_certificate_form_is_named_once_on_its_line():
+    from audit.report.plain_words import claim_test_form
+
+    assert claim_test_form("event test", "event test: certified p̲ = 0, p̄ = 0.01288; at ε′ = 1") == (
+        "", "certified p̲ = 0, p̄ = 0.01288; at ε′ = 1")
+    assert claim_test_form("event test", "δ ≥ 0.2 > the claimed δ = 1e-05 at the claimed ε = 1; event test: certified "
+                                         "p̲ = 0.3") == ("", "δ ≥ 0.2 > the claimed δ = 1e-05 at the claimed ε = 1; "
+                                                             "certified p̲ = 0.3")
+    # A detail of another test, or one naming the test elsewhere, is kept as it is.
+    assert claim_test_form("event test", "float-bit event test: certified p̲ = 0.3") == (
+        "", "float-bit event test: certified p̲ = 0.3")
