@@ -106,3 +106,22 @@ def test_a_test_without_a_certificate_form_is_named_once_on_its_line():
     # A detail of another test, or one naming the test elsewhere, is kept as it is.
     assert claim_test_form("event test", "float-bit event test: certified p̲ = 0.3") == (
         "", "float-bit event test: certified p̲ = 0.3")
+
+
+def test_the_reports_facts_name_the_tests_as_the_terminal_does():
+    from audit.report.content import facts
+
+    said = dict(facts(_refuted(4.97812)))
+    assert said["refuted by"] == "event test (α = 0.02); float-bit event test (α = 0.005)"
+    assert said["α split between the claim's tests"] == "MI test 0.025, event test 0.02, float-bit event test 0.005"
+
+
+def test_the_event_table_gives_the_bound_at_delta_only_where_delta_is_above_0():
+    event = _refuted(4.97812).event_test
+    rows = dict(evidence_tables(replace(_refuted(4.97812), float_event_test=None, cross_checks=[]))[0].rows)
+    assert rows["certified ε lower bound (δ = 0)"] == "4.978"
+    assert not any(label.startswith("certified ε lower bound at δ") for label in rows)
+    at_delta = dict(evidence_tables(replace(_refuted(4.97812), cross_checks=[], float_event_test=None,
+                                            event_test=replace(event, delta=1e-05,
+                                                               epsilon_lower_bound_at_delta=4.5)))[0].rows)
+    assert at_delta["certified ε lower bound at δ = 1e-05"] == "4.5"

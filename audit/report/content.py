@@ -472,7 +472,9 @@ def facts(result: AuditResult) -> list:
             ("secrets", claim["secrets"]) if claim.get("secrets")
             else ("neighbouring relation", claim.get("relation_text") or MISSING),
             ("claim verdict", ": ".join(part for part in claim_outcome(result) if part)),
-            ("refuted by", "; ".join(f"{r['test']} test" + (f" under {r['relation']}" if r.get("relation") else "")
+            # Each test by the name the headline and the terminal give it (float-bit event test, not "float test").
+            ("refuted by", "; ".join(TEST_NAMES.get(r["test"], f"{r['test']} test")
+                                    + (f" under {r['relation']}" if r.get("relation") else "")
                                     + f" (α = {r['alpha_spent']:.3g})" for r in result.refuted_by)
              or MISSING),
             ("α split between the claim's tests", _alpha_split_text(result)),
@@ -505,10 +507,15 @@ def facts(result: AuditResult) -> list:
 
 
 def _alpha_split_text(result: AuditResult) -> str:
-    """The claim's α shares in a cell (``mi 0.025, event 0.02, float 0.005``); under both relations each relation's
-    level and its tests' shares, by relation (``replace-one (α = 0.025): mi 0.0125, event 0.0125; add-remove …``)."""
+    """The claim's α shares in a cell, each test named as the terminal names it (``MI test 0.025, event test 0.02,
+    float-bit event test 0.005``); under both relations each relation's level and its tests' shares, by relation
+    (``replace-one (α = 0.025): MI test 0.0125, event test 0.0125; add-remove …``)."""
+    def named(test: str) -> str:  # a second relation's test ("event (add-remove)") keeps its relation
+        base, _, relation = test.partition(" (")
+        return TEST_NAMES.get(base, base) + (f" ({relation}" if relation else "")
+
     def shares(claim_alpha: dict) -> str:
-        return ", ".join(f"{t} {a:.3g}" for t, a in claim_alpha.items()) or "no test could refute the claim"
+        return ", ".join(f"{named(t)} {a:.3g}" for t, a in claim_alpha.items()) or "no test could refute the claim"
 
     if result.relations is None:
         return shares(result.claim_alpha)

@@ -22,7 +22,7 @@ def gaussian_dp_rows(certificate, claim_notion: str | None = None) -> list:
     c = certificate
     rows = [("certified μ lower bound (Gaussian DP)",
              f"{number(c.mu_lower_bound)} (level α = {c.alpha:.3g}; {c.points} "
-             f"trade-off points held at once by {c.method}; {c.evidence})")]
+             f"trade-off point{'' if c.points == 1 else 's'} held at once by {c.method}; {c.evidence})")]
     gaussian = claim_notion in GAUSSIAN_NOTIONS
     hypothetical = "" if gaussian else "hypothetical, the claim is not GDP or zCDP: "
     if c.epsilon_estimate is not None:
@@ -88,8 +88,9 @@ def _event_table(event, name: str, claim_notion: str | None) -> TextTable:
             ("runs per input", str(event.runs_per_input)),
             ("P(E) under first input", f"{number(event.p_first)} (lower bound {number(event.p_first_lower)})"),
             ("P(E) under second input", f"{number(event.p_second)} (upper bound {number(event.p_second_upper)})"),
-            ("δ", f"{event.delta:g}"), ("certified ε lower bound (δ = 0)", number(event.epsilon_lower_bound)),
-            (f"certified ε lower bound at δ = {event.delta:g}", number(event.epsilon_lower_bound_at_delta))]
+            ("δ", f"{event.delta:g}"), ("certified ε lower bound (δ = 0)", number(event.epsilon_lower_bound))]
+    if event.delta > 0:  # at δ = 0 it is the row above (and read "certified ε lower bound at δ = 0: —" beside it)
+        rows.append((f"certified ε lower bound at δ = {event.delta:g}", number(event.epsilon_lower_bound_at_delta)))
     if event.delta_lower_bound is not None:  # an (ε, δ) claim: δ̲ at its ε
         rows.append((f"certified δ lower bound at the claimed ε = {event.delta_epsilon:g}",
                      number(event.delta_lower_bound) + (" (≤ 0: certifies nothing)"
