@@ -20,10 +20,23 @@ def level_number(value: float) -> str:
     return f"{value:.4g}"
 
 
-def _bound_words(value: float) -> str:
-    """A certified MI lower bound in words: a negative one is no evidence and reads as 0 (the raw value
-    stays in ``lower_bound``)."""
-    return f"0 nats: no evidence (raw bound {value:.4g})" if value < 0 else f"{value:.4g} nats"
+def bound_words(value: float | None, why: bool = True) -> str:
+    """A certified MI lower bound (nats) in words, wherever a sentence gives it (the MI line, the MI test's detail):
+    a negative one is no evidence and reads as 0, its raw value said beside it as sampling noise (the bound is the
+    estimate less its margin of error, and MI is never negative); ``why``: say that MI is never negative (left to the
+    estimate's sentence where that follows, :func:`negative_estimate_words`). The JSON keeps the raw value."""
+    if value is None:
+        return "none"
+    if not value < 0:
+        return f"{value:.4g} nats"
+    return f"0 nats: no evidence (raw bound {value:.4g}, below 0 through sampling noise" + (
+        ": MI is never negative)" if why else ")")
+
+
+def estimate_words(value: float) -> str:
+    """An MI point estimate (nats) in words beside a certified bound (the MI test's detail): a negative one is
+    sampling noise, said so as the tables' cells say it (:func:`audit.report.text.estimate_text`); the JSON keeps it."""
+    return f"{value:.4g} nats" + (" (below 0: noise)" if value < 0 else "")
 
 
 def _level_of(test, alpha: float) -> float:
@@ -50,7 +63,7 @@ def mi_statement(result, dp_bounds: bool = True) -> str:
     name = NOTION_NAMES[result.notion]
     theta = "under the declared prior" + ("s" if len(result.priors) > 1 else "")
     if result.epsilon is None:
-        bound = "none" if result.lower_bound is None else _bound_words(result.lower_bound)
+        bound = bound_words(result.lower_bound, why=not negative_estimate_words(result))
         text = (f"No MI level was audited (the claim implies no MI budget, and no MI level was given with --epsilon): certified "
                 f"{name} lower bound {bound}, point estimate {result.estimate:.4g} nats."
                 + negative_estimate_words(result))
@@ -68,7 +81,7 @@ def mi_statement(result, dp_bounds: bool = True) -> str:
                 f"{level_number(result.epsilon)}-{name} {theta}: the certified lower bound on the leakage is "
                 f"{result.lower_bound:.4g} nats > ε = {level_number(result.epsilon)}.")
     else:
-        bound = "none" if result.lower_bound is None else _bound_words(result.lower_bound)
+        bound = bound_words(result.lower_bound, why=not negative_estimate_words(result))
         text = (f"No violation of {level_number(result.epsilon)}-{name} was detected {theta} (certified lower bound {bound}, "
                 f"point estimate {result.estimate:.4g} nats).{negative_estimate_words(result)} This is not a proof "
                 f"of privacy: at this sample budget a leakage above {level} nats can still leave the certified lower "
@@ -106,7 +119,7 @@ def _dp_bounds_text(result) -> str:
     # Said where it lowers the confidence below the audit's 1 − α (their levels are then not shares of α).
     among = (f": the largest of {len(computed)} bounds, union bound over their levels"
              if len(computed) > 1 and level > result.alpha * (1 + 1e-9) else "")
-    return f" It is not ε-DP for any ε < {best:.3g} ({source}, certified at {100 * (1 - level):.4g}%{among})."
+    return f" It is not ε-DP for any ε < {best:.4g} ({source}, certified at {100 * (1 - level):.4g}%{among})."
 
 
 def _shown_alpha(result) -> float:

@@ -65,9 +65,9 @@ def test_the_alpha_split_under_both_relations_is_said_once_when_both_split_alike
     assert "between the tests that can refute it under that relation: MI test" in result.to_dict()["statement"]
     # The reports' fact names each relation's level and shares.
     split = dict(facts(result))["α split between the claim's tests"]
-    assert split == (f"replace-one (α = {ALPHA / 2:.3g}): mi {quarter}, event {quarter}; "
-                     f"add-remove (α = {ALPHA / 2:.3g}): mi {quarter}, event {quarter}")
-    assert dict(facts(result))["refuted by"] == f"mi test under replace-one (α = {quarter})"
+    assert split == (f"replace-one (α = {ALPHA / 2:.3g}): MI test {quarter}, event test {quarter}; "
+                     f"add-remove (α = {ALPHA / 2:.3g}): MI test {quarter}, event test {quarter}")
+    assert dict(facts(result))["refuted by"] == f"MI test under replace-one (α = {quarter})"
 
 
 def test_the_alpha_split_under_both_relations_names_each_relation_when_they_differ():

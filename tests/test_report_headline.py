@@ -104,7 +104,7 @@ def float_only():
 
 def test_the_summary_cell_carries_the_float_bit_bound(float_only):
     cell = dp_bounds_text(float_only)
-    assert cell.endswith(f" / float bits {float_only.float_event_test.epsilon_lower_bound:.3g}")
+    assert cell.endswith(f" / float bits {float_only.float_event_test.epsilon_lower_bound:.4g}")
 
 
 def test_a_float_refutation_keeps_its_headline_short_and_explains_it_on_the_line_below(float_only):
@@ -137,11 +137,11 @@ def test_the_dp_bound_is_said_once_beside_a_claim(float_only):
     # Not in the MI part: the table's DP ε lower bounds and the refuting test's line carry it.
     for report in (text, markdown):
         assert "It is not ε-DP for any" not in report
-        assert f"float bits {bound:.3g}" in report
+        assert f"float bits {bound:.4g}" in report
     refuted_line = next(line for line in text.splitlines() if line.startswith("  refuted by the float-bit event test ("))
     assert f"{bound:.4g}" in refuted_line
     # The JSON's statement, read apart from any table, still says it.
-    assert f"It is not ε-DP for any ε < {bound:.3g} (from the float-bit event test" in float_only.to_dict()["statement"]
+    assert f"It is not ε-DP for any ε < {bound:.4g} (from the float-bit event test" in float_only.to_dict()["statement"]
 
 
 def test_without_a_claim_the_mi_verdict_still_states_the_dp_bound():

@@ -156,7 +156,8 @@ def test_negative_bound_reads_as_no_evidence_and_json_keeps_it():
     assert bound_text(0.25) == "0.25"
     assert "0 (no evidence)" in summary_table(result) and "-0.51" not in summary_table(result)
     assert result.to_dict()["lower_bound"] == -0.51
-    assert "0 nats: no evidence (raw bound -0.51)" in result.mi_statement()
+    assert ("0 nats: no evidence (raw bound -0.51, below 0 through sampling noise: MI is never negative)"
+            in result.mi_statement())
 
 
 def test_columns_are_named_for_what_they_hold_and_the_mi_verdict_is_named():

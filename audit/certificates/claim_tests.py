@@ -28,7 +28,7 @@ import numpy as np
 from estimators.validation import check_int, check_probability
 from mechanisms.claims.claim import RECORD_AUDIT_NOTIONS, Claim
 
-from audit.mi_statement import level_number
+from audit.mi_statement import bound_words, estimate_words, level_number
 from audit.result import CrossCheck
 
 _EVENT_THEOREMS = ["privacy profile: P(M(D) ∈ E) ≤ e^ε′ P(M(D′) ∈ E) + δ(ε′) for every ε′ ≥ 0",
@@ -469,8 +469,9 @@ def cross_checks(claim: Claim | None, notion: str, lower_bound, estimate: float,
     if budget.value is not None:
         bound = budget.value
         contradiction = mi_alpha is not None and lower_bound is not None and lower_bound > bound
+        # A negative bound or estimate in the words the MI line gives it (sampling noise); the JSON keeps the value.
         detail = (f"the claim {claim.label} implies at most {level_number(bound)} nats; certified lower bound "
-                  f"{'none' if lower_bound is None else f'{lower_bound:.4g}'} nats, estimate {estimate:.4g} nats"
+                  f"{bound_words(lower_bound)}, estimate {estimate_words(estimate)}"
                   + ("" if mi_alpha is not None else " (a separate statement, not a test of the claim here: the "
                                                      "audit's notes say why)"))
         checks.append(CrossCheck(claim.label, bound, contradiction, estimate <= bound, list(budget.theorems), detail,

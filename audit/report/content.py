@@ -17,7 +17,7 @@ from audit.report.evidence import evidence_tables
 from audit.report.forecast import MAX_RUNS_TO_REFUTE, forecast_runs, runs_to_refute
 from audit.report.limits import limits
 from audit.report.plain_words import cited_by_year, note_words
-from audit.report.text import MISSING, TextTable, number
+from audit.report.text import MISSING, TextTable, bound_text, estimate_text, number
 from audit.result import PUFFERFISH_PAPER, TEST_NAMES, AuditResult, as_sentence, named_papers
 from estimators.ranges import value_range
 from estimators.validation import InputError
@@ -131,24 +131,6 @@ def level_text(value, unit: str = "") -> str:
 def claim_text(result: AuditResult) -> str:
     """The claim and its outcome in a cell: ``1-DP: refuted``; :data:`MISSING` without a claim."""
     return MISSING if result.claim is None else f"{result.claim['label']}: {claim_outcome(result)[0]}"
-
-
-def estimate_text(value, unit: str = "") -> str:
-    """An MI point estimate for reading: a negative one says it is noise (MI is never negative: the MI line says so in
-    words, :func:`audit.mi_statement.negative_estimate_words`), so that it does not read as a leakage below the
-    certified bound beside it; the JSON keeps the value."""
-    if value is None:
-        return MISSING
-    suffix = f" {unit}" if unit else ""
-    return f"{number(value)}{suffix}" + (" (below 0: noise)" if value < 0 else "")
-
-
-def bound_text(value, unit: str = "") -> str:
-    """A certified lower bound for reading: a negative one reads as 0 (no evidence; the JSON keeps the raw value)."""
-    if value is None:
-        return MISSING
-    suffix = f" {unit}" if unit else ""
-    return f"0{suffix} (no evidence)" if value < 0 else f"{number(value)}{suffix}"
 
 
 #: The note :func:`audit.certificates.claim_tests.plan_claim_tests` writes when the event test's runs are too few.
@@ -447,10 +429,11 @@ def _pure_epsilon(result: AuditResult):
 
 
 def dp_bounds_text(result: AuditResult) -> str:
-    """The certified DP ε lower bounds in one cell: ``MI 0.77 / event 1.1`` (and ``/ float bits 4.2`` with a float-bit test)."""
-    text = f"MI {number(result.dp_epsilon_lower_bound_mi, 3)} / event {number(result.dp_epsilon_lower_bound_event, 3)}"
+    """The certified DP ε lower bounds in one cell: ``MI 0.7714 / event 1.105`` (and ``/ float bits 4.978`` with a
+    float-bit test), to 4 significant figures as the headline's ``certified ε ≥ 4.978`` writes the same bound."""
+    text = f"MI {number(result.dp_epsilon_lower_bound_mi)} / event {number(result.dp_epsilon_lower_bound_event)}"
     if result.float_event_test is not None:  # the float-bit event test's, through the output's float representation
-        text += f" / float bits {number(result.float_event_test.epsilon_lower_bound, 3)}"
+        text += f" / float bits {number(result.float_event_test.epsilon_lower_bound)}"
     return text
 
 
@@ -489,7 +472,9 @@ def facts(result: AuditResult) -> list:
             ("secrets", claim["secrets"]) if claim.get("secrets")
             else ("neighbouring relation", claim.get("relation_text") or MISSING),
             ("claim verdict", ": ".join(part for part in claim_outcome(result) if part)),
-            ("refuted by", "; ".join(f"{r['test']} test" + (f" under {r['relation']}" if r.get("relation") else "")
+            # Each test by the name the headline and the terminal give it (float-bit event test, not "float test").
+            ("refuted by", "; ".join(TEST_NAMES.get(r["test"], f"{r['test']} test")
+                                    + (f" under {r['relation']}" if r.get("relation") else "")
                                     + f" (α = {r['alpha_spent']:.3g})" for r in result.refuted_by)
              or MISSING),
             ("α split between the claim's tests", _alpha_split_text(result)),
@@ -522,10 +507,15 @@ def facts(result: AuditResult) -> list:
 
 
 def _alpha_split_text(result: AuditResult) -> str:
-    """The claim's α shares in a cell (``mi 0.025, event 0.02, float 0.005``); under both relations each relation's
-    level and its tests' shares, by relation (``replace-one (α = 0.025): mi 0.0125, event 0.0125; add-remove …``)."""
+    """The claim's α shares in a cell, each test named as the terminal names it (``MI test 0.025, event test 0.02,
+    float-bit event test 0.005``); under both relations each relation's level and its tests' shares, by relation
+    (``replace-one (α = 0.025): MI test 0.0125, event test 0.0125; add-remove …``)."""
+    def named(test: str) -> str:  # a second relation's test ("event (add-remove)") keeps its relation
+        base, _, relation = test.partition(" (")
+        return TEST_NAMES.get(base, base) + (f" ({relation}" if relation else "")
+
     def shares(claim_alpha: dict) -> str:
-        return ", ".join(f"{t} {a:.3g}" for t, a in claim_alpha.items()) or "no test could refute the claim"
+        return ", ".join(f"{named(t)} {a:.3g}" for t, a in claim_alpha.items()) or "no test could refute the claim"
 
     if result.relations is None:
         return shares(result.claim_alpha)

@@ -3,7 +3,7 @@ sequential audit's looks, and the μ-GDP certificate's rows."""
 
 from __future__ import annotations
 
-from audit.report.text import MISSING, TextTable, number
+from audit.report.text import MISSING, TextTable, bound_text, estimate_text, number
 from audit.result import AuditResult
 
 
@@ -22,7 +22,7 @@ def gaussian_dp_rows(certificate, claim_notion: str | None = None) -> list:
     c = certificate
     rows = [("certified μ lower bound (Gaussian DP)",
              f"{number(c.mu_lower_bound)} (level α = {c.alpha:.3g}; {c.points} "
-             f"trade-off points held at once by {c.method}; {c.evidence})")]
+             f"trade-off point{'' if c.points == 1 else 's'} held at once by {c.method}; {c.evidence})")]
     gaussian = claim_notion in GAUSSIAN_NOTIONS
     hypothetical = "" if gaussian else "hypothetical, the claim is not GDP or zCDP: "
     if c.epsilon_estimate is not None:
@@ -38,8 +38,9 @@ def evidence_tables(result: AuditResult) -> list:
     """Per-secret evidence, the event test and the cross-checks, each where the result has them."""
     tables = []
     if result.per_record:
-        rows = [(e.secret, MISSING if e.record is None else str(e.record), e.prior, e.strategy, number(e.estimate),
-                 number(e.lower_bound),
+        # A negative estimate or bound as the summary table's cells give it (noise, no evidence); the JSON keeps it.
+        rows = [(e.secret, MISSING if e.record is None else str(e.record), e.prior, e.strategy, estimate_text(e.estimate),
+                 bound_text(e.lower_bound),
                  MISSING if e.lower_bound is None or result.epsilon is None else ("yes" if e.lower_bound > result.epsilon else "no"))
                 for e in result.per_record]
         tables.append(TextTable(f"Per-secret evidence ({result.unit})",
@@ -87,8 +88,9 @@ def _event_table(event, name: str, claim_notion: str | None) -> TextTable:
             ("runs per input", str(event.runs_per_input)),
             ("P(E) under first input", f"{number(event.p_first)} (lower bound {number(event.p_first_lower)})"),
             ("P(E) under second input", f"{number(event.p_second)} (upper bound {number(event.p_second_upper)})"),
-            ("δ", f"{event.delta:g}"), ("certified ε lower bound (δ = 0)", number(event.epsilon_lower_bound)),
-            (f"certified ε lower bound at δ = {event.delta:g}", number(event.epsilon_lower_bound_at_delta))]
+            ("δ", f"{event.delta:g}"), ("certified ε lower bound (δ = 0)", number(event.epsilon_lower_bound))]
+    if event.delta > 0:  # at δ = 0 it is the row above (and read "certified ε lower bound at δ = 0: —" beside it)
+        rows.append((f"certified ε lower bound at δ = {event.delta:g}", number(event.epsilon_lower_bound_at_delta)))
     if event.delta_lower_bound is not None:  # an (ε, δ) claim: δ̲ at its ε
         rows.append((f"certified δ lower bound at the claimed ε = {event.delta_epsilon:g}",
                      number(event.delta_lower_bound) + (" (≤ 0: certifies nothing)"

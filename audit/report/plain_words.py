@@ -23,6 +23,11 @@ SYMBOL_WORDS = (
           "database than on the other (ε-DP keeps that ratio at most e^ε)"),
     ("ψ̲", "ψ̲ is a lower bound, certified at the test's α, on the event's odds ratio, P/(1 − P) on one database over "
           "the same on the other (ε-DP keeps it at most e^2ε)"),
+    # The event a claim that is not pure DP certifies (audit.search.claim_events), named in its test's line.
+    ("δ-optimal", "the δ-optimal event is the event, among those tried on runs set aside, whose probabilities exceeded "
+                  "what the claim allows by the most (chosen where those runs showed the claim violated)"),
+    ("ε-optimal", "the ε-optimal event is the event, among those tried on runs set aside, that certifies the largest ε "
+                  "(chosen where those runs showed no violation of the claim)"),
     ("p̲", "p̲ and p̄ bound the event's probability, certified together at the test's α: at least p̲ on the event's "
           "first input, at most p̄ on its second"),
     ("δ(ε′)", "δ(ε′) is the δ the claim allows at ε′ (its privacy profile: a δ for every ε′ ≥ 0); the claim is "
@@ -180,7 +185,10 @@ def claim_test_form(name: str, detail: str) -> tuple:
     """(form, rest) of a claim test's ``detail`` whose test is called ``name``: a detail that starts with the name and
     its form in brackets (``"event test (rate-ratio certificate): ρ̲ = …"``, :mod:`audit.certificates.claim_tests`)
     gives ``("rate-ratio certificate", "ρ̲ = …")``, so that a line that names the test says its name once; the name
-    met later in a detail reads "its" form. ``("", detail)`` for a detail that does not start with the name."""
+    met later in a detail reads "its" form. A name without a form (a Clopper–Pearson pair's ``"event test: certified
+    p̲ = …"``) is left out too, so that the line does not read ``event test …: not refuted (event test: …)``.
+    ``("", detail)`` for a detail that does not start with the name."""
     detail = re.sub(rf"; {re.escape(name)} \(([^()]*)\): ", r"; its \1: ", str(detail))
-    match = re.match(rf"^{re.escape(name)} \(([^()]*)\): ", detail)
-    return (match.group(1), detail[match.end():]) if match else ("", detail)
+    detail = re.sub(rf"; {re.escape(name)}: ", "; ", detail)
+    match = re.match(rf"^{re.escape(name)}(?: \(([^()]*)\))?: ", detail)
+    return (match.group(1) or "", detail[match.end():]) if match else ("", detail)

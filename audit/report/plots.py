@@ -14,6 +14,7 @@ import numpy as np
 
 from audit.mi_statement import level_number
 from audit.result import AuditResult
+from audit.report.text import number
 
 # At most this many curves get a legend entry; more would hide the plot.
 MAX_LEGEND_ENTRIES = 10
@@ -99,7 +100,7 @@ def per_record_figure(result: AuditResult) -> ReportFigure:
                       label=f"per-secret certified bound ({confidence}, all at once)" + suffix)
     if result.lower_bound is not None:
         axes.axhline(result.lower_bound, color="tab:green", linestyle=":", linewidth=1.2,
-                     label=f"certified bound behind the verdict ({result.lower_bound:.3g})")
+                     label=f"certified bound behind the verdict ({number(result.lower_bound)})")
     _epsilon_line(axes, result)
     _secret_ticks(axes, [e.secret for e in evidence])
     axes.set_ylabel(f"leakage ({result.unit})")
@@ -194,7 +195,7 @@ def dp_epsilon_figure(result: AuditResult) -> ReportFigure:
     axes.barh(np.arange(len(bars)), values, color="tab:purple")
     axes.set_yticks(np.arange(len(bars)), names)
     for i, value in enumerate(values):
-        axes.annotate(f"{value:.3g}", (value, i), xytext=(3, 0), textcoords="offset points", va="center")
+        axes.annotate(number(value), (value, i), xytext=(3, 0), textcoords="offset points", va="center")
     axes.set_xlabel(f"certified lower bound on ε (at {100 * (1 - result.alpha):.4g}%)")
     axes.set_xlim(0, 1.2 * max(values))
     return ReportFigure(title, _png(figure))

@@ -356,16 +356,35 @@ def audited_span(priors, pairs, rng: np.random.Generator) -> tuple[float, float]
     return float(np.fmin.reduce(values)), float(np.fmax.reduce(values))  # a missing value (NaN) spans nothing
 
 
-def span_text(lows, highs, wanted_lows, wanted_highs) -> str:
+def read_number(value: float, end: float) -> str:
+    """An audited record's value as a person reads it beside the domain's ``end`` it falls short of: short (``%g``)
+    where that is exact, else to the fewest significant figures, 4 at least, at which it and ``end`` read apart
+    (0.007939 and 99.9997 against [0, 100], not 0.007938861796163987 and 99.99967667212489; 2⁵⁰ + 0.25 in full
+    against 2⁵⁰ + 0.5), so that a span short of the domain never reads as reaching it."""
+    value, end = float(value), float(end)
+    if value == end or float(f"{value:g}") == value:
+        return number_text(value)
+    for digits in range(4, 17):
+        if f"{value:.{digits}g}" != f"{end:.{digits}g}":
+            return f"{value:.{digits}g}"
+    return repr(value)
+
+
+def span_text(lows, highs, wanted_lows, wanted_highs, exact: bool = True) -> str:
     """The audited records' span in words: ``[low, high]`` over every attribute, and with several attributes the
     first attribute short of its declared range too (``[0, 1] ([0, 0] in attribute 3)``: each column of a one-hot
-    prior spans [0, 1] but its last, and the overall span alone reads as if the domain [0, 1] were reached)."""
-    text = f"[{number_text(float(np.min(lows)))}, {number_text(float(np.max(highs)))}]"
+    prior spans [0, 1] but its last, and the overall span alone reads as if the domain [0, 1] were reached).
+    ``exact``: every value in full (:func:`number_text`), as ``domain_reach`` keeps it; else as a person reads it
+    beside the domain's ends (:func:`read_number`), as the warning prints it."""
+    def text(value, end):
+        return number_text(float(value)) if exact else read_number(value, end)
+
+    out = (f"[{text(np.min(lows), np.min(wanted_lows))}, {text(np.max(highs), np.max(wanted_highs))}]")
     short = np.flatnonzero((lows > wanted_lows) | (highs < wanted_highs))
     if len(lows) > 1 and len(short):
         j = int(short[0])
-        text += f" ([{number_text(float(lows[j]))}, {number_text(float(highs[j]))}] in attribute {j})"
-    return text
+        out += f" ([{text(lows[j], wanted_lows[j])}, {text(highs[j], wanted_highs[j])}] in attribute {j})"
+    return out
 
 
 def domain_reach(domain: DeclaredDomain, priors, pairs, k: int, seed: int = 0) -> dict:
@@ -406,7 +425,8 @@ def domain_check(mechanism, priors, pairs, shape, seed: int = 0, *, user_domain:
     wanted_lows, wanted_highs = domain.columns(k)
     if np.all(lows <= wanted_lows) and np.all(highs >= wanted_highs):
         return (), None
-    reach = f"the audited records span {span_text(lows, highs, wanted_lows, wanted_highs)} but the mechanism " \
+    # Printed for a person to read (the JSON's domain_reach keeps the span exact).
+    reach = f"the audited records span {span_text(lows, highs, wanted_lows, wanted_highs, exact=False)} but the mechanism " \
             f"declares records in {domain.text()} ({domain.source})"
     if not domain.bounded:
         return (), (reach + ": a leak that needs records further apart than the audited ones (a clamp wider than "
@@ -418,5 +438,5 @@ def domain_check(mechanism, priors, pairs, shape, seed: int = 0, *, user_domain:
     second = first.copy()
     second[0] = wanted_highs
     pair = NeighbouringPair(first, second, why=f"the ends of the declared input domain {domain.text()}")
-    return (pair,), (reach + f"; the pair at the domain's ends (record 0 at {domain.low:g} vs {domain.high:g}, the "
+    return (pair,), (reach + f"; the pair at the domain's ends (record 0 at {number_text(domain.low)} vs {number_text(domain.high)}, the "
                              "others at the low end) joins Θ as a two-point prior")
