@@ -128,10 +128,14 @@ def test_the_global_generator_note_names_what_the_function_takes(plant):
             "takes_none": "draws from NumPy's global generator, and takes no seed or generator to draw from instead "
                           "(no parameter random_state or rng or generator; the audit's runner seeds and restores the "
                           "global one per chunk)"}
-        # The note is the one a case's audit writes: its probe sees the global generator's state change.
+        # The note is the one a case's audit writes: its probe sees the global generator's state change, also where
+        # the generator is part-way through its key (other draws before), so that a few draws do not renew the key.
         (case,) = [c for c in cases if c.entry.name == "takes_rng"]
-        outcome = audit_case(case, alpha=0.05, max_runs=600, timeout=30, seed=0)
-        assert notes["takes_rng"] in outcome["notes"]
+        for drawn_before in (0, 10):
+            np.random.seed(1)
+            np.random.random(drawn_before)
+            outcome = audit_case(case, alpha=0.05, max_runs=600, timeout=30, seed=0)
+            assert notes["takes_rng"] in outcome["notes"], drawn_before
     finally:
         sys.modules.pop("global_draws", None)
 

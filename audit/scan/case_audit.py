@@ -161,6 +161,13 @@ def _raised_described(case) -> dict:
             "preamble": "\n\n".join(p for p in (case.entry.family.preamble, PREAMBLE) if p)}
 
 
+def _global_generator_state() -> tuple:
+    """NumPy's global generator's whole state, comparable with ``==``: the Mersenne Twister's key and its position in
+    it (and the cached Gaussian), since a draw that does not use up the key moves only the position."""
+    _, key, position, has_gauss, cached = np.random.get_state()
+    return key.tobytes(), int(position), int(has_gauss), float(cached)
+
+
 def global_generator_note(family, obj) -> str:
     """The note on an entry point ``obj`` of ``family`` whose call changed NumPy's global generator: it names the seed
     or generator parameter(s) the call gives it (:meth:`~audit.scan.profiles.base.Family.generator_parameters`), or
@@ -247,7 +254,7 @@ def _audit_case(case, alpha: float, max_runs: int, timeout: float, seed: int, on
         return _hung(exc)(case, seed, f"hangs or exits: {exc}", started)
     except Exception as exc:  # noqa: BLE001 - the source is built from the profile; say what failed
         return skipped_outcome(case, seed, f"the call could not be built: {type(exc).__name__}: {exc}", started)
-    global_state = np.random.get_state()[1].copy()
+    global_state = _global_generator_state()
     probe_calls, probed = [], []  # the probe's two calls' seconds (what one call costs here and now), and values
     for name, db in (("first", case.pair.first), ("second", case.pair.second)):
         called = time.perf_counter()
@@ -282,7 +289,7 @@ def _audit_case(case, alpha: float, max_runs: int, timeout: float, seed: int, on
     looks_limit = chunk_timeout(timeout, probe_seconds, max_runs)
     probe_ended, retimed = time.perf_counter(), None
     notes = []
-    if not np.array_equal(global_state, np.random.get_state()[1]):
+    if global_state != _global_generator_state():
         notes.append(global_generator_note(case.entry.family, case.entry.obj))
     mechanism = PerDatabaseMechanism(function, case.entry.qualified, encoder=OutputEncoder())
     if not case.entry.family.seeded:  # as the library's own adapter declares (OpenDPMechanism)
