@@ -47,16 +47,14 @@ from mechanisms.base import draws_only_from_rng, mechanism_name, run_on_batch
 from mechanisms.calls.printed import Printed, captured_prints
 from mechanisms.calls.user_call import report_running_to
 from mechanisms.errors import MechanismError
+# Re-exported, and read here under this module's name (the module docstring of mechanisms.execution.bounds).
+from mechanisms.execution.bounds import HARD_KILL_GRACE
 from mechanisms.execution.chunks import ChunkTask, chunk_generator, seed_global_generators
 from mechanisms.outputs.encoding import encoder_of
 
-__all__ = ["CRASH_SIGNALS", "ChunkOutput", "MechanismReference", "init_ray_worker", "init_worker", "run_chunk",
-           "hard_kill_within", "run_in_ray_worker", "run_probe", "lost_in", "run_reporting", "run_reporting_where_seen"]
-
-#: Seconds past ``--timeout`` after which a worker stuck inside compiled code (which the
-#: in-process interruption cannot reach) ends its own process; the audit then retries the
-#: chunk on a fresh worker and finally reports it.
-HARD_KILL_GRACE = 10.0
+__all__ = ["CRASH_SIGNALS", "HARD_KILL_GRACE", "ChunkOutput", "MechanismReference", "init_ray_worker", "init_worker",
+           "run_chunk", "hard_kill_within", "run_in_ray_worker", "run_probe", "lost_in", "run_reporting",
+           "run_reporting_where_seen"]
 
 _LOADED: dict = {}
 
