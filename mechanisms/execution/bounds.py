@@ -8,5 +8,6 @@ __all__ = ["HARD_KILL_GRACE"]
 
 #: Seconds past ``--timeout`` after which a worker stuck inside compiled code (which the
 #: in-process interruption cannot reach) ends its own process; the audit then retries the
-#: chunk on a fresh worker (:func:`mechanisms.execution.backends.run_tasks`) and finally reports it.
+#: chunk on a fresh worker (unless it failed so on the attempt before: :func:`mechanisms.execution.attempts.run_tasks`)
+#: and finally reports it.
 HARD_KILL_GRACE = 10.0
