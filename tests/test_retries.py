@@ -93,11 +93,12 @@ def test_without_retries_a_failure_is_final_at_once(counter):
 
 
 @pytest.mark.integration  # waits out timeouts of 1 s
-def test_a_repeated_timeout_names_the_database_it_hangs_on_within_the_attempts(counter):
-    # Chunks of 4: the probe (database 0), then the chunk 0-3 runs out of its 1 s twice; the third attempt, which
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_repeated_timeout_names_the_database_it_hangs_on_within_the_attempts(counter, workers):
+    # One chunk of 4: the probe (database 0), then the chunk 0-3 runs out of its 1 s twice; the third attempt, which
     # 1 + retries allows, runs 0, 1, 2 one at a time within one bound of 1 s: 2 does not return. Three bounds in all,
-    # as three attempts at the chunk took before.
-    error, _ = _run("counted_hangs_on_2", 8, chunk_size=4, timeout=1, retries=2)
+    # as three attempts at the chunk took before. From a worker process the timeout travels back as one.
+    error, _ = _run("counted_hangs_on_2", 4, chunk_size=4, timeout=1, retries=2, workers=workers)
     assert str(error) == ("mechanism 'counted_hangs_on_2' did not return within 1 s on audit samples 0-3 (on each of "
                           "2 attempts); run one at a time within that bound, audit samples 0-1 returned and audit "
                           "sample 2 did not return (--timeout); raise --timeout if it is merely slow")
