@@ -316,7 +316,9 @@ def sample_mechanism(mech: Callable, dbs, rng=None, *, name: str | None = None,
         Name used in error messages (default: :func:`mechanism_name`).
     locate : bool
         When a batched mechanism raises, re-run it on single databases to name the
-        first one that fails on its own (default True).
+        first one that fails on its own (default True). A refusal of the databases' values
+        (:func:`~mechanisms.errors.refuses`) is located whatever ``locate`` says: the runner never retries
+        one, so its first attempt is its last (:func:`mechanisms.execution.backends.run_tasks`).
     timeout : float, optional
         Seconds one call may take (default: no limit); see
         :func:`mechanisms.calls.user_call.call_user_code`.
@@ -345,7 +347,8 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
     """:func:`sample_mechanism` on a batch already checked by :func:`as_database_batch` (float64,
     ``(m, n, k)``, finite): the runner checks a job's whole batch once, not each chunk again. With ``allow_nan``
     the batch may hold NaN and the outputs come with missing marks (:func:`check_batch_output`); ``hint`` ends the
-    message of a call that outlived ``timeout`` (:func:`~mechanisms.calls.user_call.call_user_code`)."""
+    message of a call that outlived ``timeout`` (:func:`~mechanisms.calls.user_call.call_user_code`). A refusal
+    (:func:`~mechanisms.errors.refuses`) is located whatever ``locate`` says, as :func:`sample_mechanism`'s is."""
     who = f"mechanism '{name}'"
     m = batch.shape[0]
     where = " on database 0" if m == 1 else f" on a batch of {m} databases"
@@ -365,7 +368,7 @@ def run_on_batch(mech: Callable, batch: np.ndarray, generator: np.random.Generat
         raise MechanismError(f"{who}: {exc}", mechanism=who,
                              database_index=exc.database_index) from exc
     except Exception as exc:  # noqa: BLE001 - a black box may raise anything
-        index = _locate_failure(mech, batch, generator, who, timeout) if locate and m > 1 else None
+        index = _locate_failure(mech, batch, generator, who, timeout) if (locate or refuses(exc)) and m > 1 else None
         if index is None and m == 1:
             index = 0
         where = f" on database {index}" if index is not None else f" on the batch of {m} databases"

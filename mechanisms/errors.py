@@ -57,9 +57,11 @@ def refuses(exc: BaseException) -> bool:
     return type(exc).__name__ in REFUSAL_ERRORS
 
 
-def _rebuild(cls, message, mechanism, database_index, printed=None, refused=False):
+def _rebuild(cls, message, mechanism, database_index, printed=None, refused=False, timed_out=False, failure=None):
     error = cls(message, mechanism=mechanism, database_index=database_index)
-    error.printed, error.refused = printed, refused
+    error.printed, error.refused, error.failure = printed, refused, failure
+    if timed_out:
+        error.timed_out = True
     return error
 
 
@@ -80,8 +82,8 @@ class MechanismError(InputError):
         attempt's prints too; None elsewhere.
     timed_out : bool
         True where the error is a bounded call's that did not return in time
-        (:func:`mechanisms.calls.user_call.call_user_code`), not the code's own failure; in this process only (it is
-        not pickled).
+        (:func:`mechanisms.calls.user_call.call_user_code`), not the code's own failure; kept through the runner's
+        retries and worker processes (it is pickled).
     refused : bool
         True where the mechanism refused its databases' values: its call raised one of :data:`REFUSAL_ERRORS`
         (:func:`refuses`), the errors that say an argument's value is not accepted (a one-hot histogram given a
@@ -89,11 +91,18 @@ class MechanismError(InputError):
         and worker processes (it is pickled), so that a caller that may leave refused databases out
         (:func:`audit.search.pair_probe.refusal`) reads this flag, not the message. False for any other failure (a
         bug raising on valid input, a hang, a wrong shape, a statistic's error).
+    failure : str or None
+        How the attempt at a chunk that raised this error failed, apart from where: the type and message of the
+        user code's own exception it reports, else its own (set where the chunk ran,
+        :func:`mechanisms.execution.worker.run_chunk`, and pickled with it; None elsewhere). Two attempts at one
+        chunk that fail in the same words fail the same way, and the runner stops retrying it
+        (:func:`mechanisms.execution.backends.run_tasks`).
     """
 
     exit_status = 1
     timed_out = False
     refused = False
+    failure = None
 
     def __init__(self, message: str, *, mechanism: str, database_index: int | None = None):
         super().__init__(message)
@@ -104,7 +113,8 @@ class MechanismError(InputError):
     def __reduce__(self):
         # Keyword-only arguments defeat the default exception pickling; worker processes and
         # Ray tasks send this error back to the audit, with what the failed attempt printed.
-        return _rebuild, (type(self), self.args[0], self.mechanism, self.database_index, self.printed, self.refused)
+        return _rebuild, (type(self), self.args[0], self.mechanism, self.database_index, self.printed, self.refused,
+                          self.timed_out, self.failure)
 
 
 class StatisticError(MechanismError):

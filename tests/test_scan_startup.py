@@ -82,16 +82,17 @@ def test_the_listing_bound_is_one_bound_for_the_whole_listing(monkeypatch):
     monkeypatch.undo()
     # The command's help states the bound's constant part, the start allowance + the grace, read from the constants
     # (the scan's own in audit.scan.limits, which the scan's modules re-export and read under their own names).
-    from mechanisms.execution import worker
+    from mechanisms.execution import bounds, worker
 
     from audit.scan import limits, running
 
     assert processes.WORKER_START_SECONDS == limits.WORKER_START_SECONDS and isolation.HARD_KILL_GRACE == worker.HARD_KILL_GRACE
+    assert worker.HARD_KILL_GRACE == bounds.HARD_KILL_GRACE
     assert (isolation.WORKER_LISTING_TIMEOUTS, running.LISTING_TIMEOUT) == (limits.WORKER_LISTING_TIMEOUTS,
                                                                             limits.LISTING_TIMEOUT)
     assert f"+ {processes.WORKER_START_SECONDS + worker.HARD_KILL_GRACE:g} s, past which" in _scan_help()
     monkeypatch.setattr(limits, "WORKER_START_SECONDS", 1.5)
-    monkeypatch.setattr(worker, "HARD_KILL_GRACE", 2.0)
+    monkeypatch.setattr(bounds, "HARD_KILL_GRACE", 2.0)  # the help reads it where it is defined, not from the worker
     monkeypatch.setattr(limits, "WORKER_LISTING_TIMEOUTS", 3)
     help_text = _scan_help()
     assert "+ 3.5 s, past which" in help_text and "3 × (S + the seconds" in help_text

@@ -108,8 +108,8 @@ def test_a_sequential_audit_whose_spares_are_refused_too_names_prior_search():
 
 def test_refused_probe_calls_are_outside_max_runs_within_their_stated_bound():
     # audit.search.pair_probe, "Refused calls are outside --max-runs": per look at most 2N refused pairs (N searched,
-    # N spares), each tried 1 + retries times on its two databases, the last attempt locating the refused one (two
-    # more calls of one database): 2N · 2 · (retries + 2) databases a look. Counted here on the mechanism itself,
+    # N spares), each tried once on its two databases (a refusal is never retried), that attempt locating the refused
+    # one (two more calls of one database): 2N · 2 · 2 databases a look. Counted here on the mechanism itself,
     # every database it was called on, returned or refused.
     called = {"returned": 0, "refused": 0}
 
@@ -129,7 +129,7 @@ def test_refused_probe_calls_are_outside_max_runs_within_their_stated_bound():
     assert looks > 1 and retries == 2  # the default --retries
     assert sequential.runs <= max_runs  # the counted runs: within the budget
     # Every searched pair is refused (each holds a record with two 1s): refused calls are made at every look, and
-    # never more than the bound, 2 · 4 · 2 · (2 + 2) = 64 a look.
+    # never more than the bound, 2 · 4 · 2 · 2 = 32 a look, whatever the retries.
     spares = audit.search.pair_probe.SPARE_PROBES_PER_PAIR * searched
-    assert spares == 4 and 0 < called["refused"] <= looks * (searched + spares) * 2 * (retries + 2)
+    assert spares == 4 and 0 < called["refused"] <= looks * (searched + spares) * 2 * 2
     assert called["refused"] % looks == 0  # each look probes again, the same refusals

@@ -58,9 +58,9 @@ def _listing_timeout_help() -> str:
     """``--listing-timeout``'s help, its numbers read from the constants that set them (as the command is configured):
     the factor of each worker's calls, the default and the start allowance from :mod:`audit.scan.limits` (which
     imports nothing: the help imports no module of the scan), and the grace of a hard kill
-    (:data:`mechanisms.execution.worker.HARD_KILL_GRACE`); the whole listing's constant part is the start allowance +
-    the grace (:func:`audit.scan.processes.listing_bound`)."""
-    from mechanisms.execution.worker import HARD_KILL_GRACE
+    (:data:`mechanisms.execution.bounds.HARD_KILL_GRACE`, which imports nothing either); the whole listing's constant
+    part is the start allowance + the grace (:func:`audit.scan.processes.listing_bound`)."""
+    from mechanisms.execution.bounds import HARD_KILL_GRACE
 
     from audit.scan import limits
     from audit.scan.limits import LISTING_TIMEOUT, WORKER_LISTING_TIMEOUTS

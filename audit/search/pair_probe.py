@@ -30,11 +30,11 @@ without the refill.
 **Refused calls are outside ``--max-runs``.** A refused pair's calls return nothing and are not counted against
 ``--max-runs``: counting them would make a look's plan depend on which pairs the mechanism refuses, known only once it
 has run. Their bound: at each look (each probes again: a refusal is not cached) at most N searched pairs and
-:data:`SPARE_PROBES_PER_PAIR` · N spares are refused, each one job of its two databases that the runner tries as any
-failing job, 1 + ``--retries`` times, its last attempt also locating the database that failed (at most two more calls
-of one database): at most 2 · (``--retries`` + 2) calls each. So an audit calls the mechanism on at most
-looks · 2N · (1 + :data:`SPARE_PROBES_PER_PAIR`) · (``--retries`` + 2) databases beyond its counted runs for refusals
-(64 a look at N = 4 and the default 2 retries). Neither the schedule nor any α share changes: no test sees a probe's
+:data:`SPARE_PROBES_PER_PAIR` · N spares are refused, each one job of its two databases, which the runner tries once
+(a refusal is never retried: :func:`mechanisms.execution.attempts.run_tasks`), that attempt also locating the
+database refused (at most two more calls of one database): at most 2 · 2 calls each, whatever ``--retries``. So an
+audit calls the mechanism on at most looks · 2N · (1 + :data:`SPARE_PROBES_PER_PAIR`) · 2 databases beyond its
+counted runs for refusals (32 a look at N = 4). Neither the schedule nor any α share changes: no test sees a probe's
 run. A scan's cases search no pairs (``prior_search`` is 0) and make no such call.
 """
 

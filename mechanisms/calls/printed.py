@@ -11,7 +11,8 @@ fails counts too: what it printed travels back with its error (``MechanismError.
 worker process or a Ray task) and the runner adds it, so that a chunk retried successfully counts the prints of
 every attempt; only a worker process that dies takes its attempt's prints with it. A call that fails for good
 writes what it printed, summarised so, to the real stderr before its error propagates, once: a chunk the runner
-retries says it on its last attempt only (``captured_prints(..., say_failure=False)`` before), not once an attempt.
+runs says nothing on its attempts (``captured_prints(..., say_failure=False)``), and the runner says what the last one
+printed when it gives the chunk up (:func:`say_failed`), not once an attempt.
 
 A warning is the mechanism's print where the code it names (the file of the line that ``warnings`` shows) is
 not miaudit's, and miaudit's own otherwise (:func:`is_miaudit_code`): the checks of the call's outputs and the
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["KEPT_CHARACTERS", "KEPT_LINES", "NOTE_WORDS", "Printed", "PrintedLines", "captured_prints",
-           "is_miaudit_code", "terminal_stderr"]
+           "is_miaudit_code", "say_failed", "terminal_stderr"]
 
 #: The lines of a mechanism's output an audit keeps and shows (the first ones).
 KEPT_LINES = 3
@@ -196,6 +197,19 @@ def is_miaudit_code(filename) -> bool:
         return False
 
 
+def say_failed(printed: Printed | None, who: str) -> None:
+    """Write what ``who`` printed in a call that failed for good (:meth:`Printed.note`), where it printed anything, to
+    ``sys.stderr``: :func:`captured_prints`'s block that raised, or the runner's chunk given up after its attempts
+    (:meth:`mechanisms.execution.runner.MechanismRunner._dispatch`), whose attempts each say nothing."""
+    if printed is None or not printed.lines:
+        return
+    try:
+        sys.stderr.write(printed.note(who, failed=True) + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed stderr: the error itself still propagates
+        pass
+
+
 @contextlib.contextmanager
 def captured_prints(who: str, say_failure: bool = True):
     """Within the block, ``sys.stdout`` and ``sys.stderr`` are one :class:`PrintedLines` (yielded); both are put back
@@ -223,13 +237,8 @@ def captured_prints(who: str, say_failure: bool = True):
         yield capture
     except BaseException:
         sys.stdout, sys.stderr = saved
-        printed = capture.printed
-        if printed.lines and say_failure:
-            try:
-                sys.stderr.write(printed.note(who, failed=True) + "\n")
-                sys.stderr.flush()
-            except (OSError, ValueError):  # a closed stderr: the error itself still propagates
-                pass
+        if say_failure:
+            say_failed(capture.printed, who)
         raise
     finally:
         sys.stdout, sys.stderr = saved

@@ -6,9 +6,9 @@ the chunk's result or raises :class:`~mechanisms.errors.MechanismError` (the use
 or :class:`WorkerLost` (the process running it died); ``restart()`` replaces dead workers;
 ``cancel()`` stops everything outstanding; ``close()`` releases the workers; ``slots`` is how
 many chunks run at once and ``isolated_failures`` whether a dying worker fails only its own
-chunk. Scheduling is the pool's or Ray's; :func:`run_tasks`, which the runner's chunks and a
-scan's cases (:mod:`audit.scan.isolation`) go through, keeps at most ``slots`` tasks in flight and
-blames a dying worker on the one task that kills it.
+chunk. Scheduling is the pool's or Ray's; :func:`~mechanisms.execution.attempts.run_tasks` (re-exported here),
+which the runner's chunks and a scan's cases (:mod:`audit.scan.isolation`) go through, keeps at most ``slots`` tasks
+in flight, blames a dying worker on the one task that kills it, and decides which failed attempts are run again.
 """
 
 from __future__ import annotations
@@ -23,15 +23,16 @@ import socket
 import sys
 import tempfile
 import time
-from collections import deque
 from contextlib import contextmanager, nullcontext, suppress
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from estimators.validation import InputError
 
 from mechanisms.calls.user_call import run_on_daemon_thread
 from mechanisms.errors import MechanismError
+# Re-exported: the runner's and the scan's tasks go through run_tasks, and the backends raise WorkerLost.
+from mechanisms.execution.attempts import WorkerLost, failure_words, run_tasks
 from mechanisms.execution.ray_guardian import Guardian, supported as guardian_supported
 from mechanisms.execution.worker import (TOKEN_FILE, MechanismReference, init_worker, lost_in, run_in_ray_worker,
                                          run_reporting)
@@ -41,28 +42,7 @@ from mechanisms.outputs.encoding import encoder_of
 WORKER_STOP_WAIT = 2.0
 
 __all__ = ["InProcessBackend", "ProcessBackend", "RAY_CONNECT_TIMEOUT", "RAY_INIT_TIMEOUT", "RayBackend", "WorkerLost", "check_ray_address",
-           "make_backend", "run_tasks"]
-
-
-class WorkerLost(Exception):
-    """The process running a chunk died (killed, out of memory, ``os._exit``, a crash, or the
-    hard kill of a call stuck past ``--timeout``).
-
-    Attributes
-    ----------
-    running : str or None
-        The user code that was running inside the mechanism's call when it died, where the worker said
-        (:func:`mechanisms.execution.worker.lost_in`: a statistic inside a per-database function's
-        call); None where that was the mechanism itself, or is not known (a Ray task that could not report:
-        :class:`RayBackend`).
-    stuck : bool
-        The worker said its hard kill was due: it was stopped stuck past ``--timeout`` where the
-        interruption cannot reach (compiled code), not killed from outside or crashed.
-    """
-
-    def __init__(self, message: str, running: str | None = None, stuck: bool = False):
-        super().__init__(message)
-        self.running, self.stuck = running, stuck
+           "failure_words", "make_backend", "run_tasks"]
 
 
 class InProcessBackend:
@@ -518,82 +498,3 @@ def make_backend(reference, backend: str, workers: int, ray_address: str | None)
     if workers > 1:
         return ProcessBackend(reference, workers)
     return InProcessBackend(reference)
-
-
-def run_tasks(backend, fn, tasks: list, *, retries: int, give_up, last_attempt=None, on_done=None,
-              on_failed=None) -> list:
-    """Run ``fn(reference, task)`` for every task on ``backend``, at most ``slots`` in flight; results in task order.
-
-    A task whose code raised :class:`~mechanisms.errors.MechanismError`, or whose worker died while
-    it ran alone, counts a failed attempt; after ``retries + 1`` of them the task's result is
-    ``give_up(position, exc, attempts)`` (which may raise instead). When a local pool breaks, every
-    task in flight fails with it; those are not counted but run again alone, so that only the one
-    that kills its worker is blamed (a task that was the only one in flight is blamed at once: a hang
-    that the hard kill ends costs ``--timeout`` + 10 s once, not twice), and the pool is restarted
-    with fresh workers.
-    ``last_attempt(task)``, if given, is the task as it is sent on its final attempt;
-    ``on_done(position, result)`` is called as each task completes, ``on_failed(position, exc)`` as each
-    failed attempt counts (before the task is run again or given up). Ctrl-C (or any error) cancels
-    every outstanding task.
-    """
-    results = [None] * len(tasks)
-    failures = [0] * len(tasks)
-    pending = deque(range(len(tasks)))
-    in_flight, suspects, alone = {}, set(), None
-
-    def failed(position, exc):
-        failures[position] += 1
-        if on_failed is not None:
-            on_failed(position, exc)
-        if failures[position] > retries:
-            results[position] = give_up(position, exc, failures[position])
-            if on_done is not None:
-                on_done(position, results[position])
-            return
-        pending.appendleft(position)
-
-    try:
-        while pending or in_flight:
-            while pending and len(in_flight) < backend.slots and alone is None:
-                position = pending[0]
-                if position in suspects:
-                    if in_flight:
-                        break
-                    alone = position
-                pending.popleft()
-                task = tasks[position]
-                if failures[position] == retries and last_attempt is not None:
-                    task = tasks[position] = last_attempt(task)
-                in_flight[backend.submit(fn, task)] = position
-            done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
-            lost, only = False, len(in_flight) == 1  # one task in flight: a pool that broke under it broke alone
-            for future in done:
-                position = in_flight.pop(future)
-                ran_alone, alone = position == alone or only, None if position == alone else alone
-                try:
-                    results[position] = backend.outcome(future)
-                except MechanismError as exc:
-                    failed(position, exc)
-                    continue
-                except WorkerLost as exc:
-                    lost = True
-                    if ran_alone or backend.slots == 1 or backend.isolated_failures:
-                        failed(position, exc)
-                    else:
-                        suspects.add(position)
-                        pending.appendleft(position)
-                    continue
-                suspects.discard(position)
-                if on_done is not None:
-                    on_done(position, results[position])
-            if lost and not backend.isolated_failures:
-                backend.restart()
-                for position in in_flight.values():  # their pool is gone with it
-                    suspects.add(position)
-                    pending.appendleft(position)
-                in_flight.clear()
-                alone = None
-    except BaseException:
-        backend.cancel()
-        raise
-    return results

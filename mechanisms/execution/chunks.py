@@ -62,8 +62,9 @@ class ChunkTask:
     purpose : int
         :data:`MECHANISM`, :data:`PRIOR` or :data:`PROBE`.
     last_attempt : bool
-        Whether a failure is final (then a raising mechanism is re-run per database to
-        name the one that fails).
+        Whether a failure may be final, as on every attempt after the first (one that fails as the attempt before it
+        did is: :func:`mechanisms.execution.backends.run_tasks`): a raising mechanism is then re-run per database to
+        name the one that fails.
     allow_nan : bool
         Whether the databases may hold NaN and the mechanism may release it
         (:func:`mechanisms.base.check_batch_output`; ``--allow-nan``).
@@ -73,6 +74,10 @@ class ChunkTask:
         (:func:`mechanisms.execution.worker.run_probe`).
     timeout_hint : str
         Ends the message of a call that outlived ``timeout``: what set the bound and how to change it.
+    locate_hang : bool
+        This attempt names the database a chunk's repeated timeout hangs on: it runs the chunk's databases one at a
+        time, all within the one bound ``timeout``, and raises, naming the first that runs out of it
+        (:func:`mechanisms.execution.worker.run_chunk`); it returns no outputs.
     """
 
     job_seed: int
@@ -86,6 +91,7 @@ class ChunkTask:
     allow_nan: bool = False
     global_key: int = 1
     timeout_hint: str = TIMEOUT_HINT
+    locate_hang: bool = False
 
     @property
     def databases(self) -> str:

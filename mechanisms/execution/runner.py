@@ -3,7 +3,10 @@
 :class:`MechanismRunner` owns the backend of one audit. Its :meth:`~MechanismRunner.sample`
 cuts a batch of databases into chunks (:mod:`mechanisms.execution.chunks`), keeps at most
 one chunk per worker in flight, retries a chunk whose user code raised or whose worker died
-(``retries`` times), and then stops with one error naming the mechanism and the databases.
+(``retries`` times at most: not a refusal of its databases, nor a failure that repeats the attempt before it,
+:func:`~mechanisms.execution.attempts.run_tasks`), and then stops with one error naming the mechanism and the
+databases: the database a batch's exception comes from, found by running them one at a time, and the database a
+repeated timeout hangs on, where an attempt is left to run them one at a time within the chunk's bound.
 Its first call probes the mechanism on one database, twice with the same seed, under a
 timeout (``--timeout``, else :data:`PROBE_TIMEOUT`): a mechanism that hangs is reported within a minute
 (a later chunk without ``--timeout``: past 50 × the probe's time, :func:`bounded_by_first_calls`), one that draws
@@ -41,7 +44,7 @@ from mechanisms.execution.chunks import (MECHANISM, PRIOR, PROBE, ChunkTask, bou
 from mechanisms.inputs.bounded_draws import draw_bounded
 from mechanisms.execution.memory import budget_name, check_output_memory, format_bytes
 from mechanisms.calls.user_call import TIMEOUT_HINT
-from mechanisms.calls.printed import Printed
+from mechanisms.calls.printed import Printed, say_failed
 from mechanisms.calls.watchdog import IGNORED_INTERRUPTION_CAUSES
 # Re-exported: the configuration, the command line and the tests import the settings from the runner.
 from mechanisms.execution.settings import (BACKENDS, DEFAULT_CHUNK_SIZE, MAX_CHUNK_ENTRIES, MAX_TIMEOUT_S, MAX_WORKERS,
@@ -112,6 +115,11 @@ class MechanismRunner:
         What the audit should report about the runs (e.g. a mechanism that is not reproducible).
     calls : int
         Databases the mechanism was called on (the probe's calls aside; a chunk found in ``cache`` makes none).
+    probe_calls : int
+        Calls the runner's probe made, on one database, outside :attr:`calls`: 2, or 3 where its first two outputs
+        differ (:func:`~mechanisms.execution.worker.run_probe`); 0 before the probe. What a caller adds to
+        :attr:`calls` to count every call that returned (the failed attempts of a chunk given up, or retried, are
+        counted by neither).
     call_limit : int or None
         The most ``calls`` may reach: a job that would pass it raises :class:`RunLimitReached` before
         making any call. None: no limit.
@@ -130,7 +138,7 @@ class MechanismRunner:
         self.memory_names = dict(memory_names or {})
         self.boundaries = tuple(sorted({check_int(b, "boundaries", 1) for b in boundaries}))
         self.cache = cache
-        self.calls = 0
+        self.calls, self.probe_calls = 0, 0
         self.call_limit: int | None = None
         self.printed, self.with_nan = Printed(), 0
         self.settings = settings or ExecutionSettings()
@@ -423,6 +431,7 @@ class MechanismRunner:
             [calls] = self._dispatch(run_probe, [task], 0, "database")
         one, two = calls[0].outputs, calls[1].outputs
         self._probed, self._probe_output, self._first_seconds = True, one, max(call.seconds for call in calls)
+        self.probe_calls += len(calls)
         if np.shape(one)[1:] != np.shape(two)[1:]:
             raise MechanismError(f"{self.who} returned outputs of shape {_shape_text(np.shape(one))} and then "
                                  f"{_shape_text(np.shape(two))} for the same database: its output must have the same "
@@ -471,9 +480,13 @@ class MechanismRunner:
     def _dispatch(self, fn, tasks: list, retries: int, what: str, on_done=None) -> list:
         """Run ``fn(reference, task)`` for every task on the backend (:func:`run_tasks`); results in task order.
 
-        A chunk that failed ``retries + 1`` times stops the audit with one error naming the
-        mechanism and its databases; its last attempt locates the failing database. What each task
-        printed (:attr:`ChunkOutput.printed`; both calls' for a probe) is added to :attr:`printed` in the
+        A chunk given up (:func:`~mechanisms.execution.attempts.run_tasks`: after ``retries + 1`` failed attempts,
+        a refusal, or a failure that repeats the attempt before it) stops the audit with one error naming the
+        mechanism and its databases. Every attempt after a chunk's first may be its last, so it locates the failing
+        database (a refusal's first attempt does too: :func:`mechanisms.base.run_on_batch`); a chunk whose timeout
+        repeats spends an attempt still left naming the database it hangs on (:attr:`ChunkTask.locate_hang`). What
+        the attempt given up printed is said then, once (:func:`~mechanisms.calls.printed.say_failed`). What each
+        task printed (:attr:`ChunkOutput.printed`; both calls' for a probe) is added to :attr:`printed` in the
         order of the tasks, each after what its failed attempts printed, which their errors carry
         (:attr:`MechanismError.printed`; none from a worker that died): the order of the runs, not the order
         in which workers ended them. Where the audit stops, what the failed attempts printed is added so.
@@ -481,7 +494,13 @@ class MechanismRunner:
         failed = [Printed() for _ in tasks]  # what each task's failed attempts printed, in the order of the attempts
 
         def give_up(position, exc, attempts):
+            say_failed(getattr(exc, "printed", None), self.who)
             raise self._final_error(tasks[position], exc, attempts, what) from None
+
+        def locate(task, exc):  # a timeout that repeats: an attempt left names the database it hangs on
+            if getattr(exc, "timed_out", False) and task.size > 1 and task.timeout is not None:
+                return replace(task, locate_hang=True)
+            return None
 
         def count_prints(position, exc):
             if getattr(exc, "printed", None) is not None:
@@ -492,6 +511,7 @@ class MechanismRunner:
 
         try:
             results = run_tasks(self.backend, fn, tasks, retries=retries, give_up=give_up, last_attempt=last_attempt,
+                                locate=locate,
                                 on_done=None if on_done is None else lambda position, _result: on_done(tasks[position]),
                                 on_failed=count_prints)
         except BaseException:
@@ -505,6 +525,8 @@ class MechanismRunner:
         return results
 
     def _final_error(self, task: ChunkTask, exc: Exception, attempts: int, what: str) -> MechanismError:
+        if task.locate_hang and getattr(exc, "timed_out", False):
+            return self._hang_error(task, exc, attempts - 1, what)
         # "each": a bare "(3 attempts)" does not say that every retry failed the same way.
         tried = f" (on each of {attempts} attempts)" if attempts > 1 else ""
         if isinstance(exc, WorkerLost):
@@ -536,5 +558,23 @@ class MechanismRunner:
             return StatisticError(message + tried, mechanism=exc.mechanism, database_index=index)
         final = MechanismError(message + tried, mechanism=self.who, database_index=index)
         final.refused = getattr(exc, "refused", False)  # a refusal of the databases' values stays one
+        final.timed_out = getattr(exc, "timed_out", False)  # so does a timeout (no line "raised" is the cause)
         return final
+
+    def _hang_error(self, task: ChunkTask, exc: MechanismError, attempts: int, what: str) -> MechanismError:
+        """The error of a chunk that ran out of its bound on ``attempts`` attempts and then had its databases run one
+        at a time within it (:attr:`ChunkTask.locate_hang`): naming the first that ran out of it, where one did."""
+        first, last, index = task.start, task.start + task.size - 1, exc.database_index
+        tried = f" (on each of {attempts} attempts)" if attempts > 1 else ""
+        if index is None:
+            alone = "none of them ran out of it"
+        else:
+            before = "" if index == 0 else (f"{what} {first} returned and " if index == 1 else
+                                             f"{what}s {first}-{first + index - 1} returned and ")
+            alone = f"{before}{what} {first + index} did not return"
+        error = MechanismError(f"{self.who} did not return within {task.timeout:g} s on {what}s {first}-{last}{tried}; "
+                               f"run one at a time within that bound, {alone} {task.timeout_hint}", mechanism=self.who,
+                               database_index=None if index is None else first + index)
+        error.timed_out = True
+        return error
 

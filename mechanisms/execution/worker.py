@@ -47,16 +47,14 @@ from mechanisms.base import draws_only_from_rng, mechanism_name, run_on_batch
 from mechanisms.calls.printed import Printed, captured_prints
 from mechanisms.calls.user_call import report_running_to
 from mechanisms.errors import MechanismError
+# Re-exported, and read here under this module's name (the module docstring of mechanisms.execution.bounds).
+from mechanisms.execution.bounds import HARD_KILL_GRACE
 from mechanisms.execution.chunks import ChunkTask, chunk_generator, seed_global_generators
 from mechanisms.outputs.encoding import encoder_of
 
-__all__ = ["CRASH_SIGNALS", "ChunkOutput", "MechanismReference", "init_ray_worker", "init_worker", "run_chunk",
-           "hard_kill_within", "run_in_ray_worker", "run_probe", "lost_in", "run_reporting", "run_reporting_where_seen"]
-
-#: Seconds past ``--timeout`` after which a worker stuck inside compiled code (which the
-#: in-process interruption cannot reach) ends its own process; the audit then retries the
-#: chunk on a fresh worker and finally reports it.
-HARD_KILL_GRACE = 10.0
+__all__ = ["CRASH_SIGNALS", "HARD_KILL_GRACE", "ChunkOutput", "MechanismReference", "init_ray_worker", "init_worker",
+           "run_chunk", "hard_kill_within", "run_in_ray_worker", "run_probe", "lost_in", "run_reporting",
+           "run_reporting_where_seen"]
 
 _LOADED: dict = {}
 
@@ -306,7 +304,10 @@ def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
     Raises
     ------
     MechanismError
-        Naming the mechanism and the chunk's databases.
+        Naming the mechanism and the chunk's databases, with how it failed apart from where
+        (:attr:`~mechanisms.errors.MechanismError.failure`: the runner stops retrying a chunk that fails so twice) and
+        what the attempt printed (which the runner says if it gives the chunk up: nothing is said here). A task that
+        locates a hang (:attr:`ChunkTask.locate_hang`) always raises (:func:`_locate_hang`).
     """
     label = reference.label
     try:
@@ -325,21 +326,63 @@ def run_chunk(reference: MechanismReference, task: ChunkTask, hard_kill: bool = 
     capture = None
     try:
         # The runner checked the job's whole batch (MechanismRunner.sample); the chunk is a slice of it.
-        # What a failing attempt printed is said once, on the chunk's last attempt (not once an attempt).
-        with captured_prints(f"mechanism '{name}'", say_failure=task.last_attempt) as capture:
+        # What a failing attempt printed is said once, by the runner when it gives the chunk up (not once an attempt).
+        with captured_prints(f"mechanism '{name}'", say_failure=False) as capture:
+            if task.locate_hang:
+                raise _locate_hang(mech, task, rng, name)
             started = time.perf_counter()
             outputs = run_on_batch(mech, task.dbs, rng, name=name, locate=task.last_attempt, timeout=task.timeout,
                                    allow_nan=task.allow_nan, hint=task.timeout_hint)
             seconds = time.perf_counter() - started
         return ChunkOutput(outputs, capture.printed, 0 if encoder is None else encoder.with_nan - nan_before, seconds)
     except MechanismError as exc:
-        # It travels back with the error (MechanismError.__reduce__): the runner counts a failed attempt's prints.
+        # Both travel back with the error (MechanismError.__reduce__): the runner counts a failed attempt's prints,
+        # and tells one failure from another by its words.
         if capture is not None:
             exc.printed = capture.printed
+        exc.failure = failure_words(exc)
         raise
     finally:
         if hard_kill and task.timeout is not None:
             _arm_hard_kill(None)
+
+
+def failure_words(exc: MechanismError) -> str:
+    """How the attempt that raised ``exc`` failed, apart from where (:attr:`~mechanisms.errors.MechanismError.failure`):
+    the type and message of the user code's own exception that ``exc`` reports (its cause: what a batch's call raised,
+    whichever database a later attempt locates it on), else ``exc``'s own (a timeout, a ``sys.exit``, a wrong
+    output)."""
+    source = exc.__cause__ if exc.__cause__ is not None else exc
+    return f"{type(source).__name__}: {source}"
+
+
+def _locate_hang(mech, task: ChunkTask, rng, name: str) -> MechanismError:
+    """The error of a chunk whose calls ran out of ``task.timeout`` twice (:attr:`ChunkTask.locate_hang`): its
+    databases run one at a time, in order, all within that one bound (so this attempt takes no longer than one at the
+    whole chunk), and the first to run out of what is left of it is named (its ``database_index``, in the chunk).
+    Where none does, ``database_index`` is None: the hang needs them together. A database that fails otherwise alone
+    is passed over: this looks for where the time goes. Either way the error is a timeout's (``timed_out``)."""
+    who, deadline = f"mechanism '{name}'", time.monotonic() + task.timeout
+    bound = f"{task.timeout:g} s"
+    for index in range(task.size):
+        left = deadline - time.monotonic()
+        try:
+            if left <= 0:
+                raise MechanismError(who, mechanism=who)  # out of time before its call: it is the one
+            run_on_batch(mech, task.dbs[index:index + 1], rng, name=name, locate=False, timeout=left,
+                         allow_nan=task.allow_nan, hint=task.timeout_hint)
+        except MechanismError as exc:
+            if left > 0 and not exc.timed_out:
+                continue
+            error = MechanismError(f"{who} did not return within {bound} on a batch of {task.size} databases, nor on "
+                                   f"database {index} alone, run after the databases before it returned alone within "
+                                   f"that bound {task.timeout_hint}", mechanism=who, database_index=index)
+            error.timed_out = True
+            return error
+    error = MechanismError(f"{who} did not return within {bound} on a batch of {task.size} databases, though none of "
+                           f"them ran out of that bound alone {task.timeout_hint}", mechanism=who)
+    error.timed_out = True
+    return error
 
 
 def run_probe(reference: MechanismReference, task: ChunkTask, hard_kill: bool = False):
