@@ -131,3 +131,14 @@ def test_the_cli_refutes_a_sign_of_zero_leak_through_the_bits(tmp_path, capsys, 
     main(["audit", "--mechanism", f"{path}:{name}", *flags, "--claim", "dp:1", "--prior", "builtin:bernoulli",
           "--n", "5", "--k", "1", "--samples", "2000", "--seed", "0", "--json"])
     _assert_refuted_through_the_bits(json.loads(capsys.readouterr().out))
+
+
+def test_a_wide_sample_is_coded_in_chunks_of_columns_with_the_same_choice(monkeypatch):
+    from audit.statistics import float_bits
+
+    rng = np.random.default_rng(1)
+    dbs = rng.integers(0, 2, (400, 4, 1)).astype(np.float64)
+    outputs = np.concatenate([np.ones((400, 30)), np.where(dbs[:, 3], -0.0, 0.0), rng.laplace(size=(400, 5))], axis=1)
+    whole = leaking_record(dbs, outputs, range(4), 0)
+    monkeypatch.setattr(float_bits, "LEAK_CHUNK_ELEMENTS", 400 * 7)  # 7 columns at a time
+    assert leaking_record(dbs, outputs, range(4), 0) == whole == 3

@@ -315,51 +315,54 @@ MIN_END_DRAWS = 20
 #: :class:`_BitsLogRatio` reduces rows whose codes take too many values).
 LEAK_COLUMNS = 64
 
+#: Values coded at a time by :func:`leaking_record` (2^22 doubles, 32 MiB, some times that with the codes' arrays).
+LEAK_CHUNK_ELEMENTS = 2**22
+
 
 def leaking_record(databases, outputs, records, chosen):
     """The record of ``records`` whose float bits the already drawn ``outputs`` (rows of ``databases``, an MI
-    sample) tell apart most plainly between the record at its low end and at its high end, where that is plainly
-    more than ``chosen``'s; else ``chosen``. A choice made on draws that certify nothing, so it costs no α.
+    sample) tell apart plainly between the record at its low end and at its high end, where ``chosen``'s do not;
+    else ``chosen``. A choice made on draws that certify nothing, so it costs no α.
 
     The MI test chooses a record by its critics, which read values: a record that only the bits release (the
-    sign of a zero, ``-0.0 if db[0, 0] else 0.0``) is no likelier to be chosen than any other. Each row is coded
-    by its columns' :func:`grid_exponent`, those of one code on every row left out (the row's smallest over
-    more than :data:`LEAK_COLUMNS` columns left); for
-    record r, s(r) is the total-variation distance between the codes of the rows with r at the low end of every
-    column and those with r at the high end (the ends :func:`audit.search.prior_search.structured_pairs` pairs),
-    on at least :data:`MIN_END_DRAWS` rows each. The empirical law of K values from m draws is off by
-    E‖p̂ − p‖₁ ≤ √(K/m) (Cauchy–Schwarz; Berend and Kontorovich 2013, Section 2), so two laws that agree give
-    s ≤ ½(√(K/m₁) + √(K/m₂)) on average; the record r* of largest s(r*) replaces ``chosen`` only where
-    s(r*) − s(chosen) exceeds twice that (m₁, m₂ and K r*'s), which the codes of a record whose bits do not
-    depend on it rarely reach.
+    sign of a zero, ``-0.0 if db[0, 0] else 0.0``) is no likelier to be chosen than any other. Each column is
+    coded by :func:`grid_exponent`, the columns of one code on every row left out (where more than
+    :data:`LEAK_COLUMNS` are left, each row's smallest code is the one column). For record r and column j,
+    s_j(r) is the total-variation distance between the codes of the rows with r at the low end of every column
+    and those with r at the high end (the ends :func:`audit.search.prior_search.structured_pairs` pairs), on at
+    least :data:`MIN_END_DRAWS` rows each (m₁, m₂). The empirical law of K values from m draws is off by
+    E‖p̂ − p‖₁ ≤ √(K/m) (Cauchy–Schwarz over the K values), so two laws that agree give
+    s_j ≤ ½(√(K/m₁) + √(K/m₂)) on average; r's excess is the largest s_j(r) − (√(K/m₁) + √(K/m₂)) over the
+    columns, twice that, which codes that do not depend on r rarely exceed. The record of the largest positive
+    excess replaces ``chosen`` where ``chosen``'s excess is not positive.
     """
     dbs = np.asarray(databases, dtype=np.float64)
     y = _columns(outputs)
     if dbs.ndim != 3 or len(dbs) != len(y) or not len(y):
         return chosen
-    codes = grid_exponent(y)
-    codes = codes[:, np.any(codes != codes[:1], axis=0)]  # a column of one code tells nothing apart
+    step = max(1, LEAK_CHUNK_ELEMENTS // len(y))  # columns coded at a time: a wide sample's codes in bounded memory
+    codes = [grid_exponent(y[:, start:start + step]) for start in range(0, y.shape[1], step)]
+    codes = np.concatenate([c[:, np.any(c != c[:1], axis=0)] for c in codes], axis=1)  # one code: tells nothing
     codes = codes.min(axis=1, keepdims=True) if codes.shape[1] > LEAK_COLUMNS else codes
-    row_codes = np.unique(codes, axis=0, return_inverse=True)[1].ravel()
+    columns = [np.unique(column, return_inverse=True)[1].ravel() for column in codes.T]
     values = dbs.reshape(-1, dbs.shape[-1])
     low, high = np.fmin.reduce(values, axis=0), np.fmax.reduce(values, axis=0)
-    if np.array_equal(low, high, equal_nan=True):
+    if not columns or np.array_equal(low, high, equal_nan=True):
         return chosen
-    scores, margins = {}, {}
+    excess = {}
     for record in records:
         ends = [np.all(dbs[:, record, :] == level, axis=1) for level in (low, high)]
         sizes = [int(end.sum()) for end in ends]
         if min(sizes) < MIN_END_DRAWS:
             continue
-        counts = [np.bincount(row_codes[end], minlength=int(row_codes.max()) + 1) / size
-                  for end, size in zip(ends, sizes)]
-        scores[record] = 0.5 * float(np.abs(counts[0] - counts[1]).sum())
-        distinct = int(np.count_nonzero(counts[0] + counts[1]))
-        margins[record] = sum(np.sqrt(distinct / size) for size in sizes)
-    if not scores:
-        return chosen
-    best = max(scores, key=lambda record: (scores[record], record == chosen))
-    return best if scores[best] - scores.get(chosen, 0.0) > margins[best] else chosen
+        excess[record] = -np.inf
+        for column in columns:
+            counts = [np.bincount(column[end], minlength=int(column.max()) + 1) / size for end, size in zip(ends, sizes)]
+            distinct = int(np.count_nonzero(counts[0] + counts[1]))
+            separation = 0.5 * float(np.abs(counts[0] - counts[1]).sum())
+            excess[record] = max(excess[record], separation - sum(np.sqrt(distinct / size) for size in sizes))
+    best = max(excess, key=excess.get, default=chosen)
+    return best if excess.get(best, 0.0) > 0 and not excess.get(chosen, 0.0) > 0 else chosen
 
 
 class _BitsLogRatio:
