@@ -17,8 +17,8 @@ from audit.engine import run_audit
 from audit.spec import AuditSpec
 from audit.statistics import arithmetic, float_bits
 from audit.statistics.arithmetic import device_round_significand, round_significand
-from audit.statistics.float_bits import (FLOAT_STATISTICS, NONFINITE_CODE, ZERO_CODE, device_code_rows,
-                                         power_of_two_shift)
+from audit.statistics.float_bits import (FLOAT_STATISTICS, NEGATIVE_ZERO_CODE, NONFINITE_CODE, ZERO_CODE,
+                                         device_code_rows, power_of_two_shift)
 from mechanisms.claims.parsing import parse_claim
 from mechanisms.inputs.priors import TwoPoint
 
@@ -67,8 +67,8 @@ def _low_bits(v: float) -> int:
 
 
 def _special_or(v: float, code) -> int:
-    if v == 0:
-        return ZERO_CODE
+    if v == 0:  # the sign of a zero is a bit of its own
+        return NEGATIVE_ZERO_CODE if math.copysign(1.0, v) < 0 else ZERO_CODE
     return code(v) if math.isfinite(v) else NONFINITE_CODE
 
 
@@ -83,7 +83,8 @@ def test_device_codes_are_the_exact_rationals_codes_on_the_cpu_device():
 def test_device_residue_is_pythons_float_round_trip():
     y = _doubles(1)
     shift = 0.75
-    expected = [int((v - shift) + shift != v) if math.isfinite(v) else NONFINITE_CODE for v in map(float, y)]
+    expected = [NEGATIVE_ZERO_CODE if v == 0 and math.copysign(1.0, v) < 0 else
+                int((v - shift) + shift != v) if math.isfinite(v) else NONFINITE_CODE for v in map(float, y)]
     np.testing.assert_array_equal(device_code_rows("neighbour-grid residue", y[:, None], np.array([shift]), False,
                                                    CPU).ravel(), expected)
 

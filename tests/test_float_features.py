@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from audit.engine import run_audit
-from audit.statistics.float_bits import (FLOAT_STATISTICS, NONFINITE_CODE, ZERO_CODE, BinaryExponentLogRatio, GridExponentLogRatio, ShiftedGridLogRatio, binary_exponent, grid_exponent, has_fine_bits, low_significand_bits, off_shifted_grid, power_of_two_shift)
+from audit.statistics.float_bits import (FLOAT_STATISTICS, NEGATIVE_ZERO_CODE, NONFINITE_CODE, ZERO_CODE, BinaryExponentLogRatio, GridExponentLogRatio, ShiftedGridLogRatio, binary_exponent, grid_exponent, has_fine_bits, low_significand_bits, off_shifted_grid, power_of_two_shift)
 from audit.spec import AuditSpec
 from mechanisms.claims.parsing import parse_claim
 from mechanisms.inputs.priors import TwoPoint
@@ -59,7 +59,7 @@ def test_binary_exponent_and_low_bits_read_from_float_hex():
 def test_zero_and_non_finite_get_their_own_codes():
     y = np.array([0.0, -0.0, np.inf, -np.inf, np.nan])
     for feature in (grid_exponent, binary_exponent, low_significand_bits):
-        np.testing.assert_array_equal(feature(y), [ZERO_CODE, ZERO_CODE] + [NONFINITE_CODE] * 3)
+        np.testing.assert_array_equal(feature(y), [ZERO_CODE, NEGATIVE_ZERO_CODE] + [NONFINITE_CODE] * 3)
 
 
 def test_off_shifted_grid_on_an_enumerated_grid():

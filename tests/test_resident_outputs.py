@@ -16,7 +16,8 @@ from audit_json import timeless_json
 from audit.statistics import arithmetic, float_bits
 from audit.statistics.arithmetic import device_round_significand
 from audit.statistics.classifier_critic import cross_fit
-from audit.statistics.float_bits import FLOAT_STATISTICS, NONFINITE_CODE, ZERO_CODE, device_code_rows
+from audit.statistics.float_bits import (FLOAT_STATISTICS, NEGATIVE_ZERO_CODE, NONFINITE_CODE, ZERO_CODE,
+                                         device_code_rows)
 from estimators.resident import ResidentOutputs, keep_on_device, resident_block, rows_of
 from estimators import resident
 from estimators.device import COPY_LISTENERS, to_device
@@ -66,7 +67,9 @@ def _bit_codes(y: np.ndarray) -> dict:
         biased, fraction = int(pattern >> np.uint64(52)) & 0x7FF, int(pattern) & ((1 << 52) - 1)
         if value == 0 or biased == 0x7FF:
             for code in codes.values():
-                code.append(ZERO_CODE if value == 0 else NONFINITE_CODE)
+                # the sign bit (bit 63) tells −0.0 from +0.0
+                negative = bool(pattern >> np.uint64(63))
+                code.append(NONFINITE_CODE if value != 0 else NEGATIVE_ZERO_CODE if negative else ZERO_CODE)
             continue
         if biased:
             s, e = fraction | (1 << 52), biased - 1022

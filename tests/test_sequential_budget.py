@@ -27,7 +27,8 @@ def _sometimes_thirds(share):
 
 
 def _rounded_sum(dbs, rng):
-    return np.round(dbs[:, :, 0].sum(axis=1) + rng.laplace(0.0, 1.0, len(dbs)))[:, None]
+    # + 0.0: integer outputs, no bit to read; np.round leaves −0.0 on [−½, 0), a sign the float-bit test reads.
+    return np.round(dbs[:, :, 0].sum(axis=1) + rng.laplace(0.0, 1.0, len(dbs)))[:, None] + 0.0
 
 
 def _pair_spec(mechanism, seed):

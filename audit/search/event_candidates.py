@@ -23,7 +23,7 @@ from mechanisms.outputs.encoding import encoder_of
 from audit.certificates.secret_bounds import cell_critic
 from audit.statistics.classifier_critic import cross_fitted_candidates
 from audit.statistics.classifier import PAIR_STATISTICS, pair_statistic
-from audit.statistics.float_bits import FLOAT_STATISTIC_KINDS, FLOAT_STATISTICS, has_fine_bits
+from audit.statistics.float_bits import FLOAT_STATISTIC_KINDS, FLOAT_STATISTICS, has_fine_bits, leaking_record
 from audit.statistics.counting import COUNTING_STATISTICS
 from audit.statistics.support import SUPPORT_STATISTICS, SupportLogRatio
 from audit.statistics.pair_candidates import (EARLY_LOOK_SELECTION_RUNS, MIN_SELECTION_RUNS, PairCandidate, draws_of_first,
@@ -166,11 +166,12 @@ def event_candidates(spec, candidate, fits, data, rng, runner, early=False, devi
         # The MI sample's outputs (drawn already: reading them costs no run) hold bits below the coarse grid: the bit
         # statistics fit nothing on integers or values snapped to that grid, so their pilot runs are spent only then.
         if structured and spec.arithmetic == "float" and has_fine_bits(data[cell.prior_index][1]):
+            bit_record, bit_pair = _bit_pair(spec, cell, fits, data, structured[0], rng, runner, runs, notes)
             # fitted on the add/remove pair they are certified on (the rewrite below keeps such a pair as it is)
-            bit_pair = _presence_form(structured[0], cell.record) if spec.presence_column else structured[0]
-            bit_candidates, runs["event_statistics"] = float_bit_candidates(bit_pair, cell.record, runner, rng,
-                                                                            min(spec.event_runs, BIT_PILOT_RUNS), device,
-                                                                            encoder_of(spec.mechanism))
+            bit_pair = _presence_form(bit_pair, bit_record) if spec.presence_column else bit_pair
+            bit_candidates, runs["event_statistics"] = float_bit_candidates(
+                bit_pair, bit_record, runner, rng, min(spec.event_runs, BIT_PILOT_RUNS), device,
+                encoder_of(spec.mechanism))
             pairs += bit_candidates
         validation = fits.fit(kind).split[1]
         values = distinct_rows(dbs[validation[:256], cell.record, :])[:4]
@@ -181,6 +182,23 @@ def event_candidates(spec, candidate, fits, data, rng, runner, early=False, devi
         pairs = [replace(p, origin=f"{p.origin}; {said}" if p.origin else said) for p in pairs]
         pairs = [p if p.held_out is not None else _presence_form(p, p.record) for p in pairs]
     return pairs, runs, notes
+
+
+def _bit_pair(spec, cell, fits, data, pair, rng, runner, runs, notes) -> tuple:
+    """(record, structured pair) the float-bit statistics are fitted on: ``pair`` on the chosen critic's record, or
+    the first structured pair of the record whose bits the MI sample's outputs tell apart plainly more
+    (:func:`audit.statistics.float_bits.leaking_record`: the critics read values, not bits), probed as the others
+    are (its runs added to ``runs["pair_probe"]``, a refusal to ``notes``)."""
+    dbs, outputs = data[cell.prior_index]
+    records = [c.record for c in fits.cells if c.prior_index == cell.prior_index and c.record is not None]
+    record = leaking_record(dbs, outputs, records, cell.record)
+    if record == cell.record:
+        return cell.record, pair
+    other = structured_pairs(cell.prior, 1, rng, records=(record,), observed=dbs)
+    runs["pair_probe"] += 2 * len(other)
+    other, note = accepted_structured_pairs(other, record, runner, spec.seed, spec.presence_column)
+    notes += [note] if note else []
+    return (record, other[0]) if other else (cell.record, pair)
 
 
 def accepted_structured_pairs(structured, record: int, runner, seed: int, presence: bool = False) -> tuple:

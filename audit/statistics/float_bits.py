@@ -47,6 +47,14 @@ and the structured pair's pilot runs (:mod:`audit.search.event_candidates`) on m
 Its limits: a mechanism whose outputs are all on coarse grids but whose *choice* of grid depends on the
 input (say multiples of 2⁻³² from one input, of 2⁻³⁰ from the other), and rounding traces of outputs
 all of magnitude ≥ 2²⁰, are not searched through the bits; their values are, by the other statistics.
+
+**Zeros.** +0.0 and −0.0 compare equal (IEEE 754-2008, Section 5.11), so every statistic of values (the
+critics, the counting statistic) sees one zero, as real arithmetic has; the sign of a zero is a bit a float
+output releases (``-0.0 if x else 0.0`` releases x), read here alone: each code gives −0.0 a code of its own
+(:data:`NEGATIVE_ZERO_CODE`, +0.0 keeping :data:`ZERO_CODE`, or the residue's 0 of an output that survives the
+round trip), and a −0.0 counts as a bit below the coarse grid in the gate (:func:`has_fine_bits`), so the
+float-bit test is offered wherever an output is a negative zero. Outputs without a negative zero get the codes
+and the gate they had before the sign was read.
 """
 
 from __future__ import annotations
@@ -69,8 +77,11 @@ LOW_BITS = 2
 #: the grid the catalog snaps its noisy releases to.
 COARSE_GRID_EXPONENT = SNAPPING_GRID_EXPONENT
 
-#: Codes of an output with no finite bits: 0 and the non-finite values (never an exponent of a double).
+#: Codes of an output with no finite bits: +0.0, −0.0 and the non-finite values (never an exponent of a double, a
+#: low-bit or residue code). The two zeros compare equal (IEEE 754-2008, Section 5.11) but are two bit patterns, and a
+#: mechanism can release its input in the sign of a zero; they get codes of their own (module docstring).
 ZERO_CODE = 4096
+NEGATIVE_ZERO_CODE = 4097
 NONFINITE_CODE = 8192
 
 #: Values per chunk of rows in :func:`device_code_rows` (2^24 doubles: 128 MiB, a few times that with the
@@ -79,14 +90,17 @@ DEVICE_CHUNK_ELEMENTS = 2**24
 
 
 def has_fine_bits(outputs, grid_exponent: int = COARSE_GRID_EXPONENT) -> bool:
-    """Whether some finite value of ``outputs`` is not a multiple of 2^``grid_exponent``: the gate of
-    the bit statistics (module docstring).
+    """Whether some finite value of ``outputs`` is not a multiple of 2^``grid_exponent``, or some value is a
+    negative zero: the gate of the bit statistics (module docstring).
 
     y is a multiple of 2ᵏ exactly when y·2⁻ᵏ is an integer; ``numpy.ldexp`` scales a double by a power
     of two exactly (a double of magnitude ≥ 2⁵² is an integer, and an overflow to ±inf is one too).
-    Non-finite values have no bits to read and are ignored.
+    Non-finite values have no bits to read and are ignored. −0.0 is a multiple of every 2ᵏ, yet its sign
+    bit is a bit released beside its value (the module docstring's zeros), so it opens the gate.
     """
     y = np.asarray(outputs, dtype=np.float64)
+    if np.any(np.signbit(y) & (y == 0)):
+        return True
     y = y[np.isfinite(y)]
     with np.errstate(over="ignore"):
         scaled = np.ldexp(y, -grid_exponent)
@@ -101,8 +115,13 @@ def _finite_parts(outputs: np.ndarray):
     return y, regular, mantissa, exponent.astype(np.int64)
 
 
+def _zero_codes(y: np.ndarray) -> np.ndarray:
+    """:data:`NEGATIVE_ZERO_CODE` where y is −0.0 (its sign bit set), else :data:`ZERO_CODE`."""
+    return np.where(np.signbit(y), NEGATIVE_ZERO_CODE, ZERO_CODE)
+
+
 def _special(y: np.ndarray, regular: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    codes = np.where(regular, codes, np.where(y == 0, ZERO_CODE, NONFINITE_CODE))
+    codes = np.where(regular, codes, np.where(y == 0, _zero_codes(y), NONFINITE_CODE))
     return codes.astype(np.int64)
 
 
@@ -117,7 +136,8 @@ def significand(outputs) -> np.ndarray:
 
 
 def binary_exponent(outputs) -> np.ndarray:
-    """e with y = m·2ᵉ, ½ ≤ |m| < 1 (``numpy.frexp``); :data:`ZERO_CODE` for 0, :data:`NONFINITE_CODE` for ±inf, nan."""
+    """e with y = m·2ᵉ, ½ ≤ |m| < 1 (``numpy.frexp``); :data:`ZERO_CODE` for +0.0, :data:`NEGATIVE_ZERO_CODE` for
+    −0.0, :data:`NONFINITE_CODE` for ±inf, nan."""
     y, regular, _, exponent = _finite_parts(outputs)
     return _special(y, regular, exponent)
 
@@ -126,8 +146,8 @@ def grid_exponent(outputs) -> np.ndarray:
     """The largest integer k with y a multiple of 2ᵏ (the lowest set bit of y), exactly.
 
     With y = s·2^(e − 53) (:func:`significand`), k = e − 53 + t, t the trailing zero bits of s
-    (s & −s is 2ᵗ, and frexp of 2ᵗ is ½·2^(t + 1)). :data:`ZERO_CODE` for 0 (a multiple of every
-    2ᵏ), :data:`NONFINITE_CODE` for ±inf and nan.
+    (s & −s is 2ᵗ, and frexp of 2ᵗ is ½·2^(t + 1)). :data:`ZERO_CODE` for +0.0 and
+    :data:`NEGATIVE_ZERO_CODE` for −0.0 (multiples of every 2ᵏ), :data:`NONFINITE_CODE` for ±inf and nan.
     """
     y, regular, _, exponent = _finite_parts(outputs)
     s = significand(y)
@@ -137,7 +157,8 @@ def grid_exponent(outputs) -> np.ndarray:
 
 
 def low_significand_bits(outputs, bits: int = LOW_BITS) -> np.ndarray:
-    """The lowest ``bits`` bits of y's 53-bit significand (:func:`significand`), as 0 … 2^bits − 1."""
+    """The lowest ``bits`` bits of y's 53-bit significand (:func:`significand`), as 0 … 2^bits − 1; the zeros and
+    non-finite values get :func:`binary_exponent`'s codes."""
     y, regular, _, _ = _finite_parts(outputs)
     return _special(y, regular, significand(y) & ((1 << bits) - 1))
 
@@ -147,13 +168,15 @@ def off_shifted_grid(outputs, shift) -> np.ndarray:
 
     An output y = c ⊕ z (the float sum of c and some double z) with the sum exact is a fixed point
     of the round trip; one holding bits finer than the grid of y ⊖ c is not. Non-finite outputs
-    give :data:`NONFINITE_CODE`.
+    give :data:`NONFINITE_CODE`, and −0.0 gives :data:`NEGATIVE_ZERO_CODE`: its round trip (−c) ⊕ c is +0.0
+    (IEEE 754-2008, Section 6.3), equal in value, so the comparison alone would code it as +0.0.
     """
     y = np.asarray(outputs, dtype=np.float64)
     c = np.asarray(shift, dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         back = (y - c) + c
-    return np.where(np.isfinite(y), (back != y).astype(np.int64), NONFINITE_CODE)
+    codes = np.where(np.isfinite(y), (back != y).astype(np.int64), NONFINITE_CODE)
+    return np.where((y == 0) & np.signbit(y), NEGATIVE_ZERO_CODE, codes)
 
 
 def power_of_two_shift(first_outputs: np.ndarray, second_outputs: np.ndarray) -> np.ndarray:
@@ -188,14 +211,16 @@ def _device_codes(code: str, y, shift):
     1023 + ⌊log₂ n⌋), as are the trailing zero bits t of s from s & −s = 2ᵗ; no library frexp is
     needed. From s and e the codes are :func:`grid_exponent`'s,
     :func:`binary_exponent`'s and :func:`low_significand_bits`'s; the neighbour-grid residue is
-    :func:`off_shifted_grid`'s round trip, two correctly rounded float64 operations on any device.
+    :func:`off_shifted_grid`'s round trip, two correctly rounded float64 operations on any device. The sign
+    bit (the int64 view is negative) tells −0.0 from +0.0 (:data:`NEGATIVE_ZERO_CODE`).
     """
     import torch
 
     if code == "neighbour-grid residue":
         c = shift if torch.is_tensor(shift) else to_device(np.asarray(shift, dtype=np.float64), y.device)
         back = (y - c) + c
-        return torch.where(torch.isfinite(y), (back != y).to(torch.int64), NONFINITE_CODE)
+        codes = torch.where(torch.isfinite(y), (back != y).to(torch.int64), NONFINITE_CODE)
+        return torch.where(_negative_zero(y), NEGATIVE_ZERO_CODE, codes)
     biased = _biased_exponent(y)
     fraction = y.view(torch.int64) & ((1 << 52) - 1)
     regular = (biased != 0x7FF) & ((biased != 0) | (fraction != 0))
@@ -213,8 +238,15 @@ def _device_codes(code: str, y, shift):
         codes = exponent - SIGNIFICAND_BITS + trailing
     else:
         raise ValueError(f"argument 'code' must name a float-bit code, got {code!r}")
-    special = torch.where(y == 0, ZERO_CODE, NONFINITE_CODE)
+    special = torch.where(y == 0, torch.where(_negative_zero(y), NEGATIVE_ZERO_CODE, ZERO_CODE), NONFINITE_CODE)
     return torch.where(regular, codes, special)
+
+
+def _negative_zero(y):
+    """Where the float64 tensor ``y`` is −0.0: its bit pattern as an int64 is 2⁶³'s, the sign bit alone."""
+    import torch
+
+    return y.contiguous().view(torch.int64) == torch.iinfo(torch.int64).min
 
 
 def _device_rows(code: str, outputs: np.ndarray, shift, device, per_chunk) -> np.ndarray:
@@ -273,6 +305,64 @@ def surely_more_rows_than(code: str, first: np.ndarray, second: np.ndarray, shif
     weights = to_device(np.random.default_rng(0).integers(1, 2**30, columns), device)
     sums = [_device_rows(code, x, shift, device, lambda c: (c * weights).sum(dim=1)) for x in (first, second)]
     return len(np.unique(np.concatenate([s for s in sums if s is not None]))) > limit
+
+
+#: Fewest draws of the MI sample with a record at its low end, and at its high end, for :func:`leaking_record` to
+#: read that record's bits.
+MIN_END_DRAWS = 20
+
+#: Outputs wider than this are coded by each row's smallest grid exponent in :func:`leaking_record` (as
+#: :class:`_BitsLogRatio` reduces rows whose codes take too many values).
+LEAK_COLUMNS = 64
+
+#: Values coded at a time by :func:`leaking_record` (2^22 doubles, 32 MiB, some times that with the codes' arrays).
+LEAK_CHUNK_ELEMENTS = 2**22
+
+
+def leaking_record(databases, outputs, records, chosen):
+    """The record of ``records`` whose float bits the already drawn ``outputs`` (rows of ``databases``, an MI
+    sample) tell apart plainly between the record at its low end and at its high end, where ``chosen``'s do not;
+    else ``chosen``. A choice made on draws that certify nothing, so it costs no α.
+
+    The MI test chooses a record by its critics, which read values: a record that only the bits release (the
+    sign of a zero, ``-0.0 if db[0, 0] else 0.0``) is no likelier to be chosen than any other. Each column is
+    coded by :func:`grid_exponent`, the columns of one code on every row left out (where more than
+    :data:`LEAK_COLUMNS` are left, each row's smallest code is the one column). For record r and column j,
+    s_j(r) is the total-variation distance between the codes of the rows with r at the low end of every column
+    and those with r at the high end (the ends :func:`audit.search.prior_search.structured_pairs` pairs), on at
+    least :data:`MIN_END_DRAWS` rows each (m₁, m₂). The empirical law of K values from m draws is off by
+    E‖p̂ − p‖₁ ≤ √(K/m) (Cauchy–Schwarz over the K values), so two laws that agree give
+    s_j ≤ ½(√(K/m₁) + √(K/m₂)) on average; r's excess is the largest s_j(r) − (√(K/m₁) + √(K/m₂)) over the
+    columns, twice that, which codes that do not depend on r rarely exceed. The record of the largest positive
+    excess replaces ``chosen`` where ``chosen``'s excess is not positive.
+    """
+    dbs = np.asarray(databases, dtype=np.float64)
+    y = _columns(outputs)
+    if dbs.ndim != 3 or len(dbs) != len(y) or not len(y):
+        return chosen
+    step = max(1, LEAK_CHUNK_ELEMENTS // len(y))  # columns coded at a time: a wide sample's codes in bounded memory
+    codes = [grid_exponent(y[:, start:start + step]) for start in range(0, y.shape[1], step)]
+    codes = np.concatenate([c[:, np.any(c != c[:1], axis=0)] for c in codes], axis=1)  # one code: tells nothing
+    codes = codes.min(axis=1, keepdims=True) if codes.shape[1] > LEAK_COLUMNS else codes
+    columns = [np.unique(column, return_inverse=True)[1].ravel() for column in codes.T]
+    values = dbs.reshape(-1, dbs.shape[-1])
+    low, high = np.fmin.reduce(values, axis=0), np.fmax.reduce(values, axis=0)
+    if not columns or np.array_equal(low, high, equal_nan=True):
+        return chosen
+    excess = {}
+    for record in records:
+        ends = [np.all(dbs[:, record, :] == level, axis=1) for level in (low, high)]
+        sizes = [int(end.sum()) for end in ends]
+        if min(sizes) < MIN_END_DRAWS:
+            continue
+        excess[record] = -np.inf
+        for column in columns:
+            counts = [np.bincount(column[end], minlength=int(column.max()) + 1) / size for end, size in zip(ends, sizes)]
+            distinct = int(np.count_nonzero(counts[0] + counts[1]))
+            separation = 0.5 * float(np.abs(counts[0] - counts[1]).sum())
+            excess[record] = max(excess[record], separation - sum(np.sqrt(distinct / size) for size in sizes))
+    best = max(excess, key=excess.get, default=chosen)
+    return best if excess.get(best, 0.0) > 0 and not excess.get(chosen, 0.0) > 0 else chosen
 
 
 class _BitsLogRatio:

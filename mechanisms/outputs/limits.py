@@ -108,11 +108,11 @@ def type_text(value) -> str:
     return f"{'an' if vowel else 'a'} {name}"
 
 
-def inexact_integer_text(value, category: str = "as a string to audit it as a category") -> str:
+def inexact_integer_text(value, category: str = "as a string to audit it as a category", verb: str = "release") -> str:
     """Why an integer that float64 does not hold exactly is refused, in words (:data:`EXACT_INTEGERS`); ``category``:
-    how else the caller's outputs may carry it."""
+    how else the caller's outputs may carry it; ``verb``: what the caller does with it (a prior draws it)."""
     return (f"{int(value)} is beyond 2**53, where float64 holds only some integers: it would be read as "
-            f"{float(value):.17g}, its last digits lost, and a change in them unseen by the audit; release it less "
+            f"{float(value):.17g}, its last digits lost, and a change in them unseen by the audit; {verb} it less "
             f"an offset, or {category}")
 
 
