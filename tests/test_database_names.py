@@ -17,7 +17,8 @@ from mechanisms.outputs.unbounded import UNBOUNDED, never_varied, unbounded_diff
 def test_unbounded_facts_name_the_databases_a_and_b():
     a = np.zeros((30, 1))
     b = np.arange(1.0, 31.0)[:, None]
-    assert unbounded_differences(a, b) == [f"value y[0] = 0 in 30 of 30 runs of a, never in the 30 runs of b: {UNBOUNDED}"]
+    assert unbounded_differences(a, b) == [
+        f"value y[0] = 0 in 30 of 30 runs of a, never in the 30 runs of b: {UNBOUNDED}"]
     assert unbounded_differences(b[:1].repeat(30, axis=0), a) == [
         f"value y[0] = 1 in 30 of 30 runs of a, never in the 30 runs of b: {UNBOUNDED}",
         f"value y[0] = 0 in 30 of 30 runs of b, never in the 30 runs of a: {UNBOUNDED}"]

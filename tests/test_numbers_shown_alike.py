@@ -89,7 +89,8 @@ def test_the_note_of_an_unreached_domain_prints_the_span_as_the_warning_does():
     assert note == ("the audited pairs did not reach the declared domain: records span [0.007939, 99.9997], the domain "
                     "is [0, 100] (--domain 0,100); a leak at the domain's ends was not tested")
     # The JSON's domain_reach keeps the span exact, and is what domain_reach gives.
-    assert reach == {"domain": "[0, 100]", "source": "--domain 0,100", "audited": f"[{low!r}, {high!r}]", "reached": False}
+    assert reach == {"domain": "[0, 100]", "source": "--domain 0,100", "audited": f"[{low!r}, {high!r}]",
+                     "reached": False}
     assert reach == domain_reach(domain, [prior], (), 1)
 
 

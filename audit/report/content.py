@@ -259,7 +259,8 @@ def claim_headline(result: AuditResult) -> str:
 
 
 #: ε′ in words where an (ε, δ) claim's headline first shows it: the claim allows a δ at every ε′ ≥ 0 (its privacy
-#: profile), and the test reads it at the ε′ that is worst for the claim (:meth:`mechanisms.claims.claim.Claim.check_event`).
+#: profile), and the test reads it at the ε′ that is worst for the claim
+#: (:meth:`mechanisms.claims.claim.Claim.check_event`).
 EPSILON_PRIME_WORDS = ("ε′ is the ε, of all ε ≥ 0 at which the claim allows a δ, where the event's δ most exceeds the "
                        "claim's or falls least short of it")
 

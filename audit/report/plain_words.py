@@ -42,8 +42,9 @@ SYMBOL_WORDS = (
 )
 
 
-#: The numbers the encoder makes of how an output's neighbouring numbers relate (:mod:`mechanisms.outputs.relations`),
-#: in words where a fact first names one: each a pattern and its words, ``{0}`` the name met, ``{1}``, ``{2}`` its parts.
+#: The numbers the encoder makes of how an output's neighbouring numbers relate
+#: (:mod:`mechanisms.outputs.relations`), in words where a fact first names one: each a pattern and its words, ``{0}``
+#: the name met, ``{1}`` and ``{2}`` its parts.
 RELATION_WORDS = (
     (re.compile(r"\(equal neighbours of ([^()]+?)\)"),
      "{0} is a number the audit made from the output: how many pairs of neighbouring values of {1} are equal (an "
@@ -81,10 +82,12 @@ def dp_bounds_words(result) -> str:
     implies min(ε, ε²/2)-MI-DP; :func:`audit.bounds.pufferfish.dp_epsilon_lower_bound_from_mi`); "" where the cell
     holds no number."""
     float_test = getattr(result, "float_event_test", None)
-    sources = [(result.dp_epsilon_lower_bound_mi, "MI from the certified MI lower bound (ε-DP keeps the MI at most "
-                                                  f"min(ε, ε²/2) nats: {cited_by_year('Pufferfish paper, Theorem 1')})"),
+    theorem = cited_by_year("Pufferfish paper, Theorem 1")
+    sources = [(result.dp_epsilon_lower_bound_mi,
+                f"MI from the certified MI lower bound (ε-DP keeps the MI at most min(ε, ε²/2) nats: {theorem})"),
                (result.dp_epsilon_lower_bound_event, "event from the event test"),
-               (None if float_test is None else float_test.epsilon_lower_bound, "float bits from the float-bit event test")]
+               (None if float_test is None else float_test.epsilon_lower_bound,
+                "float bits from the float-bit event test")]
     said = [words for bound, words in sources if bound is not None]
     if not said:
         return ""

@@ -116,10 +116,11 @@ _NOT_VALUES = ("shape[", ".len", ".ndim", "len(", "(", "classes_")
 
 def never_varied(sentences) -> tuple:
     """(words, facts) for the output features that took one value in every certification run of database a and
-    another in every run of database b (the pair's databases as the audit names them): the function added no noise to them. ``words`` is the advice
-    under the headline ("" where no feature is constant on both databases); ``facts`` the (name, value) pairs it says,
-    which the terminal's lists of outputs seen on one database need not say again. ``sentences``: an event's
-    :func:`unbounded_differences` (None or empty: nothing to say); read here, where they are written."""
+    another in every run of database b (the pair's databases as the audit names them): the function added no noise to
+    them. ``words`` is the advice under the headline ("" where no feature is constant on both databases); ``facts``
+    the (name, value) pairs it says, which the terminal's lists of outputs seen on one database need not say again.
+    ``sentences``: an event's :func:`unbounded_differences` (None or empty: nothing to say); read here, where they are
+    written."""
     seen: dict = {}
     for sentence in sentences or []:
         match = _CONSTANT.match(sentence)
