@@ -49,7 +49,7 @@ from estimators.resident import keep_on_device
 from audit.certificates.event_bounds import with_delta_certificate
 from audit.search.event_search import event_search
 from audit.search.event_candidates import event_candidates, selection_floor
-from audit.search.input_domain import domain_reach, unreached_note
+from audit.search.input_domain import reach_and_note
 from audit.audit_plan import plan_audit
 from audit.critic_cost import (AUDIT_MEMORY_NAMES, NO_CLASSIFIER, SAMPLES_NAME, checked_critic_device,
                                fallback_critic_device, sampled_critic_device)
@@ -337,10 +337,10 @@ def _look(spec: AuditSpec, runner: MechanismRunner, early: bool, stop_at_refutat
     claim_verdict = None
     if spec.claim is not None:
         claim_verdict = "refuted" if any(c.certified_contradiction for c in checks) else "not-refuted"
-    reach = None if spec.domain is None else domain_reach(spec.domain, spec.priors, spec.pairs, spec.priors[0].shape[1]
-                                                          - bool(spec.presence_column), spec.seed)
+    reach, unreached = (None, None) if spec.domain is None else reach_and_note(
+        spec.domain, spec.priors, spec.pairs, spec.priors[0].shape[1] - bool(spec.presence_column), spec.seed)
     if reach is not None and not reach["reached"] and claim_verdict != "refuted" and verdict != "violation":
-        notes.append(unreached_note(reach))
+        notes.append(unreached)
     by_purpose = {"mi": spec.samples * len(priors)}
     probed = probe_runs.get("pair_probe", 0) + candidate_runs.get("pair_probe", 0)
     if probed:

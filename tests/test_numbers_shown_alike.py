@@ -18,7 +18,7 @@ from audit.cli.audit_command import _text
 from audit.report.content import dp_bounds_text
 from audit.report.evidence import evidence_tables
 from audit.result import AuditResult, CrossCheck, EventTest, SecretEvidence
-from audit.search.input_domain import domain_check, domain_from_ranges, domain_reach, read_number
+from audit.search.input_domain import domain_check, domain_from_ranges, domain_reach, reach_and_note, read_number
 from mechanisms.claims.parsing import parse_claim
 from mechanisms.inputs.priors import TwoPoint
 
@@ -79,6 +79,19 @@ def test_the_input_domain_warning_prints_the_span_as_a_person_reads_it():
     # Values %g writes exactly stay short; one that only its full digits tell from the end is written in full.
     assert read_number(0.5, 0.0) == "0.5" and read_number(100.0, 100.0) == "100"
     assert read_number(2.0**50 + 0.25, 2.0**50 + 0.5) == repr(2.0**50 + 0.25)
+
+
+def test_the_note_of_an_unreached_domain_prints_the_span_as_the_warning_does():
+    low, high = 0.007938861796163987, 99.99967667212489
+    prior = TwoPoint(np.full((3, 1), low), np.full((3, 1), high), p=np.full(3, 0.5))
+    domain = domain_from_ranges((0, 100), "--domain 0,100")
+    reach, note = reach_and_note(domain, [prior], (), 1)
+    assert note == ("the audited pairs did not reach the declared domain: records span [0.007939, 99.9997], the domain "
+                    "is [0, 100] (--domain 0,100); a leak at the domain's ends was not tested")
+    # The JSON's domain_reach keeps the span exact, and is what domain_reach gives.
+    assert reach == {"domain": "[0, 100]", "source": "--domain 0,100", "audited": f"[{low!r}, {high!r}]",
+                     "reached": False}
+    assert reach == domain_reach(domain, [prior], (), 1)
 
 
 def test_the_event_a_claim_that_is_not_pure_dp_certifies_is_said_in_words_where_first_named():

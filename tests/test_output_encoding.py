@@ -245,7 +245,7 @@ def test_label_set_bug_is_refuted_with_a_large_epsilon():
     # The report names the class: every run with the record (a) has classes_ [0 1 2], none without it (b).
     event = result.event_test
     first_runs, second_runs = event.runs_made or [event.runs_per_input] * 2
-    expected = f"y.classes_ contains 2 in {first_runs} of {first_runs} runs on the first database, never in the {second_runs} on the second"
+    expected = f"y.classes_ contains 2 in {first_runs} of {first_runs} runs on a, never in the {second_runs} on b"
     assert event.support_differences[0] == expected and expected in event.description
 
 
@@ -269,11 +269,11 @@ def test_support_differences_name_the_key_released_by_one_input_only():
     assert len(set(buckets.values())) == 3
     assert encoder.names_in(buckets["y{'alice'}"]) == (["y{'alice'}"], True)
     facts = encoder.describe_differences(rows_a, rows_b)
-    assert facts[:2] == [f"key 'alice' released in {alice_runs} of 300 runs on the first database, never in the 250 on "
-                         "the second", f"len(y) = 2 in {alice_runs} of 300 runs on the first database, never in the 250 on the second"]
+    # The inputs are named a and b, as the audit's pair line names its databases.
+    assert facts[:2] == [f"key 'alice' released in {alice_runs} of 300 runs on a, never in the 250 on b",
+                         f"len(y) = 2 in {alice_runs} of 300 runs on a, never in the 250 on b"]
     # Third (relations after keys and other parts): the difference of bob's and alice's counts, released with alice.
-    assert facts[2] == (f"(y{{'bob'}} - y{{'alice'}}) released in {alice_runs} of 300 runs on the first database, never "
-                        "in the 250 on the second")
+    assert facts[2] == f"(y{{'bob'}} - y{{'alice'}}) released in {alice_runs} of 300 runs on a, never in the 250 on b"
     # Same laws under both inputs: nothing held by one side only; swapped inputs swap the words.
     assert encoder.describe_differences(rows_b[:100], rows_b[100:]) == []
     swapped = encoder.describe_differences(rows_b, rows_a, "B", "A")

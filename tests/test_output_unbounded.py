@@ -59,10 +59,10 @@ def test_an_exact_zero_count_is_refuted_and_named_unbounded_beside_the_certifica
     event = result.event_test
     # A rate-ratio certificate makes Poisson numbers of runs of each input (runs_made), else runs_per_input each.
     runs = event.runs_made or (event.runs_per_input, event.runs_per_input)
-    # The first database (record 0 at 0) has count 0: released exactly in every run; the second never (Laplace).
+    # Database a (record 0 at 0) has count 0: released exactly in every run; b never (Laplace).
     (sentence,) = event.unbounded_differences
-    found = re.fullmatch(r"value y\[0\] = 0 in (\d+) of (\d+) runs of the first database, never in the (\d+) runs "
-                         r"of the second: " + re.escape(UNBOUNDED), sentence)
+    found = re.fullmatch(r"value y\[0\] = 0 in (\d+) of (\d+) runs of a, never in the (\d+) runs of b: "
+                         + re.escape(UNBOUNDED), sentence)
     assert found and found[1] == found[2] and sorted((int(found[1]), int(found[3]))) == sorted(runs)
     assert UNBOUNDED in event.description
     assert result.to_dict()["event_test"]["unbounded_differences"] == event.unbounded_differences

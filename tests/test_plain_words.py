@@ -66,15 +66,15 @@ def test_an_output_that_never_varied_is_said_plainly_once(deterministic):
 
 
 def test_a_value_constant_on_one_database_only_keeps_its_unbounded_line_and_says_each_fact_once():
-    unbounded = ["value y = 0 in 30 of 30 runs of the first database, never in the 30 runs of the second: the privacy "
-                 "loss on this pair is unbounded"]
-    seen = ["y = 0 in 30 of 30 runs on the first database, never in the 30 on the second",
-            "key 'bob' released in 3 of 30 runs on the second, never in the 30 on the first database"]
+    unbounded = ["value y = 0 in 30 of 30 runs of a, never in the 30 runs of b: the privacy loss on this pair is "
+                 "unbounded"]
+    seen = ["y = 0 in 30 of 30 runs on a, never in the 30 on b",
+            "key 'bob' released in 3 of 30 runs on b, never in the 30 on a"]
     event = SimpleNamespace(unbounded_differences=unbounded, support_differences=seen)
     assert never_varied(event.unbounded_differences) == ("", set())
     assert outputs_lines(event) == [
-        "  outputs seen on one database only, in the certification runs: key 'bob' released in 3 of 30 runs on the "
-        "second, never in the 30 on the first database",
+        "  outputs seen on one database only, in the certification runs: key 'bob' released in 3 of 30 runs on b, "
+        "never in the 30 on a",
         "  unbounded: " + unbounded[0]]
 
 
@@ -185,8 +185,7 @@ def test_the_command_line_says_the_next_step_on_the_one_line(tmp_path, monkeypat
 def test_a_shape_constant_on_each_database_is_no_output_that_never_varied():
     sentence = ("value y.coef_.shape[0] = {} in 30 of 30 runs of {}, never in the 30 runs of {}: the privacy loss on "
                 "this pair is unbounded")
-    unbounded = [sentence.format(3, "the first database", "the second"),
-                 sentence.format(1, "the second", "the first database")]
+    unbounded = [sentence.format(3, "a", "b"), sentence.format(1, "b", "a")]
     event = SimpleNamespace(unbounded_differences=unbounded, support_differences=None)
     assert never_varied(event.unbounded_differences) == ("", set())
     assert outputs_lines(event) == ["  unbounded: " + "; ".join(unbounded)]

@@ -381,8 +381,11 @@ def test_an_epsilon_delta_headline_says_the_certified_delta_against_the_claims()
     assert math.isclose(check.statistic, event.p_first_lower - math.exp(check.epsilon_prime) * event.p_second_upper,
                         rel_tol=1e-9, abs_tol=1e-12)
     line = claim_headline(result)
+    # ε′ is said in words where the headline first shows it, before the δ it reads the claim at.
     assert (f": certified δ ≥ {check.statistic:.4g} > the δ = 1e-05 the claim allows at ε′ = {check.epsilon_prime:g} "
-            "(the event's probability on one database minus e^ε′ times its probability on the other; event test") in line
+            "(ε′ is the ε, of all ε ≥ 0 at which the claim allows a δ, where the event's δ most exceeds the claim's or "
+            "falls least short of it; the event's δ is its probability on one database minus e^ε′ times its "
+            "probability on the other; event test") in line
     assert "certified pair exceeds" not in line
 
 
@@ -398,7 +401,7 @@ def test_the_claims_other_tests_are_headed_below_the_run_count(float_only):
 def test_outputs_seen_on_one_database_only_are_said_in_plain_words(float_only):
     from dataclasses import replace
 
-    seen = "y = 0 in 2000 of 2000 runs on the first database, never in the 2000 on the second"
+    seen = "y = 0 in 2000 of 2000 runs on a, never in the 2000 on b"
     result = replace(float_only, event_test=replace(float_only.event_test, support_differences=[seen]))
     assert f"  outputs seen on one database only, in the certification runs: {seen}" in _text(result).splitlines()
 

@@ -31,8 +31,13 @@ def test_a_correct_mechanism_passes_and_a_buggy_one_fails_with_event_counts_cert
     message = str(first.value)
     for part in ("REFUTED at α = 0.01", "event:", "counts:", "certificate:", "reproduce: assert_claim(", "seed=2"):
         assert part in message
-    hits = re.search(r"counts: (\d+) of (\d+) runs on the first database, (\d+) of (\d+)", message)
+    hits = re.search(r"counts: E held in (\d+) of (\d+) runs on ([ab]), (\d+) of (\d+) on ([ab])\n", message)
     event = first.value.audit.result.event_test
+    # Each count names its database as the event's line does: the event's first input (a or b) first.
+    first_input = event.event["first_input"]
+    assert (hits[3], hits[6]) == (first_input, "b" if first_input == "a" else "a"), hits[0]
+    assert f"first input {first_input}, second {hits[6]}" in message
+    hits = [None, hits[1], hits[2], hits[4], hits[5]]
     assert int(hits[1]) == round(event.p_first * int(hits[2])) and int(hits[3]) == round(event.p_second * int(hits[4]))
     with pytest.raises(ClaimRefuted) as again:  # deterministic for the seed (times aside)
         assert_claim(buggy.mechanism, "dp:0.5", pairs=_pairs("histogram_buggy"), max_runs=6000, seed=2)

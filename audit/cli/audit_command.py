@@ -142,7 +142,8 @@ def _text(result, encoding: str = "", printed_before=()) -> str:
     its role among the claim's tests; the runs in one line (:func:`audit.report.plain_words.runs_line`); the claim's
     other tests, and the notes that change what to do."""
     from audit.report.content import TEST_NAMES, action_notes, mi_part
-    from audit.report.plain_words import cited_by_year, explain_symbols, outputs_lines, runs_line, claim_test_form
+    from audit.report.plain_words import (claim_test_form, cited_by_year, dp_bounds_words, explain_symbols,
+                                          outputs_lines, runs_line)
 
     said: set = set()  # the symbols explained so far
     lines, refuted = headline_lines(result), []
@@ -166,10 +167,12 @@ def _text(result, encoding: str = "", printed_before=()) -> str:
     # not forge a line of the verdict.
     lines = [terminal_text(line, keep_newlines=False) for line in lines] + ([""] if lines else [])
     mi_heading, mi_role = mi_part(result)
+    # The table's "DP ε lower bounds" cell is said in words on the line under it, as other symbols are where first shown.
+    bounds_words = dp_bounds_words(result)
+    lines += [summary_table(result)] + ([f"  {bounds_words}"] if bounds_words else [])
     # Beside a claim the DP ε lower bounds are in the table and the tests' lines: the MI line leaves them out.
-    lines += [summary_table(result), "",
-              terminal_text((f"{mi_heading}: {mi_role}. " if mi_heading else "")
-                            + result.mi_statement(dp_bounds=result.claim is None), keep_newlines=False),
+    lines += ["", terminal_text((f"{mi_heading}: {mi_role}. " if mi_heading else "")
+                                + result.mi_statement(dp_bounds=result.claim is None), keep_newlines=False),
               runs_line(result)] + ([terminal_text(encoding, keep_newlines=False)] if encoding else [])
     # The refuting tests' evidence is above, and the MI line states the MI test's part (under both relations, the
     # shown relation's MI test's: mi_part): the tests that did not refute the claim are listed here.

@@ -237,8 +237,12 @@ def failure_message(audit, reproduce: str) -> str:
         runs = event.runs_made or [event.runs_per_input, event.runs_per_input]
         hits = [int(round(p * n)) for p, n in zip((event.p_first, event.p_second), runs)]
         lines.append(f"  event: {event.description}")
-        lines.append(f"  counts: {hits[0]} of {runs[0]} runs on the first database, {hits[1]} of {runs[1]} on the "
-                     "second")
+        # In the event's roles (its first input, the one E is more likely on, first), each database named a or b as
+        # the event's line names them: "the first database" would read as a where the first input is b.
+        first = (event.event or {}).get("first_input")
+        names = (first, "b" if first == "a" else "a") if first in ("a", "b") else ("its first input", "its second")
+        lines.append(f"  counts: E held in {hits[0]} of {runs[0]} runs on {names[0]}, {hits[1]} of {runs[1]} on "
+                     f"{names[1]}")
         lines.append(f"  certificate: {event.certificate}, ε ≥ {event.epsilon_lower_bound:.4g} at level "
                      f"{event.alpha:.3g} (its share of α = {audit.alpha:g} at this look)")
     # Each refuting test by its name, said once (the detail starts with it), its symbols said in words where first used.

@@ -258,6 +258,13 @@ def claim_headline(result: AuditResult) -> str:
 
 
 
+#: ε′ in words where an (ε, δ) claim's headline first shows it: the claim allows a δ at every ε′ ≥ 0 (its privacy
+#: profile), and the test reads it at the ε′ that is worst for the claim
+#: (:meth:`mechanisms.claims.claim.Claim.check_event`).
+EPSILON_PRIME_WORDS = ("ε′ is the ε, of all ε ≥ 0 at which the claim allows a δ, where the event's δ most exceeds the "
+                       "claim's or falls least short of it")
+
+
 def deciding_evidence(result: AuditResult) -> str:
     """The certified bound of the test that decided the claim against the claim, with the pair and the event it
     was certified on: the first refuting test, else the event test (else the MI test); "" where none ran."""
@@ -281,9 +288,10 @@ def deciding_evidence(result: AuditResult) -> str:
         bound = (f"certified δ ≥ {bound_text(check.statistic)} {above} the δ = {number(check.threshold)} the claim "
                  f"allows at ε′ = {number(check.epsilon_prime)}")
     alpha = "" if check.alpha_spent is None else f", α = {check.alpha_spent:.3g}"
-    # One bracket: what the (ε, δ) bound is, then the test that certified it.
-    said = ("the event's probability on one database minus e^ε′ times its probability on the other; "
-            if check.test not in ("mi", "gdp") and _pure_epsilon(result) is None else "")
+    # One bracket: what ε′ and the (ε, δ) bound are, ε′ where it is first shown (Claim.check_event chooses it), then
+    # the test that certified it.
+    said = (EPSILON_PRIME_WORDS + "; the event's δ is its probability on one database minus e^ε′ times its probability "
+            "on the other; " if check.test not in ("mi", "gdp") and _pure_epsilon(result) is None else "")
     text = f"{bound} ({said}{TEST_NAMES.get(check.test, check.test)}{alpha})"
     if check.test == "mi":
         return text + (f", on {result.certified_secret}" if result.certified_secret else "")

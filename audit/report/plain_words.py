@@ -42,19 +42,57 @@ SYMBOL_WORDS = (
 )
 
 
-def explain_symbols(lines: list, said: set | None = None) -> list:
-    """``lines`` with, under the first line that uses a symbol of :data:`SYMBOL_WORDS`, one indented line saying
-    what it means (``where ρ̲ is ...``); each symbol explained once. ``said``: symbols explained already (updated)."""
+#: The numbers the encoder makes of how an output's neighbouring numbers relate
+#: (:mod:`mechanisms.outputs.relations`), in words where a fact first names one: each a pattern and its words, ``{0}``
+#: the name met, ``{1}`` and ``{2}`` its parts.
+RELATION_WORDS = (
+    (re.compile(r"\(equal neighbours of ([^()]+?)\)"),
+     "{0} is a number the audit made from the output: how many pairs of neighbouring values of {1} are equal (an "
+     "array's entries side by side, a dict's values at neighbouring keys in sorted key order)"),
+    (re.compile(r"\((y[^()]*?) - (y[^()]*?)\)"),
+     "{0} is {1} minus {2}, the audit's difference between two neighbouring values of the output (its sign is "
+     "their order)"),
+)
+
+
+def explain_symbols(lines: list, said: set | None = None, words: tuple = SYMBOL_WORDS) -> list:
+    """``lines`` with, under the first line that uses a symbol of ``words`` (:data:`SYMBOL_WORDS`, or
+    :data:`RELATION_WORDS`, whose symbols are patterns), one indented line saying what it means (``where ρ̲ is
+    ...``); each symbol explained once. ``said``: symbols explained already (updated)."""
     said = set() if said is None else said
     out = []
     for line in lines:
         out.append(line)
-        new = [(symbol, words) for symbol, words in SYMBOL_WORDS if symbol not in said and symbol in line]
+        new = []
+        for symbol, meaning in words:
+            key = symbol if isinstance(symbol, str) else symbol.pattern
+            found = None if key in said else (symbol in line if isinstance(symbol, str) else symbol.search(line))
+            if found:
+                new.append((key, meaning if isinstance(symbol, str) else meaning.format(found[0], *found.groups())))
         if new:
-            said.update(symbol for symbol, _ in new)
+            said.update(key for key, _ in new)
             indent = len(line) - len(line.lstrip(" -"))
-            out.append(" " * (indent + 2) + "where " + "; ".join(words for _, words in new))
+            out.append(" " * (indent + 2) + "where " + "; ".join(meaning for _, meaning in new))
     return out
+
+
+def dp_bounds_words(result) -> str:
+    """The summary table's "DP ε lower bounds" cell (``MI 0.5328 / event 5.128``) in words, for the line under the
+    table: what each bound is and where it comes from, the MI one through Theorem 1 of the Pufferfish paper (ε-DP
+    implies min(ε, ε²/2)-MI-DP; :func:`audit.bounds.pufferfish.dp_epsilon_lower_bound_from_mi`); "" where the cell
+    holds no number."""
+    float_test = getattr(result, "float_event_test", None)
+    theorem = cited_by_year("Pufferfish paper, Theorem 1")
+    sources = [(result.dp_epsilon_lower_bound_mi,
+                f"MI from the certified MI lower bound (ε-DP keeps the MI at most min(ε, ε²/2) nats: {theorem})"),
+               (result.dp_epsilon_lower_bound_event, "event from the event test"),
+               (None if float_test is None else float_test.epsilon_lower_bound,
+                "float bits from the float-bit event test")]
+    said = [words for bound, words in sources if bound is not None]
+    if not said:
+        return ""
+    return ("where the DP ε lower bounds are values of ε below which the mechanism is certified not to be ε-DP: "
+            + ", ".join(said))
 
 
 #: The tests the runs of each purpose (:attr:`audit.result.AuditResult.samples_by_purpose`) served.
@@ -89,7 +127,8 @@ def _fact(sentence: str):
 def outputs_lines(event) -> list:
     """The terminal's lines on the outputs one database of the event's pair gave and the other never did, each fact
     said once: what :func:`never_varied` says under the headline is left out, and so is a fact seen on one database
-    only that the unbounded line says too (it is seen in every run of that database)."""
+    only that the unbounded line says too (it is seen in every run of that database). A number the encoder made of
+    how neighbouring values relate is said in words under the line that first names it (:data:`RELATION_WORDS`)."""
     if event is None:
         return []
     _, said = never_varied(event.unbounded_differences)
@@ -97,7 +136,9 @@ def outputs_lines(event) -> list:
     said = said | {_fact(s) for s in unbounded}
     seen = [s for s in event.support_differences or [] if _fact(s) is None or _fact(s) not in said]
     lines = ["  outputs seen on one database only, in the certification runs: " + "; ".join(seen)] if seen else []
-    return lines + (["  unbounded: " + "; ".join(unbounded)] if unbounded else [])
+    lines += ["  unbounded: " + "; ".join(unbounded)] if unbounded else []
+    # A relation's name ("(equal neighbours of y)") is the encoder's, not the function's: said in words where first met.
+    return explain_symbols(lines, words=RELATION_WORDS)
 
 
 def encoding_words(encoder) -> str:

@@ -249,7 +249,7 @@ def _support_differences(runner, runs_of_a, runs_of_b) -> list[str]:
     encoder = encoder_of(getattr(getattr(runner, "reference", None), "mechanism", None))
     if encoder is None or runs_of_a is None or runs_of_b is None:
         return []
-    return encoder.describe_differences(runs_of_a[1], runs_of_b[1])
+    return encoder.describe_differences(runs_of_a[1], runs_of_b[1], "a", "b")
 
 
 def _with_evidence(candidates, choices: dict, settings: dict) -> list | None:
@@ -274,7 +274,7 @@ def _unbounded_differences(runner, runs_of_a, runs_of_b) -> list[str]:
     rows_a, rows_b = (np.reshape(runs[1], (len(runs[1]), -1)) for runs in (runs_of_a, runs_of_b))
     if encoder is not None:  # the two blocks the encoder names (a user's statistic's columns follow them)
         rows_a, rows_b = rows_a[:, :2 * encoder.width], rows_b[:, :2 * encoder.width]
-    return unbounded_differences(rows_a, rows_b, encoder=encoder)
+    return unbounded_differences(rows_a, rows_b, "a", "b", encoder=encoder)
 
 
 def _gaussian_dp(candidates, best: int, runs: tuple, selection: dict, alpha: float, delta: float,

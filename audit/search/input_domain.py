@@ -391,18 +391,23 @@ def domain_reach(domain: DeclaredDomain, priors, pairs, k: int, seed: int = 0) -
     """Whether the audited records (the priors' draws and the pairs) reach both ends of ``domain`` in each of
     the ``k`` attributes: ``{"domain", "source", "audited", "reached"}`` (the audited span in words), for the
     result (:attr:`audit.result.AuditResult.domain_reach`). ``seed`` seeds the prior draws."""
+    return reach_and_note(domain, priors, pairs, k, seed)[0]
+
+
+def reach_and_note(domain: DeclaredDomain, priors, pairs, k: int, seed: int = 0) -> tuple[dict, str]:
+    """(:func:`domain_reach`'s dict, the note of a not-refuted verdict whose audited records did not reach
+    ``domain``) from one reading of the audited span: the dict keeps the span exact for the JSON, the note prints
+    it as a person reads it beside the domain's ends (:func:`read_number`), as :func:`domain_check`'s warning does.
+    The note is the caller's to show only where ``reached`` is False."""
     lows, highs = audited_columns(priors, pairs, k, np.random.default_rng(seed))
     wanted_lows, wanted_highs = domain.columns(k)
     reached = bool(np.all(lows <= wanted_lows) and np.all(highs >= wanted_highs))
-    return {"domain": domain.text(), "source": domain.source,
-            "audited": span_text(lows, highs, wanted_lows, wanted_highs), "reached": reached}
-
-
-def unreached_note(reach: dict) -> str:
-    """The note of a not-refuted verdict whose audited records did not reach the declared domain
-    (``reach`` from :func:`domain_reach`)."""
-    return (f"the audited pairs did not reach the declared domain: records span {reach['audited']}, the domain is "
-            f"{reach['domain']} ({reach['source']}); a leak at the domain's ends was not tested")
+    reach = {"domain": domain.text(), "source": domain.source,
+             "audited": span_text(lows, highs, wanted_lows, wanted_highs), "reached": reached}
+    note = (f"the audited pairs did not reach the declared domain: records span "
+            f"{span_text(lows, highs, wanted_lows, wanted_highs, exact=False)}, the domain is {domain.text()} "
+            f"({domain.source}); a leak at the domain's ends was not tested")
+    return reach, note
 
 
 def domain_check(mechanism, priors, pairs, shape, seed: int = 0, *, user_domain: DeclaredDomain | None = None,

@@ -32,8 +32,9 @@ validity.
 To say what differs in words, the encoder keeps the first :data:`NAMES_PER_BUCKET` names it encodes
 into each bucket (in the process that encodes: the audit's own with ``--workers 1``, the default).
 :meth:`OutputEncoder.describe_differences` reads two inputs' encoded rows and names the support
-facts seen under one input and never under the other (``key 'alice' released in 12 of 2000 runs on
-the first database, never in the 2000 on the second``; ``y.classes_ contains 2``), for the event test's result
+facts seen under one input and never under the other (``key 'alice' released in 12 of 2000 runs on a,
+never in the 2000 on b``, a and b the pair's databases as the audit names them; ``y.classes_ contains 2``), for the
+event test's result
 (:attr:`audit.result.EventTest.support_differences`): counts to reproduce a bug by, not certified.
 """
 
@@ -367,8 +368,7 @@ class OutputEncoder:
         """(the names encoded into ``bucket`` in this process, whether that list is every one of them)."""
         return list(self._names.get(bucket, [])), bucket not in self._more
 
-    def describe_differences(self, rows_first, rows_second, first: str = "the first database",
-                             second: str = "the second") -> list[str]:
+    def describe_differences(self, rows_first, rows_second, first: str = "a", second: str = "b") -> list[str]:
         """The support facts of encoded rows seen under one input and never under the other, in words.
 
         A fact is a value of a bucket's count column other than 0 (which of its names are present),
@@ -376,7 +376,8 @@ class OutputEncoder:
         under both inputs, when it takes at most :data:`MAX_FACT_VALUES` values there (a shape, a
         length: not a noisy count). The facts held by the largest share of one input's runs come
         first (keys and classes before other parts at equal shares), at most :data:`MAX_DIFFERENCES`.
-        ``first``, ``second`` name the inputs. A bucket is named by the names encoded into it (module
+        ``first``, ``second`` name the inputs: a and b, as the audit's pair line names its databases (its event's
+        "first input" may be either). A bucket is named by the names encoded into it (module
         docstring); counts only, not a test.
         """
         a, b = np.asarray(rows_first, dtype=np.float64), np.asarray(rows_second, dtype=np.float64)

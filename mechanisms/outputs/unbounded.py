@@ -51,8 +51,7 @@ def _column_words(encoder, column: int, value: float) -> tuple[int, str]:
     return 1, f"value {value:g} of the sum of ({listed})"
 
 
-def unbounded_differences(rows_first, rows_second, first: str = "the first database", second: str = "the second",
-                          encoder=None) -> list:
+def unbounded_differences(rows_first, rows_second, first: str = "a", second: str = "b", encoder=None) -> list:
     """The output columns constant in every run of one input at a value the other input's runs never take, in words.
 
     Parameters
@@ -60,7 +59,7 @@ def unbounded_differences(rows_first, rows_second, first: str = "the first datab
     rows_first, rows_second : array-like of shape (k, d), (m, d)
         The outputs of each input's runs (encoded rows where ``encoder`` is given).
     first, second : str
-        The inputs' names.
+        The inputs' names: a and b, as the audit's pair line names its databases.
     encoder : OutputEncoder, optional
         The outputs' encoder, to name a column by the parts of the output it holds.
 
@@ -104,9 +103,10 @@ def unbounded_differences(rows_first, rows_second, first: str = "the first datab
 
 
 #: A sentence of :func:`mechanisms.outputs.unbounded.unbounded_differences` about a feature constant in one database's
-#: runs: "value NAME = V in K of K runs of the first database, never in the M runs of the second: ...".
+#: runs: "value NAME = V in K of K runs of a, never in the M runs of b: ..." (a JSON written before the databases
+#: were named a and b says "of the first database" and "of the second").
 _CONSTANT = re.compile(r"^value (?P<name>.+?) = (?P<value>\S+) in (?P<runs>\d+) of (?P=runs) runs of "
-                       r"(?P<held>the first database|the second), never in the \d+ runs of ")
+                       r"(?P<held>a|b|the first database|the second), never in the \d+ runs of ")
 
 
 #: Parts of a feature's name that mark a structure (:func:`mechanisms.outputs.encoding.output_features`) or a relation
@@ -115,16 +115,17 @@ _NOT_VALUES = ("shape[", ".len", ".ndim", "len(", "(", "classes_")
 
 
 def never_varied(sentences) -> tuple:
-    """(words, facts) for the output features that took one value in every certification run of the first database
-    (a) and another in every run of the second (b): the function added no noise to them. ``words`` is the advice
-    under the headline ("" where no feature is constant on both databases); ``facts`` the (name, value) pairs it says,
-    which the terminal's lists of outputs seen on one database need not say again. ``sentences``: an event's
-    :func:`unbounded_differences` (None or empty: nothing to say); read here, where they are written."""
+    """(words, facts) for the output features that took one value in every certification run of database a and
+    another in every run of database b (the pair's databases as the audit names them): the function added no noise to
+    them. ``words`` is the advice under the headline ("" where no feature is constant on both databases); ``facts``
+    the (name, value) pairs it says, which the terminal's lists of outputs seen on one database need not say again.
+    ``sentences``: an event's :func:`unbounded_differences` (None or empty: nothing to say); read here, where they are
+    written."""
     seen: dict = {}
     for sentence in sentences or []:
         match = _CONSTANT.match(sentence)
         if match:
-            side = "a" if match["held"] == "the first database" else "b"
+            side = "a" if match["held"] in ("a", "the first database") else "b"
             seen.setdefault(match["name"], {})[side] = (match["value"], match["runs"])
     # A released value, not a shape, a length, a class set or a relation between values (their fix is not noise).
     both = {name: sides for name, sides in seen.items()
