@@ -497,7 +497,8 @@ _FLOAT_AS_WELL = "the floating-point representation of the output refutes it as 
 _FLOAT_HOW_TO = "see how-to/floating-point"
 _FLOAT_MEANING = ("the algorithm holds its claim; its float implementation does not (the tests that read no bits, on "
                   "outputs rounded to 32 significant bits, did not refute it); fix: round the noisy release onto a "
-                  "power-of-two grid (snapping, Mironov 2012 Section 5.2) or use an exact sampler (e.g. OpenDP's)")
+                  "power-of-two grid (snapping, Mironov 2012 Section 5.2) or use an exact sampler (e.g. OpenDP's); "
+                  "a zero's sign (-0.0 against 0.0) goes by adding 0.0")
 
 
 #: What a refutation by the tests that read no bits means, and what to check (:meth:`AuditResult.value_explanation`).

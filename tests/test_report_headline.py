@@ -119,7 +119,8 @@ def test_a_float_refutation_keeps_its_headline_short_and_explains_it_on_the_line
     assert below == ("  not the noise distribution (Mironov 2012): the algorithm holds its claim; its float "
                      "implementation does not (the tests that read no bits, on outputs rounded to 32 significant bits, "
                      "did not refute it); fix: round the noisy release onto a power-of-two grid (snapping, Mironov 2012 "
-                     "Section 5.2) or use an exact sampler (e.g. OpenDP's); see how-to/floating-point")
+                     "Section 5.2) or use an exact sampler (e.g. OpenDP's); a zero's sign (-0.0 against 0.0) goes by adding "
+                     "0.0; see how-to/floating-point")
     markdown = render_markdown(float_only, "t")
     bold = f"**{escape(headline)}**"
     assert f"{bold}\n\n{escape('N' + below.strip()[1:] + '.')}\n" in markdown
