@@ -57,6 +57,11 @@ def test_the_tables_dp_epsilon_lower_bounds_are_said_in_words_under_the_table():
         "from the event test")
     bare = _result(dp_epsilon_lower_bound_mi=None, dp_epsilon_lower_bound_event=None)
     assert dp_bounds_words(bare) == "" and "where the DP ε lower bounds" not in _text(bare)
+    # A table of several audits (miaudit demo): each kind of bound any row shows, said once, in the cell's order.
+    event_only = _result(dp_epsilon_lower_bound_mi=None)
+    assert dp_bounds_words([bare, event_only, result]) == words
+    assert dp_bounds_words([bare, event_only]) == dp_bounds_words(event_only)
+    assert dp_bounds_words([bare, bare]) == ""
 
 
 def test_epsilon_prime_is_said_in_words_where_the_headline_first_shows_it():

@@ -221,6 +221,12 @@ def test_the_demo_prints_the_headline_the_audit_command_prints(refuted, tmp_path
     # The same lines lead `miaudit audit`'s terminal summary; the JSON statement's DP sentence is not printed.
     assert _text(refuted).splitlines()[:3] == [said[0][len("- gauss: "):], *said[1:3]]
     assert "It is not ε-DP for any ε <" in refuted.statement() and "It is not ε-DP for any ε <" not in out
+    # The table's "DP ε lower bounds" cell said in words on the line under the table, as `miaudit audit` says it.
+    lines = out.splitlines()
+    (under,) = [i for i, line in enumerate(lines) if line.startswith("  where the DP ε lower bounds are ")]
+    assert lines[under - 1].startswith("1  gauss") and lines[under + 1] == ""
+    assert lines[under].startswith("  where the DP ε lower bounds are values of ε below which the mechanism is "
+                                   "certified not to be ε-DP: ") and "event from the event test" in lines[under]
 
 
 def _before_table(text):

@@ -16,13 +16,16 @@ def run(args):
     from audit.engine import run_audit
     from audit.cli.audit_command import headline_lines
     from audit.report import check_output_location, summary_table, terminal_text, write_reports
+    from audit.report.plain_words import dp_bounds_words
 
     check_seed(args.seed)
     out = check_output_location(args.out, "--out", folder=True)  # before the audits, not after them
     results = [run_audit(spec) for spec in demo_specs(args.seed, args.device, args.quiet or args.json)]
     paths = write_reports(results, out, title="miaudit demo: a correct, a buggy and an MI-PP mechanism", flag="--out")
     payload = {"audits": [r.to_dict() for r in results], "reports": {k: str(v) for k, v in paths.items()}}
-    lines = [summary_table(results), ""]
+    # The table's "DP ε lower bounds" cell said in words under it, as `miaudit audit` says it under its table.
+    bounds_words = dp_bounds_words(results)
+    lines = [summary_table(results)] + ([f"  {bounds_words}"] if bounds_words else []) + [""]
     for result in results:
         # What `miaudit audit` leads its terminal summary with (the JSON's `statement` says more); without a claim,
         # the MI notion's statement, as `miaudit audit` prints it then.

@@ -76,19 +76,22 @@ def explain_symbols(lines: list, said: set | None = None, words: tuple = SYMBOL_
     return out
 
 
-def dp_bounds_words(result) -> str:
+def dp_bounds_words(results) -> str:
     """The summary table's "DP ε lower bounds" cell (``MI 0.5328 / event 5.128``) in words, for the line under the
     table: what each bound is and where it comes from, the MI one through Theorem 1 of the Pufferfish paper (ε-DP
     implies min(ε, ε²/2)-MI-DP; :func:`audit.bounds.pufferfish.dp_epsilon_lower_bound_from_mi`); "" where the cell
-    holds no number."""
-    float_test = getattr(result, "float_event_test", None)
+    holds no number. ``results``: one audit's result, or a table's results (``miaudit demo``: each kind of bound any
+    row shows, said once)."""
     theorem = cited_by_year("Pufferfish paper, Theorem 1")
-    sources = [(result.dp_epsilon_lower_bound_mi,
-                f"MI from the certified MI lower bound (ε-DP keeps the MI at most min(ε, ε²/2) nats: {theorem})"),
-               (result.dp_epsilon_lower_bound_event, "event from the event test"),
-               (None if float_test is None else float_test.epsilon_lower_bound,
-                "float bits from the float-bit event test")]
-    said = [words for bound, words in sources if bound is not None]
+    words = (f"MI from the certified MI lower bound (ε-DP keeps the MI at most min(ε, ε²/2) nats: {theorem})",
+             "event from the event test", "float bits from the float-bit event test")
+    shown = [False] * len(words)
+    for result in results if isinstance(results, (list, tuple)) else [results]:
+        float_test = getattr(result, "float_event_test", None)
+        bounds = (result.dp_epsilon_lower_bound_mi, result.dp_epsilon_lower_bound_event,
+                  None if float_test is None else float_test.epsilon_lower_bound)
+        shown = [seen or bound is not None for seen, bound in zip(shown, bounds)]
+    said = [text for text, seen in zip(words, shown) if seen]
     if not said:
         return ""
     return ("where the DP ε lower bounds are values of ε below which the mechanism is certified not to be ε-DP: "
