@@ -138,3 +138,16 @@ def test_the_event_table_gives_the_bound_at_delta_only_where_delta_is_above_0():
                                             event_test=replace(event, delta=1e-05,
                                                                epsilon_lower_bound_at_delta=4.5)))[0].rows)
     assert at_delta["certified ε lower bound at δ = 1e-05"] == "4.5"
+
+
+def test_the_event_table_names_the_first_and_second_input_a_or_b():
+    event = _refuted(4.97812).event_test
+    for first, second in (("a", "b"), ("b", "a")):
+        form = dict(event.event or {}, first_input=first)
+        rows = dict(evidence_tables(replace(_refuted(4.97812), float_event_test=None, cross_checks=[],
+                                            event_test=replace(event, event=form)))[0].rows)
+        assert f"P(E) under first input ({first})" in rows and f"P(E) under second input ({second})" in rows
+    # An event built by hand, with no form: the rows say first and second input alone.
+    rows = dict(evidence_tables(replace(_refuted(4.97812), float_event_test=None, cross_checks=[],
+                                        event_test=replace(event, event=None)))[0].rows)
+    assert "P(E) under first input" in rows and "P(E) under second input" in rows

@@ -84,10 +84,14 @@ def sequential_tables(block: dict) -> list:
 
 def _event_table(event, name: str, claim_notion: str | None) -> TextTable:
     """One event test's certified pair, event and certificate as a table titled ``name``."""
+    # The first input is the one E is more likely on, a or b of the pair: named, as the event's description names it.
+    first = (getattr(event, "event", None) or {}).get("first_input")
+    first, second = (f" ({first})", f" ({'b' if first == 'a' else 'a'})") if first in ("a", "b") else ("", "")
     rows = [("secret", event.secret), ("event", event.description), ("threshold", number(event.threshold)),
             ("runs per input", str(event.runs_per_input)),
-            ("P(E) under first input", f"{number(event.p_first)} (lower bound {number(event.p_first_lower)})"),
-            ("P(E) under second input", f"{number(event.p_second)} (upper bound {number(event.p_second_upper)})"),
+            (f"P(E) under first input{first}", f"{number(event.p_first)} (lower bound {number(event.p_first_lower)})"),
+            (f"P(E) under second input{second}",
+             f"{number(event.p_second)} (upper bound {number(event.p_second_upper)})"),
             ("δ", f"{event.delta:g}"), ("certified ε lower bound (δ = 0)", number(event.epsilon_lower_bound))]
     if event.delta > 0:  # at δ = 0 it is the row above (and read "certified ε lower bound at δ = 0: —" beside it)
         rows.append((f"certified ε lower bound at δ = {event.delta:g}", number(event.epsilon_lower_bound_at_delta)))
