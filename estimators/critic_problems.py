@@ -214,9 +214,10 @@ class CriticColumns:
     def _problem_on_device(self, problem: ProblemColumns, low: int, high: int, device):
         import torch
 
-        if problem.y.ndim == 3:  # a sliced problem's projections: k columns a critic, joined here and copied
-            return to_device(np.asarray(pad_columns(problem.joined()[low:high], self.width), dtype=np.float64),
-                             device)
+        if problem.y.ndim == 3:  # a sliced problem's projections: k columns a critic, this chunk's joined and copied
+            z = problem.z if problem.z is None or problem.z.ndim == 2 else problem.z[low:high]
+            chunk = ProblemColumns(problem.y[low:high], z, problem.chain).joined()
+            return to_device(np.asarray(pad_columns(chunk, self.width), dtype=np.float64), device)
         n, dy = problem.y.shape
         blocks = [torch.zeros((n, dy), dtype=torch.float64, device=device) if problem.chain
                   else resident.device_input(np.asarray(problem.y, dtype=np.float64), device, pinned=True)]
