@@ -272,8 +272,8 @@ def keyword_only(*, db, rng):
     (["--mechanism", "{mech}:database_only", "--per-database", "--pair", "{a}", "{b}"],
      "got '{b}', a database file: a pair of databases is --pair A.npy,B.npy, the two files joined by a comma"),
     (["--mechanism", "{mech}:database_only", "--per-database", "--claim", "dp:1,1e-5"],
-     "argument '--claim': EPS in dp:EPS:DELTA must be a number in ASCII decimal notation, got 'dp:1,1e-5'; "
-     "the parameters are separated by ':', not ','"),
+     "argument '--claim': 'dp:1,1e-5' is not a claim; a claim is NOTION:PARAMS, its parts joined by ':' "
+     "(dp:EPS, dp:EPS:DELTA, zcdp:RHO, rdp:ALPHA:EPS, gdp:MU, ldp:EPS, mi-dp:EPS or mi-pp:EPS): here --claim dp:1:1e-5"),
 ])
 def test_a_newcomers_mistakes_are_one_line_naming_the_argument(argv, message, tmp_path, capsys):
     mech = tmp_path / "mine.py"

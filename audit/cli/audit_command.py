@@ -15,6 +15,7 @@ from audit.config.flag_values import StoreOnce, integer, number
 from audit.cli.main import add_device_option
 from audit.config.building import build_spec
 from audit.config.files import apply_overrides, load_config, override_key
+from audit.config.hints import claim_form_error, claim_notion_error, split_claim_error
 from audit.config.keys import flag_keys
 from estimators.validation import InputWarning
 from audit.report import report_target, summary_table, terminal_text
@@ -89,10 +90,28 @@ def _flag_config(args) -> dict:
         relation = config.get("claim", {}).get("relation")
         if relation is not None:  # replace:1 is replace-one; a relation that is none is named here, as --relation
             relation = check_relation(relation, "--relation")
-        claim = parse_claim(args.claim, argument="--claim", relation=relation)
+        try:
+            claim = parse_claim(args.claim, argument="--claim", relation=relation)
+        except InputError:  # a claim in another form (dp=1, eps:1, dp:1,1e-5): say the form it means
+            raise claim_form_error(args.claim, "--claim", args.epsilon) or sys.exc_info()[1] from None
+        _warn_epsilon_beside_claim(args.epsilon, claim, args.claim)
         # With --relation, the relation the user named goes along (config.building keeps a library's otherwise).
         config["claim"] = claim if relation is None else (claim, relation)
     return config
+
+
+def _warn_epsilon_beside_claim(epsilon, claim, typed: str) -> None:
+    """Warn when ``--epsilon`` repeats an ε-DP claim's ε: --epsilon is the MI level audited beside the claim, in
+    nats, not the claim's ε (which the claim gives already), so the user most likely meant the claim alone."""
+    if epsilon is None or claim.notion not in ("dp", "ldp") or epsilon != claim.parameters().get("epsilon"):
+        return
+    try:
+        implied = f" at the {claim.implied_mi_budget(claim.default_audit_notion).value:g} nats it implies"
+    except InputError:  # a budget that needs the records' support: the claim's default level, unnamed
+        implied = " at the level it implies"
+    warnings.warn(f"--epsilon {epsilon:g} is the MI level audited beside the claim, in nats, not the claim's ε, which "
+                  f"--claim {typed} gives already (alone it audits {claim.default_audit_notion.upper()}{implied}); drop "
+                  "--epsilon unless you mean that MI level", InputWarning, stacklevel=2)
 
 
 def _merge(base: dict, extra: dict) -> dict:
@@ -217,6 +236,16 @@ def _check_status(check) -> str:
     return "not refuted" if check.alpha_spent is not None else "not a test of the claim"
 
 
+def _check_first_words(args) -> None:
+    """Refuse, in one line with what to type, a claim's notion given as ``--notion`` (``--notion dp --epsilon 1``)
+    and a claim typed as two words (``--claim dp 1``, whose second word would be read as the CONFIG file)."""
+    error = claim_notion_error(args.notion, args.epsilon, args.delta, flags=True)
+    if error is None and args.claim is not None and args.config and not Path(args.config).exists():
+        error = split_claim_error(args.claim, args.config, args.epsilon)
+    if error is not None:
+        raise error
+
+
 def run(args):
     if args.plan and (args.report is not None or args.time_limit is not None):
         raise InputError("--plan runs only a pilot: --report and --time-limit do not apply to it")
@@ -228,6 +257,7 @@ def run(args):
         warnings.simplefilter("always", InputWarning)
         warnings.simplefilter("always", MechanismWarning)
         warnings.showwarning = _show_input_warning
+        _check_first_words(args)
         config = load_config(args.config) if args.config else {}
         flags = _flag_config(args)
         _check_set_against_flags(args.set, flags)

@@ -84,6 +84,7 @@ to the notion or the prior are errors naming the key, never silently ignored.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -107,7 +108,9 @@ from audit.config.domain_pairs import domain_pairs, split_alpha_for_both, tests_
 from audit.search.input_domain import check_pair_in_domain, check_priors_in_domain, parse_domain
 from audit.search.prior_search import differing_record
 
-from audit.config.keys import ARRAYS_OF_TABLES, BASE_DIR, BUILTIN_PRIORS, DP_NOTIONS, KEYS, TABLES, keys_of
+from audit.config.hints import claim_form_error, claim_notion_error, mechanism_spec_error
+from audit.config.keys import (ARRAYS_OF_TABLES, BASE_DIR, BUILTIN_PRIORS, DP_NOTIONS, KEYS, TABLES, check_value_types,
+                               keys_of)
 
 if TYPE_CHECKING:  # for the annotations only: audit.spec loads torch and scipy (imported in _build_spec)
     from audit.spec import AuditSpec
@@ -116,9 +119,11 @@ if TYPE_CHECKING:  # for the annotations only: audit.spec loads torch and scipy 
 def _resolve(spec: str, base_dir: str | None) -> str:
     """Make the FILE part of FILE.py:NAME relative to the configuration's folder."""
     source, sep, name = spec.rpartition(":")
+    if source.startswith("~") and source.endswith(".py"):  # ~/f.py, quoted or from TOML: the shell did not expand it
+        source = str(Path(source).expanduser())
     if base_dir and source.endswith(".py") and not Path(source).is_absolute():
         return str(Path(base_dir) / source) + sep + name
-    return spec
+    return source + sep + name if source else spec
 
 
 def _absolute(spec: str, base_dir: str | None) -> str:
@@ -269,7 +274,10 @@ def _claim(raw, notion: str) -> tuple:
     relation = check_relation(table["relation"], keys_of("claim")["relation"].label) if "relation" in table else None
     if set(table) == {"relation"}:
         return None, relation
-    return claim_from_table(table, where="[claim] (--claim)", origin="[claim]"), relation
+    try:
+        return claim_from_table(table, where="[claim] (--claim)", origin="[claim]"), relation
+    except InputError:  # a spec in another form (dp=1, dp:1,1e-5): say the form it means
+        raise claim_form_error(table.get("spec"), "[claim] spec") or sys.exc_info()[1] from None
 
 
 def _pairs(config: dict, entry, searching: bool, shape, notion: str, relation: str | None = None, domain=None) -> tuple:
@@ -437,6 +445,10 @@ def _build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None
     raw_audit = config.get("audit", {})
     if not isinstance(raw_audit, dict):
         raise InputError("configuration entry [audit] must be a table")
+    notion_error = claim_notion_error(raw_audit.get("notion"), raw_audit.get("epsilon"), raw_audit.get("delta"), False)
+    if notion_error is not None:  # notion = "dp": a claim's notion where an MI notion goes
+        raise notion_error
+    check_value_types(config)  # every key the user wrote, in their order, before what the audit still lacks
     # The claim: --claim / [claim], else the catalog entry's or the library's. With a claim the
     # notion and the MI level audited default to the claim's (AuditSpec resolves the level).
     claim, relation_given = _claim(config.get("claim", {}), None)
@@ -457,6 +469,9 @@ def _build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None
         entry = _catalog_entry(spec.split(":", 1)[1], "[mechanism] spec (--mechanism)", mechanism_table.get("params"))
         mechanism, name = entry.mechanism, entry.name
     else:  # a batched callable, a library mechanism or a program (mechanisms.adapters.recognition)
+        spec_error = None if "command" in mechanism_table else mechanism_spec_error(spec, base_dir)
+        if spec_error is not None:  # f.py without its function, or count without its file
+            raise spec_error
         loaded = load_mechanism(mechanism_table, lambda text: _resolve(text, base_dir))
         mechanism, name = loaded.mechanism, loaded.name
     if claim is None and entry is not None:

@@ -14,7 +14,7 @@ from mechanisms.execution.runner import BACKENDS, MAX_TIMEOUT_S
 from mechanisms.inputs.relation import RELATION_SYNTAX
 
 from audit.certificates.claim_tests import ARITHMETICS
-from audit.config.schema import Key
+from audit.config.schema import Key, validate_table
 from audit.search.prior_search import MAX_PRIOR_SEARCH
 from mechanisms.claims.claim import AUDIT_NOTIONS as NOTIONS
 
@@ -95,15 +95,15 @@ KEYS = (
     Key("prior", "spec", "spec", flag="--prior", metavar="SPEC",
         help="FILE.py:NAME, builtin:bernoulli|gaussian|uniform or catalog:NAME "
              "(default for a catalog mechanism: its exposing prior)"),
-    Key("prior", "n", "int", at_least=1, priors=BUILTIN_PRIORS, flag="--n", help="builtin prior: records per database"),
-    Key("prior", "k", "int", at_least=1, priors=BUILTIN_PRIORS, flag="--k", help="builtin prior: attributes per record"),
+    Key("prior", "n", "int", at_least=1, priors=BUILTIN_PRIORS, flag="--n", help="builtin prior: records per database (default 10)"),
+    Key("prior", "k", "int", at_least=1, priors=BUILTIN_PRIORS, flag="--k", help="builtin prior: attributes per record (default 1)"),
     Key("prior", "p", "number", at_least=0, at_most=1, priors=("bernoulli",), flag="--p",
-        help="builtin:bernoulli: P(entry = 1), in [0, 1]"),
-    Key("prior", "mean", "number", priors=("gaussian",), flag="--mean", help="builtin:gaussian: mean"),
+        help="builtin:bernoulli: P(entry = 1), in [0, 1] (default 0.5)"),
+    Key("prior", "mean", "number", priors=("gaussian",), flag="--mean", help="builtin:gaussian: mean (default 0)"),
     Key("prior", "std", "number", above=0, priors=("gaussian",), flag="--std",
-        help="builtin:gaussian: standard deviation, > 0"),
-    Key("prior", "low", "number", priors=("uniform",), flag="--low", help="builtin:uniform: lower end"),
-    Key("prior", "high", "number", priors=("uniform",), flag="--high", help="builtin:uniform: upper end (> low)"),
+        help="builtin:gaussian: standard deviation, > 0 (default 1)"),
+    Key("prior", "low", "number", priors=("uniform",), flag="--low", help="builtin:uniform: lower end (default 0)"),
+    Key("prior", "high", "number", priors=("uniform",), flag="--high", help="builtin:uniform: upper end (> low; default 1)"),
     Key("prior", "independent_rows", "bool", priors=("user",), flag="--independent-rows",
         help="a FILE.py prior callable has independent rows (you vouch for it)"),
     Key("prior", "independent_columns", "bool", priors=("user",)),
@@ -201,3 +201,17 @@ def keys_of(table: str) -> dict:
 def flag_keys() -> tuple:
     """The keys a command-line flag sets, in declaration order."""
     return tuple(key for key in KEYS if key.flag)
+
+
+def check_value_types(config: dict) -> None:
+    """Check the type and range of every key a configuration holds, table by table in the order written, before
+    anything else is read from it: an error names the first wrong key the user wrote (``[audit] samples = "1000"``),
+    not what the audit still lacks (a claim, a prior). Whether a key applies to the notion or the prior is checked
+    once those are known (:func:`audit.config.building.build_spec`); tables that are not tables are left to it too."""
+    for name, value in config.items():
+        if name in TABLES and isinstance(value, dict):
+            validate_table(value, keys_of(name), f"[{name}]")
+        elif name in ARRAYS_OF_TABLES and isinstance(value, list):
+            for number, entry in enumerate(value, start=1):
+                if isinstance(entry, dict):
+                    validate_table(entry, keys_of(ARRAYS_OF_TABLES[name]), f"[[{name}]] entry {number}")

@@ -119,8 +119,8 @@ class Key:
         from audit.config.flag_values import StoreOnce, integer, number  # plain ASCII decimals: "1_0" is no 10
 
         options["action"] = StoreOnce  # a repeated flag is an error, not the last value silently
-        if self.kind == "choice":
-            return {**options, "choices": self.choices}
+        if self.kind == "choice":  # checked by check() (no argparse choices): one line naming the key, no usage block
+            return {**options, "metavar": "{" + ",".join(self.choices) + "}"}
         options["type"] = {"int": integer, "number": number}.get(self.kind, str)
         if self.metavar:
             options["metavar"] = self.metavar
