@@ -91,9 +91,10 @@ def merge_relation_results(results: dict) -> AuditResult:
         both refute; replace-one's where neither does), with: ``alpha`` the sum of the two levels (α);
         ``claim_verdict`` "refuted" when either refuted; ``cross_checks`` both audits' tests, each labelled with
         its relation (``refuted_by`` names it); ``claim_alpha`` the chosen relation's shares as they are and the
-        other's with the relation in the key ("event (add-remove)"), so that the shares sum to α; ``samples`` and
-        ``seconds`` the two audits' together; the notes of both; and ``relations`` (the relations tested, each
-        one's level, the relations under which the claim was refuted, and each audit's summary).
+        other's with the relation in the key ("event (add-remove)"), so that the shares sum to α; ``samples``,
+        ``probe_calls`` and ``seconds`` the two audits' together; the notes of both; and ``relations`` (the
+        relations tested, each one's level, the relations under which the claim was refuted, and each audit's
+        summary).
     """
     order = [relation for relation in RELATIONS if relation in results]
     refuted = [relation for relation in order if results[relation].refuted]
@@ -115,6 +116,7 @@ def merge_relation_results(results: dict) -> AuditResult:
         main, alpha=sum(results[r].alpha for r in order), claim_alpha=claim_alpha, cross_checks=checks,
         claim_verdict="refuted" if refuted else main.claim_verdict, notes=notes,
         samples=sum(results[r].samples for r in order), samples_by_purpose=by_purpose,
+        probe_calls=sum(results[r].probe_calls for r in order),
         seconds=sum(results[r].seconds for r in order), relations=relations)
     if merged.claim is None:
         return merged

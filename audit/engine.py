@@ -365,7 +365,7 @@ def _look(spec: AuditSpec, runner: MechanismRunner, early: bool, stop_at_refutat
         dp_epsilon_lower_bound_mi=dp_mi,
         dp_epsilon_lower_bound_event=None if event is None else event.epsilon_lower_bound,
         per_record=evidence, cross_checks=checks,
-        samples=sum(by_purpose.values()), samples_by_purpose=by_purpose,
+        samples=sum(by_purpose.values()), samples_by_purpose=by_purpose, probe_calls=runner.probe_calls,
         claim=None if spec.claim is None else spec.claim.to_dict(spec.notion, plan.claim_tests.record_support,
                                                                  spec.framework.secrets_words(len(spec.priors))),
         claim_verdict=claim_verdict, claim_alpha=dict(claim_tests.alpha_spent),

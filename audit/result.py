@@ -236,6 +236,10 @@ class AuditResult:
     ``domain_reach`` (where a domain was declared, :attr:`audit.spec.AuditSpec.domain`): the declared
     domain, its source, the span of the audited records and whether they reached both ends
     (:func:`audit.search.input_domain.domain_reach`).
+    ``probe_calls``: the calls of the mechanism its runner's probe made beyond ``samples`` (the runs), on one
+    database twice under one seed, to check that its output is fixed by its seed (a third call where the two
+    differ; :attr:`mechanisms.execution.runner.MechanismRunner.probe_calls`); every call that returned is
+    ``samples + probe_calls``. 0 where no probe was made.
     ``relations`` (where a claim stated for no relation was audited under both replace-one and add-remove,
     :mod:`audit.both_relations`): the relations tested, each one's level (α/2, Bonferroni), those under which
     the claim was refuted, ``relation`` the one whose evidence the result shows when refuted, and each audit's
@@ -276,6 +280,7 @@ class AuditResult:
     claim_verdict: str | None = None
     claim_alpha: dict = field(default_factory=dict)
     samples_by_purpose: dict = field(default_factory=dict)
+    probe_calls: int = 0
     sequential: dict | None = None
     domain_reach: dict | None = None
     relations: dict | None = None
@@ -465,7 +470,7 @@ class AuditResult:
     _JSON_ORDER = ("schema_version", "claim", "claim_verdict", "refuted_by", "claim_alpha", "verdict", "notion", "epsilon", "alpha",
                    "unit", "lower_bound", "estimate", "paper_statistic", "dp_epsilon_lower_bound_mi",
                    "dp_epsilon_lower_bound_event", "per_record", "cross_checks", "samples", "samples_by_purpose",
-                   "seconds", "seed", "statement", "mechanism", "priors", "theta", "certified_secret",
+                   "probe_calls", "seconds", "seed", "statement", "mechanism", "priors", "theta", "certified_secret",
                    "estimate_only", "candidates_certified", "event_test", "float_event_test", "arithmetic", "slices", "estimator", "device",
                    "training_history", "notes", "domain_reach", "relations")
 

@@ -43,7 +43,8 @@ def _audit_result():
         certified_secret="record 0", candidates_certified=2, event_test=event, slices=None,
         training_history={"train_loss": np.array([1.0, 0.5]), "epochs": (1, 2)}, notes=("a note",),
         claim={"label": "1-DP", "origin": "catalog", "implied_mi_budget": 0.5}, claim_verdict="refuted",
-        claim_alpha={"mi": 0.025, "event": 0.025}, samples_by_purpose={"mi": 8000, "event_selection": 2000})
+        claim_alpha={"mi": 0.025, "event": 0.025}, samples_by_purpose={"mi": 8000, "event_selection": 2000},
+        probe_calls=2)
 
 
 def _mi_estimate():

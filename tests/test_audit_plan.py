@@ -209,15 +209,17 @@ def test_terminal_summary_states_where_the_runs_went(capsys, tmp_path):
     assert main(["audit", "--mechanism", "catalog:laplace_sum", "--samples", "2000", "--event-runs", "1500",
                  "--set", "critic.max_steps=200", "--quiet", "--report", str(report)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    runs = [line for line in lines if line.startswith("mechanism runs: ")]
+    runs = [line for line in lines if line.startswith("mechanism calls: ")]
     assert len(runs) == 1
-    # One short line: the critics' runs, the event test's, and why the total exceeds --samples.
-    line = re.fullmatch(r"mechanism runs: (\d+) = 2000 for the critics \(the audit's samples\) \+ (\d+) for the event test: an "
-                        r"event test chooses its pair and event on runs of its own and certifies it on fresh ones "
-                        r"\(each purpose's count: the report, or samples_by_purpose in --json\)", runs[0])
+    # One short line: the critics' runs, the event test's, why they exceed --samples, and the runner's probe calls.
+    line = re.fullmatch(r"mechanism calls: (\d+) = (\d+) runs \(2000 for the critics \(the audit's samples\) \+ (\d+) for "
+                        r"the event test: an event test chooses its pair and event on runs of its own and certifies it "
+                        r"on fresh ones\) \+ 2 for the probe, two calls on one database with one seed, which check that "
+                        r"the seed alone fixes the output; each count: the report, or samples_by_purpose and "
+                        r"probe_calls in --json", runs[0])
     assert line is not None, runs[0]
-    total, event = int(line.group(1)), int(line.group(2))
-    assert total == 2000 + event
+    calls, total, event = int(line.group(1)), int(line.group(2)), int(line.group(3))
+    assert total == 2000 + event and calls == total + 2
     # The report keeps each purpose's count: 1500 runs on each of the two neighbouring inputs, or Poisson numbers of
     # runs within that budget.
     fact = next(row for row in report.read_text().splitlines() if row.startswith("| mechanism runs |"))

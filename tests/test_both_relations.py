@@ -152,6 +152,8 @@ def test_a_correct_mechanism_is_refuted_under_neither(tmp_path):
     assert not result.refuted and result.relations["refuted_under"] == [] and result.relations["relation"] is None
     assert [r["relation"] for r in result.relations["results"]] == ["replace-one", "add-remove"]
     assert "each tested" in result.claim_statement() and "split between the two relations" in result.claim_statement()
+    # Each relation's audit has its runner, whose probe calls the mechanism twice on one database with one seed.
+    assert result.probe_calls == 2 + 2
 
 
 @pytest.mark.slow

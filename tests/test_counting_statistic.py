@@ -79,7 +79,7 @@ def test_fit_counts_one_sided_features_by_brute_force():
     assert (column, value) == (1, 7.0)
     count_first, count_second = (first[:, column] == value).sum(), (second[:, column] == value).sum()
     assert statistic.describe(1) == (f"one-sided features: output column {column} = {value:g} in {count_first} of 300 "
-                                     f"fitted runs of the first input, {count_second} of 200 of the second; and "
+                                     f"fitted runs of a, {count_second} of 200 of b; and "
                                      f"{len(expected) - 1} more")
     # The score: the sum of ℓ over the features an output holds.
     rows = np.array([[5.5, 9.0], [0.3, 7.0], [0.3, 1.0], [6.5, 0.0]])

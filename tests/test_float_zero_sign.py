@@ -44,10 +44,12 @@ def test_a_negative_zero_opens_the_gate_and_a_positive_one_does_not():
 
 def test_every_family_separates_outputs_that_differ_only_in_the_sign_of_zero():
     first, second = np.zeros((500, 1)), np.full((500, 1), -0.0)
-    for kind, *_ in FLOAT_STATISTICS:
+    for kind, _, _, words in FLOAT_STATISTICS:
         fitted = kind.fit(first, second)
         assert fitted is not None, kind.__name__
         assert np.all(fitted(first) > 0) and np.all(fitted(second) < 0), kind.__name__
+        # ... and its words, in the event's description, say so.
+        assert "−0.0 coded apart from +0.0" in words, words
 
 
 def test_the_statistics_of_values_see_one_zero():

@@ -96,9 +96,10 @@ def test_each_symbol_is_said_in_words_under_the_line_that_first_uses_it():
     assert "δ(ε′) is the δ the claim allows at ε′" in words
 
 
-def _result(by_purpose):
+def _result(by_purpose, probe_calls=0):
     return AuditResult("no-violation-detected", "mi-dp", 0.5, 0.05, 0.1, 0.2, None, None, None, [], [],
-                       sum(by_purpose.values()), 1.0, 0, mechanism="m", samples_by_purpose=by_purpose)
+                       sum(by_purpose.values()), 1.0, 0, mechanism="m", samples_by_purpose=by_purpose,
+                       probe_calls=probe_calls)
 
 
 def test_the_runs_are_one_line_that_says_why_they_exceed_the_samples():
@@ -114,6 +115,25 @@ def test_the_runs_are_one_line_that_says_why_they_exceed_the_samples():
     assert dict(facts(result))["mechanism runs"] == runs_text(result)
     assert "fitting the float-bit statistics 4000" in runs_text(result)
     assert runs_line(_result({"mi": 2000})) == "mechanism runs: 2000"
+
+
+def test_the_runs_line_names_the_probes_calls_beside_the_runs():
+    probe = "the probe, two calls on one database with one seed, which check that the seed alone fixes the output"
+    where = "; each count: the report, or samples_by_purpose and probe_calls in --json"
+    assert runs_line(_result({"mi": 20000, "event_certification": 60000}, probe_calls=2)) == (
+        "mechanism calls: 80002 = 80000 runs (20000 for the critics (the audit's samples) + 60000 for the event test: "
+        "an event test chooses its pair and event on runs of its own and certifies it on fresh ones) + 2 for "
+        f"{probe}{where}")
+    assert runs_line(_result({"mi": 2000}, probe_calls=2)) == f"mechanism calls: 2002 = 2000 runs + 2 for {probe}{where}"
+    # Where the two differed, the third call and why.
+    assert runs_line(_result({"mi": 2000}, probe_calls=3)) == (
+        f"mechanism calls: 2003 = 2000 runs + 3 for {probe}, and a third seeded as the first, as the two differed, to "
+        f"tell draws from numpy.random, random or torch (which miaudit seeds) from other randomness{where}")
+    # The report's facts: the runs by purpose, then every call.
+    said = dict(facts(_result({"mi": 2000}, probe_calls=2)))
+    assert said["mechanism runs"] == "2000 (MI sample (trains and certifies the critics) 2000)"
+    assert said["mechanism calls"] == f"2002 = 2000 runs + 2 for {probe}"
+    assert "mechanism calls" not in dict(facts(_result({"mi": 2000})))
 
 
 def test_the_critic_statistic_is_said_in_a_newcomers_words(deterministic):

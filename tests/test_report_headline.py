@@ -399,7 +399,7 @@ def test_an_epsilon_delta_headline_says_the_certified_delta_against_the_claims()
 def test_the_claims_other_tests_are_headed_below_the_run_count(float_only):
     lines = _text(float_only).splitlines()
     at = lines.index("tests that did not refute the claim:")
-    assert lines[at - 1].startswith("mechanism runs: ")
+    assert lines[at - 1].startswith("mechanism calls: ")  # the run-count line, the probe's calls named
     # Each test named once, with its certificate's form: "event test" is not said again inside the brackets.
     assert re.match(r"^- event test of 1-DP \((odds|rate)-ratio certificate\): not refuted \(", lines[at + 1])
     assert "(event test" not in lines[at + 1]

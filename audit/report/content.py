@@ -16,7 +16,7 @@ from audit.mi_statement import NOTION_NAMES, level_number
 from audit.report.evidence import evidence_tables
 from audit.report.forecast import MAX_RUNS_TO_REFUTE, forecast_runs, runs_to_refute
 from audit.report.limits import limits
-from audit.report.plain_words import cited_by_year, note_words
+from audit.report.plain_words import cited_by_year, note_words, probe_words
 from audit.report.text import MISSING, TextTable, bound_text, estimate_text, number
 from audit.result import PUFFERFISH_PAPER, TEST_NAMES, AuditResult, as_sentence, named_papers
 from estimators.ranges import value_range
@@ -501,6 +501,11 @@ def facts(result: AuditResult) -> list:
         (f"DP ε lower bound from MI ({PUFFERFISH_PAPER}, Theorem 1)", number(result.dp_epsilon_lower_bound_mi)),
         ("DP ε lower bound from the event test", number(result.dp_epsilon_lower_bound_event)),
         ("mechanism runs", runs_text(result)),
+    ]
+    if result.probe_calls:  # the runner's probe calls, beyond the runs (AuditResult.probe_calls)
+        pairs.append(("mechanism calls", f"{result.samples + result.probe_calls} = {result.samples} runs + "
+                                         f"{probe_words(result.probe_calls)}"))
+    pairs += [
         ("candidates certified (union bound)", str(result.candidates_certified)),
         ("slices", MISSING if result.slices is None else str(result.slices)),
         ("estimator", result.estimator),

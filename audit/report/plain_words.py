@@ -104,21 +104,46 @@ _RUNS_FOR = {"mi": "the critics (the audit's samples)", "pair_probe": "the event
              "float_selection": "the float-bit event test", "float_certification": "the float-bit event test"}
 
 
+#: What the runner's probe is for (:attr:`audit.result.AuditResult.probe_calls`,
+#: :func:`mechanisms.execution.worker.run_probe`), in words.
+PROBE_WORDS = "the probe, two calls on one database with one seed, which check that the seed alone fixes the output"
+#: Its third call, made where the first two outputs differ.
+THIRD_PROBE_CALL_WORDS = ("and a third seeded as the first, as the two differed, to tell draws from numpy.random, random "
+                          "or torch (which miaudit seeds) from other randomness")
+
+
+def probe_words(probe_calls: int) -> str:
+    """``"2 for the probe, ..."``: the probe's calls of the mechanism and what they check (:data:`PROBE_WORDS`, with
+    :data:`THIRD_PROBE_CALL_WORDS` where it made a third call); "" where it made none."""
+    if not probe_calls:
+        return ""
+    return f"{probe_calls} for {PROBE_WORDS}" + (f", {THIRD_PROBE_CALL_WORDS}" if probe_calls > 2 else "")
+
+
 def runs_line(result) -> str:
-    """The mechanism's runs in one short line, and why they exceed ``--samples``: the runs the critics trained on,
-    then those each event test drew of its own to choose its pair and event and to certify it on fresh runs. The
-    count of each purpose stays in the reports and the JSON (``samples_by_purpose``)."""
+    """The mechanism's calls in one short line, and why they exceed ``--samples``: the runs the critics trained on,
+    then those each event test drew of its own to choose its pair and event and to certify it on fresh runs, then
+    the runner's probe calls (:attr:`audit.result.AuditResult.probe_calls`, not among the runs). The count of each
+    purpose stays in the reports and the JSON (``samples_by_purpose``, ``probe_calls``)."""
     served: dict = {}
     for purpose, count in result.samples_by_purpose.items():
         base = purpose.split(" (", 1)[0]  # a second relation's runs ("mi (add-remove)") serve the same test
         what = _RUNS_FOR.get(base, base)
         served[what] = served.get(what, 0) + count
-    if len(served) <= 1:
+    probe = probe_words(result.probe_calls)
+    if len(served) <= 1 and not probe:
         return f"mechanism runs: {result.samples}"
-    parts = " + ".join(f"{count} for {what}" for what, count in served.items())
-    which = "each event test" if sum("event test" in what for what in served) > 1 else "an event test"
-    return (f"mechanism runs: {result.samples} = {parts}: {which} chooses its pair and event on runs of its own and "
-            "certifies it on fresh ones (each purpose's count: the report, or samples_by_purpose in --json)")
+    runs = " + ".join(f"{count} for {what}" for what, count in served.items()) if len(served) > 1 else ""
+    why = ""
+    if len(served) > 1:
+        which = "each event test" if sum("event test" in what for what in served) > 1 else "an event test"
+        why = f"{which} chooses its pair and event on runs of its own and certifies it on fresh ones"
+    if not probe:
+        return (f"mechanism runs: {result.samples} = {runs}: {why} (each purpose's count: the report, or "
+                "samples_by_purpose in --json)")
+    runs = f"{result.samples} runs" + (f" ({runs}: {why})" if runs else "")
+    return (f"mechanism calls: {result.samples + result.probe_calls} = {runs} + {probe}; each count: the report, or "
+            "samples_by_purpose and probe_calls in --json")
 
 
 def _fact(sentence: str):

@@ -107,13 +107,15 @@ class CountingStatistic:
         return scores
 
     def describe(self, limit: int = 3) -> str:
-        """The ``limit`` features of largest |ℓ| with their counts, in words (for the event's description)."""
+        """The ``limit`` features of largest |ℓ| with their counts, in words (for the event's description): the fit's
+        first input is the pair's database a, its second b (:mod:`audit.search.event_candidates` fits it on the
+        draws of a and of b), as the support facts and the reports name them."""
         ranked = sorted(((abs(float(e)), column, float(v), int(a), int(b))
                          for column, (values, ell) in self.features.items()
                          for v, e, a, b in zip(values, ell, *self.counts.get(column, ([0] * len(values),) * 2))),
                         reverse=True)
-        words = [f"output column {column} = {value:.6g} in {a:,} of {self.runs[0]:,} fitted runs of the first input, "
-                 f"{b:,} of {self.runs[1]:,} of the second" for _, column, value, a, b in ranked[:limit]]
+        words = [f"output column {column} = {value:.6g} in {a:,} of {self.runs[0]:,} fitted runs of a, "
+                 f"{b:,} of {self.runs[1]:,} of b" for _, column, value, a, b in ranked[:limit]]
         more = self.feature_count - len(words)
         return "one-sided features: " + "; ".join(words) + (f"; and {more:,} more" if more > 0 else "")
 

@@ -1,5 +1,5 @@
 """Statistics on the bits of floating-point outputs: the binary exponent, the grid an output lies
-on, its lowest significand bits and its residue on a neighbour's float grid.
+on, its lowest significand bits and its residue on a neighbour's float grid, each coding the sign of a zero.
 
 A mechanism computed in floating point releases a double, not a real number: ``x + Lap(1/ε)`` in
 float64 takes only the values that rounding ``x`` plus a sampled double lands on, and which
@@ -22,7 +22,9 @@ discrete output, Neyman and Pearson 1933):
 - **neighbour-grid residue**: whether y survives the round trip y ⊖ c ⊕ c in float64, with c the
   shift between the two inputs' outputs read from their medians and rounded to a power of two:
   outputs x ⊕ L of an input at shift c from the other lie on that input's grid ("the neighbours'
-  float grid"), the other input's need not.
+  float grid"), the other input's need not;
+- and in every family, the **sign of a zero**: −0.0 has a code of its own (:data:`NEGATIVE_ZERO_CODE`), apart
+  from +0.0's (**Zeros** below).
 
 Each family is offered to the event search as a candidate statistic like the logistic ones
 (:data:`FLOAT_STATISTICS`, :mod:`audit.search.event_candidates`, :mod:`audit.statistics.classifier_critic`): it is fitted on
@@ -502,11 +504,15 @@ class ShiftedGridLogRatio(_BitsLogRatio):
         return off_shifted_grid(outputs, shift)
 
 
+#: What every bit statistic's code tells apart beside its family's code: the sign of a zero (module docstring).
+ZERO_SIGN_WORDS = "−0.0 coded apart from +0.0"
+
 #: The bit statistics offered to the event search beside
 #: :data:`audit.statistics.classifier.PAIR_STATISTICS`, in the same form: (class, name, label of its
-#: scores, what it is).
+#: scores, what it is, the sign of a zero included).
 FLOAT_STATISTICS = tuple(
-    (kind, name, f"empirical log-ratio of {name}(y)", f"the empirical log-ratio of {kind.what}, counted")
+    (kind, name, f"empirical log-ratio of {name}(y)",
+     f"the empirical log-ratio of {kind.what}, {ZERO_SIGN_WORDS}, counted")
     for kind, name in ((GridExponentLogRatio, "grid exponent"), (BinaryExponentLogRatio, "binary exponent"),
                        (LowBitsLogRatio, "low significand bits"), (ShiftedGridLogRatio, "neighbour-grid residue")))
 
