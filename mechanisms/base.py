@@ -24,7 +24,7 @@ from estimators.validation import (BEYOND_FLOAT64, InputError, as_float_array, a
 
 from mechanisms.errors import MechanismError, StatisticError, exception_text, raised_where, refuses
 from mechanisms.calls.user_call import TIMEOUT_HINT, call_user_code
-from mechanisms.outputs.limits import first_inexact_integer, inexact_integer_text, type_text
+from mechanisms.outputs.limits import first_inexact_number, inexact_number_text, number_noun, type_text
 
 __all__ = [
     "Mechanism",
@@ -208,8 +208,8 @@ def released_outputs(rows) -> np.ndarray:
     return np.where(missing, np.nan, rows[:, :d])
 
 
-#: How a batched output's integer beyond float64's exact ones may be released instead, as a category.
-_AS_CATEGORY = "from a function of one database (--per-database) as a string, to audit it as a category"
+#: How a batched output's number that float64 does not hold exactly may be released instead, as a category.
+_AS_CATEGORY = "str(x) from a function of one database (--per-database), to keep every digit as a category"
 
 
 def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: bool = True) -> np.ndarray:
@@ -226,9 +226,10 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
     ------
     MechanismError
         Naming ``who`` when ``values`` is not numeric, not of shape ``(m, d)`` with
-        ``d >= 1``, holds an integer that float64 does not hold exactly (``2**64 + 5``, which the cast would
-        read as ``2**64``: :func:`mechanisms.outputs.limits.first_inexact_integer`) or holds NaN/inf (the message
-        gives the first offending database).
+        ``d >= 1``, holds a number that float64 does not hold exactly (``2**64 + 5``, which the cast would
+        read as ``2**64``; a longdouble, Decimal or Fraction such as ``Fraction(1, 3)``:
+        :func:`mechanisms.outputs.limits.first_inexact_number`) or holds NaN/inf (the message gives the first
+        offending database).
     """
     check_real(values, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
     try:
@@ -251,11 +252,12 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
             f"{who} returned {what} for a batch of {m} database{'' if m == 1 else 's'}; expected ({m}, d) with "
             f"d >= 1{hint}", mechanism=who,
         )
-    inexact = first_inexact_integer(values)
-    if inexact is not None:  # the float64 cast above rounded it silently (2**64 + 5 read as 2**64)
+    inexact = first_inexact_number(values)
+    if inexact is not None:  # the float64 cast above rounded it silently (2**64 + 5 read as 2**64, 1/3 as 0.333…)
         index, number = inexact
-        raise MechanismError(f"{who} returned an integer that float64 does not hold exactly for database {index[0]}: "
-                             f"{inexact_integer_text(number, _AS_CATEGORY)}", mechanism=who, database_index=int(index[0]))
+        raise MechanismError(f"{who} returned {number_noun(number)} that float64 does not hold exactly for database "
+                             f"{index[0]}: {inexact_number_text(number, _AS_CATEGORY)}", mechanism=who,
+                             database_index=int(index[0]))
     if allow_nan:
         arr = with_missing_marks(arr)
     index = first_nonfinite_index(arr)

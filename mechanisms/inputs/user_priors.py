@@ -15,23 +15,25 @@ from mechanisms.errors import exception_text, raised_where
 from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, TIMEOUT_HINT, call_user_code, first_call_timeout
 from mechanisms.inputs.missing_values import ALLOW_NAN_HINT
 from mechanisms.inputs.priors import Prior, _SUM_TOLERANCE, _finite_array
-from mechanisms.outputs.limits import first_inexact_integer, inexact_integer_text
+from mechanisms.outputs.limits import first_inexact_number, inexact_number_text, number_noun
 
 __all__ = ["EmpiricalResample", "Mixture", "UserPrior"]
 
-#: How a prior's records may hold a value beyond 2**53 instead (:func:`_inexact_integer_text`).
+#: How a prior's records may hold a number that float64 does not hold exactly instead (:func:`_inexact_text`).
 _IN_A_COARSER_UNIT = "in a coarser unit (a record is read as float64)"
 
 
-def _inexact_integer_text(values) -> str | None:
-    """Where a prior's ``values`` (a table's rows, a sampler's databases) hold an integer that float64 does not hold
-    exactly (:func:`mechanisms.outputs.limits.first_inexact_integer`, as a mechanism's outputs are read): ``"at
-    [i, ...]: why"``, i the row or database; None where they hold none."""
-    inexact = first_inexact_integer(values)
+def _inexact_text(values, holds: str) -> str | None:
+    """Where a prior's ``values`` (a table's rows, a sampler's databases) hold a number that float64 does not hold
+    exactly (:func:`mechanisms.outputs.limits.first_inexact_number`, as a mechanism's outputs are read): ``"{holds}
+    an integer that float64 does not hold exactly at [i, ...]: why"``, i the row or database; None where they hold
+    none."""
+    inexact = first_inexact_number(values)
     if inexact is None:
         return None
     index, number = inexact
-    return f"at {list(map(int, index))}: {inexact_integer_text(number, _IN_A_COARSER_UNIT, verb='draw')}"
+    return (f"{holds} {number_noun(number)} that float64 does not hold exactly at {list(map(int, index))}: "
+            f"{inexact_number_text(number, _IN_A_COARSER_UNIT, verb='draw')}")
 
 
 def _read_table(path: Path) -> np.ndarray:
@@ -81,9 +83,9 @@ class EmpiricalResample(Prior):
     independent_columns = False
 
     def __post_init__(self):
-        inexact = _inexact_integer_text(self.data)
+        inexact = _inexact_text(self.data, "argument 'data' holds")
         if inexact is not None:  # float64 would round it silently (2**64 + 5 read as 2**64)
-            raise InputError(f"argument 'data' holds an integer that float64 does not hold exactly {inexact}")
+            raise InputError(inexact)
         data = _finite_array(self.data, "data")
         data = data[:, None] if data.ndim == 1 else data
         if data.ndim != 2:
@@ -266,10 +268,9 @@ class UserPrior(Prior):
             raise MechanismError(f"{who} raised {type(exc).__name__} when asked for {m} databases{exception_text(exc)}"
                                  f"{raised_where(exc, self.sample)}", mechanism=who) from exc
         check_real(out, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
-        inexact = _inexact_integer_text(out)
+        inexact = _inexact_text(out, f"argument 'sample' of {who} returned")
         if inexact is not None:  # the float64 cast below would round it silently (2**64 + 5 read as 2**64)
-            raise MechanismError(f"argument 'sample' of {who} returned an integer that float64 does not hold exactly "
-                                 f"{inexact}", mechanism=who)
+            raise MechanismError(inexact, mechanism=who)
         try:
             out = np.asarray(out, dtype=np.float64)
         except (TypeError, ValueError) as exc:

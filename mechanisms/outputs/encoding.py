@@ -49,7 +49,7 @@ import numpy as np
 
 from estimators.validation import check_int
 
-from mechanisms.outputs.limits import MAX_ELEMENTS, OutputNotEncodable, check_output_limits, type_text
+from mechanisms.outputs.limits import MAX_ELEMENTS, OutputNotEncodable, check_output_limits, numeric_list, type_text
 from mechanisms.outputs.limits import key_text as _key_text
 
 from mechanisms.outputs.estimators import estimator_parts, holds_estimators
@@ -114,7 +114,7 @@ def _features(output, path: str, out: dict, top: bool = False) -> dict:
     elif isinstance(output, list) and holds_estimators(output):  # an ensemble's members, by position
         for position, value in enumerate(output):
             output_features(value, f"{path}[{position}]", _out=out)
-    elif isinstance(output, (set, frozenset)) or (isinstance(output, list) and not _numeric_list(output)):
+    elif isinstance(output, (set, frozenset)) or (isinstance(output, list) and not numeric_list(output)):
         out[f"{path}.len"] = float(len(output))
         for key in output:
             out[f"{path}{{{_key_text(key)}}}"] = out.get(f"{path}{{{_key_text(key)}}}", 0.0) + 1.0
@@ -142,14 +142,6 @@ def _numbers_by_key(mapping: Mapping, path: str) -> list:
     except TypeError:  # keys of mixed kinds
         numbers.sort(key=lambda item: _key_text(item[0]))
     return [(f"{path}{{{_key_text(key)}}}", value) for key, value in numbers]
-
-
-def _numeric_list(values: list) -> bool:
-    try:
-        array = np.asarray(values)
-    except (TypeError, ValueError):  # ragged
-        return False
-    return array.dtype.kind in "biuf"
 
 
 #: NaN numbers :func:`_number` has met in this process: :meth:`OutputEncoder.__call__` reads whether an output held

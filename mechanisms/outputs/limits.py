@@ -13,7 +13,10 @@ the output's structure once without recursion and before any part is encoded, an
 - numbers the encoder cannot represent as a float64 without losing them: complex numbers (and
   complex arrays, whose imaginary part a cast drops), ints beyond float64's range, ints beyond
   :data:`EXACT_INTEGERS` that float64 does not hold exactly (``2**64 + 5`` would be read as ``2**64``:
-  a mechanism releasing a count above such an offset would look constant), dates and
+  a mechanism releasing a count above such an offset would look constant), and any other real number that no
+  float64 equals (a longdouble ``1 + 2**-60``, ``Decimal('0.1')``, ``Fraction(1, 3)``: a secret in their last
+  digits would be rounded away; :func:`first_inexact_number`, the one rule, which a batched output and a user's
+  prior's draws go through too), dates and
   durations (``datetime64``, ``timedelta64``), structured (void) arrays;
 - an object whose attributes cannot be read (its ``__getattr__`` raises).
 
@@ -25,14 +28,16 @@ output is what the audit cannot take.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from numbers import Complex, Integral, Real
+from decimal import Decimal
+from fractions import Fraction
+from numbers import Complex, Integral, Rational, Real
 
 import numpy as np
 
 from estimators.validation import InputError
 
 __all__ = ["ACCEPTED", "EXACT_INTEGERS", "MAX_DEPTH", "MAX_ELEMENTS", "OutputNotEncodable", "check_output_limits",
-           "first_inexact_integer", "inexact_integer_text", "key_text", "public_fitted", "type_text"]
+           "first_inexact_number", "inexact_number_text", "key_text", "number_noun", "numeric_list", "public_fitted", "type_text"]
 
 #: The most parts one output may hold in all (about 0.3 s to encode; module docstring).
 MAX_ELEMENTS = 100_000
@@ -45,9 +50,13 @@ MAX_DEPTH = 64
 EXACT_INTEGERS = 2**53
 
 #: What the encoder accepts, for messages.
-ACCEPTED = ("real numbers (an int that float64 holds exactly), strings, bytes, None, arrays of real numbers or "
+ACCEPTED = ("real numbers that float64 holds exactly (a float; an int, longdouble, Decimal or Fraction whose value a "
+            "float64 equals), strings, bytes, None, arrays of real numbers or "
             "strings, mappings, sets or lists of keys, fitted estimators (public attributes ending in _), and "
             "tuples of these")
+
+#: How an output may carry a number that float64 does not hold exactly instead (:func:`inexact_number_text`).
+_AS_STRING = "str(x) to keep every digit, audited as a category"
 
 _COMPLEX = "complex numbers are not accepted: release the real and imaginary parts (z.real, z.imag)"
 _DATES = "dates and durations are not numbers: release them as numbers (e.g. seconds) or strings"
@@ -108,48 +117,109 @@ def type_text(value) -> str:
     return f"{'an' if vowel else 'a'} {name}"
 
 
-def inexact_integer_text(value, category: str = "as a string to audit it as a category", verb: str = "release") -> str:
-    """Why an integer that float64 does not hold exactly is refused, in words (:data:`EXACT_INTEGERS`); ``category``:
-    how else the caller's outputs may carry it; ``verb``: what the caller does with it (a prior draws it)."""
-    return (f"{int(value)} is beyond 2**53, where float64 holds only some integers: it would be read as "
-            f"{float(value):.17g}, its last digits lost, and a change in them unseen by the audit; {verb} it less "
-            f"an offset, or {category}")
+def number_noun(value) -> str:
+    """A number that float64 does not hold exactly, named for a message: ``an integer``, else its type
+    (``a longdouble``, ``a Fraction``: :func:`type_text`)."""
+    return "an integer" if isinstance(value, (Integral, np.integer)) else type_text(value)
+
+
+def _value_text(value) -> str:
+    """A number's digits on one line, its middle elided past :data:`_PLACE_CHARACTERS` (a Fraction of 10**30ths)."""
+    text = " ".join(str(value).split())
+    return text if len(text) <= _PLACE_CHARACTERS else f"{text[:60]}…{text[-30:]}"
+
+
+def inexact_number_text(value, category: str = _AS_STRING, verb: str = "release") -> str:
+    """Why a number that float64 does not hold exactly is refused, in words (:func:`first_inexact_number`):
+    its digits, the float64 it would be read as, and what to release instead; ``category``: how else the
+    caller's outputs may carry it; ``verb``: what the caller does with it (a prior draws it)."""
+    if isinstance(value, (Integral, np.integer)):
+        return (f"{int(value)} is beyond 2**53, where float64 holds only some integers: it would be read as "
+                f"{float(value):.17g}, its last digits lost, and a change in them unseen by the audit; {verb} it "
+                f"less an offset, or {category}")
+    with np.errstate(over="ignore"):  # a longdouble beyond float64's range is read as inf, and said so
+        read = float(value)  # as NumPy's cast and the encoder read it; 17 digits tell it from the value (0.1)
+    return (f"{_value_text(value)} would be read as float64 {read:.17g}, its last digits lost, and a change in them "
+            f"unseen by the audit; {verb} float(x) if rounding is intended, or {category}")
+
+
+#: Real numbers, as the float64 rule reads them: a Decimal is no numbers.Real (it does not mix with floats), but
+#: releases a real number all the same.
+_REALS = (Real, Decimal, np.floating, np.integer)
 
 
 def _inexact(value) -> bool:
-    """Whether the integer ``value`` is one float64 does not hold exactly (a float64 holds it iff the cast is
-    lossless; beyond :data:`EXACT_INTEGERS` only, so that the common case costs one comparison)."""
-    return not -EXACT_INTEGERS <= value <= EXACT_INTEGERS and int(float(value)) != int(value)
+    """Whether float64 does not hold the real number ``value`` exactly: an int beyond :data:`EXACT_INTEGERS` that
+    the cast rounds, a longdouble, Decimal, Fraction or other real whose value no float64 equals (a NaN or an
+    infinity is a float64: they follow the NaN rules). A float, a bool and NumPy's floats of at most 64 bits are
+    float64s; an int within :data:`EXACT_INTEGERS` costs one comparison.
+
+    Raises
+    ------
+    OverflowError
+        For an int or a Fraction beyond float64's range (the caller's conversion says so).
+    """
+    if isinstance(value, (float, bool, np.bool_)):
+        return False
+    if isinstance(value, (Integral, np.integer)):
+        return not -EXACT_INTEGERS <= value <= EXACT_INTEGERS and int(float(value)) != int(value)
+    if isinstance(value, np.floating):  # a longdouble is compared in its own precision, against its cast
+        with np.errstate(over="ignore"):
+            return value.dtype.itemsize > 8 and value == value and np.float64(value) != value
+    if isinstance(value, Decimal):
+        # Decimal(float) is exact; a NaN is float64's NaN (a signalling one, which float() refuses, the encoder names)
+        return not value.is_nan() and Decimal(float(value)) != value
+    if isinstance(value, Rational):
+        return Fraction(float(value)) != Fraction(value.numerator, value.denominator)
+    if isinstance(value, Real):  # another library's real: its own comparison with its float
+        read = float(value)
+        return read == read and bool(read != value)
+    return False
 
 
-def first_inexact_integer(values) -> tuple | None:
-    """(index, value) of the first integer in ``values`` that float64 does not hold exactly, None where there is none.
+def _inexact_floats(array: np.ndarray) -> np.ndarray:
+    """Flat indices of the entries of a float array that float64 does not hold exactly: none for float64 or
+    narrower; for a longdouble array, those its cast to float64 and back changes (NaN aside), at once."""
+    if array.dtype.itemsize <= 8:
+        return np.empty(0, dtype=np.intp)
+    with np.errstate(over="ignore"):
+        back = array.astype(np.float64).astype(array.dtype)
+    return np.flatnonzero((back != array) & (array == array))
 
-    An integer array is read at once (its entries beyond :data:`EXACT_INTEGERS` alone one by one); an object array
-    element by element; any other array holds no int. What is no array (a list of rows) is read as NumPy reads it,
-    and where NumPy cast it to float64 with a value of magnitude 2**53 or more (where an int beyond may have been
-    rounded) element by element again. What NumPy cannot read as an array is left to the caller's conversion."""
+
+def first_inexact_number(values) -> tuple | None:
+    """(index, value) of the first number in ``values`` that float64 does not hold exactly (:func:`_inexact`), None
+    where there is none: an int beyond 2**53 that the cast rounds, a longdouble, Decimal, Fraction or other real
+    that no float64 equals.
+
+    An integer or longdouble array is read at once (an integer array's entries beyond :data:`EXACT_INTEGERS`
+    alone one by one); an object array element by element; an array of float64 or narrower floats, bools or
+    strings holds none. What is no array (a list of rows) is read as NumPy reads it, and where NumPy cast it to
+    float64 with a value of magnitude 2**53 or more (where an int beyond may have been rounded) element by element
+    again. What NumPy cannot read as an array is left to the caller's conversion."""
     array = values
     if not isinstance(values, np.ndarray):
         try:
             array = np.asarray(values)
-            if array.dtype.kind == "f" and np.any(np.abs(array) >= EXACT_INTEGERS):
+            # Compared as float64 (a NumPy scalar): 2**53 as a float16 would overflow.
+            if array.dtype.kind == "f" and np.any(np.abs(array) >= np.float64(EXACT_INTEGERS)):
                 array = np.asarray(values, dtype=object)
         except (TypeError, ValueError, OverflowError):  # ragged, or beyond float64: the caller's conversion says why
             return None
-    if array.dtype.kind not in "iuO":
+    if array.dtype.kind not in "iufO":
         return None
-    if array.dtype.kind in "iu":
+    if array.dtype.kind == "f":
+        candidates = ((np.unravel_index(i, array.shape), array.flat[i]) for i in _inexact_floats(array)[:1])
+    elif array.dtype.kind in "iu":
         beyond = np.flatnonzero((array > EXACT_INTEGERS) | (array < -EXACT_INTEGERS))
         candidates = ((np.unravel_index(i, array.shape), array.flat[i]) for i in beyond)
     else:
-        candidates = ((index, value) for index, value in np.ndenumerate(array)
-                      if isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_)))
+        candidates = ((index, value) for index, value in np.ndenumerate(array) if isinstance(value, _REALS))
     for index, value in candidates:
         try:
             if _inexact(value):
                 return index, value
-        except OverflowError:  # beyond float64's range altogether: the caller's conversion says so
+        except (OverflowError, ValueError):  # beyond float64's range altogether: the caller's conversion says so
             return None
     return None
 
@@ -160,15 +230,15 @@ def _number_problem(value) -> str | None:
         return _DATES
     if isinstance(value, (complex, np.complexfloating)):
         return _COMPLEX
-    if isinstance(value, Integral) and not isinstance(value, (bool, np.bool_)):
+    if isinstance(value, _REALS):
         try:
-            float(value)
+            inexact = _inexact(value)
         except OverflowError:
-            return f"it has {len(str(abs(int(value))))} digits, beyond float64's range of about 1.8e308"
-        if _inexact(value):
-            return inexact_integer_text(value)
-    elif isinstance(value, Complex) and not isinstance(value, (Real, np.floating, np.bool_)):
-        return _COMPLEX  # a bool, a Fraction and a float are Complex too, and real
+            digits = f"it has {len(str(abs(int(value))))} digits, " if isinstance(value, Integral) else "it is "
+            return f"{digits}beyond float64's range of about 1.8e308"
+        return inexact_number_text(value) if inexact else None
+    if isinstance(value, Complex):
+        return _COMPLEX  # a bool, a Fraction and a float are Complex too, and real: taken above
     return None
 
 
@@ -183,11 +253,25 @@ def _plain(value) -> bool:
     return kind in _PLAIN or ((kind is int or kind is np.int64) and -EXACT_INTEGERS <= value <= EXACT_INTEGERS)
 
 
-def _int_key(value) -> bool:
-    """Whether ``value`` is an int a set may hold as a key: one within float64's range (a set's elements are named
-    by their digits, never read as float64; a larger int keeps its refusal)."""
-    return (isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-            and int(value).bit_length() < 1024)
+def numeric_list(values: list) -> bool:
+    """Whether the encoder reads a list as an array of numbers (NumPy reads it as bools, ints or floats), rather than
+    as a collection of keys, each named by its text (``[Fraction(1, 3), 'a']``, ragged rows)."""
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError, OverflowError):  # ragged
+        return False
+    return array.dtype.kind in "biuf"
+
+
+def _key_number(value) -> bool:
+    """Whether ``value`` is a number a set may hold as a key, named by its digits (:func:`key_text`), never read as
+    float64: an int within float64's range (a larger one keeps its refusal), or a real number that is no int (a
+    longdouble, Decimal or Fraction the float64 rule would refuse as a value)."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (int, np.integer)):
+        return int(value).bit_length() < 1024
+    return isinstance(value, _REALS)
 
 
 class _Place:
@@ -217,20 +301,22 @@ def _parts(value, place) -> tuple[int, object] | None:
         return len(value), lambda: ((v, "key", k) for k, v in value.items() if not _plain(v))
     if isinstance(value, tuple):
         return len(value), lambda: ((v, "attribute", i) for i, v in enumerate(value) if not _plain(v))
-    if isinstance(value, list):
-        return len(value), lambda: ((v, "index", i) for i, v in enumerate(value) if not _plain(v))
-    if isinstance(value, (set, frozenset)):  # its ints are keys, named by their digits (key_text): no float64 needed
-        return len(value), lambda: ((v, "key", v) for v in value if not _plain(v) and not _int_key(v))
+    if isinstance(value, list):  # a list of keys (no numeric array) holds its numbers as keys, as a set does
+        keys = not numeric_list(value)
+        return len(value), lambda: ((v, "index", i) for i, v in enumerate(value)
+                                    if not _plain(v) and not (keys and _key_number(v)))
+    if isinstance(value, (set, frozenset)):  # its numbers are keys, named by their digits (key_text): no float64 needed
+        return len(value), lambda: ((v, "key", v) for v in value if not _plain(v) and not _key_number(v))
     if isinstance(value, np.ndarray) or (hasattr(value, "__array__") and not isinstance(value, np.generic)):
         array = np.asarray(value)
         if array.dtype.kind in _REFUSED_KINDS:
             raise OutputNotEncodable(str(place), f"an array of dtype {array.dtype}", _REFUSED_KINDS[array.dtype.kind])
-        if array.dtype.kind in "iu":
-            inexact = first_inexact_integer(array)
+        if array.dtype.kind in "iuf":
+            inexact = first_inexact_number(array)
             if inexact is not None:
                 index, number = inexact
                 raise OutputNotEncodable(str(_Place(place, "index", index)), type_text(number),
-                                         inexact_integer_text(number))
+                                         inexact_number_text(number))
         if array.dtype.kind != "O":
             return array.size, tuple
         return array.size, lambda: ((v, "index", i) for i, v in np.ndenumerate(array) if not _plain(v))
@@ -255,10 +341,10 @@ def check_output_limits(output, place: str = "y") -> None:
     stack = [(output, place, ())]  # (part, its place, the ids of the structures that hold it)
     while stack:
         value, where, holders = stack.pop()
-        problem = _number_problem(value)
-        if problem is not None:
-            raise OutputNotEncodable(str(where), type_text(value), problem)
         try:
+            problem = _number_problem(value)  # another library's real may raise when read as a float
+            if problem is not None:
+                raise OutputNotEncodable(str(where), type_text(value), problem)
             parts = _parts(value, where)
         except OutputNotEncodable:
             raise
