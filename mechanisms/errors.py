@@ -7,8 +7,8 @@ from pathlib import Path
 
 from estimators.validation import InputError
 
-__all__ = ["MechanismError", "MechanismWarning", "REFUSAL_ERRORS", "StatisticError", "exception_text", "raised_where",
-           "refuses"]
+__all__ = ["MechanismError", "MechanismWarning", "REFUSAL_ERRORS", "StatisticError", "exception_text", "raised_in_file",
+           "raised_where", "refuses"]
 
 #: What user code raises to refuse its argument's values (miaudit's own and Python's convention), by the exception
 #: class's name: :attr:`MechanismError.refused`.
@@ -35,21 +35,40 @@ def raised_where(exc: BaseException, function) -> str:
     library that did, so that a one-line error points at the line to fix.
     """
     import inspect
-    import os
-    import traceback
 
     try:  # a hostile object (a __wrapped__ cycle, an attribute that raises) gets no location, not a second error
         target = function if inspect.isfunction(inspect.unwrap(function)) else getattr(type(function), "__call__", None)
         code = getattr(inspect.unwrap(target), "__code__", None) if target is not None else None
         if code is None or any(Path(code.co_filename).resolve().is_relative_to(folder) for folder in _PACKAGES):
             return ""  # miaudit's own adapter (a per-database function's), not the user's code
-        frames = [frame for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == code.co_filename]
+    except Exception:  # noqa: BLE001 - the location is a courtesy; the error it decorates must still be raised
+        return ""
+    return raised_in_file(exc, code.co_filename)
+
+
+def raised_in_file(exc: BaseException, filename: str) -> str:
+    """Where in the file ``filename`` ``exc`` was raised: `` (at FILE line N, in NAME)``, the innermost frame of
+    its traceback in that file (`` (at FILE line N)`` for the file's top level, as it runs at import), else ``""``.
+
+    A :class:`SyntaxError` of a source file names the line the parser stopped at (in the user's file or in one it
+    imports): the traceback holds no frame of the file that failed to compile.
+    """
+    import os
+    import traceback
+
+    if isinstance(exc, SyntaxError) and exc.lineno and os.path.isfile(exc.filename or ""):  # not eval's "<string>"
+        return f" (at {os.path.basename(exc.filename)} line {exc.lineno})"
+    try:
+        wanted = Path(filename).resolve()
+        frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
+                  if frame.filename == filename or Path(frame.filename).resolve() == wanted]
     except Exception:  # noqa: BLE001 - the location is a courtesy; the error it decorates must still be raised
         return ""
     if not frames:
         return ""
     frame = frames[-1]
-    return f" (at {os.path.basename(frame.filename)} line {frame.lineno}, in {frame.name})"
+    inside = "" if frame.name == "<module>" else f", in {frame.name}"
+    return f" (at {os.path.basename(frame.filename)} line {frame.lineno}{inside})"
 
 
 def refuses(exc: BaseException) -> bool:

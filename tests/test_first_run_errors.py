@@ -151,8 +151,84 @@ def test_a_configurations_claim_notion_and_claim_form_say_what_to_write(folder, 
         "here [claim] spec = \"dp:1\"")
 
 
-def test_pair_files_of_different_shapes_are_one_line(folder, capsys):
+def test_pair_files_of_different_shapes_name_the_files_typed(folder, capsys):
     np.save(folder / "a.npy", np.zeros((10, 1)))
     np.save(folder / "c.npy", np.zeros((5, 2)))
     line = error_line(["--mechanism", "f.py:count", "--per-database", "--pair", "a.npy,c.npy", "--claim", "dp:1"], capsys)
-    assert "(--pair)" in line and "got (10, 1) and (5, 2)" in line
+    assert line == ("argument '--pair a.npy,c.npy': the two databases must have the same shape (n, k) (replace-one "
+                    "neighbours) or n and n − 1 rows (add/remove neighbours), got (10, 1) and (5, 2)")
+
+
+def test_the_second_pair_flag_is_named_as_typed(folder, capsys):
+    np.save(folder / "a.npy", np.zeros((10, 1)))
+    np.save(folder / "b.npy", np.eye(10, 1))  # record 0 differs: neighbours
+    argv = ["--mechanism", "f.py:count", "--per-database", "--pair", "a.npy,b.npy", "--pair", "b.npy,b.npy",
+            "--claim", "dp:1"]
+    assert error_line(argv, capsys) == ("argument '--pair b.npy,b.npy': the two databases are equal; a neighbouring "
+                                        "pair differs in one record")
+
+
+def test_pairs_of_a_configuration_keep_their_entry(folder, capsys):
+    np.save(folder / "a.npy", np.zeros((10, 1)))
+    config = write(folder, '[mechanism]\nspec = "f.py:count"\nper_database = true\n[claim]\nspec = "dp:1"\n'
+                           '[[pairs]]\nfirst = "a.npy"\nsecond = "a.npy"\n')
+    assert error_line([config], capsys) == ("argument '[[pairs]] entry 1 first, second (--pair)': the two databases are "
+                                            "equal; a neighbouring pair differs in one record")
+
+
+# A mechanism file that fails at import: the error says the line, counted here in the text written.
+RAISES_AT_IMPORT = "import numpy as np\n\nraise RuntimeError('boom at import')\n"
+RAISES_IN_A_HELPER = "def helper():\n    return {}['key']\n\n\nTABLE = helper()\n"
+SYNTAX_ERROR = "def count(db, rng):\n    return db.sum( +\n\nx = 1\n"
+
+
+@pytest.mark.parametrize("text,expected", [
+    (RAISES_AT_IMPORT, "executing 'bad.py' failed: RuntimeError: boom at import (at bad.py line 3)"),
+    (RAISES_IN_A_HELPER, "executing 'bad.py' failed: KeyError: 'key' (at bad.py line 2, in helper)"),
+    (SYNTAX_ERROR, "executing 'bad.py' failed: SyntaxError: '(' was never closed (at bad.py line 2)"),
+])
+def test_a_file_that_fails_at_import_says_the_line(folder, capsys, text, expected):
+    (folder / "bad.py").write_text(text)
+    assert error_line(["--mechanism", "bad.py:count", *PRIOR, "--claim", "dp:1"], capsys) == (
+        f"--mechanism 'bad.py:count': {expected}")
+
+
+def test_a_module_that_fails_at_import_says_the_line(folder, capsys, monkeypatch):
+    (folder / "failing_module_xyz.py").write_text(RAISES_AT_IMPORT)
+    monkeypatch.syspath_prepend(str(folder))
+    assert error_line(["--mechanism", "failing_module_xyz:count", *PRIOR, "--claim", "dp:1"], capsys) == (
+        "--mechanism 'failing_module_xyz:count': importing 'failing_module_xyz' failed: RuntimeError: boom at import "
+        "(at failing_module_xyz.py line 3)")
+
+
+def test_a_missing_file_says_the_folder_and_the_file_nearby(folder, capsys):
+    assert error_line(["--mechanism", "nodir/f.py:count", *PRIOR, "--claim", "dp:1"], capsys) == (
+        f"--mechanism 'nodir/f.py:count': file 'nodir/f.py' does not exist in the working directory '{folder}'; f.py "
+        "is there: here --mechanism f.py:count")
+    assert error_line(["--mechanism", "nodir/g.py:count", *PRIOR, "--claim", "dp:1"], capsys) == (
+        f"--mechanism 'nodir/g.py:count': file 'nodir/g.py' does not exist in the working directory '{folder}'")
+
+
+def test_a_missing_file_of_a_configuration_says_its_folder(folder, capsys):
+    # The configuration in a folder of its own, its spec written from the working directory: f.py is one up.
+    (folder / "configs").mkdir()
+    (folder / "configs" / "audit.toml").write_text('[mechanism]\nspec = "f.py:count"\nper_database = true\n'
+                                                   '[prior]\nspec = "builtin:bernoulli"\n[claim]\nspec = "dp:1"\n')
+    assert error_line([str(folder / "configs" / "audit.toml")], capsys) == (
+        f"--mechanism 'f.py:count': file 'f.py' does not exist in the configuration file's folder '{folder}/configs'; "
+        f"f.py is in the working directory '{folder}': here --mechanism ../f.py:count")
+    (folder / "configs" / "audit.toml").write_text('[mechanism]\nspec = "f.py:count"\nper_database = true\n'
+                                                   '[prior]\nspec = "priors/p.py:draw"\n[claim]\nspec = "dp:1"\n')
+    (folder / "configs" / "f.py").write_text(FUNCTIONS)
+    assert error_line([str(folder / "configs" / "audit.toml")], capsys) == (
+        f"[prior] spec (--prior) 'priors/p.py:draw': file 'priors/p.py' does not exist in the configuration file's "
+        f"folder '{folder}/configs'")
+
+
+def test_too_few_samples_name_the_key_and_its_flag(folder, capsys):
+    # Stopped before any mechanism run by the engine's floor of held-out draws (audit.engine).
+    status = main(["audit", "--mechanism", "f.py:count", *PRIOR, "--claim", "dp:1", "--samples", "10"])
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert status == 2 and line == (
+        "miaudit audit: error: [audit] samples (--samples) is 10: too small to certify anything, the held-out split "
+        "would have fewer than 200 samples; use at least 400")

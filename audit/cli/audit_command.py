@@ -16,7 +16,7 @@ from audit.cli.main import add_device_option
 from audit.config.building import build_spec
 from audit.config.files import apply_overrides, load_config, override_key
 from audit.config.hints import claim_form_error, claim_notion_error, split_claim_error
-from audit.config.keys import flag_keys
+from audit.config.keys import PAIR_FLAGS, flag_keys
 from estimators.validation import InputWarning
 from audit.report import report_target, summary_table, terminal_text
 from estimators.validation import InputError, check_positive
@@ -86,6 +86,7 @@ def _flag_config(args) -> dict:
         # Flags name files from the current folder, not from a configuration file's.
         config["pairs"] = [{"first": str(Path(first).absolute()), "second": str(Path(second).absolute())}
                            for first, second in map(split_pair_flag, args.pair)]
+        config[PAIR_FLAGS] = list(args.pair)  # errors name each pair's files as typed
     if args.claim is not None:  # "" too: parse_claim names it
         relation = config.get("claim", {}).get("relation")
         if relation is not None:  # replace:1 is replace-one; a relation that is none is named here, as --relation

@@ -94,9 +94,8 @@ from estimators.validation import InputError, InputWarning, plain_toml
 from mechanisms.base import MechanismError
 from mechanisms.claims.claim import CLAIM_SYNTAX, Claim
 from mechanisms.claims.parsing import claim_from_table, parse_claim
-from mechanisms.inputs.neighbouring_pair import checked_pair
 from mechanisms.execution.runner import ExecutionSettings
-from mechanisms.adapters.loading import load_object
+from mechanisms.adapters.loading import load_object, resolve_spec
 from mechanisms.adapters.recognition import load_mechanism
 from mechanisms.inputs.priors import Prior, ProductBernoulli, ProductGaussian, UniformBox
 from mechanisms.inputs.user_priors import UserPrior
@@ -105,30 +104,21 @@ from mechanisms.inputs.relation import ADD_REMOVE, REPLACE_ONE, check_relation, 
 from audit.config.schema import validate_table
 from audit.frameworks import PufferfishFramework, SecretFunction, SecretPair
 from audit.config.domain_pairs import domain_pairs, split_alpha_for_both, tests_both_relations, with_add_remove_companion
-from audit.search.input_domain import check_pair_in_domain, check_priors_in_domain, parse_domain
+from audit.search.input_domain import check_priors_in_domain, parse_domain
 from audit.search.prior_search import differing_record
 
+from audit.config.given_pairs import given_pairs
 from audit.config.hints import claim_form_error, claim_notion_error, mechanism_spec_error
-from audit.config.keys import (ARRAYS_OF_TABLES, BASE_DIR, BUILTIN_PRIORS, DP_NOTIONS, KEYS, TABLES, check_value_types,
-                               keys_of)
+from audit.config.keys import (ARRAYS_OF_TABLES, BASE_DIR, BUILTIN_PRIORS, DP_NOTIONS, KEYS, PRIVATE_ENTRIES, TABLES,
+                               array_of_tables, check_value_types, keys_of)
 
 if TYPE_CHECKING:  # for the annotations only: audit.spec loads torch and scipy (imported in _build_spec)
     from audit.spec import AuditSpec
 
 
-def _resolve(spec: str, base_dir: str | None) -> str:
-    """Make the FILE part of FILE.py:NAME relative to the configuration's folder."""
-    source, sep, name = spec.rpartition(":")
-    if source.startswith("~") and source.endswith(".py"):  # ~/f.py, quoted or from TOML: the shell did not expand it
-        source = str(Path(source).expanduser())
-    if base_dir and source.endswith(".py") and not Path(source).is_absolute():
-        return str(Path(base_dir) / source) + sep + name
-    return source + sep + name if source else spec
-
-
 def _absolute(spec: str, base_dir: str | None) -> str:
     """A FILE.py:NAME spec with its file made absolute (Ray workers do not run in this folder)."""
-    spec = _resolve(spec, base_dir)
+    spec = resolve_spec(spec, base_dir)
     source, sep, name = spec.rpartition(":")
     if source.endswith(".py"):
         return str(Path(source).resolve()) + sep + name
@@ -155,19 +145,12 @@ def _named(label: str, error: InputError) -> InputError:
 
 def _check_top_level(config: dict) -> None:
     for name in config:
-        if name == BASE_DIR or name in TABLES or name in ARRAYS_OF_TABLES:
+        if name in PRIVATE_ENTRIES or name in TABLES or name in ARRAYS_OF_TABLES:
             continue
         homes = [key.table for key in KEYS if key.name == name]
         hint = f"; did you mean [{homes[0]}] {name} (--set {homes[0]}.{name}=...)?" if homes else ""
         raise InputError(f"unknown configuration entry {name!r}; the tables are "
                          f"{', '.join(TABLES + tuple(ARRAYS_OF_TABLES))}{hint}")
-
-
-def _array_of_tables(config: dict, name: str) -> list:
-    value = config.get(name, [])
-    if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
-        raise InputError(f"configuration entry '{name}' must be an array of tables ([[{name}]])")
-    return value
 
 
 def _prior_kind(spec, entry) -> str:
@@ -225,7 +208,7 @@ def _prior(raw: dict, where: str, base_dir, entry, notion: str, allow_nan: bool 
                              "entries do not fit in memory") from None
     if kind == "catalog":
         return entry.prior if spec is None else _catalog_entry(spec.split(":", 1)[1], f"{where} spec (--prior)").prior
-    loaded = load_object(_resolve(spec, base_dir), f"{where} spec (--prior)")
+    loaded = load_object(spec, f"{where} spec (--prior)", base_dir=base_dir)
     declared = [name for name in ("independent_rows", "independent_columns", "discrete") if name in table]
     if isinstance(loaded, Prior):
         if declared:
@@ -250,10 +233,10 @@ def _framework(raw: dict, base_dir, notion: str) -> PufferfishFramework | None:
         if extra:
             raise InputError(f"[secret] {', '.join(extra)} describe{'s' if len(extra) == 1 else ''} the public part w; "
                              "give it with --public FILE.py:W or [secret] w, or drop them")
-    g = SecretFunction(f"g = {table['g']}", load_object(_resolve(table["g"], base_dir), "[secret] g (--secret)"))
+    g = SecretFunction(f"g = {table['g']}", load_object(table["g"], "[secret] g (--secret)", base_dir=base_dir))
     if "w" not in table:
         return PufferfishFramework("user secret", (g,), description="the secret g with no public information")
-    w = SecretFunction(f"w = {table['w']}", load_object(_resolve(table["w"], base_dir), "[secret] w (--public)"),
+    w = SecretFunction(f"w = {table['w']}", load_object(table["w"], "[secret] w (--public)", base_dir=base_dir),
                        always_discrete=table.get("w_discrete", False))
     pair = SecretPair(g, w, "always" if table.get("independent", False) else "unknown")
     return PufferfishFramework("user secret", (g,), (w,), (pair,), description="the secret g given the public w")
@@ -278,35 +261,6 @@ def _claim(raw, notion: str) -> tuple:
         return claim_from_table(table, where="[claim] (--claim)", origin="[claim]"), relation
     except InputError:  # a spec in another form (dp=1, dp:1,1e-5): say the form it means
         raise claim_form_error(table.get("spec"), "[claim] spec") or sys.exc_info()[1] from None
-
-
-def _pairs(config: dict, entry, searching: bool, shape, notion: str, relation: str | None = None, domain=None) -> tuple:
-    pairs, allow_nan = [], config.get("audit", {}).get("allow_nan") is True  # --allow-nan: missing values
-    for number, raw in enumerate(_array_of_tables(config, "pairs"), start=1):
-        where = f"[[pairs]] entry {number}"
-        table = validate_table(raw, keys_of("pairs"), where, notion=notion)
-        if "first" not in table or "second" not in table:
-            raise InputError(f"{where} needs 'first' and 'second' (databases as arrays of rows, or .npy files)")
-        first, second = table["first"], table["second"]
-        if isinstance(first, str) and isinstance(second, str):
-            base = Path(config.get("_base_dir") or ".")
-            from mechanisms.inputs.pair_files import pair_from_files  # scipy, via the catalog
-
-            pair = pair_from_files(base / first, base / second, f"{where} first, second (--pair)", relation,
-                                   allow_nan)
-        else:
-            for name, value in (("first", first), ("second", second)):
-                if not isinstance(value, (list, tuple)):
-                    raise InputError(f"{where} {name} must be an array of rows or a .npy file name, got {plain_toml(value)}")
-            pair = checked_pair(first, second, f"{where} first, second", "supplied in the configuration", relation,
-                                allow_nan)
-        if shape is not None and pair.database_shape != shape:
-            raise InputError(f"argument '{where} (--pair)': first and second must have the prior's database shape "
-                             f"{shape}, got {pair.database_shape}")
-        pairs.append(check_pair_in_domain(pair, domain, f"{where} (--pair) against --domain"))
-    if searching and entry is not None:
-        pairs += list(entry.pairs)
-    return tuple(pairs)
 
 
 def _critic(raw: dict, notion: str) -> CriticConfig:
@@ -472,7 +426,7 @@ def _build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None
         spec_error = None if "command" in mechanism_table else mechanism_spec_error(spec, base_dir)
         if spec_error is not None:  # f.py without its function, or count without its file
             raise spec_error
-        loaded = load_mechanism(mechanism_table, lambda text: _resolve(text, base_dir))
+        loaded = load_mechanism(mechanism_table, base_dir)
         mechanism, name = loaded.mechanism, loaded.name
     if claim is None and entry is not None:
         claim = entry.claimed.as_claim(origin=f"catalog entry {entry.name}")
@@ -507,7 +461,7 @@ def _build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None
         raise InputError("give the priors either as one [prior] table (or the --prior flags) or as [[priors]] "
                          "tables, not both")
     if "priors" in config:
-        tables = _array_of_tables(config, "priors")
+        tables = array_of_tables(config, "priors")
         if not tables:
             raise InputError("configuration entry 'priors' must hold at least one [[priors]] table")
         places = [f"[[priors]] entry {number}" for number in range(1, len(tables) + 1)]
@@ -515,7 +469,7 @@ def _build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None
         tables, places = [config.get("prior", {})], ["[prior]"]
     if pairs_only:
         # Under DP, Θ is all distributions: the two-point priors on the pairs alone are a complete Θ.
-        pairs = _pairs(config, None, False, None, notion, pair_relation, user_domain)
+        pairs = given_pairs(config, None, False, None, notion, pair_relation, user_domain)
         from mechanisms.inputs.pair_files import check_pairs_agree
 
         check_pairs_agree(pairs)
@@ -546,7 +500,7 @@ def _build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None
             records = tuple(sorted({differing_record(pair) for pair in pairs}))
         pairs = ()
     else:
-        pairs = _pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion, pair_relation, user_domain)
+        pairs = given_pairs(config, entry, bool(audit.get("prior_search", 0)), shape, notion, pair_relation, user_domain)
         relation = _audit_relation(claim, relation_given, pairs)
     # The relation typed counts too: an entry's own (replace) pairs would otherwise set the audited one.
     add_remove = next((r for r in (relation, relation_given) if r is not None and relation_kind(r) == ADD_REMOVE), None)
@@ -572,7 +526,7 @@ def _build_spec(config: dict, *, quiet: bool = True, max_runs: int | None = None
     # Pairs the auditor chooses from the mechanism's declared input domain (audit.config.domain_pairs).
     if (loaded is not None or user_domain is not None) and notion in DP_NOTIONS \
             and not (pairs_only and relation_kind(relation) == ADD_REMOVE):
-        given = _pairs(config, None, False, None, notion, pair_relation) if pairs_only else pairs
+        given = given_pairs(config, None, False, None, notion, pair_relation) if pairs_only else pairs
         added, domain_notes, domain = domain_pairs(mechanism, user_domain, priors, given, shape, relation, claim, audit,
                                                    name, execution)
         notes = tuple(notes) + domain_notes

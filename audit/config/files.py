@@ -10,7 +10,7 @@ from pathlib import Path
 
 from estimators.validation import InputError, plain_toml
 
-from audit.config.keys import BASE_DIR
+from audit.config.keys import BASE_DIR, PRIVATE_ENTRIES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -87,8 +87,8 @@ def override_key(assignment: str) -> list:
     parts = [part.strip() for part in assignment.split("=", 1)[0].strip().split(".")]
     if not all(parts):
         raise InputError(f"argument '--set' has an empty key in {assignment!r}")
-    if parts[0] == BASE_DIR:
-        raise InputError(f"argument '--set': {BASE_DIR!r} is not a configuration entry")
+    if parts[0] in PRIVATE_ENTRIES:
+        raise InputError(f"argument '--set': {parts[0]!r} is not a configuration entry")
     return parts
 
 

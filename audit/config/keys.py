@@ -9,7 +9,7 @@ import dataclasses
 
 from estimators.choices import MI_CRITICS, OTHERS
 from estimators.critic_config import NEURAL_ESTIMATORS, OUTPUT_RANGE_LIMITS, CriticConfig
-from estimators.validation import plain_toml
+from estimators.validation import InputError, plain_toml
 from mechanisms.execution.runner import BACKENDS, MAX_TIMEOUT_S
 from mechanisms.inputs.relation import RELATION_SYNTAX
 
@@ -191,6 +191,11 @@ TABLES = ("mechanism", "prior", "audit", "secret", "claim", "critic", "execution
 ARRAYS_OF_TABLES = {"priors": "prior", "pairs": "pairs"}
 #: Where :func:`audit.config.files.load_config` records the configuration file's folder (relative paths start there).
 BASE_DIR = "_base_dir"
+#: Where the command line records each ``--pair`` as typed (``a.npy,b.npy``), one per ``[[pairs]]`` table it writes,
+#: for errors that name the files the user typed (:mod:`audit.config.given_pairs`).
+PAIR_FLAGS = "_pair_flags"
+#: The configuration's private entries: what the command line and the file loader record, never a user's key.
+PRIVATE_ENTRIES = (BASE_DIR, PAIR_FLAGS)
 
 
 def keys_of(table: str) -> dict:
@@ -201,6 +206,14 @@ def keys_of(table: str) -> dict:
 def flag_keys() -> tuple:
     """The keys a command-line flag sets, in declaration order."""
     return tuple(key for key in KEYS if key.flag)
+
+
+def array_of_tables(config: dict, name: str) -> list:
+    """The tables of ``config``'s array of tables ``name`` (``[[priors]]``, ``[[pairs]]``); none where it is absent."""
+    value = config.get(name, [])
+    if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+        raise InputError(f"configuration entry '{name}' must be an array of tables ([[{name}]])")
+    return value
 
 
 def check_value_types(config: dict) -> None:

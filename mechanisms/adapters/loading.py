@@ -16,13 +16,16 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import os
+import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 from estimators.validation import InputError
+from mechanisms.errors import exception_text, raised_in_file
 
-__all__ = ["load_object", "split_spec"]
+__all__ = ["load_object", "resolve_spec", "split_spec"]
 
 
 def split_spec(spec: str, what: str = "object") -> tuple[str, str]:
@@ -46,9 +49,41 @@ def split_spec(spec: str, what: str = "object") -> tuple[str, str]:
     return source, name
 
 
-def _module_from_file(path: Path, spec: str, what: str):
+def resolve_spec(spec: str, base_dir: str | None) -> str:
+    """``spec`` with the FILE part of ``FILE.py:NAME`` made relative to ``base_dir`` (a configuration file's folder)
+    and a leading ``~`` expanded (quoted, or from a TOML file, the shell did not expand it)."""
+    source, sep, name = spec.rpartition(":")
+    if source.startswith("~") and source.endswith(".py"):
+        source = str(Path(source).expanduser())
+    if base_dir and source.endswith(".py") and not Path(source).is_absolute():
+        return str(Path(base_dir) / source) + sep + name
+    return source + sep + name if source else spec
+
+
+def _missing_file(source: str, name: str, spec: str, what: str, base_dir: str | None) -> InputError:
+    """The error for ``FILE.py`` (``source`` as typed) that does not exist: the folder a relative path was read from
+    (``base_dir``, a configuration file's, else the working directory) and, where a file of that name is nearby (in
+    that folder, or the path typed, or the name, in the working directory), the spec that names it."""
+    message = f"{what} {spec!r}: file {source!r} does not exist"
+    typed = Path(source).expanduser()
+    if typed.is_absolute():
+        return InputError(message)
+    folder, here = (Path(base_dir), "the configuration file's folder") if base_dir else (Path.cwd(), "the working directory")
+    message += f" in {here} {str(folder)!r}"
+    asked = folder / typed
+    for nearby in (folder / typed.name, Path.cwd() / typed, Path.cwd() / typed.name):
+        if nearby != asked and nearby.is_file():
+            place = "is there" if nearby.parent == folder else f"is in the working directory {str(Path.cwd())!r}"
+            written = f"{os.path.relpath(nearby, folder)}:{name}"
+            flag = re.search(r"--[a-z][a-z-]*", what)  # "[prior] spec (--prior)": the flag that takes the spec
+            return InputError(f"{message}; {nearby.name} {place}: here "
+                              + (f"{flag.group()} {written}" if flag else repr(written)))
+    return InputError(message)
+
+
+def _module_from_file(path: Path, spec: str, what: str, missing=None):
     if not path.is_file():
-        raise InputError(f"{what} {spec!r}: file {str(path)!r} does not exist")
+        raise missing() if missing is not None else InputError(f"{what} {spec!r}: file {str(path)!r} does not exist")
     # A unique module name per file, so two user files called mech.py do not collide,
     # and registered in sys.modules so that dataclasses and pickling inside it work.
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
@@ -65,9 +100,25 @@ def _module_from_file(path: Path, spec: str, what: str):
         sys.modules.pop(module_name, None)
         if isinstance(exc, InputError):  # out of time or sys.exit (a MechanismError): named already
             raise
-        raise InputError(f"{what} {spec!r}: executing {str(path)!r} failed: "
-                         f"{type(exc).__name__}: {exc}") from exc
+        raise InputError(f"{what} {spec!r}: executing {str(path)!r} failed: {_raised(exc)}"
+                         f"{raised_in_file(exc, str(path))}") from exc
     return module
+
+
+def _raised(exc: BaseException) -> str:
+    """``TYPE: message`` of an exception user code raised on import; a :class:`SyntaxError`'s message without the
+    ``(FILE, line N)`` it appends, which :func:`~mechanisms.errors.raised_in_file` says as for any other error."""
+    text = exc.msg if isinstance(exc, SyntaxError) and exc.msg else str(exc)
+    return f"{type(exc).__name__}{exception_text(text)}"
+
+
+def _raised_in_module(exc: BaseException, module_name: str) -> str:
+    """Where in the module ``module_name``'s file ``exc`` was raised (:func:`~mechanisms.errors.raised_in_file`)."""
+    try:
+        origin = importlib.util.find_spec(module_name).origin
+    except Exception:  # noqa: BLE001 - the location is a courtesy; the error it decorates must still be raised
+        origin = None
+    return raised_in_file(exc, origin) if origin else ""
 
 
 def _run_bounded(fn, argument, who: str):
@@ -114,11 +165,11 @@ def _module_by_import(module_name: str, spec: str, what: str):
     except ModuleNotFoundError as exc:
         raise InputError(f"{what} {spec!r}: no module named {exc.name!r}") from exc
     except Exception as exc:  # noqa: BLE001 - user code may raise anything on import
-        raise InputError(f"{what} {spec!r}: importing {module_name!r} failed: "
-                         f"{type(exc).__name__}: {exc}") from exc
+        raise InputError(f"{what} {spec!r}: importing {module_name!r} failed: {_raised(exc)}"
+                         f"{_raised_in_module(exc, module_name)}") from exc
 
 
-def load_object(spec: str, what: str = "object", *, require_callable: bool = True):
+def load_object(spec: str, what: str = "object", *, require_callable: bool = True, base_dir: str | None = None):
     """Load the object named by ``spec``.
 
     Parameters
@@ -129,6 +180,9 @@ def load_object(spec: str, what: str = "object", *, require_callable: bool = Tru
         What is loaded, for error messages (e.g. ``"--mechanism"``).
     require_callable : bool
         Raise unless the object is callable (default True).
+    base_dir : str, optional
+        The folder a relative ``FILE.py`` is read from (a configuration file's, :func:`resolve_spec`); default the
+        working directory. Errors name ``spec`` as typed.
 
     Returns
     -------
@@ -142,7 +196,8 @@ def load_object(spec: str, what: str = "object", *, require_callable: bool = Tru
     """
     source, name = split_spec(spec, what)
     if source.endswith(".py"):
-        module = _module_from_file(Path(source), spec, what)
+        path = Path(resolve_spec(spec, base_dir).rpartition(":")[0])
+        module = _module_from_file(path, spec, what, lambda: _missing_file(source, name, spec, what, base_dir))
     else:
         module = _module_by_import(source, spec, what)
     obj, holder = module, source

@@ -206,7 +206,7 @@ def per_database_mechanism(function, name: str, *, what: str, option: str) -> Re
                                       "mechanisms.outputs.encoding)",))
 
 
-def load_mechanism(table: Mapping, resolve: Callable[[str], str] = lambda spec: spec) -> RecognizedMechanism:
+def load_mechanism(table: Mapping, base_dir: str | None = None) -> RecognizedMechanism:
     """The mechanism a ``[mechanism]`` table names (not a ``catalog:`` one), recognized and wrapped.
 
     Parameters
@@ -217,9 +217,9 @@ def load_mechanism(table: Mapping, resolve: Callable[[str], str] = lambda spec: 
         any structure are encoded, :mod:`mechanisms.outputs.encoding`); for a command ``wire`` and
         ``timeout``; for a library mechanism ``query``
         (``FILE.py:NAME`` of ``query(db)``), ``params`` (a table), ``sensitivity``, ``delta``.
-    resolve : callable
-        Maps a ``FILE.py:NAME`` spec to one relative to the right folder (a configuration
-        file's).
+    base_dir : str, optional
+        The folder a relative ``FILE.py`` is read from (a configuration file's); default the
+        working directory.
 
     Raises
     ------
@@ -245,12 +245,12 @@ def load_mechanism(table: Mapping, resolve: Callable[[str], str] = lambda spec: 
     spec = table["spec"]
     if not isinstance(spec, str):
         raise InputError(f"[mechanism] spec must be a string \"FILE.py:NAME\", got {spec!r}")
-    obj = load_object(resolve(spec), "--mechanism", require_callable=False)
+    obj = load_object(spec, "--mechanism", require_callable=False, base_dir=base_dir)
     query = table.get("query")
     if query is not None:
         if not isinstance(query, str):
             raise InputError(f"[mechanism] query must be a string \"FILE.py:NAME\", got {query!r}")
-        query = load_object(resolve(query), "[mechanism] query")
+        query = load_object(query, "[mechanism] query", base_dir=base_dir)
     params = table.get("params")
     if params is not None and not isinstance(params, Mapping):
         raise InputError(f"[mechanism] params must be a table of keyword arguments, got {params!r}")
