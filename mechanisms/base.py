@@ -24,7 +24,8 @@ from estimators.validation import (BEYOND_FLOAT64, InputError, as_float_array, a
 
 from mechanisms.errors import MechanismError, StatisticError, exception_text, raised_where, refuses
 from mechanisms.calls.user_call import TIMEOUT_HINT, call_user_code
-from mechanisms.outputs.limits import first_inexact_number, inexact_number_text, number_noun, type_text
+from mechanisms.outputs.limits import (first_inexact_number, first_text_entry, inexact_number_text, number_noun,
+                                      type_text)
 
 __all__ = [
     "Mechanism",
@@ -228,7 +229,8 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
         Naming ``who`` when ``values`` is not numeric, not of shape ``(m, d)`` with
         ``d >= 1``, holds a number that float64 does not hold exactly (``2**64 + 5``, which the cast would
         read as ``2**64``; a longdouble, Decimal or Fraction such as ``Fraction(1, 3)``:
-        :func:`mechanisms.outputs.limits.first_inexact_number`) or holds NaN/inf (the message gives the first
+        :func:`mechanisms.outputs.limits.first_inexact_number`), holds text (which the cast would parse:
+        :func:`mechanisms.outputs.limits.first_text_entry`) or holds NaN/inf (the message gives the first
         offending database).
     """
     check_real(values, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
@@ -252,6 +254,15 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
             f"{who} returned {what} for a batch of {m} database{'' if m == 1 else 's'}; expected ({m}, d) with "
             f"d >= 1{hint}", mechanism=who,
         )
+    text = first_text_entry(values)
+    if text is not None:  # the float64 cast would parse it: "0.1000…01" read as 0.1
+        index, value = text
+        shown = value.item() if isinstance(value, np.generic) else value
+        per_database = (", or text from a function of one database (--per-database), where a string is a category, "
+                        "every character kept") if who.startswith("mechanism ") else ""
+        raise MechanismError(f"{who} returned text ({shown!r}) for database {index[0]}: a batched output is read as "
+                             "numbers, and a cast would parse the text, its digits past float64's lost; release "
+                             f"numbers{per_database}", mechanism=who, database_index=int(index[0]))
     inexact = first_inexact_number(values)
     if inexact is not None:  # the float64 cast above rounded it silently (2**64 + 5 read as 2**64, 1/3 as 0.333…)
         index, number = inexact

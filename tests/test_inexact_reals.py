@@ -217,3 +217,34 @@ def test_a_table_of_fractions_float64_would_round_is_one_error_and_exact_ones_ar
         EmpiricalResample(table, 2)
     exact = np.array([[Fraction(1, 2)], [Fraction(3, 4)]], dtype=object)
     assert EmpiricalResample(exact, 2).data.tolist() == [[0.5], [0.75]]
+
+
+def _text_in_second_row(dbs, rng):
+    # Database 1 (secret 1) releases its value as text with a digit past float64's; the others a float.
+    return [[("0.1000000000000000000001" if int(db[0, 0]) else 0.1)] for db in dbs]
+
+
+@pytest.mark.parametrize("mechanism, shown", [
+    pytest.param(lambda dbs, rng: np.array([["0.1000000000000000000001" if int(db[0, 0]) else "0.1"] for db in dbs]),
+                 "'0.1'", id="string-array"),
+    pytest.param(_text_in_second_row, "'0.1000000000000000000001'", id="object-list"),
+    pytest.param(lambda dbs, rng: np.array([[b"3"] for db in dbs]), "b'3'", id="bytes-array"),
+])
+def test_a_batched_output_holding_text_is_refused_not_parsed(mechanism, shown):
+    # float("0.1000000000000000000001") == 0.1: the cast would make the secret's two outputs one number.
+    assert float("0.1000000000000000000001") == 0.1
+    batch = np.stack([_secret(0), _secret(1), _secret(0)])
+    with pytest.raises(MechanismError) as raised:
+        sample_mechanism(mechanism, batch, 0, name="m")
+    message = str(raised.value)
+    database = 1 if shown.startswith("'0.1000") else 0
+    assert message.startswith(f"mechanism 'm' returned text ({shown}) for database {database}: a batched output is "
+                              "read as numbers")
+    assert "--per-database" in message and "\n" not in message and raised.value.database_index == database
+
+
+def test_a_secret_function_returning_text_is_refused_without_the_per_database_hint():
+    with pytest.raises(MechanismError) as raised:
+        check_batch_output([["1"], ["2"]], 2, "secret function 'g'")
+    assert str(raised.value).startswith("secret function 'g' returned text ('1') for database 0")
+    assert "--per-database" not in str(raised.value)

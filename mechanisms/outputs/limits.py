@@ -37,7 +37,7 @@ import numpy as np
 from estimators.validation import InputError
 
 __all__ = ["ACCEPTED", "EXACT_INTEGERS", "MAX_DEPTH", "MAX_ELEMENTS", "OutputNotEncodable", "check_output_limits",
-           "first_inexact_number", "inexact_number_text", "key_text", "number_noun", "numeric_list", "public_fitted", "type_text"]
+           "first_inexact_number", "first_text_entry", "inexact_number_text", "key_text", "number_noun", "numeric_list", "public_fitted", "type_text"]
 
 #: The most parts one output may hold in all (about 0.3 s to encode; module docstring).
 MAX_ELEMENTS = 100_000
@@ -115,6 +115,30 @@ def type_text(value) -> str:
     name = "array" if isinstance(value, np.ndarray) else type(value).__name__
     vowel = name[:1].lower() in "aeiou" and not name.lower().startswith("uint")  # a uint64 ("you-int")
     return f"{'an' if vowel else 'a'} {name}"
+
+
+def first_text_entry(values) -> tuple | None:
+    """(index, value) of the first string or bytes in ``values``, an array or what NumPy reads as one, None where
+    there is none (or NumPy cannot read ``values``: the caller's conversion says why).
+
+    A float64 cast parses strings (``"0.1000000000000000000001"`` is read as 0.1): a batched output holding
+    text would be rounded silently, where a function of one database's string is a category, every
+    character kept."""
+    array = values
+    if not isinstance(values, np.ndarray):
+        try:
+            array = np.asarray(values)
+            if array.dtype.kind in "USO":  # NumPy writes a list's numbers beside its text as text: read each as given
+                array = np.asarray(values, dtype=object)
+        except (TypeError, ValueError, OverflowError):
+            return None
+    if array.dtype.kind in "US":
+        return (np.unravel_index(0, array.shape), array.flat[0]) if array.size else None
+    if array.dtype.kind == "O":
+        for index, value in np.ndenumerate(array):
+            if isinstance(value, (str, bytes, np.str_, np.bytes_)):
+                return index, value
+    return None
 
 
 def number_noun(value) -> str:
