@@ -41,10 +41,10 @@ EVENT_RUNS_PER_SAMPLE = 1.0
 
 
 def audit_argument(key: str) -> str:
-    """The :class:`AuditSpec` field ``key`` as the audit's messages name it, as every configuration error names a
-    key: ``[audit] KEY (--KEY)`` (the field of :class:`AuditSpec` has the key's name), the flag as the mechanism
-    layer writes it (:func:`mechanisms.execution.memory.audit_flag`: underscores as hyphens)."""
-    return f"[audit] {key} ({audit_flag(key)})"
+    """The :class:`AuditSpec` field ``key`` as the audit's messages name it: the Python argument, its flag and its
+    configuration key: ``argument 'KEY' (--KEY, [audit] KEY)``, the flag as the mechanism layer writes it
+    (:func:`mechanisms.execution.memory.audit_flag`: underscores as hyphens)."""
+    return f"argument '{key}' ({audit_flag(key)}, [audit] {key})"
 
 
 @dataclass(frozen=True, eq=False)

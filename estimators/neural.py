@@ -170,7 +170,7 @@ def check_split_sizes(n: int, fractions, *, eval_shifts: int = 0, what: str = "a
     if not _splits_suffice(split_sizes(n, fractions), eval_shifts):
         shifts = (f" and a test split of more than {shifts_name} = {eval_shifts}" if eval_shifts >= MIN_SPLIT_SAMPLES
                   else "")
-        raise InputError(f"{what} {'has' if what.startswith(('argument ', '[')) else 'have'} {counted(n, 'sample')}, too few "
+        raise InputError(f"{what} {'has' if what.startswith('argument ') else 'have'} {counted(n, 'sample')}, too few "
                          f"for the critics' train, validation and test splits of at least {MIN_SPLIT_SAMPLES} each"
                          f"{shifts}: it needs at least {minimum_split_samples(fractions, eval_shifts)}")
 

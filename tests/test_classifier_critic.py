@@ -246,8 +246,9 @@ def test_the_fallback_to_neural_critics_is_memory_checked_before_they_train(monk
     assert plan_audit(spec, [(prior, None) for prior in spec.priors]).mi_critic == "classifier"
     with pytest.raises(InputError, match=rf"'samples' \(2000\).*at least {re.escape(memory.format_bytes(base + features + models))}"
                                          r".*critic features .*" + re.escape(
-                                             "lower [audit] samples (--samples) or [audit] slices (--slices), "
-                                             "or audit fewer records: [audit] records (--records)")):
+                                             "lower argument 'samples' (--samples, [audit] samples) or argument "
+                                             "'slices' (--slices, [audit] slices), or audit fewer records: argument "
+                                             "'records' (--records, [audit] records)")):
         run_audit(spec)
     assert trained == []
 
@@ -278,7 +279,7 @@ def test_eval_shifts_not_below_the_test_split_is_an_error_naming_the_key(mi_crit
     with pytest.raises(InputError) as info:
         run_audit(spec)
     assert str(info.value) == (
-        f"[audit] samples (--samples) is 400: the critics' test split must hold more draws than "
+        f"argument 'samples' (--samples, [audit] samples) is 400: the critics' test split must hold more draws than "
         f"[critic] eval_shifts = 200; use at least {need} samples or fewer eval_shifts")
     assert calls == []
     assert need == 401  # 401 - round(160.4) - round(40.1) = 201 held-out draws

@@ -313,6 +313,6 @@ def test_too_few_samples_to_certify_names_the_flag_and_the_floor(capsys):
     err = capsys.readouterr().err
     assert code == 2
     error_lines = [line for line in err.splitlines() if "error:" in line]
-    assert error_lines == ["miaudit audit: error: [audit] samples (--samples) is 10: too small "
+    assert error_lines == ["miaudit audit: error: argument 'samples' (--samples, [audit] samples) is 10: too small "
                            "to certify anything, the held-out split would have fewer than 200 samples; use at "
                            "least 400"]

@@ -123,7 +123,7 @@ def test_the_audit_s_critics_stay_on_the_cpu_under_auto_where_the_gpu_cannot_hol
     assert critic_device(asked, plan)[0].type == "cuda"  # as asked: the audit's memory check refuses it
     with pytest.raises(InputError) as refused:  # the models hold more than the inputs: the critic settings named
         critic_memory(asked, plan, "cuda")
-    named = "argument 'critic' (hidden" if models > features else "[audit] samples (--samples)"
+    named = "argument 'critic' (hidden" if models > features else "argument 'samples' (--samples, [audit] samples)"
     assert refused.value.args[0].startswith(named) and "of GPU memory" in refused.value.args[0]
 
 

@@ -284,8 +284,8 @@ def test_an_audit_whose_sliced_critics_exceed_memory_is_one_line_before_running(
     assert calls == []  # refused before any sampling
     line, = capsys.readouterr().err.strip().splitlines()
     assert f"at least {format_bytes(base + features + models)}" in line
-    assert line.endswith("lower [audit] samples (--samples) or [audit] slices (--slices), "
-                         "or audit fewer records: [audit] records (--records)")
+    assert line.endswith("lower argument 'samples' (--samples, [audit] samples) or argument 'slices' (--slices, "
+                         "[audit] slices), or audit fewer records: argument 'records' (--records, [audit] records)")
 
 
 def test_cgroup_memory_limit_bounds_the_memory_available(tmp_path, monkeypatch):

@@ -117,11 +117,11 @@ def test_names_may_say_the_critic_cannot_be_set():
 
 
 # The audit's memory check (mechanisms.execution.memory.check_audit_memory) names the budgets it asks to lower as
-# every audit message names them: the configuration key and its flag (audit.critic_cost).
-SAMPLES = "[audit] samples (--samples)"
-SLICES = "[audit] slices (--slices)"
-RECORDS = "[audit] records (--records)"
-EVENT_RUNS = "[audit] event_runs (--event-runs)"
+# every audit message names them: the argument, the flag and the configuration key (audit.critic_cost).
+SAMPLES = "argument 'samples' (--samples, [audit] samples)"
+SLICES = "argument 'slices' (--slices, [audit] slices)"
+RECORDS = "argument 'records' (--records, [audit] records)"
+EVENT_RUNS = "argument 'event_runs' (--event-runs, [audit] event_runs)"
 
 
 @pytest.mark.parametrize("budget, expected", [
@@ -134,7 +134,7 @@ EVENT_RUNS = "[audit] event_runs (--event-runs)"
     (dict(samples=1000, shape=(3, 1), priors=1, critics={"critic features": 10**9, "critic models": 10**9},
           available=10**6), f"; lower {SAMPLES} or {SLICES}, or audit fewer records: {RECORDS}"),
 ])
-def test_the_audit_memory_hint_names_the_key_and_flag(budget, expected):
+def test_the_audit_memory_hint_names_the_argument_flag_and_key(budget, expected):
     from audit.critic_cost import AUDIT_MEMORY_NAMES
     from mechanisms.execution.memory import check_audit_memory
 
@@ -145,7 +145,7 @@ def test_the_audit_memory_hint_names_the_key_and_flag(budget, expected):
     # Without names (a caller outside the audit), the flags alone.
     with pytest.raises(InputError) as flags:
         check_audit_memory(samples, shape, priors, **budget)
-    assert str(flags.value).endswith(re.sub(r"\[audit\] \w+ \((--[\w-]+)\)", r"\1", expected))
+    assert str(flags.value).endswith(re.sub(r"argument '\w+' \((--[\w-]+), \[audit\] \w+\)", r"\1", expected))
 
 
 def test_the_audit_names_are_real_flags_and_configuration_keys():
@@ -312,4 +312,5 @@ def test_a_draw_out_of_memory_names_the_samples_as_the_runners_user_sets_them(mo
         with MechanismRunner(lambda dbs, rng: dbs.sum(axis=(1, 2))[:, None], "sum", memory_names=names) as runner:
             with pytest.raises(InputError) as refused:
                 runner.draw(prior, 100, rng)
-        assert str(refused.value) == f"{remedy} is 100: out of memory after drawing 0 B of databases; lower it"
+        assert str(refused.value) == ("argument 'samples' (100): out of memory after drawing 0 B of databases; "
+                                      f"lower {remedy}")

@@ -355,7 +355,7 @@ def _fit(cells, outputs, config, rng, started, extra_kinds=(), support_columns=N
     # The audit's floor of held-out draws (audit.engine.MIN_TEST_SAMPLES) does not cover a large [critic]
     # eval_shifts: the test split must still hold more draws than shifts (estimators.neural.split_indices).
     train, val, test = split_indices(n, config.split, np.random.default_rng(int(rng.integers(2**31))),
-                                     eval_shifts=config.eval_shifts, what="[audit] samples (--samples)",
+                                     eval_shifts=config.eval_shifts, what="argument 'samples'",
                                      shifts_name="[critic] eval_shifts")
     fold_rng = np.random.default_rng(int(rng.integers(2**31)))  # the folds and the mixtures' coins
     float_rng = np.random.default_rng(fold_rng.bit_generator.seed_seq.spawn(1)[0])  # fold_rng's stream unmoved

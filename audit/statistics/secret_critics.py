@@ -264,7 +264,7 @@ def fit_secret_critics(cells, outputs, *, full: bool, slices: int, min_stratum: 
     cells = tuple(cells)
     if cells and (full or slices > 0):
         check_split_sizes(min(len(outputs[c.prior_index]) for c in cells), config.split,
-                          eval_shifts=config.eval_shifts, what="[audit] samples (--samples)", shifts_name="[critic] eval_shifts")
+                          eval_shifts=config.eval_shifts, what="argument 'samples'", shifts_name="[critic] eval_shifts")
     options = dict(objective=objective, config=config, device=device, quiet=quiet)
     full_fit = strata_fit = sliced_fit = None
     cell_strata = ()

@@ -206,8 +206,8 @@ class MechanismRunner:
             return np.concatenate(chunks)
         except MemoryError:
             size = sum(c.nbytes for c in chunks)
-            raise InputError(f"{budget_name('samples', self.memory_names)} is {samples}: out of memory after drawing "
-                             f"{format_bytes(size)} of databases; lower it") from None
+            raise InputError(f"argument 'samples' ({samples}): out of memory after drawing {format_bytes(size)} of "
+                             f"databases; lower {budget_name('samples', self.memory_names)}") from None
 
     # ------------------------------------------------------------------ mechanism
 
