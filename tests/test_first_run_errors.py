@@ -225,10 +225,11 @@ def test_a_missing_file_of_a_configuration_says_its_folder(folder, capsys):
         f"folder '{folder}/configs'")
 
 
-def test_too_few_samples_name_the_key_and_its_flag(folder, capsys):
+def test_too_few_samples_name_the_argument_its_flag_and_key(folder, capsys):
     # Stopped before any mechanism run by the engine's floor of held-out draws (audit.engine).
     status = main(["audit", "--mechanism", "f.py:count", *PRIOR, "--claim", "dp:1", "--samples", "10"])
     line = capsys.readouterr().err.splitlines()[-1]
     assert status == 2 and line == (
-        "miaudit audit: error: [audit] samples (--samples) is 10: too small to certify anything, the held-out split "
+        "miaudit audit: error: argument 'samples' (--samples, [audit] samples) is 10: too small to certify anything, "
+        "the held-out split "
         "would have fewer than 200 samples; use at least 400")
