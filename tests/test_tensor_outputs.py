@@ -183,6 +183,10 @@ def test_tensors_are_told_by_their_type_and_a_list_without_one_is_kept_as_it_is(
     assert not is_tensor(np.ones(1)) and not is_tensor([1.0]) and not is_tensor(torch.float32)
     rows = [[1.0, 2.0], (3, 4)]
     assert without_tensors(rows) is rows
+    deep = [torch.tensor(1.0)]
+    for _ in range(5000):  # deeper than Python's recursion limit: left to NumPy, which refuses it by its depth
+        deep = [deep]
+    assert without_tensors(deep) is deep
 
 
 @pytest.mark.train

@@ -28,6 +28,10 @@ __all__ = ["as_array", "is_array_like", "is_tensor", "tensor_array", "without_te
 #: Whether each type met so far is a PyTorch tensor type (the lookup is one dict read per part).
 _TENSOR_TYPES: dict[type, bool] = {}
 
+#: Lists nested deeper than this are left to NumPy as they are (it reads at most 64 dimensions, and says so): the
+#: search for tensors in them stops there, without recursion errors.
+_MAX_NESTING = 64
+
 #: Floating dtypes NumPy reads from a tensor as they are; any other floating tensor is cast to float64.
 _NUMPY_FLOATS = frozenset({"torch.float16", "torch.float32", "torch.float64"})
 
@@ -73,26 +77,26 @@ def is_array_like(value) -> bool:
             or (hasattr(value, "__array__") and not isinstance(value, np.generic)))
 
 
-def without_tensors(values):
+def without_tensors(values, _depth: int = 0):
     """``values`` with each tensor in it, itself or in lists and tuples at any depth, read by :func:`tensor_array`
     (a 0-d tensor in a list as a NumPy scalar, as a list holds a number): what NumPy then reads as it reads arrays.
-    ``values`` itself where it holds no tensor."""
+    ``values`` itself where it holds no tensor, or nests lists deeper than :data:`_MAX_NESTING`."""
     if is_tensor(values):
         return tensor_array(values)
-    if type(values) is not list and not isinstance(values, tuple):
+    if (type(values) is not list and not isinstance(values, tuple)) or _depth >= _MAX_NESTING:
         return values
-    read = [_element(value) for value in values]
+    read = [_element(value, _depth + 1) for value in values]
     if all(new is old for new, old in zip(read, values)):
         return values
     return read if type(values) is list else tuple(read)
 
 
-def _element(value):
+def _element(value, depth: int):
     """A list's element with its tensors read (:func:`without_tensors`): a 0-d tensor as a NumPy scalar."""
     if is_tensor(value):
         array = tensor_array(value)
         return array[()] if array.ndim == 0 else array
-    return without_tensors(value)
+    return without_tensors(value, depth)
 
 
 def as_array(values) -> np.ndarray:
