@@ -24,6 +24,7 @@ from estimators.validation import (BEYOND_FLOAT64, InputError, as_float_array, a
 
 from mechanisms.errors import MechanismError, StatisticError, exception_text, raised_where, refuses
 from mechanisms.calls.user_call import TIMEOUT_HINT, call_user_code
+from mechanisms.outputs.arrays import without_tensors
 from mechanisms.outputs.limits import (first_inexact_number, first_text_entry, inexact_number_text, number_noun,
                                       type_text)
 
@@ -231,8 +232,15 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
         read as ``2**64``; a longdouble, Decimal or Fraction such as ``Fraction(1, 3)``:
         :func:`mechanisms.outputs.limits.first_inexact_number`), holds text (which the cast would parse:
         :func:`mechanisms.outputs.limits.first_text_entry`) or holds NaN/inf (the message gives the first
-        offending database).
+        offending database). A PyTorch tensor (alone or in lists of rows) is read as its NumPy equal first:
+        detached, dense, on the CPU, a bfloat16 as the float64 it equals
+        (:func:`mechanisms.outputs.arrays.without_tensors`), and one that cannot be read is named by its type.
     """
+    try:
+        values = without_tensors(values)
+    except Exception as exc:  # noqa: BLE001 - torch may raise anything on a tensor with no values to read (meta)
+        raise MechanismError(f"{who} returned a tensor that could not be read ({type_text(values)}): "
+                             f"{type(exc).__name__}: {exc}", mechanism=who) from None
     check_real(values, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
     try:
         # A copy: the mechanism may hand back a buffer it overwrites on its next call (unless it says it does not).

@@ -193,3 +193,20 @@ def test_cuda_dpsgd_trains_from_built_databases_as_from_the_whole_copy(monkeypat
     monkeypatch.setattr(databases, "database_parts", lambda dbs: None)
     whole = mechanism.train_batch(batch, np.random.default_rng(5))
     assert built.tobytes() == whole.tobytes()
+
+
+@needs_cuda
+def test_a_cuda_tensor_output_is_read_as_its_cpu_equal():
+    """A mechanism's output on the GPU (requiring grad, bfloat16, sparse) is read as the same tensor on the CPU
+    (mechanisms.outputs.arrays.tensor_array), per database and batched."""
+    from mechanisms.base import check_batch_output
+    from mechanisms.outputs.encoding import output_features
+
+    cpu = {"grad": torch.tensor([1.5, -2.0], requires_grad=True) * 1,
+           "bf16": torch.tensor([0x3FC9, 0x0001], dtype=torch.int16).view(torch.bfloat16),
+           "sparse": torch.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse()}
+    on_gpu = {name: tensor.cuda() for name, tensor in cpu.items()}
+    assert output_features(on_gpu) == output_features(cpu)
+    assert output_features(on_gpu)["y{'bf16'}[1]"] == 2.0**-133
+    rows = torch.tensor([[1.5], [0.25]], dtype=torch.bfloat16, device="cuda", requires_grad=True) * 1
+    assert check_batch_output(rows, 2, "mechanism 'f'").tolist() == [[1.5], [0.25]]

@@ -9,9 +9,23 @@ import numpy as np
 from estimators.validation import check_real
 
 from mechanisms.base import MechanismError
+from mechanisms.outputs.arrays import without_tensors
+from mechanisms.outputs.limits import first_inexact_number, inexact_number_text, number_noun
+
+#: How a number that float64 does not hold exactly may be released instead, where outputs are rows of numbers.
+_AS_CATEGORY = "str(x) with an OutputEncoder (mechanisms.outputs.encoding), to keep every digit as a category"
 
 
 def _as_output_row(value, who: str, index: int) -> np.ndarray:
+    """One database's output (a number or a vector; a tensor read as its NumPy equal,
+    :func:`mechanisms.outputs.arrays.without_tensors`) as a float64 row, or one :class:`MechanismError` naming the
+    database: not numeric, not one vector, or holding a number that float64 does not hold exactly
+    (:func:`mechanisms.outputs.limits.first_inexact_number`: the cast would round it silently)."""
+    try:
+        value = without_tensors(value)
+    except Exception as exc:  # noqa: BLE001 - torch may raise anything on a tensor with no values to read (meta)
+        raise MechanismError(f"{who} returned a tensor that could not be read for database {index}: "
+                             f"{type(exc).__name__}: {exc}", mechanism=who, database_index=index) from None
     check_real(value, f"{who} output for database {index}",
                error=lambda message: MechanismError(message, mechanism=who, database_index=index))
     try:
@@ -19,6 +33,11 @@ def _as_output_row(value, who: str, index: int) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise MechanismError(f"{who} returned non-numeric output for database {index}: {exc}",
                              mechanism=who, database_index=index) from None
+    inexact = first_inexact_number(value)
+    if inexact is not None:
+        raise MechanismError(f"{who} returned {number_noun(inexact[1])} that float64 does not hold exactly for "
+                             f"database {index}: {inexact_number_text(inexact[1], _AS_CATEGORY)}", mechanism=who,
+                             database_index=index)
     if row.ndim == 0:
         row = row.reshape(1)
     if row.ndim != 1 or row.size == 0:

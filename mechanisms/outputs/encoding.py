@@ -49,6 +49,7 @@ import numpy as np
 
 from estimators.validation import check_int
 
+from mechanisms.outputs.arrays import as_array, is_array_like
 from mechanisms.outputs.limits import MAX_ELEMENTS, OutputNotEncodable, check_output_limits, numeric_list, type_text
 from mechanisms.outputs.limits import key_text as _key_text
 
@@ -118,7 +119,7 @@ def _features(output, path: str, out: dict, top: bool = False) -> dict:
         out[f"{path}.len"] = float(len(output))
         for key in output:
             out[f"{path}{{{_key_text(key)}}}"] = out.get(f"{path}{{{_key_text(key)}}}", 0.0) + 1.0
-    elif isinstance(output, (list, np.ndarray)) or hasattr(output, "__array__"):
+    elif isinstance(output, list) or is_array_like(output):
         _array(output, path, out)
     else:
         parts = estimator_parts(output)
@@ -158,7 +159,7 @@ def _number(value: float, name: str, out: dict) -> None:
 
 
 def _array(values, path: str, out: dict) -> None:
-    array = np.asarray(values)
+    array = as_array(values)  # a tensor as its NumPy equal (mechanisms.outputs.arrays)
     out[f"{path}.ndim"] = float(array.ndim)
     for axis, size in enumerate(array.shape):
         out[f"{path}.shape[{axis}]"] = float(size)

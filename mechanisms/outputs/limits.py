@@ -36,6 +36,8 @@ import numpy as np
 
 from estimators.validation import InputError
 
+from mechanisms.outputs.arrays import as_array, is_array_like, without_tensors
+
 __all__ = ["ACCEPTED", "EXACT_INTEGERS", "MAX_DEPTH", "MAX_ELEMENTS", "OutputNotEncodable", "check_output_limits",
            "first_inexact_number", "first_text_entry", "inexact_number_text", "key_text", "number_noun", "numeric_list", "public_fitted", "type_text"]
 
@@ -51,8 +53,8 @@ EXACT_INTEGERS = 2**53
 
 #: What the encoder accepts, for messages.
 ACCEPTED = ("real numbers that float64 holds exactly (a float; an int, longdouble, Decimal or Fraction whose value a "
-            "float64 equals), strings, bytes, None, arrays of real numbers or "
-            "strings, mappings, sets or lists of keys, fitted estimators (public attributes ending in _), and "
+            "float64 equals), strings, bytes, None, arrays of real numbers or strings (NumPy arrays, tensors, "
+            "buffers), mappings, sets or lists of keys, fitted estimators (public attributes ending in _), and "
             "tuples of these")
 
 #: How an output may carry a number that float64 does not hold exactly instead (:func:`inexact_number_text`).
@@ -111,8 +113,10 @@ def key_text(key) -> str:
 
 
 def type_text(value) -> str:
-    """A value's type in words, with its article (``a set``, ``an ndarray``)."""
+    """A value's type in words, with its article (``a set``, ``an array``, ``an array.array``)."""
     name = "array" if isinstance(value, np.ndarray) else type(value).__name__
+    if name == "array" and type(value).__module__ == "array":  # the buffer, told from a NumPy array
+        name = "array.array"
     vowel = name[:1].lower() in "aeiou" and not name.lower().startswith("uint")  # a uint64 ("you-int")
     return f"{'an' if vowel else 'a'} {name}"
 
@@ -123,7 +127,8 @@ def first_text_entry(values) -> tuple | None:
 
     A float64 cast parses strings (``"0.1000000000000000000001"`` is read as 0.1): a batched output holding
     text would be rounded silently, where a function of one database's string is a category, every
-    character kept."""
+    character kept. Tensors are read as :func:`mechanisms.outputs.arrays.without_tensors` reads them."""
+    values = without_tensors(values)
     array = values
     if not isinstance(values, np.ndarray):
         try:
@@ -220,7 +225,9 @@ def first_inexact_number(values) -> tuple | None:
     alone one by one); an object array element by element; an array of float64 or narrower floats, bools or
     strings holds none. What is no array (a list of rows) is read as NumPy reads it, and where NumPy cast it to
     float64 with a value of magnitude 2**53 or more (where an int beyond may have been rounded) element by element
-    again. What NumPy cannot read as an array is left to the caller's conversion."""
+    again. What NumPy cannot read as an array is left to the caller's conversion. Tensors are read as
+    :func:`mechanisms.outputs.arrays.without_tensors` reads them (a bfloat16 as the float64 it equals)."""
+    values = without_tensors(values)
     array = values
     if not isinstance(values, np.ndarray):
         try:
@@ -281,7 +288,7 @@ def numeric_list(values: list) -> bool:
     """Whether the encoder reads a list as an array of numbers (NumPy reads it as bools, ints or floats), rather than
     as a collection of keys, each named by its text (``[Fraction(1, 3), 'a']``, ragged rows)."""
     try:
-        array = np.asarray(values)
+        array = as_array(values)  # a list of tensors is numbers too
     except (TypeError, ValueError, OverflowError):  # ragged
         return False
     return array.dtype.kind in "biuf"
@@ -331,8 +338,8 @@ def _parts(value, place) -> tuple[int, object] | None:
                                     if not _plain(v) and not (keys and _key_number(v)))
     if isinstance(value, (set, frozenset)):  # its numbers are keys, named by their digits (key_text): no float64 needed
         return len(value), lambda: ((v, "key", v) for v in value if not _plain(v) and not _key_number(v))
-    if isinstance(value, np.ndarray) or (hasattr(value, "__array__") and not isinstance(value, np.generic)):
-        array = np.asarray(value)
+    if is_array_like(value):  # a tensor detached, dense, on the CPU (mechanisms.outputs.arrays)
+        array = as_array(value)
         if array.dtype.kind in _REFUSED_KINDS:
             raise OutputNotEncodable(str(place), f"an array of dtype {array.dtype}", _REFUSED_KINDS[array.dtype.kind])
         if array.dtype.kind in "iuf":
