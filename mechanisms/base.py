@@ -26,7 +26,7 @@ from mechanisms.errors import MechanismError, StatisticError, exception_text, ra
 from mechanisms.calls.user_call import TIMEOUT_HINT, call_user_code
 from mechanisms.outputs.arrays import without_tensors
 from mechanisms.outputs.limits import (first_inexact_number, first_text_entry, inexact_number_text, number_noun,
-                                      type_text)
+                                      parsed_text_text, type_text)
 
 __all__ = [
     "Mechanism",
@@ -263,14 +263,12 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
             f"d >= 1{hint}", mechanism=who,
         )
     text = first_text_entry(values)
-    if text is not None:  # the float64 cast would parse it: "0.1000…01" read as 0.1
+    if text is not None:  # the float64 cast above parsed it: "0.1000…01" read as 0.1
         index, value = text
-        shown = value.item() if isinstance(value, np.generic) else value
-        per_database = (", or text from a function of one database (--per-database), where a string is a category, "
-                        "every character kept") if who.startswith("mechanism ") else ""
-        raise MechanismError(f"{who} returned text ({shown!r}) for database {index[0]}: a batched output is read as "
-                             "numbers, and a cast would parse the text, its digits past float64's lost; release "
-                             f"numbers{per_database}", mechanism=who, database_index=int(index[0]))
+        category = (", or text from a function of one database (--per-database), where a string is a category, "
+                    "every character kept") if who.startswith("mechanism ") else ""
+        raise MechanismError(f"{who} returned {parsed_text_text(value, int(index[0]), category)}",
+                             mechanism=who, database_index=int(index[0]))
     inexact = first_inexact_number(values)
     if inexact is not None:  # the float64 cast above rounded it silently (2**64 + 5 read as 2**64, 1/3 as 0.333…)
         index, number = inexact

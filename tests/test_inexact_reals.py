@@ -238,8 +238,8 @@ def test_a_batched_output_holding_text_is_refused_not_parsed(mechanism, shown):
         sample_mechanism(mechanism, batch, 0, name="m")
     message = str(raised.value)
     database = 1 if shown.startswith("'0.1000") else 0
-    assert message.startswith(f"mechanism 'm' returned text ({shown}) for database {database}: a batched output is "
-                              "read as numbers")
+    assert message.startswith(f"mechanism 'm' returned text ({shown}) for database {database}: the output is read "
+                              "as numbers, and a cast would parse the text")
     assert "--per-database" in message and "\n" not in message and raised.value.database_index == database
 
 
@@ -248,3 +248,15 @@ def test_a_secret_function_returning_text_is_refused_without_the_per_database_hi
         check_batch_output([["1"], ["2"]], 2, "secret function 'g'")
     assert str(raised.value).startswith("secret function 'g' returned text ('1') for database 0")
     assert "--per-database" not in str(raised.value)
+
+
+def test_a_function_of_one_database_without_an_encoder_returning_text_is_refused_naming_the_database():
+    # Without an encoder the outputs are cast to float64 rows, which would parse "1e-400" as 0.0, the text lost.
+    assert float("1e-400") == 0.0
+    mechanism = PerDatabaseMechanism(lambda db, rng: "1e-400" if int(db[0, 0]) else 0.0, name="m")
+    with pytest.raises(MechanismError) as raised:
+        mechanism(np.stack([_secret(0), _secret(1)]), np.random.default_rng(0))
+    message = str(raised.value)
+    assert message.startswith("mechanism 'm' returned text ('1e-400') for database 1: the output is read as numbers")
+    assert message.endswith("or give the function an OutputEncoder (mechanisms.outputs.encoding), which reads a string "
+                            "as a category") and raised.value.database_index == 1

@@ -10,10 +10,13 @@ from estimators.validation import check_real
 
 from mechanisms.base import MechanismError
 from mechanisms.outputs.arrays import without_tensors
-from mechanisms.outputs.limits import first_inexact_number, inexact_number_text, number_noun
+from mechanisms.outputs.limits import (first_inexact_number, first_text_entry, inexact_number_text, number_noun,
+                                      parsed_text_text)
 
 #: How a number that float64 does not hold exactly may be released instead, where outputs are rows of numbers.
 _AS_CATEGORY = "str(x) with an OutputEncoder (mechanisms.outputs.encoding), to keep every digit as a category"
+#: Where text a function of one database releases is kept whole: in an encoder's categories.
+_TEXT_KEPT = ", or give the function an OutputEncoder (mechanisms.outputs.encoding), which reads a string as a category"
 
 
 def _as_output_row(value, who: str, index: int) -> np.ndarray:
@@ -33,6 +36,10 @@ def _as_output_row(value, who: str, index: int) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise MechanismError(f"{who} returned non-numeric output for database {index}: {exc}",
                              mechanism=who, database_index=index) from None
+    text = first_text_entry(value)
+    if text is not None:  # the cast above parsed it: "0.1000…01" read as 0.1
+        raise MechanismError(f"{who} returned {parsed_text_text(text[1], index, _TEXT_KEPT)}",
+                             mechanism=who, database_index=index)
     inexact = first_inexact_number(value)
     if inexact is not None:
         raise MechanismError(f"{who} returned {number_noun(inexact[1])} that float64 does not hold exactly for "

@@ -39,7 +39,7 @@ from estimators.validation import InputError
 from mechanisms.outputs.arrays import as_array, is_array_like, without_tensors
 
 __all__ = ["ACCEPTED", "EXACT_INTEGERS", "MAX_DEPTH", "MAX_ELEMENTS", "OutputNotEncodable", "check_output_limits",
-           "first_inexact_number", "first_text_entry", "inexact_number_text", "key_text", "number_noun", "numeric_list", "public_fitted", "type_text"]
+           "first_inexact_number", "first_text_entry", "inexact_number_text", "parsed_text_text", "key_text", "number_noun", "numeric_list", "public_fitted", "type_text"]
 
 #: The most parts one output may hold in all (about 0.3 s to encode; module docstring).
 MAX_ELEMENTS = 100_000
@@ -144,6 +144,15 @@ def first_text_entry(values) -> tuple | None:
             if isinstance(value, (str, bytes, np.str_, np.bytes_)):
                 return index, value
     return None
+
+
+def parsed_text_text(value, database: int, category: str) -> str:
+    """What a message says of text in an output read as numbers (a batched output, a function of one database's
+    without an encoder), after ``returned``: ``text ('0.1000000000000000000001') for database 1: ...``, ending
+    with ``category``, how its every character would be kept (:func:`first_text_entry`)."""
+    shown = value.item() if isinstance(value, np.generic) else value
+    return (f"text ({shown!r}) for database {database}: the output is read as numbers, and a cast would parse the "
+            f"text, its digits past float64's lost; release numbers{category}")
 
 
 def number_noun(value) -> str:
