@@ -39,6 +39,7 @@ __all__ = [
     "returns_fresh_outputs",
     "preferred_chunk_size",
     "mechanism_name",
+    "read_tensors",
     "released_outputs",
     "released_width",
     "run_on_batch",
@@ -210,6 +211,21 @@ def released_outputs(rows) -> np.ndarray:
     return np.where(missing, np.nan, rows[:, :d])
 
 
+def read_tensors(values, what: str, error: Callable[[str], Exception], where: str | None = None):
+    """``values`` with each PyTorch tensor in it read as its NumPy equal, as every user function's numbers are read
+    (a mechanism's output, a prior's draws, a table: :func:`mechanisms.outputs.arrays.without_tensors`: detached,
+    dense, on the CPU, a bfloat16 as the float64 it equals), or one ``error(message)``: ``"{what} a tensor that could
+    not be read{where}: TypeError: …"``, ``what`` naming the function or argument and its verb (``"prior 'p'
+    returned"``, ``"argument 'data' holds"``), ``where`` `` (a Tensor)`` unless given.
+    """
+    try:
+        return without_tensors(values)
+    except Exception as exc:  # noqa: BLE001 - torch may raise anything on a tensor with no values to read (meta)
+        where = f" ({type_text(values)})" if where is None else where
+        raise error(f"{what} a tensor that could not be read{where}: {type(exc).__name__}{exception_text(exc)}") \
+            from None
+
+
 #: How a batched output's number that float64 does not hold exactly may be released instead, as a category.
 _AS_CATEGORY = "str(x) from a function of one database (--per-database), to keep every digit as a category"
 
@@ -236,11 +252,7 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
         detached, dense, on the CPU, a bfloat16 as the float64 it equals
         (:func:`mechanisms.outputs.arrays.without_tensors`), and one that cannot be read is named by its type.
     """
-    try:
-        values = without_tensors(values)
-    except Exception as exc:  # noqa: BLE001 - torch may raise anything on a tensor with no values to read (meta)
-        raise MechanismError(f"{who} returned a tensor that could not be read ({type_text(values)}): "
-                             f"{type(exc).__name__}: {exc}", mechanism=who) from None
+    values = read_tensors(values, f"{who} returned", lambda message: MechanismError(message, mechanism=who))
     # What is no array (a list of rows) is read by NumPy once, for every check below and the cast.
     reading = numpy_reading(values, tensors_read=True)
     read = values if reading is None else reading

@@ -8,8 +8,7 @@ import numpy as np
 
 from estimators.validation import check_real
 
-from mechanisms.base import MechanismError
-from mechanisms.outputs.arrays import without_tensors
+from mechanisms.base import MechanismError, read_tensors
 from mechanisms.outputs.limits import (first_inexact_number, first_text_entry, inexact_number_text, number_noun,
                                       parsed_text_text)
 
@@ -24,11 +23,9 @@ def _as_output_row(value, who: str, index: int) -> np.ndarray:
     :func:`mechanisms.outputs.arrays.without_tensors`) as a float64 row, or one :class:`MechanismError` naming the
     database: not numeric, not one vector, or holding a number that float64 does not hold exactly
     (:func:`mechanisms.outputs.limits.first_inexact_number`: the cast would round it silently)."""
-    try:
-        value = without_tensors(value)
-    except Exception as exc:  # noqa: BLE001 - torch may raise anything on a tensor with no values to read (meta)
-        raise MechanismError(f"{who} returned a tensor that could not be read for database {index}: "
-                             f"{type(exc).__name__}: {exc}", mechanism=who, database_index=index) from None
+    value = read_tensors(value, f"{who} returned",
+                         lambda message: MechanismError(message, mechanism=who, database_index=index),
+                         where=f" for database {index}")
     check_real(value, f"{who} output for database {index}",
                error=lambda message: MechanismError(message, mechanism=who, database_index=index))
     try:

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from estimators.validation import BEYOND_FLOAT64, InputError, check_int, check_real, first_nonfinite_index
-from mechanisms.base import MechanismError
+from mechanisms.base import MechanismError, read_tensors
 from mechanisms.errors import exception_text, raised_where
 from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, TIMEOUT_HINT, call_user_code, first_call_timeout
 from mechanisms.inputs.missing_values import ALLOW_NAN_HINT
@@ -83,10 +83,11 @@ class EmpiricalResample(Prior):
     independent_columns = False
 
     def __post_init__(self):
-        inexact = _inexact_text(self.data, "argument 'data' holds")
+        data = read_tensors(self.data, "argument 'data' holds", InputError)  # a tensor read as a mechanism's output is
+        inexact = _inexact_text(data, "argument 'data' holds")
         if inexact is not None:  # float64 would round it silently (2**64 + 5 read as 2**64)
             raise InputError(inexact)
-        data = _finite_array(self.data, "data")
+        data = _finite_array(data, "data")
         data = data[:, None] if data.ndim == 1 else data
         if data.ndim != 2:
             raise InputError(f"argument 'data' must have shape (N, k), got {data.shape}")
@@ -267,6 +268,9 @@ class UserPrior(Prior):
         except Exception as exc:  # noqa: BLE001 - a user's sampler may raise anything
             raise MechanismError(f"{who} raised {type(exc).__name__} when asked for {m} databases{exception_text(exc)}"
                                  f"{raised_where(exc, self.sample)}", mechanism=who) from exc
+        # A tensor (torch.bernoulli's draws, a bfloat16 or one that requires grad) read as a mechanism's output is.
+        out = read_tensors(out, f"argument 'sample' of {who} returned",
+                           lambda message: MechanismError(message, mechanism=who))
         check_real(out, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
         inexact = _inexact_text(out, f"argument 'sample' of {who} returned")
         if inexact is not None:  # the float64 cast below would round it silently (2**64 + 5 read as 2**64)
