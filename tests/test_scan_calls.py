@@ -4,7 +4,8 @@
 The expected counts are written here from what each case does before and beside its audit's runs: the scan's probe,
 one call on each database of the pair; the audit's runner's probe, two calls on one database with one seed, and a
 third where their outputs differ, as a function drawing from NumPy's global generator makes them (the runner seeds
-that generator otherwise on the second call); a skipped case's calls until it was skipped.
+that generator otherwise on the second call); where its family opts in to a raise as an output and both probe calls
+raised, the check that it raises on every call (2 × 50 calls at most); a skipped case's calls until it was skipped.
 """
 
 from __future__ import annotations
@@ -102,3 +103,59 @@ def test_the_how_to_states_the_bound_on_a_case_s_calls_beyond_max_runs():
     assert probe_calls_bound(raised_as_output=True) == plain + 2 * ALWAYS_CALLS == 178
     how_to = (Path(__file__).parents[1] / "docs" / "how-to" / "scan-a-library.md").read_text(encoding="utf-8")
     assert "at most 78 calls beyond `--max-runs`" in how_to and "178 for a case" in how_to
+
+
+#: A profile of the planted raising entry points (tests/planted_lib/_raising.py) whose family opts in to a raise as an
+#: output at every grid point, as python-dp's does at its bounds search: its cases make the every-call raise check.
+RAISING_PROFILE = '''
+from dataclasses import dataclass
+
+from audit.scan.profiles.base import ArrayTool, Profile
+
+
+@dataclass(frozen=True)
+class RaisingTool(ArrayTool):
+    def raises_as_output(self, obj, settings):
+        return True
+
+
+PROFILE = Profile(name="planted-raising", modules=("planted_lib._raising",), families=(RaisingTool(),))
+'''
+
+
+@pytest.mark.usefixtures("planted_on_path")
+def test_an_opted_in_case_s_raise_check_calls_are_counted_within_the_bound(plant, monkeypatch):
+    """Two opted-in cases whose probe calls both raise, so that each makes the check that it raises on every call (50
+    rounds of one call on each database). ``raises_at_first`` raises on its first 101 calls, then releases a fair
+    coin: the scan's probe (2 calls) and the check (99 raise, the 100th releases) precede the runner's probe (2
+    calls with one seed: the same coin) and its audit's runs. ``always_raises`` raises on the probe's 2 and the
+    check's 100 calls, and is skipped after them."""
+    import planted_lib._raising as raising
+
+    from audit.cli.main import main
+    from audit.scan.case_audit import probe_calls_bound
+    from audit.scan.profiles import LIBRARIES
+
+    path = plant("raising_profile", RAISING_PROFILE)
+    monkeypatch.setitem(LIBRARIES, "planted-raising", "raising_profile")
+    monkeypatch.setattr(raising, "COUNTED", {})
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["scan", "planted-raising", "--only", "raises_at_first", "--only", "always_raises", "--epsilons",
+                     "1", "--max-runs", "2000", "--out", str(path.parent / "report"), "--in-process", "--quiet"]) == 0
+    counted = dict(raising.COUNTED)
+    report = json.loads((path.parent / "report" / "scan.json").read_text(encoding="utf-8"))
+    (audited,) = report["findings"] + report["controls"]
+    assert audited["name"] == "raises_at_first" and audited["status"] == "control" and audited["raised_as_output"]
+    beyond_runs = 2 + 2 * 50 + 2  # the scan's probe, the whole raise check, the runner's probe
+    assert audited["probe_calls"] == beyond_runs <= probe_calls_bound(raised_as_output=True) == 178
+    assert counted["raises_at_first"] == audited["runs"] + beyond_runs and 0 < audited["runs"] <= 2000
+    (skipped,) = [o for o in report["skipped"] if o.get("name") == "always_raises"]
+    assert skipped["reason"].startswith("the call raised on each of 50 calls on each database")
+    assert skipped["calls"] == counted["always_raises"] == 2 + 2 * 50  # the probe and the whole raise check
+    text = printed.getvalue()
+    total, runs = sum(counted.values()), audited["runs"]
+    assert (f"cost: {total:,} calls of the entry points: {runs:,} the audits' runs (at most 2,000 a case, --max-runs; "
+            f"a case stops at the first look that refutes it) and {beyond_runs:,} beyond --max-runs, the probe calls "
+            f"that time each case's call and check its outputs ({beyond_runs} a case), and {2 + 2 * 50:,} by the "
+            "skipped cases, ") in text, text
