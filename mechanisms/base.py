@@ -26,7 +26,7 @@ from mechanisms.errors import MechanismError, StatisticError, exception_text, ra
 from mechanisms.calls.user_call import TIMEOUT_HINT, call_user_code
 from mechanisms.outputs.arrays import without_tensors
 from mechanisms.outputs.limits import (first_inexact_number, first_text_entry, inexact_number_text, number_noun,
-                                      numpy_reading, parsed_text_text, type_text)
+                                      numpy_reading, parsed_text_text, refused_dtype_reason, type_text)
 
 __all__ = [
     "Mechanism",
@@ -257,6 +257,9 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
     reading = numpy_reading(values, tensors_read=True)
     read = values if reading is None else reading
     check_real(read, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
+    refused = refused_dtype_reason(read.dtype, text=False) if isinstance(read, np.ndarray) and read.dtype.kind in "MmV" else None
+    if refused is not None:  # a cast would drop a date's unit (datetime64[ns] rounded past 2**53) or fail on bytes
+        raise MechanismError(f"{who} returned an array of dtype {read.dtype}: {refused}", mechanism=who)
     try:
         if reading is not None and reading is not values and reading.dtype.kind in "biuf":
             arr = reading.astype(np.float64, copy=False)  # NumPy's own array: no buffer of the mechanism's

@@ -260,3 +260,27 @@ def test_a_function_of_one_database_without_an_encoder_returning_text_is_refused
     assert message.startswith("mechanism 'm' returned text ('1e-400') for database 1: the output is read as numbers")
     assert message.endswith("or give the function an OutputEncoder (mechanisms.outputs.encoding), which reads a string "
                             "as a category") and raised.value.database_index == 1
+
+
+@pytest.mark.parametrize("array, dtype, reason", [
+    # datetime64[ns] counts nanoseconds since 1970: about 1.7e18 today, past 2**53, where a float64 cast rounds.
+    (np.array([["2026-11-29T12:00:00.000000001"], ["2026-11-29T12:00:00.000000002"]], dtype="datetime64[ns]"),
+     "datetime64[ns]", "dates and durations are not numbers: release them as numbers (e.g. seconds)"),
+    (np.array([[1], [2]], dtype="timedelta64[s]"), "timedelta64[s]",
+     "dates and durations are not numbers: release them as numbers (e.g. seconds)"),
+    (np.zeros((2, 1), dtype="V2"), "|V2", "NumPy holds its values as raw bytes, no number it can read"),
+    (np.zeros((2, 1), dtype=[("a", "f8")]), "[('a', '<f8')]", "structured records are not accepted"),
+], ids=["datetime64-ns", "timedelta64", "raw-bytes", "structured"])
+def test_a_batched_array_of_dates_bytes_or_records_is_refused_as_the_encoder_refuses_it(array, dtype, reason):
+    # The two nanoseconds apart are one float64 (ulp at 1.7e18 is 256): a cast would have made them one output.
+    if array.dtype.kind == "M":
+        assert float(array[0, 0].astype(np.int64)) == float(array[1, 0].astype(np.int64))
+    with pytest.raises(MechanismError) as raised:
+        check_batch_output(array, 2, "mechanism 'm'")
+    assert str(raised.value).startswith(f"mechanism 'm' returned an array of dtype {dtype}: {reason}")
+
+
+def test_raw_bytes_per_database_are_said_to_be_another_librarys_float_not_records():
+    with pytest.raises(OutputNotEncodable, match=r"y\{'w'\} is an array of dtype \|V2: NumPy holds its values as raw "
+                                                 r"bytes.*x\.astype\(numpy\.float32\)"):
+        output_features({"w": np.zeros(3, dtype="V2")})

@@ -40,7 +40,7 @@ from mechanisms.outputs.arrays import as_array, is_array_like, without_tensors
 
 __all__ = ["ACCEPTED", "EXACT_INTEGERS", "MAX_DEPTH", "MAX_ELEMENTS", "OutputNotEncodable", "check_output_limits",
            "first_inexact_number", "first_text_entry", "inexact_number_text", "key_text", "number_noun", "numeric_list",
-           "numpy_reading", "parsed_text_text", "public_fitted", "type_text"]
+           "numpy_reading", "parsed_text_text", "public_fitted", "refused_dtype_reason", "type_text"]
 
 #: The most parts one output may hold in all (about 0.3 s to encode; module docstring).
 MAX_ELEMENTS = 100_000
@@ -67,6 +67,22 @@ _DATES = "dates and durations are not numbers: release them as numbers (e.g. sec
 #: Array dtype kinds the encoder cannot take, with why: complex, dates, durations, structured records.
 _REFUSED_KINDS = {"c": _COMPLEX, "M": _DATES, "m": _DATES,
                   "V": "structured records are not accepted: release a mapping of their fields"}
+
+_RAW_BYTES = ("NumPy holds its values as raw bytes, no number it can read (a dtype of another library's, such as "
+              "ml_dtypes' or JAX's bfloat16): cast it to a float dtype first, e.g. x.astype(numpy.float32), which "
+              "holds every bfloat16 and float8 exactly")
+
+
+def refused_dtype_reason(dtype: np.dtype, text: bool = True) -> str | None:
+    """Why an array of ``dtype`` is refused (complex, dates and durations, structured records, raw bytes), None
+    where its kind is read: a kind-``V`` dtype without fields is no structured record but raw bytes (another
+    library's float type), said so. ``text``: the output may hold strings (a function of one database's), which
+    the fix of a date may then be; a batched output's may not."""
+    if dtype.kind == "V" and dtype.names is None:
+        return _RAW_BYTES
+    reason = _REFUSED_KINDS.get(dtype.kind)
+    return reason if text or reason != _DATES else _DATES.removesuffix(" or strings")
+
 
 #: A place longer than this is shortened in messages (its start and its end are kept).
 _PLACE_CHARACTERS = 100
@@ -362,7 +378,7 @@ def _parts(value, place) -> tuple[int, object] | None:
     if is_array_like(value):  # a tensor detached, dense, on the CPU (mechanisms.outputs.arrays)
         array = as_array(value)
         if array.dtype.kind in _REFUSED_KINDS:
-            raise OutputNotEncodable(str(place), f"an array of dtype {array.dtype}", _REFUSED_KINDS[array.dtype.kind])
+            raise OutputNotEncodable(str(place), f"an array of dtype {array.dtype}", refused_dtype_reason(array.dtype))
         if array.dtype.kind in "iuf":
             inexact = first_inexact_number(array)
             if inexact is not None:
