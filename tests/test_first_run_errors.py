@@ -193,6 +193,19 @@ def test_a_file_that_fails_at_import_says_the_line(folder, capsys, text, expecte
         f"--mechanism 'bad.py:count': {expected}")
 
 
+def test_a_file_whose_own_import_fails_says_the_line_in_the_imported_file_and_the_import(folder, capsys):
+    # bad.py imports tools.py of its folder, whose line 2 raises inside lookup(); a library's frames (numpy's) are
+    # not the user's to fix and are not named.
+    (folder / "tools.py").write_text("def lookup():\n    return {}['key']\n\n\nTABLE = lookup()\n")
+    (folder / "bad.py").write_text("import numpy as np\nimport tools\n")
+    assert error_line(["--mechanism", "bad.py:count", *PRIOR, "--claim", "dp:1"], capsys) == (
+        "--mechanism 'bad.py:count': executing 'bad.py' failed: KeyError: 'key' (at tools.py line 2, in lookup, "
+        "reached from bad.py line 2)")
+    (folder / "bad.py").write_text("import numpy as np\n\nnp.load('no-such-file.npy')\n")
+    assert error_line(["--mechanism", "bad.py:count", *PRIOR, "--claim", "dp:1"], capsys).endswith(
+        "No such file or directory: 'no-such-file.npy' (at bad.py line 3)")
+
+
 def test_a_module_that_fails_at_import_says_the_line(folder, capsys, monkeypatch):
     (folder / "failing_module_xyz.py").write_text(RAISES_AT_IMPORT)
     monkeypatch.syspath_prepend(str(folder))
