@@ -142,27 +142,38 @@ def test_real_numbers_that_are_not_floats_are_encodable(output):
     assert all(np.isfinite(v) for v in features.values())
 
 
-# 2**53 + 1 is the first integer binary64 cannot hold: it rounds to 2**53 (ties to even), and 2**64 + 5 to 2**64.
-@pytest.mark.parametrize("output, place, kind, digits", [
-    (2**53 + 1, "y", "an int", "9007199254740993"),
-    (-(2**53) - 1, "y", "an int", "-9007199254740993"),
-    (2**64 + 5, "y", "an int", "18446744073709551621"),
-    (np.int64(2**62 + 1), "y", "an int64", "4611686018427387905"),
-    (np.uint64(2**64 - 1), "y", "a uint64", "18446744073709551615"),
-    (np.array([[3, 2**62 + 1]]), "y[0,1]", "an int64", "4611686018427387905"),
-    ({"total": [0.5, 2**60 + 1]}, "y{'total'}[1]", "an int", "1152921504606846977"),
-], ids=["2**53+1", "negative", "2**64+5", "int64", "uint64", "int-array", "mixed-list"])
-def test_an_integer_float64_would_round_is_refused_not_read_as_its_neighbour(output, place, kind, digits):
+# 2**53 + 1 is the first integer binary64 cannot hold: it rounds to 2**53 (ties to even), and 2**64 + 5 to 2**64. Each
+# is kept whole: its float64 and the remainder (written here from the rounding rule, not read from the encoder).
+@pytest.mark.parametrize("output, name, double, rest", [
+    (2**53 + 1, "y", 2.0**53, 1),
+    (-(2**53) - 1, "y", -(2.0**53), -1),
+    (2**64 + 5, "y", 2.0**64, 5),
+    (np.int64(2**62 + 1), "y", 2.0**62, 1),
+    (np.uint64(2**64 - 1), "y", 2.0**64, -1),
+    (np.array([[3, 2**62 + 1]]), "y[0,1]", 2.0**62, 1),
+    ({"total": [0.5, 2**60 + 1]}, "y{'total'}[1]", 2.0**60, 1),
+    # Spacing 1024 between 2**62 and 2**63: the nearest multiple is 8210111628919880 * 1024 = ...7120 = ...789 + 331.
+    ((0.5, 8407154308013956789), "y.1", 8210111628919880 * 1024.0, -331),
+], ids=["2**53+1", "negative", "2**64+5", "int64", "uint64", "int-array", "mixed-list", "hash-seed"])
+def test_an_integer_float64_would_round_is_kept_whole_as_its_float64_and_remainder(output, name, double, rest):
+    check_output_limits(output)
+    features = output_features(output)
+    assert features[name] == double and features[f"{name}.rest"] == float(rest)
+    assert int(features[name]) + int(features[f"{name}.rest"]) == int(double) + rest
+
+
+def test_an_integer_beyond_2_106_that_float64_does_not_hold_is_refused():
+    # Its remainder over its float64 may need more bits than a float64 holds: refused, the digits named.
     with pytest.raises(OutputNotEncodable) as raised:
-        output_features(output)
-    assert (raised.value.place, raised.value.kind) == (place, kind)
-    assert f"{digits} is beyond 2**53" in str(raised.value) and "less an offset" in str(raised.value)
+        output_features(2**110 + 1)
+    assert raised.value.place == "y" and "1298074214633706907132624082305025 is beyond 2**53" in str(raised.value)
 
 
 @pytest.mark.parametrize("output, value", [(2**53, 2.0**53), (2**64, 2.0**64), (-(2**70), -(2.0**70)),
                                             (np.uint64(2**63), 2.0**63)])
 def test_an_integer_beyond_2_53_that_float64_holds_exactly_is_encoded(output, value):
-    assert output_features(output) == {"y": value}
+    # Beyond 2**53 every integer has a remainder feature, 0 for these: present whether or not the float64 is exact.
+    assert output_features(output) == ({"y": value} if abs(value) <= 2.0**53 else {"y": value, "y.rest": 0.0})
 
 
 def test_a_set_of_large_integer_keys_is_encoded_by_their_digits():
@@ -181,8 +192,11 @@ def test_a_batched_output_of_integers_float64_would_round_names_the_database():
     assert exact.tolist() == [[2.0**53], [-(2.0**53)]]
 
 
-def test_a_deterministic_release_above_a_large_offset_is_refused_not_audited_as_constant():
-    # 2**64 + the count: every neighbouring pair's outputs differ, yet both would read as 2**64 in float64.
+def test_a_deterministic_release_above_a_large_offset_is_encoded_whole_not_as_a_constant():
+    # 2**64 + the count: every neighbouring pair's outputs differ, yet both would read as 2**64 in float64 alone;
+    # the remainders (the counts 0..2 here, below float64's spacing of 4096 there) tell them apart.
     mechanism = PerDatabaseMechanism(lambda db, rng: 2**64 + int(db.sum()), "offset", encoder=OutputEncoder(4))
-    with MechanismRunner(mechanism, "offset") as runner, pytest.raises(MechanismError, match="beyond 2\\*\\*53"):
-        runner.sample(np.ones((3, 2, 1)), np.random.default_rng(0))
+    dbs = np.stack([np.zeros((2, 1)), np.eye(2, 1), np.ones((2, 1))])
+    with MechanismRunner(mechanism, "offset") as runner:
+        rows = runner.sample(dbs, np.random.default_rng(0))
+    assert len({tuple(row) for row in rows}) == 3

@@ -50,7 +50,8 @@ import numpy as np
 from estimators.validation import check_int
 
 from mechanisms.outputs.arrays import as_array, is_array_like
-from mechanisms.outputs.limits import MAX_ELEMENTS, OutputNotEncodable, check_output_limits, numeric_list, type_text
+from mechanisms.outputs.limits import (EXACT_INTEGERS, MAX_ELEMENTS, OutputNotEncodable, check_output_limits, integer_rest,
+                                      numeric_list, numpy_reading, type_text)
 from mechanisms.outputs.limits import key_text as _key_text
 
 from mechanisms.outputs.estimators import estimator_parts, holds_estimators
@@ -103,6 +104,9 @@ def _features(output, path: str, out: dict, top: bool = False) -> dict:
         out[f"{path}={output!r}"] = 0.0
     elif isinstance(output, (bool, np.bool_, Number, np.number)) and np.ndim(output) == 0:
         _number(float(output), path, out)
+        rest = integer_rest(output)
+        if rest is not None:  # an int beyond 2**53: its float64 and what that leaves, together exact
+            out[f"{path}.rest"] = float(rest)
     elif isinstance(output, Mapping):
         out[f"{path}.len"] = float(len(output))
         for key, value in output.items():
@@ -168,6 +172,7 @@ def _array(values, path: str, out: dict) -> None:
         names = [f"{path}[{','.join(map(str, index))}]" for index in np.ndindex(*array.shape)]
         for name, value in zip(names, flat):
             _number(float(value), name, out)
+        _integer_rests(values, array, names, out)
         if array.ndim and array.size <= MAX_RELATION_ELEMENTS and not in_estimator(path):  # along the last axis
             row_length = array.shape[-1]
             for start in range(0, array.size, max(row_length, 1)):
@@ -176,6 +181,22 @@ def _array(values, path: str, out: dict) -> None:
     else:  # strings or objects: each element by its own kind
         for index in np.ndindex(*array.shape):
             output_features(array[index], f"{path}[{','.join(map(str, index))}]", _out=out)
+
+
+def _integer_rests(values, array: np.ndarray, names: list, out: dict) -> None:
+    """Each integer entry beyond 2**53 of ``values`` (read as ``array``) adds its remainder over its float64,
+    ``NAME.rest`` (:func:`~mechanisms.outputs.limits.integer_rest`): an integer array's entries, and a list's ints
+    that NumPy read into a float64 array beside floats (``[0.5, 2**60 + 1]``), read again as given."""
+    if array.dtype.kind not in "iuf":
+        return
+    beyond = np.flatnonzero((array > EXACT_INTEGERS) | (array < -EXACT_INTEGERS))
+    if not beyond.size:
+        return
+    given = array if array.dtype.kind in "iu" or isinstance(values, np.ndarray) else numpy_reading(values)
+    for index in beyond:
+        rest = integer_rest(given.flat[index])
+        if rest is not None:
+            out[f"{names[index]}.rest"] = float(rest)
 
 
 def support_facts(output) -> dict:

@@ -12,8 +12,9 @@ the output's structure once without recursion and before any part is encoded, an
   a model whose attribute is the model), which would otherwise end in a ``RecursionError``;
 - numbers the encoder cannot represent as a float64 without losing them: complex numbers (and
   complex arrays, whose imaginary part a cast drops), ints beyond float64's range, ints beyond
-  :data:`EXACT_INTEGERS` that float64 does not hold exactly (``2**64 + 5`` would be read as ``2**64``:
-  a mechanism releasing a count above such an offset would look constant), and any other real number that no
+  :data:`SPLIT_INTEGERS` that float64 does not hold exactly (below it, one beyond :data:`EXACT_INTEGERS` is kept
+  whole as its float64 and its remainder, :func:`integer_rest`: ``2**64 + 5`` alone would be read as ``2**64``,
+  and a count above such an offset would look constant), and any other real number that no
   float64 equals (a longdouble ``1 + 2**-60``, ``Decimal('0.1')``, ``Fraction(1, 3)``: a secret in their last
   digits would be rounded away; :func:`first_inexact_number`, the one rule, which a batched output and a user's
   prior's draws go through too), dates and
@@ -38,8 +39,8 @@ from estimators.validation import InputError
 
 from mechanisms.outputs.arrays import as_array, is_array_like, without_tensors
 
-__all__ = ["ACCEPTED", "EXACT_INTEGERS", "MAX_DEPTH", "MAX_ELEMENTS", "OutputNotEncodable", "check_output_limits",
-           "first_inexact_number", "first_text_entry", "inexact_number_text", "key_text", "number_noun", "numeric_list",
+__all__ = ["ACCEPTED", "EXACT_INTEGERS", "MAX_DEPTH", "SPLIT_INTEGERS", "MAX_ELEMENTS", "OutputNotEncodable", "check_output_limits",
+           "first_inexact_number", "first_text_entry", "inexact_number_text", "integer_rest", "key_text", "number_noun", "numeric_list",
            "numpy_reading", "parsed_text_text", "public_fitted", "refused_dtype_reason", "type_text"]
 
 #: The most parts one output may hold in all (about 0.3 s to encode; module docstring).
@@ -52,10 +53,28 @@ MAX_DEPTH = 64
 #: Section 3.6); above it only some are, and a cast rounds the others to a neighbour.
 EXACT_INTEGERS = 2**53
 
+#: An integer of magnitude below this is kept exactly by the encoder of a function of one database's outputs: as the
+#: float64 nearest it and, beyond :data:`EXACT_INTEGERS`, the remainder ``x - int(float(x))`` as a second float64
+#: (:func:`integer_rest`; at most half of float64's spacing there, 2**52 below 2**106, so a float64 holds it).
+SPLIT_INTEGERS = 2**106
+
+
+def integer_rest(value) -> int | None:
+    """The remainder an integer beyond :data:`EXACT_INTEGERS` leaves over its nearest float64, ``x - int(float(x))``
+    (a float64 exactly below :data:`SPLIT_INTEGERS`), None for any other value: with the float64 it gives ``x``
+    back, so that a 64-bit hash seed released beside a report (pure-ldp's local hashing) is encoded, not refused."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer)):
+        return None
+    number = int(value)
+    if -EXACT_INTEGERS <= number <= EXACT_INTEGERS:
+        return None
+    return number - int(float(number))
+
+
 #: What the encoder accepts, for messages.
-ACCEPTED = ("real numbers that float64 holds exactly (a float; an int, longdouble, Decimal or Fraction whose value a "
-            "float64 equals), strings, bytes, None, arrays of real numbers or strings (NumPy arrays, tensors, "
-            "buffers), mappings, sets or lists of keys, fitted estimators (public attributes ending in _), and "
+ACCEPTED = ("real numbers that float64 holds exactly (a float; a longdouble, Decimal or Fraction whose value a "
+            "float64 equals), ints below 2**106 in magnitude (beyond 2**53 kept as their float64 and its remainder), "
+            "strings, bytes, None, arrays of real numbers or strings (NumPy arrays, tensors, buffers), mappings, sets or lists of keys, fitted estimators (public attributes ending in _), and "
             "tuples of these")
 
 #: How an output may carry a number that float64 does not hold exactly instead (:func:`inexact_number_text`).
@@ -298,6 +317,9 @@ def _number_problem(value) -> str | None:
         return _DATES
     if isinstance(value, (complex, np.complexfloating)):
         return _COMPLEX
+    if isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_)) \
+            and -SPLIT_INTEGERS < int(value) < SPLIT_INTEGERS:
+        return None  # kept exactly: its float64 and remainder (integer_rest)
     if isinstance(value, _REALS):
         try:
             inexact = _inexact(value)
@@ -379,7 +401,7 @@ def _parts(value, place) -> tuple[int, object] | None:
         array = as_array(value)
         if array.dtype.kind in _REFUSED_KINDS:
             raise OutputNotEncodable(str(place), f"an array of dtype {array.dtype}", refused_dtype_reason(array.dtype))
-        if array.dtype.kind in "iuf":
+        if array.dtype.kind == "f":  # an integer array's entries are below 2**64, kept whole (integer_rest)
             inexact = first_inexact_number(array)
             if inexact is not None:
                 index, number = inexact
