@@ -40,6 +40,7 @@ __all__ = [
     "preferred_chunk_size",
     "mechanism_name",
     "read_tensors",
+    "refuse_lost_digits",
     "released_outputs",
     "released_width",
     "run_on_batch",
@@ -230,6 +231,26 @@ def read_tensors(values, what: str, error: Callable[[str], Exception], where: st
 _AS_CATEGORY = "str(x) from a function of one database (--per-database), to keep every digit as a category"
 
 
+def refuse_lost_digits(read, who: str, database: int | None, text_kept: str, number_kept: str) -> None:
+    """Raise one :class:`MechanismError` naming the database where outputs read as float64 numbers (``read``: a
+    batch's rows, or one database's row) hold text a float64 cast parses (``"0.1000000000000000000001"`` as 0.1:
+    :func:`mechanisms.outputs.limits.first_text_entry`) or a number float64 does not hold exactly (``2**64 + 5``,
+    ``Fraction(1, 3)``: :func:`mechanisms.outputs.limits.first_inexact_number`). ``database``: the database ``read``
+    is, None where it is a batch (the entry's first index names it); ``text_kept`` and ``number_kept``: how the
+    caller's outputs may carry the text or the number instead."""
+    text = first_text_entry(read)
+    if text is not None:
+        index = database if database is not None else int(text[0][0])
+        raise MechanismError(f"{who} returned {parsed_text_text(text[1], index, text_kept)}", mechanism=who,
+                             database_index=index)
+    inexact = first_inexact_number(read)
+    if inexact is not None:
+        index = database if database is not None else int(inexact[0][0])
+        raise MechanismError(f"{who} returned {number_noun(inexact[1])} that float64 does not hold exactly for "
+                             f"database {index}: {inexact_number_text(inexact[1], number_kept)}", mechanism=who,
+                             database_index=index)
+
+
 def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: bool = True) -> np.ndarray:
     """Return a per-database output as a float64 array of shape ``(m, d)``.
 
@@ -257,7 +278,8 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
     reading = numpy_reading(values, tensors_read=True)
     read = values if reading is None else reading
     check_real(read, f"{who} output", error=lambda message: MechanismError(message, mechanism=who))
-    refused = refused_dtype_reason(read.dtype, text=False) if isinstance(read, np.ndarray) and read.dtype.kind in "MmV" else None
+    refused = (refused_dtype_reason(read.dtype, text=False)
+               if isinstance(read, np.ndarray) and read.dtype.kind in "MmV" else None)
     if refused is not None:  # a cast would drop a date's unit (datetime64[ns] rounded past 2**53) or fail on bytes
         raise MechanismError(f"{who} returned an array of dtype {read.dtype}: {refused}", mechanism=who)
     try:
@@ -283,19 +305,9 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
             f"{who} returned {what} for a batch of {m} database{'' if m == 1 else 's'}; expected ({m}, d) with "
             f"d >= 1{hint}", mechanism=who,
         )
-    text = first_text_entry(read)
-    if text is not None:  # the float64 cast above parsed it: "0.1000…01" read as 0.1
-        index, value = text
-        category = (", or text from a function of one database (--per-database), where a string is a category, "
+    per_database = (", or text from a function of one database (--per-database), where a string is a category, "
                     "every character kept") if who.startswith("mechanism ") else ""
-        raise MechanismError(f"{who} returned {parsed_text_text(value, int(index[0]), category)}",
-                             mechanism=who, database_index=int(index[0]))
-    inexact = first_inexact_number(read)
-    if inexact is not None:  # the float64 cast above rounded it silently (2**64 + 5 read as 2**64, 1/3 as 0.333…)
-        index, number = inexact
-        raise MechanismError(f"{who} returned {number_noun(number)} that float64 does not hold exactly for database "
-                             f"{index[0]}: {inexact_number_text(number, _AS_CATEGORY)}", mechanism=who,
-                             database_index=int(index[0]))
+    refuse_lost_digits(read, who, None, per_database, _AS_CATEGORY)
     if allow_nan:
         arr = with_missing_marks(arr)
     index = first_nonfinite_index(arr)

@@ -8,9 +8,8 @@ import numpy as np
 
 from estimators.validation import check_real
 
-from mechanisms.base import MechanismError, read_tensors
-from mechanisms.outputs.limits import (first_inexact_number, first_text_entry, inexact_number_text, number_noun,
-                                      parsed_text_text)
+from mechanisms.base import MechanismError, read_tensors, refuse_lost_digits
+from mechanisms.outputs.limits import numpy_reading
 
 #: How a number that float64 does not hold exactly may be released instead, where outputs are rows of numbers.
 _AS_CATEGORY = "str(x) with an OutputEncoder (mechanisms.outputs.encoding), to keep every digit as a category"
@@ -33,15 +32,8 @@ def _as_output_row(value, who: str, index: int) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise MechanismError(f"{who} returned non-numeric output for database {index}: {exc}",
                              mechanism=who, database_index=index) from None
-    text = first_text_entry(value)
-    if text is not None:  # the cast above parsed it: "0.1000…01" read as 0.1
-        raise MechanismError(f"{who} returned {parsed_text_text(text[1], index, _TEXT_KEPT)}",
-                             mechanism=who, database_index=index)
-    inexact = first_inexact_number(value)
-    if inexact is not None:
-        raise MechanismError(f"{who} returned {number_noun(inexact[1])} that float64 does not hold exactly for "
-                             f"database {index}: {inexact_number_text(inexact[1], _AS_CATEGORY)}", mechanism=who,
-                             database_index=index)
+    read = numpy_reading(value, tensors_read=True)  # read once for both checks of what the cast parsed or rounded
+    refuse_lost_digits(value if read is None else read, who, index, _TEXT_KEPT, _AS_CATEGORY)
     if row.ndim == 0:
         row = row.reshape(1)
     if row.ndim != 1 or row.size == 0:

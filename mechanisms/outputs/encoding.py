@@ -50,8 +50,8 @@ import numpy as np
 from estimators.validation import check_int
 
 from mechanisms.outputs.arrays import as_array, is_array_like
-from mechanisms.outputs.limits import (EXACT_INTEGERS, MAX_ELEMENTS, OutputNotEncodable, check_output_limits, integer_rest,
-                                      numeric_list, numpy_reading, type_text)
+from mechanisms.outputs.limits import (EXACT_INTEGERS, MAX_ELEMENTS, OutputNotEncodable, check_output_limits,
+                                      integer_rest, numeric_list, numpy_reading, type_text)
 from mechanisms.outputs.limits import key_text as _key_text
 
 from mechanisms.outputs.estimators import estimator_parts, holds_estimators

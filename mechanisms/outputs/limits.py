@@ -39,9 +39,10 @@ from estimators.validation import InputError
 
 from mechanisms.outputs.arrays import as_array, is_array_like, without_tensors
 
-__all__ = ["ACCEPTED", "EXACT_INTEGERS", "MAX_DEPTH", "SPLIT_INTEGERS", "MAX_ELEMENTS", "OutputNotEncodable", "check_output_limits",
-           "first_inexact_number", "first_text_entry", "inexact_number_text", "integer_rest", "key_text", "number_noun", "numeric_list",
-           "numpy_reading", "parsed_text_text", "public_fitted", "refused_dtype_reason", "type_text"]
+__all__ = ["ACCEPTED", "EXACT_INTEGERS", "MAX_DEPTH", "MAX_ELEMENTS", "OutputNotEncodable", "SPLIT_INTEGERS",
+           "check_output_limits", "first_inexact_number", "first_text_entry", "inexact_number_text", "integer_rest",
+           "key_text", "number_noun", "numeric_list", "numpy_reading", "parsed_text_text", "public_fitted",
+           "refused_dtype_reason", "type_text"]
 
 #: The most parts one output may hold in all (about 0.3 s to encode; module docstring).
 MAX_ELEMENTS = 100_000
@@ -74,7 +75,8 @@ def integer_rest(value) -> int | None:
 #: What the encoder accepts, for messages.
 ACCEPTED = ("real numbers that float64 holds exactly (a float; a longdouble, Decimal or Fraction whose value a "
             "float64 equals), ints below 2**106 in magnitude (beyond 2**53 kept as their float64 and its remainder), "
-            "strings, bytes, None, arrays of real numbers or strings (NumPy arrays, tensors, buffers), mappings, sets or lists of keys, fitted estimators (public attributes ending in _), and "
+            "strings, bytes, None, arrays of real numbers or strings (NumPy arrays, tensors, buffers), mappings, "
+            "sets or lists of keys, fitted estimators (public attributes ending in _), and "
             "tuples of these")
 
 #: How an output may carry a number that float64 does not hold exactly instead (:func:`inexact_number_text`).
