@@ -8,7 +8,8 @@ one-line help). Each module defines
   and the human-readable text.
 
 Every sub-command gets ``--json`` (only the JSON payload on stdout), ``--seed`` and
-``--quiet``; commands that train call :func:`add_device_option` for ``--device``.
+``--quiet``; commands that train call :func:`add_device_option` for ``--device`` (``audit`` takes it from its
+configuration key, :data:`audit.config.keys.KEYS`, checked with the other choice flags).
 
 Robustness rules that hold for every sub-command:
 

@@ -19,7 +19,6 @@ import importlib.util
 import os
 import re
 import sys
-import traceback
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -102,28 +101,8 @@ def _module_from_file(path: Path, spec: str, what: str, missing=None):
         if isinstance(exc, InputError):  # out of time or sys.exit (a MechanismError): named already
             raise
         raise InputError(f"{what} {spec!r}: executing {str(path)!r} failed: {_raised(exc)}"
-                         f"{_raised_in_folder(exc, path)}") from exc
+                         f"{raised_in_file(exc, str(path), folder=True)}") from exc
     return module
-
-
-def _raised_in_folder(exc: BaseException, path: Path) -> str:
-    """Where ``exc`` was raised as the file ``path`` ran: `` (at FILE line N)`` in it
-    (:func:`~mechanisms.errors.raised_in_file`), and first the line in a file of its folder it imported where that
-    raised it: `` (at helper.py line 5, reached from f.py line 1)``; not a library's (outside the folder)."""
-    here = raised_in_file(exc, str(path))
-    if isinstance(exc, SyntaxError) or not here:
-        return here
-    try:
-        folder = path.resolve().parent
-        frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
-                  if Path(frame.filename).resolve().is_relative_to(folder)]
-        inner = frames[-1] if frames else None
-        if inner is None or Path(inner.filename).resolve() == path.resolve():
-            return here
-    except Exception:  # noqa: BLE001 - the location is a courtesy; the error it decorates must still be raised
-        return here
-    inside = "" if inner.name == "<module>" else f", in {inner.name}"
-    return f" (at {os.path.relpath(inner.filename, folder)} line {inner.lineno}{inside}, reached from " + here[5:]
 
 
 def _raised(exc: BaseException) -> str:
