@@ -77,6 +77,13 @@ def test_a_mistyped_function_name_gets_the_spec_of_the_closest_function(tmp_path
                                   "noisy_count, other")
 
 
+@pytest.mark.parametrize("prior", ["bernoulli", "Gaussian"])
+def test_a_builtin_prior_without_its_prefix_says_the_spec_to_type(prior, capsys):
+    line = _only_line(["audit", "--mechanism", "catalog:laplace_sum", "--prior", prior, "--n", "10"], capsys)
+    assert line == (f"miaudit audit: error: [prior] spec (--prior) '{prior}' names a builtin prior without its "
+                    f"prefix: here --prior builtin:{prior.lower()}")
+
+
 @pytest.mark.parametrize("typed,line", [
     ("dp:1e-5:1", "argument '--claim': DELTA in dp:EPS:DELTA must be in [0, 1), got 'dp:1e-5:1'; EPS comes first, "
                   "then DELTA: here --claim dp:1:1e-5"),
