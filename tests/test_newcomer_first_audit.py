@@ -54,6 +54,22 @@ def test_the_device_flag_still_sets_the_audit_s_device():
     assert _flag_config(parser.parse_args(argv))["audit"]["device"] == "cpu"
 
 
+@pytest.mark.parametrize("argv,line", [
+    ([*_AUDIT[:3], "--samples", "ten"], "miaudit audit: error: argument --samples: invalid integer value: 'ten'"),
+    (["estimate", "--device", "gpu"], "miaudit estimate: error: argument --device: invalid choice: 'gpu' (choose from "
+                                      "'auto', 'cpu', 'cuda')"),
+    (["audti"], "miaudit: error: argument COMMAND: invalid choice: 'audti' (choose from 'demo', 'estimate', 'audit', "
+                "'calibrate', 'bounds', 'catalog', 'experiment', 'scan', 'one-run')"),
+])
+def test_a_usage_error_is_one_line_without_the_usage_block(argv, line, capsys):
+    try:
+        status = main(argv)
+    except SystemExit as exit:
+        status = exit.code
+    err = capsys.readouterr().err
+    assert status == 2 and err == line + "\n"
+
+
 @pytest.mark.parametrize("typed,line", [
     (["--per-databse"], "miaudit audit: error: unrecognized argument '--per-databse': did you mean --per-database?"),
     (["--smaples", "10"], "miaudit audit: error: unrecognized argument '--smaples': did you mean --samples?"),

@@ -85,6 +85,12 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = re.compile(r"^-(\.?\d|inf(inity)?$|nan$)", re.IGNORECASE)
 
+    def error(self, message):
+        """A usage error is one line, ``miaudit audit: error: argument --samples: invalid integer value: 'ten'``, as
+        every other bad input's: a usage block above it would bury the line that says what is wrong (``--help``
+        prints the usage)."""
+        self.exit(USAGE_STATUS, f"{self.prog}: error: {message}\n")
+
     def _print_message(self, message, file=None):
         # argparse swallows OSError here, so --help into a full device would "succeed" with exit 0.
         if message:
