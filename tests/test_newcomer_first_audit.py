@@ -93,6 +93,14 @@ def test_a_mistyped_function_name_gets_the_spec_of_the_closest_function(tmp_path
                                   "noisy_count, other")
 
 
+def test_a_mistyped_configuration_key_names_the_closest_key(tmp_path, capsys):
+    config = tmp_path / "audit.toml"
+    config.write_text('[mechanism]\nspec = "catalog:laplace_sum"\n\n[audit]\nsample = 400\n')
+    line = _only_line(["audit", str(config)], capsys)
+    assert line.startswith("miaudit audit: error: unknown key 'sample' in [audit] (did you mean samples?); valid keys: "
+                           "notion, epsilon, alpha, samples, ")
+
+
 @pytest.mark.parametrize("prior", ["bernoulli", "Gaussian"])
 def test_a_builtin_prior_without_its_prefix_says_the_spec_to_type(prior, capsys):
     line = _only_line(["audit", "--mechanism", "catalog:laplace_sum", "--prior", prior, "--n", "10"], capsys)

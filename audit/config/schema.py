@@ -245,8 +245,12 @@ def validate_table(values: dict, keys: dict, where: str, *, notion: str | None =
         raise InputError(f"configuration entry {where} must be a table, got {_type_name(values)}")
     unknown = sorted(set(values) - set(keys))
     if unknown:
-        raise InputError(f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} in {where}; "
-                         f"valid keys: {', '.join(keys)}")
+        import difflib
+
+        close = difflib.get_close_matches(str(unknown[0]), list(keys), n=1, cutoff=0.6)  # a typo: samples for sample
+        meant = f" (did you mean {close[0]}?)" if close else ""
+        raise InputError(f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} in {where}"
+                         f"{meant}; valid keys: {', '.join(keys)}")
     checked = {}
     for name, value in values.items():
         key = keys[name]
