@@ -217,7 +217,10 @@ class AuditSpec:
             self._attach_statistic()
         priors = tuple(self.priors) if isinstance(self.priors, (list, tuple)) else (self.priors,)
         if not priors or not all(isinstance(p, Prior) for p in priors):
-            raise InputError("argument 'priors' must be a non-empty sequence of Prior objects")
+            # A neighbouring pair is the audit's input through its two-point prior: say the call that makes it.
+            pair = "" if not any(isinstance(p, NeighbouringPair) for p in priors) else (
+                ", and a NeighbouringPair is none: give its two-point prior, priors=[pair.prior()]")
+            raise InputError(f"argument 'priors' must be a non-empty sequence of Prior objects{pair}")
         relation = check_relation(self.relation, "relation")
         presence = relation_kind(relation) == ADD_REMOVE and self.presence_column is not False
         if presence:
@@ -237,6 +240,9 @@ class AuditSpec:
         claim = self.claim
         if isinstance(claim, Guarantee):
             claim = claim.as_claim(origin=f"stated guarantee: {claim.note}" if claim.note else "stated guarantee")
+        elif isinstance(claim, str):  # the command line's form: parse_claim reads it (and names a wrong one)
+            raise InputError(f"argument 'claim' must be a Claim or a Guarantee, got the text {claim!r}: here "
+                             f"claim=parse_claim({claim!r}) (from mechanisms import parse_claim)")
         elif claim is not None and not isinstance(claim, Claim):
             raise InputError("argument 'claim' must be a Claim (mechanisms.claims.claim) or a Guarantee")
         notes = tuple(self.notes)

@@ -19,14 +19,13 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from estimators.validation import (BEYOND_FLOAT64, InputError, as_float_array, as_generator, check_real,
-                                   first_nonfinite_index)
+from estimators.validation import InputError, as_float_array, as_generator, check_real, first_nonfinite_index
 
 from mechanisms.errors import MechanismError, StatisticError, exception_text, raised_where, refuses
 from mechanisms.calls.user_call import TIMEOUT_HINT, call_user_code
 from mechanisms.outputs.arrays import without_tensors
-from mechanisms.outputs.limits import (first_inexact_number, first_text_entry, inexact_number_text, number_noun,
-                                      numpy_reading, parsed_text_text, refused_dtype_reason, type_text)
+from mechanisms.outputs.limits import (beyond_range_text, first_inexact_number, first_text_entry, inexact_number_text,
+                                      number_noun, numpy_reading, parsed_text_text, refused_dtype_reason, type_text)
 
 __all__ = [
     "Mechanism",
@@ -292,7 +291,7 @@ def check_batch_output(values, m: int, who: str, allow_nan: bool = False, copy: 
         raise MechanismError(f"{who} returned non-numeric output ({type_text(values)}): {exc}",
                              mechanism=who) from None
     except OverflowError:  # a Python int beyond float64 (10**400): NumPy's error would reach the user as a traceback
-        raise MechanismError(f"{who} returned an integer {BEYOND_FLOAT64}", mechanism=who) from None
+        raise MechanismError(f"{who} returned {beyond_range_text(read)}", mechanism=who) from None
     if arr.ndim != 2 or arr.shape[0] != m or arr.shape[1] == 0:
         hint = ""
         if arr.ndim < 2 and who.startswith("mechanism "):

@@ -46,9 +46,13 @@ def raised_where(exc: BaseException, function) -> str:
     return raised_in_file(exc, code.co_filename)
 
 
-def raised_in_file(exc: BaseException, filename: str) -> str:
+def raised_in_file(exc: BaseException, filename: str, folder: bool = False) -> str:
     """Where in the file ``filename`` ``exc`` was raised: `` (at FILE line N, in NAME)``, the innermost frame of
     its traceback in that file (`` (at FILE line N)`` for the file's top level, as it runs at import), else ``""``.
+
+    With ``folder``, the innermost frame in any file of ``filename``'s folder, a file it imported (a helper beside it,
+    not a library outside), is said first where it is another file: `` (at helper.py line 5, reached from f.py line
+    1)``, the helper named from the folder. One walk of the traceback finds both frames.
 
     A :class:`SyntaxError` of a source file names the line the parser stopped at (in the user's file or in one it
     imports): the traceback holds no frame of the file that failed to compile.
@@ -60,15 +64,28 @@ def raised_in_file(exc: BaseException, filename: str) -> str:
         return f" (at {os.path.basename(exc.filename)} line {exc.lineno})"
     try:
         wanted = Path(filename).resolve()
-        frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
-                  if frame.filename == filename or Path(frame.filename).resolve() == wanted]
+        own = inner = None  # the innermost frames in the file, and in its folder
+        for frame in traceback.extract_tb(exc.__traceback__):
+            path = Path(frame.filename).resolve()
+            if frame.filename == filename or path == wanted:
+                own = inner = frame
+            elif folder and path.is_relative_to(wanted.parent):
+                inner = frame
     except Exception:  # noqa: BLE001 - the location is a courtesy; the error it decorates must still be raised
         return ""
-    if not frames:
+    if own is None:
         return ""
-    frame = frames[-1]
+    here = _frame_place(own, os.path.basename(own.filename))
+    if inner is own:
+        return f" (at {here})"
+    return f" (at {_frame_place(inner, os.path.relpath(inner.filename, wanted.parent))}, reached from {here})"
+
+
+def _frame_place(frame, shown: str) -> str:
+    """``FILE line N, in NAME`` of a traceback frame, its file shown as ``shown`` (``FILE line N`` at a file's top
+    level)."""
     inside = "" if frame.name == "<module>" else f", in {frame.name}"
-    return f" (at {os.path.basename(frame.filename)} line {frame.lineno}{inside})"
+    return f"{shown} line {frame.lineno}{inside}"
 
 
 def refuses(exc: BaseException) -> bool:

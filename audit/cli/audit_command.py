@@ -12,7 +12,6 @@ import warnings
 from pathlib import Path
 
 from audit.config.flag_values import StoreOnce, integer, number
-from audit.cli.main import add_device_option
 from audit.config.building import build_spec
 from audit.config.files import apply_overrides, load_config, override_key
 from audit.config.hints import claim_form_error, claim_notion_error, split_claim_error
@@ -59,9 +58,9 @@ def configure(parser) -> None:
                         help="--plan: the stated excess, a true privacy parameter X above the claim's (default 0.2)")
     parser.add_argument("--pilot-runs", type=int, default=None, metavar="N",
                         help="--plan: mechanism runs of the pilot (default 3000)")
-    add_device_option(parser)
-    # None means "not given": the configuration file's value, if any, then the default applies.
-    parser.set_defaults(seed=None, device=None)
+    # None means "not given": the configuration file's value, if any, then the default applies. --device comes
+    # from its key (audit.config.keys), checked by the schema: a value it refuses is one line, no usage block.
+    parser.set_defaults(seed=None)
 
 
 def _check_set_against_flags(assignments, flags: dict) -> None:

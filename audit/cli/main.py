@@ -8,7 +8,8 @@ one-line help). Each module defines
   and the human-readable text.
 
 Every sub-command gets ``--json`` (only the JSON payload on stdout), ``--seed`` and
-``--quiet``; commands that train call :func:`add_device_option` for ``--device``.
+``--quiet``; commands that train call :func:`add_device_option` for ``--device`` (``audit`` takes it from its
+configuration key, :data:`audit.config.keys.KEYS`, checked with the other choice flags).
 
 Robustness rules that hold for every sub-command:
 
@@ -84,6 +85,12 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = re.compile(r"^-(\.?\d|inf(inity)?$|nan$)", re.IGNORECASE)
 
+    def error(self, message):
+        """A usage error is one line, ``miaudit audit: error: argument --samples: invalid integer value: 'ten'``, as
+        every other bad input's: a usage block above it would bury the line that says what is wrong (``--help``
+        prints the usage)."""
+        self.exit(USAGE_STATUS, f"{self.prog}: error: {message}\n")
+
     def _print_message(self, message, file=None):
         # argparse swallows OSError here, so --help into a full device would "succeed" with exit 0.
         if message:
@@ -152,6 +159,7 @@ def build_parser(argv=None) -> tuple[argparse.ArgumentParser, dict]:
         description="Audit randomized mechanisms for privacy violations with mutual information.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.sub_parsers = sub.choices  # name -> its parser: an unknown flag is named against its command's flags
     for name in list(COMMANDS) + [n for n in modules if n not in COMMANDS]:
         module = modules.get(name)
         help_text = getattr(module, "HELP", None) or COMMANDS.get(name, "")
@@ -313,10 +321,29 @@ def _exit_without_user_threads(status: int) -> None:
     _end_process(status)
 
 
+def unknown_flag_error(parser: argparse.ArgumentParser, command: str | None, extras: list) -> str:
+    """The one line for arguments no flag of ``command`` takes (``--per-databse``): the first of them (the rest may
+    be its values) and the flag it is closest to, from the command's own flags (:func:`difflib.get_close_matches`),
+    or where the flags are listed."""
+    import difflib
+
+    sub_parser = getattr(parser, "sub_parsers", {}).get(command, parser)
+    flags = [option for action in sub_parser._actions for option in action.option_strings if option.startswith("--")]
+    unknown = extras[0]
+    typed = unknown.partition("=")[0]
+    close = difflib.get_close_matches(typed, flags, n=1, cutoff=0.6) if typed.startswith("-") else []
+    program = f"miaudit {command}" if command else "miaudit"
+    hint = f"did you mean {close[0]}?" if close else f"{program} --help lists its flags"
+    return f"unrecognized argument {unknown!r}: {hint}"
+
+
 def _main(argv: list) -> int:
     parser, modules = build_parser(argv)
     try:
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
+        if extras:  # one line naming the argument and the flag it is closest to, not the whole usage block
+            _error(getattr(args, "command", None), unknown_flag_error(parser, getattr(args, "command", None), extras))
+            return USAGE_STATUS
     except BrokenPipeError:
         _stdout_to_devnull()  # the help text's reader went away (miaudit --help | head -1)
         return BROKEN_PIPE_STATUS

@@ -162,6 +162,9 @@ def _prior_kind(spec, entry) -> str:
             raise InputError(f"[prior] spec (--prior): unknown builtin {kind!r}; choose from "
                              f"{', '.join('builtin:' + b for b in BUILTIN_PRIORS)}")
         return kind
+    if spec.strip().lower() in BUILTIN_PRIORS:  # --prior bernoulli: the builtin without its prefix
+        raise InputError(f"[prior] spec (--prior) {spec!r} names a builtin prior without its prefix: here --prior "
+                         f"builtin:{spec.strip().lower()}")
     return "catalog" if spec.startswith("catalog:") else "user"
 
 

@@ -154,7 +154,7 @@ KEYS = (
         help=f"DP notions (Θ = all distributions): add N (at most {MAX_PRIOR_SEARCH}) distinct two-point priors "
              "on random neighbouring pairs (and a catalog mechanism's exposing pairs) to Θ"),
     Key("audit", "seed", "int", at_least=0, flag="--seed", flag_added_elsewhere=True),
-    Key("audit", "device", "choice", choices=("auto", "cpu", "cuda"), flag="--device", flag_added_elsewhere=True,
+    Key("audit", "device", "choice", choices=("auto", "cpu", "cuda"), meant=(("gpu", "cuda"),), flag="--device",
         help="where critics train: auto (default) the device their training is predicted to finish sooner on "
              "(the CPU for small ensembles; the choice and its prediction are in the notes), cpu or cuda"),
     Key("pairs", "first", "any", notions=DP_NOTIONS),

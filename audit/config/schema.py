@@ -54,6 +54,10 @@ class Key:
         One of :data:`KINDS`.
     choices : tuple
         The allowed values of a ``choice`` key.
+    meant : tuple
+        ``(typed, choice)`` pairs of a ``choice`` key: a value users type (``"gpu"``) and the choice it means
+        (``"cuda"``), which its error names with the flag to type; a choice typed in another case (``"CPU"``) is
+        named so too.
     above, at_least, below, at_most : float, optional
         Range of an ``int`` or ``number`` key (strict ``above``/``below``, inclusive
         ``at_least``/``at_most``).
@@ -81,6 +85,7 @@ class Key:
     name: str
     kind: str
     choices: tuple = ()
+    meant: tuple = ()
     above: float | None = None
     at_least: float | None = None
     below: float | None = None
@@ -154,7 +159,8 @@ class Key:
                 example = example if example.startswith('"') else f'"{example}"'
                 raise InputError(f"{label} must be a non-empty string such as {example}")
             if kind == "choice" and value not in self.choices:
-                raise InputError(f"{label} must be one of {', '.join(self.choices)}, got {plain_toml(value)}")
+                raise InputError(f"{label} must be one of {', '.join(self.choices)}, got {plain_toml(value)}"
+                                 + self._meant_words(value))
             return value
         if kind == "records":
             return _records(value, label)
@@ -172,6 +178,15 @@ class Key:
                 raise InputError(f"{label} must be an array, {got}")
             return value
         return value
+
+    def _meant_words(self, value: str) -> str:
+        """What a refused choice means, where :attr:`meant` or the choices in another case say: ``; for gpu type
+        cuda: here --device cuda``; else ``""``."""
+        folded = value.strip().lower()
+        choice = dict(self.meant).get(folded) or (folded if folded in self.choices else None)
+        if choice is None:
+            return ""
+        return f"; for {value} type {choice}" + (f": here {self.flag} {choice}" if self.flag else "")
 
     def _check_range(self, value, label: str) -> None:
         bounds = ((self.above, lambda v, b: v > b, ">"), (self.at_least, lambda v, b: v >= b, ">="),
@@ -230,8 +245,12 @@ def validate_table(values: dict, keys: dict, where: str, *, notion: str | None =
         raise InputError(f"configuration entry {where} must be a table, got {_type_name(values)}")
     unknown = sorted(set(values) - set(keys))
     if unknown:
-        raise InputError(f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} in {where}; "
-                         f"valid keys: {', '.join(keys)}")
+        import difflib
+
+        close = difflib.get_close_matches(str(unknown[0]), list(keys), n=1, cutoff=0.6)  # a typo: samples for sample
+        meant = f" (did you mean {close[0]}?)" if close else ""
+        raise InputError(f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} in {where}"
+                         f"{meant}; valid keys: {', '.join(keys)}")
     checked = {}
     for name, value in values.items():
         key = keys[name]

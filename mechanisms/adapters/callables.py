@@ -69,6 +69,20 @@ def check_two_arguments(function, who: str, call: str) -> None:
                          ) from None
 
 
+#: NumPy's words for an array read as a table: indexed by a column's name (``db["age"]``) or by a DataFrame's attribute
+#: (``db.age``, ``db.iloc``).
+_TABLE_READS = ("only integers, slices", "'numpy.ndarray' object has no attribute")
+
+
+def _named_column_hint(exc: BaseException, db) -> str:
+    """What a function of one database that read its database as a table (a pandas DataFrame) is given instead, where
+    NumPy's error says so (:data:`_TABLE_READS`): ``; db is a NumPy array of shape (10, 1), ...``; else ``""``."""
+    if not isinstance(exc, (IndexError, AttributeError)) or not any(words in str(exc) for words in _TABLE_READS):
+        return ""
+    return (f"; db is a NumPy array of shape {tuple(np.shape(db))}, one row per record and no column names, not a "
+            "DataFrame: read a column by its position (db[:, 0] for the first)")
+
+
 @dataclass(frozen=True, eq=False)
 class PerDatabaseMechanism:
     """Batch a per-database mechanism ``f(db, rng) -> (d,)`` (a scalar counts as ``d = 1``).
@@ -113,7 +127,8 @@ class PerDatabaseMechanism:
                     value = self.function(db, rng)
                 except Exception as exc:  # noqa: BLE001 - a black box may raise anything
                     error = MechanismError(f"{who} raised {type(exc).__name__} on database {index}"
-                                           f"{exception_text(exc)}{raised_where(exc, self.function)}",
+                                           f"{exception_text(exc)}{raised_where(exc, self.function)}"
+                                           f"{_named_column_hint(exc, db)}",
                                            mechanism=who, database_index=index)
                     error.refused = refuses(exc)
                     raise error from exc

@@ -19,7 +19,6 @@ import importlib.util
 import os
 import re
 import sys
-import traceback
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -102,28 +101,8 @@ def _module_from_file(path: Path, spec: str, what: str, missing=None):
         if isinstance(exc, InputError):  # out of time or sys.exit (a MechanismError): named already
             raise
         raise InputError(f"{what} {spec!r}: executing {str(path)!r} failed: {_raised(exc)}"
-                         f"{_raised_in_folder(exc, path)}") from exc
+                         f"{raised_in_file(exc, str(path), folder=True)}") from exc
     return module
-
-
-def _raised_in_folder(exc: BaseException, path: Path) -> str:
-    """Where ``exc`` was raised as the file ``path`` ran: `` (at FILE line N)`` in it
-    (:func:`~mechanisms.errors.raised_in_file`), and first the line in a file of its folder it imported where that
-    raised it: `` (at helper.py line 5, reached from f.py line 1)``; not a library's (outside the folder)."""
-    here = raised_in_file(exc, str(path))
-    if isinstance(exc, SyntaxError) or not here:
-        return here
-    try:
-        folder = path.resolve().parent
-        frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
-                  if Path(frame.filename).resolve().is_relative_to(folder)]
-        inner = frames[-1] if frames else None
-        if inner is None or Path(inner.filename).resolve() == path.resolve():
-            return here
-    except Exception:  # noqa: BLE001 - the location is a courtesy; the error it decorates must still be raised
-        return here
-    inside = "" if inner.name == "<module>" else f", in {inner.name}"
-    return f" (at {os.path.relpath(inner.filename, folder)} line {inner.lineno}{inside}, reached from " + here[5:]
 
 
 def _raised(exc: BaseException) -> str:
@@ -221,12 +200,35 @@ def load_object(spec: str, what: str = "object", *, require_callable: bool = Tru
         module = _module_from_file(path, spec, what, lambda: _missing_file(source, name, spec, what, base_dir))
     else:
         module = _module_by_import(source, spec, what)
-    obj, holder = module, source
+    obj, holder, found = module, source, []
     for part in name.split("."):
         if not hasattr(obj, part):  # named as the user wrote it: the file or module, then its attributes so far
-            raise InputError(f"{what} {spec!r}: {holder!r} has no attribute {part!r}")
+            raise InputError(f"{what} {spec!r}: {holder!r} has no attribute {part!r}"
+                             f"{_closest_name(obj, part, what, f'{source}:' + '.'.join(found))}")
         obj = getattr(obj, part)
+        found.append(part)
         holder = f"{holder}:{part}" if holder == source else f"{holder}.{part}"
     if require_callable and not callable(obj):
         raise InputError(f"{what} {spec!r}: {name!r} is a {type(obj).__name__}, not callable")
     return obj
+
+
+def _closest_name(holder, typed: str, what: str, prefix: str) -> str:
+    """For a name ``holder`` lacks: the public name of it closest to ``typed`` (a typo,
+    :func:`difflib.get_close_matches`) as the spec to type, ``; did you mean 'count'? here --mechanism f.py:count``
+    (``prefix``: the spec up to it), else the names it defines (up to 8), ``""`` where it has none. A module's
+    names are the functions and classes it defines, not those it imports."""
+    import difflib
+    import inspect
+
+    try:
+        names = [name for name, value in vars(holder).items() if not name.startswith("_")
+                 and (not inspect.ismodule(holder) or getattr(value, "__module__", None) == holder.__name__)]
+    except TypeError:  # no __dict__: its attributes are not listed
+        return ""
+    close = difflib.get_close_matches(typed, names, n=1, cutoff=0.6)
+    if not close:
+        return f"; it defines {', '.join(names[:8])}{', ...' if len(names) > 8 else ''}" if names else ""
+    written = prefix + ("." if not prefix.endswith(":") else "") + close[0]
+    flag = re.search(r"--[a-z][a-z-]*", what)  # "[prior] spec (--prior)": the flag that takes the spec
+    return f"; did you mean {close[0]!r}? here " + (f"{flag.group()} {written}" if flag else repr(written))

@@ -93,8 +93,28 @@ def parse_claim(text, *, argument: str = "--claim", origin: str | None = None, r
     if not len(names) - optional <= len(parts) <= len(names):
         forms = " or ".join(":".join((notion,) + symbols[:k]) for k in range(len(names) - optional, len(names) + 1))
         raise InputError(f"argument '{argument}' must be {forms}, got {text!r}")
-    values = {name: _checked(notion, name, part, f"argument '{argument}'", repr(text)) for name, part in zip(names, parts)}
+    try:
+        values = {name: _checked(notion, name, part, f"argument '{argument}'", repr(text))
+                  for name, part in zip(names, parts)}
+    except InputError as exc:
+        swapped = _swapped_dp(notion, parts)
+        if swapped is None:
+            raise
+        here = f"{argument} {swapped}" if argument.startswith("--") else f"{argument} = \"{swapped}\""
+        raise InputError(f"{exc}; EPS comes first, then DELTA: here {here}") from None
     return _build(notion, values, origin if origin is not None else argument, relation, argument)
+
+
+def _swapped_dp(notion: str, parts: list) -> str | None:
+    """``dp:EPS:DELTA`` written with its parameters swapped (``dp:1e-5:1``, δ before ε), where that order alone is
+    wrong: the claim in the right order; else None."""
+    if notion != "dp" or len(parts) != 2:
+        return None
+    try:
+        _checked("dp", "epsilon", parts[1], "", ""), _checked("dp", "delta", parts[0], "", "")
+    except InputError:
+        return None
+    return f"dp:{parts[1]}:{parts[0]}"
 
 
 def _build(notion: str, values: dict, origin: str, relation: str | None, argument: str) -> Claim:

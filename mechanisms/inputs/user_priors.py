@@ -9,13 +9,13 @@ from pathlib import Path
 
 import numpy as np
 
-from estimators.validation import BEYOND_FLOAT64, InputError, check_int, check_real, first_nonfinite_index
+from estimators.validation import InputError, check_int, check_real, first_nonfinite_index
 from mechanisms.base import MechanismError, read_tensors
 from mechanisms.errors import exception_text, raised_where
 from mechanisms.calls.user_call import FIRST_CALL_TIMEOUT, TIMEOUT_HINT, call_user_code, first_call_timeout
 from mechanisms.inputs.missing_values import ALLOW_NAN_HINT
 from mechanisms.inputs.priors import Prior, _SUM_TOLERANCE, _finite_array
-from mechanisms.outputs.limits import first_inexact_number, inexact_number_text, number_noun
+from mechanisms.outputs.limits import beyond_range_text, first_inexact_number, inexact_number_text, number_noun
 
 __all__ = ["EmpiricalResample", "Mixture", "UserPrior"]
 
@@ -281,7 +281,7 @@ class UserPrior(Prior):
             raise MechanismError(f"{who} returned non-numeric data ({type(out).__name__}): {exc}",
                                  mechanism=who) from None
         except OverflowError:  # a Python int beyond float64 (10**400)
-            raise MechanismError(f"{who} returned an integer {BEYOND_FLOAT64}", mechanism=who) from None
+            raise MechanismError(f"{who} returned {beyond_range_text(out)}", mechanism=who) from None
         if out.ndim == 0 or out.shape[0] != m:
             raise MechanismError(f"{who} returned shape {out.shape} when asked for {m} databases; expected "
                                  f"({m}, n, k)", mechanism=who)

@@ -51,7 +51,7 @@ from estimators.validation import check_int
 
 from mechanisms.outputs.arrays import as_array, is_array_like
 from mechanisms.outputs.limits import (EXACT_INTEGERS, MAX_ELEMENTS, OutputNotEncodable, check_output_limits,
-                                      integer_rest, numeric_list, numpy_reading, type_text)
+                                      indexed_place, integer_rest, numeric_list, numpy_reading, type_text)
 from mechanisms.outputs.limits import key_text as _key_text
 
 from mechanisms.outputs.estimators import estimator_parts, holds_estimators
@@ -169,7 +169,7 @@ def _array(values, path: str, out: dict) -> None:
         out[f"{path}.shape[{axis}]"] = float(size)
     if array.dtype.kind in "biuf":
         flat = array.astype(np.float64).ravel()
-        names = [f"{path}[{','.join(map(str, index))}]" for index in np.ndindex(*array.shape)]
+        names = [indexed_place(path, index) for index in np.ndindex(*array.shape)]
         for name, value in zip(names, flat):
             _number(float(value), name, out)
         _integer_rests(values, array, names, out)
@@ -180,7 +180,7 @@ def _array(values, path: str, out: dict) -> None:
                 relation_features(list(zip(names[start:start + row_length], flat[start:start + row_length])), out, row)
     else:  # strings or objects: each element by its own kind
         for index in np.ndindex(*array.shape):
-            output_features(array[index], f"{path}[{','.join(map(str, index))}]", _out=out)
+            output_features(array[index], indexed_place(path, index), _out=out)
 
 
 def _integer_rests(values, array: np.ndarray, names: list, out: dict) -> None:

@@ -35,14 +35,14 @@ from numbers import Complex, Integral, Rational, Real
 
 import numpy as np
 
-from estimators.validation import InputError
+from estimators.validation import BEYOND_FLOAT64, InputError
 
 from mechanisms.outputs.arrays import as_array, is_array_like, without_tensors
 
 __all__ = ["ACCEPTED", "EXACT_INTEGERS", "MAX_DEPTH", "MAX_ELEMENTS", "OutputNotEncodable", "SPLIT_INTEGERS",
-           "check_output_limits", "first_inexact_number", "first_text_entry", "inexact_number_text", "integer_rest",
-           "key_text", "number_noun", "numeric_list", "numpy_reading", "parsed_text_text", "public_fitted",
-           "refused_dtype_reason", "type_text"]
+           "beyond_range_text", "check_output_limits", "first_inexact_number", "first_text_entry", "indexed_place",
+           "inexact_number_text", "integer_rest", "key_text", "number_noun", "numeric_list", "numpy_reading",
+           "parsed_text_text", "public_fitted", "refused_dtype_reason", "type_text"]
 
 #: The most parts one output may hold in all (about 0.3 s to encode; module docstring).
 MAX_ELEMENTS = 100_000
@@ -191,6 +191,25 @@ def number_noun(value) -> str:
     """A number that float64 does not hold exactly, named for a message: ``an integer``, else its type
     (``a longdouble``, ``a Fraction``: :func:`type_text`)."""
     return "an integer" if isinstance(value, (Integral, np.integer)) else type_text(value)
+
+
+def beyond_range_text(values) -> str:
+    """What rows of numbers (a batched output, a prior's draws) hold beyond float64's range, the reason their float64
+    cast overflowed, after ``returned``: the first such number by its kind (:func:`number_noun`) and database, ``a
+    Fraction beyond float64's range of about 1.8e308 for database 1``; ``a number beyond ...`` where none is found."""
+    try:
+        objects = np.asarray(without_tensors(values), dtype=object)  # each number as given, none cast
+    except (TypeError, ValueError):  # ragged: the shape check names it once a value is found
+        objects = np.empty(0, dtype=object)
+    for index, value in np.ndenumerate(objects):
+        if isinstance(value, _REALS) and not isinstance(value, (float, np.floating)):
+            try:
+                float(value)
+            except OverflowError:
+                return f"{number_noun(value)} {BEYOND_FLOAT64}" + (f" for database {index[0]}" if index else "")
+            except (TypeError, ValueError):
+                continue
+    return f"a number {BEYOND_FLOAT64}"
 
 
 def _value_text(value) -> str:
@@ -366,6 +385,14 @@ def _key_number(value) -> bool:
     return isinstance(value, _REALS)
 
 
+def indexed_place(holder: str, index) -> str:
+    """The name of an array's entry at ``index`` (a tuple, or one position): ``y[3]``, ``y[0,2]``; the array itself,
+    ``y``, for the empty index of a 0-d array, whose one entry is the array (no ``y[]``)."""
+    if not isinstance(index, tuple):
+        return f"{holder}[{index}]"
+    return f"{holder}[{','.join(map(str, index))}]" if index else holder
+
+
 class _Place:
     """A part's place, spelt out only when a message needs it (most parts never need it)."""
 
@@ -379,7 +406,7 @@ class _Place:
         if self.style == "key":
             return f"{holder}{{{key_text(key)}}}"
         if self.style == "index":
-            return f"{holder}[{','.join(map(str, key)) if isinstance(key, tuple) else key}]"
+            return indexed_place(holder, key)
         return f"{holder}.{key}"
 
 
