@@ -171,9 +171,17 @@ second = [[0.0], [1.0], [0.0]]
 
 
 def test_ctrl_c_ends_cleanly_without_writing_a_report(tmp_path, capsys):
+    import signal
+
     report = tmp_path / "report.html"
-    code = main(["audit", "--mechanism", f"{FIXTURE}:interrupted", "--prior", "builtin:bernoulli", "--n", "3",
-                 "--notion", "mi-dp", "--epsilon", "1", "--samples", "1000", "--report", str(report)])
+    # As from a terminal: a suite started in the background (`cmd &`, nohup) ignores SIGINT, and a
+    # KeyboardInterrupt then cannot be a Ctrl-C (mechanisms.calls.interrupts.raised_by_user_code).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        code = main(["audit", "--mechanism", f"{FIXTURE}:interrupted", "--prior", "builtin:bernoulli", "--n", "3",
+                     "--notion", "mi-dp", "--epsilon", "1", "--samples", "1000", "--report", str(report)])
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert code == 130
     assert "interrupted" in capsys.readouterr().err
     assert not report.exists() and list(tmp_path.iterdir()) == []
