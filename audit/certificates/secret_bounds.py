@@ -123,9 +123,10 @@ def cell_critic(fits, i: int) -> Candidate | None:
 
 def event_critic(fits, chosen: Candidate | None) -> Candidate | None:
     """The critic the event tests build on (its record's structured pairs, its scores as their statistic): of the
-    certifiable critics of ``fits``, the one whose estimate on the held-out (test) split is largest, where that
-    estimate is positive and above that of ``chosen`` (the MI test's candidate); else ``chosen``, and ``chosen``
-    itself where it is a stratum's or None (no event test then). A critic that learnt nothing estimates about 0 (a
+    certifiable critics of ``fits``, the one whose estimate on the held-out (test) split is largest, where it is
+    another cell's (record's) and that estimate is positive and above that of ``chosen`` (the MI test's candidate);
+    else ``chosen`` (within its cell ``chosen`` stands: a two-point prior's cell offers it beside its full critic),
+    and ``chosen`` itself where it is a stratum's or None (no event test then). A critic that learnt nothing estimates about 0 (a
     near-constant) or below it (fitted to noise), so where no estimate is positive the held-out split shows no
     record leaking and the MI test's choice stands. (Asking the estimate to stand out by its standard error as well
     cost power: randomized response at ε = 0.5 in experiments/record_choice.py was refuted in 40 audits of 50, not
@@ -146,7 +147,7 @@ def event_critic(fits, chosen: Candidate | None) -> Candidate | None:
         return float(fits.fit(c.kind).estimates[c.index])
 
     best = max((c for c in candidates(fits) if c.kind != "strata"), key=estimate, default=chosen)
-    return best if estimate(best) > max(estimate(chosen), 0.0) else chosen
+    return best if best.cell is not chosen.cell and estimate(best) > max(estimate(chosen), 0.0) else chosen
 
 
 class Certifier:
