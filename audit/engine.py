@@ -41,7 +41,7 @@ from mechanisms.execution.runner import MechanismRunner
 from mechanisms.outputs.encoding import encoder_of
 
 from audit.bounds.pufferfish import dp_epsilon_lower_bound_from_mi
-from audit.certificates.secret_bounds import certify, certify_sliced_average
+from audit.certificates.secret_bounds import certify, certify_sliced_average, event_critic
 from audit.certificates.claim_tests import cross_checks, uses_ratio_certificates
 from audit.statistics.classifier_critic import fit_classifier_critics
 from audit.statistics.arithmetic import RoundedOutputs, RoundedRunner, is_float_bit_candidate, rounded_candidate
@@ -320,8 +320,9 @@ def _look(spec: AuditSpec, runner: MechanismRunner, early: bool, stop_at_refutat
         if mi_refuted:
             notes.append(_NOT_RUN_NOTE.format(tests="The event tests were", first="MI test"))
         elif spec.event_runs > 0 and best_candidate is not None and best_candidate.kind != "strata":
-            pairs, candidate_runs, candidate_notes = event_candidates(spec, best_candidate, fits, data, mechanism_rng,
-                                                                  runner, early, device)
+            # The event tests certify on fresh runs: their critic is chosen on the held-out split too (event_critic).
+            pairs, candidate_runs, candidate_notes = event_candidates(spec, event_critic(fits, best_candidate), fits,
+                                                                  data, mechanism_rng, runner, early, device)
             notes += candidate_notes
             event, float_event, claim_tests = _event_tests(spec, pairs, claim_tests, mechanism_rng, runner, early,
                                                            device, stop_at_refutation, notes)

@@ -13,14 +13,15 @@ order 2⁻⁵⁰ per run. The claim ε holds for the program whichever record an
 verdict's type-I error is at most α (its float-bit share too); the refutations counted over independent seeds are
 at most Binomial(seeds, α), bounded here by that law's 99.9% point (computed with scipy.stats.binom.ppf).
 
-The sum treats every record alike, so the float-bit pilot seldom moves off the MI test's record there. The second
-study's mechanisms release records 0 and 1 apart (replace-one, n = 3, record 2 unused): column 0 tells record 0's
-value by randomized response (:func:`told_record_zero`), column 1 record 1's through the sign of a zero
-(:func:`signed_zero_of_record_one`) or through ``np.round(db[1, 0] ⊕ Laplace(1/ε))``
-(:func:`rounded_laplace_of_record_one`). The critics read values, in which −0.0 == 0.0: with the signed zeros alone
-record 1 is invisible to them, they mostly choose record 0, and ``leaking_record`` moves the float-bit test to
-record 1 (in 95 of the 100 slow audits); with the rounded Laplace they choose record 0 or 1, and it moves in about a
-quarter. Each mechanism is exactly ε-DP (its docstring), so the same bounds hold wherever the choice lands.
+The sum treats every record alike, so the float-bit pilot seldom moves off the critics' record there (the event
+tests' critic: :func:`audit.certificates.secret_bounds.event_critic`). The second study's mechanisms release records
+0 and 1 apart (replace-one, n = 3, record 2 unused): column 0 tells record 0's value by randomized response
+(:func:`told_record_zero`), column 1 record 1's through the sign of a zero (:func:`signed_zero_of_record_one`) or
+through ``np.round(db[1, 0] ⊕ Laplace(1/ε))`` (:func:`rounded_laplace_of_record_one`). The critics read values, in
+which −0.0 == 0.0: with the signed zeros alone record 1 is invisible to them, they mostly choose record 0, and
+``leaking_record`` moves the float-bit test to record 1 (in all 100 slow audits); with the rounded Laplace
+they choose record 0 or 1, and it moves in about a quarter. Each mechanism is exactly ε-DP (its docstring), so the
+same bounds hold wherever the choice lands.
 
 tests/test_float_zero_sign_type_one.py is the same study with a two-point prior, where the pair is given and no
 record is chosen.
@@ -96,7 +97,7 @@ def _prior() -> ProductBernoulli:
 
 def _study(seeds: int, monkeypatch, mechanism=rounded_laplace_sum) -> tuple:
     """(refuted, refuted by the float-bit test, the tests' shares of α, the records the float-bit test audited, the
-    audits whose float-bit pilot left the MI test's record for another) over ``seeds`` audits of ``mechanism`` of
+    audits whose float-bit pilot left the critics' record for another) over ``seeds`` audits of ``mechanism`` of
     :data:`SAMPLES` samples."""
     refuted = through_bits = 0
     shares, records, moved = {}, set(), []

@@ -1,5 +1,9 @@
 """The event search's candidate pairs, built from the MI test's critics and the audit's draws.
 
+The chosen critic is the one the event tests build on (:func:`audit.certificates.secret_bounds.event_critic`: the
+largest estimate on the MI sample's held-out split where it is positive and above the MI test's candidate's, else
+that candidate).
+
 Each two-point prior of Θ on a neighbouring pair gives the statistics of its cell (its critics' log-ratio,
 the logistic, empirical, float-bit, support and counting statistics, or the cross-fitted classifiers); a
 chosen critic whose prior is not such a two-point prior gives structured pairs on its record (StatDP
@@ -114,8 +118,8 @@ def selection_floor(early: bool) -> int:
 def event_candidates(spec, candidate, fits, data, rng, runner, early=False, device=None):
     """The event search's candidate pairs (:func:`audit.search.event_search.event_search`), in order:
     each two-point prior of Θ on a neighbouring pair (the declared ones, the user's and a catalog's
-    pairs, then the prior search's structured and random pairs) with its own critic (the MI test's
-    chosen critic for its cell); then, when the chosen critic's prior is not such a two-point prior,
+    pairs, then the prior search's structured and random pairs) with its own critic (the chosen
+    critic for its cell); then, when the chosen critic's prior is not such a two-point prior,
     structured pairs on its record (StatDP patterns, column levels read from the audit's draws of
     that prior), the float-bit statistics of the first of them (:func:`float_bit_candidates`, when the MI
     sample's outputs hold bits below the coarse grid: :func:`audit.statistics.float_bits.has_fine_bits`) and
@@ -128,7 +132,7 @@ def event_candidates(spec, candidate, fits, data, rng, runner, early=False, devi
     spec : AuditSpec
         The audit (its mechanism's encoder, ``arithmetic``, ``event_runs``, ``presence_column``).
     candidate : audit.certificates.secret_bounds.Candidate
-        The MI test's chosen critic.
+        The event tests' critic (:func:`audit.certificates.secret_bounds.event_critic`).
     fits : SecretFits
         The audit's critic fits, one cell per secret and prior.
     data : list of (databases, outputs)
@@ -236,7 +240,7 @@ def pair_statistics(cell, critics, fits, data, support_columns=None, min_draws: 
 
     With classifier critics, their classifiers cross-fitted on the MI sample
     (:func:`audit.statistics.classifier_critic.cross_fitted_candidates`). Otherwise the statistics: each
-    critic's T(a, y) − T(b, y) (the MI test's chosen critic when it is this
+    critic's T(a, y) − T(b, y) (the event tests' chosen critic when it is this
     cell's, which may be a slice, and the cell's full critic), the log-odds of a logistic
     regression fitted on the first critic's training split, and, for outputs that take few values
     there, their empirical log-ratio (:mod:`audit.statistics.classifier`),
