@@ -35,7 +35,9 @@ aggregation over expressions").
 
 snsql draws its noise from OpenDP's own generator (``make_laplace``), which takes no seed; its per-individual sampling
 from SQLite's ``RANDOM()`` and its set union from ``random.SystemRandom``: no run can be seeded (the family's
-``seeded = False``), so a case's runs cannot be reproduced from the scan's seed; its verdict, within α, can.
+``seeded = False``), so a case's runs cannot be reproduced from the scan's seed; its verdict, within α, can. The
+notes that a case draws from NumPy's global generator are of ``np.random.choice`` naming the output columns' bindings
+in ``PrivateReader._execute_ast``, which adds no noise.
 """
 
 from __future__ import annotations
