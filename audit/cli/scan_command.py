@@ -83,7 +83,7 @@ def configure(parser) -> None:
                         help="the scan's family-wise type-I error, split over its cases that can refute within --max-runs (default 0.05)")
     parser.add_argument("--max-runs", type=integer, action=StoreOnce, default=None, metavar="N",
                         help="mechanism runs per case at most (default 6000, or the library profile's: 20000 for multi-freq-ldpy "
-                             "and pipeline-dp, 2000 for smartnoise-sql, 60000 for diffprivlib's Bingham cases)")
+                             "and pipeline-dp, 2100 for smartnoise-sql, 60000 for diffprivlib's Bingham cases)")
     parser.add_argument("--timeout", type=number, action=StoreOnce, default=None, metavar="S",
                         help="seconds each call of an entry point may take (default 60); a case's chunks of calls "
                              "and its whole audit are bounded by multiples of it (the scan how-to)")
