@@ -70,14 +70,18 @@ class ScanTarget:
 
 #: diffprivlib 0.6.6 passes ``multi_class`` to scikit-learn's LogisticRegression, which 1.6 removed; pure-ldp 1.2.0
 #: imports statsmodels without declaring it; pure-ldp 1.2.0 and multi-freq-ldpy 0.2.5 hash a str with xxhash, which
-#: 4 refuses ("Strings must be encoded before hashing").
+#: 4 refuses ("Strings must be encoded before hashing"). smartnoise-sql 1.0.10 requires opendp>=0.14.1,<0.15 (miaudit's
+#: tests use another OpenDP): its own venv, where its requirements install it.
 TARGETS = (ScanTarget("diffprivlib", "diffprivlib", "0.6.6", ("scikit-learn<1.6",),
                       "its full scan takes 18 minutes on the 2-core machine at load 0.5-3 (245 cases)"),
            ScanTarget("pure-ldp", "pure-ldp", "1.2.0", ("statsmodels", "xxhash<4")),
            ScanTarget("multi-freq-ldpy", "multi-freq-ldpy", "0.2.5", ("xxhash<4",)),
            ScanTarget("opendp", "opendp", "0.16.0"),
            ScanTarget("python-dp", "python-dp", "1.1.5"),
-           ScanTarget("pipeline-dp", "pipeline-dp", "0.3.1"))
+           ScanTarget("pipeline-dp", "pipeline-dp", "0.3.1"),
+           ScanTarget("smartnoise-sql", "smartnoise-sql", "1.0.10", (),
+                      "its 9 cases of up to 2,100 runs took 35 minutes on the 2-core machine at load 4-5 (0.1-0.2 s a "
+                      "call)"))
 
 
 def not_selected(target: ScanTarget, selected: list) -> str:
@@ -447,7 +451,8 @@ def run(context) -> ExperimentOutput:
 
 EXPERIMENTS = [Experiment(
     name="scans",
-    description="miaudit scan of real libraries (diffprivlib, pure-ldp, multi-freq-ldpy, OpenDP, python-dp, PipelineDP), "
+    description="miaudit scan of real libraries (diffprivlib, pure-ldp, multi-freq-ldpy, OpenDP, python-dp, PipelineDP, "
+                "SmartNoise SQL), "
                 "each at a pinned version in its own venv: findings, "
                 "controls and skipped cases",
     source="study (issue 40)",
@@ -456,7 +461,8 @@ EXPERIMENTS = [Experiment(
     writes_page=True,
     full_runtime="per library, the libraries scanned side by side on the shared 2-core x86_64 CPU at load 4-10: "
                  "multi-freq-ldpy 4,105 s, diffprivlib 4,090 s, OpenDP 2,039 s, python-dp 1,693 s (--workers 2, 40 of "
-                 "its cases resumed from an earlier run), PipelineDP 1,051 s, pure-ldp 65 s",
+                 "its cases resumed from an earlier run), PipelineDP 1,051 s, pure-ldp 65 s; SmartNoise SQL 2,083 s alone "
+                 "at load 4-5",
 )]
 
 

@@ -144,7 +144,8 @@ def test_each_case_found_by_a_scan_is_at_the_scanned_version_and_runs_without_mi
 
     scanned = {target.name: target for target in TARGETS}
     found = [case for case in CASES if case.found_by_scan]
-    assert {case.found_by_scan for case in found} == set(scanned)
+    # every case names a scanned library; smartnoise-sql's scan found no bug, so it has no case
+    assert {case.found_by_scan for case in found} == set(scanned) - {"smartnoise-sql"}
     # Every refuted case in a scanned library at the scanned version is marked as found by that library's scan.
     in_scanned = [case for case in CASES if case.expected == "refuted" and any(
         (case.package, case.version) == (target.package, target.version) for target in TARGETS)]

@@ -119,7 +119,7 @@ def test_a_selected_rerun_keeps_the_other_libraries_records(fake_scans, tmp_path
     assert text.startswith("# Scans of real libraries")  # the experiment's page, not the framework's
     assert "| pure-ldp | 9.9 | 2 | 1 | 1 | 0 | 1.0 |" in text
     assert "| diffprivlib | 9.9 | 6 | 3 | 2 | 1 |" in text and "| opendp | 9.9 | 6 | 3 | 2 | 1 |" in text
-    assert text.count("not run yet |") == 3
+    assert text.count("not run yet |") == 4  # multi-freq-ldpy, python-dp, pipeline-dp, smartnoise-sql
     assert text == scans.page_markdown(scans.read_records(records), str(page))  # rebuilt alone: the same page
     monkeypatch.setenv("MIAUDIT_SCANS", "diffprivlib,numpy")
     with pytest.raises(InputError, match="MIAUDIT_SCANS names numpy"):
@@ -201,3 +201,19 @@ def test_an_interrupted_scan_is_resumed_and_an_ended_one_scanned_again(fake_scan
     assert records["opendp"]["run"]["resumed_cases"] == 2 and "resumed_cases" not in records["diffprivlib"]["run"]
     text = page.read_text(encoding="utf-8")
     assert text.count("2 of its cases were audited by an earlier, interrupted run") == 1
+
+
+def test_smartnoise_sql_gets_a_venv_of_its_own_with_its_pin_alone(monkeypatch, tmp_path):
+    """smartnoise-sql 1.0.10 pins OpenDP 0.14 (miaudit's tests use another), so it is installed into its own venv,
+    named after its pin (``venvs/smartnoise-sql-1.0.10``), with nothing beside it: its own requirements bring
+    OpenDP."""
+    from experiments import real_bugs
+
+    commands = []
+    monkeypatch.setattr(real_bugs, "subprocess", SimpleNamespace(
+        run=lambda command, **kwargs: commands.append(command) or SimpleNamespace(returncode=0, stderr="")))
+    target = next(t for t in scans.TARGETS if t.name == "smartnoise-sql")
+    python, how = real_bugs._interpreter(target.install_case(), tmp_path)
+    assert (python, how) == (str(tmp_path / "smartnoise-sql-1.0.10" / "bin" / "python"), "new venv smartnoise-sql-1.0.10")
+    assert commands[0][1:] == ["-m", "venv", "--system-site-packages", str(tmp_path / "smartnoise-sql-1.0.10")]
+    assert commands[1][1:] == ["-m", "pip", "install", "--quiet", "smartnoise-sql==1.0.10"]

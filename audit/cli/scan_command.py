@@ -14,7 +14,7 @@ FLAGS = {"alpha": "--alpha", "max_runs": "--max-runs", "timeout": "--timeout", "
 UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 HELP = ("audit every public DP entry point of a library (diffprivlib, pure-ldp, multi-freq-ldpy, opendp, python-dp, "
-        "pipeline-dp) or of your module (FILE.py, package.module) "
+        "pipeline-dp, smartnoise-sql) or of your module (FILE.py, package.module) "
         "over a small parameter grid; findings with reproductions, controls and skipped cases in one report")
 
 
@@ -75,15 +75,15 @@ def _listing_timeout_help() -> str:
 
 def configure(parser) -> None:
     parser.add_argument("target", metavar="TARGET",
-                        help="a library with a profile (diffprivlib, pure-ldp, multi-freq-ldpy, opendp, python-dp, pipeline-dp), a FILE.py, a module "
-                             "or a package")
+                        help="a library with a profile (diffprivlib, pure-ldp, multi-freq-ldpy, opendp, python-dp, pipeline-dp, "
+                             "smartnoise-sql), a FILE.py, a module or a package")
     parser.add_argument("--out", default="miaudit-scan", metavar="DIR",
                         help="report folder: scan.md, scan.json, findings/, scan-state.jsonl (default: miaudit-scan)")
     parser.add_argument("--alpha", type=number, action=StoreOnce, default=None,
                         help="the scan's family-wise type-I error, split over its cases that can refute within --max-runs (default 0.05)")
     parser.add_argument("--max-runs", type=integer, action=StoreOnce, default=None, metavar="N",
                         help="mechanism runs per case at most (default 6000, or the library profile's: 20000 for multi-freq-ldpy "
-                             "and pipeline-dp, 60000 for diffprivlib's Bingham cases)")
+                             "and pipeline-dp, 2100 for smartnoise-sql, 60000 for diffprivlib's Bingham cases)")
     parser.add_argument("--timeout", type=number, action=StoreOnce, default=None, metavar="S",
                         help="seconds each call of an entry point may take (default 60); a case's chunks of calls "
                              "and its whole audit are bounded by multiples of it (the scan how-to)")

@@ -8,7 +8,8 @@ LIBRARIES = {"diffprivlib": "audit.scan.profiles.diffprivlib",
              "multi-freq-ldpy": "audit.scan.profiles.multi_freq_ldpy",
              "opendp": "audit.scan.profiles.opendp",
              "python-dp": "audit.scan.profiles.python_dp",
-             "pipeline-dp": "audit.scan.profiles.pipeline_dp"}
+             "pipeline-dp": "audit.scan.profiles.pipeline_dp",
+             "smartnoise-sql": "audit.scan.profiles.smartnoise_sql"}
 
 
 def profile_for(target: str):
