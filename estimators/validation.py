@@ -34,6 +34,7 @@ __all__ = [
     "check_probability",
     "check_same_length",
     "check_unmasked",
+    "closest_word",
     "first_nonfinite_index",
     "parse_decimal",
     "parse_decimal_integer",
@@ -217,6 +218,16 @@ def check_choice(value, name: str, choices) -> str:
         listed = ", ".join(plain(c) for c in choices)
         raise InputError(f"argument '{name}' must be one of {listed}, got {plain(value)}")
     return value
+
+
+def closest_word(typed: str, words) -> str | None:
+    """The one of ``words`` a typo of ``typed`` most likely meant (``--samples`` for ``--sample``): the closest by
+    :func:`difflib.get_close_matches` at its similarity ratio 0.6, None where none is that close. The one rule of every
+    "did you mean" hint (a flag, a configuration key, a function of a file)."""
+    import difflib
+
+    close = difflib.get_close_matches(typed, list(words), n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def as_positive_array(values, name: str, *, allow_zero: bool = False) -> np.ndarray:

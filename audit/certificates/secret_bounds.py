@@ -126,9 +126,9 @@ def event_critic(fits, chosen: Candidate | None) -> Candidate | None:
     certifiable critics of ``fits``, the one whose estimate on the held-out (test) split is largest, where it is
     another cell's (record's) and that estimate is positive and above that of ``chosen`` (the MI test's candidate);
     else ``chosen`` (within its cell ``chosen`` stands: a two-point prior's cell offers it beside its full critic),
-    and ``chosen`` itself where it is a stratum's or None (no event test then). A critic that learnt nothing estimates about 0 (a
-    near-constant) or below it (fitted to noise), so where no estimate is positive the held-out split shows no
-    record leaking and the MI test's choice stands. (Asking the estimate to stand out by its standard error as well
+    and ``chosen`` itself where it is a stratum's or None (no event test then). A critic that learnt nothing
+    estimates about 0 (a near-constant) or below it (fitted to noise), so where no estimate is positive the held-out
+    split shows no record leaking and the MI test's choice stands. (Asking the estimate to stand out by its standard error as well
     cost power: randomized response at ε = 0.5 in experiments/record_choice.py was refuted in 40 audits of 50, not
     47.)
 

@@ -323,17 +323,17 @@ def _exit_without_user_threads(status: int) -> None:
 
 def unknown_flag_error(parser: argparse.ArgumentParser, command: str | None, extras: list) -> str:
     """The one line for arguments no flag of ``command`` takes (``--per-databse``): the first of them (the rest may
-    be its values) and the flag it is closest to, from the command's own flags (:func:`difflib.get_close_matches`),
-    or where the flags are listed."""
-    import difflib
+    be its values) and the flag it is closest to, from the command's own flags
+    (:func:`estimators.validation.closest_word`), or where the flags are listed."""
+    from estimators.validation import closest_word
 
     sub_parser = getattr(parser, "sub_parsers", {}).get(command, parser)
     flags = [option for action in sub_parser._actions for option in action.option_strings if option.startswith("--")]
     unknown = extras[0]
     typed = unknown.partition("=")[0]
-    close = difflib.get_close_matches(typed, flags, n=1, cutoff=0.6) if typed.startswith("-") else []
+    close = closest_word(typed, flags) if typed.startswith("-") else None
     program = f"miaudit {command}" if command else "miaudit"
-    hint = f"did you mean {close[0]}?" if close else f"{program} --help lists its flags"
+    hint = f"did you mean {close}?" if close else f"{program} --help lists its flags"
     return f"unrecognized argument {unknown!r}: {hint}"
 
 

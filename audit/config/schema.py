@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 
 
-from estimators.validation import InputError, plain_toml
+from estimators.validation import InputError, closest_word, plain_toml
 
 __all__ = ["KINDS", "Key", "validate_table"]
 
@@ -245,10 +245,8 @@ def validate_table(values: dict, keys: dict, where: str, *, notion: str | None =
         raise InputError(f"configuration entry {where} must be a table, got {_type_name(values)}")
     unknown = sorted(set(values) - set(keys))
     if unknown:
-        import difflib
-
-        close = difflib.get_close_matches(str(unknown[0]), list(keys), n=1, cutoff=0.6)  # a typo: samples for sample
-        meant = f" (did you mean {close[0]}?)" if close else ""
+        close = closest_word(str(unknown[0]), keys)  # a typo: samples for sample
+        meant = f" (did you mean {close}?)" if close else ""
         raise InputError(f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} in {where}"
                          f"{meant}; valid keys: {', '.join(keys)}")
     checked = {}

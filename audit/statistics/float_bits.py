@@ -326,8 +326,9 @@ def leaking_record(databases, outputs, records, chosen):
     sample) tell apart plainly between the record at its low end and at its high end, where ``chosen``'s do not;
     else ``chosen``. A choice made on draws that certify nothing, so it costs no α.
 
-    The event tests' record is chosen by its critic (:func:`audit.certificates.secret_bounds.event_critic`), which reads values: a record that only the bits release (the
-    sign of a zero, ``-0.0 if db[0, 0] else 0.0``) is no likelier to be chosen than any other. Each column is
+    The event tests' record is chosen by its critic (:func:`audit.certificates.secret_bounds.event_critic`), which
+    reads values: a record that only the bits release (the sign of a zero, ``-0.0 if db[0, 0] else 0.0``) is no
+    likelier to be chosen than any other. Each column is
     coded by :func:`grid_exponent`, the columns of one code on every row left out (where more than
     :data:`LEAK_COLUMNS` are left, each row's smallest code is the one column). For record r and column j,
     s_j(r) is the total-variation distance between the codes of the rows with r at the low end of every column

@@ -22,7 +22,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from estimators.validation import InputError
+from estimators.validation import InputError, closest_word
 from mechanisms.errors import exception_text, raised_in_file
 
 __all__ = ["load_object", "resolve_spec", "split_spec"]
@@ -215,10 +215,9 @@ def load_object(spec: str, what: str = "object", *, require_callable: bool = Tru
 
 def _closest_name(holder, typed: str, what: str, prefix: str) -> str:
     """For a name ``holder`` lacks: the public name of it closest to ``typed`` (a typo,
-    :func:`difflib.get_close_matches`) as the spec to type, ``; did you mean 'count'? here --mechanism f.py:count``
+    :func:`estimators.validation.closest_word`) as the spec to type, ``; did you mean 'count'? here --mechanism f.py:count``
     (``prefix``: the spec up to it), else the names it defines (up to 8), ``""`` where it has none. A module's
     names are the functions and classes it defines, not those it imports."""
-    import difflib
     import inspect
 
     try:
@@ -226,9 +225,9 @@ def _closest_name(holder, typed: str, what: str, prefix: str) -> str:
                  and (not inspect.ismodule(holder) or getattr(value, "__module__", None) == holder.__name__)]
     except TypeError:  # no __dict__: its attributes are not listed
         return ""
-    close = difflib.get_close_matches(typed, names, n=1, cutoff=0.6)
-    if not close:
+    close = closest_word(typed, names)
+    if close is None:
         return f"; it defines {', '.join(names[:8])}{', ...' if len(names) > 8 else ''}" if names else ""
-    written = prefix + ("." if not prefix.endswith(":") else "") + close[0]
+    written = prefix + ("." if not prefix.endswith(":") else "") + close
     flag = re.search(r"--[a-z][a-z-]*", what)  # "[prior] spec (--prior)": the flag that takes the spec
-    return f"; did you mean {close[0]!r}? here " + (f"{flag.group()} {written}" if flag else repr(written))
+    return f"; did you mean {close!r}? here " + (f"{flag.group()} {written}" if flag else repr(written))

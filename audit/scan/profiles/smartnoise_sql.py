@@ -18,8 +18,8 @@ gets all of it, AVG is a noisy SUM over a noisy COUNT (2 mechanisms), VAR three;
 ``OdometerHeterogeneous`` (``snsql/sql/odometer.py``: the smallest of k·ε and Kairouz, Oh and Viswanath 2015,
 Theorem 3.5's two bounds; δ = 1 − (1 − δ/2) ∏(1 − δᵢ), δᵢ the Privacy's δ for the count of individuals, COUNT(*)
 under ``row_privacy``, censored or not, else 0). At ε = 1, δ = 10⁻⁶ a SUM claims (1, 5·10⁻⁷), a COUNT(*)
-(1, 1.5·10⁻⁶), an AVG (2, 5·10⁻⁷). It is stated for one individual added or removed (the sensitivities are the add/remove ones: 1 for a
-count, max(|lower|, |upper|) for a sum, times ``max_ids``): the ``removed`` pairs are audited at it, the replace-one
+(1, 1.5·10⁻⁶), an AVG (2, 5·10⁻⁷). It is stated for one individual added or removed (the sensitivities are the
+add/remove ones: 1 for a count, max(|lower|, |upper|) for a sum, times ``max_ids``): the ``removed`` pairs are audited at it, the replace-one
 pairs (``ends``; ``beyond`` the bounds: snsql clamps in the SQL it runs) at its group-privacy form.
 
 **The grid**: COUNT(*), SUM(v), AVG(v) and VAR(v) over every row (``row_privacy``, ``censor_dims`` off: one group,
